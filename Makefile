@@ -1,0 +1,59 @@
+# gomonty — run untrusted Python from Go in crash-isolated monty workers.
+#
+#   make run     build the CLI and run an example program through a real worker
+#   make test    everything CI checks (installs what it needs first)
+
+SHELL := /bin/bash
+GO ?= go
+BUF := $(GO) tool -modfile=tools/go.mod buf
+STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
+MONTY_BIN ?= $(CURDIR)/.monty/bin/monty
+FUZZTIME ?= 5s
+export MONTY_BIN
+
+.PHONY: all worker build run test vet lint unit fuzz-smoke bench generate-proto check-proto tidy-check
+
+all: build
+
+## worker: fetch the released monty worker from npm, verify its integrity, unpack it into .monty/bin
+worker:
+	@bash scripts/install-worker.sh
+
+## build: build the montygo CLI into bin/
+build:
+	$(GO) build -o bin/montygo ./cmd/montygo
+
+## run: the main job — run examples/hello.py through a real worker
+run: worker build
+	./bin/montygo run examples/hello.py
+
+## test: vet, race tests (incl. live-worker tests), generated-code check, lint, fuzz smoke
+test: worker vet check-proto tidy-check lint unit fuzz-smoke
+
+vet:
+	$(GO) vet ./...
+
+unit: worker
+	$(GO) test -race -count=1 ./...
+
+lint:
+	$(STATICCHECK) ./...
+
+## fuzz-smoke: run every fuzz target briefly
+fuzz-smoke:
+	@bash scripts/fuzz-smoke.sh $(FUZZTIME)
+
+## bench: all benchmarks with allocation figures
+bench: worker
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+## generate-proto: regenerate internal/pb from proto/
+generate-proto:
+	@bash scripts/gen-proto.sh
+
+## check-proto: fail when the checked-in generated code is stale
+check-proto:
+	@bash scripts/check-proto.sh
+
+tidy-check:
+	@$(GO) mod tidy -diff

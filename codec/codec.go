@@ -1,0 +1,165 @@
+// Package codec turns protocol frames into gomonty's domain messages and
+// back. There is one implementation per protocol version (codec/v4 for the
+// arena protocol, codec/v2 for the released worker's tree protocol); both
+// produce and consume the same [message] types, so nothing above this
+// package depends on the version.
+//
+// Every decode of peer bytes runs against a fresh per-frame decode budget
+// (see [Limits]); there is no unbudgeted entry point. Decoders never panic
+// on any input, validate every value and arena index, and return typed
+// errors: [ErrBudget] for an over-budget frame (errors.Is), a *DecodeError
+// for everything else.
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+)
+
+// Limits bounds one frame decode. The zero value is the safe default.
+type Limits struct {
+	// MaxDecodeBytes caps the memory one frame decode may keep resident.
+	// Zero (or anything above it) means the default of 1 GiB.
+	MaxDecodeBytes int64
+	// MaxFrameLen caps an encoded frame. Zero (or anything above it) means
+	// protocol.MaxFrameLen (256 MiB).
+	MaxFrameLen int
+}
+
+// DecodeBudget returns the per-frame budget the limits allow.
+func (l Limits) DecodeBudget() int64 {
+	if l.MaxDecodeBytes <= 0 || l.MaxDecodeBytes > budget.Default {
+		return budget.Default
+	}
+	return l.MaxDecodeBytes
+}
+
+// FrameLen returns the frame cap the limits allow.
+func (l Limits) FrameLen() int {
+	if l.MaxFrameLen <= 0 || l.MaxFrameLen > protocol.MaxFrameLen {
+		return protocol.MaxFrameLen
+	}
+	return l.MaxFrameLen
+}
+
+// ErrBudget is matched (errors.Is) by every decode that exceeded its
+// budget.
+var ErrBudget = budget.ErrExceeded
+
+// ErrMalformed is matched (errors.Is) by every *DecodeError.
+var ErrMalformed = errors.New("malformed frame")
+
+// DecodeError reports a frame that could not be decoded or failed
+// validation. Its text follows the protocol's form,
+// "failed to decode Protobuf message: {path}: {reason}", where path lists
+// the enclosing fields innermost first (for example
+// "NamedValue.value: Feed.inputs: ParentRequest.kind"). Arena-structure
+// errors found after decode carry no prefix: "invalid value for Arena: …".
+type DecodeError struct {
+	// Path lists the enclosing fields, innermost first.
+	Path []string
+	// Err is the cause: budget.ErrExceeded, a *value.InvalidError,
+	// *value.ArenaError, or a wire-level error.
+	Err error
+	// Structural is set for errors found after decode (arena structure and
+	// roots, missing required fields of converted messages); they are
+	// rendered without the "failed to decode" prefix.
+	Structural bool
+}
+
+func (e *DecodeError) Error() string {
+	if e.Structural {
+		return e.Err.Error()
+	}
+	s := "failed to decode Protobuf message: "
+	for _, p := range e.Path {
+		s += p + ": "
+	}
+	return s + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Is makes every DecodeError match ErrMalformed.
+func (e *DecodeError) Is(target error) bool { return target == ErrMalformed }
+
+// EncodeError reports a message that cannot be encoded: an invalid value
+// graph, a value the protocol version cannot express, or a frame over the
+// cap. Nothing is written when encoding fails.
+type EncodeError struct {
+	Msg string
+	Err error
+}
+
+func (e *EncodeError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %v", e.Msg, e.Err)
+	}
+	return e.Msg
+}
+
+// Unwrap returns the cause.
+func (e *EncodeError) Unwrap() error { return e.Err }
+
+// Codec encodes and decodes the messages of one protocol version.
+// Implementations are stateless and safe for concurrent use.
+type Codec interface {
+	// Version returns the protocol version.
+	Version() uint32
+	// AppendRequest appends the encoding of r (without a length prefix) to
+	// dst.
+	AppendRequest(dst []byte, r *message.ParentRequest) ([]byte, error)
+	// DecodeRequest decodes one request frame body within the limits.
+	DecodeRequest(frame []byte, lim Limits) (*message.ParentRequest, error)
+	// AppendEvent appends the encoding of e (without a length prefix) to
+	// dst.
+	AppendEvent(dst []byte, e *message.ChildEvent) ([]byte, error)
+	// DecodeEvent decodes one event frame body within the limits.
+	DecodeEvent(frame []byte, lim Limits) (*message.ChildEvent, error)
+}
+
+var registry = map[uint32]Codec{}
+
+// Register makes a codec available to [ForVersion]. Codec packages call it
+// from init; registering a version twice panics.
+func Register(c Codec) {
+	if _, dup := registry[c.Version()]; dup {
+		panic(fmt.Sprintf("codec: version %d registered twice", c.Version()))
+	}
+	registry[c.Version()] = c
+}
+
+// ForVersion returns the codec for protocol version v, if one is linked in.
+// Import codec/v4 and codec/v2 (or package all) for their side effects.
+func ForVersion(v uint32) (Codec, bool) {
+	c, ok := registry[v]
+	return c, ok
+}
+
+// Versions returns the linked-in versions, highest first.
+func Versions() []uint32 {
+	vs := make([]uint32, 0, len(registry))
+	for v := range registry {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	slices.Reverse(vs)
+	return vs
+}
+
+// Highest returns the codec of the highest linked-in version that r
+// contains.
+func Highest(r protocol.VersionRange) (Codec, bool) {
+	for _, v := range Versions() {
+		if v != 0 && v >= r.Min && v <= r.Max {
+			return registry[v], true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,21 @@
+// Package value holds gomonty's domain model of sandbox values: the Go
+// counterpart of Monty's value types, independent of any wire encoding.
+//
+// A value travels as a [Graph]: a flat list of [Node]s in post-order, where a
+// container names its children by [NodeID] and every child id is strictly
+// lower than the id of the node holding it. A message that carries values
+// names its roots by id into the graph. Sub-objects referenced twice are one
+// node whose id appears twice; a reference back to an enclosing container is
+// a [KindCycle] leaf whose text is the placeholder repr shows ("[...]",
+// "(...)", "{...}" or "...").
+//
+// The protocol-4 codec decodes straight into these types and the protocol-2
+// codec turns its recursive trees into the same graph, so nothing above the
+// codec depends on the protocol version.
+//
+// [Repr] renders any node the way CPython's repr() renders the equivalent
+// Python value.
+//
+// Graphs are plain data: a Graph is not safe for concurrent mutation, but
+// any number of goroutines may read one that nobody is changing.
+package value
