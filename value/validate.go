@@ -3,6 +3,8 @@ package value
 import (
 	"fmt"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 )
 
 // MaxDiagnosticLen bounds the text of a validation error. A longer text is
@@ -24,13 +26,12 @@ type InvalidError struct {
 func (e *InvalidError) Error() string { return e.msg }
 
 func invalid(format string, args ...any) *InvalidError {
-	// Bound the work: names are clipped before formatting so that a
-	// megabyte-long name costs at most a few hundred bytes here.
-	for i, a := range args {
+	// Bound the work: a string argument longer than the whole diagnostic
+	// may be is never formatted, so a megabyte-long bogus name from a peer
+	// costs nothing more here.
+	for _, a := range args {
 		if s, ok := a.(string); ok && len(s) > MaxDiagnosticLen {
 			return &InvalidError{msg: diagTooLong}
-		} else if ok {
-			args[i] = s
 		}
 	}
 	m := fmt.Sprintf(format, args...)
@@ -38,6 +39,52 @@ func invalid(format string, args ...any) *InvalidError {
 		m = diagTooLong
 	}
 	return &InvalidError{msg: m}
+}
+
+// Quote renders s the way the Rust worker's diagnostics quote a name
+// (Rust's Debug for str): double quotes, with \\, \", \n, \r, \t, \0
+// escaped and every other non-printable character as \u{hex}.
+func Quote(s string) string {
+	return quote(s)
+}
+
+// quoteBounded quotes s unless it is too long for a diagnostic anyway, in
+// which case it returns s itself (which invalid then refuses to format).
+func quoteBounded(s string) string {
+	if len(s) > MaxDiagnosticLen {
+		return s
+	}
+	return quote(s)
+}
+
+func quote(s string) string {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case 0:
+			b = append(b, '\\', '0')
+		default:
+			if unicode.IsPrint(r) && r != utf8.RuneError {
+				b = utf8.AppendRune(b, r)
+			} else {
+				b = append(b, '\\', 'u', '{')
+				b = strconv.AppendUint(b, uint64(r), 16)
+				b = append(b, '}')
+			}
+		}
+	}
+	return string(append(b, '"'))
 }
 
 // InvalidValue returns the error `invalid value for {field}: {reason}`.
@@ -49,10 +96,12 @@ func InvalidValue(field, reason string) error {
 func MissingField(field string) error { return invalid("missing required field %s", field) }
 
 // UnknownExceptionType returns the error `unknown exception type "{name}"`.
-func UnknownExceptionType(name string) error { return invalid("unknown exception type %q", name) }
+func UnknownExceptionType(name string) error {
+	return invalid("unknown exception type %s", quoteBounded(name))
+}
 
 // InvalidFileMode returns the error `invalid file mode "{mode}"`.
-func InvalidFileMode(mode string) error { return invalid("invalid file mode %q", mode) }
+func InvalidFileMode(mode string) error { return invalid("invalid file mode %s", quoteBounded(mode)) }
 
 func rangeErr(field string, v int64, lo, hi int64) error {
 	return invalid("invalid value for %s: %d is outside the range %d..=%d", field, v, lo, hi)
@@ -184,7 +233,7 @@ func (t *Type) check(hasID, hasAttrs bool) error {
 			return InvalidValue("Type", "a builtin type must not carry attrs")
 		}
 		if !KnownBuiltinType(t.Name) {
-			return invalid("unknown type name %q", t.Name)
+			return invalid("unknown type name %s", quoteBounded(t.Name))
 		}
 	case OriginSandbox, OriginHost:
 		if !hasID {
@@ -288,7 +337,7 @@ func CheckLeaf(n *Node) error {
 		if !ok {
 			return MissingField("Type")
 		}
-		return t.check(!t.ID.IsZero() || t.Origin != OriginBuiltin, len(t.Attrs) > 0)
+		return t.check(!t.ID.IsZero(), len(t.Attrs) > 0)
 	case KindClassInstance:
 		if _, ok := n.Ext.(*ClassInstance); !ok {
 			return MissingField("ClassInstanceNode")
@@ -305,7 +354,7 @@ func CheckLeaf(n *Node) error {
 		return f.Check()
 	case KindBuiltinFunction:
 		if !KnownBuiltinFunction(n.Text) {
-			return invalid("unknown builtin function %q", n.Text)
+			return invalid("unknown builtin function %s", quoteBounded(n.Text))
 		}
 	case KindEllipsis, KindNone, KindNotImplemented, KindInt, KindFloat, KindStr,
 		KindList, KindTuple, KindSet, KindFrozenSet, KindPath, KindRepr, KindCycle:
