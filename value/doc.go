@@ -13,7 +13,7 @@
 // codec turns its recursive trees into the same graph, so nothing above the
 // codec depends on the protocol version.
 //
-// [Repr] renders any node the way CPython's repr() renders the equivalent
+// [Graph.Repr] renders any node the way CPython's repr() renders the equivalent
 // Python value.
 //
 // Graphs are plain data: a Graph is not safe for concurrent mutation, but

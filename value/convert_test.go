@@ -1,0 +1,691 @@
+package value
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+type inner struct {
+	X int `monty:"x"`
+}
+
+type tagged struct {
+	A       int       `monty:"a"`
+	B       string    `monty:",omitempty"`
+	C       *int      // nil pointer: None
+	D       []int     `monty:"d,omitempty"`
+	When    time.Time `monty:"when,omitzero"`
+	Skip    int       `monty:"-"`
+	private int
+	inner   // promoted: x
+}
+
+type conflict struct {
+	Left
+	Right
+	Name string `monty:"name"` // shallower: wins over the embedded ones
+}
+
+type Left struct{ Name, L string }
+type Right struct{ Name, R string }
+
+type myByte byte
+
+// point encodes itself as a named tuple.
+type point struct{ X, Y int }
+
+func (p point) AppendGraph(g *Graph) (NodeID, error) {
+	x, y := g.Add(Int(int64(p.X))), g.Add(Int(int64(p.Y)))
+	return g.Add(NamedTupleNode("Point", []string{"x", "y"}, x, y)), nil
+}
+
+// celsius decodes itself from an int or a float.
+type celsius float64
+
+func (c *celsius) DecodeGraph(g *Graph, id NodeID) error {
+	var f float64
+	if err := ToGo(g, id, &f); err != nil {
+		return err
+	}
+	*c = celsius(f)
+	return nil
+}
+
+type failing struct{}
+
+func (failing) AppendGraph(*Graph) (NodeID, error) { return 0, errors.New("nope") }
+
+func reprOf(t *testing.T, v any) string {
+	t.Helper()
+	g := &Graph{}
+	id, err := FromGo(g, v)
+	if err != nil {
+		t.Fatalf("FromGo(%#v): %v", v, err)
+	}
+	if err := g.CheckStructure(id); err != nil {
+		t.Fatalf("FromGo(%#v) built a bad graph: %v", v, err)
+	}
+	return g.Repr(id)
+}
+
+func TestFromGo(t *testing.T) {
+	seven := 7
+	id := mustUUID(t, "00112233-4455-6677-8899-aabbccddeeff")
+	cest := time.FixedZone("CEST", 7200)
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{nil, "None"},
+		{true, "True"},
+		{int8(-5), "-5"},
+		{uint8(200), "200"},
+		{uint64(math.MaxUint64), "18446744073709551615"},
+		{int64(math.MinInt64), "-9223372036854775808"},
+		{new(big.Int).Lsh(big.NewInt(1), 100), "1267650600228229401496703205376"},
+		{*big.NewInt(-3), "-3"},
+		{(*big.Int)(nil), "None"},
+		{float32(1.5), "1.5"},
+		{math.Inf(-1), "-inf"},
+		{1e16, "1e+16"},
+		{"it's", `"it's"`},
+		{[]byte("a\x00"), `b'a\x00'`},
+		{[]byte(nil), "b''"},
+		{[3]byte{'x', 'y', 0xff}, `b'xy\xff'`},
+		{[]myByte{'h', 'i'}, "b'hi'"},
+		{[2]myByte{'o', 'k'}, "b'ok'"},
+		{[]int{1, 2}, "[1, 2]"},
+		{[]int(nil), "[]"},
+		{[2]string{"a", "b"}, "['a', 'b']"},
+		{[]any{nil, 1, "x", []any{}}, "[None, 1, 'x', []]"},
+		{TupleValue{1}, "(1,)"},
+		{TupleValue(nil), "()"},
+		{SetValue{}, "set()"},
+		{FrozenSetValue{1}, "frozenset({1})"},
+		{map[string]int{"b": 2, "a": 1, "c": 3}, "{'a': 1, 'b': 2, 'c': 3}"},
+		{map[int]string{10: "x", -1: "y", 2: "z"}, "{-1: 'y', 2: 'z', 10: 'x'}"},
+		{map[any]int{"x": 1, 2: 2, true: 3, 1.5: 4, uint(1): 5}, "{True: 3, 1: 5, 1.5: 4, 2: 2, 'x': 1}"},
+		{map[string]any(nil), "{}"},
+		{map[UUID]int{id: 1}, "{'00112233-4455-6677-8899-aabbccddeeff': 1}"},
+		{map[PathValue]time.Duration{"/b": time.Second, "/a": 0}, "{PosixPath('/a'): datetime.timedelta(0), PosixPath('/b'): datetime.timedelta(seconds=1)}"},
+		{DictValue{{1, "a"}, {"k", nil}, {TupleValue{1, 2}, 3.0}}, "{1: 'a', 'k': None, (1, 2): 3.0}"},
+		{tagged{A: 1, C: &seven, Skip: 3, private: 4, inner: inner{X: 9}}, "{'a': 1, 'C': 7, 'x': 9}"},
+		{tagged{B: "b", D: []int{4}, When: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)},
+			"{'a': 0, 'B': 'b', 'C': None, 'd': [4], 'when': datetime.datetime(2024, 1, 1, 0, 0, tzinfo=datetime.timezone.utc), 'x': 0}"},
+		{conflict{Left{"l", "L"}, Right{"r", "R"}, "top"}, "{'L': 'L', 'R': 'R', 'name': 'top'}"},
+		{struct{ Left }{Left{"n", "l"}}, "{'Name': 'n', 'L': 'l'}"},
+		{struct {
+			Left
+			Right
+		}{}, "{'L': '', 'R': ''}"}, // Name is ambiguous: dropped
+		{struct{ *Left }{}, "{}"}, // nil embedded pointer: its fields are absent
+		{&struct{ P point }{point{1, 2}}, "{'P': Point(x=1, y=2)}"},
+		{time.Date(2024, 2, 29, 12, 30, 0, 123456789, time.UTC),
+			"datetime.datetime(2024, 2, 29, 12, 30, 0, 123456, tzinfo=datetime.timezone.utc)"},
+		{time.Date(2024, 7, 1, 8, 0, 5, 0, cest),
+			"datetime.datetime(2024, 7, 1, 8, 0, 5, tzinfo=datetime.timezone(datetime.timedelta(seconds=7200), 'CEST'))"},
+		{time.Date(2024, 7, 1, 8, 0, 0, 0, time.FixedZone("", -3600)),
+			"datetime.datetime(2024, 7, 1, 8, 0, tzinfo=datetime.timezone(datetime.timedelta(days=-1, seconds=82800)))"},
+		{time.Date(2024, 7, 1, 8, 0, 0, 0, time.FixedZone("UTC", 0)),
+			"datetime.datetime(2024, 7, 1, 8, 0, tzinfo=datetime.timezone.utc)"},
+		{-time.Microsecond, "datetime.timedelta(days=-1, seconds=86399, microseconds=999999)"},
+		{time.Duration(-999), "datetime.timedelta(0)"},
+		{90 * time.Minute, "datetime.timedelta(seconds=5400)"},
+		{time.Duration(math.MaxInt64), "datetime.timedelta(days=106751, seconds=85636, microseconds=854775)"},
+		{Date{2024, 2, 29}, "datetime.date(2024, 2, 29)"},
+		{Time{Hour: 1, Minute: 2, Offset: Ptr[int32](0), Fold: 1}, "datetime.time(1, 2, tzinfo=datetime.timezone.utc, fold=1)"},
+		{DateTime{Year: 2024, Month: 1, Day: 2, Hour: 3}, "datetime.datetime(2024, 1, 2, 3, 0)"},
+		{TimeDelta{Seconds: 90000}, "datetime.timedelta(days=1, seconds=3600)"},
+		{TimeZone{Offset: -3600, Name: Ptr("X")}, "datetime.timezone(datetime.timedelta(days=-1, seconds=82800), 'X')"},
+		{Exception{Type: "ValueError", Arg: Ptr("bad")}, "ValueError('bad')"},
+		{Function{Name: "fetch"}, "<function fetch>"},
+		{FileHandle{Path: "/f", Mode: "br"}, "<_io.BufferedReader name='/f'>"},
+		{NamedTupleValue{TypeName: "Point", Fields: []string{"x", "y"}, Values: []any{1, 2}}, "Point(x=1, y=2)"},
+		{PathValue("/a//b/"), "PosixPath('/a/b')"},
+		{BuiltinFunctionValue("len"), "<built-in function len>"},
+		{ReprValue("range(0, 3)"), "range(0, 3)"},
+		{CycleValue("[...]"), "[...]"},
+		{EllipsisValue, "Ellipsis"},
+		{NotImplementedValue, "NotImplemented"},
+		{ClassValue{Name: "Widget", ID: id}, "<class 'Widget'>"},
+		{ClassValue{Name: "int"}, "<class 'int'>"},
+		{ObjectValue{Class: ClassValue{Name: "P", ID: id, IsDataclass: true}, Attrs: []Attr{{"x", 1}, {"y", []int{}}}}, "P(x=1, y=[])"},
+		{id, "'00112233-4455-6677-8899-aabbccddeeff'"},
+		{point{3, 4}, "Point(x=3, y=4)"},
+		{[]point{{1, 1}}, "[Point(x=1, y=1)]"},
+		{(*point)(nil), "None"},
+	} {
+		if got := reprOf(t, tc.in); got != tc.want {
+			t.Errorf("FromGo(%#v)\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestFromGoSharing(t *testing.T) {
+	s := &[]int{1}
+	m := map[string]int{"k": 1}
+	g := &Graph{}
+	root, err := FromGo(g, []any{s, s, m, m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := g.Node(root).Refs
+	if refs[0] != refs[1] || refs[2] != refs[3] {
+		t.Errorf("shared pointers/maps should share a node: %v", refs)
+	}
+	if got := g.Repr(root); got != "[[1], [1], {'k': 1}, {'k': 1}]" {
+		t.Errorf("repr %s", got)
+	}
+}
+
+type loop struct{ Next *loop }
+
+func TestFromGoErrors(t *testing.T) {
+	l := &loop{}
+	l.Next = l
+	s := []any{nil}
+	s[0] = s
+	m := map[string]any{}
+	m["m"] = m
+	deep := any(1)
+	for range MaxConvertDepth + 1 {
+		deep = []any{deep}
+	}
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{make(chan int), "value: cannot convert Go chan int: unsupported type"},
+		{func() {}, "value: cannot convert Go func(): unsupported type"},
+		{complex(1, 2), "value: cannot convert Go complex128: unsupported type"},
+		{map[[2]int]int{{1, 2}: 3}, "value: cannot convert Go map[[2]int]int to dict: unsupported map key type [2]int"},
+		{"\xff", "value: cannot convert Go string to str: invalid UTF-8"},
+		{l, "value: cannot convert Go *value.loop at .Next: the value refers to itself (cycle)"},
+		{s, "value: cannot convert Go []interface {} at [0]: the value refers to itself (cycle)"},
+		{m, `value: cannot convert Go map[string]interface {} at ["m"]: the value refers to itself (cycle)`},
+		{time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), "value: cannot convert Go time.Time to datetime: year 0 is outside 1..9999"},
+		{TimeDelta{Days: math.MaxInt32, Seconds: 86399}, "value: cannot convert Go value.TimeDelta to timedelta: days 2147483647 is outside -999999999..999999999"},
+		{NamedTupleValue{Fields: []string{"a"}}, "value: cannot convert Go value.NamedTupleValue to named_tuple: Fields and Values differ in length"},
+		{Exception{Type: "HostError"}, `value: cannot convert Go value.Exception to exception: unknown exception type "HostError"`},
+		{Date{2023, 2, 29}, "value: cannot convert Go value.Date to date: invalid value for Date.day: 29 is outside the range 1..=28"},
+		{FileHandle{Path: "/f", Mode: "r+"}, `value: cannot convert Go value.FileHandle to file_handle: invalid file mode "r+"`},
+		{SpecialValue(9), "value: cannot convert Go value.SpecialValue: unknown SpecialValue 9"},
+		{ClassValue{Name: "int", Attrs: []Attr{{"a", 1}}}, "value: cannot convert Go value.ClassValue to type: a builtin type has neither an ID nor attributes"},
+		{ObjectValue{Class: ClassValue{Name: "int"}}, "value: cannot convert Go value.ObjectValue to class_instance: the class of an instance must be a sandbox or host class"},
+		{struct{ Items []any }{[]any{1, make(chan int)}}, "value: cannot convert Go chan int at .Items[1]: unsupported type"},
+		{failing{}, "value: cannot convert Go value.failing: nope"},
+		{time.UTC, "value: cannot convert Go time.Location: a time.Location has no Python counterpart; use TimeZone"},
+		{deep, "nesting exceeds 10000 levels"},
+	} {
+		g := &Graph{}
+		g.Add(Int(42))
+		_, err := FromGo(g, tc.in)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || !ce.FromGo {
+			t.Errorf("FromGo(%T): want a *ConversionError, got %v", tc.in, err)
+			continue
+		}
+		if got := err.Error(); got != tc.want && !(strings.HasPrefix(tc.want, "nesting") && strings.HasSuffix(got, tc.want)) {
+			t.Errorf("FromGo(%T)\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+		if g.Len() != 1 {
+			t.Errorf("FromGo(%T) left %d nodes behind after an error", tc.in, g.Len()-1)
+		}
+	}
+}
+
+func TestDeepErrorPath(t *testing.T) {
+	deep := any(1)
+	for range MaxConvertDepth + 1 {
+		deep = []any{deep}
+	}
+	_, err := FromGo(&Graph{}, deep)
+	want := "value: cannot convert Go int at " + strings.Repeat("[0]", 12) + "...(9977 more)..." +
+		strings.Repeat("[0]", 12) + ": nesting exceeds 10000 levels"
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	// ToGo and ToAny have the same bound.
+	g := &Graph{}
+	id := g.Add(Int(1))
+	for range MaxConvertDepth + 1 {
+		id = g.Add(List(id))
+	}
+	if _, err := ToAny(g, id); err == nil || !strings.HasSuffix(err.Error(), "nesting exceeds 10000 levels") {
+		t.Errorf("ToAny: %v", err)
+	}
+	var dst any
+	if err := ToGo(g, id, &dst); err == nil || !strings.HasSuffix(err.Error(), "nesting exceeds 10000 levels") {
+		t.Errorf("ToGo: %v", err)
+	}
+	// A path through maps and struct fields, and through a GraphDecoder
+	// that calls ToGo itself.
+	_, err = FromGo(&Graph{}, map[string]any{"a": map[int]any{3: []any{1, make(chan int)}}})
+	if err == nil || err.Error() != `value: cannot convert Go chan int at ["a"][3][1]: unsupported type` {
+		t.Errorf("map path: %v", err)
+	}
+	g2, root := graphOf(t, map[string]any{"temp": "hot"})
+	var tgt target
+	err = ToGo(g2, root, &tgt)
+	if err == nil || err.Error() != "value: cannot convert str to float64 at .Temp" {
+		t.Errorf("decoder path: %v", err)
+	}
+}
+
+func TestFromGoDeepOK(t *testing.T) {
+	deep := any(1)
+	for range MaxConvertDepth - 1 {
+		deep = []any{deep}
+	}
+	g := &Graph{}
+	id, err := FromGo(g, deep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ToAny(g, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range MaxConvertDepth - 1 {
+		v = v.([]any)[0]
+	}
+	if v != int64(1) {
+		t.Fatalf("innermost %v", v)
+	}
+}
+
+// graphOf builds a graph with FromGo, for the decoding tests.
+func graphOf(t *testing.T, v any) (*Graph, NodeID) {
+	t.Helper()
+	g := &Graph{}
+	id, err := FromGo(g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, id
+}
+
+func TestToAny(t *testing.T) {
+	id := NewUUID()
+	for _, tc := range []struct {
+		in   any
+		want any
+	}{
+		{nil, nil},
+		{true, true},
+		{int8(3), int64(3)},
+		{uint64(math.MaxUint64), new(big.Int).SetUint64(math.MaxUint64)},
+		{float32(0.5), 0.5},
+		{"s", "s"},
+		{[]byte{1}, []byte{1}},
+		{[]int{1, 2}, []any{int64(1), int64(2)}},
+		{TupleValue{"a"}, TupleValue{"a"}},
+		{SetValue{1}, SetValue{int64(1)}},
+		{FrozenSetValue{}, FrozenSetValue{}},
+		{map[string]int{"a": 1}, map[string]any{"a": int64(1)}},
+		{map[int]string{2: "b", 1: "a"}, DictValue{{int64(1), "a"}, {int64(2), "b"}}},
+		{NamedTupleValue{"P", []string{"x"}, []any{1}}, NamedTupleValue{"P", []string{"x"}, []any{int64(1)}}},
+		{Date{2024, 2, 29}, Date{2024, 2, 29}},
+		{Time{Hour: 1, Offset: Ptr[int32](60)}, Time{Hour: 1, Offset: Ptr[int32](60)}},
+		{DateTime{Year: 2024, Month: 1, Day: 1}, DateTime{Year: 2024, Month: 1, Day: 1}},
+		{90 * time.Second, 90 * time.Second},
+		{TimeDelta{Days: -1}, -24 * time.Hour},
+		{TimeZone{Offset: 60}, TimeZone{Offset: 60}},
+		{Exception{Type: "KeyError"}, Exception{Type: "KeyError"}},
+		{ClassValue{Name: "W", ID: id, Origin: OriginHost, Attrs: []Attr{{"n", 1}}}, ClassValue{Name: "W", ID: id, Origin: OriginHost, Attrs: []Attr{{"n", int64(1)}}}},
+		{ObjectValue{Class: ClassValue{Name: "W", ID: id}, InstanceID: id, Attrs: []Attr{{"a", "b"}}},
+			ObjectValue{Class: ClassValue{Name: "W", ID: id, Origin: OriginHost}, InstanceID: id, Attrs: []Attr{{"a", "b"}}}},
+		{Function{Name: "f"}, Function{Name: "f"}},
+		{BuiltinFunctionValue("len"), BuiltinFunctionValue("len")},
+		{PathValue("/p"), PathValue("/p")},
+		{FileHandle{Path: "/f", Mode: "w"}, FileHandle{Path: "/f", Mode: "w"}},
+		{EllipsisValue, EllipsisValue},
+		{NotImplementedValue, NotImplementedValue},
+		{ReprValue("r"), ReprValue("r")},
+		{CycleValue("..."), CycleValue("...")},
+		{id, id.String()},
+	} {
+		g, root := graphOf(t, tc.in)
+		got, err := ToAny(g, root)
+		if err != nil {
+			t.Errorf("ToAny(%#v): %v", tc.in, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ToAny(FromGo(%#v))\n got %#v\nwant %#v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestToAnyTime(t *testing.T) {
+	cest := time.FixedZone("CEST", 7200)
+	in := time.Date(2024, 7, 1, 8, 0, 5, 123456000, cest)
+	g, id := graphOf(t, in)
+	v, err := ToAny(g, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.(time.Time)
+	if !got.Equal(in) {
+		t.Errorf("got %v, want %v", got, in)
+	}
+	if name, off := got.Zone(); name != "CEST" || off != 7200 {
+		t.Errorf("zone %s %d", name, off)
+	}
+	g, id = graphOf(t, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
+	v, _ = ToAny(g, id)
+	if v.(time.Time).Location() != time.UTC {
+		t.Errorf("timezone.utc should come back as time.UTC, got %v", v.(time.Time).Location())
+	}
+}
+
+func TestToAnySharing(t *testing.T) {
+	g := &Graph{}
+	one := g.Add(Int(1))
+	inner := g.Add(List(one))
+	root := g.Add(List(inner, inner))
+	v, err := ToAny(g, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := v.([]any)
+	a, b := l[0].([]any), l[1].([]any)
+	if &a[0] != &b[0] {
+		t.Error("a node referenced twice should give one slice")
+	}
+}
+
+func TestToAnyErrors(t *testing.T) {
+	g := &Graph{}
+	big := g.Add(TimeDeltaNode(TimeDelta{Days: 999_999_999}))
+	self := g.Add(Node{Kind: KindList, Refs: []NodeID{2}})
+	badAttr := g.Add(TypeNode(Type{Name: "C", ID: NewUUID(), Origin: OriginHost, Attrs: []Pair{{big, big}}}))
+	for _, tc := range []struct {
+		id   NodeID
+		want string
+	}{
+		{big, "value: cannot convert timedelta to time.Duration: the duration overflows time.Duration"},
+		{self, "value: cannot decode into interface {} at [0]: node 2 is not below its parent 1"},
+		{badAttr, "value: cannot convert timedelta to interface {}: an attribute name must be a str"},
+		{99, "value: cannot decode into interface {}: node 99 is outside the graph"},
+	} {
+		_, err := ToAny(g, tc.id)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("ToAny(%d) = %v, want %s", tc.id, err, tc.want)
+		}
+	}
+}
+
+type target struct {
+	Name  string            `monty:"name"`
+	Count uint8             `monty:"count"`
+	Tags  []string          `monty:"tags"`
+	Opt   *int              `monty:"opt"`
+	Any   any               `monty:"any"`
+	Temp  celsius           `monty:"temp"`
+	Meta  map[string]string `monty:"meta"`
+	inner
+}
+
+func TestToGo(t *testing.T) {
+	g := &Graph{}
+	str := func(s string) NodeID { return g.Add(Str(s)) }
+	dict := g.Add(Dict(
+		Pair{str("NAME"), str("widget")}, // case-insensitive match
+		Pair{str("count"), g.Add(Int(200))},
+		Pair{str("tags"), g.Add(Tuple(str("a"), str("b")))},
+		Pair{str("opt"), g.Add(None())},
+		Pair{str("any"), g.Add(List(g.Add(Float(1.5))))},
+		Pair{str("temp"), g.Add(Int(21))},
+		Pair{str("meta"), g.Add(Dict(Pair{str("k"), str("v")}))},
+		Pair{str("x"), g.Add(Int(5))},
+		Pair{str("unknown"), g.Add(Int(0))},
+	))
+	var got target
+	got.Opt = new(int)
+	if err := ToGo(g, dict, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := target{Name: "widget", Count: 200, Tags: []string{"a", "b"}, Any: []any{1.5}, Temp: 21,
+		Meta: map[string]string{"k": "v"}, inner: inner{X: 5}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+
+	// The same fields from a dataclass instance and a named tuple.
+	cls := g.Add(TypeNode(Type{Name: "T", ID: NewUUID(), Origin: OriginSandbox, IsDataclass: true}))
+	inst := g.Add(ClassInstanceNode(ClassInstance{Class: cls, Attrs: []Pair{{str("name"), str("i")}}}))
+	var fromInst target
+	if err := ToGo(g, inst, &fromInst); err != nil || fromInst.Name != "i" {
+		t.Errorf("instance: %+v %v", fromInst, err)
+	}
+	nt := g.Add(NamedTupleNode("T", []string{"name", "count"}, str("n"), g.Add(Int(1))))
+	var fromNT target
+	if err := ToGo(g, nt, &fromNT); err != nil || fromNT.Name != "n" || fromNT.Count != 1 {
+		t.Errorf("named tuple: %+v %v", fromNT, err)
+	}
+	var ntMap map[string]any
+	if err := ToGo(g, nt, &ntMap); err != nil || ntMap["count"] != int64(1) {
+		t.Errorf("named tuple to map: %v %v", ntMap, err)
+	}
+}
+
+func TestToGoScalars(t *testing.T) {
+	two64 := new(big.Int).Lsh(big.NewInt(1), 64)
+	maxU := new(big.Int).Sub(two64, big.NewInt(1))
+	cases := []struct {
+		in   any // encoded with FromGo
+		dst  any // pointer to a zero destination
+		want any // the destination's value afterwards
+	}{
+		{127, new(int8), int8(127)},
+		{maxU, new(uint64), uint64(math.MaxUint64)},
+		{maxU, new(*big.Int), maxU},
+		{5, new(big.Int), *big.NewInt(5)},
+		{5, new(float32), float32(5)},
+		{two64, new(float64), 18446744073709551616.0},
+		{math.NaN(), new(float64), nil}, // checked below
+		{"s", new(string), "s"},
+		{PathValue("/p"), new(string), "/p"},
+		{[]byte("ab"), new([]byte), []byte("ab")},
+		{[]byte("ab"), new([]myByte), []myByte("ab")},
+		{[]byte("ab"), new([2]byte), [2]byte{'a', 'b'}},
+		{TupleValue{1, 2}, new([2]int), [2]int{1, 2}},
+		{SetValue{"x"}, new([]string), []string{"x"}},
+		{[]int{1}, new(TupleValue), TupleValue{int64(1)}},
+		{map[int]bool{1: true}, new(map[int]bool), map[int]bool{1: true}},
+		{map[int]bool{1: true}, new(DictValue), DictValue{{int64(1), true}}},
+		{nil, new(*int), (*int)(nil)},
+		{nil, new([]int), []int(nil)},
+		{nil, new(any), nil},
+		{true, new(any), true},
+		{time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC), new(time.Time), time.Date(2024, 1, 2, 3, 4, 5, 6000, time.UTC)},
+		{DateTime{Year: 2024, Month: 1, Day: 2, Hour: 3}, new(time.Time), time.Date(2024, 1, 2, 3, 0, 0, 0, time.UTC)},
+		{Date{2024, 2, 29}, new(time.Time), time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{Date{2024, 2, 29}, new(Date), Date{2024, 2, 29}},
+		{-time.Microsecond, new(time.Duration), -time.Microsecond},
+		{-time.Microsecond, new(TimeDelta), TimeDelta{Days: -1, Seconds: 86399, Microseconds: 999999}},
+		{TimeZone{}, new(*time.Location), time.UTC},
+		{EllipsisValue, new(SpecialValue), EllipsisValue},
+		{EllipsisValue, new(fmt.Stringer), EllipsisValue},
+		{3.5, new(celsius), celsius(3.5)},
+		{"00112233-4455-6677-8899-aabbccddeeff", new(UUID), mustUUID(t, "00112233445566778899aabbccddeeff")},
+	}
+	for _, tc := range cases {
+		g, id := graphOf(t, tc.in)
+		if err := ToGo(g, id, tc.dst); err != nil {
+			t.Errorf("ToGo(%#v into %T): %v", tc.in, tc.dst, err)
+			continue
+		}
+		got := reflect.ValueOf(tc.dst).Elem().Interface()
+		if f, ok := got.(float64); ok && tc.want == nil {
+			if !math.IsNaN(f) {
+				t.Errorf("NaN came back as %v", f)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ToGo(%#v into %T) = %#v, want %#v", tc.in, tc.dst, got, tc.want)
+		}
+	}
+	// An aware datetime keeps its zone.
+	g, id := graphOf(t, time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("X", -5400)))
+	var tm time.Time
+	if err := ToGo(g, id, &tm); err != nil {
+		t.Fatal(err)
+	}
+	if name, off := tm.Zone(); name != "X" || off != -5400 || tm.Hour() != 3 {
+		t.Errorf("zone %s %d, %v", name, off, tm)
+	}
+	var loc *time.Location
+	g, id = graphOf(t, TimeZone{Offset: 3600, Name: Ptr("CET")})
+	if err := ToGo(g, id, &loc); err != nil || loc.String() != "CET" {
+		t.Errorf("location %v %v", loc, err)
+	}
+}
+
+func TestToGoErrors(t *testing.T) {
+	g := &Graph{}
+	two63 := new(big.Int).Lsh(big.NewInt(1), 63)
+	cases := []struct {
+		in   any
+		dst  any
+		want string
+	}{
+		{"x", new(int), "value: cannot convert str to int"},
+		{300, new(int8), "value: cannot convert int to int8: 300 is out of range"},
+		{-1, new(uint), "value: cannot convert int to uint: -1 is out of range"},
+		{256, new(uint8), "value: cannot convert int to uint8: 256 is out of range"},
+		{two63, new(int64), "value: cannot convert bigint to int64: the value is out of range"},
+		{new(big.Int).Lsh(big.NewInt(1), 64), new(uint64), "value: cannot convert bigint to uint64: the value is out of range"},
+		{new(big.Int).Lsh(big.NewInt(1), 1100), new(float64), "value: cannot convert bigint to float64: the value is out of range"},
+		{1e300, new(float32), "value: cannot convert float to float32: 1e+300 is out of range"},
+		{1.5, new(int), "value: cannot convert float to int"},
+		{1, new(bool), "value: cannot convert int to bool"},
+		{1, new(string), "value: cannot convert int to string"},
+		{"x", new([]byte), "value: cannot convert str to []uint8"},
+		{[]byte("abc"), new([2]byte), "value: cannot convert bytes to [2]uint8: 3 bytes do not fit an array of 2"},
+		{[]int{1, 2, 3}, new([2]int), "value: cannot convert list to [2]int: 3 items do not fit an array of 2"},
+		{[]any{1, "x"}, new([]int), "value: cannot convert str to int at [1]"},
+		{nil, new(int), "value: cannot convert none to int"},
+		{nil, new(struct{}), "value: cannot convert none to struct {}"},
+		{map[string]any{"count": "x"}, new(target), `value: cannot convert str to uint8 at .Count`},
+		{map[int]int{1: 2}, new(target), "value: cannot convert int to value.target: a struct field name must be a str"},
+		{map[string]int{"a": 1}, new(map[int]int), "value: cannot convert str to int at [key]"},
+		{TimeDelta{Days: 999_999_999}, new(time.Duration), "value: cannot convert timedelta to time.Duration: the duration overflows time.Duration"},
+		{1, new(time.Duration), "value: cannot convert int to time.Duration"},
+		{1, new(time.Time), "value: cannot convert int to time.Time"},
+		{"not-a-uuid", new(UUID), "value: cannot convert str to value.UUID: not a UUID"},
+		{1, new(Date), "value: cannot convert int to value.Date"},
+		{1, new(chan int), "value: cannot convert int to chan int: unsupported destination type"},
+		{1, new(error), "value: cannot convert int to error: the value does not implement the interface"},
+		{1, new(time.Location), "value: cannot convert int to time.Location: decode a timezone into a *time.Location"},
+	}
+	for _, tc := range cases {
+		g2, id := graphOf(t, tc.in)
+		err := ToGo(g2, id, tc.dst)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || ce.FromGo {
+			t.Errorf("ToGo(%#v into %T): want a *ConversionError, got %v", tc.in, tc.dst, err)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("ToGo(%#v into %T)\n got %s\nwant %s", tc.in, tc.dst, err, tc.want)
+		}
+	}
+	g.Add(Int(1))
+	var i int
+	for _, tc := range []struct {
+		dst  any
+		want string
+	}{
+		{i, "value: cannot decode into int: the destination must be a non-nil pointer"},
+		{nil, "value: cannot decode into Go value: the destination must be a non-nil pointer"},
+		{(*int)(nil), "value: cannot decode into *int: the destination must be a non-nil pointer"},
+	} {
+		if err := ToGo(g, 0, tc.dst); err == nil || err.Error() != tc.want {
+			t.Errorf("ToGo(%#v) = %v, want %s", tc.dst, err, tc.want)
+		}
+	}
+	if err := ToGo(g, 5, &i); err == nil || err.Error() != "value: cannot decode into int: node 5 is outside the graph" {
+		t.Errorf("out of range: %v", err)
+	}
+}
+
+type roundTrip struct {
+	ID      UUID              `monty:"id"`
+	Name    string            `monty:"name"`
+	Big     *big.Int          `monty:"big"`
+	When    time.Time         `monty:"when"`
+	Timeout time.Duration     `monty:"timeout"`
+	Day     Date              `monty:"day"`
+	Scores  map[string]uint16 `monty:"scores"`
+	Matrix  [][]float64       `monty:"matrix"`
+	Blob    []byte            `monty:"blob"`
+	Hash    [4]byte           `monty:"hash"`
+	Next    *roundTrip        `monty:"next"`
+	Extra   any               `monty:"extra"`
+	Path    PathValue         `monty:"path"`
+}
+
+func TestRoundTrip(t *testing.T) {
+	in := roundTrip{
+		ID:      NewUUID(),
+		Name:    "名前 😀",
+		Big:     new(big.Int).Exp(big.NewInt(7), big.NewInt(40), nil),
+		When:    time.Date(2024, 2, 29, 23, 59, 59, 999999000, time.FixedZone("X", 3600)),
+		Timeout: 1500 * time.Millisecond,
+		Day:     Date{1, 1, 1},
+		Scores:  map[string]uint16{"a": 1, "b": 65535},
+		Matrix:  [][]float64{{1, 2.5}, {}, {math.Inf(1)}},
+		Blob:    []byte{0, 1, 2},
+		Hash:    [4]byte{9, 8, 7, 6},
+		Next:    &roundTrip{Name: "child", Day: Date{2000, 1, 1}, Scores: map[string]uint16{}, Matrix: [][]float64{}, Blob: []byte{}},
+		Extra:   map[string]any{"k": []any{int64(1), "two", nil}},
+		Path:    "/tmp/x",
+	}
+	g, id := graphOf(t, in)
+	if err := g.Check(id); err != nil {
+		t.Fatalf("graph does not validate: %v", err)
+	}
+	var out roundTrip
+	if err := ToGo(g, id, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.When.Equal(in.When) {
+		t.Errorf("When %v != %v", out.When, in.When)
+	}
+	out.When, in.When = time.Time{}, time.Time{}
+	// The child's zero time.Time is year 1 UTC and comes back as such.
+	out.Next.When, in.Next.When = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(out, in) {
+		t.Errorf("round trip\n got %+v\nwant %+v", out, in)
+	}
+}
+
+func TestExampleErrorText(t *testing.T) {
+	g, id := graphOf(t, "x")
+	var n int
+	err := ToGo(g, id, &n)
+	if err == nil || err.Error() != "value: cannot convert str to int" {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func BenchmarkFromGoStruct(b *testing.B) {
+	v := roundTrip{Name: "n", Day: Date{2024, 1, 1}, Scores: map[string]uint16{"a": 1, "b": 2}, Matrix: [][]float64{{1, 2}, {3}}}
+	g := &Graph{}
+	b.ReportAllocs()
+	for b.Loop() {
+		g.Reset()
+		if _, err := FromGo(g, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

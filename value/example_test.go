@@ -1,0 +1,55 @@
+package value_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gomonty/monty/value"
+)
+
+func ExampleGraph_Repr() {
+	var g value.Graph
+	s := g.Add(value.Str("it's"))
+	f := g.Add(value.Float(1e16))
+	t := g.Add(value.Tuple(s, f))
+	z := g.Add(value.TimeZoneNode(value.TimeZone{Offset: -3600}))
+	root := g.Add(value.List(t, z))
+	fmt.Println(g.Repr(root))
+	fmt.Println(g.Str(s))
+	// Output:
+	// [("it's", 1e+16), datetime.timezone(datetime.timedelta(days=-1, seconds=82800))]
+	// it's
+}
+
+func ExampleFromGo() {
+	type Job struct {
+		Name    string        `monty:"name"`
+		Retries int           `monty:"retries,omitempty"`
+		Timeout time.Duration `monty:"timeout"`
+		Tags    []string      `monty:"tags"`
+	}
+	var g value.Graph
+	id, err := value.FromGo(&g, Job{Name: "build", Timeout: 90 * time.Second, Tags: []string{"ci"}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(g.Repr(id))
+	// Output: {'name': 'build', 'timeout': datetime.timedelta(seconds=90), 'tags': ['ci']}
+}
+
+func ExampleToGo() {
+	var g value.Graph
+	k := g.Add(value.Str("port"))
+	v := g.Add(value.Int(70000))
+	root := g.Add(value.Dict(value.Pair{Key: k, Value: v}))
+
+	var cfg struct {
+		Port uint16 `monty:"port"`
+	}
+	fmt.Println(value.ToGo(&g, root, &cfg))
+	var loose map[string]any
+	fmt.Println(value.ToGo(&g, root, &loose), loose)
+	// Output:
+	// value: cannot convert int to uint16 at .Port: 70000 is out of range
+	// <nil> map[port:70000]
+}
