@@ -1,0 +1,431 @@
+package mount
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+var allModes = []Mode{ReadOnly, ReadWrite, Overlay}
+
+// absent marks a host path that must not exist.
+const absent = "\x00absent"
+
+// TestReadArms checks every reading arm in every mode.
+func TestReadArms(t *testing.T) {
+	for _, mode := range allModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			mustSymlink(t, "x.txt", filepath.Join(f.host, "lnk"))
+
+			// Predicates.
+			wantBool(t, f.do(opCall(message.OpExists, "/data/x.txt")), true)
+			wantBool(t, f.do(opCall(message.OpExists, "/data/sub")), true)
+			wantBool(t, f.do(opCall(message.OpExists, "/data")), true)
+			wantBool(t, f.do(opCall(message.OpExists, "/data/nope")), false)
+			wantBool(t, f.do(opCall(message.OpExists, "/data/x.txt/y")), false)
+			wantBool(t, f.do(opCall(message.OpIsFile, "/data/x.txt")), true)
+			wantBool(t, f.do(opCall(message.OpIsFile, "/data/sub")), false)
+			wantBool(t, f.do(opCall(message.OpIsFile, "/data/nope")), false)
+			wantBool(t, f.do(opCall(message.OpIsDir, "/data/sub")), true)
+			wantBool(t, f.do(opCall(message.OpIsDir, "/data")), true)
+			wantBool(t, f.do(opCall(message.OpIsDir, "/data/x.txt")), false)
+			wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/lnk")), true)
+			wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/x.txt")), false)
+			wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/nope")), false)
+			// Symlinks inside the mount are followed, except in overlays.
+			wantBool(t, f.do(opCall(message.OpIsFile, "/data/lnk")), mode != Overlay)
+
+			// Reads.
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "hello")
+			wantBytes(t, f.do(opCall(message.OpReadBytes, "/data/bin.dat")), []byte{0, 1, 2})
+			wantExc(t, f.do(opCall(message.OpReadText, "/data/nope")),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope'")
+			wantExc(t, f.do(opCall(message.OpReadBytes, "/data/sub")),
+				"IsADirectoryError", "[Errno 21] Is a directory: '/data/sub'")
+			wantExc(t, f.do(opCall(message.OpReadText, "/data/x.txt/y")),
+				"NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/y'")
+			if mode != Overlay {
+				wantStr(t, f.do(opCall(message.OpReadText, "/data/lnk")), "hello")
+			} else {
+				wantExc(t, f.do(opCall(message.OpReadText, "/data/lnk")),
+					"PermissionError", "[Errno 13] Permission denied: '/data/lnk'")
+			}
+
+			// stat.
+			rc := f.do(opCall(message.OpStat, "/data/x.txt"))
+			n := rootOf(t, rc)
+			nt := n.Ext.(*value.NamedTuple)
+			if nt.TypeName != "os.stat_result" || len(nt.FieldNames) != 10 || nt.FieldNames[0] != "st_mode" || nt.FieldNames[9] != "st_ctime" {
+				t.Fatalf("stat tuple %+v", nt)
+			}
+			if m := statField(t, rc, "st_mode").Int(); m&0o170000 != 0o100000 {
+				t.Fatalf("st_mode %o is not a regular file", m)
+			}
+			if s := statField(t, rc, "st_size").Int(); s != 5 {
+				t.Fatalf("st_size %d", s)
+			}
+			if k := statField(t, rc, "st_mtime").Kind; k != value.KindFloat {
+				t.Fatalf("st_mtime is %s", k)
+			}
+			if k := statField(t, rc, "st_nlink").Kind; k != value.KindInt {
+				t.Fatalf("st_nlink is %s", k)
+			}
+			if m := statField(t, f.do(opCall(message.OpStat, "/data/sub")), "st_mode").Int(); m&0o170000 != 0o040000 {
+				t.Fatalf("dir st_mode %o", m)
+			}
+			wantExc(t, f.do(opCall(message.OpStat, "/data/nope")),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope'")
+
+			// iterdir: paths joined with the directory as written; symlinks
+			// are left out of overlay listings.
+			if mode == Overlay {
+				wantPaths(t, f.do(opCall(message.OpIterdir, "/data")), "/data/bin.dat", "/data/sub", "/data/x.txt")
+			} else {
+				wantPaths(t, f.do(opCall(message.OpIterdir, "/data")), "/data/bin.dat", "/data/lnk", "/data/sub", "/data/x.txt")
+			}
+			wantPaths(t, f.do(opCall(message.OpIterdir, "/data//sub/")), "/data/sub/a.txt")
+			wantExc(t, f.do(opCall(message.OpIterdir, "/data/x.txt")),
+				"NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt'")
+			wantExc(t, f.do(opCall(message.OpIterdir, "/data/nope")),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope'")
+
+			// resolve and absolute.
+			wantPath(t, f.do(opCall(message.OpResolve, "/data/sub/../x.txt")), "/data/x.txt")
+			if mode != Overlay {
+				wantPath(t, f.do(opCall(message.OpResolve, "/data/lnk")), "/data/x.txt")
+			} else {
+				wantPath(t, f.do(opCall(message.OpResolve, "/data/lnk")), "/data/lnk")
+			}
+			wantPath(t, f.do(opCall(message.OpResolve, "/data/nope/more")), "/data/nope/more")
+			wantPath(t, f.do(opCall(message.OpAbsolute, "/a/./b/../c")), "/a/b/../c")
+
+			// open for reading.
+			wantHandle(t, f.do(openCall("/data/x.txt", "r")), "/data/x.txt", "r", 0)
+			wantHandle(t, f.do(openCall("/data/bin.dat", "rb")), "/data/bin.dat", "rb", 0)
+			wantHandle(t, f.do(openCall("/data/x.txt", "rt")), "/data/x.txt", "r", 0)
+			wantExc(t, f.do(openCall("/data/nope", "r")),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope'")
+			wantExc(t, f.do(openCall("/data/sub", "r")),
+				"IsADirectoryError", "[Errno 21] Is a directory: '/data/sub'")
+			wantExc(t, f.do(openCall("/data/x.txt", "r+")), "ValueError", "invalid mode: 'r+'")
+		})
+	}
+}
+
+// TestRelativePaths checks that relative paths join the virtual cwd.
+func TestRelativePaths(t *testing.T) {
+	f := newFixture(t, ReadOnly, func(_ *Mount, o *Options) { o.Cwd = "/data" })
+	wantStr(t, f.do(opCall(message.OpReadText, "x.txt")), "hello")
+	wantStr(t, f.do(opCall(message.OpReadText, "./sub/../x.txt")), "hello")
+	wantPaths(t, f.do(opCall(message.OpIterdir, "sub")), "sub/a.txt")
+	wantPaths(t, f.do(opCall(message.OpIterdir, ".")), "bin.dat", "sub", "x.txt")
+	wantPath(t, f.do(opCall(message.OpAbsolute, "rel")), "/data/rel")
+	wantPath(t, f.do(opCall(message.OpAbsolute, ".")), "/data")
+	wantPath(t, f.do(opCall(message.OpResolve, "sub/a.txt")), "/data/sub/a.txt")
+	wantBool(t, f.do(opCall(message.OpExists, "")), true)
+	if err := f.tbl.SetCwd("/data/sub"); err != nil {
+		t.Fatal(err)
+	}
+	wantStr(t, f.do(opCall(message.OpReadText, "a.txt")), "A")
+	wantExc(t, f.do(opCall(message.OpReadText, "rel.txt")),
+		"FileNotFoundError", "[Errno 2] No such file or directory: 'rel.txt'")
+	if err := f.tbl.SetCwd("/"); err != nil {
+		t.Fatal(err)
+	}
+	wantExc(t, f.do(opCall(message.OpExists, "rel.txt")),
+		"PermissionError", "[Errno 13] Permission denied: 'rel.txt'")
+	if err := f.tbl.SetCwd("relative"); err == nil {
+		t.Fatal("SetCwd accepted a relative path")
+	}
+}
+
+// TestReadOnlyRefusesWrites checks every changing arm on a ReadOnly mount.
+func TestReadOnlyRefusesWrites(t *testing.T) {
+	f := newFixture(t, ReadOnly)
+	const ro = "[Errno 30] Read-only file system: '/data/x.txt'"
+	for _, c := range []*message.OsCall{
+		textCall(message.OpWriteText, "/data/x.txt", "z"),
+		textCall(message.OpAppendText, "/data/x.txt", "z"),
+		bytesCall(message.OpWriteBytes, "/data/x.txt", []byte("z")),
+		bytesCall(message.OpAppendBytes, "/data/x.txt", []byte("z")),
+		openCall("/data/x.txt", "w"),
+		openCall("/data/x.txt", "wb"),
+		openCall("/data/x.txt", "a"),
+		openCall("/data/x.txt", "ab"),
+		opCall(message.OpUnlink, "/data/x.txt"),
+		opCall(message.OpRmdir, "/data/x.txt"),
+		renameCall("/data/x.txt", "/data/y.txt"),
+	} {
+		wantExc(t, f.do(c), "PermissionError", ro)
+	}
+	// mkdir of an existing path answers as a read-only file system does.
+	wantNone(t, f.do(mkdirCall("/data/sub", true, true)))
+	wantNone(t, f.do(mkdirCall("/data", false, true)))
+	wantExc(t, f.do(mkdirCall("/data/sub", false, false)), "FileExistsError", "[Errno 17] File exists: '/data/sub'")
+	wantExc(t, f.do(mkdirCall("/data/new", true, true)), "PermissionError", "[Errno 30] Read-only file system: '/data/new'")
+	wantExc(t, f.do(mkdirCall("/data/x.txt", true, true)), "FileExistsError", "[Errno 17] File exists: '/data/x.txt'")
+	if got := readHost(t, filepath.Join(f.host, "x.txt")); got != "hello" {
+		t.Fatalf("host file changed to %q", got)
+	}
+	if hostExists(filepath.Join(f.host, "y.txt")) {
+		t.Fatal("rename reached the host")
+	}
+}
+
+// TestWriteArms checks every changing arm on ReadWrite and Overlay mounts:
+// the sandbox sees the same results; only ReadWrite changes the host.
+func TestWriteArms(t *testing.T) {
+	for _, mode := range []Mode{ReadWrite, Overlay} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			rw := mode == ReadWrite
+			hostIs := func(rel, want string) {
+				t.Helper()
+				p := filepath.Join(f.host, rel)
+				if want == absent {
+					if hostExists(p) {
+						t.Fatalf("host %s exists", rel)
+					}
+					return
+				}
+				if got := readHost(t, p); got != want {
+					t.Fatalf("host %s = %q, want %q", rel, got, want)
+				}
+			}
+			pick := func(a, b string) string {
+				if rw {
+					return a
+				}
+				return b
+			}
+
+			// write_text / write_bytes.
+			wantInt(t, f.do(textCall(message.OpWriteText, "/data/new.txt", "héllo")), 5)
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/new.txt")), "héllo")
+			hostIs("new.txt", pick("héllo", absent))
+			wantInt(t, f.do(bytesCall(message.OpWriteBytes, "/data/new.bin", []byte{1, 2, 3})), 3)
+			wantBytes(t, f.do(opCall(message.OpReadBytes, "/data/new.bin")), []byte{1, 2, 3})
+			wantInt(t, f.do(textCall(message.OpWriteText, "/data/new.txt", "bye")), 3)
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/new.txt")), "bye")
+
+			// append_text / append_bytes, including to a host file.
+			wantInt(t, f.do(textCall(message.OpAppendText, "/data/x.txt", " wörld")), 6)
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "hello wörld")
+			hostIs("x.txt", pick("hello wörld", "hello"))
+			wantInt(t, f.do(bytesCall(message.OpAppendBytes, "/data/bin.dat", []byte{3})), 1)
+			wantBytes(t, f.do(opCall(message.OpReadBytes, "/data/bin.dat")), []byte{0, 1, 2, 3})
+			wantInt(t, f.do(textCall(message.OpAppendText, "/data/fresh.txt", "ab")), 2)
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/fresh.txt")), "ab")
+			if s := statField(t, f.do(opCall(message.OpStat, "/data/x.txt")), "st_size").Int(); s != int64(len("hello wörld")) {
+				t.Fatalf("st_size after append %d", s)
+			}
+
+			// Write errors.
+			wantExc(t, f.do(textCall(message.OpWriteText, "/data/nodir/f", "x")),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/nodir/f'")
+			wantExc(t, f.do(textCall(message.OpWriteText, "/data/sub", "x")),
+				"IsADirectoryError", "[Errno 21] Is a directory: '/data/sub'")
+			wantExc(t, f.do(textCall(message.OpWriteText, "/data/x.txt/f", "x")),
+				"NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/f'")
+
+			// open for writing.
+			wantHandle(t, f.do(openCall("/data/x.txt", "a")), "/data/x.txt", "a", uint64(len("hello wörld")))
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "hello wörld")
+			wantHandle(t, f.do(openCall("/data/x.txt", "w")), "/data/x.txt", "w", 0)
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "")
+			hostIs("x.txt", pick("", "hello"))
+			wantHandle(t, f.do(openCall("/data/o.bin", "wb")), "/data/o.bin", "wb", 0)
+			wantBool(t, f.do(opCall(message.OpIsFile, "/data/o.bin")), true)
+			wantHandle(t, f.do(openCall("/data/o2.bin", "ba")), "/data/o2.bin", "ab", 0)
+			wantBool(t, f.do(opCall(message.OpIsFile, "/data/o2.bin")), true)
+			wantExc(t, f.do(openCall("/data/sub", "w")),
+				"IsADirectoryError", "[Errno 21] Is a directory: '/data/sub'")
+			// The worker's handle protocol: open 'w', then each f.write is an
+			// append_text.
+			wantHandle(t, f.do(openCall("/data/h.txt", "w")), "/data/h.txt", "w", 0)
+			wantInt(t, f.do(textCall(message.OpAppendText, "/data/h.txt", "ab")), 2)
+			wantInt(t, f.do(textCall(message.OpAppendText, "/data/h.txt", "c")), 1)
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/h.txt")), "abc")
+
+			// mkdir.
+			wantNone(t, f.do(mkdirCall("/data/d1", false, false)))
+			wantBool(t, f.do(opCall(message.OpIsDir, "/data/d1")), true)
+			if rw != hostExists(filepath.Join(f.host, "d1")) {
+				t.Fatal("mkdir host effect wrong")
+			}
+			wantExc(t, f.do(mkdirCall("/data/d1", false, false)),
+				"FileExistsError", "[Errno 17] File exists: '/data/d1'")
+			wantNone(t, f.do(mkdirCall("/data/d1", false, true)))
+			wantExc(t, f.do(mkdirCall("/data/x.txt", true, true)),
+				"FileExistsError", "[Errno 17] File exists: '/data/x.txt'")
+			wantExc(t, f.do(mkdirCall("/data/p/q/r", false, false)),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/p/q/r'")
+			wantNone(t, f.do(mkdirCall("/data/p/q/r", true, false)))
+			wantBool(t, f.do(opCall(message.OpIsDir, "/data/p/q/r")), true)
+			wantExc(t, f.do(mkdirCall("/data/p/q/r", true, false)),
+				"FileExistsError", "[Errno 17] File exists: '/data/p/q/r'")
+			wantExc(t, f.do(mkdirCall("/data", false, false)),
+				"FileExistsError", "[Errno 17] File exists: '/data'")
+			wantNone(t, f.do(mkdirCall("/data", false, true)))
+			wantInt(t, f.do(textCall(message.OpWriteText, "/data/d1/in.txt", "in")), 2)
+			wantPaths(t, f.do(opCall(message.OpIterdir, "/data/d1")), "/data/d1/in.txt")
+
+			// unlink and rmdir.
+			wantNone(t, f.do(opCall(message.OpUnlink, "/data/new.txt")))
+			wantBool(t, f.do(opCall(message.OpExists, "/data/new.txt")), false)
+			wantNone(t, f.do(opCall(message.OpUnlink, "/data/bin.dat")))
+			wantBool(t, f.do(opCall(message.OpExists, "/data/bin.dat")), false)
+			if rw == hostExists(filepath.Join(f.host, "bin.dat")) {
+				t.Fatal("unlink host effect wrong")
+			}
+			wantExc(t, f.do(opCall(message.OpUnlink, "/data/bin.dat")),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/bin.dat'")
+			wantExc(t, f.do(opCall(message.OpUnlink, "/data/sub")),
+				"IsADirectoryError", "[Errno 21] Is a directory: '/data/sub'")
+			wantExc(t, f.do(opCall(message.OpRmdir, "/data/sub")),
+				"OSError", "[Errno 39] Directory not empty: '/data/sub'")
+			wantExc(t, f.do(opCall(message.OpRmdir, "/data/x.txt")),
+				"NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt'")
+			wantExc(t, f.do(opCall(message.OpRmdir, "/data/nope")),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope'")
+			wantNone(t, f.do(opCall(message.OpRmdir, "/data/p/q/r")))
+			wantBool(t, f.do(opCall(message.OpExists, "/data/p/q/r")), false)
+			wantPaths(t, f.do(opCall(message.OpIterdir, "/data/p/q")))
+			wantExc(t, f.do(opCall(message.OpRmdir, "/data")),
+				"PermissionError", "[Errno 13] Permission denied: '/data'")
+			wantExc(t, f.do(opCall(message.OpUnlink, "/data")),
+				"PermissionError", "[Errno 13] Permission denied: '/data'")
+
+			// rename.
+			wantPath(t, f.do(renameCall("/data/fresh.txt", "/data/moved.txt")), "/data/moved.txt")
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/moved.txt")), "ab")
+			wantBool(t, f.do(opCall(message.OpExists, "/data/fresh.txt")), false)
+			wantExc(t, f.do(renameCall("/data/nope", "/data/z")),
+				"FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope' -> '/data/z'")
+			wantPath(t, f.do(renameCall("/data/sub", "/data/sub2")), "/data/sub2")
+			wantPaths(t, f.do(opCall(message.OpIterdir, "/data/sub2")), "/data/sub2/a.txt")
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/sub2/a.txt")), "A")
+			wantBool(t, f.do(opCall(message.OpExists, "/data/sub/a.txt")), false)
+			if rw != hostExists(filepath.Join(f.host, "sub2", "a.txt")) || rw == hostExists(filepath.Join(f.host, "sub")) {
+				t.Fatal("directory rename host effect wrong")
+			}
+			wantExc(t, f.do(renameCall("/data/moved.txt", "/data/sub2")),
+				"IsADirectoryError", "[Errno 21] Is a directory: '/data/moved.txt' -> '/data/sub2'")
+			wantExc(t, f.do(renameCall("/data/sub2", "/data/sub2/in")),
+				"OSError", "[Errno 22] Invalid argument: '/data/sub2' -> '/data/sub2/in'")
+			wantExc(t, f.do(renameCall("/data/sub2", "/data/d1")),
+				"OSError", "[Errno 39] Directory not empty: '/data/sub2' -> '/data/d1'")
+			wantPath(t, f.do(renameCall("/data/moved.txt", "/data/x.txt")), "/data/x.txt")
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "ab")
+			wantExc(t, f.do(renameCall("/data", "/data/z")),
+				"PermissionError", "[Errno 13] Permission denied: '/data'")
+			hostIs("x.txt", pick("ab", "hello"))
+
+			// In an overlay the host tree is untouched.
+			if !rw {
+				hostIs("x.txt", "hello")
+				hostIs("sub/a.txt", "A")
+				if got := readHost(t, filepath.Join(f.host, "bin.dat")); got != "\x00\x01\x02" {
+					t.Fatalf("host bin.dat %q", got)
+				}
+				for _, p := range []string{"new.txt", "new.bin", "fresh.txt", "moved.txt", "d1", "p", "sub2", "o.bin", "h.txt"} {
+					hostIs(p, absent)
+				}
+			}
+		})
+	}
+}
+
+// TestTextDecoding checks universal newlines and UnicodeDecodeError.
+func TestTextDecoding(t *testing.T) {
+	f := newFixture(t, ReadOnly)
+	mustWrite(t, filepath.Join(f.host, "crlf.txt"), "a\r\nb\rc\n")
+	wantStr(t, f.do(opCall(message.OpReadText, "/data/crlf.txt")), "a\nb\nc\n")
+	wantBytes(t, f.do(opCall(message.OpReadBytes, "/data/crlf.txt")), []byte("a\r\nb\rc\n"))
+
+	cases := []struct{ data, msg string }{
+		{"ab\xff", "'utf-8' codec can't decode byte 0xff in position 2: invalid start byte"},
+		{"\xc3(", "'utf-8' codec can't decode byte 0xc3 in position 0: invalid continuation byte"},
+		{"x\xe2\x82", "'utf-8' codec can't decode bytes in position 1-2: unexpected end of data"},
+		{"\xe2\x28\xa1", "'utf-8' codec can't decode byte 0xe2 in position 0: invalid continuation byte"},
+		{"\xe2\x82\x28", "'utf-8' codec can't decode bytes in position 0-1: invalid continuation byte"},
+		{"\xed\xa0\x80", "'utf-8' codec can't decode byte 0xed in position 0: invalid continuation byte"},
+		{"\xf0\x9f\x98", "'utf-8' codec can't decode bytes in position 0-2: unexpected end of data"},
+		{"\xc0\x80", "'utf-8' codec can't decode byte 0xc0 in position 0: invalid start byte"},
+	}
+	for _, c := range cases {
+		mustWrite(t, filepath.Join(f.host, "bad.txt"), c.data)
+		rc := f.do(opCall(message.OpReadText, "/data/bad.txt"))
+		wantExc(t, rc, "UnicodeDecodeError", c.msg)
+		d, ok := rc.Result.Error.Data.(*message.UnicodeErrorData)
+		if !ok || d.Encoding != "utf-8" || string(d.ObjectBytes) != c.data {
+			t.Fatalf("%q: data %+v", c.data, rc.Result.Error.Data)
+		}
+	}
+}
+
+// TestOverlayCopyOnWrite checks that an overlay copies a host file at its
+// first write, and reads host files it never wrote live.
+func TestOverlayCopyOnWrite(t *testing.T) {
+	f := newFixture(t, Overlay)
+	wantInt(t, f.do(textCall(message.OpAppendText, "/data/x.txt", "!")), 1)
+	mustWrite(t, filepath.Join(f.host, "x.txt"), "changed underneath")
+	wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "hello!")
+
+	mustWrite(t, filepath.Join(f.host, "sub", "a.txt"), "B")
+	wantStr(t, f.do(opCall(message.OpReadText, "/data/sub/a.txt")), "B")
+
+	// A host file that appears later shows up in a host directory listing,
+	// merged with the session's own entries and removals.
+	mustWrite(t, filepath.Join(f.host, "later.txt"), "L")
+	wantNone(t, f.do(opCall(message.OpUnlink, "/data/bin.dat")))
+	wantInt(t, f.do(textCall(message.OpWriteText, "/data/mine.txt", "m")), 1)
+	wantPaths(t, f.do(opCall(message.OpIterdir, "/data")),
+		"/data/later.txt", "/data/mine.txt", "/data/sub", "/data/x.txt")
+
+	// A removed host directory, made again, hides the host's children.
+	wantNone(t, f.do(opCall(message.OpUnlink, "/data/sub/a.txt")))
+	wantNone(t, f.do(opCall(message.OpRmdir, "/data/sub")))
+	wantNone(t, f.do(mkdirCall("/data/sub", false, false)))
+	wantPaths(t, f.do(opCall(message.OpIterdir, "/data/sub")))
+	wantBool(t, f.do(opCall(message.OpExists, "/data/sub/a.txt")), false)
+
+	// Overlay stat of a session file.
+	rc := f.do(opCall(message.OpStat, "/data/mine.txt"))
+	if s := statField(t, rc, "st_size").Int(); s != 1 {
+		t.Fatalf("st_size %d", s)
+	}
+	if mt := statField(t, rc, "st_mtime").Float(); mt != 1735787045.000006 {
+		t.Fatalf("st_mtime %v", mt)
+	}
+	if used, ok := f.tbl.MemoryUsed("/data"); !ok || used <= 0 {
+		t.Fatalf("MemoryUsed %d %v", used, ok)
+	}
+}
+
+// TestStatHardLinkCount checks that stat reports the host's link count.
+func TestStatHardLinkCount(t *testing.T) {
+	f := newFixture(t, ReadOnly)
+	if err := os.Link(filepath.Join(f.host, "x.txt"), filepath.Join(f.host, "x2.txt")); err != nil {
+		t.Skip(err)
+	}
+	if n := statField(t, f.do(opCall(message.OpStat, "/data/x2.txt")), "st_nlink").Int(); n != 2 {
+		t.Fatalf("st_nlink %d", n)
+	}
+}
+
+// TestNonUTF8Names checks that host names the wire cannot carry are left
+// out of listings in every mode.
+func TestNonUTF8Names(t *testing.T) {
+	for _, mode := range allModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			mustWrite(t, filepath.Join(f.host, "sub", "bad\xff"), "x")
+			wantPaths(t, f.do(opCall(message.OpIterdir, "/data/sub")), "/data/sub/a.txt")
+		})
+	}
+}

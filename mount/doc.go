@@ -1,0 +1,164 @@
+// Package mount answers the sandbox's OS calls (message.OsCall) for one
+// session, from an explicit table of host directories mounted at virtual
+// paths, an explicit environment map, a clock and a random source. The
+// worker never touches the host: every Path/open/os.getenv/clock call in the
+// sandbox reaches the parent as an OsCall, and [Table.HandleOS] builds the
+// complete ResumeCall that answers it.
+//
+// # Answers
+//
+// Results have the shapes the worker expects (see the protocol-2 vectors):
+//
+//	exists, is_file, is_dir, is_symlink  bool (False where CPython 3.14 swallows the error)
+//	read_text                            str (strict UTF-8, universal newlines)
+//	read_bytes                           bytes
+//	stat                                 os.stat_result named tuple, 10 fields
+//	iterdir                              list of Path: the directory as written / name
+//	resolve                              Path (symlinks inside the mount resolved)
+//	absolute                             Path (cwd joined; pure string work)
+//	unlink, rmdir, mkdir                 None
+//	write_text, append_text              int: characters written
+//	write_bytes, append_bytes            int: bytes written
+//	open                                 file_handle{path as written, mode, position}
+//	rename                               Path of the target, as written
+//	getenv                               str, or the default node copied back
+//	get_environ                          dict str→str, in key order
+//	date_today                           date in Options.Location
+//	date_time_now                        datetime: naive in Options.Location, or aware at tz
+//	urandom                              bytes (at most MaxUrandom)
+//	anything else                        not_handled
+//
+// Failures are answers too: a ResultError carrying the exception CPython
+// would raise, such as FileNotFoundError
+// "[Errno 2] No such file or directory: '/x'" (rename names both paths:
+// "... '/a' -> '/b'"). Messages repeat the path as the sandbox wrote it
+// (clipped to 512 bytes), never a host path.
+//
+// os.listdir(p) reaches the parent as the same iterdir arm as
+// Path(p).iterdir() and cannot be told apart; it is answered with Paths.
+//
+// # Virtual paths
+//
+// Paths arrive exactly as the sandbox wrote them. A relative path is joined
+// to the table's virtual working directory ([Options.Cwd], "/" by default;
+// [Table.SetCwd] changes it), then cleaned lexically with path.Clean: "."
+// and empty components vanish and ".." removes the previous component, so
+// "/data/../../etc/passwd" is "/etc/passwd" and ".." above "/" stays at
+// "/". A ".." therefore never maps outside a mount: after cleaning, the
+// path lies under exactly one mount's virtual path or under none. Paths
+// under no mount, including the parents of mount points such as "/", are
+// refused with PermissionError "[Errno 13] Permission denied: '<path>'"
+// (the exception the worker raises when the parent answers not_handled);
+// only absolute() and resolve() answer them, lexically.
+//
+// Because ".." is collapsed before any symlink is looked at, "a/link/../b"
+// means "a/b" even when link is a symlink (POSIX would apply ".." to the
+// link's target).
+//
+// # Host access and confinement
+//
+// Every host access goes through an [os.Root] opened on the mount's host
+// directory when the table is built, so it stays attached to that directory
+// even if the host renames it. os.Root resolves every path component with
+// openat-style calls and refuses any symlink whose target is absolute or
+// climbs out of the root; such refusals surface as PermissionError, and
+// the predicates answer False. On top of that the package:
+//
+//   - rejects embedded NUL bytes with ValueError (CPython's per-call text,
+//     e.g. "embedded null byte", "stat: embedded null character in path")
+//     and over-long paths (4096 bytes or more, or a component over 255
+//     bytes) with OSError "[Errno 36] File name too long"; the predicates
+//     answer False instead;
+//   - opens files with O_NONBLOCK (os.Root adds O_NOFOLLOW on the last
+//     component and resolves any symlink there inside the root), checks the
+//     type with stat before opening and again with fstat on the opened
+//     handle, and refuses FIFOs, sockets and devices for reads, writes and
+//     open with PermissionError, so a FIFO can never block a session; stat
+//     and the predicates still report them;
+//   - reads, truncates and writes through the handle it checked, never by
+//     path after a check; unlink, rmdir and rename (on Linux) are single
+//     unlinkat/renameat calls on a parent directory opened through the root,
+//     so the entry checked is the entry changed and a symlink in the last
+//     component is never followed (renaming onto a symlink replaces the
+//     link, not its target);
+//   - refuses writes (write/append, and open 'w'/'a') to a regular file with
+//     more than one hard link in ReadWrite mode: a hard link the host placed
+//     in the mount may share its inode with a file outside it, and a write
+//     would change that file. Reads of such files are allowed: they are
+//     indistinguishable from a copy the host placed in the mount. The sandbox
+//     itself cannot make hard links or symlinks;
+//   - refuses rename unless both ends map into the same mount (another mount:
+//     OSError "[Errno 18] Invalid cross-device link"; no mount:
+//     PermissionError), and refuses to remove or rename a mount's root;
+//   - leaves out of listings every symlink whose target leaves the root (in
+//     overlays, every symlink), and every name that is not valid UTF-8;
+//   - bounds each read and listing by Mount.MemoryLimit (MemoryError).
+//
+// resolve() follows relative symlinks that stay inside the mount, and stops
+// (keeping the rest of the path as written) at an absolute or escaping
+// symlink, a loop or a missing component, so it never reveals host paths.
+// stat() reports the host's values (mode, inode, device, link count,
+// owner, size, times).
+//
+// A ReadOnly mount answers mkdir of an existing path as a read-only file
+// system does (FileExistsError, or success with exist_ok for a directory),
+// so Path(d).mkdir(parents=True, exist_ok=True) works for an existing d.
+//
+// # Timeouts and cancellation
+//
+// Every host filesystem operation runs on its own goroutine while the
+// caller waits for the result, for ctx, or for [Options.OpTimeout]. When the
+// timeout fires first, the sandbox gets OSError
+// "operation timed out: '<path>'" (predicates included) and the session
+// continues; the goroutine lingers until the blocked system call returns (a
+// stuck NFS server may keep it for a long time), then closes what it
+// opened. A write that timed out may still complete later, and stays
+// charged to the write limit. When ctx ends first, HandleOS returns ctx's
+// error and no answer; once ctx is done no operation is started.
+//
+// # Modes and limits
+//
+// ReadOnly mounts refuse every change with PermissionError
+// "[Errno 30] Read-only file system: '<path>'". ReadWrite mounts change the
+// host directory, bounded by Mount.WriteLimit bytes written per table
+// (OSError "[Errno 122] Disk quota exceeded: '<path>'" once spent; a write
+// that failed before touching the file is not charged).
+//
+// # Overlay mounts
+//
+// An Overlay mount shows the session its host directory with the session's
+// own changes laid over it. The changes live in memory for the life of the
+// Table and never reach the host: written files (their whole content),
+// directories the session made (which hide whatever the host has at and
+// below that path), and whiteouts for entries the session removed or
+// renamed away. A path the session never changed is read from the host at
+// the moment of the call, so reads of files the session never wrote see the
+// current host content. The first write to a host file copies it (append,
+// open 'a', rename) or replaces it (write, open 'w') in memory: from then on
+// the host file's later changes are not seen (copy-on-write at first
+// write). A directory rename copies the whole merged subtree.
+//
+// Host symlinks are never followed in overlay mounts: a path through a
+// symlinked directory is refused with PermissionError; a symlink as the
+// last component answers is_symlink() True and exists()/is_file()/is_dir()
+// False, is left out of listings, and refuses reads, stat, writes, open and
+// rename with PermissionError (unlink hides it from the session). The check
+// walks each component with lstat; os.Root still bounds every access, and
+// the opened file is compared (device and inode) with the file checked, so
+// a symlink swapped in after the check is refused too.
+//
+// Every overlay entry costs its content plus its path plus a fixed
+// overhead against Mount.MemoryLimit; a change that would exceed it is
+// refused with MemoryError "overlay memory limit of N bytes exceeded
+// writing '<path>'" and leaves the overlay unchanged. Bytes written also
+// count against WriteLimit.
+//
+// # Concurrency
+//
+// A [Table] is safe for concurrent use by multiple goroutines; it serves one
+// session (its write counters and overlay contents are per table).
+// Operations on one overlay mount are serialized; others run in parallel.
+// [Mode], [Mount] and [Options] are plain values; the Clock returned by
+// [FixedClock] is safe for concurrent use, and Options.Rand is only read
+// under a lock.
+package mount

@@ -1,0 +1,473 @@
+package mount
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// reply is an answer under construction: a value in g, an exception, or
+// not_handled.
+type reply struct {
+	g          value.Graph
+	root       value.NodeID
+	exc        *pyError
+	notHandled bool
+}
+
+// ret answers with the single node n.
+func ret(n value.Node) reply {
+	var r reply
+	r.root = r.g.Add(n)
+	return r
+}
+
+// fail answers with an exception.
+func fail(e *pyError) reply { return reply{exc: e} }
+
+// resume wraps the answer in the ResumeCall for callID.
+func (r *reply) resume(callID uint32) *message.ResumeCall {
+	rc := &message.ResumeCall{CallID: callID}
+	switch {
+	case r.notHandled:
+		rc.Result = &message.ExtResult{Kind: message.ResultNotHandled}
+	case r.exc != nil:
+		rc.Result = &message.ExtResult{Kind: message.ResultError, Error: r.exc.exception()}
+	default:
+		rc.Result = &message.ExtResult{Kind: message.ResultReturn, Value: r.root}
+		rc.Values = r.g
+	}
+	return rc
+}
+
+// HandleOS answers one OS call: it returns the complete ResumeCall
+// (CallID = call.CallID, the result, and the value graph the result's root
+// indexes). Failures the sandbox should see are answers too: they come
+// back as a ResultError carrying the Python exception, never as a Go
+// error. The Go error is non-nil only when call is nil or malformed, or
+// when ctx ended before or during a host operation (no answer is built
+// then, and nothing is started once ctx is done).
+//
+// Filesystem arms are answered from the mount table; getenv and
+// get_environ from Options.Env; date_today and date_time_now from
+// Options.Clock; urandom from Options.Rand. Any other arm gets
+// not_handled.
+func (t *Table) HandleOS(ctx context.Context, call *message.OsCall) (*message.ResumeCall, error) {
+	if call == nil {
+		return nil, errors.New("mount: nil OsCall")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &canceledError{err}
+	}
+	var (
+		r   reply
+		err error
+	)
+	switch call.Op {
+	case message.OpGetenv:
+		r, err = t.getenv(call)
+	case message.OpGetEnviron:
+		r = t.environ()
+	case message.OpDateToday:
+		r = t.dateToday()
+	case message.OpDateTimeNow:
+		r = t.dateTimeNow(call.TZ)
+	case message.OpUrandom:
+		r = t.urandom(call.Size)
+	default:
+		if call.Op.IsFilesystem() {
+			r, err = t.filesystem(ctx, call)
+		} else {
+			r.notHandled = true
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.resume(call.CallID), nil
+}
+
+// isPredicate reports whether op is one of pathlib's four predicates, which
+// answer False where other calls raise.
+func isPredicate(op message.OsOp) bool {
+	switch op {
+	case message.OpExists, message.OpIsFile, message.OpIsDir, message.OpIsSymlink:
+		return true
+	}
+	return false
+}
+
+// isWrite reports whether the call changes the filesystem.
+func isWrite(call *message.OsCall) bool {
+	switch call.Op {
+	case message.OpUnlink, message.OpRmdir, message.OpWriteText, message.OpAppendText,
+		message.OpWriteBytes, message.OpAppendBytes, message.OpMkdir, message.OpRename:
+		return true
+	case message.OpOpen:
+		return call.Mode != "r" && call.Mode != "rb"
+	}
+	return false
+}
+
+// checkPath applies the checks that run before a path is mapped: length,
+// then NUL bytes. It returns nil when p may be used.
+func checkPath(op message.OsOp, p string, dst bool) *pyError {
+	if pathTooLong(p) {
+		return errnoError(syscall.ENAMETOOLONG, p)
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == 0 {
+			return raise("ValueError", "%s", nulMessage(op, dst))
+		}
+	}
+	return nil
+}
+
+// filesystem answers arms 2–20.
+func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, error) {
+	p := call.Path
+	if e := checkPath(call.Op, p, false); e != nil {
+		if isPredicate(call.Op) {
+			return ret(value.Bool(false)), nil
+		}
+		return fail(e), nil
+	}
+	if call.Op == message.OpRename {
+		if e := checkPath(call.Op, call.Dst, true); e != nil {
+			return fail(e), nil
+		}
+	}
+	cwd := t.Cwd()
+	if call.Op == message.OpAbsolute {
+		// Pure string work, as in CPython: no mount is consulted.
+		if path.IsAbs(p) {
+			return ret(value.Path(pyPath(p))), nil
+		}
+		return ret(value.Path(pyPath(cwd + "/" + p))), nil
+	}
+	abs := virtualAbs(cwd, p)
+	m, rel := t.find(abs)
+	if m == nil {
+		switch call.Op {
+		case message.OpResolve:
+			// Nothing to resolve outside the mounts: the lexical answer.
+			return ret(value.Path(abs)), nil
+		case message.OpRename:
+			return fail(errnoError2(syscall.EACCES, p, call.Dst)), nil
+		}
+		return fail(permissionDenied(p)), nil
+	}
+
+	var mode string
+	if call.Op == message.OpOpen {
+		var err error
+		if mode, err = value.NormalizeFileMode(call.Mode); err != nil {
+			return fail(raise("ValueError", "invalid mode: %s", pyRepr(call.Mode))), nil
+		}
+		call = shallowWithMode(call, mode)
+	}
+	if m.mode == ReadOnly && isWrite(call) {
+		if call.Op == message.OpMkdir {
+			return t.readOnlyMkdir(ctx, call, m, rel)
+		}
+		return fail(toPy(errReadOnly, p)), nil
+	}
+
+	if call.Op == message.OpRename {
+		return t.rename(ctx, call, cwd, m, rel)
+	}
+
+	var r reply
+	var err error
+	if m.ov != nil {
+		r, err = t.overlayOp(ctx, call, m, rel)
+	} else {
+		r, err = t.hostOp(ctx, call, m, rel)
+	}
+	if err != nil {
+		if isPredicate(call.Op) && !errors.Is(err, errTimeout) {
+			var ce *canceledError
+			if !errors.As(err, &ce) {
+				return ret(value.Bool(false)), nil
+			}
+		}
+		e := toPy(err, p)
+		if e == nil {
+			return reply{}, err
+		}
+		return fail(e), nil
+	}
+	return r, nil
+}
+
+// readOnlyMkdir answers mkdir on a ReadOnly mount as a read-only file
+// system does: an existing path is FileExistsError (or, for a directory
+// with exist_ok, success), anything else EROFS. So the common
+// Path(d).mkdir(parents=True, exist_ok=True) works when d already exists.
+func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
+	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return m.root.Stat(rel) })
+	var ce *canceledError
+	switch {
+	case errors.As(err, &ce):
+		return reply{}, err
+	case err == nil && call.ExistOK && fi.IsDir():
+		return ret(value.None()), nil
+	case err == nil:
+		return fail(errnoError(syscall.EEXIST, call.Path)), nil
+	}
+	return fail(toPy(errReadOnly, call.Path)), nil
+}
+
+// shallowWithMode returns a copy of call with its open mode normalized.
+func shallowWithMode(call *message.OsCall, mode string) *message.OsCall {
+	c := *call
+	c.Mode = mode
+	return &c
+}
+
+// rename answers arm 20: both ends must map into the same mount.
+func (t *Table) rename(ctx context.Context, call *message.OsCall, cwd string, m *mnt, srcRel string) (reply, error) {
+	src, dst := call.Path, call.Dst
+	dm, dstRel := t.find(virtualAbs(cwd, dst))
+	switch {
+	case dm == nil:
+		return fail(errnoError2(syscall.EACCES, src, dst)), nil
+	case dm != m:
+		return fail(errnoError2(syscall.EXDEV, src, dst)), nil
+	}
+	var err error
+	if m.ov != nil {
+		err = t.ovRename(ctx, m, srcRel, dstRel)
+	} else {
+		err = t.hostRename(ctx, m, srcRel, dstRel)
+	}
+	if err != nil {
+		var ce *canceledError
+		if errors.As(err, &ce) {
+			return reply{}, err
+		}
+		if e, ok := asErrno(err); ok && !isEscape(err) && e != syscall.ENXIO {
+			return fail(errnoError2(e, src, dst)), nil
+		}
+		return fail(toPy(err, src)), nil
+	}
+	// Path.rename returns the target as a new Path, as the caller wrote it.
+	return ret(value.Path(pyPath(dst))), nil
+}
+
+// Answer builders shared by the two backends.
+
+// textReply answers a text read with the decoded file, or its
+// UnicodeDecodeError.
+func textReply(data []byte) reply {
+	s, e := decodeText(data)
+	if e != nil {
+		return fail(e)
+	}
+	return ret(value.Str(s))
+}
+
+// pathListReply answers iterdir: one Path per name, joined with dir as
+// the sandbox wrote it.
+func pathListReply(dir string, names []string) reply {
+	var r reply
+	ids := make([]value.NodeID, len(names))
+	for i, n := range names {
+		ids[i] = r.g.Add(value.Path(childPath(dir, n)))
+	}
+	r.root = r.g.Add(value.List(ids...))
+	return r
+}
+
+// statReply answers stat with an os.stat_result named tuple.
+func statReply(s statInfo) reply {
+	var r reply
+	r.root = s.node(&r.g)
+	return r
+}
+
+// handleReply answers open with a file handle at position pos.
+func handleReply(p, mode string, pos int64) reply {
+	if pos < 0 {
+		pos = 0
+	}
+	return ret(value.FileHandleNode(value.FileHandle{Path: p, Mode: mode, Position: uint64(pos)}))
+}
+
+// written is the count write_text/append_text (characters) or
+// write_bytes/append_bytes (bytes) return.
+func writtenCount(call *message.OsCall) int64 {
+	if call.Op == message.OpWriteText || call.Op == message.OpAppendText {
+		return int64(utf8.RuneCountInString(call.Text))
+	}
+	return int64(len(call.Data))
+}
+
+// payload is the bytes a write call stores.
+func payload(call *message.OsCall) []byte {
+	if call.Op == message.OpWriteText || call.Op == message.OpAppendText {
+		return []byte(call.Text)
+	}
+	return call.Data
+}
+
+// Non-filesystem arms.
+
+// getenv answers os.getenv(key, default): the value from Options.Env, or
+// the default node copied into the answer.
+func (t *Table) getenv(call *message.OsCall) (reply, error) {
+	if v, ok := t.env[call.Key]; ok {
+		return ret(value.Str(v)), nil
+	}
+	if int(call.Default) >= call.Values.Len() {
+		if call.Values.Len() == 0 && call.Default == 0 {
+			return ret(value.None()), nil
+		}
+		return reply{}, fmt.Errorf("mount: getenv default root %d out of range (%d nodes)", call.Default, call.Values.Len())
+	}
+	var r reply
+	root, ok := copySubgraph(&r.g, &call.Values, call.Default)
+	if !ok {
+		return fail(raise("TypeError", "the default of os.getenv() cannot be passed back to the sandbox")), nil
+	}
+	r.root = root
+	return r, nil
+}
+
+// environ answers os.environ: a dict of Options.Env in key order.
+func (t *Table) environ() reply {
+	var r reply
+	pairs := make([]value.Pair, 0, len(t.envKeys))
+	for _, k := range t.envKeys {
+		kid := r.g.Add(value.Str(k))
+		vid := r.g.Add(value.Str(t.env[k]))
+		pairs = append(pairs, value.Pair{Key: kid, Value: vid})
+	}
+	r.root = r.g.Add(value.Dict(pairs...))
+	return r
+}
+
+// dateToday answers date.today() in Options.Location.
+func (t *Table) dateToday() reply {
+	now := t.clock.Now().In(t.loc)
+	if now.Year() < 1 || now.Year() > 9999 {
+		return fail(raise("OverflowError", "date value out of range"))
+	}
+	return ret(value.DateNode(value.Date{Year: int32(now.Year()), Month: uint32(now.Month()), Day: uint32(now.Day())}))
+}
+
+// dateTimeNow answers datetime.now([tz]): naive in Options.Location when
+// tz is nil, otherwise aware at tz's fixed offset, carrying its name.
+func (t *Table) dateTimeNow(tz *value.TimeZone) reply {
+	now := t.clock.Now()
+	var off *int32
+	var name *string
+	if tz == nil {
+		now = now.In(t.loc)
+	} else {
+		if tz.Offset <= -86400 || tz.Offset >= 86400 {
+			return fail(raise("ValueError", "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24)."))
+		}
+		now = now.In(time.FixedZone("", int(tz.Offset)))
+		o := tz.Offset
+		off = &o
+		if tz.Name != nil {
+			n := *tz.Name
+			name = &n
+		}
+	}
+	if now.Year() < 1 || now.Year() > 9999 {
+		return fail(raise("OverflowError", "date value out of range"))
+	}
+	return ret(value.DateTimeNode(value.DateTime{
+		Year: int32(now.Year()), Month: uint32(now.Month()), Day: uint32(now.Day()),
+		Hour: uint32(now.Hour()), Minute: uint32(now.Minute()), Second: uint32(now.Second()),
+		Microsecond: uint32(now.Nanosecond() / 1000),
+		Offset:      off, TZName: name,
+	}))
+}
+
+// urandom answers os.urandom(n) from Options.Rand, up to MaxUrandom bytes.
+func (t *Table) urandom(n uint64) reply {
+	if n > MaxUrandom {
+		return fail(raise("ValueError", "os.urandom(%d) exceeds the sandbox limit of %d bytes", n, MaxUrandom))
+	}
+	buf := make([]byte, n)
+	t.randMu.Lock()
+	_, err := io.ReadFull(t.rand, buf)
+	t.randMu.Unlock()
+	if err != nil {
+		return fail(raise("OSError", "[Errno 5] Input/output error: os.urandom"))
+	}
+	return ret(value.Bytes(buf))
+}
+
+// copySubgraph copies the nodes reachable from root in src into dst and
+// returns the new root. It reports false when a reachable node may not be
+// sent to the worker (repr or cycle).
+func copySubgraph(dst, src *value.Graph, root value.NodeID) (value.NodeID, bool) {
+	reach := make(map[value.NodeID]bool)
+	stack := []value.NodeID{root}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if reach[id] || int(id) >= src.Len() {
+			continue
+		}
+		reach[id] = true
+		src.Node(id).Children(func(c value.NodeID) { stack = append(stack, c) })
+	}
+	remap := make(map[value.NodeID]value.NodeID, len(reach))
+	// Children have lower ids than their parents, so ascending order keeps
+	// the copy in post-order.
+	for id := value.NodeID(0); int(id) < src.Len(); id++ {
+		if !reach[id] {
+			continue
+		}
+		n := *src.Node(id)
+		if n.Kind.OutputOnly() {
+			return 0, false
+		}
+		if len(n.Refs) > 0 {
+			refs := make([]value.NodeID, len(n.Refs))
+			for i, c := range n.Refs {
+				refs[i] = remap[c]
+			}
+			n.Refs = refs
+		}
+		switch x := n.Ext.(type) {
+		case *value.Type:
+			c := *x
+			c.Attrs = remapPairs(x.Attrs, remap)
+			n.Ext = &c
+		case *value.ClassInstance:
+			c := *x
+			c.Class = remap[x.Class]
+			c.Attrs = remapPairs(x.Attrs, remap)
+			n.Ext = &c
+		}
+		remap[id] = dst.Add(n)
+	}
+	return remap[root], true
+}
+
+// remapPairs rewrites attribute pairs through remap.
+func remapPairs(ps []value.Pair, remap map[value.NodeID]value.NodeID) []value.Pair {
+	if ps == nil {
+		return nil
+	}
+	out := make([]value.Pair, len(ps))
+	for i, p := range ps {
+		out[i] = value.Pair{Key: remap[p.Key], Value: remap[p.Value]}
+	}
+	return out
+}

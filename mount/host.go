@@ -1,0 +1,423 @@
+package mount
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// maxSymlinkHops bounds symlink resolution in resolve(), like the kernel's
+// MAXSYMLINKS.
+const maxSymlinkHops = 40
+
+// listEntryCost is what one directory entry is charged against a mount's
+// memory bound on top of its name.
+const listEntryCost = 64
+
+// hostOp answers a filesystem call on a ReadOnly or ReadWrite mount. Writes
+// on ReadOnly mounts were refused by the caller.
+func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
+	root := m.root
+	switch call.Op {
+	case message.OpExists, message.OpIsFile, message.OpIsDir:
+		fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return root.Stat(rel) })
+		if err != nil {
+			return reply{}, err
+		}
+		switch call.Op {
+		case message.OpIsFile:
+			return ret(value.Bool(fi.Mode().IsRegular())), nil
+		case message.OpIsDir:
+			return ret(value.Bool(fi.IsDir())), nil
+		}
+		return ret(value.Bool(true)), nil
+
+	case message.OpIsSymlink:
+		fi, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return root.Lstat(rel) })
+		if err != nil {
+			return reply{}, err
+		}
+		return ret(value.Bool(fi.Mode()&fs.ModeSymlink != 0)), nil
+
+	case message.OpReadText, message.OpReadBytes:
+		data, err := run(ctx, t, "read", func() ([]byte, error) { return readRegular(root, rel, m.memLimit) })
+		if err != nil {
+			return reply{}, err
+		}
+		if call.Op == message.OpReadText {
+			return textReply(data), nil
+		}
+		return ret(value.Bytes(data)), nil
+
+	case message.OpStat:
+		fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return root.Stat(rel) })
+		if err != nil {
+			return reply{}, err
+		}
+		return statReply(statOf(fi)), nil
+
+	case message.OpIterdir:
+		names, err := run(ctx, t, "readdir", func() ([]string, error) { return listDir(root, rel, m.memLimit, false) })
+		if err != nil {
+			return reply{}, err
+		}
+		return pathListReply(call.Path, names), nil
+
+	case message.OpResolve:
+		res, err := run(ctx, t, "resolve", func() (string, error) { return resolveIn(root, rel), nil })
+		if err != nil {
+			return reply{}, err
+		}
+		return ret(value.Path(joinVirtual(m.vpath, res))), nil
+
+	case message.OpUnlink, message.OpRmdir:
+		if rel == "." {
+			return reply{}, errMountRoot
+		}
+		dir := call.Op == message.OpRmdir
+		if err := run0(ctx, t, "remove", func() error { return removeEntry(root, rel, dir) }); err != nil {
+			return reply{}, err
+		}
+		return ret(value.None()), nil
+
+	case message.OpWriteText, message.OpWriteBytes, message.OpAppendText, message.OpAppendBytes:
+		appendMode := call.Op == message.OpAppendText || call.Op == message.OpAppendBytes
+		if _, err := t.hostWrite(ctx, m, rel, payload(call), appendMode, true); err != nil {
+			return reply{}, err
+		}
+		return ret(value.Int(writtenCount(call))), nil
+
+	case message.OpOpen:
+		var pos int64
+		switch call.Mode {
+		case "r", "rb":
+			err := run0(ctx, t, "open", func() error {
+				f, _, err := openRegular(root, rel, os.O_RDONLY)
+				if err == nil {
+					f.Close()
+				}
+				return err
+			})
+			if err != nil {
+				return reply{}, err
+			}
+		case "w", "wb":
+			if _, err := t.hostWrite(ctx, m, rel, nil, false, true); err != nil {
+				return reply{}, err
+			}
+		case "a", "ab":
+			size, err := t.hostWrite(ctx, m, rel, nil, true, false)
+			if err != nil {
+				return reply{}, err
+			}
+			pos = size
+		}
+		return handleReply(call.Path, call.Mode, pos), nil
+
+	case message.OpMkdir:
+		err := run0(ctx, t, "mkdir", func() error { return mkdirIn(root, rel, call.Parents, call.ExistOK) })
+		if err != nil {
+			return reply{}, err
+		}
+		return ret(value.None()), nil
+	}
+	return reply{notHandled: true}, nil
+}
+
+// hostRename renames within one ReadWrite mount. renameat(2) replaces a
+// symlink at the destination rather than following it.
+func (t *Table) hostRename(ctx context.Context, m *mnt, srcRel, dstRel string) error {
+	if srcRel == "." || dstRel == "." {
+		return errMountRoot
+	}
+	return run0(ctx, t, "rename", func() error { return renameEntry(m.root, srcRel, dstRel) })
+}
+
+// hostWrite writes data to rel through one checked handle: truncating
+// first unless appendMode, or only creating the file when truncate is
+// false and appendMode is set (open 'a'). It returns the file's size after
+// the write. The bytes are charged to the mount's write budget before the
+// host is touched and refunded when nothing was written.
+func (t *Table) hostWrite(ctx context.Context, m *mnt, rel string, data []byte, appendMode, truncate bool) (int64, error) {
+	if rel == "." {
+		return 0, syscall.EISDIR
+	}
+	n := int64(len(data))
+	if !m.reserve(n) {
+		return 0, errWriteLimit
+	}
+	var touched atomic.Bool
+	size, err := run(ctx, t, "write", func() (int64, error) {
+		flags := os.O_WRONLY | os.O_CREATE
+		if appendMode {
+			flags |= os.O_APPEND
+		}
+		f, fi, err := openRegular(m.root, rel, flags)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		if statOf(fi).nlink > 1 {
+			return 0, errHardLink
+		}
+		touched.Store(true)
+		if truncate && !appendMode {
+			if err := f.Truncate(0); err != nil {
+				return 0, err
+			}
+		}
+		if len(data) > 0 {
+			if _, err := f.Write(data); err != nil {
+				return 0, err
+			}
+		}
+		fi, err = f.Stat()
+		if err != nil {
+			return 0, err
+		}
+		return fi.Size(), nil
+	})
+	if err != nil && !errors.Is(err, errTimeout) && !touched.Load() {
+		m.refund(n)
+	}
+	return size, err
+}
+
+// openRegular opens rel with flags (plus O_NONBLOCK; os.Root adds
+// O_NOFOLLOW and resolves any symlink inside the root) and returns the
+// handle and its fstat. Directories give EISDIR; FIFOs, sockets and
+// devices errSpecial. The type is checked with stat before opening, so
+// that a special file is normally not even opened, and again on the opened
+// handle, which is what the caller then uses.
+func openRegular(root *os.Root, rel string, flags int) (*os.File, fs.FileInfo, error) {
+	if fi, err := root.Stat(rel); err == nil {
+		if err := regularOrErr(fi); err != nil {
+			return nil, nil, err
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) || flags&os.O_CREATE == 0 {
+		return nil, nil, err
+	}
+	f, err := root.OpenFile(rel, flags|oNonblock, 0o666)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = regularOrErr(fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// regularOrErr accepts only regular files.
+func regularOrErr(fi fs.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return syscall.EISDIR
+	case !fi.Mode().IsRegular():
+		return errSpecial
+	}
+	return nil
+}
+
+// readRegular reads the whole regular file rel, refusing more than limit
+// bytes (whatever the metadata claims, at most limit+1 bytes are read).
+func readRegular(root *os.Root, rel string, limit int64) ([]byte, error) {
+	f, fi, err := openRegular(root, rel, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLimited(f, fi.Size(), limit)
+}
+
+// readLimited reads f to the end, refusing more than limit bytes; size is
+// the fstat size, used to refuse early and to size the buffer.
+func readLimited(f *os.File, size, limit int64) ([]byte, error) {
+	if size > limit {
+		return nil, &tooLargeError{limit}
+	}
+	buf := make([]byte, 0, max(size, 0)+1)
+	buf, err := readAllInto(io.LimitReader(f, limit+1), buf)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(buf)) > limit {
+		return nil, &tooLargeError{limit}
+	}
+	return buf, nil
+}
+
+// readAllInto is io.ReadAll appending to buf.
+func readAllInto(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// listDir lists the directory rel, sorted by name, charging each name to
+// limit. A symlink whose target leaves the root is left out, so listings
+// never advertise a way out; in overlay mode (noLinks) every symlink is
+// left out. The directory is opened with O_DIRECTORY|O_NONBLOCK, so a FIFO
+// in its place fails at once with ENOTDIR.
+func listDir(root *os.Root, rel string, limit int64, noLinks bool) ([]string, error) {
+	d, err := root.OpenFile(rel, os.O_RDONLY|oDirectory|oNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	if fi, err := d.Stat(); err != nil {
+		return nil, err
+	} else if !fi.IsDir() {
+		return nil, syscall.ENOTDIR
+	}
+	return readNames(d, limit, func(e fs.DirEntry) bool {
+		if e.Type()&fs.ModeSymlink == 0 {
+			return true
+		}
+		if noLinks {
+			return false
+		}
+		_, err := root.Stat(path.Join(rel, e.Name()))
+		return !isEscape(err)
+	})
+}
+
+// readNames reads the entries of d in batches, keeping those keep accepts.
+// Names that are not valid UTF-8 are left out: the wire carries str and
+// Path values as UTF-8 only, and such a name could not be used again.
+func readNames(d *os.File, limit int64, keep func(fs.DirEntry) bool) ([]string, error) {
+	var names []string
+	var used int64
+	for {
+		ents, err := d.ReadDir(256)
+		for _, e := range ents {
+			if !utf8.ValidString(e.Name()) || !keep(e) {
+				continue
+			}
+			used += int64(len(e.Name())) + listEntryCost
+			if used > limit {
+				return nil, &tooLargeError{limit}
+			}
+			names = append(names, e.Name())
+		}
+		if err == io.EOF || (err == nil && len(ents) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// mkdirIn follows Path.mkdir: try mkdir; when the parent is missing and
+// parents is set, create the parents and retry; an existing directory is
+// accepted when existOK is set.
+func mkdirIn(root *os.Root, rel string, parents, existOK bool) error {
+	err := root.Mkdir(rel, 0o777)
+	if err == nil {
+		return nil
+	}
+	if parents && rel != "." && errors.Is(err, fs.ErrNotExist) {
+		if err = root.MkdirAll(path.Dir(rel), 0o777); err != nil {
+			return err
+		}
+		if err = root.Mkdir(rel, 0o777); err == nil {
+			return nil
+		}
+	}
+	if existOK && errors.Is(err, fs.ErrExist) {
+		if fi, serr := root.Stat(rel); serr == nil && fi.IsDir() {
+			return nil
+		}
+	}
+	return err
+}
+
+// resolveIn resolves symlinks in rel the way Path.resolve() (strict=False)
+// does, but only inside the root: a symlink with an absolute target, one
+// whose target climbs out of the root, a loop, or a missing component ends
+// the resolution, and the rest of the path is kept as written. Host paths
+// are never revealed.
+func resolveIn(root *os.Root, rel string) string {
+	var done []string
+	todo := splitRel(rel)
+	for hops := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		cand := strings.Join(append(append([]string(nil), done...), c), "/")
+		fi, err := root.Lstat(cand)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			done = append(done, c)
+			if err != nil {
+				done = append(done, todo...)
+				break
+			}
+			continue
+		}
+		target, err := root.Readlink(cand)
+		hops++
+		if err != nil || path.IsAbs(target) || hops > maxSymlinkHops {
+			done = append(done, c)
+			done = append(done, todo...)
+			break
+		}
+		next := path.Clean(path.Join(strings.Join(done, "/"), target))
+		if next == ".." || strings.HasPrefix(next, "../") {
+			done = append(done, c)
+			done = append(done, todo...)
+			break
+		}
+		todo = append(splitRel(next), todo...)
+		done = nil
+	}
+	if len(done) == 0 {
+		return "."
+	}
+	return strings.Join(done, "/")
+}
+
+// splitRel splits a cleaned relative path into components; "." has none.
+func splitRel(rel string) []string {
+	if rel == "." || rel == "" {
+		return nil
+	}
+	return strings.Split(rel, "/")
+}
+
+// joinVirtual maps a root-relative path back to the virtual path.
+func joinVirtual(vp, rel string) string {
+	if rel == "." {
+		return vp
+	}
+	if vp == "/" {
+		return "/" + rel
+	}
+	return vp + "/" + rel
+}

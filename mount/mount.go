@@ -1,0 +1,423 @@
+package mount
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mode is a mount's access mode.
+type Mode int
+
+// The access modes.
+const (
+	// ReadOnly mounts answer reads from the host directory and refuse every
+	// change with PermissionError.
+	ReadOnly Mode = iota
+	// ReadWrite mounts read and change the host directory.
+	ReadWrite
+	// Overlay mounts read the host directory and keep every change in
+	// memory, never touching the host. Host symlinks are not followed.
+	Overlay
+)
+
+// String returns the mode's spec spelling: "ro", "rw" or "overlay".
+func (m Mode) String() string {
+	switch m {
+	case ReadOnly:
+		return "ro"
+	case ReadWrite:
+		return "rw"
+	case Overlay:
+		return "overlay"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Default limits and sizes.
+const (
+	// DefaultWriteLimit is the per-session write budget of a mount whose
+	// WriteLimit is 0.
+	DefaultWriteLimit int64 = 64 << 20
+	// DefaultMemoryLimit is the overlay memory budget (and the largest single
+	// read) of a mount whose MemoryLimit is 0.
+	DefaultMemoryLimit int64 = 64 << 20
+	// DefaultOpTimeout bounds each host filesystem operation when
+	// Options.OpTimeout is 0.
+	DefaultOpTimeout = 10 * time.Second
+	// MaxUrandom is the largest os.urandom request answered; larger ones
+	// raise ValueError.
+	MaxUrandom = 1 << 20
+)
+
+// Mount maps a host directory to a virtual path in the sandbox.
+type Mount struct {
+	// HostDir is the host directory. It must exist and be a directory when
+	// the table is built; it is opened once, then used through its handle.
+	HostDir string
+	// VirtualPath is the absolute path at which the sandbox sees HostDir.
+	VirtualPath string
+	// Mode is the access mode.
+	Mode Mode
+	// WriteLimit bounds the bytes written through this mount per session
+	// (per Table). 0 means DefaultWriteLimit; there is no unlimited setting.
+	WriteLimit int64
+	// MemoryLimit bounds the memory an Overlay mount keeps for the session's
+	// changes, and the size of any single read or listing on any mount.
+	// 0 means DefaultMemoryLimit.
+	MemoryLimit int64
+}
+
+// Clock tells the time for date.today() and datetime.now().
+type Clock interface {
+	Now() time.Time
+}
+
+// realClock is the system clock.
+type realClock struct{}
+
+// Now returns time.Now().
+func (realClock) Now() time.Time { return time.Now() }
+
+// fixedClock is a Clock stopped at one instant.
+type fixedClock time.Time
+
+// Now returns the fixed instant.
+func (c fixedClock) Now() time.Time { return time.Time(c) }
+
+// FixedClock returns a Clock that always reports t. It is safe for
+// concurrent use.
+func FixedClock(t time.Time) Clock { return fixedClock(t) }
+
+// Options configures the non-filesystem arms and the table's behaviour.
+type Options struct {
+	// Env is the whole environment the sandbox sees through os.getenv and
+	// os.environ. nil means an empty environment; the host environment is
+	// never consulted. Invalid UTF-8 is replaced with U+FFFD.
+	Env map[string]string
+	// Clock answers date.today() and datetime.now(); nil means the real
+	// clock.
+	Clock Clock
+	// Location is the zone of naive dates and datetimes (date.today() and
+	// datetime.now() without a tz). nil means UTC.
+	Location *time.Location
+	// Rand supplies os.urandom bytes; nil means crypto/rand. Reads are
+	// serialized, so the reader need not be safe for concurrent use.
+	Rand io.Reader
+	// OpTimeout bounds every host filesystem operation; 0 means
+	// DefaultOpTimeout.
+	OpTimeout time.Duration
+	// Cwd is the absolute virtual directory relative paths are joined to;
+	// "" means "/".
+	Cwd string
+}
+
+// Table answers the OS calls of one session. Build it with [New]; release
+// its directory handles with [Table.Close]. A Table is safe for concurrent
+// use by multiple goroutines.
+type Table struct {
+	mounts    []*mnt // sorted by virtual path, longest first
+	env       map[string]string
+	envKeys   []string
+	clock     Clock
+	loc       *time.Location
+	opTimeout time.Duration
+
+	randMu sync.Mutex
+	rand   io.Reader
+
+	cwdMu sync.RWMutex
+	cwd   string
+
+	// hook, when set (by tests), runs on the operation goroutine before
+	// each host filesystem operation; it may block to simulate a stuck
+	// filesystem.
+	hook atomic.Pointer[func(op string)]
+}
+
+// setHook installs (or, with nil, removes) the test hook.
+func (t *Table) setHook(f func(op string)) {
+	if f == nil {
+		t.hook.Store(nil)
+		return
+	}
+	t.hook.Store(&f)
+}
+
+// mnt is one mount's runtime state.
+type mnt struct {
+	vpath   string // cleaned absolute virtual path
+	hostDir string // absolute host directory, for diagnostics only
+	mode    Mode
+	root    *os.Root
+
+	writeLimit int64
+	memLimit   int64
+
+	wmu     sync.Mutex
+	written int64
+
+	ov *overlay // non-nil for Overlay mounts
+}
+
+// New builds a table from mounts. It fails when a virtual path is not
+// absolute, when two virtual paths overlap (one equals or contains the
+// other on a path-component boundary), when a host directory is missing or
+// not a directory, when a writable (ReadWrite) mount's host directory
+// overlaps another mount's host directory (the weaker mode would then
+// apply to the other's files), or when a limit is negative.
+func New(mounts []Mount, opts Options) (_ *Table, err error) {
+	t := &Table{
+		env:       make(map[string]string, len(opts.Env)),
+		clock:     opts.Clock,
+		loc:       opts.Location,
+		rand:      opts.Rand,
+		opTimeout: opts.OpTimeout,
+		cwd:       "/",
+	}
+	for k, v := range opts.Env {
+		// The wire carries str values as UTF-8 only.
+		k, v = strings.ToValidUTF8(k, "\uFFFD"), strings.ToValidUTF8(v, "\uFFFD")
+		if _, dup := t.env[k]; !dup {
+			t.envKeys = append(t.envKeys, k)
+		}
+		t.env[k] = v
+	}
+	sort.Strings(t.envKeys)
+	if t.clock == nil {
+		t.clock = realClock{}
+	}
+	if t.loc == nil {
+		t.loc = time.UTC
+	}
+	if t.rand == nil {
+		t.rand = rand.Reader
+	}
+	switch {
+	case t.opTimeout < 0:
+		return nil, errors.New("mount: negative OpTimeout")
+	case t.opTimeout == 0:
+		t.opTimeout = DefaultOpTimeout
+	}
+	if opts.Cwd != "" {
+		if err := t.SetCwd(opts.Cwd); err != nil {
+			return nil, err
+		}
+	}
+
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
+	type hostInfo struct {
+		real string
+		m    *mnt
+	}
+	var hosts []hostInfo
+	for i, m := range mounts {
+		vp, err := checkVirtualMountPath(m.VirtualPath)
+		if err != nil {
+			return nil, fmt.Errorf("mount %d: %w", i, err)
+		}
+		if m.Mode != ReadOnly && m.Mode != ReadWrite && m.Mode != Overlay {
+			return nil, fmt.Errorf("mount %d (%s): unknown mode %d", i, vp, int(m.Mode))
+		}
+		if m.WriteLimit < 0 || m.MemoryLimit < 0 {
+			return nil, fmt.Errorf("mount %d (%s): negative limit", i, vp)
+		}
+		for _, o := range t.mounts {
+			if within(vp, o.vpath) || within(o.vpath, vp) {
+				return nil, fmt.Errorf("mount %d: virtual path %s overlaps mount at %s", i, vp, o.vpath)
+			}
+		}
+		if m.HostDir == "" {
+			return nil, fmt.Errorf("mount %d (%s): empty host directory", i, vp)
+		}
+		abs, err := filepath.Abs(m.HostDir)
+		if err != nil {
+			return nil, fmt.Errorf("mount %d (%s): %w", i, vp, err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("mount %d (%s): host directory: %w", i, vp, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("mount %d (%s): host path %s is not a directory", i, vp, abs)
+		}
+		root, err := os.OpenRoot(abs)
+		if err != nil {
+			return nil, fmt.Errorf("mount %d (%s): %w", i, vp, err)
+		}
+		mm := &mnt{
+			vpath:      vp,
+			hostDir:    abs,
+			mode:       m.Mode,
+			root:       root,
+			writeLimit: m.WriteLimit,
+			memLimit:   m.MemoryLimit,
+		}
+		if mm.writeLimit == 0 {
+			mm.writeLimit = DefaultWriteLimit
+		}
+		if mm.memLimit == 0 {
+			mm.memLimit = DefaultMemoryLimit
+		}
+		if m.Mode == Overlay {
+			mm.ov = newOverlay()
+		}
+		t.mounts = append(t.mounts, mm)
+
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			real = abs
+		}
+		for _, h := range hosts {
+			if (mm.mode == ReadWrite || h.m.mode == ReadWrite) &&
+				(hostWithin(real, h.real) || hostWithin(h.real, real)) {
+				return nil, fmt.Errorf("mount %d (%s): host directory %s overlaps the host directory of the mount at %s, and one of them is read-write",
+					i, vp, abs, h.m.vpath)
+			}
+		}
+		hosts = append(hosts, hostInfo{real, mm})
+	}
+	sort.SliceStable(t.mounts, func(i, j int) bool { return len(t.mounts[i].vpath) > len(t.mounts[j].vpath) })
+	return t, nil
+}
+
+// checkVirtualMountPath validates and cleans a mount's virtual path.
+func checkVirtualMountPath(vp string) (string, error) {
+	if vp == "" {
+		return "", errors.New("empty virtual path")
+	}
+	if strings.IndexByte(vp, 0) >= 0 {
+		return "", errors.New("virtual path contains a NUL byte")
+	}
+	if !strings.HasPrefix(vp, "/") {
+		return "", fmt.Errorf("virtual path %q is not absolute", vp)
+	}
+	return path.Clean(vp), nil
+}
+
+// within reports whether the cleaned absolute virtual path p is base or
+// lies under it.
+func within(p, base string) bool {
+	if base == "/" {
+		return true
+	}
+	return p == base || strings.HasPrefix(p, base+"/")
+}
+
+// hostWithin is within for host paths.
+func hostWithin(p, base string) bool {
+	if p == base {
+		return true
+	}
+	if !strings.HasSuffix(base, string(filepath.Separator)) {
+		base += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, base)
+}
+
+// SetCwd changes the virtual working directory that relative paths are
+// joined to (for example when a protocol-4 Feed carries a cwd). It must be
+// absolute; it is cleaned. It is safe to call concurrently with HandleOS.
+func (t *Table) SetCwd(cwd string) error {
+	if !strings.HasPrefix(cwd, "/") || strings.IndexByte(cwd, 0) >= 0 {
+		return fmt.Errorf("mount: cwd %q is not an absolute path", cwd)
+	}
+	t.cwdMu.Lock()
+	t.cwd = path.Clean(cwd)
+	t.cwdMu.Unlock()
+	return nil
+}
+
+// Cwd returns the virtual working directory.
+func (t *Table) Cwd() string {
+	t.cwdMu.RLock()
+	defer t.cwdMu.RUnlock()
+	return t.cwd
+}
+
+// Mounts returns the table's mounts, with cleaned virtual paths, absolute
+// host directories and the effective limits, longest virtual path first.
+func (t *Table) Mounts() []Mount {
+	out := make([]Mount, len(t.mounts))
+	for i, m := range t.mounts {
+		out[i] = Mount{HostDir: m.hostDir, VirtualPath: m.vpath, Mode: m.mode,
+			WriteLimit: m.writeLimit, MemoryLimit: m.memLimit}
+	}
+	return out
+}
+
+// Close releases the host directory handles. Calls still running may fail
+// afterwards; the table must not be used after Close.
+func (t *Table) Close() error {
+	var first error
+	for _, m := range t.mounts {
+		if m.root != nil {
+			if err := m.root.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// find returns the mount whose virtual path contains the cleaned absolute
+// path p, with p relative to the mount root ("." for the root itself).
+func (t *Table) find(p string) (*mnt, string) {
+	for _, m := range t.mounts {
+		if !within(p, m.vpath) {
+			continue
+		}
+		rel := strings.TrimPrefix(p, m.vpath)
+		rel = strings.TrimPrefix(rel, "/")
+		if rel == "" {
+			rel = "."
+		}
+		return m, rel
+	}
+	return nil, ""
+}
+
+// reserve charges n bytes against the mount's write budget.
+func (m *mnt) reserve(n int64) bool {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	if n < 0 || m.written+n > m.writeLimit || m.written+n < m.written {
+		return false
+	}
+	m.written += n
+	return true
+}
+
+// refund returns n bytes of a reservation whose write never happened.
+func (m *mnt) refund(n int64) {
+	m.wmu.Lock()
+	m.written -= n
+	m.wmu.Unlock()
+}
+
+// Written reports the bytes written through the mount at virtual path vp
+// this session, and false when no mount has that virtual path.
+func (t *Table) Written(vp string) (int64, bool) {
+	vp = path.Clean(vp)
+	for _, m := range t.mounts {
+		if m.vpath == vp {
+			m.wmu.Lock()
+			defer m.wmu.Unlock()
+			return m.written, true
+		}
+	}
+	return 0, false
+}

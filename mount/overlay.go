@@ -1,0 +1,754 @@
+package mount
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// The overlay's semantics are described in the package documentation
+// ("Overlay mounts").
+
+// entKind is the kind of an overlay entry.
+type entKind uint8
+
+// The entry kinds.
+const (
+	entFile entKind = iota + 1
+	entDir
+	entGone
+)
+
+// ovEntry is one overlay entry. Entries are immutable once stored: a change
+// stores a new entry, so a content slice handed to a reply never changes.
+type ovEntry struct {
+	kind  entKind
+	data  []byte
+	mtime time.Time
+}
+
+// entryOverhead is charged for every overlay entry on top of its path and
+// content.
+const entryOverhead = 64
+
+// entryCost is what the entry stored at key costs against MemoryLimit.
+func entryCost(key string, e *ovEntry) int64 {
+	if e == nil {
+		return 0
+	}
+	return int64(len(key)) + entryOverhead + int64(len(e.data))
+}
+
+// overlay is an Overlay mount's in-memory state. mu serializes every
+// overlay operation on the mount, host reads included (each bounded by
+// OpTimeout).
+type overlay struct {
+	mu      sync.Mutex
+	entries map[string]*ovEntry
+	used    int64
+}
+
+// newOverlay returns an empty overlay.
+func newOverlay() *overlay { return &overlay{entries: make(map[string]*ovEntry)} }
+
+// ovState is what the overlay says about a path.
+type ovState uint8
+
+// The overlay states.
+const (
+	stHost    ovState = iota // no entry: ask the host
+	stEntry                  // a file or directory entry
+	stMissing                // removed, or below a removed or session-made directory
+	stNotDir                 // below a file entry
+)
+
+// look reports what the overlay says about rel. o.mu must be held.
+func (o *overlay) look(rel string) (*ovEntry, ovState) {
+	comps := splitRel(rel)
+	hidden := false
+	for i := 1; i < len(comps); i++ {
+		if e := o.entries[strings.Join(comps[:i], "/")]; e != nil {
+			switch e.kind {
+			case entGone:
+				return nil, stMissing
+			case entFile:
+				return nil, stNotDir
+			case entDir:
+				hidden = true
+			}
+		}
+	}
+	if e := o.entries[rel]; e != nil {
+		if e.kind == entGone {
+			return nil, stMissing
+		}
+		return e, stEntry
+	}
+	if hidden {
+		return nil, stMissing
+	}
+	return nil, stHost
+}
+
+// batch is a set of overlay changes applied together, after their memory
+// cost was checked.
+type batch struct {
+	o   *overlay
+	ops []batchOp
+}
+
+// batchOp stores (or, with a nil entry, deletes) the entry at key.
+type batchOp struct {
+	key string
+	e   *ovEntry // nil deletes
+}
+
+// set stores e at key.
+func (b *batch) set(key string, e *ovEntry) { b.ops = append(b.ops, batchOp{key, e}) }
+
+// del deletes the entry at key.
+func (b *batch) del(key string) { b.ops = append(b.ops, batchOp{key, nil}) }
+
+// delTree deletes every entry strictly below key.
+func (b *batch) delTree(key string) {
+	prefix := key + "/"
+	if key == "." {
+		prefix = ""
+	}
+	for k := range b.o.entries {
+		if strings.HasPrefix(k, prefix) && k != key {
+			b.del(k)
+		}
+	}
+}
+
+// commit applies the batch if the mount's memory stays within limit.
+func (b *batch) commit(limit int64) error {
+	used := b.o.used
+	cur := make(map[string]int64)
+	for _, op := range b.ops {
+		old, ok := cur[op.key]
+		if !ok {
+			old = entryCost(op.key, b.o.entries[op.key])
+		}
+		c := entryCost(op.key, op.e)
+		used += c - old
+		cur[op.key] = c
+	}
+	if used > limit && used > b.o.used {
+		return &memoryError{limit}
+	}
+	for _, op := range b.ops {
+		if op.e == nil {
+			delete(b.o.entries, op.key)
+		} else {
+			b.o.entries[op.key] = op.e
+		}
+	}
+	b.o.used = used
+	return nil
+}
+
+// nodeKind classifies a path in the merged view.
+type nodeKind uint8
+
+// The node kinds.
+const (
+	nkMissing nodeKind = iota
+	nkFile
+	nkDir
+	nkLink
+	nkSpecial
+)
+
+// ovNode is a path in the merged view: an overlay entry, or host metadata.
+type ovNode struct {
+	kind  nodeKind
+	entry *ovEntry    // nil when the host answers
+	fi    fs.FileInfo // host lstat, when the host answers
+}
+
+// ovStat classifies rel in the merged view. o.mu must be held.
+func (t *Table) ovStat(ctx context.Context, m *mnt, rel string) (ovNode, error) {
+	e, st := m.ov.look(rel)
+	switch st {
+	case stEntry:
+		if e.kind == entDir {
+			return ovNode{kind: nkDir, entry: e}, nil
+		}
+		return ovNode{kind: nkFile, entry: e}, nil
+	case stMissing:
+		return ovNode{kind: nkMissing}, nil
+	case stNotDir:
+		return ovNode{}, syscall.ENOTDIR
+	}
+	fi, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return lstatNoLinks(m.root, rel) })
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ovNode{kind: nkMissing}, nil
+		}
+		return ovNode{}, err
+	}
+	n := ovNode{fi: fi}
+	switch mode := fi.Mode(); {
+	case mode&fs.ModeSymlink != 0:
+		n.kind = nkLink
+	case mode.IsDir():
+		n.kind = nkDir
+	case mode.IsRegular():
+		n.kind = nkFile
+	default:
+		n.kind = nkSpecial
+	}
+	return n, nil
+}
+
+// lstatNoLinks lstats rel after checking, component by component, that
+// none of its ancestors is a symlink (errSymlink) or a non-directory
+// (ENOTDIR). The last component is not followed.
+func lstatNoLinks(root *os.Root, rel string) (fs.FileInfo, error) {
+	comps := splitRel(rel)
+	for i := 1; i < len(comps); i++ {
+		fi, err := root.Lstat(strings.Join(comps[:i], "/"))
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return nil, errSymlink
+		case !fi.IsDir():
+			return nil, syscall.ENOTDIR
+		}
+	}
+	return root.Lstat(rel)
+}
+
+// openNoLinks opens rel (which must not be, or pass through, a symlink)
+// with flags|O_NONBLOCK and verifies that the handle is the very file that
+// was checked.
+func openNoLinks(root *os.Root, rel string, flags int) (*os.File, fs.FileInfo, error) {
+	fi, err := lstatNoLinks(root, rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, nil, errSymlink
+	}
+	if flags&oDirectory == 0 {
+		if err := regularOrErr(fi); err != nil {
+			return nil, nil, err
+		}
+	} else if !fi.IsDir() {
+		return nil, nil, syscall.ENOTDIR
+	}
+	f, err := root.OpenFile(rel, flags|oNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ffi, err := f.Stat()
+	if err == nil && !os.SameFile(fi, ffi) {
+		err = errSymlink // swapped since the check
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, ffi, nil
+}
+
+// ovHostRead reads a host file in an overlay mount.
+func (t *Table) ovHostRead(ctx context.Context, m *mnt, rel string) ([]byte, error) {
+	return run(ctx, t, "read", func() ([]byte, error) {
+		f, fi, err := openNoLinks(m.root, rel, os.O_RDONLY)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readLimited(f, fi.Size(), m.memLimit)
+	})
+}
+
+// ovHostList lists a host directory in an overlay mount, without symlinks.
+func (t *Table) ovHostList(ctx context.Context, m *mnt, rel string) ([]string, error) {
+	return run(ctx, t, "readdir", func() ([]string, error) {
+		d, _, err := openNoLinks(m.root, rel, os.O_RDONLY|oDirectory)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		return readNames(d, m.memLimit, func(e fs.DirEntry) bool { return e.Type()&fs.ModeSymlink == 0 })
+	})
+}
+
+// ovList lists rel in the merged view. o.mu must be held.
+func (t *Table) ovList(ctx context.Context, m *mnt, rel string) ([]string, error) {
+	n, err := t.ovStat(ctx, m, rel)
+	if err != nil {
+		return nil, err
+	}
+	switch n.kind {
+	case nkMissing:
+		return nil, syscall.ENOENT
+	case nkLink:
+		return nil, errSymlink
+	case nkFile, nkSpecial:
+		return nil, syscall.ENOTDIR
+	}
+	set := make(map[string]bool)
+	if n.entry == nil {
+		names, err := t.ovHostList(ctx, m, rel)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			set[name] = true
+		}
+	}
+	for k, e := range m.ov.entries {
+		if k == "." || path.Dir(k) != rel {
+			continue
+		}
+		name := path.Base(k)
+		if e.kind == entGone {
+			delete(set, name)
+		} else {
+			set[name] = true
+		}
+	}
+	names := make([]string, 0, len(set))
+	var used int64
+	for name := range set {
+		used += int64(len(name)) + listEntryCost
+		if used > m.memLimit {
+			return nil, &tooLargeError{m.memLimit}
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// ovContent returns the content of a file node (an entry, or the host file
+// read now).
+func (t *Table) ovContent(ctx context.Context, m *mnt, rel string, n ovNode) ([]byte, error) {
+	if n.entry != nil {
+		return n.entry.data, nil
+	}
+	return t.ovHostRead(ctx, m, rel)
+}
+
+// fileErr is the error for using node n as a regular file.
+func fileErr(n ovNode) error {
+	switch n.kind {
+	case nkMissing:
+		return syscall.ENOENT
+	case nkDir:
+		return syscall.EISDIR
+	case nkLink:
+		return errSymlink
+	case nkSpecial:
+		return errSpecial
+	}
+	return nil
+}
+
+// ovParentDir checks that rel's parent is a directory in the merged view.
+func (t *Table) ovParentDir(ctx context.Context, m *mnt, rel string) error {
+	pn, err := t.ovStat(ctx, m, path.Dir(rel))
+	if err != nil {
+		return err
+	}
+	switch pn.kind {
+	case nkDir:
+		return nil
+	case nkMissing:
+		return syscall.ENOENT
+	case nkLink:
+		return errSymlink
+	}
+	return syscall.ENOTDIR
+}
+
+// overlayOp answers a filesystem call (other than rename) on an Overlay
+// mount.
+func (t *Table) overlayOp(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
+	o := m.ov
+	o.mu.Lock()
+	defer o.mu.Unlock()
+
+	switch call.Op {
+	case message.OpExists, message.OpIsFile, message.OpIsDir, message.OpIsSymlink:
+		n, err := t.ovStat(ctx, m, rel)
+		if err != nil {
+			return reply{}, err
+		}
+		var b bool
+		switch call.Op {
+		case message.OpExists:
+			b = n.kind != nkMissing && n.kind != nkLink
+		case message.OpIsFile:
+			b = n.kind == nkFile
+		case message.OpIsDir:
+			b = n.kind == nkDir
+		case message.OpIsSymlink:
+			b = n.kind == nkLink
+		}
+		return ret(value.Bool(b)), nil
+
+	case message.OpReadText, message.OpReadBytes:
+		n, err := t.ovStat(ctx, m, rel)
+		if err != nil {
+			return reply{}, err
+		}
+		if err := fileErr(n); err != nil {
+			return reply{}, err
+		}
+		data, err := t.ovContent(ctx, m, rel, n)
+		if err != nil {
+			return reply{}, err
+		}
+		if call.Op == message.OpReadText {
+			return textReply(data), nil
+		}
+		return ret(value.Bytes(data)), nil
+
+	case message.OpStat:
+		n, err := t.ovStat(ctx, m, rel)
+		if err != nil {
+			return reply{}, err
+		}
+		switch {
+		case n.kind == nkMissing:
+			return reply{}, syscall.ENOENT
+		case n.kind == nkLink:
+			return reply{}, errSymlink
+		case n.entry != nil:
+			return statReply(syntheticStat(n.kind == nkDir, int64(len(n.entry.data)), n.entry.mtime)), nil
+		}
+		return statReply(statOf(n.fi)), nil
+
+	case message.OpIterdir:
+		names, err := t.ovList(ctx, m, rel)
+		if err != nil {
+			return reply{}, err
+		}
+		return pathListReply(call.Path, names), nil
+
+	case message.OpResolve:
+		// Symlinks are not followed in overlay mounts: the lexical answer.
+		return ret(value.Path(joinVirtual(m.vpath, rel))), nil
+
+	case message.OpUnlink, message.OpRmdir:
+		if rel == "." {
+			return reply{}, errMountRoot
+		}
+		n, err := t.ovStat(ctx, m, rel)
+		if err != nil {
+			return reply{}, err
+		}
+		b := &batch{o: o}
+		if call.Op == message.OpUnlink {
+			switch n.kind {
+			case nkMissing:
+				return reply{}, syscall.ENOENT
+			case nkDir:
+				return reply{}, syscall.EISDIR
+			}
+		} else {
+			switch n.kind {
+			case nkMissing:
+				return reply{}, syscall.ENOENT
+			case nkDir:
+			default:
+				return reply{}, syscall.ENOTDIR
+			}
+			names, err := t.ovList(ctx, m, rel)
+			if err != nil {
+				return reply{}, err
+			}
+			if len(names) > 0 {
+				return reply{}, syscall.ENOTEMPTY
+			}
+			b.delTree(rel)
+		}
+		b.set(rel, &ovEntry{kind: entGone})
+		if err := b.commit(m.memLimit); err != nil {
+			return reply{}, err
+		}
+		return ret(value.None()), nil
+
+	case message.OpWriteText, message.OpWriteBytes, message.OpAppendText, message.OpAppendBytes:
+		appendMode := call.Op == message.OpAppendText || call.Op == message.OpAppendBytes
+		if _, err := t.ovWrite(ctx, m, rel, payload(call), appendMode); err != nil {
+			return reply{}, err
+		}
+		return ret(value.Int(writtenCount(call))), nil
+
+	case message.OpOpen:
+		var pos int64
+		switch call.Mode {
+		case "r", "rb":
+			n, err := t.ovStat(ctx, m, rel)
+			if err != nil {
+				return reply{}, err
+			}
+			if err := fileErr(n); err != nil {
+				return reply{}, err
+			}
+		case "w", "wb":
+			if _, err := t.ovWrite(ctx, m, rel, nil, false); err != nil {
+				return reply{}, err
+			}
+		case "a", "ab":
+			size, err := t.ovWrite(ctx, m, rel, nil, true)
+			if err != nil {
+				return reply{}, err
+			}
+			pos = size
+		}
+		return handleReply(call.Path, call.Mode, pos), nil
+
+	case message.OpMkdir:
+		if err := t.ovMkdir(ctx, m, rel, call.Parents, call.ExistOK); err != nil {
+			return reply{}, err
+		}
+		return ret(value.None()), nil
+	}
+	return reply{notHandled: true}, nil
+}
+
+// ovWrite stores data at rel (appended to the current content when
+// appendMode), copying a host file into memory on the first append. It
+// returns the new size. o.mu must be held.
+func (t *Table) ovWrite(ctx context.Context, m *mnt, rel string, data []byte, appendMode bool) (int64, error) {
+	if rel == "." {
+		return 0, syscall.EISDIR
+	}
+	if err := t.ovParentDir(ctx, m, rel); err != nil {
+		return 0, err
+	}
+	n, err := t.ovStat(ctx, m, rel)
+	if err != nil {
+		return 0, err
+	}
+	if n.kind != nkMissing {
+		if err := fileErr(n); err != nil {
+			return 0, err
+		}
+	}
+	var base []byte
+	if appendMode && n.kind == nkFile {
+		if base, err = t.ovContent(ctx, m, rel, n); err != nil {
+			return 0, err
+		}
+	}
+	if !m.reserve(int64(len(data))) {
+		return 0, errWriteLimit
+	}
+	content := make([]byte, len(base)+len(data))
+	copy(content, base)
+	copy(content[len(base):], data)
+	b := &batch{o: m.ov}
+	b.set(rel, &ovEntry{kind: entFile, data: content, mtime: t.clock.Now()})
+	if err := b.commit(m.memLimit); err != nil {
+		m.refund(int64(len(data)))
+		return 0, err
+	}
+	return int64(len(content)), nil
+}
+
+// ovMkdir follows Path.mkdir in the merged view. o.mu must be held.
+func (t *Table) ovMkdir(ctx context.Context, m *mnt, rel string, parents, existOK bool) error {
+	err := t.ovMkdirOne(ctx, m, rel)
+	if err == nil {
+		return nil
+	}
+	if parents && rel != "." && errors.Is(err, syscall.ENOENT) {
+		if err = t.ovMkdir(ctx, m, path.Dir(rel), true, true); err != nil {
+			return err
+		}
+		if err = t.ovMkdirOne(ctx, m, rel); err == nil {
+			return nil
+		}
+	}
+	if existOK && errors.Is(err, syscall.EEXIST) {
+		if n, serr := t.ovStat(ctx, m, rel); serr == nil && n.kind == nkDir {
+			return nil
+		}
+	}
+	return err
+}
+
+// ovMkdirOne makes the single directory rel, whose parent must exist.
+// o.mu must be held.
+func (t *Table) ovMkdirOne(ctx context.Context, m *mnt, rel string) error {
+	if rel == "." {
+		return syscall.EEXIST
+	}
+	if err := t.ovParentDir(ctx, m, rel); err != nil {
+		return err
+	}
+	n, err := t.ovStat(ctx, m, rel)
+	if err != nil {
+		return err
+	}
+	if n.kind != nkMissing {
+		return syscall.EEXIST
+	}
+	b := &batch{o: m.ov}
+	b.set(rel, &ovEntry{kind: entDir, mtime: t.clock.Now()})
+	return b.commit(m.memLimit)
+}
+
+// snapItem is one entry of a directory tree copied for a rename.
+type snapItem struct {
+	sub string // path below the renamed directory
+	e   *ovEntry
+}
+
+// ovSnapshot copies the merged tree below rel (host files are read now),
+// bounded by the mount's memory limit. o.mu must be held.
+func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]snapItem, used *int64) error {
+	names, err := t.ovList(ctx, m, rel)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		child := path.Join(rel, name)
+		csub := path.Join(sub, name)
+		n, err := t.ovStat(ctx, m, child)
+		if err != nil {
+			return err
+		}
+		switch n.kind {
+		case nkDir:
+			*out = append(*out, snapItem{csub, &ovEntry{kind: entDir, mtime: t.clock.Now()}})
+			if err := t.ovSnapshot(ctx, m, child, csub, out, used); err != nil {
+				return err
+			}
+		case nkFile:
+			data, err := t.ovContent(ctx, m, child, n)
+			if err != nil {
+				return err
+			}
+			mt := t.clock.Now()
+			if n.entry != nil {
+				mt = n.entry.mtime
+			}
+			*out = append(*out, snapItem{csub, &ovEntry{kind: entFile, data: data, mtime: mt}})
+			*used += int64(len(data))
+		case nkSpecial:
+			return errSpecial
+		}
+		*used += int64(len(csub)) + entryOverhead
+		if *used > m.memLimit {
+			return &memoryError{m.memLimit}
+		}
+	}
+	return nil
+}
+
+// ovRename renames in the merged view, with rename(2)'s rules.
+func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
+	if src == "." || dst == "." {
+		return errMountRoot
+	}
+	o := m.ov
+	o.mu.Lock()
+	defer o.mu.Unlock()
+
+	sn, err := t.ovStat(ctx, m, src)
+	if err != nil {
+		return err
+	}
+	switch sn.kind {
+	case nkMissing:
+		return syscall.ENOENT
+	case nkLink:
+		return errSymlink
+	case nkSpecial:
+		return errSpecial
+	}
+	if err := t.ovParentDir(ctx, m, dst); err != nil {
+		return err
+	}
+	if src == dst {
+		return nil
+	}
+	dn, err := t.ovStat(ctx, m, dst)
+	if err != nil {
+		return err
+	}
+	b := &batch{o: o}
+	if sn.kind == nkFile {
+		if dn.kind == nkDir {
+			return syscall.EISDIR
+		}
+		data, err := t.ovContent(ctx, m, src, sn)
+		if err != nil {
+			return err
+		}
+		mt := t.clock.Now()
+		if sn.entry != nil {
+			mt = sn.entry.mtime
+		}
+		b.set(dst, &ovEntry{kind: entFile, data: data, mtime: mt})
+		b.set(src, &ovEntry{kind: entGone})
+		return b.commit(m.memLimit)
+	}
+
+	// A directory.
+	if strings.HasPrefix(dst, src+"/") {
+		return syscall.EINVAL
+	}
+	switch dn.kind {
+	case nkMissing:
+	case nkDir:
+		names, err := t.ovList(ctx, m, dst)
+		if err != nil {
+			return err
+		}
+		if len(names) > 0 {
+			return syscall.ENOTEMPTY
+		}
+	default:
+		return syscall.ENOTDIR
+	}
+	var items []snapItem
+	var used int64
+	if err := t.ovSnapshot(ctx, m, src, "", &items, &used); err != nil {
+		return err
+	}
+	b.delTree(dst)
+	b.set(dst, &ovEntry{kind: entDir, mtime: t.clock.Now()})
+	for _, it := range items {
+		b.set(dst+"/"+it.sub, it.e)
+	}
+	b.delTree(src)
+	b.set(src, &ovEntry{kind: entGone})
+	return b.commit(m.memLimit)
+}
+
+// MemoryUsed reports the bytes the overlay mount at virtual path vp keeps
+// in memory, and false when no overlay mount has that virtual path.
+func (t *Table) MemoryUsed(vp string) (int64, bool) {
+	vp = path.Clean(vp)
+	for _, m := range t.mounts {
+		if m.vpath == vp && m.ov != nil {
+			m.ov.mu.Lock()
+			defer m.ov.mu.Unlock()
+			return m.ov.used, true
+		}
+	}
+	return 0, false
+}
