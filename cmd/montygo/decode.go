@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gomonty/monty/codec"
+	_ "github.com/gomonty/monty/codec/v2"
+	_ "github.com/gomonty/monty/codec/v4"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/message"
+)
+
+func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	proto := fs.Uint("protocol", 4, "protocol version of the stream (4 or 2)")
+	from := fs.String("from", "child", "who wrote the stream: child (events) or parent (requests)")
+	hexIn := fs.Bool("hex", false, "read one hex-encoded message (no length prefix) per line instead of length-prefixed frames")
+	maxDecode := fs.Int64("max-decode-bytes", 0, "per-frame decode budget in bytes (0 = the 1 GiB default)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: montygo decode [--protocol 4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	c, ok := codec.ForVersion(uint32(*proto))
+	if !ok {
+		return fmt.Errorf("no codec for protocol %d (supported: %v)", *proto, codec.Versions())
+	}
+	if *from != "child" && *from != "parent" {
+		return fmt.Errorf("--from must be child or parent, not %q", *from)
+	}
+	lim := codec.Limits{MaxDecodeBytes: *maxDecode}
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+
+	next := frameSource(stdin, *hexIn, lim.FrameLen())
+	for n := 0; ; n++ {
+		body, err := next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			out.Flush()
+			fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
+			return exitError{1}
+		}
+		var doc any
+		if *from == "child" {
+			ev, err := c.DecodeEvent(body, lim)
+			if err != nil {
+				out.Flush()
+				fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
+				return exitError{1}
+			}
+			doc = eventJSON(ev)
+		} else {
+			req, err := c.DecodeRequest(body, lim)
+			if err != nil {
+				out.Flush()
+				fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
+				return exitError{1}
+			}
+			doc = requestJSON(req)
+		}
+		if err := enc.Encode(doc); err != nil {
+			return err
+		}
+	}
+}
+
+// frameSource yields message bodies from a length-prefixed stream or from
+// hex lines.
+func frameSource(r io.Reader, hexLines bool, limit int) func() ([]byte, error) {
+	if !hexLines {
+		fr := frame.NewReader(r, limit)
+		return fr.ReadFrame
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 2*limit+2)
+	return func() ([]byte, error) {
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			b, err := hex.DecodeString(line)
+			if err != nil {
+				return nil, fmt.Errorf("invalid hex: %w", err)
+			}
+			if err := frame.CheckMessage(b, limit); err != nil {
+				return nil, err
+			}
+			return b, nil
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+}
+
+func requestJSON(r *message.ParentRequest) map[string]any {
+	m := map[string]any{}
+	if r.Body == nil {
+		m["kind"] = nil
+	} else {
+		m["kind"] = r.Body.RequestKind().String()
+		m["body"] = r.Body
+	}
+	if r.TraceParent != nil {
+		m["trace_parent"] = *r.TraceParent
+	}
+	return m
+}
+
+func eventJSON(e *message.ChildEvent) map[string]any {
+	m := map[string]any{}
+	if e.Body == nil {
+		m["kind"] = nil
+	} else {
+		m["kind"] = e.Body.EventKind().String()
+		m["body"] = e.Body
+	}
+	if e.TotalExecutionMicros != 0 {
+		m["total_execution_micros"] = e.TotalExecutionMicros
+	}
+	if e.MaxDurationMicros != nil {
+		m["max_duration_micros"] = *e.MaxDurationMicros
+	}
+	if e.MaxSuspensions != nil {
+		m["max_suspensions"] = *e.MaxSuspensions
+	}
+	if e.RestoredScriptName != nil {
+		m["restored_script_name"] = *e.RestoredScriptName
+	}
+	return m
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/testenv"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// montygo builds the CLI once per test binary.
+func montygo(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "montygo-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "montygo")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = err
+			binPath = string(out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build montygo: %v\n%s", buildErr, binPath)
+	}
+	return binPath
+}
+
+func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	testenv.Worker(t)
+	var out, errb bytes.Buffer
+	cmd := exec.Command(montygo(t), args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestRunPrintsReprOfFinalExpression(t *testing.T) {
+	for _, c := range []struct{ code, want string }{
+		{"1 + 2", "3\n"},
+		{"'a'", "'a'\n"},           // the worker's CLI drops the quotes
+		{"(1,)", "(1,)\n"},         // and the comma of a one-element tuple
+		{"x = 1", ""},              // statements print nothing
+		{"None", ""},               // nor does None
+		{"print('hi'); [1, 'b']", "hi\n[1, 'b']\n"},
+		{"{'k': (1, [2.5, {3}])}", "{'k': (1, [2.5, {3}])}\n"},
+		{"2**100", "1267650600228229401496703205376\n"},
+		{"float('nan'), -0.0, 1e16", "(nan, -0.0, 1e+16)\n"},
+		{"'🐍'", "'🐍'\n"},
+	} {
+		out, errs, rc := runCLI(t, "", "run", "-c", c.code)
+		if rc != 0 || out != c.want {
+			t.Errorf("run -c %q: rc %d, stdout %q, want %q (stderr %q)", c.code, rc, out, c.want, errs)
+		}
+	}
+}
+
+func TestRunTracebackAndExitCode(t *testing.T) {
+	out, errs, rc := runCLI(t, "", "run", "-c", "def f(n):\n    return 1 / n\nf(0)")
+	if rc != 1 || out != "" {
+		t.Fatalf("rc %d stdout %q", rc, out)
+	}
+	want := `Traceback (most recent call last):
+  File "<string>", line 3, in <module>
+    f(0)
+    ~~~~
+  File "<string>", line 2, in f
+    return 1 / n
+           ~~~~~
+ZeroDivisionError: division by zero
+`
+	if errs != want {
+		t.Fatalf("traceback:\n%s\nwant:\n%s", errs, want)
+	}
+}
+
+func TestRunFileAndLimits(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "prog.py")
+	os.WriteFile(f, []byte("raise ValueError('bad')\n"), 0o644)
+	_, errs, rc := runCLI(t, "", "run", f)
+	if rc != 1 || !strings.Contains(errs, `File "`+f+`", line 1, in <module>`) || !strings.HasSuffix(errs, "ValueError: bad\n") {
+		t.Fatalf("rc %d stderr %q", rc, errs)
+	}
+	start := time.Now()
+	_, errs, rc = runCLI(t, "", "run", "--max-duration", "0.2", "-c", "while True:\n    pass")
+	if rc != 1 || !strings.Contains(errs, "TimeoutError: time limit exceeded") || time.Since(start) > 10*time.Second {
+		t.Fatalf("max-duration: rc %d stderr %q", rc, errs)
+	}
+	_, errs, rc = runCLI(t, "", "run", "-c", "[0] * 10**7", "--max-memory", "1MiB")
+	if rc != 1 || !strings.Contains(errs, "MemoryError: memory limit exceeded") {
+		t.Fatalf("max-memory: rc %d stderr %q", rc, errs)
+	}
+}
+
+func TestRunMount(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("data from the host"), 0o644)
+	out, errs, rc := runCLI(t, "", "run", "--mount", dir+"::/data", "-c",
+		"from pathlib import Path\nPath('/data/in.txt').read_text()")
+	if rc != 0 || out != "'data from the host'\n" {
+		t.Fatalf("read: rc %d out %q err %q", rc, out, errs)
+	}
+	_, errs, rc = runCLI(t, "", "run", "--mount", dir+"::/data", "-c",
+		"from pathlib import Path\nPath('/data/new.txt').write_text('x')")
+	if rc != 1 || !strings.Contains(errs, "PermissionError") {
+		t.Fatalf("write to ro mount: rc %d err %q", rc, errs)
+	}
+	out, errs, rc = runCLI(t, "", "run", "--mount", dir+"::/data::rw", "-c",
+		"from pathlib import Path\nPath('/data/new.txt').write_text('xyz')")
+	if rc != 0 || out != "3\n" {
+		t.Fatalf("rw write: rc %d out %q err %q", rc, out, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "new.txt")); string(b) != "xyz" {
+		t.Fatalf("host file %q", b)
+	}
+	out, _, rc = runCLI(t, "", "run", "--mount", dir+"::/data::overlay", "-c",
+		"from pathlib import Path\nPath('/data/in.txt').write_text('changed')\nPath('/data/in.txt').read_text()")
+	if rc != 0 || out != "'changed'\n" {
+		t.Fatalf("overlay: rc %d out %q", rc, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "in.txt")); string(b) != "data from the host" {
+		t.Fatalf("overlay leaked to host: %q", b)
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	_, _, rc := runCLI(t, "", "run")
+	if rc != 2 {
+		t.Fatalf("no program: rc %d", rc)
+	}
+	_, errs, rc := runCLI(t, "", "run", "--max-memory", "12 parsecs", "-c", "1")
+	if rc != 1 || !strings.Contains(errs, "unknown unit") {
+		t.Fatalf("bad memory: rc %d err %q", rc, errs)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]uint64{"64MiB": 64 << 20, "1000": 1000, "1.5KB": 1500, "2gib": 2 << 30, "10 MB": 10e6} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1", "5 furlongs"} {
+		if _, err := parseBytes(bad); err == nil {
+			t.Errorf("parseBytes(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, rc := runCLI(t, "", "version")
+	if rc != 0 || !strings.Contains(out, "protocol versions: [4 2]") || !strings.Contains(out, "worker: monty-runtime 0.0.23") {
+		t.Fatalf("rc %d out %q", rc, out)
+	}
+}
+
+func TestComplete(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		want  bool
+	}{
+		{[]string{"1 + 2"}, true},
+		{[]string{"[1,"}, false},
+		{[]string{"[1,", " 2]"}, true},
+		{[]string{"def f():"}, false},
+		{[]string{"def f():", "    return 1"}, false},
+		{[]string{"def f():", "    return 1", ""}, true},
+		{[]string{"s = '''a"}, false},
+		{[]string{"s = '''a", "b'''"}, true},
+		{[]string{"x = '('"}, true},
+		{[]string{"x = 1 \\"}, false},
+		{[]string{"@dec", "def f(): pass", ""}, true},
+	} {
+		if got := complete(c.lines); got != c.want {
+			t.Errorf("complete(%q) = %v, want %v", c.lines, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+
+	"github.com/gomonty/monty/mount"
+	"github.com/gomonty/monty/session"
+)
+
+// repl is an interactive session: one worker, globals persisting between
+// inputs. After every input the session is dumped, so that when Ctrl-C has
+// to kill a running input's worker, a fresh worker is loaded with the state
+// from before that input and the REPL carries on.
+type repl struct {
+	cfg    session.Config
+	table  *mount.Table
+	sess   *session.Session
+	dump   []byte
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("repl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf sessionFlags
+	sf.register(fs)
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return exitError{2}
+	}
+	cfg, table, err := sf.config("<stdin>")
+	if err != nil {
+		return err
+	}
+	if table != nil {
+		defer table.Close()
+	}
+	r := &repl{cfg: cfg, table: table, stdout: stdout, stderr: stderr}
+	if err := r.start(ctx); err != nil {
+		return err
+	}
+	defer func() { r.sess.Close() }()
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		br := bufio.NewReader(stdin)
+		for {
+			line, err := br.ReadString('\n')
+			if line != "" || err == nil {
+				lines <- strings.TrimRight(line, "\r\n")
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+
+	fmt.Fprintf(stdout, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(), r.sess.Version())
+	var buf []string
+	for {
+		if len(buf) == 0 {
+			fmt.Fprint(stdout, ">>> ")
+		} else {
+			fmt.Fprint(stdout, "... ")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sigs:
+			fmt.Fprintln(stdout, "\nKeyboardInterrupt")
+			buf = buf[:0]
+		case <-readErr:
+			fmt.Fprintln(stdout)
+			return nil
+		case line := <-lines:
+			buf = append(buf, line)
+			src := strings.Join(buf, "\n")
+			if !complete(buf) {
+				continue
+			}
+			buf = buf[:0]
+			if strings.TrimSpace(src) == "" {
+				continue
+			}
+			if err := r.eval(ctx, src, sigs); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (r *repl) workerVersion() string {
+	out, err := exec.Command(r.sess.Binary(), "--version").Output()
+	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+		return v
+	}
+	return "worker"
+}
+
+func (r *repl) start(ctx context.Context) error {
+	s, err := session.Start(ctx, r.cfg)
+	if err != nil {
+		return err
+	}
+	r.sess = s
+	if r.dump != nil {
+		if _, err := s.Load(ctx, r.dump); err != nil {
+			return fmt.Errorf("restoring the session: %w", err)
+		}
+	}
+	return nil
+}
+
+// eval runs one input. Ctrl-C while it runs kills the worker; the REPL then
+// restarts from the dump taken after the previous input.
+func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	interrupted := false
+	go func() {
+		select {
+		case <-sigs:
+			interrupted = true
+			cancel()
+		case <-done:
+		}
+	}()
+	opts := []session.RunOption{session.WithStdout(r.stdout), session.WithStderr(r.stderr)}
+	if r.table != nil {
+		opts = append(opts, session.WithOS(r.table))
+	}
+	res, err := r.sess.Run(runCtx, src, opts...)
+	close(done)
+	cancel()
+	switch {
+	case err == nil:
+		if s := resultRepr(res); s != "None" {
+			fmt.Fprintln(r.stdout, s)
+		}
+	case interrupted:
+		fmt.Fprintln(r.stderr, "KeyboardInterrupt")
+	default:
+		var pe *session.PythonError
+		var te *session.TypeCheckError
+		switch {
+		case errors.As(err, &pe):
+			fmt.Fprint(r.stderr, tracebackText(pe.Exception, "<stdin>"))
+		case errors.As(err, &te):
+			fmt.Fprintln(r.stderr, strings.TrimRight(te.Diagnostics, "\n"))
+		default:
+			fmt.Fprintf(r.stderr, "montygo: %v\n", err)
+		}
+	}
+	if err != nil && !session.Survives(err) {
+		r.sess.Close()
+		if interrupted {
+			fmt.Fprintln(r.stderr, "(worker restarted; globals restored from before the interrupted input)")
+		} else {
+			fmt.Fprintln(r.stderr, "(worker lost; restarted with the globals from before this input)")
+		}
+		return r.start(ctx)
+	}
+	if d, derr := r.sess.Dump(ctx); derr == nil {
+		r.dump = d
+	}
+	return nil
+}
+
+// complete reports whether the lines typed so far form a whole input: no
+// open bracket or triple-quoted string, no trailing backslash, and — for a
+// block (a first line ending in ':') — a final blank line.
+func complete(lines []string) bool {
+	depth := 0
+	inTriple := ""
+	for _, line := range lines {
+		inStr := byte(0)
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			if inTriple != "" {
+				if strings.HasPrefix(line[i:], inTriple) {
+					i += 2
+					inTriple = ""
+				}
+				continue
+			}
+			if inStr != 0 {
+				if c == '\\' {
+					i++
+				} else if c == inStr {
+					inStr = 0
+				}
+				continue
+			}
+			switch c {
+			case '#':
+				i = len(line)
+			case '"', '\'':
+				if strings.HasPrefix(line[i:], strings.Repeat(string(c), 3)) {
+					inTriple = strings.Repeat(string(c), 3)
+					i += 2
+				} else {
+					inStr = c
+				}
+			case '(', '[', '{':
+				depth++
+			case ')', ']', '}':
+				depth--
+			}
+		}
+	}
+	if depth > 0 || inTriple != "" {
+		return false
+	}
+	last := strings.TrimRight(lines[len(lines)-1], " \t")
+	if strings.HasSuffix(last, "\\") {
+		return false
+	}
+	first := strings.TrimSpace(stripComment(lines[0]))
+	if strings.HasSuffix(strings.TrimSpace(stripComment(last)), ":") {
+		return false
+	}
+	// A compound statement (or a decorated one) ends with a blank line.
+	if strings.HasSuffix(first, ":") || strings.HasPrefix(first, "@") {
+		return len(lines) > 1 && strings.TrimSpace(last) == ""
+	}
+	return true
+}
+
+func stripComment(s string) string {
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/mount"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
+)
+
+// sessionFlags are the flags shared by run and repl.
+type sessionFlags struct {
+	worker      string
+	maxDuration string
+	maxMemory   string
+	mounts      multiFlag
+	protocol    uint
+	typeCheck   bool
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func (f *sessionFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.worker, "worker", "", "path of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
+	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on execution time in seconds (fractional, e.g. 0.5)")
+	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB)")
+	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
+	fs.UintVar(&f.protocol, "protocol", 0, "pin the protocol version (default: negotiate)")
+	fs.BoolVar(&f.typeCheck, "type-check", false, "type-check each snippet before running it")
+}
+
+// config builds the session configuration and the OS handler.
+func (f *sessionFlags) config(scriptName string) (session.Config, *mount.Table, error) {
+	cfg := session.Config{
+		Worker:          worker.Config{Binary: f.worker},
+		ScriptName:      scriptName,
+		ProtocolVersion: uint32(f.protocol),
+		TypeCheck:       f.typeCheck,
+	}
+	if f.maxDuration != "" {
+		secs, err := strconv.ParseFloat(f.maxDuration, 64)
+		if err != nil || secs < 0 || secs > 1e9 {
+			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds", f.maxDuration)
+		}
+		cfg.Limits.MaxDuration = time.Duration(secs * float64(time.Second))
+		if cfg.Limits.MaxDuration == 0 {
+			cfg.Limits.MaxDuration = time.Microsecond
+		}
+	}
+	if f.maxMemory != "" {
+		n, err := parseBytes(f.maxMemory)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("--max-memory: %w", err)
+		}
+		cfg.Limits.MaxMemory = n
+	}
+	var table *mount.Table
+	if len(f.mounts) > 0 {
+		var ms []mount.Mount
+		for _, spec := range f.mounts {
+			m, err := mount.ParseSpec(spec)
+			if err != nil {
+				return cfg, nil, fmt.Errorf("--mount: %w", err)
+			}
+			ms = append(ms, m)
+		}
+		t, err := mount.New(ms, mount.Options{})
+		if err != nil {
+			return cfg, nil, fmt.Errorf("--mount: %w", err)
+		}
+		table = t
+	}
+	return cfg, table, nil
+}
+
+var bytesRE = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$`)
+
+// parseBytes parses a byte count with an optional decimal (KB, MB, GB) or
+// binary (KiB, MiB, GiB) suffix.
+func parseBytes(s string) (uint64, error) {
+	m := bytesRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a byte count", s)
+	}
+	mult := map[string]float64{
+		"": 1, "b": 1,
+		"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+		"ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20, "gi": 1 << 30, "gib": 1 << 30, "tib": 1 << 40,
+	}[strings.ToLower(m[2])]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q has an unknown unit %q", s, m[2])
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a byte count", s)
+	}
+	v := f * mult
+	if v > float64(1<<63) {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return uint64(v), nil
+}
+
+// parseInterspersed parses flags that may come before or after positional
+// arguments, as `montygo run FILE --max-duration 1` expects.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sf sessionFlags
+	sf.register(fs)
+	code := fs.String("c", "", "program passed in as a string")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: montygo run FILE | -c CODE [flags]")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitError{2}
+	}
+	var src, script string
+	cSet := false
+	fs.Visit(func(f *flag.Flag) { cSet = cSet || f.Name == "c" })
+	switch {
+	case cSet && len(pos) == 0:
+		src, script = *code, "<string>"
+	case !cSet && len(pos) == 1:
+		b, err := os.ReadFile(pos[0])
+		if err != nil {
+			return err
+		}
+		src, script = string(b), pos[0]
+	default:
+		fs.Usage()
+		return exitError{2}
+	}
+	cfg, table, err := sf.config(script)
+	if err != nil {
+		return err
+	}
+	if table != nil {
+		defer table.Close()
+	}
+	sess, err := session.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+
+	opts := []session.RunOption{session.WithStdout(stdout), session.WithStderr(stderr)}
+	if table != nil {
+		opts = append(opts, session.WithOS(table))
+	}
+	res, err := sess.Run(ctx, src, opts...)
+	if err != nil {
+		return reportRunError(err, script, stderr)
+	}
+	if s := resultRepr(res); s != "None" {
+		fmt.Fprintln(stdout, s)
+	}
+	return nil
+}
+
+// resultRepr renders a feed's value as CPython's repr() would.
+func resultRepr(res *session.Result) string {
+	return res.Repr()
+}
+
+var pythonInput = regexp.MustCompile(`File "<python-input-[0-9]+>"`)
+
+// reportRunError prints a Python exception as a traceback (exit 1) and
+// returns other errors for main to print.
+func reportRunError(err error, script string, stderr io.Writer) error {
+	var pe *session.PythonError
+	if errors.As(err, &pe) {
+		fmt.Fprint(stderr, tracebackText(pe.Exception, script))
+		return exitError{1}
+	}
+	var te *session.TypeCheckError
+	if errors.As(err, &te) {
+		fmt.Fprintln(stderr, strings.TrimRight(te.Diagnostics, "\n"))
+		return exitError{1}
+	}
+	return err
+}
+
+// tracebackText renders exc like Python, naming the script in the frames
+// instead of the worker's "<python-input-N>".
+func tracebackText(exc *message.RaisedException, script string) string {
+	tb := exc.TracebackString()
+	return pythonInput.ReplaceAllLiteralString(tb, `File "`+script+`"`)
+}
