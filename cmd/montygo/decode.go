@@ -132,6 +132,20 @@ func eventJSON(e *message.ChildEvent) map[string]any {
 	} else {
 		m["kind"] = e.Body.EventKind().String()
 		m["body"] = e.Body
+		switch b := e.Body.(type) {
+		case *message.Complete:
+			m["repr"] = b.Values.Repr(b.Value)
+		case *message.FunctionCall:
+			args := make([]string, len(b.Args))
+			for i, a := range b.Args {
+				args[i] = b.Values.Repr(a)
+			}
+			m["args_repr"] = args
+		case *message.Error:
+			if b.Exception != nil {
+				m["exception"] = b.Exception.Error()
+			}
+		}
 	}
 	if e.TotalExecutionMicros != 0 {
 		m["total_execution_micros"] = e.TotalExecutionMicros

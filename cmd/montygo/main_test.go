@@ -61,10 +61,10 @@ func runCLI(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 func TestRunPrintsReprOfFinalExpression(t *testing.T) {
 	for _, c := range []struct{ code, want string }{
 		{"1 + 2", "3\n"},
-		{"'a'", "'a'\n"},           // the worker's CLI drops the quotes
-		{"(1,)", "(1,)\n"},         // and the comma of a one-element tuple
-		{"x = 1", ""},              // statements print nothing
-		{"None", ""},               // nor does None
+		{"'a'", "'a'\n"},   // the worker's CLI drops the quotes
+		{"(1,)", "(1,)\n"}, // and the comma of a one-element tuple
+		{"x = 1", ""},      // statements print nothing
+		{"None", ""},       // nor does None
 		{"print('hi'); [1, 'b']", "hi\n[1, 'b']\n"},
 		{"{'k': (1, [2.5, {3}])}", "{'k': (1, [2.5, {3}])}\n"},
 		{"2**100", "1267650600228229401496703205376\n"},

@@ -43,7 +43,9 @@ func (r *tmuxREPL) screen() string {
 	return r.tmux("capture-pane", "-p", "-t", r.name, "-S", "-200")
 }
 
-func (r *tmuxREPL) send(keys ...string) { r.tmux(append([]string{"send-keys", "-t", r.name}, keys...)...) }
+func (r *tmuxREPL) send(keys ...string) {
+	r.tmux(append([]string{"send-keys", "-t", r.name}, keys...)...)
+}
 
 func (r *tmuxREPL) line(s string) { r.send("-l", s); r.send("Enter") }
 

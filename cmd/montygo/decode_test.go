@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	codecv4 "github.com/gomonty/monty/codec/v4"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+type vector struct {
+	Requests  []string `json:"request_frames_hex"`
+	Responses []string `json:"response_frames_hex"`
+}
+
+func loadVector(t *testing.T, name string) vector {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/v2/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v vector
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func framed(t *testing.T, hexes []string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := frame.NewWriter(&buf, 0)
+	for _, h := range hexes {
+		b, err := hex.DecodeString(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteFrame(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func decodeCLI(t *testing.T, stdin []byte, args ...string) ([]map[string]any, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(montygo(t), append([]string{"decode"}, args...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	rc := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		rc = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var docs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("output line is not JSON: %q", line)
+		}
+		docs = append(docs, m)
+	}
+	return docs, errb.String(), rc
+}
+
+func TestDecodeProtocol2Recording(t *testing.T) {
+	v := loadVector(t, "value_nested")
+	docs, errs, rc := decodeCLI(t, framed(t, v.Responses), "--protocol", "2")
+	if rc != 0 || len(docs) != len(v.Responses) {
+		t.Fatalf("rc %d, %d docs (stderr %q)", rc, len(docs), errs)
+	}
+	if docs[1]["kind"] != "Complete" || docs[1]["repr"] != "[{'k': (1, [2, {3}])}]" {
+		t.Fatalf("complete: %v", docs[1])
+	}
+	docs, _, rc = decodeCLI(t, framed(t, v.Requests), "--protocol", "2", "--from", "parent")
+	if rc != 0 || docs[0]["kind"] != "Configure" || docs[1]["kind"] != "Feed" || docs[2]["kind"] != "Shutdown" {
+		t.Fatalf("requests: rc %d %v", rc, docs)
+	}
+}
+
+func TestDecodeProtocol4HexAndBudget(t *testing.T) {
+	var g value.Graph
+	items := make([]value.NodeID, 1000)
+	for i := range items {
+		items[i] = g.Add(value.Int(int64(i)))
+	}
+	root := g.Add(value.List(items...))
+	ev := &message.ChildEvent{Body: &message.Complete{Value: root, Values: g}}
+	b, err := codecv4.Codec.AppendEvent(nil, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []byte("# one event\n" + hex.EncodeToString(b) + "\n")
+	docs, errs, rc := decodeCLI(t, in, "--hex")
+	if rc != 0 || len(docs) != 1 || !strings.HasPrefix(docs[0]["repr"].(string), "[0, 1, 2, ") {
+		t.Fatalf("rc %d docs %v stderr %q", rc, docs, errs)
+	}
+	// The same frame under a budget too small for a thousand nodes.
+	_, errs, rc = decodeCLI(t, in, "--hex", "--max-decode-bytes", "4096")
+	if rc != 1 || !strings.Contains(errs, "frame exceeds decode memory budget") {
+		t.Fatalf("budget: rc %d stderr %q", rc, errs)
+	}
+}
+
+func TestDecodeInvalidFrames(t *testing.T) {
+	for name, in := range map[string][]byte{
+		"truncated": {8, 0, 0, 0, 1, 2},
+		"oversize":  {0xff, 0xff, 0xff, 0xff},
+		"garbage":   {3, 0, 0, 0, 0xff, 0xff, 0xff},
+		"bad arena": framed(t, []string{"3209120712055a030a0105"}),
+	} {
+		_, errs, rc := decodeCLI(t, in)
+		if rc != 1 || errs == "" {
+			t.Errorf("%s: rc %d stderr %q", name, rc, errs)
+		}
+	}
+	_, errs, rc := decodeCLI(t, []byte("zz\n"), "--hex")
+	if rc != 1 || !strings.Contains(errs, "invalid hex") {
+		t.Errorf("bad hex: rc %d %q", rc, errs)
+	}
+	_, _, rc = decodeCLI(t, nil, "--protocol", "3")
+	if rc != 1 {
+		t.Errorf("unknown protocol: rc %d", rc)
+	}
+}
