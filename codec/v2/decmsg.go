@@ -1,0 +1,1001 @@
+package codecv2
+
+import (
+	"fmt"
+	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// message decodes one occurrence of a nested message, handing each field
+// to f (which must skip the fields it does not know).
+func (d *dec) message(wt protowire.Type, f func(num protowire.Number, wt protowire.Type) error) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		if err := f(num, wt); err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func frameTooLong(n, max int) error {
+	return &codec.DecodeError{Structural: true,
+		Err: fmt.Errorf("frame of %d bytes exceeds maximum of %d bytes", n, max)}
+}
+
+// ---------------------------------------------------------------------------
+// Requests
+
+// reqState is the ParentRequest arm being decoded. A repeated occurrence of
+// the same arm merges into it; another arm replaces it.
+type reqState struct {
+	arm  protowire.Number
+	body message.Request
+	val  pobj // the arm's singular value field (return_value, lookup value)
+}
+
+func (d *dec) newRequest(num protowire.Number) (message.Request, error) {
+	if err := d.charge(256); err != nil { // the message struct
+		return nil, err
+	}
+	var body message.Request
+	var g *value.Graph
+	switch num {
+	case 1:
+		body = new(message.Configure)
+	case 2:
+		body = new(message.InstallDependencies)
+	case 3:
+		x := new(message.Feed)
+		body, g = x, &x.Values
+	case 4:
+		x := new(message.ResumeCall)
+		body, g = x, &x.Values
+	case 5:
+		x := new(message.ResumeNameLookup)
+		body, g = x, &x.Values
+	case 6:
+		x := new(message.ResumeFutures)
+		body, g = x, &x.Values
+	case 7:
+		body = new(message.Dump)
+	case 8:
+		body = new(message.Load)
+	case 9:
+		body = new(message.Reset)
+	case 10:
+		body = new(message.Shutdown)
+	case 11:
+		body = new(message.AbortFeed)
+	}
+	d.g, d.classes = g, nil
+	return body, nil
+}
+
+func decodeRequest(frame []byte, lim codec.Limits) (*message.ParentRequest, error) {
+	if len(frame) > lim.FrameLen() {
+		return nil, frameTooLong(len(frame), lim.FrameLen())
+	}
+	d := newDec(frame, lim)
+	r := &message.ParentRequest{}
+	var rs reqState
+	for d.pos < len(d.buf) {
+		num, wt, err := d.key()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case num >= 1 && num <= 11:
+			if rs.arm != num {
+				body, err := d.newRequest(num)
+				if err != nil {
+					return nil, push(err, "ParentRequest.kind")
+				}
+				rs = reqState{arm: num, body: body}
+			}
+			err = push(d.requestArm(wt, &rs), "ParentRequest.kind")
+		case num == 20:
+			err = d.fOptStr(wt, &r.TraceParent, "ParentRequest.trace_parent")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	d.convertRequest(rs.body)
+	if d.conv != nil {
+		return nil, d.conv
+	}
+	r.Body = rs.body
+	return r, nil
+}
+
+func (d *dec) requestArm(wt protowire.Type, rs *reqState) error {
+	switch x := rs.body.(type) {
+	case *message.Configure:
+		return d.configure(wt, x)
+	case *message.InstallDependencies:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				return d.fStrs(wt, &x.Requirements, "InstallDependencies.requirements")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.Feed:
+		return d.feed(wt, x)
+	case *message.ResumeCall:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fU32(wt, &x.CallID, "ResumeCall.call_id")
+			case 2:
+				if x.Result == nil {
+					r, err := chargeNew[message.ExtResult](d)
+					if err != nil {
+						return push(err, "ResumeCall.result")
+					}
+					x.Result = r
+				}
+				return push(d.extResult(wt, x.Result, &rs.val), "ResumeCall.result")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.ResumeNameLookup:
+		return d.resumeNameLookup(wt, x, &rs.val)
+	case *message.ResumeFutures:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				return push(d.futureResult(wt, x), "ResumeFutures.results")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.Load:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				return d.fBytes(wt, &x.State, "Load.state")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.AbortFeed:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				if x.Exception == nil {
+					e, err := chargeNew[message.RaisedException](d)
+					if err != nil {
+						return push(err, "AbortFeed.exception")
+					}
+					x.Exception = e
+				}
+				return push(d.raised(wt, x.Exception), "AbortFeed.exception")
+			}
+			return d.skip(num, wt)
+		})
+	}
+	// Dump, Reset, Shutdown.
+	return d.skipMessage(wt)
+}
+
+func (d *dec) configure(wt protowire.Type, x *message.Configure) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fStr(wt, &x.ScriptName, "Configure.script_name")
+		case 2:
+			if x.Limits == nil {
+				l, err := chargeNew[message.ResourceLimits](d)
+				if err != nil {
+					return push(err, "Configure.limits")
+				}
+				x.Limits = l
+			}
+			return push(d.limits(wt, x.Limits), "Configure.limits")
+		case 3:
+			return d.fBool(wt, &x.TypeCheck, "Configure.type_check")
+		case 4:
+			return d.fOptStr(wt, &x.TypeCheckStubs, "Configure.type_check_stubs")
+		case 5:
+			return d.fStr(wt, &x.MontyVersion, "Configure.monty_version")
+		case 6:
+			return d.fOptU32(wt, &x.AssertMessageAnnotations, "Configure.assert_message_annotations")
+		case 7:
+			var v int32
+			err := d.fI32(wt, &v, "Configure.type_check_format")
+			x.TypeCheckFormat = message.TypeCheckFormat(uint32(v))
+			return err
+		case 8:
+			return d.fBool(wt, &x.TypeCheckColor, "Configure.type_check_color")
+		case 9:
+			return d.fU32(wt, &x.ProtocolVersion, "Configure.protocol_version")
+		case 10:
+			return d.fOptU32(wt, &x.PrintFlushIntervalMs, "Configure.print_flush_interval_ms")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+func (d *dec) limits(wt protowire.Type, x *message.ResourceLimits) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fOptU64(wt, &x.MaxDurationMicros, "ResourceLimits.max_duration_micros")
+		case 2:
+			return d.fOptU64(wt, &x.MaxMemoryBytes, "ResourceLimits.max_memory_bytes")
+		case 3:
+			return d.fOptU64(wt, &x.GCInterval, "ResourceLimits.gc_interval")
+		case 4:
+			return d.fOptU64(wt, &x.MaxRecursionDepth, "ResourceLimits.max_recursion_depth")
+		case 5:
+			return d.fOptU64(wt, &x.MaxSuspensions, "ResourceLimits.max_suspensions")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+var namedRefCost = budget.SizeOf[message.NamedRef]()
+
+func (d *dec) feed(wt protowire.Type, x *message.Feed) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fStr(wt, &x.Code, "Feed.code")
+		case 2:
+			return push(d.namedValue(wt, x), "Feed.inputs")
+		case 3:
+			return d.fBool(wt, &x.SkipTypeCheck, "Feed.skip_type_check")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+func (d *dec) namedValue(wt protowire.Type, x *message.Feed) error {
+	var ref message.NamedRef
+	var p pobj
+	set := false
+	err := d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fStr(wt, &ref.Name, "NamedValue.name")
+		case 2:
+			id, err := d.root(wt, &p)
+			if err != nil {
+				return push(err, "NamedValue.value")
+			}
+			ref.Value, set = id, true
+			return nil
+		}
+		return d.skip(num, wt)
+	})
+	if err != nil {
+		return err
+	}
+	if !set {
+		d.convErr(value.MissingField("NamedValue.value"))
+		return nil
+	}
+	if x.Inputs, err = grow(d, x.Inputs, namedRefCost); err != nil {
+		return err
+	}
+	x.Inputs = append(x.Inputs, ref)
+	return nil
+}
+
+// extResult merges one ExtFunctionResult occurrence into r. val holds the
+// return_value state across occurrences.
+func (d *dec) extResult(wt protowire.Type, r *message.ExtResult, val *pobj) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		if num < 1 || num > 5 {
+			return d.skip(num, wt)
+		}
+		if k := message.ResultKind(num); r.Kind != k {
+			*r = message.ExtResult{Kind: k}
+			*val = pobj{}
+		}
+		var err error
+		switch num {
+		case 1:
+			r.Value, err = d.root(wt, val)
+		case 2:
+			if r.Error == nil {
+				if r.Error, err = chargeNew[message.RaisedException](d); err != nil {
+					break
+				}
+			}
+			err = d.raised(wt, r.Error)
+		case 3:
+			var v uint64
+			v, err = d.uvarint(wt)
+			r.Future = uint32(v)
+		case 4:
+			r.Name, err = d.str(wt)
+		case 5:
+			err = d.skipMessage(wt)
+		}
+		return push(err, "ExtFunctionResult.kind")
+	})
+}
+
+func (d *dec) resumeNameLookup(wt protowire.Type, x *message.ResumeNameLookup, val *pobj) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		if num < 1 || num > 3 {
+			return d.skip(num, wt)
+		}
+		if k := message.LookupKind(num); x.Kind != k {
+			x.Kind, x.Value, x.Error = k, 0, nil
+			*val = pobj{}
+		}
+		var err error
+		switch num {
+		case 1:
+			x.Value, err = d.root(wt, val)
+		case 2:
+			err = d.skipMessage(wt)
+		case 3:
+			if x.Error == nil {
+				if x.Error, err = chargeNew[message.RaisedException](d); err != nil {
+					break
+				}
+			}
+			err = d.raised(wt, x.Error)
+		}
+		return push(err, "ResumeNameLookup.kind")
+	})
+}
+
+var futureResultCost = budget.SizeOf[message.FutureResult]()
+
+func (d *dec) futureResult(wt protowire.Type, x *message.ResumeFutures) error {
+	var fr message.FutureResult
+	var val pobj
+	err := d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fU32(wt, &fr.CallID, "FutureResult.call_id")
+		case 2:
+			if fr.Result == nil {
+				r, err := chargeNew[message.ExtResult](d)
+				if err != nil {
+					return push(err, "FutureResult.result")
+				}
+				fr.Result = r
+			}
+			return push(d.extResult(wt, fr.Result, &val), "FutureResult.result")
+		}
+		return d.skip(num, wt)
+	})
+	if err != nil {
+		return err
+	}
+	if x.Results, err = grow(d, x.Results, futureResultCost); err != nil {
+		return err
+	}
+	x.Results = append(x.Results, fr)
+	return nil
+}
+
+var stackFrameCost = budget.SizeOf[message.StackFrame]()
+
+func (d *dec) raised(wt protowire.Type, e *message.RaisedException) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fStr(wt, &e.Type, "RaisedException.exc_type")
+		case 2:
+			return d.fOptStr(wt, &e.Message, "RaisedException.message")
+		case 3:
+			return push(d.stackFrame(wt, e), "RaisedException.traceback")
+		case 4:
+			return push(d.excData(wt, &e.Data), "RaisedException.data")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
+	var f message.StackFrame
+	var start, end bool
+	err := d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fStr(wt, &f.Filename, "StackFrame.filename")
+		case 2:
+			start = true
+			return push(d.codeLoc(wt, &f.Start), "StackFrame.start")
+		case 3:
+			end = true
+			return push(d.codeLoc(wt, &f.End), "StackFrame.end")
+		case 4:
+			return d.fOptStr(wt, &f.FrameName, "StackFrame.frame_name")
+		case 5:
+			return d.fOptStr(wt, &f.PreviewLine, "StackFrame.preview_line")
+		case 6:
+			return d.fBool(wt, &f.HideCaret, "StackFrame.hide_caret")
+		case 7:
+			return d.fBool(wt, &f.HideFrameName, "StackFrame.hide_frame_name")
+		}
+		return d.skip(num, wt)
+	})
+	if err != nil {
+		return err
+	}
+	if !start {
+		d.convErr(value.MissingField("StackFrame.start"))
+	} else if !end {
+		d.convErr(value.MissingField("StackFrame.end"))
+	}
+	if e.Traceback, err = grow(d, e.Traceback, stackFrameCost); err != nil {
+		return err
+	}
+	e.Traceback = append(e.Traceback, f)
+	return nil
+}
+
+func (d *dec) codeLoc(wt protowire.Type, c *message.CodeLoc) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fU32(wt, &c.Line, "CodeLoc.line")
+		case 2:
+			return d.fU32(wt, &c.Column, "CodeLoc.column")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+func (d *dec) excData(wt protowire.Type, dst *message.ExcData) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			u, ok := (*dst).(*message.UnicodeErrorData)
+			if !ok {
+				var err error
+				if u, err = chargeNew[message.UnicodeErrorData](d); err != nil {
+					return push(err, "ExcData.kind")
+				}
+				*dst = u
+			}
+			return push(d.unicodeData(wt, u), "ExcData.kind")
+		case 2:
+			j, ok := (*dst).(*message.JSONErrorData)
+			if !ok {
+				var err error
+				if j, err = chargeNew[message.JSONErrorData](d); err != nil {
+					return push(err, "ExcData.kind")
+				}
+				*dst = j
+			}
+			return push(d.jsonData(wt, j), "ExcData.kind")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+func (d *dec) unicodeData(wt protowire.Type, u *message.UnicodeErrorData) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fStr(wt, &u.Encoding, "UnicodeErrorData.encoding")
+		case 2:
+			b, err := d.bytes(wt, true)
+			if err != nil {
+				return push(err, "UnicodeErrorData.object")
+			}
+			u.ObjectBytes, u.ObjectStr = b, nil
+			return nil
+		case 3:
+			var s *string
+			if err := d.fOptStr(wt, &s, "UnicodeErrorData.object"); err != nil {
+				return err
+			}
+			u.ObjectBytes, u.ObjectStr = nil, s
+			return nil
+		case 4:
+			return d.fU64(wt, &u.Start, "UnicodeErrorData.start")
+		case 5:
+			return d.fU64(wt, &u.End, "UnicodeErrorData.end")
+		case 6:
+			return d.fStr(wt, &u.Reason, "UnicodeErrorData.reason")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+func (d *dec) jsonData(wt protowire.Type, j *message.JSONErrorData) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fStr(wt, &j.Msg, "JsonErrorData.msg")
+		case 2:
+			return d.fOptStr(wt, &j.Doc, "JsonErrorData.doc")
+		case 3:
+			return d.fU64(wt, &j.Pos, "JsonErrorData.pos")
+		case 4:
+			return d.fU64(wt, &j.Lineno, "JsonErrorData.lineno")
+		case 5:
+			return d.fU64(wt, &j.Colno, "JsonErrorData.colno")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+const notHandledReason = "NotHandled is only valid answering a suspended OS call"
+
+// convertRequest applies the rules the worker checks when it converts a
+// decoded request: required oneofs and fields, and exception sanity.
+func (d *dec) convertRequest(body message.Request) {
+	switch x := body.(type) {
+	case *message.ResumeCall:
+		if x.Result != nil {
+			d.convertResult(x.Result, false)
+		}
+	case *message.ResumeNameLookup:
+		if x.Kind == 0 {
+			d.convErr(value.MissingField("ResumeNameLookup.kind"))
+		} else if x.Error != nil {
+			d.sanitize(x.Error)
+		}
+	case *message.ResumeFutures:
+		for i := range x.Results {
+			if x.Results[i].Result == nil {
+				d.convErr(value.MissingField("FutureResult.result"))
+				continue
+			}
+			d.convertResult(x.Results[i].Result, true)
+		}
+	case *message.AbortFeed:
+		if x.Exception != nil {
+			d.sanitize(x.Exception)
+		}
+	}
+}
+
+func (d *dec) convertResult(r *message.ExtResult, future bool) {
+	switch {
+	case r.Kind == 0:
+		d.convErr(value.MissingField("ExtFunctionResult.kind"))
+	case r.Kind == message.ResultNotHandled && future:
+		d.convErr(value.InvalidValue("ExtFunctionResult.kind", notHandledReason))
+	case r.Error != nil:
+		d.sanitize(r.Error)
+	}
+}
+
+func (d *dec) sanitize(e *message.RaisedException) {
+	if err := e.Sanitize(); err != nil {
+		d.convErr(err)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Events
+
+type evState struct {
+	arm    protowire.Number
+	body   message.Event
+	val    pobj // Complete.value or Getenv.default
+	valSet bool
+	stream int32
+	oid    value.UUID
+	oidSet bool
+	oidLen int
+}
+
+func (d *dec) newEvent(num protowire.Number) (message.Event, error) {
+	if err := d.charge(256); err != nil { // the message struct
+		return nil, err
+	}
+	var body message.Event
+	var g *value.Graph
+	switch num {
+	case 1:
+		body = &message.Print{Segments: make([]message.PrintSegment, 1)}
+	case 2:
+		x := new(message.FunctionCall)
+		body, g = x, &x.Values
+	case 3:
+		x := new(message.OsCall)
+		body, g = x, &x.Values
+	case 4:
+		body = new(message.NameLookup)
+	case 5:
+		body = new(message.ResolveFutures)
+	case 6:
+		x := new(message.Complete)
+		body, g = x, &x.Values
+	case 7:
+		body = new(message.Error)
+	case 8:
+		body = new(message.TypingError)
+	case 9:
+		body = new(message.DumpResult)
+	case 10:
+		body = new(message.Ok)
+	case 11:
+		body = new(message.FatalError)
+	case 12:
+		body = new(message.ShutdownDump)
+	}
+	d.g, d.classes = g, nil
+	return body, nil
+}
+
+func decodeEvent(frame []byte, lim codec.Limits) (*message.ChildEvent, error) {
+	if len(frame) > lim.FrameLen() {
+		return nil, frameTooLong(len(frame), lim.FrameLen())
+	}
+	d := newDec(frame, lim)
+	ev := &message.ChildEvent{}
+	var es evState
+	for d.pos < len(d.buf) {
+		num, wt, err := d.key()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case num >= 1 && num <= 12:
+			if es.arm != num {
+				body, err := d.newEvent(num)
+				if err != nil {
+					return nil, push(err, "ChildEvent.kind")
+				}
+				es = evState{arm: num, body: body}
+			}
+			err = push(d.eventArm(wt, &es), "ChildEvent.kind")
+		case num == 20:
+			err = d.fU64(wt, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
+		case num == 21:
+			err = d.fOptU64(wt, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
+		case num == 22:
+			err = d.fOptStr(wt, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
+		case num == 23:
+			err = d.fOptU64(wt, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	d.convertEvent(&es)
+	if d.conv != nil {
+		return nil, d.conv
+	}
+	ev.Body = es.body
+	return ev, nil
+}
+
+func (d *dec) eventArm(wt protowire.Type, es *evState) error {
+	switch x := es.body.(type) {
+	case *message.Print:
+		seg := &x.Segments[0]
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fI32(wt, &es.stream, "Print.stream")
+			case 2:
+				return d.fStr(wt, &seg.Text, "Print.text")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.FunctionCall:
+		return d.functionCall(wt, x, es)
+	case *message.OsCall:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch {
+			case num == 1:
+				return d.fU32(wt, &x.CallID, "OsCall.call_id")
+			case num >= 2 && num <= 24:
+				return push(d.osCall(num, wt, x, es), "OsCall.call")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.NameLookup:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fStr(wt, &x.Name, "NameLookup.name")
+			case 2:
+				es.oidSet = true
+				return push(d.uuidMsg(wt, &es.oid, &es.oidLen), "NameLookup.object_id")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.ResolveFutures:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				return push(d.packedU32(wt, &x.PendingCallIDs), "ResolveFutures.pending_call_ids")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.Complete:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				id, err := d.root(wt, &es.val)
+				if err != nil {
+					return push(err, "Complete.value")
+				}
+				x.Value, es.valSet = id, true
+				return nil
+			}
+			return d.skip(num, wt)
+		})
+	case *message.Error:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				if x.Exception == nil {
+					e, err := chargeNew[message.RaisedException](d)
+					if err != nil {
+						return push(err, "Error.exception")
+					}
+					x.Exception = e
+				}
+				return push(d.raised(wt, x.Exception), "Error.exception")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.TypingError:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				return d.fStr(wt, &x.Diagnostics, "TypingError.diagnostics")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.DumpResult:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				return d.fBytes(wt, &x.State, "DumpResult.state")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.FatalError:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				return d.fStr(wt, &x.Message, "FatalError.message")
+			}
+			return d.skip(num, wt)
+		})
+	case *message.ShutdownDump:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				b, err := d.bytes(wt, true)
+				if err != nil {
+					return push(err, "ShutdownDump.dump")
+				}
+				x.Dump = &b
+				return nil
+			}
+			return d.skip(num, wt)
+		})
+	}
+	// Ok.
+	return d.skipMessage(wt)
+}
+
+func (d *dec) functionCall(wt protowire.Type, x *message.FunctionCall, es *evState) error {
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		switch num {
+		case 1:
+			return d.fStr(wt, &x.FunctionName, "FunctionCall.function_name")
+		case 2:
+			id, err := d.item(wt)
+			if err == nil {
+				x.Args, err = d.appendRef(x.Args, id)
+			}
+			return push(err, "FunctionCall.args")
+		case 3:
+			k, v, err := d.pair(wt)
+			if err == nil {
+				if x.Kwargs, err = grow(d, x.Kwargs, budget.PairCost); err == nil {
+					x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: v})
+				}
+			}
+			return push(err, "FunctionCall.kwargs")
+		case 4:
+			return d.fU32(wt, &x.CallID, "FunctionCall.call_id")
+		case 5:
+			es.oidSet = true
+			return push(d.uuidMsg(wt, &es.oid, &es.oidLen), "FunctionCall.object_id")
+		}
+		return d.skip(num, wt)
+	})
+}
+
+// osCall merges one occurrence of an OsCall.call arm.
+func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall, es *evState) error {
+	if op := message.OsOp(num); x.Op != op {
+		*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values}
+		es.val, es.valSet = pobj{}, false
+	}
+	switch {
+	case num <= 13:
+		s, err := d.str(wt)
+		x.Path = s
+		return err
+	case num == 14 || num == 15:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fStr(wt, &x.Path, "TextWrite.path")
+			case 2:
+				return d.fStr(wt, &x.Text, "TextWrite.data")
+			}
+			return d.skip(num, wt)
+		})
+	case num == 16 || num == 17:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fStr(wt, &x.Path, "BytesWrite.path")
+			case 2:
+				return d.fBytes(wt, &x.Data, "BytesWrite.data")
+			}
+			return d.skip(num, wt)
+		})
+	case num == 18:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fStr(wt, &x.Path, "Open.path")
+			case 2:
+				return d.fStr(wt, &x.Mode, "Open.mode")
+			}
+			return d.skip(num, wt)
+		})
+	case num == 19:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fStr(wt, &x.Path, "Mkdir.path")
+			case 2:
+				return d.fBool(wt, &x.Parents, "Mkdir.parents")
+			case 3:
+				return d.fBool(wt, &x.ExistOK, "Mkdir.exist_ok")
+			}
+			return d.skip(num, wt)
+		})
+	case num == 20:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fStr(wt, &x.Path, "Rename.src")
+			case 2:
+				return d.fStr(wt, &x.Dst, "Rename.dst")
+			}
+			return d.skip(num, wt)
+		})
+	case num == 21:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			switch num {
+			case 1:
+				return d.fStr(wt, &x.Key, "Getenv.key")
+			case 2:
+				id, err := d.root(wt, &es.val)
+				if err != nil {
+					return push(err, "Getenv.default")
+				}
+				x.Default, es.valSet = id, true
+				return nil
+			}
+			return d.skip(num, wt)
+		})
+	case num == 24:
+		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+			if num == 1 {
+				if x.TZ == nil {
+					tz, err := chargeNew[value.TimeZone](d)
+					if err != nil {
+						return push(err, "DateTimeNow.tz")
+					}
+					x.TZ = tz
+				}
+				return push(d.timeZone(wt, x.TZ), "DateTimeNow.tz")
+			}
+			return d.skip(num, wt)
+		})
+	}
+	// get_environ, date_today.
+	return d.skipMessage(wt)
+}
+
+// packedU32 decodes one occurrence of a repeated uint32 field, packed or
+// not. A packed run of L bytes holds at most L ids, so room for them is
+// charged and reserved before any is read.
+func (d *dec) packedU32(wt protowire.Type, dst *[]uint32) error {
+	if wt != protowire.BytesType {
+		v, err := d.uvarint(wt)
+		if err != nil {
+			return err
+		}
+		s, err := grow(d, *dst, 4)
+		if err != nil {
+			return err
+		}
+		*dst = append(s, uint32(v))
+		return nil
+	}
+	n, err := d.length()
+	if err != nil {
+		return err
+	}
+	s, err := budget.Reserve(d.bud, *dst, n, 4)
+	if err != nil {
+		return fail(codec.ErrBudget)
+	}
+	end := d.pos + n
+	for d.pos < end {
+		v, err := d.varint()
+		if err != nil {
+			return err
+		}
+		s = append(s, uint32(v))
+	}
+	*dst = s
+	if d.pos != end {
+		return fail(errDelimited)
+	}
+	return nil
+}
+
+func (d *dec) convertEvent(es *evState) {
+	switch x := es.body.(type) {
+	case *message.Print:
+		if es.stream < 0 || es.stream > int32(message.StreamStderr) {
+			d.convErr(value.InvalidValue("Print.stream", "unknown stream "+strconv.Itoa(int(es.stream))))
+		}
+		x.Segments[0].Stream = message.PrintStream(es.stream)
+	case *message.FunctionCall:
+		x.ObjectID = d.objectID(es, "FunctionCall.object_id")
+	case *message.NameLookup:
+		x.ObjectID = d.objectID(es, "NameLookup.object_id")
+	case *message.OsCall:
+		switch x.Op {
+		case 0:
+			d.convErr(value.MissingField("OsCall.call"))
+		case message.OpOpen:
+			m, err := value.NormalizeFileMode(x.Mode)
+			if err != nil {
+				d.convErr(err)
+			}
+			x.Mode = m
+		case message.OpGetenv:
+			if !es.valSet {
+				d.convErr(value.MissingField("Getenv.default"))
+			}
+		}
+	case *message.Complete:
+		if !es.valSet {
+			d.convErr(value.MissingField("Complete.value"))
+		}
+	case *message.Error:
+		if x.Exception == nil {
+			d.convErr(value.MissingField("Error.exception"))
+		} else {
+			d.sanitize(x.Exception)
+		}
+	}
+}
+
+func (d *dec) objectID(es *evState, field string) *value.UUID {
+	if !es.oidSet {
+		return nil
+	}
+	if es.oidLen != 16 {
+		d.convErr(uuidLenErr(field, es.oidLen))
+		return nil
+	}
+	id := es.oid
+	return &id
+}

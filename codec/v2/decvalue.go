@@ -1,0 +1,1100 @@
+package codecv2
+
+import (
+	"encoding/binary"
+	"math"
+	"math/big"
+	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/value"
+)
+
+// MontyObject arm numbers (equal to value.Kind numbers).
+const (
+	armEllipsis        = 1
+	armNone            = 2
+	armNotImplemented  = 3
+	armBool            = 4
+	armInt             = 5
+	armBigInt          = 6
+	armFloat           = 7
+	armStr             = 8
+	armBytes           = 9
+	armList            = 11
+	armTuple           = 12
+	armNamedTuple      = 13
+	armDict            = 14
+	armSet             = 15
+	armFrozenSet       = 16
+	armDate            = 17
+	armTime            = 18
+	armDateTime        = 19
+	armTimeDelta       = 20
+	armTimeZone        = 21
+	armException       = 22
+	armType            = 23
+	armClassInstance   = 24
+	armFunction        = 25
+	armBuiltinFunction = 26
+	armPath            = 27
+	armFileHandle      = 28
+	armRepr            = 29
+	armCycle           = 30
+)
+
+// Charged sizes of decoded payloads.
+var (
+	nodeCost = budget.SizeOf[value.Node]()
+	typeCost = budget.SizeOf[typeState]()
+	ciCost   = budget.SizeOf[ciState]()
+)
+
+// pobj is a MontyObject being decoded. Protobuf merges a message field that
+// occurs more than once, so the state of a singular value field lives in
+// its enclosing message's decoder until that message ends: a later
+// occurrence continues merging into it (same arm) or replaces it (another
+// arm), and the node is appended to the graph again. A replaced node stays
+// in the graph unreferenced.
+type pobj struct {
+	arm   protowire.Number // 0 until an arm is seen
+	num   uint64           // bool, int, float bits, cycle identity
+	neg   bool             // BigInt.negative
+	text  string           // str, path, builtin_function, repr, cycle placeholder
+	raw   []byte           // bytes payload (copied) or BigInt magnitude (a view of the frame)
+	refs  []value.NodeID   // container items; dict keys and values interleaved
+	names []string         // NamedTuple.field_names
+	ext   any              // payload struct of the other arms
+	ts    *typeState       // Type arm
+	ci    *ciState         // ClassInstance arm
+}
+
+// typeState is a Type message with the presence facts its checks need.
+type typeState struct {
+	t         value.Type
+	origin    int32
+	idSeen    bool
+	idLen     int
+	attrsSeen bool
+}
+
+type ciState struct {
+	typ       *typeState
+	iid       value.UUID
+	iidSeen   bool
+	iidLen    int
+	attrsSeen bool
+	attrs     []value.Pair
+}
+
+// object merges one occurrence of a MontyObject field into p.
+func (d *dec) object(wt protowire.Type, p *pobj) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	if err := d.objectBody(end, p); err != nil {
+		return err
+	}
+	return d.leave(end)
+}
+
+// objectBody decodes MontyObject fields up to end. MontyObject is
+// hand-written in the worker: it adds no path segment of its own.
+func (d *dec) objectBody(end int, p *pobj) error {
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		if num < armEllipsis || num > armCycle || num == 10 {
+			if err := d.skip(num, wt); err != nil {
+				return err
+			}
+			continue
+		}
+		if p.arm != num {
+			*p = pobj{arm: num}
+		}
+		if err := d.arm(num, wt, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// extOf returns p's payload struct, allocating (and charging) it on the
+// arm's first occurrence.
+func extOf[T any](d *dec, p *pobj) (*T, error) {
+	if x, ok := p.ext.(*T); ok {
+		return x, nil
+	}
+	if err := d.charge(budget.SizeOf[T]()); err != nil {
+		return nil, err
+	}
+	x := new(T)
+	p.ext = x
+	return x, nil
+}
+
+func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
+	switch num {
+	case armEllipsis, armNone, armNotImplemented:
+		return d.skipMessage(wt)
+	case armBool:
+		v, err := d.uvarint(wt)
+		p.num = 0
+		if v != 0 {
+			p.num = 1
+		}
+		return err
+	case armInt:
+		v, err := d.uvarint(wt)
+		p.num = uint64(protowire.DecodeZigZag(v))
+		return err
+	case armBigInt:
+		return d.bigInt(wt, p)
+	case armFloat:
+		v, err := d.fixed64(wt)
+		p.num = v
+		return err
+	case armStr, armBuiltinFunction, armPath, armRepr:
+		s, err := d.str(wt)
+		p.text = s
+		return err
+	case armBytes:
+		b, err := d.bytes(wt, true)
+		p.raw = b
+		return err
+	case armList, armTuple, armSet, armFrozenSet:
+		return d.objectList(wt, p)
+	case armNamedTuple:
+		return d.namedTuple(wt, p)
+	case armDict:
+		return d.dictRefs(wt, p)
+	case armDate:
+		x, err := extOf[value.Date](d, p)
+		if err != nil {
+			return err
+		}
+		return d.date(wt, x)
+	case armTime:
+		x, err := extOf[value.Time](d, p)
+		if err != nil {
+			return err
+		}
+		return d.time(wt, x)
+	case armDateTime:
+		x, err := extOf[value.DateTime](d, p)
+		if err != nil {
+			return err
+		}
+		return d.dateTime(wt, x)
+	case armTimeDelta:
+		x, err := extOf[value.TimeDelta](d, p)
+		if err != nil {
+			return err
+		}
+		return d.timeDelta(wt, x)
+	case armTimeZone:
+		x, err := extOf[value.TimeZone](d, p)
+		if err != nil {
+			return err
+		}
+		return d.timeZone(wt, x)
+	case armException:
+		x, err := extOf[value.Exception](d, p)
+		if err != nil {
+			return err
+		}
+		return d.exception(wt, x)
+	case armType:
+		if p.ts == nil {
+			if err := d.charge(typeCost); err != nil {
+				return err
+			}
+			p.ts = new(typeState)
+		}
+		return d.typeMsg(wt, p.ts)
+	case armClassInstance:
+		if p.ci == nil {
+			if err := d.charge(ciCost); err != nil {
+				return err
+			}
+			p.ci = new(ciState)
+		}
+		return d.classInstance(wt, p.ci)
+	case armFunction:
+		x, err := extOf[value.Function](d, p)
+		if err != nil {
+			return err
+		}
+		return d.function(wt, x)
+	case armFileHandle:
+		x, err := extOf[value.FileHandle](d, p)
+		if err != nil {
+			return err
+		}
+		return d.fileHandle(wt, x)
+	case armCycle:
+		return d.cycle(wt, p)
+	}
+	return nil
+}
+
+// item decodes one element of a repeated MontyObject field and appends its
+// node to the graph.
+func (d *dec) item(wt protowire.Type) (value.NodeID, error) {
+	var p pobj
+	if err := d.object(wt, &p); err != nil {
+		return 0, err
+	}
+	return d.finish(&p)
+}
+
+func (d *dec) appendRef(refs []value.NodeID, id value.NodeID) ([]value.NodeID, error) {
+	refs, err := grow(d, refs, budget.RefCost)
+	if err != nil {
+		return refs, err
+	}
+	return append(refs, id), nil
+}
+
+// ObjectList is hand-written in the worker (no path segment).
+func (d *dec) objectList(wt protowire.Type, p *pobj) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	if err := d.presize(p, d.countFields(end, 1, 2), 1); err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		if num != 1 {
+			if err := d.skip(num, wt); err != nil {
+				return err
+			}
+			continue
+		}
+		id, err := d.item(wt)
+		if err != nil {
+			return err
+		}
+		if p.refs, err = d.appendRef(p.refs, id); err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+// NamedTuple is hand-written in the worker (no path segment).
+func (d *dec) namedTuple(wt protowire.Type, p *pobj) error {
+	x, err := extOf[value.NamedTuple](d, p)
+	if err != nil {
+		return err
+	}
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			x.TypeName, err = d.str(wt)
+		case 2:
+			var name string
+			if name, err = d.str(wt); err == nil {
+				if p.names, err = grow(d, p.names, 16); err == nil {
+					p.names = append(p.names, name)
+				}
+			}
+		case 3:
+			var id value.NodeID
+			if id, err = d.item(wt); err == nil {
+				p.refs, err = d.appendRef(p.refs, id)
+			}
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+// Dict is hand-written in the worker (no path segment); its Pairs are
+// generated messages.
+func (d *dec) dictRefs(wt protowire.Type, p *pobj) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	if err := d.presize(p, d.countFields(end, 1, 8), 2); err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		if num != 1 {
+			if err := d.skip(num, wt); err != nil {
+				return err
+			}
+			continue
+		}
+		k, v, err := d.pair(wt)
+		if err != nil {
+			return err
+		}
+		if p.refs, err = d.appendRef(p.refs, k); err != nil {
+			return err
+		}
+		if p.refs, err = d.appendRef(p.refs, v); err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+// dictPairs decodes a Dict into attribute pairs (Type.attrs,
+// ClassInstance.attrs).
+func (d *dec) dictPairs(wt protowire.Type, dst *[]value.Pair) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		if num != 1 {
+			if err := d.skip(num, wt); err != nil {
+				return err
+			}
+			continue
+		}
+		k, v, err := d.pair(wt)
+		if err != nil {
+			return err
+		}
+		s, err := grow(d, *dst, budget.PairCost)
+		if err != nil {
+			return err
+		}
+		*dst = append(s, value.Pair{Key: k, Value: v})
+	}
+	return d.leave(end)
+}
+
+// pair decodes a Pair (a generated message: "Pair.key", "Pair.value").
+// Both fields are required.
+func (d *dec) pair(wt protowire.Type) (k, v value.NodeID, err error) {
+	end, err := d.enter(wt)
+	if err != nil {
+		return 0, 0, err
+	}
+	var kp, vp pobj
+	var kSet, vSet bool
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return 0, 0, err
+		}
+		switch num {
+		case 1:
+			if k, err = d.pairSide(wt, &kp, "Pair.key"); err != nil {
+				return 0, 0, err
+			}
+			kSet = true
+		case 2:
+			if v, err = d.pairSide(wt, &vp, "Pair.value"); err != nil {
+				return 0, 0, err
+			}
+			vSet = true
+		default:
+			if err := d.skip(num, wt); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	if err := d.leave(end); err != nil {
+		return 0, 0, err
+	}
+	if !kSet {
+		return 0, 0, fail(value.MissingField("Pair.key"))
+	}
+	if !vSet {
+		return 0, 0, fail(value.MissingField("Pair.value"))
+	}
+	return k, v, nil
+}
+
+// pairSide decodes one occurrence of Pair.key or Pair.value. The worker
+// checks a value's kind when its parent container converts it, outside the
+// Pair, so that one error carries no Pair segment.
+func (d *dec) pairSide(wt protowire.Type, p *pobj, path string) (value.NodeID, error) {
+	if err := d.object(wt, p); err != nil {
+		return 0, push(err, path)
+	}
+	if p.arm == 0 {
+		return 0, fail(value.MissingField("MontyObject.kind"))
+	}
+	id, err := d.finish(p)
+	return id, push(err, path)
+}
+
+// root decodes one occurrence of a message's singular value field. The
+// worker checks a root value's kind only when it uses the value, so a
+// missing kind is a conversion error here.
+func (d *dec) root(wt protowire.Type, p *pobj) (value.NodeID, error) {
+	if err := d.object(wt, p); err != nil {
+		return 0, err
+	}
+	if p.arm == 0 {
+		d.convErr(value.MissingField("MontyObject.kind"))
+		return 0, nil
+	}
+	return d.finish(p)
+}
+
+// singular merges one occurrence of a singular MontyObject field into p and
+// appends the (merged) node.
+func (d *dec) singular(wt protowire.Type, p *pobj) (value.NodeID, error) {
+	if err := d.object(wt, p); err != nil {
+		return 0, err
+	}
+	return d.finish(p)
+}
+
+func (d *dec) bigInt(wt protowire.Type, p *pobj) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fBool(wt, &p.neg, "BigInt.negative")
+		case 2:
+			var b []byte
+			if b, err = d.raw(wt); err == nil {
+				err = d.charge(int64(len(b)))
+				p.raw = b
+			}
+			if err != nil {
+				err = push(err, "BigInt.magnitude")
+			}
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) date(wt protowire.Type, x *value.Date) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fI32(wt, &x.Year, "Date.year")
+		case 2:
+			err = d.fU32(wt, &x.Month, "Date.month")
+		case 3:
+			err = d.fU32(wt, &x.Day, "Date.day")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) time(wt protowire.Type, x *value.Time) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fU32(wt, &x.Hour, "Time.hour")
+		case 2:
+			err = d.fU32(wt, &x.Minute, "Time.minute")
+		case 3:
+			err = d.fU32(wt, &x.Second, "Time.second")
+		case 4:
+			err = d.fU32(wt, &x.Microsecond, "Time.microsecond")
+		case 5:
+			err = d.fOptI32(wt, &x.Offset, "Time.offset_seconds")
+		case 6:
+			err = d.fOptStr(wt, &x.TZName, "Time.timezone_name")
+		case 7:
+			err = d.fU32(wt, &x.Fold, "Time.fold")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) dateTime(wt protowire.Type, x *value.DateTime) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fI32(wt, &x.Year, "DateTime.year")
+		case 2:
+			err = d.fU32(wt, &x.Month, "DateTime.month")
+		case 3:
+			err = d.fU32(wt, &x.Day, "DateTime.day")
+		case 4:
+			err = d.fU32(wt, &x.Hour, "DateTime.hour")
+		case 5:
+			err = d.fU32(wt, &x.Minute, "DateTime.minute")
+		case 6:
+			err = d.fU32(wt, &x.Second, "DateTime.second")
+		case 7:
+			err = d.fU32(wt, &x.Microsecond, "DateTime.microsecond")
+		case 8:
+			err = d.fOptI32(wt, &x.Offset, "DateTime.offset_seconds")
+		case 9:
+			err = d.fOptStr(wt, &x.TZName, "DateTime.timezone_name")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) timeDelta(wt protowire.Type, x *value.TimeDelta) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fI32(wt, &x.Days, "TimeDelta.days")
+		case 2:
+			err = d.fI32(wt, &x.Seconds, "TimeDelta.seconds")
+		case 3:
+			err = d.fI32(wt, &x.Microseconds, "TimeDelta.microseconds")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) timeZone(wt protowire.Type, x *value.TimeZone) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fI32(wt, &x.Offset, "TimeZone.offset_seconds")
+		case 2:
+			err = d.fOptStr(wt, &x.Name, "TimeZone.name")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) exception(wt protowire.Type, x *value.Exception) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fStr(wt, &x.Type, "Exception.exc_type")
+		case 2:
+			err = d.fOptStr(wt, &x.Arg, "Exception.arg")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) function(wt protowire.Type, x *value.Function) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fStr(wt, &x.Name, "Function.name")
+		case 2:
+			err = d.fOptStr(wt, &x.Docstring, "Function.docstring")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) fileHandle(wt protowire.Type, x *value.FileHandle) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fStr(wt, &x.Path, "FileHandle.path")
+		case 2:
+			err = d.fStr(wt, &x.Mode, "FileHandle.mode")
+		case 3:
+			err = d.fU64(wt, &x.Position, "FileHandle.position")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) cycle(wt protowire.Type, p *pobj) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			err = d.fU64(wt, &p.num, "Cycle.identity")
+		case 2:
+			err = d.fStr(wt, &p.text, "Cycle.placeholder")
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+// typeMsg decodes a Type (hand-written in the worker: no path segments,
+// but its Uuid is generated).
+func (d *dec) typeMsg(wt protowire.Type, ts *typeState) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			ts.t.Name, err = d.str(wt)
+		case 2:
+			ts.idSeen = true
+			err = d.uuidMsg(wt, &ts.t.ID, &ts.idLen)
+		case 3:
+			var v uint64
+			v, err = d.uvarint(wt)
+			ts.origin = int32(v)
+		case 4:
+			var v uint64
+			v, err = d.uvarint(wt)
+			ts.t.IsDataclass = v != 0
+		case 5:
+			ts.attrsSeen = true
+			err = d.dictPairs(wt, &ts.t.Attrs)
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+// classInstance decodes a ClassInstance (hand-written in the worker).
+func (d *dec) classInstance(wt protowire.Type, ci *ciState) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 1:
+			if ci.typ == nil {
+				if err := d.charge(typeCost); err != nil {
+					return err
+				}
+				ci.typ = new(typeState)
+			}
+			err = d.typeMsg(wt, ci.typ)
+		case 2:
+			ci.iidSeen = true
+			err = d.uuidMsg(wt, &ci.iid, &ci.iidLen)
+		case 3:
+			ci.attrsSeen = true
+			err = d.dictPairs(wt, &ci.attrs)
+		default:
+			err = d.skip(num, wt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+// checkType applies the Type rules in the worker's order: origin, id and
+// attrs presence and the builtin name (value.CheckType), then the uuid
+// length.
+func checkType(ts *typeState) error {
+	if ts.origin < 0 || ts.origin > int32(value.OriginHost) {
+		return value.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(ts.origin)))
+	}
+	ts.t.Origin = value.TypeOrigin(ts.origin)
+	if err := value.CheckType(&ts.t, ts.idSeen, ts.attrsSeen); err != nil {
+		return err
+	}
+	if ts.idSeen && ts.idLen != 16 {
+		return uuidLenErr("Type.id", ts.idLen)
+	}
+	if ts.attrsSeen && ts.t.Attrs == nil {
+		// Present but empty: keep the presence so that it re-encodes.
+		ts.t.Attrs = []value.Pair{}
+	}
+	return nil
+}
+
+// countFields counts the occurrences of field num with a payload of at
+// least minLen bytes (the smallest valid element) in the message body
+// between the cursor and end, without decoding them. It stops at anything
+// malformed, which the decoder proper then reports.
+func (d *dec) countFields(end int, num protowire.Number, minLen uint64) int {
+	n := 0
+	for p := d.pos; p < end; {
+		k, l := protowire.ConsumeVarint(d.buf[p:end])
+		if l < 0 {
+			break
+		}
+		p += l
+		f, wt := protowire.Number(k>>3), protowire.Type(k&7)
+		if wt == protowire.BytesType {
+			v, l := protowire.ConsumeVarint(d.buf[p:end])
+			if l < 0 || v > uint64(end-p-l) {
+				break
+			}
+			p += l + int(v)
+			if f == num && v >= minLen {
+				n++
+			}
+			continue
+		}
+		m := protowire.ConsumeFieldValue(f, wt, d.buf[p:end])
+		if m < 0 {
+			break
+		}
+		p += m
+	}
+	return n
+}
+
+// presize makes room for a container of n elements, each holding per
+// references and at least per nodes, and for the container's own node,
+// before decoding it. Large flat
+// containers then fill their slices in place instead of growing them
+// step by step. The room is charged like any growth; the count comes from
+// the wire, where every element takes at least four bytes (eight for a
+// Pair).
+func (d *dec) presize(p *pobj, n, per int) error {
+	if n == 0 {
+		return nil
+	}
+	if need := len(p.refs) + n*per; need > cap(p.refs) {
+		nc := max(need, 2*cap(p.refs))
+		if err := d.bud.ChargeMul(int64(nc), budget.RefCost); err != nil {
+			return fail(codec.ErrBudget)
+		}
+		refs := make([]value.NodeID, len(p.refs), nc)
+		copy(refs, p.refs)
+		p.refs = refs
+	}
+	nodes := d.g.Nodes
+	if need := len(nodes) + n*per + 1; need > cap(nodes) { // the elements and the container
+		nc := max(need, 2*cap(nodes), budget.MinCap)
+		if err := d.bud.ChargeMul(int64(nc), nodeCost); err != nil {
+			return fail(codec.ErrBudget)
+		}
+		ns := make([]value.Node, len(nodes), nc)
+		copy(ns, nodes)
+		d.g.Nodes = ns
+	}
+	return nil
+}
+
+func (d *dec) add(n value.Node) (value.NodeID, error) {
+	nodes := d.g.Nodes
+	if len(nodes) == cap(nodes) {
+		if len(nodes) >= math.MaxUint32 {
+			return 0, fail(errTooManyNodes)
+		}
+		var err error
+		if nodes, err = grow(d, nodes, nodeCost); err != nil {
+			return 0, err
+		}
+	}
+	d.g.Nodes = append(nodes, n)
+	return value.NodeID(len(nodes)), nil
+}
+
+// finish validates a decoded MontyObject and appends its node (children
+// are already in the graph, so the graph stays in post-order).
+func (d *dec) finish(p *pobj) (value.NodeID, error) {
+	n := value.Node{Kind: value.Kind(p.arm)}
+	switch p.arm {
+	case 0:
+		return 0, fail(value.MissingField("MontyObject.kind"))
+	case armEllipsis, armNone, armNotImplemented:
+	case armBool, armInt, armFloat:
+		n.Num = p.num
+	case armBigInt:
+		return d.finishBigInt(p)
+	case armStr, armPath, armRepr:
+		n.Text = p.text
+	case armBuiltinFunction:
+		n.Text = p.text
+		if err := value.CheckLeaf(&n); err != nil {
+			return 0, fail(err)
+		}
+	case armCycle:
+		n.Text, n.Num = p.text, p.num
+	case armBytes:
+		n.Ext = p.raw
+		if p.raw == nil {
+			n.Ext = []byte{}
+		}
+	case armList, armTuple, armSet, armFrozenSet, armDict:
+		n.Refs = p.refs
+	case armNamedTuple:
+		nt := p.ext.(*value.NamedTuple)
+		nt.FieldNames = p.names
+		n.Refs, n.Ext = p.refs, nt
+	case armDate, armTime, armDateTime, armTimeDelta, armTimeZone, armException, armFunction:
+		n.Ext = p.ext
+		if err := value.CheckLeaf(&n); err != nil {
+			return 0, fail(err)
+		}
+	case armFileHandle:
+		fh := p.ext.(*value.FileHandle)
+		m, err := value.NormalizeFileMode(fh.Mode)
+		if err != nil {
+			return 0, fail(err)
+		}
+		fh.Mode = m
+		n.Ext = fh
+	case armType:
+		if err := checkType(p.ts); err != nil {
+			return 0, fail(err)
+		}
+		n.Ext = &p.ts.t
+	case armClassInstance:
+		return d.finishInstance(p.ci)
+	}
+	return d.add(n)
+}
+
+func (d *dec) finishBigInt(p *pobj) (value.NodeID, error) {
+	mag := p.raw
+	for len(mag) > 0 && mag[0] == 0 {
+		mag = mag[1:]
+	}
+	if len(mag) <= 8 {
+		var buf [8]byte
+		copy(buf[8-len(mag):], mag)
+		u := binary.BigEndian.Uint64(buf[:])
+		switch {
+		case !p.neg && u <= math.MaxInt64:
+			return d.add(value.Int(int64(u)))
+		case p.neg && u <= 1<<63:
+			return d.add(value.Int(int64(-u)))
+		}
+	}
+	limbs := int64((len(mag) + 7) / 8 * 8)
+	if limbs < 32 {
+		limbs = 32
+	}
+	if err := d.charge(limbs); err != nil {
+		return 0, err
+	}
+	b := new(big.Int).SetBytes(mag)
+	if p.neg {
+		b.Neg(b)
+	}
+	return d.add(value.Node{Kind: value.KindBigInt, Ext: b})
+}
+
+func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
+	if ci.typ == nil {
+		return 0, fail(value.MissingField("ClassInstance.type"))
+	}
+	if err := checkType(ci.typ); err != nil {
+		return 0, fail(err)
+	}
+	if ci.typ.t.Origin == value.OriginBuiltin {
+		return 0, fail(value.InvalidValue("ClassInstance.type", "must be a class type, not a builtin"))
+	}
+	if !ci.iidSeen {
+		return 0, fail(value.MissingField("ClassInstance.instance_id"))
+	}
+	if ci.iidLen != 16 {
+		return 0, fail(uuidLenErr("ClassInstance.instance_id", ci.iidLen))
+	}
+	if !ci.attrsSeen {
+		return 0, fail(value.MissingField("ClassInstance.attrs"))
+	}
+	class, err := d.classNode(&ci.typ.t)
+	if err != nil {
+		return 0, err
+	}
+	x, err := chargeNew[value.ClassInstance](d)
+	if err != nil {
+		return 0, err
+	}
+	*x = value.ClassInstance{Class: class, InstanceID: ci.iid, Attrs: ci.attrs}
+	return d.add(value.Node{Kind: value.KindClassInstance, Ext: x})
+}
+
+func chargeNew[T any](d *dec) (*T, error) {
+	if err := d.charge(budget.SizeOf[T]()); err != nil {
+		return nil, err
+	}
+	return new(T), nil
+}
+
+// classNode returns the KindType node for an instance's class. Instances
+// of one class within a message share one node when their nested Types
+// agree (and carry no attrs); the nested Type is otherwise kept as sent.
+func (d *dec) classNode(t *value.Type) (value.NodeID, error) {
+	if t.Attrs == nil {
+		if id, ok := d.classes[t.ID]; ok {
+			o := d.g.Nodes[id].Ext.(*value.Type)
+			if o.Name == t.Name && o.Origin == t.Origin && o.IsDataclass == t.IsDataclass && o.Attrs == nil {
+				return id, nil
+			}
+		}
+	}
+	c, err := chargeNew[value.Type](d)
+	if err != nil {
+		return 0, err
+	}
+	*c = *t
+	id, err := d.add(value.Node{Kind: value.KindType, Ext: c})
+	if err != nil || t.Attrs != nil {
+		return id, err
+	}
+	if err := d.charge(64); err != nil { // the map entry
+		return 0, err
+	}
+	if d.classes == nil {
+		d.classes = make(map[value.UUID]value.NodeID)
+	}
+	d.classes[t.ID] = id
+	return id, nil
+}

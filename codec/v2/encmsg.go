@@ -1,0 +1,636 @@
+package codecv2
+
+import (
+	"reflect"
+	"slices"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// wr writes one frame in two passes over the same code: a sizing pass that
+// validates everything and counts bytes, then (only if that succeeded and
+// the frame fits) a writing pass. A nested message's length is obtained by
+// running its body in sizing mode first; protocol messages are shallow and
+// values have precomputed lengths, so this stays linear in practice.
+//
+// Fields are written in strictly ascending field-number order, with
+// implicit-presence zero values omitted and oneof arms always written,
+// which is the byte layout the worker produces.
+type wr struct {
+	b      []byte
+	n      int64
+	sizing bool
+	depth  int // message level of the body being written; the top message is 0
+	ve     *venc
+	err    error
+}
+
+func (w *wr) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *wr) key(num protowire.Number, t protowire.Type) {
+	if w.sizing {
+		w.n += int64(protowire.SizeTag(num))
+		return
+	}
+	w.b = protowire.AppendTag(w.b, num, t)
+}
+
+func (w *wr) varint(num protowire.Number, v uint64) {
+	w.key(num, protowire.VarintType)
+	if w.sizing {
+		w.n += sizeVarint(v)
+		return
+	}
+	w.b = protowire.AppendVarint(w.b, v)
+}
+
+func (w *wr) u64(num protowire.Number, v uint64) {
+	if v != 0 {
+		w.varint(num, v)
+	}
+}
+
+func (w *wr) optU64(num protowire.Number, v *uint64) {
+	if v != nil {
+		w.varint(num, *v)
+	}
+}
+
+func (w *wr) u32(num protowire.Number, v uint32) { w.u64(num, uint64(v)) }
+
+func (w *wr) optU32(num protowire.Number, v *uint32) {
+	if v != nil {
+		w.varint(num, uint64(*v))
+	}
+}
+
+// i32 writes an int32 field; negative values are sign-extended.
+func (w *wr) i32(num protowire.Number, v int32) { w.u64(num, uint64(int64(v))) }
+
+func (w *wr) boolean(num protowire.Number, v bool) {
+	if v {
+		w.varint(num, 1)
+	}
+}
+
+func (w *wr) raw(num protowire.Number, b []byte) {
+	w.key(num, protowire.BytesType)
+	if w.sizing {
+		w.n += sizeVarint(uint64(len(b))) + int64(len(b))
+		return
+	}
+	w.b = protowire.AppendVarint(w.b, uint64(len(b)))
+	w.b = append(w.b, b...)
+}
+
+func (w *wr) strAlways(num protowire.Number, s, field string) {
+	if w.sizing && !utf8.ValidString(s) {
+		w.fail(encErr("%s is not valid UTF-8", field))
+	}
+	w.key(num, protowire.BytesType)
+	if w.sizing {
+		w.n += sizeVarint(uint64(len(s))) + int64(len(s))
+		return
+	}
+	w.b = protowire.AppendVarint(w.b, uint64(len(s)))
+	w.b = append(w.b, s...)
+}
+
+func (w *wr) str(num protowire.Number, s, field string) {
+	if s != "" {
+		w.strAlways(num, s, field)
+	}
+}
+
+func (w *wr) optStr(num protowire.Number, s *string, field string) {
+	if s != nil {
+		w.strAlways(num, *s, field)
+	}
+}
+
+func (w *wr) bytes(num protowire.Number, b []byte) {
+	if len(b) != 0 {
+		w.raw(num, b)
+	}
+}
+
+func (w *wr) unit(num protowire.Number) { w.msg(num, func() {}) }
+
+// msg writes a nested message whose fields f writes.
+func (w *wr) msg(num protowire.Number, f func()) {
+	if w.sizing {
+		start := w.n
+		w.depth++
+		f()
+		w.depth--
+		l := w.n - start
+		w.n += int64(protowire.SizeTag(num)) + sizeVarint(uint64(l))
+		return
+	}
+	saved := w.n
+	w.sizing, w.n = true, 0
+	w.depth++
+	f()
+	l := w.n
+	w.sizing, w.n = false, saved
+	w.b = protowire.AppendTag(w.b, num, protowire.BytesType)
+	w.b = protowire.AppendVarint(w.b, uint64(l))
+	f()
+	w.depth--
+}
+
+// value writes root id of the message's graph as MontyObject field num.
+func (w *wr) value(num protowire.Number, id value.NodeID, field string) {
+	if w.ve == nil || int(id) >= len(w.ve.pl) {
+		n := 0
+		if w.ve != nil {
+			n = len(w.ve.pl)
+		}
+		w.fail(encErr("%s: value root %d is out of range for a graph of %d nodes", field, id, n))
+		return
+	}
+	if w.sizing {
+		if d := w.depth + int(w.ve.dep[id]); d > MaxDepth {
+			w.fail(depthErr(field, d))
+		}
+		b := w.ve.body(id)
+		w.n += int64(protowire.SizeTag(num)) + sizeVarint(uint64(b)) + b
+		return
+	}
+	w.b = w.ve.appendField(w.b, num, id)
+}
+
+func depthErr(field string, d int) error {
+	return encErr("%s: the value reaches %d protobuf message levels below the frame's top message; "+
+		"the protocol-2 worker's decoder stops at %d (an int in 48 nested lists is the deepest list input)",
+		field, d, MaxDepth)
+}
+
+func (w *wr) uuid(num protowire.Number, id value.UUID) {
+	w.msg(num, func() { w.raw(1, id[:]) })
+}
+
+// run encodes a frame: validate and size, check the cap, then write.
+func run(dst []byte, g *value.Graph, lim codec.Limits, f func(w *wr)) ([]byte, error) {
+	w := &wr{sizing: true}
+	if g != nil && len(g.Nodes) > 0 {
+		w.ve = &venc{}
+		if err := w.ve.prepare(g, lim.FrameLen()); err != nil {
+			return dst, err
+		}
+	} else {
+		w.ve = &venc{g: &value.Graph{}}
+	}
+	f(w)
+	if w.err != nil {
+		return dst, w.err
+	}
+	if w.n > int64(lim.FrameLen()) {
+		return dst, encErr("the encoded frame would exceed the frame cap of %d bytes", lim.FrameLen())
+	}
+	size := w.n
+	w.sizing, w.n = false, 0
+	w.b = slices.Grow(dst, int(size))
+	f(w)
+	return w.b, nil
+}
+
+func isNil(x any) bool {
+	if x == nil {
+		return true
+	}
+	v := reflect.ValueOf(x)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// ---------------------------------------------------------------------------
+// Requests
+
+func requestGraph(b message.Request) *value.Graph {
+	switch x := b.(type) {
+	case *message.Feed:
+		return &x.Values
+	case *message.ResumeCall:
+		return &x.Values
+	case *message.ResumeNameLookup:
+		return &x.Values
+	case *message.ResumeFutures:
+		return &x.Values
+	}
+	return nil
+}
+
+func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits) ([]byte, error) {
+	if r == nil {
+		return dst, encErr("nil ParentRequest")
+	}
+	if r.Body != nil && isNil(r.Body) {
+		return dst, encErr("nil %T request body", r.Body)
+	}
+	return run(dst, requestGraph(r.Body), lim, func(w *wr) { w.request(r) })
+}
+
+func (w *wr) request(r *message.ParentRequest) {
+	switch x := r.Body.(type) {
+	case nil:
+	case *message.Configure:
+		w.msg(1, func() { w.configure(x) })
+	case *message.InstallDependencies:
+		w.msg(2, func() {
+			for _, s := range x.Requirements {
+				w.strAlways(1, s, "InstallDependencies.requirements")
+			}
+		})
+	case *message.Feed:
+		w.msg(3, func() { w.feed(x) })
+	case *message.ResumeCall:
+		w.msg(4, func() {
+			w.u32(1, x.CallID)
+			if x.Result != nil {
+				w.msg(2, func() { w.extResult(x.Result, "ResumeCall.result") })
+			}
+		})
+	case *message.ResumeNameLookup:
+		w.msg(5, func() { w.resumeNameLookup(x) })
+	case *message.ResumeFutures:
+		w.msg(6, func() {
+			for i := range x.Results {
+				fr := &x.Results[i]
+				w.msg(1, func() {
+					w.u32(1, fr.CallID)
+					if fr.Result != nil {
+						w.msg(2, func() { w.extResult(fr.Result, "FutureResult.result") })
+					}
+				})
+			}
+		})
+	case *message.Dump:
+		w.unit(7)
+	case *message.Load:
+		w.msg(8, func() { w.bytes(1, x.State) })
+	case *message.Reset:
+		w.unit(9)
+	case *message.Shutdown:
+		w.unit(10)
+	case *message.AbortFeed:
+		w.msg(11, func() {
+			if x.Exception != nil {
+				w.msg(1, func() { w.raised(x.Exception) })
+			}
+		})
+	default:
+		w.fail(encErr("protocol 2 has no request of type %T", x))
+	}
+	w.optStr(20, r.TraceParent, "ParentRequest.trace_parent")
+}
+
+func (w *wr) configure(x *message.Configure) {
+	w.str(1, x.ScriptName, "Configure.script_name")
+	if l := x.Limits; l != nil {
+		w.msg(2, func() {
+			w.optU64(1, l.MaxDurationMicros)
+			w.optU64(2, l.MaxMemoryBytes)
+			w.optU64(3, l.GCInterval)
+			w.optU64(4, l.MaxRecursionDepth)
+			w.optU64(5, l.MaxSuspensions)
+		})
+	}
+	w.boolean(3, x.TypeCheck)
+	w.optStr(4, x.TypeCheckStubs, "Configure.type_check_stubs")
+	w.str(5, x.MontyVersion, "Configure.monty_version")
+	w.optU32(6, x.AssertMessageAnnotations)
+	w.i32(7, int32(x.TypeCheckFormat))
+	w.boolean(8, x.TypeCheckColor)
+	w.u32(9, x.ProtocolVersion)
+	w.optU32(10, x.PrintFlushIntervalMs)
+}
+
+func (w *wr) feed(x *message.Feed) {
+	if x.Cwd != "" {
+		w.fail(encErr("Feed.cwd: protocol 2 has no working-directory field (got %q)", x.Cwd))
+	}
+	w.str(1, x.Code, "Feed.code")
+	for i := range x.Inputs {
+		in := &x.Inputs[i]
+		w.msg(2, func() {
+			w.str(1, in.Name, "NamedValue.name")
+			w.value(2, in.Value, "NamedValue.value")
+		})
+	}
+	w.boolean(3, x.SkipTypeCheck)
+}
+
+func (w *wr) extResult(r *message.ExtResult, field string) {
+	switch r.Kind {
+	case 0:
+		// No arm: a protocol violation the worker reports itself.
+	case message.ResultReturn:
+		w.value(1, r.Value, field+".return_value")
+	case message.ResultError:
+		if r.Error == nil {
+			w.fail(encErr("%s: error result with a nil exception", field))
+			return
+		}
+		w.msg(2, func() { w.raised(r.Error) })
+	case message.ResultFuture:
+		w.varint(3, uint64(r.Future))
+	case message.ResultNotFound:
+		w.strAlways(4, r.Name, field+".not_found")
+	case message.ResultNotHandled:
+		w.unit(5)
+	default:
+		w.fail(encErr("%s: unknown result kind %d", field, r.Kind))
+	}
+}
+
+func (w *wr) resumeNameLookup(x *message.ResumeNameLookup) {
+	switch x.Kind {
+	case 0:
+	case message.LookupValue:
+		w.value(1, x.Value, "ResumeNameLookup.value")
+	case message.LookupUndefined:
+		w.unit(2)
+	case message.LookupError:
+		if x.Error == nil {
+			w.fail(encErr("ResumeNameLookup.error: nil exception"))
+			return
+		}
+		w.msg(3, func() { w.raised(x.Error) })
+	default:
+		w.fail(encErr("ResumeNameLookup: unknown kind %d", x.Kind))
+	}
+}
+
+func (w *wr) raised(e *message.RaisedException) {
+	w.str(1, e.Type, "RaisedException.exc_type")
+	w.optStr(2, e.Message, "RaisedException.message")
+	for i := range e.Traceback {
+		f := &e.Traceback[i]
+		w.msg(3, func() {
+			w.str(1, f.Filename, "StackFrame.filename")
+			w.msg(2, func() { w.u32(1, f.Start.Line); w.u32(2, f.Start.Column) })
+			w.msg(3, func() { w.u32(1, f.End.Line); w.u32(2, f.End.Column) })
+			w.optStr(4, f.FrameName, "StackFrame.frame_name")
+			w.optStr(5, f.PreviewLine, "StackFrame.preview_line")
+			w.boolean(6, f.HideCaret)
+			w.boolean(7, f.HideFrameName)
+		})
+	}
+	if e.Data == nil {
+		return
+	}
+	switch x := e.Data.(type) {
+	case *message.UnicodeErrorData:
+		if x == nil {
+			return
+		}
+		if x.ObjectBytes != nil && x.ObjectStr != nil {
+			w.fail(encErr("UnicodeErrorData: both object_bytes and object_str are set"))
+		}
+		w.msg(4, func() {
+			w.msg(1, func() {
+				w.str(1, x.Encoding, "UnicodeErrorData.encoding")
+				if x.ObjectBytes != nil {
+					w.raw(2, x.ObjectBytes)
+				}
+				if x.ObjectStr != nil {
+					w.strAlways(3, *x.ObjectStr, "UnicodeErrorData.object_str")
+				}
+				w.u64(4, x.Start)
+				w.u64(5, x.End)
+				w.str(6, x.Reason, "UnicodeErrorData.reason")
+			})
+		})
+	case *message.JSONErrorData:
+		if x == nil {
+			return
+		}
+		w.msg(4, func() {
+			w.msg(2, func() {
+				w.str(1, x.Msg, "JsonErrorData.msg")
+				w.optStr(2, x.Doc, "JsonErrorData.doc")
+				w.u64(3, x.Pos)
+				w.u64(4, x.Lineno)
+				w.u64(5, x.Colno)
+			})
+		})
+	default:
+		w.fail(encErr("RaisedException.data: unknown payload %T", x))
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Events
+
+func eventGraph(b message.Event) *value.Graph {
+	switch x := b.(type) {
+	case *message.FunctionCall:
+		return &x.Values
+	case *message.OsCall:
+		return &x.Values
+	case *message.Complete:
+		return &x.Values
+	}
+	return nil
+}
+
+func appendEvent(dst []byte, e *message.ChildEvent, lim codec.Limits) ([]byte, error) {
+	if e == nil {
+		return dst, encErr("nil ChildEvent")
+	}
+	if e.Body != nil && isNil(e.Body) {
+		return dst, encErr("nil %T event body", e.Body)
+	}
+	return run(dst, eventGraph(e.Body), lim, func(w *wr) { w.event(e) })
+}
+
+func (w *wr) event(e *message.ChildEvent) {
+	switch x := e.Body.(type) {
+	case nil:
+	case *message.Print:
+		if len(x.Segments) != 1 {
+			w.fail(encErr("Print: protocol 2 carries exactly one segment per event, got %d", len(x.Segments)))
+			return
+		}
+		seg := &x.Segments[0]
+		if seg.Stream > message.StreamStderr {
+			w.fail(encErr("Print.stream: unknown stream %d", seg.Stream))
+		}
+		w.msg(1, func() {
+			w.i32(1, int32(seg.Stream))
+			w.str(2, seg.Text, "Print.text")
+		})
+	case *message.FunctionCall:
+		if x.AllowEagerAwait {
+			w.fail(encErr("FunctionCall.allow_eager_await: protocol 2 has no eager await"))
+		}
+		w.msg(2, func() {
+			w.str(1, x.FunctionName, "FunctionCall.function_name")
+			for _, a := range x.Args {
+				w.value(2, a, "FunctionCall.args")
+			}
+			for _, p := range x.Kwargs {
+				w.msg(3, func() {
+					w.value(1, p.Key, "Pair.key")
+					w.value(2, p.Value, "Pair.value")
+				})
+			}
+			w.u32(4, x.CallID)
+			if x.ObjectID != nil {
+				w.uuid(5, *x.ObjectID)
+			}
+		})
+	case *message.OsCall:
+		w.msg(3, func() {
+			w.u32(1, x.CallID)
+			w.osCall(x)
+		})
+	case *message.NameLookup:
+		w.msg(4, func() {
+			w.str(1, x.Name, "NameLookup.name")
+			if x.ObjectID != nil {
+				w.uuid(2, *x.ObjectID)
+			}
+		})
+	case *message.ResolveFutures:
+		w.msg(5, func() {
+			if len(x.PendingCallIDs) == 0 {
+				return
+			}
+			var n int64
+			for _, id := range x.PendingCallIDs {
+				n += sizeVarint(uint64(id))
+			}
+			w.key(1, protowire.BytesType)
+			if w.sizing {
+				w.n += sizeVarint(uint64(n)) + n
+				return
+			}
+			w.b = protowire.AppendVarint(w.b, uint64(n))
+			for _, id := range x.PendingCallIDs {
+				w.b = protowire.AppendVarint(w.b, uint64(id))
+			}
+		})
+	case *message.Complete:
+		w.msg(6, func() { w.value(1, x.Value, "Complete.value") })
+	case *message.Error:
+		w.msg(7, func() {
+			if x.Exception != nil {
+				w.msg(1, func() { w.raised(x.Exception) })
+			}
+		})
+	case *message.TypingError:
+		w.msg(8, func() { w.str(1, x.Diagnostics, "TypingError.diagnostics") })
+	case *message.DumpResult:
+		w.msg(9, func() { w.bytes(1, x.State) })
+	case *message.Ok:
+		w.unit(10)
+	case *message.FatalError:
+		w.msg(11, func() { w.str(1, x.Message, "FatalError.message") })
+	case *message.ShutdownDump:
+		w.msg(12, func() {
+			if x.Dump != nil {
+				w.raw(1, *x.Dump)
+			}
+		})
+	default:
+		w.fail(encErr("protocol 2 has no event of type %T", x))
+	}
+	w.u64(20, e.TotalExecutionMicros)
+	w.optU64(21, e.MaxDurationMicros)
+	w.optStr(22, e.RestoredScriptName, "ChildEvent.restored_script_name")
+	w.optU64(23, e.MaxSuspensions)
+}
+
+func (w *wr) osCall(x *message.OsCall) {
+	op := protowire.Number(x.Op)
+	switch {
+	case x.Op == 0:
+		// No arm: a protocol violation.
+	case x.Op >= message.OpExists && x.Op <= message.OpAbsolute, x.Op == message.OpUnlink, x.Op == message.OpRmdir:
+		w.strAlways(op, x.Path, "OsCall."+x.Op.String())
+	case x.Op == message.OpWriteText || x.Op == message.OpAppendText:
+		w.msg(op, func() {
+			w.str(1, x.Path, "TextWrite.path")
+			w.str(2, x.Text, "TextWrite.data")
+		})
+	case x.Op == message.OpWriteBytes || x.Op == message.OpAppendBytes:
+		w.msg(op, func() {
+			w.str(1, x.Path, "BytesWrite.path")
+			w.bytes(2, x.Data)
+		})
+	case x.Op == message.OpOpen:
+		mode, err := value.NormalizeFileMode(x.Mode)
+		if err != nil {
+			w.fail(&codec.EncodeError{Msg: "codecv2: OsCall.open", Err: err})
+		}
+		w.msg(op, func() {
+			w.str(1, x.Path, "Open.path")
+			w.str(2, mode, "Open.mode")
+		})
+	case x.Op == message.OpMkdir:
+		w.msg(op, func() {
+			w.str(1, x.Path, "Mkdir.path")
+			w.boolean(2, x.Parents)
+			w.boolean(3, x.ExistOK)
+		})
+	case x.Op == message.OpRename:
+		w.msg(op, func() {
+			w.str(1, x.Path, "Rename.src")
+			w.str(2, x.Dst, "Rename.dst")
+		})
+	case x.Op == message.OpGetenv:
+		w.msg(op, func() {
+			w.str(1, x.Key, "Getenv.key")
+			w.value(2, x.Default, "Getenv.default")
+		})
+	case x.Op == message.OpGetEnviron || x.Op == message.OpDateToday:
+		w.unit(op)
+	case x.Op == message.OpDateTimeNow:
+		w.msg(op, func() {
+			if z := x.TZ; z != nil {
+				w.msg(1, func() {
+					w.i32(1, z.Offset)
+					w.optStr(2, z.Name, "TimeZone.name")
+				})
+			}
+		})
+	case x.Op == message.OpUrandom:
+		w.fail(encErr("OsCall.urandom: protocol 2 has no urandom call (OsCall arms stop at 24)"))
+	default:
+		w.fail(encErr("OsCall: unknown op %d", x.Op))
+	}
+}
+
+// appendValue encodes root of g as a bare MontyObject.
+func appendValue(dst []byte, g *value.Graph, root value.NodeID, lim codec.Limits) ([]byte, error) {
+	if g == nil || int(root) >= len(g.Nodes) {
+		n := 0
+		if g != nil {
+			n = len(g.Nodes)
+		}
+		return dst, encErr("value root %d is out of range for a graph of %d nodes", root, n)
+	}
+	var e venc
+	if err := e.prepare(g, lim.FrameLen()); err != nil {
+		return dst, err
+	}
+	if d := int(e.dep[root]) - 1; d > MaxDepth {
+		return dst, depthErr("MontyObject", d)
+	}
+	size := e.body(root)
+	if size > int64(lim.FrameLen()) {
+		return dst, encErr("the encoded value would exceed the frame cap of %d bytes", lim.FrameLen())
+	}
+	dst = slices.Grow(dst, int(size))
+	return e.appendObject(dst, root), nil
+}

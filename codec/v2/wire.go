@@ -1,0 +1,510 @@
+package codecv2
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"unicode/utf8"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/value"
+)
+
+// The wire-level failure texts are the ones prost (the worker's protobuf
+// library) uses, so that an error we report for a frame reads the same as
+// the worker's report of the same frame.
+var (
+	errVarint    = errors.New("invalid varint")
+	errUnderflow = errors.New("buffer underflow")
+	errRecursion = errors.New("recursion limit reached")
+	errDelimited = errors.New("delimited length exceeded")
+	errUTF8      = errors.New("invalid string value: data is not UTF-8 encoded")
+	errEndGroup  = errors.New("unexpected end group tag")
+
+	errTooManyNodes = errors.New("too many value nodes in one message")
+)
+
+// wireTypeNames are prost's Debug names of the wire types.
+var wireTypeNames = [...]string{"Varint", "SixtyFourBit", "LengthDelimited", "StartGroup", "EndGroup", "ThirtyTwoBit"}
+
+// fail wraps a cause into a decode error; enclosing fields add their path
+// segments as the error travels outwards (see push).
+func fail(err error) error { return &codec.DecodeError{Err: err} }
+
+// deferred wraps a conversion error: one found while turning a fully
+// decoded protocol message into its domain form. It carries no path.
+func deferred(err error) *codec.DecodeError { return &codec.DecodeError{Err: err, Structural: true} }
+
+// push appends the path segment of an enclosing field ("Msg.field") to a
+// decode error, innermost first, like prost's DecodeError::push.
+func push(err error, seg string) error {
+	if de, ok := err.(*codec.DecodeError); ok && !de.Structural {
+		de.Path = append(de.Path, seg)
+	}
+	return err
+}
+
+// dec is the state of one frame decode. The cursor always reads against
+// the whole frame, as prost does: a nested message's fields are decoded
+// from the enclosing buffer and a length that overshoots the nested limit
+// is caught afterwards ("delimited length exceeded"), while a length that
+// overshoots the frame is a "buffer underflow".
+type dec struct {
+	buf   []byte
+	pos   int
+	depth int // nesting level of the message being decoded; the frame's top message is 0
+	bud   *budget.Budget
+	g     *value.Graph // graph of the message currently being decoded
+
+	chunk   []byte                      // string arena (see intern)
+	classes map[value.UUID]value.NodeID // class types of instances, for deduplication
+
+	conv *codec.DecodeError // first conversion error, reported once the frame decoded cleanly
+}
+
+func newDec(frame []byte, lim codec.Limits) *dec {
+	return &dec{buf: frame, bud: budget.New(lim.DecodeBudget())}
+}
+
+// convErr records a conversion error. Conversion happens after decoding in
+// the worker, so a later wire error in the same frame takes precedence.
+func (d *dec) convErr(err error) {
+	if d.conv == nil {
+		d.conv = deferred(err)
+	}
+}
+
+func (d *dec) charge(n int64) error {
+	if err := d.bud.Charge(n); err != nil {
+		return fail(codec.ErrBudget)
+	}
+	return nil
+}
+
+func (d *dec) varint() (uint64, error) {
+	if d.pos < len(d.buf) && d.buf[d.pos] < 0x80 {
+		v := uint64(d.buf[d.pos])
+		d.pos++
+		return v, nil
+	}
+	v, n := protowire.ConsumeVarint(d.buf[d.pos:])
+	if n < 0 {
+		return 0, fail(errVarint)
+	}
+	d.pos += n
+	return v, nil
+}
+
+// key reads a field key with prost's checks.
+func (d *dec) key() (protowire.Number, protowire.Type, error) {
+	k, err := d.varint()
+	if err != nil {
+		return 0, 0, err
+	}
+	if k > math.MaxUint32 {
+		return 0, 0, fail(fmt.Errorf("invalid key value: %d", k))
+	}
+	wt := k & 7
+	if wt > 5 {
+		return 0, 0, fail(fmt.Errorf("invalid wire type value: %d", wt))
+	}
+	if k>>3 == 0 {
+		return 0, 0, fail(errors.New("invalid tag value: 0"))
+	}
+	return protowire.Number(k >> 3), protowire.Type(wt), nil
+}
+
+func expect(got, want protowire.Type) error {
+	if got == want {
+		return nil
+	}
+	return fail(fmt.Errorf("invalid wire type: %s (expected %s)", wireTypeNames[got], wireTypeNames[want]))
+}
+
+// length reads a length prefix and checks it against the rest of the frame.
+func (d *dec) length() (int, error) {
+	n, err := d.varint()
+	if err != nil {
+		return 0, err
+	}
+	if n > uint64(len(d.buf)-d.pos) {
+		return 0, fail(errUnderflow)
+	}
+	return int(n), nil
+}
+
+// enter starts a nested message field and returns where it ends. Like
+// prost it checks the wire type, then the recursion limit, then the length.
+func (d *dec) enter(wt protowire.Type) (int, error) {
+	if err := expect(wt, protowire.BytesType); err != nil {
+		return 0, err
+	}
+	if d.depth >= MaxDepth {
+		return 0, fail(errRecursion)
+	}
+	n, err := d.length()
+	if err != nil {
+		return 0, err
+	}
+	d.depth++
+	return d.pos + n, nil
+}
+
+func (d *dec) leave(end int) error {
+	d.depth--
+	if d.pos != end {
+		return fail(errDelimited)
+	}
+	return nil
+}
+
+// skip skips an unknown field the way prost's skip_field does, including
+// its recursion check (a message at the depth limit may not even carry
+// unknown fields) and nested groups.
+func (d *dec) skip(num protowire.Number, wt protowire.Type) error {
+	if d.depth >= MaxDepth {
+		return fail(errRecursion)
+	}
+	var n uint64
+	switch wt {
+	case protowire.VarintType:
+		_, err := d.varint()
+		return err
+	case protowire.Fixed64Type:
+		n = 8
+	case protowire.Fixed32Type:
+		n = 4
+	case protowire.BytesType:
+		v, err := d.varint()
+		if err != nil {
+			return err
+		}
+		n = v
+	case protowire.StartGroupType:
+		for {
+			inum, iwt, err := d.key()
+			if err != nil {
+				return err
+			}
+			if iwt == protowire.EndGroupType {
+				if inum != num {
+					return fail(errEndGroup)
+				}
+				break
+			}
+			d.depth++
+			err = d.skip(inum, iwt)
+			d.depth--
+			if err != nil {
+				return err
+			}
+		}
+	default:
+		return fail(errEndGroup)
+	}
+	if n > uint64(len(d.buf)-d.pos) {
+		return fail(errUnderflow)
+	}
+	d.pos += int(n)
+	return nil
+}
+
+// skipMessage decodes a message with no known fields (Unit, Dump, Ok, …).
+func (d *dec) skipMessage(wt protowire.Type) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		if err := d.skip(num, wt); err != nil {
+			return err
+		}
+	}
+	return d.leave(end)
+}
+
+func (d *dec) uvarint(wt protowire.Type) (uint64, error) {
+	if err := expect(wt, protowire.VarintType); err != nil {
+		return 0, err
+	}
+	return d.varint()
+}
+
+func (d *dec) fixed64(wt protowire.Type) (uint64, error) {
+	if err := expect(wt, protowire.Fixed64Type); err != nil {
+		return 0, err
+	}
+	if len(d.buf)-d.pos < 8 {
+		return 0, fail(errUnderflow)
+	}
+	v := binary.LittleEndian.Uint64(d.buf[d.pos:])
+	d.pos += 8
+	return v, nil
+}
+
+// raw returns a length-delimited payload as a view of the frame.
+func (d *dec) raw(wt protowire.Type) ([]byte, error) {
+	if err := expect(wt, protowire.BytesType); err != nil {
+		return nil, err
+	}
+	n, err := d.length()
+	if err != nil {
+		return nil, err
+	}
+	b := d.buf[d.pos : d.pos+n : d.pos+n]
+	d.pos += n
+	return b, nil
+}
+
+// str decodes a string field: charged, checked as UTF-8, then copied.
+func (d *dec) str(wt protowire.Type) (string, error) {
+	b, err := d.raw(wt)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(b) {
+		return "", fail(errUTF8)
+	}
+	return d.intern(b)
+}
+
+// bytes decodes a bytes field into a fresh, charged copy. An empty payload
+// gives nil unless keepEmpty is set.
+func (d *dec) bytes(wt protowire.Type, keepEmpty bool) ([]byte, error) {
+	b, err := d.raw(wt)
+	if err != nil {
+		return nil, err
+	}
+	return d.copyBytes(b, keepEmpty)
+}
+
+func (d *dec) copyBytes(b []byte, keepEmpty bool) ([]byte, error) {
+	if len(b) == 0 {
+		if keepEmpty {
+			return []byte{}, nil
+		}
+		return nil, nil
+	}
+	if err := d.charge(int64(len(b))); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), b...), nil
+}
+
+// String storage. Short strings are copied into shared 8 KiB chunks rather
+// than allocated one by one: a dict of 100k short keys then costs a few
+// dozen allocations instead of 100k. A chunk's bytes are never written
+// again once a string has been cut from them, so the strings stay
+// immutable. Long strings get their own allocation, so a retained small
+// string never pins more than one chunk.
+const (
+	chunkSize   = 8 << 10
+	maxInterned = 256
+)
+
+func (d *dec) intern(b []byte) (string, error) {
+	n := len(b)
+	switch {
+	case n == 0:
+		return "", nil
+	case n > maxInterned:
+		if err := d.charge(int64(n)); err != nil {
+			return "", err
+		}
+		return string(b), nil
+	}
+	if cap(d.chunk)-len(d.chunk) < n {
+		if err := d.charge(chunkSize); err != nil {
+			return "", err
+		}
+		d.chunk = make([]byte, 0, chunkSize)
+	}
+	start := len(d.chunk)
+	d.chunk = append(d.chunk, b...)
+	return unsafe.String(&d.chunk[start], n), nil
+}
+
+// Typed field helpers: each decodes one occurrence of a scalar field and
+// names the field in the error path, as a prost-generated message does.
+
+func (d *dec) fU64(wt protowire.Type, dst *uint64, path string) error {
+	v, err := d.uvarint(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	*dst = v
+	return nil
+}
+
+func (d *dec) fOptU64(wt protowire.Type, dst **uint64, path string) error {
+	v, err := d.uvarint(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	if *dst == nil {
+		if err := d.charge(8); err != nil {
+			return push(err, path)
+		}
+		*dst = new(uint64)
+	}
+	**dst = v
+	return nil
+}
+
+func (d *dec) fU32(wt protowire.Type, dst *uint32, path string) error {
+	v, err := d.uvarint(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	*dst = uint32(v)
+	return nil
+}
+
+func (d *dec) fOptU32(wt protowire.Type, dst **uint32, path string) error {
+	v, err := d.uvarint(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	if *dst == nil {
+		if err := d.charge(4); err != nil {
+			return push(err, path)
+		}
+		*dst = new(uint32)
+	}
+	**dst = uint32(v)
+	return nil
+}
+
+func (d *dec) fI32(wt protowire.Type, dst *int32, path string) error {
+	v, err := d.uvarint(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	*dst = int32(v)
+	return nil
+}
+
+func (d *dec) fOptI32(wt protowire.Type, dst **int32, path string) error {
+	v, err := d.uvarint(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	if *dst == nil {
+		if err := d.charge(4); err != nil {
+			return push(err, path)
+		}
+		*dst = new(int32)
+	}
+	**dst = int32(v)
+	return nil
+}
+
+func (d *dec) fBool(wt protowire.Type, dst *bool, path string) error {
+	v, err := d.uvarint(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	*dst = v != 0
+	return nil
+}
+
+func (d *dec) fStr(wt protowire.Type, dst *string, path string) error {
+	s, err := d.str(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	*dst = s
+	return nil
+}
+
+func (d *dec) fOptStr(wt protowire.Type, dst **string, path string) error {
+	s, err := d.str(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	if *dst == nil {
+		if err := d.charge(16); err != nil {
+			return push(err, path)
+		}
+		*dst = new(string)
+	}
+	**dst = s
+	return nil
+}
+
+func (d *dec) fBytes(wt protowire.Type, dst *[]byte, path string) error {
+	b, err := d.bytes(wt, false)
+	if err != nil {
+		return push(err, path)
+	}
+	*dst = b
+	return nil
+}
+
+// fStrs appends one element to a repeated string field.
+func (d *dec) fStrs(wt protowire.Type, dst *[]string, path string) error {
+	s, err := d.str(wt)
+	if err != nil {
+		return push(err, path)
+	}
+	l, err := grow(d, *dst, 16)
+	if err != nil {
+		return push(err, path)
+	}
+	*dst = append(l, s)
+	return nil
+}
+
+// grow makes room for one more element of a decoded slice, charging the
+// full replacement allocation when it has to grow.
+func grow[T any](d *dec, s []T, elem int64) ([]T, error) {
+	s, err := budget.Grow(d.bud, s, elem)
+	if err != nil {
+		return s, fail(codec.ErrBudget)
+	}
+	return s, nil
+}
+
+// uuidMsg decodes one occurrence of a Uuid message. Its data is kept when
+// it is exactly 16 bytes; n records the length for the later check.
+func (d *dec) uuidMsg(wt protowire.Type, id *value.UUID, n *int) error {
+	end, err := d.enter(wt)
+	if err != nil {
+		return err
+	}
+	for d.pos < end {
+		num, wt, err := d.key()
+		if err != nil {
+			return err
+		}
+		if num != 1 {
+			if err := d.skip(num, wt); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := d.raw(wt)
+		if err != nil {
+			return push(err, "Uuid.data")
+		}
+		*n = len(b)
+		*id = value.UUID{}
+		if len(b) == 16 {
+			*id = value.UUID(b)
+		}
+	}
+	return d.leave(end)
+}
+
+func uuidLenErr(field string, n int) error {
+	return value.InvalidValue(field, fmt.Sprintf("uuid must be 16 bytes, got %d", n))
+}
