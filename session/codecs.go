@@ -1,0 +1,7 @@
+package session
+
+// The session speaks every protocol version this module implements.
+import (
+	_ "github.com/gomonty/monty/codec/v2" // protocol 2: the released worker
+	_ "github.com/gomonty/monty/codec/v4" // protocol 4: the current schema
+)

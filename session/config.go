@@ -1,0 +1,183 @@
+package session
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/worker"
+)
+
+// Defaults for zero Config fields.
+const (
+	// DefaultScriptName is the script name sent in Configure.
+	DefaultScriptName = "main.py"
+	// DefaultWatchdogGrace is how long past its max_duration budget a
+	// turn may run before the parent kills the worker.
+	DefaultWatchdogGrace = time.Second
+	// DefaultAbortTimeout bounds the AbortFeed sent when a context is done
+	// while a feed waits on the host.
+	DefaultAbortTimeout = 5 * time.Second
+)
+
+// Limits are the sandbox's resource limits. A zero field means the
+// worker's default: unlimited duration and memory, recursion depth 1000,
+// 1000 suspensions per feed.
+//
+// Limits is plain data, safe to share.
+type Limits struct {
+	// MaxDuration caps the session's cumulative execution time (time spent
+	// running sandbox code, not time suspended or idle). The worker raises
+	// an uncatchable TimeoutError; the parent kills a worker that overruns
+	// by more than Config.WatchdogGrace.
+	MaxDuration time.Duration
+	// MaxMemory caps the sandbox heap in bytes. The worker raises
+	// MemoryError at its checkpoints; an allocation past the allocator
+	// ceiling ends the worker (worker.ErrMemoryLimit).
+	MaxMemory uint64
+	// MaxRecursionDepth caps Python call depth.
+	MaxRecursionDepth uint64
+	// MaxSuspensions caps how often one feed may suspend (host calls, name
+	// lookups, OS calls, future waits). The parent enforces it.
+	MaxSuspensions uint64
+	// GCInterval is the worker's garbage-collection interval.
+	GCInterval uint64
+}
+
+func (l Limits) wire() *message.ResourceLimits {
+	var r message.ResourceLimits
+	set := false
+	opt := func(v uint64) *uint64 {
+		if v == 0 {
+			return nil
+		}
+		set = true
+		return &v
+	}
+	if l.MaxDuration > 0 {
+		r.MaxDurationMicros = opt(uint64(max(l.MaxDuration/time.Microsecond, 1)))
+	}
+	r.MaxMemoryBytes = opt(l.MaxMemory)
+	r.MaxRecursionDepth = opt(l.MaxRecursionDepth)
+	r.MaxSuspensions = opt(l.MaxSuspensions)
+	r.GCInterval = opt(l.GCInterval)
+	if !set {
+		return nil
+	}
+	return &r
+}
+
+// PrintFunc receives sandbox output, one segment at a time, in order.
+//
+// A session calls it from the goroutine running the turn, one segment at a
+// time.
+type PrintFunc func(stream message.PrintStream, text string)
+
+// Config describes a session. The zero value is usable: it resolves the
+// worker binary, negotiates the protocol version and applies the worker's
+// default limits.
+//
+// A Config is plain data; Start copies it, so it may be reused and shared
+// (the functions and loggers it holds must then be safe for concurrent use).
+type Config struct {
+	// Worker configures the child process (binary, environment, stderr
+	// capture, kill grace).
+	Worker worker.Config
+	// ProtocolVersion pins the protocol version; 0 negotiates (the highest
+	// version both sides speak, remembered per binary).
+	ProtocolVersion uint32
+
+	// ScriptName appears in type-check diagnostics and dumps; empty means
+	// DefaultScriptName.
+	ScriptName string
+	// Limits are the resource limits.
+	Limits Limits
+	// TypeCheck turns on static type checking of every snippet before it
+	// runs.
+	TypeCheck bool
+	// TypeCheckStubs declares names for the type checker (for example
+	// signatures of host functions).
+	TypeCheckStubs string
+	// TypeCheckFormat selects the diagnostic format.
+	TypeCheckFormat message.TypeCheckFormat
+	// TypeCheckColor adds ANSI colors to FULL and CONCISE diagnostics.
+	TypeCheckColor bool
+	// AssertMessageAnnotations sets how many bytes of each operand an
+	// introspected assert message keeps; nil means the worker's default
+	// (120) and 0 disables the annotation.
+	AssertMessageAnnotations *uint32
+	// PrintFlushInterval is how long the worker may hold print output;
+	// 0 means the worker's default (5 ms).
+	PrintFlushInterval time.Duration
+	// LineBufferedPrint makes the worker emit one Print per completed
+	// line (it overrides PrintFlushInterval).
+	LineBufferedPrint bool
+	// MontyVersion is sent as Configure.monty_version (informational).
+	MontyVersion string
+
+	// Print receives output of turns made with the low-level API; Run
+	// uses its own writers. nil discards.
+	Print PrintFunc
+	// WatchdogGrace is the backstop margin past the max_duration budget;
+	// 0 means DefaultWatchdogGrace.
+	WatchdogGrace time.Duration
+	// AbortTimeout bounds the AbortFeed sent when a context ends while a
+	// feed waits on the host; 0 means DefaultAbortTimeout.
+	AbortTimeout time.Duration
+	// MaxDecodeBytes is the per-frame decode budget; 0 means 1 GiB.
+	MaxDecodeBytes int64
+	// Logger receives session diagnostics; nil means slog.Default(). It is
+	// also the worker's logger unless Worker.Logger is set.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.ScriptName == "" {
+		c.ScriptName = DefaultScriptName
+	}
+	if c.WatchdogGrace <= 0 {
+		c.WatchdogGrace = DefaultWatchdogGrace
+	}
+	if c.AbortTimeout <= 0 {
+		c.AbortTimeout = DefaultAbortTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Worker.Logger == nil {
+		c.Worker.Logger = c.Logger
+	}
+	return c
+}
+
+func (c *Config) codecLimits() codec.Limits {
+	return codec.Limits{MaxDecodeBytes: c.MaxDecodeBytes, MaxFrameLen: c.Worker.MaxFrameLen}
+}
+
+// configure builds the Configure request for version v.
+func (c *Config) configure(v uint32) *message.Configure {
+	m := &message.Configure{
+		ScriptName:               c.ScriptName,
+		Limits:                   c.Limits.wire(),
+		TypeCheck:                c.TypeCheck,
+		MontyVersion:             c.MontyVersion,
+		AssertMessageAnnotations: c.AssertMessageAnnotations,
+		TypeCheckFormat:          c.TypeCheckFormat,
+		TypeCheckColor:           c.TypeCheckColor,
+		ProtocolVersion:          v,
+	}
+	if c.TypeCheckStubs != "" {
+		s := c.TypeCheckStubs
+		m.TypeCheckStubs = &s
+	}
+	switch {
+	case c.LineBufferedPrint:
+		var z uint32
+		m.PrintFlushIntervalMs = &z
+	case c.PrintFlushInterval > 0:
+		ms := uint32(min(max(c.PrintFlushInterval/time.Millisecond, 1), 1<<31))
+		m.PrintFlushIntervalMs = &ms
+	}
+	return m
+}

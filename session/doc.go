@@ -1,0 +1,67 @@
+// Package session is the parent side of the Monty worker protocol: one
+// sandboxed Python session per `monty subprocess` worker, with persistent
+// globals, Go host functions, streamed output, resource limits and
+// cancellation.
+//
+// # Starting
+//
+// [Start] spawns a worker (see package worker for how the binary is found)
+// and configures it. The protocol version is negotiated: the highest
+// version this module has a codec for is tried first, and a worker that
+// refuses it with a FatalError naming its own range is replaced by one
+// configured with the highest common version. The outcome is cached per
+// binary for the life of the process, so only the first session pays for
+// the extra spawn. [Config.ProtocolVersion] pins a version instead.
+// Everything above the codec is version-agnostic: the same Go types travel
+// whatever the protocol.
+//
+// # Running code
+//
+// [Session.Run] feeds a snippet and drives it to completion. Calls to
+// names registered in a [Registry] run Go functions: plain [Func]s, or any
+// Go function adapted by reflection (arguments converted with
+// value.ToGo, results with value.FromGo; a mismatch is a TypeError in the
+// sandbox, a Go error a RuntimeError). Functions registered with [Async]
+// are answered with futures and run concurrently, so asyncio.gather
+// overlaps them. Reads of undefined names resolve to registered values and
+// functions, everything else is a NameError. OS calls go to an [OSHandler]
+// (by default none: the sandbox gets PermissionError). Output is streamed
+// to the writers given with [WithStdout] and [WithStderr].
+//
+// The low-level turn API ([Session.Feed], the Resume methods,
+// [Session.AbortFeed], [Session.Dump], [Session.Load], [Session.Reset],
+// [Session.Do]) exposes the protocol's strict alternation directly: each
+// call sends one request and returns the turn-ending event.
+//
+// # Limits
+//
+// [Limits] are enforced by the worker (duration, memory, recursion) except
+// max_suspensions, which the parent enforces: a feed that suspends more
+// often than allowed is aborted with RuntimeError("suspension limit N
+// exceeded") and reported as a [*SuspensionLimitError]. When a duration
+// limit is known, a watchdog kills a worker that overruns it by more than
+// Config.WatchdogGrace ([*worker.TimeoutError]).
+//
+// # Errors and cancellation
+//
+// Every error says whether the session survives ([Survives]): Python
+// exceptions ([*PythonError]), type-check failures ([*TypeCheckError]),
+// the suspension limit, refused requests and usage mistakes leave it
+// usable; a crash, a protocol violation, a memory-limit exit or a kill
+// close it. A context that ends while the worker computes kills the worker
+// (there is no way to interrupt it otherwise); one that ends while a feed
+// waits on the host aborts the feed and keeps the session.
+//
+// # Concurrency
+//
+// A [Session] runs one turn at a time on the calling goroutine, with plain
+// blocking reads and writes on the worker's pipes (no goroutine handoff per
+// turn). It is not safe for concurrent use, except [Session.Close] and
+// [Session.Kill], which any goroutine may call at any time. A [Registry] is
+// safe for concurrent use.
+//
+// # Tracing
+//
+// When the context of a call carries an OpenTelemetry span context, its W3C
+// traceparent travels with every request of that call.
+package session

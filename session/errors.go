@@ -1,0 +1,269 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/worker"
+)
+
+// ErrClosed is matched (errors.Is) by the error of every call on a session
+// whose worker is gone; the cause of the loss, when there was one, is in
+// the same chain. It is worker.ErrClosed.
+var ErrClosed = worker.ErrClosed
+
+// usageError is a mistake by the caller that the session refuses before
+// anything is sent; the session is unchanged.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// SessionSurvives reports true: nothing was sent.
+func (e *usageError) SessionSurvives() bool { return true }
+
+// Usage errors. Each leaves the session untouched.
+var (
+	// ErrBusy: another turn is in flight. A Session runs one turn at a
+	// time.
+	ErrBusy error = &usageError{"monty session: another turn is in flight"}
+	// ErrSuspended: the call needs an idle session, but a feed is
+	// suspended waiting on the host (answer it or AbortFeed it first).
+	ErrSuspended error = &usageError{"monty session: a feed is suspended"}
+	// ErrNotSuspended: the call answers a suspension, but there is none of
+	// the right kind.
+	ErrNotSuspended error = &usageError{"monty session: no matching suspension to answer"}
+)
+
+// closedError is returned by calls on a dead session.
+type closedError struct{ cause error }
+
+func (e *closedError) Error() string {
+	if e.cause == nil || e.cause == worker.ErrClosed {
+		return "monty session is closed"
+	}
+	return "monty session is closed: " + e.cause.Error()
+}
+
+func (e *closedError) Unwrap() []error { return []error{worker.ErrClosed, e.cause} }
+
+func (e *closedError) SessionSurvives() bool { return false }
+
+// PythonError reports a feed that ended with a Python exception raised in
+// the sandbox (including the resource errors the worker enforces itself:
+// TimeoutError for max_duration, MemoryError for max_memory,
+// RecursionError). The session survives, with the globals set before the
+// exception.
+//
+// errors.As(err, &exc) with exc a *message.RaisedException also finds the
+// exception.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type PythonError struct {
+	// Exception is the exception with its traceback.
+	Exception *message.RaisedException
+}
+
+// Error returns the last line of a Python traceback, "Type: message".
+func (e *PythonError) Error() string { return e.Exception.Error() }
+
+// Unwrap returns the exception.
+func (e *PythonError) Unwrap() error { return e.Exception }
+
+// SessionSurvives reports true.
+func (e *PythonError) SessionSurvives() bool { return true }
+
+// Type returns the exception's type name, for example "ZeroDivisionError".
+func (e *PythonError) Type() string { return e.Exception.Type }
+
+// Traceback renders the exception like CPython does:
+//
+//	Traceback (most recent call last):
+//	  File "<python-input-0>", line 1, in <module>
+//	    1 / 0
+//	ZeroDivisionError: division by zero
+func (e *PythonError) Traceback() string {
+	var b strings.Builder
+	if len(e.Exception.Traceback) > 0 {
+		b.WriteString("Traceback (most recent call last):\n")
+	}
+	for _, f := range e.Exception.Traceback {
+		b.WriteString(`  File "`)
+		b.WriteString(f.Filename)
+		b.WriteString(`", line `)
+		b.WriteString(strconv.FormatUint(uint64(f.Start.Line), 10))
+		if f.FrameName != nil && !f.HideFrameName {
+			b.WriteString(", in ")
+			b.WriteString(*f.FrameName)
+		}
+		b.WriteByte('\n')
+		if f.PreviewLine != nil {
+			for _, l := range strings.Split(*f.PreviewLine, "\n") {
+				b.WriteString("    ")
+				b.WriteString(strings.TrimSpace(l))
+				b.WriteByte('\n')
+			}
+		}
+	}
+	b.WriteString(e.Exception.Error())
+	return b.String()
+}
+
+// TypeCheckError reports a snippet the type checker rejected; it did not
+// run. The session survives.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type TypeCheckError struct {
+	// Diagnostics is the checker's report in the configured format.
+	Diagnostics string
+}
+
+// Error returns the diagnostics.
+func (e *TypeCheckError) Error() string { return "type check failed:\n" + e.Diagnostics }
+
+// SessionSurvives reports true.
+func (e *TypeCheckError) SessionSurvives() bool { return true }
+
+// SuspensionLimitError reports a feed that suspended more often than the
+// session's max_suspensions limit allows. The parent enforces the limit:
+// the suspension over the limit was not passed on, the feed was aborted
+// with RuntimeError("suspension limit {limit} exceeded"), and the session
+// survives.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type SuspensionLimitError struct {
+	// Limit is the limit that was enforced.
+	Limit uint64
+	// Exception is the Error the worker answered the abort with.
+	Exception *message.RaisedException
+}
+
+// Error returns "suspension limit {limit} exceeded".
+func (e *SuspensionLimitError) Error() string {
+	return "suspension limit " + strconv.FormatUint(e.Limit, 10) + " exceeded"
+}
+
+// Unwrap returns the worker's exception.
+func (e *SuspensionLimitError) Unwrap() error { return e.Exception }
+
+// SessionSurvives reports true.
+func (e *SuspensionLimitError) SessionSurvives() bool { return true }
+
+// RequestTooLargeError reports a request whose encoding exceeds the frame
+// cap. It was not sent; the session, including a pending suspension, is
+// unchanged.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type RequestTooLargeError struct {
+	// Len is the encoded length, or 0 when the codec refused the request
+	// before encoding all of it.
+	Len int
+	// Max is the frame cap.
+	Max int
+	// Err is the codec's refusal when Len is unknown.
+	Err error
+}
+
+// Error returns "request frame of {len} bytes exceeds the maximum of {max}
+// bytes".
+func (e *RequestTooLargeError) Error() string {
+	if e.Len == 0 {
+		return fmt.Sprintf("request frame exceeds the maximum of %d bytes", e.Max)
+	}
+	return fmt.Sprintf("request frame of %d bytes exceeds the maximum of %d bytes", e.Len, e.Max)
+}
+
+// Unwrap returns the codec's refusal, if any.
+func (e *RequestTooLargeError) Unwrap() error { return e.Err }
+
+// SessionSurvives reports true.
+func (e *RequestTooLargeError) SessionSurvives() bool { return true }
+
+// InvalidRequestError reports a request that could not be encoded (for
+// example a value the protocol version cannot express, or a Go value with
+// no Python counterpart). It was not sent; the session is unchanged.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type InvalidRequestError struct {
+	// Err is the conversion or encoding error.
+	Err error
+}
+
+// Error describes the problem.
+func (e *InvalidRequestError) Error() string { return "invalid request: " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *InvalidRequestError) Unwrap() error { return e.Err }
+
+// SessionSurvives reports true.
+func (e *InvalidRequestError) SessionSurvives() bool { return true }
+
+// VersionMismatchError reports a worker that shares no protocol version
+// with this module (or refused a pinned version).
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type VersionMismatchError struct {
+	// Binary is the worker executable.
+	Binary string
+	// Ours is the range of versions this module has codecs for (or the
+	// pinned version).
+	Ours protocol.VersionRange
+	// Worker is the range the worker reported.
+	Worker protocol.VersionRange
+	// Refusal is the worker's FatalError text.
+	Refusal string
+}
+
+// Error names both ranges.
+func (e *VersionMismatchError) Error() string {
+	return fmt.Sprintf("no common protocol version: gomonty speaks %s, worker %s speaks %s (%s)",
+		rangeText(e.Ours), e.Binary, rangeText(e.Worker), e.Refusal)
+}
+
+// SessionSurvives reports false: no session was started.
+func (e *VersionMismatchError) SessionSurvives() bool { return false }
+
+func rangeText(r protocol.VersionRange) string {
+	if r.Min == r.Max {
+		return "version " + r.String()
+	}
+	return "versions " + r.String()
+}
+
+// Survives reports whether the session is still usable after err; see
+// [worker.SessionSurvives].
+func Survives(err error) bool { return worker.SessionSurvives(err) }
+
+// isProtocolViolation reports whether an Error event is the worker's
+// rejection of a request, which leaves its state unchanged, rather than
+// the outcome of running code.
+func isProtocolViolation(e *message.RaisedException) bool {
+	return e != nil && e.Type == "RuntimeError" && len(e.Traceback) == 0 &&
+		strings.HasPrefix(e.Msg(), "protocol violation: ")
+}
+
+// errorOf returns the error a turn-ending event stands for: a
+// *PythonError for Error, a *TypeCheckError for TypingError, nil
+// otherwise.
+func errorOf(ev *message.ChildEvent) error {
+	switch b := ev.Body.(type) {
+	case *message.Error:
+		return &PythonError{Exception: b.Exception}
+	case *message.TypingError:
+		return &TypeCheckError{Diagnostics: b.Diagnostics}
+	}
+	return nil
+}
+
+// EventError returns the error a turn-ending event stands for: a
+// *PythonError for Error, a *TypeCheckError for TypingError, and nil for
+// every other event.
+func EventError(ev *message.ChildEvent) error {
+	if ev == nil {
+		return errors.New("monty session: no event")
+	}
+	return errorOf(ev)
+}

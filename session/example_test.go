@@ -1,0 +1,128 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gomonty/monty/session"
+)
+
+// Start a session, run code with a Go function available to it, and read
+// the result back into Go.
+func Example() {
+	ctx := context.Background()
+	s, err := session.Start(ctx, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+
+	reg := session.NewRegistry()
+	reg.MustRegister("shout", func(ctx context.Context, text string, times int) (string, error) {
+		return strings.Repeat(strings.ToUpper(text)+"!", times), nil
+	})
+
+	r, err := s.Run(ctx, "greeting = shout('hi', 2)\nprint(greeting)\nlen(greeting)",
+		session.WithFunctions(reg), session.WithStdout(os.Stdout))
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	var n int
+	if err := r.Decode(&n); err != nil {
+		fmt.Println("decode:", err)
+		return
+	}
+	fmt.Println("length:", n)
+	// Output:
+	// HI!HI!
+	// length: 6
+}
+
+// Globals persist between runs, and a Python exception leaves the session
+// usable.
+func ExampleSession_Run() {
+	ctx := context.Background()
+	s, err := session.Start(ctx, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+
+	if _, err := s.Run(ctx, "total = 40"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = s.Run(ctx, "total / 0")
+	var pe *session.PythonError
+	if errors.As(err, &pe) {
+		fmt.Println("python raised:", pe.Type())
+	}
+	r, err := s.Run(ctx, "total + 2")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Repr())
+	// Output:
+	// python raised: ZeroDivisionError
+	// 42
+}
+
+// Host functions registered with Async run concurrently under
+// asyncio.gather.
+func ExampleAsync() {
+	ctx := context.Background()
+	s, err := session.Start(ctx, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+
+	reg := session.NewRegistry()
+	reg.MustRegister("fetch", func(ctx context.Context, id int) (map[string]any, error) {
+		return map[string]any{"id": id, "ok": true}, nil
+	}, session.Async())
+
+	r, err := s.Run(ctx, "import asyncio\nawait asyncio.gather(fetch(1), fetch(2))", session.WithFunctions(reg))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Repr())
+	// Output:
+	// [{'id': 1, 'ok': True}, {'id': 2, 'ok': True}]
+}
+
+// The low-level turn API answers each suspension by hand.
+func ExampleSession_Feed() {
+	ctx := context.Background()
+	s, err := session.Start(ctx, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+
+	ev, err := s.Feed(ctx, "double(21)")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ev.Body.EventKind(), s.State())
+	ev, err = s.ResumeReturn(ctx, 42)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ev.Body.EventKind(), s.State())
+	// Output:
+	// FunctionCall suspended
+	// Complete idle
+}

@@ -1,0 +1,181 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/worker"
+)
+
+// versionCache remembers, per worker binary, the protocol version a
+// negotiation settled on, so later sessions start with it. The key
+// includes the file's size and modification time: a replaced binary is
+// negotiated afresh.
+var versionCache sync.Map // cacheKey → uint32
+
+type cacheKey struct {
+	path  string
+	size  int64
+	mtime int64
+}
+
+func keyFor(bin string) (cacheKey, bool) {
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return cacheKey{}, false
+	}
+	return cacheKey{path: bin, size: fi.Size(), mtime: fi.ModTime().UnixNano()}, true
+}
+
+// ourRange is the range spanned by the linked-in codecs.
+func ourRange() (protocol.VersionRange, bool) {
+	vs := codec.Versions()
+	if len(vs) == 0 {
+		return protocol.VersionRange{}, false
+	}
+	return protocol.VersionRange{Min: vs[len(vs)-1], Max: vs[0]}, true
+}
+
+// spawner starts children; tests replace it with an in-process fake.
+type spawner struct {
+	resolve func(explicit string) (string, error)
+	start   func(ctx context.Context, cfg worker.Config) (child, error)
+}
+
+var processSpawner = spawner{
+	resolve: worker.ResolveBinary,
+	start: func(ctx context.Context, cfg worker.Config) (child, error) {
+		p, err := worker.Start(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	},
+}
+
+// Start starts a worker and configures a session on it.
+//
+// Unless Config.ProtocolVersion pins one, the protocol version is
+// negotiated: the first worker is configured with the version cached for
+// this binary, else the highest version this module has a codec for. A
+// worker that refuses it with a FatalError naming its own range (and exits,
+// status 4) is replaced by a second one configured with the highest common
+// version, which is then cached. No common version gives a
+// *VersionMismatchError.
+//
+// ctx bounds the start; cancelling it later has no effect on the session.
+func Start(ctx context.Context, cfg Config) (*Session, error) {
+	return start(ctx, cfg, processSpawner)
+}
+
+func start(ctx context.Context, cfg Config, sp spawner) (*Session, error) {
+	cfg = cfg.withDefaults()
+	bin, err := sp.resolve(cfg.Worker.Binary)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Worker.Binary = bin
+	ours, ok := ourRange()
+	if !ok {
+		return nil, errors.New("session: no protocol codec is linked in")
+	}
+	key, keyed := keyFor(bin)
+	var neg Negotiation
+	var v uint32
+	switch cached, hit := versionCache.Load(key); {
+	case cfg.ProtocolVersion != 0:
+		if _, ok := codec.ForVersion(cfg.ProtocolVersion); !ok {
+			return nil, fmt.Errorf("session: no codec for pinned protocol version %d (have %v)",
+				cfg.ProtocolVersion, codec.Versions())
+		}
+		v, neg.Pinned = cfg.ProtocolVersion, true
+	case keyed && hit:
+		v, neg.FromCache = cached.(uint32), true
+	default:
+		c, _ := codec.Highest(ours)
+		v = c.Version()
+	}
+	for {
+		neg.Attempts++
+		s, err := open(ctx, cfg, bin, v, sp)
+		if err == nil {
+			neg.Version = v
+			s.neg = neg
+			if keyed && !neg.Pinned {
+				versionCache.Store(key, v)
+			}
+			return s, nil
+		}
+		refusal, ok := versionRefusal(err)
+		if !ok {
+			return nil, err
+		}
+		neg.Worker = refusal.Supported
+		mismatch := &VersionMismatchError{Binary: bin, Ours: ours, Worker: refusal.Supported, Refusal: refusal.Error()}
+		if neg.Pinned {
+			mismatch.Ours = protocol.VersionRange{Min: v, Max: v}
+			return nil, mismatch
+		}
+		versionCache.Delete(key)
+		common, ok := ours.Intersect(refusal.Supported)
+		if !ok {
+			return nil, mismatch
+		}
+		c, ok := codec.Highest(common)
+		if !ok || c.Version() == v || neg.Attempts >= 3 {
+			return nil, mismatch
+		}
+		cfg.Logger.Debug("monty worker refused protocol version; downgrading",
+			slog.String("worker", bin), slog.Uint64("refused", uint64(v)),
+			slog.Uint64("version", uint64(c.Version())), slog.String("worker_range", refusal.Supported.String()))
+		v = c.Version()
+	}
+}
+
+// versionRefusal extracts the worker's supported range from the crash of
+// a worker that refused our protocol version.
+func versionRefusal(err error) (*protocol.UnsupportedVersionError, bool) {
+	var ce *worker.CrashError
+	if !errors.As(err, &ce) || ce.Reason != worker.Announced {
+		return nil, false
+	}
+	return protocol.ParseUnsupportedVersion(ce.Message)
+}
+
+// open spawns one worker and configures it with version v.
+func open(ctx context.Context, cfg Config, bin string, v uint32, sp spawner) (*Session, error) {
+	c, ok := codec.ForVersion(v)
+	if !ok {
+		return nil, fmt.Errorf("session: no codec for protocol version %d", v)
+	}
+	ch, err := sp.start(ctx, cfg.Worker)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		cfg:   cfg,
+		bin:   bin,
+		child: ch,
+		codec: c,
+		lim:   cfg.codecLimits(),
+		log:   cfg.Logger,
+		state: StateIdle,
+		print: cfg.Print,
+	}
+	if err := s.begin(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	defer s.end()
+	if err := s.configure(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,431 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"sync"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+	"github.com/gomonty/monty/worker"
+)
+
+// RunOption configures one Run or Continue.
+//
+// It is a plain function value, safe to share between runs.
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	funcs         *Registry
+	stdout        io.Writer
+	stderr        io.Writer
+	inputs        []Input
+	os            OSHandler
+	skipTypeCheck bool
+	cwd           string
+}
+
+// WithFunctions makes the registry's functions and values reachable from
+// the sandbox. Without it every unknown name is a NameError.
+func WithFunctions(r *Registry) RunOption { return func(o *runOptions) { o.funcs = r } }
+
+// WithStdout streams the sandbox's standard output to w, in order, as it
+// arrives. Without it, output goes to the session's print sink.
+func WithStdout(w io.Writer) RunOption { return func(o *runOptions) { o.stdout = w } }
+
+// WithStderr streams the sandbox's standard error to w (protocol 4
+// workers only; the released worker has no stderr stream).
+func WithStderr(w io.Writer) RunOption { return func(o *runOptions) { o.stderr = w } }
+
+// WithInputs binds globals before the snippet runs.
+func WithInputs(inputs ...Input) RunOption {
+	return func(o *runOptions) { o.inputs = append(o.inputs, inputs...) }
+}
+
+// WithOS routes the sandbox's OS calls to h. Without it every OS call is
+// answered "not handled", so filesystem access raises PermissionError and
+// os.getenv and the clocks raise RuntimeError.
+func WithOS(h OSHandler) RunOption { return func(o *runOptions) { o.os = h } }
+
+// WithSkipTypeCheck runs the snippet without type checking it.
+func WithSkipTypeCheck() RunOption { return func(o *runOptions) { o.skipTypeCheck = true } }
+
+// WithCwd sets the sandbox's current directory (an absolute virtual path)
+// for the feed. Protocol 2 (the released worker) has no such field: there
+// the feed is refused with an *InvalidRequestError.
+func WithCwd(dir string) RunOption { return func(o *runOptions) { o.cwd = dir } }
+
+// Run feeds code to the session and drives the feed to completion: host
+// function calls, name lookups, OS calls and future resolutions are
+// answered from the options, and output is streamed. It returns the value
+// of the last expression.
+//
+// Errors that leave the session usable: *PythonError (the code raised,
+// including the worker's TimeoutError and MemoryError limits),
+// *TypeCheckError, *SuspensionLimitError, and the *worker.CanceledError or
+// *worker.TimeoutError of a context that ended while the feed waited on the
+// host (the feed is then aborted with AbortFeed). If the context ends while
+// the worker computes, the worker is killed and the session is closed.
+//
+// Every host goroutine started for the feed is cancelled and joined before
+// Run returns.
+func (s *Session) Run(ctx context.Context, code string, opts ...RunOption) (*Result, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	if s.state == StateSuspended {
+		return nil, ErrSuspended
+	}
+	r := s.newRunner(ctx, opts)
+	defer r.finish()
+	feed, err := buildFeed(code, r.o.inputs)
+	if err != nil {
+		return nil, err
+	}
+	feed.SkipTypeCheck = r.o.skipTypeCheck
+	feed.Cwd = r.o.cwd
+	ev, err := s.feed(ctx, feed)
+	return r.drive(ev, err)
+}
+
+// Continue drives a suspended feed to completion like Run, starting from
+// the pending suspension, for example one re-announced by Load. Futures
+// started before a Dump cannot be resumed: their ids are answered with
+// RuntimeError.
+func (s *Session) Continue(ctx context.Context, opts ...RunOption) (*Result, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	if s.state != StateSuspended {
+		return nil, ErrNotSuspended
+	}
+	r := s.newRunner(ctx, opts)
+	defer r.finish()
+	return r.drive(s.susp, nil)
+}
+
+// runner drives one feed.
+type runner struct {
+	s      *Session
+	ctx    context.Context
+	fctx   context.Context // for host functions; cancelled by finish
+	cancel context.CancelFunc
+	o      runOptions
+	g      value.Graph // reply graph, reused across turns
+	rc     message.ResumeCall
+	res    message.ExtResult
+	prev   PrintFunc
+
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	futures map[uint32]*future
+	notify  chan struct{}
+}
+
+type future struct {
+	done bool
+	g    value.Graph
+	res  message.ExtResult
+}
+
+func (s *Session) newRunner(ctx context.Context, opts []RunOption) *runner {
+	r := &runner{s: s, ctx: ctx, prev: s.print}
+	for _, o := range opts {
+		o(&r.o)
+	}
+	r.fctx, r.cancel = context.WithCancel(ctx)
+	s.hostCancel.Store(&r.cancel)
+	if r.o.stdout != nil || r.o.stderr != nil {
+		out, errw, fallback := r.o.stdout, r.o.stderr, s.print
+		s.print = func(stream message.PrintStream, text string) {
+			w := out
+			if stream == message.StreamStderr {
+				w = errw
+			}
+			if w != nil {
+				io.WriteString(w, text)
+			} else if fallback != nil {
+				fallback(stream, text)
+			}
+		}
+	}
+	return r
+}
+
+// finish cancels and joins the feed's host goroutines and restores the
+// print sink.
+func (r *runner) finish() {
+	r.s.hostCancel.Store(nil)
+	r.cancel()
+	r.wg.Wait()
+	r.s.print = r.prev
+}
+
+func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
+	s := r.s
+	for {
+		if err != nil {
+			return nil, err
+		}
+		var req message.Request
+		switch b := ev.Body.(type) {
+		case *message.Complete:
+			return &Result{Value: Value{Graph: &b.Values, Root: b.Value}, TotalExecution: s.stamps.TotalExecution}, nil
+		case *message.Error:
+			if s.state == StateSuspended {
+				return nil, r.rejected(b.Exception)
+			}
+			return nil, &PythonError{Exception: b.Exception}
+		case *message.TypingError:
+			return nil, &TypeCheckError{Diagnostics: b.Diagnostics}
+		case *message.FunctionCall:
+			req = r.call(b)
+		case *message.NameLookup:
+			req = r.lookup(b)
+		case *message.OsCall:
+			req = r.osCall(b)
+		case *message.ResolveFutures:
+			req = r.resolve(b)
+		case *message.Ok:
+			return nil, errors.New("session: nothing to run (the session is idle)")
+		default:
+			return nil, fmt.Errorf("session: unexpected %s event", ev.Body.EventKind())
+		}
+		if r.ctx.Err() != nil || req == nil {
+			return nil, r.abort()
+		}
+		ev, err = s.exchange(r.ctx, req)
+		r.g.Reset()
+	}
+}
+
+// abort ends the suspended feed because the caller's context is done.
+func (r *runner) abort() error {
+	s := r.s
+	cause := context.Cause(r.ctx)
+	deadline := errors.Is(r.ctx.Err(), context.DeadlineExceeded)
+	if s.state != StateSuspended || s.closed.Load() {
+		return notDone(r.ctx)
+	}
+	exc := message.NewException("RuntimeError", "feed canceled by the host: "+cause.Error())
+	if deadline {
+		exc = message.NewException("TimeoutError", "host deadline exceeded: "+cause.Error())
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), s.cfg.AbortTimeout)
+	defer cancel()
+	if _, err := s.exchange(actx, &message.AbortFeed{Exception: exc}); err != nil {
+		return err
+	}
+	if deadline {
+		return &worker.TimeoutError{Err: cause}
+	}
+	return &worker.CanceledError{Err: cause}
+}
+
+// rejected handles a worker that refused our answer to its suspension (a
+// protocol violation; it is still suspended): the feed is aborted and the
+// refusal reported.
+func (r *runner) rejected(exc *message.RaisedException) error {
+	s := r.s
+	abort := message.NewException("RuntimeError", "the host's reply was rejected: "+exc.Msg())
+	actx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), s.cfg.AbortTimeout)
+	defer cancel()
+	if _, err := s.exchange(actx, &message.AbortFeed{Exception: abort}); err != nil {
+		return err
+	}
+	return fmt.Errorf("session: the worker rejected the host's reply: %w", &PythonError{Exception: exc})
+}
+
+// invoke runs a host function, turning a panic into a RuntimeError.
+func (r *runner) invoke(h *hostFunc, c *Call) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.log.Error("monty host function panicked", slog.String("function", h.name), slog.Any("panic", p))
+			v, err = nil, message.NewException("RuntimeError", fmt.Sprintf("host function %s panicked: %v", h.name, p))
+		}
+	}()
+	return h.fn(r.fctx, c)
+}
+
+// ext converts a host function's outcome into an ExtFunctionResult whose
+// value (if any) is added to g.
+func ext(g *value.Graph, v any, err error) message.ExtResult {
+	if err != nil {
+		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err)}
+	}
+	mark := g.Len()
+	root, cerr := toGraph(g, v)
+	if cerr != nil {
+		g.Nodes = g.Nodes[:mark]
+		return message.ExtResult{Kind: message.ResultError,
+			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}
+	}
+	return message.ExtResult{Kind: message.ResultReturn, Value: root}
+}
+
+func (r *runner) call(fc *message.FunctionCall) message.Request {
+	if fc.ObjectID != nil {
+		return &message.ResumeCall{CallID: fc.CallID, Result: &message.ExtResult{Kind: message.ResultError,
+			Error: message.NewException("AttributeError", fmt.Sprintf("host object has no method '%s'", fc.FunctionName))}}
+	}
+	h := r.o.funcs.fn(fc.FunctionName)
+	if h == nil {
+		return &message.ResumeCall{CallID: fc.CallID,
+			Result: &message.ExtResult{Kind: message.ResultNotFound, Name: fc.FunctionName}}
+	}
+	c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs,
+		Values: &fc.Values, Eager: fc.AllowEagerAwait}
+	if h.async && !fc.AllowEagerAwait {
+		r.startFuture(h, c)
+		return &message.ResumeCall{CallID: fc.CallID,
+			Result: &message.ExtResult{Kind: message.ResultFuture, Future: fc.CallID}}
+	}
+	v, err := r.invoke(h, c)
+	r.res = ext(&r.g, v, err)
+	if fc.AllowEagerAwait {
+		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fc.CallID, Result: &r.res}}, Values: r.g}
+	}
+	// The request is encoded before the next turn, so one struct serves
+	// every synchronous call of the feed.
+	r.rc = message.ResumeCall{CallID: fc.CallID, Result: &r.res, Values: r.g}
+	return &r.rc
+}
+
+func (r *runner) startFuture(h *hostFunc, c *Call) {
+	f := &future{}
+	r.mu.Lock()
+	if r.futures == nil {
+		r.futures = map[uint32]*future{}
+		r.notify = make(chan struct{}, 1)
+	}
+	r.futures[c.CallID] = f
+	notify := r.notify
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		v, err := r.invoke(h, c)
+		var g value.Graph
+		res := ext(&g, v, err)
+		r.mu.Lock()
+		f.g, f.res, f.done = g, res, true
+		r.mu.Unlock()
+		select {
+		case notify <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// resolve waits until at least one of the pending futures has finished and
+// answers every finished one. It returns nil when the context ends first.
+func (r *runner) resolve(rf *message.ResolveFutures) message.Request {
+	req := &message.ResumeFutures{}
+	for {
+		r.mu.Lock()
+		for _, id := range rf.PendingCallIDs {
+			f, ok := r.futures[id]
+			if !ok {
+				req.Results = append(req.Results, message.FutureResult{CallID: id, Result: &message.ExtResult{
+					Kind: message.ResultError, Error: message.NewException("RuntimeError",
+						fmt.Sprintf("no host call is running for future %d", id))}})
+				continue
+			}
+			if !f.done {
+				continue
+			}
+			delete(r.futures, id)
+			res := f.res
+			if res.Kind == message.ResultReturn {
+				res.Value += req.Values.Append(&f.g)
+			}
+			req.Results = append(req.Results, message.FutureResult{CallID: id, Result: &res})
+		}
+		notify := r.notify
+		r.mu.Unlock()
+		if len(req.Results) > 0 {
+			return req
+		}
+		if notify == nil {
+			// Nothing of ours is pending and the worker listed nothing.
+			return req
+		}
+		select {
+		case <-notify:
+		case <-r.ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (r *runner) lookup(nl *message.NameLookup) message.Request {
+	if nl.ObjectID != nil {
+		return &message.ResumeNameLookup{Kind: message.LookupUndefined}
+	}
+	if v, ok := r.o.funcs.value(nl.Name); ok {
+		req := &message.ResumeNameLookup{Kind: message.LookupValue}
+		root, err := toGraph(&req.Values, v)
+		if err != nil {
+			return &message.ResumeNameLookup{Kind: message.LookupError,
+				Error: typeError("host value %s has no Python equivalent: %s", nl.Name, conversionText(err))}
+		}
+		req.Value = root
+		return req
+	}
+	if r.o.funcs.fn(nl.Name) != nil {
+		req := &message.ResumeNameLookup{Kind: message.LookupValue}
+		req.Value = req.Values.Add(value.FunctionNode(value.Function{Name: nl.Name}))
+		return req
+	}
+	return &message.ResumeNameLookup{Kind: message.LookupUndefined}
+}
+
+func (r *runner) osCall(oc *message.OsCall) message.Request {
+	notHandled := &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultNotHandled}}
+	if r.o.os == nil {
+		return notHandled
+	}
+	rc, err := r.handleOS(oc)
+	switch {
+	case r.ctx.Err() != nil:
+		return nil
+	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
+		return notHandled
+	case err != nil:
+		return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: osException(err)}}
+	}
+	rc.CallID = oc.CallID
+	return rc
+}
+
+func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.log.Error("monty OS handler panicked", slog.String("op", oc.Op.String()), slog.Any("panic", p))
+			rc, err = nil, message.NewException("RuntimeError", fmt.Sprintf("OS handler panicked: %v", p))
+		}
+	}()
+	return r.o.os.HandleOS(r.fctx, oc)
+}
+
+// osException maps an OS handler's error to the exception to raise.
+func osException(err error) *message.RaisedException {
+	var exc *message.RaisedException
+	switch {
+	case errors.As(err, &exc):
+		return exceptionFor(exc)
+	case errors.Is(err, fs.ErrNotExist):
+		return message.NewException("FileNotFoundError", err.Error())
+	case errors.Is(err, fs.ErrPermission):
+		return message.NewException("PermissionError", err.Error())
+	case errors.Is(err, fs.ErrExist):
+		return message.NewException("FileExistsError", err.Error())
+	}
+	return message.NewException("OSError", err.Error())
+}

@@ -1,0 +1,692 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/value"
+	"github.com/gomonty/monty/worker"
+)
+
+// child is what a session needs from its worker: a frame connection plus
+// the process lifecycle. *worker.Process implements it; tests substitute an
+// in-process fake.
+type child interface {
+	ReadFrame() ([]byte, error)
+	WriteFrame(body []byte) error
+	Kill() error
+	Close(ctx context.Context) error
+	Announced(message string) error
+	Vanished(context string, cause error) error
+	Pid() int
+}
+
+// State is the coarse state of a session.
+//
+// A State is a plain value, safe for concurrent use.
+type State uint8
+
+// The session states.
+const (
+	// StateIdle: no feed is in progress; the session accepts Feed, Dump,
+	// Load (before the first feed) and Reset.
+	StateIdle State = 1
+	// StateSuspended: a feed waits on the host (see Session.Suspension).
+	StateSuspended State = 2
+	// StateClosed: the worker is gone.
+	StateClosed State = 3
+)
+
+// String names the state.
+func (s State) String() string {
+	switch s {
+	case StateIdle:
+		return "idle"
+	case StateSuspended:
+		return "suspended"
+	case StateClosed:
+		return "closed"
+	}
+	return "unknown"
+}
+
+// Stamps are the session metadata the worker reported last.
+//
+// Stamps is plain data, safe to share.
+type Stamps struct {
+	// TotalExecution is the session's cumulative sandbox execution time.
+	TotalExecution time.Duration
+	// MaxDuration is the session's duration limit; valid when
+	// HasMaxDuration.
+	MaxDuration time.Duration
+	// HasMaxDuration reports whether the worker stamped a duration limit.
+	HasMaxDuration bool
+	// MaxSuspensions is the session's suspension limit; valid when
+	// HasMaxSuspensions.
+	MaxSuspensions uint64
+	// HasMaxSuspensions reports whether the worker stamped a suspension
+	// limit.
+	HasMaxSuspensions bool
+}
+
+// Negotiation records how the session's protocol version was chosen.
+//
+// A Negotiation is plain data, safe to share.
+type Negotiation struct {
+	// Version is the protocol version in use.
+	Version uint32
+	// Attempts is the number of workers started to find it (2 after a
+	// downgrade).
+	Attempts int
+	// FromCache is set when the first attempt used the process-wide cache
+	// of earlier negotiations with the same binary.
+	FromCache bool
+	// Pinned is set when Config.ProtocolVersion chose the version.
+	Pinned bool
+	// Worker is the worker's supported range when it reported one (after
+	// a refusal); zero otherwise.
+	Worker protocol.VersionRange
+}
+
+// Values of Session.interrupt. A turn moves it from irIdle to irNone and
+// back; whoever kills the worker mid-turn swaps irNone for its reason
+// first, so a turn learns why its worker died and a late timer can never
+// kill a worker whose turn already ended.
+const (
+	irIdle int32 = iota
+	irNone
+	irContext
+	irWatchdog
+	irClosed
+)
+
+// maxRetainedBuf is the largest request buffer kept between turns.
+const maxRetainedBuf = 1 << 20
+
+// Session is the parent side of one worker: one sandboxed Python session
+// with persistent globals.
+//
+// A Session is not safe for concurrent use. It runs one turn at a time
+// (strict alternation) on the calling goroutine; an overlapping call fails
+// with ErrBusy. Close and Kill are the exceptions: they may be called from
+// any goroutine at any time, and interrupt a turn in flight.
+type Session struct {
+	cfg   Config
+	bin   string
+	child child
+	codec codec.Codec
+	lim   codec.Limits
+	neg   Negotiation
+	log   *slog.Logger
+
+	busy      atomic.Bool
+	interrupt atomic.Int32
+	closed    atomic.Bool
+	// hostCancel cancels the host functions of the Run in progress, so
+	// Close and Kill also release a Run blocked in one.
+	hostCancel atomic.Pointer[context.CancelFunc]
+
+	state   State
+	started bool                // an interpreter exists (a feed ran or a dump was loaded)
+	susp    *message.ChildEvent // the pending suspension
+	deadErr error
+
+	ownMaxSusp uint64 // from our Configure; 0 = none
+	ownMaxDur  time.Duration
+	hasOwnDur  bool
+	stamps     Stamps
+	suspCount  uint64
+
+	print    PrintFunc
+	preq     message.ParentRequest
+	wbuf     []byte
+	scratch  value.Graph
+	wd       *time.Timer
+	wdBudget time.Duration
+}
+
+// Version returns the negotiated protocol version.
+func (s *Session) Version() uint32 { return s.codec.Version() }
+
+// Negotiation reports how the protocol version was chosen.
+func (s *Session) Negotiation() Negotiation { return s.neg }
+
+// Binary returns the worker executable's path.
+func (s *Session) Binary() string { return s.bin }
+
+// Pid returns the worker's process id.
+func (s *Session) Pid() int { return s.child.Pid() }
+
+// State returns the session's state.
+func (s *Session) State() State {
+	if s.closed.Load() {
+		return StateClosed
+	}
+	return s.state
+}
+
+// Suspension returns the event the feed is suspended on (a FunctionCall,
+// OsCall, NameLookup or ResolveFutures), or nil when it is not suspended.
+func (s *Session) Suspension() *message.ChildEvent {
+	if s.State() != StateSuspended {
+		return nil
+	}
+	return s.susp
+}
+
+// Stamps returns the metadata the worker reported last.
+func (s *Session) Stamps() Stamps { return s.stamps }
+
+// SuspensionCount returns how many suspensions the current (or last) feed
+// has made; the parent aborts a feed whose count exceeds the limit.
+func (s *Session) SuspensionCount() uint64 { return s.suspCount }
+
+// SetPrint replaces the sink for output of low-level turns (nil discards).
+func (s *Session) SetPrint(fn PrintFunc) { s.print = fn }
+
+// Do sends one raw request and returns the turn-ending event, after
+// passing every Print segment to the print sink. It is the primitive below
+// all other turn methods and does no state checking of its own: the
+// worker judges the request. The session's state, limits and stamps are
+// still tracked, the suspension limit is still enforced (a
+// *SuspensionLimitError replaces the over-limit suspension) and an event
+// that does not fit the request discards the worker with a
+// *worker.ProtocolError.
+//
+// Error and TypingError events are returned as events, not errors.
+func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+	if !s.busy.CompareAndSwap(false, true) {
+		return nil, ErrBusy
+	}
+	defer s.busy.Store(false)
+	if err := notDone(ctx); err != nil {
+		return nil, err
+	}
+	return s.exchange(ctx, req)
+}
+
+// notDone reports a context that is already done as a session-preserving
+// error; nothing has been sent.
+func notDone(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &worker.TimeoutError{Err: context.Cause(ctx)}
+	}
+	return &worker.CanceledError{Err: context.Cause(ctx)}
+}
+
+// isDrive reports whether the request makes the worker run sandbox code.
+func isDrive(k message.RequestKind) bool {
+	switch k {
+	case message.KindFeed, message.KindResumeCall, message.KindResumeNameLookup,
+		message.KindResumeFutures, message.KindAbortFeed:
+		return true
+	}
+	return false
+}
+
+// exchange sends req and reads events up to the turn-ending one. The caller
+// holds s.busy.
+func (s *Session) exchange(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+	if s.closed.Load() {
+		return nil, s.closedErr()
+	}
+	kind := req.RequestKind()
+	s.preq.Body = req
+	s.preq.TraceParent = nil
+	if tp, ok := traceParent(ctx); ok {
+		s.preq.TraceParent = &tp
+	}
+	buf, err := s.codec.AppendRequest(s.wbuf[:0], &s.preq)
+	s.preq.Body = nil
+	if err != nil {
+		var tl *frame.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return nil, &RequestTooLargeError{Len: int(min(tl.Len, 1<<62)), Max: int(tl.Max)}
+		case strings.Contains(err.Error(), "frame cap"):
+			// The codec sizes a request before encoding it and refuses
+			// one over the protocol's cap without saying by how much.
+			return nil, &RequestTooLargeError{Max: s.lim.FrameLen(), Err: err}
+		}
+		return nil, &InvalidRequestError{Err: err}
+	}
+	if len(buf) > s.lim.FrameLen() {
+		s.keep(buf)
+		return nil, &RequestTooLargeError{Len: len(buf), Max: s.lim.FrameLen()}
+	}
+	if !s.interrupt.CompareAndSwap(irIdle, irNone) {
+		return nil, s.closedErr()
+	}
+
+	var stopCtx func() bool
+	if ctx.Done() != nil {
+		stopCtx = context.AfterFunc(ctx, func() { s.kill(irContext) })
+	}
+	watched := isDrive(kind) && s.armWatchdog()
+
+	op := worker.ContextWaiting
+	if kind == message.KindAbortFeed {
+		op = worker.ContextAborting
+	}
+	var (
+		ev     *message.ChildEvent
+		ioErr  error
+		decErr error
+	)
+	if err := s.child.WriteFrame(buf); err != nil {
+		ioErr = err
+		if op != worker.ContextAborting {
+			op = worker.ContextSending
+		}
+	} else {
+		for {
+			body, err := s.child.ReadFrame()
+			if err != nil {
+				ioErr = err
+				break
+			}
+			e, err := s.codec.DecodeEvent(body, s.lim)
+			if err != nil {
+				decErr = err
+				break
+			}
+			if p, ok := e.Body.(*message.Print); ok {
+				s.deliver(p)
+				continue
+			}
+			ev = e
+			break
+		}
+	}
+	s.keep(buf)
+
+	if watched {
+		s.wd.Stop()
+	}
+	if stopCtx != nil {
+		stopCtx()
+	}
+	if !s.interrupt.CompareAndSwap(irNone, irIdle) {
+		return nil, s.interrupted(ctx, s.interrupt.Load())
+	}
+	switch {
+	case ioErr != nil:
+		return nil, s.lost(op, ioErr)
+	case decErr != nil:
+		return nil, s.fail(&worker.ProtocolError{Msg: "invalid payload from worker", Err: decErr})
+	}
+	return s.settle(ctx, req, ev)
+}
+
+// keep retains buf for the next request unless it grew too large.
+func (s *Session) keep(buf []byte) {
+	if cap(buf) <= maxRetainedBuf {
+		s.wbuf = buf[:0]
+	} else {
+		s.wbuf = nil
+	}
+}
+
+func (s *Session) deliver(p *message.Print) {
+	if s.print == nil {
+		return
+	}
+	for _, seg := range p.Segments {
+		s.print(seg.Stream, seg.Text)
+	}
+}
+
+// kill kills the worker mid-turn for reason, unless the turn has already
+// ended or someone else got there first.
+func (s *Session) kill(reason int32) {
+	if s.interrupt.CompareAndSwap(irNone, reason) {
+		s.child.Kill()
+	}
+}
+
+func (s *Session) watchdogFire() { s.kill(irWatchdog) }
+
+// armWatchdog starts the max_duration backstop for a turn that runs code:
+// the remaining budget plus the grace. It reports whether a budget is
+// known.
+func (s *Session) armWatchdog() bool {
+	budget, ok := s.durationBudget()
+	if !ok {
+		return false
+	}
+	d := max(budget-s.stamps.TotalExecution, 0) + s.cfg.WatchdogGrace
+	s.wdBudget = budget
+	if s.wd == nil {
+		s.wd = time.AfterFunc(d, s.watchdogFire)
+	} else {
+		s.wd.Reset(d)
+	}
+	return true
+}
+
+// durationBudget returns the max_duration limit in force: ours from
+// Configure and the worker's stamp, whichever is lower.
+func (s *Session) durationBudget() (time.Duration, bool) {
+	switch {
+	case s.hasOwnDur && s.stamps.HasMaxDuration:
+		return min(s.ownMaxDur, s.stamps.MaxDuration), true
+	case s.hasOwnDur:
+		return s.ownMaxDur, true
+	case s.stamps.HasMaxDuration:
+		return s.stamps.MaxDuration, true
+	}
+	return 0, false
+}
+
+// SuspensionLimit returns the max_suspensions limit the parent enforces:
+// the session's own configured limit, else the one the worker stamped, the
+// lower of the two when both are known, and 1000 when neither is.
+func (s *Session) SuspensionLimit() uint64 {
+	switch {
+	case s.ownMaxSusp != 0 && s.stamps.HasMaxSuspensions:
+		return min(s.ownMaxSusp, s.stamps.MaxSuspensions)
+	case s.ownMaxSusp != 0:
+		return s.ownMaxSusp
+	case s.stamps.HasMaxSuspensions:
+		return s.stamps.MaxSuspensions
+	}
+	return protocol.DefaultMaxSuspensions
+}
+
+// interrupted builds the error of a turn whose worker was killed for
+// reason, and discards the worker.
+func (s *Session) interrupted(ctx context.Context, reason int32) error {
+	var err error
+	switch reason {
+	case irContext:
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = &worker.TimeoutError{Killed: true, Err: context.Cause(ctx)}
+		} else {
+			err = &worker.CanceledError{Killed: true, Err: context.Cause(ctx)}
+		}
+	case irWatchdog:
+		err = &worker.TimeoutError{Watchdog: true, Budget: s.wdBudget, Killed: true}
+	default:
+		s.die(nil, true)
+		return s.closedErr()
+	}
+	return s.die(err, true)
+}
+
+// lost classifies an I/O failure on the worker's pipes and discards the
+// worker.
+func (s *Session) lost(op string, ioErr error) error {
+	if errors.Is(ioErr, frame.ErrTooLarge) {
+		return s.fail(&worker.ProtocolError{Msg: "invalid frame from worker", Err: ioErr})
+	}
+	err := s.child.Vanished(op, ioErr)
+	var ce *worker.CrashError
+	if errors.As(err, &ce) {
+		// A worker that dies on purpose writes a FatalError first (a
+		// desynchronized frame, a panic); it may still be in the pipe.
+		if body, rerr := s.child.ReadFrame(); rerr == nil {
+			if ev, derr := s.codec.DecodeEvent(body, s.lim); derr == nil {
+				if fe, ok := ev.Body.(*message.FatalError); ok {
+					err = &worker.CrashError{Reason: worker.Announced, Message: fe.Message,
+						Exit: ce.Exit, Stderr: ce.Stderr}
+				}
+			}
+		}
+	}
+	return s.die(err, false)
+}
+
+// fail discards a worker that broke the protocol.
+func (s *Session) fail(err error) error {
+	s.log.Warn("monty worker discarded", slog.Int("pid", s.child.Pid()), slog.Any("error", err))
+	return s.die(err, true)
+}
+
+// die marks the session closed with cause err, stops the worker (killing
+// it first when kill is set, else letting the ladder wait for its exit) and
+// returns err.
+func (s *Session) die(err error, kill bool) error {
+	s.state = StateClosed
+	s.susp = nil
+	if s.deadErr == nil {
+		s.deadErr = err
+	}
+	s.closed.Store(true)
+	s.interrupt.Store(irClosed)
+	if s.wd != nil {
+		s.wd.Stop()
+	}
+	if kill {
+		s.child.Kill()
+	}
+	s.child.Close(context.Background())
+	return err
+}
+
+func (s *Session) closedErr() error { return &closedError{cause: s.deadErr} }
+
+// noteStamps records the metadata of a stamped event.
+func (s *Session) noteStamps(ev *message.ChildEvent) {
+	if ev.MaxSuspensions == nil && ev.MaxDurationMicros == nil && ev.TotalExecutionMicros == 0 {
+		return
+	}
+	s.stamps.TotalExecution = micros(ev.TotalExecutionMicros)
+	if ev.MaxSuspensions != nil {
+		s.stamps.MaxSuspensions = *ev.MaxSuspensions
+		s.stamps.HasMaxSuspensions = true
+	}
+	if ev.MaxDurationMicros != nil {
+		s.stamps.MaxDuration = micros(*ev.MaxDurationMicros)
+		s.stamps.HasMaxDuration = true
+	}
+}
+
+func micros(us uint64) time.Duration {
+	if us > uint64(1<<63-1)/1000 {
+		return time.Duration(1<<63 - 1)
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+// applyOwnLimits adopts the limits of our Configure.
+func (s *Session) applyOwnLimits() {
+	s.ownMaxSusp = s.cfg.Limits.MaxSuspensions
+	s.ownMaxDur = s.cfg.Limits.MaxDuration
+	s.hasOwnDur = s.cfg.Limits.MaxDuration > 0
+}
+
+func (s *Session) unexpected(ev *message.ChildEvent, req message.Request) error {
+	return s.fail(&worker.ProtocolError{Msg: "unexpected " + ev.Body.EventKind().String() +
+		" event in reply to " + req.RequestKind().String()})
+}
+
+// settle checks that ev may answer req and updates the session state.
+func (s *Session) settle(ctx context.Context, req message.Request, ev *message.ChildEvent) (*message.ChildEvent, error) {
+	switch b := ev.Body.(type) {
+	case nil:
+		return nil, s.fail(&worker.ProtocolError{Msg: "unexpected event"})
+	case *message.FatalError:
+		return nil, s.die(s.child.Announced(b.Message), false)
+	case *message.ShutdownDump:
+		return nil, s.fail(&worker.ProtocolError{Msg: "subprocess worker sent a ShutdownDump"})
+	case *message.Error:
+		if b.Exception == nil {
+			return nil, s.fail(&worker.ProtocolError{Msg: "error event with no exception"})
+		}
+	}
+	s.noteStamps(ev)
+	ek := ev.Body.EventKind()
+	switch req.RequestKind() {
+	case message.KindAbortFeed:
+		if ek != message.KindError {
+			return nil, s.fail(&worker.ProtocolError{Msg: "worker answered AbortFeed with something other than an Error"})
+		}
+		s.toIdle()
+		return ev, nil
+
+	case message.KindFeed, message.KindResumeCall, message.KindResumeNameLookup, message.KindResumeFutures:
+		switch {
+		case ek.IsSuspension():
+			return s.suspended(ctx, ev)
+		case ek == message.KindComplete, ek == message.KindTypingError:
+			s.toIdle()
+			s.started = true
+		case ek == message.KindError:
+			exc := ev.Body.(*message.Error).Exception
+			if !isProtocolViolation(exc) || s.state != StateSuspended {
+				// A violation leaves the worker's state as it was; code
+				// that ran (or a rejected feed) leaves it idle.
+				s.toIdle()
+				s.started = s.started || !isProtocolViolation(exc)
+			}
+		default:
+			return nil, s.unexpected(ev, req)
+		}
+		return ev, nil
+
+	case message.KindConfigure:
+		switch ek {
+		case message.KindOk:
+			s.toIdle()
+			s.started = false
+			s.stamps = Stamps{}
+			s.applyOwnLimits()
+		case message.KindError:
+		default:
+			return nil, s.fail(&worker.ProtocolError{Msg: "unexpected reply to Configure: " + ek.String()})
+		}
+		return ev, nil
+
+	case message.KindDump:
+		if ek != message.KindDumpResult && ek != message.KindError {
+			return nil, s.unexpected(ev, req)
+		}
+		return ev, nil
+
+	case message.KindLoad:
+		switch {
+		case ek == message.KindError:
+			// A refused Load changes nothing, not even the count.
+			return ev, nil
+		case ek == message.KindOk, ek == message.KindComplete, ek.IsSuspension():
+			// The dump brings its own limits; adopt them from the stamps.
+			s.ownMaxSusp, s.hasOwnDur = 0, false
+			s.suspCount = 0
+			s.started = true
+			if ek.IsSuspension() {
+				return s.suspended(ctx, ev)
+			}
+			s.toIdle()
+			return ev, nil
+		}
+		return nil, s.unexpected(ev, req)
+
+	case message.KindReset:
+		switch ek {
+		case message.KindOk:
+			s.toIdle()
+			s.started = false
+			s.stamps = Stamps{}
+			s.suspCount = 0
+		case message.KindError:
+		default:
+			return nil, s.unexpected(ev, req)
+		}
+		return ev, nil
+
+	case message.KindShutdown:
+		if ek != message.KindOk {
+			return nil, s.unexpected(ev, req)
+		}
+		return ev, nil
+
+	case message.KindInstallDependencies:
+		if ek != message.KindOk && ek != message.KindError {
+			return nil, s.unexpected(ev, req)
+		}
+		return ev, nil
+	}
+	return nil, s.unexpected(ev, req)
+}
+
+func (s *Session) toIdle() {
+	s.state = StateIdle
+	s.susp = nil
+}
+
+// suspended records a suspension, or aborts the feed when it exceeds the
+// suspension limit.
+func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*message.ChildEvent, error) {
+	s.state = StateSuspended
+	s.susp = ev
+	s.started = true
+	s.suspCount++
+	limit := s.SuspensionLimit()
+	if s.suspCount <= limit {
+		return ev, nil
+	}
+	exc := message.NewException("RuntimeError", "suspension limit "+strconv.FormatUint(limit, 10)+" exceeded")
+	reply, err := s.exchange(ctx, &message.AbortFeed{Exception: exc})
+	if err != nil {
+		return nil, err
+	}
+	return nil, &SuspensionLimitError{Limit: limit, Exception: reply.Body.(*message.Error).Exception}
+}
+
+// Close stops the worker with the kill ladder (close its stdin, wait up to
+// the kill grace for a clean exit, then SIGKILL) and releases everything.
+// A turn in flight on another goroutine is interrupted (the worker is
+// killed at once) and fails with an error matching ErrClosed. Close is
+// idempotent, safe for concurrent use and never hangs. It returns nil.
+func (s *Session) Close() error {
+	s.closed.Store(true)
+	s.cancelHost()
+	for {
+		v := s.interrupt.Load()
+		if v != irIdle && v != irNone {
+			break
+		}
+		if s.interrupt.CompareAndSwap(v, irClosed) {
+			if v == irNone {
+				s.child.Kill()
+			}
+			break
+		}
+	}
+	return s.child.Close(context.Background())
+}
+
+// Kill sends SIGKILL to the worker at once. A turn in flight fails with an
+// error matching ErrClosed. Call Close afterwards to release the pipes.
+func (s *Session) Kill() {
+	s.closed.Store(true)
+	s.cancelHost()
+	for {
+		v := s.interrupt.Load()
+		if v != irIdle && v != irNone {
+			break
+		}
+		if s.interrupt.CompareAndSwap(v, irClosed) {
+			break
+		}
+	}
+	s.child.Kill()
+}
+
+func (s *Session) cancelHost() {
+	if c := s.hostCancel.Load(); c != nil {
+		(*c)()
+	}
+}

@@ -1,0 +1,201 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// Value is one value of a graph: a root node and the graph that holds it.
+// It is plain data, safe to read from several goroutines.
+type Value struct {
+	// Graph holds the value's nodes.
+	Graph *value.Graph
+	// Root is the id of the value's node in Graph.
+	Root value.NodeID
+}
+
+func (v Value) valid() bool { return v.Graph != nil && int(v.Root) < v.Graph.Len() }
+
+// Node returns the root node, or nil for an empty Value.
+func (v Value) Node() *value.Node {
+	if !v.valid() {
+		return nil
+	}
+	return v.Graph.Node(v.Root)
+}
+
+// Repr renders the value the way Python's repr() does.
+func (v Value) Repr() string {
+	if !v.valid() {
+		return "<no value>"
+	}
+	return v.Graph.Repr(v.Root)
+}
+
+// Str renders the value the way Python's str() does.
+func (v Value) Str() string {
+	if !v.valid() {
+		return "<no value>"
+	}
+	return v.Graph.Str(v.Root)
+}
+
+// Decode converts the value into the Go value dst points to (see
+// [value.ToGo]).
+func (v Value) Decode(dst any) error {
+	if !v.valid() {
+		return errors.New("session: empty value")
+	}
+	return toGo(v.Graph, v.Root, dst)
+}
+
+// Any converts the value into a generic Go value (see [value.ToAny]).
+func (v Value) Any() (any, error) {
+	if !v.valid() {
+		return nil, errors.New("session: empty value")
+	}
+	return toAny(v.Graph, v.Root)
+}
+
+// Result is the outcome of a feed that completed: the value of its last
+// expression (None for a statement).
+//
+// A Result is plain data: safe to read from several goroutines, not to modify
+// concurrently.
+type Result struct {
+	Value
+	// TotalExecution is the session's cumulative execution time after the
+	// feed.
+	TotalExecution time.Duration
+}
+
+// AppendGraph copies the value (the nodes reachable from its root) into
+// g and returns the new root, so a Value can be passed anywhere a Go value
+// is converted with value.FromGo, also nested inside other Go values.
+func (v Value) AppendGraph(g *value.Graph) (value.NodeID, error) {
+	if !v.valid() {
+		return 0, errors.New("session: empty Value")
+	}
+	src := v.Graph
+	if int(v.Root) == src.Len()-1 && allReachable(src, v.Root) {
+		return v.Root + g.Append(src), nil
+	}
+	// Copy only what the root reaches, in id order (which keeps the graph
+	// in post-order), remapping the references.
+	reach := make([]bool, v.Root+1)
+	reach[v.Root] = true
+	for id := int(v.Root); id >= 0; id-- {
+		if !reach[id] {
+			continue
+		}
+		src.Node(value.NodeID(id)).Children(func(c value.NodeID) {
+			if int(c) < id {
+				reach[c] = true
+			}
+		})
+	}
+	var sub value.Graph
+	remap := make([]value.NodeID, v.Root+1)
+	for id := range reach {
+		if !reach[id] {
+			continue
+		}
+		n := *src.Node(value.NodeID(id))
+		n = remapNode(n, remap)
+		remap[id] = sub.Add(n)
+	}
+	return remap[v.Root] + g.Append(&sub), nil
+}
+
+// allReachable reports whether every node of g below root is reachable
+// from it (the common case of a graph holding exactly one value).
+func allReachable(g *value.Graph, root value.NodeID) bool {
+	seen := make([]bool, root+1)
+	seen[root] = true
+	count := 1
+	for id := int(root); id >= 0; id-- {
+		if !seen[id] {
+			return false
+		}
+		g.Node(value.NodeID(id)).Children(func(c value.NodeID) {
+			if int(c) < id && !seen[c] {
+				seen[c] = true
+				count++
+			}
+		})
+	}
+	return count == int(root)+1
+}
+
+func remapNode(n value.Node, m []value.NodeID) value.Node {
+	if len(n.Refs) > 0 {
+		refs := make([]value.NodeID, len(n.Refs))
+		for i, r := range n.Refs {
+			refs[i] = m[r]
+		}
+		n.Refs = refs
+	}
+	pairs := func(ps []value.Pair) []value.Pair {
+		if ps == nil {
+			return nil
+		}
+		out := make([]value.Pair, len(ps))
+		for i, p := range ps {
+			out[i] = value.Pair{Key: m[p.Key], Value: m[p.Value]}
+		}
+		return out
+	}
+	switch x := n.Ext.(type) {
+	case *value.Type:
+		c := *x
+		c.Attrs = pairs(x.Attrs)
+		n.Ext = &c
+	case *value.ClassInstance:
+		c := *x
+		c.Class = m[x.Class]
+		c.Attrs = pairs(x.Attrs)
+		n.Ext = &c
+	}
+	return n
+}
+
+// DecodeGraph makes a *Value a valid destination of value.ToGo: it
+// records the node without converting it, so a typed host function can
+// take a Value parameter for raw access to an argument.
+func (v *Value) DecodeGraph(g *value.Graph, id value.NodeID) error {
+	v.Graph, v.Root = g, id
+	return nil
+}
+
+// toGraph adds v (any Go value value.FromGo accepts, a Value included) to
+// g and returns its root.
+func toGraph(g *value.Graph, v any) (value.NodeID, error) { return value.FromGo(g, v) }
+
+func toGo(g *value.Graph, id value.NodeID, dst any) error { return value.ToGo(g, id, dst) }
+
+func toAny(g *value.Graph, id value.NodeID) (any, error) { return value.ToAny(g, id) }
+
+// exceptionFor turns a Go error into the exception to raise in the
+// sandbox: a *message.RaisedException in err's chain (a *PythonError
+// included) as is, anything else as RuntimeError with err's text. An
+// exception type the worker does not know becomes a RuntimeError naming
+// it, so the worker never rejects the reply.
+func exceptionFor(err error) *message.RaisedException {
+	var exc *message.RaisedException
+	if errors.As(err, &exc) && exc != nil {
+		if value.KnownExceptionType(exc.Type) {
+			return exc
+		}
+		return message.NewException("RuntimeError", exc.Error())
+	}
+	return message.NewException("RuntimeError", err.Error())
+}
+
+// typeError returns a TypeError exception.
+func typeError(format string, args ...any) *message.RaisedException {
+	return message.NewException("TypeError", fmt.Sprintf(format, args...))
+}

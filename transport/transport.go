@@ -1,0 +1,95 @@
+// Package transport carries protocol frames between a parent and one Monty
+// worker.
+//
+// A [Conn] moves whole frame bodies: the caller hands it encoded protobuf
+// messages and gets encoded messages back, with no knowledge of their
+// meaning. [Stream] is the implementation for byte streams that use the
+// protocol's 4-byte little-endian length prefix, such as the stdin and
+// stdout pipes of a `monty subprocess` child.
+//
+// The package does not spawn processes (see package worker) and does not
+// decode messages (see package codec).
+package transport
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/gomonty/monty/frame"
+)
+
+// Conn is a frame-level connection to one worker.
+//
+// Implementations allow one goroutine to read while another writes, but
+// ReadFrame calls must not overlap each other, nor WriteFrame calls each
+// other. Close may be called at any time from any goroutine.
+type Conn interface {
+	// ReadFrame returns the next frame body. The caller owns the slice.
+	// It returns io.EOF at a clean end of stream.
+	ReadFrame() ([]byte, error)
+	// WriteFrame sends one frame body. It does not retain body.
+	WriteFrame(body []byte) error
+	// Close releases the connection. Later reads and writes fail.
+	Close() error
+}
+
+// readBufferSize is the read-ahead buffer of a Stream. A small frame and
+// its prefix then usually arrive with one read system call.
+const readBufferSize = 16 << 10
+
+// Stream is a [Conn] over a byte stream pair using length-prefixed frames.
+//
+// A Stream follows the Conn concurrency rules: one reader and one writer
+// may run at the same time, and Close is safe from any goroutine.
+type Stream struct {
+	r      *frame.Reader
+	w      *frame.Writer
+	rc, wc io.Closer
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewStream returns a Stream that reads frames from r and writes frames to
+// w, refusing bodies longer than maxFrameLen bytes in either direction
+// (<= 0 means the protocol maximum, 256 MiB). If r or w implement
+// io.Closer, Close closes them, w first.
+func NewStream(r io.Reader, w io.Writer, maxFrameLen int) *Stream {
+	s := &Stream{
+		r: frame.NewReader(bufio.NewReaderSize(r, readBufferSize), maxFrameLen),
+		w: frame.NewWriter(w, maxFrameLen),
+	}
+	if c, ok := r.(io.Closer); ok {
+		s.rc = c
+	}
+	if c, ok := w.(io.Closer); ok {
+		s.wc = c
+	}
+	return s
+}
+
+// ReadFrame reads the next frame body; see [frame.Reader.ReadFrame] for the
+// errors.
+func (s *Stream) ReadFrame() ([]byte, error) { return s.r.ReadFrame() }
+
+// WriteFrame writes one frame and flushes it; see
+// [frame.Writer.WriteFrame] for the errors.
+func (s *Stream) WriteFrame(body []byte) error { return s.w.WriteFrame(body) }
+
+// Close closes the write side, then the read side. It is idempotent and
+// returns the first close error.
+func (s *Stream) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		if s.wc != nil {
+			errs = append(errs, s.wc.Close())
+		}
+		if s.rc != nil && s.rc != s.wc {
+			errs = append(errs, s.rc.Close())
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}

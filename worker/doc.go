@@ -1,0 +1,35 @@
+// Package worker runs one `monty subprocess` child and classifies its
+// death.
+//
+// [Start] resolves the worker binary (see [ResolveBinary]), spawns it with an
+// empty environment and connects its stdin and stdout through blocking
+// pipes: frames are read and written with plain read/write system calls on
+// the calling goroutine, without Go's network poller, which saves a park
+// and wake per round trip. The price is that a blocked read cannot be
+// interrupted by a deadline; it is unblocked by the child exiting, which is
+// why every interruption in this module ends in [Process.Kill] or the kill
+// ladder of [Process.Close].
+//
+// The child's stderr is drained by one goroutine into a bounded ring
+// buffer (the tail is attached to crash errors) and logged through
+// log/slog.
+//
+// # Errors
+//
+// A worker that is lost is reported with a typed error:
+//
+//   - [*CrashError]: the worker announced a FatalError (Announced) or
+//     exited, hung up or broke a pipe without one (Vanished);
+//   - [*MemoryLimitError] (matching [ErrMemoryLimit]): the worker exited
+//     with status 65 because its allocator ceiling was crossed;
+//   - [*TimeoutError] and [*CanceledError]: a deadline, the duration
+//     watchdog or a context cancellation interrupted a turn;
+//   - [*ProtocolError]: the worker sent something a parent cannot accept.
+//
+// Each of them has a SessionSurvives method; [SessionSurvives] asks any
+// error. Error texts are for humans and may change; match with errors.Is
+// and errors.As.
+//
+// This package knows frames, not messages: it never decodes what the
+// worker sends. Package session builds the protocol on top of it.
+package worker

@@ -1,0 +1,403 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
+)
+
+// Defaults applied by Start to zero Config fields.
+const (
+	// DefaultStderrLimit is how many bytes of the child's stderr are kept.
+	DefaultStderrLimit = 64 << 10
+	// DefaultKillGrace is how long Close waits for a clean exit after
+	// closing the child's stdin before it sends SIGKILL.
+	DefaultKillGrace = 100 * time.Millisecond
+)
+
+// Config describes how to start a worker. The zero value starts the
+// resolved binary as `monty subprocess` with an empty environment.
+//
+// A Config is plain data; Start copies it, so it may be reused and shared.
+type Config struct {
+	// Binary is the worker executable; empty means [ResolveBinary]'s search.
+	Binary string
+	// Args are the arguments after the program name; nil means
+	// ["subprocess"].
+	Args []string
+	// Env is the child's environment; nil means an empty environment
+	// (the worker needs none, and the sandbox must not see the host's).
+	Env []string
+	// Dir is the child's working directory; empty means the parent's.
+	Dir string
+	// StderrLimit bounds the retained stderr tail in bytes; 0 means
+	// DefaultStderrLimit and a negative value keeps nothing.
+	StderrLimit int
+	// Logger receives the child's stderr lines (Debug, or Warn for lines
+	// that report a failure) and lifecycle messages; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// KillGrace is the wait between closing stdin and SIGKILL in Close;
+	// 0 means DefaultKillGrace.
+	KillGrace time.Duration
+	// MaxFrameLen caps frames in both directions; 0 means the protocol
+	// maximum (256 MiB).
+	MaxFrameLen int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Args == nil {
+		c.Args = []string{"subprocess"}
+	}
+	if c.Env == nil {
+		c.Env = []string{}
+	}
+	switch {
+	case c.StderrLimit == 0:
+		c.StderrLimit = DefaultStderrLimit
+	case c.StderrLimit < 0:
+		c.StderrLimit = 0
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.KillGrace <= 0 {
+		c.KillGrace = DefaultKillGrace
+	}
+	return c
+}
+
+// Process is one running worker child.
+//
+// ReadFrame and WriteFrame carry frames on the calling goroutine; one
+// goroutine may read while another writes, but reads must not overlap
+// reads, nor writes writes. Kill, Close, Pid, Exited, Exit and Stderr are
+// safe for concurrent use with everything, including a blocked ReadFrame.
+type Process struct {
+	cfg    Config
+	bin    string
+	cmd    *exec.Cmd
+	stdin  *os.File // parent's write end of the child's stdin
+	stdout *os.File // parent's read end of the child's stdout
+	errR   *os.File // parent's read end of the child's stderr
+	conn   *transport.Stream
+	log    *slog.Logger
+	tail   *ring
+
+	exited     chan struct{} // closed once the child is reaped
+	exit       Exit          // valid once exited is closed
+	stderrDone chan struct{}
+	wg         sync.WaitGroup
+
+	closeOnce sync.Once
+}
+
+// Start resolves the binary and starts the worker. ctx bounds only the
+// start itself; the process lives until Close or Kill.
+func Start(ctx context.Context, cfg Config) (*Process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	bin, err := ResolveBinary(cfg.Binary)
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cfg.Binary = bin
+
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	inR, inW, err := blockingPipe()
+	if err != nil {
+		return nil, fmt.Errorf("worker: stdin pipe: %w", err)
+	}
+	files = append(files, inR, inW)
+	outR, outW, err := blockingPipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("worker: stdout pipe: %w", err)
+	}
+	files = append(files, outR, outW)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("worker: stderr pipe: %w", err)
+	}
+	files = append(files, errR, errW)
+
+	cmd := &exec.Cmd{
+		Path:        bin,
+		Args:        append([]string{bin}, cfg.Args...),
+		Env:         cfg.Env,
+		Dir:         cfg.Dir,
+		Stdin:       inR,
+		Stdout:      outW,
+		Stderr:      errW,
+		SysProcAttr: sysProcAttr(),
+	}
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("worker: start %s: %w", bin, err)
+	}
+	// The child has its copies; ours must go, or EOF would never arrive.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+
+	p := &Process{
+		cfg:        cfg,
+		bin:        bin,
+		cmd:        cmd,
+		stdin:      inW,
+		stdout:     outR,
+		errR:       errR,
+		conn:       transport.NewStream(outR, inW, cfg.MaxFrameLen),
+		tail:       newRing(cfg.StderrLimit),
+		exited:     make(chan struct{}),
+		stderrDone: make(chan struct{}),
+	}
+	p.log = cfg.Logger.With(slog.String("worker", bin), slog.Int("pid", cmd.Process.Pid))
+	p.wg.Add(2)
+	go p.reap()
+	go p.drainStderr()
+	p.log.Debug("monty worker started")
+	return p, nil
+}
+
+func (p *Process) reap() {
+	defer p.wg.Done()
+	err := p.cmd.Wait()
+	p.exit = exitOf(p.cmd.ProcessState, err)
+	close(p.exited)
+	p.log.Debug("monty worker exited", slog.String("exit", p.exit.String()))
+}
+
+func exitOf(st *os.ProcessState, err error) Exit {
+	if st == nil {
+		return Exit{Code: -1}
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return Exit{Code: -1, Signal: ws.Signal()}
+	}
+	return Exit{Code: st.ExitCode()}
+}
+
+// maxLogLine bounds one logged stderr line.
+const maxLogLine = 4 << 10
+
+func (p *Process) drainStderr() {
+	defer p.wg.Done()
+	defer close(p.stderrDone)
+	buf := make([]byte, 4096)
+	var line []byte
+	emit := func() {
+		if len(line) == 0 {
+			return
+		}
+		level := slog.LevelDebug
+		if looksFatal(line) {
+			level = slog.LevelWarn
+		}
+		p.log.Log(context.Background(), level, "monty worker stderr", slog.String("line", string(line)))
+		line = line[:0]
+	}
+	for {
+		n, err := p.errR.Read(buf)
+		if n > 0 {
+			p.tail.Write(buf[:n])
+			chunk := buf[:n]
+			for len(chunk) > 0 {
+				i := bytes.IndexByte(chunk, '\n')
+				if i < 0 {
+					room := maxLogLine - len(line)
+					line = append(line, chunk[:min(room, len(chunk))]...)
+					if len(line) >= maxLogLine {
+						emit()
+					}
+					break
+				}
+				room := maxLogLine - len(line)
+				line = append(line, chunk[:min(room, i)]...)
+				emit()
+				chunk = chunk[i+1:]
+			}
+		}
+		if err != nil {
+			emit()
+			return
+		}
+	}
+}
+
+func looksFatal(line []byte) bool {
+	for _, s := range [...]string{"fatal", "panicked", "allocation of", "error"} {
+		if bytes.Contains(line, []byte(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Binary returns the resolved path of the worker executable.
+func (p *Process) Binary() string { return p.bin }
+
+// Pid returns the child's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Conn returns the frame connection over the child's stdin and stdout.
+// Its Close closes both pipes without waiting for the child; use
+// [Process.Close] to stop the process.
+func (p *Process) Conn() transport.Conn { return p.conn }
+
+// ReadFrame reads the next frame the child wrote to its stdout. It blocks
+// until a frame arrives or the child closes stdout (io.EOF at a frame
+// boundary, frame.ErrTruncated inside one).
+func (p *Process) ReadFrame() ([]byte, error) { return p.conn.ReadFrame() }
+
+// WriteFrame writes one frame to the child's stdin.
+func (p *Process) WriteFrame(body []byte) error { return p.conn.WriteFrame(body) }
+
+// Exited returns a channel closed once the child has exited and been
+// reaped.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Exit returns the child's exit status and true once it has been reaped.
+func (p *Process) Exit() (Exit, bool) {
+	select {
+	case <-p.exited:
+		return p.exit, true
+	default:
+		return Exit{Code: -1}, false
+	}
+}
+
+// Wait waits for the child to exit, or for ctx to be done.
+func (p *Process) Wait(ctx context.Context) (Exit, error) {
+	select {
+	case <-p.exited:
+		return p.exit, nil
+	case <-ctx.Done():
+		return Exit{Code: -1}, ctx.Err()
+	}
+}
+
+// Stderr returns the retained tail of the child's stderr.
+func (p *Process) Stderr() string { return p.tail.String() }
+
+// Kill sends SIGKILL to the child at once. It does not wait; the child is
+// reaped in the background (see Exited) and Close still has to be called to
+// release the pipes. Killing a process that has already exited is a no-op.
+func (p *Process) Kill() error {
+	err := p.cmd.Process.Kill()
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
+}
+
+// Close stops the child with the kill ladder: it closes the child's stdin
+// (a worker exits cleanly on EOF at a frame boundary), waits up to
+// KillGrace for the exit, sends SIGKILL if the child is still running (at
+// once if ctx is done), reaps it, and joins the stderr goroutine. It is
+// idempotent; concurrent callers all wait for the first to finish. It
+// returns nil unless the child could not be signalled.
+func (p *Process) Close(ctx context.Context) error {
+	var err error
+	p.closeOnce.Do(func() {
+		p.stdin.Close()
+		t := time.NewTimer(p.cfg.KillGrace)
+		select {
+		case <-p.exited:
+		case <-t.C:
+			p.log.Debug("monty worker did not exit after stdin closed; killing")
+			err = p.Kill()
+		case <-ctx.Done():
+			err = p.Kill()
+		}
+		t.Stop()
+		<-p.exited
+		p.release()
+	})
+	return err
+}
+
+// release joins the stderr drain and closes every parent-side pipe end.
+// The child must have been reaped.
+func (p *Process) release() {
+	t := time.NewTimer(p.cfg.KillGrace)
+	select {
+	case <-p.stderrDone:
+	case <-t.C:
+		// Something else (a grandchild) holds the write end; stop reading.
+	}
+	t.Stop()
+	p.errR.Close()
+	p.wg.Wait()
+	p.conn.Close()
+}
+
+// settle waits up to protocol.FatalExitGrace for the child to exit, kills
+// it if it has not, and returns its exit status.
+func (p *Process) settle() Exit {
+	t := time.NewTimer(protocol.FatalExitGrace)
+	select {
+	case <-p.exited:
+	case <-t.C:
+		p.Kill()
+		<-p.exited
+	}
+	t.Stop()
+	return p.exit
+}
+
+// Announced handles a FatalError frame from the child: it waits up to
+// protocol.FatalExitGrace for the exit, reaps the child and returns a
+// *CrashError with Reason Announced. It does not release the pipes; call
+// Close afterwards.
+func (p *Process) Announced(message string) error {
+	exit := p.settle()
+	return &CrashError{Reason: Announced, Message: message, Exit: exit, Stderr: p.Stderr()}
+}
+
+// Vanished handles an I/O failure on the child's pipes while the parent was
+// doing what context says (ContextSending, ContextWaiting or
+// ContextAborting): it waits up to protocol.FatalExitGrace for the exit,
+// reaps the child and classifies it. Status 65 gives a *MemoryLimitError,
+// anything else a *CrashError with Reason Vanished wrapping cause. If the
+// child managed to write a FatalError frame before dying, that frame is
+// available to ReadFrame afterwards (the pipe is drained only by the
+// caller). It does not release the pipes; call Close afterwards.
+func (p *Process) Vanished(context string, cause error) error {
+	exit := p.settle()
+	if exit.Code == int(protocol.ExitOOM) {
+		return &MemoryLimitError{Exit: exit, Stderr: p.Stderr()}
+	}
+	if cause == io.EOF {
+		cause = io.ErrUnexpectedEOF
+	}
+	return &CrashError{Reason: Vanished, Context: context, Exit: exit, Stderr: p.Stderr(), Err: cause}
+}
+
+// IsStreamEnd reports whether err from ReadFrame or WriteFrame means the
+// child's side of the pipe is gone (EOF, a truncated frame or a broken
+// pipe), as opposed to a protocol-level framing violation.
+func IsStreamEnd(err error) bool {
+	return err == io.EOF || errors.Is(err, frame.ErrTruncated) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, os.ErrClosed)
+}

@@ -1,0 +1,147 @@
+package worker
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// EnvBinary names the environment variable that selects the worker binary
+// when Config.Binary is empty.
+const EnvBinary = "MONTY_BIN"
+
+// EnvInstallDir names the environment variable the install script honours
+// for its destination; ResolveBinary looks for bin/monty below it.
+const EnvInstallDir = "MONTY_INSTALL_DIR"
+
+// installSuffix is where scripts/install-worker.sh puts the worker,
+// relative to the project root.
+var installSuffix = filepath.Join(".monty", "bin", "monty")
+
+// ErrBinaryNotFound is matched (errors.Is) by every [*BinaryNotFoundError].
+var ErrBinaryNotFound = errors.New("monty worker binary not found")
+
+// BinaryNotFoundError reports that no worker binary could be found.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type BinaryNotFoundError struct {
+	// Tried lists every candidate looked at, in order, with the reason it
+	// was rejected.
+	Tried []string
+}
+
+// Error lists the candidates that were tried.
+func (e *BinaryNotFoundError) Error() string {
+	return ErrBinaryNotFound.Error() + " (tried: " + strings.Join(e.Tried, "; ") +
+		"); set Config.Binary or $" + EnvBinary + ", or run scripts/install-worker.sh"
+}
+
+// Is reports whether target is ErrBinaryNotFound.
+func (e *BinaryNotFoundError) Is(target error) bool { return target == ErrBinaryNotFound }
+
+// ResolveBinary finds the worker binary. The candidates, first match wins:
+//
+//  1. explicit, when non-empty (a bare name is looked up in PATH);
+//  2. $MONTY_BIN;
+//  3. $MONTY_INSTALL_DIR/bin/monty;
+//  4. .monty/bin/monty in the working directory or any parent of it;
+//  5. .monty/bin/monty next to the running executable or in any parent of
+//     its directory;
+//  6. monty in PATH.
+//
+// When explicit or $MONTY_BIN is set but unusable, ResolveBinary fails
+// instead of falling back, so a misconfiguration is not silently papered
+// over. The result is an absolute path. The error is a
+// [*BinaryNotFoundError].
+func ResolveBinary(explicit string) (string, error) {
+	var tried []string
+	if explicit != "" {
+		p, err := usable(explicit)
+		if err == nil {
+			return p, nil
+		}
+		return "", &BinaryNotFoundError{Tried: []string{"Config.Binary " + explicit + ": " + err.Error()}}
+	}
+	if env := os.Getenv(EnvBinary); env != "" {
+		p, err := usable(env)
+		if err == nil {
+			return p, nil
+		}
+		return "", &BinaryNotFoundError{Tried: []string{"$" + EnvBinary + " " + env + ": " + err.Error()}}
+	}
+	if dir := os.Getenv(EnvInstallDir); dir != "" {
+		c := filepath.Join(dir, "bin", "monty")
+		if p, err := usable(c); err == nil {
+			return p, nil
+		}
+		tried = append(tried, c)
+	}
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, start := range starts {
+		if p, ok := walkUp(start); ok {
+			return p, nil
+		}
+		tried = append(tried, filepath.Join(start, installSuffix)+" and its parents")
+	}
+	if p, err := exec.LookPath("monty"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs, nil
+		}
+		return p, nil
+	}
+	tried = append(tried, "monty in $PATH")
+	return "", &BinaryNotFoundError{Tried: tried}
+}
+
+// walkUp looks for .monty/bin/monty in dir and each of its parents.
+func walkUp(dir string) (string, bool) {
+	for {
+		if p, err := usable(filepath.Join(dir, installSuffix)); err == nil {
+			return p, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// usable returns the absolute path of an executable regular file. A name
+// without a separator is looked up in PATH.
+func usable(p string) (string, error) {
+	if !strings.ContainsRune(p, filepath.Separator) {
+		lp, err := exec.LookPath(p)
+		if err != nil {
+			return "", err
+		}
+		p = lp
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", errors.New("not a regular file")
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return "", fs.ErrPermission
+	}
+	return abs, nil
+}

@@ -1,0 +1,15 @@
+//go:build unix && !linux
+
+package worker
+
+import (
+	"os"
+	"syscall"
+)
+
+// blockingPipe falls back to os.Pipe where pipe2 is unavailable; those
+// ends use the poller.
+func blockingPipe() (r, w *os.File, err error) { return os.Pipe() }
+
+// sysProcAttr puts the child in its own process group.
+func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }

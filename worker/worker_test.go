@@ -1,0 +1,465 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/frame"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// realWorker returns the installed worker binary, skipping the test when
+// it is missing (failing instead under CI=true).
+func realWorker(t *testing.T) string {
+	t.Helper()
+	bin, err := ResolveBinary("")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("worker binary required under CI: %v", err)
+		}
+		t.Skipf("no worker binary: %v", err)
+	}
+	return bin
+}
+
+// Hand-written protocol-2 frames, so these tests need no codec.
+var configureV2 = []byte{0x0a, 0x0b, 0x0a, 0x07, 'm', 'a', 'i', 'n', '.', 'p', 'y', 0x48, 0x02}
+
+func configureFrame(version uint64) []byte {
+	inner := protowire.AppendTag(nil, 9, protowire.VarintType)
+	inner = protowire.AppendVarint(inner, version)
+	return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), inner)
+}
+
+func feedFrame(code string) []byte {
+	inner := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), code)
+	return protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), inner)
+}
+
+// eventArm returns the oneof arm number of a ChildEvent frame.
+func eventArm(t *testing.T, b []byte) protowire.Number {
+	t.Helper()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			t.Fatalf("bad event frame %x", b)
+		}
+		b = b[n:]
+		if num >= 1 && num <= 19 {
+			return num
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			t.Fatalf("bad event frame %x", b)
+		}
+		b = b[m:]
+	}
+	t.Fatalf("event frame has no arm")
+	return 0
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func start(t *testing.T, cfg Config) *Process {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	p, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
+}
+
+func roundTrip(t *testing.T, p *Process, req []byte) []byte {
+	t.Helper()
+	if err := p.WriteFrame(req); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, err := p.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eventArm(t, b) != 1 { // skip Print
+			return b
+		}
+	}
+}
+
+func TestRealWorkerRoundTripAndCleanClose(t *testing.T) {
+	bin := realWorker(t)
+	p := start(t, Config{Binary: bin})
+	if p.Pid() <= 0 || p.Binary() != bin {
+		t.Fatalf("pid %d binary %q", p.Pid(), p.Binary())
+	}
+	if got := eventArm(t, roundTrip(t, p, configureV2)); got != 10 {
+		t.Fatalf("Configure answered with arm %d, want Ok (10)", got)
+	}
+	got := roundTrip(t, p, feedFrame("1 + 2"))
+	if eventArm(t, got) != 6 {
+		t.Fatalf("feed answered with %x, want Complete", got)
+	}
+	// Complete{value: int(5) zigzag 3 = 6}
+	if !strings.Contains(string(got), "\x0a\x02\x28\x06") {
+		t.Fatalf("Complete %x does not hold int 3", got)
+	}
+	start := time.Now()
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	exit, ok := p.Exit()
+	if !ok || exit.Code != 0 {
+		t.Fatalf("exit %v after stdin closed, want status 0", exit)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("clean close took %v", d)
+	}
+	// Idempotent.
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRealWorkerVersionRefusalIsAnnounced(t *testing.T) {
+	p := start(t, Config{Binary: realWorker(t)})
+	b := roundTrip(t, p, configureFrame(4))
+	if eventArm(t, b) != 11 {
+		t.Fatalf("got %x, want FatalError", b)
+	}
+	msg := string(b)
+	if !strings.Contains(msg, "unsupported protocol version 4") {
+		t.Fatalf("FatalError %q", msg)
+	}
+	err := p.Announced("unsupported protocol version 4")
+	var ce *CrashError
+	if !errors.As(err, &ce) || ce.Reason != Announced || ce.Exit.Code != 4 {
+		t.Fatalf("got %#v, want an announced crash with exit status 4", err)
+	}
+	if !errors.Is(err, ErrCrashed) || SessionSurvives(err) {
+		t.Fatalf("classification of %v", err)
+	}
+}
+
+func TestRealWorkerKilledMidTurnVanishes(t *testing.T) {
+	p := start(t, Config{Binary: realWorker(t)})
+	roundTrip(t, p, configureV2)
+	if err := p.WriteFrame(feedFrame("while True: pass")); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(50*time.Millisecond, func() { syscall.Kill(p.Pid(), syscall.SIGKILL) })
+	_, err := p.ReadFrame()
+	if err != io.EOF {
+		t.Fatalf("read after kill: %v, want io.EOF", err)
+	}
+	err = p.Vanished(ContextWaiting, err)
+	var ce *CrashError
+	if !errors.As(err, &ce) || ce.Reason != Vanished || ce.Exit.Signal != syscall.SIGKILL || ce.Context != ContextWaiting {
+		t.Fatalf("got %#v", err)
+	}
+	if !strings.Contains(err.Error(), "waiting for a reply") || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("text %q", err)
+	}
+}
+
+func TestRealWorkerAllocatorCeilingIsMemoryLimit(t *testing.T) {
+	p := start(t, Config{Binary: realWorker(t)})
+	roundTrip(t, p, configureV2)
+	if err := p.WriteFrame(feedFrame("'x' * 10**13")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.ReadFrame()
+	if err != io.EOF {
+		t.Fatalf("read: %v, want io.EOF (no frame)", err)
+	}
+	err = p.Vanished(ContextWaiting, err)
+	var me *MemoryLimitError
+	if !errors.As(err, &me) || !errors.Is(err, ErrMemoryLimit) || me.Exit.Code != 65 {
+		t.Fatalf("got %#v, want a memory-limit error", err)
+	}
+	if err.Error() != "the worker exceeded its memory limit and was terminated" {
+		t.Fatalf("text %q", err)
+	}
+	if !strings.Contains(me.Stderr, "allocation") {
+		t.Fatalf("stderr tail %q does not name the allocation", me.Stderr)
+	}
+}
+
+func TestRealWorkerFramingErrorCapturesStderr(t *testing.T) {
+	p := start(t, Config{Binary: realWorker(t)})
+	// A prefix over the cap: FatalError, then exit 76 with a stderr line.
+	if err := p.Conn().WriteFrame(nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.ReadFrame() // answer to the empty request: "no kind"
+	if err != nil || eventArm(t, b) != 7 {
+		t.Fatalf("empty request: %x %v", b, err)
+	}
+	if _, err := p.stdin.Write([]byte{0xff, 0xff, 0xff, 0xff}); err != nil {
+		t.Fatal(err)
+	}
+	b, err = p.ReadFrame()
+	if err != nil || eventArm(t, b) != 11 {
+		t.Fatalf("oversize prefix: %x %v", b, err)
+	}
+	ce := p.Announced("malformed request frame").(*CrashError)
+	if ce.Exit.Code != 76 {
+		t.Fatalf("exit %v, want 76", ce.Exit)
+	}
+	p.Close(context.Background())
+	if !strings.Contains(p.Stderr(), "malformed request frame") {
+		t.Fatalf("stderr %q", p.Stderr())
+	}
+}
+
+func TestCloseKillsBusyWorkerAfterGrace(t *testing.T) {
+	p := start(t, Config{Binary: realWorker(t), KillGrace: 50 * time.Millisecond})
+	roundTrip(t, p, configureV2)
+	if err := p.WriteFrame(feedFrame("while True: pass")); err != nil {
+		t.Fatal(err)
+	}
+	// A reader blocked on the busy worker must be released by Close.
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := p.ReadFrame()
+		readErr <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	t0 := time.Now()
+	p.Close(context.Background())
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+	if exit, _ := p.Exit(); exit.Signal != syscall.SIGKILL {
+		t.Fatalf("exit %v, want SIGKILL", exit)
+	}
+	select {
+	case err := <-readErr:
+		if err == nil {
+			t.Fatal("read succeeded on a killed worker")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("blocked read was not released")
+	}
+}
+
+func TestCloseWithDoneContextKillsAtOnce(t *testing.T) {
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "trap '' TERM; exec sleep 30"}, KillGrace: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	t0 := time.Now()
+	p.Close(ctx)
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Fatalf("Close took %v", d)
+	}
+}
+
+func TestKillIsImmediateAndIdempotent(t *testing.T) {
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "exec sleep 30"}})
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Exited():
+	case <-time.After(2 * time.Second):
+		t.Fatal("not reaped after Kill")
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatalf("second Kill: %v", err)
+	}
+	exit, _ := p.Wait(context.Background())
+	if exit.Signal != syscall.SIGKILL || exit.Code != -1 {
+		t.Fatalf("exit %v", exit)
+	}
+}
+
+func TestEnvironmentIsEmptyByDefault(t *testing.T) {
+	t.Setenv("GOMONTY_SECRET", "leak")
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "env >&2"}})
+	p.Wait(context.Background())
+	p.Close(context.Background())
+	if strings.Contains(p.Stderr(), "GOMONTY_SECRET") {
+		t.Fatalf("host environment leaked: %q", p.Stderr())
+	}
+	q := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "env >&2"}, Env: []string{"A=1"}})
+	q.Wait(context.Background())
+	q.Close(context.Background())
+	if !strings.Contains(q.Stderr(), "A=1") {
+		t.Fatalf("explicit env missing: %q", q.Stderr())
+	}
+}
+
+func TestStderrRingKeepsTheTail(t *testing.T) {
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c",
+		"i=0; while [ $i -lt 3000 ]; do echo line$i >&2; i=$((i+1)); done; echo last >&2"}, StderrLimit: 1024})
+	p.Wait(context.Background())
+	p.Close(context.Background())
+	tail := p.Stderr()
+	if len(tail) != 1024 || !strings.HasSuffix(tail, "line2999\nlast\n") {
+		t.Fatalf("tail (%d bytes) %q", len(tail), tail)
+	}
+	if p.tail.Total() <= 1024 {
+		t.Fatalf("total %d", p.tail.Total())
+	}
+}
+
+func TestVanishedOnEOFWithoutFatal(t *testing.T) {
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "echo boom >&2; exit 9"}})
+	_, err := p.ReadFrame()
+	if err != io.EOF {
+		t.Fatalf("read %v", err)
+	}
+	err = p.Vanished(ContextWaiting, err)
+	var ce *CrashError
+	if !errors.As(err, &ce) || ce.Exit.Code != 9 || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %#v", err)
+	}
+	p.Close(context.Background())
+	if !strings.Contains(ce.Error(), "exit status 9") {
+		t.Fatalf("text %q", ce.Error())
+	}
+}
+
+func TestWriteToDeadChildIsStreamEnd(t *testing.T) {
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "exit 0"}})
+	p.Wait(context.Background())
+	err := p.WriteFrame(make([]byte, 1<<17))
+	if err == nil || !IsStreamEnd(err) {
+		t.Fatalf("write to a dead child: %v", err)
+	}
+}
+
+func TestReadFrameTooLargeIsNotStreamEnd(t *testing.T) {
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "printf '\\377\\377\\377\\377'"}, MaxFrameLen: 1024})
+	_, err := p.ReadFrame()
+	if !errors.Is(err, frame.ErrTooLarge) || IsStreamEnd(err) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestResolveBinary(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "monty")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noexec := filepath.Join(dir, "plain")
+	os.WriteFile(noexec, nil, 0o644)
+
+	got, err := ResolveBinary(exe)
+	if err != nil || got != exe {
+		t.Fatalf("explicit: %q %v", got, err)
+	}
+	_, err = ResolveBinary(noexec)
+	var nf *BinaryNotFoundError
+	if !errors.As(err, &nf) || !errors.Is(err, ErrBinaryNotFound) || len(nf.Tried) != 1 {
+		t.Fatalf("non-executable explicit: %v", err)
+	}
+
+	t.Setenv(EnvBinary, exe)
+	if got, err := ResolveBinary(""); err != nil || got != exe {
+		t.Fatalf("$MONTY_BIN: %q %v", got, err)
+	}
+	t.Setenv(EnvBinary, filepath.Join(dir, "missing"))
+	if _, err := ResolveBinary(""); !errors.Is(err, ErrBinaryNotFound) {
+		t.Fatalf("bad $MONTY_BIN must not fall back: %v", err)
+	}
+	t.Setenv(EnvBinary, "")
+
+	// Walking up from the working directory.
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".monty", "bin"), 0o755)
+	installed := filepath.Join(root, ".monty", "bin", "monty")
+	os.WriteFile(installed, []byte("#!/bin/sh\n"), 0o755)
+	deep := filepath.Join(root, "a", "b", "c")
+	os.MkdirAll(deep, 0o755)
+	t.Chdir(deep)
+	if got, err := ResolveBinary(""); err != nil || got != installed {
+		t.Fatalf("walk up: %q %v", got, err)
+	}
+
+	// Nothing anywhere: every candidate is listed.
+	t.Chdir(t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	_, err = ResolveBinary("")
+	if !errors.As(err, &nf) {
+		// The test binary's own directory may sit below a project with an
+		// installed worker; then resolution legitimately succeeds.
+		t.Skipf("a worker is reachable from the test binary: %v", err)
+	}
+	if !strings.Contains(err.Error(), "$PATH") || len(nf.Tried) < 2 {
+		t.Fatalf("error %q", err)
+	}
+}
+
+func TestRing(t *testing.T) {
+	r := newRing(8)
+	r.Write([]byte("abc"))
+	if r.String() != "abc" {
+		t.Fatal(r.String())
+	}
+	r.Write([]byte("defgh"))
+	if r.String() != "abcdefgh" {
+		t.Fatal(r.String())
+	}
+	r.Write([]byte("ij"))
+	if r.String() != "cdefghij" {
+		t.Fatal(r.String())
+	}
+	r.Write([]byte("0123456789"))
+	if r.String() != "23456789" {
+		t.Fatal(r.String())
+	}
+	r.Write([]byte("xyz"))
+	if r.String() != "56789xyz" {
+		t.Fatal(r.String())
+	}
+	if r.Total() != 23 {
+		t.Fatal(r.Total())
+	}
+	z := newRing(0)
+	z.Write([]byte("abc"))
+	if z.String() != "" {
+		t.Fatal(z.String())
+	}
+}
+
+func TestErrorClassification(t *testing.T) {
+	cases := []struct {
+		err      error
+		survives bool
+		is       error
+	}{
+		{&CrashError{Reason: Vanished, Context: ContextSending}, false, ErrCrashed},
+		{&MemoryLimitError{}, false, ErrMemoryLimit},
+		{&TimeoutError{Watchdog: true, Killed: true}, false, ErrTimeout},
+		{&TimeoutError{Err: context.DeadlineExceeded}, true, context.DeadlineExceeded},
+		{&CanceledError{Killed: true, Err: context.Canceled}, false, context.Canceled},
+		{&CanceledError{Err: context.Canceled}, true, context.Canceled},
+		{&ProtocolError{Msg: "unexpected event"}, false, ErrProtocol},
+		{errors.New("other"), false, nil},
+		{nil, true, nil},
+	}
+	for _, c := range cases {
+		if got := SessionSurvives(c.err); got != c.survives {
+			t.Errorf("SessionSurvives(%v) = %v", c.err, got)
+		}
+		if c.is != nil && !errors.Is(c.err, c.is) {
+			t.Errorf("%v does not match %v", c.err, c.is)
+		}
+	}
+}
