@@ -1,0 +1,247 @@
+package codecv4
+
+import (
+	"unsafe"
+
+	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// Memory policy of the decoder.
+//
+// Every allocation a decode makes is charged to the frame's budget before it
+// is made, and nothing is refunded:
+//
+//   - Repeated fields follow the protocol's vector rule: when a vector is
+//     full it grows to max(2×cap, 4) and the whole new allocation
+//     (capacity × the Go size of one element) is charged. Packed node-id
+//     runs of L bytes charge (len+L) slots up front. Node ids cost
+//     budget.RefCost per slot and (key, value) pairs budget.PairCost.
+//   - Single objects (payload structs of nodes, boxed optional fields,
+//     *big.Int, …) are charged at their heap size class.
+//   - String and bytes payloads are copied out of the frame. Payloads of up
+//     to slabMax bytes are packed into shared "slab" chunks, each charged in
+//     full when it is allocated; a chunk is at most slabChunkMax bytes and
+//     never larger than what is left of the frame, so the charge exceeds
+//     the payload lengths only by chunk tails. Larger payloads get their own
+//     allocation, charged at its heap size. Every copy is charged: a
+//     repeated scalar string field that is overwritten does not reuse the
+//     earlier buffer, so duplicates pay for each occurrence. This never
+//     charges less than the protocol's rule (length when a new buffer is
+//     needed).
+//   - Node ids of containers, dict entries and attribute pairs live in
+//     shared []uint32 chunks as well. Their contract charge (16 or 32 bytes
+//     per slot) is credited to the chunk allocator, which spends the credit
+//     on the chunks (4 bytes per slot); if the credit ever falls short, the
+//     difference is charged too.
+const (
+	slabMax        = 1024
+	slabChunkMin   = 1024
+	slabChunkMax   = 32 << 10
+	refChunkMax    = 1 << 15
+	nodeBytes      = int64(unsafe.Sizeof(value.Node{}))
+	frameMapCharge = 96
+)
+
+// decoder holds the state of one frame decode.
+type decoder struct {
+	bud budget.Budget
+
+	// slab is the current chunk for small payloads; len is the used part.
+	slab     []byte
+	slabNext int
+
+	// refs is the current chunk for node ids; len is the used part. credit
+	// is what has been charged for ids but not yet spent on chunks.
+	refs   []uint32
+	credit int64
+
+	// arm tracks facts about the envelope's current arm payload that the
+	// domain types cannot hold; it is reset when a different arm replaces
+	// the payload.
+	arm armState
+
+	// frameMissing records, per exception, the first traceback frame field
+	// (start or end) that was absent.
+	frameMissing map[*message.RaisedException]string
+}
+
+type armState struct {
+	arena    bool // the payload's Arena field was present
+	objIDLen int  // length of the last object_id uuid data; -1 when absent
+}
+
+func (d *decoder) resetArm() { d.arm = armState{objIDLen: -1} }
+
+// charge takes n bytes from the budget.
+func (d *decoder) charge(n int64) error { return d.bud.Charge(n) }
+
+// obj charges the heap footprint of one object of size bytes.
+func (d *decoder) obj(size uintptr) error { return d.bud.Charge(allocSize(int(size))) }
+
+// newObj charges and allocates one T.
+func newObj[T any](d *decoder) (*T, error) {
+	var z T
+	if err := d.obj(unsafe.Sizeof(z)); err != nil {
+		return nil, err
+	}
+	return new(T), nil
+}
+
+// grow makes room for one more element in s by the protocol's vector rule,
+// charging the replacement allocation at the Go size of T.
+func grow[T any](d *decoder, s []T) ([]T, error) {
+	var z T
+	return budget.Grow(&d.bud, s, int64(unsafe.Sizeof(z)))
+}
+
+// slabAlloc returns n bytes of fresh, charged storage for a payload. rest
+// is the number of frame bytes from the start of the payload to the end of
+// the frame; it bounds what later payloads can need, so small frames get
+// small chunks.
+func (d *decoder) slabAlloc(n, rest int) ([]byte, error) {
+	if n > slabMax {
+		if err := d.charge(allocSize(n)); err != nil {
+			return nil, err
+		}
+		return nil, nil // caller allocates exactly
+	}
+	if cap(d.slab)-len(d.slab) < n {
+		size := d.slabNext
+		if size < slabChunkMin {
+			size = slabChunkMin
+		}
+		size = min(size, rest)
+		size = max(size, n)
+		size = int(allocSize(size))
+		if err := d.charge(int64(size)); err != nil {
+			return nil, err
+		}
+		d.slab = make([]byte, 0, size)
+		d.slabNext = min(2*max(d.slabNext, slabChunkMin), slabChunkMax)
+	}
+	off := len(d.slab)
+	d.slab = d.slab[:off+n]
+	return d.slab[off : off+n : off+n], nil
+}
+
+// str copies a (UTF-8 checked) payload into an owned string.
+func (d *decoder) str(raw []byte) (string, error) {
+	n := len(raw)
+	if n == 0 {
+		return "", nil
+	}
+	buf, err := d.slabAlloc(n, cap(raw))
+	if err != nil {
+		return "", err
+	}
+	if buf == nil {
+		return string(raw), nil
+	}
+	copy(buf, raw)
+	return unsafe.String(&buf[0], n), nil
+}
+
+// bytes copies a payload into an owned, never nil, byte slice.
+func (d *decoder) bytes(raw []byte) ([]byte, error) {
+	n := len(raw)
+	if n == 0 {
+		return []byte{}, nil
+	}
+	buf, err := d.slabAlloc(n, cap(raw))
+	if err != nil {
+		return nil, err
+	}
+	if buf == nil {
+		return append([]byte(nil), raw...), nil
+	}
+	copy(buf, raw)
+	return buf, nil
+}
+
+// strPtr copies a payload into a newly allocated optional string, or into
+// *p when it is already allocated (a repeated optional field).
+func (d *decoder) strPtr(p **string, raw []byte) error {
+	s, err := d.str(raw)
+	if err != nil {
+		return err
+	}
+	if *p == nil {
+		if err := d.obj(unsafe.Sizeof("")); err != nil {
+			return err
+		}
+		*p = new(string)
+	}
+	**p = s
+	return nil
+}
+
+// refCharge charges n bytes for id or pair slots and credits them to the id
+// chunk allocator.
+func (d *decoder) refCharge(n int64) error {
+	if err := d.charge(n); err != nil {
+		return err
+	}
+	d.credit += n
+	return nil
+}
+
+// refRegion is the id storage of the node being decoded: refs[start:len].
+// It always sits at the end of the current chunk.
+type refRegion struct {
+	start int
+	n     int // ids in the region
+}
+
+// refRoom makes room for extra more ids in the region, moving it to a new
+// chunk when the current one is full. vcap is the region's contract
+// capacity in ids (what has been charged for it): a moved region gets room
+// to double, up to that capacity, so a long vector moves O(log n) times.
+func (d *decoder) refRoom(r *refRegion, extra, vcap int) error {
+	if cap(d.refs)-len(d.refs) >= extra {
+		return nil
+	}
+	need := r.n + extra
+	size := max(need, min(2*r.n, vcap), min(int(d.credit/4), refChunkMax))
+	// Use (and pay for) the whole size class the allocator will hand out.
+	cost := allocSize(4 * size)
+	size = int(cost / 4)
+	if cost > d.credit {
+		if err := d.charge(cost - d.credit); err != nil {
+			return err
+		}
+		d.credit = cost
+	}
+	d.credit -= cost
+	chunk := make([]uint32, r.n, size)
+	copy(chunk, d.refs[r.start:r.start+r.n])
+	d.refs = chunk
+	r.start = 0
+	return nil
+}
+
+// refPush appends one id; room must have been made.
+func (d *decoder) refPush(r *refRegion, id uint32) {
+	d.refs = append(d.refs, id)
+	r.n++
+}
+
+// refDrop discards the region (its payload was displaced by another arm).
+func (d *decoder) refDrop(r *refRegion) {
+	if r.start+r.n == len(d.refs) {
+		d.refs = d.refs[:r.start]
+	}
+	*r = refRegion{start: len(d.refs)}
+}
+
+// refSlice returns the region as a capacity-limited slice (nil when empty),
+// and starts a new region after it.
+func (d *decoder) refSlice(r *refRegion) []uint32 {
+	if r.n == 0 {
+		return nil
+	}
+	s := d.refs[r.start : r.start+r.n : r.start+r.n]
+	*r = refRegion{start: len(d.refs)}
+	return s
+}

@@ -1,0 +1,1121 @@
+package codecv4
+
+import (
+	"errors"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// errUnknownArm is never returned to callers; it marks an envelope arm this
+// codec does not know (it cannot happen for the numbers dispatched).
+var errUnknownArm = errors.New("unknown arm")
+
+// wrap annotates a field's error with its path segment.
+func wrap(n int, err error, seg string) (int, error) {
+	if err != nil {
+		return 0, at(err, seg)
+	}
+	return n, nil
+}
+
+// msgField reads a length-delimited field and hands its payload to f.
+func msgField(wt protowire.Type, b []byte, seg string, f func([]byte) error) (int, error) {
+	v, n, err := bytesField(wt, b)
+	if err == nil {
+		err = f(v)
+	}
+	return wrap(n, err, seg)
+}
+
+// ---- ParentRequest ----
+
+// boxRequest is boxEvent for requests.
+func boxRequest[B any, PB interface {
+	*B
+	message.Request
+}](d *decoder, cur *message.ParentRequest) (*message.ParentRequest, error) {
+	x, err := newObj[envBox[message.ParentRequest, B]](d)
+	if err != nil {
+		return nil, err
+	}
+	x.env = *cur
+	x.env.Body = PB(&x.body)
+	return &x.env, nil
+}
+
+func (d *decoder) parentRequest(b []byte) (*message.ParentRequest, error) {
+	var local message.ParentRequest
+	var box *message.ParentRequest
+	var arm protowire.Number
+	err := walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		r := &local
+		if box != nil {
+			r = box
+		}
+		switch {
+		case num >= 1 && num <= 11:
+			return msgField(wt, b, "ParentRequest.kind", func(v []byte) error {
+				if num != arm {
+					r.Body = nil
+					nb, err := d.newRequest(num, r)
+					if err != nil {
+						return err
+					}
+					box, arm = nb, num
+					d.resetArm()
+				}
+				return d.requestBody(box.Body, v)
+			})
+		case num == 20:
+			v, n, err := textField(wt, b)
+			if err == nil {
+				err = d.strPtr(&r.TraceParent, v)
+			}
+			return wrap(n, err, "ParentRequest.trace_parent")
+		}
+		return -1, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if box == nil {
+		if box, err = newObj[message.ParentRequest](d); err != nil {
+			return nil, err
+		}
+		*box = local
+	}
+	return box, nil
+}
+
+func (d *decoder) newRequest(num protowire.Number, cur *message.ParentRequest) (*message.ParentRequest, error) {
+	switch num {
+	case 1:
+		return boxRequest[message.Configure](d, cur)
+	case 2:
+		return boxRequest[message.InstallDependencies](d, cur)
+	case 3:
+		return boxRequest[message.Feed](d, cur)
+	case 4:
+		return boxRequest[message.ResumeCall](d, cur)
+	case 5:
+		return boxRequest[message.ResumeNameLookup](d, cur)
+	case 6:
+		return boxRequest[message.ResumeFutures](d, cur)
+	case 7:
+		return boxRequest[message.Dump](d, cur)
+	case 8:
+		return boxRequest[message.Load](d, cur)
+	case 9:
+		return boxRequest[message.Reset](d, cur)
+	case 10:
+		return boxRequest[message.Shutdown](d, cur)
+	case 11:
+		return boxRequest[message.AbortFeed](d, cur)
+	}
+	return nil, errUnknownArm
+}
+
+func (d *decoder) requestBody(body message.Request, b []byte) error {
+	switch x := body.(type) {
+	case *message.Configure:
+		return d.configure(b, x)
+	case *message.InstallDependencies:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			if wt != protowire.BytesType {
+				return wrap(0, &wireTypeError{wt, protowire.BytesType}, "InstallDependencies.requirements")
+			}
+			var err error
+			if x.Requirements, err = grow(d, x.Requirements); err != nil {
+				return wrap(0, err, "InstallDependencies.requirements")
+			}
+			var s string
+			n, err := d.text(wt, b, &s)
+			x.Requirements = append(x.Requirements, s)
+			return wrap(n, err, "InstallDependencies.requirements")
+		})
+	case *message.Feed:
+		return d.feed(b, x)
+	case *message.ResumeCall:
+		return d.resumeCall(b, x)
+	case *message.ResumeNameLookup:
+		return d.resumeNameLookup(b, x)
+	case *message.ResumeFutures:
+		return d.resumeFutures(b, x)
+	case *message.Load:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			n, err := d.bytesImplicit(wt, b, &x.State)
+			return wrap(n, err, "Load.state")
+		})
+	case *message.AbortFeed:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			return msgField(wt, b, "AbortFeed.exception", func(v []byte) error {
+				return d.mergeException(&x.Exception, v)
+			})
+		})
+	}
+	// Dump, Reset, Shutdown: no fields.
+	return skipMessage(b)
+}
+
+// bytesImplicit reads an implicit-presence bytes field (empty means nil).
+func (d *decoder) bytesImplicit(wt protowire.Type, b []byte, dst *[]byte) (int, error) {
+	v, n, err := bytesField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	if len(v) == 0 {
+		*dst = nil
+		return n, nil
+	}
+	*dst, err = d.bytes(v)
+	return n, err
+}
+
+func (d *decoder) configure(b []byte, x *message.Configure) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := d.text(wt, b, &x.ScriptName)
+			return wrap(n, err, "Configure.script_name")
+		case 2:
+			return msgField(wt, b, "Configure.limits", func(v []byte) error {
+				if x.Limits == nil {
+					var err error
+					if x.Limits, err = newObj[message.ResourceLimits](d); err != nil {
+						return err
+					}
+				}
+				return d.limits(v, x.Limits)
+			})
+		case 3:
+			n, err := boolean(wt, b, &x.TypeCheck)
+			return wrap(n, err, "Configure.type_check")
+		case 4:
+			n, err := d.optText(wt, b, &x.TypeCheckStubs)
+			return wrap(n, err, "Configure.type_check_stubs")
+		case 5:
+			n, err := d.text(wt, b, &x.MontyVersion)
+			return wrap(n, err, "Configure.monty_version")
+		case 6:
+			n, err := d.optU32(wt, b, &x.AssertMessageAnnotations)
+			return wrap(n, err, "Configure.assert_message_annotations")
+		case 7:
+			var v int32
+			n, err := i32(wt, b, &v)
+			x.TypeCheckFormat = message.TypeCheckFormat(uint32(v))
+			return wrap(n, err, "Configure.type_check_format")
+		case 8:
+			n, err := boolean(wt, b, &x.TypeCheckColor)
+			return wrap(n, err, "Configure.type_check_color")
+		case 9:
+			n, err := u32(wt, b, &x.ProtocolVersion)
+			return wrap(n, err, "Configure.protocol_version")
+		case 10:
+			n, err := d.optU32(wt, b, &x.PrintFlushIntervalMs)
+			return wrap(n, err, "Configure.print_flush_interval_ms")
+		}
+		return -1, nil
+	})
+}
+
+var limitSegs = [...]string{"", "ResourceLimits.max_duration_micros", "ResourceLimits.max_memory_bytes",
+	"ResourceLimits.gc_interval", "ResourceLimits.max_recursion_depth", "ResourceLimits.max_suspensions"}
+
+func (d *decoder) limits(b []byte, x *message.ResourceLimits) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		var dst **uint64
+		switch num {
+		case 1:
+			dst = &x.MaxDurationMicros
+		case 2:
+			dst = &x.MaxMemoryBytes
+		case 3:
+			dst = &x.GCInterval
+		case 4:
+			dst = &x.MaxRecursionDepth
+		case 5:
+			dst = &x.MaxSuspensions
+		default:
+			return -1, nil
+		}
+		n, err := d.optU64(wt, b, dst)
+		return wrap(n, err, limitSegs[num])
+	})
+}
+
+// arenaField decodes an Arena field of the envelope's arm payload.
+func (d *decoder) arenaField(wt protowire.Type, b []byte, g *value.Graph, seg string) (int, error) {
+	return msgField(wt, b, seg, func(v []byte) error {
+		d.arm.arena = true
+		return d.arena(v, g)
+	})
+}
+
+func (d *decoder) feed(b []byte, x *message.Feed) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := d.text(wt, b, &x.Code)
+			return wrap(n, err, "Feed.code")
+		case 2:
+			if wt != protowire.BytesType {
+				return wrap(0, &wireTypeError{wt, protowire.BytesType}, "Feed.inputs")
+			}
+			var err error
+			if x.Inputs, err = grow(d, x.Inputs); err != nil {
+				return wrap(0, err, "Feed.inputs")
+			}
+			x.Inputs = x.Inputs[:len(x.Inputs)+1]
+			ref := &x.Inputs[len(x.Inputs)-1]
+			return msgField(wt, b, "Feed.inputs", func(v []byte) error { return d.namedRef(v, ref) })
+		case 3:
+			return d.arenaField(wt, b, &x.Values, "Feed.values")
+		case 4:
+			n, err := boolean(wt, b, &x.SkipTypeCheck)
+			return wrap(n, err, "Feed.skip_type_check")
+		case 5:
+			n, err := d.text(wt, b, &x.Cwd)
+			return wrap(n, err, "Feed.cwd")
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) namedRef(b []byte, x *message.NamedRef) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := d.text(wt, b, &x.Name)
+			return wrap(n, err, "NamedRef.name")
+		case 2:
+			n, err := u32(wt, b, &x.Value)
+			return wrap(n, err, "NamedRef.value")
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := u32(wt, b, &x.CallID)
+			return wrap(n, err, "ResumeCall.call_id")
+		case 2:
+			return msgField(wt, b, "ResumeCall.result", func(v []byte) error {
+				return d.mergeExtResult(&x.Result, v)
+			})
+		case 3:
+			return d.arenaField(wt, b, &x.Values, "ResumeCall.values")
+		}
+		return -1, nil
+	})
+}
+
+// mergeExtResult merges an ExtFunctionResult message into *p, allocating it
+// when absent.
+func (d *decoder) mergeExtResult(p **message.ExtResult, b []byte) error {
+	if *p == nil {
+		var err error
+		if *p, err = newObj[message.ExtResult](d); err != nil {
+			return err
+		}
+	}
+	x := *p
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		if num < 1 || num > 5 {
+			return -1, nil
+		}
+		k := message.ResultKind(num)
+		if x.Kind != k {
+			*x = message.ExtResult{Kind: k}
+		}
+		const seg = "ExtFunctionResult.kind"
+		switch num {
+		case 1:
+			n, err := u32(wt, b, &x.Value)
+			return wrap(n, err, seg)
+		case 2:
+			return msgField(wt, b, seg, func(v []byte) error { return d.mergeException(&x.Error, v) })
+		case 3:
+			n, err := u32(wt, b, &x.Future)
+			return wrap(n, err, seg)
+		case 4:
+			n, err := d.text(wt, b, &x.Name)
+			return wrap(n, err, seg)
+		}
+		return msgField(wt, b, seg, skipMessage)
+	})
+}
+
+func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		if num == 1 {
+			return d.arenaField(wt, b, &x.Values, "ResumeNameLookup.values")
+		}
+		if num < 2 || num > 4 {
+			return -1, nil
+		}
+		k := message.LookupKind(num - 1)
+		if x.Kind != k {
+			x.Kind, x.Value, x.Error = k, 0, nil
+		}
+		const seg = "ResumeNameLookup.kind"
+		switch num {
+		case 2:
+			n, err := u32(wt, b, &x.Value)
+			return wrap(n, err, seg)
+		case 3:
+			return msgField(wt, b, seg, skipMessage)
+		}
+		return msgField(wt, b, seg, func(v []byte) error { return d.mergeException(&x.Error, v) })
+	})
+}
+
+func (d *decoder) resumeFutures(b []byte, x *message.ResumeFutures) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			const seg = "ResumeFutures.results"
+			if wt != protowire.BytesType {
+				return wrap(0, &wireTypeError{wt, protowire.BytesType}, seg)
+			}
+			var err error
+			if x.Results, err = grow(d, x.Results); err != nil {
+				return wrap(0, err, seg)
+			}
+			x.Results = x.Results[:len(x.Results)+1]
+			fr := &x.Results[len(x.Results)-1]
+			return msgField(wt, b, seg, func(v []byte) error { return d.futureResult(v, fr) })
+		case 2:
+			return d.arenaField(wt, b, &x.Values, "ResumeFutures.values")
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) futureResult(b []byte, x *message.FutureResult) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := u32(wt, b, &x.CallID)
+			return wrap(n, err, "FutureResult.call_id")
+		case 2:
+			return msgField(wt, b, "FutureResult.result", func(v []byte) error {
+				return d.mergeExtResult(&x.Result, v)
+			})
+		}
+		return -1, nil
+	})
+}
+
+// ---- exceptions ----
+
+// mergeException merges a RaisedException message into *p, allocating it
+// when absent.
+func (d *decoder) mergeException(p **message.RaisedException, b []byte) error {
+	if *p == nil {
+		var err error
+		if *p, err = newObj[message.RaisedException](d); err != nil {
+			return err
+		}
+	}
+	x := *p
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := d.text(wt, b, &x.Type)
+			return wrap(n, err, "RaisedException.exc_type")
+		case 2:
+			n, err := d.optText(wt, b, &x.Message)
+			return wrap(n, err, "RaisedException.message")
+		case 3:
+			const seg = "RaisedException.traceback"
+			if wt != protowire.BytesType {
+				return wrap(0, &wireTypeError{wt, protowire.BytesType}, seg)
+			}
+			var err error
+			if x.Traceback, err = grow(d, x.Traceback); err != nil {
+				return wrap(0, err, seg)
+			}
+			x.Traceback = x.Traceback[:len(x.Traceback)+1]
+			f := &x.Traceback[len(x.Traceback)-1]
+			return msgField(wt, b, seg, func(v []byte) error { return d.stackFrame(v, f, x) })
+		case 4:
+			return msgField(wt, b, "RaisedException.data", func(v []byte) error { return d.excData(v, x) })
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.RaisedException) error {
+	var start, end bool
+	err := walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := d.text(wt, b, &x.Filename)
+			return wrap(n, err, "StackFrame.filename")
+		case 2:
+			start = true
+			return msgField(wt, b, "StackFrame.start", func(v []byte) error { return codeLoc(v, &x.Start) })
+		case 3:
+			end = true
+			return msgField(wt, b, "StackFrame.end", func(v []byte) error { return codeLoc(v, &x.End) })
+		case 4:
+			n, err := d.optText(wt, b, &x.FrameName)
+			return wrap(n, err, "StackFrame.frame_name")
+		case 5:
+			n, err := d.optText(wt, b, &x.PreviewLine)
+			return wrap(n, err, "StackFrame.preview_line")
+		case 6:
+			n, err := boolean(wt, b, &x.HideCaret)
+			return wrap(n, err, "StackFrame.hide_caret")
+		case 7:
+			n, err := boolean(wt, b, &x.HideFrameName)
+			return wrap(n, err, "StackFrame.hide_frame_name")
+		}
+		return -1, nil
+	})
+	if err != nil || (start && end) {
+		return err
+	}
+	// The domain frame cannot say that a location was absent; remember the
+	// first such frame of this exception for the conversion checks.
+	if _, seen := d.frameMissing[exc]; seen {
+		return nil
+	}
+	if err := d.charge(frameMapCharge); err != nil {
+		return err
+	}
+	if d.frameMissing == nil {
+		d.frameMissing = make(map[*message.RaisedException]string)
+	}
+	field := "StackFrame.end"
+	if !start {
+		field = "StackFrame.start"
+	}
+	d.frameMissing[exc] = field
+	return nil
+}
+
+func codeLoc(b []byte, x *message.CodeLoc) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := u32(wt, b, &x.Line)
+			return wrap(n, err, "CodeLoc.line")
+		case 2:
+			n, err := u32(wt, b, &x.Column)
+			return wrap(n, err, "CodeLoc.column")
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		const seg = "ExcData.kind"
+		switch num {
+		case 1:
+			return msgField(wt, b, seg, func(v []byte) error {
+				u, ok := exc.Data.(*message.UnicodeErrorData)
+				if !ok {
+					var err error
+					if u, err = newObj[message.UnicodeErrorData](d); err != nil {
+						return err
+					}
+					exc.Data = u
+				}
+				return d.unicodeData(v, u)
+			})
+		case 2:
+			return msgField(wt, b, seg, func(v []byte) error {
+				j, ok := exc.Data.(*message.JSONErrorData)
+				if !ok {
+					var err error
+					if j, err = newObj[message.JSONErrorData](d); err != nil {
+						return err
+					}
+					exc.Data = j
+				}
+				return d.jsonData(v, j)
+			})
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) unicodeData(b []byte, x *message.UnicodeErrorData) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := d.text(wt, b, &x.Encoding)
+			return wrap(n, err, "UnicodeErrorData.encoding")
+		case 2:
+			v, n, err := bytesField(wt, b)
+			if err == nil {
+				x.ObjectStr = nil
+				x.ObjectBytes, err = d.bytes(v)
+			}
+			return wrap(n, err, "UnicodeErrorData.object")
+		case 3:
+			v, n, err := textField(wt, b)
+			if err == nil {
+				x.ObjectBytes = nil
+				err = d.strPtr(&x.ObjectStr, v)
+			}
+			return wrap(n, err, "UnicodeErrorData.object")
+		case 4:
+			n, err := u64(wt, b, &x.Start)
+			return wrap(n, err, "UnicodeErrorData.start")
+		case 5:
+			n, err := u64(wt, b, &x.End)
+			return wrap(n, err, "UnicodeErrorData.end")
+		case 6:
+			n, err := d.text(wt, b, &x.Reason)
+			return wrap(n, err, "UnicodeErrorData.reason")
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) jsonData(b []byte, x *message.JSONErrorData) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := d.text(wt, b, &x.Msg)
+			return wrap(n, err, "JsonErrorData.msg")
+		case 2:
+			n, err := d.optText(wt, b, &x.Doc)
+			return wrap(n, err, "JsonErrorData.doc")
+		case 3:
+			n, err := u64(wt, b, &x.Pos)
+			return wrap(n, err, "JsonErrorData.pos")
+		case 4:
+			n, err := u64(wt, b, &x.Lineno)
+			return wrap(n, err, "JsonErrorData.lineno")
+		case 5:
+			n, err := u64(wt, b, &x.Colno)
+			return wrap(n, err, "JsonErrorData.colno")
+		}
+		return -1, nil
+	})
+}
+
+// ---- ChildEvent ----
+
+// envBox holds an envelope and its arm payload in one allocation.
+type envBox[E, B any] struct {
+	env  E
+	body B
+}
+
+// boxEvent allocates a ChildEvent together with a B body, copying the
+// envelope fields decoded so far from cur.
+func boxEvent[B any, PB interface {
+	*B
+	message.Event
+}](d *decoder, cur *message.ChildEvent) (*message.ChildEvent, error) {
+	x, err := newObj[envBox[message.ChildEvent, B]](d)
+	if err != nil {
+		return nil, err
+	}
+	x.env = *cur
+	x.env.Body = PB(&x.body)
+	return &x.env, nil
+}
+
+func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
+	// The envelope is decoded into local until its arm is known, then into
+	// a box allocated with the arm's payload.
+	var local message.ChildEvent
+	var box *message.ChildEvent
+	var arm protowire.Number
+	err := walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		e := &local
+		if box != nil {
+			e = box
+		}
+		switch {
+		case num >= 1 && num <= 12:
+			return msgField(wt, b, "ChildEvent.kind", func(v []byte) error {
+				if num != arm {
+					e.Body = nil
+					nb, err := d.newEvent(num, e)
+					if err != nil {
+						return err
+					}
+					box, arm = nb, num
+					d.resetArm()
+				}
+				return d.eventBody(box.Body, v)
+			})
+		case num == 20:
+			n, err := u64(wt, b, &e.TotalExecutionMicros)
+			return wrap(n, err, "ChildEvent.total_execution_micros")
+		case num == 21:
+			n, err := d.optU64(wt, b, &e.MaxDurationMicros)
+			return wrap(n, err, "ChildEvent.max_duration_micros")
+		case num == 22:
+			n, err := d.optU64(wt, b, &e.MaxSuspensions)
+			return wrap(n, err, "ChildEvent.max_suspensions")
+		case num == 23:
+			n, err := d.optText(wt, b, &e.RestoredScriptName)
+			return wrap(n, err, "ChildEvent.restored_script_name")
+		}
+		return -1, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if box == nil {
+		if box, err = newObj[message.ChildEvent](d); err != nil {
+			return nil, err
+		}
+		*box = local
+	}
+	return box, nil
+}
+
+func (d *decoder) newEvent(num protowire.Number, cur *message.ChildEvent) (*message.ChildEvent, error) {
+	switch num {
+	case 1:
+		return boxEvent[message.Print](d, cur)
+	case 2:
+		return boxEvent[message.FunctionCall](d, cur)
+	case 3:
+		return boxEvent[message.OsCall](d, cur)
+	case 4:
+		return boxEvent[message.NameLookup](d, cur)
+	case 5:
+		return boxEvent[message.ResolveFutures](d, cur)
+	case 6:
+		return boxEvent[message.Complete](d, cur)
+	case 7:
+		return boxEvent[message.Error](d, cur)
+	case 8:
+		return boxEvent[message.TypingError](d, cur)
+	case 9:
+		return boxEvent[message.DumpResult](d, cur)
+	case 10:
+		return boxEvent[message.Ok](d, cur)
+	case 11:
+		return boxEvent[message.FatalError](d, cur)
+	case 12:
+		return boxEvent[message.ShutdownDump](d, cur)
+	}
+	return nil, errUnknownArm
+}
+
+func (d *decoder) eventBody(body message.Event, b []byte) error {
+	switch x := body.(type) {
+	case *message.Print:
+		return d.print(b, x)
+	case *message.FunctionCall:
+		return d.functionCall(b, x)
+	case *message.OsCall:
+		return d.osCall(b, x)
+	case *message.NameLookup:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			switch num {
+			case 1:
+				n, err := d.text(wt, b, &x.Name)
+				return wrap(n, err, "NameLookup.name")
+			case 2:
+				return msgField(wt, b, "NameLookup.object_id", func(v []byte) error {
+					return d.objectID(v, &x.ObjectID)
+				})
+			}
+			return -1, nil
+		})
+	case *message.ResolveFutures:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
+			return wrap(n, err, "ResolveFutures.pending_call_ids")
+		})
+	case *message.Complete:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			switch num {
+			case 1:
+				n, err := u32(wt, b, &x.Value)
+				return wrap(n, err, "Complete.value")
+			case 2:
+				return d.arenaField(wt, b, &x.Values, "Complete.values")
+			}
+			return -1, nil
+		})
+	case *message.Error:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			return msgField(wt, b, "Error.exception", func(v []byte) error {
+				return d.mergeException(&x.Exception, v)
+			})
+		})
+	case *message.TypingError:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			n, err := d.text(wt, b, &x.Diagnostics)
+			return wrap(n, err, "TypingError.diagnostics")
+		})
+	case *message.DumpResult:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			n, err := d.bytesImplicit(wt, b, &x.State)
+			return wrap(n, err, "DumpResult.state")
+		})
+	case *message.FatalError:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			n, err := d.text(wt, b, &x.Message)
+			return wrap(n, err, "FatalError.message")
+		})
+	case *message.ShutdownDump:
+		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num != 1 {
+				return -1, nil
+			}
+			v, n, err := bytesField(wt, b)
+			if err == nil {
+				if x.Dump == nil {
+					x.Dump, err = newObj[[]byte](d)
+				}
+				if err == nil {
+					*x.Dump, err = d.bytes(v)
+				}
+			}
+			return wrap(n, err, "ShutdownDump.dump")
+		})
+	}
+	// Ok: no fields.
+	return skipMessage(b)
+}
+
+// scalarIDs merges a repeated uint32 field that does not hold node ids
+// (ResolveFutures.pending_call_ids): it grows element by element.
+func (d *decoder) scalarIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error) {
+	switch wt {
+	case protowire.VarintType:
+		v, n, err := varint(b)
+		if err != nil {
+			return 0, err
+		}
+		if *dst, err = grow(d, *dst); err != nil {
+			return 0, err
+		}
+		*dst = append(*dst, uint32(v))
+		return n, nil
+	case protowire.BytesType:
+		run, n, err := bytesField(wt, b)
+		if err != nil {
+			return 0, err
+		}
+		for len(run) > 0 {
+			v, k, err := varint(run)
+			if err != nil {
+				return 0, err
+			}
+			run = run[k:]
+			if *dst, err = grow(d, *dst); err != nil {
+				return 0, err
+			}
+			*dst = append(*dst, uint32(v))
+		}
+		return n, nil
+	}
+	return 0, &wireTypeError{wt, protowire.VarintType}
+}
+
+// objectID merges a Uuid message into an optional identity. A data length
+// other than 16 is remembered for the conversion checks.
+func (d *decoder) objectID(b []byte, dst **value.UUID) error {
+	if *dst == nil {
+		var err error
+		if *dst, err = newObj[value.UUID](d); err != nil {
+			return err
+		}
+		d.arm.objIDLen = 0
+	}
+	n, err := uuidMsg(b, d.arm.objIDLen, *dst)
+	if err != nil {
+		return at(err, "Uuid.data")
+	}
+	d.arm.objIDLen = n
+	return nil
+}
+
+func (d *decoder) print(b []byte, x *message.Print) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		if num != 1 {
+			return -1, nil
+		}
+		const seg = "Print.segments"
+		if wt != protowire.BytesType {
+			return wrap(0, &wireTypeError{wt, protowire.BytesType}, seg)
+		}
+		var err error
+		if x.Segments, err = grow(d, x.Segments); err != nil {
+			return wrap(0, err, seg)
+		}
+		x.Segments = x.Segments[:len(x.Segments)+1]
+		s := &x.Segments[len(x.Segments)-1]
+		return msgField(wt, b, seg, func(v []byte) error {
+			return walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				switch num {
+				case 1:
+					var v int32
+					n, err := i32(wt, b, &v)
+					s.Stream = printStream(v)
+					return wrap(n, err, "PrintSegment.stream")
+				case 2:
+					n, err := d.text(wt, b, &s.Text)
+					return wrap(n, err, "PrintSegment.text")
+				}
+				return -1, nil
+			})
+		})
+	})
+}
+
+// printStream keeps an unknown stream number as it is when the domain type
+// can hold it; others become StreamUnspecified.
+func printStream(v int32) message.PrintStream {
+	if v < 0 || v > 255 {
+		return message.StreamUnspecified
+	}
+	return message.PrintStream(v)
+}
+
+func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			n, err := d.text(wt, b, &x.FunctionName)
+			return wrap(n, err, "FunctionCall.function_name")
+		case 2:
+			n, err := d.argIDs(wt, b, &x.Args)
+			return wrap(n, err, "FunctionCall.args")
+		case 3:
+			const seg = "FunctionCall.kwargs"
+			if wt != protowire.BytesType {
+				return wrap(0, &wireTypeError{wt, protowire.BytesType}, seg)
+			}
+			var err error
+			if x.Kwargs, err = budget.Grow(&d.bud, x.Kwargs, budget.PairCost); err != nil {
+				return wrap(0, err, seg)
+			}
+			v, n, err := bytesField(wt, b)
+			if err != nil {
+				return wrap(0, err, seg)
+			}
+			k, val, err := nodePair(v)
+			if err != nil {
+				return wrap(0, err, seg)
+			}
+			x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: val})
+			return n, nil
+		case 4:
+			n, err := u32(wt, b, &x.CallID)
+			return wrap(n, err, "FunctionCall.call_id")
+		case 5:
+			return msgField(wt, b, "FunctionCall.object_id", func(v []byte) error {
+				return d.objectID(v, &x.ObjectID)
+			})
+		case 6:
+			n, err := boolean(wt, b, &x.AllowEagerAwait)
+			return wrap(n, err, "FunctionCall.allow_eager_await")
+		case 7:
+			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
+		}
+		return -1, nil
+	})
+}
+
+// argIDs merges one occurrence of FunctionCall.args: node ids, charged at
+// the reference cost, with packed runs reserved up front.
+func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error) {
+	switch wt {
+	case protowire.VarintType:
+		v, n, err := varint(b)
+		if err != nil {
+			return 0, err
+		}
+		if *dst, err = budget.Grow(&d.bud, *dst, budget.RefCost); err != nil {
+			return 0, err
+		}
+		*dst = append(*dst, uint32(v))
+		return n, nil
+	case protowire.BytesType:
+		run, n, err := bytesField(wt, b)
+		if err != nil {
+			return 0, err
+		}
+		if len(run) == 0 {
+			return n, nil
+		}
+		if *dst, err = budget.Reserve(&d.bud, *dst, len(run), budget.RefCost); err != nil {
+			return 0, err
+		}
+		for len(run) > 0 {
+			v, k, err := varint(run)
+			if err != nil {
+				return 0, err
+			}
+			run = run[k:]
+			*dst = append(*dst, uint32(v))
+		}
+		return n, nil
+	}
+	return 0, &wireTypeError{wt, protowire.VarintType}
+}
+
+func (d *decoder) osCall(b []byte, x *message.OsCall) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch {
+		case num == 1:
+			n, err := u32(wt, b, &x.CallID)
+			return wrap(n, err, "OsCall.call_id")
+		case num == 26:
+			return d.arenaField(wt, b, &x.Values, "OsCall.values")
+		case num < 2 || num > 25:
+			return -1, nil
+		}
+		const seg = "OsCall.call"
+		if op := message.OsOp(num); x.Op != op {
+			*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values}
+		}
+		v, n, err := bytesField(wt, b)
+		if err != nil {
+			return wrap(0, err, seg)
+		}
+		switch {
+		case num <= 13:
+			if err = checkUTF8(v); err == nil {
+				x.Path, err = d.str(v)
+			}
+		case num == 14 || num == 15:
+			err = d.osFields(v, "TextWrite", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				switch f {
+				case 1:
+					return d.text(wt, b, &x.Path)
+				case 2:
+					return d.text(wt, b, &x.Text)
+				}
+				return -1, nil
+			}, "path", "data")
+		case num == 16 || num == 17:
+			err = d.osFields(v, "BytesWrite", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				switch f {
+				case 1:
+					return d.text(wt, b, &x.Path)
+				case 2:
+					return d.bytesImplicit(wt, b, &x.Data)
+				}
+				return -1, nil
+			}, "path", "data")
+		case num == 18:
+			err = d.osFields(v, "Open", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				switch f {
+				case 1:
+					return d.text(wt, b, &x.Path)
+				case 2:
+					return d.text(wt, b, &x.Mode)
+				}
+				return -1, nil
+			}, "path", "mode")
+		case num == 19:
+			err = d.osFields(v, "Mkdir", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				switch f {
+				case 1:
+					return d.text(wt, b, &x.Path)
+				case 2:
+					return boolean(wt, b, &x.Parents)
+				case 3:
+					return boolean(wt, b, &x.ExistOK)
+				}
+				return -1, nil
+			}, "path", "parents", "exist_ok")
+		case num == 20:
+			err = d.osFields(v, "Rename", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				switch f {
+				case 1:
+					return d.text(wt, b, &x.Path)
+				case 2:
+					return d.text(wt, b, &x.Dst)
+				}
+				return -1, nil
+			}, "src", "dst")
+		case num == 21:
+			err = d.osFields(v, "Getenv", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				switch f {
+				case 1:
+					return d.text(wt, b, &x.Key)
+				case 2:
+					return u32(wt, b, &x.Default)
+				}
+				return -1, nil
+			}, "key", "default")
+		case num == 22 || num == 23:
+			err = skipMessage(v)
+		case num == 24:
+			err = d.osFields(v, "DateTimeNow", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				if f != 1 {
+					return -1, nil
+				}
+				v, n, err := bytesField(wt, b)
+				if err != nil {
+					return 0, err
+				}
+				if x.TZ == nil {
+					if x.TZ, err = newObj[value.TimeZone](d); err != nil {
+						return 0, err
+					}
+				}
+				return n, d.decodeTimeZone(v, x.TZ)
+			}, "tz")
+		case num == 25:
+			err = d.osFields(v, "Urandom", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				if f != 1 {
+					return -1, nil
+				}
+				return u64(wt, b, &x.Size)
+			}, "size")
+		}
+		return wrap(n, err, seg)
+	})
+}
+
+// osFields walks one of OsCall's nested payload messages, naming the field
+// of an error by the nested message (e.g. "TextWrite.path").
+func (d *decoder) osFields(b []byte, msg string, f fieldFunc, names ...string) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		n, err := f(num, wt, b)
+		if err != nil && int(num) <= len(names) {
+			return 0, at(err, msg+"."+names[num-1])
+		}
+		return n, err
+	})
+}

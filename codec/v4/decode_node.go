@@ -1,0 +1,1006 @@
+package codecv4
+
+import (
+	"math/big"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/value"
+)
+
+// segKind is the path segment of everything inside a node's arm.
+const segKind = "MontyNode.kind"
+
+// Node arm numbers that carry a message or need special handling.
+const (
+	armUUID = 10
+	maxArm  = 30
+)
+
+// nodeState is what a node decode keeps besides the value.Node itself:
+// payloads that are only turned into domain values once the whole node
+// message has been read (so that repeated arms merge first), and the wire
+// presence of fields the domain types cannot express.
+type nodeState struct {
+	arm  protowire.Number
+	reg  refRegion // ids, or pairs as two ids each
+	vcap int       // the contract capacity of the id or pair vector
+
+	neg   bool   // BigInt.negative
+	mag   []byte // BigInt.magnitude, aliasing the frame
+	data  []byte // bytes arm payload, owned
+	names []string
+
+	uuidSeen  bool // Type.id / ClassInstanceNode.instance_id present
+	uuidLen   int
+	attrsSeen bool
+	origin    int32
+}
+
+// arena merges an Arena message into g.
+func (d *decoder) arena(b []byte, g *value.Graph) error {
+	for len(b) > 0 {
+		num, wt, k, err := key(b)
+		if err != nil {
+			return err
+		}
+		b = b[k:]
+		switch num {
+		case 1:
+			v, m, err := varintField(wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			if cap(g.Nodes) == 0 {
+				// A hint is trusted only as far as the rest of the frame can
+				// hold nodes: each takes at least 4 bytes.
+				res := min(uint64(uint32(v)), uint64(cap(b))/4)
+				if res > 0 {
+					if g.Nodes, err = budget.Reserve(&d.bud, g.Nodes, int(res), nodeBytes); err != nil {
+						return err
+					}
+				}
+			}
+		case 2:
+			v, m, err := bytesField(wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			if len(g.Nodes) == cap(g.Nodes) {
+				if g.Nodes, err = budget.Grow(&d.bud, g.Nodes, nodeBytes); err != nil {
+					return err
+				}
+			}
+			i := len(g.Nodes)
+			g.Nodes = g.Nodes[:i+1]
+			if !d.fastNode(v, &g.Nodes[i]) {
+				if err := d.node(v, &g.Nodes[i]); err != nil {
+					return err
+				}
+			}
+		default:
+			m, err := skipField(num, wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+		}
+	}
+	return nil
+}
+
+// fastNode decodes the commonest nodes, a lone int, float, bool, str or
+// unit arm, without the general machinery. It reports false, leaving n
+// zero, for anything else (including anything malformed or over budget,
+// which the general path then reports).
+func (d *decoder) fastNode(b []byte, n *value.Node) bool {
+	if len(b) < 2 {
+		return false
+	}
+	switch b[0] {
+	case 0x42: // str
+		l, k := protowire.ConsumeVarint(b[1:])
+		if k < 0 || l != uint64(len(b)-1-k) {
+			return false
+		}
+		raw := b[1+k:]
+		if !utf8.Valid(raw) {
+			return false
+		}
+		s, err := d.str(raw)
+		if err != nil {
+			return false
+		}
+		n.Kind, n.Text = value.KindStr, s
+		return true
+	case 0x28: // int
+		if len(b) == 2 && b[1] < 0x80 {
+			n.Kind, n.Num = value.KindInt, uint64(protowire.DecodeZigZag(uint64(b[1])))
+			return true
+		}
+		v, k := protowire.ConsumeVarint(b[1:])
+		if k < 0 || 1+k != len(b) {
+			return false
+		}
+		n.Kind, n.Num = value.KindInt, uint64(protowire.DecodeZigZag(v))
+		return true
+	case 0x39: // float
+		if len(b) != 9 {
+			return false
+		}
+		v, _ := protowire.ConsumeFixed64(b[1:])
+		n.Kind, n.Num = value.KindFloat, v
+		return true
+	case 0x20: // bool
+		if len(b) != 2 || b[1] >= 0x80 {
+			return false
+		}
+		n.Kind = value.KindBool
+		if b[1] != 0 {
+			n.Num = 1
+		}
+		return true
+	case 0x0a, 0x12, 0x1a: // ellipsis, none, not_implemented
+		if len(b) != 2 || b[1] != 0 {
+			return false
+		}
+		n.Kind = value.Kind(b[0] >> 3)
+		return true
+	}
+	return false
+}
+
+// node decodes one MontyNode message into n, which must be zero.
+func (d *decoder) node(b []byte, n *value.Node) error {
+	var st nodeState
+	st.reg.start = len(d.refs)
+	for len(b) > 0 {
+		num, wt, k, err := key(b)
+		if err != nil {
+			return err
+		}
+		b = b[k:]
+		if num > maxArm {
+			m, err := skipField(num, wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			continue
+		}
+		m, err := d.nodeField(&st, n, num, wt, b)
+		if err != nil {
+			return at(err, segKind)
+		}
+		b = b[m:]
+	}
+	return d.finishNode(&st, n)
+}
+
+// switchArm discards the node's payload for a different arm.
+func (d *decoder) switchArm(st *nodeState, n *value.Node, num protowire.Number) error {
+	if st.arm != 0 {
+		// Only a displaced payload needs clearing; the first arm finds
+		// both the state and the node zero.
+		d.refDrop(&st.reg)
+		*st = nodeState{reg: st.reg}
+		*n = value.Node{}
+	}
+	st.arm = num
+	n.Kind = value.Kind(num)
+	var err error
+	switch num {
+	case 13:
+		n.Ext, err = newObj[value.NamedTuple](d)
+	case 17:
+		n.Ext, err = newObj[value.Date](d)
+	case 18:
+		n.Ext, err = newObj[value.Time](d)
+	case 19:
+		n.Ext, err = newObj[value.DateTime](d)
+	case 20:
+		n.Ext, err = newObj[value.TimeDelta](d)
+	case 21:
+		n.Ext, err = newObj[value.TimeZone](d)
+	case 22:
+		n.Ext, err = newObj[value.Exception](d)
+	case 23:
+		n.Ext, err = newObj[value.Type](d)
+	case 24:
+		n.Ext, err = newObj[value.ClassInstance](d)
+	case 25:
+		n.Ext, err = newObj[value.Function](d)
+	case 28:
+		n.Ext, err = newObj[value.FileHandle](d)
+	}
+	return err
+}
+
+// nodeField decodes one arm field of a node.
+func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	// Check the wire type before touching the payload, as prost does.
+	want := protowire.BytesType
+	switch num {
+	case 4, 5:
+		want = protowire.VarintType
+	case 7:
+		want = protowire.Fixed64Type
+	}
+	if wt != want {
+		return 0, &wireTypeError{wt, want}
+	}
+	if num != st.arm {
+		if err := d.switchArm(st, n, num); err != nil {
+			return 0, err
+		}
+	}
+	switch num {
+	case 4:
+		v, m, err := varint(b)
+		if err != nil {
+			return 0, err
+		}
+		n.Num = 0
+		if v != 0 {
+			n.Num = 1
+		}
+		return m, nil
+	case 5:
+		v, m, err := varint(b)
+		if err != nil {
+			return 0, err
+		}
+		n.Num = uint64(protowire.DecodeZigZag(v))
+		return m, nil
+	case 7:
+		v, m, err := fixed64Field(wt, b)
+		n.Num = v
+		return m, err
+	}
+	v, m, err := bytesField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	switch num {
+	case 1, 2, 3:
+		err = skipMessage(v)
+	case 6:
+		err = d.bigInt(st, v)
+	case 8, 26, 27, 29, 30:
+		if err = checkUTF8(v); err == nil {
+			n.Text, err = d.str(v)
+		}
+	case 9:
+		st.data, err = d.bytes(v)
+	case armUUID:
+		var u value.UUID
+		_, err = uuidMsg(v, 0, &u)
+	case 11, 12, 15, 16:
+		err = d.idField(st, v, 1)
+	case 13:
+		err = d.namedTuple(st, n.Ext.(*value.NamedTuple), v)
+	case 14:
+		err = d.nodePairs(st, v)
+	case 17:
+		err = decodeDate(v, n.Ext.(*value.Date))
+	case 18:
+		err = d.decodeTime(v, n.Ext.(*value.Time))
+	case 19:
+		err = d.decodeDateTime(v, n.Ext.(*value.DateTime))
+	case 20:
+		err = decodeTimeDelta(v, n.Ext.(*value.TimeDelta))
+	case 21:
+		err = d.decodeTimeZone(v, n.Ext.(*value.TimeZone))
+	case 22:
+		err = d.decodeException(v, n.Ext.(*value.Exception))
+	case 23:
+		err = d.decodeType(st, v, n.Ext.(*value.Type))
+	case 24:
+		err = d.decodeInstance(st, v, n.Ext.(*value.ClassInstance))
+	case 25:
+		err = d.decodeFunction(v, n.Ext.(*value.Function))
+	case 28:
+		err = d.decodeFileHandle(v, n.Ext.(*value.FileHandle))
+	}
+	return m, err
+}
+
+func checkUTF8(b []byte) error {
+	if !utf8.Valid(b) {
+		return errUTF8
+	}
+	return nil
+}
+
+// finishNode turns the merged payload into its domain form and runs the
+// node's leaf checks.
+func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
+	switch st.arm {
+	case 0, armUUID:
+		return value.MissingField("MontyNode.kind")
+	case 6:
+		z, err := d.finishBigInt(st)
+		if err != nil {
+			return err
+		}
+		n.Ext = z
+		return nil
+	case 9:
+		if err := d.obj(unsafe.Sizeof([]byte(nil))); err != nil { // the interface box
+			return err
+		}
+		n.Ext = st.data
+		return nil
+	case 11, 12, 14, 15, 16:
+		n.Refs = d.refSlice(&st.reg)
+		return nil
+	case 13:
+		n.Refs = d.refSlice(&st.reg)
+		n.Ext.(*value.NamedTuple).FieldNames = st.names
+		return nil
+	case 23:
+		t := n.Ext.(*value.Type)
+		if st.origin < 0 || st.origin > 3 {
+			return value.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(st.origin)))
+		}
+		t.Origin = value.TypeOrigin(st.origin)
+		if err := value.CheckType(t, st.uuidSeen, st.attrsSeen); err != nil {
+			return err
+		}
+		if st.uuidSeen && st.uuidLen != 16 {
+			return uuidLenErr("Type.id", st.uuidLen)
+		}
+		t.Attrs = pairView(d.refSlice(&st.reg))
+		return nil
+	case 24:
+		c := n.Ext.(*value.ClassInstance)
+		if !st.uuidSeen {
+			return value.MissingField("ClassInstanceNode.instance_id")
+		}
+		if st.uuidLen != 16 {
+			return uuidLenErr("ClassInstanceNode.instance_id", st.uuidLen)
+		}
+		if !st.attrsSeen {
+			return value.MissingField("ClassInstanceNode.attrs")
+		}
+		c.Attrs = pairView(d.refSlice(&st.reg))
+		return nil
+	case 28:
+		f := n.Ext.(*value.FileHandle)
+		mode, err := value.NormalizeFileMode(f.Mode)
+		if err != nil {
+			return err
+		}
+		f.Mode = mode
+		return nil
+	}
+	return value.CheckLeaf(n)
+}
+
+func uuidLenErr(field string, n int) error {
+	return value.InvalidValue(field, "uuid must be 16 bytes, got "+strconv.Itoa(n))
+}
+
+// pairView reinterprets interleaved ids as pairs, without copying.
+func pairView(ids []uint32) []value.Pair {
+	if len(ids) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*value.Pair)(unsafe.Pointer(&ids[0])), len(ids)/2)
+}
+
+// idField merges one occurrence of a repeated node-id field (packed or
+// not) into the node's id vector.
+func (d *decoder) idField(st *nodeState, b []byte, field protowire.Number) error {
+	for len(b) > 0 {
+		num, wt, k, err := key(b)
+		if err != nil {
+			return err
+		}
+		b = b[k:]
+		if num != field {
+			m, err := skipField(num, wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			continue
+		}
+		m, err := d.ids(st, wt, b)
+		if err != nil {
+			return err
+		}
+		b = b[m:]
+	}
+	return nil
+}
+
+// ids reads the value of a node-id field, packed or unpacked.
+func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
+	switch wt {
+	case protowire.VarintType:
+		v, m, err := varint(b)
+		if err != nil {
+			return 0, err
+		}
+		if st.reg.n == st.vcap {
+			st.vcap = budget.NextCap(st.vcap)
+			if err := d.refCharge(int64(st.vcap) * budget.RefCost); err != nil {
+				return 0, err
+			}
+		}
+		if err := d.refRoom(&st.reg, 1, st.vcap); err != nil {
+			return 0, err
+		}
+		d.refPush(&st.reg, uint32(v))
+		return m, nil
+	case protowire.BytesType:
+		run, m, err := bytesField(wt, b)
+		if err != nil {
+			return 0, err
+		}
+		if len(run) == 0 {
+			return m, nil
+		}
+		// Every id takes at least a byte: reserve for the whole run first.
+		if need := st.reg.n + len(run); need > st.vcap {
+			st.vcap = need
+			if err := d.refCharge(int64(need) * budget.RefCost); err != nil {
+				return 0, err
+			}
+		}
+		count := 0
+		for _, c := range run {
+			if c < 0x80 {
+				count++
+			}
+		}
+		if err := d.refRoom(&st.reg, count, st.vcap); err != nil {
+			return 0, err
+		}
+		for len(run) > 0 && count > 0 {
+			v, k, err := varint(run)
+			if err != nil {
+				return 0, err
+			}
+			run = run[k:]
+			d.refPush(&st.reg, uint32(v))
+			count--
+		}
+		if len(run) > 0 {
+			return 0, errVarint
+		}
+		return m, nil
+	}
+	return 0, &wireTypeError{wt, protowire.VarintType}
+}
+
+// nodePairs merges a NodePairs message into the node's pair vector.
+func (d *decoder) nodePairs(st *nodeState, b []byte) error {
+	for len(b) > 0 {
+		num, wt, k, err := key(b)
+		if err != nil {
+			return err
+		}
+		b = b[k:]
+		if num != 1 {
+			m, err := skipField(num, wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			continue
+		}
+		if wt != protowire.BytesType {
+			return &wireTypeError{wt, protowire.BytesType}
+		}
+		if st.reg.n/2 == st.vcap {
+			st.vcap = budget.NextCap(st.vcap)
+			if err := d.refCharge(int64(st.vcap) * budget.PairCost); err != nil {
+				return err
+			}
+		}
+		v, m, err := bytesField(wt, b)
+		if err != nil {
+			return err
+		}
+		b = b[m:]
+		kv, vv, err := nodePair(v)
+		if err != nil {
+			return err
+		}
+		if err := d.refRoom(&st.reg, 2, 2*st.vcap); err != nil {
+			return err
+		}
+		d.refPush(&st.reg, kv)
+		d.refPush(&st.reg, vv)
+	}
+	return nil
+}
+
+// nodePair decodes a NodePair message.
+func nodePair(b []byte) (k, v uint32, err error) {
+	for len(b) > 0 {
+		num, wt, n, err := key(b)
+		if err != nil {
+			return 0, 0, err
+		}
+		b = b[n:]
+		switch num {
+		case 1, 2:
+			x, m, err := varintField(wt, b)
+			if err != nil {
+				return 0, 0, err
+			}
+			b = b[m:]
+			if num == 1 {
+				k = uint32(x)
+			} else {
+				v = uint32(x)
+			}
+		default:
+			m, err := skipField(num, wt, b)
+			if err != nil {
+				return 0, 0, err
+			}
+			b = b[m:]
+		}
+	}
+	return k, v, nil
+}
+
+// uuidMsg merges a Uuid message. It returns the length of the last data
+// field read (prev when there is none) and copies 16-byte data into u.
+func uuidMsg(b []byte, prev int, u *value.UUID) (int, error) {
+	l := prev
+	for len(b) > 0 {
+		num, wt, n, err := key(b)
+		if err != nil {
+			return 0, err
+		}
+		b = b[n:]
+		if num != 1 {
+			m, err := skipField(num, wt, b)
+			if err != nil {
+				return 0, err
+			}
+			b = b[m:]
+			continue
+		}
+		v, m, err := bytesField(wt, b)
+		if err != nil {
+			return 0, err
+		}
+		b = b[m:]
+		l = len(v)
+		if l == 16 {
+			copy(u[:], v)
+		}
+	}
+	return l, nil
+}
+
+// bigInt merges a BigInt message; the magnitude stays in the frame until
+// the node is finished.
+func (d *decoder) bigInt(st *nodeState, b []byte) error {
+	for len(b) > 0 {
+		num, wt, n, err := key(b)
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			v, m, err := varintField(wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			st.neg = v != 0
+		case 2:
+			v, m, err := bytesField(wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			if err := d.charge(int64(len(v))); err != nil {
+				return err
+			}
+			st.mag = v
+		default:
+			m, err := skipField(num, wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+		}
+	}
+	return nil
+}
+
+func (d *decoder) finishBigInt(st *nodeState) (*big.Int, error) {
+	mag := st.mag
+	for len(mag) > 0 && mag[0] == 0 {
+		mag = mag[1:]
+	}
+	if err := d.obj(unsafe.Sizeof(big.Int{})); err != nil {
+		return nil, err
+	}
+	z := new(big.Int)
+	if len(mag) == 0 {
+		return z, nil
+	}
+	// Limb storage: the protocol's max(ceil(len/8)*8, 32), or what
+	// math/big really allocates (it keeps 4 spare words), if more.
+	words := (len(mag) + 7) / 8
+	limbs := max(int64(words)*8, 32)
+	if words > 1 {
+		limbs = max(limbs, allocSize((words+4)*8))
+	}
+	if err := d.charge(limbs); err != nil {
+		return nil, err
+	}
+	z.SetBytes(mag)
+	if st.neg {
+		z.Neg(z)
+	}
+	return z, nil
+}
+
+// namedTuple merges a NamedTupleNode message.
+func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error {
+	for len(b) > 0 {
+		num, wt, k, err := key(b)
+		if err != nil {
+			return err
+		}
+		b = b[k:]
+		switch num {
+		case 1:
+			v, m, err := textField(wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			if t.TypeName, err = d.str(v); err != nil {
+				return err
+			}
+		case 2:
+			if wt != protowire.BytesType {
+				return &wireTypeError{wt, protowire.BytesType}
+			}
+			if st.names, err = grow(d, st.names); err != nil {
+				return err
+			}
+			v, m, err := textField(wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+			s, err := d.str(v)
+			if err != nil {
+				return err
+			}
+			st.names = append(st.names, s)
+		case 3:
+			m, err := d.ids(st, wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+		default:
+			m, err := skipField(num, wt, b)
+			if err != nil {
+				return err
+			}
+			b = b[m:]
+		}
+	}
+	return nil
+}
+
+// fieldFunc handles one field of a message; it returns the bytes consumed,
+// or -1 to have the field skipped as unknown.
+type fieldFunc func(num protowire.Number, wt protowire.Type, b []byte) (int, error)
+
+// walk runs f over the fields of message b.
+func walk(b []byte, f fieldFunc) error {
+	for len(b) > 0 {
+		num, wt, k, err := key(b)
+		if err != nil {
+			return err
+		}
+		b = b[k:]
+		n, err := f(num, wt, b)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			if n, err = skipField(num, wt, b); err != nil {
+				return err
+			}
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// u32 / i32 / u64 read a varint field's value with proto3's truncation.
+func u32(wt protowire.Type, b []byte, dst *uint32) (int, error) {
+	v, n, err := varintField(wt, b)
+	*dst = uint32(v)
+	return n, err
+}
+
+func i32(wt protowire.Type, b []byte, dst *int32) (int, error) {
+	v, n, err := varintField(wt, b)
+	*dst = int32(v)
+	return n, err
+}
+
+func u64(wt protowire.Type, b []byte, dst *uint64) (int, error) {
+	v, n, err := varintField(wt, b)
+	*dst = v
+	return n, err
+}
+
+func boolean(wt protowire.Type, b []byte, dst *bool) (int, error) {
+	v, n, err := varintField(wt, b)
+	*dst = v != 0
+	return n, err
+}
+
+// text reads a string field into *dst.
+func (d *decoder) text(wt protowire.Type, b []byte, dst *string) (int, error) {
+	v, n, err := textField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	s, err := d.str(v)
+	*dst = s
+	return n, err
+}
+
+// optText reads an optional string field into *dst.
+func (d *decoder) optText(wt protowire.Type, b []byte, dst **string) (int, error) {
+	v, n, err := textField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	return n, d.strPtr(dst, v)
+}
+
+// optI32 reads an optional int32 field into *dst.
+func (d *decoder) optI32(wt protowire.Type, b []byte, dst **int32) (int, error) {
+	v, n, err := varintField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	if *dst == nil {
+		if *dst, err = newObj[int32](d); err != nil {
+			return 0, err
+		}
+	}
+	**dst = int32(v)
+	return n, nil
+}
+
+// optU64 reads an optional uint64 field into *dst.
+func (d *decoder) optU64(wt protowire.Type, b []byte, dst **uint64) (int, error) {
+	v, n, err := varintField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	if *dst == nil {
+		if *dst, err = newObj[uint64](d); err != nil {
+			return 0, err
+		}
+	}
+	**dst = v
+	return n, nil
+}
+
+// optU32 reads an optional uint32 field into *dst.
+func (d *decoder) optU32(wt protowire.Type, b []byte, dst **uint32) (int, error) {
+	v, n, err := varintField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	if *dst == nil {
+		if *dst, err = newObj[uint32](d); err != nil {
+			return 0, err
+		}
+	}
+	**dst = uint32(v)
+	return n, nil
+}
+
+func decodeDate(b []byte, x *value.Date) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return i32(wt, b, &x.Year)
+		case 2:
+			return u32(wt, b, &x.Month)
+		case 3:
+			return u32(wt, b, &x.Day)
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) decodeTime(b []byte, x *value.Time) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return u32(wt, b, &x.Hour)
+		case 2:
+			return u32(wt, b, &x.Minute)
+		case 3:
+			return u32(wt, b, &x.Second)
+		case 4:
+			return u32(wt, b, &x.Microsecond)
+		case 5:
+			return d.optI32(wt, b, &x.Offset)
+		case 6:
+			return d.optText(wt, b, &x.TZName)
+		case 7:
+			return u32(wt, b, &x.Fold)
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) decodeDateTime(b []byte, x *value.DateTime) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return i32(wt, b, &x.Year)
+		case 2:
+			return u32(wt, b, &x.Month)
+		case 3:
+			return u32(wt, b, &x.Day)
+		case 4:
+			return u32(wt, b, &x.Hour)
+		case 5:
+			return u32(wt, b, &x.Minute)
+		case 6:
+			return u32(wt, b, &x.Second)
+		case 7:
+			return u32(wt, b, &x.Microsecond)
+		case 8:
+			return d.optI32(wt, b, &x.Offset)
+		case 9:
+			return d.optText(wt, b, &x.TZName)
+		}
+		return -1, nil
+	})
+}
+
+func decodeTimeDelta(b []byte, x *value.TimeDelta) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return i32(wt, b, &x.Days)
+		case 2:
+			return i32(wt, b, &x.Seconds)
+		case 3:
+			return i32(wt, b, &x.Microseconds)
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) decodeTimeZone(b []byte, x *value.TimeZone) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return i32(wt, b, &x.Offset)
+		case 2:
+			return d.optText(wt, b, &x.Name)
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) decodeException(b []byte, x *value.Exception) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return d.text(wt, b, &x.Type)
+		case 2:
+			return d.optText(wt, b, &x.Arg)
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) decodeFunction(b []byte, x *value.Function) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return d.text(wt, b, &x.Name)
+		case 2:
+			return d.optText(wt, b, &x.Docstring)
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) decodeFileHandle(b []byte, x *value.FileHandle) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return d.text(wt, b, &x.Path)
+		case 2:
+			return d.text(wt, b, &x.Mode)
+		case 3:
+			return u64(wt, b, &x.Position)
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return d.text(wt, b, &x.Name)
+		case 2:
+			v, m, err := bytesField(wt, b)
+			if err != nil {
+				return 0, err
+			}
+			if !st.uuidSeen {
+				st.uuidSeen, st.uuidLen = true, 0
+			}
+			st.uuidLen, err = uuidMsg(v, st.uuidLen, &x.ID)
+			return m, err
+		case 3:
+			return i32(wt, b, &st.origin)
+		case 4:
+			return boolean(wt, b, &x.IsDataclass)
+		case 5:
+			v, m, err := bytesField(wt, b)
+			if err != nil {
+				return 0, err
+			}
+			st.attrsSeen = true
+			return m, d.nodePairs(st, v)
+		}
+		return -1, nil
+	})
+}
+
+func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance) error {
+	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return u32(wt, b, &x.Class)
+		case 2:
+			v, m, err := bytesField(wt, b)
+			if err != nil {
+				return 0, err
+			}
+			if !st.uuidSeen {
+				st.uuidSeen, st.uuidLen = true, 0
+			}
+			st.uuidLen, err = uuidMsg(v, st.uuidLen, &x.InstanceID)
+			return m, err
+		case 3:
+			v, m, err := bytesField(wt, b)
+			if err != nil {
+				return 0, err
+			}
+			st.attrsSeen = true
+			return m, d.nodePairs(st, v)
+		}
+		return -1, nil
+	})
+}

@@ -1,0 +1,499 @@
+package codecv4
+
+// Test-only converters between the domain types and the generated
+// protobuf-go types (the oracle). They follow the canonical encoding rules
+// independently of the codec: field presence is decided here from the
+// domain data.
+
+import (
+	"math/big"
+
+	pbv "github.com/gomonty/monty/internal/pb/montyv1"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+func pbUUID(u value.UUID) *pbv.Uuid { return &pbv.Uuid{Data: append([]byte(nil), u[:]...)} }
+
+func pbPairs(ps []value.Pair) *pbv.NodePairs {
+	out := &pbv.NodePairs{}
+	for _, p := range ps {
+		out.Pairs = append(out.Pairs, &pbv.NodePair{Key: p.Key, Value: p.Value})
+	}
+	return out
+}
+
+func pbIndexes(ids []value.NodeID) *pbv.Indexes {
+	return &pbv.Indexes{Items: append([]uint32(nil), ids...)}
+}
+
+func pbTZ(z *value.TimeZone) *pbv.TimeZone {
+	return &pbv.TimeZone{OffsetSeconds: z.Offset, Name: z.Name}
+}
+
+func toPBNode(n *value.Node) *pbv.MontyNode {
+	m := &pbv.MontyNode{}
+	switch n.Kind {
+	case value.KindEllipsis:
+		m.Kind = &pbv.MontyNode_Ellipsis{Ellipsis: &pbv.Unit{}}
+	case value.KindNone:
+		m.Kind = &pbv.MontyNode_None{None: &pbv.Unit{}}
+	case value.KindNotImplemented:
+		m.Kind = &pbv.MontyNode_NotImplemented{NotImplemented: &pbv.Unit{}}
+	case value.KindBool:
+		m.Kind = &pbv.MontyNode_Boolean{Boolean: n.Bool()}
+	case value.KindInt:
+		m.Kind = &pbv.MontyNode_Int{Int: n.Int()}
+	case value.KindBigInt:
+		x := n.BigInt()
+		mag := new(big.Int).Abs(x).Bytes()
+		if len(mag) == 0 {
+			mag = []byte{0}
+		}
+		m.Kind = &pbv.MontyNode_Bigint{Bigint: &pbv.BigInt{Negative: x.Sign() < 0, Magnitude: mag}}
+	case value.KindFloat:
+		m.Kind = &pbv.MontyNode_Float{Float: n.Float()}
+	case value.KindStr:
+		m.Kind = &pbv.MontyNode_Str{Str: n.Text}
+	case value.KindBytes:
+		m.Kind = &pbv.MontyNode_Bytes{Bytes: append([]byte{}, n.Bytes()...)}
+	case value.KindList:
+		m.Kind = &pbv.MontyNode_List{List: pbIndexes(n.Refs)}
+	case value.KindTuple:
+		m.Kind = &pbv.MontyNode_Tuple{Tuple: pbIndexes(n.Refs)}
+	case value.KindSet:
+		m.Kind = &pbv.MontyNode_Set{Set: pbIndexes(n.Refs)}
+	case value.KindFrozenSet:
+		m.Kind = &pbv.MontyNode_FrozenSet{FrozenSet: pbIndexes(n.Refs)}
+	case value.KindNamedTuple:
+		t := n.Ext.(*value.NamedTuple)
+		m.Kind = &pbv.MontyNode_NamedTuple{NamedTuple: &pbv.NamedTupleNode{TypeName: t.TypeName,
+			FieldNames: append([]string(nil), t.FieldNames...), Values: append([]uint32(nil), n.Refs...)}}
+	case value.KindDict:
+		m.Kind = &pbv.MontyNode_Dict{Dict: pbPairs(n.Pairs())}
+	case value.KindDate:
+		d := n.Ext.(*value.Date)
+		m.Kind = &pbv.MontyNode_Date{Date: &pbv.Date{Year: d.Year, Month: d.Month, Day: d.Day}}
+	case value.KindTime:
+		t := n.Ext.(*value.Time)
+		m.Kind = &pbv.MontyNode_Time{Time: &pbv.Time{Hour: t.Hour, Minute: t.Minute, Second: t.Second,
+			Microsecond: t.Microsecond, OffsetSeconds: t.Offset, TimezoneName: t.TZName, Fold: t.Fold}}
+	case value.KindDateTime:
+		d := n.Ext.(*value.DateTime)
+		m.Kind = &pbv.MontyNode_Datetime{Datetime: &pbv.DateTime{Year: d.Year, Month: d.Month, Day: d.Day,
+			Hour: d.Hour, Minute: d.Minute, Second: d.Second, Microsecond: d.Microsecond,
+			OffsetSeconds: d.Offset, TimezoneName: d.TZName}}
+	case value.KindTimeDelta:
+		d := n.Ext.(*value.TimeDelta)
+		m.Kind = &pbv.MontyNode_Timedelta{Timedelta: &pbv.TimeDelta{Days: d.Days, Seconds: d.Seconds, Microseconds: d.Microseconds}}
+	case value.KindTimeZone:
+		m.Kind = &pbv.MontyNode_Timezone{Timezone: pbTZ(n.Ext.(*value.TimeZone))}
+	case value.KindException:
+		e := n.Ext.(*value.Exception)
+		m.Kind = &pbv.MontyNode_Exception{Exception: &pbv.Exception{ExcType: e.Type, Arg: e.Arg}}
+	case value.KindType:
+		t := n.Ext.(*value.Type)
+		pt := &pbv.Type{Name: t.Name, Origin: pbv.TypeOrigin(t.Origin)}
+		if t.Origin != value.OriginBuiltin {
+			pt.Id = pbUUID(t.ID)
+			pt.IsDataclass = t.IsDataclass
+			if len(t.Attrs) > 0 {
+				pt.Attrs = pbPairs(t.Attrs)
+			}
+		}
+		m.Kind = &pbv.MontyNode_Type{Type: pt}
+	case value.KindClassInstance:
+		c := n.Ext.(*value.ClassInstance)
+		m.Kind = &pbv.MontyNode_ClassInstance{ClassInstance: &pbv.ClassInstanceNode{ClassType: c.Class,
+			InstanceId: pbUUID(c.InstanceID), Attrs: pbPairs(c.Attrs)}}
+	case value.KindFunction:
+		f := n.Ext.(*value.Function)
+		m.Kind = &pbv.MontyNode_Function{Function: &pbv.Function{Name: f.Name, Docstring: f.Docstring}}
+	case value.KindBuiltinFunction:
+		m.Kind = &pbv.MontyNode_BuiltinFunction{BuiltinFunction: n.Text}
+	case value.KindPath:
+		m.Kind = &pbv.MontyNode_Path{Path: n.Text}
+	case value.KindFileHandle:
+		f := n.Ext.(*value.FileHandle)
+		mode, _ := value.NormalizeFileMode(f.Mode)
+		m.Kind = &pbv.MontyNode_FileHandle{FileHandle: &pbv.FileHandle{Path: f.Path, Mode: mode, Position: f.Position}}
+	case value.KindRepr:
+		m.Kind = &pbv.MontyNode_Repr{Repr: n.Text}
+	case value.KindCycle:
+		m.Kind = &pbv.MontyNode_Cycle{Cycle: n.Text}
+	}
+	return m
+}
+
+// toPBArena returns nil for an empty graph: the canonical encoding leaves
+// an empty arena out.
+func toPBArena(g *value.Graph) *pbv.Arena {
+	if len(g.Nodes) == 0 {
+		return nil
+	}
+	a := &pbv.Arena{NodeCount: uint32(len(g.Nodes)), Nodes: make([]*pbv.MontyNode, len(g.Nodes))}
+	for i := range g.Nodes {
+		a.Nodes[i] = toPBNode(&g.Nodes[i])
+	}
+	return a
+}
+
+func toPBExc(e *message.RaisedException) *pbv.RaisedException {
+	if e == nil {
+		return nil
+	}
+	out := &pbv.RaisedException{ExcType: e.Type, Message: e.Message}
+	for _, f := range e.Traceback {
+		out.Traceback = append(out.Traceback, &pbv.StackFrame{Filename: f.Filename,
+			Start:     &pbv.CodeLoc{Line: f.Start.Line, Column: f.Start.Column},
+			End:       &pbv.CodeLoc{Line: f.End.Line, Column: f.End.Column},
+			FrameName: f.FrameName, PreviewLine: f.PreviewLine, HideCaret: f.HideCaret, HideFrameName: f.HideFrameName})
+	}
+	switch d := e.Data.(type) {
+	case *message.UnicodeErrorData:
+		u := &pbv.UnicodeErrorData{Encoding: d.Encoding, Start: d.Start, End: d.End, Reason: d.Reason}
+		if d.ObjectBytes != nil {
+			u.Object = &pbv.UnicodeErrorData_ObjectBytes{ObjectBytes: d.ObjectBytes}
+		} else if d.ObjectStr != nil {
+			u.Object = &pbv.UnicodeErrorData_ObjectStr{ObjectStr: *d.ObjectStr}
+		}
+		out.Data = &pbv.ExcData{Kind: &pbv.ExcData_Unicode{Unicode: u}}
+	case *message.JSONErrorData:
+		out.Data = &pbv.ExcData{Kind: &pbv.ExcData_Json{Json: &pbv.JsonErrorData{Msg: d.Msg, Doc: d.Doc, Pos: d.Pos, Lineno: d.Lineno, Colno: d.Colno}}}
+	}
+	return out
+}
+
+func toPBExt(r *message.ExtResult) *pbv.ExtFunctionResult {
+	if r == nil {
+		return nil
+	}
+	out := &pbv.ExtFunctionResult{}
+	switch r.Kind {
+	case message.ResultReturn:
+		out.Kind = &pbv.ExtFunctionResult_ReturnValue{ReturnValue: r.Value}
+	case message.ResultError:
+		e := toPBExc(r.Error)
+		if e == nil {
+			e = &pbv.RaisedException{}
+		}
+		out.Kind = &pbv.ExtFunctionResult_Error{Error: e}
+	case message.ResultFuture:
+		out.Kind = &pbv.ExtFunctionResult_Future{Future: r.Future}
+	case message.ResultNotFound:
+		out.Kind = &pbv.ExtFunctionResult_NotFound{NotFound: r.Name}
+	case message.ResultNotHandled:
+		out.Kind = &pbv.ExtFunctionResult_NotHandled{NotHandled: &pbv.Unit{}}
+	}
+	return out
+}
+
+func toPBRequest(r *message.ParentRequest) *pbv.ParentRequest {
+	out := &pbv.ParentRequest{TraceParent: r.TraceParent}
+	switch x := r.Body.(type) {
+	case *message.Configure:
+		c := &pbv.Configure{ScriptName: x.ScriptName, TypeCheck: x.TypeCheck, TypeCheckStubs: x.TypeCheckStubs,
+			MontyVersion: x.MontyVersion, AssertMessageAnnotations: x.AssertMessageAnnotations,
+			TypeCheckFormat: pbv.TypeCheckFormat(int32(x.TypeCheckFormat)), TypeCheckColor: x.TypeCheckColor,
+			ProtocolVersion: x.ProtocolVersion, PrintFlushIntervalMs: x.PrintFlushIntervalMs}
+		if l := x.Limits; l != nil {
+			c.Limits = &pbv.ResourceLimits{MaxDurationMicros: l.MaxDurationMicros, MaxMemoryBytes: l.MaxMemoryBytes,
+				GcInterval: l.GCInterval, MaxRecursionDepth: l.MaxRecursionDepth, MaxSuspensions: l.MaxSuspensions}
+		}
+		out.Kind = &pbv.ParentRequest_Configure{Configure: c}
+	case *message.InstallDependencies:
+		out.Kind = &pbv.ParentRequest_InstallDependencies{InstallDependencies: &pbv.InstallDependencies{Requirements: x.Requirements}}
+	case *message.Feed:
+		f := &pbv.Feed{Code: x.Code, Values: toPBArena(&x.Values), SkipTypeCheck: x.SkipTypeCheck, Cwd: x.Cwd}
+		for _, in := range x.Inputs {
+			f.Inputs = append(f.Inputs, &pbv.NamedRef{Name: in.Name, Value: in.Value})
+		}
+		out.Kind = &pbv.ParentRequest_Feed{Feed: f}
+	case *message.ResumeCall:
+		out.Kind = &pbv.ParentRequest_ResumeCall{ResumeCall: &pbv.ResumeCall{CallId: x.CallID, Result: toPBExt(x.Result), Values: toPBArena(&x.Values)}}
+	case *message.ResumeNameLookup:
+		l := &pbv.ResumeNameLookup{Values: toPBArena(&x.Values)}
+		switch x.Kind {
+		case message.LookupValue:
+			l.Kind = &pbv.ResumeNameLookup_Value{Value: x.Value}
+		case message.LookupUndefined:
+			l.Kind = &pbv.ResumeNameLookup_Undefined{Undefined: &pbv.Unit{}}
+		case message.LookupError:
+			e := toPBExc(x.Error)
+			if e == nil {
+				e = &pbv.RaisedException{}
+			}
+			l.Kind = &pbv.ResumeNameLookup_Error{Error: e}
+		}
+		out.Kind = &pbv.ParentRequest_ResumeNameLookup{ResumeNameLookup: l}
+	case *message.ResumeFutures:
+		f := &pbv.ResumeFutures{Values: toPBArena(&x.Values)}
+		for _, r := range x.Results {
+			f.Results = append(f.Results, &pbv.FutureResult{CallId: r.CallID, Result: toPBExt(r.Result)})
+		}
+		out.Kind = &pbv.ParentRequest_ResumeFutures{ResumeFutures: f}
+	case *message.Dump:
+		out.Kind = &pbv.ParentRequest_Dump{Dump: &pbv.Dump{}}
+	case *message.Load:
+		out.Kind = &pbv.ParentRequest_Load{Load: &pbv.Load{State: x.State}}
+	case *message.Reset:
+		out.Kind = &pbv.ParentRequest_Reset_{Reset_: &pbv.Reset{}}
+	case *message.Shutdown:
+		out.Kind = &pbv.ParentRequest_Shutdown{Shutdown: &pbv.Shutdown{}}
+	case *message.AbortFeed:
+		out.Kind = &pbv.ParentRequest_AbortFeed{AbortFeed: &pbv.AbortFeed{Exception: toPBExc(x.Exception)}}
+	}
+	return out
+}
+
+func toPBOsCall(x *message.OsCall) *pbv.OsCall {
+	o := &pbv.OsCall{CallId: x.CallID, Values: toPBArena(&x.Values)}
+	p := x.Path
+	switch x.Op {
+	case message.OpExists:
+		o.Call = &pbv.OsCall_Exists{Exists: p}
+	case message.OpIsFile:
+		o.Call = &pbv.OsCall_IsFile{IsFile: p}
+	case message.OpIsDir:
+		o.Call = &pbv.OsCall_IsDir{IsDir: p}
+	case message.OpIsSymlink:
+		o.Call = &pbv.OsCall_IsSymlink{IsSymlink: p}
+	case message.OpReadText:
+		o.Call = &pbv.OsCall_ReadText{ReadText: p}
+	case message.OpReadBytes:
+		o.Call = &pbv.OsCall_ReadBytes{ReadBytes: p}
+	case message.OpStat:
+		o.Call = &pbv.OsCall_Stat{Stat: p}
+	case message.OpIterdir:
+		o.Call = &pbv.OsCall_Iterdir{Iterdir: p}
+	case message.OpResolve:
+		o.Call = &pbv.OsCall_Resolve{Resolve: p}
+	case message.OpAbsolute:
+		o.Call = &pbv.OsCall_Absolute{Absolute: p}
+	case message.OpUnlink:
+		o.Call = &pbv.OsCall_Unlink{Unlink: p}
+	case message.OpRmdir:
+		o.Call = &pbv.OsCall_Rmdir{Rmdir: p}
+	case message.OpWriteText:
+		o.Call = &pbv.OsCall_WriteText{WriteText: &pbv.OsCall_TextWrite{Path: p, Data: x.Text}}
+	case message.OpAppendText:
+		o.Call = &pbv.OsCall_AppendText{AppendText: &pbv.OsCall_TextWrite{Path: p, Data: x.Text}}
+	case message.OpWriteBytes:
+		o.Call = &pbv.OsCall_WriteBytes{WriteBytes: &pbv.OsCall_BytesWrite{Path: p, Data: x.Data}}
+	case message.OpAppendBytes:
+		o.Call = &pbv.OsCall_AppendBytes{AppendBytes: &pbv.OsCall_BytesWrite{Path: p, Data: x.Data}}
+	case message.OpOpen:
+		o.Call = &pbv.OsCall_Open_{Open: &pbv.OsCall_Open{Path: p, Mode: x.Mode}}
+	case message.OpMkdir:
+		o.Call = &pbv.OsCall_Mkdir_{Mkdir: &pbv.OsCall_Mkdir{Path: p, Parents: x.Parents, ExistOk: x.ExistOK}}
+	case message.OpRename:
+		o.Call = &pbv.OsCall_Rename_{Rename: &pbv.OsCall_Rename{Src: p, Dst: x.Dst}}
+	case message.OpGetenv:
+		o.Call = &pbv.OsCall_Getenv_{Getenv: &pbv.OsCall_Getenv{Key: x.Key, Default: x.Default}}
+	case message.OpGetEnviron:
+		o.Call = &pbv.OsCall_GetEnviron{GetEnviron: &pbv.Unit{}}
+	case message.OpDateToday:
+		o.Call = &pbv.OsCall_DateToday{DateToday: &pbv.Unit{}}
+	case message.OpDateTimeNow:
+		n := &pbv.OsCall_DateTimeNow{}
+		if x.TZ != nil {
+			n.Tz = pbTZ(x.TZ)
+		}
+		o.Call = &pbv.OsCall_DateTimeNow_{DateTimeNow: n}
+	case message.OpUrandom:
+		o.Call = &pbv.OsCall_Urandom_{Urandom: &pbv.OsCall_Urandom{Size: x.Size}}
+	}
+	return o
+}
+
+func toPBEvent(e *message.ChildEvent) *pbv.ChildEvent {
+	out := &pbv.ChildEvent{TotalExecutionMicros: e.TotalExecutionMicros, MaxDurationMicros: e.MaxDurationMicros,
+		MaxSuspensions: e.MaxSuspensions, RestoredScriptName: e.RestoredScriptName}
+	switch x := e.Body.(type) {
+	case *message.Print:
+		p := &pbv.Print{}
+		for _, s := range x.Segments {
+			p.Segments = append(p.Segments, &pbv.PrintSegment{Stream: pbv.PrintStream(s.Stream), Text: s.Text})
+		}
+		out.Kind = &pbv.ChildEvent_Print{Print: p}
+	case *message.FunctionCall:
+		out.Kind = &pbv.ChildEvent_FunctionCall{FunctionCall: toPBCall(x)}
+	case *message.OsCall:
+		out.Kind = &pbv.ChildEvent_OsCall{OsCall: toPBOsCall(x)}
+	case *message.NameLookup:
+		l := &pbv.NameLookup{Name: x.Name}
+		if x.ObjectID != nil {
+			l.ObjectId = pbUUID(*x.ObjectID)
+		}
+		out.Kind = &pbv.ChildEvent_NameLookup{NameLookup: l}
+	case *message.ResolveFutures:
+		out.Kind = &pbv.ChildEvent_ResolveFutures{ResolveFutures: &pbv.ResolveFutures{PendingCallIds: x.PendingCallIDs}}
+	case *message.Complete:
+		out.Kind = &pbv.ChildEvent_Complete{Complete: &pbv.Complete{Value: x.Value, Values: toPBArena(&x.Values)}}
+	case *message.Error:
+		out.Kind = &pbv.ChildEvent_Error{Error: &pbv.Error{Exception: toPBExc(x.Exception)}}
+	case *message.TypingError:
+		out.Kind = &pbv.ChildEvent_TypingError{TypingError: &pbv.TypingError{Diagnostics: x.Diagnostics}}
+	case *message.DumpResult:
+		out.Kind = &pbv.ChildEvent_DumpResult{DumpResult: &pbv.DumpResult{State: x.State}}
+	case *message.Ok:
+		out.Kind = &pbv.ChildEvent_Ok{Ok: &pbv.Ok{}}
+	case *message.FatalError:
+		out.Kind = &pbv.ChildEvent_FatalError{FatalError: &pbv.FatalError{Message: x.Message}}
+	case *message.ShutdownDump:
+		d := &pbv.ShutdownDump{}
+		if x.Dump != nil {
+			d.Dump = append([]byte{}, *x.Dump...)
+		}
+		out.Kind = &pbv.ChildEvent_Shutdown{Shutdown: d}
+	}
+	return out
+}
+
+func toPBCall(x *message.FunctionCall) *pbv.FunctionCall {
+	c := &pbv.FunctionCall{FunctionName: x.FunctionName, Args: x.Args, CallId: x.CallID,
+		AllowEagerAwait: x.AllowEagerAwait, Values: toPBArena(&x.Values)}
+	for _, p := range x.Kwargs {
+		c.Kwargs = append(c.Kwargs, &pbv.NodePair{Key: p.Key, Value: p.Value})
+	}
+	if x.ObjectID != nil {
+		c.ObjectId = pbUUID(*x.ObjectID)
+	}
+	return c
+}
+
+// ---- generated → domain, for the benchmarks' baseline ----
+
+func fromPBArena(a *pbv.Arena) value.Graph {
+	var g value.Graph
+	if a == nil {
+		return g
+	}
+	g.Nodes = make([]value.Node, len(a.Nodes))
+	for i, m := range a.Nodes {
+		g.Nodes[i] = fromPBNode(m)
+	}
+	return g
+}
+
+func fromPBPairs(p *pbv.NodePairs) []value.Pair {
+	if p == nil || len(p.Pairs) == 0 {
+		return nil
+	}
+	out := make([]value.Pair, len(p.Pairs))
+	for i, x := range p.Pairs {
+		out[i] = value.Pair{Key: x.Key, Value: x.Value}
+	}
+	return out
+}
+
+func fromPBUUID(u *pbv.Uuid) value.UUID {
+	var out value.UUID
+	if u != nil {
+		copy(out[:], u.Data)
+	}
+	return out
+}
+
+func fromPBNode(m *pbv.MontyNode) value.Node {
+	switch k := m.Kind.(type) {
+	case *pbv.MontyNode_Ellipsis:
+		return value.Ellipsis()
+	case *pbv.MontyNode_None:
+		return value.None()
+	case *pbv.MontyNode_NotImplemented:
+		return value.NotImplemented()
+	case *pbv.MontyNode_Boolean:
+		return value.Bool(k.Boolean)
+	case *pbv.MontyNode_Int:
+		return value.Int(k.Int)
+	case *pbv.MontyNode_Bigint:
+		z := new(big.Int).SetBytes(k.Bigint.Magnitude)
+		if k.Bigint.Negative {
+			z.Neg(z)
+		}
+		return value.Node{Kind: value.KindBigInt, Ext: z}
+	case *pbv.MontyNode_Float:
+		return value.Float(k.Float)
+	case *pbv.MontyNode_Str:
+		return value.Str(k.Str)
+	case *pbv.MontyNode_Bytes:
+		return value.Bytes(k.Bytes)
+	case *pbv.MontyNode_List:
+		return value.List(k.List.Items...)
+	case *pbv.MontyNode_Tuple:
+		return value.Tuple(k.Tuple.Items...)
+	case *pbv.MontyNode_Set:
+		return value.Set(k.Set.Items...)
+	case *pbv.MontyNode_FrozenSet:
+		return value.FrozenSet(k.FrozenSet.Items...)
+	case *pbv.MontyNode_NamedTuple:
+		return value.NamedTupleNode(k.NamedTuple.TypeName, k.NamedTuple.FieldNames, k.NamedTuple.Values...)
+	case *pbv.MontyNode_Dict:
+		refs := make([]value.NodeID, 0, 2*len(k.Dict.Pairs))
+		for _, p := range k.Dict.Pairs {
+			refs = append(refs, p.Key, p.Value)
+		}
+		return value.Node{Kind: value.KindDict, Refs: refs}
+	case *pbv.MontyNode_Date:
+		return value.DateNode(value.Date{Year: k.Date.Year, Month: k.Date.Month, Day: k.Date.Day})
+	case *pbv.MontyNode_Time:
+		t := k.Time
+		return value.TimeNode(value.Time{Hour: t.Hour, Minute: t.Minute, Second: t.Second, Microsecond: t.Microsecond, Offset: t.OffsetSeconds, TZName: t.TimezoneName, Fold: t.Fold})
+	case *pbv.MontyNode_Datetime:
+		d := k.Datetime
+		return value.DateTimeNode(value.DateTime{Year: d.Year, Month: d.Month, Day: d.Day, Hour: d.Hour, Minute: d.Minute, Second: d.Second, Microsecond: d.Microsecond, Offset: d.OffsetSeconds, TZName: d.TimezoneName})
+	case *pbv.MontyNode_Timedelta:
+		d := k.Timedelta
+		return value.TimeDeltaNode(value.TimeDelta{Days: d.Days, Seconds: d.Seconds, Microseconds: d.Microseconds})
+	case *pbv.MontyNode_Timezone:
+		return value.TimeZoneNode(value.TimeZone{Offset: k.Timezone.OffsetSeconds, Name: k.Timezone.Name})
+	case *pbv.MontyNode_Exception:
+		return value.ExceptionNode(value.Exception{Type: k.Exception.ExcType, Arg: k.Exception.Arg})
+	case *pbv.MontyNode_Type:
+		t := k.Type
+		return value.TypeNode(value.Type{Name: t.Name, ID: fromPBUUID(t.Id), Origin: value.TypeOrigin(t.Origin), IsDataclass: t.IsDataclass, Attrs: fromPBPairs(t.Attrs)})
+	case *pbv.MontyNode_ClassInstance:
+		c := k.ClassInstance
+		return value.ClassInstanceNode(value.ClassInstance{Class: c.ClassType, InstanceID: fromPBUUID(c.InstanceId), Attrs: fromPBPairs(c.Attrs)})
+	case *pbv.MontyNode_Function:
+		return value.FunctionNode(value.Function{Name: k.Function.Name, Docstring: k.Function.Docstring})
+	case *pbv.MontyNode_BuiltinFunction:
+		return value.BuiltinFunction(k.BuiltinFunction)
+	case *pbv.MontyNode_Path:
+		return value.Path(k.Path)
+	case *pbv.MontyNode_FileHandle:
+		f := k.FileHandle
+		return value.FileHandleNode(value.FileHandle{Path: f.Path, Mode: f.Mode, Position: f.Position})
+	case *pbv.MontyNode_Repr:
+		return value.Repr(k.Repr)
+	case *pbv.MontyNode_Cycle:
+		return value.Cycle(k.Cycle)
+	}
+	return value.Node{}
+}
+
+// fromPBEvent converts the event kinds the benchmarks use.
+func fromPBEvent(e *pbv.ChildEvent) *message.ChildEvent {
+	out := &message.ChildEvent{TotalExecutionMicros: e.TotalExecutionMicros, MaxDurationMicros: e.MaxDurationMicros,
+		MaxSuspensions: e.MaxSuspensions, RestoredScriptName: e.RestoredScriptName}
+	switch k := e.Kind.(type) {
+	case *pbv.ChildEvent_Complete:
+		out.Body = &message.Complete{Value: k.Complete.Value, Values: fromPBArena(k.Complete.Values)}
+	case *pbv.ChildEvent_FunctionCall:
+		c := k.FunctionCall
+		fc := &message.FunctionCall{FunctionName: c.FunctionName, Args: c.Args, CallID: c.CallId,
+			AllowEagerAwait: c.AllowEagerAwait, Values: fromPBArena(c.Values)}
+		for _, p := range c.Kwargs {
+			fc.Kwargs = append(fc.Kwargs, value.Pair{Key: p.Key, Value: p.Value})
+		}
+		if c.ObjectId != nil {
+			u := fromPBUUID(c.ObjectId)
+			fc.ObjectID = &u
+		}
+		out.Body = fc
+	case *pbv.ChildEvent_DumpResult:
+		out.Body = &message.DumpResult{State: k.DumpResult.State}
+	}
+	return out
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package codecv4
+
+const raceEnabled = true
