@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -45,6 +46,8 @@ type Call struct {
 	// Eager is set when the sandbox awaits the call at once
 	// (`x = await f()`, protocol 4 only).
 	Eager bool
+
+	r *runner // the feed's runner, for decoding host objects; nil outside Run
 }
 
 // NumArgs returns the number of positional arguments.
@@ -53,12 +56,35 @@ func (c *Call) NumArgs() int { return len(c.Args) }
 // Arg returns positional argument i as a Value.
 func (c *Call) Arg(i int) Value { return Value{Graph: c.Values, Root: c.Args[i]} }
 
-// DecodeArg converts positional argument i into dst (see value.ToGo).
+// DecodeArg converts positional argument i into dst (see value.ToGo). A
+// host object of the session (see [Class]) decodes into a destination its
+// Go value is assignable to as that Go value itself.
 func (c *Call) DecodeArg(i int, dst any) error {
 	if i < 0 || i >= len(c.Args) {
 		return fmt.Errorf("session: %s() has no argument %d", c.Name, i)
 	}
+	if rv := reflect.ValueOf(dst); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		if v, ok, err := c.hostArg(c.Args[i], rv.Type().Elem()); ok || err != nil {
+			if err == nil {
+				rv.Elem().Set(v)
+			}
+			return err
+		}
+	}
 	return toGo(c.Values, c.Args[i], dst)
+}
+
+// decode converts node id into a new value of type t: a host object of the
+// session as its Go value, anything else with value.ToGo.
+func (c *Call) decode(id value.NodeID, t reflect.Type) (reflect.Value, error) {
+	if v, ok, err := c.hostArg(id, t); ok || err != nil {
+		return v, err
+	}
+	pv := reflect.New(t)
+	if err := toGo(c.Values, id, pv.Interface()); err != nil {
+		return reflect.Value{}, err
+	}
+	return pv.Elem(), nil
 }
 
 // Kwarg returns the keyword argument name and whether it was given.
@@ -99,18 +125,21 @@ type hostFunc struct {
 	async bool
 }
 
-// Registry holds the host functions and values a sandbox can reach by
-// name. A Registry is safe for concurrent use; registering while a feed
-// runs affects later lookups.
+// Registry holds the host functions, values and classes a sandbox can
+// reach by name. A Registry is safe for concurrent use; registering while
+// a feed runs affects later lookups.
 type Registry struct {
-	mu     sync.RWMutex
-	funcs  map[string]*hostFunc
-	values map[string]any
+	mu      sync.RWMutex
+	funcs   map[string]*hostFunc
+	values  map[string]any
+	classes map[string]*Class
+	types   map[reflect.Type]*Class // by Go type (the element type T)
 }
 
 // NewRegistry returns an empty Registry.
 func NewRegistry() *Registry {
-	return &Registry{funcs: map[string]*hostFunc{}, values: map[string]any{}}
+	return &Registry{funcs: map[string]*hostFunc{}, values: map[string]any{},
+		classes: map[string]*Class{}, types: map[reflect.Type]*Class{}}
 }
 
 var (
@@ -126,7 +155,10 @@ var (
 // converted with value.ToGo; and results (), (T), (error) or (T, error),
 // with T converted by value.FromGo. An argument that does not convert, a
 // wrong argument count or an unexpected keyword argument raises TypeError
-// in the sandbox.
+// in the sandbox. A host object the session sent (see [Class]) arrives as
+// its own Go value in a parameter that value is assignable to (*T, an
+// interface) and as a copy in a T parameter; a class instance the session
+// did not send is refused for a parameter of a host class's type.
 func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	if !isIdentifier(name) {
 		return fmt.Errorf("session: %q is not a valid Python identifier", name)
@@ -141,6 +173,7 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	}
 	r.mu.Lock()
 	r.funcs[name] = h
+	delete(r.classes, name)
 	r.mu.Unlock()
 	return nil
 }
@@ -157,10 +190,65 @@ func (r *Registry) MustRegister(name string, fn any, opts ...FuncOption) *Regist
 // SetValue makes the global name resolve to v (any value value.FromGo
 // accepts, or a Value) when the sandbox reads it without defining it.
 // The worker binds the value for the rest of the session.
+//
+// A Go value of a class registered with RegisterClass (a *T or a T), or
+// one wrapped with [Object], is sent as a host object (see [Class]).
 func (r *Registry) SetValue(name string, v any) {
 	r.mu.Lock()
 	r.values[name] = v
+	delete(r.classes, name)
 	r.mu.Unlock()
+}
+
+// RegisterClass makes the global name resolve to the host class c, so
+// the sandbox can use it with isinstance() and, when c's policy allows,
+// call it to construct instances. It also makes Go values of c's type
+// convert to instances of c wherever this registry's functions, methods
+// and values return them (at the top level or in eager attributes;
+// elsewhere wrap them with [Object]). A later registration for the same
+// Go type takes over that conversion. It replaces any function or value
+// registered as name.
+func (r *Registry) RegisterClass(name string, c *Class) error {
+	if !isIdentifier(name) {
+		return fmt.Errorf("session: %q is not a valid Python identifier", name)
+	}
+	if c == nil {
+		return fmt.Errorf("session: nil class for %q", name)
+	}
+	r.mu.Lock()
+	r.classes[name] = c
+	r.types[c.typ] = c
+	delete(r.funcs, name)
+	delete(r.values, name)
+	r.mu.Unlock()
+	return nil
+}
+
+// MustRegisterClass is RegisterClass that panics on error; it returns r
+// for chaining.
+func (r *Registry) MustRegisterClass(name string, c *Class) *Registry {
+	if err := r.RegisterClass(name, c); err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func (r *Registry) class(name string) *Class {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.classes[name]
+}
+
+func (r *Registry) classOf(t reflect.Type) *Class {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.types[t]
 }
 
 func (r *Registry) fn(name string) *hostFunc {
@@ -208,84 +296,190 @@ func adapt(name string, fn any) (Func, error) {
 		return f, nil
 	}
 	v := reflect.ValueOf(fn)
-	t := v.Type()
-	if t.Kind() != reflect.Func {
+	if v.Kind() != reflect.Func {
 		return nil, fmt.Errorf("session: %q: %T is not a function", name, fn)
 	}
+	sig, err := newSignature(name, v.Type(), false, nil)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, call *Call) (any, error) {
+		return sig.call(ctx, v, reflect.Value{}, call)
+	}, nil
+}
+
+// signature is a Go function adapted by reflection: an optional receiver
+// (a method expression's first parameter, supplied by the caller), an
+// optional context, one parameter per positional argument (a final
+// variadic one takes the rest) and results (), (T), (error) or (T, error).
+type signature struct {
+	name     string // for messages
+	recv     bool
+	ctx      bool
+	params   []reflect.Type
+	names    []string // Python names of the fixed parameters, for keywords; nil: positional only
+	fixed    int
+	variadic bool
+	hasVal   bool
+	hasErr   bool
+}
+
+func newSignature(name string, t reflect.Type, recv bool, names []string) (*signature, error) {
+	s := &signature{name: name, recv: recv, variadic: t.IsVariadic()}
 	first := 0
-	if t.NumIn() > 0 && t.In(0) == ctxType {
+	if recv {
 		first = 1
 	}
-	params := make([]reflect.Type, 0, t.NumIn()-first)
+	if t.NumIn() > first && t.In(first) == ctxType {
+		s.ctx = true
+		first++
+	}
 	for i := first; i < t.NumIn(); i++ {
 		if t.In(i) == ctxType || t.In(i) == callType {
 			return nil, fmt.Errorf("session: %q: parameter %d of %v must come first or not at all", name, i, t)
 		}
-		params = append(params, t.In(i))
+		s.params = append(s.params, t.In(i))
 	}
-	variadic := t.IsVariadic()
-	var hasVal, hasErr bool
 	switch t.NumOut() {
 	case 0:
 	case 1:
 		if t.Out(0) == errorType {
-			hasErr = true
+			s.hasErr = true
 		} else {
-			hasVal = true
+			s.hasVal = true
 		}
 	case 2:
 		if t.Out(1) != errorType {
 			return nil, fmt.Errorf("session: %q: second result of %v must be error", name, t)
 		}
-		hasVal, hasErr = true, true
+		s.hasVal, s.hasErr = true, true
 	default:
 		return nil, fmt.Errorf("session: %q: %v has more than two results", name, t)
 	}
-	fixed := len(params)
-	if variadic {
-		fixed--
+	s.fixed = len(s.params)
+	if s.variadic {
+		s.fixed--
 	}
-	return func(ctx context.Context, call *Call) (any, error) {
-		if len(call.Kwargs) > 0 {
-			return nil, typeError("%s() got an unexpected keyword argument '%s'",
-				name, call.Values.Node(call.Kwargs[0].Key).Text)
+	if names != nil {
+		if len(names) != s.fixed {
+			return nil, fmt.Errorf("session: %q: %d parameter names for %d parameters", name, len(names), s.fixed)
 		}
-		n := len(call.Args)
+		for i, n := range names {
+			if !isIdentifier(n) || slices.Contains(names[:i], n) {
+				return nil, fmt.Errorf("session: %q: bad or repeated parameter name %q", name, n)
+			}
+		}
+		s.names = names
+	}
+	return s, nil
+}
+
+// call binds the call's arguments to the parameters and calls fn (with
+// recv first when the signature has a receiver).
+func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call) (any, error) {
+	n := len(call.Args)
+	if len(call.Kwargs) > 0 && s.names == nil {
+		return nil, typeError("%s() got an unexpected keyword argument '%s'",
+			s.name, call.Values.Node(call.Kwargs[0].Key).Text)
+	}
+	switch {
+	case !s.variadic && n > s.fixed, !s.variadic && s.names == nil && n != s.fixed:
+		return nil, typeError("%s() takes %d positional argument%s but %d %s given",
+			s.name, s.fixed, plural(s.fixed), n, wasWere(n))
+	case s.variadic && s.names == nil && n < s.fixed:
+		return nil, typeError("%s() takes at least %d positional argument%s but %d %s given",
+			s.name, s.fixed, plural(s.fixed), n, wasWere(n))
+	}
+	var slotBuf [8]value.NodeID
+	var givenBuf [8]bool
+	slots, given := slotBuf[:0], givenBuf[:0]
+	if s.fixed > len(slotBuf) {
+		slots, given = make([]value.NodeID, 0, s.fixed), make([]bool, 0, s.fixed)
+	}
+	slots, given = slots[:s.fixed], given[:s.fixed]
+	for i := range min(n, s.fixed) {
+		slots[i], given[i] = call.Args[i], true
+	}
+	for _, kw := range call.Kwargs {
+		k := call.Values.Node(kw.Key).Text
+		i := slices.Index(s.names, k)
 		switch {
-		case !variadic && n != fixed:
-			return nil, typeError("%s() takes %d positional argument%s but %d %s given",
-				name, fixed, plural(fixed), n, wasWere(n))
-		case variadic && n < fixed:
-			return nil, typeError("%s() takes at least %d positional argument%s but %d %s given",
-				name, fixed, plural(fixed), n, wasWere(n))
+		case i < 0:
+			return nil, typeError("%s() got an unexpected keyword argument '%s'", s.name, k)
+		case given[i]:
+			return nil, typeError("%s() got multiple values for argument '%s'", s.name, k)
 		}
-		in := make([]reflect.Value, 0, first+n)
-		if first == 1 {
-			in = append(in, reflect.ValueOf(ctx))
-		}
-		for i, id := range call.Args {
-			pt := params[min(i, len(params)-1)]
-			if variadic && i >= fixed {
-				pt = params[fixed].Elem()
+		slots[i], given[i] = kw.Value, true
+	}
+	if missing := missingNames(s.names, given); len(missing) > 0 {
+		return nil, typeError("%s() missing %d required positional argument%s: %s",
+			s.name, len(missing), plural(len(missing)), joinNames(missing))
+	}
+	size := max(n, s.fixed)
+	if s.recv {
+		size++
+	}
+	if s.ctx {
+		size++
+	}
+	in := make([]reflect.Value, 0, size)
+	if s.recv {
+		in = append(in, recv)
+	}
+	if s.ctx {
+		in = append(in, reflect.ValueOf(ctx))
+	}
+	for i, id := range slots {
+		v, err := call.decode(id, s.params[i])
+		if err != nil {
+			if i >= n {
+				return nil, typeError("%s() argument '%s': %s", s.name, s.names[i], conversionText(err))
 			}
-			pv := reflect.New(pt)
-			if err := toGo(call.Values, id, pv.Interface()); err != nil {
-				return nil, typeError("%s() argument %d: %s", name, i+1, conversionText(err))
-			}
-			in = append(in, pv.Elem())
+			return nil, typeError("%s() argument %d: %s", s.name, i+1, conversionText(err))
 		}
-		out := v.Call(in)
-		var res any
-		if hasVal {
-			res = out[0].Interface()
+		in = append(in, v)
+	}
+	for i := s.fixed; i < n; i++ {
+		v, err := call.decode(call.Args[i], s.params[s.fixed].Elem())
+		if err != nil {
+			return nil, typeError("%s() argument %d: %s", s.name, i+1, conversionText(err))
 		}
-		if hasErr {
-			if e := out[len(out)-1]; !e.IsNil() {
-				return nil, e.Interface().(error)
-			}
+		in = append(in, v)
+	}
+	out := fn.Call(in)
+	var res any
+	if s.hasVal {
+		res = out[0].Interface()
+	}
+	if s.hasErr {
+		if e := out[len(out)-1]; !e.IsNil() {
+			return nil, e.Interface().(error)
 		}
-		return res, nil
-	}, nil
+	}
+	return res, nil
+}
+
+// missingNames returns the quoted names of the parameters not given.
+func missingNames(names []string, given []bool) []string {
+	var m []string
+	for i, ok := range given {
+		if !ok {
+			m = append(m, "'"+names[i]+"'")
+		}
+	}
+	return m
+}
+
+// joinNames joins names the way CPython does: 'a', 'a' and 'b',
+// 'a', 'b', and 'c'.
+func joinNames(m []string) string {
+	switch len(m) {
+	case 1:
+		return m[0]
+	case 2:
+		return m[0] + " and " + m[1]
+	}
+	return strings.Join(m[:len(m)-1], ", ") + ", and " + m[len(m)-1]
 }
 
 func conversionText(err error) string {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -83,7 +84,7 @@ func (s *Session) Run(ctx context.Context, code string, opts ...RunOption) (*Res
 	}
 	r := s.newRunner(ctx, opts)
 	defer r.finish()
-	feed, err := buildFeed(code, r.o.inputs)
+	feed, err := r.buildFeed(code)
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +127,8 @@ type runner struct {
 	mu      sync.Mutex
 	futures map[uint32]*future
 	notify  chan struct{}
+
+	objs atomic.Pointer[objectStore] // the session's host objects, once known
 }
 
 type future struct {
@@ -253,16 +256,28 @@ func (r *runner) invoke(h *hostFunc, c *Call) (v any, err error) {
 	return h.fn(r.fctx, c)
 }
 
+// buildFeed builds the Feed of code with the run's inputs, which may hold
+// host objects.
+func (r *runner) buildFeed(code string) (*message.Feed, error) {
+	feed := &message.Feed{Code: code}
+	for _, in := range r.o.inputs {
+		root, err := r.encode(&feed.Values, in.Value)
+		if err != nil {
+			return nil, &InvalidRequestError{Err: err}
+		}
+		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: in.Name, Value: root})
+	}
+	return feed, nil
+}
+
 // ext converts a host function's outcome into an ExtFunctionResult whose
 // value (if any) is added to g.
-func ext(g *value.Graph, v any, err error) message.ExtResult {
+func (r *runner) ext(g *value.Graph, v any, err error) message.ExtResult {
 	if err != nil {
 		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err)}
 	}
-	mark := g.Len()
-	root, cerr := toGraph(g, v)
+	root, cerr := r.encode(g, v)
 	if cerr != nil {
-		g.Nodes = g.Nodes[:mark]
 		return message.ExtResult{Kind: message.ResultError,
 			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}
 	}
@@ -271,30 +286,27 @@ func ext(g *value.Graph, v any, err error) message.ExtResult {
 
 func (r *runner) call(fc *message.FunctionCall) message.Request {
 	if fc.ObjectID != nil {
-		return &message.ResumeCall{CallID: fc.CallID, Result: &message.ExtResult{Kind: message.ResultError,
-			Error: message.NewException("AttributeError", fmt.Sprintf("host object has no method '%s'", fc.FunctionName))}}
+		return r.callObject(fc)
+	}
+	if req, ok := r.callBound(fc); ok {
+		return req
 	}
 	h := r.o.funcs.fn(fc.FunctionName)
 	if h == nil {
+		if c := r.o.funcs.class(fc.FunctionName); c != nil {
+			return r.construct(fc, c)
+		}
 		return &message.ResumeCall{CallID: fc.CallID,
 			Result: &message.ExtResult{Kind: message.ResultNotFound, Name: fc.FunctionName}}
 	}
-	c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs,
-		Values: &fc.Values, Eager: fc.AllowEagerAwait}
 	if h.async && !fc.AllowEagerAwait {
+		c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs,
+			Values: &fc.Values, r: r}
 		r.startFuture(h, c)
 		return &message.ResumeCall{CallID: fc.CallID,
 			Result: &message.ExtResult{Kind: message.ResultFuture, Future: fc.CallID}}
 	}
-	v, err := r.invoke(h, c)
-	r.res = ext(&r.g, v, err)
-	if fc.AllowEagerAwait {
-		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fc.CallID, Result: &r.res}}, Values: r.g}
-	}
-	// The request is encoded before the next turn, so one struct serves
-	// every synchronous call of the feed.
-	r.rc = message.ResumeCall{CallID: fc.CallID, Result: &r.res, Values: r.g}
-	return &r.rc
+	return r.answer(fc, h)
 }
 
 func (r *runner) startFuture(h *hostFunc, c *Call) {
@@ -312,7 +324,7 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 		defer r.wg.Done()
 		v, err := r.invoke(h, c)
 		var g value.Graph
-		res := ext(&g, v, err)
+		res := r.ext(&g, v, err)
 		r.mu.Lock()
 		f.g, f.res, f.done = g, res, true
 		r.mu.Unlock()
@@ -366,17 +378,13 @@ func (r *runner) resolve(rf *message.ResolveFutures) message.Request {
 
 func (r *runner) lookup(nl *message.NameLookup) message.Request {
 	if nl.ObjectID != nil {
-		return &message.ResumeNameLookup{Kind: message.LookupUndefined}
+		return r.lookupObject(nl)
 	}
 	if v, ok := r.o.funcs.value(nl.Name); ok {
-		req := &message.ResumeNameLookup{Kind: message.LookupValue}
-		root, err := toGraph(&req.Values, v)
-		if err != nil {
-			return &message.ResumeNameLookup{Kind: message.LookupError,
-				Error: typeError("host value %s has no Python equivalent: %s", nl.Name, conversionText(err))}
-		}
-		req.Value = root
-		return req
+		return r.lookupValue(nl.Name, v)
+	}
+	if c := r.o.funcs.class(nl.Name); c != nil {
+		return r.lookupValue(nl.Name, c)
 	}
 	if r.o.funcs.fn(nl.Name) != nil {
 		req := &message.ResumeNameLookup{Kind: message.LookupValue}

@@ -1,0 +1,1049 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+	"weak"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// Host objects: Go values exposed to the sandbox as instances of host
+// classes (protocol: ClassInstance and Type nodes of origin HOST, method
+// calls as FunctionCall with object_id, lazy attributes as NameLookup with
+// object_id).
+//
+// Identities: a Class gets a uuid4 when it is made; an instance gets one the
+// first time a session sends it, and keeps it for that session (the same
+// pointer is always the same uuid). Each session keeps its own store of the
+// instances it has sent, and only that store answers the worker's object
+// ids: an id the session did not hand out (for example one the sandbox
+// made for its own classes) is an AttributeError, never a lookup of
+// anything else.
+
+// Policy says what of a Go type the sandbox may see and do.
+//
+// A Policy is plain data; ClassOf copies it.
+type Policy struct {
+	// Eager lists the attributes sent with every instance, in order:
+	// exported struct fields, named by their `monty` tag or Go name. The
+	// sandbox reads them locally, without a round trip, and repr() shows
+	// them (Widget(size=3)). They are a snapshot taken when the instance is
+	// sent: a method that changes such a field does not change the
+	// sandbox's copy, so mutable state belongs in Lazy.
+	Eager []string
+	// Lazy lists fields read from the Go value each time the sandbox reads
+	// them (one round trip per read; the worker does not cache them).
+	Lazy []string
+	// LazyAll makes every exported field readable lazily.
+	LazyAll bool
+	// Methods lists the Go methods callable from the sandbox, each as
+	// "name", "name(p1, p2)" or "name=GoName(p1, p2)". name is the Python
+	// name; the Go method is GoName, else name itself when it is exported,
+	// else name in CamelCase (grow: Grow, add_item: AddItem). Listing the
+	// parameter names lets the sandbox pass those arguments by keyword. A
+	// method is adapted like a function given to Registry.Register
+	// (optional leading context, arguments converted with value.ToGo,
+	// results with value.FromGo, a Go error raised). Any other method is an
+	// AttributeError in the sandbox.
+	Methods []string
+	// ClassAttrs are class attributes sent with the class (constants).
+	ClassAttrs []value.Attr
+	// Dataclass marks the class as a dataclass: the sandbox sees
+	// dataclass instances, and Value.Repr renders Widget(size=3) instead
+	// of <Widget object>.
+	Dataclass bool
+	// Construct lets the sandbox call the class to make an instance. With
+	// no Constructor, the Go value starts as the zero T, positional
+	// arguments set the Eager fields in order and keyword arguments set any
+	// Eager or Lazy field. Without Construct or Constructor, calling the
+	// class is a TypeError ("cannot create 'Widget' instances").
+	Construct bool
+	// Constructor, when set, makes instances (and implies Construct): a Go
+	// function adapted like Registry.Register functions, returning a *T
+	// or a T, optionally with an error.
+	Constructor any
+	// ConstructorParams names the Constructor's parameters, so the
+	// sandbox can pass them by keyword.
+	ConstructorParams []string
+	// Getattr, when set, answers reads of attributes the policy does not
+	// list: obj is the instance's Go value (a *T), or nil for an attribute
+	// of the class itself. found false is an AttributeError; an error is
+	// raised at the read, past any getattr() default. It runs on the
+	// goroutine of the feed; ctx ends with the feed.
+	Getattr func(ctx context.Context, obj any, name string) (v any, found bool, err error)
+}
+
+// Class is a Go type exposed to the sandbox as a host class, with the
+// Policy it was made with. Make one with [ClassOf]; bind it to a global
+// name with [Registry.RegisterClass]; send Go values of it with
+// [Registry.SetValue], [WithInputs], as results of host functions and
+// methods, or wrapped with [Object].
+//
+// Instances are held as *T: a T is copied into a new value when it is
+// sent. Host objects travel only through [Session.Run] and
+// [Session.Continue]; the low-level turn API cannot send them.
+//
+// A session keeps every Go value it has sent (and so the worker may still
+// name) until the session itself is garbage; the store survives Reset.
+//
+// A Class is immutable and safe for concurrent use, by several sessions
+// at once; the Go values it exposes are not protected by it (methods of
+// one session run one at a time, but values shared between sessions must
+// be safe for that).
+type Class struct {
+	name    string
+	id      value.UUID
+	typ     reflect.Type // T
+	p       Policy
+	eager   []field
+	fields  map[string]field // readable by name: eager and lazy
+	methods map[string]*method
+	ctor    *signature
+	ctorFn  reflect.Value
+}
+
+type field struct {
+	name  string
+	index []int
+	typ   reflect.Type
+}
+
+type method struct {
+	py  string
+	fn  reflect.Value // the method expression: receiver first
+	sig *signature
+}
+
+// ClassOf makes a host class named name for the Go type T (a struct, or
+// any named type with methods; ClassOf[*T] is ClassOf[T]). It checks the
+// policy against T: every listed field and method must exist and be
+// exported.
+func ClassOf[T any](name string, p Policy) (*Class, error) {
+	return newClass(name, reflect.TypeFor[T](), p)
+}
+
+// MustClassOf is ClassOf that panics on error.
+func MustClassOf[T any](name string, p Policy) *Class {
+	c, err := ClassOf[T](name, p)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
+	if !isIdentifier(name) {
+		return nil, fmt.Errorf("session: class name %q is not a valid Python identifier", name)
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
+		return nil, fmt.Errorf("session: class %s: %v cannot back a host class", name, t)
+	}
+	p.Eager = append([]string(nil), p.Eager...)
+	p.Lazy = append([]string(nil), p.Lazy...)
+	p.Methods = append([]string(nil), p.Methods...)
+	p.ClassAttrs = append([]value.Attr(nil), p.ClassAttrs...)
+	p.ConstructorParams = append([]string(nil), p.ConstructorParams...)
+	c := &Class{name: name, id: value.NewUUID(), typ: t, p: p, fields: map[string]field{},
+		methods: map[string]*method{}}
+	all := structFields(t)
+	for _, n := range p.Eager {
+		f, ok := all[n]
+		if !ok {
+			return nil, fmt.Errorf("session: class %s: %v has no exported field %q", name, t, n)
+		}
+		if _, dup := c.fields[n]; dup {
+			return nil, fmt.Errorf("session: class %s: field %q listed twice", name, n)
+		}
+		c.eager = append(c.eager, f)
+		c.fields[n] = f
+	}
+	for _, n := range p.Lazy {
+		f, ok := all[n]
+		if !ok {
+			return nil, fmt.Errorf("session: class %s: %v has no exported field %q", name, t, n)
+		}
+		c.fields[n] = f
+	}
+	if p.LazyAll {
+		for n, f := range all {
+			c.fields[n] = f
+		}
+	}
+	pt := reflect.PointerTo(t)
+	for _, spec := range p.Methods {
+		m, err := parseMethod(name, pt, spec)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := c.methods[m.py]; dup {
+			return nil, fmt.Errorf("session: class %s: method %q listed twice", name, m.py)
+		}
+		if _, clash := c.fields[m.py]; clash {
+			return nil, fmt.Errorf("session: class %s: %q is both a field and a method", name, m.py)
+		}
+		c.methods[m.py] = m
+	}
+	for _, a := range p.ClassAttrs {
+		if !isIdentifier(a.Name) {
+			return nil, fmt.Errorf("session: class %s: class attribute %q is not a valid identifier", name, a.Name)
+		}
+	}
+	if p.Constructor != nil {
+		fn := reflect.ValueOf(p.Constructor)
+		if fn.Kind() != reflect.Func {
+			return nil, fmt.Errorf("session: class %s: constructor %T is not a function", name, p.Constructor)
+		}
+		var names []string
+		if len(p.ConstructorParams) > 0 {
+			names = p.ConstructorParams
+		}
+		sig, err := newSignature(name, fn.Type(), false, names)
+		if err != nil {
+			return nil, err
+		}
+		if out := fn.Type(); !sig.hasVal || (out.Out(0) != t && out.Out(0) != pt) {
+			return nil, fmt.Errorf("session: class %s: constructor %v must return %v or %v", name, out, pt, t)
+		}
+		c.ctor, c.ctorFn = sig, fn
+	} else if len(p.ConstructorParams) > 0 {
+		return nil, fmt.Errorf("session: class %s: ConstructorParams without a Constructor", name)
+	}
+	return c, nil
+}
+
+// Name returns the class's Python name.
+func (c *Class) Name() string { return c.name }
+
+// ID returns the class's uuid, the identity the worker knows it by.
+func (c *Class) ID() value.UUID { return c.id }
+
+// GoType returns the Go type T whose values are the class's instances
+// (held as *T).
+func (c *Class) GoType() reflect.Type { return c.typ }
+
+// AppendGraph makes a *Class a value FromGo accepts inside Session.Run: it
+// appends the class's Type node (with its class attributes). Outside a
+// Run there is no session to route calls to it, and it is an error.
+func (c *Class) AppendGraph(g *value.Graph) (value.NodeID, error) {
+	b := bindingFor(g)
+	if b == nil {
+		return 0, errUnbound
+	}
+	return b.appendClass(g, c)
+}
+
+// Object wraps v, a *T or T of class c's Go type, as a value FromGo
+// accepts inside Session.Run: it becomes an instance of c, also when it
+// is nested in other values (lists, maps, struct fields), where a plain
+// *T would become a dict. A v of another type (or a nil pointer) fails the
+// conversion.
+func Object(c *Class, v any) value.GraphAppender { return &hostObject{c: c, v: v} }
+
+type hostObject struct {
+	c *Class
+	v any
+}
+
+func (o *hostObject) AppendGraph(g *value.Graph) (value.NodeID, error) {
+	b := bindingFor(g)
+	if b == nil {
+		return 0, errUnbound
+	}
+	p, err := o.c.pointer(reflect.ValueOf(o.v))
+	if err != nil {
+		return 0, err
+	}
+	return b.appendInstance(g, o.c, p)
+}
+
+var errUnbound = errors.New("host classes and objects can only be sent by Session.Run or Session.Continue")
+
+// pointer returns v as a *T: a *T as is, a T copied into a new one.
+func (c *Class) pointer(v reflect.Value) (reflect.Value, error) {
+	switch {
+	case v.IsValid() && v.Type() == reflect.PointerTo(c.typ) && !v.IsNil():
+		return v, nil
+	case v.IsValid() && v.Type() == c.typ:
+		p := reflect.New(c.typ)
+		p.Elem().Set(v)
+		return p, nil
+	}
+	return reflect.Value{}, fmt.Errorf("session: class %s holds *%v values, not %v", c.name, c.typ, typeName(v))
+}
+
+func typeName(v reflect.Value) string {
+	if !v.IsValid() {
+		return "nil"
+	}
+	if v.Kind() == reflect.Pointer && v.IsNil() {
+		return "a nil " + v.Type().String()
+	}
+	return v.Type().String()
+}
+
+// structFields maps the Python names of T's exported fields (as FromGo
+// names them: the `monty` tag, else the Go name; promoted fields of
+// untagged embedded structs included, the shallowest winning) to them.
+func structFields(t reflect.Type) map[string]field {
+	out := map[string]field{}
+	if t.Kind() != reflect.Struct {
+		return out
+	}
+	depth := map[string]int{}
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.IsExported() || (f.Anonymous && f.Tag.Get("monty") == "" && indirect(f.Type).Kind() == reflect.Struct) {
+			continue
+		}
+		name := f.Name
+		if tag, _, _ := strings.Cut(f.Tag.Get("monty"), ","); tag == "-" {
+			continue
+		} else if tag != "" {
+			name = tag
+		}
+		if d, seen := depth[name]; seen {
+			if d == len(f.Index) {
+				delete(out, name) // ambiguous at one depth: neither, as encoding/json does
+			}
+			continue
+		}
+		depth[name] = len(f.Index)
+		out[name] = field{name: name, index: f.Index, typ: f.Type}
+	}
+	return out
+}
+
+func indirect(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+// read returns the field of the instance p (a *T), or an invalid Value when
+// a nil embedded pointer hides it.
+func (f field) read(p reflect.Value) reflect.Value {
+	v, err := p.Elem().FieldByIndexErr(f.index)
+	if err != nil {
+		return reflect.Value{}
+	}
+	return v
+}
+
+// parseMethod parses "name", "name(p1, p2)" or "name=GoName(p1, p2)" and
+// finds the Go method on pt.
+func parseMethod(class string, pt reflect.Type, spec string) (*method, error) {
+	head, params, hasParams := strings.Cut(spec, "(")
+	var names []string
+	if hasParams {
+		inner, ok := strings.CutSuffix(strings.TrimSpace(params), ")")
+		if !ok {
+			return nil, fmt.Errorf("session: class %s: bad method spec %q", class, spec)
+		}
+		names = []string{}
+		if inner = strings.TrimSpace(inner); inner != "" {
+			for _, n := range strings.Split(inner, ",") {
+				names = append(names, strings.TrimSpace(n))
+			}
+		}
+	}
+	py, goName, explicit := strings.Cut(strings.TrimSpace(head), "=")
+	py, goName = strings.TrimSpace(py), strings.TrimSpace(goName)
+	if !isIdentifier(py) {
+		return nil, fmt.Errorf("session: class %s: method name %q is not a valid identifier", class, py)
+	}
+	if !explicit {
+		goName = goMethodName(py)
+	}
+	m, ok := pt.MethodByName(goName)
+	if !ok {
+		return nil, fmt.Errorf("session: class %s: %v has no exported method %s (for %q)", class, pt, goName, py)
+	}
+	sig, err := newSignature(class+"."+py, m.Type, true, names)
+	if err != nil {
+		return nil, err
+	}
+	return &method{py: py, fn: m.Func, sig: sig}, nil
+}
+
+// goMethodName maps a Python method name to the Go one: an exported name
+// as is, snake_case to CamelCase otherwise.
+func goMethodName(py string) string {
+	if r, _ := utf8.DecodeRuneInString(py); unicode.IsUpper(r) {
+		return py
+	}
+	var b strings.Builder
+	for part := range strings.SplitSeq(py, "_") {
+		r, n := utf8.DecodeRuneInString(part)
+		if n == 0 {
+			continue
+		}
+		b.WriteRune(unicode.ToUpper(r))
+		b.WriteString(part[n:])
+	}
+	return b.String()
+}
+
+// ---------------------------------------------------------------------------
+// The per-session store
+
+// objectStore holds the host objects one session has sent, by uuid. It is
+// safe for concurrent use (async host functions convert their results on
+// their own goroutines).
+type objectStore struct {
+	mu      sync.Mutex
+	objs    map[value.UUID]*hostInstance
+	ids     map[identity]value.UUID
+	classes map[value.UUID]*Class
+	types   map[reflect.Type]*Class
+	bound   map[string]boundMethod // function name of a bound method → target
+	tokens  map[boundMethod]string
+}
+
+type hostInstance struct {
+	c *Class
+	v reflect.Value // *T
+}
+
+type identity struct {
+	ptr uintptr
+	c   *Class
+}
+
+type boundMethod struct {
+	id value.UUID
+	m  string
+}
+
+func newObjectStore() *objectStore {
+	return &objectStore{objs: map[value.UUID]*hostInstance{}, ids: map[identity]value.UUID{},
+		classes: map[value.UUID]*Class{}, types: map[reflect.Type]*Class{},
+		bound: map[string]boundMethod{}, tokens: map[boundMethod]string{}}
+}
+
+// register returns the uuid of the instance p of c, giving it one the first
+// time.
+func (st *objectStore) register(c *Class, p reflect.Value) value.UUID {
+	k := identity{p.Pointer(), c}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.addClassLocked(c)
+	if id, ok := st.ids[k]; ok {
+		return id
+	}
+	id := value.NewUUID()
+	st.ids[k] = id
+	st.objs[id] = &hostInstance{c: c, v: p}
+	return id
+}
+
+func (st *objectStore) addClass(c *Class) {
+	st.mu.Lock()
+	st.addClassLocked(c)
+	st.mu.Unlock()
+}
+
+func (st *objectStore) addClassLocked(c *Class) {
+	if _, ok := st.classes[c.id]; !ok {
+		st.classes[c.id] = c
+		if _, ok := st.types[c.typ]; !ok {
+			st.types[c.typ] = c
+		}
+	}
+}
+
+func (st *objectStore) instance(id value.UUID) *hostInstance {
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.objs[id]
+}
+
+func (st *objectStore) class(id value.UUID) *Class {
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.classes[id]
+}
+
+func (st *objectStore) classOf(t reflect.Type) *Class {
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.types[t]
+}
+
+// token returns the function name standing for method m bound to the
+// instance id: "Widget.grow@<random>". It is no identifier, so sandbox
+// code cannot name it; only the Function value answered for `w.grow`
+// calls it.
+func (st *objectStore) token(c *Class, id value.UUID, m string) string {
+	k := boundMethod{id, m}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if t, ok := st.tokens[k]; ok {
+		return t
+	}
+	for {
+		r := value.NewUUID()
+		t := fmt.Sprintf("%s.%s@%x", c.name, m, r[:6])
+		if _, taken := st.bound[t]; !taken {
+			st.bound[t], st.tokens[k] = k, t
+			return t
+		}
+	}
+}
+
+func (st *objectStore) boundTarget(name string) (boundMethod, bool) {
+	if st == nil {
+		return boundMethod{}, false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	b, ok := st.bound[name]
+	return b, ok
+}
+
+func (st *objectStore) len() int {
+	if st == nil {
+		return 0
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.objs)
+}
+
+// sessionObjects holds each session's store, keyed weakly so that it goes
+// away with the session. (It lives here rather than in Session to keep the
+// feature in one file.)
+var sessionObjects sync.Map // weak.Pointer[Session] → *objectStore
+
+// objectStore returns the session's store; with create false it returns
+// nil when the session has sent no host object yet.
+func (s *Session) objectStore(create bool) *objectStore {
+	k := weak.Make(s)
+	if v, ok := sessionObjects.Load(k); ok {
+		return v.(*objectStore)
+	}
+	if !create {
+		return nil
+	}
+	v, loaded := sessionObjects.LoadOrStore(k, newObjectStore())
+	if !loaded {
+		runtime.AddCleanup(s, func(k weak.Pointer[Session]) { sessionObjects.Delete(k) }, k)
+	}
+	return v.(*objectStore)
+}
+
+// HostObject returns the Go value behind v when v is a host object this
+// session sent: the *T of an instance, or the *Class of a class. It is how
+// a caller gets at an instance the sandbox constructed or returned.
+func (s *Session) HostObject(v Value) (any, bool) {
+	n := v.Node()
+	if n == nil {
+		return nil, false
+	}
+	st := s.objectStore(false)
+	switch n.Kind {
+	case value.KindClassInstance:
+		if inst := st.lookupNode(v.Graph, n); inst != nil {
+			return inst.v.Interface(), true
+		}
+	case value.KindType:
+		if t, _ := n.Ext.(*value.Type); t != nil && t.Origin == value.OriginHost {
+			if c := st.class(t.ID); c != nil {
+				return c, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// lookupNode returns the instance a ClassInstance node stands for, when it
+// is one of ours: a host class, and an instance uuid this store handed out
+// for that same class.
+func (st *objectStore) lookupNode(g *value.Graph, n *value.Node) *hostInstance {
+	ci, _ := n.Ext.(*value.ClassInstance)
+	if st == nil || ci == nil || int(ci.Class) >= g.Len() {
+		return nil
+	}
+	t, _ := g.Node(ci.Class).Ext.(*value.Type)
+	if t == nil || t.Origin != value.OriginHost {
+		return nil
+	}
+	inst := st.instance(ci.InstanceID)
+	if inst == nil || inst.c.id != t.ID {
+		return nil
+	}
+	return inst
+}
+
+// hostArg converts node id for a parameter of type t when it is a host
+// instance the session knows and whose Go value fits t (the *T itself, or
+// a copy of the T). A class instance that is not one of the session's
+// (a sandbox instance, or an unknown uuid) is refused for a parameter of
+// a host class's Go type, rather than decoded into a new Go value from its
+// attributes.
+func (c *Call) hostArg(id value.NodeID, t reflect.Type) (v reflect.Value, ok bool, err error) {
+	if c.r == nil || int(id) >= c.Values.Len() {
+		return reflect.Value{}, false, nil
+	}
+	n := c.Values.Node(id)
+	if n.Kind != value.KindClassInstance {
+		return reflect.Value{}, false, nil
+	}
+	st := c.r.store(false)
+	if inst := st.lookupNode(c.Values, n); inst != nil {
+		switch {
+		case inst.v.Type().AssignableTo(t):
+			v := reflect.New(t).Elem()
+			v.Set(inst.v)
+			return v, true, nil
+		case inst.v.Type().Elem() == t:
+			v := reflect.New(t).Elem()
+			v.Set(inst.v.Elem())
+			return v, true, nil
+		}
+		return reflect.Value{}, false, nil
+	}
+	cls := st.classOf(indirect(t))
+	if cls == nil {
+		cls = c.r.o.funcs.classOf(indirect(t))
+	}
+	if cls != nil {
+		return reflect.Value{}, false, fmt.Errorf("session: the argument is not a %s object of this session", cls.name)
+	}
+	return reflect.Value{}, false, nil
+}
+
+// ---------------------------------------------------------------------------
+// Encoding: Go values to host-object nodes
+
+// A binding connects the graph a runner is converting a value into to the
+// runner, so that the AppendGraph methods of Class and Object (which only
+// get the graph) can register instances in the session's store. It lives
+// for one conversion, and is only made when a host object turns up.
+type binding struct {
+	r     *runner
+	cls   map[*Class]value.NodeID
+	inst  map[value.UUID]value.NodeID
+	busy  map[value.UUID]bool
+	depth int
+}
+
+type bound struct {
+	r *runner
+	b *binding // made on first use
+}
+
+var (
+	bindMu   sync.Mutex
+	bindings = map[*value.Graph]bound{}
+)
+
+func bindingFor(g *value.Graph) *binding {
+	bindMu.Lock()
+	defer bindMu.Unlock()
+	e, ok := bindings[g]
+	if !ok {
+		return nil
+	}
+	if e.b == nil {
+		e.b = &binding{r: e.r}
+		bindings[g] = e
+	}
+	return e.b
+}
+
+// encode appends v to g like value.FromGo, with host objects: a Go value
+// of a class known to the session or its registry becomes an instance.
+// On error g is left as it was.
+func (r *runner) encode(g *value.Graph, v any) (value.NodeID, error) {
+	bindMu.Lock()
+	if _, nested := bindings[g]; !nested {
+		bindings[g] = bound{r: r}
+		defer func() {
+			bindMu.Lock()
+			delete(bindings, g)
+			bindMu.Unlock()
+		}()
+	}
+	bindMu.Unlock()
+	mark := g.Len()
+	var id value.NodeID
+	var err error
+	if c, p := r.hostValue(v); c != nil {
+		id, err = bindingFor(g).appendInstance(g, c, p)
+	} else {
+		id, err = value.FromGo(g, v)
+	}
+	if err != nil {
+		clear(g.Nodes[mark:])
+		g.Nodes = g.Nodes[:mark]
+	}
+	return id, err
+}
+
+// maxHostNesting bounds host objects nested in eager attributes of host
+// objects.
+const maxHostNesting = 100
+
+func (b *binding) encode(g *value.Graph, v any) (value.NodeID, error) {
+	if c, p := b.r.hostValue(v); c != nil {
+		return b.appendInstance(g, c, p)
+	}
+	return value.FromGo(g, v)
+}
+
+// hostValue reports whether v is a *T or T of a class known to the
+// runner's registry or session, returning the class and v as a *T.
+func (r *runner) hostValue(v any) (*Class, reflect.Value) {
+	if v == nil {
+		return nil, reflect.Value{}
+	}
+	rv := reflect.ValueOf(v)
+	t := rv.Type()
+	if t.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil, reflect.Value{}
+		}
+		t = t.Elem()
+	}
+	c := r.o.funcs.classOf(t)
+	if c == nil {
+		c = r.store(false).classOf(t)
+	}
+	if c == nil {
+		return nil, reflect.Value{}
+	}
+	p, err := c.pointer(rv)
+	if err != nil {
+		return nil, reflect.Value{}
+	}
+	return c, p
+}
+
+// valid reports whether a node id cached for this conversion still holds
+// what was cached (a nested conversion that failed and was rolled back may
+// have removed it).
+func valid(g *value.Graph, id value.NodeID, k value.Kind, uuid value.UUID) bool {
+	if int(id) >= g.Len() || g.Node(id).Kind != k {
+		return false
+	}
+	switch x := g.Node(id).Ext.(type) {
+	case *value.Type:
+		return x.ID == uuid
+	case *value.ClassInstance:
+		return x.InstanceID == uuid
+	}
+	return false
+}
+
+func (b *binding) appendClass(g *value.Graph, c *Class) (value.NodeID, error) {
+	b.r.store(true).addClass(c)
+	if id, ok := b.cls[c]; ok && valid(g, id, value.KindType, c.id) {
+		return id, nil
+	}
+	var attrs []value.Pair
+	for _, a := range c.p.ClassAttrs {
+		k := g.Add(value.Str(a.Name))
+		v, err := b.nested(g, a.Value)
+		if err != nil {
+			return 0, fmt.Errorf("class %s attribute %s: %w", c.name, a.Name, err)
+		}
+		attrs = append(attrs, value.Pair{Key: k, Value: v})
+	}
+	id := g.Add(value.TypeNode(value.Type{Name: c.name, ID: c.id, Origin: value.OriginHost,
+		IsDataclass: c.p.Dataclass, Attrs: attrs}))
+	if b.cls == nil {
+		b.cls = map[*Class]value.NodeID{}
+	}
+	b.cls[c] = id
+	return id, nil
+}
+
+func (b *binding) appendInstance(g *value.Graph, c *Class, p reflect.Value) (value.NodeID, error) {
+	uuid := b.r.store(true).register(c, p)
+	if id, ok := b.inst[uuid]; ok && valid(g, id, value.KindClassInstance, uuid) {
+		return id, nil
+	}
+	if b.busy[uuid] {
+		return 0, fmt.Errorf("the %s object reaches itself through its eager attributes", c.name)
+	}
+	if b.busy == nil {
+		b.busy, b.inst = map[value.UUID]bool{}, map[value.UUID]value.NodeID{}
+	}
+	b.busy[uuid] = true
+	defer delete(b.busy, uuid)
+	cls, err := b.appendClass(g, c)
+	if err != nil {
+		return 0, err
+	}
+	attrs := make([]value.Pair, 0, len(c.eager))
+	for _, f := range c.eager {
+		k := g.Add(value.Str(f.name))
+		var fv any
+		if v := f.read(p); v.IsValid() {
+			fv = v.Interface()
+		}
+		v, err := b.nested(g, fv)
+		if err != nil {
+			return 0, fmt.Errorf("%s.%s: %w", c.name, f.name, err)
+		}
+		attrs = append(attrs, value.Pair{Key: k, Value: v})
+	}
+	id := g.Add(value.ClassInstanceNode(value.ClassInstance{Class: cls, InstanceID: uuid, Attrs: attrs}))
+	b.inst[uuid] = id
+	return id, nil
+}
+
+// nested encodes an attribute value, bounding host objects inside host
+// objects.
+func (b *binding) nested(g *value.Graph, v any) (value.NodeID, error) {
+	if b.depth >= maxHostNesting {
+		return 0, fmt.Errorf("host objects nest deeper than %d levels", maxHostNesting)
+	}
+	b.depth++
+	defer func() { b.depth-- }()
+	return b.encode(g, v)
+}
+
+// ---------------------------------------------------------------------------
+// Routing
+
+// store returns the session's object store (creating it when create is
+// set), caching it for the feed.
+func (r *runner) store(create bool) *objectStore {
+	if st := r.objs.Load(); st != nil {
+		return st
+	}
+	st := r.s.objectStore(create)
+	if st != nil {
+		r.objs.Store(st)
+	}
+	return st
+}
+
+func callError(id uint32, exc *message.RaisedException) message.Request {
+	return &message.ResumeCall{CallID: id, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
+}
+
+func attributeError(format string, args ...any) *message.RaisedException {
+	return message.NewException("AttributeError", fmt.Sprintf(format, args...))
+}
+
+// callObject answers a FunctionCall with an object_id: a method of a host
+// instance, or a call of a host class (__call__) or of one of its
+// attributes.
+func (r *runner) callObject(fc *message.FunctionCall) message.Request {
+	st := r.store(false)
+	if inst := st.instance(*fc.ObjectID); inst != nil {
+		return r.callMethod(fc, inst, fc.FunctionName)
+	}
+	if c := st.class(*fc.ObjectID); c != nil {
+		if fc.FunctionName == "__call__" {
+			return r.construct(fc, c)
+		}
+		return callError(fc.CallID, attributeError("type object '%s' has no attribute '%s'", c.name, fc.FunctionName))
+	}
+	return callError(fc.CallID, attributeError("host object has no method '%s'", fc.FunctionName))
+}
+
+// callBound answers the call of a bound method value (see token).
+func (r *runner) callBound(fc *message.FunctionCall) (message.Request, bool) {
+	if !strings.Contains(fc.FunctionName, "@") {
+		return nil, false
+	}
+	bm, ok := r.store(false).boundTarget(fc.FunctionName)
+	if !ok {
+		return nil, false
+	}
+	inst := r.store(false).instance(bm.id)
+	if inst == nil {
+		return nil, false
+	}
+	return r.callMethod(fc, inst, bm.m), true
+}
+
+func (r *runner) callMethod(fc *message.FunctionCall, inst *hostInstance, name string) message.Request {
+	m := inst.c.methods[name]
+	if m == nil {
+		return callError(fc.CallID, attributeError("'%s' object has no attribute '%s'", inst.c.name, name))
+	}
+	recv := inst.v
+	h := &hostFunc{name: m.sig.name, fn: func(ctx context.Context, c *Call) (any, error) {
+		return m.sig.call(ctx, m.fn, recv, c)
+	}}
+	return r.answer(fc, h)
+}
+
+// construct answers a call of the host class c.
+func (r *runner) construct(fc *message.FunctionCall, c *Class) message.Request {
+	if !c.p.Construct && c.ctor == nil {
+		return callError(fc.CallID, typeError("cannot create '%s' instances", c.name))
+	}
+	return r.answer(fc, &hostFunc{name: c.name, fn: c.construct})
+}
+
+// construct makes a new instance from the call's arguments.
+func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
+	if c.ctor != nil {
+		v, err := c.ctor.call(ctx, c.ctorFn, reflect.Value{}, call)
+		if err != nil {
+			return nil, err
+		}
+		p, perr := c.pointer(reflect.ValueOf(v))
+		if perr != nil {
+			return nil, fmt.Errorf("%s() constructor returned %s", c.name, typeName(reflect.ValueOf(v)))
+		}
+		return &hostObject{c: c, v: p.Interface()}, nil
+	}
+	if len(call.Args) > len(c.eager) {
+		return nil, typeError("%s() takes %d positional argument%s but %d %s given",
+			c.name, len(c.eager), plural(len(c.eager)), len(call.Args), wasWere(len(call.Args)))
+	}
+	p := reflect.New(c.typ)
+	set := map[string]bool{}
+	assign := func(f field, id value.NodeID, what string) error {
+		dst, err := p.Elem().FieldByIndexErr(f.index)
+		if err != nil || !dst.CanSet() {
+			return typeError("%s() cannot set attribute '%s'", c.name, f.name)
+		}
+		v, err := call.decode(id, f.typ)
+		if err != nil {
+			return typeError("%s() argument %s: %s", c.name, what, conversionText(err))
+		}
+		dst.Set(v)
+		set[f.name] = true
+		return nil
+	}
+	for i, id := range call.Args {
+		if err := assign(c.eager[i], id, fmt.Sprint(i+1)); err != nil {
+			return nil, err
+		}
+	}
+	for _, kw := range call.Kwargs {
+		k := call.Values.Node(kw.Key).Text
+		f, ok := c.fields[k]
+		switch {
+		case !ok:
+			return nil, typeError("%s() got an unexpected keyword argument '%s'", c.name, k)
+		case set[k]:
+			return nil, typeError("%s() got multiple values for argument '%s'", c.name, k)
+		}
+		if err := assign(f, kw.Value, "'"+k+"'"); err != nil {
+			return nil, err
+		}
+	}
+	return &hostObject{c: c, v: p.Interface()}, nil
+}
+
+// answer runs a host function inline for fc and builds the reply.
+func (r *runner) answer(fc *message.FunctionCall, h *hostFunc) message.Request {
+	c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs,
+		Values: &fc.Values, ObjectID: fc.ObjectID, Eager: fc.AllowEagerAwait, r: r}
+	v, err := r.invoke(h, c)
+	r.res = r.ext(&r.g, v, err)
+	if fc.AllowEagerAwait {
+		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fc.CallID, Result: &r.res}}, Values: r.g}
+	}
+	// The request is encoded before the next turn, so one struct serves
+	// every synchronous call of the feed.
+	r.rc = message.ResumeCall{CallID: fc.CallID, Result: &r.res, Values: r.g}
+	return &r.rc
+}
+
+// lookupObject answers a NameLookup with an object_id: a lazy attribute of
+// a host instance or class.
+func (r *runner) lookupObject(nl *message.NameLookup) message.Request {
+	st := r.store(false)
+	if inst := st.instance(*nl.ObjectID); inst != nil {
+		c := inst.c
+		if f, ok := c.fields[nl.Name]; ok {
+			var v any
+			if fv := f.read(inst.v); fv.IsValid() {
+				v = fv.Interface()
+			}
+			return r.lookupValue(c.name+"."+nl.Name, v)
+		}
+		if _, ok := c.methods[nl.Name]; ok {
+			req := &message.ResumeNameLookup{Kind: message.LookupValue}
+			req.Value = req.Values.Add(value.FunctionNode(value.Function{Name: st.token(c, *nl.ObjectID, nl.Name)}))
+			return req
+		}
+		// The worker does not look class attributes up on an instance's
+		// class: it asks for them on the instance.
+		if a, ok := c.classAttr(nl.Name); ok {
+			return r.lookupValue(c.name+"."+nl.Name, a)
+		}
+		return r.getattr(c, inst.v.Interface(), nl.Name)
+	}
+	if c := st.class(*nl.ObjectID); c != nil {
+		if a, ok := c.classAttr(nl.Name); ok {
+			return r.lookupValue(c.name+"."+nl.Name, a)
+		}
+		return r.getattr(c, nil, nl.Name)
+	}
+	return &message.ResumeNameLookup{Kind: message.LookupUndefined}
+}
+
+func (c *Class) classAttr(name string) (any, bool) {
+	for _, a := range c.p.ClassAttrs {
+		if a.Name == name {
+			return a.Value, true
+		}
+	}
+	return nil, false
+}
+
+// getattr asks the policy's Getattr hook, if any.
+func (r *runner) getattr(c *Class, obj any, name string) (req message.Request) {
+	if c.p.Getattr == nil || strings.HasPrefix(name, "__") {
+		return &message.ResumeNameLookup{Kind: message.LookupUndefined}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.log.Error("monty host Getattr panicked", slog.String("class", c.name), slog.Any("panic", p))
+			req = &message.ResumeNameLookup{Kind: message.LookupError,
+				Error: message.NewException("RuntimeError", fmt.Sprintf("%s Getattr panicked: %v", c.name, p))}
+		}
+	}()
+	v, found, err := c.p.Getattr(r.fctx, obj, name)
+	switch {
+	case err != nil:
+		return &message.ResumeNameLookup{Kind: message.LookupError, Error: exceptionFor(err)}
+	case !found:
+		return &message.ResumeNameLookup{Kind: message.LookupUndefined}
+	}
+	return r.lookupValue(c.name+"."+name, v)
+}
+
+// lookupValue answers a NameLookup with v.
+func (r *runner) lookupValue(name string, v any) message.Request {
+	req := &message.ResumeNameLookup{Kind: message.LookupValue}
+	root, err := r.encode(&req.Values, v)
+	if err != nil {
+		return &message.ResumeNameLookup{Kind: message.LookupError,
+			Error: typeError("host value %s has no Python equivalent: %s", name, conversionText(err))}
+	}
+	req.Value = root
+	return req
+}
