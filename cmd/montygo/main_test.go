@@ -70,6 +70,31 @@ func TestRunPrintsReprOfFinalExpression(t *testing.T) {
 		{"2**100", "1267650600228229401496703205376\n"},
 		{"float('nan'), -0.0, 1e16", "(nan, -0.0, 1e+16)\n"},
 		{"'🐍'", "'🐍'\n"},
+		// Every value kind the sandbox produces, as CPython's repr() shows it
+		// (the expected texts were produced by CPython 3.11 from the same
+		// expressions).
+		{"[1, (2,), {3}, frozenset({4}), {'a': None}]", "[1, (2,), {3}, frozenset({4}), {'a': None}]\n"},
+		{`b'\x00ab\xff'`, `b'\x00ab\xff'` + "\n"},
+		{`'it\'s "q" \n \x7f 🐍 \u200b'`, `'it\'s "q" \n \x7f 🐍 \u200b'` + "\n"},
+		{"2**64, -(2**70)", "(18446744073709551616, -1180591620717411303424)\n"},
+		{"float('inf'), float('-inf'), 1e-05, 0.1, 1.5e300", "(inf, -inf, 1e-05, 0.1, 1.5e+300)\n"},
+		{"import datetime\ndatetime.date(2024, 2, 29)", "datetime.date(2024, 2, 29)\n"},
+		{"import datetime\ndatetime.datetime(2024, 1, 2, 3, 4, 5, 6)", "datetime.datetime(2024, 1, 2, 3, 4, 5, 6)\n"},
+		{"import datetime\ndatetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)", "datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)\n"},
+		{"import datetime\ndatetime.datetime(2024, 1, 2, tzinfo=datetime.timezone(datetime.timedelta(hours=-5)))", "datetime.datetime(2024, 1, 2, 0, 0, tzinfo=datetime.timezone(datetime.timedelta(days=-1, seconds=68400)))\n"},
+		{"import datetime\ndatetime.time(12, 30)", "datetime.time(12, 30)\n"},
+		{"import datetime\ndatetime.timedelta(microseconds=-1)", "datetime.timedelta(days=-1, seconds=86399, microseconds=999999)\n"},
+		{"import datetime\ndatetime.timezone(datetime.timedelta(hours=2), 'CEST')", "datetime.timezone(datetime.timedelta(seconds=7200), 'CEST')\n"},
+		{"ValueError('bad'), KeyError()", "(ValueError('bad'), KeyError())\n"},
+		{"import datetime\nint, ValueError, datetime.date", "(<class 'int'>, <class 'ValueError'>, <class 'datetime.date'>)\n"},
+		{"len, print", "(<built-in function len>, <built-in function print>)\n"},
+		{"set(), frozenset(), (), {}", "(set(), frozenset(), (), {})\n"},
+		{"from pathlib import Path\nPath('/a/b')", "PosixPath('/a/b')\n"},
+		{"from collections import namedtuple\nP = namedtuple('P', 'x y')\nP(1, 2)", "P(x=1, y=2)\n"},
+		{"a = []\na.append(a)\na", "[[...]]\n"},
+		{"s = [1]\n[s, s]", "[[1], [1]]\n"},
+		{"from dataclasses import dataclass\n@dataclass\nclass C:\n    x: int\nC(3)", "C(x=3)\n"},
+		{"import sys\nsys.version_info", "sys.version_info(major=3, minor=14, micro=0, releaselevel='final', serial=0)\n"},
 	} {
 		out, errs, rc := runCLI(t, "", "run", "-c", c.code)
 		if rc != 0 || out != c.want {
