@@ -1,0 +1,29 @@
+// Package hostile is a catalog of misbehaving Monty workers, for testing the
+// parent side of the worker protocol.
+//
+// A real worker is a `monty subprocess` child that reads ParentRequest frames
+// on stdin and writes ChildEvent frames on stdout. A compromised worker
+// controls every byte it writes and a buggy one can die at any instant; the
+// parent has to answer each case with a typed error, in bounded time and
+// memory, and then discard the worker without leaking anything.
+//
+// Each [Scenario] names one such misbehaviour. Until its trigger fires (the
+// first Feed, say) the child behaves like a minimal worker: it negotiates the
+// protocol version exactly as the released binary does, answers Configure
+// with Ok, and runs a handful of snippets ("1 + 2", "42", "print('x')",
+// "f()", ...) through a tiny fake interpreter. Then it misbehaves. The
+// scenario's [Expectation] records, as plain data, the typed outcome a
+// correct parent produces, so tests in other packages can table-drive over
+// [Scenarios].
+//
+// [Run] plays a scenario over any reader and writer. The program in
+// cmd/hostilechild wraps it as a worker binary, and [Build] compiles that
+// program once per test binary:
+//
+//	bin := hostile.Build(t)
+//	cmd := exec.Command(bin, "subprocess")
+//	cmd.Env = append(os.Environ(), "HOSTILE_SCENARIO=oversize_prefix")
+//
+// This package is test tooling. It deliberately writes frames the protocol
+// forbids and must never be linked into production code.
+package hostile
