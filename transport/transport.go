@@ -44,6 +44,7 @@ const readBufferSize = 16 << 10
 // A Stream follows the Conn concurrency rules: one reader and one writer
 // may run at the same time, and Close is safe from any goroutine.
 type Stream struct {
+	br     *bufio.Reader
 	r      *frame.Reader
 	w      *frame.Writer
 	rc, wc io.Closer
@@ -57,9 +58,11 @@ type Stream struct {
 // (<= 0 means the protocol maximum, 256 MiB). If r or w implement
 // io.Closer, Close closes them, w first.
 func NewStream(r io.Reader, w io.Writer, maxFrameLen int) *Stream {
+	br := bufio.NewReaderSize(r, readBufferSize)
 	s := &Stream{
-		r: frame.NewReader(bufio.NewReaderSize(r, readBufferSize), maxFrameLen),
-		w: frame.NewWriter(w, maxFrameLen),
+		br: br,
+		r:  frame.NewReader(br, maxFrameLen),
+		w:  frame.NewWriter(w, maxFrameLen),
 	}
 	if c, ok := r.(io.Closer); ok {
 		s.rc = c
@@ -73,6 +76,12 @@ func NewStream(r io.Reader, w io.Writer, maxFrameLen int) *Stream {
 // ReadFrame reads the next frame body; see [frame.Reader.ReadFrame] for the
 // errors.
 func (s *Stream) ReadFrame() ([]byte, error) { return s.r.ReadFrame() }
+
+// Buffered returns the number of bytes read ahead from the stream but not
+// yet consumed by ReadFrame. Under strict alternation it is 0 whenever no
+// request is outstanding; anything else is an unsolicited frame. Call it
+// from the reading goroutine only.
+func (s *Stream) Buffered() int { return s.br.Buffered() }
 
 // WriteFrame writes one frame and flushes it; see
 // [frame.Writer.WriteFrame] for the errors.

@@ -273,6 +273,15 @@ func (p *Process) ReadFrame() ([]byte, error) { return p.conn.ReadFrame() }
 // WriteFrame writes one frame to the child's stdin.
 func (p *Process) WriteFrame(body []byte) error { return p.conn.WriteFrame(body) }
 
+// Pending reports whether the child has written bytes that no read has
+// consumed yet: read ahead in the parent's buffer, or waiting in the pipe.
+// Under strict alternation nothing may be pending when the parent is about
+// to send a request, so a true result exposes an unsolicited (stray)
+// event. Call it from the goroutine that reads frames.
+func (p *Process) Pending() bool {
+	return p.conn.Buffered() > 0 || pipeReadable(p.stdout)
+}
+
 // Exited returns a channel closed once the child has exited and been
 // reaped.
 func (p *Process) Exited() <-chan struct{} { return p.exited }

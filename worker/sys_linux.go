@@ -3,6 +3,7 @@ package worker
 import (
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 // pipeSize is the capacity asked for the frame pipes (the kernel default
@@ -31,4 +32,22 @@ func blockingPipe() (r, w *os.File, err error) {
 // parent dies, so a wedged worker never outlives its host.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// pipeReadable reports whether f (a pipe's read end) holds unread bytes,
+// using the FIONREAD ioctl.
+func pipeReadable(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	rc.Control(func(fd uintptr) {
+		var avail int32
+		_, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&avail)))
+		if e == 0 {
+			n = int(avail)
+		}
+	})
+	return n > 0
 }
