@@ -158,24 +158,5 @@ func open(ctx context.Context, cfg Config, bin string, v uint32, sp spawner) (*S
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{
-		cfg:   cfg,
-		bin:   bin,
-		child: ch,
-		codec: c,
-		lim:   cfg.codecLimits(),
-		log:   cfg.Logger,
-		state: StateIdle,
-		print: cfg.Print,
-	}
-	if err := s.begin(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	defer s.end()
-	if err := s.configure(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
+	return configureOn(ctx, cfg, bin, ch, c)
 }

@@ -107,6 +107,9 @@ const (
 	irContext
 	irWatchdog
 	irClosed
+	// irDetached: Detach handed the worker back; Close and Kill leave it
+	// alone (see attach.go).
+	irDetached
 )
 
 // maxRetainedBuf is the largest request buffer kept between turns.
@@ -268,6 +271,13 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	}
 	if !s.interrupt.CompareAndSwap(irIdle, irNone) {
 		return nil, s.closedErr()
+	}
+	// Strict alternation: with no request outstanding the child has
+	// nothing to say. Bytes already waiting are an unsolicited event,
+	// which would otherwise be taken for the answer to this request.
+	if p, ok := s.child.(interface{ Pending() bool }); ok && p.Pending() {
+		s.interrupt.CompareAndSwap(irNone, irIdle)
+		return nil, s.fail(&worker.ProtocolError{Msg: "worker sent an event with no request outstanding"})
 	}
 
 	var stopCtx func() bool
@@ -655,6 +665,9 @@ func (s *Session) Close() error {
 	s.cancelHost()
 	for {
 		v := s.interrupt.Load()
+		if v == irDetached {
+			return nil
+		}
 		if v != irIdle && v != irNone {
 			break
 		}
@@ -675,6 +688,9 @@ func (s *Session) Kill() {
 	s.cancelHost()
 	for {
 		v := s.interrupt.Load()
+		if v == irDetached {
+			return
+		}
 		if v != irIdle && v != irNone {
 			break
 		}

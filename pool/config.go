@@ -1,0 +1,146 @@
+package pool
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/gomonty/monty/worker"
+)
+
+// Defaults for zero Config fields.
+const (
+	// DefaultMinWorkers is the number of workers kept warm.
+	DefaultMinWorkers = 1
+	// DefaultBackoffInitial is the wait after the first failed start.
+	DefaultBackoffInitial = 50 * time.Millisecond
+	// DefaultBackoffMax caps the doubling wait between failed starts.
+	DefaultBackoffMax = 5 * time.Second
+	// DefaultMaxRestarts is how many failures RestartWindow tolerates.
+	DefaultMaxRestarts = 10
+	// DefaultRestartWindow is the window of the restart cap.
+	DefaultRestartWindow = time.Minute
+	// DefaultStartTimeout bounds starting and handshaking one worker.
+	DefaultStartTimeout = 10 * time.Second
+)
+
+// Backoff is the wait between failed worker starts: Initial after the first
+// failure, doubling after each further one up to Max, back to Initial after
+// a start succeeds.
+//
+// Backoff is plain data, safe to share.
+type Backoff struct {
+	// Initial is the first wait; 0 means DefaultBackoffInitial.
+	Initial time.Duration
+	// Max caps the wait; 0 means DefaultBackoffMax.
+	Max time.Duration
+}
+
+// Config describes a pool. The zero value is usable: one warm worker,
+// up to runtime.NumCPU(), the binary found by worker.ResolveBinary.
+//
+// A Config is plain data; New copies it. The Logger and Metrics it holds
+// must be safe for concurrent use.
+type Config struct {
+	// MinWorkers is how many workers are kept live (prewarmed by New and
+	// replenished after losses); 0 means DefaultMinWorkers.
+	MinWorkers int
+	// MaxWorkers caps live plus starting workers; 0 means
+	// runtime.NumCPU(). MinWorkers > MaxWorkers is an error.
+	MaxWorkers int
+	// Worker configures every worker process (binary, environment, kill
+	// grace, frame cap).
+	Worker worker.Config
+	// ProtocolVersion pins the protocol version; 0 negotiates it once,
+	// with the first worker.
+	ProtocolVersion uint32
+
+	// CheckoutTimeout bounds how long Checkout waits for a worker (on top
+	// of its context); 0 means only the context bounds it.
+	CheckoutTimeout time.Duration
+	// MaxCheckoutsPerWorker recycles a worker after that many checkouts;
+	// 0 means never.
+	MaxCheckoutsPerWorker int
+	// IdleTimeout stops workers idle for that long while more than
+	// MinWorkers are live; 0 means never.
+	IdleTimeout time.Duration
+	// StartTimeout bounds starting and handshaking one worker, and the
+	// Reset that returns a worker to the pool; 0 means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+
+	// RestartBackoff is the wait between failed starts.
+	RestartBackoff Backoff
+	// MaxRestarts is how many failures (a worker start that fails, or a
+	// worker that dies while idle) the pool restarts from within
+	// RestartWindow; one more makes it unhealthy for RestartWindow.
+	// 0 means DefaultMaxRestarts; a negative value disables the cap.
+	MaxRestarts int
+	// RestartWindow is the window of MaxRestarts and how long the pool
+	// stays unhealthy; 0 means DefaultRestartWindow.
+	RestartWindow time.Duration
+
+	// Logger receives pool diagnostics, and is the default logger of the
+	// sessions and workers; nil means slog.Default().
+	Logger *slog.Logger
+	// Metrics, when set, receives every Event (see EventKind for the
+	// closed set). It is called synchronously from the goroutine that
+	// caused the event, never with the pool's lock held, possibly from
+	// several goroutines at once; it must be fast and safe for concurrent
+	// use.
+	Metrics func(Event)
+}
+
+// withDefaults fills zero fields and rejects impossible settings.
+func (c Config) withDefaults() (Config, error) {
+	if c.MinWorkers < 0 || c.MaxWorkers < 0 {
+		return c, fmt.Errorf("pool: negative worker count (MinWorkers %d, MaxWorkers %d)", c.MinWorkers, c.MaxWorkers)
+	}
+	if c.MinWorkers == 0 {
+		c.MinWorkers = DefaultMinWorkers
+	}
+	if c.MaxWorkers == 0 {
+		c.MaxWorkers = runtime.NumCPU()
+	}
+	if c.MinWorkers > c.MaxWorkers {
+		return c, fmt.Errorf("pool: MinWorkers %d exceeds MaxWorkers %d", c.MinWorkers, c.MaxWorkers)
+	}
+	for name, d := range map[string]time.Duration{
+		"CheckoutTimeout": c.CheckoutTimeout, "IdleTimeout": c.IdleTimeout, "StartTimeout": c.StartTimeout,
+		"RestartBackoff.Initial": c.RestartBackoff.Initial, "RestartBackoff.Max": c.RestartBackoff.Max,
+		"RestartWindow": c.RestartWindow,
+	} {
+		if d < 0 {
+			return c, fmt.Errorf("pool: negative %s %v", name, d)
+		}
+	}
+	if c.MaxCheckoutsPerWorker < 0 {
+		return c, fmt.Errorf("pool: negative MaxCheckoutsPerWorker %d", c.MaxCheckoutsPerWorker)
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = DefaultStartTimeout
+	}
+	if c.RestartBackoff.Initial == 0 {
+		c.RestartBackoff.Initial = DefaultBackoffInitial
+	}
+	if c.RestartBackoff.Max == 0 {
+		c.RestartBackoff.Max = max(DefaultBackoffMax, c.RestartBackoff.Initial)
+	}
+	if c.RestartBackoff.Max < c.RestartBackoff.Initial {
+		return c, fmt.Errorf("pool: RestartBackoff.Max %v below Initial %v", c.RestartBackoff.Max, c.RestartBackoff.Initial)
+	}
+	if c.MaxRestarts == 0 {
+		c.MaxRestarts = DefaultMaxRestarts
+	}
+	if c.RestartWindow == 0 {
+		c.RestartWindow = DefaultRestartWindow
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Worker.Logger == nil {
+		c.Worker.Logger = c.Logger
+	}
+	return c, nil
+}

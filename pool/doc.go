@@ -1,0 +1,67 @@
+// Package pool keeps a set of warm `monty subprocess` workers and hands out
+// sessions on them, replacing workers that die.
+//
+// # Using it
+//
+//	p, err := pool.New(ctx, pool.Config{MinWorkers: 2, MaxWorkers: 8})
+//	...
+//	defer p.Close(ctx)
+//	s, err := p.Checkout(ctx, session.Config{Limits: limits})
+//	...
+//	defer s.Close()                    // back to the pool when clean
+//	res, err := s.Run(ctx, "1 + 1")    // *session.Session's methods
+//
+// A [Session] embeds *session.Session, so the whole session API is there.
+// Its Close returns the worker to the pool, reset, when that is safe, and
+// stops it otherwise; Destroy always stops it.
+//
+// # Workers
+//
+// New resolves the binary and negotiates the protocol version with the
+// first worker (session.Negotiate); every later worker is started with that
+// version (session.Attach), and is handshaken (Configure, Reset) before it
+// counts as idle, so an idle worker is known to speak the protocol. New then
+// prewarms MinWorkers. Checkout takes an idle worker (the most recently
+// used first) and configures it with the checkout's session.Config, one
+// round trip; with none idle it waits, and the pool starts more workers up
+// to MaxWorkers.
+//
+// A worker goes back to the pool (Reset, one round trip) only when its
+// session is idle, its worker alive, and no turn of a Run or Continue was
+// interrupted by a context or deadline. Otherwise it is destroyed: a
+// suspended feed, a crash, a protocol violation, a kill, an interrupted
+// turn, or Close racing with a turn in flight. After MaxCheckoutsPerWorker
+// checkouts a worker is recycled (stopped and replaced). A worker that dies
+// while idle is noticed at once (every worker has a goroutine waiting for
+// its exit) and is never handed out.
+//
+// # Supervision
+//
+// One supervisor goroutine keeps MinWorkers live: it replaces lost,
+// recycled and destroyed workers eagerly, grows the pool for waiting
+// checkouts, and, with IdleTimeout, stops workers idle for that long while
+// more than MinWorkers are live. A failed start is retried after
+// RestartBackoff, doubling up to its maximum. Failures (a start that
+// fails, or a worker that dies while idle: a broken binary, not broken
+// code) are counted: more than MaxRestarts of them within RestartWindow
+// trip the pool into an unhealthy state, in which it starts nothing and
+// Checkout fails at once with an error matching [ErrUnhealthy], until
+// RestartWindow has passed. Workers that die while running code do not
+// count: their rate is bounded by the callers.
+//
+// # Observing it
+//
+// [Pool.Stat] returns counters and gauges; Config.Metrics receives every
+// [Event] as it happens (the closed set is listed on [EventKind]). Crash
+// reasons are the Reason constants: announced, vanished, memory, timeout,
+// protocol, canceled.
+//
+// # Concurrency
+//
+// A Pool is safe for concurrent use by any number of goroutines. A Session
+// is like a *session.Session: one goroutine runs its turns, while Close,
+// Destroy, Kill, WorkerID and Pid may be called from any goroutine at any
+// time (Close and Destroy interrupt a turn in flight by stopping the
+// worker). The Metrics callback is called from whichever goroutine caused
+// the event, never with the pool's lock held, possibly concurrently.
+package pool

@@ -1,0 +1,97 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinels matched (errors.Is) by the pool's errors. Error texts are for
+// humans and may change; match with errors.Is and errors.As.
+var (
+	// ErrClosed is returned by Checkout once Close has begun.
+	ErrClosed = errors.New("monty pool: closed")
+	// ErrExhausted is matched by every *ExhaustedError.
+	ErrExhausted = errors.New("monty pool: no worker available")
+	// ErrUnhealthy is matched by every *UnhealthyError.
+	ErrUnhealthy = errors.New("monty pool: unhealthy")
+)
+
+// ExhaustedError reports a Checkout that gave up waiting for a worker: its
+// context ended or CheckoutTimeout passed while every worker was busy.
+// errors.Is also matches the context's error (context.DeadlineExceeded or
+// context.Canceled) through Unwrap.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type ExhaustedError struct {
+	// Waited is how long the checkout waited.
+	Waited time.Duration
+	// Live and Max are the pool's live workers and cap when it gave up.
+	Live, Max int
+	// Err is why it stopped waiting: the context's error or cause, or
+	// context.DeadlineExceeded for CheckoutTimeout.
+	Err error
+}
+
+// Error describes the wait.
+func (e *ExhaustedError) Error() string {
+	return fmt.Sprintf("monty pool: no worker available after %v (%d/%d live): %v",
+		e.Waited.Round(time.Microsecond), e.Live, e.Max, e.Err)
+}
+
+// Is reports whether target is ErrExhausted.
+func (e *ExhaustedError) Is(target error) bool { return target == ErrExhausted }
+
+// Unwrap returns the reason the wait stopped.
+func (e *ExhaustedError) Unwrap() error { return e.Err }
+
+// SessionSurvives reports false: no session was handed out.
+func (e *ExhaustedError) SessionSurvives() bool { return false }
+
+// UnhealthyError reports a pool whose restart cap tripped: more than
+// MaxRestarts failures (failed starts, workers dead while idle) within
+// RestartWindow. Until Until the pool starts no workers and Checkout fails
+// at once.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type UnhealthyError struct {
+	// Failures is the number of failures in the window when it tripped.
+	Failures int
+	// Window is the RestartWindow.
+	Window time.Duration
+	// Until is when the pool tries again.
+	Until time.Time
+	// Last is the last failure (a start error, or the exit of an idle
+	// worker).
+	Last error
+}
+
+// Error describes the trip.
+func (e *UnhealthyError) Error() string {
+	s := fmt.Sprintf("monty pool: unhealthy: %d worker failures within %v; retrying at %s",
+		e.Failures, e.Window, e.Until.Format(time.RFC3339Nano))
+	if e.Last != nil {
+		s += ": last: " + e.Last.Error()
+	}
+	return s
+}
+
+// Is reports whether target is ErrUnhealthy.
+func (e *UnhealthyError) Is(target error) bool { return target == ErrUnhealthy }
+
+// Unwrap returns the last failure.
+func (e *UnhealthyError) Unwrap() error { return e.Last }
+
+// SessionSurvives reports false: no session was handed out.
+func (e *UnhealthyError) SessionSurvives() bool { return false }
+
+// idleExitError describes a worker that exited while idle.
+type idleExitError struct {
+	id   uint64
+	pid  int
+	exit string
+}
+
+func (e *idleExitError) Error() string {
+	return fmt.Sprintf("monty pool: idle worker %d (pid %d) exited: %s", e.id, e.pid, e.exit)
+}

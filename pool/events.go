@@ -1,0 +1,171 @@
+package pool
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/worker"
+)
+
+// Crash reasons: the Reason of EventCrash and the keys of Stats.Crashes.
+// The set is closed.
+const (
+	// ReasonAnnounced: the worker sent a FatalError and exited.
+	ReasonAnnounced = "announced"
+	// ReasonVanished: the worker exited, was killed or hung up without a
+	// FatalError (including a worker that died while idle).
+	ReasonVanished = "vanished"
+	// ReasonMemory: the worker exited with status 65, past its allocator
+	// ceiling.
+	ReasonMemory = "memory"
+	// ReasonTimeout: a deadline or the duration watchdog killed the
+	// worker mid-turn.
+	ReasonTimeout = "timeout"
+	// ReasonProtocol: the worker broke the protocol and was discarded.
+	ReasonProtocol = "protocol"
+	// ReasonCanceled: a context cancellation killed the worker mid-turn.
+	ReasonCanceled = "canceled"
+)
+
+// Destroy reasons: the Reason of EventDestroy, for workers the pool
+// stopped although they had not crashed. The set is closed.
+const (
+	// DestroyRequested: Session.Destroy was called, or the session was
+	// closed or killed through the embedded *session.Session.
+	DestroyRequested = "destroyed"
+	// DestroyInterrupted: a Run or Continue turn ended by a context or
+	// deadline (the feed was aborted, but the worker is not reused).
+	DestroyInterrupted = "interrupted"
+	// DestroySuspended: the session was closed with a feed suspended.
+	DestroySuspended = "suspended"
+	// DestroyBusy: the session was closed while a turn was in flight.
+	DestroyBusy = "busy"
+	// DestroyRefused: the worker refused the checkout's Configure (the
+	// session.Config is at fault, and Checkout returns the refusal).
+	DestroyRefused = "refused"
+	// DestroyClosing: the pool was closing when the session was closed,
+	// or Close's deadline killed it.
+	DestroyClosing = "closing"
+)
+
+// EventKind names one kind of pool event. The set is closed; each kind
+// sets the Event fields listed:
+//
+//	EventSpawn        a worker started and passed its handshake: WorkerID, Pid, Duration
+//	EventSpawnFailed  a worker start failed: Duration, Err
+//	EventReplace      the supervisor started a worker in place of a lost one (counted in Stats.Restarts)
+//	EventCheckout     a session was handed out: WorkerID, Pid, Waited
+//	EventExhausted    a checkout gave up waiting: Waited, Err
+//	EventRelease      a worker went back to the pool, reset: WorkerID, Pid
+//	EventRecycle      a worker reached MaxCheckoutsPerWorker and was stopped: WorkerID, Pid
+//	EventScaleDown    an idle worker past IdleTimeout was stopped: WorkerID, Pid
+//	EventDestroy      a worker was stopped without having crashed: WorkerID, Pid, Reason (a Destroy constant)
+//	EventCrash        a worker was lost: WorkerID, Pid, Reason (a Reason constant), Err (when known)
+//	EventUnhealthy    the restart cap tripped: Err (an *UnhealthyError)
+//	EventHealthy      the restart window passed; the pool starts workers again
+//
+// An EventKind is a plain value, safe for concurrent use.
+type EventKind uint8
+
+// The event kinds.
+const (
+	EventSpawn EventKind = iota + 1
+	EventSpawnFailed
+	EventReplace
+	EventCheckout
+	EventExhausted
+	EventRelease
+	EventRecycle
+	EventScaleDown
+	EventDestroy
+	EventCrash
+	EventUnhealthy
+	EventHealthy
+)
+
+var eventNames = [...]string{
+	EventSpawn:       "spawn",
+	EventSpawnFailed: "spawn_failed",
+	EventReplace:     "replace",
+	EventCheckout:    "checkout",
+	EventExhausted:   "exhausted",
+	EventRelease:     "release",
+	EventRecycle:     "recycle",
+	EventScaleDown:   "scale_down",
+	EventDestroy:     "destroy",
+	EventCrash:       "crash",
+	EventUnhealthy:   "unhealthy",
+	EventHealthy:     "healthy",
+}
+
+// String returns the kind's stable name, for example "spawn" or
+// "spawn_failed", suitable as a metric name or label.
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && eventNames[k] != "" {
+		return eventNames[k]
+	}
+	return "unknown"
+}
+
+// Event is one thing that happened in a pool; EventKind says which fields
+// are set. Unset fields are zero.
+//
+// An Event is plain data, safe to read from several goroutines.
+type Event struct {
+	// Kind is what happened.
+	Kind EventKind
+	// WorkerID is the pool-assigned id of the worker (1, 2, ... in the
+	// order workers joined the pool).
+	WorkerID uint64
+	// Pid is the worker's process id.
+	Pid int
+	// Reason is the crash or destroy reason.
+	Reason string
+	// Waited is how long a checkout waited.
+	Waited time.Duration
+	// Duration is how long a start took.
+	Duration time.Duration
+	// Err is the error behind the event.
+	Err error
+}
+
+// crashReason classifies the loss of a worker from the error that
+// revealed it. ok is false when err does not say the worker was lost by
+// a crash (nil, a usage error, a Close or Kill).
+func crashReason(err error) (reason string, ok bool) {
+	if err == nil {
+		return "", false
+	}
+	var (
+		me *worker.MemoryLimitError
+		ce *worker.CrashError
+		pe *worker.ProtocolError
+		te *worker.TimeoutError
+		ca *worker.CanceledError
+	)
+	switch {
+	case errors.As(err, &me):
+		return ReasonMemory, true
+	case errors.As(err, &ce):
+		if ce.Reason == worker.Announced {
+			return ReasonAnnounced, true
+		}
+		return ReasonVanished, true
+	case errors.As(err, &pe):
+		return ReasonProtocol, true
+	case errors.As(err, &te) && te.Killed:
+		return ReasonTimeout, true
+	case errors.As(err, &ca) && ca.Killed:
+		return ReasonCanceled, true
+	}
+	return "", false
+}
+
+// exitReason classifies a worker that exited on its own, from its status.
+func exitReason(p *worker.Process) string {
+	if e, ok := p.Exit(); ok && e.Code == int(protocol.ExitOOM) {
+		return ReasonMemory
+	}
+	return ReasonVanished
+}

@@ -1,0 +1,768 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// recorder collects a pool's events.
+type recorder struct {
+	mu  sync.Mutex
+	evs []Event
+}
+
+func (r *recorder) record(e Event) {
+	r.mu.Lock()
+	r.evs = append(r.evs, e)
+	r.mu.Unlock()
+}
+
+// count returns how many events of kind k (and reason, when non-empty)
+// were recorded. Events are emitted just after the pool's state changes,
+// so it waits up to a second for a nonzero count to settle.
+func (r *recorder) count(k EventKind, reason string) int {
+	n := 0
+	for range 50 {
+		n = r.countNow(k, reason)
+		if n > 0 {
+			time.Sleep(20 * time.Millisecond)
+			return r.countNow(k, reason)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return n
+}
+
+func (r *recorder) countNow(k EventKind, reason string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.evs {
+		if e.Kind == k && (reason == "" || e.Reason == reason) {
+			n++
+		}
+	}
+	return n
+}
+
+func newPool(t testing.TB, cfg Config) (*Pool, *recorder) {
+	t.Helper()
+	testenv.Worker(t)
+	rec := &recorder{}
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = rec.record
+	}
+	p, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			t.Errorf("pool Close: %v", err)
+		}
+	})
+	return p, rec
+}
+
+func checkout(t testing.TB, p *Pool) *Session {
+	t.Helper()
+	s, err := p.Checkout(context.Background(), session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runRepr(t testing.TB, s *Session, code string, opts ...session.RunOption) string {
+	t.Helper()
+	r, err := s.Run(context.Background(), code, opts...)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", code, err)
+	}
+	return r.Repr()
+}
+
+// eventually polls Stat until ok holds, failing the test after d.
+func eventually(t testing.TB, p *Pool, d time.Duration, what string, ok func(Stats) bool) Stats {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		st := p.Stat()
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v, still not %s: %+v", d, what, st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func atStrength(min int) func(Stats) bool {
+	return func(st Stats) bool { return st.Live == min && st.Idle == min && st.Spawning == 0 }
+}
+
+func TestPrewarm(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 3, MaxWorkers: 4})
+	st := p.Stat()
+	if st.Idle != 3 || st.Live != 3 || st.Busy != 0 || !st.Healthy || st.Restarts != 0 {
+		t.Fatalf("after New: %+v", st)
+	}
+	if n := rec.count(EventSpawn, ""); n != 3 {
+		t.Fatalf("%d spawn events, want 3", n)
+	}
+	if p.Version() != 2 || p.Negotiation().Version != 2 {
+		t.Fatalf("version %d, negotiation %+v", p.Version(), p.Negotiation())
+	}
+	// Three distinct handshaken workers, ids 1..3, all on the pool's version.
+	var ids []uint64
+	pids := map[int]bool{}
+	var held []*Session
+	for range 3 {
+		s := checkout(t, p)
+		held = append(held, s)
+		ids = append(ids, s.WorkerID())
+		pids[s.Pid()] = true
+		if s.Version() != p.Version() || s.Session.Pid() != s.Pid() {
+			t.Fatalf("session version %d pid %d/%d", s.Version(), s.Pid(), s.Session.Pid())
+		}
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []uint64{1, 2, 3}) || len(pids) != 3 {
+		t.Fatalf("ids %v pids %v", ids, pids)
+	}
+	if st := p.Stat(); st.Idle != 0 || st.Busy != 3 || st.CheckoutsWaited != 0 {
+		t.Fatalf("all out: %+v", st)
+	}
+	for _, s := range held {
+		s.Close()
+	}
+}
+
+func TestCheckoutReusesResetWorker(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	s := checkout(t, p)
+	id, pid := s.WorkerID(), s.Pid()
+	if got := runRepr(t, s, "x = 20\nx * 2 + 2"); got != "42" {
+		t.Fatal(got)
+	}
+	s.Close()
+	s.Close() // idempotent
+	if _, err := s.Run(context.Background(), "1"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("Run after Close: %v", err)
+	}
+
+	s = checkout(t, p)
+	defer s.Close()
+	if s.WorkerID() != id || s.Pid() != pid {
+		t.Fatalf("worker %d/%d, want %d/%d", s.WorkerID(), s.Pid(), id, pid)
+	}
+	// The globals of the previous checkout are gone.
+	_, err := s.Run(context.Background(), "x")
+	var pe *session.PythonError
+	if !errors.As(err, &pe) || pe.Type() != "NameError" {
+		t.Fatalf("previous global: %v", err)
+	}
+	// The checkout's own config applies.
+	s2cfg := session.Config{Limits: session.Limits{MaxRecursionDepth: 20}}
+	s.Close()
+	s, err = p.Checkout(context.Background(), s2cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Run(context.Background(), "def f(n):\n    return f(n + 1)\nf(0)")
+	if !errors.As(err, &pe) || pe.Type() != "RecursionError" {
+		t.Fatalf("recursion limit: %v", err)
+	}
+	if st := p.Stat(); st.Checkouts != 3 || st.Live != 1 {
+		t.Fatalf("%+v", st)
+	}
+	if rec.count(EventRelease, "") != 2 || rec.count(EventCheckout, "") != 3 {
+		t.Fatalf("events: %d releases, %d checkouts", rec.count(EventRelease, ""), rec.count(EventCheckout, ""))
+	}
+}
+
+func TestCheckoutBeyondMaxWaitsAndTimesOut(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 2, CheckoutTimeout: 150 * time.Millisecond})
+	a, b := checkout(t, p), checkout(t, p) // the second one grows the pool
+	if st := p.Stat(); st.Live != 2 || st.Busy != 2 {
+		t.Fatalf("%+v", st)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	start := time.Now()
+	for i := range errs {
+		wg.Go(func() {
+			s, err := p.Checkout(context.Background(), session.Config{})
+			if err == nil {
+				s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		var ee *ExhaustedError
+		if !errors.As(err, &ee) || !errors.Is(err, ErrExhausted) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("checkout beyond max: %v", err)
+		}
+		if ee.Waited < 150*time.Millisecond || ee.Max != 2 || ee.Live != 2 {
+			t.Fatalf("%+v", ee)
+		}
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("timed-out checkouts took too long")
+	}
+	st := p.Stat()
+	if st.Exhausted != 4 || st.CheckoutsWaited < 5 || st.Live != 2 {
+		t.Fatalf("%+v", st)
+	}
+	if rec.count(EventExhausted, "") != 4 {
+		t.Fatal("missing exhausted events")
+	}
+
+	// The caller's context bounds the wait too.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if _, err := p.Checkout(ctx, session.Config{}); !errors.Is(err, ErrExhausted) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled checkout: %v", err)
+	}
+
+	// A waiting checkout gets the worker a session gives back.
+	got := make(chan *Session)
+	go func() {
+		s, err := p.Checkout(context.Background(), session.Config{})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- s
+	}()
+	time.Sleep(30 * time.Millisecond)
+	id := a.WorkerID()
+	a.Close()
+	s := <-got
+	if s == nil {
+		t.FailNow()
+	}
+	if s.WorkerID() != id {
+		t.Fatalf("handed worker %d, want %d", s.WorkerID(), id)
+	}
+	runRepr(t, s, "1 + 1")
+	s.Close()
+	b.Close()
+}
+
+func TestKillIdleWorkerIsReplaced(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2})
+	a, b := checkout(t, p), checkout(t, p)
+	victim, other := a.Pid(), b.Pid()
+	a.Close()
+	b.Close()
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st := eventually(t, p, 5*time.Second, "replaced", func(st Stats) bool {
+		return st.Crashes[ReasonVanished] == 1 && atStrength(2)(st)
+	})
+	if st.Restarts != 1 || !st.Healthy {
+		t.Fatalf("%+v", st)
+	}
+	if rec.count(EventCrash, ReasonVanished) != 1 || rec.count(EventReplace, "") != 1 {
+		t.Fatal("missing crash or replace event")
+	}
+	// The dead worker is never handed out.
+	x, y := checkout(t, p), checkout(t, p)
+	defer x.Close()
+	defer y.Close()
+	for _, s := range []*Session{x, y} {
+		if s.Pid() == victim {
+			t.Fatal("the killed worker was handed out")
+		}
+		runRepr(t, s, "1 + 1")
+	}
+	if x.Pid() != other && y.Pid() != other {
+		t.Fatal("the surviving worker was lost")
+	}
+}
+
+func TestKillBusyWorkerIsReplaced(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2})
+	s := checkout(t, p)
+	victim := s.Pid()
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Replaced while the session is still checked out.
+	eventually(t, p, 5*time.Second, "replaced", atStrength(2))
+
+	_, err := s.Run(context.Background(), "1 + 1")
+	var ce *worker.CrashError
+	if !errors.As(err, &ce) || ce.Reason != worker.Vanished || session.Survives(err) {
+		t.Fatalf("Run on a killed worker: %v", err)
+	}
+	s.Close()
+	st := eventually(t, p, 5*time.Second, "back at strength", func(st Stats) bool {
+		return st.Crashes[ReasonVanished] == 1 && atStrength(2)(st)
+	})
+	if st.Restarts != 1 || rec.count(EventCrash, ReasonVanished) != 1 {
+		t.Fatalf("%+v", st)
+	}
+	for range 2 {
+		s := checkout(t, p)
+		if s.Pid() == victim {
+			t.Fatal("the killed worker was handed out")
+		}
+		defer s.Close()
+	}
+}
+
+func TestRecycleAfterMaxCheckouts(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, MaxCheckoutsPerWorker: 3})
+	var pids, ids []string
+	for range 7 {
+		s := checkout(t, p)
+		runRepr(t, s, "1 + 1")
+		pids = append(pids, strconv.Itoa(s.Pid()))
+		ids = append(ids, strconv.FormatUint(s.WorkerID(), 10))
+		s.Close()
+	}
+	for i := range pids {
+		same := i%3 != 0
+		if i > 0 && (pids[i] == pids[i-1]) != same {
+			t.Fatalf("pids %v: a worker must serve exactly 3 checkouts", pids)
+		}
+	}
+	if strings.Join(ids, ",") != "1,1,1,2,2,2,3" {
+		t.Fatalf("worker ids %v", ids)
+	}
+	st := eventually(t, p, 5*time.Second, "at strength", atStrength(1))
+	if st.Recycled != 2 || len(st.Crashes) != 0 || rec.count(EventRecycle, "") != 2 {
+		t.Fatalf("%+v", st)
+	}
+}
+
+func TestBrokenBinaryFailsNew(t *testing.T) {
+	testenv.Worker(t)
+	_, err := New(context.Background(), Config{Worker: worker.Config{Binary: "/nonexistent/monty"}, Logger: quiet})
+	if !errors.Is(err, worker.ErrBinaryNotFound) {
+		t.Fatalf("missing binary: %v", err)
+	}
+	for _, bin := range []string{"/bin/false", script(t, "exit 1")} {
+		_, err = New(context.Background(), Config{Worker: worker.Config{Binary: bin}, Logger: quiet})
+		if !errors.Is(err, worker.ErrCrashed) {
+			t.Fatalf("%s: %v", bin, err)
+		}
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	for _, cfg := range []Config{
+		{MinWorkers: 3, MaxWorkers: 2},
+		{MaxWorkers: -1},
+		{MinWorkers: -1},
+		{MaxWorkers: 1, CheckoutTimeout: -1},
+		{MaxWorkers: 1, MaxCheckoutsPerWorker: -1},
+		{MaxWorkers: 1, RestartBackoff: Backoff{Initial: time.Second, Max: time.Millisecond}},
+	} {
+		if _, err := New(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "pool: ") {
+			t.Fatalf("%+v: %v", cfg, err)
+		}
+	}
+}
+
+// script writes an executable shell script into a temporary directory.
+func script(t testing.TB, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "monty.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// flaky returns a worker config whose binary runs the real worker for its
+// first n starts and exits 1 after that (the protocol version is pinned,
+// so negotiation costs one start), and a function that reads (and, given a
+// value, sets) its start counter.
+func flaky(t testing.TB, n int) (worker.Config, uint32, func(set ...int) int) {
+	real := testenv.Worker(t)
+	proc, neg, err := session.Negotiate(context.Background(), session.Config{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.Close(context.Background())
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "starts")
+	os.WriteFile(counter, []byte("0\n"), 0o644)
+	// Only shell builtins: the worker runs with an empty environment.
+	bin := script(t, fmt.Sprintf(`read n < %[1]s || n=0
+n=$((n + 1))
+echo $n > %[1]s
+if [ "$n" -le %[2]d ]; then exec %[3]s "$@"; fi
+exit 1`, counter, n, real))
+	starts := func(set ...int) int {
+		if len(set) > 0 {
+			os.WriteFile(counter, []byte(strconv.Itoa(set[0])+"\n"), 0o644)
+		}
+		b, _ := os.ReadFile(counter)
+		v, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return v
+	}
+	return worker.Config{Binary: bin}, neg.Version, starts
+}
+
+// killIdle kills the pool's one idle worker.
+func killIdle(t *testing.T, p *Pool) {
+	t.Helper()
+	s := checkout(t, p)
+	pid := s.Pid()
+	s.Close()
+	syscall.Kill(pid, syscall.SIGKILL)
+}
+
+func TestRestartCapTripsInsteadOfLooping(t *testing.T) {
+	wcfg, v, starts := flaky(t, 2)
+	p, rec := newPool(t, Config{
+		MinWorkers: 1, MaxWorkers: 1, Worker: wcfg, ProtocolVersion: v,
+		MaxRestarts: 3, RestartWindow: time.Minute,
+		RestartBackoff: Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond},
+	})
+	killIdle(t, p) // failure 1; the replacement is start 2, the last good one
+	eventually(t, p, 5*time.Second, "replaced", func(st Stats) bool { return st.Restarts == 1 && atStrength(1)(st) })
+	killIdle(t, p) // failure 2; every start from now on fails
+	st := eventually(t, p, 5*time.Second, "unhealthy", func(st Stats) bool { return !st.Healthy })
+	if st.Crashes[ReasonVanished] != 2 || st.SpawnFailures != 2 || st.Live != 0 {
+		t.Fatalf("%+v", st)
+	}
+
+	// No fork loop: nothing is started while the cap is tripped.
+	n := starts()
+	time.Sleep(300 * time.Millisecond)
+	if m := starts(); m != n || m != 4 {
+		t.Fatalf("starts went from %d to %d while unhealthy", n, m)
+	}
+	start := time.Now()
+	_, err := p.Checkout(context.Background(), session.Config{})
+	var ue *UnhealthyError
+	if !errors.Is(err, ErrUnhealthy) || !errors.As(err, &ue) || ue.Failures != 4 || !errors.Is(err, worker.ErrCrashed) {
+		t.Fatalf("checkout while unhealthy: %v", err)
+	}
+	if d := time.Since(start); d > 50*time.Millisecond {
+		t.Fatalf("unhealthy checkout took %v", d)
+	}
+	if rec.count(EventUnhealthy, "") != 1 || rec.count(EventSpawnFailed, "") != 2 {
+		t.Fatal("missing unhealthy or spawn_failed events")
+	}
+}
+
+func TestRestartCapRecoversAfterWindow(t *testing.T) {
+	wcfg, v, starts := flaky(t, 1)
+	p, rec := newPool(t, Config{
+		MinWorkers: 1, MaxWorkers: 1, Worker: wcfg, ProtocolVersion: v,
+		MaxRestarts: 1, RestartWindow: 500 * time.Millisecond,
+		RestartBackoff: Backoff{Initial: time.Millisecond, Max: time.Millisecond},
+	})
+	killIdle(t, p)
+	eventually(t, p, 5*time.Second, "unhealthy", func(st Stats) bool { return !st.Healthy })
+	starts(-10) // the binary works again
+	eventually(t, p, 5*time.Second, "healthy and at strength", func(st Stats) bool { return st.Healthy && atStrength(1)(st) })
+	s := checkout(t, p)
+	runRepr(t, s, "1 + 1")
+	s.Close()
+	if rec.count(EventHealthy, "") != 1 {
+		t.Fatal("missing healthy event")
+	}
+}
+
+// A waiting checkout learns at once that the cap tripped.
+func TestRestartCapFailsWaiters(t *testing.T) {
+	wcfg, v, _ := flaky(t, 1)
+	p, _ := newPool(t, Config{
+		MinWorkers: 1, MaxWorkers: 1, Worker: wcfg, ProtocolVersion: v,
+		MaxRestarts: 2, RestartBackoff: Backoff{Initial: 200 * time.Millisecond, Max: 200 * time.Millisecond},
+	})
+	killIdle(t, p)
+	eventually(t, p, 5*time.Second, "replacing", func(st Stats) bool { return st.Live == 0 })
+	_, err := p.Checkout(context.Background(), session.Config{})
+	if !errors.Is(err, ErrUnhealthy) {
+		t.Fatalf("waiting checkout: %v", err)
+	}
+}
+
+func TestInterruptedRunDestroysWorker(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	reg := session.NewRegistry()
+	reg.MustRegister("block", func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	s := checkout(t, p)
+	id := s.WorkerID()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := s.Run(ctx, "block()", session.WithFunctions(reg))
+	var te *worker.TimeoutError
+	if !errors.As(err, &te) || te.Killed || !session.Survives(err) {
+		t.Fatalf("interrupted Run: %v", err)
+	}
+	// The session itself survived (the feed was aborted) ...
+	runRepr(t, s, "1 + 1")
+	// ... but its worker is not reused.
+	s.Close()
+	eventually(t, p, 5*time.Second, "replaced", atStrength(1))
+	s = checkout(t, p)
+	defer s.Close()
+	if s.WorkerID() == id {
+		t.Fatal("the interrupted worker was reused")
+	}
+	if rec.count(EventDestroy, DestroyInterrupted) != 1 {
+		t.Fatal("missing destroy event")
+	}
+}
+
+func TestContextKillWhileComputingIsCanceledCrash(t *testing.T) {
+	p, _ := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	s := checkout(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := s.Run(ctx, "while True:\n    pass")
+	var te *worker.TimeoutError
+	if !errors.As(err, &te) || !te.Killed {
+		t.Fatalf("Run: %v", err)
+	}
+	s.Close()
+	st := eventually(t, p, 5*time.Second, "replaced", func(st Stats) bool { return atStrength(1)(st) && st.Crashes[ReasonTimeout] == 1 })
+	if st.Restarts != 1 {
+		t.Fatalf("%+v", st)
+	}
+}
+
+func TestSuspendedSessionDestroysWorker(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	s := checkout(t, p)
+	id := s.WorkerID()
+	ev, err := s.Feed(context.Background(), "f(1)")
+	if err != nil || ev.Body.EventKind() != message.KindFunctionCall {
+		t.Fatalf("Feed: %v %v", ev, err)
+	}
+	s.Close()
+	eventually(t, p, 5*time.Second, "replaced", atStrength(1))
+	s = checkout(t, p)
+	defer s.Close()
+	if s.WorkerID() == id || rec.count(EventDestroy, DestroySuspended) != 1 {
+		t.Fatalf("suspended worker reused (id %d) or not reported", s.WorkerID())
+	}
+}
+
+func TestDestroyAndKill(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	s := checkout(t, p)
+	s.Destroy()
+	s.Destroy()
+	s.Close()
+	if _, err := s.Run(context.Background(), "1"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("Run after Destroy: %v", err)
+	}
+	eventually(t, p, 5*time.Second, "replaced", atStrength(1))
+
+	// Killing through the embedded session is a destroy, not a crash.
+	s = checkout(t, p)
+	s.Kill()
+	s.Close()
+	st := eventually(t, p, 5*time.Second, "replaced", atStrength(1))
+	if st.Destroyed != 2 || len(st.Crashes) != 0 || rec.count(EventDestroy, DestroyRequested) != 2 {
+		t.Fatalf("%+v", st)
+	}
+}
+
+// Close from another goroutine interrupts a turn in flight.
+func TestCloseDuringTurn(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	s := checkout(t, p)
+	done := make(chan error)
+	go func() {
+		_, err := s.Run(context.Background(), "while True:\n    pass")
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	s.Close()
+	if err := <-done; !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("interrupted turn: %v", err)
+	}
+	eventually(t, p, 5*time.Second, "replaced", atStrength(1))
+	if rec.count(EventDestroy, DestroyBusy) != 1 {
+		t.Fatal("missing destroy event")
+	}
+}
+
+func TestIdleScaleDown(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3, IdleTimeout: 100 * time.Millisecond})
+	var held []*Session
+	for range 3 {
+		held = append(held, checkout(t, p))
+	}
+	for _, s := range held {
+		s.Close()
+	}
+	if st := p.Stat(); st.Idle != 3 {
+		t.Fatalf("%+v", st)
+	}
+	eventually(t, p, 5*time.Second, "scaled down", atStrength(1))
+	if rec.count(EventScaleDown, "") != 2 {
+		t.Fatal("missing scale-down events")
+	}
+	time.Sleep(250 * time.Millisecond)
+	if st := p.Stat(); st.Live != 1 {
+		t.Fatalf("scaled below min: %+v", st)
+	}
+}
+
+func TestCloseWaitsForSessions(t *testing.T) {
+	testenv.Worker(t)
+	p, err := New(context.Background(), Config{MinWorkers: 2, MaxWorkers: 2, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checkout(t, p)
+	closed := make(chan error)
+	go func() { closed <- p.Close(context.Background()) }()
+	eventually(t, p, 5*time.Second, "closing", func(st Stats) bool { return st.Idle == 0 })
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("checkout while closing: %v", err)
+	}
+	// The checked-out session still works until it is closed.
+	runRepr(t, s, "1 + 1")
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned %v with a session out", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	s.Close()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stat(); st.Live != 0 || st.Busy != 0 {
+		t.Fatalf("%+v", st)
+	}
+}
+
+func TestCloseDeadlineKillsSessions(t *testing.T) {
+	testenv.Worker(t)
+	p, err := New(context.Background(), Config{MinWorkers: 1, MaxWorkers: 1, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checkout(t, p)
+	waiting := make(chan error)
+	go func() {
+		_, err := p.Checkout(context.Background(), session.Config{MaxDecodeBytes: 1 << 20})
+		waiting <- err
+	}()
+	running := make(chan error)
+	go func() {
+		_, err := s.Run(context.Background(), "while True:\n    pass")
+		running <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-running; !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("killed turn: %v", err)
+	}
+	if err := <-waiting; err == nil {
+		t.Fatal("a checkout succeeded during Close")
+	}
+	s.Close() // after the pool is gone: no-op, no goroutines
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestGrowsOnDemandUpToMax(t *testing.T) {
+	p, _ := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	seen := map[uint64]bool{}
+	for range 3 {
+		wg.Go(func() {
+			s, err := p.Checkout(context.Background(), session.Config{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			seen[s.WorkerID()] = true
+			mu.Unlock()
+			time.Sleep(100 * time.Millisecond) // all three out at once
+			s.Close()
+		})
+	}
+	wg.Wait()
+	if st := p.Stat(); len(seen) != 3 || st.Live != 3 || st.Restarts != 0 {
+		t.Fatalf("%d workers seen, %+v", len(seen), st)
+	}
+}
+
+func TestEventKindNames(t *testing.T) {
+	for k := EventSpawn; k <= EventHealthy; k++ {
+		if s := k.String(); s == "unknown" || s == "" {
+			t.Fatalf("kind %d has no name", k)
+		}
+	}
+	if EventKind(0).String() != "unknown" || EventKind(200).String() != "unknown" {
+		t.Fatal("out-of-range kinds must be unknown")
+	}
+}
+
+func TestCrashReasons(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		reason string
+	}{
+		{&worker.CrashError{Reason: worker.Announced}, ReasonAnnounced},
+		{fmt.Errorf("wrapped: %w", &worker.CrashError{Reason: worker.Vanished}), ReasonVanished},
+		{&worker.MemoryLimitError{}, ReasonMemory},
+		{&worker.ProtocolError{Msg: "x"}, ReasonProtocol},
+		{&worker.TimeoutError{Killed: true}, ReasonTimeout},
+		{&worker.CanceledError{Killed: true}, ReasonCanceled},
+		{&worker.TimeoutError{}, ""},
+		{&worker.CanceledError{}, ""},
+		{session.ErrBusy, ""},
+		{nil, ""},
+	} {
+		got, ok := crashReason(c.err)
+		if got != c.reason || ok != (c.reason != "") {
+			t.Errorf("%v: %q %v, want %q", c.err, got, ok, c.reason)
+		}
+	}
+}

@@ -1,0 +1,184 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/worker"
+)
+
+// This file lets a worker outlive its session, for pools: Negotiate settles
+// the protocol version once, Attach configures a session on a worker that
+// is already running, and Detach resets the worker and hands it back
+// without stopping it.
+
+// errDetached is the cause recorded in a session whose worker was handed
+// back by Detach.
+var errDetached = errors.New("worker detached from the session")
+
+// Negotiate starts a worker for cfg, settles the protocol version exactly
+// like Start (pinned, cached or negotiated, with a downgrade when the
+// worker refuses) and returns that worker detached: running, with no
+// session, ready for Attach. The Negotiation says which version was
+// chosen; give its Version to Attach for every later worker of the same
+// binary, which then needs no negotiation of its own.
+//
+// ctx bounds the negotiation. On error no worker is left running.
+func Negotiate(ctx context.Context, cfg Config) (*worker.Process, Negotiation, error) {
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		return nil, Negotiation{}, err
+	}
+	neg := s.Negotiation()
+	p, err := s.Detach(ctx)
+	if err != nil {
+		s.Close()
+		return nil, neg, err
+	}
+	return p, neg, nil
+}
+
+// Attach configures a session with protocol version on p, a worker that is
+// running and has no session: fresh from worker.Start, or handed back by
+// Detach or Negotiate. Nothing is negotiated: a worker that refuses the
+// version fails the Configure with a *worker.CrashError, as with a pinned
+// Config.ProtocolVersion.
+//
+// cfg.Worker and cfg.ProtocolVersion are not used to start anything (p is
+// already running), but cfg.Worker.MaxFrameLen must be the one p was
+// started with, since the session's codec enforces it too.
+//
+// Attach takes ownership of p: on success the session stops it on Close,
+// and on error p has already been stopped. ctx bounds the Configure;
+// cancelling it later has no effect on the session. Attach is safe for
+// concurrent use on different processes.
+func Attach(ctx context.Context, p *worker.Process, version uint32, cfg Config) (*Session, error) {
+	if p == nil {
+		return nil, errors.New("session: Attach needs a worker process")
+	}
+	c, ok := codec.ForVersion(version)
+	if !ok {
+		p.Close(context.Background())
+		return nil, fmt.Errorf("session: no codec for protocol version %d (have %v)", version, codec.Versions())
+	}
+	cfg = cfg.withDefaults()
+	cfg.Worker.Binary = p.Binary()
+	cfg.ProtocolVersion = version
+	s, err := configureOn(ctx, cfg, p.Binary(), p, c)
+	if err != nil {
+		return nil, err
+	}
+	s.neg = Negotiation{Version: version, Pinned: true}
+	return s, nil
+}
+
+// configureOn builds the session for a started child and configures it with
+// codec c. On error the child has been stopped.
+func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.Codec) (*Session, error) {
+	s := &Session{
+		cfg:   cfg,
+		bin:   bin,
+		child: ch,
+		codec: c,
+		lim:   cfg.codecLimits(),
+		log:   cfg.Logger,
+		state: StateIdle,
+		print: cfg.Print,
+	}
+	if err := s.begin(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	defer s.end()
+	if err := s.configure(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Detach ends the session but keeps its worker: it sends Reset, which
+// discards the sandbox session (globals and all), and on Ok returns the
+// still-running process, ready for Attach. The session is then closed:
+// every later call fails with an error matching ErrClosed, and Close and
+// Kill no longer touch the worker.
+//
+// Detach only hands back a worker whose state is known. It fails, leaving
+// the worker with the session, when a turn is in flight (ErrBusy) or a
+// feed is suspended (ErrSuspended); the caller decides whether to answer
+// the suspension or stop the worker with Close. On a closed session it
+// returns an error matching ErrClosed whose chain holds the cause of the
+// loss (a *worker.CrashError, a *worker.ProtocolError, ...). A worker that
+// dies during the Reset or answers anything but Ok is discarded as usual
+// and the error says why. ctx bounds the Reset; if it ends first the worker
+// is killed.
+//
+// Detach is a turn: like the other turn methods it must not be called
+// concurrently with them. Close or Kill racing with it from another
+// goroutine is safe: exactly one of them gets the worker.
+func (s *Session) Detach(ctx context.Context) (*worker.Process, error) {
+	p, ok := s.child.(*worker.Process)
+	if !ok {
+		return nil, errors.New("session: Detach needs a session on a worker process")
+	}
+	if err := s.detach(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// detach implements Detach for any child.
+func (s *Session) detach(ctx context.Context) error {
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
+	defer s.end()
+	if s.state != StateIdle {
+		return ErrSuspended
+	}
+	ev, err := s.exchange(ctx, &message.Reset{})
+	if err != nil {
+		return err
+	}
+	if k := ev.Body.EventKind(); k != message.KindOk {
+		return s.fail(&worker.ProtocolError{Msg: "worker answered Reset with " + k.String(), Err: errorOf(ev)})
+	}
+	// Between turns the interrupt word is irIdle; whoever swaps it first
+	// owns the worker: Close and Kill (irClosed) stop it, Detach takes it.
+	if !s.interrupt.CompareAndSwap(irIdle, irDetached) {
+		return s.closedErr()
+	}
+	s.deadErr = errDetached
+	s.state = StateClosed
+	s.susp = nil
+	s.closed.Store(true)
+	if s.wd != nil {
+		s.wd.Stop()
+	}
+	return nil
+}
+
+// Cause returns the error that closed the session: the crash, protocol
+// violation, memory-limit exit, or context or watchdog kill that lost the
+// worker. It returns nil while the session is open, when it was closed by
+// Close, Kill or Shutdown, or while a turn is in flight (the turn reports
+// its own error). After Detach it returns an error saying the worker was
+// detached.
+//
+// Cause is safe for concurrent use with Close and Kill. It briefly holds
+// the turn lock, so a turn started on another goroutine at that very moment
+// fails with ErrBusy: call it from the goroutine that runs the turns, or
+// when no more turns will start.
+func (s *Session) Cause() error {
+	if !s.busy.CompareAndSwap(false, true) {
+		return nil
+	}
+	defer s.busy.Store(false)
+	if !s.closed.Load() {
+		return nil
+	}
+	return s.deadErr
+}
