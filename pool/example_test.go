@@ -38,3 +38,41 @@ func ExampleNew() {
 	}
 	fmt.Println(r.Repr(), "on worker", s.WorkerID())
 }
+
+// The README's quickstart: a pool, a Go function the sandbox may call, and
+// a run whose result comes back as Python's repr.
+func Example_quickstart() {
+	ctx := context.Background()
+
+	// A pool of crash-isolated workers, two kept warm.
+	p, err := pool.New(ctx, pool.Config{MinWorkers: 2, MaxWorkers: 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Close(ctx)
+
+	// Go functions the sandbox may call; arguments and results convert by
+	// reflection.
+	funcs := session.NewRegistry().
+		MustRegister("fetch_price", func(ctx context.Context, item string) (float64, error) {
+			return map[string]float64{"apple": 0.5, "pear": 0.75}[item], nil
+		})
+
+	// One session holds one worker; Close hands the worker back to the pool.
+	s, err := p.Checkout(ctx, session.Config{Limits: session.Limits{MaxDuration: time.Second}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	res, err := s.Run(ctx, `sum(fetch_price(x) for x in ["apple", "pear", "pear"])`,
+		session.WithFunctions(funcs))
+	if err != nil {
+		fmt.Println(err) // a *session.PythonError carries the Python traceback
+		return
+	}
+	fmt.Println(res.Repr())
+	// Output: 2.0
+}
