@@ -159,9 +159,11 @@ func TestFakeSuspensionLimitLowerOfOwnAndStamp(t *testing.T) {
 }
 
 func TestFakeAbortAnsweredWithSuspensionIsProtocolError(t *testing.T) {
+	var next uint32
 	s, f := startFake(t, Config{Limits: Limits{MaxSuspensions: 1}}, func(req *message.ParentRequest) fakeReply {
 		// Every request, AbortFeed included, gets another FunctionCall.
-		return reply(funcCall("f", 0))
+		next++
+		return reply(funcCall("f", next))
 	})
 	s.Feed(bg, "loop()")
 	_, err := s.ResumeReturn(bg, nil)
@@ -234,8 +236,9 @@ func TestFakeWatchdogAdoptsStampAndRemainingBudget(t *testing.T) {
 }
 
 func TestFakeWatchdogIdleBetweenTurns(t *testing.T) {
+	var next uint32
 	s, _ := startFake(t, Config{Limits: Limits{MaxDuration: 10 * time.Millisecond}, WatchdogGrace: 10 * time.Millisecond},
-		func(req *message.ParentRequest) fakeReply { return reply(funcCall("f", 0)) })
+		func(req *message.ParentRequest) fakeReply { next++; return reply(funcCall("f", next)) })
 	if _, err := s.Feed(bg, "f()"); err != nil {
 		t.Fatal(err)
 	}
@@ -622,5 +625,51 @@ func TestFakeVersionMismatch(t *testing.T) {
 		if !errors.As(err, &vm) || vm.Ours.Min != ours.Max || len(fs2.children) != 1 {
 			t.Fatalf("pinned: %v", err)
 		}
+	}
+}
+
+func TestFakeCallIDsMustAdvance(t *testing.T) {
+	for name, second := range map[string]*message.ChildEvent{
+		"reused":    funcCall("f", 3),
+		"backwards": funcCall("f", 2),
+	} {
+		t.Run(name, func(t *testing.T) {
+			n := 0
+			s, _ := startFake(t, Config{}, func(req *message.ParentRequest) fakeReply {
+				n++
+				if n == 1 {
+					return reply(funcCall("f", 3))
+				}
+				return reply(second)
+			})
+			if _, err := s.Feed(bg, "f(); f()"); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.ResumeReturn(bg, nil)
+			var pe *worker.ProtocolError
+			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "after call id 3 in the same feed") || Survives(err) {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
+
+func TestFakeUnregisteredPendingFutureIsProtocolError(t *testing.T) {
+	n := 0
+	s, _ := startFake(t, Config{}, func(req *message.ParentRequest) fakeReply {
+		n++
+		if n == 1 {
+			return reply(funcCall("f", 0))
+		}
+		// The parent registered a future under 0 only.
+		return reply(ev(&message.ResolveFutures{PendingCallIDs: []uint32{0, 9}}))
+	})
+	if _, err := s.Feed(bg, "await f()"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.ResumeFuture(bg)
+	var pe *worker.ProtocolError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "call id 9 as a pending future") {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -92,8 +92,10 @@ func TestFakeHostUnknownObjectIDsNeverReachTheStore(t *testing.T) {
 	var cid, iid value.UUID
 	forged := value.NewUUID()
 	storeLen := func() int { return sess.objectStore(false).len() }
+	nextID := uint32(4) // the worker numbers calls upwards within a feed
 	forgedArg := func(origin value.TypeOrigin, classID, instID value.UUID) *message.ChildEvent {
-		fc := &message.FunctionCall{FunctionName: "take", CallID: 5}
+		nextID++
+		fc := &message.FunctionCall{FunctionName: "take", CallID: nextID}
 		ty := fc.Values.Add(value.TypeNode(value.Type{Name: "Widget", ID: classID, Origin: origin}))
 		fc.Args = []value.NodeID{fc.Values.Add(value.ClassInstanceNode(value.ClassInstance{Class: ty, InstanceID: instID, Attrs: []value.Pair{}}))}
 		return suspend(fc)
@@ -147,7 +149,7 @@ func TestFakeHostUnknownObjectIDsNeverReachTheStore(t *testing.T) {
 			if rc := callAnswer(t, req); rc.Result.Kind != message.ResultReturn {
 				t.Errorf("real instance answered %+v", rc.Result)
 			}
-			return objectCall("grow", 6, iid, 2, 5)
+			return objectCall("grow", nextID+1, iid, 2, 5)
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
 			rc := callAnswer(t, req)

@@ -205,7 +205,26 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 		}
 		ev, err = s.exchange(r.ctx, req)
 		r.g.Reset()
+		if err != nil && s.state == StateSuspended && !s.closed.Load() {
+			// The answer could not be sent (too large for a frame, or not
+			// expressible in this protocol version): nothing reached the
+			// worker, so end the feed rather than leave it suspended.
+			return nil, r.unsendable(err)
+		}
 	}
+}
+
+// unsendable aborts the suspended feed whose answer could not be sent, and
+// returns that error (the session survives, idle).
+func (r *runner) unsendable(cause error) error {
+	s := r.s
+	exc := message.NewException("RuntimeError", "the host's answer could not be sent: "+cause.Error())
+	actx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), s.cfg.AbortTimeout)
+	defer cancel()
+	if _, err := s.exchange(actx, &message.AbortFeed{Exception: exc}); err != nil {
+		return err
+	}
+	return cause
 }
 
 // abort ends the suspended feed because the caller's context is done.

@@ -149,6 +149,13 @@ type Session struct {
 	stamps     Stamps
 	suspCount  uint64
 
+	// Call-id bookkeeping of the current feed, to catch a child that
+	// reuses or rewinds call ids, or reports futures it was never given.
+	lastCall  uint32
+	callSeen  bool
+	futures   map[uint32]struct{} // ids registered as external futures
+	restored  bool                // the feed came from a dump: its futures are unknown
+
 	print    PrintFunc
 	preq     message.ParentRequest
 	wbuf     []byte
@@ -523,7 +530,69 @@ func (s *Session) unexpected(ev *message.ChildEvent, req message.Request) error 
 }
 
 // settle checks that ev may answer req and updates the session state.
+// newFeedCalls forgets the call ids of the previous feed.
+func (s *Session) newFeedCalls(restored bool) {
+	s.lastCall, s.callSeen, s.restored = 0, false, restored
+	clear(s.futures)
+}
+
+// trackFutures records the external futures a request registers or
+// settles.
+func (s *Session) trackFutures(req message.Request) {
+	switch r := req.(type) {
+	case *message.ResumeCall:
+		if r.Result != nil && r.Result.Kind == message.ResultFuture {
+			if s.futures == nil {
+				s.futures = make(map[uint32]struct{})
+			}
+			s.futures[r.Result.Future] = struct{}{}
+		}
+	case *message.ResumeFutures:
+		for _, fr := range r.Results {
+			if fr.Result != nil && fr.Result.Kind != message.ResultFuture {
+				delete(s.futures, fr.CallID)
+			}
+		}
+	}
+}
+
+// checkCalls rejects a suspension whose call ids cannot come from an
+// honest child: the worker numbers calls upwards within a feed, and only
+// lists futures the parent registered.
+func (s *Session) checkCalls(ev *message.ChildEvent) error {
+	var id uint32
+	switch b := ev.Body.(type) {
+	case *message.FunctionCall:
+		id = b.CallID
+	case *message.OsCall:
+		id = b.CallID
+	case *message.ResolveFutures:
+		if s.restored {
+			return nil
+		}
+		for _, p := range b.PendingCallIDs {
+			if _, ok := s.futures[p]; !ok {
+				return &worker.ProtocolError{Msg: "worker reported call id " + strconv.FormatUint(uint64(p), 10) +
+					" as a pending future, but no future was registered under it"}
+			}
+		}
+		return nil
+	default:
+		return nil
+	}
+	if s.callSeen && id <= s.lastCall {
+		return &worker.ProtocolError{Msg: "worker announced call id " + strconv.FormatUint(uint64(id), 10) +
+			" after call id " + strconv.FormatUint(uint64(s.lastCall), 10) + " in the same feed"}
+	}
+	s.lastCall, s.callSeen = id, true
+	return nil
+}
+
 func (s *Session) settle(ctx context.Context, req message.Request, ev *message.ChildEvent) (*message.ChildEvent, error) {
+	s.trackFutures(req)
+	if req.RequestKind() == message.KindFeed {
+		s.newFeedCalls(false)
+	}
 	switch b := ev.Body.(type) {
 	case nil:
 		return nil, s.fail(&worker.ProtocolError{Msg: "unexpected event"})
@@ -594,6 +663,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			// The dump brings its own limits; adopt them from the stamps.
 			s.ownMaxSusp, s.hasOwnDur = 0, false
 			s.suspCount = 0
+			s.newFeedCalls(true)
 			s.started = true
 			if ek.IsSuspension() {
 				return s.suspended(ctx, ev)
@@ -639,6 +709,9 @@ func (s *Session) toIdle() {
 // suspended records a suspension, or aborts the feed when it exceeds the
 // suspension limit.
 func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*message.ChildEvent, error) {
+	if err := s.checkCalls(ev); err != nil {
+		return nil, s.fail(err)
+	}
 	s.state = StateSuspended
 	s.susp = ev
 	s.started = true
