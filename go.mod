@@ -3,14 +3,15 @@ module github.com/gomonty/monty
 go 1.26.0
 
 require (
+	github.com/google/uuid v1.6.0
+	go.opentelemetry.io/otel/trace v1.47.0
+	go.uber.org/goleak v1.3.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/coder/websocket v1.8.15 // indirect
-	github.com/google/uuid v1.6.0 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
-	go.opentelemetry.io/otel/trace v1.47.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 tool google.golang.org/protobuf/cmd/protoc-gen-go

@@ -133,6 +133,9 @@ func BenchmarkEncode(b *testing.B) {
 			b.SetBytes(int64(len(frame)))
 			buf := make([]byte, 0, len(frame))
 			buf, err := AppendEvent(buf, ev) // warm up, untimed
+			if err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
 				if buf, err = AppendEvent(buf[:0], ev); err != nil {
 					b.Fatal(err)
@@ -145,6 +148,9 @@ func BenchmarkEncode(b *testing.B) {
 			b.SetBytes(int64(len(frame)))
 			buf := make([]byte, 0, len(frame))
 			buf, err := (proto.MarshalOptions{}).MarshalAppend(buf, toPBEvent(ev)) // warm up, untimed
+			if err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
 				if buf, err = (proto.MarshalOptions{}).MarshalAppend(buf[:0], toPBEvent(ev)); err != nil {
 					b.Fatal(err)

@@ -22,7 +22,6 @@ func nList(ids ...uint64) pb {
 	}
 	return pb(nil).msg(11, pb(nil).packed(1, ids...))
 }
-func nNone() pb { return pb(nil).msg(2, nil) }
 
 var uuid16 = make([]byte, 16)
 
