@@ -3,10 +3,27 @@ package frame
 import (
 	"io"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
-var benchSizes = []int{16, 4 << 10, 1 << 20}
+// processCPU reports the process's CPU time per op (user + system, all
+// threads) as cpu-ns/op. On a shared machine it is steadier than wall time.
+func processCPU(b *testing.B) func() {
+	cpu := func() int64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	start := cpu()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+var benchSizes = []int{16, 4 << 10, 1 << 20, 10 << 20}
 
 func sizeName(n int) string {
 	switch {
@@ -24,6 +41,7 @@ func BenchmarkReadFrame(b *testing.B) {
 			r := NewReader(&repeatReader{data: AppendFrame(nil, make([]byte, n))}, 0)
 			b.ReportAllocs()
 			b.SetBytes(int64(n))
+			defer processCPU(b)()
 			for b.Loop() {
 				if _, err := r.ReadFrame(); err != nil {
 					b.Fatal(err)

@@ -479,3 +479,70 @@ func TestWriterDoesNotRetainBody(t *testing.T) {
 		t.Fatalf("%q", out.Bytes())
 	}
 }
+
+func TestLargeFrameAllocation(t *testing.T) {
+	// A complete large body is allocated once at its length, after at most
+	// a third of it has been staged.
+	const n = 10_000_000
+	data := AppendFrame(nil, make([]byte, n))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	body, err := NewReader(bytes.NewReader(data), 0).ReadFrame()
+	runtime.ReadMemStats(&after)
+	if err != nil || len(body) != n || cap(body) != n {
+		t.Fatalf("len %d cap %d: %v", len(body), cap(body), err)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > n+n/2 {
+		t.Fatalf("reading a %d-byte frame allocated %d bytes", n, d)
+	}
+	// Truncated anywhere, the allocation stays within a small factor of
+	// what arrived.
+	for _, sent := range []int{70 << 10, 200 << 10, 1 << 20, 3 << 20, 3<<20 + 1<<19, 9 << 20} {
+		data := append(prefixed(n), make([]byte, sent)...)
+		runtime.ReadMemStats(&before)
+		_, err := NewReader(bytes.NewReader(data), 0).ReadFrame()
+		runtime.ReadMemStats(&after)
+		if err != ErrTruncated {
+			t.Fatalf("sent %d: %v", sent, err)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 4*uint64(sent)+64<<10 {
+			t.Errorf("sent %d of %d: allocated %d bytes", sent, n, d)
+		}
+	}
+}
+
+func TestLargeFrameContent(t *testing.T) {
+	// Bodies around the staging boundaries, through readers that return
+	// short reads and data together with io.EOF.
+	for _, n := range []int{64<<10 + 1, 192 << 10, 192<<10 + 1, 384<<10 + 5, 3<<20 + 17} {
+		body := make([]byte, n)
+		for i := range body {
+			body[i] = byte(i*31 + i>>16)
+		}
+		stream := append(AppendFrame(nil, body), AppendFrame(nil, []byte("next"))...)
+		for name, src := range map[string]io.Reader{
+			"half":    iotest.HalfReader(bytes.NewReader(stream)),
+			"dataerr": iotest.DataErrReader(bytes.NewReader(stream)),
+		} {
+			r := NewReader(src, 0)
+			got, err := r.ReadFrame()
+			if err != nil || !bytes.Equal(got, body) || cap(got) != n {
+				t.Fatalf("%d bytes, %s: len %d cap %d, %v", n, name, len(got), cap(got), err)
+			}
+			if got, err := r.ReadFrame(); err != nil || string(got) != "next" {
+				t.Fatalf("%d bytes, %s: next frame %q, %v", n, name, got, err)
+			}
+		}
+		// Truncated just before and after each staging boundary.
+		for _, cut := range []int{64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, n - 1} {
+			for _, c := range []int{cut - 1, cut, cut + 1} {
+				if c <= 0 || c >= n {
+					continue
+				}
+				if _, err := NewReader(bytes.NewReader(AppendFrame(nil, body)[:PrefixLen+c]), 0).ReadFrame(); err != ErrTruncated {
+					t.Fatalf("%d bytes cut at %d: %v", n, c, err)
+				}
+			}
+		}
+	}
+}

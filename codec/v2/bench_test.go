@@ -2,6 +2,7 @@ package codecv2
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
 
 	"github.com/gomonty/monty/codec"
@@ -38,9 +39,27 @@ func benchDecode(b *testing.B, ev *message.ChildEvent) {
 	b.SetBytes(int64(len(frame)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer processCPU(b)()
 	for b.Loop() {
 		if _, err := DecodeEvent(frame, codec.Limits{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// processCPU reports the process's CPU time per op (user + system, all
+// threads, so the garbage collector's work is included) as cpu-ns/op. On a
+// shared machine it is steadier than wall time.
+func processCPU(b *testing.B) func() {
+	cpu := func() int64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	start := cpu()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op")
 		}
 	}
 }
@@ -70,3 +89,56 @@ func BenchmarkDecodeStrDict100k(b *testing.B) { benchDecode(b, strDictEvent(100_
 
 func BenchmarkEncodeIntList1M(b *testing.B)   { benchEncode(b, intListEvent(1_000_000)) }
 func BenchmarkEncodeStrDict100k(b *testing.B) { benchEncode(b, strDictEvent(100_000)) }
+
+// BenchmarkDecodeFunctionCall decodes the small FunctionCall frame of a
+// host-call ping-pong: f(i).
+func BenchmarkDecodeFunctionCall(b *testing.B) {
+	g := value.Graph{}
+	arg := g.Add(value.Int(4242))
+	benchDecode(b, &message.ChildEvent{Body: &message.FunctionCall{FunctionName: "f", Args: []value.NodeID{arg}, CallID: 17, Values: g}})
+}
+
+// BenchmarkDecodeBytes10M decodes a Complete frame holding a 10 MB bytes
+// value.
+func BenchmarkDecodeBytes10M(b *testing.B) {
+	g := value.Graph{}
+	root := g.Add(value.Bytes(make([]byte, 10_000_000)))
+	benchDecode(b, &message.ChildEvent{Body: &message.Complete{Value: root, Values: g}})
+}
+
+// BenchmarkDecodeIntList10k is BenchmarkDecodeIntList1M at a size that
+// stays in cache, which isolates the per-element decoding work.
+func BenchmarkDecodeIntList10k(b *testing.B) { benchDecode(b, intListEvent(10_000)) }
+
+// BenchmarkEncodeResumeCall encodes the reply of a host-call ping-pong:
+// ResumeCall{call_id, return None}.
+func BenchmarkEncodeResumeCall(b *testing.B) {
+	g := value.Graph{}
+	none := g.Add(value.None())
+	r := &message.ParentRequest{Body: &message.ResumeCall{CallID: 17, Result: &message.ExtResult{Kind: message.ResultReturn, Value: none}, Values: g}}
+	buf, err := AppendRequest(nil, r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if buf, err = AppendRequest(buf[:0], r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodeFeed encodes a Feed without inputs.
+func BenchmarkEncodeFeed(b *testing.B) {
+	r := &message.ParentRequest{Body: &message.Feed{Code: "1 + 2"}}
+	buf, err := AppendRequest(nil, r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if buf, err = AppendRequest(buf[:0], r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -930,7 +930,7 @@ func (d *dec) packedU32(wt protowire.Type, dst *[]uint32) error {
 	if err != nil {
 		return err
 	}
-	s, err := budget.Reserve(d.bud, *dst, n, 4)
+	s, err := budget.Reserve(&d.bud, *dst, n, 4)
 	if err != nil {
 		return fail(codec.ErrBudget)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -248,6 +249,11 @@ func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
 // item decodes one element of a repeated MontyObject field and appends its
 // node to the graph.
 func (d *dec) item(wt protowire.Type) (value.NodeID, error) {
+	if wt == protowire.BytesType {
+		if id, ok, err := d.scalarItem(); ok {
+			return id, err
+		}
+	}
 	var p pobj
 	if err := d.object(wt, &p); err != nil {
 		return 0, err
@@ -255,7 +261,92 @@ func (d *dec) item(wt protowire.Type) (value.NodeID, error) {
 	return d.finish(&p)
 }
 
+// noFastPaths turns scalarItem and scalarRun off, so that tests can check
+// that they decode exactly what the general path decodes.
+var noFastPaths = false
+
+// Keys of the MontyObject arms that scalarItem decodes.
+const (
+	keyEllipsis       = armEllipsis<<3 | byte(protowire.BytesType)
+	keyNone           = armNone<<3 | byte(protowire.BytesType)
+	keyNotImplemented = armNotImplemented<<3 | byte(protowire.BytesType)
+	keyBool           = armBool<<3 | byte(protowire.VarintType)
+	keyInt            = armInt<<3 | byte(protowire.VarintType)
+	keyFloat          = armFloat<<3 | byte(protowire.Fixed64Type)
+	keyStr            = armStr<<3 | byte(protowire.BytesType)
+)
+
+// scalarItem decodes in one step, when it can, the element of a repeated
+// MontyObject field whose length prefix is at the cursor. The elements of
+// large containers are mostly MontyObjects made of a single canonical
+// scalar field (an int, bool, float, short str or an empty None, Ellipsis
+// or NotImplemented), which need none of the general path's merging state.
+// For anything else, including anything malformed, it reports false with
+// the cursor unchanged, and the general path decodes the element and
+// reports its errors. Where it applies, it performs the general path's
+// checks and charges in the same order, so both give the same result.
+func (d *dec) scalarItem() (value.NodeID, bool, error) {
+	if d.depth >= MaxDepth || noFastPaths {
+		return 0, false, nil // the general path reports the recursion
+	}
+	buf, p := d.buf, d.pos
+	if p+2 >= len(buf) {
+		return 0, false, nil
+	}
+	l := int(buf[p])
+	body := p + 1
+	end := body + l
+	if l < 2 || l >= 0x80 || end > len(buf) {
+		return 0, false, nil
+	}
+	var n value.Node
+	switch buf[body] {
+	case keyInt, keyBool:
+		v, m := protowire.ConsumeVarint(buf[body+1 : end])
+		if m != l-1 {
+			return 0, false, nil
+		}
+		if buf[body] == keyInt {
+			n = value.Node{Kind: value.KindInt, Num: uint64(protowire.DecodeZigZag(v))}
+		} else {
+			n.Kind = value.KindBool
+			if v != 0 {
+				n.Num = 1
+			}
+		}
+	case keyFloat:
+		if l != 9 {
+			return 0, false, nil
+		}
+		n = value.Node{Kind: value.KindFloat, Num: binary.LittleEndian.Uint64(buf[body+1:])}
+	case keyNone, keyEllipsis, keyNotImplemented:
+		// An empty Unit message, one level further down.
+		if l != 2 || buf[body+1] != 0 || d.depth+1 >= MaxDepth {
+			return 0, false, nil
+		}
+		n.Kind = value.Kind(buf[body] >> 3)
+	case keyStr:
+		sb := buf[body+2 : end]
+		if int(buf[body+1]) != len(sb) || !utf8.Valid(sb) {
+			return 0, false, nil
+		}
+		s, err := d.intern(sb)
+		if err != nil {
+			return 0, true, err
+		}
+		n = value.Node{Kind: value.KindStr, Text: s}
+	default:
+		return 0, false, nil
+	}
+	d.pos = end
+	id, err := d.add(n)
+	return id, true, err
+}
+
 func (d *dec) appendRef(refs []value.NodeID, id value.NodeID) ([]value.NodeID, error) {
+	if len(refs) < cap(refs) {
+		return append(refs, id), nil
+	}
 	refs, err := grow(d, refs, budget.RefCost)
 	if err != nil {
 		return refs, err
@@ -273,6 +364,9 @@ func (d *dec) objectList(wt protowire.Type, p *pobj) error {
 		return err
 	}
 	for d.pos < end {
+		if d.scalarRun(end, p) {
+			continue
+		}
 		num, wt, err := d.key()
 		if err != nil {
 			return err
@@ -292,6 +386,97 @@ func (d *dec) objectList(wt protowire.Type, p *pobj) error {
 		}
 	}
 	return d.leave(end)
+}
+
+// scalarRun decodes the run of ObjectList.items elements at the cursor
+// that scalarItem would decode, up to end or to the first other field,
+// while the node and reference slices have room (presize makes it). It is
+// scalarItem's loop with the slices held in locals, and it reports whether
+// it decoded anything. Whatever it stops at, the general loop decodes.
+func (d *dec) scalarRun(end int, p *pobj) bool {
+	if d.depth >= MaxDepth || noFastPaths {
+		return false
+	}
+	unitOK := d.depth+1 < MaxDepth
+	buf := d.buf[:end]
+	pos := d.pos
+	nodes, refs := d.g.Nodes, p.refs
+	for pos+4 <= len(buf) && len(nodes) < cap(nodes) && len(refs) < cap(refs) {
+		if buf[pos] != 1<<3|byte(protowire.BytesType) {
+			break
+		}
+		l := int(buf[pos+1])
+		body := pos + 2
+		next := body + l
+		if l < 2 || l >= 0x80 || next > len(buf) {
+			break
+		}
+		var kind value.Kind
+		var num uint64
+		var text string
+		switch k := buf[body]; k {
+		case keyInt, keyBool:
+			v := uint64(buf[body+1])
+			if l == 2 {
+				if v >= 0x80 {
+					break
+				}
+			} else {
+				var m int
+				if v, m = protowire.ConsumeVarint(buf[body+1 : next]); m != l-1 {
+					break
+				}
+			}
+			if k == keyInt {
+				kind, num = value.KindInt, uint64(protowire.DecodeZigZag(v))
+			} else {
+				kind = value.KindBool
+				if v != 0 {
+					num = 1
+				}
+			}
+		case keyFloat:
+			if l == 9 {
+				kind, num = value.KindFloat, binary.LittleEndian.Uint64(buf[body+1:next])
+			}
+		case keyNone, keyEllipsis, keyNotImplemented:
+			if l == 2 && buf[body+1] == 0 && unitOK {
+				kind = value.Kind(k >> 3)
+			}
+		case keyStr:
+			sb := buf[body+2 : next]
+			if int(buf[body+1]) != len(sb) || !utf8.Valid(sb) {
+				break
+			}
+			var err error
+			if text, err = d.intern(sb); err != nil {
+				// Let the general path charge and report it.
+				break
+			}
+			kind = value.KindStr
+		}
+		if kind == 0 {
+			break
+		}
+		i := len(nodes)
+		nodes = nodes[:i+1]
+		slot := &nodes[i]
+		if len(slot.Text) != 0 || slot.Refs != nil || slot.Ext != nil {
+			*slot = value.Node{} // not reached: see add
+		}
+		slot.Kind, slot.Num = kind, num
+		if len(text) != 0 {
+			slot.Text = text
+		}
+		refs = append(refs, value.NodeID(i))
+		pos = next
+	}
+	if pos == d.pos {
+		return false
+	}
+	d.pos = pos
+	d.g.Nodes, p.refs = nodes, refs
+	return true
 }
 
 // NamedTuple is hand-written in the worker (no path segment).
@@ -869,7 +1054,21 @@ func checkType(ts *typeState) error {
 // malformed, which the decoder proper then reports.
 func (d *dec) countFields(end int, num protowire.Number, minLen uint64) int {
 	n := 0
+	buf := d.buf[:end]
+	key := byte(num)<<3 | byte(protowire.BytesType)
 	for p := d.pos; p < end; {
+		if num < 16 && p+1 < end && buf[p] == key && buf[p+1] < 0x80 {
+			// The common element: a one-byte key and length.
+			v := int(buf[p+1])
+			if v > end-p-2 {
+				break
+			}
+			p += 2 + v
+			if uint64(v) >= minLen {
+				n++
+			}
+			continue
+		}
 		k, l := protowire.ConsumeVarint(d.buf[p:end])
 		if l < 0 {
 			break
@@ -929,19 +1128,39 @@ func (d *dec) presize(p *pobj, n, per int) error {
 	return nil
 }
 
+// add appends n to the graph.
+//
+// It writes only the fields the slot needs: the decoder allocates every
+// node slice itself and never removes nodes, so the slot beyond the
+// length is still zero, and a scalar node then stores no pointer at all.
+// Copying whole nodes would cost a write barrier per pointer field of
+// every node whenever the garbage collector is marking, which it often is
+// while a large frame is being decoded. (The slot is checked anyway, so a
+// graph that arrives with a dirty tail is still written correctly.)
 func (d *dec) add(n value.Node) (value.NodeID, error) {
-	nodes := d.g.Nodes
-	if len(nodes) == cap(nodes) {
-		if len(nodes) >= math.MaxUint32 {
+	g := d.g
+	i := len(g.Nodes)
+	if i == cap(g.Nodes) {
+		if i >= math.MaxUint32 {
 			return 0, fail(errTooManyNodes)
 		}
-		var err error
-		if nodes, err = grow(d, nodes, nodeCost); err != nil {
+		if err := d.growNodes(); err != nil {
 			return 0, err
 		}
 	}
-	d.g.Nodes = append(nodes, n)
-	return value.NodeID(len(nodes)), nil
+	g.Nodes = g.Nodes[:i+1] // writes the length only
+	slot := &g.Nodes[i]
+	slot.Kind, slot.Num = n.Kind, n.Num
+	if len(n.Text) != 0 || len(slot.Text) != 0 {
+		slot.Text = n.Text
+	}
+	if n.Refs != nil || slot.Refs != nil {
+		slot.Refs = n.Refs
+	}
+	if n.Ext != nil || slot.Ext != nil {
+		slot.Ext = n.Ext
+	}
+	return value.NodeID(i), nil
 }
 
 // finish validates a decoded MontyObject and appends its node (children
@@ -999,6 +1218,35 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 	}
 	return d.add(n)
 }
+
+// growNodes makes room for at least one more node. The first allocation
+// of a message's graph is sized to what the rest of the frame can still
+// hold (every further node takes at least minNodeWire bytes of it), so
+// that a small message with one or two values, such as a host call,
+// allocates no more nodes than it needs; later growth doubles as usual.
+// The replacement allocation is charged in full before it is made.
+func (d *dec) growNodes() error {
+	nodes := d.g.Nodes
+	if cap(nodes) == 0 {
+		nc := min(budget.MinCap, 1+(len(d.buf)-d.pos)/minNodeWire)
+		if err := d.bud.ChargeMul(int64(nc), nodeCost); err != nil {
+			return fail(codec.ErrBudget)
+		}
+		d.g.Nodes = make([]value.Node, 0, nc)
+		return nil
+	}
+	nodes, err := grow(d, nodes, nodeCost)
+	if err != nil {
+		return err
+	}
+	d.g.Nodes = nodes
+	return nil
+}
+
+// minNodeWire is a lower bound on the frame bytes behind each decoded node
+// but the first: a MontyObject field takes a key, a length and an arm
+// key, and a class node comes from a nested Type that takes more.
+const minNodeWire = 3
 
 func (d *dec) finishBigInt(p *pobj) (value.NodeID, error) {
 	mag := p.raw

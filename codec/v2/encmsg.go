@@ -150,6 +150,26 @@ func (w *wr) msg(num protowire.Number, f func()) {
 
 // value writes root id of the message's graph as MontyObject field num.
 func (w *wr) value(num protowire.Number, id value.NodeID, field string) {
+	w.valueIn(num, id, field, "")
+}
+
+// valueIn is value for a field whose error path is field+sub; the two are
+// joined only when an error is reported, so encoding allocates no path.
+func (w *wr) valueIn(num protowire.Number, id value.NodeID, field, sub string) {
+	if w.ve == nil || int(id) >= len(w.ve.pl) || (w.sizing && w.depth+int(w.ve.dep[id]) > MaxDepth) {
+		w.valueErr(id, field+sub)
+		return
+	}
+	if w.sizing {
+		b := w.ve.body(id)
+		w.n += int64(protowire.SizeTag(num)) + sizeVarint(uint64(b)) + b
+		return
+	}
+	w.b = w.ve.appendField(w.b, num, id)
+}
+
+// valueErr reports why root id cannot be written as field.
+func (w *wr) valueErr(id value.NodeID, field string) {
 	if w.ve == nil || int(id) >= len(w.ve.pl) {
 		n := 0
 		if w.ve != nil {
@@ -158,15 +178,7 @@ func (w *wr) value(num protowire.Number, id value.NodeID, field string) {
 		w.fail(encErr("%s: value root %d is out of range for a graph of %d nodes", field, id, n))
 		return
 	}
-	if w.sizing {
-		if d := w.depth + int(w.ve.dep[id]); d > MaxDepth {
-			w.fail(depthErr(field, d))
-		}
-		b := w.ve.body(id)
-		w.n += int64(protowire.SizeTag(num)) + sizeVarint(uint64(b)) + b
-		return
-	}
-	w.b = w.ve.appendField(w.b, num, id)
+	w.fail(depthErr(field, w.depth+int(w.ve.dep[id])))
 }
 
 func depthErr(field string, d int) error {
@@ -179,6 +191,10 @@ func (w *wr) uuid(num protowire.Number, id value.UUID) {
 	w.msg(num, func() { w.raw(1, id[:]) })
 }
 
+// noValues is the value encoder of a message without values. Only prepare
+// writes to a venc, so this one is shared, read-only.
+var noValues = &venc{g: &value.Graph{}}
+
 // run encodes a frame: validate and size, check the cap, then write.
 func run(dst []byte, g *value.Graph, lim codec.Limits, f func(w *wr)) ([]byte, error) {
 	w := &wr{sizing: true}
@@ -188,7 +204,7 @@ func run(dst []byte, g *value.Graph, lim codec.Limits, f func(w *wr)) ([]byte, e
 			return dst, err
 		}
 	} else {
-		w.ve = &venc{g: &value.Graph{}}
+		w.ve = noValues
 	}
 	f(w)
 	if w.err != nil {
@@ -334,7 +350,7 @@ func (w *wr) extResult(r *message.ExtResult, field string) {
 	case 0:
 		// No arm: a protocol violation the worker reports itself.
 	case message.ResultReturn:
-		w.value(1, r.Value, field+".return_value")
+		w.valueIn(1, r.Value, field, ".return_value")
 	case message.ResultError:
 		if r.Error == nil {
 			w.fail(encErr("%s: error result with a nil exception", field))

@@ -26,6 +26,11 @@ type venc struct {
 	pl  []int64 // arm payload length (see body)
 	dep []uint8 // message levels of the node's MontyObject, itself included
 	max int64   // saturation point: one more than the frame cap
+
+	// Room for the tables of a small graph (a call's arguments, a
+	// returned value), which then cost no allocation of their own.
+	smallPL  [4]int64
+	smallDep [4]uint8
 }
 
 func sizeVarint(v uint64) int64 { return int64(protowire.SizeVarint(v)) }
@@ -174,8 +179,12 @@ func (e *venc) checkPairs(i value.NodeID, ps []value.Pair) error {
 func (e *venc) prepare(g *value.Graph, frameCap int) error {
 	e.g = g
 	e.max = int64(frameCap) + 1
-	e.pl = make([]int64, len(g.Nodes))
-	e.dep = make([]uint8, len(g.Nodes))
+	if n := len(g.Nodes); n <= len(e.smallPL) {
+		e.pl, e.dep = e.smallPL[:n], e.smallDep[:n]
+	} else {
+		e.pl = make([]int64, n)
+		e.dep = make([]uint8, n)
+	}
 	for idx := range g.Nodes {
 		i := value.NodeID(idx)
 		n := &g.Nodes[idx]

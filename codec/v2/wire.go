@@ -57,9 +57,9 @@ func push(err error, seg string) error {
 type dec struct {
 	buf   []byte
 	pos   int
-	depth int // nesting level of the message being decoded; the frame's top message is 0
-	bud   *budget.Budget
-	g     *value.Graph // graph of the message currently being decoded
+	depth int           // nesting level of the message being decoded; the frame's top message is 0
+	bud   budget.Budget // held by value: one allocation fewer per frame
+	g     *value.Graph  // graph of the message currently being decoded
 
 	chunk   []byte                      // string arena (see intern)
 	classes map[value.UUID]value.NodeID // class types of instances, for deduplication
@@ -68,7 +68,7 @@ type dec struct {
 }
 
 func newDec(frame []byte, lim codec.Limits) *dec {
-	return &dec{buf: frame, bud: budget.New(lim.DecodeBudget())}
+	return &dec{buf: frame, bud: *budget.New(lim.DecodeBudget())}
 }
 
 // convErr records a conversion error. Conversion happens after decoding in
@@ -300,12 +300,17 @@ func (d *dec) copyBytes(b []byte, keepEmpty bool) ([]byte, error) {
 	return append([]byte(nil), b...), nil
 }
 
-// String storage. Short strings are copied into shared 8 KiB chunks rather
-// than allocated one by one: a dict of 100k short keys then costs a few
-// dozen allocations instead of 100k. A chunk's bytes are never written
-// again once a string has been cut from them, so the strings stay
+// String storage. Short strings are copied into shared chunks of up to
+// 8 KiB rather than allocated one by one: a dict of 100k short keys then
+// costs a few dozen allocations instead of 100k. A chunk's bytes are never
+// written again once a string has been cut from them, so the strings stay
 // immutable. Long strings get their own allocation, so a retained small
 // string never pins more than one chunk.
+//
+// A chunk is never larger than the rest of the frame from the string being
+// stored: every later string of the frame is cut from those bytes, so a
+// small frame (a host call naming its function) allocates a few bytes, not
+// a whole chunk.
 const (
 	chunkSize   = 8 << 10
 	maxInterned = 256
@@ -323,10 +328,13 @@ func (d *dec) intern(b []byte) (string, error) {
 		return string(b), nil
 	}
 	if cap(d.chunk)-len(d.chunk) < n {
-		if err := d.charge(chunkSize); err != nil {
+		// b was just read, so the frame's remaining strings lie within
+		// d.buf[d.pos-n:].
+		size := min(chunkSize, max(n, len(d.buf)-d.pos+n))
+		if err := d.charge(int64(size)); err != nil {
 			return "", err
 		}
-		d.chunk = make([]byte, 0, chunkSize)
+		d.chunk = make([]byte, 0, size)
 	}
 	start := len(d.chunk)
 	d.chunk = append(d.chunk, b...)
@@ -467,7 +475,7 @@ func (d *dec) fStrs(wt protowire.Type, dst *[]string, path string) error {
 // grow makes room for one more element of a decoded slice, charging the
 // full replacement allocation when it has to grow.
 func grow[T any](d *dec, s []T, elem int64) ([]T, error) {
-	s, err := budget.Grow(d.bud, s, elem)
+	s, err := budget.Grow(&d.bud, s, elem)
 	if err != nil {
 		return s, fail(codec.ErrBudget)
 	}
