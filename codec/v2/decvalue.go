@@ -656,15 +656,6 @@ func (d *dec) root(wt protowire.Type, p *pobj) (value.NodeID, error) {
 	return d.finish(p)
 }
 
-// singular merges one occurrence of a singular MontyObject field into p and
-// appends the (merged) node.
-func (d *dec) singular(wt protowire.Type, p *pobj) (value.NodeID, error) {
-	if err := d.object(wt, p); err != nil {
-		return 0, err
-	}
-	return d.finish(p)
-}
-
 func (d *dec) bigInt(wt protowire.Type, p *pobj) error {
 	end, err := d.enter(wt)
 	if err != nil {

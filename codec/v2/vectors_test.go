@@ -25,14 +25,13 @@ type exchange struct {
 }
 
 type vector struct {
-	Name       string     `json:"name"`
-	Code       *string    `json:"python_code"`
-	Requests   []string   `json:"request_frames_hex"`
-	Responses  []string   `json:"response_frames_hex"`
-	Exchanges  []exchange `json:"exchanges"`
-	Nondet     []string   `json:"nondeterministic"`
-	file       string
-	turnErrors []string
+	Name      string     `json:"name"`
+	Code      *string    `json:"python_code"`
+	Requests  []string   `json:"request_frames_hex"`
+	Responses []string   `json:"response_frames_hex"`
+	Exchanges []exchange `json:"exchanges"`
+	Nondet    []string   `json:"nondeterministic"`
+	file      string
 }
 
 var (
