@@ -545,7 +545,9 @@ func (p *Pool) attachFailed(m *member, err error) bool {
 	}
 	if reason, ok := crashReason(err); ok {
 		p.crashLocked(m, reason, err, &a)
-		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory
+		// A worker that died or broke the protocol is the worker's fault, not
+		// the checkout's: try another one.
+		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory || reason == ReasonProtocol
 	}
 	p.destroyedLocked(m, DestroyRequested, &a)
 	return false
