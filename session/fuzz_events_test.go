@@ -118,9 +118,9 @@ type seqChild struct {
 	// onEmptyResolve, when set, is called (with the request count) when
 	// the parent reads a ResolveFutures listing no call id.
 	onEmptyResolve func(requests int)
-	killed     bool
-	closed     bool
-	requests   int
+	killed         bool
+	closed         bool
+	requests       int
 }
 
 func (c *seqChild) Pid() int { return 7 }

@@ -151,10 +151,10 @@ type Session struct {
 
 	// Call-id bookkeeping of the current feed, to catch a child that
 	// reuses or rewinds call ids, or reports futures it was never given.
-	lastCall  uint32
-	callSeen  bool
-	futures   map[uint32]struct{} // ids registered as external futures
-	restored  bool                // the feed came from a dump: its futures are unknown
+	lastCall uint32
+	callSeen bool
+	futures  map[uint32]struct{} // ids registered as external futures
+	restored bool                // the feed came from a dump: its futures are unknown
 
 	print    PrintFunc
 	preq     message.ParentRequest
