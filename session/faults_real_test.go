@@ -443,7 +443,7 @@ func TestFaultHugeResultOverFrameCap(t *testing.T) {
 // suspended: the next Run fails with ErrSuspended until the caller aborts
 // the feed. Set it to false once Run sanitizes the message (or falls back to
 // one it can send).
-const abortMayLeaveSuspended = true
+const abortMayLeaveSuspended = false
 
 // An answer to a suspension that cannot be sent: a host result over the
 // frame cap (*RequestTooLargeError), or an AbortFeed whose message, taken

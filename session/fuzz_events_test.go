@@ -384,7 +384,7 @@ const (
 // returns. runBounded cuts such a Run short by cancelling its context with
 // errKnownHang, which checkOutcome accepts. Set it to false once Run answers
 // an empty ResolveFutures (or refuses it) at once.
-const runMayHangOnEmptyResolve = true
+const runMayHangOnEmptyResolve = false
 
 func playSequence(t *testing.T, data []byte) {
 	// A hang anywhere (not just in Run) must fail the input rather than
@@ -445,16 +445,16 @@ func playSequence(t *testing.T, data []byte) {
 var errKnownHang = errors.New("stuck on an empty ResolveFutures (runMayHangOnEmptyResolve)")
 
 // knownHangWait is how long a Run may go without sending a request after
-// the child dealt an empty ResolveFutures before it counts as stuck in the
-// known hang.
+// it read an empty ResolveFutures before it counts as stuck in the known
+// hang.
 const knownHangWait = 50 * time.Millisecond
 
 // runBounded runs "f()" with a context deadline of seqRunDeadline and fails
 // the test if Run has not returned by seqRunLimit. Against the in-memory
 // child nothing blocks, so a Run that reaches its deadline is a hang. The
 // one known hang (see runMayHangOnEmptyResolve) is cut short: when Run has
-// sent nothing for knownHangWait after the child dealt an empty
-// ResolveFutures, its context is cancelled with errKnownHang, which
+// sent nothing for knownHangWait after it read an empty ResolveFutures,
+// its context is cancelled with errKnownHang, which
 // checkOutcome accepts while the gap is admitted.
 func runBounded(t *testing.T, s *Session, c *seqChild, reg *Registry) (*Result, error) {
 	type outcome struct {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -235,9 +236,11 @@ func (r *runner) abort() error {
 	if s.state != StateSuspended || s.closed.Load() {
 		return notDone(r.ctx)
 	}
-	exc := message.NewException("RuntimeError", "feed canceled by the host: "+cause.Error())
+	// The cause is the caller's text: make sure it can travel as a str.
+	why := strings.ToValidUTF8(cause.Error(), "\uFFFD")
+	exc := message.NewException("RuntimeError", "feed canceled by the host: "+why)
 	if deadline {
-		exc = message.NewException("TimeoutError", "host deadline exceeded: "+cause.Error())
+		exc = message.NewException("TimeoutError", "host deadline exceeded: "+why)
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), s.cfg.AbortTimeout)
 	defer cancel()

@@ -567,6 +567,11 @@ func (s *Session) checkCalls(ev *message.ChildEvent) error {
 	case *message.OsCall:
 		id = b.CallID
 	case *message.ResolveFutures:
+		if len(b.PendingCallIDs) == 0 {
+			// The worker only asks when some future is pending; an empty
+			// list would leave both sides waiting for each other.
+			return &worker.ProtocolError{Msg: "worker sent ResolveFutures with no pending call id"}
+		}
 		if s.restored {
 			return nil
 		}
