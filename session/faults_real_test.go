@@ -537,7 +537,7 @@ func TestFaultUnsendableAnswer(t *testing.T) {
 // *PythonError that the session survives, until Reset. Set it to false
 // once a refused abort leaves the session suspended (as a refused resume
 // already does) or AbortFeed sanitizes the exception type.
-const abortRefusalGoesIdle = true
+const abortRefusalGoesIdle = false
 
 func TestFaultAbortFeedRefused(t *testing.T) {
 	for _, exc := range []*message.RaisedException{nil, message.NewException("MyError", "stop")} {

@@ -617,6 +617,12 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		if ek != message.KindError {
 			return nil, s.fail(&worker.ProtocolError{Msg: "worker answered AbortFeed with something other than an Error"})
 		}
+		if isProtocolViolation(ev.Body.(*message.Error).Exception) {
+			// The worker refused the abort (for example an exception type
+			// it does not know) and is still suspended, as after a refused
+			// resume.
+			return ev, nil
+		}
 		s.toIdle()
 		return ev, nil
 
