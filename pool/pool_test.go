@@ -710,20 +710,30 @@ func TestCloseDeadlineKillsSessions(t *testing.T) {
 
 func TestGrowsOnDemandUpToMax(t *testing.T) {
 	p, _ := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3})
-	var wg sync.WaitGroup
+	var wg, out sync.WaitGroup
 	var mu sync.Mutex
 	seen := map[uint64]bool{}
+	out.Add(3)
+	allOut := make(chan struct{})
+	go func() { out.Wait(); close(allOut) }()
 	for range 3 {
 		wg.Go(func() {
 			s, err := p.Checkout(context.Background(), session.Config{})
 			if err != nil {
 				t.Error(err)
+				out.Done()
 				return
 			}
 			mu.Lock()
 			seen[s.WorkerID()] = true
 			mu.Unlock()
-			time.Sleep(100 * time.Millisecond) // all three out at once
+			out.Done()
+			// Hold the worker until all three are out at once, however
+			// long the spawns take on a loaded machine.
+			select {
+			case <-allOut:
+			case <-time.After(30 * time.Second):
+			}
 			s.Close()
 		})
 	}
