@@ -385,13 +385,15 @@ func raceBuild() bool {
 	return false
 }
 
-// hugeLimit is the time a result near the frame cap may take; the race
-// detector instruments the copy loops of the decoder.
+// hugeLimit is the time a result near the frame cap may take. Alone on
+// this class of machine it takes 8-11 s, nearly all first-touch page
+// faults; with other packages' tests competing for the 2 cores, 13 s and
+// more. The bound is for a hang, not for speed.
 func hugeLimit() time.Duration {
 	if raceBuild() {
-		return 40 * time.Second
+		return 60 * time.Second
 	}
-	return 20 * time.Second
+	return 45 * time.Second
 }
 
 func TestFaultHugeResultUnderFrameCap(t *testing.T) {
