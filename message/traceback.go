@@ -10,23 +10,8 @@ import (
 
 // This file renders a RaisedException as the Python-style traceback the
 // worker's own CLI prints (`monty -c CODE` writes it after "error: "). The
-// layout follows CPython's, with the worker's differences kept on purpose so
-// that the text matches what the sandbox reports:
-//
-//   - Carets are "~" under the whole span (CPython mixes "~" and "^" and
-//     omits the line when the span covers the whole statement).
-//   - SyntaxError frames ("hide_frame_name") print "  File ..., line N"
-//     without ", in ...", but the "Traceback (most recent call last):" header
-//     is still printed.
-//   - Repeats are folded after three identical (filename, line, frame name)
-//     frames as "  [Previous line repeated N more times]", plural even for
-//     N == 1 (CPython says "1 more time").
-//   - The last line is "Type: message" whenever a message is present, even an
-//     empty one ("ValueError: "); CPython prints just "ValueError" for an
-//     empty message. With no message it is "Type".
-//
-// The filename is the frame's own: frames from `monty subprocess` name the
-// fed code "<python-input-N>", the CLI names it "<string>".
+// rules are documented in docs/PROTOCOL.md ("Rendering tracebacks") and
+// checked against the worker's CLI by cmd/montygo's corpus test.
 
 // repeatFramesShown is how many identical consecutive frames are printed
 // before the rest are folded.
@@ -50,15 +35,50 @@ func (e *RaisedException) FormatTraceback(w io.Writer) error {
 // The header is printed only when there are frames.
 func (e *RaisedException) TracebackString() string { return string(e.AppendTraceback(nil)) }
 
+// TracebackOptions adjusts a rendering to what the code's author sees. The
+// zero value renders the exception exactly as the worker sent it.
+//
+// It is plain data, safe to share between goroutines.
+type TracebackOptions struct {
+	// Filename, when not empty, names the fed code in frame headers in
+	// place of the worker's "<python-input-N>" (the CLI uses "<string>" for
+	// `run -c`, the script's path for `run FILE`).
+	Filename string
+	// Source is the code of the feed that raised, when known. The worker
+	// leaves two things out of its frames that its own CLI prints from the
+	// source: the line of a frame with no location (a bare `raise` with no
+	// active exception), and the original indentation of the first line of
+	// a multi-line span (it dedents the preview). Without Source the first
+	// is left out and the second is inferred from the preview.
+	Source string
+}
+
+// noFile is the file name the worker gives a frame without a location: the
+// default location, line 1 column 1 of no file, whose preview is empty. The
+// worker's CLI prints it as an empty name with line 1 of its program.
+const noFile = "\x00"
+
 // AppendTraceback appends the traceback text of e (see
-// [RaisedException.TracebackString]) to dst.
+// [RaisedException.TracebackString]) to dst, with no options.
 func (e *RaisedException) AppendTraceback(dst []byte) []byte {
+	return e.AppendTracebackWith(dst, TracebackOptions{})
+}
+
+// AppendTracebackWith appends the traceback text of e to dst as the
+// worker's CLI prints it, applying o. The text ends with a newline. Its
+// size is linear in the size of e: carets are clamped to the preview line
+// and repeated frames are folded.
+func (e *RaisedException) AppendTracebackWith(dst []byte, o TracebackOptions) []byte {
 	if e == nil {
 		return append(dst, "<nil exception>\n"...)
 	}
 	tb := e.Traceback
+	r := renderer{opts: o}
 	if len(tb) > 0 {
 		dst = append(dst, "Traceback (most recent call last):\n"...)
+		// The outermost frame is the <module> of the feed that raised:
+		// Source is that frame's file.
+		r.current = tb[0].Filename
 	}
 	for i := 0; i < len(tb); {
 		n := 1
@@ -70,7 +90,11 @@ func (e *RaisedException) AppendTraceback(dst []byte) []byte {
 			shown = repeatFramesShown
 		}
 		for j := range shown {
-			dst = tb[i+j].appendTo(dst)
+			undefined := ""
+			if i+j == len(tb)-1 {
+				undefined = undefinedName(e)
+			}
+			dst = r.frame(dst, &tb[i+j], undefined)
 		}
 		if n > shown {
 			dst = append(dst, "  [Previous line repeated "...)
@@ -99,9 +123,46 @@ func sameFrame(a, b *StackFrame) bool {
 	return a.FrameName == nil || *a.FrameName == *b.FrameName
 }
 
-func (f *StackFrame) appendTo(dst []byte) []byte {
+// undefinedName returns N for a NameError "name 'N' is not defined", or "".
+func undefinedName(e *RaisedException) string {
+	if e.Type != "NameError" || e.Message == nil {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(*e.Message, "name '")
+	if !ok {
+		return ""
+	}
+	name, ok := strings.CutSuffix(rest, "' is not defined")
+	if !ok || name == "" {
+		return ""
+	}
+	for i, c := range name {
+		if !identRune(c) || (i == 0 && unicode.IsDigit(c)) {
+			return ""
+		}
+	}
+	return name
+}
+
+func identRune(c rune) bool {
+	return c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c)
+}
+
+// renderer holds what one rendering needs beyond the frame itself.
+type renderer struct {
+	opts    TracebackOptions
+	current string // file name of the feed that raised
+}
+
+func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
 	dst = append(dst, `  File "`...)
-	dst = append(dst, f.Filename...)
+	switch {
+	case f.Filename == noFile:
+	case r.opts.Filename != "" && fedName(f.Filename):
+		dst = append(dst, r.opts.Filename...)
+	default:
+		dst = append(dst, f.Filename...)
+	}
 	dst = append(dst, `", line `...)
 	dst = strconv.AppendUint(dst, uint64(f.Start.Line), 10)
 	if !f.HideFrameName {
@@ -117,10 +178,23 @@ func (f *StackFrame) appendTo(dst []byte) []byte {
 		return dst
 	}
 	line := *f.PreviewLine
+	start, end := f.Start.Column, f.End.Column
+	if f.Filename == noFile && line == "" {
+		src, ok := sourceLine(r.opts.Source, f.Start.Line)
+		if !ok {
+			return dst
+		}
+		line = src
+	}
 	if f.Start.Line != f.End.Line {
-		// A span over several lines: the worker sends the lines already
-		// dedented (with "...<N lines>..." for long spans). Each is printed
-		// at the frame indent, without carets.
+		// A span over several lines is printed as the worker sends it (the
+		// lines dedented, "...<N lines>..." for long spans), at the frame
+		// indent, without carets -- unless it is an undefined name's call.
+		if undefined != "" && !f.HideCaret {
+			if l, s, ok := r.narrowMultiLine(f, line, undefined); ok {
+				return appendLineAndCarets(dst, l, s, s+uint32(utf8.RuneCountInString(undefined)))
+			}
+		}
 		for _, l := range splitLines(line) {
 			dst = append(dst, "    "...)
 			dst = append(dst, l...)
@@ -128,29 +202,41 @@ func (f *StackFrame) appendTo(dst []byte) []byte {
 		}
 		return dst
 	}
+	if f.HideCaret {
+		dst = append(dst, "    "...)
+		dst = append(dst, strings.TrimLeftFunc(line, unicode.IsSpace)...)
+		return append(dst, '\n')
+	}
+	if undefined != "" {
+		if s, ok := callee(line, start, end, undefined); ok {
+			start, end = s, s+uint32(utf8.RuneCountInString(undefined))
+		}
+	}
+	return appendLineAndCarets(dst, line, start, end)
+}
+
+// appendLineAndCarets prints line without its indentation and "~" under
+// the characters [start, end) (1-based columns; at least one caret).
+func appendLineAndCarets(dst []byte, line string, start, end uint32) []byte {
 	trimmed := strings.TrimLeftFunc(line, unicode.IsSpace)
 	dst = append(dst, "    "...)
 	dst = append(dst, trimmed...)
 	dst = append(dst, '\n')
-	if f.HideCaret {
-		return dst
-	}
-	// Columns are 1-based characters. Like the worker, the caret is shifted
-	// left by the number of bytes of stripped indentation (the same as
-	// characters for the spaces and tabs of real code). Columns past what
-	// Sanitize accepts are clamped, so a bogus frame cannot make us write
-	// gigabytes of "~".
+	// Like the worker, the caret is shifted left by the number of bytes of
+	// stripped indentation (the same as characters for the spaces and tabs
+	// of real code). Columns past what Sanitize accepts are clamped, so a
+	// bogus frame cannot make us write gigabytes of "~".
 	limit := uint64(utf8.RuneCountInString(line)) + 2
-	start := min(uint64(f.Start.Column), limit)
-	end := min(uint64(f.End.Column), limit)
+	s := min(uint64(start), limit)
+	e := min(uint64(end), limit)
 	lead := uint64(len(line) - len(trimmed))
 	pad := uint64(4)
-	if start > lead {
-		pad += start - lead - 1
+	if s > lead {
+		pad += s - lead - 1
 	}
 	width := uint64(1)
-	if end > start {
-		width = end - start
+	if e > s {
+		width = e - s
 	}
 	for range pad {
 		dst = append(dst, ' ')
@@ -159,6 +245,136 @@ func (f *StackFrame) appendTo(dst []byte) []byte {
 		dst = append(dst, '~')
 	}
 	return append(dst, '\n')
+}
+
+// callee finds the undefined name at the head of the call spanning columns
+// [start, end) of line: the worker reports a call of an undefined name at
+// the whole call, where its CLI underlines the name alone. Opening
+// parentheses and spaces before the name are skipped ("(f)(1)"). It returns
+// the name's 1-based column, or false when the span does not start with the
+// name (end == 0 means the span runs past the line).
+func callee(line string, start, end uint32, name string) (uint32, bool) {
+	if start == 0 {
+		return 0, false
+	}
+	col := uint32(1)
+	i := 0
+	for i < len(line) && col < start {
+		_, n := utf8.DecodeRuneInString(line[i:])
+		i += n
+		col++
+	}
+	if col != start {
+		return 0, false
+	}
+	for i < len(line) && (end == 0 || col < end) {
+		c, n := utf8.DecodeRuneInString(line[i:])
+		if c != '(' && !unicode.IsSpace(c) {
+			break
+		}
+		i += n
+		col++
+	}
+	rest, ok := strings.CutPrefix(line[i:], name)
+	if !ok {
+		return 0, false
+	}
+	if c, _ := utf8.DecodeRuneInString(rest); rest != "" && identRune(c) {
+		return 0, false
+	}
+	if end != 0 && col+uint32(utf8.RuneCountInString(name)) > end {
+		return 0, false
+	}
+	return col, true
+}
+
+// narrowMultiLine handles an undefined name's call spanning several lines:
+// the CLI prints only the call's first line, underlining the name. It
+// returns that line (with its original indentation, or the dedented one)
+// and the name's column in it.
+func (r *renderer) narrowMultiLine(f *StackFrame, preview, name string) (string, uint32, bool) {
+	if r.opts.Source != "" && f.Filename == r.current {
+		if l, ok := sourceLine(r.opts.Source, f.Start.Line); ok {
+			if col, ok := callee(l, f.Start.Column, 0, name); ok {
+				return l, col, true
+			}
+		}
+	}
+	// The preview's first line is the source line less the indentation
+	// common to the span's lines, so the span starts D characters earlier
+	// in it for some unknown D >= 0. Take the candidate closest to the
+	// reported column where the name starts a call that the line leaves
+	// open (the span goes on to the next line).
+	first, _, _ := strings.Cut(preview, "\n")
+	first = strings.TrimSuffix(first, "\r")
+	n := uint32(utf8.RuneCountInString(first))
+	for s := min(f.Start.Column, n); s >= 1; s-- {
+		col, ok := callee(first, s, 0, name)
+		if ok && opensCall(first, col, name) {
+			return first, col, true
+		}
+	}
+	return "", 0, false
+}
+
+// opensCall reports whether, after the name at column col of line, the
+// rest of the line leaves a bracket open or holds no "(" at all (the call's
+// parenthesis is on a later line).
+func opensCall(line string, col uint32, name string) bool {
+	i := 0
+	for c := uint32(1); c < col && i < len(line); c++ {
+		_, n := utf8.DecodeRuneInString(line[i:])
+		i += n
+	}
+	rest := line[i+len(name):]
+	depth := 0
+	for _, c := range rest {
+		switch c {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		}
+	}
+	return depth > 0 || strings.TrimSpace(rest) == "" || strings.TrimSpace(rest) == ")"
+}
+
+// sourceLine returns line n (1-based) of src, split like the worker splits
+// it (Rust's str::lines).
+func sourceLine(src string, n uint32) (string, bool) {
+	if n == 0 {
+		return "", false
+	}
+	for i := uint32(1); src != ""; i++ {
+		l, rest, found := strings.Cut(src, "\n")
+		if i == n {
+			return strings.TrimSuffix(l, "\r"), true
+		}
+		if !found {
+			break
+		}
+		src = rest
+	}
+	return "", false
+}
+
+// fedName reports whether name is the worker's name for fed code,
+// "<python-input-N>".
+func fedName(name string) bool {
+	digits, ok := strings.CutPrefix(name, "<python-input-")
+	if !ok {
+		return false
+	}
+	digits, ok = strings.CutSuffix(digits, ">")
+	if !ok || digits == "" {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // splitLines splits s the way the worker does (Rust's str::lines): at each

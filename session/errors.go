@@ -65,6 +65,8 @@ func (e *closedError) SessionSurvives() bool { return false }
 type PythonError struct {
 	// Exception is the exception with its traceback.
 	Exception *message.RaisedException
+
+	source string // the code of the feed that raised, when known
 }
 
 // Error returns the last line of a Python traceback, "Type: message".
@@ -79,37 +81,17 @@ func (e *PythonError) SessionSurvives() bool { return true }
 // Type returns the exception's type name, for example "ZeroDivisionError".
 func (e *PythonError) Type() string { return e.Exception.Type }
 
-// Traceback renders the exception like CPython does:
+// Traceback renders the exception as the worker's own CLI prints it (see
+// [message.RaisedException.AppendTracebackWith]), without a final newline:
 //
 //	Traceback (most recent call last):
 //	  File "<python-input-0>", line 1, in <module>
 //	    1 / 0
+//	    ~~~~~
 //	ZeroDivisionError: division by zero
 func (e *PythonError) Traceback() string {
-	var b strings.Builder
-	if len(e.Exception.Traceback) > 0 {
-		b.WriteString("Traceback (most recent call last):\n")
-	}
-	for _, f := range e.Exception.Traceback {
-		b.WriteString(`  File "`)
-		b.WriteString(f.Filename)
-		b.WriteString(`", line `)
-		b.WriteString(strconv.FormatUint(uint64(f.Start.Line), 10))
-		if f.FrameName != nil && !f.HideFrameName {
-			b.WriteString(", in ")
-			b.WriteString(*f.FrameName)
-		}
-		b.WriteByte('\n')
-		if f.PreviewLine != nil {
-			for _, l := range strings.Split(*f.PreviewLine, "\n") {
-				b.WriteString("    ")
-				b.WriteString(strings.TrimSpace(l))
-				b.WriteByte('\n')
-			}
-		}
-	}
-	b.WriteString(e.Exception.Error())
-	return b.String()
+	b := e.Exception.AppendTracebackWith(nil, message.TracebackOptions{Source: e.source})
+	return string(b[:len(b)-1])
 }
 
 // TypeCheckError reports a snippet the type checker rejected; it did not

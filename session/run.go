@@ -92,7 +92,11 @@ func (s *Session) Run(ctx context.Context, code string, opts ...RunOption) (*Res
 	feed.SkipTypeCheck = r.o.skipTypeCheck
 	feed.Cwd = r.o.cwd
 	ev, err := s.feed(ctx, feed)
-	return r.drive(ev, err)
+	res, err := r.drive(ev, err)
+	if pe, ok := err.(*PythonError); ok {
+		pe.source = code // for Traceback
+	}
+	return res, err
 }
 
 // Continue drives a suspended feed to completion like Run, starting from

@@ -159,7 +159,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 		var te *session.TypeCheckError
 		switch {
 		case errors.As(err, &pe):
-			fmt.Fprint(r.stderr, tracebackText(pe.Exception, "<stdin>"))
+			fmt.Fprint(r.stderr, tracebackText(pe.Exception, "<stdin>", src))
 		case errors.As(err, &te):
 			fmt.Fprintln(r.stderr, strings.TrimRight(te.Diagnostics, "\n"))
 		default:

@@ -183,7 +183,7 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	res, err := sess.Run(ctx, src, opts...)
 	if err != nil {
-		return reportRunError(err, script, stderr)
+		return reportRunError(err, script, src, stderr)
 	}
 	if s := resultRepr(res); s != "None" {
 		fmt.Fprintln(stdout, s)
@@ -196,14 +196,12 @@ func resultRepr(res *session.Result) string {
 	return res.Repr()
 }
 
-var pythonInput = regexp.MustCompile(`File "<python-input-[0-9]+>"`)
-
 // reportRunError prints a Python exception as a traceback (exit 1) and
 // returns other errors for main to print.
-func reportRunError(err error, script string, stderr io.Writer) error {
+func reportRunError(err error, script, src string, stderr io.Writer) error {
 	var pe *session.PythonError
 	if errors.As(err, &pe) {
-		fmt.Fprint(stderr, tracebackText(pe.Exception, script))
+		fmt.Fprint(stderr, tracebackText(pe.Exception, script, src))
 		return exitError{1}
 	}
 	var te *session.TypeCheckError
@@ -214,9 +212,9 @@ func reportRunError(err error, script string, stderr io.Writer) error {
 	return err
 }
 
-// tracebackText renders exc like Python, naming the script in the frames
-// instead of the worker's "<python-input-N>".
-func tracebackText(exc *message.RaisedException, script string) string {
-	tb := exc.TracebackString()
-	return pythonInput.ReplaceAllLiteralString(tb, `File "`+script+`"`)
+// tracebackText renders exc as the worker's CLI does, naming the script in
+// the frames instead of the worker's "<python-input-N>"; src is the code
+// that raised.
+func tracebackText(exc *message.RaisedException, script, src string) string {
+	return string(exc.AppendTracebackWith(nil, message.TracebackOptions{Filename: script, Source: src}))
 }
