@@ -152,6 +152,7 @@ func identRune(c rune) bool {
 type renderer struct {
 	opts    TracebackOptions
 	current string // file name of the feed that raised
+	lines   []int  // byte offsets of the source's lines, built on first use
 }
 
 func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
@@ -180,7 +181,7 @@ func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
 	line := *f.PreviewLine
 	start, end := f.Start.Column, f.End.Column
 	if f.Filename == noFile && line == "" {
-		src, ok := sourceLine(r.opts.Source, f.Start.Line)
+		src, ok := r.sourceLine(f.Start.Line)
 		if !ok {
 			return dst
 		}
@@ -293,69 +294,118 @@ func callee(line string, start, end uint32, name string) (uint32, bool) {
 // returns that line (with its original indentation, or the dedented one)
 // and the name's column in it.
 func (r *renderer) narrowMultiLine(f *StackFrame, preview, name string) (string, uint32, bool) {
-	if r.opts.Source != "" && f.Filename == r.current {
-		if l, ok := sourceLine(r.opts.Source, f.Start.Line); ok {
+	if f.Filename == r.current {
+		if l, ok := r.sourceLine(f.Start.Line); ok {
 			if col, ok := callee(l, f.Start.Column, 0, name); ok {
 				return l, col, true
 			}
 		}
 	}
-	// The preview's first line is the source line less the indentation
-	// common to the span's lines, so the span starts D characters earlier
-	// in it for some unknown D >= 0. Take the candidate closest to the
-	// reported column where the name starts a call that the line leaves
-	// open (the span goes on to the next line).
 	first, _, _ := strings.Cut(preview, "\n")
 	first = strings.TrimSuffix(first, "\r")
-	n := uint32(utf8.RuneCountInString(first))
-	for s := min(f.Start.Column, n); s >= 1; s-- {
-		col, ok := callee(first, s, 0, name)
-		if ok && opensCall(first, col, name) {
-			return first, col, true
-		}
+	if col, ok := dedentedCallee(first, f.Start.Column, name); ok {
+		return first, col, true
 	}
 	return "", 0, false
 }
 
-// opensCall reports whether, after the name at column col of line, the
-// rest of the line leaves a bracket open or holds no "(" at all (the call's
-// parenthesis is on a later line).
-func opensCall(line string, col uint32, name string) bool {
-	i := 0
-	for c := uint32(1); c < col && i < len(line); c++ {
-		_, n := utf8.DecodeRuneInString(line[i:])
-		i += n
+// dedentedCallee finds the undefined name heading a call that starts at
+// column start of a source line, in that line with some unknown number
+// D >= 0 of leading characters removed (the worker dedents a multi-line
+// preview by the indentation common to its lines). A candidate is an
+// occurrence of the name, preceded by a run of "(" and spaces starting at
+// a column <= start, after which the line leaves a bracket open or ends
+// (the call's parenthesis is on a later line); the last candidate wins,
+// the one needing the least indentation. One pass over the line.
+func dedentedCallee(line string, start uint32, name string) (uint32, bool) {
+	type cand struct {
+		col uint32
+		end int // byte offset after the name
 	}
-	rest := line[i+len(name):]
-	depth := 0
-	for _, c := range rest {
+	var cands []cand
+	col, runStart := uint32(1), uint32(0)
+	prevIdent := false
+	for i := 0; i < len(line); {
+		c, n := utf8.DecodeRuneInString(line[i:])
+		if !prevIdent && strings.HasPrefix(line[i:], name) {
+			rs := runStart
+			if rs == 0 {
+				rs = col
+			}
+			after, _ := utf8.DecodeRuneInString(line[i+len(name):])
+			if rs <= start && (i+len(name) == len(line) || !identRune(after)) {
+				cands = append(cands, cand{col, i + len(name)})
+			}
+		}
+		if c == '(' || unicode.IsSpace(c) {
+			if runStart == 0 {
+				runStart = col
+			}
+		} else {
+			runStart = 0
+		}
+		prevIdent = identRune(c)
+		i += n
+		col++
+	}
+	if len(cands) == 0 {
+		return 0, false
+	}
+	// depth[k] is the bracket balance of line[cands[k].end:], filled from
+	// the right in one pass; so is the number of non-space characters and
+	// whether the only one is ")".
+	k := len(cands) - 1
+	depth, nonSpace, onlyClose := 0, 0, true
+	for i := len(line); i >= 0 && k >= 0; {
+		for k >= 0 && cands[k].end == i {
+			if depth > 0 || nonSpace == 0 || (nonSpace == 1 && onlyClose) {
+				return cands[k].col, true
+			}
+			k--
+		}
+		if i == 0 {
+			break
+		}
+		c, n := utf8.DecodeLastRuneInString(line[:i])
 		switch c {
 		case '(', '[', '{':
 			depth++
 		case ')', ']', '}':
 			depth--
 		}
+		if !unicode.IsSpace(c) {
+			nonSpace++
+			onlyClose = onlyClose && c == ')'
+		}
+		i -= n
 	}
-	return depth > 0 || strings.TrimSpace(rest) == "" || strings.TrimSpace(rest) == ")"
+	return 0, false
 }
 
-// sourceLine returns line n (1-based) of src, split like the worker splits
-// it (Rust's str::lines).
-func sourceLine(src string, n uint32) (string, bool) {
-	if n == 0 {
+// sourceLine returns line n (1-based) of the source, split like the worker
+// splits it (Rust's str::lines). The line starts are indexed once per
+// rendering, so a traceback of many frames costs one pass over the source.
+func (r *renderer) sourceLine(n uint32) (string, bool) {
+	src := r.opts.Source
+	if n == 0 || src == "" {
 		return "", false
 	}
-	for i := uint32(1); src != ""; i++ {
-		l, rest, found := strings.Cut(src, "\n")
-		if i == n {
-			return strings.TrimSuffix(l, "\r"), true
+	if r.lines == nil {
+		r.lines = append(r.lines, 0)
+		for i := 0; i < len(src); i++ {
+			if src[i] == '\n' && i+1 < len(src) {
+				r.lines = append(r.lines, i+1)
+			}
 		}
-		if !found {
-			break
-		}
-		src = rest
 	}
-	return "", false
+	if uint64(n) > uint64(len(r.lines)) {
+		return "", false
+	}
+	l := src[r.lines[n-1]:]
+	if i := strings.IndexByte(l, '\n'); i >= 0 {
+		l = l[:i]
+	}
+	return strings.TrimSuffix(l, "\r"), true
 }
 
 // fedName reports whether name is the worker's name for fed code,

@@ -95,7 +95,7 @@ var cliPrefix = regexp.MustCompile(`^[0-9.]+\S*s ❯ `)
 
 // outcome is what one program printed, in comparable form.
 type outcome struct {
-	stdout string // standard output, ending with the result's repr when it is not None
+	stdout string // standard output
 	report string // the traceback (or other error report); empty on success
 	failed bool   // the program ended with an error
 }
@@ -124,7 +124,9 @@ func workerCLI(ctx context.Context, bin, code string) (outcome, error) {
 		if s, ok := strings.CutPrefix(rest, "error: "); ok {
 			o.report, o.failed = s, true
 		} else if repr := strings.TrimSuffix(rest, "\n"); repr != "None" {
-			o.stdout += repr + "\n"
+			// The CLI prints a result with str(), montygo with repr(): a
+			// snippet of the corpus ends with an error or a statement.
+			return o, fmt.Errorf("the snippet ends with the value %q, not an error or None", repr)
 		}
 	} else {
 		return o, fmt.Errorf("unrecognised worker CLI stderr %q (exit %v)", rest, err)

@@ -5,9 +5,9 @@ missing_func(1, 2, 3)
 #### issue-binop-call
 x = 1 + missing_func()
 #### issue-inner-frame
-def snap_caller(n):
-    return snap(n)
-snap_caller(1)
+def snap_caller():
+    return snap(1)
+snap_caller()
 #### read-plus
 x = undefined_name + 1
 #### read-bare

@@ -1,0 +1,224 @@
+package message
+
+import (
+	"strings"
+	"testing"
+)
+
+// Frames as the released worker sends them (`monty subprocess`) and the
+// text its CLI (`monty -c`) prints for the same program. cmd/montygo's
+// corpus test checks the same rules end to end against the real worker.
+
+func nameError(name string, frames ...StackFrame) *RaisedException {
+	return &RaisedException{Type: "NameError", Message: ptr("name '" + name + "' is not defined"), Traceback: frames}
+}
+
+func fr(file string, sl, sc, el, ec uint32, name, preview string) StackFrame {
+	return StackFrame{Filename: file, Start: CodeLoc{sl, sc}, End: CodeLoc{el, ec}, FrameName: ptr(name), PreviewLine: ptr(preview)}
+}
+
+const tbHead = "Traceback (most recent call last):\n"
+
+func TestTracebackCLIRules(t *testing.T) {
+	const in0 = "<python-input-0>"
+	for _, tc := range []struct {
+		name string
+		e    *RaisedException
+		opts TracebackOptions
+		want string
+	}{
+		{
+			name: "undefined call underlines the name",
+			e:    nameError("missing_func", fr(in0, 1, 1, 1, 22, "<module>", "missing_func(1, 2, 3)")),
+			opts: TracebackOptions{Filename: "<string>"},
+			want: tbHead + "  File \"<string>\", line 1, in <module>\n    missing_func(1, 2, 3)\n    ~~~~~~~~~~~~\n" +
+				"NameError: name 'missing_func' is not defined\n",
+		},
+		{
+			name: "undefined call inside a binary operation",
+			e:    nameError("missing_func", fr(in0, 1, 9, 1, 23, "<module>", "x = 1 + missing_func()")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    x = 1 + missing_func()\n            ~~~~~~~~~~~~\n" +
+				"NameError: name 'missing_func' is not defined\n",
+		},
+		{
+			name: "undefined call in an inner frame; outer calls keep the whole span",
+			e: nameError("snap",
+				fr(in0, 3, 1, 3, 4, "<module>", "g()"),
+				fr(in0, 2, 12, 2, 19, "g", "    return snap(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 3, in <module>\n    g()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 2, in g\n    return snap(1)\n           ~~~~\n" +
+				"NameError: name 'snap' is not defined\n",
+		},
+		{
+			name: "parenthesised callee",
+			e:    nameError("missing", fr(in0, 1, 5, 1, 17, "<module>", "x = (missing)(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    x = (missing)(1)\n         ~~~~~~~\n" +
+				"NameError: name 'missing' is not defined\n",
+		},
+		{
+			name: "a read of an undefined name is already the name",
+			e:    nameError("missing", fr(in0, 1, 7, 1, 14, "<module>", "print(missing)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    print(missing)\n          ~~~~~~~\n" +
+				"NameError: name 'missing' is not defined\n",
+		},
+		{
+			name: "a span not headed by the name is left alone",
+			e:    nameError("x", fr(in0, 1, 1, 1, 7, "<module>", "foo(x)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    foo(x)\n    ~~~~~~\n" +
+				"NameError: name 'x' is not defined\n",
+		},
+		{
+			name: "a longer identifier sharing the prefix is not the name",
+			e:    nameError("miss", fr(in0, 1, 1, 1, 11, "<module>", "missing(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    missing(1)\n    ~~~~~~~~~~\n" +
+				"NameError: name 'miss' is not defined\n",
+		},
+		{
+			name: "other exception types keep the span",
+			e: &RaisedException{Type: "TypeError", Message: ptr("'int' object is not callable"),
+				Traceback: []StackFrame{fr(in0, 2, 1, 2, 4, "<module>", "x()")}},
+			want: tbHead + "  File \"<python-input-0>\", line 2, in <module>\n    x()\n    ~~~\n" +
+				"TypeError: 'int' object is not callable\n",
+		},
+		{
+			name: "multi-line undefined call, dedented preview, no source",
+			e: nameError("missing",
+				fr(in0, 6, 1, 6, 4, "<module>", "f()"),
+				fr(in0, 3, 16, 5, 11, "f", "return missing(\n    1,\n2)")),
+			want: tbHead + "  File \"<python-input-0>\", line 6, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 3, in f\n    return missing(\n           ~~~~~~~\n" +
+				"NameError: name 'missing' is not defined\n",
+		},
+		{
+			name: "multi-line undefined call, from the source",
+			e: nameError("missing",
+				fr(in0, 6, 1, 6, 4, "<module>", "f()"),
+				fr(in0, 3, 16, 5, 11, "f", "return missing(\n    1,\n2)")),
+			opts: TracebackOptions{Source: "def f():\n    if True:\n        return missing(\n            1,\n        2)\nf()"},
+			want: tbHead + "  File \"<python-input-0>\", line 6, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 3, in f\n    return missing(\n           ~~~~~~~\n" +
+				"NameError: name 'missing' is not defined\n",
+		},
+		{
+			name: "multi-line undefined call with the parenthesis on the next line",
+			e:    nameError("missing", fr(in0, 1, 6, 2, 9, "<module>", "x = (missing\n     (1))")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    x = (missing\n         ~~~~~~~\n" +
+				"NameError: name 'missing' is not defined\n",
+		},
+		{
+			name: "multi-line undefined call repeated on its line picks the open call",
+			e:    nameError("m", fr(in0, 2, 13, 3, 6, "f", "x = m(1) + m(\n    2)")),
+			want: tbHead + "  File \"<python-input-0>\", line 2, in f\n    x = m(1) + m(\n               ~\n" +
+				"NameError: name 'm' is not defined\n",
+		},
+		{
+			name: "multi-line span of another error stays a block",
+			e: &RaisedException{Type: "TypeError", Message: ptr("unsupported operand type(s) for +: 'int' and 'NoneType'"),
+				Traceback: []StackFrame{fr(in0, 3, 14, 4, 22, "f", "x = (1 +\n         None)")}},
+			want: tbHead + "  File \"<python-input-0>\", line 3, in f\n    x = (1 +\n             None)\n" +
+				"TypeError: unsupported operand type(s) for +: 'int' and 'NoneType'\n",
+		},
+		{
+			name: "frame without a location, with the source",
+			e: &RaisedException{Type: "RuntimeError", Message: ptr("No active exception to reraise"),
+				Traceback: []StackFrame{fr("\x00", 1, 1, 1, 1, "<module>", "")}},
+			opts: TracebackOptions{Filename: "<string>", Source: "try:\n    pass\nexcept:\n    pass\nraise"},
+			want: tbHead + "  File \"\", line 1, in <module>\n    try:\n    ~\nRuntimeError: No active exception to reraise\n",
+		},
+		{
+			name: "frame without a location inside a function",
+			e: &RaisedException{Type: "RuntimeError", Message: ptr("No active exception to reraise"),
+				Traceback: []StackFrame{
+					fr(in0, 3, 1, 3, 4, "<module>", "f()"),
+					fr("\x00", 1, 1, 1, 1, "f", ""),
+				}},
+			opts: TracebackOptions{Filename: "<string>", Source: "def f():\n    raise\nf()"},
+			want: tbHead + "  File \"<string>\", line 3, in <module>\n    f()\n    ~~~\n" +
+				"  File \"\", line 1, in f\n    def f():\n    ~\nRuntimeError: No active exception to reraise\n",
+		},
+		{
+			name: "frame without a location, no source: no NUL and no empty line",
+			e: &RaisedException{Type: "RuntimeError", Message: ptr("No active exception to reraise"),
+				Traceback: []StackFrame{fr("\x00", 1, 1, 1, 1, "<module>", "")}},
+			want: tbHead + "  File \"\", line 1, in <module>\nRuntimeError: No active exception to reraise\n",
+		},
+		{
+			name: "frame without a location past the source's end",
+			e: &RaisedException{Type: "RuntimeError", Message: ptr("No active exception to reraise"),
+				Traceback: []StackFrame{fr("\x00", 9, 1, 9, 1, "<module>", "")}},
+			opts: TracebackOptions{Source: "raise\n"},
+			want: tbHead + "  File \"\", line 9, in <module>\nRuntimeError: No active exception to reraise\n",
+		},
+		{
+			name: "only the worker's names for fed code are renamed",
+			e: &RaisedException{Type: "E", Traceback: []StackFrame{
+				fr("<python-input-12>", 1, 1, 1, 2, "<module>", "x"),
+				fr("<python-input->", 1, 1, 1, 2, "f", "x"),
+				fr("<python-input-1a>", 1, 1, 1, 2, "g", "x"),
+				fr("lib.py", 1, 1, 1, 2, "h", "x"),
+			}},
+			opts: TracebackOptions{Filename: "main.py"},
+			want: tbHead + "  File \"main.py\", line 1, in <module>\n    x\n    ~\n" +
+				"  File \"<python-input->\", line 1, in f\n    x\n    ~\n" +
+				"  File \"<python-input-1a>\", line 1, in g\n    x\n    ~\n" +
+				"  File \"lib.py\", line 1, in h\n    x\n    ~\nE\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, f := range tc.e.Traceback {
+				if err := f.check(); err != nil {
+					t.Fatalf("frame does not sanitize: %v", err)
+				}
+			}
+			if got := string(tc.e.AppendTracebackWith(nil, tc.opts)); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// hostileTracebacks are exceptions a hostile worker could send to make a
+// renderer quadratic: many frames without a location over a large source,
+// and a huge multi-line undefined call full of candidate names.
+func hostileTracebacks() (e1, e2 *RaisedException, src string) {
+	src = strings.Repeat("x = 1\n", 200_000)
+	e1 = &RaisedException{Type: "RuntimeError", Message: ptr("No active exception to reraise")}
+	for i := range 100_000 {
+		e1.Traceback = append(e1.Traceback, fr("\x00", uint32(i%200_000+1), 1, uint32(i%200_000+1), 1, "f"+strings.Repeat("x", i%3), ""))
+	}
+	line := strings.Repeat("m(", 500_000)
+	e2 = nameError("m", fr("<python-input-0>", 1, 1_000_000, 2, 1, "<module>", line+"\n)"))
+	return e1, e2, src
+}
+
+func TestTracebackHostileIsLinear(t *testing.T) {
+	e1, e2, src := hostileTracebacks()
+	out := e1.AppendTracebackWith(nil, TracebackOptions{Source: src})
+	if !strings.Contains(string(out), "  File \"\", line 100000, in f\n    x = 1\n    ~\n") {
+		t.Fatalf("unexpected rendering of the last frames:\n%s", out[len(out)-300:])
+	}
+	out = e2.AppendTracebackWith(nil, TracebackOptions{})
+	// The last "m(" is the call left open at the end of the line.
+	want := "    " + strings.Repeat("m(", 500_000) + "\n    " + strings.Repeat(" ", 999_998) + "~\n"
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("the huge undefined call is not narrowed to its last name (%d bytes)", len(out))
+	}
+}
+
+func BenchmarkTracebackHostile(b *testing.B) {
+	e1, e2, src := hostileTracebacks()
+	b.Run("location-less-frames", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = e1.AppendTracebackWith(buf[:0], TracebackOptions{Source: src})
+		}
+	})
+	b.Run("huge-undefined-call", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = e2.AppendTracebackWith(buf[:0], TracebackOptions{})
+		}
+	})
+}
