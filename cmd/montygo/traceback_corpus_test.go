@@ -1,11 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
 )
 
 // The differential traceback harness: every snippet of the corpus in
@@ -63,10 +66,9 @@ func loadCorpus(t *testing.T) []corpusSnippet {
 			}
 			out = append(out, *cur)
 		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
+		// Lines split at "\n" only: a "\r" stays in the snippet, so CRLF
+		// sources are part of the corpus.
+		for _, line := range strings.Split(string(data), "\n") {
 			if name, ok := strings.CutPrefix(line, "#### "); ok {
 				flush()
 				full := base + ":" + strings.TrimSpace(name)
@@ -80,9 +82,6 @@ func loadCorpus(t *testing.T) []corpusSnippet {
 			if cur != nil {
 				body = append(body, line)
 			}
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
 		}
 		flush()
 	}
@@ -100,14 +99,19 @@ type outcome struct {
 	failed bool   // the program ended with an error
 }
 
-// workerCLI runs code through `monty -c` and splits its output: the CLI
+// workerCLI runs code through `monty -c` (or `monty FILE` when file is
+// set) and splits its output: the CLI
 // prints the program's output on stdout and, on stderr, either
 // "{timing} ❯ {repr}" or "{timing} ❯ error: {traceback}" (for a
 // SyntaxError, "error:\n{traceback}").
-func workerCLI(ctx context.Context, bin, code string) (outcome, error) {
+func workerCLI(ctx context.Context, bin, code, file string) (outcome, error) {
 	var o outcome
 	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "-c", code)
+	args := []string{"-c", code}
+	if file != "" {
+		args = []string{file}
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Env = []string{}
 	err := cmd.Run()
@@ -139,10 +143,14 @@ func workerCLI(ctx context.Context, bin, code string) (outcome, error) {
 
 // montygoRun runs code through `montygo run -c`, which prints the output
 // and the result's repr on stdout and the traceback on stderr.
-func montygoRun(ctx context.Context, montygoBin, workerBin, code string) (outcome, error) {
+func montygoRun(ctx context.Context, montygoBin, workerBin, code, file string) (outcome, error) {
 	var o outcome
 	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, montygoBin, "run", "--worker", workerBin, "-c", code)
+	args := []string{"run", "--worker", workerBin, "-c", code}
+	if file != "" {
+		args = []string{"run", "--worker", workerBin, file}
+	}
+	cmd := exec.CommandContext(ctx, montygoBin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	var ee *exec.ExitError
@@ -173,17 +181,88 @@ func TestTracebackCorpus(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			want, err := workerCLI(ctx, bin, sn.code)
+			want, err := workerCLI(ctx, bin, sn.code, "")
 			if err != nil {
 				t.Fatalf("monty -c: %v\ncode:\n%s", err, sn.code)
 			}
-			got, err := montygoRun(ctx, mg, bin, sn.code)
+			got, err := montygoRun(ctx, mg, bin, sn.code, "")
 			if err != nil {
 				t.Fatalf("montygo run -c: %v\ncode:\n%s", err, sn.code)
 			}
 			if got.failed != want.failed || got.stdout != want.stdout ||
 				normaliseFiles(got.report) != normaliseFiles(want.report) {
 				t.Errorf("montygo run -c and monty -c disagree\ncode:\n%s\n--- montygo (failed=%v) stdout:\n%s--- montygo stderr:\n%s--- monty (failed=%v) stdout:\n%s--- monty traceback:\n%s",
+					sn.code, got.failed, got.stdout, got.report, want.failed, want.stdout, want.report)
+			}
+			if want.failed {
+				checkLibraryRendering(ctx, t, bin, sn.code, want.report)
+			}
+		})
+	}
+}
+
+// checkLibraryRendering runs code through the session API, as a library
+// user would, and checks the two other ways to render its exception:
+// PythonError.Traceback (which knows the fed code) must match the CLI, and
+// so must the renderer given no source at all, except for the line of a
+// frame without a location, which only the source can supply.
+func checkLibraryRendering(ctx context.Context, t *testing.T, bin, code, want string) {
+	t.Helper()
+	s, err := session.Start(ctx, session.Config{Worker: worker.Config{Binary: bin}, ScriptName: "<string>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Run(ctx, code, session.WithStdout(io.Discard))
+	var pe *session.PythonError
+	if !errors.As(err, &pe) {
+		t.Fatalf("session.Run: %v, want a *session.PythonError\ncode:\n%s", err, code)
+	}
+	want = normaliseFiles(want)
+	if got := normaliseFiles(pe.Traceback() + "\n"); got != want {
+		t.Errorf("PythonError.Traceback and monty -c disagree\ncode:\n%s\n--- Traceback():\n%s--- monty:\n%s", code, got, want)
+	}
+	located := true
+	for _, f := range pe.Exception.Traceback {
+		located = located && f.Filename != "\x00"
+	}
+	if located {
+		got := normaliseFiles(string(pe.Exception.AppendTracebackWith(nil, message.TracebackOptions{})))
+		if got != want {
+			t.Errorf("the rendering without the source and monty -c disagree\ncode:\n%s\n--- no source:\n%s--- monty:\n%s", code, got, want)
+		}
+	}
+}
+
+// TestTracebackCorpusFiles runs every tenth snippet as a script file
+// (`montygo run FILE` against `monty FILE`), where frames name the file's
+// path: compared exactly, not normalised.
+func TestTracebackCorpusFiles(t *testing.T) {
+	bin := testenv.Worker(t)
+	mg := montygo(t)
+	dir := t.TempDir()
+	for i, sn := range loadCorpus(t) {
+		if i%10 != 0 {
+			continue
+		}
+		file := filepath.Join(dir, fmt.Sprintf("snippet_%d.py", i))
+		if err := os.WriteFile(file, []byte(sn.code), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(sn.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			want, err := workerCLI(ctx, bin, sn.code, file)
+			if err != nil {
+				t.Fatalf("monty FILE: %v\ncode:\n%s", err, sn.code)
+			}
+			got, err := montygoRun(ctx, mg, bin, sn.code, file)
+			if err != nil {
+				t.Fatalf("montygo run FILE: %v\ncode:\n%s", err, sn.code)
+			}
+			if got.failed != want.failed || got.stdout != want.stdout || got.report != want.report {
+				t.Errorf("montygo run FILE and monty FILE disagree\ncode:\n%s\n--- montygo (failed=%v) stdout:\n%s--- montygo stderr:\n%s--- monty (failed=%v) stdout:\n%s--- monty traceback:\n%s",
 					sn.code, got.failed, got.stdout, got.report, want.failed, want.stdout, want.report)
 			}
 		})

@@ -88,12 +88,25 @@ xs = [
 ]
 #### crlf-line-endings
 x = 1
+y = x +\
+  None
+#### crlf-single-line
+x = 1
 y = x + None
+#### tab-and-spaces
+def f():
+    if True:
+	return 1 / 0
+f()
 #### tab-indentation
 if True:
 	1 / 0
 #### form-feed
-1 / 0
+1 / 0
+#### form-feed-in-function
+def f():
+    return 1 / 0
+f()
 #### trailing-space
 1 / 0   
 #### non-ascii-before-column

@@ -25,7 +25,12 @@ x =
 x = 1)
 #### nbsp-in-code
 x = (
- 1/0)
+ 1/0)
+#### nbsp-indent-runtime
+x = [
+   1/0]
+#### ideographic-space
+x = (　1/0)
 #### unsupported-class-inheritance
 class A(object):
     pass
