@@ -152,7 +152,8 @@ func identRune(c rune) bool {
 type renderer struct {
 	opts    TracebackOptions
 	current string // file name of the feed that raised
-	lines   []int  // byte offsets of the source's lines, built on first use
+	lines   []int  // byte offsets of the source's lines, indexed on demand
+	scanned int    // bytes of the source indexed so far
 }
 
 func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
@@ -313,60 +314,35 @@ func (r *renderer) narrowMultiLine(f *StackFrame, preview, name string) (string,
 // column start of a source line, in that line with some unknown number
 // D >= 0 of leading characters removed (the worker dedents a multi-line
 // preview by the indentation common to its lines). A candidate is an
-// occurrence of the name, preceded by a run of "(" and spaces starting at
-// a column <= start, after which the line leaves a bracket open or ends
-// (the call's parenthesis is on a later line); the last candidate wins,
-// the one needing the least indentation. One pass over the line.
+// occurrence of the name that the span can start at (the name at a column
+// <= start, or reached from start over "(" and spaces), after which the
+// line leaves a bracket open or ends (the call's parenthesis is on a later
+// line). The last candidate wins: the one needing the least indentation.
+// Two passes over the line, no allocation.
 func dedentedCallee(line string, start uint32, name string) (uint32, bool) {
-	type cand struct {
-		col uint32
-		end int // byte offset after the name
-	}
-	var cands []cand
-	col, runStart := uint32(1), uint32(0)
-	prevIdent := false
-	for i := 0; i < len(line); {
-		c, n := utf8.DecodeRuneInString(line[i:])
-		if !prevIdent && strings.HasPrefix(line[i:], name) {
-			rs := runStart
-			if rs == 0 {
-				rs = col
-			}
-			after, _ := utf8.DecodeRuneInString(line[i+len(name):])
-			if rs <= start && (i+len(name) == len(line) || !identRune(after)) {
-				cands = append(cands, cand{col, i + len(name)})
-			}
-		}
-		if c == '(' || unicode.IsSpace(c) {
-			if runStart == 0 {
-				runStart = col
-			}
-		} else {
-			runStart = 0
-		}
-		prevIdent = identRune(c)
-		i += n
-		col++
-	}
-	if len(cands) == 0 {
+	if name == "" {
 		return 0, false
 	}
-	// depth[k] is the bracket balance of line[cands[k].end:], filled from
-	// the right in one pass; so is the number of non-space characters and
-	// whether the only one is ")".
-	k := len(cands) - 1
-	depth, nonSpace, onlyClose := 0, 0, true
-	for i := len(line); i >= 0 && k >= 0; {
-		for k >= 0 && cands[k].end == i {
-			if depth > 0 || nonSpace == 0 || (nonSpace == 1 && onlyClose) {
-				return cands[k].col, true
-			}
-			k--
+	// limit is the last column a candidate may have: start, or the end of
+	// the run of "(" and spaces beginning at start.
+	limit, col := start, uint32(1)
+	total := uint32(0)
+	for _, c := range line {
+		total++
+		if col == limit && (c == '(' || unicode.IsSpace(c)) {
+			limit++
 		}
-		if i == 0 {
-			break
-		}
+		col++
+	}
+	nameLen := uint32(utf8.RuneCountInString(name))
+	// Right to left, keeping the bracket balance of the suffix and its
+	// non-space characters (all, and those other than ")").
+	depth, nonSpace, notClose := 0, uint32(0), uint32(0)
+	col = total + 1
+	for i := len(line); i > 0; {
 		c, n := utf8.DecodeLastRuneInString(line[:i])
+		i -= n
+		col--
 		switch c {
 		case '(', '[', '{':
 			depth++
@@ -375,27 +351,49 @@ func dedentedCallee(line string, start uint32, name string) (uint32, bool) {
 		}
 		if !unicode.IsSpace(c) {
 			nonSpace++
-			onlyClose = onlyClose && c == ')'
+			if c != ')' {
+				notClose++
+			}
 		}
-		i -= n
+		if col > limit || !strings.HasPrefix(line[i:], name) {
+			continue
+		}
+		if prev, _ := utf8.DecodeLastRuneInString(line[:i]); i > 0 && identRune(prev) {
+			continue
+		}
+		if next, _ := utf8.DecodeRuneInString(line[i+len(name):]); i+len(name) < len(line) && identRune(next) {
+			continue
+		}
+		// The suffix after the name: the name has no brackets or spaces.
+		ns, nc := nonSpace-nameLen, notClose-nameLen
+		if depth > 0 || ns == 0 || (ns == 1 && nc == 0) {
+			return col, true
+		}
 	}
 	return 0, false
 }
 
 // sourceLine returns line n (1-based) of the source, split like the worker
-// splits it (Rust's str::lines). The line starts are indexed once per
-// rendering, so a traceback of many frames costs one pass over the source.
+// splits it (Rust's str::lines). Line starts are indexed as far as asked,
+// once per rendering, so a traceback of many frames costs at most one pass
+// over the source.
 func (r *renderer) sourceLine(n uint32) (string, bool) {
 	src := r.opts.Source
 	if n == 0 || src == "" {
 		return "", false
 	}
 	if r.lines == nil {
-		r.lines = append(r.lines, 0)
-		for i := 0; i < len(src); i++ {
-			if src[i] == '\n' && i+1 < len(src) {
-				r.lines = append(r.lines, i+1)
-			}
+		r.lines = []int{0}
+	}
+	for uint64(len(r.lines)) < uint64(n) && r.scanned < len(src) {
+		i := strings.IndexByte(src[r.scanned:], '\n')
+		if i < 0 {
+			r.scanned = len(src)
+			break
+		}
+		r.scanned += i + 1
+		if r.scanned < len(src) {
+			r.lines = append(r.lines, r.scanned)
 		}
 	}
 	if uint64(n) > uint64(len(r.lines)) {

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -178,23 +179,24 @@ func TestTracebackCLIRules(t *testing.T) {
 }
 
 // hostileTracebacks are exceptions a hostile worker could send to make a
-// renderer quadratic: many frames without a location over a large source,
-// and a huge multi-line undefined call full of candidate names.
-func hostileTracebacks() (e1, e2 *RaisedException, src string) {
-	src = strings.Repeat("x = 1\n", 200_000)
+// renderer quadratic: frames frames without a location over a source of
+// 2*frames lines, and a multi-line undefined call whose first line is
+// calls "m(" (every one a candidate name).
+func hostileTracebacks(frames, calls int) (e1, e2 *RaisedException, src string) {
+	src = strings.Repeat("x = 1\n", 2*frames)
 	e1 = &RaisedException{Type: "RuntimeError", Message: ptr("No active exception to reraise")}
-	for i := range 100_000 {
-		e1.Traceback = append(e1.Traceback, fr("\x00", uint32(i%200_000+1), 1, uint32(i%200_000+1), 1, "f"+strings.Repeat("x", i%3), ""))
+	for i := range frames {
+		e1.Traceback = append(e1.Traceback, fr("\x00", uint32(i+1), 1, uint32(i+1), 1, "f"+strings.Repeat("x", i%3), ""))
 	}
-	line := strings.Repeat("m(", 500_000)
-	e2 = nameError("m", fr("<python-input-0>", 1, 1_000_000, 2, 1, "<module>", line+"\n)"))
+	line := strings.Repeat("m(", calls)
+	e2 = nameError("m", fr("<python-input-0>", 1, uint32(2*calls), 2, 1, "<module>", line+"\n)"))
 	return e1, e2, src
 }
 
 func TestTracebackHostileIsLinear(t *testing.T) {
-	e1, e2, src := hostileTracebacks()
+	e1, e2, src := hostileTracebacks(100_000, 500_000)
 	out := e1.AppendTracebackWith(nil, TracebackOptions{Source: src})
-	if !strings.Contains(string(out), "  File \"\", line 100000, in f\n    x = 1\n    ~\n") {
+	if !strings.Contains(string(out), "  File \"\", line 100000, in f\n    x = 1\n    ~\nRuntimeError") {
 		t.Fatalf("unexpected rendering of the last frames:\n%s", out[len(out)-300:])
 	}
 	out = e2.AppendTracebackWith(nil, TracebackOptions{})
@@ -205,20 +207,37 @@ func TestTracebackHostileIsLinear(t *testing.T) {
 	}
 }
 
+// BenchmarkTracebackHostile shows rendering linear in the exception's size
+// (ten times the input, about ten times the time), beside a plain copy of
+// the largest output as the reference.
 func BenchmarkTracebackHostile(b *testing.B) {
-	e1, e2, src := hostileTracebacks()
-	b.Run("location-less-frames", func(b *testing.B) {
+	var largest []byte
+	for _, n := range []int{10_000, 100_000} {
+		e1, _, src := hostileTracebacks(n, 0)
+		b.Run(fmt.Sprintf("location-less-frames-%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				buf = e1.AppendTracebackWith(buf[:0], TracebackOptions{Source: src})
+			}
+			largest = buf
+		})
+	}
+	for _, n := range []int{50_000, 500_000} {
+		_, e2, _ := hostileTracebacks(0, n)
+		b.Run(fmt.Sprintf("undefined-call-of-%d-candidates", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				buf = e2.AppendTracebackWith(buf[:0], TracebackOptions{})
+			}
+		})
+	}
+	b.Run("reference-copy-of-the-100000-frame-output", func(b *testing.B) {
 		b.ReportAllocs()
-		var buf []byte
+		buf := make([]byte, 0, len(largest))
 		for b.Loop() {
-			buf = e1.AppendTracebackWith(buf[:0], TracebackOptions{Source: src})
-		}
-	})
-	b.Run("huge-undefined-call", func(b *testing.B) {
-		b.ReportAllocs()
-		var buf []byte
-		for b.Loop() {
-			buf = e2.AppendTracebackWith(buf[:0], TracebackOptions{})
+			buf = append(buf[:0], largest...)
 		}
 	})
 }
