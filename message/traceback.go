@@ -157,6 +157,28 @@ type renderer struct {
 }
 
 func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
+	// What to print under the header: the preview as sent, or a line of
+	// the source, or the narrowed line of an undefined name's call (which
+	// may be a later line of the span: the header follows it).
+	lineNo := f.Start.Line
+	var line string
+	hasLine := f.PreviewLine != nil
+	if hasLine {
+		line = *f.PreviewLine
+		if f.Filename == noFile && line == "" {
+			line, hasLine = r.sourceLine(f.Start.Line)
+		}
+	}
+	multi, narrowed := f.Start.Line != f.End.Line, false
+	var nameCol uint32
+	if hasLine && multi && undefined != "" && !f.HideCaret {
+		var n uint32
+		var l string
+		if n, l, nameCol, narrowed = r.narrowMultiLine(f, line, undefined); narrowed {
+			lineNo, line, multi = n, l, false
+		}
+	}
+
 	dst = append(dst, `  File "`...)
 	switch {
 	case f.Filename == noFile:
@@ -166,7 +188,7 @@ func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
 		dst = append(dst, f.Filename...)
 	}
 	dst = append(dst, `", line `...)
-	dst = strconv.AppendUint(dst, uint64(f.Start.Line), 10)
+	dst = strconv.AppendUint(dst, uint64(lineNo), 10)
 	if !f.HideFrameName {
 		dst = append(dst, ", in "...)
 		if f.FrameName != nil {
@@ -176,39 +198,27 @@ func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
 		}
 	}
 	dst = append(dst, '\n')
-	if f.PreviewLine == nil {
+	switch {
+	case !hasLine:
 		return dst
-	}
-	line := *f.PreviewLine
-	start, end := f.Start.Column, f.End.Column
-	if f.Filename == noFile && line == "" {
-		src, ok := r.sourceLine(f.Start.Line)
-		if !ok {
-			return dst
-		}
-		line = src
-	}
-	if f.Start.Line != f.End.Line {
+	case narrowed:
+		return appendLineAndCarets(dst, line, nameCol, nameCol+uint32(utf8.RuneCountInString(undefined)))
+	case multi:
 		// A span over several lines is printed as the worker sends it (the
 		// lines dedented, "...<N lines>..." for long spans), at the frame
-		// indent, without carets -- unless it is an undefined name's call.
-		if undefined != "" && !f.HideCaret {
-			if l, s, ok := r.narrowMultiLine(f, line, undefined); ok {
-				return appendLineAndCarets(dst, l, s, s+uint32(utf8.RuneCountInString(undefined)))
-			}
-		}
+		// indent, without carets.
 		for _, l := range splitLines(line) {
 			dst = append(dst, "    "...)
 			dst = append(dst, l...)
 			dst = append(dst, '\n')
 		}
 		return dst
-	}
-	if f.HideCaret {
+	case f.HideCaret:
 		dst = append(dst, "    "...)
 		dst = append(dst, strings.TrimLeftFunc(line, unicode.IsSpace)...)
 		return append(dst, '\n')
 	}
+	start, end := f.Start.Column, f.End.Column
 	if undefined != "" {
 		if s, ok := callee(line, start, end, undefined); ok {
 			start, end = s, s+uint32(utf8.RuneCountInString(undefined))
@@ -291,23 +301,105 @@ func callee(line string, start, end uint32, name string) (uint32, bool) {
 }
 
 // narrowMultiLine handles an undefined name's call spanning several lines:
-// the CLI prints only the call's first line, underlining the name. It
-// returns that line (with its original indentation, or the dedented one)
-// and the name's column in it.
-func (r *renderer) narrowMultiLine(f *StackFrame, preview, name string) (string, uint32, bool) {
+// the CLI prints only the line holding the name, underlining it. That is
+// the span's first line, or a later one when the span opens with "(" and
+// the name follows on the next lines ("(\n    f\n)(1)"). It returns the
+// line's number, the line (from the source with its indentation, or from
+// the dedented preview) and the name's column in it.
+func (r *renderer) narrowMultiLine(f *StackFrame, preview, name string) (uint32, string, uint32, bool) {
 	if f.Filename == r.current {
 		if l, ok := r.sourceLine(f.Start.Line); ok {
 			if col, ok := callee(l, f.Start.Column, 0, name); ok {
-				return l, col, true
+				return f.Start.Line, l, col, true
 			}
+			if !onlyOpening(l, f.Start.Column) {
+				return 0, "", 0, false
+			}
+			for n := f.Start.Line + 1; n <= f.End.Line; n++ {
+				l, ok := r.sourceLine(n)
+				if !ok {
+					break
+				}
+				if col, ok := callee(l, 1, 0, name); ok {
+					return n, l, col, true
+				}
+				if !onlyOpening(l, 1) {
+					break
+				}
+			}
+			return 0, "", 0, false
 		}
 	}
-	first, _, _ := strings.Cut(preview, "\n")
-	first = strings.TrimSuffix(first, "\r")
-	if col, ok := dedentedCallee(first, f.Start.Column, name); ok {
-		return first, col, true
+	lines := splitLines(preview)
+	if len(lines) == 0 {
+		return 0, "", 0, false
 	}
-	return "", 0, false
+	if col, ok := dedentedCallee(lines[0], f.Start.Column, name); ok {
+		return f.Start.Line, lines[0], col, true
+	}
+	// The span may start on the first line's trailing run of "(" and
+	// spaces (at a column <= start: the preview is dedented).
+	if openingTail(lines[0]) > f.Start.Column {
+		return 0, "", 0, false
+	}
+	for k := 1; k < len(lines) && uint64(f.Start.Line)+uint64(k) <= uint64(f.End.Line); k++ {
+		l := lines[k]
+		if strings.HasPrefix(l, "...<") {
+			break // elided lines: the line number is lost
+		}
+		if col, ok := callee(l, 1, 0, name); ok {
+			return f.Start.Line + uint32(k), l, col, true
+		}
+		if !onlyOpening(l, 1) {
+			break
+		}
+	}
+	return 0, "", 0, false
+}
+
+// opening reports whether c may come between the start of a call's span
+// and its callee: an opening parenthesis or white space.
+func opening(c rune) bool { return c == '(' || unicode.IsSpace(c) }
+
+// onlyOpening reports whether line holds nothing but "(", spaces and
+// perhaps a comment from column col on.
+func onlyOpening(line string, col uint32) bool {
+	c := uint32(1)
+	for _, r := range line {
+		if c >= col {
+			if r == '#' {
+				return true
+			}
+			if !opening(r) {
+				return false
+			}
+		}
+		c++
+	}
+	return true
+}
+
+// openingTail returns the column where line's trailing run of "(" and
+// spaces begins, before any comment (one past the end when there is none).
+func openingTail(line string) uint32 {
+	col, run := uint32(1), uint32(0)
+	for _, r := range line {
+		if r == '#' {
+			break
+		}
+		if opening(r) {
+			if run == 0 {
+				run = col
+			}
+		} else {
+			run = 0
+		}
+		col++
+	}
+	if run == 0 {
+		return col
+	}
+	return run
 }
 
 // dedentedCallee finds the undefined name heading a call that starts at

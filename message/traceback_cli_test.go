@@ -113,6 +113,28 @@ func TestTracebackCLIRules(t *testing.T) {
 				"NameError: name 'm' is not defined\n",
 		},
 		{
+			name: "callee on the line after the span's opening parenthesis, no source",
+			e: nameError("missing",
+				fr(in0, 5, 1, 5, 4, "<module>", "f()"),
+				fr(in0, 2, 9, 4, 9, "f", "x = (\n    missing\n)(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 5, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 3, in f\n    missing\n    ~~~~~~~\n" +
+				"NameError: name 'missing' is not defined\n",
+		},
+		{
+			name: "callee on the line after the span's opening parenthesis, from the source",
+			e:    nameError("missing", fr(in0, 1, 5, 2, 12, "<module>", "x = (\nmissing)(1)")),
+			opts: TracebackOptions{Source: "x = (  # a comment\nmissing)(1)"},
+			want: tbHead + "  File \"<python-input-0>\", line 2, in <module>\n    missing)(1)\n    ~~~~~~~\n" +
+				"NameError: name 'missing' is not defined\n",
+		},
+		{
+			name: "elided lines end the search for the callee",
+			e:    nameError("missing", fr(in0, 1, 5, 6, 5, "<module>", "x = (\n...<4 lines>...\n)(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    x = (\n    ...<4 lines>...\n    )(1)\n" +
+				"NameError: name 'missing' is not defined\n",
+		},
+		{
 			name: "multi-line span of another error stays a block",
 			e: &RaisedException{Type: "TypeError", Message: ptr("unsupported operand type(s) for +: 'int' and 'NoneType'"),
 				Traceback: []StackFrame{fr(in0, 3, 14, 4, 22, "f", "x = (1 +\n         None)")}},

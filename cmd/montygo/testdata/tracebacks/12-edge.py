@@ -202,3 +202,49 @@ print('no newline', end='')
 for i in range(50):
     print('line', i)
 [][i]
+#### undefined-call-paren-spaces
+x = ( missing )(1)
+#### undefined-call-double-paren
+x = ((missing))(1)
+#### undefined-call-tab-before-paren
+x = missing	(1)
+#### undefined-call-callee-on-next-line
+x = (
+    missing
+)(1)
+#### undefined-call-paren-then-newline
+x = (
+missing)(1)
+#### undefined-call-in-subscript-of-call
+x = missing(1)[0]
+#### undefined-call-attr-of-result
+x = missing(1).real
+#### undefined-call-starred-kwargs-multiline
+kw = {}
+missing(
+    **kw)
+#### undefined-call-in-return-multiline-paren
+def f():
+    return (
+        missing(1))
+f()
+#### undefined-call-backslash
+x = 1 + \
+    missing(2)
+#### undefined-call-backslash-inside
+x = missing(1, \
+    2)
+#### undefined-call-callee-on-next-line-in-function
+def f():
+    x = (
+        missing
+    )(1)
+f()
+#### undefined-call-callee-after-comment-line
+x = (  # the callee follows
+    missing
+)(1)
+#### undefined-call-callee-two-lines-down
+x = ((
+    (
+        missing)))(1)
