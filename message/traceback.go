@@ -79,6 +79,7 @@ func (e *RaisedException) AppendTracebackWith(dst []byte, o TracebackOptions) []
 		// The outermost frame is the <module> of the feed that raised:
 		// Source is that frame's file.
 		r.current = tb[0].Filename
+		r.undefined = undefinedName(e)
 	}
 	for i := 0; i < len(tb); {
 		n := 1
@@ -90,11 +91,7 @@ func (e *RaisedException) AppendTracebackWith(dst []byte, o TracebackOptions) []
 			shown = repeatFramesShown
 		}
 		for j := range shown {
-			undefined := ""
-			if i+j == len(tb)-1 {
-				undefined = undefinedName(e)
-			}
-			dst = r.frame(dst, &tb[i+j], undefined)
+			dst = r.frame(dst, &tb[i+j], i+j == len(tb)-1)
 		}
 		if n > shown {
 			dst = append(dst, "  [Previous line repeated "...)
@@ -150,13 +147,23 @@ func identRune(c rune) bool {
 
 // renderer holds what one rendering needs beyond the frame itself.
 type renderer struct {
-	opts    TracebackOptions
-	current string // file name of the feed that raised
-	lines   []int  // byte offsets of the source's lines, indexed on demand
-	scanned int    // bytes of the source indexed so far
+	opts      TracebackOptions
+	current   string // file name of the feed that raised
+	undefined string // the name of a NameError "name 'N' is not defined"
+	lines     []int  // byte offsets of the source's lines, indexed on demand
+	scanned   int    // bytes of the source indexed so far
 }
 
-func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
+// frame renders one frame. Only the innermost frame (where the exception
+// was raised) can be a location-less raise or an undefined name's call, so
+// only it is looked up in the source or narrowed: the output stays linear
+// in the exception plus one source line, however many frames a hostile
+// worker sends.
+func (r *renderer) frame(dst []byte, f *StackFrame, innermost bool) []byte {
+	undefined := ""
+	if innermost {
+		undefined = r.undefined
+	}
 	// What to print under the header: the preview as sent, or a line of
 	// the source, or the narrowed line of an undefined name's call (which
 	// may be a later line of the span: the header follows it).
@@ -166,7 +173,11 @@ func (r *renderer) frame(dst []byte, f *StackFrame, undefined string) []byte {
 	if hasLine {
 		line = *f.PreviewLine
 		if f.Filename == noFile && line == "" {
-			line, hasLine = r.sourceLine(f.Start.Line)
+			if innermost {
+				line, hasLine = r.sourceLine(f.Start.Line)
+			} else {
+				hasLine = false
+			}
 		}
 	}
 	multi, narrowed := f.Start.Line != f.End.Line, false
@@ -467,8 +478,8 @@ func dedentedCallee(line string, start uint32, name string) (uint32, bool) {
 
 // sourceLine returns line n (1-based) of the source, split like the worker
 // splits it (Rust's str::lines). Line starts are indexed as far as asked,
-// once per rendering, so a traceback of many frames costs at most one pass
-// over the source.
+// once per rendering, so a rendering costs at most one pass over the
+// source.
 func (r *renderer) sourceLine(n uint32) (string, bool) {
 	src := r.opts.Source
 	if n == 0 || src == "" {
