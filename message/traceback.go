@@ -36,7 +36,8 @@ func (e *RaisedException) FormatTraceback(w io.Writer) error {
 func (e *RaisedException) TracebackString() string { return string(e.AppendTraceback(nil)) }
 
 // TracebackOptions adjusts a rendering to what the code's author sees. The
-// zero value renders the exception exactly as the worker sent it.
+// zero value renders from the frames alone, keeping the worker's file
+// names.
 //
 // It is plain data, safe to share between goroutines.
 type TracebackOptions struct {
