@@ -1,0 +1,158 @@
+package relay
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
+)
+
+// The relay's cost: the same warm feed and host calls against the real
+// worker directly and through `montygo subprocess` (built once into a
+// temporary directory, with the real worker beside it), in the same run.
+//
+//	go test -run '^$' -bench . -benchmem ./child/relay/
+
+var (
+	benchOnce sync.Once
+	benchDir  string
+	benchErr  error
+)
+
+// montygo builds the CLI and returns its path.
+func montygo(b *testing.B) string {
+	real := testenv.Worker(b)
+	benchOnce.Do(func() {
+		benchDir, benchErr = os.MkdirTemp("", "montygo-bench")
+		if benchErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(benchDir, "montygo"), "github.com/gomonty/monty/cmd/montygo")
+		cmd.Stderr = os.Stderr
+		if benchErr = cmd.Run(); benchErr != nil {
+			return
+		}
+		benchErr = os.Symlink(real, filepath.Join(benchDir, "monty"))
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return filepath.Join(benchDir, "montygo")
+}
+
+type target struct {
+	name    string
+	bin     func(b *testing.B) string
+	version uint32
+}
+
+var targets = []target{
+	{"direct", testenvWorker, 0},
+	{"relay-v4", montygo, 4},
+	{"relay-v2", montygo, 2},
+}
+
+func testenvWorker(b *testing.B) string { return testenv.Worker(b) }
+
+func benchSession(b *testing.B, t target) *session.Session {
+	s, err := session.Start(context.Background(), session.Config{
+		Worker:          worker.Config{Binary: t.bin(b), Logger: quiet},
+		ProtocolVersion: t.version,
+		Logger:          quiet,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	if _, err := s.Run(context.Background(), "1"); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// cpu reports the CPU time per op of the whole chain, load-independent
+// where wall time on a shared 2-core machine is not: the benchmark process
+// (the parent) as parent-cpu-ns/op, and the worker process with its
+// children (for the relay: montygo and the inner worker) as
+// worker-cpu-ns/op (10 ms tick resolution, so only meaningful over many
+// ops).
+func cpu(b *testing.B, pid int) func() {
+	self := func() int64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	p0, w0 := self(), treeCPU(pid)
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(self()-p0)/float64(b.N), "parent-cpu-ns/op")
+			b.ReportMetric(float64(treeCPU(pid)-w0)/float64(b.N), "worker-cpu-ns/op")
+		}
+	}
+}
+
+// treeCPU sums utime+stime of pid and its live children, in ns.
+func treeCPU(pid int) int64 {
+	ticks := func(p string) int64 {
+		b, err := os.ReadFile("/proc/" + p + "/stat")
+		if err != nil {
+			return 0
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			return 0
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		k, _ := strconv.ParseInt(f[12], 10, 64)
+		return u + k
+	}
+	total := ticks(strconv.Itoa(pid))
+	kids, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+	for _, k := range strings.Fields(string(kids)) {
+		total += ticks(k)
+	}
+	return total * 10_000_000 // USER_HZ is 100 on Linux
+}
+
+// BenchmarkWarmFeed: one feed of `1 + 2` on a warm session.
+func BenchmarkWarmFeed(b *testing.B) {
+	for _, t := range targets {
+		b.Run(t.name, func(b *testing.B) {
+			s := benchSession(b, t)
+			ctx := context.Background()
+			defer cpu(b, s.Pid())()
+			for b.Loop() {
+				if _, err := s.Feed(ctx, "1 + 2"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHostCalls: 1,000 host calls in one feed (one op = the feed).
+func BenchmarkHostCalls(b *testing.B) {
+	for _, t := range targets {
+		b.Run(t.name, func(b *testing.B) {
+			s := benchSession(b, t)
+			ctx := context.Background()
+			opt := session.WithFunctions(session.NewRegistry().MustRegister("f", func(i int) int { return i }))
+			defer cpu(b, s.Pid())()
+			for b.Loop() {
+				if _, err := s.Run(ctx, "for i in range(1000): f(i)", opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
