@@ -47,17 +47,23 @@ type Config struct {
 	ProtocolVersion uint32
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
+	// Start, when set, opens the inner session in place of session.Start
+	// (for example a checkout from a prewarmed pool); release then ends it
+	// in place of Session.Close. Worker and ProtocolVersion are not applied
+	// to the session.Config it receives: the source chooses those.
+	Start func(ctx context.Context, cfg session.Config) (s *session.Session, release func() error, err error)
 }
 
 // Engine relays one served session to an inner worker. It implements
 // child.Engine; like every engine it is used from one goroutine at a
 // time and is not safe for concurrent use.
 type Engine struct {
-	cfg   Config
-	s     *session.Session
-	out   child.Output
-	reset bool // the inner worker has no session (after Reset)
-	name  string
+	cfg     Config
+	s       *session.Session
+	release func() error // ends s; nil means s.Close
+	out     child.Output
+	reset   bool // the inner worker has no session (after Reset)
+	name    string
 }
 
 // New returns an engine; the inner worker starts on the first Configure
@@ -111,11 +117,19 @@ func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 }
 
 func (e *Engine) start(ctx context.Context, base session.Config) error {
-	base.Worker = e.cfg.Worker
-	base.ProtocolVersion = e.cfg.ProtocolVersion
 	base.Logger = e.cfg.Logger
 	base.PassSuspensions = true
 	base.Print = e.print
+	if e.cfg.Start != nil {
+		s, release, err := e.cfg.Start(ctx, base)
+		if err != nil {
+			return died(err)
+		}
+		e.s, e.release = s, release
+		return nil
+	}
+	base.Worker = e.cfg.Worker
+	base.ProtocolVersion = e.cfg.ProtocolVersion
 	s, err := session.Start(ctx, base)
 	if err != nil {
 		return died(err)
@@ -258,6 +272,9 @@ func (e *Engine) Stamps() child.Stamps {
 func (e *Engine) Close() error {
 	if e.s == nil {
 		return nil
+	}
+	if e.release != nil {
+		return e.release()
 	}
 	return e.s.Close()
 }

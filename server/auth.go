@@ -1,0 +1,110 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+)
+
+// maxTokensFile bounds a tokens file.
+const maxTokensFile = 1 << 20
+
+// Tokens is a set of bearer tokens, each naming a client. Lookups compare
+// a hash of the presented token with every entry in constant time.
+//
+// A Tokens value is immutable and safe for concurrent use.
+type Tokens struct {
+	names  []string
+	hashes [][sha256.Size]byte
+}
+
+// ParseTokens reads lines "NAME:TOKEN" (blank lines and lines starting
+// with '#' are skipped). NAME is the client identity used for per-client
+// caps, logs and metrics; names and tokens may not contain whitespace, and
+// a token may appear only once.
+func ParseTokens(r io.Reader) (*Tokens, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxTokensFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxTokensFile {
+		return nil, fmt.Errorf("server: tokens file is larger than %d bytes", maxTokensFile)
+	}
+	t := &Tokens{}
+	seen := map[[sha256.Size]byte]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), maxTokensFile)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, tok, ok := strings.Cut(line, ":")
+		if !ok || name == "" || tok == "" || strings.ContainsAny(name, " \t") || strings.ContainsAny(tok, " \t") {
+			return nil, fmt.Errorf("server: tokens line %d: want NAME:TOKEN", n)
+		}
+		h := sha256.Sum256([]byte(tok))
+		if seen[h] {
+			return nil, fmt.Errorf("server: tokens line %d: token already given to another name", n)
+		}
+		seen[h] = true
+		t.names = append(t.names, name)
+		t.hashes = append(t.hashes, h)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(t.names) == 0 {
+		return nil, fmt.Errorf("server: tokens file has no NAME:TOKEN line")
+	}
+	return t, nil
+}
+
+// LoadTokens reads a tokens file (see ParseTokens).
+func LoadTokens(path string) (*Tokens, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := ParseTokens(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Len returns the number of tokens.
+func (t *Tokens) Len() int { return len(t.names) }
+
+// Lookup returns the name of token. Every entry is compared, whatever
+// matches, so the time taken does not depend on which entry (if any) did.
+func (t *Tokens) Lookup(token string) (name string, ok bool) {
+	h := sha256.Sum256([]byte(token))
+	idx := -1
+	for i := range t.hashes {
+		if subtle.ConstantTimeCompare(h[:], t.hashes[i][:]) == 1 {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return "", false
+	}
+	return t.names[idx], true
+}
+
+// bearer extracts the token of an "Authorization: Bearer TOKEN" header.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", false
+	}
+	return strings.TrimSpace(h[len(prefix):]), true
+}

@@ -1,0 +1,53 @@
+package server
+
+// WebSocket close codes the server ends a session with. Codes 1000–1011
+// are the standard ones; 4000–4099 are the server's own (documented in
+// docs/PROTOCOL.md, "The Monty server").
+const (
+	// CloseNormal: the session ended normally (the client closed it).
+	CloseNormal = 1000
+	// CloseDrain ("going away"): the server drained; after a ShutdownDump,
+	// or at drain-grace for a silent session, or at shutdown.
+	CloseDrain = 1001
+	// CloseProtocol: a protocol violation on the WebSocket level (a text
+	// message) or a frame the child could not parse as a request.
+	CloseProtocol = 1008
+	// CloseTooLarge: a message over the frame cap.
+	CloseTooLarge = 1009
+	// CloseWorkerFailed: the worker behind the session crashed or failed
+	// to start.
+	CloseWorkerFailed = 1011
+	// CloseIdleTimeout: no request within --idle-timeout.
+	CloseIdleTimeout = 4000
+	// CloseSessionTimeout: the session outlived --session-timeout.
+	CloseSessionTimeout = 4001
+	// CloseTurnTimeout: a turn ran longer than --turn-timeout; the worker
+	// was killed.
+	CloseTurnTimeout = 4002
+	// CloseMemoryLimit: the worker exceeded its memory limit and exited
+	// (upstream's code).
+	CloseMemoryLimit = 4003
+	// CloseDurationBackstop: the worker overran its max_duration by more
+	// than the watchdog grace and was killed.
+	CloseDurationBackstop = 4004
+)
+
+// Session outcomes (the "outcome" label of monty_server_sessions_ended_total).
+const (
+	OutcomeOK             = "ok"
+	OutcomeClientDropped  = "client_dropped"
+	OutcomeIdleTimeout    = "idle_timeout"
+	OutcomeSessionTimeout = "session_timeout"
+	OutcomeTurnTimeout    = "turn_timeout"
+	OutcomeDrained        = "drained"
+	OutcomeShutdown       = "shutdown"
+	OutcomeOversize       = "oversize"
+	OutcomeProtocol       = "protocol_violation"
+	OutcomeMemory         = "memory_limit"
+	OutcomeDuration       = "duration_backstop"
+	OutcomeWorkerFailed   = "worker_failed"
+)
+
+var outcomes = []string{OutcomeOK, OutcomeClientDropped, OutcomeIdleTimeout, OutcomeSessionTimeout,
+	OutcomeTurnTimeout, OutcomeDrained, OutcomeShutdown, OutcomeOversize, OutcomeProtocol,
+	OutcomeMemory, OutcomeDuration, OutcomeWorkerFailed}

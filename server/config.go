@@ -1,0 +1,138 @@
+package server
+
+import (
+	"crypto/tls"
+	"log/slog"
+	"time"
+
+	"github.com/gomonty/monty/worker"
+)
+
+// Defaults: upstream's server defaults where it has one.
+const (
+	DefaultMaxSessions          = 64
+	DefaultMaxSessionsPerClient = 10
+	DefaultTurnTimeout          = 300 * time.Second
+	DefaultIdleTimeout          = 60 * time.Second
+	DefaultSessionTimeout       = 3600 * time.Second
+	DefaultMaxDuration          = 60 * time.Second
+	DefaultMaxMemory            = 64 << 20
+	DefaultMaxRecursionDepth    = 1000
+	DefaultDrainGrace           = 30 * time.Second
+	DefaultReadHeaderTimeout    = 10 * time.Second
+	DefaultPrewarm              = 2
+	// DefaultMaxFrameLen caps every frame in both directions (the
+	// protocol's cap).
+	DefaultMaxFrameLen = 256 << 20
+)
+
+// Config configures a Server. The zero value, with a DumpKey, is a safe
+// server with upstream's defaults: every count, duration and ceiling left
+// zero takes its default (finite); a negative MaxSessions or
+// MaxSessionsPerClient removes that cap.
+//
+// Config is plain data; New copies it.
+type Config struct {
+	// MaxSessions caps open sessions server-wide (0: 64; < 0: no cap).
+	MaxSessions int
+	// MaxSessionsPerClient caps the open sessions of one client identity
+	// (0: 10; < 0: no cap).
+	MaxSessionsPerClient int
+
+	// TurnTimeout bounds one turn (a request reaching the worker until its
+	// turn-ending event); the worker is killed past it.
+	TurnTimeout time.Duration
+	// IdleTimeout bounds the wait for a client's next request.
+	IdleTimeout time.Duration
+	// SessionTimeout bounds a session's whole life.
+	SessionTimeout time.Duration
+
+	// MaxDuration, MaxMemory (bytes) and MaxRecursionDepth are ceilings: a
+	// client that asks for more, or for nothing (or zero), gets the
+	// ceiling.
+	MaxDuration       time.Duration
+	MaxMemory         uint64
+	MaxRecursionDepth uint64
+
+	// DumpKey signs the dumps the server hands out (at least MinKeyLen
+	// bytes; required). DumpKeyPrevious, when set, is also accepted on
+	// Load (key rotation).
+	DumpKey         []byte
+	DumpKeyPrevious []byte
+
+	// Tokens, when set, requires "Authorization: Bearer TOKEN" on every
+	// upgrade; the token's name is the client identity. Replace it at run
+	// time with Server.SetTokens.
+	Tokens *Tokens
+	// TrustForwardedFor takes the client identity of an unauthenticated
+	// request from the first X-Forwarded-For address instead of the peer
+	// address.
+	TrustForwardedFor bool
+	// TLS, when set, makes Serve speak TLS (wss://). With ClientAuth set
+	// to verify client certificates and no Tokens, a client's identity is
+	// its certificate's common name.
+	TLS *tls.Config
+
+	// DrainGrace is how long Shutdown keeps silent sessions after the
+	// drain begins.
+	DrainGrace time.Duration
+	// ReadHeaderTimeout bounds reading an upgrade request's headers.
+	ReadHeaderTimeout time.Duration
+	// MaxFrameLen caps frames in both directions (0: 256 MiB).
+	MaxFrameLen int
+
+	// Worker configures the worker processes (binary, stderr).
+	Worker worker.Config
+	// Prewarm is how many idle workers the internal pool keeps ready
+	// (0: 2, never more than MaxSessions).
+	Prewarm int
+
+	// Version is reported by /info; empty means "dev".
+	Version string
+	// Logger receives the server's logs (one record per connection event,
+	// with its connection id; never code or values); nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	def := func(p *time.Duration, d time.Duration) {
+		if *p <= 0 {
+			*p = d
+		}
+	}
+	if c.MaxSessions == 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.MaxSessionsPerClient == 0 {
+		c.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
+	def(&c.TurnTimeout, DefaultTurnTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	def(&c.SessionTimeout, DefaultSessionTimeout)
+	def(&c.MaxDuration, DefaultMaxDuration)
+	def(&c.DrainGrace, DefaultDrainGrace)
+	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	if c.MaxMemory == 0 {
+		c.MaxMemory = DefaultMaxMemory
+	}
+	if c.MaxRecursionDepth == 0 {
+		c.MaxRecursionDepth = DefaultMaxRecursionDepth
+	}
+	if c.MaxFrameLen <= 0 || c.MaxFrameLen > DefaultMaxFrameLen {
+		c.MaxFrameLen = DefaultMaxFrameLen
+	}
+	if c.Prewarm <= 0 {
+		c.Prewarm = DefaultPrewarm
+	}
+	if c.MaxSessions > 0 && c.Prewarm > c.MaxSessions {
+		c.Prewarm = c.MaxSessions
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}

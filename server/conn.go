@@ -1,0 +1,333 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gomonty/monty/child"
+	"github.com/gomonty/monty/child/relay"
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/peek"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/worker"
+)
+
+// errKilled is the cause of a session context the server cancels at the
+// end of a drain or at shutdown.
+var errKilled = errors.New("server shutting down")
+
+// errSessionTimeout is the cause of a session context past SessionTimeout.
+var errSessionTimeout = errors.New("session timeout")
+
+// conn is one served session: the gate in front of child.Serve (a
+// transport.Conn) and the policy engine behind it (a child.Engine), over
+// one WebSocket and one pooled worker. Serve drives both from one
+// goroutine; end may be called from any goroutine.
+type conn struct {
+	srv *Server
+	id  string
+	ws  *ws.Conn
+	log *slog.Logger
+	ctx context.Context
+
+	eng *relay.Engine
+
+	// Touched by the serving goroutine only.
+	codec      codec.Codec // encodes the gate's own replies
+	configured bool
+	maxSusp    uint64
+	susp       uint64
+	wbuf       []byte
+
+	endOnce sync.Once
+	mu      sync.Mutex
+	outcome string
+}
+
+// end closes the WebSocket with code and records the outcome; only the
+// first call counts.
+func (c *conn) end(code int, reason, outcome string) {
+	c.endOnce.Do(func() {
+		c.mu.Lock()
+		c.outcome = outcome
+		c.mu.Unlock()
+		c.ws.CloseWith(code, reason)
+	})
+}
+
+func (c *conn) ended() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.outcome
+}
+
+// gate is the transport.Conn child.Serve reads: it enforces the idle
+// timeout, refuses requests the server does not allow, and answers the
+// next request during a drain with a ShutdownDump.
+type gate struct{ *conn }
+
+// ReadFrame returns the next request the child may see.
+func (g gate) ReadFrame() ([]byte, error) {
+	for {
+		idle := time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
+			g.end(CloseIdleTimeout, "idle timeout", OutcomeIdleTimeout)
+		})
+		b, err := g.ws.ReadFrame()
+		idle.Stop()
+		if err != nil {
+			return nil, g.readFailed(err)
+		}
+		if g.ended() != "" {
+			return nil, io.EOF
+		}
+		g.srv.m.frames.WithLabelValues("in").Inc()
+		g.srv.m.bytes.WithLabelValues("in").Add(float64(len(b)))
+		if g.srv.adm.isDraining() {
+			g.shutdownDump()
+			return nil, io.EOF
+		}
+		k, known := peek.Request(b)
+		if why := refusal(message.RequestKind(k), known, g.configured); why != "" {
+			g.srv.m.refusals.WithLabelValues(ReasonRequestRefused).Inc()
+			g.log.Info("request refused", slog.String("kind", message.RequestKind(k).String()), slog.String("why", why))
+			if err := g.send(&message.Error{Exception: message.NewException("RuntimeError", "protocol violation: "+why)}); err != nil {
+				return nil, io.EOF
+			}
+			continue
+		}
+		return b, nil
+	}
+}
+
+// readFailed records why the client side ended and hands child.Serve a
+// clean end of stream (there is nobody left to send a FatalError to).
+func (g gate) readFailed(err error) error {
+	if g.ended() != "" {
+		return io.EOF
+	}
+	var ce *ws.CloseError
+	switch {
+	case errors.Is(err, frame.ErrTooLarge):
+		g.end(CloseTooLarge, "frame over the cap", OutcomeOversize)
+	case errors.Is(err, ws.ErrNotBinary):
+		g.end(CloseProtocol, "frames must be binary messages", OutcomeProtocol)
+	case errors.As(err, &ce) && (ce.Code == CloseNormal || ce.Code == CloseDrain):
+		g.end(CloseNormal, "", OutcomeOK)
+	default:
+		g.end(CloseNormal, "", OutcomeClientDropped)
+	}
+	return io.EOF
+}
+
+// send writes one of the gate's own events.
+func (g gate) send(ev message.Event) error {
+	buf, err := g.codec.AppendEvent(g.wbuf[:0], &message.ChildEvent{Body: ev})
+	if err != nil {
+		return err
+	}
+	g.wbuf = buf
+	return g.WriteFrame(buf)
+}
+
+// shutdownDump answers a request that arrived during a drain: the session
+// is dumped, signed and handed back in a ShutdownDump (the request did not
+// run), and the connection closes with CloseDrain.
+func (g gate) shutdownDump() {
+	sd := &message.ShutdownDump{}
+	if g.configured {
+		ctx, cancel := context.WithTimeout(g.ctx, g.srv.cfg.TurnTimeout)
+		ev, err := g.eng.Dump(ctx)
+		cancel()
+		if dr, ok := ev.(*message.DumpResult); ok && err == nil {
+			signed := g.srv.signer.Sign(dr.State)
+			sd.Dump = &signed
+		} else {
+			g.log.Warn("drain: dump failed", slog.Any("error", err))
+		}
+	}
+	if err := g.send(sd); err != nil {
+		g.log.Info("drain: ShutdownDump not delivered", slog.Any("error", err))
+	}
+	g.end(CloseDrain, "server draining", OutcomeDrained)
+}
+
+// WriteFrame sends one event frame to the client.
+func (g gate) WriteFrame(b []byte) error {
+	g.srv.m.frames.WithLabelValues("out").Inc()
+	g.srv.m.bytes.WithLabelValues("out").Add(float64(len(b)))
+	return g.ws.WriteFrame(b)
+}
+
+// Close ends the connection; child.Serve calls it when the session's
+// context ends.
+func (g gate) Close() error {
+	switch context.Cause(g.ctx) {
+	case errSessionTimeout:
+		g.end(CloseSessionTimeout, "session timeout", OutcomeSessionTimeout)
+	case errKilled:
+		g.end(CloseDrain, "server shutting down", OutcomeShutdown)
+	default:
+		g.end(CloseNormal, "", OutcomeOK)
+	}
+	return nil
+}
+
+// policy is the child.Engine child.Serve calls: the relay to the pooled
+// worker, with the server's ceilings, suspension limit, turn timeout and
+// dump signing around it.
+type policy struct{ *conn }
+
+// Configure clamps the client's limits to the ceilings and configures the
+// worker.
+func (p policy) Configure(ctx context.Context, cfg *message.Configure) error {
+	c := *cfg
+	c.Limits = clampLimits(cfg.Limits, &p.srv.cfg)
+	p.maxSusp = protocol.DefaultMaxSuspensions
+	if c.Limits.MaxSuspensions != nil {
+		p.maxSusp = *c.Limits.MaxSuspensions
+	}
+	err := p.turn(ctx, func(ctx context.Context) (message.Event, error) {
+		return nil, p.eng.Configure(ctx, &c)
+	}, false)
+	if err != nil {
+		return err
+	}
+	if cd, ok := codec.ForVersion(cfg.ProtocolVersion); ok {
+		p.codec = cd
+	}
+	p.configured = true
+	return nil
+}
+
+// Feed runs a snippet, counting its suspensions.
+func (p policy) Feed(ctx context.Context, f *message.Feed, out child.Output) (message.Event, error) {
+	p.susp = 0
+	return p.counted(ctx, out, func(ctx context.Context) (message.Event, error) { return p.eng.Feed(ctx, f, out) })
+}
+
+// Resume continues the feed, counting its suspensions.
+func (p policy) Resume(ctx context.Context, req message.Request, out child.Output) (message.Event, error) {
+	return p.counted(ctx, out, func(ctx context.Context) (message.Event, error) { return p.eng.Resume(ctx, req, out) })
+}
+
+// Dump snapshots the session and signs the dump.
+func (p policy) Dump(ctx context.Context) (message.Event, error) {
+	ev, err := p.turnEvent(ctx, p.eng.Dump)
+	if dr, ok := ev.(*message.DumpResult); ok && err == nil {
+		return &message.DumpResult{State: p.srv.signer.Sign(dr.State)}, nil
+	}
+	return ev, err
+}
+
+// Load restores a dump this server (or the previous key) signed.
+func (p policy) Load(ctx context.Context, state []byte, out child.Output) (message.Event, error) {
+	if !p.configured {
+		return nil, &child.Violation{Text: "the first request must be Configure"}
+	}
+	raw, err := p.srv.signer.Open(state)
+	if err != nil {
+		p.srv.m.refusals.WithLabelValues(ReasonLoadUnsigned).Inc()
+		p.log.Info("load refused", slog.String("why", err.Error()))
+		return nil, &child.Violation{Text: "Load refused: " + err.Error()}
+	}
+	ev, err := p.turnEvent(ctx, func(ctx context.Context) (message.Event, error) { return p.eng.Load(ctx, raw, out) })
+	if err != nil {
+		return nil, err
+	}
+	if st := p.eng.Stamps(); st.MaxSuspensions != nil {
+		p.maxSusp = *st.MaxSuspensions
+	}
+	p.susp = 0
+	if ev != nil && ev.EventKind().IsSuspension() {
+		p.susp = 1
+	}
+	return ev, nil
+}
+
+// Reset is never reached (the gate refuses Reset); it resets the worker
+// if it is.
+func (p policy) Reset(ctx context.Context) error { return p.eng.Reset(ctx) }
+
+// Stamps reports the worker's figures.
+func (p policy) Stamps() child.Stamps { return p.eng.Stamps() }
+
+// Close gives the worker back to the pool (or stops it).
+func (p policy) Close() error { return p.eng.Close() }
+
+// counted runs a feed turn and aborts the feed once it suspends more often
+// than max_suspensions, as a parent does.
+func (p policy) counted(ctx context.Context, out child.Output, f func(context.Context) (message.Event, error)) (message.Event, error) {
+	ev, err := p.turnEvent(ctx, f)
+	if err != nil || ev == nil || !ev.EventKind().IsSuspension() {
+		return ev, err
+	}
+	p.susp++
+	if p.susp <= p.maxSusp {
+		return ev, nil
+	}
+	abort := &message.AbortFeed{Exception: message.NewException("RuntimeError",
+		"suspension limit "+strconv.FormatUint(p.maxSusp, 10)+" exceeded")}
+	return p.turnEvent(ctx, func(ctx context.Context) (message.Event, error) { return p.eng.Resume(ctx, abort, out) })
+}
+
+func (p policy) turnEvent(ctx context.Context, f func(context.Context) (message.Event, error)) (message.Event, error) {
+	var ev message.Event
+	err := p.turn(ctx, func(ctx context.Context) (message.Event, error) {
+		var err error
+		ev, err = f(ctx)
+		return ev, err
+	}, true)
+	return ev, err
+}
+
+// turn runs one worker turn under the turn timeout, and ends the session
+// with the matching close code when the worker is lost.
+func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event, error), observe bool) error {
+	tctx, cancel := context.WithTimeout(ctx, p.srv.cfg.TurnTimeout)
+	defer cancel()
+	start := time.Now()
+	_, err := f(tctx)
+	if observe {
+		p.srv.m.turn.Observe(time.Since(start).Seconds())
+	}
+	if err == nil {
+		return nil
+	}
+	var v *child.Violation
+	if errors.As(err, &v) {
+		return err
+	}
+	var me *worker.MemoryLimitError
+	var te *worker.TimeoutError
+	var ee *child.ExitError
+	switch {
+	case ctx.Err() != nil:
+		// The session's own context: Close picks the code.
+	case tctx.Err() != nil:
+		p.end(CloseTurnTimeout, "turn timeout", OutcomeTurnTimeout)
+	case errors.As(err, &me), errors.As(err, &ee) && ee.Code == protocol.ExitOOM:
+		p.end(CloseMemoryLimit, "worker memory limit", OutcomeMemory)
+	case errors.As(err, &te):
+		p.end(CloseDurationBackstop, "max_duration overrun", OutcomeDuration)
+	default:
+		p.log.Warn("worker lost", slog.Any("error", err))
+		p.end(CloseWorkerFailed, truncate(fmt.Sprint("worker failed: ", err), 120), OutcomeWorkerFailed)
+	}
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

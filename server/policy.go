@@ -1,0 +1,52 @@
+package server
+
+import (
+	"time"
+
+	"github.com/gomonty/monty/message"
+)
+
+// clampLimits returns the limits a session runs with: each ceiling applies
+// when the client asks for more, for nothing, or for zero (which the worker
+// would read as "no limit"). Other fields pass through. l is not modified.
+func clampLimits(l *message.ResourceLimits, cfg *Config) *message.ResourceLimits {
+	out := &message.ResourceLimits{}
+	if l != nil {
+		*out = *l
+	}
+	clamp := func(p **uint64, ceiling uint64) {
+		v := ceiling
+		if *p != nil && **p != 0 && **p < ceiling {
+			v = **p
+		}
+		*p = &v
+	}
+	clamp(&out.MaxDurationMicros, uint64(cfg.MaxDuration/time.Microsecond))
+	clamp(&out.MaxMemoryBytes, cfg.MaxMemory)
+	clamp(&out.MaxRecursionDepth, cfg.MaxRecursionDepth)
+	return out
+}
+
+// refusal returns why the gate refuses a request of kind k before the
+// child sees it ("" when it passes): after the first Configure, another
+// Configure, Reset and Shutdown (a client could reset away the operator's
+// limits or end the worker); before it, anything but Configure.
+func refusal(k message.RequestKind, known, configured bool) string {
+	if !configured {
+		if !known || k != message.KindConfigure {
+			return "the first request must be Configure"
+		}
+		return ""
+	}
+	switch {
+	case !known:
+		return ""
+	case k == message.KindConfigure:
+		return "Configure while a session already exists (this server configures a session once)"
+	case k == message.KindReset:
+		return "Reset is refused by this server (open a new connection for a new session)"
+	case k == message.KindShutdown:
+		return "Shutdown is refused by this server (close the connection to end the session)"
+	}
+	return ""
+}

@@ -1,0 +1,368 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gomonty/monty/child"
+	"github.com/gomonty/monty/child/relay"
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/pool"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
+)
+
+// Server serves Monty sessions over WebSockets: each connection at "/" is
+// one session on a worker from an internal prewarmed pool, behind the
+// server's policy (authentication, admission, ceilings, refusals, signed
+// dumps, timeouts, drain).
+//
+// A Server is safe for concurrent use.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	signer *Signer
+	tokens atomic.Pointer[Tokens]
+	adm    *admission
+	pool   *pool.Pool
+	m      *metrics
+	mux    *http.ServeMux
+
+	killCtx context.Context
+	kill    context.CancelCauseFunc
+
+	mu   sync.Mutex
+	http *http.Server
+}
+
+// New starts the worker pool (negotiating the workers' protocol version
+// and prewarming Prewarm workers) and returns a server ready to Serve.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	signer, err := NewSigner(cfg.DumpKey, cfg.DumpKeyPrevious)
+	if err != nil {
+		return nil, err
+	}
+	maxWorkers := cfg.MaxSessions
+	if maxWorkers < 0 {
+		maxWorkers = 256
+	}
+	p, err := pool.New(ctx, pool.Config{
+		MinWorkers: cfg.Prewarm,
+		MaxWorkers: max(maxWorkers, cfg.Prewarm),
+		Worker:     cfg.Worker,
+		Logger:     cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: worker pool: %w", err)
+	}
+	s := &Server{
+		cfg:    cfg,
+		log:    cfg.Logger,
+		signer: signer,
+		adm:    newAdmission(cfg.MaxSessions, cfg.MaxSessionsPerClient),
+		pool:   p,
+	}
+	s.tokens.Store(cfg.Tokens)
+	s.m = newMetrics(p)
+	s.killCtx, s.kill = context.WithCancelCause(context.Background())
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("GET /health", s.readyz) // upstream's name
+	s.mux.HandleFunc("GET /info", s.info)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	s.mux.HandleFunc("/", s.root)
+	return s, nil
+}
+
+// SetTokens replaces the bearer tokens (nil turns authentication off);
+// sessions already open keep running.
+func (s *Server) SetTokens(t *Tokens) { s.tokens.Store(t) }
+
+// Handler returns the server's HTTP handler: the WebSocket endpoint at
+// "/" and the /healthz, /readyz, /metrics and /info endpoints.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Serve accepts connections on l until Shutdown or Close, speaking TLS
+// when the Config has a TLS configuration. It returns http.ErrServerClosed
+// after Shutdown or Close.
+func (s *Server) Serve(l net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadHeaderTimeout + 10*time.Second,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	if s.cfg.TLS != nil {
+		l = tls.NewListener(l, s.cfg.TLS)
+	}
+	s.mu.Lock()
+	if s.http != nil {
+		s.mu.Unlock()
+		return errors.New("server: Serve called twice")
+	}
+	s.http = hs
+	s.mu.Unlock()
+	return hs.Serve(l)
+}
+
+// Drain starts a drain: /readyz answers 503, new upgrades are refused with
+// 503, and each open session's next request is answered with a
+// ShutdownDump carrying a signed dump. Running turns finish.
+func (s *Server) Drain() {
+	if !s.adm.isDraining() {
+		s.log.Info("draining")
+	}
+	s.adm.drain()
+}
+
+// Shutdown drains (see Drain), waits until the last session has ended or
+// the drain grace has passed (then ends the remaining sessions), and
+// stops the HTTP server and the pool. A done ctx ends everything at once
+// (a second SIGTERM).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.Drain()
+	grace := time.NewTimer(s.cfg.DrainGrace)
+	defer grace.Stop()
+	select {
+	case <-s.adm.drain():
+	case <-grace.C:
+		s.log.Info("drain grace over; closing remaining sessions")
+	case <-ctx.Done():
+	}
+	return s.Close()
+}
+
+// Close ends every session at once (close code 1001), then stops the HTTP
+// server and the pool.
+func (s *Server) Close() error {
+	done := s.adm.drain()
+	s.kill(errKilled)
+	s.mu.Lock()
+	hs := s.http
+	s.mu.Unlock()
+	var err error
+	if hs != nil {
+		err = hs.Close()
+	}
+	<-done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return errors.Join(err, s.pool.Close(ctx))
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "ok")
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if s.adm.isDraining() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "draining")
+		return
+	}
+	if !s.pool.Stat().Healthy {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintln(w, "worker pool unhealthy")
+		return
+	}
+	fmt.Fprintln(w, "ready")
+}
+
+// Info is the JSON document served at /info.
+type Info struct {
+	Version          string   `json:"version"`
+	ProtocolVersions []uint32 `json:"protocol_versions"`
+	WorkerProtocol   uint32   `json:"worker_protocol"`
+	Ceilings         struct {
+		MaxDurationSeconds float64 `json:"max_duration_seconds"`
+		MaxMemoryBytes     uint64  `json:"max_memory_bytes"`
+		MaxRecursionDepth  uint64  `json:"max_recursion_depth"`
+	} `json:"ceilings"`
+	MaxSessions          int     `json:"max_sessions"`
+	MaxSessionsPerClient int     `json:"max_sessions_per_client"`
+	TurnTimeoutSeconds   float64 `json:"turn_timeout_seconds"`
+	IdleTimeoutSeconds   float64 `json:"idle_timeout_seconds"`
+	SessionTimeoutSecs   float64 `json:"session_timeout_seconds"`
+	MaxFrameBytes        int     `json:"max_frame_bytes"`
+	Auth                 string  `json:"auth"`
+	Draining             bool    `json:"draining"`
+	ActiveSessions       int     `json:"active_sessions"`
+}
+
+// Info returns what /info serves.
+func (s *Server) Info() Info {
+	var in Info
+	in.Version = s.cfg.Version
+	in.ProtocolVersions = codec.Versions()
+	in.WorkerProtocol = s.pool.Version()
+	in.Ceilings.MaxDurationSeconds = s.cfg.MaxDuration.Seconds()
+	in.Ceilings.MaxMemoryBytes = s.cfg.MaxMemory
+	in.Ceilings.MaxRecursionDepth = s.cfg.MaxRecursionDepth
+	in.MaxSessions = s.cfg.MaxSessions
+	in.MaxSessionsPerClient = s.cfg.MaxSessionsPerClient
+	in.TurnTimeoutSeconds = s.cfg.TurnTimeout.Seconds()
+	in.IdleTimeoutSeconds = s.cfg.IdleTimeout.Seconds()
+	in.SessionTimeoutSecs = s.cfg.SessionTimeout.Seconds()
+	in.MaxFrameBytes = s.cfg.MaxFrameLen
+	in.Auth = "none"
+	if s.tokens.Load() != nil {
+		in.Auth = "bearer"
+	} else if s.cfg.TLS != nil && s.cfg.TLS.ClientAuth == tls.RequireAndVerifyClientCert {
+		in.Auth = "mtls"
+	}
+	in.Draining = s.adm.isDraining()
+	in.ActiveSessions, _ = s.adm.count()
+	return in
+}
+
+func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(s.Info())
+}
+
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// identity authenticates r and returns the client identity.
+func (s *Server) identity(r *http.Request) (string, bool) {
+	if t := s.tokens.Load(); t != nil {
+		tok, ok := bearer(r)
+		if !ok {
+			return "", false
+		}
+		return t.Lookup(tok)
+	}
+	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
+		return "cn:" + r.TLS.VerifiedChains[0][0].Subject.CommonName, true
+	}
+	if s.cfg.TrustForwardedFor {
+		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
+			first, _, _ := strings.Cut(xff, ",")
+			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+				return ip.String(), true
+			}
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return host, true
+}
+
+func (s *Server) refuse(w http.ResponseWriter, status int, reason string, retry time.Duration) {
+	s.m.refusals.WithLabelValues(reason).Inc()
+	if retry > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((retry+time.Second-1)/time.Second)))
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="monty"`)
+	}
+	http.Error(w, reason, status)
+}
+
+// root serves the WebSocket endpoint (and /info for plain requests).
+func (s *Server) root(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	if !isUpgrade(r) {
+		s.info(w, r)
+		return
+	}
+	if s.adm.isDraining() {
+		s.refuse(w, http.StatusServiceUnavailable, ReasonDraining, s.cfg.DrainGrace)
+		return
+	}
+	client, ok := s.identity(r)
+	if !ok {
+		s.refuse(w, http.StatusUnauthorized, ReasonUnauthorized, 0)
+		return
+	}
+	release, reason := s.adm.acquire(client)
+	switch reason {
+	case ReasonDraining, ReasonCapacity:
+		s.refuse(w, http.StatusServiceUnavailable, reason, time.Second)
+		return
+	case ReasonClientQuota:
+		s.refuse(w, http.StatusTooManyRequests, reason, time.Second)
+		return
+	}
+	defer release()
+	wc, err := ws.Accept(w, r, ws.AcceptOptions{MaxFrameLen: s.cfg.MaxFrameLen})
+	if err != nil {
+		s.m.refusals.WithLabelValues(ReasonUpgradeRejected).Inc()
+		return
+	}
+	s.run(wc, client)
+}
+
+// run serves one session on the WebSocket.
+func (s *Server) run(wc *ws.Conn, client string) {
+	id := uuid.NewString()
+	log := s.log.With(slog.String("conn", id), slog.String("client", client))
+	ctx, cancel := context.WithCancelCause(s.killCtx)
+	defer cancel(nil)
+	ctx, stop := context.WithTimeoutCause(ctx, s.cfg.SessionTimeout, errSessionTimeout)
+	defer stop()
+	c := &conn{srv: s, id: id, ws: wc, log: log, ctx: ctx}
+	c.codec, _ = codec.ForVersion(protocol.Version)
+	c.eng = relay.New(relay.Config{
+		Logger: log,
+		Start: func(ctx context.Context, sc session.Config) (*session.Session, func() error, error) {
+			ps, err := s.pool.Checkout(ctx, sc)
+			if err != nil {
+				return nil, nil, err
+			}
+			return ps.Session, ps.Close, nil
+		},
+	})
+	s.m.active.Inc()
+	start := time.Now()
+	log.Info("session open")
+	err := child.Serve(ctx, gate{c}, policy{c}, child.Options{
+		Limits: codec.Limits{MaxFrameLen: s.cfg.MaxFrameLen},
+		Logger: log,
+	})
+	outcome := c.ended()
+	if outcome == "" {
+		var ee *child.ExitError
+		switch {
+		case err == nil:
+			outcome = OutcomeOK
+			c.end(CloseNormal, "", outcome)
+		case errors.As(err, &ee) && ee.Code == protocol.ExitProtocol:
+			outcome = OutcomeProtocol
+			c.end(CloseProtocol, truncate(ee.Message, 120), outcome)
+		default:
+			outcome = OutcomeWorkerFailed
+			c.end(CloseWorkerFailed, "session failed", outcome)
+		}
+	}
+	s.m.active.Dec()
+	s.m.ended.WithLabelValues(outcome).Inc()
+	log.Info("session end", slog.String("outcome", outcome), slog.Duration("duration", time.Since(start)))
+}
