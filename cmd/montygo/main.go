@@ -38,6 +38,7 @@ func commands() []command {
 		{"repl", "start an interactive session", replCmd},
 		{"decode", "decode a captured stream of frames to JSON lines", decodeCmd},
 		{"subprocess", "serve the worker protocol on stdin/stdout, relaying to a real worker", subprocessCmd},
+		{"serve", "serve Monty sessions over WebSockets (the Monty server)", serveCmd},
 		{"version", "print the module, protocol and worker versions", versionCmd},
 	}
 }

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gomonty/monty/server"
+	"github.com/gomonty/monty/worker"
+)
+
+// secondsFlag is a duration flag that also takes a plain number of
+// seconds (upstream's form): "300", "300s" and "5m" are all accepted.
+type secondsFlag struct{ d *time.Duration }
+
+func (f secondsFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f secondsFlag) Set(s string) error {
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if v < 0 || v > 1e9 {
+			return fmt.Errorf("%s seconds is out of range", s)
+		}
+		*f.d = time.Duration(v * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is not a duration", s)
+	}
+	*f.d = d
+	return nil
+}
+
+// envName is the environment twin of a flag: MONTY_SERVER_<UPPER_SNAKE>.
+func envName(flagName string) string {
+	return "MONTY_SERVER_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// serveCmd is `montygo serve`: the Monty server. The first SIGTERM or
+// Ctrl-C drains, a second one ends at once; SIGHUP reloads --tokens.
+func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := server.Config{
+		MaxSessions: server.DefaultMaxSessions, MaxSessionsPerClient: server.DefaultMaxSessionsPerClient,
+		TurnTimeout: server.DefaultTurnTimeout, IdleTimeout: server.DefaultIdleTimeout,
+		SessionTimeout: server.DefaultSessionTimeout, MaxDuration: server.DefaultMaxDuration,
+		DrainGrace: server.DefaultDrainGrace, ReadHeaderTimeout: server.DefaultReadHeaderTimeout,
+	}
+	listen := fs.String("listen", "127.0.0.1:8000", "listen `ADDR` (host:port; port 0 picks one); the bound URL is the only stdout line")
+	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
+	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
+	fs.Var(secondsFlag{&cfg.TurnTimeout}, "turn-timeout", "bound on one turn (seconds or a Go duration)")
+	fs.Var(secondsFlag{&cfg.IdleTimeout}, "idle-timeout", "bound on the wait for a client's next request")
+	fs.Var(secondsFlag{&cfg.SessionTimeout}, "session-timeout", "bound on a session's life")
+	fs.Var(secondsFlag{&cfg.MaxDuration}, "max-duration", "ceiling of a session's max_duration (seconds)")
+	memMiB := fs.Uint64("max-memory-mib", server.DefaultMaxMemory>>20, "ceiling of a session's memory limit (MiB)")
+	fs.Uint64Var(&cfg.MaxRecursionDepth, "max-recursion-depth", server.DefaultMaxRecursionDepth, "ceiling of a session's recursion depth")
+	fs.Var(secondsFlag{&cfg.DrainGrace}, "drain-grace", "after SIGTERM, how long silent sessions are kept")
+	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
+	dumpPrev := fs.String("dump-key-previous", "", "`FILE` holding the previous dump key, still accepted on Load (rotation)")
+	fs.BoolVar(&cfg.TrustForwardedFor, "trust-forwarded-for", false, "take an unauthenticated client's identity from X-Forwarded-For")
+	workerPath := fs.String("worker", "", "the monty worker binary (default: $MONTY_BIN, .monty/bin/monty, PATH)")
+	tokens := fs.String("tokens", "", "`FILE` of NAME:TOKEN lines; clients send Authorization: Bearer TOKEN (reloaded on SIGHUP)")
+	insecure := fs.Bool("insecure-no-auth", false, "allow listening on a non-loopback address without --tokens")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss://")
+	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
+	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
+	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready")
+	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on reading an upgrade request's headers")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: montygo serve --dump-key FILE [flags]")
+		fmt.Fprintln(stderr, "Every flag has an environment twin MONTY_SERVER_<NAME> (for example MONTY_SERVER_MAX_SESSIONS); a flag beats its variable.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "montygo serve: unexpected argument %q\n", fs.Arg(0))
+		return exitError{2}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v, ok := os.LookupEnv(envName(f.Name)); ok && !set[f.Name] && envErr == nil {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = fmt.Errorf("%s: %w", envName(f.Name), err)
+			}
+		}
+	})
+	fail := func(err error) error {
+		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
+		return exitError{2}
+	}
+	if envErr != nil {
+		return fail(envErr)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fail(fmt.Errorf("--log-level: %w", err))
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = log
+	cfg.Version = moduleVersion()
+	if cfg.MaxSessions == 0 {
+		cfg.MaxSessions = -1
+	}
+	if cfg.MaxSessionsPerClient == 0 {
+		cfg.MaxSessionsPerClient = -1
+	}
+	if *memMiB == 0 || *memMiB > 1<<40 {
+		return fail(errors.New("--max-memory-mib must be between 1 and 2^40"))
+	}
+	cfg.MaxMemory = *memMiB << 20
+	if *dumpKey == "" {
+		return fail(errors.New("--dump-key FILE is required"))
+	}
+	var err error
+	if cfg.DumpKey, err = readKey(*dumpKey); err != nil {
+		return fail(err)
+	}
+	if *dumpPrev != "" {
+		if cfg.DumpKeyPrevious, err = readKey(*dumpPrev); err != nil {
+			return fail(err)
+		}
+	}
+	if *tokens != "" {
+		if cfg.Tokens, err = server.LoadTokens(*tokens); err != nil {
+			return fail(err)
+		}
+	}
+	host, _, err := net.SplitHostPort(*listen)
+	if err != nil {
+		return fail(fmt.Errorf("--listen: %w", err))
+	}
+	if *tokens == "" && !*insecure && !loopback(host) {
+		return fail(fmt.Errorf("refusing to listen on %q without --tokens (pass --insecure-no-auth to allow it)", *listen))
+	}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return fail(errors.New("--tls-cert and --tls-key go together"))
+	}
+	if *clientCA != "" && *tlsCert == "" {
+		return fail(errors.New("--client-ca needs --tls-cert and --tls-key"))
+	}
+	if *tlsCert != "" {
+		if cfg.TLS, err = tlsConfig(*tlsCert, *tlsKey, *clientCA); err != nil {
+			return fail(err)
+		}
+	}
+	if *workerPath != "" {
+		bin, err := worker.ResolveBinary(*workerPath)
+		if err != nil {
+			return fail(err)
+		}
+		cfg.Worker.Binary = bin
+	}
+	cfg.Worker.Logger = log
+
+	// Our own view of the signals: main cancels ctx on the first one (the
+	// drain); the second ends at once.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fail(err)
+	}
+	srv, err := server.New(context.Background(), cfg)
+	if err != nil {
+		l.Close()
+		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
+		return exitError{1}
+	}
+	scheme := "ws"
+	if cfg.TLS != nil {
+		scheme = "wss"
+	}
+	fmt.Fprintf(stdout, "%s://%s/\n", scheme, l.Addr())
+	log.Info("listening", slog.String("addr", l.Addr().String()), slog.Bool("tls", cfg.TLS != nil),
+		slog.Bool("auth", cfg.Tokens != nil))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+
+	now, cancelNow := context.WithCancel(context.Background())
+	defer cancelNow()
+	shut := make(chan error, 1)
+	draining := false
+	drain := func() {
+		if !draining {
+			draining = true
+			go func() { shut <- srv.Shutdown(now) }()
+		}
+	}
+	signals := 0
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case err := <-served:
+			served = nil
+			if !draining {
+				srv.Close()
+				fmt.Fprintf(stderr, "montygo serve: %v\n", err)
+				return exitError{1}
+			}
+		case <-ctxDone: // the first signal, through main (or the caller)
+			ctxDone = nil
+			drain()
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				reloadTokens(srv, *tokens, log)
+				continue
+			}
+			if signals++; signals >= 2 {
+				log.Info("second signal: ending now")
+				cancelNow()
+			}
+			drain()
+		case err := <-shut:
+			if err != nil {
+				log.Warn("shutdown", slog.Any("error", err))
+			}
+			log.Info("stopped")
+			return nil
+		}
+	}
+}
+
+func reloadTokens(srv *server.Server, path string, log *slog.Logger) {
+	if path == "" {
+		return
+	}
+	t, err := server.LoadTokens(path)
+	if err != nil {
+		log.Warn("tokens not reloaded; keeping the previous set", slog.Any("error", err))
+		return
+	}
+	srv.SetTokens(t)
+	log.Info("tokens reloaded", slog.Int("count", t.Len()))
+}
+
+func readKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 1<<16 {
+		return nil, fmt.Errorf("%s: a dump key file is at most 64 KiB", path)
+	}
+	if len(b) < server.MinKeyLen {
+		return nil, fmt.Errorf("%s: a dump key needs at least %d bytes, the file has %d", path, server.MinKeyLen, len(b))
+	}
+	return b, nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS key pair: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s: no PEM certificate", caFile)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}

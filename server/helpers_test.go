@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/remoteclient"
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/value"
+	"github.com/gomonty/monty/worker"
+)
+
+var testKey = []byte("0123456789abcdef-test-dump-key")
+
+// testServer is a server on a loopback port with the real worker behind it.
+type testServer struct {
+	*Server
+	URL  string
+	HTTP string
+	done chan error
+}
+
+func startServer(t testing.TB, mutate func(*Config)) *testServer {
+	t.Helper()
+	bin := testenv.Worker(t)
+	cfg := Config{
+		DumpKey: testKey,
+		Worker:  worker.Config{Binary: bin},
+		Prewarm: 1,
+		Logger:  slog.New(slog.NewJSONHandler(io.Discard, nil)),
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	ts := &testServer{Server: srv, URL: "ws://" + l.Addr().String() + "/", HTTP: "http://" + l.Addr().String(), done: make(chan error, 1)}
+	if cfg.TLS != nil {
+		ts.URL = "wss://" + l.Addr().String() + "/"
+		ts.HTTP = "https://" + l.Addr().String()
+	}
+	go func() { ts.done <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		srv.Close()
+		if err := <-ts.done; !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ts
+}
+
+func dial(t testing.TB, url string, version uint32, opts ws.DialOptions) *remoteclient.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := remoteclient.Dial(ctx, url, version, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func do(t testing.TB, c *remoteclient.Client, req message.Request) *remoteclient.Turn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	turn, err := c.Do(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: %v", req.RequestKind(), err)
+	}
+	return turn
+}
+
+func configure(t testing.TB, c *remoteclient.Client, version uint32, limits *message.ResourceLimits) {
+	t.Helper()
+	turn := do(t, c, &message.Configure{ProtocolVersion: version, ScriptName: "main.py", Limits: limits})
+	if _, ok := turn.Event.Body.(*message.Ok); !ok {
+		t.Fatalf("Configure answered %s", describe(turn.Event))
+	}
+}
+
+// repr feeds code and returns the repr of its result (or the error text).
+func repr(t testing.TB, c *remoteclient.Client, code string) string {
+	t.Helper()
+	return describe(do(t, c, &message.Feed{Code: code}).Event)
+}
+
+func describe(ev *message.ChildEvent) string {
+	switch b := ev.Body.(type) {
+	case *message.Complete:
+		return b.Values.Repr(b.Value)
+	case *message.Error:
+		return "Error " + b.Exception.Type + ": " + b.Exception.Msg()
+	case *message.OsCall:
+		return "OsCall " + b.Path
+	}
+	return ev.Body.EventKind().String()
+}
+
+func wantPrefix(t testing.TB, got, prefix string) {
+	t.Helper()
+	if !strings.HasPrefix(got, prefix) {
+		t.Fatalf("got %q, want prefix %q", got, prefix)
+	}
+}
+
+// closeCode waits for the server to end the session and returns its close
+// code.
+func closeCode(t testing.TB, c *remoteclient.Client) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Conn.ReadFrame()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var ce *ws.CloseError
+		if !errors.As(err, &ce) {
+			t.Fatalf("read: %v, want a close", err)
+		}
+		return ce.Code
+	case <-time.After(60 * time.Second):
+		t.Fatal("the server did not close the session")
+	}
+	return 0
+}
+
+func resumeBool(callID uint32, v bool) *message.ResumeCall {
+	rc := &message.ResumeCall{CallID: callID, Result: &message.ExtResult{Kind: message.ResultReturn}}
+	rc.Result.Value = rc.Values.Add(value.Bool(v))
+	return rc
+}
+
+func get(t testing.TB, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
