@@ -1,6 +1,9 @@
 package server
 
 import (
+	"time"
+
+	"github.com/gomonty/monty/value"
 	"testing"
 
 	"github.com/gomonty/monty/message"
@@ -18,6 +21,60 @@ func TestSessionProtocols4And2(t *testing.T) {
 		}
 		if got := repr(t, c, "x"); got != "40" {
 			t.Fatalf("v%d: globals: %s", v, got)
+		}
+	}
+}
+
+func TestCeilingsClampClientLimits(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxRecursionDepth = 40
+		c.MaxDuration = 300 * time.Millisecond
+		c.MaxMemory = 16 << 20
+	})
+	deep := "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nf(200)"
+	for _, lim := range []*message.ResourceLimits{
+		nil, // nothing asked: the ceilings
+		{MaxRecursionDepth: value.Ptr[uint64](100000), MaxDurationMicros: value.Ptr[uint64](0), MaxMemoryBytes: value.Ptr[uint64](1 << 40)},
+	} {
+		c := dial(t, ts.URL, 4, ws.DialOptions{})
+		configure(t, c, 4, lim)
+		wantPrefix(t, repr(t, c, deep), "Error RecursionError")
+		wantPrefix(t, repr(t, c, "b = 'a' * (64 * 1024 * 1024)"), "Error MemoryError")
+		if got := repr(t, c, "1 + 1"); got != "2" {
+			t.Fatalf("after the limits: %s", got)
+		}
+		// The duration budget is the session's: it runs out for good.
+		wantPrefix(t, repr(t, c, "x = 0\nwhile True:\n    x += 1"), "Error TimeoutError")
+	}
+	// A client asking for less than the ceiling keeps its own limit.
+	c := dial(t, ts.URL, 4, ws.DialOptions{})
+	configure(t, c, 4, &message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](5)})
+	wantPrefix(t, repr(t, c, "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nf(20)"), "Error RecursionError")
+}
+
+func TestClampLimits(t *testing.T) {
+	cfg := Config{MaxDuration: 2 * time.Second, MaxMemory: 1000, MaxRecursionDepth: 50}
+	p := value.Ptr[uint64]
+	for _, c := range []struct {
+		in         *message.ResourceLimits
+		d, m, r    uint64
+		susp, gcIv *uint64
+	}{
+		{nil, 2e6, 1000, 50, nil, nil},
+		{&message.ResourceLimits{}, 2e6, 1000, 50, nil, nil},
+		{&message.ResourceLimits{MaxDurationMicros: p(0), MaxMemoryBytes: p(0), MaxRecursionDepth: p(0)}, 2e6, 1000, 50, nil, nil},
+		{&message.ResourceLimits{MaxDurationMicros: p(5e6), MaxMemoryBytes: p(5000), MaxRecursionDepth: p(500)}, 2e6, 1000, 50, nil, nil},
+		{&message.ResourceLimits{MaxDurationMicros: p(1), MaxMemoryBytes: p(10), MaxRecursionDepth: p(3), MaxSuspensions: p(7), GCInterval: p(9)}, 1, 10, 3, p(7), p(9)},
+	} {
+		out := clampLimits(c.in, &cfg)
+		if *out.MaxDurationMicros != c.d || *out.MaxMemoryBytes != c.m || *out.MaxRecursionDepth != c.r {
+			t.Errorf("%+v: got %d %d %d", c.in, *out.MaxDurationMicros, *out.MaxMemoryBytes, *out.MaxRecursionDepth)
+		}
+		if (out.MaxSuspensions == nil) != (c.susp == nil) || (out.GCInterval == nil) != (c.gcIv == nil) {
+			t.Errorf("%+v: pass-through fields changed", c.in)
+		}
+		if c.in != nil && c.in.MaxDurationMicros != nil && out.MaxDurationMicros == c.in.MaxDurationMicros {
+			t.Errorf("the client's limits were modified in place")
 		}
 	}
 }

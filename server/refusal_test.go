@@ -1,0 +1,145 @@
+package server
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/gomonty/monty/internal/remoteclient"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/value"
+)
+
+func TestRefusedRequestsLeaveTheSessionLive(t *testing.T) {
+	ts := startServer(t, nil)
+	for _, v := range []uint32{4, 2} {
+		c := dial(t, ts.URL, v, ws.DialOptions{})
+		// Before Configure: anything else is refused.
+		for _, req := range []message.Request{&message.Feed{Code: "1"}, &message.Dump{}, &message.Reset{}, &message.Shutdown{}} {
+			wantPrefix(t, describe(do(t, c, req).Event), "Error RuntimeError: protocol violation: the first request must be Configure")
+		}
+		// The Load of a signed dump before Configure, too.
+		raw := bytes.Clone(do(t, dialConfigured(t, ts.URL, v), &message.Dump{}).Event.Body.(*message.DumpResult).State)
+		wantPrefix(t, describe(do(t, c, &message.Load{State: raw}).Event), "Error RuntimeError: protocol violation: the first request must be Configure")
+		configure(t, c, v, nil)
+		if got := repr(t, c, "x = 7\nx"); got != "7" {
+			t.Fatal(got)
+		}
+		for _, c2 := range []struct {
+			req  message.Request
+			want string
+		}{
+			{&message.Configure{ProtocolVersion: v}, "Configure while a session already exists"},
+			{&message.Configure{ProtocolVersion: 99}, "Configure while a session already exists"},
+			{&message.Reset{}, "Reset is refused"},
+			{&message.Shutdown{}, "Shutdown is refused"},
+		} {
+			wantPrefix(t, describe(do(t, c, c2.req).Event), "Error RuntimeError: protocol violation: "+c2.want)
+		}
+		// An empty kind (a frame with no arm), and garbage.
+		for _, frame := range [][]byte{{}, {0xff, 0xff, 0xff}} {
+			if err := c.Conn.WriteFrame(frame); err != nil {
+				t.Fatal(err)
+			}
+			b, err := c.Conn.ReadFrame()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(b, []byte("protocol violation")) {
+				t.Fatalf("frame %x answered %q", frame, b)
+			}
+		}
+		if got := repr(t, c, "x + 1"); got != "8" {
+			t.Fatalf("v%d: after the refusals: %s", v, got)
+		}
+	}
+}
+
+func dialConfigured(t testing.TB, url string, v uint32) *remoteclient.Client {
+	c := dial(t, url, v, ws.DialOptions{})
+	configure(t, c, v, nil)
+	return c
+}
+
+func TestLoadOnlySignedDumps(t *testing.T) {
+	old := []byte("the-previous-dump-key-000")
+	a := startServer(t, func(c *Config) { c.DumpKey = old })
+	b := startServer(t, func(c *Config) { c.DumpKeyPrevious = old })
+	other := startServer(t, func(c *Config) { c.DumpKey = []byte("a-different-key-entirely") })
+
+	src := dialConfigured(t, a.URL, 4)
+	repr(t, src, "x = 41")
+	state := do(t, src, &message.Dump{}).Event.Body.(*message.DumpResult).State
+	if !bytes.HasPrefix(state, []byte("MONTYSIG\x01")) {
+		t.Fatalf("the dump handed out is not signed: %q", state[:min(len(state), 16)])
+	}
+	raw := state[headerLen:]
+	if !bytes.HasPrefix(raw, []byte("MONTY\x00")) {
+		t.Fatalf("the envelope does not hold a raw dump: %q", raw[:min(len(raw), 8)])
+	}
+	// Signed by the previous key: accepted by b.
+	dst := dialConfigured(t, b.URL, 4)
+	if got := describe(do(t, dst, &message.Load{State: state}).Event); got != "Ok" {
+		t.Fatal(got)
+	}
+	if got := repr(t, dst, "x + 1"); got != "42" {
+		t.Fatal(got)
+	}
+	// Refused: a raw dump, a tampered one, one from another key, garbage.
+	tampered := bytes.Clone(state)
+	tampered[len(tampered)-1] ^= 1
+	for _, c := range []struct {
+		srv   *testServer
+		state []byte
+		want  string
+	}{
+		{b, raw, ErrUnsigned.Error()},
+		{b, tampered, ErrBadSignature.Error()},
+		{other, state, ErrBadSignature.Error()},
+		{a, []byte("MONTYSIG\x01short"), ErrUnsigned.Error()},
+		{a, nil, ErrUnsigned.Error()},
+	} {
+		cl := dialConfigured(t, c.srv.URL, 2)
+		got := describe(do(t, cl, &message.Load{State: c.state}).Event)
+		if !strings.Contains(got, "protocol violation: Load refused: "+c.want) {
+			t.Fatalf("got %q, want the refusal %q", got, c.want)
+		}
+		if got := repr(t, cl, "1 + 1"); got != "2" {
+			t.Fatalf("after a refused Load: %s", got)
+		}
+	}
+}
+
+func TestMaxSuspensionsEnforced(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.URL, 4, ws.DialOptions{})
+	configure(t, c, 4, &message.ResourceLimits{MaxSuspensions: value.Ptr[uint64](2)})
+	code := "from pathlib import Path\n[Path('/a').exists(), Path('/b').exists(), Path('/c').exists()]"
+	ev := do(t, c, &message.Feed{Code: code}).Event
+	for i := 0; ; i++ {
+		oc, ok := ev.Body.(*message.OsCall)
+		if !ok {
+			break
+		}
+		if i >= 2 {
+			t.Fatalf("suspension %d passed the limit of 2", i+1)
+		}
+		ev = do(t, c, resumeBool(oc.CallID, true)).Event
+	}
+	if got := describe(ev); got != "Error RuntimeError: suspension limit 2 exceeded" {
+		t.Fatal(got)
+	}
+	// Within the limit the feed completes.
+	ev = do(t, c, &message.Feed{Code: "from pathlib import Path\n[Path('/a').exists(), Path('/b').exists()]"}).Event
+	for {
+		oc, ok := ev.Body.(*message.OsCall)
+		if !ok {
+			break
+		}
+		ev = do(t, c, resumeBool(oc.CallID, oc.Path == "/a")).Event
+	}
+	if got := describe(ev); got != "[True, False]" {
+		t.Fatal(got)
+	}
+}
