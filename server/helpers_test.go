@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
@@ -160,4 +161,44 @@ func get(t testing.TB, url string) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+func encodeRequest(t testing.TB, version uint32, req message.Request) []byte {
+	t.Helper()
+	cd, ok := codec.ForVersion(version)
+	if !ok {
+		t.Fatalf("no codec %d", version)
+	}
+	b, err := cd.AppendRequest(nil, &message.ParentRequest{Body: req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// waitMetric polls /metrics until a line equals want.
+func waitMetric(t testing.TB, ts *testServer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var body string
+	for time.Now().Before(deadline) {
+		_, body = get(t, ts.HTTP+"/metrics")
+		for _, line := range strings.Split(body, "\n") {
+			if line == want {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("metric %q never appeared; /metrics has:\n%s", want, grepMonty(body))
+}
+
+func grepMonty(body string) string {
+	var out []string
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "monty_") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
