@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/remoteclient"
+	"github.com/gomonty/monty/transport/ws"
+)
+
+func dialErr(t testing.TB, url string, h http.Header) *ws.DialError {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := remoteclient.Dial(ctx, url, 4, ws.DialOptions{Header: h})
+	if err == nil {
+		c.Close()
+		t.Fatal("dial succeeded, want a refusal")
+	}
+	var de *ws.DialError
+	if !errors.As(err, &de) {
+		t.Fatalf("dial: %v, want a *ws.DialError", err)
+	}
+	return de
+}
+
+func bearerHeader(tok string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + tok}}
+}
+
+func TestBearerTokens(t *testing.T) {
+	tokens, err := ParseTokens(strings.NewReader("# clients\nalice:tok-alice-0123456789\n\nbob:tok-bob-0123456789\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *Config) { c.Tokens = tokens; c.MaxSessionsPerClient = 1 })
+	for _, h := range []http.Header{nil, bearerHeader("wrong"), bearerHeader(""), {"Authorization": {"Basic YWxpY2U6eA=="}}} {
+		if de := dialErr(t, ts.URL, h); de.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("%v: status %d, want 401", h, de.StatusCode)
+		}
+	}
+	a := dial(t, ts.URL, 4, ws.DialOptions{Header: bearerHeader("tok-alice-0123456789")})
+	configure(t, a, 4, nil)
+	// The token's name is the identity of the per-client cap.
+	de := dialErr(t, ts.URL, bearerHeader("tok-alice-0123456789"))
+	if de.StatusCode != http.StatusTooManyRequests || de.RetryAfter <= 0 {
+		t.Fatalf("second alice session: %d retry %v, want 429 with Retry-After", de.StatusCode, de.RetryAfter)
+	}
+	b := dial(t, ts.URL, 4, ws.DialOptions{Header: bearerHeader("tok-bob-0123456789")})
+	configure(t, b, 4, nil)
+	// Reloaded tokens: bob's is gone, carol's is new; open sessions live on.
+	reloaded, err := ParseTokens(strings.NewReader("alice:tok-alice-0123456789\ncarol:tok-carol-0123456789\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.SetTokens(reloaded)
+	if de := dialErr(t, ts.URL, bearerHeader("tok-bob-0123456789")); de.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("bob after the reload: %d", de.StatusCode)
+	}
+	dial(t, ts.URL, 4, ws.DialOptions{Header: bearerHeader("tok-carol-0123456789")})
+	if got := repr(t, b, "3"); got != "3" {
+		t.Fatalf("bob's open session after the reload: %s", got)
+	}
+	waitMetric(t, ts, `monty_server_refusals_total{reason="unauthorized"} 5`)
+	waitMetric(t, ts, `monty_server_refusals_total{reason="client_quota"} 1`)
+}
+
+func TestParseTokens(t *testing.T) {
+	for _, bad := range []string{"", "# only a comment\n", "alice\n", ":tok\n", "alice:\n", "al ice:tok\n", "a:x\nb:x\n"} {
+		if _, err := ParseTokens(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	tk, err := ParseTokens(strings.NewReader("a:t1\r\nb:t2:with:colons\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tok, want := range map[string]string{"t1": "a", "t2:with:colons": "b", "t2": "", "t1 ": ""} {
+		if got, _ := tk.Lookup(tok); got != want {
+			t.Errorf("Lookup(%q) = %q, want %q", tok, got, want)
+		}
+	}
+}
+
+func TestAdmissionCapacity(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxSessions = 2; c.MaxSessionsPerClient = -1 })
+	a := dialConfigured(t, ts.URL, 4)
+	dialConfigured(t, ts.URL, 2)
+	de := dialErr(t, ts.URL, nil)
+	if de.StatusCode != http.StatusServiceUnavailable || de.RetryAfter <= 0 {
+		t.Fatalf("third session: %d retry %v, want 503 with Retry-After", de.StatusCode, de.RetryAfter)
+	}
+	a.Close()
+	waitMetric(t, ts, `monty_server_sessions_active 1`)
+	dialConfigured(t, ts.URL, 4)
+}
+
+func TestPerClientQuotaByAddress(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxSessionsPerClient = 1; c.TrustForwardedFor = true })
+	xff := func(ip string) http.Header { return http.Header{"X-Forwarded-For": {ip + ", 10.0.0.1"}} }
+	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("192.0.2.1")})
+	if de := dialErr(t, ts.URL, xff("192.0.2.1")); de.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("same forwarded client: %d", de.StatusCode)
+	}
+	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("192.0.2.2")})
+
+	plain := startServer(t, func(c *Config) { c.MaxSessionsPerClient = 1 })
+	dial(t, plain.URL, 4, ws.DialOptions{Header: xff("192.0.2.1")})
+	// Without --trust-forwarded-for the header is ignored: both are 127.0.0.1.
+	if de := dialErr(t, plain.URL, xff("192.0.2.2")); de.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("untrusted forwarded header: %d", de.StatusCode)
+	}
+}
