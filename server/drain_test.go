@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/remoteclient"
+	"github.com/gomonty/monty/message"
+)
+
+// shutdownDump sends req and expects the drain's answer: a ShutdownDump
+// with a signed dump, then close code 1001.
+func expectShutdownDump(t *testing.T, cl *remoteclient.Client, req message.Request) []byte {
+	t.Helper()
+	turn := do(t, cl, req)
+	sd, ok := turn.Event.Body.(*message.ShutdownDump)
+	if !ok || sd.Dump == nil {
+		t.Fatalf("during the drain %s was answered %s, want a ShutdownDump with a dump", req.RequestKind(), describe(turn.Event))
+	}
+	if code := closeCode(t, cl); code != CloseDrain {
+		t.Fatalf("close code %d after ShutdownDump, want %d", code, CloseDrain)
+	}
+	return *sd.Dump
+}
+
+func TestDrainHandsOutSignedDumpsThatResumeElsewhere(t *testing.T) {
+	a := startServer(t, func(c *Config) { c.DrainGrace = 500 * time.Millisecond })
+	b := startServer(t, nil)
+
+	idle := dialConfigured(t, a.URL, 4)
+	repr(t, idle, "x = 41")
+	susp := dialConfigured(t, a.URL, 2)
+	ev := do(t, susp, &message.Feed{Code: "from pathlib import Path\ny = 1\n[Path('/a').exists(), y]"}).Event
+	oc, ok := ev.Body.(*message.OsCall)
+	if !ok {
+		t.Fatalf("want an OsCall, got %s", describe(ev))
+	}
+	silent := dialConfigured(t, a.URL, 4)
+
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- a.Shutdown(context.Background()) }()
+	waitReady(t, a, http.StatusServiceUnavailable)
+	if de := dialErr(t, a.URL, nil); de.StatusCode != http.StatusServiceUnavailable || de.RetryAfter <= 0 {
+		t.Fatalf("upgrade while draining: %d retry %v", de.StatusCode, de.RetryAfter)
+	}
+
+	// The idle session: its next request did not run; resume it on b.
+	dump := expectShutdownDump(t, idle, &message.Feed{Code: "x + 1"})
+	moved := dialConfigured(t, b.URL, 4)
+	if got := describe(do(t, moved, &message.Load{State: dump}).Event); got != "Ok" {
+		t.Fatalf("Load on b: %s", got)
+	}
+	if got := repr(t, moved, "x + 1"); got != "42" {
+		t.Fatalf("re-run on b: %s", got)
+	}
+
+	// The suspended session: the restored worker re-announces the call.
+	dump = expectShutdownDump(t, susp, resumeBool(oc.CallID, true))
+	moved = dialConfigured(t, b.URL, 2)
+	ev = do(t, moved, &message.Load{State: dump}).Event
+	again, ok := ev.Body.(*message.OsCall)
+	if !ok || again.CallID != oc.CallID || again.Path != "/a" {
+		t.Fatalf("Load of a suspended dump answered %s", describe(ev))
+	}
+	if got := describe(do(t, moved, resumeBool(oc.CallID, true)).Event); got != "[True, 1]" {
+		t.Fatalf("resumed on b: %s", got)
+	}
+
+	// The silent session is closed at the drain grace; then Shutdown returns.
+	if code := closeCode(t, silent); code != CloseDrain {
+		t.Fatalf("silent session closed with %d", code)
+	}
+	select {
+	case err := <-shutdown:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Shutdown did not return")
+	}
+}
+
+func TestShutdownReturnsWhenTheLastSessionEnds(t *testing.T) {
+	a := startServer(t, func(c *Config) { c.DrainGrace = time.Hour })
+	c := dialConfigured(t, a.URL, 4)
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- a.Shutdown(context.Background()) }()
+	waitReady(t, a, http.StatusServiceUnavailable)
+	expectShutdownDump(t, c, &message.Feed{Code: "1"})
+	select {
+	case <-shutdown:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Shutdown waited for the grace although no session is left")
+	}
+}
+
+func TestShutdownContextEndsAtOnce(t *testing.T) {
+	a := startServer(t, func(c *Config) { c.DrainGrace = time.Hour })
+	c := dialConfigured(t, a.URL, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- a.Shutdown(ctx) }()
+	waitReady(t, a, http.StatusServiceUnavailable)
+	cancel() // the second SIGTERM
+	if code := closeCode(t, c); code != CloseDrain {
+		t.Fatalf("close code %d", code)
+	}
+	<-shutdown
+}
+
+func waitReady(t *testing.T, ts *testServer, want int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if code, _ := get(t, ts.HTTP+"/readyz"); code == want {
+			return
+		}
+	}
+	t.Fatalf("/readyz never answered %d", want)
+}
