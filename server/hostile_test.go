@@ -1,0 +1,195 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gomonty/monty/transport/ws"
+)
+
+// victim is a configured session whose globals must survive whatever the
+// hostile clients do.
+func victim(t *testing.T, ts *testServer) func() {
+	t.Helper()
+	c := dialConfigured(t, ts.URL, 4)
+	repr(t, c, "v = 10")
+	return func() {
+		t.Helper()
+		if got := repr(t, c, "v + 1"); got != "11" {
+			t.Fatalf("the victim session was disturbed: %s", got)
+		}
+	}
+}
+
+func rawDial(t *testing.T, ts *testServer) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, ts.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
+func rawCloseCode(t *testing.T, c *websocket.Conn) websocket.StatusCode {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if _, _, err := c.Read(ctx); err != nil {
+			return websocket.CloseStatus(err)
+		}
+	}
+}
+
+func TestHostileTextFrame(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	c := rawDial(t, ts)
+	ctx := context.Background()
+	if err := c.Write(ctx, websocket.MessageText, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if code := rawCloseCode(t, c); code != CloseProtocol {
+		t.Fatalf("text frame: close %d, want %d", code, CloseProtocol)
+	}
+	check()
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="protocol_violation"} 1`)
+}
+
+func TestHostileOversizeFrame(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxFrameLen = 64 << 10 })
+	check := victim(t, ts)
+	c := rawDial(t, ts)
+	c.SetReadLimit(-1)
+	// The frame header announces more than the cap: the server refuses it
+	// from the header, before reading (let alone buffering) the body.
+	w, err := c.Writer(context.Background(), websocket.MessageBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w.Write(make([]byte, 1<<20))
+		w.Close()
+	}()
+	if code := rawCloseCode(t, c); code != CloseTooLarge {
+		t.Fatalf("oversize: close %d, want %d", code, CloseTooLarge)
+	}
+	check()
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="oversize"} 1`)
+}
+
+func TestHostileGarbageBeforeConfigure(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	c := dial(t, ts.URL, 4, ws.DialOptions{})
+	for _, b := range [][]byte{{0x00}, {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f}, []byte(strings.Repeat("\x08\x01", 100))} {
+		if err := c.Conn.WriteFrame(b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Conn.ReadFrame(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	configure(t, c, 4, nil)
+	if got := repr(t, c, "'still fine'"); got != "'still fine'" {
+		t.Fatal(got)
+	}
+	check()
+}
+
+func TestHostileSlowUpgradeHeaders(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.ReadHeaderTimeout = 300 * time.Millisecond })
+	check := victim(t, ts)
+	addr := strings.TrimPrefix(ts.HTTP, "http://")
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	io.WriteString(nc, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n") // never finished
+	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	start := time.Now()
+	_, err = bufio.NewReader(nc).ReadString('\n')
+	if err == nil || time.Since(start) > 20*time.Second {
+		t.Fatalf("the server kept an unfinished upgrade open: %v after %v", err, time.Since(start))
+	}
+	check()
+}
+
+func TestHostileThousandsOfConnections(t *testing.T) {
+	const maxSessions = 4
+	ts := startServer(t, func(c *Config) {
+		c.MaxSessions = maxSessions
+		c.MaxSessionsPerClient = -1
+		c.ReadHeaderTimeout = 2 * time.Second
+	})
+	check := victim(t, ts)
+	addr := strings.TrimPrefix(ts.HTTP, "http://")
+	// 1000 upgrades at once, plus 500 connections that never send a byte.
+	var idle []net.Conn
+	for range 500 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, nc)
+	}
+	defer func() {
+		for _, nc := range idle {
+			nc.Close()
+		}
+	}()
+	var wg sync.WaitGroup
+	var accepted, refused, other atomic.Int64
+	var mu sync.Mutex
+	var open []*websocket.Conn
+	sem := make(chan struct{}, 64)
+	for range 1000 {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c, resp, err := websocket.Dial(ctx, ts.URL, nil)
+			switch {
+			case err == nil:
+				accepted.Add(1)
+				mu.Lock()
+				open = append(open, c)
+				mu.Unlock()
+			case resp != nil && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "":
+				refused.Add(1)
+			default:
+				other.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := accepted.Load(); got > maxSessions-1 {
+		t.Errorf("%d upgrades accepted beside the victim, cap %d", got, maxSessions)
+	}
+	if other.Load() != 0 || refused.Load()+accepted.Load() != 1000 {
+		t.Errorf("accepted %d, refused %d, other %d", accepted.Load(), refused.Load(), other.Load())
+	}
+	check()
+	for _, c := range open {
+		c.CloseNow()
+	}
+	waitMetric(t, ts, "monty_server_sessions_active 1")
+	check()
+}
