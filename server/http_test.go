@@ -1,0 +1,161 @@
+package server
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/transport/ws"
+)
+
+func TestHTTPEndpoints(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.Version = "v9.9.9-test"
+		c.MaxSessions = 7
+		c.MaxDuration = 1500 * time.Millisecond
+	})
+	if code, body := get(t, ts.HTTP+"/healthz"); code != 200 || body != "ok\n" {
+		t.Fatalf("/healthz: %d %q", code, body)
+	}
+	if code, _ := get(t, ts.HTTP+"/readyz"); code != 200 {
+		t.Fatalf("/readyz: %d", code)
+	}
+	code, body := get(t, ts.HTTP+"/info")
+	var in Info
+	if err := json.Unmarshal([]byte(body), &in); err != nil || code != 200 {
+		t.Fatalf("/info: %d %v %s", code, err, body)
+	}
+	if in.Version != "v9.9.9-test" || in.MaxSessions != 7 || in.Ceilings.MaxDurationSeconds != 1.5 ||
+		in.Ceilings.MaxMemoryBytes != DefaultMaxMemory || in.Ceilings.MaxRecursionDepth != DefaultMaxRecursionDepth ||
+		len(in.ProtocolVersions) != 2 || in.WorkerProtocol == 0 || in.Auth != "none" || in.Draining {
+		t.Fatalf("/info: %+v", in)
+	}
+	if code, body := get(t, ts.HTTP+"/"); code != 200 || !strings.Contains(body, `"protocol_versions"`) {
+		t.Fatalf("GET / without an upgrade: %d %s", code, body)
+	}
+	if code, _ := get(t, ts.HTTP+"/nope"); code != 404 {
+		t.Fatalf("/nope: %d", code)
+	}
+	c := dialConfigured(t, ts.URL, 4)
+	repr(t, c, "1 + 1")
+	waitMetric(t, ts, "monty_server_sessions_active 1")
+	_, body = get(t, ts.HTTP+"/metrics")
+	for _, want := range []string{
+		`monty_server_frames_total{direction="in"} 2`,
+		`monty_server_frames_total{direction="out"} 2`,
+		`monty_server_turn_seconds_count 1`,
+		`monty_server_workers_busy 1`,
+		`monty_server_refusals_total{reason="capacity"} 0`,
+		`monty_server_sessions_ended_total{outcome="drained"} 0`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("/metrics lacks %q:\n%s", want, grepMonty(body))
+		}
+	}
+}
+
+// testPKI is a CA with a server certificate for 127.0.0.1 and a client
+// certificate for "alice".
+type testPKI struct {
+	pool   *x509.CertPool
+	server tls.Certificate
+	client tls.Certificate
+}
+
+func newPKI(t *testing.T) *testPKI {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	leaf := func(cn string, usage x509.ExtKeyUsage, ip bool) tls.Certificate {
+		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		}
+		if ip {
+			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: k}
+	}
+	p := &testPKI{pool: x509.NewCertPool()}
+	p.pool.AddCert(ca)
+	p.server = leaf("127.0.0.1", x509.ExtKeyUsageServerAuth, true)
+	p.client = leaf("alice", x509.ExtKeyUsageClientAuth, false)
+	return p
+}
+
+func TestTLSAndMutualTLS(t *testing.T) {
+	pki := newPKI(t)
+	plain := startServer(t, func(c *Config) {
+		c.TLS = &tls.Config{Certificates: []tls.Certificate{pki.server}, MinVersion: tls.VersionTLS12}
+	})
+	c := dial(t, plain.URL, 4, ws.DialOptions{TLSConfig: &tls.Config{RootCAs: pki.pool}})
+	configure(t, c, 4, nil)
+	if got := repr(t, c, "'over tls'"); got != "'over tls'" {
+		t.Fatal(got)
+	}
+	// An untrusting client fails the handshake.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := ws.Dial(ctx, plain.URL, ws.DialOptions{}); err == nil {
+		t.Fatal("dial without the CA succeeded")
+	}
+
+	mtls := startServer(t, func(c *Config) {
+		c.TLS = &tls.Config{Certificates: []tls.Certificate{pki.server}, MinVersion: tls.VersionTLS12,
+			ClientCAs: pki.pool, ClientAuth: tls.RequireAndVerifyClientCert}
+		c.MaxSessionsPerClient = 1
+	})
+	if _, err := ws.Dial(ctx, mtls.URL, ws.DialOptions{TLSConfig: &tls.Config{RootCAs: pki.pool}}); err == nil {
+		t.Fatal("dial without a client certificate succeeded")
+	}
+	clientTLS := &tls.Config{RootCAs: pki.pool, Certificates: []tls.Certificate{pki.client}}
+	c = dial(t, mtls.URL, 2, ws.DialOptions{TLSConfig: clientTLS})
+	configure(t, c, 2, nil)
+	if got := repr(t, c, "6 * 7"); got != "42" {
+		t.Fatal(got)
+	}
+	// The certificate's name is the client identity: alice's quota is 1.
+	_, err := ws.Dial(ctx, mtls.URL, ws.DialOptions{TLSConfig: clientTLS})
+	var de *ws.DialError
+	if !errors.As(err, &de) || de.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("second alice session: %v, want 429", err)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: clientTLS}}
+	resp, err := client.Get(mtls.HTTP + "/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in Info
+	json.NewDecoder(resp.Body).Decode(&in)
+	resp.Body.Close()
+	if in.Auth != "mtls" {
+		t.Fatalf("/info auth %q", in.Auth)
+	}
+}
