@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/remoteclient"
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/server"
+	"github.com/gomonty/monty/transport/ws"
+)
+
+type serveProc struct {
+	cmd    *exec.Cmd
+	url    string
+	http   string
+	stderr *strings.Builder
+	exited chan error
+}
+
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startServe runs montygo serve and reads the bound URL from stdout.
+func startServe(t *testing.T, env []string, args ...string) *serveProc {
+	t.Helper()
+	bin := testenv.Worker(t)
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	all := append([]string{"serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--worker", bin, "--prewarm", "1"}, args...)
+	cmd := exec.Command(montygo(t), all...)
+	cmd.Env = append(os.Environ(), env...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{cmd: cmd, stderr: &errb, exited: make(chan error, 1)}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no URL line: %v\n%s", err, errb.String())
+	}
+	p.url = strings.TrimSpace(line)
+	p.http = "http://" + strings.TrimSuffix(strings.TrimPrefix(p.url, "ws://"), "/")
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.exited
+	})
+	return p
+}
+
+func (p *serveProc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		p.exited <- err
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(60 * time.Second):
+		t.Fatalf("montygo serve did not exit\n%s", p.stderr.String())
+	}
+	return -1
+}
+
+func serveInfo(t *testing.T, p *serveProc) server.Info {
+	t.Helper()
+	resp, err := http.Get(p.http + "/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var in server.Info
+	if err := json.NewDecoder(resp.Body).Decode(&in); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func serveSession(t *testing.T, url string, h http.Header) *remoteclient.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := remoteclient.Dial(ctx, url, 4, ws.DialOptions{Header: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	turn, err := c.Do(ctx, &message.Configure{ProtocolVersion: 4})
+	if err != nil || turn.Event.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %v", err)
+	}
+	return c
+}
+
+func feed(t *testing.T, c *remoteclient.Client, code string) *message.ChildEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	turn, err := c.Do(ctx, &message.Feed{Code: code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return turn.Event
+}
+
+func TestServeFlagsEnvTwinsAndSIGTERM(t *testing.T) {
+	p := startServe(t, []string{
+		"MONTY_SERVER_MAX_SESSIONS=9", // the flag beats it
+		"MONTY_SERVER_MAX_SESSIONS_PER_CLIENT=3",
+		"MONTY_SERVER_MAX_DURATION=2.5",
+		"MONTY_SERVER_MAX_MEMORY_MIB=32",
+		"MONTY_SERVER_MAX_RECURSION_DEPTH=77",
+		"MONTY_SERVER_TURN_TIMEOUT=7",
+		"MONTY_SERVER_IDLE_TIMEOUT=8s",
+		"MONTY_SERVER_SESSION_TIMEOUT=9m",
+	}, "--max-sessions", "5", "--drain-grace", "1h")
+	if !strings.HasPrefix(p.url, "ws://127.0.0.1:") {
+		t.Fatalf("URL line %q", p.url)
+	}
+	in := serveInfo(t, p)
+	if in.MaxSessions != 5 || in.MaxSessionsPerClient != 3 || in.Ceilings.MaxDurationSeconds != 2.5 ||
+		in.Ceilings.MaxMemoryBytes != 32<<20 || in.Ceilings.MaxRecursionDepth != 77 || in.TurnTimeoutSeconds != 7 ||
+		in.IdleTimeoutSeconds != 8 || in.SessionTimeoutSecs != 540 {
+		t.Fatalf("/info: %+v", in)
+	}
+	c := serveSession(t, p.url, nil)
+	if ev := feed(t, c, "x = 1\nx + 1"); ev.Body.EventKind() != message.KindComplete {
+		t.Fatalf("feed: %v", ev.Body.EventKind())
+	}
+	// SIGTERM: the next request is answered with a ShutdownDump, and the
+	// server exits once that last session has ended (long before the grace).
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get(p.http + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz did not turn 503")
+		}
+	}
+	ev := feed(t, c, "x")
+	if sd, ok := ev.Body.(*message.ShutdownDump); !ok || sd.Dump == nil || !strings.HasPrefix(string(*sd.Dump), "MONTYSIG") {
+		t.Fatalf("during the drain: %v", ev.Body.EventKind())
+	}
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.stderr.String())
+	}
+	logs := p.stderr.String()
+	for _, want := range []string{`"msg":"session open"`, `"conn":"`, `"outcome":"drained"`, `"msg":"draining"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %s:\n%s", want, logs)
+		}
+	}
+	if strings.Contains(logs, "x + 1") {
+		t.Errorf("code reached the logs:\n%s", logs)
+	}
+}
+
+func TestServeSecondSIGTERMEndsAtOnce(t *testing.T) {
+	p := startServe(t, nil, "--drain-grace", "1h")
+	serveSession(t, p.url, nil) // silent: would be kept for the grace
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.stderr.String())
+	}
+}
+
+func TestServeSIGHUPReloadsTokens(t *testing.T) {
+	tokens := writeFile(t, "tokens", "alice:tok-alice-0123456789\n")
+	p := startServe(t, nil, "--tokens", tokens)
+	if in := serveInfo(t, p); in.Auth != "bearer" {
+		t.Fatalf("auth %q", in.Auth)
+	}
+	alice := http.Header{"Authorization": {"Bearer tok-alice-0123456789"}}
+	serveSession(t, p.url, alice)
+	if err := os.WriteFile(tokens, []byte("bob:tok-bob-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := ws.Dial(ctx, p.url, ws.DialOptions{Header: alice})
+		cancel()
+		var de *ws.DialError
+		if errors.As(err, &de) && de.StatusCode == http.StatusUnauthorized {
+			break
+		}
+		if c != nil {
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("alice's token still works after SIGHUP")
+		}
+	}
+	serveSession(t, p.url, http.Header{"Authorization": {"Bearer tok-bob-0123456789"}})
+}
+
+func TestServeRefusesUnsafeStarts(t *testing.T) {
+	testenv.Worker(t)
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	short := writeFile(t, "short", "tooshort")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "127.0.0.1:0"}, "--dump-key FILE is required"},
+		{[]string{"--listen", "127.0.0.1:0", "--dump-key", short}, "at least 16 bytes"},
+		{[]string{"--listen", "0.0.0.0:0", "--dump-key", key}, "without --tokens"},
+		{[]string{"--listen", ":0", "--dump-key", key}, "without --tokens"},
+		{[]string{"--listen", "127.0.0.1:0", "--dump-key", key, "--tls-cert", key}, "go together"},
+		{[]string{"--listen", "127.0.0.1:0", "--dump-key", key, "--client-ca", key}, "--client-ca needs"},
+		{[]string{"--listen", "127.0.0.1:0", "--dump-key", key, "--max-memory-mib", "0"}, "--max-memory-mib"},
+		{[]string{"--listen", "127.0.0.1:0", "--dump-key", key, "--turn-timeout", "soon"}, "not a duration"},
+	} {
+		_, stderr, code := runCLI(t, "", append([]string{"serve"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	// An environment twin with a bad value is reported by its name.
+	cmd := exec.Command(montygo(t), "serve", "--dump-key", key)
+	cmd.Env = append(os.Environ(), "MONTY_SERVER_IDLE_TIMEOUT=never")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "MONTY_SERVER_IDLE_TIMEOUT") {
+		t.Errorf("bad env twin: exit %d, %s", cmd.ProcessState.ExitCode(), out)
+	}
+}
