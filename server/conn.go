@@ -89,8 +89,8 @@ func (g gate) ReadFrame() ([]byte, error) {
 		if g.ended() != "" {
 			return nil, io.EOF
 		}
-		g.srv.m.frames.WithLabelValues("in").Inc()
-		g.srv.m.bytes.WithLabelValues("in").Add(float64(len(b)))
+		g.srv.m.framesIn.Inc()
+		g.srv.m.bytesIn.Add(float64(len(b)))
 		if g.srv.adm.isDraining() {
 			g.shutdownDump()
 			return nil, io.EOF
@@ -162,8 +162,8 @@ func (g gate) shutdownDump() {
 
 // WriteFrame sends one event frame to the client.
 func (g gate) WriteFrame(b []byte) error {
-	g.srv.m.frames.WithLabelValues("out").Inc()
-	g.srv.m.bytes.WithLabelValues("out").Add(float64(len(b)))
+	g.srv.m.framesOut.Inc()
+	g.srv.m.bytesOut.Add(float64(len(b)))
 	return g.ws.WriteFrame(b)
 }
 

@@ -17,6 +17,9 @@ type metrics struct {
 	turn     prometheus.Histogram
 	frames   *prometheus.CounterVec
 	bytes    *prometheus.CounterVec
+
+	// The label values of every frame, resolved once.
+	framesIn, framesOut, bytesIn, bytesOut prometheus.Counter
 }
 
 func newMetrics(p *pool.Pool) *metrics {
@@ -43,6 +46,8 @@ func newMetrics(p *pool.Pool) *metrics {
 			Name: "monty_server_frame_bytes_total", Help: "Frame payload bytes carried, by direction.",
 		}, []string{"direction"}),
 	}
+	m.framesIn, m.framesOut = m.frames.WithLabelValues("in"), m.frames.WithLabelValues("out")
+	m.bytesIn, m.bytesOut = m.bytes.WithLabelValues("in"), m.bytes.WithLabelValues("out")
 	workers := func(name, help string, f func(pool.Stats) int) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
 			func() float64 { return float64(f(p.Stat())) })
