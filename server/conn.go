@@ -38,6 +38,9 @@ type conn struct {
 	ws  *ws.Conn
 	log *slog.Logger
 	ctx context.Context
+	// cancel ends ctx, interrupting a turn in flight (the worker is then
+	// killed and replaced, never reused).
+	cancel context.CancelCauseFunc
 
 	eng *relay.Engine
 
@@ -53,14 +56,18 @@ type conn struct {
 	outcome string
 }
 
-// end closes the WebSocket with code and records the outcome; only the
-// first call counts.
+// errEnded is the cause of a session context the server ended itself.
+var errEnded = errors.New("session ended")
+
+// end closes the WebSocket with code, records the outcome and ends the
+// session's context; only the first call counts.
 func (c *conn) end(code int, reason, outcome string) {
 	c.endOnce.Do(func() {
 		c.mu.Lock()
 		c.outcome = outcome
 		c.mu.Unlock()
 		c.ws.CloseWith(code, reason)
+		c.cancel(errEnded)
 	})
 }
 
@@ -160,10 +167,16 @@ func (g gate) shutdownDump() {
 	g.end(CloseDrain, "server draining", OutcomeDrained)
 }
 
-// WriteFrame sends one event frame to the client.
+// WriteFrame sends one event frame to the client. A client that stops
+// reading (its TCP window full) for longer than the idle timeout ends the
+// session, so it cannot hold a worker until the session timeout.
 func (g gate) WriteFrame(b []byte) error {
 	g.srv.m.framesOut.Inc()
 	g.srv.m.bytesOut.Add(float64(len(b)))
+	stuck := time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
+		g.end(CloseIdleTimeout, "client not reading", OutcomeIdleTimeout)
+	})
+	defer stuck.Stop()
 	return g.ws.WriteFrame(b)
 }
 

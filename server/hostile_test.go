@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
 )
 
@@ -192,4 +193,27 @@ func TestHostileThousandsOfConnections(t *testing.T) {
 	}
 	waitMetric(t, ts, "monty_server_sessions_active 1")
 	check()
+}
+
+func TestHostileClientStopsReading(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = 500 * time.Millisecond })
+	c := rawDial(t, ts)
+	c.SetReadLimit(-1)
+	ctx := context.Background()
+	for _, req := range []message.Request{&message.Configure{ProtocolVersion: 4}, &message.Feed{Code: "for i in range(2000):\n    print('x' * 100000)"}} {
+		if err := c.Write(ctx, websocket.MessageBinary, encodeRequest(t, 4, req)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := req.(*message.Configure); ok {
+			if _, _, err := c.Read(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Never read: the prints fill the socket, the server's write stalls and
+	// the session ends, and its worker goes back to serving others.
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="idle_timeout"} 1`)
+	if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
+		t.Fatal(got)
+	}
 }

@@ -328,7 +328,7 @@ func (s *Server) run(wc *ws.Conn, client string) {
 	defer cancel(nil)
 	ctx, stop := context.WithTimeoutCause(ctx, s.cfg.SessionTimeout, errSessionTimeout)
 	defer stop()
-	c := &conn{srv: s, id: id, ws: wc, log: log, ctx: ctx}
+	c := &conn{srv: s, id: id, ws: wc, log: log, ctx: ctx, cancel: cancel}
 	c.codec, _ = codec.ForVersion(protocol.Version)
 	c.eng = relay.New(relay.Config{
 		Logger: log,

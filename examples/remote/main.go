@@ -128,6 +128,18 @@ func (f *fleet) stop() {
 	}
 }
 
+// lockedWriter serializes writes from the replicas and the sessions.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
 func findMontygo() string {
 	if exe, err := os.Executable(); err == nil {
 		if p := filepath.Join(filepath.Dir(exe), "montygo"); fileExists(p) {
@@ -149,6 +161,7 @@ func fileExists(p string) bool {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stderr = &lockedWriter{w: stderr}
 	fs := flag.NewFlagSet("remote", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	servers := fs.Int("servers", 3, "replicas")
