@@ -10,6 +10,12 @@
 // why every interruption in this module ends in [Process.Kill] or the kill
 // ladder of [Process.Close].
 //
+// Two waits are the exception, on Linux: the first read (the worker takes
+// milliseconds to start) and the reaper's wait for the exit (through a
+// pidfd) park in the poller instead of holding a thread in a system call,
+// so a parent waiting for a starting worker is fully idle and leaves the
+// CPU to it.
+//
 // The child's stderr is drained by one goroutine into a bounded ring
 // buffer (the tail is attached to crash errors) and logged through
 // log/slog.

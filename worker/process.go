@@ -134,13 +134,14 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		return nil, fmt.Errorf("worker: stdout pipe: %w", err)
 	}
 	files = append(files, outR, outW)
-	errR, errW, err := os.Pipe()
+	errR, errW, err := stderrPipe()
 	if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("worker: stderr pipe: %w", err)
 	}
 	files = append(files, errR, errW)
 
+	pidfd := -1
 	cmd := &exec.Cmd{
 		Path:        bin,
 		Args:        append([]string{bin}, cfg.Args...),
@@ -149,7 +150,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		Stdin:       inR,
 		Stdout:      outW,
 		Stderr:      errW,
-		SysProcAttr: sysProcAttr(),
+		SysProcAttr: sysProcAttr(&pidfd),
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
@@ -167,21 +168,24 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		stdin:      inW,
 		stdout:     outR,
 		errR:       errR,
-		conn:       transport.NewStream(outR, inW, cfg.MaxFrameLen),
+		conn:       transport.NewStream(&firstRead{File: outR}, inW, cfg.MaxFrameLen),
 		tail:       newRing(cfg.StderrLimit),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
 	}
 	p.log = cfg.Logger.With(slog.String("worker", bin), slog.Int("pid", cmd.Process.Pid))
 	p.wg.Add(2)
-	go p.reap()
+	go p.reap(pidfd)
 	go p.drainStderr()
 	p.log.Debug("monty worker started")
 	return p, nil
 }
 
-func (p *Process) reap() {
+// reap waits for the child's exit, parked in the poller when the kernel
+// gave a pidfd (Wait then returns at once), else blocked in Wait.
+func (p *Process) reap(pidfd int) {
 	defer p.wg.Done()
+	awaitExit(pidfd)
 	err := p.cmd.Wait()
 	p.exit = exitOf(p.cmd.ProcessState, err)
 	close(p.exited)

@@ -79,17 +79,14 @@ func ResolveBinary(explicit string) (string, error) {
 		}
 		tried = append(tried, c)
 	}
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
+	// The executable's directory is only worked out if the working
+	// directory has no install: resolving it costs a readlink and an lstat
+	// per path element, on every start.
+	for _, dir := range [...]func() (string, bool){workDir, exeDir} {
+		start, ok := dir()
+		if !ok {
+			continue
 		}
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, start := range starts {
 		if p, ok := walkUp(start); ok {
 			return p, nil
 		}
@@ -103,6 +100,22 @@ func ResolveBinary(explicit string) (string, error) {
 	}
 	tried = append(tried, "monty in $PATH")
 	return "", &BinaryNotFoundError{Tried: tried}
+}
+
+func workDir() (string, bool) {
+	wd, err := os.Getwd()
+	return wd, err == nil
+}
+
+func exeDir() (string, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", false
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Dir(exe), true
 }
 
 // walkUp looks for .monty/bin/monty in dir and each of its parents.

@@ -27,11 +27,118 @@ func blockingPipe() (r, w *os.File, err error) {
 	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
 }
 
+// stderrPipe returns a pipe for the child's stderr: the parent's read end
+// non-blocking, so its drain parks in the poller; the child's write end
+// blocking and never registered with the poller (os.Pipe would register
+// both and then switch the child's back).
+func stderrPipe() (r, w *os.File, err error) {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
+}
+
 // sysProcAttr puts the child in its own process group (a terminal's
 // Ctrl-C is for the host to handle) and has the kernel kill it if the
-// parent dies, so a wedged worker never outlives its host.
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// parent dies, so a wedged worker never outlives its host. The kernel
+// stores a pidfd for the child in *pidfd (-1 where pidfds are not
+// supported); os/exec keeps a duplicate of its own.
+func sysProcAttr(pidfd *int) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, PidFD: pidfd}
+}
+
+// A goroutine blocked in a read or waitid system call keeps its P in the
+// syscall state, and while any P is not idle the runtime's monitor thread
+// wakes every 20 µs or so. A worker takes milliseconds to start, and on a
+// small machine those wake-ups take CPU the worker could use. The waits
+// below park the goroutine in the runtime's poller instead, so the parent
+// goes fully idle. Any failure ends a wait early: the blocking call that
+// follows it is correct either way, only not idle.
+
+// awaitReadable parks the calling goroutine until fd is readable or hung
+// up. fd itself stays as it is, blocking and unregistered, so later reads
+// of it are plain system calls: it is watched through a private epoll
+// instance, and the poller watches that instance.
+func awaitReadable(fd int) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}
+	if syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fd, &ev) != nil || syscall.SetNonblock(ep, true) != nil {
+		syscall.Close(ep)
+		return
+	}
+	parkUntil(os.NewFile(uintptr(ep), "|epoll"), func(ep uintptr) bool {
+		var evs [1]syscall.EpollEvent
+		n, err := syscall.EpollWait(int(ep), evs[:], 0)
+		return n > 0 || (err != nil && err != syscall.EINTR)
+	})
+}
+
+// awaitExit parks the calling goroutine until the process behind pidfd
+// has exited (a pidfd polls readable then), and closes pidfd. A negative
+// pidfd returns at once.
+func awaitExit(pidfd int) {
+	if pidfd < 0 {
+		return
+	}
+	if syscall.SetNonblock(pidfd, true) != nil {
+		syscall.Close(pidfd)
+		return
+	}
+	parkUntil(os.NewFile(uintptr(pidfd), "|pidfd"), func(fd uintptr) bool {
+		pfd := [1]pollFd{{fd: int32(fd), events: pollIn}}
+		var zero syscall.Timespec
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 1,
+			uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+		return n > 0 || (errno != 0 && errno != syscall.EINTR)
+	})
+}
+
+// pollFd is struct pollfd.
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+// pollIn is POLLIN.
+const pollIn = 0x1
+
+// parkUntil calls ready with f's descriptor until it returns true, parking
+// in the poller between calls until f polls readable, then closes f. If f
+// could not be registered with the poller, it returns after the first call.
+func parkUntil(f *os.File, ready func(fd uintptr) bool) {
+	defer f.Close()
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Read(ready)
+	}
+}
+
+// firstRead is the child's stdout as the frame reader reads it. Before the
+// first read it waits for the worker's first bytes in the poller (see
+// awaitReadable): the worker takes milliseconds to start, every later
+// reply comes within microseconds and is read with a plain blocking read.
+type firstRead struct {
+	*os.File
+	waited bool
+}
+
+func (r *firstRead) Read(b []byte) (int, error) {
+	if !r.waited {
+		r.waited = true
+		if rc, err := r.File.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) { awaitReadable(int(fd)) })
+		}
+	}
+	return r.File.Read(b)
 }
 
 // pipeReadable reports whether f (a pipe's read end) holds unread bytes,

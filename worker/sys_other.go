@@ -11,8 +11,18 @@ import (
 // ends use the poller.
 func blockingPipe() (r, w *os.File, err error) { return os.Pipe() }
 
-// sysProcAttr puts the child in its own process group.
-func sysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// stderrPipe is os.Pipe off Linux.
+func stderrPipe() (r, w *os.File, err error) { return os.Pipe() }
+
+// sysProcAttr puts the child in its own process group; no pidfd is asked
+// for, so *pidfd stays -1.
+func sysProcAttr(*int) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// awaitExit returns at once off Linux: the reaper blocks in wait instead.
+func awaitExit(int) {}
+
+// firstRead reads the child's stdout; off Linux it adds nothing.
+type firstRead struct{ *os.File }
 
 // pipeReadable is not implemented off Linux; read-ahead bytes are still
 // detected by Pending.

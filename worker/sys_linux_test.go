@@ -1,0 +1,136 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// goroutineState returns the scheduler state ("IO wait", "syscall", ...)
+// of the first goroutine whose stack mentions fn, or "" if there is none.
+func goroutineState(fn string) string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		if !bytes.Contains(g, []byte(fn)) {
+			continue
+		}
+		head, _, _ := bytes.Cut(g, []byte("\n"))
+		_, state, ok := bytes.Cut(head, []byte(" ["))
+		if !ok {
+			return ""
+		}
+		s, _, _ := strings.Cut(string(state), "]")
+		s, _, _ = strings.Cut(s, ",") // "IO wait, 2 minutes"
+		return s
+	}
+	return ""
+}
+
+// waitState polls until the goroutine running fn is in state want, or
+// fails after a deadline far beyond any scheduling delay.
+func waitState(t *testing.T, fn, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := goroutineState(fn)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutine in %s is %q, want %q", fn, got, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// While a child has not answered yet, neither the reader waiting for its
+// first frame nor the reaper may hold a thread in a blocking system call:
+// both park in the poller, and Kill still releases them.
+func TestStartupWaitsParkInThePoller(t *testing.T) {
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "exec sleep 30"}})
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := p.ReadFrame()
+		readErr <- err
+	}()
+	waitState(t, "worker.(*firstRead).Read", "IO wait")
+	waitState(t, "worker.(*Process).reap", "IO wait")
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-readErr; err != io.EOF {
+		t.Fatalf("read after Kill: %v, want EOF", err)
+	}
+	exit, err := p.Wait(context.Background())
+	if err != nil || exit.Signal != syscall.SIGKILL {
+		t.Fatalf("exit %v, %v; want SIGKILL", exit, err)
+	}
+}
+
+// Only the first read waits in the poller; later reads are plain blocking
+// reads on the caller's thread.
+func TestLaterReadsBlockInTheSyscall(t *testing.T) {
+	p := start(t, Config{Binary: realWorker(t)})
+	roundTrip(t, p, configureV2)
+	if err := p.WriteFrame(feedFrame("while True: pass")); err != nil {
+		t.Fatal(err)
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := p.ReadFrame()
+		readErr <- err
+	}()
+	waitState(t, "worker.(*firstRead).Read", "syscall")
+	p.Kill()
+	if err := <-readErr; err == nil {
+		t.Fatal("read succeeded on a killed worker")
+	}
+}
+
+func TestAwaitReadable(t *testing.T) {
+	t.Run("data", func(t *testing.T) {
+		r, w, err := blockingPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		defer w.Close()
+		go w.Write([]byte("x"))
+		awaitReadable(int(r.Fd()))
+		if !pipeReadable(r) {
+			t.Fatal("returned before the pipe was readable")
+		}
+	})
+	t.Run("hang-up", func(t *testing.T) {
+		r, w, err := blockingPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		go w.Close()
+		awaitReadable(int(r.Fd()))
+		if n, err := r.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			t.Fatalf("read %d, %v; want EOF", n, err)
+		}
+	})
+	t.Run("not-pollable", func(t *testing.T) {
+		// A regular file cannot go into an epoll set: no wait at all.
+		f, err := os.CreateTemp(t.TempDir(), "regular")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		awaitReadable(int(f.Fd()))
+	})
+}
+
+func TestAwaitExitWithoutPidfdReturnsAtOnce(t *testing.T) {
+	awaitExit(-1)
+}
