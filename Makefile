@@ -11,7 +11,7 @@ MONTY_BIN ?= $(CURDIR)/.monty/bin/monty
 FUZZTIME ?= 5s
 export MONTY_BIN
 
-.PHONY: all worker build run test vet lint unit unit-norace relay-suites fuzz-smoke bench generate-proto check-proto tidy-check
+.PHONY: all worker build run test vet lint unit unit-norace relay-suites soak-server remote fuzz-smoke bench generate-proto check-proto tidy-check
 
 all: build
 
@@ -48,6 +48,15 @@ unit-norace: worker
 ## `montygo subprocess` as the worker, at protocol 4 and at protocol 2
 relay-suites: worker
 	@bash scripts/relay-suites.sh
+
+## soak-server: 500 sessions over 3 in-process server replicas with repeated
+## drains (CI runs 60 as part of unit)
+soak-server: worker
+	$(GO) test -count=1 -run TestSoakDrainsAcrossReplicas ./server/ -soak-sessions 500 -v
+
+## remote: examples/remote, 3 montygo serve replicas with rolling drains
+remote: build
+	$(GO) run ./examples/remote -servers 3 -sessions 200 -drain-every 25
 
 ## fuzz-smoke: run every fuzz target briefly
 fuzz-smoke:
