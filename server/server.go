@@ -115,6 +115,11 @@ func (s *Server) Serve(l net.Listener) error {
 		l = tls.NewListener(l, s.cfg.TLS)
 	}
 	s.mu.Lock()
+	if s.killCtx.Err() != nil {
+		s.mu.Unlock()
+		l.Close()
+		return http.ErrServerClosed
+	}
 	if s.http != nil {
 		s.mu.Unlock()
 		return errors.New("server: Serve called twice")
@@ -155,8 +160,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // server and the pool.
 func (s *Server) Close() error {
 	done := s.adm.drain()
-	s.kill(errKilled)
 	s.mu.Lock()
+	s.kill(errKilled)
 	hs := s.http
 	s.mu.Unlock()
 	var err error
@@ -189,7 +194,7 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ready")
 }
 
-// Info is the JSON document served at /info.
+// Info is the JSON document served at /info. It is plain data.
 type Info struct {
 	Version          string   `json:"version"`
 	ProtocolVersions []uint32 `json:"protocol_versions"`
