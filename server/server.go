@@ -322,11 +322,11 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 		s.m.refusals.WithLabelValues(ReasonUpgradeRejected).Inc()
 		return
 	}
-	s.run(wc, client)
+	s.run(wc, client, r.RemoteAddr)
 }
 
 // run serves one session on the WebSocket.
-func (s *Server) run(wc *ws.Conn, client string) {
+func (s *Server) run(wc *ws.Conn, client, remote string) {
 	id := uuid.NewString()
 	log := s.log.With(slog.String("conn", id), slog.String("client", client))
 	ctx, cancel := context.WithCancelCause(s.killCtx)
@@ -347,7 +347,7 @@ func (s *Server) run(wc *ws.Conn, client string) {
 	})
 	s.m.active.Inc()
 	start := time.Now()
-	log.Info("session open")
+	log.Info("session open", slog.String("remote", remote))
 	err := child.Serve(ctx, gate{c}, policy{c}, child.Options{
 		Limits: codec.Limits{MaxFrameLen: s.cfg.MaxFrameLen},
 		Logger: log,

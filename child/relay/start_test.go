@@ -1,0 +1,57 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
+)
+
+// Config.Start replaces session.Start: the engine runs on the session it
+// hands out (with the Configure's limits and the relay's print sink and
+// suspension pass-through), and Close calls its release instead of
+// stopping the worker.
+func TestConfigStartProvidesTheInnerSession(t *testing.T) {
+	bin := testenv.Worker(t)
+	var got session.Config
+	released := 0
+	eng := New(Config{Logger: quiet, Start: func(ctx context.Context, cfg session.Config) (*session.Session, func() error, error) {
+		got = cfg
+		cfg.Worker = worker.Config{Binary: bin, Logger: quiet}
+		s, err := session.Start(ctx, cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, func() error { released++; return s.Close() }, nil
+	}})
+	ctx := context.Background()
+	mem := uint64(32 << 20)
+	if err := eng.Configure(ctx, &message.Configure{ProtocolVersion: 4, ScriptName: "x.py",
+		Limits: &message.ResourceLimits{MaxMemoryBytes: &mem}}); err != nil {
+		t.Fatal(err)
+	}
+	if got.Limits.MaxMemory != mem || !got.PassSuspensions || got.Print == nil || got.ScriptName != "x.py" {
+		t.Fatalf("Start received %+v", got)
+	}
+	ev, err := eng.Feed(ctx, &message.Feed{Code: "20 + 22"}, nil)
+	if c, ok := ev.(*message.Complete); err != nil || !ok || c.Values.Repr(c.Value) != "42" {
+		t.Fatalf("feed: %v %v", ev, err)
+	}
+	if err := eng.Close(); err != nil || released != 1 {
+		t.Fatalf("Close: %v, released %d times", err, released)
+	}
+
+	// A failing Start ends the child as any failed worker start does.
+	boom := errors.New("no worker for you")
+	eng = New(Config{Logger: quiet, Start: func(context.Context, session.Config) (*session.Session, func() error, error) {
+		return nil, nil, boom
+	}})
+	if err := eng.Configure(ctx, &message.Configure{ProtocolVersion: 4}); !errors.Is(err, boom) {
+		t.Fatalf("Configure with a failing Start: %v", err)
+	}
+	eng.Close()
+}
