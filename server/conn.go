@@ -45,6 +45,8 @@ type conn struct {
 	eng *relay.Engine
 
 	// Touched by the serving goroutine only.
+	idleT      *time.Timer // the idle timeout of a read, reused
+	stuckT     *time.Timer // the bound on a write the client does not drain, reused
 	codec      codec.Codec // encodes the gate's own replies
 	configured bool
 	maxSusp    uint64
@@ -85,11 +87,15 @@ type gate struct{ *conn }
 // ReadFrame returns the next request the child may see.
 func (g gate) ReadFrame() ([]byte, error) {
 	for {
-		idle := time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
-			g.end(CloseIdleTimeout, "idle timeout", OutcomeIdleTimeout)
-		})
+		if g.idleT == nil {
+			g.idleT = time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
+				g.end(CloseIdleTimeout, "idle timeout", OutcomeIdleTimeout)
+			})
+		} else {
+			g.idleT.Reset(g.srv.cfg.IdleTimeout)
+		}
 		b, err := g.ws.ReadFrame()
-		idle.Stop()
+		g.idleT.Stop()
 		if err != nil {
 			return nil, g.readFailed(err)
 		}
@@ -173,10 +179,14 @@ func (g gate) shutdownDump() {
 func (g gate) WriteFrame(b []byte) error {
 	g.srv.m.framesOut.Inc()
 	g.srv.m.bytesOut.Add(float64(len(b)))
-	stuck := time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
-		g.end(CloseIdleTimeout, "client not reading", OutcomeIdleTimeout)
-	})
-	defer stuck.Stop()
+	if g.stuckT == nil {
+		g.stuckT = time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
+			g.end(CloseIdleTimeout, "client not reading", OutcomeIdleTimeout)
+		})
+	} else {
+		g.stuckT.Reset(g.srv.cfg.IdleTimeout)
+	}
+	defer g.stuckT.Stop()
 	return g.ws.WriteFrame(b)
 }
 
