@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/codec/peek"
+	"github.com/gomonty/monty/internal/remoteclient"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/transport/ws"
+)
+
+// FuzzSessionFrames sends arbitrary frames on a configured session: each
+// one must be answered with a turn-ending event, or end the session with a
+// close frame, in bounded time; and the server must go on serving others.
+// The input is a sequence of frames, each a length byte and that many
+// bytes.
+func FuzzSessionFrames(f *testing.F) {
+	ts := startServer(f, func(c *Config) {
+		c.Prewarm = 2
+		c.MaxDuration = 200 * time.Millisecond
+		c.TurnTimeout = 5 * time.Second
+		c.MaxFrameLen = 1 << 10
+		c.MaxSessionsPerClient = -1
+	})
+	seed := func(reqs ...message.Request) []byte {
+		var out []byte
+		for _, r := range reqs {
+			b := encodeRequest(f, 4, r)
+			out = append(out, byte(len(b)))
+			out = append(out, b...)
+		}
+		return out
+	}
+	f.Add(seed(&message.Feed{Code: "1 + 1"}, &message.Dump{}))
+	f.Add(seed(&message.Reset{}, &message.Configure{ProtocolVersion: 4}, &message.Shutdown{}))
+	f.Add(seed(&message.Feed{Code: "from pathlib import Path\nPath('/a').exists()"}, resumeBool(1, true), resumeBool(7, false)))
+	f.Add(seed(&message.Load{State: []byte("MONTYSIG\x01xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")}, &message.AbortFeed{}))
+	f.Add([]byte{3, 0xff, 0xff, 0xff, 0, 1, 0x0a})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		c, err := remoteclient.Dial(ctx, ts.URL, 4, ws.DialOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if turn, err := c.Do(ctx, &message.Configure{ProtocolVersion: 4}); err != nil || turn.Event.Body.EventKind() != message.KindOk {
+			t.Fatalf("Configure: %v", err)
+		}
+		for len(data) > 0 {
+			n := min(int(data[0]), len(data)-1)
+			frame := data[1 : 1+n]
+			data = data[1+n:]
+			if err := c.Conn.WriteFrame(frame); err != nil {
+				break // the server ended the session
+			}
+			if !answered(t, c) {
+				break
+			}
+		}
+		if turn, err := c.Do(ctx, &message.Feed{Code: "'alive'"}); err == nil {
+			// The session survived: it must still compute (or refuse).
+			if k := turn.Event.Body.EventKind(); k != message.KindComplete && k != message.KindError && k != message.KindShutdownDump {
+				t.Fatalf("after the frames a Feed was answered %s", k)
+			}
+		}
+		other := dialConfigured(t, ts.URL, 4)
+		if got := repr(t, other, "6 * 7"); got != "42" {
+			t.Fatalf("another session after the frames: %s", got)
+		}
+	})
+}
+
+// answered reads events up to a turn-ending one; false means the session
+// was closed.
+func answered(t *testing.T, c *remoteclient.Client) bool {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		for {
+			b, err := c.Conn.ReadFrame()
+			if err != nil {
+				done <- err
+				return
+			}
+			if k, ok := peek.Event(b); ok && k != peek.EventPrint {
+				done <- nil
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		var ce *ws.CloseError
+		if err != nil && !errors.As(err, &ce) {
+			t.Fatalf("read: %v", err)
+		}
+		return err == nil
+	case <-time.After(30 * time.Second):
+		t.Fatal("a frame was neither answered nor did it end the session")
+	}
+	return false
+}
