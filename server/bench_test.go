@@ -15,7 +15,6 @@ import (
 	"github.com/gomonty/monty/worker"
 )
 
-
 // BenchmarkTurn is one Feed round trip on an open session: a direct local
 // session (pipes to the worker) against the same through the server
 // (WebSocket, server policy, relay, pipes to a pooled worker).
