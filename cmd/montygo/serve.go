@@ -65,6 +65,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		DrainGrace: server.DefaultDrainGrace, ReadHeaderTimeout: server.DefaultReadHeaderTimeout,
 	}
 	listen := fs.String("listen", "127.0.0.1:8000", "listen `ADDR` (host:port; port 0 picks one); the bound URL is the only stdout line")
+	host := fs.String("host", "", "listen host, replacing --listen's (upstream's flag)")
+	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
 	fs.Var(secondsFlag{&cfg.TurnTimeout}, "turn-timeout", "bound on one turn (seconds or a Go duration)")
@@ -149,11 +151,21 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			return fail(err)
 		}
 	}
-	host, _, err := net.SplitHostPort(*listen)
+	lhost, lport, err := net.SplitHostPort(*listen)
 	if err != nil {
 		return fail(fmt.Errorf("--listen: %w", err))
 	}
-	if *tokens == "" && !*insecure && !loopback(host) {
+	if *host != "" {
+		lhost = *host
+	}
+	if *port != "" {
+		if n, err := strconv.ParseUint(*port, 10, 16); err != nil || n > 65535 {
+			return fail(fmt.Errorf("--port %q is not a port number", *port))
+		}
+		lport = *port
+	}
+	*listen = net.JoinHostPort(lhost, lport)
+	if *tokens == "" && !*insecure && !loopback(lhost) {
 		return fail(fmt.Errorf("refusing to listen on %q without --tokens (pass --insecure-no-auth to allow it)", *listen))
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {

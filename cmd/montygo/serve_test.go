@@ -260,3 +260,28 @@ func TestServeRefusesUnsafeStarts(t *testing.T) {
 		t.Errorf("bad env twin: exit %d, %s", cmd.ProcessState.ExitCode(), out)
 	}
 }
+
+func TestServeHostAndPortFlags(t *testing.T) {
+	bin := testenv.Worker(t)
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	cmd := exec.Command(montygo(t), "serve", "--host", "127.0.0.1", "--dump-key", key, "--worker", bin, "--prewarm", "1")
+	cmd.Env = append(os.Environ(), "MONTY_SERVER_PORT=0") // upstream's twins
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Signal(syscall.SIGTERM)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ws://127.0.0.1:") || strings.HasPrefix(line, "ws://127.0.0.1:8000/") {
+		t.Fatalf("URL line %q (%v)", line, err)
+	}
+	// A non-loopback --host without tokens is refused like --listen.
+	_, stderr, code := runCLI(t, "", "serve", "--host", "0.0.0.0", "--port", "0", "--dump-key", key)
+	if code != 2 || !strings.Contains(stderr, "without --tokens") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
