@@ -102,9 +102,12 @@ func (g gate) ReadFrame() ([]byte, error) {
 		if g.ended() != "" {
 			return nil, io.EOF
 		}
+		// Decide before counting: once the frame is counted, a drain that
+		// begins no longer stops it (tests rely on that order).
+		draining := g.srv.adm.isDraining()
 		g.srv.m.framesIn.Inc()
 		g.srv.m.bytesIn.Add(float64(len(b)))
-		if g.srv.adm.isDraining() {
+		if draining {
 			g.shutdownDump()
 			return nil, io.EOF
 		}

@@ -119,3 +119,23 @@ func waitReady(t *testing.T, ts *testServer, want int) {
 	}
 	t.Fatalf("/readyz never answered %d", want)
 }
+
+func TestDrainLetsARunningTurnFinish(t *testing.T) {
+	a := startServer(t, func(c *Config) { c.DrainGrace = time.Hour })
+	c := dialConfigured(t, a.URL, 4)
+	if err := c.Conn.WriteFrame(encodeRequest(t, 4, &message.Feed{Code: "n = 0\nfor i in range(3000000):\n    n += i\nn"})); err != nil {
+		t.Fatal(err)
+	}
+	// The feed has passed the gate (it counts a frame once it decided).
+	waitMetric(t, a, `monty_server_frames_total{direction="in"} 2`)
+	a.Drain()
+	ev, err := c.Conn.ReadFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := decodeEvent(t, 4, ev)
+	if got := describe(turn); got != "4499998500000" {
+		t.Fatalf("the running turn answered %s", got)
+	}
+	expectShutdownDump(t, c, &message.Feed{Code: "n"})
+}

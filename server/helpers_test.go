@@ -202,3 +202,13 @@ func grepMonty(body string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+func decodeEvent(t testing.TB, version uint32, b []byte) *message.ChildEvent {
+	t.Helper()
+	cd, _ := codec.ForVersion(version)
+	ev, err := cd.DecodeEvent(b, codec.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
