@@ -204,15 +204,15 @@ type Info struct {
 		MaxMemoryBytes     uint64  `json:"max_memory_bytes"`
 		MaxRecursionDepth  uint64  `json:"max_recursion_depth"`
 	} `json:"ceilings"`
-	MaxSessions          int     `json:"max_sessions"`
-	MaxSessionsPerClient int     `json:"max_sessions_per_client"`
-	TurnTimeoutSeconds   float64 `json:"turn_timeout_seconds"`
-	IdleTimeoutSeconds   float64 `json:"idle_timeout_seconds"`
-	SessionTimeoutSecs   float64 `json:"session_timeout_seconds"`
-	MaxFrameBytes        int     `json:"max_frame_bytes"`
-	Auth                 string  `json:"auth"`
-	Draining             bool    `json:"draining"`
-	ActiveSessions       int     `json:"active_sessions"`
+	MaxSessions           int     `json:"max_sessions"`
+	MaxSessionsPerClient  int     `json:"max_sessions_per_client"`
+	TurnTimeoutSeconds    float64 `json:"turn_timeout_seconds"`
+	IdleTimeoutSeconds    float64 `json:"idle_timeout_seconds"`
+	SessionTimeoutSeconds float64 `json:"session_timeout_seconds"`
+	MaxFrameBytes         int     `json:"max_frame_bytes"`
+	Auth                  string  `json:"auth"`
+	Draining              bool    `json:"draining"`
+	ActiveSessions        int     `json:"active_sessions"`
 }
 
 // Info returns what /info serves.
@@ -228,7 +228,7 @@ func (s *Server) Info() Info {
 	in.MaxSessionsPerClient = s.cfg.MaxSessionsPerClient
 	in.TurnTimeoutSeconds = s.cfg.TurnTimeout.Seconds()
 	in.IdleTimeoutSeconds = s.cfg.IdleTimeout.Seconds()
-	in.SessionTimeoutSecs = s.cfg.SessionTimeout.Seconds()
+	in.SessionTimeoutSeconds = s.cfg.SessionTimeout.Seconds()
 	in.MaxFrameBytes = s.cfg.MaxFrameLen
 	in.Auth = "none"
 	if s.tokens.Load() != nil {

@@ -149,7 +149,7 @@ func TestServeFlagsEnvTwinsAndSIGTERM(t *testing.T) {
 	in := serveInfo(t, p)
 	if in.MaxSessions != 5 || in.MaxSessionsPerClient != 3 || in.Ceilings.MaxDurationSeconds != 2.5 ||
 		in.Ceilings.MaxMemoryBytes != 32<<20 || in.Ceilings.MaxRecursionDepth != 77 || in.TurnTimeoutSeconds != 7 ||
-		in.IdleTimeoutSeconds != 8 || in.SessionTimeoutSecs != 540 {
+		in.IdleTimeoutSeconds != 8 || in.SessionTimeoutSeconds != 540 {
 		t.Fatalf("/info: %+v", in)
 	}
 	c := serveSession(t, p.url, nil)
