@@ -1,0 +1,149 @@
+package child
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+)
+
+// Engine is the interpreter behind [Serve]: what any interpreter must
+// provide to be served as a Monty worker. It is the extension point for
+// other interpreters (a relay to a real worker, an in-process VM, a CPython
+// bridge).
+//
+// Serve owns the protocol: it checks every request against the session
+// state before the engine sees it, so an engine is only called in states
+// where the call is legal:
+//
+//   - Configure in the no-session state (a fresh child or after Reset).
+//   - Feed when configured or idle, never while suspended. The engine
+//     builds its interpreter on the first Feed (or Dump) after Configure.
+//   - Resume only while suspended, with a request already checked against
+//     the suspension: a *message.ResumeCall whose call id matches a
+//     suspended FunctionCall or OsCall and which carries a result
+//     (not_handled only for an OsCall: the engine raises the call's own
+//     no-handler default); a *message.ResumeNameLookup for a NameLookup; a
+//     *message.ResumeFutures for ResolveFutures, or for a FunctionCall the
+//     engine flagged AllowEagerAwait, with exactly one return_value or error
+//     result for that call; or a *message.AbortFeed with an exception,
+//     which the engine raises uncatchably at the suspension point.
+//   - Dump when configured, idle or suspended; Load only before any feed
+//     ran (no session or configured); Reset in any state.
+//
+// The turn methods return the turn-ending event: a suspension
+// (*message.FunctionCall, *message.OsCall, *message.NameLookup,
+// *message.ResolveFutures), *message.Complete, *message.Error or
+// *message.TypingError for Feed and Resume (Resume of an AbortFeed answers
+// *message.Error); *message.DumpResult for Dump; *message.Ok, *message.Complete
+// or the re-announced suspension for Load. An engine that refuses a
+// request without changing its state returns a *message.Error whose
+// exception is RuntimeError("protocol violation: …"), or equivalently a
+// *[Violation]; Serve then leaves the session state as it was. Any other
+// error is fatal: Serve ends the child, with the exit status of an
+// *[ExitError] when the error is (or wraps) one, and status 4 after a
+// FatalError otherwise.
+//
+// The engine assigns call ids (FunctionCall.CallID, OsCall.CallID),
+// increasing within a session, and reports pending futures by those ids;
+// Serve checks resumes against them. Print output of a turn goes to out,
+// from the goroutine running the turn, before the turn returns. Limits are
+// the engine's: it enforces max_duration, memory and recursion as its
+// interpreter does, and reports the session's figures through Stamps;
+// max_suspensions is only stored and echoed (Serve does that) because the
+// parent enforces it.
+//
+// An Engine is used by one Serve call, from one goroutine at a time; it
+// need not be safe for concurrent use.
+type Engine interface {
+	// Configure stores the session configuration. Its protocol version
+	// has been checked; the engine may speak any version internally.
+	Configure(ctx context.Context, cfg *message.Configure) error
+	// Feed runs a snippet with its inputs bound.
+	Feed(ctx context.Context, feed *message.Feed, out Output) (message.Event, error)
+	// Resume continues the suspended feed (see the type's documentation
+	// for the requests it receives).
+	Resume(ctx context.Context, req message.Request, out Output) (message.Event, error)
+	// Dump snapshots the session (building an empty interpreter first
+	// when only configured).
+	Dump(ctx context.Context) (message.Event, error)
+	// Load restores a dump; the stored configuration, if any, is replaced
+	// by the dump's.
+	Load(ctx context.Context, state []byte, out Output) (message.Event, error)
+	// Reset drops the session.
+	Reset(ctx context.Context) error
+	// Stamps reports the figures stamped on turn-ending events.
+	Stamps() Stamps
+	// Close releases the engine; Serve calls it once before returning.
+	Close() error
+}
+
+// Stamps are the session figures an engine reports for the ChildEvent
+// metadata fields.
+//
+// Stamps is plain data, safe to share.
+type Stamps struct {
+	// TotalExecutionMicros is the cumulative sandbox execution time.
+	TotalExecutionMicros uint64
+	// MaxDurationMicros is the session's duration limit, nil for none.
+	MaxDurationMicros *uint64
+	// MaxSuspensions is the limit a loaded dump carried; Serve echoes it
+	// after a Load (the Configure's value otherwise). nil means the
+	// default (1000).
+	MaxSuspensions *uint64
+	// ScriptName is the script name of the loaded dump, echoed on the
+	// reply to a successful Load.
+	ScriptName string
+}
+
+// Output receives a turn's print output. Serve's implementation buffers it
+// according to the session's print_flush_interval (see package doc).
+type Output interface {
+	// Print appends text written to stream.
+	Print(stream message.PrintStream, text string)
+}
+
+// Violation is an engine's refusal of a request that leaves its state as
+// it was. Serve replies RuntimeError("protocol violation: " + Text).
+//
+// A Violation is plain data, safe to share.
+type Violation struct {
+	// Text follows "protocol violation: " in the reply.
+	Text string
+}
+
+func (v *Violation) Error() string { return "protocol violation: " + v.Text }
+
+// ExitError is how a child must end when it does not end cleanly: the exit
+// status (and, for an engine whose interpreter was killed, the signal)
+// that a parent classifies as it would for the native worker.
+//
+// An ExitError is plain data, safe to share.
+type ExitError struct {
+	// Code is the exit status.
+	Code protocol.ExitCode
+	// Signal, when non-zero, is the signal the child should die by instead
+	// (an engine's interpreter was killed by it).
+	Signal syscall.Signal
+	// Message is the FatalError text sent before ending, if any.
+	Message string
+	// Err is the cause.
+	Err error
+}
+
+func (e *ExitError) Error() string {
+	s := "child exits with status " + e.Code.String()
+	if e.Signal != 0 {
+		s = "child dies by signal " + e.Signal.String()
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	} else if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the cause.
+func (e *ExitError) Unwrap() error { return e.Err }

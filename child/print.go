@@ -1,0 +1,161 @@
+package child
+
+import (
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+)
+
+// printer buffers a turn's print output and emits Print events: when the
+// buffer reaches PrintFlushThreshold bytes, when its oldest byte has
+// waited the flush interval (a timer releases the output of a silent
+// turn), per completed line in line mode (interval 0), and always before
+// the turn-ending event. It also serializes every write to the
+// connection, so a timer flush never interleaves with a turn's end.
+type printer struct {
+	mu       sync.Mutex
+	segs     []message.PrintSegment
+	n        int
+	interval time.Duration // 0: line buffering
+	oneSeg   bool          // protocol 2: one segment per Print event
+	timer    *time.Timer
+	active   bool // a turn is running; the timer may emit
+	err      error
+	emit     func(*message.Print) error // called with mu held
+}
+
+func (p *printer) reset(interval time.Duration, oneSeg bool) {
+	p.mu.Lock()
+	p.interval, p.oneSeg = interval, oneSeg
+	p.mu.Unlock()
+}
+
+// begin starts a turn.
+func (p *printer) begin() {
+	p.mu.Lock()
+	p.active = true
+	p.mu.Unlock()
+}
+
+// Print implements Output.
+func (p *printer) Print(stream message.PrintStream, text string) {
+	if stream != message.StreamStderr {
+		stream = message.StreamStdout
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil || text == "" {
+		return
+	}
+	if p.interval == 0 {
+		for text != "" {
+			i := indexNL(text)
+			if i < 0 {
+				p.add(stream, text)
+				break
+			}
+			p.add(stream, text[:i+1])
+			text = text[i+1:]
+			p.flushLocked()
+		}
+		return
+	}
+	p.add(stream, text)
+	if p.n > 0 && p.timer == nil && p.active {
+		p.timer = time.AfterFunc(p.interval, p.tick)
+	}
+}
+
+func indexNL(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// add appends text, emitting whenever the buffer reaches the threshold;
+// a long write is cut at UTF-8 boundaries so the buffer never holds more.
+func (p *printer) add(stream message.PrintStream, text string) {
+	for text != "" && p.err == nil {
+		room := protocol.PrintFlushThreshold - p.n
+		part := text
+		if len(part) > room {
+			cut := room
+			for cut > 0 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+			if cut == 0 && p.n == 0 {
+				// A single character wider than the room left in an
+				// empty buffer cannot happen (room is 8192), but never
+				// loop forever.
+				cut = len(text)
+			}
+			part = text[:cut]
+		}
+		if part != "" {
+			if k := len(p.segs); k > 0 && p.segs[k-1].Stream == stream {
+				p.segs[k-1].Text += part
+			} else {
+				p.segs = append(p.segs, message.PrintSegment{Stream: stream, Text: part})
+			}
+			p.n += len(part)
+			text = text[len(part):]
+		}
+		if p.n >= protocol.PrintFlushThreshold || (text != "" && part == "") {
+			p.flushLocked()
+		}
+	}
+}
+
+func (p *printer) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timer = nil
+	if p.active {
+		p.flushLocked()
+	}
+}
+
+// flushLocked emits everything buffered.
+func (p *printer) flushLocked() {
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+	if p.n == 0 {
+		return
+	}
+	segs := p.segs
+	p.segs, p.n = nil, 0
+	if p.err != nil {
+		return
+	}
+	if p.oneSeg {
+		for i := range segs {
+			if p.err = p.emit(&message.Print{Segments: segs[i : i+1]}); p.err != nil {
+				return
+			}
+		}
+		return
+	}
+	p.err = p.emit(&message.Print{Segments: segs})
+}
+
+// end flushes the turn's output and ends the turn; the caller then writes
+// the turn-ending event with write, which runs with the lock held.
+func (p *printer) end(write func() error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flushLocked()
+	p.active = false
+	if p.err != nil {
+		return p.err
+	}
+	p.err = write()
+	return p.err
+}

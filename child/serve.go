@@ -1,0 +1,582 @@
+package child
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gomonty/monty/codec"
+	_ "github.com/gomonty/monty/codec/v2" // protocol 2
+	_ "github.com/gomonty/monty/codec/v4" // protocol 4
+	"github.com/gomonty/monty/codec/peek"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
+)
+
+// Options configure [Serve]. The zero value serves protocols 4 and 2 with
+// the protocol's default limits.
+//
+// Options is plain data, safe to share.
+type Options struct {
+	// Versions lists the protocol versions the child accepts in
+	// Configure; nil means every linked-in codec (4 and 2). The refusal
+	// text names the range from the lowest to the highest.
+	Versions []uint32
+	// Limits bound each request decode (frame cap, decode budget).
+	Limits codec.Limits
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// The session states of the contract (§8).
+type state uint8
+
+const (
+	sNoSession state = iota
+	sConfigured
+	sReady
+	sSuspended
+)
+
+type server struct {
+	conn transport.Conn
+	eng  Engine
+	lim  codec.Limits
+	log  *slog.Logger
+
+	versions []uint32
+	codec    codec.Codec
+
+	st      state
+	susp    message.EventKind
+	callID  uint32
+	eager   bool
+	maxSusp *uint64
+
+	pr   printer
+	wbuf []byte
+	pbuf []byte
+}
+
+// Serve runs the child side of one connection until the parent shuts it
+// down, the stream ends, or the child must exit. It returns nil for a
+// clean end and an *[ExitError] otherwise (see the package documentation);
+// a done ctx closes conn and returns the context's error. Serve closes
+// neither conn nor, until it returns, the engine (it calls engine.Close
+// once on the way out).
+func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options) error {
+	s := &server{conn: conn, eng: engine, lim: opts.Limits, log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.versions = slices.Clone(opts.Versions)
+	if len(s.versions) == 0 {
+		s.versions = codec.Versions()
+	}
+	slices.Sort(s.versions)
+	for _, v := range slices.Backward(s.versions) {
+		if c, ok := codec.ForVersion(v); ok {
+			s.codec = c
+			break
+		}
+	}
+	if s.codec == nil {
+		return &ExitError{Code: protocol.ExitFatal, Message: "no codec for the configured protocol versions"}
+	}
+	s.pr.emit = s.writePrint
+	s.pr.reset(protocol.DefaultPrintFlushInterval, s.codec.Version() == protocol.Version2)
+	defer engine.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	err := s.loop(ctx)
+	if ctx.Err() != nil && err != nil {
+		var ee *ExitError
+		if !errors.As(err, &ee) || ee.Code != protocol.ExitOK {
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+func (s *server) loop(ctx context.Context) error {
+	for {
+		body, err := s.conn.ReadFrame()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return s.fatal(protocol.ExitProtocol, "malformed request frame: "+frameErrText(err), err)
+		}
+		done, err := s.handleFrame(ctx, body)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// frameErrText renders a read failure the way the protocol's FrameError
+// displays it.
+func frameErrText(err error) string {
+	var fe *frame.IOError
+	var tl *frame.TooLargeError
+	switch {
+	case errors.As(err, &tl), errors.Is(err, frame.ErrTruncated), errors.As(err, &fe):
+		return err.Error()
+	}
+	return "frame I/O error: " + err.Error()
+}
+
+// fatal sends a FatalError (best effort) and returns the exit.
+func (s *server) fatal(code protocol.ExitCode, msg string, cause error) error {
+	ev := &message.ChildEvent{Body: &message.FatalError{Message: msg}}
+	if werr := s.send(ev, false); werr != nil && code != protocol.ExitStdoutBroken {
+		s.log.Debug("monty child: FatalError not delivered", slog.Any("error", werr))
+	}
+	return &ExitError{Code: code, Message: msg, Err: cause}
+}
+
+func violation(text string) message.Event {
+	return &message.Error{Exception: message.NewException("RuntimeError", "protocol violation: "+text)}
+}
+
+// isViolation reports an Error event that refuses a request, leaving the
+// state as it was.
+func isViolation(ev message.Event) bool {
+	e, ok := ev.(*message.Error)
+	return ok && e.Exception != nil && e.Exception.Type == "RuntimeError" &&
+		strings.HasPrefix(e.Exception.Msg(), "protocol violation: ")
+}
+
+// handleFrame decodes and answers one request; done reports a Shutdown.
+func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err error) {
+	req, derr := s.codec.DecodeRequest(body, s.lim)
+	if derr != nil {
+		return false, s.replyDecodeError(body, derr)
+	}
+	if req.Body == nil {
+		return false, s.send(&message.ChildEvent{Body: violation("request has no kind")}, false)
+	}
+	return s.handle(ctx, req.Body)
+}
+
+// replyDecodeError answers a request whose frame arrived intact but did
+// not decode. Errors found after decoding (arena structure, required
+// fields, exception types) are reported the way the contract attributes
+// them to the request's conversion, after the state checks that precede
+// it.
+func (s *server) replyDecodeError(body []byte, derr error) error {
+	var de *codec.DecodeError
+	if !errors.As(derr, &de) || !de.Structural {
+		return s.send(&message.ChildEvent{Body: violation("malformed request: " + derr.Error())}, false)
+	}
+	kind, _ := peek.Request(body)
+	var ev message.Event
+	switch message.RequestKind(kind) {
+	case message.KindFeed:
+		switch s.st {
+		case sNoSession:
+			ev = violation("session has not been configured")
+		case sSuspended:
+			ev = violation("Feed without a session ready for input")
+		default:
+			s.st = sReady
+			ev = violation("invalid inputs: " + derr.Error())
+		}
+	case message.KindResumeCall:
+		if s.st != sSuspended || (s.susp != message.KindFunctionCall && s.susp != message.KindOsCall) {
+			ev = violation("ResumeCall without a suspended function/OS call")
+		} else {
+			ev = violation("invalid result: " + derr.Error())
+		}
+	case message.KindResumeNameLookup:
+		if s.st != sSuspended || s.susp != message.KindNameLookup {
+			ev = violation("ResumeNameLookup without a suspended name lookup")
+		} else {
+			ev = violation("invalid result: " + derr.Error())
+		}
+	case message.KindResumeFutures:
+		ev = violation("invalid results: " + derr.Error())
+	case message.KindAbortFeed:
+		if s.st != sSuspended {
+			ev = violation("AbortFeed without a suspended feed")
+		} else {
+			ev = violation("invalid exception: " + derr.Error())
+		}
+	default:
+		ev = violation("malformed request: " + derr.Error())
+		return s.send(&message.ChildEvent{Body: ev}, false)
+	}
+	return s.send(&message.ChildEvent{Body: ev}, true)
+}
+
+// handle answers one decoded request.
+func (s *server) handle(ctx context.Context, req message.Request) (bool, error) {
+	switch r := req.(type) {
+	case *message.Configure:
+		return false, s.configure(ctx, r)
+	case *message.InstallDependencies:
+		return false, s.reply(&message.Error{Exception: message.NewException("RuntimeError",
+			"dependency installation is only supported by the CPython worker")})
+	case *message.Feed:
+		switch s.st {
+		case sNoSession:
+			return false, s.reply(violation("session has not been configured"))
+		case sSuspended:
+			return false, s.reply(violation("Feed without a session ready for input"))
+		}
+		s.pr.begin()
+		ev, err := s.eng.Feed(ctx, r, &s.pr)
+		if s.st == sConfigured {
+			s.st = sReady
+		}
+		return false, s.drive(ctx, req, ev, err)
+	case *message.ResumeCall:
+		if s.st != sSuspended || (s.susp != message.KindFunctionCall && s.susp != message.KindOsCall) {
+			return false, s.reply(violation("ResumeCall without a suspended function/OS call"))
+		}
+		if r.CallID != s.callID {
+			return false, s.reply(violation("ResumeCall call_id " + strconv.FormatUint(uint64(r.CallID), 10) +
+				" does not match " + strconv.FormatUint(uint64(s.callID), 10)))
+		}
+		if r.Result == nil {
+			return false, s.reply(violation("ResumeCall has no result"))
+		}
+		if r.Result.Kind == message.ResultNotHandled && s.susp == message.KindFunctionCall {
+			return false, s.reply(violation("NotHandled is only valid answering a suspended OS call"))
+		}
+		return false, s.resume(ctx, req)
+	case *message.ResumeNameLookup:
+		if s.st != sSuspended || s.susp != message.KindNameLookup {
+			return false, s.reply(violation("ResumeNameLookup without a suspended name lookup"))
+		}
+		return false, s.resume(ctx, req)
+	case *message.ResumeFutures:
+		if s.st == sSuspended && s.susp == message.KindResolveFutures {
+			return false, s.resume(ctx, req)
+		}
+		if s.st == sSuspended && s.susp == message.KindFunctionCall && s.eager {
+			if len(r.Results) != 1 || r.Results[0].CallID != s.callID {
+				return false, s.reply(violation("eager ResumeFutures must contain exactly the suspended call id"))
+			}
+			res := r.Results[0].Result
+			if res == nil {
+				return false, s.reply(violation("invalid results: missing required field FutureResult.result"))
+			}
+			if k := res.Kind; k != message.ResultReturn && k != message.ResultError {
+				return false, s.reply(violation("eager coroutine must resolve to a value or exception"))
+			}
+			return false, s.resume(ctx, req)
+		}
+		return false, s.reply(violation("ResumeFutures without suspended futures"))
+	case *message.AbortFeed:
+		if s.st != sSuspended {
+			return false, s.reply(violation("AbortFeed without a suspended feed"))
+		}
+		if r.Exception == nil {
+			return false, s.reply(violation("AbortFeed has no exception"))
+		}
+		return false, s.resume(ctx, req)
+	case *message.Dump:
+		if s.st == sNoSession {
+			return false, s.reply(violation("session has not been configured"))
+		}
+		s.pr.begin()
+		ev, err := s.eng.Dump(ctx)
+		if err != nil {
+			return false, s.engineFailed(err)
+		}
+		if s.st == sConfigured {
+			s.st = sReady
+		}
+		switch ev.(type) {
+		case *message.DumpResult, *message.Error:
+			return false, s.reply(ev)
+		}
+		return false, s.wrongEvent(req, ev)
+	case *message.Load:
+		if s.st == sReady || s.st == sSuspended {
+			return false, s.reply(violation("Load requires a session that has not started (a feed has already run)"))
+		}
+		s.pr.begin()
+		ev, err := s.eng.Load(ctx, r.State, &s.pr)
+		return false, s.drive(ctx, req, ev, err)
+	case *message.Reset:
+		if err := s.eng.Reset(ctx); err != nil {
+			return false, s.engineFailed(err)
+		}
+		s.st, s.maxSusp, s.eager = sNoSession, nil, false
+		s.pr.reset(protocol.DefaultPrintFlushInterval, s.codec.Version() == protocol.Version2)
+		return false, s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
+	case *message.Shutdown:
+		return true, s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
+	}
+	return false, s.send(&message.ChildEvent{Body: violation("request has no kind")}, false)
+}
+
+func (s *server) configure(ctx context.Context, c *message.Configure) error {
+	if !slices.Contains(s.versions, c.ProtocolVersion) {
+		err := &protocol.UnsupportedVersionError{Requested: c.ProtocolVersion,
+			Supported: protocol.VersionRange{Min: s.versions[0], Max: s.versions[len(s.versions)-1]}}
+		return s.fatal(protocol.ExitFatal, err.Error(), err)
+	}
+	if s.st != sNoSession {
+		return s.reply(violation("Configure while a session already exists"))
+	}
+	cd, ok := codec.ForVersion(c.ProtocolVersion)
+	if !ok {
+		err := &protocol.UnsupportedVersionError{Requested: c.ProtocolVersion,
+			Supported: protocol.VersionRange{Min: s.versions[0], Max: s.versions[len(s.versions)-1]}}
+		return s.fatal(protocol.ExitFatal, err.Error(), err)
+	}
+	if err := s.eng.Configure(ctx, c); err != nil {
+		var v *Violation
+		if errors.As(err, &v) {
+			return s.reply(violation(v.Text))
+		}
+		return s.engineFailed(err)
+	}
+	s.codec = cd
+	interval := protocol.DefaultPrintFlushInterval
+	if c.PrintFlushIntervalMs != nil {
+		interval = time.Duration(*c.PrintFlushIntervalMs) * time.Millisecond
+	}
+	s.pr.reset(interval, cd.Version() == protocol.Version2)
+	ms := uint64(protocol.DefaultMaxSuspensions)
+	if c.Limits != nil && c.Limits.MaxSuspensions != nil {
+		ms = *c.Limits.MaxSuspensions
+	}
+	s.maxSusp = &ms
+	s.st = sConfigured
+	return s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
+}
+
+// resume hands a checked resume to the engine.
+func (s *server) resume(ctx context.Context, req message.Request) error {
+	s.pr.begin()
+	ev, err := s.eng.Resume(ctx, req, &s.pr)
+	return s.drive(ctx, req, ev, err)
+}
+
+// drive applies the outcome of Feed, Resume or Load and answers it.
+func (s *server) drive(ctx context.Context, req message.Request, ev message.Event, err error) error {
+	if err != nil {
+		var v *Violation
+		if errors.As(err, &v) {
+			return s.reply(violation(v.Text))
+		}
+		return s.engineFailed(err)
+	}
+	if ev == nil {
+		return s.wrongEvent(req, ev)
+	}
+	kind := req.RequestKind()
+	ek := ev.EventKind()
+	load := kind == message.KindLoad
+	switch {
+	case ek.IsSuspension() && kind != message.KindAbortFeed:
+		s.st, s.susp, s.eager, s.callID = sSuspended, ek, false, 0
+		switch b := ev.(type) {
+		case *message.FunctionCall:
+			s.callID = b.CallID
+			if s.codec.Version() == protocol.Version2 {
+				b.AllowEagerAwait = false
+			}
+			s.eager = b.AllowEagerAwait
+		case *message.OsCall:
+			s.callID = b.CallID
+		}
+	case ek == message.KindComplete && kind != message.KindAbortFeed,
+		ek == message.KindTypingError && kind == message.KindFeed,
+		ek == message.KindOk && load:
+		s.st = sReady
+	case ek == message.KindError:
+		if isViolation(ev) {
+			// A refusal leaves the state as it was.
+			return s.reply(ev)
+		}
+		if load {
+			return s.wrongEvent(req, ev)
+		}
+		s.st = sReady
+	default:
+		return s.wrongEvent(req, ev)
+	}
+	if load {
+		s.adoptLoaded()
+	}
+	return s.answer(ctx, ev, load)
+}
+
+// adoptLoaded takes the limits of a loaded dump.
+func (s *server) adoptLoaded() {
+	ms := uint64(protocol.DefaultMaxSuspensions)
+	if st := s.eng.Stamps(); st.MaxSuspensions != nil {
+		ms = *st.MaxSuspensions
+	}
+	s.maxSusp = &ms
+	if s.st != sSuspended {
+		s.st = sReady
+	}
+}
+
+// answer sends a drive outcome, aborting a suspension that cannot be
+// framed.
+func (s *server) answer(ctx context.Context, ev message.Event, load bool) error {
+	ce := s.stamped(ev, load)
+	buf, err := s.codec.AppendEvent(s.wbuf[:0], ce)
+	if err == nil && len(buf) > s.lim.FrameLen() {
+		err = &frame.TooLargeError{Len: uint64(len(buf)), Max: uint64(s.lim.FrameLen())}
+	}
+	if err == nil {
+		s.wbuf = buf
+		return s.write(buf)
+	}
+	size := tooLarge(err)
+	if size == "" {
+		// The event cannot be expressed in this protocol version.
+		s.log.Warn("monty child: event cannot be encoded", slog.Any("error", err))
+		if ev.EventKind().IsSuspension() && !load {
+			return s.abortOversize(ctx, "argument frame cannot be encoded: "+err.Error())
+		}
+		return s.reply(&message.Error{Exception: message.NewException("RuntimeError",
+			"result cannot be encoded: "+err.Error())})
+	}
+	if ev.EventKind().IsSuspension() {
+		if load {
+			s.st = sConfigured
+			return s.reply(violation("argument frame of " + size + " bytes exceeds the maximum of " +
+				strconv.Itoa(s.lim.FrameLen()) + " bytes"))
+		}
+		return s.abortOversize(ctx, "argument frame of "+size+" bytes exceeds the maximum of "+
+			strconv.Itoa(s.lim.FrameLen())+" bytes")
+	}
+	return s.reply(&message.Error{Exception: message.NewException("RuntimeError",
+		"result frame of "+size+" bytes exceeds the maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")})
+}
+
+// abortOversize aborts a feed whose suspension cannot be sent.
+func (s *server) abortOversize(ctx context.Context, text string) error {
+	ev, err := s.eng.Resume(ctx, &message.AbortFeed{Exception: message.NewException("RuntimeError", text)}, &s.pr)
+	if err != nil {
+		return s.engineFailed(err)
+	}
+	if _, ok := ev.(*message.Error); !ok {
+		return s.fatal(protocol.ExitProtocol, "response frame exceeds maximum of "+
+			strconv.Itoa(s.lim.FrameLen())+" bytes", nil)
+	}
+	s.st = sReady
+	return s.reply(ev)
+}
+
+// tooLarge returns the size of an over-cap frame from an encode error
+// ("" when the error is not about size).
+func tooLarge(err error) string {
+	var tl *frame.TooLargeError
+	if errors.As(err, &tl) {
+		return strconv.FormatUint(tl.Len, 10)
+	}
+	if errors.Is(err, frame.ErrTooLarge) || strings.Contains(err.Error(), "frame cap") {
+		return "more than " + strconv.Itoa(protocol.MaxFrameLen)
+	}
+	return ""
+}
+
+// wrongEvent ends the child after an engine answered a request with an
+// event that cannot answer it.
+func (s *server) wrongEvent(req message.Request, ev message.Event) error {
+	name := "no event"
+	if ev != nil {
+		name = ev.EventKind().String()
+	}
+	return s.fatal(protocol.ExitFatal, "engine answered "+req.RequestKind().String()+" with "+name, nil)
+}
+
+// engineFailed ends the child after an engine error.
+func (s *server) engineFailed(err error) error {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Message != "" {
+			s.send(&message.ChildEvent{Body: &message.FatalError{Message: ee.Message}}, false)
+		}
+		return ee
+	}
+	return s.fatal(protocol.ExitFatal, "engine failed: "+err.Error(), err)
+}
+
+// reply sends a turn-ending event, stamped when an interpreter exists.
+func (s *server) reply(ev message.Event) error {
+	return s.send(&message.ChildEvent{Body: ev}, true)
+}
+
+// stamped wraps ev with the session's metadata when an interpreter exists.
+func (s *server) stamped(ev message.Event, load bool) *message.ChildEvent {
+	ce := &message.ChildEvent{Body: ev}
+	if s.st < sReady {
+		return ce
+	}
+	st := s.eng.Stamps()
+	ce.TotalExecutionMicros = st.TotalExecutionMicros
+	ce.MaxDurationMicros = st.MaxDurationMicros
+	ms := uint64(protocol.DefaultMaxSuspensions)
+	if s.maxSusp != nil {
+		ms = *s.maxSusp
+	}
+	ce.MaxSuspensions = &ms
+	if load {
+		name := st.ScriptName
+		ce.RestoredScriptName = &name
+	}
+	return ce
+}
+
+// send encodes and writes a turn-ending event after the turn's output.
+func (s *server) send(ce *message.ChildEvent, stamp bool) error {
+	if stamp {
+		ce = s.stamped(ce.Body, false)
+	}
+	buf, err := s.codec.AppendEvent(s.wbuf[:0], ce)
+	if err != nil {
+		if size := tooLarge(err); size != "" && ce.Body.EventKind() != message.KindError {
+			return s.send(&message.ChildEvent{Body: &message.Error{Exception: message.NewException("RuntimeError",
+				"result frame of "+size+" bytes exceeds the maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")}}, stamp)
+		}
+		return s.fatal(protocol.ExitProtocol, "response frame cannot be encoded: "+err.Error(), err)
+	}
+	s.wbuf = buf
+	return s.write(buf)
+}
+
+// write sends a turn-ending frame after flushing the turn's prints.
+func (s *server) write(buf []byte) error {
+	err := s.pr.end(func() error { return s.conn.WriteFrame(buf) })
+	if cap(s.wbuf) > 1<<20 {
+		s.wbuf = nil
+	}
+	if err != nil {
+		return &ExitError{Code: protocol.ExitStdoutBroken, Err: err}
+	}
+	return nil
+}
+
+// writePrint encodes and writes one Print event (printer lock held).
+func (s *server) writePrint(p *message.Print) error {
+	buf, err := s.codec.AppendEvent(s.pbuf[:0], &message.ChildEvent{Body: p})
+	if err != nil {
+		return err
+	}
+	s.pbuf = buf
+	if cap(s.pbuf) > 1<<20 {
+		s.pbuf = nil
+	}
+	return s.conn.WriteFrame(buf)
+}
