@@ -18,7 +18,12 @@ var states = []struct {
 	{"S1 Configured", func(p *parent) { p.configure() }},
 	{"S2 Ready", func(p *parent) { p.configure(); mustKind(p.t, p.feed("print:hi"), message.KindComplete) }},
 	{"S3 FunctionCall", func(p *parent) { p.configure(); mustKind(p.t, p.feed("call"), message.KindFunctionCall) }},
-	{"S3 OsCall", func(p *parent) { p.configure(); mustKind(p.t, p.feed("call call os"), message.KindFunctionCall); resumeNone(p, 0); resumeNone(p, 1) }},
+	{"S3 OsCall", func(p *parent) {
+		p.configure()
+		mustKind(p.t, p.feed("call call os"), message.KindFunctionCall)
+		resumeNone(p, 0)
+		resumeNone(p, 1)
+	}},
 	{"S3 NameLookup", func(p *parent) { p.configure(); mustKind(p.t, p.feed("lookup"), message.KindNameLookup) }},
 	{"S3 ResolveFutures", func(p *parent) {
 		p.configure()
