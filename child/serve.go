@@ -96,11 +96,8 @@ func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	err := s.loop(ctx)
-	if ctx.Err() != nil && err != nil {
-		var ee *ExitError
-		if !errors.As(err, &ee) || ee.Code != protocol.ExitOK {
-			return ctx.Err()
-		}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	return err
 }

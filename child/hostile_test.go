@@ -1,0 +1,179 @@
+package child
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/gomonty/monty/codec"
+	codecv4 "github.com/gomonty/monty/codec/v4"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
+)
+
+// streamChild runs Serve over real byte pipes, as `montygo subprocess`
+// does over stdio.
+type streamChild struct {
+	in     *io.PipeWriter // the child's stdin
+	out    *io.PipeReader // the child's stdout
+	fr     *frame.Reader
+	result chan error
+}
+
+func startStream(t *testing.T) *streamChild {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &streamChild{in: inW, out: outR, fr: frame.NewReader(outR, 0), result: make(chan error, 1)}
+	conn := transport.NewStream(inR, outW, 0)
+	go func() {
+		err := Serve(context.Background(), conn, &scripted{}, Options{})
+		conn.Close()
+		c.result <- err
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close(); <-c.result })
+	return c
+}
+
+func (c *streamChild) write(t *testing.T, b []byte) {
+	t.Helper()
+	if _, err := c.in.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *streamChild) event(t *testing.T) *message.ChildEvent {
+	t.Helper()
+	b, err := c.fr.ReadFrame()
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	ev, err := codecv4.DecodeEvent(b, codec.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func prefix(n uint32) []byte { return binary.LittleEndian.AppendUint32(nil, n) }
+
+func request(r message.Request) []byte {
+	b, _ := codecv4.Codec.AppendRequest(nil, &message.ParentRequest{Body: r})
+	return append(prefix(uint32(len(b))), b...)
+}
+
+func wantExit(t *testing.T, c *streamChild, code protocol.ExitCode) {
+	t.Helper()
+	err := <-c.result
+	c.result <- err
+	var ee *ExitError
+	if code == protocol.ExitOK {
+		if err != nil {
+			t.Fatalf("ended with %v, want a clean end", err)
+		}
+		return
+	}
+	if !errors.As(err, &ee) || ee.Code != code {
+		t.Fatalf("ended with %v, want exit %d", err, code)
+	}
+}
+
+func TestHostileParent(t *testing.T) {
+	fatal := func(t *testing.T, c *streamChild, text string) {
+		t.Helper()
+		ev := c.event(t)
+		if f, ok := ev.Body.(*message.FatalError); !ok || f.Message != text || ev.MaxSuspensions != nil {
+			t.Fatalf("got %s, want FatalError %q", describe(ev), text)
+		}
+	}
+	t.Run("truncated prefix", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, []byte{5, 0})
+		c.in.Close()
+		fatal(t, c, "malformed request frame: stream ended mid-frame")
+		wantExit(t, c, protocol.ExitProtocol)
+	})
+	t.Run("truncated body", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, append(prefix(10), 1, 2, 3))
+		c.in.Close()
+		fatal(t, c, "malformed request frame: stream ended mid-frame")
+		wantExit(t, c, protocol.ExitProtocol)
+	})
+	t.Run("oversized prefix", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, prefix(protocol.MaxFrameLen+1))
+		fatal(t, c, "malformed request frame: frame of 268435457 bytes exceeds maximum of 268435456 bytes")
+		wantExit(t, c, protocol.ExitProtocol)
+	})
+	t.Run("garbage frame, then the session lives on", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+		mustKind(t, c.event(t), message.KindOk)
+		c.write(t, request(&message.Feed{Code: "call"}))
+		mustKind(t, c.event(t), message.KindFunctionCall)
+		for _, g := range [][]byte{{0xff, 0xff, 0xff}, {0x22, 0x05, 0x08}, {0x1a, 0x02, 0x0a, 0x80}} {
+			c.write(t, append(prefix(uint32(len(g))), g...))
+			ev := c.event(t)
+			e, ok := ev.Body.(*message.Error)
+			if !ok || e.Exception.Type != "RuntimeError" || len(e.Exception.Msg()) < len(pv+"malformed request: ") ||
+				e.Exception.Msg()[:len(pv+"malformed request: ")] != pv+"malformed request: " || ev.MaxSuspensions != nil {
+				t.Fatalf("garbage %x: got %s", g, describe(ev))
+			}
+		}
+		c.write(t, prefix(0))
+		if ev := c.event(t); describe(ev) != "Error RuntimeError: "+pv+"request has no kind" || ev.MaxSuspensions != nil {
+			t.Fatalf("empty frame: %s", describe(ev))
+		}
+		// Still suspended on the same call.
+		r := &message.ResumeCall{CallID: 0, Result: &message.ExtResult{Kind: message.ResultFuture}}
+		b, _ := codecv4.Codec.AppendRequest(nil, &message.ParentRequest{Body: r})
+		c.write(t, append(prefix(uint32(len(b))), b...))
+		mustKind(t, c.event(t), message.KindComplete)
+		c.in.Close()
+		wantExit(t, c, protocol.ExitOK)
+	})
+	t.Run("end of stream at a frame boundary", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+		mustKind(t, c.event(t), message.KindOk)
+		c.in.Close()
+		wantExit(t, c, protocol.ExitOK)
+	})
+	t.Run("broken stdout", func(t *testing.T) {
+		c := startStream(t)
+		c.out.Close()
+		c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+		wantExit(t, c, protocol.ExitStdoutBroken)
+	})
+	t.Run("version mismatch", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, request(&message.Configure{ProtocolVersion: 3}))
+		fatal(t, c, "unsupported protocol version 3 (server supports protocol versions 2 to 4, make sure you are using the correct client version)")
+		wantExit(t, c, protocol.ExitFatal)
+	})
+	t.Run("shutdown", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, request(&message.Shutdown{}))
+		if ev := c.event(t); ev.Body.EventKind() != message.KindOk || ev.MaxSuspensions != nil {
+			t.Fatal(describe(ev))
+		}
+		wantExit(t, c, protocol.ExitOK)
+	})
+}
+
+// A context that ends closes the connection and ends Serve.
+func TestServeStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	conn := newChanConn()
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, conn, &scripted{}, Options{}) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+}
