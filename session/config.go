@@ -125,6 +125,11 @@ type Config struct {
 	// AbortTimeout bounds the AbortFeed sent when a context ends while a
 	// feed waits on the host; 0 means DefaultAbortTimeout.
 	AbortTimeout time.Duration
+	// PassSuspensions makes the session pass every suspension to the
+	// caller without enforcing max_suspensions. It is for relays (package
+	// child/relay) whose own parent counts suspensions and aborts the feed
+	// itself; everyone else wants the limit enforced.
+	PassSuspensions bool
 	// MaxDecodeBytes is the per-frame decode budget; 0 means 1 GiB.
 	MaxDecodeBytes int64
 	// Logger receives session diagnostics; nil means slog.Default(). It is

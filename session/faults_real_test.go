@@ -90,11 +90,64 @@ func assertReaped(t *testing.T, pid int) {
 	}
 }
 
-// signalChild sends sig to pid if it is still our child.
+// signalChild sends sig to pid if it is still our child, and to pid's own
+// children first: when the worker binary is a relay (`montygo
+// subprocess`), the process computing is the relay's inner worker.
 func signalChild(pid int, sig syscall.Signal) {
 	if isOurChild(pid) {
+		for _, c := range childrenOf(pid) {
+			syscall.Kill(c, sig)
+		}
 		syscall.Kill(pid, sig)
 	}
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	want := strconv.Itoa(pid)
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(s[i+1:]); len(f) >= 2 && f[1] == want {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// computing reports whether the worker, or a child of it (the inner
+// worker of a relay), is on the CPU.
+func computing(pid int) bool {
+	if procState(pid) == "R" {
+		return true
+	}
+	if !isOurChild(pid) {
+		return false
+	}
+	for _, c := range childrenOf(pid) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(c) + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "R") {
+			return true
+		}
+	}
+	return false
 }
 
 // waitRunning waits until the worker is on the CPU (state R), so a fault
@@ -102,7 +155,7 @@ func signalChild(pid int, sig syscall.Signal) {
 func waitRunning(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for procState(pid) != "R" {
+	for !computing(pid) {
 		if time.Now().After(deadline) {
 			t.Errorf("worker %d never started computing (state %q)", pid, procState(pid))
 			return

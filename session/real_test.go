@@ -531,6 +531,12 @@ func TestRealNegotiationDowngradeIsCached(t *testing.T) {
 	versionCache.Delete(key)
 	s := realSession(t, Config{})
 	n := s.Negotiation()
+	if n.Version == ours.Max && n.Attempts == 1 && !n.FromCache {
+		// A worker that speaks our highest version (the relay, `montygo
+		// subprocess`) needs no downgrade; the released worker cannot
+		// get here, since it refuses every version but 2.
+		t.Skipf("the worker speaks protocol %d: no downgrade to check", n.Version)
+	}
 	if n.Version != 2 || s.Version() != 2 || n.Attempts != 2 || n.FromCache || n.Worker.Max != 2 {
 		t.Fatalf("first negotiation %+v", n)
 	}

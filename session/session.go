@@ -728,7 +728,7 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 	s.started = true
 	s.suspCount++
 	limit := s.SuspensionLimit()
-	if s.suspCount <= limit {
+	if s.suspCount <= limit || s.cfg.PassSuspensions {
 		return ev, nil
 	}
 	exc := message.NewException("RuntimeError", "suspension limit "+strconv.FormatUint(limit, 10)+" exceeded")

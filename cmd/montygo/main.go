@@ -6,6 +6,8 @@
 //	montygo run FILE | -c CODE [flags]   run a program through a real worker
 //	montygo repl [flags]                 an interactive session
 //	montygo decode [flags] < frames      decode a captured frame stream to JSON
+//	montygo decode --record FILE         render a `subprocess --record` file
+//	montygo subprocess [flags]           be a Monty worker (relay to a real one)
 //	montygo version                      print versions
 package main
 
@@ -35,6 +37,7 @@ func commands() []command {
 		{"run", "run a Python file or -c CODE through a real worker", runCmd},
 		{"repl", "start an interactive session", replCmd},
 		{"decode", "decode a captured stream of frames to JSON lines", decodeCmd},
+		{"subprocess", "serve the worker protocol on stdin/stdout, relaying to a real worker", subprocessCmd},
 		{"version", "print the module, protocol and worker versions", versionCmd},
 	}
 }

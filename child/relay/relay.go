@@ -1,0 +1,337 @@
+// Package relay is the first [child.Engine]: it relays each session to a
+// real `monty subprocess` worker through gomonty's own parent (package
+// session), at whatever protocol version that worker speaks. The version
+// the outer parent configured is independent of the inner one: requests
+// and events are decoded into the version-free domain types and
+// re-encoded, so values travel as value graphs (sharing kept where both
+// versions can express it) and limits, dumps, type-check diagnostics and
+// tracebacks pass through unchanged.
+//
+// When the inner worker dies, the engine reports a *child.ExitError with
+// the inner worker's exit status (or signal) and any FatalError text it
+// announced, so the serving child can end the same way and any parent
+// classifies the death as it would for the real worker.
+//
+// What the relay cannot carry: the eager-await handshake is offered only
+// when the inner worker offers it (the released protocol-2 worker never
+// does); Feed.cwd is dropped for an inner protocol-2 worker, which has no
+// such field; a value the inner version cannot express is refused as a
+// protocol violation.
+package relay
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gomonty/monty/child"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
+)
+
+// Config configures the relay engine. The zero value resolves the inner
+// worker like any gomonty parent and negotiates its version.
+//
+// Config is plain data, safe to share.
+type Config struct {
+	// Worker configures the inner worker process (binary, stderr, kill
+	// grace).
+	Worker worker.Config
+	// ProtocolVersion pins the inner protocol version; 0 negotiates.
+	ProtocolVersion uint32
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Engine relays one served session to an inner worker. It implements
+// child.Engine; like every engine it is used from one goroutine at a
+// time and is not safe for concurrent use.
+type Engine struct {
+	cfg   Config
+	s     *session.Session
+	out   child.Output
+	reset bool // the inner worker has no session (after Reset)
+	name  string
+}
+
+// New returns an engine; the inner worker starts on the first Configure
+// (or Load).
+func New(cfg Config) *Engine {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Engine{cfg: cfg}
+}
+
+var _ child.Engine = (*Engine)(nil)
+
+// Pid returns the inner worker's process id, or 0 before it started.
+func (e *Engine) Pid() int {
+	if e.s == nil {
+		return 0
+	}
+	return e.s.Pid()
+}
+
+// Configure starts the inner worker on the first call (negotiating its
+// version) and configures its session with the outer Configure's fields.
+func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
+	if e.s == nil {
+		base, exact := sessionConfig(c)
+		if err := e.start(ctx, base); err != nil {
+			return err
+		}
+		if exact {
+			return nil
+		}
+		// The session's Config cannot express every Configure (explicit
+		// zero limits, an empty script name): reconfigure with the exact
+		// fields.
+		if _, err := e.do(ctx, &message.Reset{}); err != nil {
+			return err
+		}
+	}
+	inner := *c
+	inner.ProtocolVersion = e.s.Version()
+	ev, err := e.do(ctx, &inner)
+	if err != nil {
+		return err
+	}
+	if _, ok := ev.(*message.Ok); !ok {
+		return &child.ExitError{Code: protocol.ExitFatal, Message: "inner worker refused Configure: " + describe(ev)}
+	}
+	e.reset = false
+	return nil
+}
+
+func (e *Engine) start(ctx context.Context, base session.Config) error {
+	base.Worker = e.cfg.Worker
+	base.ProtocolVersion = e.cfg.ProtocolVersion
+	base.Logger = e.cfg.Logger
+	base.PassSuspensions = true
+	base.Print = e.print
+	s, err := session.Start(ctx, base)
+	if err != nil {
+		return died(err)
+	}
+	e.s = s
+	return nil
+}
+
+func (e *Engine) print(stream message.PrintStream, text string) {
+	if e.out != nil {
+		e.out.Print(stream, text)
+	}
+}
+
+// sessionConfig maps a Configure onto a session.Config, reporting whether
+// the mapping is exact.
+func sessionConfig(c *message.Configure) (session.Config, bool) {
+	cfg := session.Config{
+		ScriptName:               c.ScriptName,
+		TypeCheck:                c.TypeCheck,
+		TypeCheckFormat:          c.TypeCheckFormat,
+		TypeCheckColor:           c.TypeCheckColor,
+		AssertMessageAnnotations: c.AssertMessageAnnotations,
+		MontyVersion:             c.MontyVersion,
+	}
+	exact := c.ScriptName != ""
+	if c.TypeCheckStubs != nil {
+		cfg.TypeCheckStubs = *c.TypeCheckStubs
+		exact = exact && cfg.TypeCheckStubs != ""
+	}
+	if ms := c.PrintFlushIntervalMs; ms != nil {
+		if *ms == 0 {
+			cfg.LineBufferedPrint = true
+		} else {
+			cfg.PrintFlushInterval = time.Duration(*ms) * time.Millisecond
+		}
+	}
+	if l := c.Limits; l != nil {
+		set := func(p *uint64, dst *uint64) {
+			if p != nil {
+				*dst = *p
+				exact = exact && *p != 0
+			}
+		}
+		set(l.MaxMemoryBytes, &cfg.Limits.MaxMemory)
+		set(l.MaxRecursionDepth, &cfg.Limits.MaxRecursionDepth)
+		set(l.MaxSuspensions, &cfg.Limits.MaxSuspensions)
+		set(l.GCInterval, &cfg.Limits.GCInterval)
+		if d, ok := l.MaxDuration(); ok {
+			cfg.Limits.MaxDuration = d
+			exact = exact && *l.MaxDurationMicros != 0 && *l.MaxDurationMicros < 1<<53
+		}
+	}
+	return cfg, exact
+}
+
+// Feed runs the snippet on the inner worker.
+func (e *Engine) Feed(ctx context.Context, f *message.Feed, out child.Output) (message.Event, error) {
+	if e.s == nil || e.reset {
+		return nil, &child.ExitError{Code: protocol.ExitFatal, Message: "relay: Feed without an inner session"}
+	}
+	if f.Cwd != "" && e.s.Version() < protocol.Version {
+		g := *f
+		g.Cwd = ""
+		f = &g
+	}
+	return e.turn(ctx, f, out, "invalid inputs: ")
+}
+
+// Resume relays a resume or an abort.
+func (e *Engine) Resume(ctx context.Context, req message.Request, out child.Output) (message.Event, error) {
+	prefix := "invalid result: "
+	switch req.(type) {
+	case *message.ResumeFutures:
+		prefix = "invalid results: "
+	case *message.AbortFeed:
+		prefix = "invalid exception: "
+	}
+	return e.turn(ctx, req, out, prefix)
+}
+
+// Dump snapshots the inner session.
+func (e *Engine) Dump(ctx context.Context) (message.Event, error) {
+	return e.turn(ctx, &message.Dump{}, nil, "dump failed: ")
+}
+
+// Load restores a dump on the inner worker, starting one first when none
+// runs yet.
+func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (message.Event, error) {
+	if e.s == nil {
+		if err := e.start(ctx, session.Config{}); err != nil {
+			return nil, err
+		}
+	}
+	ev, err := e.turnEvent(ctx, &message.Load{State: state}, out, "failed to load session: ")
+	if err != nil {
+		return nil, err
+	}
+	if ev.RestoredScriptName != nil {
+		e.name = *ev.RestoredScriptName
+	}
+	if _, ok := ev.Body.(*message.Error); !ok {
+		e.reset = false
+	}
+	return ev.Body, nil
+}
+
+// Reset drops the inner session; the next Configure reconfigures the same
+// worker.
+func (e *Engine) Reset(ctx context.Context) error {
+	e.name = ""
+	if e.s == nil {
+		return nil
+	}
+	ev, err := e.do(ctx, &message.Reset{})
+	if err != nil {
+		return err
+	}
+	if _, ok := ev.(*message.Ok); !ok {
+		return &child.ExitError{Code: protocol.ExitFatal, Message: "inner worker refused Reset: " + describe(ev)}
+	}
+	e.reset = true
+	return nil
+}
+
+// Stamps reports the inner worker's stamps.
+func (e *Engine) Stamps() child.Stamps {
+	if e.s == nil {
+		return child.Stamps{}
+	}
+	st := e.s.Stamps()
+	out := child.Stamps{TotalExecutionMicros: uint64(st.TotalExecution / time.Microsecond), ScriptName: e.name}
+	if st.HasMaxDuration {
+		v := uint64(st.MaxDuration / time.Microsecond)
+		out.MaxDurationMicros = &v
+	}
+	if st.HasMaxSuspensions {
+		v := st.MaxSuspensions
+		out.MaxSuspensions = &v
+	}
+	return out
+}
+
+// Close stops the inner worker.
+func (e *Engine) Close() error {
+	if e.s == nil {
+		return nil
+	}
+	return e.s.Close()
+}
+
+func (e *Engine) turn(ctx context.Context, req message.Request, out child.Output, prefix string) (message.Event, error) {
+	ev, err := e.turnEvent(ctx, req, out, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return ev.Body, nil
+}
+
+func (e *Engine) turnEvent(ctx context.Context, req message.Request, out child.Output, prefix string) (*message.ChildEvent, error) {
+	e.out = out
+	defer func() { e.out = nil }()
+	ev, err := e.s.Do(ctx, req)
+	if err != nil {
+		var ie *session.InvalidRequestError
+		var tl *session.RequestTooLargeError
+		switch {
+		case errors.As(err, &ie):
+			return nil, &child.Violation{Text: prefix + ie.Err.Error()}
+		case errors.As(err, &tl):
+			return nil, &child.Violation{Text: tl.Error()}
+		}
+		return nil, died(err)
+	}
+	return ev, nil
+}
+
+func (e *Engine) do(ctx context.Context, req message.Request) (message.Event, error) {
+	ev, err := e.s.Do(ctx, req)
+	if err != nil {
+		return nil, died(err)
+	}
+	return ev.Body, nil
+}
+
+// died maps the loss of the inner worker onto the way the serving child
+// must end: the inner exit status or signal, and its FatalError text.
+func died(err error) error {
+	var ce *worker.CrashError
+	var me *worker.MemoryLimitError
+	var te *worker.TimeoutError
+	switch {
+	case errors.As(err, &ce):
+		ee := &child.ExitError{Code: protocol.ExitCode(ce.Exit.Code), Signal: ce.Exit.Signal, Err: err}
+		if ce.Reason == worker.Announced {
+			ee.Message = ce.Message
+		}
+		if ce.Exit.Code < 0 && ce.Exit.Signal == 0 {
+			ee.Code = protocol.ExitFatal
+		}
+		return ee
+	case errors.As(err, &me):
+		return &child.ExitError{Code: protocol.ExitOOM, Err: err}
+	case errors.As(err, &te):
+		return &child.ExitError{Code: -1, Signal: syscall.SIGKILL, Err: err}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return &child.ExitError{Code: protocol.ExitFatal, Message: "inner worker failed: " + err.Error(), Err: err}
+}
+
+func describe(ev message.Event) string {
+	if e, ok := ev.(*message.Error); ok && e.Exception != nil {
+		return strings.TrimSpace(e.Exception.Type + ": " + e.Exception.Msg())
+	}
+	if ev == nil {
+		return "no event"
+	}
+	return ev.EventKind().String()
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gomonty/monty/child"
+	"github.com/gomonty/monty/child/relay"
+	"github.com/gomonty/monty/child/tap"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
+	"github.com/gomonty/monty/worker"
+)
+
+// subprocessCmd is `montygo subprocess`: a Monty worker over stdin and
+// stdout that any Monty parent can drive, relaying each session to a real
+// `monty subprocess` worker.
+func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("subprocess", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	workerPath := fs.String("worker", "", "the inner monty worker (default: $MONTY_BIN, a monty file beside montygo, then the usual search)")
+	record := fs.String("record", "", "write every frame both ways to `FILE` (render with montygo decode --record FILE)")
+	proto := fs.Uint("protocol", 0, "accept only this outer protocol version (4 or 2; default both)")
+	inner := fs.Uint("inner-protocol", 0, "pin the inner worker's protocol version (default: negotiate)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 4|2] [--inner-protocol N]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	bin, err := innerWorker(*workerPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)
+		return exitError{int(protocol.ExitFatal)}
+	}
+	logger := slog.New(&stderrHandler{w: stderr})
+	var conn transport.Conn = transport.NewStream(stdin, stdout, 0)
+	var tapped *tap.Conn
+	if *record != "" {
+		f, err := os.OpenFile(*record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)
+			return exitError{int(protocol.ExitFatal)}
+		}
+		defer f.Close()
+		tapped = tap.New(conn, f)
+		conn = tapped
+	}
+	var opts child.Options
+	opts.Logger = logger
+	if *proto != 0 {
+		opts.Versions = []uint32{uint32(*proto)}
+	}
+	eng := relay.New(relay.Config{
+		Worker:          worker.Config{Binary: bin, Logger: logger},
+		ProtocolVersion: uint32(*inner),
+		Logger:          logger,
+	})
+	err = child.Serve(ctx, conn, eng, opts)
+	if tapped != nil && tapped.Err() != nil {
+		fmt.Fprintf(stderr, "montygo subprocess: recording stopped: %v\n", tapped.Err())
+	}
+	var ee *child.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		if ee.Signal != 0 {
+			dieBySignal(ee.Signal)
+			return exitError{128 + int(ee.Signal)}
+		}
+		if ee.Code < 0 || ee.Code > 255 {
+			return exitError{int(protocol.ExitFatal)}
+		}
+		return exitError{int(ee.Code)}
+	case ctx.Err() != nil:
+		return exitError{1}
+	}
+	return err
+}
+
+// dieBySignal ends the process by sig, as the inner worker ended, so the
+// parent sees the same death.
+func dieBySignal(sig syscall.Signal) {
+	signal.Reset(sig)
+	syscall.Kill(os.Getpid(), sig)
+	// A signal that does not kill (or is blocked) falls through to the
+	// 128+N exit the caller returns.
+	time.Sleep(100 * time.Millisecond)
+}
+
+// innerWorker finds the inner worker: --worker, then $MONTY_BIN unless it
+// names montygo itself, then a `monty` file beside the montygo executable,
+// then the usual search. Upstream parents start `BINARY subprocess` with
+// an empty environment and no other argument, so the last two steps must
+// work without flags or environment.
+func innerWorker(explicit string) (string, error) {
+	self, _ := os.Executable()
+	isSelf := func(p string) bool {
+		if self == "" {
+			return false
+		}
+		a, err1 := os.Stat(self)
+		b, err2 := os.Stat(p)
+		return err1 == nil && err2 == nil && os.SameFile(a, b)
+	}
+	if explicit != "" {
+		p, err := worker.ResolveBinary(explicit)
+		if err == nil && isSelf(p) {
+			return "", errors.New("--worker names montygo itself")
+		}
+		return p, err
+	}
+	if env := os.Getenv(worker.EnvBinary); env != "" {
+		if !isSelf(env) {
+			return worker.ResolveBinary(env)
+		}
+	}
+	if self != "" {
+		beside := filepath.Join(filepath.Dir(self), "monty")
+		if st, err := os.Stat(beside); err == nil && !st.IsDir() && !isSelf(beside) {
+			return worker.ResolveBinary(beside)
+		}
+	}
+	// The usual search, without a $MONTY_BIN that names montygo.
+	if env := os.Getenv(worker.EnvBinary); env != "" && isSelf(env) {
+		os.Unsetenv(worker.EnvBinary)
+	}
+	p, err := worker.ResolveBinary("")
+	if err == nil && isSelf(p) {
+		return "", errors.New("the only monty worker found is montygo itself; pass --worker")
+	}
+	return p, err
+}
+
+// stderrHandler writes the inner worker's stderr lines to our stderr
+// verbatim (a parent reading our stderr sees what the real worker would
+// have written) and other warnings as plain lines.
+type stderrHandler struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (h *stderrHandler) Enabled(_ context.Context, l slog.Level) bool { return true }
+
+func (h *stderrHandler) Handle(_ context.Context, r slog.Record) error {
+	var line string
+	switch {
+	case r.Message == "monty worker stderr":
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "line" {
+				line = a.Value.String() + "\n"
+				return false
+			}
+			return true
+		})
+	case r.Level >= slog.LevelWarn:
+		line = "montygo subprocess: " + r.Message
+		r.Attrs(func(a slog.Attr) bool {
+			line += " " + a.String()
+			return true
+		})
+		line += "\n"
+	default:
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, line)
+	return err
+}
+
+func (h *stderrHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *stderrHandler) WithGroup(string) slog.Handler      { return h }
+

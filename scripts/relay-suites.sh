@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the real-worker session and pool suites a second time with
+# `montygo subprocess` as the worker: once at protocol 4 (the relay's
+# default, negotiated) and once with the relay restricted to protocol 2
+# (the parent then negotiates down, as it does with the released worker).
+# montygo is built into a temporary directory with the real `monty` beside
+# it, which is where `montygo subprocess` looks for its inner worker when
+# it is started, like every upstream parent starts a worker, with an empty
+# environment and no argument but `subprocess`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+real="${MONTY_BIN:-$PWD/.monty/bin/monty}"
+if [[ ! -x "$real" ]]; then
+  echo "relay-suites: no real worker at $real (run make worker)" >&2
+  exit 1
+fi
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/montygo" ./cmd/montygo
+ln -s "$(readlink -f "$real")" "$tmp/monty"
+printf '#!/bin/sh\nexec "%s/montygo" "$@" --protocol 2\n' "$tmp" > "$tmp/montygo-v2"
+chmod +x "$tmp/montygo-v2"
+pkgs=(./session/ ./pool/)
+status=0
+for bin in montygo montygo-v2; do
+  echo "relay-suites: ${pkgs[*]} with $bin subprocess as the worker"
+  if ! MONTY_BIN="$tmp/$bin" go test -race -count=1 "$@" "${pkgs[@]}"; then
+    status=1
+  fi
+done
+exit $status
