@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the real-worker session and pool suites a second time with
+# Runs the real-worker session, pool and mount suites a second time with
 # `montygo subprocess` as the worker: once at protocol 4 (the relay's
 # default, negotiated) and once with the relay restricted to protocol 2
 # (the parent then negotiates down, as it does with the released worker).
@@ -20,7 +20,7 @@ go build -o "$tmp/montygo" ./cmd/montygo
 ln -s "$(readlink -f "$real")" "$tmp/monty"
 printf '#!/bin/sh\nexec "%s/montygo" "$@" --protocol 2\n' "$tmp" > "$tmp/montygo-v2"
 chmod +x "$tmp/montygo-v2"
-pkgs=(./session/ ./pool/)
+pkgs=(./session/ ./pool/ ./mount/)
 status=0
 for bin in montygo montygo-v2; do
   echo "relay-suites: ${pkgs[*]} with $bin subprocess as the worker"

@@ -14,9 +14,10 @@
 //
 // What the relay cannot carry: the eager-await handshake is offered only
 // when the inner worker offers it (the released protocol-2 worker never
-// does); Feed.cwd is dropped for an inner protocol-2 worker, which has no
-// such field; a value the inner version cannot express is refused as a
-// protocol violation.
+// does); a request the inner version cannot express (Feed.cwd for a
+// protocol-2 worker, a value with no protocol-2 form) is refused as a
+// protocol violation ("invalid inputs: …", "invalid result: …") and the
+// session lives on.
 package relay
 
 import (
@@ -175,11 +176,6 @@ func sessionConfig(c *message.Configure) (session.Config, bool) {
 func (e *Engine) Feed(ctx context.Context, f *message.Feed, out child.Output) (message.Event, error) {
 	if e.s == nil || e.reset {
 		return nil, &child.ExitError{Code: protocol.ExitFatal, Message: "relay: Feed without an inner session"}
-	}
-	if f.Cwd != "" && e.s.Version() < protocol.Version {
-		g := *f
-		g.Cwd = ""
-		f = &g
 	}
 	return e.turn(ctx, f, out, "invalid inputs: ")
 }
