@@ -224,4 +224,3 @@ func TestAttachNil(t *testing.T) {
 		t.Fatal("Attach(nil) succeeded")
 	}
 }
-

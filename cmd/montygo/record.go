@@ -82,4 +82,3 @@ func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io
 		}
 	}
 }
-

@@ -183,4 +183,3 @@ func (h *stderrHandler) Handle(_ context.Context, r slog.Record) error {
 
 func (h *stderrHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *stderrHandler) WithGroup(string) slog.Handler      { return h }
-
