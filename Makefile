@@ -11,7 +11,7 @@ MONTY_BIN ?= $(CURDIR)/.monty/bin/monty
 FUZZTIME ?= 5s
 export MONTY_BIN
 
-.PHONY: all worker build run test vet lint unit unit-norace fuzz-smoke bench generate-proto check-proto tidy-check
+.PHONY: all worker build run test vet lint unit unit-norace relay-suites fuzz-smoke bench generate-proto check-proto tidy-check
 
 all: build
 
@@ -28,7 +28,7 @@ run: worker build
 	./bin/montygo run examples/hello.py
 
 ## test: vet, race tests (incl. live-worker tests), generated-code check, lint, fuzz smoke
-test: worker vet check-proto tidy-check lint unit unit-norace fuzz-smoke
+test: worker vet check-proto tidy-check lint unit unit-norace relay-suites fuzz-smoke
 
 vet:
 	$(GO) vet ./...
@@ -43,6 +43,11 @@ lint:
 ## growth within the decode budget, the 256 MiB hostile frame)
 unit-norace: worker
 	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap' ./codec/v4/ ./internal/hostile/
+
+## relay-suites: the real-worker session, pool and mount suites again, with
+## `montygo subprocess` as the worker, at protocol 4 and at protocol 2
+relay-suites: worker
+	@bash scripts/relay-suites.sh
 
 ## fuzz-smoke: run every fuzz target briefly
 fuzz-smoke:

@@ -44,6 +44,9 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)
 		return exitError{int(protocol.ExitFatal)}
 	}
+	// A parent that went away must end us with status 3 (stdout broken),
+	// not by SIGPIPE, which Go raises for writes to a closed stdout.
+	signal.Ignore(syscall.SIGPIPE)
 	logger := slog.New(&stderrHandler{w: stderr})
 	var conn transport.Conn = transport.NewStream(stdin, stdout, 0)
 	var tapped *tap.Conn
