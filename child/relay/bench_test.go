@@ -5,7 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/gomonty/monty/internal/testenv"
@@ -76,12 +79,58 @@ func benchSession(b *testing.B, t target) *session.Session {
 	return s
 }
 
+// cpu reports the CPU time per op of the whole chain, load-independent
+// where wall time on a shared 2-core machine is not: the benchmark process
+// (the parent) as parent-cpu-ns/op, and the worker process with its
+// children (for the relay: montygo and the inner worker) as
+// worker-cpu-ns/op (10 ms tick resolution, so only meaningful over many
+// ops).
+func cpu(b *testing.B, pid int) func() {
+	self := func() int64 {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	p0, w0 := self(), treeCPU(pid)
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(self()-p0)/float64(b.N), "parent-cpu-ns/op")
+			b.ReportMetric(float64(treeCPU(pid)-w0)/float64(b.N), "worker-cpu-ns/op")
+		}
+	}
+}
+
+// treeCPU sums utime+stime of pid and its live children, in ns.
+func treeCPU(pid int) int64 {
+	ticks := func(p string) int64 {
+		b, err := os.ReadFile("/proc/" + p + "/stat")
+		if err != nil {
+			return 0
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 13 {
+			return 0
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		k, _ := strconv.ParseInt(f[12], 10, 64)
+		return u + k
+	}
+	total := ticks(strconv.Itoa(pid))
+	kids, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+	for _, k := range strings.Fields(string(kids)) {
+		total += ticks(k)
+	}
+	return total * 10_000_000 // USER_HZ is 100 on Linux
+}
+
 // BenchmarkWarmFeed: one feed of `1 + 2` on a warm session.
 func BenchmarkWarmFeed(b *testing.B) {
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := benchSession(b, t)
 			ctx := context.Background()
+			defer cpu(b, s.Pid())()
 			for b.Loop() {
 				if _, err := s.Feed(ctx, "1 + 2"); err != nil {
 					b.Fatal(err)
@@ -98,6 +147,7 @@ func BenchmarkHostCalls(b *testing.B) {
 			s := benchSession(b, t)
 			ctx := context.Background()
 			opt := session.WithFunctions(session.NewRegistry().MustRegister("f", func(i int) int { return i }))
+			defer cpu(b, s.Pid())()
 			for b.Loop() {
 				if _, err := s.Run(ctx, "for i in range(1000): f(i)", opt); err != nil {
 					b.Fatal(err)
