@@ -26,6 +26,8 @@ import (
 //	futures     ResolveFutures on the last call
 //	error       Error ValueError("boom")     typing    TypingError
 //	block       wait until the test sends on gate
+//	bigresult:N complete with an N-byte string
+//	bigcall:N   FunctionCall with an N-byte string argument
 //
 // The feed completes with the last resumed value (None when there is
 // none). A dump holds the ops left to run.
@@ -71,11 +73,17 @@ func (e *scripted) run(out Output) message.Event {
 		case "err":
 			out.Print(message.StreamStderr, arg+"\n")
 		case "big":
-			n := 0
-			for _, c := range arg {
-				n = n*10 + int(c-'0')
-			}
-			out.Print(message.StreamStdout, strings.Repeat("x", n))
+			out.Print(message.StreamStdout, strings.Repeat("x", atoi(arg)))
+		case "bigresult":
+			e.last = value.Graph{}
+			e.last.Add(value.Str(strings.Repeat("r", atoi(arg))))
+			e.lastSet = true
+		case "bigcall":
+			e.lastID = e.nextID
+			e.nextID++
+			fc := &message.FunctionCall{FunctionName: "f", CallID: e.lastID}
+			fc.Args = []value.NodeID{fc.Values.Add(value.Str(strings.Repeat("a", atoi(arg))))}
+			return fc
 		case "block":
 			<-e.gate
 		case "call", "eager":
@@ -330,4 +338,12 @@ func codecFor(opts Options) (codec.Codec, bool) {
 		v = opts.Versions[len(opts.Versions)-1]
 	}
 	return codec.ForVersion(v)
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
