@@ -92,18 +92,24 @@ func TestSubprocessMatchesTheWorkerOnTheWire(t *testing.T) {
 		func() message.Request { return &message.Configure{ProtocolVersion: 2} },
 		func() message.Request { return &message.InstallDependencies{Requirements: []string{"x"}} },
 		func() message.Request { return &message.ResumeCall{CallID: 0} },
-		func() message.Request { return &message.Feed{Code: "print('a')\nprint('b', end='')\nx = f(1, k=2)\nx * 2"} },
+		func() message.Request {
+			return &message.Feed{Code: "print('a')\nprint('b', end='')\nx = f(1, k=2)\nx * 2"}
+		},
 		func() message.Request { return &message.Feed{Code: "1"} },
 		func() message.Request { return none(7) },
 		func() message.Request { return &message.ResumeCall{CallID: 0} },
-		func() message.Request { return &message.ResumeCall{CallID: 0, Result: &message.ExtResult{Kind: message.ResultNotHandled}} },
+		func() message.Request {
+			return &message.ResumeCall{CallID: 0, Result: &message.ExtResult{Kind: message.ResultNotHandled}}
+		},
 		func() message.Request { return &message.ResumeNameLookup{Kind: message.LookupUndefined} },
 		func() message.Request { return &message.ResumeFutures{} },
 		func() message.Request { return &message.AbortFeed{} },
 		func() message.Request { return &message.Load{State: []byte("x")} },
 		func() message.Request { return &message.Dump{} },
 		func() message.Request { return none(0) },
-		func() message.Request { return &message.AbortFeed{Exception: message.NewException("RuntimeError", "x")} },
+		func() message.Request {
+			return &message.AbortFeed{Exception: message.NewException("RuntimeError", "x")}
+		},
 		func() message.Request { return &message.Feed{Code: "def g():\n    raise KeyError('k')\ng()"} },
 		func() message.Request { return &message.Feed{Code: "undefined_name + 1"} },
 		func() message.Request { return &message.ResumeNameLookup{Kind: message.LookupUndefined} },
