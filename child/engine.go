@@ -98,7 +98,9 @@ type Stamps struct {
 }
 
 // Output receives a turn's print output. Serve's implementation buffers it
-// according to the session's print_flush_interval (see package doc).
+// according to the session's print_flush_interval (see package doc); it is
+// safe for concurrent use, so an engine may print from several goroutines,
+// but only until its turn method returns.
 type Output interface {
 	// Print appends text written to stream.
 	Print(stream message.PrintStream, text string)
