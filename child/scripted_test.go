@@ -32,19 +32,20 @@ import (
 // The feed completes with the last resumed value (None when there is
 // none). A dump holds the ops left to run.
 type scripted struct {
-	cfg     *message.Configure
-	started bool
-	ops     []string
-	nextID  uint32
-	lastID  uint32
-	last    value.Graph
-	lastSet bool
-	micros  uint64
-	loaded  *uint64
-	name    string
-	closed  bool
-	resets  int
-	gate    chan struct{}
+	cfg      *message.Configure
+	started  bool
+	ops      []string
+	nextID   uint32
+	lastID   uint32
+	last     value.Graph
+	lastSet  bool
+	lastRoot value.NodeID
+	micros   uint64
+	loaded   *uint64
+	name     string
+	closed   bool
+	resets   int
+	gate     chan struct{}
 }
 
 func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
@@ -76,7 +77,7 @@ func (e *scripted) run(out Output) message.Event {
 			out.Print(message.StreamStdout, strings.Repeat("x", atoi(arg)))
 		case "bigresult":
 			e.last = value.Graph{}
-			e.last.Add(value.Str(strings.Repeat("r", atoi(arg))))
+			e.lastRoot = e.last.Add(value.Str(strings.Repeat("r", atoi(arg))))
 			e.lastSet = true
 		case "bigcall":
 			e.lastID = e.nextID
@@ -107,7 +108,7 @@ func (e *scripted) run(out Output) message.Event {
 	c := &message.Complete{}
 	if e.lastSet {
 		c.Values = e.last
-		c.Value = value.NodeID(len(e.last.Nodes) - 1)
+		c.Value = e.lastRoot
 	} else {
 		c.Value = c.Values.Add(value.None())
 	}
@@ -144,9 +145,10 @@ func (e *scripted) Resume(_ context.Context, req message.Request, out Output) (m
 	return e.run(out), nil
 }
 
-// keep makes root of g the feed's result: it becomes root 0 of a copy.
+// keep makes root of g (copied) the feed's result.
 func (e *scripted) keep(g *value.Graph, root value.NodeID) {
-	e.last = value.Graph{Nodes: append([]value.Node(nil), g.Nodes[:root+1]...)}
+	e.last = value.Graph{}
+	e.lastRoot = e.last.Append(g) + root
 	e.lastSet = true
 }
 
