@@ -79,6 +79,15 @@ type Engine interface {
 	Close() error
 }
 
+// DependencyInstaller is implemented by engines whose interpreter can
+// install packages (a CPython bridge). Serve hands InstallDependencies to
+// such an engine in any state; other engines get the Monty worker's
+// refusal, RuntimeError("dependency installation is only supported by the
+// CPython worker"). The reply is Ok or an Error; the state is unchanged.
+type DependencyInstaller interface {
+	InstallDependencies(ctx context.Context, req *message.InstallDependencies) (message.Event, error)
+}
+
 // Stamps are the session figures an engine reports for the ChildEvent
 // metadata fields.
 //

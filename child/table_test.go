@@ -1,10 +1,12 @@
 package child
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/value"
@@ -310,3 +312,43 @@ func TestVersionRefusal(t *testing.T) {
 type rawRequest []byte
 
 func (rawRequest) RequestKind() message.RequestKind { return 0 }
+
+// installer is a scripted engine that can install dependencies.
+type installer struct {
+	*scripted
+	got []string
+}
+
+func (e *installer) InstallDependencies(_ context.Context, r *message.InstallDependencies) (message.Event, error) {
+	e.got = append(e.got, r.Requirements...)
+	if len(r.Requirements) > 1 {
+		return &message.Error{Exception: exc("RuntimeError", "pip failed")}, nil
+	}
+	return &message.Ok{}, nil
+}
+
+func TestDependencyInstaller(t *testing.T) {
+	conn := newChanConn()
+	eng := &installer{scripted: &scripted{gate: make(chan struct{})}}
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), conn, eng, Options{}) }()
+	p := &parent{t: t, conn: conn, eng: eng.scripted, codec: mustCodec(t, 4), result: done}
+	defer func() { conn.Close(); <-done }()
+	mustKind(t, p.do(&message.InstallDependencies{Requirements: []string{"attrs"}}), message.KindOk)
+	p.configure()
+	ev := p.do(&message.InstallDependencies{Requirements: []string{"a", "b"}})
+	if describe(ev) != "Error RuntimeError: pip failed" {
+		t.Fatal(describe(ev))
+	}
+	if strings.Join(eng.got, ",") != "attrs,a,b" {
+		t.Fatal(eng.got)
+	}
+}
+
+func mustCodec(t *testing.T, v uint32) codec.Codec {
+	c, ok := codec.ForVersion(v)
+	if !ok {
+		t.Fatal("no codec")
+	}
+	return c
+}
