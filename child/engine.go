@@ -79,6 +79,15 @@ type Engine interface {
 	Close() error
 }
 
+// DependencyInstaller is implemented by engines whose interpreter can
+// install packages (a CPython bridge). Serve hands InstallDependencies to
+// such an engine in any state; other engines get the Monty worker's
+// refusal, RuntimeError("dependency installation is only supported by the
+// CPython worker"). The reply is Ok or an Error; the state is unchanged.
+type DependencyInstaller interface {
+	InstallDependencies(ctx context.Context, req *message.InstallDependencies) (message.Event, error)
+}
+
 // Stamps are the session figures an engine reports for the ChildEvent
 // metadata fields.
 //
@@ -98,7 +107,9 @@ type Stamps struct {
 }
 
 // Output receives a turn's print output. Serve's implementation buffers it
-// according to the session's print_flush_interval (see package doc).
+// according to the session's print_flush_interval (see package doc); it is
+// safe for concurrent use, so an engine may print from several goroutines,
+// but only until its turn method returns.
 type Output interface {
 	// Print appends text written to stream.
 	Print(stream message.PrintStream, text string)

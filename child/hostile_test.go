@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/gomonty/monty/codec"
@@ -13,6 +14,7 @@ import (
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
+	"github.com/gomonty/monty/value"
 )
 
 // streamChild runs Serve over real byte pipes, as `montygo subprocess`
@@ -176,4 +178,51 @@ func TestServeStopsWithContext(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// Events that do not fit the frame cap: a result is replaced by an Error
+// (the session is kept); a suspension that cannot be announced aborts the
+// feed at that point.
+func TestOversizeEvents(t *testing.T) {
+	p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+	p.configure()
+	ev := p.feed("bigresult:2000")
+	e, ok := ev.Body.(*message.Error)
+	if !ok || e.Exception.Type != "RuntimeError" || !strings.HasPrefix(e.Exception.Msg(), "result frame of ") ||
+		!strings.HasSuffix(e.Exception.Msg(), " bytes exceeds the maximum of 512 bytes") || ev.MaxSuspensions == nil {
+		t.Fatalf("big result: %s", describe(ev))
+	}
+	mustKind(t, p.feed("print:ok"), message.KindComplete)
+	ev = p.feed("bigcall:2000")
+	e, ok = ev.Body.(*message.Error)
+	if !ok || !strings.HasPrefix(e.Exception.Msg(), "argument frame of ") || !strings.HasSuffix(e.Exception.Msg(), " bytes exceeds the maximum of 512 bytes") {
+		t.Fatalf("big call: %s", describe(ev))
+	}
+	// The feed was aborted: the session is idle again.
+	mustKind(t, p.feed("print:ok"), message.KindComplete)
+}
+
+// A frame within the cap that needs more than the decode budget is a
+// malformed request; the session lives on.
+func TestDecodeBudget(t *testing.T) {
+	p := startChild(t, 4, Options{Limits: codec.Limits{MaxDecodeBytes: 4096}})
+	p.configure()
+	f := &message.Feed{Code: "print:x"}
+	big := value.Graph{}
+	var ids []value.NodeID
+	for i := 0; i < 2000; i++ {
+		ids = append(ids, big.Add(value.Int(int64(i))))
+	}
+	f.Values = big
+	f.Inputs = []message.NamedRef{{Name: "x", Value: ids[0]}}
+	b, err := p.codec.AppendRequest(nil, &message.ParentRequest{Body: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := p.raw(b)
+	if e, ok := ev.Body.(*message.Error); !ok || !strings.Contains(e.Exception.Msg(), "malformed request: ") ||
+		!strings.Contains(e.Exception.Msg(), "frame exceeds decode memory budget") {
+		t.Fatalf("got %s", describe(ev))
+	}
+	mustKind(t, p.feed("print:ok"), message.KindComplete)
 }

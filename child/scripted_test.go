@@ -26,23 +26,26 @@ import (
 //	futures     ResolveFutures on the last call
 //	error       Error ValueError("boom")     typing    TypingError
 //	block       wait until the test sends on gate
+//	bigresult:N complete with an N-byte string
+//	bigcall:N   FunctionCall with an N-byte string argument
 //
 // The feed completes with the last resumed value (None when there is
 // none). A dump holds the ops left to run.
 type scripted struct {
-	cfg     *message.Configure
-	started bool
-	ops     []string
-	nextID  uint32
-	lastID  uint32
-	last    value.Graph
-	lastSet bool
-	micros  uint64
-	loaded  *uint64
-	name    string
-	closed  bool
-	resets  int
-	gate    chan struct{}
+	cfg      *message.Configure
+	started  bool
+	ops      []string
+	nextID   uint32
+	lastID   uint32
+	last     value.Graph
+	lastSet  bool
+	lastRoot value.NodeID
+	micros   uint64
+	loaded   *uint64
+	name     string
+	closed   bool
+	resets   int
+	gate     chan struct{}
 }
 
 func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
@@ -71,11 +74,17 @@ func (e *scripted) run(out Output) message.Event {
 		case "err":
 			out.Print(message.StreamStderr, arg+"\n")
 		case "big":
-			n := 0
-			for _, c := range arg {
-				n = n*10 + int(c-'0')
-			}
-			out.Print(message.StreamStdout, strings.Repeat("x", n))
+			out.Print(message.StreamStdout, strings.Repeat("x", atoi(arg)))
+		case "bigresult":
+			e.last = value.Graph{}
+			e.lastRoot = e.last.Add(value.Str(strings.Repeat("r", atoi(arg))))
+			e.lastSet = true
+		case "bigcall":
+			e.lastID = e.nextID
+			e.nextID++
+			fc := &message.FunctionCall{FunctionName: "f", CallID: e.lastID}
+			fc.Args = []value.NodeID{fc.Values.Add(value.Str(strings.Repeat("a", atoi(arg))))}
+			return fc
 		case "block":
 			<-e.gate
 		case "call", "eager":
@@ -99,7 +108,7 @@ func (e *scripted) run(out Output) message.Event {
 	c := &message.Complete{}
 	if e.lastSet {
 		c.Values = e.last
-		c.Value = value.NodeID(len(e.last.Nodes) - 1)
+		c.Value = e.lastRoot
 	} else {
 		c.Value = c.Values.Add(value.None())
 	}
@@ -136,9 +145,10 @@ func (e *scripted) Resume(_ context.Context, req message.Request, out Output) (m
 	return e.run(out), nil
 }
 
-// keep makes root of g the feed's result: it becomes root 0 of a copy.
+// keep makes root of g (copied) the feed's result.
 func (e *scripted) keep(g *value.Graph, root value.NodeID) {
-	e.last = value.Graph{Nodes: append([]value.Node(nil), g.Nodes[:root+1]...)}
+	e.last = value.Graph{}
+	e.lastRoot = e.last.Append(g) + root
 	e.lastSet = true
 }
 
@@ -330,4 +340,12 @@ func codecFor(opts Options) (codec.Codec, bool) {
 		v = opts.Versions[len(opts.Versions)-1]
 	}
 	return codec.ForVersion(v)
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
 }

@@ -222,6 +222,17 @@ func (s *server) handle(ctx context.Context, req message.Request) (bool, error) 
 	case *message.Configure:
 		return false, s.configure(ctx, r)
 	case *message.InstallDependencies:
+		if di, ok := s.eng.(DependencyInstaller); ok {
+			ev, err := di.InstallDependencies(ctx, r)
+			if err != nil {
+				return false, s.engineFailed(err)
+			}
+			switch ev.(type) {
+			case *message.Ok, *message.Error:
+				return false, s.reply(ev)
+			}
+			return false, s.wrongEvent(req, ev)
+		}
 		return false, s.reply(&message.Error{Exception: message.NewException("RuntimeError",
 			"dependency installation is only supported by the CPython worker")})
 	case *message.Feed:

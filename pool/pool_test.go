@@ -208,8 +208,11 @@ func TestCheckoutReusesResetWorker(t *testing.T) {
 }
 
 func TestCheckoutBeyondMaxWaitsAndTimesOut(t *testing.T) {
-	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 2, CheckoutTimeout: 150 * time.Millisecond})
-	a, b := checkout(t, p), checkout(t, p) // the second one grows the pool
+	// Both workers are prewarmed: a spawn on a loaded machine (or through
+	// a relay worker, which starts its own inner worker) can take longer
+	// than the short checkout timeout this test is about.
+	p, rec := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2, CheckoutTimeout: 150 * time.Millisecond})
+	a, b := checkout(t, p), checkout(t, p)
 	if st := p.Stat(); st.Live != 2 || st.Busy != 2 {
 		t.Fatalf("%+v", st)
 	}
@@ -239,7 +242,7 @@ func TestCheckoutBeyondMaxWaitsAndTimesOut(t *testing.T) {
 		t.Fatal("timed-out checkouts took too long")
 	}
 	st := p.Stat()
-	if st.Exhausted != 4 || st.CheckoutsWaited < 5 || st.Live != 2 {
+	if st.Exhausted != 4 || st.CheckoutsWaited < 4 || st.Live != 2 { // the four that timed out
 		t.Fatalf("%+v", st)
 	}
 	if rec.count(EventExhausted, "") != 4 {

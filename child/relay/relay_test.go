@@ -15,6 +15,7 @@ import (
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
@@ -136,5 +137,48 @@ func TestRelayEndsLikeTheInnerWorker(t *testing.T) {
 	var ee *child.ExitError
 	if !errors.As(err, &ee) || ee.Signal != syscall.SIGKILL {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A Configure that session.Config cannot express (an empty script name,
+// an explicit zero limit) reaches the inner worker exactly: the relay
+// reconfigures it with the outer fields, so the reply is the one the
+// worker gives for that Configure directly (for an empty script name the
+// released worker's type checker fails).
+func TestRelayConfiguresExactly(t *testing.T) {
+	zero := uint64(0)
+	cfg := func(v uint32) *message.Configure {
+		return &message.Configure{ProtocolVersion: v, TypeCheck: true, Limits: &message.ResourceLimits{MaxSuspensions: &zero}}
+	}
+	feed := &message.Feed{Code: "x: int = 'a'"}
+
+	direct, err := session.Start(context.Background(), session.Config{Worker: worker.Config{Binary: testenv.Worker(t), Logger: quiet}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	for _, req := range []message.Request{&message.Reset{}, cfg(direct.Version())} {
+		if _, err := direct.Do(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := direct.Do(context.Background(), feed)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := serve(t)
+	ev, _ := s.do(t, cfg(4))
+	if _, ok := ev.Body.(*message.Ok); !ok {
+		t.Fatalf("Configure: %+v", ev.Body)
+	}
+	ev, _ = s.do(t, feed)
+	if describe(ev.Body) != describe(want.Body) || ev.MaxSuspensions == nil || *ev.MaxSuspensions != 0 {
+		t.Fatalf("relay %s (max_suspensions %v), worker %s", describe(ev.Body), ev.MaxSuspensions, describe(want.Body))
+	}
+	// The parent enforces max_suspensions; the relay passes the call on.
+	ev, _ = s.do(t, &message.Feed{Code: "f()", SkipTypeCheck: true})
+	if _, ok := ev.Body.(*message.FunctionCall); !ok {
+		t.Fatalf("feed: %+v", ev.Body)
 	}
 }

@@ -26,7 +26,8 @@ import (
 // Header starts every record stream.
 const Header = "monty-tap 1\n"
 
-// Direction says which way a recorded frame went.
+// Direction says which way a recorded frame went. It is a plain value,
+// safe for concurrent use.
 type Direction byte
 
 // The directions, seen from the wrapped connection's owner.

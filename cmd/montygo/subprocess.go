@@ -47,6 +47,9 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	// A parent that went away must end us with status 3 (stdout broken),
 	// not by SIGPIPE, which Go raises for writes to a closed stdout.
 	signal.Ignore(syscall.SIGPIPE)
+	// SIGTERM and SIGINT end us at once, as they end the native worker;
+	// the inner worker follows through its parent-death signal.
+	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
 	logger := slog.New(&stderrHandler{w: stderr})
 	var conn transport.Conn = transport.NewStream(stdin, stdout, 0)
 	var tapped *tap.Conn

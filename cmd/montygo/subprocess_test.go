@@ -197,6 +197,29 @@ func TestSubprocessExits(t *testing.T) {
 	})
 }
 
+// SIGTERM ends montygo subprocess by SIGTERM, as it ends the native
+// worker, and takes the inner worker with it.
+func TestSubprocessSIGTERM(t *testing.T) {
+	cmd, in, out := spawn(t)
+	sendReq(t, in, &message.Configure{ProtocolVersion: 4})
+	readEvent(t, out)
+	inner := innerPid(t, cmd.Process.Pid)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if _, sig := exitCode(t, cmd); sig != syscall.SIGTERM {
+		t.Fatalf("signal %v", sig)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(inner) + "/stat")
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("inner worker %d still running", inner)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // innerPid finds the relay's inner worker (its only child).
 func innerPid(t *testing.T, pid int) int {
 	t.Helper()
