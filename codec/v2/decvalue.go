@@ -330,7 +330,7 @@ func (d *dec) scalarItem() (value.NodeID, bool, error) {
 		if int(buf[body+1]) != len(sb) || !utf8.Valid(sb) {
 			return 0, false, nil
 		}
-		s, err := d.intern(sb)
+		s, err := d.internAt(sb, end)
 		if err != nil {
 			return 0, true, err
 		}
@@ -449,7 +449,7 @@ func (d *dec) scalarRun(end int, p *pobj) bool {
 				break
 			}
 			var err error
-			if text, err = d.intern(sb); err != nil {
+			if text, err = d.internAt(sb, next); err != nil {
 				// Let the general path charge and report it.
 				break
 			}
