@@ -40,9 +40,10 @@ lint:
 	$(STATICCHECK) ./...
 
 ## unit-norace: the measurements the race detector would distort (real heap
-## growth within the decode budget, the 256 MiB hostile frame)
+## growth within the decode budget, the 256 MiB hostile frame, the growth of
+## rendering work at full size)
 unit-norace: worker
-	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap' ./codec/v4/ ./internal/hostile/
+	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap|TestRenderWorkGrowsLinearly' ./codec/v4/ ./internal/hostile/ ./value/
 
 ## relay-suites: the real-worker session, pool and mount suites again, with
 ## `montygo subprocess` as the worker, at protocol 4 and at protocol 2

@@ -42,7 +42,13 @@ func (n Node) MarshalJSON() ([]byte, error) {
 		m["value"] = n.Bytes()
 	case KindBigInt:
 		if b := n.BigInt(); b != nil {
-			m["value"] = b.String()
+			if checkIntDigits(b) == nil {
+				m["value"] = b.String()
+			} else {
+				// Past CPython's digit limit the decimal form would take
+				// quadratic time; hexadecimal is linear.
+				m["hex"] = b.Text(16)
+			}
 		}
 	case KindDict:
 		m["pairs"] = n.Pairs()

@@ -36,23 +36,60 @@ import (
 //   - Text that is not valid UTF-8 (which a Python str cannot hold) renders
 //     each invalid byte as a lone surrogate escape \udcXX, the way Python
 //     shows bytes decoded with errors="surrogateescape".
-//   - Integers print all their digits; CPython's int_max_str_digits limit
-//     (4300 by default) does not apply.
+//
+// Bounded work (see limits.go): an int with more than MaxIntStrDigits
+// decimal digits is refused as CPython refuses it, decided from its bit
+// length before any conversion; the checked forms ([Graph.ReprChecked],
+// [Graph.StrChecked]) return an *IntStrDigitsError, the plain forms print a
+// placeholder "<int of N bits: more than 4300 digits>". The output is
+// bounded by 1 MiB plus a linear function of the graph's size, which only
+// sub-values shared many times can reach: the checked forms then return
+// ErrReprTooLarge, the plain forms end the text with "...".
 
 // Repr returns the repr of node id. It never panics on a malformed graph: an
-// id out of range renders as "<invalid node>".
+// id out of range renders as "<invalid node>". It never fails either: an
+// int past CPython's digit limit renders as a placeholder and a rendering
+// past its size bound is cut short (see [Graph.ReprChecked] for the forms
+// that report both).
 func (g *Graph) Repr(id NodeID) string { return string(AppendRepr(nil, g, id)) }
 
 // Str returns what str() returns for node id: the text of a str, the path of
 // a pathlib.Path, the message of an exception, the ISO forms of dates and
 // times and the str forms of timedelta and timezone; the repr for
-// everything else (containers always show their items' reprs).
+// everything else (containers always show their items' reprs). Like Repr it
+// never fails.
 func (g *Graph) Str(id NodeID) string { return string(AppendStr(nil, g, id)) }
 
+// ReprChecked returns the repr of node id, or the error CPython's repr()
+// would raise: an *IntStrDigitsError when an int in the value has more than
+// [MaxIntStrDigits] decimal digits (checked from the bit length before any
+// conversion, so a hostile billion-bit int fails at once). It returns
+// ErrReprTooLarge when the text outgrows its bound (1 MiB plus a linear
+// function of the graph's size), which only a graph whose sub-values are
+// shared many times can make it do. The work is linear in the graph's
+// size.
+func (g *Graph) ReprChecked(id NodeID) (string, error) {
+	r := reprState{g: g, checked: true}
+	r.render(id)
+	if r.err != nil {
+		return "", r.err
+	}
+	return string(r.buf), nil
+}
+
+// StrChecked is [Graph.Str] with the errors of [Graph.ReprChecked].
+func (g *Graph) StrChecked(id NodeID) (string, error) {
+	b, err := appendStr(nil, g, id, true)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
 // AppendRepr appends the repr of node id of g to dst and returns the
-// extended buffer.
+// extended buffer. Like [Graph.Repr] it never fails.
 func AppendRepr(dst []byte, g *Graph, id NodeID) []byte {
-	r := reprState{g: g, buf: dst}
+	r := reprState{g: g, buf: dst, start: len(dst)}
 	r.render(id)
 	return r.buf
 }
@@ -60,31 +97,36 @@ func AppendRepr(dst []byte, g *Graph, id NodeID) []byte {
 // AppendStr appends the str() of node id of g to dst and returns the
 // extended buffer. See [Graph.Str].
 func AppendStr(dst []byte, g *Graph, id NodeID) []byte {
+	b, _ := appendStr(dst, g, id, false)
+	return b
+}
+
+func appendStr(dst []byte, g *Graph, id NodeID, checked bool) ([]byte, error) {
 	if int(id) >= len(g.Nodes) {
-		return append(dst, invalidNode...)
+		return append(dst, invalidNode...), nil
 	}
 	n := &g.Nodes[id]
 	switch n.Kind {
 	case KindStr, KindRepr, KindCycle:
-		return append(dst, n.Text...)
+		return append(dst, n.Text...), nil
 	case KindPath:
-		return append(dst, posixPathString(n.Text)...)
+		return append(dst, posixPathString(n.Text)...), nil
 	case KindException:
 		e, ok := n.Ext.(*Exception)
 		if !ok {
 			break
 		}
 		if e.Arg == nil {
-			return dst
+			return dst, nil
 		}
 		if e.Type == "KeyError" {
 			// KeyError.__str__ shows the repr of its single argument.
-			return appendStrRepr(dst, *e.Arg)
+			return appendStrRepr(dst, *e.Arg), nil
 		}
-		return append(dst, *e.Arg...)
+		return append(dst, *e.Arg...), nil
 	case KindDate:
 		if d, ok := n.Ext.(*Date); ok {
-			return appendISODate(dst, d.Year, d.Month, d.Day)
+			return appendISODate(dst, d.Year, d.Month, d.Day), nil
 		}
 	case KindTime:
 		if t, ok := n.Ext.(*Time); ok {
@@ -92,7 +134,7 @@ func AppendStr(dst []byte, g *Graph, id NodeID) []byte {
 			if t.Offset != nil {
 				dst = appendUTCOffset(dst, *t.Offset)
 			}
-			return dst
+			return dst, nil
 		}
 	case KindDateTime:
 		if d, ok := n.Ext.(*DateTime); ok {
@@ -102,19 +144,21 @@ func AppendStr(dst []byte, g *Graph, id NodeID) []byte {
 			if d.Offset != nil {
 				dst = appendUTCOffset(dst, *d.Offset)
 			}
-			return dst
+			return dst, nil
 		}
 	case KindTimeDelta:
 		if d, ok := n.Ext.(*TimeDelta); ok {
 			days, secs, us := normTimeDelta(int64(d.Days), int64(d.Seconds), int64(d.Microseconds))
-			return appendTimeDeltaStr(dst, days, secs, us)
+			return appendTimeDeltaStr(dst, days, secs, us), nil
 		}
 	case KindTimeZone:
 		if z, ok := n.Ext.(*TimeZone); ok {
-			return appendTimeZoneStr(dst, z.Offset, z.Name)
+			return appendTimeZoneStr(dst, z.Offset, z.Name), nil
 		}
 	}
-	return AppendRepr(dst, g, id)
+	r := reprState{g: g, buf: dst, start: len(dst), checked: checked}
+	r.render(id)
+	return r.buf, r.err
 }
 
 // StrRepr returns the repr of a Python str holding s, quoted and escaped the
@@ -141,6 +185,35 @@ type reprState struct {
 	g     *Graph
 	buf   []byte
 	stack []reprFrame
+
+	start   int   // len(buf) before rendering
+	limit   int64 // bound on the output; reprFloor until the full bound is computed
+	bounded bool  // limit includes reprBound
+	checked bool  // stop at the first error
+	err     error // first *IntStrDigitsError or ErrReprTooLarge
+}
+
+// fail records err; it reports whether rendering should stop.
+func (r *reprState) fail(err error) bool {
+	if r.err == nil {
+		r.err = err
+	}
+	return r.checked
+}
+
+// overBound reports whether the output has outgrown its bound, computing
+// the graph-dependent part of the bound the first time the floor is
+// passed.
+func (r *reprState) overBound() bool {
+	if int64(len(r.buf)-r.start) <= r.limit {
+		return false
+	}
+	if !r.bounded {
+		r.bounded = true
+		r.limit += reprBound(r.g)
+		return int64(len(r.buf)-r.start) > r.limit
+	}
+	return true
 }
 
 func (r *reprState) render(root NodeID) {
@@ -148,8 +221,17 @@ func (r *reprState) render(root NodeID) {
 		r.buf = append(r.buf, invalidNode...)
 		return
 	}
+	r.limit = reprFloor
 	r.visit(root)
 	for len(r.stack) > 0 {
+		if r.err != nil && r.checked {
+			return
+		}
+		if r.overBound() {
+			r.fail(ErrReprTooLarge)
+			r.buf = append(r.buf, "..."...)
+			return
+		}
 		top := len(r.stack) - 1
 		f := &r.stack[top]
 		n := &r.g.Nodes[f.id]
@@ -203,6 +285,16 @@ func (r *reprState) visit(id NodeID) {
 			r.buf = append(r.buf, nt.TypeName...)
 		}
 		r.buf = append(r.buf, '(')
+	case KindBigInt:
+		if b := n.BigInt(); b != nil {
+			if err := checkIntDigits(b); err != nil {
+				if r.fail(err) {
+					return
+				}
+			}
+		}
+		r.buf = appendLeafRepr(r.buf, n)
+		return
 	case KindClassInstance:
 		ci, _ := n.Ext.(*ClassInstance)
 		if ci == nil {
@@ -334,6 +426,9 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 		return strconv.AppendInt(dst, n.Int(), 10)
 	case KindBigInt:
 		if b := n.BigInt(); b != nil {
+			if checkIntDigits(b) != nil {
+				return appendBigIntPlaceholder(dst, b.BitLen())
+			}
 			return b.Append(dst, 10)
 		}
 	case KindFloat:

@@ -340,11 +340,13 @@ func TestReprSharedWide(t *testing.T) {
 	}
 }
 
-func TestReprBigIntManyDigits(t *testing.T) {
-	v := new(big.Int).Exp(big.NewInt(10), big.NewInt(5000), nil)
+func TestReprBigIntAtTheDigitLimit(t *testing.T) {
+	// 10**4300 - 1 has 4300 digits, the most CPython prints by default.
+	v := new(big.Int).Exp(big.NewInt(10), big.NewInt(MaxIntStrDigits), nil)
+	v.Sub(v, big.NewInt(1))
 	g := &Graph{}
 	id := g.Add(BigIntNode(v))
-	if got := g.Repr(id); got != "1"+strings.Repeat("0", 5000) {
+	if got := g.Repr(id); got != strings.Repeat("9", MaxIntStrDigits) {
 		t.Fatalf("got %d chars", len(got))
 	}
 }

@@ -1,0 +1,298 @@
+package value
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const cpythonDigitsMessage = "Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit"
+
+func TestIntStrDigitsLimit(t *testing.T) {
+	ten := big.NewInt(10)
+	for _, digits := range []int{1, 4299, 4300, 4301, 4302, 9000} {
+		// The smallest and the largest int of that many digits, both signs.
+		lo := new(big.Int).Exp(ten, big.NewInt(int64(digits-1)), nil)
+		hi := new(big.Int).Sub(new(big.Int).Mul(lo, ten), big.NewInt(1))
+		for _, v := range []*big.Int{lo, hi, new(big.Int).Neg(lo), new(big.Int).Neg(hi)} {
+			g := &Graph{}
+			item := g.Add(BigIntNode(v))
+			root := g.Add(List(g.Add(Int(1)), item))
+			got, err := g.ReprChecked(root)
+			if digits <= MaxIntStrDigits {
+				if want := "[1, " + v.String() + "]"; err != nil || got != want {
+					t.Fatalf("%d digits: ReprChecked = %.40q, %v", digits, got, err)
+				}
+				continue
+			}
+			var de *IntStrDigitsError
+			if !errors.As(err, &de) || got != "" {
+				t.Fatalf("%d digits: ReprChecked = %.40q, %v; want an *IntStrDigitsError", digits, got, err)
+			}
+			if err.Error() != cpythonDigitsMessage || de.PythonType() != "ValueError" || de.Bits != v.BitLen() {
+				t.Fatalf("%d digits: error %q (%s, %d bits)", digits, err, de.PythonType(), de.Bits)
+			}
+			if _, err := g.StrChecked(item); !errors.As(err, &de) {
+				t.Fatalf("%d digits: StrChecked error %v", digits, err)
+			}
+			want := "[1, <int of " + strconv.Itoa(v.BitLen()) + " bits: more than 4300 digits>]"
+			if got := g.Repr(root); got != want {
+				t.Fatalf("%d digits: Repr = %q, want %q", digits, got, want)
+			}
+		}
+	}
+}
+
+// The bit-length shortcut must agree with counting the digits, in
+// particular at the bit lengths where the digit count crosses the limit.
+func TestCheckIntDigitsAgreesWithTheDigitCount(t *testing.T) {
+	for bits := 14270; bits <= 14320; bits++ {
+		one := big.NewInt(1)
+		lo := new(big.Int).Lsh(one, uint(bits-1))
+		hi := new(big.Int).Sub(new(big.Int).Lsh(one, uint(bits)), one)
+		for _, v := range []*big.Int{lo, hi} {
+			over := len(v.Text(10)) > MaxIntStrDigits
+			if err := checkIntDigits(v); (err != nil) != over {
+				t.Fatalf("%d bits, %d digits: checkIntDigits = %v", bits, len(v.Text(10)), err)
+			}
+		}
+	}
+}
+
+// A billion-bit int fails at once: nothing is converted.
+func TestReprOfAHugeIntDoesNotConvert(t *testing.T) {
+	v := new(big.Int).Lsh(big.NewInt(3), 1<<27) // 16 MiB of magnitude
+	g := &Graph{}
+	root := g.Add(List(g.Add(BigIntNode(v))))
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := g.ReprChecked(root); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	// A decimal conversion would allocate hundreds of times (and take
+	// minutes); the check allocates the error and a few small buffers.
+	if allocs > 10 {
+		t.Fatalf("ReprChecked allocated %v times", allocs)
+	}
+}
+
+// Shared sub-values (protocol 4 can send them) would print exponentially
+// much text; the output is bounded by a linear function of the graph.
+func TestReprOfSharedSubvaluesIsBounded(t *testing.T) {
+	g := &Graph{}
+	id := g.Add(Str(strings.Repeat("x", 100)))
+	for range 64 {
+		id = g.Add(List(id, id))
+	}
+	if _, err := g.ReprChecked(id); !errors.Is(err, ErrReprTooLarge) {
+		t.Fatalf("ReprChecked error = %v, want ErrReprTooLarge", err)
+	}
+	if _, err := g.StrChecked(id); !errors.Is(err, ErrReprTooLarge) {
+		t.Fatalf("StrChecked error = %v, want ErrReprTooLarge", err)
+	}
+	got := g.Repr(id)
+	bound := reprFloor + int(reprBound(g)) + 4096
+	if len(got) > bound || !strings.HasSuffix(got, "...") {
+		t.Fatalf("Repr: %d bytes (bound %d), ends %q", len(got), bound, got[max(0, len(got)-10):])
+	}
+	// A tree-shaped value of the same kind is far from the bound.
+	h := &Graph{}
+	var items []NodeID
+	for range 20_000 {
+		items = append(items, h.Add(Str(strings.Repeat("\x00", 100))))
+	}
+	root := h.Add(List(items...))
+	s, err := h.ReprChecked(root)
+	if err != nil || len(s) != 20_000*(400+2)+2*(20_000-1)+2 {
+		t.Fatalf("tree: %d bytes, %v", len(s), err)
+	}
+}
+
+// --- algorithmic complexity -------------------------------------------------
+
+// A shape builds a value whose wire form takes about size bytes.
+type shape struct {
+	name  string
+	build func(size int) (*Graph, NodeID)
+	// dst is a fresh ToGo destination of the shape's natural Go type.
+	dst func() any
+}
+
+func shapes() []shape {
+	rng := rand.New(rand.NewPCG(1, 2))
+	randBytes := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	return []shape{
+		{"bigint", func(size int) (*Graph, NodeID) {
+			g := &Graph{}
+			return g, g.Add(BigIntNode(new(big.Int).SetBytes(randBytes(size))))
+		}, func() any { return new(*big.Int) }},
+		{"str", func(size int) (*Graph, NodeID) {
+			// Mixed text: ASCII, escapes, multi-byte runes, invalid bytes.
+			var b strings.Builder
+			for b.Len() < size {
+				b.WriteString("abc\n'\"é\x01\u2028😀\xff")
+			}
+			g := &Graph{}
+			return g, g.Add(Str(b.String()))
+		}, func() any { return new(string) }},
+		{"bytes", func(size int) (*Graph, NodeID) {
+			g := &Graph{}
+			return g, g.Add(Bytes(randBytes(size)))
+		}, func() any { return new([]byte) }},
+		{"wide_list", func(size int) (*Graph, NodeID) {
+			// An int item takes about 9 bytes on the wire.
+			g := &Graph{}
+			items := make([]NodeID, size/9)
+			for i := range items {
+				items[i] = g.Add(Int(int64(i) << 20))
+			}
+			return g, g.Add(List(items...))
+		}, func() any { return new([]int64) }},
+		{"big_dict", func(size int) (*Graph, NodeID) {
+			// An entry (str key, int value) takes about 24 bytes.
+			g := &Graph{}
+			n := size / 24
+			refs := make([]NodeID, 0, 2*n)
+			for i := range n {
+				refs = append(refs, g.Add(Str("key"+strconv.Itoa(i))), g.Add(Int(int64(i))))
+			}
+			return g, g.Add(Node{Kind: KindDict, Refs: refs})
+		}, func() any { return new(map[string]int64) }},
+		{"deep_nesting", func(size int) (*Graph, NodeID) {
+			// A level (a list holding the level below and an int) takes
+			// about 16 bytes.
+			g := &Graph{}
+			id := g.Add(None())
+			for i := range size / 16 {
+				id = g.Add(List(id, g.Add(Int(int64(i)))))
+			}
+			return g, id
+		}, func() any { return new(any) }},
+		{"instances", func(size int) (*Graph, NodeID) {
+			// A dataclass instance with two attributes takes about 48 bytes.
+			g := &Graph{}
+			cls := g.Add(Node{Kind: KindType, Ext: &Type{Name: "Point", Origin: OriginSandbox, IsDataclass: true, ID: UUID{1}}})
+			x, y := g.Add(Str("x")), g.Add(Str("y"))
+			n := size / 48
+			items := make([]NodeID, n)
+			for i := range items {
+				items[i] = g.Add(Node{Kind: KindClassInstance, Ext: &ClassInstance{Class: cls, InstanceID: UUID{byte(i), byte(i >> 8), byte(i >> 16), 1},
+					Attrs: []Pair{{x, g.Add(Int(int64(i)))}, {y, g.Add(Float(float64(i)))}}}})
+			}
+			return g, g.Add(List(items...))
+		}, func() any { return new(any) }},
+	}
+}
+
+// renderOps are the operations on decoded values whose cost must stay
+// linear. Errors (an int past the digit limit, a nesting past
+// MaxConvertDepth) are expected results, not failures.
+func renderOps(sh shape) []struct {
+	name string
+	run  func(g *Graph, id NodeID)
+} {
+	return []struct {
+		name string
+		run  func(g *Graph, id NodeID)
+	}{
+		{"Repr", func(g *Graph, id NodeID) { _ = g.Repr(id) }},
+		{"ReprChecked", func(g *Graph, id NodeID) { _, _ = g.ReprChecked(id) }},
+		{"Str", func(g *Graph, id NodeID) { _ = g.Str(id) }},
+		{"ToAny", func(g *Graph, id NodeID) { _, _ = ToAny(g, id) }},
+		{"ToGo", func(g *Graph, id NodeID) { _ = ToGo(g, id, sh.dst()) }},
+		{"ToGoFloat", func(g *Graph, id NodeID) { var f float64; _ = ToGo(g, id, &f) }},
+	}
+}
+
+// minTime is the fastest of runs runs of f: the least disturbed by other
+// work on a loaded machine.
+func minTime(runs int, f func()) time.Duration {
+	best := time.Duration(1<<63 - 1)
+	for range runs {
+		start := time.Now()
+		f()
+		best = min(best, time.Since(start))
+	}
+	return best
+}
+
+// linearEnough reports whether going from t1 (size n) to t2 (size 10n)
+// is at most about linear: a quadratic operation would take 100 times as
+// long, a linear one 10 times (a little more once the data outgrows the
+// caches). The ratio bound is generous (40) and an absolute slack absorbs
+// the noise of operations that take microseconds.
+func linearEnough(t1, t2, slack time.Duration) bool {
+	return t2 <= 40*t1+slack
+}
+
+// TestRenderWorkGrowsLinearly is the algorithmic-complexity set: every
+// shape at 1 and 10 MiB (a quarter of that under the race detector), every operation, time growing at most about
+// linearly with the size. The 100 MiB tier is BenchmarkRenderShapes (it
+// takes seconds per operation and a gigabyte of memory, too much for every
+// CI run on a shared machine).
+func TestRenderWorkGrowsLinearly(t *testing.T) {
+	const mib = 1 << 20
+	for _, sh := range shapes() {
+		t.Run(sh.name, func(t *testing.T) {
+			base := mib
+			if raceEnabled {
+				// The race detector slows this tenfold; the growth check
+				// still takes a tenfold step, from a smaller base (the
+				// full sizes run in make unit-norace).
+				base = mib / 4
+			}
+			sizes := []int{base, 10 * base}
+			type built struct {
+				g  *Graph
+				id NodeID
+			}
+			var gs []built
+			for _, size := range sizes {
+				g, id := sh.build(size)
+				gs = append(gs, built{g, id})
+			}
+			for _, op := range renderOps(sh) {
+				var times []time.Duration
+				for _, b := range gs {
+					times = append(times, minTime(3, func() { op.run(b.g, b.id) }))
+				}
+				for i := 1; i < len(times); i++ {
+					if !linearEnough(times[i-1], times[i], 100*time.Millisecond) {
+						t.Errorf("%s: %d KiB took %v, %d KiB took %v: worse than linear",
+							op.name, sizes[i-1]>>10, times[i-1], sizes[i]>>10, times[i])
+					}
+				}
+				t.Logf("%s: %v", op.name, times)
+			}
+		})
+	}
+}
+
+// BenchmarkRenderShapes measures every operation on every shape at 1, 10
+// and 100 MiB: ns/op should grow tenfold per tier.
+func BenchmarkRenderShapes(b *testing.B) {
+	for _, sh := range shapes() {
+		for _, size := range []int{1 << 20, 10 << 20, 100 << 20} {
+			g, id := sh.build(size)
+			for _, op := range renderOps(sh) {
+				b.Run(fmt.Sprintf("%s/%dMiB/%s", sh.name, size>>20, op.name), func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						op.run(g, id)
+					}
+				})
+			}
+		}
+	}
+}
