@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/value"
 )
 
 // repl is an interactive session: one worker, globals persisting between
@@ -37,10 +39,11 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return exitError{2}
 	}
-	cfg, table, err := sf.config("<stdin>")
+	cfg, table, err := sf.config("<stdin>", stderr)
 	if err != nil {
 		return err
 	}
+	slog.SetDefault(cfg.Logger)
 	if table != nil {
 		defer table.Close()
 	}
@@ -48,7 +51,7 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := r.start(ctx); err != nil {
 		return err
 	}
-	defer func() { r.sess.Close() }()
+	defer func() { r.close() }()
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
@@ -112,12 +115,19 @@ func (r *repl) workerVersion() string {
 	return "worker"
 }
 
+// close stops the session's worker.
+func (r *repl) close() {
+	r.sess.Close()
+	liveSessions.remove(r.sess)
+}
+
 func (r *repl) start(ctx context.Context) error {
 	s, err := session.Start(ctx, r.cfg)
 	if err != nil {
 		return err
 	}
 	r.sess = s
+	liveSessions.add(s)
 	if r.dump != nil {
 		if _, err := s.Load(ctx, r.dump); err != nil {
 			return fmt.Errorf("restoring the session: %w", err)
@@ -149,7 +159,14 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 	cancel()
 	switch {
 	case err == nil:
-		if s := resultRepr(res); s != "None" {
+		s, rerr := resultRepr(res)
+		var de *value.IntStrDigitsError
+		switch {
+		case errors.As(rerr, &de):
+			fmt.Fprintf(r.stderr, "%s: %s\n", de.PythonType(), de.Error())
+		case rerr != nil:
+			fmt.Fprintf(r.stderr, "montygo: %v\n", rerr)
+		case s != "None":
 			fmt.Fprintln(r.stdout, s)
 		}
 	case interrupted:
@@ -167,7 +184,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 		}
 	}
 	if err != nil && !session.Survives(err) {
-		r.sess.Close()
+		r.close()
 		if interrupted {
 			fmt.Fprintln(r.stderr, "(worker restarted; globals restored from before the interrupted input)")
 		} else {
