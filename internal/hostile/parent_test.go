@@ -19,6 +19,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
 )
@@ -458,4 +459,29 @@ func acceptText(e hostile.Expectation) string {
 		return ""
 	}
 	return fmt.Sprintf(" (or %v)", e.Accept)
+}
+
+// A refusal whose range can hold no version is a typed version error that
+// says so, reached on the first spawn.
+func TestUnusableVersionRange(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		r        protocol.VersionRange
+	}{{"version_range_reversed", protocol.VersionRange{Min: 9, Max: 3}}, {"version_range_zero", protocol.VersionRange{}}} {
+		t.Run(c.scenario, func(t *testing.T) {
+			bin := workerBinary(t)
+			_, err := session.Start(context.Background(), session.Config{
+				Worker: worker.Config{Binary: bin, Env: []string{"HOSTILE_SCENARIO=" + c.scenario}},
+				Logger: quiet,
+			})
+			var vm *session.VersionMismatchError
+			var ur *protocol.UnusableRangeError
+			if !errors.As(err, &vm) || vm.Unusable == nil || vm.Worker != c.r || !errors.As(err, &ur) || ur.Range != c.r {
+				t.Fatalf("err = %v (%T)", err, err)
+			}
+			if !strings.Contains(err.Error(), "unusable version range") {
+				t.Fatalf("message %q", err)
+			}
+		})
+	}
 }
