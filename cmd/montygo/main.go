@@ -115,8 +115,9 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 				return
 			}
 			// The command did not end in time (it may be busy on a CPU):
-			// kill the workers and leave.
+			// kill the workers, restore the terminal and leave.
 			liveSessions.killAll()
+			runExitHooks()
 			exit(signalStatus(first))
 		}()
 		err := c.run(ctx, args[1:], stdin, stdout, stderr)
@@ -183,5 +184,35 @@ func (ss *sessionSet) killAll() {
 	defer ss.mu.Unlock()
 	for s := range ss.m {
 		s.Kill()
+	}
+}
+
+var (
+	exitMu    sync.Mutex
+	exitHooks = map[int]func(){}
+	exitNext  int
+)
+
+// onForcedExit registers f to run before a forced exit (one that skips
+// deferred calls), such as restoring the terminal, and returns a function
+// that unregisters it.
+func onForcedExit(f func()) (unregister func()) {
+	exitMu.Lock()
+	defer exitMu.Unlock()
+	id := exitNext
+	exitNext++
+	exitHooks[id] = f
+	return func() {
+		exitMu.Lock()
+		defer exitMu.Unlock()
+		delete(exitHooks, id)
+	}
+}
+
+func runExitHooks() {
+	exitMu.Lock()
+	defer exitMu.Unlock()
+	for _, f := range exitHooks {
+		f()
 	}
 }

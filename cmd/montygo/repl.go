@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -57,45 +56,70 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
 
-	lines := make(chan string)
-	readErr := make(chan error, 1)
+	lr := newLineReader(stdin, stdout)
+	defer lr.close()
+	restore := onForcedExit(lr.close) // leave the terminal as it was found
+	defer restore()
+	edit, _ := lr.(*editReader)
+
+	// readLine blocks; it runs on its own goroutine so that a signal or
+	// the end of ctx is seen while it waits.
+	type prompt struct{ text, suggestion string }
+	type result struct {
+		line string
+		err  error
+	}
+	prompts := make(chan prompt)
+	results := make(chan result, 1)
 	go func() {
-		br := bufio.NewReader(stdin)
-		for {
-			line, err := br.ReadString('\n')
-			if line != "" || err == nil {
-				lines <- strings.TrimRight(line, "\r\n")
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
+		for p := range prompts {
+			line, err := lr.readLine(p.text, p.suggestion)
+			results <- result{line, err}
 		}
 	}()
+	defer close(prompts)
 
 	fmt.Fprintf(stdout, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(), r.sess.Version())
 	var buf []string
+	waiting := false
 	for {
-		if len(buf) == 0 {
-			fmt.Fprint(stdout, ">>> ")
-		} else {
-			fmt.Fprint(stdout, "... ")
+		ps := ">>> "
+		if len(buf) > 0 {
+			ps = "... "
+		}
+		if !waiting {
+			p := prompt{text: ps}
+			if edit != nil && len(buf) > 0 {
+				p.suggestion = edit.suggest(buf)
+			}
+			prompts <- p
+			waiting = true
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-sigs:
-			fmt.Fprintln(stdout, "\nKeyboardInterrupt")
+			// Ctrl-C while a plain reader waits (a terminal in edit mode
+			// reads Ctrl-C as a key instead).
+			fmt.Fprint(stdout, "\nKeyboardInterrupt\n>>> ")
 			buf = buf[:0]
-		case <-readErr:
-			fmt.Fprintln(stdout)
-			return nil
-		case line := <-lines:
-			buf = append(buf, line)
-			src := strings.Join(buf, "\n")
+		case res := <-results:
+			waiting = false
+			switch {
+			case errors.Is(res.err, errPromptAborted):
+				fmt.Fprintln(stdout, "KeyboardInterrupt")
+				buf = buf[:0]
+				continue
+			case res.err != nil:
+				fmt.Fprintln(stdout)
+				return nil
+			}
+			buf = append(buf, res.line)
 			if !complete(buf) {
 				continue
 			}
+			src := strings.Join(buf, "\n")
+			lr.remember(buf)
 			buf = buf[:0]
 			if strings.TrimSpace(src) == "" {
 				continue
