@@ -45,7 +45,7 @@ func (p *plainReader) readLine(prompt, _ string) (string, error) {
 }
 
 func (p *plainReader) remember([]string) {}
-func (p *plainReader) close()           {}
+func (p *plainReader) close()            {}
 
 // maxBlocks bounds the multi-line blocks kept for recall in a session.
 const maxBlocks = 200

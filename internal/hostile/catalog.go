@@ -231,7 +231,7 @@ func init() {
 		Name:        "version_range_reversed",
 		Description: "Refuses every Configure with `unsupported protocol version V (server supports protocol versions 9 to 3, make sure you are using the correct client version)` and exits 4.",
 		Trigger:     AtConfigure,
-		Expect: fails(VersionMismatch, "The advertised range is empty: no retry can succeed, so the parent must not respawn for it, and reports a version mismatch that says the range is unusable."),
+		Expect:      fails(VersionMismatch, "The advertised range is empty: no retry can succeed, so the parent must not respawn for it, and reports a version mismatch that says the range is unusable."),
 	}, on: refuse(func(c *child, v uint32) string {
 		return "unsupported protocol version " + u32(v) + " (server supports protocol versions 9 to 3, make sure you are using the correct client version)"
 	})})
@@ -240,7 +240,7 @@ func init() {
 		Name:        "version_range_zero",
 		Description: "Refuses every Configure with `... (server supports protocol versions 0 to 0, make sure you are using the correct client version)` and exits 4.",
 		Trigger:     AtConfigure,
-		Expect: fails(VersionMismatch, "Version 0 means \"undeclared\" and is never valid: the range is unusable, reported as a version mismatch without a respawn."),
+		Expect:      fails(VersionMismatch, "Version 0 means \"undeclared\" and is never valid: the range is unusable, reported as a version mismatch without a respawn."),
 	}, on: refuse(func(c *child, v uint32) string {
 		return "unsupported protocol version " + u32(v) + " (server supports protocol versions 0 to 0, make sure you are using the correct client version)"
 	})})
