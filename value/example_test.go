@@ -1,7 +1,9 @@
 package value_test
 
 import (
+	"errors"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/gomonty/monty/value"
@@ -52,4 +54,23 @@ func ExampleToGo() {
 	// Output:
 	// value: cannot convert int to uint16 at .Port: 70000 is out of range
 	// <nil> map[port:70000]
+}
+
+func ExampleGraph_ReprChecked() {
+	// An int of a million bits: printing it in decimal is what CPython
+	// refuses past 4300 digits, and so does ReprChecked, from the bit
+	// length alone.
+	var g value.Graph
+	huge := g.Add(value.BigIntNode(new(big.Int).Lsh(big.NewInt(1), 1_000_000)))
+	root := g.Add(value.List(g.Add(value.Int(1)), huge))
+	_, err := g.ReprChecked(root)
+	var de *value.IntStrDigitsError
+	if errors.As(err, &de) {
+		fmt.Printf("%s: %v\n", de.PythonType(), err)
+	}
+	// Repr never fails: it prints a placeholder.
+	fmt.Println(g.Repr(root))
+	// Output:
+	// ValueError: Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit
+	// [1, <int of 1000001 bits: more than 4300 digits>]
 }
