@@ -280,8 +280,18 @@ func TestRenderWorkGrowsLinearly(t *testing.T) {
 }
 
 // BenchmarkRenderShapes measures every operation on every shape at 1, 10
-// and 100 MiB: ns/op should grow tenfold per tier.
+// and 100 MiB: ns/op should grow tenfold per tier. copy/N is the floor: a
+// copy of N bytes, in the same run.
 func BenchmarkRenderShapes(b *testing.B) {
+	for _, size := range []int{1 << 20, 10 << 20, 100 << 20} {
+		src, dst := make([]byte, size), make([]byte, size)
+		b.Run(fmt.Sprintf("copy/%dMiB", size>>20), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				copy(dst, src)
+			}
+		})
+	}
 	for _, sh := range shapes() {
 		for _, size := range []int{1 << 20, 10 << 20, 100 << 20} {
 			g, id := sh.build(size)
