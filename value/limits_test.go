@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,7 +122,36 @@ type shape struct {
 	build func(size int) (*Graph, NodeID)
 	// dst is a fresh ToGo destination of the shape's natural Go type.
 	dst func() any
+	// floor, when set, replaces walkFloor as the shape's reference (a
+	// hash map as large as the value's, for a dict).
+	floor func(g *Graph, id NodeID)
 }
+
+// walkFloor is the reference every operation is measured against: one
+// linear pass over the graph that reads every node and writes its text
+// (and two bytes per reference) to a growing buffer, the memory traffic
+// of a rendering. A tier that falls out of the CPU caches (the 10 MiB
+// graphs do, the 1 MiB ones mostly do not) slows it as much as the
+// operation, so the growth allowed is scaled by the floor's own growth:
+// a linear operation then grows about as the floor does, a quadratic one
+// ten times more.
+func walkFloor(g *Graph, _ NodeID) {
+	var buf []byte
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		buf = append(buf, n.Text...)
+		buf = append(buf, byte(n.Kind), byte(n.Num))
+		for range n.Refs {
+			buf = append(buf, ',', ' ')
+		}
+		if b, ok := n.Ext.([]byte); ok {
+			buf = append(buf, b...)
+		}
+	}
+	sinkLen = len(buf)
+}
+
+var sinkLen int
 
 func shapes() []shape {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -136,7 +166,7 @@ func shapes() []shape {
 		{"bigint", func(size int) (*Graph, NodeID) {
 			g := &Graph{}
 			return g, g.Add(BigIntNode(new(big.Int).SetBytes(randBytes(size))))
-		}, func() any { return new(*big.Int) }},
+		}, func() any { return new(*big.Int) }, nil},
 		{"str", func(size int) (*Graph, NodeID) {
 			// Mixed text: ASCII, escapes, multi-byte runes, invalid bytes.
 			var b strings.Builder
@@ -145,11 +175,11 @@ func shapes() []shape {
 			}
 			g := &Graph{}
 			return g, g.Add(Str(b.String()))
-		}, func() any { return new(string) }},
+		}, func() any { return new(string) }, nil},
 		{"bytes", func(size int) (*Graph, NodeID) {
 			g := &Graph{}
 			return g, g.Add(Bytes(randBytes(size)))
-		}, func() any { return new([]byte) }},
+		}, func() any { return new([]byte) }, nil},
 		{"wide_list", func(size int) (*Graph, NodeID) {
 			// An int item takes about 9 bytes on the wire.
 			g := &Graph{}
@@ -158,7 +188,7 @@ func shapes() []shape {
 				items[i] = g.Add(Int(int64(i) << 20))
 			}
 			return g, g.Add(List(items...))
-		}, func() any { return new([]int64) }},
+		}, func() any { return new([]int64) }, nil},
 		{"big_dict", func(size int) (*Graph, NodeID) {
 			// An entry (str key, int value) takes about 24 bytes.
 			g := &Graph{}
@@ -168,7 +198,13 @@ func shapes() []shape {
 				refs = append(refs, g.Add(Str("key"+strconv.Itoa(i))), g.Add(Int(int64(i))))
 			}
 			return g, g.Add(Node{Kind: KindDict, Refs: refs})
-		}, func() any { return new(map[string]int64) }},
+		}, func() any { return new(map[string]int64) }, func(g *Graph, id NodeID) {
+			refs := g.Nodes[id].Refs
+			m := make(map[string]any, len(refs)/2)
+			for i := 0; i+1 < len(refs); i += 2 {
+				m[g.Nodes[refs[i]].Text] = int64(g.Nodes[refs[i+1]].Num)
+			}
+		}},
 		{"deep_nesting", func(size int) (*Graph, NodeID) {
 			// A level (a list holding the level below and an int) takes
 			// about 16 bytes.
@@ -178,7 +214,7 @@ func shapes() []shape {
 				id = g.Add(List(id, g.Add(Int(int64(i)))))
 			}
 			return g, id
-		}, func() any { return new(any) }},
+		}, func() any { return new(any) }, nil},
 		{"instances", func(size int) (*Graph, NodeID) {
 			// A dataclass instance with two attributes takes about 48 bytes.
 			g := &Graph{}
@@ -191,7 +227,7 @@ func shapes() []shape {
 					Attrs: []Pair{{x, g.Add(Int(int64(i)))}, {y, g.Add(Float(float64(i)))}}}})
 			}
 			return g, g.Add(List(items...))
-		}, func() any { return new(any) }},
+		}, func() any { return new(any) }, nil},
 	}
 }
 
@@ -216,10 +252,12 @@ func renderOps(sh shape) []struct {
 }
 
 // minTime is the fastest of runs runs of f: the least disturbed by other
-// work on a loaded machine.
+// work on a loaded machine. Each run starts after a collection, so that
+// one run does not pay for the garbage of the one before.
 func minTime(runs int, f func()) time.Duration {
 	best := time.Duration(1<<63 - 1)
 	for range runs {
+		runtime.GC()
 		start := time.Now()
 		f()
 		best = min(best, time.Since(start))
@@ -227,20 +265,33 @@ func minTime(runs int, f func()) time.Duration {
 	return best
 }
 
-// linearEnough reports whether going from t1 (size n) to t2 (size 10n)
-// is at most about linear: a quadratic operation would take 100 times as
-// long, a linear one 10 times (a little more once the data outgrows the
-// caches). The ratio bound is generous (40) and an absolute slack absorbs
-// the noise of operations that take microseconds.
-func linearEnough(t1, t2, slack time.Duration) bool {
-	return t2 <= 40*t1+slack
+// allocated measures what f allocates: bytes and objects. Unlike time, it
+// does not depend on the machine's load or caches, so its growth is
+// checked tightly.
+func allocated(f func()) (bytes, objects uint64) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, after.Mallocs - before.Mallocs
 }
 
 // TestRenderWorkGrowsLinearly is the algorithmic-complexity set: every
-// shape at 1 and 10 MiB (a quarter of that under the race detector), every operation, time growing at most about
-// linearly with the size. The 100 MiB tier is BenchmarkRenderShapes (it
-// takes seconds per operation and a gigabyte of memory, too much for every
-// CI run on a shared machine).
+// shape at 1 and 10 MiB (an eighth of that under the race detector),
+// every operation, the work growing at most about linearly with the size.
+// The 100 MiB tier is BenchmarkRenderShapes (it takes seconds per
+// operation and a gigabyte of memory, too much for every CI run on a
+// shared machine).
+//
+// Work is checked two ways. Allocation (bytes and objects) is
+// deterministic: tenfold the size must allocate at most 25 times as much
+// (linear is 10, with up to twice that from where slices' doublings
+// land; quadratic is 100). Time is noisy on a shared machine and grows
+// more than tenfold when the larger value falls out of the CPU caches (a
+// hash map of 400k entries does; one of 40k does not), so it is
+// normalized by a floor measured in the same run (walkFloor, or the
+// shape's own) and checked with a generous bound that only runaway work
+// fails.
 func TestRenderWorkGrowsLinearly(t *testing.T) {
 	const mib = 1 << 20
 	for _, sh := range shapes() {
@@ -250,7 +301,7 @@ func TestRenderWorkGrowsLinearly(t *testing.T) {
 				// The race detector slows this tenfold; the growth check
 				// still takes a tenfold step, from a smaller base (the
 				// full sizes run in make unit-norace).
-				base = mib / 4
+				base = mib / 8
 			}
 			sizes := []int{base, 10 * base}
 			type built struct {
@@ -262,18 +313,34 @@ func TestRenderWorkGrowsLinearly(t *testing.T) {
 				g, id := sh.build(size)
 				gs = append(gs, built{g, id})
 			}
+			floor := sh.floor
+			if floor == nil {
+				floor = walkFloor
+			}
+			var ft []time.Duration
+			for _, b := range gs {
+				ft = append(ft, minTime(3, func() { floor(b.g, b.id) }))
+			}
+			// How much more than tenfold the floor itself grew.
+			cacheFactor := max(1, float64(ft[1])/float64(max(ft[0], time.Microsecond))/10)
+			t.Logf("floor: %v", ft)
 			for _, op := range renderOps(sh) {
 				var times []time.Duration
+				var bytes, objects []uint64
 				for _, b := range gs {
 					times = append(times, minTime(3, func() { op.run(b.g, b.id) }))
+					by, ob := allocated(func() { op.run(b.g, b.id) })
+					bytes, objects = append(bytes, by), append(objects, ob)
 				}
-				for i := 1; i < len(times); i++ {
-					if !linearEnough(times[i-1], times[i], 100*time.Millisecond) {
-						t.Errorf("%s: %d KiB took %v, %d KiB took %v: worse than linear",
-							op.name, sizes[i-1]>>10, times[i-1], sizes[i]>>10, times[i])
-					}
+				t.Logf("%s: %v, %v B, %v objects", op.name, times, bytes, objects)
+				if bytes[1] > 25*bytes[0]+64<<10 || objects[1] > 25*objects[0]+64 {
+					t.Errorf("%s: %d KiB allocated %d B in %d objects, %d KiB %d B in %d objects: worse than linear",
+						op.name, sizes[0]>>10, bytes[0], objects[0], sizes[1]>>10, bytes[1], objects[1])
 				}
-				t.Logf("%s: %v", op.name, times)
+				if norm := time.Duration(float64(times[1]) / cacheFactor); norm > 100*times[0]+50*time.Millisecond {
+					t.Errorf("%s: %d KiB took %v, %d KiB took %v (%v normalized by the floor): worse than linear",
+						op.name, sizes[0]>>10, times[0], sizes[1]>>10, times[1], norm)
+				}
 			}
 		})
 	}
