@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -45,7 +46,12 @@ type Limits struct {
 	GCInterval uint64
 }
 
-func (l Limits) wire() *message.ResourceLimits {
+// wire returns the limits as protocol version v carries them. Protocol 5
+// has no cumulative duration limit: MaxDuration goes as the per-feed limit
+// (any one feed over the budget is over the session's budget too, and is
+// stopped by the worker with a TimeoutError), and the cumulative rest is
+// left to the parent's watchdog, which reads total_execution_micros.
+func (l Limits) wire(v uint32) *message.ResourceLimits {
 	var r message.ResourceLimits
 	set := false
 	opt := func(v uint64) *uint64 {
@@ -56,7 +62,12 @@ func (l Limits) wire() *message.ResourceLimits {
 		return &v
 	}
 	if l.MaxDuration > 0 {
-		r.MaxDurationMicros = opt(uint64(max(l.MaxDuration/time.Microsecond, 1)))
+		us := opt(uint64(max(l.MaxDuration/time.Microsecond, 1)))
+		if v >= protocol.Version5 {
+			r.MaxFeedDurationMicros = us
+		} else {
+			r.MaxDurationMicros = us
+		}
 	}
 	r.MaxMemoryBytes = opt(l.MaxMemory)
 	r.MaxRecursionDepth = opt(l.MaxRecursionDepth)
@@ -164,7 +175,7 @@ func (c *Config) codecLimits() codec.Limits {
 func (c *Config) configure(v uint32) *message.Configure {
 	m := &message.Configure{
 		ScriptName:               c.ScriptName,
-		Limits:                   c.Limits.wire(),
+		Limits:                   c.Limits.wire(v),
 		TypeCheck:                c.TypeCheck,
 		MontyVersion:             c.MontyVersion,
 		AssertMessageAnnotations: c.AssertMessageAnnotations,

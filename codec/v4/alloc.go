@@ -48,6 +48,9 @@ const (
 type decoder struct {
 	bud budget.Budget
 
+	// v is the protocol version's tag table (dialect4 or dialect5).
+	v *dialect
+
 	// slab is the current chunk for small payloads; len is the used part.
 	slab     []byte
 	slabNext int
