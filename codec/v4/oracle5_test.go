@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gomonty/monty/codec"
-	pbv "github.com/gomonty/monty/internal/pb/montyv1"
 	pb5 "github.com/gomonty/monty/internal/pb/montyp5v1"
+	pbv "github.com/gomonty/monty/internal/pb/montyv1"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
