@@ -31,7 +31,10 @@ type Limits struct {
 	// MaxDuration caps the session's cumulative execution time (time spent
 	// running sandbox code, not time suspended or idle). The worker raises
 	// an uncatchable TimeoutError; the parent kills a worker that overruns
-	// by more than Config.WatchdogGrace.
+	// by more than Config.WatchdogGrace. Protocol 5 has no cumulative
+	// limit: there the worker is given MaxDuration as its per-feed limit
+	// (so a single feed over the budget still gets the TimeoutError) and
+	// the rest is the parent's watchdog.
 	MaxDuration time.Duration
 	// MaxMemory caps the sandbox heap in bytes. The worker raises
 	// MemoryError at its checkpoints; an allocation past the allocator
