@@ -207,6 +207,17 @@ func sharedBinary(t *testing.T, claim uint32) string {
 		t.Fatal(err)
 	}
 	p := linkBinary(t, dir)
+	// Negotiate once, outside any scenario's deadline: the parent tries
+	// its highest version first, so even a child claiming 4 costs a refused
+	// spawn, which a 200 ms scenario deadline must not have to absorb.
+	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+	defer cancel()
+	s, err := session.Start(ctx, session.Config{Logger: quiet, Worker: worker.Config{Binary: p,
+		Env: []string{"HOSTILE_SCENARIO=normal", "HOSTILE_LIFETIME=30s", "HOSTILE_PROTOCOL=" + itoa(claim)}}})
+	if err != nil {
+		t.Fatalf("negotiating with the shared child (claim %d): %v", claim, err)
+	}
+	s.Close()
 	sharedBins[claim] = p
 	return p
 }
