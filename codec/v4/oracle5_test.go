@@ -768,3 +768,65 @@ func TestV4ReadsTag26AsArena(t *testing.T) {
 		t.Fatalf("got %+v", o)
 	}
 }
+
+// TestOracle5MergesLikeUs decodes hand-made protocol-5 frames with repeated
+// fields (message fields merge, a different oneof arm replaces, the last
+// scalar wins) and checks that what we decoded, re-encoded, is what the
+// oracle reads from the original frame.
+func TestOracle5MergesLikeUs(t *testing.T) {
+	pos := pb(nil).str(1, "<string>").varint(2, 1)
+	policy1 := pb(nil).msg(3, pb(nil).varint(1, 1)).msg(5, pb(nil).msg(1, pb(nil).varint(1, 7))).
+		msg(8, pb(nil).bytes(1, []byte{1, 2})).msg(4, pb(nil).str(2, "UTC"))
+	policy2 := pb(nil).msg(3, pb(nil).varint(2, 5)).msg(5, pb(nil).msg(1, nil)).msg(8, pb(nil).str(3, "s")).
+		msg(4, pb(nil).msg(3, pb(nil).varint(1, 60))).msg(9, nil).msg(10, nil)
+	requests := []pb{
+		pb(nil).msg(1, pb(nil).msg(11, policy1).varint(9, 5).msg(11, policy2).msg(2, pb(nil).varint(6, 1)).msg(2, pb(nil).varint(8, 2).varint(6, 3))),
+		pb(nil).msg(1, pb(nil).msg(11, pb(nil).msg(1, nil).msg(3, pb(nil).varint(1, 9)).msg(6, nil).msg(8, nil).msg(7, nil))),
+		pb(nil).msg(1, pb(nil).str(13, "a").varint(12, 1).str(13, "b").varint(12, 2)),
+	}
+	for i, f := range requests {
+		var want pb5.ParentRequest
+		if err := proto.Unmarshal(f, &want); err != nil {
+			t.Fatal(err)
+		}
+		ours, err := V5().DecodeRequest(f, codec.Limits{})
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		var got pb5.ParentRequest
+		if err := proto.Unmarshal(mustEncode5Request(t, ours), &got); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(&got, &want) {
+			t.Fatalf("request %d:\n ours   %v\n oracle %v", i, &got, &want)
+		}
+	}
+	events := []pb{
+		// getenv with its arena at 50, replaced by the time arm; the arena,
+		// eager flag and position survive the replacement.
+		pb(nil).msg(3, pb(nil).varint(1, 1).msg(21, pb(nil).str(1, "HOME")).msg(50, append(pb(nil).varint(1, 1), arenaOf(noneNode)...)).msg(52, pos).
+			msg(26, pb(nil).str(1, "time.time")).varint(51, 1).msg(52, pb(nil).varint(3, 9))),
+		pb(nil).msg(3, pb(nil).msg(29, pb(nil).fixed64(1, 0x3ff0000000000000)).msg(29, pb(nil).fixed64(1, 0x4000000000000000))),
+		pb(nil).msg(2, pb(nil).str(1, "f").msg(8, pos).msg(8, pb(nil).str(1, "<python-input-2>").varint(3, 4))),
+		pb(nil).msg(4, pb(nil).str(1, "x").msg(3, pos)).msg(4, pb(nil).msg(3, pb(nil).varint(2, 7))),
+		pb(nil).msg(5, pb(nil).packed(1, 1).msg(2, pos)).msg(10, nil),
+		pb(nil).msg(10, nil).bytes(28, []byte("a")).varint(24, 5).bytes(28, []byte("bc")).varint(24, 6).varint(27, 1).varint(27, 0),
+	}
+	for i, f := range events {
+		var want pb5.ChildEvent
+		if err := proto.Unmarshal(f, &want); err != nil {
+			t.Fatal(err)
+		}
+		ours, err := V5().DecodeEvent(f, codec.Limits{})
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		var got pb5.ChildEvent
+		if err := proto.Unmarshal(mustEncode5Event(t, ours), &got); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(&got, &want) {
+			t.Fatalf("event %d:\n ours   %v\n oracle %v", i, &got, &want)
+		}
+	}
+}
