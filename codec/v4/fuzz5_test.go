@@ -6,6 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
 )
 
 // The protocol-5 fuzz targets: the shared message layer with dialect5.
@@ -127,4 +131,71 @@ func TestWriteFuzzSeeds5(t *testing.T) {
 	)
 	write("FuzzDecodeRequest5", reqs)
 	write("FuzzDecodeEvent5", evs)
+}
+
+// BenchmarkSuspension decodes and encodes small suspension events, the
+// frames a host-call-heavy feed exchanges most, at protocol 4 and at
+// protocol 5 in the same run (the same event, so the dialect table is the
+// only difference), and at protocol 5 with a source position (one more
+// allocation).
+func BenchmarkSuspension(b *testing.B) {
+	var g value.Graph
+	a := g.Add(value.Int(1))
+	s := g.Add(value.Str("two"))
+	l := g.Add(value.List(a, s))
+	pos := &message.SourceRange{Filename: "<python-input-0>", Start: 4, End: 21}
+	cases := []struct {
+		name string
+		ev   func(withPos bool) *message.ChildEvent
+	}{
+		{"FunctionCall", func(withPos bool) *message.ChildEvent {
+			fc := &message.FunctionCall{FunctionName: "fetch", Args: []value.NodeID{a, s, l}, CallID: 3, Values: g}
+			if withPos {
+				fc.Position = pos
+			}
+			return &message.ChildEvent{Body: fc, TotalExecutionMicros: 1234, MaxSuspensions: value.Ptr[uint64](1000)}
+		}},
+		{"OsCallGetenv", func(withPos bool) *message.ChildEvent {
+			o := &message.OsCall{CallID: 4, Op: message.OpGetenv, Key: "HOME", Default: l, Values: g}
+			if withPos {
+				o.Position = pos
+			}
+			return &message.ChildEvent{Body: o, TotalExecutionMicros: 1234}
+		}},
+	}
+	for _, c := range cases {
+		for _, run := range []struct {
+			v       *dialect
+			withPos bool
+		}{{dialect4, false}, {dialect5, false}, {dialect5, true}} {
+			co := Coder{run.v}
+			ev := c.ev(run.withPos)
+			frame, err := co.AppendEvent(nil, ev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			name := run.v.name
+			if run.withPos {
+				name += "+position"
+			}
+			b.Run(c.name+"/decode/"+name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(frame)))
+				for b.Loop() {
+					if _, err := co.DecodeEvent(frame, codec.Limits{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(c.name+"/encode/"+name, func(b *testing.B) {
+				b.ReportAllocs()
+				buf := make([]byte, 0, 256)
+				for b.Loop() {
+					if _, err := co.AppendEvent(buf[:0], ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
