@@ -146,6 +146,11 @@ type Config struct {
 	PassSuspensions bool
 	// MaxDecodeBytes is the per-frame decode budget; 0 means 1 GiB.
 	MaxDecodeBytes int64
+	// MaxHostObjects caps the host objects (instances of a Class) the
+	// session keeps alive for the worker at once; 0 means
+	// DefaultMaxHostObjects. Sending one more is a *HostObjectLimitError
+	// (in the sandbox, a RuntimeError). Reset and Detach release them all.
+	MaxHostObjects int
 	// Logger receives session diagnostics; nil means slog.Default(). It is
 	// also the worker's logger unless Worker.Logger is set.
 	Logger *slog.Logger

@@ -2,11 +2,12 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"weak"
 
 	"github.com/gomonty/monty/message"
@@ -91,7 +92,7 @@ func TestFakeHostUnknownObjectIDsNeverReachTheStore(t *testing.T) {
 	var sess *Session
 	var cid, iid value.UUID
 	forged := value.NewUUID()
-	storeLen := func() int { return sess.objectStore(false).len() }
+	storeLen := func() int { return sess.objects().len() }
 	nextID := uint32(4) // the worker numbers calls upwards within a feed
 	forgedArg := func(origin value.TypeOrigin, classID, instID value.UUID) *message.ChildEvent {
 		nextID++
@@ -245,7 +246,7 @@ func TestFakeHostClassCallsConstruct(t *testing.T) {
 	if len(insts) != 2 || insts[0] == insts[1] {
 		t.Fatalf("instances %v", insts)
 	}
-	st := s.objectStore(false)
+	st := s.objects()
 	a, b := st.instance(insts[0]), st.instance(insts[1])
 	if a == nil || b == nil || a.v.Interface().(*widget).Count != 9 || b.v.Interface().(*widget).Size != 6 {
 		t.Fatalf("store %+v %+v", a, b)
@@ -434,45 +435,106 @@ func TestHostObjectEncoding(t *testing.T) {
 	if _, err := r.encode(&g, Object(cls, (*node)(nil))); err == nil {
 		t.Fatal("nil pointer accepted")
 	}
-	// Nothing is left bound.
-	bindMu.Lock()
-	n := len(bindings)
-	bindMu.Unlock()
-	if n != 0 {
-		t.Fatalf("%d graphs left bound", n)
-	}
 }
 
-// TestHostObjectStoreGoesWithSession checks that a session's store is
-// dropped once the session is unreachable.
-func TestHostObjectStoreGoesWithSession(t *testing.T) {
+// TestHostObjectStoreReleasedOnReset checks that Reset empties the
+// session's store (the worker forgets the objects then), so the Go values
+// it held can be collected.
+func TestHostObjectStoreReleasedOnReset(t *testing.T) {
 	fs := &fakeSpawner{bin: fakeBinary(t), version: 2, handler: func(int) fakeHandler {
-		return withConfigure(func(*message.ParentRequest) fakeReply { return reply(completeInt(0)) })
+		return withConfigure(func(req *message.ParentRequest) fakeReply {
+			if _, ok := req.Body.(*message.Reset); ok {
+				return reply(ev(&message.Ok{}))
+			}
+			return reply(completeInt(0))
+		})
 	}}
 	s, err := start(context.Background(), Config{ProtocolVersion: 2, Logger: quietLogger}, fs.spawner())
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	cls := MustClassOf[widget]("Widget", Policy{})
 	reg := NewRegistry().MustRegisterClass("Widget", cls)
-	if _, err := s.Run(bg, "w", WithFunctions(reg), WithInputs(Input{"w", &widget{}})); err != nil {
+	w := &widget{}
+	k := weak.Make(w)
+	if _, err := s.Run(bg, "w", WithFunctions(reg), WithInputs(Input{"w", w})); err != nil {
 		t.Fatal(err)
 	}
-	if s.objectStore(false).len() != 1 {
+	w = nil
+	if s.objects().len() != 1 {
 		t.Fatal("input not registered")
 	}
-	k := weak.Make(s)
-	s.Close()
-	s = nil
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	if err := s.Reset(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.objects().len(); n != 0 {
+		t.Fatalf("store holds %d objects after Reset", n)
+	}
+	for range 100 {
 		runtime.GC()
-		if _, ok := sessionObjects.Load(k); !ok {
+		if k.Value() == nil {
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the store outlived its session")
+	}
+	t.Fatal("the Go value outlived the Reset")
+}
+
+type inner struct {
+	X int
+}
+
+type outerTagged struct {
+	inner
+	Y  int `monty:"y"`
+	X2 int `monty:"X"` // tagged: wins over the promoted X, as in FromGo
+}
+
+// TestClassOfUsesFromGoFieldNames checks that ClassOf accepts exactly the
+// field names FromGo writes: one resolver serves both.
+func TestClassOfUsesFromGoFieldNames(t *testing.T) {
+	for _, v := range []any{inner{X: 1}, struct{ inner }{inner{X: 1}}, outerTagged{inner{1}, 2, 3}} {
+		var g value.Graph
+		root, err := value.FromGo(&g, v)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
+		n := g.Node(root)
+		var names []string
+		for i := 0; i < len(n.Refs); i += 2 {
+			names = append(names, g.Node(n.Refs[i]).Text)
+		}
+		c, err := newClass("C", reflect.TypeOf(v), Policy{Eager: names})
+		if err != nil {
+			t.Fatalf("%T encodes as %s but ClassOf refuses Eager %q: %v", v, g.Repr(root), names, err)
+		}
+		p := reflect.New(reflect.TypeOf(v))
+		p.Elem().Set(reflect.ValueOf(v))
+		for i, f := range c.eager {
+			got := f.read(p).Interface()
+			want, _ := value.ToAny(&g, n.Refs[2*i+1])
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%T field %s reads %v, FromGo sent %v", v, f.name, got, want)
+			}
+		}
+	}
+}
+
+// TestHostObjectCap checks Config.MaxHostObjects: one instance past the cap
+// is a typed error, and the session keeps working.
+func TestHostObjectCap(t *testing.T) {
+	cls := MustClassOf[widget]("Widget", Policy{})
+	reg := NewRegistry().MustRegisterClass("Widget", cls)
+	s, _ := startFake(t, Config{MaxHostObjects: 2}, scripted(
+		func(*message.ParentRequest) *message.ChildEvent { return ev(&message.Complete{}) },
+	))
+	_, err := s.Run(bg, "x", WithFunctions(reg), WithInputs(
+		Input{"a", &widget{}}, Input{"b", &widget{}}, Input{"c", &widget{}}))
+	var le *HostObjectLimitError
+	if !errors.As(err, &le) || le.Limit != 2 {
+		t.Fatalf("err %v, want a *HostObjectLimitError with limit 2", err)
+	}
+	if !strings.Contains(err.Error(), "more than 2 live host objects") {
+		t.Fatalf("message %q", err)
 	}
 }

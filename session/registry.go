@@ -63,25 +63,14 @@ func (c *Call) DecodeArg(i int, dst any) error {
 	if i < 0 || i >= len(c.Args) {
 		return fmt.Errorf("session: %s() has no argument %d", c.Name, i)
 	}
-	if rv := reflect.ValueOf(dst); rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		if v, ok, err := c.hostArg(c.Args[i], rv.Type().Elem()); ok || err != nil {
-			if err == nil {
-				rv.Elem().Set(v)
-			}
-			return err
-		}
-	}
-	return toGo(c.Values, c.Args[i], dst)
+	return c.decoder().Decode(c.Values, c.Args[i], dst)
 }
 
-// decode converts node id into a new value of type t: a host object of the
-// session as its Go value, anything else with value.ToGo.
+// decode converts node id into a new value of type t: host objects of the
+// session (at any depth) as their Go values, anything else with value.ToGo.
 func (c *Call) decode(id value.NodeID, t reflect.Type) (reflect.Value, error) {
-	if v, ok, err := c.hostArg(id, t); ok || err != nil {
-		return v, err
-	}
 	pv := reflect.New(t)
-	if err := toGo(c.Values, id, pv.Interface()); err != nil {
+	if err := c.decoder().Decode(c.Values, id, pv.Interface()); err != nil {
 		return reflect.Value{}, err
 	}
 	return pv.Elem(), nil

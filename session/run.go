@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -132,8 +131,6 @@ type runner struct {
 	mu      sync.Mutex
 	futures map[uint32]*future
 	notify  chan struct{}
-
-	objs atomic.Pointer[objectStore] // the session's host objects, once known
 }
 
 type future struct {
@@ -303,6 +300,10 @@ func (r *runner) ext(g *value.Graph, v any, err error) message.ExtResult {
 		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err)}
 	}
 	root, cerr := r.encode(g, v)
+	var limit *HostObjectLimitError
+	if errors.As(cerr, &limit) {
+		return message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError", limit.Error())}
+	}
 	if cerr != nil {
 		return message.ExtResult{Kind: message.ResultError,
 			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}

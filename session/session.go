@@ -160,6 +160,8 @@ type Session struct {
 	preq     message.ParentRequest
 	wbuf     []byte
 	scratch  value.Graph
+
+	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
 	wd       *time.Timer
 	wdBudget time.Duration
 }

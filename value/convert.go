@@ -132,6 +132,9 @@ type ConversionError struct {
 	// ["k"] for a dict entry, .Name for a struct field; empty at the root.
 	// The middle of a very long path is elided.
 	Path string
+	// Err is the underlying error, when one caused this one (an error of a
+	// GraphAppender, GraphDecoder or conversion hook).
+	Err error
 
 	segs []string // path segments, innermost first, while unwinding
 }
@@ -174,6 +177,9 @@ func (e *ConversionError) Error() string {
 	}
 	return b.String()
 }
+
+// Unwrap returns the underlying error, if any.
+func (e *ConversionError) Unwrap() error { return e.Err }
 
 // atPath records that a nested conversion error happened inside seg. The
 // segments are collected innermost first and joined once, by finishErr, so

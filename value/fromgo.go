@@ -66,8 +66,37 @@ import (
 // pointer, map or slice met twice (not cyclically) becomes one node
 // referenced twice, so Python sees one shared object, as Go does.
 func FromGo(g *Graph, v any) (NodeID, error) {
+	var e Encoder
+	return e.Encode(g, v)
+}
+
+// EncodeHook is consulted by an [Encoder] for a Go value before the default
+// rules of [FromGo]. It returns handled false to leave v to those rules, or
+// the id of the node it appended for v. It appends through s (and converts
+// nested values with s.Encode, which consults the hook again).
+type EncodeHook func(s *EncodeState, v reflect.Value) (id NodeID, handled bool, err error)
+
+// Encoder converts Go values into graph nodes like [FromGo], with a hook
+// consulted at every node. The zero Encoder is FromGo. An Encoder is
+// plain configuration, safe for concurrent use when its hooks are.
+type Encoder struct {
+	// Hook, when set, is consulted for every Go value met (after
+	// interfaces are unwrapped, before GraphAppender and the default
+	// rules), nil pointers and nil interfaces excepted.
+	Hook EncodeHook
+	// HookTypes, when set, says which Go types the hook wants to see; the
+	// hook is not called for values of other types. A conversion asks it
+	// at most once per type, so containers of types it refuses keep their
+	// fast paths.
+	HookTypes func(reflect.Type) bool
+}
+
+// Encode appends the nodes for v to g and returns the id of its root. On
+// error g is left as it was.
+func (enc *Encoder) Encode(g *Graph, v any) (NodeID, error) {
 	start := len(g.Nodes)
-	e := encoder{g: g}
+	e := encoder{g: g, hook: enc.Hook, hookTypes: enc.HookTypes}
+	e.state.e = &e
 	id, err := e.encode(reflect.ValueOf(v), 0)
 	if err != nil {
 		clear(g.Nodes[start:])
@@ -75,6 +104,28 @@ func FromGo(g *Graph, v any) (NodeID, error) {
 		return 0, finishErr(err)
 	}
 	return id, nil
+}
+
+// EncodeState is one running [Encoder.Encode], as a hook sees it. It is
+// only valid during the hook's call.
+type EncodeState struct {
+	e     *encoder
+	depth int
+}
+
+// Graph returns the graph being appended to.
+func (s *EncodeState) Graph() *Graph { return s.e.g }
+
+// Depth returns the nesting level of the value the hook is called for: 0
+// for the value given to Encode, one more than its container for a nested
+// value (and for a value given to EncodeState.Encode by a hook at level d,
+// d+1).
+func (s *EncodeState) Depth() int { return s.depth }
+
+// Encode converts a nested Go value with the same rules, hook, cycle
+// detection and depth bound as the value being converted.
+func (s *EncodeState) Encode(v any) (NodeID, error) {
+	return s.e.encode(reflect.ValueOf(v), s.depth+1)
 }
 
 // visitKey identifies a pointer, map or slice for cycle detection and
@@ -89,6 +140,47 @@ type encoder struct {
 	g      *Graph
 	onPath map[visitKey]struct{}
 	done   map[visitKey]NodeID
+
+	hook      EncodeHook
+	hookTypes func(reflect.Type) bool
+	hookSeen  map[reflect.Type]bool // hookTypes' answers
+	state     EncodeState
+}
+
+// hooked reports whether the hook wants values of type t.
+func (e *encoder) hooked(t reflect.Type) bool {
+	if e.hook == nil {
+		return false
+	}
+	if e.hookTypes == nil {
+		return true
+	}
+	want, ok := e.hookSeen[t]
+	if !ok {
+		want = e.hookTypes(t)
+		if e.hookSeen == nil {
+			e.hookSeen = map[reflect.Type]bool{}
+		}
+		e.hookSeen[t] = want
+	}
+	return want
+}
+
+func (e *encoder) callHook(v reflect.Value, depth int) (NodeID, bool, error) {
+	saved := e.state.depth
+	e.state.depth = depth
+	id, ok, err := e.hook(&e.state, v)
+	e.state.depth = saved
+	if err != nil {
+		if _, isConv := err.(*ConversionError); !isConv {
+			err = &ConversionError{GoType: v.Type(), FromGo: true, Reason: err.Error(), Err: err}
+		}
+		return 0, true, err
+	}
+	if ok && int(id) >= len(e.g.Nodes) {
+		return 0, true, fromGoErr(v.Type(), KindInvalid, "the encode hook returned an id outside the graph")
+	}
+	return id, ok, nil
 }
 
 func (e *encoder) add(n Node) NodeID { return e.g.Add(n) }
@@ -134,6 +226,11 @@ func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
 	t := v.Type()
 	if depth > MaxConvertDepth {
 		return 0, fromGoErr(t, KindInvalid, fmt.Sprintf("nesting exceeds %d levels", MaxConvertDepth))
+	}
+	if e.hook != nil && e.hooked(t) && !(t.Kind() == reflect.Pointer && v.IsNil()) {
+		if id, ok, err := e.callHook(v, depth); ok || err != nil {
+			return id, err
+		}
 	}
 	if t.Implements(appenderType) {
 		if t.Kind() == reflect.Pointer && v.IsNil() {
@@ -255,7 +352,7 @@ func (e *encoder) appender(a GraphAppender, t reflect.Type) (NodeID, error) {
 		if _, ok := err.(*ConversionError); ok {
 			return 0, err
 		}
-		return 0, fromGoErr(t, KindInvalid, err.Error())
+		return 0, &ConversionError{GoType: t, FromGo: true, Reason: err.Error(), Err: err}
 	}
 	if int(id) >= len(e.g.Nodes) {
 		return 0, fromGoErr(t, KindInvalid, "AppendGraph returned an id outside the graph")

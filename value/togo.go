@@ -37,9 +37,8 @@ import (
 // A node referenced twice yields the same Go value twice (the same slice or
 // map), as Python has one object.
 func ToAny(g *Graph, id NodeID) (any, error) {
-	d := decoder{g: g}
-	v, err := d.any(id, maxParent, 0)
-	return v, finishErr(err)
+	var d Decoder
+	return d.DecodeAny(g, id)
 }
 
 // ToGo decodes node id of g into the value dst points to; dst must be a
@@ -58,12 +57,86 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // empty interface destination receives what ToAny returns. A type
 // implementing [GraphDecoder] decodes itself.
 func ToGo(g *Graph, id NodeID, dst any) error {
+	var d Decoder
+	return d.Decode(g, id, dst)
+}
+
+// DecodeHook is consulted by a [Decoder] for a node before the default
+// rules of [ToGo] and [ToAny]. t is the Go type wanted (the empty interface
+// for ToAny and interface destinations). It returns handled false to leave
+// the node to those rules, or a value assignable to t.
+type DecodeHook func(s *DecodeState, id NodeID, t reflect.Type) (v reflect.Value, handled bool, err error)
+
+// Decoder converts graph nodes into Go values like [ToGo] and [ToAny], with
+// a hook consulted at every node. The zero Decoder is ToGo and ToAny. A
+// Decoder is plain configuration, safe for concurrent use when its hooks
+// are.
+type Decoder struct {
+	// Hook, when set, is consulted for every node decoded.
+	Hook DecodeHook
+	// HookTypes, when set, says for which wanted Go types the hook is
+	// consulted. A conversion asks it at most once per type, so containers
+	// of types it refuses keep their fast paths.
+	HookTypes func(reflect.Type) bool
+}
+
+// Decode decodes node id of g into the value dst points to, like [ToGo].
+func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 	rv := reflect.ValueOf(dst)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &ConversionError{GoType: reflect.TypeOf(dst), Reason: "the destination must be a non-nil pointer"}
 	}
-	d := decoder{g: g}
+	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
+	d.state.d = &d
 	return finishErr(d.decode(id, maxParent, rv.Elem(), 0))
+}
+
+// DecodeAny converts node id of g into a natural Go value, like [ToAny].
+func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
+	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
+	d.state.d = &d
+	v, err := d.any(id, maxParent, 0)
+	return v, finishErr(err)
+}
+
+// DecodeState is one running [Decoder] conversion, as a hook sees it. It is
+// only valid during the hook's call.
+type DecodeState struct {
+	d *decoder
+}
+
+// Graph returns the graph being decoded.
+func (s *DecodeState) Graph() *Graph { return s.d.g }
+
+// hooked reports whether the hook wants to see destinations of type t.
+func (d *decoder) hooked(t reflect.Type) bool {
+	if d.hookTypes == nil {
+		return true
+	}
+	want, ok := d.hookSeen[t]
+	if !ok {
+		want = d.hookTypes(t)
+		if d.hookSeen == nil {
+			d.hookSeen = map[reflect.Type]bool{}
+		}
+		d.hookSeen[t] = want
+	}
+	return want
+}
+
+// callHook asks the hook about node id for a value of type t.
+func (d *decoder) callHook(n *Node, id NodeID, t reflect.Type) (reflect.Value, bool, error) {
+	v, ok, err := d.hook(&d.state, id, t)
+	if err != nil {
+		if _, isConv := err.(*ConversionError); !isConv {
+			err = &ConversionError{Kind: n.Kind, GoType: t, Reason: err.Error(), Err: err}
+		}
+		return reflect.Value{}, true, err
+	}
+	if ok && (!v.IsValid() || !v.Type().AssignableTo(t)) {
+		return reflect.Value{}, true, toGoErr(n.Kind, t, "the decode hook returned a value of another type")
+	}
+	return v, ok, nil
 }
 
 // maxParent is the "parent" of a root: every valid id is below it.
@@ -72,6 +145,11 @@ const maxParent = NodeID(math.MaxUint32)
 type decoder struct {
 	g    *Graph
 	memo map[NodeID]any
+
+	hook      DecodeHook
+	hookTypes func(reflect.Type) bool
+	hookSeen  map[reflect.Type]bool
+	state     DecodeState
 }
 
 func toGoErr(k Kind, t reflect.Type, reason string) error {
@@ -98,6 +176,13 @@ func (d *decoder) any(id, parent NodeID, depth int) (any, error) {
 	n, err := d.node(id, parent, anyType, depth)
 	if err != nil {
 		return nil, err
+	}
+	if d.hook != nil && d.hooked(anyType) {
+		if v, ok, err := d.callHook(n, id, anyType); err != nil {
+			return nil, err
+		} else if ok {
+			return v.Interface(), nil
+		}
 	}
 	if n.Kind.IsContainer() {
 		if v, ok := d.memo[id]; ok {
@@ -392,6 +477,14 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 	n, err := d.node(id, parent, t, depth)
 	if err != nil {
 		return err
+	}
+	if d.hook != nil && d.hooked(t) {
+		if hv, ok, err := d.callHook(n, id, t); err != nil {
+			return err
+		} else if ok {
+			v.Set(hv)
+			return nil
+		}
 	}
 	if t.Kind() == reflect.Pointer {
 		if n.Kind == KindNone {
