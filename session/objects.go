@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-		"strings"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"

@@ -156,10 +156,10 @@ type Session struct {
 	futures  map[uint32]struct{} // ids registered as external futures
 	restored bool                // the feed came from a dump: its futures are unknown
 
-	print    PrintFunc
-	preq     message.ParentRequest
-	wbuf     []byte
-	scratch  value.Graph
+	print   PrintFunc
+	preq    message.ParentRequest
+	wbuf    []byte
+	scratch value.Graph
 
 	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
 	wd       *time.Timer
