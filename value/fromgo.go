@@ -145,6 +145,7 @@ type encoder struct {
 	hookTypes func(reflect.Type) bool
 	hookSeen  map[reflect.Type]bool // hookTypes' answers
 	state     EncodeState
+	slow      bool // no fast paths (the reference for the property tests)
 }
 
 // hooked reports whether the hook wants values of type t.
@@ -232,17 +233,23 @@ func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
 			return id, err
 		}
 	}
-	if t.Implements(appenderType) {
+	ti := infoOf(t)
+	if ti.encScalar {
+		return e.scalar(v, t)
+	}
+	if ti.appender {
 		if t.Kind() == reflect.Pointer && v.IsNil() {
 			return e.add(None()), nil
 		}
 		return e.appender(v.Interface().(GraphAppender), t)
 	}
-	if t.Kind() != reflect.Pointer && v.CanAddr() && reflect.PointerTo(t).Implements(appenderType) {
+	if ti.ptrAppender && v.CanAddr() {
 		return e.appender(v.Addr().Interface().(GraphAppender), t)
 	}
-	if id, ok, err := e.special(v, t, depth); ok || err != nil {
-		return id, err
+	if ti.special != notSpecial {
+		if id, ok, err := e.special(v, t, depth); ok || err != nil {
+			return id, err
+		}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -312,13 +319,13 @@ func (e *encoder) list(v reflect.Value, t reflect.Type, depth int) (NodeID, erro
 		return e.add(Bytes(b)), nil
 	}
 	if t.Kind() == reflect.Array || v.Len() == 0 {
-		return e.sequence(v, KindList, depth)
+		return e.items(v, KindList, depth)
 	}
 	k := visitKey{ptr: v.Pointer(), len: v.Len(), typ: t}
 	if id, ok, err := e.enter(k, t); ok || err != nil {
 		return id, err
 	}
-	id, err := e.sequence(v, KindList, depth)
+	id, err := e.items(v, KindList, depth)
 	if err != nil {
 		return 0, err
 	}
@@ -334,7 +341,13 @@ func (e *encoder) mapValue(v reflect.Value, t reflect.Type, depth int) (NodeID, 
 	if id, ok, err := e.enter(k, t); ok || err != nil {
 		return id, err
 	}
-	id, err := e.mapDict(v, depth)
+	var id NodeID
+	var err error
+	if t.Key().Kind() == reflect.String && infoOf(t.Key()).encScalar && e.fastItems(t.Key(), depth) && e.fastItems(t.Elem(), depth) {
+		id, err = e.stringMap(v, t.Elem(), depth)
+	} else {
+		id, err = e.mapDict(v, depth)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -358,6 +371,21 @@ func (e *encoder) appender(a GraphAppender, t reflect.Type) (NodeID, error) {
 		return 0, fromGoErr(t, KindInvalid, "AppendGraph returned an id outside the graph")
 	}
 	return id, nil
+}
+
+// items encodes a slice or array as a container of kind k: by the scalar
+// fast path when it can, else as sequence does.
+func (e *encoder) items(v reflect.Value, k Kind, depth int) (NodeID, error) {
+	if et := v.Type().Elem(); e.fastItems(et, depth) {
+		return e.scalarItems(v, et, k, depth)
+	}
+	return e.sequence(v, k, depth)
+}
+
+// fastItems reports whether items of type et at depth+1 take the scalar
+// fast path.
+func (e *encoder) fastItems(et reflect.Type, depth int) bool {
+	return !e.slow && depth+1 <= MaxConvertDepth && infoOf(et).encScalar && (e.hook == nil || !e.hooked(et))
 }
 
 // sequence encodes the items of a slice, array or []any-based value as a

@@ -150,6 +150,7 @@ type decoder struct {
 	hookTypes func(reflect.Type) bool
 	hookSeen  map[reflect.Type]bool
 	state     DecodeState
+	slow      bool // no fast paths (the reference for the property tests)
 }
 
 func toGoErr(k Kind, t reflect.Type, reason string) error {
@@ -486,6 +487,10 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 			return nil
 		}
 	}
+	ti := infoOf(t)
+	if ti.decScalar {
+		return setScalar(n, v, t)
+	}
 	if t.Kind() == reflect.Pointer {
 		if n.Kind == KindNone {
 			v.SetZero()
@@ -499,7 +504,7 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 		}
 		return d.decode(id, parent, v.Elem(), depth+1)
 	}
-	if v.CanAddr() && reflect.PointerTo(t).Implements(decoderType) {
+	if ti.decoder && v.CanAddr() {
 		return v.Addr().Interface().(GraphDecoder).DecodeGraph(d.g, id)
 	}
 	if t.Kind() == reflect.Interface {
@@ -518,8 +523,10 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 		v.Set(av)
 		return nil
 	}
-	if ok, err := d.decodeSpecial(n, id, parent, v, depth); ok || err != nil {
-		return err
+	if ti.special != notSpecial {
+		if ok, err := d.decodeSpecial(n, id, parent, v, depth); ok || err != nil {
+			return err
+		}
 	}
 	fail := func(reason string) error { return toGoErr(n.Kind, t, reason) }
 	if n.Kind == KindNone {
@@ -528,6 +535,81 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 			v.SetZero()
 			return nil
 		}
+		return fail("")
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
+			b, _ := n.Ext.([]byte)
+			s := reflect.MakeSlice(t, len(b), len(b))
+			setBytes(s, b)
+			v.Set(s)
+			return nil
+		}
+		if !isSequence(n.Kind) {
+			return fail("")
+		}
+		s := reflect.MakeSlice(t, len(n.Refs), len(n.Refs))
+		if d.fastItems(t.Elem(), depth) {
+			if err := d.scalarItems(n.Refs, id, s, t.Elem(), depth); err != nil {
+				return err
+			}
+			v.Set(s)
+			return nil
+		}
+		for i, r := range n.Refs {
+			if err := d.decode(r, id, s.Index(i), depth+1); err != nil {
+				return atPath(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+		v.Set(s)
+		return nil
+	case reflect.Array:
+		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
+			b, _ := n.Ext.([]byte)
+			if len(b) != t.Len() {
+				return fail(fmt.Sprintf("%d bytes do not fit an array of %d", len(b), t.Len()))
+			}
+			setBytes(v, b)
+			return nil
+		}
+		if !isSequence(n.Kind) {
+			return fail("")
+		}
+		if len(n.Refs) != t.Len() {
+			return fail(fmt.Sprintf("%d items do not fit an array of %d", len(n.Refs), t.Len()))
+		}
+		if d.fastItems(t.Elem(), depth) && v.CanAddr() {
+			return d.scalarItems(n.Refs, id, v, t.Elem(), depth)
+		}
+		for i, r := range n.Refs {
+			if err := d.decode(r, id, v.Index(i), depth+1); err != nil {
+				return atPath(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+		return nil
+	case reflect.Map:
+		return d.decodeMap(n, id, v, depth)
+	case reflect.Struct:
+		return d.decodeStruct(n, id, v, depth)
+	}
+	if isScalarKind(t.Kind()) {
+		return setScalar(n, v, t)
+	}
+	return fail("unsupported destination type")
+}
+
+// fastItems reports whether items of type et at depth+1 take the scalar
+// fast path.
+func (d *decoder) fastItems(et reflect.Type, depth int) bool {
+	return !d.slow && depth+1 <= MaxConvertDepth && infoOf(et).decScalar && (d.hook == nil || !d.hooked(et))
+}
+
+// setScalar stores n into v, whose type t has a bool, integer, float or
+// string kind: the general rules for those kinds.
+func setScalar(n *Node, v reflect.Value, t reflect.Type) error {
+	fail := func(reason string) error { return toGoErr(n.Kind, t, reason) }
+	if n.Kind == KindNone {
 		return fail("")
 	}
 	switch t.Kind() {
@@ -601,50 +683,6 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 		}
 		v.SetString(n.Text)
 		return nil
-	case reflect.Slice:
-		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
-			b, _ := n.Ext.([]byte)
-			s := reflect.MakeSlice(t, len(b), len(b))
-			setBytes(s, b)
-			v.Set(s)
-			return nil
-		}
-		if !isSequence(n.Kind) {
-			return fail("")
-		}
-		s := reflect.MakeSlice(t, len(n.Refs), len(n.Refs))
-		for i, r := range n.Refs {
-			if err := d.decode(r, id, s.Index(i), depth+1); err != nil {
-				return atPath(err, "["+strconv.Itoa(i)+"]")
-			}
-		}
-		v.Set(s)
-		return nil
-	case reflect.Array:
-		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
-			b, _ := n.Ext.([]byte)
-			if len(b) != t.Len() {
-				return fail(fmt.Sprintf("%d bytes do not fit an array of %d", len(b), t.Len()))
-			}
-			setBytes(v, b)
-			return nil
-		}
-		if !isSequence(n.Kind) {
-			return fail("")
-		}
-		if len(n.Refs) != t.Len() {
-			return fail(fmt.Sprintf("%d items do not fit an array of %d", len(n.Refs), t.Len()))
-		}
-		for i, r := range n.Refs {
-			if err := d.decode(r, id, v.Index(i), depth+1); err != nil {
-				return atPath(err, "["+strconv.Itoa(i)+"]")
-			}
-		}
-		return nil
-	case reflect.Map:
-		return d.decodeMap(n, id, v, depth)
-	case reflect.Struct:
-		return d.decodeStruct(n, id, v, depth)
 	}
 	return fail("unsupported destination type")
 }
@@ -731,8 +769,11 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 		return toGoErr(n.Kind, t, "names need a string-keyed map")
 	}
 	m := reflect.MakeMapWithSize(t, len(es))
+	k := reflect.New(t.Key()).Elem()
+	val := reflect.New(t.Elem()).Elem()
 	for _, e := range es {
-		k := reflect.New(t.Key()).Elem()
+		k.SetZero()
+		val.SetZero()
 		if isDict {
 			if err := d.decode(e.key, id, k, depth+1); err != nil {
 				return atPath(err, "[key]")
@@ -740,7 +781,6 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 		} else {
 			k.SetString(e.name)
 		}
-		val := reflect.New(t.Elem()).Elem()
 		if err := d.decode(e.value, id, val, depth+1); err != nil {
 			return atPath(err, entryPath(d.g, e))
 		}
@@ -759,26 +799,55 @@ func entryPath(g *Graph, e entry) string {
 
 func (d *decoder) decodeStruct(n *Node, id NodeID, v reflect.Value, depth int) error {
 	t := v.Type()
+	ti := infoOf(t)
+	if n.Kind == KindDict {
+		// As entries does, but without a slice: every key first, then the
+		// values in order.
+		for i := 0; i+1 < len(n.Refs); i += 2 {
+			if _, err := d.node(n.Refs[i], id, t, depth+1); err != nil {
+				return err
+			}
+		}
+		for i := 0; i+1 < len(n.Refs); i += 2 {
+			kn := &d.g.Nodes[n.Refs[i]]
+			if kn.Kind != KindStr {
+				return toGoErr(kn.Kind, t, "a struct field name must be a str")
+			}
+			if err := d.structField(ti, n, id, v, kn.Text, n.Refs[i+1], depth); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	es, _, err := d.entries(n, id, t, depth)
 	if err != nil {
 		return err
 	}
-	fields := cachedFields(t)
 	for _, e := range es {
-		if !e.named {
-			return toGoErr(d.g.Nodes[e.key].Kind, t, "a struct field name must be a str")
+		if err := d.structField(ti, n, id, v, e.name, e.value, depth); err != nil {
+			return err
 		}
-		f := findField(fields, e.name)
-		if f == nil {
-			continue
+	}
+	return nil
+}
+
+// structField decodes node val into the field of v named name, if any.
+func (d *decoder) structField(ti *typeInfo, n *Node, id NodeID, v reflect.Value, name string, val NodeID, depth int) error {
+	f := ti.field(name)
+	if f == nil {
+		return nil
+	}
+	fv := v
+	if len(f.Index) == 1 {
+		fv = v.Field(f.Index[0])
+	} else {
+		var err error
+		if fv, err = settableField(v, f.Index); err != nil {
+			return toGoErr(n.Kind, v.Type(), err.Error())
 		}
-		fv, err := settableField(v, f.Index)
-		if err != nil {
-			return toGoErr(n.Kind, t, err.Error())
-		}
-		if err := d.decode(e.value, id, fv, depth+1); err != nil {
-			return atPath(err, "."+f.GoName)
-		}
+	}
+	if err := d.decode(val, id, fv, depth+1); err != nil {
+		return atPath(err, "."+f.GoName)
 	}
 	return nil
 }

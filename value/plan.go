@@ -1,0 +1,352 @@
+package value
+
+import (
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Conversion plans: what the conversions need to know about a Go type,
+// worked out once per type and cached (as encoding/json caches its
+// encoders), and the fast paths they enable.
+//
+// Every fast path handles only the common, well-formed case of one element
+// and hands anything else (a kind that needs converting, a value out of
+// range, a malformed reference, invalid UTF-8) to the general path for that
+// element, so results and errors are the general path's by construction;
+// the property tests in plan_test.go check it.
+
+// typeInfo is the cached plan of one Go type.
+type typeInfo struct {
+	// appender: the type implements GraphAppender; ptrAppender: only its
+	// pointer does (used when the value is addressable).
+	appender, ptrAppender bool
+	// decoder: the pointer type implements GraphDecoder.
+	decoder bool
+	// special is the type's entry in specialTypes.
+	special specialType
+	// encScalar and decScalar mark plain scalars (bool, integer, float and
+	// string kinds without special meaning or own conversion methods) in
+	// each direction.
+	encScalar, decScalar bool
+	// fields and byName are a struct's fields and their index by exact
+	// name.
+	fields []Field
+	byName map[string]int
+}
+
+var typeInfos sync.Map // reflect.Type -> *typeInfo
+
+func infoOf(t reflect.Type) *typeInfo {
+	if ti, ok := typeInfos.Load(t); ok {
+		return ti.(*typeInfo)
+	}
+	ti, _ := typeInfos.LoadOrStore(t, newTypeInfo(t))
+	return ti.(*typeInfo)
+}
+
+func newTypeInfo(t reflect.Type) *typeInfo {
+	ti := &typeInfo{
+		appender: t.Implements(appenderType),
+		decoder:  reflect.PointerTo(t).Implements(decoderType),
+		special:  specialTypes[t],
+	}
+	ti.ptrAppender = !ti.appender && t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(appenderType)
+	if isScalarKind(t.Kind()) && ti.special == notSpecial {
+		ti.encScalar = !ti.appender && !ti.ptrAppender
+		ti.decScalar = !ti.decoder
+	}
+	if t.Kind() == reflect.Struct {
+		ti.fields = cachedFields(t)
+		ti.byName = make(map[string]int, len(ti.fields))
+		for i, f := range ti.fields {
+			ti.byName[f.Name] = i
+		}
+	}
+	return ti
+}
+
+func isScalarKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
+}
+
+// field returns the struct field named name: exactly, else
+// case-insensitively (the first in field order).
+func (ti *typeInfo) field(name string) *Field {
+	if i, ok := ti.byName[name]; ok {
+		return &ti.fields[i]
+	}
+	return findField(ti.fields, name)
+}
+
+// ---------------------------------------------------------------------------
+// Go -> graph fast paths
+
+// reserve makes room for n more nodes, growing the graph to exactly what
+// is needed when it must grow.
+func (g *Graph) reserve(n int) {
+	if cap(g.Nodes)-len(g.Nodes) >= n {
+		return
+	}
+	ns := make([]Node, len(g.Nodes), len(g.Nodes)+n)
+	copy(ns, g.Nodes)
+	g.Nodes = ns
+}
+
+// scalarItems appends a list (of kind k) of the plain scalars of slice or
+// array v, whose element type is et.
+func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth int) (NodeID, error) {
+	n := v.Len()
+	e.g.reserve(n + 1)
+	refs := make([]NodeID, n)
+	base := len(e.g.Nodes)
+	nodes := e.g.Nodes
+	var p unsafe.Pointer
+	if n > 0 {
+		if v.Kind() == reflect.Slice {
+			p = v.UnsafePointer()
+		} else if v.CanAddr() {
+			p = v.Addr().UnsafePointer()
+		}
+	}
+	if p == nil && n > 0 {
+		// An unaddressable array: element by element.
+		for i := range refs {
+			id, err := e.encode(v.Index(i), depth+1)
+			if err != nil {
+				return 0, atPath(err, "["+strconv.Itoa(i)+"]")
+			}
+			refs[i] = id
+		}
+		return e.add(Node{Kind: k, Refs: refs}), nil
+	}
+	switch et.Kind() {
+	case reflect.Int64, reflect.Int:
+		if et.Size() == 8 {
+			for i, x := range unsafe.Slice((*int64)(p), n) {
+				nodes = append(nodes, Node{Kind: KindInt, Num: uint64(x)})
+				refs[i] = NodeID(base + i)
+			}
+			e.g.Nodes = nodes
+			return e.add(Node{Kind: k, Refs: refs}), nil
+		}
+	case reflect.Int32:
+		for i, x := range unsafe.Slice((*int32)(p), n) {
+			nodes = append(nodes, Node{Kind: KindInt, Num: uint64(int64(x))})
+			refs[i] = NodeID(base + i)
+		}
+		e.g.Nodes = nodes
+		return e.add(Node{Kind: k, Refs: refs}), nil
+	case reflect.Float64:
+		for i, x := range unsafe.Slice((*float64)(p), n) {
+			nodes = append(nodes, Node{Kind: KindFloat, Num: math.Float64bits(x)})
+			refs[i] = NodeID(base + i)
+		}
+		e.g.Nodes = nodes
+		return e.add(Node{Kind: k, Refs: refs}), nil
+	case reflect.Bool:
+		for i, x := range unsafe.Slice((*bool)(p), n) {
+			nd := Node{Kind: KindBool}
+			if x {
+				nd.Num = 1
+			}
+			nodes = append(nodes, nd)
+			refs[i] = NodeID(base + i)
+		}
+		e.g.Nodes = nodes
+		return e.add(Node{Kind: k, Refs: refs}), nil
+	case reflect.String:
+		xs := unsafe.Slice((*string)(p), n)
+		for i, x := range xs {
+			if !utf8.ValidString(x) {
+				e.g.Nodes = nodes
+				id, err := e.encode(v.Index(i), depth+1) // the general path's error
+				if err != nil {
+					return 0, atPath(err, "["+strconv.Itoa(i)+"]")
+				}
+				refs[i] = id
+				nodes = e.g.Nodes
+				continue
+			}
+			nodes = append(nodes, Node{Kind: KindStr, Text: x})
+			refs[i] = NodeID(len(nodes) - 1)
+		}
+		e.g.Nodes = nodes
+		return e.add(Node{Kind: k, Refs: refs}), nil
+	}
+	// Other scalar kinds: no reflection dispatch per element, but a
+	// reflect read.
+	for i := range refs {
+		id, err := e.scalar(v.Index(i), et)
+		if err != nil {
+			return 0, atPath(err, "["+strconv.Itoa(i)+"]")
+		}
+		refs[i] = id
+	}
+	return e.add(Node{Kind: k, Refs: refs}), nil
+}
+
+// stringMap appends a dict for a map with string keys and plain scalar
+// values, its entries sorted by key.
+func (e *encoder) stringMap(v reflect.Value, vt reflect.Type, depth int) (NodeID, error) {
+	type kv struct {
+		k string
+		v reflect.Value
+	}
+	entries := make([]kv, 0, v.Len())
+	it := v.MapRange()
+	for it.Next() {
+		entries = append(entries, kv{it.Key().String(), it.Value()})
+	}
+	slices.SortFunc(entries, func(a, b kv) int {
+		switch {
+		case a.k < b.k:
+			return -1
+		case a.k > b.k:
+			return 1
+		}
+		return 0
+	})
+	e.g.reserve(2*len(entries) + 1)
+	refs := make([]NodeID, 0, 2*len(entries))
+	for _, en := range entries {
+		if !utf8.ValidString(en.k) {
+			k := reflect.ValueOf(en.k)
+			return 0, atPath(fromGoErr(v.Type().Key(), KindStr, "invalid UTF-8"), keyPath(k)+".key")
+		}
+		kid := e.add(Str(en.k))
+		vid, err := e.scalar(en.v, vt)
+		if err != nil {
+			return 0, atPath(err, keyPath(reflect.ValueOf(en.k)))
+		}
+		refs = append(refs, kid, vid)
+	}
+	return e.add(Node{Kind: KindDict, Refs: refs}), nil
+}
+
+// ---------------------------------------------------------------------------
+// graph -> Go fast paths
+
+// scalarItems decodes the items refs of node id into s, a slice or an
+// addressable array of plain scalars of type et.
+func (d *decoder) scalarItems(refs []NodeID, id NodeID, s reflect.Value, et reflect.Type, depth int) error {
+	n := len(refs)
+	if n == 0 {
+		return nil
+	}
+	var p unsafe.Pointer
+	if s.Kind() == reflect.Slice {
+		p = s.UnsafePointer()
+	} else {
+		p = s.Addr().UnsafePointer()
+	}
+	nodes := d.g.Nodes
+	// ok reports whether item r is a well-formed node of kind k.
+	at := func(r NodeID) *Node {
+		if int(r) < len(nodes) && r < id {
+			return &nodes[r]
+		}
+		return nil
+	}
+	slow := func(i int) error {
+		if err := d.decode(refs[i], id, s.Index(i), depth+1); err != nil {
+			return atPath(err, "["+strconv.Itoa(i)+"]")
+		}
+		return nil
+	}
+	switch et.Kind() {
+	case reflect.Int, reflect.Int64:
+		if et.Size() != 8 {
+			break
+		}
+		xs := unsafe.Slice((*int64)(p), n)
+		for i, r := range refs {
+			if nd := at(r); nd != nil && nd.Kind == KindInt {
+				xs[i] = int64(nd.Num)
+			} else if err := slow(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Int32:
+		xs := unsafe.Slice((*int32)(p), n)
+		for i, r := range refs {
+			if nd := at(r); nd != nil && nd.Kind == KindInt && int64(nd.Num) == int64(int32(nd.Num)) {
+				xs[i] = int32(nd.Num)
+			} else if err := slow(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Uint64, reflect.Uint:
+		if et.Size() != 8 {
+			break
+		}
+		xs := unsafe.Slice((*uint64)(p), n)
+		for i, r := range refs {
+			if nd := at(r); nd != nil && nd.Kind == KindInt && int64(nd.Num) >= 0 {
+				xs[i] = nd.Num
+			} else if err := slow(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Float64:
+		xs := unsafe.Slice((*float64)(p), n)
+		for i, r := range refs {
+			nd := at(r)
+			switch {
+			case nd != nil && nd.Kind == KindFloat:
+				xs[i] = math.Float64frombits(nd.Num)
+			case nd != nil && nd.Kind == KindInt:
+				xs[i] = float64(int64(nd.Num))
+			default:
+				if err := slow(i); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	case reflect.Bool:
+		xs := unsafe.Slice((*bool)(p), n)
+		for i, r := range refs {
+			if nd := at(r); nd != nil && nd.Kind == KindBool {
+				xs[i] = nd.Num != 0
+			} else if err := slow(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.String:
+		xs := unsafe.Slice((*string)(p), n)
+		for i, r := range refs {
+			if nd := at(r); nd != nil && (nd.Kind == KindStr || nd.Kind == KindPath) {
+				xs[i] = nd.Text
+			} else if err := slow(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Other scalar kinds: the scalar setter, without the general dispatch.
+	for i, r := range refs {
+		if nd := at(r); nd != nil {
+			if err := setScalar(nd, s.Index(i), et); err != nil {
+				return atPath(err, "["+strconv.Itoa(i)+"]")
+			}
+		} else if err := slow(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
