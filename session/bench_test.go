@@ -256,8 +256,8 @@ func BenchmarkHostCalls(b *testing.B) {
 // BenchmarkListResult: a 1,000,000-int list result.
 func BenchmarkListResult(b *testing.B) {
 	benchPair(b, "list(range(1000000))", func(b *testing.B, r *Result) {
-		if n := r.Node(); len(n.Refs) != 1000000 {
-			b.Fatalf("%d items", len(n.Refs))
+		if n := r.Node(); len(n.Refs()) != 1000000 {
+			b.Fatalf("%d items", len(n.Refs()))
 		}
 	})
 }

@@ -550,7 +550,7 @@ func (s *Session) HostObject(v Value) (any, bool) {
 			return inst.v.Interface(), true
 		}
 	case value.KindType:
-		if t, _ := n.Ext.(*value.Type); t != nil && t.Origin == value.OriginHost {
+		if t, _ := n.Ext().(*value.Type); t != nil && t.Origin == value.OriginHost {
 			if c := st.class(t.ID); c != nil {
 				return c, true
 			}
@@ -563,11 +563,11 @@ func (s *Session) HostObject(v Value) (any, bool) {
 // is one of ours: a host class, and an instance uuid this store handed out
 // for that same class.
 func (st *objectStore) lookupNode(g *value.Graph, n *value.Node) *hostInstance {
-	ci, _ := n.Ext.(*value.ClassInstance)
+	ci, _ := n.Ext().(*value.ClassInstance)
 	if st == nil || ci == nil || int(ci.Class) >= g.Len() {
 		return nil
 	}
-	t, _ := g.Node(ci.Class).Ext.(*value.Type)
+	t, _ := g.Node(ci.Class).Ext().(*value.Type)
 	if t == nil || t.Origin != value.OriginHost {
 		return nil
 	}
@@ -920,7 +920,7 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 		}
 	}
 	for _, kw := range call.Kwargs {
-		k := call.Values.Node(kw.Key).Text
+		k := call.Values.Node(kw.Key).Text()
 		f, ok := c.fields[k]
 		switch {
 		case !ok:

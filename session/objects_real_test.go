@@ -332,14 +332,14 @@ func TestRealHostMethodReturnsHostObjects(t *testing.T) {
 	// A result that holds the instance comes back as the same Go value.
 	r = o.run(t, "[w, c]")
 	list := r.Node()
-	if list.Kind != value.KindList || len(list.Refs) != 2 {
+	if list.Kind != value.KindList || len(list.Refs()) != 2 {
 		t.Fatalf("result %s", r.Repr())
 	}
-	first, ok := o.s.HostObject(Value{Graph: r.Graph, Root: list.Refs[0]})
+	first, ok := o.s.HostObject(Value{Graph: r.Graph, Root: list.Refs()[0]})
 	if !ok || first != any(o.w) {
 		t.Fatalf("HostObject(w) = %v, %v", first, ok)
 	}
-	second, ok := o.s.HostObject(Value{Graph: r.Graph, Root: list.Refs[1]})
+	second, ok := o.s.HostObject(Value{Graph: r.Graph, Root: list.Refs()[1]})
 	if !ok || second == any(o.w) {
 		t.Fatalf("HostObject(c) = %v, %v", second, ok)
 	}
@@ -359,15 +359,15 @@ func TestRealHostObjectsAsInputsAndIdentity(t *testing.T) {
 	if r2.Repr() != "(3, False, 1, False)" {
 		t.Fatalf("got %s", r2.Repr())
 	}
-	ci := r.Node().Ext.(*value.ClassInstance)
+	ci := r.Node().Ext().(*value.ClassInstance)
 	rv := run(t, o.s, "v", WithFunctions(o.reg))
-	if rv.Node().Ext.(*value.ClassInstance).InstanceID != ci.InstanceID {
+	if rv.Node().Ext().(*value.ClassInstance).InstanceID != ci.InstanceID {
 		t.Fatal("one Go pointer got two uuids in one session")
 	}
 	// A second session on the same registry has its own uuids.
 	s2 := realSession(t, Config{})
 	r3 := run(t, s2, "w.grow(1, by=1)\nw", WithFunctions(o.reg))
-	if r3.Node().Ext.(*value.ClassInstance).InstanceID == ci.InstanceID {
+	if r3.Node().Ext().(*value.ClassInstance).InstanceID == ci.InstanceID {
 		t.Fatal("two sessions share an instance uuid")
 	}
 	if o.w.Count != 1 {

@@ -54,11 +54,11 @@ func sentInstance(t *testing.T, req *message.ParentRequest) (cls, inst value.UUI
 		t.Fatalf("expected a value answer, got %#v", req.Body)
 	}
 	n := nl.Values.Node(nl.Value)
-	ci, ok := n.Ext.(*value.ClassInstance)
+	ci, ok := n.Ext().(*value.ClassInstance)
 	if !ok {
 		t.Fatalf("answer is %s, not an instance", n.Kind)
 	}
-	ty := nl.Values.Node(ci.Class).Ext.(*value.Type)
+	ty := nl.Values.Node(ci.Class).Ext().(*value.Type)
 	if ty.Origin != value.OriginHost || ty.Name != "Widget" || ty.ID.IsZero() || ci.InstanceID.IsZero() {
 		t.Fatalf("class %+v instance %+v", ty, ci)
 	}
@@ -179,14 +179,14 @@ func TestFakeHostClassCallsConstruct(t *testing.T) {
 		if rc.Result.Kind != message.ResultReturn {
 			t.Fatalf("construction answered %+v %v", rc.Result, rc.Result.Error)
 		}
-		ci := rc.Values.Node(rc.Result.Value).Ext.(*value.ClassInstance)
-		ty := rc.Values.Node(ci.Class).Ext.(*value.Type)
+		ci := rc.Values.Node(rc.Result.Value).Ext().(*value.ClassInstance)
+		ty := rc.Values.Node(ci.Class).Ext().(*value.Type)
 		if ty.ID != cls.ID() || !ty.IsDataclass || len(ci.Attrs) != 1 ||
-			rc.Values.Node(ci.Attrs[0].Key).Text != "size" || rc.Values.Node(ci.Attrs[0].Value).Int() != size {
+			rc.Values.Node(ci.Attrs[0].Key).Text() != "size" || rc.Values.Node(ci.Attrs[0].Value).Int() != size {
 			t.Fatalf("instance %+v of %+v", ci, ty)
 		}
 		// The class carries its eager class attributes.
-		if len(ty.Attrs) != 1 || rc.Values.Node(ty.Attrs[0].Key).Text != "KIND" {
+		if len(ty.Attrs) != 1 || rc.Values.Node(ty.Attrs[0].Key).Text() != "KIND" {
 			t.Fatalf("class attrs %+v", ty.Attrs)
 		}
 		insts = append(insts, ci.InstanceID)
@@ -204,7 +204,7 @@ func TestFakeHostClassCallsConstruct(t *testing.T) {
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
 			nl := req.Body.(*message.ResumeNameLookup)
-			if ty, ok := nl.Values.Node(nl.Value).Ext.(*value.Type); !ok || ty.ID != cls.ID() || ty.Origin != value.OriginHost {
+			if ty, ok := nl.Values.Node(nl.Value).Ext().(*value.Type); !ok || ty.ID != cls.ID() || ty.Origin != value.OriginHost {
 				t.Fatalf("Widget looked up as %+v", nl.Values.Node(nl.Value))
 			}
 			return objectLookup("VERSION", cls.ID())
@@ -225,7 +225,7 @@ func TestFakeHostClassCallsConstruct(t *testing.T) {
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
 			nl := req.Body.(*message.ResumeNameLookup)
-			fn, ok := nl.Values.Node(nl.Value).Ext.(*value.Function)
+			fn, ok := nl.Values.Node(nl.Value).Ext().(*value.Function)
 			if !ok || !strings.HasPrefix(fn.Name, "Widget.grow@") {
 				t.Fatalf("method lookup answered %+v", nl.Values.Node(nl.Value))
 			}
@@ -409,8 +409,8 @@ func TestHostObjectEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := g.Node(root).Refs
-	if items[0] != items[1] || g.Node(items[2]).Ext.(*value.ClassInstance).InstanceID == g.Node(items[0]).Ext.(*value.ClassInstance).InstanceID {
+	items := g.Node(root).Refs()
+	if items[0] != items[1] || g.Node(items[2]).Ext().(*value.ClassInstance).InstanceID == g.Node(items[0]).Ext().(*value.ClassInstance).InstanceID {
 		t.Fatalf("items %v", items)
 	}
 	// Only top-level values (and eager attributes) are recognised by type:
@@ -501,8 +501,8 @@ func TestClassOfUsesFromGoFieldNames(t *testing.T) {
 		}
 		n := g.Node(root)
 		var names []string
-		for i := 0; i < len(n.Refs); i += 2 {
-			names = append(names, g.Node(n.Refs[i]).Text)
+		for i := 0; i < len(n.Refs()); i += 2 {
+			names = append(names, g.Node(n.Refs()[i]).Text())
 		}
 		c, err := newClass("C", reflect.TypeOf(v), Policy{Eager: names})
 		if err != nil {
@@ -512,7 +512,7 @@ func TestClassOfUsesFromGoFieldNames(t *testing.T) {
 		p.Elem().Set(reflect.ValueOf(v))
 		for i, f := range c.eager {
 			got := f.read(p).Interface()
-			want, _ := value.ToAny(&g, n.Refs[2*i+1])
+			want, _ := value.ToAny(&g, n.Refs()[2*i+1])
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("%T field %s reads %v, FromGo sent %v", v, f.name, got, want)
 			}

@@ -399,7 +399,7 @@ func (e *encoder) sequence(v reflect.Value, k Kind, depth int) (NodeID, error) {
 		}
 		refs[i] = id
 	}
-	return e.add(Node{Kind: k, Refs: refs}), nil
+	return e.add(Node{Kind: k}.WithRefs(refs)), nil
 }
 
 // whether t was one of them.
@@ -547,7 +547,7 @@ func (e *encoder) dictValue(d DictValue, depth int) (NodeID, error) {
 		}
 		refs = append(refs, k, v)
 	}
-	return e.add(Node{Kind: KindDict, Refs: refs}), nil
+	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
 }
 
 func (e *encoder) attrs(as []Attr, depth int) ([]Pair, error) {
@@ -588,7 +588,7 @@ func (e *encoder) object(o *ObjectValue, depth int) (NodeID, error) {
 	if err != nil {
 		return 0, atPath(err, ".Class")
 	}
-	if e.g.Nodes[cls].Ext.(*Type).Origin == OriginBuiltin {
+	if e.g.Nodes[cls].Ext().(*Type).Origin == OriginBuiltin {
 		return 0, fromGoErr(reflect.TypeFor[ObjectValue](), KindClassInstance, "the class of an instance must be a sandbox or host class")
 	}
 	attrs, err := e.attrs(o.Attrs, depth)
@@ -619,7 +619,7 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 		}
 		refs = append(refs, kid, vid)
 	}
-	return e.add(Node{Kind: KindDict, Refs: refs}), nil
+	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
 }
 
 func keyKindOK(k reflect.Value) bool {
@@ -740,7 +740,7 @@ func (e *encoder) structDict(v reflect.Value, depth int) (NodeID, error) {
 		}
 		refs = append(refs, e.add(Str(f.Name)), id)
 	}
-	return e.add(Node{Kind: KindDict, Refs: refs}), nil
+	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
 }
 
 func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {

@@ -60,7 +60,7 @@ func TestDecoderHookAtEveryNode(t *testing.T) {
 	the := &hooked{N: 42}
 	dec := Decoder{
 		Hook: func(s *DecodeState, id NodeID, t reflect.Type) (reflect.Value, bool, error) {
-			if n := s.Graph().Node(id); n.Kind != KindStr || n.Text != "obj" {
+			if n := s.Graph().Node(id); n.Kind != KindStr || n.Text() != "obj" {
 				return reflect.Value{}, false, nil
 			}
 			if t.Kind() == reflect.Interface || t == reflect.TypeFor[*hooked]() {

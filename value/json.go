@@ -32,9 +32,9 @@ func (n Node) MarshalJSON() ([]byte, error) {
 			m["value"] = f
 		}
 	case KindStr, KindPath, KindBuiltinFunction, KindRepr:
-		m["value"] = n.Text
+		m["value"] = n.Text()
 	case KindCycle:
-		m["placeholder"] = n.Text
+		m["placeholder"] = n.Text()
 		if n.Num != 0 {
 			m["identity"] = n.Num
 		}
@@ -53,12 +53,12 @@ func (n Node) MarshalJSON() ([]byte, error) {
 	case KindDict:
 		m["pairs"] = n.Pairs()
 	default:
-		if n.Refs != nil {
-			m["items"] = n.Refs
+		if n.Refs() != nil {
+			m["items"] = n.Refs()
 		}
 	}
-	if n.Ext != nil && n.Kind != KindBytes && n.Kind != KindBigInt {
-		m["payload"] = n.Ext
+	if n.Ext() != nil && n.Kind != KindBytes && n.Kind != KindBigInt {
+		m["payload"] = n.Ext()
 	}
 	return json.Marshal(m)
 }

@@ -100,12 +100,12 @@ func reprBound(g *Graph) int64 {
 	var b int64
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		b += 96 + 4*int64(len(n.Refs)) + 6*int64(len(n.Text)+extTextLen(n.Ext))
-		if ci, ok := n.Ext.(*ClassInstance); ok && int(ci.Class) < len(g.Nodes) {
+		b += 96 + 4*int64(len(n.Refs())) + 6*int64(len(n.Text())+extTextLen(n.Ext()))
+		if ci, ok := n.Ext().(*ClassInstance); ok && int(ci.Class) < len(g.Nodes) {
 			// Every instance prints its class's name, and decoders share
 			// one class node between instances; a class name counts for
 			// at most classNameShare bytes per instance.
-			if t, ok := g.Nodes[ci.Class].Ext.(*Type); ok {
+			if t, ok := g.Nodes[ci.Class].Ext().(*Type); ok {
 				b += int64(min(len(t.Name), classNameShare))
 			}
 		}

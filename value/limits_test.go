@@ -139,12 +139,12 @@ func walkFloor(g *Graph, _ NodeID) {
 	var buf []byte
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		buf = append(buf, n.Text...)
+		buf = append(buf, n.Text()...)
 		buf = append(buf, byte(n.Kind), byte(n.Num))
-		for range n.Refs {
+		for range n.Refs() {
 			buf = append(buf, ',', ' ')
 		}
-		if b, ok := n.Ext.([]byte); ok {
+		if b := n.Bytes(); b != nil {
 			buf = append(buf, b...)
 		}
 	}
@@ -197,12 +197,12 @@ func shapes() []shape {
 			for i := range n {
 				refs = append(refs, g.Add(Str("key"+strconv.Itoa(i))), g.Add(Int(int64(i))))
 			}
-			return g, g.Add(Node{Kind: KindDict, Refs: refs})
+			return g, g.Add(Node{Kind: KindDict}.WithRefs(refs))
 		}, func() any { return new(map[string]int64) }, func(g *Graph, id NodeID) {
-			refs := g.Nodes[id].Refs
+			refs := g.Nodes[id].Refs()
 			m := make(map[string]any, len(refs)/2)
 			for i := 0; i+1 < len(refs); i += 2 {
-				m[g.Nodes[refs[i]].Text] = int64(g.Nodes[refs[i+1]].Num)
+				m[g.Nodes[refs[i]].Text()] = int64(g.Nodes[refs[i+1]].Num)
 			}
 		}},
 		{"deep_nesting", func(size int) (*Graph, NodeID) {
@@ -218,13 +218,13 @@ func shapes() []shape {
 		{"instances", func(size int) (*Graph, NodeID) {
 			// A dataclass instance with two attributes takes about 48 bytes.
 			g := &Graph{}
-			cls := g.Add(Node{Kind: KindType, Ext: &Type{Name: "Point", Origin: OriginSandbox, IsDataclass: true, ID: UUID{1}}})
+			cls := g.Add(TypeNode(Type{Name: "Point", Origin: OriginSandbox, IsDataclass: true, ID: UUID{1}}))
 			x, y := g.Add(Str("x")), g.Add(Str("y"))
 			n := size / 48
 			items := make([]NodeID, n)
 			for i := range items {
-				items[i] = g.Add(Node{Kind: KindClassInstance, Ext: &ClassInstance{Class: cls, InstanceID: UUID{byte(i), byte(i >> 8), byte(i >> 16), 1},
-					Attrs: []Pair{{x, g.Add(Int(int64(i)))}, {y, g.Add(Float(float64(i)))}}}})
+				items[i] = g.Add(ClassInstanceNode(ClassInstance{Class: cls, InstanceID: UUID{byte(i), byte(i >> 8), byte(i >> 16), 1},
+					Attrs: []Pair{{x, g.Add(Int(int64(i)))}, {y, g.Add(Float(float64(i)))}}}))
 			}
 			return g, g.Add(List(items...))
 		}, func() any { return new(any) }, nil},

@@ -92,22 +92,29 @@ func (ti *typeInfo) field(name string) *Field {
 // ---------------------------------------------------------------------------
 // Go -> graph fast paths
 
-// reserve makes room for n more nodes, growing the graph to exactly what
-// is needed when it must grow.
-func (g *Graph) reserve(n int) {
+// reserve makes room for n more nodes. An empty graph gets exactly n (the
+// conversion counted them); a graph that has nodes grows by the usual
+// doubling, so that many small reservations stay linear. It reports whether
+// the room is fresh (zeroed) storage.
+func (g *Graph) reserve(n int) bool {
 	if cap(g.Nodes)-len(g.Nodes) >= n {
-		return
+		return false
 	}
-	ns := make([]Node, len(g.Nodes), len(g.Nodes)+n)
+	size := len(g.Nodes) + n
+	if len(g.Nodes) > 0 {
+		size = max(size, 2*cap(g.Nodes))
+	}
+	ns := make([]Node, len(g.Nodes), size)
 	copy(ns, g.Nodes)
 	g.Nodes = ns
+	return true
 }
 
 // scalarItems appends a list (of kind k) of the plain scalars of slice or
 // array v, whose element type is et.
 func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth int) (NodeID, error) {
 	n := v.Len()
-	e.g.reserve(n + 1)
+	fresh := e.g.reserve(n + 1)
 	refs := make([]NodeID, n)
 	base := len(e.g.Nodes)
 	nodes := e.g.Nodes
@@ -128,43 +135,51 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 			}
 			refs[i] = id
 		}
-		return e.add(Node{Kind: k, Refs: refs}), nil
+		return e.add(Node{Kind: k}.WithRefs(refs)), nil
+	}
+	// Scalar nodes are written field by field into the reserved (zeroed)
+	// nodes: no pointer is written, so no write barrier runs.
+	fill := func(kind Kind) []Node {
+		e.g.Nodes = nodes[:base+n]
+		out := e.g.Nodes[base:]
+		if !fresh {
+			clear(out) // storage past len may hold old nodes
+		}
+		for i := range out {
+			out[i].Kind = kind
+			refs[i] = NodeID(base + i)
+		}
+		return out
 	}
 	switch et.Kind() {
 	case reflect.Int64, reflect.Int:
 		if et.Size() == 8 {
+			out := fill(KindInt)
 			for i, x := range unsafe.Slice((*int64)(p), n) {
-				nodes = append(nodes, Node{Kind: KindInt, Num: uint64(x)})
-				refs[i] = NodeID(base + i)
+				out[i].Num = uint64(x)
 			}
-			e.g.Nodes = nodes
-			return e.add(Node{Kind: k, Refs: refs}), nil
+			return e.add(Node{Kind: k}.WithRefs(refs)), nil
 		}
 	case reflect.Int32:
+		out := fill(KindInt)
 		for i, x := range unsafe.Slice((*int32)(p), n) {
-			nodes = append(nodes, Node{Kind: KindInt, Num: uint64(int64(x))})
-			refs[i] = NodeID(base + i)
+			out[i].Num = uint64(int64(x))
 		}
-		e.g.Nodes = nodes
-		return e.add(Node{Kind: k, Refs: refs}), nil
+		return e.add(Node{Kind: k}.WithRefs(refs)), nil
 	case reflect.Float64:
+		out := fill(KindFloat)
 		for i, x := range unsafe.Slice((*float64)(p), n) {
-			nodes = append(nodes, Node{Kind: KindFloat, Num: math.Float64bits(x)})
-			refs[i] = NodeID(base + i)
+			out[i].Num = math.Float64bits(x)
 		}
-		e.g.Nodes = nodes
-		return e.add(Node{Kind: k, Refs: refs}), nil
+		return e.add(Node{Kind: k}.WithRefs(refs)), nil
 	case reflect.Bool:
+		out := fill(KindBool)
 		for i, x := range unsafe.Slice((*bool)(p), n) {
-			nd := Node{Kind: KindBool}
 			if x {
-				nd.Num = 1
+				out[i].Num = 1
 			}
-			nodes = append(nodes, nd)
-			refs[i] = NodeID(base + i)
 		}
-		e.g.Nodes = nodes
-		return e.add(Node{Kind: k, Refs: refs}), nil
+		return e.add(Node{Kind: k}.WithRefs(refs)), nil
 	case reflect.String:
 		xs := unsafe.Slice((*string)(p), n)
 		for i, x := range xs {
@@ -178,11 +193,11 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 				nodes = e.g.Nodes
 				continue
 			}
-			nodes = append(nodes, Node{Kind: KindStr, Text: x})
+			nodes = append(nodes, Node{Kind: KindStr}.WithText(x))
 			refs[i] = NodeID(len(nodes) - 1)
 		}
 		e.g.Nodes = nodes
-		return e.add(Node{Kind: k, Refs: refs}), nil
+		return e.add(Node{Kind: k}.WithRefs(refs)), nil
 	}
 	// Other scalar kinds: no reflection dispatch per element, but a
 	// reflect read.
@@ -193,7 +208,7 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 		}
 		refs[i] = id
 	}
-	return e.add(Node{Kind: k, Refs: refs}), nil
+	return e.add(Node{Kind: k}.WithRefs(refs)), nil
 }
 
 // stringMap appends a dict for a map with string keys and plain scalar
@@ -231,7 +246,7 @@ func (e *encoder) stringMap(v reflect.Value, vt reflect.Type, depth int) (NodeID
 		}
 		refs = append(refs, kid, vid)
 	}
-	return e.add(Node{Kind: KindDict, Refs: refs}), nil
+	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
 }
 
 // ---------------------------------------------------------------------------
@@ -331,7 +346,7 @@ func (d *decoder) scalarItems(refs []NodeID, id NodeID, s reflect.Value, et refl
 		xs := unsafe.Slice((*string)(p), n)
 		for i, r := range refs {
 			if nd := at(r); nd != nil && (nd.Kind == KindStr || nd.Kind == KindPath) {
-				xs[i] = nd.Text
+				xs[i] = nd.Text()
 			} else if err := slow(i); err != nil {
 				return err
 			}

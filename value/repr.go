@@ -108,11 +108,11 @@ func appendStr(dst []byte, g *Graph, id NodeID, checked bool) ([]byte, error) {
 	n := &g.Nodes[id]
 	switch n.Kind {
 	case KindStr, KindRepr, KindCycle:
-		return append(dst, n.Text...), nil
+		return append(dst, n.Text()...), nil
 	case KindPath:
-		return append(dst, posixPathString(n.Text)...), nil
+		return append(dst, posixPathString(n.Text())...), nil
 	case KindException:
-		e, ok := n.Ext.(*Exception)
+		e, ok := n.Ext().(*Exception)
 		if !ok {
 			break
 		}
@@ -125,11 +125,11 @@ func appendStr(dst []byte, g *Graph, id NodeID, checked bool) ([]byte, error) {
 		}
 		return append(dst, *e.Arg...), nil
 	case KindDate:
-		if d, ok := n.Ext.(*Date); ok {
+		if d, ok := n.Ext().(*Date); ok {
 			return appendISODate(dst, d.Year, d.Month, d.Day), nil
 		}
 	case KindTime:
-		if t, ok := n.Ext.(*Time); ok {
+		if t, ok := n.Ext().(*Time); ok {
 			dst = appendISOClock(dst, t.Hour, t.Minute, t.Second, t.Microsecond)
 			if t.Offset != nil {
 				dst = appendUTCOffset(dst, *t.Offset)
@@ -137,7 +137,7 @@ func appendStr(dst []byte, g *Graph, id NodeID, checked bool) ([]byte, error) {
 			return dst, nil
 		}
 	case KindDateTime:
-		if d, ok := n.Ext.(*DateTime); ok {
+		if d, ok := n.Ext().(*DateTime); ok {
 			dst = appendISODate(dst, d.Year, d.Month, d.Day)
 			dst = append(dst, ' ')
 			dst = appendISOClock(dst, d.Hour, d.Minute, d.Second, d.Microsecond)
@@ -147,12 +147,12 @@ func appendStr(dst []byte, g *Graph, id NodeID, checked bool) ([]byte, error) {
 			return dst, nil
 		}
 	case KindTimeDelta:
-		if d, ok := n.Ext.(*TimeDelta); ok {
+		if d, ok := n.Ext().(*TimeDelta); ok {
 			days, secs, us := normTimeDelta(int64(d.Days), int64(d.Seconds), int64(d.Microseconds))
 			return appendTimeDeltaStr(dst, days, secs, us), nil
 		}
 	case KindTimeZone:
-		if z, ok := n.Ext.(*TimeZone); ok {
+		if z, ok := n.Ext().(*TimeZone); ok {
 			return appendTimeZoneStr(dst, z.Offset, z.Name), nil
 		}
 	}
@@ -266,13 +266,13 @@ func (r *reprState) visit(id NodeID) {
 	case KindTuple:
 		r.buf = append(r.buf, '(')
 	case KindSet:
-		if len(n.Refs) == 0 {
+		if len(n.Refs()) == 0 {
 			r.buf = append(r.buf, "set()"...)
 			return
 		}
 		r.buf = append(r.buf, '{')
 	case KindFrozenSet:
-		if len(n.Refs) == 0 {
+		if len(n.Refs()) == 0 {
 			r.buf = append(r.buf, "frozenset()"...)
 			return
 		}
@@ -280,7 +280,7 @@ func (r *reprState) visit(id NodeID) {
 	case KindDict:
 		r.buf = append(r.buf, '{')
 	case KindNamedTuple:
-		nt, _ := n.Ext.(*NamedTuple)
+		nt, _ := n.Ext().(*NamedTuple)
 		if nt != nil {
 			r.buf = append(r.buf, nt.TypeName...)
 		}
@@ -296,7 +296,7 @@ func (r *reprState) visit(id NodeID) {
 		r.buf = appendLeafRepr(r.buf, n)
 		return
 	case KindClassInstance:
-		ci, _ := n.Ext.(*ClassInstance)
+		ci, _ := n.Ext().(*ClassInstance)
 		if ci == nil {
 			r.buf = append(r.buf, "<invalid class_instance>"...)
 			return
@@ -321,7 +321,7 @@ func (r *reprState) visit(id NodeID) {
 // dataclass.
 func (r *reprState) className(id NodeID, ci *ClassInstance) (string, bool) {
 	if ci.Class < id {
-		if t, ok := r.g.Nodes[ci.Class].Ext.(*Type); ok {
+		if t, ok := r.g.Nodes[ci.Class].Ext().(*Type); ok {
 			return t.Name, t.IsDataclass
 		}
 	}
@@ -336,15 +336,15 @@ func (r *reprState) step(n *Node, f *reprFrame) (child NodeID, ok, done bool) {
 	f.i++
 	switch n.Kind {
 	case KindList, KindTuple, KindSet, KindFrozenSet:
-		if i >= len(n.Refs) {
+		if i >= len(n.Refs()) {
 			return 0, false, true
 		}
 		if i > 0 {
 			r.buf = append(r.buf, ", "...)
 		}
-		return n.Refs[i], true, false
+		return n.Refs()[i], true, false
 	case KindDict:
-		if i >= len(n.Refs)&^1 {
+		if i >= len(n.Refs())&^1 {
 			return 0, false, true
 		}
 		if i > 0 {
@@ -354,21 +354,21 @@ func (r *reprState) step(n *Node, f *reprFrame) (child NodeID, ok, done bool) {
 				r.buf = append(r.buf, ": "...)
 			}
 		}
-		return n.Refs[i], true, false
+		return n.Refs()[i], true, false
 	case KindNamedTuple:
-		if i >= len(n.Refs) {
+		if i >= len(n.Refs()) {
 			return 0, false, true
 		}
 		if i > 0 {
 			r.buf = append(r.buf, ", "...)
 		}
-		if nt, _ := n.Ext.(*NamedTuple); nt != nil && i < len(nt.FieldNames) {
+		if nt, _ := n.Ext().(*NamedTuple); nt != nil && i < len(nt.FieldNames) {
 			r.buf = append(r.buf, nt.FieldNames[i]...)
 			r.buf = append(r.buf, '=')
 		}
-		return n.Refs[i], true, false
+		return n.Refs()[i], true, false
 	case KindClassInstance:
-		ci := n.Ext.(*ClassInstance)
+		ci := n.Ext().(*ClassInstance)
 		if i >= 2*len(ci.Attrs) {
 			return 0, false, true
 		}
@@ -382,7 +382,7 @@ func (r *reprState) step(n *Node, f *reprFrame) (child NodeID, ok, done bool) {
 		}
 		// Attribute names are str nodes and print bare.
 		if int(p.Key) < len(r.g.Nodes) && r.g.Nodes[p.Key].Kind == KindStr {
-			r.buf = append(r.buf, r.g.Nodes[p.Key].Text...)
+			r.buf = append(r.buf, r.g.Nodes[p.Key].Text()...)
 			return 0, false, false
 		}
 		return p.Key, true, false
@@ -395,7 +395,7 @@ func (r *reprState) close(n *Node) {
 	case KindList:
 		r.buf = append(r.buf, ']')
 	case KindTuple:
-		if len(n.Refs) == 1 {
+		if len(n.Refs()) == 1 {
 			r.buf = append(r.buf, ',')
 		}
 		r.buf = append(r.buf, ')')
@@ -434,19 +434,19 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 	case KindFloat:
 		return appendFloatRepr(dst, n.Float())
 	case KindStr:
-		return appendStrRepr(dst, n.Text)
+		return appendStrRepr(dst, n.Text())
 	case KindBytes:
-		if b, ok := n.Ext.([]byte); ok {
+		if b := n.Bytes(); b != nil {
 			return appendBytesRepr(dst, b)
 		}
 	case KindDate:
-		if d, ok := n.Ext.(*Date); ok {
+		if d, ok := n.Ext().(*Date); ok {
 			dst = append(dst, "datetime.date("...)
 			dst = appendInts(dst, int64(d.Year), int64(d.Month), int64(d.Day))
 			return append(dst, ')')
 		}
 	case KindTime:
-		if t, ok := n.Ext.(*Time); ok {
+		if t, ok := n.Ext().(*Time); ok {
 			dst = append(dst, "datetime.time("...)
 			switch {
 			case t.Microsecond != 0:
@@ -467,7 +467,7 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 			return append(dst, ')')
 		}
 	case KindDateTime:
-		if d, ok := n.Ext.(*DateTime); ok {
+		if d, ok := n.Ext().(*DateTime); ok {
 			dst = append(dst, "datetime.datetime("...)
 			dst = appendInts(dst, int64(d.Year), int64(d.Month), int64(d.Day), int64(d.Hour), int64(d.Minute))
 			if d.Second != 0 || d.Microsecond != 0 {
@@ -485,16 +485,16 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 			return append(dst, ')')
 		}
 	case KindTimeDelta:
-		if d, ok := n.Ext.(*TimeDelta); ok {
+		if d, ok := n.Ext().(*TimeDelta); ok {
 			days, secs, us := normTimeDelta(int64(d.Days), int64(d.Seconds), int64(d.Microseconds))
 			return appendTimeDeltaRepr(dst, days, secs, us)
 		}
 	case KindTimeZone:
-		if z, ok := n.Ext.(*TimeZone); ok {
+		if z, ok := n.Ext().(*TimeZone); ok {
 			return appendTimeZoneRepr(dst, z.Offset, z.Name)
 		}
 	case KindException:
-		if e, ok := n.Ext.(*Exception); ok {
+		if e, ok := n.Ext().(*Exception); ok {
 			// BaseException.__repr__ uses the bare class name, without
 			// the module: JSONDecodeError(...), not json.JSONDecodeError(...).
 			name := e.Type
@@ -509,7 +509,7 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 			return append(dst, ')')
 		}
 	case KindType:
-		if t, ok := n.Ext.(*Type); ok {
+		if t, ok := n.Ext().(*Type); ok {
 			name := t.Name
 			if t.Origin == OriginBuiltin {
 				name = builtinTypeQualName(name)
@@ -517,31 +517,31 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 			return appendClassRepr(dst, name)
 		}
 	case KindFunction:
-		if f, ok := n.Ext.(*Function); ok {
+		if f, ok := n.Ext().(*Function); ok {
 			dst = append(dst, "<function "...)
 			dst = append(dst, f.Name...)
 			return append(dst, '>')
 		}
 	case KindBuiltinFunction:
-		if n.Text == "object.__setattr__" {
+		if n.Text() == "object.__setattr__" {
 			return append(dst, "<slot wrapper '__setattr__' of 'object' objects>"...)
 		}
-		if builtinClasses[n.Text] {
-			return appendClassRepr(dst, n.Text)
+		if builtinClasses[n.Text()] {
+			return appendClassRepr(dst, n.Text())
 		}
 		dst = append(dst, "<built-in function "...)
-		dst = append(dst, n.Text...)
+		dst = append(dst, n.Text()...)
 		return append(dst, '>')
 	case KindPath:
 		dst = append(dst, "PosixPath("...)
-		dst = appendStrRepr(dst, posixPathString(n.Text))
+		dst = appendStrRepr(dst, posixPathString(n.Text()))
 		return append(dst, ')')
 	case KindFileHandle:
-		if f, ok := n.Ext.(*FileHandle); ok {
+		if f, ok := n.Ext().(*FileHandle); ok {
 			return appendFileRepr(dst, f)
 		}
 	case KindRepr, KindCycle:
-		return append(dst, n.Text...)
+		return append(dst, n.Text()...)
 	}
 	dst = append(dst, "<invalid "...)
 	dst = append(dst, n.Kind.String()...)

@@ -204,8 +204,8 @@ func (d *decoder) any(id, parent NodeID, depth int) (any, error) {
 }
 
 func (d *decoder) items(n *Node, id NodeID, depth int) ([]any, error) {
-	out := make([]any, len(n.Refs))
-	for i, r := range n.Refs {
+	out := make([]any, len(n.Refs()))
+	for i, r := range n.Refs() {
 		v, err := d.any(r, id, depth+1)
 		if err != nil {
 			return nil, atPath(err, "["+strconv.Itoa(i)+"]")
@@ -240,9 +240,9 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 	case KindFloat:
 		return n.Float(), nil
 	case KindStr:
-		return n.Text, nil
+		return n.Text(), nil
 	case KindBytes:
-		b, ok := n.Ext.([]byte)
+		b, ok := n.Ext().([]byte)
 		if !ok {
 			return nil, missingPayload(n)
 		}
@@ -261,7 +261,7 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 	case KindDict:
 		return d.dict(n, id, depth)
 	case KindNamedTuple:
-		nt, ok := n.Ext.(*NamedTuple)
+		nt, ok := n.Ext().(*NamedTuple)
 		if !ok {
 			return nil, missingPayload(n)
 		}
@@ -271,13 +271,13 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 		}
 		return NamedTupleValue{TypeName: nt.TypeName, Fields: slices.Clone(nt.FieldNames), Values: v}, nil
 	case KindDate:
-		x, ok := n.Ext.(*Date)
+		x, ok := n.Ext().(*Date)
 		if !ok {
 			return nil, missingPayload(n)
 		}
 		return *x, nil
 	case KindTime:
-		x, ok := n.Ext.(*Time)
+		x, ok := n.Ext().(*Time)
 		if !ok {
 			return nil, missingPayload(n)
 		}
@@ -285,7 +285,7 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 		c.Offset, c.TZName = clonePtr(x.Offset), clonePtr(x.TZName)
 		return c, nil
 	case KindDateTime:
-		x, ok := n.Ext.(*DateTime)
+		x, ok := n.Ext().(*DateTime)
 		if !ok {
 			return nil, missingPayload(n)
 		}
@@ -294,7 +294,7 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 		}
 		return awareTime(x), nil
 	case KindTimeDelta:
-		x, ok := n.Ext.(*TimeDelta)
+		x, ok := n.Ext().(*TimeDelta)
 		if !ok {
 			return nil, missingPayload(n)
 		}
@@ -304,13 +304,13 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 		}
 		return dur, nil
 	case KindTimeZone:
-		x, ok := n.Ext.(*TimeZone)
+		x, ok := n.Ext().(*TimeZone)
 		if !ok {
 			return nil, missingPayload(n)
 		}
 		return TimeZone{Offset: x.Offset, Name: clonePtr(x.Name)}, nil
 	case KindException:
-		x, ok := n.Ext.(*Exception)
+		x, ok := n.Ext().(*Exception)
 		if !ok {
 			return nil, missingPayload(n)
 		}
@@ -318,7 +318,7 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 	case KindType:
 		return d.class(n, id, depth)
 	case KindClassInstance:
-		ci, ok := n.Ext.(*ClassInstance)
+		ci, ok := n.Ext().(*ClassInstance)
 		if !ok {
 			return nil, missingPayload(n)
 		}
@@ -339,25 +339,25 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 		}
 		return ObjectValue{Class: c, InstanceID: ci.InstanceID, Attrs: attrs}, nil
 	case KindFunction:
-		x, ok := n.Ext.(*Function)
+		x, ok := n.Ext().(*Function)
 		if !ok {
 			return nil, missingPayload(n)
 		}
 		return Function{Name: x.Name, Docstring: clonePtr(x.Docstring)}, nil
 	case KindBuiltinFunction:
-		return BuiltinFunctionValue(n.Text), nil
+		return BuiltinFunctionValue(n.Text()), nil
 	case KindPath:
-		return PathValue(n.Text), nil
+		return PathValue(n.Text()), nil
 	case KindFileHandle:
-		x, ok := n.Ext.(*FileHandle)
+		x, ok := n.Ext().(*FileHandle)
 		if !ok {
 			return nil, missingPayload(n)
 		}
 		return *x, nil
 	case KindRepr:
-		return ReprValue(n.Text), nil
+		return ReprValue(n.Text()), nil
 	case KindCycle:
-		return CycleValue(n.Text), nil
+		return CycleValue(n.Text()), nil
 	}
 	return nil, toGoErr(n.Kind, anyType, "unknown node kind")
 }
@@ -372,20 +372,20 @@ func clonePtr[T any](p *T) *T {
 
 func (d *decoder) dict(n *Node, id NodeID, depth int) (any, error) {
 	allStr := true
-	for i := 0; i+1 < len(n.Refs); i += 2 {
-		if k := n.Refs[i]; int(k) >= len(d.g.Nodes) || d.g.Nodes[k].Kind != KindStr {
+	for i := 0; i+1 < len(n.Refs()); i += 2 {
+		if k := n.Refs()[i]; int(k) >= len(d.g.Nodes) || d.g.Nodes[k].Kind != KindStr {
 			allStr = false
 			break
 		}
 	}
 	if allStr {
-		m := make(map[string]any, len(n.Refs)/2)
-		for i := 0; i+1 < len(n.Refs); i += 2 {
-			if _, err := d.node(n.Refs[i], id, anyType, depth+1); err != nil {
+		m := make(map[string]any, len(n.Refs())/2)
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			if _, err := d.node(n.Refs()[i], id, anyType, depth+1); err != nil {
 				return nil, err
 			}
-			k := d.g.Nodes[n.Refs[i]].Text
-			v, err := d.any(n.Refs[i+1], id, depth+1)
+			k := d.g.Nodes[n.Refs()[i]].Text()
+			v, err := d.any(n.Refs()[i+1], id, depth+1)
 			if err != nil {
 				return nil, atPath(err, "["+strconv.Quote(k)+"]")
 			}
@@ -393,13 +393,13 @@ func (d *decoder) dict(n *Node, id NodeID, depth int) (any, error) {
 		}
 		return m, nil
 	}
-	out := make(DictValue, 0, len(n.Refs)/2)
-	for i := 0; i+1 < len(n.Refs); i += 2 {
-		k, err := d.any(n.Refs[i], id, depth+1)
+	out := make(DictValue, 0, len(n.Refs())/2)
+	for i := 0; i+1 < len(n.Refs()); i += 2 {
+		k, err := d.any(n.Refs()[i], id, depth+1)
 		if err != nil {
 			return nil, atPath(err, "[key "+strconv.Itoa(i/2)+"]")
 		}
-		v, err := d.any(n.Refs[i+1], id, depth+1)
+		v, err := d.any(n.Refs()[i+1], id, depth+1)
 		if err != nil {
 			return nil, atPath(err, "["+strconv.Itoa(i/2)+"]")
 		}
@@ -423,15 +423,15 @@ func (d *decoder) attrs(ps []Pair, id NodeID, depth int) ([]Attr, error) {
 		}
 		v, err := d.any(p.Value, id, depth+1)
 		if err != nil {
-			return nil, atPath(err, "."+kn.Text)
+			return nil, atPath(err, "."+kn.Text())
 		}
-		out[i] = Attr{Name: kn.Text, Value: v}
+		out[i] = Attr{Name: kn.Text(), Value: v}
 	}
 	return out, nil
 }
 
 func (d *decoder) class(n *Node, id NodeID, depth int) (ClassValue, error) {
-	t, ok := n.Ext.(*Type)
+	t, ok := n.Ext().(*Type)
 	if !ok {
 		return ClassValue{}, missingPayload(n)
 	}
@@ -540,7 +540,7 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 	switch t.Kind() {
 	case reflect.Slice:
 		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
-			b, _ := n.Ext.([]byte)
+			b, _ := n.Ext().([]byte)
 			s := reflect.MakeSlice(t, len(b), len(b))
 			setBytes(s, b)
 			v.Set(s)
@@ -549,15 +549,15 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 		if !isSequence(n.Kind) {
 			return fail("")
 		}
-		s := reflect.MakeSlice(t, len(n.Refs), len(n.Refs))
+		s := reflect.MakeSlice(t, len(n.Refs()), len(n.Refs()))
 		if d.fastItems(t.Elem(), depth) {
-			if err := d.scalarItems(n.Refs, id, s, t.Elem(), depth); err != nil {
+			if err := d.scalarItems(n.Refs(), id, s, t.Elem(), depth); err != nil {
 				return err
 			}
 			v.Set(s)
 			return nil
 		}
-		for i, r := range n.Refs {
+		for i, r := range n.Refs() {
 			if err := d.decode(r, id, s.Index(i), depth+1); err != nil {
 				return atPath(err, "["+strconv.Itoa(i)+"]")
 			}
@@ -566,7 +566,7 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 		return nil
 	case reflect.Array:
 		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
-			b, _ := n.Ext.([]byte)
+			b, _ := n.Ext().([]byte)
 			if len(b) != t.Len() {
 				return fail(fmt.Sprintf("%d bytes do not fit an array of %d", len(b), t.Len()))
 			}
@@ -576,13 +576,13 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 		if !isSequence(n.Kind) {
 			return fail("")
 		}
-		if len(n.Refs) != t.Len() {
-			return fail(fmt.Sprintf("%d items do not fit an array of %d", len(n.Refs), t.Len()))
+		if len(n.Refs()) != t.Len() {
+			return fail(fmt.Sprintf("%d items do not fit an array of %d", len(n.Refs()), t.Len()))
 		}
 		if d.fastItems(t.Elem(), depth) && v.CanAddr() {
-			return d.scalarItems(n.Refs, id, v, t.Elem(), depth)
+			return d.scalarItems(n.Refs(), id, v, t.Elem(), depth)
 		}
-		for i, r := range n.Refs {
+		for i, r := range n.Refs() {
 			if err := d.decode(r, id, v.Index(i), depth+1); err != nil {
 				return atPath(err, "["+strconv.Itoa(i)+"]")
 			}
@@ -681,7 +681,7 @@ func setScalar(n *Node, v reflect.Value, t reflect.Type) error {
 		if n.Kind != KindStr && n.Kind != KindPath {
 			return fail("")
 		}
-		v.SetString(n.Text)
+		v.SetString(n.Text())
 		return nil
 	}
 	return fail("unsupported destination type")
@@ -715,31 +715,31 @@ type entry struct {
 func (d *decoder) entries(n *Node, id NodeID, t reflect.Type, depth int) ([]entry, bool, error) {
 	switch n.Kind {
 	case KindDict:
-		es := make([]entry, 0, len(n.Refs)/2)
-		for i := 0; i+1 < len(n.Refs); i += 2 {
-			kn, err := d.node(n.Refs[i], id, t, depth+1)
+		es := make([]entry, 0, len(n.Refs())/2)
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			kn, err := d.node(n.Refs()[i], id, t, depth+1)
 			if err != nil {
 				return nil, true, err
 			}
-			e := entry{key: n.Refs[i], value: n.Refs[i+1]}
+			e := entry{key: n.Refs()[i], value: n.Refs()[i+1]}
 			if kn.Kind == KindStr {
-				e.name, e.named = kn.Text, true
+				e.name, e.named = kn.Text(), true
 			}
 			es = append(es, e)
 		}
 		return es, true, nil
 	case KindNamedTuple:
-		nt, ok := n.Ext.(*NamedTuple)
-		if !ok || len(nt.FieldNames) != len(n.Refs) {
+		nt, ok := n.Ext().(*NamedTuple)
+		if !ok || len(nt.FieldNames) != len(n.Refs()) {
 			return nil, true, toGoErr(n.Kind, t, "field names and values differ in length")
 		}
-		es := make([]entry, len(n.Refs))
-		for i, r := range n.Refs {
+		es := make([]entry, len(n.Refs()))
+		for i, r := range n.Refs() {
 			es[i] = entry{name: nt.FieldNames[i], named: true, value: r}
 		}
 		return es, false, nil
 	case KindClassInstance:
-		ci, ok := n.Ext.(*ClassInstance)
+		ci, ok := n.Ext().(*ClassInstance)
 		if !ok {
 			return nil, false, toGoErr(n.Kind, t, "the node has no payload")
 		}
@@ -752,7 +752,7 @@ func (d *decoder) entries(n *Node, id NodeID, t reflect.Type, depth int) ([]entr
 			if kn.Kind != KindStr {
 				return nil, false, toGoErr(kn.Kind, t, "an attribute name must be a str")
 			}
-			es[i] = entry{name: kn.Text, named: true, value: p.Value}
+			es[i] = entry{name: kn.Text(), named: true, value: p.Value}
 		}
 		return es, false, nil
 	}
@@ -803,17 +803,17 @@ func (d *decoder) decodeStruct(n *Node, id NodeID, v reflect.Value, depth int) e
 	if n.Kind == KindDict {
 		// As entries does, but without a slice: every key first, then the
 		// values in order.
-		for i := 0; i+1 < len(n.Refs); i += 2 {
-			if _, err := d.node(n.Refs[i], id, t, depth+1); err != nil {
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			if _, err := d.node(n.Refs()[i], id, t, depth+1); err != nil {
 				return err
 			}
 		}
-		for i := 0; i+1 < len(n.Refs); i += 2 {
-			kn := &d.g.Nodes[n.Refs[i]]
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			kn := &d.g.Nodes[n.Refs()[i]]
 			if kn.Kind != KindStr {
 				return toGoErr(kn.Kind, t, "a struct field name must be a str")
 			}
-			if err := d.structField(ti, n, id, v, kn.Text, n.Refs[i+1], depth); err != nil {
+			if err := d.structField(ti, n, id, v, kn.Text(), n.Refs()[i+1], depth); err != nil {
 				return err
 			}
 		}
@@ -891,7 +891,7 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 	fail := func(reason string) (bool, error) { return true, toGoErr(n.Kind, t, reason) }
 	switch t {
 	case timeType:
-		switch x := n.Ext.(type) {
+		switch x := n.Ext().(type) {
 		case *DateTime:
 			if n.Kind != KindDateTime {
 				return fail("")
@@ -912,7 +912,7 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		}
 		return fail("")
 	case durationType:
-		x, ok := n.Ext.(*TimeDelta)
+		x, ok := n.Ext().(*TimeDelta)
 		if n.Kind != KindTimeDelta || !ok {
 			return fail("")
 		}
@@ -943,7 +943,7 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		if n.Kind != KindStr {
 			return fail("")
 		}
-		u, err := ParseUUID(n.Text)
+		u, err := ParseUUID(n.Text())
 		if err != nil {
 			return fail("not a UUID")
 		}
@@ -964,13 +964,13 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		if n.Kind != KindDict {
 			return fail("")
 		}
-		out := make(DictValue, 0, len(n.Refs)/2)
-		for i := 0; i+1 < len(n.Refs); i += 2 {
-			k, err := d.any(n.Refs[i], id, depth+1)
+		out := make(DictValue, 0, len(n.Refs())/2)
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			k, err := d.any(n.Refs()[i], id, depth+1)
 			if err != nil {
 				return true, err
 			}
-			val, err := d.any(n.Refs[i+1], id, depth+1)
+			val, err := d.any(n.Refs()[i+1], id, depth+1)
 			if err != nil {
 				return true, err
 			}
@@ -979,7 +979,7 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		v.Set(reflect.ValueOf(out))
 		return true, nil
 	case reflect.TypeFor[DateTime]():
-		x, ok := n.Ext.(*DateTime)
+		x, ok := n.Ext().(*DateTime)
 		if n.Kind != KindDateTime || !ok {
 			return fail("")
 		}
@@ -988,7 +988,7 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		v.Set(reflect.ValueOf(c))
 		return true, nil
 	case reflect.TypeFor[TimeDelta]():
-		x, ok := n.Ext.(*TimeDelta)
+		x, ok := n.Ext().(*TimeDelta)
 		if n.Kind != KindTimeDelta || !ok {
 			return fail("")
 		}
@@ -1018,7 +1018,7 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 // decodeLocation stores a timezone into a *time.Location: time.UTC for
 // timezone.utc, a fixed zone otherwise.
 func (d *decoder) decodeLocation(n *Node, v reflect.Value) error {
-	x, ok := n.Ext.(*TimeZone)
+	x, ok := n.Ext().(*TimeZone)
 	if n.Kind != KindTimeZone || !ok {
 		return toGoErr(n.Kind, v.Type(), "")
 	}

@@ -92,6 +92,16 @@ func newObj[T any](d *decoder) (*T, error) {
 	return new(T), nil
 }
 
+// newExt charges and allocates one T as the payload of n.
+func newExt[T any](d *decoder, n *value.Node) error {
+	x, err := newObj[T](d)
+	if err != nil {
+		return err
+	}
+	n.SetExt(x)
+	return nil
+}
+
 // grow makes room for one more element in s by the protocol's vector rule,
 // charging the replacement allocation at the Go size of T.
 func grow[T any](d *decoder, s []T) ([]T, error) {

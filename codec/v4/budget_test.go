@@ -467,7 +467,7 @@ func TestValueAllocationsAreMeasuredIndependently(t *testing.T) {
 			return value.ClassInstanceNode(value.ClassInstance{Class: 2, InstanceID: uuidB, Attrs: []value.Pair{{Key: 0, Value: 1}}})
 		},
 		"bigint513": func(*value.Graph) value.Node {
-			return value.Node{Kind: value.KindBigInt, Ext: new(big.Int).Neg(new(big.Int).SetBytes(mag))}
+			return value.Node{Kind: value.KindBigInt}.WithExt(new(big.Int).Neg(new(big.Int).SetBytes(mag)))
 		},
 	}
 	for name, x := range cases {
