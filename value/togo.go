@@ -242,8 +242,8 @@ func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
 	case KindStr:
 		return n.Text(), nil
 	case KindBytes:
-		b, ok := n.Ext().([]byte)
-		if !ok {
+		b := n.Bytes()
+		if b == nil {
 			return nil, missingPayload(n)
 		}
 		return slices.Clone(b), nil
@@ -540,7 +540,7 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 	switch t.Kind() {
 	case reflect.Slice:
 		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
-			b, _ := n.Ext().([]byte)
+			b := n.Bytes()
 			s := reflect.MakeSlice(t, len(b), len(b))
 			setBytes(s, b)
 			v.Set(s)
@@ -566,7 +566,7 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 		return nil
 	case reflect.Array:
 		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
-			b, _ := n.Ext().([]byte)
+			b := n.Bytes()
 			if len(b) != t.Len() {
 				return fail(fmt.Sprintf("%d bytes do not fit an array of %d", len(b), t.Len()))
 			}

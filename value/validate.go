@@ -289,7 +289,7 @@ func CheckLeaf(n *Node) error {
 			return MissingField("BigInt")
 		}
 	case KindBytes:
-		if _, ok := n.Ext().([]byte); !ok {
+		if n.Bytes() == nil {
 			return MissingField("MontyNode.bytes")
 		}
 	case KindNamedTuple:

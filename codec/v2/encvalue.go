@@ -188,6 +188,12 @@ func (e *venc) prepare(g *value.Graph, frameCap int) error {
 	for idx := range g.Nodes {
 		i := value.NodeID(idx)
 		n := &g.Nodes[idx]
+		if n.Kind == value.KindInt {
+			// The commonest node: nothing to check, a varint to measure.
+			e.pl[i] = sizeVarint(protowire.EncodeZigZag(n.Int()))
+			e.dep[i] = 1
+			continue
+		}
 		if n.Kind == 10 {
 			return nodeErr(i, n.Kind, fmt.Errorf("protocol 2 has no uuid arm (MontyObject.kind 10)"))
 		}
@@ -209,8 +215,10 @@ func (e *venc) prepare(g *value.Graph, frameCap int) error {
 // its id (an all-zero uuid is a valid id, which value.CheckLeaf would take
 // for a missing one), and attrs are written whenever Attrs is non-nil.
 func checkNode(n *value.Node) error {
-	if t, ok := n.Ext().(*value.Type); ok && n.Kind == value.KindType {
-		return value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), t.Attrs != nil)
+	if n.Kind == value.KindType {
+		if t, ok := n.Ext().(*value.Type); ok {
+			return value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), t.Attrs != nil)
+		}
 	}
 	return value.CheckLeaf(n)
 }
@@ -239,6 +247,11 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet, value.KindNamedTuple:
 		m := 0
 		for _, r := range n.Refs() {
+			if r < i && e.g.Nodes[r].Kind == value.KindInt {
+				pl += 3 + e.pl[r] // sizeLD(e.body(r)) of an int; its depth is 1
+				m = max(m, 1)
+				continue
+			}
 			if err := e.checkRef(i, r); err != nil {
 				return 0, 0, err
 			}
@@ -485,6 +498,15 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
 		b = appendLen(b, arm, pl)
 		for _, r := range n.Refs() {
+			if e.g.Nodes[r].Kind == value.KindInt {
+				// What appendField writes for an int item, inline: field 1
+				// (length-delimited), its length, the int arm and the
+				// zigzag varint.
+				z := protowire.EncodeZigZag(e.g.Nodes[r].Int())
+				b = append(b, 0x0a, byte(1+protowire.SizeVarint(z)), byte(armInt<<3))
+				b = protowire.AppendVarint(b, z)
+				continue
+			}
 			b = e.appendField(b, 1, r)
 		}
 		return b
