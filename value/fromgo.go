@@ -97,7 +97,14 @@ func (enc *Encoder) Encode(g *Graph, v any) (NodeID, error) {
 	start := len(g.Nodes)
 	e := encoder{g: g, hook: enc.Hook, hookTypes: enc.HookTypes}
 	e.state.e = &e
-	id, err := e.encode(reflect.ValueOf(v), 0)
+	rv := reflect.ValueOf(v)
+	if enc.Hook == nil {
+		// Pre-size the graph when the value's shape tells its node count.
+		if n, ok := countNodes(rv, 0); ok {
+			g.reserveExact(n)
+		}
+	}
+	id, err := e.encode(rv, 0)
 	if err != nil {
 		clear(g.Nodes[start:])
 		g.Nodes = g.Nodes[:start]

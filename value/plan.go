@@ -110,6 +110,78 @@ func (g *Graph) reserve(n int) bool {
 	return true
 }
 
+// maxCountDepth bounds the nesting countNodes looks into.
+const maxCountDepth = 32
+
+// countNodes returns the number of nodes FromGo makes for v when that is
+// cheap to know from the shape of v (scalars, strings, bytes, and slices,
+// arrays, string-keyed maps and structs made of them); ok is false
+// otherwise. Values shared through slices are counted each time they
+// appear, so the count is exact unless the value shares storage.
+func countNodes(v reflect.Value, depth int) (n int, ok bool) {
+	if !v.IsValid() || depth > maxCountDepth {
+		return 0, false
+	}
+	t := v.Type()
+	ti := infoOf(t)
+	if ti.encScalar {
+		return 1, true
+	}
+	if ti.appender || ti.ptrAppender || ti.special != notSpecial {
+		return 0, false
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		et := t.Elem()
+		if et.Kind() == reflect.Uint8 && !elemEncodesItself(et) {
+			return 1, true
+		}
+		if infoOf(et).encScalar {
+			return v.Len() + 1, true
+		}
+		total := 1
+		for i := range v.Len() {
+			c, ok := countNodes(v.Index(i), depth+1)
+			if !ok {
+				return 0, false
+			}
+			total += c
+		}
+		return total, true
+	case reflect.Map:
+		if t.Key().Kind() == reflect.String && infoOf(t.Key()).encScalar && infoOf(t.Elem()).encScalar {
+			return 2*v.Len() + 1, true
+		}
+	case reflect.Struct:
+		total := 1
+		for i := range ti.fields {
+			f := &ti.fields[i]
+			fv, ok := fieldByIndex(v, f.Index)
+			if !ok || f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && isZeroValue(fv) {
+				continue
+			}
+			c, ok := countNodes(fv, depth+1)
+			if !ok {
+				return 0, false
+			}
+			total += 1 + c
+		}
+		return total, true
+	}
+	return 0, false
+}
+
+// reserveExact makes room for exactly n more nodes when the graph must
+// grow.
+func (g *Graph) reserveExact(n int) {
+	if cap(g.Nodes)-len(g.Nodes) >= n {
+		return
+	}
+	ns := make([]Node, len(g.Nodes), len(g.Nodes)+n)
+	copy(ns, g.Nodes)
+	g.Nodes = ns
+}
+
 // scalarItems appends a list (of kind k) of the plain scalars of slice or
 // array v, whose element type is et.
 func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth int) (NodeID, error) {

@@ -323,3 +323,27 @@ func containsNaN(v reflect.Value, depth int) bool {
 	}
 	return false
 }
+
+// TestFromGoPresizesExactly checks that FromGo sizes the graph to the node
+// count when the value's shape tells it, with no growth on the way.
+func TestFromGoPresizesExactly(t *testing.T) {
+	type row struct {
+		A int
+		B string `monty:"b,omitempty"`
+		C []float64
+		M map[string]int
+	}
+	for _, v := range []any{
+		[]int64{1, 2, 3}, []string{"a", "b"}, []byte("xyz"), 7,
+		[]row{{A: 1, C: []float64{1, 2}}, {A: 2, B: "x", M: map[string]int{"k": 1}}},
+		[][]int32{{1}, {2, 3}, nil},
+	} {
+		var g Graph
+		if _, err := FromGo(&g, v); err != nil {
+			t.Fatal(err)
+		}
+		if cap(g.Nodes) != len(g.Nodes) {
+			t.Errorf("%T: %d nodes in a graph of capacity %d", v, len(g.Nodes), cap(g.Nodes))
+		}
+	}
+}
