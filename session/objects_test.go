@@ -474,10 +474,26 @@ func TestHostObjectStoreReleasedOnReset(t *testing.T) {
 	for range 100 {
 		runtime.GC()
 		if k.Value() == nil {
-			return
+			break
 		}
 	}
-	t.Fatal("the Go value outlived the Reset")
+	if k.Value() != nil {
+		t.Fatal("the Go value outlived the Reset")
+	}
+	// Going back to a pool (Detach) releases them too.
+	if _, err := s.Run(bg, "w", WithFunctions(reg), WithInputs(Input{"w", &widget{}})); err != nil {
+		t.Fatal(err)
+	}
+	if s.objects().len() != 1 {
+		t.Fatal("input not registered")
+	}
+	if err := s.detach(bg); err != nil {
+		t.Fatal(err)
+	}
+	s.child.Kill() // the detached worker is ours now
+	if n := s.objects().len(); n != 0 {
+		t.Fatalf("store holds %d objects after Detach", n)
+	}
 }
 
 type inner struct {
