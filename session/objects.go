@@ -585,7 +585,9 @@ func (c *Call) decoder() *value.Decoder {
 	if c.r == nil {
 		return &value.Decoder{}
 	}
-	return &value.Decoder{Hook: c.hostArg, HookTypes: c.r.hostDestination}
+	r := c.r
+	r.decOnce.Do(func() { r.dec = value.Decoder{Hook: r.hostArg, HookTypes: r.hostDestination} })
+	return &r.dec
 }
 
 // hostDestination reports whether a value of type t may receive a host
@@ -605,16 +607,16 @@ func (r *runner) hostDestination(t reflect.Type) bool {
 // that is not one of the session's (a sandbox instance, or an unknown
 // uuid) is refused for a destination of a host class's Go type, rather
 // than decoded into a new Go value from its attributes.
-func (c *Call) hostArg(s *value.DecodeState, id value.NodeID, t reflect.Type) (v reflect.Value, ok bool, err error) {
+func (r *runner) hostArg(s *value.DecodeState, id value.NodeID, t reflect.Type) (v reflect.Value, ok bool, err error) {
 	g := s.Graph()
-	if c.r == nil || int(id) >= g.Len() {
+	if int(id) >= g.Len() {
 		return reflect.Value{}, false, nil
 	}
 	n := g.Node(id)
 	if n.Kind != value.KindClassInstance {
 		return reflect.Value{}, false, nil
 	}
-	st := c.r.store()
+	st := r.store()
 	if inst := st.lookupNode(g, n); inst != nil {
 		switch {
 		case inst.v.Type().AssignableTo(t):
@@ -633,7 +635,7 @@ func (c *Call) hostArg(s *value.DecodeState, id value.NodeID, t reflect.Type) (v
 	}
 	cls := st.classOf(indirect(t))
 	if cls == nil {
-		cls = c.r.o.funcs.classOf(indirect(t))
+		cls = r.o.funcs.classOf(indirect(t))
 	}
 	if cls != nil {
 		return reflect.Value{}, false, fmt.Errorf("the argument is not a %s object of this session", cls.name)
@@ -667,9 +669,25 @@ var (
 // of a class known to the session or its registry becomes an instance, at
 // any depth, as do *Class and Object values. On error g is left as it was.
 func (r *runner) encode(g *value.Graph, v any) (value.NodeID, error) {
+	if v == nil {
+		return value.FromGo(g, nil)
+	}
+	if t := reflect.TypeOf(v); scalarKind(t.Kind()) && !r.hostSource(t) {
+		return value.FromGo(g, v) // the common result: nothing to hook
+	}
 	b := &binding{r: r}
 	enc := value.Encoder{Hook: b.hook, HookTypes: r.hostSource}
 	return enc.Encode(g, v)
+}
+
+func scalarKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
 }
 
 // hostSource reports whether Go values of type t may be host objects.

@@ -131,6 +131,9 @@ type runner struct {
 	mu      sync.Mutex
 	futures map[uint32]*future
 	notify  chan struct{}
+
+	decOnce sync.Once
+	dec     value.Decoder // the arguments' decoder, with the host-object hook
 }
 
 type future struct {

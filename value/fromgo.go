@@ -96,9 +96,19 @@ type Encoder struct {
 func (enc *Encoder) Encode(g *Graph, v any) (NodeID, error) {
 	start := len(g.Nodes)
 	e := encoder{g: g, hook: enc.Hook, hookTypes: enc.HookTypes}
-	e.state.e = &e
-	rv := reflect.ValueOf(v)
-	if enc.Hook == nil {
+	if enc.Hook != nil {
+		// Only a hooked conversion needs a state for its hook (and so an
+		// encoder on the heap).
+		he := new(encoder)
+		*he = e
+		he.state = &EncodeState{e: he}
+		return he.run(g, reflect.ValueOf(v), start)
+	}
+	return e.run(g, reflect.ValueOf(v), start)
+}
+
+func (e *encoder) run(g *Graph, rv reflect.Value, start int) (NodeID, error) {
+	if e.hook == nil {
 		// Pre-size the graph when the value's shape tells its node count.
 		if n, ok := countNodes(rv, 0); ok {
 			g.reserveExact(n)
@@ -150,8 +160,8 @@ type encoder struct {
 
 	hook      EncodeHook
 	hookTypes func(reflect.Type) bool
-	hookSeen  map[reflect.Type]bool // hookTypes' answers
-	state     EncodeState
+	hookSeen  typeAnswers // hookTypes' answers
+	state     *EncodeState
 	slow      bool // no fast paths (the reference for the property tests)
 }
 
@@ -163,21 +173,13 @@ func (e *encoder) hooked(t reflect.Type) bool {
 	if e.hookTypes == nil {
 		return true
 	}
-	want, ok := e.hookSeen[t]
-	if !ok {
-		want = e.hookTypes(t)
-		if e.hookSeen == nil {
-			e.hookSeen = map[reflect.Type]bool{}
-		}
-		e.hookSeen[t] = want
-	}
-	return want
+	return e.hookSeen.ask(t, e.hookTypes)
 }
 
 func (e *encoder) callHook(v reflect.Value, depth int) (NodeID, bool, error) {
 	saved := e.state.depth
 	e.state.depth = depth
-	id, ok, err := e.hook(&e.state, v)
+	id, ok, err := e.hook(e.state, v)
 	e.state.depth = saved
 	if err != nil {
 		if _, isConv := err.(*ConversionError); !isConv {

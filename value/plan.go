@@ -80,6 +80,40 @@ func isScalarKind(k reflect.Kind) bool {
 	return false
 }
 
+// typeAnswers remembers a HookTypes filter's answers for one conversion:
+// a few inline, the rest in a map.
+type typeAnswers struct {
+	n     int
+	small [4]struct {
+		t    reflect.Type
+		want bool
+	}
+	more map[reflect.Type]bool
+}
+
+// ask returns f(t), calling f at most once per type.
+func (a *typeAnswers) ask(t reflect.Type, f func(reflect.Type) bool) bool {
+	for i := range a.n {
+		if a.small[i].t == t {
+			return a.small[i].want
+		}
+	}
+	if want, ok := a.more[t]; ok {
+		return want
+	}
+	want := f(t)
+	if a.n < len(a.small) {
+		a.small[a.n].t, a.small[a.n].want = t, want
+		a.n++
+	} else {
+		if a.more == nil {
+			a.more = map[reflect.Type]bool{}
+		}
+		a.more[t] = want
+	}
+	return want
+}
+
 // field returns the struct field named name: exactly, else
 // case-insensitively (the first in field order).
 func (ti *typeInfo) field(name string) *Field {

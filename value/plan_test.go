@@ -233,7 +233,6 @@ func encodeWith(slow bool, v any) (*Graph, NodeID, error) {
 	var g Graph
 	g.Add(Str("prefix")) // a graph that is not empty
 	e := encoder{g: &g, slow: slow}
-	e.state.e = &e
 	id, err := e.encode(reflect.ValueOf(v), 0)
 	return &g, id, finishErr(err)
 }
@@ -241,7 +240,6 @@ func encodeWith(slow bool, v any) (*Graph, NodeID, error) {
 func decodeWith(slow bool, g *Graph, id NodeID, t reflect.Type) (reflect.Value, error) {
 	dst := reflect.New(t)
 	d := decoder{g: g, slow: slow}
-	d.state.d = &d
 	err := finishErr(d.decode(id, maxParent, dst.Elem(), 0))
 	return dst.Elem(), err
 }

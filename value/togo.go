@@ -87,14 +87,18 @@ func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 		return &ConversionError{GoType: reflect.TypeOf(dst), Reason: "the destination must be a non-nil pointer"}
 	}
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
-	d.state.d = &d
+	if dec.Hook != nil {
+		d.state = &DecodeState{g: g}
+	}
 	return finishErr(d.decode(id, maxParent, rv.Elem(), 0))
 }
 
 // DecodeAny converts node id of g into a natural Go value, like [ToAny].
 func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
-	d.state.d = &d
+	if dec.Hook != nil {
+		d.state = &DecodeState{g: g}
+	}
 	v, err := d.any(id, maxParent, 0)
 	return v, finishErr(err)
 }
@@ -102,31 +106,23 @@ func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
 // DecodeState is one running [Decoder] conversion, as a hook sees it. It is
 // only valid during the hook's call.
 type DecodeState struct {
-	d *decoder
+	g *Graph
 }
 
 // Graph returns the graph being decoded.
-func (s *DecodeState) Graph() *Graph { return s.d.g }
+func (s *DecodeState) Graph() *Graph { return s.g }
 
 // hooked reports whether the hook wants to see destinations of type t.
 func (d *decoder) hooked(t reflect.Type) bool {
 	if d.hookTypes == nil {
 		return true
 	}
-	want, ok := d.hookSeen[t]
-	if !ok {
-		want = d.hookTypes(t)
-		if d.hookSeen == nil {
-			d.hookSeen = map[reflect.Type]bool{}
-		}
-		d.hookSeen[t] = want
-	}
-	return want
+	return d.hookSeen.ask(t, d.hookTypes)
 }
 
 // callHook asks the hook about node id for a value of type t.
 func (d *decoder) callHook(n *Node, id NodeID, t reflect.Type) (reflect.Value, bool, error) {
-	v, ok, err := d.hook(&d.state, id, t)
+	v, ok, err := d.hook(d.state, id, t)
 	if err != nil {
 		if _, isConv := err.(*ConversionError); !isConv {
 			err = &ConversionError{Kind: n.Kind, GoType: t, Reason: err.Error(), Err: err}
@@ -148,8 +144,8 @@ type decoder struct {
 
 	hook      DecodeHook
 	hookTypes func(reflect.Type) bool
-	hookSeen  map[reflect.Type]bool
-	state     DecodeState
+	hookSeen  typeAnswers
+	state     *DecodeState
 	slow      bool // no fast paths (the reference for the property tests)
 }
 
