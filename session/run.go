@@ -303,11 +303,10 @@ func (r *runner) ext(g *value.Graph, v any, err error) message.ExtResult {
 		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err)}
 	}
 	root, cerr := r.encode(g, v)
-	var limit *HostObjectLimitError
-	if errors.As(cerr, &limit) {
-		return message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError", limit.Error())}
-	}
 	if cerr != nil {
+		if limit := (*HostObjectLimitError)(nil); errors.As(cerr, &limit) {
+			return message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError", limit.Error())}
+		}
 		return message.ExtResult{Kind: message.ResultError,
 			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}
 	}

@@ -87,18 +87,12 @@ func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 		return &ConversionError{GoType: reflect.TypeOf(dst), Reason: "the destination must be a non-nil pointer"}
 	}
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
-	if dec.Hook != nil {
-		d.state = &DecodeState{g: g}
-	}
 	return finishErr(d.decode(id, maxParent, rv.Elem(), 0))
 }
 
 // DecodeAny converts node id of g into a natural Go value, like [ToAny].
 func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
-	if dec.Hook != nil {
-		d.state = &DecodeState{g: g}
-	}
 	v, err := d.any(id, maxParent, 0)
 	return v, finishErr(err)
 }
@@ -122,6 +116,9 @@ func (d *decoder) hooked(t reflect.Type) bool {
 
 // callHook asks the hook about node id for a value of type t.
 func (d *decoder) callHook(n *Node, id NodeID, t reflect.Type) (reflect.Value, bool, error) {
+	if d.state == nil {
+		d.state = &DecodeState{g: d.g} // made on the first call
+	}
 	v, ok, err := d.hook(d.state, id, t)
 	if err != nil {
 		if _, isConv := err.(*ConversionError); !isConv {

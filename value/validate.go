@@ -389,8 +389,9 @@ func (g *Graph) CheckStructure(roots ...NodeID) error {
 				return &ArenaError{fmt.Sprintf("value node %d references node %d, which is not below it", id, r)}
 			}
 		}
-		switch x := n.Ext().(type) {
-		case *Type:
+		switch n.pk {
+		case pkType:
+			x := (*Type)(n.p)
 			for _, p := range x.Attrs {
 				if p.Key >= id || p.Value >= id {
 					bad := p.Key
@@ -400,7 +401,8 @@ func (g *Graph) CheckStructure(roots ...NodeID) error {
 					return &ArenaError{fmt.Sprintf("value node %d references node %d, which is not below it", id, bad)}
 				}
 			}
-		case *ClassInstance:
+		case pkClassInstance:
+			x := (*ClassInstance)(n.p)
 			if x.Class >= id {
 				return &ArenaError{fmt.Sprintf("value node %d references node %d, which is not below it", id, x.Class)}
 			}

@@ -360,8 +360,10 @@ func (n *Node) Bytes() []byte {
 	return nil
 }
 
-// HasBytes reports whether the node's payload is bytes.
-func (n *Node) HasBytes() bool { return n.Bytes() != nil }
+// HasPayload reports whether the node holds a payload (text, bytes, items
+// or a payload struct) besides its Kind and Num. A node without one holds
+// no pointer.
+func (n *Node) HasPayload() bool { return n.pk != pkNone }
 
 // BigInt returns the payload of a KindBigInt node. The result must not be
 // modified.

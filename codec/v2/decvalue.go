@@ -1124,9 +1124,9 @@ func (d *dec) presize(p *pobj, n, per int) error {
 // It writes only the fields the slot needs: the decoder allocates every
 // node slice itself and never removes nodes, so the slot beyond the
 // length is still zero, and a scalar node then stores no pointer at all.
-// Copying whole nodes would cost a write barrier per pointer field of
-// every node whenever the garbage collector is marking, which it often is
-// while a large frame is being decoded. (The slot is checked anyway, so a
+// Copying a whole node writes its payload pointer, which costs a write
+// barrier whenever the garbage collector is marking, as it often is while
+// a large frame is being decoded. (The slot is checked anyway, so a
 // graph that arrives with a dirty tail is still written correctly.)
 func (d *dec) add(n value.Node) (value.NodeID, error) {
 	g := d.g
@@ -1141,15 +1141,10 @@ func (d *dec) add(n value.Node) (value.NodeID, error) {
 	}
 	g.Nodes = g.Nodes[:i+1] // writes the length only
 	slot := &g.Nodes[i]
-	slot.Kind, slot.Num = n.Kind, n.Num
-	if len(n.Text()) != 0 || len(slot.Text()) != 0 {
-		slot.SetText(n.Text())
-	}
-	if n.Refs() != nil || slot.Refs() != nil {
-		slot.SetRefs(n.Refs())
-	}
-	if n.Ext() != nil || slot.Ext() != nil {
-		slot.SetExt(n.Ext())
+	if n.HasPayload() || slot.HasPayload() {
+		*slot = n
+	} else {
+		slot.Kind, slot.Num = n.Kind, n.Num
 	}
 	return value.NodeID(i), nil
 }

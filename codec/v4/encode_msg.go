@@ -172,11 +172,13 @@ func graphErr(err error) error {
 func checkNodes(g *value.Graph) error {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		if t, ok := n.Ext().(*value.Type); ok && n.Kind == value.KindType {
-			if err := value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), len(t.Attrs) > 0); err != nil {
-				return err
+		if n.Kind == value.KindType {
+			if t, ok := n.Ext().(*value.Type); ok {
+				if err := value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), len(t.Attrs) > 0); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
 		}
 		if err := value.CheckLeaf(n); err != nil {
 			return err
