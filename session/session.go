@@ -156,14 +156,14 @@ type Session struct {
 	futures  map[uint32]struct{} // ids registered as external futures
 	restored bool                // the feed came from a dump: its futures are unknown
 
-	print   PrintFunc
-	preq    message.ParentRequest
-	wbuf    []byte
-	scratch value.Graph
-
-	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
+	print    PrintFunc
+	preq     message.ParentRequest
+	wbuf     []byte
+	scratch  value.Graph
 	wd       *time.Timer
 	wdBudget time.Duration
+
+	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
 }
 
 // Version returns the negotiated protocol version.
