@@ -3,6 +3,7 @@ module github.com/gomonty/monty
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/google/uuid v1.6.0
 	github.com/peterh/liner v1.2.3
 	go.opentelemetry.io/otel/trace v1.47.0

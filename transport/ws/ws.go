@@ -1,0 +1,579 @@
+// Package ws carries protocol frames over a WebSocket connection, the
+// transport of remote Monty workers.
+//
+// Each protocol message travels as one binary WebSocket message with no
+// length prefix: requests from the parent, events from the child. Both
+// directions are capped at the frame cap (256 MiB by default), checked before
+// a frame is sent and enforced as the read limit on receipt, so a peer
+// cannot make this side buffer more than one capped message.
+//
+// A [Conn] reads in a background goroutine for its whole life, so pings
+// from the peer are answered while the parent is idle between requests (a
+// keepalive server would otherwise drop the connection as vanished), and a
+// frame that arrives while no request is outstanding is visible through
+// [Conn.Pending]. Every way of closing a Conn sends a Close frame and waits a
+// bounded time (250 ms by default) for the peer's, because some load
+// balancers forward a Close frame but never a bare TCP disconnect.
+//
+// [Dial] opens the client side; [Accept] upgrades an HTTP request on the
+// server side. Both return a [Conn], which satisfies transport.Conn.
+package ws
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
+)
+
+var _ transport.Conn = (*Conn)(nil)
+
+// DefaultCloseWait is how long closing a Conn waits for the peer's Close
+// frame before dropping the socket.
+const DefaultCloseWait = 250 * time.Millisecond
+
+// Version is the gomonty version sent in the default User-Agent header,
+// "gomonty/<Version>".
+var Version = "dev"
+
+// DialOptions configures [Dial]. The zero value dials with the protocol's
+// frame cap, a 250 ms close wait and Go's default HTTP transport.
+type DialOptions struct {
+	// Header holds extra upgrade headers. They replace defaults of the same
+	// name (User-Agent, traceparent, tracestate).
+	Header http.Header
+	// HeaderFunc, when set, is called on every dial for headers that may
+	// change between dials (refreshed auth tokens). Its headers are applied
+	// after Header; for a name given more than once the last value wins.
+	HeaderFunc func(ctx context.Context) (http.Header, error)
+	// TraceHeaders, when set, returns the W3C traceparent and tracestate of
+	// the span in ctx ("" for none). They are sent unless Header or
+	// HeaderFunc sets the same names.
+	TraceHeaders func(ctx context.Context) (traceparent, tracestate string)
+	// TLSConfig is used for wss:// URLs when HTTPClient is nil.
+	TLSConfig *tls.Config
+	// NetDialer, when set, opens the TCP connection when HTTPClient is nil.
+	NetDialer *net.Dialer
+	// HTTPClient, when set, performs the upgrade request; TLSConfig and
+	// NetDialer are then ignored, and the close wait is the library's own
+	// (up to 5 s) since the socket is not in this package's hands.
+	HTTPClient *http.Client
+	// MaxFrameLen caps frame bodies in both directions; <= 0 means the
+	// protocol maximum (protocol.MaxFrameLen).
+	MaxFrameLen int
+	// CloseWait bounds the wait for the peer's Close frame; 0 means
+	// DefaultCloseWait.
+	CloseWait time.Duration
+}
+
+// AcceptOptions configures [Accept]. The zero value accepts with the
+// protocol's frame cap and a 250 ms close wait, and refuses cross-origin
+// browser requests.
+type AcceptOptions struct {
+	// MaxFrameLen caps frame bodies in both directions; <= 0 means the
+	// protocol maximum.
+	MaxFrameLen int
+	// CloseWait bounds the wait for the peer's Close frame; 0 means
+	// DefaultCloseWait.
+	CloseWait time.Duration
+	// OriginPatterns lists host patterns allowed as the Origin of browser
+	// requests (see github.com/coder/websocket AcceptOptions).
+	OriginPatterns []string
+}
+
+// HeaderError reports an upgrade header that is not a valid HTTP header
+// name or value. It is returned before any network I/O.
+type HeaderError struct {
+	Name  string
+	Value string
+}
+
+// Error renders "invalid header ...".
+func (e *HeaderError) Error() string {
+	if !validHeaderName(e.Name) {
+		return fmt.Sprintf("ws: invalid header name %q", e.Name)
+	}
+	return fmt.Sprintf("ws: invalid value for header %q", e.Name)
+}
+
+// DialError reports a failed dial or upgrade. StatusCode is the HTTP status
+// of a refused upgrade (for example 401, 429 or 503), 0 when no response
+// came; RetryAfter is the server's Retry-After hint, if any.
+type DialError struct {
+	URL        string
+	StatusCode int
+	RetryAfter time.Duration
+	Err        error
+}
+
+// Error renders "{url}: {err}".
+func (e *DialError) Error() string {
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("%s: upgrade refused with HTTP %d: %v", e.URL, e.StatusCode, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.URL, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *DialError) Unwrap() error { return e.Err }
+
+// ErrDisconnected is matched, through errors.Is, by every *CloseError.
+var ErrDisconnected = errors.New("ws: connection closed")
+
+// CloseError reports the end of a connection. Code and Reason come from the
+// peer's Close frame; Code is -1 when the connection dropped without one.
+// A normal closure (code 1000) also matches io.EOF, the clean end of a
+// transport.Conn.
+type CloseError struct {
+	Code   int
+	Reason string
+	// Err is the underlying read error.
+	Err error
+}
+
+// Error renders the close code and reason.
+func (e *CloseError) Error() string {
+	if e.Code < 0 {
+		return fmt.Sprintf("ws: connection dropped without a close frame: %v", e.Err)
+	}
+	if e.Reason == "" {
+		return fmt.Sprintf("ws: connection closed with code %d", e.Code)
+	}
+	return fmt.Sprintf("ws: connection closed with code %d: %s", e.Code, e.Reason)
+}
+
+// Is matches ErrDisconnected, and io.EOF for a normal closure.
+func (e *CloseError) Is(target error) bool {
+	return target == ErrDisconnected || (target == io.EOF && e.Code == int(websocket.StatusNormalClosure))
+}
+
+// Unwrap returns the underlying read error.
+func (e *CloseError) Unwrap() error { return e.Err }
+
+// ErrNotBinary reports a text message from the peer; the connection is
+// closed with the policy-violation code.
+var ErrNotBinary = errors.New("ws: peer sent a text message; frames travel as binary messages")
+
+// Conn is one WebSocket connection carrying protocol frames. It satisfies
+// transport.Conn: one goroutine may read while another writes, reads must
+// not overlap each other nor writes each other, and Close, CloseWith and
+// Pending are safe from any goroutine.
+type Conn struct {
+	c         *websocket.Conn
+	maxFrame  int
+	closeWait time.Duration
+
+	frames chan []byte
+	done   chan struct{} // closed when the read loop has ended
+	err    error         // the read loop's final error, set before done closes
+
+	closeOnce sync.Once
+	closeErr  error
+	closing   chan struct{}
+	local     atomic.Bool // closed by this side
+	raw       *rawConn    // the socket, when this package opened it
+}
+
+// rawConn records the network connection under a WebSocket so a close
+// handshake the peer never answers can be cut short.
+type rawConn struct {
+	mu sync.Mutex
+	c  net.Conn
+}
+
+func (r *rawConn) set(c net.Conn) {
+	r.mu.Lock()
+	r.c = c
+	r.mu.Unlock()
+}
+
+func (r *rawConn) close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	c := r.c
+	r.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+}
+
+// hijackRecorder passes an http.ResponseWriter through and records the
+// connection taken by the upgrade.
+type hijackRecorder struct {
+	http.ResponseWriter
+	raw *rawConn
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := h.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("ws: the http.ResponseWriter does not support hijacking")
+	}
+	c, rw, err := hj.Hijack()
+	if err == nil {
+		h.raw.set(c)
+	}
+	return c, rw, err
+}
+
+// Dial opens a WebSocket to rawURL (ws:// or wss://, used exactly as
+// given). Headers are validated before any network I/O.
+func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, &DialError{URL: rawURL, Err: err}
+	}
+	if u.Scheme != "ws" && u.Scheme != "wss" {
+		return nil, &DialError{URL: rawURL, Err: fmt.Errorf("scheme %q is not ws or wss", u.Scheme)}
+	}
+	h, err := upgradeHeader(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	client := opts.HTTPClient
+	var raw *rawConn
+	if client == nil {
+		d := opts.NetDialer
+		if d == nil {
+			d = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+		}
+		raw = &rawConn{}
+		client = &http.Client{Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := d.DialContext(ctx, network, addr)
+				if err == nil {
+					raw.set(c)
+				}
+				return c, err
+			},
+			DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := d.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				cfg := opts.TLSConfig.Clone()
+				if cfg == nil {
+					cfg = &tls.Config{}
+				}
+				if cfg.ServerName == "" {
+					host, _, _ := net.SplitHostPort(addr)
+					cfg.ServerName = host
+				}
+				tc := tls.Client(c, cfg)
+				if err := tc.HandshakeContext(ctx); err != nil {
+					c.Close()
+					return nil, err
+				}
+				raw.set(tc)
+				return tc, nil
+			},
+			TLSClientConfig:   opts.TLSConfig,
+			ForceAttemptHTTP2: false,
+			Proxy:             http.ProxyFromEnvironment,
+		}}
+	}
+	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{
+		HTTPClient: client,
+		HTTPHeader: h,
+	})
+	if err != nil {
+		de := &DialError{URL: rawURL, Err: err}
+		if resp != nil {
+			de.StatusCode = resp.StatusCode
+			de.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
+			if resp.Body != nil {
+				resp.Body.Close()
+			}
+		}
+		return nil, de
+	}
+	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
+	cn.raw = raw
+	return cn, nil
+}
+
+// Accept upgrades an HTTP request to a frame-carrying WebSocket. On
+// failure it has already written an HTTP error response.
+func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (*Conn, error) {
+	raw := &rawConn{}
+	c, err := websocket.Accept(&hijackRecorder{w, raw}, r, &websocket.AcceptOptions{OriginPatterns: opts.OriginPatterns})
+	if err != nil {
+		return nil, err
+	}
+	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
+	cn.raw = raw
+	return cn, nil
+}
+
+func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration) *Conn {
+	if maxFrame <= 0 || maxFrame > protocol.MaxFrameLen {
+		maxFrame = protocol.MaxFrameLen
+	}
+	if closeWait <= 0 {
+		closeWait = DefaultCloseWait
+	}
+	c.SetReadLimit(int64(maxFrame))
+	cn := &Conn{
+		c:         c,
+		maxFrame:  maxFrame,
+		closeWait: closeWait,
+		frames:    make(chan []byte, 1),
+		done:      make(chan struct{}),
+		closing:   make(chan struct{}),
+	}
+	go cn.readLoop()
+	return cn
+}
+
+// readLoop reads messages for the life of the connection, so control
+// frames (pings, the peer's Close) are handled even while no request is
+// outstanding.
+func (cn *Conn) readLoop() {
+	defer close(cn.done)
+	for {
+		typ, data, err := cn.c.Read(context.Background())
+		if err != nil {
+			cn.err = cn.classifyReadError(err)
+			return
+		}
+		if typ != websocket.MessageBinary {
+			cn.err = ErrNotBinary
+			go cn.closeWire(int(websocket.StatusPolicyViolation), "frames must be binary messages")
+			return
+		}
+		select {
+		case cn.frames <- data:
+		case <-cn.closing:
+			cn.err = net.ErrClosed
+			return
+		}
+	}
+}
+
+func (cn *Conn) classifyReadError(err error) error {
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return fmt.Errorf("ws: peer sent a message over the %d-byte frame cap: %w", cn.maxFrame, frame.ErrTooLarge)
+	}
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return &CloseError{Code: int(ce.Code), Reason: ce.Reason, Err: err}
+	}
+	return &CloseError{Code: -1, Err: err}
+}
+
+// ReadFrame returns the next frame body. After the peer's Close frame it
+// returns a *CloseError (which matches io.EOF for a normal closure); after
+// Close, net.ErrClosed.
+func (cn *Conn) ReadFrame() ([]byte, error) {
+	select {
+	case b := <-cn.frames:
+		return b, nil
+	default:
+	}
+	select {
+	case b := <-cn.frames:
+		return b, nil
+	case <-cn.done:
+		select {
+		case b := <-cn.frames:
+			return b, nil
+		default:
+		}
+		if cn.local.Load() {
+			return nil, net.ErrClosed
+		}
+		return nil, cn.err
+	}
+}
+
+// Pending reports how many received frames have not been read yet. Under
+// strict alternation it is 0 whenever no request is outstanding.
+func (cn *Conn) Pending() int { return len(cn.frames) }
+
+// WriteFrame sends body as one binary message. A body over the frame cap
+// is refused with a *frame.TooLargeError before anything is sent, and the
+// connection stays usable.
+func (cn *Conn) WriteFrame(body []byte) error {
+	if len(body) > cn.maxFrame {
+		return &frame.TooLargeError{Len: uint64(len(body)), Max: uint64(cn.maxFrame)}
+	}
+	if err := cn.c.Write(context.Background(), websocket.MessageBinary, body); err != nil {
+		select {
+		case <-cn.done:
+			if cn.err != nil {
+				return cn.err
+			}
+		default:
+		}
+		return &CloseError{Code: -1, Err: err}
+	}
+	return nil
+}
+
+// Close sends a normal-closure Close frame, waits for the peer's (at most
+// the close wait), then drops the socket. It is idempotent.
+func (cn *Conn) Close() error { return cn.CloseWith(int(websocket.StatusNormalClosure), "") }
+
+// CloseWith is Close with a chosen close code and reason (a reason longer
+// than 123 bytes is cut).
+func (cn *Conn) CloseWith(code int, reason string) error {
+	cn.local.Store(true)
+	cn.closeWire(code, reason)
+	<-cn.done
+	return cn.closeErr
+}
+
+// closeWire sends the Close frame once, waits at most the close wait for
+// the peer's, then drops the socket.
+func (cn *Conn) closeWire(code int, reason string) {
+	cn.closeOnce.Do(func() {
+		close(cn.closing)
+		if len(reason) > 123 {
+			reason = reason[:123]
+		}
+		finished := make(chan error, 1)
+		go func() { finished <- cn.c.Close(websocket.StatusCode(code), reason) }()
+		t := time.NewTimer(cn.closeWait)
+		select {
+		case err := <-finished:
+			t.Stop()
+			cn.closeErr = ignoreClosed(err)
+		case <-t.C:
+			cn.raw.close()
+			cn.c.CloseNow()
+			<-finished
+		}
+	})
+}
+
+func ignoreClosed(err error) error {
+	if err == nil || errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return nil
+	}
+	return err
+}
+
+// upgradeHeader builds and validates the upgrade headers of one dial.
+func upgradeHeader(ctx context.Context, opts DialOptions) (http.Header, error) {
+	h := http.Header{}
+	h.Set("User-Agent", "gomonty/"+Version)
+	if opts.TraceHeaders != nil {
+		tp, ts := opts.TraceHeaders(ctx)
+		if tp != "" {
+			h.Set("Traceparent", tp)
+			if ts != "" {
+				h.Set("Tracestate", ts)
+			}
+		}
+	}
+	apply := func(src http.Header) error {
+		for name, vals := range src {
+			if !validHeaderName(name) {
+				return &HeaderError{Name: name}
+			}
+			if len(vals) == 0 {
+				continue
+			}
+			v := vals[len(vals)-1] // last duplicate wins
+			if !validHeaderValue(v) {
+				return &HeaderError{Name: name, Value: v}
+			}
+			h.Set(name, v)
+		}
+		return nil
+	}
+	if err := apply(opts.Header); err != nil {
+		return nil, err
+	}
+	if opts.HeaderFunc != nil {
+		extra, err := opts.HeaderFunc(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("ws: header function: %w", err)
+		}
+		if err := apply(extra); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// ParseHeader parses a "Name: value" header line, as given to the CLI's
+// --header flag.
+func ParseHeader(line string) (name, value string, err error) {
+	name, value, ok := strings.Cut(line, ":")
+	name = strings.TrimSpace(name)
+	value = strings.TrimSpace(value)
+	if !ok || !validHeaderName(name) {
+		return "", "", &HeaderError{Name: name, Value: value}
+	}
+	if !validHeaderValue(value) {
+		return "", "", &HeaderError{Name: name, Value: value}
+	}
+	return name, value, nil
+}
+
+func parseRetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	var secs int
+	if _, err := fmt.Sscanf(v, "%d", &secs); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// validHeaderName reports whether s is an RFC 9110 field name (a token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether s is a valid field value: no control
+// characters other than horizontal tab, and no DEL.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,358 @@
+package ws
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/goleak"
+
+	"github.com/gomonty/monty/frame"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// peer is the server end of a test connection, driven by the test.
+type peer struct {
+	srv      *httptest.Server
+	conns    chan *websocket.Conn
+	header   chan http.Header
+	upgrades atomic.Int32
+}
+
+func newPeer(t *testing.T) *peer {
+	t.Helper()
+	p := &peer{conns: make(chan *websocket.Conn, 4), header: make(chan http.Header, 4)}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.upgrades.Add(1)
+		p.header <- r.Header.Clone()
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		c.SetReadLimit(-1)
+		p.conns <- c
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *peer) url() string { return "ws" + strings.TrimPrefix(p.srv.URL, "http") }
+
+func (p *peer) accept(t *testing.T) *websocket.Conn {
+	t.Helper()
+	select {
+	case c := <-p.conns:
+		t.Cleanup(func() { c.CloseNow() })
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("no connection reached the server")
+		return nil
+	}
+}
+
+func dial(t *testing.T, p *peer, opts DialOptions) (*Conn, *websocket.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, p.url(), opts)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, p.accept(t)
+}
+
+func ctx10(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestFramesBothWaysAtTheCap(t *testing.T) {
+	const limit = 4096
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{MaxFrameLen: limit})
+
+	atCap := bytes.Repeat([]byte{0xab}, limit)
+	if err := c.WriteFrame(atCap); err != nil {
+		t.Fatalf("WriteFrame at the cap: %v", err)
+	}
+	typ, got, err := s.Read(ctx10(t))
+	if err != nil || typ != websocket.MessageBinary || !bytes.Equal(got, atCap) {
+		t.Fatalf("server read %v %d bytes %v, want the binary frame", typ, len(got), err)
+	}
+
+	// One byte over: refused before sending, connection kept.
+	err = c.WriteFrame(make([]byte, limit+1))
+	var tl *frame.TooLargeError
+	if !errors.As(err, &tl) || tl.Len != limit+1 || tl.Max != limit {
+		t.Fatalf("WriteFrame over the cap = %v, want *frame.TooLargeError{%d, %d}", err, limit+1, limit)
+	}
+	if err := c.WriteFrame([]byte("after")); err != nil {
+		t.Fatalf("WriteFrame after a refusal: %v", err)
+	}
+	if _, got, err := s.Read(ctx10(t)); err != nil || string(got) != "after" {
+		t.Fatalf("server read %q %v; the refused frame must not have been sent", got, err)
+	}
+
+	// From the server: exactly the cap arrives, with no length prefix.
+	if err := s.Write(ctx10(t), websocket.MessageBinary, atCap); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.ReadFrame(); err != nil || !bytes.Equal(got, atCap) {
+		t.Fatalf("ReadFrame at the cap: %d bytes, %v", len(got), err)
+	}
+	if c.Pending() != 0 {
+		t.Fatalf("Pending = %d after reading everything", c.Pending())
+	}
+}
+
+func TestPeerOverTheCapIsRefused(t *testing.T) {
+	const limit = 1024
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{MaxFrameLen: limit})
+	go s.Write(context.Background(), websocket.MessageBinary, make([]byte, limit+1))
+	_, err := c.ReadFrame()
+	if !errors.Is(err, frame.ErrTooLarge) {
+		t.Fatalf("ReadFrame of an oversized message = %v, want frame.ErrTooLarge", err)
+	}
+}
+
+func TestTextMessageIsRefused(t *testing.T) {
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{})
+	if err := s.Write(ctx10(t), websocket.MessageText, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ReadFrame(); !errors.Is(err, ErrNotBinary) {
+		t.Fatalf("ReadFrame of a text message = %v, want ErrNotBinary", err)
+	}
+	// The server sees a policy-violation close.
+	_, _, err := s.Read(ctx10(t))
+	if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Fatalf("server read after a text message: %v, want close 1008", err)
+	}
+}
+
+func TestPingsAnsweredWhileIdle(t *testing.T) {
+	p := newPeer(t)
+	_, s := dial(t, p, DialOptions{})
+	// The server must keep reading for its own pong handling.
+	ctx := s.CloseRead(context.Background())
+	_ = ctx
+	for i := range 3 {
+		pctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := s.Ping(pctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("ping %d to an idle client: %v", i, err)
+		}
+	}
+}
+
+func TestPendingSeesUnsolicitedFrames(t *testing.T) {
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{})
+	if err := s.Write(ctx10(t), websocket.MessageBinary, []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Pending() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("an unsolicited frame never showed in Pending")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if b, err := c.ReadFrame(); err != nil || !bytes.Equal(b, []byte{1}) {
+		t.Fatalf("ReadFrame = %v %v", b, err)
+	}
+}
+
+func TestCloseSendsACloseFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		close  func(*Conn) error
+		code   websocket.StatusCode
+		reason string
+	}{
+		{"Close", (*Conn).Close, websocket.StatusNormalClosure, ""},
+		{"CloseWith", func(c *Conn) error { return c.CloseWith(4000, "abandoned") }, 4000, "abandoned"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPeer(t)
+			c, s := dial(t, p, DialOptions{})
+			got := make(chan error, 1)
+			go func() { _, _, err := s.Read(context.Background()); got <- err }()
+			if err := tc.close(c); err != nil {
+				t.Fatalf("close: %v", err)
+			}
+			err := <-got
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != tc.code || ce.Reason != tc.reason {
+				t.Fatalf("server saw %v, want close %d %q", err, tc.code, tc.reason)
+			}
+			if _, err := c.ReadFrame(); !errors.Is(err, net.ErrClosed) {
+				t.Fatalf("ReadFrame after Close = %v, want net.ErrClosed", err)
+			}
+			if err := c.Close(); err != nil {
+				t.Fatalf("second Close: %v", err)
+			}
+		})
+	}
+}
+
+func TestCloseWaitIsBounded(t *testing.T) {
+	p := newPeer(t)
+	c, _ := dial(t, p, DialOptions{CloseWait: 50 * time.Millisecond})
+	// The server never reads, so it never answers the Close frame; the
+	// library's own handshake wait is 5 s.
+	start := time.Now()
+	c.Close()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("Close against a silent peer took %v; the wait must be bounded by CloseWait", d)
+	}
+}
+
+func TestPeerCloseCodeAndDrop(t *testing.T) {
+	t.Run("close frame", func(t *testing.T) {
+		p := newPeer(t)
+		c, s := dial(t, p, DialOptions{})
+		go s.Close(4003, "memory limit")
+		_, err := c.ReadFrame()
+		var ce *CloseError
+		if !errors.As(err, &ce) || ce.Code != 4003 || ce.Reason != "memory limit" {
+			t.Fatalf("ReadFrame = %v, want CloseError 4003", err)
+		}
+		if !errors.Is(err, ErrDisconnected) || errors.Is(err, io.EOF) {
+			t.Fatalf("a 4003 close must match ErrDisconnected and not io.EOF: %v", err)
+		}
+	})
+	t.Run("normal closure is EOF", func(t *testing.T) {
+		p := newPeer(t)
+		c, s := dial(t, p, DialOptions{})
+		go s.Close(websocket.StatusNormalClosure, "")
+		if _, err := c.ReadFrame(); !errors.Is(err, io.EOF) {
+			t.Fatalf("ReadFrame after a normal closure = %v, want io.EOF", err)
+		}
+	})
+	t.Run("drop", func(t *testing.T) {
+		p := newPeer(t)
+		c, s := dial(t, p, DialOptions{})
+		s.CloseNow()
+		_, err := c.ReadFrame()
+		var ce *CloseError
+		if !errors.As(err, &ce) || ce.Code != -1 {
+			t.Fatalf("ReadFrame after a TCP drop = %v, want CloseError with code -1", err)
+		}
+	})
+}
+
+func TestUpgradeHeaders(t *testing.T) {
+	p := newPeer(t)
+	calls := 0
+	opts := DialOptions{
+		Header: http.Header{"X-Static": {"a"}, "X-Dup": {"first", "last"}},
+		HeaderFunc: func(ctx context.Context) (http.Header, error) {
+			calls++
+			return http.Header{"Authorization": {"Bearer t" + string(rune('0'+calls))}}, nil
+		},
+		TraceHeaders: func(context.Context) (string, string) {
+			return "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "k=v"
+		},
+	}
+	for want := 1; want <= 2; want++ {
+		c, _ := dial(t, p, opts)
+		h := <-p.header
+		for name, v := range map[string]string{
+			"User-Agent":    "gomonty/" + Version,
+			"X-Static":      "a",
+			"X-Dup":         "last",
+			"Authorization": "Bearer t" + string(rune('0'+want)),
+			"Traceparent":   "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+			"Tracestate":    "k=v",
+		} {
+			if got := h.Get(name); got != v {
+				t.Errorf("dial %d: header %s = %q, want %q", want, name, got, v)
+			}
+		}
+		c.Close()
+	}
+
+	// A header of the caller replaces a default of the same name.
+	opts.Header = http.Header{"User-Agent": {"mine/1"}}
+	c, _ := dial(t, p, opts)
+	if got := (<-p.header).Get("User-Agent"); got != "mine/1" {
+		t.Errorf("User-Agent = %q, want the caller's", got)
+	}
+	c.Close()
+}
+
+func TestInvalidHeadersFailBeforeIO(t *testing.T) {
+	p := newPeer(t)
+	for _, tc := range []struct {
+		name string
+		opts DialOptions
+	}{
+		{"bad name", DialOptions{Header: http.Header{"Bad Name": {"x"}}}},
+		{"bad value", DialOptions{Header: http.Header{"X-A": {"line\r\nbreak"}}}},
+		{"bad func value", DialOptions{HeaderFunc: func(context.Context) (http.Header, error) {
+			return http.Header{"Authorization": {"a\x00b"}}, nil
+		}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Dial(ctx10(t), p.url(), tc.opts)
+			var he *HeaderError
+			if !errors.As(err, &he) {
+				t.Fatalf("Dial = %v, want *HeaderError", err)
+			}
+		})
+	}
+	t.Run("func error", func(t *testing.T) {
+		boom := errors.New("token refresh failed")
+		_, err := Dial(ctx10(t), p.url(), DialOptions{HeaderFunc: func(context.Context) (http.Header, error) { return nil, boom }})
+		if !errors.Is(err, boom) {
+			t.Fatalf("Dial = %v, want the header function's error", err)
+		}
+	})
+	if n := p.upgrades.Load(); n != 0 {
+		t.Fatalf("%d requests reached the server; header errors must stop the dial before any I/O", n)
+	}
+}
+
+func TestRefusedUpgrade(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "7")
+		http.Error(w, "draining", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	_, err := Dial(ctx10(t), "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{})
+	var de *DialError
+	if !errors.As(err, &de) || de.StatusCode != 503 || de.RetryAfter != 7*time.Second {
+		t.Fatalf("Dial = %#v, want DialError 503 with Retry-After 7s", err)
+	}
+	if _, err := Dial(ctx10(t), "http://x", DialOptions{}); err == nil {
+		t.Fatal("an http:// URL must be refused")
+	}
+}
+
+func TestParseHeader(t *testing.T) {
+	n, v, err := ParseHeader("Authorization:  Bearer abc ")
+	if err != nil || n != "Authorization" || v != "Bearer abc" {
+		t.Fatalf("ParseHeader = %q %q %v", n, v, err)
+	}
+	for _, bad := range []string{"no colon", ": empty name", "Bad Name: x", "X: a\nb"} {
+		if _, _, err := ParseHeader(bad); err == nil {
+			t.Errorf("ParseHeader(%q) accepted", bad)
+		}
+	}
+}
