@@ -1,0 +1,289 @@
+package conform
+
+import (
+	"encoding/binary"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+)
+
+// Rules on framing, the version handshake, Configure and malformed input.
+
+// exitWithin bounds the wait for an exit the contract requires.
+const exitWithin = 5 * time.Second
+
+func refusal(v, supported uint32) string {
+	return (&protocol.UnsupportedVersionError{Requested: v, Supported: protocol.VersionRange{Min: supported, Max: supported}}).Error()
+}
+
+// prefix returns a 4-byte little-endian length prefix.
+func prefix(n uint32) []byte { return binary.LittleEndian.AppendUint32(nil, n) }
+
+// arm wraps body as ParentRequest arm n.
+func arm(n protowire.Number, body []byte) []byte {
+	b := protowire.AppendTag(nil, n, protowire.BytesType)
+	return protowire.AppendBytes(b, body)
+}
+
+func init() {
+	rule("framing.oversize-prefix-fatal-76", "contract §1, §9, §14; behaviour §1", both, NeedStream|NeedProcess,
+		"A length prefix above 256 MiB gets FatalError \"malformed request frame: frame of N bytes exceeds maximum of 268435456 bytes\" and exit 76, before any body arrives",
+		func(t *T) {
+			s := t.Fresh()
+			s.SendRaw(prefix(protocol.MaxFrameLen+1), "prefix 268435457")
+			s.Expect(s.Read(), "oversize prefix", fatal("malformed request frame: frame of 268435457 bytes exceeds maximum of 268435456 bytes"))
+			s.ExpectExit(76, exitWithin)
+		})
+
+	rule("framing.eof-in-prefix-fatal-76", "contract §1, §9; behaviour §1", both, NeedStream|NeedProcess,
+		"EOF inside a length prefix gets FatalError \"malformed request frame: stream ended mid-frame\" and exit 76",
+		func(t *T) {
+			s := t.Fresh()
+			s.SendRaw([]byte{5, 0}, "2 of 4 prefix bytes")
+			s.CloseInput()
+			s.Expect(s.Read(), "torn prefix", fatal("malformed request frame: stream ended mid-frame"))
+			s.ExpectExit(76, exitWithin)
+		})
+
+	rule("framing.eof-in-body-fatal-76", "contract §1, §9; behaviour §1", both, NeedStream|NeedProcess,
+		"EOF inside a frame body gets FatalError \"malformed request frame: stream ended mid-frame\" and exit 76",
+		func(t *T) {
+			s := t.Fresh()
+			s.SendRaw(append(prefix(10), 0x4a, 0x00, 0x00), "prefix 10, then 3 bytes")
+			s.CloseInput()
+			s.Expect(s.Read(), "torn body", fatal("malformed request frame: stream ended mid-frame"))
+			s.ExpectExit(76, exitWithin)
+		})
+
+	rule("framing.eof-at-boundary-exit-0", "contract §14; behaviour §1", both, NeedStream|NeedProcess,
+		"EOF on a frame boundary ends the worker cleanly: no event, exit 0",
+		func(t *T) {
+			s := t.Fresh()
+			s.CloseInput()
+			s.ExpectEOF("after EOF on a frame boundary")
+			s.ExpectExit(0, exitWithin)
+		})
+
+	rule("framing.eof-while-suspended-exit-0", "behaviour §1", both, NeedStream|NeedProcess,
+		"EOF on a frame boundary while suspended is still a clean exit 0",
+		func(t *T) {
+			s := t.Fresh()
+			s.Expect(s.Feed("foo()"), "Feed foo()", isCall)
+			s.CloseInput()
+			s.ExpectEOF("after EOF while suspended")
+			s.ExpectExit(0, exitWithin)
+		})
+
+	rule("framing.pipelined-requests", "behaviour §1", both, 0,
+		"Two requests written back to back are answered in order, one turn each",
+		func(t *T) {
+			s := t.Fresh()
+			s.Send(&message.Feed{Code: "1 + 1"})
+			s.Send(&message.Feed{Code: "2 + 2"})
+			s.Expect(s.Read(), "first pipelined Feed", completes("2"))
+			s.Expect(s.Read(), "second pipelined Feed", completes("4"))
+		})
+
+	rule("framing.empty-frame-no-kind", "contract §8; behaviour §5 (E11)", both, 0,
+		"A zero-length frame is a request with no kind: \"protocol violation: request has no kind\", unstamped",
+		func(t *T) {
+			s := t.Fresh()
+			s.SendBody(nil, "empty frame")
+			s.Expect(s.Read(), "empty frame", violation("protocol violation: request has no kind"), unstamped)
+		})
+
+	rule("framing.unknown-arm-no-kind", "contract §1; behaviour §5 (E11)", both, 0,
+		"A frame holding only an unknown field decodes with no kind and gets \"request has no kind\"; the session is unchanged",
+		func(t *T) {
+			s := t.Fresh()
+			s.Expect(s.Feed("x = 5"), "Feed x = 5", isComplete)
+			s.SendBody(arm(19, nil), "unknown arm 19")
+			s.Expect(s.Read(), "unknown arm", violation("protocol violation: request has no kind"), unstamped)
+			s.Expect(s.Feed("x"), "Feed x afterwards", completes("5"))
+		})
+
+	rule("framing.unknown-fields-skipped", "contract §1; behaviour §4", both, 0,
+		"Unknown fields inside a request are skipped",
+		func(t *T) {
+			s := t.Open()
+			b, _ := t.cd.AppendRequest(nil, &message.ParentRequest{Body: t.Config()})
+			// Field 99 (varint) appended inside the Configure arm.
+			_, _, payload, n := consumeBytes(b)
+			if n != len(b) {
+				t.Failf("internal: Configure did not encode as one field")
+			}
+			payload = protowire.AppendVarint(protowire.AppendTag(append([]byte(nil), payload...), 99, protowire.VarintType), 7)
+			s.SendBody(arm(1, payload), "Configure with unknown field 99")
+			s.Expect(s.Read(), "Configure with an unknown field", isOk)
+			s.Expect(s.Feed("1"), "Feed 1", completes("1"))
+		})
+
+	rule("framing.last-arm-wins", "contract §13; behaviour §4", both, 0,
+		"When a frame carries two request arms the last one wins (Feed then Reset acts as Reset)",
+		func(t *T) {
+			s := t.Fresh()
+			feed, _ := t.cd.AppendRequest(nil, &message.ParentRequest{Body: &message.Feed{Code: "1"}})
+			reset, _ := t.cd.AppendRequest(nil, &message.ParentRequest{Body: &message.Reset{}})
+			s.SendBody(append(feed, reset...), "Feed + Reset in one frame")
+			s.Expect(s.Read(), "Feed+Reset", isOk)
+			s.Expect(s.Feed("1"), "Feed after the Reset", violation("protocol violation: session has not been configured"))
+		})
+
+	rule("framing.trace-parent-accepted", "contract §1; behaviour §5", both, 0,
+		"ParentRequest.trace_parent (field 20), even before the arm, is accepted without effect",
+		func(t *T) {
+			s := t.Fresh()
+			tp := protowire.AppendString(protowire.AppendTag(nil, 20, protowire.BytesType), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+			feed, _ := t.cd.AppendRequest(nil, &message.ParentRequest{Body: &message.Feed{Code: "6 * 7"}})
+			s.SendBody(append(tp, feed...), "trace_parent then Feed")
+			s.Expect(s.Read(), "Feed with a leading trace_parent", completes("42"))
+		})
+
+	// --- Configure and the version handshake ---------------------------------
+	rule("configure.ok-unstamped", "contract §8; behaviour §6", both, 0,
+		"Configure at the worker's version is answered with exactly one Ok, which carries no stamps",
+		func(t *T) {
+			s := t.Open()
+			s.Expect(s.Turn(t.Config()), "Configure", isOk, noPrints, unstamped)
+		})
+
+	versionRule := func(id, title string, v func(t *T) uint32) {
+		rule(id, "contract §7; behaviour §5", both, NeedProcess, title, func(t *T) {
+			s := t.Open()
+			cfg := t.Config()
+			cfg.ProtocolVersion = v(t)
+			s.Expect(s.Turn(cfg), "Configure", fatal(refusal(cfg.ProtocolVersion, t.Version)), unstamped)
+			s.ExpectExit(4, exitWithin)
+		})
+	}
+	versionRule("configure.version-zero-rejected",
+		"Configure with protocol_version 0 (undeclared) gets the exact refusal FatalError and exit 4",
+		func(*T) uint32 { return 0 })
+	versionRule("configure.version-below-rejected",
+		"Configure with a version below the worker's gets the refusal with \"try updating to a newer client version\" and exit 4",
+		func(t *T) uint32 { return t.Version - 1 })
+	versionRule("configure.version-above-rejected",
+		"Configure with a version above the worker's gets the refusal with \"make sure you are using the correct client version\" and exit 4",
+		func(t *T) uint32 { return t.Version + 1 })
+
+	rule("configure.version-checked-before-state", "contract §7, §8", both, NeedProcess,
+		"The version check runs on every Configure before the state check: a bad version after a good Configure is still fatal (exit 4)",
+		func(t *T) {
+			s := t.Fresh()
+			cfg := t.Config()
+			cfg.ProtocolVersion = 0
+			s.Expect(s.Turn(cfg), "second Configure with version 0", fatal(refusal(0, t.Version)))
+			s.ExpectExit(4, exitWithin)
+		})
+
+	rule("configure.second-rejected", "contract §8; behaviour §5 (E1)", both, 0,
+		"A second Configure, even before any Feed, gets \"Configure while a session already exists\" and the first session stays",
+		func(t *T) {
+			s := t.Fresh()
+			s.Expect(s.Turn(t.Config()), "second Configure", violation("protocol violation: Configure while a session already exists"))
+			s.Expect(s.Feed("7"), "Feed after the refused Configure", completes("7"))
+		})
+
+	rule("configure.monty-version-unchecked", "contract §7; behaviour §5", both, 0,
+		"Configure.monty_version is informational: any value is accepted",
+		func(t *T) {
+			cfg := t.Config()
+			cfg.MontyVersion = "9.9.9-not-a-real-version"
+			s := t.FreshWith(cfg)
+			s.Expect(s.Feed("1"), "Feed 1", completes("1"))
+		})
+
+	// --- malformed requests ---------------------------------------------------
+	rule("malformed.request-keeps-session", "contract §9; behaviour §15", both, 0,
+		"An undecodable request body gets \"protocol violation: malformed request: failed to decode Protobuf message: …\", unstamped, and the session keeps its globals",
+		func(t *T) {
+			s := t.Fresh()
+			s.Expect(s.Feed("x = 41"), "Feed x = 41", isComplete)
+			s.SendBody([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "8 bytes of 0xff")
+			s.Expect(s.Read(), "garbage request", raisesLike("RuntimeError", "protocol violation: malformed request: failed to decode Protobuf message: "), unstamped)
+			s.Expect(s.Feed("x + 1"), "Feed x + 1 afterwards", completes("42"))
+		})
+
+	rule("malformed.invalid-utf8-code", "contract §2; behaviour §15", both, 0,
+		"A Feed whose code is not UTF-8 is refused as a malformed request naming \"invalid string value: data is not UTF-8 encoded\"",
+		func(t *T) {
+			s := t.Fresh()
+			code := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte{'1', 0xff, 0xfe})
+			s.SendBody(arm(3, code), "Feed with non-UTF-8 code")
+			s.Expect(s.Read(), "non-UTF-8 code", raisesLike("RuntimeError", "invalid string value: data is not UTF-8 encoded"))
+			s.Expect(s.Feed("2"), "Feed afterwards", completes("2"))
+		})
+
+	rule("malformed.wrong-wire-type", "behaviour §15", both, 0,
+		"A Feed.code sent as a varint is refused as a malformed request naming \"invalid wire type\"",
+		func(t *T) {
+			s := t.Fresh()
+			code := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 1)
+			s.SendBody(arm(3, code), "Feed.code as a varint")
+			s.Expect(s.Read(), "varint code", raisesLike("RuntimeError", "invalid wire type"))
+			s.Expect(s.Feed("3"), "Feed afterwards", completes("3"))
+		})
+
+	rule("malformed.truncated-submessage", "behaviour §15", both, 0,
+		"A request whose arm claims more bytes than the frame holds is refused as a malformed request (\"buffer underflow\")",
+		func(t *T) {
+			s := t.Fresh()
+			s.SendBody([]byte{0x1a, 0x40, 0x0a, 0x01, 'x'}, "Feed arm of 64 bytes holding 3")
+			s.Expect(s.Read(), "truncated arm", raisesLike("RuntimeError", "buffer underflow"))
+			s.Expect(s.Feed("4"), "Feed afterwards", completes("4"))
+		})
+
+	rule("malformed.decode-budget", "contract §2; behaviour §1", both, 0,
+		"A small frame that would decode into more than the 1 GiB budget is refused (\"frame exceeds decode memory budget\") and the worker survives",
+		func(t *T) {
+			s := t.Fresh()
+			s.SendBody(budgetBomb(t.Version), "a 48 MiB request of 24 Mi empty repeated entries")
+			s.Expect(s.Read(), "decode bomb", raisesLike("RuntimeError", "frame exceeds decode memory budget"))
+			s.Expect(s.Feed("5"), "Feed afterwards", completes("5"))
+		})
+}
+
+// consumeBytes splits a single length-delimited field.
+func consumeBytes(b []byte) (protowire.Number, protowire.Type, []byte, int) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 {
+		return 0, 0, nil, n
+	}
+	v, m := protowire.ConsumeBytes(b[n:])
+	if m < 0 {
+		return 0, 0, nil, m
+	}
+	return num, typ, v, n + m
+}
+
+// budgetBomb is a request of 24 Mi empty repeated entries (2 bytes each
+// on the wire, 48 MiB; 4 bytes and 80 MiB at protocol 2). Each entry costs the receiver a whole element
+// slot, so the geometric growth charges far more than 1 GiB before the
+// end: the decode must stop on its budget. At protocol 2 the entries are
+// int 0 MontyObject items of a list input; at protocol 4, empty FutureResult entries of a
+// ResumeFutures.
+func budgetBomb(v uint32) []byte {
+	const n = 24 << 20
+	items := make([]byte, 0, 2*n)
+	for range n {
+		items = append(items, 0x0a, 0x00)
+	}
+	if v != 2 {
+		return arm(6, items)
+	}
+	// 20 Mi int-0 items (4 bytes each, 80 MiB): the size the released
+	// worker was seen to refuse.
+	items = make([]byte, 0, 4*(20<<20))
+	for range 20 << 20 {
+		items = append(items, 0x0a, 0x02, 0x28, 0x00)
+	}
+	obj := protowire.AppendBytes(protowire.AppendTag(nil, 11, protowire.BytesType), items)
+	nv := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "v")
+	nv = protowire.AppendBytes(protowire.AppendTag(nv, 2, protowire.BytesType), obj)
+	feed := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "1")
+	feed = protowire.AppendBytes(protowire.AppendTag(feed, 2, protowire.BytesType), nv)
+	return arm(3, feed)
+}
