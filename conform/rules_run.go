@@ -24,7 +24,7 @@ func mustFromGo(g *value.Graph, v any) value.NodeID {
 	return id
 }
 
-func u64(v uint64) *uint64 { return &v }
+func u64(v uint64) *uint64  { return &v }
 func u32p(v uint32) *uint32 { return &v }
 
 func init() {
