@@ -37,6 +37,9 @@ func (t Target) Name() string {
 	if t.URL != "" {
 		return t.URL
 	}
+	if bin, err := worker.ResolveBinary(t.Binary); err == nil {
+		return bin
+	}
 	return t.Binary
 }
 

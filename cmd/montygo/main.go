@@ -44,6 +44,7 @@ func commands() []command {
 		{"decode", "decode a captured stream of frames to JSON lines", decodeCmd},
 		{"subprocess", "serve the worker protocol on stdin/stdout, relaying to a real worker", subprocessCmd},
 		{"version", "print the module, protocol and worker versions", versionCmd},
+		{"conform", "conformance kit: check a worker (conform worker) or a parent (conform parent)", conformCmd},
 	}
 }
 
