@@ -23,7 +23,7 @@ import (
 )
 
 // ParentOptions configure [RunParent]. The zero value runs every scenario
-// with a 20 s limit each.
+// with a 30 s limit each.
 type ParentOptions struct {
 	// Child is the argv prefix that starts the scripted child (a program
 	// that runs [ServeChild] on the remaining arguments); nil means this
@@ -35,7 +35,9 @@ type ParentOptions struct {
 	// Parallel bounds how many scenarios run at once; 0 means
 	// max(2, GOMAXPROCS).
 	Parallel int
-	// Timeout is the time the parent gets per scenario; 0 means 20 s.
+	// Timeout is the time the parent gets per scenario; 0 means 30 s (a
+	// parent without a start timeout then survives slow_start even when it
+	// spawns twice to negotiate the version).
 	Timeout time.Duration
 	// Protocol is the version the scripted child claims; 0 means the
 	// scenario's default (2 where the scenario is defined for it).
@@ -93,7 +95,7 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 	}
 	limit := opts.Timeout
 	if limit <= 0 {
-		limit = 20 * time.Second
+		limit = 30 * time.Second
 	}
 	slack := opts.MemorySlack
 	if slack <= 0 {

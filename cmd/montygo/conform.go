@@ -112,7 +112,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	run := fs.String("run", "", "only scenarios whose name matches this regular expression")
 	parallel := fs.Int("parallel", 0, "scenarios run at once (default: max(2, CPUs))")
-	limit := fs.Duration("scenario-timeout", 0, "time a parent gets per scenario (default 20s)")
+	limit := fs.Duration("scenario-timeout", 0, "time a parent gets per scenario (default 30s)")
 	proto := fs.Uint("protocol", 0, "protocol the scripted child claims (default: the scenario's, 2 where defined)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
