@@ -11,7 +11,7 @@ MONTY_BIN ?= $(CURDIR)/.monty/bin/monty
 FUZZTIME ?= 5s
 export MONTY_BIN
 
-.PHONY: all worker build run test vet lint unit unit-norace relay-suites fuzz-smoke bench generate-proto check-proto tidy-check
+.PHONY: all worker build run test vet lint unit unit-norace relay-suites conform fuzz-smoke bench generate-proto check-proto tidy-check
 
 all: build
 
@@ -28,7 +28,7 @@ run: worker build
 	./bin/montygo run examples/hello.py
 
 ## test: vet, race tests (incl. live-worker tests), generated-code check, lint, fuzz smoke
-test: worker vet check-proto tidy-check lint unit unit-norace relay-suites fuzz-smoke
+test: worker vet check-proto tidy-check lint unit unit-norace relay-suites conform fuzz-smoke
 
 vet:
 	$(GO) vet ./...
@@ -49,6 +49,11 @@ unit-norace: worker
 ## `montygo subprocess` as the worker, at protocol 4 and at protocol 2
 relay-suites: worker
 	@bash scripts/relay-suites.sh
+
+## conform: the conformance kit's worker rules against the released worker
+## (protocol 2); fails when any rule fails (see docs/CONFORMANCE.md)
+conform: worker build
+	./bin/montygo conform worker --worker $(MONTY_BIN) --protocol 2
 
 ## fuzz-smoke: run every fuzz target briefly
 fuzz-smoke:

@@ -283,8 +283,17 @@ func (s *S) Exit(within time.Duration) worker.Exit {
 	return ex
 }
 
-// ExpectExit requires exit status code within the given time.
+// ExpectExit requires exit status code within the given time. On a
+// target without a visible process it requires the connection to end
+// instead (the relay closes it when its worker exits).
 func (s *S) ExpectExit(code int, within time.Duration) {
+	if !s.t.target.process() {
+		ev, err := s.Next()
+		if err == nil {
+			s.t.Failf("expected the worker to go away (exit %d), got %s", code, describe(ev))
+		}
+		return
+	}
 	ex := s.Exit(within)
 	if ex.Code != code {
 		s.t.Failf("expected exit status %d (%s), got %s%s", code, protocol.ExitCode(code), ex, s.stderrNote())
@@ -335,7 +344,6 @@ var (
 	isOsCall     = isKind(message.KindOsCall)
 	isResolve    = isKind(message.KindResolveFutures)
 	isDumpResult = isKind(message.KindDumpResult)
-	isFatal      = isKind(message.KindFatalError)
 )
 
 // completes requires Complete whose value has the given repr.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,8 @@ import (
 
 	"github.com/gomonty/monty/conform"
 	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/internal/wsrelay"
+	"github.com/gomonty/monty/worker"
 )
 
 func TestMain(m *testing.M) {
@@ -264,5 +268,64 @@ func TestParentOverMontygoRun(t *testing.T) {
 	}
 	if (rep.Summary.Fail > 0) != (cmd.ProcessState.ExitCode() == 1) {
 		t.Errorf("exit status %d with %d failures", cmd.ProcessState.ExitCode(), rep.Summary.Fail)
+	}
+}
+
+// TestRemoteWorkerV2 runs the kit over a WebSocket, through the test relay
+// that bridges each connection to a fresh released worker: the same rules
+// pass, and those that need a byte stream or a visible process are skipped
+// with a reason.
+func TestRemoteWorkerV2(t *testing.T) {
+	t.Parallel()
+	bin := testenv.Worker(t)
+	relay := &wsrelay.Relay{Worker: worker.Config{Binary: bin}}
+	srv := httptest.NewServer(relay)
+	defer func() {
+		srv.Close()
+		relay.Wait()
+	}()
+	target := conform.Target{URL: "ws" + strings.TrimPrefix(srv.URL, "http"), Header: http.Header{"X-Conform": {"1"}}}
+	rep := run(t, target, 2, nil)
+	logReport(t, rep)
+	if got := rep.Failed(); !slices.Equal(got, releasedV2Failures) {
+		t.Errorf("failing rules over the relay %v, want exactly %v", got, releasedV2Failures)
+	}
+	skipped := 0
+	for _, r := range rep.Rules {
+		rule, _ := conform.Lookup(r.ID)
+		needs := rule.Needs != 0 && rule.AppliesTo(2)
+		if needs != (r.Status == conform.Skip && !strings.HasPrefix(r.Detail, "not defined")) {
+			t.Errorf("%s: %s (%s); rules needing a stream or a process must be skipped, and only they", r.ID, r.Status, r.Detail)
+		}
+		if needs {
+			skipped++
+		}
+	}
+	if rep.Summary.Pass < 60 {
+		t.Errorf("only %d rules passed over the relay", rep.Summary.Pass)
+	}
+	t.Logf("%d rules skipped for the transport", skipped)
+}
+
+// TestDocumentation checks that docs/CONFORMANCE.md lists every rule and
+// explains every expected failure.
+func TestDocumentation(t *testing.T) {
+	b, err := os.ReadFile("../docs/CONFORMANCE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, r := range conform.Rules() {
+		if !strings.Contains(doc, "| `"+r.ID+"` |") {
+			t.Errorf("docs/CONFORMANCE.md does not list rule %s", r.ID)
+		}
+	}
+	for _, id := range append(slices.Clone(releasedV2Failures), montygoRunFailures...) {
+		if !strings.Contains(doc, "`"+id+"`") {
+			t.Errorf("docs/CONFORMANCE.md does not explain the expected failure %s", id)
+		}
+	}
+	if n := len(conform.Rules()); n < 60 {
+		t.Errorf("%d rules, want at least 60", n)
 	}
 }

@@ -151,7 +151,7 @@ func init() {
 		})
 
 	versionRule := func(id, title string, v func(t *T) uint32) {
-		rule(id, "contract §7; behaviour §5", both, NeedProcess, title, func(t *T) {
+		rule(id, "contract §7; behaviour §5", both, 0, title, func(t *T) {
 			s := t.Open()
 			cfg := t.Config()
 			cfg.ProtocolVersion = v(t)
@@ -169,7 +169,7 @@ func init() {
 		"Configure with a version above the worker's gets the refusal with \"make sure you are using the correct client version\" and exit 4",
 		func(t *T) uint32 { return t.Version + 1 })
 
-	rule("configure.version-checked-before-state", "contract §7, §8", both, NeedProcess,
+	rule("configure.version-checked-before-state", "contract §7, §8", both, 0,
 		"The version check runs on every Configure before the state check: a bad version after a good Configure is still fatal (exit 4)",
 		func(t *T) {
 			s := t.Fresh()
@@ -198,12 +198,12 @@ func init() {
 
 	// --- malformed requests ---------------------------------------------------
 	rule("malformed.request-keeps-session", "contract §9; behaviour §15", both, 0,
-		"An undecodable request body gets \"protocol violation: malformed request: failed to decode Protobuf message: …\", unstamped, and the session keeps its globals",
+		"An undecodable request body gets \"protocol violation: malformed request: failed to decode Protobuf message: …\" and the session keeps its globals",
 		func(t *T) {
 			s := t.Fresh()
 			s.Expect(s.Feed("x = 41"), "Feed x = 41", isComplete)
 			s.SendBody([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "8 bytes of 0xff")
-			s.Expect(s.Read(), "garbage request", raisesLike("RuntimeError", "protocol violation: malformed request: failed to decode Protobuf message: "), unstamped)
+			s.Expect(s.Read(), "garbage request", raisesLike("RuntimeError", "protocol violation: malformed request: failed to decode Protobuf message: "))
 			s.Expect(s.Feed("x + 1"), "Feed x + 1 afterwards", completes("42"))
 		})
 
@@ -237,10 +237,10 @@ func init() {
 		})
 
 	rule("malformed.decode-budget", "contract §2; behaviour §1", both, 0,
-		"A small frame that would decode into more than the 1 GiB budget is refused (\"frame exceeds decode memory budget\") and the worker survives",
+		"A frame within the cap that would decode into more than the 1 GiB budget is refused (\"frame exceeds decode memory budget\") and the worker survives",
 		func(t *T) {
 			s := t.Fresh()
-			s.SendBody(budgetBomb(t.Version), "a 48 MiB request of 24 Mi empty repeated entries")
+			s.SendBody(budgetBomb(t.Version), "an 80 MiB request of tens of millions of tiny repeated entries")
 			s.Expect(s.Read(), "decode bomb", raisesLike("RuntimeError", "frame exceeds decode memory budget"))
 			s.Expect(s.Feed("5"), "Feed afterwards", completes("5"))
 		})
@@ -259,14 +259,14 @@ func consumeBytes(b []byte) (protowire.Number, protowire.Type, []byte, int) {
 	return num, typ, v, n + m
 }
 
-// budgetBomb is a request of 24 Mi empty repeated entries (2 bytes each
-// on the wire, 48 MiB; 4 bytes and 80 MiB at protocol 2). Each entry costs the receiver a whole element
+// budgetBomb is a request of 40 Mi empty repeated entries (2 bytes each
+// on the wire, 80 MiB; 20 Mi entries of 4 bytes at protocol 2). Each entry costs the receiver a whole element
 // slot, so the geometric growth charges far more than 1 GiB before the
 // end: the decode must stop on its budget. At protocol 2 the entries are
 // int 0 MontyObject items of a list input; at protocol 4, empty FutureResult entries of a
 // ResumeFutures.
 func budgetBomb(v uint32) []byte {
-	const n = 24 << 20
+	const n = 40 << 20
 	items := make([]byte, 0, 2*n)
 	for range n {
 		items = append(items, 0x0a, 0x00)

@@ -132,7 +132,7 @@ func init() {
 			}
 		})
 
-	rule("shutdown.ok-exit-0", "contract §8, §12; behaviour §14", both, NeedProcess,
+	rule("shutdown.ok-exit-0", "contract §8, §12; behaviour §14", both, 0,
 		"Shutdown answers an unstamped Ok and the worker exits 0",
 		func(t *T) {
 			s := t.Fresh()
@@ -141,7 +141,7 @@ func init() {
 			s.ExpectExit(0, exitWithin)
 		})
 
-	rule("shutdown.while-suspended", "behaviour §14", both, NeedProcess,
+	rule("shutdown.while-suspended", "behaviour §14", both, 0,
 		"Shutdown while suspended still answers Ok and exits 0",
 		func(t *T) {
 			s := t.Fresh()
@@ -150,7 +150,7 @@ func init() {
 			s.ExpectExit(0, exitWithin)
 		})
 
-	rule("shutdown.in-no-session", "contract §8; behaviour §5", both, NeedProcess,
+	rule("shutdown.in-no-session", "contract §8; behaviour §5", both, 0,
 		"Shutdown before any Configure answers Ok and exits 0",
 		func(t *T) {
 			s := t.Open()

@@ -458,10 +458,11 @@ func init() {
 	rule("print.flushed-before-suspension", "contract §11; behaviour §3", both, 0,
 		"Buffered output is flushed before a suspension: Print(\"before\\n\") then FunctionCall",
 		func(t *T) {
-			s := t.Fresh()
+			// A long interval: only the drain before the suspension can
+			// release the text.
 			cfg := t.Config()
 			cfg.PrintFlushIntervalMs = u32p(60000)
-			s = t.FreshWith(cfg)
+			s := t.FreshWith(cfg)
 			s.Expect(s.Feed("print('before')\nfoo()"), "Feed print; foo()", isCall, printed("before\n"))
 		})
 
@@ -576,7 +577,7 @@ func init() {
 			s.Expect(r, "five calls with max_suspensions 2", completes("5"))
 		})
 
-	rule("stamps.decode-errors-unstamped", "behaviour §6", both, 0,
+	rule("stamps.decode-errors-unstamped", "behaviour §6", only2, 0,
 		"Errors that come from frame decoding carry no stamps, even in Ready",
 		func(t *T) {
 			s := t.Fresh()

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gomonty/monty/internal/testenv"
+)
+
+// TestConformWorkerCLI runs `montygo conform worker` in-process: a passing
+// selection exits 0 with a JSON report in the kit's shape, and a
+// selection that fails (protocol 4 against the protocol 2 worker) exits 1
+// naming what came instead.
+func TestConformWorkerCLI(t *testing.T) {
+	bin := testenv.Worker(t)
+	var out, errb bytes.Buffer
+	code := mainArgs([]string{"conform", "worker", "--worker", bin, "--protocol", "2", "--json", "--run", `^(feed|lookup)\.`},
+		strings.NewReader(""), &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out.String(), errb.String())
+	}
+	var rep struct {
+		Target   string `json:"target"`
+		Protocol uint32 `json:"protocol"`
+		Rules    []struct {
+			ID, Title, Status, Detail string
+		} `json:"rules"`
+		Summary map[string]int `json:"summary"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if rep.Target != bin || rep.Protocol != 2 || len(rep.Rules) < 10 || rep.Summary["pass"] == 0 || rep.Summary["fail"] != 0 {
+		t.Errorf("report %+v", rep)
+	}
+	for _, r := range rep.Rules {
+		if !strings.HasPrefix(r.ID, "feed.") && !strings.HasPrefix(r.ID, "lookup.") || r.Title == "" {
+			t.Errorf("rule %+v outside the --run selection or untitled", r)
+		}
+	}
+
+	out.Reset()
+	errb.Reset()
+	code = mainArgs([]string{"conform", "worker", "--worker", bin, "--protocol", "4", "--run", `^feed\.complete-value$`},
+		strings.NewReader(""), &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "fail  feed.complete-value") || !strings.Contains(out.String(), "unsupported protocol version 4") {
+		t.Errorf("text report does not show the failure and its cause:\n%s", out.String())
+	}
+}
+
+func TestConformUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := mainArgs([]string{"conform"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("bare conform: exit %d, want 2", code)
+	}
+	if code := mainArgs([]string{"conform", "parent"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("conform parent without a command: exit %d, want 2", code)
+	}
+	if code := mainArgs([]string{"conform", "worker", "--worker", "x", "--remote", "ws://x"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("--worker with --remote: exit %d, want 2", code)
+	}
+}
