@@ -185,6 +185,12 @@ func (s *S) SendRaw(b []byte, what string) {
 	}
 }
 
+// closeOutput closes the parent's read end of the worker's output.
+func (s *S) closeOutput() {
+	s.t.noteStep("closing the worker's output")
+	_ = s.c.closeOutput()
+}
+
 // CloseInput closes the worker's input.
 func (s *S) CloseInput() {
 	s.t.noteStep("closing the worker's input")

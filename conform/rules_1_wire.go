@@ -77,6 +77,15 @@ func init() {
 			s.ExpectExit(0, exitWithin)
 		})
 
+	rule("framing.stdout-broken-exit-3", "contract §14", both, NeedStream|NeedProcess,
+		"When its stdout is gone (the parent closed the read end), the worker exits with status 3",
+		func(t *T) {
+			s := t.Fresh()
+			s.closeOutput()
+			s.Feed2("print('x')\n1")
+			s.ExpectExit(3, exitWithin)
+		})
+
 	rule("framing.pipelined-requests", "behaviour §1", both, 0,
 		"Two requests written back to back are answered in order, one turn each",
 		func(t *T) {

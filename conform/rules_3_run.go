@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -506,6 +507,30 @@ func init() {
 			}
 		})
 
+	rule("print.timer-releases-silent-output", "contract §11; behaviour §3", both, 0,
+		"With the default 5 ms interval, output is released while the code keeps running, not held until the turn ends",
+		func(t *T) {
+			s := t.Fresh()
+			sent := time.Now()
+			s.Feed2("print('early')\nn = 0\nfor i in range(3000000):\n    n += 1\nn")
+			ev, err := s.Next()
+			if err != nil {
+				t.Failf("expected Print, got %v", err)
+			}
+			printAt := time.Now()
+			if ev.Body.EventKind() != message.KindPrint {
+				t.Failf("expected Print(\"early\\n\") first, got %s", describe(ev))
+			}
+			s.Expect(s.Read(), "the rest of the turn", isComplete)
+			total, held := time.Since(sent), printAt.Sub(sent)
+			if total < 100*time.Millisecond {
+				t.Skipf("the loop ran too fast (%v) to tell a timer flush from the end-of-turn drain", total)
+			}
+			if held > total/2 {
+				t.Failf("expected the Print long before the end of a %v turn, got it after %v", total.Round(time.Millisecond), held.Round(time.Millisecond))
+			}
+		})
+
 	rule("print.unstamped", "contract §8; behaviour §6", both, 0,
 		"Print events carry none of the stamps (fields 20–23)",
 		func(t *T) {
@@ -575,6 +600,22 @@ func init() {
 				r = s.Turn(ret(callOf(r).CallID, 1))
 			}
 			s.Expect(r, "five calls with max_suspensions 2", completes("5"))
+		})
+
+	rule("stamps.restored-script-name-only-on-load", "contract §8; behaviour §6", both, 0,
+		"restored_script_name is set on the reply to a successful Load and on no later event",
+		func(t *T) {
+			a := t.Fresh()
+			st := dumpOf(t, a, "Dump")
+			b := t.Open()
+			r := b.Expect(b.Turn(&message.Load{State: st}), "Load", isOk)
+			if r.Event.RestoredScriptName == nil {
+				t.Failf("expected restored_script_name on the Load's Ok, got %s", describe(r.Event))
+			}
+			r = b.Expect(b.Feed("1"), "Feed after the Load", completes("1"))
+			if r.Event.RestoredScriptName != nil {
+				t.Failf("expected no restored_script_name after the Load's reply, got %s", describe(r.Event))
+			}
 		})
 
 	rule("stamps.decode-errors-unstamped", "behaviour §6", only2, 0,

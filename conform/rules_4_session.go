@@ -86,6 +86,38 @@ func init() {
 			b.Expect(b.Turn(ret(c2.CallID, 10)), "ResumeCall after Load", completes("11"))
 		})
 
+	rule("load.keeps-flush-interval", "contract §11", both, 0,
+		"The print flush interval is applied when Configure arrives, so a Load afterwards keeps it (line buffering stays on)",
+		func(t *T) {
+			a := t.Fresh()
+			st := dumpOf(t, a, "Dump")
+			cfg := t.Config()
+			cfg.PrintFlushIntervalMs = u32p(0)
+			b := t.FreshWith(cfg)
+			b.Expect(b.Turn(&message.Load{State: st}), "Load in Configured", isOk)
+			r := b.Expect(b.Feed("print('a')\nprint('b')"), "Feed two prints", isComplete, printed("a\nb\n"))
+			if len(r.Prints) != 2 {
+				t.Failf("expected two Print events (line buffering kept across the Load), got %d", len(r.Prints))
+			}
+		})
+
+	rule("load.execution-time-restored", "contract §8, §12; behaviour §6", both, 0,
+		"total_execution_micros survives Dump/Load: the Load's reply carries at least the time spent before the Dump",
+		func(t *T) {
+			a := t.Fresh()
+			r := a.Expect(a.Feed("n = 0\nfor i in range(20000):\n    n += i\nn"), "Feed a loop", isComplete)
+			before := r.Event.TotalExecutionMicros
+			if before == 0 {
+				t.Failf("expected total_execution_micros > 0 after running a loop, got %s", describe(r.Event))
+			}
+			st := dumpOf(t, a, "Dump")
+			b := t.Open()
+			r = b.Expect(b.Turn(&message.Load{State: st}), "Load", isOk)
+			if r.Event.TotalExecutionMicros < before {
+				t.Failf("expected total_execution_micros >= %d on the Load's Ok, got %s", before, describe(r.Event))
+			}
+		})
+
 	rule("load.garbage-rejected", "contract §12; behaviour §14", both, 0,
 		"Load of bytes that are not a dump gets \"protocol violation: failed to load session: …\" and a valid Load still works",
 		func(t *T) {
@@ -140,6 +172,26 @@ func init() {
 			s := t.FreshWith(cfg)
 			s.Expect(s.Feed("while True:\n    pass"), "Feed an endless loop", raisesLike("TimeoutError", "time limit exceeded"))
 			s.Expect(s.Turn(&message.Dump{}), "Dump afterwards", isDumpResult)
+		})
+
+	rule("limits.timeout-uncatchable", "contract §12", both, 0,
+		"The TimeoutError of max_duration_micros cannot be caught by sandbox code",
+		func(t *T) {
+			cfg := t.Config()
+			cfg.Limits = &message.ResourceLimits{MaxDurationMicros: u64(100_000)}
+			s := t.FreshWith(cfg)
+			s.Expect(s.Feed("try:\n    while True:\n        pass\nexcept BaseException:\n    r = 'caught'\nr"), "Feed a guarded endless loop",
+				raisesLike("TimeoutError", "time limit exceeded"))
+		})
+
+	rule("limits.recursion-error-catchable", "contract §12", both, 0,
+		"RecursionError, unlike the other resource errors, can be caught by sandbox code",
+		func(t *T) {
+			cfg := t.Config()
+			cfg.Limits = &message.ResourceLimits{MaxRecursionDepth: u64(50)}
+			s := t.FreshWith(cfg)
+			s.Expect(s.Feed("def r(n):\n    return r(n + 1)\ntry:\n    r(0)\n    v = 'no'\nexcept RecursionError:\n    v = 'caught'\nv"), "Feed guarded recursion",
+				completes("'caught'"))
 		})
 
 	rule("limits.memory-error", "contract §12; behaviour §13", both, 0,

@@ -56,6 +56,8 @@ type conn interface {
 	writeRaw(b []byte) error
 	// closeInput closes the worker's input side (EOF at the worker).
 	closeInput() error
+	// closeOutput closes the parent's end of the worker's output.
+	closeOutput() error
 	// wait waits for the process to exit (process targets only).
 	wait(ctx context.Context) (worker.Exit, error)
 	// kill ends the worker at once.
@@ -79,6 +81,7 @@ type remoteConn struct{ *ws.Conn }
 
 func (r *remoteConn) writeRaw([]byte) error { return errors.New("conform: raw bytes need a stream") }
 func (r *remoteConn) closeInput() error     { return r.Conn.Close() }
+func (r *remoteConn) closeOutput() error    { return r.Conn.Close() }
 func (r *remoteConn) wait(context.Context) (worker.Exit, error) {
 	return worker.Exit{Code: -1}, errNoProcess
 }
@@ -178,6 +181,8 @@ func (p *proc) writeRaw(b []byte) error {
 }
 
 func (p *proc) closeInput() error { return p.stdin.Close() }
+
+func (p *proc) closeOutput() error { return p.stdout.Close() }
 
 func (p *proc) wait(ctx context.Context) (worker.Exit, error) {
 	select {
