@@ -42,8 +42,11 @@ type ParentOptions struct {
 	// Protocol is the version the scripted child claims; 0 means the
 	// scenario's default (2 where the scenario is defined for it).
 	Protocol uint32
-	// MemorySlack is what the parent may use beyond the decode budget
-	// (1 GiB) and twice the largest frame it must read; 0 means 384 MiB.
+	// DecodeBudget is the per-frame decode budget the parent is known to
+	// use; 0 means the protocol default, 1 GiB.
+	DecodeBudget int64
+	// MemorySlack is what the parent may use beyond the decode budget and
+	// twice the largest frame it must read; 0 means 384 MiB.
 	MemorySlack int64
 }
 
@@ -101,6 +104,11 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 	if slack <= 0 {
 		slack = 384 << 20
 	}
+	if opts.DecodeBudget > 0 {
+		slack += opts.DecodeBudget
+	} else {
+		slack += 1 << 30
+	}
 	rep := &Report{Target: strings.Join(command, " "), Protocol: opts.Protocol}
 	var scs []hostile.Scenario
 	for _, sc := range hostile.Scenarios() {
@@ -144,7 +152,9 @@ type run struct {
 	log      []string
 }
 
-func judge(ctx context.Context, command, child []string, sc hostile.Scenario, proto uint32, limit time.Duration, slack int64) (Status, string) {
+// judge runs one scenario; mem is the memory the parent may use beyond
+// twice the scenario's largest frame.
+func judge(ctx context.Context, command, child []string, sc hostile.Scenario, proto uint32, limit time.Duration, mem int64) (Status, string) {
 	dir, err := os.MkdirTemp("", "montygo-conform-parent-")
 	if err != nil {
 		return Fail, "setting up: " + err.Error()
@@ -180,6 +190,9 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 		args[i] = a
 	}
 	r := runParent(ctx, args, launcher, dir, limit)
+	// A launcher started just before the parent exited may still be on
+	// its way to recording its spawn.
+	time.Sleep(200 * time.Millisecond)
 	r.log = readLines(control)
 	var problems []string
 	if r.timedOut {
@@ -207,7 +220,7 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	if orphans := orphanPids(r.log); len(orphans) > 0 {
 		problems = append(problems, fmt.Sprintf("reaping: child process(es) %v still running after the parent exited", orphans))
 	}
-	bound := int64(1<<30) + 2*sc.MaxFrame + slack
+	bound := 2*sc.MaxFrame + mem
 	if r.maxRSS > bound {
 		problems = append(problems, fmt.Sprintf("memory: peak RSS %d MiB exceeds %d MiB", r.maxRSS>>20, bound>>20))
 	}

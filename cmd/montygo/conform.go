@@ -114,6 +114,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	parallel := fs.Int("parallel", 0, "scenarios run at once (default: max(2, CPUs))")
 	limit := fs.Duration("scenario-timeout", 0, "time a parent gets per scenario (default 30s)")
 	proto := fs.Uint("protocol", 0, "protocol the scripted child claims (default: the scenario's, 2 where defined)")
+	budget := fs.Int64("decode-budget", 0, "the parent's per-frame decode budget in bytes, for the memory check (default 1 GiB)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -122,7 +123,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "usage: montygo conform parent [--json] -- COMMAND [ARGS...]")
 		return exitError{2}
 	}
-	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: uint32(*proto)}
+	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: uint32(*proto), DecodeBudget: *budget}
 	if *run != "" {
 		re, err := regexp.Compile(*run)
 		if err != nil {
