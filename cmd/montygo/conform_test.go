@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/internal/wsrelay"
+	"github.com/gomonty/monty/worker"
 )
 
 // TestConformWorkerCLI runs `montygo conform worker` in-process: a passing
@@ -63,5 +66,30 @@ func TestConformUsage(t *testing.T) {
 	}
 	if code := mainArgs([]string{"conform", "worker", "--worker", "x", "--remote", "ws://x"}, strings.NewReader(""), &out, &errb); code != 2 {
 		t.Errorf("--worker with --remote: exit %d, want 2", code)
+	}
+}
+
+// TestConformWorkerRemoteCLI runs `montygo conform worker --remote` against
+// the test relay, with an extra upgrade header.
+func TestConformWorkerRemoteCLI(t *testing.T) {
+	bin := testenv.Worker(t)
+	relay := &wsrelay.Relay{Worker: worker.Config{Binary: bin}}
+	srv := httptest.NewServer(relay)
+	defer func() {
+		srv.Close()
+		relay.Wait()
+	}()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	var out, errb bytes.Buffer
+	code := mainArgs([]string{"conform", "worker", "--remote", url, "--header", "X-Conform: 1", "--protocol", "2",
+		"--run", `^(feed|shutdown)\.`}, strings.NewReader(""), &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), url+", protocol 2:") || !strings.Contains(out.String(), "pass  shutdown.ok-exit-0") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	if code := mainArgs([]string{"conform", "worker", "--remote", url, "--header", "no colon"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("a malformed --header: exit %d, want 2", code)
 	}
 }
