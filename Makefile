@@ -51,9 +51,11 @@ relay-suites: worker
 	@bash scripts/relay-suites.sh
 
 ## conform: the conformance kit's worker rules against the released worker
-## (protocol 2); fails when any rule fails (see docs/CONFORMANCE.md)
+## (protocol 2); fails when any rule other than its two documented
+## deviations fails, or when one of those passes (docs/CONFORMANCE.md)
+CONFORM_V2_DEVIATIONS := load.old-dump-version-rejected,state.resume-futures-results-checked-first
 conform: worker build
-	./bin/montygo conform worker --worker $(MONTY_BIN) --protocol 2
+	./bin/montygo conform worker --worker $(MONTY_BIN) --protocol 2 --expect-fail $(CONFORM_V2_DEVIATIONS)
 
 ## fuzz-smoke: run every fuzz target briefly
 fuzz-smoke:

@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"bytes"
 	"encoding/binary"
 	"time"
 
@@ -8,12 +9,13 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/value"
 )
 
 // Rules on framing, the version handshake, Configure and malformed input.
 
 // exitWithin bounds the wait for an exit the contract requires.
-const exitWithin = 5 * time.Second
+const exitWithin = 15 * time.Second
 
 func refusal(v, supported uint32) string {
 	return (&protocol.UnsupportedVersionError{Requested: v, Supported: protocol.VersionRange{Min: supported, Max: supported}}).Error()
@@ -243,6 +245,48 @@ func init() {
 			s.SendBody([]byte{0x1a, 0x40, 0x0a, 0x01, 'x'}, "Feed arm of 64 bytes holding 3")
 			s.Expect(s.Read(), "truncated arm", raisesLike("RuntimeError", "buffer underflow"))
 			s.Expect(s.Feed("4"), "Feed afterwards", completes("4"))
+		})
+
+	rule("malformed.invalid-date-input", "contract §4, §9; behaviour §7", both, 0,
+		"A Date input with month 13 fails the decode-time leaf check: \"invalid value for Date.month: 13 is outside the range 1..=12\" as a malformed request",
+		func(t *T) {
+			s := t.Fresh()
+			f := &message.Feed{Code: "d"}
+			f.Inputs = []message.NamedRef{{Name: "d", Value: f.Values.Add(value.DateNode(value.Date{Year: 2024, Month: 12, Day: 25}))}}
+			b, err := t.cd.AppendRequest(nil, &message.ParentRequest{Body: f})
+			if err != nil {
+				t.Failf("internal: %v", err)
+			}
+			// month 12, day 25 → month 13 (same length on the wire)
+			bad := bytes.Replace(b, []byte{0x10, 0x0c, 0x18, 0x19}, []byte{0x10, 0x0d, 0x18, 0x19}, 1)
+			if bytes.Equal(bad, b) {
+				t.Failf("internal: the Date's month was not found in the encoded Feed")
+			}
+			s.SendBody(bad, "Feed with a Date input of month 13")
+			s.Expect(s.Read(), "month 13", raisesLike("RuntimeError", "protocol violation: malformed request: failed to decode Protobuf message: "),
+				raisesLike("RuntimeError", "invalid value for Date.month: 13 is outside the range 1..=12"))
+			s.Expect(s.Feed("6"), "Feed afterwards", completes("6"))
+		})
+
+	rule("malformed.arena-forward-ref-rejected", "contract §3, §9", only4, 0,
+		"An input arena whose node references itself is refused after decode: \"invalid inputs: invalid value for Arena: value node 0 references node 0, which is not below it\"",
+		func(t *T) {
+			s := t.Fresh()
+			// Feed{code "v", inputs [v → 0], values Arena{nodes [List[0]]}}
+			feed := []byte{0x0a, 0x01, 'v', 0x12, 0x03, 0x0a, 0x01, 'v', 0x1a, 0x07, 0x12, 0x05, 0x5a, 0x03, 0x0a, 0x01, 0x00}
+			s.SendBody(arm(3, feed), "Feed whose list input contains itself by index")
+			s.Expect(s.Read(), "self-referencing arena", raisesLike("RuntimeError", "invalid value for Arena: value node 0 references node 0, which is not below it"))
+			s.Expect(s.Feed("7"), "Feed afterwards", completes("7"))
+		})
+
+	rule("malformed.arena-root-out-of-range", "contract §3, §9", only4, 0,
+		"An input root outside its arena is refused: \"value root 5 is out of range for an arena of 1 nodes\"",
+		func(t *T) {
+			s := t.Fresh()
+			// Feed{code "v", inputs [v → 5], values Arena{nodes [None]}}
+			feed := []byte{0x0a, 0x01, 'v', 0x12, 0x05, 0x0a, 0x01, 'v', 0x10, 0x05, 0x1a, 0x04, 0x12, 0x02, 0x12, 0x00}
+			s.SendBody(arm(3, feed), "Feed whose input root is 5 in a 1-node arena")
+			s.Expect(s.Read(), "root out of range", raisesLike("RuntimeError", "value root 5 is out of range for an arena of 1 nodes"))
 		})
 
 	rule("malformed.decode-budget", "contract §2; behaviour §1", both, 0,

@@ -48,6 +48,15 @@ func init() {
 				"ResumeFutures in Configured", violation("protocol violation: ResumeFutures without suspended futures"))
 		})
 
+	rule("state.resume-futures-results-checked-first", "contract §8", both, 0,
+		"ResumeFutures converts its results before the state check: a result-less FutureResult in Ready gets \"invalid results: missing required field FutureResult.result\"",
+		func(t *T) {
+			s := t.Fresh()
+			s.Expect(s.Feed("1"), "Feed 1", isComplete)
+			s.Expect(s.Turn(&message.ResumeFutures{Results: []message.FutureResult{{CallID: 0}}}), "ResumeFutures in Ready with a result-less entry",
+				violation("protocol violation: invalid results: missing required field FutureResult.result"))
+		})
+
 	rule("state.abort-without-suspension", "contract §8; behaviour §5 (E8)", both, 0,
 		"AbortFeed with nothing suspended gets \"AbortFeed without a suspended feed\" and the session is unaffected",
 		func(t *T) {

@@ -1,6 +1,9 @@
 package conform
 
 import (
+	"encoding/binary"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,6 +130,26 @@ func init() {
 			b.Expect(b.Turn(&message.Load{State: []byte("definitely not a dump")}), "Load of garbage",
 				raisesLike("RuntimeError", "protocol violation: failed to load session: "))
 			b.Expect(b.Turn(&message.Load{State: st}), "Load of a real dump afterwards", isOk)
+		})
+
+	rule("load.old-dump-version-rejected", "contract §12; tests dispatch.rs load_rejects_old_dump_version", both, 0,
+		"Load of a dump whose format version (u16 LE at bytes 6..8) is older than the build reads gets \"failed to load session: dump format version {v} is older than {min}, the oldest this build reads\"",
+		func(t *T) {
+			a := t.Fresh()
+			st := dumpOf(t, a, "Dump")
+			if len(st) < 8 {
+				t.Failf("expected a dump of at least 8 bytes, got %d", len(st))
+			}
+			cur := binary.LittleEndian.Uint16(st[6:8])
+			if cur == 0 {
+				t.Skipf("the dump's format version field is 0; no older version exists")
+			}
+			old := slices.Clone(st)
+			binary.LittleEndian.PutUint16(old[6:8], cur-1)
+			b := t.Open()
+			b.Expect(b.Turn(&message.Load{State: old}), "Load of a dump one format version older",
+				raisesLike("RuntimeError", fmt.Sprintf("failed to load session: dump format version %d is older than ", cur-1)))
+			b.Expect(b.Turn(&message.Load{State: st}), "Load of the real dump afterwards", isOk)
 		})
 
 	rule("load.truncated-rejected", "behaviour §14", both, 0,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -73,6 +74,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	run := fs.String("run", "", "only rules whose id matches this regular expression")
 	parallel := fs.Int("parallel", 0, "rules run at once (default: max(4, 2×CPUs))")
 	timeout := fs.Duration("rule-timeout", 30*time.Second, "time limit of one rule")
+	expect := fs.String("expect-fail", "", "comma-separated rule ids known to fail: exit 0 when exactly these fail (for CI against a worker with documented deviations)")
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
@@ -100,7 +102,41 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err
 	}
+	if *expect != "" {
+		return expectedFailures(rep, strings.Split(*expect, ","), stderr)
+	}
 	if rep.Summary.Fail > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+// expectedFailures returns nil when exactly the listed rules failed, and
+// exit status 1 (naming the difference) otherwise.
+func expectedFailures(rep *conform.Report, ids []string, stderr io.Writer) error {
+	want := map[string]bool{}
+	for _, id := range ids {
+		if id = strings.TrimSpace(id); id != "" {
+			want[id] = true
+		}
+	}
+	ok := true
+	for _, r := range rep.Rules {
+		switch {
+		case r.Status == conform.Fail && !want[r.ID]:
+			fmt.Fprintf(stderr, "montygo conform: %s failed unexpectedly\n", r.ID)
+			ok = false
+		case r.Status == conform.Pass && want[r.ID]:
+			fmt.Fprintf(stderr, "montygo conform: %s was expected to fail but passed\n", r.ID)
+			ok = false
+		}
+		delete(want, r.ID)
+	}
+	for id := range want {
+		fmt.Fprintf(stderr, "montygo conform: expected failure %s is not a rule that ran\n", id)
+		ok = false
+	}
+	if !ok {
 		return exitError{1}
 	}
 	return nil

@@ -93,3 +93,25 @@ func TestConformWorkerRemoteCLI(t *testing.T) {
 		t.Errorf("a malformed --header: exit %d, want 2", code)
 	}
 }
+
+// TestConformExpectFail checks --expect-fail: exit 0 when exactly the
+// listed rules fail, 1 when one of them passes or another fails.
+func TestConformExpectFail(t *testing.T) {
+	bin := testenv.Worker(t)
+	cases := []struct {
+		proto, expect string
+		code          int
+	}{
+		{"4", "feed.complete-value", 0}, // the v2 worker refuses protocol 4
+		{"2", "feed.complete-value", 1}, // it passes at 2
+		{"4", "feed.globals-persist", 1},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := mainArgs([]string{"conform", "worker", "--worker", bin, "--protocol", c.proto,
+			"--run", `^feed\.complete-value$`, "--expect-fail", c.expect}, strings.NewReader(""), &out, &errb)
+		if code != c.code {
+			t.Errorf("protocol %s, --expect-fail %s: exit %d, want %d\n%s%s", c.proto, c.expect, code, c.code, out.String(), errb.String())
+		}
+	}
+}
