@@ -17,10 +17,10 @@ import (
 	"github.com/gomonty/monty/worker"
 )
 
-// T is the state of one running rule. Its methods end the rule (with
+// rt is the state of one running rule. Its methods end the rule (with
 // runtime.Goexit) on the first failed expectation, so a check reads as a
 // straight sequence of steps.
-type T struct {
+type rt struct {
 	ctx     context.Context
 	target  Target
 	Version uint32
@@ -34,7 +34,7 @@ type T struct {
 	step   string
 }
 
-func (t *T) setResult(st Status, detail string) {
+func (t *rt) setResult(st Status, detail string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.status != Pass {
@@ -43,13 +43,13 @@ func (t *T) setResult(st Status, detail string) {
 	t.status, t.detail = st, detail
 }
 
-func (t *T) result() (Status, string) {
+func (t *rt) result() (Status, string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.status, t.detail
 }
 
-func (t *T) lastStep() string {
+func (t *rt) lastStep() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.step == "" {
@@ -58,7 +58,7 @@ func (t *T) lastStep() string {
 	return "last step: " + t.step
 }
 
-func (t *T) noteStep(s string) {
+func (t *rt) noteStep(s string) {
 	t.mu.Lock()
 	t.step = s
 	t.mu.Unlock()
@@ -66,18 +66,18 @@ func (t *T) noteStep(s string) {
 
 // Failf fails the rule with a message of the form "expected …, got …" and
 // ends it.
-func (t *T) Failf(format string, args ...any) {
+func (t *rt) Failf(format string, args ...any) {
 	t.setResult(Fail, fmt.Sprintf(format, args...))
 	runtime.Goexit()
 }
 
 // Skipf marks the rule skipped and ends it.
-func (t *T) Skipf(format string, args ...any) {
+func (t *rt) Skipf(format string, args ...any) {
 	t.setResult(Skip, fmt.Sprintf(format, args...))
 	runtime.Goexit()
 }
 
-func (t *T) closeAll() {
+func (t *rt) closeAll() {
 	t.mu.Lock()
 	cs := t.conns
 	t.conns = nil
@@ -90,7 +90,7 @@ func (t *T) closeAll() {
 	wg.Wait()
 }
 
-func (t *T) killAll() {
+func (t *rt) killAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, c := range t.conns {
@@ -98,15 +98,15 @@ func (t *T) killAll() {
 	}
 }
 
-// S is one session with the worker: one process or one connection.
-type S struct {
-	t *T
+// sess is one session with the worker: one process or one connection.
+type sess struct {
+	t *rt
 	c conn
 	n int // requests sent, for step notes
 }
 
 // Open starts a fresh worker session without configuring it.
-func (t *T) Open() *S {
+func (t *rt) Open() *sess {
 	c, err := t.target.open(t.ctx)
 	if err != nil {
 		t.Failf("expected a worker session to start, got %v", err)
@@ -114,32 +114,32 @@ func (t *T) Open() *S {
 	t.mu.Lock()
 	t.conns = append(t.conns, c)
 	t.mu.Unlock()
-	return &S{t: t, c: c}
+	return &sess{t: t, c: c}
 }
 
 // Config returns a Configure at the rule's protocol version.
-func (t *T) Config() *message.Configure {
+func (t *rt) Config() *message.Configure {
 	return &message.Configure{ProtocolVersion: t.Version, MontyVersion: "gomonty-conform", ScriptName: "main.py"}
 }
 
 // Fresh starts a session and configures it, requiring Ok.
-func (t *T) Fresh() *S { return t.FreshWith(t.Config()) }
+func (t *rt) Fresh() *sess { return t.FreshWith(t.Config()) }
 
 // FreshWith starts a session and sends cfg, requiring Ok.
-func (t *T) FreshWith(cfg *message.Configure) *S {
+func (t *rt) FreshWith(cfg *message.Configure) *sess {
 	s := t.Open()
 	s.Expect(s.Turn(cfg), "Configure", isOk)
 	return s
 }
 
-// Reply is one turn: the Print events and the turn-ending event.
-type Reply struct {
+// reply is one turn: the Print events and the turn-ending event.
+type reply struct {
 	Prints []*message.ChildEvent
 	Event  *message.ChildEvent
 }
 
 // Text returns the concatenated text of the turn's prints.
-func (r *Reply) Text() string {
+func (r *reply) Text() string {
 	var b strings.Builder
 	for _, p := range r.Prints {
 		for _, seg := range p.Body.(*message.Print).Segments {
@@ -150,7 +150,7 @@ func (r *Reply) Text() string {
 }
 
 // Kind returns the turn-ending event's kind.
-func (r *Reply) Kind() message.EventKind {
+func (r *reply) Kind() message.EventKind {
 	if r.Event == nil || r.Event.Body == nil {
 		return 0
 	}
@@ -158,8 +158,7 @@ func (r *Reply) Kind() message.EventKind {
 }
 
 // Send encodes and writes one request.
-func (s *S) Send(req message.Request) {
-	s.t.Helper()
+func (s *sess) Send(req message.Request) {
 	b, err := s.t.cd.AppendRequest(nil, &message.ParentRequest{Body: req})
 	if err != nil {
 		s.t.Failf("internal: encoding %s: %v", req.RequestKind(), err)
@@ -168,7 +167,7 @@ func (s *S) Send(req message.Request) {
 }
 
 // SendBody writes one frame body as is.
-func (s *S) SendBody(b []byte, what string) {
+func (s *sess) SendBody(b []byte, what string) {
 	s.n++
 	s.t.noteStep(fmt.Sprintf("request %d (%s)", s.n, what))
 	if err := s.c.WriteFrame(b); err != nil {
@@ -177,7 +176,7 @@ func (s *S) SendBody(b []byte, what string) {
 }
 
 // SendRaw writes bytes to the worker's input without framing.
-func (s *S) SendRaw(b []byte, what string) {
+func (s *sess) SendRaw(b []byte, what string) {
 	s.n++
 	s.t.noteStep(fmt.Sprintf("raw write %d (%s)", s.n, what))
 	if err := s.c.writeRaw(b); err != nil {
@@ -186,18 +185,18 @@ func (s *S) SendRaw(b []byte, what string) {
 }
 
 // closeOutput closes the parent's read end of the worker's output.
-func (s *S) closeOutput() {
+func (s *sess) closeOutput() {
 	s.t.noteStep("closing the worker's output")
 	_ = s.c.closeOutput()
 }
 
 // CloseInput closes the worker's input.
-func (s *S) CloseInput() {
+func (s *sess) CloseInput() {
 	s.t.noteStep("closing the worker's input")
 	_ = s.c.closeInput()
 }
 
-func (s *S) stderrNote() string {
+func (s *sess) stderrNote() string {
 	if e := strings.TrimSpace(s.c.stderr()); e != "" {
 		if len(e) > 300 {
 			e = "…" + e[len(e)-300:]
@@ -209,7 +208,7 @@ func (s *S) stderrNote() string {
 
 // Next reads and decodes the next event. At a clean end of stream it
 // returns nil and io.EOF; any other read failure fails the rule.
-func (s *S) Next() (*message.ChildEvent, error) {
+func (s *sess) Next() (*message.ChildEvent, error) {
 	b, err := s.c.ReadFrame()
 	if err != nil {
 		if err == io.EOF {
@@ -228,8 +227,8 @@ func (s *S) Next() (*message.ChildEvent, error) {
 }
 
 // Read reads one turn: Prints up to the turn-ending event.
-func (s *S) Read() *Reply {
-	r := &Reply{}
+func (s *sess) Read() *reply {
+	r := &reply{}
 	for {
 		ev, err := s.Next()
 		if err != nil {
@@ -244,7 +243,7 @@ func (s *S) Read() *Reply {
 	}
 }
 
-func (t *T) lastStepText() string {
+func (t *rt) lastStepText() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.step
@@ -257,7 +256,7 @@ func streamErr(err error) string {
 	return err.Error()
 }
 
-func (s *S) exitNote() string {
+func (s *sess) exitNote() string {
 	ctx, cancel := context.WithTimeout(s.t.ctx, 300*time.Millisecond)
 	defer cancel()
 	if ex, err := s.c.wait(ctx); err == nil {
@@ -267,16 +266,16 @@ func (s *S) exitNote() string {
 }
 
 // Turn sends req and reads the turn it starts.
-func (s *S) Turn(req message.Request) *Reply {
+func (s *sess) Turn(req message.Request) *reply {
 	s.Send(req)
 	return s.Read()
 }
 
 // Feed runs code and returns the turn.
-func (s *S) Feed(code string) *Reply { return s.Turn(&message.Feed{Code: code}) }
+func (s *sess) Feed(code string) *reply { return s.Turn(&message.Feed{Code: code}) }
 
 // Exit waits for the worker to exit and returns its status.
-func (s *S) Exit(within time.Duration) worker.Exit {
+func (s *sess) Exit(within time.Duration) worker.Exit {
 	ctx, cancel := context.WithTimeout(s.t.ctx, within)
 	defer cancel()
 	ex, err := s.c.wait(ctx)
@@ -292,7 +291,7 @@ func (s *S) Exit(within time.Duration) worker.Exit {
 // ExpectExit requires exit status code within the given time. On a
 // target without a visible process it requires the connection to end
 // instead (the relay closes it when its worker exits).
-func (s *S) ExpectExit(code int, within time.Duration) {
+func (s *sess) ExpectExit(code int, within time.Duration) {
 	if !s.t.target.process() {
 		ev, err := s.Next()
 		if err == nil {
@@ -307,7 +306,7 @@ func (s *S) ExpectExit(code int, within time.Duration) {
 }
 
 // ExpectEOF requires a clean end of stream with no further event.
-func (s *S) ExpectEOF(what string) {
+func (s *sess) ExpectEOF(what string) {
 	ev, err := s.Next()
 	if err == nil {
 		s.t.Failf("expected no event %s, got %s", what, describe(ev))
@@ -317,14 +316,11 @@ func (s *S) ExpectEOF(what string) {
 	}
 }
 
-// Helper exists for symmetry with testing.T; it does nothing.
-func (t *T) Helper() {}
-
 // A check on a reply; it returns "" when satisfied, else what it wanted.
-type want func(t *T, r *Reply) string
+type want func(t *rt, r *reply) string
 
 // Expect applies the checks to a turn, failing with the first unmet one.
-func (s *S) Expect(r *Reply, what string, checks ...want) *Reply {
+func (s *sess) Expect(r *reply, what string, checks ...want) *reply {
 	for _, c := range checks {
 		if msg := c(s.t, r); msg != "" {
 			s.t.Failf("%s: expected %s, got %s", what, msg, describeReply(r))
@@ -334,7 +330,7 @@ func (s *S) Expect(r *Reply, what string, checks ...want) *Reply {
 }
 
 func isKind(k message.EventKind) want {
-	return func(_ *T, r *Reply) string {
+	return func(_ *rt, r *reply) string {
 		if r.Kind() != k {
 			return k.String()
 		}
@@ -354,7 +350,7 @@ var (
 
 // completes requires Complete whose value has the given repr.
 func completes(repr string) want {
-	return func(_ *T, r *Reply) string {
+	return func(_ *rt, r *reply) string {
 		c, ok := r.Event.Body.(*message.Complete)
 		if !ok {
 			return "Complete(" + repr + ")"
@@ -375,7 +371,7 @@ func violation(text string) want {
 // raises requires an Error with the given type and exact message; when
 // noTraceback is set the traceback must be empty.
 func raises(typ, msg string, noTraceback bool) want {
-	return func(_ *T, r *Reply) string {
+	return func(_ *rt, r *reply) string {
 		e, ok := r.Event.Body.(*message.Error)
 		w := fmt.Sprintf("Error %s(%q)", typ, msg)
 		if noTraceback {
@@ -393,7 +389,7 @@ func raises(typ, msg string, noTraceback bool) want {
 
 // raisesLike requires an Error of type typ whose message contains sub.
 func raisesLike(typ, sub string) want {
-	return func(_ *T, r *Reply) string {
+	return func(_ *rt, r *reply) string {
 		e, ok := r.Event.Body.(*message.Error)
 		if !ok || e.Exception == nil || e.Exception.Type != typ || !strings.Contains(e.Exception.Msg(), sub) {
 			return fmt.Sprintf("Error %s with a message containing %q", typ, sub)
@@ -404,7 +400,7 @@ func raisesLike(typ, sub string) want {
 
 // fatal requires a FatalError with the exact message.
 func fatal(msg string) want {
-	return func(_ *T, r *Reply) string {
+	return func(_ *rt, r *reply) string {
 		f, ok := r.Event.Body.(*message.FatalError)
 		if !ok || f.Message != msg {
 			return fmt.Sprintf("FatalError(%q)", msg)
@@ -414,7 +410,7 @@ func fatal(msg string) want {
 }
 
 // unstamped requires the turn-ending event to carry none of fields 20–23.
-func unstamped(_ *T, r *Reply) string {
+func unstamped(_ *rt, r *reply) string {
 	e := r.Event
 	if e.TotalExecutionMicros != 0 || e.MaxDurationMicros != nil || e.MaxSuspensions != nil || e.RestoredScriptName != nil {
 		return "an event without stamps (fields 20–23)"
@@ -424,7 +420,7 @@ func unstamped(_ *T, r *Reply) string {
 
 // stampedSusp requires max_suspensions == n.
 func stampedSusp(n uint64) want {
-	return func(_ *T, r *Reply) string {
+	return func(_ *rt, r *reply) string {
 		if r.Event.MaxSuspensions == nil || *r.Event.MaxSuspensions != n {
 			return fmt.Sprintf("max_suspensions stamped as %d", n)
 		}
@@ -432,7 +428,7 @@ func stampedSusp(n uint64) want {
 	}
 }
 
-func noPrints(_ *T, r *Reply) string {
+func noPrints(_ *rt, r *reply) string {
 	if len(r.Prints) > 0 {
 		return "no Print before the turn-ending event"
 	}
@@ -440,7 +436,7 @@ func noPrints(_ *T, r *Reply) string {
 }
 
 func printed(text string) want {
-	return func(_ *T, r *Reply) string {
+	return func(_ *rt, r *reply) string {
 		if r.Text() != text {
 			return fmt.Sprintf("printed text %q", text)
 		}
@@ -448,7 +444,7 @@ func printed(text string) want {
 	}
 }
 
-func describeReply(r *Reply) string {
+func describeReply(r *reply) string {
 	if r == nil || r.Event == nil {
 		return "nothing"
 	}
@@ -579,7 +575,7 @@ func feedWith(code string, inputs ...any) *message.Feed {
 }
 
 // callOf returns the FunctionCall of a reply (the reply must be one).
-func callOf(r *Reply) *message.FunctionCall {
+func callOf(r *reply) *message.FunctionCall {
 	c, _ := r.Event.Body.(*message.FunctionCall)
 	return c
 }

@@ -75,13 +75,13 @@ type Rule struct {
 	// Spec names the contract section the rule comes from.
 	Spec string
 
-	check func(t *T)
+	check func(t *rt)
 }
 
 // AppliesTo reports whether the rule is defined at protocol v.
 func (r Rule) AppliesTo(v uint32) bool { return slices.Contains(r.Versions, v) }
 
-// Result is one rule's outcome.
+// Result is one rule's outcome. It is plain data.
 type Result struct {
 	ID     string `json:"id"`
 	Title  string `json:"title"`
@@ -91,14 +91,15 @@ type Result struct {
 	Detail string `json:"detail"`
 }
 
-// Summary counts the verdicts.
+// Summary counts the verdicts. It is plain data.
 type Summary struct {
 	Pass int `json:"pass"`
 	Fail int `json:"fail"`
 	Skip int `json:"skip"`
 }
 
-// Report is the outcome of a run, in the kit's JSON form.
+// Report is the outcome of a run, in the kit's JSON form. It is plain data,
+// not safe for concurrent mutation.
 type Report struct {
 	Target   string   `json:"target"`
 	Protocol uint32   `json:"protocol"`
@@ -133,6 +134,7 @@ func (r *Report) count() {
 }
 
 // Options configure [Run]. The zero value runs every rule at protocol 4.
+// Options are plain data, safe to share.
 type Options struct {
 	// Protocol is the version to test; 0 means 4.
 	Protocol uint32
@@ -231,7 +233,7 @@ func versionList(vs []uint32) string {
 func runOne(ctx context.Context, r Rule, target Target, v uint32, cd codec.Codec, lim codec.Limits, timeout time.Duration) (Status, string) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	t := &T{ctx: ctx, target: target, Version: v, cd: cd, lim: lim, status: Pass}
+	t := &rt{ctx: ctx, target: target, Version: v, cd: cd, lim: lim, status: Pass}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -276,7 +278,7 @@ var (
 )
 
 // rule adds a rule to the catalog; ids must be unique.
-func rule(id, spec string, versions []uint32, needs Needs, title string, check func(t *T)) {
+func rule(id, spec string, versions []uint32, needs Needs, title string, check func(t *rt)) {
 	for _, r := range catalog {
 		if r.ID == id {
 			panic("conform: duplicate rule id " + id)

@@ -23,7 +23,7 @@ import (
 )
 
 // ParentOptions configure [RunParent]. The zero value runs every scenario
-// with a 30 s limit each.
+// with a 30 s limit each. They are plain data, safe to share.
 type ParentOptions struct {
 	// Child is the argv prefix that starts the scripted child (a program
 	// that runs [ServeChild] on the remaining arguments); nil means this

@@ -33,7 +33,7 @@ func arm(n protowire.Number, body []byte) []byte {
 func init() {
 	rule("framing.oversize-prefix-fatal-76", "contract §1, §9, §14; behaviour §1", both, NeedStream|NeedProcess,
 		"A length prefix above 256 MiB gets FatalError \"malformed request frame: frame of N bytes exceeds maximum of 268435456 bytes\" and exit 76, before any body arrives",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.SendRaw(prefix(protocol.MaxFrameLen+1), "prefix 268435457")
 			s.Expect(s.Read(), "oversize prefix", fatal("malformed request frame: frame of 268435457 bytes exceeds maximum of 268435456 bytes"))
@@ -42,7 +42,7 @@ func init() {
 
 	rule("framing.eof-in-prefix-fatal-76", "contract §1, §9; behaviour §1", both, NeedStream|NeedProcess,
 		"EOF inside a length prefix gets FatalError \"malformed request frame: stream ended mid-frame\" and exit 76",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.SendRaw([]byte{5, 0}, "2 of 4 prefix bytes")
 			s.CloseInput()
@@ -52,7 +52,7 @@ func init() {
 
 	rule("framing.eof-in-body-fatal-76", "contract §1, §9; behaviour §1", both, NeedStream|NeedProcess,
 		"EOF inside a frame body gets FatalError \"malformed request frame: stream ended mid-frame\" and exit 76",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.SendRaw(append(prefix(10), 0x4a, 0x00, 0x00), "prefix 10, then 3 bytes")
 			s.CloseInput()
@@ -62,7 +62,7 @@ func init() {
 
 	rule("framing.eof-at-boundary-exit-0", "contract §14; behaviour §1", both, NeedStream|NeedProcess,
 		"EOF on a frame boundary ends the worker cleanly: no event, exit 0",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.CloseInput()
 			s.ExpectEOF("after EOF on a frame boundary")
@@ -71,7 +71,7 @@ func init() {
 
 	rule("framing.eof-while-suspended-exit-0", "behaviour §1", both, NeedStream|NeedProcess,
 		"EOF on a frame boundary while suspended is still a clean exit 0",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("foo()"), "Feed foo()", isCall)
 			s.CloseInput()
@@ -81,16 +81,16 @@ func init() {
 
 	rule("framing.stdout-broken-exit-3", "contract §14", both, NeedStream|NeedProcess,
 		"When its stdout is gone (the parent closed the read end), the worker exits with status 3",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.closeOutput()
-			s.Feed2("print('x')\n1")
+			s.sendFeed("print('x')\n1")
 			s.ExpectExit(3, exitWithin)
 		})
 
 	rule("framing.pipelined-requests", "behaviour §1", both, 0,
 		"Two requests written back to back are answered in order, one turn each",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Send(&message.Feed{Code: "1 + 1"})
 			s.Send(&message.Feed{Code: "2 + 2"})
@@ -100,7 +100,7 @@ func init() {
 
 	rule("framing.empty-frame-no-kind", "contract §8; behaviour §5 (E11)", both, 0,
 		"A zero-length frame is a request with no kind: \"protocol violation: request has no kind\", unstamped",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.SendBody(nil, "empty frame")
 			s.Expect(s.Read(), "empty frame", violation("protocol violation: request has no kind"), unstamped)
@@ -108,7 +108,7 @@ func init() {
 
 	rule("framing.unknown-arm-no-kind", "contract §1; behaviour §5 (E11)", both, 0,
 		"A frame holding only an unknown field decodes with no kind and gets \"request has no kind\"; the session is unchanged",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("x = 5"), "Feed x = 5", isComplete)
 			s.SendBody(arm(19, nil), "unknown arm 19")
@@ -118,7 +118,7 @@ func init() {
 
 	rule("framing.unknown-fields-skipped", "contract §1; behaviour §4", both, 0,
 		"Unknown fields inside a request are skipped",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Open()
 			b, _ := t.cd.AppendRequest(nil, &message.ParentRequest{Body: t.Config()})
 			// Field 99 (varint) appended inside the Configure arm.
@@ -134,7 +134,7 @@ func init() {
 
 	rule("framing.last-arm-wins", "contract §13; behaviour §4", both, 0,
 		"When a frame carries two request arms the last one wins (Feed then Reset acts as Reset)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			feed, _ := t.cd.AppendRequest(nil, &message.ParentRequest{Body: &message.Feed{Code: "1"}})
 			reset, _ := t.cd.AppendRequest(nil, &message.ParentRequest{Body: &message.Reset{}})
@@ -145,7 +145,7 @@ func init() {
 
 	rule("framing.trace-parent-accepted", "contract §1; behaviour §5", both, 0,
 		"ParentRequest.trace_parent (field 20), even before the arm, is accepted without effect",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			tp := protowire.AppendString(protowire.AppendTag(nil, 20, protowire.BytesType), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 			feed, _ := t.cd.AppendRequest(nil, &message.ParentRequest{Body: &message.Feed{Code: "6 * 7"}})
@@ -156,13 +156,13 @@ func init() {
 	// --- Configure and the version handshake ---------------------------------
 	rule("configure.ok-unstamped", "contract §8; behaviour §6", both, 0,
 		"Configure at the worker's version is answered with exactly one Ok, which carries no stamps",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Open()
 			s.Expect(s.Turn(t.Config()), "Configure", isOk, noPrints, unstamped)
 		})
 
-	versionRule := func(id, title string, v func(t *T) uint32) {
-		rule(id, "contract §7; behaviour §5", both, 0, title, func(t *T) {
+	versionRule := func(id, title string, v func(t *rt) uint32) {
+		rule(id, "contract §7; behaviour §5", both, 0, title, func(t *rt) {
 			s := t.Open()
 			cfg := t.Config()
 			cfg.ProtocolVersion = v(t)
@@ -172,17 +172,17 @@ func init() {
 	}
 	versionRule("configure.version-zero-rejected",
 		"Configure with protocol_version 0 (undeclared) gets the exact refusal FatalError and exit 4",
-		func(*T) uint32 { return 0 })
+		func(*rt) uint32 { return 0 })
 	versionRule("configure.version-below-rejected",
 		"Configure with a version below the worker's gets the refusal with \"try updating to a newer client version\" and exit 4",
-		func(t *T) uint32 { return t.Version - 1 })
+		func(t *rt) uint32 { return t.Version - 1 })
 	versionRule("configure.version-above-rejected",
 		"Configure with a version above the worker's gets the refusal with \"make sure you are using the correct client version\" and exit 4",
-		func(t *T) uint32 { return t.Version + 1 })
+		func(t *rt) uint32 { return t.Version + 1 })
 
 	rule("configure.version-checked-before-state", "contract §7, §8", both, 0,
 		"The version check runs on every Configure before the state check: a bad version after a good Configure is still fatal (exit 4)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			cfg := t.Config()
 			cfg.ProtocolVersion = 0
@@ -192,7 +192,7 @@ func init() {
 
 	rule("configure.second-rejected", "contract §8; behaviour §5 (E1)", both, 0,
 		"A second Configure, even before any Feed, gets \"Configure while a session already exists\" and the first session stays",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Turn(t.Config()), "second Configure", violation("protocol violation: Configure while a session already exists"))
 			s.Expect(s.Feed("7"), "Feed after the refused Configure", completes("7"))
@@ -200,7 +200,7 @@ func init() {
 
 	rule("configure.monty-version-unchecked", "contract §7; behaviour §5", both, 0,
 		"Configure.monty_version is informational: any value is accepted",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.MontyVersion = "9.9.9-not-a-real-version"
 			s := t.FreshWith(cfg)
@@ -210,7 +210,7 @@ func init() {
 	// --- malformed requests ---------------------------------------------------
 	rule("malformed.request-keeps-session", "contract §9; behaviour §15", both, 0,
 		"An undecodable request body gets \"protocol violation: malformed request: failed to decode Protobuf message: …\" and the session keeps its globals",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("x = 41"), "Feed x = 41", isComplete)
 			s.SendBody([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "8 bytes of 0xff")
@@ -220,7 +220,7 @@ func init() {
 
 	rule("malformed.invalid-utf8-code", "contract §2; behaviour §15", both, 0,
 		"A Feed whose code is not UTF-8 is refused as a malformed request naming \"invalid string value: data is not UTF-8 encoded\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			code := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte{'1', 0xff, 0xfe})
 			s.SendBody(arm(3, code), "Feed with non-UTF-8 code")
@@ -230,7 +230,7 @@ func init() {
 
 	rule("malformed.wrong-wire-type", "behaviour §15", both, 0,
 		"A Feed.code sent as a varint is refused as a malformed request naming \"invalid wire type\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			code := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 1)
 			s.SendBody(arm(3, code), "Feed.code as a varint")
@@ -240,7 +240,7 @@ func init() {
 
 	rule("malformed.truncated-submessage", "behaviour §15", both, 0,
 		"A request whose arm claims more bytes than the frame holds is refused as a malformed request (\"buffer underflow\")",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.SendBody([]byte{0x1a, 0x40, 0x0a, 0x01, 'x'}, "Feed arm of 64 bytes holding 3")
 			s.Expect(s.Read(), "truncated arm", raisesLike("RuntimeError", "buffer underflow"))
@@ -249,7 +249,7 @@ func init() {
 
 	rule("malformed.invalid-date-input", "contract §4, §9; behaviour §7", both, 0,
 		"A Date input with month 13 fails the decode-time leaf check: \"invalid value for Date.month: 13 is outside the range 1..=12\" as a malformed request",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			f := &message.Feed{Code: "d"}
 			f.Inputs = []message.NamedRef{{Name: "d", Value: f.Values.Add(value.DateNode(value.Date{Year: 2024, Month: 12, Day: 25}))}}
@@ -270,7 +270,7 @@ func init() {
 
 	rule("malformed.arena-forward-ref-rejected", "contract §3, §9", only4, 0,
 		"An input arena whose node references itself is refused after decode: \"invalid inputs: invalid value for Arena: value node 0 references node 0, which is not below it\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			// Feed{code "v", inputs [v → 0], values Arena{nodes [List[0]]}}
 			feed := []byte{0x0a, 0x01, 'v', 0x12, 0x03, 0x0a, 0x01, 'v', 0x1a, 0x07, 0x12, 0x05, 0x5a, 0x03, 0x0a, 0x01, 0x00}
@@ -281,7 +281,7 @@ func init() {
 
 	rule("malformed.arena-root-out-of-range", "contract §3, §9", only4, 0,
 		"An input root outside its arena is refused: \"value root 5 is out of range for an arena of 1 nodes\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			// Feed{code "v", inputs [v → 5], values Arena{nodes [None]}}
 			feed := []byte{0x0a, 0x01, 'v', 0x12, 0x05, 0x0a, 0x01, 'v', 0x10, 0x05, 0x1a, 0x04, 0x12, 0x02, 0x12, 0x00}
@@ -291,7 +291,7 @@ func init() {
 
 	rule("malformed.decode-budget", "contract §2; behaviour §1", both, 0,
 		"A frame within the cap that would decode into more than the 1 GiB budget is refused (\"frame exceeds decode memory budget\") and the worker survives",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.SendBody(budgetBomb(t.Version), "an 80 MiB request of tens of millions of tiny repeated entries")
 			s.Expect(s.Read(), "decode bomb", raisesLike("RuntimeError", "frame exceeds decode memory budget"))

@@ -10,7 +10,7 @@ import (
 func init() {
 	rule("state.feed-before-configure", "contract §8; behaviour §5 (E2)", both, 0,
 		"Feed before Configure gets \"session has not been configured\", unstamped",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Open()
 			s.Expect(s.Feed("1"), "Feed in NoSession", violation("protocol violation: session has not been configured"), unstamped)
 			s.Expect(s.Turn(t.Config()), "Configure afterwards", isOk)
@@ -18,14 +18,14 @@ func init() {
 
 	rule("state.dump-before-configure", "contract §8; behaviour §5 (E2)", both, 0,
 		"Dump before Configure gets \"session has not been configured\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Open()
 			s.Expect(s.Turn(&message.Dump{}), "Dump in NoSession", violation("protocol violation: session has not been configured"))
 		})
 
 	rule("state.resume-call-without-suspension", "contract §8; behaviour §5 (E4)", both, 0,
 		"ResumeCall with nothing suspended gets \"ResumeCall without a suspended function/OS call\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("1"), "Feed 1", isComplete)
 			s.Expect(s.Turn(ret(0, 1)), "ResumeCall in Ready", violation("protocol violation: ResumeCall without a suspended function/OS call"))
@@ -34,7 +34,7 @@ func init() {
 
 	rule("state.resume-name-lookup-without-suspension", "contract §8; behaviour §5 (E6)", both, 0,
 		"ResumeNameLookup with nothing suspended gets \"ResumeNameLookup without a suspended name lookup\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Turn(&message.ResumeNameLookup{Kind: message.LookupUndefined}), "ResumeNameLookup in Configured",
 				violation("protocol violation: ResumeNameLookup without a suspended name lookup"))
@@ -42,7 +42,7 @@ func init() {
 
 	rule("state.resume-futures-without-suspension", "contract §8; behaviour §5 (E7)", both, 0,
 		"ResumeFutures with nothing suspended gets \"ResumeFutures without suspended futures\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Turn(&message.ResumeFutures{Results: []message.FutureResult{{CallID: 0, Result: &message.ExtResult{Kind: message.ResultNotFound, Name: "x"}}}}),
 				"ResumeFutures in Configured", violation("protocol violation: ResumeFutures without suspended futures"))
@@ -50,7 +50,7 @@ func init() {
 
 	rule("state.resume-futures-results-checked-first", "contract §8", both, 0,
 		"ResumeFutures converts its results before the state check: a result-less FutureResult in Ready gets \"invalid results: missing required field FutureResult.result\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("1"), "Feed 1", isComplete)
 			s.Expect(s.Turn(&message.ResumeFutures{Results: []message.FutureResult{{CallID: 0}}}), "ResumeFutures in Ready with a result-less entry",
@@ -59,7 +59,7 @@ func init() {
 
 	rule("state.abort-without-suspension", "contract §8; behaviour §5 (E8)", both, 0,
 		"AbortFeed with nothing suspended gets \"AbortFeed without a suspended feed\" and the session is unaffected",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("y = 1"), "Feed y = 1", isComplete)
 			s.Expect(s.Turn(&message.AbortFeed{Exception: message.NewException("RuntimeError", "stop")}), "AbortFeed in Ready",
@@ -69,7 +69,7 @@ func init() {
 
 	rule("state.feed-while-suspended", "contract §8; behaviour §5 (E3)", both, 0,
 		"Feed while suspended gets \"Feed without a session ready for input\" and the suspension stays answerable",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo() + 1"), "Feed foo() + 1", isCall))
 			s.Expect(s.Feed("2"), "Feed while suspended", violation("protocol violation: Feed without a session ready for input"))
@@ -78,7 +78,7 @@ func init() {
 
 	rule("state.load-after-feed", "contract §8; behaviour §5 (E9)", both, 0,
 		"Load once a feed has run gets \"Load requires a session that has not started (a feed has already run)\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("z = 3"), "Feed z = 3", isComplete)
 			s.Expect(s.Turn(&message.Load{State: []byte("MONTY")}), "Load in Ready",
@@ -88,7 +88,7 @@ func init() {
 
 	rule("state.install-dependencies-refused", "contract §8, §12; behaviour §5 (E10)", both, 0,
 		"InstallDependencies (even empty) gets RuntimeError \"dependency installation is only supported by the CPython worker\", without the protocol-violation prefix",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Open()
 			s.Expect(s.Turn(&message.InstallDependencies{}), "InstallDependencies in NoSession",
 				raises("RuntimeError", "dependency installation is only supported by the CPython worker", true))
@@ -99,7 +99,7 @@ func init() {
 
 	rule("state.resume-call-during-name-lookup", "contract §8; behaviour §5", both, 0,
 		"ResumeCall while a name lookup is suspended is refused and the lookup stays answerable",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("g = bar\ng"), "Feed g = bar", isLookup)
 			s.Expect(s.Turn(ret(0, 1)), "ResumeCall during NameLookup", violation("protocol violation: ResumeCall without a suspended function/OS call"))
@@ -108,7 +108,7 @@ func init() {
 
 	rule("state.resume-name-lookup-during-call", "contract §8; behaviour §5", both, 0,
 		"ResumeNameLookup while a function call is suspended is refused and the call stays answerable",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			s.Expect(s.Turn(lookupValue(1)), "ResumeNameLookup during FunctionCall", violation("protocol violation: ResumeNameLookup without a suspended name lookup"))
@@ -117,7 +117,7 @@ func init() {
 
 	rule("state.resume-futures-during-plain-call", "contract §8, §10; behaviour §5", both, 0,
 		"ResumeFutures answering a plain (not awaited) call is refused with \"ResumeFutures without suspended futures\" and a ResumeCall then still succeeds",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			if c.AllowEagerAwait {
@@ -129,7 +129,7 @@ func init() {
 
 	rule("state.reset-from-suspended", "contract §8, §12; behaviour §14", both, 0,
 		"Reset while suspended answers Ok, discards the suspension and returns to NoSession, ready for a new Configure",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("w = 1\nfoo()"), "Feed foo()", isCall)
 			s.Expect(s.Turn(&message.Reset{}), "Reset while suspended", isOk, unstamped)
@@ -143,7 +143,7 @@ func init() {
 
 	rule("shutdown.ok-exit-0", "contract §8, §12; behaviour §14", both, 0,
 		"Shutdown answers an unstamped Ok and the worker exits 0",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("1"), "Feed 1", isComplete)
 			s.Expect(s.Turn(&message.Shutdown{}), "Shutdown", isOk, unstamped)
@@ -152,7 +152,7 @@ func init() {
 
 	rule("shutdown.while-suspended", "behaviour §14", both, 0,
 		"Shutdown while suspended still answers Ok and exits 0",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("foo()"), "Feed foo()", isCall)
 			s.Expect(s.Turn(&message.Shutdown{}), "Shutdown while suspended", isOk)
@@ -161,7 +161,7 @@ func init() {
 
 	rule("shutdown.in-no-session", "contract §8; behaviour §5", both, 0,
 		"Shutdown before any Configure answers Ok and exits 0",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Open()
 			s.Expect(s.Turn(&message.Shutdown{}), "Shutdown in NoSession", isOk)
 			s.ExpectExit(0, exitWithin)

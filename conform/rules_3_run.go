@@ -32,14 +32,14 @@ func init() {
 	// --- feeds ------------------------------------------------------------
 	rule("feed.complete-value", "contract §8; tests dispatch.rs feed_round_trips_a_value", both, 0,
 		"Feed `1 + 2` completes with the value 3",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("1 + 2"), "Feed 1 + 2", completes("3"), noPrints)
 		})
 
 	rule("feed.globals-persist", "contract §8; tests dispatch.rs session_state_persists_across_feeds", both, 0,
 		"Globals persist across feeds",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("x = 21"), "Feed x = 21", completes("None"))
 			s.Expect(s.Feed("x * 2"), "Feed x * 2", completes("42"))
@@ -47,7 +47,7 @@ func init() {
 
 	rule("feed.inputs-injected", "contract §3; tests dispatch.rs inputs_are_injected", both, 0,
 		"Feed inputs are bound as globals before the code runs",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Turn(feedWith("n + 1", "n", 41)), "Feed n + 1 with n = 41", completes("42"))
 			s.Expect(s.Feed("n"), "the input stays bound", completes("41"))
@@ -55,7 +55,7 @@ func init() {
 
 	rule("feed.error-keeps-session", "contract §8; behaviour §5", both, 0,
 		"A Python exception ends the feed with Error (with a traceback) and the session keeps its globals",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("k = 7"), "Feed k = 7", isComplete)
 			r := s.Expect(s.Feed("1 / 0"), "Feed 1 / 0", raisesLike("ZeroDivisionError", ""))
@@ -67,7 +67,7 @@ func init() {
 
 	rule("feed.syntax-error-keeps-session", "behaviour §11", both, 0,
 		"A syntax error ends the feed with Error SyntaxError and the session survives",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("def f(:"), "Feed def f(:", raisesLike("SyntaxError", ""))
 			s.Expect(s.Feed("3"), "Feed afterwards", completes("3"))
@@ -75,7 +75,7 @@ func init() {
 
 	rule("feed.repr-input-rejected", "contract §5; behaviour §7", both, 0,
 		"A repr value is output-only: as a Feed input it is refused (\"… is not a valid input value\")",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			f := &message.Feed{Code: "v"}
 			f.Inputs = []message.NamedRef{{Name: "v", Value: f.Values.Add(value.Repr("<thing>"))}}
@@ -85,7 +85,7 @@ func init() {
 
 	rule("feed.cycle-input-rejected", "contract §5; behaviour §7", both, 0,
 		"A cycle value is output-only: as a Feed input it is refused (\"… is not a valid input value\")",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			f := &message.Feed{Code: "v"}
 			c := f.Values.Add(value.Cycle("[...]"))
@@ -95,7 +95,7 @@ func init() {
 
 	rule("feed.bad-input-name", "behaviour §7", only2, 0,
 		"An input name that is not an identifier is refused with SyntaxError \"Input name 'not valid' not a valid identifier\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Turn(feedWith("1", "not valid", 1)), "Feed with input name 'not valid'",
 				raises("SyntaxError", "Input name 'not valid' not a valid identifier", false))
@@ -104,7 +104,7 @@ func init() {
 	// --- values -----------------------------------------------------------
 	rule("values.round-trip", "contract §3; behaviour §7", both, 0,
 		"Input values come back unchanged: a dict of a bigint, a float, bytes, a tuple, a set and None",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			in := value.DictValue{
 				{Key: "big", Value: mustBig("1267650600228229401496703205376")},
@@ -120,21 +120,21 @@ func init() {
 
 	rule("values.bigint-output", "contract §3; behaviour §7", both, 0,
 		"An int outside i64 comes out exact (2**100)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("2**100"), "Feed 2**100", completes("1267650600228229401496703205376"))
 		})
 
 	rule("values.cycle-output", "contract §3; behaviour §7", both, 0,
 		"A self-containing list comes out with a cycle leaf showing \"[...]\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("a = []\na.append(a)\na"), "Feed a cyclic list", completes("[[...]]"))
 		})
 
 	rule("values.deep-input-accepted", "contract §3 (no depth limit in v4)", only4, 0,
 		"A 1,000-deep nested list crosses as a Feed input (the arena has no depth limit)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			f := &message.Feed{Code: "d = v\nn = 0\nwhile isinstance(d, list) and d:\n    d = d[0]\n    n += 1\nn"}
 			id := f.Values.Add(value.List())
@@ -147,7 +147,7 @@ func init() {
 
 	rule("values.deep-input-recursion-limit", "behaviour §7", only2, 0,
 		"Protocol 2 refuses input trees nested deeper than its recursion limit (\"recursion limit reached\")",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.SendBody(deepV2Feed(200), "Feed with a 200-deep list input")
 			s.Expect(s.Read(), "deep input", raisesLike("RuntimeError", "recursion limit reached"))
@@ -157,7 +157,7 @@ func init() {
 	// --- external calls ---------------------------------------------------
 	rule("call.function-call-shape", "contract §3, §8; behaviour §8", both, 0,
 		"Calling an undefined name suspends with FunctionCall{name, args, kwargs} directly, no NameLookup",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo(1, 'a', k=2)"), "Feed foo(1, 'a', k=2)", isCall))
 			if got := argsRepr(c); c.FunctionName != "foo" || got != "1, 'a', k=2" || c.ObjectID != nil {
@@ -167,7 +167,7 @@ func init() {
 
 	rule("call.resume-return", "contract §8", both, 0,
 		"ResumeCall with a return value resumes the feed with that value",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo() * 2"), "Feed foo() * 2", isCall))
 			s.Expect(s.Turn(ret(c.CallID, 21)), "ResumeCall 21", completes("42"))
@@ -175,7 +175,7 @@ func init() {
 
 	rule("call.ids-distinct", "contract §8 (call-id bookkeeping)", both, 0,
 		"The child assigns each FunctionCall of a feed its own call_id",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			a := callOf(s.Expect(s.Feed("f() + g()"), "Feed f() + g()", isCall))
 			b := callOf(s.Expect(s.Turn(ret(a.CallID, 1)), "ResumeCall f", isCall))
@@ -187,7 +187,7 @@ func init() {
 
 	rule("call.ids-restart-per-feed", "behaviour §8", only2, 0,
 		"call_id counts from 0 in each feed, one up per FunctionCall or OsCall",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			a := callOf(s.Expect(s.Feed("f() + g()"), "Feed f() + g()", isCall))
 			b := callOf(s.Expect(s.Turn(ret(a.CallID, 1)), "ResumeCall f", isCall))
@@ -200,7 +200,7 @@ func init() {
 
 	rule("resume.call-id-mismatch", "contract §8; behaviour §5 (E5)", both, 0,
 		"ResumeCall with the wrong call_id gets \"ResumeCall call_id {got} does not match {expected}\" and the call stays suspended",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			wrong := c.CallID + 7
@@ -211,7 +211,7 @@ func init() {
 
 	rule("resume.no-result", "contract §8; behaviour §5", both, 0,
 		"ResumeCall with no result gets \"ResumeCall has no result\" and the call stays suspended",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			s.Expect(s.Turn(&message.ResumeCall{CallID: c.CallID}), "ResumeCall without result", violation("protocol violation: ResumeCall has no result"))
@@ -220,7 +220,7 @@ func init() {
 
 	rule("resume.empty-result", "contract §4; behaviour §5", both, 0,
 		"An ExtFunctionResult with no kind gets \"invalid result: missing required field ExtFunctionResult.kind\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			s.Expect(s.Turn(&message.ResumeCall{CallID: c.CallID, Result: &message.ExtResult{}}), "ResumeCall with an empty result",
@@ -230,7 +230,7 @@ func init() {
 
 	rule("resume.not-handled-for-function", "contract §4, §8; behaviour §5", both, 0,
 		"not_handled answering a FunctionCall gets \"NotHandled is only valid answering a suspended OS call\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			s.Expect(s.Turn(&message.ResumeCall{CallID: c.CallID, Result: &message.ExtResult{Kind: message.ResultNotHandled}}), "ResumeCall not_handled",
@@ -240,7 +240,7 @@ func init() {
 
 	rule("resume.unknown-exception-type", "contract §4; behaviour §5", both, 0,
 		"An error result with an exception type that is not a builtin gets \"invalid result: unknown exception type …\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			s.SendBody(unknownExcResume(t, c.CallID), "ResumeCall raising MyHostError")
@@ -250,7 +250,7 @@ func init() {
 
 	rule("resume.error-is-catchable", "behaviour §8", both, 0,
 		"An error result is raised at the call site and sandbox code can catch it",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("try:\n    foo()\n    r = 'no'\nexcept ValueError as e:\n    r = 'caught ' + str(e)\nr"), "Feed try/foo()", isCall))
 			s.Expect(s.Turn(raiseResult(c.CallID, "ValueError", "bad")), "ResumeCall raising ValueError", completes("'caught bad'"))
@@ -258,7 +258,7 @@ func init() {
 
 	rule("resume.not-found-name-error", "behaviour §8", both, 0,
 		"A not_found result raises NameError naming the given string",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			s.Expect(s.Turn(&message.ResumeCall{CallID: c.CallID, Result: &message.ExtResult{Kind: message.ResultNotFound, Name: "foo"}}),
@@ -268,7 +268,7 @@ func init() {
 	// --- name lookups -----------------------------------------------------
 	rule("lookup.suspends-on-undefined-read", "contract §6; behaviour §8", both, 0,
 		"Reading an undefined name without calling it suspends with NameLookup{name}",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			r := s.Expect(s.Feed("g = bar\ng"), "Feed g = bar", isLookup)
 			if l := r.Event.Body.(*message.NameLookup); l.Name != "bar" || l.ObjectID != nil {
@@ -278,7 +278,7 @@ func init() {
 
 	rule("lookup.value-binds", "contract §6; behaviour §8", both, 0,
 		"A value answer binds the global; later feeds see it without another lookup",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("bar"), "Feed bar", isLookup)
 			s.Expect(s.Turn(lookupValue(11)), "ResumeNameLookup 11", completes("11"))
@@ -287,7 +287,7 @@ func init() {
 
 	rule("lookup.undefined-name-error", "contract §6; behaviour §8", both, 0,
 		"An undefined answer raises NameError \"name 'x' is not defined\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("x"), "Feed x", isLookup)
 			s.Expect(s.Turn(&message.ResumeNameLookup{Kind: message.LookupUndefined}), "ResumeNameLookup undefined",
@@ -296,7 +296,7 @@ func init() {
 
 	rule("lookup.error-raised", "contract §6; behaviour §8", both, 0,
 		"An error answer raises that exception at the read",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("x"), "Feed x", isLookup)
 			s.Expect(s.Turn(&message.ResumeNameLookup{Kind: message.LookupError, Error: message.NewException("LookupError", "host says no")}),
@@ -305,7 +305,7 @@ func init() {
 
 	rule("lookup.empty-answer-rejected", "contract §4; behaviour §5", both, 0,
 		"A ResumeNameLookup with no answer gets \"invalid result: missing required field ResumeNameLookup.kind\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("x"), "Feed x", isLookup)
 			s.Expect(s.Turn(&message.ResumeNameLookup{}), "empty ResumeNameLookup",
@@ -315,7 +315,7 @@ func init() {
 
 	// --- futures ----------------------------------------------------------
 	gather := "import asyncio\nasync def main():\n    return await asyncio.gather(f(), g())\nawait main()"
-	startGather := func(t *T) (*S, []uint32) {
+	startGather := func(t *rt) (*sess, []uint32) {
 		s := t.Fresh()
 		var ids []uint32
 		r := s.Expect(s.Feed(gather), "Feed gather(f(), g())", isCall)
@@ -337,11 +337,11 @@ func init() {
 
 	rule("futures.resolve-lists-pending", "contract §8; behaviour §9", both, 0,
 		"When every task waits on external futures the child sends ResolveFutures listing every pending call id",
-		func(t *T) { startGather(t) })
+		func(t *rt) { startGather(t) })
 
 	rule("futures.batch-resume", "contract §8; behaviour §9", both, 0,
 		"ResumeFutures may answer a subset; the next ResolveFutures lists only the rest, and answering all completes",
-		func(t *T) {
+		func(t *rt) {
 			s, ids := startGather(t)
 			r := s.Expect(s.Turn(futureReturn(ids[0], 10)), "ResumeFutures for the first id", isResolve)
 			if got := r.Event.Body.(*message.ResolveFutures).PendingCallIDs; !slices.Equal(got, ids[1:2]) {
@@ -352,7 +352,7 @@ func init() {
 
 	rule("futures.missing-result-rejected", "contract §4, §8; behaviour §5", both, 0,
 		"A FutureResult with no result gets \"invalid results: missing required field FutureResult.result\"",
-		func(t *T) {
+		func(t *rt) {
 			s, ids := startGather(t)
 			s.Expect(s.Turn(&message.ResumeFutures{Results: []message.FutureResult{{CallID: ids[0]}}}), "FutureResult without result",
 				violation("protocol violation: invalid results: missing required field FutureResult.result"))
@@ -360,7 +360,7 @@ func init() {
 
 	rule("futures.not-handled-rejected", "contract §4; behaviour §5", both, 0,
 		"A FutureResult of not_handled gets \"invalid results: invalid value for ExtFunctionResult.kind: NotHandled is only valid answering a suspended OS call\"",
-		func(t *T) {
+		func(t *rt) {
 			s, ids := startGather(t)
 			s.Expect(s.Turn(&message.ResumeFutures{Results: []message.FutureResult{{CallID: ids[0], Result: &message.ExtResult{Kind: message.ResultNotHandled}}}}),
 				"FutureResult not_handled",
@@ -369,7 +369,7 @@ func init() {
 
 	rule("futures.unknown-id-ends-feed", "behaviour §9", only2, 0,
 		"A FutureResult for a call id that is not pending ends the feed with RuntimeError \"unknown call_id …\"; the session returns to Ready",
-		func(t *T) {
+		func(t *rt) {
 			s, _ := startGather(t)
 			s.Expect(s.Turn(futureReturn(99, 1)), "ResumeFutures for id 99", raisesLike("RuntimeError", "unknown call_id 99"))
 			s.Expect(s.Feed("1"), "Feed afterwards", completes("1"))
@@ -377,7 +377,7 @@ func init() {
 
 	rule("futures.eager-await-flag", "contract §10; tests dispatch.rs allow_eager_await_*", only4, 0,
 		"`await f()` sets FunctionCall.allow_eager_await; a plain `f()` does not",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Turn(feedWith("a = await f()\na", "f", value.Function{Name: "f"})), "Feed await f()", isCall))
 			if !c.AllowEagerAwait {
@@ -387,7 +387,7 @@ func init() {
 
 	rule("futures.eager-one-reply", "contract §10; tests dispatch.rs allow_eager_await_uses_one_reply_per_call", only4, 0,
 		"An eager call answered with a one-entry ResumeFutures continues straight to the next call, then Complete",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Turn(feedWith("a = await f()\nb = await f()\na + b", "f", value.Function{Name: "f"})), "Feed two awaits", isCall))
 			c2 := callOf(s.Expect(s.Turn(futureReturn(c.CallID, 10)), "eager answer 10", isCall))
@@ -396,7 +396,7 @@ func init() {
 
 	rule("futures.eager-malformed-rejected", "contract §10; tests dispatch.rs allow_eager_await_rejects_malformed_replies", only4, 0,
 		"Malformed eager replies (empty, wrong id, two entries, a future result) each get Error and a valid retry still completes",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Turn(feedWith("await f()", "f", value.Function{Name: "f"})), "Feed await f()", isCall))
 			two := futureReturn(c.CallID, 1)
@@ -419,7 +419,7 @@ func init() {
 	// --- abort ------------------------------------------------------------
 	rule("abort.uncatchable", "contract §8, §12; behaviour §5; tests dispatch.rs abort_feed_ends_a_suspended_feed_uncatchably", both, 0,
 		"AbortFeed raises its exception at the suspension point, uncatchably (no except or finally runs); the session keeps earlier globals",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("x = 41\ntry:\n    fetch('x')\nexcept BaseException:\n    print('caught')\nfinally:\n    print('finally')"), "Feed try/fetch", isCall)
 			r := s.Expect(s.Turn(&message.AbortFeed{Exception: message.NewException("RuntimeError", "suspension limit 3 exceeded")}), "AbortFeed",
@@ -432,7 +432,7 @@ func init() {
 
 	rule("abort.no-exception", "contract §8; behaviour §5", both, 0,
 		"AbortFeed with no exception gets \"AbortFeed has no exception\" and the feed stays suspended",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
 			s.Expect(s.Turn(&message.AbortFeed{}), "AbortFeed without exception", violation("protocol violation: AbortFeed has no exception"))
@@ -441,7 +441,7 @@ func init() {
 
 	rule("abort.unknown-exception-type", "contract §8; behaviour §5", both, 0,
 		"AbortFeed with an exception type that is not a builtin gets \"invalid exception: unknown exception type …\"",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("foo()"), "Feed foo()", isCall)
 			s.SendBody(unknownExcAbort(t), "AbortFeed raising HostTimeout")
@@ -451,14 +451,14 @@ func init() {
 	// --- prints -----------------------------------------------------------
 	rule("print.before-complete", "contract §11; tests dispatch.rs print_output_is_streamed_before_the_terminator", both, 0,
 		"Output is streamed as Print events before the turn-ending event, text exact",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("print('hello')\nprint('world', end='!')"), "Feed two prints", isComplete, printed("hello\nworld!"))
 		})
 
 	rule("print.flushed-before-suspension", "contract §11; behaviour §3", both, 0,
 		"Buffered output is flushed before a suspension: Print(\"before\\n\") then FunctionCall",
-		func(t *T) {
+		func(t *rt) {
 			// A long interval: only the drain before the suspension can
 			// release the text.
 			cfg := t.Config()
@@ -469,7 +469,7 @@ func init() {
 
 	rule("print.merged-with-long-interval", "contract §11; behaviour §3", both, 0,
 		"With a long flush interval, back-to-back prints arrive as one Print event",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.PrintFlushIntervalMs = u32p(60000)
 			s := t.FreshWith(cfg)
@@ -481,7 +481,7 @@ func init() {
 
 	rule("print.line-buffered", "contract §11; behaviour §3", both, 0,
 		"print_flush_interval_ms = 0 is line buffering: one Print per completed line, the partial tail at the end of the turn",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.PrintFlushIntervalMs = u32p(0)
 			s := t.FreshWith(cfg)
@@ -497,7 +497,7 @@ func init() {
 
 	rule("print.chunked-at-8192", "contract §11; behaviour §3", both, 0,
 		"No Print event holds more than 8192 bytes of text; a long output is cut at UTF-8 boundaries and arrives whole",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			r := s.Expect(s.Feed("print('é' * 10000)"), "Feed a 20 KB print", isComplete, printed(strings.Repeat("é", 10000)+"\n"))
 			for _, p := range r.Prints {
@@ -509,10 +509,10 @@ func init() {
 
 	rule("print.timer-releases-silent-output", "contract §11; behaviour §3", both, 0,
 		"With the default 5 ms interval, output is released while the code keeps running, not held until the turn ends",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			sent := time.Now()
-			s.Feed2("print('early')\nn = 0\nfor i in range(3000000):\n    n += 1\nn")
+			s.sendFeed("print('early')\nn = 0\nfor i in range(3000000):\n    n += 1\nn")
 			ev, err := s.Next()
 			if err != nil {
 				t.Failf("expected Print, got %v", err)
@@ -533,7 +533,7 @@ func init() {
 
 	rule("print.unstamped", "contract §8; behaviour §6", both, 0,
 		"Print events carry none of the stamps (fields 20–23)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("1"), "Feed 1", isComplete)
 			r := s.Expect(s.Feed("print('x')"), "Feed print('x')", isComplete, printed("x\n"))
@@ -546,7 +546,7 @@ func init() {
 
 	rule("print.stderr-segments", "contract §11; tests dispatch.rs alternating_streams_batch_into_one_event", only4, 0,
 		"With a long interval, stdout/stderr/stdout output arrives as one Print with three segments, in order",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.PrintFlushIntervalMs = u32p(60000)
 			s := t.FreshWith(cfg)
@@ -563,7 +563,7 @@ func init() {
 
 	rule("print.stderr-unsupported", "behaviour §3", only2, 0,
 		"Protocol 2 has no stderr stream: print(..., file=sys.stderr) raises TypeError",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("import sys\nprint('b', file=sys.stderr)"), "Feed print to stderr", raisesLike("TypeError", "print() 'file' argument is not supported"))
 		})
@@ -571,7 +571,7 @@ func init() {
 	// --- stamps -----------------------------------------------------------
 	rule("stamps.turn-events-stamped", "contract §8; behaviour §6", both, 0,
 		"Turn-ending events of a session with an interpreter carry max_suspensions (default 1000)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("1"), "Feed 1", completes("1"), stampedSusp(1000))
 			s.Expect(s.Feed("foo()"), "Feed foo()", isCall, stampedSusp(1000))
@@ -579,7 +579,7 @@ func init() {
 
 	rule("stamps.limits-echoed", "contract §8, §12; tests dispatch.rs turn_events_carry_the_suspension_budget", both, 0,
 		"Configured max_suspensions and max_duration_micros are echoed on turn-ending events",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.Limits = &message.ResourceLimits{MaxSuspensions: u64(3), MaxDurationMicros: u64(30_000_000)}
 			s := t.FreshWith(cfg)
@@ -591,7 +591,7 @@ func init() {
 
 	rule("stamps.suspensions-not-enforced", "contract §12; behaviour §6", both, 0,
 		"The child only echoes max_suspensions: with a limit of 2, five suspensions all run",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.Limits = &message.ResourceLimits{MaxSuspensions: u64(2)}
 			s := t.FreshWith(cfg)
@@ -604,7 +604,7 @@ func init() {
 
 	rule("stamps.restored-script-name-only-on-load", "contract §8; behaviour §6", both, 0,
 		"restored_script_name is set on the reply to a successful Load and on no later event",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			st := dumpOf(t, a, "Dump")
 			b := t.Open()
@@ -620,7 +620,7 @@ func init() {
 
 	rule("stamps.decode-errors-unstamped", "behaviour §6", only2, 0,
 		"Errors that come from frame decoding carry no stamps, even in Ready",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("1"), "Feed 1", isComplete)
 			s.SendBody([]byte{0xff}, "one 0xff byte")
@@ -629,7 +629,7 @@ func init() {
 
 	rule("stamps.configured-errors-unstamped", "contract §8; behaviour §6", both, 0,
 		"Replies in the Configured state (before an interpreter exists) carry no stamps",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Turn(ret(0, 1)), "ResumeCall in Configured", raisesLike("RuntimeError", "protocol violation"), unstamped)
 		})
@@ -648,7 +648,7 @@ func mustBig(s string) *big.Int {
 // refuses unknown types) can encode the rest.
 const placeholderExc = "LookupError"
 
-func unknownExcResume(t *T, id uint32) []byte {
+func unknownExcResume(t *rt, id uint32) []byte {
 	b, err := t.cd.AppendRequest(nil, &message.ParentRequest{Body: raiseResult(id, placeholderExc, "no")})
 	if err != nil {
 		t.Failf("internal: %v", err)
@@ -656,7 +656,7 @@ func unknownExcResume(t *T, id uint32) []byte {
 	return bytes.Replace(b, []byte(placeholderExc), []byte("MyHostError"), 1)
 }
 
-func unknownExcAbort(t *T) []byte {
+func unknownExcAbort(t *rt) []byte {
 	b, err := t.cd.AppendRequest(nil, &message.ParentRequest{Body: &message.AbortFeed{Exception: message.NewException(placeholderExc, "late")}})
 	if err != nil {
 		t.Failf("internal: %v", err)

@@ -13,7 +13,7 @@ import (
 
 // Rules on Dump/Load, limits, OS calls and host objects.
 
-func dumpOf(t *T, s *S, what string) []byte {
+func dumpOf(t *rt, s *sess, what string) []byte {
 	r := s.Expect(s.Turn(&message.Dump{}), what, isDumpResult)
 	st := r.Event.Body.(*message.DumpResult).State
 	if len(st) == 0 {
@@ -26,14 +26,14 @@ func init() {
 	// --- dump and load ----------------------------------------------------
 	rule("dump.configured-builds-session", "contract §8; behaviour §5", both, 0,
 		"Dump in the Configured state answers DumpResult (building an empty interpreter)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			dumpOf(t, s, "Dump in Configured")
 		})
 
 	rule("dump.configured-starts-session", "contract §8", both, 0,
 		"Dump in the Configured state builds the interpreter (state Ready), so a Load afterwards is refused (E9)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			st := dumpOf(t, s, "Dump in Configured")
 			s.Expect(s.Turn(&message.Load{State: st}), "Load after the Dump",
@@ -42,7 +42,7 @@ func init() {
 
 	rule("dump.keeps-session", "contract §12; behaviour §14", both, 0,
 		"Dump of an idle session leaves it usable with its globals",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("q = 8"), "Feed q = 8", isComplete)
 			dumpOf(t, s, "Dump in Ready")
@@ -51,7 +51,7 @@ func init() {
 
 	rule("dump.while-suspended", "contract §8; behaviour §14", both, 0,
 		"Dump while suspended answers DumpResult and the suspension stays answerable",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			c := callOf(s.Expect(s.Feed("foo() + 1"), "Feed foo() + 1", isCall))
 			dumpOf(t, s, "Dump while suspended")
@@ -60,7 +60,7 @@ func init() {
 
 	rule("load.idle-restores-globals", "contract §12; behaviour §14", both, 0,
 		"Load of an idle dump in a fresh worker answers Ok with restored_script_name, and the globals are back",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.ScriptName = "restored.py"
 			a := t.FreshWith(cfg)
@@ -76,7 +76,7 @@ func init() {
 
 	rule("load.reannounces-suspension", "contract §12; behaviour §14", both, 0,
 		"Load of a dump taken while suspended re-announces the same FunctionCall (name, args, call_id), which can then be resumed",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			c := callOf(a.Expect(a.Feed("x = 1\nfoo(7) + x"), "Feed foo(7)", isCall))
 			st := dumpOf(t, a, "Dump while suspended")
@@ -84,14 +84,14 @@ func init() {
 			r := b.Expect(b.Turn(&message.Load{State: st}), "Load of a suspended dump", isCall)
 			c2 := callOf(r)
 			if c2.FunctionName != c.FunctionName || c2.CallID != c.CallID || argsRepr(c2) != argsRepr(c) {
-				t.Failf("expected the re-announced %s, got %s", describe(a.lastCall(c)), describe(r.Event))
+				t.Failf("expected the re-announced %s, got %s", describe(&message.ChildEvent{Body: c}), describe(r.Event))
 			}
 			b.Expect(b.Turn(ret(c2.CallID, 10)), "ResumeCall after Load", completes("11"))
 		})
 
 	rule("load.keeps-flush-interval", "contract §11", both, 0,
 		"The print flush interval is applied when Configure arrives, so a Load afterwards keeps it (line buffering stays on)",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			st := dumpOf(t, a, "Dump")
 			cfg := t.Config()
@@ -106,7 +106,7 @@ func init() {
 
 	rule("load.execution-time-restored", "contract §8, §12; behaviour §6", both, 0,
 		"total_execution_micros survives Dump/Load: the Load's reply carries at least the time spent before the Dump",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			r := a.Expect(a.Feed("n = 0\nfor i in range(20000):\n    n += i\nn"), "Feed a loop", isComplete)
 			before := r.Event.TotalExecutionMicros
@@ -123,7 +123,7 @@ func init() {
 
 	rule("load.garbage-rejected", "contract §12; behaviour §14", both, 0,
 		"Load of bytes that are not a dump gets \"protocol violation: failed to load session: …\" and a valid Load still works",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			st := dumpOf(t, a, "Dump")
 			b := t.Open()
@@ -134,7 +134,7 @@ func init() {
 
 	rule("load.old-dump-version-rejected", "contract §12; tests dispatch.rs load_rejects_old_dump_version", both, 0,
 		"Load of a dump whose format version (u16 LE at bytes 6..8) is older than the build reads gets \"failed to load session: dump format version {v} is older than {min}, the oldest this build reads\"",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			st := dumpOf(t, a, "Dump")
 			if len(st) < 8 {
@@ -154,7 +154,7 @@ func init() {
 
 	rule("load.truncated-rejected", "behaviour §14", both, 0,
 		"Load of a truncated dump is refused with \"failed to load session: …\"",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			a.Expect(a.Feed("big = list(range(100))"), "Feed", isComplete)
 			st := dumpOf(t, a, "Dump")
@@ -165,7 +165,7 @@ func init() {
 
 	rule("load.after-load-rejected", "contract §12; behaviour §5 (E9)", both, 0,
 		"A second Load right after a successful Load of an idle dump is refused (E9)",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			a.Expect(a.Feed("1"), "Feed", isComplete)
 			st := dumpOf(t, a, "Dump")
@@ -177,7 +177,7 @@ func init() {
 
 	rule("load.in-configured-replaces", "contract §8; behaviour §5", both, 0,
 		"Load in the Configured state replaces the configured session",
-		func(t *T) {
+		func(t *rt) {
 			a := t.Fresh()
 			a.Expect(a.Feed("m = 'from dump'"), "Feed", isComplete)
 			st := dumpOf(t, a, "Dump")
@@ -189,7 +189,7 @@ func init() {
 	// --- limits -----------------------------------------------------------
 	rule("limits.duration-timeout-error", "contract §12; behaviour §13", both, 0,
 		"Running past max_duration_micros ends the feed with Error TimeoutError and the worker keeps serving",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.Limits = &message.ResourceLimits{MaxDurationMicros: u64(200_000)}
 			s := t.FreshWith(cfg)
@@ -199,7 +199,7 @@ func init() {
 
 	rule("limits.timeout-uncatchable", "contract §12", both, 0,
 		"The TimeoutError of max_duration_micros cannot be caught by sandbox code",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.Limits = &message.ResourceLimits{MaxDurationMicros: u64(100_000)}
 			s := t.FreshWith(cfg)
@@ -209,7 +209,7 @@ func init() {
 
 	rule("limits.recursion-error-catchable", "contract §12", both, 0,
 		"RecursionError, unlike the other resource errors, can be caught by sandbox code",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.Limits = &message.ResourceLimits{MaxRecursionDepth: u64(50)}
 			s := t.FreshWith(cfg)
@@ -219,7 +219,7 @@ func init() {
 
 	rule("limits.memory-error", "contract §12; behaviour §13", both, 0,
 		"Allocating past max_memory_bytes raises MemoryError (uncatchable) ending the feed; the session survives",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.Limits = &message.ResourceLimits{MaxMemoryBytes: u64(1 << 20)}
 			s := t.FreshWith(cfg)
@@ -230,16 +230,16 @@ func init() {
 
 	rule("limits.memory-exit-65", "contract §12, §14; behaviour §13, §15", both, NeedProcess,
 		"An allocation the process allocator refuses ends the worker with exit 65 (OOM_EXIT_CODE), without a frame",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
-			s.Feed2("'x' * 10**13")
+			s.sendFeed("'x' * 10**13")
 			s.ExpectEOF("after an allocation of 10 TB")
 			s.ExpectExit(65, 15*time.Second)
 		})
 
 	rule("limits.recursion-error", "contract §12; behaviour §13", both, 0,
 		"Exceeding max_recursion_depth raises RecursionError \"maximum recursion depth exceeded\"",
-		func(t *T) {
+		func(t *rt) {
 			cfg := t.Config()
 			cfg.Limits = &message.ResourceLimits{MaxRecursionDepth: u64(50)}
 			s := t.FreshWith(cfg)
@@ -251,7 +251,7 @@ func init() {
 	// --- OS calls ---------------------------------------------------------
 	rule("os.exists-call", "contract §4; behaviour §10", both, 0,
 		"Path(p).exists() suspends with OsCall exists(p) and the answer is the result",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			r := s.Expect(s.Feed("from pathlib import Path\nPath('/data/x.txt').exists()"), "Feed Path.exists", isOsCall)
 			o := r.Event.Body.(*message.OsCall)
@@ -263,7 +263,7 @@ func init() {
 
 	rule("os.not-handled-permission-error", "contract §8; behaviour §10", both, 0,
 		"not_handled answering a filesystem OsCall raises PermissionError naming the path",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			r := s.Expect(s.Feed("from pathlib import Path\nPath('/secret').read_text()"), "Feed Path.read_text", isOsCall)
 			o := r.Event.Body.(*message.OsCall)
@@ -273,7 +273,7 @@ func init() {
 
 	rule("os.getenv-call", "contract §3, §4; behaviour §10", both, 0,
 		"os.getenv(k, d) suspends with OsCall getenv{key, default} (default a root of the call's values)",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			r := s.Expect(s.Feed("import os\nos.getenv('HOME', 'none')"), "Feed os.getenv", isOsCall)
 			o := r.Event.Body.(*message.OsCall)
@@ -286,7 +286,7 @@ func init() {
 	// --- host objects -----------------------------------------------------
 	rule("objects.method-call-object-id", "contract §6; behaviour §8", both, 0,
 		"A method call on a host instance suspends with FunctionCall{method, object_id = the instance's uuid}, the receiver not in args",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			f := &message.Feed{Code: "w.grow(2, by=3)"}
 			cls := f.Values.Add(value.TypeNode(value.Type{Name: "Widget", ID: value.UUID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, Origin: value.OriginHost}))
@@ -302,7 +302,7 @@ func init() {
 
 	rule("objects.lazy-attribute-lookup", "contract §6; behaviour §8", both, 0,
 		"A missing attribute of a host instance suspends with NameLookup{name, object_id}; undefined raises AttributeError",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			f := &message.Feed{Code: "w.color"}
 			cls := f.Values.Add(value.TypeNode(value.Type{Name: "Widget", ID: value.UUID{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}, Origin: value.OriginHost}))
@@ -317,7 +317,7 @@ func init() {
 
 	rule("objects.host-class-call", "contract §6; behaviour §8", both, 0,
 		"Calling a host class suspends with FunctionCall{\"__call__\", object_id = the class uuid}",
-		func(t *T) {
+		func(t *rt) {
 			s := t.Fresh()
 			f := &message.Feed{Code: "T(1, a=2)"}
 			id := value.UUID{3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}
@@ -330,10 +330,5 @@ func init() {
 		})
 }
 
-// lastCall wraps a call for describe.
-func (s *S) lastCall(c *message.FunctionCall) *message.ChildEvent {
-	return &message.ChildEvent{Body: c}
-}
-
-// Feed2 sends a Feed without reading its turn.
-func (s *S) Feed2(code string) { s.Send(&message.Feed{Code: code}) }
+// sendFeed sends a Feed without reading its turn.
+func (s *sess) sendFeed(code string) { s.Send(&message.Feed{Code: code}) }
