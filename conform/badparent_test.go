@@ -28,10 +28,14 @@ import (
 //   - orphan: configures the child, then exits leaving it running (the
 //     child holds its own stdin open, so it never sees EOF);
 //   - sleepy: never ends;
-//   - hog: touches 64 MiB, then behaves like chatty without the extra request.
+//   - hog: touches 64 MiB, then behaves like chatty without the extra request;
+//   - absent: exits 0 without ever starting the worker.
 func badParentMain(mode, code string) int {
-	if mode == "sleepy" {
+	switch mode {
+	case "sleepy":
 		time.Sleep(time.Hour)
+	case "absent":
+		return 0 // never runs $MONTY_BIN
 	}
 	cmd := exec.Command(os.Getenv("MONTY_BIN"), "subprocess")
 	cmd.Env = []string{}
@@ -130,6 +134,7 @@ func TestParentJudgeCatchesBadParents(t *testing.T) {
 		{"orphan", "^normal$", "reaping:", conform.ParentOptions{}},
 		{"sleepy", "^normal$", "time:", conform.ParentOptions{Timeout: time.Second}},
 		{"hog", "^normal$", "memory:", conform.ParentOptions{DecodeBudget: 1 << 20, MemorySlack: 16 << 20}},
+		{"absent", "^normal$", "spawn:", conform.ParentOptions{}},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {

@@ -201,7 +201,7 @@ func (s *sess) stderrNote() string {
 		if len(e) > 300 {
 			e = "…" + e[len(e)-300:]
 		}
-		return "; worker stderr: " + e
+		return "; worker stderr: " + strings.Join(strings.Fields(e), " ")
 	}
 	return ""
 }

@@ -195,6 +195,9 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	time.Sleep(200 * time.Millisecond)
 	r.log = readLines(control)
 	var problems []string
+	if !slices.ContainsFunc(r.log, func(l string) bool { return strings.HasPrefix(l, "spawn ") }) {
+		problems = append(problems, "spawn: the parent never started the scripted child (does it run $MONTY_BIN?)"+tailNote(r.stderr))
+	}
 	if r.timedOut {
 		problems = append(problems, fmt.Sprintf("time: the parent had not ended after %v and was killed", limit))
 	}
