@@ -3,6 +3,7 @@ package conform
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -17,8 +18,24 @@ import (
 // exitWithin bounds the wait for an exit the contract requires.
 const exitWithin = 15 * time.Second
 
-func refusal(v, supported uint32) string {
-	return (&protocol.UnsupportedVersionError{Requested: v, Supported: protocol.VersionRange{Min: supported, Max: supported}}).Error()
+// refuses requires the FatalError of a version refusal of v in the
+// canonical text, naming a supported range that holds the version under
+// test (a worker may support more than one version: "server supports
+// protocol versions 2 to 4").
+func refuses(v uint32) want {
+	return func(t *rt, r *reply) string {
+		w := fmt.Sprintf("FatalError(%q) or the same naming a wider range that holds %d",
+			(&protocol.UnsupportedVersionError{Requested: v, Supported: protocol.VersionRange{Min: t.Version, Max: t.Version}}).Error(), t.Version)
+		f, ok := r.Event.Body.(*message.FatalError)
+		if !ok {
+			return w
+		}
+		uv, ok := protocol.ParseUnsupportedVersion(f.Message)
+		if !ok || uv.Requested != v || !uv.Supported.Contains(t.Version) || uv.Error() != f.Message {
+			return w
+		}
+		return ""
+	}
 }
 
 // prefix returns a 4-byte little-endian length prefix.
@@ -161,24 +178,21 @@ func init() {
 			s.Expect(s.Turn(t.Config()), "Configure", isOk, noPrints, unstamped)
 		})
 
-	versionRule := func(id, title string, v func(t *rt) uint32) {
+	versionRule := func(id, title string, v uint32) {
 		rule(id, "contract §7; behaviour §5", both, 0, title, func(t *rt) {
 			s := t.Open()
 			cfg := t.Config()
-			cfg.ProtocolVersion = v(t)
-			s.Expect(s.Turn(cfg), "Configure", fatal(refusal(cfg.ProtocolVersion, t.Version)), unstamped)
+			cfg.ProtocolVersion = v
+			s.Expect(s.Turn(cfg), "Configure", refuses(v), unstamped)
 			s.ExpectExit(4, exitWithin)
 		})
 	}
 	versionRule("configure.version-zero-rejected",
-		"Configure with protocol_version 0 (undeclared) gets the exact refusal FatalError and exit 4",
-		func(*rt) uint32 { return 0 })
+		"Configure with protocol_version 0 (undeclared) gets the exact refusal FatalError, naming a supported range that holds the version under test, and exit 4", 0)
 	versionRule("configure.version-below-rejected",
-		"Configure with a version below the worker's gets the refusal with \"try updating to a newer client version\" and exit 4",
-		func(t *rt) uint32 { return t.Version - 1 })
+		"Configure with version 1 (below every version) gets the refusal with \"try updating to a newer client version\" and exit 4", 1)
 	versionRule("configure.version-above-rejected",
-		"Configure with a version above the worker's gets the refusal with \"make sure you are using the correct client version\" and exit 4",
-		func(t *rt) uint32 { return t.Version + 1 })
+		"Configure with version 99 (above every version) gets the refusal with \"make sure you are using the correct client version\" and exit 4", 99)
 
 	rule("configure.version-checked-before-state", "contract §7, §8", both, 0,
 		"The version check runs on every Configure before the state check: a bad version after a good Configure is still fatal (exit 4)",
@@ -186,7 +200,7 @@ func init() {
 			s := t.Fresh()
 			cfg := t.Config()
 			cfg.ProtocolVersion = 0
-			s.Expect(s.Turn(cfg), "second Configure with version 0", fatal(refusal(0, t.Version)))
+			s.Expect(s.Turn(cfg), "second Configure with version 0", refuses(0))
 			s.ExpectExit(4, exitWithin)
 		})
 
