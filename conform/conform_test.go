@@ -255,7 +255,7 @@ func TestParentOverMontygoRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "conform", "parent", "--json", "--parallel", "4", "--",
-		bin, "run", "--max-duration", "5", "-c", conform.CodePlaceholder)
+		bin, "run", "--max-duration", "5", conform.FilePlaceholder)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
