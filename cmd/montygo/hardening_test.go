@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/internal/hostile/hostilebuild"
 	"github.com/gomonty/monty/internal/testenv"
 )
 
@@ -37,7 +37,7 @@ func TestRunIntPastTheDigitLimit(t *testing.T) {
 // its path.
 func hostileWorker(t *testing.T, scenario string) string {
 	t.Helper()
-	bin := hostile.Build(t)
+	bin := hostilebuild.Build(t)
 	script := filepath.Join(t.TempDir(), "worker.sh")
 	body := fmt.Sprintf("#!/bin/sh\nexec %s \"$@\" -scenario %s\n", strconv.Quote(bin), scenario)
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {

@@ -18,7 +18,7 @@
 //
 // [Run] plays a scenario over any reader and writer. The program in
 // cmd/hostilechild wraps it as a worker binary, which this package's tests
-// build once per test binary (see build_test.go) and start as
+// build once per test binary (package hostilebuild) and start as
 //
 //	cmd := exec.Command(bin, "subprocess")
 //	cmd.Env = append(os.Environ(), "HOSTILE_SCENARIO=oversize_prefix")

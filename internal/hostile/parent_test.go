@@ -19,6 +19,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/internal/hostile/hostilebuild"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
@@ -224,7 +225,7 @@ func sharedBinary(t *testing.T, claim uint32) string {
 
 func linkBinary(t *testing.T, dir string) string {
 	t.Helper()
-	bin := hostile.Build(t)
+	bin := hostilebuild.Build(t)
 	p := filepath.Join(dir, "monty")
 	if err := os.Link(bin, p); err != nil {
 		b, rerr := os.ReadFile(bin)
@@ -344,7 +345,7 @@ func skipParent(sc hostile.Scenario, v uint32) string {
 }
 
 func parentScenario(t *testing.T, sc hostile.Scenario, ver uint32) {
-	hostile.Build(t) // outside the measurements
+	hostilebuild.Build(t) // outside the measurements
 	leaks := goleak.IgnoreCurrent()
 	baseG := runtime.NumGoroutine()
 	heap := watchHeap()
