@@ -20,6 +20,7 @@ import (
 type tmuxREPL struct {
 	t    *testing.T
 	name string
+	used int // prompts already typed into (see prompt)
 }
 
 func startTmuxREPL(t *testing.T) *tmuxREPL {
@@ -62,6 +63,37 @@ func (r *tmuxREPL) send(keys ...string) {
 
 func (r *tmuxREPL) line(s string) { r.send("-l", s); r.send("Enter") }
 
+// prompt waits for a new empty prompt (">>>" or "...") on the screen's
+// last line, beyond the ones already typed into, so that the next line is
+// typed into the editor rather than ahead of it (typed-ahead input is
+// echoed by the terminal before the prompt is drawn, which jumbles the
+// screen under load).
+func (r *tmuxREPL) prompt() {
+	r.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := r.screen()
+		lines := strings.Split(strings.TrimRight(s, "\n "), "\n")
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, ">>>") || strings.HasPrefix(l, "...") {
+				n++
+			}
+		}
+		if last := strings.TrimSpace(lines[len(lines)-1]); n > r.used && (last == ">>>" || last == "...") {
+			r.used = n
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("no new empty prompt; screen:\n%s", s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// enter types s at the next empty prompt.
+func (r *tmuxREPL) enter(s string) { r.prompt(); r.line(s) }
+
 // waitFor waits until the screen contains want n times in total.
 func (r *tmuxREPL) waitForN(want string, n int, d time.Duration) string {
 	r.t.Helper()
@@ -84,39 +116,39 @@ func TestREPLInTerminal(t *testing.T) {
 	r := startTmuxREPL(t)
 
 	// Globals persist and expression results print their repr.
-	r.line("x = 21")
-	r.line("x * 2")
+	r.enter("x = 21")
+	r.enter("x * 2")
 	r.waitFor("\n42\n", 10*time.Second)
-	r.line("'text'")
+	r.enter("'text'")
 	r.waitFor("\n'text'\n", 10*time.Second)
 
 	// A multi-line block, ended by a blank line.
-	r.line("def grow(n):")
-	r.line("    return [i * x for i in range(n)]")
-	r.line("")
-	r.line("grow(3)")
+	r.enter("def grow(n):")
+	r.enter("    return [i * x for i in range(n)]")
+	r.enter("")
+	r.enter("grow(3)")
 	r.waitFor("[0, 21, 42]", 10*time.Second)
 
 	// Tracebacks on errors, and the REPL carries on.
-	r.line("1 / 0")
+	r.enter("1 / 0")
 	r.waitFor("ZeroDivisionError: division by zero", 10*time.Second)
 
 	// Ctrl-C interrupts a running input; the globals from before it
 	// survive the worker being replaced.
-	r.line("while True:")
-	r.line("    x = x + 1")
-	r.line("")
+	r.enter("while True:")
+	r.enter("    x = x + 1")
+	r.enter("")
 	time.Sleep(500 * time.Millisecond)
 	r.send("C-c")
 	r.waitFor("KeyboardInterrupt", 10*time.Second)
-	r.line("x + 100")
+	r.enter("x + 100")
 	r.waitFor("\n121\n", 15*time.Second)
 
 	// Ctrl-C at the prompt discards the line being typed.
 	r.send("-l", "this is not python")
 	r.send("C-c")
 	r.waitForN("KeyboardInterrupt", 2, 5*time.Second)
-	r.line("x")
+	r.enter("x")
 	r.waitForN("\n21\n", 1, 10*time.Second)
 
 	// Ctrl-D exits.
