@@ -11,7 +11,7 @@ MONTY_BIN ?= $(CURDIR)/.monty/bin/monty
 FUZZTIME ?= 5s
 export MONTY_BIN
 
-.PHONY: all worker build run test vet lint unit unit-norace relay-suites soak-server remote fuzz-smoke bench generate-proto check-proto tidy-check
+.PHONY: all worker build run test vet lint unit unit-norace relay-suites conform soak-server remote fuzz-smoke bench generate-proto check-proto tidy-check
 
 all: build
 
@@ -28,7 +28,7 @@ run: worker build
 	./bin/montygo run examples/hello.py
 
 ## test: vet, race tests (incl. live-worker tests), generated-code check, lint, fuzz smoke
-test: worker vet check-proto tidy-check lint unit unit-norace relay-suites fuzz-smoke
+test: worker vet check-proto tidy-check lint unit unit-norace relay-suites conform fuzz-smoke
 
 vet:
 	$(GO) vet ./...
@@ -40,9 +40,10 @@ lint:
 	$(STATICCHECK) ./...
 
 ## unit-norace: the measurements the race detector would distort (real heap
-## growth within the decode budget, the 256 MiB hostile frame)
+## growth within the decode budget, the 256 MiB hostile frame, the growth of
+## rendering work at full size)
 unit-norace: worker
-	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap' ./codec/v4/ ./internal/hostile/
+	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap|TestRenderWorkGrowsLinearly' ./codec/v4/ ./internal/hostile/ ./value/
 
 ## relay-suites: the real-worker session, pool and mount suites again, with
 ## `montygo subprocess` as the worker, at protocol 4 and at protocol 2
@@ -57,6 +58,12 @@ soak-server: worker
 ## remote: examples/remote, 3 montygo serve replicas with rolling drains
 remote: build
 	$(GO) run ./examples/remote -servers 3 -sessions 200 -drain-every 25
+## conform: the conformance kit's worker rules against the released worker
+## (protocol 2); fails when any rule other than its two documented
+## deviations fails, or when one of those passes (docs/CONFORMANCE.md)
+CONFORM_V2_DEVIATIONS := load.old-dump-version-rejected,state.resume-futures-results-checked-first
+conform: worker build
+	./bin/montygo conform worker --worker $(MONTY_BIN) --protocol 2 --expect-fail $(CONFORM_V2_DEVIATIONS)
 
 ## fuzz-smoke: run every fuzz target briefly
 fuzz-smoke:

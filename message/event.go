@@ -61,14 +61,29 @@ type Event interface {
 type ChildEvent struct {
 	// Body is the event; nil when the frame carried no (known) kind.
 	Body Event
-	// TotalExecutionMicros is the session's cumulative sandbox run time.
+	// TotalExecutionMicros is the session's cumulative sandbox run time
+	// (at protocol 5 for reporting only; it bounds nothing).
 	TotalExecutionMicros uint64
-	// MaxDurationMicros is the session's duration limit, when it has one.
+	// MaxDurationMicros is the session's duration limit, when it has one
+	// (protocol 4 and 2 only).
 	MaxDurationMicros *uint64
 	// MaxSuspensions is the session's suspension limit, when a REPL exists.
 	MaxSuspensions *uint64
 	// RestoredScriptName is set only on the reply to a successful Load.
 	RestoredScriptName *string
+	// FeedExecutionMicros is the execution clock restarted at the running
+	// feed; 0 outside a session (protocol 5 only). The parent's feed
+	// backstop is based on it.
+	FeedExecutionMicros uint64
+	// MaxFeedDurationMicros, MaxTurnDurationMicros and MaxTotalSleepMicros
+	// echo the session's limits, so that a parent learns them after Load
+	// (protocol 5 only).
+	MaxFeedDurationMicros *uint64
+	MaxTurnDurationMicros *uint64
+	MaxTotalSleepMicros   *uint64
+	// SessionID is sent only by a remote that stores sessions, on its first
+	// reply to Configure or Load; nil when absent (protocol 5 only).
+	SessionID []byte
 }
 
 // PrintStream names an output stream.
@@ -119,12 +134,16 @@ type FunctionCall struct {
 	// protocol 2.
 	AllowEagerAwait bool
 	Values          value.Graph
+	// Position is where the call is in the source; nil when the child did
+	// not say (always before protocol 5).
+	Position *SourceRange
 }
 
 // OsOp names an OS call.
 type OsOp uint8
 
-// The OS operations. The numbers are the OsCall arm numbers.
+// The OS operations. The numbers are the OsCall arm numbers of protocol 4
+// and 5 (protocol 2 has no urandom; 26 and above exist only at 5).
 const (
 	OpExists      OsOp = 2
 	OpIsFile      OsOp = 3
@@ -150,13 +169,20 @@ const (
 	OpDateToday   OsOp = 23
 	OpDateTimeNow OsOp = 24
 	OpUrandom     OsOp = 25
+	// Protocol 5 only.
+	OpTime             OsOp = 26
+	OpSleep            OsOp = 27
+	OpAsyncSleep       OsOp = 28
+	OpSystemSleep      OsOp = 29
+	OpAsyncSystemSleep OsOp = 30
 )
 
 var opNames = [...]string{2: "exists", 3: "is_file", 4: "is_dir", 5: "is_symlink",
 	6: "read_text", 7: "read_bytes", 8: "stat", 9: "iterdir", 10: "resolve",
 	11: "absolute", 12: "unlink", 13: "rmdir", 14: "write_text", 15: "append_text",
 	16: "write_bytes", 17: "append_bytes", 18: "open", 19: "mkdir", 20: "rename",
-	21: "getenv", 22: "get_environ", 23: "date_today", 24: "date_time_now", 25: "urandom"}
+	21: "getenv", 22: "get_environ", 23: "date_today", 24: "date_time_now", 25: "urandom",
+	26: "time", 27: "sleep", 28: "async_sleep", 29: "system_sleep", 30: "async_system_sleep"}
 
 // String returns the op's protocol name.
 func (o OsOp) String() string {
@@ -168,6 +194,13 @@ func (o OsOp) String() string {
 
 // IsFilesystem reports whether the op touches the filesystem (arms 2–20).
 func (o OsOp) IsFilesystem() bool { return o >= OpExists && o <= OpRename }
+
+// IsSleep reports whether the op is one of protocol 5's four sleeps.
+func (o OsOp) IsSleep() bool { return o >= OpSleep && o <= OpAsyncSystemSleep }
+
+// IsSystemSleep reports whether the op is a system sleep, which the parent
+// waits out itself (charging the sleep budget) without the OS handler.
+func (o OsOp) IsSystemSleep() bool { return o == OpSystemSleep || o == OpAsyncSystemSleep }
 
 // OsCall suspends the feed on an operating-system call that the parent
 // answers. Which fields are set depends on Op.
@@ -196,6 +229,16 @@ type OsCall struct {
 	// Size is urandom's byte count.
 	Size   uint64
 	Values value.Graph
+	// Caller is the clock the time op asks for, e.g. "time.monotonic".
+	Caller string
+	// Seconds is the delay of the sleep ops (Sleep.seconds or
+	// AsyncSleep.delay): finite, at least 0, and within int64 nanoseconds.
+	Seconds float64
+	// AllowEagerAwait is set only on async_sleep.
+	AllowEagerAwait bool
+	// Position is where the call is in the source; nil when the child did
+	// not say (always before protocol 5).
+	Position *SourceRange
 }
 
 // NameLookup suspends the feed on a read of an undefined name, or on a lazy
@@ -203,12 +246,16 @@ type OsCall struct {
 type NameLookup struct {
 	Name     string
 	ObjectID *value.UUID
+	// Position is where the name is read; nil when the child did not say.
+	Position *SourceRange
 }
 
 // ResolveFutures suspends the feed until some pending external futures are
 // resolved. The order of the ids carries no meaning.
 type ResolveFutures struct {
 	PendingCallIDs []uint32
+	// Position is where the feed awaits; nil when the child did not say.
+	Position *SourceRange
 }
 
 // Complete ends a feed with the value of its last expression.
@@ -242,7 +289,8 @@ type FatalError struct {
 }
 
 // ShutdownDump is sent only by a relay that is shutting down; a subprocess
-// worker never sends it.
+// worker never sends it. At protocol 4 Dump holds the raw dump bytes; at
+// protocol 5 it is the id to Load, and nil when there is nothing to load.
 type ShutdownDump struct {
 	Dump *[]byte
 }

@@ -70,24 +70,78 @@ const (
 
 // ResourceLimits are the sandbox's limits. A nil field means unlimited,
 // except MaxRecursionDepth and MaxSuspensions which then default to 1000.
+//
+// Which time limits exist depends on the protocol version: protocol 4 and 2
+// have only the cumulative per-session MaxDurationMicros; protocol 5 has
+// only the per-feed, per-turn and sleep budgets. A codec refuses to encode
+// a limit its version cannot express (see codec.ErrUnsupported), so a limit
+// is never silently dropped.
 type ResourceLimits struct {
+	// MaxDurationMicros is the cumulative per-session execution budget
+	// (protocol 4 and 2 only).
 	MaxDurationMicros *uint64
 	MaxMemoryBytes    *uint64
 	GCInterval        *uint64
 	MaxRecursionDepth *uint64
 	MaxSuspensions    *uint64
+	// MaxFeedDurationMicros is the execution budget of one feed; it resets
+	// at each Feed (protocol 5 only).
+	MaxFeedDurationMicros *uint64
+	// MaxTurnDurationMicros is the execution budget of one turn; it resets
+	// at each Feed and each resume (protocol 5 only).
+	MaxTurnDurationMicros *uint64
+	// MaxTotalSleepMicros is the cumulative budget of system sleeps, charged
+	// and enforced by the parent (protocol 5 only).
+	MaxTotalSleepMicros *uint64
 }
 
-// MaxDuration returns the duration limit, or 0 and false when there is none.
-func (l *ResourceLimits) MaxDuration() (time.Duration, bool) {
-	if l == nil || l.MaxDurationMicros == nil {
+// micros converts an optional microsecond count, saturating at the largest
+// time.Duration.
+func micros(p *uint64) (time.Duration, bool) {
+	if p == nil {
 		return 0, false
 	}
-	us := *l.MaxDurationMicros
+	us := *p
 	if us > uint64(1<<63-1)/1000 {
 		return time.Duration(1<<63 - 1), true
 	}
 	return time.Duration(us) * time.Microsecond, true
+}
+
+// MaxDuration returns the per-session duration limit, or 0 and false when
+// there is none.
+func (l *ResourceLimits) MaxDuration() (time.Duration, bool) {
+	if l == nil {
+		return 0, false
+	}
+	return micros(l.MaxDurationMicros)
+}
+
+// MaxFeedDuration returns the per-feed duration limit, or 0 and false when
+// there is none.
+func (l *ResourceLimits) MaxFeedDuration() (time.Duration, bool) {
+	if l == nil {
+		return 0, false
+	}
+	return micros(l.MaxFeedDurationMicros)
+}
+
+// MaxTurnDuration returns the per-turn duration limit, or 0 and false when
+// there is none.
+func (l *ResourceLimits) MaxTurnDuration() (time.Duration, bool) {
+	if l == nil {
+		return 0, false
+	}
+	return micros(l.MaxTurnDurationMicros)
+}
+
+// MaxTotalSleep returns the sleep budget, or 0 and false when there is
+// none.
+func (l *ResourceLimits) MaxTotalSleep() (time.Duration, bool) {
+	if l == nil {
+		return 0, false
+	}
+	return micros(l.MaxTotalSleepMicros)
 }
 
 // Configure starts a session (state NoSession → Configured).
@@ -104,6 +158,15 @@ type Configure struct {
 	// PrintFlushIntervalMs is the print flush interval; nil means the
 	// default (5 ms) and 0 line buffering.
 	PrintFlushIntervalMs *uint32
+	// OsPolicy says how the child answers clocks, sleeps and entropy; nil
+	// means the default policy (protocol 5 only).
+	OsPolicy *OsPolicy
+	// Persistence asks a relay to keep the session or not; children ignore
+	// it (protocol 5 only).
+	Persistence Persistence
+	// Profile names a relay's server-side profile; children ignore it
+	// (protocol 5 only).
+	Profile *string
 }
 
 // InstallDependencies asks a CPython worker to install packages; Monty
@@ -216,7 +279,8 @@ type ResumeFutures struct {
 // Dump asks for a snapshot of the session.
 type Dump struct{}
 
-// Load restores a session from a dump.
+// Load restores a session from a dump. At protocol 5, State may instead be
+// a session id taken from ChildEvent.SessionID.
 type Load struct {
 	State []byte
 }

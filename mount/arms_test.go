@@ -58,7 +58,7 @@ func TestReadArms(t *testing.T) {
 			// stat.
 			rc := f.do(opCall(message.OpStat, "/data/x.txt"))
 			n := rootOf(t, rc)
-			nt := n.Ext.(*value.NamedTuple)
+			nt := n.Ext().(*value.NamedTuple)
 			if nt.TypeName != "os.stat_result" || len(nt.FieldNames) != 10 || nt.FieldNames[0] != "st_mode" || nt.FieldNames[9] != "st_ctime" {
 				t.Fatalf("stat tuple %+v", nt)
 			}

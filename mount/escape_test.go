@@ -626,8 +626,8 @@ func raceSwap(t *testing.T, f *fixture) {
 		switch rc.Result.Kind {
 		case message.ResultReturn:
 			ok++
-			if n := rootOf(t, rc); c.Op != message.OpOpen && n.Text != "inside" && string(n.Bytes()) != "inside" {
-				t.Fatalf("read returned %q %q", n.Text, n.Bytes())
+			if n := rootOf(t, rc); c.Op != message.OpOpen && n.Text() != "inside" && string(n.Bytes()) != "inside" {
+				t.Fatalf("read returned %q %q", n.Text(), n.Bytes())
 			}
 		case message.ResultError:
 			refused++

@@ -437,23 +437,23 @@ func copySubgraph(dst, src *value.Graph, root value.NodeID) (value.NodeID, bool)
 		if n.Kind.OutputOnly() {
 			return 0, false
 		}
-		if len(n.Refs) > 0 {
-			refs := make([]value.NodeID, len(n.Refs))
-			for i, c := range n.Refs {
+		if len(n.Refs()) > 0 {
+			refs := make([]value.NodeID, len(n.Refs()))
+			for i, c := range n.Refs() {
 				refs[i] = remap[c]
 			}
-			n.Refs = refs
+			n.SetRefs(refs)
 		}
-		switch x := n.Ext.(type) {
+		switch x := n.Ext().(type) {
 		case *value.Type:
 			c := *x
 			c.Attrs = remapPairs(x.Attrs, remap)
-			n.Ext = &c
+			n.SetExt(&c)
 		case *value.ClassInstance:
 			c := *x
 			c.Class = remap[x.Class]
 			c.Attrs = remapPairs(x.Attrs, remap)
-			n.Ext = &c
+			n.SetExt(&c)
 		}
 		remap[id] = dst.Add(n)
 	}

@@ -169,7 +169,7 @@ func assertNoSecret(t *testing.T, g *value.Graph) {
 	t.Helper()
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		if bytes.Contains([]byte(n.Text), []byte(secret)) || bytes.Contains(n.Bytes(), []byte(secret)) {
+		if bytes.Contains([]byte(n.Text()), []byte(secret)) || bytes.Contains(n.Bytes(), []byte(secret)) {
 			t.Fatalf("ESCAPE: answer contains the outside file's content")
 		}
 	}
@@ -199,8 +199,8 @@ func wantBool(t *testing.T, rc *message.ResumeCall, want bool) {
 func wantStr(t *testing.T, rc *message.ResumeCall, want string) {
 	t.Helper()
 	n := rootOf(t, rc)
-	if n.Kind != value.KindStr || n.Text != want {
-		t.Fatalf("got %s %q, want str %q", n.Kind, n.Text, want)
+	if n.Kind != value.KindStr || n.Text() != want {
+		t.Fatalf("got %s %q, want str %q", n.Kind, n.Text(), want)
 	}
 }
 
@@ -230,8 +230,8 @@ func wantNone(t *testing.T, rc *message.ResumeCall) {
 func wantPath(t *testing.T, rc *message.ResumeCall, want string) {
 	t.Helper()
 	n := rootOf(t, rc)
-	if n.Kind != value.KindPath || n.Text != want {
-		t.Fatalf("got %s %q, want path %q", n.Kind, n.Text, want)
+	if n.Kind != value.KindPath || n.Text() != want {
+		t.Fatalf("got %s %q, want path %q", n.Kind, n.Text(), want)
 	}
 }
 
@@ -242,12 +242,12 @@ func wantPaths(t *testing.T, rc *message.ResumeCall, want ...string) {
 		t.Fatalf("got %s, want list", n.Kind)
 	}
 	var got []string
-	for _, r := range n.Refs {
+	for _, r := range n.Refs() {
 		c := rc.Values.Node(r)
 		if c.Kind != value.KindPath {
 			t.Fatalf("list item %s, want path", c.Kind)
 		}
-		got = append(got, c.Text)
+		got = append(got, c.Text())
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %q, want %q", got, want)
@@ -262,7 +262,7 @@ func wantPaths(t *testing.T, rc *message.ResumeCall, want ...string) {
 func wantHandle(t *testing.T, rc *message.ResumeCall, p, mode string, pos uint64) {
 	t.Helper()
 	n := rootOf(t, rc)
-	fh, ok := n.Ext.(*value.FileHandle)
+	fh, ok := n.Ext().(*value.FileHandle)
 	if n.Kind != value.KindFileHandle || !ok {
 		t.Fatalf("got %s, want file_handle", n.Kind)
 	}
@@ -277,7 +277,7 @@ func wantExc(t *testing.T, rc *message.ResumeCall, typ, msg string) {
 	if rc.Result.Kind != message.ResultError {
 		if rc.Result.Kind == message.ResultReturn {
 			n := rc.Values.Node(rc.Result.Value)
-			t.Fatalf("got value %s %q, want %s: %s", n.Kind, n.Text, typ, msg)
+			t.Fatalf("got value %s %q, want %s: %s", n.Kind, n.Text(), typ, msg)
 		}
 		t.Fatalf("got %s, want %s: %s", rc.Result.Kind, typ, msg)
 	}
@@ -309,13 +309,13 @@ func wantNotHandled(t *testing.T, rc *message.ResumeCall) {
 func statField(t *testing.T, rc *message.ResumeCall, name string) *value.Node {
 	t.Helper()
 	n := rootOf(t, rc)
-	nt, ok := n.Ext.(*value.NamedTuple)
+	nt, ok := n.Ext().(*value.NamedTuple)
 	if n.Kind != value.KindNamedTuple || !ok {
 		t.Fatalf("got %s, want named tuple", n.Kind)
 	}
 	for i, f := range nt.FieldNames {
 		if f == name {
-			return rc.Values.Node(n.Refs[i])
+			return rc.Values.Node(n.Refs()[i])
 		}
 	}
 	t.Fatalf("no field %s", name)

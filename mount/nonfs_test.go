@@ -48,11 +48,11 @@ func TestGetenv(t *testing.T) {
 		t.Fatalf("copied %d nodes, want 4", rc.Values.Len())
 	}
 	root := rootOf(t, rc)
-	if root.Kind != value.KindList || len(root.Refs) != 2 || rc.Values.Node(root.Refs[1]).Text != "a" {
+	if root.Kind != value.KindList || len(root.Refs()) != 2 || rc.Values.Node(root.Refs()[1]).Text() != "a" {
 		t.Fatalf("default copied wrongly: %+v", root)
 	}
-	dn := rc.Values.Node(root.Refs[0])
-	if dn.Kind != value.KindDict || rc.Values.Node(dn.Refs[1]).Int() != 1 {
+	dn := rc.Values.Node(root.Refs()[0])
+	if dn.Kind != value.KindDict || rc.Values.Node(dn.Refs()[1]).Int() != 1 {
 		t.Fatalf("dict default copied wrongly: %+v", dn)
 	}
 
@@ -78,7 +78,7 @@ func TestEnviron(t *testing.T) {
 	}
 	var got []string
 	for _, p := range root.Pairs() {
-		got = append(got, rc.Values.Node(p.Key).Text+"="+rc.Values.Node(p.Value).Text)
+		got = append(got, rc.Values.Node(p.Key).Text()+"="+rc.Values.Node(p.Value).Text())
 	}
 	if strings.Join(got, ",") != "A=1,B=2" {
 		t.Fatalf("environ %q", got)
@@ -86,7 +86,7 @@ func TestEnviron(t *testing.T) {
 	// The host environment is never consulted.
 	t.Setenv("MOUNT_TEST_HOST_VAR", "leak")
 	empty := envTable(t, Options{})
-	if n := rootOf(t, doCall(t, empty, &message.OsCall{Op: message.OpGetEnviron})); len(n.Refs) != 0 {
+	if n := rootOf(t, doCall(t, empty, &message.OsCall{Op: message.OpGetEnviron})); len(n.Refs()) != 0 {
 		t.Fatal("empty environment is not empty")
 	}
 	c := &message.OsCall{Op: message.OpGetenv, Key: "MOUNT_TEST_HOST_VAR"}
@@ -99,20 +99,20 @@ func TestClockArms(t *testing.T) {
 	tbl := envTable(t, Options{Clock: FixedClock(at)})
 
 	n := rootOf(t, doCall(t, tbl, &message.OsCall{Op: message.OpDateToday}))
-	if d := n.Ext.(*value.Date); n.Kind != value.KindDate || *d != (value.Date{Year: 2025, Month: 1, Day: 2}) {
+	if d := n.Ext().(*value.Date); n.Kind != value.KindDate || *d != (value.Date{Year: 2025, Month: 1, Day: 2}) {
 		t.Fatalf("date_today %+v", n)
 	}
 
 	// Naive: UTC by default, no offset.
 	n = rootOf(t, doCall(t, tbl, &message.OsCall{Op: message.OpDateTimeNow}))
-	dt := n.Ext.(*value.DateTime)
+	dt := n.Ext().(*value.DateTime)
 	if n.Kind != value.KindDateTime || dt.Offset != nil || dt.Hour != 23 || dt.Microsecond != 123456 || dt.Second != 5 {
 		t.Fatalf("naive now %+v", dt)
 	}
 
 	// datetime.now(timezone.utc): an empty TimeZone; offset 0, no name.
 	n = rootOf(t, doCall(t, tbl, &message.OsCall{Op: message.OpDateTimeNow, TZ: &value.TimeZone{}}))
-	dt = n.Ext.(*value.DateTime)
+	dt = n.Ext().(*value.DateTime)
 	if dt.Offset == nil || *dt.Offset != 0 || dt.TZName != nil || dt.Hour != 23 {
 		t.Fatalf("utc now %+v", dt)
 	}
@@ -120,7 +120,7 @@ func TestClockArms(t *testing.T) {
 	// A named +02:00 zone crosses midnight.
 	name := "CEST"
 	n = rootOf(t, doCall(t, tbl, &message.OsCall{Op: message.OpDateTimeNow, TZ: &value.TimeZone{Offset: 7200, Name: &name}}))
-	dt = n.Ext.(*value.DateTime)
+	dt = n.Ext().(*value.DateTime)
 	if dt.Offset == nil || *dt.Offset != 7200 || dt.TZName == nil || *dt.TZName != "CEST" || dt.Day != 3 || dt.Hour != 1 {
 		t.Fatalf("+02:00 now %+v", dt)
 	}
@@ -130,18 +130,18 @@ func TestClockArms(t *testing.T) {
 	loc := time.FixedZone("X", -5*3600)
 	tbl2 := envTable(t, Options{Clock: FixedClock(at), Location: loc})
 	n = rootOf(t, doCall(t, tbl2, &message.OsCall{Op: message.OpDateTimeNow}))
-	if dt := n.Ext.(*value.DateTime); dt.Hour != 18 || dt.Offset != nil {
+	if dt := n.Ext().(*value.DateTime); dt.Hour != 18 || dt.Offset != nil {
 		t.Fatalf("naive now in -05:00 %+v", dt)
 	}
 	n = rootOf(t, doCall(t, tbl2, &message.OsCall{Op: message.OpDateToday}))
-	if d := n.Ext.(*value.Date); d.Day != 2 {
+	if d := n.Ext().(*value.Date); d.Day != 2 {
 		t.Fatalf("date in -05:00 %+v", d)
 	}
 
 	// The real clock is the default.
 	real := envTable(t, Options{})
 	n = rootOf(t, doCall(t, real, &message.OsCall{Op: message.OpDateToday}))
-	if d := n.Ext.(*value.Date); int(d.Year) != time.Now().UTC().Year() {
+	if d := n.Ext().(*value.Date); int(d.Year) != time.Now().UTC().Year() {
 		t.Fatalf("real clock year %d", d.Year)
 	}
 }

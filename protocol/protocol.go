@@ -13,6 +13,9 @@ const (
 	MinVersion = 4
 	// Version2 is the protocol version of the released worker binary.
 	Version2 = 2
+	// Version5 is the protocol version every 1.x upstream worker speaks
+	// (they refuse 4 and below).
+	Version5 = 5
 )
 
 // Size limits.

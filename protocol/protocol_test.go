@@ -209,7 +209,16 @@ func FuzzParseUnsupportedVersion(f *testing.F) {
 	f.Add("unsupported protocol version 9 (server supports protocol versions 2 to 4, make sure you are using the correct client version)")
 	f.Add("unsupported protocol version 4 (server supports protocol version 4, make sure you are using the correct client version)")
 	f.Add("")
+	f.Add("unsupported protocol version 4 (server supports protocol versions 9 to 3, make sure you are using the correct client version)")
 	f.Fuzz(func(t *testing.T, msg string) {
+		if u, ok := ParseUnusableRange(msg); ok {
+			if u.Range.Usable() || u.Message != msg {
+				t.Fatalf("usable range reported unusable: %+v", *u)
+			}
+			if _, ok := ParseUnsupportedVersion(msg); ok {
+				t.Fatalf("%q parses both as usable and as unusable", msg)
+			}
+		}
 		e, ok := ParseUnsupportedVersion(msg)
 		if !ok {
 			if e != nil {
@@ -232,4 +241,51 @@ func FuzzParseUnsupportedVersion(f *testing.F) {
 			t.Fatalf("re-parse of %q = %v, %v; want %+v", text, again, ok, *e)
 		}
 	})
+}
+
+func TestParseUnusableRange(t *testing.T) {
+	for _, c := range []struct {
+		msg  string
+		v    uint32
+		r    VersionRange
+		text string
+	}{
+		{"unsupported protocol version 4 (server supports protocol versions 9 to 3, make sure you are using the correct client version)",
+			4, VersionRange{9, 3}, "protocol: refusal of version 4 advertises the unusable version range 9 to 3 (it is empty)"},
+		{"unsupported protocol version 2 (server supports protocol versions 0 to 0, make sure you are using the correct client version)",
+			2, VersionRange{0, 0}, "protocol: refusal of version 2 advertises the unusable version range 0 to 0 (version 0 means undeclared)"},
+		{"unsupported protocol version 0 (server supports protocol version 0, try updating to a newer client version)",
+			0, VersionRange{0, 0}, "protocol: refusal of version 0 advertises the unusable version range 0 to 0 (version 0 means undeclared)"},
+		{"unsupported protocol version 1 (server supports protocol versions 4 to 2, try updating to a newer client version)",
+			1, VersionRange{4, 2}, "protocol: refusal of version 1 advertises the unusable version range 4 to 2 (it is empty)"},
+	} {
+		u, ok := ParseUnusableRange(c.msg)
+		if !ok || u.Requested != c.v || u.Range != c.r || u.Message != c.msg || u.Error() != c.text {
+			t.Errorf("ParseUnusableRange(%q) = %+v, %v", c.msg, u, ok)
+		}
+		if _, ok := ParseUnsupportedVersion(c.msg); ok {
+			t.Errorf("ParseUnsupportedVersion(%q) accepted an unusable range", c.msg)
+		}
+	}
+	for _, m := range []string{
+		"",
+		// usable ranges, including the valid refusals
+		"unsupported protocol version 5 (server supports protocol version 4, make sure you are using the correct client version)",
+		"unsupported protocol version 1 (server supports protocol versions 2 to 4, try updating to a newer client version)",
+		"unsupported protocol version 5 (server supports protocol versions 4 to 4, make sure you are using the correct client version)",
+		"unsupported protocol version 5 (server supports protocol versions 0 to 4, make sure you are using the correct client version)",
+		// not the refusal's form
+		"unsupported protocol version 4 (server supports protocol versions 9 to 3)",
+		"unsupported protocol version 4 (server supports protocol versions 9 to 3, make sure you are using the correct client version) ",
+		"unsupported protocol version 4 (server supports protocol versions 09 to 3, make sure you are using the correct client version)",
+		"unsupported protocol version 4 (server supports protocol versions 9-3, make sure you are using the correct client version)",
+	} {
+		if u, ok := ParseUnusableRange(m); ok {
+			t.Errorf("ParseUnusableRange(%q) = %+v, want failure", m, *u)
+		}
+	}
+	if !(VersionRange{1, 1}).Usable() || !(VersionRange{0, 3}).Usable() ||
+		(VersionRange{3, 1}).Usable() || (VersionRange{}).Usable() {
+		t.Error("Usable")
+	}
 }

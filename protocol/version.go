@@ -121,40 +121,8 @@ func CheckVersion(v uint32, supported VersionRange) error {
 // version the range actually accepts. On success, calling Error on the
 // result reproduces msg exactly.
 func ParseUnsupportedVersion(msg string) (*UnsupportedVersionError, bool) {
-	rest, ok := strings.CutPrefix(msg, refusalPrefix)
-	if !ok {
-		return nil, false
-	}
-	v, rest, ok := cutNumber(rest)
-	if !ok {
-		return nil, false
-	}
-	if rest, ok = strings.CutPrefix(rest, " ("); !ok {
-		return nil, false
-	}
-	var r VersionRange
-	if after, plural := strings.CutPrefix(rest, supportsMany); plural {
-		if r.Min, rest, ok = cutNumber(after); !ok {
-			return nil, false
-		}
-		if rest, ok = strings.CutPrefix(rest, " to "); !ok {
-			return nil, false
-		}
-		if r.Max, rest, ok = cutNumber(rest); !ok {
-			return nil, false
-		}
-		if r.Min >= r.Max {
-			return nil, false
-		}
-	} else if after, single := strings.CutPrefix(rest, supportsOne); single {
-		if r.Min, rest, ok = cutNumber(after); !ok {
-			return nil, false
-		}
-		r.Max = r.Min
-	} else {
-		return nil, false
-	}
-	if r.Min == 0 {
+	v, r, plural, rest, ok := cutRefusal(msg)
+	if !ok || (plural && r.Min >= r.Max) || r.Min == 0 {
 		return nil, false
 	}
 	e := &UnsupportedVersionError{Requested: v, Supported: r}
@@ -165,6 +133,88 @@ func ParseUnsupportedVersion(msg string) (*UnsupportedVersionError, bool) {
 		return nil, false
 	}
 	return e, true
+}
+
+// cutRefusal reads the front of a refusal text, up to and excluding the
+// tip: the requested version, the advertised range (plural reports the
+// "versions A to B" form) and the rest of the text.
+func cutRefusal(msg string) (v uint32, r VersionRange, plural bool, rest string, ok bool) {
+	rest, ok = strings.CutPrefix(msg, refusalPrefix)
+	if !ok {
+		return
+	}
+	if v, rest, ok = cutNumber(rest); !ok {
+		return
+	}
+	if rest, ok = strings.CutPrefix(rest, " ("); !ok {
+		return
+	}
+	if after, many := strings.CutPrefix(rest, supportsMany); many {
+		plural = true
+		if r.Min, rest, ok = cutNumber(after); !ok {
+			return
+		}
+		if rest, ok = strings.CutPrefix(rest, " to "); !ok {
+			return
+		}
+		r.Max, rest, ok = cutNumber(rest)
+		return
+	}
+	after, one := strings.CutPrefix(rest, supportsOne)
+	if !one {
+		return v, r, false, rest, false
+	}
+	r.Min, rest, ok = cutNumber(after)
+	r.Max = r.Min
+	return
+}
+
+// Usable reports whether the range holds a version a peer could speak:
+// it is not empty and does not consist of 0 alone (0 means "undeclared"
+// and is never valid).
+func (r VersionRange) Usable() bool {
+	return !r.Empty() && r.Max != 0
+}
+
+// UnusableRangeError reports a version refusal whose advertised range can
+// hold no valid version: empty (Min > Max, "versions 9 to 3") or 0 alone
+// ("versions 0 to 0"). No retry with another version can succeed. It is
+// plain data, safe for concurrent use.
+type UnusableRangeError struct {
+	// Requested is the version the refused peer declared.
+	Requested uint32
+	// Range is the range the refusal advertises.
+	Range VersionRange
+	// Message is the refusal text itself.
+	Message string
+}
+
+// Error says why the range is unusable.
+func (e *UnusableRangeError) Error() string {
+	why := "it is empty"
+	if !e.Range.Empty() {
+		why = "version 0 means undeclared"
+	}
+	return "protocol: refusal of version " + strconv.FormatUint(uint64(e.Requested), 10) +
+		" advertises the unusable version range " + strconv.FormatUint(uint64(e.Range.Min), 10) +
+		" to " + strconv.FormatUint(uint64(e.Range.Max), 10) + " (" + why + ")"
+}
+
+// ParseUnusableRange reads a refusal that has the form of CheckVersion's
+// text but advertises an unusable range (see [VersionRange.Usable]), which
+// [ParseUnsupportedVersion] refuses: "versions A to B" with A > B, or a
+// range of 0 alone. Numbers must be canonical and the text must end with
+// one of the two tips. It reports false for anything else, including
+// every text ParseUnsupportedVersion accepts.
+func ParseUnusableRange(msg string) (*UnusableRangeError, bool) {
+	v, r, _, rest, ok := cutRefusal(msg)
+	if !ok || r.Usable() {
+		return nil, false
+	}
+	if rest != ", "+tipTooOld+")" && rest != ", "+tipWrongVersion+")" {
+		return nil, false
+	}
+	return &UnusableRangeError{Requested: v, Range: r, Message: msg}, true
 }
 
 // cutNumber consumes a canonical decimal uint32 (no sign, no leading

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -219,7 +220,7 @@ type Info struct {
 func (s *Server) Info() Info {
 	var in Info
 	in.Version = s.cfg.Version
-	in.ProtocolVersions = codec.Versions()
+	in.ProtocolVersions = slices.Clone(child.DefaultVersions)
 	in.WorkerProtocol = s.pool.Version()
 	in.Ceilings.MaxDurationSeconds = s.cfg.MaxDuration.Seconds()
 	in.Ceilings.MaxMemoryBytes = s.cfg.MaxMemory

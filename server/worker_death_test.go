@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/internal/hostile/hostilebuild"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/worker"
 )
@@ -12,7 +12,7 @@ import (
 // hostileServer runs the server over the hostile worker playing scenario.
 func hostileServer(t *testing.T, scenario string, mutate func(*Config)) *testServer {
 	t.Helper()
-	bin := hostile.Build(t)
+	bin := hostilebuild.Build(t)
 	return startServer(t, func(c *Config) {
 		c.Worker = worker.Config{Binary: bin, Env: []string{"HOSTILE_SCENARIO=" + scenario, "HOSTILE_LIFETIME=60s"}}
 		if mutate != nil {

@@ -146,6 +146,7 @@ func (s *Session) detach(ctx context.Context) error {
 	if k := ev.Body.EventKind(); k != message.KindOk {
 		return s.fail(&worker.ProtocolError{Msg: "worker answered Reset with " + k.String(), Err: errorOf(ev)})
 	}
+	s.hostObjs.release() // the worker has forgotten them
 	// Between turns the interrupt word is irIdle; whoever swaps it first
 	// owns the worker: Close and Kill (irClosed) stop it, Detach takes it.
 	if !s.interrupt.CompareAndSwap(irIdle, irDetached) {

@@ -256,8 +256,8 @@ func BenchmarkHostCalls(b *testing.B) {
 // BenchmarkListResult: a 1,000,000-int list result.
 func BenchmarkListResult(b *testing.B) {
 	benchPair(b, "list(range(1000000))", func(b *testing.B, r *Result) {
-		if n := r.Node(); len(n.Refs) != 1000000 {
-			b.Fatalf("%d items", len(n.Refs))
+		if n := r.Node(); len(n.Refs()) != 1000000 {
+			b.Fatalf("%d items", len(n.Refs()))
 		}
 	})
 }
@@ -331,4 +331,42 @@ func coldLoop(b *testing.B, start func() (stop func())) {
 	if len(ops) > 0 {
 		b.ReportMetric(float64(ops[len(ops)/2].Nanoseconds()), "p50-ns/op")
 	}
+}
+
+// BenchmarkConvertEndToEnd: Go values through the real worker, converted
+// on the way. cpu-ns/op is the parent's CPU (getrusage of this process).
+func BenchmarkConvertEndToEnd(b *testing.B) {
+	b.Run("result-1M-ints-into-int64s", func(b *testing.B) {
+		s := benchSession(b)
+		ctx := context.Background()
+		defer hostCPU(b)()
+		for b.Loop() {
+			r, err := s.Run(ctx, "list(range(1000000))")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var xs []int64
+			if err := r.Decode(&xs); err != nil || len(xs) != 1_000_000 {
+				b.Fatal(len(xs), err)
+			}
+		}
+	})
+	b.Run("input-1M-int64s", func(b *testing.B) {
+		s := benchSession(b)
+		ctx := context.Background()
+		xs := make([]int64, 1_000_000)
+		for i := range xs {
+			xs[i] = int64(i)
+		}
+		defer hostCPU(b)()
+		for b.Loop() {
+			r, err := s.Run(ctx, "len(xs)", WithInputs(Input{"xs", xs}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if n := r.Node(); n.Int() != 1_000_000 {
+				b.Fatal(r.Repr())
+			}
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -30,7 +31,10 @@ type Limits struct {
 	// MaxDuration caps the session's cumulative execution time (time spent
 	// running sandbox code, not time suspended or idle). The worker raises
 	// an uncatchable TimeoutError; the parent kills a worker that overruns
-	// by more than Config.WatchdogGrace.
+	// by more than Config.WatchdogGrace. Protocol 5 has no cumulative
+	// limit: there the worker is given MaxDuration as its per-feed limit
+	// (so a single feed over the budget still gets the TimeoutError) and
+	// the rest is the parent's watchdog.
 	MaxDuration time.Duration
 	// MaxMemory caps the sandbox heap in bytes. The worker raises
 	// MemoryError at its checkpoints; an allocation past the allocator
@@ -45,7 +49,12 @@ type Limits struct {
 	GCInterval uint64
 }
 
-func (l Limits) wire() *message.ResourceLimits {
+// wire returns the limits as protocol version v carries them. Protocol 5
+// has no cumulative duration limit: MaxDuration goes as the per-feed limit
+// (any one feed over the budget is over the session's budget too, and is
+// stopped by the worker with a TimeoutError), and the cumulative rest is
+// left to the parent's watchdog, which reads total_execution_micros.
+func (l Limits) wire(v uint32) *message.ResourceLimits {
 	var r message.ResourceLimits
 	set := false
 	opt := func(v uint64) *uint64 {
@@ -56,7 +65,12 @@ func (l Limits) wire() *message.ResourceLimits {
 		return &v
 	}
 	if l.MaxDuration > 0 {
-		r.MaxDurationMicros = opt(uint64(max(l.MaxDuration/time.Microsecond, 1)))
+		us := opt(uint64(max(l.MaxDuration/time.Microsecond, 1)))
+		if v >= protocol.Version5 {
+			r.MaxFeedDurationMicros = us
+		} else {
+			r.MaxDurationMicros = us
+		}
 	}
 	r.MaxMemoryBytes = opt(l.MaxMemory)
 	r.MaxRecursionDepth = opt(l.MaxRecursionDepth)
@@ -132,6 +146,11 @@ type Config struct {
 	PassSuspensions bool
 	// MaxDecodeBytes is the per-frame decode budget; 0 means 1 GiB.
 	MaxDecodeBytes int64
+	// MaxHostObjects caps the host objects (instances of a Class) the
+	// session keeps alive for the worker at once; 0 means
+	// DefaultMaxHostObjects. Sending one more is a *HostObjectLimitError
+	// (in the sandbox, a RuntimeError). Reset and Detach release them all.
+	MaxHostObjects int
 	// Logger receives session diagnostics; nil means slog.Default(). It is
 	// also the worker's logger unless Worker.Logger is set.
 	Logger *slog.Logger
@@ -164,7 +183,7 @@ func (c *Config) codecLimits() codec.Limits {
 func (c *Config) configure(v uint32) *message.Configure {
 	m := &message.Configure{
 		ScriptName:               c.ScriptName,
-		Limits:                   c.Limits.wire(),
+		Limits:                   c.Limits.wire(v),
 		TypeCheck:                c.TypeCheck,
 		MontyVersion:             c.MontyVersion,
 		AssertMessageAnnotations: c.AssertMessageAnnotations,

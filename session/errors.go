@@ -197,12 +197,28 @@ type VersionMismatchError struct {
 	Worker protocol.VersionRange
 	// Refusal is the worker's FatalError text.
 	Refusal string
+	// Unusable is set when the refusal advertised a range that can hold
+	// no version (empty, or 0 alone); Worker is then that range, and no
+	// other version was tried. Unwrap returns it.
+	Unusable *protocol.UnusableRangeError
 }
 
-// Error names both ranges.
+// Error names both ranges, or says the worker's range is unusable.
 func (e *VersionMismatchError) Error() string {
+	if e.Unusable != nil {
+		return fmt.Sprintf("no common protocol version: worker %s advertises an unusable version range, %d to %d (%s)",
+			e.Binary, e.Worker.Min, e.Worker.Max, e.Refusal)
+	}
 	return fmt.Sprintf("no common protocol version: gomonty speaks %s, worker %s speaks %s (%s)",
 		rangeText(e.Ours), e.Binary, rangeText(e.Worker), e.Refusal)
+}
+
+// Unwrap returns the *protocol.UnusableRangeError, if any.
+func (e *VersionMismatchError) Unwrap() error {
+	if e.Unusable == nil {
+		return nil
+	}
+	return e.Unusable
 }
 
 // SessionSurvives reports false: no session was started.

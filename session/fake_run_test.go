@@ -37,7 +37,7 @@ func TestFakeEagerAwaitIsAnsweredWithOneFuture(t *testing.T) {
 	}
 	if got == nil || len(got.Results) != 1 || got.Results[0].CallID != 7 ||
 		got.Results[0].Result.Kind != message.ResultReturn ||
-		got.Values.Node(got.Results[0].Result.Value).Text != "five" {
+		got.Values.Node(got.Results[0].Result.Value).Text() != "five" {
 		t.Fatalf("eager reply %+v", got)
 	}
 }

@@ -463,7 +463,7 @@ func TestFaultHugeResultUnderFrameCap(t *testing.T) {
 	}
 	// Look at the decoded bytes in place: a Decode would copy 250 MiB.
 	nd := r.Node()
-	b, ok := nd.Ext.([]byte)
+	b, ok := nd.Ext().([]byte)
 	if nd.Kind != value.KindBytes || !ok || len(b) != n || b[0] != 'x' || b[n/2] != 'x' || b[n-1] != 'x' {
 		t.Fatalf("got a %v node of %d bytes", nd.Kind, len(b))
 	}

@@ -578,7 +578,7 @@ func eventSeeds(tb testing.TB) [][]byte {
 			fc := &message.FunctionCall{FunctionName: "echo", CallID: 0}
 			// [[...]]: a list holding itself, as protocol 2 reports it.
 			fc.Args = append(fc.Args, fc.Values.Add(value.List()))
-			fc.Values.Node(fc.Args[0]).Refs = []value.NodeID{fc.Values.Add(value.Cycle("[...]"))}
+			fc.Values.Node(fc.Args[0]).SetRefs([]value.NodeID{fc.Values.Add(value.Cycle("[...]"))})
 			return enc(fc)
 		}
 		withDur := func(b []byte, maxDur, total uint64) []byte {

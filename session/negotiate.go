@@ -114,6 +114,14 @@ func start(ctx context.Context, cfg Config, sp spawner) (*Session, error) {
 		}
 		refusal, ok := versionRefusal(err)
 		if !ok {
+			if u, ok := unusableRefusal(err); ok {
+				// No version can succeed: report it, never respawn.
+				mismatch := &VersionMismatchError{Binary: bin, Ours: ours, Worker: u.Range, Refusal: u.Message, Unusable: u}
+				if neg.Pinned {
+					mismatch.Ours = protocol.VersionRange{Min: v, Max: v}
+				}
+				return nil, mismatch
+			}
 			return nil, err
 		}
 		neg.Worker = refusal.Supported
@@ -146,6 +154,16 @@ func versionRefusal(err error) (*protocol.UnsupportedVersionError, bool) {
 		return nil, false
 	}
 	return protocol.ParseUnsupportedVersion(ce.Message)
+}
+
+// unusableRefusal recognizes the crash of a worker whose refusal
+// advertised a range that can hold no version.
+func unusableRefusal(err error) (*protocol.UnusableRangeError, bool) {
+	var ce *worker.CrashError
+	if !errors.As(err, &ce) || ce.Reason != worker.Announced {
+		return nil, false
+	}
+	return protocol.ParseUnusableRange(ce.Message)
 }
 
 // open spawns one worker and configures it with version v.

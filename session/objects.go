@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"runtime"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
-	"weak"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -94,7 +92,8 @@ type Policy struct {
 // [Session.Continue]; the low-level turn API cannot send them.
 //
 // A session keeps every Go value it has sent (and so the worker may still
-// name) until the session itself is garbage; the store survives Reset.
+// name) until it is Reset or detached for a pool (the worker forgets its
+// objects then), at most Config.MaxHostObjects of them.
 //
 // A Class is immutable and safe for concurrent use, by several sessions
 // at once; the Go values it exposes are not protected by it (methods of
@@ -237,13 +236,7 @@ func (c *Class) GoType() reflect.Type { return c.typ }
 // AppendGraph makes a *Class a value FromGo accepts inside Session.Run: it
 // appends the class's Type node (with its class attributes). Outside a
 // Run there is no session to route calls to it, and it is an error.
-func (c *Class) AppendGraph(g *value.Graph) (value.NodeID, error) {
-	b := bindingFor(g)
-	if b == nil {
-		return 0, errUnbound
-	}
-	return b.appendClass(g, c)
-}
+func (c *Class) AppendGraph(*value.Graph) (value.NodeID, error) { return 0, errUnbound }
 
 // Object wraps v, a *T or T of class c's Go type, as a value FromGo
 // accepts inside Session.Run: it becomes an instance of c, also when it
@@ -257,17 +250,9 @@ type hostObject struct {
 	v any
 }
 
-func (o *hostObject) AppendGraph(g *value.Graph) (value.NodeID, error) {
-	b := bindingFor(g)
-	if b == nil {
-		return 0, errUnbound
-	}
-	p, err := o.c.pointer(reflect.ValueOf(o.v))
-	if err != nil {
-		return 0, err
-	}
-	return b.appendInstance(g, o.c, p)
-}
+// AppendGraph fails: a Run's conversion hook encodes host objects before
+// this method is consulted; outside a Run there is no session to hold them.
+func (o *hostObject) AppendGraph(*value.Graph) (value.NodeID, error) { return 0, errUnbound }
 
 var errUnbound = errors.New("host classes and objects can only be sent by Session.Run or Session.Continue")
 
@@ -294,33 +279,13 @@ func typeName(v reflect.Value) string {
 	return v.Type().String()
 }
 
-// structFields maps the Python names of T's exported fields (as FromGo
-// names them: the `monty` tag, else the Go name; promoted fields of
-// untagged embedded structs included, the shallowest winning) to them.
+// structFields maps the Python names of T's fields to them, exactly as
+// value.FromGo names and picks them (value.StructFields is the one
+// resolver of both).
 func structFields(t reflect.Type) map[string]field {
 	out := map[string]field{}
-	if t.Kind() != reflect.Struct {
-		return out
-	}
-	depth := map[string]int{}
-	for _, f := range reflect.VisibleFields(t) {
-		if !f.IsExported() || (f.Anonymous && f.Tag.Get("monty") == "" && indirect(f.Type).Kind() == reflect.Struct) {
-			continue
-		}
-		name := f.Name
-		if tag, _, _ := strings.Cut(f.Tag.Get("monty"), ","); tag == "-" {
-			continue
-		} else if tag != "" {
-			name = tag
-		}
-		if d, seen := depth[name]; seen {
-			if d == len(f.Index) {
-				delete(out, name) // ambiguous at one depth: neither, as encoding/json does
-			}
-			continue
-		}
-		depth[name] = len(f.Index)
-		out[name] = field{name: name, index: f.Index, typ: f.Type}
+	for _, f := range value.StructFields(t) {
+		out[f.Name] = field{name: f.Name, index: f.Index, typ: f.Type}
 	}
 	return out
 }
@@ -399,9 +364,11 @@ func goMethodName(py string) string {
 // ---------------------------------------------------------------------------
 // The per-session store
 
-// objectStore holds the host objects one session has sent, by uuid. It is
-// safe for concurrent use (async host functions convert their results on
-// their own goroutines).
+// objectStore holds the host objects one session has sent, by uuid. It
+// lives on the Session (its zero value is empty and ready) and is safe for
+// concurrent use (async host functions convert their results on their own
+// goroutines). The worker forgets its objects when its session is reset, so
+// Reset and Detach empty the store, releasing the Go values.
 type objectStore struct {
 	mu      sync.Mutex
 	objs    map[value.UUID]*hostInstance
@@ -427,28 +394,60 @@ type boundMethod struct {
 	m  string
 }
 
-func newObjectStore() *objectStore {
-	return &objectStore{objs: map[value.UUID]*hostInstance{}, ids: map[identity]value.UUID{},
-		classes: map[value.UUID]*Class{}, types: map[reflect.Type]*Class{},
-		bound: map[string]boundMethod{}, tokens: map[boundMethod]string{}}
+// DefaultMaxHostObjects is the number of host objects a session keeps
+// alive at once when Config.MaxHostObjects is 0.
+const DefaultMaxHostObjects = 100_000
+
+// HostObjectLimitError reports a host object that would exceed the
+// session's cap on live host objects (Config.MaxHostObjects). The store
+// empties when the session is Reset or goes back to a pool.
+type HostObjectLimitError struct {
+	// Limit is the cap in force.
+	Limit int
+}
+
+func (e *HostObjectLimitError) Error() string {
+	return fmt.Sprintf("session: more than %d live host objects (Config.MaxHostObjects); Reset releases them", e.Limit)
+}
+
+func (st *objectStore) initLocked() {
+	if st.objs == nil {
+		st.objs, st.ids = map[value.UUID]*hostInstance{}, map[identity]value.UUID{}
+		st.classes, st.types = map[value.UUID]*Class{}, map[reflect.Type]*Class{}
+		st.bound, st.tokens = map[string]boundMethod{}, map[boundMethod]string{}
+	}
+}
+
+// release forgets every instance and class, so the Go values can be
+// collected.
+func (st *objectStore) release() {
+	st.mu.Lock()
+	st.objs, st.ids, st.classes, st.types, st.bound, st.tokens = nil, nil, nil, nil, nil, nil
+	st.mu.Unlock()
 }
 
 // register returns the uuid of the instance p of c, giving it one the first
-// time.
-func (st *objectStore) register(c *Class, p reflect.Value) value.UUID {
+// time; a new instance past max live ones (0: DefaultMaxHostObjects) is a
+// *HostObjectLimitError.
+func (st *objectStore) register(c *Class, p reflect.Value, max int) (value.UUID, error) {
+	if max <= 0 {
+		max = DefaultMaxHostObjects
+	}
 	k := identity{p.Pointer(), c}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.addClassLocked(c)
 	if id, ok := st.ids[k]; ok {
-		return id
+		return id, nil
+	}
+	if len(st.objs) >= max {
+		return value.UUID{}, &HostObjectLimitError{Limit: max}
 	}
 	id := value.NewUUID()
 	st.ids[k] = id
 	st.objs[id] = &hostInstance{c: c, v: p}
-	return id
+	return id, nil
 }
-
 func (st *objectStore) addClass(c *Class) {
 	st.mu.Lock()
 	st.addClassLocked(c)
@@ -456,6 +455,7 @@ func (st *objectStore) addClass(c *Class) {
 }
 
 func (st *objectStore) addClassLocked(c *Class) {
+	st.initLocked()
 	if _, ok := st.classes[c.id]; !ok {
 		st.classes[c.id] = c
 		if _, ok := st.types[c.typ]; !ok {
@@ -499,6 +499,7 @@ func (st *objectStore) token(c *Class, id value.UUID, m string) string {
 	k := boundMethod{id, m}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.initLocked()
 	if t, ok := st.tokens[k]; ok {
 		return t
 	}
@@ -531,27 +532,8 @@ func (st *objectStore) len() int {
 	return len(st.objs)
 }
 
-// sessionObjects holds each session's store, keyed weakly so that it goes
-// away with the session. (It lives here rather than in Session to keep the
-// feature in one file.)
-var sessionObjects sync.Map // weak.Pointer[Session] → *objectStore
-
-// objectStore returns the session's store; with create false it returns
-// nil when the session has sent no host object yet.
-func (s *Session) objectStore(create bool) *objectStore {
-	k := weak.Make(s)
-	if v, ok := sessionObjects.Load(k); ok {
-		return v.(*objectStore)
-	}
-	if !create {
-		return nil
-	}
-	v, loaded := sessionObjects.LoadOrStore(k, newObjectStore())
-	if !loaded {
-		runtime.AddCleanup(s, func(k weak.Pointer[Session]) { sessionObjects.Delete(k) }, k)
-	}
-	return v.(*objectStore)
-}
+// objects returns the session's host-object store.
+func (s *Session) objects() *objectStore { return &s.hostObjs }
 
 // HostObject returns the Go value behind v when v is a host object this
 // session sent: the *T of an instance, or the *Class of a class. It is how
@@ -561,14 +543,14 @@ func (s *Session) HostObject(v Value) (any, bool) {
 	if n == nil {
 		return nil, false
 	}
-	st := s.objectStore(false)
+	st := s.objects()
 	switch n.Kind {
 	case value.KindClassInstance:
 		if inst := st.lookupNode(v.Graph, n); inst != nil {
 			return inst.v.Interface(), true
 		}
 	case value.KindType:
-		if t, _ := n.Ext.(*value.Type); t != nil && t.Origin == value.OriginHost {
+		if t, _ := n.Ext().(*value.Type); t != nil && t.Origin == value.OriginHost {
 			if c := st.class(t.ID); c != nil {
 				return c, true
 			}
@@ -581,11 +563,11 @@ func (s *Session) HostObject(v Value) (any, bool) {
 // is one of ours: a host class, and an instance uuid this store handed out
 // for that same class.
 func (st *objectStore) lookupNode(g *value.Graph, n *value.Node) *hostInstance {
-	ci, _ := n.Ext.(*value.ClassInstance)
+	ci, _ := n.Ext().(*value.ClassInstance)
 	if st == nil || ci == nil || int(ci.Class) >= g.Len() {
 		return nil
 	}
-	t, _ := g.Node(ci.Class).Ext.(*value.Type)
+	t, _ := g.Node(ci.Class).Ext().(*value.Type)
 	if t == nil || t.Origin != value.OriginHost {
 		return nil
 	}
@@ -596,22 +578,46 @@ func (st *objectStore) lookupNode(g *value.Graph, n *value.Node) *hostInstance {
 	return inst
 }
 
-// hostArg converts node id for a parameter of type t when it is a host
-// instance the session knows and whose Go value fits t (the *T itself, or
-// a copy of the T). A class instance that is not one of the session's
-// (a sandbox instance, or an unknown uuid) is refused for a parameter of
-// a host class's Go type, rather than decoded into a new Go value from its
-// attributes.
-func (c *Call) hostArg(id value.NodeID, t reflect.Type) (v reflect.Value, ok bool, err error) {
-	if c.r == nil || int(id) >= c.Values.Len() {
+// decoder returns the value.Decoder of the call's arguments: with a
+// runner, its hook turns host instances of the session into their Go
+// values wherever they are nested (see hostArg).
+func (c *Call) decoder() *value.Decoder {
+	if c.r == nil {
+		return &value.Decoder{}
+	}
+	r := c.r
+	r.decOnce.Do(func() { r.dec = value.Decoder{Hook: r.hostArg, HookTypes: r.hostDestination} })
+	return &r.dec
+}
+
+// hostDestination reports whether a value of type t may receive a host
+// object: an interface, or a host class's Go type (T or *T).
+func (r *runner) hostDestination(t reflect.Type) bool {
+	if t.Kind() == reflect.Interface {
+		return true
+	}
+	it := indirect(t)
+	return r.o.funcs.classOf(it) != nil || r.store().classOf(it) != nil
+}
+
+// hostArg is the decode hook of a call's arguments: it converts node id
+// for a destination of type t when it is a host instance the session knows
+// and whose Go value fits t (the *T itself, or a copy of the T), at any
+// depth, so []*T receives the session's own *T values. A class instance
+// that is not one of the session's (a sandbox instance, or an unknown
+// uuid) is refused for a destination of a host class's Go type, rather
+// than decoded into a new Go value from its attributes.
+func (r *runner) hostArg(s *value.DecodeState, id value.NodeID, t reflect.Type) (v reflect.Value, ok bool, err error) {
+	g := s.Graph()
+	if int(id) >= g.Len() {
 		return reflect.Value{}, false, nil
 	}
-	n := c.Values.Node(id)
+	n := g.Node(id)
 	if n.Kind != value.KindClassInstance {
 		return reflect.Value{}, false, nil
 	}
-	st := c.r.store(false)
-	if inst := st.lookupNode(c.Values, n); inst != nil {
+	st := r.store()
+	if inst := st.lookupNode(g, n); inst != nil {
 		switch {
 		case inst.v.Type().AssignableTo(t):
 			v := reflect.New(t).Elem()
@@ -624,12 +630,15 @@ func (c *Call) hostArg(id value.NodeID, t reflect.Type) (v reflect.Value, ok boo
 		}
 		return reflect.Value{}, false, nil
 	}
+	if t.Kind() == reflect.Interface {
+		return reflect.Value{}, false, nil
+	}
 	cls := st.classOf(indirect(t))
 	if cls == nil {
-		cls = c.r.o.funcs.classOf(indirect(t))
+		cls = r.o.funcs.classOf(indirect(t))
 	}
 	if cls != nil {
-		return reflect.Value{}, false, fmt.Errorf("session: the argument is not a %s object of this session", cls.name)
+		return reflect.Value{}, false, fmt.Errorf("the argument is not a %s object of this session", cls.name)
 	}
 	return reflect.Value{}, false, nil
 }
@@ -637,89 +646,96 @@ func (c *Call) hostArg(id value.NodeID, t reflect.Type) (v reflect.Value, ok boo
 // ---------------------------------------------------------------------------
 // Encoding: Go values to host-object nodes
 
-// A binding connects the graph a runner is converting a value into to the
-// runner, so that the AppendGraph methods of Class and Object (which only
-// get the graph) can register instances in the session's store. It lives
-// for one conversion, and is only made when a host object turns up.
+// A binding is the state of one conversion of a Go value by a runner: the
+// nodes of the host classes and instances already appended, and the
+// instances being appended (to refuse one that reaches itself through its
+// eager attributes). It lives for one value.Encoder.Encode call, whose hook
+// it is.
 type binding struct {
 	r     *runner
 	cls   map[*Class]value.NodeID
 	inst  map[value.UUID]value.NodeID
 	busy  map[value.UUID]bool
 	depth int
-}
-
-type bound struct {
-	r *runner
-	b *binding // made on first use
+	root  int // the depth of the current root: the converted value or an eager attribute
 }
 
 var (
-	bindMu   sync.Mutex
-	bindings = map[*value.Graph]bound{}
+	classPtrType  = reflect.TypeFor[*Class]()
+	hostObjectPtr = reflect.TypeFor[*hostObject]()
 )
 
-func bindingFor(g *value.Graph) *binding {
-	bindMu.Lock()
-	defer bindMu.Unlock()
-	e, ok := bindings[g]
-	if !ok {
-		return nil
+// encode appends v to g like value.FromGo, with host objects: a Go value
+// of a class known to the session or its registry becomes an instance, at
+// any depth, as do *Class and Object values. On error g is left as it was.
+func (r *runner) encode(g *value.Graph, v any) (value.NodeID, error) {
+	if v == nil {
+		return value.FromGo(g, nil)
 	}
-	if e.b == nil {
-		e.b = &binding{r: e.r}
-		bindings[g] = e
+	if t := reflect.TypeOf(v); scalarKind(t.Kind()) && !r.hostSource(t) {
+		return value.FromGo(g, v) // the common result: nothing to hook
 	}
-	return e.b
+	b := &binding{r: r}
+	enc := value.Encoder{Hook: b.hook, HookTypes: r.hostSource}
+	return enc.Encode(g, v)
 }
 
-// encode appends v to g like value.FromGo, with host objects: a Go value
-// of a class known to the session or its registry becomes an instance.
-// On error g is left as it was.
-func (r *runner) encode(g *value.Graph, v any) (value.NodeID, error) {
-	bindMu.Lock()
-	if _, nested := bindings[g]; !nested {
-		bindings[g] = bound{r: r}
-		defer func() {
-			bindMu.Lock()
-			delete(bindings, g)
-			bindMu.Unlock()
-		}()
+func scalarKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
 	}
-	bindMu.Unlock()
-	mark := g.Len()
-	var id value.NodeID
-	var err error
-	if c, p := r.hostValue(v); c != nil {
-		id, err = bindingFor(g).appendInstance(g, c, p)
-	} else {
-		id, err = value.FromGo(g, v)
+	return false
+}
+
+// hostSource reports whether Go values of type t may be host objects.
+func (r *runner) hostSource(t reflect.Type) bool {
+	if t == classPtrType || t == hostObjectPtr {
+		return true
 	}
-	if err != nil {
-		clear(g.Nodes[mark:])
-		g.Nodes = g.Nodes[:mark]
+	return r.o.funcs.classOf(indirect(t)) != nil || r.store().classOf(indirect(t)) != nil
+}
+
+// hook is the encode hook of a runner's conversions.
+func (b *binding) hook(s *value.EncodeState, v reflect.Value) (value.NodeID, bool, error) {
+	switch x := v.Interface().(type) {
+	case *Class:
+		id, err := b.appendClass(s, x)
+		return id, true, err
+	case *hostObject:
+		p, err := x.c.pointer(reflect.ValueOf(x.v))
+		if err != nil {
+			return 0, true, err
+		}
+		id, err := b.appendInstance(s, x.c, p)
+		return id, true, err
 	}
-	return id, err
+	// A plain *T (or T) of a class is recognised by its type only as the
+	// converted value itself or an eager attribute; nested in other values
+	// it converts as FromGo converts it (wrap it with Object to send it as
+	// an instance there).
+	if s.Depth() != b.root {
+		return 0, false, nil
+	}
+	if c, p := b.r.hostValue(v); c != nil {
+		id, err := b.appendInstance(s, c, p)
+		return id, true, err
+	}
+	return 0, false, nil
 }
 
 // maxHostNesting bounds host objects nested in eager attributes of host
 // objects.
 const maxHostNesting = 100
 
-func (b *binding) encode(g *value.Graph, v any) (value.NodeID, error) {
-	if c, p := b.r.hostValue(v); c != nil {
-		return b.appendInstance(g, c, p)
-	}
-	return value.FromGo(g, v)
-}
-
 // hostValue reports whether v is a *T or T of a class known to the
 // runner's registry or session, returning the class and v as a *T.
-func (r *runner) hostValue(v any) (*Class, reflect.Value) {
-	if v == nil {
+func (r *runner) hostValue(rv reflect.Value) (*Class, reflect.Value) {
+	if !rv.IsValid() {
 		return nil, reflect.Value{}
 	}
-	rv := reflect.ValueOf(v)
 	t := rv.Type()
 	if t.Kind() == reflect.Pointer {
 		if rv.IsNil() {
@@ -729,7 +745,7 @@ func (r *runner) hostValue(v any) (*Class, reflect.Value) {
 	}
 	c := r.o.funcs.classOf(t)
 	if c == nil {
-		c = r.store(false).classOf(t)
+		c = r.store().classOf(t)
 	}
 	if c == nil {
 		return nil, reflect.Value{}
@@ -741,31 +757,16 @@ func (r *runner) hostValue(v any) (*Class, reflect.Value) {
 	return c, p
 }
 
-// valid reports whether a node id cached for this conversion still holds
-// what was cached (a nested conversion that failed and was rolled back may
-// have removed it).
-func valid(g *value.Graph, id value.NodeID, k value.Kind, uuid value.UUID) bool {
-	if int(id) >= g.Len() || g.Node(id).Kind != k {
-		return false
-	}
-	switch x := g.Node(id).Ext.(type) {
-	case *value.Type:
-		return x.ID == uuid
-	case *value.ClassInstance:
-		return x.InstanceID == uuid
-	}
-	return false
-}
-
-func (b *binding) appendClass(g *value.Graph, c *Class) (value.NodeID, error) {
-	b.r.store(true).addClass(c)
-	if id, ok := b.cls[c]; ok && valid(g, id, value.KindType, c.id) {
+func (b *binding) appendClass(s *value.EncodeState, c *Class) (value.NodeID, error) {
+	b.r.store().addClass(c)
+	if id, ok := b.cls[c]; ok {
 		return id, nil
 	}
+	g := s.Graph()
 	var attrs []value.Pair
 	for _, a := range c.p.ClassAttrs {
 		k := g.Add(value.Str(a.Name))
-		v, err := b.nested(g, a.Value)
+		v, err := b.nested(s, a.Value)
 		if err != nil {
 			return 0, fmt.Errorf("class %s attribute %s: %w", c.name, a.Name, err)
 		}
@@ -780,9 +781,12 @@ func (b *binding) appendClass(g *value.Graph, c *Class) (value.NodeID, error) {
 	return id, nil
 }
 
-func (b *binding) appendInstance(g *value.Graph, c *Class, p reflect.Value) (value.NodeID, error) {
-	uuid := b.r.store(true).register(c, p)
-	if id, ok := b.inst[uuid]; ok && valid(g, id, value.KindClassInstance, uuid) {
+func (b *binding) appendInstance(s *value.EncodeState, c *Class, p reflect.Value) (value.NodeID, error) {
+	uuid, err := b.r.store().register(c, p, b.r.s.cfg.MaxHostObjects)
+	if err != nil {
+		return 0, err
+	}
+	if id, ok := b.inst[uuid]; ok {
 		return id, nil
 	}
 	if b.busy[uuid] {
@@ -793,10 +797,11 @@ func (b *binding) appendInstance(g *value.Graph, c *Class, p reflect.Value) (val
 	}
 	b.busy[uuid] = true
 	defer delete(b.busy, uuid)
-	cls, err := b.appendClass(g, c)
+	cls, err := b.appendClass(s, c)
 	if err != nil {
 		return 0, err
 	}
+	g := s.Graph()
 	attrs := make([]value.Pair, 0, len(c.eager))
 	for _, f := range c.eager {
 		k := g.Add(value.Str(f.name))
@@ -804,7 +809,7 @@ func (b *binding) appendInstance(g *value.Graph, c *Class, p reflect.Value) (val
 		if v := f.read(p); v.IsValid() {
 			fv = v.Interface()
 		}
-		v, err := b.nested(g, fv)
+		v, err := b.nested(s, fv)
 		if err != nil {
 			return 0, fmt.Errorf("%s.%s: %w", c.name, f.name, err)
 		}
@@ -817,30 +822,22 @@ func (b *binding) appendInstance(g *value.Graph, c *Class, p reflect.Value) (val
 
 // nested encodes an attribute value, bounding host objects inside host
 // objects.
-func (b *binding) nested(g *value.Graph, v any) (value.NodeID, error) {
+func (b *binding) nested(s *value.EncodeState, v any) (value.NodeID, error) {
 	if b.depth >= maxHostNesting {
 		return 0, fmt.Errorf("host objects nest deeper than %d levels", maxHostNesting)
 	}
 	b.depth++
-	defer func() { b.depth-- }()
-	return b.encode(g, v)
+	root := b.root
+	b.root = s.Depth() + 1
+	defer func() { b.depth--; b.root = root }()
+	return s.Encode(v)
 }
 
 // ---------------------------------------------------------------------------
 // Routing
 
-// store returns the session's object store (creating it when create is
-// set), caching it for the feed.
-func (r *runner) store(create bool) *objectStore {
-	if st := r.objs.Load(); st != nil {
-		return st
-	}
-	st := r.s.objectStore(create)
-	if st != nil {
-		r.objs.Store(st)
-	}
-	return st
-}
+// store returns the session's object store.
+func (r *runner) store() *objectStore { return r.s.objects() }
 
 func callError(id uint32, exc *message.RaisedException) message.Request {
 	return &message.ResumeCall{CallID: id, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
@@ -854,7 +851,7 @@ func attributeError(format string, args ...any) *message.RaisedException {
 // instance, or a call of a host class (__call__) or of one of its
 // attributes.
 func (r *runner) callObject(fc *message.FunctionCall) message.Request {
-	st := r.store(false)
+	st := r.store()
 	if inst := st.instance(*fc.ObjectID); inst != nil {
 		return r.callMethod(fc, inst, fc.FunctionName)
 	}
@@ -872,11 +869,11 @@ func (r *runner) callBound(fc *message.FunctionCall) (message.Request, bool) {
 	if !strings.Contains(fc.FunctionName, "@") {
 		return nil, false
 	}
-	bm, ok := r.store(false).boundTarget(fc.FunctionName)
+	bm, ok := r.store().boundTarget(fc.FunctionName)
 	if !ok {
 		return nil, false
 	}
-	inst := r.store(false).instance(bm.id)
+	inst := r.store().instance(bm.id)
 	if inst == nil {
 		return nil, false
 	}
@@ -941,7 +938,7 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 		}
 	}
 	for _, kw := range call.Kwargs {
-		k := call.Values.Node(kw.Key).Text
+		k := call.Values.Node(kw.Key).Text()
 		f, ok := c.fields[k]
 		switch {
 		case !ok:
@@ -974,7 +971,7 @@ func (r *runner) answer(fc *message.FunctionCall, h *hostFunc) message.Request {
 // lookupObject answers a NameLookup with an object_id: a lazy attribute of
 // a host instance or class.
 func (r *runner) lookupObject(nl *message.NameLookup) message.Request {
-	st := r.store(false)
+	st := r.store()
 	if inst := st.instance(*nl.ObjectID); inst != nil {
 		c := inst.c
 		if f, ok := c.fields[nl.Name]; ok {

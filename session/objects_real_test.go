@@ -332,14 +332,14 @@ func TestRealHostMethodReturnsHostObjects(t *testing.T) {
 	// A result that holds the instance comes back as the same Go value.
 	r = o.run(t, "[w, c]")
 	list := r.Node()
-	if list.Kind != value.KindList || len(list.Refs) != 2 {
+	if list.Kind != value.KindList || len(list.Refs()) != 2 {
 		t.Fatalf("result %s", r.Repr())
 	}
-	first, ok := o.s.HostObject(Value{Graph: r.Graph, Root: list.Refs[0]})
+	first, ok := o.s.HostObject(Value{Graph: r.Graph, Root: list.Refs()[0]})
 	if !ok || first != any(o.w) {
 		t.Fatalf("HostObject(w) = %v, %v", first, ok)
 	}
-	second, ok := o.s.HostObject(Value{Graph: r.Graph, Root: list.Refs[1]})
+	second, ok := o.s.HostObject(Value{Graph: r.Graph, Root: list.Refs()[1]})
 	if !ok || second == any(o.w) {
 		t.Fatalf("HostObject(c) = %v, %v", second, ok)
 	}
@@ -359,15 +359,15 @@ func TestRealHostObjectsAsInputsAndIdentity(t *testing.T) {
 	if r2.Repr() != "(3, False, 1, False)" {
 		t.Fatalf("got %s", r2.Repr())
 	}
-	ci := r.Node().Ext.(*value.ClassInstance)
+	ci := r.Node().Ext().(*value.ClassInstance)
 	rv := run(t, o.s, "v", WithFunctions(o.reg))
-	if rv.Node().Ext.(*value.ClassInstance).InstanceID != ci.InstanceID {
+	if rv.Node().Ext().(*value.ClassInstance).InstanceID != ci.InstanceID {
 		t.Fatal("one Go pointer got two uuids in one session")
 	}
 	// A second session on the same registry has its own uuids.
 	s2 := realSession(t, Config{})
 	r3 := run(t, s2, "w.grow(1, by=1)\nw", WithFunctions(o.reg))
-	if r3.Node().Ext.(*value.ClassInstance).InstanceID == ci.InstanceID {
+	if r3.Node().Ext().(*value.ClassInstance).InstanceID == ci.InstanceID {
 		t.Fatal("two sessions share an instance uuid")
 	}
 	if o.w.Count != 1 {
@@ -427,4 +427,41 @@ func ExampleClassOf() {
 		return
 	}
 	fmt.Println(res.Repr())
+}
+
+// TestRealHostObjectNestedKeepsIdentity is the regression test of a host
+// object nested in a container: a Go function taking []*widget (or a map
+// of them, or []any) called with [w] receives the session's own *widget,
+// so its mutations are kept, as a func(*widget) parameter always did.
+func TestRealHostObjectNestedKeepsIdentity(t *testing.T) {
+	o := newRealObjects(t)
+	o.w.Count = 11
+	var seen []*widget
+	o.reg.MustRegister("bump_all", func(ws []*widget) int {
+		seen = ws
+		for _, w := range ws {
+			w.Count++
+		}
+		return len(ws)
+	})
+	o.reg.MustRegister("bump_map", func(m map[string]*widget) int { m["a"].Count += 10; return m["a"].Count })
+	o.reg.MustRegister("same_any", func(xs []any) bool { return len(xs) == 1 && xs[0] == any(o.w) })
+	if got := reprOf(t, o.run(t, "bump_all([w, w])")); got != "2" {
+		t.Fatalf("bump_all = %s", got)
+	}
+	if len(seen) != 2 || seen[0] != o.w || seen[1] != o.w || o.w.Count != 13 {
+		t.Fatalf("the function saw %v (real %p), Count %d, want the real object twice and 13", seen, o.w, o.w.Count)
+	}
+	if got := reprOf(t, o.run(t, "(bump_map({'a': w}), w.count)")); got != "(23, 23)" {
+		t.Fatalf("bump_map = %s", got)
+	}
+	if got := reprOf(t, o.run(t, "same_any([w])")); got != "True" {
+		t.Fatalf("same_any = %s", got)
+	}
+	// A sandbox-made instance of another class is still refused for a
+	// parameter of the host class's Go type, also nested.
+	pe := o.fail(t, "class W:\n    size = 1\nbump_all([W()])", "TypeError")
+	if !strings.Contains(pe.Exception.Msg(), "not a Widget object of this session") {
+		t.Fatalf("message %q", pe.Exception.Msg())
+	}
 }

@@ -2,11 +2,12 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"weak"
 
 	"github.com/gomonty/monty/message"
@@ -53,11 +54,11 @@ func sentInstance(t *testing.T, req *message.ParentRequest) (cls, inst value.UUI
 		t.Fatalf("expected a value answer, got %#v", req.Body)
 	}
 	n := nl.Values.Node(nl.Value)
-	ci, ok := n.Ext.(*value.ClassInstance)
+	ci, ok := n.Ext().(*value.ClassInstance)
 	if !ok {
 		t.Fatalf("answer is %s, not an instance", n.Kind)
 	}
-	ty := nl.Values.Node(ci.Class).Ext.(*value.Type)
+	ty := nl.Values.Node(ci.Class).Ext().(*value.Type)
 	if ty.Origin != value.OriginHost || ty.Name != "Widget" || ty.ID.IsZero() || ci.InstanceID.IsZero() {
 		t.Fatalf("class %+v instance %+v", ty, ci)
 	}
@@ -91,7 +92,7 @@ func TestFakeHostUnknownObjectIDsNeverReachTheStore(t *testing.T) {
 	var sess *Session
 	var cid, iid value.UUID
 	forged := value.NewUUID()
-	storeLen := func() int { return sess.objectStore(false).len() }
+	storeLen := func() int { return sess.objects().len() }
 	nextID := uint32(4) // the worker numbers calls upwards within a feed
 	forgedArg := func(origin value.TypeOrigin, classID, instID value.UUID) *message.ChildEvent {
 		nextID++
@@ -178,14 +179,14 @@ func TestFakeHostClassCallsConstruct(t *testing.T) {
 		if rc.Result.Kind != message.ResultReturn {
 			t.Fatalf("construction answered %+v %v", rc.Result, rc.Result.Error)
 		}
-		ci := rc.Values.Node(rc.Result.Value).Ext.(*value.ClassInstance)
-		ty := rc.Values.Node(ci.Class).Ext.(*value.Type)
+		ci := rc.Values.Node(rc.Result.Value).Ext().(*value.ClassInstance)
+		ty := rc.Values.Node(ci.Class).Ext().(*value.Type)
 		if ty.ID != cls.ID() || !ty.IsDataclass || len(ci.Attrs) != 1 ||
-			rc.Values.Node(ci.Attrs[0].Key).Text != "size" || rc.Values.Node(ci.Attrs[0].Value).Int() != size {
+			rc.Values.Node(ci.Attrs[0].Key).Text() != "size" || rc.Values.Node(ci.Attrs[0].Value).Int() != size {
 			t.Fatalf("instance %+v of %+v", ci, ty)
 		}
 		// The class carries its eager class attributes.
-		if len(ty.Attrs) != 1 || rc.Values.Node(ty.Attrs[0].Key).Text != "KIND" {
+		if len(ty.Attrs) != 1 || rc.Values.Node(ty.Attrs[0].Key).Text() != "KIND" {
 			t.Fatalf("class attrs %+v", ty.Attrs)
 		}
 		insts = append(insts, ci.InstanceID)
@@ -203,7 +204,7 @@ func TestFakeHostClassCallsConstruct(t *testing.T) {
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
 			nl := req.Body.(*message.ResumeNameLookup)
-			if ty, ok := nl.Values.Node(nl.Value).Ext.(*value.Type); !ok || ty.ID != cls.ID() || ty.Origin != value.OriginHost {
+			if ty, ok := nl.Values.Node(nl.Value).Ext().(*value.Type); !ok || ty.ID != cls.ID() || ty.Origin != value.OriginHost {
 				t.Fatalf("Widget looked up as %+v", nl.Values.Node(nl.Value))
 			}
 			return objectLookup("VERSION", cls.ID())
@@ -224,7 +225,7 @@ func TestFakeHostClassCallsConstruct(t *testing.T) {
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
 			nl := req.Body.(*message.ResumeNameLookup)
-			fn, ok := nl.Values.Node(nl.Value).Ext.(*value.Function)
+			fn, ok := nl.Values.Node(nl.Value).Ext().(*value.Function)
 			if !ok || !strings.HasPrefix(fn.Name, "Widget.grow@") {
 				t.Fatalf("method lookup answered %+v", nl.Values.Node(nl.Value))
 			}
@@ -245,7 +246,7 @@ func TestFakeHostClassCallsConstruct(t *testing.T) {
 	if len(insts) != 2 || insts[0] == insts[1] {
 		t.Fatalf("instances %v", insts)
 	}
-	st := s.objectStore(false)
+	st := s.objects()
 	a, b := st.instance(insts[0]), st.instance(insts[1])
 	if a == nil || b == nil || a.v.Interface().(*widget).Count != 9 || b.v.Interface().(*widget).Size != 6 {
 		t.Fatalf("store %+v %+v", a, b)
@@ -408,8 +409,8 @@ func TestHostObjectEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := g.Node(root).Refs
-	if items[0] != items[1] || g.Node(items[2]).Ext.(*value.ClassInstance).InstanceID == g.Node(items[0]).Ext.(*value.ClassInstance).InstanceID {
+	items := g.Node(root).Refs()
+	if items[0] != items[1] || g.Node(items[2]).Ext().(*value.ClassInstance).InstanceID == g.Node(items[0]).Ext().(*value.ClassInstance).InstanceID {
 		t.Fatalf("items %v", items)
 	}
 	// Only top-level values (and eager attributes) are recognised by type:
@@ -434,45 +435,122 @@ func TestHostObjectEncoding(t *testing.T) {
 	if _, err := r.encode(&g, Object(cls, (*node)(nil))); err == nil {
 		t.Fatal("nil pointer accepted")
 	}
-	// Nothing is left bound.
-	bindMu.Lock()
-	n := len(bindings)
-	bindMu.Unlock()
-	if n != 0 {
-		t.Fatalf("%d graphs left bound", n)
-	}
 }
 
-// TestHostObjectStoreGoesWithSession checks that a session's store is
-// dropped once the session is unreachable.
-func TestHostObjectStoreGoesWithSession(t *testing.T) {
+// TestHostObjectStoreReleasedOnReset checks that Reset empties the
+// session's store (the worker forgets the objects then), so the Go values
+// it held can be collected.
+func TestHostObjectStoreReleasedOnReset(t *testing.T) {
 	fs := &fakeSpawner{bin: fakeBinary(t), version: 2, handler: func(int) fakeHandler {
-		return withConfigure(func(*message.ParentRequest) fakeReply { return reply(completeInt(0)) })
+		return withConfigure(func(req *message.ParentRequest) fakeReply {
+			if _, ok := req.Body.(*message.Reset); ok {
+				return reply(ev(&message.Ok{}))
+			}
+			return reply(completeInt(0))
+		})
 	}}
 	s, err := start(context.Background(), Config{ProtocolVersion: 2, Logger: quietLogger}, fs.spawner())
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	cls := MustClassOf[widget]("Widget", Policy{})
 	reg := NewRegistry().MustRegisterClass("Widget", cls)
+	w := &widget{}
+	k := weak.Make(w)
+	if _, err := s.Run(bg, "w", WithFunctions(reg), WithInputs(Input{"w", w})); err != nil {
+		t.Fatal(err)
+	}
+	w = nil
+	if s.objects().len() != 1 {
+		t.Fatal("input not registered")
+	}
+	if err := s.Reset(bg); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.objects().len(); n != 0 {
+		t.Fatalf("store holds %d objects after Reset", n)
+	}
+	for range 100 {
+		runtime.GC()
+		if k.Value() == nil {
+			break
+		}
+	}
+	if k.Value() != nil {
+		t.Fatal("the Go value outlived the Reset")
+	}
+	// Going back to a pool (Detach) releases them too.
 	if _, err := s.Run(bg, "w", WithFunctions(reg), WithInputs(Input{"w", &widget{}})); err != nil {
 		t.Fatal(err)
 	}
-	if s.objectStore(false).len() != 1 {
+	if s.objects().len() != 1 {
 		t.Fatal("input not registered")
 	}
-	k := weak.Make(s)
-	s.Close()
-	s = nil
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		runtime.GC()
-		if _, ok := sessionObjects.Load(k); !ok {
-			return
+	if err := s.detach(bg); err != nil {
+		t.Fatal(err)
+	}
+	s.child.Kill() // the detached worker is ours now
+	if n := s.objects().len(); n != 0 {
+		t.Fatalf("store holds %d objects after Detach", n)
+	}
+}
+
+type inner struct {
+	X int
+}
+
+type outerTagged struct {
+	inner
+	Y  int `monty:"y"`
+	X2 int `monty:"X"` // tagged: wins over the promoted X, as in FromGo
+}
+
+// TestClassOfUsesFromGoFieldNames checks that ClassOf accepts exactly the
+// field names FromGo writes: one resolver serves both.
+func TestClassOfUsesFromGoFieldNames(t *testing.T) {
+	for _, v := range []any{inner{X: 1}, struct{ inner }{inner{X: 1}}, outerTagged{inner{1}, 2, 3}} {
+		var g value.Graph
+		root, err := value.FromGo(&g, v)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the store outlived its session")
+		n := g.Node(root)
+		var names []string
+		for i := 0; i < len(n.Refs()); i += 2 {
+			names = append(names, g.Node(n.Refs()[i]).Text())
 		}
-		time.Sleep(10 * time.Millisecond)
+		c, err := newClass("C", reflect.TypeOf(v), Policy{Eager: names})
+		if err != nil {
+			t.Fatalf("%T encodes as %s but ClassOf refuses Eager %q: %v", v, g.Repr(root), names, err)
+		}
+		p := reflect.New(reflect.TypeOf(v))
+		p.Elem().Set(reflect.ValueOf(v))
+		for i, f := range c.eager {
+			got := f.read(p).Interface()
+			want, _ := value.ToAny(&g, n.Refs()[2*i+1])
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%T field %s reads %v, FromGo sent %v", v, f.name, got, want)
+			}
+		}
+	}
+}
+
+// TestHostObjectCap checks Config.MaxHostObjects: one instance past the cap
+// is a typed error, and the session keeps working.
+func TestHostObjectCap(t *testing.T) {
+	cls := MustClassOf[widget]("Widget", Policy{})
+	reg := NewRegistry().MustRegisterClass("Widget", cls)
+	s, _ := startFake(t, Config{MaxHostObjects: 2}, scripted(
+		func(*message.ParentRequest) *message.ChildEvent { return ev(&message.Complete{}) },
+	))
+	_, err := s.Run(bg, "x", WithFunctions(reg), WithInputs(
+		Input{"a", &widget{}}, Input{"b", &widget{}}, Input{"c", &widget{}}))
+	var le *HostObjectLimitError
+	if !errors.As(err, &le) || le.Limit != 2 {
+		t.Fatalf("err %v, want a *HostObjectLimitError with limit 2", err)
+	}
+	if !strings.Contains(err.Error(), "more than 2 live host objects") {
+		t.Fatalf("message %q", err)
 	}
 }

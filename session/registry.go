@@ -63,25 +63,14 @@ func (c *Call) DecodeArg(i int, dst any) error {
 	if i < 0 || i >= len(c.Args) {
 		return fmt.Errorf("session: %s() has no argument %d", c.Name, i)
 	}
-	if rv := reflect.ValueOf(dst); rv.Kind() == reflect.Pointer && !rv.IsNil() {
-		if v, ok, err := c.hostArg(c.Args[i], rv.Type().Elem()); ok || err != nil {
-			if err == nil {
-				rv.Elem().Set(v)
-			}
-			return err
-		}
-	}
-	return toGo(c.Values, c.Args[i], dst)
+	return c.decoder().Decode(c.Values, c.Args[i], dst)
 }
 
-// decode converts node id into a new value of type t: a host object of the
-// session as its Go value, anything else with value.ToGo.
+// decode converts node id into a new value of type t: host objects of the
+// session (at any depth) as their Go values, anything else with value.ToGo.
 func (c *Call) decode(id value.NodeID, t reflect.Type) (reflect.Value, error) {
-	if v, ok, err := c.hostArg(id, t); ok || err != nil {
-		return v, err
-	}
 	pv := reflect.New(t)
-	if err := toGo(c.Values, id, pv.Interface()); err != nil {
+	if err := c.decoder().Decode(c.Values, id, pv.Interface()); err != nil {
 		return reflect.Value{}, err
 	}
 	return pv.Elem(), nil
@@ -90,7 +79,7 @@ func (c *Call) decode(id value.NodeID, t reflect.Type) (reflect.Value, error) {
 // Kwarg returns the keyword argument name and whether it was given.
 func (c *Call) Kwarg(name string) (Value, bool) {
 	for _, p := range c.Kwargs {
-		if k := c.Values.Node(p.Key); k.Kind == value.KindStr && k.Text == name {
+		if k := c.Values.Node(p.Key); k.Kind == value.KindStr && k.Text() == name {
 			return Value{Graph: c.Values, Root: p.Value}, true
 		}
 	}
@@ -101,7 +90,7 @@ func (c *Call) Kwarg(name string) (Value, bool) {
 func (c *Call) KwargNames() []string {
 	out := make([]string, 0, len(c.Kwargs))
 	for _, p := range c.Kwargs {
-		out = append(out, c.Values.Node(p.Key).Text)
+		out = append(out, c.Values.Node(p.Key).Text())
 	}
 	return out
 }
@@ -380,7 +369,7 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 	n := len(call.Args)
 	if len(call.Kwargs) > 0 && s.names == nil {
 		return nil, typeError("%s() got an unexpected keyword argument '%s'",
-			s.name, call.Values.Node(call.Kwargs[0].Key).Text)
+			s.name, call.Values.Node(call.Kwargs[0].Key).Text())
 	}
 	switch {
 	case !s.variadic && n > s.fixed, !s.variadic && s.names == nil && n != s.fixed:
@@ -401,7 +390,7 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 		slots[i], given[i] = call.Args[i], true
 	}
 	for _, kw := range call.Kwargs {
-		k := call.Values.Node(kw.Key).Text
+		k := call.Values.Node(kw.Key).Text()
 		i := slices.Index(s.names, k)
 		switch {
 		case i < 0:

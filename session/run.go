@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -133,7 +132,8 @@ type runner struct {
 	futures map[uint32]*future
 	notify  chan struct{}
 
-	objs atomic.Pointer[objectStore] // the session's host objects, once known
+	decOnce sync.Once
+	dec     value.Decoder // the arguments' decoder, with the host-object hook
 }
 
 type future struct {
@@ -304,6 +304,9 @@ func (r *runner) ext(g *value.Graph, v any, err error) message.ExtResult {
 	}
 	root, cerr := r.encode(g, v)
 	if cerr != nil {
+		if limit := (*HostObjectLimitError)(nil); errors.As(cerr, &limit) {
+			return message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError", limit.Error())}
+		}
 		return message.ExtResult{Kind: message.ResultError,
 			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}
 	}

@@ -162,6 +162,8 @@ type Session struct {
 	scratch  value.Graph
 	wd       *time.Timer
 	wdBudget time.Duration
+
+	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
 }
 
 // Version returns the negotiated protocol version.

@@ -370,6 +370,7 @@ func (s *Session) Reset(ctx context.Context) error {
 	if err := errorOf(ev); err != nil {
 		return err
 	}
+	s.hostObjs.release() // the worker has forgotten them
 	return s.configure(ctx)
 }
 

@@ -132,12 +132,12 @@ func allReachable(g *value.Graph, root value.NodeID) bool {
 }
 
 func remapNode(n value.Node, m []value.NodeID) value.Node {
-	if len(n.Refs) > 0 {
-		refs := make([]value.NodeID, len(n.Refs))
-		for i, r := range n.Refs {
+	if len(n.Refs()) > 0 {
+		refs := make([]value.NodeID, len(n.Refs()))
+		for i, r := range n.Refs() {
 			refs[i] = m[r]
 		}
-		n.Refs = refs
+		n.SetRefs(refs)
 	}
 	pairs := func(ps []value.Pair) []value.Pair {
 		if ps == nil {
@@ -149,16 +149,16 @@ func remapNode(n value.Node, m []value.NodeID) value.Node {
 		}
 		return out
 	}
-	switch x := n.Ext.(type) {
+	switch x := n.Ext().(type) {
 	case *value.Type:
 		c := *x
 		c.Attrs = pairs(x.Attrs)
-		n.Ext = &c
+		n.SetExt(&c)
 	case *value.ClassInstance:
 		c := *x
 		c.Class = m[x.Class]
 		c.Attrs = pairs(x.Attrs)
-		n.Ext = &c
+		n.SetExt(&c)
 	}
 	return n
 }

@@ -67,47 +67,47 @@ func BigIntNode(v *big.Int) Node {
 	if v.IsInt64() {
 		return Int(v.Int64())
 	}
-	return Node{Kind: KindBigInt, Ext: new(big.Int).Set(v)}
+	return Node{Kind: KindBigInt}.WithExt(new(big.Int).Set(v))
 }
 
 // Float returns a float node.
 func Float(f float64) Node { return Node{Kind: KindFloat, Num: math.Float64bits(f)} }
 
 // Str returns a str node.
-func Str(s string) Node { return Node{Kind: KindStr, Text: s} }
+func Str(s string) Node { return Node{Kind: KindStr}.WithText(s) }
 
 // Bytes returns a bytes node holding b (not copied).
 func Bytes(b []byte) Node {
 	if b == nil {
 		b = []byte{}
 	}
-	return Node{Kind: KindBytes, Ext: b}
+	return Node{Kind: KindBytes}.WithExt(b)
 }
 
 // Path returns a pathlib.Path node.
-func Path(p string) Node { return Node{Kind: KindPath, Text: p} }
+func Path(p string) Node { return Node{Kind: KindPath}.WithText(p) }
 
 // BuiltinFunction returns a node for a builtin function such as "len".
-func BuiltinFunction(name string) Node { return Node{Kind: KindBuiltinFunction, Text: name} }
+func BuiltinFunction(name string) Node { return Node{Kind: KindBuiltinFunction}.WithText(name) }
 
 // Repr returns an output-only node carrying the repr of a value that has no
 // structured encoding.
-func Repr(s string) Node { return Node{Kind: KindRepr, Text: s} }
+func Repr(s string) Node { return Node{Kind: KindRepr}.WithText(s) }
 
 // Cycle returns an output-only cycle leaf with the given placeholder.
-func Cycle(placeholder string) Node { return Node{Kind: KindCycle, Text: placeholder} }
+func Cycle(placeholder string) Node { return Node{Kind: KindCycle}.WithText(placeholder) }
 
 // List returns a list node over already-added items.
-func List(items ...NodeID) Node { return Node{Kind: KindList, Refs: items} }
+func List(items ...NodeID) Node { return Node{Kind: KindList}.WithRefs(items) }
 
 // Tuple returns a tuple node.
-func Tuple(items ...NodeID) Node { return Node{Kind: KindTuple, Refs: items} }
+func Tuple(items ...NodeID) Node { return Node{Kind: KindTuple}.WithRefs(items) }
 
 // Set returns a set node.
-func Set(items ...NodeID) Node { return Node{Kind: KindSet, Refs: items} }
+func Set(items ...NodeID) Node { return Node{Kind: KindSet}.WithRefs(items) }
 
 // FrozenSet returns a frozenset node.
-func FrozenSet(items ...NodeID) Node { return Node{Kind: KindFrozenSet, Refs: items} }
+func FrozenSet(items ...NodeID) Node { return Node{Kind: KindFrozenSet}.WithRefs(items) }
 
 // Dict returns a dict node from pairs.
 func Dict(pairs ...Pair) Node {
@@ -115,48 +115,48 @@ func Dict(pairs ...Pair) Node {
 	for _, p := range pairs {
 		refs = append(refs, p.Key, p.Value)
 	}
-	return Node{Kind: KindDict, Refs: refs}
+	return Node{Kind: KindDict}.WithRefs(refs)
 }
 
 // NamedTupleNode returns a named tuple node.
 func NamedTupleNode(typeName string, fields []string, values ...NodeID) Node {
-	return Node{Kind: KindNamedTuple, Refs: values, Ext: &NamedTuple{TypeName: typeName, FieldNames: fields}}
+	return Node{Kind: KindNamedTuple}.WithRefs(values).WithExt(&NamedTuple{TypeName: typeName, FieldNames: fields})
 }
 
 // DateNode returns a date node.
-func DateNode(d Date) Node { return Node{Kind: KindDate, Ext: &d} }
+func DateNode(d Date) Node { return Node{Kind: KindDate}.WithExt(&d) }
 
 // TimeNode returns a time node.
-func TimeNode(t Time) Node { return Node{Kind: KindTime, Ext: &t} }
+func TimeNode(t Time) Node { return Node{Kind: KindTime}.WithExt(&t) }
 
 // DateTimeNode returns a datetime node.
-func DateTimeNode(d DateTime) Node { return Node{Kind: KindDateTime, Ext: &d} }
+func DateTimeNode(d DateTime) Node { return Node{Kind: KindDateTime}.WithExt(&d) }
 
 // TimeDeltaNode returns a timedelta node.
-func TimeDeltaNode(d TimeDelta) Node { return Node{Kind: KindTimeDelta, Ext: &d} }
+func TimeDeltaNode(d TimeDelta) Node { return Node{Kind: KindTimeDelta}.WithExt(&d) }
 
 // TimeZoneNode returns a timezone node.
-func TimeZoneNode(z TimeZone) Node { return Node{Kind: KindTimeZone, Ext: &z} }
+func TimeZoneNode(z TimeZone) Node { return Node{Kind: KindTimeZone}.WithExt(&z) }
 
 // ExceptionNode returns an exception value node.
-func ExceptionNode(e Exception) Node { return Node{Kind: KindException, Ext: &e} }
+func ExceptionNode(e Exception) Node { return Node{Kind: KindException}.WithExt(&e) }
 
 // TypeNode returns a type node.
-func TypeNode(t Type) Node { return Node{Kind: KindType, Ext: &t} }
+func TypeNode(t Type) Node { return Node{Kind: KindType}.WithExt(&t) }
 
 // BuiltinType returns a node for a builtin type such as "int".
 func BuiltinType(name string) Node {
-	return Node{Kind: KindType, Ext: &Type{Name: name, Origin: OriginBuiltin}}
+	return Node{Kind: KindType}.WithExt(&Type{Name: name, Origin: OriginBuiltin})
 }
 
 // ClassInstanceNode returns a class instance node.
-func ClassInstanceNode(c ClassInstance) Node { return Node{Kind: KindClassInstance, Ext: &c} }
+func ClassInstanceNode(c ClassInstance) Node { return Node{Kind: KindClassInstance}.WithExt(&c) }
 
 // FunctionNode returns a host function value node.
-func FunctionNode(f Function) Node { return Node{Kind: KindFunction, Ext: &f} }
+func FunctionNode(f Function) Node { return Node{Kind: KindFunction}.WithExt(&f) }
 
 // FileHandleNode returns a file handle node.
-func FileHandleNode(f FileHandle) Node { return Node{Kind: KindFileHandle, Ext: &f} }
+func FileHandleNode(f FileHandle) Node { return Node{Kind: KindFileHandle}.WithExt(&f) }
 
 // Ptr returns a pointer to v; handy for the optional fields of the payload
 // structs.

@@ -175,7 +175,7 @@ func TestFromGoSharing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs := g.Node(root).Refs
+	refs := g.Node(root).Refs()
 	if refs[0] != refs[1] || refs[2] != refs[3] {
 		t.Errorf("shared pointers/maps should share a node: %v", refs)
 	}
@@ -404,7 +404,7 @@ func TestToAnySharing(t *testing.T) {
 func TestToAnyErrors(t *testing.T) {
 	g := &Graph{}
 	big := g.Add(TimeDeltaNode(TimeDelta{Days: 999_999_999}))
-	self := g.Add(Node{Kind: KindList, Refs: []NodeID{2}})
+	self := g.Add(List(2))
 	badAttr := g.Add(TypeNode(Type{Name: "C", ID: NewUUID(), Origin: OriginHost, Attrs: []Pair{{big, big}}}))
 	for _, tc := range []struct {
 		id   NodeID

@@ -13,6 +13,12 @@
 // codec turns its recursive trees into the same graph, so nothing above the
 // codec depends on the protocol version.
 //
+// Go values convert to graphs with [FromGo] and back with [ToGo] and [ToAny],
+// in the spirit of encoding/json; an [Encoder] or [Decoder] does the same
+// with a hook consulted at every node (the session uses them for host
+// objects). Conversion plans are cached per Go type, and slices and maps of
+// scalars convert without a reflection call per element.
+//
 // [Graph.Repr] renders any node the way CPython's repr() renders the equivalent
 // Python value.
 //

@@ -1,7 +1,11 @@
 package value_test
 
 import (
+	"errors"
 	"fmt"
+	"math/big"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/gomonty/monty/value"
@@ -52,4 +56,68 @@ func ExampleToGo() {
 	// Output:
 	// value: cannot convert int to uint16 at .Port: 70000 is out of range
 	// <nil> map[port:70000]
+}
+
+func ExampleGraph_ReprChecked() {
+	// An int of a million bits: printing it in decimal is what CPython
+	// refuses past 4300 digits, and so does ReprChecked, from the bit
+	// length alone.
+	var g value.Graph
+	huge := g.Add(value.BigIntNode(new(big.Int).Lsh(big.NewInt(1), 1_000_000)))
+	root := g.Add(value.List(g.Add(value.Int(1)), huge))
+	_, err := g.ReprChecked(root)
+	var de *value.IntStrDigitsError
+	if errors.As(err, &de) {
+		fmt.Printf("%s: %v\n", de.PythonType(), err)
+	}
+	// Repr never fails: it prints a placeholder.
+	fmt.Println(g.Repr(root))
+	// Output:
+	// ValueError: Exceeds the limit (4300 digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit
+	// [1, <int of 1000001 bits: more than 4300 digits>]
+}
+
+// Secret is a Go type whose values must never reach the sandbox in clear.
+type Secret string
+
+func ExampleEncoder() {
+	// The hook is consulted at every node; HookTypes keeps it to Secret
+	// values, so the []int below still takes the fast path.
+	enc := value.Encoder{
+		Hook: func(s *value.EncodeState, v reflect.Value) (value.NodeID, bool, error) {
+			return s.Graph().Add(value.Str("***")), true, nil
+		},
+		HookTypes: func(t reflect.Type) bool { return t == reflect.TypeFor[Secret]() },
+	}
+	var g value.Graph
+	root, err := enc.Encode(&g, map[string]any{"user": "ann", "token": Secret("hunter2"), "ids": []int{1, 2}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(g.Repr(root))
+	// Output:
+	// {'ids': [1, 2], 'token': '***', 'user': 'ann'}
+}
+
+func ExampleDecoder() {
+	var g value.Graph
+	root, _ := value.FromGo(&g, []string{"a", "@b", "c"})
+	// The hook sees every node; here it resolves "@name" references.
+	refs := map[string]int{"b": 42}
+	dec := value.Decoder{
+		Hook: func(s *value.DecodeState, id value.NodeID, t reflect.Type) (reflect.Value, bool, error) {
+			n := s.Graph().Node(id)
+			if n.Kind != value.KindStr || !strings.HasPrefix(n.Text(), "@") {
+				return reflect.Value{}, false, nil
+			}
+			return reflect.ValueOf(fmt.Sprint(refs[n.Text()[1:]])), true, nil
+		},
+	}
+	var out []string
+	if err := dec.Decode(&g, root, &out); err != nil {
+		panic(err)
+	}
+	fmt.Println(out)
+	// Output:
+	// [a 42 c]
 }

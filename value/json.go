@@ -32,9 +32,9 @@ func (n Node) MarshalJSON() ([]byte, error) {
 			m["value"] = f
 		}
 	case KindStr, KindPath, KindBuiltinFunction, KindRepr:
-		m["value"] = n.Text
+		m["value"] = n.Text()
 	case KindCycle:
-		m["placeholder"] = n.Text
+		m["placeholder"] = n.Text()
 		if n.Num != 0 {
 			m["identity"] = n.Num
 		}
@@ -42,17 +42,23 @@ func (n Node) MarshalJSON() ([]byte, error) {
 		m["value"] = n.Bytes()
 	case KindBigInt:
 		if b := n.BigInt(); b != nil {
-			m["value"] = b.String()
+			if checkIntDigits(b) == nil {
+				m["value"] = b.String()
+			} else {
+				// Past CPython's digit limit the decimal form would take
+				// quadratic time; hexadecimal is linear.
+				m["hex"] = b.Text(16)
+			}
 		}
 	case KindDict:
 		m["pairs"] = n.Pairs()
 	default:
-		if n.Refs != nil {
-			m["items"] = n.Refs
+		if n.Refs() != nil {
+			m["items"] = n.Refs()
 		}
 	}
-	if n.Ext != nil && n.Kind != KindBytes && n.Kind != KindBigInt {
-		m["payload"] = n.Ext
+	if n.Ext() != nil && n.Kind != KindBytes && n.Kind != KindBigInt {
+		m["payload"] = n.Ext()
 	}
 	return json.Marshal(m)
 }

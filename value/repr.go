@@ -36,23 +36,60 @@ import (
 //   - Text that is not valid UTF-8 (which a Python str cannot hold) renders
 //     each invalid byte as a lone surrogate escape \udcXX, the way Python
 //     shows bytes decoded with errors="surrogateescape".
-//   - Integers print all their digits; CPython's int_max_str_digits limit
-//     (4300 by default) does not apply.
+//
+// Bounded work (see limits.go): an int with more than MaxIntStrDigits
+// decimal digits is refused as CPython refuses it, decided from its bit
+// length before any conversion; the checked forms ([Graph.ReprChecked],
+// [Graph.StrChecked]) return an *IntStrDigitsError, the plain forms print a
+// placeholder "<int of N bits: more than 4300 digits>". The output is
+// bounded by 1 MiB plus a linear function of the graph's size, which only
+// sub-values shared many times can reach: the checked forms then return
+// ErrReprTooLarge, the plain forms end the text with "...".
 
 // Repr returns the repr of node id. It never panics on a malformed graph: an
-// id out of range renders as "<invalid node>".
+// id out of range renders as "<invalid node>". It never fails either: an
+// int past CPython's digit limit renders as a placeholder and a rendering
+// past its size bound is cut short (see [Graph.ReprChecked] for the forms
+// that report both).
 func (g *Graph) Repr(id NodeID) string { return string(AppendRepr(nil, g, id)) }
 
 // Str returns what str() returns for node id: the text of a str, the path of
 // a pathlib.Path, the message of an exception, the ISO forms of dates and
 // times and the str forms of timedelta and timezone; the repr for
-// everything else (containers always show their items' reprs).
+// everything else (containers always show their items' reprs). Like Repr it
+// never fails.
 func (g *Graph) Str(id NodeID) string { return string(AppendStr(nil, g, id)) }
 
+// ReprChecked returns the repr of node id, or the error CPython's repr()
+// would raise: an *IntStrDigitsError when an int in the value has more than
+// [MaxIntStrDigits] decimal digits (checked from the bit length before any
+// conversion, so a hostile billion-bit int fails at once). It returns
+// ErrReprTooLarge when the text outgrows its bound (1 MiB plus a linear
+// function of the graph's size), which only a graph whose sub-values are
+// shared many times can make it do. The work is linear in the graph's
+// size.
+func (g *Graph) ReprChecked(id NodeID) (string, error) {
+	r := reprState{g: g, checked: true}
+	r.render(id)
+	if r.err != nil {
+		return "", r.err
+	}
+	return string(r.buf), nil
+}
+
+// StrChecked is [Graph.Str] with the errors of [Graph.ReprChecked].
+func (g *Graph) StrChecked(id NodeID) (string, error) {
+	b, err := appendStr(nil, g, id, true)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
 // AppendRepr appends the repr of node id of g to dst and returns the
-// extended buffer.
+// extended buffer. Like [Graph.Repr] it never fails.
 func AppendRepr(dst []byte, g *Graph, id NodeID) []byte {
-	r := reprState{g: g, buf: dst}
+	r := reprState{g: g, buf: dst, start: len(dst)}
 	r.render(id)
 	return r.buf
 }
@@ -60,61 +97,68 @@ func AppendRepr(dst []byte, g *Graph, id NodeID) []byte {
 // AppendStr appends the str() of node id of g to dst and returns the
 // extended buffer. See [Graph.Str].
 func AppendStr(dst []byte, g *Graph, id NodeID) []byte {
+	b, _ := appendStr(dst, g, id, false)
+	return b
+}
+
+func appendStr(dst []byte, g *Graph, id NodeID, checked bool) ([]byte, error) {
 	if int(id) >= len(g.Nodes) {
-		return append(dst, invalidNode...)
+		return append(dst, invalidNode...), nil
 	}
 	n := &g.Nodes[id]
 	switch n.Kind {
 	case KindStr, KindRepr, KindCycle:
-		return append(dst, n.Text...)
+		return append(dst, n.Text()...), nil
 	case KindPath:
-		return append(dst, posixPathString(n.Text)...)
+		return append(dst, posixPathString(n.Text())...), nil
 	case KindException:
-		e, ok := n.Ext.(*Exception)
+		e, ok := n.Ext().(*Exception)
 		if !ok {
 			break
 		}
 		if e.Arg == nil {
-			return dst
+			return dst, nil
 		}
 		if e.Type == "KeyError" {
 			// KeyError.__str__ shows the repr of its single argument.
-			return appendStrRepr(dst, *e.Arg)
+			return appendStrRepr(dst, *e.Arg), nil
 		}
-		return append(dst, *e.Arg...)
+		return append(dst, *e.Arg...), nil
 	case KindDate:
-		if d, ok := n.Ext.(*Date); ok {
-			return appendISODate(dst, d.Year, d.Month, d.Day)
+		if d, ok := n.Ext().(*Date); ok {
+			return appendISODate(dst, d.Year, d.Month, d.Day), nil
 		}
 	case KindTime:
-		if t, ok := n.Ext.(*Time); ok {
+		if t, ok := n.Ext().(*Time); ok {
 			dst = appendISOClock(dst, t.Hour, t.Minute, t.Second, t.Microsecond)
 			if t.Offset != nil {
 				dst = appendUTCOffset(dst, *t.Offset)
 			}
-			return dst
+			return dst, nil
 		}
 	case KindDateTime:
-		if d, ok := n.Ext.(*DateTime); ok {
+		if d, ok := n.Ext().(*DateTime); ok {
 			dst = appendISODate(dst, d.Year, d.Month, d.Day)
 			dst = append(dst, ' ')
 			dst = appendISOClock(dst, d.Hour, d.Minute, d.Second, d.Microsecond)
 			if d.Offset != nil {
 				dst = appendUTCOffset(dst, *d.Offset)
 			}
-			return dst
+			return dst, nil
 		}
 	case KindTimeDelta:
-		if d, ok := n.Ext.(*TimeDelta); ok {
+		if d, ok := n.Ext().(*TimeDelta); ok {
 			days, secs, us := normTimeDelta(int64(d.Days), int64(d.Seconds), int64(d.Microseconds))
-			return appendTimeDeltaStr(dst, days, secs, us)
+			return appendTimeDeltaStr(dst, days, secs, us), nil
 		}
 	case KindTimeZone:
-		if z, ok := n.Ext.(*TimeZone); ok {
-			return appendTimeZoneStr(dst, z.Offset, z.Name)
+		if z, ok := n.Ext().(*TimeZone); ok {
+			return appendTimeZoneStr(dst, z.Offset, z.Name), nil
 		}
 	}
-	return AppendRepr(dst, g, id)
+	r := reprState{g: g, buf: dst, start: len(dst), checked: checked}
+	r.render(id)
+	return r.buf, r.err
 }
 
 // StrRepr returns the repr of a Python str holding s, quoted and escaped the
@@ -141,6 +185,35 @@ type reprState struct {
 	g     *Graph
 	buf   []byte
 	stack []reprFrame
+
+	start   int   // len(buf) before rendering
+	limit   int64 // bound on the output; reprFloor until the full bound is computed
+	bounded bool  // limit includes reprBound
+	checked bool  // stop at the first error
+	err     error // first *IntStrDigitsError or ErrReprTooLarge
+}
+
+// fail records err; it reports whether rendering should stop.
+func (r *reprState) fail(err error) bool {
+	if r.err == nil {
+		r.err = err
+	}
+	return r.checked
+}
+
+// overBound reports whether the output has outgrown its bound, computing
+// the graph-dependent part of the bound the first time the floor is
+// passed.
+func (r *reprState) overBound() bool {
+	if int64(len(r.buf)-r.start) <= r.limit {
+		return false
+	}
+	if !r.bounded {
+		r.bounded = true
+		r.limit += reprBound(r.g)
+		return int64(len(r.buf)-r.start) > r.limit
+	}
+	return true
 }
 
 func (r *reprState) render(root NodeID) {
@@ -148,8 +221,17 @@ func (r *reprState) render(root NodeID) {
 		r.buf = append(r.buf, invalidNode...)
 		return
 	}
+	r.limit = reprFloor
 	r.visit(root)
 	for len(r.stack) > 0 {
+		if r.err != nil && r.checked {
+			return
+		}
+		if r.overBound() {
+			r.fail(ErrReprTooLarge)
+			r.buf = append(r.buf, "..."...)
+			return
+		}
 		top := len(r.stack) - 1
 		f := &r.stack[top]
 		n := &r.g.Nodes[f.id]
@@ -184,13 +266,13 @@ func (r *reprState) visit(id NodeID) {
 	case KindTuple:
 		r.buf = append(r.buf, '(')
 	case KindSet:
-		if len(n.Refs) == 0 {
+		if len(n.Refs()) == 0 {
 			r.buf = append(r.buf, "set()"...)
 			return
 		}
 		r.buf = append(r.buf, '{')
 	case KindFrozenSet:
-		if len(n.Refs) == 0 {
+		if len(n.Refs()) == 0 {
 			r.buf = append(r.buf, "frozenset()"...)
 			return
 		}
@@ -198,13 +280,23 @@ func (r *reprState) visit(id NodeID) {
 	case KindDict:
 		r.buf = append(r.buf, '{')
 	case KindNamedTuple:
-		nt, _ := n.Ext.(*NamedTuple)
+		nt, _ := n.Ext().(*NamedTuple)
 		if nt != nil {
 			r.buf = append(r.buf, nt.TypeName...)
 		}
 		r.buf = append(r.buf, '(')
+	case KindBigInt:
+		if b := n.BigInt(); b != nil {
+			if err := checkIntDigits(b); err != nil {
+				if r.fail(err) {
+					return
+				}
+			}
+		}
+		r.buf = appendLeafRepr(r.buf, n)
+		return
 	case KindClassInstance:
-		ci, _ := n.Ext.(*ClassInstance)
+		ci, _ := n.Ext().(*ClassInstance)
 		if ci == nil {
 			r.buf = append(r.buf, "<invalid class_instance>"...)
 			return
@@ -229,7 +321,7 @@ func (r *reprState) visit(id NodeID) {
 // dataclass.
 func (r *reprState) className(id NodeID, ci *ClassInstance) (string, bool) {
 	if ci.Class < id {
-		if t, ok := r.g.Nodes[ci.Class].Ext.(*Type); ok {
+		if t, ok := r.g.Nodes[ci.Class].Ext().(*Type); ok {
 			return t.Name, t.IsDataclass
 		}
 	}
@@ -244,15 +336,15 @@ func (r *reprState) step(n *Node, f *reprFrame) (child NodeID, ok, done bool) {
 	f.i++
 	switch n.Kind {
 	case KindList, KindTuple, KindSet, KindFrozenSet:
-		if i >= len(n.Refs) {
+		if i >= len(n.Refs()) {
 			return 0, false, true
 		}
 		if i > 0 {
 			r.buf = append(r.buf, ", "...)
 		}
-		return n.Refs[i], true, false
+		return n.Refs()[i], true, false
 	case KindDict:
-		if i >= len(n.Refs)&^1 {
+		if i >= len(n.Refs())&^1 {
 			return 0, false, true
 		}
 		if i > 0 {
@@ -262,21 +354,21 @@ func (r *reprState) step(n *Node, f *reprFrame) (child NodeID, ok, done bool) {
 				r.buf = append(r.buf, ": "...)
 			}
 		}
-		return n.Refs[i], true, false
+		return n.Refs()[i], true, false
 	case KindNamedTuple:
-		if i >= len(n.Refs) {
+		if i >= len(n.Refs()) {
 			return 0, false, true
 		}
 		if i > 0 {
 			r.buf = append(r.buf, ", "...)
 		}
-		if nt, _ := n.Ext.(*NamedTuple); nt != nil && i < len(nt.FieldNames) {
+		if nt, _ := n.Ext().(*NamedTuple); nt != nil && i < len(nt.FieldNames) {
 			r.buf = append(r.buf, nt.FieldNames[i]...)
 			r.buf = append(r.buf, '=')
 		}
-		return n.Refs[i], true, false
+		return n.Refs()[i], true, false
 	case KindClassInstance:
-		ci := n.Ext.(*ClassInstance)
+		ci := n.Ext().(*ClassInstance)
 		if i >= 2*len(ci.Attrs) {
 			return 0, false, true
 		}
@@ -290,7 +382,7 @@ func (r *reprState) step(n *Node, f *reprFrame) (child NodeID, ok, done bool) {
 		}
 		// Attribute names are str nodes and print bare.
 		if int(p.Key) < len(r.g.Nodes) && r.g.Nodes[p.Key].Kind == KindStr {
-			r.buf = append(r.buf, r.g.Nodes[p.Key].Text...)
+			r.buf = append(r.buf, r.g.Nodes[p.Key].Text()...)
 			return 0, false, false
 		}
 		return p.Key, true, false
@@ -303,7 +395,7 @@ func (r *reprState) close(n *Node) {
 	case KindList:
 		r.buf = append(r.buf, ']')
 	case KindTuple:
-		if len(n.Refs) == 1 {
+		if len(n.Refs()) == 1 {
 			r.buf = append(r.buf, ',')
 		}
 		r.buf = append(r.buf, ')')
@@ -334,24 +426,27 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 		return strconv.AppendInt(dst, n.Int(), 10)
 	case KindBigInt:
 		if b := n.BigInt(); b != nil {
+			if checkIntDigits(b) != nil {
+				return appendBigIntPlaceholder(dst, b.BitLen())
+			}
 			return b.Append(dst, 10)
 		}
 	case KindFloat:
 		return appendFloatRepr(dst, n.Float())
 	case KindStr:
-		return appendStrRepr(dst, n.Text)
+		return appendStrRepr(dst, n.Text())
 	case KindBytes:
-		if b, ok := n.Ext.([]byte); ok {
+		if b := n.Bytes(); b != nil {
 			return appendBytesRepr(dst, b)
 		}
 	case KindDate:
-		if d, ok := n.Ext.(*Date); ok {
+		if d, ok := n.Ext().(*Date); ok {
 			dst = append(dst, "datetime.date("...)
 			dst = appendInts(dst, int64(d.Year), int64(d.Month), int64(d.Day))
 			return append(dst, ')')
 		}
 	case KindTime:
-		if t, ok := n.Ext.(*Time); ok {
+		if t, ok := n.Ext().(*Time); ok {
 			dst = append(dst, "datetime.time("...)
 			switch {
 			case t.Microsecond != 0:
@@ -372,7 +467,7 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 			return append(dst, ')')
 		}
 	case KindDateTime:
-		if d, ok := n.Ext.(*DateTime); ok {
+		if d, ok := n.Ext().(*DateTime); ok {
 			dst = append(dst, "datetime.datetime("...)
 			dst = appendInts(dst, int64(d.Year), int64(d.Month), int64(d.Day), int64(d.Hour), int64(d.Minute))
 			if d.Second != 0 || d.Microsecond != 0 {
@@ -390,16 +485,16 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 			return append(dst, ')')
 		}
 	case KindTimeDelta:
-		if d, ok := n.Ext.(*TimeDelta); ok {
+		if d, ok := n.Ext().(*TimeDelta); ok {
 			days, secs, us := normTimeDelta(int64(d.Days), int64(d.Seconds), int64(d.Microseconds))
 			return appendTimeDeltaRepr(dst, days, secs, us)
 		}
 	case KindTimeZone:
-		if z, ok := n.Ext.(*TimeZone); ok {
+		if z, ok := n.Ext().(*TimeZone); ok {
 			return appendTimeZoneRepr(dst, z.Offset, z.Name)
 		}
 	case KindException:
-		if e, ok := n.Ext.(*Exception); ok {
+		if e, ok := n.Ext().(*Exception); ok {
 			// BaseException.__repr__ uses the bare class name, without
 			// the module: JSONDecodeError(...), not json.JSONDecodeError(...).
 			name := e.Type
@@ -414,7 +509,7 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 			return append(dst, ')')
 		}
 	case KindType:
-		if t, ok := n.Ext.(*Type); ok {
+		if t, ok := n.Ext().(*Type); ok {
 			name := t.Name
 			if t.Origin == OriginBuiltin {
 				name = builtinTypeQualName(name)
@@ -422,31 +517,31 @@ func appendLeafRepr(dst []byte, n *Node) []byte {
 			return appendClassRepr(dst, name)
 		}
 	case KindFunction:
-		if f, ok := n.Ext.(*Function); ok {
+		if f, ok := n.Ext().(*Function); ok {
 			dst = append(dst, "<function "...)
 			dst = append(dst, f.Name...)
 			return append(dst, '>')
 		}
 	case KindBuiltinFunction:
-		if n.Text == "object.__setattr__" {
+		if n.Text() == "object.__setattr__" {
 			return append(dst, "<slot wrapper '__setattr__' of 'object' objects>"...)
 		}
-		if builtinClasses[n.Text] {
-			return appendClassRepr(dst, n.Text)
+		if builtinClasses[n.Text()] {
+			return appendClassRepr(dst, n.Text())
 		}
 		dst = append(dst, "<built-in function "...)
-		dst = append(dst, n.Text...)
+		dst = append(dst, n.Text()...)
 		return append(dst, '>')
 	case KindPath:
 		dst = append(dst, "PosixPath("...)
-		dst = appendStrRepr(dst, posixPathString(n.Text))
+		dst = appendStrRepr(dst, posixPathString(n.Text()))
 		return append(dst, ')')
 	case KindFileHandle:
-		if f, ok := n.Ext.(*FileHandle); ok {
+		if f, ok := n.Ext().(*FileHandle); ok {
 			return appendFileRepr(dst, f)
 		}
 	case KindRepr, KindCycle:
-		return append(dst, n.Text...)
+		return append(dst, n.Text()...)
 	}
 	dst = append(dst, "<invalid "...)
 	dst = append(dst, n.Kind.String()...)

@@ -125,7 +125,7 @@ func (gn *goldenNode) node(t *testing.T) Node {
 	case KindFrozenSet:
 		return FrozenSet(gn.Refs...)
 	case KindDict:
-		return Node{Kind: KindDict, Refs: gn.Refs}
+		return Node{Kind: KindDict}.WithRefs(gn.Refs)
 	case KindNamedTuple:
 		return NamedTupleNode(gn.TypeName, gn.Fields, gn.Refs...)
 	case KindDate:
@@ -245,7 +245,7 @@ func TestReprDesignChoices(t *testing.T) {
 	tzName := b.add(DateTimeNode(DateTime{Year: 2024, Month: 3, Day: 31, Hour: 2, Offset: Ptr[int32](0), TZName: Ptr("UTC")}))
 	unnorm := b.add(TimeDeltaNode(TimeDelta{Days: 0, Seconds: -1, Microseconds: 1_500_000}))
 	badUTF8 := b.str("a\xffb\xed\xa0\x80")
-	plusFile := b.add(Node{Kind: KindFileHandle, Ext: &FileHandle{Path: "/f", Mode: "br"}})
+	plusFile := b.add(Node{Kind: KindFileHandle}.WithExt(&FileHandle{Path: "/f", Mode: "br"}))
 	g := &b.g
 	for _, tc := range []struct {
 		id   NodeID
@@ -275,7 +275,7 @@ func TestReprDesignChoices(t *testing.T) {
 
 func TestReprMalformed(t *testing.T) {
 	// A node that refers to itself (not post-order) must not loop.
-	g := &Graph{Nodes: []Node{{Kind: KindList, Refs: []NodeID{0, 5}}}}
+	g := &Graph{Nodes: []Node{List(0, 5)}}
 	if got := g.Repr(0); got != "[..., <invalid node>]" {
 		t.Errorf("self reference: %s", got)
 	}
@@ -289,8 +289,8 @@ func TestReprMalformed(t *testing.T) {
 		{Node{Kind: KindDate}, "<invalid date>"},
 		{Node{Kind: KindBytes}, "<invalid bytes>"},
 		{Node{Kind: KindClassInstance}, "<invalid class_instance>"},
-		{Node{Kind: KindDict, Refs: []NodeID{one, one, one}}, "{1: 1}"},
-		{Node{Kind: KindNamedTuple, Refs: []NodeID{one, one}, Ext: &NamedTuple{TypeName: "T", FieldNames: []string{"a"}}}, "T(a=1, 1)"},
+		{Node{Kind: KindDict}.WithRefs([]NodeID{one, one, one}), "{1: 1}"},
+		{Node{Kind: KindNamedTuple}.WithRefs([]NodeID{one, one}).WithExt(&NamedTuple{TypeName: "T", FieldNames: []string{"a"}}), "T(a=1, 1)"},
 		{Node{Kind: KindInvalid}, "<invalid invalid>"},
 	} {
 		id := g.Add(tc.n)
@@ -340,11 +340,13 @@ func TestReprSharedWide(t *testing.T) {
 	}
 }
 
-func TestReprBigIntManyDigits(t *testing.T) {
-	v := new(big.Int).Exp(big.NewInt(10), big.NewInt(5000), nil)
+func TestReprBigIntAtTheDigitLimit(t *testing.T) {
+	// 10**4300 - 1 has 4300 digits, the most CPython prints by default.
+	v := new(big.Int).Exp(big.NewInt(10), big.NewInt(MaxIntStrDigits), nil)
+	v.Sub(v, big.NewInt(1))
 	g := &Graph{}
 	id := g.Add(BigIntNode(v))
-	if got := g.Repr(id); got != "1"+strings.Repeat("0", 5000) {
+	if got := g.Repr(id); got != strings.Repeat("9", MaxIntStrDigits) {
 		t.Fatalf("got %d chars", len(got))
 	}
 }

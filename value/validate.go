@@ -289,77 +289,77 @@ func CheckLeaf(n *Node) error {
 			return MissingField("BigInt")
 		}
 	case KindBytes:
-		if _, ok := n.Ext.([]byte); !ok {
+		if n.Bytes() == nil {
 			return MissingField("MontyNode.bytes")
 		}
 	case KindNamedTuple:
-		if _, ok := n.Ext.(*NamedTuple); !ok {
+		if _, ok := n.Ext().(*NamedTuple); !ok {
 			return MissingField("NamedTupleNode")
 		}
 	case KindDate:
-		d, ok := n.Ext.(*Date)
+		d, ok := n.Ext().(*Date)
 		if !ok {
 			return MissingField("Date")
 		}
 		return d.Check()
 	case KindTime:
-		t, ok := n.Ext.(*Time)
+		t, ok := n.Ext().(*Time)
 		if !ok {
 			return MissingField("Time")
 		}
 		return t.Check()
 	case KindDateTime:
-		d, ok := n.Ext.(*DateTime)
+		d, ok := n.Ext().(*DateTime)
 		if !ok {
 			return MissingField("DateTime")
 		}
 		return d.Check()
 	case KindTimeDelta:
-		d, ok := n.Ext.(*TimeDelta)
+		d, ok := n.Ext().(*TimeDelta)
 		if !ok {
 			return MissingField("TimeDelta")
 		}
 		return d.Check()
 	case KindTimeZone:
-		z, ok := n.Ext.(*TimeZone)
+		z, ok := n.Ext().(*TimeZone)
 		if !ok {
 			return MissingField("TimeZone")
 		}
 		return z.Check()
 	case KindException:
-		e, ok := n.Ext.(*Exception)
+		e, ok := n.Ext().(*Exception)
 		if !ok {
 			return MissingField("Exception")
 		}
 		return e.Check()
 	case KindType:
-		t, ok := n.Ext.(*Type)
+		t, ok := n.Ext().(*Type)
 		if !ok {
 			return MissingField("Type")
 		}
 		return t.check(!t.ID.IsZero(), len(t.Attrs) > 0)
 	case KindClassInstance:
-		if _, ok := n.Ext.(*ClassInstance); !ok {
+		if _, ok := n.Ext().(*ClassInstance); !ok {
 			return MissingField("ClassInstanceNode")
 		}
 	case KindFunction:
-		if _, ok := n.Ext.(*Function); !ok {
+		if _, ok := n.Ext().(*Function); !ok {
 			return MissingField("Function")
 		}
 	case KindFileHandle:
-		f, ok := n.Ext.(*FileHandle)
+		f, ok := n.Ext().(*FileHandle)
 		if !ok {
 			return MissingField("FileHandle")
 		}
 		return f.Check()
 	case KindBuiltinFunction:
-		if !KnownBuiltinFunction(n.Text) {
-			return invalid("unknown builtin function %s", quoteBounded(n.Text))
+		if !KnownBuiltinFunction(n.Text()) {
+			return invalid("unknown builtin function %s", quoteBounded(n.Text()))
 		}
 	case KindEllipsis, KindNone, KindNotImplemented, KindInt, KindFloat, KindStr,
 		KindList, KindTuple, KindSet, KindFrozenSet, KindPath, KindRepr, KindCycle:
 	case KindDict:
-		if len(n.Refs)%2 != 0 {
+		if len(n.Refs())%2 != 0 {
 			return InvalidValue("NodePairs", "odd number of dict references")
 		}
 	default:
@@ -384,13 +384,14 @@ func (g *Graph) CheckStructure(roots ...NodeID) error {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		id := NodeID(i)
-		for _, r := range n.Refs {
+		for _, r := range n.Refs() {
 			if r >= id {
 				return &ArenaError{fmt.Sprintf("value node %d references node %d, which is not below it", id, r)}
 			}
 		}
-		switch x := n.Ext.(type) {
-		case *Type:
+		switch n.pk {
+		case pkType:
+			x := (*Type)(n.p)
 			for _, p := range x.Attrs {
 				if p.Key >= id || p.Value >= id {
 					bad := p.Key
@@ -400,7 +401,8 @@ func (g *Graph) CheckStructure(roots ...NodeID) error {
 					return &ArenaError{fmt.Sprintf("value node %d references node %d, which is not below it", id, bad)}
 				}
 			}
-		case *ClassInstance:
+		case pkClassInstance:
+			x := (*ClassInstance)(n.p)
 			if x.Class >= id {
 				return &ArenaError{fmt.Sprintf("value node %d references node %d, which is not below it", id, x.Class)}
 			}
@@ -414,7 +416,7 @@ func (g *Graph) CheckStructure(roots ...NodeID) error {
 				}
 			}
 			c := &g.Nodes[x.Class]
-			t, ok := c.Ext.(*Type)
+			t, ok := c.Ext().(*Type)
 			if c.Kind != KindType || !ok || (t.Origin != OriginSandbox && t.Origin != OriginHost) {
 				return &ArenaError{fmt.Sprintf("class instance node %d does not point at a class type", id)}
 			}

@@ -29,7 +29,8 @@ func TestLongNamesAreNotFormatted(t *testing.T) {
 	if err.Error() != "invalid wire value (error message exceeds 512 bytes)" {
 		t.Fatalf("got %.80q", err.Error())
 	}
-	err = CheckLeaf(&Node{Kind: KindBuiltinFunction, Text: name})
+	bf := BuiltinFunction(name)
+	err = CheckLeaf(&bf)
 	if err == nil || len(err.Error()) > MaxDiagnosticLen {
 		t.Fatalf("builtin: %v", err)
 	}

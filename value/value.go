@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
+	"slices"
+	"unsafe"
 )
 
 // NodeID is the index of a node in a [Graph].
@@ -91,35 +94,246 @@ type Pair struct {
 	Key, Value NodeID
 }
 
-// Node is one value in a [Graph]. Which fields are meaningful depends on
-// Kind:
+// Node is one value in a [Graph]: 24 bytes, with one pointer, whatever
+// its kind (a scalar node carries none), so large graphs are cheap to
+// allocate and to scan. Which data is meaningful depends on Kind:
 //
 //   - KindBool: Num is 0 or 1.
 //   - KindInt: Num holds the int64 bits (use [Node.Int]).
 //   - KindFloat: Num holds the IEEE-754 bits (use [Node.Float]); NaN payloads
 //     survive bit-exact.
-//   - KindStr, KindPath, KindBuiltinFunction, KindRepr, KindCycle: Text.
-//     For KindCycle, Text is the placeholder and Num an optional identity
-//     (protocol 2 carries one; protocol 4 does not).
-//   - KindBytes: Ext is a []byte.
-//   - KindList, KindTuple, KindSet, KindFrozenSet: Refs are the items.
-//   - KindNamedTuple: Refs are the values, Ext a *NamedTuple.
+//   - KindStr, KindPath, KindBuiltinFunction, KindRepr, KindCycle: the text
+//     ([Node.Text()]). For KindCycle, Num is an optional identity (protocol 2
+//     carries one; protocol 4 does not).
+//   - KindBytes: the bytes ([Node.Bytes]).
+//   - KindList, KindTuple, KindSet, KindFrozenSet: the items ([Node.Refs()]).
+//   - KindNamedTuple: the values ([Node.Refs()]) and a *NamedTuple ([Node.Ext()]).
 //   - KindDict: Refs interleave keys and values: k0, v0, k1, v1, … (use
 //     [Node.Pairs]).
-//   - KindBigInt: Ext is a *big.Int.
+//   - KindBigInt: a *big.Int ([Node.Ext()], [Node.BigInt]).
 //   - KindDate, KindTime, KindDateTime, KindTimeDelta, KindTimeZone,
 //     KindException, KindType, KindClassInstance, KindFunction,
 //     KindFileHandle: Ext points at the matching struct of this package
 //     (*Date, *Time, …).
 //
-// The constructors ([Int], [Str], [List], …) build well-formed nodes.
+// The payload (text, bytes, items or payload struct) lives out of line: a
+// node holds one of them (a named tuple its items and its *NamedTuple), set
+// with the Set methods or the With methods, whatever the Kind (so a
+// malformed node can be built, and is reported by the checks). The
+// constructors ([Int], [Str], [List], …) build well-formed nodes. A Node is
+// a small value: copies share the payload, which must not be modified
+// once the node is in a graph.
 type Node struct {
 	Kind Kind
-	Num  uint64
-	Text string
-	Refs []NodeID
-	Ext  any
+	pk   payloadKind
+	n    uint32 // length of a text, bytes or items payload
+	// Num is the scalar payload: see the kinds above.
+	Num uint64
+	p   unsafe.Pointer // the payload, as pk says
 }
+
+// payloadKind says what Node.p points at.
+type payloadKind uint8
+
+const (
+	pkNone          payloadKind = iota
+	pkText                      // string data, n bytes
+	pkBytes                     // byte data, n bytes
+	pkRefs                      // NodeID data, n ids
+	pkNamedTuple                // *ntPayload
+	pkBigInt                    // *big.Int
+	pkDate                      // *Date
+	pkTime                      // *Time
+	pkDateTime                  // *DateTime
+	pkTimeDelta                 // *TimeDelta
+	pkTimeZone                  // *TimeZone
+	pkException                 // *Exception
+	pkType                      // *Type
+	pkClassInstance             // *ClassInstance
+	pkFunction                  // *Function
+	pkFileHandle                // *FileHandle
+	pkBoxed                     // *any: any other payload, or one too long for n
+)
+
+// ntPayload is the payload of a named tuple: its items and its names.
+type ntPayload struct {
+	refs []NodeID
+	nt   *NamedTuple
+}
+
+// Text returns the text of a KindStr, KindPath, KindBuiltinFunction,
+// KindRepr or KindCycle node ("" for a node without text).
+func (n *Node) Text() string {
+	switch n.pk {
+	case pkText:
+		return unsafe.String((*byte)(n.p), n.n)
+	case pkBoxed:
+		s, _ := (*(*any)(n.p)).(string)
+		return s
+	}
+	return ""
+}
+
+// Refs returns the items of a container node (nil for a node without
+// items). The slice is the node's own storage: do not modify it.
+func (n *Node) Refs() []NodeID {
+	switch n.pk {
+	case pkRefs:
+		if n.n == 0 {
+			return nil
+		}
+		return unsafe.Slice((*NodeID)(n.p), n.n)
+	case pkNamedTuple:
+		return (*ntPayload)(n.p).refs
+	case pkBoxed:
+		r, _ := (*(*any)(n.p)).([]NodeID)
+		return r
+	}
+	return nil
+}
+
+// Ext returns the payload struct of the node: a *big.Int, *NamedTuple,
+// *Date, …, or the []byte of a KindBytes node; nil when there is none.
+func (n *Node) Ext() any {
+	switch n.pk {
+	case pkBytes:
+		return n.Bytes()
+	case pkNamedTuple:
+		if nt := (*ntPayload)(n.p).nt; nt != nil {
+			return nt
+		}
+		return nil
+	case pkBigInt:
+		return (*big.Int)(n.p)
+	case pkDate:
+		return (*Date)(n.p)
+	case pkTime:
+		return (*Time)(n.p)
+	case pkDateTime:
+		return (*DateTime)(n.p)
+	case pkTimeDelta:
+		return (*TimeDelta)(n.p)
+	case pkTimeZone:
+		return (*TimeZone)(n.p)
+	case pkException:
+		return (*Exception)(n.p)
+	case pkType:
+		return (*Type)(n.p)
+	case pkClassInstance:
+		return (*ClassInstance)(n.p)
+	case pkFunction:
+		return (*Function)(n.p)
+	case pkFileHandle:
+		return (*FileHandle)(n.p)
+	case pkBoxed:
+		switch x := (*(*any)(n.p)).(type) {
+		case string, []NodeID:
+			return nil
+		default:
+			return x
+		}
+	}
+	return nil
+}
+
+// SetText makes s the node's payload.
+func (n *Node) SetText(s string) {
+	if uint64(len(s)) > math.MaxUint32 {
+		n.box(s)
+		return
+	}
+	n.pk, n.p, n.n = pkText, unsafe.Pointer(unsafe.StringData(s)), uint32(len(s))
+}
+
+// SetBytes makes b (not copied) the node's payload.
+func (n *Node) SetBytes(b []byte) {
+	if uint64(len(b)) > math.MaxUint32 {
+		n.box(b)
+		return
+	}
+	n.pk, n.p, n.n = pkBytes, unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b))
+}
+
+// SetRefs makes refs (not copied) the node's items. A node whose payload
+// is a *NamedTuple keeps it.
+func (n *Node) SetRefs(refs []NodeID) {
+	if n.pk == pkNamedTuple {
+		nt := (*ntPayload)(n.p).nt
+		n.p = unsafe.Pointer(&ntPayload{refs: refs, nt: nt})
+		return
+	}
+	if uint64(len(refs)) > math.MaxUint32 {
+		n.box(refs)
+		return
+	}
+	n.pk, n.p, n.n = pkRefs, unsafe.Pointer(unsafe.SliceData(refs)), uint32(len(refs))
+}
+
+// SetExt makes x the node's payload: a pointer to one of the payload
+// structs of this package, a *big.Int, or a []byte (as SetBytes). A nil x,
+// or a nil pointer, removes the payload (a *NamedTuple node keeps its
+// items).
+func (n *Node) SetExt(x any) {
+	var pk payloadKind
+	var p unsafe.Pointer
+	switch v := x.(type) {
+	case nil:
+	case []byte:
+		n.SetBytes(v)
+		return
+	case *NamedTuple:
+		refs := n.Refs()
+		if v == nil {
+			if n.pk == pkNamedTuple {
+				n.pk, n.p, n.n = pkNone, nil, 0
+				n.SetRefs(refs)
+			}
+			return
+		}
+		n.pk, n.p, n.n = pkNamedTuple, unsafe.Pointer(&ntPayload{refs: refs, nt: v}), 0
+		return
+	case *big.Int:
+		pk, p = pkBigInt, unsafe.Pointer(v)
+	case *Date:
+		pk, p = pkDate, unsafe.Pointer(v)
+	case *Time:
+		pk, p = pkTime, unsafe.Pointer(v)
+	case *DateTime:
+		pk, p = pkDateTime, unsafe.Pointer(v)
+	case *TimeDelta:
+		pk, p = pkTimeDelta, unsafe.Pointer(v)
+	case *TimeZone:
+		pk, p = pkTimeZone, unsafe.Pointer(v)
+	case *Exception:
+		pk, p = pkException, unsafe.Pointer(v)
+	case *Type:
+		pk, p = pkType, unsafe.Pointer(v)
+	case *ClassInstance:
+		pk, p = pkClassInstance, unsafe.Pointer(v)
+	case *Function:
+		pk, p = pkFunction, unsafe.Pointer(v)
+	case *FileHandle:
+		pk, p = pkFileHandle, unsafe.Pointer(v)
+	default:
+		n.box(x)
+		return
+	}
+	if p == nil {
+		pk = pkNone
+	}
+	n.pk, n.p, n.n = pk, p, 0
+}
+
+func (n *Node) box(x any) { n.pk, n.p, n.n = pkBoxed, unsafe.Pointer(&x), 0 }
+
+// WithText returns a copy of n with s as its payload (see [Node.SetText]).
+func (n Node) WithText(s string) Node { n.SetText(s); return n }
+
+// WithRefs returns a copy of n with refs as its items (see [Node.SetRefs]).
+func (n Node) WithRefs(refs []NodeID) Node { n.SetRefs(refs); return n }
+
+// WithExt returns a copy of n with x as its payload (see [Node.SetExt]).
+func (n Node) WithExt(x any) Node { n.SetExt(x); return n }
 
 // Int returns the value of a KindInt node.
 func (n *Node) Int() int64 { return int64(n.Num) }
@@ -130,35 +344,61 @@ func (n *Node) Float() float64 { return math.Float64frombits(n.Num) }
 // Bool returns the value of a KindBool node.
 func (n *Node) Bool() bool { return n.Num != 0 }
 
-// Bytes returns the payload of a KindBytes node.
-func (n *Node) Bytes() []byte { b, _ := n.Ext.([]byte); return b }
+// Bytes returns the payload of a KindBytes node (never nil for one; nil
+// for a node without bytes). Do not modify it.
+func (n *Node) Bytes() []byte {
+	switch n.pk {
+	case pkBytes:
+		if n.n == 0 {
+			return []byte{}
+		}
+		return unsafe.Slice((*byte)(n.p), n.n)
+	case pkBoxed:
+		b, _ := (*(*any)(n.p)).([]byte)
+		return b
+	}
+	return nil
+}
+
+// HasPayload reports whether the node holds a payload (text, bytes, items
+// or a payload struct) besides its Kind and Num. A node without one holds
+// no pointer.
+func (n *Node) HasPayload() bool { return n.pk != pkNone }
 
 // BigInt returns the payload of a KindBigInt node. The result must not be
 // modified.
-func (n *Node) BigInt() *big.Int { b, _ := n.Ext.(*big.Int); return b }
+func (n *Node) BigInt() *big.Int {
+	if n.pk == pkBigInt {
+		return (*big.Int)(n.p)
+	}
+	b, _ := n.Ext().(*big.Int)
+	return b
+}
 
 // Pairs returns the entries of a KindDict node as pairs. It allocates; use
 // Refs directly on hot paths.
 func (n *Node) Pairs() []Pair {
-	ps := make([]Pair, len(n.Refs)/2)
+	refs := n.Refs()
+	ps := make([]Pair, len(refs)/2)
 	for i := range ps {
-		ps[i] = Pair{n.Refs[2*i], n.Refs[2*i+1]}
+		ps[i] = Pair{refs[2*i], refs[2*i+1]}
 	}
 	return ps
 }
 
 // Children calls f for every node id n refers to, in wire order.
 func (n *Node) Children(f func(NodeID)) {
-	for _, r := range n.Refs {
+	for _, r := range n.Refs() {
 		f(r)
 	}
-	switch x := n.Ext.(type) {
-	case *Type:
-		for _, p := range x.Attrs {
+	switch n.pk {
+	case pkType:
+		for _, p := range (*Type)(n.p).Attrs {
 			f(p.Key)
 			f(p.Value)
 		}
-	case *ClassInstance:
+	case pkClassInstance:
+		x := (*ClassInstance)(n.p)
 		f(x.Class)
 		for _, p := range x.Attrs {
 			f(p.Key)
@@ -306,6 +546,28 @@ func (g *Graph) Add(n Node) NodeID {
 // out.
 func (g *Graph) Node(id NodeID) *Node { return &g.Nodes[id] }
 
+// Equal reports whether g and o hold the same nodes: kinds, scalars and
+// payloads compared by value (payload structs as reflect.DeepEqual does).
+// Tests use it where reflect.DeepEqual would compare payload addresses.
+func (g *Graph) Equal(o *Graph) bool {
+	if g.Len() != o.Len() {
+		return false
+	}
+	for i := range g.Nodes {
+		if !g.Nodes[i].Equal(&o.Nodes[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Equal reports whether n and o are the same node: kind, scalar and
+// payload compared by value.
+func (n *Node) Equal(o *Node) bool {
+	return n.Kind == o.Kind && n.Num == o.Num && n.Text() == o.Text() &&
+		slices.Equal(n.Refs(), o.Refs()) && reflect.DeepEqual(n.Ext(), o.Ext())
+}
+
 // Reset empties the graph, keeping its storage.
 func (g *Graph) Reset() { clear(g.Nodes); g.Nodes = g.Nodes[:0] }
 
@@ -323,23 +585,23 @@ func shift(n Node, off NodeID) Node {
 	if off == 0 {
 		return n
 	}
-	if len(n.Refs) > 0 {
-		refs := make([]NodeID, len(n.Refs))
-		for i, r := range n.Refs {
+	if old := n.Refs(); len(old) > 0 {
+		refs := make([]NodeID, len(old))
+		for i, r := range old {
 			refs[i] = r + off
 		}
-		n.Refs = refs
+		n.SetRefs(refs)
 	}
-	switch x := n.Ext.(type) {
+	switch x := n.Ext().(type) {
 	case *Type:
 		c := *x
 		c.Attrs = shiftPairs(x.Attrs, off)
-		n.Ext = &c
+		n.SetExt(&c)
 	case *ClassInstance:
 		c := *x
 		c.Class += off
 		c.Attrs = shiftPairs(x.Attrs, off)
-		n.Ext = &c
+		n.SetExt(&c)
 	}
 	return n
 }

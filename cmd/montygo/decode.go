@@ -14,6 +14,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	_ "github.com/gomonty/monty/codec/v2"
 	_ "github.com/gomonty/monty/codec/v4"
+	_ "github.com/gomonty/monty/codec/v5"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 )
@@ -21,13 +22,13 @@ import (
 func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	proto := fs.Uint("protocol", 4, "protocol version of the stream (4 or 2)")
+	proto := fs.Uint("protocol", 4, "protocol version of the stream (5, 4 or 2)")
 	from := fs.String("from", "child", "who wrote the stream: child (events) or parent (requests)")
 	hexIn := fs.Bool("hex", false, "read one hex-encoded message (no length prefix) per line instead of length-prefixed frames")
 	maxDecode := fs.Int64("max-decode-bytes", 0, "per-frame decode budget in bytes (0 = the 1 GiB default)")
 	record := fs.String("record", "", "render a `montygo subprocess --record` FILE (both directions) instead")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo decode [--protocol 4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream | --record FILE")
+		fmt.Fprintln(stderr, "usage: montygo decode [--protocol 5|4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream | --record FILE")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -162,6 +163,18 @@ func eventJSON(e *message.ChildEvent) map[string]any {
 	}
 	if e.RestoredScriptName != nil {
 		m["restored_script_name"] = *e.RestoredScriptName
+	}
+	if e.FeedExecutionMicros != 0 {
+		m["feed_execution_micros"] = e.FeedExecutionMicros
+	}
+	for name, p := range map[string]*uint64{"max_feed_duration_micros": e.MaxFeedDurationMicros,
+		"max_turn_duration_micros": e.MaxTurnDurationMicros, "max_total_sleep_micros": e.MaxTotalSleepMicros} {
+		if p != nil {
+			m[name] = *p
+		}
+	}
+	if e.SessionID != nil {
+		m["session_id_hex"] = hex.EncodeToString(e.SessionID)
 	}
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	codecv4 "github.com/gomonty/monty/codec/v4"
+	codecv5 "github.com/gomonty/monty/codec/v5"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -112,6 +113,56 @@ func TestDecodeProtocol4HexAndBudget(t *testing.T) {
 	_, errs, rc = decodeCLI(t, in, "--hex", "--max-decode-bytes", "4096")
 	if rc != 1 || !strings.Contains(errs, "frame exceeds decode memory budget") {
 		t.Fatalf("budget: rc %d stderr %q", rc, errs)
+	}
+}
+
+// TestDecodeProtocol5 decodes a protocol-5 stream: the renumbered OsCall,
+// the new envelope fields and a Configure with an OS policy.
+func TestDecodeProtocol5(t *testing.T) {
+	var evs, reqs [][]byte
+	for _, e := range []*message.ChildEvent{
+		{Body: &message.OsCall{CallID: 3, Op: message.OpSystemSleep, Seconds: 0.5,
+			Position: &message.SourceRange{Filename: "<python-input-0>", Start: 0, End: 14}},
+			FeedExecutionMicros: 42, MaxTotalSleepMicros: value.Ptr[uint64](150000)},
+		{Body: &message.Ok{}, SessionID: []byte{0xab, 0xcd}},
+	} {
+		b, err := codecv5.AppendEvent(nil, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, b)
+	}
+	b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: &message.Configure{ProtocolVersion: 5,
+		OsPolicy: &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{UnixSeconds: 1700000000}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs = append(reqs, b)
+	var stream []string
+	for _, b := range evs {
+		stream = append(stream, hex.EncodeToString(b))
+	}
+	docs, errs, rc := decodeCLI(t, framed(t, stream), "--protocol", "5")
+	if rc != 0 || len(docs) != 2 {
+		t.Fatalf("rc %d docs %v stderr %q", rc, docs, errs)
+	}
+	body := docs[0]["body"].(map[string]any)
+	if docs[0]["kind"] != "OsCall" || body["Op"] != float64(message.OpSystemSleep) || body["Seconds"] != 0.5 ||
+		body["Position"].(map[string]any)["End"] != float64(14) || docs[0]["feed_execution_micros"] != float64(42) ||
+		docs[0]["max_total_sleep_micros"] != float64(150000) || docs[1]["session_id_hex"] != "abcd" {
+		t.Fatalf("docs %v", docs)
+	}
+	// The same bytes read as protocol 4 are a different (or no) message.
+	if docs4, _, _ := decodeCLI(t, framed(t, stream[:1])); len(docs4) == 1 && docs4[0]["body"].(map[string]any)["Op"] == float64(message.OpSystemSleep) {
+		t.Fatal("protocol 4 read a protocol-5 sleep")
+	}
+	docs, errs, rc = decodeCLI(t, framed(t, []string{hex.EncodeToString(reqs[0])}), "--protocol", "5", "--from", "parent")
+	if rc != 0 || len(docs) != 1 {
+		t.Fatalf("rc %d docs %v stderr %q", rc, docs, errs)
+	}
+	pol := docs[0]["body"].(map[string]any)["OsPolicy"].(map[string]any)
+	if pol["Clock"] != float64(message.ClockFixed) || pol["Fixed"].(map[string]any)["UnixSeconds"] != float64(1700000000) {
+		t.Fatalf("policy %v", pol)
 	}
 }
 

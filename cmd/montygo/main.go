@@ -18,7 +18,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
+
+	"github.com/gomonty/monty/session"
 )
 
 // exitError carries a process exit status out of a subcommand.
@@ -40,6 +45,7 @@ func commands() []command {
 		{"subprocess", "serve the worker protocol on stdin/stdout, relaying to a real worker", subprocessCmd},
 		{"serve", "serve Monty sessions over WebSockets (the Monty server)", serveCmd},
 		{"version", "print the module, protocol and worker versions", versionCmd},
+		{"conform", "conformance kit: check a worker (conform worker) or a parent (conform parent)", conformCmd},
 	}
 }
 
@@ -58,6 +64,17 @@ func main() {
 }
 
 func mainArgs(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainWith(commands(), args, stdin, stdout, stderr, os.Exit)
+}
+
+// exitGrace is how long montygo waits, after a first SIGTERM or Ctrl-C has
+// cancelled the command, for the command to wind down on its own; then (or
+// at a second signal) it kills its workers and exits.
+const exitGrace = 500 * time.Millisecond
+
+// mainWith runs the command of cmds that args name; exit ends the process
+// when a signal's grace runs out (os.Exit outside tests).
+func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.Writer, exit func(int)) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -65,25 +82,54 @@ func mainArgs(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	for _, c := range commands() {
+	for _, c := range cmds {
 		if c.name != args[0] {
 			continue
 		}
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
-		if c.name != "repl" { // the REPL handles Ctrl-C itself
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sig)
-			go func() {
-				select {
-				case <-sig:
-					stop()
-				case <-ctx.Done():
-				}
-			}()
+		sigs := make(chan os.Signal, 2)
+		if c.name == "repl" {
+			// The REPL handles Ctrl-C itself (it interrupts the running
+			// input); SIGTERM ends it like any other command.
+			signal.Notify(sigs, syscall.SIGTERM)
+		} else {
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 		}
+		defer signal.Stop(sigs)
+		done := make(chan struct{})
+		var got atomic.Value // the first signal
+		go func() {
+			var first os.Signal
+			select {
+			case first = <-sigs:
+			case <-done:
+				return
+			}
+			got.Store(first)
+			stop() // the command cancels its work and kills its worker
+			grace := time.NewTimer(exitGrace)
+			defer grace.Stop()
+			select {
+			case <-sigs:
+			case <-grace.C:
+			case <-done:
+				return
+			}
+			// The command did not end in time (it may be busy on a CPU):
+			// kill the workers, restore the terminal and leave.
+			liveSessions.killAll()
+			runExitHooks()
+			exit(signalStatus(first))
+		}()
 		err := c.run(ctx, args[1:], stdin, stdout, stderr)
+		close(done)
+		if sig, ok := got.Load().(os.Signal); ok {
+			if sig == os.Interrupt {
+				fmt.Fprintln(stderr, "KeyboardInterrupt")
+			}
+			return signalStatus(sig)
+		}
 		var ee exitError
 		switch {
 		case err == nil:
@@ -98,4 +144,77 @@ func mainArgs(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "montygo: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// signalStatus is the shell's exit status for a death by sig: 128 + its
+// number (130 for SIGINT, 143 for SIGTERM).
+func signalStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}
+
+// sessionSet tracks the sessions a command holds, so that a forced exit
+// kills their workers first. Safe for concurrent use.
+type sessionSet struct {
+	mu sync.Mutex
+	m  map[*session.Session]struct{}
+}
+
+var liveSessions sessionSet
+
+func (ss *sessionSet) add(s *session.Session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.m == nil {
+		ss.m = map[*session.Session]struct{}{}
+	}
+	ss.m[s] = struct{}{}
+}
+
+func (ss *sessionSet) remove(s *session.Session) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	delete(ss.m, s)
+}
+
+// killAll sends SIGKILL to every tracked worker (Session.Kill is safe to
+// call concurrently with a turn).
+func (ss *sessionSet) killAll() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for s := range ss.m {
+		s.Kill()
+	}
+}
+
+var (
+	exitMu    sync.Mutex
+	exitHooks = map[int]func(){}
+	exitNext  int
+)
+
+// onForcedExit registers f to run before a forced exit (one that skips
+// deferred calls), such as restoring the terminal, and returns a function
+// that unregisters it.
+func onForcedExit(f func()) (unregister func()) {
+	exitMu.Lock()
+	defer exitMu.Unlock()
+	id := exitNext
+	exitNext++
+	exitHooks[id] = f
+	return func() {
+		exitMu.Lock()
+		defer exitMu.Unlock()
+		delete(exitHooks, id)
+	}
+}
+
+func runExitHooks() {
+	exitMu.Lock()
+	defer exitMu.Unlock()
+	for _, f := range exitHooks {
+		f()
+	}
 }

@@ -198,7 +198,7 @@ func TestParseBytes(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	out, _, rc := runCLI(t, "", "version")
-	if rc != 0 || !strings.Contains(out, "protocol versions: [4 2]") || !strings.Contains(out, "worker: monty-runtime 0.0.23") {
+	if rc != 0 || !strings.Contains(out, "protocol versions: [5 4 2] (tried first: 5)") || !strings.Contains(out, "worker: monty-runtime 0.0.23") {
 		t.Fatalf("rc %d out %q", rc, out)
 	}
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/value"
 )
 
 // repl is an interactive session: one worker, globals persisting between
@@ -37,10 +38,11 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return exitError{2}
 	}
-	cfg, table, err := sf.config("<stdin>")
+	cfg, table, err := sf.config("<stdin>", stderr)
 	if err != nil {
 		return err
 	}
+	slog.SetDefault(cfg.Logger)
 	if table != nil {
 		defer table.Close()
 	}
@@ -48,51 +50,76 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err := r.start(ctx); err != nil {
 		return err
 	}
-	defer func() { r.sess.Close() }()
+	defer func() { r.close() }()
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
 
-	lines := make(chan string)
-	readErr := make(chan error, 1)
+	lr := newLineReader(stdin, stdout)
+	defer lr.close()
+	restore := onForcedExit(lr.close) // leave the terminal as it was found
+	defer restore()
+	edit, _ := lr.(*editReader)
+
+	// readLine blocks; it runs on its own goroutine so that a signal or
+	// the end of ctx is seen while it waits.
+	type prompt struct{ text, suggestion string }
+	type result struct {
+		line string
+		err  error
+	}
+	prompts := make(chan prompt)
+	results := make(chan result, 1)
 	go func() {
-		br := bufio.NewReader(stdin)
-		for {
-			line, err := br.ReadString('\n')
-			if line != "" || err == nil {
-				lines <- strings.TrimRight(line, "\r\n")
-			}
-			if err != nil {
-				readErr <- err
-				return
-			}
+		for p := range prompts {
+			line, err := lr.readLine(p.text, p.suggestion)
+			results <- result{line, err}
 		}
 	}()
+	defer close(prompts)
 
 	fmt.Fprintf(stdout, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(), r.sess.Version())
 	var buf []string
+	waiting := false
 	for {
-		if len(buf) == 0 {
-			fmt.Fprint(stdout, ">>> ")
-		} else {
-			fmt.Fprint(stdout, "... ")
+		ps := ">>> "
+		if len(buf) > 0 {
+			ps = "... "
+		}
+		if !waiting {
+			p := prompt{text: ps}
+			if edit != nil && len(buf) > 0 {
+				p.suggestion = edit.suggest(buf)
+			}
+			prompts <- p
+			waiting = true
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-sigs:
-			fmt.Fprintln(stdout, "\nKeyboardInterrupt")
+			// Ctrl-C while a plain reader waits (a terminal in edit mode
+			// reads Ctrl-C as a key instead).
+			fmt.Fprint(stdout, "\nKeyboardInterrupt\n>>> ")
 			buf = buf[:0]
-		case <-readErr:
-			fmt.Fprintln(stdout)
-			return nil
-		case line := <-lines:
-			buf = append(buf, line)
-			src := strings.Join(buf, "\n")
+		case res := <-results:
+			waiting = false
+			switch {
+			case errors.Is(res.err, errPromptAborted):
+				fmt.Fprintln(stdout, "KeyboardInterrupt")
+				buf = buf[:0]
+				continue
+			case res.err != nil:
+				fmt.Fprintln(stdout)
+				return nil
+			}
+			buf = append(buf, res.line)
 			if !complete(buf) {
 				continue
 			}
+			src := strings.Join(buf, "\n")
+			lr.remember(buf)
 			buf = buf[:0]
 			if strings.TrimSpace(src) == "" {
 				continue
@@ -112,12 +139,19 @@ func (r *repl) workerVersion() string {
 	return "worker"
 }
 
+// close stops the session's worker.
+func (r *repl) close() {
+	r.sess.Close()
+	liveSessions.remove(r.sess)
+}
+
 func (r *repl) start(ctx context.Context) error {
 	s, err := session.Start(ctx, r.cfg)
 	if err != nil {
 		return err
 	}
 	r.sess = s
+	liveSessions.add(s)
 	if r.dump != nil {
 		if _, err := s.Load(ctx, r.dump); err != nil {
 			return fmt.Errorf("restoring the session: %w", err)
@@ -149,7 +183,14 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 	cancel()
 	switch {
 	case err == nil:
-		if s := resultRepr(res); s != "None" {
+		s, rerr := resultRepr(res)
+		var de *value.IntStrDigitsError
+		switch {
+		case errors.As(rerr, &de):
+			fmt.Fprintf(r.stderr, "%s: %s\n", de.PythonType(), de.Error())
+		case rerr != nil:
+			fmt.Fprintf(r.stderr, "montygo: %v\n", rerr)
+		case s != "None":
 			fmt.Fprintln(r.stdout, s)
 		}
 	case interrupted:
@@ -167,7 +208,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 		}
 	}
 	if err != nil && !session.Survives(err) {
-		r.sess.Close()
+		r.close()
 		if interrupted {
 			fmt.Fprintln(r.stderr, "(worker restarted; globals restored from before the interrupted input)")
 		} else {

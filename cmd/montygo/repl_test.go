@@ -2,8 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,15 +20,25 @@ import (
 type tmuxREPL struct {
 	t    *testing.T
 	name string
+	used int // prompts already typed into (see prompt)
 }
 
 func startTmuxREPL(t *testing.T) *tmuxREPL {
+	t.Helper()
+	// A history file of its own, not the user's.
+	return startTmuxREPLIn(t, t.TempDir())
+}
+
+// startTmuxREPLIn starts the REPL with XDG_STATE_HOME=state, so that its
+// history file is state/montygo/history.
+func startTmuxREPLIn(t *testing.T, state string) *tmuxREPL {
 	t.Helper()
 	testenv.Tool(t, "tmux")
 	testenv.Worker(t)
 	bin := montygo(t)
 	r := &tmuxREPL{t: t, name: fmt.Sprintf("montygo-repl-%d", time.Now().UnixNano())}
-	r.tmux("new-session", "-d", "-s", r.name, "-x", "200", "-y", "50", bin+" repl")
+	r.tmux("new-session", "-d", "-s", r.name, "-x", "200", "-y", "50",
+		"env XDG_STATE_HOME="+strconv.Quote(state)+" TERM=xterm "+strconv.Quote(bin)+" repl")
 	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", r.name).Run() })
 	r.waitFor(">>>", 15*time.Second)
 	return r
@@ -49,6 +63,37 @@ func (r *tmuxREPL) send(keys ...string) {
 
 func (r *tmuxREPL) line(s string) { r.send("-l", s); r.send("Enter") }
 
+// prompt waits for a new empty prompt (">>>" or "...") on the screen's
+// last line, beyond the ones already typed into, so that the next line is
+// typed into the editor rather than ahead of it (typed-ahead input is
+// echoed by the terminal before the prompt is drawn, which jumbles the
+// screen under load).
+func (r *tmuxREPL) prompt() {
+	r.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := r.screen()
+		lines := strings.Split(strings.TrimRight(s, "\n "), "\n")
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, ">>>") || strings.HasPrefix(l, "...") {
+				n++
+			}
+		}
+		if last := strings.TrimSpace(lines[len(lines)-1]); n > r.used && (last == ">>>" || last == "...") {
+			r.used = n
+			return
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("no new empty prompt; screen:\n%s", s)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// enter types s at the next empty prompt.
+func (r *tmuxREPL) enter(s string) { r.prompt(); r.line(s) }
+
 // waitFor waits until the screen contains want n times in total.
 func (r *tmuxREPL) waitForN(want string, n int, d time.Duration) string {
 	r.t.Helper()
@@ -71,52 +116,193 @@ func TestREPLInTerminal(t *testing.T) {
 	r := startTmuxREPL(t)
 
 	// Globals persist and expression results print their repr.
-	r.line("x = 21")
-	r.line("x * 2")
+	r.enter("x = 21")
+	r.enter("x * 2")
 	r.waitFor("\n42\n", 10*time.Second)
-	r.line("'text'")
+	r.enter("'text'")
 	r.waitFor("\n'text'\n", 10*time.Second)
 
 	// A multi-line block, ended by a blank line.
-	r.line("def grow(n):")
-	r.line("    return [i * x for i in range(n)]")
-	r.line("")
-	r.line("grow(3)")
+	r.enter("def grow(n):")
+	r.enter("    return [i * x for i in range(n)]")
+	r.enter("")
+	r.enter("grow(3)")
 	r.waitFor("[0, 21, 42]", 10*time.Second)
 
 	// Tracebacks on errors, and the REPL carries on.
-	r.line("1 / 0")
+	r.enter("1 / 0")
 	r.waitFor("ZeroDivisionError: division by zero", 10*time.Second)
 
 	// Ctrl-C interrupts a running input; the globals from before it
 	// survive the worker being replaced.
-	r.line("while True:")
-	r.line("    x = x + 1")
-	r.line("")
+	r.enter("while True:")
+	r.enter("    x = x + 1")
+	r.enter("")
 	time.Sleep(500 * time.Millisecond)
 	r.send("C-c")
 	r.waitFor("KeyboardInterrupt", 10*time.Second)
-	r.line("x + 100")
+	r.enter("x + 100")
 	r.waitFor("\n121\n", 15*time.Second)
 
 	// Ctrl-C at the prompt discards the line being typed.
 	r.send("-l", "this is not python")
 	r.send("C-c")
 	r.waitForN("KeyboardInterrupt", 2, 5*time.Second)
-	r.line("x")
+	r.enter("x")
 	r.waitForN("\n21\n", 1, 10*time.Second)
 
 	// Ctrl-D exits.
 	r.send("C-d")
+	r.waitExit()
+}
+
+// waitExit waits for the REPL (and so the tmux session) to end.
+func (r *tmuxREPL) waitExit() {
+	r.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		out, _ := exec.Command("tmux", "list-panes", "-t", r.name, "-F", "#{pane_dead}").CombinedOutput()
 		if strings.TrimSpace(string(out)) != "0" {
-			break // the pane (and session) ended with the program
+			return // the pane (and session) ended with the program
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("repl did not exit on Ctrl-D; screen:\n%s", r.screen())
+			r.t.Fatalf("repl did not exit; screen:\n%s", r.screen())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestREPLLineEditingAndHistory checks the line editor: recall with Up,
+// cursor movement and kills, reverse search, a block recalled whole, and a
+// history file that the next REPL reads.
+func TestREPLLineEditingAndHistory(t *testing.T) {
+	state := t.TempDir()
+	r := startTmuxREPLIn(t, state)
+
+	r.line("x = 40")
+	r.line("x + 2")
+	r.waitForN("\n42\n", 1, 10*time.Second)
+
+	// Up recalls the last input; Enter runs it again.
+	r.send("Up")
+	r.send("Enter")
+	r.waitForN("\n42\n", 2, 10*time.Second)
+
+	// Home and End move to the ends of the line: "1 + 2" becomes
+	// "10 * 1 + 2 + 0".
+	r.send("-l", "1 + 2")
+	r.send("Home")
+	r.send("-l", "10 * ")
+	r.send("End")
+	r.send("-l", " + 0")
+	r.send("Enter")
+	r.waitFor("\n12\n", 10*time.Second)
+
+	// Ctrl-A, Ctrl-E, Ctrl-K: cut the junk after "5 + 6".
+	r.send("-l", "5 + 6 junk")
+	r.send("C-a")
+	for range 5 {
+		r.send("Right")
+	}
+	r.send("C-k")
+	r.send("C-e")
+	r.send("-l", " + 100")
+	r.send("Enter")
+	r.waitFor("\n111\n", 10*time.Second)
+
+	// Ctrl-U: throw the line away and type another.
+	r.send("-l", "this is not python")
+	r.send("C-u")
+	r.send("-l", "x - 1")
+	r.send("Enter")
+	r.waitFor("\n39\n", 10*time.Second)
+
+	// Ctrl-R finds "x + 2" by a fragment; Enter runs it.
+	r.send("C-r")
+	r.send("-l", "x + ")
+	r.send("Enter")
+	r.waitForN("\n42\n", 3, 10*time.Second)
+
+	// A block, then recalled whole: Up (three times, past f(5) and the
+	// block's second line) brings back its first line,
+	// and the continuation prompt offers the block's next line, which is
+	// edited before it is accepted.
+	r.line("def f(n):")
+	r.line("    return n * 3")
+	r.line("")
+	r.line("f(5)")
+	r.waitFor("\n15\n", 10*time.Second)
+	r.send("Up")
+	r.send("Up")
+	r.send("Up")
+	r.send("Enter") // def f(n):
+	r.waitFor("...     return n * 3", 10*time.Second)
+	r.send("-l", "0") // the cursor is at the end of the offered line
+	r.send("Enter")
+	r.send("Enter") // the blank line that ends the block
+	r.line("f(5)")
+	r.waitFor("\n150\n", 10*time.Second)
+
+	r.send("C-d")
+	r.waitExit()
+
+	// The history file holds the inputs, and a new REPL recalls them.
+	b, err := os.ReadFile(filepath.Join(state, "montygo", "history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"x = 40", "10 * 1 + 2 + 0", "5 + 6 + 100", "def f(n):", "    return n * 30", "f(5)"} {
+		if !strings.Contains(string(b), want+"\n") {
+			t.Fatalf("history file lacks %q:\n%s", want, b)
+		}
+	}
+	if strings.Contains(string(b), "this is not python") {
+		t.Fatalf("history holds a discarded line:\n%s", b)
+	}
+	r2 := startTmuxREPLIn(t, state)
+	r2.send("Up")
+	r2.send("Enter")
+	r2.waitFor("NameError", 10*time.Second) // f(5): the new session has no f
+	r2.send("C-r")
+	r2.send("-l", "5 + 6")
+	r2.send("Enter")
+	r2.waitFor("\n111\n", 10*time.Second)
+	r2.send("C-d")
+	r2.waitExit()
+}
+
+// SIGTERM ends the REPL within a second, at the prompt or while an input
+// runs, and its worker with it.
+func TestREPLSIGTERM(t *testing.T) {
+	for _, busy := range []bool{false, true} {
+		r := startTmuxREPL(t)
+		pid, err := strconv.Atoi(strings.TrimSpace(r.tmux("display-message", "-p", "-t", r.name, "#{pane_pid}")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if busy {
+			r.line("while True:")
+			r.line("    pass")
+			r.line("")
+			time.Sleep(300 * time.Millisecond)
+		}
+		kids := childrenOf(pid)
+		if len(kids) == 0 {
+			t.Fatalf("busy=%v: no worker under pid %d", busy, pid)
+		}
+		start := time.Now()
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		for alive(pid) {
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("busy=%v: the REPL outlived SIGTERM; screen:\n%s", busy, r.screen())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if took := time.Since(start); took >= time.Second {
+			t.Fatalf("busy=%v: exit took %v", busy, took)
+		}
+		noOrphans(t, kids)
 	}
 }

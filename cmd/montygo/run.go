@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"regexp"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -26,6 +28,7 @@ type sessionFlags struct {
 	mounts      multiFlag
 	protocol    uint
 	typeCheck   bool
+	verbose     bool
 }
 
 type multiFlag []string
@@ -40,15 +43,22 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
 	fs.UintVar(&f.protocol, "protocol", 0, "pin the protocol version (default: negotiate)")
 	fs.BoolVar(&f.typeCheck, "type-check", false, "type-check each snippet before running it")
+	fs.BoolVar(&f.verbose, "verbose", false, "log diagnostics (worker lifecycle, stderr, protocol errors) to stderr; see also $MONTYGO_LOG")
 }
 
-// config builds the session configuration and the OS handler.
-func (f *sessionFlags) config(scriptName string) (session.Config, *mount.Table, error) {
+// config builds the session configuration and the OS handler. Diagnostics
+// go to stderr through the logger of newLogger.
+func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Config, *mount.Table, error) {
+	logger, err := newLogger(stderr, f.verbose, os.Getenv("MONTYGO_LOG"))
+	if err != nil {
+		return session.Config{}, nil, err
+	}
 	cfg := session.Config{
 		Worker:          worker.Config{Binary: f.worker},
 		ScriptName:      scriptName,
 		ProtocolVersion: uint32(f.protocol),
 		TypeCheck:       f.typeCheck,
+		Logger:          logger,
 	}
 	if f.maxDuration != "" {
 		secs, err := strconv.ParseFloat(f.maxDuration, 64)
@@ -84,6 +94,35 @@ func (f *sessionFlags) config(scriptName string) (session.Config, *mount.Table, 
 		table = t
 	}
 	return cfg, table, nil
+}
+
+// newLogger returns the CLI's logger. A CLI speaks through one channel:
+// errors are printed once, by the command, and diagnostics stay silent
+// unless asked for, with --verbose (debug) or MONTYGO_LOG=debug|info|warn|error.
+// They then go to stderr as slog text lines.
+func newLogger(stderr io.Writer, verbose bool, env string) (*slog.Logger, error) {
+	var level slog.Level
+	switch strings.ToLower(strings.TrimSpace(env)) {
+	case "":
+		if !verbose {
+			return slog.New(slog.DiscardHandler), nil
+		}
+		level = slog.LevelDebug
+	case "debug":
+		level = slog.LevelDebug
+	case "info":
+		level = slog.LevelInfo
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		return nil, fmt.Errorf("MONTYGO_LOG=%q: want debug, info, warn or error", env)
+	}
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), nil
 }
 
 var bytesRE = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$`)
@@ -164,10 +203,11 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fs.Usage()
 		return exitError{2}
 	}
-	cfg, table, err := sf.config(script)
+	cfg, table, err := sf.config(script, stderr)
 	if err != nil {
 		return err
 	}
+	slog.SetDefault(cfg.Logger)
 	if table != nil {
 		defer table.Close()
 	}
@@ -175,7 +215,11 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	liveSessions.add(sess)
+	defer func() {
+		sess.Close()
+		liveSessions.remove(sess)
+	}()
 
 	opts := []session.RunOption{session.WithStdout(stdout), session.WithStderr(stderr)}
 	if table != nil {
@@ -185,15 +229,35 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if err != nil {
 		return reportRunError(err, script, src, stderr)
 	}
-	if s := resultRepr(res); s != "None" {
+	s, err := resultRepr(res)
+	if err != nil {
+		return reportReprError(err, stderr)
+	}
+	if s != "None" {
 		fmt.Fprintln(stdout, s)
 	}
 	return nil
 }
 
-// resultRepr renders a feed's value as CPython's repr() would.
-func resultRepr(res *session.Result) string {
-	return res.Repr()
+// resultRepr renders a feed's value as CPython's repr() would, failing as
+// it would on an int past the digit limit (see value.Graph.ReprChecked).
+func resultRepr(res *session.Result) (string, error) {
+	if res.Graph == nil || int(res.Root) >= res.Graph.Len() {
+		return "<no value>", nil
+	}
+	return res.Graph.ReprChecked(res.Root)
+}
+
+// reportReprError prints the ValueError CPython raises for an int past the
+// digit limit (exit 1, as for any Python exception) and returns other
+// errors for main to print.
+func reportReprError(err error, stderr io.Writer) error {
+	var de *value.IntStrDigitsError
+	if errors.As(err, &de) {
+		fmt.Fprintf(stderr, "%s: %s\n", de.PythonType(), de.Error())
+		return exitError{1}
+	}
+	return err
 }
 
 // reportRunError prints a Python exception as a traceback (exit 1) and

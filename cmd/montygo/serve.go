@@ -188,8 +188,12 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	cfg.Worker.Logger = log
 
-	// Our own view of the signals: main cancels ctx on the first one (the
-	// drain); the second ends at once.
+	// The server owns its signals: the first SIGTERM (or Ctrl-C) drains,
+	// which takes up to --drain-grace, and the second ends at once. main's
+	// handler (cancel, then exit with 128+N after a 0.5 s grace) would cut
+	// every drain short, so it is detached here: signal.Reset undoes every
+	// earlier Notify for these signals, and only sigs receives them.
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -235,7 +239,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 				fmt.Fprintf(stderr, "montygo serve: %v\n", err)
 				return exitError{1}
 			}
-		case <-ctxDone: // the first signal, through main (or the caller)
+		case <-ctxDone: // the caller's cancellation: a drain, as the first signal
 			ctxDone = nil
 			drain()
 		case sig := <-sigs:

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -66,6 +67,12 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	var opts child.Options
 	opts.Logger = logger
 	if *proto != 0 {
+		// The child side serves only these so far (protocol 5 is parent-side
+		// only); refuse the others rather than serve them half.
+		if !slices.Contains(child.DefaultVersions, uint32(*proto)) {
+			fmt.Fprintf(stderr, "montygo subprocess: --protocol must be one of %v\n", child.DefaultVersions)
+			return exitError{2}
+		}
 		opts.Versions = []uint32{uint32(*proto)}
 	}
 	eng := relay.New(relay.Config{

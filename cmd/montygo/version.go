@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/gomonty/monty/codec"
-	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -22,7 +21,8 @@ func moduleVersion() string {
 
 func versionCmd(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
 	fmt.Fprintf(stdout, "montygo %s (github.com/gomonty/monty)\n", moduleVersion())
-	fmt.Fprintf(stdout, "protocol versions: %v (current %d)\n", codec.Versions(), protocol.Version)
+	vs := codec.Versions()
+	fmt.Fprintf(stdout, "protocol versions: %v (tried first: %d)\n", vs, vs[0])
 	bin, err := worker.ResolveBinary("")
 	if err != nil {
 		fmt.Fprintf(stdout, "worker: not found (%v)\n", err)

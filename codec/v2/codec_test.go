@@ -625,14 +625,14 @@ func TestRoundTripDomain(t *testing.T) {
 	}
 	// A cycle leaf keeps its identity and placeholder.
 	vg = &value.Graph{}
-	id = vg.Add(value.Node{Kind: value.KindCycle, Text: "[...]", Num: 3})
+	id = vg.Add(value.Node{Kind: value.KindCycle, Num: 3}.WithText("[...]"))
 	vb, _ = AppendValue(nil, vg, id, codec.Limits{})
 	if !bytes.Equal(vb, ld(armCycle, vi(1, 3), sf(2, "[...]"))) {
 		t.Errorf("cycle: %x", vb)
 	}
 	// A small BigInt node is written as a plain int.
 	vg = &value.Graph{}
-	id = vg.Add(value.Node{Kind: value.KindBigInt, Ext: big.NewInt(-5)})
+	id = vg.Add(value.Node{Kind: value.KindBigInt}.WithExt(big.NewInt(-5)))
 	vb, _ = AppendValue(nil, vg, id, codec.Limits{})
 	if !bytes.Equal(vb, oInt(-5)) {
 		t.Errorf("small bigint: %x", vb)
@@ -692,7 +692,7 @@ func allKinds() (*value.Graph, []value.NodeID) {
 	add(value.Path("rel/x"))
 	add(value.FileHandleNode(value.FileHandle{Path: "/x", Mode: "ab", Position: 1 << 40}))
 	add(value.Repr("<module 'math'>"))
-	add(value.Node{Kind: value.KindCycle, Text: "{...}", Num: 1})
+	add(value.Node{Kind: value.KindCycle, Num: 1}.WithText("{...}"))
 	return g, roots
 }
 
@@ -710,8 +710,8 @@ func TestClassNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := g.Node(root).Refs
-	class := func(i int) value.NodeID { return g.Node(items[i]).Ext.(*value.ClassInstance).Class }
+	items := g.Node(root).Refs()
+	class := func(i int) value.NodeID { return g.Node(items[i]).Ext().(*value.ClassInstance).Class }
 	if class(0) != class(1) {
 		t.Errorf("instances of one class do not share the class node")
 	}
@@ -735,7 +735,7 @@ func TestClassNodes(t *testing.T) {
 	if err := sameValue(g, root, g2, root2); err != nil {
 		t.Error(err)
 	}
-	if c := g2.Node(g2.Node(root2).Refs[5]).Ext.(*value.ClassInstance).Class; g2.Node(c).Ext.(*value.Type).Attrs == nil {
+	if c := g2.Node(g2.Node(root2).Refs()[5]).Ext().(*value.ClassInstance).Class; g2.Node(c).Ext().(*value.Type).Attrs == nil {
 		t.Errorf("present-but-empty class attrs lost")
 	}
 }

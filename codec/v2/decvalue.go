@@ -330,11 +330,11 @@ func (d *dec) scalarItem() (value.NodeID, bool, error) {
 		if int(buf[body+1]) != len(sb) || !utf8.Valid(sb) {
 			return 0, false, nil
 		}
-		s, err := d.intern(sb)
+		s, err := d.internAt(sb, end)
 		if err != nil {
 			return 0, true, err
 		}
-		n = value.Node{Kind: value.KindStr, Text: s}
+		n = value.Node{Kind: value.KindStr}.WithText(s)
 	default:
 		return 0, false, nil
 	}
@@ -449,7 +449,7 @@ func (d *dec) scalarRun(end int, p *pobj) bool {
 				break
 			}
 			var err error
-			if text, err = d.intern(sb); err != nil {
+			if text, err = d.internAt(sb, next); err != nil {
 				// Let the general path charge and report it.
 				break
 			}
@@ -461,12 +461,12 @@ func (d *dec) scalarRun(end int, p *pobj) bool {
 		i := len(nodes)
 		nodes = nodes[:i+1]
 		slot := &nodes[i]
-		if len(slot.Text) != 0 || slot.Refs != nil || slot.Ext != nil {
+		if len(slot.Text()) != 0 || slot.Refs() != nil || slot.Ext() != nil {
 			*slot = value.Node{} // not reached: see add
 		}
 		slot.Kind, slot.Num = kind, num
 		if len(text) != 0 {
-			slot.Text = text
+			slot.SetText(text)
 		}
 		refs = append(refs, value.NodeID(i))
 		pos = next
@@ -1124,9 +1124,9 @@ func (d *dec) presize(p *pobj, n, per int) error {
 // It writes only the fields the slot needs: the decoder allocates every
 // node slice itself and never removes nodes, so the slot beyond the
 // length is still zero, and a scalar node then stores no pointer at all.
-// Copying whole nodes would cost a write barrier per pointer field of
-// every node whenever the garbage collector is marking, which it often is
-// while a large frame is being decoded. (The slot is checked anyway, so a
+// Copying a whole node writes its payload pointer, which costs a write
+// barrier whenever the garbage collector is marking, as it often is while
+// a large frame is being decoded. (The slot is checked anyway, so a
 // graph that arrives with a dirty tail is still written correctly.)
 func (d *dec) add(n value.Node) (value.NodeID, error) {
 	g := d.g
@@ -1141,15 +1141,10 @@ func (d *dec) add(n value.Node) (value.NodeID, error) {
 	}
 	g.Nodes = g.Nodes[:i+1] // writes the length only
 	slot := &g.Nodes[i]
-	slot.Kind, slot.Num = n.Kind, n.Num
-	if len(n.Text) != 0 || len(slot.Text) != 0 {
-		slot.Text = n.Text
-	}
-	if n.Refs != nil || slot.Refs != nil {
-		slot.Refs = n.Refs
-	}
-	if n.Ext != nil || slot.Ext != nil {
-		slot.Ext = n.Ext
+	if n.HasPayload() || slot.HasPayload() {
+		*slot = n
+	} else {
+		slot.Kind, slot.Num = n.Kind, n.Num
 	}
 	return value.NodeID(i), nil
 }
@@ -1167,27 +1162,29 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 	case armBigInt:
 		return d.finishBigInt(p)
 	case armStr, armPath, armRepr:
-		n.Text = p.text
+		n.SetText(p.text)
 	case armBuiltinFunction:
-		n.Text = p.text
+		n.SetText(p.text)
 		if err := value.CheckLeaf(&n); err != nil {
 			return 0, fail(err)
 		}
 	case armCycle:
-		n.Text, n.Num = p.text, p.num
+		n.SetText(p.text)
+		n.Num = p.num
 	case armBytes:
-		n.Ext = p.raw
+		n.SetExt(p.raw)
 		if p.raw == nil {
-			n.Ext = []byte{}
+			n.SetExt([]byte{})
 		}
 	case armList, armTuple, armSet, armFrozenSet, armDict:
-		n.Refs = p.refs
+		n.SetRefs(p.refs)
 	case armNamedTuple:
 		nt := p.ext.(*value.NamedTuple)
 		nt.FieldNames = p.names
-		n.Refs, n.Ext = p.refs, nt
+		n.SetRefs(p.refs)
+		n.SetExt(nt)
 	case armDate, armTime, armDateTime, armTimeDelta, armTimeZone, armException, armFunction:
-		n.Ext = p.ext
+		n.SetExt(p.ext)
 		if err := value.CheckLeaf(&n); err != nil {
 			return 0, fail(err)
 		}
@@ -1198,12 +1195,12 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 			return 0, fail(err)
 		}
 		fh.Mode = m
-		n.Ext = fh
+		n.SetExt(fh)
 	case armType:
 		if err := checkType(p.ts); err != nil {
 			return 0, fail(err)
 		}
-		n.Ext = &p.ts.t
+		n.SetExt(&p.ts.t)
 	case armClassInstance:
 		return d.finishInstance(p.ci)
 	}
@@ -1266,7 +1263,7 @@ func (d *dec) finishBigInt(p *pobj) (value.NodeID, error) {
 	if p.neg {
 		b.Neg(b)
 	}
-	return d.add(value.Node{Kind: value.KindBigInt, Ext: b})
+	return d.add(value.Node{Kind: value.KindBigInt}.WithExt(b))
 }
 
 func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
@@ -1297,7 +1294,7 @@ func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
 		return 0, err
 	}
 	*x = value.ClassInstance{Class: class, InstanceID: ci.iid, Attrs: ci.attrs}
-	return d.add(value.Node{Kind: value.KindClassInstance, Ext: x})
+	return d.add(value.Node{Kind: value.KindClassInstance}.WithExt(x))
 }
 
 func chargeNew[T any](d *dec) (*T, error) {
@@ -1313,7 +1310,7 @@ func chargeNew[T any](d *dec) (*T, error) {
 func (d *dec) classNode(t *value.Type) (value.NodeID, error) {
 	if t.Attrs == nil {
 		if id, ok := d.classes[t.ID]; ok {
-			o := d.g.Nodes[id].Ext.(*value.Type)
+			o := d.g.Nodes[id].Ext().(*value.Type)
 			if o.Name == t.Name && o.Origin == t.Origin && o.IsDataclass == t.IsDataclass && o.Attrs == nil {
 				return id, nil
 			}
@@ -1324,7 +1321,7 @@ func (d *dec) classNode(t *value.Type) (value.NodeID, error) {
 		return 0, err
 	}
 	*c = *t
-	id, err := d.add(value.Node{Kind: value.KindType, Ext: c})
+	id, err := d.add(value.Node{Kind: value.KindType}.WithExt(c))
 	if err != nil || t.Attrs != nil {
 		return id, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/value"
 )
 
@@ -252,6 +253,9 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits) ([]by
 	if r.Body != nil && isNil(r.Body) {
 		return dst, encErr("nil %T request body", r.Body)
 	}
+	if err := codec.CheckRequestFields(protocol.Version2, r); err != nil {
+		return dst, err
+	}
 	return run(dst, requestGraph(r.Body), lim, func(w *wr) { w.request(r) })
 }
 
@@ -465,6 +469,9 @@ func appendEvent(dst []byte, e *message.ChildEvent, lim codec.Limits) ([]byte, e
 	}
 	if e.Body != nil && isNil(e.Body) {
 		return dst, encErr("nil %T event body", e.Body)
+	}
+	if err := codec.CheckEventFields(protocol.Version2, e); err != nil {
+		return dst, err
 	}
 	return run(dst, eventGraph(e.Body), lim, func(w *wr) { w.event(e) })
 }

@@ -188,6 +188,12 @@ func (e *venc) prepare(g *value.Graph, frameCap int) error {
 	for idx := range g.Nodes {
 		i := value.NodeID(idx)
 		n := &g.Nodes[idx]
+		if n.Kind == value.KindInt {
+			// The commonest node: nothing to check, a varint to measure.
+			e.pl[i] = sizeVarint(protowire.EncodeZigZag(n.Int()))
+			e.dep[i] = 1
+			continue
+		}
 		if n.Kind == 10 {
 			return nodeErr(i, n.Kind, fmt.Errorf("protocol 2 has no uuid arm (MontyObject.kind 10)"))
 		}
@@ -209,8 +215,10 @@ func (e *venc) prepare(g *value.Graph, frameCap int) error {
 // its id (an all-zero uuid is a valid id, which value.CheckLeaf would take
 // for a missing one), and attrs are written whenever Attrs is non-nil.
 func checkNode(n *value.Node) error {
-	if t, ok := n.Ext.(*value.Type); ok && n.Kind == value.KindType {
-		return value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), t.Attrs != nil)
+	if n.Kind == value.KindType {
+		if t, ok := n.Ext().(*value.Type); ok {
+			return value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), t.Attrs != nil)
+		}
 	}
 	return value.CheckLeaf(n)
 }
@@ -233,19 +241,24 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 	case value.KindFloat:
 		return 8, 1, nil
 	case value.KindStr, value.KindPath, value.KindBuiltinFunction, value.KindRepr:
-		return int64(len(n.Text)), 1, checkUTF8(i, n.Kind, "text", n.Text)
+		return int64(len(n.Text())), 1, checkUTF8(i, n.Kind, "text", n.Text())
 	case value.KindBytes:
 		return int64(len(n.Bytes())), 1, nil
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet, value.KindNamedTuple:
 		m := 0
-		for _, r := range n.Refs {
+		for _, r := range n.Refs() {
+			if r < i && e.g.Nodes[r].Kind == value.KindInt {
+				pl += 3 + e.pl[r] // sizeLD(e.body(r)) of an int; its depth is 1
+				m = max(m, 1)
+				continue
+			}
 			if err := e.checkRef(i, r); err != nil {
 				return 0, 0, err
 			}
 			pl += sizeLD(e.body(r))
 			m = max(m, int(e.dep[r]))
 		}
-		if nt, ok := n.Ext.(*value.NamedTuple); ok && n.Kind == value.KindNamedTuple {
+		if nt, ok := n.Ext().(*value.NamedTuple); ok && n.Kind == value.KindNamedTuple {
 			if err := checkUTF8(i, n.Kind, "type_name", nt.TypeName); err != nil {
 				return 0, 0, err
 			}
@@ -260,8 +273,8 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 		return pl, 2 + m, nil
 	case value.KindDict:
 		m := 0
-		for j := 0; j+1 < len(n.Refs); j += 2 {
-			k, v := n.Refs[j], n.Refs[j+1]
+		for j := 0; j+1 < len(n.Refs()); j += 2 {
+			k, v := n.Refs()[j], n.Refs()[j+1]
 			if err := e.checkRef(i, k); err != nil {
 				return 0, 0, err
 			}
@@ -271,52 +284,52 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 			pl += sizeLD(e.sat(sizeLD(e.body(k)) + sizeLD(e.body(v))))
 			m = max(m, int(e.dep[k]), int(e.dep[v]))
 		}
-		if len(n.Refs) == 0 {
+		if len(n.Refs()) == 0 {
 			return 0, 2, nil
 		}
 		return pl, 3 + m, nil
 	case value.KindDate:
-		x := n.Ext.(*value.Date)
+		x := n.Ext().(*value.Date)
 		return i32Len(x.Year) + u32Len(x.Month) + u32Len(x.Day), 2, nil
 	case value.KindTime:
-		x := n.Ext.(*value.Time)
+		x := n.Ext().(*value.Time)
 		pl = u32Len(x.Hour) + u32Len(x.Minute) + u32Len(x.Second) + u32Len(x.Microsecond) +
 			optI32Len(x.Offset) + optStrLen(x.TZName) + u32Len(x.Fold)
 		return pl, 2, checkOptUTF8(i, n.Kind, "timezone_name", x.TZName)
 	case value.KindDateTime:
-		x := n.Ext.(*value.DateTime)
+		x := n.Ext().(*value.DateTime)
 		pl = i32Len(x.Year) + u32Len(x.Month) + u32Len(x.Day) + u32Len(x.Hour) + u32Len(x.Minute) +
 			u32Len(x.Second) + u32Len(x.Microsecond) + optI32Len(x.Offset) + optStrLen(x.TZName)
 		return pl, 2, checkOptUTF8(i, n.Kind, "timezone_name", x.TZName)
 	case value.KindTimeDelta:
-		x := n.Ext.(*value.TimeDelta)
+		x := n.Ext().(*value.TimeDelta)
 		return i32Len(x.Days) + i32Len(x.Seconds) + i32Len(x.Microseconds), 2, nil
 	case value.KindTimeZone:
-		x := n.Ext.(*value.TimeZone)
+		x := n.Ext().(*value.TimeZone)
 		return tzLen(x), 2, checkOptUTF8(i, n.Kind, "name", x.Name)
 	case value.KindException:
-		x := n.Ext.(*value.Exception)
+		x := n.Ext().(*value.Exception)
 		if err := checkUTF8(i, n.Kind, "exc_type", x.Type); err != nil {
 			return 0, 0, err
 		}
 		return sizeStr(x.Type) + optStrLen(x.Arg), 2, checkOptUTF8(i, n.Kind, "arg", x.Arg)
 	case value.KindFunction:
-		x := n.Ext.(*value.Function)
+		x := n.Ext().(*value.Function)
 		if err := checkUTF8(i, n.Kind, "name", x.Name); err != nil {
 			return 0, 0, err
 		}
 		return sizeStr(x.Name) + optStrLen(x.Docstring), 2, checkOptUTF8(i, n.Kind, "docstring", x.Docstring)
 	case value.KindFileHandle:
-		x := n.Ext.(*value.FileHandle)
+		x := n.Ext().(*value.FileHandle)
 		mode, _ := value.NormalizeFileMode(x.Mode) // CheckLeaf accepted it
 		if err := checkUTF8(i, n.Kind, "path", x.Path); err != nil {
 			return 0, 0, err
 		}
 		return sizeStr(x.Path) + sizeStr(mode) + u64Len(x.Position), 2, nil
 	case value.KindCycle:
-		return u64Len(n.Num) + sizeStr(n.Text), 2, checkUTF8(i, n.Kind, "placeholder", n.Text)
+		return u64Len(n.Num) + sizeStr(n.Text()), 2, checkUTF8(i, n.Kind, "placeholder", n.Text())
 	case value.KindType:
-		t := n.Ext.(*value.Type)
+		t := n.Ext().(*value.Type)
 		if err := checkUTF8(i, n.Kind, "name", t.Name); err != nil {
 			return 0, 0, err
 		}
@@ -326,7 +339,7 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 		l, lv := e.typeLen(t)
 		return l, 1 + lv, nil
 	case value.KindClassInstance:
-		ci := n.Ext.(*value.ClassInstance)
+		ci := n.Ext().(*value.ClassInstance)
 		if err := e.checkRef(i, ci.Class); err != nil {
 			return 0, 0, err
 		}
@@ -334,7 +347,7 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 			return 0, 0, err
 		}
 		c := &e.g.Nodes[ci.Class]
-		t, ok := c.Ext.(*value.Type)
+		t, ok := c.Ext().(*value.Type)
 		if c.Kind != value.KindType || !ok || (t.Origin != value.OriginSandbox && t.Origin != value.OriginHost) {
 			return 0, 0, nodeErr(i, n.Kind, fmt.Errorf("class node %d is not a sandbox or host class type", ci.Class))
 		}
@@ -479,40 +492,49 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		b = appendKey(b, arm, protowire.Fixed64Type)
 		return binary.LittleEndian.AppendUint64(b, n.Num)
 	case value.KindStr, value.KindPath, value.KindBuiltinFunction, value.KindRepr:
-		return append(appendLen(b, arm, pl), n.Text...)
+		return append(appendLen(b, arm, pl), n.Text()...)
 	case value.KindBytes:
 		return append(appendLen(b, arm, pl), n.Bytes()...)
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
 		b = appendLen(b, arm, pl)
-		for _, r := range n.Refs {
+		for _, r := range n.Refs() {
+			if e.g.Nodes[r].Kind == value.KindInt {
+				// What appendField writes for an int item, inline: field 1
+				// (length-delimited), its length, the int arm and the
+				// zigzag varint.
+				z := protowire.EncodeZigZag(e.g.Nodes[r].Int())
+				b = append(b, 0x0a, byte(1+protowire.SizeVarint(z)), byte(armInt<<3))
+				b = protowire.AppendVarint(b, z)
+				continue
+			}
 			b = e.appendField(b, 1, r)
 		}
 		return b
 	case value.KindNamedTuple:
 		b = appendLen(b, arm, pl)
-		nt := n.Ext.(*value.NamedTuple)
+		nt := n.Ext().(*value.NamedTuple)
 		b = appendStr(b, 1, nt.TypeName)
 		for _, f := range nt.FieldNames {
 			b = append(appendLen(b, 2, int64(len(f))), f...)
 		}
-		for _, r := range n.Refs {
+		for _, r := range n.Refs() {
 			b = e.appendField(b, 3, r)
 		}
 		return b
 	case value.KindDict:
 		b = appendLen(b, arm, pl)
-		for j := 0; j+1 < len(n.Refs); j += 2 {
-			b = e.appendPair(b, n.Refs[j], n.Refs[j+1])
+		for j := 0; j+1 < len(n.Refs()); j += 2 {
+			b = e.appendPair(b, n.Refs()[j], n.Refs()[j+1])
 		}
 		return b
 	case value.KindDate:
-		x := n.Ext.(*value.Date)
+		x := n.Ext().(*value.Date)
 		b = appendLen(b, arm, pl)
 		b = appendI32(b, 1, x.Year)
 		b = appendU32(b, 2, x.Month)
 		return appendU32(b, 3, x.Day)
 	case value.KindTime:
-		x := n.Ext.(*value.Time)
+		x := n.Ext().(*value.Time)
 		b = appendLen(b, arm, pl)
 		b = appendU32(b, 1, x.Hour)
 		b = appendU32(b, 2, x.Minute)
@@ -522,7 +544,7 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		b = appendOptStr(b, 6, x.TZName)
 		return appendU32(b, 7, x.Fold)
 	case value.KindDateTime:
-		x := n.Ext.(*value.DateTime)
+		x := n.Ext().(*value.DateTime)
 		b = appendLen(b, arm, pl)
 		b = appendI32(b, 1, x.Year)
 		b = appendU32(b, 2, x.Month)
@@ -534,25 +556,25 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		b = appendOptI32(b, 8, x.Offset)
 		return appendOptStr(b, 9, x.TZName)
 	case value.KindTimeDelta:
-		x := n.Ext.(*value.TimeDelta)
+		x := n.Ext().(*value.TimeDelta)
 		b = appendLen(b, arm, pl)
 		b = appendI32(b, 1, x.Days)
 		b = appendI32(b, 2, x.Seconds)
 		return appendI32(b, 3, x.Microseconds)
 	case value.KindTimeZone:
-		return appendTZ(appendLen(b, arm, pl), n.Ext.(*value.TimeZone))
+		return appendTZ(appendLen(b, arm, pl), n.Ext().(*value.TimeZone))
 	case value.KindException:
-		x := n.Ext.(*value.Exception)
+		x := n.Ext().(*value.Exception)
 		b = appendLen(b, arm, pl)
 		b = appendStr(b, 1, x.Type)
 		return appendOptStr(b, 2, x.Arg)
 	case value.KindFunction:
-		x := n.Ext.(*value.Function)
+		x := n.Ext().(*value.Function)
 		b = appendLen(b, arm, pl)
 		b = appendStr(b, 1, x.Name)
 		return appendOptStr(b, 2, x.Docstring)
 	case value.KindFileHandle:
-		x := n.Ext.(*value.FileHandle)
+		x := n.Ext().(*value.FileHandle)
 		mode, _ := value.NormalizeFileMode(x.Mode)
 		b = appendLen(b, arm, pl)
 		b = appendStr(b, 1, x.Path)
@@ -561,13 +583,13 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 	case value.KindCycle:
 		b = appendLen(b, arm, pl)
 		b = appendU64(b, 1, n.Num)
-		return appendStr(b, 2, n.Text)
+		return appendStr(b, 2, n.Text())
 	case value.KindType:
-		return e.appendType(appendLen(b, arm, pl), n.Ext.(*value.Type))
+		return e.appendType(appendLen(b, arm, pl), n.Ext().(*value.Type))
 	case value.KindClassInstance:
-		ci := n.Ext.(*value.ClassInstance)
+		ci := n.Ext().(*value.ClassInstance)
 		b = appendLen(b, arm, pl)
-		b = e.appendType(appendLen(b, 1, e.pl[ci.Class]), e.g.Nodes[ci.Class].Ext.(*value.Type))
+		b = e.appendType(appendLen(b, 1, e.pl[ci.Class]), e.g.Nodes[ci.Class].Ext().(*value.Type))
 		b = appendUUID(b, 2, ci.InstanceID)
 		return e.appendDict(b, 3, ci.Attrs)
 	}

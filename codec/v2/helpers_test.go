@@ -52,7 +52,7 @@ func renderAttrs(b *strings.Builder, g *value.Graph, ps []value.Pair) {
 		}
 		k := &g.Nodes[p.Key]
 		if k.Kind == value.KindStr {
-			b.WriteString(k.Text)
+			b.WriteString(k.Text())
 		} else {
 			render(b, g, p.Key)
 		}
@@ -111,47 +111,47 @@ func render(b *strings.Builder, g *value.Graph, id value.NodeID) {
 			b.WriteString(s)
 		}
 	case value.KindStr:
-		b.WriteString(quote(n.Text))
+		b.WriteString(quote(n.Text()))
 	case value.KindBytes:
 		b.WriteString("b" + quote(string(n.Bytes())))
 	case value.KindList:
 		b.WriteByte('[')
-		renderSeq(b, g, n.Refs)
+		renderSeq(b, g, n.Refs())
 		b.WriteByte(']')
 	case value.KindTuple:
 		b.WriteByte('(')
-		renderSeq(b, g, n.Refs)
-		if len(n.Refs) == 1 {
+		renderSeq(b, g, n.Refs())
+		if len(n.Refs()) == 1 {
 			b.WriteByte(',')
 		}
 		b.WriteByte(')')
 	case value.KindSet:
-		if len(n.Refs) == 0 {
+		if len(n.Refs()) == 0 {
 			b.WriteString("set()")
 			return
 		}
 		b.WriteByte('{')
-		renderSeq(b, g, n.Refs)
+		renderSeq(b, g, n.Refs())
 		b.WriteByte('}')
 	case value.KindFrozenSet:
 		b.WriteString("frozenset({")
-		renderSeq(b, g, n.Refs)
+		renderSeq(b, g, n.Refs())
 		b.WriteString("})")
 	case value.KindDict:
 		b.WriteByte('{')
-		for i := 0; i+1 < len(n.Refs); i += 2 {
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			render(b, g, n.Refs[i])
+			render(b, g, n.Refs()[i])
 			b.WriteString(": ")
-			render(b, g, n.Refs[i+1])
+			render(b, g, n.Refs()[i+1])
 		}
 		b.WriteByte('}')
 	case value.KindNamedTuple:
-		nt := n.Ext.(*value.NamedTuple)
+		nt := n.Ext().(*value.NamedTuple)
 		b.WriteString(nt.TypeName + "(")
-		for i, r := range n.Refs {
+		for i, r := range n.Refs() {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -162,31 +162,31 @@ func render(b *strings.Builder, g *value.Graph, id value.NodeID) {
 		}
 		b.WriteByte(')')
 	case value.KindDate:
-		d := n.Ext.(*value.Date)
+		d := n.Ext().(*value.Date)
 		fmt.Fprintf(b, "date(%d, %d, %d)", d.Year, d.Month, d.Day)
 	case value.KindTime:
-		t := n.Ext.(*value.Time)
+		t := n.Ext().(*value.Time)
 		fmt.Fprintf(b, "time(%d, %d, %d, %d, off=%s, tz=%s, fold=%d)", t.Hour, t.Minute, t.Second, t.Microsecond,
 			optInt(t.Offset), optStr(t.TZName), t.Fold)
 	case value.KindDateTime:
-		t := n.Ext.(*value.DateTime)
+		t := n.Ext().(*value.DateTime)
 		fmt.Fprintf(b, "datetime(%d, %d, %d, %d, %d, %d, %d, off=%s, tz=%s)", t.Year, t.Month, t.Day,
 			t.Hour, t.Minute, t.Second, t.Microsecond, optInt(t.Offset), optStr(t.TZName))
 	case value.KindTimeDelta:
-		t := n.Ext.(*value.TimeDelta)
+		t := n.Ext().(*value.TimeDelta)
 		fmt.Fprintf(b, "timedelta(%d, %d, %d)", t.Days, t.Seconds, t.Microseconds)
 	case value.KindTimeZone:
-		z := n.Ext.(*value.TimeZone)
+		z := n.Ext().(*value.TimeZone)
 		fmt.Fprintf(b, "timezone(%d, %s)", z.Offset, optStr(z.Name))
 	case value.KindException:
-		e := n.Ext.(*value.Exception)
+		e := n.Ext().(*value.Exception)
 		b.WriteString(e.Type + "(")
 		if e.Arg != nil {
 			b.WriteString(quote(*e.Arg))
 		}
 		b.WriteByte(')')
 	case value.KindType:
-		t := n.Ext.(*value.Type)
+		t := n.Ext().(*value.Type)
 		switch t.Origin {
 		case value.OriginBuiltin:
 			fmt.Fprintf(b, "<class '%s'>", t.Name)
@@ -203,8 +203,8 @@ func render(b *strings.Builder, g *value.Graph, id value.NodeID) {
 			b.WriteByte('>')
 		}
 	case value.KindClassInstance:
-		ci := n.Ext.(*value.ClassInstance)
-		t := g.Nodes[ci.Class].Ext.(*value.Type)
+		ci := n.Ext().(*value.ClassInstance)
+		t := g.Nodes[ci.Class].Ext().(*value.Type)
 		b.WriteString(t.Origin.String() + ":" + t.Name)
 		if t.IsDataclass {
 			b.WriteString("@dataclass")
@@ -213,18 +213,18 @@ func render(b *strings.Builder, g *value.Graph, id value.NodeID) {
 		renderAttrs(b, g, ci.Attrs)
 		b.WriteByte(')')
 	case value.KindFunction:
-		fmt.Fprintf(b, "<function %s>", n.Ext.(*value.Function).Name)
+		fmt.Fprintf(b, "<function %s>", n.Ext().(*value.Function).Name)
 	case value.KindBuiltinFunction:
-		fmt.Fprintf(b, "<built-in %s>", n.Text)
+		fmt.Fprintf(b, "<built-in %s>", n.Text())
 	case value.KindPath:
-		fmt.Fprintf(b, "Path(%s)", quote(n.Text))
+		fmt.Fprintf(b, "Path(%s)", quote(n.Text()))
 	case value.KindFileHandle:
-		f := n.Ext.(*value.FileHandle)
+		f := n.Ext().(*value.FileHandle)
 		fmt.Fprintf(b, "<file %s %s %d>", quote(f.Path), f.Mode, f.Position)
 	case value.KindRepr:
-		fmt.Fprintf(b, "repr<%s>", n.Text)
+		fmt.Fprintf(b, "repr<%s>", n.Text())
 	case value.KindCycle:
-		fmt.Fprintf(b, "cycle#%d<%s>", n.Num, n.Text)
+		fmt.Fprintf(b, "cycle#%d<%s>", n.Num, n.Text())
 	default:
 		fmt.Fprintf(b, "?%d", n.Kind)
 	}
@@ -237,12 +237,12 @@ func sameValue(ga *value.Graph, a value.NodeID, gb *value.Graph, b value.NodeID)
 		return fmt.Errorf("root out of range: %d/%d, %d/%d", a, len(ga.Nodes), b, len(gb.Nodes))
 	}
 	na, nb := &ga.Nodes[a], &gb.Nodes[b]
-	if na.Kind != nb.Kind || na.Num != nb.Num || na.Text != nb.Text || len(na.Refs) != len(nb.Refs) {
+	if na.Kind != nb.Kind || na.Num != nb.Num || na.Text() != nb.Text() || len(na.Refs()) != len(nb.Refs()) {
 		return fmt.Errorf("node %d vs %d: %s %d %q %d vs %s %d %q %d", a, b,
-			na.Kind, na.Num, na.Text, len(na.Refs), nb.Kind, nb.Num, nb.Text, len(nb.Refs))
+			na.Kind, na.Num, na.Text(), len(na.Refs()), nb.Kind, nb.Num, nb.Text(), len(nb.Refs()))
 	}
-	for i := range na.Refs {
-		if err := sameValue(ga, na.Refs[i], gb, nb.Refs[i]); err != nil {
+	for i := range na.Refs() {
+		if err := sameValue(ga, na.Refs()[i], gb, nb.Refs()[i]); err != nil {
 			return err
 		}
 	}
@@ -260,15 +260,15 @@ func sameValue(ga *value.Graph, a value.NodeID, gb *value.Graph, b value.NodeID)
 		}
 		return nil
 	}
-	switch x := na.Ext.(type) {
+	switch x := na.Ext().(type) {
 	case *value.Type:
-		y := nb.Ext.(*value.Type)
+		y := nb.Ext().(*value.Type)
 		if x.Name != y.Name || x.ID != y.ID || x.Origin != y.Origin || x.IsDataclass != y.IsDataclass {
 			return fmt.Errorf("node %d: type %+v vs %+v", a, *x, *y)
 		}
 		return samePairs(x.Attrs, y.Attrs)
 	case *value.ClassInstance:
-		y := nb.Ext.(*value.ClassInstance)
+		y := nb.Ext().(*value.ClassInstance)
 		if x.InstanceID != y.InstanceID {
 			return fmt.Errorf("node %d: instance id differs", a)
 		}
@@ -277,8 +277,8 @@ func sameValue(ga *value.Graph, a value.NodeID, gb *value.Graph, b value.NodeID)
 		}
 		return samePairs(x.Attrs, y.Attrs)
 	default:
-		if !reflect.DeepEqual(na.Ext, nb.Ext) {
-			return fmt.Errorf("node %d: payload %#v vs %#v", a, na.Ext, nb.Ext)
+		if !reflect.DeepEqual(na.Ext(), nb.Ext()) {
+			return fmt.Errorf("node %d: payload %#v vs %#v", a, na.Ext(), nb.Ext())
 		}
 	}
 	return nil

@@ -331,11 +331,11 @@ func TestLiveSandboxValues(t *testing.T) {
 	instance := func(c *message.Complete, id value.NodeID) (*value.ClassInstance, *value.Type) {
 		t.Helper()
 		n := c.Values.Node(id)
-		ci, ok := n.Ext.(*value.ClassInstance)
+		ci, ok := n.Ext().(*value.ClassInstance)
 		if n.Kind != value.KindClassInstance || !ok {
 			t.Fatalf("not an instance: %s", show(&c.Values, id))
 		}
-		return ci, c.Values.Node(ci.Class).Ext.(*value.Type)
+		return ci, c.Values.Node(ci.Class).Ext().(*value.Type)
 	}
 
 	c := complete("class P:\n    def __init__(self):\n        self.a = 1\n        self.b = [2]\np = P()\np")
@@ -362,9 +362,9 @@ func TestLiveSandboxValues(t *testing.T) {
 	// Two instances of one class share one class node.
 	c = complete("class Q:\n    pass\n[Q(), Q(), P()]")
 	l := c.Values.Node(c.Value)
-	a, _ := instance(c, l.Refs[0])
-	b, _ := instance(c, l.Refs[1])
-	p, _ := instance(c, l.Refs[2])
+	a, _ := instance(c, l.Refs()[0])
+	b, _ := instance(c, l.Refs()[1])
+	p, _ := instance(c, l.Refs()[2])
 	if a.Class != b.Class || a.Class == p.Class || a.InstanceID == b.InstanceID {
 		t.Errorf("class sharing: %+v %+v %+v", a, b, p)
 	}
@@ -375,8 +375,8 @@ func TestLiveSandboxValues(t *testing.T) {
 	}
 	c = complete("d = {}\nd['self'] = d\nd['l'] = [d]\nd")
 	n := c.Values.Node(c.Value)
-	c1, c2n := c.Values.Node(n.Refs[1]), c.Values.Node(c.Values.Node(n.Refs[3]).Refs[0])
-	if c1.Kind != value.KindCycle || c2n.Kind != value.KindCycle || c1.Text != "{...}" || c1.Num != c2n.Num || c1.Num == 0 {
+	c1, c2n := c.Values.Node(n.Refs()[1]), c.Values.Node(c.Values.Node(n.Refs()[3]).Refs()[0])
+	if c1.Kind != value.KindCycle || c2n.Kind != value.KindCycle || c1.Text() != "{...}" || c1.Num != c2n.Num || c1.Num == 0 {
 		t.Errorf("dict cycles: %s", show(&c.Values, c.Value))
 	}
 	c = complete("class N:\n    pass\nn = N()\nn.n = n\nn")
@@ -386,8 +386,8 @@ func TestLiveSandboxValues(t *testing.T) {
 
 	c = complete("s = [1]\n[s, s]")
 	n = c.Values.Node(c.Value)
-	if show(&c.Values, c.Value) != "[[1], [1]]" || n.Refs[0] == n.Refs[1] {
-		t.Errorf("shared sub-object: %s %v", show(&c.Values, c.Value), n.Refs)
+	if show(&c.Values, c.Value) != "[[1], [1]]" || n.Refs()[0] == n.Refs()[1] {
+		t.Errorf("shared sub-object: %s %v", show(&c.Values, c.Value), n.Refs())
 	}
 	c = complete("class K:\n    pass\nK")
 	if s := show(&c.Values, c.Value); s != "repr<<class 'K'>>" {

@@ -74,65 +74,65 @@ func pbObject(g *value.Graph, id value.NodeID) *pb.MontyObject {
 	case value.KindFloat:
 		o.Kind = &pb.MontyObject_Float{Float: n.Float()}
 	case value.KindStr:
-		o.Kind = &pb.MontyObject_Str{Str: n.Text}
+		o.Kind = &pb.MontyObject_Str{Str: n.Text()}
 	case value.KindBytes:
 		o.Kind = &pb.MontyObject_Bytes{Bytes: append([]byte{}, n.Bytes()...)}
 	case value.KindList:
-		o.Kind = &pb.MontyObject_List{List: pbList(g, n.Refs)}
+		o.Kind = &pb.MontyObject_List{List: pbList(g, n.Refs())}
 	case value.KindTuple:
-		o.Kind = &pb.MontyObject_Tuple{Tuple: pbList(g, n.Refs)}
+		o.Kind = &pb.MontyObject_Tuple{Tuple: pbList(g, n.Refs())}
 	case value.KindSet:
-		o.Kind = &pb.MontyObject_Set{Set: pbList(g, n.Refs)}
+		o.Kind = &pb.MontyObject_Set{Set: pbList(g, n.Refs())}
 	case value.KindFrozenSet:
-		o.Kind = &pb.MontyObject_FrozenSet{FrozenSet: pbList(g, n.Refs)}
+		o.Kind = &pb.MontyObject_FrozenSet{FrozenSet: pbList(g, n.Refs())}
 	case value.KindNamedTuple:
-		nt := n.Ext.(*value.NamedTuple)
+		nt := n.Ext().(*value.NamedTuple)
 		x := &pb.NamedTuple{TypeName: nt.TypeName, FieldNames: nt.FieldNames}
-		x.Values = pbList(g, n.Refs).Items
+		x.Values = pbList(g, n.Refs()).Items
 		o.Kind = &pb.MontyObject_NamedTuple{NamedTuple: x}
 	case value.KindDict:
 		o.Kind = &pb.MontyObject_Dict{Dict: pbDict(g, n.Pairs())}
 	case value.KindDate:
-		d := n.Ext.(*value.Date)
+		d := n.Ext().(*value.Date)
 		o.Kind = &pb.MontyObject_Date{Date: &pb.Date{Year: d.Year, Month: d.Month, Day: d.Day}}
 	case value.KindTime:
-		t := n.Ext.(*value.Time)
+		t := n.Ext().(*value.Time)
 		o.Kind = &pb.MontyObject_Time{Time: &pb.Time{Hour: t.Hour, Minute: t.Minute, Second: t.Second,
 			Microsecond: t.Microsecond, OffsetSeconds: t.Offset, TimezoneName: t.TZName, Fold: t.Fold}}
 	case value.KindDateTime:
-		t := n.Ext.(*value.DateTime)
+		t := n.Ext().(*value.DateTime)
 		o.Kind = &pb.MontyObject_Datetime{Datetime: &pb.DateTime{Year: t.Year, Month: t.Month, Day: t.Day,
 			Hour: t.Hour, Minute: t.Minute, Second: t.Second, Microsecond: t.Microsecond,
 			OffsetSeconds: t.Offset, TimezoneName: t.TZName}}
 	case value.KindTimeDelta:
-		t := n.Ext.(*value.TimeDelta)
+		t := n.Ext().(*value.TimeDelta)
 		o.Kind = &pb.MontyObject_Timedelta{Timedelta: &pb.TimeDelta{Days: t.Days, Seconds: t.Seconds, Microseconds: t.Microseconds}}
 	case value.KindTimeZone:
-		o.Kind = &pb.MontyObject_Timezone{Timezone: pbTZ(n.Ext.(*value.TimeZone))}
+		o.Kind = &pb.MontyObject_Timezone{Timezone: pbTZ(n.Ext().(*value.TimeZone))}
 	case value.KindException:
-		e := n.Ext.(*value.Exception)
+		e := n.Ext().(*value.Exception)
 		o.Kind = &pb.MontyObject_Exception{Exception: &pb.Exception{ExcType: e.Type, Arg: e.Arg}}
 	case value.KindType:
-		o.Kind = &pb.MontyObject_Type{Type: pbType(g, n.Ext.(*value.Type))}
+		o.Kind = &pb.MontyObject_Type{Type: pbType(g, n.Ext().(*value.Type))}
 	case value.KindClassInstance:
-		ci := n.Ext.(*value.ClassInstance)
+		ci := n.Ext().(*value.ClassInstance)
 		o.Kind = &pb.MontyObject_ClassInstance{ClassInstance: &pb.ClassInstance{
-			Type: pbType(g, g.Nodes[ci.Class].Ext.(*value.Type)), InstanceId: pbUUID(ci.InstanceID), Attrs: pbDict(g, ci.Attrs)}}
+			Type: pbType(g, g.Nodes[ci.Class].Ext().(*value.Type)), InstanceId: pbUUID(ci.InstanceID), Attrs: pbDict(g, ci.Attrs)}}
 	case value.KindFunction:
-		f := n.Ext.(*value.Function)
+		f := n.Ext().(*value.Function)
 		o.Kind = &pb.MontyObject_Function{Function: &pb.Function{Name: f.Name, Docstring: f.Docstring}}
 	case value.KindBuiltinFunction:
-		o.Kind = &pb.MontyObject_BuiltinFunction{BuiltinFunction: n.Text}
+		o.Kind = &pb.MontyObject_BuiltinFunction{BuiltinFunction: n.Text()}
 	case value.KindPath:
-		o.Kind = &pb.MontyObject_Path{Path: n.Text}
+		o.Kind = &pb.MontyObject_Path{Path: n.Text()}
 	case value.KindFileHandle:
-		f := n.Ext.(*value.FileHandle)
+		f := n.Ext().(*value.FileHandle)
 		mode, _ := value.NormalizeFileMode(f.Mode)
 		o.Kind = &pb.MontyObject_FileHandle{FileHandle: &pb.FileHandle{Path: f.Path, Mode: mode, Position: f.Position}}
 	case value.KindRepr:
-		o.Kind = &pb.MontyObject_Repr{Repr: n.Text}
+		o.Kind = &pb.MontyObject_Repr{Repr: n.Text()}
 	case value.KindCycle:
-		o.Kind = &pb.MontyObject_Cycle{Cycle: &pb.Cycle{Identity: n.Num, Placeholder: n.Text}}
+		o.Kind = &pb.MontyObject_Cycle{Cycle: &pb.Cycle{Identity: n.Num, Placeholder: n.Text()}}
 	default:
 		panic(fmt.Sprintf("pbObject: kind %s", n.Kind))
 	}

@@ -157,7 +157,7 @@ func TestVectorShapes(t *testing.T) {
 	// decodes to two distinct (equal) nodes.
 	c := lastComplete(t, vectorByName(t, "value_shared_subobject"))
 	outer := c.Values.Node(c.Value)
-	if outer.Kind != value.KindList || len(outer.Refs) != 2 || outer.Refs[0] == outer.Refs[1] {
+	if outer.Kind != value.KindList || len(outer.Refs()) != 2 || outer.Refs()[0] == outer.Refs()[1] {
 		t.Errorf("shared sub-object: %+v", outer)
 	}
 
@@ -165,12 +165,12 @@ func TestVectorShapes(t *testing.T) {
 	// two copies share one class node.
 	c = lastComplete(t, vectorByName(t, "sandbox_instance_identity"))
 	l := c.Values.Node(c.Value)
-	a := c.Values.Node(l.Refs[0]).Ext.(*value.ClassInstance)
-	b := c.Values.Node(l.Refs[1]).Ext.(*value.ClassInstance)
+	a := c.Values.Node(l.Refs()[0]).Ext().(*value.ClassInstance)
+	b := c.Values.Node(l.Refs()[1]).Ext().(*value.ClassInstance)
 	if a.InstanceID != b.InstanceID || a.InstanceID.IsZero() || a.Class != b.Class {
 		t.Errorf("instance identity: %+v %+v", a, b)
 	}
-	typ := c.Values.Node(a.Class).Ext.(*value.Type)
+	typ := c.Values.Node(a.Class).Ext().(*value.Type)
 	if typ.Name != "P" || typ.Origin != value.OriginSandbox || typ.ID.IsZero() || typ.Attrs != nil {
 		t.Errorf("class node: %+v", typ)
 	}
@@ -181,9 +181,9 @@ func TestVectorShapes(t *testing.T) {
 	// n.n = n: the cycle leaf carries the instance placeholder and the
 	// worker's identity.
 	c = lastComplete(t, vectorByName(t, "cycle_instance"))
-	ci := c.Values.Node(c.Value).Ext.(*value.ClassInstance)
+	ci := c.Values.Node(c.Value).Ext().(*value.ClassInstance)
 	cyc := c.Values.Node(ci.Attrs[0].Value)
-	if cyc.Kind != value.KindCycle || cyc.Text != "..." || cyc.Num != 2 {
+	if cyc.Kind != value.KindCycle || cyc.Text() != "..." || cyc.Num != 2 {
 		t.Errorf("cycle: %+v", cyc)
 	}
 

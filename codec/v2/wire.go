@@ -316,7 +316,13 @@ const (
 	maxInterned = 256
 )
 
-func (d *dec) intern(b []byte) (string, error) {
+func (d *dec) intern(b []byte) (string, error) { return d.internAt(b, d.pos) }
+
+// internAt is intern for a string b that ends at frame offset end. The
+// fast paths read ahead of the cursor and pass the string's own end, so
+// that a new chunk is sized (and charged) exactly as the general path,
+// whose cursor has just passed the string, sizes it.
+func (d *dec) internAt(b []byte, end int) (string, error) {
 	n := len(b)
 	switch {
 	case n == 0:
@@ -328,9 +334,9 @@ func (d *dec) intern(b []byte) (string, error) {
 		return string(b), nil
 	}
 	if cap(d.chunk)-len(d.chunk) < n {
-		// b was just read, so the frame's remaining strings lie within
-		// d.buf[d.pos-n:].
-		size := min(chunkSize, max(n, len(d.buf)-d.pos+n))
+		// b ends at end, so the frame's remaining strings lie within
+		// d.buf[end-n:].
+		size := min(chunkSize, max(n, len(d.buf)-end+n))
 		if err := d.charge(int64(size)); err != nil {
 			return "", err
 		}

@@ -48,6 +48,9 @@ const (
 type decoder struct {
 	bud budget.Budget
 
+	// v is the protocol version's tag table (dialect4 or dialect5).
+	v *dialect
+
 	// slab is the current chunk for small payloads; len is the used part.
 	slab     []byte
 	slabNext int
@@ -87,6 +90,16 @@ func newObj[T any](d *decoder) (*T, error) {
 		return nil, err
 	}
 	return new(T), nil
+}
+
+// newExt charges and allocates one T as the payload of n.
+func newExt[T any](d *decoder, n *value.Node) error {
+	x, err := newObj[T](d)
+	if err != nil {
+		return err
+	}
+	n.SetExt(x)
+	return nil
 }
 
 // grow makes room for one more element in s by the protocol's vector rule,

@@ -168,6 +168,14 @@ func (d *decoder) checkEvent(e *message.ChildEvent) error {
 			x.Mode = mode
 		case message.OpGetenv:
 			return d.checkRoots(&x.Values, "OsCall.values", 1, func(int) value.NodeID { return x.Default })
+		case message.OpSleep, message.OpSystemSleep:
+			if err := message.CheckSleepSeconds("Sleep.seconds", x.Seconds); err != nil {
+				return err
+			}
+		case message.OpAsyncSleep, message.OpAsyncSystemSleep:
+			if err := message.CheckSleepSeconds("AsyncSleep.delay", x.Seconds); err != nil {
+				return err
+			}
 		}
 		return d.checkRoots(&x.Values, "OsCall.values", 0, noRoot)
 	case *message.NameLookup:

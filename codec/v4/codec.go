@@ -71,6 +71,9 @@ func (s spent) Charged() int64 { return int64(s) }
 // init prepares d to decode buf. The decoder lives on the caller's stack;
 // it and its budget are the only state a decode does not charge for.
 func (d *decoder) init(buf []byte, lim codec.Limits) ([]byte, error) {
+	if d.v == nil {
+		d.v = dialect4
+	}
 	if max := lim.FrameLen(); len(buf) > max {
 		return nil, &codec.DecodeError{Structural: true,
 			Err: &frame.TooLargeError{Len: uint64(len(buf)), Max: uint64(max)}}
@@ -83,7 +86,11 @@ func (d *decoder) init(buf []byte, lim codec.Limits) ([]byte, error) {
 }
 
 func decodeRequest(buf []byte, lim codec.Limits) (*message.ParentRequest, spent, error) {
-	var d decoder
+	return decodeRequestIn(buf, lim, dialect4)
+}
+
+func decodeRequestIn(buf []byte, lim codec.Limits, v *dialect) (*message.ParentRequest, spent, error) {
+	d := decoder{v: v}
 	buf, err := d.init(buf, lim)
 	if err != nil {
 		return nil, 0, err
@@ -101,7 +108,11 @@ func decodeRequest(buf []byte, lim codec.Limits) (*message.ParentRequest, spent,
 }
 
 func decodeEvent(buf []byte, lim codec.Limits) (*message.ChildEvent, spent, error) {
-	var d decoder
+	return decodeEventIn(buf, lim, dialect4)
+}
+
+func decodeEventIn(buf []byte, lim codec.Limits, v *dialect) (*message.ChildEvent, spent, error) {
+	d := decoder{v: v}
 	buf, err := d.init(buf, lim)
 	if err != nil {
 		return nil, 0, err

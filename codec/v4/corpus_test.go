@@ -51,8 +51,8 @@ func nodeCorpus() []graphCase {
 		single("int-1", value.Int(-1)),
 		single("int_min", value.Int(math.MinInt64)),
 		single("int_max", value.Int(math.MaxInt64)),
-		single("bigint0", value.Node{Kind: value.KindBigInt, Ext: new(big.Int)}),
-		single("bigint-1", value.Node{Kind: value.KindBigInt, Ext: big.NewInt(-1)}),
+		single("bigint0", value.Node{Kind: value.KindBigInt}.WithExt(new(big.Int))),
+		single("bigint-1", value.Node{Kind: value.KindBigInt}.WithExt(big.NewInt(-1))),
 		single("bigint+39", value.BigIntNode(bigFromString("123456789012345678901234567890123456789"))),
 		single("bigint-39", value.BigIntNode(bigFromString("-987654321098765432109876543210987654321"))),
 		single("float0", value.Float(0)),
@@ -247,7 +247,7 @@ func randomGraph(r *rand.Rand, n int) (value.Graph, value.NodeID) {
 				if r.IntN(2) == 0 {
 					z.Neg(z)
 				}
-				nd = value.Node{Kind: value.KindBigInt, Ext: z}
+				nd = value.Node{Kind: value.KindBigInt}.WithExt(z)
 			case 10:
 				nd = value.DateNode(value.Date{Year: int32(1 + r.IntN(9999)), Month: uint32(1 + r.IntN(12)), Day: uint32(1 + r.IntN(28))})
 			case 11:
@@ -349,7 +349,7 @@ func randomGraph(r *rand.Rand, n int) (value.Graph, value.NodeID) {
 			}
 		}
 		id := g.Add(nd)
-		if t, ok := nd.Ext.(*value.Type); ok && t.Origin != value.OriginBuiltin {
+		if t, ok := nd.Ext().(*value.Type); ok && t.Origin != value.OriginBuiltin {
 			classes = append(classes, id)
 		}
 	}

@@ -226,33 +226,55 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 		case 10:
 			n, err := d.optU32(wt, b, &x.PrintFlushIntervalMs)
 			return wrap(n, err, "Configure.print_flush_interval_ms")
+		case d.v.cfgPolicy:
+			return msgField(wt, b, "Configure.os_policy", func(v []byte) error {
+				if x.OsPolicy == nil {
+					var err error
+					if x.OsPolicy, err = newObj[message.OsPolicy](d); err != nil {
+						return err
+					}
+				}
+				return d.osPolicy(v, x.OsPolicy)
+			})
+		case d.v.cfgPersistence:
+			var v int32
+			n, err := i32(wt, b, &v)
+			x.Persistence = message.Persistence(uint32(v))
+			return wrap(n, err, "Configure.persistence")
+		case d.v.cfgProfile:
+			n, err := d.optText(wt, b, &x.Profile)
+			return wrap(n, err, "Configure.profile")
 		}
 		return -1, nil
 	})
 }
 
-var limitSegs = [...]string{"", "ResourceLimits.max_duration_micros", "ResourceLimits.max_memory_bytes",
-	"ResourceLimits.gc_interval", "ResourceLimits.max_recursion_depth", "ResourceLimits.max_suspensions"}
-
 func (d *decoder) limits(b []byte, x *message.ResourceLimits) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		var dst **uint64
+		var seg string
 		switch num {
-		case 1:
-			dst = &x.MaxDurationMicros
+		case d.v.limDuration:
+			dst, seg = &x.MaxDurationMicros, "ResourceLimits.max_duration_micros"
 		case 2:
-			dst = &x.MaxMemoryBytes
+			dst, seg = &x.MaxMemoryBytes, "ResourceLimits.max_memory_bytes"
 		case 3:
-			dst = &x.GCInterval
+			dst, seg = &x.GCInterval, "ResourceLimits.gc_interval"
 		case 4:
-			dst = &x.MaxRecursionDepth
+			dst, seg = &x.MaxRecursionDepth, "ResourceLimits.max_recursion_depth"
 		case 5:
-			dst = &x.MaxSuspensions
+			dst, seg = &x.MaxSuspensions, "ResourceLimits.max_suspensions"
+		case d.v.limFeed:
+			dst, seg = &x.MaxFeedDurationMicros, "ResourceLimits.max_feed_duration_micros"
+		case d.v.limTurn:
+			dst, seg = &x.MaxTurnDurationMicros, "ResourceLimits.max_turn_duration_micros"
+		case d.v.limSleep:
+			dst, seg = &x.MaxTotalSleepMicros, "ResourceLimits.max_total_sleep_micros"
 		default:
 			return -1, nil
 		}
 		n, err := d.optU64(wt, b, dst)
-		return wrap(n, err, limitSegs[num])
+		return wrap(n, err, seg)
 	})
 }
 
@@ -666,7 +688,7 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 		case num == 20:
 			n, err := u64(wt, b, &e.TotalExecutionMicros)
 			return wrap(n, err, "ChildEvent.total_execution_micros")
-		case num == 21:
+		case num == d.v.evDuration:
 			n, err := d.optU64(wt, b, &e.MaxDurationMicros)
 			return wrap(n, err, "ChildEvent.max_duration_micros")
 		case num == 22:
@@ -675,6 +697,24 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 		case num == 23:
 			n, err := d.optText(wt, b, &e.RestoredScriptName)
 			return wrap(n, err, "ChildEvent.restored_script_name")
+		case num == d.v.evFeedExec:
+			n, err := u64(wt, b, &e.FeedExecutionMicros)
+			return wrap(n, err, "ChildEvent.feed_execution_micros")
+		case num == d.v.evFeedLimit:
+			n, err := d.optU64(wt, b, &e.MaxFeedDurationMicros)
+			return wrap(n, err, "ChildEvent.max_feed_duration_micros")
+		case num == d.v.evTurnLimit:
+			n, err := d.optU64(wt, b, &e.MaxTurnDurationMicros)
+			return wrap(n, err, "ChildEvent.max_turn_duration_micros")
+		case num == d.v.evSleep:
+			n, err := d.optU64(wt, b, &e.MaxTotalSleepMicros)
+			return wrap(n, err, "ChildEvent.max_total_sleep_micros")
+		case num == d.v.evSessionID:
+			v, n, err := bytesField(wt, b)
+			if err == nil {
+				e.SessionID, err = d.bytes(v)
+			}
+			return wrap(n, err, "ChildEvent.session_id")
 		}
 		return -1, nil
 	})
@@ -738,16 +778,25 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 				return msgField(wt, b, "NameLookup.object_id", func(v []byte) error {
 					return d.objectID(v, &x.ObjectID)
 				})
+			case d.v.nlPosition:
+				return msgField(wt, b, "NameLookup.position", func(v []byte) error {
+					return d.position(v, &x.Position)
+				})
 			}
 			return -1, nil
 		})
 	case *message.ResolveFutures:
 		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
+			switch num {
+			case 1:
+				n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
+				return wrap(n, err, "ResolveFutures.pending_call_ids")
+			case d.v.rfPosition:
+				return msgField(wt, b, "ResolveFutures.position", func(v []byte) error {
+					return d.position(v, &x.Position)
+				})
 			}
-			n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
-			return wrap(n, err, "ResolveFutures.pending_call_ids")
+			return -1, nil
 		})
 	case *message.Complete:
 		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
@@ -949,6 +998,10 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 			return wrap(n, err, "FunctionCall.allow_eager_await")
 		case 7:
 			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
+		case d.v.fcPosition:
+			return msgField(wt, b, "FunctionCall.position", func(v []byte) error {
+				return d.position(v, &x.Position)
+			})
 		}
 		return -1, nil
 	})
@@ -998,20 +1051,35 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 		case num == 1:
 			n, err := u32(wt, b, &x.CallID)
 			return wrap(n, err, "OsCall.call_id")
-		case num == 26:
+		case num == d.v.osValues:
 			return d.arenaField(wt, b, &x.Values, "OsCall.values")
-		case num < 2 || num > 25:
+		case num == d.v.osEager:
+			n, err := boolean(wt, b, &x.AllowEagerAwait)
+			return wrap(n, err, "OsCall.allow_eager_await")
+		case num == d.v.osPosition:
+			return msgField(wt, b, "OsCall.position", func(v []byte) error {
+				return d.position(v, &x.Position)
+			})
+		}
+		op := d.v.osOp(num)
+		if op == 0 {
 			return -1, nil
 		}
 		const seg = "OsCall.call"
-		if op := message.OsOp(num); x.Op != op {
-			*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values}
+		if x.Op != op {
+			*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values,
+				AllowEagerAwait: x.AllowEagerAwait, Position: x.Position}
 		}
 		v, n, err := bytesField(wt, b)
 		if err != nil {
 			return wrap(0, err, seg)
 		}
+		// The arms are dispatched by op, which is the arm number up to
+		// urandom (25); the protocol-5 arms are mapped by the dialect.
+		num = protowire.Number(op)
 		switch {
+		case op >= message.OpTime:
+			err = d.osCall5(v, x)
 		case num <= 13:
 			if err = checkUTF8(v); err == nil {
 				x.Path, err = d.str(v)

@@ -117,7 +117,8 @@ func (d *decoder) fastNode(b []byte, n *value.Node) bool {
 		if err != nil {
 			return false
 		}
-		n.Kind, n.Text = value.KindStr, s
+		n.Kind = value.KindStr
+		n.SetText(s)
 		return true
 	case 0x28: // int
 		if len(b) == 2 && b[1] < 0x80 {
@@ -197,27 +198,27 @@ func (d *decoder) switchArm(st *nodeState, n *value.Node, num protowire.Number) 
 	var err error
 	switch num {
 	case 13:
-		n.Ext, err = newObj[value.NamedTuple](d)
+		err = newExt[value.NamedTuple](d, n)
 	case 17:
-		n.Ext, err = newObj[value.Date](d)
+		err = newExt[value.Date](d, n)
 	case 18:
-		n.Ext, err = newObj[value.Time](d)
+		err = newExt[value.Time](d, n)
 	case 19:
-		n.Ext, err = newObj[value.DateTime](d)
+		err = newExt[value.DateTime](d, n)
 	case 20:
-		n.Ext, err = newObj[value.TimeDelta](d)
+		err = newExt[value.TimeDelta](d, n)
 	case 21:
-		n.Ext, err = newObj[value.TimeZone](d)
+		err = newExt[value.TimeZone](d, n)
 	case 22:
-		n.Ext, err = newObj[value.Exception](d)
+		err = newExt[value.Exception](d, n)
 	case 23:
-		n.Ext, err = newObj[value.Type](d)
+		err = newExt[value.Type](d, n)
 	case 24:
-		n.Ext, err = newObj[value.ClassInstance](d)
+		err = newExt[value.ClassInstance](d, n)
 	case 25:
-		n.Ext, err = newObj[value.Function](d)
+		err = newExt[value.Function](d, n)
 	case 28:
-		n.Ext, err = newObj[value.FileHandle](d)
+		err = newExt[value.FileHandle](d, n)
 	}
 	return err
 }
@@ -274,7 +275,9 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 		err = d.bigInt(st, v)
 	case 8, 26, 27, 29, 30:
 		if err = checkUTF8(v); err == nil {
-			n.Text, err = d.str(v)
+			var s string
+			s, err = d.str(v)
+			n.SetText(s)
 		}
 	case 9:
 		st.data, err = d.bytes(v)
@@ -284,29 +287,29 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 	case 11, 12, 15, 16:
 		err = d.idField(st, v, 1)
 	case 13:
-		err = d.namedTuple(st, n.Ext.(*value.NamedTuple), v)
+		err = d.namedTuple(st, n.Ext().(*value.NamedTuple), v)
 	case 14:
 		err = d.nodePairs(st, v)
 	case 17:
-		err = decodeDate(v, n.Ext.(*value.Date))
+		err = decodeDate(v, n.Ext().(*value.Date))
 	case 18:
-		err = d.decodeTime(v, n.Ext.(*value.Time))
+		err = d.decodeTime(v, n.Ext().(*value.Time))
 	case 19:
-		err = d.decodeDateTime(v, n.Ext.(*value.DateTime))
+		err = d.decodeDateTime(v, n.Ext().(*value.DateTime))
 	case 20:
-		err = decodeTimeDelta(v, n.Ext.(*value.TimeDelta))
+		err = decodeTimeDelta(v, n.Ext().(*value.TimeDelta))
 	case 21:
-		err = d.decodeTimeZone(v, n.Ext.(*value.TimeZone))
+		err = d.decodeTimeZone(v, n.Ext().(*value.TimeZone))
 	case 22:
-		err = d.decodeException(v, n.Ext.(*value.Exception))
+		err = d.decodeException(v, n.Ext().(*value.Exception))
 	case 23:
-		err = d.decodeType(st, v, n.Ext.(*value.Type))
+		err = d.decodeType(st, v, n.Ext().(*value.Type))
 	case 24:
-		err = d.decodeInstance(st, v, n.Ext.(*value.ClassInstance))
+		err = d.decodeInstance(st, v, n.Ext().(*value.ClassInstance))
 	case 25:
-		err = d.decodeFunction(v, n.Ext.(*value.Function))
+		err = d.decodeFunction(v, n.Ext().(*value.Function))
 	case 28:
-		err = d.decodeFileHandle(v, n.Ext.(*value.FileHandle))
+		err = d.decodeFileHandle(v, n.Ext().(*value.FileHandle))
 	}
 	return m, err
 }
@@ -329,23 +332,23 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		if err != nil {
 			return err
 		}
-		n.Ext = z
+		n.SetExt(z)
 		return nil
 	case 9:
 		if err := d.obj(unsafe.Sizeof([]byte(nil))); err != nil { // the interface box
 			return err
 		}
-		n.Ext = st.data
+		n.SetExt(st.data)
 		return nil
 	case 11, 12, 14, 15, 16:
-		n.Refs = d.refSlice(&st.reg)
+		n.SetRefs(d.refSlice(&st.reg))
 		return nil
 	case 13:
-		n.Refs = d.refSlice(&st.reg)
-		n.Ext.(*value.NamedTuple).FieldNames = st.names
+		n.SetRefs(d.refSlice(&st.reg))
+		n.Ext().(*value.NamedTuple).FieldNames = st.names
 		return nil
 	case 23:
-		t := n.Ext.(*value.Type)
+		t := n.Ext().(*value.Type)
 		if st.origin < 0 || st.origin > 3 {
 			return value.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(st.origin)))
 		}
@@ -359,7 +362,7 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		t.Attrs = pairView(d.refSlice(&st.reg))
 		return nil
 	case 24:
-		c := n.Ext.(*value.ClassInstance)
+		c := n.Ext().(*value.ClassInstance)
 		if !st.uuidSeen {
 			return value.MissingField("ClassInstanceNode.instance_id")
 		}
@@ -372,7 +375,7 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		c.Attrs = pairView(d.refSlice(&st.reg))
 		return nil
 	case 28:
-		f := n.Ext.(*value.FileHandle)
+		f := n.Ext().(*value.FileHandle)
 		mode, err := value.NormalizeFileMode(f.Mode)
 		if err != nil {
 			return err

@@ -28,8 +28,12 @@ func AppendEvent(dst []byte, e *message.ChildEvent) ([]byte, error) {
 // AppendRequestLimits is AppendRequest with the frame cap of lim
 // (lim.FrameLen()). Only MaxFrameLen of lim is used.
 func AppendRequestLimits(dst []byte, r *message.ParentRequest, lim codec.Limits) ([]byte, error) {
+	return appendRequest(dst, r, lim, dialect4)
+}
+
+func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *dialect) ([]byte, error) {
 	if r == nil {
-		return dst, &codec.EncodeError{Msg: "codecv4: nil ParentRequest"}
+		return dst, &codec.EncodeError{Msg: v.name + ": nil ParentRequest"}
 	}
 	var e encoder
 	defer e.release()
@@ -37,29 +41,32 @@ func AppendRequestLimits(dst []byte, r *message.ParentRequest, lim codec.Limits)
 	if err != nil {
 		return dst, err
 	}
+	if err := codec.CheckRequestFields(v.version, r); err != nil {
+		return dst, err
+	}
 	if err := checkRequest(body); err != nil {
 		return dst, err
 	}
 	bodyLen := 0
 	if body != nil {
-		bodyLen = e.requestLen(body)
+		bodyLen = e.requestLen(body, v)
 	}
 	size := szOptS(20, r.TraceParent)
 	if body != nil {
 		size += szM(protowire.Number(body.RequestKind()), bodyLen)
 	}
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
-		return dst, &codec.EncodeError{Msg: "codecv4: ParentRequest", Err: err}
+		return dst, &codec.EncodeError{Msg: v.name + ": ParentRequest", Err: err}
 	}
 	start := len(dst)
 	b := slices.Grow(dst, size)
 	if body != nil {
 		b = apM(b, protowire.Number(body.RequestKind()), bodyLen)
-		b = e.apRequest(b, body)
+		b = e.apRequest(b, body, v)
 	}
 	b = apOptS(b, 20, r.TraceParent)
 	if len(b)-start != size {
-		return dst, &codec.EncodeError{Msg: fmt.Sprintf("codecv4: internal error: ParentRequest size %d, wrote %d", size, len(b)-start)}
+		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ParentRequest size %d, wrote %d", v.name, size, len(b)-start)}
 	}
 	return b, nil
 }
@@ -67,8 +74,12 @@ func AppendRequestLimits(dst []byte, r *message.ParentRequest, lim codec.Limits)
 // AppendEventLimits is AppendEvent with the frame cap of lim
 // (lim.FrameLen()). Only MaxFrameLen of lim is used.
 func AppendEventLimits(dst []byte, ev *message.ChildEvent, lim codec.Limits) ([]byte, error) {
+	return appendEvent(dst, ev, lim, dialect4)
+}
+
+func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialect) ([]byte, error) {
 	if ev == nil {
-		return dst, &codec.EncodeError{Msg: "codecv4: nil ChildEvent"}
+		return dst, &codec.EncodeError{Msg: v.name + ": nil ChildEvent"}
 	}
 	var e encoder
 	defer e.release()
@@ -76,31 +87,52 @@ func AppendEventLimits(dst []byte, ev *message.ChildEvent, lim codec.Limits) ([]
 	if err != nil {
 		return dst, err
 	}
-	if err := checkEvent(body); err != nil {
+	if err := codec.CheckEventFields(v.version, ev); err != nil {
+		return dst, err
+	}
+	if err := checkEvent(body, v); err != nil {
 		return dst, err
 	}
 	bodyLen := 0
-	size := szU(20, ev.TotalExecutionMicros) + szOptU(21, ev.MaxDurationMicros) +
+	size := szU(20, ev.TotalExecutionMicros) + szOptU(v.evDuration, ev.MaxDurationMicros) +
 		szOptU(22, ev.MaxSuspensions) + szOptS(23, ev.RestoredScriptName)
+	if v.version >= 5 {
+		size += szU(v.evFeedExec, ev.FeedExecutionMicros) + szOptU(v.evFeedLimit, ev.MaxFeedDurationMicros) +
+			szOptU(v.evTurnLimit, ev.MaxTurnDurationMicros) + szOptU(v.evSleep, ev.MaxTotalSleepMicros)
+		if ev.SessionID != nil {
+			size += szM(v.evSessionID, len(ev.SessionID))
+		}
+	}
 	if body != nil {
-		bodyLen = e.eventLen(body)
+		bodyLen = e.eventLen(body, v)
 		size += szM(protowire.Number(body.EventKind()), bodyLen)
 	}
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
-		return dst, &codec.EncodeError{Msg: "codecv4: ChildEvent", Err: err}
+		return dst, &codec.EncodeError{Msg: v.name + ": ChildEvent", Err: err}
 	}
 	start := len(dst)
 	b := slices.Grow(dst, size)
 	if body != nil {
 		b = apM(b, protowire.Number(body.EventKind()), bodyLen)
-		b = e.apEvent(b, body)
+		b = e.apEvent(b, body, v)
 	}
 	b = apU(b, 20, ev.TotalExecutionMicros)
-	b = apOptU(b, 21, ev.MaxDurationMicros)
+	if v.evDuration != 0 {
+		b = apOptU(b, v.evDuration, ev.MaxDurationMicros)
+	}
 	b = apOptU(b, 22, ev.MaxSuspensions)
 	b = apOptS(b, 23, ev.RestoredScriptName)
+	if v.version >= 5 {
+		b = apU(b, v.evFeedExec, ev.FeedExecutionMicros)
+		b = apOptU(b, v.evFeedLimit, ev.MaxFeedDurationMicros)
+		b = apOptU(b, v.evTurnLimit, ev.MaxTurnDurationMicros)
+		b = apOptU(b, v.evSleep, ev.MaxTotalSleepMicros)
+		if ev.SessionID != nil {
+			b = apBytesA(b, v.evSessionID, ev.SessionID)
+		}
+	}
 	if len(b)-start != size {
-		return dst, &codec.EncodeError{Msg: fmt.Sprintf("codecv4: internal error: ChildEvent size %d, wrote %d", size, len(b)-start)}
+		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ChildEvent size %d, wrote %d", v.name, size, len(b)-start)}
 	}
 	return b, nil
 }
@@ -140,11 +172,13 @@ func graphErr(err error) error {
 func checkNodes(g *value.Graph) error {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		if t, ok := n.Ext.(*value.Type); ok && n.Kind == value.KindType {
-			if err := value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), len(t.Attrs) > 0); err != nil {
-				return err
+		if n.Kind == value.KindType {
+			if t, ok := n.Ext().(*value.Type); ok {
+				if err := value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), len(t.Attrs) > 0); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
 		}
 		if err := value.CheckLeaf(n); err != nil {
 			return err
@@ -242,11 +276,15 @@ func checkRequest(body message.Request) error {
 		return nil
 	case *message.AbortFeed:
 		return checkExc(x.Exception)
+	case *message.Configure:
+		if x.OsPolicy != nil {
+			return checkPolicy(x.OsPolicy)
+		}
 	}
 	return nil
 }
 
-func checkEvent(body message.Event) error {
+func checkEvent(body message.Event, v *dialect) error {
 	switch x := body.(type) {
 	case *message.FunctionCall:
 		na := len(x.Args)
@@ -261,8 +299,17 @@ func checkEvent(body message.Event) error {
 			return p.Value
 		})
 	case *message.OsCall:
-		if x.Op != 0 && (x.Op < message.OpExists || x.Op > message.OpUrandom) {
+		if x.Op != 0 && v.osArm(x.Op) == 0 {
 			return kindErr("OsOp", uint8(x.Op))
+		}
+		if x.Op.IsSleep() {
+			field := "Sleep.seconds"
+			if x.Op == message.OpAsyncSleep || x.Op == message.OpAsyncSystemSleep {
+				field = "AsyncSleep.delay"
+			}
+			if err := message.CheckSleepSeconds(field, x.Seconds); err != nil {
+				return &codec.EncodeError{Msg: v.name + ": OsCall", Err: err}
+			}
 		}
 		n := 0
 		if x.Op == message.OpGetenv {
@@ -380,7 +427,7 @@ func eventBody(ev message.Event) (message.Event, error) {
 
 // ---- requests ----
 
-func (e *encoder) requestLen(body message.Request) int {
+func (e *encoder) requestLen(body message.Request, v *dialect) int {
 	switch x := body.(type) {
 	case *message.Configure:
 		n := szS(1, len(x.ScriptName)) + szBool(3, x.TypeCheck) + szOptS(4, x.TypeCheckStubs) +
@@ -388,7 +435,13 @@ func (e *encoder) requestLen(body message.Request) int {
 			szU(7, enumBits(x.TypeCheckFormat)) + szBool(8, x.TypeCheckColor) +
 			szU(9, uint64(x.ProtocolVersion)) + szOptU32(10, x.PrintFlushIntervalMs)
 		if x.Limits != nil {
-			n += szM(2, limitsLen(x.Limits))
+			n += szM(2, limitsLen(x.Limits, v))
+		}
+		if v.cfgPolicy != 0 {
+			if x.OsPolicy != nil {
+				n += szM(v.cfgPolicy, policyLen(x.OsPolicy))
+			}
+			n += szU(v.cfgPersistence, uint64(int64(int32(x.Persistence)))) + szOptS(v.cfgProfile, x.Profile)
 		}
 		return n
 	case *message.InstallDependencies:
@@ -436,13 +489,13 @@ func (e *encoder) requestLen(body message.Request) int {
 	return 0
 }
 
-func (e *encoder) apRequest(b []byte, body message.Request) []byte {
+func (e *encoder) apRequest(b []byte, body message.Request, v *dialect) []byte {
 	switch x := body.(type) {
 	case *message.Configure:
 		b = apS(b, 1, x.ScriptName)
 		if x.Limits != nil {
-			b = apM(b, 2, limitsLen(x.Limits))
-			b = apLimits(b, x.Limits)
+			b = apM(b, 2, limitsLen(x.Limits, v))
+			b = apLimits(b, x.Limits, v)
 		}
 		b = apBool(b, 3, x.TypeCheck)
 		b = apOptS(b, 4, x.TypeCheckStubs)
@@ -452,6 +505,14 @@ func (e *encoder) apRequest(b []byte, body message.Request) []byte {
 		b = apBool(b, 8, x.TypeCheckColor)
 		b = apU(b, 9, uint64(x.ProtocolVersion))
 		b = apOptU32(b, 10, x.PrintFlushIntervalMs)
+		if v.cfgPolicy != 0 {
+			if x.OsPolicy != nil {
+				b = apM(b, v.cfgPolicy, policyLen(x.OsPolicy))
+				b = apPolicy(b, x.OsPolicy)
+			}
+			b = apU(b, v.cfgPersistence, uint64(int64(int32(x.Persistence))))
+			b = apOptS(b, v.cfgProfile, x.Profile)
+		}
 	case *message.InstallDependencies:
 		for _, r := range x.Requirements {
 			b = apSA(b, 1, r)
@@ -511,17 +572,35 @@ func (e *encoder) apRequest(b []byte, body message.Request) []byte {
 // int32 on the wire, negative ones sign-extended.
 func enumBits(v message.TypeCheckFormat) uint64 { return uint64(int64(int32(v))) }
 
-func limitsLen(x *message.ResourceLimits) int {
-	return szOptU(1, x.MaxDurationMicros) + szOptU(2, x.MaxMemoryBytes) + szOptU(3, x.GCInterval) +
+// limitsLen and apLimits write the limits the dialect has a tag for;
+// codec.CheckRequestFields has already refused any other that is set.
+func limitsLen(x *message.ResourceLimits, v *dialect) int {
+	n := szOptU(2, x.MaxMemoryBytes) + szOptU(3, x.GCInterval) +
 		szOptU(4, x.MaxRecursionDepth) + szOptU(5, x.MaxSuspensions)
+	if v.limDuration != 0 {
+		n += szOptU(v.limDuration, x.MaxDurationMicros)
+	}
+	if v.limFeed != 0 {
+		n += szOptU(v.limFeed, x.MaxFeedDurationMicros) + szOptU(v.limTurn, x.MaxTurnDurationMicros) +
+			szOptU(v.limSleep, x.MaxTotalSleepMicros)
+	}
+	return n
 }
 
-func apLimits(b []byte, x *message.ResourceLimits) []byte {
-	b = apOptU(b, 1, x.MaxDurationMicros)
+func apLimits(b []byte, x *message.ResourceLimits, v *dialect) []byte {
+	if v.limDuration != 0 {
+		b = apOptU(b, v.limDuration, x.MaxDurationMicros)
+	}
 	b = apOptU(b, 2, x.MaxMemoryBytes)
 	b = apOptU(b, 3, x.GCInterval)
 	b = apOptU(b, 4, x.MaxRecursionDepth)
-	return apOptU(b, 5, x.MaxSuspensions)
+	b = apOptU(b, 5, x.MaxSuspensions)
+	if v.limFeed != 0 {
+		b = apOptU(b, v.limFeed, x.MaxFeedDurationMicros)
+		b = apOptU(b, v.limTurn, x.MaxTurnDurationMicros)
+		b = apOptU(b, v.limSleep, x.MaxTotalSleepMicros)
+	}
+	return b
 }
 
 func namedRefLen(x *message.NamedRef) int { return szS(1, len(x.Name)) + szU(2, uint64(x.Value)) }
@@ -669,7 +748,7 @@ func jsonLen(x *message.JSONErrorData) int {
 
 // ---- events ----
 
-func (e *encoder) eventLen(body message.Event) int {
+func (e *encoder) eventLen(body message.Event, v *dialect) int {
 	switch x := body.(type) {
 	case *message.Print:
 		n := 0
@@ -679,7 +758,7 @@ func (e *encoder) eventLen(body message.Event) int {
 		return n
 	case *message.FunctionCall:
 		n := szS(1, len(x.FunctionName)) + szIDs(2, x.Args) + szU(4, uint64(x.CallID)) +
-			szBool(6, x.AllowEagerAwait) + e.szArena(7, &x.Values)
+			szBool(6, x.AllowEagerAwait) + e.szArena(7, &x.Values) + szPosition(v.fcPosition, x.Position)
 		for _, p := range x.Kwargs {
 			n += szM(3, pairLen(p.Key, p.Value))
 		}
@@ -688,19 +767,22 @@ func (e *encoder) eventLen(body message.Event) int {
 		}
 		return n
 	case *message.OsCall:
-		n := szU(1, uint64(x.CallID)) + e.szArena(26, &x.Values)
+		n := szU(1, uint64(x.CallID)) + e.szArena(v.osValues, &x.Values) + szPosition(v.osPosition, x.Position)
+		if v.osEager != 0 {
+			n += szBool(v.osEager, x.AllowEagerAwait)
+		}
 		if x.Op != 0 {
-			n += szM(protowire.Number(x.Op), osArgLen(x))
+			n += szM(v.osArm(x.Op), osArgLen(x))
 		}
 		return n
 	case *message.NameLookup:
-		n := szS(1, len(x.Name))
+		n := szS(1, len(x.Name)) + szPosition(v.nlPosition, x.Position)
 		if x.ObjectID != nil {
 			n += uuidFieldLen
 		}
 		return n
 	case *message.ResolveFutures:
-		return szIDs(1, x.PendingCallIDs)
+		return szIDs(1, x.PendingCallIDs) + szPosition(v.rfPosition, x.Position)
 	case *message.Complete:
 		return szU(1, uint64(x.Value)) + e.szArena(2, &x.Values)
 	case *message.Error:
@@ -721,7 +803,7 @@ func (e *encoder) eventLen(body message.Event) int {
 	return 0
 }
 
-func (e *encoder) apEvent(b []byte, body message.Event) []byte {
+func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
 	switch x := body.(type) {
 	case *message.Print:
 		for i := range x.Segments {
@@ -745,20 +827,27 @@ func (e *encoder) apEvent(b []byte, body message.Event) []byte {
 		}
 		b = apBool(b, 6, x.AllowEagerAwait)
 		b = e.apArena(b, 7, &x.Values)
+		b = apPosition(b, v.fcPosition, x.Position)
 	case *message.OsCall:
 		b = apU(b, 1, uint64(x.CallID))
 		if x.Op != 0 {
-			b = apM(b, protowire.Number(x.Op), osArgLen(x))
+			b = apM(b, v.osArm(x.Op), osArgLen(x))
 			b = apOsArg(b, x)
 		}
-		b = e.apArena(b, 26, &x.Values)
+		b = e.apArena(b, v.osValues, &x.Values)
+		if v.osEager != 0 {
+			b = apBool(b, v.osEager, x.AllowEagerAwait)
+		}
+		b = apPosition(b, v.osPosition, x.Position)
 	case *message.NameLookup:
 		b = apS(b, 1, x.Name)
 		if x.ObjectID != nil {
 			b = apUUID(b, 2, x.ObjectID)
 		}
+		b = apPosition(b, v.nlPosition, x.Position)
 	case *message.ResolveFutures:
 		b = apIDs(b, 1, x.PendingCallIDs)
+		b = apPosition(b, v.rfPosition, x.Position)
 	case *message.Complete:
 		b = apU(b, 1, uint64(x.Value))
 		b = e.apArena(b, 2, &x.Values)
@@ -786,6 +875,8 @@ func segmentLen(s *message.PrintSegment) int { return szU(1, uint64(s.Stream)) +
 // osArgLen is the payload size of an OsCall's call arm.
 func osArgLen(x *message.OsCall) int {
 	switch op := x.Op; {
+	case op >= message.OpTime:
+		return osArg5Len(x)
 	case op <= message.OpRmdir:
 		return len(x.Path)
 	case op == message.OpWriteText || op == message.OpAppendText:
@@ -812,6 +903,8 @@ func osArgLen(x *message.OsCall) int {
 
 func apOsArg(b []byte, x *message.OsCall) []byte {
 	switch op := x.Op; {
+	case op >= message.OpTime:
+		return apOsArg5(b, x)
 	case op <= message.OpRmdir:
 		return append(b, x.Path...)
 	case op == message.OpWriteText || op == message.OpAppendText:

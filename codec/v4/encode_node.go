@@ -358,7 +358,7 @@ func nodeSize(n *value.Node) (content, inner int) {
 	case value.KindFloat:
 		return 9, 0
 	case value.KindStr, value.KindBuiltinFunction, value.KindPath, value.KindRepr, value.KindCycle:
-		return szM(k, len(n.Text)), 0
+		return szM(k, len(n.Text())), 0
 	case value.KindBytes:
 		return szM(k, len(n.Bytes())), 0
 	}
@@ -371,38 +371,38 @@ func payloadSize(n *value.Node) int {
 	case value.KindBigInt:
 		return bigLen(n.BigInt())
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
-		return szIDs(1, n.Refs)
+		return szIDs(1, n.Refs())
 	case value.KindNamedTuple:
-		t := n.Ext.(*value.NamedTuple)
+		t := n.Ext().(*value.NamedTuple)
 		s := szS(1, len(t.TypeName))
 		for _, f := range t.FieldNames {
 			s += szM(2, len(f))
 		}
-		return s + szIDs(3, n.Refs)
+		return s + szIDs(3, n.Refs())
 	case value.KindDict:
-		return dictLen(n.Refs)
+		return dictLen(n.Refs())
 	case value.KindDate:
-		x := n.Ext.(*value.Date)
+		x := n.Ext().(*value.Date)
 		return szI32(1, x.Year) + szU(2, uint64(x.Month)) + szU(3, uint64(x.Day))
 	case value.KindTime:
-		x := n.Ext.(*value.Time)
+		x := n.Ext().(*value.Time)
 		return szU(1, uint64(x.Hour)) + szU(2, uint64(x.Minute)) + szU(3, uint64(x.Second)) +
 			szU(4, uint64(x.Microsecond)) + szOptI32(5, x.Offset) + szOptS(6, x.TZName) + szU(7, uint64(x.Fold))
 	case value.KindDateTime:
-		x := n.Ext.(*value.DateTime)
+		x := n.Ext().(*value.DateTime)
 		return szI32(1, x.Year) + szU(2, uint64(x.Month)) + szU(3, uint64(x.Day)) +
 			szU(4, uint64(x.Hour)) + szU(5, uint64(x.Minute)) + szU(6, uint64(x.Second)) +
 			szU(7, uint64(x.Microsecond)) + szOptI32(8, x.Offset) + szOptS(9, x.TZName)
 	case value.KindTimeDelta:
-		x := n.Ext.(*value.TimeDelta)
+		x := n.Ext().(*value.TimeDelta)
 		return szI32(1, x.Days) + szI32(2, x.Seconds) + szI32(3, x.Microseconds)
 	case value.KindTimeZone:
-		return tzLen(n.Ext.(*value.TimeZone))
+		return tzLen(n.Ext().(*value.TimeZone))
 	case value.KindException:
-		x := n.Ext.(*value.Exception)
+		x := n.Ext().(*value.Exception)
 		return szS(1, len(x.Type)) + szOptS(2, x.Arg)
 	case value.KindType:
-		x := n.Ext.(*value.Type)
+		x := n.Ext().(*value.Type)
 		s := szS(1, len(x.Name)) + 2
 		if x.Origin == value.OriginBuiltin {
 			return s
@@ -413,13 +413,13 @@ func payloadSize(n *value.Node) int {
 		}
 		return s
 	case value.KindClassInstance:
-		x := n.Ext.(*value.ClassInstance)
+		x := n.Ext().(*value.ClassInstance)
 		return szU(1, uint64(x.Class)) + uuidFieldLen + szM(3, pairsLen(x.Attrs))
 	case value.KindFunction:
-		x := n.Ext.(*value.Function)
+		x := n.Ext().(*value.Function)
 		return szS(1, len(x.Name)) + szOptS(2, x.Docstring)
 	case value.KindFileHandle:
-		x := n.Ext.(*value.FileHandle)
+		x := n.Ext().(*value.FileHandle)
 		return szS(1, len(x.Path)) + szS(2, len(fileMode(x.Mode))) + szU(3, x.Position)
 	}
 	return 0
@@ -460,8 +460,8 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		b = append(b, 0x12, 0x09, 0x39)
 		return protowire.AppendFixed64(b, n.Num)
 	case value.KindStr, value.KindBuiltinFunction, value.KindPath, value.KindRepr, value.KindCycle:
-		b = apM(b, 2, szM(k, len(n.Text)))
-		return apSA(b, k, n.Text)
+		b = apM(b, 2, szM(k, len(n.Text())))
+		return apSA(b, k, n.Text())
 	case value.KindBytes:
 		v := n.Bytes()
 		b = apM(b, 2, szM(k, len(v)))
@@ -482,25 +482,25 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		b = b[:off+ml]
 		x.FillBytes(b[off:])
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
-		b = apIDs(b, 1, n.Refs)
+		b = apIDs(b, 1, n.Refs())
 	case value.KindNamedTuple:
-		t := n.Ext.(*value.NamedTuple)
+		t := n.Ext().(*value.NamedTuple)
 		b = apS(b, 1, t.TypeName)
 		for _, f := range t.FieldNames {
 			b = apSA(b, 2, f)
 		}
-		b = apIDs(b, 3, n.Refs)
+		b = apIDs(b, 3, n.Refs())
 	case value.KindDict:
-		for i := 0; i+1 < len(n.Refs); i += 2 {
-			b = apPair(b, n.Refs[i], n.Refs[i+1])
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			b = apPair(b, n.Refs()[i], n.Refs()[i+1])
 		}
 	case value.KindDate:
-		x := n.Ext.(*value.Date)
+		x := n.Ext().(*value.Date)
 		b = apI32(b, 1, x.Year)
 		b = apU(b, 2, uint64(x.Month))
 		b = apU(b, 3, uint64(x.Day))
 	case value.KindTime:
-		x := n.Ext.(*value.Time)
+		x := n.Ext().(*value.Time)
 		b = apU(b, 1, uint64(x.Hour))
 		b = apU(b, 2, uint64(x.Minute))
 		b = apU(b, 3, uint64(x.Second))
@@ -509,7 +509,7 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		b = apOptS(b, 6, x.TZName)
 		b = apU(b, 7, uint64(x.Fold))
 	case value.KindDateTime:
-		x := n.Ext.(*value.DateTime)
+		x := n.Ext().(*value.DateTime)
 		b = apI32(b, 1, x.Year)
 		b = apU(b, 2, uint64(x.Month))
 		b = apU(b, 3, uint64(x.Day))
@@ -520,18 +520,18 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		b = apOptI32(b, 8, x.Offset)
 		b = apOptS(b, 9, x.TZName)
 	case value.KindTimeDelta:
-		x := n.Ext.(*value.TimeDelta)
+		x := n.Ext().(*value.TimeDelta)
 		b = apI32(b, 1, x.Days)
 		b = apI32(b, 2, x.Seconds)
 		b = apI32(b, 3, x.Microseconds)
 	case value.KindTimeZone:
-		b = apTZ(b, n.Ext.(*value.TimeZone))
+		b = apTZ(b, n.Ext().(*value.TimeZone))
 	case value.KindException:
-		x := n.Ext.(*value.Exception)
+		x := n.Ext().(*value.Exception)
 		b = apS(b, 1, x.Type)
 		b = apOptS(b, 2, x.Arg)
 	case value.KindType:
-		x := n.Ext.(*value.Type)
+		x := n.Ext().(*value.Type)
 		b = apS(b, 1, x.Name)
 		if x.Origin == value.OriginBuiltin {
 			return append(b, 0x18, 0x01)
@@ -544,17 +544,17 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 			b = apPairs(b, x.Attrs)
 		}
 	case value.KindClassInstance:
-		x := n.Ext.(*value.ClassInstance)
+		x := n.Ext().(*value.ClassInstance)
 		b = apU(b, 1, uint64(x.Class))
 		b = apUUID(b, 2, &x.InstanceID)
 		b = apM(b, 3, pairsLen(x.Attrs))
 		b = apPairs(b, x.Attrs)
 	case value.KindFunction:
-		x := n.Ext.(*value.Function)
+		x := n.Ext().(*value.Function)
 		b = apS(b, 1, x.Name)
 		b = apOptS(b, 2, x.Docstring)
 	case value.KindFileHandle:
-		x := n.Ext.(*value.FileHandle)
+		x := n.Ext().(*value.FileHandle)
 		b = apS(b, 1, x.Path)
 		b = apS(b, 2, fileMode(x.Mode))
 		b = apU(b, 3, x.Position)

@@ -22,7 +22,10 @@ func diff(a, b any) string {
 	return diffValue(reflect.ValueOf(a), reflect.ValueOf(b), "")
 }
 
-var bigIntType = reflect.TypeOf((*big.Int)(nil))
+var (
+	bigIntType = reflect.TypeOf((*big.Int)(nil))
+	nodeType   = reflect.TypeFor[value.Node]()
+)
 
 func diffValue(a, b reflect.Value, path string) string {
 	if !a.IsValid() || !b.IsValid() {
@@ -33,6 +36,18 @@ func diffValue(a, b reflect.Value, path string) string {
 	}
 	if a.Type() != b.Type() {
 		return fmt.Sprintf("%s: type %v != %v", path, a.Type(), b.Type())
+	}
+	if a.Type() == nodeType {
+		// A node's payload sits behind unexported fields: compare what its
+		// accessors return.
+		x, y := a.Interface().(value.Node), b.Interface().(value.Node)
+		if x.Kind != y.Kind || x.Num != y.Num || x.Text() != y.Text() {
+			return fmt.Sprintf("%s: node %v/%d/%q != %v/%d/%q", path, x.Kind, x.Num, x.Text(), y.Kind, y.Num, y.Text())
+		}
+		if d := diffValue(reflect.ValueOf(x.Refs()), reflect.ValueOf(y.Refs()), path+".Refs"); d != "" {
+			return d
+		}
+		return diffValue(reflect.ValueOf(x.Ext()), reflect.ValueOf(y.Ext()), path+".Ext")
 	}
 	if a.Type() == bigIntType {
 		x, y := a.Interface().(*big.Int), b.Interface().(*big.Int)

@@ -54,45 +54,45 @@ func toPBNode(n *value.Node) *pbv.MontyNode {
 	case value.KindFloat:
 		m.Kind = &pbv.MontyNode_Float{Float: n.Float()}
 	case value.KindStr:
-		m.Kind = &pbv.MontyNode_Str{Str: n.Text}
+		m.Kind = &pbv.MontyNode_Str{Str: n.Text()}
 	case value.KindBytes:
 		m.Kind = &pbv.MontyNode_Bytes{Bytes: append([]byte{}, n.Bytes()...)}
 	case value.KindList:
-		m.Kind = &pbv.MontyNode_List{List: pbIndexes(n.Refs)}
+		m.Kind = &pbv.MontyNode_List{List: pbIndexes(n.Refs())}
 	case value.KindTuple:
-		m.Kind = &pbv.MontyNode_Tuple{Tuple: pbIndexes(n.Refs)}
+		m.Kind = &pbv.MontyNode_Tuple{Tuple: pbIndexes(n.Refs())}
 	case value.KindSet:
-		m.Kind = &pbv.MontyNode_Set{Set: pbIndexes(n.Refs)}
+		m.Kind = &pbv.MontyNode_Set{Set: pbIndexes(n.Refs())}
 	case value.KindFrozenSet:
-		m.Kind = &pbv.MontyNode_FrozenSet{FrozenSet: pbIndexes(n.Refs)}
+		m.Kind = &pbv.MontyNode_FrozenSet{FrozenSet: pbIndexes(n.Refs())}
 	case value.KindNamedTuple:
-		t := n.Ext.(*value.NamedTuple)
+		t := n.Ext().(*value.NamedTuple)
 		m.Kind = &pbv.MontyNode_NamedTuple{NamedTuple: &pbv.NamedTupleNode{TypeName: t.TypeName,
-			FieldNames: append([]string(nil), t.FieldNames...), Values: append([]uint32(nil), n.Refs...)}}
+			FieldNames: append([]string(nil), t.FieldNames...), Values: append([]uint32(nil), n.Refs()...)}}
 	case value.KindDict:
 		m.Kind = &pbv.MontyNode_Dict{Dict: pbPairs(n.Pairs())}
 	case value.KindDate:
-		d := n.Ext.(*value.Date)
+		d := n.Ext().(*value.Date)
 		m.Kind = &pbv.MontyNode_Date{Date: &pbv.Date{Year: d.Year, Month: d.Month, Day: d.Day}}
 	case value.KindTime:
-		t := n.Ext.(*value.Time)
+		t := n.Ext().(*value.Time)
 		m.Kind = &pbv.MontyNode_Time{Time: &pbv.Time{Hour: t.Hour, Minute: t.Minute, Second: t.Second,
 			Microsecond: t.Microsecond, OffsetSeconds: t.Offset, TimezoneName: t.TZName, Fold: t.Fold}}
 	case value.KindDateTime:
-		d := n.Ext.(*value.DateTime)
+		d := n.Ext().(*value.DateTime)
 		m.Kind = &pbv.MontyNode_Datetime{Datetime: &pbv.DateTime{Year: d.Year, Month: d.Month, Day: d.Day,
 			Hour: d.Hour, Minute: d.Minute, Second: d.Second, Microsecond: d.Microsecond,
 			OffsetSeconds: d.Offset, TimezoneName: d.TZName}}
 	case value.KindTimeDelta:
-		d := n.Ext.(*value.TimeDelta)
+		d := n.Ext().(*value.TimeDelta)
 		m.Kind = &pbv.MontyNode_Timedelta{Timedelta: &pbv.TimeDelta{Days: d.Days, Seconds: d.Seconds, Microseconds: d.Microseconds}}
 	case value.KindTimeZone:
-		m.Kind = &pbv.MontyNode_Timezone{Timezone: pbTZ(n.Ext.(*value.TimeZone))}
+		m.Kind = &pbv.MontyNode_Timezone{Timezone: pbTZ(n.Ext().(*value.TimeZone))}
 	case value.KindException:
-		e := n.Ext.(*value.Exception)
+		e := n.Ext().(*value.Exception)
 		m.Kind = &pbv.MontyNode_Exception{Exception: &pbv.Exception{ExcType: e.Type, Arg: e.Arg}}
 	case value.KindType:
-		t := n.Ext.(*value.Type)
+		t := n.Ext().(*value.Type)
 		pt := &pbv.Type{Name: t.Name, Origin: pbv.TypeOrigin(t.Origin)}
 		if t.Origin != value.OriginBuiltin {
 			pt.Id = pbUUID(t.ID)
@@ -103,24 +103,24 @@ func toPBNode(n *value.Node) *pbv.MontyNode {
 		}
 		m.Kind = &pbv.MontyNode_Type{Type: pt}
 	case value.KindClassInstance:
-		c := n.Ext.(*value.ClassInstance)
+		c := n.Ext().(*value.ClassInstance)
 		m.Kind = &pbv.MontyNode_ClassInstance{ClassInstance: &pbv.ClassInstanceNode{ClassType: c.Class,
 			InstanceId: pbUUID(c.InstanceID), Attrs: pbPairs(c.Attrs)}}
 	case value.KindFunction:
-		f := n.Ext.(*value.Function)
+		f := n.Ext().(*value.Function)
 		m.Kind = &pbv.MontyNode_Function{Function: &pbv.Function{Name: f.Name, Docstring: f.Docstring}}
 	case value.KindBuiltinFunction:
-		m.Kind = &pbv.MontyNode_BuiltinFunction{BuiltinFunction: n.Text}
+		m.Kind = &pbv.MontyNode_BuiltinFunction{BuiltinFunction: n.Text()}
 	case value.KindPath:
-		m.Kind = &pbv.MontyNode_Path{Path: n.Text}
+		m.Kind = &pbv.MontyNode_Path{Path: n.Text()}
 	case value.KindFileHandle:
-		f := n.Ext.(*value.FileHandle)
+		f := n.Ext().(*value.FileHandle)
 		mode, _ := value.NormalizeFileMode(f.Mode)
 		m.Kind = &pbv.MontyNode_FileHandle{FileHandle: &pbv.FileHandle{Path: f.Path, Mode: mode, Position: f.Position}}
 	case value.KindRepr:
-		m.Kind = &pbv.MontyNode_Repr{Repr: n.Text}
+		m.Kind = &pbv.MontyNode_Repr{Repr: n.Text()}
 	case value.KindCycle:
-		m.Kind = &pbv.MontyNode_Cycle{Cycle: n.Text}
+		m.Kind = &pbv.MontyNode_Cycle{Cycle: n.Text()}
 	}
 	return m
 }
@@ -412,7 +412,7 @@ func fromPBNode(m *pbv.MontyNode) value.Node {
 		if k.Bigint.Negative {
 			z.Neg(z)
 		}
-		return value.Node{Kind: value.KindBigInt, Ext: z}
+		return value.Node{Kind: value.KindBigInt}.WithExt(z)
 	case *pbv.MontyNode_Float:
 		return value.Float(k.Float)
 	case *pbv.MontyNode_Str:
@@ -434,7 +434,7 @@ func fromPBNode(m *pbv.MontyNode) value.Node {
 		for _, p := range k.Dict.Pairs {
 			refs = append(refs, p.Key, p.Value)
 		}
-		return value.Node{Kind: value.KindDict, Refs: refs}
+		return value.Node{Kind: value.KindDict}.WithRefs(refs)
 	case *pbv.MontyNode_Date:
 		return value.DateNode(value.Date{Year: k.Date.Year, Month: k.Date.Month, Day: k.Date.Day})
 	case *pbv.MontyNode_Time:

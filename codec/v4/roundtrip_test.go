@@ -195,8 +195,8 @@ func TestCanonicalBytes(t *testing.T) {
 		{"str_empty", value.Str(""), []byte{0x42, 0x00}},
 		{"float0", value.Float(0), []byte{0x39, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"list_empty", value.List(), []byte{0x5a, 0x00}},
-		{"bigint0", value.Node{Kind: value.KindBigInt, Ext: new(big.Int)}, []byte{0x32, 0x03, 0x12, 0x01, 0x00}},
-		{"bigint-1", value.Node{Kind: value.KindBigInt, Ext: bigFromString("-1")}, []byte{0x32, 0x05, 0x08, 0x01, 0x12, 0x01, 0x01}},
+		{"bigint0", value.Node{Kind: value.KindBigInt}.WithExt(new(big.Int)), []byte{0x32, 0x03, 0x12, 0x01, 0x00}},
+		{"bigint-1", value.Node{Kind: value.KindBigInt}.WithExt(bigFromString("-1")), []byte{0x32, 0x05, 0x08, 0x01, 0x12, 0x01, 0x01}},
 		{"builtin_type", value.BuiltinType("int"), []byte{0xba, 0x01, 0x07, 0x0a, 0x03, 'i', 'n', 't', 0x18, 0x01}},
 		{"timezone_utc", value.TimeZoneNode(value.TimeZone{}), []byte{0xaa, 0x01, 0x00}},
 		{"time_offset0", value.TimeNode(value.Time{Offset: value.Ptr[int32](0), TZName: value.Ptr("")}), []byte{0x92, 0x01, 0x04, 0x28, 0x00, 0x32, 0x00}},
@@ -264,7 +264,7 @@ func TestFileModeIsNormalized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := got.Nodes[0].Ext.(*value.FileHandle).Mode; m != "r" {
+	if m := got.Nodes[0].Ext().(*value.FileHandle).Mode; m != "r" {
 		t.Fatalf("mode %q", m)
 	}
 }

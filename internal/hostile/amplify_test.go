@@ -435,3 +435,58 @@ func deepChainCheck(t *testing.T, p *proc, sc hostile.Scenario) {
 	}
 	t.Logf("%d nodes in %d bytes", nodes, len(body))
 }
+
+// hugeIntCheck streams huge_int's frame: ChildEvent.complete(6) →
+// Complete.value(1) → MontyObject.big_int(6) → BigInt.magnitude(2), a
+// magnitude of HugeIntBytes 0xff bytes, then the turn's stamps.
+func hugeIntCheck(t *testing.T, p *proc, sc hostile.Scenario) {
+	p.configure()
+	p.feed(sc.Code)
+	size := int(binary.LittleEndian.Uint32(p.readN(4)))
+	if size > frame.MaxFrameLen || size < hostile.HugeIntBytes {
+		t.Fatalf("frame of %d bytes: want a little over %d, within the cap", size, hostile.HugeIntBytes)
+	}
+	head := p.readN(32)
+	off, inner := 0, size
+	for _, want := range []protowire.Number{6, 1, 6, 2} {
+		num, typ, tl := protowire.ConsumeTag(head[off:])
+		if tl < 0 || num != want || typ != protowire.BytesType {
+			t.Fatalf("at %d: field %d/%d, want %d", off, num, typ, want)
+		}
+		l, ll := protowire.ConsumeVarint(head[off+tl:])
+		if ll < 0 || int(l) > inner-tl-ll {
+			t.Fatalf("at %d: bad length", off)
+		}
+		off += tl + ll
+		inner = int(l)
+	}
+	if inner != hostile.HugeIntBytes {
+		t.Fatalf("magnitude of %d bytes, want %d", inner, hostile.HugeIntBytes)
+	}
+	ff := bytes.Repeat([]byte{0xff}, 1<<20)
+	check := func(b []byte) {
+		if !bytes.Equal(b, ff[:len(b)]) {
+			t.Fatal("the magnitude holds a byte other than 0xff")
+		}
+	}
+	check(head[off:])
+	buf := make([]byte, 1<<20)
+	for left := inner - (len(head) - off); left > 0; {
+		n := min(left, len(buf))
+		_ = p.stdout.SetReadDeadline(time.Now().Add(ioTimeout))
+		if _, err := io.ReadFull(p.stdout, buf[:n]); err != nil {
+			t.Fatalf("reading the magnitude: %v", err)
+		}
+		check(buf[:n])
+		left -= n
+	}
+	// The rest is the Complete's stamps: fields that follow the value.
+	tail := p.readN(size - off - inner)
+	for len(tail) > 0 {
+		num, typ, n := protowire.ConsumeField(tail)
+		if n < 0 || typ != protowire.VarintType {
+			t.Fatalf("stamps: field %d/%d", num, typ)
+		}
+		tail = tail[n:]
+	}
+}

@@ -56,6 +56,9 @@ const (
 	BigRequestBytes = 256 << 10
 	// BigPipeRequestBytes is the size of the Feed stop_reading_big wants.
 	BigPipeRequestBytes = 4 << 20
+	// HugeIntBytes is the magnitude size of huge_int's int (before
+	// Options.Scale).
+	HugeIntBytes = 150 << 20
 )
 
 // Values the turn-structure scenarios smuggle in, so a parent test can tell
@@ -228,8 +231,7 @@ func init() {
 		Name:        "version_range_reversed",
 		Description: "Refuses every Configure with `unsupported protocol version V (server supports protocol versions 9 to 3, make sure you are using the correct client version)` and exits 4.",
 		Trigger:     AtConfigure,
-		Expect: fails(VersionMismatch, "The advertised range is empty: no retry can succeed, so the parent must not respawn for it. A parent that cannot parse the range may report the refusal as an announced crash instead (still typed, still bounded).",
-			CrashAnnounced),
+		Expect:      fails(VersionMismatch, "The advertised range is empty: no retry can succeed, so the parent must not respawn for it, and reports a version mismatch that says the range is unusable."),
 	}, on: refuse(func(c *child, v uint32) string {
 		return "unsupported protocol version " + u32(v) + " (server supports protocol versions 9 to 3, make sure you are using the correct client version)"
 	})})
@@ -238,8 +240,7 @@ func init() {
 		Name:        "version_range_zero",
 		Description: "Refuses every Configure with `... (server supports protocol versions 0 to 0, make sure you are using the correct client version)` and exits 4.",
 		Trigger:     AtConfigure,
-		Expect: fails(VersionMismatch, "Version 0 means \"undeclared\" and is never valid; an unparseable range may be reported as an announced crash.",
-			CrashAnnounced),
+		Expect:      fails(VersionMismatch, "Version 0 means \"undeclared\" and is never valid: the range is unusable, reported as a version mismatch without a respawn."),
 	}, on: refuse(func(c *child, v uint32) string {
 		return "unsupported protocol version " + u32(v) + " (server supports protocol versions 0 to 0, make sure you are using the correct client version)"
 	})})
@@ -502,6 +503,16 @@ func init() {
 		Expect:      fails(DecodeBudget, "Valid; it fits a 1 GiB budget when the decoded node is small, and must fail a small configured budget before the nodes are built.", OK),
 		MaxFrame:    ampFrame, Scales: true,
 	}, on: atFirstFeed(func(c *child) error { return c.sendBig(c.ampNoneNodes(), -1) })})
+
+	add(&entry{Scenario: Scenario{
+		Name:        "huge_int",
+		Description: "Protocol 2: answers the first Feed with a ~150 MiB Complete whose value is one int of 150 MiB magnitude (about 1.26 billion bits, 380 million decimal digits), inside the default decode budget.",
+		Trigger:     AtFeed,
+		Protocols:   only2,
+		Expect: survives(OK, "A legal value. The trap is afterwards: printing it in decimal takes minutes of CPU, so repr and str must refuse it as CPython does (`Exceeds the limit (4300 digits) for integer string conversion`), deciding from the bit length before converting. A small configured budget may refuse the frame.",
+			DecodeBudget),
+		MaxFrame: HugeIntBytes + 64, Scales: true,
+	}, on: atFirstFeed(func(c *child) error { return c.sendBig(c.hugeInt(), -1) })})
 
 	add(&entry{Scenario: Scenario{
 		Name:        "deep_nesting",

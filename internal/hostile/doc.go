@@ -17,13 +17,16 @@
 // [Scenarios].
 //
 // [Run] plays a scenario over any reader and writer. The program in
-// cmd/hostilechild wraps it as a worker binary, and [Build] compiles that
-// program once per test binary:
+// cmd/hostilechild wraps it as a worker binary, which this package's tests
+// build once per test binary (package hostilebuild) and start as
 //
-//	bin := hostile.Build(t)
 //	cmd := exec.Command(bin, "subprocess")
 //	cmd.Env = append(os.Environ(), "HOSTILE_SCENARIO=oversize_prefix")
 //
 // This package is test tooling. It deliberately writes frames the protocol
-// forbids and must never be linked into production code.
+// forbids, so no code that talks to real workers may use it. The one
+// production binary that links it is montygo, on purpose: `montygo conform
+// parent` (package conform) plays these scenarios against a parent program
+// under test, through the hidden `montygo conform __child` subcommand, so
+// that the kit ships as one executable. Nothing else in montygo reaches it.
 package hostile

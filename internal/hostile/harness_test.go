@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gomonty/monty/frame"
-	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/internal/hostile/hostilebuild"
 	p2 "github.com/gomonty/monty/internal/pb/montyp2v1"
 	p4 "github.com/gomonty/monty/internal/pb/montyv1"
 )
@@ -44,7 +44,7 @@ type proc struct {
 // default). ver is the version the test will configure.
 func start(t *testing.T, scenario string, ver uint32, protocols string) *proc {
 	t.Helper()
-	bin := hostile.Build(t)
+	bin := hostilebuild.Build(t)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,8 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/internal/hostile/hostilebuild"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
 )
@@ -206,13 +208,24 @@ func sharedBinary(t *testing.T, claim uint32) string {
 		t.Fatal(err)
 	}
 	p := linkBinary(t, dir)
+	// Negotiate once, outside any scenario's deadline: the parent tries
+	// its highest version first, so even a child claiming 4 costs a refused
+	// spawn, which a 200 ms scenario deadline must not have to absorb.
+	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
+	defer cancel()
+	s, err := session.Start(ctx, session.Config{Logger: quiet, Worker: worker.Config{Binary: p,
+		Env: []string{"HOSTILE_SCENARIO=normal", "HOSTILE_LIFETIME=30s", "HOSTILE_PROTOCOL=" + itoa(claim)}}})
+	if err != nil {
+		t.Fatalf("negotiating with the shared child (claim %d): %v", claim, err)
+	}
+	s.Close()
 	sharedBins[claim] = p
 	return p
 }
 
 func linkBinary(t *testing.T, dir string) string {
 	t.Helper()
-	bin := hostile.Build(t)
+	bin := hostilebuild.Build(t)
 	p := filepath.Join(dir, "monty")
 	if err := os.Link(bin, p); err != nil {
 		b, rerr := os.ReadFile(bin)
@@ -332,7 +345,7 @@ func skipParent(sc hostile.Scenario, v uint32) string {
 }
 
 func parentScenario(t *testing.T, sc hostile.Scenario, ver uint32) {
-	hostile.Build(t) // outside the measurements
+	hostilebuild.Build(t) // outside the measurements
 	leaks := goleak.IgnoreCurrent()
 	baseG := runtime.NumGoroutine()
 	heap := watchHeap()
@@ -458,4 +471,29 @@ func acceptText(e hostile.Expectation) string {
 		return ""
 	}
 	return fmt.Sprintf(" (or %v)", e.Accept)
+}
+
+// A refusal whose range can hold no version is a typed version error that
+// says so, reached on the first spawn.
+func TestUnusableVersionRange(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		r        protocol.VersionRange
+	}{{"version_range_reversed", protocol.VersionRange{Min: 9, Max: 3}}, {"version_range_zero", protocol.VersionRange{}}} {
+		t.Run(c.scenario, func(t *testing.T) {
+			bin := workerBinary(t)
+			_, err := session.Start(context.Background(), session.Config{
+				Worker: worker.Config{Binary: bin, Env: []string{"HOSTILE_SCENARIO=" + c.scenario}},
+				Logger: quiet,
+			})
+			var vm *session.VersionMismatchError
+			var ur *protocol.UnusableRangeError
+			if !errors.As(err, &vm) || vm.Unusable == nil || vm.Worker != c.r || !errors.As(err, &ur) || ur.Range != c.r {
+				t.Fatalf("err = %v (%T)", err, err)
+			}
+			if !strings.Contains(err.Error(), "unusable version range") {
+				t.Fatalf("message %q", err)
+			}
+		})
+	}
 }

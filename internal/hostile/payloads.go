@@ -87,6 +87,13 @@ func (c *child) ampDictPairs() bigFrame {
 		level{num: armComplete}, level{num: 1}, level{num: 14})
 }
 
+// hugeInt (protocol 2): a Complete whose value is a BigInt with a
+// magnitude of HugeIntBytes 0xff bytes (scaled).
+func (c *child) hugeInt() bigFrame {
+	return repeated([]byte{0xff}, c.n(HugeIntBytes), c.stamps(),
+		level{num: armComplete}, level{num: 1}, level{num: 6}, level{num: 2})
+}
+
 // ampTraceback: an Error whose exception has millions of empty stack
 // frames.
 func (c *child) ampTraceback() bigFrame {

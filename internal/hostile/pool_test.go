@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/internal/hostile/hostilebuild"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/session"
@@ -32,7 +33,7 @@ exec "$REAL_BIN" "$@"
 // replaces it with a good one, stays healthy and serves the next checkout.
 func TestPoolRecoversFromHostileWorker(t *testing.T) {
 	real := testenv.Worker(t)
-	bad := hostile.Build(t)
+	bad := hostilebuild.Build(t)
 	for _, sc := range hostile.Scenarios() {
 		if sc.Trigger != hostile.AtFeed || sc.Expect.Outcome == hostile.OK || sc.MaxFrame > 32<<20 ||
 			!containsU32(sc.Protocols, 2) || sc.Name == "stderr_flood" {

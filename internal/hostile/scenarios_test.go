@@ -294,6 +294,7 @@ var checks = map[string]check{
 	"amplify_print_segments": ampCheck,
 	"amplify_none_nodes":     ampCheck,
 	"deep_nesting":           deepNestingCheck,
+	"huge_int":               hugeIntCheck,
 	"deep_chain":             deepChainCheck,
 
 	"invalid_date_month": valueCheck(func(o *p2.MontyObject) bool { return o.GetDate().GetMonth() == 13 }),

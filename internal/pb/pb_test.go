@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/gomonty/monty/internal/pb/montyp2v1"
+	"github.com/gomonty/monty/internal/pb/montyp5v1"
 	"github.com/gomonty/monty/internal/pb/montyv1"
 )
 
@@ -23,6 +24,7 @@ var update = flag.Bool("update", false, "rewrite the structure snapshots in test
 const (
 	v4Path = "monty/v1/monty.proto"
 	v2Path = "montyp2/v1/montyp2.proto"
+	v5Path = "montyp5/v1/montyp5.proto"
 )
 
 // TestRegistersSideBySide checks that both schemas live in the global
@@ -35,6 +37,7 @@ func TestRegistersSideBySide(t *testing.T) {
 	}{
 		{v4Path, "monty.v1", montyv1.File_monty_v1_monty_proto},
 		{v2Path, "montyp2.v1", montyp2v1.File_montyp2_v1_montyp2_proto},
+		{v5Path, "montyp5.v1", montyp5v1.File_montyp5_v1_montyp5_proto},
 	} {
 		got, err := protoregistry.GlobalFiles.FindFileByPath(tc.path)
 		if err != nil {
@@ -47,7 +50,7 @@ func TestRegistersSideBySide(t *testing.T) {
 			t.Errorf("%s: package = %q, want %q", tc.path, got.Package(), tc.pkg)
 		}
 	}
-	for _, name := range []protoreflect.FullName{"monty.v1.ChildEvent", "montyp2.v1.ChildEvent"} {
+	for _, name := range []protoreflect.FullName{"monty.v1.ChildEvent", "montyp2.v1.ChildEvent", "montyp5.v1.ChildEvent"} {
 		if _, err := protoregistry.GlobalFiles.FindDescriptorByName(name); err != nil {
 			t.Errorf("FindDescriptorByName(%q): %v", name, err)
 		}
@@ -84,6 +87,12 @@ func TestWireFacts(t *testing.T) {
 		{"v4 ChildEvent restored_script_name='' (23)", &montyv1.ChildEvent{RestoredScriptName: proto.String("")}, "ba0100"},
 		{"v2 ChildEvent restored_script_name='' (22)", &montyp2v1.ChildEvent{RestoredScriptName: proto.String("")}, "b20100"},
 		{"v2 ChildEvent max_suspensions=0 (23)", &montyp2v1.ChildEvent{MaxSuspensions: proto.Uint64(0)}, "b80100"},
+		// Protocol 5: OsCall.values moved to 50 (key 0x92 0x03), tag 26 is
+		// the time arm (key 0xd2 0x01), echoed limits at 25..27.
+		{"v5 OsCall values at 50", &montyp5v1.OsCall{Values: &montyp5v1.Arena{NodeCount: 1}}, "92030208" + "01"},
+		{"v5 OsCall time arm 26", &montyp5v1.OsCall{Call: &montyp5v1.OsCall_Time{Time: &montyp5v1.OsCall_TimeCall{}}}, "d20100"},
+		{"v5 ChildEvent max_feed_duration_micros=0 (25)", &montyp5v1.ChildEvent{MaxFeedDurationMicros: proto.Uint64(0)}, "c80100"},
+		{"v5 ResourceLimits max_total_sleep_micros=1 (8)", &montyp5v1.ResourceLimits{MaxTotalSleepMicros: proto.Uint64(1)}, "4001"},
 		// Implicit-presence zero is omitted.
 		{"v4 ChildEvent total_execution_micros=0", &montyv1.ChildEvent{TotalExecutionMicros: 0}, ""},
 	} {
@@ -135,6 +144,7 @@ func TestStructureSnapshot(t *testing.T) {
 	}{
 		{"montyv1.structure.txt", montyv1.File_monty_v1_monty_proto},
 		{"montyp2v1.structure.txt", montyp2v1.File_montyp2_v1_montyp2_proto},
+		{"montyp5v1.structure.txt", montyp5v1.File_montyp5_v1_montyp5_proto},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			got := renderStructure(tc.fd)

@@ -101,7 +101,7 @@ func run(args []string, stdin io.Reader, stdout *os.File, stderr io.Writer) int 
 	case errors.As(err, &exit):
 		return exit.Code
 	case errors.As(err, &sig):
-		die(sig.Signal)
+		hostile.Die(sig.Signal)
 		return 128 + int(sig.Signal) // not reached
 	default:
 		fmt.Fprintln(stderr, "hostilechild:", err)

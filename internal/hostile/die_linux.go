@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package main
+package hostile
 
 import (
 	"os"
@@ -18,13 +18,13 @@ type kernelSigaction struct {
 	mask     uint64
 }
 
-// die ends the process by sig, with no core file.
+// Die ends the process by sig, with no core file.
 //
 // The Go runtime handles SIGSEGV and SIGABRT itself: a SIGSEGV sent by
 // kill(2) would become a Go crash with exit status 2, not a death by
 // signal. So the default disposition is restored directly with
 // rt_sigaction before the signal is raised.
-func die(sig syscall.Signal) {
+func Die(sig syscall.Signal) {
 	_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
 	var sa kernelSigaction // handler 0 = SIG_DFL
 	_, _, _ = syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig),

@@ -1,16 +1,16 @@
 //go:build !(linux && (amd64 || arm64))
 
-package main
+package hostile
 
 import (
 	"os"
 	"syscall"
 )
 
-// die ends the process by a signal. Without a portable way to restore a
+// Die ends the process by a signal. Without a portable way to restore a
 // runtime-handled signal's default action, every platform other than
 // linux/amd64 and linux/arm64 dies by SIGKILL whatever sig was asked for.
-func die(sig syscall.Signal) {
+func Die(sig syscall.Signal) {
 	_ = sig
 	p, err := os.FindProcess(os.Getpid())
 	if err == nil {

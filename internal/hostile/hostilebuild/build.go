@@ -1,4 +1,8 @@
-package hostile
+// Package hostilebuild compiles the hostile child program
+// (internal/hostile/cmd/hostilechild) for tests. It is separate from
+// package hostile so that montygo, which links the catalog for `conform
+// parent`, does not link package testing.
+package hostilebuild
 
 import (
 	"crypto/sha256"
@@ -39,7 +43,7 @@ func build() (string, error) {
 	if !ok {
 		return "", fmt.Errorf("cannot locate the hostile package source")
 	}
-	pkgDir := filepath.Dir(file)
+	pkgDir := filepath.Join(filepath.Dir(file), "..") // internal/hostile
 	sum := sha256.Sum256([]byte(pkgDir))
 	dir := filepath.Join(os.TempDir(), "gomonty-hostilechild-"+hex.EncodeToString(sum[:6]), runtime.GOOS+"_"+runtime.GOARCH)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

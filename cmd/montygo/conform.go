@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gomonty/monty/conform"
+	"github.com/gomonty/monty/transport/ws"
+)
+
+// conformCmd runs the conformance kit:
+//
+//	montygo conform worker (--worker BIN | --remote URL [--header 'Name: value']...) [--protocol N] [--json] [--run REGEXP]
+//	montygo conform parent [--json] [--run REGEXP] -- COMMAND [ARGS...]
+func conformCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: montygo conform worker|parent [flags]")
+		return exitError{2}
+	}
+	switch args[0] {
+	case "worker":
+		return conformWorker(ctx, args[1:], stdout, stderr)
+	case "parent":
+		return conformParent(ctx, args[1:], stdout, stderr)
+	case conform.ChildCommand:
+		// The scripted child of `conform parent`, run by the per-scenario
+		// launcher; not for direct use.
+		return exitIfNonZero(conform.ServeChild(ctx, args[1:], stdin, stdout, stderr))
+	}
+	fmt.Fprintf(stderr, "montygo conform: unknown mode %q (want worker or parent)\n", args[0])
+	return exitError{2}
+}
+
+func exitIfNonZero(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return exitError{code}
+}
+
+type headerFlag struct{ h http.Header }
+
+func (f *headerFlag) String() string { return "" }
+func (f *headerFlag) Set(s string) error {
+	name, val, err := ws.ParseHeader(s)
+	if err != nil {
+		return err
+	}
+	if f.h == nil {
+		f.h = http.Header{}
+	}
+	f.h.Add(name, val)
+	return nil
+}
+
+func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("conform worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bin := fs.String("worker", "", "worker executable, run as `BIN subprocess` (default: $MONTY_BIN, .monty/bin/monty, PATH)")
+	remote := fs.String("remote", "", "test a WebSocket worker endpoint (ws:// or wss://) instead of a local binary")
+	var hdr headerFlag
+	fs.Var(&hdr, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")
+	proto := fs.Uint("protocol", 4, "protocol version to test (4 or 2)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	run := fs.String("run", "", "only rules whose id matches this regular expression")
+	parallel := fs.Int("parallel", 0, "rules run at once (default: max(4, 2×CPUs))")
+	timeout := fs.Duration("rule-timeout", 30*time.Second, "time limit of one rule")
+	expect := fs.String("expect-fail", "", "comma-separated rule ids known to fail: exit 0 when exactly these fail (for CI against a worker with documented deviations)")
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "montygo conform worker: unexpected argument %q\n", fs.Arg(0))
+		return exitError{2}
+	}
+	if *remote != "" && *bin != "" {
+		fmt.Fprintln(stderr, "montygo conform worker: --worker and --remote are exclusive")
+		return exitError{2}
+	}
+	opts := conform.Options{Protocol: uint32(*proto), Parallel: *parallel, RuleTimeout: *timeout}
+	if *run != "" {
+		re, err := regexp.Compile(*run)
+		if err != nil {
+			return fmt.Errorf("--run: %w", err)
+		}
+		opts.Match = re
+	}
+	target := conform.Target{Binary: *bin, URL: *remote, Header: hdr.h}
+	rep, err := conform.Run(ctx, target, opts)
+	if err != nil {
+		return err
+	}
+	if err := printReport(stdout, rep, *asJSON); err != nil {
+		return err
+	}
+	if *expect != "" {
+		return expectedFailures(rep, strings.Split(*expect, ","), stderr)
+	}
+	if rep.Summary.Fail > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+// expectedFailures returns nil when exactly the listed rules failed, and
+// exit status 1 (naming the difference) otherwise.
+func expectedFailures(rep *conform.Report, ids []string, stderr io.Writer) error {
+	want := map[string]bool{}
+	for _, id := range ids {
+		if id = strings.TrimSpace(id); id != "" {
+			want[id] = true
+		}
+	}
+	ok := true
+	for _, r := range rep.Rules {
+		switch {
+		case r.Status == conform.Fail && !want[r.ID]:
+			fmt.Fprintf(stderr, "montygo conform: %s failed unexpectedly\n", r.ID)
+			ok = false
+		case r.Status == conform.Pass && want[r.ID]:
+			fmt.Fprintf(stderr, "montygo conform: %s was expected to fail but passed\n", r.ID)
+			ok = false
+		}
+		delete(want, r.ID)
+	}
+	for id := range want {
+		fmt.Fprintf(stderr, "montygo conform: expected failure %s is not a rule that ran\n", id)
+		ok = false
+	}
+	if !ok {
+		return exitError{1}
+	}
+	return nil
+}
+
+func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("conform parent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	run := fs.String("run", "", "only scenarios whose name matches this regular expression")
+	parallel := fs.Int("parallel", 0, "scenarios run at once (default: max(2, CPUs))")
+	limit := fs.Duration("scenario-timeout", 0, "time a parent gets per scenario (default 30s)")
+	proto := fs.Uint("protocol", 0, "protocol the scripted child claims (default: the scenario's, 2 where defined)")
+	budget := fs.Int64("decode-budget", 0, "the parent's per-frame decode budget in bytes, for the memory check (default 1 GiB)")
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	cmd := fs.Args()
+	if len(cmd) == 0 {
+		fmt.Fprintln(stderr, "usage: montygo conform parent [--json] -- COMMAND [ARGS...]")
+		return exitError{2}
+	}
+	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: uint32(*proto), DecodeBudget: *budget}
+	if *run != "" {
+		re, err := regexp.Compile(*run)
+		if err != nil {
+			return fmt.Errorf("--run: %w", err)
+		}
+		opts.Match = re
+	}
+	rep, err := conform.RunParent(ctx, cmd, opts)
+	if err != nil {
+		return err
+	}
+	if err := printReport(stdout, rep, *asJSON); err != nil {
+		return err
+	}
+	if rep.Summary.Fail > 0 {
+		return exitError{1}
+	}
+	return nil
+}
+
+func printReport(w io.Writer, rep *conform.Report, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rep.Rules {
+		line := fmt.Sprintf("%s\t%s", r.Status, r.ID)
+		if r.Detail != "" {
+			line += "\t" + r.Detail
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%s, protocol %d: %d pass, %d fail, %d skip\n",
+		rep.Target, rep.Protocol, rep.Summary.Pass, rep.Summary.Fail, rep.Summary.Skip)
+	if err != nil && !errors.Is(err, io.ErrShortWrite) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/internal/wsrelay"
+	"github.com/gomonty/monty/worker"
+)
+
+// TestConformWorkerCLI runs `montygo conform worker` in-process: a passing
+// selection exits 0 with a JSON report in the kit's shape, and a
+// selection that fails (protocol 4 against the protocol 2 worker) exits 1
+// naming what came instead.
+func TestConformWorkerCLI(t *testing.T) {
+	bin := testenv.Worker(t)
+	var out, errb bytes.Buffer
+	code := mainArgs([]string{"conform", "worker", "--worker", bin, "--protocol", "2", "--json", "--run", `^(feed|lookup)\.`},
+		strings.NewReader(""), &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out.String(), errb.String())
+	}
+	var rep struct {
+		Target   string `json:"target"`
+		Protocol uint32 `json:"protocol"`
+		Rules    []struct {
+			ID, Title, Status, Detail string
+		} `json:"rules"`
+		Summary map[string]int `json:"summary"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if rep.Target != bin || rep.Protocol != 2 || len(rep.Rules) < 10 || rep.Summary["pass"] == 0 || rep.Summary["fail"] != 0 {
+		t.Errorf("report %+v", rep)
+	}
+	for _, r := range rep.Rules {
+		if !strings.HasPrefix(r.ID, "feed.") && !strings.HasPrefix(r.ID, "lookup.") || r.Title == "" {
+			t.Errorf("rule %+v outside the --run selection or untitled", r)
+		}
+	}
+
+	out.Reset()
+	errb.Reset()
+	code = mainArgs([]string{"conform", "worker", "--worker", bin, "--protocol", "4", "--run", `^feed\.complete-value$`},
+		strings.NewReader(""), &out, &errb)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "fail  feed.complete-value") || !strings.Contains(out.String(), "unsupported protocol version 4") {
+		t.Errorf("text report does not show the failure and its cause:\n%s", out.String())
+	}
+}
+
+func TestConformUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := mainArgs([]string{"conform"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("bare conform: exit %d, want 2", code)
+	}
+	if code := mainArgs([]string{"conform", "parent"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("conform parent without a command: exit %d, want 2", code)
+	}
+	if code := mainArgs([]string{"conform", "worker", "--worker", "x", "--remote", "ws://x"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("--worker with --remote: exit %d, want 2", code)
+	}
+}
+
+// TestConformWorkerRemoteCLI runs `montygo conform worker --remote` against
+// the test relay, with an extra upgrade header.
+func TestConformWorkerRemoteCLI(t *testing.T) {
+	bin := testenv.Worker(t)
+	relay := &wsrelay.Relay{Worker: worker.Config{Binary: bin}}
+	srv := httptest.NewServer(relay)
+	defer func() {
+		srv.Close()
+		relay.Wait()
+	}()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	var out, errb bytes.Buffer
+	code := mainArgs([]string{"conform", "worker", "--remote", url, "--header", "X-Conform: 1", "--protocol", "2",
+		"--run", `^(feed|shutdown)\.`}, strings.NewReader(""), &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), url+", protocol 2:") || !strings.Contains(out.String(), "pass  shutdown.ok-exit-0") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	if code := mainArgs([]string{"conform", "worker", "--remote", url, "--header", "no colon"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Errorf("a malformed --header: exit %d, want 2", code)
+	}
+}
+
+// TestConformExpectFail checks --expect-fail: exit 0 when exactly the
+// listed rules fail, 1 when one of them passes or another fails.
+func TestConformExpectFail(t *testing.T) {
+	bin := testenv.Worker(t)
+	cases := []struct {
+		proto, expect string
+		code          int
+	}{
+		{"4", "feed.complete-value", 0}, // the v2 worker refuses protocol 4
+		{"2", "feed.complete-value", 1}, // it passes at 2
+		{"4", "feed.globals-persist", 1},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := mainArgs([]string{"conform", "worker", "--worker", bin, "--protocol", c.proto,
+			"--run", `^feed\.complete-value$`, "--expect-fail", c.expect}, strings.NewReader(""), &out, &errb)
+		if code != c.code {
+			t.Errorf("protocol %s, --expect-fail %s: exit %d, want %d\n%s%s", c.proto, c.expect, code, c.code, out.String(), errb.String())
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/peterh/liner"
+)
+
+// lineReader reads the REPL's input lines. readLine is called from one
+// goroutine at a time.
+type lineReader interface {
+	// readLine shows prompt (with suggestion as editable text, where the
+	// reader can edit) and returns one line without its newline. It
+	// returns errPromptAborted for Ctrl-C at the prompt and io.EOF at the
+	// end of the input.
+	readLine(prompt, suggestion string) (string, error)
+	// remember records a complete input (its lines) in the history.
+	remember(lines []string)
+	// close restores the terminal and saves the history.
+	close()
+}
+
+var errPromptAborted = errors.New("prompt aborted")
+
+// plainReader reads lines from a pipe or file: no editing, no history.
+type plainReader struct {
+	br  *bufio.Reader
+	out io.Writer
+}
+
+func (p *plainReader) readLine(prompt, _ string) (string, error) {
+	fmt.Fprint(p.out, prompt)
+	line, err := p.br.ReadString('\n')
+	if line != "" && err == io.EOF {
+		err = nil
+	}
+	return strings.TrimRight(line, "\r\n"), err
+}
+
+func (p *plainReader) remember([]string) {}
+func (p *plainReader) close()            {}
+
+// maxBlocks bounds the multi-line blocks kept for recall in a session.
+const maxBlocks = 200
+
+// editReader edits lines in a terminal with github.com/peterh/liner:
+// arrows, Home/End, Ctrl-A/E/K/U/W/Y, Ctrl-R reverse search, Up/Down
+// through the history (prefix-matching what is already typed). The
+// history is the session's plus the file at historyPath, saved after
+// every input. A multi-line block is recalled whole, line by line: once
+// the lines typed so far begin an earlier block, each continuation prompt
+// offers that block's next line, to accept with Enter or edit.
+type editReader struct {
+	st     *liner.State
+	path   string // history file; empty when there is none
+	blocks [][]string
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// newLineReader returns an editing reader when stdin and stdout are the
+// process's own terminal, and a plain one otherwise.
+func newLineReader(stdin io.Reader, stdout io.Writer) lineReader {
+	if stdin != io.Reader(os.Stdin) || stdout != io.Writer(os.Stdout) ||
+		!isTerminal(os.Stdin) || !isTerminal(os.Stdout) || !liner.TerminalSupported() {
+		return &plainReader{br: bufio.NewReader(stdin), out: stdout}
+	}
+	e := &editReader{st: liner.NewLiner()}
+	e.st.SetCtrlCAborts(true)
+	if p, err := historyPath(); err == nil {
+		e.path = p
+		if f, err := os.Open(p); err == nil {
+			// A damaged file (an over-long line) keeps what was read.
+			_, _ = e.st.ReadHistory(f)
+			f.Close()
+		}
+	}
+	return e
+}
+
+// historyPath is $XDG_STATE_HOME/montygo/history, or
+// ~/.local/state/montygo/history when XDG_STATE_HOME is unset or not an
+// absolute path (as the XDG base directory specification asks).
+func historyPath() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "montygo", "history"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state", "montygo", "history"), nil
+}
+
+func (e *editReader) readLine(prompt, suggestion string) (string, error) {
+	line, err := e.st.PromptWithSuggestion(prompt, suggestion, -1)
+	if errors.Is(err, liner.ErrPromptAborted) {
+		return "", errPromptAborted
+	}
+	return line, err
+}
+
+func (e *editReader) remember(lines []string) {
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			e.st.AppendHistory(l)
+		}
+	}
+	if body := trimBlankTail(lines); len(body) > 1 {
+		e.blocks = append(e.blocks, slices.Clone(body))
+		if len(e.blocks) > maxBlocks {
+			e.blocks = e.blocks[1:]
+		}
+	}
+	e.save()
+}
+
+// suggest returns the line that followed typed in the most recent block
+// that typed begins, or "".
+func (e *editReader) suggest(typed []string) string {
+	for i := len(e.blocks) - 1; i >= 0; i-- {
+		b := e.blocks[i]
+		if len(b) > len(typed) && slices.Equal(b[:len(typed)], typed) {
+			return b[len(typed)]
+		}
+	}
+	return ""
+}
+
+// save writes the history file through a temporary file, so that a
+// crash never leaves it half written. Failures are ignored: history is a
+// convenience.
+func (e *editReader) save() {
+	if e.path == "" {
+		return
+	}
+	dir := filepath.Dir(e.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".history-*")
+	if err != nil {
+		return
+	}
+	_, werr := e.st.WriteHistory(f)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return
+	}
+	if err := os.Rename(f.Name(), e.path); err != nil {
+		os.Remove(f.Name())
+	}
+}
+
+func (e *editReader) close() {
+	e.save()
+	e.st.Close()
+}
+
+func trimBlankTail(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(lines[len(lines)-1]) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}

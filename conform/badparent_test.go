@@ -1,0 +1,163 @@
+package conform_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/codec"
+	codecv2 "github.com/gomonty/monty/codec/v2"
+	"github.com/gomonty/monty/conform"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/message"
+)
+
+// badParentMain runs when the test binary is started as a deliberately
+// broken parent (`TESTBINARY badparent MODE CODE`): it spawns $MONTY_BIN
+// like a parent, then misbehaves according to mode. It returns the exit
+// status.
+//
+//   - liar: runs Configure and the Feed, ignores every error and exits 0;
+//   - chatty: exits 1 on any error, but sends one more request first;
+//   - orphan: configures the child, then exits leaving it running (the
+//     child holds its own stdin open, so it never sees EOF);
+//   - sleepy: never ends;
+//   - hog: touches 64 MiB, then behaves like chatty without the extra request;
+//   - absent: exits 0 without ever starting the worker.
+func badParentMain(mode, code string) int {
+	switch mode {
+	case "sleepy":
+		time.Sleep(time.Hour)
+	case "absent":
+		return 0 // never runs $MONTY_BIN
+	}
+	cmd := exec.Command(os.Getenv("MONTY_BIN"), "subprocess")
+	cmd.Env = []string{}
+	var win io.WriteCloser
+	if mode == "orphan" {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 2
+		}
+		cmd.Stdin = r
+		cmd.ExtraFiles = []*os.File{w} // the child holds its own stdin open: no EOF when we exit
+		win = w
+	} else {
+		win, _ = cmd.StdinPipe()
+	}
+	if mode == "hog" {
+		b := make([]byte, 64<<20)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		defer fmt.Fprint(io.Discard, b[len(b)-1])
+	}
+	wout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return 2
+	}
+	if mode != "orphan" {
+		defer func() { win.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	}
+	w, r := frame.NewWriter(win, 0), frame.NewReader(wout, 0)
+	send := func(req message.Request) error {
+		b, err := codecv2.Codec.AppendRequest(nil, &message.ParentRequest{Body: req})
+		if err != nil {
+			return err
+		}
+		return w.WriteFrame(b)
+	}
+	turn := func() error {
+		for {
+			b, err := r.ReadFrame()
+			if err != nil {
+				return err
+			}
+			ev, err := codecv2.Codec.DecodeEvent(b, codec.Limits{})
+			if err != nil {
+				return err
+			}
+			switch ev.Body.(type) {
+			case *message.Print:
+				continue
+			case *message.Complete, *message.Ok:
+				return nil
+			default:
+				return fmt.Errorf("got %s", ev.Body.EventKind())
+			}
+		}
+	}
+	fail := func() int {
+		if mode == "liar" {
+			return 0
+		}
+		if mode == "chatty" {
+			_ = send(&message.Reset{})
+			time.Sleep(100 * time.Millisecond) // let the child record it
+		}
+		return 1
+	}
+	if send(&message.Configure{ProtocolVersion: 2}) != nil || turn() != nil {
+		return fail()
+	}
+	if mode == "orphan" {
+		return 0 // leave the configured child running
+	}
+	if send(&message.Feed{Code: code}) != nil || turn() != nil {
+		return fail()
+	}
+	return 0
+}
+
+// TestParentJudgeCatchesBadParents shows that each judgement of `conform
+// parent` can fail: broken parents (this test binary in badparent mode)
+// are caught by the check each one breaks.
+func TestParentJudgeCatchesBadParents(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := []string{montygo(t), "conform", conform.ChildCommand}
+	cases := []struct {
+		mode, scenarios, check string
+		opts                   conform.ParentOptions
+	}{
+		{"liar", "^(garbage_body|oversize_prefix|sigkill)$", "verdict:", conform.ParentOptions{}},
+		{"chatty", "^(garbage_body|error_no_exception)$", "silence:", conform.ParentOptions{}},
+		{"orphan", "^normal$", "reaping:", conform.ParentOptions{}},
+		{"sleepy", "^normal$", "time:", conform.ParentOptions{Timeout: time.Second}},
+		{"hog", "^normal$", "memory:", conform.ParentOptions{DecodeBudget: 1 << 20, MemorySlack: 16 << 20}},
+		{"absent", "^normal$", "spawn:", conform.ParentOptions{}},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			t.Parallel()
+			opts := c.opts
+			opts.Child = child
+			opts.Match = regexp.MustCompile(c.scenarios)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rep, err := conform.RunParent(ctx, []string{self, "badparent", c.mode, conform.CodePlaceholder}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Rules) == 0 {
+				t.Fatal("no scenario selected")
+			}
+			for _, r := range rep.Rules {
+				if r.Status != conform.Fail || !strings.Contains(r.Detail, c.check) {
+					t.Errorf("%s: %s %q, want a failure of the %s check", r.ID, r.Status, r.Detail, strings.TrimSuffix(c.check, ":"))
+				} else {
+					t.Logf("%s fails as it must: %s", r.ID, r.Detail)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,405 @@
+package conform
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/message"
+)
+
+// ParentOptions configure [RunParent]. The zero value runs every scenario
+// with a 30 s limit each. They are plain data, safe to share.
+type ParentOptions struct {
+	// Child is the argv prefix that starts the scripted child (a program
+	// that runs [ServeChild] on the remaining arguments); nil means this
+	// executable followed by "conform" and [ChildCommand], which is right
+	// for montygo.
+	Child []string
+	// Match selects scenarios by name; nil runs them all.
+	Match *regexp.Regexp
+	// Parallel bounds how many scenarios run at once; 0 means
+	// max(2, GOMAXPROCS).
+	Parallel int
+	// Timeout is the time the parent gets per scenario; 0 means 30 s (a
+	// parent without a start timeout then survives slow_start even when it
+	// spawns twice to negotiate the version).
+	Timeout time.Duration
+	// Protocol is the version the scripted child claims; 0 means the
+	// scenario's default (2 where the scenario is defined for it).
+	Protocol uint32
+	// DecodeBudget is the per-frame decode budget the parent is known to
+	// use; 0 means the protocol default, 1 GiB.
+	DecodeBudget int64
+	// MemorySlack is what the parent may use beyond the decode budget and
+	// twice the largest frame it must read; 0 means 384 MiB.
+	MemorySlack int64
+}
+
+// Placeholders a parent command may use; they are replaced per scenario.
+const (
+	// CodePlaceholder becomes the scenario's snippet.
+	CodePlaceholder = "{code}"
+	// FilePlaceholder becomes the path of a file holding the snippet.
+	FilePlaceholder = "{file}"
+)
+
+// RunParent runs the parent command once per hostile-child scenario with
+// MONTY_BIN pointing at a per-scenario launcher that starts the scripted
+// child, and judges what the parent did from the process and from what the
+// child recorded:
+//
+//   - time: the parent ended within the limit;
+//   - verdict: it exited 0 where the scenario must succeed and non-zero
+//     where it must report an error;
+//   - silence: after a child broke the protocol (and the parent reported
+//     it), no further request reached that child;
+//   - reaping: no child process outlived the parent;
+//   - memory: the parent's peak RSS stayed within the decode budget, twice
+//     the largest frame it must read, and a slack.
+//
+// Upstream parents spawn the worker with an empty environment and only a
+// "subprocess" argument, so the scenario travels in the launcher: an
+// executable script in a per-scenario temporary directory that execs the
+// child with the scenario and the control file as arguments.
+//
+// Arguments equal to [CodePlaceholder] or [FilePlaceholder] are replaced by
+// the scenario's snippet or a file holding it. Each scenario is one rule
+// "parent.NAME" of the report.
+func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Report, error) {
+	if len(command) == 0 {
+		return nil, fmt.Errorf("conform: no parent command")
+	}
+	child := opts.Child
+	if child == nil {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("conform: locating the scripted child: %w", err)
+		}
+		child = []string{self, "conform", ChildCommand}
+	}
+	par := opts.Parallel
+	if par <= 0 {
+		par = max(2, runtime.GOMAXPROCS(0))
+	}
+	limit := opts.Timeout
+	if limit <= 0 {
+		limit = 30 * time.Second
+	}
+	slack := opts.MemorySlack
+	if slack <= 0 {
+		slack = 384 << 20
+	}
+	if opts.DecodeBudget > 0 {
+		slack += opts.DecodeBudget
+	} else {
+		slack += 1 << 30
+	}
+	rep := &Report{Target: strings.Join(command, " "), Protocol: opts.Protocol}
+	var scs []hostile.Scenario
+	for _, sc := range hostile.Scenarios() {
+		if opts.Match != nil && !opts.Match.MatchString(sc.Name) {
+			continue
+		}
+		scs = append(scs, sc)
+	}
+	rep.Rules = make([]Result, len(scs))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	for i, sc := range scs {
+		rep.Rules[i] = Result{ID: "parent." + sc.Name, Title: sc.Description}
+		if opts.Protocol != 0 && !sc.Supports(opts.Protocol) {
+			rep.Rules[i].Status = Skip
+			rep.Rules[i].Detail = fmt.Sprintf("scenario not defined at protocol %d", opts.Protocol)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			st, detail := judge(ctx, command, child, sc, opts.Protocol, limit, slack)
+			rep.Rules[i].Status, rep.Rules[i].Detail = st, detail
+		}()
+	}
+	wg.Wait()
+	rep.count()
+	return rep, nil
+}
+
+// run is what one scenario's parent did.
+type run struct {
+	exit     int // -1 when killed
+	timedOut bool
+	elapsed  time.Duration
+	maxRSS   int64 // bytes
+	stderr   string
+	stdout   string
+	log      []string
+}
+
+// judge runs one scenario; mem is the memory the parent may use beyond
+// twice the scenario's largest frame.
+func judge(ctx context.Context, command, child []string, sc hostile.Scenario, proto uint32, limit time.Duration, mem int64) (Status, string) {
+	dir, err := os.MkdirTemp("", "montygo-conform-parent-")
+	if err != nil {
+		return Fail, "setting up: " + err.Error()
+	}
+	defer os.RemoveAll(dir)
+	control := filepath.Join(dir, "control")
+	launcher := filepath.Join(dir, "monty")
+	argv := append(slices.Clone(child), "--scenario", sc.Name, "--control", control,
+		"--lifetime", (2*limit + 10*time.Second).String())
+	if proto != 0 {
+		argv = append(argv, "--protocol", strconv.Itoa(int(proto)))
+	}
+	script := "#!/bin/sh\nexec"
+	for _, a := range argv {
+		script += " " + shellQuote(a)
+	}
+	script += " \"$@\"\n"
+	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
+		return Fail, "setting up: " + err.Error()
+	}
+	codeFile := filepath.Join(dir, "snippet.py")
+	if err := os.WriteFile(codeFile, []byte(sc.Code+"\n"), 0o644); err != nil {
+		return Fail, "setting up: " + err.Error()
+	}
+	args := make([]string, len(command))
+	for i, a := range command {
+		switch a {
+		case CodePlaceholder:
+			a = sc.Code
+		case FilePlaceholder:
+			a = codeFile
+		}
+		args[i] = a
+	}
+	r := runParent(ctx, args, launcher, dir, limit)
+	// A launcher started just before the parent exited may still be on
+	// its way to recording its spawn.
+	time.Sleep(200 * time.Millisecond)
+	r.log = readLines(control)
+	var problems []string
+	if !slices.ContainsFunc(r.log, func(l string) bool { return strings.HasPrefix(l, "spawn ") }) {
+		problems = append(problems, "spawn: the parent never started the scripted child (does it run $MONTY_BIN?)"+tailNote(r.stderr))
+	}
+	if r.timedOut {
+		problems = append(problems, fmt.Sprintf("time: the parent had not ended after %v and was killed", limit))
+	}
+	ok := r.exit == 0
+	// complete_before_feed writes its stray frame right after the Ok; when
+	// it reaches the pipe only after the parent has looked and sent the
+	// Feed, it is indistinguishable from the answer to that Feed (a child
+	// can always lie about a result). That race, visible as the stray
+	// value in the parent's output, is not held against the parent.
+	raced := sc.Name == "complete_before_feed" && ok && strings.Contains(r.stdout, hostile.UnsolicitedValue)
+	// huge_int's value is legal, but a parent that prints it must refuse
+	// the decimal conversion as CPython does; that refusal is not a wrong
+	// verdict.
+	refusedRender := sc.Name == "huge_int" && !ok && strings.Contains(r.stderr, "Exceeds the limit")
+	switch {
+	case r.timedOut, raced, refusedRender:
+	case sc.Expect.Outcome == hostile.OK && !ok:
+		problems = append(problems, fmt.Sprintf("verdict: expected success (%s), got exit status %d%s", sc.Expect.Note, r.exit, tailNote(r.stderr)))
+	case sc.Expect.Outcome != hostile.OK && !sc.Expect.Allows(hostile.OK) && ok:
+		problems = append(problems, fmt.Sprintf("verdict: expected an error (%s), got exit status 0", sc.Expect.Outcome))
+	}
+	if !ok && !r.timedOut && !sc.Expect.WorkerSurvives {
+		if msg := silenceProblem(sc, r.log); msg != "" {
+			problems = append(problems, msg)
+		}
+	}
+	if orphans := orphanPids(r.log); len(orphans) > 0 {
+		problems = append(problems, fmt.Sprintf("reaping: child process(es) %v still running after the parent exited", orphans))
+	}
+	bound := 2*sc.MaxFrame + mem
+	if r.maxRSS > bound {
+		problems = append(problems, fmt.Sprintf("memory: peak RSS %d MiB exceeds %d MiB", r.maxRSS>>20, bound>>20))
+	}
+	if len(problems) > 0 {
+		return Fail, strings.Join(problems, "; ")
+	}
+	return Pass, ""
+}
+
+func runParent(ctx context.Context, args []string, launcher, dir string, limit time.Duration) run {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MONTY_BIN="+launcher)
+	var stderr bytes.Buffer
+	cmd.Stderr = &limitedBuffer{b: &stderr, n: 16 << 10}
+	var stdout bytes.Buffer
+	cmd.Stdout = &limitedBuffer{b: &stdout, n: 16 << 10}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return run{exit: -1, stderr: err.Error()}
+	}
+	done := make(chan struct{})
+	var timedOut atomic.Bool
+	go func() {
+		select {
+		case <-ctx.Done():
+			timedOut.Store(true)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		case <-done:
+		}
+	}()
+	_ = cmd.Wait()
+	close(done)
+	r := run{exit: -1, elapsed: time.Since(start), stderr: stderr.String(), stdout: stdout.String()}
+	r.timedOut = timedOut.Load()
+	if st := cmd.ProcessState; st != nil {
+		r.exit = st.ExitCode()
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			r.maxRSS = ru.Maxrss << 10
+		}
+	}
+	return r
+}
+
+// silenceProblem checks that no request reached a child after the request
+// that triggered its misbehaviour (one more is allowed when the violation
+// can only be seen at the next read: an event sent unasked).
+func silenceProblem(sc hostile.Scenario, log []string) string {
+	var trigger message.RequestKind
+	allowed := 0
+	switch sc.Trigger {
+	case hostile.AtConfigure:
+		trigger = message.KindConfigure
+	case hostile.AfterConfigure:
+		trigger, allowed = message.KindConfigure, 1
+	case hostile.AtFeed:
+		trigger = message.KindFeed
+	case hostile.AtResume:
+		trigger = message.KindResumeCall
+	case hostile.AtAbort:
+		trigger = message.KindAbortFeed
+	default:
+		return "" // at spawn: nothing was answered, nothing to count
+	}
+	if sc.Expect.AfterOK != "" || sc.Expect.Allows(hostile.OK) {
+		allowed = 1
+	}
+	seen := map[string]int{} // pid → requests after the trigger (-1: not yet triggered)
+	for _, l := range log {
+		f := strings.Fields(l)
+		if len(f) < 3 || f[0] != "request" {
+			continue
+		}
+		pid := f[1]
+		n, ok := seen[pid]
+		if !ok {
+			n = -1
+		}
+		if n >= 0 {
+			n++
+		} else if k, err := strconv.Atoi(f[2]); err == nil && message.RequestKind(k) == trigger {
+			n = 0
+		}
+		seen[pid] = n
+	}
+	for pid, n := range seen {
+		if n > allowed {
+			return fmt.Sprintf("silence: child %s got %d more request(s) after it broke the protocol at its first %s", pid, n, trigger)
+		}
+	}
+	return ""
+}
+
+// orphanPids returns the recorded children still running, after a short
+// grace, and kills them.
+func orphanPids(log []string) []int {
+	var pids []int
+	for _, l := range log {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "spawn" {
+			if pid, err := strconv.Atoi(f[1]); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	var alive []int
+	deadline := time.Now().Add(2 * time.Second)
+	for _, pid := range pids {
+		for running(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if running(pid) {
+			alive = append(alive, pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return alive
+}
+
+// running reports whether pid is a live (not zombie) process.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil && runtime.GOOS != "linux"
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return false
+	}
+	return s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+func readLines(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+func tailNote(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if len(s) > 200 {
+		s = "…" + s[len(s)-200:]
+	}
+	return "; stderr: " + s
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// limitedBuffer keeps the first n bytes written and discards the rest.
+type limitedBuffer struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.n - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}

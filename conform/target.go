@@ -1,0 +1,222 @@
+package conform
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gomonty/monty/transport"
+	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/worker"
+)
+
+// Target is the worker under test: a local executable (Binary, spawned as
+// `Binary Args...`, Args defaulting to ["subprocess"], with an empty
+// environment unless Env is set) or a WebSocket endpoint (URL, with extra
+// upgrade headers). Every session a rule opens is a fresh process or a
+// fresh connection.
+//
+// A Target is plain data, safe for concurrent use.
+type Target struct {
+	Binary string
+	Args   []string
+	Env    []string
+	URL    string
+	Header http.Header
+}
+
+// Name returns how the report names the target.
+func (t Target) Name() string {
+	if t.URL != "" {
+		return t.URL
+	}
+	if bin, err := worker.ResolveBinary(t.Binary); err == nil {
+		return bin
+	}
+	return t.Binary
+}
+
+func (t Target) stream() bool  { return t.URL == "" }
+func (t Target) process() bool { return t.URL == "" }
+
+// errNoProcess is returned by wait on a remote target.
+var errNoProcess = errors.New("no local process")
+
+// conn is one session's connection to the worker.
+type conn interface {
+	transport.Conn
+	// writeRaw writes bytes unframed (stream targets only).
+	writeRaw(b []byte) error
+	// closeInput closes the worker's input side (EOF at the worker).
+	closeInput() error
+	// closeOutput closes the parent's end of the worker's output.
+	closeOutput() error
+	// wait waits for the process to exit (process targets only).
+	wait(ctx context.Context) (worker.Exit, error)
+	// kill ends the worker at once.
+	kill()
+	// stderr returns the retained tail of the worker's stderr.
+	stderr() string
+}
+
+func (t Target) open(ctx context.Context) (conn, error) {
+	if t.URL != "" {
+		c, err := ws.Dial(ctx, t.URL, ws.DialOptions{Header: t.Header})
+		if err != nil {
+			return nil, err
+		}
+		return &remoteConn{Conn: c}, nil
+	}
+	return startProc(t)
+}
+
+type remoteConn struct{ *ws.Conn }
+
+func (r *remoteConn) writeRaw([]byte) error { return errors.New("conform: raw bytes need a stream") }
+func (r *remoteConn) closeInput() error     { return r.Conn.Close() }
+func (r *remoteConn) closeOutput() error    { return r.Conn.Close() }
+func (r *remoteConn) wait(context.Context) (worker.Exit, error) {
+	return worker.Exit{Code: -1}, errNoProcess
+}
+func (r *remoteConn) kill()          { r.Conn.CloseWith(1001, "conformance rule ended") }
+func (r *remoteConn) stderr() string { return "" }
+
+// proc is a worker process spawned for one session. It is spawned here
+// rather than through worker.Start because the rules need the raw stdin
+// (torn frames, EOF at chosen points).
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  *os.File
+	stdout *os.File
+	*transport.Stream
+	exited chan struct{}
+	exit   worker.Exit
+
+	mu   sync.Mutex
+	tail bytes.Buffer
+}
+
+const stderrKeep = 8 << 10
+
+func startProc(t Target) (*proc, error) {
+	bin, err := worker.ResolveBinary(t.Binary)
+	if err != nil {
+		return nil, err
+	}
+	args := t.Args
+	if args == nil {
+		args = []string{"subprocess"}
+	}
+	env := t.Env
+	if env == nil {
+		env = []string{}
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	p := &proc{stdin: inW, stdout: outR, exited: make(chan struct{})}
+	cmd := &exec.Cmd{
+		Path: bin, Args: append([]string{bin}, args...), Env: env,
+		Stdin: inR, Stdout: outW, Stderr: (*tailWriter)(p),
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	}
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{inR, inW, outR, outW} {
+			f.Close()
+		}
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	inR.Close()
+	outW.Close()
+	p.cmd = cmd
+	p.Stream = transport.NewStream(outR, inW, 0)
+	go func() {
+		err := cmd.Wait()
+		p.exit = exitOf(cmd.ProcessState, err)
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+func exitOf(st *os.ProcessState, _ error) worker.Exit {
+	if st == nil {
+		return worker.Exit{Code: -1}
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return worker.Exit{Code: -1, Signal: ws.Signal()}
+	}
+	return worker.Exit{Code: st.ExitCode()}
+}
+
+type tailWriter proc
+
+func (w *tailWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.tail.Write(b)
+	if w.tail.Len() > 2*stderrKeep {
+		rest := w.tail.Bytes()[w.tail.Len()-stderrKeep:]
+		w.tail = *bytes.NewBuffer(append([]byte(nil), rest...))
+	}
+	return len(b), nil
+}
+
+func (p *proc) writeRaw(b []byte) error {
+	_, err := p.stdin.Write(b)
+	return err
+}
+
+func (p *proc) closeInput() error { return p.stdin.Close() }
+
+func (p *proc) closeOutput() error { return p.stdout.Close() }
+
+func (p *proc) wait(ctx context.Context) (worker.Exit, error) {
+	select {
+	case <-p.exited:
+		return p.exit, nil
+	case <-ctx.Done():
+		return worker.Exit{Code: -1}, ctx.Err()
+	}
+}
+
+func (p *proc) kill() {
+	if p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
+	}
+}
+
+func (p *proc) stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tail.String()
+}
+
+// Close ends the session: it closes the worker's input, gives it a moment
+// to exit on its own, then kills it, and releases the pipes.
+func (p *proc) Close() error {
+	p.stdin.Close()
+	t := time.NewTimer(2 * time.Second)
+	select {
+	case <-p.exited:
+	case <-t.C:
+		p.kill()
+		<-p.exited
+	}
+	t.Stop()
+	return p.stdout.Close()
+}

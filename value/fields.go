@@ -1,0 +1,147 @@
+package value
+
+import (
+	"cmp"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// The one field resolver: FromGo, ToGo and the session's host classes all
+// name struct fields through StructFields.
+
+// Field is one struct field as the conversions see it.
+type Field struct {
+	// Name is the Python-side name: the dict key FromGo writes and ToGo
+	// matches (the `monty` tag's name, else the Go name).
+	Name string
+	// GoName is the Go field name (used in error paths).
+	GoName string
+	// Index is the field's index sequence for reflect.Value.FieldByIndex;
+	// promoted fields have more than one element.
+	Index []int
+	// Type is the field's Go type.
+	Type reflect.Type
+	// OmitEmpty and OmitZero are the tag's omitempty and omitzero options.
+	OmitEmpty, OmitZero bool
+
+	tagged bool
+}
+
+var fieldCache sync.Map // reflect.Type -> []Field
+
+// StructFields returns the fields of struct type t that [FromGo] encodes
+// and [ToGo] decodes, in field order: exported fields under their `monty`
+// tag name or Go name, `monty:"-"` skipped, the fields of untagged embedded
+// structs promoted with encoding/json's rules for conflicting names. Any
+// other type has no fields. The result is cached per type and shared: do
+// not modify it. It is safe for concurrent use.
+func StructFields(t reflect.Type) []Field {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	return cachedFields(t)
+}
+
+func cachedFields(t reflect.Type) []Field {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]Field)
+	}
+	f, _ := fieldCache.LoadOrStore(t, typeFields(t))
+	return f.([]Field)
+}
+
+// typeFields lists the encoded fields of a struct type, promoting the
+// fields of untagged embedded structs, with encoding/json's rules: the
+// shallowest field of a name wins, a tagged one breaks a tie, and a tie
+// that remains drops the name.
+func typeFields(t reflect.Type) []Field {
+	type queued struct {
+		typ   reflect.Type
+		index []int
+	}
+	var fields []Field
+	next := []queued{{typ: t}}
+	visited := map[reflect.Type]bool{}
+	for len(next) > 0 {
+		current := next
+		next = nil
+		for _, q := range current {
+			if visited[q.typ] {
+				continue
+			}
+			visited[q.typ] = true
+			for i := range q.typ.NumField() {
+				sf := q.typ.Field(i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if sf.Anonymous {
+					if !sf.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("monty")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				index := append(slices.Clone(q.index), i)
+				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+					next = append(next, queued{typ: ft, index: index})
+					continue
+				}
+				if !sf.IsExported() {
+					continue // an unexported embedded struct promotes, never encodes itself
+				}
+				f := Field{Name: name, GoName: sf.Name, tagged: name != "", Index: index, Type: sf.Type}
+				if f.Name == "" {
+					f.Name = sf.Name
+				}
+				for o := range strings.SplitSeq(opts, ",") {
+					switch o {
+					case "omitempty":
+						f.OmitEmpty = true
+					case "omitzero":
+						f.OmitZero = true
+					}
+				}
+				fields = append(fields, f)
+			}
+		}
+	}
+	// Keep the dominant field of each name.
+	slices.SortStableFunc(fields, func(a, b Field) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(len(a.Index), len(b.Index)); c != 0 {
+			return c
+		}
+		if a.tagged != b.tagged {
+			if a.tagged {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	out := fields[:0]
+	for i := 0; i < len(fields); {
+		j := i + 1
+		for j < len(fields) && fields[j].Name == fields[i].Name {
+			j++
+		}
+		group := fields[i:j]
+		if len(group) == 1 || len(group[1].Index) > len(group[0].Index) || group[0].tagged && !group[1].tagged {
+			out = append(out, group[0])
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b Field) int { return slices.Compare(a.Index, b.Index) })
+	return slices.Clip(out)
+}

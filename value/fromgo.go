@@ -1,0 +1,790 @@
+package value
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ---------------------------------------------------------------------------
+// Go -> graph
+
+// FromGo appends the nodes for the Go value v to g and returns the id of
+// its root. On error g is left as it was. The mapping is:
+//
+//	Go                                   Python
+//	nil, nil pointer, nil interface      None
+//	bool                                 bool
+//	intN, uintN                          int (a bigint node above 2**63-1)
+//	*big.Int, big.Int                    int
+//	float32, float64                     float
+//	string (valid UTF-8 only)            str
+//	[]byte, [N]byte                      bytes
+//	other slices and arrays              list (nil slice: empty list)
+//	TupleValue, SetValue, FrozenSetValue tuple, set, frozenset
+//	map with string, int, uint, bool or  dict, entries sorted by key (Go maps
+//	  float keys (or any holding them)     have no order; nil map: empty dict)
+//	DictValue                            dict, in the given order
+//	struct                               dict of its exported fields, see below
+//	NamedTupleValue                      named tuple
+//	time.Time                            aware datetime (see below)
+//	time.Duration                        timedelta (truncated to microseconds)
+//	Date, Time, DateTime, TimeDelta,     date, time, datetime, timedelta,
+//	  TimeZone, Exception, Function,       timezone, exception, function,
+//	  FileHandle                           file object
+//	ClassValue, ObjectValue              type, class instance
+//	PathValue, BuiltinFunctionValue      pathlib.Path, builtin function
+//	EllipsisValue, NotImplementedValue   Ellipsis, NotImplemented
+//	UUID                                 str (its canonical text)
+//	ReprValue, CycleValue                repr and cycle leaves (output-only:
+//	                                       the worker refuses them as inputs)
+//	GraphAppender                        whatever AppendGraph appends
+//
+// Struct fields are encoded like encoding/json does it: exported fields only,
+// under their Go name or the name of a `monty:"name"` tag; `monty:"-"` skips
+// a field, the omitempty option skips false, 0, "", nil and empty
+// containers, and omitzero skips zero values (or values whose IsZero method
+// reports true). Untagged embedded structs have their fields promoted, with
+// encoding/json's rules for conflicting names.
+//
+// A time.Time is an instant, so it always becomes an aware datetime: its
+// offset is the one of its location at that instant, and the zone
+// abbreviation becomes the timezone name, except for UTC (time.UTC, or a
+// zero offset named "UTC"), which becomes datetime.timezone.utc, and for
+// zones without a name. Sub-microsecond digits are dropped. A naive
+// datetime is a DateTime with a nil Offset.
+//
+// Go values that reach themselves through pointers, maps or slices are
+// refused with an error, as is nesting deeper than [MaxConvertDepth]. A
+// pointer, map or slice met twice (not cyclically) becomes one node
+// referenced twice, so Python sees one shared object, as Go does.
+func FromGo(g *Graph, v any) (NodeID, error) {
+	var e Encoder
+	return e.Encode(g, v)
+}
+
+// EncodeHook is consulted by an [Encoder] for a Go value before the default
+// rules of [FromGo]. It returns handled false to leave v to those rules, or
+// the id of the node it appended for v. It appends through s (and converts
+// nested values with s.Encode, which consults the hook again).
+type EncodeHook func(s *EncodeState, v reflect.Value) (id NodeID, handled bool, err error)
+
+// Encoder converts Go values into graph nodes like [FromGo], with a hook
+// consulted at every node. The zero Encoder is FromGo. An Encoder is
+// plain configuration, safe for concurrent use when its hooks are.
+type Encoder struct {
+	// Hook, when set, is consulted for every Go value met (after
+	// interfaces are unwrapped, before GraphAppender and the default
+	// rules), nil pointers and nil interfaces excepted.
+	Hook EncodeHook
+	// HookTypes, when set, says which Go types the hook wants to see; the
+	// hook is not called for values of other types. A conversion asks it
+	// at most once per type, so containers of types it refuses keep their
+	// fast paths.
+	HookTypes func(reflect.Type) bool
+}
+
+// Encode appends the nodes for v to g and returns the id of its root. On
+// error g is left as it was.
+func (enc *Encoder) Encode(g *Graph, v any) (NodeID, error) {
+	start := len(g.Nodes)
+	e := encoder{g: g, hook: enc.Hook, hookTypes: enc.HookTypes}
+	if enc.Hook != nil {
+		// Only a hooked conversion needs a state for its hook (and so an
+		// encoder on the heap).
+		he := new(encoder)
+		*he = e
+		he.state = &EncodeState{e: he}
+		return he.run(g, reflect.ValueOf(v), start)
+	}
+	return e.run(g, reflect.ValueOf(v), start)
+}
+
+func (e *encoder) run(g *Graph, rv reflect.Value, start int) (NodeID, error) {
+	if e.hook == nil {
+		// Pre-size the graph when the value's shape tells its node count.
+		if n, ok := countNodes(rv, 0); ok {
+			g.reserveExact(n)
+		}
+	}
+	id, err := e.encode(rv, 0)
+	if err != nil {
+		clear(g.Nodes[start:])
+		g.Nodes = g.Nodes[:start]
+		return 0, finishErr(err)
+	}
+	return id, nil
+}
+
+// EncodeState is one running [Encoder.Encode], as a hook sees it. It is
+// only valid during the hook's call.
+type EncodeState struct {
+	e     *encoder
+	depth int
+}
+
+// Graph returns the graph being appended to.
+func (s *EncodeState) Graph() *Graph { return s.e.g }
+
+// Depth returns the nesting level of the value the hook is called for: 0
+// for the value given to Encode, one more than its container for a nested
+// value (and for a value given to EncodeState.Encode by a hook at level d,
+// d+1).
+func (s *EncodeState) Depth() int { return s.depth }
+
+// Encode converts a nested Go value with the same rules, hook, cycle
+// detection and depth bound as the value being converted.
+func (s *EncodeState) Encode(v any) (NodeID, error) {
+	return s.e.encode(reflect.ValueOf(v), s.depth+1)
+}
+
+// visitKey identifies a pointer, map or slice for cycle detection and
+// sharing.
+type visitKey struct {
+	ptr uintptr
+	len int
+	typ reflect.Type
+}
+
+type encoder struct {
+	g      *Graph
+	onPath map[visitKey]struct{}
+	done   map[visitKey]NodeID
+
+	hook      EncodeHook
+	hookTypes func(reflect.Type) bool
+	hookSeen  typeAnswers // hookTypes' answers
+	state     *EncodeState
+	slow      bool // no fast paths (the reference for the property tests)
+}
+
+// hooked reports whether the hook wants values of type t.
+func (e *encoder) hooked(t reflect.Type) bool {
+	if e.hook == nil {
+		return false
+	}
+	if e.hookTypes == nil {
+		return true
+	}
+	return e.hookSeen.ask(t, e.hookTypes)
+}
+
+func (e *encoder) callHook(v reflect.Value, depth int) (NodeID, bool, error) {
+	saved := e.state.depth
+	e.state.depth = depth
+	id, ok, err := e.hook(e.state, v)
+	e.state.depth = saved
+	if err != nil {
+		if _, isConv := err.(*ConversionError); !isConv {
+			err = &ConversionError{GoType: v.Type(), FromGo: true, Reason: err.Error(), Err: err}
+		}
+		return 0, true, err
+	}
+	if ok && int(id) >= len(e.g.Nodes) {
+		return 0, true, fromGoErr(v.Type(), KindInvalid, "the encode hook returned an id outside the graph")
+	}
+	return id, ok, nil
+}
+
+func (e *encoder) add(n Node) NodeID { return e.g.Add(n) }
+
+func fromGoErr(t reflect.Type, k Kind, reason string) error {
+	return &ConversionError{Kind: k, GoType: t, FromGo: true, Reason: reason}
+}
+
+// enter records that a reference value is being encoded; it reports a
+// cycle, or returns the node of an already-encoded identical reference.
+func (e *encoder) enter(k visitKey, t reflect.Type) (NodeID, bool, error) {
+	if id, ok := e.done[k]; ok {
+		return id, true, nil
+	}
+	if _, ok := e.onPath[k]; ok {
+		return 0, false, fromGoErr(t, KindInvalid, "the value refers to itself (cycle)")
+	}
+	if e.onPath == nil {
+		e.onPath = map[visitKey]struct{}{}
+		e.done = map[visitKey]NodeID{}
+	}
+	e.onPath[k] = struct{}{}
+	return 0, false, nil
+}
+
+func (e *encoder) leave(k visitKey, id NodeID) {
+	delete(e.onPath, k)
+	e.done[k] = id
+}
+
+func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
+	// encode recurses once per level of the Go value; it stays small (the
+	// kinds are handled by helpers) so that deep values need little stack.
+	for v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return e.add(None()), nil
+		}
+		v = v.Elem()
+	}
+	if !v.IsValid() {
+		return e.add(None()), nil
+	}
+	t := v.Type()
+	if depth > MaxConvertDepth {
+		return 0, fromGoErr(t, KindInvalid, fmt.Sprintf("nesting exceeds %d levels", MaxConvertDepth))
+	}
+	if e.hook != nil && e.hooked(t) && !(t.Kind() == reflect.Pointer && v.IsNil()) {
+		if id, ok, err := e.callHook(v, depth); ok || err != nil {
+			return id, err
+		}
+	}
+	ti := infoOf(t)
+	if ti.encScalar {
+		return e.scalar(v, t)
+	}
+	if ti.appender {
+		if t.Kind() == reflect.Pointer && v.IsNil() {
+			return e.add(None()), nil
+		}
+		return e.appender(v.Interface().(GraphAppender), t)
+	}
+	if ti.ptrAppender && v.CanAddr() {
+		return e.appender(v.Addr().Interface().(GraphAppender), t)
+	}
+	if ti.special != notSpecial {
+		if id, ok, err := e.special(v, t, depth); ok || err != nil {
+			return id, err
+		}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return e.pointer(v, t, depth)
+	case reflect.Slice, reflect.Array:
+		return e.list(v, t, depth)
+	case reflect.Map:
+		return e.mapValue(v, t, depth)
+	case reflect.Struct:
+		return e.structDict(v, depth)
+	}
+	return e.scalar(v, t)
+}
+
+func (e *encoder) scalar(v reflect.Value, t reflect.Type) (NodeID, error) {
+	switch t.Kind() {
+	case reflect.Bool:
+		return e.add(Bool(v.Bool())), nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return e.add(Int(v.Int())), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		u := v.Uint()
+		if u <= math.MaxInt64 {
+			return e.add(Int(int64(u))), nil
+		}
+		return e.add(BigIntNode(new(big.Int).SetUint64(u))), nil
+	case reflect.Float32, reflect.Float64:
+		return e.add(Float(v.Float())), nil
+	case reflect.String:
+		s := v.String()
+		if !utf8.ValidString(s) {
+			return 0, fromGoErr(t, KindStr, "invalid UTF-8")
+		}
+		return e.add(Str(s)), nil
+	}
+	return 0, fromGoErr(t, KindInvalid, "unsupported type")
+}
+
+func (e *encoder) pointer(v reflect.Value, t reflect.Type, depth int) (NodeID, error) {
+	if v.IsNil() {
+		return e.add(None()), nil
+	}
+	k := visitKey{ptr: v.Pointer(), typ: t}
+	if id, ok, err := e.enter(k, t); ok || err != nil {
+		return id, err
+	}
+	id, err := e.encode(v.Elem(), depth+1)
+	if err != nil {
+		return 0, err
+	}
+	e.leave(k, id)
+	return id, nil
+}
+
+// list encodes a slice or an array: bytes when the elements are bytes, a
+// list otherwise.
+func (e *encoder) list(v reflect.Value, t reflect.Type, depth int) (NodeID, error) {
+	if t.Elem().Kind() == reflect.Uint8 && !elemEncodesItself(t.Elem()) {
+		b := make([]byte, v.Len())
+		if t.Kind() == reflect.Slice && t.Elem() == reflect.TypeFor[byte]() {
+			copy(b, v.Bytes())
+		} else {
+			for i := range b {
+				b[i] = byte(v.Index(i).Uint())
+			}
+		}
+		return e.add(Bytes(b)), nil
+	}
+	if t.Kind() == reflect.Array || v.Len() == 0 {
+		return e.items(v, KindList, depth)
+	}
+	k := visitKey{ptr: v.Pointer(), len: v.Len(), typ: t}
+	if id, ok, err := e.enter(k, t); ok || err != nil {
+		return id, err
+	}
+	id, err := e.items(v, KindList, depth)
+	if err != nil {
+		return 0, err
+	}
+	e.leave(k, id)
+	return id, nil
+}
+
+func (e *encoder) mapValue(v reflect.Value, t reflect.Type, depth int) (NodeID, error) {
+	if v.Len() == 0 {
+		return e.add(Dict()), nil
+	}
+	k := visitKey{ptr: v.Pointer(), typ: t}
+	if id, ok, err := e.enter(k, t); ok || err != nil {
+		return id, err
+	}
+	var id NodeID
+	var err error
+	if t.Key().Kind() == reflect.String && infoOf(t.Key()).encScalar && e.fastItems(t.Key(), depth) && e.fastItems(t.Elem(), depth) {
+		id, err = e.stringMap(v, t.Elem(), depth)
+	} else {
+		id, err = e.mapDict(v, depth)
+	}
+	if err != nil {
+		return 0, err
+	}
+	e.leave(k, id)
+	return id, nil
+}
+
+func elemEncodesItself(t reflect.Type) bool {
+	return t.Implements(appenderType) || reflect.PointerTo(t).Implements(appenderType)
+}
+
+func (e *encoder) appender(a GraphAppender, t reflect.Type) (NodeID, error) {
+	id, err := a.AppendGraph(e.g)
+	if err != nil {
+		if _, ok := err.(*ConversionError); ok {
+			return 0, err
+		}
+		return 0, &ConversionError{GoType: t, FromGo: true, Reason: err.Error(), Err: err}
+	}
+	if int(id) >= len(e.g.Nodes) {
+		return 0, fromGoErr(t, KindInvalid, "AppendGraph returned an id outside the graph")
+	}
+	return id, nil
+}
+
+// items encodes a slice or array as a container of kind k: by the scalar
+// fast path when it can, else as sequence does.
+func (e *encoder) items(v reflect.Value, k Kind, depth int) (NodeID, error) {
+	if et := v.Type().Elem(); e.fastItems(et, depth) {
+		return e.scalarItems(v, et, k, depth)
+	}
+	return e.sequence(v, k, depth)
+}
+
+// fastItems reports whether items of type et at depth+1 take the scalar
+// fast path.
+func (e *encoder) fastItems(et reflect.Type, depth int) bool {
+	return !e.slow && depth+1 <= MaxConvertDepth && infoOf(et).encScalar && (e.hook == nil || !e.hooked(et))
+}
+
+// sequence encodes the items of a slice, array or []any-based value as a
+// container of kind k.
+func (e *encoder) sequence(v reflect.Value, k Kind, depth int) (NodeID, error) {
+	refs := make([]NodeID, v.Len())
+	for i := range refs {
+		id, err := e.encode(v.Index(i), depth+1)
+		if err != nil {
+			return 0, atPath(err, "["+strconv.Itoa(i)+"]")
+		}
+		refs[i] = id
+	}
+	return e.add(Node{Kind: k}.WithRefs(refs)), nil
+}
+
+// whether t was one of them.
+func (e *encoder) special(v reflect.Value, t reflect.Type, depth int) (id NodeID, ok bool, err error) {
+	sp := specialTypes[t]
+	switch sp {
+	case notSpecial:
+		return 0, false, nil
+	case spTuple:
+		id, err = e.sequence(v, KindTuple, depth)
+	case spSet:
+		id, err = e.sequence(v, KindSet, depth)
+	case spFrozenSet:
+		id, err = e.sequence(v, KindFrozenSet, depth)
+	case spDict:
+		id, err = e.dictValue(v.Interface().(DictValue), depth)
+	case spNamedTuple:
+		id, err = e.namedTuple(v.Interface().(NamedTupleValue), t, depth)
+	case spClass:
+		c := v.Interface().(ClassValue)
+		id, err = e.class(&c, depth)
+	case spObject:
+		o := v.Interface().(ObjectValue)
+		id, err = e.object(&o, depth)
+	default:
+		id, err = e.specialLeaf(sp, v, t)
+	}
+	return id, true, err
+}
+
+func (e *encoder) namedTuple(nt NamedTupleValue, t reflect.Type, depth int) (NodeID, error) {
+	if len(nt.Fields) != len(nt.Values) {
+		return 0, fromGoErr(t, KindNamedTuple, "Fields and Values differ in length")
+	}
+	refs := make([]NodeID, len(nt.Values))
+	for i, x := range nt.Values {
+		var err error
+		if refs[i], err = e.encode(reflect.ValueOf(x), depth+1); err != nil {
+			return 0, atPath(err, "."+nt.Fields[i])
+		}
+	}
+	return e.add(NamedTupleNode(nt.TypeName, slices.Clone(nt.Fields), refs...)), nil
+}
+
+// specialLeaf encodes the special types that have no children.
+func (e *encoder) specialLeaf(sp specialType, v reflect.Value, t reflect.Type) (NodeID, error) {
+	switch sp {
+	case spTime:
+		return e.timeValue(v.Interface().(time.Time), t)
+	case spDuration:
+		us := v.Int() / int64(time.Microsecond)
+		days, secs, rem := normTimeDelta(0, 0, us)
+		return e.add(TimeDeltaNode(TimeDelta{Days: int32(days), Seconds: int32(secs), Microseconds: int32(rem)})), nil
+	case spBigInt:
+		b := v.Interface().(big.Int)
+		return e.add(BigIntNode(&b)), nil
+	case spUUID:
+		return e.add(Str(v.Interface().(UUID).String())), nil
+	case spDate:
+		return e.checked(DateNode(v.Interface().(Date)), t)
+	case spTime_:
+		return e.checked(TimeNode(v.Interface().(Time)), t)
+	case spDateTime:
+		return e.checked(DateTimeNode(v.Interface().(DateTime)), t)
+	case spTimeDelta:
+		x := v.Interface().(TimeDelta)
+		days, secs, us := normTimeDelta(int64(x.Days), int64(x.Seconds), int64(x.Microseconds))
+		if days < -999_999_999 || days > 999_999_999 {
+			return 0, fromGoErr(t, KindTimeDelta, fmt.Sprintf("days %d is outside -999999999..999999999", days))
+		}
+		return e.add(TimeDeltaNode(TimeDelta{Days: int32(days), Seconds: int32(secs), Microseconds: int32(us)})), nil
+	case spTimeZone:
+		return e.checked(TimeZoneNode(v.Interface().(TimeZone)), t)
+	case spException:
+		return e.checked(ExceptionNode(v.Interface().(Exception)), t)
+	case spFunction:
+		return e.add(FunctionNode(v.Interface().(Function))), nil
+	case spFileHandle:
+		x := v.Interface().(FileHandle)
+		var err error
+		if x.Mode, err = NormalizeFileMode(x.Mode); err != nil {
+			return 0, fromGoErr(t, KindFileHandle, err.Error())
+		}
+		return e.add(FileHandleNode(x)), nil
+	case spPath:
+		return e.add(Path(v.String())), nil
+	case spBuiltin:
+		return e.add(BuiltinFunction(v.String())), nil
+	case spRepr:
+		return e.add(Repr(v.String())), nil
+	case spCycle:
+		return e.add(Cycle(v.String())), nil
+	case spSpecial:
+		switch SpecialValue(v.Uint()) {
+		case EllipsisValue:
+			return e.add(Ellipsis()), nil
+		case NotImplementedValue:
+			return e.add(NotImplemented()), nil
+		}
+		return 0, fromGoErr(t, KindInvalid, "unknown SpecialValue "+strconv.FormatUint(v.Uint(), 10))
+	}
+	// spLocation
+	return 0, fromGoErr(t, KindInvalid, "a time.Location has no Python counterpart; use TimeZone")
+}
+
+// checked adds a payload node after validating it.
+func (e *encoder) checked(n Node, t reflect.Type) (NodeID, error) {
+	if err := CheckLeaf(&n); err != nil {
+		return 0, fromGoErr(t, n.Kind, err.Error())
+	}
+	return e.add(n), nil
+}
+
+func (e *encoder) timeValue(tm time.Time, t reflect.Type) (NodeID, error) {
+	name, off := tm.Zone()
+	if off < -86399 || off > 86399 {
+		return 0, fromGoErr(t, KindDateTime, fmt.Sprintf("UTC offset %ds is outside -86399..86399", off))
+	}
+	y := tm.Year()
+	if y < 1 || y > 9999 {
+		return 0, fromGoErr(t, KindDateTime, fmt.Sprintf("year %d is outside 1..9999", y))
+	}
+	d := DateTime{
+		Year: int32(y), Month: uint32(tm.Month()), Day: uint32(tm.Day()),
+		Hour: uint32(tm.Hour()), Minute: uint32(tm.Minute()), Second: uint32(tm.Second()),
+		Microsecond: uint32(tm.Nanosecond() / 1000),
+		Offset:      Ptr(int32(off)),
+	}
+	if tm.Location() != time.UTC && name != "" && (off != 0 || name != "UTC") {
+		d.TZName = Ptr(name)
+	}
+	return e.add(DateTimeNode(d)), nil
+}
+
+func (e *encoder) dictValue(d DictValue, depth int) (NodeID, error) {
+	refs := make([]NodeID, 0, 2*len(d))
+	for i, kv := range d {
+		k, err := e.encode(reflect.ValueOf(kv.Key), depth+1)
+		if err != nil {
+			return 0, atPath(err, "["+strconv.Itoa(i)+"].Key")
+		}
+		v, err := e.encode(reflect.ValueOf(kv.Value), depth+1)
+		if err != nil {
+			return 0, atPath(err, "["+strconv.Itoa(i)+"].Value")
+		}
+		refs = append(refs, k, v)
+	}
+	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+func (e *encoder) attrs(as []Attr, depth int) ([]Pair, error) {
+	if len(as) == 0 {
+		return nil, nil
+	}
+	ps := make([]Pair, len(as))
+	for i, a := range as {
+		v, err := e.encode(reflect.ValueOf(a.Value), depth+1)
+		if err != nil {
+			return nil, atPath(err, "."+a.Name)
+		}
+		ps[i] = Pair{e.add(Str(a.Name)), v}
+	}
+	return ps, nil
+}
+
+func (e *encoder) class(c *ClassValue, depth int) (NodeID, error) {
+	t := Type{Name: c.Name, ID: c.ID, Origin: c.Origin, IsDataclass: c.IsDataclass}
+	if t.Origin == OriginUnspecified {
+		t.Origin = OriginHost
+		if t.ID.IsZero() {
+			t.Origin = OriginBuiltin
+		}
+	}
+	if t.Origin == OriginBuiltin && (len(c.Attrs) > 0 || !t.ID.IsZero()) {
+		return 0, fromGoErr(reflect.TypeFor[ClassValue](), KindType, "a builtin type has neither an ID nor attributes")
+	}
+	var err error
+	if t.Attrs, err = e.attrs(c.Attrs, depth); err != nil {
+		return 0, err
+	}
+	return e.add(TypeNode(t)), nil
+}
+
+func (e *encoder) object(o *ObjectValue, depth int) (NodeID, error) {
+	cls, err := e.class(&o.Class, depth)
+	if err != nil {
+		return 0, atPath(err, ".Class")
+	}
+	if e.g.Nodes[cls].Ext().(*Type).Origin == OriginBuiltin {
+		return 0, fromGoErr(reflect.TypeFor[ObjectValue](), KindClassInstance, "the class of an instance must be a sandbox or host class")
+	}
+	attrs, err := e.attrs(o.Attrs, depth)
+	if err != nil {
+		return 0, err
+	}
+	return e.add(ClassInstanceNode(ClassInstance{Class: cls, InstanceID: o.InstanceID, Attrs: attrs})), nil
+}
+
+// mapDict encodes a Go map as a dict with its entries sorted by key.
+func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
+	keys := v.MapKeys()
+	for _, k := range keys {
+		if !keyKindOK(k) {
+			return 0, fromGoErr(v.Type(), KindDict, "unsupported map key type "+k.Type().String())
+		}
+	}
+	slices.SortFunc(keys, compareKeys)
+	refs := make([]NodeID, 0, 2*len(keys))
+	for _, k := range keys {
+		kid, err := e.encode(k, depth+1)
+		if err != nil {
+			return 0, atPath(err, keyPath(k)+".key")
+		}
+		vid, err := e.encode(v.MapIndex(k), depth+1)
+		if err != nil {
+			return 0, atPath(err, keyPath(k))
+		}
+		refs = append(refs, kid, vid)
+	}
+	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+func keyKindOK(k reflect.Value) bool {
+	if k.Kind() == reflect.Interface {
+		if k.IsNil() {
+			return false
+		}
+		k = k.Elem()
+	}
+	if k.Type() == uuidType {
+		return true // becomes a str key
+	}
+	switch k.Kind() {
+	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
+}
+
+// compareKeys orders map keys: bools, then numbers (by value, NaN first),
+// then strings (bytewise).
+func compareKeys(a, b reflect.Value) int {
+	if a.Kind() == reflect.Interface {
+		a = a.Elem()
+	}
+	if b.Kind() == reflect.Interface {
+		b = b.Elem()
+	}
+	ra, rb := keyRank(a), keyRank(b)
+	if ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	switch ra {
+	case 0:
+		return cmp.Compare(boolInt(a.Bool()), boolInt(b.Bool()))
+	case 2:
+		return strings.Compare(keyString(a), keyString(b))
+	}
+	return compareNumbers(a, b)
+}
+
+func keyString(v reflect.Value) string {
+	if v.Type() == uuidType {
+		return v.Interface().(UUID).String()
+	}
+	return v.String()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func keyRank(v reflect.Value) int {
+	switch {
+	case v.Kind() == reflect.Bool:
+		return 0
+	case v.Kind() == reflect.String, v.Type() == uuidType:
+		return 2
+	}
+	return 1
+}
+
+func compareNumbers(a, b reflect.Value) int {
+	isFloat := func(v reflect.Value) bool { return v.Kind() == reflect.Float32 || v.Kind() == reflect.Float64 }
+	isUint := func(v reflect.Value) bool { return v.CanUint() }
+	if isFloat(a) || isFloat(b) {
+		return cmp.Compare(numFloat(a), numFloat(b))
+	}
+	switch {
+	case isUint(a) && isUint(b):
+		return cmp.Compare(a.Uint(), b.Uint())
+	case !isUint(a) && !isUint(b):
+		return cmp.Compare(a.Int(), b.Int())
+	case isUint(a): // a unsigned, b signed
+		if b.Int() < 0 {
+			return 1
+		}
+		return cmp.Compare(a.Uint(), uint64(b.Int()))
+	default:
+		if a.Int() < 0 {
+			return -1
+		}
+		return cmp.Compare(uint64(a.Int()), b.Uint())
+	}
+}
+
+func numFloat(v reflect.Value) float64 {
+	switch {
+	case v.CanFloat():
+		return v.Float()
+	case v.CanUint():
+		return float64(v.Uint())
+	}
+	return float64(v.Int())
+}
+
+// structDict encodes a struct as a dict of its fields.
+func (e *encoder) structDict(v reflect.Value, depth int) (NodeID, error) {
+	fields := cachedFields(v.Type())
+	refs := make([]NodeID, 0, 2*len(fields))
+	for i := range fields {
+		f := &fields[i]
+		fv, ok := fieldByIndex(v, f.Index)
+		if !ok {
+			continue // behind a nil embedded pointer
+		}
+		if f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && isZeroValue(fv) {
+			continue
+		}
+		id, err := e.encode(fv, depth+1)
+		if err != nil {
+			return 0, atPath(err, "."+f.GoName)
+		}
+		refs = append(refs, e.add(Str(f.Name)), id)
+	}
+	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+func fieldByIndex(v reflect.Value, index []int) (reflect.Value, bool) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, true
+}
+
+func isEmptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+type isZeroer interface{ IsZero() bool }
+
+func isZeroValue(v reflect.Value) bool {
+	if z, ok := v.Interface().(isZeroer); ok {
+		if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
+			return true
+		}
+		return z.IsZero()
+	}
+	return v.IsZero()
+}

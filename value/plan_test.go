@@ -1,0 +1,347 @@
+package value
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// Property tests: over randomly generated Go types and values (built with
+// reflection), the fast paths of FromGo and ToGo agree with the general
+// path (the same conversion with the fast paths switched off), results and
+// errors alike.
+
+type (
+	propInt    int64
+	propStr    string
+	propUint16 uint16
+)
+
+var propScalars = []reflect.Type{
+	reflect.TypeFor[bool](), reflect.TypeFor[int](), reflect.TypeFor[int8](), reflect.TypeFor[int16](),
+	reflect.TypeFor[int32](), reflect.TypeFor[int64](), reflect.TypeFor[uint](), reflect.TypeFor[uint8](),
+	reflect.TypeFor[uint16](), reflect.TypeFor[uint32](), reflect.TypeFor[uint64](), reflect.TypeFor[uintptr](),
+	reflect.TypeFor[float32](), reflect.TypeFor[float64](), reflect.TypeFor[string](),
+	reflect.TypeFor[propInt](), reflect.TypeFor[propStr](), reflect.TypeFor[propUint16](),
+}
+
+type propGen struct{ r *rand.Rand }
+
+// typ returns a random type nesting at most depth levels.
+func (p propGen) typ(depth int) reflect.Type {
+	if depth <= 0 || p.r.IntN(3) == 0 {
+		return propScalars[p.r.IntN(len(propScalars))]
+	}
+	switch p.r.IntN(7) {
+	case 0, 1:
+		return reflect.SliceOf(p.typ(depth - 1))
+	case 2:
+		return reflect.ArrayOf(p.r.IntN(4), p.typ(depth-1))
+	case 3:
+		if p.r.IntN(2) == 0 {
+			return reflect.MapOf(reflect.TypeFor[string](), p.typ(depth-1))
+		}
+		return reflect.MapOf(reflect.TypeFor[int](), p.typ(depth-1))
+	case 4:
+		n := 1 + p.r.IntN(4)
+		fs := make([]reflect.StructField, n)
+		for i := range fs {
+			fs[i] = reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: p.typ(depth - 1)}
+			if p.r.IntN(3) == 0 {
+				fs[i].Tag = reflect.StructTag(fmt.Sprintf(`monty:"f%d"`, i))
+			}
+		}
+		return reflect.StructOf(fs)
+	case 5:
+		return reflect.PointerTo(p.typ(depth - 1))
+	}
+	return reflect.TypeFor[any]()
+}
+
+// mutate returns t with some scalar types replaced by others (a
+// destination the graph may or may not fit).
+func (p propGen) mutate(t reflect.Type) reflect.Type {
+	switch t.Kind() {
+	case reflect.Slice:
+		return reflect.SliceOf(p.mutate(t.Elem()))
+	case reflect.Array:
+		n := t.Len()
+		if p.r.IntN(4) == 0 {
+			n = p.r.IntN(4)
+		}
+		return reflect.ArrayOf(n, p.mutate(t.Elem()))
+	case reflect.Map:
+		return reflect.MapOf(t.Key(), p.mutate(t.Elem()))
+	case reflect.Pointer:
+		return reflect.PointerTo(p.mutate(t.Elem()))
+	case reflect.Struct:
+		fs := make([]reflect.StructField, t.NumField())
+		for i := range fs {
+			fs[i] = t.Field(i)
+			fs[i].Type = p.mutate(fs[i].Type)
+		}
+		return reflect.StructOf(fs)
+	case reflect.Interface:
+		return t
+	}
+	if p.r.IntN(3) == 0 {
+		return propScalars[p.r.IntN(len(propScalars))]
+	}
+	return t
+}
+
+func (p propGen) str() string {
+	const alphabet = "abcé\u2603"
+	rs := []rune(alphabet)
+	n := p.r.IntN(5)
+	b := make([]rune, n)
+	for i := range b {
+		b[i] = rs[p.r.IntN(len(rs))]
+	}
+	s := string(b)
+	if p.r.IntN(12) == 0 {
+		s += "\xff" // invalid UTF-8
+	}
+	return s
+}
+
+func (p propGen) int() int64 {
+	switch p.r.IntN(6) {
+	case 0:
+		return math.MaxInt64 - p.r.Int64N(3)
+	case 1:
+		return math.MinInt64 + p.r.Int64N(3)
+	case 2:
+		return p.r.Int64N(70000) - 35000
+	}
+	return p.r.Int64N(300) - 100
+}
+
+// fill sets v (settable) to a random value of its type.
+func (p propGen) fill(v reflect.Value, depth int) {
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(p.r.IntN(2) == 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		x := p.int()
+		for v.OverflowInt(x) {
+			x /= 3
+		}
+		v.SetInt(x)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		x := uint64(p.int())
+		if p.r.IntN(2) == 0 {
+			x = uint64(p.r.IntN(300))
+		}
+		for v.OverflowUint(x) {
+			x /= 3
+		}
+		v.SetUint(x)
+	case reflect.Float32, reflect.Float64:
+		fs := []float64{0, -1.5, 3.25, math.Inf(1), math.NaN(), 1e300, float64(p.int())}
+		v.SetFloat(fs[p.r.IntN(len(fs))])
+	case reflect.String:
+		v.SetString(p.str())
+	case reflect.Slice:
+		if p.r.IntN(8) == 0 {
+			return // nil
+		}
+		n := p.r.IntN(6)
+		s := reflect.MakeSlice(v.Type(), n, n)
+		for i := range n {
+			p.fill(s.Index(i), depth+1)
+		}
+		v.Set(s)
+	case reflect.Array:
+		for i := range v.Len() {
+			p.fill(v.Index(i), depth+1)
+		}
+	case reflect.Map:
+		if p.r.IntN(8) == 0 {
+			return
+		}
+		m := reflect.MakeMap(v.Type())
+		for range p.r.IntN(5) {
+			k := reflect.New(v.Type().Key()).Elem()
+			p.fill(k, depth+1)
+			e := reflect.New(v.Type().Elem()).Elem()
+			p.fill(e, depth+1)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			p.fill(v.Field(i), depth+1)
+		}
+	case reflect.Pointer:
+		if p.r.IntN(4) == 0 {
+			return
+		}
+		e := reflect.New(v.Type().Elem())
+		p.fill(e.Elem(), depth+1)
+		v.Set(e)
+	case reflect.Interface:
+		if p.r.IntN(5) == 0 {
+			return
+		}
+		t := p.typ(2 - min(depth, 2))
+		e := reflect.New(t).Elem()
+		p.fill(e, depth+1)
+		v.Set(e)
+	}
+}
+
+// corrupt changes a few nodes of g: scalar kinds swapped, ints made big,
+// references pointed out of range or forward.
+func (p propGen) corrupt(g *Graph) {
+	if g.Len() == 0 {
+		return
+	}
+	for range p.r.IntN(3) {
+		i := p.r.IntN(g.Len())
+		n := &g.Nodes[i]
+		switch {
+		case len(n.Refs()) > 0 && p.r.IntN(3) == 0:
+			refs := append([]NodeID(nil), n.Refs()...)
+			refs[p.r.IntN(len(refs))] = NodeID(i + p.r.IntN(3)) // itself or forward
+			n.SetRefs(refs)
+		case n.Kind == KindInt && p.r.IntN(2) == 0:
+			*n = BigIntNode(new(big.Int).Lsh(big.NewInt(int64(n.Num)|1), 70))
+		case n.Kind == KindInt:
+			*n = Float(float64(int64(n.Num)) + 0.5)
+		case n.Kind == KindFloat:
+			*n = Int(int64(n.Float()))
+		case n.Kind == KindStr:
+			*n = Path(n.Text())
+		case n.Kind == KindBool:
+			*n = Int(int64(n.Num) + 1)
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+func encodeWith(slow bool, v any) (*Graph, NodeID, error) {
+	var g Graph
+	g.Add(Str("prefix")) // a graph that is not empty
+	e := encoder{g: &g, slow: slow}
+	id, err := e.encode(reflect.ValueOf(v), 0)
+	return &g, id, finishErr(err)
+}
+
+func decodeWith(slow bool, g *Graph, id NodeID, t reflect.Type) (reflect.Value, error) {
+	dst := reflect.New(t)
+	d := decoder{g: g, slow: slow}
+	err := finishErr(d.decode(id, maxParent, dst.Elem(), 0))
+	return dst.Elem(), err
+}
+
+func TestPropertyFastPathsAgree(t *testing.T) {
+	seed := uint64(rand.Int64())
+	t.Logf("seed %d", seed)
+	p := propGen{rand.New(rand.NewPCG(seed, 12))}
+	for i := range 4000 {
+		typ := p.typ(3)
+		v := reflect.New(typ).Elem()
+		p.fill(v, 0)
+		// Go -> graph.
+		gf, idf, errf := encodeWith(false, v.Interface())
+		gs, ids, errs := encodeWith(true, v.Interface())
+		if errText(errf) != errText(errs) {
+			t.Fatalf("case %d: FromGo %v of %#v: fast error %q, general %q", i, typ, v, errText(errf), errText(errs))
+		}
+		if errf != nil {
+			continue
+		}
+		if idf != ids || !gf.Equal(gs) {
+			t.Fatalf("case %d: FromGo %v of %#v: fast %s, general %s", i, typ, v, gf.Repr(idf), gs.Repr(ids))
+		}
+		// graph -> Go, into the same type and into a mutated one, from the
+		// graph as made and from a corrupted copy.
+		if p.r.IntN(2) == 0 {
+			p.corrupt(gs)
+		}
+		for _, dt := range []reflect.Type{typ, p.mutate(typ)} {
+			vf, errf := decodeWith(false, gs, ids, dt)
+			vs, errs := decodeWith(true, gs, ids, dt)
+			if errText(errf) != errText(errs) {
+				t.Fatalf("case %d: ToGo %s into %v: fast error %q, general %q", i, gs.Repr(ids), dt, errText(errf), errText(errs))
+			}
+			if errf == nil && !reflect.DeepEqual(vf.Interface(), vs.Interface()) && !hasNaN(vs) {
+				t.Fatalf("case %d: ToGo %s into %v: fast %#v, general %#v", i, gs.Repr(ids), dt, vf, vs)
+			}
+		}
+	}
+}
+
+// hasNaN reports whether v holds a NaN somewhere (DeepEqual never equates
+// NaNs).
+func hasNaN(v reflect.Value) bool {
+	return fmt.Sprint(v.Interface()) != "" && containsNaN(v, 0)
+}
+
+func containsNaN(v reflect.Value, depth int) bool {
+	if depth > 20 {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		return math.IsNaN(v.Float())
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if containsNaN(v.Index(i), depth+1) {
+				return true
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if containsNaN(it.Value(), depth+1) || containsNaN(it.Key(), depth+1) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if containsNaN(v.Field(i), depth+1) {
+				return true
+			}
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return containsNaN(v.Elem(), depth+1)
+		}
+	}
+	return false
+}
+
+// TestFromGoPresizesExactly checks that FromGo sizes the graph to the node
+// count when the value's shape tells it, with no growth on the way.
+func TestFromGoPresizesExactly(t *testing.T) {
+	type row struct {
+		A int
+		B string `monty:"b,omitempty"`
+		C []float64
+		M map[string]int
+	}
+	for _, v := range []any{
+		[]int64{1, 2, 3}, []string{"a", "b"}, []byte("xyz"), 7,
+		[]row{{A: 1, C: []float64{1, 2}}, {A: 2, B: "x", M: map[string]int{"k": 1}}},
+		[][]int32{{1}, {2, 3}, nil},
+	} {
+		var g Graph
+		if _, err := FromGo(&g, v); err != nil {
+			t.Fatal(err)
+		}
+		if cap(g.Nodes) != len(g.Nodes) {
+			t.Errorf("%T: %d nodes in a graph of capacity %d", v, len(g.Nodes), cap(g.Nodes))
+		}
+	}
+}

@@ -1,0 +1,1028 @@
+package value
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ---------------------------------------------------------------------------
+// graph -> Go
+
+// ToAny converts node id of g into a natural Go value:
+//
+//	None                  nil
+//	bool, int             bool, int64 (*big.Int when it does not fit)
+//	float, str, bytes     float64, string, []byte
+//	list                  []any
+//	tuple, set, frozenset TupleValue, SetValue, FrozenSetValue
+//	dict                  map[string]any when every key is a str, else DictValue
+//	named tuple           NamedTupleValue
+//	date, time            Date, Time
+//	datetime              time.Time when aware (zone time.UTC for
+//	                        timezone.utc, else time.FixedZone), DateTime when naive
+//	timedelta             time.Duration (an error when it does not fit)
+//	timezone, exception   TimeZone, Exception
+//	type, class instance  ClassValue, ObjectValue
+//	function, builtin     Function, BuiltinFunctionValue
+//	pathlib.Path, file    PathValue, FileHandle
+//	Ellipsis, ...         EllipsisValue, NotImplementedValue
+//	repr, cycle           ReprValue, CycleValue
+//
+// A node referenced twice yields the same Go value twice (the same slice or
+// map), as Python has one object.
+func ToAny(g *Graph, id NodeID) (any, error) {
+	var d Decoder
+	return d.DecodeAny(g, id)
+}
+
+// ToGo decodes node id of g into the value dst points to; dst must be a
+// non-nil pointer. It converts where Python would, checking ranges: an int
+// fits any Go integer type that can hold it, a bigint only *big.Int,
+// big.Int, uint64 (up to 2**64-1) or a float; an int converts to a float;
+// list, tuple, set and frozenset decode into slices or (of exactly the right
+// length) arrays; dict, named tuple and class instance decode into maps and
+// structs (fields matched by tag or name, exactly, then case-insensitively;
+// unknown keys are ignored); datetime and date decode into time.Time (a
+// naive datetime and a date are taken as UTC), timedelta into time.Duration
+// (overflow checked); a str or a pathlib.Path decodes into a string, a str
+// into a UUID (parsed), a timezone into a *time.Location; None decodes into
+// pointers, interfaces, slices and maps as nil and is an error for anything
+// else. Each kind also decodes into its own type of the [ToAny] table, and an
+// empty interface destination receives what ToAny returns. A type
+// implementing [GraphDecoder] decodes itself.
+func ToGo(g *Graph, id NodeID, dst any) error {
+	var d Decoder
+	return d.Decode(g, id, dst)
+}
+
+// DecodeHook is consulted by a [Decoder] for a node before the default
+// rules of [ToGo] and [ToAny]. t is the Go type wanted (the empty interface
+// for ToAny and interface destinations). It returns handled false to leave
+// the node to those rules, or a value assignable to t.
+type DecodeHook func(s *DecodeState, id NodeID, t reflect.Type) (v reflect.Value, handled bool, err error)
+
+// Decoder converts graph nodes into Go values like [ToGo] and [ToAny], with
+// a hook consulted at every node. The zero Decoder is ToGo and ToAny. A
+// Decoder is plain configuration, safe for concurrent use when its hooks
+// are.
+type Decoder struct {
+	// Hook, when set, is consulted for every node decoded.
+	Hook DecodeHook
+	// HookTypes, when set, says for which wanted Go types the hook is
+	// consulted. A conversion asks it at most once per type, so containers
+	// of types it refuses keep their fast paths.
+	HookTypes func(reflect.Type) bool
+}
+
+// Decode decodes node id of g into the value dst points to, like [ToGo].
+func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return &ConversionError{GoType: reflect.TypeOf(dst), Reason: "the destination must be a non-nil pointer"}
+	}
+	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
+	return finishErr(d.decode(id, maxParent, rv.Elem(), 0))
+}
+
+// DecodeAny converts node id of g into a natural Go value, like [ToAny].
+func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
+	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
+	v, err := d.any(id, maxParent, 0)
+	return v, finishErr(err)
+}
+
+// DecodeState is one running [Decoder] conversion, as a hook sees it. It is
+// only valid during the hook's call.
+type DecodeState struct {
+	g *Graph
+}
+
+// Graph returns the graph being decoded.
+func (s *DecodeState) Graph() *Graph { return s.g }
+
+// hooked reports whether the hook wants to see destinations of type t.
+func (d *decoder) hooked(t reflect.Type) bool {
+	if d.hookTypes == nil {
+		return true
+	}
+	return d.hookSeen.ask(t, d.hookTypes)
+}
+
+// callHook asks the hook about node id for a value of type t.
+func (d *decoder) callHook(n *Node, id NodeID, t reflect.Type) (reflect.Value, bool, error) {
+	if d.state == nil {
+		d.state = &DecodeState{g: d.g} // made on the first call
+	}
+	v, ok, err := d.hook(d.state, id, t)
+	if err != nil {
+		if _, isConv := err.(*ConversionError); !isConv {
+			err = &ConversionError{Kind: n.Kind, GoType: t, Reason: err.Error(), Err: err}
+		}
+		return reflect.Value{}, true, err
+	}
+	if ok && (!v.IsValid() || !v.Type().AssignableTo(t)) {
+		return reflect.Value{}, true, toGoErr(n.Kind, t, "the decode hook returned a value of another type")
+	}
+	return v, ok, nil
+}
+
+// maxParent is the "parent" of a root: every valid id is below it.
+const maxParent = NodeID(math.MaxUint32)
+
+type decoder struct {
+	g    *Graph
+	memo map[NodeID]any
+
+	hook      DecodeHook
+	hookTypes func(reflect.Type) bool
+	hookSeen  typeAnswers
+	state     *DecodeState
+	slow      bool // no fast paths (the reference for the property tests)
+}
+
+func toGoErr(k Kind, t reflect.Type, reason string) error {
+	return &ConversionError{Kind: k, GoType: t, Reason: reason}
+}
+
+// node returns the node id, checking that it exists and lies below its
+// parent (so that a malformed graph cannot make decoding loop).
+func (d *decoder) node(id, parent NodeID, t reflect.Type, depth int) (*Node, error) {
+	if int(id) >= len(d.g.Nodes) {
+		return nil, toGoErr(KindInvalid, t, fmt.Sprintf("node %d is outside the graph", id))
+	}
+	if id >= parent {
+		return nil, toGoErr(KindInvalid, t, fmt.Sprintf("node %d is not below its parent %d", id, parent))
+	}
+	n := &d.g.Nodes[id]
+	if depth > MaxConvertDepth {
+		return nil, toGoErr(n.Kind, t, fmt.Sprintf("nesting exceeds %d levels", MaxConvertDepth))
+	}
+	return n, nil
+}
+
+func (d *decoder) any(id, parent NodeID, depth int) (any, error) {
+	n, err := d.node(id, parent, anyType, depth)
+	if err != nil {
+		return nil, err
+	}
+	if d.hook != nil && d.hooked(anyType) {
+		if v, ok, err := d.callHook(n, id, anyType); err != nil {
+			return nil, err
+		} else if ok {
+			return v.Interface(), nil
+		}
+	}
+	if n.Kind.IsContainer() {
+		if v, ok := d.memo[id]; ok {
+			return v, nil
+		}
+	}
+	v, err := d.anyOf(n, id, depth)
+	if err != nil {
+		return nil, err
+	}
+	if n.Kind.IsContainer() {
+		if d.memo == nil {
+			d.memo = map[NodeID]any{}
+		}
+		d.memo[id] = v
+	}
+	return v, nil
+}
+
+func (d *decoder) items(n *Node, id NodeID, depth int) ([]any, error) {
+	out := make([]any, len(n.Refs()))
+	for i, r := range n.Refs() {
+		v, err := d.any(r, id, depth+1)
+		if err != nil {
+			return nil, atPath(err, "["+strconv.Itoa(i)+"]")
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func missingPayload(n *Node) error {
+	return toGoErr(n.Kind, anyType, "the node has no payload")
+}
+
+func (d *decoder) anyOf(n *Node, id NodeID, depth int) (any, error) {
+	switch n.Kind {
+	case KindNone:
+		return nil, nil
+	case KindEllipsis:
+		return EllipsisValue, nil
+	case KindNotImplemented:
+		return NotImplementedValue, nil
+	case KindBool:
+		return n.Num != 0, nil
+	case KindInt:
+		return n.Int(), nil
+	case KindBigInt:
+		b := n.BigInt()
+		if b == nil {
+			return nil, missingPayload(n)
+		}
+		return new(big.Int).Set(b), nil
+	case KindFloat:
+		return n.Float(), nil
+	case KindStr:
+		return n.Text(), nil
+	case KindBytes:
+		b := n.Bytes()
+		if b == nil {
+			return nil, missingPayload(n)
+		}
+		return slices.Clone(b), nil
+	case KindList:
+		return d.items(n, id, depth)
+	case KindTuple:
+		v, err := d.items(n, id, depth)
+		return TupleValue(v), err
+	case KindSet:
+		v, err := d.items(n, id, depth)
+		return SetValue(v), err
+	case KindFrozenSet:
+		v, err := d.items(n, id, depth)
+		return FrozenSetValue(v), err
+	case KindDict:
+		return d.dict(n, id, depth)
+	case KindNamedTuple:
+		nt, ok := n.Ext().(*NamedTuple)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		v, err := d.items(n, id, depth)
+		if err != nil {
+			return nil, err
+		}
+		return NamedTupleValue{TypeName: nt.TypeName, Fields: slices.Clone(nt.FieldNames), Values: v}, nil
+	case KindDate:
+		x, ok := n.Ext().(*Date)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		return *x, nil
+	case KindTime:
+		x, ok := n.Ext().(*Time)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		c := *x
+		c.Offset, c.TZName = clonePtr(x.Offset), clonePtr(x.TZName)
+		return c, nil
+	case KindDateTime:
+		x, ok := n.Ext().(*DateTime)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		if x.Offset == nil {
+			return *x, nil
+		}
+		return awareTime(x), nil
+	case KindTimeDelta:
+		x, ok := n.Ext().(*TimeDelta)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		dur, ok := timeDeltaDuration(x)
+		if !ok {
+			return nil, toGoErr(n.Kind, durationType, "the duration overflows time.Duration")
+		}
+		return dur, nil
+	case KindTimeZone:
+		x, ok := n.Ext().(*TimeZone)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		return TimeZone{Offset: x.Offset, Name: clonePtr(x.Name)}, nil
+	case KindException:
+		x, ok := n.Ext().(*Exception)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		return Exception{Type: x.Type, Arg: clonePtr(x.Arg)}, nil
+	case KindType:
+		return d.class(n, id, depth)
+	case KindClassInstance:
+		ci, ok := n.Ext().(*ClassInstance)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		cn, err := d.node(ci.Class, id, anyType, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if cn.Kind != KindType {
+			return nil, toGoErr(n.Kind, anyType, "the class of the instance is not a type node")
+		}
+		c, err := d.class(cn, ci.Class, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		attrs, err := d.attrs(ci.Attrs, id, depth)
+		if err != nil {
+			return nil, err
+		}
+		return ObjectValue{Class: c, InstanceID: ci.InstanceID, Attrs: attrs}, nil
+	case KindFunction:
+		x, ok := n.Ext().(*Function)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		return Function{Name: x.Name, Docstring: clonePtr(x.Docstring)}, nil
+	case KindBuiltinFunction:
+		return BuiltinFunctionValue(n.Text()), nil
+	case KindPath:
+		return PathValue(n.Text()), nil
+	case KindFileHandle:
+		x, ok := n.Ext().(*FileHandle)
+		if !ok {
+			return nil, missingPayload(n)
+		}
+		return *x, nil
+	case KindRepr:
+		return ReprValue(n.Text()), nil
+	case KindCycle:
+		return CycleValue(n.Text()), nil
+	}
+	return nil, toGoErr(n.Kind, anyType, "unknown node kind")
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func (d *decoder) dict(n *Node, id NodeID, depth int) (any, error) {
+	allStr := true
+	for i := 0; i+1 < len(n.Refs()); i += 2 {
+		if k := n.Refs()[i]; int(k) >= len(d.g.Nodes) || d.g.Nodes[k].Kind != KindStr {
+			allStr = false
+			break
+		}
+	}
+	if allStr {
+		m := make(map[string]any, len(n.Refs())/2)
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			if _, err := d.node(n.Refs()[i], id, anyType, depth+1); err != nil {
+				return nil, err
+			}
+			k := d.g.Nodes[n.Refs()[i]].Text()
+			v, err := d.any(n.Refs()[i+1], id, depth+1)
+			if err != nil {
+				return nil, atPath(err, "["+strconv.Quote(k)+"]")
+			}
+			m[k] = v
+		}
+		return m, nil
+	}
+	out := make(DictValue, 0, len(n.Refs())/2)
+	for i := 0; i+1 < len(n.Refs()); i += 2 {
+		k, err := d.any(n.Refs()[i], id, depth+1)
+		if err != nil {
+			return nil, atPath(err, "[key "+strconv.Itoa(i/2)+"]")
+		}
+		v, err := d.any(n.Refs()[i+1], id, depth+1)
+		if err != nil {
+			return nil, atPath(err, "["+strconv.Itoa(i/2)+"]")
+		}
+		out = append(out, KV{k, v})
+	}
+	return out, nil
+}
+
+func (d *decoder) attrs(ps []Pair, id NodeID, depth int) ([]Attr, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	out := make([]Attr, len(ps))
+	for i, p := range ps {
+		kn, err := d.node(p.Key, id, anyType, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if kn.Kind != KindStr {
+			return nil, toGoErr(kn.Kind, anyType, "an attribute name must be a str")
+		}
+		v, err := d.any(p.Value, id, depth+1)
+		if err != nil {
+			return nil, atPath(err, "."+kn.Text())
+		}
+		out[i] = Attr{Name: kn.Text(), Value: v}
+	}
+	return out, nil
+}
+
+func (d *decoder) class(n *Node, id NodeID, depth int) (ClassValue, error) {
+	t, ok := n.Ext().(*Type)
+	if !ok {
+		return ClassValue{}, missingPayload(n)
+	}
+	attrs, err := d.attrs(t.Attrs, id, depth)
+	if err != nil {
+		return ClassValue{}, err
+	}
+	return ClassValue{Name: t.Name, ID: t.ID, Origin: t.Origin, IsDataclass: t.IsDataclass, Attrs: attrs}, nil
+}
+
+func awareTime(x *DateTime) time.Time {
+	loc := time.UTC
+	if *x.Offset != 0 || x.TZName != nil {
+		name := ""
+		if x.TZName != nil {
+			name = *x.TZName
+		}
+		loc = time.FixedZone(name, int(*x.Offset))
+	}
+	return time.Date(int(x.Year), time.Month(x.Month), int(x.Day), int(x.Hour), int(x.Minute),
+		int(x.Second), int(x.Microsecond)*1000, loc)
+}
+
+var (
+	bigMinDuration = big.NewInt(math.MinInt64)
+	bigMaxDuration = big.NewInt(math.MaxInt64)
+)
+
+// timeDeltaDuration converts a timedelta to nanoseconds, reporting whether
+// it fits a time.Duration.
+func timeDeltaDuration(x *TimeDelta) (time.Duration, bool) {
+	us := new(big.Int).Mul(big.NewInt(int64(x.Days)), big.NewInt(86_400_000_000))
+	us.Add(us, big.NewInt(int64(x.Seconds)*1_000_000+int64(x.Microseconds)))
+	ns := us.Mul(us, big.NewInt(1000))
+	if ns.Cmp(bigMinDuration) < 0 || ns.Cmp(bigMaxDuration) > 0 {
+		return 0, false
+	}
+	return time.Duration(ns.Int64()), true
+}
+
+// decode stores node id (a child of parent) into v, which is settable.
+func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
+	t := v.Type()
+	n, err := d.node(id, parent, t, depth)
+	if err != nil {
+		return err
+	}
+	if d.hook != nil && d.hooked(t) {
+		if hv, ok, err := d.callHook(n, id, t); err != nil {
+			return err
+		} else if ok {
+			v.Set(hv)
+			return nil
+		}
+	}
+	ti := infoOf(t)
+	if ti.decScalar {
+		return setScalar(n, v, t)
+	}
+	if t.Kind() == reflect.Pointer {
+		if n.Kind == KindNone {
+			v.SetZero()
+			return nil
+		}
+		if t == locationPtrType {
+			return d.decodeLocation(n, v)
+		}
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		return d.decode(id, parent, v.Elem(), depth+1)
+	}
+	if ti.decoder && v.CanAddr() {
+		return v.Addr().Interface().(GraphDecoder).DecodeGraph(d.g, id)
+	}
+	if t.Kind() == reflect.Interface {
+		a, err := d.any(id, parent, depth)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			v.SetZero()
+			return nil
+		}
+		av := reflect.ValueOf(a)
+		if !av.Type().AssignableTo(t) {
+			return toGoErr(n.Kind, t, "the value does not implement the interface")
+		}
+		v.Set(av)
+		return nil
+	}
+	if ti.special != notSpecial {
+		if ok, err := d.decodeSpecial(n, id, parent, v, depth); ok || err != nil {
+			return err
+		}
+	}
+	fail := func(reason string) error { return toGoErr(n.Kind, t, reason) }
+	if n.Kind == KindNone {
+		switch t.Kind() {
+		case reflect.Slice, reflect.Map:
+			v.SetZero()
+			return nil
+		}
+		return fail("")
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
+			b := n.Bytes()
+			s := reflect.MakeSlice(t, len(b), len(b))
+			setBytes(s, b)
+			v.Set(s)
+			return nil
+		}
+		if !isSequence(n.Kind) {
+			return fail("")
+		}
+		s := reflect.MakeSlice(t, len(n.Refs()), len(n.Refs()))
+		if d.fastItems(t.Elem(), depth) {
+			if err := d.scalarItems(n.Refs(), id, s, t.Elem(), depth); err != nil {
+				return err
+			}
+			v.Set(s)
+			return nil
+		}
+		for i, r := range n.Refs() {
+			if err := d.decode(r, id, s.Index(i), depth+1); err != nil {
+				return atPath(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+		v.Set(s)
+		return nil
+	case reflect.Array:
+		if n.Kind == KindBytes && t.Elem().Kind() == reflect.Uint8 {
+			b := n.Bytes()
+			if len(b) != t.Len() {
+				return fail(fmt.Sprintf("%d bytes do not fit an array of %d", len(b), t.Len()))
+			}
+			setBytes(v, b)
+			return nil
+		}
+		if !isSequence(n.Kind) {
+			return fail("")
+		}
+		if len(n.Refs()) != t.Len() {
+			return fail(fmt.Sprintf("%d items do not fit an array of %d", len(n.Refs()), t.Len()))
+		}
+		if d.fastItems(t.Elem(), depth) && v.CanAddr() {
+			return d.scalarItems(n.Refs(), id, v, t.Elem(), depth)
+		}
+		for i, r := range n.Refs() {
+			if err := d.decode(r, id, v.Index(i), depth+1); err != nil {
+				return atPath(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+		return nil
+	case reflect.Map:
+		return d.decodeMap(n, id, v, depth)
+	case reflect.Struct:
+		return d.decodeStruct(n, id, v, depth)
+	}
+	if isScalarKind(t.Kind()) {
+		return setScalar(n, v, t)
+	}
+	return fail("unsupported destination type")
+}
+
+// fastItems reports whether items of type et at depth+1 take the scalar
+// fast path.
+func (d *decoder) fastItems(et reflect.Type, depth int) bool {
+	return !d.slow && depth+1 <= MaxConvertDepth && infoOf(et).decScalar && (d.hook == nil || !d.hooked(et))
+}
+
+// setScalar stores n into v, whose type t has a bool, integer, float or
+// string kind: the general rules for those kinds.
+func setScalar(n *Node, v reflect.Value, t reflect.Type) error {
+	fail := func(reason string) error { return toGoErr(n.Kind, t, reason) }
+	if n.Kind == KindNone {
+		return fail("")
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		if n.Kind != KindBool {
+			return fail("")
+		}
+		v.SetBool(n.Num != 0)
+		return nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		switch n.Kind {
+		case KindInt:
+			if v.OverflowInt(n.Int()) {
+				return fail(strconv.FormatInt(n.Int(), 10) + " is out of range")
+			}
+			v.SetInt(n.Int())
+			return nil
+		case KindBigInt:
+			return fail("the value is out of range")
+		}
+		return fail("")
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		var u uint64
+		switch n.Kind {
+		case KindInt:
+			if n.Int() < 0 {
+				return fail(strconv.FormatInt(n.Int(), 10) + " is out of range")
+			}
+			u = uint64(n.Int())
+		case KindBigInt:
+			b := n.BigInt()
+			if b == nil || !b.IsUint64() {
+				return fail("the value is out of range")
+			}
+			u = b.Uint64()
+		default:
+			return fail("")
+		}
+		if v.OverflowUint(u) {
+			return fail(strconv.FormatUint(u, 10) + " is out of range")
+		}
+		v.SetUint(u)
+		return nil
+	case reflect.Float32, reflect.Float64:
+		var f float64
+		switch n.Kind {
+		case KindFloat:
+			f = n.Float()
+		case KindInt:
+			f = float64(n.Int())
+		case KindBigInt:
+			b := n.BigInt()
+			if b == nil {
+				return fail("the node has no payload")
+			}
+			f, _ = new(big.Float).SetInt(b).Float64()
+			if math.IsInf(f, 0) {
+				return fail("the value is out of range")
+			}
+		default:
+			return fail("")
+		}
+		if !math.IsInf(f, 0) && !math.IsNaN(f) && v.OverflowFloat(f) {
+			return fail(strconv.FormatFloat(f, 'g', -1, 64) + " is out of range")
+		}
+		v.SetFloat(f)
+		return nil
+	case reflect.String:
+		if n.Kind != KindStr && n.Kind != KindPath {
+			return fail("")
+		}
+		v.SetString(n.Text())
+		return nil
+	}
+	return fail("unsupported destination type")
+}
+
+// setBytes copies b into a slice or array whose element kind is uint8 (the
+// element type may be a named byte type, which reflect.Copy refuses).
+func setBytes(dst reflect.Value, b []byte) {
+	if dst.Type().Elem() == reflect.TypeFor[byte]() {
+		reflect.Copy(dst, reflect.ValueOf(b))
+		return
+	}
+	for i, c := range b {
+		dst.Index(i).SetUint(uint64(c))
+	}
+}
+
+func isSequence(k Kind) bool {
+	return k == KindList || k == KindTuple || k == KindSet || k == KindFrozenSet
+}
+
+// entries lists the (key, value) pairs of a dict, named tuple or class
+// instance; for the latter two the keys are field or attribute names.
+type entry struct {
+	key   NodeID // for dicts
+	name  string // for named tuples and instances (and str dict keys)
+	named bool
+	value NodeID
+}
+
+func (d *decoder) entries(n *Node, id NodeID, t reflect.Type, depth int) ([]entry, bool, error) {
+	switch n.Kind {
+	case KindDict:
+		es := make([]entry, 0, len(n.Refs())/2)
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			kn, err := d.node(n.Refs()[i], id, t, depth+1)
+			if err != nil {
+				return nil, true, err
+			}
+			e := entry{key: n.Refs()[i], value: n.Refs()[i+1]}
+			if kn.Kind == KindStr {
+				e.name, e.named = kn.Text(), true
+			}
+			es = append(es, e)
+		}
+		return es, true, nil
+	case KindNamedTuple:
+		nt, ok := n.Ext().(*NamedTuple)
+		if !ok || len(nt.FieldNames) != len(n.Refs()) {
+			return nil, true, toGoErr(n.Kind, t, "field names and values differ in length")
+		}
+		es := make([]entry, len(n.Refs()))
+		for i, r := range n.Refs() {
+			es[i] = entry{name: nt.FieldNames[i], named: true, value: r}
+		}
+		return es, false, nil
+	case KindClassInstance:
+		ci, ok := n.Ext().(*ClassInstance)
+		if !ok {
+			return nil, false, toGoErr(n.Kind, t, "the node has no payload")
+		}
+		es := make([]entry, len(ci.Attrs))
+		for i, p := range ci.Attrs {
+			kn, err := d.node(p.Key, id, t, depth+1)
+			if err != nil {
+				return nil, false, err
+			}
+			if kn.Kind != KindStr {
+				return nil, false, toGoErr(kn.Kind, t, "an attribute name must be a str")
+			}
+			es[i] = entry{name: kn.Text(), named: true, value: p.Value}
+		}
+		return es, false, nil
+	}
+	return nil, false, toGoErr(n.Kind, t, "")
+}
+
+func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) error {
+	t := v.Type()
+	es, isDict, err := d.entries(n, id, t, depth)
+	if err != nil {
+		return err
+	}
+	if !isDict && t.Key().Kind() != reflect.String {
+		return toGoErr(n.Kind, t, "names need a string-keyed map")
+	}
+	m := reflect.MakeMapWithSize(t, len(es))
+	k := reflect.New(t.Key()).Elem()
+	val := reflect.New(t.Elem()).Elem()
+	for _, e := range es {
+		k.SetZero()
+		val.SetZero()
+		if isDict {
+			if err := d.decode(e.key, id, k, depth+1); err != nil {
+				return atPath(err, "[key]")
+			}
+		} else {
+			k.SetString(e.name)
+		}
+		if err := d.decode(e.value, id, val, depth+1); err != nil {
+			return atPath(err, entryPath(d.g, e))
+		}
+		m.SetMapIndex(k, val)
+	}
+	v.Set(m)
+	return nil
+}
+
+func entryPath(g *Graph, e entry) string {
+	if e.named {
+		return "[" + strconv.Quote(e.name) + "]"
+	}
+	return "[" + g.Repr(e.key) + "]"
+}
+
+func (d *decoder) decodeStruct(n *Node, id NodeID, v reflect.Value, depth int) error {
+	t := v.Type()
+	ti := infoOf(t)
+	if n.Kind == KindDict {
+		// As entries does, but without a slice: every key first, then the
+		// values in order.
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			if _, err := d.node(n.Refs()[i], id, t, depth+1); err != nil {
+				return err
+			}
+		}
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			kn := &d.g.Nodes[n.Refs()[i]]
+			if kn.Kind != KindStr {
+				return toGoErr(kn.Kind, t, "a struct field name must be a str")
+			}
+			if err := d.structField(ti, n, id, v, kn.Text(), n.Refs()[i+1], depth); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	es, _, err := d.entries(n, id, t, depth)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if err := d.structField(ti, n, id, v, e.name, e.value, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// structField decodes node val into the field of v named name, if any.
+func (d *decoder) structField(ti *typeInfo, n *Node, id NodeID, v reflect.Value, name string, val NodeID, depth int) error {
+	f := ti.field(name)
+	if f == nil {
+		return nil
+	}
+	fv := v
+	if len(f.Index) == 1 {
+		fv = v.Field(f.Index[0])
+	} else {
+		var err error
+		if fv, err = settableField(v, f.Index); err != nil {
+			return toGoErr(n.Kind, v.Type(), err.Error())
+		}
+	}
+	if err := d.decode(val, id, fv, depth+1); err != nil {
+		return atPath(err, "."+f.GoName)
+	}
+	return nil
+}
+
+func findField(fs []Field, name string) *Field {
+	for i := range fs {
+		if fs[i].Name == name {
+			return &fs[i]
+		}
+	}
+	for i := range fs {
+		if strings.EqualFold(fs[i].Name, name) {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// settableField walks to a (possibly promoted) field, allocating nil
+// embedded pointers on the way.
+func settableField(v reflect.Value, index []int) (reflect.Value, error) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				if !v.CanSet() {
+					return reflect.Value{}, fmt.Errorf("cannot set embedded pointer to unexported struct %v", v.Type().Elem())
+				}
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, nil
+}
+
+// decodeSpecial handles destinations of the types with a fixed Python
+// counterpart. ok reports whether v's type was one of them.
+func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, depth int) (bool, error) {
+	t := v.Type()
+	fail := func(reason string) (bool, error) { return true, toGoErr(n.Kind, t, reason) }
+	switch t {
+	case timeType:
+		switch x := n.Ext().(type) {
+		case *DateTime:
+			if n.Kind != KindDateTime {
+				return fail("")
+			}
+			if x.Offset == nil {
+				v.Set(reflect.ValueOf(time.Date(int(x.Year), time.Month(x.Month), int(x.Day), int(x.Hour),
+					int(x.Minute), int(x.Second), int(x.Microsecond)*1000, time.UTC)))
+			} else {
+				v.Set(reflect.ValueOf(awareTime(x)))
+			}
+			return true, nil
+		case *Date:
+			if n.Kind != KindDate {
+				return fail("")
+			}
+			v.Set(reflect.ValueOf(time.Date(int(x.Year), time.Month(x.Month), int(x.Day), 0, 0, 0, 0, time.UTC)))
+			return true, nil
+		}
+		return fail("")
+	case durationType:
+		x, ok := n.Ext().(*TimeDelta)
+		if n.Kind != KindTimeDelta || !ok {
+			return fail("")
+		}
+		dur, ok := timeDeltaDuration(x)
+		if !ok {
+			return fail("the duration overflows time.Duration")
+		}
+		v.SetInt(int64(dur))
+		return true, nil
+	case bigIntType:
+		var b *big.Int
+		switch n.Kind {
+		case KindInt:
+			b = big.NewInt(n.Int())
+		case KindBigInt:
+			b = n.BigInt()
+		}
+		if b == nil {
+			return fail("")
+		}
+		if v.CanAddr() {
+			v.Addr().Interface().(*big.Int).Set(b)
+		} else {
+			v.Set(reflect.ValueOf(new(big.Int).Set(b)).Elem())
+		}
+		return true, nil
+	case uuidType:
+		if n.Kind != KindStr {
+			return fail("")
+		}
+		u, err := ParseUUID(n.Text())
+		if err != nil {
+			return fail("not a UUID")
+		}
+		v.Set(reflect.ValueOf(u))
+		return true, nil
+	case reflect.TypeFor[TupleValue](), reflect.TypeFor[SetValue](), reflect.TypeFor[FrozenSetValue]():
+		if !isSequence(n.Kind) {
+			return fail("")
+		}
+		a, err := d.any(id, parent, depth)
+		if err != nil {
+			return true, err
+		}
+		s := reflect.ValueOf(a)
+		v.Set(s.Convert(t))
+		return true, nil
+	case reflect.TypeFor[DictValue]():
+		if n.Kind != KindDict {
+			return fail("")
+		}
+		out := make(DictValue, 0, len(n.Refs())/2)
+		for i := 0; i+1 < len(n.Refs()); i += 2 {
+			k, err := d.any(n.Refs()[i], id, depth+1)
+			if err != nil {
+				return true, err
+			}
+			val, err := d.any(n.Refs()[i+1], id, depth+1)
+			if err != nil {
+				return true, err
+			}
+			out = append(out, KV{k, val})
+		}
+		v.Set(reflect.ValueOf(out))
+		return true, nil
+	case reflect.TypeFor[DateTime]():
+		x, ok := n.Ext().(*DateTime)
+		if n.Kind != KindDateTime || !ok {
+			return fail("")
+		}
+		c := *x
+		c.Offset, c.TZName = clonePtr(x.Offset), clonePtr(x.TZName)
+		v.Set(reflect.ValueOf(c))
+		return true, nil
+	case reflect.TypeFor[TimeDelta]():
+		x, ok := n.Ext().(*TimeDelta)
+		if n.Kind != KindTimeDelta || !ok {
+			return fail("")
+		}
+		v.Set(reflect.ValueOf(*x))
+		return true, nil
+	case reflect.TypeFor[Date](), reflect.TypeFor[Time](), reflect.TypeFor[TimeZone](),
+		reflect.TypeFor[Exception](), reflect.TypeFor[Function](), reflect.TypeFor[FileHandle](),
+		reflect.TypeFor[NamedTupleValue](), reflect.TypeFor[PathValue](),
+		reflect.TypeFor[BuiltinFunctionValue](), reflect.TypeFor[ReprValue](),
+		reflect.TypeFor[CycleValue](), reflect.TypeFor[SpecialValue](),
+		reflect.TypeFor[ClassValue](), reflect.TypeFor[ObjectValue]():
+		a, err := d.any(id, parent, depth)
+		if err != nil {
+			return true, err
+		}
+		if a == nil || reflect.TypeOf(a) != t {
+			return fail("")
+		}
+		v.Set(reflect.ValueOf(a))
+		return true, nil
+	case locationType:
+		return fail("decode a timezone into a *time.Location")
+	}
+	return false, nil
+}
+
+// decodeLocation stores a timezone into a *time.Location: time.UTC for
+// timezone.utc, a fixed zone otherwise.
+func (d *decoder) decodeLocation(n *Node, v reflect.Value) error {
+	x, ok := n.Ext().(*TimeZone)
+	if n.Kind != KindTimeZone || !ok {
+		return toGoErr(n.Kind, v.Type(), "")
+	}
+	loc := time.UTC
+	if x.Offset != 0 || x.Name != nil {
+		name := ""
+		if x.Name != nil {
+			name = *x.Name
+		}
+		loc = time.FixedZone(name, int(x.Offset))
+	}
+	v.Set(reflect.ValueOf(loc))
+	return nil
+}
