@@ -257,7 +257,7 @@ func (p policy) Dump(ctx context.Context) (message.Event, error) {
 // Load restores a dump this server (or the previous key) signed.
 func (p policy) Load(ctx context.Context, state []byte, out child.Output) (message.Event, error) {
 	if !p.configured {
-		return nil, &child.Violation{Text: "the first request must be Configure"}
+		return nil, &child.Violation{Text: "Load before Configure (this server restores a dump into a configured session)"}
 	}
 	raw, err := p.srv.signer.Open(state)
 	if err != nil {

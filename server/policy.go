@@ -28,24 +28,22 @@ func clampLimits(l *message.ResourceLimits, cfg *Config) *message.ResourceLimits
 }
 
 // refusal returns why the gate refuses a request of kind k before the
-// child sees it ("" when it passes): after the first Configure, another
-// Configure, Reset and Shutdown (a client could reset away the operator's
-// limits or end the worker); before it, anything but Configure.
+// child sees it ("" when it passes): Reset and Shutdown (a client could
+// reset away the operator's limits or end the worker), and a Configure
+// after the session was configured. Everything else reaches the child,
+// which answers requests out of place with the worker's own texts.
 func refusal(k message.RequestKind, known, configured bool) string {
-	if !configured {
-		if !known || k != message.KindConfigure {
-			return "the first request must be Configure"
-		}
+	if !known {
 		return ""
 	}
-	switch {
-	case !known:
-		return ""
-	case k == message.KindConfigure:
-		return "Configure while a session already exists (this server configures a session once)"
-	case k == message.KindReset:
+	switch k {
+	case message.KindConfigure:
+		if configured {
+			return "Configure while a session already exists"
+		}
+	case message.KindReset:
 		return "Reset is refused by this server (open a new connection for a new session)"
-	case k == message.KindShutdown:
+	case message.KindShutdown:
 		return "Shutdown is refused by this server (close the connection to end the session)"
 	}
 	return ""

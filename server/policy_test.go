@@ -96,11 +96,13 @@ func TestRefusalTable(t *testing.T) {
 		refused           bool
 	}{
 		{message.KindConfigure, true, false, false},
-		{message.KindFeed, true, false, true},
-		{message.KindLoad, true, false, true},
-		{0, false, false, true},
+		{message.KindFeed, true, false, false}, // the child refuses it with the worker's text
+		{message.KindLoad, true, false, false}, // the policy refuses it
+		{0, false, false, false},
 		{message.KindConfigure, true, true, true},
+		{message.KindReset, true, false, true},
 		{message.KindReset, true, true, true},
+		{message.KindShutdown, true, false, true},
 		{message.KindShutdown, true, true, true},
 		{message.KindFeed, true, true, false},
 		{message.KindLoad, true, true, false},

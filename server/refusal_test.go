@@ -15,13 +15,22 @@ func TestRefusedRequestsLeaveTheSessionLive(t *testing.T) {
 	ts := startServer(t, nil)
 	for _, v := range []uint32{4, 2} {
 		c := dial(t, ts.URL, v, ws.DialOptions{})
-		// Before Configure: anything else is refused.
-		for _, req := range []message.Request{&message.Feed{Code: "1"}, &message.Dump{}, &message.Reset{}, &message.Shutdown{}} {
-			wantPrefix(t, describe(do(t, c, req).Event), "Error RuntimeError: protocol violation: the first request must be Configure")
+		// Before Configure: the worker's own answers, and Reset, Shutdown
+		// and Load refused by the server.
+		for _, c2 := range []struct {
+			req  message.Request
+			want string
+		}{
+			{&message.Feed{Code: "1"}, "session has not been configured"},
+			{&message.Dump{}, "session has not been configured"},
+			{&message.Reset{}, "Reset is refused"},
+			{&message.Shutdown{}, "Shutdown is refused"},
+		} {
+			wantPrefix(t, describe(do(t, c, c2.req).Event), "Error RuntimeError: protocol violation: "+c2.want)
 		}
 		// The Load of a signed dump before Configure, too.
 		raw := bytes.Clone(do(t, dialConfigured(t, ts.URL, v), &message.Dump{}).Event.Body.(*message.DumpResult).State)
-		wantPrefix(t, describe(do(t, c, &message.Load{State: raw}).Event), "Error RuntimeError: protocol violation: the first request must be Configure")
+		wantPrefix(t, describe(do(t, c, &message.Load{State: raw}).Event), "Error RuntimeError: protocol violation: Load before Configure")
 		configure(t, c, v, nil)
 		if got := repr(t, c, "x = 7\nx"); got != "7" {
 			t.Fatal(got)
