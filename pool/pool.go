@@ -261,7 +261,7 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 			m.uses.Add(1)
 			p.checkouts.Add(1)
 			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited})
-			return &Session{Session: s, pool: p, m: m}, nil
+			return &Session{s: s, pool: p, m: m}, nil
 		}
 		if !p.attachFailed(m, err) || ctx.Err() != nil {
 			return nil, err
@@ -615,7 +615,7 @@ func (p *Pool) release(s *Session, destroy bool) {
 	}
 	if reason == "" && !recycle {
 		ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
-		_, err := s.Session.Detach(ctx)
+		_, err := s.s.Detach(ctx)
 		cancel()
 		if err == nil {
 			p.checkin(m)
@@ -631,9 +631,9 @@ func (p *Pool) release(s *Session, destroy bool) {
 			reason = DestroyRequested
 		}
 	} else {
-		cause = s.Session.Cause()
+		cause = s.s.Cause()
 	}
-	s.Session.Kill()
+	s.s.Kill()
 
 	var a after
 	p.mu.Lock()
@@ -654,7 +654,7 @@ func (p *Pool) release(s *Session, destroy bool) {
 		}
 	}
 	p.mu.Unlock()
-	s.Session.Close()
+	s.s.Close()
 	p.finish(&a)
 }
 

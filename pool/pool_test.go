@@ -147,8 +147,8 @@ func TestPrewarm(t *testing.T) {
 		held = append(held, s)
 		ids = append(ids, s.WorkerID())
 		pids[s.Pid()] = true
-		if s.Version() != p.Version() || s.Session.Pid() != s.Pid() {
-			t.Fatalf("session version %d pid %d/%d", s.Version(), s.Pid(), s.Session.Pid())
+		if s.Version() != p.Version() || s.s.Pid() != s.Pid() {
+			t.Fatalf("session version %d pid %d/%d", s.Version(), s.Pid(), s.s.Pid())
 		}
 	}
 	slices.Sort(ids)
