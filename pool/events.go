@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -140,9 +141,9 @@ func crashReason(err error) (reason string, ok bool) {
 	var (
 		me *worker.MemoryLimitError
 		ce *worker.CrashError
-		pe *worker.ProtocolError
-		te *worker.TimeoutError
-		ca *worker.CanceledError
+		pe *session.ProtocolError
+		te *session.TimeoutError
+		ca *session.CanceledError
 	)
 	switch {
 	case errors.As(err, &me):

@@ -159,14 +159,15 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 
 	start := time.Now()
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
-	proc, neg, err := session.Negotiate(nctx, session.Config{
-		Worker: cfg.Worker, ProtocolVersion: cfg.ProtocolVersion, Logger: cfg.Logger,
-	})
+	peer, neg, err := session.Negotiate(nctx, session.Launch{
+		Launcher: session.ProcessLauncher{Worker: cfg.Worker}, ProtocolVersion: cfg.ProtocolVersion,
+	}, session.Config{Logger: cfg.Logger})
 	cancel()
 	if err != nil {
 		p.stop()
 		return nil, fmt.Errorf("monty pool: first worker: %w", err)
 	}
+	proc := peer.(*worker.Process) // what a ProcessLauncher starts
 	p.neg, p.version = neg, neg.Version
 	p.mu.Lock()
 	m := p.adoptLocked(proc)
@@ -222,9 +223,9 @@ func (p *Pool) Stat() Stats {
 
 func (p *Pool) liveLocked() int { return len(p.idle) + p.busyAlive }
 
-// Checkout hands out a session on a pool worker, configured with cfg
-// (cfg.Worker and cfg.ProtocolVersion are the pool's; a nil cfg.Logger
-// means the pool's Logger). It takes an idle worker if there is one, else
+// Checkout hands out a session on a pool worker, configured with cfg (the
+// worker and the protocol version are the pool's; a nil cfg.Logger means
+// the pool's Logger). It takes an idle worker if there is one, else
 // waits until one is returned or started, for as long as ctx and
 // CheckoutTimeout allow: giving up is an *ExhaustedError (matching
 // ErrExhausted and the context's error). A closed pool gives ErrClosed, a
@@ -234,8 +235,6 @@ func (p *Pool) liveLocked() int { return len(p.idle) + p.busyAlive }
 //
 // The Session must be closed (Close or Destroy) to give the worker back.
 func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, error) {
-	cfg.Worker = p.cfg.Worker
-	cfg.ProtocolVersion = p.version
 	if cfg.Logger == nil {
 		cfg.Logger = p.cfg.Logger
 	}
@@ -706,12 +705,11 @@ func (p *Pool) startWorker(ctx context.Context) (*worker.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := session.Attach(ctx, proc, p.version, session.Config{Worker: p.cfg.Worker, Logger: p.cfg.Logger})
+	s, err := session.Attach(ctx, proc, p.version, session.Config{Logger: p.cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	proc, err = s.Detach(ctx)
-	if err != nil {
+	if _, err := s.Detach(ctx); err != nil {
 		s.Close()
 		return nil, err
 	}

@@ -414,7 +414,7 @@ func script(t testing.TB, body string) string {
 // value, sets) its start counter.
 func flaky(t testing.TB, n int) (worker.Config, uint32, func(set ...int) int) {
 	real := testenv.Worker(t)
-	proc, neg, err := session.Negotiate(context.Background(), session.Config{Logger: quiet})
+	proc, neg, err := session.Negotiate(context.Background(), session.Launch{}, session.Config{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +529,7 @@ func TestInterruptedRunDestroysWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := s.Run(ctx, "block()", session.WithFunctions(reg))
-	var te *worker.TimeoutError
+	var te *session.TimeoutError
 	if !errors.As(err, &te) || te.Killed || !session.Survives(err) {
 		t.Fatalf("interrupted Run: %v", err)
 	}
@@ -554,7 +554,7 @@ func TestContextKillWhileComputingIsCanceledCrash(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := s.Run(ctx, "while True:\n    pass")
-	var te *worker.TimeoutError
+	var te *session.TimeoutError
 	if !errors.As(err, &te) || !te.Killed {
 		t.Fatalf("Run: %v", err)
 	}
@@ -766,11 +766,11 @@ func TestCrashReasons(t *testing.T) {
 		{&worker.CrashError{Reason: worker.Announced}, ReasonAnnounced},
 		{fmt.Errorf("wrapped: %w", &worker.CrashError{Reason: worker.Vanished}), ReasonVanished},
 		{&worker.MemoryLimitError{}, ReasonMemory},
-		{&worker.ProtocolError{Msg: "x"}, ReasonProtocol},
-		{&worker.TimeoutError{Killed: true}, ReasonTimeout},
-		{&worker.CanceledError{Killed: true}, ReasonCanceled},
-		{&worker.TimeoutError{}, ""},
-		{&worker.CanceledError{}, ""},
+		{&session.ProtocolError{Msg: "x"}, ReasonProtocol},
+		{&session.TimeoutError{Killed: true}, ReasonTimeout},
+		{&session.CanceledError{Killed: true}, ReasonCanceled},
+		{&session.TimeoutError{}, ""},
+		{&session.CanceledError{}, ""},
 		{session.ErrBusy, ""},
 		{nil, ""},
 	} {

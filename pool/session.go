@@ -7,7 +7,6 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
-	"github.com/gomonty/monty/worker"
 )
 
 // Session is a session on a pool worker. It forwards an explicit set of
@@ -38,7 +37,7 @@ func (s *Session) WorkerID() uint64 { return s.m.id }
 func (s *Session) Pid() int { return s.m.pid }
 
 // Run is session.Session.Run. A Run that ends because its context ended or
-// its deadline passed (a *worker.CanceledError or *worker.TimeoutError) marks
+// its deadline passed (a *session.CanceledError or *session.TimeoutError) marks
 // the session interrupted: its worker is destroyed on Close rather than
 // reused, even when the feed was aborted cleanly.
 func (s *Session) Run(ctx context.Context, code string, opts ...session.RunOption) (*session.Result, error) {
@@ -59,8 +58,8 @@ func (s *Session) note(err error) {
 		return
 	}
 	var (
-		te *worker.TimeoutError
-		ce *worker.CanceledError
+		te *session.TimeoutError
+		ce *session.CanceledError
 	)
 	if errors.As(err, &te) || errors.As(err, &ce) {
 		s.interrupted.Store(true)

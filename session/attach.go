@@ -7,7 +7,6 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
-	"github.com/gomonty/monty/worker"
 )
 
 // This file lets a worker outlive its session, for pools: Negotiate settles
@@ -19,16 +18,17 @@ import (
 // back by Detach.
 var errDetached = errors.New("worker detached from the session")
 
-// Negotiate starts a worker for cfg, settles the protocol version exactly
+// Negotiate starts a worker with l, settles the protocol version exactly
 // like Start (pinned, cached or negotiated, with a downgrade when the
 // worker refuses) and returns that worker detached: running, with no
 // session, ready for Attach. The Negotiation says which version was
 // chosen; give its Version to Attach for every later worker of the same
-// binary, which then needs no negotiation of its own.
+// binary, which then needs no negotiation of its own. cfg is the
+// Configure used for the negotiation (and its logger).
 //
 // ctx bounds the negotiation. On error no worker is left running.
-func Negotiate(ctx context.Context, cfg Config) (*worker.Process, Negotiation, error) {
-	s, err := Start(ctx, cfg)
+func Negotiate(ctx context.Context, l Launch, cfg Config) (Peer, Negotiation, error) {
+	s, err := Start(ctx, l, cfg)
 	if err != nil {
 		return nil, Negotiation{}, err
 	}
@@ -42,32 +42,31 @@ func Negotiate(ctx context.Context, cfg Config) (*worker.Process, Negotiation, e
 }
 
 // Attach configures a session with protocol version on p, a worker that is
-// running and has no session: fresh from worker.Start, or handed back by
-// Detach or Negotiate. Nothing is negotiated: a worker that refuses the
-// version fails the Configure with a *worker.CrashError, as with a pinned
-// Config.ProtocolVersion.
-//
-// cfg.Worker and cfg.ProtocolVersion are not used to start anything (p is
-// already running), but cfg.Worker.MaxFrameLen must be the one p was
-// started with, since the session's codec enforces it too.
+// running and has no session: fresh from worker.Start (or any other
+// Peer), or handed back by Detach or Negotiate. Nothing is negotiated: a
+// worker that refuses the version fails the Configure with the error its
+// Lifecycle classifies (a *worker.CrashError for a process). The frame cap
+// is the connection's (transport.Conn.MaxFrameLen).
 //
 // Attach takes ownership of p: on success the session stops it on Close,
 // and on error p has already been stopped. ctx bounds the Configure;
 // cancelling it later has no effect on the session. Attach is safe for
-// concurrent use on different processes.
-func Attach(ctx context.Context, p *worker.Process, version uint32, cfg Config) (*Session, error) {
+// concurrent use on different workers.
+func Attach(ctx context.Context, p Peer, version uint32, cfg Config) (*Session, error) {
 	if p == nil {
-		return nil, errors.New("session: Attach needs a worker process")
+		return nil, errors.New("monty session: Attach needs a worker")
 	}
 	c, ok := codec.ForVersion(version)
 	if !ok {
 		p.Close(context.Background())
-		return nil, fmt.Errorf("session: no codec for protocol version %d (have %v)", version, codec.Versions())
+		return nil, fmt.Errorf("monty session: no codec for protocol version %d (have %v)", version, codec.Versions())
 	}
 	cfg = cfg.withDefaults()
-	cfg.Worker.Binary = p.Binary()
-	cfg.ProtocolVersion = version
-	s, err := configureOn(ctx, cfg, p.Binary(), p, c)
+	var bin string
+	if b, ok := p.(interface{ Binary() string }); ok {
+		bin = b.Binary()
+	}
+	s, err := configureOn(ctx, cfg, bin, p, c)
 	if err != nil {
 		return nil, err
 	}
@@ -77,13 +76,15 @@ func Attach(ctx context.Context, p *worker.Process, version uint32, cfg Config) 
 
 // configureOn builds the session for a started child and configures it with
 // codec c. On error the child has been stopped.
-func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.Codec) (*Session, error) {
+func configureOn(ctx context.Context, cfg Config, bin string, p Peer, c codec.Codec) (*Session, error) {
+	conn := p.Conn()
 	s := &Session{
 		cfg:   cfg,
 		bin:   bin,
-		child: ch,
+		peer:  p,
+		conn:  conn,
 		codec: c,
-		lim:   cfg.codecLimits(),
+		lim:   cfg.codecLimits(conn.MaxFrameLen()),
 		log:   cfg.Logger,
 		state: StateIdle,
 		print: cfg.Print,
@@ -102,7 +103,7 @@ func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.
 
 // Detach ends the session but keeps its worker: it sends Reset, which
 // discards the sandbox session (globals and all), and on Ok returns the
-// still-running process, ready for Attach. The session is then closed:
+// still-running worker, ready for Attach. The session is then closed:
 // every later call fails with an error matching ErrClosed, and Close and
 // Kill no longer touch the worker.
 //
@@ -111,7 +112,7 @@ func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.
 // feed is suspended (ErrSuspended); the caller decides whether to answer
 // the suspension or stop the worker with Close. On a closed session it
 // returns an error matching ErrClosed whose chain holds the cause of the
-// loss (a *worker.CrashError, a *worker.ProtocolError, ...). A worker that
+// loss (a *worker.CrashError, a *ProtocolError, ...). A worker that
 // dies during the Reset or answers anything but Ok is discarded as usual
 // and the error says why. ctx bounds the Reset; if it ends first the worker
 // is killed.
@@ -119,38 +120,26 @@ func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.
 // Detach is a turn: like the other turn methods it must not be called
 // concurrently with them. Close or Kill racing with it from another
 // goroutine is safe: exactly one of them gets the worker.
-func (s *Session) Detach(ctx context.Context) (*worker.Process, error) {
-	p, ok := s.child.(*worker.Process)
-	if !ok {
-		return nil, errors.New("session: Detach needs a session on a worker process")
-	}
-	if err := s.detach(ctx); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// detach implements Detach for any child.
-func (s *Session) detach(ctx context.Context) error {
+func (s *Session) Detach(ctx context.Context) (Peer, error) {
 	if err := s.begin(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer s.end()
 	if s.state != StateIdle {
-		return ErrSuspended
+		return nil, ErrSuspended
 	}
 	ev, err := s.exchange(ctx, &message.Reset{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if k := ev.Body.EventKind(); k != message.KindOk {
-		return s.fail(&worker.ProtocolError{Msg: "worker answered Reset with " + k.String(), Err: errorOf(ev)})
+		return nil, s.fail(&ProtocolError{Msg: "worker answered Reset with " + k.String(), Err: errorOf(ev)})
 	}
 	s.hostObjs.release() // the worker has forgotten them
 	// Between turns the interrupt word is irIdle; whoever swaps it first
 	// owns the worker: Close and Kill (irClosed) stop it, Detach takes it.
 	if !s.interrupt.CompareAndSwap(irIdle, irDetached) {
-		return s.closedErr()
+		return nil, s.closedErr()
 	}
 	s.deadErr = errDetached
 	s.state = StateClosed
@@ -159,7 +148,7 @@ func (s *Session) detach(ctx context.Context) error {
 	if s.wd != nil {
 		s.wd.Stop()
 	}
-	return nil
+	return s.peer, nil
 }
 
 // Cause returns the error that closed the session: the crash, protocol

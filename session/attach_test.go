@@ -17,10 +17,11 @@ import (
 func negotiated(t *testing.T) (*worker.Process, uint32) {
 	t.Helper()
 	requireWorker(t)
-	p, neg, err := Negotiate(context.Background(), Config{Logger: quietLogger})
+	peer, neg, err := Negotiate(context.Background(), Launch{}, Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := peer.(*worker.Process)
 	t.Cleanup(func() { p.Close(context.Background()) })
 	if neg.Version == 0 || neg.Attempts == 0 {
 		t.Fatalf("negotiation %+v", neg)
@@ -152,7 +153,7 @@ func TestDetachRacingClose(t *testing.T) {
 	for range 30 {
 		s := attach(t, p, v)
 		var wg sync.WaitGroup
-		var got *worker.Process
+		var got Peer
 		var err error
 		wg.Go(func() { got, err = s.Detach(context.Background()) })
 		wg.Go(func() { s.Close() })

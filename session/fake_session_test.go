@@ -167,7 +167,7 @@ func TestFakeAbortAnsweredWithSuspensionIsProtocolError(t *testing.T) {
 	})
 	s.Feed(bg, "loop()")
 	_, err := s.ResumeReturn(bg, nil)
-	var pe *worker.ProtocolError
+	var pe *ProtocolError
 	if !errors.As(err, &pe) || pe.Msg != "worker answered AbortFeed with something other than an Error" {
 		t.Fatalf("got %v", err)
 	}
@@ -196,7 +196,7 @@ func TestFakeWatchdogOwnLimit(t *testing.T) {
 		func(req *message.ParentRequest) fakeReply { return fakeReply{hang: true} })
 	t0 := time.Now()
 	_, err := s.Feed(bg, "while True: pass")
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Watchdog || !te.Killed || te.Budget != 30*time.Millisecond {
 		t.Fatalf("got %#v", err)
 	}
@@ -225,7 +225,7 @@ func TestFakeWatchdogAdoptsStampAndRemainingBudget(t *testing.T) {
 	t0 := time.Now()
 	_, err := s.ResumeReturn(bg, 1)
 	d := time.Since(t0)
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Watchdog || te.Budget != 40*time.Millisecond {
 		t.Fatalf("got %v", err)
 	}
@@ -264,8 +264,8 @@ func TestFakeProtocolViolationsDiscardWorker(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return c.rep })
 			_, err := s.Feed(bg, "1")
-			var pe *worker.ProtocolError
-			if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), c.want) || !errors.Is(err, worker.ErrProtocol) {
+			var pe *ProtocolError
+			if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), c.want) || !errors.Is(err, ErrProtocol) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
 			if s.State() != StateClosed {
@@ -314,7 +314,7 @@ func TestFakeFatalErrorLeftInPipeAfterSendFailure(t *testing.T) {
 			return fakeReply{events: []*message.ChildEvent{ev(&message.Ok{})}, exit: -1}
 		})
 	}}
-	s, err := start(bg, Config{ProtocolVersion: 2, Logger: quietLogger}, fs.spawner())
+	s, err := Start(bg, fs.launch(2), Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestFakeFatalErrorLeftInPipeAfterSendFailure(t *testing.T) {
 	// The child has written a FatalError and closed its stdin: the frame
 	// is waiting in the pipe when the parent's write fails.
 	fatal, _ := f.codec.AppendEvent(nil, ev(&message.FatalError{Message: "malformed request frame: stream ended mid-frame"}))
-	f.pr = frame.NewReader(io.MultiReader(bytes.NewReader(frame.AppendFrame(nil, fatal)), f.evR), 0)
+	f.in.set(io.MultiReader(bytes.NewReader(frame.AppendFrame(nil, fatal)), f.evR))
 	f.reqR.CloseWithError(syscall.EPIPE)
 	<-f.done
 	_, err = s.Feed(bg, "1")
@@ -337,9 +337,7 @@ func TestFakeFatalErrorLeftInPipeAfterSendFailure(t *testing.T) {
 }
 
 func TestFakeOversizeRequestKeepsSession(t *testing.T) {
-	cfg := Config{}
-	cfg.Worker.MaxFrameLen = 1024
-	s, f := startFake(t, cfg, func(req *message.ParentRequest) fakeReply {
+	s, f := startFakeOpts(t, fakeOpts{maxFrameLen: 1024}, Config{}, func(req *message.ParentRequest) fakeReply {
 		switch req.Body.(type) {
 		case *message.Feed:
 			return reply(funcCall("f", 0))
@@ -419,7 +417,7 @@ func TestFakeContextCancelWhileComputingKills(t *testing.T) {
 	defer cancel()
 	t0 := time.Now()
 	_, err := s.Feed(ctx, "while True: pass")
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Killed || te.Watchdog || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
 	}
@@ -431,7 +429,7 @@ func TestFakeContextCancelWhileComputingKills(t *testing.T) {
 	ctx2, cancel2 := context.WithCancelCause(bg)
 	time.AfterFunc(20*time.Millisecond, func() { cancel2(errors.New("user hit stop")) })
 	_, err = s2.Feed(ctx2, "while True: pass")
-	var ce *worker.CanceledError
+	var ce *CanceledError
 	if !errors.As(err, &ce) || !ce.Killed || !strings.Contains(err.Error(), "user hit stop") || Survives(err) {
 		t.Fatalf("got %v", err)
 	}
@@ -575,7 +573,7 @@ func TestFakeNegotiationDowngradesAndCaches(t *testing.T) {
 		t.Skip("only protocol 2 is linked in")
 	}
 	fs := &fakeSpawner{bin: fakeBinary(t), handler: func(int) fakeHandler { return v2Only }}
-	s, err := start(bg, Config{Logger: quietLogger}, fs.spawner())
+	s, err := Start(bg, fs.launch(0), Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,7 +586,7 @@ func TestFakeNegotiationDowngradesAndCaches(t *testing.T) {
 	if first.ProtocolVersion != ours.Max {
 		t.Fatalf("first attempt used version %d", first.ProtocolVersion)
 	}
-	s2, err := start(bg, Config{Logger: quietLogger}, fs.spawner())
+	s2, err := Start(bg, fs.launch(0), Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +606,7 @@ func TestFakeVersionMismatch(t *testing.T) {
 		return fakeReply{events: []*message.ChildEvent{ev(&message.FatalError{Message: err.Error()})}, exit: 4}
 	}
 	fs := &fakeSpawner{bin: fakeBinary(t), handler: func(int) fakeHandler { return only9 }}
-	_, err := start(bg, Config{Logger: quietLogger}, fs.spawner())
+	_, err := Start(bg, fs.launch(0), Config{Logger: quietLogger})
 	var vm *VersionMismatchError
 	if !errors.As(err, &vm) || vm.Worker != (protocol.VersionRange{Min: 9, Max: 11}) || len(fs.children) != 1 {
 		t.Fatalf("got %v after %d workers", err, len(fs.children))
@@ -621,7 +619,7 @@ func TestFakeVersionMismatch(t *testing.T) {
 	fs2 := &fakeSpawner{bin: fakeBinary(t), handler: func(int) fakeHandler { return v2Only }}
 	ours, _ := ourRange()
 	if ours.Max > 2 {
-		_, err = start(bg, Config{ProtocolVersion: ours.Max, Logger: quietLogger}, fs2.spawner())
+		_, err = Start(bg, fs2.launch(ours.Max), Config{Logger: quietLogger})
 		if !errors.As(err, &vm) || vm.Ours.Min != ours.Max || len(fs2.children) != 1 {
 			t.Fatalf("pinned: %v", err)
 		}
@@ -646,7 +644,7 @@ func TestFakeCallIDsMustAdvance(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := s.ResumeReturn(bg, nil)
-			var pe *worker.ProtocolError
+			var pe *ProtocolError
 			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "after call id 3 in the same feed") || Survives(err) {
 				t.Fatalf("got %v", err)
 			}
@@ -668,7 +666,7 @@ func TestFakeUnregisteredPendingFutureIsProtocolError(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := s.ResumeFuture(bg)
-	var pe *worker.ProtocolError
+	var pe *ProtocolError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "call id 9 as a pending future") {
 		t.Fatalf("got %v", err)
 	}

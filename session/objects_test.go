@@ -449,7 +449,7 @@ func TestHostObjectStoreReleasedOnReset(t *testing.T) {
 			return reply(completeInt(0))
 		})
 	}}
-	s, err := start(context.Background(), Config{ProtocolVersion: 2, Logger: quietLogger}, fs.spawner())
+	s, err := Start(context.Background(), fs.launch(2), Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func realSession(t testing.TB, cfg Config) *Session {
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger
 	}
-	s, err := Start(context.Background(), cfg)
+	s, err := Start(context.Background(), Launch{}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestRealContextEndsWhileComputing(t *testing.T) {
 	defer cancel()
 	t0 := time.Now()
 	_, err := s.Run(ctx, "while True: pass")
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Killed || !errors.Is(err, context.DeadlineExceeded) || Survives(err) {
 		t.Fatalf("got %v", err)
 	}
@@ -381,7 +381,7 @@ func TestRealContextEndsWhileComputing(t *testing.T) {
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel2)
 	_, err = s2.Run(ctx2, "while True: pass")
-	var ce *worker.CanceledError
+	var ce *CanceledError
 	if !errors.As(err, &ce) || !ce.Killed || !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
 	}
@@ -399,7 +399,7 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	go func() { <-entered; cancel() }()
 	t0 := time.Now()
 	_, err := s.Run(ctx, "before = 1\nwait()\nafter = 2", WithFunctions(reg))
-	var ce *worker.CanceledError
+	var ce *CanceledError
 	if !errors.As(err, &ce) || ce.Killed || !errors.Is(err, context.Canceled) || !Survives(err) {
 		t.Fatalf("got %v", err)
 	}
@@ -422,7 +422,7 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	defer cancel2()
 	_, err = s2.Run(ctx2, "wait2()", WithFunctions(NewRegistry().MustRegister("wait2",
 		func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })))
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || te.Killed || !errors.Is(err, context.DeadlineExceeded) || !Survives(err) {
 		t.Fatalf("got %v", err)
 	}
@@ -555,7 +555,7 @@ func TestRealNegotiationDowngradeIsCached(t *testing.T) {
 	if n2 := s2.Negotiation(); n2.Version != want || n2.Attempts != 1 || !n2.FromCache {
 		t.Fatalf("second negotiation %+v", n2)
 	}
-	_, err := Start(context.Background(), Config{ProtocolVersion: ours.Max, Logger: quietLogger})
+	_, err := Start(context.Background(), Launch{ProtocolVersion: ours.Max}, Config{Logger: quietLogger})
 	var vm *VersionMismatchError
 	if !errors.As(err, &vm) || vm.Worker != n.Worker {
 		t.Fatalf("pinned %d: %v", ours.Max, err)

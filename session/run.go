@@ -12,7 +12,6 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
-	"github.com/gomonty/monty/worker"
 )
 
 // RunOption configures one Run or Continue.
@@ -67,8 +66,8 @@ func WithCwd(dir string) RunOption { return func(o *runOptions) { o.cwd = dir } 
 //
 // Errors that leave the session usable: *PythonError (the code raised,
 // including the worker's TimeoutError and MemoryError limits),
-// *TypeCheckError, *SuspensionLimitError, and the *worker.CanceledError or
-// *worker.TimeoutError of a context that ended while the feed waited on the
+// *TypeCheckError, *SuspensionLimitError, and the *CanceledError or
+// *TimeoutError of a context that ended while the feed waited on the
 // host (the feed is then aborted with AbortFeed). If the context ends while
 // the worker computes, the worker is killed and the session is closed.
 //
@@ -252,9 +251,9 @@ func (r *runner) abort() error {
 		return err
 	}
 	if deadline {
-		return &worker.TimeoutError{Err: cause}
+		return &TimeoutError{Err: cause}
 	}
-	return &worker.CanceledError{Err: cause}
+	return &CanceledError{Err: cause}
 }
 
 // rejected handles a worker that refused our answer to its suspension (a

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
-	"github.com/gomonty/monty/worker"
 )
 
 // Input binds a name in the sandbox's globals for one feed. Value is any
@@ -43,7 +42,7 @@ func (s *Session) end() { s.busy.Store(false) }
 // with the Resume methods. Print output goes to the print sink.
 //
 // If ctx ends while the worker runs, the worker is killed and the error is
-// a *worker.CanceledError or *worker.TimeoutError; the session is then
+// a *CanceledError or *TimeoutError; the session is then
 // closed.
 func (s *Session) Feed(ctx context.Context, code string, inputs ...Input) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
@@ -305,7 +304,7 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 // AbortFeed ends the suspended feed by raising exc, uncatchably, where it
 // is suspended, and returns the worker's Error event. The session survives
 // with the globals assigned before the suspension. A worker that answers
-// with anything but an Error is discarded (*worker.ProtocolError).
+// with anything but an Error is discarded (*ProtocolError).
 func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -381,7 +380,7 @@ func (s *Session) configure(ctx context.Context) error {
 		return err
 	}
 	if err := errorOf(ev); err != nil {
-		return s.fail(&worker.ProtocolError{Msg: "worker refused Configure", Err: err})
+		return s.fail(&ProtocolError{Msg: "worker refused Configure", Err: err})
 	}
 	return nil
 }

@@ -54,10 +54,10 @@ func classify(err error) hostile.Outcome {
 		py   *session.PythonError
 		sl   *session.SuspensionLimitError
 		mem  *worker.MemoryLimitError
-		to   *worker.TimeoutError
-		ca   *worker.CanceledError
+		to   *session.TimeoutError
+		ca   *session.CanceledError
 		cr   *worker.CrashError
-		perr *worker.ProtocolError
+		perr *session.ProtocolError
 	)
 	switch {
 	case err == nil:
@@ -269,8 +269,8 @@ func playParent(t *testing.T, sc hostile.Scenario, ver uint32) parentRun {
 	if sc.Trigger == hostile.AtSpawn || sc.Trigger == hostile.AtConfigure || sc.Trigger == hostile.AfterConfigure || sc.Name == "normal" {
 		bin = workerBinary(t)
 	}
+	launch := session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: bin, Env: env, Logger: quiet}}}
 	cfg := session.Config{
-		Worker:         worker.Config{Binary: bin, Env: env},
 		MaxDecodeBytes: parentBudget,
 		Limits:         session.Limits{MaxSuspensions: sc.MaxSuspensions},
 		Logger:         quiet,
@@ -282,7 +282,7 @@ func playParent(t *testing.T, sc hostile.Scenario, ver uint32) parentRun {
 	var run parentRun
 	begin := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	s, err := session.Start(ctx, cfg)
+	s, err := session.Start(ctx, launch, cfg)
 	cancel()
 	run.took = time.Since(begin)
 	if err != nil {

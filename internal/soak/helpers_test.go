@@ -27,13 +27,13 @@ const (
 	// faultDuration: an infinite loop under max_duration. Expected: the
 	// worker's own TimeoutError (*session.PythonError), session survives
 	// (or, if the machine is so loaded that the parent's watchdog fires
-	// first, *worker.TimeoutError with Watchdog set, session closed).
+	// first, *session.TimeoutError with Watchdog set, session closed).
 	faultDuration
 	// faultMemory: `[0] * 10**9` under max_memory. Expected: MemoryError
 	// (*session.PythonError), session survives.
 	faultMemory
 	// faultCancel: the Run's context is cancelled mid-feed. Expected:
-	// *worker.CanceledError; session closed (the worker was computing).
+	// *session.CanceledError; session closed (the worker was computing).
 	faultCancel
 	// faultException: the snippet raises. Expected: ValueError
 	// (*session.PythonError) naming the session, session survives.
@@ -83,8 +83,8 @@ func matchFault(f fault, n int, err error) (survives bool, mismatch error) {
 	var (
 		pe *session.PythonError
 		ce *worker.CrashError
-		ca *worker.CanceledError
-		te *worker.TimeoutError
+		ca *session.CanceledError
+		te *session.TimeoutError
 	)
 	bad := func() (bool, error) { return false, fmt.Errorf("%s fault gave %T: %v", f, err, err) }
 	if err == nil {
