@@ -170,3 +170,17 @@ func exitReason(p *worker.Process) string {
 	}
 	return ReasonVanished
 }
+
+// destroyReason names why a session's worker could not be reused, from
+// the sentinel session.Session.Reusable (or Detach) returned.
+func destroyReason(err error) string {
+	switch {
+	case errors.Is(err, session.ErrBusy):
+		return DestroyBusy
+	case errors.Is(err, session.ErrSuspended):
+		return DestroySuspended
+	case errors.Is(err, session.ErrInterrupted):
+		return DestroyInterrupted
+	}
+	return DestroyRequested
+}

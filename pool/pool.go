@@ -607,28 +607,23 @@ func (p *Pool) release(s *Session, destroy bool) {
 		reason = DestroyRequested
 	case p.closing.Load():
 		reason = DestroyClosing
-	case s.interrupted.Load():
-		reason = DestroyInterrupted
 	case p.cfg.MaxCheckoutsPerWorker > 0 && m.uses.Load() >= int64(p.cfg.MaxCheckoutsPerWorker):
 		recycle = true
 	}
 	if reason == "" && !recycle {
-		ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
-		_, err := s.s.Detach(ctx)
-		cancel()
+		// The session says whether its worker may be reused, and why not.
+		err := s.s.Reusable()
 		if err == nil {
-			p.checkin(m)
-			return
+			ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
+			_, err = s.s.Detach(ctx)
+			cancel()
+			if err == nil {
+				p.checkin(m)
+				return
+			}
 		}
 		cause = err
-		switch {
-		case errors.Is(err, session.ErrBusy):
-			reason = DestroyBusy
-		case errors.Is(err, session.ErrSuspended):
-			reason = DestroySuspended
-		default:
-			reason = DestroyRequested
-		}
+		reason = destroyReason(err)
 	} else {
 		cause = s.s.Cause()
 	}

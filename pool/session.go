@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 
 	"github.com/gomonty/monty/message"
@@ -21,11 +20,10 @@ import (
 // session.ErrClosed: the worker it ran on may already serve another
 // checkout, and cannot be reached through this Session.
 type Session struct {
-	s           *session.Session
-	pool        *Pool
-	m           *member
-	interrupted atomic.Bool
-	released    atomic.Bool
+	s        *session.Session
+	pool     *Pool
+	m        *member
+	released atomic.Bool
 }
 
 // WorkerID returns the pool-assigned id of the session's worker. Ids are
@@ -36,34 +34,16 @@ func (s *Session) WorkerID() uint64 { return s.m.id }
 // Pid returns the process id of the session's worker.
 func (s *Session) Pid() int { return s.m.pid }
 
-// Run is session.Session.Run. A Run that ends because its context ended or
-// its deadline passed (a *session.CanceledError or *session.TimeoutError) marks
-// the session interrupted: its worker is destroyed on Close rather than
-// reused, even when the feed was aborted cleanly.
+// Run is session.Session.Run. A feed aborted because its context ended
+// leaves the session usable but not reusable (session.Session.Reusable):
+// its worker is destroyed on Close rather than handed to another checkout.
 func (s *Session) Run(ctx context.Context, code string, opts ...session.RunOption) (*session.Result, error) {
-	r, err := s.s.Run(ctx, code, opts...)
-	s.note(err)
-	return r, err
+	return s.s.Run(ctx, code, opts...)
 }
 
-// Continue is session.Session.Continue, with Run's interruption rule.
+// Continue is session.Session.Continue.
 func (s *Session) Continue(ctx context.Context, opts ...session.RunOption) (*session.Result, error) {
-	r, err := s.s.Continue(ctx, opts...)
-	s.note(err)
-	return r, err
-}
-
-func (s *Session) note(err error) {
-	if err == nil {
-		return
-	}
-	var (
-		te *session.TimeoutError
-		ce *session.CanceledError
-	)
-	if errors.As(err, &te) || errors.As(err, &ce) {
-		s.interrupted.Store(true)
-	}
+	return s.s.Continue(ctx, opts...)
 }
 
 // Feed is session.Session.Feed.
@@ -76,9 +56,9 @@ func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEv
 	return s.s.Do(ctx, req)
 }
 
-// ResumeReturn is session.Session.ResumeReturn.
-func (s *Session) ResumeReturn(ctx context.Context, v any) (*message.ChildEvent, error) {
-	return s.s.ResumeReturn(ctx, v)
+// Resume is session.Session.Resume.
+func (s *Session) Resume(ctx context.Context, a session.Answer) (*message.ChildEvent, error) {
+	return s.s.Resume(ctx, a)
 }
 
 // AbortFeed is session.Session.AbortFeed.
@@ -114,6 +94,10 @@ func (s *Session) SuspensionLimit() uint64 { return s.s.SuspensionLimit() }
 
 // Version is session.Session.Version.
 func (s *Session) Version() uint32 { return s.s.Version() }
+
+// Reusable is session.Session.Reusable: nil when Close would give the
+// worker back to the pool.
+func (s *Session) Reusable() error { return s.s.Reusable() }
 
 // Cause is session.Session.Cause.
 func (s *Session) Cause() error { return s.s.Cause() }

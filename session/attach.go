@@ -141,7 +141,7 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 	if !s.interrupt.CompareAndSwap(irIdle, irDetached) {
 		return nil, s.closedErr()
 	}
-	s.deadErr = errDetached
+	s.setCause(errDetached)
 	s.state = StateClosed
 	s.susp = nil
 	s.closed.Store(true)
@@ -151,24 +151,44 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 	return s.peer, nil
 }
 
-// Cause returns the error that closed the session: the crash, protocol
-// violation, memory-limit exit, or context or watchdog kill that lost the
-// worker. It returns nil while the session is open, when it was closed by
-// Close, Kill or Shutdown, or while a turn is in flight (the turn reports
-// its own error). After Detach it returns an error saying the worker was
-// detached.
+// Reusable reports whether the session's worker may serve another session
+// after a Reset (Detach): nil when the session is open and idle, no turn is
+// in flight and no feed was aborted because its context ended; otherwise
+// an error saying why not: ErrBusy, ErrSuspended, ErrInterrupted, or an
+// error matching ErrClosed whose chain holds the cause of the loss. A pool
+// asks it before taking a worker back.
 //
-// Cause is safe for concurrent use with Close and Kill. It briefly holds
-// the turn lock, so a turn started on another goroutine at that very moment
-// fails with ErrBusy: call it from the goroutine that runs the turns, or
-// when no more turns will start.
-func (s *Session) Cause() error {
+// Reusable briefly takes the turn lock, like a turn: it is safe for
+// concurrent use with Close and Kill, and a turn starting on another
+// goroutine at that moment fails with ErrBusy.
+func (s *Session) Reusable() error {
 	if !s.busy.CompareAndSwap(false, true) {
-		return nil
+		return ErrBusy
 	}
 	defer s.busy.Store(false)
+	switch {
+	case s.closed.Load():
+		return s.closedErr()
+	case s.state == StateSuspended:
+		return ErrSuspended
+	case s.aborted.Load():
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// Cause returns the error that closed the session: the crash, protocol
+// violation, memory-limit exit, or context or watchdog kill that lost the
+// worker. It returns nil while the session is open and when it was closed
+// by Close, Kill or Shutdown. After Detach it returns an error saying the
+// worker was detached.
+//
+// Cause is safe for concurrent use with everything, including a turn in
+// flight on another goroutine (which may be about to report the same
+// error).
+func (s *Session) Cause() error {
 	if !s.closed.Load() {
 		return nil
 	}
-	return s.deadErr
+	return s.cause()
 }

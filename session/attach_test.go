@@ -96,7 +96,7 @@ func TestDetachRefusesSuspendedAndBusy(t *testing.T) {
 		t.Fatalf("Detach while suspended: %v", err)
 	}
 	// The session is untouched: answer the call and carry on.
-	if ev, err := s.ResumeReturn(context.Background(), 5); err != nil || ev.Body.EventKind() != message.KindComplete {
+	if ev, err := s.Resume(context.Background(), Return(5)); err != nil || ev.Body.EventKind() != message.KindComplete {
 		t.Fatalf("Resume: %v %v", ev, err)
 	}
 	s.busy.Store(true) // as if a turn were in flight on another goroutine

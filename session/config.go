@@ -1,6 +1,7 @@
 package session
 
 import (
+	"io"
 	"log/slog"
 	"time"
 
@@ -86,6 +87,22 @@ func (l Limits) wire(v uint32) *message.ResourceLimits {
 // A session calls it from the goroutine running the turn, one segment at a
 // time.
 type PrintFunc func(stream message.PrintStream, text string)
+
+// Writers returns a PrintFunc that writes standard output to stdout and
+// standard error to stderr (protocol 4 workers only; the released worker
+// has no stderr stream). A nil writer discards its stream. Write errors
+// are ignored: output is best effort and never fails a turn.
+func Writers(stdout, stderr io.Writer) PrintFunc {
+	return func(stream message.PrintStream, text string) {
+		w := stdout
+		if stream == message.StreamStderr {
+			w = stderr
+		}
+		if w != nil {
+			io.WriteString(w, text)
+		}
+	}
+}
 
 // Config holds the sandbox and session options of a session: what to
 // tell the worker in Configure, the parent-side limits and where output

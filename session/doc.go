@@ -31,8 +31,9 @@
 // are answered with futures and run concurrently, so asyncio.gather
 // overlaps them. Reads of undefined names resolve to registered values and
 // functions, everything else is a NameError. OS calls go to an [OSHandler]
-// (by default none: the sandbox gets PermissionError). Output is streamed
-// to the writers given with [WithStdout] and [WithStderr].
+// (by default none: the sandbox gets PermissionError). Output of every
+// turn is streamed, in order, to Config.Print ([Writers] adapts a pair of
+// io.Writers).
 //
 // The low-level turn API ([Session.Feed], the Resume methods,
 // [Session.AbortFeed], [Session.Dump], [Session.Load], [Session.Reset],

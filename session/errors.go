@@ -44,6 +44,9 @@ var (
 	// ErrNotSuspended: the call answers a suspension, but there is none of
 	// the right kind.
 	ErrNotSuspended error = &usageError{"monty session: no matching suspension to answer"}
+	// ErrInterrupted: a feed of the session was aborted because its
+	// context ended (see [Session.Reusable]); the session itself is usable.
+	ErrInterrupted error = &usageError{"monty session: a feed was interrupted by its context"}
 )
 
 // closedError is returned by calls on a dead session.

@@ -42,7 +42,7 @@ func TestFakeStateTracking(t *testing.T) {
 	if s.State() != StateIdle || s.Version() != 2 {
 		t.Fatalf("state %v version %d", s.State(), s.Version())
 	}
-	if _, err := s.ResumeReturn(bg, 1); err != ErrNotSuspended {
+	if _, err := s.Resume(bg, Return(1)); err != ErrNotSuspended {
 		t.Fatalf("resume while idle: %v", err)
 	}
 	got, err := s.Feed(bg, "foo(1)")
@@ -56,8 +56,8 @@ func TestFakeStateTracking(t *testing.T) {
 	if _, err := s.Feed(bg, "1"); err != ErrSuspended {
 		t.Fatalf("feed while suspended: %v", err)
 	}
-	if _, err := s.ResumeLookupUndefined(bg); err != ErrNotSuspended {
-		t.Fatalf("lookup answer to a call: %v", err)
+	if _, err := s.Resume(bg, NotHandled()); err != ErrNotSuspended {
+		t.Fatalf("OS-call answer to a function call: %v", err)
 	}
 	// A raw request the worker rejects leaves the suspension in place.
 	rej, err := s.Do(bg, &message.ResumeNameLookup{Kind: message.LookupUndefined})
@@ -68,7 +68,7 @@ func TestFakeStateTracking(t *testing.T) {
 	if err != nil || s.State() != StateSuspended {
 		t.Fatalf("wrong call id: %v %v", rej, err)
 	}
-	done, err := s.ResumeReturn(bg, 41)
+	done, err := s.Resume(bg, Return(41))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,10 +110,10 @@ func TestFakeSuspensionLimitAbortsAndKeepsSession(t *testing.T) {
 	if _, err := s.Feed(bg, "loop()"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ResumeReturn(bg, nil); err != nil {
+	if _, err := s.Resume(bg, Return(nil)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.ResumeReturn(bg, nil) // the third suspension is over the limit
+	_, err := s.Resume(bg, Return(nil)) // the third suspension is over the limit
 	var sl *SuspensionLimitError
 	if !errors.As(err, &sl) || sl.Limit != 2 || !Survives(err) {
 		t.Fatalf("got %v, want a suspension-limit error", err)
@@ -143,7 +143,7 @@ func TestFakeSuspensionLimitAdoptsStamp(t *testing.T) {
 	if _, err := s.Feed(bg, "loop()"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.ResumeReturn(bg, nil)
+	_, err := s.Resume(bg, Return(nil))
 	var sl *SuspensionLimitError
 	if !errors.As(err, &sl) || sl.Limit != 1 || f.count(message.KindAbortFeed) != 1 {
 		t.Fatalf("got %v", err)
@@ -166,7 +166,7 @@ func TestFakeAbortAnsweredWithSuspensionIsProtocolError(t *testing.T) {
 		return reply(funcCall("f", next))
 	})
 	s.Feed(bg, "loop()")
-	_, err := s.ResumeReturn(bg, nil)
+	_, err := s.Resume(bg, Return(nil))
 	var pe *ProtocolError
 	if !errors.As(err, &pe) || pe.Msg != "worker answered AbortFeed with something other than an Error" {
 		t.Fatalf("got %v", err)
@@ -223,7 +223,7 @@ func TestFakeWatchdogAdoptsStampAndRemainingBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	_, err := s.ResumeReturn(bg, 1)
+	_, err := s.Resume(bg, Return(1))
 	d := time.Since(t0)
 	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Watchdog || te.Budget != 40*time.Millisecond {
@@ -243,7 +243,7 @@ func TestFakeWatchdogIdleBetweenTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(60 * time.Millisecond) // host time is not sandbox time
-	if _, err := s.ResumeReturn(bg, 1); err != nil {
+	if _, err := s.Resume(bg, Return(1)); err != nil {
 		t.Fatalf("resume after a long host pause: %v", err)
 	}
 }
@@ -356,10 +356,10 @@ func TestFakeOversizeRequestKeepsSession(t *testing.T) {
 	if _, err := s.Feed(bg, "f()"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ResumeReturn(bg, big); !errors.As(err, &tl) || s.State() != StateSuspended {
+	if _, err := s.Resume(bg, Return(big)); !errors.As(err, &tl) || s.State() != StateSuspended {
 		t.Fatalf("oversize resume: %v, state %v", err, s.State())
 	}
-	if ev, err := s.ResumeReturn(bg, "small"); err != nil || ev.Body.EventKind() != message.KindComplete {
+	if ev, err := s.Resume(bg, Return("small")); err != nil || ev.Body.EventKind() != message.KindComplete {
 		t.Fatalf("valid retry: %v %v", ev, err)
 	}
 	if n := f.count(message.KindFeed); n != 1 {
@@ -497,7 +497,7 @@ func TestFakeLoadAdoptsDumpLimitsAndRefusedLoadKeepsCount(t *testing.T) {
 	if s.SuspensionLimit() != 1 || s.SuspensionCount() != 1 {
 		t.Fatalf("limit %d count %d after load", s.SuspensionLimit(), s.SuspensionCount())
 	}
-	_, err = s.ResumeReturn(bg, nil)
+	_, err = s.Resume(bg, Return(nil))
 	var sl *SuspensionLimitError
 	if !errors.As(err, &sl) || sl.Limit != 1 {
 		t.Fatalf("resume after load: %v", err)
@@ -643,7 +643,7 @@ func TestFakeCallIDsMustAdvance(t *testing.T) {
 			if _, err := s.Feed(bg, "f(); f()"); err != nil {
 				t.Fatal(err)
 			}
-			_, err := s.ResumeReturn(bg, nil)
+			_, err := s.Resume(bg, Return(nil))
 			var pe *ProtocolError
 			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "after call id 3 in the same feed") || Survives(err) {
 				t.Fatalf("got %v", err)
@@ -665,7 +665,7 @@ func TestFakeUnregisteredPendingFutureIsProtocolError(t *testing.T) {
 	if _, err := s.Feed(bg, "await f()"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.ResumeFuture(bg)
+	_, err := s.Resume(bg, AsFuture())
 	var pe *ProtocolError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "call id 9 as a pending future") {
 		t.Fatalf("got %v", err)

@@ -101,12 +101,12 @@ func TestRealGlobalsPersistAndInputs(t *testing.T) {
 }
 
 func TestRealPrintStreamingInOrder(t *testing.T) {
-	s := realSession(t, Config{LineBufferedPrint: true})
 	var out bytes.Buffer
+	s := realSession(t, Config{LineBufferedPrint: true, Print: Writers(&out, nil)})
 	var seenAtCall string
 	reg := NewRegistry().MustRegister("mark", func() { seenAtCall = out.String() })
 	run(t, s, "print('a')\nprint('b', end='')\nmark()\nprint('c')\nfor i in range(3): print(i)",
-		WithStdout(&out), WithFunctions(reg))
+		WithFunctions(reg))
 	if out.String() != "a\nbc\n0\n1\n2\n" {
 		t.Fatalf("stdout %q", out.String())
 	}
@@ -301,7 +301,7 @@ func TestRealDumpLoadIdleAndSuspended(t *testing.T) {
 	if !ok2 || fc.FunctionName != "f" || other.State() != StateSuspended {
 		t.Fatalf("re-announced %v", re.Body)
 	}
-	done, err := other.ResumeReturn(ctx, 7)
+	done, err := other.Resume(ctx, Return(7))
 	if err != nil {
 		t.Fatal(err)
 	}

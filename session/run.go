@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"strings"
@@ -21,8 +20,6 @@ type RunOption func(*runOptions)
 
 type runOptions struct {
 	funcs         *Registry
-	stdout        io.Writer
-	stderr        io.Writer
 	inputs        []Input
 	os            OSHandler
 	skipTypeCheck bool
@@ -32,14 +29,6 @@ type runOptions struct {
 // WithFunctions makes the registry's functions and values reachable from
 // the sandbox. Without it every unknown name is a NameError.
 func WithFunctions(r *Registry) RunOption { return func(o *runOptions) { o.funcs = r } }
-
-// WithStdout streams the sandbox's standard output to w, in order, as it
-// arrives. Without it, output goes to the session's print sink.
-func WithStdout(w io.Writer) RunOption { return func(o *runOptions) { o.stdout = w } }
-
-// WithStderr streams the sandbox's standard error to w (protocol 4
-// workers only; the released worker has no stderr stream).
-func WithStderr(w io.Writer) RunOption { return func(o *runOptions) { o.stderr = w } }
 
 // WithInputs binds globals before the snippet runs.
 func WithInputs(inputs ...Input) RunOption {
@@ -124,7 +113,6 @@ type runner struct {
 	g      value.Graph // reply graph, reused across turns
 	rc     message.ResumeCall
 	res    message.ExtResult
-	prev   PrintFunc
 
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -142,36 +130,20 @@ type future struct {
 }
 
 func (s *Session) newRunner(ctx context.Context, opts []RunOption) *runner {
-	r := &runner{s: s, ctx: ctx, prev: s.print}
+	r := &runner{s: s, ctx: ctx}
 	for _, o := range opts {
 		o(&r.o)
 	}
 	r.fctx, r.cancel = context.WithCancel(ctx)
 	s.hostCancel.Store(&r.cancel)
-	if r.o.stdout != nil || r.o.stderr != nil {
-		out, errw, fallback := r.o.stdout, r.o.stderr, s.print
-		s.print = func(stream message.PrintStream, text string) {
-			w := out
-			if stream == message.StreamStderr {
-				w = errw
-			}
-			if w != nil {
-				io.WriteString(w, text)
-			} else if fallback != nil {
-				fallback(stream, text)
-			}
-		}
-	}
 	return r
 }
 
-// finish cancels and joins the feed's host goroutines and restores the
-// print sink.
+// finish cancels and joins the feed's host goroutines.
 func (r *runner) finish() {
 	r.s.hostCancel.Store(nil)
 	r.cancel()
 	r.wg.Wait()
-	r.s.print = r.prev
 }
 
 func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
@@ -239,6 +211,7 @@ func (r *runner) abort() error {
 	if s.state != StateSuspended || s.closed.Load() {
 		return notDone(r.ctx)
 	}
+	s.aborted.Store(true)
 	// The cause is the caller's text: make sure it can travel as a str.
 	why := strings.ToValidUTF8(cause.Error(), "\uFFFD")
 	exc := message.NewException("RuntimeError", "feed canceled by the host: "+why)

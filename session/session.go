@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -123,6 +124,8 @@ type Session struct {
 	busy      atomic.Bool
 	interrupt atomic.Int32
 	closed    atomic.Bool
+	// aborted is set when a feed was aborted because its context ended.
+	aborted atomic.Bool
 	// hostCancel cancels the host functions of the Run in progress, so
 	// Close and Kill also release a Run blocked in one.
 	hostCancel atomic.Pointer[context.CancelFunc]
@@ -130,6 +133,9 @@ type Session struct {
 	state   State
 	started bool                // an interpreter exists (a feed ran or a dump was loaded)
 	susp    *message.ChildEvent // the pending suspension
+	// deadErr is the cause of the loss, set once; guarded by deadMu so
+	// that Cause may read it from any goroutine.
+	deadMu  sync.Mutex
 	deadErr error
 
 	ownMaxSusp uint64 // from our Configure; 0 = none
@@ -199,9 +205,6 @@ func (s *Session) Stamps() Stamps { return s.stamps }
 // SuspensionCount returns how many suspensions the current (or last) feed
 // has made; the parent aborts a feed whose count exceeds the limit.
 func (s *Session) SuspensionCount() uint64 { return s.suspCount }
-
-// SetPrint replaces the sink for output of low-level turns (nil discards).
-func (s *Session) SetPrint(fn PrintFunc) { s.print = fn }
 
 // Do sends one raw request and returns the turn-ending event, after
 // passing every Print segment to the print sink. It is the primitive below
@@ -475,9 +478,7 @@ func (s *Session) fail(err error) error {
 func (s *Session) die(err error, kill bool) error {
 	s.state = StateClosed
 	s.susp = nil
-	if s.deadErr == nil {
-		s.deadErr = err
-	}
+	s.setCause(err)
 	s.closed.Store(true)
 	s.interrupt.Store(irClosed)
 	if s.wd != nil {
@@ -490,7 +491,22 @@ func (s *Session) die(err error, kill bool) error {
 	return err
 }
 
-func (s *Session) closedErr() error { return &closedError{cause: s.deadErr} }
+func (s *Session) closedErr() error { return &closedError{cause: s.cause()} }
+
+// setCause records err as the cause of the loss unless one is known.
+func (s *Session) setCause(err error) {
+	s.deadMu.Lock()
+	if s.deadErr == nil {
+		s.deadErr = err
+	}
+	s.deadMu.Unlock()
+}
+
+func (s *Session) cause() error {
+	s.deadMu.Lock()
+	defer s.deadMu.Unlock()
+	return s.deadErr
+}
 
 // noteStamps records the metadata of a stamped event.
 func (s *Session) noteStamps(ev *message.ChildEvent) {

@@ -147,7 +147,9 @@ func (r *repl) close() {
 }
 
 func (r *repl) start(ctx context.Context) error {
-	s, err := session.Start(ctx, r.launch, r.cfg)
+	cfg := r.cfg
+	cfg.Print = session.Writers(r.stdout, r.stderr)
+	s, err := session.Start(ctx, r.launch, cfg)
 	if err != nil {
 		return err
 	}
@@ -175,7 +177,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 		case <-done:
 		}
 	}()
-	opts := []session.RunOption{session.WithStdout(r.stdout), session.WithStderr(r.stderr)}
+	var opts []session.RunOption
 	if r.table != nil {
 		opts = append(opts, session.WithOS(r.table))
 	}

@@ -218,6 +218,7 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if table != nil {
 		defer table.Close()
 	}
+	cfg.Print = session.Writers(stdout, stderr)
 	sess, err := session.Start(ctx, sf.launch(), cfg)
 	if err != nil {
 		return err
@@ -228,7 +229,7 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		liveSessions.remove(sess)
 	}()
 
-	opts := []session.RunOption{session.WithStdout(stdout), session.WithStderr(stderr)}
+	var opts []session.RunOption
 	if table != nil {
 		opts = append(opts, session.WithOS(table))
 	}
