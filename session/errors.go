@@ -22,6 +22,10 @@ var (
 	ErrTimeout = errors.New("monty session: timed out")
 	// ErrProtocol is matched by every *ProtocolError.
 	ErrProtocol = errors.New("monty session: protocol error")
+	// ErrStrayEvent is the cause of a *ProtocolError for an event the
+	// worker sent with no request outstanding: waiting before a request,
+	// or right behind a turn-ending answer.
+	ErrStrayEvent = errors.New("monty session: event with no request outstanding")
 )
 
 // usageError is a mistake by the caller that the session refuses before

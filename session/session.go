@@ -287,7 +287,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	// which would otherwise be taken for the answer to this request.
 	if s.conn.Pending() {
 		s.interrupt.CompareAndSwap(irNone, irIdle)
-		return nil, s.fail(&ProtocolError{Msg: "worker sent an event with no request outstanding"})
+		return nil, s.fail(&ProtocolError{Msg: "worker sent an event with no request outstanding", Err: ErrStrayEvent})
 	}
 
 	var stopCtx func() bool
@@ -330,6 +330,10 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 			break
 		}
 	}
+	// Strict alternation again: after a turn-ending event the child has
+	// nothing more to say until the next request. Bytes already behind
+	// the answer are a second event for one request (see stray below).
+	stray := ev != nil && s.conn.Pending()
 	s.keep(buf)
 
 	if watched {
@@ -346,6 +350,9 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		return nil, s.lost(op, ioErr)
 	case decErr != nil:
 		return nil, s.fail(&ProtocolError{Msg: "invalid payload from worker", Err: decErr})
+	case stray:
+		return nil, s.fail(&ProtocolError{Msg: "worker sent another event after its " +
+			ev.Body.EventKind().String() + " answer", Err: ErrStrayEvent})
 	}
 	return s.settle(ctx, req, ev)
 }
