@@ -90,6 +90,11 @@ type Config struct {
 	// several goroutines at once; it must be fast and safe for concurrent
 	// use.
 	Metrics func(Event)
+
+	// reconciled, when set (by tests), is called after every pass of the
+	// supervisor, once its effects are done: a barrier for "the
+	// supervisor has looked at the pool".
+	reconciled func()
 }
 
 // withDefaults fills zero fields and rejects impossible settings.

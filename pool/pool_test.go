@@ -265,7 +265,7 @@ func TestCheckoutBeyondMaxWaitsAndTimesOut(t *testing.T) {
 		}
 		got <- s
 	}()
-	time.Sleep(30 * time.Millisecond)
+	eventually(t, p, 5*time.Second, "waiting", func(st Stats) bool { return st.Waiting == 1 })
 	id := a.WorkerID()
 	a.Close()
 	s := <-got
@@ -450,10 +450,17 @@ func killIdle(t *testing.T, p *Pool) {
 
 func TestRestartCapTripsInsteadOfLooping(t *testing.T) {
 	wcfg, v, starts := flaky(t, 2)
+	passes := make(chan struct{}, 100)
 	p, rec := newPool(t, Config{
 		MinWorkers: 1, MaxWorkers: 1, Worker: wcfg, ProtocolVersion: v,
 		MaxRestarts: 3, RestartWindow: time.Minute,
 		RestartBackoff: Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond},
+		reconciled: func() {
+			select {
+			case passes <- struct{}{}:
+			default:
+			}
+		},
 	})
 	killIdle(t, p) // failure 1; the replacement is start 2, the last good one
 	eventually(t, p, 5*time.Second, "replaced", func(st Stats) bool { return st.Restarts == 1 && atStrength(1)(st) })
@@ -463,20 +470,30 @@ func TestRestartCapTripsInsteadOfLooping(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 
-	// No fork loop: nothing is started while the cap is tripped.
+	// No fork loop: the supervisor, woken again and again, starts nothing
+	// while the cap is tripped.
 	n := starts()
-	time.Sleep(300 * time.Millisecond)
+	for range 5 {
+		for len(passes) > 0 {
+			<-passes
+		}
+		p.kick()
+		<-passes // barrier: a full supervisor pass has run
+		if st := p.Stat(); st.Spawning != 0 {
+			t.Fatalf("the supervisor started a worker while unhealthy: %+v", st)
+		}
+	}
 	if m := starts(); m != n || m != 4 {
 		t.Fatalf("starts went from %d to %d while unhealthy", n, m)
 	}
-	start := time.Now()
+	waited := p.Stat().CheckoutsWaited
 	_, err := p.Checkout(context.Background(), session.Config{})
 	var ue *UnhealthyError
 	if !errors.Is(err, ErrUnhealthy) || !errors.As(err, &ue) || ue.Failures != 4 || !errors.Is(err, worker.ErrCrashed) {
 		t.Fatalf("checkout while unhealthy: %v", err)
 	}
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Fatalf("unhealthy checkout took %v", d)
+	if p.Stat().CheckoutsWaited != waited {
+		t.Fatal("the unhealthy checkout waited instead of failing at once")
 	}
 	if rec.count(EventUnhealthy, "") != 1 || rec.count(EventSpawnFailed, "") != 2 {
 		t.Fatal("missing unhealthy or spawn_failed events")
@@ -612,7 +629,9 @@ func TestCloseDuringTurn(t *testing.T) {
 		_, err := s.Run(context.Background(), "while True:\n    pass")
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	if !testenv.WaitChildState(s.Pid(), 5*time.Second, nil, "R") { // barrier: the turn is computing
+		t.Fatal("the worker never ran the loop")
+	}
 	s.Close()
 	if err := <-done; !errors.Is(err, session.ErrClosed) {
 		t.Fatalf("interrupted turn: %v", err)
@@ -624,7 +643,14 @@ func TestCloseDuringTurn(t *testing.T) {
 }
 
 func TestIdleScaleDown(t *testing.T) {
-	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3, IdleTimeout: 100 * time.Millisecond})
+	passes := make(chan struct{}, 100)
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3, IdleTimeout: 100 * time.Millisecond,
+		reconciled: func() {
+			select {
+			case passes <- struct{}{}:
+			default:
+			}
+		}})
 	var held []*Session
 	for range 3 {
 		held = append(held, checkout(t, p))
@@ -639,9 +665,15 @@ func TestIdleScaleDown(t *testing.T) {
 	if rec.count(EventScaleDown, "") != 2 {
 		t.Fatal("missing scale-down events")
 	}
-	time.Sleep(250 * time.Millisecond)
-	if st := p.Stat(); st.Live != 1 {
-		t.Fatalf("scaled below min: %+v", st)
+	// Further idle-timer passes of the supervisor keep MinWorkers.
+	for len(passes) > 0 {
+		<-passes
+	}
+	for range 3 {
+		<-passes // barrier: a supervisor pass (every IdleTimeout at least)
+		if st := p.Stat(); st.Live != 1 {
+			t.Fatalf("scaled below min: %+v", st)
+		}
 	}
 }
 
@@ -694,7 +726,11 @@ func TestCloseDeadlineKillsSessions(t *testing.T) {
 		_, err := s.Run(context.Background(), "while True:\n    pass")
 		running <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Barriers: the checkout is queued and the turn is computing.
+	eventually(t, p, 5*time.Second, "waiting", func(st Stats) bool { return st.Waiting == 1 })
+	if !testenv.WaitChildState(s.Pid(), 5*time.Second, nil, "R") {
+		t.Fatal("the worker never ran the loop")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {

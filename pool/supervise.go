@@ -129,6 +129,9 @@ func (p *Pool) supervise() {
 // the pool lacks. It returns when it wants to run again (zero: on the next
 // kick only).
 func (p *Pool) reconcile() time.Time {
+	if f := p.cfg.reconciled; f != nil {
+		defer f()
+	}
 	var a after
 	defer p.finish(&a)
 	now := time.Now()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
@@ -184,30 +185,42 @@ func TestRealHostFunctions(t *testing.T) {
 
 func TestRealAsyncGatherRunsConcurrently(t *testing.T) {
 	s := realSession(t, Config{})
-	var mu sync.Mutex
-	var order []int
-	reg := NewRegistry().MustRegister("slow", func(ctx context.Context, ms int) (int, error) {
-		select {
-		case <-time.After(time.Duration(ms) * time.Millisecond):
-		case <-ctx.Done():
-			return 0, ctx.Err()
+	// Barriers instead of timing: every call waits until all three have
+	// started (impossible unless they overlap), then they finish in the
+	// order 1, 2, 3 (not the call order 3, 1, 2), each after the previous.
+	var (
+		mu      sync.Mutex
+		order   []int
+		started sync.WaitGroup
+	)
+	started.Add(3)
+	all := make(chan struct{})
+	go func() { started.Wait(); close(all) }()
+	finished := map[int]chan struct{}{0: make(chan struct{}), 1: make(chan struct{}), 2: make(chan struct{}), 3: make(chan struct{})}
+	close(finished[0])
+	reg := NewRegistry().MustRegister("slow", func(ctx context.Context, n int) (int, error) {
+		started.Done()
+		for _, wait := range []chan struct{}{all, finished[n-1]} {
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(10 * time.Second):
+				return 0, fmt.Errorf("call %d: the calls did not overlap", n)
+			}
 		}
 		mu.Lock()
-		order = append(order, ms)
+		order = append(order, n)
 		mu.Unlock()
-		return ms * 10, nil
+		close(finished[n])
+		return n * 10, nil
 	}, Async())
-	t0 := time.Now()
-	r := run(t, s, "import asyncio\nawait asyncio.gather(slow(300), slow(100), slow(200))", WithFunctions(reg))
-	elapsed := time.Since(t0)
-	if r.Repr() != "[3000, 1000, 2000]" {
+	r := run(t, s, "import asyncio\nawait asyncio.gather(slow(3), slow(1), slow(2))", WithFunctions(reg))
+	if r.Repr() != "[30, 10, 20]" {
 		t.Fatalf("gather: %s", r.Repr())
 	}
-	if fmt.Sprint(order) != "[100 200 300]" {
+	if fmt.Sprint(order) != "[1 2 3]" {
 		t.Fatalf("completion order %v, want out of call order", order)
-	}
-	if elapsed > 550*time.Millisecond { // 600ms if run one after another
-		t.Fatalf("took %v: the calls did not overlap", elapsed)
 	}
 }
 
@@ -439,10 +452,13 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 		return 0, ctx.Err()
 	}, Async())
 	ctx3, cancel3 := context.WithCancel(context.Background())
+	pid3 := s3.Pid()
 	go func() {
 		<-started
 		<-started
-		time.Sleep(100 * time.Millisecond) // the worker is now waiting in ResolveFutures
+		// Barrier: both calls were answered with futures and the worker
+		// is blocked reading the parent's answer to ResolveFutures.
+		testenv.WaitChildState(pid3, 5*time.Second, nil, "S")
 		cancel3()
 	}()
 	_, err = s3.Run(ctx3, "import asyncio\nawait asyncio.gather(never(), never())", WithFunctions(reg3))
@@ -569,7 +585,9 @@ func TestRealCloseNeverHangs(t *testing.T) {
 		_, err := s.Run(context.Background(), "while True: pass")
 		errc <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	if !testenv.WaitChildState(s.Pid(), 5*time.Second, nil, "R") { // barrier: the turn is computing
+		t.Fatal("the worker never ran the loop")
+	}
 	t0 := time.Now()
 	s.Close()
 	if err := <-errc; !errors.Is(err, ErrClosed) {

@@ -20,6 +20,7 @@ import (
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/hostile"
 	"github.com/gomonty/monty/internal/hostile/hostilebuild"
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
@@ -138,38 +139,12 @@ func (h *heapWatch) finish() (peak, alloc uint64, retained int64) {
 	return peak, alloc, int64(ms.HeapInuse) - int64(h.base.HeapInuse)
 }
 
-// children lists the live (or unreaped) child processes of this test
-// binary.
-func children(t *testing.T) []string {
-	t.Helper()
-	me := strconv.Itoa(os.Getpid())
-	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []string
-	for _, f := range procs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(s[i+1:])
-		if len(fields) >= 2 && fields[1] == me {
-			out = append(out, s[:i+1]+" "+fields[0])
-		}
-	}
-	return out
-}
-
 // waitNoChildren waits for every child process to be gone.
 func waitNoChildren(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		c := children(t)
+		c := testenv.Children()
 		if len(c) == 0 {
 			return
 		}
