@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -268,9 +267,9 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		switch {
 		case errors.As(err, &tl):
 			return nil, &RequestTooLargeError{Len: int(min(tl.Len, 1<<62)), Max: int(tl.Max)}
-		case strings.Contains(err.Error(), "frame cap"):
+		case errors.Is(err, frame.ErrTooLarge):
 			// The codec sizes a request before encoding it and refuses
-			// one over the protocol's cap without saying by how much.
+			// one over the cap without saying by how much.
 			return nil, &RequestTooLargeError{Max: s.lim.FrameLen(), Err: err}
 		}
 		return nil, &InvalidRequestError{Err: err}
