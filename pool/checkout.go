@@ -237,7 +237,7 @@ func (p *Pool) release(s *Session, destroy bool) {
 	}
 	m := s.m
 	var (
-		reason  string // a Destroy reason
+		reason  Reason // a Destroy reason
 		recycle bool
 		cause   error
 	)

@@ -144,16 +144,16 @@ func (p *Pool) lostIdleLocked(m *member, a *after) {
 	a.procs = append(a.procs, m.proc)
 }
 
-func (p *Pool) crashLocked(m *member, reason string, err error, a *after) {
+func (p *Pool) crashLocked(m *member, reason Reason, err error, a *after) {
 	p.st.crashes[reason]++
 	a.evs = append(a.evs, Event{Kind: EventCrash, WorkerID: m.id, Pid: m.pid, Reason: reason, Err: err})
 	a.logs = append(a.logs, func() {
 		p.log.Info("monty pool: worker lost", slog.Uint64("id", m.id), slog.Int("pid", m.pid),
-			slog.String("reason", reason), slog.Any("error", err))
+			slog.String("reason", string(reason)), slog.Any("error", err))
 	})
 }
 
-func (p *Pool) destroyedLocked(m *member, reason string, a *after) {
+func (p *Pool) destroyedLocked(m *member, reason Reason, a *after) {
 	p.st.destroyed++
 	a.evs = append(a.evs, Event{Kind: EventDestroy, WorkerID: m.id, Pid: m.pid, Reason: reason})
 }

@@ -54,7 +54,7 @@ type Pool struct {
 
 type counters struct {
 	restarts, waited, exhausted, recycled, destroyed, spawnFailures int64
-	crashes                                                         map[string]int
+	crashes                                                         map[Reason]int
 }
 
 // Stats is a snapshot of a pool.
@@ -77,7 +77,7 @@ type Stats struct {
 	// growth for waiting checkouts are not restarts).
 	Restarts int64
 	// Crashes counts lost workers by reason (the Reason constants).
-	Crashes map[string]int
+	Crashes map[Reason]int
 	// CheckoutsWaited counts checkouts that found no idle worker and had
 	// to wait.
 	CheckoutsWaited int64
@@ -121,7 +121,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		done:   make(chan struct{}),
 		busy:   make(map[*member]struct{}),
 		gate:   newRestartGate(cfg),
-		st:     counters{crashes: make(map[string]int)},
+		st:     counters{crashes: make(map[Reason]int)},
 	}
 	p.life, p.stop = context.WithCancel(context.Background())
 

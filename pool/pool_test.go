@@ -38,7 +38,7 @@ func (r *recorder) record(e Event) {
 // count returns how many events of kind k (and reason, when non-empty)
 // were recorded. Events are emitted just after the pool's state changes,
 // so it waits up to a second for a nonzero count to settle.
-func (r *recorder) count(k EventKind, reason string) int {
+func (r *recorder) count(k EventKind, reason Reason) int {
 	n := 0
 	for range 50 {
 		n = r.countNow(k, reason)
@@ -51,7 +51,7 @@ func (r *recorder) count(k EventKind, reason string) int {
 	return n
 }
 
-func (r *recorder) countNow(k EventKind, reason string) int {
+func (r *recorder) countNow(k EventKind, reason Reason) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -796,23 +796,26 @@ func TestEventKindNames(t *testing.T) {
 
 func TestCrashReasons(t *testing.T) {
 	for _, c := range []struct {
+		name   string
 		err    error
-		reason string
+		reason Reason
 	}{
-		{&worker.CrashError{Reason: worker.Announced}, ReasonAnnounced},
-		{fmt.Errorf("wrapped: %w", &worker.CrashError{Reason: worker.Vanished}), ReasonVanished},
-		{&worker.MemoryLimitError{}, ReasonMemory},
-		{&session.ProtocolError{Msg: "x"}, ReasonProtocol},
-		{&session.TimeoutError{Killed: true}, ReasonTimeout},
-		{&session.CanceledError{Killed: true}, ReasonCanceled},
-		{&session.TimeoutError{}, ""},
-		{&session.CanceledError{}, ""},
-		{session.ErrBusy, ""},
-		{nil, ""},
+		{"announced", &worker.CrashError{Reason: worker.Announced}, ReasonAnnounced},
+		{"vanished wrapped", fmt.Errorf("wrapped: %w", &worker.CrashError{Reason: worker.Vanished}), ReasonVanished},
+		{"memory", &worker.MemoryLimitError{}, ReasonMemory},
+		{"protocol", &session.ProtocolError{Msg: "x"}, ReasonProtocol},
+		{"timeout killed", &session.TimeoutError{Killed: true}, ReasonTimeout},
+		{"canceled killed", &session.CanceledError{Killed: true}, ReasonCanceled},
+		{"timeout survived", &session.TimeoutError{}, ""},
+		{"canceled survived", &session.CanceledError{}, ""},
+		{"busy", session.ErrBusy, ""},
+		{"nil", nil, ""},
 	} {
-		got, ok := crashReason(c.err)
-		if got != c.reason || ok != (c.reason != "") {
-			t.Errorf("%v: %q %v, want %q", c.err, got, ok, c.reason)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := crashReason(c.err)
+			if got != c.reason || ok != (c.reason != "") {
+				t.Errorf("%v: %q %v, want %q", c.err, got, ok, c.reason)
+			}
+		})
 	}
 }

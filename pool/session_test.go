@@ -2,10 +2,12 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -69,5 +71,24 @@ func TestForwardedTurnsKeepTheWorkerInThePool(t *testing.T) {
 	testenv.WaitReaped(t, pid, 2*time.Second)
 	if c := testenv.Children(); len(c) != 0 {
 		t.Fatalf("children left after pool Close: %v", c)
+	}
+}
+
+func TestDestroyReasons(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want Reason
+	}{
+		{"busy", session.ErrBusy, DestroyBusy},
+		{"suspended", session.ErrSuspended, DestroySuspended},
+		{"interrupted", session.ErrInterrupted, DestroyInterrupted},
+		{"other", errors.New("reset failed"), DestroyRequested},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := destroyReason(c.err); got != c.want {
+				t.Fatalf("destroyReason(%v) = %q, want %q", c.err, got, c.want)
+			}
+		})
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 // errDetached is the cause recorded in a session whose worker was handed
 // back by Detach.
-var errDetached = errors.New("worker detached from the session")
+var errDetached = errors.New("monty session: worker detached from the session")
 
 // Negotiate starts a worker with l, settles the protocol version exactly
 // like Start (pinned, cached or negotiated, with a downgrade when the

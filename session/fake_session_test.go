@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -291,18 +292,20 @@ func TestFakeVanishedExits(t *testing.T) {
 		exit   int
 		memory bool
 	}{{65, true}, {3, false}} {
-		s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return fakeReply{exit: c.exit} })
-		_, err := s.Feed(bg, "'x' * 10**13")
-		if c.memory {
-			if !errors.Is(err, worker.ErrMemoryLimit) {
-				t.Fatalf("exit 65: %v", err)
+		t.Run("exit "+strconv.Itoa(c.exit), func(t *testing.T) {
+			s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return fakeReply{exit: c.exit} })
+			_, err := s.Feed(bg, "'x' * 10**13")
+			if c.memory {
+				if !errors.Is(err, worker.ErrMemoryLimit) {
+					t.Fatalf("exit 65: %v", err)
+				}
+				return
 			}
-			continue
-		}
-		var ce *worker.CrashError
-		if !errors.As(err, &ce) || ce.Reason != worker.Vanished || ce.Context != worker.ContextWaiting || ce.Exit.Code != c.exit {
-			t.Fatalf("exit %d: %#v", c.exit, err)
-		}
+			var ce *worker.CrashError
+			if !errors.As(err, &ce) || ce.Reason != worker.Vanished || ce.Context != worker.ContextWaiting || ce.Exit.Code != c.exit {
+				t.Fatalf("exit %d: %#v", c.exit, err)
+			}
+		})
 	}
 }
 

@@ -673,17 +673,19 @@ func TestEventSequenceSeedsAreValid(t *testing.T) {
 			if v != 0 {
 				ver = 4
 			}
-			cd, _ := codec.ForVersion(ver)
-			flags, frames := splitSequence(joinSequence(v, c.frames(cd)...))
-			if flags != v || len(frames) != len(c.frames(cd)) {
-				t.Fatalf("split: %d frames", len(frames))
-			}
-			// Play it and look at the result.
-			data := joinSequence(v, c.frames(cd)...)
-			got := playForResult(t, data)
-			if got != c.want {
-				t.Fatalf("v%d: got %s, want %s", ver, got, c.want)
-			}
+			t.Run(fmt.Sprintf("v%d/%s", ver, c.want), func(t *testing.T) {
+				cd, _ := codec.ForVersion(ver)
+				flags, frames := splitSequence(joinSequence(v, c.frames(cd)...))
+				if flags != v || len(frames) != len(c.frames(cd)) {
+					t.Fatalf("split: %d frames", len(frames))
+				}
+				// Play it and look at the result.
+				data := joinSequence(v, c.frames(cd)...)
+				got := playForResult(t, data)
+				if got != c.want {
+					t.Fatalf("v%d: got %s, want %s", ver, got, c.want)
+				}
+			})
 		}
 	}
 	// Every committed seed plays without failing the invariants.

@@ -172,9 +172,9 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 		case *message.ResolveFutures:
 			req = r.resolve(b)
 		case *message.Ok:
-			return nil, errors.New("session: nothing to run (the session is idle)")
+			return nil, errors.New("monty session: nothing to run (the session is idle)")
 		default:
-			return nil, fmt.Errorf("session: unexpected %s event", ev.Body.EventKind())
+			return nil, fmt.Errorf("monty session: unexpected %s event", ev.Body.EventKind())
 		}
 		if r.ctx.Err() != nil || req == nil {
 			return nil, r.abort()
@@ -240,7 +240,7 @@ func (r *runner) rejected(exc *message.RaisedException) error {
 	if _, err := s.exchange(actx, &message.AbortFeed{Exception: abort}); err != nil {
 		return err
 	}
-	return fmt.Errorf("session: the worker rejected the host's reply: %w", &PythonError{Exception: exc})
+	return fmt.Errorf("monty session: the worker rejected the host's reply: %w", &PythonError{Exception: exc})
 }
 
 // invoke runs a host function, turning a panic into a RuntimeError.

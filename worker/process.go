@@ -125,19 +125,19 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	inR, inW, err := blockingPipe()
 	if err != nil {
-		return nil, fmt.Errorf("worker: stdin pipe: %w", err)
+		return nil, fmt.Errorf("monty worker: stdin pipe: %w", err)
 	}
 	files = append(files, inR, inW)
 	outR, outW, err := blockingPipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("worker: stdout pipe: %w", err)
+		return nil, fmt.Errorf("monty worker: stdout pipe: %w", err)
 	}
 	files = append(files, outR, outW)
 	errR, errW, err := stderrPipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("worker: stderr pipe: %w", err)
+		return nil, fmt.Errorf("monty worker: stderr pipe: %w", err)
 	}
 	files = append(files, errR, errW)
 
@@ -154,7 +154,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("worker: start %s: %w", bin, err)
+		return nil, fmt.Errorf("monty worker: start %s: %w", bin, err)
 	}
 	// The child has its copies; ours must go, or EOF would never arrive.
 	inR.Close()
