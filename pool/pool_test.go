@@ -96,6 +96,21 @@ func checkout(t testing.TB, p *Pool) *Session {
 	return s
 }
 
+// busyCheckout checks out a session whose output closes the returned
+// channel at its first line: run "print('go')" first, and a receive from
+// the channel is a barrier for "the turn is in flight".
+func busyCheckout(t testing.TB, p *Pool) (*Session, <-chan struct{}) {
+	t.Helper()
+	started := make(chan struct{})
+	var once sync.Once
+	s, err := p.Checkout(context.Background(), session.Config{LineBufferedPrint: true,
+		Print: func(message.PrintStream, string) { once.Do(func() { close(started) }) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, started
+}
+
 func runRepr(t testing.TB, s *Session, code string, opts ...session.RunOption) string {
 	t.Helper()
 	r, err := s.Run(context.Background(), code, opts...)
@@ -392,7 +407,7 @@ func TestConfigValidation(t *testing.T) {
 		{MaxWorkers: 1, MaxCheckoutsPerWorker: -1},
 		{MaxWorkers: 1, RestartBackoff: Backoff{Initial: time.Second, Max: time.Millisecond}},
 	} {
-		if _, err := New(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "pool: ") {
+		if _, err := New(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "monty pool: ") {
 			t.Fatalf("%+v: %v", cfg, err)
 		}
 	}
@@ -623,15 +638,13 @@ func TestDestroyAndKill(t *testing.T) {
 // Close from another goroutine interrupts a turn in flight.
 func TestCloseDuringTurn(t *testing.T) {
 	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
-	s := checkout(t, p)
+	s, started := busyCheckout(t, p)
 	done := make(chan error)
 	go func() {
-		_, err := s.Run(context.Background(), "while True:\n    pass")
+		_, err := s.Run(context.Background(), "print('go')\nwhile True:\n    pass")
 		done <- err
 	}()
-	if !testenv.WaitChildState(s.Pid(), 5*time.Second, nil, "R") { // barrier: the turn is computing
-		t.Fatal("the worker never ran the loop")
-	}
+	<-started // barrier: the turn is in flight
 	s.Close()
 	if err := <-done; !errors.Is(err, session.ErrClosed) {
 		t.Fatalf("interrupted turn: %v", err)
@@ -715,7 +728,7 @@ func TestCloseDeadlineKillsSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := checkout(t, p)
+	s, started := busyCheckout(t, p)
 	waiting := make(chan error)
 	go func() {
 		_, err := p.Checkout(context.Background(), session.Config{MaxDecodeBytes: 1 << 20})
@@ -723,14 +736,12 @@ func TestCloseDeadlineKillsSessions(t *testing.T) {
 	}()
 	running := make(chan error)
 	go func() {
-		_, err := s.Run(context.Background(), "while True:\n    pass")
+		_, err := s.Run(context.Background(), "print('go')\nwhile True:\n    pass")
 		running <- err
 	}()
-	// Barriers: the checkout is queued and the turn is computing.
+	// Barriers: the checkout is queued and the turn is in flight.
 	eventually(t, p, 5*time.Second, "waiting", func(st Stats) bool { return st.Waiting == 1 })
-	if !testenv.WaitChildState(s.Pid(), 5*time.Second, nil, "R") {
-		t.Fatal("the worker never ran the loop")
-	}
+	<-started
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {

@@ -103,7 +103,10 @@ func configureOn(ctx context.Context, cfg Config, bin string, p Peer, c codec.Co
 
 // Detach ends the session but keeps its worker: it sends Reset, which
 // discards the sandbox session (globals and all), and on Ok returns the
-// still-running worker, ready for Attach. The session is then closed:
+// still-running worker, ready for Attach. A second round trip fences the
+// Reset: a Dump, which a reset worker refuses with an Error, so that a
+// worker that sent an unsolicited Ok (which would otherwise answer the
+// Reset and shift every later answer by one) is caught here. The session is then closed:
 // every later call fails with an error matching ErrClosed, and Close and
 // Kill no longer touch the worker.
 //
@@ -136,6 +139,19 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 		return nil, s.fail(&ProtocolError{Msg: "worker answered Reset with " + k.String(), Err: errorOf(ev)})
 	}
 	s.hostObjs.release() // the worker has forgotten them
+	// A fence before the worker serves anyone else: Dump on a reset
+	// worker is refused with an Error, an answer no stray Ok can imitate.
+	// A child that sent an Ok nobody asked for (taken above for Reset's
+	// answer) has its real answer to Reset read here instead, and is
+	// discarded, rather than shifting every later answer into the next
+	// session.
+	ev, err = s.exchange(ctx, &message.Dump{})
+	if err != nil {
+		return nil, err
+	}
+	if k := ev.Body.EventKind(); k != message.KindError {
+		return nil, s.fail(&ProtocolError{Msg: "worker answered a Dump after Reset with " + k.String(), Err: ErrStrayEvent})
+	}
 	// Between turns the interrupt word is irIdle; whoever swaps it first
 	// owns the worker: Close and Kill (irClosed) stop it, Detach takes it.
 	if !s.interrupt.CompareAndSwap(irIdle, irDetached) {

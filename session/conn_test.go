@@ -170,6 +170,8 @@ func TestAttachDetachInMemoryConn(t *testing.T) {
 		switch req.Body.(type) {
 		case *message.Configure, *message.Reset:
 			return []*message.ChildEvent{ev(&message.Ok{})}
+		case *message.Dump: // after Reset, the worker has no session
+			return []*message.ChildEvent{violation("session has not been configured")}
 		case *message.Feed:
 			c := &message.Complete{}
 			c.Value = c.Values.Add(value.Str("ok"))

@@ -579,15 +579,16 @@ func TestRealNegotiationDowngradeIsCached(t *testing.T) {
 }
 
 func TestRealCloseNeverHangs(t *testing.T) {
-	s := realSession(t, Config{})
+	started := make(chan struct{})
+	var once sync.Once
+	s := realSession(t, Config{LineBufferedPrint: true,
+		Print: func(message.PrintStream, string) { once.Do(func() { close(started) }) }})
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.Run(context.Background(), "while True: pass")
+		_, err := s.Run(context.Background(), "print('go')\nwhile True: pass")
 		errc <- err
 	}()
-	if !testenv.WaitChildState(s.Pid(), 5*time.Second, nil, "R") { // barrier: the turn is computing
-		t.Fatal("the worker never ran the loop")
-	}
+	<-started // barrier: the turn is in flight
 	t0 := time.Now()
 	s.Close()
 	if err := <-errc; !errors.Is(err, ErrClosed) {

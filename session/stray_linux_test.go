@@ -242,3 +242,33 @@ func TestStaleAnswerWhileRequestOutstandingIsTheChildsAnswer(t *testing.T) {
 		t.Fatalf("third feed: %v; want the late answer caught as a stray", err)
 	}
 }
+
+// Detach fences its Reset: a child that answers one request twice (an
+// unsolicited Ok taken for Reset's answer) is caught before the worker can
+// serve another session, instead of shifting every later answer by one.
+func TestDetachFenceCatchesShiftedAnswers(t *testing.T) {
+	p := newPipeChild(t)
+	go func() {
+		p.next(t) // Configure
+		p.send(t, ev(&message.Ok{}))
+		p.next(t) // Reset
+		p.send(t, ev(&message.Ok{}))
+		p.send(t, ev(&message.Ok{})) // one too many
+		// The fence, unless the parent already caught the extra Ok
+		// right behind the first and dropped the worker.
+		if _, err := p.in.ReadFrame(); err == nil {
+			p.send(t, violation("session has not been configured"))
+		}
+	}()
+	s, err := Attach(bg, p, 2, Config{Logger: quietLogger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Detach(bg); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("Detach of a child that answered Reset twice: %v", err)
+	}
+	if s.State() != StateClosed {
+		t.Fatalf("state %v", s.State())
+	}
+}
