@@ -350,8 +350,11 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	case decErr != nil:
 		return nil, s.fail(&ProtocolError{Msg: "invalid payload from worker", Err: decErr})
 	case stray:
-		return nil, s.fail(&ProtocolError{Msg: "worker sent another event after its " +
-			ev.Body.EventKind().String() + " answer", Err: ErrStrayEvent})
+		what := "answer"
+		if ev.Body != nil { // a kindless event is no answer either, but it came first
+			what = ev.Body.EventKind().String() + " answer"
+		}
+		return nil, s.fail(&ProtocolError{Msg: "worker sent another event after its " + what, Err: ErrStrayEvent})
 	}
 	return s.settle(ctx, req, ev)
 }
