@@ -378,6 +378,15 @@ func (p *Process) settle() Exit {
 		<-p.exited
 	}
 	t.Stop()
+	// The tail attached to the error should hold the child's last words:
+	// once it has exited its stderr ends too (unless a grandchild holds
+	// it), so give the drain a moment to finish.
+	g := time.NewTimer(p.cfg.KillGrace)
+	select {
+	case <-p.stderrDone:
+	case <-g.C:
+	}
+	g.Stop()
 	return p.exit
 }
 
