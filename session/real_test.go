@@ -452,15 +452,18 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 		return 0, ctx.Err()
 	}, Async())
 	ctx3, cancel3 := context.WithCancel(context.Background())
-	pid3 := s3.Pid()
-	go func() {
-		<-started
-		<-started
-		// Barrier: both calls were answered with futures and the worker
-		// is blocked reading the parent's answer to ResolveFutures.
-		testenv.WaitChildState(pid3, 5*time.Second, nil, "S")
-		cancel3()
-	}()
+	// Barrier: the Run waits for the futures (the worker is suspended on
+	// ResolveFutures) once both calls have started.
+	var waits sync.Once
+	s3.waitingHook = func() {
+		waits.Do(func() {
+			go func() {
+				<-started
+				<-started
+				cancel3()
+			}()
+		})
+	}
 	_, err = s3.Run(ctx3, "import asyncio\nawait asyncio.gather(never(), never())", WithFunctions(reg3))
 	if !errors.As(err, &ce) || ce.Killed || !Survives(err) {
 		t.Fatalf("got %v", err)

@@ -369,6 +369,9 @@ func (r *runner) resolve(rf *message.ResolveFutures) message.Request {
 			// Nothing of ours is pending and the worker listed nothing.
 			return req
 		}
+		if h := r.s.waitingHook; h != nil {
+			h()
+		}
 		select {
 		case <-notify:
 		case <-r.ctx.Done():

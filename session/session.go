@@ -150,12 +150,15 @@ type Session struct {
 	futures  map[uint32]struct{} // ids registered as external futures
 	restored bool                // the feed came from a dump: its futures are unknown
 
-	print    PrintFunc
-	preq     message.ParentRequest
-	wbuf     []byte
-	scratch  value.Graph
-	wd       *time.Timer
-	wdBudget time.Duration
+	print PrintFunc
+	// waitingHook, set by tests only, is called when a Run starts waiting
+	// for host futures (the worker is suspended on ResolveFutures).
+	waitingHook func()
+	preq        message.ParentRequest
+	wbuf        []byte
+	scratch     value.Graph
+	wd          *time.Timer
+	wdBudget    time.Duration
 
 	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
 }
