@@ -111,12 +111,14 @@ func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 }
 
 func (e *Engine) start(ctx context.Context, base session.Config) error {
-	base.Worker = e.cfg.Worker
-	base.ProtocolVersion = e.cfg.ProtocolVersion
 	base.Logger = e.cfg.Logger
 	base.PassSuspensions = true
 	base.Print = e.print
-	s, err := session.Start(ctx, base)
+	launch := session.Launch{
+		Launcher:        session.ProcessLauncher{Worker: e.cfg.Worker},
+		ProtocolVersion: e.cfg.ProtocolVersion,
+	}
+	s, err := session.Start(ctx, launch, base)
 	if err != nil {
 		return died(err)
 	}
@@ -301,7 +303,7 @@ func (e *Engine) do(ctx context.Context, req message.Request) (message.Event, er
 func died(err error) error {
 	var ce *worker.CrashError
 	var me *worker.MemoryLimitError
-	var te *worker.TimeoutError
+	var te *session.TimeoutError
 	switch {
 	case errors.As(err, &ce):
 		ee := &child.ExitError{Code: protocol.ExitCode(ce.Exit.Code), Signal: ce.Exit.Signal, Err: err}
