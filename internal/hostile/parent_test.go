@@ -457,10 +457,9 @@ func TestUnusableVersionRange(t *testing.T) {
 	}{{"version_range_reversed", protocol.VersionRange{Min: 9, Max: 3}}, {"version_range_zero", protocol.VersionRange{}}} {
 		t.Run(c.scenario, func(t *testing.T) {
 			bin := workerBinary(t)
-			_, err := session.Start(context.Background(), session.Config{
+			_, err := session.Start(context.Background(), session.Launch{Launcher: session.ProcessLauncher{
 				Worker: worker.Config{Binary: bin, Env: []string{"HOSTILE_SCENARIO=" + c.scenario}},
-				Logger: quiet,
-			})
+			}}, session.Config{Logger: quiet})
 			var vm *session.VersionMismatchError
 			var ur *protocol.UnusableRangeError
 			if !errors.As(err, &vm) || vm.Unusable == nil || vm.Worker != c.r || !errors.As(err, &ur) || ur.Range != c.r {
