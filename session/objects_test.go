@@ -487,10 +487,11 @@ func TestHostObjectStoreReleasedOnReset(t *testing.T) {
 	if s.objects().len() != 1 {
 		t.Fatal("input not registered")
 	}
-	if err := s.detach(bg); err != nil {
+	p, err := s.Detach(bg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	s.child.Kill() // the detached worker is ours now
+	p.Kill() // the detached worker is ours now
 	if n := s.objects().len(); n != 0 {
 		t.Fatalf("store holds %d objects after Detach", n)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
-	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"

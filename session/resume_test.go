@@ -58,7 +58,7 @@ func TestResumeAnswers(t *testing.T) {
 		{"os/undefined", osCall, Undefined(), nil},
 		{"os/future", osCall, AsFuture(), nil},
 		{"lookup/return", lookup, Return("v"), func(t *testing.T, req message.Request) {
-			if r := req.(*message.ResumeNameLookup); r.Kind != message.LookupValue || r.Values.Node(r.Value).Text != "v" {
+			if r := req.(*message.ResumeNameLookup); r.Kind != message.LookupValue || r.Values.Node(r.Value).Text() != "v" {
 				t.Fatalf("%+v", r)
 			}
 		}},

@@ -188,8 +188,9 @@ func sharedBinary(t *testing.T, claim uint32) string {
 	// spawn, which a 200 ms scenario deadline must not have to absorb.
 	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
 	defer cancel()
-	s, err := session.Start(ctx, session.Config{Logger: quiet, Worker: worker.Config{Binary: p,
-		Env: []string{"HOSTILE_SCENARIO=normal", "HOSTILE_LIFETIME=30s", "HOSTILE_PROTOCOL=" + itoa(claim)}}})
+	s, err := session.Start(ctx, session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: p,
+		Env: []string{"HOSTILE_SCENARIO=normal", "HOSTILE_LIFETIME=30s", "HOSTILE_PROTOCOL=" + itoa(claim)}}}},
+		session.Config{Logger: quiet})
 	if err != nil {
 		t.Fatalf("negotiating with the shared child (claim %d): %v", claim, err)
 	}
