@@ -446,6 +446,9 @@ func TestHostObjectStoreReleasedOnReset(t *testing.T) {
 			if _, ok := req.Body.(*message.Reset); ok {
 				return reply(ev(&message.Ok{}))
 			}
+			if _, ok := req.Body.(*message.Dump); ok { // Detach's fence, after Reset
+				return reply(violation("session has not been configured"))
+			}
 			return reply(completeInt(0))
 		})
 	}}
