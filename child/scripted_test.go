@@ -225,6 +225,12 @@ func (c *chanConn) WriteFrame(b []byte) error {
 
 func (c *chanConn) Close() error { c.once.Do(func() { close(c.done) }); return nil }
 
+// Pending reports false: a channel pair cannot look ahead.
+func (c *chanConn) Pending() bool { return false }
+
+// MaxFrameLen is the protocol's cap.
+func (c *chanConn) MaxFrameLen() int { return protocol.MaxFrameLen }
+
 // parent drives Serve over a chanConn.
 type parent struct {
 	t      testing.TB

@@ -236,7 +236,7 @@ func TestLiveMountArms(t *testing.T) {
 			t.Cleanup(func() { tbl.Close() })
 			ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 			t.Cleanup(cancel)
-			s, err := session.Start(ctx, session.Config{Worker: worker.Config{Binary: bin}})
+			s, err := session.Start(ctx, session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: bin}}}, session.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

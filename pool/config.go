@@ -90,12 +90,17 @@ type Config struct {
 	// several goroutines at once; it must be fast and safe for concurrent
 	// use.
 	Metrics func(Event)
+
+	// reconciled, when set (by tests), is called after every pass of the
+	// supervisor, once its effects are done: a barrier for "the
+	// supervisor has looked at the pool".
+	reconciled func()
 }
 
 // withDefaults fills zero fields and rejects impossible settings.
 func (c Config) withDefaults() (Config, error) {
 	if c.MinWorkers < 0 || c.MaxWorkers < 0 {
-		return c, fmt.Errorf("pool: negative worker count (MinWorkers %d, MaxWorkers %d)", c.MinWorkers, c.MaxWorkers)
+		return c, fmt.Errorf("monty pool: negative worker count (MinWorkers %d, MaxWorkers %d)", c.MinWorkers, c.MaxWorkers)
 	}
 	if c.MinWorkers == 0 {
 		c.MinWorkers = DefaultMinWorkers
@@ -104,7 +109,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxWorkers = runtime.NumCPU()
 	}
 	if c.MinWorkers > c.MaxWorkers {
-		return c, fmt.Errorf("pool: MinWorkers %d exceeds MaxWorkers %d", c.MinWorkers, c.MaxWorkers)
+		return c, fmt.Errorf("monty pool: MinWorkers %d exceeds MaxWorkers %d", c.MinWorkers, c.MaxWorkers)
 	}
 	for name, d := range map[string]time.Duration{
 		"CheckoutTimeout": c.CheckoutTimeout, "IdleTimeout": c.IdleTimeout, "StartTimeout": c.StartTimeout,
@@ -112,11 +117,11 @@ func (c Config) withDefaults() (Config, error) {
 		"RestartWindow": c.RestartWindow,
 	} {
 		if d < 0 {
-			return c, fmt.Errorf("pool: negative %s %v", name, d)
+			return c, fmt.Errorf("monty pool: negative %s %v", name, d)
 		}
 	}
 	if c.MaxCheckoutsPerWorker < 0 {
-		return c, fmt.Errorf("pool: negative MaxCheckoutsPerWorker %d", c.MaxCheckoutsPerWorker)
+		return c, fmt.Errorf("monty pool: negative MaxCheckoutsPerWorker %d", c.MaxCheckoutsPerWorker)
 	}
 	if c.StartTimeout == 0 {
 		c.StartTimeout = DefaultStartTimeout
@@ -128,7 +133,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.RestartBackoff.Max = max(DefaultBackoffMax, c.RestartBackoff.Initial)
 	}
 	if c.RestartBackoff.Max < c.RestartBackoff.Initial {
-		return c, fmt.Errorf("pool: RestartBackoff.Max %v below Initial %v", c.RestartBackoff.Max, c.RestartBackoff.Initial)
+		return c, fmt.Errorf("monty pool: RestartBackoff.Max %v below Initial %v", c.RestartBackoff.Max, c.RestartBackoff.Initial)
 	}
 	if c.MaxRestarts == 0 {
 		c.MaxRestarts = DefaultMaxRestarts

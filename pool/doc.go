@@ -9,11 +9,12 @@
 //	s, err := p.Checkout(ctx, session.Config{Limits: limits})
 //	...
 //	defer s.Close()                    // back to the pool when clean
-//	res, err := s.Run(ctx, "1 + 1")    // *session.Session's methods
+//	res, err := s.Run(ctx, "1 + 1")    // forwarded to *session.Session
 //
-// A [Session] embeds *session.Session, so the whole session API is there.
-// Its Close returns the worker to the pool, reset, when that is safe, and
-// stops it otherwise; Destroy always stops it.
+// A [Session] forwards the turns and queries of *session.Session, but not
+// Detach or Shutdown: the worker belongs to the pool. Its Close returns the
+// worker to the pool, reset, when that is safe, and stops it otherwise;
+// Destroy always stops it.
 //
 // # Workers
 //

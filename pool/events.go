@@ -5,48 +5,57 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
 )
 
-// Crash reasons: the Reason of EventCrash and the keys of Stats.Crashes.
-// The set is closed.
+// Reason says why a worker left the pool: a crash reason (the Reason of
+// EventCrash and the keys of Stats.Crashes) or a destroy reason (the
+// Reason of EventDestroy). Each is a stable name, suitable as a metric
+// label.
+//
+// A Reason is a plain value, safe for concurrent use.
+type Reason string
+
+// Crash reasons. The set is closed.
 const (
 	// ReasonAnnounced: the worker sent a FatalError and exited.
-	ReasonAnnounced = "announced"
+	ReasonAnnounced Reason = "announced"
 	// ReasonVanished: the worker exited, was killed or hung up without a
 	// FatalError (including a worker that died while idle).
-	ReasonVanished = "vanished"
+	ReasonVanished Reason = "vanished"
 	// ReasonMemory: the worker exited with status 65, past its allocator
 	// ceiling.
-	ReasonMemory = "memory"
+	ReasonMemory Reason = "memory"
 	// ReasonTimeout: a deadline or the duration watchdog killed the
 	// worker mid-turn.
-	ReasonTimeout = "timeout"
+	ReasonTimeout Reason = "timeout"
 	// ReasonProtocol: the worker broke the protocol and was discarded.
-	ReasonProtocol = "protocol"
+	ReasonProtocol Reason = "protocol"
 	// ReasonCanceled: a context cancellation killed the worker mid-turn.
-	ReasonCanceled = "canceled"
+	ReasonCanceled Reason = "canceled"
 )
 
-// Destroy reasons: the Reason of EventDestroy, for workers the pool
-// stopped although they had not crashed. The set is closed.
+// Destroy reasons, for workers the pool stopped although they had not
+// crashed. The set is closed.
 const (
 	// DestroyRequested: Session.Destroy was called, or the session was
-	// closed or killed through the embedded *session.Session.
-	DestroyRequested = "destroyed"
-	// DestroyInterrupted: a Run or Continue turn ended by a context or
-	// deadline (the feed was aborted, but the worker is not reused).
-	DestroyInterrupted = "interrupted"
+	// killed (Session.Kill) or its worker could not be reset.
+	DestroyRequested Reason = "destroyed"
+	// DestroyInterrupted: a feed was aborted because its context ended
+	// (session.ErrInterrupted: the session survived, but the worker is not
+	// reused).
+	DestroyInterrupted Reason = "interrupted"
 	// DestroySuspended: the session was closed with a feed suspended.
-	DestroySuspended = "suspended"
+	DestroySuspended Reason = "suspended"
 	// DestroyBusy: the session was closed while a turn was in flight.
-	DestroyBusy = "busy"
+	DestroyBusy Reason = "busy"
 	// DestroyRefused: the worker refused the checkout's Configure (the
 	// session.Config is at fault, and Checkout returns the refusal).
-	DestroyRefused = "refused"
+	DestroyRefused Reason = "refused"
 	// DestroyClosing: the pool was closing when the session was closed,
 	// or Close's deadline killed it.
-	DestroyClosing = "closing"
+	DestroyClosing Reason = "closing"
 )
 
 // EventKind names one kind of pool event. The set is closed; each kind
@@ -121,7 +130,7 @@ type Event struct {
 	// Pid is the worker's process id.
 	Pid int
 	// Reason is the crash or destroy reason.
-	Reason string
+	Reason Reason
 	// Waited is how long a checkout waited.
 	Waited time.Duration
 	// Duration is how long a start took.
@@ -133,16 +142,16 @@ type Event struct {
 // crashReason classifies the loss of a worker from the error that
 // revealed it. ok is false when err does not say the worker was lost by
 // a crash (nil, a usage error, a Close or Kill).
-func crashReason(err error) (reason string, ok bool) {
+func crashReason(err error) (reason Reason, ok bool) {
 	if err == nil {
 		return "", false
 	}
 	var (
 		me *worker.MemoryLimitError
 		ce *worker.CrashError
-		pe *worker.ProtocolError
-		te *worker.TimeoutError
-		ca *worker.CanceledError
+		pe *session.ProtocolError
+		te *session.TimeoutError
+		ca *session.CanceledError
 	)
 	switch {
 	case errors.As(err, &me):
@@ -163,9 +172,23 @@ func crashReason(err error) (reason string, ok bool) {
 }
 
 // exitReason classifies a worker that exited on its own, from its status.
-func exitReason(p *worker.Process) string {
+func exitReason(p *worker.Process) Reason {
 	if e, ok := p.Exit(); ok && e.Code == int(protocol.ExitOOM) {
 		return ReasonMemory
 	}
 	return ReasonVanished
+}
+
+// destroyReason names why a session's worker could not be reused, from
+// the sentinel session.Session.Reusable (or Detach) returned.
+func destroyReason(err error) Reason {
+	switch {
+	case errors.Is(err, session.ErrBusy):
+		return DestroyBusy
+	case errors.Is(err, session.ErrSuspended):
+		return DestroySuspended
+	case errors.Is(err, session.ErrInterrupted):
+		return DestroyInterrupted
+	}
+	return DestroyRequested
 }

@@ -38,7 +38,7 @@ func (r *recorder) record(e Event) {
 // count returns how many events of kind k (and reason, when non-empty)
 // were recorded. Events are emitted just after the pool's state changes,
 // so it waits up to a second for a nonzero count to settle.
-func (r *recorder) count(k EventKind, reason string) int {
+func (r *recorder) count(k EventKind, reason Reason) int {
 	n := 0
 	for range 50 {
 		n = r.countNow(k, reason)
@@ -51,7 +51,7 @@ func (r *recorder) count(k EventKind, reason string) int {
 	return n
 }
 
-func (r *recorder) countNow(k EventKind, reason string) int {
+func (r *recorder) countNow(k EventKind, reason Reason) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -94,6 +94,21 @@ func checkout(t testing.TB, p *Pool) *Session {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// busyCheckout checks out a session whose output closes the returned
+// channel at its first line: run "print('go')" first, and a receive from
+// the channel is a barrier for "the turn is in flight".
+func busyCheckout(t testing.TB, p *Pool) (*Session, <-chan struct{}) {
+	t.Helper()
+	started := make(chan struct{})
+	var once sync.Once
+	s, err := p.Checkout(context.Background(), session.Config{LineBufferedPrint: true,
+		Print: func(message.PrintStream, string) { once.Do(func() { close(started) }) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, started
 }
 
 func runRepr(t testing.TB, s *Session, code string, opts ...session.RunOption) string {
@@ -147,8 +162,8 @@ func TestPrewarm(t *testing.T) {
 		held = append(held, s)
 		ids = append(ids, s.WorkerID())
 		pids[s.Pid()] = true
-		if s.Version() != p.Version() || s.Session.Pid() != s.Pid() {
-			t.Fatalf("session version %d pid %d/%d", s.Version(), s.Pid(), s.Session.Pid())
+		if s.Version() != p.Version() || s.s.Pid() != s.Pid() {
+			t.Fatalf("session version %d pid %d/%d", s.Version(), s.Pid(), s.s.Pid())
 		}
 	}
 	slices.Sort(ids)
@@ -265,7 +280,7 @@ func TestCheckoutBeyondMaxWaitsAndTimesOut(t *testing.T) {
 		}
 		got <- s
 	}()
-	time.Sleep(30 * time.Millisecond)
+	eventually(t, p, 5*time.Second, "waiting", func(st Stats) bool { return st.Waiting == 1 })
 	id := a.WorkerID()
 	a.Close()
 	s := <-got
@@ -392,7 +407,7 @@ func TestConfigValidation(t *testing.T) {
 		{MaxWorkers: 1, MaxCheckoutsPerWorker: -1},
 		{MaxWorkers: 1, RestartBackoff: Backoff{Initial: time.Second, Max: time.Millisecond}},
 	} {
-		if _, err := New(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "pool: ") {
+		if _, err := New(context.Background(), cfg); err == nil || !strings.HasPrefix(err.Error(), "monty pool: ") {
 			t.Fatalf("%+v: %v", cfg, err)
 		}
 	}
@@ -414,7 +429,7 @@ func script(t testing.TB, body string) string {
 // value, sets) its start counter.
 func flaky(t testing.TB, n int) (worker.Config, uint32, func(set ...int) int) {
 	real := testenv.Worker(t)
-	proc, neg, err := session.Negotiate(context.Background(), session.Config{Logger: quiet})
+	proc, neg, err := session.Negotiate(context.Background(), session.Launch{}, session.Config{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,10 +465,17 @@ func killIdle(t *testing.T, p *Pool) {
 
 func TestRestartCapTripsInsteadOfLooping(t *testing.T) {
 	wcfg, v, starts := flaky(t, 2)
+	passes := make(chan struct{}, 100)
 	p, rec := newPool(t, Config{
 		MinWorkers: 1, MaxWorkers: 1, Worker: wcfg, ProtocolVersion: v,
 		MaxRestarts: 3, RestartWindow: time.Minute,
 		RestartBackoff: Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond},
+		reconciled: func() {
+			select {
+			case passes <- struct{}{}:
+			default:
+			}
+		},
 	})
 	killIdle(t, p) // failure 1; the replacement is start 2, the last good one
 	eventually(t, p, 5*time.Second, "replaced", func(st Stats) bool { return st.Restarts == 1 && atStrength(1)(st) })
@@ -463,20 +485,30 @@ func TestRestartCapTripsInsteadOfLooping(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 
-	// No fork loop: nothing is started while the cap is tripped.
+	// No fork loop: the supervisor, woken again and again, starts nothing
+	// while the cap is tripped.
 	n := starts()
-	time.Sleep(300 * time.Millisecond)
+	for range 5 {
+		for len(passes) > 0 {
+			<-passes
+		}
+		p.kick()
+		<-passes // barrier: a full supervisor pass has run
+		if st := p.Stat(); st.Spawning != 0 {
+			t.Fatalf("the supervisor started a worker while unhealthy: %+v", st)
+		}
+	}
 	if m := starts(); m != n || m != 4 {
 		t.Fatalf("starts went from %d to %d while unhealthy", n, m)
 	}
-	start := time.Now()
+	waited := p.Stat().CheckoutsWaited
 	_, err := p.Checkout(context.Background(), session.Config{})
 	var ue *UnhealthyError
 	if !errors.Is(err, ErrUnhealthy) || !errors.As(err, &ue) || ue.Failures != 4 || !errors.Is(err, worker.ErrCrashed) {
 		t.Fatalf("checkout while unhealthy: %v", err)
 	}
-	if d := time.Since(start); d > 50*time.Millisecond {
-		t.Fatalf("unhealthy checkout took %v", d)
+	if p.Stat().CheckoutsWaited != waited {
+		t.Fatal("the unhealthy checkout waited instead of failing at once")
 	}
 	if rec.count(EventUnhealthy, "") != 1 || rec.count(EventSpawnFailed, "") != 2 {
 		t.Fatal("missing unhealthy or spawn_failed events")
@@ -529,7 +561,7 @@ func TestInterruptedRunDestroysWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := s.Run(ctx, "block()", session.WithFunctions(reg))
-	var te *worker.TimeoutError
+	var te *session.TimeoutError
 	if !errors.As(err, &te) || te.Killed || !session.Survives(err) {
 		t.Fatalf("interrupted Run: %v", err)
 	}
@@ -554,7 +586,7 @@ func TestContextKillWhileComputingIsCanceledCrash(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err := s.Run(ctx, "while True:\n    pass")
-	var te *worker.TimeoutError
+	var te *session.TimeoutError
 	if !errors.As(err, &te) || !te.Killed {
 		t.Fatalf("Run: %v", err)
 	}
@@ -606,13 +638,13 @@ func TestDestroyAndKill(t *testing.T) {
 // Close from another goroutine interrupts a turn in flight.
 func TestCloseDuringTurn(t *testing.T) {
 	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
-	s := checkout(t, p)
+	s, started := busyCheckout(t, p)
 	done := make(chan error)
 	go func() {
-		_, err := s.Run(context.Background(), "while True:\n    pass")
+		_, err := s.Run(context.Background(), "print('go')\nwhile True:\n    pass")
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-started // barrier: the turn is in flight
 	s.Close()
 	if err := <-done; !errors.Is(err, session.ErrClosed) {
 		t.Fatalf("interrupted turn: %v", err)
@@ -624,7 +656,14 @@ func TestCloseDuringTurn(t *testing.T) {
 }
 
 func TestIdleScaleDown(t *testing.T) {
-	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3, IdleTimeout: 100 * time.Millisecond})
+	passes := make(chan struct{}, 100)
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3, IdleTimeout: 100 * time.Millisecond,
+		reconciled: func() {
+			select {
+			case passes <- struct{}{}:
+			default:
+			}
+		}})
 	var held []*Session
 	for range 3 {
 		held = append(held, checkout(t, p))
@@ -639,9 +678,15 @@ func TestIdleScaleDown(t *testing.T) {
 	if rec.count(EventScaleDown, "") != 2 {
 		t.Fatal("missing scale-down events")
 	}
-	time.Sleep(250 * time.Millisecond)
-	if st := p.Stat(); st.Live != 1 {
-		t.Fatalf("scaled below min: %+v", st)
+	// Further idle-timer passes of the supervisor keep MinWorkers.
+	for len(passes) > 0 {
+		<-passes
+	}
+	for range 3 {
+		<-passes // barrier: a supervisor pass (every IdleTimeout at least)
+		if st := p.Stat(); st.Live != 1 {
+			t.Fatalf("scaled below min: %+v", st)
+		}
 	}
 }
 
@@ -683,7 +728,7 @@ func TestCloseDeadlineKillsSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := checkout(t, p)
+	s, started := busyCheckout(t, p)
 	waiting := make(chan error)
 	go func() {
 		_, err := p.Checkout(context.Background(), session.Config{MaxDecodeBytes: 1 << 20})
@@ -691,10 +736,12 @@ func TestCloseDeadlineKillsSessions(t *testing.T) {
 	}()
 	running := make(chan error)
 	go func() {
-		_, err := s.Run(context.Background(), "while True:\n    pass")
+		_, err := s.Run(context.Background(), "print('go')\nwhile True:\n    pass")
 		running <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Barriers: the checkout is queued and the turn is in flight.
+	eventually(t, p, 5*time.Second, "waiting", func(st Stats) bool { return st.Waiting == 1 })
+	<-started
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -760,23 +807,26 @@ func TestEventKindNames(t *testing.T) {
 
 func TestCrashReasons(t *testing.T) {
 	for _, c := range []struct {
+		name   string
 		err    error
-		reason string
+		reason Reason
 	}{
-		{&worker.CrashError{Reason: worker.Announced}, ReasonAnnounced},
-		{fmt.Errorf("wrapped: %w", &worker.CrashError{Reason: worker.Vanished}), ReasonVanished},
-		{&worker.MemoryLimitError{}, ReasonMemory},
-		{&worker.ProtocolError{Msg: "x"}, ReasonProtocol},
-		{&worker.TimeoutError{Killed: true}, ReasonTimeout},
-		{&worker.CanceledError{Killed: true}, ReasonCanceled},
-		{&worker.TimeoutError{}, ""},
-		{&worker.CanceledError{}, ""},
-		{session.ErrBusy, ""},
-		{nil, ""},
+		{"announced", &worker.CrashError{Reason: worker.Announced}, ReasonAnnounced},
+		{"vanished wrapped", fmt.Errorf("wrapped: %w", &worker.CrashError{Reason: worker.Vanished}), ReasonVanished},
+		{"memory", &worker.MemoryLimitError{}, ReasonMemory},
+		{"protocol", &session.ProtocolError{Msg: "x"}, ReasonProtocol},
+		{"timeout killed", &session.TimeoutError{Killed: true}, ReasonTimeout},
+		{"canceled killed", &session.CanceledError{Killed: true}, ReasonCanceled},
+		{"timeout survived", &session.TimeoutError{}, ""},
+		{"canceled survived", &session.CanceledError{}, ""},
+		{"busy", session.ErrBusy, ""},
+		{"nil", nil, ""},
 	} {
-		got, ok := crashReason(c.err)
-		if got != c.reason || ok != (c.reason != "") {
-			t.Errorf("%v: %q %v, want %q", c.err, got, ok, c.reason)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := crashReason(c.err)
+			if got != c.reason || ok != (c.reason != "") {
+				t.Errorf("%v: %q %v, want %q", c.err, got, ok, c.reason)
+			}
+		})
 	}
 }

@@ -2,30 +2,28 @@ package pool
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 
+	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
-	"github.com/gomonty/monty/worker"
 )
 
-// Session is a session on a pool worker. It embeds *session.Session, so
-// Run, Feed, the Resume methods, Dump, Load and the rest are called
-// directly; Close gives the worker back to the pool instead of stopping
-// it.
+// Session is a session on a pool worker. It forwards an explicit set of
+// the methods of *session.Session (the turns, the snapshots, the state
+// queries); it deliberately has no Detach and no Shutdown, since the worker
+// belongs to the pool: Close gives it back instead of stopping it.
 //
 // Like *session.Session, a Session runs one turn at a time on the calling
 // goroutine and is not safe for concurrent use, except that Close, Destroy,
 // Kill, WorkerID and Pid may be called from any goroutine at any time.
-// After Close or Destroy every method of the embedded session fails with an
-// error matching session.ErrClosed: the worker it ran on may already serve
-// another checkout, and cannot be reached through this Session.
+// After Close or Destroy every turn fails with an error matching
+// session.ErrClosed: the worker it ran on may already serve another
+// checkout, and cannot be reached through this Session.
 type Session struct {
-	*session.Session
-	pool        *Pool
-	m           *member
-	interrupted atomic.Bool
-	released    atomic.Bool
+	s        *session.Session
+	pool     *Pool
+	m        *member
+	released atomic.Bool
 }
 
 // WorkerID returns the pool-assigned id of the session's worker. Ids are
@@ -36,35 +34,81 @@ func (s *Session) WorkerID() uint64 { return s.m.id }
 // Pid returns the process id of the session's worker.
 func (s *Session) Pid() int { return s.m.pid }
 
-// Run is session.Session.Run. A Run that ends because its context ended or
-// its deadline passed (a *worker.CanceledError or *worker.TimeoutError) marks
-// the session interrupted: its worker is destroyed on Close rather than
-// reused, even when the feed was aborted cleanly.
+// Run is session.Session.Run. A feed aborted because its context ended
+// leaves the session usable but not reusable (session.Session.Reusable):
+// its worker is destroyed on Close rather than handed to another checkout.
 func (s *Session) Run(ctx context.Context, code string, opts ...session.RunOption) (*session.Result, error) {
-	r, err := s.Session.Run(ctx, code, opts...)
-	s.note(err)
-	return r, err
+	return s.s.Run(ctx, code, opts...)
 }
 
-// Continue is session.Session.Continue, with Run's interruption rule.
+// Continue is session.Session.Continue.
 func (s *Session) Continue(ctx context.Context, opts ...session.RunOption) (*session.Result, error) {
-	r, err := s.Session.Continue(ctx, opts...)
-	s.note(err)
-	return r, err
+	return s.s.Continue(ctx, opts...)
 }
 
-func (s *Session) note(err error) {
-	if err == nil {
-		return
-	}
-	var (
-		te *worker.TimeoutError
-		ce *worker.CanceledError
-	)
-	if errors.As(err, &te) || errors.As(err, &ce) {
-		s.interrupted.Store(true)
-	}
+// Feed is session.Session.Feed.
+func (s *Session) Feed(ctx context.Context, code string, inputs ...session.Input) (*message.ChildEvent, error) {
+	return s.s.Feed(ctx, code, inputs...)
 }
+
+// Do is session.Session.Do.
+func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+	return s.s.Do(ctx, req)
+}
+
+// Resume is session.Session.Resume.
+func (s *Session) Resume(ctx context.Context, a session.Answer) (*message.ChildEvent, error) {
+	return s.s.Resume(ctx, a)
+}
+
+// AbortFeed is session.Session.AbortFeed.
+func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (*message.ChildEvent, error) {
+	return s.s.AbortFeed(ctx, exc)
+}
+
+// Dump is session.Session.Dump.
+func (s *Session) Dump(ctx context.Context) ([]byte, error) { return s.s.Dump(ctx) }
+
+// Load is session.Session.Load.
+func (s *Session) Load(ctx context.Context, state []byte) (*message.ChildEvent, error) {
+	return s.s.Load(ctx, state)
+}
+
+// Reset is session.Session.Reset.
+func (s *Session) Reset(ctx context.Context) error { return s.s.Reset(ctx) }
+
+// State is session.Session.State.
+func (s *Session) State() session.State { return s.s.State() }
+
+// Suspension is session.Session.Suspension.
+func (s *Session) Suspension() *message.ChildEvent { return s.s.Suspension() }
+
+// Stamps is session.Session.Stamps.
+func (s *Session) Stamps() session.Stamps { return s.s.Stamps() }
+
+// SuspensionCount is session.Session.SuspensionCount.
+func (s *Session) SuspensionCount() uint64 { return s.s.SuspensionCount() }
+
+// SuspensionLimit is session.Session.SuspensionLimit.
+func (s *Session) SuspensionLimit() uint64 { return s.s.SuspensionLimit() }
+
+// Version is session.Session.Version.
+func (s *Session) Version() uint32 { return s.s.Version() }
+
+// Reusable is session.Session.Reusable: nil when Close would give the
+// worker back to the pool.
+func (s *Session) Reusable() error { return s.s.Reusable() }
+
+// Cause is session.Session.Cause.
+func (s *Session) Cause() error { return s.s.Cause() }
+
+// HostObject is session.Session.HostObject.
+func (s *Session) HostObject(v session.Value) (any, bool) { return s.s.HostObject(v) }
+
+// Kill is session.Session.Kill: the worker is stopped at once and a turn
+// in flight fails with an error matching session.ErrClosed. The checkout
+// still has to be ended with Close (which then destroys the worker).
+func (s *Session) Kill() { s.s.Kill() }
 
 // Close ends the checkout. When the session is idle, its worker alive and
 // no Run or Continue was interrupted, the worker is reset (one round trip)

@@ -21,7 +21,7 @@ import (
 func BenchmarkTurn(b *testing.B) {
 	ctx := context.Background()
 	b.Run("direct", func(b *testing.B) {
-		s, err := session.Start(ctx, session.Config{Worker: worker.Config{Binary: testenv.Worker(b)}})
+		s, err := session.Start(ctx, session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: testenv.Worker(b)}}}, session.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
 )
@@ -193,6 +194,12 @@ func (g gate) WriteFrame(b []byte) error {
 	return g.ws.WriteFrame(b)
 }
 
+// Pending reports whether the client has sent a frame not yet read.
+func (g gate) Pending() bool { return g.ws.Pending() }
+
+// MaxFrameLen is the WebSocket's frame cap.
+func (g gate) MaxFrameLen() int { return g.ws.MaxFrameLen() }
+
 // Close ends the connection; child.Serve calls it when the session's
 // context ends.
 func (g gate) Close() error {
@@ -333,7 +340,7 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 		return err
 	}
 	var me *worker.MemoryLimitError
-	var te *worker.TimeoutError
+	var te *session.TimeoutError
 	var ee *child.ExitError
 	switch {
 	case ctx.Err() != nil:

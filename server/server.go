@@ -338,12 +338,12 @@ func (s *Server) run(wc *ws.Conn, client, remote string) {
 	c.codec, _ = codec.ForVersion(protocol.Version)
 	c.eng = relay.New(relay.Config{
 		Logger: log,
-		Start: func(ctx context.Context, sc session.Config) (*session.Session, func() error, error) {
+		Start: func(ctx context.Context, sc session.Config) (relay.Inner, error) {
 			ps, err := s.pool.Checkout(ctx, sc)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
-			return ps.Session, ps.Close, nil
+			return ps, nil
 		},
 	})
 	s.m.active.Inc()

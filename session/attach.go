@@ -7,7 +7,6 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
-	"github.com/gomonty/monty/worker"
 )
 
 // This file lets a worker outlive its session, for pools: Negotiate settles
@@ -17,18 +16,19 @@ import (
 
 // errDetached is the cause recorded in a session whose worker was handed
 // back by Detach.
-var errDetached = errors.New("worker detached from the session")
+var errDetached = errors.New("monty session: worker detached from the session")
 
-// Negotiate starts a worker for cfg, settles the protocol version exactly
+// Negotiate starts a worker with l, settles the protocol version exactly
 // like Start (pinned, cached or negotiated, with a downgrade when the
 // worker refuses) and returns that worker detached: running, with no
 // session, ready for Attach. The Negotiation says which version was
 // chosen; give its Version to Attach for every later worker of the same
-// binary, which then needs no negotiation of its own.
+// binary, which then needs no negotiation of its own. cfg is the
+// Configure used for the negotiation (and its logger).
 //
 // ctx bounds the negotiation. On error no worker is left running.
-func Negotiate(ctx context.Context, cfg Config) (*worker.Process, Negotiation, error) {
-	s, err := Start(ctx, cfg)
+func Negotiate(ctx context.Context, l Launch, cfg Config) (Peer, Negotiation, error) {
+	s, err := Start(ctx, l, cfg)
 	if err != nil {
 		return nil, Negotiation{}, err
 	}
@@ -42,32 +42,31 @@ func Negotiate(ctx context.Context, cfg Config) (*worker.Process, Negotiation, e
 }
 
 // Attach configures a session with protocol version on p, a worker that is
-// running and has no session: fresh from worker.Start, or handed back by
-// Detach or Negotiate. Nothing is negotiated: a worker that refuses the
-// version fails the Configure with a *worker.CrashError, as with a pinned
-// Config.ProtocolVersion.
-//
-// cfg.Worker and cfg.ProtocolVersion are not used to start anything (p is
-// already running), but cfg.Worker.MaxFrameLen must be the one p was
-// started with, since the session's codec enforces it too.
+// running and has no session: fresh from worker.Start (or any other
+// Peer), or handed back by Detach or Negotiate. Nothing is negotiated: a
+// worker that refuses the version fails the Configure with the error its
+// Lifecycle classifies (a *worker.CrashError for a process). The frame cap
+// is the connection's (transport.Conn.MaxFrameLen).
 //
 // Attach takes ownership of p: on success the session stops it on Close,
 // and on error p has already been stopped. ctx bounds the Configure;
 // cancelling it later has no effect on the session. Attach is safe for
-// concurrent use on different processes.
-func Attach(ctx context.Context, p *worker.Process, version uint32, cfg Config) (*Session, error) {
+// concurrent use on different workers.
+func Attach(ctx context.Context, p Peer, version uint32, cfg Config) (*Session, error) {
 	if p == nil {
-		return nil, errors.New("session: Attach needs a worker process")
+		return nil, errors.New("monty session: Attach needs a worker")
 	}
 	c, ok := codec.ForVersion(version)
 	if !ok {
 		p.Close(context.Background())
-		return nil, fmt.Errorf("session: no codec for protocol version %d (have %v)", version, codec.Versions())
+		return nil, fmt.Errorf("monty session: no codec for protocol version %d (have %v)", version, codec.Versions())
 	}
 	cfg = cfg.withDefaults()
-	cfg.Worker.Binary = p.Binary()
-	cfg.ProtocolVersion = version
-	s, err := configureOn(ctx, cfg, p.Binary(), p, c)
+	var bin string
+	if b, ok := p.(interface{ Binary() string }); ok {
+		bin = b.Binary()
+	}
+	s, err := configureOn(ctx, cfg, bin, p, c)
 	if err != nil {
 		return nil, err
 	}
@@ -77,13 +76,15 @@ func Attach(ctx context.Context, p *worker.Process, version uint32, cfg Config) 
 
 // configureOn builds the session for a started child and configures it with
 // codec c. On error the child has been stopped.
-func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.Codec) (*Session, error) {
+func configureOn(ctx context.Context, cfg Config, bin string, p Peer, c codec.Codec) (*Session, error) {
+	conn := p.Conn()
 	s := &Session{
 		cfg:   cfg,
 		bin:   bin,
-		child: ch,
+		peer:  p,
+		conn:  conn,
 		codec: c,
-		lim:   cfg.codecLimits(),
+		lim:   cfg.codecLimits(conn.MaxFrameLen()),
 		log:   cfg.Logger,
 		state: StateIdle,
 		print: cfg.Print,
@@ -102,7 +103,10 @@ func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.
 
 // Detach ends the session but keeps its worker: it sends Reset, which
 // discards the sandbox session (globals and all), and on Ok returns the
-// still-running process, ready for Attach. The session is then closed:
+// still-running worker, ready for Attach. A second round trip fences the
+// Reset: a Dump, which a reset worker refuses with an Error, so that a
+// worker that sent an unsolicited Ok (which would otherwise answer the
+// Reset and shift every later answer by one) is caught here. The session is then closed:
 // every later call fails with an error matching ErrClosed, and Close and
 // Kill no longer touch the worker.
 //
@@ -111,7 +115,7 @@ func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.
 // feed is suspended (ErrSuspended); the caller decides whether to answer
 // the suspension or stop the worker with Close. On a closed session it
 // returns an error matching ErrClosed whose chain holds the cause of the
-// loss (a *worker.CrashError, a *worker.ProtocolError, ...). A worker that
+// loss (a *worker.CrashError, a *ProtocolError, ...). A worker that
 // dies during the Reset or answers anything but Ok is discarded as usual
 // and the error says why. ctx bounds the Reset; if it ends first the worker
 // is killed.
@@ -119,67 +123,88 @@ func configureOn(ctx context.Context, cfg Config, bin string, ch child, c codec.
 // Detach is a turn: like the other turn methods it must not be called
 // concurrently with them. Close or Kill racing with it from another
 // goroutine is safe: exactly one of them gets the worker.
-func (s *Session) Detach(ctx context.Context) (*worker.Process, error) {
-	p, ok := s.child.(*worker.Process)
-	if !ok {
-		return nil, errors.New("session: Detach needs a session on a worker process")
-	}
-	if err := s.detach(ctx); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// detach implements Detach for any child.
-func (s *Session) detach(ctx context.Context) error {
+func (s *Session) Detach(ctx context.Context) (Peer, error) {
 	if err := s.begin(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer s.end()
 	if s.state != StateIdle {
-		return ErrSuspended
+		return nil, ErrSuspended
 	}
 	ev, err := s.exchange(ctx, &message.Reset{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if k := ev.Body.EventKind(); k != message.KindOk {
-		return s.fail(&worker.ProtocolError{Msg: "worker answered Reset with " + k.String(), Err: errorOf(ev)})
+		return nil, s.fail(&ProtocolError{Msg: "worker answered Reset with " + k.String(), Err: errorOf(ev)})
 	}
 	s.hostObjs.release() // the worker has forgotten them
+	// A fence before the worker serves anyone else: Dump on a reset
+	// worker is refused with an Error, an answer no stray Ok can imitate.
+	// A child that sent an Ok nobody asked for (taken above for Reset's
+	// answer) has its real answer to Reset read here instead, and is
+	// discarded, rather than shifting every later answer into the next
+	// session.
+	ev, err = s.exchange(ctx, &message.Dump{})
+	if err != nil {
+		return nil, err
+	}
+	if k := ev.Body.EventKind(); k != message.KindError {
+		return nil, s.fail(&ProtocolError{Msg: "worker answered a Dump after Reset with " + k.String(), Err: ErrStrayEvent})
+	}
 	// Between turns the interrupt word is irIdle; whoever swaps it first
 	// owns the worker: Close and Kill (irClosed) stop it, Detach takes it.
 	if !s.interrupt.CompareAndSwap(irIdle, irDetached) {
-		return s.closedErr()
+		return nil, s.closedErr()
 	}
-	s.deadErr = errDetached
+	s.setCause(errDetached)
 	s.state = StateClosed
 	s.susp = nil
 	s.closed.Store(true)
 	if s.wd != nil {
 		s.wd.Stop()
 	}
+	return s.peer, nil
+}
+
+// Reusable reports whether the session's worker may serve another session
+// after a Reset (Detach): nil when the session is open and idle, no turn is
+// in flight and no feed was aborted because its context ended; otherwise
+// an error saying why not: ErrBusy, ErrSuspended, ErrInterrupted, or an
+// error matching ErrClosed whose chain holds the cause of the loss. A pool
+// asks it before taking a worker back.
+//
+// Reusable briefly takes the turn lock, like a turn: it is safe for
+// concurrent use with Close and Kill, and a turn starting on another
+// goroutine at that moment fails with ErrBusy.
+func (s *Session) Reusable() error {
+	if !s.busy.CompareAndSwap(false, true) {
+		return ErrBusy
+	}
+	defer s.busy.Store(false)
+	switch {
+	case s.closed.Load():
+		return s.closedErr()
+	case s.state == StateSuspended:
+		return ErrSuspended
+	case s.aborted.Load():
+		return ErrInterrupted
+	}
 	return nil
 }
 
 // Cause returns the error that closed the session: the crash, protocol
 // violation, memory-limit exit, or context or watchdog kill that lost the
-// worker. It returns nil while the session is open, when it was closed by
-// Close, Kill or Shutdown, or while a turn is in flight (the turn reports
-// its own error). After Detach it returns an error saying the worker was
-// detached.
+// worker. It returns nil while the session is open and when it was closed
+// by Close, Kill or Shutdown. After Detach it returns an error saying the
+// worker was detached.
 //
-// Cause is safe for concurrent use with Close and Kill. It briefly holds
-// the turn lock, so a turn started on another goroutine at that very moment
-// fails with ErrBusy: call it from the goroutine that runs the turns, or
-// when no more turns will start.
+// Cause is safe for concurrent use with everything, including a turn in
+// flight on another goroutine (which may be about to report the same
+// error).
 func (s *Session) Cause() error {
-	if !s.busy.CompareAndSwap(false, true) {
-		return nil
-	}
-	defer s.busy.Store(false)
 	if !s.closed.Load() {
 		return nil
 	}
-	return s.deadErr
+	return s.cause()
 }

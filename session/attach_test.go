@@ -17,10 +17,11 @@ import (
 func negotiated(t *testing.T) (*worker.Process, uint32) {
 	t.Helper()
 	requireWorker(t)
-	p, neg, err := Negotiate(context.Background(), Config{Logger: quietLogger})
+	peer, neg, err := Negotiate(context.Background(), Launch{}, Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := peer.(*worker.Process)
 	t.Cleanup(func() { p.Close(context.Background()) })
 	if neg.Version == 0 || neg.Attempts == 0 {
 		t.Fatalf("negotiation %+v", neg)
@@ -95,7 +96,7 @@ func TestDetachRefusesSuspendedAndBusy(t *testing.T) {
 		t.Fatalf("Detach while suspended: %v", err)
 	}
 	// The session is untouched: answer the call and carry on.
-	if ev, err := s.ResumeReturn(context.Background(), 5); err != nil || ev.Body.EventKind() != message.KindComplete {
+	if ev, err := s.Resume(context.Background(), Return(5)); err != nil || ev.Body.EventKind() != message.KindComplete {
 		t.Fatalf("Resume: %v %v", ev, err)
 	}
 	s.busy.Store(true) // as if a turn were in flight on another goroutine
@@ -152,7 +153,7 @@ func TestDetachRacingClose(t *testing.T) {
 	for range 30 {
 		s := attach(t, p, v)
 		var wg sync.WaitGroup
-		var got *worker.Process
+		var got Peer
 		var err error
 		wg.Go(func() { got, err = s.Detach(context.Background()) })
 		wg.Go(func() { s.Close() })

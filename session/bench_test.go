@@ -292,13 +292,13 @@ func BenchmarkColdStart(b *testing.B) {
 		ctx := context.Background()
 		// Negotiate once; later starts use the cached version, as every
 		// start after a process's first does.
-		s, err := Start(ctx, Config{Logger: quietLogger})
+		s, err := Start(ctx, Launch{}, Config{Logger: quietLogger})
 		if err != nil {
 			b.Fatal(err)
 		}
 		s.Close()
 		coldLoop(b, func() func() {
-			s, err := Start(ctx, Config{Logger: quietLogger})
+			s, err := Start(ctx, Launch{}, Config{Logger: quietLogger})
 			if err != nil {
 				b.Fatal(err)
 			}

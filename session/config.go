@@ -1,13 +1,13 @@
 package session
 
 import (
+	"io"
 	"log/slog"
 	"time"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
-	"github.com/gomonty/monty/worker"
 )
 
 // Defaults for zero Config fields.
@@ -88,20 +88,31 @@ func (l Limits) wire(v uint32) *message.ResourceLimits {
 // time.
 type PrintFunc func(stream message.PrintStream, text string)
 
-// Config describes a session. The zero value is usable: it resolves the
-// worker binary, negotiates the protocol version and applies the worker's
-// default limits.
+// Writers returns a PrintFunc that writes standard output to stdout and
+// standard error to stderr (protocol 4 workers only; the released worker
+// has no stderr stream). A nil writer discards its stream. Write errors
+// are ignored: output is best effort and never fails a turn.
+func Writers(stdout, stderr io.Writer) PrintFunc {
+	return func(stream message.PrintStream, text string) {
+		w := stdout
+		if stream == message.StreamStderr {
+			w = stderr
+		}
+		if w != nil {
+			io.WriteString(w, text)
+		}
+	}
+}
+
+// Config holds the sandbox and session options of a session: what to
+// tell the worker in Configure, the parent-side limits and where output
+// and diagnostics go. How the worker is obtained is [Launch]'s business
+// (for Start), or the caller's (for Attach and pool checkouts). The zero
+// value applies the worker's default limits.
 //
 // A Config is plain data; Start copies it, so it may be reused and shared
 // (the functions and loggers it holds must then be safe for concurrent use).
 type Config struct {
-	// Worker configures the child process (binary, environment, stderr
-	// capture, kill grace).
-	Worker worker.Config
-	// ProtocolVersion pins the protocol version; 0 negotiates (the highest
-	// version both sides speak, remembered per binary).
-	ProtocolVersion uint32
-
 	// ScriptName appears in type-check diagnostics and dumps; empty means
 	// DefaultScriptName.
 	ScriptName string
@@ -130,8 +141,9 @@ type Config struct {
 	// MontyVersion is sent as Configure.monty_version (informational).
 	MontyVersion string
 
-	// Print receives output of turns made with the low-level API; Run
-	// uses its own writers. nil discards.
+	// Print receives the sandbox's output of every turn, Run included,
+	// one segment at a time and in order; nil discards it. [Writers]
+	// adapts a pair of io.Writers.
 	Print PrintFunc
 	// WatchdogGrace is the backstop margin past the max_duration budget;
 	// 0 means DefaultWatchdogGrace.
@@ -151,8 +163,8 @@ type Config struct {
 	// DefaultMaxHostObjects. Sending one more is a *HostObjectLimitError
 	// (in the sandbox, a RuntimeError). Reset and Detach release them all.
 	MaxHostObjects int
-	// Logger receives session diagnostics; nil means slog.Default(). It is
-	// also the worker's logger unless Worker.Logger is set.
+	// Logger receives session diagnostics; nil means slog.Default().
+	// (A worker process logs through its own worker.Config.Logger.)
 	Logger *slog.Logger
 }
 
@@ -169,14 +181,11 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Worker.Logger == nil {
-		c.Worker.Logger = c.Logger
-	}
 	return c
 }
 
-func (c *Config) codecLimits() codec.Limits {
-	return codec.Limits{MaxDecodeBytes: c.MaxDecodeBytes, MaxFrameLen: c.Worker.MaxFrameLen}
+func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
+	return codec.Limits{MaxDecodeBytes: c.MaxDecodeBytes, MaxFrameLen: maxFrameLen}
 }
 
 // configure builds the Configure request for version v.

@@ -5,13 +5,19 @@
 //
 // # Starting
 //
-// [Start] spawns a worker (see package worker for how the binary is found)
-// and configures it. The protocol version is negotiated: the highest
+// [Start] gets a worker from the [Launcher] of its [Launch] settings (by
+// default a `monty subprocess` child; see package worker for how the
+// binary is found) and configures it with the sandbox options of a
+// [Config]. A session depends only on a [Peer]: a [transport.Conn] for
+// the frames plus a small [Lifecycle] (kill, close, classify a loss), so
+// an in-process Go child or a remote connection fits as well as a process.
+// [Attach] configures a session on a worker that is already running and
+// [Session.Detach] hands it back, for pools. The protocol version is negotiated: the highest
 // version this module has a codec for is tried first, and a worker that
 // refuses it with a FatalError naming its own range is replaced by one
 // configured with the highest common version. The outcome is cached per
 // binary for the life of the process, so only the first session pays for
-// the extra spawn. [Config.ProtocolVersion] pins a version instead.
+// the extra spawn. [Launch.ProtocolVersion] pins a version instead.
 // Everything above the codec is version-agnostic: the same Go types travel
 // whatever the protocol.
 //
@@ -25,8 +31,9 @@
 // are answered with futures and run concurrently, so asyncio.gather
 // overlaps them. Reads of undefined names resolve to registered values and
 // functions, everything else is a NameError. OS calls go to an [OSHandler]
-// (by default none: the sandbox gets PermissionError). Output is streamed
-// to the writers given with [WithStdout] and [WithStderr].
+// (by default none: the sandbox gets PermissionError). Output of every
+// turn is streamed, in order, to Config.Print ([Writers] adapts a pair of
+// io.Writers).
 //
 // The low-level turn API ([Session.Feed], the Resume methods,
 // [Session.AbortFeed], [Session.Dump], [Session.Load], [Session.Reset],
@@ -40,7 +47,7 @@
 // often than allowed is aborted with RuntimeError("suspension limit N
 // exceeded") and reported as a [*SuspensionLimitError]. When a duration
 // limit is known, a watchdog kills a worker that overruns it by more than
-// Config.WatchdogGrace ([*worker.TimeoutError]).
+// Config.WatchdogGrace ([*TimeoutError]).
 //
 // # Errors and cancellation
 //

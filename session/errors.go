@@ -5,16 +5,28 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
-	"github.com/gomonty/monty/worker"
 )
 
-// ErrClosed is matched (errors.Is) by the error of every call on a session
-// whose worker is gone; the cause of the loss, when there was one, is in
-// the same chain. It is worker.ErrClosed.
-var ErrClosed = worker.ErrClosed
+// Sentinels matched (errors.Is) by the session's typed errors. Error texts
+// are for humans and may change; match with errors.Is and errors.As.
+var (
+	// ErrClosed is matched by the error of every call on a session whose
+	// worker is gone; the cause of the loss, when there was one, is in the
+	// same chain.
+	ErrClosed = errors.New("monty session: closed")
+	// ErrTimeout is matched by every *TimeoutError.
+	ErrTimeout = errors.New("monty session: timed out")
+	// ErrProtocol is matched by every *ProtocolError.
+	ErrProtocol = errors.New("monty session: protocol error")
+	// ErrStrayEvent is the cause of a *ProtocolError for an event the
+	// worker sent with no request outstanding: waiting before a request,
+	// or right behind a turn-ending answer.
+	ErrStrayEvent = errors.New("monty session: event with no request outstanding")
+)
 
 // usageError is a mistake by the caller that the session refuses before
 // anything is sent; the session is unchanged.
@@ -36,19 +48,22 @@ var (
 	// ErrNotSuspended: the call answers a suspension, but there is none of
 	// the right kind.
 	ErrNotSuspended error = &usageError{"monty session: no matching suspension to answer"}
+	// ErrInterrupted: a feed of the session was aborted because its
+	// context ended (see [Session.Reusable]); the session itself is usable.
+	ErrInterrupted error = &usageError{"monty session: a feed was interrupted by its context"}
 )
 
 // closedError is returned by calls on a dead session.
 type closedError struct{ cause error }
 
 func (e *closedError) Error() string {
-	if e.cause == nil || e.cause == worker.ErrClosed {
-		return "monty session is closed"
+	if e.cause == nil || e.cause == ErrClosed {
+		return "monty session: closed"
 	}
-	return "monty session is closed: " + e.cause.Error()
+	return "monty session: closed: " + e.cause.Error()
 }
 
-func (e *closedError) Unwrap() []error { return []error{worker.ErrClosed, e.cause} }
+func (e *closedError) Unwrap() []error { return []error{ErrClosed, e.cause} }
 
 func (e *closedError) SessionSurvives() bool { return false }
 
@@ -231,9 +246,126 @@ func rangeText(r protocol.VersionRange) string {
 	return "versions " + r.String()
 }
 
-// Survives reports whether the session is still usable after err; see
-// [worker.SessionSurvives].
-func Survives(err error) bool { return worker.SessionSurvives(err) }
+// Survives reports whether the session is still usable after err: true
+// for nil and for errors whose chain has a SessionSurvives method
+// reporting true, false for everything else.
+func Survives(err error) bool {
+	if err == nil {
+		return true
+	}
+	var s interface{ SessionSurvives() bool }
+	if errors.As(err, &s) {
+		return s.SessionSurvives()
+	}
+	return false
+}
+
+// TimeoutError reports a turn stopped by a deadline: the caller's context
+// deadline, or the parent's watchdog backstop for the max_duration limit.
+//
+// When the worker was computing it is killed (Killed); when it was waiting
+// on the host between turns, the feed is aborted with AbortFeed instead and
+// the session survives.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type TimeoutError struct {
+	// Watchdog is set when the parent's max_duration backstop fired (the
+	// worker failed to stop itself with a TimeoutError in time).
+	Watchdog bool
+	// Budget is the max_duration budget the watchdog enforced.
+	Budget time.Duration
+	// Killed reports whether the worker was killed.
+	Killed bool
+	// Err is the context's error (context.DeadlineExceeded or its cause);
+	// nil for the watchdog.
+	Err error
+}
+
+// Error describes the timeout.
+func (e *TimeoutError) Error() string {
+	switch {
+	case e.Watchdog:
+		return fmt.Sprintf("monty session: worker ran past its max_duration of %v and was killed", e.Budget)
+	case e.Killed:
+		return "monty session: worker killed: " + errText(e.Err)
+	}
+	return "monty session: feed aborted: " + errText(e.Err)
+}
+
+// Unwrap returns the context error.
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrTimeout.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// SessionSurvives reports whether the worker was left alive.
+func (e *TimeoutError) SessionSurvives() bool { return !e.Killed }
+
+// CanceledError reports a turn stopped because its context was canceled.
+// When the worker was computing it is killed (Killed); when it was waiting
+// on the host the feed is aborted and the session survives. A request that
+// was never sent (the context was already done) also leaves the session
+// intact.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type CanceledError struct {
+	// Killed reports whether the worker was killed.
+	Killed bool
+	// Err is the context's error (context.Canceled or its cause).
+	Err error
+}
+
+// Error describes the cancellation.
+func (e *CanceledError) Error() string {
+	if e.Killed {
+		return "monty session: worker killed: " + errText(e.Err)
+	}
+	return "monty session: turn canceled: " + errText(e.Err)
+}
+
+// Unwrap returns the context error.
+func (e *CanceledError) Unwrap() error { return e.Err }
+
+// SessionSurvives reports whether the worker was left alive.
+func (e *CanceledError) SessionSurvives() bool { return !e.Killed }
+
+// ProtocolError reports a worker that broke the protocol: an undecodable
+// event, an event that does not fit the request, a ShutdownDump, a wrong
+// answer to AbortFeed, or an event sent with no request outstanding. The
+// worker is discarded.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type ProtocolError struct {
+	// Msg is the description, for example "invalid payload from worker" or
+	// "unexpected event".
+	Msg string
+	// Err is the cause (a decode error), or nil.
+	Err error
+}
+
+// Error returns Msg, followed by ": " and the cause when there is one.
+func (e *ProtocolError) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+// Unwrap returns the cause.
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrProtocol.
+func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
+
+// SessionSurvives reports false: the worker is discarded.
+func (e *ProtocolError) SessionSurvives() bool { return false }
+
+func errText(err error) string {
+	if err == nil {
+		return "interrupted"
+	}
+	return err.Error()
+}
 
 // isProtocolViolation reports whether an Error event is the worker's
 // rejection of a request, which leaves its state unchanged, rather than

@@ -14,7 +14,7 @@ import (
 // the result back into Go.
 func Example() {
 	ctx := context.Background()
-	s, err := session.Start(ctx, session.Config{})
+	s, err := session.Start(ctx, session.Launch{}, session.Config{Print: session.Writers(os.Stdout, os.Stderr)})
 	if err != nil {
 		fmt.Println("no worker:", err)
 		return
@@ -27,7 +27,7 @@ func Example() {
 	})
 
 	r, err := s.Run(ctx, "greeting = shout('hi', 2)\nprint(greeting)\nlen(greeting)",
-		session.WithFunctions(reg), session.WithStdout(os.Stdout))
+		session.WithFunctions(reg))
 	if err != nil {
 		fmt.Println("error:", err)
 		return
@@ -47,7 +47,7 @@ func Example() {
 // usable.
 func ExampleSession_Run() {
 	ctx := context.Background()
-	s, err := session.Start(ctx, session.Config{})
+	s, err := session.Start(ctx, session.Launch{}, session.Config{})
 	if err != nil {
 		fmt.Println("no worker:", err)
 		return
@@ -78,7 +78,7 @@ func ExampleSession_Run() {
 // asyncio.gather.
 func ExampleAsync() {
 	ctx := context.Background()
-	s, err := session.Start(ctx, session.Config{})
+	s, err := session.Start(ctx, session.Launch{}, session.Config{})
 	if err != nil {
 		fmt.Println("no worker:", err)
 		return
@@ -103,7 +103,7 @@ func ExampleAsync() {
 // The low-level turn API answers each suspension by hand.
 func ExampleSession_Feed() {
 	ctx := context.Background()
-	s, err := session.Start(ctx, session.Config{})
+	s, err := session.Start(ctx, session.Launch{}, session.Config{})
 	if err != nil {
 		fmt.Println("no worker:", err)
 		return
@@ -116,7 +116,7 @@ func ExampleSession_Feed() {
 		return
 	}
 	fmt.Println(ev.Body.EventKind(), s.State())
-	ev, err = s.ResumeReturn(ctx, 42)
+	ev, err = s.Resume(ctx, session.Return(42))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,12 +9,11 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
-	"github.com/gomonty/monty/worker"
 )
 
 func TestFakeEagerAwaitIsAnsweredWithOneFuture(t *testing.T) {
 	var got *message.ResumeFutures
-	s, _ := startFake(t, Config{ProtocolVersion: 4}, func(req *message.ParentRequest) fakeReply {
+	s, _ := startFakeOpts(t, fakeOpts{version: 4}, Config{}, func(req *message.ParentRequest) fakeReply {
 		switch b := req.Body.(type) {
 		case *message.Feed:
 			e := funcCall("fetch", 7, 5)
@@ -204,8 +203,8 @@ func TestFakeValueRoundTrip(t *testing.T) {
 
 func TestFakeOSHandlerErrorsMapToExceptions(t *testing.T) {
 	for err, want := range map[error]string{
-		errors.New("x"):  "OSError",
-		worker.ErrClosed: "OSError",
+		errors.New("x"): "OSError",
+		ErrClosed:       "OSError",
 		message.NewException("IsADirectoryError", "d"): "IsADirectoryError",
 	} {
 		if got := osException(err).Type; got != want {

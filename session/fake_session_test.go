@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -42,7 +43,7 @@ func TestFakeStateTracking(t *testing.T) {
 	if s.State() != StateIdle || s.Version() != 2 {
 		t.Fatalf("state %v version %d", s.State(), s.Version())
 	}
-	if _, err := s.ResumeReturn(bg, 1); err != ErrNotSuspended {
+	if _, err := s.Resume(bg, Return(1)); err != ErrNotSuspended {
 		t.Fatalf("resume while idle: %v", err)
 	}
 	got, err := s.Feed(bg, "foo(1)")
@@ -56,8 +57,8 @@ func TestFakeStateTracking(t *testing.T) {
 	if _, err := s.Feed(bg, "1"); err != ErrSuspended {
 		t.Fatalf("feed while suspended: %v", err)
 	}
-	if _, err := s.ResumeLookupUndefined(bg); err != ErrNotSuspended {
-		t.Fatalf("lookup answer to a call: %v", err)
+	if _, err := s.Resume(bg, NotHandled()); err != ErrNotSuspended {
+		t.Fatalf("OS-call answer to a function call: %v", err)
 	}
 	// A raw request the worker rejects leaves the suspension in place.
 	rej, err := s.Do(bg, &message.ResumeNameLookup{Kind: message.LookupUndefined})
@@ -68,7 +69,7 @@ func TestFakeStateTracking(t *testing.T) {
 	if err != nil || s.State() != StateSuspended {
 		t.Fatalf("wrong call id: %v %v", rej, err)
 	}
-	done, err := s.ResumeReturn(bg, 41)
+	done, err := s.Resume(bg, Return(41))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,10 +111,10 @@ func TestFakeSuspensionLimitAbortsAndKeepsSession(t *testing.T) {
 	if _, err := s.Feed(bg, "loop()"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ResumeReturn(bg, nil); err != nil {
+	if _, err := s.Resume(bg, Return(nil)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.ResumeReturn(bg, nil) // the third suspension is over the limit
+	_, err := s.Resume(bg, Return(nil)) // the third suspension is over the limit
 	var sl *SuspensionLimitError
 	if !errors.As(err, &sl) || sl.Limit != 2 || !Survives(err) {
 		t.Fatalf("got %v, want a suspension-limit error", err)
@@ -143,7 +144,7 @@ func TestFakeSuspensionLimitAdoptsStamp(t *testing.T) {
 	if _, err := s.Feed(bg, "loop()"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.ResumeReturn(bg, nil)
+	_, err := s.Resume(bg, Return(nil))
 	var sl *SuspensionLimitError
 	if !errors.As(err, &sl) || sl.Limit != 1 || f.count(message.KindAbortFeed) != 1 {
 		t.Fatalf("got %v", err)
@@ -166,8 +167,8 @@ func TestFakeAbortAnsweredWithSuspensionIsProtocolError(t *testing.T) {
 		return reply(funcCall("f", next))
 	})
 	s.Feed(bg, "loop()")
-	_, err := s.ResumeReturn(bg, nil)
-	var pe *worker.ProtocolError
+	_, err := s.Resume(bg, Return(nil))
+	var pe *ProtocolError
 	if !errors.As(err, &pe) || pe.Msg != "worker answered AbortFeed with something other than an Error" {
 		t.Fatalf("got %v", err)
 	}
@@ -196,7 +197,7 @@ func TestFakeWatchdogOwnLimit(t *testing.T) {
 		func(req *message.ParentRequest) fakeReply { return fakeReply{hang: true} })
 	t0 := time.Now()
 	_, err := s.Feed(bg, "while True: pass")
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Watchdog || !te.Killed || te.Budget != 30*time.Millisecond {
 		t.Fatalf("got %#v", err)
 	}
@@ -223,9 +224,9 @@ func TestFakeWatchdogAdoptsStampAndRemainingBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	_, err := s.ResumeReturn(bg, 1)
+	_, err := s.Resume(bg, Return(1))
 	d := time.Since(t0)
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Watchdog || te.Budget != 40*time.Millisecond {
 		t.Fatalf("got %v", err)
 	}
@@ -243,7 +244,7 @@ func TestFakeWatchdogIdleBetweenTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(60 * time.Millisecond) // host time is not sandbox time
-	if _, err := s.ResumeReturn(bg, 1); err != nil {
+	if _, err := s.Resume(bg, Return(1)); err != nil {
 		t.Fatalf("resume after a long host pause: %v", err)
 	}
 }
@@ -264,8 +265,8 @@ func TestFakeProtocolViolationsDiscardWorker(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return c.rep })
 			_, err := s.Feed(bg, "1")
-			var pe *worker.ProtocolError
-			if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), c.want) || !errors.Is(err, worker.ErrProtocol) {
+			var pe *ProtocolError
+			if !errors.As(err, &pe) || !strings.HasPrefix(err.Error(), c.want) || !errors.Is(err, ErrProtocol) {
 				t.Fatalf("got %v, want %q", err, c.want)
 			}
 			if s.State() != StateClosed {
@@ -291,18 +292,20 @@ func TestFakeVanishedExits(t *testing.T) {
 		exit   int
 		memory bool
 	}{{65, true}, {3, false}} {
-		s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return fakeReply{exit: c.exit} })
-		_, err := s.Feed(bg, "'x' * 10**13")
-		if c.memory {
-			if !errors.Is(err, worker.ErrMemoryLimit) {
-				t.Fatalf("exit 65: %v", err)
+		t.Run("exit "+strconv.Itoa(c.exit), func(t *testing.T) {
+			s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return fakeReply{exit: c.exit} })
+			_, err := s.Feed(bg, "'x' * 10**13")
+			if c.memory {
+				if !errors.Is(err, worker.ErrMemoryLimit) {
+					t.Fatalf("exit 65: %v", err)
+				}
+				return
 			}
-			continue
-		}
-		var ce *worker.CrashError
-		if !errors.As(err, &ce) || ce.Reason != worker.Vanished || ce.Context != worker.ContextWaiting || ce.Exit.Code != c.exit {
-			t.Fatalf("exit %d: %#v", c.exit, err)
-		}
+			var ce *worker.CrashError
+			if !errors.As(err, &ce) || ce.Reason != worker.Vanished || ce.Context != worker.ContextWaiting || ce.Exit.Code != c.exit {
+				t.Fatalf("exit %d: %#v", c.exit, err)
+			}
+		})
 	}
 }
 
@@ -314,7 +317,7 @@ func TestFakeFatalErrorLeftInPipeAfterSendFailure(t *testing.T) {
 			return fakeReply{events: []*message.ChildEvent{ev(&message.Ok{})}, exit: -1}
 		})
 	}}
-	s, err := start(bg, Config{ProtocolVersion: 2, Logger: quietLogger}, fs.spawner())
+	s, err := Start(bg, fs.launch(2), Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +326,7 @@ func TestFakeFatalErrorLeftInPipeAfterSendFailure(t *testing.T) {
 	// The child has written a FatalError and closed its stdin: the frame
 	// is waiting in the pipe when the parent's write fails.
 	fatal, _ := f.codec.AppendEvent(nil, ev(&message.FatalError{Message: "malformed request frame: stream ended mid-frame"}))
-	f.pr = frame.NewReader(io.MultiReader(bytes.NewReader(frame.AppendFrame(nil, fatal)), f.evR), 0)
+	f.in.set(io.MultiReader(bytes.NewReader(frame.AppendFrame(nil, fatal)), f.evR))
 	f.reqR.CloseWithError(syscall.EPIPE)
 	<-f.done
 	_, err = s.Feed(bg, "1")
@@ -337,9 +340,7 @@ func TestFakeFatalErrorLeftInPipeAfterSendFailure(t *testing.T) {
 }
 
 func TestFakeOversizeRequestKeepsSession(t *testing.T) {
-	cfg := Config{}
-	cfg.Worker.MaxFrameLen = 1024
-	s, f := startFake(t, cfg, func(req *message.ParentRequest) fakeReply {
+	s, f := startFakeOpts(t, fakeOpts{maxFrameLen: 1024}, Config{}, func(req *message.ParentRequest) fakeReply {
 		switch req.Body.(type) {
 		case *message.Feed:
 			return reply(funcCall("f", 0))
@@ -358,10 +359,10 @@ func TestFakeOversizeRequestKeepsSession(t *testing.T) {
 	if _, err := s.Feed(bg, "f()"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ResumeReturn(bg, big); !errors.As(err, &tl) || s.State() != StateSuspended {
+	if _, err := s.Resume(bg, Return(big)); !errors.As(err, &tl) || s.State() != StateSuspended {
 		t.Fatalf("oversize resume: %v, state %v", err, s.State())
 	}
-	if ev, err := s.ResumeReturn(bg, "small"); err != nil || ev.Body.EventKind() != message.KindComplete {
+	if ev, err := s.Resume(bg, Return("small")); err != nil || ev.Body.EventKind() != message.KindComplete {
 		t.Fatalf("valid retry: %v %v", ev, err)
 	}
 	if n := f.count(message.KindFeed); n != 1 {
@@ -419,7 +420,7 @@ func TestFakeContextCancelWhileComputingKills(t *testing.T) {
 	defer cancel()
 	t0 := time.Now()
 	_, err := s.Feed(ctx, "while True: pass")
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Killed || te.Watchdog || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
 	}
@@ -431,7 +432,7 @@ func TestFakeContextCancelWhileComputingKills(t *testing.T) {
 	ctx2, cancel2 := context.WithCancelCause(bg)
 	time.AfterFunc(20*time.Millisecond, func() { cancel2(errors.New("user hit stop")) })
 	_, err = s2.Feed(ctx2, "while True: pass")
-	var ce *worker.CanceledError
+	var ce *CanceledError
 	if !errors.As(err, &ce) || !ce.Killed || !strings.Contains(err.Error(), "user hit stop") || Survives(err) {
 		t.Fatalf("got %v", err)
 	}
@@ -499,7 +500,7 @@ func TestFakeLoadAdoptsDumpLimitsAndRefusedLoadKeepsCount(t *testing.T) {
 	if s.SuspensionLimit() != 1 || s.SuspensionCount() != 1 {
 		t.Fatalf("limit %d count %d after load", s.SuspensionLimit(), s.SuspensionCount())
 	}
-	_, err = s.ResumeReturn(bg, nil)
+	_, err = s.Resume(bg, Return(nil))
 	var sl *SuspensionLimitError
 	if !errors.As(err, &sl) || sl.Limit != 1 {
 		t.Fatalf("resume after load: %v", err)
@@ -575,7 +576,7 @@ func TestFakeNegotiationDowngradesAndCaches(t *testing.T) {
 		t.Skip("only protocol 2 is linked in")
 	}
 	fs := &fakeSpawner{bin: fakeBinary(t), handler: func(int) fakeHandler { return v2Only }}
-	s, err := start(bg, Config{Logger: quietLogger}, fs.spawner())
+	s, err := Start(bg, fs.launch(0), Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,7 +589,7 @@ func TestFakeNegotiationDowngradesAndCaches(t *testing.T) {
 	if first.ProtocolVersion != ours.Max {
 		t.Fatalf("first attempt used version %d", first.ProtocolVersion)
 	}
-	s2, err := start(bg, Config{Logger: quietLogger}, fs.spawner())
+	s2, err := Start(bg, fs.launch(0), Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,7 +609,7 @@ func TestFakeVersionMismatch(t *testing.T) {
 		return fakeReply{events: []*message.ChildEvent{ev(&message.FatalError{Message: err.Error()})}, exit: 4}
 	}
 	fs := &fakeSpawner{bin: fakeBinary(t), handler: func(int) fakeHandler { return only9 }}
-	_, err := start(bg, Config{Logger: quietLogger}, fs.spawner())
+	_, err := Start(bg, fs.launch(0), Config{Logger: quietLogger})
 	var vm *VersionMismatchError
 	if !errors.As(err, &vm) || vm.Worker != (protocol.VersionRange{Min: 9, Max: 11}) || len(fs.children) != 1 {
 		t.Fatalf("got %v after %d workers", err, len(fs.children))
@@ -621,7 +622,7 @@ func TestFakeVersionMismatch(t *testing.T) {
 	fs2 := &fakeSpawner{bin: fakeBinary(t), handler: func(int) fakeHandler { return v2Only }}
 	ours, _ := ourRange()
 	if ours.Max > 2 {
-		_, err = start(bg, Config{ProtocolVersion: ours.Max, Logger: quietLogger}, fs2.spawner())
+		_, err = Start(bg, fs2.launch(ours.Max), Config{Logger: quietLogger})
 		if !errors.As(err, &vm) || vm.Ours.Min != ours.Max || len(fs2.children) != 1 {
 			t.Fatalf("pinned: %v", err)
 		}
@@ -645,8 +646,8 @@ func TestFakeCallIDsMustAdvance(t *testing.T) {
 			if _, err := s.Feed(bg, "f(); f()"); err != nil {
 				t.Fatal(err)
 			}
-			_, err := s.ResumeReturn(bg, nil)
-			var pe *worker.ProtocolError
+			_, err := s.Resume(bg, Return(nil))
+			var pe *ProtocolError
 			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "after call id 3 in the same feed") || Survives(err) {
 				t.Fatalf("got %v", err)
 			}
@@ -667,8 +668,8 @@ func TestFakeUnregisteredPendingFutureIsProtocolError(t *testing.T) {
 	if _, err := s.Feed(bg, "await f()"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.ResumeFuture(bg)
-	var pe *worker.ProtocolError
+	_, err := s.Resume(bg, AsFuture())
+	var pe *ProtocolError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "call id 9 as a pending future") {
 		t.Fatalf("got %v", err)
 	}

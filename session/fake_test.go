@@ -16,15 +16,52 @@ import (
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
 )
 
 // This file is an in-process stand-in for a `monty subprocess` child: a
 // goroutine that decodes requests with the protocol-2 codec and answers
-// them from a test's script, over io.Pipe. It implements the session's
-// child interface, including the kill ladder and death classification, so
-// the session's state handling can be tested without a real worker.
+// them from a test's script, over io.Pipe. The session talks to it through
+// a real transport.Stream; its lifecycle (fakeLife, shared with the
+// goroutine-free seqChild of the fuzz tests) stands for the kill ladder
+// and the death classification of a process, so the session's state
+// handling can be tested without a real worker.
+
+// fakeLife is the part of a fake worker's lifecycle both fakes share: the
+// recorded exit and the classification of a loss the way package worker
+// classifies a process's.
+type fakeLife struct {
+	mu     sync.Mutex
+	exit   worker.Exit
+	exited bool
+}
+
+func (l *fakeLife) setExit(e worker.Exit) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.exited {
+		l.exit, l.exited = e, true
+	}
+}
+
+func (l *fakeLife) exitStatus() worker.Exit {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.exit
+}
+
+// classify turns a loss into the error a process would give, with exit.
+func classify(loss transport.Loss, exit worker.Exit) error {
+	if loss.Announced {
+		return &worker.CrashError{Reason: worker.Announced, Message: loss.Message, Exit: exit}
+	}
+	if exit.Code == int(protocol.ExitOOM) {
+		return &worker.MemoryLimitError{Exit: exit}
+	}
+	return &worker.CrashError{Reason: worker.Vanished, Context: loss.Op, Exit: exit, Err: loss.Err}
+}
 
 // fakeReply is how the fake answers one request.
 type fakeReply struct {
@@ -39,18 +76,17 @@ func reply(evs ...*message.ChildEvent) fakeReply { return fakeReply{events: evs,
 type fakeHandler func(req *message.ParentRequest) fakeReply
 
 type fakeChild struct {
+	fakeLife
 	codec   codec.Codec
 	handler fakeHandler
 
 	reqR, evR *io.PipeReader
 	reqW, evW *io.PipeWriter
-	pr        *frame.Reader
-	pw        *frame.Writer
+	in        *swapReader       // what the parent reads: evR, unless a test swaps it
+	conn      *transport.Stream // the parent's end
 
-	mu     sync.Mutex
-	reqs   []*message.ParentRequest
-	exit   worker.Exit
-	exited bool
+	reqMu sync.Mutex
+	reqs  []*message.ParentRequest
 
 	killCh    chan struct{}
 	killOnce  sync.Once
@@ -58,23 +94,15 @@ type fakeChild struct {
 	closeOnce sync.Once
 }
 
-func newFake(version uint32, h fakeHandler) *fakeChild {
+func newFake(version uint32, maxFrameLen int, h fakeHandler) *fakeChild {
 	c, _ := codec.ForVersion(version)
 	f := &fakeChild{codec: c, handler: h, killCh: make(chan struct{}), done: make(chan struct{})}
 	f.reqR, f.reqW = io.Pipe()
 	f.evR, f.evW = io.Pipe()
-	f.pr = frame.NewReader(f.evR, 0)
-	f.pw = frame.NewWriter(f.reqW, 0)
+	f.in = &swapReader{r: f.evR}
+	f.conn = transport.NewStream(f.in, f.reqW, maxFrameLen)
 	go f.serve()
 	return f
-}
-
-func (f *fakeChild) setExit(e worker.Exit) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.exited {
-		f.exit, f.exited = e, true
-	}
 }
 
 func (f *fakeChild) serve() {
@@ -96,9 +124,9 @@ func (f *fakeChild) serve() {
 		if err != nil {
 			panic("fake child got an undecodable request: " + err.Error())
 		}
-		f.mu.Lock()
+		f.reqMu.Lock()
 		f.reqs = append(f.reqs, req)
-		f.mu.Unlock()
+		f.reqMu.Unlock()
 		rep := f.handler(req)
 		for _, ev := range rep.events {
 			body, err := f.codec.AppendEvent(nil, ev)
@@ -126,8 +154,8 @@ func (f *fakeChild) serve() {
 }
 
 func (f *fakeChild) requests() []*message.ParentRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.reqMu.Lock()
+	defer f.reqMu.Unlock()
 	return append([]*message.ParentRequest(nil), f.reqs...)
 }
 
@@ -141,9 +169,27 @@ func (f *fakeChild) count(k message.RequestKind) int {
 	return n
 }
 
-func (f *fakeChild) ReadFrame() ([]byte, error)   { return f.pr.ReadFrame() }
-func (f *fakeChild) WriteFrame(body []byte) error { return f.pw.WriteFrame(body) }
-func (f *fakeChild) Pid() int                     { return 4242 }
+func (f *fakeChild) Conn() transport.Conn { return f.conn }
+
+// swapReader is a reader a test may replace while the parent is idle.
+type swapReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (s *swapReader) Read(b []byte) (int, error) {
+	s.mu.Lock()
+	r := s.r
+	s.mu.Unlock()
+	return r.Read(b)
+}
+
+func (s *swapReader) set(r io.Reader) {
+	s.mu.Lock()
+	s.r = r
+	s.mu.Unlock()
+}
+func (f *fakeChild) Pid() int { return 4242 }
 
 func (f *fakeChild) Kill() error {
 	f.killOnce.Do(func() {
@@ -172,28 +218,16 @@ func (f *fakeChild) Close(ctx context.Context) error {
 	return nil
 }
 
-func (f *fakeChild) settle() worker.Exit {
+// Lost waits (like a process, up to the fatal-exit grace) for the fake to
+// stop serving and classifies the loss.
+func (f *fakeChild) Lost(l transport.Loss) error {
 	select {
 	case <-f.done:
 	case <-time.After(protocol.FatalExitGrace):
 		f.Kill()
 		<-f.done
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.exit
-}
-
-func (f *fakeChild) Announced(msg string) error {
-	return &worker.CrashError{Reason: worker.Announced, Message: msg, Exit: f.settle()}
-}
-
-func (f *fakeChild) Vanished(op string, cause error) error {
-	exit := f.settle()
-	if exit.Code == int(protocol.ExitOOM) {
-		return &worker.MemoryLimitError{Exit: exit}
-	}
-	return &worker.CrashError{Reason: worker.Vanished, Context: op, Exit: exit, Err: cause}
+	return classify(l, f.exitStatus())
 }
 
 // quietLogger keeps expected warnings (discarded workers) out of the test
@@ -210,31 +244,37 @@ func fakeBinary(t *testing.T) string {
 	return p
 }
 
-// fakeSpawner starts a fresh fake child with handler h for every worker the
-// session asks for, recording them.
+// fakeSpawner is a Launcher starting a fresh fake child with handler h
+// for every worker the session asks for, recording them.
 type fakeSpawner struct {
-	mu       sync.Mutex
-	children []*fakeChild
-	bin      string
-	handler  func(n int) fakeHandler
-	version  uint32 // the codec the fakes decode with; 0 means 2
+	mu          sync.Mutex
+	children    []*fakeChild
+	bin         string
+	handler     func(n int) fakeHandler
+	version     uint32 // the codec the fakes decode with; 0 means 2
+	maxFrameLen int
 }
 
-func (fs *fakeSpawner) spawner() spawner {
-	return spawner{
-		resolve: func(string) (string, error) { return fs.bin, nil },
-		start: func(ctx context.Context, cfg worker.Config) (child, error) {
-			fs.mu.Lock()
-			defer fs.mu.Unlock()
-			v := fs.version
-			if v == 0 {
-				v = 2
-			}
-			f := newFake(v, fs.handler(len(fs.children)))
-			fs.children = append(fs.children, f)
-			return f, nil
-		},
+// Binary names the fake's binary, which keys the version cache.
+func (fs *fakeSpawner) Binary() string { return fs.bin }
+
+// Launch starts the next fake child.
+func (fs *fakeSpawner) Launch(ctx context.Context) (Peer, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	v := fs.version
+	if v == 0 {
+		v = 2
 	}
+	f := newFake(v, fs.maxFrameLen, fs.handler(len(fs.children)))
+	fs.children = append(fs.children, f)
+	return f, nil
+}
+
+// launch returns a Launch over the spawner, pinned to version (0
+// negotiates).
+func (fs *fakeSpawner) launch(version uint32) Launch {
+	return Launch{Launcher: fs, ProtocolVersion: version}
 }
 
 func (fs *fakeSpawner) last() *fakeChild {
@@ -256,15 +296,27 @@ func withConfigure(h fakeHandler) fakeHandler {
 // startFake starts a protocol-2 session over one fake child.
 func startFake(t *testing.T, cfg Config, h fakeHandler) (*Session, *fakeChild) {
 	t.Helper()
-	if cfg.ProtocolVersion == 0 {
-		cfg.ProtocolVersion = 2
+	return startFakeOpts(t, fakeOpts{}, cfg, h)
+}
+
+// fakeOpts are the launch settings of a fake session.
+type fakeOpts struct {
+	version     uint32 // 0 means 2
+	maxFrameLen int
+}
+
+// startFakeOpts starts a session over one fake child with o's settings.
+func startFakeOpts(t *testing.T, o fakeOpts, cfg Config, h fakeHandler) (*Session, *fakeChild) {
+	t.Helper()
+	if o.version == 0 {
+		o.version = 2
 	}
-	fs := &fakeSpawner{bin: fakeBinary(t), version: cfg.ProtocolVersion,
+	fs := &fakeSpawner{bin: fakeBinary(t), version: o.version, maxFrameLen: o.maxFrameLen,
 		handler: func(int) fakeHandler { return withConfigure(h) }}
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger
 	}
-	s, err := start(context.Background(), cfg, fs.spawner())
+	s, err := Start(context.Background(), fs.launch(o.version), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

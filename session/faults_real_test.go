@@ -31,13 +31,19 @@ import (
 // faultSession starts a session on the real worker.
 func faultSession(t *testing.T, cfg Config) *Session {
 	t.Helper()
+	return faultSessionOn(t, Launch{}, cfg)
+}
+
+// faultSessionOn starts a session on the real worker with l.
+func faultSessionOn(t *testing.T, l Launch, cfg Config) *Session {
+	t.Helper()
 	testenv.Worker(t)
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := Start(ctx, cfg)
+	s, err := Start(ctx, l, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +252,7 @@ func TestFaultSIGSTOPMidTurnDeadline(t *testing.T) {
 	defer cancel()
 	_, took, err := runTimed(ctx, s, "while True: pass")
 	<-stopped
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Killed || te.Watchdog || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %#v, want a killing TimeoutError", err)
 	}
@@ -271,7 +277,7 @@ func TestFaultSIGSTOPMidTurnCancel(t *testing.T) {
 		cancel()
 	}()
 	_, took, err := runTimed(ctx, s, "while True: pass")
-	var ce *worker.CanceledError
+	var ce *CanceledError
 	if !errors.As(err, &ce) || !ce.Killed || !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %#v, want a killing CanceledError", err)
 	}
@@ -294,8 +300,8 @@ func TestFaultStoppedWorkerWatchdog(t *testing.T) {
 		signalChild(pid, syscall.SIGSTOP)
 	}()
 	_, took, err := runTimed(context.Background(), s, "while True: pass")
-	var te *worker.TimeoutError
-	if !errors.As(err, &te) || !te.Watchdog || !te.Killed || te.Budget != 300*time.Millisecond || !errors.Is(err, worker.ErrTimeout) {
+	var te *TimeoutError
+	if !errors.As(err, &te) || !te.Watchdog || !te.Killed || te.Budget != 300*time.Millisecond || !errors.Is(err, ErrTimeout) {
 		t.Fatalf("got %#v, want the watchdog's TimeoutError", err)
 	}
 	if took < 450*time.Millisecond || took > 3*time.Second {
@@ -400,7 +406,7 @@ func TestFaultInfiniteLoopContextDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_, took, err := runTimed(ctx, s, "while True: pass")
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Killed || te.Watchdog || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %#v", err)
 	}
@@ -494,7 +500,7 @@ func TestFaultHugeResultOverFrameCap(t *testing.T) {
 // exception whose message carries the context's cause; a cause that is not
 // valid UTF-8 cannot be encoded, so the AbortFeed is never sent. Run then
 // returns the *InvalidRequestError (which the session survives) instead of
-// the *worker.CanceledError the caller caused, and leaves the feed
+// the *CanceledError the caller caused, and leaves the feed
 // suspended: the next Run fails with ErrSuspended until the caller aborts
 // the feed. Set it to false once Run sanitizes the message (or falls back to
 // one it can send).
@@ -540,14 +546,14 @@ func TestFaultUnsendableAnswer(t *testing.T) {
 			_, err := s.Run(ctx, "x = 1\nwait()", WithFunctions(reg))
 			return err
 		}, func(err error) bool {
-			var ce *worker.CanceledError
+			var ce *CanceledError
 			var ir *InvalidRequestError
 			return errors.As(err, &ce) || errors.As(err, &ir)
 		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := faultSession(t, Config{Worker: worker.Config{MaxFrameLen: frameCap}})
+			s := faultSessionOn(t, Launch{Launcher: ProcessLauncher{Worker: worker.Config{MaxFrameLen: frameCap}}}, Config{})
 			t0 := time.Now()
 			err := c.run(s)
 			if !c.ok(err) || !Survives(err) {

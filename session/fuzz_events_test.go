@@ -16,6 +16,8 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
 )
@@ -103,12 +105,13 @@ func joinSequence(flags byte, frames ...[]byte) []byte {
 // seqChild is an in-memory worker that answers from a fixed sequence of
 // frames. It needs no goroutine: reads never block (no frame left is EOF).
 type seqChild struct {
-	t       *testing.T
-	codec   codec.Codec
-	lim     codec.Limits
-	dealAll bool
-	pending bool
-	exit    worker.Exit
+	t           *testing.T
+	codec       codec.Codec
+	lim         codec.Limits
+	maxFrameLen int // 0: the protocol's
+	dealAll     bool
+	pending     bool
+	exit        worker.Exit
 
 	mu         sync.Mutex
 	frames     [][]byte // not yet dealt
@@ -124,6 +127,28 @@ type seqChild struct {
 }
 
 func (c *seqChild) Pid() int { return 7 }
+
+// launch returns a Launch that hands out c, pinned to version v.
+func (c *seqChild) launch(v uint32) Launch {
+	return Launch{ProtocolVersion: v, Launcher: LauncherFunc(func(context.Context) (Peer, error) { return c, nil })}
+}
+
+// Conn returns c's frame side.
+func (c *seqChild) Conn() transport.Conn { return seqConn{c} }
+
+// seqConn is a seqChild as a transport.Conn.
+type seqConn struct{ c *seqChild }
+
+func (s seqConn) ReadFrame() ([]byte, error)   { return s.c.ReadFrame() }
+func (s seqConn) WriteFrame(body []byte) error { return s.c.WriteFrame(body) }
+func (s seqConn) Pending() bool                { return s.c.Pending() }
+func (s seqConn) Close() error                 { return nil }
+func (s seqConn) MaxFrameLen() int {
+	if s.c.maxFrameLen > 0 {
+		return s.c.maxFrameLen
+	}
+	return protocol.MaxFrameLen
+}
 
 func (c *seqChild) ReadFrame() ([]byte, error) {
 	c.mu.Lock()
@@ -304,18 +329,16 @@ func (c *seqChild) isClosed() bool {
 	return c.closed
 }
 
-func (c *seqChild) Announced(msg string) error {
-	return &worker.CrashError{Reason: worker.Announced, Message: msg, Exit: worker.Exit{Code: 101}}
-}
-
-func (c *seqChild) Vanished(op string, cause error) error {
+// Lost classifies the loss like a process would, with the base the
+// goroutine fake uses.
+func (c *seqChild) Lost(l transport.Loss) error {
+	if l.Announced {
+		return classify(l, worker.Exit{Code: 101})
+	}
 	c.mu.Lock()
 	exit := c.exit
 	c.mu.Unlock()
-	if exit.Code == 65 {
-		return &worker.MemoryLimitError{Exit: exit}
-	}
-	return &worker.CrashError{Reason: worker.Vanished, Context: op, Exit: exit, Err: cause}
+	return classify(l, exit)
 }
 
 // seqRegistry is what the sandbox can call: a plain function, an async
@@ -348,11 +371,11 @@ func typedOutcome(err error) bool {
 		sl  *SuspensionLimitError
 		ir  *InvalidRequestError
 		rt  *RequestTooLargeError
-		pe  *worker.ProtocolError
+		pe  *ProtocolError
 		ce  *worker.CrashError
 		me  *worker.MemoryLimitError
-		te  *worker.TimeoutError
-		can *worker.CanceledError
+		te  *TimeoutError
+		can *CanceledError
 	)
 	return errors.As(err, &py) || errors.As(err, &tc) || errors.As(err, &sl) || errors.As(err, &ir) ||
 		errors.As(err, &rt) || errors.As(err, &pe) || errors.As(err, &ce) || errors.As(err, &me) ||
@@ -402,20 +425,14 @@ func playSequence(t *testing.T, data []byte) {
 		v = 4
 	}
 	cfg := Config{
-		ProtocolVersion: v,
-		Limits:          Limits{MaxSuspensions: seqMaxSusp(flags)},
-		MaxDecodeBytes:  16 << 20,
-		Worker:          worker.Config{MaxFrameLen: seqFrameCap},
-		Logger:          quietLogger,
+		Limits:         Limits{MaxSuspensions: seqMaxSusp(flags)},
+		MaxDecodeBytes: 16 << 20,
+		Logger:         quietLogger,
 	}
 	cd, _ := codec.ForVersion(v)
-	c := &seqChild{t: t, codec: cd, lim: cfg.codecLimits(), frames: frames,
+	c := &seqChild{t: t, codec: cd, lim: cfg.codecLimits(seqFrameCap), maxFrameLen: seqFrameCap, frames: frames,
 		dealAll: flags&seqDealAll != 0, pending: flags&seqPending != 0, exit: seqExit(flags)}
-	sp := spawner{
-		resolve: func(string) (string, error) { return "/nonexistent/monty", nil },
-		start:   func(context.Context, worker.Config) (child, error) { return c, nil },
-	}
-	s, err := start(context.Background(), cfg, sp)
+	s, err := Start(context.Background(), c.launch(v), cfg)
 	if err != nil {
 		t.Fatalf("start on the in-memory child: %v", err)
 	}
@@ -656,17 +673,19 @@ func TestEventSequenceSeedsAreValid(t *testing.T) {
 			if v != 0 {
 				ver = 4
 			}
-			cd, _ := codec.ForVersion(ver)
-			flags, frames := splitSequence(joinSequence(v, c.frames(cd)...))
-			if flags != v || len(frames) != len(c.frames(cd)) {
-				t.Fatalf("split: %d frames", len(frames))
-			}
-			// Play it and look at the result.
-			data := joinSequence(v, c.frames(cd)...)
-			got := playForResult(t, data)
-			if got != c.want {
-				t.Fatalf("v%d: got %s, want %s", ver, got, c.want)
-			}
+			t.Run(fmt.Sprintf("v%d/%s", ver, c.want), func(t *testing.T) {
+				cd, _ := codec.ForVersion(ver)
+				flags, frames := splitSequence(joinSequence(v, c.frames(cd)...))
+				if flags != v || len(frames) != len(c.frames(cd)) {
+					t.Fatalf("split: %d frames", len(frames))
+				}
+				// Play it and look at the result.
+				data := joinSequence(v, c.frames(cd)...)
+				got := playForResult(t, data)
+				if got != c.want {
+					t.Fatalf("v%d: got %s, want %s", ver, got, c.want)
+				}
+			})
 		}
 	}
 	// Every committed seed plays without failing the invariants.
@@ -691,12 +710,9 @@ func playForResult(t *testing.T, data []byte) string {
 		v = 4
 	}
 	cd, _ := codec.ForVersion(v)
-	cfg := Config{ProtocolVersion: v, Logger: quietLogger}
-	c := &seqChild{t: t, codec: cd, lim: cfg.codecLimits(), frames: frames}
-	s, err := start(context.Background(), cfg, spawner{
-		resolve: func(string) (string, error) { return "/nonexistent/monty", nil },
-		start:   func(context.Context, worker.Config) (child, error) { return c, nil },
-	})
+	cfg := Config{Logger: quietLogger}
+	c := &seqChild{t: t, codec: cd, lim: cfg.codecLimits(0), frames: frames}
+	s, err := Start(context.Background(), c.launch(v), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -720,12 +736,9 @@ func TestEmptyResolveFuturesHang(t *testing.T) {
 		enc(stamp(ev(&message.ResolveFutures{}), 1000)),
 		enc(completeInt(1)),
 	}
-	cfg := Config{ProtocolVersion: 2, Logger: quietLogger}
-	c := &seqChild{t: t, codec: cd, lim: cfg.codecLimits(), frames: frames}
-	s, err := start(context.Background(), cfg, spawner{
-		resolve: func(string) (string, error) { return "/nonexistent/monty", nil },
-		start:   func(context.Context, worker.Config) (child, error) { return c, nil },
-	})
+	cfg := Config{Logger: quietLogger}
+	c := &seqChild{t: t, codec: cd, lim: cfg.codecLimits(0), frames: frames}
+	s, err := Start(context.Background(), c.launch(2), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

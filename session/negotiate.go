@@ -42,59 +42,55 @@ func ourRange() (protocol.VersionRange, bool) {
 	return protocol.VersionRange{Min: vs[len(vs)-1], Max: vs[0]}, true
 }
 
-// spawner starts children; tests replace it with an in-process fake.
-type spawner struct {
-	resolve func(explicit string) (string, error)
-	start   func(ctx context.Context, cfg worker.Config) (child, error)
-}
-
-var processSpawner = spawner{
-	resolve: worker.ResolveBinary,
-	start: func(ctx context.Context, cfg worker.Config) (child, error) {
-		p, err := worker.Start(ctx, cfg)
+// Start starts a worker with l's launcher and configures a session on it
+// with cfg. A launcher with a Binary() string method (ProcessLauncher has
+// one) names the executable, which keys the version cache and is reported
+// by Session.Binary.
+//
+// Unless l.ProtocolVersion pins one, the protocol version is negotiated:
+// the first worker is configured with the version cached for this binary
+// (process launchers only), else the highest version this module has a
+// codec for. A worker that refuses it with a FatalError naming its own
+// range (and exits, status 4) is replaced by a second one configured with
+// the highest common version, which is then cached. No common version
+// gives a *VersionMismatchError.
+//
+// ctx bounds the start; cancelling it later has no effect on the session.
+func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
+	cfg = cfg.withDefaults()
+	launcher := l.Launcher
+	if launcher == nil {
+		launcher = ProcessLauncher{}
+	}
+	var bin string
+	if pl, ok := launcher.(ProcessLauncher); ok {
+		b, err := worker.ResolveBinary(pl.Worker.Binary)
 		if err != nil {
 			return nil, err
 		}
-		return p, nil
-	},
-}
-
-// Start starts a worker and configures a session on it.
-//
-// Unless Config.ProtocolVersion pins one, the protocol version is
-// negotiated: the first worker is configured with the version cached for
-// this binary, else the highest version this module has a codec for. A
-// worker that refuses it with a FatalError naming its own range (and exits,
-// status 4) is replaced by a second one configured with the highest common
-// version, which is then cached. No common version gives a
-// *VersionMismatchError.
-//
-// ctx bounds the start; cancelling it later has no effect on the session.
-func Start(ctx context.Context, cfg Config) (*Session, error) {
-	return start(ctx, cfg, processSpawner)
-}
-
-func start(ctx context.Context, cfg Config, sp spawner) (*Session, error) {
-	cfg = cfg.withDefaults()
-	bin, err := sp.resolve(cfg.Worker.Binary)
-	if err != nil {
-		return nil, err
+		pl.Worker.Binary = b
+		if pl.Worker.Logger == nil {
+			pl.Worker.Logger = cfg.Logger
+		}
+		launcher = pl
 	}
-	cfg.Worker.Binary = bin
+	if b, ok := launcher.(interface{ Binary() string }); ok {
+		bin = b.Binary()
+	}
 	ours, ok := ourRange()
 	if !ok {
-		return nil, errors.New("session: no protocol codec is linked in")
+		return nil, errors.New("monty session: no protocol codec is linked in")
 	}
 	key, keyed := keyFor(bin)
 	var neg Negotiation
 	var v uint32
 	switch cached, hit := versionCache.Load(key); {
-	case cfg.ProtocolVersion != 0:
-		if _, ok := codec.ForVersion(cfg.ProtocolVersion); !ok {
-			return nil, fmt.Errorf("session: no codec for pinned protocol version %d (have %v)",
-				cfg.ProtocolVersion, codec.Versions())
+	case l.ProtocolVersion != 0:
+		if _, ok := codec.ForVersion(l.ProtocolVersion); !ok {
+			return nil, fmt.Errorf("monty session: no codec for pinned protocol version %d (have %v)",
+				l.ProtocolVersion, codec.Versions())
 		}
-		v, neg.Pinned = cfg.ProtocolVersion, true
+		v, neg.Pinned = l.ProtocolVersion, true
 	case keyed && hit:
 		v, neg.FromCache = cached.(uint32), true
 	default:
@@ -103,7 +99,7 @@ func start(ctx context.Context, cfg Config, sp spawner) (*Session, error) {
 	}
 	for {
 		neg.Attempts++
-		s, err := open(ctx, cfg, bin, v, sp)
+		s, err := open(ctx, cfg, bin, v, launcher)
 		if err == nil {
 			neg.Version = v
 			s.neg = neg
@@ -130,7 +126,9 @@ func start(ctx context.Context, cfg Config, sp spawner) (*Session, error) {
 			mismatch.Ours = protocol.VersionRange{Min: v, Max: v}
 			return nil, mismatch
 		}
-		versionCache.Delete(key)
+		if keyed {
+			versionCache.Delete(key)
+		}
 		common, ok := ours.Intersect(refusal.Supported)
 		if !ok {
 			return nil, mismatch
@@ -166,15 +164,15 @@ func unusableRefusal(err error) (*protocol.UnusableRangeError, bool) {
 	return protocol.ParseUnusableRange(ce.Message)
 }
 
-// open spawns one worker and configures it with version v.
-func open(ctx context.Context, cfg Config, bin string, v uint32, sp spawner) (*Session, error) {
+// open launches one worker and configures it with version v.
+func open(ctx context.Context, cfg Config, bin string, v uint32, l Launcher) (*Session, error) {
 	c, ok := codec.ForVersion(v)
 	if !ok {
-		return nil, fmt.Errorf("session: no codec for protocol version %d", v)
+		return nil, fmt.Errorf("monty session: no codec for protocol version %d", v)
 	}
-	ch, err := sp.start(ctx, cfg.Worker)
+	p, err := l.Launch(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return configureOn(ctx, cfg, bin, ch, c)
+	return configureOn(ctx, cfg, bin, p, c)
 }

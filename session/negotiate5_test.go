@@ -150,10 +150,18 @@ func scriptedBinary(t *testing.T) string {
 	return link
 }
 
-func scriptedConfig(bin, accept, refuse string) Config {
-	return Config{Logger: quietLogger, Worker: worker.Config{Binary: bin,
+// scriptedStart is the launch settings and the session options of a
+// scripted child.
+type scriptedStart struct {
+	Launch
+	Config
+}
+
+func scriptedConfig(bin, accept, refuse string) scriptedStart {
+	return scriptedStart{Launch{Launcher: ProcessLauncher{Worker: worker.Config{Binary: bin,
 		Args: []string{"-test.run=^TestScriptedChildProcess$"},
-		Env:  []string{scriptedEnv + "=1", "SCRIPTED_ACCEPT=" + accept, "SCRIPTED_REFUSE=" + refuse}}}
+		Env:  []string{scriptedEnv + "=1", "SCRIPTED_ACCEPT=" + accept, "SCRIPTED_REFUSE=" + refuse}}}},
+		Config{Logger: quietLogger}}
 }
 
 func requireV5(t *testing.T) {
@@ -163,9 +171,9 @@ func requireV5(t *testing.T) {
 	}
 }
 
-func startScripted(t *testing.T, cfg Config) *Session {
+func startScripted(t *testing.T, cfg scriptedStart) *Session {
 	t.Helper()
-	s, err := Start(context.Background(), cfg)
+	s, err := Start(context.Background(), cfg.Launch, cfg.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +226,7 @@ func TestNegotiation5First(t *testing.T) {
 		t.Fatalf("negotiation %+v", n)
 	}
 	cfg.ProtocolVersion = 4
-	_, err := Start(context.Background(), cfg)
+	_, err := Start(context.Background(), cfg.Launch, cfg.Config)
 	var vm *VersionMismatchError
 	if !errors.As(err, &vm) || vm.Worker != (protocol.VersionRange{Min: 5, Max: 5}) ||
 		vm.Refusal != "unsupported protocol version 4 (server supports protocol version 5, try updating to a newer client version)" {

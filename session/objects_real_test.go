@@ -415,7 +415,7 @@ func ExampleClassOf() {
 	c := &Counter{Name: "a"}
 	reg.SetValue("c", c) // the sandbox sees c as a Counter instance
 
-	s, err := Start(context.Background(), Config{})
+	s, err := Start(context.Background(), Launch{}, Config{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -446,10 +446,13 @@ func TestHostObjectStoreReleasedOnReset(t *testing.T) {
 			if _, ok := req.Body.(*message.Reset); ok {
 				return reply(ev(&message.Ok{}))
 			}
+			if _, ok := req.Body.(*message.Dump); ok { // Detach's fence, after Reset
+				return reply(violation("session has not been configured"))
+			}
 			return reply(completeInt(0))
 		})
 	}}
-	s, err := start(context.Background(), Config{ProtocolVersion: 2, Logger: quietLogger}, fs.spawner())
+	s, err := Start(context.Background(), fs.launch(2), Config{Logger: quietLogger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,10 +490,11 @@ func TestHostObjectStoreReleasedOnReset(t *testing.T) {
 	if s.objects().len() != 1 {
 		t.Fatal("input not registered")
 	}
-	if err := s.detach(bg); err != nil {
+	p, err := s.Detach(bg)
+	if err != nil {
 		t.Fatal(err)
 	}
-	s.child.Kill() // the detached worker is ours now
+	p.Kill() // the detached worker is ours now
 	if n := s.objects().len(); n != 0 {
 		t.Fatalf("store holds %d objects after Detach", n)
 	}

@@ -40,7 +40,7 @@ func realSession(t testing.TB, cfg Config) *Session {
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger
 	}
-	s, err := Start(context.Background(), cfg)
+	s, err := Start(context.Background(), Launch{}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +101,12 @@ func TestRealGlobalsPersistAndInputs(t *testing.T) {
 }
 
 func TestRealPrintStreamingInOrder(t *testing.T) {
-	s := realSession(t, Config{LineBufferedPrint: true})
 	var out bytes.Buffer
+	s := realSession(t, Config{LineBufferedPrint: true, Print: Writers(&out, nil)})
 	var seenAtCall string
 	reg := NewRegistry().MustRegister("mark", func() { seenAtCall = out.String() })
 	run(t, s, "print('a')\nprint('b', end='')\nmark()\nprint('c')\nfor i in range(3): print(i)",
-		WithStdout(&out), WithFunctions(reg))
+		WithFunctions(reg))
 	if out.String() != "a\nbc\n0\n1\n2\n" {
 		t.Fatalf("stdout %q", out.String())
 	}
@@ -184,30 +184,42 @@ func TestRealHostFunctions(t *testing.T) {
 
 func TestRealAsyncGatherRunsConcurrently(t *testing.T) {
 	s := realSession(t, Config{})
-	var mu sync.Mutex
-	var order []int
-	reg := NewRegistry().MustRegister("slow", func(ctx context.Context, ms int) (int, error) {
-		select {
-		case <-time.After(time.Duration(ms) * time.Millisecond):
-		case <-ctx.Done():
-			return 0, ctx.Err()
+	// Barriers instead of timing: every call waits until all three have
+	// started (impossible unless they overlap), then they finish in the
+	// order 1, 2, 3 (not the call order 3, 1, 2), each after the previous.
+	var (
+		mu      sync.Mutex
+		order   []int
+		started sync.WaitGroup
+	)
+	started.Add(3)
+	all := make(chan struct{})
+	go func() { started.Wait(); close(all) }()
+	finished := map[int]chan struct{}{0: make(chan struct{}), 1: make(chan struct{}), 2: make(chan struct{}), 3: make(chan struct{})}
+	close(finished[0])
+	reg := NewRegistry().MustRegister("slow", func(ctx context.Context, n int) (int, error) {
+		started.Done()
+		for _, wait := range []chan struct{}{all, finished[n-1]} {
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-time.After(10 * time.Second):
+				return 0, fmt.Errorf("call %d: the calls did not overlap", n)
+			}
 		}
 		mu.Lock()
-		order = append(order, ms)
+		order = append(order, n)
 		mu.Unlock()
-		return ms * 10, nil
+		close(finished[n])
+		return n * 10, nil
 	}, Async())
-	t0 := time.Now()
-	r := run(t, s, "import asyncio\nawait asyncio.gather(slow(300), slow(100), slow(200))", WithFunctions(reg))
-	elapsed := time.Since(t0)
-	if r.Repr() != "[3000, 1000, 2000]" {
+	r := run(t, s, "import asyncio\nawait asyncio.gather(slow(3), slow(1), slow(2))", WithFunctions(reg))
+	if r.Repr() != "[30, 10, 20]" {
 		t.Fatalf("gather: %s", r.Repr())
 	}
-	if fmt.Sprint(order) != "[100 200 300]" {
+	if fmt.Sprint(order) != "[1 2 3]" {
 		t.Fatalf("completion order %v, want out of call order", order)
-	}
-	if elapsed > 550*time.Millisecond { // 600ms if run one after another
-		t.Fatalf("took %v: the calls did not overlap", elapsed)
 	}
 }
 
@@ -301,7 +313,7 @@ func TestRealDumpLoadIdleAndSuspended(t *testing.T) {
 	if !ok2 || fc.FunctionName != "f" || other.State() != StateSuspended {
 		t.Fatalf("re-announced %v", re.Body)
 	}
-	done, err := other.ResumeReturn(ctx, 7)
+	done, err := other.Resume(ctx, Return(7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +378,7 @@ func TestRealContextEndsWhileComputing(t *testing.T) {
 	defer cancel()
 	t0 := time.Now()
 	_, err := s.Run(ctx, "while True: pass")
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || !te.Killed || !errors.Is(err, context.DeadlineExceeded) || Survives(err) {
 		t.Fatalf("got %v", err)
 	}
@@ -381,7 +393,7 @@ func TestRealContextEndsWhileComputing(t *testing.T) {
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel2)
 	_, err = s2.Run(ctx2, "while True: pass")
-	var ce *worker.CanceledError
+	var ce *CanceledError
 	if !errors.As(err, &ce) || !ce.Killed || !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v", err)
 	}
@@ -399,7 +411,7 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	go func() { <-entered; cancel() }()
 	t0 := time.Now()
 	_, err := s.Run(ctx, "before = 1\nwait()\nafter = 2", WithFunctions(reg))
-	var ce *worker.CanceledError
+	var ce *CanceledError
 	if !errors.As(err, &ce) || ce.Killed || !errors.Is(err, context.Canceled) || !Survives(err) {
 		t.Fatalf("got %v", err)
 	}
@@ -422,7 +434,7 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	defer cancel2()
 	_, err = s2.Run(ctx2, "wait2()", WithFunctions(NewRegistry().MustRegister("wait2",
 		func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })))
-	var te *worker.TimeoutError
+	var te *TimeoutError
 	if !errors.As(err, &te) || te.Killed || !errors.Is(err, context.DeadlineExceeded) || !Survives(err) {
 		t.Fatalf("got %v", err)
 	}
@@ -439,12 +451,18 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 		return 0, ctx.Err()
 	}, Async())
 	ctx3, cancel3 := context.WithCancel(context.Background())
-	go func() {
-		<-started
-		<-started
-		time.Sleep(100 * time.Millisecond) // the worker is now waiting in ResolveFutures
-		cancel3()
-	}()
+	// Barrier: the Run waits for the futures (the worker is suspended on
+	// ResolveFutures) once both calls have started.
+	var waits sync.Once
+	s3.waitingHook = func() {
+		waits.Do(func() {
+			go func() {
+				<-started
+				<-started
+				cancel3()
+			}()
+		})
+	}
 	_, err = s3.Run(ctx3, "import asyncio\nawait asyncio.gather(never(), never())", WithFunctions(reg3))
 	if !errors.As(err, &ce) || ce.Killed || !Survives(err) {
 		t.Fatalf("got %v", err)
@@ -555,7 +573,7 @@ func TestRealNegotiationDowngradeIsCached(t *testing.T) {
 	if n2 := s2.Negotiation(); n2.Version != want || n2.Attempts != 1 || !n2.FromCache {
 		t.Fatalf("second negotiation %+v", n2)
 	}
-	_, err := Start(context.Background(), Config{ProtocolVersion: ours.Max, Logger: quietLogger})
+	_, err := Start(context.Background(), Launch{ProtocolVersion: ours.Max}, Config{Logger: quietLogger})
 	var vm *VersionMismatchError
 	if !errors.As(err, &vm) || vm.Worker != n.Worker {
 		t.Fatalf("pinned %d: %v", ours.Max, err)
@@ -563,13 +581,16 @@ func TestRealNegotiationDowngradeIsCached(t *testing.T) {
 }
 
 func TestRealCloseNeverHangs(t *testing.T) {
-	s := realSession(t, Config{})
+	started := make(chan struct{})
+	var once sync.Once
+	s := realSession(t, Config{LineBufferedPrint: true,
+		Print: func(message.PrintStream, string) { once.Do(func() { close(started) }) }})
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.Run(context.Background(), "while True: pass")
+		_, err := s.Run(context.Background(), "print('go')\nwhile True: pass")
 		errc <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	<-started // barrier: the turn is in flight
 	t0 := time.Now()
 	s.Close()
 	if err := <-errc; !errors.Is(err, ErrClosed) {

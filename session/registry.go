@@ -61,7 +61,7 @@ func (c *Call) Arg(i int) Value { return Value{Graph: c.Values, Root: c.Args[i]}
 // Go value is assignable to as that Go value itself.
 func (c *Call) DecodeArg(i int, dst any) error {
 	if i < 0 || i >= len(c.Args) {
-		return fmt.Errorf("session: %s() has no argument %d", c.Name, i)
+		return fmt.Errorf("monty session: %s() has no argument %d", c.Name, i)
 	}
 	return c.decoder().Decode(c.Values, c.Args[i], dst)
 }
@@ -150,7 +150,7 @@ var (
 // did not send is refused for a parameter of a host class's type.
 func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	if !isIdentifier(name) {
-		return fmt.Errorf("session: %q is not a valid Python identifier", name)
+		return fmt.Errorf("monty session: %q is not a valid Python identifier", name)
 	}
 	f, err := adapt(name, fn)
 	if err != nil {
@@ -199,10 +199,10 @@ func (r *Registry) SetValue(name string, v any) {
 // registered as name.
 func (r *Registry) RegisterClass(name string, c *Class) error {
 	if !isIdentifier(name) {
-		return fmt.Errorf("session: %q is not a valid Python identifier", name)
+		return fmt.Errorf("monty session: %q is not a valid Python identifier", name)
 	}
 	if c == nil {
-		return fmt.Errorf("session: nil class for %q", name)
+		return fmt.Errorf("monty session: nil class for %q", name)
 	}
 	r.mu.Lock()
 	r.classes[name] = c
@@ -278,7 +278,7 @@ func isIdentifier(s string) bool {
 func adapt(name string, fn any) (Func, error) {
 	switch f := fn.(type) {
 	case nil:
-		return nil, fmt.Errorf("session: nil function for %q", name)
+		return nil, fmt.Errorf("monty session: nil function for %q", name)
 	case Func:
 		return f, nil
 	case func(context.Context, *Call) (any, error):
@@ -286,7 +286,7 @@ func adapt(name string, fn any) (Func, error) {
 	}
 	v := reflect.ValueOf(fn)
 	if v.Kind() != reflect.Func {
-		return nil, fmt.Errorf("session: %q: %T is not a function", name, fn)
+		return nil, fmt.Errorf("monty session: %q: %T is not a function", name, fn)
 	}
 	sig, err := newSignature(name, v.Type(), false, nil)
 	if err != nil {
@@ -325,7 +325,7 @@ func newSignature(name string, t reflect.Type, recv bool, names []string) (*sign
 	}
 	for i := first; i < t.NumIn(); i++ {
 		if t.In(i) == ctxType || t.In(i) == callType {
-			return nil, fmt.Errorf("session: %q: parameter %d of %v must come first or not at all", name, i, t)
+			return nil, fmt.Errorf("monty session: %q: parameter %d of %v must come first or not at all", name, i, t)
 		}
 		s.params = append(s.params, t.In(i))
 	}
@@ -339,11 +339,11 @@ func newSignature(name string, t reflect.Type, recv bool, names []string) (*sign
 		}
 	case 2:
 		if t.Out(1) != errorType {
-			return nil, fmt.Errorf("session: %q: second result of %v must be error", name, t)
+			return nil, fmt.Errorf("monty session: %q: second result of %v must be error", name, t)
 		}
 		s.hasVal, s.hasErr = true, true
 	default:
-		return nil, fmt.Errorf("session: %q: %v has more than two results", name, t)
+		return nil, fmt.Errorf("monty session: %q: %v has more than two results", name, t)
 	}
 	s.fixed = len(s.params)
 	if s.variadic {
@@ -351,11 +351,11 @@ func newSignature(name string, t reflect.Type, recv bool, names []string) (*sign
 	}
 	if names != nil {
 		if len(names) != s.fixed {
-			return nil, fmt.Errorf("session: %q: %d parameter names for %d parameters", name, len(names), s.fixed)
+			return nil, fmt.Errorf("monty session: %q: %d parameter names for %d parameters", name, len(names), s.fixed)
 		}
 		for i, n := range names {
 			if !isIdentifier(n) || slices.Contains(names[:i], n) {
-				return nil, fmt.Errorf("session: %q: bad or repeated parameter name %q", name, n)
+				return nil, fmt.Errorf("monty session: %q: bad or repeated parameter name %q", name, n)
 			}
 		}
 		s.names = names
@@ -473,7 +473,7 @@ func joinNames(m []string) string {
 
 func conversionText(err error) string {
 	s := err.Error()
-	for _, p := range []string{"value: ", "session: "} {
+	for _, p := range []string{"value: ", "monty session: "} {
 		s = strings.TrimPrefix(s, p)
 	}
 	return s
@@ -496,7 +496,7 @@ func wasWere(n int) string {
 // ErrNotHandled, returned by an OSHandler, answers the OS call with "not
 // handled": the sandbox raises the call's default error (PermissionError
 // for filesystem calls).
-var ErrNotHandled = errors.New("session: OS call not handled")
+var ErrNotHandled = errors.New("monty session: OS call not handled")
 
 // OSHandler answers the sandbox's OS calls (filesystem, environment,
 // clock). HandleOS returns the complete answer; its CallID is filled in by

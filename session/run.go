@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
-	"github.com/gomonty/monty/worker"
 )
 
 // RunOption configures one Run or Continue.
@@ -22,8 +20,6 @@ type RunOption func(*runOptions)
 
 type runOptions struct {
 	funcs         *Registry
-	stdout        io.Writer
-	stderr        io.Writer
 	inputs        []Input
 	os            OSHandler
 	skipTypeCheck bool
@@ -33,14 +29,6 @@ type runOptions struct {
 // WithFunctions makes the registry's functions and values reachable from
 // the sandbox. Without it every unknown name is a NameError.
 func WithFunctions(r *Registry) RunOption { return func(o *runOptions) { o.funcs = r } }
-
-// WithStdout streams the sandbox's standard output to w, in order, as it
-// arrives. Without it, output goes to the session's print sink.
-func WithStdout(w io.Writer) RunOption { return func(o *runOptions) { o.stdout = w } }
-
-// WithStderr streams the sandbox's standard error to w (protocol 4
-// workers only; the released worker has no stderr stream).
-func WithStderr(w io.Writer) RunOption { return func(o *runOptions) { o.stderr = w } }
 
 // WithInputs binds globals before the snippet runs.
 func WithInputs(inputs ...Input) RunOption {
@@ -67,8 +55,8 @@ func WithCwd(dir string) RunOption { return func(o *runOptions) { o.cwd = dir } 
 //
 // Errors that leave the session usable: *PythonError (the code raised,
 // including the worker's TimeoutError and MemoryError limits),
-// *TypeCheckError, *SuspensionLimitError, and the *worker.CanceledError or
-// *worker.TimeoutError of a context that ended while the feed waited on the
+// *TypeCheckError, *SuspensionLimitError, and the *CanceledError or
+// *TimeoutError of a context that ended while the feed waited on the
 // host (the feed is then aborted with AbortFeed). If the context ends while
 // the worker computes, the worker is killed and the session is closed.
 //
@@ -125,7 +113,6 @@ type runner struct {
 	g      value.Graph // reply graph, reused across turns
 	rc     message.ResumeCall
 	res    message.ExtResult
-	prev   PrintFunc
 
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -143,36 +130,20 @@ type future struct {
 }
 
 func (s *Session) newRunner(ctx context.Context, opts []RunOption) *runner {
-	r := &runner{s: s, ctx: ctx, prev: s.print}
+	r := &runner{s: s, ctx: ctx}
 	for _, o := range opts {
 		o(&r.o)
 	}
 	r.fctx, r.cancel = context.WithCancel(ctx)
 	s.hostCancel.Store(&r.cancel)
-	if r.o.stdout != nil || r.o.stderr != nil {
-		out, errw, fallback := r.o.stdout, r.o.stderr, s.print
-		s.print = func(stream message.PrintStream, text string) {
-			w := out
-			if stream == message.StreamStderr {
-				w = errw
-			}
-			if w != nil {
-				io.WriteString(w, text)
-			} else if fallback != nil {
-				fallback(stream, text)
-			}
-		}
-	}
 	return r
 }
 
-// finish cancels and joins the feed's host goroutines and restores the
-// print sink.
+// finish cancels and joins the feed's host goroutines.
 func (r *runner) finish() {
 	r.s.hostCancel.Store(nil)
 	r.cancel()
 	r.wg.Wait()
-	r.s.print = r.prev
 }
 
 func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
@@ -201,9 +172,9 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 		case *message.ResolveFutures:
 			req = r.resolve(b)
 		case *message.Ok:
-			return nil, errors.New("session: nothing to run (the session is idle)")
+			return nil, errors.New("monty session: nothing to run (the session is idle)")
 		default:
-			return nil, fmt.Errorf("session: unexpected %s event", ev.Body.EventKind())
+			return nil, fmt.Errorf("monty session: unexpected %s event", ev.Body.EventKind())
 		}
 		if r.ctx.Err() != nil || req == nil {
 			return nil, r.abort()
@@ -240,6 +211,7 @@ func (r *runner) abort() error {
 	if s.state != StateSuspended || s.closed.Load() {
 		return notDone(r.ctx)
 	}
+	s.aborted.Store(true)
 	// The cause is the caller's text: make sure it can travel as a str.
 	why := strings.ToValidUTF8(cause.Error(), "\uFFFD")
 	exc := message.NewException("RuntimeError", "feed canceled by the host: "+why)
@@ -252,9 +224,9 @@ func (r *runner) abort() error {
 		return err
 	}
 	if deadline {
-		return &worker.TimeoutError{Err: cause}
+		return &TimeoutError{Err: cause}
 	}
-	return &worker.CanceledError{Err: cause}
+	return &CanceledError{Err: cause}
 }
 
 // rejected handles a worker that refused our answer to its suspension (a
@@ -268,7 +240,7 @@ func (r *runner) rejected(exc *message.RaisedException) error {
 	if _, err := s.exchange(actx, &message.AbortFeed{Exception: abort}); err != nil {
 		return err
 	}
-	return fmt.Errorf("session: the worker rejected the host's reply: %w", &PythonError{Exception: exc})
+	return fmt.Errorf("monty session: the worker rejected the host's reply: %w", &PythonError{Exception: exc})
 }
 
 // invoke runs a host function, turning a panic into a RuntimeError.
@@ -396,6 +368,9 @@ func (r *runner) resolve(rf *message.ResolveFutures) message.Request {
 		if notify == nil {
 			// Nothing of ours is pending and the worker listed nothing.
 			return req
+		}
+		if h := r.s.waitingHook; h != nil {
+			h()
 		}
 		select {
 		case <-notify:

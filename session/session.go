@@ -5,7 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,22 +13,10 @@ import (
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
 )
-
-// child is what a session needs from its worker: a frame connection plus
-// the process lifecycle. *worker.Process implements it; tests substitute an
-// in-process fake.
-type child interface {
-	ReadFrame() ([]byte, error)
-	WriteFrame(body []byte) error
-	Kill() error
-	Close(ctx context.Context) error
-	Announced(message string) error
-	Vanished(context string, cause error) error
-	Pid() int
-}
 
 // State is the coarse state of a session.
 //
@@ -90,7 +78,7 @@ type Negotiation struct {
 	// FromCache is set when the first attempt used the process-wide cache
 	// of earlier negotiations with the same binary.
 	FromCache bool
-	// Pinned is set when Config.ProtocolVersion chose the version.
+	// Pinned is set when Launch.ProtocolVersion (or Attach) chose the version.
 	Pinned bool
 	// Worker is the worker's supported range when it reported one (after
 	// a refusal); zero otherwise.
@@ -125,7 +113,8 @@ const maxRetainedBuf = 1 << 20
 type Session struct {
 	cfg   Config
 	bin   string
-	child child
+	peer  Peer
+	conn  transport.Conn
 	codec codec.Codec
 	lim   codec.Limits
 	neg   Negotiation
@@ -134,6 +123,8 @@ type Session struct {
 	busy      atomic.Bool
 	interrupt atomic.Int32
 	closed    atomic.Bool
+	// aborted is set when a feed was aborted because its context ended.
+	aborted atomic.Bool
 	// hostCancel cancels the host functions of the Run in progress, so
 	// Close and Kill also release a Run blocked in one.
 	hostCancel atomic.Pointer[context.CancelFunc]
@@ -141,6 +132,9 @@ type Session struct {
 	state   State
 	started bool                // an interpreter exists (a feed ran or a dump was loaded)
 	susp    *message.ChildEvent // the pending suspension
+	// deadErr is the cause of the loss, set once; guarded by deadMu so
+	// that Cause may read it from any goroutine.
+	deadMu  sync.Mutex
 	deadErr error
 
 	ownMaxSusp uint64 // from our Configure; 0 = none
@@ -156,12 +150,15 @@ type Session struct {
 	futures  map[uint32]struct{} // ids registered as external futures
 	restored bool                // the feed came from a dump: its futures are unknown
 
-	print    PrintFunc
-	preq     message.ParentRequest
-	wbuf     []byte
-	scratch  value.Graph
-	wd       *time.Timer
-	wdBudget time.Duration
+	print PrintFunc
+	// waitingHook, set by tests only, is called when a Run starts waiting
+	// for host futures (the worker is suspended on ResolveFutures).
+	waitingHook func()
+	preq        message.ParentRequest
+	wbuf        []byte
+	scratch     value.Graph
+	wd          *time.Timer
+	wdBudget    time.Duration
 
 	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
 }
@@ -172,11 +169,20 @@ func (s *Session) Version() uint32 { return s.codec.Version() }
 // Negotiation reports how the protocol version was chosen.
 func (s *Session) Negotiation() Negotiation { return s.neg }
 
-// Binary returns the worker executable's path.
+// Binary returns the worker executable's path, or "" when the worker is
+// not a local process.
 func (s *Session) Binary() string { return s.bin }
 
-// Pid returns the worker's process id.
-func (s *Session) Pid() int { return s.child.Pid() }
+// Pid returns the worker's process id, or 0 when the worker is not a local
+// process.
+func (s *Session) Pid() int { return pidOf(s.peer) }
+
+func pidOf(p Peer) int {
+	if pp, ok := p.(interface{ Pid() int }); ok {
+		return pp.Pid()
+	}
+	return 0
+}
 
 // State returns the session's state.
 func (s *Session) State() State {
@@ -202,9 +208,6 @@ func (s *Session) Stamps() Stamps { return s.stamps }
 // has made; the parent aborts a feed whose count exceeds the limit.
 func (s *Session) SuspensionCount() uint64 { return s.suspCount }
 
-// SetPrint replaces the sink for output of low-level turns (nil discards).
-func (s *Session) SetPrint(fn PrintFunc) { s.print = fn }
-
 // Do sends one raw request and returns the turn-ending event, after
 // passing every Print segment to the print sink. It is the primitive below
 // all other turn methods and does no state checking of its own: the
@@ -212,7 +215,7 @@ func (s *Session) SetPrint(fn PrintFunc) { s.print = fn }
 // still tracked, the suspension limit is still enforced (a
 // *SuspensionLimitError replaces the over-limit suspension) and an event
 // that does not fit the request discards the worker with a
-// *worker.ProtocolError.
+// *ProtocolError.
 //
 // Error and TypingError events are returned as events, not errors.
 func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
@@ -233,9 +236,9 @@ func notDone(ctx context.Context) error {
 		return nil
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &worker.TimeoutError{Err: context.Cause(ctx)}
+		return &TimeoutError{Err: context.Cause(ctx)}
 	}
-	return &worker.CanceledError{Err: context.Cause(ctx)}
+	return &CanceledError{Err: context.Cause(ctx)}
 }
 
 // isDrive reports whether the request makes the worker run sandbox code.
@@ -267,9 +270,9 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		switch {
 		case errors.As(err, &tl):
 			return nil, &RequestTooLargeError{Len: int(min(tl.Len, 1<<62)), Max: int(tl.Max)}
-		case strings.Contains(err.Error(), "frame cap"):
+		case errors.Is(err, frame.ErrTooLarge):
 			// The codec sizes a request before encoding it and refuses
-			// one over the protocol's cap without saying by how much.
+			// one over the cap without saying by how much.
 			return nil, &RequestTooLargeError{Max: s.lim.FrameLen(), Err: err}
 		}
 		return nil, &InvalidRequestError{Err: err}
@@ -284,9 +287,9 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	// Strict alternation: with no request outstanding the child has
 	// nothing to say. Bytes already waiting are an unsolicited event,
 	// which would otherwise be taken for the answer to this request.
-	if p, ok := s.child.(interface{ Pending() bool }); ok && p.Pending() {
+	if s.conn.Pending() {
 		s.interrupt.CompareAndSwap(irNone, irIdle)
-		return nil, s.fail(&worker.ProtocolError{Msg: "worker sent an event with no request outstanding"})
+		return nil, s.fail(&ProtocolError{Msg: "worker sent an event with no request outstanding", Err: ErrStrayEvent})
 	}
 
 	var stopCtx func() bool
@@ -295,23 +298,23 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	}
 	watched := isDrive(kind) && s.armWatchdog()
 
-	op := worker.ContextWaiting
+	op := transport.OpWaiting
 	if kind == message.KindAbortFeed {
-		op = worker.ContextAborting
+		op = transport.OpAborting
 	}
 	var (
 		ev     *message.ChildEvent
 		ioErr  error
 		decErr error
 	)
-	if err := s.child.WriteFrame(buf); err != nil {
+	if err := s.conn.WriteFrame(buf); err != nil {
 		ioErr = err
-		if op != worker.ContextAborting {
-			op = worker.ContextSending
+		if op != transport.OpAborting {
+			op = transport.OpSending
 		}
 	} else {
 		for {
-			body, err := s.child.ReadFrame()
+			body, err := s.conn.ReadFrame()
 			if err != nil {
 				ioErr = err
 				break
@@ -329,6 +332,10 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 			break
 		}
 	}
+	// Strict alternation again: after a turn-ending event the child has
+	// nothing more to say until the next request. Bytes already behind
+	// the answer are a second event for one request (see stray below).
+	stray := ev != nil && s.conn.Pending()
 	s.keep(buf)
 
 	if watched {
@@ -344,7 +351,13 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	case ioErr != nil:
 		return nil, s.lost(op, ioErr)
 	case decErr != nil:
-		return nil, s.fail(&worker.ProtocolError{Msg: "invalid payload from worker", Err: decErr})
+		return nil, s.fail(&ProtocolError{Msg: "invalid payload from worker", Err: decErr})
+	case stray:
+		what := "answer"
+		if ev.Body != nil { // a kindless event is no answer either, but it came first
+			what = ev.Body.EventKind().String() + " answer"
+		}
+		return nil, s.fail(&ProtocolError{Msg: "worker sent another event after its " + what, Err: ErrStrayEvent})
 	}
 	return s.settle(ctx, req, ev)
 }
@@ -371,7 +384,7 @@ func (s *Session) deliver(p *message.Print) {
 // ended or someone else got there first.
 func (s *Session) kill(reason int32) {
 	if s.interrupt.CompareAndSwap(irNone, reason) {
-		s.child.Kill()
+		s.peer.Kill()
 	}
 }
 
@@ -431,12 +444,12 @@ func (s *Session) interrupted(ctx context.Context, reason int32) error {
 	switch reason {
 	case irContext:
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = &worker.TimeoutError{Killed: true, Err: context.Cause(ctx)}
+			err = &TimeoutError{Killed: true, Err: context.Cause(ctx)}
 		} else {
-			err = &worker.CanceledError{Killed: true, Err: context.Cause(ctx)}
+			err = &CanceledError{Killed: true, Err: context.Cause(ctx)}
 		}
 	case irWatchdog:
-		err = &worker.TimeoutError{Watchdog: true, Budget: s.wdBudget, Killed: true}
+		err = &TimeoutError{Watchdog: true, Budget: s.wdBudget, Killed: true}
 	default:
 		s.die(nil, true)
 		return s.closedErr()
@@ -444,22 +457,20 @@ func (s *Session) interrupted(ctx context.Context, reason int32) error {
 	return s.die(err, true)
 }
 
-// lost classifies an I/O failure on the worker's pipes and discards the
-// worker.
-func (s *Session) lost(op string, ioErr error) error {
+// lost classifies an I/O failure on the worker's connection and discards
+// the worker.
+func (s *Session) lost(op transport.Op, ioErr error) error {
 	if errors.Is(ioErr, frame.ErrTooLarge) {
-		return s.fail(&worker.ProtocolError{Msg: "invalid frame from worker", Err: ioErr})
+		return s.fail(&ProtocolError{Msg: "invalid frame from worker", Err: ioErr})
 	}
-	err := s.child.Vanished(op, ioErr)
-	var ce *worker.CrashError
-	if errors.As(err, &ce) {
-		// A worker that dies on purpose writes a FatalError first (a
-		// desynchronized frame, a panic); it may still be in the pipe.
-		if body, rerr := s.child.ReadFrame(); rerr == nil {
+	err := s.peer.Lost(transport.Loss{Op: op, Err: ioErr})
+	// A worker that dies on purpose writes a FatalError first (a
+	// desynchronized frame, a panic); it may still be in the connection.
+	if !errors.Is(err, worker.ErrMemoryLimit) {
+		if body, rerr := s.conn.ReadFrame(); rerr == nil {
 			if ev, derr := s.codec.DecodeEvent(body, s.lim); derr == nil {
 				if fe, ok := ev.Body.(*message.FatalError); ok {
-					err = &worker.CrashError{Reason: worker.Announced, Message: fe.Message,
-						Exit: ce.Exit, Stderr: ce.Stderr}
+					err = s.peer.Lost(transport.Loss{Announced: true, Message: fe.Message})
 				}
 			}
 		}
@@ -469,7 +480,7 @@ func (s *Session) lost(op string, ioErr error) error {
 
 // fail discards a worker that broke the protocol.
 func (s *Session) fail(err error) error {
-	s.log.Warn("monty worker discarded", slog.Int("pid", s.child.Pid()), slog.Any("error", err))
+	s.log.Warn("monty worker discarded", slog.Int("pid", s.Pid()), slog.Any("error", err))
 	return s.die(err, true)
 }
 
@@ -479,22 +490,35 @@ func (s *Session) fail(err error) error {
 func (s *Session) die(err error, kill bool) error {
 	s.state = StateClosed
 	s.susp = nil
-	if s.deadErr == nil {
-		s.deadErr = err
-	}
+	s.setCause(err)
 	s.closed.Store(true)
 	s.interrupt.Store(irClosed)
 	if s.wd != nil {
 		s.wd.Stop()
 	}
 	if kill {
-		s.child.Kill()
+		s.peer.Kill()
 	}
-	s.child.Close(context.Background())
+	s.peer.Close(context.Background())
 	return err
 }
 
-func (s *Session) closedErr() error { return &closedError{cause: s.deadErr} }
+func (s *Session) closedErr() error { return &closedError{cause: s.cause()} }
+
+// setCause records err as the cause of the loss unless one is known.
+func (s *Session) setCause(err error) {
+	s.deadMu.Lock()
+	if s.deadErr == nil {
+		s.deadErr = err
+	}
+	s.deadMu.Unlock()
+}
+
+func (s *Session) cause() error {
+	s.deadMu.Lock()
+	defer s.deadMu.Unlock()
+	return s.deadErr
+}
 
 // noteStamps records the metadata of a stamped event.
 func (s *Session) noteStamps(ev *message.ChildEvent) {
@@ -527,7 +551,7 @@ func (s *Session) applyOwnLimits() {
 }
 
 func (s *Session) unexpected(ev *message.ChildEvent, req message.Request) error {
-	return s.fail(&worker.ProtocolError{Msg: "unexpected " + ev.Body.EventKind().String() +
+	return s.fail(&ProtocolError{Msg: "unexpected " + ev.Body.EventKind().String() +
 		" event in reply to " + req.RequestKind().String()})
 }
 
@@ -572,14 +596,14 @@ func (s *Session) checkCalls(ev *message.ChildEvent) error {
 		if len(b.PendingCallIDs) == 0 {
 			// The worker only asks when some future is pending; an empty
 			// list would leave both sides waiting for each other.
-			return &worker.ProtocolError{Msg: "worker sent ResolveFutures with no pending call id"}
+			return &ProtocolError{Msg: "worker sent ResolveFutures with no pending call id"}
 		}
 		if s.restored {
 			return nil
 		}
 		for _, p := range b.PendingCallIDs {
 			if _, ok := s.futures[p]; !ok {
-				return &worker.ProtocolError{Msg: "worker reported call id " + strconv.FormatUint(uint64(p), 10) +
+				return &ProtocolError{Msg: "worker reported call id " + strconv.FormatUint(uint64(p), 10) +
 					" as a pending future, but no future was registered under it"}
 			}
 		}
@@ -588,7 +612,7 @@ func (s *Session) checkCalls(ev *message.ChildEvent) error {
 		return nil
 	}
 	if s.callSeen && id <= s.lastCall {
-		return &worker.ProtocolError{Msg: "worker announced call id " + strconv.FormatUint(uint64(id), 10) +
+		return &ProtocolError{Msg: "worker announced call id " + strconv.FormatUint(uint64(id), 10) +
 			" after call id " + strconv.FormatUint(uint64(s.lastCall), 10) + " in the same feed"}
 	}
 	s.lastCall, s.callSeen = id, true
@@ -602,14 +626,14 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 	}
 	switch b := ev.Body.(type) {
 	case nil:
-		return nil, s.fail(&worker.ProtocolError{Msg: "unexpected event"})
+		return nil, s.fail(&ProtocolError{Msg: "unexpected event"})
 	case *message.FatalError:
-		return nil, s.die(s.child.Announced(b.Message), false)
+		return nil, s.die(s.peer.Lost(transport.Loss{Announced: true, Message: b.Message}), false)
 	case *message.ShutdownDump:
-		return nil, s.fail(&worker.ProtocolError{Msg: "subprocess worker sent a ShutdownDump"})
+		return nil, s.fail(&ProtocolError{Msg: "subprocess worker sent a ShutdownDump"})
 	case *message.Error:
 		if b.Exception == nil {
-			return nil, s.fail(&worker.ProtocolError{Msg: "error event with no exception"})
+			return nil, s.fail(&ProtocolError{Msg: "error event with no exception"})
 		}
 	}
 	s.noteStamps(ev)
@@ -617,7 +641,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 	switch req.RequestKind() {
 	case message.KindAbortFeed:
 		if ek != message.KindError {
-			return nil, s.fail(&worker.ProtocolError{Msg: "worker answered AbortFeed with something other than an Error"})
+			return nil, s.fail(&ProtocolError{Msg: "worker answered AbortFeed with something other than an Error"})
 		}
 		if isProtocolViolation(ev.Body.(*message.Error).Exception) {
 			// The worker refused the abort (for example an exception type
@@ -657,7 +681,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			s.applyOwnLimits()
 		case message.KindError:
 		default:
-			return nil, s.fail(&worker.ProtocolError{Msg: "unexpected reply to Configure: " + ek.String()})
+			return nil, s.fail(&ProtocolError{Msg: "unexpected reply to Configure: " + ek.String()})
 		}
 		return ev, nil
 
@@ -759,12 +783,12 @@ func (s *Session) Close() error {
 		}
 		if s.interrupt.CompareAndSwap(v, irClosed) {
 			if v == irNone {
-				s.child.Kill()
+				s.peer.Kill()
 			}
 			break
 		}
 	}
-	return s.child.Close(context.Background())
+	return s.peer.Close(context.Background())
 }
 
 // Kill sends SIGKILL to the worker at once. A turn in flight fails with an
@@ -784,7 +808,7 @@ func (s *Session) Kill() {
 			break
 		}
 	}
-	s.child.Kill()
+	s.peer.Kill()
 }
 
 func (s *Session) cancelHost() {

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/gomonty/monty/message"
-	"github.com/gomonty/monty/value"
-	"github.com/gomonty/monty/worker"
 )
 
 // Input binds a name in the sandbox's globals for one feed. Value is any
@@ -43,7 +41,7 @@ func (s *Session) end() { s.busy.Store(false) }
 // with the Resume methods. Print output goes to the print sink.
 //
 // If ctx ends while the worker runs, the worker is killed and the error is
-// a *worker.CanceledError or *worker.TimeoutError; the session is then
+// a *CanceledError or *TimeoutError; the session is then
 // closed.
 func (s *Session) Feed(ctx context.Context, code string, inputs ...Input) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
@@ -77,157 +75,140 @@ func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 	return feed, nil
 }
 
-// pendingCall returns the call id of a suspended FunctionCall or OsCall.
-func (s *Session) pendingCall() (uint32, bool) {
+// Answer is how the host answers a suspension in [Session.Resume]. Build
+// one with [Return], [Raise], [Undefined], [NotHandled], [AsFuture] or
+// [Resolve].
+//
+// An Answer is plain data; the session only reads it.
+type Answer struct {
+	kind     answerKind
+	value    any
+	exc      *message.RaisedException
+	outcomes []FutureOutcome
+}
+
+type answerKind uint8
+
+const (
+	answerReturn answerKind = iota + 1
+	answerRaise
+	answerUndefined
+	answerNotHandled
+	answerFuture
+	answerResolve
+)
+
+// Return answers a FunctionCall or OsCall with the value v, or binds a
+// NameLookup's name to v. v is any Go value [value.FromGo] accepts, or a
+// [Value].
+func Return(v any) Answer { return Answer{kind: answerReturn, value: v} }
+
+// Raise raises exc where the feed is suspended: at the call site of a
+// FunctionCall or OsCall (the sandbox may catch it), or where a NameLookup
+// read the name.
+func Raise(exc *message.RaisedException) Answer { return Answer{kind: answerRaise, exc: exc} }
+
+// Undefined answers a NameLookup with "undefined" (NameError, or
+// AttributeError for a host object's attribute), or a FunctionCall with
+// NameError "name '<function>' is not defined".
+func Undefined() Answer { return Answer{kind: answerUndefined} }
+
+// NotHandled answers an OsCall with "no handler": the sandbox raises the
+// call's default error (PermissionError for filesystem calls).
+func NotHandled() Answer { return Answer{kind: answerNotHandled} }
+
+// AsFuture answers a FunctionCall with an external future registered under
+// the call's own id: the sandbox gets an awaitable, and the result is
+// delivered later by resuming a ResolveFutures suspension with [Resolve].
+func AsFuture() Answer { return Answer{kind: answerFuture} }
+
+// Resolve settles futures: on a ResolveFutures suspension, any subset of
+// the listed call ids (the worker asks again for the rest); on a
+// FunctionCall whose AllowEagerAwait is set (protocol 4, `x = await f()`),
+// exactly one outcome for that call, which the worker takes without a
+// ResolveFutures round.
+func Resolve(outcomes ...FutureOutcome) Answer {
+	return Answer{kind: answerResolve, outcomes: outcomes}
+}
+
+// Resume answers the pending suspension with a and returns the next
+// turn-ending event. An answer that does not fit the suspension (Undefined
+// for an OsCall, NotHandled for a FunctionCall, a Resolve on a call that
+// cannot await eagerly, ...) fails with ErrNotSuspended and sends nothing.
+func (s *Session) Resume(ctx context.Context, a Answer) (*message.ChildEvent, error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer s.end()
 	if s.state != StateSuspended || s.susp == nil {
-		return 0, false
-	}
-	switch b := s.susp.Body.(type) {
-	case *message.FunctionCall:
-		return b.CallID, true
-	case *message.OsCall:
-		return b.CallID, true
-	}
-	return 0, false
-}
-
-// resumeCall answers the suspended call with r, whose value (if any) is in
-// g.
-func (s *Session) resumeCall(ctx context.Context, r message.ExtResult, g *value.Graph) (*message.ChildEvent, error) {
-	id, ok := s.pendingCall()
-	if !ok {
 		return nil, ErrNotSuspended
 	}
-	req := &message.ResumeCall{CallID: id, Result: &r}
-	if g != nil {
-		req.Values = *g
-	}
-	return s.exchange(ctx, req)
-}
-
-// resumeWith converts v into the scratch graph and answers the suspended
-// call with it.
-func (s *Session) resumeWith(ctx context.Context, v any) (*message.ChildEvent, error) {
-	if _, ok := s.pendingCall(); !ok {
-		return nil, ErrNotSuspended
-	}
-	s.scratch.Reset()
-	root, err := toGraph(&s.scratch, v)
+	req, err := s.answerRequest(a)
 	if err != nil {
-		return nil, &InvalidRequestError{Err: err}
+		return nil, err
 	}
-	ev, err := s.resumeCall(ctx, message.ExtResult{Kind: message.ResultReturn, Value: root}, &s.scratch)
+	ev, err := s.exchange(ctx, req)
 	s.scratch.Reset()
 	return ev, err
 }
 
-// ResumeReturn answers the suspended FunctionCall or OsCall with the value
-// v (any Go value [value.FromGo] accepts, or a [Value]) and returns the next
-// turn-ending event.
-func (s *Session) ResumeReturn(ctx context.Context, v any) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
+// answerRequest builds the request that answers the pending suspension
+// with a.
+func (s *Session) answerRequest(a Answer) (message.Request, error) {
+	switch b := s.susp.Body.(type) {
+	case *message.FunctionCall, *message.OsCall:
+		var id uint32
+		call, isCall := b.(*message.FunctionCall)
+		if isCall {
+			id = call.CallID
+		} else {
+			id = b.(*message.OsCall).CallID
+		}
+		req := &message.ResumeCall{CallID: id, Result: &message.ExtResult{}}
+		switch {
+		case a.kind == answerReturn:
+			s.scratch.Reset()
+			root, err := toGraph(&s.scratch, a.value)
+			if err != nil {
+				return nil, &InvalidRequestError{Err: err}
+			}
+			req.Result.Kind, req.Result.Value, req.Values = message.ResultReturn, root, s.scratch
+		case a.kind == answerRaise:
+			req.Result.Kind, req.Result.Error = message.ResultError, a.exc
+		case a.kind == answerUndefined && isCall:
+			req.Result.Kind, req.Result.Name = message.ResultNotFound, call.FunctionName
+		case a.kind == answerNotHandled && !isCall:
+			req.Result.Kind = message.ResultNotHandled
+		case a.kind == answerFuture && isCall:
+			req.Result.Kind, req.Result.Future = message.ResultFuture, id
+		case a.kind == answerResolve && isCall && call.AllowEagerAwait &&
+			len(a.outcomes) == 1 && a.outcomes[0].CallID == id:
+			return buildFutures(a.outcomes)
+		default:
+			return nil, ErrNotSuspended
+		}
+		return req, nil
+	case *message.NameLookup:
+		switch a.kind {
+		case answerReturn:
+			req := &message.ResumeNameLookup{Kind: message.LookupValue}
+			root, err := toGraph(&req.Values, a.value)
+			if err != nil {
+				return nil, &InvalidRequestError{Err: err}
+			}
+			req.Value = root
+			return req, nil
+		case answerRaise:
+			return &message.ResumeNameLookup{Kind: message.LookupError, Error: a.exc}, nil
+		case answerUndefined:
+			return &message.ResumeNameLookup{Kind: message.LookupUndefined}, nil
+		}
+	case *message.ResolveFutures:
+		if a.kind == answerResolve {
+			return buildFutures(a.outcomes)
+		}
 	}
-	defer s.end()
-	return s.resumeWith(ctx, v)
-}
-
-// ResumeError answers the suspended call by raising exc at the call site
-// (the sandbox may catch it).
-func (s *Session) ResumeError(ctx context.Context, exc *message.RaisedException) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	return s.resumeCall(ctx, message.ExtResult{Kind: message.ResultError, Error: exc}, nil)
-}
-
-// ResumeFuture answers the suspended FunctionCall with an external future
-// registered under the call's own id; the sandbox gets an awaitable, and
-// the result is delivered later with ResumeFutures.
-func (s *Session) ResumeFuture(ctx context.Context) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	id, ok := s.pendingCall()
-	if !ok {
-		return nil, ErrNotSuspended
-	}
-	return s.resumeCall(ctx, message.ExtResult{Kind: message.ResultFuture, Future: id}, nil)
-}
-
-// ResumeNotFound answers the suspended call with NameError "name 'name' is
-// not defined".
-func (s *Session) ResumeNotFound(ctx context.Context, name string) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	return s.resumeCall(ctx, message.ExtResult{Kind: message.ResultNotFound, Name: name}, nil)
-}
-
-// ResumeNotHandled answers a suspended OsCall with "no handler": the
-// sandbox raises the call's default error (PermissionError for filesystem
-// calls).
-func (s *Session) ResumeNotHandled(ctx context.Context) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	if !s.suspendedOn(message.KindOsCall) {
-		return nil, ErrNotSuspended
-	}
-	return s.resumeCall(ctx, message.ExtResult{Kind: message.ResultNotHandled}, nil)
-}
-
-func (s *Session) suspendedOn(k message.EventKind) bool {
-	return s.state == StateSuspended && s.susp != nil && s.susp.Body.EventKind() == k
-}
-
-// ResumeLookupValue answers the suspended NameLookup by binding the name to
-// v.
-func (s *Session) ResumeLookupValue(ctx context.Context, v any) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	if !s.suspendedOn(message.KindNameLookup) {
-		return nil, ErrNotSuspended
-	}
-	req := &message.ResumeNameLookup{Kind: message.LookupValue}
-	root, err := toGraph(&req.Values, v)
-	if err != nil {
-		return nil, &InvalidRequestError{Err: err}
-	}
-	req.Value = root
-	return s.exchange(ctx, req)
-}
-
-// ResumeLookupUndefined answers the suspended NameLookup with "undefined":
-// NameError (or AttributeError for a host object's attribute).
-func (s *Session) ResumeLookupUndefined(ctx context.Context) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	if !s.suspendedOn(message.KindNameLookup) {
-		return nil, ErrNotSuspended
-	}
-	return s.exchange(ctx, &message.ResumeNameLookup{Kind: message.LookupUndefined})
-}
-
-// ResumeLookupError answers the suspended NameLookup by raising exc where
-// the name was read.
-func (s *Session) ResumeLookupError(ctx context.Context, exc *message.RaisedException) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	if !s.suspendedOn(message.KindNameLookup) {
-		return nil, ErrNotSuspended
-	}
-	return s.exchange(ctx, &message.ResumeNameLookup{Kind: message.LookupError, Error: exc})
+	return nil, ErrNotSuspended
 }
 
 // FutureOutcome resolves one external future: the value of a finished
@@ -242,46 +223,6 @@ type FutureOutcome struct {
 	Value any
 	// Err fails the future.
 	Err error
-}
-
-// ResumeFutures resolves some of the futures a ResolveFutures event listed
-// (any subset; the worker asks again for the rest).
-func (s *Session) ResumeFutures(ctx context.Context, outcomes ...FutureOutcome) (*message.ChildEvent, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	if !s.suspendedOn(message.KindResolveFutures) {
-		return nil, ErrNotSuspended
-	}
-	req, err := buildFutures(outcomes)
-	if err != nil {
-		return nil, err
-	}
-	return s.exchange(ctx, req)
-}
-
-// ResumeEager answers a suspended FunctionCall whose AllowEagerAwait is set
-// (protocol 4, `x = await f()`) with its settled result: v, or the error
-// err when it is non-nil. The worker continues without a ResolveFutures
-// round.
-func (s *Session) ResumeEager(ctx context.Context, v any, err error) (*message.ChildEvent, error) {
-	if e := s.begin(ctx); e != nil {
-		return nil, e
-	}
-	defer s.end()
-	if !s.suspendedOn(message.KindFunctionCall) {
-		return nil, ErrNotSuspended
-	}
-	fc := s.susp.Body.(*message.FunctionCall)
-	if !fc.AllowEagerAwait {
-		return nil, ErrNotSuspended
-	}
-	req, e := buildFutures([]FutureOutcome{{CallID: fc.CallID, Value: v, Err: err}})
-	if e != nil {
-		return nil, e
-	}
-	return s.exchange(ctx, req)
 }
 
 func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
@@ -305,7 +246,7 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 // AbortFeed ends the suspended feed by raising exc, uncatchably, where it
 // is suspended, and returns the worker's Error event. The session survives
 // with the globals assigned before the suspension. A worker that answers
-// with anything but an Error is discarded (*worker.ProtocolError).
+// with anything but an Error is discarded (*ProtocolError).
 func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -381,7 +322,7 @@ func (s *Session) configure(ctx context.Context) error {
 		return err
 	}
 	if err := errorOf(ev); err != nil {
-		return s.fail(&worker.ProtocolError{Msg: "worker refused Configure", Err: err})
+		return s.fail(&ProtocolError{Msg: "worker refused Configure", Err: err})
 	}
 	return nil
 }

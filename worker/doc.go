@@ -22,18 +22,16 @@
 //
 // # Errors
 //
-// A worker that is lost is reported with a typed error:
+// [Process.Lost] classifies the loss of a worker into a typed error:
 //
 //   - [*CrashError]: the worker announced a FatalError (Announced) or
 //     exited, hung up or broke a pipe without one (Vanished);
 //   - [*MemoryLimitError] (matching [ErrMemoryLimit]): the worker exited
-//     with status 65 because its allocator ceiling was crossed;
-//   - [*TimeoutError] and [*CanceledError]: a deadline, the duration
-//     watchdog or a context cancellation interrupted a turn;
-//   - [*ProtocolError]: the worker sent something a parent cannot accept.
+//     with status 65 because its allocator ceiling was crossed.
 //
-// Each of them has a SessionSurvives method; [SessionSurvives] asks any
-// error. Error texts are for humans and may change; match with errors.Is
+// Both have a SessionSurvives method reporting false. The errors of a
+// session (timeouts, cancellation, protocol violations) belong to package
+// session. Error texts are for humans and may change; match with errors.Is
 // and errors.As.
 //
 // This package knows frames, not messages: it never decodes what the

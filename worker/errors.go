@@ -2,21 +2,20 @@ package worker
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
 )
 
 // What the parent was doing when a worker vanished, as recorded in
 // CrashError.Context.
 const (
-	ContextSending  = "sending a request"
-	ContextWaiting  = "waiting for a reply"
-	ContextAborting = "aborting a feed"
+	ContextSending  = transport.OpSending
+	ContextWaiting  = transport.OpWaiting
+	ContextAborting = transport.OpAborting
 )
 
 // Sentinels matched (errors.Is) by the typed errors of this package.
@@ -25,13 +24,6 @@ var (
 	ErrCrashed = errors.New("monty worker crashed")
 	// ErrMemoryLimit is matched by every *MemoryLimitError.
 	ErrMemoryLimit = errors.New("the worker exceeded its memory limit and was terminated")
-	// ErrTimeout is matched by every *TimeoutError.
-	ErrTimeout = errors.New("monty worker timed out")
-	// ErrProtocol is matched by every *ProtocolError.
-	ErrProtocol = errors.New("monty worker protocol error")
-	// ErrClosed is returned for a process or session used after Close,
-	// Kill or a fatal error.
-	ErrClosed = errors.New("monty worker closed")
 )
 
 // Exit is how a worker process ended.
@@ -101,7 +93,7 @@ type CrashError struct {
 	Message string
 	// Context is what the parent was doing (Vanished only): ContextSending,
 	// ContextWaiting or ContextAborting.
-	Context string
+	Context transport.Op
 	// Exit is the reaped exit status.
 	Exit Exit
 	// Stderr is the tail of the worker's stderr.
@@ -119,7 +111,7 @@ func (e *CrashError) Error() string {
 		b.WriteString(e.Message)
 	} else {
 		b.WriteString(" while ")
-		b.WriteString(e.Context)
+		b.WriteString(string(e.Context))
 	}
 	b.WriteString(" (")
 	b.WriteString(e.Exit.String())
@@ -161,126 +153,6 @@ func (e *MemoryLimitError) Is(target error) bool { return target == ErrMemoryLim
 
 // SessionSurvives reports false: the worker is dead.
 func (e *MemoryLimitError) SessionSurvives() bool { return false }
-
-// TimeoutError reports a turn stopped by a deadline: the caller's context
-// deadline, or the parent's watchdog backstop for the max_duration limit.
-//
-// When the worker was computing it is killed (Killed); when it was waiting
-// on the host between turns, the feed is aborted with AbortFeed instead and
-// the session survives.
-//
-// It is not modified after it is returned; it is safe to read concurrently.
-type TimeoutError struct {
-	// Watchdog is set when the parent's max_duration backstop fired (the
-	// worker failed to stop itself with a TimeoutError in time).
-	Watchdog bool
-	// Budget is the max_duration budget the watchdog enforced.
-	Budget time.Duration
-	// Killed reports whether the worker was killed.
-	Killed bool
-	// Err is the context's error (context.DeadlineExceeded or its cause);
-	// nil for the watchdog.
-	Err error
-}
-
-// Error describes the timeout.
-func (e *TimeoutError) Error() string {
-	switch {
-	case e.Watchdog:
-		return fmt.Sprintf("monty worker ran past its max_duration of %v and was killed", e.Budget)
-	case e.Killed:
-		return "monty worker killed: " + errText(e.Err)
-	}
-	return "monty feed aborted: " + errText(e.Err)
-}
-
-// Unwrap returns the context error.
-func (e *TimeoutError) Unwrap() error { return e.Err }
-
-// Is reports whether target is ErrTimeout.
-func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
-
-// SessionSurvives reports whether the worker was left alive.
-func (e *TimeoutError) SessionSurvives() bool { return !e.Killed }
-
-// CanceledError reports a turn stopped because its context was canceled.
-// When the worker was computing it is killed (Killed); when it was waiting
-// on the host the feed is aborted and the session survives. A request that
-// was never sent (the context was already done) also leaves the session
-// intact.
-//
-// It is not modified after it is returned; it is safe to read concurrently.
-type CanceledError struct {
-	// Killed reports whether the worker was killed.
-	Killed bool
-	// Err is the context's error (context.Canceled or its cause).
-	Err error
-}
-
-// Error describes the cancellation.
-func (e *CanceledError) Error() string {
-	if e.Killed {
-		return "monty worker killed: " + errText(e.Err)
-	}
-	return "monty turn canceled: " + errText(e.Err)
-}
-
-// Unwrap returns the context error.
-func (e *CanceledError) Unwrap() error { return e.Err }
-
-// SessionSurvives reports whether the worker was left alive.
-func (e *CanceledError) SessionSurvives() bool { return !e.Killed }
-
-// ProtocolError reports a worker that broke the protocol: an undecodable
-// event, an event that does not fit the request, a ShutdownDump, or a
-// wrong answer to AbortFeed. The worker is discarded.
-//
-// It is not modified after it is returned; it is safe to read concurrently.
-type ProtocolError struct {
-	// Msg is the description, for example "invalid payload from worker" or
-	// "unexpected event".
-	Msg string
-	// Err is the cause (a decode error), or nil.
-	Err error
-}
-
-// Error returns Msg, followed by ": " and the cause when there is one.
-func (e *ProtocolError) Error() string {
-	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
-	}
-	return e.Msg
-}
-
-// Unwrap returns the cause.
-func (e *ProtocolError) Unwrap() error { return e.Err }
-
-// Is reports whether target is ErrProtocol.
-func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
-
-// SessionSurvives reports false: the worker is discarded.
-func (e *ProtocolError) SessionSurvives() bool { return false }
-
-// SessionSurvives reports whether the session is still usable after err:
-// true for nil and for errors whose chain has a SessionSurvives method
-// reporting true, false for everything else.
-func SessionSurvives(err error) bool {
-	if err == nil {
-		return true
-	}
-	var s interface{ SessionSurvives() bool }
-	if errors.As(err, &s) {
-		return s.SessionSurvives()
-	}
-	return false
-}
-
-func errText(err error) string {
-	if err == nil {
-		return "interrupted"
-	}
-	return err.Error()
-}
 
 func lastLine(s string) string {
 	s = strings.TrimRight(s, "\r\n\t ")

@@ -125,19 +125,19 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	inR, inW, err := blockingPipe()
 	if err != nil {
-		return nil, fmt.Errorf("worker: stdin pipe: %w", err)
+		return nil, fmt.Errorf("monty worker: stdin pipe: %w", err)
 	}
 	files = append(files, inR, inW)
 	outR, outW, err := blockingPipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("worker: stdout pipe: %w", err)
+		return nil, fmt.Errorf("monty worker: stdout pipe: %w", err)
 	}
 	files = append(files, outR, outW)
 	errR, errW, err := stderrPipe()
 	if err != nil {
 		closeAll()
-		return nil, fmt.Errorf("worker: stderr pipe: %w", err)
+		return nil, fmt.Errorf("monty worker: stderr pipe: %w", err)
 	}
 	files = append(files, errR, errW)
 
@@ -154,7 +154,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("worker: start %s: %w", bin, err)
+		return nil, fmt.Errorf("monty worker: start %s: %w", bin, err)
 	}
 	// The child has its copies; ours must go, or EOF would never arrive.
 	inR.Close()
@@ -282,9 +282,11 @@ func (p *Process) WriteFrame(body []byte) error { return p.conn.WriteFrame(body)
 // Under strict alternation nothing may be pending when the parent is about
 // to send a request, so a true result exposes an unsolicited (stray)
 // event. Call it from the goroutine that reads frames.
-func (p *Process) Pending() bool {
-	return p.conn.Buffered() > 0 || pipeReadable(p.stdout)
-}
+func (p *Process) Pending() bool { return p.conn.Pending() }
+
+// Pending reports whether bytes are waiting in the child's stdout pipe
+// (FIONREAD) without blocking; the Stream asks it for Conn.Pending.
+func (r *firstRead) Pending() bool { return pipeReadable(r.File) }
 
 // Exited returns a channel closed once the child has exited and been
 // reaped.
@@ -376,35 +378,40 @@ func (p *Process) settle() Exit {
 		<-p.exited
 	}
 	t.Stop()
+	// The tail attached to the error should hold the child's last words:
+	// once it has exited its stderr ends too (unless a grandchild holds
+	// it), so give the drain a moment to finish.
+	g := time.NewTimer(p.cfg.KillGrace)
+	select {
+	case <-p.stderrDone:
+	case <-g.C:
+	}
+	g.Stop()
 	return p.exit
 }
 
-// Announced handles a FatalError frame from the child: it waits up to
-// protocol.FatalExitGrace for the exit, reaps the child and returns a
-// *CrashError with Reason Announced. It does not release the pipes; call
-// Close afterwards.
-func (p *Process) Announced(message string) error {
+// Lost classifies the loss of the child's connection (see
+// [transport.Loss]): it waits up to protocol.FatalExitGrace for the exit
+// (killing the child after that), reaps it, and returns the typed error.
+// An announced loss (the child sent a FatalError) is a *CrashError with
+// Reason Announced; otherwise exit status 65 gives a *MemoryLimitError and
+// anything else a *CrashError with Reason Vanished wrapping the I/O error.
+// If the child managed to write a FatalError frame before dying, that frame
+// is still available to ReadFrame afterwards (the pipe is drained only by
+// the caller). Lost does not release the pipes; call Close afterwards.
+func (p *Process) Lost(l transport.Loss) error {
 	exit := p.settle()
-	return &CrashError{Reason: Announced, Message: message, Exit: exit, Stderr: p.Stderr()}
-}
-
-// Vanished handles an I/O failure on the child's pipes while the parent was
-// doing what context says (ContextSending, ContextWaiting or
-// ContextAborting): it waits up to protocol.FatalExitGrace for the exit,
-// reaps the child and classifies it. Status 65 gives a *MemoryLimitError,
-// anything else a *CrashError with Reason Vanished wrapping cause. If the
-// child managed to write a FatalError frame before dying, that frame is
-// available to ReadFrame afterwards (the pipe is drained only by the
-// caller). It does not release the pipes; call Close afterwards.
-func (p *Process) Vanished(context string, cause error) error {
-	exit := p.settle()
+	if l.Announced {
+		return &CrashError{Reason: Announced, Message: l.Message, Exit: exit, Stderr: p.Stderr()}
+	}
 	if exit.Code == int(protocol.ExitOOM) {
 		return &MemoryLimitError{Exit: exit, Stderr: p.Stderr()}
 	}
+	cause := l.Err
 	if cause == io.EOF {
 		cause = io.ErrUnexpectedEOF
 	}
-	return &CrashError{Reason: Vanished, Context: context, Exit: exit, Stderr: p.Stderr(), Err: cause}
+	return &CrashError{Reason: Vanished, Context: l.Op, Exit: exit, Stderr: p.Stderr(), Err: cause}
 }
 
 // IsStreamEnd reports whether err from ReadFrame or WriteFrame means the

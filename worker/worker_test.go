@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"github.com/gomonty/monty/transport"
 	"io"
 	"log/slog"
 	"os"
@@ -145,12 +146,12 @@ func TestRealWorkerVersionRefusalIsAnnounced(t *testing.T) {
 	if !strings.Contains(msg, "unsupported protocol version 4") {
 		t.Fatalf("FatalError %q", msg)
 	}
-	err := p.Announced("unsupported protocol version 4")
+	err := p.Lost(transport.Loss{Announced: true, Message: "unsupported protocol version 4"})
 	var ce *CrashError
 	if !errors.As(err, &ce) || ce.Reason != Announced || ce.Exit.Code != 4 {
 		t.Fatalf("got %#v, want an announced crash with exit status 4", err)
 	}
-	if !errors.Is(err, ErrCrashed) || SessionSurvives(err) {
+	if !errors.Is(err, ErrCrashed) || err.(*CrashError).SessionSurvives() {
 		t.Fatalf("classification of %v", err)
 	}
 }
@@ -166,7 +167,7 @@ func TestRealWorkerKilledMidTurnVanishes(t *testing.T) {
 	if err != io.EOF {
 		t.Fatalf("read after kill: %v, want io.EOF", err)
 	}
-	err = p.Vanished(ContextWaiting, err)
+	err = p.Lost(transport.Loss{Op: ContextWaiting, Err: err})
 	var ce *CrashError
 	if !errors.As(err, &ce) || ce.Reason != Vanished || ce.Exit.Signal != syscall.SIGKILL || ce.Context != ContextWaiting {
 		t.Fatalf("got %#v", err)
@@ -186,7 +187,7 @@ func TestRealWorkerAllocatorCeilingIsMemoryLimit(t *testing.T) {
 	if err != io.EOF {
 		t.Fatalf("read: %v, want io.EOF (no frame)", err)
 	}
-	err = p.Vanished(ContextWaiting, err)
+	err = p.Lost(transport.Loss{Op: ContextWaiting, Err: err})
 	var me *MemoryLimitError
 	if !errors.As(err, &me) || !errors.Is(err, ErrMemoryLimit) || me.Exit.Code != 65 {
 		t.Fatalf("got %#v, want a memory-limit error", err)
@@ -216,7 +217,7 @@ func TestRealWorkerFramingErrorCapturesStderr(t *testing.T) {
 	if err != nil || eventArm(t, b) != 11 {
 		t.Fatalf("oversize prefix: %x %v", b, err)
 	}
-	ce := p.Announced("malformed request frame").(*CrashError)
+	ce := p.Lost(transport.Loss{Announced: true, Message: "malformed request frame"}).(*CrashError)
 	if ce.Exit.Code != 76 {
 		t.Fatalf("exit %v, want 76", ce.Exit)
 	}
@@ -323,7 +324,7 @@ func TestVanishedOnEOFWithoutFatal(t *testing.T) {
 	if err != io.EOF {
 		t.Fatalf("read %v", err)
 	}
-	err = p.Vanished(ContextWaiting, err)
+	err = p.Lost(transport.Loss{Op: ContextWaiting, Err: err})
 	var ce *CrashError
 	if !errors.As(err, &ce) || ce.Exit.Code != 9 || !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("got %#v", err)
@@ -440,26 +441,24 @@ func TestRing(t *testing.T) {
 
 func TestErrorClassification(t *testing.T) {
 	cases := []struct {
-		err      error
-		survives bool
-		is       error
+		name string
+		err  interface {
+			error
+			SessionSurvives() bool
+		}
+		is error
 	}{
-		{&CrashError{Reason: Vanished, Context: ContextSending}, false, ErrCrashed},
-		{&MemoryLimitError{}, false, ErrMemoryLimit},
-		{&TimeoutError{Watchdog: true, Killed: true}, false, ErrTimeout},
-		{&TimeoutError{Err: context.DeadlineExceeded}, true, context.DeadlineExceeded},
-		{&CanceledError{Killed: true, Err: context.Canceled}, false, context.Canceled},
-		{&CanceledError{Err: context.Canceled}, true, context.Canceled},
-		{&ProtocolError{Msg: "unexpected event"}, false, ErrProtocol},
-		{errors.New("other"), false, nil},
-		{nil, true, nil},
+		{"crash", &CrashError{Reason: Vanished, Context: ContextSending}, ErrCrashed},
+		{"memory", &MemoryLimitError{}, ErrMemoryLimit},
 	}
 	for _, c := range cases {
-		if got := SessionSurvives(c.err); got != c.survives {
-			t.Errorf("SessionSurvives(%v) = %v", c.err, got)
-		}
-		if c.is != nil && !errors.Is(c.err, c.is) {
-			t.Errorf("%v does not match %v", c.err, c.is)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if c.err.SessionSurvives() {
+				t.Errorf("%v survives", c.err)
+			}
+			if !errors.Is(c.err, c.is) {
+				t.Errorf("%v does not match %v", c.err, c.is)
+			}
+		})
 	}
 }

@@ -64,11 +64,10 @@ var targets = []target{
 func testenvWorker(b *testing.B) string { return testenv.Worker(b) }
 
 func benchSession(b *testing.B, t target) *session.Session {
-	s, err := session.Start(context.Background(), session.Config{
-		Worker:          worker.Config{Binary: t.bin(b), Logger: quiet},
+	s, err := session.Start(context.Background(), session.Launch{
+		Launcher:        session.ProcessLauncher{Worker: worker.Config{Binary: t.bin(b), Logger: quiet}},
 		ProtocolVersion: t.version,
-		Logger:          quiet,
-	})
+	}, session.Config{Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

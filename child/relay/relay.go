@@ -48,10 +48,21 @@ type Config struct {
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
 	// Start, when set, opens the inner session in place of session.Start
-	// (for example a checkout from a prewarmed pool); release then ends it
-	// in place of Session.Close. Worker and ProtocolVersion are not applied
-	// to the session.Config it receives: the source chooses those.
-	Start func(ctx context.Context, cfg session.Config) (s *session.Session, release func() error, err error)
+	// (for example a checkout from a prewarmed pool, whose *pool.Session
+	// satisfies Inner); its Close then ends it. Worker and ProtocolVersion
+	// are not applied to the session.Config it receives: the source
+	// chooses those.
+	Start func(ctx context.Context, cfg session.Config) (Inner, error)
+}
+
+// Inner is what the relay needs of the inner session: *session.Session
+// and *pool.Session both provide it.
+type Inner interface {
+	Do(ctx context.Context, req message.Request) (*message.ChildEvent, error)
+	Stamps() session.Stamps
+	Version() uint32
+	Pid() int
+	Close() error
 }
 
 // Engine relays one served session to an inner worker. It implements
@@ -59,8 +70,7 @@ type Config struct {
 // time and is not safe for concurrent use.
 type Engine struct {
 	cfg     Config
-	s       *session.Session
-	release func() error // ends s; nil means s.Close
+	s       Inner
 	out     child.Output
 	reset   bool // the inner worker has no session (after Reset)
 	name    string
@@ -121,16 +131,18 @@ func (e *Engine) start(ctx context.Context, base session.Config) error {
 	base.PassSuspensions = true
 	base.Print = e.print
 	if e.cfg.Start != nil {
-		s, release, err := e.cfg.Start(ctx, base)
+		s, err := e.cfg.Start(ctx, base)
 		if err != nil {
 			return died(err)
 		}
-		e.s, e.release = s, release
+		e.s = s
 		return nil
 	}
-	base.Worker = e.cfg.Worker
-	base.ProtocolVersion = e.cfg.ProtocolVersion
-	s, err := session.Start(ctx, base)
+	launch := session.Launch{
+		Launcher:        session.ProcessLauncher{Worker: e.cfg.Worker},
+		ProtocolVersion: e.cfg.ProtocolVersion,
+	}
+	s, err := session.Start(ctx, launch, base)
 	if err != nil {
 		return died(err)
 	}
@@ -273,9 +285,6 @@ func (e *Engine) Close() error {
 	if e.s == nil {
 		return nil
 	}
-	if e.release != nil {
-		return e.release()
-	}
 	return e.s.Close()
 }
 
@@ -318,7 +327,7 @@ func (e *Engine) do(ctx context.Context, req message.Request) (message.Event, er
 func died(err error) error {
 	var ce *worker.CrashError
 	var me *worker.MemoryLimitError
-	var te *worker.TimeoutError
+	var te *session.TimeoutError
 	switch {
 	case errors.As(err, &ce):
 		ee := &child.ExitError{Code: protocol.ExitCode(ce.Exit.Code), Signal: ce.Exit.Signal, Err: err}

@@ -152,7 +152,9 @@ func TestRelayConfiguresExactly(t *testing.T) {
 	}
 	feed := &message.Feed{Code: "x: int = 'a'"}
 
-	direct, err := session.Start(context.Background(), session.Config{Worker: worker.Config{Binary: testenv.Worker(t), Logger: quiet}, Logger: quiet})
+	direct, err := session.Start(context.Background(),
+		session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: testenv.Worker(t), Logger: quiet}}},
+		session.Config{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

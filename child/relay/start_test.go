@@ -19,14 +19,13 @@ func TestConfigStartProvidesTheInnerSession(t *testing.T) {
 	bin := testenv.Worker(t)
 	var got session.Config
 	released := 0
-	eng := New(Config{Logger: quiet, Start: func(ctx context.Context, cfg session.Config) (*session.Session, func() error, error) {
+	eng := New(Config{Logger: quiet, Start: func(ctx context.Context, cfg session.Config) (Inner, error) {
 		got = cfg
-		cfg.Worker = worker.Config{Binary: bin, Logger: quiet}
-		s, err := session.Start(ctx, cfg)
+		s, err := session.Start(ctx, session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: bin, Logger: quiet}}}, cfg)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return s, func() error { released++; return s.Close() }, nil
+		return releaseCounter{s, &released}, nil
 	}})
 	ctx := context.Background()
 	mem := uint64(32 << 20)
@@ -47,11 +46,19 @@ func TestConfigStartProvidesTheInnerSession(t *testing.T) {
 
 	// A failing Start ends the child as any failed worker start does.
 	boom := errors.New("no worker for you")
-	eng = New(Config{Logger: quiet, Start: func(context.Context, session.Config) (*session.Session, func() error, error) {
-		return nil, nil, boom
+	eng = New(Config{Logger: quiet, Start: func(context.Context, session.Config) (Inner, error) {
+		return nil, boom
 	}})
 	if err := eng.Configure(ctx, &message.Configure{ProtocolVersion: 4}); !errors.Is(err, boom) {
 		t.Fatalf("Configure with a failing Start: %v", err)
 	}
 	eng.Close()
 }
+
+// releaseCounter counts the Close calls that end the inner session.
+type releaseCounter struct {
+	*session.Session
+	n *int
+}
+
+func (r releaseCounter) Close() error { *r.n++; return r.Session.Close() }

@@ -106,6 +106,12 @@ func (c *Conn) WriteFrame(body []byte) error {
 // Close closes the wrapped connection.
 func (c *Conn) Close() error { return c.conn.Close() }
 
+// Pending reports whether the wrapped connection has unread bytes.
+func (c *Conn) Pending() bool { return c.conn.Pending() }
+
+// MaxFrameLen returns the wrapped connection's frame cap.
+func (c *Conn) MaxFrameLen() int { return c.conn.MaxFrameLen() }
+
 // Err returns the error that stopped the recording, if any.
 func (c *Conn) Err() error {
 	c.mu.Lock()

@@ -22,6 +22,7 @@ import (
 // to kill a running input's worker, a fresh worker is loaded with the state
 // from before that input and the REPL carries on.
 type repl struct {
+	launch session.Launch
 	cfg    session.Config
 	table  *mount.Table
 	sess   *session.Session
@@ -46,7 +47,7 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if table != nil {
 		defer table.Close()
 	}
-	r := &repl{cfg: cfg, table: table, stdout: stdout, stderr: stderr}
+	r := &repl{launch: sf.launch(), cfg: cfg, table: table, stdout: stdout, stderr: stderr}
 	if err := r.start(ctx); err != nil {
 		return err
 	}
@@ -146,7 +147,9 @@ func (r *repl) close() {
 }
 
 func (r *repl) start(ctx context.Context) error {
-	s, err := session.Start(ctx, r.cfg)
+	cfg := r.cfg
+	cfg.Print = session.Writers(r.stdout, r.stderr)
+	s, err := session.Start(ctx, r.launch, cfg)
 	if err != nil {
 		return err
 	}
@@ -174,7 +177,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 		case <-done:
 		}
 	}()
-	opts := []session.RunOption{session.WithStdout(r.stdout), session.WithStderr(r.stderr)}
+	var opts []session.RunOption
 	if r.table != nil {
 		opts = append(opts, session.WithOS(r.table))
 	}

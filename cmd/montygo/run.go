@@ -46,6 +46,15 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "verbose", false, "log diagnostics (worker lifecycle, stderr, protocol errors) to stderr; see also $MONTYGO_LOG")
 }
 
+// launch builds the launch settings: the worker binary and the pinned
+// protocol version.
+func (f *sessionFlags) launch() session.Launch {
+	return session.Launch{
+		Launcher:        session.ProcessLauncher{Worker: worker.Config{Binary: f.worker}},
+		ProtocolVersion: uint32(f.protocol),
+	}
+}
+
 // config builds the session configuration and the OS handler. Diagnostics
 // go to stderr through the logger of newLogger.
 func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Config, *mount.Table, error) {
@@ -54,11 +63,9 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		return session.Config{}, nil, err
 	}
 	cfg := session.Config{
-		Worker:          worker.Config{Binary: f.worker},
-		ScriptName:      scriptName,
-		ProtocolVersion: uint32(f.protocol),
-		TypeCheck:       f.typeCheck,
-		Logger:          logger,
+		ScriptName: scriptName,
+		TypeCheck:  f.typeCheck,
+		Logger:     logger,
 	}
 	if f.maxDuration != "" {
 		secs, err := strconv.ParseFloat(f.maxDuration, 64)
@@ -211,7 +218,8 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if table != nil {
 		defer table.Close()
 	}
-	sess, err := session.Start(ctx, cfg)
+	cfg.Print = session.Writers(stdout, stderr)
+	sess, err := session.Start(ctx, sf.launch(), cfg)
 	if err != nil {
 		return err
 	}
@@ -221,7 +229,7 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		liveSessions.remove(sess)
 	}()
 
-	opts := []session.RunOption{session.WithStdout(stdout), session.WithStderr(stderr)}
+	var opts []session.RunOption
 	if table != nil {
 		opts = append(opts, session.WithOS(table))
 	}

@@ -45,16 +45,15 @@ func relayBinary(t *testing.T) string {
 func TestSubprocessRecordAndDecode(t *testing.T) {
 	bin := relayBinary(t)
 	rec := filepath.Join(t.TempDir(), "tap.rec")
-	s, err := session.Start(context.Background(), session.Config{
+	var out strings.Builder
+	s, err := session.Start(context.Background(), session.Launch{Launcher: session.ProcessLauncher{
 		Worker: worker.Config{Binary: bin, Args: []string{"subprocess", "--record", rec}, Logger: quiet},
-		Logger: quiet,
-	})
+	}}, session.Config{Logger: quiet, Print: session.Writers(&out, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out strings.Builder
 	r, err := s.Run(context.Background(), "print('hi')\nf(20) + 1",
-		session.WithStdout(&out), session.WithFunctions(session.NewRegistry().MustRegister("f", func(i int) int { return 2 * i })))
+		session.WithFunctions(session.NewRegistry().MustRegister("f", func(i int) int { return 2 * i })))
 	if err != nil || r.Repr() != "41" || out.String() != "hi\n" {
 		t.Fatalf("got %v %v %q", r, err, out.String())
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,12 +210,13 @@ func TestTracebackCorpus(t *testing.T) {
 // frame without a location, which only the source can supply.
 func checkLibraryRendering(ctx context.Context, t *testing.T, bin, code, want string) {
 	t.Helper()
-	s, err := session.Start(ctx, session.Config{Worker: worker.Config{Binary: bin}, ScriptName: "<string>"})
+	s, err := session.Start(ctx, session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: bin}}},
+		session.Config{ScriptName: "<string>"}) // no Print: output is discarded
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = s.Run(ctx, code, session.WithStdout(io.Discard))
+	_, err = s.Run(ctx, code)
 	var pe *session.PythonError
 	if !errors.As(err, &pe) {
 		t.Fatalf("session.Run: %v, want a *session.PythonError\ncode:\n%s", err, code)

@@ -212,7 +212,7 @@ func run(dst []byte, g *value.Graph, lim codec.Limits, f func(w *wr)) ([]byte, e
 		return dst, w.err
 	}
 	if w.n > int64(lim.FrameLen()) {
-		return dst, encErr("the encoded frame would exceed the frame cap of %d bytes", lim.FrameLen())
+		return dst, capErr("the encoded frame would exceed the frame cap of %d bytes", lim.FrameLen())
 	}
 	size := w.n
 	w.sizing, w.n = false, 0
@@ -652,7 +652,7 @@ func appendValue(dst []byte, g *value.Graph, root value.NodeID, lim codec.Limits
 	}
 	size := e.body(root)
 	if size > int64(lim.FrameLen()) {
-		return dst, encErr("the encoded value would exceed the frame cap of %d bytes", lim.FrameLen())
+		return dst, capErr("the encoded value would exceed the frame cap of %d bytes", lim.FrameLen())
 	}
 	dst = slices.Grow(dst, int(size))
 	return e.appendObject(dst, root), nil

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/value"
 )
 
@@ -79,6 +80,13 @@ func (e *venc) sat(n int64) int64 {
 
 func encErr(format string, args ...any) *codec.EncodeError {
 	return &codec.EncodeError{Msg: "codecv2: " + fmt.Sprintf(format, args...)}
+}
+
+// capErr reports an encoding over the frame cap; it wraps
+// frame.ErrTooLarge (the exact length is not known: sizing stops counting
+// just past the cap).
+func capErr(format string, max int) *codec.EncodeError {
+	return &codec.EncodeError{Msg: "codecv2: " + fmt.Sprintf(format, max), Err: frame.ErrTooLarge}
 }
 
 func nodeErr(i value.NodeID, k value.Kind, err error) *codec.EncodeError {

@@ -52,7 +52,7 @@ func compare(n, warmup int, argv []string) error {
 	cfg := session.Config{Logger: slog.New(slog.DiscardHandler)}
 	goOp := func() (op, error) {
 		t0 := time.Now()
-		s, err := session.Start(ctx, cfg)
+		s, err := session.Start(ctx, session.Launch{}, cfg)
 		if err != nil {
 			return op{}, err
 		}

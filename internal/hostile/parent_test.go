@@ -20,6 +20,7 @@ import (
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/hostile"
 	"github.com/gomonty/monty/internal/hostile/hostilebuild"
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
@@ -54,10 +55,10 @@ func classify(err error) hostile.Outcome {
 		py   *session.PythonError
 		sl   *session.SuspensionLimitError
 		mem  *worker.MemoryLimitError
-		to   *worker.TimeoutError
-		ca   *worker.CanceledError
+		to   *session.TimeoutError
+		ca   *session.CanceledError
 		cr   *worker.CrashError
-		perr *worker.ProtocolError
+		perr *session.ProtocolError
 	)
 	switch {
 	case err == nil:
@@ -138,38 +139,12 @@ func (h *heapWatch) finish() (peak, alloc uint64, retained int64) {
 	return peak, alloc, int64(ms.HeapInuse) - int64(h.base.HeapInuse)
 }
 
-// children lists the live (or unreaped) child processes of this test
-// binary.
-func children(t *testing.T) []string {
-	t.Helper()
-	me := strconv.Itoa(os.Getpid())
-	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []string
-	for _, f := range procs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(s[i+1:])
-		if len(fields) >= 2 && fields[1] == me {
-			out = append(out, s[:i+1]+" "+fields[0])
-		}
-	}
-	return out
-}
-
 // waitNoChildren waits for every child process to be gone.
 func waitNoChildren(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		c := children(t)
+		c := testenv.Children()
 		if len(c) == 0 {
 			return
 		}
@@ -213,8 +188,9 @@ func sharedBinary(t *testing.T, claim uint32) string {
 	// spawn, which a 200 ms scenario deadline must not have to absorb.
 	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
 	defer cancel()
-	s, err := session.Start(ctx, session.Config{Logger: quiet, Worker: worker.Config{Binary: p,
-		Env: []string{"HOSTILE_SCENARIO=normal", "HOSTILE_LIFETIME=30s", "HOSTILE_PROTOCOL=" + itoa(claim)}}})
+	s, err := session.Start(ctx, session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: p,
+		Env: []string{"HOSTILE_SCENARIO=normal", "HOSTILE_LIFETIME=30s", "HOSTILE_PROTOCOL=" + itoa(claim)}}}},
+		session.Config{Logger: quiet})
 	if err != nil {
 		t.Fatalf("negotiating with the shared child (claim %d): %v", claim, err)
 	}
@@ -269,8 +245,8 @@ func playParent(t *testing.T, sc hostile.Scenario, ver uint32) parentRun {
 	if sc.Trigger == hostile.AtSpawn || sc.Trigger == hostile.AtConfigure || sc.Trigger == hostile.AfterConfigure || sc.Name == "normal" {
 		bin = workerBinary(t)
 	}
+	launch := session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: bin, Env: env, Logger: quiet}}}
 	cfg := session.Config{
-		Worker:         worker.Config{Binary: bin, Env: env},
 		MaxDecodeBytes: parentBudget,
 		Limits:         session.Limits{MaxSuspensions: sc.MaxSuspensions},
 		Logger:         quiet,
@@ -282,7 +258,7 @@ func playParent(t *testing.T, sc hostile.Scenario, ver uint32) parentRun {
 	var run parentRun
 	begin := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	s, err := session.Start(ctx, cfg)
+	s, err := session.Start(ctx, launch, cfg)
 	cancel()
 	run.took = time.Since(begin)
 	if err != nil {
@@ -482,10 +458,9 @@ func TestUnusableVersionRange(t *testing.T) {
 	}{{"version_range_reversed", protocol.VersionRange{Min: 9, Max: 3}}, {"version_range_zero", protocol.VersionRange{}}} {
 		t.Run(c.scenario, func(t *testing.T) {
 			bin := workerBinary(t)
-			_, err := session.Start(context.Background(), session.Config{
+			_, err := session.Start(context.Background(), session.Launch{Launcher: session.ProcessLauncher{
 				Worker: worker.Config{Binary: bin, Env: []string{"HOSTILE_SCENARIO=" + c.scenario}},
-				Logger: quiet,
-			})
+			}}, session.Config{Logger: quiet})
 			var vm *session.VersionMismatchError
 			var ur *protocol.UnusableRangeError
 			if !errors.As(err, &vm) || vm.Unusable == nil || vm.Worker != c.r || !errors.As(err, &ur) || ur.Range != c.r {

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
 )
@@ -27,13 +24,13 @@ const (
 	// faultDuration: an infinite loop under max_duration. Expected: the
 	// worker's own TimeoutError (*session.PythonError), session survives
 	// (or, if the machine is so loaded that the parent's watchdog fires
-	// first, *worker.TimeoutError with Watchdog set, session closed).
+	// first, *session.TimeoutError with Watchdog set, session closed).
 	faultDuration
 	// faultMemory: `[0] * 10**9` under max_memory. Expected: MemoryError
 	// (*session.PythonError), session survives.
 	faultMemory
 	// faultCancel: the Run's context is cancelled mid-feed. Expected:
-	// *worker.CanceledError; session closed (the worker was computing).
+	// *session.CanceledError; session closed (the worker was computing).
 	faultCancel
 	// faultException: the snippet raises. Expected: ValueError
 	// (*session.PythonError) naming the session, session survives.
@@ -83,8 +80,8 @@ func matchFault(f fault, n int, err error) (survives bool, mismatch error) {
 	var (
 		pe *session.PythonError
 		ce *worker.CrashError
-		ca *worker.CanceledError
-		te *worker.TimeoutError
+		ca *session.CanceledError
+		te *session.TimeoutError
 	)
 	bad := func() (bool, error) { return false, fmt.Errorf("%s fault gave %T: %v", f, err, err) }
 	if err == nil {
@@ -119,81 +116,21 @@ func matchFault(f fault, n int, err error) (survives bool, mismatch error) {
 	return bad()
 }
 
-// isOurChild reports whether pid is a live or unreaped child of this test
-// binary. Signals are only ever sent to pids that pass it, so a reaped
-// (and possibly reused) pid is never hit.
-func isOurChild(pid int) bool {
-	return procState(pid) != ""
-}
-
-// procState returns the state letter of our child pid, or "".
-func procState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:]) // state ppid ...
-	if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
-		return ""
-	}
-	return f[0]
-}
-
 // waitComputing waits until the worker is running (state R: it has read
 // the feed and is executing it), or until stop is closed or 5 s pass.
 func waitComputing(pid int, stop <-chan struct{}) bool {
-	deadline := time.Now().Add(5 * time.Second)
-	for procState(pid) != "R" {
-		select {
-		case <-stop:
-			return false
-		default:
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return true
+	return testenv.WaitChildState(pid, 5*time.Second, stop, "R")
 }
 
 func kill(pid int) bool {
-	return isOurChild(pid) && syscall.Kill(pid, syscall.SIGKILL) == nil
-}
-
-// children lists the child processes of this test binary.
-func children() []string {
-	me := strconv.Itoa(os.Getpid())
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []string
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) >= 2 && f[1] == me {
-			out = append(out, s[:i+1])
-		}
-	}
-	return out
+	return testenv.IsChild(pid) && syscall.Kill(pid, syscall.SIGKILL) == nil
 }
 
 func waitNoChildren(t *testing.T, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		c := children()
+		c := testenv.Children()
 		if len(c) == 0 {
 			return
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/session"
 )
@@ -234,7 +235,18 @@ func (sk *soaker) session(t *testing.T, n int, f fault) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), runDeadline)
 	defer cancel()
-	s, err := sk.p.Checkout(ctx, config(f))
+	// Output is collected only from the session's own run, below.
+	var (
+		stdout  strings.Builder
+		collect bool
+	)
+	cfg := config(f)
+	cfg.Print = func(_ message.PrintStream, text string) {
+		if collect {
+			stdout.WriteString(text)
+		}
+	}
+	s, err := sk.p.Checkout(ctx, cfg)
 	if err != nil {
 		tl.problem(&tl.lost, "session %d (%s): checkout: %v", n, f, err)
 		return
@@ -279,9 +291,8 @@ func (sk *soaker) session(t *testing.T, n int, f fault) {
 	// The session's own value: sometimes through a host function,
 	// sometimes with output to check too.
 	var (
-		code   string
-		stdout strings.Builder
-		opts   = []session.RunOption{session.WithInputs(session.Input{Name: "n", Value: n})}
+		code string
+		opts = []session.RunOption{session.WithInputs(session.Input{Name: "n", Value: n})}
 	)
 	switch n % 3 {
 	case 0:
@@ -291,7 +302,8 @@ func (sk *soaker) session(t *testing.T, n int, f fault) {
 		opts = append(opts, session.WithFunctions(sk.reg))
 	case 2:
 		code = "print(n)\n" + `f"{n}:" + str(sq(n))`
-		opts = append(opts, session.WithFunctions(sk.reg), session.WithStdout(&stdout))
+		opts = append(opts, session.WithFunctions(sk.reg))
+		collect = true
 	}
 	r, err := s.Run(ctx, code, opts...)
 	if err != nil {

@@ -403,9 +403,13 @@ func (cn *Conn) ReadFrame() ([]byte, error) {
 	}
 }
 
-// Pending reports how many received frames have not been read yet. Under
-// strict alternation it is 0 whenever no request is outstanding.
-func (cn *Conn) Pending() int { return len(cn.frames) }
+// Pending reports whether a received frame has not been read yet. Under
+// strict alternation it is false whenever no request is outstanding, so a
+// true answer then means the peer sent an unsolicited frame.
+func (cn *Conn) Pending() bool { return len(cn.frames) > 0 }
+
+// MaxFrameLen is the frame cap in force in both directions.
+func (cn *Conn) MaxFrameLen() int { return cn.maxFrame }
 
 // WriteFrame sends body as one binary message. A body over the frame cap
 // is refused with a *frame.TooLargeError before anything is sent, and the

@@ -112,8 +112,8 @@ func TestFramesBothWaysAtTheCap(t *testing.T) {
 	if got, err := c.ReadFrame(); err != nil || !bytes.Equal(got, atCap) {
 		t.Fatalf("ReadFrame at the cap: %d bytes, %v", len(got), err)
 	}
-	if c.Pending() != 0 {
-		t.Fatalf("Pending = %d after reading everything", c.Pending())
+	if c.Pending() {
+		t.Fatal("Pending after reading everything")
 	}
 }
 
@@ -167,7 +167,7 @@ func TestPendingSeesUnsolicitedFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for c.Pending() == 0 {
+	for !c.Pending() {
 		if time.Now().After(deadline) {
 			t.Fatal("an unsolicited frame never showed in Pending")
 		}

@@ -1,0 +1,292 @@
+package pool
+
+// This file is the checkout side of the pool: handing a worker to a
+// Checkout (at once or after a wait), and taking it back when the session
+// ends, reset for reuse or destroyed.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gomonty/monty/session"
+)
+
+// checkoutAttempts bounds how many workers one Checkout tries when the
+// Configure fails because the worker turned out to be dead.
+const checkoutAttempts = 3
+
+// handoff is what a waiting Checkout receives: a worker, or the error that
+// ends its wait.
+type handoff struct {
+	m   *member
+	err error
+}
+
+type waiter struct{ ch chan handoff }
+
+// Checkout hands out a session on a pool worker, configured with cfg (the
+// worker and the protocol version are the pool's; a nil cfg.Logger means
+// the pool's Logger). It takes an idle worker if there is one, else
+// waits until one is returned or started, for as long as ctx and
+// CheckoutTimeout allow: giving up is an *ExhaustedError (matching
+// ErrExhausted and the context's error). A closed pool gives ErrClosed, a
+// tripped restart cap an *UnhealthyError at once. A worker that refuses
+// the Configure is destroyed and the refusal returned; one found dead is
+// replaced and the next worker tried.
+//
+// The Session must be closed (Close or Destroy) to give the worker back.
+func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = p.cfg.Logger
+	}
+	var err error
+	for range checkoutAttempts {
+		var (
+			m      *member
+			waited time.Duration
+		)
+		m, waited, err = p.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			// Configuring now would kill a good worker; give it back.
+			p.checkin(m)
+			return nil, &ExhaustedError{Waited: waited, Max: p.cfg.MaxWorkers, Err: context.Cause(ctx)}
+		}
+		var s *session.Session
+		s, err = session.Attach(ctx, m.proc, p.version, cfg)
+		if err == nil {
+			m.sess.Store(s)
+			m.uses.Add(1)
+			p.checkouts.Add(1)
+			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited})
+			return &Session{s: s, pool: p, m: m}, nil
+		}
+		if !p.attachFailed(m, err) || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+// acquire takes an idle worker, or waits for one.
+func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, error) {
+	var a after
+	defer p.finish(&a)
+	p.mu.Lock()
+	if err := p.refuseLocked(&a); err != nil {
+		p.mu.Unlock()
+		return nil, 0, err
+	}
+	for n := len(p.idle); n > 0; n = len(p.idle) {
+		m := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		if exited(m.proc) {
+			p.lostIdleLocked(m, &a)
+			if !p.gate.healthy() {
+				err := p.gate.tripped
+				p.mu.Unlock()
+				return nil, 0, err
+			}
+			continue
+		}
+		p.markBusyLocked(m)
+		p.mu.Unlock()
+		return m, 0, nil
+	}
+	w := &waiter{ch: make(chan handoff, 1)}
+	p.waiters = append(p.waiters, w)
+	p.st.waited++
+	p.mu.Unlock()
+	p.kick()
+
+	start := time.Now()
+	var timeout <-chan time.Time
+	if d := p.cfg.CheckoutTimeout; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var why error
+	select {
+	case h := <-w.ch:
+		return h.m, time.Since(start), h.err
+	case <-ctx.Done():
+		why = context.Cause(ctx)
+	case <-timeout:
+		why = fmt.Errorf("CheckoutTimeout %v: %w", p.cfg.CheckoutTimeout, context.DeadlineExceeded)
+	}
+	waited := time.Since(start)
+	p.mu.Lock()
+	if i := indexOf(p.waiters, w); i >= 0 {
+		p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+		p.st.exhausted++
+		err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why}
+		p.mu.Unlock()
+		a.evs = append(a.evs, Event{Kind: EventExhausted, Waited: waited, Err: err})
+		return nil, waited, err
+	}
+	p.mu.Unlock()
+	// Handed a worker (or an error) just as the wait ended.
+	h := <-w.ch
+	if h.err != nil {
+		return nil, waited, h.err
+	}
+	p.checkin(h.m)
+	p.mu.Lock()
+	p.st.exhausted++
+	p.mu.Unlock()
+	err := &ExhaustedError{Waited: waited, Max: p.cfg.MaxWorkers, Err: why}
+	a.evs = append(a.evs, Event{Kind: EventExhausted, Waited: waited, Err: err})
+	return nil, waited, err
+}
+
+func indexOf(ws []*waiter, w *waiter) int {
+	for i, x := range ws {
+		if x == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// refuseLocked returns the error a checkout gets at once, if any.
+func (p *Pool) refuseLocked(a *after) error {
+	if p.closing.Load() {
+		return ErrClosed
+	}
+	p.recoverLocked(time.Now(), a)
+	if !p.gate.healthy() {
+		return p.gate.tripped
+	}
+	return nil
+}
+
+// attachFailed handles a worker whose checkout Configure failed (Attach
+// has stopped it). It reports whether another worker should be tried.
+func (p *Pool) attachFailed(m *member, err error) bool {
+	var a after
+	defer p.finish(&a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dead := m.dead
+	if !p.dropLocked(m) {
+		return false
+	}
+	if !p.closing.Load() && !dead {
+		p.owed++
+	}
+	a.kick = true
+	var pe *session.PythonError
+	if errors.As(err, &pe) {
+		p.destroyedLocked(m, DestroyRefused, &a)
+		return false
+	}
+	if reason, ok := crashReason(err); ok {
+		p.crashLocked(m, reason, err, &a)
+		// A worker that died or broke the protocol is the worker's fault, not
+		// the checkout's: try another one.
+		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory || reason == ReasonProtocol
+	}
+	p.destroyedLocked(m, DestroyRequested, &a)
+	return false
+}
+
+// checkin returns a checked-out worker that has no session (detached, or
+// never attached) to the pool, or stops it when the pool no longer wants
+// it.
+func (p *Pool) checkin(m *member) {
+	var a after
+	defer p.finish(&a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case m.state != stBusy:
+		// Close's deadline dropped it while it was being reset.
+		a.procs = append(a.procs, m.proc)
+	case p.closing.Load():
+		p.dropLocked(m)
+		p.destroyedLocked(m, DestroyClosing, &a)
+		a.procs = append(a.procs, m.proc)
+	case m.dead || exited(m.proc):
+		if !m.dead {
+			p.owed++
+		}
+		p.dropLocked(m)
+		p.crashLocked(m, exitReason(m.proc), &idleExitError{id: m.id, pid: m.pid, exit: "exited while being returned"}, &a)
+		a.kick = true
+		a.procs = append(a.procs, m.proc)
+	default:
+		m.sess.Store(nil)
+		delete(p.busy, m)
+		p.busyAlive--
+		p.putLocked(m)
+		a.evs = append(a.evs, Event{Kind: EventRelease, WorkerID: m.id, Pid: m.pid})
+	}
+}
+
+// release ends a checkout: the worker goes back to the pool when its
+// session is clean, and is stopped otherwise.
+func (p *Pool) release(s *Session, destroy bool) {
+	if !s.released.CompareAndSwap(false, true) {
+		return
+	}
+	m := s.m
+	var (
+		reason  Reason // a Destroy reason
+		recycle bool
+		cause   error
+	)
+	switch {
+	case destroy:
+		reason = DestroyRequested
+	case p.closing.Load():
+		reason = DestroyClosing
+	case p.cfg.MaxCheckoutsPerWorker > 0 && m.uses.Load() >= int64(p.cfg.MaxCheckoutsPerWorker):
+		recycle = true
+	}
+	if reason == "" && !recycle {
+		// The session says whether its worker may be reused, and why not.
+		err := s.s.Reusable()
+		if err == nil {
+			ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
+			_, err = s.s.Detach(ctx)
+			cancel()
+			if err == nil {
+				p.checkin(m)
+				return
+			}
+		}
+		cause = err
+		reason = destroyReason(err)
+	} else {
+		cause = s.s.Cause()
+	}
+	s.s.Kill()
+
+	var a after
+	p.mu.Lock()
+	if dead := m.dead; p.dropLocked(m) {
+		if !p.closing.Load() && !dead {
+			p.owed++
+		}
+		a.kick = true
+		crashed, ok := crashReason(cause)
+		switch {
+		case ok:
+			p.crashLocked(m, crashed, cause, &a)
+		case recycle:
+			p.st.recycled++
+			a.evs = append(a.evs, Event{Kind: EventRecycle, WorkerID: m.id, Pid: m.pid})
+		default:
+			p.destroyedLocked(m, reason, &a)
+		}
+	}
+	p.mu.Unlock()
+	s.s.Close()
+	p.finish(&a)
+}
