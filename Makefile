@@ -43,7 +43,7 @@ lint:
 ## growth within the decode budget, the 256 MiB hostile frame, the growth of
 ## rendering work at full size)
 unit-norace: worker
-	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap|TestRenderWorkGrowsLinearly' ./codec/v4/ ./internal/hostile/ ./value/
+	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap|TestRenderWorkGrowsLinearly' ./codec/codecv4/ ./internal/hostile/ ./value/
 
 ## relay-suites: the real-worker session, pool and mount suites again, with
 ## `montygo subprocess` as the worker, at protocol 4 and at protocol 2

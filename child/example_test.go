@@ -8,7 +8,7 @@ import (
 
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/codec"
-	codecv4 "github.com/gomonty/monty/codec/v4"
+	codecv4 "github.com/gomonty/monty/codec/codecv4"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport"

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/gomonty/monty/codec"
-	codecv4 "github.com/gomonty/monty/codec/v4"
+	codecv4 "github.com/gomonty/monty/codec/codecv4"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"

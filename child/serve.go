@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
+	_ "github.com/gomonty/monty/codec/codecv2" // protocol 2
+	_ "github.com/gomonty/monty/codec/codecv4" // protocol 4
 	"github.com/gomonty/monty/codec/peek"
-	_ "github.com/gomonty/monty/codec/v2" // protocol 2
-	_ "github.com/gomonty/monty/codec/v4" // protocol 4
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"

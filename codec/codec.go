@@ -1,7 +1,7 @@
 // Package codec turns protocol frames into gomonty's domain messages and
-// back. There is one implementation per protocol version (codec/v5 for what
-// upstream's 1.x workers speak, codec/v4 for the seed's arena protocol,
-// codec/v2 for the released npm worker's tree protocol); all produce and
+// back. There is one implementation per protocol version (codec/codecv5 for what
+// upstream's 1.x workers speak, codec/codecv4 for the seed's arena protocol,
+// codec/codecv2 for the released npm worker's tree protocol); all produce and
 // consume the same [message] types, so nothing above this package depends
 // on the version. A field a version cannot express is refused on encode
 // with [ErrUnsupported] (see [CheckRequestFields]).
@@ -138,7 +138,7 @@ func Register(c Codec) {
 }
 
 // ForVersion returns the codec for protocol version v, if one is linked in.
-// Import codec/v5, codec/v4 and codec/v2 for their side effects.
+// Import codec/codecv5, codec/codecv4 and codec/codecv2 for their side effects.
 func ForVersion(v uint32) (Codec, bool) {
 	c, ok := registry[v]
 	return c, ok

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
-	codecv2 "github.com/gomonty/monty/codec/v2"
+	codecv2 "github.com/gomonty/monty/codec/codecv2"
 	"github.com/gomonty/monty/conform"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"

@@ -5,7 +5,7 @@
 // A worker under test is a [Target]: a local executable spawned as
 // `BIN subprocess` (one fresh process per session a rule opens) or a
 // WebSocket endpoint (one fresh connection per session). The checks speak
-// raw frames through the codecs (codec/v4, codec/v2), not through package
+// raw frames through the codecs (codec/codecv4, codec/codecv2), not through package
 // session, so they can send what a parent normally never would: malformed
 // frames, requests out of state, wrong call ids, torn prefixes.
 //
@@ -32,8 +32,8 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
-	_ "github.com/gomonty/monty/codec/v2" // registers protocol 2
-	_ "github.com/gomonty/monty/codec/v4" // registers protocol 4
+	_ "github.com/gomonty/monty/codec/codecv2" // registers protocol 2
+	_ "github.com/gomonty/monty/codec/codecv4" // registers protocol 4
 )
 
 // Status is a rule's verdict.

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/gomonty/monty/codec"
-	v2 "github.com/gomonty/monty/codec/v2"
-	v4 "github.com/gomonty/monty/codec/v4"
+	v2 "github.com/gomonty/monty/codec/codecv2"
+	v4 "github.com/gomonty/monty/codec/codecv4"
 	"github.com/gomonty/monty/message"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
-	_ "github.com/gomonty/monty/codec/v2"
+	_ "github.com/gomonty/monty/codec/codecv2"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"

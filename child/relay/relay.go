@@ -69,11 +69,11 @@ type Inner interface {
 // child.Engine; like every engine it is used from one goroutine at a
 // time and is not safe for concurrent use.
 type Engine struct {
-	cfg     Config
-	s       Inner
-	out     child.Output
-	reset   bool // the inner worker has no session (after Reset)
-	name    string
+	cfg   Config
+	s     Inner
+	out   child.Output
+	reset bool // the inner worker has no session (after Reset)
+	name  string
 }
 
 // New returns an engine; the inner worker starts on the first Configure

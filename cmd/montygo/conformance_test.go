@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gomonty/monty/codec"
-	codecv2 "github.com/gomonty/monty/codec/v2"
+	codecv2 "github.com/gomonty/monty/codec/codecv2"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"

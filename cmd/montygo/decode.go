@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/gomonty/monty/codec"
-	_ "github.com/gomonty/monty/codec/v2"
-	_ "github.com/gomonty/monty/codec/v4"
-	_ "github.com/gomonty/monty/codec/v5"
+	_ "github.com/gomonty/monty/codec/codecv2"
+	_ "github.com/gomonty/monty/codec/codecv4"
+	_ "github.com/gomonty/monty/codec/codecv5"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 )

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	codecv4 "github.com/gomonty/monty/codec/v4"
-	codecv5 "github.com/gomonty/monty/codec/v5"
+	codecv4 "github.com/gomonty/monty/codec/codecv4"
+	codecv5 "github.com/gomonty/monty/codec/codecv5"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
-	codecv4 "github.com/gomonty/monty/codec/v4"
+	codecv4 "github.com/gomonty/monty/codec/codecv4"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"

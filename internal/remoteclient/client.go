@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/gomonty/monty/codec"
-	_ "github.com/gomonty/monty/codec/v2" // protocol 2
-	_ "github.com/gomonty/monty/codec/v4" // protocol 4
+	_ "github.com/gomonty/monty/codec/codecv2" // protocol 2
+	_ "github.com/gomonty/monty/codec/codecv4" // protocol 4
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
 )

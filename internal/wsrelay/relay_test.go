@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gomonty/monty/codec"
-	_ "github.com/gomonty/monty/codec/v2"
+	_ "github.com/gomonty/monty/codec/codecv2"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/internal/wsrelay"
 	"github.com/gomonty/monty/message"

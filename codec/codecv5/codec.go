@@ -2,12 +2,12 @@ package codecv5
 
 import (
 	"github.com/gomonty/monty/codec"
-	codecv4 "github.com/gomonty/monty/codec/v4"
+	codecv4 "github.com/gomonty/monty/codec/codecv4"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
 
-// c is the protocol-5 coder: codec/v4's message layer with protocol 5's
+// c is the protocol-5 coder: codec/codecv4's message layer with protocol 5's
 // tag table.
 var c = codecv4.V5()
 

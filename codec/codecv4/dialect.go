@@ -119,7 +119,7 @@ func (v *dialect) osOp(num protowire.Number) message.OsOp {
 // package's shared layer. It is stateless and safe for concurrent use.
 type Coder struct{ v *dialect }
 
-// V5 returns the protocol-5 codec. Package codec/v5 registers it; use that
+// V5 returns the protocol-5 codec. Package codec/codecv5 registers it; use that
 // package rather than calling this directly.
 func V5() Coder { return Coder{dialect5} }
 

@@ -5,7 +5,7 @@
 // Its message layer also serves protocol 5, which keeps protocol 4's arena,
 // nodes, exceptions and arms and differs in a few tags: the message-level
 // code reads those tags from a dialect table (dialect.go, the one place the
-// protocol-5 numbers live), and package codec/v5 registers the protocol-5
+// protocol-5 numbers live), and package codec/codecv5 registers the protocol-5
 // instance. Protocol 5's own messages (OsPolicy, SourceRange, the time and
 // sleep arms) are in policy.go.
 //

@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gomonty/monty/codec"
-	codecv4 "github.com/gomonty/monty/codec/v4"
-	codecv5 "github.com/gomonty/monty/codec/v5"
+	codecv4 "github.com/gomonty/monty/codec/codecv4"
+	codecv5 "github.com/gomonty/monty/codec/codecv5"
 	pb5 "github.com/gomonty/monty/internal/pb/montyp5v1"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
