@@ -142,13 +142,13 @@ func MustClassOf[T any](name string, p Policy) *Class {
 
 func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 	if !isIdentifier(name) {
-		return nil, fmt.Errorf("session: class name %q is not a valid Python identifier", name)
+		return nil, fmt.Errorf("monty session: class name %q is not a valid Python identifier", name)
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
-		return nil, fmt.Errorf("session: class %s: %v cannot back a host class", name, t)
+		return nil, fmt.Errorf("monty session: class %s: %v cannot back a host class", name, t)
 	}
 	p.Eager = append([]string(nil), p.Eager...)
 	p.Lazy = append([]string(nil), p.Lazy...)
@@ -161,10 +161,10 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 	for _, n := range p.Eager {
 		f, ok := all[n]
 		if !ok {
-			return nil, fmt.Errorf("session: class %s: %v has no exported field %q", name, t, n)
+			return nil, fmt.Errorf("monty session: class %s: %v has no exported field %q", name, t, n)
 		}
 		if _, dup := c.fields[n]; dup {
-			return nil, fmt.Errorf("session: class %s: field %q listed twice", name, n)
+			return nil, fmt.Errorf("monty session: class %s: field %q listed twice", name, n)
 		}
 		c.eager = append(c.eager, f)
 		c.fields[n] = f
@@ -172,7 +172,7 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 	for _, n := range p.Lazy {
 		f, ok := all[n]
 		if !ok {
-			return nil, fmt.Errorf("session: class %s: %v has no exported field %q", name, t, n)
+			return nil, fmt.Errorf("monty session: class %s: %v has no exported field %q", name, t, n)
 		}
 		c.fields[n] = f
 	}
@@ -188,22 +188,22 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 			return nil, err
 		}
 		if _, dup := c.methods[m.py]; dup {
-			return nil, fmt.Errorf("session: class %s: method %q listed twice", name, m.py)
+			return nil, fmt.Errorf("monty session: class %s: method %q listed twice", name, m.py)
 		}
 		if _, clash := c.fields[m.py]; clash {
-			return nil, fmt.Errorf("session: class %s: %q is both a field and a method", name, m.py)
+			return nil, fmt.Errorf("monty session: class %s: %q is both a field and a method", name, m.py)
 		}
 		c.methods[m.py] = m
 	}
 	for _, a := range p.ClassAttrs {
 		if !isIdentifier(a.Name) {
-			return nil, fmt.Errorf("session: class %s: class attribute %q is not a valid identifier", name, a.Name)
+			return nil, fmt.Errorf("monty session: class %s: class attribute %q is not a valid identifier", name, a.Name)
 		}
 	}
 	if p.Constructor != nil {
 		fn := reflect.ValueOf(p.Constructor)
 		if fn.Kind() != reflect.Func {
-			return nil, fmt.Errorf("session: class %s: constructor %T is not a function", name, p.Constructor)
+			return nil, fmt.Errorf("monty session: class %s: constructor %T is not a function", name, p.Constructor)
 		}
 		var names []string
 		if len(p.ConstructorParams) > 0 {
@@ -214,11 +214,11 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 			return nil, err
 		}
 		if out := fn.Type(); !sig.hasVal || (out.Out(0) != t && out.Out(0) != pt) {
-			return nil, fmt.Errorf("session: class %s: constructor %v must return %v or %v", name, out, pt, t)
+			return nil, fmt.Errorf("monty session: class %s: constructor %v must return %v or %v", name, out, pt, t)
 		}
 		c.ctor, c.ctorFn = sig, fn
 	} else if len(p.ConstructorParams) > 0 {
-		return nil, fmt.Errorf("session: class %s: ConstructorParams without a Constructor", name)
+		return nil, fmt.Errorf("monty session: class %s: ConstructorParams without a Constructor", name)
 	}
 	return c, nil
 }
@@ -266,7 +266,7 @@ func (c *Class) pointer(v reflect.Value) (reflect.Value, error) {
 		p.Elem().Set(v)
 		return p, nil
 	}
-	return reflect.Value{}, fmt.Errorf("session: class %s holds *%v values, not %v", c.name, c.typ, typeName(v))
+	return reflect.Value{}, fmt.Errorf("monty session: class %s holds *%v values, not %v", c.name, c.typ, typeName(v))
 }
 
 func typeName(v reflect.Value) string {
@@ -315,7 +315,7 @@ func parseMethod(class string, pt reflect.Type, spec string) (*method, error) {
 	if hasParams {
 		inner, ok := strings.CutSuffix(strings.TrimSpace(params), ")")
 		if !ok {
-			return nil, fmt.Errorf("session: class %s: bad method spec %q", class, spec)
+			return nil, fmt.Errorf("monty session: class %s: bad method spec %q", class, spec)
 		}
 		names = []string{}
 		if inner = strings.TrimSpace(inner); inner != "" {
@@ -327,14 +327,14 @@ func parseMethod(class string, pt reflect.Type, spec string) (*method, error) {
 	py, goName, explicit := strings.Cut(strings.TrimSpace(head), "=")
 	py, goName = strings.TrimSpace(py), strings.TrimSpace(goName)
 	if !isIdentifier(py) {
-		return nil, fmt.Errorf("session: class %s: method name %q is not a valid identifier", class, py)
+		return nil, fmt.Errorf("monty session: class %s: method name %q is not a valid identifier", class, py)
 	}
 	if !explicit {
 		goName = goMethodName(py)
 	}
 	m, ok := pt.MethodByName(goName)
 	if !ok {
-		return nil, fmt.Errorf("session: class %s: %v has no exported method %s (for %q)", class, pt, goName, py)
+		return nil, fmt.Errorf("monty session: class %s: %v has no exported method %s (for %q)", class, pt, goName, py)
 	}
 	sig, err := newSignature(class+"."+py, m.Type, true, names)
 	if err != nil {
@@ -407,7 +407,7 @@ type HostObjectLimitError struct {
 }
 
 func (e *HostObjectLimitError) Error() string {
-	return fmt.Sprintf("session: more than %d live host objects (Config.MaxHostObjects); Reset releases them", e.Limit)
+	return fmt.Sprintf("monty session: more than %d live host objects (Config.MaxHostObjects); Reset releases them", e.Limit)
 }
 
 func (st *objectStore) initLocked() {

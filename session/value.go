@@ -48,7 +48,7 @@ func (v Value) Str() string {
 // [value.ToGo]).
 func (v Value) Decode(dst any) error {
 	if !v.valid() {
-		return errors.New("session: empty value")
+		return errors.New("monty session: empty value")
 	}
 	return toGo(v.Graph, v.Root, dst)
 }
@@ -56,7 +56,7 @@ func (v Value) Decode(dst any) error {
 // Any converts the value into a generic Go value (see [value.ToAny]).
 func (v Value) Any() (any, error) {
 	if !v.valid() {
-		return nil, errors.New("session: empty value")
+		return nil, errors.New("monty session: empty value")
 	}
 	return toAny(v.Graph, v.Root)
 }
@@ -78,7 +78,7 @@ type Result struct {
 // is converted with value.FromGo, also nested inside other Go values.
 func (v Value) AppendGraph(g *value.Graph) (value.NodeID, error) {
 	if !v.valid() {
-		return 0, errors.New("session: empty Value")
+		return 0, errors.New("monty session: empty Value")
 	}
 	src := v.Graph
 	if int(v.Root) == src.Len()-1 && allReachable(src, v.Root) {
