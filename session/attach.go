@@ -94,7 +94,9 @@ func configureOn(ctx context.Context, cfg Config, bin string, p Peer, c codec.Co
 		return nil, err
 	}
 	defer s.end()
+	s.startTelemetry(ctx)
 	if err := s.configure(ctx); err != nil {
+		s.failTelemetry()
 		s.Close()
 		return nil, err
 	}
@@ -158,6 +160,7 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 		return nil, s.closedErr()
 	}
 	s.setCause(errDetached)
+	s.endTelemetry()
 	s.state = StateClosed
 	s.susp = nil
 	s.closed.Store(true)

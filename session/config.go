@@ -5,6 +5,9 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
@@ -163,6 +166,17 @@ type Config struct {
 	// DefaultMaxHostObjects. Sending one more is a *HostObjectLimitError
 	// (in the sandbox, a RuntimeError). Reset and Detach release them all.
 	MaxHostObjects int
+	// TracerProvider records the session's spans (see SpanSession);
+	// nil means otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+	// MeterProvider records the session's metrics (see MetricRunDuration
+	// and its siblings); nil means otel.GetMeterProvider().
+	MeterProvider metric.MeterProvider
+	// TelemetryContent opts in to recording sensitive data on spans: the
+	// fed code, host function names and arguments, OS call paths, results
+	// and print output. Without it every attribute comes from a closed set.
+	TelemetryContent bool
+
 	// Logger receives session diagnostics; nil means slog.Default().
 	// (A worker process logs through its own worker.Config.Logger.)
 	Logger *slog.Logger

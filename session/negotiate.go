@@ -106,6 +106,13 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 			if keyed && !neg.Pinned {
 				versionCache.Store(key, v)
 			}
+			lvl := slog.LevelInfo
+			if neg.FromCache || neg.Pinned {
+				lvl = slog.LevelDebug
+			}
+			cfg.Logger.Log(ctx, lvl, "monty protocol negotiated", slog.String("worker", bin),
+				slog.Uint64("version", uint64(v)), slog.Int("attempts", neg.Attempts),
+				slog.Bool("pinned", neg.Pinned), slog.Bool("cached", neg.FromCache))
 			return s, nil
 		}
 		refusal, ok := versionRefusal(err)
@@ -137,7 +144,7 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 		if !ok || c.Version() == v || neg.Attempts >= 3 {
 			return nil, mismatch
 		}
-		cfg.Logger.Debug("monty worker refused protocol version; downgrading",
+		cfg.Logger.Info("monty worker refused protocol version; downgrading",
 			slog.String("worker", bin), slog.Uint64("refused", uint64(v)),
 			slog.Uint64("version", uint64(c.Version())), slog.String("worker_range", refusal.Supported.String()))
 		v = c.Version()

@@ -161,6 +161,8 @@ type Session struct {
 	wdBudget    time.Duration
 
 	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
+
+	tel telemetry // spans and metrics (telemetry.go)
 }
 
 // Version returns the negotiated protocol version.
@@ -251,16 +253,16 @@ func isDrive(k message.RequestKind) bool {
 	return false
 }
 
-// exchange sends req and reads events up to the turn-ending one. The caller
-// holds s.busy.
-func (s *Session) exchange(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+// roundTrip sends req and reads events up to the turn-ending one. The
+// caller holds s.busy; it is called through exchange (telemetry.go).
+func (s *Session) roundTrip(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
 	if s.closed.Load() {
 		return nil, s.closedErr()
 	}
 	kind := req.RequestKind()
 	s.preq.Body = req
 	s.preq.TraceParent = nil
-	if tp, ok := traceParent(ctx); ok {
+	if tp, ok := traceParent(s.currentSpan(ctx)); ok {
 		s.preq.TraceParent = &tp
 	}
 	buf, err := s.codec.AppendRequest(s.wbuf[:0], &s.preq)
@@ -307,6 +309,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		ioErr  error
 		decErr error
 	)
+	s.frameBytes(len(buf), true)
 	if err := s.conn.WriteFrame(buf); err != nil {
 		ioErr = err
 		if op != transport.OpAborting {
@@ -319,6 +322,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 				ioErr = err
 				break
 			}
+			s.frameBytes(len(body), false)
 			e, err := s.codec.DecodeEvent(body, s.lim)
 			if err != nil {
 				decErr = err
@@ -372,6 +376,7 @@ func (s *Session) keep(buf []byte) {
 }
 
 func (s *Session) deliver(p *message.Print) {
+	s.printed(p)
 	if s.print == nil {
 		return
 	}
@@ -773,6 +778,7 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 func (s *Session) Close() error {
 	s.closed.Store(true)
 	s.cancelHost()
+	defer s.endTelemetry()
 	for {
 		v := s.interrupt.Load()
 		if v == irDetached {
@@ -796,6 +802,7 @@ func (s *Session) Close() error {
 func (s *Session) Kill() {
 	s.closed.Store(true)
 	s.cancelHost()
+	defer s.endTelemetry()
 	for {
 		v := s.interrupt.Load()
 		if v == irDetached {

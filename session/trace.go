@@ -1,16 +1,14 @@
 package session
 
 import (
-	"context"
 	"encoding/hex"
 
 	"go.opentelemetry.io/otel/trace"
 )
 
-// traceParent renders the W3C traceparent of the span in ctx,
-// "00-<trace id>-<span id>-<flags>", when there is a valid one.
-func traceParent(ctx context.Context) (string, bool) {
-	sc := trace.SpanContextFromContext(ctx)
+// traceParent renders the W3C traceparent of sc,
+// "00-<trace id>-<span id>-<flags>", when it is valid.
+func traceParent(sc trace.SpanContext) (string, bool) {
 	if !sc.IsValid() {
 		return "", false
 	}

@@ -1,0 +1,465 @@
+package session
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// ScopeName is the instrumentation scope of gomonty's tracers and meters.
+const ScopeName = "github.com/gomonty/monty"
+
+// Span names. A session span covers one session (Start or Attach to Close,
+// Kill or Detach; for a pool, checkout to close), a run span one feed held
+// across its suspensions, and a host span one host round trip (from the
+// suspension's arrival to the answer's departure).
+const (
+	SpanSession = "monty.session"
+	SpanRun     = "monty.run"
+	SpanHost    = "monty.host"
+)
+
+// Attribute keys. Every attribute but the opt-in ones (see
+// Config.TelemetryContent) takes its value from a closed set.
+const (
+	// AttrHostKind is the kind of host round trip: function_call,
+	// name_lookup, os_call or future_wait.
+	AttrHostKind = attribute.Key("monty.host.kind")
+	// AttrOutcome is how a run ended: ok, error, typing_error, aborted,
+	// lost or closed.
+	AttrOutcome = attribute.Key("monty.outcome")
+	// AttrProtocol is the negotiated protocol version.
+	AttrProtocol = attribute.Key("monty.protocol.version")
+	// AttrDirection is a frame's direction: sent or received.
+	AttrDirection = attribute.Key("monty.direction")
+	// AttrCode is the fed code (opt-in).
+	AttrCode = attribute.Key("monty.code")
+	// AttrFunction is a host function's name, or an OS call's operation (opt-in).
+	AttrFunction = attribute.Key("monty.function")
+	// AttrArguments is the repr of a host call's arguments (opt-in).
+	AttrArguments = attribute.Key("monty.arguments")
+	// AttrResult is the repr of a run's result (opt-in).
+	AttrResult = attribute.Key("monty.result")
+	// AttrPrint is the text of a print segment, on a "print" span event (opt-in).
+	AttrPrint = attribute.Key("monty.print")
+)
+
+// Metric names, upstream's.
+const (
+	MetricRunDuration      = "monty.run.duration"
+	MetricRunExecutionTime = "monty.run.execution_time"
+	MetricRunSuspensions   = "monty.run.suspensions"
+	MetricTurnDuration     = "monty.turn.duration"
+	MetricExtCallDuration  = "monty.ext.call.duration"
+	MetricPrintBytes       = "monty.print.bytes"
+	MetricWireFrameBytes   = "monty.wire.frame.bytes"
+)
+
+// Histogram buckets shared with package pool.
+var (
+	// DurationBuckets (seconds) span a 100 µs turn to a minute-long run.
+	DurationBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	// ByteBuckets span a 16-byte frame to the 64 MiB frame cap, by fours.
+	ByteBuckets = []float64{16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1 << 20, 4 << 20, 16 << 20, 64 << 20}
+	// CountBuckets are for suspensions per run.
+	CountBuckets = []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+)
+
+// Host round-trip kinds, the closed set of AttrHostKind.
+const (
+	hostNone = iota
+	hostFunction
+	hostLookup
+	hostOS
+	hostFutures
+	nHostKinds
+)
+
+var hostKindNames = [nHostKinds]string{"", "function_call", "name_lookup", "os_call", "future_wait"}
+
+// Run outcomes, the closed set of AttrOutcome.
+const (
+	outcomeOK = iota
+	outcomeError
+	outcomeTyping
+	outcomeAborted
+	outcomeLost
+	outcomeClosed
+	nOutcomes
+)
+
+var outcomeNames = [nOutcomes]string{"ok", "error", "typing_error", "aborted", "lost", "closed"}
+
+// instruments are the session metrics of one MeterProvider, with the
+// record options of every closed attribute value built once (so that
+// recording allocates nothing).
+type instruments struct {
+	runDur, runExec, runSusp, turnDur, extDur, frameBytes metric.Float64Histogram
+	printBytes                                            metric.Int64Counter
+
+	none     []metric.RecordOption
+	noneAdd  []metric.AddOption
+	host     [nHostKinds][]metric.RecordOption
+	outcome  [nOutcomes][]metric.RecordOption
+	sent     []metric.RecordOption
+	received []metric.RecordOption
+}
+
+var instrumentCache sync.Map // metric.MeterProvider -> *instruments
+
+func instrumentsFor(mp metric.MeterProvider) *instruments {
+	comparable := reflect.TypeOf(mp).Comparable()
+	if comparable {
+		if v, ok := instrumentCache.Load(mp); ok {
+			return v.(*instruments)
+		}
+	}
+	m := mp.Meter(ScopeName)
+	hist := func(name, unit, desc string, b []float64) metric.Float64Histogram {
+		h, _ := m.Float64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(b...))
+		return h // never nil: a failing meter returns a no-op instrument
+	}
+	in := &instruments{
+		runDur:     hist(MetricRunDuration, "s", "Wall time of a run, feed to completion, suspensions included.", DurationBuckets),
+		runExec:    hist(MetricRunExecutionTime, "s", "Sandbox execution time of a run, as the worker measured it.", DurationBuckets),
+		runSusp:    hist(MetricRunSuspensions, "{suspension}", "Suspensions (host round trips) of a run.", CountBuckets),
+		turnDur:    hist(MetricTurnDuration, "s", "Wall time of one turn: request written to turn-ending event read.", DurationBuckets),
+		extDur:     hist(MetricExtCallDuration, "s", "Host time of one round trip: suspension read to answer written.", DurationBuckets),
+		frameBytes: hist(MetricWireFrameBytes, "By", "Frame body sizes on the wire.", ByteBuckets),
+	}
+	in.printBytes, _ = m.Int64Counter(MetricPrintBytes, metric.WithUnit("By"), metric.WithDescription("Bytes of sandbox print output."))
+	for k := 1; k < nHostKinds; k++ {
+		in.host[k] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrHostKind.String(hostKindNames[k])))}
+	}
+	for o := range nOutcomes {
+		in.outcome[o] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrOutcome.String(outcomeNames[o])))}
+	}
+	in.sent = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrDirection.String("sent")))}
+	in.received = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrDirection.String("received")))}
+	if comparable {
+		v, _ := instrumentCache.LoadOrStore(mp, in)
+		return v.(*instruments)
+	}
+	return in
+}
+
+// telemetry is a session's tracing and metrics state. The span fields
+// are guarded by mu: the turn goroutine starts and ends them, Close and
+// Kill (any goroutine) end what is left.
+type telemetry struct {
+	in      *instruments
+	tracer  trace.Tracer // nil when the session span is not recorded
+	content bool
+
+	mu       sync.Mutex
+	sess     trace.Span
+	sessCtx  context.Context
+	run      trace.Span
+	runCtx   context.Context
+	runStart time.Time
+	runExec  time.Duration // the session's execution total when the run began
+	runSusp  uint64
+	inRun    bool
+	host     trace.Span
+	hostKind int
+	hostT    time.Time
+}
+
+// startTelemetry opens the session span (a child of the span in ctx) and
+// picks the instruments. Runs and host round trips get spans only when
+// the session span is recorded, so with no SDK installed a turn starts no
+// span at all.
+func (s *Session) startTelemetry(ctx context.Context) {
+	t := &s.tel
+	mp := s.cfg.MeterProvider
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	t.in = instrumentsFor(mp)
+	t.content = s.cfg.TelemetryContent
+	tp := s.cfg.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	tr := tp.Tracer(ScopeName)
+	_, span := tr.Start(ctx, SpanSession, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(AttrProtocol.Int64(int64(s.codec.Version()))))
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	t.tracer, t.sess = tr, span
+	t.sessCtx = trace.ContextWithSpan(context.Background(), span)
+}
+
+// failTelemetry marks the session span failed (a refused Configure). The
+// error's text is not recorded: it may quote the sandbox's data.
+func (s *Session) failTelemetry() {
+	t := &s.tel
+	if t.tracer == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sess != nil {
+		t.sess.SetStatus(codes.Error, "configure failed")
+	}
+}
+
+// endTelemetry ends the spans still open (outcome closed) and the session
+// span. Safe for concurrent use; idempotent.
+func (s *Session) endTelemetry() {
+	t := &s.tel
+	if t.tracer == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endHostLocked(time.Now())
+	if t.inRun {
+		t.endRunLocked(s, outcomeClosed, time.Now())
+	}
+	if t.sess != nil {
+		t.sess.End()
+		t.sess = nil
+	}
+}
+
+// exchange sends req and reads events up to the turn-ending one,
+// recording the turn (see roundTrip). The caller holds s.busy.
+func (s *Session) exchange(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+	t := &s.tel
+	if t.in == nil {
+		return s.roundTrip(ctx, req)
+	}
+	kind := req.RequestKind()
+	start := time.Now()
+	if t.tracer != nil {
+		t.mu.Lock()
+	}
+	switch kind {
+	case message.KindFeed:
+		if t.inRun {
+			t.endRunLocked(s, outcomeLost, start) // a feed without an end: cannot happen with an honest child
+		}
+		t.startRunLocked(s, start, req.(*message.Feed))
+	case message.KindResumeCall, message.KindResumeNameLookup, message.KindResumeFutures, message.KindAbortFeed:
+		t.endHostLocked(start)
+	}
+	if t.tracer != nil {
+		t.mu.Unlock()
+	}
+
+	ev, err := s.roundTrip(ctx, req)
+
+	end := time.Now()
+	if isDrive(kind) {
+		t.in.turnDur.Record(context.Background(), end.Sub(start).Seconds(), t.in.none...)
+	}
+	hk := hostNone
+	if err == nil && s.state == StateSuspended && ev == s.susp {
+		hk = hostKindOf(ev)
+	}
+	if t.tracer != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+	}
+	if hk != hostNone && !t.inRun { // a Load that resumed a suspended run
+		t.startRunLocked(s, start, nil)
+	}
+	if !t.inRun {
+		return ev, err
+	}
+	if hk != hostNone {
+		t.runSusp++
+		t.hostKind, t.hostT = hk, end
+		if t.tracer != nil {
+			_, t.host = t.tracer.Start(t.runCtx, SpanHost, trace.WithTimestamp(end),
+				trace.WithAttributes(AttrHostKind.String(hostKindNames[hk])))
+			if t.content {
+				t.host.SetAttributes(contentOf(ev)...)
+			}
+		}
+		return ev, err
+	}
+	if s.state == StateSuspended && !s.closed.Load() {
+		return ev, err // a refused answer: the worker is still suspended
+	}
+	o := outcomeLost
+	switch {
+	case err != nil && s.closed.Load():
+	case err != nil:
+		o = outcomeError
+	case kind == message.KindAbortFeed:
+		o = outcomeAborted
+	case ev != nil:
+		switch b := ev.Body.(type) {
+		case *message.Complete:
+			o = outcomeOK
+			if t.content && t.run != nil {
+				t.run.SetAttributes(AttrResult.String(b.Values.Repr(b.Value)))
+			}
+		case *message.TypingError:
+			o = outcomeTyping
+		default:
+			o = outcomeError
+		}
+	}
+	t.endRunLocked(s, o, end)
+	return ev, err
+}
+
+func (t *telemetry) startRunLocked(s *Session, start time.Time, feed *message.Feed) {
+	t.inRun = true
+	t.runStart, t.runExec, t.runSusp = start, s.stamps.TotalExecution, 0
+	if t.tracer == nil {
+		return
+	}
+	opts := []trace.SpanStartOption{trace.WithTimestamp(start)}
+	if t.content && feed != nil {
+		opts = append(opts, trace.WithAttributes(AttrCode.String(feed.Code)))
+	}
+	t.runCtx, t.run = t.tracer.Start(t.sessCtx, SpanRun, opts...)
+}
+
+func (t *telemetry) endHostLocked(now time.Time) {
+	if t.hostKind == hostNone {
+		return
+	}
+	t.in.extDur.Record(context.Background(), now.Sub(t.hostT).Seconds(), t.in.host[t.hostKind]...)
+	if t.host != nil {
+		t.host.End(trace.WithTimestamp(now))
+		t.host = nil
+	}
+	t.hostKind = hostNone
+}
+
+func (t *telemetry) endRunLocked(s *Session, o int, now time.Time) {
+	t.endHostLocked(now)
+	t.recordRun(s, now)
+	t.inRun = false
+	if t.run == nil {
+		return
+	}
+	t.run.SetAttributes(AttrOutcome.String(outcomeNames[o]), attribute.Int64("monty.suspensions", int64(t.runSusp)))
+	if o == outcomeError || o == outcomeLost {
+		t.run.SetStatus(codes.Error, outcomeNames[o])
+	}
+	t.run.End(trace.WithTimestamp(now))
+	t.run, t.runCtx = nil, nil
+}
+
+func (t *telemetry) recordRun(s *Session, now time.Time) {
+	bg := context.Background()
+	t.in.runDur.Record(bg, now.Sub(t.runStart).Seconds(), t.in.none...)
+	if d := s.stamps.TotalExecution - t.runExec; d >= 0 {
+		t.in.runExec.Record(bg, d.Seconds(), t.in.none...)
+	}
+	t.in.runSusp.Record(bg, float64(t.runSusp), t.in.none...)
+}
+
+// frameBytes records one frame body's size.
+func (s *Session) frameBytes(n int, sent bool) {
+	if in := s.tel.in; in != nil {
+		opts := in.received
+		if sent {
+			opts = in.sent
+		}
+		in.frameBytes.Record(context.Background(), float64(n), opts...)
+	}
+}
+
+// printed records a Print event's bytes, and with the content opt-in its
+// text as span events.
+func (s *Session) printed(p *message.Print) {
+	t := &s.tel
+	if t.in == nil {
+		return
+	}
+	n := 0
+	for _, seg := range p.Segments {
+		n += len(seg.Text)
+	}
+	t.in.printBytes.Add(context.Background(), int64(n), t.in.noneAdd...)
+	if t.content && t.tracer != nil {
+		t.mu.Lock()
+		if t.run != nil {
+			for _, seg := range p.Segments {
+				t.run.AddEvent("print", trace.WithAttributes(AttrPrint.String(seg.Text)))
+			}
+		}
+		t.mu.Unlock()
+	}
+}
+
+// currentSpan is the span whose context travels to the worker: the run
+// span during a feed, else the session span, else the span in ctx.
+func (s *Session) currentSpan(ctx context.Context) trace.SpanContext {
+	t := &s.tel
+	if t.tracer != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.run != nil {
+			return t.run.SpanContext()
+		}
+		if t.sess != nil {
+			return t.sess.SpanContext()
+		}
+	}
+	return trace.SpanContextFromContext(ctx)
+}
+
+func hostKindOf(ev *message.ChildEvent) int {
+	switch ev.Body.(type) {
+	case *message.FunctionCall:
+		return hostFunction
+	case *message.NameLookup:
+		return hostLookup
+	case *message.OsCall:
+		return hostOS
+	case *message.ResolveFutures:
+		return hostFutures
+	}
+	return hostNone
+}
+
+// contentOf is the opt-in attributes of a suspension.
+func contentOf(ev *message.ChildEvent) []attribute.KeyValue {
+	switch b := ev.Body.(type) {
+	case *message.FunctionCall:
+		args := make([]byte, 0, 64)
+		args = append(args, '(')
+		for i, a := range b.Args {
+			if i > 0 {
+				args = append(args, ", "...)
+			}
+			args = value.AppendRepr(args, &b.Values, a)
+		}
+		for i, kw := range b.Kwargs {
+			if i > 0 || len(b.Args) > 0 {
+				args = append(args, ", "...)
+			}
+			args = value.AppendRepr(args, &b.Values, kw.Key)
+			args = append(args, '=')
+			args = value.AppendRepr(args, &b.Values, kw.Value)
+		}
+		args = append(args, ')')
+		return []attribute.KeyValue{AttrFunction.String(b.FunctionName), AttrArguments.String(string(args))}
+	case *message.NameLookup:
+		return []attribute.KeyValue{AttrFunction.String(b.Name)}
+	case *message.OsCall:
+		return []attribute.KeyValue{AttrFunction.String(b.Op.String()), AttrArguments.String(b.Path)}
+	}
+	return nil
+}
