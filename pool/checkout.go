@@ -41,6 +41,12 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 	if cfg.Logger == nil {
 		cfg.Logger = p.cfg.Logger
 	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = p.cfg.TracerProvider
+	}
+	if cfg.MeterProvider == nil {
+		cfg.MeterProvider = p.cfg.MeterProvider
+	}
 	var err error
 	for range checkoutAttempts {
 		var (
@@ -63,7 +69,7 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 			m.uses.Add(1)
 			p.checkouts.Add(1)
 			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited})
-			return &Session{s: s, pool: p, m: m}, nil
+			return &Session{s: s, pool: p, m: m, start: time.Now()}, nil
 		}
 		if !p.attachFailed(m, err) || ctx.Err() != nil {
 			return nil, err
@@ -257,6 +263,7 @@ func (p *Pool) release(s *Session, destroy bool) {
 			_, err = s.s.Detach(ctx)
 			cancel()
 			if err == nil {
+				p.tel.sessionDone(s, true, "")
 				p.checkin(m)
 				return
 			}
@@ -266,6 +273,7 @@ func (p *Pool) release(s *Session, destroy bool) {
 	} else {
 		cause = s.s.Cause()
 	}
+	p.tel.sessionDone(s, recycle, reason) // a recycled worker served its session fine
 	s.s.Kill()
 
 	var a after

@@ -6,6 +6,9 @@ import (
 	"runtime"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gomonty/monty/worker"
 )
 
@@ -84,8 +87,17 @@ type Config struct {
 	// Logger receives pool diagnostics, and is the default logger of the
 	// sessions and workers; nil means slog.Default().
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider record the pool's and its
+	// sessions' spans and metrics (see MetricWorkersLive and package
+	// session's Span and Metric constants); nil means the global ones
+	// (otel.GetTracerProvider, otel.GetMeterProvider). A checkout whose
+	// session.Config sets its own providers uses those for that session.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+
 	// Metrics, when set, receives every Event (see EventKind for the
-	// closed set). It is called synchronously from the goroutine that
+	// closed set): the same stream the pool's OpenTelemetry instruments
+	// are fed from, for callers with their own metrics system. It is called synchronously from the goroutine that
 	// caused the event, never with the pool's lock held, possibly from
 	// several goroutines at once; it must be fast and safe for concurrent
 	// use.

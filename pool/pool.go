@@ -50,6 +50,7 @@ type Pool struct {
 	owed int
 	gate restartGate
 	st   counters
+	tel  *telemetry
 }
 
 type counters struct {
@@ -137,6 +138,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	proc := peer.(*worker.Process) // what a ProcessLauncher starts
 	p.neg, p.version = neg, neg.Version
+	p.tel = newTelemetry(p)
 	p.mu.Lock()
 	m := p.adoptLocked(proc)
 	p.putLocked(m)
@@ -261,6 +263,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	p.stop()
 	stops.Wait()
 	p.wg.Wait()
+	p.tel.close()
 	close(p.done)
 	return err
 }
@@ -289,10 +292,10 @@ func (p *Pool) finish(a *after) {
 }
 
 func (p *Pool) emit(evs ...Event) {
-	if p.cfg.Metrics == nil {
-		return
-	}
 	for _, e := range evs {
-		p.cfg.Metrics(e)
+		p.tel.observe(e)
+		if p.cfg.Metrics != nil {
+			p.cfg.Metrics(e)
+		}
 	}
 }

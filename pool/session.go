@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
@@ -24,6 +25,7 @@ type Session struct {
 	pool     *Pool
 	m        *member
 	released atomic.Bool
+	start    time.Time // when the checkout handed it out
 }
 
 // WorkerID returns the pool-assigned id of the session's worker. Ids are
