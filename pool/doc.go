@@ -53,7 +53,10 @@
 // # Observing it
 //
 // [Pool.Stat] returns counters and gauges; Config.Metrics receives every
-// [Event] as it happens (the closed set is listed on [EventKind]). Crash
+// [Event] as it happens (the closed set is listed on [EventKind]), the
+// same stream from which the pool records its OpenTelemetry metrics
+// (MetricWorkersLive and its siblings, through Config.MeterProvider or
+// the global provider). Crash
 // reasons are the Reason constants: announced, vanished, memory, timeout,
 // protocol, canceled.
 //

@@ -14,7 +14,7 @@ import (
 type discardSpans struct{}
 
 func (discardSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discardSpans) Shutdown(context.Context) error                            { return nil }
+func (discardSpans) Shutdown(context.Context) error                             { return nil }
 
 // discardMetrics is a metric exporter that drops everything.
 type discardMetrics struct{}
@@ -26,8 +26,8 @@ func (discardMetrics) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregat
 	return sdkmetric.DefaultAggregationSelector(k)
 }
 func (discardMetrics) Export(context.Context, *metricdata.ResourceMetrics) error { return nil }
-func (discardMetrics) ForceFlush(context.Context) error                         { return nil }
-func (discardMetrics) Shutdown(context.Context) error                           { return nil }
+func (discardMetrics) ForceFlush(context.Context) error                          { return nil }
+func (discardMetrics) Shutdown(context.Context) error                            { return nil }
 
 // BenchmarkTelemetry: the same warm runs with instrumentation off (the
 // global no-op providers) and on (the SDK, sampling everything, with a

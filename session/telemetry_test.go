@@ -133,7 +133,7 @@ func TestTelemetrySpanTreeOfARunWithAHostCall(t *testing.T) {
 	attrs := func(sp sdktrace.ReadOnlySpan) map[attribute.Key]string {
 		m := map[attribute.Key]string{}
 		for _, kv := range sp.Attributes() {
-			m[kv.Key] = kv.Value.Emit()
+			m[kv.Key] = kv.Value.String()
 		}
 		return m
 	}
@@ -150,7 +150,7 @@ func TestTelemetrySpanTreeOfARunWithAHostCall(t *testing.T) {
 			case AttrCode, AttrFunction, AttrArguments, AttrResult, AttrPrint:
 				t.Errorf("span %s carries %s without the opt-in", sp.Name(), kv.Key)
 			}
-			if v := kv.Value.Emit(); strings.Contains(v, "secret") || strings.Contains(v, "password") || strings.Contains(v, "PASSWORD") {
+			if v := kv.Value.String(); strings.Contains(v, "secret") || strings.Contains(v, "password") || strings.Contains(v, "PASSWORD") {
 				t.Errorf("span %s attribute %s=%q leaks content", sp.Name(), kv.Key, v)
 			}
 		}
@@ -198,7 +198,7 @@ func TestTelemetryContentOnlyWithOptIn(t *testing.T) {
 	get := func(sp sdktrace.ReadOnlySpan, k attribute.Key) string {
 		for _, kv := range sp.Attributes() {
 			if kv.Key == k {
-				return kv.Value.Emit()
+				return kv.Value.String()
 			}
 		}
 		return ""

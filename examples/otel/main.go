@@ -125,9 +125,9 @@ func printTree(out io.Writer, spans []sdktrace.ReadOnlySpan) {
 			for _, kv := range sp.Attributes() {
 				switch kv.Key {
 				case session.AttrOutcome:
-					line += " outcome=" + kv.Value.Emit()
+					line += " outcome=" + kv.Value.String()
 				case session.AttrHostKind:
-					line += " kind=" + kv.Value.Emit()
+					line += " kind=" + kv.Value.String()
 				}
 			}
 			fmt.Fprintln(out, line)
