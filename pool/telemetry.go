@@ -97,6 +97,9 @@ func (t *telemetry) close() {
 
 // observe records one pool event and logs the ones operators want to see.
 func (t *telemetry) observe(e Event) {
+	if t == nil {
+		return
+	}
 	bg := context.Background()
 	switch e.Kind {
 	case EventSpawn:
@@ -135,6 +138,9 @@ func (t *telemetry) observe(e Event) {
 // the worker went back to the pool, abandoned when it was closed with a
 // turn or a feed unfinished, error otherwise.
 func (t *telemetry) sessionDone(s *Session, returned bool, reason Reason) {
+	if t == nil {
+		return
+	}
 	opts := t.sessError
 	switch {
 	case returned:

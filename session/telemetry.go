@@ -40,6 +40,8 @@ const (
 	AttrOutcome = attribute.Key("monty.outcome")
 	// AttrProtocol is the negotiated protocol version.
 	AttrProtocol = attribute.Key("monty.protocol.version")
+	// AttrSuspensions is a run's suspension count.
+	AttrSuspensions = attribute.Key("monty.suspensions")
 	// AttrDirection is a frame's direction: sent or received.
 	AttrDirection = attribute.Key("monty.direction")
 	// AttrCode is the fed code (opt-in).
@@ -352,7 +354,7 @@ func (t *telemetry) endRunLocked(s *Session, o int, now time.Time) {
 	if t.run == nil {
 		return
 	}
-	t.run.SetAttributes(AttrOutcome.String(outcomeNames[o]), attribute.Int64("monty.suspensions", int64(t.runSusp)))
+	t.run.SetAttributes(AttrOutcome.String(outcomeNames[o]), AttrSuspensions.Int64(int64(t.runSusp)))
 	if o == outcomeError || o == outcomeLost {
 		t.run.SetStatus(codes.Error, outcomeNames[o])
 	}
