@@ -245,7 +245,7 @@ func montygo(t *testing.T) string {
 
 // montygoRunFailures is the exact set of scenarios `montygo run` fails as
 // a parent; each is explained in docs/CONFORMANCE.md.
-var montygoRunFailures = []string{"parent.never_reads"}
+var montygoRunFailures = []string{}
 
 // TestParentOverMontygoRun runs `montygo conform parent` over `montygo
 // run`, both built from this tree, and checks the JSON report.

@@ -23,6 +23,9 @@ const (
 	// DefaultAbortTimeout bounds the AbortFeed sent when a context is done
 	// while a feed waits on the host.
 	DefaultAbortTimeout = 5 * time.Second
+	// DefaultStartTimeout bounds the Configure handshake of Start and
+	// Attach: a worker that has not answered Configure by then is killed.
+	DefaultStartTimeout = 10 * time.Second
 )
 
 // Limits are the sandbox's resource limits. A zero field means the
@@ -154,6 +157,11 @@ type Config struct {
 	// AbortTimeout bounds the AbortFeed sent when a context ends while a
 	// feed waits on the host; 0 means DefaultAbortTimeout.
 	AbortTimeout time.Duration
+	// StartTimeout bounds the Configure handshake of Start, Attach and
+	// Reset (each Configure exchange, per worker started); 0 means
+	// DefaultStartTimeout. A worker that has not answered by then is
+	// killed and the call fails with a *StartTimeoutError.
+	StartTimeout time.Duration
 	// PassSuspensions makes the session pass every suspension to the
 	// caller without enforcing max_suspensions. It is for relays (package
 	// child/relay) whose own parent counts suspensions and aborts the feed
@@ -191,6 +199,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.AbortTimeout <= 0 {
 		c.AbortTimeout = DefaultAbortTimeout
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = DefaultStartTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -301,6 +301,32 @@ func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 // SessionSurvives reports whether the worker was left alive.
 func (e *TimeoutError) SessionSurvives() bool { return !e.Killed }
 
+// StartTimeoutError reports a worker that did not answer Configure within
+// Config.StartTimeout; it was killed. It matches ErrTimeout, and its chain
+// holds the error of the interrupted exchange.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type StartTimeoutError struct {
+	// Timeout is the bound that expired.
+	Timeout time.Duration
+	// Err is the error of the interrupted Configure exchange.
+	Err error
+}
+
+// Error describes the timeout.
+func (e *StartTimeoutError) Error() string {
+	return fmt.Sprintf("monty session: worker did not answer Configure within %v and was killed", e.Timeout)
+}
+
+// Unwrap returns the exchange's error.
+func (e *StartTimeoutError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrTimeout.
+func (e *StartTimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// SessionSurvives reports false: the worker was killed.
+func (e *StartTimeoutError) SessionSurvives() bool { return false }
+
 // CanceledError reports a turn stopped because its context was canceled.
 // When the worker was computing it is killed (Killed); when it was waiting
 // on the host the feed is aborted and the session survives. A request that

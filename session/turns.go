@@ -315,10 +315,17 @@ func (s *Session) Reset(ctx context.Context) error {
 	return s.configure(ctx)
 }
 
-// configure sends our Configure and checks the reply.
+// configure sends our Configure and checks the reply, within
+// Config.StartTimeout.
 func (s *Session) configure(ctx context.Context) error {
-	ev, err := s.exchange(ctx, s.cfg.configure(s.codec.Version()))
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
+	defer cancel()
+	ev, err := s.exchange(tctx, s.cfg.configure(s.codec.Version()))
 	if err != nil {
+		if tctx.Err() != nil && ctx.Err() == nil {
+			// exchange killed the worker when tctx ended.
+			return &StartTimeoutError{Timeout: s.cfg.StartTimeout, Err: err}
+		}
 		return err
 	}
 	if err := errorOf(ev); err != nil {

@@ -225,3 +225,24 @@ func TestComplete(t *testing.T) {
 		}
 	}
 }
+
+// A worker that never answers Configure ends `montygo run` after its start
+// timeout instead of hanging it.
+func TestRunStartTimeout(t *testing.T) {
+	w := filepath.Join(t.TempDir(), "silent")
+	if err := os.WriteFile(w, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, errs, rc := runCLI(t, "", "run", "--worker", w, "--protocol", "2", "--start-timeout", "0.3", "-c", "1")
+	if rc == 0 || !strings.Contains(errs, "did not answer Configure within 300ms") {
+		t.Fatalf("rc %d stderr %q", rc, errs)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("montygo run took %v", d)
+	}
+	_, errs, rc = runCLI(t, "", "run", "--start-timeout", "-1", "-c", "1")
+	if rc == 0 || !strings.Contains(errs, "--start-timeout") {
+		t.Fatalf("bad --start-timeout: rc %d stderr %q", rc, errs)
+	}
+}

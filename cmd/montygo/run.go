@@ -25,6 +25,7 @@ type sessionFlags struct {
 	worker      string
 	maxDuration string
 	maxMemory   string
+	startTime   string
 	mounts      multiFlag
 	protocol    uint
 	typeCheck   bool
@@ -40,6 +41,7 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.worker, "worker", "", "path of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
 	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on execution time in seconds (fractional, e.g. 0.5)")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB)")
+	fs.StringVar(&f.startTime, "start-timeout", "", "bound on the worker's start (Configure handshake) in seconds (default 10)")
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
 	fs.UintVar(&f.protocol, "protocol", 0, "pin the protocol version (default: negotiate)")
 	fs.BoolVar(&f.typeCheck, "type-check", false, "type-check each snippet before running it")
@@ -76,6 +78,13 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		if cfg.Limits.MaxDuration == 0 {
 			cfg.Limits.MaxDuration = time.Microsecond
 		}
+	}
+	if f.startTime != "" {
+		secs, err := strconv.ParseFloat(f.startTime, 64)
+		if err != nil || secs <= 0 || secs > 1e9 {
+			return cfg, nil, fmt.Errorf("--start-timeout: %q is not a positive number of seconds", f.startTime)
+		}
+		cfg.StartTimeout = time.Duration(secs * float64(time.Second))
 	}
 	if f.maxMemory != "" {
 		n, err := parseBytes(f.maxMemory)
