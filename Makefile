@@ -59,11 +59,17 @@ soak-server: worker
 remote: build
 	$(GO) run ./examples/remote -servers 3 -sessions 200 -drain-every 25
 ## conform: the conformance kit's worker rules against the released worker
-## (protocol 2); fails when any rule other than its two documented
-## deviations fails, or when one of those passes (docs/CONFORMANCE.md)
+## (protocol 2) and against the Go child, `montygo subprocess --protocol 2`
+## and `--protocol 4` relaying to it; fails when any rule other than the
+## documented deviations of each fails, or when one of those passes
+## (docs/CONFORMANCE.md)
 CONFORM_V2_DEVIATIONS := load.old-dump-version-rejected,state.resume-futures-results-checked-first
+CONFORM_MONTYGO_V2_DEVIATIONS := load.old-dump-version-rejected
+CONFORM_MONTYGO_V4_DEVIATIONS := futures.eager-await-flag,futures.eager-malformed-rejected,futures.eager-one-reply,load.old-dump-version-rejected,print.stderr-segments,values.deep-input-accepted
 conform: worker build
 	./bin/montygo conform worker --worker $(MONTY_BIN) --protocol 2 --expect-fail $(CONFORM_V2_DEVIATIONS)
+	./bin/montygo conform worker --worker $(CURDIR)/bin/montygo --worker-args "subprocess --protocol 2 --worker $(MONTY_BIN)" --protocol 2 --expect-fail $(CONFORM_MONTYGO_V2_DEVIATIONS)
+	./bin/montygo conform worker --worker $(CURDIR)/bin/montygo --worker-args "subprocess --protocol 4 --worker $(MONTY_BIN)" --protocol 4 --expect-fail $(CONFORM_MONTYGO_V4_DEVIATIONS)
 
 ## fuzz-smoke: run every fuzz target briefly
 fuzz-smoke:

@@ -88,6 +88,21 @@ type DependencyInstaller interface {
 	InstallDependencies(ctx context.Context, req *message.InstallDependencies) (message.Event, error)
 }
 
+// InitialVersioner is implemented by engines that stand in for a worker
+// speaking one protocol version (a relay to a real worker). A parent may
+// send Load before any Configure (contract §12), and then nothing tells
+// a child that serves several versions which one the parent speaks; such
+// a child answers in the version of the worker it stands in for, which is
+// what a parent that spawned that worker would expect. Serve calls
+// InitialVersion once, on a Load that arrives before any Configure,
+// before decoding it; a version Serve does not serve, or an error, leaves
+// Serve's default (the highest version it serves). Later Configures pick
+// the version as usual. (Every other reply before Configure is an
+// unstamped Ok or Error, encoded alike in every version.)
+type InitialVersioner interface {
+	InitialVersion(ctx context.Context) (uint32, error)
+}
+
 // Stamps are the session figures an engine reports for the ChildEvent
 // metadata fields.
 //

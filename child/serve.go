@@ -60,6 +60,7 @@ type server struct {
 
 	versions []uint32
 	codec    codec.Codec
+	picked   bool // the version is settled (Configure, or InitialVersion)
 
 	st      state
 	susp    message.EventKind
@@ -163,6 +164,9 @@ func isViolation(ev message.Event) bool {
 
 // handleFrame decodes and answers one request; done reports a Shutdown.
 func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err error) {
+	if !s.picked {
+		s.pickInitial(ctx, body)
+	}
 	req, derr := s.codec.DecodeRequest(body, s.lim)
 	if derr != nil {
 		return false, s.replyDecodeError(body, derr)
@@ -171,6 +175,31 @@ func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err e
 		return false, s.send(&message.ChildEvent{Body: violation("request has no kind")}, false)
 	}
 	return s.handle(ctx, req.Body)
+}
+
+// pickInitial settles the version of a parent that starts with Load
+// (see [InitialVersioner]).
+func (s *server) pickInitial(ctx context.Context, body []byte) {
+	kind, ok := peek.Request(body)
+	if !ok || message.RequestKind(kind) != message.KindLoad {
+		return
+	}
+	s.picked = true
+	iv, ok := s.eng.(InitialVersioner)
+	if !ok {
+		return
+	}
+	v, err := iv.InitialVersion(ctx)
+	if err != nil {
+		s.log.Debug("monty child: engine has no initial version", slog.Any("error", err))
+		return
+	}
+	c, ok := codec.ForVersion(v)
+	if !ok || !slices.Contains(s.versions, v) {
+		return
+	}
+	s.codec = c
+	s.pr.reset(protocol.DefaultPrintFlushInterval, v == protocol.Version2)
 }
 
 // replyDecodeError answers a request whose frame arrived intact but did
@@ -360,7 +389,7 @@ func (s *server) configure(ctx context.Context, c *message.Configure) error {
 		}
 		return s.engineFailed(err)
 	}
-	s.codec = cd
+	s.codec, s.picked = cd, true
 	interval := protocol.DefaultPrintFlushInterval
 	if c.PrintFlushIntervalMs != nil {
 		interval = time.Duration(*c.PrintFlushIntervalMs) * time.Millisecond

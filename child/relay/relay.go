@@ -73,6 +73,7 @@ type Engine struct {
 	s     Inner
 	out   child.Output
 	reset bool // the inner worker has no session (after Reset)
+	fresh bool // started by InitialVersion: configured with defaults, unused
 	name  string
 }
 
@@ -98,6 +99,13 @@ func (e *Engine) Pid() int {
 // Configure starts the inner worker on the first call (negotiating its
 // version) and configures its session with the outer Configure's fields.
 func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
+	if e.s != nil && e.fresh {
+		// Started early by InitialVersion with a default session: drop it.
+		if _, err := e.do(ctx, &message.Reset{}); err != nil {
+			return err
+		}
+		e.fresh, e.reset = false, true
+	}
 	if e.s == nil {
 		base, exact := sessionConfig(c)
 		if err := e.start(ctx, base); err != nil {
@@ -198,6 +206,21 @@ func sessionConfig(c *message.Configure) (session.Config, bool) {
 	return cfg, exact
 }
 
+// InitialVersion starts the inner worker (negotiating its version) and
+// reports the version it speaks: before any Configure the child speaks
+// it, as the worker it stands in for would (see child.InitialVersioner).
+func (e *Engine) InitialVersion(ctx context.Context) (uint32, error) {
+	if e.s == nil {
+		if err := e.start(ctx, session.Config{}); err != nil {
+			return 0, err
+		}
+		e.fresh = true
+	}
+	return e.s.Version(), nil
+}
+
+var _ child.InitialVersioner = (*Engine)(nil)
+
 // Feed runs the snippet on the inner worker.
 func (e *Engine) Feed(ctx context.Context, f *message.Feed, out child.Output) (message.Event, error) {
 	if e.s == nil || e.reset {
@@ -239,7 +262,7 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 		e.name = *ev.RestoredScriptName
 	}
 	if _, ok := ev.Body.(*message.Error); !ok {
-		e.reset = false
+		e.reset, e.fresh = false, false
 	}
 	return ev.Body, nil
 }

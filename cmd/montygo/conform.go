@@ -66,6 +66,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("conform worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bin := fs.String("worker", "", "worker executable, run as `BIN subprocess` (default: $MONTY_BIN, .monty/bin/monty, PATH)")
+	workerArgs := fs.String("worker-args", "", "space-separated arguments the worker is run with instead of `subprocess` (e.g. 'subprocess --protocol 2' for montygo)")
 	remote := fs.String("remote", "", "test a WebSocket worker endpoint (ws:// or wss://) instead of a local binary")
 	var hdr headerFlag
 	fs.Var(&hdr, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")
@@ -95,6 +96,13 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		opts.Match = re
 	}
 	target := conform.Target{Binary: *bin, URL: *remote, Header: hdr.h}
+	if *workerArgs != "" {
+		if *remote != "" {
+			fmt.Fprintln(stderr, "montygo conform worker: --worker-args needs a local worker, not --remote")
+			return exitError{2}
+		}
+		target.Args = strings.Fields(*workerArgs)
+	}
 	rep, err := conform.Run(ctx, target, opts)
 	if err != nil {
 		return err
