@@ -52,6 +52,8 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	// the inner worker follows through its parent-death signal.
 	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
 	logger := slog.New(&stderrHandler{w: stderr})
+	stdin, restore := pollableStdin(stdin)
+	defer restore()
 	var conn transport.Conn = transport.NewStream(stdin, stdout, 0)
 	var tapped *tap.Conn
 	if *record != "" {
