@@ -268,7 +268,13 @@ func (p *parent) raw(body []byte) *message.ChildEvent {
 		case b = <-p.conn.out:
 		case err := <-p.result:
 			p.result <- err
-			p.t.Fatalf("child ended: %v", err)
+			// A child that wrote its last event and ended makes both
+			// cases ready: read what it wrote first.
+			select {
+			case b = <-p.conn.out:
+			default:
+				p.t.Fatalf("child ended: %v", err)
+			}
 		}
 		ev, err := p.codec.DecodeEvent(b, codec.Limits{})
 		if err != nil {
