@@ -126,6 +126,9 @@ func configureOn(ctx context.Context, cfg Config, bin string, p Peer, c codec.Co
 // concurrently with them. Close or Kill racing with it from another
 // goroutine is safe: exactly one of them gets the worker.
 func (s *Session) Detach(ctx context.Context) (Peer, error) {
+	if s.isRemote() {
+		return nil, ErrSingleUse
+	}
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -186,6 +189,8 @@ func (s *Session) Reusable() error {
 	}
 	defer s.busy.Store(false)
 	switch {
+	case s.isRemote():
+		return ErrSingleUse
 	case s.closed.Load():
 		return s.closedErr()
 	case s.state == StateSuspended:

@@ -132,6 +132,7 @@ type Session struct {
 	state   State
 	started bool                // an interpreter exists (a feed ran or a dump was loaded)
 	susp    *message.ChildEvent // the pending suspension
+	resumed int                 // remote resumes after a ShutdownDump
 	// deadErr is the cause of the loss, set once; guarded by deadMu so
 	// that Cause may read it from any goroutine.
 	deadMu  sync.Mutex
@@ -635,7 +636,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 	case *message.FatalError:
 		return nil, s.die(s.peer.Lost(transport.Loss{Announced: true, Message: b.Message}), false)
 	case *message.ShutdownDump:
-		return nil, s.fail(&ProtocolError{Msg: "subprocess worker sent a ShutdownDump"})
+		return s.shutdownDump(ctx, req, b)
 	case *message.Error:
 		if b.Exception == nil {
 			return nil, s.fail(&ProtocolError{Msg: "error event with no exception"})

@@ -300,6 +300,9 @@ func (s *Session) Load(ctx context.Context, state []byte) (*message.ChildEvent, 
 // Reset discards the sandbox session (globals, any suspension) and
 // configures a fresh one with the same Config, ready for Feed or Load.
 func (s *Session) Reset(ctx context.Context) error {
+	if s.isRemote() {
+		return ErrSingleUse
+	}
 	if err := s.begin(ctx); err != nil {
 		return err
 	}

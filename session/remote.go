@@ -1,0 +1,405 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/transport"
+	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/value"
+	"github.com/gomonty/monty/worker"
+)
+
+// Sentinels of remote sessions, matched through errors.Is.
+var (
+	// ErrDisconnected is matched by every *DisconnectedError.
+	ErrDisconnected = errors.New("monty session: remote worker disconnected")
+	// ErrShutdown is matched by every *ShutdownError.
+	ErrShutdown = errors.New("monty session: remote server is shutting down")
+	// ErrSingleUse: a remote session is one connection; it is never Reset
+	// nor handed back to serve another session.
+	ErrSingleUse error = &usageError{"monty session: a remote session is single-use (no Reset, no Detach)"}
+)
+
+// DisconnectedError reports a remote connection that ended without a
+// turn-ending event. The parent cannot tell a crash from a policy drop (a
+// memory-limit exit of the remote worker also arrives this way), and the
+// request may have run, so it is never retried automatically.
+//
+// A DisconnectedError is plain data, safe to share.
+type DisconnectedError struct {
+	// URL is the endpoint of the connection.
+	URL string
+	// Code and Reason come from the server's Close frame; Code is -1 when
+	// the connection dropped without one.
+	Code   int
+	Reason string
+	// Op is what the parent was doing.
+	Op transport.Op
+	// Err is the I/O error that revealed the drop.
+	Err error
+}
+
+// Error describes the drop.
+func (e *DisconnectedError) Error() string {
+	s := "monty session: remote worker at " + e.URL + " disconnected"
+	if e.Op != "" {
+		s += " while " + string(e.Op)
+	}
+	switch {
+	case e.Code >= 0 && e.Reason != "":
+		s += fmt.Sprintf(" (close code %d: %s)", e.Code, e.Reason)
+	case e.Code >= 0:
+		s += fmt.Sprintf(" (close code %d)", e.Code)
+	default:
+		s += " (no close frame)"
+	}
+	return s
+}
+
+// Is matches ErrDisconnected.
+func (e *DisconnectedError) Is(target error) bool { return target == ErrDisconnected }
+
+// Unwrap returns the I/O error.
+func (e *DisconnectedError) Unwrap() error { return e.Err }
+
+// SessionSurvives reports false.
+func (e *DisconnectedError) SessionSurvives() bool { return false }
+
+// RemoteCrashError reports a remote worker (or the server in front of it)
+// that announced a fatal error, for example a refused protocol version.
+//
+// A RemoteCrashError is plain data, safe to share.
+type RemoteCrashError struct {
+	URL     string
+	Message string
+}
+
+// Error renders the announced reason.
+func (e *RemoteCrashError) Error() string {
+	return "monty session: remote worker at " + e.URL + " failed: " + e.Message
+}
+
+// SessionSurvives reports false.
+func (e *RemoteCrashError) SessionSurvives() bool { return false }
+
+// Unwrap returns the announced crash as a *worker.CrashError, so that
+// version refusals and errors.As checks treat remote and local workers
+// alike.
+func (e *RemoteCrashError) Unwrap() error {
+	return &worker.CrashError{Reason: worker.Announced, Message: e.Message}
+}
+
+// ShutdownError reports a request answered with ShutdownDump: the server
+// is draining and did not run the request, so running it again on a fresh
+// session is safe. Dump is the signed session state the server handed
+// out (nil when it sent none), loadable on another replica of the same
+// Monty version.
+//
+// A ShutdownError is plain data, safe to share.
+type ShutdownError struct {
+	URL  string
+	Dump []byte
+	// Resume, when not nil, is why automatic resumption failed.
+	Resume error
+}
+
+// Error says the request did not run.
+func (e *ShutdownError) Error() string {
+	s := "monty session: remote server at " + e.URL + " is shutting down; the request did not run"
+	if e.Resume != nil {
+		s += " (resume failed: " + e.Resume.Error() + ")"
+	}
+	return s
+}
+
+// Is matches ErrShutdown.
+func (e *ShutdownError) Is(target error) bool { return target == ErrShutdown }
+
+// Unwrap returns the resume failure, if any.
+func (e *ShutdownError) Unwrap() error { return e.Resume }
+
+// SessionSurvives reports false.
+func (e *ShutdownError) SessionSurvives() bool { return false }
+
+// RemoteLauncher starts remote sessions: each Launch dials URL over a
+// WebSocket (ws:// or wss://, exactly as given) with Dial's options. The
+// W3C traceparent of the span in the launch context is sent unless
+// Dial.TraceHeaders is set. Remote sessions are single-use: never Reset,
+// never handed back. Unless NoResume is set, a session whose request is
+// answered with a ShutdownDump carrying a dump redials (Pick, else URL),
+// configures the same way, loads the dump and re-sends the request.
+//
+// A RemoteLauncher is plain data, safe for concurrent use.
+type RemoteLauncher struct {
+	// URL is the endpoint dialled.
+	URL string
+	// Dial configures the WebSocket dial (headers, TLS, frame cap, close
+	// wait).
+	Dial ws.DialOptions
+	// NoResume turns automatic resumption after a ShutdownDump off.
+	NoResume bool
+	// Pick, when set, returns the URL to redial when resuming (another
+	// replica); nil redials URL.
+	Pick func() string
+}
+
+// Binary returns "" (a remote worker has no local binary; negotiated
+// versions are not cached).
+func (l RemoteLauncher) Binary() string { return "" }
+
+// Launch dials one connection.
+func (l RemoteLauncher) Launch(ctx context.Context) (Peer, error) {
+	p := &remotePeer{l: l}
+	if p.l.Dial.TraceHeaders == nil {
+		p.l.Dial.TraceHeaders = func(ctx context.Context) (string, string) {
+			tp, _ := traceParent(ctx)
+			return tp, ""
+		}
+	}
+	c, err := ws.Dial(ctx, l.URL, p.l.Dial)
+	if err != nil {
+		return nil, err
+	}
+	p.c, p.url = c, l.URL
+	return p, nil
+}
+
+// remotePeer is a Peer over a WebSocket. Its connection can be replaced by
+// a resume (under mu) without the session seeing a new Peer, so Kill and
+// Close from other goroutines always reach the current socket.
+type remotePeer struct {
+	l RemoteLauncher
+
+	mu     sync.Mutex
+	c      *ws.Conn
+	url    string
+	killed bool
+}
+
+func (p *remotePeer) cur() *ws.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.c
+}
+
+func (p *remotePeer) Conn() transport.Conn { return remoteConn{p} }
+
+// Kill closes the connection at once with a Close frame (bounded wait).
+func (p *remotePeer) Kill() error {
+	p.mu.Lock()
+	p.killed = true
+	c := p.c
+	p.mu.Unlock()
+	return c.CloseWith(4000, "parent abandoned the session")
+}
+
+// Close closes the connection with a normal Close frame.
+func (p *remotePeer) Close(context.Context) error {
+	p.mu.Lock()
+	p.killed = true
+	c := p.c
+	p.mu.Unlock()
+	return c.Close()
+}
+
+// Lost classifies the end of the connection.
+func (p *remotePeer) Lost(l transport.Loss) error {
+	p.mu.Lock()
+	url := p.url
+	p.mu.Unlock()
+	if l.Announced {
+		return &RemoteCrashError{URL: url, Message: l.Message}
+	}
+	d := &DisconnectedError{URL: url, Code: -1, Op: l.Op, Err: l.Err}
+	var ce *ws.CloseError
+	if errors.As(l.Err, &ce) {
+		d.Code, d.Reason = ce.Code, ce.Reason
+	}
+	return d
+}
+
+// redial replaces the connection with a new one to Pick's URL (else the
+// launcher's). The old one is closed with a Close frame.
+func (p *remotePeer) redial(ctx context.Context) error {
+	url := p.l.URL
+	if p.l.Pick != nil {
+		url = p.l.Pick()
+	}
+	c, err := ws.Dial(ctx, url, p.l.Dial)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	old, killed := p.c, p.killed
+	if !killed {
+		p.c, p.url = c, url
+	}
+	p.mu.Unlock()
+	old.Close()
+	if killed {
+		c.Close()
+		return net.ErrClosed
+	}
+	return nil
+}
+
+// remoteConn is the transport.Conn of a remotePeer: the current socket.
+type remoteConn struct{ p *remotePeer }
+
+func (c remoteConn) ReadFrame() ([]byte, error)   { return c.p.cur().ReadFrame() }
+func (c remoteConn) WriteFrame(body []byte) error { return c.p.cur().WriteFrame(body) }
+func (c remoteConn) Pending() bool                { return c.p.cur().Pending() }
+func (c remoteConn) MaxFrameLen() int             { return c.p.cur().MaxFrameLen() }
+func (c remoteConn) Close() error                 { return c.p.cur().Close() }
+
+// isRemote reports whether the session runs over a remote connection.
+func (s *Session) isRemote() bool {
+	_, ok := s.peer.(*remotePeer)
+	return ok
+}
+
+// shutdownDump handles a ShutdownDump answering req: the session resumes
+// on a new connection when it can, else it is closed with a
+// *ShutdownError.
+func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *message.ShutdownDump) (*message.ChildEvent, error) {
+	rp, ok := s.peer.(*remotePeer)
+	if !ok {
+		return nil, s.fail(&ProtocolError{Msg: "subprocess worker sent a ShutdownDump"})
+	}
+	rp.mu.Lock()
+	shut := &ShutdownError{URL: rp.url}
+	rp.mu.Unlock()
+	if b.Dump != nil {
+		shut.Dump = *b.Dump
+	}
+	if rp.l.NoResume || b.Dump == nil || req.RequestKind() == message.KindConfigure {
+		return nil, s.die(shut, true)
+	}
+	if err := s.resumeRemote(ctx, rp, shut.Dump); err != nil {
+		shut.Resume = err
+		return nil, s.die(shut, true)
+	}
+	s.resumed++
+	// The restored worker is where the old one was: send the request
+	// again, as if for the first time.
+	return s.exchange(ctx, req)
+}
+
+// resumeRemote redials, configures, loads dump and checks that a
+// suspended session comes back at the same call. Prints during the Load
+// are delivered.
+func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte) error {
+	if err := rp.redial(ctx); err != nil {
+		return err
+	}
+	ev, err := s.rawTurn(ctx, s.cfg.configure(s.codec.Version()))
+	if err != nil {
+		return err
+	}
+	if k := ev.Body.EventKind(); k != message.KindOk {
+		return fmt.Errorf("Configure answered with %s", k)
+	}
+	ev, err = s.rawTurn(ctx, &message.Load{State: dump})
+	if err != nil {
+		return err
+	}
+	k := ev.Body.EventKind()
+	if s.state != StateSuspended {
+		if k != message.KindOk {
+			return fmt.Errorf("Load answered with %s", k)
+		}
+		return nil
+	}
+	if !sameCall(s.susp, ev) {
+		return fmt.Errorf("the restored worker announced %s, not the interrupted suspension", k)
+	}
+	return nil
+}
+
+// sameCall reports whether two suspensions are the same call: the same
+// call id and function name, or the same name and object id for a lookup.
+func sameCall(a, b *message.ChildEvent) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	switch x := a.Body.(type) {
+	case *message.FunctionCall:
+		y, ok := b.Body.(*message.FunctionCall)
+		return ok && x.CallID == y.CallID && x.FunctionName == y.FunctionName && sameID(x.ObjectID, y.ObjectID)
+	case *message.OsCall:
+		y, ok := b.Body.(*message.OsCall)
+		return ok && x.CallID == y.CallID && x.Op == y.Op
+	case *message.NameLookup:
+		y, ok := b.Body.(*message.NameLookup)
+		return ok && x.Name == y.Name && sameID(x.ObjectID, y.ObjectID)
+	case *message.ResolveFutures:
+		y, ok := b.Body.(*message.ResolveFutures)
+		if !ok || len(x.PendingCallIDs) != len(y.PendingCallIDs) {
+			return false
+		}
+		for i := range x.PendingCallIDs {
+			if x.PendingCallIDs[i] != y.PendingCallIDs[i] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// rawTurn sends req on the current connection and returns the turn-ending
+// event without touching the session's state (prints are delivered). The
+// context ending closes the connection.
+func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+	preq := message.ParentRequest{Body: req}
+	buf, err := s.codec.AppendRequest(nil, &preq)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { s.peer.Kill() })
+		defer stop()
+	}
+	if err := s.conn.WriteFrame(buf); err != nil {
+		return nil, err
+	}
+	for {
+		body, err := s.conn.ReadFrame()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
+			}
+			return nil, err
+		}
+		ev, err := s.codec.DecodeEvent(body, s.lim)
+		if err != nil {
+			return nil, err
+		}
+		switch b := ev.Body.(type) {
+		case *message.Print:
+			s.deliver(b)
+			continue
+		case nil:
+			return nil, errors.New("event with no kind")
+		case *message.FatalError:
+			return nil, &RemoteCrashError{URL: s.peer.(*remotePeer).url, Message: b.Message}
+		}
+		return ev, nil
+	}
+}
+
+// Resumed returns how many times the session resumed on a new connection
+// after a ShutdownDump (remote sessions only).
+func (s *Session) Resumed() int { return s.resumed }
+
+func sameID(a, b *value.UUID) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
