@@ -125,7 +125,7 @@ func TestRemoteDropMidTurnIsDisconnected(t *testing.T) {
 	var once sync.Once
 	s := startRemote(t, session.RemoteLauncher{URL: url}, session.Config{
 		LineBufferedPrint: true,
-		Print: func(message.PrintStream, string) { once.Do(func() { close(printed) }) },
+		Print:             func(message.PrintStream, string) { once.Do(func() { close(printed) }) },
 	})
 	go func() {
 		<-printed
