@@ -134,6 +134,10 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 // answered with a ShutdownDump carrying a dump redials (Pick, else URL),
 // configures the same way, loads the dump and re-sends the request.
 //
+// Negotiated versions are not cached for remote endpoints, and a refusal
+// costs a second dial: pin Launch.ProtocolVersion when the server's
+// version is known (protocol 4 for today's servers).
+//
 // A RemoteLauncher is plain data, safe for concurrent use.
 type RemoteLauncher struct {
 	// URL is the endpoint dialled.
@@ -189,13 +193,14 @@ func (p *remotePeer) cur() *ws.Conn {
 
 func (p *remotePeer) Conn() transport.Conn { return remoteConn{p} }
 
-// Kill closes the connection at once with a Close frame (bounded wait).
+// Kill closes the connection at once with a going-away Close frame (the
+// wait for the peer's is bounded by the close wait).
 func (p *remotePeer) Kill() error {
 	p.mu.Lock()
 	p.killed = true
 	c := p.c
 	p.mu.Unlock()
-	return c.CloseWith(4000, "parent abandoned the session")
+	return c.CloseWith(1001, "parent abandoned the session")
 }
 
 // Close closes the connection with a normal Close frame.

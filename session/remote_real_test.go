@@ -1,12 +1,15 @@
 package session_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -59,7 +62,7 @@ func startRemote(t testing.TB, l session.RemoteLauncher, cfg session.Config) *se
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := session.Start(ctx, session.Launch{Launcher: l}, cfg)
+	s, err := session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: 4}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,5 +218,246 @@ func TestRemoteSuspendedSessionResumesAtTheSameCall(t *testing.T) {
 	}
 	if c, ok := ev.Body.(*message.Complete); !ok || c == nil {
 		t.Fatalf("want Complete, got %v", ev.Body)
+	}
+}
+
+// outcomes records the outcome of every session the server ends.
+type outcomes struct {
+	mu  sync.Mutex
+	got []string
+	ch  chan struct{}
+}
+
+func (o *outcomes) Enabled(context.Context, slog.Level) bool { return true }
+func (o *outcomes) WithAttrs([]slog.Attr) slog.Handler       { return o }
+func (o *outcomes) WithGroup(string) slog.Handler            { return o }
+func (o *outcomes) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "session end" {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "outcome" {
+			o.mu.Lock()
+			o.got = append(o.got, a.Value.String())
+			o.mu.Unlock()
+			o.ch <- struct{}{}
+		}
+		return true
+	})
+	return nil
+}
+
+func (o *outcomes) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case <-o.ch:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not end the session")
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.got[len(o.got)-1]
+}
+
+// Every way a remote session ends sends a Close frame: the server records
+// "ok" (a Close frame came) rather than "client_dropped" (a bare TCP
+// disconnect).
+func TestRemoteCloseFrameOnEveryTeardown(t *testing.T) {
+	o := &outcomes{ch: make(chan struct{}, 16)}
+	// A running turn keeps the server from reading the client's Close
+	// frame until the turn ends; the duration ceiling ends the busy loops
+	// below soon after the client gave up on them.
+	_, url := remoteServer(t, func(c *server.Config) {
+		c.Logger = slog.New(o)
+		c.MaxDuration = time.Second
+	})
+	snoop, snoopURL := newCloseSnoop(t, url)
+	l := session.RemoteLauncher{URL: snoopURL}
+	cases := []struct {
+		name    string
+		midTurn bool
+		end     func(t *testing.T, s *session.Session)
+	}{
+		{"close idle", false, func(t *testing.T, s *session.Session) { s.Close() }},
+		{"kill idle", false, func(t *testing.T, s *session.Session) { s.Kill(); s.Close() }},
+		{"abandoned while suspended", false, func(t *testing.T, s *session.Session) {
+			if _, err := s.Feed(context.Background(), "f(1)"); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+		}},
+		{"timed-out turn", true, func(t *testing.T, s *session.Session) {
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			_, err := s.Run(ctx, "while True:\n    pass")
+			if !errors.Is(err, session.ErrTimeout) {
+				t.Fatalf("want a timeout, got %v", err)
+			}
+			s.Close()
+		}},
+		{"cancelled turn", true, func(t *testing.T, s *session.Session) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			if _, err := s.Run(ctx, "while True:\n    pass"); err == nil {
+				t.Fatal("a cancelled turn succeeded")
+			}
+			s.Close()
+		}},
+		{"shutdown", false, func(t *testing.T, s *session.Session) {
+			if err := s.Shutdown(context.Background()); err != nil {
+				t.Logf("Shutdown: %v", err)
+			}
+			s.Close()
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := startRemote(t, l, session.Config{})
+			c.end(t, s)
+			if code := snoop.next(t); code != 1000 && code != 1001 {
+				t.Fatalf("client Close frame with code %d", code)
+			}
+			// A running turn keeps the server from reading the Close
+			// frame until the worker is stopped (worker_failed); between
+			// turns it sees the Close frame ("ok").
+			if got := o.next(t); got != "ok" && !(c.midTurn && got == "worker_failed") {
+				t.Fatalf("server outcome %q, want ok (a Close frame)", got)
+			}
+		})
+	}
+}
+
+// A request of exactly the frame cap goes through; one byte more is
+// refused before sending and the session lives on.
+func TestRemoteFrameCapEdges(t *testing.T) {
+	const limit = 64 << 10
+	_, url := remoteServer(t, nil)
+	s := startRemote(t, session.RemoteLauncher{URL: url, Dial: ws.DialOptions{MaxFrameLen: limit}}, session.Config{})
+	ctx := context.Background()
+	// Find the code length whose Feed frame is exactly the cap.
+	base := "x = '"
+	var tl *session.RequestTooLargeError
+	_, err := s.Feed(ctx, base+strings.Repeat("a", limit)+"'")
+	if !errors.As(err, &tl) || tl.Len <= limit {
+		t.Fatalf("oversized Feed: %v", err)
+	}
+	over := tl.Len - limit
+	code := base + strings.Repeat("a", limit-over) + "'"
+	if _, err := s.Run(ctx, code); err != nil {
+		t.Fatalf("a Feed of exactly the cap: %v", err)
+	}
+	code = base + strings.Repeat("a", limit-over+1) + "'"
+	_, err = s.Run(ctx, code)
+	if !errors.As(err, &tl) || tl.Len != limit+1 || tl.Max != limit {
+		t.Fatalf("a Feed of cap+1: %v", err)
+	}
+	if r, err := s.Run(ctx, "len(x)"); err != nil || r.Repr() != strconv.Itoa(limit-over) {
+		t.Fatalf("after the refusal: %v %v", r, err)
+	}
+}
+
+// closeSnoop is a TCP proxy in front of a server that parses the client's
+// WebSocket frames and reports the code of each Close frame it forwards.
+type closeSnoop struct {
+	l     net.Listener
+	codes chan int
+}
+
+func newCloseSnoop(t *testing.T, target string) (*closeSnoop, string) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &closeSnoop{l: l, codes: make(chan int, 16)}
+	host := strings.TrimSuffix(strings.TrimPrefix(target, "ws://"), "/")
+	var wg sync.WaitGroup
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", host)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			wg.Add(2)
+			go func() { defer wg.Done(); io.Copy(c, u); c.Close() }()
+			go func() { defer wg.Done(); p.scan(c, u); u.Close() }()
+		}
+	}()
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	return p, "ws://" + l.Addr().String() + "/"
+}
+
+// scan forwards the client's bytes: first the HTTP upgrade request, then
+// WebSocket frames, whose headers it parses.
+func (p *closeSnoop) scan(c net.Conn, u net.Conn) {
+	r := bufio.NewReader(c)
+	for { // upgrade request headers
+		line, err := r.ReadString('\n')
+		if _, werr := u.Write([]byte(line)); err != nil || werr != nil {
+			return
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	for {
+		var h [2]byte
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return
+		}
+		n := uint64(h[1] & 0x7f)
+		ext := []byte{}
+		switch n {
+		case 126:
+			ext = make([]byte, 2)
+		case 127:
+			ext = make([]byte, 8)
+		}
+		if _, err := io.ReadFull(r, ext); err != nil {
+			return
+		}
+		if len(ext) == 2 {
+			n = uint64(binary.BigEndian.Uint16(ext))
+		} else if len(ext) == 8 {
+			n = binary.BigEndian.Uint64(ext)
+		}
+		var mask [4]byte
+		if h[1]&0x80 != 0 {
+			if _, err := io.ReadFull(r, mask[:]); err != nil {
+				return
+			}
+		}
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(r, payload); err != nil {
+			return
+		}
+		if h[0]&0x0f == 0x8 { // Close
+			code := -1
+			if n >= 2 {
+				code = int(payload[0]^mask[0])<<8 | int(payload[1]^mask[1])
+			}
+			p.codes <- code
+		}
+		for _, b := range [][]byte{h[:], ext, mask[:len(mask)*int(h[1]>>7)], payload} {
+			if _, err := u.Write(b); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (p *closeSnoop) next(t *testing.T) int {
+	t.Helper()
+	select {
+	case c := <-p.codes:
+		return c
+	case <-time.After(30 * time.Second):
+		t.Fatal("no Close frame from the client")
+		return 0
 	}
 }

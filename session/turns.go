@@ -339,7 +339,13 @@ func (s *Session) configure(ctx context.Context) error {
 
 // Shutdown asks the worker to exit cleanly, waits for it and closes the
 // session. Use Close to stop a worker without the round trip.
+//
+// A remote session has no worker of its own to stop: Shutdown closes the
+// connection with a normal Close frame, like Close.
 func (s *Session) Shutdown(ctx context.Context) error {
+	if s.isRemote() {
+		return s.Close()
+	}
 	if err := s.begin(ctx); err != nil {
 		return err
 	}
