@@ -40,7 +40,7 @@ func realSession(t testing.TB, cfg Config) *Session {
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger
 	}
-	s, err := Start(context.Background(), Launch{}, cfg)
+	s, err := Start(context.Background(), realLaunch, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
