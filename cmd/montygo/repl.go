@@ -47,7 +47,12 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if table != nil {
 		defer table.Close()
 	}
-	r := &repl{launch: sf.launch(), cfg: cfg, table: table, stdout: stdout, stderr: stderr}
+	launch, err := sf.launch()
+	if err != nil {
+		fmt.Fprintln(stderr, "montygo repl:", err)
+		return exitError{2}
+	}
+	r := &repl{launch: launch, cfg: cfg, table: table, stdout: stdout, stderr: stderr}
 	if err := r.start(ctx); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
 )
@@ -30,6 +32,8 @@ type sessionFlags struct {
 	protocol    uint
 	typeCheck   bool
 	verbose     bool
+	remote      string
+	headers     multiFlag
 }
 
 type multiFlag []string
@@ -45,16 +49,34 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
 	fs.UintVar(&f.protocol, "protocol", 0, "pin the protocol version (default: negotiate)")
 	fs.BoolVar(&f.typeCheck, "type-check", false, "type-check each snippet before running it")
+	fs.StringVar(&f.remote, "remote", "", "run on a remote Monty server at this ws:// or wss:// URL instead of a local worker")
+	fs.Var(&f.headers, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log diagnostics (worker lifecycle, stderr, protocol errors) to stderr; see also $MONTYGO_LOG")
 }
 
-// launch builds the launch settings: the worker binary and the pinned
-// protocol version.
-func (f *sessionFlags) launch() session.Launch {
-	return session.Launch{
+// launch builds the launch settings: the worker binary (or the remote
+// endpoint and its headers) and the pinned protocol version.
+func (f *sessionFlags) launch() (session.Launch, error) {
+	l := session.Launch{
 		Launcher:        session.ProcessLauncher{Worker: worker.Config{Binary: f.worker}},
 		ProtocolVersion: uint32(f.protocol),
 	}
+	if f.remote == "" {
+		if len(f.headers) > 0 {
+			return l, errors.New("--header needs --remote")
+		}
+		return l, nil
+	}
+	h := http.Header{}
+	for _, line := range f.headers {
+		name, value, err := ws.ParseHeader(line)
+		if err != nil {
+			return l, fmt.Errorf("--header %q: %w", line, err)
+		}
+		h.Set(name, value)
+	}
+	l.Launcher = session.RemoteLauncher{URL: f.remote, Dial: ws.DialOptions{Header: h}}
+	return l, nil
 }
 
 // config builds the session configuration and the OS handler. Diagnostics
@@ -228,7 +250,12 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		defer table.Close()
 	}
 	cfg.Print = session.Writers(stdout, stderr)
-	sess, err := session.Start(ctx, sf.launch(), cfg)
+	launch, err := sf.launch()
+	if err != nil {
+		fmt.Fprintln(stderr, "montygo run:", err)
+		return exitError{2}
+	}
+	sess, err := session.Start(ctx, launch, cfg)
 	if err != nil {
 		return err
 	}
