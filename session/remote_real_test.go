@@ -461,3 +461,27 @@ func (p *closeSnoop) next(t *testing.T) int {
 		return 0
 	}
 }
+
+// Run code on a remote Monty server (`montygo serve`); the session resumes
+// on Pick's replica if the server drains.
+func ExampleRemoteLauncher() {
+	ctx := context.Background()
+	l := session.RemoteLauncher{
+		URL:  "ws://127.0.0.1:8000/",
+		Dial: ws.DialOptions{Header: http.Header{"Authorization": {"Bearer my-token"}}},
+	}
+	s, err := session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: 4}, session.Config{})
+	if err != nil {
+		return // no server listening
+	}
+	defer s.Close()
+	r, err := s.Run(ctx, "6 * 7")
+	if err != nil {
+		var de *session.DisconnectedError
+		if errors.As(err, &de) {
+			_ = de.Code // the server's close code, -1 without a Close frame
+		}
+		return
+	}
+	_ = r.Repr()
+}
