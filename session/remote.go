@@ -307,7 +307,7 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte)
 		return err
 	}
 	if k := ev.Body.EventKind(); k != message.KindOk {
-		return fmt.Errorf("Configure answered with %s", k)
+		return fmt.Errorf("the new connection answered Configure with %s", k)
 	}
 	ev, err = s.rawTurn(ctx, &message.Load{State: dump})
 	if err != nil {
@@ -316,7 +316,7 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte)
 	k := ev.Body.EventKind()
 	if s.state != StateSuspended {
 		if k != message.KindOk {
-			return fmt.Errorf("Load answered with %s", k)
+			return fmt.Errorf("the new connection answered Load with %s", k)
 		}
 		return nil
 	}
