@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport"
@@ -228,16 +229,40 @@ func (p *remotePeer) Lost(l transport.Loss) error {
 	return d
 }
 
+// redialAttempts bounds the dials of one resume: Pick may name a replica
+// that is itself draining (503) or restarting.
+const redialAttempts = 5
+
 // redial replaces the connection with a new one to Pick's URL (else the
-// launcher's). The old one is closed with a Close frame.
+// launcher's), asking Pick again after a failed dial, with a short
+// doubling pause. The old connection is closed with a Close frame.
 func (p *remotePeer) redial(ctx context.Context) error {
-	url := p.l.URL
-	if p.l.Pick != nil {
-		url = p.l.Pick()
-	}
-	c, err := ws.Dial(ctx, url, p.l.Dial)
-	if err != nil {
-		return err
+	var (
+		c   *ws.Conn
+		url string
+		err error
+	)
+	wait := 20 * time.Millisecond
+	for i := range redialAttempts {
+		url = p.l.URL
+		if p.l.Pick != nil {
+			url = p.l.Pick()
+		}
+		if c, err = ws.Dial(ctx, url, p.l.Dial); err == nil {
+			break
+		}
+		var he *ws.HeaderError
+		if errors.As(err, &he) || i == redialAttempts-1 {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return context.Cause(ctx)
+		case <-t.C:
+		}
+		wait *= 2
 	}
 	p.mu.Lock()
 	old, killed := p.c, p.killed

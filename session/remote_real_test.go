@@ -485,3 +485,36 @@ func ExampleRemoteLauncher() {
 	}
 	_ = r.Repr()
 }
+
+// Pick naming a draining replica (503) is asked again; one that never
+// offers anything else ends the session with the ShutdownError, dump and
+// the resume failure inside.
+func TestRemoteResumeRetriesAndGivesUp(t *testing.T) {
+	a, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	picks := 0
+	s := startRemote(t, session.RemoteLauncher{URL: urlA, Pick: func() string {
+		picks++
+		if picks == 1 {
+			return urlA
+		}
+		return urlB
+	}}, session.Config{})
+	stuck := startRemote(t, session.RemoteLauncher{URL: urlA, Pick: func() string { return urlA }}, session.Config{})
+	ctx := context.Background()
+	for _, x := range []*session.Session{s, stuck} {
+		if _, err := x.Run(ctx, "x = 41"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Drain()
+	if r, err := s.Run(ctx, "x + 1"); err != nil || r.Repr() != "42" || picks != 2 {
+		t.Fatalf("resume after a refused pick: %v %v (picks %d)", r, err, picks)
+	}
+	_, err := stuck.Run(ctx, "x + 1")
+	var se *session.ShutdownError
+	var de *ws.DialError
+	if !errors.As(err, &se) || len(se.Dump) == 0 || !errors.As(err, &de) || de.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("want a ShutdownError carrying the dump and the 503, got %v", err)
+	}
+}
