@@ -8,9 +8,10 @@
 // Every session builds up globals over several feeds and answers an OS
 // call suspension. Every -drain-every finished sessions one replica gets
 // SIGTERM: its sessions' next requests are answered with a ShutdownDump
-// carrying a signed dump, which the client Loads on another replica (all
-// replicas share one dump key) before re-sending the request; the drained
-// replica exits and is restarted on a new port.
+// carrying a signed dump; the session (session.RemoteLauncher with its
+// default auto-resume) Loads it on another replica (all replicas share one
+// dump key) before re-sending the request; the drained replica exits and
+// is restarted on a new port.
 //
 // It ends with the line "results: N ok, L lost, W wrong" and exits 0 only
 // when nothing was lost or wrong.
@@ -33,9 +34,6 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/gomonty/monty/internal/remoteclient"
-	"github.com/gomonty/monty/message"
 )
 
 func main() {
@@ -219,16 +217,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			defer wg.Done()
 			for n := range jobs {
 				v := []uint32{4, 2}[n%2]
-				r := &remoteclient.Resuming{Pick: f.pick, Version: v,
-					Configure: &message.Configure{ProtocolVersion: v, ScriptName: "job.py"}}
 				jctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				res, err := remoteclient.RunJob(jctx, r, n, *think)
+				res, moved, err := runJob(jctx, f.pick, v, n, *think)
 				cancel()
-				resumed.Add(int64(r.Resumed))
+				resumed.Add(int64(moved))
 				switch res {
-				case remoteclient.OK:
+				case jobOK:
 					ok.Add(1)
-				case remoteclient.Lost:
+				case jobLost:
 					lost.Add(1)
 					fmt.Fprintf(stderr, "session %d lost: %v\n", n, err)
 				default:
