@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // remoteServer runs the real server on a loopback port with the real
@@ -516,5 +518,34 @@ func TestRemoteResumeRetriesAndGivesUp(t *testing.T) {
 	var de *ws.DialError
 	if !errors.As(err, &se) || len(se.Dump) == 0 || !errors.As(err, &de) || de.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("want a ShutdownError carrying the dump and the 503, got %v", err)
+	}
+}
+
+// The launch context's span travels as the W3C traceparent, beside the
+// User-Agent and the caller's headers (the last duplicate wins).
+func TestRemoteUpgradeHeaders(t *testing.T) {
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		http.Error(w, "no", http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	tid, _ := trace.TraceIDFromHex("0af7651916cd43dd8448eb211c80319c")
+	sid, _ := trace.SpanIDFromHex("b7ad6b7169203331")
+	ctx := trace.ContextWithSpanContext(context.Background(),
+		trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
+	l := session.RemoteLauncher{URL: "ws" + strings.TrimPrefix(srv.URL, "http") + "/",
+		Dial: ws.DialOptions{Header: http.Header{"X-Token": {"old", "new"}}}}
+	_, err := session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: 4}, session.Config{})
+	var de *ws.DialError
+	if !errors.As(err, &de) || de.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("want the 503 as a *ws.DialError, got %v", err)
+	}
+	h := <-got
+	if tp := h.Get("Traceparent"); tp != "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" {
+		t.Fatalf("traceparent %q", tp)
+	}
+	if h.Get("X-Token") != "new" || !strings.HasPrefix(h.Get("User-Agent"), "gomonty/") {
+		t.Fatalf("headers %v", h)
 	}
 }
