@@ -13,6 +13,7 @@ import (
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Sentinels of remote sessions, matched through errors.Is.
@@ -162,8 +163,12 @@ func (l RemoteLauncher) Launch(ctx context.Context) (Peer, error) {
 	p := &remotePeer{l: l}
 	if p.l.Dial.TraceHeaders == nil {
 		p.l.Dial.TraceHeaders = func(ctx context.Context) (string, string) {
-			tp, _ := traceParent(ctx)
-			return tp, ""
+			sc := trace.SpanContextFromContext(ctx)
+			tp, _ := traceParent(sc)
+			if tp == "" {
+				return "", ""
+			}
+			return tp, sc.TraceState().String()
 		}
 	}
 	c, err := ws.Dial(ctx, l.URL, p.l.Dial)
