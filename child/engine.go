@@ -119,6 +119,13 @@ type Stamps struct {
 	// ScriptName is the script name of the loaded dump, echoed on the
 	// reply to a successful Load.
 	ScriptName string
+	// FeedExecutionMicros is the execution clock restarted at the running
+	// feed (stamped at protocol 5).
+	FeedExecutionMicros uint64
+	// Limits5, when non-nil, overrides the feed, turn and sleep limits
+	// (in that order) Serve echoes at protocol 5, for example the limits a
+	// loaded dump carried; nil echoes the Configure's.
+	Limits5 *[3]*uint64
 }
 
 // Output receives a turn's print output. Serve's implementation buffers it

@@ -13,6 +13,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	_ "github.com/gomonty/monty/codec/codecv2" // protocol 2
 	_ "github.com/gomonty/monty/codec/codecv4" // protocol 4
+	_ "github.com/gomonty/monty/codec/codecv5" // protocol 5
 	"github.com/gomonty/monty/codec/peek"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
@@ -29,6 +30,17 @@ import (
 // behaviour (sleeps, clocks, OS policy), which is not built yet, so it is
 // not offered by default. Do not modify.
 var DefaultVersions = []uint32{protocol.Version2, protocol.Version}
+
+// SupportedVersions are every protocol version Serve can serve when
+// Options.Versions asks for it: 2, 4 and 5. At 5 Serve validates the
+// Configure's OsPolicy (an invalid one is refused with a recoverable
+// Error, "protocol violation: invalid os_policy: …"), stamps
+// feed_execution_micros from the engine's [Stamps] and echoes the feed,
+// turn and sleep limits; the engine enforces the limits and the policy,
+// or refuses what it cannot honour with a [*Violation]. 5 is not in
+// DefaultVersions yet: a parent that negotiates 5 first would otherwise
+// lose protocol 4's cumulative max_duration. Do not modify.
+var SupportedVersions = []uint32{protocol.Version2, protocol.Version, protocol.Version5}
 
 // Options is plain data, safe to share.
 type Options struct {
@@ -67,6 +79,8 @@ type server struct {
 	callID  uint32
 	eager   bool
 	maxSusp *uint64
+	// lim5 holds the protocol-5 limits Serve echoes (feed, turn, sleep).
+	lim5 [3]*uint64
 
 	pr   printer
 	wbuf []byte
@@ -358,7 +372,7 @@ func (s *server) handle(ctx context.Context, req message.Request) (bool, error) 
 		if err := s.eng.Reset(ctx); err != nil {
 			return false, s.engineFailed(err)
 		}
-		s.st, s.maxSusp, s.eager = sNoSession, nil, false
+		s.st, s.maxSusp, s.eager, s.lim5 = sNoSession, nil, false, [3]*uint64{}
 		s.pr.reset(protocol.DefaultPrintFlushInterval, s.codec.Version() == protocol.Version2)
 		return false, s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
 	case *message.Shutdown:
@@ -382,6 +396,11 @@ func (s *server) configure(ctx context.Context, c *message.Configure) error {
 			Supported: protocol.VersionRange{Min: s.versions[0], Max: s.versions[len(s.versions)-1]}}
 		return s.fatal(protocol.ExitFatal, err.Error(), err)
 	}
+	if c.ProtocolVersion >= protocol.Version5 && c.OsPolicy != nil {
+		if err := c.OsPolicy.Validate(); err != nil {
+			return s.reply(violation("invalid os_policy: " + err.Error()))
+		}
+	}
 	if err := s.eng.Configure(ctx, c); err != nil {
 		var v *Violation
 		if errors.As(err, &v) {
@@ -400,6 +419,10 @@ func (s *server) configure(ctx context.Context, c *message.Configure) error {
 		ms = *c.Limits.MaxSuspensions
 	}
 	s.maxSusp = &ms
+	s.lim5 = [3]*uint64{}
+	if l := c.Limits; l != nil && cd.Version() >= protocol.Version5 {
+		s.lim5 = [3]*uint64{l.MaxFeedDurationMicros, l.MaxTurnDurationMicros, l.MaxTotalSleepMicros}
+	}
 	s.st = sConfigured
 	return s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
 }
@@ -579,6 +602,16 @@ func (s *server) stamped(ev message.Event, load bool) *message.ChildEvent {
 	if load {
 		name := st.ScriptName
 		ce.RestoredScriptName = &name
+	}
+	if s.codec.Version() >= protocol.Version5 {
+		// Protocol 5 has no per-session duration limit; it stamps the
+		// feed's clock and echoes the feed, turn and sleep limits.
+		ce.MaxDurationMicros = nil
+		ce.FeedExecutionMicros = st.FeedExecutionMicros
+		ce.MaxFeedDurationMicros, ce.MaxTurnDurationMicros, ce.MaxTotalSleepMicros = s.lim5[0], s.lim5[1], s.lim5[2]
+		if st.Limits5 != nil {
+			ce.MaxFeedDurationMicros, ce.MaxTurnDurationMicros, ce.MaxTotalSleepMicros = st.Limits5[0], st.Limits5[1], st.Limits5[2]
+		}
 	}
 	return ce
 }

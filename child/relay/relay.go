@@ -75,6 +75,7 @@ type Engine struct {
 	reset bool // the inner worker has no session (after Reset)
 	fresh bool // started by InitialVersion: configured with defaults, unused
 	name  string
+	v5    v5 // protocol-5 translation over an older inner worker
 }
 
 // New returns an engine; the inner worker starts on the first Configure
@@ -111,17 +112,28 @@ func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 		if err := e.start(ctx, base); err != nil {
 			return err
 		}
-		if exact {
+		if exact && c.ProtocolVersion < protocol.Version5 {
 			return nil
 		}
 		// The session's Config cannot express every Configure (explicit
-		// zero limits, an empty script name): reconfigure with the exact
-		// fields.
+		// zero limits, an empty script name, protocol 5's limits and
+		// policy): reconfigure with the exact fields.
 		if _, err := e.do(ctx, &message.Reset{}); err != nil {
 			return err
 		}
 	}
 	inner := *c
+	if e.v5.clock != nil {
+		e.v5.clock.Close()
+	}
+	e.v5 = v5{}
+	if e.serves5(c.ProtocolVersion) {
+		in, err := e.configure5(c)
+		if err != nil {
+			return err
+		}
+		inner = *in
+	}
 	inner.ProtocolVersion = e.s.Version()
 	ev, err := e.do(ctx, &inner)
 	if err != nil {
@@ -271,6 +283,12 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 // worker.
 func (e *Engine) Reset(ctx context.Context) error {
 	e.name = ""
+	if e.v5.tripped {
+		// The inner worker was killed by a time limit: the next
+		// Configure starts a fresh one.
+		e.s, e.v5 = nil, v5{}
+		return nil
+	}
 	if e.s == nil {
 		return nil
 	}
@@ -300,11 +318,15 @@ func (e *Engine) Stamps() child.Stamps {
 		v := st.MaxSuspensions
 		out.MaxSuspensions = &v
 	}
+	e.stamps5(&out)
 	return out
 }
 
 // Close stops the inner worker.
 func (e *Engine) Close() error {
+	if e.v5.clock != nil {
+		e.v5.clock.Close()
+	}
 	if e.s == nil {
 		return nil
 	}
@@ -322,7 +344,13 @@ func (e *Engine) turn(ctx context.Context, req message.Request, out child.Output
 func (e *Engine) turnEvent(ctx context.Context, req message.Request, out child.Output, prefix string) (*message.ChildEvent, error) {
 	e.out = out
 	defer func() { e.out = nil }()
-	ev, err := e.s.Do(ctx, req)
+	var ev *message.ChildEvent
+	var err error
+	if e.v5.on {
+		ev, err = e.do5(ctx, req)
+	} else {
+		ev, err = e.s.Do(ctx, req)
+	}
 	if err != nil {
 		var ie *session.InvalidRequestError
 		var tl *session.RequestTooLargeError

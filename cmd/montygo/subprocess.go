@@ -71,8 +71,8 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if *proto != 0 {
 		// The child side serves only these so far (protocol 5 is parent-side
 		// only); refuse the others rather than serve them half.
-		if !slices.Contains(child.DefaultVersions, uint32(*proto)) {
-			fmt.Fprintf(stderr, "montygo subprocess: --protocol must be one of %v\n", child.DefaultVersions)
+		if !slices.Contains(child.SupportedVersions, uint32(*proto)) {
+			fmt.Fprintf(stderr, "montygo subprocess: --protocol must be one of %v\n", child.SupportedVersions)
 			return exitError{2}
 		}
 		opts.Versions = []uint32{uint32(*proto)}

@@ -1,0 +1,173 @@
+package relay
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/gomonty/monty/child"
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/codecv5"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport"
+	"github.com/gomonty/monty/value"
+	"github.com/gomonty/monty/worker"
+)
+
+// serve5 runs Serve at protocol 5 over the real (protocol-2) worker and
+// returns a function that sends one request and returns the turn's event.
+func serve5(t *testing.T) func(message.Request) *message.ChildEvent {
+	t.Helper()
+	bin := testenv.Worker(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	fr, fw := frame.NewReader(outR, 0), frame.NewWriter(inW, 0)
+	eng := New(Config{Worker: worker.Config{Binary: bin, Logger: quiet}, Logger: quiet})
+	conn := transport.NewStream(inR, outW, 0)
+	result := make(chan error, 1)
+	go func() {
+		err := child.Serve(context.Background(), conn, eng, child.Options{Logger: quiet, Versions: child.SupportedVersions})
+		conn.Close()
+		result <- err
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close(); <-result })
+	return func(req message.Request) *message.ChildEvent {
+		t.Helper()
+		b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fw.WriteFrame(b); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			body, err := fr.ReadFrame()
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			ev, err := codecv5.DecodeEvent(body, codec.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := ev.Body.(*message.Print); !ok {
+				return ev
+			}
+		}
+	}
+}
+
+func u64(v uint64) *uint64 { return &v }
+
+func configure5(limits *message.ResourceLimits, p *message.OsPolicy) *message.Configure {
+	return &message.Configure{ScriptName: "v5.py", ProtocolVersion: protocol.Version5, Limits: limits, OsPolicy: p}
+}
+
+func wantRepr(t *testing.T, ev *message.ChildEvent, want string) {
+	t.Helper()
+	c, ok := ev.Body.(*message.Complete)
+	if !ok {
+		t.Fatalf("got %#v, want Complete %s", ev.Body, want)
+	}
+	if got := c.Values.Repr(c.Value); got != want {
+		t.Fatalf("value %s, want %s", got, want)
+	}
+}
+
+func wantError(t *testing.T, ev *message.ChildEvent, typ, prefix string) string {
+	t.Helper()
+	e, ok := ev.Body.(*message.Error)
+	if !ok || e.Exception == nil {
+		t.Fatalf("got %#v, want Error %s", ev.Body, typ)
+	}
+	if e.Exception.Type != typ || !strings.HasPrefix(e.Exception.Msg(), prefix) {
+		t.Fatalf("got %s: %s, want %s: %s…", e.Exception.Type, e.Exception.Msg(), typ, prefix)
+	}
+	return e.Exception.Msg()
+}
+
+// TestV5FeedLimitOverProtocol2 shows the relay serving protocol 5 over the
+// released worker: the stamps carry the feed clock and echo the limits,
+// and a feed past max_feed_duration is ended with upstream's TimeoutError
+// text, the session discarded until Reset.
+func TestV5FeedLimitOverProtocol2(t *testing.T) {
+	do := serve5(t)
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(400_000), MaxTotalSleepMicros: u64(150_000)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	ev := do(&message.Feed{Code: "1 + 2"})
+	wantRepr(t, ev, "3")
+	if ev.FeedExecutionMicros == 0 || ev.MaxDurationMicros != nil {
+		t.Errorf("stamps: feed_execution_micros %d, max_duration %v", ev.FeedExecutionMicros, ev.MaxDurationMicros)
+	}
+	if ev.MaxFeedDurationMicros == nil || *ev.MaxFeedDurationMicros != 400_000 ||
+		ev.MaxTotalSleepMicros == nil || *ev.MaxTotalSleepMicros != 150_000 || ev.MaxTurnDurationMicros != nil {
+		t.Errorf("echoed limits: feed %v turn %v sleep %v", ev.MaxFeedDurationMicros, ev.MaxTurnDurationMicros, ev.MaxTotalSleepMicros)
+	}
+	msg := wantError(t, do(&message.Feed{Code: "while True:\n    pass"}), "TimeoutError", "time limit exceeded: ")
+	if !strings.HasSuffix(msg, " > 400ms") {
+		t.Errorf("message %q does not name the feed limit", msg)
+	}
+	wantError(t, do(&message.Feed{Code: "1"}), "RuntimeError", "session discarded after a time limit")
+	if ev := do(&message.Reset{}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Reset: %#v", ev.Body)
+	}
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure after the trip: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "40 + 2"}), "42")
+}
+
+// TestV5TurnLimitResetsAtResume shows max_turn_duration restarting at each
+// resume: a feed whose two turns each stay under the turn limit completes,
+// and a turn past it trips with the turn limit named.
+func TestV5TurnLimitResetsAtResume(t *testing.T) {
+	do := serve5(t)
+	if ev := do(configure5(&message.ResourceLimits{MaxTurnDurationMicros: u64(400_000)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	ev := do(&message.Feed{Code: "x = f()\nwhile True:\n    pass"})
+	call, ok := ev.Body.(*message.FunctionCall)
+	if !ok {
+		t.Fatalf("got %#v, want FunctionCall", ev.Body)
+	}
+	var g value.Graph
+	root := g.Add(value.Int(1))
+	msg := wantError(t, do(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g}),
+		"TimeoutError", "time limit exceeded: ")
+	if !strings.HasSuffix(msg, " > 400ms") {
+		t.Errorf("message %q does not name the turn limit", msg)
+	}
+}
+
+// TestV5FixedClockAnsweredByChild shows the child answering the inner
+// worker's clock from a fixed-clock policy in its timezone: the parent
+// never sees the date_time_now call.
+func TestV5FixedClockAnsweredByChild(t *testing.T) {
+	do := serve5(t)
+	p := &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{UnixSeconds: 1_700_000_000, Microsecond: 5},
+		TimeZone: &message.SandboxTimeZone{Kind: message.ZoneNamed, Name: "UTC"}}
+	if ev := do(configure5(nil, p)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "import datetime\nd = datetime.datetime.now()\n(d.year, d.month, d.day, d.hour, d.minute, d.microsecond)"}),
+		"(2023, 11, 14, 22, 13, 5)")
+}
+
+// TestV5PolicyRefusedOnConfigure shows an invalid policy and one the child
+// cannot honour refused on Configure with a recoverable Error, and the
+// next Configure accepted.
+func TestV5PolicyRefusedOnConfigure(t *testing.T) {
+	do := serve5(t)
+	bad := &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{Microsecond: 1_000_000}}
+	wantError(t, do(configure5(nil, bad)), "RuntimeError", "protocol violation: invalid os_policy: ")
+	zone := &message.OsPolicy{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneNamed, Name: "Nowhere/Atlantis"}}
+	wantError(t, do(configure5(nil, zone)), "RuntimeError", "protocol violation: unsupported os_policy: timezone Nowhere/Atlantis")
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "1"}), "1")
+}
