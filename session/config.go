@@ -53,6 +53,20 @@ type Limits struct {
 	MaxSuspensions uint64
 	// GCInterval is the worker's garbage-collection interval.
 	GCInterval uint64
+	// MaxFeedDuration caps one feed's execution time (protocol 5 only:
+	// the budget restarts at each Feed and the worker raises an
+	// uncatchable TimeoutError). It overrides MaxDuration's per-feed
+	// translation at 5. Protocols 4 and 2 cannot express a per-feed
+	// budget: there it is not sent (MaxDuration is their only time limit).
+	MaxFeedDuration time.Duration
+	// MaxTurnDuration caps one turn's execution time, the budget
+	// restarting at each Feed and each resume (protocol 5 only; not sent
+	// at 4 and 2).
+	MaxTurnDuration time.Duration
+	// MaxTotalSleep is the cumulative budget of the sandbox's system
+	// sleeps (protocol 5 only; not sent at 4 and 2, whose workers have no
+	// sleeps).
+	MaxTotalSleep time.Duration
 }
 
 // wire returns the limits as protocol version v carries them. Protocol 5
@@ -77,6 +91,9 @@ func (l Limits) wire(v uint32) *message.ResourceLimits {
 		} else {
 			r.MaxDurationMicros = us
 		}
+	}
+	if v >= protocol.Version5 {
+		l.wire5(&r, opt)
 	}
 	r.MaxMemoryBytes = opt(l.MaxMemory)
 	r.MaxRecursionDepth = opt(l.MaxRecursionDepth)
@@ -169,6 +186,11 @@ type Config struct {
 	PassSuspensions bool
 	// MaxDecodeBytes is the per-frame decode budget; 0 means 1 GiB.
 	MaxDecodeBytes int64
+	// OsPolicy says how a protocol-5 worker answers clocks, sleeps and
+	// entropy (see message.OsPolicy); nil means the worker's default (its
+	// own clock in UTC, its own entropy, sleeps capped at 10 s). It is not
+	// sent at protocols 4 and 2, which have no policy.
+	OsPolicy *message.OsPolicy
 	// MaxHostObjects caps the host objects (instances of a Class) the
 	// session keeps alive for the worker at once; 0 means
 	// DefaultMaxHostObjects. Sending one more is a *HostObjectLimitError
@@ -224,6 +246,9 @@ func (c *Config) configure(v uint32) *message.Configure {
 		TypeCheckFormat:          c.TypeCheckFormat,
 		TypeCheckColor:           c.TypeCheckColor,
 		ProtocolVersion:          v,
+	}
+	if v >= protocol.Version5 {
+		m.OsPolicy = c.OsPolicy
 	}
 	if c.TypeCheckStubs != "" {
 		s := c.TypeCheckStubs
