@@ -399,6 +399,9 @@ func (r *runner) lookup(nl *message.NameLookup) message.Request {
 }
 
 func (r *runner) osCall(oc *message.OsCall) message.Request {
+	if oc.Op.IsSystemSleep() {
+		return r.systemSleep(oc)
+	}
 	notHandled := &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultNotHandled}}
 	if r.o.os == nil {
 		return notHandled

@@ -64,6 +64,9 @@ type Stamps struct {
 	// HasMaxSuspensions reports whether the worker stamped a suspension
 	// limit.
 	HasMaxSuspensions bool
+	// TotalSleep is the system sleep this session's parent has charged
+	// to Limits.MaxTotalSleep so far (protocol 5).
+	TotalSleep time.Duration
 }
 
 // Negotiation records how the session's protocol version was chosen.

@@ -1,10 +1,13 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 )
 
 // The Limits API at each version: protocol 5 carries the feed, turn and
@@ -31,5 +34,51 @@ func TestLimitsWireByVersion(t *testing.T) {
 	// Without MaxFeedDuration, protocol 5 takes MaxDuration as the feed budget.
 	if l := (&Config{Limits: Limits{MaxDuration: time.Second}}).configure(5).Limits; *l.MaxFeedDurationMicros != 1_000_000 {
 		t.Fatalf("MaxDuration at 5: %+v", l)
+	}
+}
+
+func sleepCall(id uint32, seconds float64) *message.ChildEvent {
+	return stamp(ev(&message.OsCall{CallID: id, Op: message.OpSystemSleep, Seconds: seconds}), protocol.DefaultMaxSuspensions)
+}
+
+// System sleeps at protocol 5 are waited out by the parent without the OS
+// handler and charged to MaxTotalSleep before waiting; the sleep that
+// would pass the budget is refused with AbortFeed and upstream's exact
+// "sleep limit exceeded: <total> > <limit>" text.
+func TestFakeSystemSleepChargedAndRefused(t *testing.T) {
+	var abort *message.AbortFeed
+	var resumed []message.ResultKind
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: 150 * time.Millisecond}},
+		func(req *message.ParentRequest) fakeReply {
+			switch b := req.Body.(type) {
+			case *message.Feed:
+				return reply(sleepCall(1, 0.1))
+			case *message.ResumeCall:
+				resumed = append(resumed, b.Result.Kind)
+				return reply(sleepCall(2, 0.525))
+			case *message.AbortFeed:
+				abort = b
+				return reply(stamp(ev(&message.Error{Exception: b.Exception}), protocol.DefaultMaxSuspensions))
+			}
+			return reply(violation("unexpected request"))
+		})
+	osCalls := 0
+	start := time.Now()
+	_, err := s.Run(bg, "time.sleep(0.1); time.sleep(0.525)", WithOS(OSFunc(func(ctx context.Context, c *message.OsCall) (*message.ResumeCall, error) {
+		osCalls++
+		return nil, ErrNotHandled
+	})))
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Errorf("the parent waited %v for a 100ms sleep", waited)
+	}
+	var pe *PythonError
+	if !errors.As(err, &pe) || pe.Type() != "TimeoutError" || pe.Exception.Msg() != "sleep limit exceeded: 625ms > 150ms" {
+		t.Fatalf("got %v, want TimeoutError: sleep limit exceeded: 625ms > 150ms", err)
+	}
+	if abort == nil || len(resumed) != 1 || resumed[0] != message.ResultReturn || osCalls != 0 {
+		t.Fatalf("abort %v resumed %v OS handler calls %d", abort, resumed, osCalls)
+	}
+	if got := s.Stamps().TotalSleep; got != 100*time.Millisecond {
+		t.Errorf("TotalSleep %v, want 100ms (the refused sleep is not slept)", got)
 	}
 }
