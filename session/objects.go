@@ -955,7 +955,7 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 
 // answer runs a host function inline for fc and builds the reply.
 func (r *runner) answer(fc *message.FunctionCall, h *hostFunc) message.Request {
-	c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs,
+	c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs, Position: message.PositionOrZero(fc.Position),
 		Values: &fc.Values, ObjectID: fc.ObjectID, Eager: fc.AllowEagerAwait, r: r}
 	v, err := r.invoke(h, c)
 	r.res = r.ext(&r.g, v, err)

@@ -46,6 +46,11 @@ type Call struct {
 	// Eager is set when the sandbox awaits the call at once
 	// (`x = await f()`, protocol 4 only).
 	Eager bool
+	// Position is where the call is in the sandbox's source (protocol 5):
+	// its filename ("<python-input-N>" or "<string>") and UTF-8 byte
+	// range. It is the empty range at offset 0 when the child did not send
+	// one (protocols 4 and 2, gomonty's relay over the released worker).
+	Position message.SourceRange
 
 	r *runner // the feed's runner, for decoding host objects; nil outside Run
 }

@@ -301,7 +301,7 @@ func (r *runner) call(fc *message.FunctionCall) message.Request {
 			Result: &message.ExtResult{Kind: message.ResultNotFound, Name: fc.FunctionName}}
 	}
 	if h.async && !fc.AllowEagerAwait {
-		c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs,
+		c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs, Position: message.PositionOrZero(fc.Position),
 			Values: &fc.Values, r: r}
 		r.startFuture(h, c)
 		return &message.ResumeCall{CallID: fc.CallID,

@@ -82,3 +82,35 @@ func TestFakeSystemSleepChargedAndRefused(t *testing.T) {
 		t.Errorf("TotalSleep %v, want 100ms (the refused sleep is not slept)", got)
 	}
 }
+
+// A host function sees the call's source position at protocol 5, and the
+// empty range at 0 when the child sends none.
+func TestFakeCallPosition(t *testing.T) {
+	pos := &message.SourceRange{Filename: "<python-input-0>", Start: 4, End: 9}
+	send := pos
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{}, func(req *message.ParentRequest) fakeReply {
+		switch req.Body.(type) {
+		case *message.Feed:
+			e := funcCall("f", 0, 1)
+			e.Body.(*message.FunctionCall).Position = send
+			return reply(e)
+		case *message.ResumeCall:
+			return reply(completeInt(1))
+		}
+		return reply(violation("unexpected request"))
+	})
+	var got []message.SourceRange
+	reg := NewRegistry().MustRegister("f", func(ctx context.Context, c *Call) (any, error) {
+		got = append(got, c.Position)
+		return 1, nil
+	})
+	for range 2 {
+		if _, err := s.Run(bg, "x = f(1)", WithFunctions(reg)); err != nil {
+			t.Fatal(err)
+		}
+		send = nil
+	}
+	if len(got) != 2 || got[0] != *pos || got[1] != (message.SourceRange{}) {
+		t.Fatalf("positions %+v", got)
+	}
+}
