@@ -398,7 +398,7 @@ func (s *server) configure(ctx context.Context, c *message.Configure) error {
 	}
 	if c.ProtocolVersion >= protocol.Version5 && c.OsPolicy != nil {
 		if err := c.OsPolicy.Validate(); err != nil {
-			return s.reply(violation("invalid os_policy: " + err.Error()))
+			return s.reply(violation("invalid os_policy: " + strings.TrimPrefix(err.Error(), message.ErrInvalidPolicy.Error()+": ")))
 		}
 	}
 	if err := s.eng.Configure(ctx, c); err != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	_ "github.com/gomonty/monty/codec/codecv2" // registers protocol 2
 	_ "github.com/gomonty/monty/codec/codecv4" // registers protocol 4
+	_ "github.com/gomonty/monty/codec/codecv5" // registers protocol 5
 )
 
 // Status is a rule's verdict.
@@ -275,6 +276,7 @@ var (
 	both  = []uint32{2, 4}
 	only2 = []uint32{2}
 	only4 = []uint32{4}
+	only5 = []uint32{5}
 )
 
 // rule adds a rule to the catalog; ids must be unique.

@@ -106,6 +106,13 @@ var breakers = map[string][]string{
 	"dump-empty":      {"dump.configured-builds-session", "dump.keeps-session", "dump.while-suspended", "load.reannounces-suspension"},
 }
 
+// v5Breakers are the mutants that break the rules defined only at
+// protocol 5, run over `montygo subprocess --protocol 5`.
+var v5Breakers = map[string][]string{
+	"unstamp-all": {"v5.limits-echoed"},
+	"error-type":  {"v5.feed-limit-timeout", "v5.os-policy-invalid-recoverable"},
+}
+
 // v4Only lists the rules defined only at protocol 4. No protocol 4 worker
 // is available to mutate, so they are shown failing against the hostile
 // child's minimal fake interpreter, which lacks each feature.
@@ -133,6 +140,11 @@ func TestEveryRuleCanFail(t *testing.T) {
 	}
 	for _, id := range v4Only {
 		covered[id] = "hostile child at protocol 4"
+	}
+	for m, ids := range v5Breakers {
+		for _, id := range ids {
+			covered[id] = m + " at protocol 5"
+		}
 	}
 	for _, r := range conform.Rules() {
 		if _, ok := covered[r.ID]; !ok {
@@ -162,6 +174,23 @@ func TestEveryRuleCanFail(t *testing.T) {
 			requireAllFail(t, rep, ids)
 		})
 	}
+	t.Run("v5-only", func(t *testing.T) {
+		// The mutants proxy `montygo subprocess --protocol 5` (relaying to
+		// the released worker), the one protocol-5 child available.
+		wrapper := filepath.Join(t.TempDir(), "monty5")
+		script := fmt.Sprintf("#!/bin/sh\nexec %q subprocess --protocol 5 --worker %q\n", montygo(t), bin)
+		if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for m, ids := range v5Breakers {
+			t.Run(m, func(t *testing.T) {
+				target := conform.Target{Binary: self, Env: []string{"CONFORM_MUTANT=" + m,
+					"CONFORM_MUTANT_WORKER=" + wrapper, "CONFORM_MUTANT_PROTOCOL=5"}}
+				rep := run(t, target, 5, ids)
+				requireAllFail(t, rep, ids)
+			})
+		}
+	})
 	t.Run("v4-only", func(t *testing.T) {
 		t.Parallel()
 		target := conform.Target{Binary: montygo(t), Args: []string{"conform", conform.ChildCommand,
@@ -380,6 +409,7 @@ func TestMontygoSubprocess(t *testing.T) {
 		{"pinned-4", []string{"subprocess", "--protocol", "4", "--worker", bin}, 4, "", subprocessV4Failures},
 		{"unpinned-2", []string{"subprocess", "--worker", bin}, 2, `^(load|stamps|configure)\.`, subprocessUnpinnedV2Failures},
 		{"unpinned-4", []string{"subprocess", "--worker", bin}, 4, `^(load|stamps)\.`, subprocessUnpinnedV4Failures},
+		{"pinned-5", []string{"subprocess", "--protocol", "5", "--worker", bin}, 5, `^v5\.`, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -72,6 +72,7 @@ var mutations = map[string]mutation{
 	// No event is stamped.
 	"unstamp-all": {event: func(ev *message.ChildEvent) []*message.ChildEvent {
 		ev.TotalExecutionMicros, ev.MaxDurationMicros, ev.MaxSuspensions, ev.RestoredScriptName = 0, nil, nil, nil
+		ev.FeedExecutionMicros, ev.MaxFeedDurationMicros, ev.MaxTurnDurationMicros, ev.MaxTotalSleepMicros = 0, nil, nil, nil
 		return one(ev)
 	}},
 	// Print events are lost.

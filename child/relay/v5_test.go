@@ -163,7 +163,7 @@ func TestV5FixedClockAnsweredByChild(t *testing.T) {
 func TestV5PolicyRefusedOnConfigure(t *testing.T) {
 	do := serve5(t)
 	bad := &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{Microsecond: 1_000_000}}
-	wantError(t, do(configure5(nil, bad)), "RuntimeError", "protocol violation: invalid os_policy: ")
+	wantError(t, do(configure5(nil, bad)), "RuntimeError", "protocol violation: invalid os_policy: fixed datetime microsecond 1000000 is above 999999")
 	zone := &message.OsPolicy{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneNamed, Name: "Nowhere/Atlantis"}}
 	wantError(t, do(configure5(nil, zone)), "RuntimeError", "protocol violation: unsupported os_policy: timezone Nowhere/Atlantis")
 	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
