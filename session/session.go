@@ -67,6 +67,12 @@ type Stamps struct {
 	// TotalSleep is the system sleep this session's parent has charged
 	// to Limits.MaxTotalSleep so far (protocol 5).
 	TotalSleep time.Duration
+	// FeedExecution is the running feed's execution clock, ratcheted: it
+	// never goes back within a feed and restarts at each Feed (protocol 5).
+	FeedExecution time.Duration
+	// MaxFeedDuration, MaxTurnDuration and MaxTotalSleep are the limits
+	// the worker echoed (protocol 5); 0 when not echoed.
+	MaxFeedDuration, MaxTurnDuration, MaxTotalSleep time.Duration
 }
 
 // Negotiation records how the session's protocol version was chosen.
@@ -302,6 +308,9 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request) (*message.
 	if ctx.Done() != nil {
 		stopCtx = context.AfterFunc(ctx, func() { s.kill(irContext) })
 	}
+	if kind == message.KindFeed {
+		s.stamps.FeedExecution = 0
+	}
 	watched := isDrive(kind) && s.armWatchdog()
 
 	op := transport.OpWaiting
@@ -404,10 +413,13 @@ func (s *Session) watchdogFire() { s.kill(irWatchdog) }
 // known.
 func (s *Session) armWatchdog() bool {
 	budget, ok := s.durationBudget()
+	d := max(budget-s.stamps.TotalExecution, 0) + s.cfg.WatchdogGrace
+	if d5, b5, ok5 := s.backstop5(); ok5 && (!ok || d5 < d) {
+		d, budget, ok = d5, b5, true
+	}
 	if !ok {
 		return false
 	}
-	d := max(budget-s.stamps.TotalExecution, 0) + s.cfg.WatchdogGrace
 	s.wdBudget = budget
 	if s.wd == nil {
 		s.wd = time.AfterFunc(d, s.watchdogFire)
@@ -531,6 +543,7 @@ func (s *Session) cause() error {
 
 // noteStamps records the metadata of a stamped event.
 func (s *Session) noteStamps(ev *message.ChildEvent) {
+	s.noteStamps5(ev)
 	if ev.MaxSuspensions == nil && ev.MaxDurationMicros == nil && ev.TotalExecutionMicros == 0 {
 		return
 	}

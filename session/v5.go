@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/value"
 )
 
@@ -56,4 +57,59 @@ func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	r.g.Reset()
 	root := r.g.Add(value.None())
 	return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: r.g}
+}
+
+// noteStamps5 records a protocol-5 event's feed clock (ratcheted, so a
+// worker cannot rewind the feed backstop within a feed) and echoed limits.
+func (s *Session) noteStamps5(ev *message.ChildEvent) {
+	if s.codec == nil || s.codec.Version() < protocol.Version5 {
+		return
+	}
+	s.stamps.FeedExecution = max(s.stamps.FeedExecution, micros(ev.FeedExecutionMicros))
+	if p := ev.MaxFeedDurationMicros; p != nil {
+		s.stamps.MaxFeedDuration = micros(*p)
+	}
+	if p := ev.MaxTurnDurationMicros; p != nil {
+		s.stamps.MaxTurnDuration = micros(*p)
+	}
+	if p := ev.MaxTotalSleepMicros; p != nil {
+		s.stamps.MaxTotalSleep = micros(*p)
+	}
+}
+
+// limit5 is the lower of our own and the echoed limit; 0 for none.
+func limit5(own, echoed time.Duration) time.Duration {
+	switch {
+	case own > 0 && echoed > 0:
+		return min(own, echoed)
+	case own > 0:
+		return own
+	}
+	return echoed
+}
+
+// backstop5 returns the protocol-5 feed and turn backstop for the turn
+// about to run: the feed budget left after the (ratcheted)
+// feed_execution_micros, or the whole turn budget (a turn restarts at every
+// resume, so it is timed from the request), whichever ends first, plus the
+// watchdog grace; and the budget it enforces.
+func (s *Session) backstop5() (d, budget time.Duration, ok bool) {
+	if s.codec == nil || s.codec.Version() < protocol.Version5 {
+		return 0, 0, false
+	}
+	feed := s.cfg.Limits.MaxFeedDuration
+	if feed <= 0 {
+		feed = s.cfg.Limits.MaxDuration
+	}
+	feed = limit5(feed, s.stamps.MaxFeedDuration)
+	turn := limit5(s.cfg.Limits.MaxTurnDuration, s.stamps.MaxTurnDuration)
+	if feed > 0 {
+		d, budget, ok = max(feed-s.stamps.FeedExecution, 0)+s.cfg.WatchdogGrace, feed, true
+	}
+	if turn > 0 {
+		if t := turn + s.cfg.WatchdogGrace; !ok || t < d {
+			d, budget, ok = t, turn, true
+		}
+	}
+	return d, budget, ok
 }

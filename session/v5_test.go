@@ -114,3 +114,65 @@ func TestFakeCallPosition(t *testing.T) {
 		t.Fatalf("positions %+v", got)
 	}
 }
+
+// The protocol-5 feed backstop kills a worker that runs past
+// max_feed_duration by more than the grace.
+func TestFakeFeedBackstop(t *testing.T) {
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxFeedDuration: 30 * time.Millisecond}, WatchdogGrace: 50 * time.Millisecond},
+		func(req *message.ParentRequest) fakeReply { return fakeReply{hang: true} })
+	t0 := time.Now()
+	_, err := s.Feed(bg, "while True: pass")
+	var te *TimeoutError
+	if !errors.As(err, &te) || !te.Watchdog || !te.Killed || te.Budget != 30*time.Millisecond {
+		t.Fatalf("got %#v", err)
+	}
+	if d := time.Since(t0); d < 70*time.Millisecond {
+		t.Fatalf("backstop fired after %v, before the budget plus the grace", d)
+	}
+}
+
+// The feed clock is ratcheted within a feed (a worker cannot rewind the
+// backstop) and restarts at the next Feed; the backstop of a resume is the
+// feed budget left, or the whole turn budget when that ends first.
+func TestFeedClockRatchet(t *testing.T) {
+	stamps := []uint64{400_000, 100 /* rewound */, 500_000, 7}
+	step := 0
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxFeedDuration: time.Second, MaxTurnDuration: 2 * time.Second}, WatchdogGrace: 100 * time.Millisecond},
+		func(req *message.ParentRequest) fakeReply {
+			var e *message.ChildEvent
+			if step < 2 {
+				e = funcCall("f", uint32(step))
+			} else {
+				e = completeInt(1)
+			}
+			e.FeedExecutionMicros = stamps[min(step, len(stamps)-1)]
+			step++
+			return reply(e)
+		})
+	resume := func(id uint32) {
+		t.Helper()
+		if _, err := s.Do(bg, &message.ResumeCall{CallID: id, Result: &message.ExtResult{Kind: message.ResultNotFound, Name: "f"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Do(bg, &message.Feed{Code: "f(); f()"}); err != nil {
+		t.Fatal(err)
+	}
+	resume(0)
+	if got := s.Stamps().FeedExecution; got != 400*time.Millisecond {
+		t.Fatalf("feed clock %v after a rewound stamp, want 400ms", got)
+	}
+	if d, budget, ok := s.backstop5(); !ok || d != 700*time.Millisecond || budget != time.Second {
+		t.Fatalf("backstop %v for budget %v (%v), want 700ms for 1s", d, budget, ok)
+	}
+	resume(1)
+	if got := s.Stamps().FeedExecution; got != 500*time.Millisecond {
+		t.Fatalf("feed clock %v, want 500ms", got)
+	}
+	if _, err := s.Do(bg, &message.Feed{Code: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stamps().FeedExecution; got != 7*time.Microsecond {
+		t.Fatalf("feed clock %v after the next Feed, want 7µs", got)
+	}
+}
