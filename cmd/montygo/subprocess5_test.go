@@ -59,3 +59,23 @@ func TestSubprocessProtocol5FixedClock(t *testing.T) {
 		t.Fatalf("got %v %v", r, err)
 	}
 }
+
+// A session at protocol 5 gets the per-turn limit, which restarts at each
+// resume, and host functions see the empty position the relay reports for
+// the released worker (which sends none).
+func TestSubprocessProtocol5TurnLimitAndPosition(t *testing.T) {
+	s := start5(t, session.Config{Limits: session.Limits{MaxTurnDuration: 400 * time.Millisecond}})
+	var pos []message.SourceRange
+	reg := session.NewRegistry().MustRegister("f", func(ctx context.Context, c *session.Call) (any, error) {
+		pos = append(pos, c.Position)
+		return 1, nil
+	})
+	_, err := s.Run(context.Background(), "f()\nwhile True:\n    pass", session.WithFunctions(reg))
+	var pe *session.PythonError
+	if !errors.As(err, &pe) || pe.Type() != "TimeoutError" || !strings.HasSuffix(pe.Exception.Msg(), " > 400ms") {
+		t.Fatalf("got %v, want TimeoutError: time limit exceeded: … > 400ms", err)
+	}
+	if len(pos) != 1 || pos[0] != (message.SourceRange{}) {
+		t.Fatalf("positions %+v, want one empty range", pos)
+	}
+}
