@@ -25,10 +25,10 @@ import (
 // the protocol's default limits.
 //
 // DefaultVersions are the protocol versions the child side serves when
-// Options.Versions is nil: 4 and 2. Protocol 5's codec is linked in (the
-// parent side speaks it), but serving 5 needs the child's protocol-5
-// behaviour (sleeps, clocks, OS policy), which is not built yet, so it is
-// not offered by default. Do not modify.
+// Options.Versions is nil: 4 and 2. Protocol 5 is served on request (see
+// [SupportedVersions]); it is not a default because a parent that
+// negotiates 5 first would then lose protocol 4's cumulative max_duration
+// when the child relays to the released worker. Do not modify.
 var DefaultVersions = []uint32{protocol.Version2, protocol.Version}
 
 // SupportedVersions are every protocol version Serve can serve when
