@@ -11,7 +11,7 @@ MONTY_BIN ?= $(CURDIR)/.monty/bin/monty
 FUZZTIME ?= 5s
 export MONTY_BIN
 
-.PHONY: all worker build run test vet lint unit unit-norace relay-suites conform soak-server remote fuzz-smoke bench generate-proto check-proto tidy-check
+.PHONY: all worker build run test vet lint unit unit-norace relay-suites conform soak-server remote fuzz-smoke bench generate-proto check-proto tidy-check api-check api-update
 
 all: build
 
@@ -28,7 +28,7 @@ run: worker build
 	./bin/montygo run examples/hello.py
 
 ## test: vet, race tests (incl. live-worker tests), generated-code check, lint, fuzz smoke
-test: worker vet check-proto tidy-check lint unit unit-norace relay-suites conform fuzz-smoke
+test: worker vet check-proto tidy-check api-check lint unit unit-norace relay-suites conform fuzz-smoke
 
 vet:
 	$(GO) vet ./...
@@ -86,6 +86,15 @@ generate-proto:
 ## check-proto: fail when the checked-in generated code is stale
 check-proto:
 	@bash scripts/check-proto.sh
+
+## api-check: fail when the exported API differs from api/gomonty.txt
+## (regenerate after an intended change with `make api-update`)
+api-check:
+	$(GO) test -count=1 -run TestAPIGolden ./internal/apicheck/
+
+## api-update: rewrite api/gomonty.txt from the current tree
+api-update:
+	$(GO) test -count=1 -run TestAPIGolden ./internal/apicheck/ -update
 
 tidy-check:
 	@$(GO) mod tidy -diff
