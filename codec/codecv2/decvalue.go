@@ -657,15 +657,7 @@ func (d *dec) root(wt protowire.Type, p *pobj) (value.NodeID, error) {
 }
 
 func (d *dec) bigInt(wt protowire.Type, p *pobj) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fBool(wt, &p.neg, "BigInt.negative")
@@ -681,23 +673,12 @@ func (d *dec) bigInt(wt protowire.Type, p *pobj) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) date(wt protowire.Type, x *value.Date) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fI32(wt, &x.Year, "Date.year")
@@ -708,23 +689,12 @@ func (d *dec) date(wt protowire.Type, x *value.Date) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) time(wt protowire.Type, x *value.Time) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fU32(wt, &x.Hour, "Time.hour")
@@ -743,23 +713,12 @@ func (d *dec) time(wt protowire.Type, x *value.Time) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) dateTime(wt protowire.Type, x *value.DateTime) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fI32(wt, &x.Year, "DateTime.year")
@@ -782,23 +741,12 @@ func (d *dec) dateTime(wt protowire.Type, x *value.DateTime) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) timeDelta(wt protowire.Type, x *value.TimeDelta) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fI32(wt, &x.Days, "TimeDelta.days")
@@ -809,23 +757,12 @@ func (d *dec) timeDelta(wt protowire.Type, x *value.TimeDelta) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) timeZone(wt protowire.Type, x *value.TimeZone) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fI32(wt, &x.Offset, "TimeZone.offset_seconds")
@@ -834,23 +771,12 @@ func (d *dec) timeZone(wt protowire.Type, x *value.TimeZone) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) exception(wt protowire.Type, x *value.Exception) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fStr(wt, &x.Type, "Exception.exc_type")
@@ -859,23 +785,12 @@ func (d *dec) exception(wt protowire.Type, x *value.Exception) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) function(wt protowire.Type, x *value.Function) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fStr(wt, &x.Name, "Function.name")
@@ -884,23 +799,12 @@ func (d *dec) function(wt protowire.Type, x *value.Function) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) fileHandle(wt protowire.Type, x *value.FileHandle) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fStr(wt, &x.Path, "FileHandle.path")
@@ -911,23 +815,12 @@ func (d *dec) fileHandle(wt protowire.Type, x *value.FileHandle) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 func (d *dec) cycle(wt protowire.Type, p *pobj) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fU64(wt, &p.num, "Cycle.identity")
@@ -936,25 +829,14 @@ func (d *dec) cycle(wt protowire.Type, p *pobj) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 // typeMsg decodes a Type (hand-written in the worker: no path segments,
 // but its Uuid is generated).
 func (d *dec) typeMsg(wt protowire.Type, ts *typeState) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			ts.t.Name, err = d.str(wt)
@@ -975,24 +857,13 @@ func (d *dec) typeMsg(wt protowire.Type, ts *typeState) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 // classInstance decodes a ClassInstance (hand-written in the worker).
 func (d *dec) classInstance(wt protowire.Type, ci *ciState) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
+	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			if ci.typ == nil {
@@ -1011,11 +882,8 @@ func (d *dec) classInstance(wt protowire.Type, ci *ciState) error {
 		default:
 			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
+		return err
+	})
 }
 
 // checkType applies the Type rules in the worker's order: origin, id and
