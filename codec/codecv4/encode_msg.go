@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -51,9 +52,9 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	if body != nil {
 		bodyLen = e.requestLen(body, v)
 	}
-	size := szOptS(20, r.TraceParent)
+	size := leaf.SizeOptS(20, r.TraceParent)
 	if body != nil {
-		size += szM(protowire.Number(body.RequestKind()), bodyLen)
+		size += leaf.SizeM(protowire.Number(body.RequestKind()), bodyLen)
 	}
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
 		return dst, &codec.EncodeError{Msg: v.name + ": ParentRequest", Err: err}
@@ -61,10 +62,10 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	start := len(dst)
 	b := slices.Grow(dst, size)
 	if body != nil {
-		b = apM(b, protowire.Number(body.RequestKind()), bodyLen)
+		b = leaf.AppendM(b, protowire.Number(body.RequestKind()), bodyLen)
 		b = e.apRequest(b, body, v)
 	}
-	b = apOptS(b, 20, r.TraceParent)
+	b = leaf.AppendOptS(b, 20, r.TraceParent)
 	if len(b)-start != size {
 		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ParentRequest size %d, wrote %d", v.name, size, len(b)-start)}
 	}
@@ -94,18 +95,18 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 		return dst, err
 	}
 	bodyLen := 0
-	size := szU(20, ev.TotalExecutionMicros) + szOptU(v.evDuration, ev.MaxDurationMicros) +
-		szOptU(22, ev.MaxSuspensions) + szOptS(23, ev.RestoredScriptName)
+	size := leaf.SizeU(20, ev.TotalExecutionMicros) + leaf.SizeOptU(v.evDuration, ev.MaxDurationMicros) +
+		leaf.SizeOptU(22, ev.MaxSuspensions) + leaf.SizeOptS(23, ev.RestoredScriptName)
 	if v.version >= 5 {
-		size += szU(v.evFeedExec, ev.FeedExecutionMicros) + szOptU(v.evFeedLimit, ev.MaxFeedDurationMicros) +
-			szOptU(v.evTurnLimit, ev.MaxTurnDurationMicros) + szOptU(v.evSleep, ev.MaxTotalSleepMicros)
+		size += leaf.SizeU(v.evFeedExec, ev.FeedExecutionMicros) + leaf.SizeOptU(v.evFeedLimit, ev.MaxFeedDurationMicros) +
+			leaf.SizeOptU(v.evTurnLimit, ev.MaxTurnDurationMicros) + leaf.SizeOptU(v.evSleep, ev.MaxTotalSleepMicros)
 		if ev.SessionID != nil {
-			size += szM(v.evSessionID, len(ev.SessionID))
+			size += leaf.SizeM(v.evSessionID, len(ev.SessionID))
 		}
 	}
 	if body != nil {
 		bodyLen = e.eventLen(body, v)
-		size += szM(protowire.Number(body.EventKind()), bodyLen)
+		size += leaf.SizeM(protowire.Number(body.EventKind()), bodyLen)
 	}
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
 		return dst, &codec.EncodeError{Msg: v.name + ": ChildEvent", Err: err}
@@ -113,22 +114,22 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	start := len(dst)
 	b := slices.Grow(dst, size)
 	if body != nil {
-		b = apM(b, protowire.Number(body.EventKind()), bodyLen)
+		b = leaf.AppendM(b, protowire.Number(body.EventKind()), bodyLen)
 		b = e.apEvent(b, body, v)
 	}
-	b = apU(b, 20, ev.TotalExecutionMicros)
+	b = leaf.AppendU(b, 20, ev.TotalExecutionMicros)
 	if v.evDuration != 0 {
-		b = apOptU(b, v.evDuration, ev.MaxDurationMicros)
+		b = leaf.AppendOptU(b, v.evDuration, ev.MaxDurationMicros)
 	}
-	b = apOptU(b, 22, ev.MaxSuspensions)
-	b = apOptS(b, 23, ev.RestoredScriptName)
+	b = leaf.AppendOptU(b, 22, ev.MaxSuspensions)
+	b = leaf.AppendOptS(b, 23, ev.RestoredScriptName)
 	if v.version >= 5 {
-		b = apU(b, v.evFeedExec, ev.FeedExecutionMicros)
-		b = apOptU(b, v.evFeedLimit, ev.MaxFeedDurationMicros)
-		b = apOptU(b, v.evTurnLimit, ev.MaxTurnDurationMicros)
-		b = apOptU(b, v.evSleep, ev.MaxTotalSleepMicros)
+		b = leaf.AppendU(b, v.evFeedExec, ev.FeedExecutionMicros)
+		b = leaf.AppendOptU(b, v.evFeedLimit, ev.MaxFeedDurationMicros)
+		b = leaf.AppendOptU(b, v.evTurnLimit, ev.MaxTurnDurationMicros)
+		b = leaf.AppendOptU(b, v.evSleep, ev.MaxTotalSleepMicros)
 		if ev.SessionID != nil {
-			b = apBytesA(b, v.evSessionID, ev.SessionID)
+			b = leaf.AppendBytesA(b, v.evSessionID, ev.SessionID)
 		}
 	}
 	if len(b)-start != size {
@@ -430,60 +431,60 @@ func eventBody(ev message.Event) (message.Event, error) {
 func (e *encoder) requestLen(body message.Request, v *dialect) int {
 	switch x := body.(type) {
 	case *message.Configure:
-		n := szS(1, len(x.ScriptName)) + szBool(3, x.TypeCheck) + szOptS(4, x.TypeCheckStubs) +
-			szS(5, len(x.MontyVersion)) + szOptU32(6, x.AssertMessageAnnotations) +
-			szU(7, enumBits(x.TypeCheckFormat)) + szBool(8, x.TypeCheckColor) +
-			szU(9, uint64(x.ProtocolVersion)) + szOptU32(10, x.PrintFlushIntervalMs)
+		n := leaf.SizeS(1, len(x.ScriptName)) + leaf.SizeBool(3, x.TypeCheck) + leaf.SizeOptS(4, x.TypeCheckStubs) +
+			leaf.SizeS(5, len(x.MontyVersion)) + leaf.SizeOptU32(6, x.AssertMessageAnnotations) +
+			leaf.SizeU(7, enumBits(x.TypeCheckFormat)) + leaf.SizeBool(8, x.TypeCheckColor) +
+			leaf.SizeU(9, uint64(x.ProtocolVersion)) + leaf.SizeOptU32(10, x.PrintFlushIntervalMs)
 		if x.Limits != nil {
-			n += szM(2, limitsLen(x.Limits, v))
+			n += leaf.SizeM(2, limitsLen(x.Limits, v))
 		}
 		if v.cfgPolicy != 0 {
 			if x.OsPolicy != nil {
-				n += szM(v.cfgPolicy, policyLen(x.OsPolicy))
+				n += leaf.SizeM(v.cfgPolicy, policyLen(x.OsPolicy))
 			}
-			n += szU(v.cfgPersistence, uint64(int64(int32(x.Persistence)))) + szOptS(v.cfgProfile, x.Profile)
+			n += leaf.SizeU(v.cfgPersistence, uint64(int64(int32(x.Persistence)))) + leaf.SizeOptS(v.cfgProfile, x.Profile)
 		}
 		return n
 	case *message.InstallDependencies:
 		n := 0
 		for _, r := range x.Requirements {
-			n += szM(1, len(r))
+			n += leaf.SizeM(1, len(r))
 		}
 		return n
 	case *message.Feed:
-		n := szS(1, len(x.Code)) + e.szArena(3, &x.Values) + szBool(4, x.SkipTypeCheck) + szS(5, len(x.Cwd))
+		n := leaf.SizeS(1, len(x.Code)) + e.szArena(3, &x.Values) + leaf.SizeBool(4, x.SkipTypeCheck) + leaf.SizeS(5, len(x.Cwd))
 		for i := range x.Inputs {
-			n += szM(2, namedRefLen(&x.Inputs[i]))
+			n += leaf.SizeM(2, namedRefLen(&x.Inputs[i]))
 		}
 		return n
 	case *message.ResumeCall:
-		n := szU(1, uint64(x.CallID)) + e.szArena(3, &x.Values)
+		n := leaf.SizeU(1, uint64(x.CallID)) + e.szArena(3, &x.Values)
 		if x.Result != nil {
-			n += szM(2, extLen(x.Result))
+			n += leaf.SizeM(2, extLen(x.Result))
 		}
 		return n
 	case *message.ResumeNameLookup:
 		n := e.szArena(1, &x.Values)
 		switch x.Kind {
 		case message.LookupValue:
-			n += 1 + sizeVarint(uint64(x.Value))
+			n += 1 + protowire.SizeVarint(uint64(x.Value))
 		case message.LookupUndefined:
 			n += 2
 		case message.LookupError:
-			n += szM(4, excLen(x.Error))
+			n += leaf.SizeM(4, excLen(x.Error))
 		}
 		return n
 	case *message.ResumeFutures:
 		n := e.szArena(2, &x.Values)
 		for i := range x.Results {
-			n += szM(1, futureLen(&x.Results[i]))
+			n += leaf.SizeM(1, futureLen(&x.Results[i]))
 		}
 		return n
 	case *message.Load:
-		return szS(1, len(x.State))
+		return leaf.SizeS(1, len(x.State))
 	case *message.AbortFeed:
 		if x.Exception != nil {
-			return szM(1, excLen(x.Exception))
+			return leaf.SizeM(1, excLen(x.Exception))
 		}
 	}
 	return 0
@@ -492,46 +493,46 @@ func (e *encoder) requestLen(body message.Request, v *dialect) int {
 func (e *encoder) apRequest(b []byte, body message.Request, v *dialect) []byte {
 	switch x := body.(type) {
 	case *message.Configure:
-		b = apS(b, 1, x.ScriptName)
+		b = leaf.AppendS(b, 1, x.ScriptName)
 		if x.Limits != nil {
-			b = apM(b, 2, limitsLen(x.Limits, v))
+			b = leaf.AppendM(b, 2, limitsLen(x.Limits, v))
 			b = apLimits(b, x.Limits, v)
 		}
-		b = apBool(b, 3, x.TypeCheck)
-		b = apOptS(b, 4, x.TypeCheckStubs)
-		b = apS(b, 5, x.MontyVersion)
-		b = apOptU32(b, 6, x.AssertMessageAnnotations)
-		b = apU(b, 7, enumBits(x.TypeCheckFormat))
-		b = apBool(b, 8, x.TypeCheckColor)
-		b = apU(b, 9, uint64(x.ProtocolVersion))
-		b = apOptU32(b, 10, x.PrintFlushIntervalMs)
+		b = leaf.AppendBool(b, 3, x.TypeCheck)
+		b = leaf.AppendOptS(b, 4, x.TypeCheckStubs)
+		b = leaf.AppendS(b, 5, x.MontyVersion)
+		b = leaf.AppendOptU32(b, 6, x.AssertMessageAnnotations)
+		b = leaf.AppendU(b, 7, enumBits(x.TypeCheckFormat))
+		b = leaf.AppendBool(b, 8, x.TypeCheckColor)
+		b = leaf.AppendU(b, 9, uint64(x.ProtocolVersion))
+		b = leaf.AppendOptU32(b, 10, x.PrintFlushIntervalMs)
 		if v.cfgPolicy != 0 {
 			if x.OsPolicy != nil {
-				b = apM(b, v.cfgPolicy, policyLen(x.OsPolicy))
+				b = leaf.AppendM(b, v.cfgPolicy, policyLen(x.OsPolicy))
 				b = apPolicy(b, x.OsPolicy)
 			}
-			b = apU(b, v.cfgPersistence, uint64(int64(int32(x.Persistence))))
-			b = apOptS(b, v.cfgProfile, x.Profile)
+			b = leaf.AppendU(b, v.cfgPersistence, uint64(int64(int32(x.Persistence))))
+			b = leaf.AppendOptS(b, v.cfgProfile, x.Profile)
 		}
 	case *message.InstallDependencies:
 		for _, r := range x.Requirements {
-			b = apSA(b, 1, r)
+			b = leaf.AppendSA(b, 1, r)
 		}
 	case *message.Feed:
-		b = apS(b, 1, x.Code)
+		b = leaf.AppendS(b, 1, x.Code)
 		for i := range x.Inputs {
 			in := &x.Inputs[i]
-			b = apM(b, 2, namedRefLen(in))
-			b = apS(b, 1, in.Name)
-			b = apU(b, 2, uint64(in.Value))
+			b = leaf.AppendM(b, 2, namedRefLen(in))
+			b = leaf.AppendS(b, 1, in.Name)
+			b = leaf.AppendU(b, 2, uint64(in.Value))
 		}
 		b = e.apArena(b, 3, &x.Values)
-		b = apBool(b, 4, x.SkipTypeCheck)
-		b = apS(b, 5, x.Cwd)
+		b = leaf.AppendBool(b, 4, x.SkipTypeCheck)
+		b = leaf.AppendS(b, 5, x.Cwd)
 	case *message.ResumeCall:
-		b = apU(b, 1, uint64(x.CallID))
+		b = leaf.AppendU(b, 1, uint64(x.CallID))
 		if x.Result != nil {
-			b = apM(b, 2, extLen(x.Result))
+			b = leaf.AppendM(b, 2, extLen(x.Result))
 			b = apExt(b, x.Result)
 		}
 		b = e.apArena(b, 3, &x.Values)
@@ -539,29 +540,29 @@ func (e *encoder) apRequest(b []byte, body message.Request, v *dialect) []byte {
 		b = e.apArena(b, 1, &x.Values)
 		switch x.Kind {
 		case message.LookupValue:
-			b = apUA(b, 2, uint64(x.Value))
+			b = leaf.AppendUA(b, 2, uint64(x.Value))
 		case message.LookupUndefined:
 			b = append(b, 0x1a, 0)
 		case message.LookupError:
-			b = apM(b, 4, excLen(x.Error))
+			b = leaf.AppendM(b, 4, excLen(x.Error))
 			b = apExc(b, x.Error)
 		}
 	case *message.ResumeFutures:
 		for i := range x.Results {
 			fr := &x.Results[i]
-			b = apM(b, 1, futureLen(fr))
-			b = apU(b, 1, uint64(fr.CallID))
+			b = leaf.AppendM(b, 1, futureLen(fr))
+			b = leaf.AppendU(b, 1, uint64(fr.CallID))
 			if fr.Result != nil {
-				b = apM(b, 2, extLen(fr.Result))
+				b = leaf.AppendM(b, 2, extLen(fr.Result))
 				b = apExt(b, fr.Result)
 			}
 		}
 		b = e.apArena(b, 2, &x.Values)
 	case *message.Load:
-		b = apBytes(b, 1, x.State)
+		b = leaf.AppendBytes(b, 1, x.State)
 	case *message.AbortFeed:
 		if x.Exception != nil {
-			b = apM(b, 1, excLen(x.Exception))
+			b = leaf.AppendM(b, 1, excLen(x.Exception))
 			b = apExc(b, x.Exception)
 		}
 	}
@@ -575,40 +576,42 @@ func enumBits(v message.TypeCheckFormat) uint64 { return uint64(int64(int32(v)))
 // limitsLen and apLimits write the limits the dialect has a tag for;
 // codec.CheckRequestFields has already refused any other that is set.
 func limitsLen(x *message.ResourceLimits, v *dialect) int {
-	n := szOptU(2, x.MaxMemoryBytes) + szOptU(3, x.GCInterval) +
-		szOptU(4, x.MaxRecursionDepth) + szOptU(5, x.MaxSuspensions)
+	n := leaf.SizeOptU(2, x.MaxMemoryBytes) + leaf.SizeOptU(3, x.GCInterval) +
+		leaf.SizeOptU(4, x.MaxRecursionDepth) + leaf.SizeOptU(5, x.MaxSuspensions)
 	if v.limDuration != 0 {
-		n += szOptU(v.limDuration, x.MaxDurationMicros)
+		n += leaf.SizeOptU(v.limDuration, x.MaxDurationMicros)
 	}
 	if v.limFeed != 0 {
-		n += szOptU(v.limFeed, x.MaxFeedDurationMicros) + szOptU(v.limTurn, x.MaxTurnDurationMicros) +
-			szOptU(v.limSleep, x.MaxTotalSleepMicros)
+		n += leaf.SizeOptU(v.limFeed, x.MaxFeedDurationMicros) + leaf.SizeOptU(v.limTurn, x.MaxTurnDurationMicros) +
+			leaf.SizeOptU(v.limSleep, x.MaxTotalSleepMicros)
 	}
 	return n
 }
 
 func apLimits(b []byte, x *message.ResourceLimits, v *dialect) []byte {
 	if v.limDuration != 0 {
-		b = apOptU(b, v.limDuration, x.MaxDurationMicros)
+		b = leaf.AppendOptU(b, v.limDuration, x.MaxDurationMicros)
 	}
-	b = apOptU(b, 2, x.MaxMemoryBytes)
-	b = apOptU(b, 3, x.GCInterval)
-	b = apOptU(b, 4, x.MaxRecursionDepth)
-	b = apOptU(b, 5, x.MaxSuspensions)
+	b = leaf.AppendOptU(b, 2, x.MaxMemoryBytes)
+	b = leaf.AppendOptU(b, 3, x.GCInterval)
+	b = leaf.AppendOptU(b, 4, x.MaxRecursionDepth)
+	b = leaf.AppendOptU(b, 5, x.MaxSuspensions)
 	if v.limFeed != 0 {
-		b = apOptU(b, v.limFeed, x.MaxFeedDurationMicros)
-		b = apOptU(b, v.limTurn, x.MaxTurnDurationMicros)
-		b = apOptU(b, v.limSleep, x.MaxTotalSleepMicros)
+		b = leaf.AppendOptU(b, v.limFeed, x.MaxFeedDurationMicros)
+		b = leaf.AppendOptU(b, v.limTurn, x.MaxTurnDurationMicros)
+		b = leaf.AppendOptU(b, v.limSleep, x.MaxTotalSleepMicros)
 	}
 	return b
 }
 
-func namedRefLen(x *message.NamedRef) int { return szS(1, len(x.Name)) + szU(2, uint64(x.Value)) }
+func namedRefLen(x *message.NamedRef) int {
+	return leaf.SizeS(1, len(x.Name)) + leaf.SizeU(2, uint64(x.Value))
+}
 
 func futureLen(x *message.FutureResult) int {
-	n := szU(1, uint64(x.CallID))
+	n := leaf.SizeU(1, uint64(x.CallID))
 	if x.Result != nil {
-		n += szM(2, extLen(x.Result))
+		n += leaf.SizeM(2, extLen(x.Result))
 	}
 	return n
 }
@@ -616,13 +619,13 @@ func futureLen(x *message.FutureResult) int {
 func extLen(x *message.ExtResult) int {
 	switch x.Kind {
 	case message.ResultReturn:
-		return 1 + sizeVarint(uint64(x.Value))
+		return 1 + protowire.SizeVarint(uint64(x.Value))
 	case message.ResultError:
-		return szM(2, excLen(x.Error))
+		return leaf.SizeM(2, excLen(x.Error))
 	case message.ResultFuture:
-		return 1 + sizeVarint(uint64(x.Future))
+		return 1 + protowire.SizeVarint(uint64(x.Future))
 	case message.ResultNotFound:
-		return szM(4, len(x.Name))
+		return leaf.SizeM(4, len(x.Name))
 	case message.ResultNotHandled:
 		return 2
 	}
@@ -632,14 +635,14 @@ func extLen(x *message.ExtResult) int {
 func apExt(b []byte, x *message.ExtResult) []byte {
 	switch x.Kind {
 	case message.ResultReturn:
-		return apUA(b, 1, uint64(x.Value))
+		return leaf.AppendUA(b, 1, uint64(x.Value))
 	case message.ResultError:
-		b = apM(b, 2, excLen(x.Error))
+		b = leaf.AppendM(b, 2, excLen(x.Error))
 		return apExc(b, x.Error)
 	case message.ResultFuture:
-		return apUA(b, 3, uint64(x.Future))
+		return leaf.AppendUA(b, 3, uint64(x.Future))
 	case message.ResultNotFound:
-		return apSA(b, 4, x.Name)
+		return leaf.AppendSA(b, 4, x.Name)
 	case message.ResultNotHandled:
 		return append(b, 0x2a, 0)
 	}
@@ -652,12 +655,12 @@ func excLen(x *message.RaisedException) int {
 	if x == nil {
 		return 0
 	}
-	n := szS(1, len(x.Type)) + szOptS(2, x.Message)
+	n := leaf.SizeS(1, len(x.Type)) + leaf.SizeOptS(2, x.Message)
 	for i := range x.Traceback {
-		n += szM(3, frameLen(&x.Traceback[i]))
+		n += leaf.SizeM(3, frameLen(&x.Traceback[i]))
 	}
 	if l, ok := excDataLen(x.Data); ok {
-		n += szM(4, l)
+		n += leaf.SizeM(4, l)
 	}
 	return n
 }
@@ -666,54 +669,56 @@ func apExc(b []byte, x *message.RaisedException) []byte {
 	if x == nil {
 		return b
 	}
-	b = apS(b, 1, x.Type)
-	b = apOptS(b, 2, x.Message)
+	b = leaf.AppendS(b, 1, x.Type)
+	b = leaf.AppendOptS(b, 2, x.Message)
 	for i := range x.Traceback {
 		f := &x.Traceback[i]
-		b = apM(b, 3, frameLen(f))
-		b = apS(b, 1, f.Filename)
-		b = apM(b, 2, locLen(f.Start))
-		b = apU(b, 1, uint64(f.Start.Line))
-		b = apU(b, 2, uint64(f.Start.Column))
-		b = apM(b, 3, locLen(f.End))
-		b = apU(b, 1, uint64(f.End.Line))
-		b = apU(b, 2, uint64(f.End.Column))
-		b = apOptS(b, 4, f.FrameName)
-		b = apOptS(b, 5, f.PreviewLine)
-		b = apBool(b, 6, f.HideCaret)
-		b = apBool(b, 7, f.HideFrameName)
+		b = leaf.AppendM(b, 3, frameLen(f))
+		b = leaf.AppendS(b, 1, f.Filename)
+		b = leaf.AppendM(b, 2, locLen(f.Start))
+		b = leaf.AppendU(b, 1, uint64(f.Start.Line))
+		b = leaf.AppendU(b, 2, uint64(f.Start.Column))
+		b = leaf.AppendM(b, 3, locLen(f.End))
+		b = leaf.AppendU(b, 1, uint64(f.End.Line))
+		b = leaf.AppendU(b, 2, uint64(f.End.Column))
+		b = leaf.AppendOptS(b, 4, f.FrameName)
+		b = leaf.AppendOptS(b, 5, f.PreviewLine)
+		b = leaf.AppendBool(b, 6, f.HideCaret)
+		b = leaf.AppendBool(b, 7, f.HideFrameName)
 	}
 	if l, ok := excDataLen(x.Data); ok {
-		b = apM(b, 4, l)
+		b = leaf.AppendM(b, 4, l)
 		switch d := x.Data.(type) {
 		case *message.UnicodeErrorData:
-			b = apM(b, 1, unicodeLen(d))
-			b = apS(b, 1, d.Encoding)
+			b = leaf.AppendM(b, 1, unicodeLen(d))
+			b = leaf.AppendS(b, 1, d.Encoding)
 			if d.ObjectBytes != nil {
-				b = apBytesA(b, 2, d.ObjectBytes)
+				b = leaf.AppendBytesA(b, 2, d.ObjectBytes)
 			} else if d.ObjectStr != nil {
-				b = apSA(b, 3, *d.ObjectStr)
+				b = leaf.AppendSA(b, 3, *d.ObjectStr)
 			}
-			b = apU(b, 4, d.Start)
-			b = apU(b, 5, d.End)
-			b = apS(b, 6, d.Reason)
+			b = leaf.AppendU(b, 4, d.Start)
+			b = leaf.AppendU(b, 5, d.End)
+			b = leaf.AppendS(b, 6, d.Reason)
 		case *message.JSONErrorData:
-			b = apM(b, 2, jsonLen(d))
-			b = apS(b, 1, d.Msg)
-			b = apOptS(b, 2, d.Doc)
-			b = apU(b, 3, d.Pos)
-			b = apU(b, 4, d.Lineno)
-			b = apU(b, 5, d.Colno)
+			b = leaf.AppendM(b, 2, jsonLen(d))
+			b = leaf.AppendS(b, 1, d.Msg)
+			b = leaf.AppendOptS(b, 2, d.Doc)
+			b = leaf.AppendU(b, 3, d.Pos)
+			b = leaf.AppendU(b, 4, d.Lineno)
+			b = leaf.AppendU(b, 5, d.Colno)
 		}
 	}
 	return b
 }
 
-func locLen(l message.CodeLoc) int { return szU(1, uint64(l.Line)) + szU(2, uint64(l.Column)) }
+func locLen(l message.CodeLoc) int {
+	return leaf.SizeU(1, uint64(l.Line)) + leaf.SizeU(2, uint64(l.Column))
+}
 
 func frameLen(f *message.StackFrame) int {
-	return szS(1, len(f.Filename)) + szM(2, locLen(f.Start)) + szM(3, locLen(f.End)) +
-		szOptS(4, f.FrameName) + szOptS(5, f.PreviewLine) + szBool(6, f.HideCaret) + szBool(7, f.HideFrameName)
+	return leaf.SizeS(1, len(f.Filename)) + leaf.SizeM(2, locLen(f.Start)) + leaf.SizeM(3, locLen(f.End)) +
+		leaf.SizeOptS(4, f.FrameName) + leaf.SizeOptS(5, f.PreviewLine) + leaf.SizeBool(6, f.HideCaret) + leaf.SizeBool(7, f.HideFrameName)
 }
 
 // excDataLen is the payload size of an ExcData message, and whether one is
@@ -722,28 +727,28 @@ func excDataLen(d message.ExcData) (int, bool) {
 	switch x := d.(type) {
 	case *message.UnicodeErrorData:
 		if x != nil {
-			return szM(1, unicodeLen(x)), true
+			return leaf.SizeM(1, unicodeLen(x)), true
 		}
 	case *message.JSONErrorData:
 		if x != nil {
-			return szM(2, jsonLen(x)), true
+			return leaf.SizeM(2, jsonLen(x)), true
 		}
 	}
 	return 0, false
 }
 
 func unicodeLen(x *message.UnicodeErrorData) int {
-	n := szS(1, len(x.Encoding)) + szU(4, x.Start) + szU(5, x.End) + szS(6, len(x.Reason))
+	n := leaf.SizeS(1, len(x.Encoding)) + leaf.SizeU(4, x.Start) + leaf.SizeU(5, x.End) + leaf.SizeS(6, len(x.Reason))
 	if x.ObjectBytes != nil {
-		n += szM(2, len(x.ObjectBytes))
+		n += leaf.SizeM(2, len(x.ObjectBytes))
 	} else if x.ObjectStr != nil {
-		n += szM(3, len(*x.ObjectStr))
+		n += leaf.SizeM(3, len(*x.ObjectStr))
 	}
 	return n
 }
 
 func jsonLen(x *message.JSONErrorData) int {
-	return szS(1, len(x.Msg)) + szOptS(2, x.Doc) + szU(3, x.Pos) + szU(4, x.Lineno) + szU(5, x.Colno)
+	return leaf.SizeS(1, len(x.Msg)) + leaf.SizeOptS(2, x.Doc) + leaf.SizeU(3, x.Pos) + leaf.SizeU(4, x.Lineno) + leaf.SizeU(5, x.Colno)
 }
 
 // ---- events ----
@@ -753,30 +758,30 @@ func (e *encoder) eventLen(body message.Event, v *dialect) int {
 	case *message.Print:
 		n := 0
 		for i := range x.Segments {
-			n += szM(1, segmentLen(&x.Segments[i]))
+			n += leaf.SizeM(1, segmentLen(&x.Segments[i]))
 		}
 		return n
 	case *message.FunctionCall:
-		n := szS(1, len(x.FunctionName)) + szIDs(2, x.Args) + szU(4, uint64(x.CallID)) +
-			szBool(6, x.AllowEagerAwait) + e.szArena(7, &x.Values) + szPosition(v.fcPosition, x.Position)
+		n := leaf.SizeS(1, len(x.FunctionName)) + szIDs(2, x.Args) + leaf.SizeU(4, uint64(x.CallID)) +
+			leaf.SizeBool(6, x.AllowEagerAwait) + e.szArena(7, &x.Values) + szPosition(v.fcPosition, x.Position)
 		for _, p := range x.Kwargs {
-			n += szM(3, pairLen(p.Key, p.Value))
+			n += leaf.SizeM(3, pairLen(p.Key, p.Value))
 		}
 		if x.ObjectID != nil {
 			n += uuidFieldLen
 		}
 		return n
 	case *message.OsCall:
-		n := szU(1, uint64(x.CallID)) + e.szArena(v.osValues, &x.Values) + szPosition(v.osPosition, x.Position)
+		n := leaf.SizeU(1, uint64(x.CallID)) + e.szArena(v.osValues, &x.Values) + szPosition(v.osPosition, x.Position)
 		if v.osEager != 0 {
-			n += szBool(v.osEager, x.AllowEagerAwait)
+			n += leaf.SizeBool(v.osEager, x.AllowEagerAwait)
 		}
 		if x.Op != 0 {
-			n += szM(v.osArm(x.Op), osArgLen(x))
+			n += leaf.SizeM(v.osArm(x.Op), osArgLen(x))
 		}
 		return n
 	case *message.NameLookup:
-		n := szS(1, len(x.Name)) + szPosition(v.nlPosition, x.Position)
+		n := leaf.SizeS(1, len(x.Name)) + szPosition(v.nlPosition, x.Position)
 		if x.ObjectID != nil {
 			n += uuidFieldLen
 		}
@@ -784,20 +789,20 @@ func (e *encoder) eventLen(body message.Event, v *dialect) int {
 	case *message.ResolveFutures:
 		return szIDs(1, x.PendingCallIDs) + szPosition(v.rfPosition, x.Position)
 	case *message.Complete:
-		return szU(1, uint64(x.Value)) + e.szArena(2, &x.Values)
+		return leaf.SizeU(1, uint64(x.Value)) + e.szArena(2, &x.Values)
 	case *message.Error:
 		if x.Exception != nil {
-			return szM(1, excLen(x.Exception))
+			return leaf.SizeM(1, excLen(x.Exception))
 		}
 	case *message.TypingError:
-		return szS(1, len(x.Diagnostics))
+		return leaf.SizeS(1, len(x.Diagnostics))
 	case *message.DumpResult:
-		return szS(1, len(x.State))
+		return leaf.SizeS(1, len(x.State))
 	case *message.FatalError:
-		return szS(1, len(x.Message))
+		return leaf.SizeS(1, len(x.Message))
 	case *message.ShutdownDump:
 		if x.Dump != nil {
-			return szM(1, len(*x.Dump))
+			return leaf.SizeM(1, len(*x.Dump))
 		}
 	}
 	return 0
@@ -808,39 +813,39 @@ func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
 	case *message.Print:
 		for i := range x.Segments {
 			s := &x.Segments[i]
-			b = apM(b, 1, segmentLen(s))
-			b = apU(b, 1, uint64(s.Stream))
-			b = apS(b, 2, s.Text)
+			b = leaf.AppendM(b, 1, segmentLen(s))
+			b = leaf.AppendU(b, 1, uint64(s.Stream))
+			b = leaf.AppendS(b, 2, s.Text)
 		}
 	case *message.FunctionCall:
-		b = apS(b, 1, x.FunctionName)
+		b = leaf.AppendS(b, 1, x.FunctionName)
 		b = apIDs(b, 2, x.Args)
 		for _, p := range x.Kwargs {
 			b = append(b, 0x1a)
 			b = protowire.AppendVarint(b, uint64(pairLen(p.Key, p.Value)))
-			b = apU(b, 1, uint64(p.Key))
-			b = apU(b, 2, uint64(p.Value))
+			b = leaf.AppendU(b, 1, uint64(p.Key))
+			b = leaf.AppendU(b, 2, uint64(p.Value))
 		}
-		b = apU(b, 4, uint64(x.CallID))
+		b = leaf.AppendU(b, 4, uint64(x.CallID))
 		if x.ObjectID != nil {
 			b = apUUID(b, 5, x.ObjectID)
 		}
-		b = apBool(b, 6, x.AllowEagerAwait)
+		b = leaf.AppendBool(b, 6, x.AllowEagerAwait)
 		b = e.apArena(b, 7, &x.Values)
 		b = apPosition(b, v.fcPosition, x.Position)
 	case *message.OsCall:
-		b = apU(b, 1, uint64(x.CallID))
+		b = leaf.AppendU(b, 1, uint64(x.CallID))
 		if x.Op != 0 {
-			b = apM(b, v.osArm(x.Op), osArgLen(x))
+			b = leaf.AppendM(b, v.osArm(x.Op), osArgLen(x))
 			b = apOsArg(b, x)
 		}
 		b = e.apArena(b, v.osValues, &x.Values)
 		if v.osEager != 0 {
-			b = apBool(b, v.osEager, x.AllowEagerAwait)
+			b = leaf.AppendBool(b, v.osEager, x.AllowEagerAwait)
 		}
 		b = apPosition(b, v.osPosition, x.Position)
 	case *message.NameLookup:
-		b = apS(b, 1, x.Name)
+		b = leaf.AppendS(b, 1, x.Name)
 		if x.ObjectID != nil {
 			b = apUUID(b, 2, x.ObjectID)
 		}
@@ -849,28 +854,30 @@ func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
 		b = apIDs(b, 1, x.PendingCallIDs)
 		b = apPosition(b, v.rfPosition, x.Position)
 	case *message.Complete:
-		b = apU(b, 1, uint64(x.Value))
+		b = leaf.AppendU(b, 1, uint64(x.Value))
 		b = e.apArena(b, 2, &x.Values)
 	case *message.Error:
 		if x.Exception != nil {
-			b = apM(b, 1, excLen(x.Exception))
+			b = leaf.AppendM(b, 1, excLen(x.Exception))
 			b = apExc(b, x.Exception)
 		}
 	case *message.TypingError:
-		b = apS(b, 1, x.Diagnostics)
+		b = leaf.AppendS(b, 1, x.Diagnostics)
 	case *message.DumpResult:
-		b = apBytes(b, 1, x.State)
+		b = leaf.AppendBytes(b, 1, x.State)
 	case *message.FatalError:
-		b = apS(b, 1, x.Message)
+		b = leaf.AppendS(b, 1, x.Message)
 	case *message.ShutdownDump:
 		if x.Dump != nil {
-			b = apBytesA(b, 1, *x.Dump)
+			b = leaf.AppendBytesA(b, 1, *x.Dump)
 		}
 	}
 	return b
 }
 
-func segmentLen(s *message.PrintSegment) int { return szU(1, uint64(s.Stream)) + szS(2, len(s.Text)) }
+func segmentLen(s *message.PrintSegment) int {
+	return leaf.SizeU(1, uint64(s.Stream)) + leaf.SizeS(2, len(s.Text))
+}
 
 // osArgLen is the payload size of an OsCall's call arm.
 func osArgLen(x *message.OsCall) int {
@@ -880,23 +887,23 @@ func osArgLen(x *message.OsCall) int {
 	case op <= message.OpRmdir:
 		return len(x.Path)
 	case op == message.OpWriteText || op == message.OpAppendText:
-		return szS(1, len(x.Path)) + szS(2, len(x.Text))
+		return leaf.SizeS(1, len(x.Path)) + leaf.SizeS(2, len(x.Text))
 	case op == message.OpWriteBytes || op == message.OpAppendBytes:
-		return szS(1, len(x.Path)) + szS(2, len(x.Data))
+		return leaf.SizeS(1, len(x.Path)) + leaf.SizeS(2, len(x.Data))
 	case op == message.OpOpen:
-		return szS(1, len(x.Path)) + szS(2, len(fileMode(x.Mode)))
+		return leaf.SizeS(1, len(x.Path)) + leaf.SizeS(2, len(leaf.FileMode(x.Mode)))
 	case op == message.OpMkdir:
-		return szS(1, len(x.Path)) + szBool(2, x.Parents) + szBool(3, x.ExistOK)
+		return leaf.SizeS(1, len(x.Path)) + leaf.SizeBool(2, x.Parents) + leaf.SizeBool(3, x.ExistOK)
 	case op == message.OpRename:
-		return szS(1, len(x.Path)) + szS(2, len(x.Dst))
+		return leaf.SizeS(1, len(x.Path)) + leaf.SizeS(2, len(x.Dst))
 	case op == message.OpGetenv:
-		return szS(1, len(x.Key)) + szU(2, uint64(x.Default))
+		return leaf.SizeS(1, len(x.Key)) + leaf.SizeU(2, uint64(x.Default))
 	case op == message.OpDateTimeNow:
 		if x.TZ != nil {
-			return szM(1, tzLen(x.TZ))
+			return leaf.SizeM(1, leaf.TimeZoneSize(x.TZ))
 		}
 	case op == message.OpUrandom:
-		return szU(1, x.Size)
+		return leaf.SizeU(1, x.Size)
 	}
 	return 0
 }
@@ -908,31 +915,31 @@ func apOsArg(b []byte, x *message.OsCall) []byte {
 	case op <= message.OpRmdir:
 		return append(b, x.Path...)
 	case op == message.OpWriteText || op == message.OpAppendText:
-		b = apS(b, 1, x.Path)
-		return apS(b, 2, x.Text)
+		b = leaf.AppendS(b, 1, x.Path)
+		return leaf.AppendS(b, 2, x.Text)
 	case op == message.OpWriteBytes || op == message.OpAppendBytes:
-		b = apS(b, 1, x.Path)
-		return apBytes(b, 2, x.Data)
+		b = leaf.AppendS(b, 1, x.Path)
+		return leaf.AppendBytes(b, 2, x.Data)
 	case op == message.OpOpen:
-		b = apS(b, 1, x.Path)
-		return apS(b, 2, fileMode(x.Mode))
+		b = leaf.AppendS(b, 1, x.Path)
+		return leaf.AppendS(b, 2, leaf.FileMode(x.Mode))
 	case op == message.OpMkdir:
-		b = apS(b, 1, x.Path)
-		b = apBool(b, 2, x.Parents)
-		return apBool(b, 3, x.ExistOK)
+		b = leaf.AppendS(b, 1, x.Path)
+		b = leaf.AppendBool(b, 2, x.Parents)
+		return leaf.AppendBool(b, 3, x.ExistOK)
 	case op == message.OpRename:
-		b = apS(b, 1, x.Path)
-		return apS(b, 2, x.Dst)
+		b = leaf.AppendS(b, 1, x.Path)
+		return leaf.AppendS(b, 2, x.Dst)
 	case op == message.OpGetenv:
-		b = apS(b, 1, x.Key)
-		return apU(b, 2, uint64(x.Default))
+		b = leaf.AppendS(b, 1, x.Key)
+		return leaf.AppendU(b, 2, uint64(x.Default))
 	case op == message.OpDateTimeNow:
 		if x.TZ != nil {
-			b = apM(b, 1, tzLen(x.TZ))
-			return apTZ(b, x.TZ)
+			b = leaf.AppendM(b, 1, leaf.TimeZoneSize(x.TZ))
+			return leaf.AppendTimeZone(b, x.TZ)
 		}
 	case op == message.OpUrandom:
-		return apU(b, 1, x.Size)
+		return leaf.AppendU(b, 1, x.Size)
 	}
 	return b
 }

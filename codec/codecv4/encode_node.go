@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/value"
 )
 
@@ -31,156 +32,6 @@ func (e *encoder) release() {
 		innerPool.Put(e.inner)
 		e.inner = nil
 	}
-}
-
-// Sizes of fields with small field numbers (1..15, one-byte keys).
-
-func sizeVarint(v uint64) int { return protowire.SizeVarint(v) }
-
-func szTag(num protowire.Number) int { return protowire.SizeTag(num) }
-
-// szU is the size of an implicit-presence varint field (absent at 0).
-func szU(num protowire.Number, v uint64) int {
-	if v == 0 {
-		return 0
-	}
-	return szTag(num) + sizeVarint(v)
-}
-
-// szI32 is szU for an int32 field (negative values take ten bytes).
-func szI32(num protowire.Number, v int32) int { return szU(num, uint64(int64(v))) }
-
-// szS is the size of an implicit-presence string or bytes field.
-func szS(num protowire.Number, n int) int {
-	if n == 0 {
-		return 0
-	}
-	return szTag(num) + protowire.SizeBytes(n)
-}
-
-// szM is the size of a field that is always written (a message, a oneof
-// arm, an optional or a repeated element) with an n-byte payload.
-func szM(num protowire.Number, n int) int { return szTag(num) + protowire.SizeBytes(n) }
-
-func szBool(num protowire.Number, v bool) int {
-	if !v {
-		return 0
-	}
-	return szTag(num) + 1
-}
-
-func szOptS(num protowire.Number, p *string) int {
-	if p == nil {
-		return 0
-	}
-	return szM(num, len(*p))
-}
-
-func szOptU(num protowire.Number, p *uint64) int {
-	if p == nil {
-		return 0
-	}
-	return szTag(num) + sizeVarint(*p)
-}
-
-func szOptI32(num protowire.Number, p *int32) int {
-	if p == nil {
-		return 0
-	}
-	return szTag(num) + sizeVarint(uint64(int64(*p)))
-}
-
-func szOptU32(num protowire.Number, p *uint32) int {
-	if p == nil {
-		return 0
-	}
-	return szTag(num) + sizeVarint(uint64(*p))
-}
-
-// Writers matching the sizes above.
-
-func apTag(b []byte, num protowire.Number, wt protowire.Type) []byte {
-	return protowire.AppendVarint(b, protowire.EncodeTag(num, wt))
-}
-
-func apU(b []byte, num protowire.Number, v uint64) []byte {
-	if v == 0 {
-		return b
-	}
-	return protowire.AppendVarint(apTag(b, num, protowire.VarintType), v)
-}
-
-func apUA(b []byte, num protowire.Number, v uint64) []byte {
-	return protowire.AppendVarint(apTag(b, num, protowire.VarintType), v)
-}
-
-func apI32(b []byte, num protowire.Number, v int32) []byte { return apU(b, num, uint64(int64(v))) }
-
-func apS(b []byte, num protowire.Number, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return apSA(b, num, s)
-}
-
-func apSA(b []byte, num protowire.Number, s string) []byte {
-	b = apTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func apBytes(b []byte, num protowire.Number, v []byte) []byte {
-	if len(v) == 0 {
-		return b
-	}
-	return apBytesA(b, num, v)
-}
-
-func apBytesA(b []byte, num protowire.Number, v []byte) []byte {
-	b = apTag(b, num, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(len(v)))
-	return append(b, v...)
-}
-
-// apM writes the key and length of a message field with an n-byte payload.
-func apM(b []byte, num protowire.Number, n int) []byte {
-	b = apTag(b, num, protowire.BytesType)
-	return protowire.AppendVarint(b, uint64(n))
-}
-
-func apBool(b []byte, num protowire.Number, v bool) []byte {
-	if !v {
-		return b
-	}
-	return append(apTag(b, num, protowire.VarintType), 1)
-}
-
-func apOptS(b []byte, num protowire.Number, p *string) []byte {
-	if p == nil {
-		return b
-	}
-	return apSA(b, num, *p)
-}
-
-func apOptU(b []byte, num protowire.Number, p *uint64) []byte {
-	if p == nil {
-		return b
-	}
-	return apUA(b, num, *p)
-}
-
-func apOptI32(b []byte, num protowire.Number, p *int32) []byte {
-	if p == nil {
-		return b
-	}
-	return apUA(b, num, uint64(int64(*p)))
-}
-
-func apOptU32(b []byte, num protowire.Number, p *uint32) []byte {
-	if p == nil {
-		return b
-	}
-	return apUA(b, num, uint64(*p))
 }
 
 // ---- ids and pairs ----
@@ -209,14 +60,14 @@ func szIDs(num protowire.Number, ids []uint32) int {
 	if len(ids) == 0 {
 		return 0
 	}
-	return szM(num, packedLen(ids))
+	return leaf.SizeM(num, packedLen(ids))
 }
 
 func apIDs(b []byte, num protowire.Number, ids []uint32) []byte {
 	if len(ids) == 0 {
 		return b
 	}
-	b = apM(b, num, packedLen(ids))
+	b = leaf.AppendM(b, num, packedLen(ids))
 	for _, id := range ids {
 		if id < 0x80 {
 			b = append(b, byte(id))
@@ -227,13 +78,13 @@ func apIDs(b []byte, num protowire.Number, ids []uint32) []byte {
 	return b
 }
 
-func pairLen(k, v uint32) int { return szU(1, uint64(k)) + szU(2, uint64(v)) }
+func pairLen(k, v uint32) int { return leaf.SizeU(1, uint64(k)) + leaf.SizeU(2, uint64(v)) }
 
 func apPair(b []byte, k, v uint32) []byte {
 	b = append(b, 0x0a)
 	b = protowire.AppendVarint(b, uint64(pairLen(k, v)))
-	b = apU(b, 1, uint64(k))
-	return apU(b, 2, uint64(v))
+	b = leaf.AppendU(b, 1, uint64(k))
+	return leaf.AppendU(b, 2, uint64(v))
 }
 
 // pairsLen is the payload size of a NodePairs message.
@@ -265,7 +116,7 @@ func dictLen(refs []uint32) int {
 const uuidFieldLen = 1 + 1 + 18
 
 func apUUID(b []byte, num protowire.Number, u *value.UUID) []byte {
-	b = apM(b, num, 18)
+	b = leaf.AppendM(b, num, 18)
 	b = append(b, 0x0a, 0x10)
 	return append(b, u[:]...)
 }
@@ -282,7 +133,7 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 	n := len(g.Nodes)
 	total := 0
 	if n > 0 {
-		total = 1 + sizeVarint(uint64(n))
+		total = 1 + protowire.SizeVarint(uint64(n))
 	}
 	e.inner = innerPool.Get().(*[]uint32)
 	inner := *e.inner
@@ -298,7 +149,7 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 			c = math.MaxInt32
 		}
 		inner[i] = uint32(in)
-		total += 1 + sizeVarint(uint64(c)) + c
+		total += 1 + protowire.SizeVarint(uint64(c)) + c
 	}
 	e.arenaLen = total
 	return total
@@ -309,14 +160,14 @@ func (e *encoder) szArena(num protowire.Number, g *value.Graph) int {
 	if len(g.Nodes) == 0 {
 		return 0
 	}
-	return szM(num, e.arenaSize(g))
+	return leaf.SizeM(num, e.arenaSize(g))
 }
 
 func (e *encoder) apArena(b []byte, num protowire.Number, g *value.Graph) []byte {
 	if len(g.Nodes) == 0 {
 		return b
 	}
-	b = apM(b, num, e.arenaSize(g))
+	b = leaf.AppendM(b, num, e.arenaSize(g))
 	return e.apArenaBody(b, g)
 }
 
@@ -354,16 +205,16 @@ func nodeSize(n *value.Node) (content, inner int) {
 	case value.KindEllipsis, value.KindNone, value.KindNotImplemented, value.KindBool:
 		return 2, 0
 	case value.KindInt:
-		return 1 + sizeVarint(protowire.EncodeZigZag(int64(n.Num))), 0
+		return 1 + protowire.SizeVarint(protowire.EncodeZigZag(int64(n.Num))), 0
 	case value.KindFloat:
 		return 9, 0
 	case value.KindStr, value.KindBuiltinFunction, value.KindPath, value.KindRepr, value.KindCycle:
-		return szM(k, len(n.Text())), 0
+		return leaf.SizeM(k, len(n.Text())), 0
 	case value.KindBytes:
-		return szM(k, len(n.Bytes())), 0
+		return leaf.SizeM(k, len(n.Bytes())), 0
 	}
 	inner = payloadSize(n)
-	return szM(k, inner), inner
+	return leaf.SizeM(k, inner), inner
 }
 
 func payloadSize(n *value.Node) int {
@@ -374,70 +225,45 @@ func payloadSize(n *value.Node) int {
 		return szIDs(1, n.Refs())
 	case value.KindNamedTuple:
 		t := n.Ext().(*value.NamedTuple)
-		s := szS(1, len(t.TypeName))
+		s := leaf.SizeS(1, len(t.TypeName))
 		for _, f := range t.FieldNames {
-			s += szM(2, len(f))
+			s += leaf.SizeM(2, len(f))
 		}
 		return s + szIDs(3, n.Refs())
 	case value.KindDict:
 		return dictLen(n.Refs())
 	case value.KindDate:
-		x := n.Ext().(*value.Date)
-		return szI32(1, x.Year) + szU(2, uint64(x.Month)) + szU(3, uint64(x.Day))
+		return leaf.DateSize(n.Ext().(*value.Date))
 	case value.KindTime:
-		x := n.Ext().(*value.Time)
-		return szU(1, uint64(x.Hour)) + szU(2, uint64(x.Minute)) + szU(3, uint64(x.Second)) +
-			szU(4, uint64(x.Microsecond)) + szOptI32(5, x.Offset) + szOptS(6, x.TZName) + szU(7, uint64(x.Fold))
+		return leaf.TimeSize(n.Ext().(*value.Time))
 	case value.KindDateTime:
-		x := n.Ext().(*value.DateTime)
-		return szI32(1, x.Year) + szU(2, uint64(x.Month)) + szU(3, uint64(x.Day)) +
-			szU(4, uint64(x.Hour)) + szU(5, uint64(x.Minute)) + szU(6, uint64(x.Second)) +
-			szU(7, uint64(x.Microsecond)) + szOptI32(8, x.Offset) + szOptS(9, x.TZName)
+		return leaf.DateTimeSize(n.Ext().(*value.DateTime))
 	case value.KindTimeDelta:
-		x := n.Ext().(*value.TimeDelta)
-		return szI32(1, x.Days) + szI32(2, x.Seconds) + szI32(3, x.Microseconds)
+		return leaf.TimeDeltaSize(n.Ext().(*value.TimeDelta))
 	case value.KindTimeZone:
-		return tzLen(n.Ext().(*value.TimeZone))
+		return leaf.TimeZoneSize(n.Ext().(*value.TimeZone))
 	case value.KindException:
-		x := n.Ext().(*value.Exception)
-		return szS(1, len(x.Type)) + szOptS(2, x.Arg)
+		return leaf.ExceptionSize(n.Ext().(*value.Exception))
 	case value.KindType:
 		x := n.Ext().(*value.Type)
-		s := szS(1, len(x.Name)) + 2
+		s := leaf.SizeS(1, len(x.Name)) + 2
 		if x.Origin == value.OriginBuiltin {
 			return s
 		}
-		s += uuidFieldLen + szBool(4, x.IsDataclass)
+		s += uuidFieldLen + leaf.SizeBool(4, x.IsDataclass)
 		if len(x.Attrs) > 0 {
-			s += szM(5, pairsLen(x.Attrs))
+			s += leaf.SizeM(5, pairsLen(x.Attrs))
 		}
 		return s
 	case value.KindClassInstance:
 		x := n.Ext().(*value.ClassInstance)
-		return szU(1, uint64(x.Class)) + uuidFieldLen + szM(3, pairsLen(x.Attrs))
+		return leaf.SizeU(1, uint64(x.Class)) + uuidFieldLen + leaf.SizeM(3, pairsLen(x.Attrs))
 	case value.KindFunction:
-		x := n.Ext().(*value.Function)
-		return szS(1, len(x.Name)) + szOptS(2, x.Docstring)
+		return leaf.FunctionSize(n.Ext().(*value.Function))
 	case value.KindFileHandle:
-		x := n.Ext().(*value.FileHandle)
-		return szS(1, len(x.Path)) + szS(2, len(fileMode(x.Mode))) + szU(3, x.Position)
+		return leaf.FileHandleSize(n.Ext().(*value.FileHandle))
 	}
 	return 0
-}
-
-// fileMode is the canonical spelling of a (checked) mode.
-func fileMode(m string) string {
-	if c, err := value.NormalizeFileMode(m); err == nil {
-		return c
-	}
-	return m
-}
-
-func tzLen(x *value.TimeZone) int { return szI32(1, x.Offset) + szOptS(2, x.Name) }
-
-func apTZ(b []byte, x *value.TimeZone) []byte {
-	b = apI32(b, 1, x.Offset)
-	return apOptS(b, 2, x.Name)
 }
 
 // appendNode writes one Arena.nodes field; inner is the node's cached arm
@@ -454,21 +280,21 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		if z < 0x80 {
 			return append(b, 0x12, 0x02, 0x28, byte(z))
 		}
-		b = append(b, 0x12, byte(1+sizeVarint(z)), 0x28)
+		b = append(b, 0x12, byte(1+protowire.SizeVarint(z)), 0x28)
 		return protowire.AppendVarint(b, z)
 	case value.KindFloat:
 		b = append(b, 0x12, 0x09, 0x39)
 		return protowire.AppendFixed64(b, n.Num)
 	case value.KindStr, value.KindBuiltinFunction, value.KindPath, value.KindRepr, value.KindCycle:
-		b = apM(b, 2, szM(k, len(n.Text())))
-		return apSA(b, k, n.Text())
+		b = leaf.AppendM(b, 2, leaf.SizeM(k, len(n.Text())))
+		return leaf.AppendSA(b, k, n.Text())
 	case value.KindBytes:
 		v := n.Bytes()
-		b = apM(b, 2, szM(k, len(v)))
-		return apBytesA(b, k, v)
+		b = leaf.AppendM(b, 2, leaf.SizeM(k, len(v)))
+		return leaf.AppendBytesA(b, k, v)
 	}
-	b = apM(b, 2, szM(k, inner))
-	b = apM(b, k, inner)
+	b = leaf.AppendM(b, 2, leaf.SizeM(k, inner))
+	b = leaf.AppendM(b, k, inner)
 	switch n.Kind {
 	case value.KindBigInt:
 		x := n.BigInt()
@@ -476,7 +302,7 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 			b = append(b, 0x08, 0x01)
 		}
 		ml := bigMagLen(x)
-		b = apM(b, 2, ml)
+		b = leaf.AppendM(b, 2, ml)
 		b = slices.Grow(b, ml)
 		off := len(b)
 		b = b[:off+ml]
@@ -485,9 +311,9 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		b = apIDs(b, 1, n.Refs())
 	case value.KindNamedTuple:
 		t := n.Ext().(*value.NamedTuple)
-		b = apS(b, 1, t.TypeName)
+		b = leaf.AppendS(b, 1, t.TypeName)
 		for _, f := range t.FieldNames {
-			b = apSA(b, 2, f)
+			b = leaf.AppendSA(b, 2, f)
 		}
 		b = apIDs(b, 3, n.Refs())
 	case value.KindDict:
@@ -495,69 +321,40 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 			b = apPair(b, n.Refs()[i], n.Refs()[i+1])
 		}
 	case value.KindDate:
-		x := n.Ext().(*value.Date)
-		b = apI32(b, 1, x.Year)
-		b = apU(b, 2, uint64(x.Month))
-		b = apU(b, 3, uint64(x.Day))
+		b = leaf.AppendDate(b, n.Ext().(*value.Date))
 	case value.KindTime:
-		x := n.Ext().(*value.Time)
-		b = apU(b, 1, uint64(x.Hour))
-		b = apU(b, 2, uint64(x.Minute))
-		b = apU(b, 3, uint64(x.Second))
-		b = apU(b, 4, uint64(x.Microsecond))
-		b = apOptI32(b, 5, x.Offset)
-		b = apOptS(b, 6, x.TZName)
-		b = apU(b, 7, uint64(x.Fold))
+		b = leaf.AppendTime(b, n.Ext().(*value.Time))
 	case value.KindDateTime:
-		x := n.Ext().(*value.DateTime)
-		b = apI32(b, 1, x.Year)
-		b = apU(b, 2, uint64(x.Month))
-		b = apU(b, 3, uint64(x.Day))
-		b = apU(b, 4, uint64(x.Hour))
-		b = apU(b, 5, uint64(x.Minute))
-		b = apU(b, 6, uint64(x.Second))
-		b = apU(b, 7, uint64(x.Microsecond))
-		b = apOptI32(b, 8, x.Offset)
-		b = apOptS(b, 9, x.TZName)
+		b = leaf.AppendDateTime(b, n.Ext().(*value.DateTime))
 	case value.KindTimeDelta:
-		x := n.Ext().(*value.TimeDelta)
-		b = apI32(b, 1, x.Days)
-		b = apI32(b, 2, x.Seconds)
-		b = apI32(b, 3, x.Microseconds)
+		b = leaf.AppendTimeDelta(b, n.Ext().(*value.TimeDelta))
 	case value.KindTimeZone:
-		b = apTZ(b, n.Ext().(*value.TimeZone))
+		b = leaf.AppendTimeZone(b, n.Ext().(*value.TimeZone))
 	case value.KindException:
-		x := n.Ext().(*value.Exception)
-		b = apS(b, 1, x.Type)
-		b = apOptS(b, 2, x.Arg)
+		b = leaf.AppendException(b, n.Ext().(*value.Exception))
 	case value.KindType:
 		x := n.Ext().(*value.Type)
-		b = apS(b, 1, x.Name)
+		b = leaf.AppendS(b, 1, x.Name)
 		if x.Origin == value.OriginBuiltin {
 			return append(b, 0x18, 0x01)
 		}
 		b = apUUID(b, 2, &x.ID)
 		b = append(b, 0x18, byte(x.Origin))
-		b = apBool(b, 4, x.IsDataclass)
+		b = leaf.AppendBool(b, 4, x.IsDataclass)
 		if len(x.Attrs) > 0 {
-			b = apM(b, 5, pairsLen(x.Attrs))
+			b = leaf.AppendM(b, 5, pairsLen(x.Attrs))
 			b = apPairs(b, x.Attrs)
 		}
 	case value.KindClassInstance:
 		x := n.Ext().(*value.ClassInstance)
-		b = apU(b, 1, uint64(x.Class))
+		b = leaf.AppendU(b, 1, uint64(x.Class))
 		b = apUUID(b, 2, &x.InstanceID)
-		b = apM(b, 3, pairsLen(x.Attrs))
+		b = leaf.AppendM(b, 3, pairsLen(x.Attrs))
 		b = apPairs(b, x.Attrs)
 	case value.KindFunction:
-		x := n.Ext().(*value.Function)
-		b = apS(b, 1, x.Name)
-		b = apOptS(b, 2, x.Docstring)
+		b = leaf.AppendFunction(b, n.Ext().(*value.Function))
 	case value.KindFileHandle:
-		x := n.Ext().(*value.FileHandle)
-		b = apS(b, 1, x.Path)
-		b = apS(b, 2, fileMode(x.Mode))
-		b = apU(b, 3, x.Position)
+		b = leaf.AppendFileHandle(b, n.Ext().(*value.FileHandle))
 	}
 	return b
 }

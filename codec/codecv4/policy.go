@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/message"
 )
 
@@ -224,7 +225,7 @@ func szF64(num protowire.Number, v float64) int {
 	if math.Float64bits(v) == 0 {
 		return 0
 	}
-	return szTag(num) + 8
+	return leaf.SizeTag(num) + 8
 }
 
 func apF64(b []byte, num protowire.Number, v float64) []byte {
@@ -236,7 +237,7 @@ func apF64(b []byte, num protowire.Number, v float64) []byte {
 }
 
 func positionLen(p *message.SourceRange) int {
-	return szS(1, len(p.Filename)) + szU(2, uint64(p.Start)) + szU(3, uint64(p.End))
+	return leaf.SizeS(1, len(p.Filename)) + leaf.SizeU(2, uint64(p.Start)) + leaf.SizeU(3, uint64(p.End))
 }
 
 // szPosition is the size of a position field, 0 when p is nil or the
@@ -245,36 +246,36 @@ func szPosition(num protowire.Number, p *message.SourceRange) int {
 	if p == nil || num == 0 {
 		return 0
 	}
-	return szM(num, positionLen(p))
+	return leaf.SizeM(num, positionLen(p))
 }
 
 func apPosition(b []byte, num protowire.Number, p *message.SourceRange) []byte {
 	if p == nil || num == 0 {
 		return b
 	}
-	b = apM(b, num, positionLen(p))
-	b = apS(b, 1, p.Filename)
-	b = apU(b, 2, uint64(p.Start))
-	return apU(b, 3, uint64(p.End))
+	b = leaf.AppendM(b, num, positionLen(p))
+	b = leaf.AppendS(b, 1, p.Filename)
+	b = leaf.AppendU(b, 2, uint64(p.Start))
+	return leaf.AppendU(b, 3, uint64(p.End))
 }
 
 // osArg5Len is the payload size of a protocol-5 OsCall arm.
 func osArg5Len(x *message.OsCall) int {
 	if x.Op == message.OpTime {
-		return szS(1, len(x.Caller))
+		return leaf.SizeS(1, len(x.Caller))
 	}
 	return szF64(1, x.Seconds)
 }
 
 func apOsArg5(b []byte, x *message.OsCall) []byte {
 	if x.Op == message.OpTime {
-		return apS(b, 1, x.Caller)
+		return leaf.AppendS(b, 1, x.Caller)
 	}
 	return apF64(b, 1, x.Seconds)
 }
 
 func fixedLen(f *message.FixedDateTime) int {
-	return szU(1, uint64(f.UnixSeconds)) + szU(2, uint64(f.Microsecond))
+	return leaf.SizeU(1, uint64(f.UnixSeconds)) + leaf.SizeU(2, uint64(f.Microsecond))
 }
 
 func sandboxTZLen(z *message.SandboxTimeZone) int {
@@ -282,9 +283,9 @@ func sandboxTZLen(z *message.SandboxTimeZone) int {
 	case message.ZoneUTC:
 		return 2
 	case message.ZoneNamed:
-		return szM(2, len(z.Name))
+		return leaf.SizeM(2, len(z.Name))
 	case message.ZoneFixed:
-		return szM(3, tzLen(&z.Fixed))
+		return leaf.SizeM(3, leaf.TimeZoneSize(&z.Fixed))
 	}
 	return 0
 }
@@ -292,7 +293,7 @@ func sandboxTZLen(z *message.SandboxTimeZone) int {
 func sleepModeLen(s *message.SleepMode) int {
 	switch s.Kind {
 	case message.SleepSystem:
-		return szM(1, szOptU(1, s.MaxMicros))
+		return leaf.SizeM(1, leaf.SizeOptU(1, s.MaxMicros))
 	case message.SleepCallHost, message.SleepZero:
 		return 2
 	}
@@ -302,13 +303,13 @@ func sleepModeLen(s *message.SleepMode) int {
 func seedLen(s *message.RandomSeed) int {
 	switch s.Kind {
 	case message.SeedInt:
-		return szM(1, len(s.Int))
+		return leaf.SizeM(1, len(s.Int))
 	case message.SeedFloat:
 		return 1 + 8
 	case message.SeedStr:
-		return szM(3, len(s.Str))
+		return leaf.SizeM(3, len(s.Str))
 	case message.SeedBytes:
-		return szM(4, len(s.Bytes))
+		return leaf.SizeM(4, len(s.Bytes))
 	}
 	return 0
 }
@@ -319,19 +320,19 @@ func policyLen(p *message.OsPolicy) int {
 	case message.ClockSystem, message.ClockCallHost:
 		n += 2
 	case message.ClockFixed:
-		n += szM(3, fixedLen(&p.Fixed))
+		n += leaf.SizeM(3, fixedLen(&p.Fixed))
 	}
 	if p.TimeZone != nil {
-		n += szM(4, sandboxTZLen(p.TimeZone))
+		n += leaf.SizeM(4, sandboxTZLen(p.TimeZone))
 	}
 	if p.Sleep != nil {
-		n += szM(5, sleepModeLen(p.Sleep))
+		n += leaf.SizeM(5, sleepModeLen(p.Sleep))
 	}
 	switch p.Random {
 	case message.RandomSystem, message.RandomCallHost:
 		n += 2
 	case message.RandomSeeded:
-		n += szM(8, seedLen(&p.Seed))
+		n += leaf.SizeM(8, seedLen(&p.Seed))
 	}
 	if p.ProcessTime == message.ProcessTimeZero || p.ProcessTime == message.ProcessTimeElapsed {
 		n += 2
@@ -349,28 +350,28 @@ func apPolicy(b []byte, p *message.OsPolicy) []byte {
 	case message.ClockSystem, message.ClockCallHost:
 		b = apUnit(b, protowire.Number(p.Clock))
 	case message.ClockFixed:
-		b = apM(b, 3, fixedLen(&p.Fixed))
-		b = apU(b, 1, uint64(p.Fixed.UnixSeconds))
-		b = apU(b, 2, uint64(p.Fixed.Microsecond))
+		b = leaf.AppendM(b, 3, fixedLen(&p.Fixed))
+		b = leaf.AppendU(b, 1, uint64(p.Fixed.UnixSeconds))
+		b = leaf.AppendU(b, 2, uint64(p.Fixed.Microsecond))
 	}
 	if z := p.TimeZone; z != nil {
-		b = apM(b, 4, sandboxTZLen(z))
+		b = leaf.AppendM(b, 4, sandboxTZLen(z))
 		switch z.Kind {
 		case message.ZoneUTC:
 			b = apUnit(b, 1)
 		case message.ZoneNamed:
-			b = apSA(b, 2, z.Name)
+			b = leaf.AppendSA(b, 2, z.Name)
 		case message.ZoneFixed:
-			b = apM(b, 3, tzLen(&z.Fixed))
-			b = apTZ(b, &z.Fixed)
+			b = leaf.AppendM(b, 3, leaf.TimeZoneSize(&z.Fixed))
+			b = leaf.AppendTimeZone(b, &z.Fixed)
 		}
 	}
 	if s := p.Sleep; s != nil {
-		b = apM(b, 5, sleepModeLen(s))
+		b = leaf.AppendM(b, 5, sleepModeLen(s))
 		switch s.Kind {
 		case message.SleepSystem:
-			b = apM(b, 1, szOptU(1, s.MaxMicros))
-			b = apOptU(b, 1, s.MaxMicros)
+			b = leaf.AppendM(b, 1, leaf.SizeOptU(1, s.MaxMicros))
+			b = leaf.AppendOptU(b, 1, s.MaxMicros)
 		case message.SleepCallHost, message.SleepZero:
 			b = apUnit(b, protowire.Number(s.Kind))
 		}
@@ -380,17 +381,17 @@ func apPolicy(b []byte, p *message.OsPolicy) []byte {
 		b = apUnit(b, protowire.Number(p.Random)+5)
 	case message.RandomSeeded:
 		s := &p.Seed
-		b = apM(b, 8, seedLen(s))
+		b = leaf.AppendM(b, 8, seedLen(s))
 		switch s.Kind {
 		case message.SeedInt:
-			b = apBytesA(b, 1, s.Int)
+			b = leaf.AppendBytesA(b, 1, s.Int)
 		case message.SeedFloat:
 			b = protowire.AppendTag(b, 2, protowire.Fixed64Type)
 			b = protowire.AppendFixed64(b, math.Float64bits(s.Float))
 		case message.SeedStr:
-			b = apSA(b, 3, s.Str)
+			b = leaf.AppendSA(b, 3, s.Str)
 		case message.SeedBytes:
-			b = apBytesA(b, 4, s.Bytes)
+			b = leaf.AppendBytesA(b, 4, s.Bytes)
 		}
 	}
 	if p.ProcessTime == message.ProcessTimeZero || p.ProcessTime == message.ProcessTimeElapsed {
