@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/value"
 )
@@ -297,43 +298,36 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 		}
 		return pl, 3 + m, nil
 	case value.KindDate:
-		x := n.Ext().(*value.Date)
-		return i32Len(x.Year) + u32Len(x.Month) + u32Len(x.Day), 2, nil
+		return int64(leaf.DateSize(n.Ext().(*value.Date))), 2, nil
 	case value.KindTime:
 		x := n.Ext().(*value.Time)
-		pl = u32Len(x.Hour) + u32Len(x.Minute) + u32Len(x.Second) + u32Len(x.Microsecond) +
-			optI32Len(x.Offset) + optStrLen(x.TZName) + u32Len(x.Fold)
-		return pl, 2, checkOptUTF8(i, n.Kind, "timezone_name", x.TZName)
+		return int64(leaf.TimeSize(x)), 2, checkOptUTF8(i, n.Kind, "timezone_name", x.TZName)
 	case value.KindDateTime:
 		x := n.Ext().(*value.DateTime)
-		pl = i32Len(x.Year) + u32Len(x.Month) + u32Len(x.Day) + u32Len(x.Hour) + u32Len(x.Minute) +
-			u32Len(x.Second) + u32Len(x.Microsecond) + optI32Len(x.Offset) + optStrLen(x.TZName)
-		return pl, 2, checkOptUTF8(i, n.Kind, "timezone_name", x.TZName)
+		return int64(leaf.DateTimeSize(x)), 2, checkOptUTF8(i, n.Kind, "timezone_name", x.TZName)
 	case value.KindTimeDelta:
-		x := n.Ext().(*value.TimeDelta)
-		return i32Len(x.Days) + i32Len(x.Seconds) + i32Len(x.Microseconds), 2, nil
+		return int64(leaf.TimeDeltaSize(n.Ext().(*value.TimeDelta))), 2, nil
 	case value.KindTimeZone:
 		x := n.Ext().(*value.TimeZone)
-		return tzLen(x), 2, checkOptUTF8(i, n.Kind, "name", x.Name)
+		return int64(leaf.TimeZoneSize(x)), 2, checkOptUTF8(i, n.Kind, "name", x.Name)
 	case value.KindException:
 		x := n.Ext().(*value.Exception)
 		if err := checkUTF8(i, n.Kind, "exc_type", x.Type); err != nil {
 			return 0, 0, err
 		}
-		return sizeStr(x.Type) + optStrLen(x.Arg), 2, checkOptUTF8(i, n.Kind, "arg", x.Arg)
+		return int64(leaf.ExceptionSize(x)), 2, checkOptUTF8(i, n.Kind, "arg", x.Arg)
 	case value.KindFunction:
 		x := n.Ext().(*value.Function)
 		if err := checkUTF8(i, n.Kind, "name", x.Name); err != nil {
 			return 0, 0, err
 		}
-		return sizeStr(x.Name) + optStrLen(x.Docstring), 2, checkOptUTF8(i, n.Kind, "docstring", x.Docstring)
+		return int64(leaf.FunctionSize(x)), 2, checkOptUTF8(i, n.Kind, "docstring", x.Docstring)
 	case value.KindFileHandle:
-		x := n.Ext().(*value.FileHandle)
-		mode, _ := value.NormalizeFileMode(x.Mode) // CheckLeaf accepted it
+		x := n.Ext().(*value.FileHandle) // CheckLeaf accepted its mode
 		if err := checkUTF8(i, n.Kind, "path", x.Path); err != nil {
 			return 0, 0, err
 		}
-		return sizeStr(x.Path) + sizeStr(mode) + u64Len(x.Position), 2, nil
+		return int64(leaf.FileHandleSize(x)), 2, nil
 	case value.KindCycle:
 		return u64Len(n.Num) + sizeStr(n.Text()), 2, checkUTF8(i, n.Kind, "placeholder", n.Text())
 	case value.KindType:
@@ -373,43 +367,12 @@ func checkOptUTF8(i value.NodeID, k value.Kind, field string, s *string) error {
 	return checkUTF8(i, k, field, *s)
 }
 
-func u32Len(v uint32) int64 {
-	if v == 0 {
-		return 0
-	}
-	return 1 + sizeVarint(uint64(v))
-}
-
 func u64Len(v uint64) int64 {
 	if v == 0 {
 		return 0
 	}
 	return 1 + sizeVarint(v)
 }
-
-// int32 values are sign-extended to 64 bits on the wire.
-func i32Len(v int32) int64 {
-	if v == 0 {
-		return 0
-	}
-	return 1 + sizeVarint(uint64(int64(v)))
-}
-
-func optI32Len(v *int32) int64 {
-	if v == nil {
-		return 0
-	}
-	return 1 + sizeVarint(uint64(int64(*v)))
-}
-
-func optStrLen(s *string) int64 {
-	if s == nil {
-		return 0
-	}
-	return sizeLD(int64(len(*s)))
-}
-
-func tzLen(z *value.TimeZone) int64 { return i32Len(z.Offset) + optStrLen(z.Name) }
 
 // Appending. Everything was validated and sized by prepare.
 
@@ -429,31 +392,11 @@ func appendStr(b []byte, num protowire.Number, s string) []byte {
 	return append(appendLen(b, num, int64(len(s))), s...)
 }
 
-func appendOptStr(b []byte, num protowire.Number, s *string) []byte {
-	if s == nil {
-		return b
-	}
-	return append(appendLen(b, num, int64(len(*s))), *s...)
-}
-
 func appendU64(b []byte, num protowire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
 	return protowire.AppendVarint(appendKey(b, num, protowire.VarintType), v)
-}
-
-func appendU32(b []byte, num protowire.Number, v uint32) []byte { return appendU64(b, num, uint64(v)) }
-
-func appendI32(b []byte, num protowire.Number, v int32) []byte {
-	return appendU64(b, num, uint64(int64(v)))
-}
-
-func appendOptI32(b []byte, num protowire.Number, v *int32) []byte {
-	if v == nil {
-		return b
-	}
-	return protowire.AppendVarint(appendKey(b, num, protowire.VarintType), uint64(int64(*v)))
 }
 
 func appendBool(b []byte, num protowire.Number, v bool) []byte {
@@ -536,58 +479,21 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		}
 		return b
 	case value.KindDate:
-		x := n.Ext().(*value.Date)
-		b = appendLen(b, arm, pl)
-		b = appendI32(b, 1, x.Year)
-		b = appendU32(b, 2, x.Month)
-		return appendU32(b, 3, x.Day)
+		return leaf.AppendDate(appendLen(b, arm, pl), n.Ext().(*value.Date))
 	case value.KindTime:
-		x := n.Ext().(*value.Time)
-		b = appendLen(b, arm, pl)
-		b = appendU32(b, 1, x.Hour)
-		b = appendU32(b, 2, x.Minute)
-		b = appendU32(b, 3, x.Second)
-		b = appendU32(b, 4, x.Microsecond)
-		b = appendOptI32(b, 5, x.Offset)
-		b = appendOptStr(b, 6, x.TZName)
-		return appendU32(b, 7, x.Fold)
+		return leaf.AppendTime(appendLen(b, arm, pl), n.Ext().(*value.Time))
 	case value.KindDateTime:
-		x := n.Ext().(*value.DateTime)
-		b = appendLen(b, arm, pl)
-		b = appendI32(b, 1, x.Year)
-		b = appendU32(b, 2, x.Month)
-		b = appendU32(b, 3, x.Day)
-		b = appendU32(b, 4, x.Hour)
-		b = appendU32(b, 5, x.Minute)
-		b = appendU32(b, 6, x.Second)
-		b = appendU32(b, 7, x.Microsecond)
-		b = appendOptI32(b, 8, x.Offset)
-		return appendOptStr(b, 9, x.TZName)
+		return leaf.AppendDateTime(appendLen(b, arm, pl), n.Ext().(*value.DateTime))
 	case value.KindTimeDelta:
-		x := n.Ext().(*value.TimeDelta)
-		b = appendLen(b, arm, pl)
-		b = appendI32(b, 1, x.Days)
-		b = appendI32(b, 2, x.Seconds)
-		return appendI32(b, 3, x.Microseconds)
+		return leaf.AppendTimeDelta(appendLen(b, arm, pl), n.Ext().(*value.TimeDelta))
 	case value.KindTimeZone:
-		return appendTZ(appendLen(b, arm, pl), n.Ext().(*value.TimeZone))
+		return leaf.AppendTimeZone(appendLen(b, arm, pl), n.Ext().(*value.TimeZone))
 	case value.KindException:
-		x := n.Ext().(*value.Exception)
-		b = appendLen(b, arm, pl)
-		b = appendStr(b, 1, x.Type)
-		return appendOptStr(b, 2, x.Arg)
+		return leaf.AppendException(appendLen(b, arm, pl), n.Ext().(*value.Exception))
 	case value.KindFunction:
-		x := n.Ext().(*value.Function)
-		b = appendLen(b, arm, pl)
-		b = appendStr(b, 1, x.Name)
-		return appendOptStr(b, 2, x.Docstring)
+		return leaf.AppendFunction(appendLen(b, arm, pl), n.Ext().(*value.Function))
 	case value.KindFileHandle:
-		x := n.Ext().(*value.FileHandle)
-		mode, _ := value.NormalizeFileMode(x.Mode)
-		b = appendLen(b, arm, pl)
-		b = appendStr(b, 1, x.Path)
-		b = appendStr(b, 2, mode)
-		return appendU64(b, 3, x.Position)
+		return leaf.AppendFileHandle(appendLen(b, arm, pl), n.Ext().(*value.FileHandle))
 	case value.KindCycle:
 		b = appendLen(b, arm, pl)
 		b = appendU64(b, 1, n.Num)
@@ -602,11 +508,6 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		return e.appendDict(b, 3, ci.Attrs)
 	}
 	return b
-}
-
-func appendTZ(b []byte, z *value.TimeZone) []byte {
-	b = appendI32(b, 1, z.Offset)
-	return appendOptStr(b, 2, z.Name)
 }
 
 func appendUUID(b []byte, num protowire.Number, id value.UUID) []byte {
