@@ -11,26 +11,19 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/value"
 )
 
 // The wire-level failure texts are the ones prost (the worker's protobuf
-// library) uses, so that an error we report for a frame reads the same as
-// the worker's report of the same frame.
+// library) uses (those both codecs report are in package leaf), so that an
+// error we report for a frame reads the same as the worker's report of the
+// same frame.
 var (
-	errVarint    = errors.New("invalid varint")
-	errUnderflow = errors.New("buffer underflow")
-	errRecursion = errors.New("recursion limit reached")
-	errDelimited = errors.New("delimited length exceeded")
-	errUTF8      = errors.New("invalid string value: data is not UTF-8 encoded")
-	errEndGroup  = errors.New("unexpected end group tag")
-
+	errDelimited    = errors.New("delimited length exceeded")
 	errTooManyNodes = errors.New("too many value nodes in one message")
 )
-
-// wireTypeNames are prost's Debug names of the wire types.
-var wireTypeNames = [...]string{"Varint", "SixtyFourBit", "LengthDelimited", "StartGroup", "EndGroup", "ThirtyTwoBit"}
 
 // fail wraps a cause into a decode error; enclosing fields add their path
 // segments as the error travels outwards (see push).
@@ -94,7 +87,7 @@ func (d *dec) varint() (uint64, error) {
 	}
 	v, n := protowire.ConsumeVarint(d.buf[d.pos:])
 	if n < 0 {
-		return 0, fail(errVarint)
+		return 0, fail(leaf.ErrVarint)
 	}
 	d.pos += n
 	return v, nil
@@ -123,7 +116,7 @@ func expect(got, want protowire.Type) error {
 	if got == want {
 		return nil
 	}
-	return fail(fmt.Errorf("invalid wire type: %s (expected %s)", wireTypeNames[got], wireTypeNames[want]))
+	return fail(fmt.Errorf("invalid wire type: %s (expected %s)", leaf.WireTypeNames[got], leaf.WireTypeNames[want]))
 }
 
 // length reads a length prefix and checks it against the rest of the frame.
@@ -133,7 +126,7 @@ func (d *dec) length() (int, error) {
 		return 0, err
 	}
 	if n > uint64(len(d.buf)-d.pos) {
-		return 0, fail(errUnderflow)
+		return 0, fail(leaf.ErrUnderflow)
 	}
 	return int(n), nil
 }
@@ -145,7 +138,7 @@ func (d *dec) enter(wt protowire.Type) (int, error) {
 		return 0, err
 	}
 	if d.depth >= MaxDepth {
-		return 0, fail(errRecursion)
+		return 0, fail(leaf.ErrRecursion)
 	}
 	n, err := d.length()
 	if err != nil {
@@ -168,7 +161,7 @@ func (d *dec) leave(end int) error {
 // unknown fields) and nested groups.
 func (d *dec) skip(num protowire.Number, wt protowire.Type) error {
 	if d.depth >= MaxDepth {
-		return fail(errRecursion)
+		return fail(leaf.ErrRecursion)
 	}
 	var n uint64
 	switch wt {
@@ -193,7 +186,7 @@ func (d *dec) skip(num protowire.Number, wt protowire.Type) error {
 			}
 			if iwt == protowire.EndGroupType {
 				if inum != num {
-					return fail(errEndGroup)
+					return fail(leaf.ErrEndGroup)
 				}
 				break
 			}
@@ -205,10 +198,10 @@ func (d *dec) skip(num protowire.Number, wt protowire.Type) error {
 			}
 		}
 	default:
-		return fail(errEndGroup)
+		return fail(leaf.ErrEndGroup)
 	}
 	if n > uint64(len(d.buf)-d.pos) {
-		return fail(errUnderflow)
+		return fail(leaf.ErrUnderflow)
 	}
 	d.pos += int(n)
 	return nil
@@ -244,7 +237,7 @@ func (d *dec) fixed64(wt protowire.Type) (uint64, error) {
 		return 0, err
 	}
 	if len(d.buf)-d.pos < 8 {
-		return 0, fail(errUnderflow)
+		return 0, fail(leaf.ErrUnderflow)
 	}
 	v := binary.LittleEndian.Uint64(d.buf[d.pos:])
 	d.pos += 8
@@ -272,7 +265,7 @@ func (d *dec) str(wt protowire.Type) (string, error) {
 		return "", err
 	}
 	if !utf8.Valid(b) {
-		return "", fail(errUTF8)
+		return "", fail(leaf.ErrUTF8)
 	}
 	return d.intern(b)
 }

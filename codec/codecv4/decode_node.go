@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/value"
 )
@@ -316,7 +317,7 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 
 func checkUTF8(b []byte) error {
 	if !utf8.Valid(b) {
-		return errUTF8
+		return leaf.ErrUTF8
 	}
 	return nil
 }
@@ -477,7 +478,7 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 			count--
 		}
 		if len(run) > 0 {
-			return 0, errVarint
+			return 0, leaf.ErrVarint
 		}
 		return m, nil
 	}

@@ -9,24 +9,16 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/leaf"
 )
 
-// Wire-level failures. The texts are the ones upstream's decoder (prost)
-// reports, so a diagnostic reads the same whichever side produced it.
-var (
-	errVarint    = errors.New("invalid varint")
-	errUnderflow = errors.New("buffer underflow")
-	errTagZero   = errors.New("invalid tag value: 0")
-	errUTF8      = errors.New("invalid string value: data is not UTF-8 encoded")
-	errEndGroup  = errors.New("unexpected end group tag")
-	errRecursion = errors.New("recursion limit reached")
-)
+// errTagZero is prost's text for a zero field number; the failures both
+// codecs report are in package leaf.
+var errTagZero = errors.New("invalid tag value: 0")
 
 // maxGroupDepth bounds the nesting of unknown groups that are skipped. It is
 // prost's recursion limit.
 const maxGroupDepth = 100
-
-var wireTypeNames = [...]string{"Varint", "SixtyFourBit", "LengthDelimited", "StartGroup", "EndGroup", "ThirtyTwoBit"}
 
 // wireTypeError reports a known field that arrived with the wrong wire type.
 type wireTypeError struct {
@@ -34,7 +26,7 @@ type wireTypeError struct {
 }
 
 func (e *wireTypeError) Error() string {
-	return "invalid wire type: " + wireTypeNames[e.got] + " (expected " + wireTypeNames[e.want] + ")"
+	return "invalid wire type: " + leaf.WireTypeNames[e.got] + " (expected " + leaf.WireTypeNames[e.want] + ")"
 }
 
 // at records that err happened while decoding field seg ("Message.field")
@@ -70,7 +62,7 @@ func key(b []byte) (protowire.Number, protowire.Type, int, error) {
 	} else {
 		v, n = protowire.ConsumeVarint(b)
 		if n < 0 {
-			return 0, 0, 0, errVarint
+			return 0, 0, 0, leaf.ErrVarint
 		}
 	}
 	if v > math.MaxUint32 {
@@ -94,7 +86,7 @@ func varint(b []byte) (uint64, int, error) {
 	}
 	v, n := protowire.ConsumeVarint(b)
 	if n < 0 {
-		return 0, 0, errVarint
+		return 0, 0, leaf.ErrVarint
 	}
 	return v, n, nil
 }
@@ -113,7 +105,7 @@ func fixed64Field(wt protowire.Type, b []byte) (uint64, int, error) {
 		return 0, 0, &wireTypeError{wt, protowire.Fixed64Type}
 	}
 	if len(b) < 8 {
-		return 0, 0, errUnderflow
+		return 0, 0, leaf.ErrUnderflow
 	}
 	v, _ := protowire.ConsumeFixed64(b)
 	return v, 8, nil
@@ -130,7 +122,7 @@ func bytesField(wt protowire.Type, b []byte) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	if l > uint64(len(b)-n) {
-		return nil, 0, errUnderflow
+		return nil, 0, leaf.ErrUnderflow
 	}
 	end := n + int(l)
 	return b[n:end], end, nil
@@ -140,7 +132,7 @@ func bytesField(wt protowire.Type, b []byte) ([]byte, int, error) {
 func textField(wt protowire.Type, b []byte) ([]byte, int, error) {
 	v, n, err := bytesField(wt, b)
 	if err == nil && !utf8.Valid(v) {
-		err = errUTF8
+		err = leaf.ErrUTF8
 	}
 	return v, n, err
 }
@@ -154,19 +146,19 @@ func skipField(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		return n, err
 	case protowire.Fixed64Type:
 		if len(b) < 8 {
-			return 0, errUnderflow
+			return 0, leaf.ErrUnderflow
 		}
 		return 8, nil
 	case protowire.Fixed32Type:
 		if len(b) < 4 {
-			return 0, errUnderflow
+			return 0, leaf.ErrUnderflow
 		}
 		return 4, nil
 	case protowire.BytesType:
 		_, n, err := bytesField(wt, b)
 		return n, err
 	case protowire.EndGroupType:
-		return 0, errEndGroup
+		return 0, leaf.ErrEndGroup
 	}
 	// StartGroup: walk keys until the matching end, tracking the open groups.
 	var stack [maxGroupDepth]protowire.Number
@@ -182,7 +174,7 @@ func skipField(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch wt2 {
 		case protowire.EndGroupType:
 			if n2 != stack[depth-1] {
-				return 0, errEndGroup
+				return 0, leaf.ErrEndGroup
 			}
 			depth--
 			if depth == 0 {
@@ -190,7 +182,7 @@ func skipField(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			}
 		case protowire.StartGroupType:
 			if depth == maxGroupDepth {
-				return 0, errRecursion
+				return 0, leaf.ErrRecursion
 			}
 			stack[depth] = n2
 			depth++

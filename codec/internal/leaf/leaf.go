@@ -12,6 +12,8 @@
 package leaf
 
 import (
+	"errors"
+
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/value"
@@ -295,3 +297,18 @@ func AppendFileHandle(b []byte, x *value.FileHandle) []byte {
 	b = AppendS(b, 2, FileMode(x.Mode))
 	return AppendU(b, 3, x.Position)
 }
+
+// Wire-level failures both decoders report. The texts are the ones
+// upstream's decoder (prost) reports, so a diagnostic reads the same
+// whichever side produced it.
+var (
+	ErrVarint    = errors.New("invalid varint")
+	ErrUnderflow = errors.New("buffer underflow")
+	ErrRecursion = errors.New("recursion limit reached")
+	ErrUTF8      = errors.New("invalid string value: data is not UTF-8 encoded")
+	ErrEndGroup  = errors.New("unexpected end group tag")
+)
+
+// WireTypeNames are prost's Debug names of the wire types, indexed by
+// protowire.Type.
+var WireTypeNames = [...]string{"Varint", "SixtyFourBit", "LengthDelimited", "StartGroup", "EndGroup", "ThirtyTwoBit"}
