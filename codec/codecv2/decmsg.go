@@ -141,7 +141,7 @@ func (d *dec) requestArm(wt protowire.Type, rs *reqState) error {
 		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
-				return d.fU32(wt, &x.CallID, "ResumeCall.call_id")
+				return fNum(d, wt, &x.CallID, "ResumeCall.call_id")
 			case 2:
 				if x.Result == nil {
 					r, err := chargeNew[message.ExtResult](d)
@@ -210,18 +210,18 @@ func (d *dec) configure(wt protowire.Type, x *message.Configure) error {
 		case 5:
 			return d.fStr(wt, &x.MontyVersion, "Configure.monty_version")
 		case 6:
-			return d.fOptU32(wt, &x.AssertMessageAnnotations, "Configure.assert_message_annotations")
+			return fOptNum(d, wt, &x.AssertMessageAnnotations, "Configure.assert_message_annotations")
 		case 7:
 			var v int32
-			err := d.fI32(wt, &v, "Configure.type_check_format")
+			err := fNum(d, wt, &v, "Configure.type_check_format")
 			x.TypeCheckFormat = message.TypeCheckFormat(uint32(v))
 			return err
 		case 8:
 			return d.fBool(wt, &x.TypeCheckColor, "Configure.type_check_color")
 		case 9:
-			return d.fU32(wt, &x.ProtocolVersion, "Configure.protocol_version")
+			return fNum(d, wt, &x.ProtocolVersion, "Configure.protocol_version")
 		case 10:
-			return d.fOptU32(wt, &x.PrintFlushIntervalMs, "Configure.print_flush_interval_ms")
+			return fOptNum(d, wt, &x.PrintFlushIntervalMs, "Configure.print_flush_interval_ms")
 		}
 		return d.skip(num, wt)
 	})
@@ -231,15 +231,15 @@ func (d *dec) limits(wt protowire.Type, x *message.ResourceLimits) error {
 	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
-			return d.fOptU64(wt, &x.MaxDurationMicros, "ResourceLimits.max_duration_micros")
+			return fOptNum(d, wt, &x.MaxDurationMicros, "ResourceLimits.max_duration_micros")
 		case 2:
-			return d.fOptU64(wt, &x.MaxMemoryBytes, "ResourceLimits.max_memory_bytes")
+			return fOptNum(d, wt, &x.MaxMemoryBytes, "ResourceLimits.max_memory_bytes")
 		case 3:
-			return d.fOptU64(wt, &x.GCInterval, "ResourceLimits.gc_interval")
+			return fOptNum(d, wt, &x.GCInterval, "ResourceLimits.gc_interval")
 		case 4:
-			return d.fOptU64(wt, &x.MaxRecursionDepth, "ResourceLimits.max_recursion_depth")
+			return fOptNum(d, wt, &x.MaxRecursionDepth, "ResourceLimits.max_recursion_depth")
 		case 5:
-			return d.fOptU64(wt, &x.MaxSuspensions, "ResourceLimits.max_suspensions")
+			return fOptNum(d, wt, &x.MaxSuspensions, "ResourceLimits.max_suspensions")
 		}
 		return d.skip(num, wt)
 	})
@@ -363,7 +363,7 @@ func (d *dec) futureResult(wt protowire.Type, x *message.ResumeFutures) error {
 	err := d.message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
-			return d.fU32(wt, &fr.CallID, "FutureResult.call_id")
+			return fNum(d, wt, &fr.CallID, "FutureResult.call_id")
 		case 2:
 			if fr.Result == nil {
 				r, err := chargeNew[message.ExtResult](d)
@@ -447,9 +447,9 @@ func (d *dec) codeLoc(wt protowire.Type, c *message.CodeLoc) error {
 	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
-			return d.fU32(wt, &c.Line, "CodeLoc.line")
+			return fNum(d, wt, &c.Line, "CodeLoc.line")
 		case 2:
-			return d.fU32(wt, &c.Column, "CodeLoc.column")
+			return fNum(d, wt, &c.Column, "CodeLoc.column")
 		}
 		return d.skip(num, wt)
 	})
@@ -503,9 +503,9 @@ func (d *dec) unicodeData(wt protowire.Type, u *message.UnicodeErrorData) error 
 			u.ObjectBytes, u.ObjectStr = nil, s
 			return nil
 		case 4:
-			return d.fU64(wt, &u.Start, "UnicodeErrorData.start")
+			return fNum(d, wt, &u.Start, "UnicodeErrorData.start")
 		case 5:
-			return d.fU64(wt, &u.End, "UnicodeErrorData.end")
+			return fNum(d, wt, &u.End, "UnicodeErrorData.end")
 		case 6:
 			return d.fStr(wt, &u.Reason, "UnicodeErrorData.reason")
 		}
@@ -521,11 +521,11 @@ func (d *dec) jsonData(wt protowire.Type, j *message.JSONErrorData) error {
 		case 2:
 			return d.fOptStr(wt, &j.Doc, "JsonErrorData.doc")
 		case 3:
-			return d.fU64(wt, &j.Pos, "JsonErrorData.pos")
+			return fNum(d, wt, &j.Pos, "JsonErrorData.pos")
 		case 4:
-			return d.fU64(wt, &j.Lineno, "JsonErrorData.lineno")
+			return fNum(d, wt, &j.Lineno, "JsonErrorData.lineno")
 		case 5:
-			return d.fU64(wt, &j.Colno, "JsonErrorData.colno")
+			return fNum(d, wt, &j.Colno, "JsonErrorData.colno")
 		}
 		return d.skip(num, wt)
 	})
@@ -655,13 +655,13 @@ func decodeEvent(frame []byte, lim codec.Limits) (*message.ChildEvent, error) {
 			}
 			err = push(d.eventArm(wt, &es), "ChildEvent.kind")
 		case num == 20:
-			err = d.fU64(wt, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
+			err = fNum(d, wt, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
 		case num == 21:
-			err = d.fOptU64(wt, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
+			err = fOptNum(d, wt, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
 		case num == 22:
 			err = d.fOptStr(wt, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
 		case num == 23:
-			err = d.fOptU64(wt, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
+			err = fOptNum(d, wt, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
 		default:
 			err = d.skip(num, wt)
 		}
@@ -684,7 +684,7 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
-				return d.fI32(wt, &es.stream, "Print.stream")
+				return fNum(d, wt, &es.stream, "Print.stream")
 			case 2:
 				return d.fStr(wt, &seg.Text, "Print.text")
 			}
@@ -696,7 +696,7 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch {
 			case num == 1:
-				return d.fU32(wt, &x.CallID, "OsCall.call_id")
+				return fNum(d, wt, &x.CallID, "OsCall.call_id")
 			case num >= 2 && num <= 24:
 				return push(d.osCall(num, wt, x, es), "OsCall.call")
 			}
@@ -804,7 +804,7 @@ func (d *dec) functionCall(wt protowire.Type, x *message.FunctionCall, es *evSta
 			}
 			return push(err, "FunctionCall.kwargs")
 		case 4:
-			return d.fU32(wt, &x.CallID, "FunctionCall.call_id")
+			return fNum(d, wt, &x.CallID, "FunctionCall.call_id")
 		case 5:
 			es.oidSet = true
 			return push(d.uuidMsg(wt, &es.oid, &es.oidLen), "FunctionCall.object_id")

@@ -681,11 +681,11 @@ func (d *dec) date(wt protowire.Type, x *value.Date) error {
 	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
-			err = d.fI32(wt, &x.Year, "Date.year")
+			err = fNum(d, wt, &x.Year, "Date.year")
 		case 2:
-			err = d.fU32(wt, &x.Month, "Date.month")
+			err = fNum(d, wt, &x.Month, "Date.month")
 		case 3:
-			err = d.fU32(wt, &x.Day, "Date.day")
+			err = fNum(d, wt, &x.Day, "Date.day")
 		default:
 			err = d.skip(num, wt)
 		}
@@ -697,19 +697,19 @@ func (d *dec) time(wt protowire.Type, x *value.Time) error {
 	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
-			err = d.fU32(wt, &x.Hour, "Time.hour")
+			err = fNum(d, wt, &x.Hour, "Time.hour")
 		case 2:
-			err = d.fU32(wt, &x.Minute, "Time.minute")
+			err = fNum(d, wt, &x.Minute, "Time.minute")
 		case 3:
-			err = d.fU32(wt, &x.Second, "Time.second")
+			err = fNum(d, wt, &x.Second, "Time.second")
 		case 4:
-			err = d.fU32(wt, &x.Microsecond, "Time.microsecond")
+			err = fNum(d, wt, &x.Microsecond, "Time.microsecond")
 		case 5:
-			err = d.fOptI32(wt, &x.Offset, "Time.offset_seconds")
+			err = fOptNum(d, wt, &x.Offset, "Time.offset_seconds")
 		case 6:
 			err = d.fOptStr(wt, &x.TZName, "Time.timezone_name")
 		case 7:
-			err = d.fU32(wt, &x.Fold, "Time.fold")
+			err = fNum(d, wt, &x.Fold, "Time.fold")
 		default:
 			err = d.skip(num, wt)
 		}
@@ -721,21 +721,21 @@ func (d *dec) dateTime(wt protowire.Type, x *value.DateTime) error {
 	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
-			err = d.fI32(wt, &x.Year, "DateTime.year")
+			err = fNum(d, wt, &x.Year, "DateTime.year")
 		case 2:
-			err = d.fU32(wt, &x.Month, "DateTime.month")
+			err = fNum(d, wt, &x.Month, "DateTime.month")
 		case 3:
-			err = d.fU32(wt, &x.Day, "DateTime.day")
+			err = fNum(d, wt, &x.Day, "DateTime.day")
 		case 4:
-			err = d.fU32(wt, &x.Hour, "DateTime.hour")
+			err = fNum(d, wt, &x.Hour, "DateTime.hour")
 		case 5:
-			err = d.fU32(wt, &x.Minute, "DateTime.minute")
+			err = fNum(d, wt, &x.Minute, "DateTime.minute")
 		case 6:
-			err = d.fU32(wt, &x.Second, "DateTime.second")
+			err = fNum(d, wt, &x.Second, "DateTime.second")
 		case 7:
-			err = d.fU32(wt, &x.Microsecond, "DateTime.microsecond")
+			err = fNum(d, wt, &x.Microsecond, "DateTime.microsecond")
 		case 8:
-			err = d.fOptI32(wt, &x.Offset, "DateTime.offset_seconds")
+			err = fOptNum(d, wt, &x.Offset, "DateTime.offset_seconds")
 		case 9:
 			err = d.fOptStr(wt, &x.TZName, "DateTime.timezone_name")
 		default:
@@ -749,11 +749,11 @@ func (d *dec) timeDelta(wt protowire.Type, x *value.TimeDelta) error {
 	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
-			err = d.fI32(wt, &x.Days, "TimeDelta.days")
+			err = fNum(d, wt, &x.Days, "TimeDelta.days")
 		case 2:
-			err = d.fI32(wt, &x.Seconds, "TimeDelta.seconds")
+			err = fNum(d, wt, &x.Seconds, "TimeDelta.seconds")
 		case 3:
-			err = d.fI32(wt, &x.Microseconds, "TimeDelta.microseconds")
+			err = fNum(d, wt, &x.Microseconds, "TimeDelta.microseconds")
 		default:
 			err = d.skip(num, wt)
 		}
@@ -765,7 +765,7 @@ func (d *dec) timeZone(wt protowire.Type, x *value.TimeZone) error {
 	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
-			err = d.fI32(wt, &x.Offset, "TimeZone.offset_seconds")
+			err = fNum(d, wt, &x.Offset, "TimeZone.offset_seconds")
 		case 2:
 			err = d.fOptStr(wt, &x.Name, "TimeZone.name")
 		default:
@@ -811,7 +811,7 @@ func (d *dec) fileHandle(wt protowire.Type, x *value.FileHandle) error {
 		case 2:
 			err = d.fStr(wt, &x.Mode, "FileHandle.mode")
 		case 3:
-			err = d.fU64(wt, &x.Position, "FileHandle.position")
+			err = fNum(d, wt, &x.Position, "FileHandle.position")
 		default:
 			err = d.skip(num, wt)
 		}
@@ -823,7 +823,7 @@ func (d *dec) cycle(wt protowire.Type, p *pobj) error {
 	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
-			err = d.fU64(wt, &p.num, "Cycle.identity")
+			err = fNum(d, wt, &p.num, "Cycle.identity")
 		case 2:
 			err = d.fStr(wt, &p.text, "Cycle.placeholder")
 		default:

@@ -343,75 +343,30 @@ func (d *dec) internAt(b []byte, end int) (string, error) {
 // Typed field helpers: each decodes one occurrence of a scalar field and
 // names the field in the error path, as a prost-generated message does.
 
-func (d *dec) fU64(wt protowire.Type, dst *uint64, path string) error {
+// fNum decodes one occurrence of a varint field of an integer type (an
+// int32 is truncated from its sign-extended 64 bits, as prost does).
+func fNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, dst *T, path string) error {
 	v, err := d.uvarint(wt)
 	if err != nil {
 		return push(err, path)
 	}
-	*dst = v
+	*dst = T(v)
 	return nil
 }
 
-func (d *dec) fOptU64(wt protowire.Type, dst **uint64, path string) error {
+// fOptNum is fNum for an optional field, charging its box the first time.
+func fOptNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, dst **T, path string) error {
 	v, err := d.uvarint(wt)
 	if err != nil {
 		return push(err, path)
 	}
 	if *dst == nil {
-		if err := d.charge(8); err != nil {
+		if err := d.charge(int64(unsafe.Sizeof(T(0)))); err != nil {
 			return push(err, path)
 		}
-		*dst = new(uint64)
+		*dst = new(T)
 	}
-	**dst = v
-	return nil
-}
-
-func (d *dec) fU32(wt protowire.Type, dst *uint32, path string) error {
-	v, err := d.uvarint(wt)
-	if err != nil {
-		return push(err, path)
-	}
-	*dst = uint32(v)
-	return nil
-}
-
-func (d *dec) fOptU32(wt protowire.Type, dst **uint32, path string) error {
-	v, err := d.uvarint(wt)
-	if err != nil {
-		return push(err, path)
-	}
-	if *dst == nil {
-		if err := d.charge(4); err != nil {
-			return push(err, path)
-		}
-		*dst = new(uint32)
-	}
-	**dst = uint32(v)
-	return nil
-}
-
-func (d *dec) fI32(wt protowire.Type, dst *int32, path string) error {
-	v, err := d.uvarint(wt)
-	if err != nil {
-		return push(err, path)
-	}
-	*dst = int32(v)
-	return nil
-}
-
-func (d *dec) fOptI32(wt protowire.Type, dst **int32, path string) error {
-	v, err := d.uvarint(wt)
-	if err != nil {
-		return push(err, path)
-	}
-	if *dst == nil {
-		if err := d.charge(4); err != nil {
-			return push(err, path)
-		}
-		*dst = new(int32)
-	}
-	**dst = int32(v)
+	**dst = T(v)
 	return nil
 }
 
