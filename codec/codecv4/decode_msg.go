@@ -210,21 +210,21 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 			n, err := d.text(wt, b, &x.MontyVersion)
 			return wrap(n, err, "Configure.monty_version")
 		case 6:
-			n, err := d.optU32(wt, b, &x.AssertMessageAnnotations)
+			n, err := optIntField(d, wt, b, &x.AssertMessageAnnotations)
 			return wrap(n, err, "Configure.assert_message_annotations")
 		case 7:
 			var v int32
-			n, err := i32(wt, b, &v)
+			n, err := intField(wt, b, &v)
 			x.TypeCheckFormat = message.TypeCheckFormat(uint32(v))
 			return wrap(n, err, "Configure.type_check_format")
 		case 8:
 			n, err := boolean(wt, b, &x.TypeCheckColor)
 			return wrap(n, err, "Configure.type_check_color")
 		case 9:
-			n, err := u32(wt, b, &x.ProtocolVersion)
+			n, err := intField(wt, b, &x.ProtocolVersion)
 			return wrap(n, err, "Configure.protocol_version")
 		case 10:
-			n, err := d.optU32(wt, b, &x.PrintFlushIntervalMs)
+			n, err := optIntField(d, wt, b, &x.PrintFlushIntervalMs)
 			return wrap(n, err, "Configure.print_flush_interval_ms")
 		case d.v.cfgPolicy:
 			return msgField(wt, b, "Configure.os_policy", func(v []byte) error {
@@ -238,7 +238,7 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 			})
 		case d.v.cfgPersistence:
 			var v int32
-			n, err := i32(wt, b, &v)
+			n, err := intField(wt, b, &v)
 			x.Persistence = message.Persistence(uint32(v))
 			return wrap(n, err, "Configure.persistence")
 		case d.v.cfgProfile:
@@ -273,7 +273,7 @@ func (d *decoder) limits(b []byte, x *message.ResourceLimits) error {
 		default:
 			return -1, nil
 		}
-		n, err := d.optU64(wt, b, dst)
+		n, err := optIntField(d, wt, b, dst)
 		return wrap(n, err, seg)
 	})
 }
@@ -323,7 +323,7 @@ func (d *decoder) namedRef(b []byte, x *message.NamedRef) error {
 			n, err := d.text(wt, b, &x.Name)
 			return wrap(n, err, "NamedRef.name")
 		case 2:
-			n, err := u32(wt, b, &x.Value)
+			n, err := intField(wt, b, &x.Value)
 			return wrap(n, err, "NamedRef.value")
 		}
 		return -1, nil
@@ -334,7 +334,7 @@ func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := u32(wt, b, &x.CallID)
+			n, err := intField(wt, b, &x.CallID)
 			return wrap(n, err, "ResumeCall.call_id")
 		case 2:
 			return msgField(wt, b, "ResumeCall.result", func(v []byte) error {
@@ -368,12 +368,12 @@ func (d *decoder) mergeExtResult(p **message.ExtResult, b []byte) error {
 		const seg = "ExtFunctionResult.kind"
 		switch num {
 		case 1:
-			n, err := u32(wt, b, &x.Value)
+			n, err := intField(wt, b, &x.Value)
 			return wrap(n, err, seg)
 		case 2:
 			return msgField(wt, b, seg, func(v []byte) error { return d.mergeException(&x.Error, v) })
 		case 3:
-			n, err := u32(wt, b, &x.Future)
+			n, err := intField(wt, b, &x.Future)
 			return wrap(n, err, seg)
 		case 4:
 			n, err := d.text(wt, b, &x.Name)
@@ -398,7 +398,7 @@ func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error 
 		const seg = "ResumeNameLookup.kind"
 		switch num {
 		case 2:
-			n, err := u32(wt, b, &x.Value)
+			n, err := intField(wt, b, &x.Value)
 			return wrap(n, err, seg)
 		case 3:
 			return msgField(wt, b, seg, skipMessage)
@@ -433,7 +433,7 @@ func (d *decoder) futureResult(b []byte, x *message.FutureResult) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := u32(wt, b, &x.CallID)
+			n, err := intField(wt, b, &x.CallID)
 			return wrap(n, err, "FutureResult.call_id")
 		case 2:
 			return msgField(wt, b, "FutureResult.result", func(v []byte) error {
@@ -537,10 +537,10 @@ func codeLoc(b []byte, x *message.CodeLoc) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := u32(wt, b, &x.Line)
+			n, err := intField(wt, b, &x.Line)
 			return wrap(n, err, "CodeLoc.line")
 		case 2:
-			n, err := u32(wt, b, &x.Column)
+			n, err := intField(wt, b, &x.Column)
 			return wrap(n, err, "CodeLoc.column")
 		}
 		return -1, nil
@@ -601,10 +601,10 @@ func (d *decoder) unicodeData(b []byte, x *message.UnicodeErrorData) error {
 			}
 			return wrap(n, err, "UnicodeErrorData.object")
 		case 4:
-			n, err := u64(wt, b, &x.Start)
+			n, err := intField(wt, b, &x.Start)
 			return wrap(n, err, "UnicodeErrorData.start")
 		case 5:
-			n, err := u64(wt, b, &x.End)
+			n, err := intField(wt, b, &x.End)
 			return wrap(n, err, "UnicodeErrorData.end")
 		case 6:
 			n, err := d.text(wt, b, &x.Reason)
@@ -624,13 +624,13 @@ func (d *decoder) jsonData(b []byte, x *message.JSONErrorData) error {
 			n, err := d.optText(wt, b, &x.Doc)
 			return wrap(n, err, "JsonErrorData.doc")
 		case 3:
-			n, err := u64(wt, b, &x.Pos)
+			n, err := intField(wt, b, &x.Pos)
 			return wrap(n, err, "JsonErrorData.pos")
 		case 4:
-			n, err := u64(wt, b, &x.Lineno)
+			n, err := intField(wt, b, &x.Lineno)
 			return wrap(n, err, "JsonErrorData.lineno")
 		case 5:
-			n, err := u64(wt, b, &x.Colno)
+			n, err := intField(wt, b, &x.Colno)
 			return wrap(n, err, "JsonErrorData.colno")
 		}
 		return -1, nil
@@ -686,28 +686,28 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 				return d.eventBody(box.Body, v)
 			})
 		case num == 20:
-			n, err := u64(wt, b, &e.TotalExecutionMicros)
+			n, err := intField(wt, b, &e.TotalExecutionMicros)
 			return wrap(n, err, "ChildEvent.total_execution_micros")
 		case num == d.v.evDuration:
-			n, err := d.optU64(wt, b, &e.MaxDurationMicros)
+			n, err := optIntField(d, wt, b, &e.MaxDurationMicros)
 			return wrap(n, err, "ChildEvent.max_duration_micros")
 		case num == 22:
-			n, err := d.optU64(wt, b, &e.MaxSuspensions)
+			n, err := optIntField(d, wt, b, &e.MaxSuspensions)
 			return wrap(n, err, "ChildEvent.max_suspensions")
 		case num == 23:
 			n, err := d.optText(wt, b, &e.RestoredScriptName)
 			return wrap(n, err, "ChildEvent.restored_script_name")
 		case num == d.v.evFeedExec:
-			n, err := u64(wt, b, &e.FeedExecutionMicros)
+			n, err := intField(wt, b, &e.FeedExecutionMicros)
 			return wrap(n, err, "ChildEvent.feed_execution_micros")
 		case num == d.v.evFeedLimit:
-			n, err := d.optU64(wt, b, &e.MaxFeedDurationMicros)
+			n, err := optIntField(d, wt, b, &e.MaxFeedDurationMicros)
 			return wrap(n, err, "ChildEvent.max_feed_duration_micros")
 		case num == d.v.evTurnLimit:
-			n, err := d.optU64(wt, b, &e.MaxTurnDurationMicros)
+			n, err := optIntField(d, wt, b, &e.MaxTurnDurationMicros)
 			return wrap(n, err, "ChildEvent.max_turn_duration_micros")
 		case num == d.v.evSleep:
-			n, err := d.optU64(wt, b, &e.MaxTotalSleepMicros)
+			n, err := optIntField(d, wt, b, &e.MaxTotalSleepMicros)
 			return wrap(n, err, "ChildEvent.max_total_sleep_micros")
 		case num == d.v.evSessionID:
 			v, n, err := bytesField(wt, b)
@@ -802,7 +802,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				n, err := u32(wt, b, &x.Value)
+				n, err := intField(wt, b, &x.Value)
 				return wrap(n, err, "Complete.value")
 			case 2:
 				return d.arenaField(wt, b, &x.Values, "Complete.values")
@@ -936,7 +936,7 @@ func (d *decoder) print(b []byte, x *message.Print) error {
 				switch num {
 				case 1:
 					var v int32
-					n, err := i32(wt, b, &v)
+					n, err := intField(wt, b, &v)
 					s.Stream = printStream(v)
 					return wrap(n, err, "PrintSegment.stream")
 				case 2:
@@ -987,7 +987,7 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 			x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: val})
 			return n, nil
 		case 4:
-			n, err := u32(wt, b, &x.CallID)
+			n, err := intField(wt, b, &x.CallID)
 			return wrap(n, err, "FunctionCall.call_id")
 		case 5:
 			return msgField(wt, b, "FunctionCall.object_id", func(v []byte) error {
@@ -1049,7 +1049,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num == 1:
-			n, err := u32(wt, b, &x.CallID)
+			n, err := intField(wt, b, &x.CallID)
 			return wrap(n, err, "OsCall.call_id")
 		case num == d.v.osValues:
 			return d.arenaField(wt, b, &x.Values, "OsCall.values")
@@ -1142,7 +1142,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 				case 1:
 					return d.text(wt, b, &x.Key)
 				case 2:
-					return u32(wt, b, &x.Default)
+					return intField(wt, b, &x.Default)
 				}
 				return -1, nil
 			}, "key", "default")
@@ -1169,7 +1169,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 				if f != 1 {
 					return -1, nil
 				}
-				return u64(wt, b, &x.Size)
+				return intField(wt, b, &x.Size)
 			}, "size")
 		}
 		return wrap(n, err, seg)

@@ -735,22 +735,11 @@ func walk(b []byte, f fieldFunc) error {
 	return nil
 }
 
-// u32 / i32 / u64 read a varint field's value with proto3's truncation.
-func u32(wt protowire.Type, b []byte, dst *uint32) (int, error) {
+// intField reads a varint field's value with proto3's truncation (an int32 or
+// uint32 keeps the low 32 bits).
+func intField[T uint64 | uint32 | int32](wt protowire.Type, b []byte, dst *T) (int, error) {
 	v, n, err := varintField(wt, b)
-	*dst = uint32(v)
-	return n, err
-}
-
-func i32(wt protowire.Type, b []byte, dst *int32) (int, error) {
-	v, n, err := varintField(wt, b)
-	*dst = int32(v)
-	return n, err
-}
-
-func u64(wt protowire.Type, b []byte, dst *uint64) (int, error) {
-	v, n, err := varintField(wt, b)
-	*dst = v
+	*dst = T(v)
 	return n, err
 }
 
@@ -780,48 +769,19 @@ func (d *decoder) optText(wt protowire.Type, b []byte, dst **string) (int, error
 	return n, d.strPtr(dst, v)
 }
 
-// optI32 reads an optional int32 field into *dst.
-func (d *decoder) optI32(wt protowire.Type, b []byte, dst **int32) (int, error) {
+// optIntField reads an optional integer field into *dst, allocating its box
+// from the budget the first time.
+func optIntField[T uint64 | uint32 | int32](d *decoder, wt protowire.Type, b []byte, dst **T) (int, error) {
 	v, n, err := varintField(wt, b)
 	if err != nil {
 		return 0, err
 	}
 	if *dst == nil {
-		if *dst, err = newObj[int32](d); err != nil {
+		if *dst, err = newObj[T](d); err != nil {
 			return 0, err
 		}
 	}
-	**dst = int32(v)
-	return n, nil
-}
-
-// optU64 reads an optional uint64 field into *dst.
-func (d *decoder) optU64(wt protowire.Type, b []byte, dst **uint64) (int, error) {
-	v, n, err := varintField(wt, b)
-	if err != nil {
-		return 0, err
-	}
-	if *dst == nil {
-		if *dst, err = newObj[uint64](d); err != nil {
-			return 0, err
-		}
-	}
-	**dst = v
-	return n, nil
-}
-
-// optU32 reads an optional uint32 field into *dst.
-func (d *decoder) optU32(wt protowire.Type, b []byte, dst **uint32) (int, error) {
-	v, n, err := varintField(wt, b)
-	if err != nil {
-		return 0, err
-	}
-	if *dst == nil {
-		if *dst, err = newObj[uint32](d); err != nil {
-			return 0, err
-		}
-	}
-	**dst = uint32(v)
+	**dst = T(v)
 	return n, nil
 }
 
@@ -829,11 +789,11 @@ func decodeDate(b []byte, x *value.Date) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return i32(wt, b, &x.Year)
+			return intField(wt, b, &x.Year)
 		case 2:
-			return u32(wt, b, &x.Month)
+			return intField(wt, b, &x.Month)
 		case 3:
-			return u32(wt, b, &x.Day)
+			return intField(wt, b, &x.Day)
 		}
 		return -1, nil
 	})
@@ -843,19 +803,19 @@ func (d *decoder) decodeTime(b []byte, x *value.Time) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return u32(wt, b, &x.Hour)
+			return intField(wt, b, &x.Hour)
 		case 2:
-			return u32(wt, b, &x.Minute)
+			return intField(wt, b, &x.Minute)
 		case 3:
-			return u32(wt, b, &x.Second)
+			return intField(wt, b, &x.Second)
 		case 4:
-			return u32(wt, b, &x.Microsecond)
+			return intField(wt, b, &x.Microsecond)
 		case 5:
-			return d.optI32(wt, b, &x.Offset)
+			return optIntField(d, wt, b, &x.Offset)
 		case 6:
 			return d.optText(wt, b, &x.TZName)
 		case 7:
-			return u32(wt, b, &x.Fold)
+			return intField(wt, b, &x.Fold)
 		}
 		return -1, nil
 	})
@@ -865,21 +825,21 @@ func (d *decoder) decodeDateTime(b []byte, x *value.DateTime) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return i32(wt, b, &x.Year)
+			return intField(wt, b, &x.Year)
 		case 2:
-			return u32(wt, b, &x.Month)
+			return intField(wt, b, &x.Month)
 		case 3:
-			return u32(wt, b, &x.Day)
+			return intField(wt, b, &x.Day)
 		case 4:
-			return u32(wt, b, &x.Hour)
+			return intField(wt, b, &x.Hour)
 		case 5:
-			return u32(wt, b, &x.Minute)
+			return intField(wt, b, &x.Minute)
 		case 6:
-			return u32(wt, b, &x.Second)
+			return intField(wt, b, &x.Second)
 		case 7:
-			return u32(wt, b, &x.Microsecond)
+			return intField(wt, b, &x.Microsecond)
 		case 8:
-			return d.optI32(wt, b, &x.Offset)
+			return optIntField(d, wt, b, &x.Offset)
 		case 9:
 			return d.optText(wt, b, &x.TZName)
 		}
@@ -891,11 +851,11 @@ func decodeTimeDelta(b []byte, x *value.TimeDelta) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return i32(wt, b, &x.Days)
+			return intField(wt, b, &x.Days)
 		case 2:
-			return i32(wt, b, &x.Seconds)
+			return intField(wt, b, &x.Seconds)
 		case 3:
-			return i32(wt, b, &x.Microseconds)
+			return intField(wt, b, &x.Microseconds)
 		}
 		return -1, nil
 	})
@@ -905,7 +865,7 @@ func (d *decoder) decodeTimeZone(b []byte, x *value.TimeZone) error {
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return i32(wt, b, &x.Offset)
+			return intField(wt, b, &x.Offset)
 		case 2:
 			return d.optText(wt, b, &x.Name)
 		}
@@ -945,7 +905,7 @@ func (d *decoder) decodeFileHandle(b []byte, x *value.FileHandle) error {
 		case 2:
 			return d.text(wt, b, &x.Mode)
 		case 3:
-			return u64(wt, b, &x.Position)
+			return intField(wt, b, &x.Position)
 		}
 		return -1, nil
 	})
@@ -967,7 +927,7 @@ func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
 			st.uuidLen, err = uuidMsg(v, st.uuidLen, &x.ID)
 			return m, err
 		case 3:
-			return i32(wt, b, &st.origin)
+			return intField(wt, b, &st.origin)
 		case 4:
 			return boolean(wt, b, &x.IsDataclass)
 		case 5:
@@ -986,7 +946,7 @@ func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance
 	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return u32(wt, b, &x.Class)
+			return intField(wt, b, &x.Class)
 		case 2:
 			v, m, err := bytesField(wt, b)
 			if err != nil {

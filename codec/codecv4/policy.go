@@ -38,10 +38,10 @@ func (d *decoder) position(b []byte, p **message.SourceRange) error {
 			n, err := d.text(wt, b, &x.Filename)
 			return wrap(n, err, "SourceRange.filename")
 		case 2:
-			n, err := u32(wt, b, &x.Start)
+			n, err := intField(wt, b, &x.Start)
 			return wrap(n, err, "SourceRange.start")
 		case 3:
-			n, err := u32(wt, b, &x.End)
+			n, err := intField(wt, b, &x.End)
 			return wrap(n, err, "SourceRange.end")
 		}
 		return -1, nil
@@ -97,11 +97,11 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 					switch num {
 					case 1:
 						var u uint64
-						n, err := u64(wt, b, &u)
+						n, err := intField(wt, b, &u)
 						x.Fixed.UnixSeconds = int64(u)
 						return wrap(n, err, "FixedDateTime.unix_seconds")
 					case 2:
-						n, err := u32(wt, b, &x.Fixed.Microsecond)
+						n, err := intField(wt, b, &x.Fixed.Microsecond)
 						return wrap(n, err, "FixedDateTime.microsecond")
 					}
 					return -1, nil
@@ -181,7 +181,7 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 				if num != 1 {
 					return -1, nil
 				}
-				n, err := d.optU64(wt, b, &x.MaxMicros)
+				n, err := optIntField(d, wt, b, &x.MaxMicros)
 				return wrap(n, err, "SystemSleep.max_micros")
 			})
 		})
