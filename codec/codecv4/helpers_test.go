@@ -2,6 +2,7 @@ package codecv4
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"strings"
@@ -98,7 +99,9 @@ func diffValue(a, b reflect.Value, path string) string {
 		}
 		return ""
 	case reflect.Float32, reflect.Float64:
-		if a.Float() != b.Float() {
+		// By bits: a NaN (legal in a value, and in an OsPolicy seed that the
+		// child then refuses on Configure) equals itself.
+		if math.Float64bits(a.Float()) != math.Float64bits(b.Float()) {
 			return fmt.Sprintf("%s: %v != %v", path, a.Float(), b.Float())
 		}
 		return ""
