@@ -3,7 +3,6 @@ package conform
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := fs.Parse(rest); err != nil {
 		return 2
 	}
-	claim, err := parseProtocols(*protos)
+	claim, err := hostile.ParseProtocols(*protos)
 	if err != nil {
 		fmt.Fprintln(stderr, "conform child:", err)
 		return 2
@@ -81,37 +80,7 @@ func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	err = hostile.Run(*scenario, &tapReader{r: stdin, rec: rec, pid: pid}, stdout, hostile.Options{
 		Protocols: claim, Stderr: stderr, Context: ctx, CloseStdout: closeOut,
 	})
-	var (
-		exit *hostile.ExitError
-		sig  *hostile.SignalError
-	)
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit):
-		return exit.Code
-	case errors.As(err, &sig):
-		hostile.Die(sig.Signal)
-		return 128 + int(sig.Signal)
-	default:
-		fmt.Fprintln(stderr, "conform child:", err)
-		return 2
-	}
-}
-
-func parseProtocols(s string) ([]uint32, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []uint32
-	for f := range strings.SplitSeq(s, ",") {
-		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("bad --protocol %q", s)
-		}
-		out = append(out, uint32(v))
-	}
-	return out, nil
+	return hostile.Exit(err, stderr, "conform child")
 }
 
 // recorder appends lines to the control file.

@@ -24,13 +24,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gomonty/monty/internal/hostile"
@@ -69,7 +67,7 @@ func run(args []string, stdin io.Reader, stdout *os.File, stderr io.Writer) int 
 		}
 		return 0
 	}
-	claim, err := parseProtocols(*protos)
+	claim, err := hostile.ParseProtocols(*protos)
 	if err != nil {
 		fmt.Fprintln(stderr, "hostilechild:", err)
 		return 2
@@ -91,37 +89,7 @@ func run(args []string, stdin io.Reader, stdout *os.File, stderr io.Writer) int 
 		CloseStdout: stdout.Close,
 		Scale:       *scale,
 	})
-	var (
-		exit *hostile.ExitError
-		sig  *hostile.SignalError
-	)
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &exit):
-		return exit.Code
-	case errors.As(err, &sig):
-		hostile.Die(sig.Signal)
-		return 128 + int(sig.Signal) // not reached
-	default:
-		fmt.Fprintln(stderr, "hostilechild:", err)
-		return 2
-	}
-}
-
-func parseProtocols(s string) ([]uint32, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []uint32
-	for f := range strings.SplitSeq(s, ",") {
-		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("bad -protocol %q", s)
-		}
-		out = append(out, uint32(v))
-	}
-	return out, nil
+	return hostile.Exit(err, stderr, "hostilechild")
 }
 
 func envInt(name string, def int) int {
