@@ -145,17 +145,8 @@ func (d *decoder) checkEvent(e *message.ChildEvent) error {
 		if err := d.checkObjectID("FunctionCall.object_id"); err != nil {
 			return err
 		}
-		na := len(x.Args)
-		return d.checkRoots(&x.Values, "FunctionCall.values", na+2*len(x.Kwargs), func(i int) value.NodeID {
-			if i < na {
-				return x.Args[i]
-			}
-			p := x.Kwargs[(i-na)/2]
-			if (i-na)%2 == 0 {
-				return p.Key
-			}
-			return p.Value
-		})
+		n, root := callRoots(x)
+		return d.checkRoots(&x.Values, "FunctionCall.values", n, root)
 	case *message.OsCall:
 		switch x.Op {
 		case 0:
@@ -186,4 +177,21 @@ func (d *decoder) checkEvent(e *message.ChildEvent) error {
 		return d.checkException(x.Exception)
 	}
 	return nil
+}
+
+// callRoots returns how many roots a function call's arena holds and the
+// i-th of them: the positional arguments, then each keyword's name and
+// value.
+func callRoots(x *message.FunctionCall) (int, func(int) value.NodeID) {
+	na := len(x.Args)
+	return na + 2*len(x.Kwargs), func(i int) value.NodeID {
+		if i < na {
+			return x.Args[i]
+		}
+		p := x.Kwargs[(i-na)/2]
+		if (i-na)%2 == 0 {
+			return p.Key
+		}
+		return p.Value
+	}
 }

@@ -288,17 +288,8 @@ func checkRequest(body message.Request) error {
 func checkEvent(body message.Event, v *dialect) error {
 	switch x := body.(type) {
 	case *message.FunctionCall:
-		na := len(x.Args)
-		return checkGraph(&x.Values, na+2*len(x.Kwargs), func(i int) value.NodeID {
-			if i < na {
-				return x.Args[i]
-			}
-			p := x.Kwargs[(i-na)/2]
-			if (i-na)%2 == 0 {
-				return p.Key
-			}
-			return p.Value
-		})
+		n, root := callRoots(x)
+		return checkGraph(&x.Values, n, root)
 	case *message.OsCall:
 		if x.Op != 0 && v.osArm(x.Op) == 0 {
 			return kindErr("OsOp", uint8(x.Op))
