@@ -49,7 +49,7 @@ func ourRange() (protocol.VersionRange, bool) {
 //
 // Unless l.ProtocolVersion pins one, the protocol version is negotiated:
 // the first worker is configured with the version cached for this binary
-// (process launchers only), else the highest version this module has a
+// (for a RemoteLauncher: for its URL), else the highest version this module has a
 // codec for. A worker that refuses it with a FatalError naming its own
 // range (and exits, status 4) is replaced by a second one configured with
 // the highest common version, which is then cached. No common version
@@ -82,6 +82,9 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 		return nil, errors.New("monty session: no protocol codec is linked in")
 	}
 	key, keyed := keyFor(bin)
+	if vk, ok := launcher.(interface{ versionKey() (cacheKey, bool) }); ok {
+		key, keyed = vk.versionKey()
+	}
 	var neg Negotiation
 	var v uint32
 	switch cached, hit := versionCache.Load(key); {

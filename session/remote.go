@@ -134,11 +134,13 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 // Dial.TraceHeaders is set. Remote sessions are single-use: never Reset,
 // never handed back. Unless NoResume is set, a session whose request is
 // answered with a ShutdownDump carrying a dump redials (Pick, else URL),
-// configures the same way, loads the dump and re-sends the request.
+// configures the same way, loads the dump and re-sends the request; the
+// redials, the Configure and the Load together are bounded by
+// Config.StartTimeout and by the context of the interrupted request.
 //
-// Negotiated versions are not cached for remote endpoints, and a refusal
-// costs a second dial: pin Launch.ProtocolVersion when the server's
-// version is known (protocol 4 for today's servers).
+// The protocol version negotiated with an endpoint is cached per URL (as
+// it is per binary for processes), so only the first session of an
+// unpinned launcher pays for a refused version with a second dial.
 //
 // A RemoteLauncher is plain data, safe for concurrent use.
 type RemoteLauncher struct {
@@ -150,13 +152,23 @@ type RemoteLauncher struct {
 	// NoResume turns automatic resumption after a ShutdownDump off.
 	NoResume bool
 	// Pick, when set, returns the URL to redial when resuming (another
-	// replica); nil redials URL.
+	// replica); nil redials URL. It is called once per redial attempt.
 	Pick func() string
+	// OnDial, when set, is called after every dial the launcher makes
+	// (the launch itself and each redial of a resume) with the URL and
+	// the dial's error (nil on success), from the goroutine dialling. A
+	// pool uses it to account for endpoints; it must be fast and safe for
+	// concurrent use.
+	OnDial func(url string, err error)
 }
 
-// Binary returns "" (a remote worker has no local binary; negotiated
-// versions are not cached).
+// Binary returns "" (a remote worker has no local binary).
 func (l RemoteLauncher) Binary() string { return "" }
+
+// versionKey keys the negotiation cache by URL.
+func (l RemoteLauncher) versionKey() (cacheKey, bool) {
+	return cacheKey{path: l.URL, size: -1}, l.URL != ""
+}
 
 // Launch dials one connection.
 func (l RemoteLauncher) Launch(ctx context.Context) (Peer, error) {
@@ -171,7 +183,7 @@ func (l RemoteLauncher) Launch(ctx context.Context) (Peer, error) {
 			return tp, sc.TraceState().String()
 		}
 	}
-	c, err := ws.Dial(ctx, l.URL, p.l.Dial)
+	c, err := p.dial(ctx, l.URL)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +265,7 @@ func (p *remotePeer) redial(ctx context.Context) error {
 		if p.l.Pick != nil {
 			url = p.l.Pick()
 		}
-		if c, err = ws.Dial(ctx, url, p.l.Dial); err == nil {
+		if c, err = p.dial(ctx, url); err == nil {
 			break
 		}
 		var he *ws.HeaderError
@@ -281,6 +293,16 @@ func (p *remotePeer) redial(ctx context.Context) error {
 		return net.ErrClosed
 	}
 	return nil
+}
+
+// dial dials url with the launcher's options and reports the outcome to
+// OnDial. A header refusal (no I/O happened) is reported too.
+func (p *remotePeer) dial(ctx context.Context, url string) (*ws.Conn, error) {
+	c, err := ws.Dial(ctx, url, p.l.Dial)
+	if p.l.OnDial != nil {
+		p.l.OnDial(url, err)
+	}
+	return c, err
 }
 
 // remoteConn is the transport.Conn of a remotePeer: the current socket.
@@ -315,7 +337,7 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 	if rp.l.NoResume || b.Dump == nil || req.RequestKind() == message.KindConfigure {
 		return nil, s.die(shut, true)
 	}
-	if err := s.resumeRemote(ctx, rp, shut.Dump); err != nil {
+	if err := s.resumeBounded(ctx, rp, shut.Dump); err != nil {
 		shut.Resume = err
 		return nil, s.die(shut, true)
 	}
@@ -323,6 +345,20 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 	// The restored worker is where the old one was: send the request
 	// again, as if for the first time.
 	return s.exchange(ctx, req)
+}
+
+// resumeBounded is resumeRemote within Config.StartTimeout (and ctx): a
+// replica that accepts the upgrade and never answers, or a dial that
+// hangs, ends the resume with a *StartTimeoutError instead of holding the
+// request forever.
+func (s *Session) resumeBounded(ctx context.Context, rp *remotePeer, dump []byte) error {
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
+	defer cancel()
+	err := s.resumeRemote(tctx, rp, dump)
+	if err != nil && tctx.Err() != nil && ctx.Err() == nil {
+		return &StartTimeoutError{Timeout: s.cfg.StartTimeout, Err: err}
+	}
+	return err
 }
 
 // resumeRemote redials, configures, loads dump and checks that a

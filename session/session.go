@@ -85,7 +85,8 @@ type Negotiation struct {
 	// downgrade).
 	Attempts int
 	// FromCache is set when the first attempt used the process-wide cache
-	// of earlier negotiations with the same binary.
+	// of earlier negotiations with the same binary (or, for a
+	// RemoteLauncher, the same URL).
 	FromCache bool
 	// Pinned is set when Launch.ProtocolVersion (or Attach) chose the version.
 	Pinned bool

@@ -1,0 +1,285 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/value"
+)
+
+// scripted is a protocol-4 WebSocket endpoint whose answers a test
+// writes: reply returns the events that answer the n-th request of a
+// connection (nil: answer nothing, keep reading). It records every
+// request kind received and how each connection ended.
+type scripted struct {
+	url   string
+	srv   *httptest.Server
+	wg    sync.WaitGroup
+	reply func(req message.Request) []message.Event
+
+	mu     sync.Mutex
+	got    []message.RequestKind
+	ends   []error
+	closed chan struct{} // one send per connection end
+}
+
+func newScripted(t *testing.T, reply func(req message.Request) []message.Event) *scripted {
+	t.Helper()
+	cd, _ := codec.ForVersion(4)
+	sc := &scripted{reply: reply, closed: make(chan struct{}, 16)}
+	sc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sc.wg.Add(1)
+		defer sc.wg.Done()
+		c, err := ws.Accept(w, r, ws.AcceptOptions{})
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			body, err := c.ReadFrame()
+			if err != nil {
+				sc.mu.Lock()
+				sc.ends = append(sc.ends, err)
+				sc.mu.Unlock()
+				sc.closed <- struct{}{}
+				return
+			}
+			req, err := cd.DecodeRequest(body, codec.Limits{})
+			if err != nil {
+				t.Errorf("scripted endpoint: %v", err)
+				return
+			}
+			sc.mu.Lock()
+			sc.got = append(sc.got, req.Body.RequestKind())
+			sc.mu.Unlock()
+			for _, ev := range sc.reply(req.Body) {
+				b, err := cd.AppendEvent(nil, &message.ChildEvent{Body: ev})
+				if err != nil {
+					t.Errorf("scripted endpoint: %v", err)
+					return
+				}
+				if err := c.WriteFrame(b); err != nil {
+					return
+				}
+			}
+		}
+	}))
+	sc.url = "ws" + strings.TrimPrefix(sc.srv.URL, "http") + "/"
+	t.Cleanup(func() {
+		sc.srv.Close()
+		sc.wg.Wait()
+	})
+	return sc
+}
+
+func (sc *scripted) requests() []message.RequestKind {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return append([]message.RequestKind(nil), sc.got...)
+}
+
+// waitEnd waits for a connection to end and returns how.
+func (sc *scripted) waitEnd(t *testing.T) error {
+	t.Helper()
+	select {
+	case <-sc.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scripted endpoint's connection did not end")
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.ends[len(sc.ends)-1]
+}
+
+// drainer answers Configure with Ok, Feed with the call ask() (call id
+// 1), and anything else with a ShutdownDump carrying a dump: a server
+// that starts draining while the session is suspended.
+func drainer(req message.Request) []message.Event {
+	switch req.(type) {
+	case *message.Configure:
+		return []message.Event{&message.Ok{}}
+	case *message.Feed:
+		return []message.Event{&message.FunctionCall{FunctionName: "ask", CallID: 1}}
+	}
+	dump := []byte("opaque signed dump")
+	return []message.Event{&message.ShutdownDump{Dump: &dump}}
+}
+
+// A resumed suspended session must re-announce the very call that was
+// interrupted: anything else ends the session with the ShutdownError
+// (the dump inside) and the interrupted answer is never re-sent. The
+// matching case shows the answer is re-sent when the call is the same.
+func TestRemoteResumeChecksTheCall(t *testing.T) {
+	id := value.UUID{1, 2, 3}
+	for _, c := range []struct {
+		name  string
+		load  message.Event // the new replica's answer to Load
+		match bool
+	}{
+		{"same call", &message.FunctionCall{FunctionName: "ask", CallID: 1}, true},
+		{"other function", &message.FunctionCall{FunctionName: "tell", CallID: 1}, false},
+		{"other call id", &message.FunctionCall{FunctionName: "ask", CallID: 2}, false},
+		{"method of an object", &message.FunctionCall{FunctionName: "ask", CallID: 1, ObjectID: &id}, false},
+		{"an OS call", &message.OsCall{CallID: 1, Op: message.OpExists, Path: "/x"}, false},
+		{"a name lookup", &message.NameLookup{Name: "ask"}, false},
+		{"idle", &message.Ok{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := newScripted(t, drainer)
+			b := newScripted(t, func(req message.Request) []message.Event {
+				switch req.(type) {
+				case *message.Configure:
+					return []message.Event{&message.Ok{}}
+				case *message.Load:
+					return []message.Event{c.load}
+				case *message.ResumeCall:
+					g := value.Graph{}
+					return []message.Event{&message.Complete{Value: g.Add(value.Int(42)), Values: g}}
+				}
+				return nil
+			})
+			s := startRemote(t, session.RemoteLauncher{URL: a.url, Pick: func() string { return b.url }}, session.Config{})
+			ctx := context.Background()
+			ev, err := s.Feed(ctx, "ask()")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fc, ok := ev.Body.(*message.FunctionCall); !ok || fc.CallID != 1 {
+				t.Fatalf("want ask(), got %v", ev.Body)
+			}
+			ev, err = s.Resume(ctx, session.Return(7))
+			if c.match {
+				if err != nil || ev.Body.EventKind() != message.KindComplete || s.Resumed() != 1 {
+					t.Fatalf("same call: %v %v (resumes %d)", ev, err, s.Resumed())
+				}
+				if got := b.requests(); len(got) != 3 || got[2] != message.KindResumeCall {
+					t.Fatalf("the new replica got %v, want Configure, Load, ResumeCall", got)
+				}
+				return
+			}
+			var se *session.ShutdownError
+			if !errors.As(err, &se) || string(se.Dump) != "opaque signed dump" || se.Resume == nil ||
+				!strings.Contains(se.Resume.Error(), "not the interrupted suspension") && !strings.Contains(se.Resume.Error(), "answered Load") {
+				t.Fatalf("want the ShutdownError with the dump and the call mismatch, got %v", err)
+			}
+			if !errors.Is(s.Cause(), session.ErrShutdown) || s.Resumed() != 0 {
+				t.Fatalf("cause %v, resumes %d", s.Cause(), s.Resumed())
+			}
+			b.waitEnd(t)
+			if got := b.requests(); len(got) != 2 || got[0] != message.KindConfigure || got[1] != message.KindLoad {
+				t.Fatalf("the new replica got %v, want only Configure and Load", got)
+			}
+		})
+	}
+}
+
+// A replica that accepts the upgrade and never answers cannot hold a
+// resume (redial, Configure, Load) past Config.StartTimeout, nor past the
+// context of the interrupted request; either way the session ends with
+// the ShutdownError and the silent replica sees a Close frame.
+func TestRemoteResumeIsBounded(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		timeout time.Duration // Config.StartTimeout
+		ctx     time.Duration // the request's context
+		is      error
+	}{
+		{"StartTimeout", 300 * time.Millisecond, time.Minute, session.ErrTimeout},
+		{"context", time.Minute, 300 * time.Millisecond, context.DeadlineExceeded},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := newScripted(t, drainer)
+			silent := newScripted(t, func(message.Request) []message.Event { return nil })
+			s := startRemote(t, session.RemoteLauncher{URL: a.url, Pick: func() string { return silent.url }},
+				session.Config{StartTimeout: c.timeout})
+			if _, err := s.Feed(context.Background(), "ask()"); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), c.ctx)
+			defer cancel()
+			start := time.Now()
+			_, err := s.Resume(ctx, session.Return(7))
+			took := time.Since(start)
+			var se *session.ShutdownError
+			if !errors.As(err, &se) || len(se.Dump) == 0 || !errors.Is(err, c.is) {
+				t.Fatalf("want a ShutdownError matching %v, got %v", c.is, err)
+			}
+			if c.is == session.ErrTimeout {
+				var ste *session.StartTimeoutError
+				if !errors.As(err, &ste) || ste.Timeout != c.timeout {
+					t.Fatalf("want a *StartTimeoutError of %v inside, got %v", c.timeout, err)
+				}
+			}
+			if took > 20*time.Second {
+				t.Fatalf("the resume took %v", took)
+			}
+			var ce *ws.CloseError
+			if end := silent.waitEnd(t); !errors.As(end, &ce) {
+				t.Fatalf("the silent replica saw %v, not a Close frame", end)
+			}
+			if got := silent.requests(); len(got) != 1 || got[0] != message.KindConfigure {
+				t.Fatalf("the silent replica got %v", got)
+			}
+		})
+	}
+}
+
+// The version negotiated with an endpoint is cached per URL: the first
+// unpinned session to the real server pays for protocol 5's refusal with
+// a second dial, the next starts at once with the cached version, and a
+// different URL negotiates afresh.
+func TestRemoteNegotiationCachedPerURL(t *testing.T) {
+	_, url := remoteServer(t, nil)
+	_, other := remoteServer(t, nil)
+	var dials []string
+	var mu sync.Mutex
+	l := session.RemoteLauncher{URL: url, OnDial: func(u string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err == nil {
+			dials = append(dials, u)
+		}
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := func(l session.RemoteLauncher) session.Negotiation {
+		t.Helper()
+		s, err := session.Start(ctx, session.Launch{Launcher: l}, session.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if r, err := s.Run(ctx, "6 * 7"); err != nil || r.Repr() != "42" {
+			t.Fatalf("run: %v %v", r, err)
+		}
+		return s.Negotiation()
+	}
+	first := start(l)
+	if first.FromCache || first.Attempts < 1 || first.Version == 0 {
+		t.Fatalf("first negotiation %+v", first)
+	}
+	second := start(l)
+	if !second.FromCache || second.Attempts != 1 || second.Version != first.Version {
+		t.Fatalf("second negotiation %+v (first %+v)", second, first)
+	}
+	mu.Lock()
+	n := len(dials)
+	mu.Unlock()
+	if n != first.Attempts+1 {
+		t.Fatalf("%d dials for negotiations %+v and %+v", n, first, second)
+	}
+	l.URL = other
+	if third := start(l); third.FromCache {
+		t.Fatalf("another URL used the cache: %+v", third)
+	}
+}
