@@ -26,17 +26,32 @@ type handoff struct {
 
 type waiter struct{ ch chan handoff }
 
-// Checkout hands out a session on a pool worker, configured with cfg (the
-// worker and the protocol version are the pool's; a nil cfg.Logger means
-// the pool's Logger). It takes an idle worker if there is one, else
+// Checkout hands out a session configured with cfg (a nil cfg.Logger
+// means the pool's Logger), on a local worker or, with Config.Endpoints,
+// on a remote endpoint.
+//
+// Where it goes: the local workers count as one endpoint whose load is
+// their checked-out sessions, each remote endpoint's load is its
+// outstanding sessions; the least loaded wins, the local workers on a tie
+// and only while a worker is idle or may be started. Endpoints backed off
+// are skipped. A remote start that fails (a failed dial, a 503 or 429, no
+// Configure answer within StartTimeout, a drop) is tried on the next
+// endpoint, the local workers included; a refused Configure or a header
+// error is returned at once. When every endpoint is backed off or has
+// failed, the checkout waits for a local worker, or, without local
+// workers, fails with an error matching ErrNoEndpoint.
+//
+// On the local workers: it takes an idle worker if there is one, else
 // waits until one is returned or started, for as long as ctx and
 // CheckoutTimeout allow: giving up is an *ExhaustedError (matching
 // ErrExhausted and the context's error). A closed pool gives ErrClosed, a
-// tripped restart cap an *UnhealthyError at once. A worker that refuses
-// the Configure is destroyed and the refusal returned; one found dead is
-// replaced and the next worker tried.
+// tripped restart cap an *UnhealthyError at once (or a remote endpoint,
+// when there is one). A worker that refuses the Configure is destroyed and
+// the refusal returned; one found dead is replaced and the next worker
+// tried.
 //
-// The Session must be closed (Close or Destroy) to give the worker back.
+// The Session must be closed (Close or Destroy) to give the worker back
+// or, for a remote session, to close its connection.
 func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = p.cfg.Logger
@@ -47,6 +62,38 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 	if cfg.MeterProvider == nil {
 		cfg.MeterProvider = p.cfg.MeterProvider
 	}
+	if len(p.eps) == 0 {
+		return p.checkoutLocal(ctx, cfg)
+	}
+	tried := make([]bool, len(p.eps))
+	var last error
+	for {
+		e, local, err := p.choose(tried)
+		switch {
+		case err != nil:
+			return nil, err
+		case local:
+			return p.checkoutLocal(ctx, cfg)
+		case e == nil:
+			if last != nil {
+				return nil, errors.Join(ErrNoEndpoint, last)
+			}
+			return nil, ErrNoEndpoint
+		}
+		tried[e.idx] = true
+		s, err := p.checkoutRemote(ctx, e, cfg)
+		if err == nil {
+			return s, nil
+		}
+		if !retryElsewhere(ctx, err) {
+			return nil, err
+		}
+		last = err
+	}
+}
+
+// checkoutLocal is Checkout on the local workers.
+func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config) (*Session, error) {
 	var err error
 	for range checkoutAttempts {
 		var (
@@ -68,7 +115,7 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 			m.sess.Store(s)
 			m.uses.Add(1)
 			p.checkouts.Add(1)
-			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited})
+			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited, Endpoint: LocalEndpoint})
 			return &Session{s: s, pool: p, m: m, start: time.Now()}, nil
 		}
 		if !p.attachFailed(m, err) || ctx.Err() != nil {

@@ -56,7 +56,10 @@ type Config struct {
 	// grace, frame cap).
 	Worker worker.Config
 	// ProtocolVersion pins the protocol version; 0 negotiates it once,
-	// with the first worker.
+	// with the first local worker, and per endpoint URL for remote
+	// sessions (cached, see session.RemoteLauncher), so a remote session
+	// may speak another version than the local workers
+	// (Session.Version says).
 	ProtocolVersion uint32
 
 	// CheckoutTimeout bounds how long Checkout waits for a worker (on top
@@ -103,6 +106,27 @@ type Config struct {
 	// use.
 	Metrics func(Event)
 
+	// Endpoints are remote Monty servers checkouts may go to beside the
+	// local workers (see "Remote endpoints" in the package
+	// documentation). Remote sessions are single-use connections: never
+	// prewarmed, never Reset, never handed to another checkout.
+	Endpoints []Endpoint
+	// NoLocal runs no local worker: every checkout goes to one of
+	// Endpoints (at least one is required). MinWorkers, MaxWorkers,
+	// Worker, IdleTimeout, MaxCheckoutsPerWorker and the restart settings
+	// then have no effect, and New starts nothing.
+	NoLocal bool
+	// EndpointBackoff is how long an endpoint whose dial failed, that
+	// refused with 503 or 429, or that did not answer within StartTimeout
+	// is skipped: Initial after the first failure, doubling up to Max, back
+	// to Initial after a successful start; a Retry-After from the server is
+	// honoured when longer. Zero fields take the RestartBackoff defaults.
+	EndpointBackoff Backoff
+	// NoResume turns off the automatic resumption of remote sessions after
+	// a ShutdownDump (a draining server); by default such a session is
+	// loaded on the least-loaded other endpoint and the request re-sent.
+	NoResume bool
+
 	// reconciled, when set (by tests), is called after every pass of the
 	// supervisor, once its effects are done: a barrier for "the
 	// supervisor has looked at the pool".
@@ -134,6 +158,21 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxCheckoutsPerWorker < 0 {
 		return c, fmt.Errorf("monty pool: negative MaxCheckoutsPerWorker %d", c.MaxCheckoutsPerWorker)
+	}
+	if c.NoLocal && len(c.Endpoints) == 0 {
+		return c, fmt.Errorf("monty pool: NoLocal without Endpoints")
+	}
+	if c.EndpointBackoff.Initial < 0 || c.EndpointBackoff.Max < 0 {
+		return c, fmt.Errorf("monty pool: negative EndpointBackoff %+v", c.EndpointBackoff)
+	}
+	if c.EndpointBackoff.Initial == 0 {
+		c.EndpointBackoff.Initial = DefaultBackoffInitial
+	}
+	if c.EndpointBackoff.Max == 0 {
+		c.EndpointBackoff.Max = max(DefaultBackoffMax, c.EndpointBackoff.Initial)
+	}
+	if c.EndpointBackoff.Max < c.EndpointBackoff.Initial {
+		return c, fmt.Errorf("monty pool: EndpointBackoff.Max %v below Initial %v", c.EndpointBackoff.Max, c.EndpointBackoff.Initial)
 	}
 	if c.StartTimeout == 0 {
 		c.StartTimeout = DefaultStartTimeout

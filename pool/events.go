@@ -73,6 +73,12 @@ const (
 //	EventCrash        a worker was lost: WorkerID, Pid, Reason (a Reason constant), Err (when known)
 //	EventUnhealthy    the restart cap tripped: Err (an *UnhealthyError)
 //	EventHealthy      the restart window passed; the pool starts workers again
+//	EventEndpointFailed  a remote session could not be started: Endpoint, Duration, Err
+//	EventEndpointClosed  a remote session ended (its connection closed): Endpoint, Reason ("" when it ended idle and unbroken), Err (its Cause)
+//
+// EventCheckout sets Endpoint too: LocalEndpoint for a local worker, else
+// the endpoint's name (WorkerID and Pid are then zero, and Duration is how
+// long the remote start took).
 //
 // An EventKind is a plain value, safe for concurrent use.
 type EventKind uint8
@@ -91,21 +97,25 @@ const (
 	EventCrash
 	EventUnhealthy
 	EventHealthy
+	EventEndpointFailed
+	EventEndpointClosed
 )
 
 var eventNames = [...]string{
-	EventSpawn:       "spawn",
-	EventSpawnFailed: "spawn_failed",
-	EventReplace:     "replace",
-	EventCheckout:    "checkout",
-	EventExhausted:   "exhausted",
-	EventRelease:     "release",
-	EventRecycle:     "recycle",
-	EventScaleDown:   "scale_down",
-	EventDestroy:     "destroy",
-	EventCrash:       "crash",
-	EventUnhealthy:   "unhealthy",
-	EventHealthy:     "healthy",
+	EventSpawn:          "spawn",
+	EventSpawnFailed:    "spawn_failed",
+	EventReplace:        "replace",
+	EventCheckout:       "checkout",
+	EventExhausted:      "exhausted",
+	EventRelease:        "release",
+	EventRecycle:        "recycle",
+	EventScaleDown:      "scale_down",
+	EventDestroy:        "destroy",
+	EventCrash:          "crash",
+	EventUnhealthy:      "unhealthy",
+	EventHealthy:        "healthy",
+	EventEndpointFailed: "endpoint_failed",
+	EventEndpointClosed: "endpoint_closed",
 }
 
 // String returns the kind's stable name, for example "spawn" or
@@ -137,6 +147,9 @@ type Event struct {
 	Duration time.Duration
 	// Err is the error behind the event.
 	Err error
+	// Endpoint names the endpoint of a checkout or a remote session
+	// (LocalEndpoint for the local workers; see Endpoint.Name).
+	Endpoint string
 }
 
 // crashReason classifies the loss of a worker from the error that

@@ -83,10 +83,7 @@ func (p *Pool) dropLocked(m *member) bool {
 		if !m.dead {
 			p.busyAlive--
 		}
-		if p.drained != nil && len(p.busy) == 0 {
-			close(p.drained)
-			p.drained = nil
-		}
+		p.drainedLocked()
 	case stGone:
 		return false
 	}
@@ -156,4 +153,13 @@ func (p *Pool) crashLocked(m *member, reason Reason, err error, a *after) {
 func (p *Pool) destroyedLocked(m *member, reason Reason, a *after) {
 	p.st.destroyed++
 	a.evs = append(a.evs, Event{Kind: EventDestroy, WorkerID: m.id, Pid: m.pid, Reason: reason})
+}
+
+// drainedLocked tells a closing pool waiting for its checkouts that none
+// is left (local or remote).
+func (p *Pool) drainedLocked() {
+	if p.drained != nil && len(p.busy) == 0 && len(p.remote) == 0 {
+		close(p.drained)
+		p.drained = nil
+	}
 }

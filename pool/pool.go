@@ -47,10 +47,12 @@ type Pool struct {
 	// a loss is owed at most once (dropLocked reports whether this caller
 	// removed the member; only that caller adds to owed, and not for a
 	// member already counted dead by watch, nor while closing).
-	owed int
-	gate restartGate
-	st   counters
-	tel  *telemetry
+	owed   int
+	gate   restartGate
+	eps    []*endpoint           // the remote endpoints, in configuration order
+	remote map[*Session]struct{} // checked-out remote sessions
+	st     counters
+	tel    *telemetry
 }
 
 type counters struct {
@@ -95,12 +97,19 @@ type Stats struct {
 	SpawnFailures int64
 	// Healthy is false while the restart cap is tripped.
 	Healthy bool
+	// Endpoints reports each remote endpoint, in configuration order (nil
+	// without Config.Endpoints). Checkouts counts remote checkouts too;
+	// the worker gauges are the local workers'.
+	Endpoints []EndpointStat
 }
 
 // New starts a pool: it resolves the worker binary, negotiates the
 // protocol version with the first worker and prewarms MinWorkers, all
 // handshaken, so Stat().Idle is MinWorkers when New returns (unless a
-// later prewarm start failed; the supervisor then retries it).
+// later prewarm start failed; the supervisor then retries it). Remote
+// Endpoints are validated (names, ws:// or wss:// URLs) but not dialled:
+// each remote checkout dials its own connection. With Config.NoLocal no
+// worker is started at all.
 //
 // An unusable binary, or a first worker that cannot be started or
 // configured, is an error: no pool is returned and nothing is left
@@ -110,21 +119,36 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	bin, err := worker.ResolveBinary(cfg.Worker.Binary)
+	eps, err := endpointsOf(cfg.Endpoints)
 	if err != nil {
-		return nil, fmt.Errorf("monty pool: %w", err)
+		return nil, err
 	}
-	cfg.Worker.Binary = bin
 	p := &Pool{
 		cfg:    cfg,
-		log:    cfg.Logger.With(slog.String("worker", bin)),
+		log:    cfg.Logger,
 		kickCh: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		busy:   make(map[*member]struct{}),
 		gate:   newRestartGate(cfg),
 		st:     counters{crashes: make(map[Reason]int)},
+		eps:    eps,
+		remote: make(map[*Session]struct{}),
 	}
 	p.life, p.stop = context.WithCancel(context.Background())
+	if cfg.NoLocal {
+		p.version = cfg.ProtocolVersion
+		p.neg.Version, p.neg.Pinned = cfg.ProtocolVersion, cfg.ProtocolVersion != 0
+		p.tel = newTelemetry(p)
+		return p, nil
+	}
+	bin, err := worker.ResolveBinary(cfg.Worker.Binary)
+	if err != nil {
+		p.stop()
+		return nil, fmt.Errorf("monty pool: %w", err)
+	}
+	p.cfg.Worker.Binary = bin
+	cfg.Worker.Binary = bin
+	p.log = cfg.Logger.With(slog.String("worker", bin))
 
 	start := time.Now()
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
@@ -160,13 +184,18 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	return p, nil
 }
 
-// Version returns the protocol version every worker of the pool speaks.
+// Version returns the protocol version every local worker of the pool
+// speaks. Without local workers (Config.NoLocal) it is the pinned
+// Config.ProtocolVersion, or 0 when remote sessions negotiate theirs;
+// each Session's Version is the one it speaks.
 func (p *Pool) Version() uint32 { return p.version }
 
-// Negotiation reports how the first worker chose the protocol version.
+// Negotiation reports how the first local worker chose the protocol
+// version.
 func (p *Pool) Negotiation() session.Negotiation { return p.neg }
 
-// Binary returns the resolved worker executable.
+// Binary returns the resolved worker executable ("" with
+// Config.NoLocal).
 func (p *Pool) Binary() string { return p.cfg.Worker.Binary }
 
 // Stat returns a snapshot of the pool's gauges and counters.
@@ -188,6 +217,7 @@ func (p *Pool) Stat() Stats {
 		Destroyed:       p.st.destroyed,
 		SpawnFailures:   p.st.spawnFailures,
 		Healthy:         p.gate.healthy(),
+		Endpoints:       p.endpointStatsLocked(),
 	}
 }
 
@@ -197,7 +227,8 @@ func (p *Pool) liveLocked() int { return len(p.idle) + p.busyAlive }
 // now on (waiting checkouts too), idle workers are stopped, and checked-out
 // sessions may finish until ctx is done; a session closed meanwhile has its
 // worker stopped rather than returned. When ctx ends first, the remaining
-// sessions' workers are killed (their turns fail with errors matching
+// sessions' workers are killed, remote sessions' connections closed
+// with a going-away Close frame (their turns fail with errors matching
 // session.ErrClosed) and Close returns ctx's error. Either way every worker
 // is stopped and every goroutine of the pool joined before Close returns.
 //
@@ -224,7 +255,7 @@ func (p *Pool) Close(ctx context.Context) error {
 		idle = append(idle, m)
 	}
 	drained := make(chan struct{})
-	if len(p.busy) > 0 {
+	if len(p.busy) > 0 || len(p.remote) > 0 {
 		p.drained = drained
 	} else {
 		close(drained)
@@ -248,7 +279,14 @@ func (p *Pool) Close(ctx context.Context) error {
 		for _, m := range left {
 			p.dropLocked(m)
 		}
+		var rem []*Session
+		for s := range p.remote {
+			rem = append(rem, s)
+		}
 		p.mu.Unlock()
+		for _, s := range rem {
+			stops.Go(func() { p.releaseRemote(s, true) })
+		}
 		for _, m := range left {
 			stops.Go(func() {
 				if s := m.sess.Load(); s != nil {

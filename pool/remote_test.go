@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,19 +16,29 @@ import (
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/server"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
-func remoteServer(t *testing.T) (*server.Server, string) {
+// remoteServer runs the real Monty server (package server, what
+// `montygo serve` runs) on a loopback port with the real worker behind it.
+func remoteServer(t *testing.T, mutate func(*server.Config)) (*server.Server, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv, err := server.New(ctx, server.Config{
+	cfg := server.Config{
 		DumpKey: []byte("0123456789abcdef-pool-remote-test"),
 		Worker:  worker.Config{Binary: testenv.Worker(t)},
 		Prewarm: 1,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,78 +58,368 @@ func remoteServer(t *testing.T) (*server.Server, string) {
 	return srv, "ws://" + l.Addr().String() + "/"
 }
 
-func TestRemoteSpreadsBacksOffAndResumes(t *testing.T) {
-	a, urlA := remoteServer(t)
-	_, urlB := remoteServer(t)
-	dead := "ws://127.0.0.1:1/"
-	r := pool.NewRemote(pool.RemoteConfig{
-		Endpoints: []pool.Endpoint{{URL: dead}, {URL: urlA}, {URL: urlB}},
-		Backoff:   pool.Backoff{Initial: time.Hour, Max: time.Hour},
-	})
-	ctx := context.Background()
+// events collects a pool's events.
+type events struct {
+	mu  sync.Mutex
+	evs []pool.Event
+}
 
-	// The dead endpoint is tried first (all at 0), fails to dial and is
-	// backed off; the two sessions spread across a and b.
-	s1, err := r.Checkout(ctx, session.Config{})
+func (e *events) record(ev pool.Event) {
+	e.mu.Lock()
+	e.evs = append(e.evs, ev)
+	e.mu.Unlock()
+}
+
+func (e *events) of(k pool.EventKind) []pool.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []pool.Event
+	for _, ev := range e.evs {
+		if ev.Kind == k {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func run(t *testing.T, s *pool.Session, code, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := s.Run(ctx, code)
+	if err != nil {
+		t.Fatalf("%s on %s: %v", code, s.Endpoint(), err)
+	}
+	if r.Repr() != want {
+		t.Fatalf("%s on %s = %s, want %s", code, s.Endpoint(), r.Repr(), want)
+	}
+}
+
+func checkout(t *testing.T, p *pool.Pool) *pool.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := p.Checkout(ctx, session.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s1.Close()
-	s2, err := r.Checkout(ctx, session.Config{})
+	return s
+}
+
+// One pool, one real local worker and two real servers: checkouts go to
+// the least-loaded endpoint (the local workers win ties and are skipped
+// once saturated), remote sessions are single-use connections while the
+// local worker is reset and reused, and Stat and the events say which
+// endpoint served what.
+func TestMixedPoolSpreadsAcrossLocalAndRemote(t *testing.T) {
+	_, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	var evs events
+	p, err := pool.New(context.Background(), pool.Config{
+		MinWorkers: 1, MaxWorkers: 1,
+		Worker:    worker.Config{Binary: testenv.Worker(t)},
+		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}, {URL: urlB}},
+		Metrics:   evs.record,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s2.Close()
-	st := r.Stat()
-	if st[0].Failures != 1 || st[0].BackedOffUntil.IsZero() || st[1].Outstanding != 1 || st[2].Outstanding != 1 {
-		t.Fatalf("stat after two checkouts: %+v", st)
+	defer p.Close(context.Background())
+
+	local := checkout(t, p)
+	onA := checkout(t, p) // local saturated (MaxWorkers 1): a and b tie, a first
+	onB := checkout(t, p)
+	onA2 := checkout(t, p) // a and b at one each
+	if local.Endpoint() != pool.LocalEndpoint || local.Pid() == 0 ||
+		onA.Endpoint() != "a" || onB.Endpoint() != "remote-1" || onA2.Endpoint() != "a" {
+		t.Fatalf("endpoints %s %s %s %s", local.Endpoint(), onA.Endpoint(), onB.Endpoint(), onA2.Endpoint())
 	}
-	onA := s1
-	if s1.Endpoint() != urlA {
-		onA = s2
+	if onA.Pid() != 0 || onA.WorkerID() != 0 {
+		t.Fatalf("a remote session has pid %d, worker %d", onA.Pid(), onA.WorkerID())
 	}
-	if err := onA.Reset(ctx); !errors.Is(err, session.ErrSingleUse) {
+	for i, s := range []*pool.Session{local, onA, onB, onA2} {
+		run(t, s, "x = 40 + "+string(rune('0'+i)), "None")
+	}
+	run(t, onB, "x", "42")
+	st := p.Stat()
+	if st.Busy != 1 || len(st.Endpoints) != 2 || st.Checkouts != 4 ||
+		st.Endpoints[0].Outstanding != 2 || st.Endpoints[1].Outstanding != 1 ||
+		st.Endpoints[0].Checkouts != 2 || st.Endpoints[0].URL != urlA || st.Endpoints[1].Name != "remote-1" {
+		t.Fatalf("stat %+v", st)
+	}
+	if err := onA.Reset(context.Background()); !errors.Is(err, session.ErrSingleUse) {
 		t.Fatalf("Reset of a remote checkout: %v", err)
 	}
-	if _, err := onA.Run(ctx, "x = 41"); err != nil {
-		t.Fatal(err)
+
+	// The local worker goes back, reset, and serves the next checkout (it
+	// is the least loaded again); a remote session's Close ends its
+	// connection and frees its slot.
+	pid := local.Pid()
+	local.Close()
+	onA.Close()
+	if _, err := onA.Run(context.Background(), "1"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("a closed remote session ran: %v", err)
+	}
+	again := checkout(t, p)
+	if again.Endpoint() != pool.LocalEndpoint || again.Pid() != pid {
+		t.Fatalf("the local worker was not reused: %s pid %d (was %d)", again.Endpoint(), again.Pid(), pid)
+	}
+	again.Close()
+	st = p.Stat()
+	if st.Endpoints[0].Outstanding != 1 || st.Idle != 1 {
+		t.Fatalf("after the closes: %+v", st)
+	}
+	co := evs.of(pool.EventCheckout)
+	if len(co) != 5 || co[0].Endpoint != pool.LocalEndpoint || co[1].Endpoint != "a" || co[2].Endpoint != "remote-1" {
+		t.Fatalf("checkout events %+v", co)
+	}
+	if cl := evs.of(pool.EventEndpointClosed); len(cl) != 1 || cl[0].Endpoint != "a" || cl[0].Reason != "" {
+		t.Fatalf("endpoint close events %+v", cl)
 	}
 
-	// a drains: the session on it resumes on b with nothing lost, and new
-	// checkouts skip a (503) and back it off.
-	a.Drain()
-	res, err := onA.Run(ctx, "x + 1")
-	if err != nil || res.Repr() != "42" || onA.Resumed() != 1 {
-		t.Fatalf("after the drain: %v %v (resumes %d)", res, err, onA.Resumed())
+	// Close with remote sessions still out: they are ended at the
+	// deadline, their connections closed, every goroutine joined.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := p.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close with sessions out: %v", err)
 	}
-	s3, err := r.Checkout(ctx, session.Config{})
-	if err != nil {
-		t.Fatal(err)
+	if _, err := onB.Run(context.Background(), "1"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("a remote session survived Close: %v", err)
 	}
-	if s3.Endpoint() != urlB {
-		t.Fatalf("checkout during a's drain went to %s", s3.Endpoint())
-	}
-	st = r.Stat()
-	if st[1].Failures != 1 || st[1].BackedOffUntil.IsZero() {
-		t.Fatalf("a not backed off: %+v", st[1])
-	}
-	s3.Close()
-	s1.Close()
-	s2.Close()
-	for _, e := range r.Stat() {
+	for _, e := range p.Stat().Endpoints {
 		if e.Outstanding != 0 {
 			t.Fatalf("outstanding after Close: %+v", e)
 		}
 	}
+	onB.Close()
+	onA2.Close()
 }
 
-func TestRemoteNoEndpoint(t *testing.T) {
-	r := pool.NewRemote(pool.RemoteConfig{Endpoints: []pool.Endpoint{{URL: "ws://127.0.0.1:1/"}}})
-	_, err := r.Checkout(context.Background(), session.Config{})
-	if !errors.Is(err, pool.ErrNoEndpoint) {
-		t.Fatalf("got %v", err)
+// Endpoints that cannot be dialled, or refuse with 503 (draining) or 429
+// (the per-client cap), are backed off and the checkout goes elsewhere:
+// to the local workers, waiting for one when they are busy.
+func TestMixedPoolBacksOffEndpoints(t *testing.T) {
+	draining, urlD := remoteServer(t, nil)
+	_, urlC := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = 1 })
+	p, err := pool.New(context.Background(), pool.Config{
+		MinWorkers: 1, MaxWorkers: 1,
+		Worker: worker.Config{Binary: testenv.Worker(t)},
+		Endpoints: []pool.Endpoint{
+			{Name: "capped", URL: urlC},
+			{Name: "dead", URL: "ws://127.0.0.1:1/"},
+			{Name: "draining", URL: urlD},
+		},
+		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := r.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrNoEndpoint) {
-		t.Fatalf("backed off: %v", err)
+	defer p.Close(context.Background())
+	draining.Drain()
+
+	local := checkout(t, p)
+	capped := checkout(t, p)
+	if local.Endpoint() != pool.LocalEndpoint || capped.Endpoint() != "capped" {
+		t.Fatalf("endpoints %s %s", local.Endpoint(), capped.Endpoint())
+	}
+	run(t, capped, "1 + 1", "2")
+
+	// The next checkout tries dead (load 0, fails to dial), draining (503)
+	// and capped (429), backs each off, and waits for the local worker.
+	done := make(chan *pool.Session, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, err := p.Checkout(ctx, session.Config{})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Stat().Waiting == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the checkout never waited for the local worker")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	local.Close()
+	waited := <-done
+	if waited == nil {
+		t.FailNow()
+	}
+	defer waited.Close()
+	if waited.Endpoint() != pool.LocalEndpoint {
+		t.Fatalf("the waiting checkout went to %s", waited.Endpoint())
+	}
+	st := p.Stat().Endpoints
+	now := time.Now()
+	if st[1].DialFailures != 1 || !st[1].BackedOffUntil.After(now.Add(30*time.Minute)) ||
+		st[2].Refusals != 1 || !st[2].BackedOffUntil.After(now) ||
+		st[0].Refusals != 1 || !st[0].BackedOffUntil.After(now) || st[0].Outstanding != 1 {
+		t.Fatalf("endpoint stats %+v", st)
+	}
+
+	// Everything backed off and the local worker busy: a checkout waits
+	// for the local worker and gives up at its deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := p.Checkout(ctx, session.Config{}); !errors.Is(err, pool.ErrExhausted) {
+		t.Fatalf("want ErrExhausted, got %v", err)
+	}
+	capped.Close()
+}
+
+// A pool without local workers: checkouts spread across the servers, a
+// failed dial backs its endpoint off, a session on a draining server
+// resumes on the other with nothing lost (its slot moves with it), and
+// when nothing is left the checkout fails with ErrNoEndpoint.
+func TestRemoteOnlyPool(t *testing.T) {
+	a, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "dead", URL: "ws://127.0.0.1:1/"}, {Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
+		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	if p.Binary() != "" || p.Stat().Live != 0 {
+		t.Fatalf("a NoLocal pool started something: %q %+v", p.Binary(), p.Stat())
+	}
+	s1 := checkout(t, p)
+	s2 := checkout(t, p)
+	defer s1.Close()
+	defer s2.Close()
+	onA := s1
+	if s1.Endpoint() != "a" {
+		onA = s2
+	}
+	if s1.Endpoint() == s2.Endpoint() {
+		t.Fatalf("both sessions on %s", s1.Endpoint())
+	}
+	run(t, onA, "x = 41", "None")
+	a.Drain()
+	run(t, onA, "x + 1", "42")
+	if onA.Resumed() != 1 || onA.Endpoint() != "b" {
+		t.Fatalf("after the drain: resumes %d, on %s", onA.Resumed(), onA.Endpoint())
+	}
+	st := p.Stat().Endpoints
+	if st[0].DialFailures != 1 || st[1].Outstanding != 0 || st[2].Outstanding != 2 || st[2].Resumes != 1 {
+		t.Fatalf("endpoint stats %+v", st)
+	}
+	s3 := checkout(t, p) // a refuses (503) and is backed off
+	defer s3.Close()
+	if s3.Endpoint() != "b" || p.Stat().Endpoints[1].Refusals != 1 {
+		t.Fatalf("during a's drain: %s %+v", s3.Endpoint(), p.Stat().Endpoints[1])
+	}
+}
+
+func TestRemoteOnlyNoEndpoint(t *testing.T) {
+	p, err := pool.New(context.Background(), pool.Config{NoLocal: true, Endpoints: []pool.Endpoint{{URL: "ws://127.0.0.1:1/"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	for range 2 { // failed to dial, then backed off
+		if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrNoEndpoint) {
+			t.Fatalf("got %v", err)
+		}
+	}
+	if st := p.Stat().Endpoints[0]; st.DialFailures != 1 || st.Backoff != pool.DefaultBackoffInitial {
+		t.Fatalf("stat %+v", st)
+	}
+}
+
+func TestEndpointConfigRefused(t *testing.T) {
+	for _, c := range []pool.Config{
+		{NoLocal: true},
+		{NoLocal: true, Endpoints: []pool.Endpoint{{URL: "http://x/"}}},
+		{NoLocal: true, Endpoints: []pool.Endpoint{{Name: "x", URL: "ws://a/"}, {Name: "x", URL: "ws://b/"}}},
+		{NoLocal: true, Endpoints: []pool.Endpoint{{Name: pool.LocalEndpoint, URL: "ws://a/"}}},
+	} {
+		if p, err := pool.New(context.Background(), c); err == nil {
+			p.Close(context.Background())
+			t.Fatalf("accepted %+v", c)
+		}
+	}
+}
+
+// The pool's metrics carry the endpoint as a name from the
+// configuration (never its URL or its headers' token): checkout waits and
+// session durations per endpoint, local ones included, and failed remote
+// starts per endpoint.
+func TestMixedPoolMetricsPerEndpoint(t *testing.T) {
+	_, url := remoteServer(t, nil)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	p, err := pool.New(context.Background(), pool.Config{
+		MinWorkers: 1, MaxWorkers: 1,
+		Worker: worker.Config{Binary: testenv.Worker(t)},
+		Endpoints: []pool.Endpoint{
+			{Name: "dead", URL: "ws://127.0.0.1:1/?token=secret"},
+			{Name: "srv", URL: url, Dial: ws.DialOptions{Header: http.Header{"Authorization": {"Bearer secret"}}}},
+		},
+		MeterProvider: mp,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	local := checkout(t, p)
+	remote := checkout(t, p) // dead fails, srv serves
+	if remote.Endpoint() != "srv" {
+		t.Fatalf("on %s", remote.Endpoint())
+	}
+	run(t, remote, "2 + 2", "4")
+	remote.Close()
+	local.Close()
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]map[string]bool{} // metric → endpoint values
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			visit := func(s attribute.Set) {
+				for _, kv := range s.ToSlice() {
+					if strings.Contains(kv.Value.Emit(), "secret") || strings.Contains(kv.Value.Emit(), "ws://") {
+						t.Errorf("%s carries %s=%s", m.Name, kv.Key, kv.Value.Emit())
+					}
+				}
+				if v, ok := s.Value(pool.AttrEndpoint); ok {
+					if seen[m.Name] == nil {
+						seen[m.Name] = map[string]bool{}
+					}
+					seen[m.Name][v.AsString()] = true
+				}
+			}
+			switch d := m.Data.(type) {
+			case metricdata.Histogram[float64]:
+				for _, dp := range d.DataPoints {
+					visit(dp.Attributes)
+				}
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					visit(dp.Attributes)
+				}
+			}
+		}
+	}
+	for metric, want := range map[string][]string{
+		pool.MetricCheckoutWait:     {pool.LocalEndpoint, "srv"},
+		pool.MetricSessionDuration:  {pool.LocalEndpoint, "srv"},
+		pool.MetricEndpointFailures: {"dead"},
+	} {
+		for _, ep := range want {
+			if !seen[metric][ep] {
+				t.Errorf("%s: no point for endpoint %s (have %v)", metric, ep, seen[metric])
+			}
+		}
 	}
 }

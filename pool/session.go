@@ -14,6 +14,10 @@ import (
 // queries); it deliberately has no Detach and no Shutdown, since the worker
 // belongs to the pool: Close gives it back instead of stopping it.
 //
+// A session on a remote endpoint (Endpoint is not LocalEndpoint) is a
+// single-use connection: Reset fails with session.ErrSingleUse, Close
+// closes the connection, WorkerID and Pid are zero.
+//
 // Like *session.Session, a Session runs one turn at a time on the calling
 // goroutine and is not safe for concurrent use, except that Close, Destroy,
 // Kill, WorkerID and Pid may be called from any goroutine at any time.
@@ -23,7 +27,8 @@ import (
 type Session struct {
 	s        *session.Session
 	pool     *Pool
-	m        *member
+	m        *member    // the local worker; nil for a remote session
+	ref      *remoteRef // where a remote session runs; nil for a local one
 	released atomic.Bool
 	start    time.Time // when the checkout handed it out
 }
@@ -31,10 +36,39 @@ type Session struct {
 // WorkerID returns the pool-assigned id of the session's worker. Ids are
 // 1, 2, 3, ... in the order workers joined the pool; a worker keeps its id
 // across checkouts.
-func (s *Session) WorkerID() uint64 { return s.m.id }
+// A remote session has none: 0.
+func (s *Session) WorkerID() uint64 {
+	if s.m == nil {
+		return 0
+	}
+	return s.m.id
+}
 
-// Pid returns the process id of the session's worker.
-func (s *Session) Pid() int { return s.m.pid }
+// Pid returns the process id of the session's worker (0 for a remote
+// session).
+func (s *Session) Pid() int {
+	if s.m == nil {
+		return 0
+	}
+	return s.m.pid
+}
+
+// Endpoint returns the name of the endpoint the session runs on:
+// LocalEndpoint for a local worker, else the Endpoint's Name (the endpoint
+// it resumed on, after a drain moved it). It is safe to call from any
+// goroutine.
+func (s *Session) Endpoint() string {
+	if s.ref == nil {
+		return LocalEndpoint
+	}
+	s.pool.mu.Lock()
+	defer s.pool.mu.Unlock()
+	return s.ref.ep.Name
+}
+
+// Resumed is session.Session.Resumed: how many times a remote session
+// moved to another endpoint after a ShutdownDump.
+func (s *Session) Resumed() int { return s.s.Resumed() }
 
 // Run is session.Session.Run. A feed aborted because its context ended
 // leaves the session usable but not reusable (session.Session.Reusable):
@@ -121,7 +155,14 @@ func (s *Session) Kill() { s.s.Kill() }
 // destroyed and the pool starts a replacement as needed.
 //
 // Close is idempotent and safe to call from any goroutine; it returns nil.
+//
+// A remote session's Close closes its connection with a normal Close
+// frame and releases its endpoint slot.
 func (s *Session) Close() error {
+	if s.ref != nil {
+		s.pool.releaseRemote(s, false)
+		return nil
+	}
 	s.pool.release(s, false)
 	return nil
 }
@@ -130,5 +171,9 @@ func (s *Session) Close() error {
 // turn in flight fails with an error matching session.ErrClosed. It is
 // idempotent, safe to call from any goroutine, and a no-op after Close.
 func (s *Session) Destroy() {
+	if s.ref != nil {
+		s.pool.releaseRemote(s, true)
+		return
+	}
 	s.pool.release(s, true)
 }

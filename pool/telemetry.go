@@ -16,14 +16,21 @@ import (
 // monty.turn.duration, ...) are package session's, recorded by every
 // checked-out session through the same MeterProvider.
 const (
-	MetricWorkersLive       = "monty.pool.workers.live"
-	MetricWorkersIdle       = "monty.pool.workers.idle"
-	MetricWorkersBusy       = "monty.pool.workers.busy"
-	MetricCheckoutWait      = "monty.pool.checkout.wait"
-	MetricWorkerTerminated  = "monty.pool.worker.terminated"
-	MetricSessionDuration   = "monty.pool.session.duration"
-	AttrReason              = attribute.Key("monty.reason")
-	AttrCheckoutOutcome     = attribute.Key("monty.outcome")
+	MetricWorkersLive      = "monty.pool.workers.live"
+	MetricWorkersIdle      = "monty.pool.workers.idle"
+	MetricWorkersBusy      = "monty.pool.workers.busy"
+	MetricCheckoutWait     = "monty.pool.checkout.wait"
+	MetricWorkerTerminated = "monty.pool.worker.terminated"
+	MetricSessionDuration  = "monty.pool.session.duration"
+	AttrReason             = attribute.Key("monty.reason")
+	AttrCheckoutOutcome    = attribute.Key("monty.outcome")
+	// MetricEndpointFailures counts remote session starts that failed, by
+	// endpoint.
+	MetricEndpointFailures = "monty.pool.endpoint.failures"
+	// AttrEndpoint is the endpoint of a checkout, a session duration or an
+	// endpoint failure: LocalEndpoint or an Endpoint's Name (a closed set
+	// fixed by the Config; never a URL or a token).
+	AttrEndpoint            = attribute.Key("monty.endpoint")
 	sessionOutcomeOK        = "ok"
 	sessionOutcomeError     = "error"
 	sessionOutcomeAbandoned = "abandoned"
@@ -42,6 +49,11 @@ type telemetry struct {
 
 	waitIdle, waitWaited, waitExhausted []metric.RecordOption
 	sessOK, sessError, sessAbandoned    []metric.RecordOption
+	// byEndpoint holds the same record options for each remote endpoint
+	// (the fields above are the local workers'), and epFailures.
+	byEndpoint map[string]*telemetry
+	epFailures metric.Int64Counter
+	epFailOpts []metric.AddOption
 }
 
 func newTelemetry(p *Pool) *telemetry {
@@ -51,8 +63,9 @@ func newTelemetry(p *Pool) *telemetry {
 	}
 	m := mp.Meter(session.ScopeName)
 	t := &telemetry{log: p.log}
+	ep := LocalEndpoint
 	rec := func(k attribute.Key, v string) []metric.RecordOption {
-		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(k.String(v)))}
+		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(k.String(v), AttrEndpoint.String(ep)))}
 	}
 	t.wait, _ = m.Float64Histogram(MetricCheckoutWait, metric.WithUnit("s"),
 		metric.WithDescription("Time a checkout waited for a worker, by outcome (idle, waited, exhausted)."),
@@ -64,6 +77,18 @@ func newTelemetry(p *Pool) *telemetry {
 		metric.WithExplicitBucketBoundaries(session.DurationBuckets...))
 	t.waitIdle, t.waitWaited, t.waitExhausted = rec(AttrCheckoutOutcome, "idle"), rec(AttrCheckoutOutcome, "waited"), rec(AttrCheckoutOutcome, "exhausted")
 	t.sessOK, t.sessError, t.sessAbandoned = rec(AttrCheckoutOutcome, sessionOutcomeOK), rec(AttrCheckoutOutcome, sessionOutcomeError), rec(AttrCheckoutOutcome, sessionOutcomeAbandoned)
+	if len(p.eps) > 0 {
+		t.epFailures, _ = m.Int64Counter(MetricEndpointFailures, metric.WithUnit("{start}"),
+			metric.WithDescription("Remote session starts that failed, by endpoint."))
+		t.byEndpoint = make(map[string]*telemetry, len(p.eps))
+		for _, e := range p.eps {
+			ep = e.Name
+			o := &telemetry{epFailOpts: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(AttrEndpoint.String(ep)))}}
+			o.waitIdle, o.waitWaited, o.waitExhausted = rec(AttrCheckoutOutcome, "idle"), rec(AttrCheckoutOutcome, "waited"), rec(AttrCheckoutOutcome, "exhausted")
+			o.sessOK, o.sessError, o.sessAbandoned = rec(AttrCheckoutOutcome, sessionOutcomeOK), rec(AttrCheckoutOutcome, sessionOutcomeError), rec(AttrCheckoutOutcome, sessionOutcomeAbandoned)
+			t.byEndpoint[ep] = o
+		}
+	}
 
 	live, _ := m.Int64ObservableGauge(MetricWorkersLive, metric.WithUnit("{worker}"), metric.WithDescription("Running workers, idle or checked out."))
 	idle, _ := m.Int64ObservableGauge(MetricWorkersIdle, metric.WithUnit("{worker}"), metric.WithDescription("Workers waiting for a checkout."))
@@ -88,6 +113,15 @@ func (p *Pool) gauges() Stats {
 	return Stats{Live: p.liveLocked(), Idle: len(p.idle), Busy: p.busyAlive}
 }
 
+// at returns the record options of the named endpoint (the local
+// workers' for LocalEndpoint or "").
+func (t *telemetry) at(endpoint string) *telemetry {
+	if o, ok := t.byEndpoint[endpoint]; ok {
+		return o
+	}
+	return t
+}
+
 // close stops the gauges' callback.
 func (t *telemetry) close() {
 	if t != nil && t.reg != nil {
@@ -105,14 +139,18 @@ func (t *telemetry) observe(e Event) {
 	case EventSpawn:
 		t.log.Info("monty pool: worker spawned", slog.Uint64("id", e.WorkerID), slog.Int("pid", e.Pid), slog.Duration("took", e.Duration))
 	case EventCheckout:
-		opts := t.waitIdle
+		at := t.at(e.Endpoint)
+		opts := at.waitIdle
 		if e.Waited > 0 {
-			opts = t.waitWaited
+			opts = at.waitWaited
 		}
 		t.wait.Record(bg, e.Waited.Seconds(), opts...)
 	case EventExhausted:
 		t.wait.Record(bg, e.Waited.Seconds(), t.waitExhausted...)
 		t.log.Warn("monty pool: checkout refused", slog.String("why", "exhausted"), slog.Duration("waited", e.Waited))
+	case EventEndpointFailed:
+		t.epFailures.Add(bg, 1, t.at(e.Endpoint).epFailOpts...)
+		t.log.Warn("monty pool: remote session start failed", slog.String("endpoint", e.Endpoint), slog.Any("error", e.Err))
 	case EventUnhealthy:
 		t.log.Warn("monty pool: checkouts refused until the restart window passes", slog.Any("error", e.Err))
 	case EventCrash, EventDestroy:
@@ -141,12 +179,13 @@ func (t *telemetry) sessionDone(s *Session, returned bool, reason Reason) {
 	if t == nil {
 		return
 	}
-	opts := t.sessError
+	at := t.at(s.Endpoint())
+	opts := at.sessError
 	switch {
 	case returned:
-		opts = t.sessOK
+		opts = at.sessOK
 	case reason == DestroySuspended || reason == DestroyBusy || reason == DestroyInterrupted:
-		opts = t.sessAbandoned
+		opts = at.sessAbandoned
 	}
 	t.sessDur.Record(context.Background(), time.Since(s.start).Seconds(), opts...)
 }

@@ -1,0 +1,350 @@
+package pool
+
+// This file is the remote side of the pool: endpoints (remote Monty
+// servers) beside or instead of the local workers, the choice of where a
+// checkout goes, single-use remote sessions, and the backoff of endpoints
+// that refuse or cannot be reached.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
+)
+
+// LocalEndpoint is the endpoint name of the pool's local workers: the
+// value of Event.Endpoint, Session.Endpoint and the AttrEndpoint metric
+// attribute for checkouts served by a local process.
+const LocalEndpoint = "local"
+
+// Endpoint is one remote Monty server (`montygo serve`, or any server of
+// the remote protocol) that a [Pool] may hand sessions from, beside or
+// instead of its local workers.
+//
+// An Endpoint is plain data, safe to share.
+type Endpoint struct {
+	// Name identifies the endpoint in Stats, Events, Session.Endpoint and
+	// the AttrEndpoint metric attribute, so it must come from a small
+	// closed set and never carry a secret. "" means "remote-<i>", i being
+	// the endpoint's index in Config.Endpoints. Names must be unique and
+	// differ from LocalEndpoint.
+	Name string
+	// URL is the ws:// or wss:// address, dialled exactly as given. It is
+	// reported by Stat but never used as a metric attribute.
+	URL string
+	// Dial configures the WebSocket dials (static headers or a header
+	// function for refreshable tokens, TLS, frame cap, close wait).
+	Dial ws.DialOptions
+}
+
+// EndpointStat is the state of one endpoint of a [Pool], in Stats.
+//
+// An EndpointStat is plain data, safe to share.
+type EndpointStat struct {
+	// Name and URL are the endpoint's (Name defaulted as in Endpoint).
+	Name, URL string
+	// Outstanding counts checked-out sessions on the endpoint not yet
+	// closed (a session resumed elsewhere after a drain counts where it
+	// runs now), plus starts in progress.
+	Outstanding int
+	// Checkouts counts sessions started there.
+	Checkouts int64
+	// DialFailures counts dials that failed without an HTTP answer
+	// (refused connection, TLS, timeout) or with a status other than 503
+	// and 429; Refusals counts 503 and 429 answers (a draining or full
+	// server).
+	DialFailures, Refusals int64
+	// StartFailures counts starts that dialled but failed afterwards (no
+	// Configure answer within StartTimeout, a drop, a version mismatch, a
+	// refused Configure).
+	StartFailures int64
+	// Resumes counts sessions that moved here after another endpoint
+	// drained.
+	Resumes int64
+	// Backoff is the current backoff step (0 after a successful start)
+	// and BackedOffUntil when the endpoint is tried again (zero, or in the
+	// past: now).
+	Backoff        time.Duration
+	BackedOffUntil time.Time
+}
+
+// ErrNoEndpoint is returned by Checkout on a pool without local workers
+// (Config.NoLocal) when every endpoint failed or is backed off; the
+// error returned joins it with the last failure.
+var ErrNoEndpoint = errors.New("monty pool: no remote endpoint available")
+
+// endpoint is one configured endpoint. Every field but the configuration
+// is guarded by Pool.mu.
+type endpoint struct {
+	Endpoint
+	idx int
+
+	outstanding                    int
+	checkouts, dialFails, refusals int64
+	startFails, resumes            int64
+	wait                           time.Duration
+	until                          time.Time
+}
+
+// remoteRef is where a remote Session currently runs; guarded by Pool.mu.
+type remoteRef struct {
+	ep *endpoint
+}
+
+// endpointsOf validates cfg's endpoints and builds their records.
+func endpointsOf(cfg []Endpoint) ([]*endpoint, error) {
+	names := map[string]bool{LocalEndpoint: true}
+	var eps []*endpoint
+	for i, e := range cfg {
+		if e.Name == "" {
+			e.Name = "remote-" + strconv.Itoa(i)
+		}
+		if names[e.Name] {
+			return nil, fmt.Errorf("monty pool: endpoint %d: name %q is taken", i, e.Name)
+		}
+		names[e.Name] = true
+		u, err := url.Parse(e.URL)
+		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return nil, fmt.Errorf("monty pool: endpoint %q: URL must be ws:// or wss:// with a host", e.Name)
+		}
+		eps = append(eps, &endpoint{Endpoint: e, idx: i})
+	}
+	return eps, nil
+}
+
+// choose decides where a checkout goes: the local workers or the
+// endpoint with the fewest outstanding sessions among those not backed
+// off and not yet tried by this checkout. The local workers count as one
+// more endpoint whose load is their checked-out sessions; they are
+// eligible while a worker is idle or one more may start, and win ties
+// (no network in the way). When no endpoint is eligible the local
+// workers are chosen anyway (the checkout waits for one, as in a
+// local-only pool); without local workers choose returns nil, false.
+// A chosen endpoint's outstanding count is raised for the start.
+func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
+	var a after
+	defer p.finish(&a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing.Load() {
+		return nil, false, ErrClosed
+	}
+	now := time.Now()
+	local, load := false, 0
+	if !p.cfg.NoLocal {
+		p.recoverLocked(now, &a)
+		if p.gate.healthy() && (len(p.idle) > 0 || p.liveLocked()+p.spawning < p.cfg.MaxWorkers) {
+			local, load = true, len(p.busy)
+		}
+	}
+	var best *endpoint
+	for _, e := range p.eps {
+		if tried[e.idx] || now.Before(e.until) {
+			continue
+		}
+		if (best == nil || e.outstanding < best.outstanding) && (!local || e.outstanding < load) {
+			best = e
+		}
+	}
+	if best == nil {
+		return nil, !p.cfg.NoLocal, nil
+	}
+	best.outstanding++
+	return best, false, nil
+}
+
+// checkoutRemote starts a session on e (its slot already taken by
+// choose), within StartTimeout. The slot is released on failure.
+func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Config) (*Session, error) {
+	ref := &remoteRef{ep: e}
+	l := session.RemoteLauncher{
+		URL:      e.URL,
+		Dial:     e.Dial,
+		NoResume: p.cfg.NoResume,
+		Pick:     func() string { return p.resumeTo(ref) },
+		OnDial:   func(_ string, err error) { p.dialed(ref, err) },
+	}
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
+	s, err := session.Start(sctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
+	timedOut := sctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if err != nil {
+		if timedOut {
+			err = &session.StartTimeoutError{Timeout: p.cfg.StartTimeout, Err: err}
+		}
+		p.startFailed(e, err, time.Since(start))
+		return nil, err
+	}
+	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
+	p.mu.Lock()
+	e.checkouts++
+	e.wait = 0
+	closing := p.closing.Load()
+	if !closing {
+		p.remote[ps] = struct{}{}
+	}
+	p.mu.Unlock()
+	if closing {
+		ps.released.Store(true)
+		s.Close()
+		p.mu.Lock()
+		e.outstanding--
+		p.mu.Unlock()
+		return nil, ErrClosed
+	}
+	p.checkouts.Add(1)
+	p.emit(Event{Kind: EventCheckout, Endpoint: e.Name, Duration: time.Since(start)})
+	return ps, nil
+}
+
+// retryElsewhere reports whether a failed remote start should be tried
+// on another endpoint: not when the caller is at fault (its headers, its
+// Configure refused) or its context ended.
+func retryElsewhere(ctx context.Context, err error) bool {
+	var (
+		he *ws.HeaderError
+		pe *session.PythonError
+	)
+	return ctx.Err() == nil && !errors.As(err, &he) && !errors.As(err, &pe)
+}
+
+// backsOff reports whether a failed start should back its endpoint off: a
+// dial that got no answer or a 503/429 (OnDial reports those), a start
+// that timed out, a server that answered Configure with a ShutdownDump.
+func backsOff(err error) bool {
+	var st *session.StartTimeoutError
+	return errors.As(err, &st) || errors.Is(err, session.ErrShutdown)
+}
+
+// dialed accounts for one dial of a session whose current endpoint is
+// ref.ep (the start's, or the one resumeTo just chose).
+func (p *Pool) dialed(ref *remoteRef, err error) {
+	if err == nil {
+		return
+	}
+	var de *ws.DialError
+	if !errors.As(err, &de) {
+		return // a header refusal: no I/O, not the endpoint's fault
+	}
+	p.mu.Lock()
+	e := ref.ep
+	refused := de.StatusCode == http.StatusServiceUnavailable || de.StatusCode == http.StatusTooManyRequests
+	if refused {
+		e.refusals++
+	} else {
+		e.dialFails++
+	}
+	if refused || de.StatusCode == 0 {
+		p.backOffLocked(e, de.RetryAfter)
+	}
+	p.mu.Unlock()
+}
+
+// backOffLocked skips e for its next backoff step (at least retryAfter).
+func (p *Pool) backOffLocked(e *endpoint, retryAfter time.Duration) {
+	b := p.cfg.EndpointBackoff
+	if e.wait == 0 {
+		e.wait = b.Initial
+	} else {
+		e.wait = min(2*e.wait, b.Max)
+	}
+	e.until = time.Now().Add(max(e.wait, retryAfter))
+}
+
+// startFailed releases e's slot after a failed start and accounts for it.
+func (p *Pool) startFailed(e *endpoint, err error, took time.Duration) {
+	var de *ws.DialError
+	p.mu.Lock()
+	e.outstanding--
+	if !errors.As(err, &de) {
+		e.startFails++
+		if backsOff(err) {
+			p.backOffLocked(e, 0)
+		}
+	}
+	p.mu.Unlock()
+	p.emit(Event{Kind: EventEndpointFailed, Endpoint: e.Name, Duration: took, Err: err})
+}
+
+// resumeTo is where the session at ref goes after a ShutdownDump: the
+// least-loaded other endpoint that is not backed off (ref's own is
+// draining), else its own. The session's slot moves with it.
+func (p *Pool) resumeTo(ref *remoteRef) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	cur := ref.ep
+	var best *endpoint
+	for _, e := range p.eps {
+		if e == cur || now.Before(e.until) {
+			continue
+		}
+		if best == nil || e.outstanding < best.outstanding {
+			best = e
+		}
+	}
+	if best == nil {
+		return cur.URL
+	}
+	cur.outstanding--
+	best.outstanding++
+	best.resumes++
+	ref.ep = best
+	return best.URL
+}
+
+// releaseRemote ends a remote checkout: the connection is closed (a
+// going-away Close frame for Destroy, a normal one otherwise) and its
+// endpoint slot released. Remote sessions are never reused.
+func (p *Pool) releaseRemote(s *Session, destroy bool) {
+	if !s.released.CompareAndSwap(false, true) {
+		return
+	}
+	var reason Reason
+	switch {
+	case destroy:
+		reason = DestroyRequested
+	case s.s.Cause() != nil:
+		reason = DestroyRequested
+		if r, ok := crashReason(s.s.Cause()); ok {
+			reason = r
+		}
+	case s.s.State() == session.StateSuspended:
+		reason = DestroySuspended
+	}
+	if destroy {
+		s.s.Kill()
+	}
+	s.s.Close()
+	p.mu.Lock()
+	e := s.ref.ep
+	e.outstanding--
+	delete(p.remote, s)
+	p.drainedLocked()
+	p.mu.Unlock()
+	p.tel.sessionDone(s, reason == "", reason)
+	p.emit(Event{Kind: EventEndpointClosed, Endpoint: e.Name, Reason: reason, Err: s.s.Cause()})
+}
+
+// endpointStatsLocked reports every endpoint, in configuration order.
+func (p *Pool) endpointStatsLocked() []EndpointStat {
+	if len(p.eps) == 0 {
+		return nil
+	}
+	out := make([]EndpointStat, len(p.eps))
+	for i, e := range p.eps {
+		out[i] = EndpointStat{
+			Name: e.Name, URL: e.URL, Outstanding: e.outstanding, Checkouts: e.checkouts,
+			DialFailures: e.dialFails, Refusals: e.refusals, StartFailures: e.startFails,
+			Resumes: e.resumes, Backoff: e.wait, BackedOffUntil: e.until,
+		}
+	}
+	return out
+}
