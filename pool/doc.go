@@ -50,6 +50,27 @@
 // RestartWindow has passed. Workers that die while running code do not
 // count: their rate is bounded by the callers.
 //
+// # Remote endpoints
+//
+// Config.Endpoints adds remote Monty servers (`montygo serve`) beside the
+// local workers; with Config.NoLocal they replace them. One pool then
+// hands out both kinds of [Session]: a checkout goes to the least-loaded
+// endpoint, the local workers counting as one endpoint whose load is their
+// checked-out sessions (they win ties, and are skipped while saturated).
+// An endpoint whose dial fails, that refuses with 503 or 429, or that does
+// not answer Configure within StartTimeout is backed off
+// (EndpointBackoff, doubling, at least the server's Retry-After) and the
+// checkout tries the next one, the local workers last; with every
+// endpoint backed off it waits for a local worker, or fails with
+// [ErrNoEndpoint] without any. Remote sessions are single-use connections
+// (session.RemoteLauncher): never prewarmed, never Reset or handed to
+// another checkout; Close closes the connection. After a ShutdownDump (a
+// draining server) a remote session resumes on the least-loaded other
+// endpoint, unless NoResume. Stats.Endpoints reports each endpoint
+// (outstanding sessions, checkouts, dial failures, refusals, start
+// failures, resumes, backoff), Session.Endpoint and Event.Endpoint name
+// it, and the metrics carry it as [AttrEndpoint].
+//
 // # Observing it
 //
 // [Pool.Stat] returns counters and gauges; Config.Metrics receives every

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"os"
 	"time"
 
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
 )
 
 // A pool of warm workers: check a session out, run code, give it back.
@@ -75,4 +78,48 @@ func Example_quickstart() {
 	}
 	fmt.Println(res.Repr())
 	// Output: 2.0
+}
+
+// One pool over local workers and two remote Monty servers (`montygo
+// serve`): a checkout goes to whichever has the fewest sessions out, the
+// local workers first on a tie; a server that is draining, full (503,
+// 429) or unreachable is skipped for a while. Remote sessions are
+// single-use connections that move to the other server, state and all,
+// when theirs drains. (Not run by go test: it needs the worker binary
+// and the servers.)
+func ExampleNew_mixed() {
+	ctx := context.Background()
+	token := func(context.Context) (http.Header, error) {
+		return http.Header{"Authorization": {"Bearer " + os.Getenv("MONTY_TOKEN")}}, nil // read at every dial
+	}
+	p, err := pool.New(ctx, pool.Config{
+		MinWorkers: 1,
+		MaxWorkers: 2,
+		Endpoints: []pool.Endpoint{
+			{Name: "eu-1", URL: "wss://monty-eu-1.example.com/", Dial: ws.DialOptions{HeaderFunc: token}},
+			{Name: "eu-2", URL: "wss://monty-eu-2.example.com/", Dial: ws.DialOptions{HeaderFunc: token}},
+		},
+		ProtocolVersion: 0, // local workers and each server negotiate their own
+	})
+	if err != nil {
+		fmt.Println("no pool:", err)
+		return
+	}
+	defer p.Close(ctx)
+
+	s, err := p.Checkout(ctx, session.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close() // a local worker goes back to the pool; a remote connection is closed
+	r, err := s.Run(ctx, "sum(range(10))")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Repr(), "on", s.Endpoint())
+	for _, e := range p.Stat().Endpoints {
+		fmt.Println(e.Name, e.Outstanding, "out,", e.Refusals, "refusals, backed off until", e.BackedOffUntil)
+	}
 }
