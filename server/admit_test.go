@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/transport/ws"
 )
 
@@ -16,7 +15,7 @@ func dialErr(t testing.TB, url string, h http.Header) *ws.DialError {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := remoteclient.Dial(ctx, url, 4, ws.DialOptions{Header: h})
+	c, err := dialRaw(ctx, url, 4, ws.DialOptions{Header: h})
 	if err == nil {
 		c.Close()
 		t.Fatal("dial succeeded, want a refusal")

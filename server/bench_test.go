@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/pool"
@@ -80,7 +79,7 @@ func BenchmarkSession(b *testing.B) {
 		ts := startServer(b, func(c *Config) { c.Prewarm = 2; c.MaxSessionsPerClient = -1 })
 		b.ReportAllocs()
 		for b.Loop() {
-			c, err := remoteclient.Dial(ctx, ts.URL, 4, ws.DialOptions{})
+			c, err := dialRaw(ctx, ts.URL, 4, ws.DialOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

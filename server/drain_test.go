@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/message"
 )
 
 // shutdownDump sends req and expects the drain's answer: a ShutdownDump
 // with a signed dump, then close code 1001.
-func expectShutdownDump(t *testing.T, cl *remoteclient.Client, req message.Request) []byte {
+func expectShutdownDump(t *testing.T, cl *rawClient, req message.Request) []byte {
 	t.Helper()
 	turn := do(t, cl, req)
 	sd, ok := turn.Event.Body.(*message.ShutdownDump)

@@ -6,11 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 
-	"github.com/gomonty/monty/internal/remoteclient"
-	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/server"
-	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/session"
 )
 
 // A server on a loopback port, and one session through it.
@@ -30,33 +29,22 @@ func Example() {
 	}
 	go srv.Serve(l)
 
-	c, err := remoteclient.Dial(ctx, "ws://"+l.Addr().String()+"/", 4, ws.DialOptions{})
+	// A parent reaches it with session.RemoteLauncher (or a pool with
+	// Endpoints): one connection per session.
+	rl := session.RemoteLauncher{URL: "ws://" + l.Addr().String() + "/"}
+	s, err := session.Start(ctx, session.Launch{Launcher: rl}, session.Config{Print: session.Writers(os.Stdout, os.Stderr)})
 	if err != nil {
 		panic(err)
 	}
-	defer c.Close()
-	for _, req := range []message.Request{
-		&message.Configure{ProtocolVersion: 4},
-		&message.Feed{Code: "print('hello'); 6 * 7"},
-		&message.Reset{}, // refused: a connection is one session
-	} {
-		turn, err := c.Do(ctx, req)
-		if err != nil {
-			panic(err)
-		}
-		switch ev := turn.Event.Body.(type) {
-		case *message.Complete:
-			fmt.Print(turn.Stdout)
-			fmt.Println(ev.Values.Repr(ev.Value))
-		case *message.Error:
-			fmt.Println(ev.Exception.Type+":", ev.Exception.Msg())
-		default:
-			fmt.Println(ev.EventKind())
-		}
+	defer s.Close()
+	r, err := s.Run(ctx, "print('hello'); 6 * 7")
+	if err != nil {
+		panic(err)
 	}
+	fmt.Println(r.Repr())
+	fmt.Println(s.Reset(ctx)) // a connection is one session
 	// Output:
-	// Ok
 	// hello
 	// 42
-	// RuntimeError: protocol violation: Reset is refused by this server (open a new connection for a new session)
+	// monty session: a remote session is single-use (no Reset, no Detach)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec/peek"
-	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
 )
@@ -42,7 +41,7 @@ func FuzzSessionFrames(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		c, err := remoteclient.Dial(ctx, ts.URL, 4, ws.DialOptions{})
+		c, err := dialRaw(ctx, ts.URL, 4, ws.DialOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +75,7 @@ func FuzzSessionFrames(f *testing.F) {
 
 // answered reads events up to a turn-ending one; false means the session
 // was closed.
-func answered(t *testing.T, c *remoteclient.Client) bool {
+func answered(t *testing.T, c *rawClient) bool {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
-	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
@@ -68,11 +67,11 @@ func startServer(t testing.TB, mutate func(*Config)) *testServer {
 	return ts
 }
 
-func dial(t testing.TB, url string, version uint32, opts ws.DialOptions) *remoteclient.Client {
+func dial(t testing.TB, url string, version uint32, opts ws.DialOptions) *rawClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := remoteclient.Dial(ctx, url, version, opts)
+	c, err := dialRaw(ctx, url, version, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +79,7 @@ func dial(t testing.TB, url string, version uint32, opts ws.DialOptions) *remote
 	return c
 }
 
-func do(t testing.TB, c *remoteclient.Client, req message.Request) *remoteclient.Turn {
+func do(t testing.TB, c *rawClient, req message.Request) *rawTurn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -91,7 +90,7 @@ func do(t testing.TB, c *remoteclient.Client, req message.Request) *remoteclient
 	return turn
 }
 
-func configure(t testing.TB, c *remoteclient.Client, version uint32, limits *message.ResourceLimits) {
+func configure(t testing.TB, c *rawClient, version uint32, limits *message.ResourceLimits) {
 	t.Helper()
 	turn := do(t, c, &message.Configure{ProtocolVersion: version, ScriptName: "main.py", Limits: limits})
 	if _, ok := turn.Event.Body.(*message.Ok); !ok {
@@ -100,7 +99,7 @@ func configure(t testing.TB, c *remoteclient.Client, version uint32, limits *mes
 }
 
 // repr feeds code and returns the repr of its result (or the error text).
-func repr(t testing.TB, c *remoteclient.Client, code string) string {
+func repr(t testing.TB, c *rawClient, code string) string {
 	t.Helper()
 	return describe(do(t, c, &message.Feed{Code: code}).Event)
 }
@@ -126,7 +125,7 @@ func wantPrefix(t testing.TB, got, prefix string) {
 
 // closeCode waits for the server to end the session and returns its close
 // code.
-func closeCode(t testing.TB, c *remoteclient.Client) int {
+func closeCode(t testing.TB, c *rawClient) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
@@ -65,7 +64,7 @@ func TestRefusedRequestsLeaveTheSessionLive(t *testing.T) {
 	}
 }
 
-func dialConfigured(t testing.TB, url string, v uint32) *remoteclient.Client {
+func dialConfigured(t testing.TB, url string, v uint32) *rawClient {
 	c := dial(t, url, v, ws.DialOptions{})
 	configure(t, c, v, nil)
 	return c

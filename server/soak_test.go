@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomonty/monty/internal/remoteclient"
-	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/internal/remotejob"
 )
 
 var soakSessions = flag.Int("soak-sessions", 60, "sessions of TestSoakDrainsAcrossReplicas (500 for the full soak)")
 
-// TestSoakDrainsAcrossReplicas runs sessions over 3 in-process replicas
+// TestSoakDrainsAcrossReplicas runs sessions (session.RemoteLauncher with
+// its auto-resume, protocols 4 and 2 in turn) over 3 in-process replicas
 // sharing one dump key, draining and replacing a replica every 20 finished
 // sessions; every session must end with the right answer, resumed on
 // another replica when a drain interrupted it.
@@ -39,16 +39,14 @@ func TestSoakDrainsAcrossReplicas(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for n := range jobs {
-				r := &remoteclient.Resuming{Pick: pick, Version: []uint32{4, 2}[n%2],
-					Configure: &message.Configure{ProtocolVersion: []uint32{4, 2}[n%2], ScriptName: "job.py"}}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-				res, err := remoteclient.RunJob(ctx, r, n, 5*time.Millisecond)
+				res, moved, err := remotejob.Run(ctx, pick, []uint32{4, 2}[n%2], n, 5*time.Millisecond)
 				cancel()
-				resumed.Add(int64(r.Resumed))
+				resumed.Add(int64(moved))
 				switch res {
-				case remoteclient.OK:
+				case remotejob.OK:
 					ok.Add(1)
-				case remoteclient.Lost:
+				case remotejob.Lost:
 					lost.Add(1)
 					t.Errorf("job %d lost: %v", n, err)
 				default:

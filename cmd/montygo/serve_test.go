@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/server"
+	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 )
 
@@ -105,31 +105,26 @@ func serveInfo(t *testing.T, p *serveProc) server.Info {
 	return in
 }
 
-func serveSession(t *testing.T, url string, h http.Header) *remoteclient.Client {
+// serveSession starts a session on the server at url through the public
+// API (session.RemoteLauncher, resumption off so a drain is seen as is).
+func serveSession(t *testing.T, url string, h http.Header) *session.Session {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := remoteclient.Dial(ctx, url, 4, ws.DialOptions{Header: h})
+	l := session.RemoteLauncher{URL: url, Dial: ws.DialOptions{Header: h}, NoResume: true}
+	s, err := session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: 4}, session.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	turn, err := c.Do(ctx, &message.Configure{ProtocolVersion: 4})
-	if err != nil || turn.Event.Body.EventKind() != message.KindOk {
-		t.Fatalf("Configure: %v", err)
-	}
-	return c
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
-func feed(t *testing.T, c *remoteclient.Client, code string) *message.ChildEvent {
+func feed(t *testing.T, s *session.Session, code string) (*message.ChildEvent, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	turn, err := c.Do(ctx, &message.Feed{Code: code})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return turn.Event
+	return s.Feed(ctx, code)
 }
 
 func TestServeFlagsEnvTwinsAndSIGTERM(t *testing.T) {
@@ -153,8 +148,8 @@ func TestServeFlagsEnvTwinsAndSIGTERM(t *testing.T) {
 		t.Fatalf("/info: %+v", in)
 	}
 	c := serveSession(t, p.url, nil)
-	if ev := feed(t, c, "x = 1\nx + 1"); ev.Body.EventKind() != message.KindComplete {
-		t.Fatalf("feed: %v", ev.Body.EventKind())
+	if ev, err := feed(t, c, "x = 1\nx + 1"); err != nil || ev.Body.EventKind() != message.KindComplete {
+		t.Fatalf("feed: %v %v", ev, err)
 	}
 	// SIGTERM: the next request is answered with a ShutdownDump, and the
 	// server exits once that last session has ended (long before the grace).
@@ -171,9 +166,10 @@ func TestServeFlagsEnvTwinsAndSIGTERM(t *testing.T) {
 			t.Fatal("/readyz did not turn 503")
 		}
 	}
-	ev := feed(t, c, "x")
-	if sd, ok := ev.Body.(*message.ShutdownDump); !ok || sd.Dump == nil || !strings.HasPrefix(string(*sd.Dump), "MONTYSIG") {
-		t.Fatalf("during the drain: %v", ev.Body.EventKind())
+	_, err := feed(t, c, "x")
+	var se *session.ShutdownError
+	if !errors.As(err, &se) || !strings.HasPrefix(string(se.Dump), "MONTYSIG") {
+		t.Fatalf("during the drain: %v", err)
 	}
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("exit %d\n%s", code, p.stderr.String())

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -17,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomonty/monty/internal/remoteclient"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 )
 
@@ -81,15 +82,14 @@ func TestServeMutualTLSFiles(t *testing.T) {
 	if _, err := ws.Dial(ctx, p.url, ws.DialOptions{TLSConfig: noCert}); err == nil {
 		t.Fatal("a client without a certificate was accepted")
 	}
-	c, err := remoteclient.Dial(ctx, p.url, 4, ws.DialOptions{TLSConfig: clientTLS})
+	l := session.RemoteLauncher{URL: p.url, Dial: ws.DialOptions{TLSConfig: clientTLS}}
+	s, err := session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: 4}, session.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	for _, req := range []message.Request{&message.Configure{ProtocolVersion: 4}, &message.Feed{Code: "6 * 7"}} {
-		if _, err := c.Do(ctx, req); err != nil {
-			t.Fatal(err)
-		}
+	defer s.Close()
+	if r, err := s.Run(ctx, "6 * 7"); err != nil || r.Repr() != "42" {
+		t.Fatalf("over TLS: %v %v", r, err)
 	}
 }
 
@@ -100,26 +100,23 @@ func TestServeDumpKeyRotation(t *testing.T) {
 	b := startServe(t, nil, "--dump-key", newKey, "--dump-key-previous", oldKey)
 	c := startServe(t, nil, "--dump-key", newKey)
 	src := serveSession(t, a.url, nil)
-	feed(t, src, "x = 41")
+	if _, err := feed(t, src, "x = 41"); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	turn, err := src.Do(ctx, &message.Dump{})
+	dump, err := src.Dump(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dump := turn.Event.Body.(*message.DumpResult).State
-	load := func(url string) message.Event {
-		dst := serveSession(t, url, nil)
-		turn, err := dst.Do(ctx, &message.Load{State: dump})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return turn.Event.Body
+	load := func(url string) (*message.ChildEvent, error) {
+		return serveSession(t, url, nil).Load(ctx, dump)
 	}
-	if ev := load(b.url); ev.EventKind() != message.KindOk {
-		t.Fatalf("the previous key's dump on b: %v", ev.EventKind())
+	if ev, err := load(b.url); err != nil || ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("the previous key's dump on b: %v %v", ev, err)
 	}
-	if e, ok := load(c.url).(*message.Error); !ok || !strings.Contains(e.Exception.Msg(), "Load refused") {
-		t.Fatal("a replica without the previous key loaded the old dump")
+	var pe *session.PythonError
+	if _, err := load(c.url); !errors.As(err, &pe) || !strings.Contains(pe.Exception.Msg(), "Load refused") {
+		t.Fatalf("a replica without the previous key loaded the old dump: %v", err)
 	}
 }

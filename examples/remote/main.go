@@ -34,6 +34,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/gomonty/monty/internal/remotejob"
 )
 
 func main() {
@@ -218,13 +220,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			for n := range jobs {
 				v := []uint32{4, 2}[n%2]
 				jctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				res, moved, err := runJob(jctx, f.pick, v, n, *think)
+				res, moved, err := remotejob.Run(jctx, f.pick, v, n, *think)
 				cancel()
 				resumed.Add(int64(moved))
 				switch res {
-				case jobOK:
+				case remotejob.OK:
 					ok.Add(1)
-				case jobLost:
+				case remotejob.Lost:
 					lost.Add(1)
 					fmt.Fprintf(stderr, "session %d lost: %v\n", n, err)
 				default:

@@ -1,12 +1,4 @@
-// Package remoteclient is the minimal client side of a Monty server
-// session: one WebSocket, one protocol version, requests in and
-// turn-ending events out. It is what examples/remote and the server tests
-// need; the full remote parent (auto-resume, pool endpoints) is a later
-// package.
-//
-// A Client is used by one goroutine at a time; Close may be called from any
-// goroutine.
-package remoteclient
+package server
 
 import (
 	"context"
@@ -21,30 +13,33 @@ import (
 	"github.com/gomonty/monty/transport/ws"
 )
 
-// Client is one session on a Monty server.
-type Client struct {
+// rawClient is one session on a Monty server at the wire level: requests
+// in, turn-ending events out, nothing checked or resumed, so the tests
+// see exactly what the server sends. Used by one goroutine at a time;
+// Close may be called from any goroutine.
+type rawClient struct {
 	Conn  *ws.Conn
 	codec codec.Codec
 	buf   []byte
 }
 
-// Dial opens a session at url speaking protocol version (4 or 2). It does
+// dialRaw opens a session at url speaking protocol version (4 or 2). It does
 // not send Configure.
-func Dial(ctx context.Context, url string, version uint32, opts ws.DialOptions) (*Client, error) {
+func dialRaw(ctx context.Context, url string, version uint32, opts ws.DialOptions) (*rawClient, error) {
 	cd, ok := codec.ForVersion(version)
 	if !ok {
-		return nil, fmt.Errorf("remoteclient: no codec for protocol %d", version)
+		return nil, fmt.Errorf("raw client: no codec for protocol %d", version)
 	}
 	c, err := ws.Dial(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{Conn: c, codec: cd}, nil
+	return &rawClient{Conn: c, codec: cd}, nil
 }
 
-// Turn is the outcome of one request: the turn-ending event and the print
+// rawTurn is the outcome of one request: the turn-ending event and the print
 // output that came before it.
-type Turn struct {
+type rawTurn struct {
 	Event  *message.ChildEvent
 	Stdout string
 	Stderr string
@@ -52,7 +47,7 @@ type Turn struct {
 
 // Do sends req and reads events up to the turn-ending one. A done ctx
 // closes the connection.
-func (c *Client) Do(ctx context.Context, req message.Request) (*Turn, error) {
+func (c *rawClient) Do(ctx context.Context, req message.Request) (*rawTurn, error) {
 	stop := context.AfterFunc(ctx, func() { c.Conn.Close() })
 	defer stop()
 	b, err := c.codec.AppendRequest(c.buf[:0], &message.ParentRequest{Body: req})
@@ -84,13 +79,13 @@ func (c *Client) Do(ctx context.Context, req message.Request) (*Turn, error) {
 			continue
 		}
 		if ev.Body == nil {
-			return nil, errors.New("remoteclient: event without a kind")
+			return nil, errors.New("raw client: event without a kind")
 		}
-		return &Turn{Event: ev, Stdout: out.String(), Stderr: errs.String()}, nil
+		return &rawTurn{Event: ev, Stdout: out.String(), Stderr: errs.String()}, nil
 	}
 }
 
-func (c *Client) ctxErr(ctx context.Context, err error) error {
+func (c *rawClient) ctxErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -98,4 +93,4 @@ func (c *Client) ctxErr(ctx context.Context, err error) error {
 }
 
 // Close ends the session (a normal-closure Close frame).
-func (c *Client) Close() error { return c.Conn.Close() }
+func (c *rawClient) Close() error { return c.Conn.Close() }

@@ -1,4 +1,8 @@
-package main
+// Package remotejob is the workload of examples/remote and the server's
+// soak test: a multi-step session over session.RemoteLauncher whose
+// answer depends on every step, started on replicas that may be draining
+// or restarting and resumed elsewhere by the launcher's auto-resume.
+package remotejob
 
 import (
 	"context"
@@ -13,19 +17,22 @@ import (
 	"github.com/gomonty/monty/transport/ws"
 )
 
-// jobResult classifies one job.
-type jobResult uint8
+// Result classifies one job: OK, Lost (the session ended without an
+// answer, or could not be started or resumed) or Wrong (an answer that
+// differs from the expected one).
+type Result uint8
 
+// The job results.
 const (
-	jobOK jobResult = iota
-	jobLost
-	jobWrong
+	OK Result = iota
+	Lost
+	Wrong
 )
 
-// start opens a session on a replica from pick, trying again (with a
+// Start opens a session on a replica from pick, trying again (with a
 // short doubling pause) while replicas refuse it because they drain or
 // restart. The session resumes on pick's replicas after a ShutdownDump.
-func start(ctx context.Context, pick func() string, version uint32) (*session.Session, error) {
+func Start(ctx context.Context, pick func() string, version uint32) (*session.Session, error) {
 	wait := 10 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		l := session.RemoteLauncher{URL: pick(), Pick: pick}
@@ -48,14 +55,14 @@ func start(ctx context.Context, pick func() string, version uint32) (*session.Se
 	}
 }
 
-// runJob runs a multi-step session whose answer depends on every step
+// Run runs a multi-step session whose answer depends on every step
 // (globals built up over several feeds, and a host answer to an OS call
 // suspension), pausing think between requests, and checks the final
 // value. It reports how many times the session resumed elsewhere.
-func runJob(ctx context.Context, pick func() string, version uint32, n int, think time.Duration) (jobResult, int, error) {
-	s, err := start(ctx, pick, version)
+func Run(ctx context.Context, pick func() string, version uint32, n int, think time.Duration) (Result, int, error) {
+	s, err := Start(ctx, pick, version)
 	if err != nil {
-		return jobLost, 0, err
+		return Lost, 0, err
 	}
 	defer s.Close()
 	const mod = 1000003
@@ -72,7 +79,7 @@ func runJob(ctx context.Context, pick func() string, version uint32, n int, thin
 	}
 	for _, code := range steps {
 		if _, err := s.Run(ctx, code); err != nil {
-			return jobLost, s.Resumed(), err
+			return Lost, s.Resumed(), err
 		}
 		pause()
 	}
@@ -80,24 +87,24 @@ func runJob(ctx context.Context, pick func() string, version uint32, n int, thin
 	path := "/k" + strconv.Itoa(n%5)
 	ev, err := s.Feed(ctx, "from pathlib import Path\nacc = acc + (7 if Path('"+path+"').exists() else 1)\nacc")
 	if err != nil {
-		return jobLost, s.Resumed(), err
+		return Lost, s.Resumed(), err
 	}
 	oc, ok := ev.Body.(*message.OsCall)
 	if !ok || oc.Path != path {
-		return jobWrong, s.Resumed(), fmt.Errorf("want an OsCall for %s, got %s", path, ev.Body.EventKind())
+		return Wrong, s.Resumed(), fmt.Errorf("want an OsCall for %s, got %s", path, ev.Body.EventKind())
 	}
 	pause()
 	ev, err = s.Resume(ctx, session.Return(true))
 	if err != nil {
-		return jobLost, s.Resumed(), err
+		return Lost, s.Resumed(), err
 	}
 	want += 7
 	c, ok := ev.Body.(*message.Complete)
 	if !ok {
-		return jobWrong, s.Resumed(), fmt.Errorf("the resumed feed answered %s", ev.Body.EventKind())
+		return Wrong, s.Resumed(), fmt.Errorf("the resumed feed answered %s", ev.Body.EventKind())
 	}
 	if got := c.Values.Repr(c.Value); got != strconv.Itoa(want) {
-		return jobWrong, s.Resumed(), fmt.Errorf("job %d: got %s, want %d", n, got, want)
+		return Wrong, s.Resumed(), fmt.Errorf("job %d: got %s, want %d", n, got, want)
 	}
-	return jobOK, s.Resumed(), nil
+	return OK, s.Resumed(), nil
 }
