@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -422,4 +423,66 @@ func TestMixedPoolMetricsPerEndpoint(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Many goroutines check out of one mixed pool at once: every session
+// computes its own answer wherever it lands, both kinds of endpoint serve,
+// and every slot is given back.
+func TestMixedPoolConcurrentCheckouts(t *testing.T) {
+	_, urlA := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
+	_, urlB := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
+	p, err := pool.New(context.Background(), pool.Config{
+		MinWorkers: 1, MaxWorkers: 2,
+		Worker:    worker.Config{Binary: testenv.Worker(t)},
+		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	const workers, each = 6, 5
+	var mu sync.Mutex
+	served := map[string]int{}
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Go(func() {
+			for i := range each {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				s, err := p.Checkout(ctx, session.Config{})
+				if err != nil {
+					cancel()
+					t.Error(err)
+					return
+				}
+				n := g*100 + i
+				_, err = s.Run(ctx, "n = "+strconv.Itoa(n))
+				var r *session.Result
+				if err == nil {
+					r, err = s.Run(ctx, "n * 2")
+				}
+				cancel()
+				if err != nil || r.Repr() != strconv.Itoa(2*n) {
+					t.Errorf("session %d on %s: %v %v", n, s.Endpoint(), r, err)
+				}
+				mu.Lock()
+				served[s.Endpoint()]++
+				mu.Unlock()
+				s.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if served[pool.LocalEndpoint] == 0 || served["a"]+served["b"] == 0 {
+		t.Fatalf("served %v", served)
+	}
+	st := p.Stat()
+	for _, e := range st.Endpoints {
+		if e.Outstanding != 0 {
+			t.Fatalf("outstanding after the run: %+v", e)
+		}
+	}
+	if st.Checkouts != workers*each || st.Busy != 0 {
+		t.Fatalf("stat %+v (served %v)", st, served)
+	}
+	t.Logf("served %v", served)
 }
