@@ -64,8 +64,8 @@ type EndpointStat struct {
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
 	// refused Configure).
 	StartFailures int64
-	// Resumes counts sessions that moved here after another endpoint
-	// drained.
+	// Resumes counts sessions that moved here (their dial succeeded)
+	// after another endpoint drained.
 	Resumes int64
 	// Backoff is the current backoff step (0 after a successful start)
 	// and BackedOffUntil when the endpoint is tried again (zero, or in the
@@ -94,7 +94,8 @@ type endpoint struct {
 
 // remoteRef is where a remote Session currently runs; guarded by Pool.mu.
 type remoteRef struct {
-	ep *endpoint
+	ep     *endpoint
+	moving bool // resumeTo chose ep and its dial has not succeeded yet
 }
 
 // endpointsOf validates cfg's endpoints and builds their records.
@@ -227,6 +228,12 @@ func backsOff(err error) bool {
 // ref.ep (the start's, or the one resumeTo just chose).
 func (p *Pool) dialed(ref *remoteRef, err error) {
 	if err == nil {
+		p.mu.Lock()
+		if ref.moving {
+			ref.moving = false
+			ref.ep.resumes++
+		}
+		p.mu.Unlock()
 		return
 	}
 	var de *ws.DialError
@@ -295,8 +302,7 @@ func (p *Pool) resumeTo(ref *remoteRef) string {
 	}
 	cur.outstanding--
 	best.outstanding++
-	best.resumes++
-	ref.ep = best
+	ref.ep, ref.moving = best, true
 	return best.URL
 }
 

@@ -486,3 +486,35 @@ func TestMixedPoolConcurrentCheckouts(t *testing.T) {
 	}
 	t.Logf("served %v", served)
 }
+
+// A resume whose first pick cannot be dialled backs that endpoint off and
+// picks again: the session lands on the live server, nothing lost, and
+// its slot is counted there only.
+func TestRemoteResumeSkipsAnEndpointThatFailsToDial(t *testing.T) {
+	a, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}, {Name: "dead", URL: "ws://127.0.0.1:1/"}},
+		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	s1 := checkout(t, p)
+	defer s1.Close()
+	s2 := checkout(t, p)
+	defer s2.Close()
+	if s1.Endpoint() != "a" || s2.Endpoint() != "b" {
+		t.Fatalf("on %s and %s", s1.Endpoint(), s2.Endpoint())
+	}
+	run(t, s1, "x = 20", "None")
+	a.Drain()
+	run(t, s1, "x + 22", "42") // the least loaded other endpoint is dead (0): tried, backed off, then b
+	st := p.Stat().Endpoints
+	if s1.Endpoint() != "b" || s1.Resumed() != 1 || st[2].DialFailures != 1 || !st[2].BackedOffUntil.After(time.Now()) ||
+		st[0].Outstanding != 0 || st[1].Outstanding != 2 || st[2].Outstanding != 0 || st[1].Resumes != 1 || st[2].Resumes != 0 {
+		t.Fatalf("on %s after %d resumes: %+v", s1.Endpoint(), s1.Resumed(), st)
+	}
+}
