@@ -2,6 +2,7 @@ package codecv2
 
 import (
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/value"
@@ -102,6 +103,11 @@ func DecodeEvent(frame []byte, lim codec.Limits) (*message.ChildEvent, error) {
 // length) into a fresh graph and returns the graph and the root's id. The
 // object is level 0 for MaxDepth.
 func DecodeValue(b []byte, lim codec.Limits) (*value.Graph, value.NodeID, error) {
+	g, root, err := decodeValue(b, lim)
+	return g, root, wire.AsDecodeError(err)
+}
+
+func decodeValue(b []byte, lim codec.Limits) (*value.Graph, value.NodeID, error) {
 	if len(b) > lim.FrameLen() {
 		return nil, 0, frameTooLong(len(b), lim.FrameLen())
 	}

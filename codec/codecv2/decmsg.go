@@ -7,29 +7,11 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
-
-// message decodes one occurrence of a nested message, handing each field
-// to f (which must skip the fields it does not know).
-func (d *dec) message(wt protowire.Type, f func(num protowire.Number, wt protowire.Type) error) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
-		if err := f(num, wt); err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
-}
 
 func frameTooLong(n, max int) error {
 	return &codec.DecodeError{Structural: true,
@@ -86,14 +68,19 @@ func (d *dec) newRequest(num protowire.Number) (message.Request, error) {
 }
 
 func decodeRequest(frame []byte, lim codec.Limits) (*message.ParentRequest, error) {
+	r, err := decodeRequestBody(frame, lim)
+	return r, wire.AsDecodeError(err)
+}
+
+func decodeRequestBody(frame []byte, lim codec.Limits) (*message.ParentRequest, error) {
 	if len(frame) > lim.FrameLen() {
 		return nil, frameTooLong(len(frame), lim.FrameLen())
 	}
 	d := newDec(frame, lim)
 	r := &message.ParentRequest{}
 	var rs reqState
-	for d.pos < len(d.buf) {
-		num, wt, err := d.key()
+	for d.Pos < len(d.Buf) {
+		num, wt, err := d.Key()
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +97,7 @@ func decodeRequest(frame []byte, lim codec.Limits) (*message.ParentRequest, erro
 		case num == 20:
 			err = d.fOptStr(wt, &r.TraceParent, "ParentRequest.trace_parent")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		if err != nil {
 			return nil, err
@@ -129,16 +116,16 @@ func (d *dec) requestArm(wt protowire.Type, rs *reqState) error {
 	case *message.Configure:
 		return d.configure(wt, x)
 	case *message.InstallDependencies:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				return d.fStrs(wt, &x.Requirements, "InstallDependencies.requirements")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.Feed:
 		return d.feed(wt, x)
 	case *message.ResumeCall:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return fNum(d, wt, &x.CallID, "ResumeCall.call_id")
@@ -152,26 +139,26 @@ func (d *dec) requestArm(wt protowire.Type, rs *reqState) error {
 				}
 				return push(d.extResult(wt, x.Result, &rs.val), "ResumeCall.result")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.ResumeNameLookup:
 		return d.resumeNameLookup(wt, x, &rs.val)
 	case *message.ResumeFutures:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				return push(d.futureResult(wt, x), "ResumeFutures.results")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.Load:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				return d.fBytes(wt, &x.State, "Load.state")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.AbortFeed:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				if x.Exception == nil {
 					e, err := chargeNew[message.RaisedException](d)
@@ -182,15 +169,15 @@ func (d *dec) requestArm(wt protowire.Type, rs *reqState) error {
 				}
 				return push(d.raised(wt, x.Exception), "AbortFeed.exception")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	}
 	// Dump, Reset, Shutdown.
-	return d.skipMessage(wt)
+	return d.SkipMessage(wt)
 }
 
 func (d *dec) configure(wt protowire.Type, x *message.Configure) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return d.fStr(wt, &x.ScriptName, "Configure.script_name")
@@ -223,12 +210,12 @@ func (d *dec) configure(wt protowire.Type, x *message.Configure) error {
 		case 10:
 			return fOptNum(d, wt, &x.PrintFlushIntervalMs, "Configure.print_flush_interval_ms")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
 func (d *dec) limits(wt protowire.Type, x *message.ResourceLimits) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return fOptNum(d, wt, &x.MaxDurationMicros, "ResourceLimits.max_duration_micros")
@@ -241,14 +228,14 @@ func (d *dec) limits(wt protowire.Type, x *message.ResourceLimits) error {
 		case 5:
 			return fOptNum(d, wt, &x.MaxSuspensions, "ResourceLimits.max_suspensions")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
 var namedRefCost = budget.SizeOf[message.NamedRef]()
 
 func (d *dec) feed(wt protowire.Type, x *message.Feed) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return d.fStr(wt, &x.Code, "Feed.code")
@@ -257,7 +244,7 @@ func (d *dec) feed(wt protowire.Type, x *message.Feed) error {
 		case 3:
 			return d.fBool(wt, &x.SkipTypeCheck, "Feed.skip_type_check")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
@@ -265,7 +252,7 @@ func (d *dec) namedValue(wt protowire.Type, x *message.Feed) error {
 	var ref message.NamedRef
 	var p pobj
 	set := false
-	err := d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	err := d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return d.fStr(wt, &ref.Name, "NamedValue.name")
@@ -277,7 +264,7 @@ func (d *dec) namedValue(wt protowire.Type, x *message.Feed) error {
 			ref.Value, set = id, true
 			return nil
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 	if err != nil {
 		return err
@@ -296,9 +283,9 @@ func (d *dec) namedValue(wt protowire.Type, x *message.Feed) error {
 // extResult merges one ExtFunctionResult occurrence into r. val holds the
 // return_value state across occurrences.
 func (d *dec) extResult(wt protowire.Type, r *message.ExtResult, val *pobj) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		if num < 1 || num > 5 {
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		}
 		if k := message.ResultKind(num); r.Kind != k {
 			*r = message.ExtResult{Kind: k}
@@ -317,21 +304,21 @@ func (d *dec) extResult(wt protowire.Type, r *message.ExtResult, val *pobj) erro
 			err = d.raised(wt, r.Error)
 		case 3:
 			var v uint64
-			v, err = d.uvarint(wt)
+			v, err = d.Uvarint(wt)
 			r.Future = uint32(v)
 		case 4:
 			r.Name, err = d.str(wt)
 		case 5:
-			err = d.skipMessage(wt)
+			err = d.SkipMessage(wt)
 		}
 		return push(err, "ExtFunctionResult.kind")
 	})
 }
 
 func (d *dec) resumeNameLookup(wt protowire.Type, x *message.ResumeNameLookup, val *pobj) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		if num < 1 || num > 3 {
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		}
 		if k := message.LookupKind(num); x.Kind != k {
 			x.Kind, x.Value, x.Error = k, 0, nil
@@ -342,7 +329,7 @@ func (d *dec) resumeNameLookup(wt protowire.Type, x *message.ResumeNameLookup, v
 		case 1:
 			x.Value, err = d.root(wt, val)
 		case 2:
-			err = d.skipMessage(wt)
+			err = d.SkipMessage(wt)
 		case 3:
 			if x.Error == nil {
 				if x.Error, err = chargeNew[message.RaisedException](d); err != nil {
@@ -360,7 +347,7 @@ var futureResultCost = budget.SizeOf[message.FutureResult]()
 func (d *dec) futureResult(wt protowire.Type, x *message.ResumeFutures) error {
 	var fr message.FutureResult
 	var val pobj
-	err := d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	err := d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return fNum(d, wt, &fr.CallID, "FutureResult.call_id")
@@ -374,7 +361,7 @@ func (d *dec) futureResult(wt protowire.Type, x *message.ResumeFutures) error {
 			}
 			return push(d.extResult(wt, fr.Result, &val), "FutureResult.result")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 	if err != nil {
 		return err
@@ -389,7 +376,7 @@ func (d *dec) futureResult(wt protowire.Type, x *message.ResumeFutures) error {
 var stackFrameCost = budget.SizeOf[message.StackFrame]()
 
 func (d *dec) raised(wt protowire.Type, e *message.RaisedException) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return d.fStr(wt, &e.Type, "RaisedException.exc_type")
@@ -400,14 +387,14 @@ func (d *dec) raised(wt protowire.Type, e *message.RaisedException) error {
 		case 4:
 			return push(d.excData(wt, &e.Data), "RaisedException.data")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
 func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
 	var f message.StackFrame
 	var start, end bool
-	err := d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	err := d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return d.fStr(wt, &f.Filename, "StackFrame.filename")
@@ -426,7 +413,7 @@ func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
 		case 7:
 			return d.fBool(wt, &f.HideFrameName, "StackFrame.hide_frame_name")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 	if err != nil {
 		return err
@@ -444,19 +431,19 @@ func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
 }
 
 func (d *dec) codeLoc(wt protowire.Type, c *message.CodeLoc) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return fNum(d, wt, &c.Line, "CodeLoc.line")
 		case 2:
 			return fNum(d, wt, &c.Column, "CodeLoc.column")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
 func (d *dec) excData(wt protowire.Type, dst *message.ExcData) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			u, ok := (*dst).(*message.UnicodeErrorData)
@@ -479,12 +466,12 @@ func (d *dec) excData(wt protowire.Type, dst *message.ExcData) error {
 			}
 			return push(d.jsonData(wt, j), "ExcData.kind")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
 func (d *dec) unicodeData(wt protowire.Type, u *message.UnicodeErrorData) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return d.fStr(wt, &u.Encoding, "UnicodeErrorData.encoding")
@@ -509,12 +496,12 @@ func (d *dec) unicodeData(wt protowire.Type, u *message.UnicodeErrorData) error 
 		case 6:
 			return d.fStr(wt, &u.Reason, "UnicodeErrorData.reason")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
 func (d *dec) jsonData(wt protowire.Type, j *message.JSONErrorData) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return d.fStr(wt, &j.Msg, "JsonErrorData.msg")
@@ -527,7 +514,7 @@ func (d *dec) jsonData(wt protowire.Type, j *message.JSONErrorData) error {
 		case 5:
 			return fNum(d, wt, &j.Colno, "JsonErrorData.colno")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
@@ -633,14 +620,19 @@ func (d *dec) newEvent(num protowire.Number) (message.Event, error) {
 }
 
 func decodeEvent(frame []byte, lim codec.Limits) (*message.ChildEvent, error) {
+	e, err := decodeEventBody(frame, lim)
+	return e, wire.AsDecodeError(err)
+}
+
+func decodeEventBody(frame []byte, lim codec.Limits) (*message.ChildEvent, error) {
 	if len(frame) > lim.FrameLen() {
 		return nil, frameTooLong(len(frame), lim.FrameLen())
 	}
 	d := newDec(frame, lim)
 	ev := &message.ChildEvent{}
 	var es evState
-	for d.pos < len(d.buf) {
-		num, wt, err := d.key()
+	for d.Pos < len(d.Buf) {
+		num, wt, err := d.Key()
 		if err != nil {
 			return nil, err
 		}
@@ -663,7 +655,7 @@ func decodeEvent(frame []byte, lim codec.Limits) (*message.ChildEvent, error) {
 		case num == 23:
 			err = fOptNum(d, wt, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		if err != nil {
 			return nil, err
@@ -681,29 +673,29 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 	switch x := es.body.(type) {
 	case *message.Print:
 		seg := &x.Segments[0]
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return fNum(d, wt, &es.stream, "Print.stream")
 			case 2:
 				return d.fStr(wt, &seg.Text, "Print.text")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.FunctionCall:
 		return d.functionCall(wt, x, es)
 	case *message.OsCall:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch {
 			case num == 1:
 				return fNum(d, wt, &x.CallID, "OsCall.call_id")
 			case num >= 2 && num <= 24:
 				return push(d.osCall(num, wt, x, es), "OsCall.call")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.NameLookup:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return d.fStr(wt, &x.Name, "NameLookup.name")
@@ -711,17 +703,17 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 				es.oidSet = true
 				return push(d.uuidMsg(wt, &es.oid, &es.oidLen), "NameLookup.object_id")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.ResolveFutures:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				return push(d.packedU32(wt, &x.PendingCallIDs), "ResolveFutures.pending_call_ids")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.Complete:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				id, err := d.root(wt, &es.val)
 				if err != nil {
@@ -730,10 +722,10 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 				x.Value, es.valSet = id, true
 				return nil
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.Error:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				if x.Exception == nil {
 					e, err := chargeNew[message.RaisedException](d)
@@ -744,31 +736,31 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 				}
 				return push(d.raised(wt, x.Exception), "Error.exception")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.TypingError:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				return d.fStr(wt, &x.Diagnostics, "TypingError.diagnostics")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.DumpResult:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				return d.fBytes(wt, &x.State, "DumpResult.state")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.FatalError:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				return d.fStr(wt, &x.Message, "FatalError.message")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case *message.ShutdownDump:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				b, err := d.bytes(wt, true)
 				if err != nil {
@@ -777,15 +769,15 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 				x.Dump = &b
 				return nil
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	}
 	// Ok.
-	return d.skipMessage(wt)
+	return d.SkipMessage(wt)
 }
 
 func (d *dec) functionCall(wt protowire.Type, x *message.FunctionCall, es *evState) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 1:
 			return d.fStr(wt, &x.FunctionName, "FunctionCall.function_name")
@@ -809,7 +801,7 @@ func (d *dec) functionCall(wt protowire.Type, x *message.FunctionCall, es *evSta
 			es.oidSet = true
 			return push(d.uuidMsg(wt, &es.oid, &es.oidLen), "FunctionCall.object_id")
 		}
-		return d.skip(num, wt)
+		return d.Skip(num, wt)
 	})
 }
 
@@ -825,37 +817,37 @@ func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall,
 		x.Path = s
 		return err
 	case num == 14 || num == 15:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return d.fStr(wt, &x.Path, "TextWrite.path")
 			case 2:
 				return d.fStr(wt, &x.Text, "TextWrite.data")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case num == 16 || num == 17:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return d.fStr(wt, &x.Path, "BytesWrite.path")
 			case 2:
 				return d.fBytes(wt, &x.Data, "BytesWrite.data")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case num == 18:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return d.fStr(wt, &x.Path, "Open.path")
 			case 2:
 				return d.fStr(wt, &x.Mode, "Open.mode")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case num == 19:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return d.fStr(wt, &x.Path, "Mkdir.path")
@@ -864,20 +856,20 @@ func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall,
 			case 3:
 				return d.fBool(wt, &x.ExistOK, "Mkdir.exist_ok")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case num == 20:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return d.fStr(wt, &x.Path, "Rename.src")
 			case 2:
 				return d.fStr(wt, &x.Dst, "Rename.dst")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case num == 21:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
 			case 1:
 				return d.fStr(wt, &x.Key, "Getenv.key")
@@ -889,10 +881,10 @@ func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall,
 				x.Default, es.valSet = id, true
 				return nil
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	case num == 24:
-		return d.message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
 				if x.TZ == nil {
 					tz, err := chargeNew[value.TimeZone](d)
@@ -903,11 +895,11 @@ func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall,
 				}
 				return push(d.timeZone(wt, x.TZ), "DateTimeNow.tz")
 			}
-			return d.skip(num, wt)
+			return d.Skip(num, wt)
 		})
 	}
 	// get_environ, date_today.
-	return d.skipMessage(wt)
+	return d.SkipMessage(wt)
 }
 
 // packedU32 decodes one occurrence of a repeated uint32 field, packed or
@@ -915,7 +907,7 @@ func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall,
 // charged and reserved before any is read.
 func (d *dec) packedU32(wt protowire.Type, dst *[]uint32) error {
 	if wt != protowire.BytesType {
-		v, err := d.uvarint(wt)
+		v, err := d.Uvarint(wt)
 		if err != nil {
 			return err
 		}
@@ -926,25 +918,25 @@ func (d *dec) packedU32(wt protowire.Type, dst *[]uint32) error {
 		*dst = append(s, uint32(v))
 		return nil
 	}
-	n, err := d.length()
+	n, err := d.Length()
 	if err != nil {
 		return err
 	}
-	s, err := budget.Reserve(&d.bud, *dst, n, 4)
+	s, err := budget.Reserve(&d.Bud, *dst, n, 4)
 	if err != nil {
 		return fail(codec.ErrBudget)
 	}
-	end := d.pos + n
-	for d.pos < end {
-		v, err := d.varint()
+	end := d.Pos + n
+	for d.Pos < end {
+		v, err := d.Varint()
 		if err != nil {
 			return err
 		}
 		s = append(s, uint32(v))
 	}
 	*dst = s
-	if d.pos != end {
-		return fail(errDelimited)
+	if d.Pos != end {
+		return fail(wire.ErrDelimited)
 	}
 	return nil
 }

@@ -93,26 +93,26 @@ type ciState struct {
 
 // object merges one occurrence of a MontyObject field into p.
 func (d *dec) object(wt protowire.Type, p *pobj) error {
-	end, err := d.enter(wt)
+	end, err := d.Enter(wt)
 	if err != nil {
 		return err
 	}
 	if err := d.objectBody(end, p); err != nil {
 		return err
 	}
-	return d.leave(end)
+	return d.Leave(end)
 }
 
 // objectBody decodes MontyObject fields up to end. MontyObject is
 // hand-written in the worker: it adds no path segment of its own.
 func (d *dec) objectBody(end int, p *pobj) error {
-	for d.pos < end {
-		num, wt, err := d.key()
+	for d.Pos < end {
+		num, wt, err := d.Key()
 		if err != nil {
 			return err
 		}
 		if num < armEllipsis || num > armCycle || num == 10 {
-			if err := d.skip(num, wt); err != nil {
+			if err := d.Skip(num, wt); err != nil {
 				return err
 			}
 			continue
@@ -144,22 +144,22 @@ func extOf[T any](d *dec, p *pobj) (*T, error) {
 func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
 	switch num {
 	case armEllipsis, armNone, armNotImplemented:
-		return d.skipMessage(wt)
+		return d.SkipMessage(wt)
 	case armBool:
-		v, err := d.uvarint(wt)
+		v, err := d.Uvarint(wt)
 		p.num = 0
 		if v != 0 {
 			p.num = 1
 		}
 		return err
 	case armInt:
-		v, err := d.uvarint(wt)
+		v, err := d.Uvarint(wt)
 		p.num = uint64(protowire.DecodeZigZag(v))
 		return err
 	case armBigInt:
 		return d.bigInt(wt, p)
 	case armFloat:
-		v, err := d.fixed64(wt)
+		v, err := d.Fixed64(wt)
 		p.num = v
 		return err
 	case armStr, armBuiltinFunction, armPath, armRepr:
@@ -286,10 +286,10 @@ const (
 // reports its errors. Where it applies, it performs the general path's
 // checks and charges in the same order, so both give the same result.
 func (d *dec) scalarItem() (value.NodeID, bool, error) {
-	if d.depth >= MaxDepth || noFastPaths {
+	if d.Depth >= MaxDepth || noFastPaths {
 		return 0, false, nil // the general path reports the recursion
 	}
-	buf, p := d.buf, d.pos
+	buf, p := d.Buf, d.Pos
 	if p+2 >= len(buf) {
 		return 0, false, nil
 	}
@@ -321,7 +321,7 @@ func (d *dec) scalarItem() (value.NodeID, bool, error) {
 		n = value.Node{Kind: value.KindFloat, Num: binary.LittleEndian.Uint64(buf[body+1:])}
 	case keyNone, keyEllipsis, keyNotImplemented:
 		// An empty Unit message, one level further down.
-		if l != 2 || buf[body+1] != 0 || d.depth+1 >= MaxDepth {
+		if l != 2 || buf[body+1] != 0 || d.Depth+1 >= MaxDepth {
 			return 0, false, nil
 		}
 		n.Kind = value.Kind(buf[body] >> 3)
@@ -338,7 +338,7 @@ func (d *dec) scalarItem() (value.NodeID, bool, error) {
 	default:
 		return 0, false, nil
 	}
-	d.pos = end
+	d.Pos = end
 	id, err := d.add(n)
 	return id, true, err
 }
@@ -356,23 +356,23 @@ func (d *dec) appendRef(refs []value.NodeID, id value.NodeID) ([]value.NodeID, e
 
 // ObjectList is hand-written in the worker (no path segment).
 func (d *dec) objectList(wt protowire.Type, p *pobj) error {
-	end, err := d.enter(wt)
+	end, err := d.Enter(wt)
 	if err != nil {
 		return err
 	}
 	if err := d.presize(p, d.countFields(end, 1, 2), 1); err != nil {
 		return err
 	}
-	for d.pos < end {
+	for d.Pos < end {
 		if d.scalarRun(end, p) {
 			continue
 		}
-		num, wt, err := d.key()
+		num, wt, err := d.Key()
 		if err != nil {
 			return err
 		}
 		if num != 1 {
-			if err := d.skip(num, wt); err != nil {
+			if err := d.Skip(num, wt); err != nil {
 				return err
 			}
 			continue
@@ -385,7 +385,7 @@ func (d *dec) objectList(wt protowire.Type, p *pobj) error {
 			return err
 		}
 	}
-	return d.leave(end)
+	return d.Leave(end)
 }
 
 // scalarRun decodes the run of ObjectList.items elements at the cursor
@@ -394,12 +394,12 @@ func (d *dec) objectList(wt protowire.Type, p *pobj) error {
 // scalarItem's loop with the slices held in locals, and it reports whether
 // it decoded anything. Whatever it stops at, the general loop decodes.
 func (d *dec) scalarRun(end int, p *pobj) bool {
-	if d.depth >= MaxDepth || noFastPaths {
+	if d.Depth >= MaxDepth || noFastPaths {
 		return false
 	}
-	unitOK := d.depth+1 < MaxDepth
-	buf := d.buf[:end]
-	pos := d.pos
+	unitOK := d.Depth+1 < MaxDepth
+	buf := d.Buf[:end]
+	pos := d.Pos
 	nodes, refs := d.g.Nodes, p.refs
 	for pos+4 <= len(buf) && len(nodes) < cap(nodes) && len(refs) < cap(refs) {
 		if buf[pos] != 1<<3|byte(protowire.BytesType) {
@@ -471,10 +471,10 @@ func (d *dec) scalarRun(end int, p *pobj) bool {
 		refs = append(refs, value.NodeID(i))
 		pos = next
 	}
-	if pos == d.pos {
+	if pos == d.Pos {
 		return false
 	}
-	d.pos = pos
+	d.Pos = pos
 	d.g.Nodes, p.refs = nodes, refs
 	return true
 }
@@ -485,12 +485,12 @@ func (d *dec) namedTuple(wt protowire.Type, p *pobj) error {
 	if err != nil {
 		return err
 	}
-	end, err := d.enter(wt)
+	end, err := d.Enter(wt)
 	if err != nil {
 		return err
 	}
-	for d.pos < end {
-		num, wt, err := d.key()
+	for d.Pos < end {
+		num, wt, err := d.Key()
 		if err != nil {
 			return err
 		}
@@ -510,32 +510,32 @@ func (d *dec) namedTuple(wt protowire.Type, p *pobj) error {
 				p.refs, err = d.appendRef(p.refs, id)
 			}
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return d.leave(end)
+	return d.Leave(end)
 }
 
 // Dict is hand-written in the worker (no path segment); its Pairs are
 // generated messages.
 func (d *dec) dictRefs(wt protowire.Type, p *pobj) error {
-	end, err := d.enter(wt)
+	end, err := d.Enter(wt)
 	if err != nil {
 		return err
 	}
 	if err := d.presize(p, d.countFields(end, 1, 8), 2); err != nil {
 		return err
 	}
-	for d.pos < end {
-		num, wt, err := d.key()
+	for d.Pos < end {
+		num, wt, err := d.Key()
 		if err != nil {
 			return err
 		}
 		if num != 1 {
-			if err := d.skip(num, wt); err != nil {
+			if err := d.Skip(num, wt); err != nil {
 				return err
 			}
 			continue
@@ -551,23 +551,23 @@ func (d *dec) dictRefs(wt protowire.Type, p *pobj) error {
 			return err
 		}
 	}
-	return d.leave(end)
+	return d.Leave(end)
 }
 
 // dictPairs decodes a Dict into attribute pairs (Type.attrs,
 // ClassInstance.attrs).
 func (d *dec) dictPairs(wt protowire.Type, dst *[]value.Pair) error {
-	end, err := d.enter(wt)
+	end, err := d.Enter(wt)
 	if err != nil {
 		return err
 	}
-	for d.pos < end {
-		num, wt, err := d.key()
+	for d.Pos < end {
+		num, wt, err := d.Key()
 		if err != nil {
 			return err
 		}
 		if num != 1 {
-			if err := d.skip(num, wt); err != nil {
+			if err := d.Skip(num, wt); err != nil {
 				return err
 			}
 			continue
@@ -582,20 +582,20 @@ func (d *dec) dictPairs(wt protowire.Type, dst *[]value.Pair) error {
 		}
 		*dst = append(s, value.Pair{Key: k, Value: v})
 	}
-	return d.leave(end)
+	return d.Leave(end)
 }
 
 // pair decodes a Pair (a generated message: "Pair.key", "Pair.value").
 // Both fields are required.
 func (d *dec) pair(wt protowire.Type) (k, v value.NodeID, err error) {
-	end, err := d.enter(wt)
+	end, err := d.Enter(wt)
 	if err != nil {
 		return 0, 0, err
 	}
 	var kp, vp pobj
 	var kSet, vSet bool
-	for d.pos < end {
-		num, wt, err := d.key()
+	for d.Pos < end {
+		num, wt, err := d.Key()
 		if err != nil {
 			return 0, 0, err
 		}
@@ -611,12 +611,12 @@ func (d *dec) pair(wt protowire.Type) (k, v value.NodeID, err error) {
 			}
 			vSet = true
 		default:
-			if err := d.skip(num, wt); err != nil {
+			if err := d.Skip(num, wt); err != nil {
 				return 0, 0, err
 			}
 		}
 	}
-	if err := d.leave(end); err != nil {
+	if err := d.Leave(end); err != nil {
 		return 0, 0, err
 	}
 	if !kSet {
@@ -657,13 +657,13 @@ func (d *dec) root(wt protowire.Type, p *pobj) (value.NodeID, error) {
 }
 
 func (d *dec) bigInt(wt protowire.Type, p *pobj) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fBool(wt, &p.neg, "BigInt.negative")
 		case 2:
 			var b []byte
-			if b, err = d.raw(wt); err == nil {
+			if b, err = d.Raw(wt); err == nil {
 				err = d.charge(int64(len(b)))
 				p.raw = b
 			}
@@ -671,14 +671,14 @@ func (d *dec) bigInt(wt protowire.Type, p *pobj) error {
 				err = push(err, "BigInt.magnitude")
 			}
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) date(wt protowire.Type, x *value.Date) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = fNum(d, wt, &x.Year, "Date.year")
@@ -687,14 +687,14 @@ func (d *dec) date(wt protowire.Type, x *value.Date) error {
 		case 3:
 			err = fNum(d, wt, &x.Day, "Date.day")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) time(wt protowire.Type, x *value.Time) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = fNum(d, wt, &x.Hour, "Time.hour")
@@ -711,14 +711,14 @@ func (d *dec) time(wt protowire.Type, x *value.Time) error {
 		case 7:
 			err = fNum(d, wt, &x.Fold, "Time.fold")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) dateTime(wt protowire.Type, x *value.DateTime) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = fNum(d, wt, &x.Year, "DateTime.year")
@@ -739,14 +739,14 @@ func (d *dec) dateTime(wt protowire.Type, x *value.DateTime) error {
 		case 9:
 			err = d.fOptStr(wt, &x.TZName, "DateTime.timezone_name")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) timeDelta(wt protowire.Type, x *value.TimeDelta) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = fNum(d, wt, &x.Days, "TimeDelta.days")
@@ -755,56 +755,56 @@ func (d *dec) timeDelta(wt protowire.Type, x *value.TimeDelta) error {
 		case 3:
 			err = fNum(d, wt, &x.Microseconds, "TimeDelta.microseconds")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) timeZone(wt protowire.Type, x *value.TimeZone) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = fNum(d, wt, &x.Offset, "TimeZone.offset_seconds")
 		case 2:
 			err = d.fOptStr(wt, &x.Name, "TimeZone.name")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) exception(wt protowire.Type, x *value.Exception) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fStr(wt, &x.Type, "Exception.exc_type")
 		case 2:
 			err = d.fOptStr(wt, &x.Arg, "Exception.arg")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) function(wt protowire.Type, x *value.Function) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fStr(wt, &x.Name, "Function.name")
 		case 2:
 			err = d.fOptStr(wt, &x.Docstring, "Function.docstring")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) fileHandle(wt protowire.Type, x *value.FileHandle) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = d.fStr(wt, &x.Path, "FileHandle.path")
@@ -813,21 +813,21 @@ func (d *dec) fileHandle(wt protowire.Type, x *value.FileHandle) error {
 		case 3:
 			err = fNum(d, wt, &x.Position, "FileHandle.position")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
 }
 
 func (d *dec) cycle(wt protowire.Type, p *pobj) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			err = fNum(d, wt, &p.num, "Cycle.identity")
 		case 2:
 			err = d.fStr(wt, &p.text, "Cycle.placeholder")
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
@@ -836,7 +836,7 @@ func (d *dec) cycle(wt protowire.Type, p *pobj) error {
 // typeMsg decodes a Type (hand-written in the worker: no path segments,
 // but its Uuid is generated).
 func (d *dec) typeMsg(wt protowire.Type, ts *typeState) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			ts.t.Name, err = d.str(wt)
@@ -845,17 +845,17 @@ func (d *dec) typeMsg(wt protowire.Type, ts *typeState) error {
 			err = d.uuidMsg(wt, &ts.t.ID, &ts.idLen)
 		case 3:
 			var v uint64
-			v, err = d.uvarint(wt)
+			v, err = d.Uvarint(wt)
 			ts.origin = int32(v)
 		case 4:
 			var v uint64
-			v, err = d.uvarint(wt)
+			v, err = d.Uvarint(wt)
 			ts.t.IsDataclass = v != 0
 		case 5:
 			ts.attrsSeen = true
 			err = d.dictPairs(wt, &ts.t.Attrs)
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
@@ -863,7 +863,7 @@ func (d *dec) typeMsg(wt protowire.Type, ts *typeState) error {
 
 // classInstance decodes a ClassInstance (hand-written in the worker).
 func (d *dec) classInstance(wt protowire.Type, ci *ciState) error {
-	return d.message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			if ci.typ == nil {
@@ -880,7 +880,7 @@ func (d *dec) classInstance(wt protowire.Type, ci *ciState) error {
 			ci.attrsSeen = true
 			err = d.dictPairs(wt, &ci.attrs)
 		default:
-			err = d.skip(num, wt)
+			err = d.Skip(num, wt)
 		}
 		return err
 	})
@@ -913,9 +913,9 @@ func checkType(ts *typeState) error {
 // malformed, which the decoder proper then reports.
 func (d *dec) countFields(end int, num protowire.Number, minLen uint64) int {
 	n := 0
-	buf := d.buf[:end]
+	buf := d.Buf[:end]
 	key := byte(num)<<3 | byte(protowire.BytesType)
-	for p := d.pos; p < end; {
+	for p := d.Pos; p < end; {
 		if num < 16 && p+1 < end && buf[p] == key && buf[p+1] < 0x80 {
 			// The common element: a one-byte key and length.
 			v := int(buf[p+1])
@@ -928,14 +928,14 @@ func (d *dec) countFields(end int, num protowire.Number, minLen uint64) int {
 			}
 			continue
 		}
-		k, l := protowire.ConsumeVarint(d.buf[p:end])
+		k, l := protowire.ConsumeVarint(d.Buf[p:end])
 		if l < 0 {
 			break
 		}
 		p += l
 		f, wt := protowire.Number(k>>3), protowire.Type(k&7)
 		if wt == protowire.BytesType {
-			v, l := protowire.ConsumeVarint(d.buf[p:end])
+			v, l := protowire.ConsumeVarint(d.Buf[p:end])
 			if l < 0 || v > uint64(end-p-l) {
 				break
 			}
@@ -945,7 +945,7 @@ func (d *dec) countFields(end int, num protowire.Number, minLen uint64) int {
 			}
 			continue
 		}
-		m := protowire.ConsumeFieldValue(f, wt, d.buf[p:end])
+		m := protowire.ConsumeFieldValue(f, wt, d.Buf[p:end])
 		if m < 0 {
 			break
 		}
@@ -967,7 +967,7 @@ func (d *dec) presize(p *pobj, n, per int) error {
 	}
 	if need := len(p.refs) + n*per; need > cap(p.refs) {
 		nc := max(need, 2*cap(p.refs))
-		if err := d.bud.ChargeMul(int64(nc), budget.RefCost); err != nil {
+		if err := d.Bud.ChargeMul(int64(nc), budget.RefCost); err != nil {
 			return fail(codec.ErrBudget)
 		}
 		refs := make([]value.NodeID, len(p.refs), nc)
@@ -977,7 +977,7 @@ func (d *dec) presize(p *pobj, n, per int) error {
 	nodes := d.g.Nodes
 	if need := len(nodes) + n*per + 1; need > cap(nodes) { // the elements and the container
 		nc := max(need, 2*cap(nodes), budget.MinCap)
-		if err := d.bud.ChargeMul(int64(nc), nodeCost); err != nil {
+		if err := d.Bud.ChargeMul(int64(nc), nodeCost); err != nil {
 			return fail(codec.ErrBudget)
 		}
 		ns := make([]value.Node, len(nodes), nc)
@@ -1084,8 +1084,8 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 func (d *dec) growNodes() error {
 	nodes := d.g.Nodes
 	if cap(nodes) == 0 {
-		nc := min(budget.MinCap, 1+(len(d.buf)-d.pos)/minNodeWire)
-		if err := d.bud.ChargeMul(int64(nc), nodeCost); err != nil {
+		nc := min(budget.MinCap, 1+(len(d.Buf)-d.Pos)/minNodeWire)
+		if err := d.Bud.ChargeMul(int64(nc), nodeCost); err != nil {
 			return fail(codec.ErrBudget)
 		}
 		d.g.Nodes = make([]value.Node, 0, nc)

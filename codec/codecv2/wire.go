@@ -1,10 +1,8 @@
 package codecv2
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"unicode/utf8"
 	"unsafe"
 
@@ -12,6 +10,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/internal/leaf"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/value"
 )
@@ -20,10 +19,7 @@ import (
 // library) uses (those both codecs report are in package leaf), so that an
 // error we report for a frame reads the same as the worker's report of the
 // same frame.
-var (
-	errDelimited    = errors.New("delimited length exceeded")
-	errTooManyNodes = errors.New("too many value nodes in one message")
-)
+var errTooManyNodes = errors.New("too many value nodes in one message")
 
 // fail wraps a cause into a decode error; enclosing fields add their path
 // segments as the error travels outwards (see push).
@@ -35,24 +31,13 @@ func deferred(err error) *codec.DecodeError { return &codec.DecodeError{Err: err
 
 // push appends the path segment of an enclosing field ("Msg.field") to a
 // decode error, innermost first, like prost's DecodeError::push.
-func push(err error, seg string) error {
-	if de, ok := err.(*codec.DecodeError); ok && !de.Structural {
-		de.Path = append(de.Path, seg)
-	}
-	return err
-}
+func push(err error, seg string) error { return wire.At(err, seg) }
 
-// dec is the state of one frame decode. The cursor always reads against
-// the whole frame, as prost does: a nested message's fields are decoded
-// from the enclosing buffer and a length that overshoots the nested limit
-// is caught afterwards ("delimited length exceeded"), while a length that
-// overshoots the frame is a "buffer underflow".
+// dec is the state of one frame decode: the shared frame cursor (with the
+// frame's budget) and what the protocol-2 tree decode adds to it.
 type dec struct {
-	buf   []byte
-	pos   int
-	depth int           // nesting level of the message being decoded; the frame's top message is 0
-	bud   budget.Budget // held by value: one allocation fewer per frame
-	g     *value.Graph  // graph of the message currently being decoded
+	wire.Cursor
+	g *value.Graph // graph of the message currently being decoded
 
 	chunk   []byte                      // string arena (see intern)
 	classes map[value.UUID]value.NodeID // class types of instances, for deduplication
@@ -61,7 +46,9 @@ type dec struct {
 }
 
 func newDec(frame []byte, lim codec.Limits) *dec {
-	return &dec{buf: frame, bud: *budget.New(lim.DecodeBudget())}
+	d := &dec{}
+	d.Buf, d.Bud = frame, *budget.New(lim.DecodeBudget())
+	return d
 }
 
 // convErr records a conversion error. Conversion happens after decoding in
@@ -73,194 +60,15 @@ func (d *dec) convErr(err error) {
 }
 
 func (d *dec) charge(n int64) error {
-	if err := d.bud.Charge(n); err != nil {
+	if err := d.Bud.Charge(n); err != nil {
 		return fail(codec.ErrBudget)
 	}
 	return nil
 }
 
-func (d *dec) varint() (uint64, error) {
-	if d.pos < len(d.buf) && d.buf[d.pos] < 0x80 {
-		v := uint64(d.buf[d.pos])
-		d.pos++
-		return v, nil
-	}
-	v, n := protowire.ConsumeVarint(d.buf[d.pos:])
-	if n < 0 {
-		return 0, fail(leaf.ErrVarint)
-	}
-	d.pos += n
-	return v, nil
-}
-
-// key reads a field key with prost's checks.
-func (d *dec) key() (protowire.Number, protowire.Type, error) {
-	k, err := d.varint()
-	if err != nil {
-		return 0, 0, err
-	}
-	if k > math.MaxUint32 {
-		return 0, 0, fail(fmt.Errorf("invalid key value: %d", k))
-	}
-	wt := k & 7
-	if wt > 5 {
-		return 0, 0, fail(fmt.Errorf("invalid wire type value: %d", wt))
-	}
-	if k>>3 == 0 {
-		return 0, 0, fail(errors.New("invalid tag value: 0"))
-	}
-	return protowire.Number(k >> 3), protowire.Type(wt), nil
-}
-
-func expect(got, want protowire.Type) error {
-	if got == want {
-		return nil
-	}
-	return fail(fmt.Errorf("invalid wire type: %s (expected %s)", leaf.WireTypeNames[got], leaf.WireTypeNames[want]))
-}
-
-// length reads a length prefix and checks it against the rest of the frame.
-func (d *dec) length() (int, error) {
-	n, err := d.varint()
-	if err != nil {
-		return 0, err
-	}
-	if n > uint64(len(d.buf)-d.pos) {
-		return 0, fail(leaf.ErrUnderflow)
-	}
-	return int(n), nil
-}
-
-// enter starts a nested message field and returns where it ends. Like
-// prost it checks the wire type, then the recursion limit, then the length.
-func (d *dec) enter(wt protowire.Type) (int, error) {
-	if err := expect(wt, protowire.BytesType); err != nil {
-		return 0, err
-	}
-	if d.depth >= MaxDepth {
-		return 0, fail(leaf.ErrRecursion)
-	}
-	n, err := d.length()
-	if err != nil {
-		return 0, err
-	}
-	d.depth++
-	return d.pos + n, nil
-}
-
-func (d *dec) leave(end int) error {
-	d.depth--
-	if d.pos != end {
-		return fail(errDelimited)
-	}
-	return nil
-}
-
-// skip skips an unknown field the way prost's skip_field does, including
-// its recursion check (a message at the depth limit may not even carry
-// unknown fields) and nested groups.
-func (d *dec) skip(num protowire.Number, wt protowire.Type) error {
-	if d.depth >= MaxDepth {
-		return fail(leaf.ErrRecursion)
-	}
-	var n uint64
-	switch wt {
-	case protowire.VarintType:
-		_, err := d.varint()
-		return err
-	case protowire.Fixed64Type:
-		n = 8
-	case protowire.Fixed32Type:
-		n = 4
-	case protowire.BytesType:
-		v, err := d.varint()
-		if err != nil {
-			return err
-		}
-		n = v
-	case protowire.StartGroupType:
-		for {
-			inum, iwt, err := d.key()
-			if err != nil {
-				return err
-			}
-			if iwt == protowire.EndGroupType {
-				if inum != num {
-					return fail(leaf.ErrEndGroup)
-				}
-				break
-			}
-			d.depth++
-			err = d.skip(inum, iwt)
-			d.depth--
-			if err != nil {
-				return err
-			}
-		}
-	default:
-		return fail(leaf.ErrEndGroup)
-	}
-	if n > uint64(len(d.buf)-d.pos) {
-		return fail(leaf.ErrUnderflow)
-	}
-	d.pos += int(n)
-	return nil
-}
-
-// skipMessage decodes a message with no known fields (Unit, Dump, Ok, …).
-func (d *dec) skipMessage(wt protowire.Type) error {
-	end, err := d.enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.pos < end {
-		num, wt, err := d.key()
-		if err != nil {
-			return err
-		}
-		if err := d.skip(num, wt); err != nil {
-			return err
-		}
-	}
-	return d.leave(end)
-}
-
-func (d *dec) uvarint(wt protowire.Type) (uint64, error) {
-	if err := expect(wt, protowire.VarintType); err != nil {
-		return 0, err
-	}
-	return d.varint()
-}
-
-func (d *dec) fixed64(wt protowire.Type) (uint64, error) {
-	if err := expect(wt, protowire.Fixed64Type); err != nil {
-		return 0, err
-	}
-	if len(d.buf)-d.pos < 8 {
-		return 0, fail(leaf.ErrUnderflow)
-	}
-	v := binary.LittleEndian.Uint64(d.buf[d.pos:])
-	d.pos += 8
-	return v, nil
-}
-
-// raw returns a length-delimited payload as a view of the frame.
-func (d *dec) raw(wt protowire.Type) ([]byte, error) {
-	if err := expect(wt, protowire.BytesType); err != nil {
-		return nil, err
-	}
-	n, err := d.length()
-	if err != nil {
-		return nil, err
-	}
-	b := d.buf[d.pos : d.pos+n : d.pos+n]
-	d.pos += n
-	return b, nil
-}
-
 // str decodes a string field: charged, checked as UTF-8, then copied.
 func (d *dec) str(wt protowire.Type) (string, error) {
-	b, err := d.raw(wt)
+	b, err := d.Raw(wt)
 	if err != nil {
 		return "", err
 	}
@@ -273,7 +81,7 @@ func (d *dec) str(wt protowire.Type) (string, error) {
 // bytes decodes a bytes field into a fresh, charged copy. An empty payload
 // gives nil unless keepEmpty is set.
 func (d *dec) bytes(wt protowire.Type, keepEmpty bool) ([]byte, error) {
-	b, err := d.raw(wt)
+	b, err := d.Raw(wt)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +117,7 @@ const (
 	maxInterned = 256
 )
 
-func (d *dec) intern(b []byte) (string, error) { return d.internAt(b, d.pos) }
+func (d *dec) intern(b []byte) (string, error) { return d.internAt(b, d.Pos) }
 
 // internAt is intern for a string b that ends at frame offset end. The
 // fast paths read ahead of the cursor and pass the string's own end, so
@@ -328,8 +136,8 @@ func (d *dec) internAt(b []byte, end int) (string, error) {
 	}
 	if cap(d.chunk)-len(d.chunk) < n {
 		// b ends at end, so the frame's remaining strings lie within
-		// d.buf[end-n:].
-		size := min(chunkSize, max(n, len(d.buf)-end+n))
+		// d.Buf[end-n:].
+		size := min(chunkSize, max(n, len(d.Buf)-end+n))
 		if err := d.charge(int64(size)); err != nil {
 			return "", err
 		}
@@ -346,7 +154,7 @@ func (d *dec) internAt(b []byte, end int) (string, error) {
 // fNum decodes one occurrence of a varint field of an integer type (an
 // int32 is truncated from its sign-extended 64 bits, as prost does).
 func fNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, dst *T, path string) error {
-	v, err := d.uvarint(wt)
+	v, err := d.Uvarint(wt)
 	if err != nil {
 		return push(err, path)
 	}
@@ -356,7 +164,7 @@ func fNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, dst *T, path str
 
 // fOptNum is fNum for an optional field, charging its box the first time.
 func fOptNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, dst **T, path string) error {
-	v, err := d.uvarint(wt)
+	v, err := d.Uvarint(wt)
 	if err != nil {
 		return push(err, path)
 	}
@@ -371,7 +179,7 @@ func fOptNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, dst **T, path
 }
 
 func (d *dec) fBool(wt protowire.Type, dst *bool, path string) error {
-	v, err := d.uvarint(wt)
+	v, err := d.Uvarint(wt)
 	if err != nil {
 		return push(err, path)
 	}
@@ -429,7 +237,7 @@ func (d *dec) fStrs(wt protowire.Type, dst *[]string, path string) error {
 // grow makes room for one more element of a decoded slice, charging the
 // full replacement allocation when it has to grow.
 func grow[T any](d *dec, s []T, elem int64) ([]T, error) {
-	s, err := budget.Grow(&d.bud, s, elem)
+	s, err := budget.Grow(&d.Bud, s, elem)
 	if err != nil {
 		return s, fail(codec.ErrBudget)
 	}
@@ -439,22 +247,22 @@ func grow[T any](d *dec, s []T, elem int64) ([]T, error) {
 // uuidMsg decodes one occurrence of a Uuid message. Its data is kept when
 // it is exactly 16 bytes; n records the length for the later check.
 func (d *dec) uuidMsg(wt protowire.Type, id *value.UUID, n *int) error {
-	end, err := d.enter(wt)
+	end, err := d.Enter(wt)
 	if err != nil {
 		return err
 	}
-	for d.pos < end {
-		num, wt, err := d.key()
+	for d.Pos < end {
+		num, wt, err := d.Key()
 		if err != nil {
 			return err
 		}
 		if num != 1 {
-			if err := d.skip(num, wt); err != nil {
+			if err := d.Skip(num, wt); err != nil {
 				return err
 			}
 			continue
 		}
-		b, err := d.raw(wt)
+		b, err := d.Raw(wt)
 		if err != nil {
 			return push(err, "Uuid.data")
 		}
@@ -464,7 +272,7 @@ func (d *dec) uuidMsg(wt protowire.Type, id *value.UUID, n *int) error {
 			*id = value.UUID(b)
 		}
 	}
-	return d.leave(end)
+	return d.Leave(end)
 }
 
 func uuidLenErr(field string, n int) error {

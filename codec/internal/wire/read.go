@@ -1,0 +1,285 @@
+// Package wire is the decode core the protocol-2 and protocol-4 codecs
+// share: the field primitives over a payload slice (keys, varints,
+// length-delimited payloads, unknown-field skipping), the field walk that
+// every message decoder runs, the frame cursor with its decode budget
+// (Cursor), and the error helpers that give a failure its field path.
+//
+// The texts of the wire-level failures are prost's (the worker's protobuf
+// library), so that an error either side reports for a frame reads the
+// same. Everything here is owned by one decode and is not safe for
+// concurrent use; the functions without a receiver are pure.
+package wire
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/leaf"
+)
+
+// ErrTagZero is prost's text for a zero field number.
+var ErrTagZero = errors.New("invalid tag value: 0")
+
+// MaxGroupDepth bounds the nesting of unknown groups that SkipField skips.
+// It is prost's recursion limit.
+const MaxGroupDepth = 100
+
+// TypeError reports a known field that arrived with the wrong wire type.
+type TypeError struct {
+	Got, Want protowire.Type
+}
+
+func (e *TypeError) Error() string {
+	return "invalid wire type: " + leaf.WireTypeNames[e.Got] + " (expected " + leaf.WireTypeNames[e.Want] + ")"
+}
+
+// Expect checks a field's wire type.
+func Expect(got, want protowire.Type) error {
+	if got == want {
+		return nil
+	}
+	return &TypeError{got, want}
+}
+
+// At records that err happened while decoding field seg ("Message.field")
+// of an enclosing message, making it a *codec.DecodeError if it is not
+// one yet. Paths are built innermost first, as errors travel outwards; a
+// structural error (found after decode) gets no path. A nil err stays nil.
+func At(err error, seg string) error {
+	if err == nil {
+		return nil
+	}
+	var de *codec.DecodeError
+	if errors.As(err, &de) {
+		if !de.Structural {
+			de.Path = append(de.Path, seg)
+		}
+		return de
+	}
+	return &codec.DecodeError{Path: []string{seg}, Err: err}
+}
+
+// AsDecodeError makes sure a non-nil err is a *codec.DecodeError.
+func AsDecodeError(err error) error {
+	var de *codec.DecodeError
+	if err == nil || errors.As(err, &de) {
+		return err
+	}
+	return &codec.DecodeError{Err: err}
+}
+
+// Key reads a field key with prost's checks. It reports the wire type as
+// read; the caller checks it against the field it expects.
+func Key(b []byte) (protowire.Number, protowire.Type, int, error) {
+	var v uint64
+	var n int
+	if len(b) > 0 && b[0] < 0x80 {
+		v, n = uint64(b[0]), 1
+	} else {
+		v, n = protowire.ConsumeVarint(b)
+		if n < 0 {
+			return 0, 0, 0, leaf.ErrVarint
+		}
+	}
+	if v > math.MaxUint32 {
+		return 0, 0, 0, errors.New("invalid key value: " + strconv.FormatUint(v, 10))
+	}
+	wt := protowire.Type(v & 7)
+	if wt > protowire.Fixed32Type {
+		return 0, 0, 0, errors.New("invalid wire type value: " + strconv.FormatUint(v&7, 10))
+	}
+	num := protowire.Number(v >> 3)
+	if num == 0 {
+		return 0, 0, 0, ErrTagZero
+	}
+	return num, wt, n, nil
+}
+
+// Varint reads a varint.
+func Varint(b []byte) (uint64, int, error) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1, nil
+	}
+	v, n := protowire.ConsumeVarint(b)
+	if n < 0 {
+		return 0, 0, leaf.ErrVarint
+	}
+	return v, n, nil
+}
+
+// VarintField reads the value of a varint field.
+func VarintField(wt protowire.Type, b []byte) (uint64, int, error) {
+	if wt != protowire.VarintType {
+		return 0, 0, &TypeError{wt, protowire.VarintType}
+	}
+	return Varint(b)
+}
+
+// Fixed64Field reads the value of a 64-bit field.
+func Fixed64Field(wt protowire.Type, b []byte) (uint64, int, error) {
+	if wt != protowire.Fixed64Type {
+		return 0, 0, &TypeError{wt, protowire.Fixed64Type}
+	}
+	if len(b) < 8 {
+		return 0, 0, leaf.ErrUnderflow
+	}
+	v, _ := protowire.ConsumeFixed64(b)
+	return v, 8, nil
+}
+
+// BytesField reads the payload of a length-delimited field. The payload
+// aliases b.
+func BytesField(wt protowire.Type, b []byte) ([]byte, int, error) {
+	if wt != protowire.BytesType {
+		return nil, 0, &TypeError{wt, protowire.BytesType}
+	}
+	l, n, err := Varint(b)
+	if err != nil {
+		return nil, 0, err
+	}
+	if l > uint64(len(b)-n) {
+		return nil, 0, leaf.ErrUnderflow
+	}
+	end := n + int(l)
+	return b[n:end], end, nil
+}
+
+// TextField reads a string field's payload and checks it is UTF-8.
+func TextField(wt protowire.Type, b []byte) ([]byte, int, error) {
+	v, n, err := BytesField(wt, b)
+	if err == nil && !utf8.Valid(v) {
+		err = leaf.ErrUTF8
+	}
+	return v, n, err
+}
+
+// CheckUTF8 checks a string payload.
+func CheckUTF8(b []byte) error {
+	if !utf8.Valid(b) {
+		return leaf.ErrUTF8
+	}
+	return nil
+}
+
+// SkipField skips the value of an unknown field whose key has been read,
+// returning its length. Groups are skipped without recursion, nested up to
+// MaxGroupDepth.
+func SkipField(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	switch wt {
+	case protowire.VarintType:
+		_, n, err := Varint(b)
+		return n, err
+	case protowire.Fixed64Type:
+		if len(b) < 8 {
+			return 0, leaf.ErrUnderflow
+		}
+		return 8, nil
+	case protowire.Fixed32Type:
+		if len(b) < 4 {
+			return 0, leaf.ErrUnderflow
+		}
+		return 4, nil
+	case protowire.BytesType:
+		_, n, err := BytesField(wt, b)
+		return n, err
+	case protowire.EndGroupType:
+		return 0, leaf.ErrEndGroup
+	}
+	// StartGroup: walk keys until the matching end, tracking the open groups.
+	var stack [MaxGroupDepth]protowire.Number
+	depth := 1
+	stack[0] = num
+	off := 0
+	for {
+		n2, wt2, m, err := Key(b[off:])
+		if err != nil {
+			return 0, err
+		}
+		off += m
+		switch wt2 {
+		case protowire.EndGroupType:
+			if n2 != stack[depth-1] {
+				return 0, leaf.ErrEndGroup
+			}
+			depth--
+			if depth == 0 {
+				return off, nil
+			}
+		case protowire.StartGroupType:
+			if depth == MaxGroupDepth {
+				return 0, leaf.ErrRecursion
+			}
+			stack[depth] = n2
+			depth++
+		default:
+			m, err := SkipField(n2, wt2, b[off:])
+			if err != nil {
+				return 0, err
+			}
+			off += m
+		}
+	}
+}
+
+// SkipMessage checks that b is a well-formed message none of whose fields
+// are known (the empty messages: Unit, Dump, Ok, …).
+func SkipMessage(b []byte) error { return Walk(b, skipAll) }
+
+func skipAll(protowire.Number, protowire.Type, []byte) (int, error) { return -1, nil }
+
+// FieldFunc handles one field of a message whose key has been read; b
+// runs from the field's value to the end of the message. It returns the
+// bytes of b the value took, or -1 to have the field skipped as unknown.
+type FieldFunc func(num protowire.Number, wt protowire.Type, b []byte) (int, error)
+
+// Walk runs f over the fields of message b: the key loop, the dispatch and
+// the skip of unknown fields that every message decoder shares.
+func Walk(b []byte, f FieldFunc) error {
+	for len(b) > 0 {
+		num, wt, k, err := Key(b)
+		if err != nil {
+			return err
+		}
+		b = b[k:]
+		n, err := f(num, wt, b)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			if n, err = SkipField(num, wt, b); err != nil {
+				return err
+			}
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// Int reads a varint field's value with proto3's truncation (an int32 or
+// uint32 keeps the low 32 bits).
+func Int[T uint64 | uint32 | int32](wt protowire.Type, b []byte, dst *T) (int, error) {
+	v, n, err := VarintField(wt, b)
+	*dst = T(v)
+	return n, err
+}
+
+// Bool reads a bool field.
+func Bool(wt protowire.Type, b []byte, dst *bool) (int, error) {
+	v, n, err := VarintField(wt, b)
+	*dst = v != 0
+	return n, err
+}
+
+// Wrap annotates a field's error with its path segment: it is the return
+// of a FieldFunc that consumed n bytes.
+func Wrap(n int, err error, seg string) (int, error) {
+	if err != nil {
+		return 0, At(err, seg)
+	}
+	return n, nil
+}
