@@ -2,6 +2,7 @@ package codecv4
 
 import (
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/message"
@@ -102,7 +103,7 @@ func decodeRequestIn(buf []byte, lim codec.Limits, v *dialect) (*message.ParentR
 		}
 	}
 	if err != nil {
-		return nil, spent(d.bud.Charged()), asDecodeError(err)
+		return nil, spent(d.bud.Charged()), wire.AsDecodeError(err)
 	}
 	return r, spent(d.bud.Charged()), nil
 }
@@ -124,7 +125,7 @@ func decodeEventIn(buf []byte, lim codec.Limits, v *dialect) (*message.ChildEven
 		}
 	}
 	if err != nil {
-		return nil, spent(d.bud.Charged()), asDecodeError(err)
+		return nil, spent(d.bud.Charged()), wire.AsDecodeError(err)
 	}
 	return e, spent(d.bud.Charged()), nil
 }
@@ -145,7 +146,7 @@ func decodeArena(buf []byte, lim codec.Limits, roots []value.NodeID) (*value.Gra
 		}
 	}
 	if err != nil {
-		return nil, spent(d.bud.Charged()), asDecodeError(err)
+		return nil, spent(d.bud.Charged()), wire.AsDecodeError(err)
 	}
 	return g, spent(d.bud.Charged()), nil
 }

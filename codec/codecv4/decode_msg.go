@@ -2,6 +2,7 @@ package codecv4
 
 import (
 	"errors"
+	"github.com/gomonty/monty/codec/internal/wire"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -14,21 +15,13 @@ import (
 // codec does not know (it cannot happen for the numbers dispatched).
 var errUnknownArm = errors.New("unknown arm")
 
-// wrap annotates a field's error with its path segment.
-func wrap(n int, err error, seg string) (int, error) {
-	if err != nil {
-		return 0, at(err, seg)
-	}
-	return n, nil
-}
-
 // msgField reads a length-delimited field and hands its payload to f.
 func msgField(wt protowire.Type, b []byte, seg string, f func([]byte) error) (int, error) {
-	v, n, err := bytesField(wt, b)
+	v, n, err := wire.BytesField(wt, b)
 	if err == nil {
 		err = f(v)
 	}
-	return wrap(n, err, seg)
+	return wire.Wrap(n, err, seg)
 }
 
 // ---- ParentRequest ----
@@ -51,7 +44,7 @@ func (d *decoder) parentRequest(b []byte) (*message.ParentRequest, error) {
 	var local message.ParentRequest
 	var box *message.ParentRequest
 	var arm protowire.Number
-	err := walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		r := &local
 		if box != nil {
 			r = box
@@ -71,11 +64,11 @@ func (d *decoder) parentRequest(b []byte) (*message.ParentRequest, error) {
 				return d.requestBody(box.Body, v)
 			})
 		case num == 20:
-			v, n, err := textField(wt, b)
+			v, n, err := wire.TextField(wt, b)
 			if err == nil {
 				err = d.strPtr(&r.TraceParent, v)
 			}
-			return wrap(n, err, "ParentRequest.trace_parent")
+			return wire.Wrap(n, err, "ParentRequest.trace_parent")
 		}
 		return -1, nil
 	})
@@ -124,21 +117,21 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.Configure:
 		return d.configure(b, x)
 	case *message.InstallDependencies:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
 			if wt != protowire.BytesType {
-				return wrap(0, &wireTypeError{wt, protowire.BytesType}, "InstallDependencies.requirements")
+				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, "InstallDependencies.requirements")
 			}
 			var err error
 			if x.Requirements, err = grow(d, x.Requirements); err != nil {
-				return wrap(0, err, "InstallDependencies.requirements")
+				return wire.Wrap(0, err, "InstallDependencies.requirements")
 			}
 			var s string
 			n, err := d.text(wt, b, &s)
 			x.Requirements = append(x.Requirements, s)
-			return wrap(n, err, "InstallDependencies.requirements")
+			return wire.Wrap(n, err, "InstallDependencies.requirements")
 		})
 	case *message.Feed:
 		return d.feed(b, x)
@@ -149,15 +142,15 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.ResumeFutures:
 		return d.resumeFutures(b, x)
 	case *message.Load:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
 			n, err := d.bytesImplicit(wt, b, &x.State)
-			return wrap(n, err, "Load.state")
+			return wire.Wrap(n, err, "Load.state")
 		})
 	case *message.AbortFeed:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
@@ -167,12 +160,12 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 		})
 	}
 	// Dump, Reset, Shutdown: no fields.
-	return skipMessage(b)
+	return wire.SkipMessage(b)
 }
 
 // bytesImplicit reads an implicit-presence bytes field (empty means nil).
 func (d *decoder) bytesImplicit(wt protowire.Type, b []byte, dst *[]byte) (int, error) {
-	v, n, err := bytesField(wt, b)
+	v, n, err := wire.BytesField(wt, b)
 	if err != nil {
 		return 0, err
 	}
@@ -185,11 +178,11 @@ func (d *decoder) bytesImplicit(wt protowire.Type, b []byte, dst *[]byte) (int, 
 }
 
 func (d *decoder) configure(b []byte, x *message.Configure) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.ScriptName)
-			return wrap(n, err, "Configure.script_name")
+			return wire.Wrap(n, err, "Configure.script_name")
 		case 2:
 			return msgField(wt, b, "Configure.limits", func(v []byte) error {
 				if x.Limits == nil {
@@ -201,31 +194,31 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 				return d.limits(v, x.Limits)
 			})
 		case 3:
-			n, err := boolean(wt, b, &x.TypeCheck)
-			return wrap(n, err, "Configure.type_check")
+			n, err := wire.Bool(wt, b, &x.TypeCheck)
+			return wire.Wrap(n, err, "Configure.type_check")
 		case 4:
 			n, err := d.optText(wt, b, &x.TypeCheckStubs)
-			return wrap(n, err, "Configure.type_check_stubs")
+			return wire.Wrap(n, err, "Configure.type_check_stubs")
 		case 5:
 			n, err := d.text(wt, b, &x.MontyVersion)
-			return wrap(n, err, "Configure.monty_version")
+			return wire.Wrap(n, err, "Configure.monty_version")
 		case 6:
 			n, err := optIntField(d, wt, b, &x.AssertMessageAnnotations)
-			return wrap(n, err, "Configure.assert_message_annotations")
+			return wire.Wrap(n, err, "Configure.assert_message_annotations")
 		case 7:
 			var v int32
-			n, err := intField(wt, b, &v)
+			n, err := wire.Int(wt, b, &v)
 			x.TypeCheckFormat = message.TypeCheckFormat(uint32(v))
-			return wrap(n, err, "Configure.type_check_format")
+			return wire.Wrap(n, err, "Configure.type_check_format")
 		case 8:
-			n, err := boolean(wt, b, &x.TypeCheckColor)
-			return wrap(n, err, "Configure.type_check_color")
+			n, err := wire.Bool(wt, b, &x.TypeCheckColor)
+			return wire.Wrap(n, err, "Configure.type_check_color")
 		case 9:
-			n, err := intField(wt, b, &x.ProtocolVersion)
-			return wrap(n, err, "Configure.protocol_version")
+			n, err := wire.Int(wt, b, &x.ProtocolVersion)
+			return wire.Wrap(n, err, "Configure.protocol_version")
 		case 10:
 			n, err := optIntField(d, wt, b, &x.PrintFlushIntervalMs)
-			return wrap(n, err, "Configure.print_flush_interval_ms")
+			return wire.Wrap(n, err, "Configure.print_flush_interval_ms")
 		case d.v.cfgPolicy:
 			return msgField(wt, b, "Configure.os_policy", func(v []byte) error {
 				if x.OsPolicy == nil {
@@ -238,19 +231,19 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 			})
 		case d.v.cfgPersistence:
 			var v int32
-			n, err := intField(wt, b, &v)
+			n, err := wire.Int(wt, b, &v)
 			x.Persistence = message.Persistence(uint32(v))
-			return wrap(n, err, "Configure.persistence")
+			return wire.Wrap(n, err, "Configure.persistence")
 		case d.v.cfgProfile:
 			n, err := d.optText(wt, b, &x.Profile)
-			return wrap(n, err, "Configure.profile")
+			return wire.Wrap(n, err, "Configure.profile")
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) limits(b []byte, x *message.ResourceLimits) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		var dst **uint64
 		var seg string
 		switch num {
@@ -274,7 +267,7 @@ func (d *decoder) limits(b []byte, x *message.ResourceLimits) error {
 			return -1, nil
 		}
 		n, err := optIntField(d, wt, b, dst)
-		return wrap(n, err, seg)
+		return wire.Wrap(n, err, seg)
 	})
 }
 
@@ -287,18 +280,18 @@ func (d *decoder) arenaField(wt protowire.Type, b []byte, g *value.Graph, seg st
 }
 
 func (d *decoder) feed(b []byte, x *message.Feed) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Code)
-			return wrap(n, err, "Feed.code")
+			return wire.Wrap(n, err, "Feed.code")
 		case 2:
 			if wt != protowire.BytesType {
-				return wrap(0, &wireTypeError{wt, protowire.BytesType}, "Feed.inputs")
+				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, "Feed.inputs")
 			}
 			var err error
 			if x.Inputs, err = grow(d, x.Inputs); err != nil {
-				return wrap(0, err, "Feed.inputs")
+				return wire.Wrap(0, err, "Feed.inputs")
 			}
 			x.Inputs = x.Inputs[:len(x.Inputs)+1]
 			ref := &x.Inputs[len(x.Inputs)-1]
@@ -306,36 +299,36 @@ func (d *decoder) feed(b []byte, x *message.Feed) error {
 		case 3:
 			return d.arenaField(wt, b, &x.Values, "Feed.values")
 		case 4:
-			n, err := boolean(wt, b, &x.SkipTypeCheck)
-			return wrap(n, err, "Feed.skip_type_check")
+			n, err := wire.Bool(wt, b, &x.SkipTypeCheck)
+			return wire.Wrap(n, err, "Feed.skip_type_check")
 		case 5:
 			n, err := d.text(wt, b, &x.Cwd)
-			return wrap(n, err, "Feed.cwd")
+			return wire.Wrap(n, err, "Feed.cwd")
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) namedRef(b []byte, x *message.NamedRef) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Name)
-			return wrap(n, err, "NamedRef.name")
+			return wire.Wrap(n, err, "NamedRef.name")
 		case 2:
-			n, err := intField(wt, b, &x.Value)
-			return wrap(n, err, "NamedRef.value")
+			n, err := wire.Int(wt, b, &x.Value)
+			return wire.Wrap(n, err, "NamedRef.value")
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := intField(wt, b, &x.CallID)
-			return wrap(n, err, "ResumeCall.call_id")
+			n, err := wire.Int(wt, b, &x.CallID)
+			return wire.Wrap(n, err, "ResumeCall.call_id")
 		case 2:
 			return msgField(wt, b, "ResumeCall.result", func(v []byte) error {
 				return d.mergeExtResult(&x.Result, v)
@@ -357,7 +350,7 @@ func (d *decoder) mergeExtResult(p **message.ExtResult, b []byte) error {
 		}
 	}
 	x := *p
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 5 {
 			return -1, nil
 		}
@@ -368,23 +361,23 @@ func (d *decoder) mergeExtResult(p **message.ExtResult, b []byte) error {
 		const seg = "ExtFunctionResult.kind"
 		switch num {
 		case 1:
-			n, err := intField(wt, b, &x.Value)
-			return wrap(n, err, seg)
+			n, err := wire.Int(wt, b, &x.Value)
+			return wire.Wrap(n, err, seg)
 		case 2:
 			return msgField(wt, b, seg, func(v []byte) error { return d.mergeException(&x.Error, v) })
 		case 3:
-			n, err := intField(wt, b, &x.Future)
-			return wrap(n, err, seg)
+			n, err := wire.Int(wt, b, &x.Future)
+			return wire.Wrap(n, err, seg)
 		case 4:
 			n, err := d.text(wt, b, &x.Name)
-			return wrap(n, err, seg)
+			return wire.Wrap(n, err, seg)
 		}
-		return msgField(wt, b, seg, skipMessage)
+		return msgField(wt, b, seg, wire.SkipMessage)
 	})
 }
 
 func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num == 1 {
 			return d.arenaField(wt, b, &x.Values, "ResumeNameLookup.values")
 		}
@@ -398,26 +391,26 @@ func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error 
 		const seg = "ResumeNameLookup.kind"
 		switch num {
 		case 2:
-			n, err := intField(wt, b, &x.Value)
-			return wrap(n, err, seg)
+			n, err := wire.Int(wt, b, &x.Value)
+			return wire.Wrap(n, err, seg)
 		case 3:
-			return msgField(wt, b, seg, skipMessage)
+			return msgField(wt, b, seg, wire.SkipMessage)
 		}
 		return msgField(wt, b, seg, func(v []byte) error { return d.mergeException(&x.Error, v) })
 	})
 }
 
 func (d *decoder) resumeFutures(b []byte, x *message.ResumeFutures) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			const seg = "ResumeFutures.results"
 			if wt != protowire.BytesType {
-				return wrap(0, &wireTypeError{wt, protowire.BytesType}, seg)
+				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
 			}
 			var err error
 			if x.Results, err = grow(d, x.Results); err != nil {
-				return wrap(0, err, seg)
+				return wire.Wrap(0, err, seg)
 			}
 			x.Results = x.Results[:len(x.Results)+1]
 			fr := &x.Results[len(x.Results)-1]
@@ -430,11 +423,11 @@ func (d *decoder) resumeFutures(b []byte, x *message.ResumeFutures) error {
 }
 
 func (d *decoder) futureResult(b []byte, x *message.FutureResult) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := intField(wt, b, &x.CallID)
-			return wrap(n, err, "FutureResult.call_id")
+			n, err := wire.Int(wt, b, &x.CallID)
+			return wire.Wrap(n, err, "FutureResult.call_id")
 		case 2:
 			return msgField(wt, b, "FutureResult.result", func(v []byte) error {
 				return d.mergeExtResult(&x.Result, v)
@@ -456,22 +449,22 @@ func (d *decoder) mergeException(p **message.RaisedException, b []byte) error {
 		}
 	}
 	x := *p
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Type)
-			return wrap(n, err, "RaisedException.exc_type")
+			return wire.Wrap(n, err, "RaisedException.exc_type")
 		case 2:
 			n, err := d.optText(wt, b, &x.Message)
-			return wrap(n, err, "RaisedException.message")
+			return wire.Wrap(n, err, "RaisedException.message")
 		case 3:
 			const seg = "RaisedException.traceback"
 			if wt != protowire.BytesType {
-				return wrap(0, &wireTypeError{wt, protowire.BytesType}, seg)
+				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
 			}
 			var err error
 			if x.Traceback, err = grow(d, x.Traceback); err != nil {
-				return wrap(0, err, seg)
+				return wire.Wrap(0, err, seg)
 			}
 			x.Traceback = x.Traceback[:len(x.Traceback)+1]
 			f := &x.Traceback[len(x.Traceback)-1]
@@ -485,11 +478,11 @@ func (d *decoder) mergeException(p **message.RaisedException, b []byte) error {
 
 func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.RaisedException) error {
 	var start, end bool
-	err := walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Filename)
-			return wrap(n, err, "StackFrame.filename")
+			return wire.Wrap(n, err, "StackFrame.filename")
 		case 2:
 			start = true
 			return msgField(wt, b, "StackFrame.start", func(v []byte) error { return codeLoc(v, &x.Start) })
@@ -498,16 +491,16 @@ func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.Raise
 			return msgField(wt, b, "StackFrame.end", func(v []byte) error { return codeLoc(v, &x.End) })
 		case 4:
 			n, err := d.optText(wt, b, &x.FrameName)
-			return wrap(n, err, "StackFrame.frame_name")
+			return wire.Wrap(n, err, "StackFrame.frame_name")
 		case 5:
 			n, err := d.optText(wt, b, &x.PreviewLine)
-			return wrap(n, err, "StackFrame.preview_line")
+			return wire.Wrap(n, err, "StackFrame.preview_line")
 		case 6:
-			n, err := boolean(wt, b, &x.HideCaret)
-			return wrap(n, err, "StackFrame.hide_caret")
+			n, err := wire.Bool(wt, b, &x.HideCaret)
+			return wire.Wrap(n, err, "StackFrame.hide_caret")
 		case 7:
-			n, err := boolean(wt, b, &x.HideFrameName)
-			return wrap(n, err, "StackFrame.hide_frame_name")
+			n, err := wire.Bool(wt, b, &x.HideFrameName)
+			return wire.Wrap(n, err, "StackFrame.hide_frame_name")
 		}
 		return -1, nil
 	})
@@ -534,21 +527,21 @@ func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.Raise
 }
 
 func codeLoc(b []byte, x *message.CodeLoc) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := intField(wt, b, &x.Line)
-			return wrap(n, err, "CodeLoc.line")
+			n, err := wire.Int(wt, b, &x.Line)
+			return wire.Wrap(n, err, "CodeLoc.line")
 		case 2:
-			n, err := intField(wt, b, &x.Column)
-			return wrap(n, err, "CodeLoc.column")
+			n, err := wire.Int(wt, b, &x.Column)
+			return wire.Wrap(n, err, "CodeLoc.column")
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		const seg = "ExcData.kind"
 		switch num {
 		case 1:
@@ -581,57 +574,57 @@ func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
 }
 
 func (d *decoder) unicodeData(b []byte, x *message.UnicodeErrorData) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Encoding)
-			return wrap(n, err, "UnicodeErrorData.encoding")
+			return wire.Wrap(n, err, "UnicodeErrorData.encoding")
 		case 2:
-			v, n, err := bytesField(wt, b)
+			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
 				x.ObjectStr = nil
 				x.ObjectBytes, err = d.bytes(v)
 			}
-			return wrap(n, err, "UnicodeErrorData.object")
+			return wire.Wrap(n, err, "UnicodeErrorData.object")
 		case 3:
-			v, n, err := textField(wt, b)
+			v, n, err := wire.TextField(wt, b)
 			if err == nil {
 				x.ObjectBytes = nil
 				err = d.strPtr(&x.ObjectStr, v)
 			}
-			return wrap(n, err, "UnicodeErrorData.object")
+			return wire.Wrap(n, err, "UnicodeErrorData.object")
 		case 4:
-			n, err := intField(wt, b, &x.Start)
-			return wrap(n, err, "UnicodeErrorData.start")
+			n, err := wire.Int(wt, b, &x.Start)
+			return wire.Wrap(n, err, "UnicodeErrorData.start")
 		case 5:
-			n, err := intField(wt, b, &x.End)
-			return wrap(n, err, "UnicodeErrorData.end")
+			n, err := wire.Int(wt, b, &x.End)
+			return wire.Wrap(n, err, "UnicodeErrorData.end")
 		case 6:
 			n, err := d.text(wt, b, &x.Reason)
-			return wrap(n, err, "UnicodeErrorData.reason")
+			return wire.Wrap(n, err, "UnicodeErrorData.reason")
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) jsonData(b []byte, x *message.JSONErrorData) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Msg)
-			return wrap(n, err, "JsonErrorData.msg")
+			return wire.Wrap(n, err, "JsonErrorData.msg")
 		case 2:
 			n, err := d.optText(wt, b, &x.Doc)
-			return wrap(n, err, "JsonErrorData.doc")
+			return wire.Wrap(n, err, "JsonErrorData.doc")
 		case 3:
-			n, err := intField(wt, b, &x.Pos)
-			return wrap(n, err, "JsonErrorData.pos")
+			n, err := wire.Int(wt, b, &x.Pos)
+			return wire.Wrap(n, err, "JsonErrorData.pos")
 		case 4:
-			n, err := intField(wt, b, &x.Lineno)
-			return wrap(n, err, "JsonErrorData.lineno")
+			n, err := wire.Int(wt, b, &x.Lineno)
+			return wire.Wrap(n, err, "JsonErrorData.lineno")
 		case 5:
-			n, err := intField(wt, b, &x.Colno)
-			return wrap(n, err, "JsonErrorData.colno")
+			n, err := wire.Int(wt, b, &x.Colno)
+			return wire.Wrap(n, err, "JsonErrorData.colno")
 		}
 		return -1, nil
 	})
@@ -666,7 +659,7 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 	var local message.ChildEvent
 	var box *message.ChildEvent
 	var arm protowire.Number
-	err := walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		e := &local
 		if box != nil {
 			e = box
@@ -686,35 +679,35 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 				return d.eventBody(box.Body, v)
 			})
 		case num == 20:
-			n, err := intField(wt, b, &e.TotalExecutionMicros)
-			return wrap(n, err, "ChildEvent.total_execution_micros")
+			n, err := wire.Int(wt, b, &e.TotalExecutionMicros)
+			return wire.Wrap(n, err, "ChildEvent.total_execution_micros")
 		case num == d.v.evDuration:
 			n, err := optIntField(d, wt, b, &e.MaxDurationMicros)
-			return wrap(n, err, "ChildEvent.max_duration_micros")
+			return wire.Wrap(n, err, "ChildEvent.max_duration_micros")
 		case num == 22:
 			n, err := optIntField(d, wt, b, &e.MaxSuspensions)
-			return wrap(n, err, "ChildEvent.max_suspensions")
+			return wire.Wrap(n, err, "ChildEvent.max_suspensions")
 		case num == 23:
 			n, err := d.optText(wt, b, &e.RestoredScriptName)
-			return wrap(n, err, "ChildEvent.restored_script_name")
+			return wire.Wrap(n, err, "ChildEvent.restored_script_name")
 		case num == d.v.evFeedExec:
-			n, err := intField(wt, b, &e.FeedExecutionMicros)
-			return wrap(n, err, "ChildEvent.feed_execution_micros")
+			n, err := wire.Int(wt, b, &e.FeedExecutionMicros)
+			return wire.Wrap(n, err, "ChildEvent.feed_execution_micros")
 		case num == d.v.evFeedLimit:
 			n, err := optIntField(d, wt, b, &e.MaxFeedDurationMicros)
-			return wrap(n, err, "ChildEvent.max_feed_duration_micros")
+			return wire.Wrap(n, err, "ChildEvent.max_feed_duration_micros")
 		case num == d.v.evTurnLimit:
 			n, err := optIntField(d, wt, b, &e.MaxTurnDurationMicros)
-			return wrap(n, err, "ChildEvent.max_turn_duration_micros")
+			return wire.Wrap(n, err, "ChildEvent.max_turn_duration_micros")
 		case num == d.v.evSleep:
 			n, err := optIntField(d, wt, b, &e.MaxTotalSleepMicros)
-			return wrap(n, err, "ChildEvent.max_total_sleep_micros")
+			return wire.Wrap(n, err, "ChildEvent.max_total_sleep_micros")
 		case num == d.v.evSessionID:
-			v, n, err := bytesField(wt, b)
+			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
 				e.SessionID, err = d.bytes(v)
 			}
-			return wrap(n, err, "ChildEvent.session_id")
+			return wire.Wrap(n, err, "ChildEvent.session_id")
 		}
 		return -1, nil
 	})
@@ -769,11 +762,11 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 	case *message.OsCall:
 		return d.osCall(b, x)
 	case *message.NameLookup:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
 				n, err := d.text(wt, b, &x.Name)
-				return wrap(n, err, "NameLookup.name")
+				return wire.Wrap(n, err, "NameLookup.name")
 			case 2:
 				return msgField(wt, b, "NameLookup.object_id", func(v []byte) error {
 					return d.objectID(v, &x.ObjectID)
@@ -786,11 +779,11 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			return -1, nil
 		})
 	case *message.ResolveFutures:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
 				n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
-				return wrap(n, err, "ResolveFutures.pending_call_ids")
+				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
 			case d.v.rfPosition:
 				return msgField(wt, b, "ResolveFutures.position", func(v []byte) error {
 					return d.position(v, &x.Position)
@@ -799,18 +792,18 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			return -1, nil
 		})
 	case *message.Complete:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				n, err := intField(wt, b, &x.Value)
-				return wrap(n, err, "Complete.value")
+				n, err := wire.Int(wt, b, &x.Value)
+				return wire.Wrap(n, err, "Complete.value")
 			case 2:
 				return d.arenaField(wt, b, &x.Values, "Complete.values")
 			}
 			return -1, nil
 		})
 	case *message.Error:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
@@ -819,35 +812,35 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			})
 		})
 	case *message.TypingError:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
 			n, err := d.text(wt, b, &x.Diagnostics)
-			return wrap(n, err, "TypingError.diagnostics")
+			return wire.Wrap(n, err, "TypingError.diagnostics")
 		})
 	case *message.DumpResult:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
 			n, err := d.bytesImplicit(wt, b, &x.State)
-			return wrap(n, err, "DumpResult.state")
+			return wire.Wrap(n, err, "DumpResult.state")
 		})
 	case *message.FatalError:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
 			n, err := d.text(wt, b, &x.Message)
-			return wrap(n, err, "FatalError.message")
+			return wire.Wrap(n, err, "FatalError.message")
 		})
 	case *message.ShutdownDump:
-		return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
-			v, n, err := bytesField(wt, b)
+			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
 				if x.Dump == nil {
 					x.Dump, err = newObj[[]byte](d)
@@ -856,11 +849,11 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 					*x.Dump, err = d.bytes(v)
 				}
 			}
-			return wrap(n, err, "ShutdownDump.dump")
+			return wire.Wrap(n, err, "ShutdownDump.dump")
 		})
 	}
 	// Ok: no fields.
-	return skipMessage(b)
+	return wire.SkipMessage(b)
 }
 
 // scalarIDs merges a repeated uint32 field that does not hold node ids
@@ -868,7 +861,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 func (d *decoder) scalarIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error) {
 	switch wt {
 	case protowire.VarintType:
-		v, n, err := varint(b)
+		v, n, err := wire.Varint(b)
 		if err != nil {
 			return 0, err
 		}
@@ -878,12 +871,12 @@ func (d *decoder) scalarIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, er
 		*dst = append(*dst, uint32(v))
 		return n, nil
 	case protowire.BytesType:
-		run, n, err := bytesField(wt, b)
+		run, n, err := wire.BytesField(wt, b)
 		if err != nil {
 			return 0, err
 		}
 		for len(run) > 0 {
-			v, k, err := varint(run)
+			v, k, err := wire.Varint(run)
 			if err != nil {
 				return 0, err
 			}
@@ -895,7 +888,7 @@ func (d *decoder) scalarIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, er
 		}
 		return n, nil
 	}
-	return 0, &wireTypeError{wt, protowire.VarintType}
+	return 0, &wire.TypeError{Got: wt, Want: protowire.VarintType}
 }
 
 // objectID merges a Uuid message into an optional identity. A data length
@@ -910,38 +903,38 @@ func (d *decoder) objectID(b []byte, dst **value.UUID) error {
 	}
 	n, err := uuidMsg(b, d.arm.objIDLen, *dst)
 	if err != nil {
-		return at(err, "Uuid.data")
+		return wire.At(err, "Uuid.data")
 	}
 	d.arm.objIDLen = n
 	return nil
 }
 
 func (d *decoder) print(b []byte, x *message.Print) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num != 1 {
 			return -1, nil
 		}
 		const seg = "Print.segments"
 		if wt != protowire.BytesType {
-			return wrap(0, &wireTypeError{wt, protowire.BytesType}, seg)
+			return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
 		}
 		var err error
 		if x.Segments, err = grow(d, x.Segments); err != nil {
-			return wrap(0, err, seg)
+			return wire.Wrap(0, err, seg)
 		}
 		x.Segments = x.Segments[:len(x.Segments)+1]
 		s := &x.Segments[len(x.Segments)-1]
 		return msgField(wt, b, seg, func(v []byte) error {
-			return walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			return wire.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				switch num {
 				case 1:
 					var v int32
-					n, err := intField(wt, b, &v)
+					n, err := wire.Int(wt, b, &v)
 					s.Stream = printStream(v)
-					return wrap(n, err, "PrintSegment.stream")
+					return wire.Wrap(n, err, "PrintSegment.stream")
 				case 2:
 					n, err := d.text(wt, b, &s.Text)
-					return wrap(n, err, "PrintSegment.text")
+					return wire.Wrap(n, err, "PrintSegment.text")
 				}
 				return -1, nil
 			})
@@ -959,43 +952,43 @@ func printStream(v int32) message.PrintStream {
 }
 
 func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.FunctionName)
-			return wrap(n, err, "FunctionCall.function_name")
+			return wire.Wrap(n, err, "FunctionCall.function_name")
 		case 2:
 			n, err := d.argIDs(wt, b, &x.Args)
-			return wrap(n, err, "FunctionCall.args")
+			return wire.Wrap(n, err, "FunctionCall.args")
 		case 3:
 			const seg = "FunctionCall.kwargs"
 			if wt != protowire.BytesType {
-				return wrap(0, &wireTypeError{wt, protowire.BytesType}, seg)
+				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
 			}
 			var err error
 			if x.Kwargs, err = budget.Grow(&d.bud, x.Kwargs, budget.PairCost); err != nil {
-				return wrap(0, err, seg)
+				return wire.Wrap(0, err, seg)
 			}
-			v, n, err := bytesField(wt, b)
+			v, n, err := wire.BytesField(wt, b)
 			if err != nil {
-				return wrap(0, err, seg)
+				return wire.Wrap(0, err, seg)
 			}
 			k, val, err := nodePair(v)
 			if err != nil {
-				return wrap(0, err, seg)
+				return wire.Wrap(0, err, seg)
 			}
 			x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: val})
 			return n, nil
 		case 4:
-			n, err := intField(wt, b, &x.CallID)
-			return wrap(n, err, "FunctionCall.call_id")
+			n, err := wire.Int(wt, b, &x.CallID)
+			return wire.Wrap(n, err, "FunctionCall.call_id")
 		case 5:
 			return msgField(wt, b, "FunctionCall.object_id", func(v []byte) error {
 				return d.objectID(v, &x.ObjectID)
 			})
 		case 6:
-			n, err := boolean(wt, b, &x.AllowEagerAwait)
-			return wrap(n, err, "FunctionCall.allow_eager_await")
+			n, err := wire.Bool(wt, b, &x.AllowEagerAwait)
+			return wire.Wrap(n, err, "FunctionCall.allow_eager_await")
 		case 7:
 			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
 		case d.v.fcPosition:
@@ -1012,7 +1005,7 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error) {
 	switch wt {
 	case protowire.VarintType:
-		v, n, err := varint(b)
+		v, n, err := wire.Varint(b)
 		if err != nil {
 			return 0, err
 		}
@@ -1022,7 +1015,7 @@ func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error
 		*dst = append(*dst, uint32(v))
 		return n, nil
 	case protowire.BytesType:
-		run, n, err := bytesField(wt, b)
+		run, n, err := wire.BytesField(wt, b)
 		if err != nil {
 			return 0, err
 		}
@@ -1033,7 +1026,7 @@ func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error
 			return 0, err
 		}
 		for len(run) > 0 {
-			v, k, err := varint(run)
+			v, k, err := wire.Varint(run)
 			if err != nil {
 				return 0, err
 			}
@@ -1042,20 +1035,20 @@ func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error
 		}
 		return n, nil
 	}
-	return 0, &wireTypeError{wt, protowire.VarintType}
+	return 0, &wire.TypeError{Got: wt, Want: protowire.VarintType}
 }
 
 func (d *decoder) osCall(b []byte, x *message.OsCall) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num == 1:
-			n, err := intField(wt, b, &x.CallID)
-			return wrap(n, err, "OsCall.call_id")
+			n, err := wire.Int(wt, b, &x.CallID)
+			return wire.Wrap(n, err, "OsCall.call_id")
 		case num == d.v.osValues:
 			return d.arenaField(wt, b, &x.Values, "OsCall.values")
 		case num == d.v.osEager:
-			n, err := boolean(wt, b, &x.AllowEagerAwait)
-			return wrap(n, err, "OsCall.allow_eager_await")
+			n, err := wire.Bool(wt, b, &x.AllowEagerAwait)
+			return wire.Wrap(n, err, "OsCall.allow_eager_await")
 		case num == d.v.osPosition:
 			return msgField(wt, b, "OsCall.position", func(v []byte) error {
 				return d.position(v, &x.Position)
@@ -1070,9 +1063,9 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 			*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values,
 				AllowEagerAwait: x.AllowEagerAwait, Position: x.Position}
 		}
-		v, n, err := bytesField(wt, b)
+		v, n, err := wire.BytesField(wt, b)
 		if err != nil {
-			return wrap(0, err, seg)
+			return wire.Wrap(0, err, seg)
 		}
 		// The arms are dispatched by op, which is the arm number up to
 		// urandom (25); the protocol-5 arms are mapped by the dialect.
@@ -1081,7 +1074,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 		case op >= message.OpTime:
 			err = d.osCall5(v, x)
 		case num <= 13:
-			if err = checkUTF8(v); err == nil {
+			if err = wire.CheckUTF8(v); err == nil {
 				x.Path, err = d.str(v)
 			}
 		case num == 14 || num == 15:
@@ -1120,9 +1113,9 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 				case 1:
 					return d.text(wt, b, &x.Path)
 				case 2:
-					return boolean(wt, b, &x.Parents)
+					return wire.Bool(wt, b, &x.Parents)
 				case 3:
-					return boolean(wt, b, &x.ExistOK)
+					return wire.Bool(wt, b, &x.ExistOK)
 				}
 				return -1, nil
 			}, "path", "parents", "exist_ok")
@@ -1142,18 +1135,18 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 				case 1:
 					return d.text(wt, b, &x.Key)
 				case 2:
-					return intField(wt, b, &x.Default)
+					return wire.Int(wt, b, &x.Default)
 				}
 				return -1, nil
 			}, "key", "default")
 		case num == 22 || num == 23:
-			err = skipMessage(v)
+			err = wire.SkipMessage(v)
 		case num == 24:
 			err = d.osFields(v, "DateTimeNow", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				if f != 1 {
 					return -1, nil
 				}
-				v, n, err := bytesField(wt, b)
+				v, n, err := wire.BytesField(wt, b)
 				if err != nil {
 					return 0, err
 				}
@@ -1169,20 +1162,20 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 				if f != 1 {
 					return -1, nil
 				}
-				return intField(wt, b, &x.Size)
+				return wire.Int(wt, b, &x.Size)
 			}, "size")
 		}
-		return wrap(n, err, seg)
+		return wire.Wrap(n, err, seg)
 	})
 }
 
 // osFields walks one of OsCall's nested payload messages, naming the field
 // of an error by the nested message (e.g. "TextWrite.path").
-func (d *decoder) osFields(b []byte, msg string, f fieldFunc, names ...string) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+func (d *decoder) osFields(b []byte, msg string, f wire.FieldFunc, names ...string) error {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		n, err := f(num, wt, b)
 		if err != nil && int(num) <= len(names) {
-			return 0, at(err, msg+"."+names[num-1])
+			return 0, wire.At(err, msg+"."+names[num-1])
 		}
 		return n, err
 	})

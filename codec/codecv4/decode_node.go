@@ -1,6 +1,7 @@
 package codecv4
 
 import (
+	"github.com/gomonty/monty/codec/internal/wire"
 	"math/big"
 	"strconv"
 	"unicode/utf8"
@@ -45,14 +46,14 @@ type nodeState struct {
 // arena merges an Arena message into g.
 func (d *decoder) arena(b []byte, g *value.Graph) error {
 	for len(b) > 0 {
-		num, wt, k, err := key(b)
+		num, wt, k, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
 		b = b[k:]
 		switch num {
 		case 1:
-			v, m, err := varintField(wt, b)
+			v, m, err := wire.VarintField(wt, b)
 			if err != nil {
 				return err
 			}
@@ -68,7 +69,7 @@ func (d *decoder) arena(b []byte, g *value.Graph) error {
 				}
 			}
 		case 2:
-			v, m, err := bytesField(wt, b)
+			v, m, err := wire.BytesField(wt, b)
 			if err != nil {
 				return err
 			}
@@ -86,7 +87,7 @@ func (d *decoder) arena(b []byte, g *value.Graph) error {
 				}
 			}
 		default:
-			m, err := skipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return err
 			}
@@ -163,13 +164,13 @@ func (d *decoder) node(b []byte, n *value.Node) error {
 	var st nodeState
 	st.reg.start = len(d.refs)
 	for len(b) > 0 {
-		num, wt, k, err := key(b)
+		num, wt, k, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
 		b = b[k:]
 		if num > maxArm {
-			m, err := skipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return err
 			}
@@ -178,7 +179,7 @@ func (d *decoder) node(b []byte, n *value.Node) error {
 		}
 		m, err := d.nodeField(&st, n, num, wt, b)
 		if err != nil {
-			return at(err, segKind)
+			return wire.At(err, segKind)
 		}
 		b = b[m:]
 	}
@@ -235,7 +236,7 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 		want = protowire.Fixed64Type
 	}
 	if wt != want {
-		return 0, &wireTypeError{wt, want}
+		return 0, &wire.TypeError{Got: wt, Want: want}
 	}
 	if num != st.arm {
 		if err := d.switchArm(st, n, num); err != nil {
@@ -244,7 +245,7 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 	}
 	switch num {
 	case 4:
-		v, m, err := varint(b)
+		v, m, err := wire.Varint(b)
 		if err != nil {
 			return 0, err
 		}
@@ -254,28 +255,28 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 		}
 		return m, nil
 	case 5:
-		v, m, err := varint(b)
+		v, m, err := wire.Varint(b)
 		if err != nil {
 			return 0, err
 		}
 		n.Num = uint64(protowire.DecodeZigZag(v))
 		return m, nil
 	case 7:
-		v, m, err := fixed64Field(wt, b)
+		v, m, err := wire.Fixed64Field(wt, b)
 		n.Num = v
 		return m, err
 	}
-	v, m, err := bytesField(wt, b)
+	v, m, err := wire.BytesField(wt, b)
 	if err != nil {
 		return 0, err
 	}
 	switch num {
 	case 1, 2, 3:
-		err = skipMessage(v)
+		err = wire.SkipMessage(v)
 	case 6:
 		err = d.bigInt(st, v)
 	case 8, 26, 27, 29, 30:
-		if err = checkUTF8(v); err == nil {
+		if err = wire.CheckUTF8(v); err == nil {
 			var s string
 			s, err = d.str(v)
 			n.SetText(s)
@@ -313,13 +314,6 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 		err = d.decodeFileHandle(v, n.Ext().(*value.FileHandle))
 	}
 	return m, err
-}
-
-func checkUTF8(b []byte) error {
-	if !utf8.Valid(b) {
-		return leaf.ErrUTF8
-	}
-	return nil
 }
 
 // finishNode turns the merged payload into its domain form and runs the
@@ -403,13 +397,13 @@ func pairView(ids []uint32) []value.Pair {
 // not) into the node's id vector.
 func (d *decoder) idField(st *nodeState, b []byte, field protowire.Number) error {
 	for len(b) > 0 {
-		num, wt, k, err := key(b)
+		num, wt, k, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
 		b = b[k:]
 		if num != field {
-			m, err := skipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return err
 			}
@@ -429,7 +423,7 @@ func (d *decoder) idField(st *nodeState, b []byte, field protowire.Number) error
 func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 	switch wt {
 	case protowire.VarintType:
-		v, m, err := varint(b)
+		v, m, err := wire.Varint(b)
 		if err != nil {
 			return 0, err
 		}
@@ -445,7 +439,7 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 		d.refPush(&st.reg, uint32(v))
 		return m, nil
 	case protowire.BytesType:
-		run, m, err := bytesField(wt, b)
+		run, m, err := wire.BytesField(wt, b)
 		if err != nil {
 			return 0, err
 		}
@@ -469,7 +463,7 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 			return 0, err
 		}
 		for len(run) > 0 && count > 0 {
-			v, k, err := varint(run)
+			v, k, err := wire.Varint(run)
 			if err != nil {
 				return 0, err
 			}
@@ -482,19 +476,19 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 		}
 		return m, nil
 	}
-	return 0, &wireTypeError{wt, protowire.VarintType}
+	return 0, &wire.TypeError{Got: wt, Want: protowire.VarintType}
 }
 
 // nodePairs merges a NodePairs message into the node's pair vector.
 func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 	for len(b) > 0 {
-		num, wt, k, err := key(b)
+		num, wt, k, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
 		b = b[k:]
 		if num != 1 {
-			m, err := skipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return err
 			}
@@ -502,7 +496,7 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 			continue
 		}
 		if wt != protowire.BytesType {
-			return &wireTypeError{wt, protowire.BytesType}
+			return &wire.TypeError{Got: wt, Want: protowire.BytesType}
 		}
 		if st.reg.n/2 == st.vcap {
 			st.vcap = budget.NextCap(st.vcap)
@@ -510,7 +504,7 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 				return err
 			}
 		}
-		v, m, err := bytesField(wt, b)
+		v, m, err := wire.BytesField(wt, b)
 		if err != nil {
 			return err
 		}
@@ -531,14 +525,14 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 // nodePair decodes a NodePair message.
 func nodePair(b []byte) (k, v uint32, err error) {
 	for len(b) > 0 {
-		num, wt, n, err := key(b)
+		num, wt, n, err := wire.Key(b)
 		if err != nil {
 			return 0, 0, err
 		}
 		b = b[n:]
 		switch num {
 		case 1, 2:
-			x, m, err := varintField(wt, b)
+			x, m, err := wire.VarintField(wt, b)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -549,7 +543,7 @@ func nodePair(b []byte) (k, v uint32, err error) {
 				v = uint32(x)
 			}
 		default:
-			m, err := skipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -564,20 +558,20 @@ func nodePair(b []byte) (k, v uint32, err error) {
 func uuidMsg(b []byte, prev int, u *value.UUID) (int, error) {
 	l := prev
 	for len(b) > 0 {
-		num, wt, n, err := key(b)
+		num, wt, n, err := wire.Key(b)
 		if err != nil {
 			return 0, err
 		}
 		b = b[n:]
 		if num != 1 {
-			m, err := skipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return 0, err
 			}
 			b = b[m:]
 			continue
 		}
-		v, m, err := bytesField(wt, b)
+		v, m, err := wire.BytesField(wt, b)
 		if err != nil {
 			return 0, err
 		}
@@ -594,21 +588,21 @@ func uuidMsg(b []byte, prev int, u *value.UUID) (int, error) {
 // the node is finished.
 func (d *decoder) bigInt(st *nodeState, b []byte) error {
 	for len(b) > 0 {
-		num, wt, n, err := key(b)
+		num, wt, n, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
 		b = b[n:]
 		switch num {
 		case 1:
-			v, m, err := varintField(wt, b)
+			v, m, err := wire.VarintField(wt, b)
 			if err != nil {
 				return err
 			}
 			b = b[m:]
 			st.neg = v != 0
 		case 2:
-			v, m, err := bytesField(wt, b)
+			v, m, err := wire.BytesField(wt, b)
 			if err != nil {
 				return err
 			}
@@ -618,7 +612,7 @@ func (d *decoder) bigInt(st *nodeState, b []byte) error {
 			}
 			st.mag = v
 		default:
-			m, err := skipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return err
 			}
@@ -660,14 +654,14 @@ func (d *decoder) finishBigInt(st *nodeState) (*big.Int, error) {
 // namedTuple merges a NamedTupleNode message.
 func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error {
 	for len(b) > 0 {
-		num, wt, k, err := key(b)
+		num, wt, k, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
 		b = b[k:]
 		switch num {
 		case 1:
-			v, m, err := textField(wt, b)
+			v, m, err := wire.TextField(wt, b)
 			if err != nil {
 				return err
 			}
@@ -677,12 +671,12 @@ func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error
 			}
 		case 2:
 			if wt != protowire.BytesType {
-				return &wireTypeError{wt, protowire.BytesType}
+				return &wire.TypeError{Got: wt, Want: protowire.BytesType}
 			}
 			if st.names, err = grow(d, st.names); err != nil {
 				return err
 			}
-			v, m, err := textField(wt, b)
+			v, m, err := wire.TextField(wt, b)
 			if err != nil {
 				return err
 			}
@@ -699,7 +693,7 @@ func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error
 			}
 			b = b[m:]
 		default:
-			m, err := skipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return err
 			}
@@ -709,49 +703,9 @@ func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error
 	return nil
 }
 
-// fieldFunc handles one field of a message; it returns the bytes consumed,
-// or -1 to have the field skipped as unknown.
-type fieldFunc func(num protowire.Number, wt protowire.Type, b []byte) (int, error)
-
-// walk runs f over the fields of message b.
-func walk(b []byte, f fieldFunc) error {
-	for len(b) > 0 {
-		num, wt, k, err := key(b)
-		if err != nil {
-			return err
-		}
-		b = b[k:]
-		n, err := f(num, wt, b)
-		if err != nil {
-			return err
-		}
-		if n < 0 {
-			if n, err = skipField(num, wt, b); err != nil {
-				return err
-			}
-		}
-		b = b[n:]
-	}
-	return nil
-}
-
-// intField reads a varint field's value with proto3's truncation (an int32 or
-// uint32 keeps the low 32 bits).
-func intField[T uint64 | uint32 | int32](wt protowire.Type, b []byte, dst *T) (int, error) {
-	v, n, err := varintField(wt, b)
-	*dst = T(v)
-	return n, err
-}
-
-func boolean(wt protowire.Type, b []byte, dst *bool) (int, error) {
-	v, n, err := varintField(wt, b)
-	*dst = v != 0
-	return n, err
-}
-
 // text reads a string field into *dst.
 func (d *decoder) text(wt protowire.Type, b []byte, dst *string) (int, error) {
-	v, n, err := textField(wt, b)
+	v, n, err := wire.TextField(wt, b)
 	if err != nil {
 		return 0, err
 	}
@@ -762,7 +716,7 @@ func (d *decoder) text(wt protowire.Type, b []byte, dst *string) (int, error) {
 
 // optText reads an optional string field into *dst.
 func (d *decoder) optText(wt protowire.Type, b []byte, dst **string) (int, error) {
-	v, n, err := textField(wt, b)
+	v, n, err := wire.TextField(wt, b)
 	if err != nil {
 		return 0, err
 	}
@@ -772,7 +726,7 @@ func (d *decoder) optText(wt protowire.Type, b []byte, dst **string) (int, error
 // optIntField reads an optional integer field into *dst, allocating its box
 // from the budget the first time.
 func optIntField[T uint64 | uint32 | int32](d *decoder, wt protowire.Type, b []byte, dst **T) (int, error) {
-	v, n, err := varintField(wt, b)
+	v, n, err := wire.VarintField(wt, b)
 	if err != nil {
 		return 0, err
 	}
@@ -786,58 +740,58 @@ func optIntField[T uint64 | uint32 | int32](d *decoder, wt protowire.Type, b []b
 }
 
 func decodeDate(b []byte, x *value.Date) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return intField(wt, b, &x.Year)
+			return wire.Int(wt, b, &x.Year)
 		case 2:
-			return intField(wt, b, &x.Month)
+			return wire.Int(wt, b, &x.Month)
 		case 3:
-			return intField(wt, b, &x.Day)
+			return wire.Int(wt, b, &x.Day)
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) decodeTime(b []byte, x *value.Time) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return intField(wt, b, &x.Hour)
+			return wire.Int(wt, b, &x.Hour)
 		case 2:
-			return intField(wt, b, &x.Minute)
+			return wire.Int(wt, b, &x.Minute)
 		case 3:
-			return intField(wt, b, &x.Second)
+			return wire.Int(wt, b, &x.Second)
 		case 4:
-			return intField(wt, b, &x.Microsecond)
+			return wire.Int(wt, b, &x.Microsecond)
 		case 5:
 			return optIntField(d, wt, b, &x.Offset)
 		case 6:
 			return d.optText(wt, b, &x.TZName)
 		case 7:
-			return intField(wt, b, &x.Fold)
+			return wire.Int(wt, b, &x.Fold)
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) decodeDateTime(b []byte, x *value.DateTime) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return intField(wt, b, &x.Year)
+			return wire.Int(wt, b, &x.Year)
 		case 2:
-			return intField(wt, b, &x.Month)
+			return wire.Int(wt, b, &x.Month)
 		case 3:
-			return intField(wt, b, &x.Day)
+			return wire.Int(wt, b, &x.Day)
 		case 4:
-			return intField(wt, b, &x.Hour)
+			return wire.Int(wt, b, &x.Hour)
 		case 5:
-			return intField(wt, b, &x.Minute)
+			return wire.Int(wt, b, &x.Minute)
 		case 6:
-			return intField(wt, b, &x.Second)
+			return wire.Int(wt, b, &x.Second)
 		case 7:
-			return intField(wt, b, &x.Microsecond)
+			return wire.Int(wt, b, &x.Microsecond)
 		case 8:
 			return optIntField(d, wt, b, &x.Offset)
 		case 9:
@@ -848,24 +802,24 @@ func (d *decoder) decodeDateTime(b []byte, x *value.DateTime) error {
 }
 
 func decodeTimeDelta(b []byte, x *value.TimeDelta) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return intField(wt, b, &x.Days)
+			return wire.Int(wt, b, &x.Days)
 		case 2:
-			return intField(wt, b, &x.Seconds)
+			return wire.Int(wt, b, &x.Seconds)
 		case 3:
-			return intField(wt, b, &x.Microseconds)
+			return wire.Int(wt, b, &x.Microseconds)
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) decodeTimeZone(b []byte, x *value.TimeZone) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return intField(wt, b, &x.Offset)
+			return wire.Int(wt, b, &x.Offset)
 		case 2:
 			return d.optText(wt, b, &x.Name)
 		}
@@ -874,7 +828,7 @@ func (d *decoder) decodeTimeZone(b []byte, x *value.TimeZone) error {
 }
 
 func (d *decoder) decodeException(b []byte, x *value.Exception) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return d.text(wt, b, &x.Type)
@@ -886,7 +840,7 @@ func (d *decoder) decodeException(b []byte, x *value.Exception) error {
 }
 
 func (d *decoder) decodeFunction(b []byte, x *value.Function) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return d.text(wt, b, &x.Name)
@@ -898,26 +852,26 @@ func (d *decoder) decodeFunction(b []byte, x *value.Function) error {
 }
 
 func (d *decoder) decodeFileHandle(b []byte, x *value.FileHandle) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return d.text(wt, b, &x.Path)
 		case 2:
 			return d.text(wt, b, &x.Mode)
 		case 3:
-			return intField(wt, b, &x.Position)
+			return wire.Int(wt, b, &x.Position)
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return d.text(wt, b, &x.Name)
 		case 2:
-			v, m, err := bytesField(wt, b)
+			v, m, err := wire.BytesField(wt, b)
 			if err != nil {
 				return 0, err
 			}
@@ -927,11 +881,11 @@ func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
 			st.uuidLen, err = uuidMsg(v, st.uuidLen, &x.ID)
 			return m, err
 		case 3:
-			return intField(wt, b, &st.origin)
+			return wire.Int(wt, b, &st.origin)
 		case 4:
-			return boolean(wt, b, &x.IsDataclass)
+			return wire.Bool(wt, b, &x.IsDataclass)
 		case 5:
-			v, m, err := bytesField(wt, b)
+			v, m, err := wire.BytesField(wt, b)
 			if err != nil {
 				return 0, err
 			}
@@ -943,12 +897,12 @@ func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
 }
 
 func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return intField(wt, b, &x.Class)
+			return wire.Int(wt, b, &x.Class)
 		case 2:
-			v, m, err := bytesField(wt, b)
+			v, m, err := wire.BytesField(wt, b)
 			if err != nil {
 				return 0, err
 			}
@@ -958,7 +912,7 @@ func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance
 			st.uuidLen, err = uuidMsg(v, st.uuidLen, &x.InstanceID)
 			return m, err
 		case 3:
-			v, m, err := bytesField(wt, b)
+			v, m, err := wire.BytesField(wt, b)
 			if err != nil {
 				return 0, err
 			}

@@ -1,6 +1,7 @@
 package codecv4
 
 import (
+	"github.com/gomonty/monty/codec/internal/wire"
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -16,7 +17,7 @@ import (
 
 // f64 reads a double field.
 func f64(wt protowire.Type, b []byte, dst *float64) (int, error) {
-	v, n, err := fixed64Field(wt, b)
+	v, n, err := wire.Fixed64Field(wt, b)
 	if err == nil {
 		*dst = math.Float64frombits(v)
 	}
@@ -32,17 +33,17 @@ func (d *decoder) position(b []byte, p **message.SourceRange) error {
 		}
 	}
 	x := *p
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Filename)
-			return wrap(n, err, "SourceRange.filename")
+			return wire.Wrap(n, err, "SourceRange.filename")
 		case 2:
-			n, err := intField(wt, b, &x.Start)
-			return wrap(n, err, "SourceRange.start")
+			n, err := wire.Int(wt, b, &x.Start)
+			return wire.Wrap(n, err, "SourceRange.start")
 		case 3:
-			n, err := intField(wt, b, &x.End)
-			return wrap(n, err, "SourceRange.end")
+			n, err := wire.Int(wt, b, &x.End)
+			return wire.Wrap(n, err, "SourceRange.end")
 		}
 		return -1, nil
 	})
@@ -77,12 +78,12 @@ func (d *decoder) osCall5(b []byte, x *message.OsCall) error {
 // unitArm checks that a oneof arm holding Unit is a message, skipping its
 // (unknown) content.
 func unitArm(wt protowire.Type, b []byte, seg string) (int, error) {
-	return msgField(wt, b, seg, skipMessage)
+	return msgField(wt, b, seg, wire.SkipMessage)
 }
 
 // osPolicy merges an OsPolicy message into x.
 func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num >= 1 && num <= 3:
 			const seg = "OsPolicy.datetime"
@@ -93,16 +94,16 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 				return unitArm(wt, b, seg)
 			}
 			return msgField(wt, b, seg, func(v []byte) error {
-				return walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				return wire.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 					switch num {
 					case 1:
 						var u uint64
-						n, err := intField(wt, b, &u)
+						n, err := wire.Int(wt, b, &u)
 						x.Fixed.UnixSeconds = int64(u)
-						return wrap(n, err, "FixedDateTime.unix_seconds")
+						return wire.Wrap(n, err, "FixedDateTime.unix_seconds")
 					case 2:
-						n, err := intField(wt, b, &x.Fixed.Microsecond)
-						return wrap(n, err, "FixedDateTime.microsecond")
+						n, err := wire.Int(wt, b, &x.Fixed.Microsecond)
+						return wire.Wrap(n, err, "FixedDateTime.microsecond")
 					}
 					return -1, nil
 				})
@@ -145,7 +146,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 }
 
 func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
@@ -158,14 +159,14 @@ func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
 			return unitArm(wt, b, seg)
 		case 2:
 			n, err := d.text(wt, b, &x.Name)
-			return wrap(n, err, seg)
+			return wire.Wrap(n, err, seg)
 		}
 		return msgField(wt, b, seg, func(v []byte) error { return d.decodeTimeZone(v, &x.Fixed) })
 	})
 }
 
 func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
@@ -177,19 +178,19 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 			return unitArm(wt, b, seg)
 		}
 		return msgField(wt, b, seg, func(v []byte) error {
-			return walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			return wire.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				if num != 1 {
 					return -1, nil
 				}
 				n, err := optIntField(d, wt, b, &x.MaxMicros)
-				return wrap(n, err, "SystemSleep.max_micros")
+				return wire.Wrap(n, err, "SystemSleep.max_micros")
 			})
 		})
 	})
 }
 
 func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
-	return walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 4 {
 			return -1, nil
 		}
@@ -199,7 +200,7 @@ func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
 		}
 		switch num {
 		case 1, 4:
-			v, n, err := bytesField(wt, b)
+			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
 				dst := &x.Int
 				if num == 4 {
@@ -207,13 +208,13 @@ func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
 				}
 				*dst, err = d.bytes(v)
 			}
-			return wrap(n, err, seg)
+			return wire.Wrap(n, err, seg)
 		case 2:
 			n, err := f64(wt, b, &x.Float)
-			return wrap(n, err, seg)
+			return wire.Wrap(n, err, seg)
 		}
 		n, err := d.text(wt, b, &x.Str)
-		return wrap(n, err, seg)
+		return wire.Wrap(n, err, seg)
 	})
 }
 
