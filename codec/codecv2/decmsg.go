@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/message"
@@ -177,58 +178,18 @@ func (d *dec) requestArm(wt protowire.Type, rs *reqState) error {
 }
 
 func (d *dec) configure(wt protowire.Type, x *message.Configure) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-		switch num {
-		case 1:
-			return d.fStr(wt, &x.ScriptName, "Configure.script_name")
-		case 2:
-			if x.Limits == nil {
-				l, err := chargeNew[message.ResourceLimits](d)
-				if err != nil {
-					return push(err, "Configure.limits")
-				}
-				x.Limits = l
+	return d.fields(wt, leaf.ConfigureFields(x), func(num protowire.Number, wt protowire.Type) error {
+		if num != 2 {
+			return d.Skip(num, wt)
+		}
+		if x.Limits == nil {
+			l, err := chargeNew[message.ResourceLimits](d)
+			if err != nil {
+				return push(err, "Configure.limits")
 			}
-			return push(d.limits(wt, x.Limits), "Configure.limits")
-		case 3:
-			return d.fBool(wt, &x.TypeCheck, "Configure.type_check")
-		case 4:
-			return d.fOptStr(wt, &x.TypeCheckStubs, "Configure.type_check_stubs")
-		case 5:
-			return d.fStr(wt, &x.MontyVersion, "Configure.monty_version")
-		case 6:
-			return fOptNum(d, wt, &x.AssertMessageAnnotations, "Configure.assert_message_annotations")
-		case 7:
-			var v int32
-			err := fNum(d, wt, &v, "Configure.type_check_format")
-			x.TypeCheckFormat = message.TypeCheckFormat(uint32(v))
-			return err
-		case 8:
-			return d.fBool(wt, &x.TypeCheckColor, "Configure.type_check_color")
-		case 9:
-			return fNum(d, wt, &x.ProtocolVersion, "Configure.protocol_version")
-		case 10:
-			return fOptNum(d, wt, &x.PrintFlushIntervalMs, "Configure.print_flush_interval_ms")
+			x.Limits = l
 		}
-		return d.Skip(num, wt)
-	})
-}
-
-func (d *dec) limits(wt protowire.Type, x *message.ResourceLimits) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-		switch num {
-		case 1:
-			return fOptNum(d, wt, &x.MaxDurationMicros, "ResourceLimits.max_duration_micros")
-		case 2:
-			return fOptNum(d, wt, &x.MaxMemoryBytes, "ResourceLimits.max_memory_bytes")
-		case 3:
-			return fOptNum(d, wt, &x.GCInterval, "ResourceLimits.gc_interval")
-		case 4:
-			return fOptNum(d, wt, &x.MaxRecursionDepth, "ResourceLimits.max_recursion_depth")
-		case 5:
-			return fOptNum(d, wt, &x.MaxSuspensions, "ResourceLimits.max_suspensions")
-		}
-		return d.Skip(num, wt)
+		return push(d.fields(wt, leaf.LimitFields(x.Limits, leaf.LimitNums{Duration: 1}), nil), "Configure.limits")
 	})
 }
 
@@ -394,24 +355,14 @@ func (d *dec) raised(wt protowire.Type, e *message.RaisedException) error {
 func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
 	var f message.StackFrame
 	var start, end bool
-	err := d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+	err := d.fields(wt, leaf.StackFrameFields(&f), func(num protowire.Number, wt protowire.Type) error {
 		switch num {
-		case 1:
-			return d.fStr(wt, &f.Filename, "StackFrame.filename")
 		case 2:
 			start = true
-			return push(d.codeLoc(wt, &f.Start), "StackFrame.start")
+			return push(d.fields(wt, leaf.CodeLocFields(&f.Start), nil), "StackFrame.start")
 		case 3:
 			end = true
-			return push(d.codeLoc(wt, &f.End), "StackFrame.end")
-		case 4:
-			return d.fOptStr(wt, &f.FrameName, "StackFrame.frame_name")
-		case 5:
-			return d.fOptStr(wt, &f.PreviewLine, "StackFrame.preview_line")
-		case 6:
-			return d.fBool(wt, &f.HideCaret, "StackFrame.hide_caret")
-		case 7:
-			return d.fBool(wt, &f.HideFrameName, "StackFrame.hide_frame_name")
+			return push(d.fields(wt, leaf.CodeLocFields(&f.End), nil), "StackFrame.end")
 		}
 		return d.Skip(num, wt)
 	})
@@ -428,18 +379,6 @@ func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
 	}
 	e.Traceback = append(e.Traceback, f)
 	return nil
-}
-
-func (d *dec) codeLoc(wt protowire.Type, c *message.CodeLoc) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-		switch num {
-		case 1:
-			return fNum(d, wt, &c.Line, "CodeLoc.line")
-		case 2:
-			return fNum(d, wt, &c.Column, "CodeLoc.column")
-		}
-		return d.Skip(num, wt)
-	})
 }
 
 func (d *dec) excData(wt protowire.Type, dst *message.ExcData) error {
@@ -464,17 +403,15 @@ func (d *dec) excData(wt protowire.Type, dst *message.ExcData) error {
 				}
 				*dst = j
 			}
-			return push(d.jsonData(wt, j), "ExcData.kind")
+			return push(d.fields(wt, leaf.JSONErrorFields(j), nil), "ExcData.kind")
 		}
 		return d.Skip(num, wt)
 	})
 }
 
 func (d *dec) unicodeData(wt protowire.Type, u *message.UnicodeErrorData) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+	return d.fields(wt, leaf.UnicodeErrorFields(u), func(num protowire.Number, wt protowire.Type) error {
 		switch num {
-		case 1:
-			return d.fStr(wt, &u.Encoding, "UnicodeErrorData.encoding")
 		case 2:
 			b, err := d.bytes(wt, true)
 			if err != nil {
@@ -489,30 +426,6 @@ func (d *dec) unicodeData(wt protowire.Type, u *message.UnicodeErrorData) error 
 			}
 			u.ObjectBytes, u.ObjectStr = nil, s
 			return nil
-		case 4:
-			return fNum(d, wt, &u.Start, "UnicodeErrorData.start")
-		case 5:
-			return fNum(d, wt, &u.End, "UnicodeErrorData.end")
-		case 6:
-			return d.fStr(wt, &u.Reason, "UnicodeErrorData.reason")
-		}
-		return d.Skip(num, wt)
-	})
-}
-
-func (d *dec) jsonData(wt protowire.Type, j *message.JSONErrorData) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-		switch num {
-		case 1:
-			return d.fStr(wt, &j.Msg, "JsonErrorData.msg")
-		case 2:
-			return d.fOptStr(wt, &j.Doc, "JsonErrorData.doc")
-		case 3:
-			return fNum(d, wt, &j.Pos, "JsonErrorData.pos")
-		case 4:
-			return fNum(d, wt, &j.Lineno, "JsonErrorData.lineno")
-		case 5:
-			return fNum(d, wt, &j.Colno, "JsonErrorData.colno")
 		}
 		return d.Skip(num, wt)
 	})
@@ -811,63 +724,14 @@ func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall,
 		*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values}
 		es.val, es.valSet = pobj{}, false
 	}
+	if f, ok := leaf.OsArgFields(num, x); ok {
+		return d.fields(wt, f, nil)
+	}
 	switch {
 	case num <= 13:
 		s, err := d.str(wt)
 		x.Path = s
 		return err
-	case num == 14 || num == 15:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			switch num {
-			case 1:
-				return d.fStr(wt, &x.Path, "TextWrite.path")
-			case 2:
-				return d.fStr(wt, &x.Text, "TextWrite.data")
-			}
-			return d.Skip(num, wt)
-		})
-	case num == 16 || num == 17:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			switch num {
-			case 1:
-				return d.fStr(wt, &x.Path, "BytesWrite.path")
-			case 2:
-				return d.fBytes(wt, &x.Data, "BytesWrite.data")
-			}
-			return d.Skip(num, wt)
-		})
-	case num == 18:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			switch num {
-			case 1:
-				return d.fStr(wt, &x.Path, "Open.path")
-			case 2:
-				return d.fStr(wt, &x.Mode, "Open.mode")
-			}
-			return d.Skip(num, wt)
-		})
-	case num == 19:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			switch num {
-			case 1:
-				return d.fStr(wt, &x.Path, "Mkdir.path")
-			case 2:
-				return d.fBool(wt, &x.Parents, "Mkdir.parents")
-			case 3:
-				return d.fBool(wt, &x.ExistOK, "Mkdir.exist_ok")
-			}
-			return d.Skip(num, wt)
-		})
-	case num == 20:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			switch num {
-			case 1:
-				return d.fStr(wt, &x.Path, "Rename.src")
-			case 2:
-				return d.fStr(wt, &x.Dst, "Rename.dst")
-			}
-			return d.Skip(num, wt)
-		})
 	case num == 21:
 		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			switch num {
@@ -893,7 +757,7 @@ func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall,
 					}
 					x.TZ = tz
 				}
-				return push(d.timeZone(wt, x.TZ), "DateTimeNow.tz")
+				return push(d.fields(wt, leaf.TimeZoneFields(x.TZ), nil), "DateTimeNow.tz")
 			}
 			return d.Skip(num, wt)
 		})

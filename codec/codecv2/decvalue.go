@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/value"
 )
@@ -181,37 +182,37 @@ func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
 		if err != nil {
 			return err
 		}
-		return d.date(wt, x)
+		return d.fields(wt, leaf.DateFields(x), nil)
 	case armTime:
 		x, err := extOf[value.Time](d, p)
 		if err != nil {
 			return err
 		}
-		return d.time(wt, x)
+		return d.fields(wt, leaf.TimeFields(x), nil)
 	case armDateTime:
 		x, err := extOf[value.DateTime](d, p)
 		if err != nil {
 			return err
 		}
-		return d.dateTime(wt, x)
+		return d.fields(wt, leaf.DateTimeFields(x), nil)
 	case armTimeDelta:
 		x, err := extOf[value.TimeDelta](d, p)
 		if err != nil {
 			return err
 		}
-		return d.timeDelta(wt, x)
+		return d.fields(wt, leaf.TimeDeltaFields(x), nil)
 	case armTimeZone:
 		x, err := extOf[value.TimeZone](d, p)
 		if err != nil {
 			return err
 		}
-		return d.timeZone(wt, x)
+		return d.fields(wt, leaf.TimeZoneFields(x), nil)
 	case armException:
 		x, err := extOf[value.Exception](d, p)
 		if err != nil {
 			return err
 		}
-		return d.exception(wt, x)
+		return d.fields(wt, leaf.ExceptionFields(x), nil)
 	case armType:
 		if p.ts == nil {
 			if err := d.charge(typeCost); err != nil {
@@ -233,13 +234,13 @@ func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
 		if err != nil {
 			return err
 		}
-		return d.function(wt, x)
+		return d.fields(wt, leaf.FunctionFields(x), nil)
 	case armFileHandle:
 		x, err := extOf[value.FileHandle](d, p)
 		if err != nil {
 			return err
 		}
-		return d.fileHandle(wt, x)
+		return d.fields(wt, leaf.FileHandleFields(x), nil)
 	case armCycle:
 		return d.cycle(wt, p)
 	}
@@ -670,148 +671,6 @@ func (d *dec) bigInt(wt protowire.Type, p *pobj) error {
 			if err != nil {
 				err = push(err, "BigInt.magnitude")
 			}
-		default:
-			err = d.Skip(num, wt)
-		}
-		return err
-	})
-}
-
-func (d *dec) date(wt protowire.Type, x *value.Date) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
-		switch num {
-		case 1:
-			err = fNum(d, wt, &x.Year, "Date.year")
-		case 2:
-			err = fNum(d, wt, &x.Month, "Date.month")
-		case 3:
-			err = fNum(d, wt, &x.Day, "Date.day")
-		default:
-			err = d.Skip(num, wt)
-		}
-		return err
-	})
-}
-
-func (d *dec) time(wt protowire.Type, x *value.Time) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
-		switch num {
-		case 1:
-			err = fNum(d, wt, &x.Hour, "Time.hour")
-		case 2:
-			err = fNum(d, wt, &x.Minute, "Time.minute")
-		case 3:
-			err = fNum(d, wt, &x.Second, "Time.second")
-		case 4:
-			err = fNum(d, wt, &x.Microsecond, "Time.microsecond")
-		case 5:
-			err = fOptNum(d, wt, &x.Offset, "Time.offset_seconds")
-		case 6:
-			err = d.fOptStr(wt, &x.TZName, "Time.timezone_name")
-		case 7:
-			err = fNum(d, wt, &x.Fold, "Time.fold")
-		default:
-			err = d.Skip(num, wt)
-		}
-		return err
-	})
-}
-
-func (d *dec) dateTime(wt protowire.Type, x *value.DateTime) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
-		switch num {
-		case 1:
-			err = fNum(d, wt, &x.Year, "DateTime.year")
-		case 2:
-			err = fNum(d, wt, &x.Month, "DateTime.month")
-		case 3:
-			err = fNum(d, wt, &x.Day, "DateTime.day")
-		case 4:
-			err = fNum(d, wt, &x.Hour, "DateTime.hour")
-		case 5:
-			err = fNum(d, wt, &x.Minute, "DateTime.minute")
-		case 6:
-			err = fNum(d, wt, &x.Second, "DateTime.second")
-		case 7:
-			err = fNum(d, wt, &x.Microsecond, "DateTime.microsecond")
-		case 8:
-			err = fOptNum(d, wt, &x.Offset, "DateTime.offset_seconds")
-		case 9:
-			err = d.fOptStr(wt, &x.TZName, "DateTime.timezone_name")
-		default:
-			err = d.Skip(num, wt)
-		}
-		return err
-	})
-}
-
-func (d *dec) timeDelta(wt protowire.Type, x *value.TimeDelta) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
-		switch num {
-		case 1:
-			err = fNum(d, wt, &x.Days, "TimeDelta.days")
-		case 2:
-			err = fNum(d, wt, &x.Seconds, "TimeDelta.seconds")
-		case 3:
-			err = fNum(d, wt, &x.Microseconds, "TimeDelta.microseconds")
-		default:
-			err = d.Skip(num, wt)
-		}
-		return err
-	})
-}
-
-func (d *dec) timeZone(wt protowire.Type, x *value.TimeZone) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
-		switch num {
-		case 1:
-			err = fNum(d, wt, &x.Offset, "TimeZone.offset_seconds")
-		case 2:
-			err = d.fOptStr(wt, &x.Name, "TimeZone.name")
-		default:
-			err = d.Skip(num, wt)
-		}
-		return err
-	})
-}
-
-func (d *dec) exception(wt protowire.Type, x *value.Exception) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
-		switch num {
-		case 1:
-			err = d.fStr(wt, &x.Type, "Exception.exc_type")
-		case 2:
-			err = d.fOptStr(wt, &x.Arg, "Exception.arg")
-		default:
-			err = d.Skip(num, wt)
-		}
-		return err
-	})
-}
-
-func (d *dec) function(wt protowire.Type, x *value.Function) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
-		switch num {
-		case 1:
-			err = d.fStr(wt, &x.Name, "Function.name")
-		case 2:
-			err = d.fOptStr(wt, &x.Docstring, "Function.docstring")
-		default:
-			err = d.Skip(num, wt)
-		}
-		return err
-	})
-}
-
-func (d *dec) fileHandle(wt protowire.Type, x *value.FileHandle) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
-		switch num {
-		case 1:
-			err = d.fStr(wt, &x.Path, "FileHandle.path")
-		case 2:
-			err = d.fStr(wt, &x.Mode, "FileHandle.mode")
-		case 3:
-			err = fNum(d, wt, &x.Position, "FileHandle.position")
 		default:
 			err = d.Skip(num, wt)
 		}

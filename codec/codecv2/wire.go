@@ -278,3 +278,44 @@ func (d *dec) uuidMsg(wt protowire.Type, id *value.UUID, n *int) error {
 func uuidLenErr(field string, n int) error {
 	return value.InvalidValue(field, fmt.Sprintf("uuid must be 16 bytes, got %d", n))
 }
+
+// fields decodes one occurrence of a message from its leaf table; other
+// (nil: skip) takes the fields the table does not hold.
+func (d *dec) fields(wt protowire.Type, f leaf.Fields, other func(num protowire.Number, wt protowire.Type) error) error {
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		if s := f.Find(num); s != nil {
+			return d.slot(wt, s)
+		}
+		if other != nil {
+			return other(num, wt)
+		}
+		return d.Skip(num, wt)
+	})
+}
+
+// slot decodes one occurrence of a table field, named in the error path.
+func (d *dec) slot(wt protowire.Type, s *leaf.Slot) error {
+	switch p := s.Dst.(type) {
+	case *int32:
+		return fNum(d, wt, p, s.Name)
+	case *uint32:
+		return fNum(d, wt, p, s.Name)
+	case *uint64:
+		return fNum(d, wt, p, s.Name)
+	case **int32:
+		return fOptNum(d, wt, p, s.Name)
+	case **uint32:
+		return fOptNum(d, wt, p, s.Name)
+	case **uint64:
+		return fOptNum(d, wt, p, s.Name)
+	case *bool:
+		return d.fBool(wt, p, s.Name)
+	case *string:
+		return d.fStr(wt, p, s.Name)
+	case **string:
+		return d.fOptStr(wt, p, s.Name)
+	case *[]byte:
+		return d.fBytes(wt, p, s.Name)
+	}
+	return fail(fmt.Errorf("codecv2: field %s has no decoder for %T", s.Name, s.Dst))
+}

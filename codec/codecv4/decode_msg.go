@@ -2,6 +2,7 @@ package codecv4
 
 import (
 	"errors"
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/codec/internal/wire"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -178,11 +179,8 @@ func (d *decoder) bytesImplicit(wt protowire.Type, b []byte, dst *[]byte) (int, 
 }
 
 func (d *decoder) configure(b []byte, x *message.Configure) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.fields(b, leaf.ConfigureFields(x), true, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
-		case 1:
-			n, err := d.text(wt, b, &x.ScriptName)
-			return wire.Wrap(n, err, "Configure.script_name")
 		case 2:
 			return msgField(wt, b, "Configure.limits", func(v []byte) error {
 				if x.Limits == nil {
@@ -191,34 +189,9 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 						return err
 					}
 				}
-				return d.limits(v, x.Limits)
+				lim := leaf.LimitNums{Duration: d.v.limDuration, Feed: d.v.limFeed, Turn: d.v.limTurn, Sleep: d.v.limSleep}
+				return d.fields(v, leaf.LimitFields(x.Limits, lim), true, nil)
 			})
-		case 3:
-			n, err := wire.Bool(wt, b, &x.TypeCheck)
-			return wire.Wrap(n, err, "Configure.type_check")
-		case 4:
-			n, err := d.optText(wt, b, &x.TypeCheckStubs)
-			return wire.Wrap(n, err, "Configure.type_check_stubs")
-		case 5:
-			n, err := d.text(wt, b, &x.MontyVersion)
-			return wire.Wrap(n, err, "Configure.monty_version")
-		case 6:
-			n, err := optIntField(d, wt, b, &x.AssertMessageAnnotations)
-			return wire.Wrap(n, err, "Configure.assert_message_annotations")
-		case 7:
-			var v int32
-			n, err := wire.Int(wt, b, &v)
-			x.TypeCheckFormat = message.TypeCheckFormat(uint32(v))
-			return wire.Wrap(n, err, "Configure.type_check_format")
-		case 8:
-			n, err := wire.Bool(wt, b, &x.TypeCheckColor)
-			return wire.Wrap(n, err, "Configure.type_check_color")
-		case 9:
-			n, err := wire.Int(wt, b, &x.ProtocolVersion)
-			return wire.Wrap(n, err, "Configure.protocol_version")
-		case 10:
-			n, err := optIntField(d, wt, b, &x.PrintFlushIntervalMs)
-			return wire.Wrap(n, err, "Configure.print_flush_interval_ms")
 		case d.v.cfgPolicy:
 			return msgField(wt, b, "Configure.os_policy", func(v []byte) error {
 				if x.OsPolicy == nil {
@@ -239,35 +212,6 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 			return wire.Wrap(n, err, "Configure.profile")
 		}
 		return -1, nil
-	})
-}
-
-func (d *decoder) limits(b []byte, x *message.ResourceLimits) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		var dst **uint64
-		var seg string
-		switch num {
-		case d.v.limDuration:
-			dst, seg = &x.MaxDurationMicros, "ResourceLimits.max_duration_micros"
-		case 2:
-			dst, seg = &x.MaxMemoryBytes, "ResourceLimits.max_memory_bytes"
-		case 3:
-			dst, seg = &x.GCInterval, "ResourceLimits.gc_interval"
-		case 4:
-			dst, seg = &x.MaxRecursionDepth, "ResourceLimits.max_recursion_depth"
-		case 5:
-			dst, seg = &x.MaxSuspensions, "ResourceLimits.max_suspensions"
-		case d.v.limFeed:
-			dst, seg = &x.MaxFeedDurationMicros, "ResourceLimits.max_feed_duration_micros"
-		case d.v.limTurn:
-			dst, seg = &x.MaxTurnDurationMicros, "ResourceLimits.max_turn_duration_micros"
-		case d.v.limSleep:
-			dst, seg = &x.MaxTotalSleepMicros, "ResourceLimits.max_total_sleep_micros"
-		default:
-			return -1, nil
-		}
-		n, err := optIntField(d, wt, b, dst)
-		return wire.Wrap(n, err, seg)
 	})
 }
 
@@ -478,29 +422,18 @@ func (d *decoder) mergeException(p **message.RaisedException, b []byte) error {
 
 func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.RaisedException) error {
 	var start, end bool
-	err := wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := d.fields(b, leaf.StackFrameFields(x), true, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
-		case 1:
-			n, err := d.text(wt, b, &x.Filename)
-			return wire.Wrap(n, err, "StackFrame.filename")
 		case 2:
 			start = true
-			return msgField(wt, b, "StackFrame.start", func(v []byte) error { return codeLoc(v, &x.Start) })
+			return msgField(wt, b, "StackFrame.start", func(v []byte) error {
+				return d.fields(v, leaf.CodeLocFields(&x.Start), true, nil)
+			})
 		case 3:
 			end = true
-			return msgField(wt, b, "StackFrame.end", func(v []byte) error { return codeLoc(v, &x.End) })
-		case 4:
-			n, err := d.optText(wt, b, &x.FrameName)
-			return wire.Wrap(n, err, "StackFrame.frame_name")
-		case 5:
-			n, err := d.optText(wt, b, &x.PreviewLine)
-			return wire.Wrap(n, err, "StackFrame.preview_line")
-		case 6:
-			n, err := wire.Bool(wt, b, &x.HideCaret)
-			return wire.Wrap(n, err, "StackFrame.hide_caret")
-		case 7:
-			n, err := wire.Bool(wt, b, &x.HideFrameName)
-			return wire.Wrap(n, err, "StackFrame.hide_frame_name")
+			return msgField(wt, b, "StackFrame.end", func(v []byte) error {
+				return d.fields(v, leaf.CodeLocFields(&x.End), true, nil)
+			})
 		}
 		return -1, nil
 	})
@@ -524,20 +457,6 @@ func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.Raise
 	}
 	d.frameMissing[exc] = field
 	return nil
-}
-
-func codeLoc(b []byte, x *message.CodeLoc) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			n, err := wire.Int(wt, b, &x.Line)
-			return wire.Wrap(n, err, "CodeLoc.line")
-		case 2:
-			n, err := wire.Int(wt, b, &x.Column)
-			return wire.Wrap(n, err, "CodeLoc.column")
-		}
-		return -1, nil
-	})
 }
 
 func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
@@ -566,7 +485,7 @@ func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
 					}
 					exc.Data = j
 				}
-				return d.jsonData(v, j)
+				return d.fields(v, leaf.JSONErrorFields(j), true, nil)
 			})
 		}
 		return -1, nil
@@ -574,11 +493,8 @@ func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
 }
 
 func (d *decoder) unicodeData(b []byte, x *message.UnicodeErrorData) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.fields(b, leaf.UnicodeErrorFields(x), true, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
-		case 1:
-			n, err := d.text(wt, b, &x.Encoding)
-			return wire.Wrap(n, err, "UnicodeErrorData.encoding")
 		case 2:
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
@@ -593,38 +509,6 @@ func (d *decoder) unicodeData(b []byte, x *message.UnicodeErrorData) error {
 				err = d.strPtr(&x.ObjectStr, v)
 			}
 			return wire.Wrap(n, err, "UnicodeErrorData.object")
-		case 4:
-			n, err := wire.Int(wt, b, &x.Start)
-			return wire.Wrap(n, err, "UnicodeErrorData.start")
-		case 5:
-			n, err := wire.Int(wt, b, &x.End)
-			return wire.Wrap(n, err, "UnicodeErrorData.end")
-		case 6:
-			n, err := d.text(wt, b, &x.Reason)
-			return wire.Wrap(n, err, "UnicodeErrorData.reason")
-		}
-		return -1, nil
-	})
-}
-
-func (d *decoder) jsonData(b []byte, x *message.JSONErrorData) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			n, err := d.text(wt, b, &x.Msg)
-			return wire.Wrap(n, err, "JsonErrorData.msg")
-		case 2:
-			n, err := d.optText(wt, b, &x.Doc)
-			return wire.Wrap(n, err, "JsonErrorData.doc")
-		case 3:
-			n, err := wire.Int(wt, b, &x.Pos)
-			return wire.Wrap(n, err, "JsonErrorData.pos")
-		case 4:
-			n, err := wire.Int(wt, b, &x.Lineno)
-			return wire.Wrap(n, err, "JsonErrorData.lineno")
-		case 5:
-			n, err := wire.Int(wt, b, &x.Colno)
-			return wire.Wrap(n, err, "JsonErrorData.colno")
 		}
 		return -1, nil
 	})
@@ -1070,65 +954,16 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 		// The arms are dispatched by op, which is the arm number up to
 		// urandom (25); the protocol-5 arms are mapped by the dialect.
 		num = protowire.Number(op)
+		f, args := leaf.OsArgFields(num, x)
 		switch {
 		case op >= message.OpTime:
 			err = d.osCall5(v, x)
+		case args:
+			err = d.fields(v, f, true, nil)
 		case num <= 13:
 			if err = wire.CheckUTF8(v); err == nil {
 				x.Path, err = d.str(v)
 			}
-		case num == 14 || num == 15:
-			err = d.osFields(v, "TextWrite", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				switch f {
-				case 1:
-					return d.text(wt, b, &x.Path)
-				case 2:
-					return d.text(wt, b, &x.Text)
-				}
-				return -1, nil
-			}, "path", "data")
-		case num == 16 || num == 17:
-			err = d.osFields(v, "BytesWrite", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				switch f {
-				case 1:
-					return d.text(wt, b, &x.Path)
-				case 2:
-					return d.bytesImplicit(wt, b, &x.Data)
-				}
-				return -1, nil
-			}, "path", "data")
-		case num == 18:
-			err = d.osFields(v, "Open", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				switch f {
-				case 1:
-					return d.text(wt, b, &x.Path)
-				case 2:
-					return d.text(wt, b, &x.Mode)
-				}
-				return -1, nil
-			}, "path", "mode")
-		case num == 19:
-			err = d.osFields(v, "Mkdir", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				switch f {
-				case 1:
-					return d.text(wt, b, &x.Path)
-				case 2:
-					return wire.Bool(wt, b, &x.Parents)
-				case 3:
-					return wire.Bool(wt, b, &x.ExistOK)
-				}
-				return -1, nil
-			}, "path", "parents", "exist_ok")
-		case num == 20:
-			err = d.osFields(v, "Rename", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				switch f {
-				case 1:
-					return d.text(wt, b, &x.Path)
-				case 2:
-					return d.text(wt, b, &x.Dst)
-				}
-				return -1, nil
-			}, "src", "dst")
 		case num == 21:
 			err = d.osFields(v, "Getenv", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				switch f {
@@ -1155,7 +990,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 						return 0, err
 					}
 				}
-				return n, d.decodeTimeZone(v, x.TZ)
+				return n, d.fields(v, leaf.TimeZoneFields(x.TZ), false, nil)
 			}, "tz")
 		case num == 25:
 			err = d.osFields(v, "Urandom", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {

@@ -1,6 +1,7 @@
 package codecv4
 
 import (
+	"fmt"
 	"github.com/gomonty/monty/codec/internal/wire"
 	"math/big"
 	"strconv"
@@ -293,25 +294,25 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 	case 14:
 		err = d.nodePairs(st, v)
 	case 17:
-		err = decodeDate(v, n.Ext().(*value.Date))
+		err = d.fields(v, leaf.DateFields(n.Ext().(*value.Date)), false, nil)
 	case 18:
-		err = d.decodeTime(v, n.Ext().(*value.Time))
+		err = d.fields(v, leaf.TimeFields(n.Ext().(*value.Time)), false, nil)
 	case 19:
-		err = d.decodeDateTime(v, n.Ext().(*value.DateTime))
+		err = d.fields(v, leaf.DateTimeFields(n.Ext().(*value.DateTime)), false, nil)
 	case 20:
-		err = decodeTimeDelta(v, n.Ext().(*value.TimeDelta))
+		err = d.fields(v, leaf.TimeDeltaFields(n.Ext().(*value.TimeDelta)), false, nil)
 	case 21:
-		err = d.decodeTimeZone(v, n.Ext().(*value.TimeZone))
+		err = d.fields(v, leaf.TimeZoneFields(n.Ext().(*value.TimeZone)), false, nil)
 	case 22:
-		err = d.decodeException(v, n.Ext().(*value.Exception))
+		err = d.fields(v, leaf.ExceptionFields(n.Ext().(*value.Exception)), false, nil)
 	case 23:
 		err = d.decodeType(st, v, n.Ext().(*value.Type))
 	case 24:
 		err = d.decodeInstance(st, v, n.Ext().(*value.ClassInstance))
 	case 25:
-		err = d.decodeFunction(v, n.Ext().(*value.Function))
+		err = d.fields(v, leaf.FunctionFields(n.Ext().(*value.Function)), false, nil)
 	case 28:
-		err = d.decodeFileHandle(v, n.Ext().(*value.FileHandle))
+		err = d.fields(v, leaf.FileHandleFields(n.Ext().(*value.FileHandle)), false, nil)
 	}
 	return m, err
 }
@@ -739,130 +740,51 @@ func optIntField[T uint64 | uint32 | int32](d *decoder, wt protowire.Type, b []b
 	return n, nil
 }
 
-func decodeDate(b []byte, x *value.Date) error {
+// fields decodes message b from its leaf table. paths names the field of
+// an error (a node's leaf values add no segment of their own); other
+// (nil: skip) takes the fields the table does not hold.
+func (d *decoder) fields(b []byte, f leaf.Fields, paths bool, other wire.FieldFunc) error {
 	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return wire.Int(wt, b, &x.Year)
-		case 2:
-			return wire.Int(wt, b, &x.Month)
-		case 3:
-			return wire.Int(wt, b, &x.Day)
+		s := f.Find(num)
+		if s == nil {
+			if other == nil {
+				return -1, nil
+			}
+			return other(num, wt, b)
 		}
-		return -1, nil
+		n, err := d.slot(wt, b, s)
+		if paths {
+			return wire.Wrap(n, err, s.Name)
+		}
+		return n, err
 	})
 }
 
-func (d *decoder) decodeTime(b []byte, x *value.Time) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return wire.Int(wt, b, &x.Hour)
-		case 2:
-			return wire.Int(wt, b, &x.Minute)
-		case 3:
-			return wire.Int(wt, b, &x.Second)
-		case 4:
-			return wire.Int(wt, b, &x.Microsecond)
-		case 5:
-			return optIntField(d, wt, b, &x.Offset)
-		case 6:
-			return d.optText(wt, b, &x.TZName)
-		case 7:
-			return wire.Int(wt, b, &x.Fold)
-		}
-		return -1, nil
-	})
-}
-
-func (d *decoder) decodeDateTime(b []byte, x *value.DateTime) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return wire.Int(wt, b, &x.Year)
-		case 2:
-			return wire.Int(wt, b, &x.Month)
-		case 3:
-			return wire.Int(wt, b, &x.Day)
-		case 4:
-			return wire.Int(wt, b, &x.Hour)
-		case 5:
-			return wire.Int(wt, b, &x.Minute)
-		case 6:
-			return wire.Int(wt, b, &x.Second)
-		case 7:
-			return wire.Int(wt, b, &x.Microsecond)
-		case 8:
-			return optIntField(d, wt, b, &x.Offset)
-		case 9:
-			return d.optText(wt, b, &x.TZName)
-		}
-		return -1, nil
-	})
-}
-
-func decodeTimeDelta(b []byte, x *value.TimeDelta) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return wire.Int(wt, b, &x.Days)
-		case 2:
-			return wire.Int(wt, b, &x.Seconds)
-		case 3:
-			return wire.Int(wt, b, &x.Microseconds)
-		}
-		return -1, nil
-	})
-}
-
-func (d *decoder) decodeTimeZone(b []byte, x *value.TimeZone) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return wire.Int(wt, b, &x.Offset)
-		case 2:
-			return d.optText(wt, b, &x.Name)
-		}
-		return -1, nil
-	})
-}
-
-func (d *decoder) decodeException(b []byte, x *value.Exception) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return d.text(wt, b, &x.Type)
-		case 2:
-			return d.optText(wt, b, &x.Arg)
-		}
-		return -1, nil
-	})
-}
-
-func (d *decoder) decodeFunction(b []byte, x *value.Function) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return d.text(wt, b, &x.Name)
-		case 2:
-			return d.optText(wt, b, &x.Docstring)
-		}
-		return -1, nil
-	})
-}
-
-func (d *decoder) decodeFileHandle(b []byte, x *value.FileHandle) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return d.text(wt, b, &x.Path)
-		case 2:
-			return d.text(wt, b, &x.Mode)
-		case 3:
-			return wire.Int(wt, b, &x.Position)
-		}
-		return -1, nil
-	})
+// slot reads the value of one table field.
+func (d *decoder) slot(wt protowire.Type, b []byte, s *leaf.Slot) (int, error) {
+	switch p := s.Dst.(type) {
+	case *int32:
+		return wire.Int(wt, b, p)
+	case *uint32:
+		return wire.Int(wt, b, p)
+	case *uint64:
+		return wire.Int(wt, b, p)
+	case **int32:
+		return optIntField(d, wt, b, p)
+	case **uint32:
+		return optIntField(d, wt, b, p)
+	case **uint64:
+		return optIntField(d, wt, b, p)
+	case *bool:
+		return wire.Bool(wt, b, p)
+	case *string:
+		return d.text(wt, b, p)
+	case **string:
+		return d.optText(wt, b, p)
+	case *[]byte:
+		return d.bytesImplicit(wt, b, p)
+	}
+	return 0, fmt.Errorf("codecv4: field %s has no decoder for %T", s.Name, s.Dst)
 }
 
 func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
