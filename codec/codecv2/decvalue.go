@@ -142,6 +142,15 @@ func extOf[T any](d *dec, p *pobj) (*T, error) {
 	return x, nil
 }
 
+// leafArm merges one occurrence of a leaf value arm through its table.
+func leafArm[T any](d *dec, wt protowire.Type, p *pobj, fields func(*T) leaf.Fields) error {
+	x, err := extOf[T](d, p)
+	if err != nil {
+		return err
+	}
+	return d.fields(wt, fields(x), nil)
+}
+
 func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
 	switch num {
 	case armEllipsis, armNone, armNotImplemented:
@@ -178,41 +187,17 @@ func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
 	case armDict:
 		return d.dictRefs(wt, p)
 	case armDate:
-		x, err := extOf[value.Date](d, p)
-		if err != nil {
-			return err
-		}
-		return d.fields(wt, leaf.DateFields(x), nil)
+		return leafArm(d, wt, p, leaf.DateFields)
 	case armTime:
-		x, err := extOf[value.Time](d, p)
-		if err != nil {
-			return err
-		}
-		return d.fields(wt, leaf.TimeFields(x), nil)
+		return leafArm(d, wt, p, leaf.TimeFields)
 	case armDateTime:
-		x, err := extOf[value.DateTime](d, p)
-		if err != nil {
-			return err
-		}
-		return d.fields(wt, leaf.DateTimeFields(x), nil)
+		return leafArm(d, wt, p, leaf.DateTimeFields)
 	case armTimeDelta:
-		x, err := extOf[value.TimeDelta](d, p)
-		if err != nil {
-			return err
-		}
-		return d.fields(wt, leaf.TimeDeltaFields(x), nil)
+		return leafArm(d, wt, p, leaf.TimeDeltaFields)
 	case armTimeZone:
-		x, err := extOf[value.TimeZone](d, p)
-		if err != nil {
-			return err
-		}
-		return d.fields(wt, leaf.TimeZoneFields(x), nil)
+		return leafArm(d, wt, p, leaf.TimeZoneFields)
 	case armException:
-		x, err := extOf[value.Exception](d, p)
-		if err != nil {
-			return err
-		}
-		return d.fields(wt, leaf.ExceptionFields(x), nil)
+		return leafArm(d, wt, p, leaf.ExceptionFields)
 	case armType:
 		if p.ts == nil {
 			if err := d.charge(typeCost); err != nil {
@@ -230,17 +215,9 @@ func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
 		}
 		return d.classInstance(wt, p.ci)
 	case armFunction:
-		x, err := extOf[value.Function](d, p)
-		if err != nil {
-			return err
-		}
-		return d.fields(wt, leaf.FunctionFields(x), nil)
+		return leafArm(d, wt, p, leaf.FunctionFields)
 	case armFileHandle:
-		x, err := extOf[value.FileHandle](d, p)
-		if err != nil {
-			return err
-		}
-		return d.fields(wt, leaf.FileHandleFields(x), nil)
+		return leafArm(d, wt, p, leaf.FileHandleFields)
 	case armCycle:
 		return d.cycle(wt, p)
 	}
@@ -486,15 +463,7 @@ func (d *dec) namedTuple(wt protowire.Type, p *pobj) error {
 	if err != nil {
 		return err
 	}
-	end, err := d.Enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.Pos < end {
-		num, wt, err := d.Key()
-		if err != nil {
-			return err
-		}
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
 		switch num {
 		case 1:
 			x.TypeName, err = d.str(wt)
@@ -513,11 +482,8 @@ func (d *dec) namedTuple(wt protowire.Type, p *pobj) error {
 		default:
 			err = d.Skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return d.Leave(end)
+		return err
+	})
 }
 
 // Dict is hand-written in the worker (no path segment); its Pairs are
@@ -558,20 +524,9 @@ func (d *dec) dictRefs(wt protowire.Type, p *pobj) error {
 // dictPairs decodes a Dict into attribute pairs (Type.attrs,
 // ClassInstance.attrs).
 func (d *dec) dictPairs(wt protowire.Type, dst *[]value.Pair) error {
-	end, err := d.Enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.Pos < end {
-		num, wt, err := d.Key()
-		if err != nil {
-			return err
-		}
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		if num != 1 {
-			if err := d.Skip(num, wt); err != nil {
-				return err
-			}
-			continue
+			return d.Skip(num, wt)
 		}
 		k, v, err := d.pair(wt)
 		if err != nil {
@@ -582,8 +537,8 @@ func (d *dec) dictPairs(wt protowire.Type, dst *[]value.Pair) error {
 			return err
 		}
 		*dst = append(s, value.Pair{Key: k, Value: v})
-	}
-	return d.Leave(end)
+		return nil
+	})
 }
 
 // pair decodes a Pair (a generated message: "Pair.key", "Pair.value").

@@ -247,20 +247,9 @@ func grow[T any](d *dec, s []T, elem int64) ([]T, error) {
 // uuidMsg decodes one occurrence of a Uuid message. Its data is kept when
 // it is exactly 16 bytes; n records the length for the later check.
 func (d *dec) uuidMsg(wt protowire.Type, id *value.UUID, n *int) error {
-	end, err := d.Enter(wt)
-	if err != nil {
-		return err
-	}
-	for d.Pos < end {
-		num, wt, err := d.Key()
-		if err != nil {
-			return err
-		}
+	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 		if num != 1 {
-			if err := d.Skip(num, wt); err != nil {
-				return err
-			}
-			continue
+			return d.Skip(num, wt)
 		}
 		b, err := d.Raw(wt)
 		if err != nil {
@@ -271,8 +260,8 @@ func (d *dec) uuidMsg(wt protowire.Type, id *value.UUID, n *int) error {
 		if len(b) == 16 {
 			*id = value.UUID(b)
 		}
-	}
-	return d.Leave(end)
+		return nil
+	})
 }
 
 func uuidLenErr(field string, n int) error {

@@ -25,6 +25,21 @@ func msgField(wt protowire.Type, b []byte, seg string, f func([]byte) error) (in
 	return wire.Wrap(n, err, seg)
 }
 
+// elemField decodes one element of a repeated message field into a new
+// last element of *s, grown (and charged) before the payload is read.
+func elemField[T any](d *decoder, wt protowire.Type, b []byte, s *[]T, seg string, f func([]byte, *T) error) (int, error) {
+	if wt != protowire.BytesType {
+		return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
+	}
+	var err error
+	if *s, err = grow(d, *s); err != nil {
+		return wire.Wrap(0, err, seg)
+	}
+	*s = (*s)[:len(*s)+1]
+	e := &(*s)[len(*s)-1]
+	return msgField(wt, b, seg, func(v []byte) error { return f(v, e) })
+}
+
 // ---- ParentRequest ----
 
 // boxRequest is boxEvent for requests.
@@ -230,16 +245,7 @@ func (d *decoder) feed(b []byte, x *message.Feed) error {
 			n, err := d.text(wt, b, &x.Code)
 			return wire.Wrap(n, err, "Feed.code")
 		case 2:
-			if wt != protowire.BytesType {
-				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, "Feed.inputs")
-			}
-			var err error
-			if x.Inputs, err = grow(d, x.Inputs); err != nil {
-				return wire.Wrap(0, err, "Feed.inputs")
-			}
-			x.Inputs = x.Inputs[:len(x.Inputs)+1]
-			ref := &x.Inputs[len(x.Inputs)-1]
-			return msgField(wt, b, "Feed.inputs", func(v []byte) error { return d.namedRef(v, ref) })
+			return elemField(d, wt, b, &x.Inputs, "Feed.inputs", d.namedRef)
 		case 3:
 			return d.arenaField(wt, b, &x.Values, "Feed.values")
 		case 4:
@@ -348,17 +354,7 @@ func (d *decoder) resumeFutures(b []byte, x *message.ResumeFutures) error {
 	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			const seg = "ResumeFutures.results"
-			if wt != protowire.BytesType {
-				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
-			}
-			var err error
-			if x.Results, err = grow(d, x.Results); err != nil {
-				return wire.Wrap(0, err, seg)
-			}
-			x.Results = x.Results[:len(x.Results)+1]
-			fr := &x.Results[len(x.Results)-1]
-			return msgField(wt, b, seg, func(v []byte) error { return d.futureResult(v, fr) })
+			return elemField(d, wt, b, &x.Results, "ResumeFutures.results", d.futureResult)
 		case 2:
 			return d.arenaField(wt, b, &x.Values, "ResumeFutures.values")
 		}
@@ -402,17 +398,7 @@ func (d *decoder) mergeException(p **message.RaisedException, b []byte) error {
 			n, err := d.optText(wt, b, &x.Message)
 			return wire.Wrap(n, err, "RaisedException.message")
 		case 3:
-			const seg = "RaisedException.traceback"
-			if wt != protowire.BytesType {
-				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
-			}
-			var err error
-			if x.Traceback, err = grow(d, x.Traceback); err != nil {
-				return wire.Wrap(0, err, seg)
-			}
-			x.Traceback = x.Traceback[:len(x.Traceback)+1]
-			f := &x.Traceback[len(x.Traceback)-1]
-			return msgField(wt, b, seg, func(v []byte) error { return d.stackFrame(v, f, x) })
+			return elemField(d, wt, b, &x.Traceback, "RaisedException.traceback", func(v []byte, f *message.StackFrame) error { return d.stackFrame(v, f, x) })
 		case 4:
 			return msgField(wt, b, "RaisedException.data", func(v []byte) error { return d.excData(v, x) })
 		}
@@ -798,17 +784,7 @@ func (d *decoder) print(b []byte, x *message.Print) error {
 		if num != 1 {
 			return -1, nil
 		}
-		const seg = "Print.segments"
-		if wt != protowire.BytesType {
-			return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
-		}
-		var err error
-		if x.Segments, err = grow(d, x.Segments); err != nil {
-			return wire.Wrap(0, err, seg)
-		}
-		x.Segments = x.Segments[:len(x.Segments)+1]
-		s := &x.Segments[len(x.Segments)-1]
-		return msgField(wt, b, seg, func(v []byte) error {
+		return elemField(d, wt, b, &x.Segments, "Print.segments", func(v []byte, s *message.PrintSegment) error {
 			return wire.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				switch num {
 				case 1:

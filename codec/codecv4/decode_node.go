@@ -558,29 +558,22 @@ func nodePair(b []byte) (k, v uint32, err error) {
 // field read (prev when there is none) and copies 16-byte data into u.
 func uuidMsg(b []byte, prev int, u *value.UUID) (int, error) {
 	l := prev
-	for len(b) > 0 {
-		num, wt, n, err := wire.Key(b)
-		if err != nil {
-			return 0, err
-		}
-		b = b[n:]
+	err := wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num != 1 {
-			m, err := wire.SkipField(num, wt, b)
-			if err != nil {
-				return 0, err
-			}
-			b = b[m:]
-			continue
+			return -1, nil
 		}
 		v, m, err := wire.BytesField(wt, b)
 		if err != nil {
 			return 0, err
 		}
-		b = b[m:]
 		l = len(v)
 		if l == 16 {
 			copy(u[:], v)
 		}
+		return m, nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	return l, nil
 }
@@ -588,39 +581,23 @@ func uuidMsg(b []byte, prev int, u *value.UUID) (int, error) {
 // bigInt merges a BigInt message; the magnitude stays in the frame until
 // the node is finished.
 func (d *decoder) bigInt(st *nodeState, b []byte) error {
-	for len(b) > 0 {
-		num, wt, n, err := wire.Key(b)
-		if err != nil {
-			return err
-		}
-		b = b[n:]
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			v, m, err := wire.VarintField(wt, b)
-			if err != nil {
-				return err
-			}
-			b = b[m:]
-			st.neg = v != 0
+			return wire.Bool(wt, b, &st.neg)
 		case 2:
 			v, m, err := wire.BytesField(wt, b)
 			if err != nil {
-				return err
+				return 0, err
 			}
-			b = b[m:]
 			if err := d.charge(int64(len(v))); err != nil {
-				return err
+				return 0, err
 			}
 			st.mag = v
-		default:
-			m, err := wire.SkipField(num, wt, b)
-			if err != nil {
-				return err
-			}
-			b = b[m:]
+			return m, nil
 		}
-	}
-	return nil
+		return -1, nil
+	})
 }
 
 func (d *decoder) finishBigInt(st *nodeState) (*big.Int, error) {
@@ -654,54 +631,30 @@ func (d *decoder) finishBigInt(st *nodeState) (*big.Int, error) {
 
 // namedTuple merges a NamedTupleNode message.
 func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error {
-	for len(b) > 0 {
-		num, wt, k, err := wire.Key(b)
-		if err != nil {
-			return err
-		}
-		b = b[k:]
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			v, m, err := wire.TextField(wt, b)
-			if err != nil {
-				return err
-			}
-			b = b[m:]
-			if t.TypeName, err = d.str(v); err != nil {
-				return err
-			}
+			return d.text(wt, b, &t.TypeName)
 		case 2:
 			if wt != protowire.BytesType {
-				return &wire.TypeError{Got: wt, Want: protowire.BytesType}
+				return 0, &wire.TypeError{Got: wt, Want: protowire.BytesType}
 			}
+			var err error
 			if st.names, err = grow(d, st.names); err != nil {
-				return err
+				return 0, err
 			}
-			v, m, err := wire.TextField(wt, b)
+			var s string
+			n, err := d.text(wt, b, &s)
 			if err != nil {
-				return err
-			}
-			b = b[m:]
-			s, err := d.str(v)
-			if err != nil {
-				return err
+				return 0, err
 			}
 			st.names = append(st.names, s)
+			return n, nil
 		case 3:
-			m, err := d.ids(st, wt, b)
-			if err != nil {
-				return err
-			}
-			b = b[m:]
-		default:
-			m, err := wire.SkipField(num, wt, b)
-			if err != nil {
-				return err
-			}
-			b = b[m:]
+			return d.ids(st, wt, b)
 		}
-	}
-	return nil
+		return -1, nil
+	})
 }
 
 // text reads a string field into *dst.
