@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gomonty/monty/codec/internal/registry"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
@@ -126,30 +127,19 @@ type Codec interface {
 	DecodeEvent(frame []byte, lim Limits) (*message.ChildEvent, error)
 }
 
-var registry = map[uint32]Codec{}
-
-// Register makes a codec available to [ForVersion]. Codec packages call it
-// from init; registering a version twice panics.
-func Register(c Codec) {
-	if _, dup := registry[c.Version()]; dup {
-		panic(fmt.Sprintf("codec: version %d registered twice", c.Version()))
-	}
-	registry[c.Version()] = c
-}
-
 // ForVersion returns the codec for protocol version v, if one is linked in.
 // Import codec/codecv5, codec/codecv4 and codec/codecv2 for their side effects.
 func ForVersion(v uint32) (Codec, bool) {
-	c, ok := registry[v]
-	return c, ok
+	c, ok := registry.Get(v)
+	if !ok {
+		return nil, false
+	}
+	return c.(Codec), true
 }
 
 // Versions returns the linked-in versions, highest first.
 func Versions() []uint32 {
-	vs := make([]uint32, 0, len(registry))
-	for v := range registry {
-		vs = append(vs, v)
-	}
+	vs := registry.Versions()
 	slices.Sort(vs)
 	slices.Reverse(vs)
 	return vs
@@ -160,7 +150,7 @@ func Versions() []uint32 {
 func Highest(r protocol.VersionRange) (Codec, bool) {
 	for _, v := range Versions() {
 		if v != 0 && v >= r.Min && v <= r.Max {
-			return registry[v], true
+			return ForVersion(v)
 		}
 	}
 	return nil, false

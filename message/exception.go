@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/value"
 )
 
@@ -158,11 +159,11 @@ func (f *StackFrame) check() error {
 		return nil
 	}
 	if f.End.Column < f.Start.Column {
-		return value.InvalidValue("StackFrame.end.column",
+		return valuecheck.InvalidValue("StackFrame.end.column",
 			fmt.Sprintf("%d is before start column %d", f.End.Column, f.Start.Column))
 	}
 	if n := uint64(utf8.RuneCountInString(*f.PreviewLine)) + 2; uint64(f.End.Column) > n {
-		return value.InvalidValue("StackFrame.end.column",
+		return valuecheck.InvalidValue("StackFrame.end.column",
 			fmt.Sprintf("%d is beyond the %d-character preview line", f.End.Column, n-2))
 	}
 	return nil

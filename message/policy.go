@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/value"
 )
 
@@ -254,11 +255,11 @@ const maxSleepSeconds = float64(math.MaxInt64) / 1e9
 func CheckSleepSeconds(field string, s float64) error {
 	switch {
 	case math.IsNaN(s) || math.IsInf(s, 0):
-		return value.InvalidValue(field, "delay is not finite")
+		return valuecheck.InvalidValue(field, "delay is not finite")
 	case s < 0:
-		return value.InvalidValue(field, "delay is negative")
+		return valuecheck.InvalidValue(field, "delay is negative")
 	case s >= maxSleepSeconds:
-		return value.InvalidValue(field, "delay does not fit in int64 nanoseconds")
+		return valuecheck.InvalidValue(field, "delay does not fit in int64 nanoseconds")
 	}
 	return nil
 }

@@ -516,7 +516,7 @@ func (e *encoder) specialLeaf(sp specialType, v reflect.Value, t reflect.Type) (
 
 // checked adds a payload node after validating it.
 func (e *encoder) checked(n Node, t reflect.Type) (NodeID, error) {
-	if err := CheckLeaf(&n); err != nil {
+	if err := checkLeaf(&n); err != nil {
 		return 0, fromGoErr(t, n.Kind, err.Error())
 	}
 	return e.add(n), nil

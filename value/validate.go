@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gomonty/monty/internal/valuecheck"
 )
 
 // MaxDiagnosticLen bounds the text of a validation error. A longer text is
@@ -87,13 +89,13 @@ func quote(s string) string {
 	return string(append(b, '"'))
 }
 
-// InvalidValue returns the error `invalid value for {field}: {reason}`.
-func InvalidValue(field, reason string) error {
+// invalidValue returns the error `invalid value for {field}: {reason}`.
+func invalidValue(field, reason string) error {
 	return invalid("invalid value for %s: %s", field, reason)
 }
 
-// MissingField returns the error `missing required field {field}`.
-func MissingField(field string) error { return invalid("missing required field %s", field) }
+// missingField returns the error `missing required field {field}`.
+func missingField(field string) error { return invalid("missing required field %s", field) }
 
 // UnknownExceptionType returns the error `unknown exception type "{name}"`.
 func UnknownExceptionType(name string) error {
@@ -158,7 +160,7 @@ func checkOffset(field string, off *int32, name *string, nameField string) error
 		return rangeErr(field, int64(*off), -86399, 86399)
 	}
 	if name != nil && off == nil {
-		return InvalidValue(nameField, "timezone_name requires offset_seconds")
+		return invalidValue(nameField, "timezone_name requires offset_seconds")
 	}
 	return nil
 }
@@ -224,30 +226,31 @@ func (e *Exception) Check() error {
 func (t *Type) check(hasID, hasAttrs bool) error {
 	switch t.Origin {
 	case OriginUnspecified:
-		return InvalidValue("Type", "origin must be specified")
+		return invalidValue("Type", "origin must be specified")
 	case OriginBuiltin:
 		if hasID {
-			return InvalidValue("Type", "a builtin type must not carry an id")
+			return invalidValue("Type", "a builtin type must not carry an id")
 		}
 		if hasAttrs {
-			return InvalidValue("Type", "a builtin type must not carry attrs")
+			return invalidValue("Type", "a builtin type must not carry attrs")
 		}
 		if !KnownBuiltinType(t.Name) {
 			return invalid("unknown type name %s", quoteBounded(t.Name))
 		}
 	case OriginSandbox, OriginHost:
 		if !hasID {
-			return InvalidValue("Type", "a class type must carry an id")
+			return invalidValue("Type", "a class type must carry an id")
 		}
 	default:
-		return InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(t.Origin)))
+		return invalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(t.Origin)))
 	}
 	return nil
 }
 
-// CheckType validates a type payload as it arrived: hasID and hasAttrs say
-// whether the id and attrs fields were present.
-func CheckType(t *Type, hasID, hasAttrs bool) error { return t.check(hasID, hasAttrs) }
+// The codecs reach the wire-level checks through internal/valuecheck.
+func init() {
+	valuecheck.Register(missingField, invalidValue, checkLeaf, (*Type).check)
+}
 
 // NormalizeFileMode returns the canonical spelling of a file mode (r, rb,
 // w, wb, a, ab) or an error for anything else, including every '+' mode.
@@ -275,81 +278,82 @@ func (f *FileHandle) Check() error {
 	return err
 }
 
-// CheckLeaf validates the payload of one node on its own (ranges, names,
-// modes), without looking at its children. Codecs call it as each node is
-// decoded; [Graph.Check] calls it for graphs built in Go.
-func CheckLeaf(n *Node) error {
+// checkLeaf validates the payload of one node on its own (ranges, names,
+// modes), without looking at its children. Codecs call it (through
+// internal/valuecheck) as each node is decoded; [Graph.Check] calls it for
+// graphs built in Go.
+func checkLeaf(n *Node) error {
 	switch n.Kind {
 	case KindBool:
 		if n.Num > 1 {
-			return InvalidValue("MontyNode.boolean", "not 0 or 1")
+			return invalidValue("MontyNode.boolean", "not 0 or 1")
 		}
 	case KindBigInt:
 		if n.BigInt() == nil {
-			return MissingField("BigInt")
+			return missingField("BigInt")
 		}
 	case KindBytes:
 		if n.Bytes() == nil {
-			return MissingField("MontyNode.bytes")
+			return missingField("MontyNode.bytes")
 		}
 	case KindNamedTuple:
 		if _, ok := n.Ext().(*NamedTuple); !ok {
-			return MissingField("NamedTupleNode")
+			return missingField("NamedTupleNode")
 		}
 	case KindDate:
 		d, ok := n.Ext().(*Date)
 		if !ok {
-			return MissingField("Date")
+			return missingField("Date")
 		}
 		return d.Check()
 	case KindTime:
 		t, ok := n.Ext().(*Time)
 		if !ok {
-			return MissingField("Time")
+			return missingField("Time")
 		}
 		return t.Check()
 	case KindDateTime:
 		d, ok := n.Ext().(*DateTime)
 		if !ok {
-			return MissingField("DateTime")
+			return missingField("DateTime")
 		}
 		return d.Check()
 	case KindTimeDelta:
 		d, ok := n.Ext().(*TimeDelta)
 		if !ok {
-			return MissingField("TimeDelta")
+			return missingField("TimeDelta")
 		}
 		return d.Check()
 	case KindTimeZone:
 		z, ok := n.Ext().(*TimeZone)
 		if !ok {
-			return MissingField("TimeZone")
+			return missingField("TimeZone")
 		}
 		return z.Check()
 	case KindException:
 		e, ok := n.Ext().(*Exception)
 		if !ok {
-			return MissingField("Exception")
+			return missingField("Exception")
 		}
 		return e.Check()
 	case KindType:
 		t, ok := n.Ext().(*Type)
 		if !ok {
-			return MissingField("Type")
+			return missingField("Type")
 		}
 		return t.check(!t.ID.IsZero(), len(t.Attrs) > 0)
 	case KindClassInstance:
 		if _, ok := n.Ext().(*ClassInstance); !ok {
-			return MissingField("ClassInstanceNode")
+			return missingField("ClassInstanceNode")
 		}
 	case KindFunction:
 		if _, ok := n.Ext().(*Function); !ok {
-			return MissingField("Function")
+			return missingField("Function")
 		}
 	case KindFileHandle:
 		f, ok := n.Ext().(*FileHandle)
 		if !ok {
-			return MissingField("FileHandle")
+			return missingField("FileHandle")
 		}
 		return f.Check()
 	case KindBuiltinFunction:
@@ -360,10 +364,10 @@ func CheckLeaf(n *Node) error {
 		KindList, KindTuple, KindSet, KindFrozenSet, KindPath, KindRepr, KindCycle:
 	case KindDict:
 		if len(n.Refs())%2 != 0 {
-			return InvalidValue("NodePairs", "odd number of dict references")
+			return invalidValue("NodePairs", "odd number of dict references")
 		}
 	default:
-		return MissingField("MontyNode.kind")
+		return missingField("MontyNode.kind")
 	}
 	return nil
 }
@@ -434,7 +438,7 @@ func (g *Graph) CheckStructure(roots ...NodeID) error {
 // payload, then the structure and roots.
 func (g *Graph) Check(roots ...NodeID) error {
 	for i := range g.Nodes {
-		if err := CheckLeaf(&g.Nodes[i]); err != nil {
+		if err := checkLeaf(&g.Nodes[i]); err != nil {
 			return err
 		}
 	}

@@ -30,7 +30,7 @@ func TestLongNamesAreNotFormatted(t *testing.T) {
 		t.Fatalf("got %.80q", err.Error())
 	}
 	bf := BuiltinFunction(name)
-	err = CheckLeaf(&bf)
+	err = checkLeaf(&bf)
 	if err == nil || len(err.Error()) > MaxDiagnosticLen {
 		t.Fatalf("builtin: %v", err)
 	}
@@ -62,7 +62,7 @@ func TestLeafChecks(t *testing.T) {
 		{TypeNode(Type{Name: "T", Origin: 99, ID: NewUUID()}), "invalid value for Type.origin: unknown origin 99"},
 	}
 	for _, c := range cases {
-		err := CheckLeaf(&c.n)
+		err := checkLeaf(&c.n)
 		got := ""
 		if err != nil {
 			got = err.Error()

@@ -2,6 +2,7 @@ package codecv2
 
 import (
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/registry"
 	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
@@ -36,7 +37,7 @@ type V2 struct{}
 // Codec is the protocol-2 codec, registered with package codec.
 var Codec codec.Codec = V2{}
 
-func init() { codec.Register(Codec) }
+func init() { registry.Add(Codec.Version(), Codec) }
 
 // Version returns 2.
 func (V2) Version() uint32 { return protocol.Version2 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -231,7 +232,7 @@ func (d *dec) namedValue(wt protowire.Type, x *message.Feed) error {
 		return err
 	}
 	if !set {
-		d.convErr(value.MissingField("NamedValue.value"))
+		d.convErr(valuecheck.MissingField("NamedValue.value"))
 		return nil
 	}
 	if x.Inputs, err = grow(d, x.Inputs, namedRefCost); err != nil {
@@ -370,9 +371,9 @@ func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
 		return err
 	}
 	if !start {
-		d.convErr(value.MissingField("StackFrame.start"))
+		d.convErr(valuecheck.MissingField("StackFrame.start"))
 	} else if !end {
-		d.convErr(value.MissingField("StackFrame.end"))
+		d.convErr(valuecheck.MissingField("StackFrame.end"))
 	}
 	if e.Traceback, err = grow(d, e.Traceback, stackFrameCost); err != nil {
 		return err
@@ -443,14 +444,14 @@ func (d *dec) convertRequest(body message.Request) {
 		}
 	case *message.ResumeNameLookup:
 		if x.Kind == 0 {
-			d.convErr(value.MissingField("ResumeNameLookup.kind"))
+			d.convErr(valuecheck.MissingField("ResumeNameLookup.kind"))
 		} else if x.Error != nil {
 			d.sanitize(x.Error)
 		}
 	case *message.ResumeFutures:
 		for i := range x.Results {
 			if x.Results[i].Result == nil {
-				d.convErr(value.MissingField("FutureResult.result"))
+				d.convErr(valuecheck.MissingField("FutureResult.result"))
 				continue
 			}
 			d.convertResult(x.Results[i].Result, true)
@@ -465,9 +466,9 @@ func (d *dec) convertRequest(body message.Request) {
 func (d *dec) convertResult(r *message.ExtResult, future bool) {
 	switch {
 	case r.Kind == 0:
-		d.convErr(value.MissingField("ExtFunctionResult.kind"))
+		d.convErr(valuecheck.MissingField("ExtFunctionResult.kind"))
 	case r.Kind == message.ResultNotHandled && future:
-		d.convErr(value.InvalidValue("ExtFunctionResult.kind", notHandledReason))
+		d.convErr(valuecheck.InvalidValue("ExtFunctionResult.kind", notHandledReason))
 	case r.Error != nil:
 		d.sanitize(r.Error)
 	}
@@ -809,7 +810,7 @@ func (d *dec) convertEvent(es *evState) {
 	switch x := es.body.(type) {
 	case *message.Print:
 		if es.stream < 0 || es.stream > int32(message.StreamStderr) {
-			d.convErr(value.InvalidValue("Print.stream", "unknown stream "+strconv.Itoa(int(es.stream))))
+			d.convErr(valuecheck.InvalidValue("Print.stream", "unknown stream "+strconv.Itoa(int(es.stream))))
 		}
 		x.Segments[0].Stream = message.PrintStream(es.stream)
 	case *message.FunctionCall:
@@ -819,7 +820,7 @@ func (d *dec) convertEvent(es *evState) {
 	case *message.OsCall:
 		switch x.Op {
 		case 0:
-			d.convErr(value.MissingField("OsCall.call"))
+			d.convErr(valuecheck.MissingField("OsCall.call"))
 		case message.OpOpen:
 			m, err := value.NormalizeFileMode(x.Mode)
 			if err != nil {
@@ -828,16 +829,16 @@ func (d *dec) convertEvent(es *evState) {
 			x.Mode = m
 		case message.OpGetenv:
 			if !es.valSet {
-				d.convErr(value.MissingField("Getenv.default"))
+				d.convErr(valuecheck.MissingField("Getenv.default"))
 			}
 		}
 	case *message.Complete:
 		if !es.valSet {
-			d.convErr(value.MissingField("Complete.value"))
+			d.convErr(valuecheck.MissingField("Complete.value"))
 		}
 	case *message.Error:
 		if x.Exception == nil {
-			d.convErr(value.MissingField("Error.exception"))
+			d.convErr(valuecheck.MissingField("Error.exception"))
 		} else {
 			d.sanitize(x.Exception)
 		}

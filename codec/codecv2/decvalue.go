@@ -12,6 +12,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/value"
 )
 
@@ -576,10 +577,10 @@ func (d *dec) pair(wt protowire.Type) (k, v value.NodeID, err error) {
 		return 0, 0, err
 	}
 	if !kSet {
-		return 0, 0, fail(value.MissingField("Pair.key"))
+		return 0, 0, fail(valuecheck.MissingField("Pair.key"))
 	}
 	if !vSet {
-		return 0, 0, fail(value.MissingField("Pair.value"))
+		return 0, 0, fail(valuecheck.MissingField("Pair.value"))
 	}
 	return k, v, nil
 }
@@ -592,7 +593,7 @@ func (d *dec) pairSide(wt protowire.Type, p *pobj, path string) (value.NodeID, e
 		return 0, push(err, path)
 	}
 	if p.arm == 0 {
-		return 0, fail(value.MissingField("MontyObject.kind"))
+		return 0, fail(valuecheck.MissingField("MontyObject.kind"))
 	}
 	id, err := d.finish(p)
 	return id, push(err, path)
@@ -606,7 +607,7 @@ func (d *dec) root(wt protowire.Type, p *pobj) (value.NodeID, error) {
 		return 0, err
 	}
 	if p.arm == 0 {
-		d.convErr(value.MissingField("MontyObject.kind"))
+		d.convErr(valuecheck.MissingField("MontyObject.kind"))
 		return 0, nil
 	}
 	return d.finish(p)
@@ -705,10 +706,10 @@ func (d *dec) classInstance(wt protowire.Type, ci *ciState) error {
 // length.
 func checkType(ts *typeState) error {
 	if ts.origin < 0 || ts.origin > int32(value.OriginHost) {
-		return value.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(ts.origin)))
+		return valuecheck.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(ts.origin)))
 	}
 	ts.t.Origin = value.TypeOrigin(ts.origin)
-	if err := value.CheckType(&ts.t, ts.idSeen, ts.attrsSeen); err != nil {
+	if err := valuecheck.CheckType(&ts.t, ts.idSeen, ts.attrsSeen); err != nil {
 		return err
 	}
 	if ts.idSeen && ts.idLen != 16 {
@@ -837,7 +838,7 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 	n := value.Node{Kind: value.Kind(p.arm)}
 	switch p.arm {
 	case 0:
-		return 0, fail(value.MissingField("MontyObject.kind"))
+		return 0, fail(valuecheck.MissingField("MontyObject.kind"))
 	case armEllipsis, armNone, armNotImplemented:
 	case armBool, armInt, armFloat:
 		n.Num = p.num
@@ -847,7 +848,7 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 		n.SetText(p.text)
 	case armBuiltinFunction:
 		n.SetText(p.text)
-		if err := value.CheckLeaf(&n); err != nil {
+		if err := valuecheck.CheckLeaf(&n); err != nil {
 			return 0, fail(err)
 		}
 	case armCycle:
@@ -867,7 +868,7 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 		n.SetExt(nt)
 	case armDate, armTime, armDateTime, armTimeDelta, armTimeZone, armException, armFunction:
 		n.SetExt(p.ext)
-		if err := value.CheckLeaf(&n); err != nil {
+		if err := valuecheck.CheckLeaf(&n); err != nil {
 			return 0, fail(err)
 		}
 	case armFileHandle:
@@ -950,22 +951,22 @@ func (d *dec) finishBigInt(p *pobj) (value.NodeID, error) {
 
 func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
 	if ci.typ == nil {
-		return 0, fail(value.MissingField("ClassInstance.type"))
+		return 0, fail(valuecheck.MissingField("ClassInstance.type"))
 	}
 	if err := checkType(ci.typ); err != nil {
 		return 0, fail(err)
 	}
 	if ci.typ.t.Origin == value.OriginBuiltin {
-		return 0, fail(value.InvalidValue("ClassInstance.type", "must be a class type, not a builtin"))
+		return 0, fail(valuecheck.InvalidValue("ClassInstance.type", "must be a class type, not a builtin"))
 	}
 	if !ci.iidSeen {
-		return 0, fail(value.MissingField("ClassInstance.instance_id"))
+		return 0, fail(valuecheck.MissingField("ClassInstance.instance_id"))
 	}
 	if ci.iidLen != 16 {
 		return 0, fail(uuidLenErr("ClassInstance.instance_id", ci.iidLen))
 	}
 	if !ci.attrsSeen {
-		return 0, fail(value.MissingField("ClassInstance.attrs"))
+		return 0, fail(valuecheck.MissingField("ClassInstance.attrs"))
 	}
 	class, err := d.classNode(&ci.typ.t)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/value"
 )
 
@@ -221,15 +222,15 @@ func (e *venc) prepare(g *value.Graph, frameCap int) error {
 
 // checkNode validates one node's payload. A Type is checked with the
 // presence this encoder gives it on the wire: a class type always carries
-// its id (an all-zero uuid is a valid id, which value.CheckLeaf would take
+// its id (an all-zero uuid is a valid id, which valuecheck.CheckLeaf would take
 // for a missing one), and attrs are written whenever Attrs is non-nil.
 func checkNode(n *value.Node) error {
 	if n.Kind == value.KindType {
 		if t, ok := n.Ext().(*value.Type); ok {
-			return value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), t.Attrs != nil)
+			return valuecheck.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), t.Attrs != nil)
 		}
 	}
-	return value.CheckLeaf(n)
+	return valuecheck.CheckLeaf(n)
 }
 
 func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {

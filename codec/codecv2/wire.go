@@ -12,6 +12,7 @@ import (
 	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/value"
 )
 
@@ -265,7 +266,7 @@ func (d *dec) uuidMsg(wt protowire.Type, id *value.UUID, n *int) error {
 }
 
 func uuidLenErr(field string, n int) error {
-	return value.InvalidValue(field, fmt.Sprintf("uuid must be 16 bytes, got %d", n))
+	return valuecheck.InvalidValue(field, fmt.Sprintf("uuid must be 16 bytes, got %d", n))
 }
 
 // fields decodes one occurrence of a message from its leaf table; other

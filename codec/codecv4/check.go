@@ -3,6 +3,7 @@ package codecv4
 import (
 	"strconv"
 
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -18,7 +19,7 @@ import (
 // range of every root (nroots roots, fetched by root(i)).
 func (d *decoder) checkRoots(g *value.Graph, missing string, nroots int, root func(int) value.NodeID) error {
 	if nroots > 0 && !d.arm.arena {
-		return value.MissingField(missing)
+		return valuecheck.MissingField(missing)
 	}
 	if err := g.CheckStructure(); err != nil {
 		return err
@@ -49,7 +50,7 @@ func (d *decoder) checkException(e *message.RaisedException) error {
 		return value.UnknownExceptionType(e.Type)
 	}
 	if f, ok := d.frameMissing[e]; ok {
-		return value.MissingField(f)
+		return valuecheck.MissingField(f)
 	}
 	return e.Sanitize()
 }
@@ -57,12 +58,12 @@ func (d *decoder) checkException(e *message.RaisedException) error {
 func (d *decoder) checkExtResult(r *message.ExtResult, osCallAnswer bool) error {
 	switch r.Kind {
 	case 0:
-		return value.MissingField("ExtFunctionResult.kind")
+		return valuecheck.MissingField("ExtFunctionResult.kind")
 	case message.ResultError:
 		return d.checkException(r.Error)
 	case message.ResultNotHandled:
 		if !osCallAnswer {
-			return value.InvalidValue("ExtFunctionResult.kind", "NotHandled is only valid answering a suspended OS call")
+			return valuecheck.InvalidValue("ExtFunctionResult.kind", "NotHandled is only valid answering a suspended OS call")
 		}
 	}
 	return nil
@@ -96,7 +97,7 @@ func (d *decoder) checkRequest(r *message.ParentRequest) error {
 		n := 0
 		switch x.Kind {
 		case 0:
-			return value.MissingField("ResumeNameLookup.kind")
+			return valuecheck.MissingField("ResumeNameLookup.kind")
 		case message.LookupError:
 			if err := d.checkException(x.Error); err != nil {
 				return err
@@ -110,7 +111,7 @@ func (d *decoder) checkRequest(r *message.ParentRequest) error {
 		for i := range x.Results {
 			res := x.Results[i].Result
 			if res == nil {
-				return value.MissingField("FutureResult.result")
+				return valuecheck.MissingField("FutureResult.result")
 			}
 			if err := d.checkExtResult(res, false); err != nil {
 				return err
@@ -120,7 +121,7 @@ func (d *decoder) checkRequest(r *message.ParentRequest) error {
 			}
 		}
 		if returns > 0 && !d.arm.arena {
-			return value.MissingField("values")
+			return valuecheck.MissingField("values")
 		}
 		if err := x.Values.CheckStructure(); err != nil {
 			return err
@@ -150,7 +151,7 @@ func (d *decoder) checkEvent(e *message.ChildEvent) error {
 	case *message.OsCall:
 		switch x.Op {
 		case 0:
-			return value.MissingField("OsCall.call")
+			return valuecheck.MissingField("OsCall.call")
 		case message.OpOpen:
 			mode, err := value.NormalizeFileMode(x.Mode)
 			if err != nil {

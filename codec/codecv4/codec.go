@@ -2,6 +2,7 @@ package codecv4
 
 import (
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/registry"
 	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/budget"
@@ -17,7 +18,7 @@ type V4 struct{}
 // Codec is the protocol-4 codec, registered with package codec.
 var Codec codec.Codec = V4{}
 
-func init() { codec.Register(Codec) }
+func init() { registry.Add(Codec.Version(), Codec) }
 
 // Version returns 4.
 func (V4) Version() uint32 { return protocol.Version }

@@ -2,11 +2,11 @@ package codecv4
 
 import (
 	"errors"
-	"github.com/gomonty/monty/codec/internal/leaf"
-	"github.com/gomonty/monty/codec/internal/wire"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/gomonty/monty/codec/internal/leaf"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"

@@ -2,7 +2,6 @@ package codecv4
 
 import (
 	"fmt"
-	"github.com/gomonty/monty/codec/internal/wire"
 	"math/big"
 	"strconv"
 	"unicode/utf8"
@@ -11,7 +10,9 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec/internal/leaf"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/value"
 )
 
@@ -322,7 +323,7 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 	switch st.arm {
 	case 0, armUUID:
-		return value.MissingField("MontyNode.kind")
+		return valuecheck.MissingField("MontyNode.kind")
 	case 6:
 		z, err := d.finishBigInt(st)
 		if err != nil {
@@ -346,10 +347,10 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 	case 23:
 		t := n.Ext().(*value.Type)
 		if st.origin < 0 || st.origin > 3 {
-			return value.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(st.origin)))
+			return valuecheck.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(st.origin)))
 		}
 		t.Origin = value.TypeOrigin(st.origin)
-		if err := value.CheckType(t, st.uuidSeen, st.attrsSeen); err != nil {
+		if err := valuecheck.CheckType(t, st.uuidSeen, st.attrsSeen); err != nil {
 			return err
 		}
 		if st.uuidSeen && st.uuidLen != 16 {
@@ -360,13 +361,13 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 	case 24:
 		c := n.Ext().(*value.ClassInstance)
 		if !st.uuidSeen {
-			return value.MissingField("ClassInstanceNode.instance_id")
+			return valuecheck.MissingField("ClassInstanceNode.instance_id")
 		}
 		if st.uuidLen != 16 {
 			return uuidLenErr("ClassInstanceNode.instance_id", st.uuidLen)
 		}
 		if !st.attrsSeen {
-			return value.MissingField("ClassInstanceNode.attrs")
+			return valuecheck.MissingField("ClassInstanceNode.attrs")
 		}
 		c.Attrs = pairView(d.refSlice(&st.reg))
 		return nil
@@ -379,11 +380,11 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		f.Mode = mode
 		return nil
 	}
-	return value.CheckLeaf(n)
+	return valuecheck.CheckLeaf(n)
 }
 
 func uuidLenErr(field string, n int) error {
-	return value.InvalidValue(field, "uuid must be 16 bytes, got "+strconv.Itoa(n))
+	return valuecheck.InvalidValue(field, "uuid must be 16 bytes, got "+strconv.Itoa(n))
 }
 
 // pairView reinterprets interleaved ids as pairs, without copying.

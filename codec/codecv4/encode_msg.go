@@ -10,6 +10,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -169,19 +170,19 @@ func graphErr(err error) error {
 // checkNodes is value.Graph.Check without roots, except for class types:
 // the encoder always writes a class type's id (so an all-zero id is sent
 // as such, as the wire allows) and never a builtin type's, whereas
-// value.CheckLeaf takes an all-zero id for a missing one.
+// valuecheck.CheckLeaf takes an all-zero id for a missing one.
 func checkNodes(g *value.Graph) error {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		if n.Kind == value.KindType {
 			if t, ok := n.Ext().(*value.Type); ok {
-				if err := value.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), len(t.Attrs) > 0); err != nil {
+				if err := valuecheck.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), len(t.Attrs) > 0); err != nil {
 					return err
 				}
 				continue
 			}
 		}
-		if err := value.CheckLeaf(n); err != nil {
+		if err := valuecheck.CheckLeaf(n); err != nil {
 			return err
 		}
 	}

@@ -1,12 +1,12 @@
 package codecv4
 
 import (
-	"github.com/gomonty/monty/codec/internal/wire"
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec/internal/leaf"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/message"
 )
 

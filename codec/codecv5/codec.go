@@ -3,6 +3,7 @@ package codecv5
 import (
 	"github.com/gomonty/monty/codec"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
+	"github.com/gomonty/monty/codec/internal/registry"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -15,7 +16,7 @@ var c = codecv4.V5()
 // stateless and safe for concurrent use.
 var Codec codec.Codec = c
 
-func init() { codec.Register(Codec) }
+func init() { registry.Add(Codec.Version(), Codec) }
 
 // AppendRequest appends the canonical protocol-5 encoding of r to dst. The
 // frame cap is protocol.MaxFrameLen; nothing is appended when encoding
