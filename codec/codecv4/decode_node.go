@@ -747,26 +747,13 @@ func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
 		case 1:
 			return d.text(wt, b, &x.Name)
 		case 2:
-			v, m, err := wire.BytesField(wt, b)
-			if err != nil {
-				return 0, err
-			}
-			if !st.uuidSeen {
-				st.uuidSeen, st.uuidLen = true, 0
-			}
-			st.uuidLen, err = uuidMsg(v, st.uuidLen, &x.ID)
-			return m, err
+			return st.uuid(wt, b, &x.ID)
 		case 3:
 			return wire.Int(wt, b, &st.origin)
 		case 4:
 			return wire.Bool(wt, b, &x.IsDataclass)
 		case 5:
-			v, m, err := wire.BytesField(wt, b)
-			if err != nil {
-				return 0, err
-			}
-			st.attrsSeen = true
-			return m, d.nodePairs(st, v)
+			return d.attrs(st, wt, b)
 		}
 		return -1, nil
 	})
@@ -778,23 +765,34 @@ func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance
 		case 1:
 			return wire.Int(wt, b, &x.Class)
 		case 2:
-			v, m, err := wire.BytesField(wt, b)
-			if err != nil {
-				return 0, err
-			}
-			if !st.uuidSeen {
-				st.uuidSeen, st.uuidLen = true, 0
-			}
-			st.uuidLen, err = uuidMsg(v, st.uuidLen, &x.InstanceID)
-			return m, err
+			return st.uuid(wt, b, &x.InstanceID)
 		case 3:
-			v, m, err := wire.BytesField(wt, b)
-			if err != nil {
-				return 0, err
-			}
-			st.attrsSeen = true
-			return m, d.nodePairs(st, v)
+			return d.attrs(st, wt, b)
 		}
 		return -1, nil
 	})
+}
+
+// uuid merges the Uuid field of a Type or ClassInstanceNode (Type.id,
+// ClassInstanceNode.instance_id), recording its presence and length.
+func (st *nodeState) uuid(wt protowire.Type, b []byte, id *value.UUID) (int, error) {
+	v, m, err := wire.BytesField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	if !st.uuidSeen {
+		st.uuidSeen, st.uuidLen = true, 0
+	}
+	st.uuidLen, err = uuidMsg(v, st.uuidLen, id)
+	return m, err
+}
+
+// attrs merges the NodePairs attrs field of a Type or ClassInstanceNode.
+func (d *decoder) attrs(st *nodeState, wt protowire.Type, b []byte) (int, error) {
+	v, m, err := wire.BytesField(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	st.attrsSeen = true
+	return m, d.nodePairs(st, v)
 }
