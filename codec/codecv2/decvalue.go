@@ -848,7 +848,7 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 		n.SetText(p.text)
 	case armBuiltinFunction:
 		n.SetText(p.text)
-		if err := valuecheck.CheckLeaf(&n); err != nil {
+		if err := valuecheck.CheckLeaf(n); err != nil {
 			return 0, fail(err)
 		}
 	case armCycle:
@@ -868,7 +868,7 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 		n.SetExt(nt)
 	case armDate, armTime, armDateTime, armTimeDelta, armTimeZone, armException, armFunction:
 		n.SetExt(p.ext)
-		if err := valuecheck.CheckLeaf(&n); err != nil {
+		if err := valuecheck.CheckLeaf(n); err != nil {
 			return 0, fail(err)
 		}
 	case armFileHandle:

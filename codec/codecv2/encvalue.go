@@ -230,7 +230,7 @@ func checkNode(n *value.Node) error {
 			return valuecheck.CheckType(t, t.Origin != value.OriginBuiltin || !t.ID.IsZero(), t.Attrs != nil)
 		}
 	}
-	return valuecheck.CheckLeaf(n)
+	return valuecheck.CheckLeaf(*n)
 }
 
 func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {

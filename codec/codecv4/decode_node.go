@@ -380,7 +380,7 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		f.Mode = mode
 		return nil
 	}
-	return valuecheck.CheckLeaf(n)
+	return valuecheck.CheckLeaf(*n)
 }
 
 func uuidLenErr(field string, n int) error {

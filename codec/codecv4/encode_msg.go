@@ -182,7 +182,7 @@ func checkNodes(g *value.Graph) error {
 				continue
 			}
 		}
-		if err := valuecheck.CheckLeaf(n); err != nil {
+		if err := valuecheck.CheckLeaf(*n); err != nil {
 			return err
 		}
 	}

@@ -13,14 +13,14 @@ package valuecheck
 var (
 	missingField func(field string) error
 	invalidValue func(field, reason string) error
-	checkLeaf    any // func(*value.Node) error
+	checkLeaf    any // func(value.Node) error
 	checkType    any // func(*value.Type, hasID, hasAttrs bool) error
 )
 
 // Register is called once, by package value's init, with its node type N
 // and type payload T.
 func Register[N, T any](missing func(field string) error, invalid func(field, reason string) error,
-	leaf func(*N) error, typ func(t *T, hasID, hasAttrs bool) error) {
+	leaf func(N) error, typ func(t *T, hasID, hasAttrs bool) error) {
 	missingField, invalidValue, checkLeaf, checkType = missing, invalid, leaf, typ
 }
 
@@ -30,9 +30,10 @@ func MissingField(field string) error { return missingField(field) }
 // InvalidValue returns the error `invalid value for {field}: {reason}`.
 func InvalidValue(field, reason string) error { return invalidValue(field, reason) }
 
-// CheckLeaf validates the payload of one *value.Node on its own (ranges,
-// names, modes), without looking at its children.
-func CheckLeaf[N any](n *N) error { return checkLeaf.(func(*N) error)(n) }
+// CheckLeaf validates the payload of one value.Node on its own (ranges,
+// names, modes), without looking at its children. The node is passed by
+// value, so that a decoder's node on the stack stays there.
+func CheckLeaf[N any](n N) error { return checkLeaf.(func(N) error)(n) }
 
 // CheckType validates a *value.Type payload as it arrived: hasID and
 // hasAttrs say whether the id and attrs fields were present.

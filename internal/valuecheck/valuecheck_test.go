@@ -18,7 +18,7 @@ func TestChecksAreValues(t *testing.T) {
 	}{
 		{valuecheck.MissingField("Pair.key"), "missing required field Pair.key"},
 		{valuecheck.InvalidValue("Print.stream", "unknown stream 9"), "invalid value for Print.stream: unknown stream 9"},
-		{valuecheck.CheckLeaf(&bad), "invalid value for Date.month: 13 is outside the range 1..=12"},
+		{valuecheck.CheckLeaf(bad), "invalid value for Date.month: 13 is outside the range 1..=12"},
 		{valuecheck.CheckType(&value.Type{Name: "int", Origin: value.OriginBuiltin}, false, true),
 			"invalid value for Type: a builtin type must not carry attrs"},
 	}
@@ -29,7 +29,7 @@ func TestChecksAreValues(t *testing.T) {
 		}
 	}
 	ok := value.Int(1)
-	if err := valuecheck.CheckLeaf(&ok); err != nil {
+	if err := valuecheck.CheckLeaf(ok); err != nil {
 		t.Errorf("CheckLeaf(int) = %v", err)
 	}
 }

@@ -54,6 +54,13 @@ func At(err error, seg string) error {
 	if err == nil {
 		return nil
 	}
+	return at(err, seg)
+}
+
+// at is At for a non-nil error: kept apart, so that the error target it
+// declares is not moved to the heap on the success path of the caller At is
+// inlined into.
+func at(err error, seg string) error {
 	var de *codec.DecodeError
 	if errors.As(err, &de) {
 		if !de.Structural {
@@ -66,8 +73,16 @@ func At(err error, seg string) error {
 
 // AsDecodeError makes sure a non-nil err is a *codec.DecodeError.
 func AsDecodeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return asDecodeError(err)
+}
+
+// asDecodeError is AsDecodeError for a non-nil error (see at).
+func asDecodeError(err error) error {
 	var de *codec.DecodeError
-	if err == nil || errors.As(err, &de) {
+	if errors.As(err, &de) {
 		return err
 	}
 	return &codec.DecodeError{Err: err}
