@@ -153,12 +153,7 @@ func (d *dec) requestArm(wt protowire.Type, rs *reqState) error {
 			return d.Skip(num, wt)
 		})
 	case *message.Load:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			if num == 1 {
-				return d.fBytes(wt, &x.State, "Load.state")
-			}
-			return d.Skip(num, wt)
-		})
+		return d.fields(wt, leaf.LoadFields(x), nil)
 	case *message.AbortFeed:
 		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {
@@ -653,26 +648,11 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 			return d.Skip(num, wt)
 		})
 	case *message.TypingError:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			if num == 1 {
-				return d.fStr(wt, &x.Diagnostics, "TypingError.diagnostics")
-			}
-			return d.Skip(num, wt)
-		})
+		return d.fields(wt, leaf.TypingErrorFields(x), nil)
 	case *message.DumpResult:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			if num == 1 {
-				return d.fBytes(wt, &x.State, "DumpResult.state")
-			}
-			return d.Skip(num, wt)
-		})
+		return d.fields(wt, leaf.DumpResultFields(x), nil)
 	case *message.FatalError:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			if num == 1 {
-				return d.fStr(wt, &x.Message, "FatalError.message")
-			}
-			return d.Skip(num, wt)
-		})
+		return d.fields(wt, leaf.FatalErrorFields(x), nil)
 	case *message.ShutdownDump:
 		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
 			if num == 1 {

@@ -158,13 +158,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.ResumeFutures:
 		return d.resumeFutures(b, x)
 	case *message.Load:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
-			n, err := d.bytesImplicit(wt, b, &x.State)
-			return wire.Wrap(n, err, "Load.state")
-		})
+		return d.fields(b, leaf.LoadFields(x), true, nil)
 	case *message.AbortFeed:
 		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
@@ -682,29 +676,11 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			})
 		})
 	case *message.TypingError:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
-			n, err := d.text(wt, b, &x.Diagnostics)
-			return wire.Wrap(n, err, "TypingError.diagnostics")
-		})
+		return d.fields(b, leaf.TypingErrorFields(x), true, nil)
 	case *message.DumpResult:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
-			n, err := d.bytesImplicit(wt, b, &x.State)
-			return wire.Wrap(n, err, "DumpResult.state")
-		})
+		return d.fields(b, leaf.DumpResultFields(x), true, nil)
 	case *message.FatalError:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
-			n, err := d.text(wt, b, &x.Message)
-			return wire.Wrap(n, err, "FatalError.message")
-		})
+		return d.fields(b, leaf.FatalErrorFields(x), true, nil)
 	case *message.ShutdownDump:
 		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {

@@ -176,3 +176,21 @@ func OsArgFields(num protowire.Number, x *message.OsCall) (f Fields, ok bool) {
 	}
 	return f, false
 }
+
+// The messages of one scalar field.
+
+// LoadFields is the table of a Load request.
+func LoadFields(x *message.Load) Fields { return table(Slot{1, "Load.state", &x.State}) }
+
+// TypingErrorFields is the table of a TypingError event.
+func TypingErrorFields(x *message.TypingError) Fields {
+	return table(Slot{1, "TypingError.diagnostics", &x.Diagnostics})
+}
+
+// DumpResultFields is the table of a DumpResult event.
+func DumpResultFields(x *message.DumpResult) Fields { return table(Slot{1, "DumpResult.state", &x.State}) }
+
+// FatalErrorFields is the table of a FatalError event.
+func FatalErrorFields(x *message.FatalError) Fields {
+	return table(Slot{1, "FatalError.message", &x.Message})
+}
