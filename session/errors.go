@@ -136,11 +136,15 @@ type SuspensionLimitError struct {
 	Limit uint64
 	// Exception is the Error the worker answered the abort with.
 	Exception *message.RaisedException
+	// Position is where the suspension over the limit was in the source
+	// (protocol 5); the empty range at 0 when the child sent none.
+	Position message.SourceRange
 }
 
-// Error returns "suspension limit {limit} exceeded".
+// Error returns "suspension limit {limit} exceeded", followed by " at
+// FILE:START-END" when the suspension's source position is known.
 func (e *SuspensionLimitError) Error() string {
-	return "suspension limit " + strconv.FormatUint(e.Limit, 10) + " exceeded"
+	return "suspension limit " + strconv.FormatUint(e.Limit, 10) + " exceeded" + positionSuffix(e.Position)
 }
 
 // Unwrap returns the worker's exception.
@@ -261,7 +265,9 @@ func Survives(err error) bool {
 }
 
 // TimeoutError reports a turn stopped by a deadline: the caller's context
-// deadline, or the parent's watchdog backstop for the max_duration limit.
+// deadline, or the parent's watchdog backstop for a duration limit
+// (max_duration at protocols 4 and 2; max_feed_duration or
+// max_turn_duration at 5, named by Limit).
 //
 // When the worker was computing it is killed (Killed); when it was waiting
 // on the host between turns, the feed is aborted with AbortFeed instead and
@@ -269,10 +275,13 @@ func Survives(err error) bool {
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type TimeoutError struct {
-	// Watchdog is set when the parent's max_duration backstop fired (the
-	// worker failed to stop itself with a TimeoutError in time).
+	// Watchdog is set when the parent's backstop fired (the worker failed
+	// to stop itself with a TimeoutError in time).
 	Watchdog bool
-	// Budget is the max_duration budget the watchdog enforced.
+	// Limit names the duration limit whose budget the watchdog enforced;
+	// LimitNone unless Watchdog.
+	Limit DurationLimit
+	// Budget is the budget of that limit.
 	Budget time.Duration
 	// Killed reports whether the worker was killed.
 	Killed bool
@@ -285,7 +294,7 @@ type TimeoutError struct {
 func (e *TimeoutError) Error() string {
 	switch {
 	case e.Watchdog:
-		return fmt.Sprintf("monty session: worker ran past its max_duration of %v and was killed", e.Budget)
+		return fmt.Sprintf("monty session: worker ran past its %v of %v and was killed", e.Limit, e.Budget)
 	case e.Killed:
 		return "monty session: worker killed: " + errText(e.Err)
 	}

@@ -416,7 +416,7 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 		return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: osException(err)}}
 	}
 	rc.CallID = oc.CallID
-	return rc
+	return sleepFutureRefused(oc, rc)
 }
 
 func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, err error) {

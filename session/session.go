@@ -170,6 +170,7 @@ type Session struct {
 	scratch     value.Graph
 	wd          *time.Timer
 	wdBudget    time.Duration
+	wdLimit     DurationLimit
 
 	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
 
@@ -415,13 +416,14 @@ func (s *Session) watchdogFire() { s.kill(irWatchdog) }
 func (s *Session) armWatchdog() bool {
 	budget, ok := s.durationBudget()
 	d := max(budget-s.stamps.TotalExecution, 0) + s.cfg.WatchdogGrace
-	if d5, b5, ok5 := s.backstop5(); ok5 && (!ok || d5 < d) {
-		d, budget, ok = d5, b5, true
+	limit := LimitDuration
+	if d5, b5, l5, ok5 := s.backstop5(); ok5 && (!ok || d5 < d) {
+		d, budget, limit, ok = d5, b5, l5, true
 	}
 	if !ok {
 		return false
 	}
-	s.wdBudget = budget
+	s.wdBudget, s.wdLimit = budget, limit
 	if s.wd == nil {
 		s.wd = time.AfterFunc(d, s.watchdogFire)
 	} else {
@@ -471,7 +473,7 @@ func (s *Session) interrupted(ctx context.Context, reason int32) error {
 			err = &CanceledError{Killed: true, Err: context.Cause(ctx)}
 		}
 	case irWatchdog:
-		err = &TimeoutError{Watchdog: true, Budget: s.wdBudget, Killed: true}
+		err = &TimeoutError{Watchdog: true, Limit: s.wdLimit, Budget: s.wdBudget, Killed: true}
 	default:
 		s.die(nil, true)
 		return s.closedErr()
@@ -785,7 +787,8 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 	if err != nil {
 		return nil, err
 	}
-	return nil, &SuspensionLimitError{Limit: limit, Exception: reply.Body.(*message.Error).Exception}
+	return nil, &SuspensionLimitError{Limit: limit, Exception: reply.Body.(*message.Error).Exception,
+		Position: message.PositionOrZero(suspensionPosition(ev))}
 }
 
 // Close stops the worker with the kill ladder (close its stdin, wait up to

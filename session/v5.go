@@ -1,6 +1,7 @@
 package session
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/gomonty/monty/message"
@@ -25,14 +26,18 @@ func (l Limits) wire5(r *message.ResourceLimits, opt func(uint64) *uint64) {
 }
 
 // systemSleep answers a protocol-5 system sleep (system_sleep or
-// async_system_sleep) without the OS handler: the delay, already capped by
-// the worker, is charged to Limits.MaxTotalSleep before waiting; a sleep
-// that would take the total past the budget is refused by aborting the
-// feed with the uncatchable "TimeoutError: sleep limit exceeded: <total> >
-// <limit>" (the total includes the refused sleep). Otherwise the parent
-// waits the delay out (a done context aborts the feed) and resumes with
-// None. The async arm is charged its full delay when the sleep is
-// created, and answered the same way.
+// async_system_sleep) without the OS handler. The delay, already capped by
+// the worker, is charged to the sleep budget before waiting (the lower of
+// Limits.MaxTotalSleep and the limit the worker echoed, which after a Load
+// is the dump's); a sleep that would take the total past the budget is
+// refused by aborting the feed with the uncatchable "TimeoutError: sleep
+// limit exceeded: <total> > <limit>" (the total includes the refused
+// sleep, which is not charged). A time.sleep is waited out before the
+// parent resumes with None (a done context aborts the feed). An
+// asyncio.sleep is charged its full delay when it is created and answered
+// with a future that the parent resolves (with None, which the sandbox
+// ignores) once the delay has passed, so sleeps gathered together overlap
+// as they do upstream; a zero delay is answered at once.
 func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	s := r.s
 	d := time.Duration(0)
@@ -40,11 +45,15 @@ func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 		d = time.Duration(oc.Seconds * float64(time.Second))
 	}
 	total := s.stamps.TotalSleep + d
-	if lim := s.cfg.Limits.MaxTotalSleep; lim > 0 && total > lim {
+	if lim := s.sleepLimit(); lim > 0 && total > lim {
 		return &message.AbortFeed{Exception: message.NewException("TimeoutError",
 			"sleep limit exceeded: "+message.RustDuration(total)+" > "+message.RustDuration(lim))}
 	}
 	s.stamps.TotalSleep = total
+	if oc.Op == message.OpAsyncSystemSleep && d > 0 {
+		r.sleepFuture(oc.CallID, d)
+		return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultFuture, Future: oc.CallID}}
+	}
 	if d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -57,6 +66,117 @@ func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	r.g.Reset()
 	root := r.g.Add(value.None())
 	return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: r.g}
+}
+
+// sleepFuture registers the future of an async system sleep under id and
+// completes it with None once d has passed (or never, when the feed's host
+// context ends first).
+func (r *runner) sleepFuture(id uint32, d time.Duration) {
+	f := &future{}
+	r.mu.Lock()
+	if r.futures == nil {
+		r.futures = map[uint32]*future{}
+		r.notify = make(chan struct{}, 1)
+	}
+	r.futures[id] = f
+	notify := r.notify
+	r.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.fctx.Done():
+			return
+		}
+		var g value.Graph
+		root := g.Add(value.None())
+		r.mu.Lock()
+		f.g, f.res, f.done = g, message.ExtResult{Kind: message.ResultReturn, Value: root}, true
+		r.mu.Unlock()
+		select {
+		case notify <- struct{}{}:
+		default:
+		}
+	}()
+}
+
+// sleepLimit is the sleep budget in force: the lower of ours and the
+// echoed one; 0 for none.
+func (s *Session) sleepLimit() time.Duration {
+	return limit5(s.cfg.Limits.MaxTotalSleep, s.stamps.MaxTotalSleep)
+}
+
+// sleepFutureRefused is the answer that replaces an OS handler's future
+// for a call_host time.sleep: the sleep is a wait with nothing to resume
+// into, so upstream's worker raises this RuntimeError at the call, and the
+// parent raises it for every worker.
+func sleepFutureRefused(oc *message.OsCall, rc *message.ResumeCall) *message.ResumeCall {
+	if oc.Op != message.OpSleep || rc.Result == nil || rc.Result.Kind != message.ResultFuture {
+		return rc
+	}
+	return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError,
+		Error: message.NewException("RuntimeError", "time.sleep cannot be answered with a future")}}
+}
+
+// DurationLimit names a duration limit the parent's watchdog enforces.
+//
+// A DurationLimit is a plain value, safe for concurrent use.
+type DurationLimit uint8
+
+// The duration limits.
+const (
+	// LimitNone: no duration limit (the error was not the watchdog's).
+	LimitNone DurationLimit = iota
+	// LimitDuration: the cumulative max_duration (protocols 4 and 2; at 5
+	// the parent still backstops Limits.MaxDuration against
+	// total_execution_micros).
+	LimitDuration
+	// LimitFeed: max_feed_duration, one feed's execution time (protocol 5).
+	LimitFeed
+	// LimitTurn: max_turn_duration, the execution time between two host
+	// round trips (protocol 5).
+	LimitTurn
+)
+
+// String returns the limit's wire name ("max_feed_duration", ...).
+func (l DurationLimit) String() string {
+	switch l {
+	case LimitDuration:
+		return "max_duration"
+	case LimitFeed:
+		return "max_feed_duration"
+	case LimitTurn:
+		return "max_turn_duration"
+	}
+	return "no limit"
+}
+
+// suspensionPosition returns the source position of a suspension event,
+// nil when it has none.
+func suspensionPosition(ev *message.ChildEvent) *message.SourceRange {
+	switch b := ev.Body.(type) {
+	case *message.FunctionCall:
+		return b.Position
+	case *message.OsCall:
+		return b.Position
+	case *message.NameLookup:
+		return b.Position
+	case *message.ResolveFutures:
+		return b.Position
+	}
+	return nil
+}
+
+// positionSuffix renders a known source position as " at FILE:START-END"
+// (UTF-8 byte offsets, end exclusive), and the empty range as "".
+func positionSuffix(p message.SourceRange) string {
+	if p == (message.SourceRange{}) {
+		return ""
+	}
+	return " at " + p.Filename + ":" + strconv.FormatUint(uint64(p.Start), 10) + "-" + strconv.FormatUint(uint64(p.End), 10)
 }
 
 // noteStamps5 records a protocol-5 event's feed clock (ratcheted, so a
@@ -92,10 +212,11 @@ func limit5(own, echoed time.Duration) time.Duration {
 // about to run: the feed budget left after the (ratcheted)
 // feed_execution_micros, or the whole turn budget (a turn restarts at every
 // resume, so it is timed from the request), whichever ends first, plus the
-// watchdog grace; and the budget it enforces.
-func (s *Session) backstop5() (d, budget time.Duration, ok bool) {
+// watchdog grace; the budget it enforces and which limit that is. When
+// both end together the feed limit is named, as the worker reports it.
+func (s *Session) backstop5() (d, budget time.Duration, limit DurationLimit, ok bool) {
 	if s.codec == nil || s.codec.Version() < protocol.Version5 {
-		return 0, 0, false
+		return 0, 0, LimitNone, false
 	}
 	feed := s.cfg.Limits.MaxFeedDuration
 	if feed <= 0 {
@@ -104,12 +225,12 @@ func (s *Session) backstop5() (d, budget time.Duration, ok bool) {
 	feed = limit5(feed, s.stamps.MaxFeedDuration)
 	turn := limit5(s.cfg.Limits.MaxTurnDuration, s.stamps.MaxTurnDuration)
 	if feed > 0 {
-		d, budget, ok = max(feed-s.stamps.FeedExecution, 0)+s.cfg.WatchdogGrace, feed, true
+		d, budget, limit, ok = max(feed-s.stamps.FeedExecution, 0)+s.cfg.WatchdogGrace, feed, LimitFeed, true
 	}
 	if turn > 0 {
 		if t := turn + s.cfg.WatchdogGrace; !ok || t < d {
-			d, budget, ok = t, turn, true
+			d, budget, limit, ok = t, turn, LimitTurn, true
 		}
 	}
-	return d, budget, ok
+	return d, budget, limit, ok
 }

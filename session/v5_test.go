@@ -3,11 +3,13 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/value"
 )
 
 // The Limits API at each version: protocol 5 carries the feed, turn and
@@ -123,8 +125,11 @@ func TestFakeFeedBackstop(t *testing.T) {
 	t0 := time.Now()
 	_, err := s.Feed(bg, "while True: pass")
 	var te *TimeoutError
-	if !errors.As(err, &te) || !te.Watchdog || !te.Killed || te.Budget != 30*time.Millisecond {
+	if !errors.As(err, &te) || !te.Watchdog || !te.Killed || te.Budget != 30*time.Millisecond || te.Limit != LimitFeed {
 		t.Fatalf("got %#v", err)
+	}
+	if want := "monty session: worker ran past its max_feed_duration of 30ms and was killed"; err.Error() != want {
+		t.Fatalf("text %q, want %q", err, want)
 	}
 	if d := time.Since(t0); d < 70*time.Millisecond {
 		t.Fatalf("backstop fired after %v, before the budget plus the grace", d)
@@ -162,7 +167,7 @@ func TestFeedClockRatchet(t *testing.T) {
 	if got := s.Stamps().FeedExecution; got != 400*time.Millisecond {
 		t.Fatalf("feed clock %v after a rewound stamp, want 400ms", got)
 	}
-	if d, budget, ok := s.backstop5(); !ok || d != 700*time.Millisecond || budget != time.Second {
+	if d, budget, limit, ok := s.backstop5(); !ok || d != 700*time.Millisecond || budget != time.Second || limit != LimitFeed {
 		t.Fatalf("backstop %v for budget %v (%v), want 700ms for 1s", d, budget, ok)
 	}
 	resume(1)
@@ -174,5 +179,177 @@ func TestFeedClockRatchet(t *testing.T) {
 	}
 	if got := s.Stamps().FeedExecution; got != 7*time.Microsecond {
 		t.Fatalf("feed clock %v after the next Feed, want 7µs", got)
+	}
+}
+
+// The turn backstop names the turn limit when it ends first: its budget
+// restarts at every request, the feed's does not.
+func TestFakeTurnBackstopNamesTurn(t *testing.T) {
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxFeedDuration: 10 * time.Second,
+		MaxTurnDuration: 30 * time.Millisecond}, WatchdogGrace: 50 * time.Millisecond},
+		func(req *message.ParentRequest) fakeReply { return fakeReply{hang: true} })
+	_, err := s.Feed(bg, "while True: pass")
+	var te *TimeoutError
+	if !errors.As(err, &te) || !te.Watchdog || te.Limit != LimitTurn || te.Budget != 30*time.Millisecond {
+		t.Fatalf("got %#v", err)
+	}
+	if want := "monty session: worker ran past its max_turn_duration of 30ms and was killed"; err.Error() != want {
+		t.Fatalf("text %q, want %q", err, want)
+	}
+	// At 4 and 2 the same watchdog names the cumulative limit.
+	s4, _ := startFakeOpts(t, fakeOpts{version: 4}, Config{Limits: Limits{MaxDuration: 30 * time.Millisecond}, WatchdogGrace: 50 * time.Millisecond},
+		func(req *message.ParentRequest) fakeReply { return fakeReply{hang: true} })
+	_, err = s4.Feed(bg, "while True: pass")
+	if !errors.As(err, &te) || te.Limit != LimitDuration || !strings.Contains(err.Error(), "its max_duration of 30ms") {
+		t.Fatalf("protocol 4: %v", err)
+	}
+}
+
+// An asyncio.sleep under the system policy is charged its full delay when
+// created and answered with a future the parent resolves once the delay has
+// passed: two sleeps gathered together overlap (one suspension each, plus
+// the ResolveFutures), and the OS handler is never called.
+func TestFakeAsyncSystemSleepFutures(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	var answers []message.ResultKind
+	var resolved []message.FutureResult
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: time.Second}},
+		func(req *message.ParentRequest) fakeReply {
+			asleep := func(id uint32) *message.ChildEvent {
+				return stamp(ev(&message.OsCall{CallID: id, Op: message.OpAsyncSystemSleep, Seconds: delay.Seconds()}), protocol.DefaultMaxSuspensions)
+			}
+			switch b := req.Body.(type) {
+			case *message.Feed:
+				return reply(asleep(1))
+			case *message.ResumeCall:
+				answers = append(answers, b.Result.Kind)
+				if b.CallID == 1 {
+					return reply(asleep(2))
+				}
+				return reply(stamp(ev(&message.ResolveFutures{PendingCallIDs: []uint32{1, 2}}), protocol.DefaultMaxSuspensions))
+			case *message.ResumeFutures:
+				resolved = append(resolved, b.Results...)
+				if len(resolved) < 2 {
+					var pending []uint32
+					for _, id := range []uint32{1, 2} {
+						if id != b.Results[0].CallID {
+							pending = append(pending, id)
+						}
+					}
+					return reply(stamp(ev(&message.ResolveFutures{PendingCallIDs: pending}), protocol.DefaultMaxSuspensions))
+				}
+				return reply(completeInt(2))
+			}
+			return reply(violation("unexpected request"))
+		})
+	handled := 0
+	start := time.Now()
+	_, err := s.Run(bg, "await asyncio.gather(asyncio.sleep(0.3), asyncio.sleep(0.3))",
+		WithOS(OSFunc(func(ctx context.Context, c *message.OsCall) (*message.ResumeCall, error) {
+			handled++
+			return nil, ErrNotHandled
+		})))
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(answers) != 2 || answers[0] != message.ResultFuture || answers[1] != message.ResultFuture || handled != 0 {
+		t.Fatalf("answers %v, OS handler calls %d", answers, handled)
+	}
+	if len(resolved) != 2 {
+		t.Fatalf("resolved %+v", resolved)
+	}
+	for _, r := range resolved {
+		if r.Result.Kind != message.ResultReturn {
+			t.Fatalf("future %d answered %v", r.CallID, r.Result.Kind)
+		}
+	}
+	if took < delay || took >= 2*delay {
+		t.Fatalf("two gathered %v sleeps took %v: they must overlap", delay, took)
+	}
+	if got := s.Stamps().TotalSleep; got != 2*delay {
+		t.Fatalf("TotalSleep %v, want %v (both charged when created)", got, 2*delay)
+	}
+}
+
+// A call_host time.sleep that the OS handler answers with a future is
+// refused with upstream's RuntimeError at the call; an asyncio.sleep under
+// call_host may be answered with one.
+func TestFakeCallHostSleepFutureRefused(t *testing.T) {
+	var got []*message.ExtResult
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{}, func(req *message.ParentRequest) fakeReply {
+		switch b := req.Body.(type) {
+		case *message.Feed:
+			return reply(stamp(ev(&message.OsCall{CallID: 1, Op: message.OpSleep, Seconds: 5}), protocol.DefaultMaxSuspensions))
+		case *message.ResumeCall:
+			got = append(got, b.Result)
+			if b.CallID == 1 {
+				return reply(stamp(ev(&message.OsCall{CallID: 2, Op: message.OpAsyncSleep, Seconds: 5}), protocol.DefaultMaxSuspensions))
+			}
+			return reply(completeInt(1))
+		}
+		return reply(violation("unexpected request"))
+	})
+	_, err := s.Run(bg, "time.sleep(5); asyncio.sleep(5)", WithOS(OSFunc(func(ctx context.Context, c *message.OsCall) (*message.ResumeCall, error) {
+		return &message.ResumeCall{Result: &message.ExtResult{Kind: message.ResultFuture, Future: c.CallID}}, nil
+	})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Kind != message.ResultError || got[0].Error.Type != "RuntimeError" ||
+		got[0].Error.Msg() != "time.sleep cannot be answered with a future" || got[1].Kind != message.ResultFuture {
+		t.Fatalf("answers %+v", got)
+	}
+}
+
+// After a Load the sleep limit the worker echoes (the dump's) is the one
+// charged against, even when the session configured none.
+func TestFakeSleepLimitFromLoad(t *testing.T) {
+	var abort *message.AbortFeed
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{}, func(req *message.ParentRequest) fakeReply {
+		switch b := req.Body.(type) {
+		case *message.Load:
+			e := stamp(ev(&message.Ok{}), protocol.DefaultMaxSuspensions)
+			e.MaxTotalSleepMicros = value.Ptr(uint64(150_000))
+			return reply(e)
+		case *message.Feed:
+			return reply(sleepCall(1, 0.2))
+		case *message.AbortFeed:
+			abort = b
+			return reply(stamp(ev(&message.Error{Exception: b.Exception}), protocol.DefaultMaxSuspensions))
+		}
+		return reply(violation("unexpected request"))
+	})
+	if _, err := s.Load(bg, []byte("dump")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Run(bg, "time.sleep(0.2)")
+	var pe *PythonError
+	if !errors.As(err, &pe) || abort == nil || pe.Exception.Msg() != "sleep limit exceeded: 200ms > 150ms" {
+		t.Fatalf("got %v (abort %v)", err, abort)
+	}
+}
+
+// The suspension over the limit is named with its source position.
+func TestFakeSuspensionLimitPosition(t *testing.T) {
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxSuspensions: 1}}, func(req *message.ParentRequest) fakeReply {
+		switch b := req.Body.(type) {
+		case *message.Feed:
+			return reply(funcCall("f", 1))
+		case *message.ResumeCall:
+			e := funcCall("f", 2)
+			e.Body.(*message.FunctionCall).Position = &message.SourceRange{Filename: "<python-input-0>", Start: 6, End: 9}
+			return reply(e)
+		case *message.AbortFeed:
+			return reply(stamp(ev(&message.Error{Exception: b.Exception}), protocol.DefaultMaxSuspensions))
+		}
+		return reply(violation("unexpected request"))
+	})
+	reg := NewRegistry().MustRegister("f", func() int { return 1 })
+	_, err := s.Run(bg, "f(); f()", WithFunctions(reg))
+	var sl *SuspensionLimitError
+	if !errors.As(err, &sl) || sl.Position != (message.SourceRange{Filename: "<python-input-0>", Start: 6, End: 9}) ||
+		err.Error() != "suspension limit 1 exceeded at <python-input-0>:6-9" {
+		t.Fatalf("got %v", err)
 	}
 }

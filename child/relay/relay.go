@@ -253,9 +253,10 @@ func (e *Engine) Resume(ctx context.Context, req message.Request, out child.Outp
 	return e.turn(ctx, req, out, prefix)
 }
 
-// Dump snapshots the inner session.
+// Dump snapshots the inner session (at protocol 5 with the relay's own
+// settings; see dump5).
 func (e *Engine) Dump(ctx context.Context) (message.Event, error) {
-	return e.turn(ctx, &message.Dump{}, nil, "dump failed: ")
+	return e.dump5(e.turn(ctx, &message.Dump{}, nil, "dump failed: "))
 }
 
 // Load restores a dump on the inner worker, starting one first when none
@@ -266,9 +267,18 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 			return nil, err
 		}
 	}
+	state, saved, err := split5(state)
+	if err != nil {
+		return nil, err
+	}
 	ev, err := e.turnEvent(ctx, &message.Load{State: state}, out, "failed to load session: ")
 	if err != nil {
 		return nil, err
+	}
+	if _, refused := ev.Body.(*message.Error); !refused {
+		if err := e.restore5(saved); err != nil {
+			return nil, err
+		}
 	}
 	if ev.RestoredScriptName != nil {
 		e.name = *ev.RestoredScriptName

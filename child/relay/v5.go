@@ -1,11 +1,15 @@
 package relay
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"sync/atomic"
 	"time"
 
 	"github.com/gomonty/monty/child"
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/codecv5"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/protocol"
@@ -19,11 +23,20 @@ import (
 //   - max_feed_duration and max_turn_duration: the relay times each turn
 //     (the wall time of the inner request, which is the sandbox's
 //     execution time plus the pipe's round trip) and, when a budget runs
-//     out, kills the inner worker and answers the turn with
-//     TimeoutError("time limit exceeded: <elapsed> > <limit>"), the feed
-//     limit reported when both ran out. A trip discards the session (as
-//     upstream says a parent must): until a Reset and a new Configure,
-//     every turn is answered with a RuntimeError.
+//     out, kills the inner worker and answers the turn with upstream's
+//     TimeoutError("feed time limit exceeded: <elapsed> > <limit>", or
+//     "turn time limit exceeded: …"), the feed limit reported when both
+//     ran out. A trip discards the session (as upstream says a parent
+//     must): until a Reset and a new Configure, every turn is answered
+//     with a RuntimeError.
+//   - dumps: a dump carries the protocol-5 limits and the OS policy, as
+//     upstream's do (max_feed_duration travels in dumps, Load restores the
+//     dump's policy), in a relay envelope around the inner worker's dump
+//     (at 5 the dump payload is at the remote's discretion); Load restores
+//     them and echoes the dump's limits. The inner worker's dump alone
+//     (from a relay at 4 or 2, or the worker itself) loads with the
+//     Configure's settings, and a relay at 4 or 2 loads the inner dump of
+//     an envelope, whose settings it cannot express.
 //   - the clock: the inner worker's date_today and date_time_now OS calls
 //     are answered by the relay from the policy's clock (system or fixed)
 //     and timezone; under datetime=call_host they go to the outer parent.
@@ -45,6 +58,9 @@ type v5 struct {
 	tripped  bool
 	clock    *mount.Table // nil: date ops go to the outer parent
 	limits   [3]*uint64
+	policy   *message.OsPolicy
+	loaded   bool          // the limits and policy came from a dump
+	total    time.Duration // execution time stamped after a trip
 }
 
 // configure5 prepares the translation for an outer protocol-5 Configure
@@ -66,36 +82,46 @@ func (e *Engine) configure5(c *message.Configure) (*message.Configure, error) {
 		lim.MaxFeedDurationMicros, lim.MaxTurnDurationMicros, lim.MaxTotalSleepMicros = nil, nil, nil
 		inner.Limits = &lim
 	}
-	p := c.OsPolicy
-	if p == nil || p.Clock != message.ClockCallHost {
-		opts := mount.Options{Location: time.UTC}
-		if p != nil && p.Clock == message.ClockFixed {
-			opts.Clock = mount.FixedClock(time.Unix(p.Fixed.UnixSeconds, int64(p.Fixed.Microsecond)*1000))
-		}
-		if p != nil && p.TimeZone != nil {
-			switch z := p.TimeZone; z.Kind {
-			case message.ZoneNamed:
-				loc, err := time.LoadLocation(z.Name)
-				if err != nil {
-					return nil, &child.Violation{Text: "unsupported os_policy: timezone " + z.Name + " is not in the child's tz database"}
-				}
-				opts.Location = loc
-			case message.ZoneFixed:
-				name := ""
-				if z.Fixed.Name != nil {
-					name = *z.Fixed.Name
-				}
-				opts.Location = time.FixedZone(name, int(z.Fixed.Offset))
-			}
-		}
-		t, err := mount.New(nil, opts)
-		if err != nil {
-			return nil, &child.Violation{Text: "unsupported os_policy: " + err.Error()}
-		}
-		x.clock = t
+	clock, err := clock5(c.OsPolicy)
+	if err != nil {
+		return nil, err
 	}
+	x.clock, x.policy = clock, c.OsPolicy
 	e.v5 = x
 	return &inner, nil
+}
+
+// clock5 builds the table that answers the inner worker's date calls from
+// policy p; nil when the policy hands the clock to the outer parent.
+func clock5(p *message.OsPolicy) (*mount.Table, error) {
+	if p != nil && p.Clock == message.ClockCallHost {
+		return nil, nil
+	}
+	opts := mount.Options{Location: time.UTC}
+	if p != nil && p.Clock == message.ClockFixed {
+		opts.Clock = mount.FixedClock(time.Unix(p.Fixed.UnixSeconds, int64(p.Fixed.Microsecond)*1000))
+	}
+	if p != nil && p.TimeZone != nil {
+		switch z := p.TimeZone; z.Kind {
+		case message.ZoneNamed:
+			loc, err := time.LoadLocation(z.Name)
+			if err != nil {
+				return nil, &child.Violation{Text: "unsupported os_policy: timezone " + z.Name + " is not in the child's tz database"}
+			}
+			opts.Location = loc
+		case message.ZoneFixed:
+			name := ""
+			if z.Fixed.Name != nil {
+				name = *z.Fixed.Name
+			}
+			opts.Location = time.FixedZone(name, int(z.Fixed.Offset))
+		}
+	}
+	t, err := mount.New(nil, opts)
+	if err != nil {
+		return nil, &child.Violation{Text: "unsupported os_policy: " + err.Error()}
+	}
+	return t, nil
 }
 
 // durationMicros converts an optional microsecond limit.
@@ -115,7 +141,12 @@ func (e *Engine) stamps5(st *child.Stamps) {
 		return
 	}
 	st.FeedExecutionMicros = uint64(e.v5.feedExec / time.Microsecond)
+	st.TotalExecutionMicros = max(st.TotalExecutionMicros, uint64(e.v5.total/time.Microsecond))
 	st.MaxDurationMicros = nil
+	if e.v5.loaded {
+		lim := e.v5.limits
+		st.Limits5 = &lim
+	}
 }
 
 // discarded is the answer to every turn after a time-limit trip.
@@ -173,6 +204,7 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Dura
 			s.Close()
 		})
 	}
+	base := s.Stamps().TotalExecution
 	start := time.Now()
 	ev, err := s.Do(ctx, req)
 	elapsed := time.Since(start)
@@ -182,6 +214,8 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Dura
 	x.feedExec += elapsed
 	*turn += elapsed
 	if fired.Load() {
+		// The killed worker stamped nothing for this turn: count it.
+		x.total = base + elapsed
 		return e.trip(x.feedExec, *turn), nil
 	}
 	return ev, err
@@ -195,15 +229,85 @@ func (e *Engine) trip(feed, turn time.Duration) *message.ChildEvent {
 	if e.s != nil {
 		e.s.Close()
 	}
-	elapsed, limit := turn, x.turnLim
+	scope, elapsed, limit := "turn", turn, x.turnLim
 	if x.hasFeed && feed >= x.feedLim {
-		elapsed, limit = feed, x.feedLim
+		scope, elapsed, limit = "feed", feed, x.feedLim
 	}
 	return &message.ChildEvent{Body: &message.Error{Exception: message.NewException("TimeoutError",
-		"time limit exceeded: "+message.RustDuration(elapsed)+" > "+message.RustDuration(limit))}}
+		scope+" time limit exceeded: "+message.RustDuration(elapsed)+" > "+message.RustDuration(limit))}}
 }
 
 // serves5 reports whether the relay translates protocol 5 for this session.
 func (e *Engine) serves5(outer uint32) bool {
 	return outer >= protocol.Version5 && e.s != nil && e.s.Version() < protocol.Version5
+}
+
+// dumpMagic5 opens a relay protocol-5 dump: the magic, a uvarint length
+// and a protocol-5 Configure holding the dump's limits and policy, then
+// the inner worker's dump.
+var dumpMagic5 = []byte("gomonty relay dump v5\x00")
+
+// dump5 wraps the inner worker's dump with the protocol-5 settings.
+func (e *Engine) dump5(ev message.Event, err error) (message.Event, error) {
+	d, ok := ev.(*message.DumpResult)
+	if err != nil || !ok || !e.v5.on {
+		return ev, err
+	}
+	x := &e.v5
+	saved := &message.Configure{ProtocolVersion: protocol.Version5, OsPolicy: x.policy,
+		Limits: &message.ResourceLimits{MaxFeedDurationMicros: x.limits[0], MaxTurnDurationMicros: x.limits[1], MaxTotalSleepMicros: x.limits[2]}}
+	b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved})
+	if err != nil {
+		return nil, &child.Violation{Text: "dump failed: " + err.Error()}
+	}
+	out := make([]byte, 0, len(dumpMagic5)+binary.MaxVarintLen64+len(b)+len(d.State))
+	out = append(out, dumpMagic5...)
+	out = binary.AppendUvarint(out, uint64(len(b)))
+	out = append(out, b...)
+	out = append(out, d.State...)
+	return &message.DumpResult{State: out}, nil
+}
+
+// split5 separates a relay protocol-5 dump into the saved settings and the
+// inner worker's dump; other dumps come back unchanged with nil settings.
+func split5(state []byte) ([]byte, *message.Configure, error) {
+	rest, ok := bytes.CutPrefix(state, dumpMagic5)
+	if !ok {
+		return state, nil, nil
+	}
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || n > uint64(len(rest)-k) {
+		return nil, nil, &child.Violation{Text: "failed to load session: truncated relay dump"}
+	}
+	req, err := codecv5.DecodeRequest(rest[k:k+int(n)], codec.Limits{})
+	if err != nil {
+		return nil, nil, &child.Violation{Text: "failed to load session: invalid relay dump settings: " + err.Error()}
+	}
+	c, ok := req.Body.(*message.Configure)
+	if !ok || c.Limits == nil {
+		return nil, nil, &child.Violation{Text: "failed to load session: invalid relay dump settings"}
+	}
+	return rest[k+int(n):], c, nil
+}
+
+// restore5 adopts a loaded dump's limits and policy, replacing the
+// Configure's; they are echoed from now on.
+func (e *Engine) restore5(c *message.Configure) error {
+	x := &e.v5
+	if !x.on || c == nil {
+		return nil
+	}
+	clock, err := clock5(c.OsPolicy)
+	if err != nil {
+		return err
+	}
+	if x.clock != nil {
+		x.clock.Close()
+	}
+	l := c.Limits
+	x.feedLim, x.hasFeed = durationMicros(l.MaxFeedDurationMicros)
+	x.turnLim, x.hasTurn = durationMicros(l.MaxTurnDurationMicros)
+	x.limits = [3]*uint64{l.MaxFeedDurationMicros, l.MaxTurnDurationMicros, l.MaxTotalSleepMicros}
+	x.clock, x.policy, x.loaded = clock, c.OsPolicy, true
+	return nil
 }

@@ -107,7 +107,7 @@ func TestV5FeedLimitOverProtocol2(t *testing.T) {
 		ev.MaxTotalSleepMicros == nil || *ev.MaxTotalSleepMicros != 150_000 || ev.MaxTurnDurationMicros != nil {
 		t.Errorf("echoed limits: feed %v turn %v sleep %v", ev.MaxFeedDurationMicros, ev.MaxTurnDurationMicros, ev.MaxTotalSleepMicros)
 	}
-	msg := wantError(t, do(&message.Feed{Code: "while True:\n    pass"}), "TimeoutError", "time limit exceeded: ")
+	msg := wantError(t, do(&message.Feed{Code: "while True:\n    pass"}), "TimeoutError", "feed time limit exceeded: ")
 	if !strings.HasSuffix(msg, " > 400ms") {
 		t.Errorf("message %q does not name the feed limit", msg)
 	}
@@ -137,7 +137,7 @@ func TestV5TurnLimitResetsAtResume(t *testing.T) {
 	var g value.Graph
 	root := g.Add(value.Int(1))
 	msg := wantError(t, do(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g}),
-		"TimeoutError", "time limit exceeded: ")
+		"TimeoutError", "turn time limit exceeded: ")
 	if !strings.HasSuffix(msg, " > 400ms") {
 		t.Errorf("message %q does not name the turn limit", msg)
 	}
@@ -170,4 +170,52 @@ func TestV5PolicyRefusedOnConfigure(t *testing.T) {
 		t.Fatalf("Configure: %#v", ev.Body)
 	}
 	wantRepr(t, do(&message.Feed{Code: "1"}), "1")
+}
+
+// TestV5DumpCarriesLimitsAndPolicy shows a dump taken at protocol 5
+// carrying the feed and sleep limits and the fixed clock: loaded into a
+// session configured with neither, the dump's limits are echoed and
+// enforced and the dump's clock answers, as upstream's Load restores them.
+func TestV5DumpCarriesLimitsAndPolicy(t *testing.T) {
+	do := serve5(t)
+	p := &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{UnixSeconds: 1_700_000_000, Microsecond: 5}}
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(400_000), MaxTotalSleepMicros: u64(150_000)}, p)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "x = 41\nx"}), "41")
+	d, ok := do(&message.Dump{}).Body.(*message.DumpResult)
+	if !ok {
+		t.Fatal("no DumpResult")
+	}
+	if ev := do(&message.Reset{}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Reset: %#v", ev.Body)
+	}
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	ev := do(&message.Load{State: d.State})
+	if ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Load: %#v", ev.Body)
+	}
+	if ev.MaxFeedDurationMicros == nil || *ev.MaxFeedDurationMicros != 400_000 ||
+		ev.MaxTotalSleepMicros == nil || *ev.MaxTotalSleepMicros != 150_000 || ev.MaxTurnDurationMicros != nil {
+		t.Fatalf("echoed after Load: feed %v turn %v sleep %v", ev.MaxFeedDurationMicros, ev.MaxTurnDurationMicros, ev.MaxTotalSleepMicros)
+	}
+	wantRepr(t, do(&message.Feed{Code: "import datetime\nd = datetime.datetime.now()\n(x + 1, d.year, d.microsecond)"}), "(42, 2023, 5)")
+	msg := wantError(t, do(&message.Feed{Code: "while True:\n    pass"}), "TimeoutError", "feed time limit exceeded: ")
+	if !strings.HasSuffix(msg, " > 400ms") {
+		t.Errorf("message %q does not name the dump's feed limit", msg)
+	}
+}
+
+// TestV5DumpEnvelopeChecked shows a truncated relay dump refused on Load
+// with a recoverable violation, and the session still configurable.
+func TestV5DumpEnvelopeChecked(t *testing.T) {
+	do := serve5(t)
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	bad := append(append([]byte{}, dumpMagic5...), 0xff, 0xff, 0x03)
+	wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: failed to load session: truncated relay dump")
+	wantRepr(t, do(&message.Feed{Code: "1 + 1"}), "2")
 }

@@ -43,8 +43,8 @@ func TestSubprocessProtocol5FeedLimit(t *testing.T) {
 	_, err := s.Run(context.Background(), "while True:\n    pass")
 	var pe *session.PythonError
 	if !errors.As(err, &pe) || pe.Type() != "TimeoutError" ||
-		!strings.HasPrefix(pe.Exception.Msg(), "time limit exceeded: ") || !strings.HasSuffix(pe.Exception.Msg(), " > 400ms") {
-		t.Fatalf("got %v, want TimeoutError: time limit exceeded: … > 400ms", err)
+		!strings.HasPrefix(pe.Exception.Msg(), "feed time limit exceeded: ") || !strings.HasSuffix(pe.Exception.Msg(), " > 400ms") {
+		t.Fatalf("got %v, want TimeoutError: feed time limit exceeded: … > 400ms", err)
 	}
 }
 
@@ -72,8 +72,9 @@ func TestSubprocessProtocol5TurnLimitAndPosition(t *testing.T) {
 	})
 	_, err := s.Run(context.Background(), "f()\nwhile True:\n    pass", session.WithFunctions(reg))
 	var pe *session.PythonError
-	if !errors.As(err, &pe) || pe.Type() != "TimeoutError" || !strings.HasSuffix(pe.Exception.Msg(), " > 400ms") {
-		t.Fatalf("got %v, want TimeoutError: time limit exceeded: … > 400ms", err)
+	if !errors.As(err, &pe) || pe.Type() != "TimeoutError" ||
+		!strings.HasPrefix(pe.Exception.Msg(), "turn time limit exceeded: ") || !strings.HasSuffix(pe.Exception.Msg(), " > 400ms") {
+		t.Fatalf("got %v, want TimeoutError: turn time limit exceeded: … > 400ms", err)
 	}
 	if len(pos) != 1 || pos[0] != (message.SourceRange{}) {
 		t.Fatalf("positions %+v, want one empty range", pos)
