@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
@@ -236,7 +237,11 @@ func TestLiveMountArms(t *testing.T) {
 			t.Cleanup(func() { tbl.Close() })
 			ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 			t.Cleanup(cancel)
-			s, err := session.Start(ctx, session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: bin}}}, session.Config{})
+			// At protocol 5 the clock is the child's unless the policy
+			// hands it to the host (the table's fixed clock); 4 and 2
+			// always ask the host and do not send the policy.
+			cfg := session.Config{OsPolicy: &message.OsPolicy{Clock: message.ClockCallHost}}
+			s, err := session.Start(ctx, session.Launch{Launcher: session.ProcessLauncher{Worker: worker.Config{Binary: bin}}}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

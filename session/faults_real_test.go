@@ -392,8 +392,12 @@ func TestFaultInfiniteLoopMaxDuration(t *testing.T) {
 	if s.State() != StateIdle {
 		t.Fatalf("state %v", s.State())
 	}
-	_, err = s.Run(context.Background(), "1")
-	pyErr(t, err, "TimeoutError")
+	// Protocol 5 has no cumulative budget to be spent (MaxDuration is the
+	// per-feed limit there); its trip is discarded with Reset below.
+	if s.Version() < 5 {
+		_, err = s.Run(context.Background(), "1")
+		pyErr(t, err, "TimeoutError")
+	}
 	if err := s.Reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
