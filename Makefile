@@ -46,7 +46,7 @@ unit-norace: worker
 	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap|TestRenderWorkGrowsLinearly' ./codec/codecv4/ ./internal/hostile/ ./value/
 
 ## relay-suites: the real-worker session, pool and mount suites again, with
-## `montygo subprocess` as the worker, at protocol 4 and at protocol 2
+## `montygo subprocess` as the worker, at protocols 4, 2 and 5
 relay-suites: worker
 	@bash scripts/relay-suites.sh
 
