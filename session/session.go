@@ -65,7 +65,8 @@ type Stamps struct {
 	// limit.
 	HasMaxSuspensions bool
 	// TotalSleep is the system sleep this session's parent has charged
-	// to Limits.MaxTotalSleep so far (protocol 5).
+	// to the sleep budget so far (protocol 5). No event stamps the time a
+	// loaded dump had already slept, so after a Load it counts from zero.
 	TotalSleep time.Duration
 	// FeedExecution is the running feed's execution clock, ratcheted: it
 	// never goes back within a feed and restarts at each Feed (protocol 5).
