@@ -17,8 +17,10 @@ import (
 const (
 	// DefaultScriptName is the script name sent in Configure.
 	DefaultScriptName = "main.py"
-	// DefaultWatchdogGrace is how long past its max_duration budget a
-	// turn may run before the parent kills the worker.
+	// DefaultWatchdogGrace is how long past its duration budget
+	// (max_duration, or at protocol 5 max_feed_duration or
+	// max_turn_duration) a turn may run before the parent kills the
+	// worker.
 	DefaultWatchdogGrace = time.Second
 	// DefaultAbortTimeout bounds the AbortFeed sent when a context is done
 	// while a feed waits on the host.
@@ -58,14 +60,18 @@ type Limits struct {
 	// uncatchable TimeoutError). It overrides MaxDuration's per-feed
 	// translation at 5. Protocols 4 and 2 cannot express a per-feed
 	// budget: there it is not sent (MaxDuration is their only time limit).
+	// The watchdog kills a worker that runs past it by more than
+	// Config.WatchdogGrace (a *TimeoutError with Limit LimitFeed).
 	MaxFeedDuration time.Duration
 	// MaxTurnDuration caps one turn's execution time, the budget
 	// restarting at each Feed and each resume (protocol 5 only; not sent
-	// at 4 and 2).
+	// at 4 and 2). The watchdog backstops it from the request (Limit
+	// LimitTurn).
 	MaxTurnDuration time.Duration
 	// MaxTotalSleep is the cumulative budget of the sandbox's system
-	// sleeps (protocol 5 only; not sent at 4 and 2, whose workers have no
-	// sleeps).
+	// sleeps, charged and enforced by the parent (protocol 5 only; not
+	// sent at 4 and 2, whose workers have no sleeps). After a Load the
+	// dump's limit, which the worker echoes, applies when it is lower.
 	MaxTotalSleep time.Duration
 }
 
