@@ -64,14 +64,14 @@ func TestRealV5FeedLimit(t *testing.T) {
 // time: a feed whose host calls take longer than the turn limit completes,
 // and a turn past the limit ends with the TimeoutError naming the turn.
 func TestRealV5TurnLimit(t *testing.T) {
-	s := realSession5(t, Config{Limits: Limits{MaxTurnDuration: 300 * time.Millisecond}})
-	reg := NewRegistry().MustRegister("wait", func() int { time.Sleep(200 * time.Millisecond); return 1 })
+	s := realSession5(t, Config{Limits: Limits{MaxTurnDuration: time.Second}})
+	reg := NewRegistry().MustRegister("wait", func() int { time.Sleep(400 * time.Millisecond); return 1 })
 	if got := run(t, s, "sum(wait() for _ in range(3))", WithFunctions(reg)).Repr(); got != "3" {
 		t.Fatal(got)
 	}
 	_, err := s.Run(context.Background(), "wait()\nwhile True:\n    pass", WithFunctions(reg))
 	pe := pyErr(t, err, "TimeoutError")
-	if msg := pe.Exception.Msg(); !strings.HasPrefix(msg, "turn time limit exceeded: ") || !strings.HasSuffix(msg, " > 300ms") {
+	if msg := pe.Exception.Msg(); !strings.HasPrefix(msg, "turn time limit exceeded: ") || !strings.HasSuffix(msg, " > 1s") {
 		t.Fatalf("got %q", msg)
 	}
 }

@@ -210,7 +210,7 @@ func TestFakeTurnBackstopNamesTurn(t *testing.T) {
 // passed: two sleeps gathered together overlap (one suspension each, plus
 // the ResolveFutures), and the OS handler is never called.
 func TestFakeAsyncSystemSleepFutures(t *testing.T) {
-	const delay = 300 * time.Millisecond
+	const delay = 400 * time.Millisecond
 	var answers []message.ResultKind
 	var resolved []message.FutureResult
 	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: time.Second}},
@@ -244,7 +244,7 @@ func TestFakeAsyncSystemSleepFutures(t *testing.T) {
 		})
 	handled := 0
 	start := time.Now()
-	_, err := s.Run(bg, "await asyncio.gather(asyncio.sleep(0.3), asyncio.sleep(0.3))",
+	_, err := s.Run(bg, "await asyncio.gather(asyncio.sleep(0.4), asyncio.sleep(0.4))",
 		WithOS(OSFunc(func(ctx context.Context, c *message.OsCall) (*message.ResumeCall, error) {
 			handled++
 			return nil, ErrNotHandled
