@@ -111,7 +111,7 @@ func (e *encoder) run(g *Graph, rv reflect.Value, start int) (NodeID, error) {
 	if e.hook == nil {
 		// Pre-size the graph when the value's shape tells its node count.
 		if n, ok := countNodes(rv, 0); ok {
-			g.reserveExact(n)
+			e.zeroed = g.reserveExact(n)
 		}
 	}
 	id, err := e.encode(rv, 0)
@@ -163,6 +163,11 @@ type encoder struct {
 	hookSeen  typeAnswers // hookTypes' answers
 	state     *EncodeState
 	slow      bool // no fast paths (the reference for the property tests)
+	// zeroed says that the graph's storage past its length is known to be
+	// zero: the encoder allocated it, and only appends have written to it
+	// since (no hook or GraphAppender ran, which might have written past
+	// the length and shrunk it again).
+	zeroed bool
 }
 
 // hooked reports whether the hook wants values of type t.
@@ -181,6 +186,7 @@ func (e *encoder) callHook(v reflect.Value, depth int) (NodeID, bool, error) {
 	e.state.depth = depth
 	id, ok, err := e.hook(e.state, v)
 	e.state.depth = saved
+	e.zeroed = false
 	if err != nil {
 		if _, isConv := err.(*ConversionError); !isConv {
 			err = &ConversionError{GoType: v.Type(), FromGo: true, Reason: err.Error(), Err: err}
@@ -370,6 +376,7 @@ func elemEncodesItself(t reflect.Type) bool {
 
 func (e *encoder) appender(a GraphAppender, t reflect.Type) (NodeID, error) {
 	id, err := a.AppendGraph(e.g)
+	e.zeroed = false
 	if err != nil {
 		if _, ok := err.(*ConversionError); ok {
 			return 0, err

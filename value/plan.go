@@ -2,9 +2,11 @@ package value
 
 import (
 	"math"
+	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -34,9 +36,10 @@ type typeInfo struct {
 	// each direction.
 	encScalar, decScalar bool
 	// fields and byName are a struct's fields and their index by exact
-	// name.
+	// name; plans (parallel to fields) how ToGo stores each.
 	fields []Field
 	byName map[string]int
+	plans  []fieldPlan
 }
 
 var typeInfos sync.Map // reflect.Type -> *typeInfo
@@ -66,6 +69,7 @@ func newTypeInfo(t reflect.Type) *typeInfo {
 		for i, f := range ti.fields {
 			ti.byName[f.Name] = i
 		}
+		ti.plans = newFieldPlans(t, ti.fields)
 	}
 	return ti
 }
@@ -117,10 +121,28 @@ func (a *typeAnswers) ask(t reflect.Type, f func(reflect.Type) bool) bool {
 // field returns the struct field named name: exactly, else
 // case-insensitively (the first in field order).
 func (ti *typeInfo) field(name string) *Field {
-	if i, ok := ti.byName[name]; ok {
+	if i := ti.fieldIndex(name, 0); i >= 0 {
 		return &ti.fields[i]
 	}
-	return findField(ti.fields, name)
+	return nil
+}
+
+// fieldIndex returns the index of the field that field(name) returns, or
+// -1. Field hint is tried first (the next field in order, when a dict's
+// keys follow the fields, as FromGo writes them).
+func (ti *typeInfo) fieldIndex(name string, hint int) int {
+	if hint < len(ti.fields) && ti.fields[hint].Name == name {
+		return hint
+	}
+	if i, ok := ti.byName[name]; ok {
+		return i
+	}
+	for i := range ti.fields {
+		if strings.EqualFold(ti.fields[i].Name, name) {
+			return i
+		}
+	}
+	return -1
 }
 
 // ---------------------------------------------------------------------------
@@ -206,21 +228,25 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 }
 
 // reserveExact makes room for exactly n more nodes when the graph must
-// grow.
-func (g *Graph) reserveExact(n int) {
+// grow. It reports whether it allocated (so the room is zeroed).
+func (g *Graph) reserveExact(n int) bool {
 	if cap(g.Nodes)-len(g.Nodes) >= n {
-		return
+		return false
 	}
 	ns := make([]Node, len(g.Nodes), len(g.Nodes)+n)
 	copy(ns, g.Nodes)
 	g.Nodes = ns
+	return true
 }
 
 // scalarItems appends a list (of kind k) of the plain scalars of slice or
 // array v, whose element type is et.
 func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth int) (NodeID, error) {
 	n := v.Len()
-	fresh := e.g.reserve(n + 1)
+	if e.g.reserve(n + 1) {
+		e.zeroed = true
+	}
+	fresh := e.zeroed
 	refs := make([]NodeID, n)
 	base := len(e.g.Nodes)
 	nodes := e.g.Nodes
@@ -244,48 +270,57 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 		return e.add(Node{Kind: k}.WithRefs(refs)), nil
 	}
 	// Scalar nodes are written field by field into the reserved (zeroed)
-	// nodes: no pointer is written, so no write barrier runs.
-	fill := func(kind Kind) []Node {
-		e.g.Nodes = nodes[:base+n]
-		out := e.g.Nodes[base:]
-		if !fresh {
-			clear(out) // storage past len may hold old nodes
-		}
-		for i := range out {
-			out[i].Kind = kind
-			refs[i] = NodeID(base + i)
-		}
-		return out
+	// nodes, in one pass with their ids: no pointer is written, so no write
+	// barrier runs.
+	out := nodes[base : base+n]
+	if !fresh && et.Kind() != reflect.String {
+		clear(out) // storage past len may hold old nodes
 	}
+	done := true
 	switch et.Kind() {
-	case reflect.Int64, reflect.Int:
+	case reflect.Int, reflect.Int64:
 		if et.Size() == 8 {
-			out := fill(KindInt)
-			for i, x := range unsafe.Slice((*int64)(p), n) {
-				out[i].Num = uint64(x)
-			}
-			return e.add(Node{Kind: k}.WithRefs(refs)), nil
+			fillInts(out, refs, base, unsafe.Slice((*int64)(p), n))
+		} else {
+			fillInts(out, refs, base, unsafe.Slice((*int32)(p), n))
 		}
 	case reflect.Int32:
-		out := fill(KindInt)
-		for i, x := range unsafe.Slice((*int32)(p), n) {
-			out[i].Num = uint64(int64(x))
+		fillInts(out, refs, base, unsafe.Slice((*int32)(p), n))
+	case reflect.Int16:
+		fillInts(out, refs, base, unsafe.Slice((*int16)(p), n))
+	case reflect.Int8:
+		fillInts(out, refs, base, unsafe.Slice((*int8)(p), n))
+	case reflect.Uint32:
+		fillInts(out, refs, base, unsafe.Slice((*uint32)(p), n))
+	case reflect.Uint16:
+		fillInts(out, refs, base, unsafe.Slice((*uint16)(p), n))
+	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		if et.Size() == 8 {
+			fillUints(out, refs, base, unsafe.Slice((*uint64)(p), n))
+		} else {
+			fillInts(out, refs, base, unsafe.Slice((*uint32)(p), n))
 		}
-		return e.add(Node{Kind: k}.WithRefs(refs)), nil
 	case reflect.Float64:
-		out := fill(KindFloat)
-		for i, x := range unsafe.Slice((*float64)(p), n) {
-			out[i].Num = math.Float64bits(x)
-		}
-		return e.add(Node{Kind: k}.WithRefs(refs)), nil
+		fillFloats(out, refs, base, unsafe.Slice((*float64)(p), n))
+	case reflect.Float32:
+		fillFloats(out, refs, base, unsafe.Slice((*float32)(p), n))
 	case reflect.Bool:
-		out := fill(KindBool)
 		for i, x := range unsafe.Slice((*bool)(p), n) {
+			nd := &out[i]
+			nd.Kind = KindBool
 			if x {
-				out[i].Num = 1
+				nd.Num = 1
 			}
+			refs[i] = NodeID(base + i)
 		}
+	default:
+		done = false
+	}
+	if done {
+		e.g.Nodes = nodes[:base+n]
 		return e.add(Node{Kind: k}.WithRefs(refs)), nil
+	}
+	switch et.Kind() {
 	case reflect.String:
 		xs := unsafe.Slice((*string)(p), n)
 		for i, x := range xs {
@@ -305,8 +340,7 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 		e.g.Nodes = nodes
 		return e.add(Node{Kind: k}.WithRefs(refs)), nil
 	}
-	// Other scalar kinds: no reflection dispatch per element, but a
-	// reflect read.
+	// Any other scalar kind (none today): the general scalar path.
 	for i := range refs {
 		id, err := e.scalar(v.Index(i), et)
 		if err != nil {
@@ -315,6 +349,48 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 		refs[i] = id
 	}
 	return e.add(Node{Kind: k}.WithRefs(refs)), nil
+}
+
+// fillInts writes int nodes for xs (integers that fit in int64) into
+// out, the zeroed nodes base.., and their ids into refs.
+func fillInts[T int | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32](out []Node, refs []NodeID, base int, xs []T) {
+	out = out[:len(xs)]
+	refs = refs[:len(xs)]
+	for i, x := range xs {
+		nd := &out[i]
+		nd.Kind = KindInt
+		nd.Num = uint64(int64(x))
+		refs[i] = NodeID(base + i)
+	}
+}
+
+// fillUints is fillInts for 64-bit unsigned integers: one above
+// math.MaxInt64 becomes a bigint node, as the general path makes it.
+func fillUints(out []Node, refs []NodeID, base int, xs []uint64) {
+	out = out[:len(xs)]
+	refs = refs[:len(xs)]
+	for i, x := range xs {
+		nd := &out[i]
+		if x <= math.MaxInt64 {
+			nd.Kind = KindInt
+			nd.Num = x
+		} else {
+			*nd = BigIntNode(new(big.Int).SetUint64(x))
+		}
+		refs[i] = NodeID(base + i)
+	}
+}
+
+// fillFloats writes float nodes for xs as fillInts does.
+func fillFloats[T float32 | float64](out []Node, refs []NodeID, base int, xs []T) {
+	out = out[:len(xs)]
+	refs = refs[:len(xs)]
+	for i, x := range xs {
+		nd := &out[i]
+		nd.Kind = KindFloat
+		nd.Num = math.Float64bits(float64(x))
+		refs[i] = NodeID(base + i)
+	}
 }
 
 // stringMap appends a dict for a map with string keys and plain scalar
@@ -338,7 +414,9 @@ func (e *encoder) stringMap(v reflect.Value, vt reflect.Type, depth int) (NodeID
 		}
 		return 0
 	})
-	e.g.reserve(2*len(entries) + 1)
+	if e.g.reserve(2*len(entries) + 1) {
+		e.zeroed = true
+	}
 	refs := make([]NodeID, 0, 2*len(entries))
 	for _, en := range entries {
 		if !utf8.ValidString(en.k) {
@@ -358,6 +436,157 @@ func (e *encoder) stringMap(v reflect.Value, vt reflect.Type, depth int) (NodeID
 // ---------------------------------------------------------------------------
 // graph -> Go fast paths
 
+// scalarOp says how a plain scalar of a Go type is laid out in memory,
+// for the typed stores of the fast paths (a named type shares its
+// underlying kind's).
+type scalarOp uint8
+
+const (
+	opNone scalarOp = iota
+	opBool
+	opI8
+	opI16
+	opI32
+	opI64
+	opU8
+	opU16
+	opU32
+	opU64
+	opF32
+	opF64
+	opStr
+)
+
+// scalarOpOf returns the layout of a plain scalar type t (opNone for any
+// other type).
+func scalarOpOf(t reflect.Type) scalarOp {
+	if !infoOf(t).decScalar {
+		return opNone
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return opBool
+	case reflect.Int8:
+		return opI8
+	case reflect.Int16:
+		return opI16
+	case reflect.Int32:
+		return opI32
+	case reflect.Int64:
+		return opI64
+	case reflect.Int:
+		if t.Size() == 8 {
+			return opI64
+		}
+		return opI32
+	case reflect.Uint8:
+		return opU8
+	case reflect.Uint16:
+		return opU16
+	case reflect.Uint32:
+		return opU32
+	case reflect.Uint64:
+		return opU64
+	case reflect.Uint, reflect.Uintptr:
+		if t.Size() == 8 {
+			return opU64
+		}
+		return opU32
+	case reflect.Float32:
+		return opF32
+	case reflect.Float64:
+		return opF64
+	case reflect.String:
+		return opStr
+	}
+	return opNone
+}
+
+// storeScalar stores node nd at p, a plain scalar of layout op, when nd
+// fits it as is: the kind setScalar takes without complaint and a value in
+// range. It reports false (having stored nothing) otherwise, so that the
+// caller takes the general path, with its error.
+func storeScalar(nd *Node, p unsafe.Pointer, op scalarOp) bool {
+	switch op {
+	case opBool:
+		if nd.Kind == KindBool {
+			*(*bool)(p) = nd.Num != 0
+			return true
+		}
+	case opI8:
+		return storeSigned((*int8)(p), nd)
+	case opI16:
+		return storeSigned((*int16)(p), nd)
+	case opI32:
+		return storeSigned((*int32)(p), nd)
+	case opI64:
+		return storeSigned((*int64)(p), nd)
+	case opU8:
+		return storeUnsigned((*uint8)(p), nd)
+	case opU16:
+		return storeUnsigned((*uint16)(p), nd)
+	case opU32:
+		return storeUnsigned((*uint32)(p), nd)
+	case opU64:
+		return storeUnsigned((*uint64)(p), nd)
+	case opF32:
+		return storeFloat32((*float32)(p), nd)
+	case opF64:
+		return storeFloat64((*float64)(p), nd)
+	case opStr:
+		if nd.Kind == KindStr || nd.Kind == KindPath {
+			*(*string)(p) = nd.Text()
+			return true
+		}
+	}
+	return false
+}
+
+func storeSigned[T int8 | int16 | int32 | int64](x *T, nd *Node) bool {
+	if nd.Kind == KindInt && int64(T(int64(nd.Num))) == int64(nd.Num) {
+		*x = T(int64(nd.Num))
+		return true
+	}
+	return false
+}
+
+func storeUnsigned[T uint8 | uint16 | uint32 | uint64](x *T, nd *Node) bool {
+	if nd.Kind == KindInt && int64(nd.Num) >= 0 && uint64(T(nd.Num)) == nd.Num {
+		*x = T(nd.Num)
+		return true
+	}
+	return false
+}
+
+func storeFloat64(x *float64, nd *Node) bool {
+	switch nd.Kind {
+	case KindFloat:
+		*x = math.Float64frombits(nd.Num)
+		return true
+	case KindInt:
+		*x = float64(int64(nd.Num))
+		return true
+	}
+	return false
+}
+
+// storeFloat32 stores a float that fits a float32 (or an infinity or NaN,
+// which setScalar lets through) or any int.
+func storeFloat32(x *float32, nd *Node) bool {
+	switch nd.Kind {
+	case KindFloat:
+		f := math.Float64frombits(nd.Num)
+		if math.Abs(f) <= math.MaxFloat32 || math.IsInf(f, 0) || math.IsNaN(f) {
+			*x = float32(f)
+			return true
+		}
+	case KindInt:
+		*x = float32(float64(int64(nd.Num)))
+		return true
+	}
+	return false
+}
+
 // scalarItems decodes the items refs of node id into s, a slice or an
 // addressable array of plain scalars of type et.
 func (d *decoder) scalarItems(refs []NodeID, id NodeID, s reflect.Value, et reflect.Type, depth int) error {
@@ -371,103 +600,161 @@ func (d *decoder) scalarItems(refs []NodeID, id NodeID, s reflect.Value, et refl
 	} else {
 		p = s.Addr().UnsafePointer()
 	}
-	nodes := d.g.Nodes
-	// ok reports whether item r is a well-formed node of kind k.
-	at := func(r NodeID) *Node {
-		if int(r) < len(nodes) && r < id {
-			return &nodes[r]
-		}
-		return nil
-	}
+	// Items a typed loop does not take (a malformed reference, another
+	// kind, a value out of range) go to the general path, one by one.
 	slow := func(i int) error {
 		if err := d.decode(refs[i], id, s.Index(i), depth+1); err != nil {
 			return atPath(err, "["+strconv.Itoa(i)+"]")
 		}
 		return nil
 	}
-	switch et.Kind() {
-	case reflect.Int, reflect.Int64:
-		if et.Size() != 8 {
-			break
-		}
-		xs := unsafe.Slice((*int64)(p), n)
-		for i, r := range refs {
-			if nd := at(r); nd != nil && nd.Kind == KindInt {
-				xs[i] = int64(nd.Num)
-			} else if err := slow(i); err != nil {
-				return err
+	nodes := d.g.Nodes
+	switch scalarOpOf(et) {
+	case opBool:
+		return storeItems(unsafe.Slice((*bool)(p), n), refs, nodes, id, slow, func(x *bool, nd *Node) bool {
+			if nd.Kind == KindBool {
+				*x = nd.Num != 0
+				return true
 			}
-		}
-		return nil
-	case reflect.Int32:
-		xs := unsafe.Slice((*int32)(p), n)
-		for i, r := range refs {
-			if nd := at(r); nd != nil && nd.Kind == KindInt && int64(nd.Num) == int64(int32(nd.Num)) {
-				xs[i] = int32(nd.Num)
-			} else if err := slow(i); err != nil {
-				return err
+			return false
+		})
+	case opI8:
+		return storeItems(unsafe.Slice((*int8)(p), n), refs, nodes, id, slow, storeSigned[int8])
+	case opI16:
+		return storeItems(unsafe.Slice((*int16)(p), n), refs, nodes, id, slow, storeSigned[int16])
+	case opI32:
+		return storeItems(unsafe.Slice((*int32)(p), n), refs, nodes, id, slow, storeSigned[int32])
+	case opI64:
+		return storeItems(unsafe.Slice((*int64)(p), n), refs, nodes, id, slow, storeSigned[int64])
+	case opU8:
+		return storeItems(unsafe.Slice((*uint8)(p), n), refs, nodes, id, slow, storeUnsigned[uint8])
+	case opU16:
+		return storeItems(unsafe.Slice((*uint16)(p), n), refs, nodes, id, slow, storeUnsigned[uint16])
+	case opU32:
+		return storeItems(unsafe.Slice((*uint32)(p), n), refs, nodes, id, slow, storeUnsigned[uint32])
+	case opU64:
+		return storeItems(unsafe.Slice((*uint64)(p), n), refs, nodes, id, slow, storeUnsigned[uint64])
+	case opF32:
+		return storeItems(unsafe.Slice((*float32)(p), n), refs, nodes, id, slow, storeFloat32)
+	case opF64:
+		return storeItems(unsafe.Slice((*float64)(p), n), refs, nodes, id, slow, storeFloat64)
+	case opStr:
+		return storeItems(unsafe.Slice((*string)(p), n), refs, nodes, id, slow, func(x *string, nd *Node) bool {
+			if nd.Kind == KindStr || nd.Kind == KindPath {
+				*x = nd.Text()
+				return true
 			}
-		}
-		return nil
-	case reflect.Uint64, reflect.Uint:
-		if et.Size() != 8 {
-			break
-		}
-		xs := unsafe.Slice((*uint64)(p), n)
-		for i, r := range refs {
-			if nd := at(r); nd != nil && nd.Kind == KindInt && int64(nd.Num) >= 0 {
-				xs[i] = nd.Num
-			} else if err := slow(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	case reflect.Float64:
-		xs := unsafe.Slice((*float64)(p), n)
-		for i, r := range refs {
-			nd := at(r)
-			switch {
-			case nd != nil && nd.Kind == KindFloat:
-				xs[i] = math.Float64frombits(nd.Num)
-			case nd != nil && nd.Kind == KindInt:
-				xs[i] = float64(int64(nd.Num))
-			default:
-				if err := slow(i); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	case reflect.Bool:
-		xs := unsafe.Slice((*bool)(p), n)
-		for i, r := range refs {
-			if nd := at(r); nd != nil && nd.Kind == KindBool {
-				xs[i] = nd.Num != 0
-			} else if err := slow(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	case reflect.String:
-		xs := unsafe.Slice((*string)(p), n)
-		for i, r := range refs {
-			if nd := at(r); nd != nil && (nd.Kind == KindStr || nd.Kind == KindPath) {
-				xs[i] = nd.Text()
-			} else if err := slow(i); err != nil {
-				return err
-			}
-		}
-		return nil
+			return false
+		})
 	}
-	// Other scalar kinds: the scalar setter, without the general dispatch.
-	for i, r := range refs {
-		if nd := at(r); nd != nil {
-			if err := setScalar(nd, s.Index(i), et); err != nil {
-				return atPath(err, "["+strconv.Itoa(i)+"]")
-			}
-		} else if err := slow(i); err != nil {
+	for i := range refs {
+		if err := slow(i); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// storeItems is the typed loop of scalarItems: store writes an item that
+// fits, slow decodes one that does not (or whose reference is malformed:
+// outside the graph, or not below the container id).
+func storeItems[T any](xs []T, refs []NodeID, nodes []Node, id NodeID, slow func(int) error, store func(*T, *Node) bool) error {
+	xs = xs[:len(refs)]
+	for i, r := range refs {
+		if int(r) < len(nodes) && r < id && store(&xs[i], &nodes[r]) {
+			continue
+		}
+		if err := slow(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Struct plans (graph -> Go)
+
+// fieldPlan is how ToGo stores one struct field without reflection, when
+// the field is a field of the struct itself (not promoted through an
+// embedded struct) and the node fits.
+type fieldPlan struct {
+	direct bool     // the field is at offset in the struct itself
+	offset uintptr  // its offset
+	op     scalarOp // a plain scalar field: its layout
+	elemOp scalarOp // a slice of plain scalars (op is opNone): the items' layout
+	elem   reflect.Type
+}
+
+func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
+	ps := make([]fieldPlan, len(fields))
+	for i := range fields {
+		f := &fields[i]
+		if len(f.Index) != 1 {
+			continue
+		}
+		ps[i].direct = true
+		ps[i].offset = t.Field(f.Index[0]).Offset
+		ps[i].op = scalarOpOf(f.Type)
+		if ps[i].op == opNone && f.Type.Kind() == reflect.Slice {
+			if ti := infoOf(f.Type); !ti.decoder && ti.special == notSpecial {
+				ps[i].elemOp = scalarOpOf(f.Type.Elem())
+				ps[i].elem = f.Type.Elem()
+			}
+		}
+	}
+	return ps
+}
+
+// makeScalarSlice returns a new slice of n items of layout op, as a slice
+// of any type of that layout (the element types of one layout hold the
+// same pointers, none but a string's).
+func makeScalarSlice(op scalarOp, n int) (p unsafe.Pointer) {
+	switch op {
+	case opBool, opI8, opU8:
+		return unsafe.Pointer(unsafe.SliceData(make([]uint8, n)))
+	case opI16, opU16:
+		return unsafe.Pointer(unsafe.SliceData(make([]uint16, n)))
+	case opI32, opU32, opF32:
+		return unsafe.Pointer(unsafe.SliceData(make([]uint32, n)))
+	case opI64, opU64, opF64:
+		return unsafe.Pointer(unsafe.SliceData(make([]uint64, n)))
+	case opStr:
+		return unsafe.Pointer(unsafe.SliceData(make([]string, n)))
+	}
+	panic("value: makeScalarSlice of a non-scalar layout")
+}
+
+// sliceHeader is the layout of any slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// planField stores node val (a child of id) into the field fi of struct
+// v (settable) by its plan, reporting false when the plan does not apply
+// (the caller then takes the general path). An error is the general
+// path's for the items of a slice.
+func (d *decoder) planField(ti *typeInfo, fi int, v reflect.Value, val, id NodeID, depth int) (bool, error) {
+	fp := &ti.plans[fi]
+	nodes := d.g.Nodes
+	if !fp.direct || depth+1 > MaxConvertDepth || int(val) >= len(nodes) || val >= id {
+		return false, nil
+	}
+	nd := &nodes[val]
+	p := unsafe.Add(v.Addr().UnsafePointer(), fp.offset)
+	if fp.op != opNone {
+		return storeScalar(nd, p, fp.op), nil
+	}
+	if fp.elemOp == opNone || !isSequence(nd.Kind) || depth+2 > MaxConvertDepth {
+		return false, nil
+	}
+	refs := nd.Refs()
+	h := (*sliceHeader)(p)
+	old := *h
+	*h = sliceHeader{makeScalarSlice(fp.elemOp, len(refs)), len(refs), len(refs)}
+	if err := d.scalarItems(refs, val, v.Field(ti.fields[fi].Index[0]), fp.elem, depth+1); err != nil {
+		*h = old // as the general path, which sets the field on success only
+		return true, atPath(err, "."+ti.fields[fi].GoName)
+	}
+	return true, nil
 }

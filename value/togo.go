@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -801,12 +800,34 @@ func (d *decoder) decodeStruct(n *Node, id NodeID, v reflect.Value, depth int) e
 				return err
 			}
 		}
-		for i := 0; i+1 < len(n.Refs()); i += 2 {
-			kn := &d.g.Nodes[n.Refs()[i]]
+		refs := n.Refs()
+		plan := !d.slow && d.hook == nil
+		next := 0 // the field after the last one met
+		if !plan {
+			next = len(ti.fields)
+		}
+		for i := 0; i+1 < len(refs); i += 2 {
+			kn := &d.g.Nodes[refs[i]]
 			if kn.Kind != KindStr {
 				return toGoErr(kn.Kind, t, "a struct field name must be a str")
 			}
-			if err := d.structField(ti, n, id, v, kn.Text(), n.Refs()[i+1], depth); err != nil {
+			fi := ti.fieldIndex(kn.Text(), next)
+			if fi < 0 {
+				continue
+			}
+			if plan {
+				next = fi + 1
+			} else {
+				next = len(ti.fields) // the reference path: no hint
+			}
+			if plan {
+				if done, err := d.planField(ti, fi, v, refs[i+1], id, depth); err != nil {
+					return err
+				} else if done {
+					continue
+				}
+			}
+			if err := d.setField(&ti.fields[fi], n, id, v, refs[i+1], depth); err != nil {
 				return err
 			}
 		}
@@ -830,6 +851,11 @@ func (d *decoder) structField(ti *typeInfo, n *Node, id NodeID, v reflect.Value,
 	if f == nil {
 		return nil
 	}
+	return d.setField(f, n, id, v, val, depth)
+}
+
+// setField decodes node val into field f of v by the general path.
+func (d *decoder) setField(f *Field, n *Node, id NodeID, v reflect.Value, val NodeID, depth int) error {
 	fv := v
 	if len(f.Index) == 1 {
 		fv = v.Field(f.Index[0])
@@ -841,20 +867,6 @@ func (d *decoder) structField(ti *typeInfo, n *Node, id NodeID, v reflect.Value,
 	}
 	if err := d.decode(val, id, fv, depth+1); err != nil {
 		return atPath(err, "."+f.GoName)
-	}
-	return nil
-}
-
-func findField(fs []Field, name string) *Field {
-	for i := range fs {
-		if fs[i].Name == name {
-			return &fs[i]
-		}
-	}
-	for i := range fs {
-		if strings.EqualFold(fs[i].Name, name) {
-			return &fs[i]
-		}
 	}
 	return nil
 }
