@@ -2,12 +2,50 @@ package value
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
+	"time"
 )
 
 // Conversion benchmarks, each paired with encoding/json on the same data
 // in the same run (the json sub-benchmark parses or prints text, the value
 // one converts a graph): see docs/PERFORMANCE.md.
+
+// pair runs value and ref (the encoding/json conversion of the same data)
+// back to back in every op, alternating which goes first, so that both see
+// the same load on a shared machine; it reports each one's time per op,
+// the ratio of the totals (ratio) and the median of the per-op ratios
+// (p50-ratio), the figure the targets are checked against.
+func pair(b *testing.B, value, ref func()) {
+	var tv, tr time.Duration
+	var ratios []float64
+	odd := false
+	for b.Loop() {
+		var dv, dr time.Duration
+		if odd {
+			t0 := time.Now()
+			ref()
+			t1 := time.Now()
+			value()
+			dv, dr = time.Since(t1), t1.Sub(t0)
+		} else {
+			t0 := time.Now()
+			value()
+			t1 := time.Now()
+			ref()
+			dv, dr = t1.Sub(t0), time.Since(t1)
+		}
+		odd = !odd
+		tv += dv
+		tr += dr
+		ratios = append(ratios, float64(dv)/float64(dr))
+	}
+	slices.Sort(ratios)
+	b.ReportMetric(float64(tv.Nanoseconds())/float64(b.N), "value-ns/op")
+	b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "json-ns/op")
+	b.ReportMetric(float64(tv)/float64(tr), "ratio")
+	b.ReportMetric(ratios[len(ratios)/2], "p50-ratio")
+}
 
 func ints1M() []int64 {
 	xs := make([]int64, 1_000_000)
@@ -57,6 +95,19 @@ func BenchmarkToGoInts1M(b *testing.B) {
 			}
 		}
 	})
+	b.Run("pair", func(b *testing.B) {
+		pair(b, func() {
+			var out []int64
+			if err := ToGo(&g, root, &out); err != nil || len(out) != len(xs) {
+				b.Fatal(err)
+			}
+		}, func() {
+			var out []int64
+			if err := json.Unmarshal(text, &out); err != nil || len(out) != len(xs) {
+				b.Fatal(err)
+			}
+		})
+	})
 }
 
 func BenchmarkFromGoInts1M(b *testing.B) {
@@ -77,6 +128,18 @@ func BenchmarkFromGoInts1M(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	})
+	b.Run("pair", func(b *testing.B) {
+		pair(b, func() {
+			var g Graph
+			if _, err := FromGo(&g, xs); err != nil {
+				b.Fatal(err)
+			}
+		}, func() {
+			if _, err := json.Marshal(xs); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }
 
@@ -106,6 +169,19 @@ func BenchmarkToGoStructs100k(b *testing.B) {
 			}
 		}
 	})
+	b.Run("pair", func(b *testing.B) {
+		pair(b, func() {
+			var out []benchStruct
+			if err := ToGo(&g, root, &out); err != nil || len(out) != len(xs) {
+				b.Fatal(err)
+			}
+		}, func() {
+			var out []benchStruct
+			if err := json.Unmarshal(text, &out); err != nil || len(out) != len(xs) {
+				b.Fatal(err)
+			}
+		})
+	})
 }
 
 func BenchmarkFromGoStructs100k(b *testing.B) {
@@ -126,6 +202,18 @@ func BenchmarkFromGoStructs100k(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	})
+	b.Run("pair", func(b *testing.B) {
+		pair(b, func() {
+			var g Graph
+			if _, err := FromGo(&g, xs); err != nil {
+				b.Fatal(err)
+			}
+		}, func() {
+			if _, err := json.Marshal(xs); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }
 

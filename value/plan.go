@@ -35,6 +35,8 @@ type typeInfo struct {
 	// string kinds without special meaning or own conversion methods) in
 	// each direction.
 	encScalar, decScalar bool
+	// op is a decScalar type's layout (opNone for any other type).
+	op scalarOp
 	// fields and byName are a struct's fields and their index by exact
 	// name; plans (parallel to fields) how ToGo stores each.
 	fields []Field
@@ -62,6 +64,9 @@ func newTypeInfo(t reflect.Type) *typeInfo {
 	if isScalarKind(t.Kind()) && ti.special == notSpecial {
 		ti.encScalar = !ti.appender && !ti.ptrAppender
 		ti.decScalar = !ti.decoder
+		if ti.decScalar {
+			ti.op = layoutOf(t)
+		}
 	}
 	if t.Kind() == reflect.Struct {
 		ti.fields = cachedFields(t)
@@ -459,10 +464,10 @@ const (
 
 // scalarOpOf returns the layout of a plain scalar type t (opNone for any
 // other type).
-func scalarOpOf(t reflect.Type) scalarOp {
-	if !infoOf(t).decScalar {
-		return opNone
-	}
+func scalarOpOf(t reflect.Type) scalarOp { return infoOf(t).op }
+
+// layoutOf returns the layout of scalar type t.
+func layoutOf(t reflect.Type) scalarOp {
 	switch t.Kind() {
 	case reflect.Bool:
 		return opBool
@@ -590,6 +595,11 @@ func storeFloat32(x *float32, nd *Node) bool {
 // scalarItems decodes the items refs of node id into s, a slice or an
 // addressable array of plain scalars of type et.
 func (d *decoder) scalarItems(refs []NodeID, id NodeID, s reflect.Value, et reflect.Type, depth int) error {
+	return d.scalarItemsOp(refs, id, s, d.info(et).op, depth)
+}
+
+// scalarItemsOp is scalarItems for items of layout op.
+func (d *decoder) scalarItemsOp(refs []NodeID, id NodeID, s reflect.Value, op scalarOp, depth int) error {
 	n := len(refs)
 	if n == 0 {
 		return nil
@@ -609,43 +619,74 @@ func (d *decoder) scalarItems(refs []NodeID, id NodeID, s reflect.Value, et refl
 		return nil
 	}
 	nodes := d.g.Nodes
-	switch scalarOpOf(et) {
+	switch op {
 	case opBool:
-		return storeItems(unsafe.Slice((*bool)(p), n), refs, nodes, id, slow, func(x *bool, nd *Node) bool {
-			if nd.Kind == KindBool {
-				*x = nd.Num != 0
-				return true
+		xs := unsafe.Slice((*bool)(p), n)
+		for i, r := range refs {
+			if int(r) < len(nodes) && r < id && nodes[r].Kind == KindBool {
+				xs[i] = nodes[r].Num != 0
+			} else if err := slow(i); err != nil {
+				return err
 			}
-			return false
-		})
+		}
+		return nil
 	case opI8:
-		return storeItems(unsafe.Slice((*int8)(p), n), refs, nodes, id, slow, storeSigned[int8])
+		return signedItems(unsafe.Slice((*int8)(p), n), refs, nodes, id, slow)
 	case opI16:
-		return storeItems(unsafe.Slice((*int16)(p), n), refs, nodes, id, slow, storeSigned[int16])
+		return signedItems(unsafe.Slice((*int16)(p), n), refs, nodes, id, slow)
 	case opI32:
-		return storeItems(unsafe.Slice((*int32)(p), n), refs, nodes, id, slow, storeSigned[int32])
+		return signedItems(unsafe.Slice((*int32)(p), n), refs, nodes, id, slow)
 	case opI64:
-		return storeItems(unsafe.Slice((*int64)(p), n), refs, nodes, id, slow, storeSigned[int64])
+		return signedItems(unsafe.Slice((*int64)(p), n), refs, nodes, id, slow)
 	case opU8:
-		return storeItems(unsafe.Slice((*uint8)(p), n), refs, nodes, id, slow, storeUnsigned[uint8])
+		return unsignedItems(unsafe.Slice((*uint8)(p), n), refs, nodes, id, slow)
 	case opU16:
-		return storeItems(unsafe.Slice((*uint16)(p), n), refs, nodes, id, slow, storeUnsigned[uint16])
+		return unsignedItems(unsafe.Slice((*uint16)(p), n), refs, nodes, id, slow)
 	case opU32:
-		return storeItems(unsafe.Slice((*uint32)(p), n), refs, nodes, id, slow, storeUnsigned[uint32])
+		return unsignedItems(unsafe.Slice((*uint32)(p), n), refs, nodes, id, slow)
 	case opU64:
-		return storeItems(unsafe.Slice((*uint64)(p), n), refs, nodes, id, slow, storeUnsigned[uint64])
+		return unsignedItems(unsafe.Slice((*uint64)(p), n), refs, nodes, id, slow)
 	case opF32:
-		return storeItems(unsafe.Slice((*float32)(p), n), refs, nodes, id, slow, storeFloat32)
-	case opF64:
-		return storeItems(unsafe.Slice((*float64)(p), n), refs, nodes, id, slow, storeFloat64)
-	case opStr:
-		return storeItems(unsafe.Slice((*string)(p), n), refs, nodes, id, slow, func(x *string, nd *Node) bool {
-			if nd.Kind == KindStr || nd.Kind == KindPath {
-				*x = nd.Text()
-				return true
+		xs := unsafe.Slice((*float32)(p), n)
+		for i, r := range refs {
+			if !(int(r) < len(nodes) && r < id && storeFloat32(&xs[i], &nodes[r])) {
+				if err := slow(i); err != nil {
+					return err
+				}
 			}
-			return false
-		})
+		}
+		return nil
+	case opF64:
+		xs := unsafe.Slice((*float64)(p), n)
+		for i, r := range refs {
+			if int(r) >= len(nodes) || r >= id {
+				if err := slow(i); err != nil {
+					return err
+				}
+				continue
+			}
+			switch nd := &nodes[r]; nd.Kind {
+			case KindFloat:
+				xs[i] = math.Float64frombits(nd.Num)
+			case KindInt:
+				xs[i] = float64(int64(nd.Num))
+			default:
+				if err := slow(i); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	case opStr:
+		xs := unsafe.Slice((*string)(p), n)
+		for i, r := range refs {
+			if int(r) < len(nodes) && r < id && (nodes[r].Kind == KindStr || nodes[r].Kind == KindPath) {
+				xs[i] = nodes[r].Text()
+			} else if err := slow(i); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	for i := range refs {
 		if err := slow(i); err != nil {
@@ -655,20 +696,51 @@ func (d *decoder) scalarItems(refs []NodeID, id NodeID, s reflect.Value, et refl
 	return nil
 }
 
-// storeItems is the typed loop of scalarItems: store writes an item that
-// fits, slow decodes one that does not (or whose reference is malformed:
-// outside the graph, or not below the container id).
-func storeItems[T any](xs []T, refs []NodeID, nodes []Node, id NodeID, slow func(int) error, store func(*T, *Node) bool) error {
+// signedItems is the typed loop of scalarItems for signed integers: an
+// item that is not a well-formed reference (inside the graph, below the
+// container id) to an int in range goes to slow.
+func signedItems[T int8 | int16 | int32 | int64](xs []T, refs []NodeID, nodes []Node, id NodeID, slow func(int) error) error {
 	xs = xs[:len(refs)]
 	for i, r := range refs {
-		if int(r) < len(nodes) && r < id && store(&xs[i], &nodes[r]) {
-			continue
+		if int(r) < len(nodes) && r < id {
+			if nd := &nodes[r]; nd.Kind == KindInt && int64(T(int64(nd.Num))) == int64(nd.Num) {
+				xs[i] = T(int64(nd.Num))
+				continue
+			}
 		}
 		if err := slow(i); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// unsignedItems is signedItems for unsigned integers.
+func unsignedItems[T uint8 | uint16 | uint32 | uint64](xs []T, refs []NodeID, nodes []Node, id NodeID, slow func(int) error) error {
+	xs = xs[:len(refs)]
+	for i, r := range refs {
+		if int(r) < len(nodes) && r < id {
+			if nd := &nodes[r]; nd.Kind == KindInt && int64(nd.Num) >= 0 && uint64(T(nd.Num)) == nd.Num {
+				xs[i] = T(nd.Num)
+				continue
+			}
+		}
+		if err := slow(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// info is infoOf with a one-entry cache: a decode meets the same few types
+// over and over (the items of a list of structs).
+func (d *decoder) info(t reflect.Type) *typeInfo {
+	if t == d.lastType {
+		return d.lastInfo
+	}
+	ti := infoOf(t)
+	d.lastType, d.lastInfo = t, ti
+	return ti
 }
 
 // ---------------------------------------------------------------------------
@@ -682,7 +754,6 @@ type fieldPlan struct {
 	offset uintptr  // its offset
 	op     scalarOp // a plain scalar field: its layout
 	elemOp scalarOp // a slice of plain scalars (op is opNone): the items' layout
-	elem   reflect.Type
 }
 
 func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
@@ -698,7 +769,6 @@ func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
 		if ps[i].op == opNone && f.Type.Kind() == reflect.Slice {
 			if ti := infoOf(f.Type); !ti.decoder && ti.special == notSpecial {
 				ps[i].elemOp = scalarOpOf(f.Type.Elem())
-				ps[i].elem = f.Type.Elem()
 			}
 		}
 	}
@@ -752,7 +822,7 @@ func (d *decoder) planField(ti *typeInfo, fi int, v reflect.Value, val, id NodeI
 	h := (*sliceHeader)(p)
 	old := *h
 	*h = sliceHeader{makeScalarSlice(fp.elemOp, len(refs)), len(refs), len(refs)}
-	if err := d.scalarItems(refs, val, v.Field(ti.fields[fi].Index[0]), fp.elem, depth+1); err != nil {
+	if err := d.scalarItemsOp(refs, val, v.Field(ti.fields[fi].Index[0]), fp.elemOp, depth+1); err != nil {
 		*h = old // as the general path, which sets the field on success only
 		return true, atPath(err, "."+ti.fields[fi].GoName)
 	}

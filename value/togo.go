@@ -143,6 +143,9 @@ type decoder struct {
 	hookSeen  typeAnswers
 	state     *DecodeState
 	slow      bool // no fast paths (the reference for the property tests)
+
+	lastType reflect.Type // the info cache
+	lastInfo *typeInfo
 }
 
 func toGoErr(k Kind, t reflect.Type, reason string) error {
@@ -479,7 +482,7 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 			return nil
 		}
 	}
-	ti := infoOf(t)
+	ti := d.info(t)
 	if ti.decScalar {
 		return setScalar(n, v, t)
 	}
@@ -594,7 +597,7 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 // fastItems reports whether items of type et at depth+1 take the scalar
 // fast path.
 func (d *decoder) fastItems(et reflect.Type, depth int) bool {
-	return !d.slow && depth+1 <= MaxConvertDepth && infoOf(et).decScalar && (d.hook == nil || !d.hooked(et))
+	return !d.slow && depth+1 <= MaxConvertDepth && d.info(et).decScalar && (d.hook == nil || !d.hooked(et))
 }
 
 // setScalar stores n into v, whose type t has a bool, integer, float or
@@ -791,7 +794,7 @@ func entryPath(g *Graph, e entry) string {
 
 func (d *decoder) decodeStruct(n *Node, id NodeID, v reflect.Value, depth int) error {
 	t := v.Type()
-	ti := infoOf(t)
+	ti := d.info(t)
 	if n.Kind == KindDict {
 		// As entries does, but without a slice: every key first, then the
 		// values in order.
