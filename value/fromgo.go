@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ---------------------------------------------------------------------------
@@ -150,8 +151,13 @@ func (s *EncodeState) Encode(v any) (NodeID, error) {
 type visitKey struct {
 	ptr uintptr
 	len int
-	typ reflect.Type
+	typ unsafe.Pointer // the reflect.Type's *rtype: plain memory to hash
 }
+
+// typeKey returns the identity of t for a visitKey: the data word of the
+// interface (every reflect.Type is a *rtype, which lives as long as the
+// program does).
+func typeKey(t reflect.Type) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1] }
 
 type encoder struct {
 	g      *Graph
@@ -168,6 +174,9 @@ type encoder struct {
 	// since (no hook or GraphAppender ran, which might have written past
 	// the length and shrunk it again).
 	zeroed bool
+
+	lastType reflect.Type // the info cache
+	lastInfo *typeInfo
 }
 
 // hooked reports whether the hook wants values of type t.
@@ -307,7 +316,7 @@ func (e *encoder) pointer(v reflect.Value, t reflect.Type, depth int) (NodeID, e
 	if v.IsNil() {
 		return e.add(None()), nil
 	}
-	k := visitKey{ptr: v.Pointer(), typ: t}
+	k := visitKey{ptr: v.Pointer(), typ: typeKey(t)}
 	if id, ok, err := e.enter(k, t); ok || err != nil {
 		return id, err
 	}
@@ -336,7 +345,12 @@ func (e *encoder) list(v reflect.Value, t reflect.Type, depth int) (NodeID, erro
 	if t.Kind() == reflect.Array || v.Len() == 0 {
 		return e.items(v, KindList, depth)
 	}
-	k := visitKey{ptr: v.Pointer(), len: v.Len(), typ: t}
+	k := visitKey{ptr: v.Pointer(), len: v.Len(), typ: typeKey(t)}
+	if e.fastItems(t.Elem(), depth) {
+		// The items cannot lead back to the slice: no cycle to look for,
+		// only sharing.
+		return e.sharedScalars(v, k, depth)
+	}
 	if id, ok, err := e.enter(k, t); ok || err != nil {
 		return id, err
 	}
@@ -352,7 +366,7 @@ func (e *encoder) mapValue(v reflect.Value, t reflect.Type, depth int) (NodeID, 
 	if v.Len() == 0 {
 		return e.add(Dict()), nil
 	}
-	k := visitKey{ptr: v.Pointer(), typ: t}
+	k := visitKey{ptr: v.Pointer(), typ: typeKey(t)}
 	if id, ok, err := e.enter(k, t); ok || err != nil {
 		return id, err
 	}
@@ -739,10 +753,22 @@ func numFloat(v reflect.Value) float64 {
 
 // structDict encodes a struct as a dict of its fields.
 func (e *encoder) structDict(v reflect.Value, depth int) (NodeID, error) {
-	fields := cachedFields(v.Type())
+	ti := e.info(v.Type())
+	fields := ti.fields
+	plan := !e.slow && e.hook == nil && v.CanAddr() && depth+1 <= MaxConvertDepth
+	var base unsafe.Pointer
+	if plan {
+		base = v.Addr().UnsafePointer()
+	}
 	refs := make([]NodeID, 0, 2*len(fields))
 	for i := range fields {
 		f := &fields[i]
+		if fp := &ti.plans[i]; plan && fp.encDirect {
+			if id, ok := e.planField(fp, unsafe.Add(base, fp.offset), depth); ok {
+				refs = append(refs, e.add(fp.name), id)
+				continue
+			}
+		}
 		fv, ok := fieldByIndex(v, f.Index)
 		if !ok {
 			continue // behind a nil embedded pointer

@@ -217,6 +217,17 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 		total := 1
 		for i := range ti.fields {
 			f := &ti.fields[i]
+			if fp := &ti.plans[i]; fp.encDirect {
+				// The plan knows the shape: no type lookup.
+				if fp.encOp != opNone {
+					total += 2
+					continue
+				}
+				if fp.encElemOp != opNone {
+					total += 2 + v.Field(f.Index[0]).Len()
+					continue
+				}
+			}
 			fv, ok := fieldByIndex(v, f.Index)
 			if !ok || f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && isZeroValue(fv) {
 				continue
@@ -242,6 +253,179 @@ func (g *Graph) reserveExact(n int) bool {
 	copy(ns, g.Nodes)
 	g.Nodes = ns
 	return true
+}
+
+// info is infoOf with a one-entry cache, as the decoder's.
+func (e *encoder) info(t reflect.Type) *typeInfo {
+	if t == e.lastType {
+		return e.lastInfo
+	}
+	ti := infoOf(t)
+	e.lastType, e.lastInfo = t, ti
+	return ti
+}
+
+// planField appends the node of a struct field at p by its plan (fp has
+// encDirect), reporting false when the plan does not take the value (the
+// caller then takes the general path).
+func (e *encoder) planField(fp *fieldPlan, p unsafe.Pointer, depth int) (NodeID, bool) {
+	if fp.encOp != opNone {
+		n, ok := scalarNode(p, fp.encOp)
+		if !ok {
+			return 0, false
+		}
+		return e.add(n), true
+	}
+	if fp.encElemOp == opNone {
+		return 0, false
+	}
+	h := (*sliceHeader)(p)
+	if h.len == 0 {
+		return e.add(List()), true
+	}
+	if depth+2 > MaxConvertDepth {
+		return 0, false
+	}
+	k := visitKey{ptr: uintptr(h.data), len: h.len, typ: typeKey(fp.typ)}
+	if id, ok := e.done[k]; ok {
+		return id, true
+	}
+	if fp.encElemOp == opStr {
+		for _, s := range unsafe.Slice((*string)(h.data), h.len) {
+			if !utf8.ValidString(s) {
+				return 0, false // the general path's error
+			}
+		}
+	}
+	id := e.fillScalars(h.data, h.len, fp.encElemOp, KindList)
+	e.share(k, id)
+	return id, true
+}
+
+// share records id as the node of the reference value k.
+func (e *encoder) share(k visitKey, id NodeID) {
+	if e.done == nil {
+		e.onPath = map[visitKey]struct{}{}
+		e.done = map[visitKey]NodeID{}
+	}
+	e.done[k] = id
+}
+
+// sharedScalars encodes slice v (key k) of plain scalars, or returns the
+// node of the same slice encoded before.
+func (e *encoder) sharedScalars(v reflect.Value, k visitKey, depth int) (NodeID, error) {
+	if id, ok := e.done[k]; ok {
+		return id, nil
+	}
+	id, err := e.items(v, KindList, depth)
+	if err != nil {
+		return 0, err
+	}
+	e.share(k, id)
+	return id, nil
+}
+
+// scalarNode returns the node of the plain scalar at p of layout op;
+// false for a string that is not valid UTF-8 (the general path reports
+// it).
+func scalarNode(p unsafe.Pointer, op scalarOp) (Node, bool) {
+	switch op {
+	case opBool:
+		return Bool(*(*bool)(p)), true
+	case opI8:
+		return Int(int64(*(*int8)(p))), true
+	case opI16:
+		return Int(int64(*(*int16)(p))), true
+	case opI32:
+		return Int(int64(*(*int32)(p))), true
+	case opI64:
+		return Int(*(*int64)(p)), true
+	case opU8:
+		return Int(int64(*(*uint8)(p))), true
+	case opU16:
+		return Int(int64(*(*uint16)(p))), true
+	case opU32:
+		return Int(int64(*(*uint32)(p))), true
+	case opU64:
+		u := *(*uint64)(p)
+		if u <= math.MaxInt64 {
+			return Int(int64(u)), true
+		}
+		return BigIntNode(new(big.Int).SetUint64(u)), true
+	case opF32:
+		return Float(float64(*(*float32)(p))), true
+	case opF64:
+		return Float(*(*float64)(p)), true
+	case opStr:
+		s := *(*string)(p)
+		if !utf8.ValidString(s) {
+			return Node{}, false
+		}
+		return Str(s), true
+	}
+	return Node{}, false
+}
+
+// fillScalars appends the n plain scalars of layout op at p (strings
+// valid UTF-8) and a container of kind k over them.
+func (e *encoder) fillScalars(p unsafe.Pointer, n int, op scalarOp, k Kind) NodeID {
+	if e.g.reserve(n + 1) {
+		e.zeroed = true
+	}
+	base := len(e.g.Nodes)
+	nodes := e.g.Nodes
+	refs := make([]NodeID, n)
+	if op == opStr {
+		for i, x := range unsafe.Slice((*string)(p), n) {
+			nodes = append(nodes, Str(x))
+			refs[i] = NodeID(base + i)
+		}
+		e.g.Nodes = nodes
+		return e.add(Node{Kind: k}.WithRefs(refs))
+	}
+	out := nodes[base : base+n]
+	if !e.zeroed {
+		clear(out)
+	}
+	fillLayout(out, refs, base, p, n, op)
+	e.g.Nodes = nodes[:base+n]
+	return e.add(Node{Kind: k}.WithRefs(refs))
+}
+
+// fillLayout writes the nodes of the n non-string scalars of layout op at
+// p into out (zeroed) and their ids into refs.
+func fillLayout(out []Node, refs []NodeID, base int, p unsafe.Pointer, n int, op scalarOp) {
+	switch op {
+	case opBool:
+		for i, x := range unsafe.Slice((*bool)(p), n) {
+			nd := &out[i]
+			nd.Kind = KindBool
+			if x {
+				nd.Num = 1
+			}
+			refs[i] = NodeID(base + i)
+		}
+	case opI8:
+		fillInts(out, refs, base, unsafe.Slice((*int8)(p), n))
+	case opI16:
+		fillInts(out, refs, base, unsafe.Slice((*int16)(p), n))
+	case opI32:
+		fillInts(out, refs, base, unsafe.Slice((*int32)(p), n))
+	case opI64:
+		fillInts(out, refs, base, unsafe.Slice((*int64)(p), n))
+	case opU8:
+		fillInts(out, refs, base, unsafe.Slice((*uint8)(p), n))
+	case opU16:
+		fillInts(out, refs, base, unsafe.Slice((*uint16)(p), n))
+	case opU32:
+		fillInts(out, refs, base, unsafe.Slice((*uint32)(p), n))
+	case opU64:
+		fillUints(out, refs, base, unsafe.Slice((*uint64)(p), n))
+	case opF32:
+		fillFloats(out, refs, base, unsafe.Slice((*float32)(p), n))
+	case opF64:
+		fillFloats(out, refs, base, unsafe.Slice((*float64)(p), n))
+	}
 }
 
 // scalarItems appends a list (of kind k) of the plain scalars of slice or
@@ -281,45 +465,10 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 	if !fresh && et.Kind() != reflect.String {
 		clear(out) // storage past len may hold old nodes
 	}
-	done := true
-	switch et.Kind() {
-	case reflect.Int, reflect.Int64:
-		if et.Size() == 8 {
-			fillInts(out, refs, base, unsafe.Slice((*int64)(p), n))
-		} else {
-			fillInts(out, refs, base, unsafe.Slice((*int32)(p), n))
-		}
-	case reflect.Int32:
-		fillInts(out, refs, base, unsafe.Slice((*int32)(p), n))
-	case reflect.Int16:
-		fillInts(out, refs, base, unsafe.Slice((*int16)(p), n))
-	case reflect.Int8:
-		fillInts(out, refs, base, unsafe.Slice((*int8)(p), n))
-	case reflect.Uint32:
-		fillInts(out, refs, base, unsafe.Slice((*uint32)(p), n))
-	case reflect.Uint16:
-		fillInts(out, refs, base, unsafe.Slice((*uint16)(p), n))
-	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
-		if et.Size() == 8 {
-			fillUints(out, refs, base, unsafe.Slice((*uint64)(p), n))
-		} else {
-			fillInts(out, refs, base, unsafe.Slice((*uint32)(p), n))
-		}
-	case reflect.Float64:
-		fillFloats(out, refs, base, unsafe.Slice((*float64)(p), n))
-	case reflect.Float32:
-		fillFloats(out, refs, base, unsafe.Slice((*float32)(p), n))
-	case reflect.Bool:
-		for i, x := range unsafe.Slice((*bool)(p), n) {
-			nd := &out[i]
-			nd.Kind = KindBool
-			if x {
-				nd.Num = 1
-			}
-			refs[i] = NodeID(base + i)
-		}
-	default:
-		done = false
+	op := layoutOf(et)
+	done := op != opStr && op != opNone
+	if done {
+		fillLayout(out, refs, base, p, n, op)
 	}
 	if done {
 		e.g.Nodes = nodes[:base+n]
@@ -754,6 +903,15 @@ type fieldPlan struct {
 	offset uintptr  // its offset
 	op     scalarOp // a plain scalar field: its layout
 	elemOp scalarOp // a slice of plain scalars (op is opNone): the items' layout
+
+	// For FromGo: encDirect when the field is direct and without omit
+	// options; encOp and encElemOp as op and elemOp for the encoder's
+	// plain scalars (encElemOp is never a byte: a []byte is bytes); name
+	// the node of the field's name.
+	encDirect        bool
+	encOp, encElemOp scalarOp
+	elemType, typ    reflect.Type
+	name             Node
 }
 
 func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
@@ -765,6 +923,16 @@ func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
 		}
 		ps[i].direct = true
 		ps[i].offset = t.Field(f.Index[0]).Offset
+		ps[i].typ = f.Type
+		ps[i].name = Str(f.Name)
+		ps[i].encDirect = !f.OmitEmpty && !f.OmitZero
+		if fti := infoOf(f.Type); fti.encScalar {
+			ps[i].encOp = layoutOf(f.Type)
+		} else if f.Type.Kind() == reflect.Slice && !fti.appender && !fti.ptrAppender && fti.special == notSpecial &&
+			f.Type.Elem().Kind() != reflect.Uint8 && infoOf(f.Type.Elem()).encScalar {
+			ps[i].encElemOp = layoutOf(f.Type.Elem())
+			ps[i].elemType = f.Type.Elem()
+		}
 		ps[i].op = scalarOpOf(f.Type)
 		if ps[i].op == opNone && f.Type.Kind() == reflect.Slice {
 			if ti := infoOf(f.Type); !ti.decoder && ti.special == notSpecial {
