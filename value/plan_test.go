@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,10 @@ type (
 	propInt    int64
 	propStr    string
 	propUint16 uint16
+	propInt8   int8
+	propUint32 uint32
+	propF32    float32
+	propBool   bool
 )
 
 var propScalars = []reflect.Type{
@@ -26,6 +31,8 @@ var propScalars = []reflect.Type{
 	reflect.TypeFor[uint16](), reflect.TypeFor[uint32](), reflect.TypeFor[uint64](), reflect.TypeFor[uintptr](),
 	reflect.TypeFor[float32](), reflect.TypeFor[float64](), reflect.TypeFor[string](),
 	reflect.TypeFor[propInt](), reflect.TypeFor[propStr](), reflect.TypeFor[propUint16](),
+	reflect.TypeFor[propInt8](), reflect.TypeFor[propUint32](), reflect.TypeFor[propF32](),
+	reflect.TypeFor[propBool](),
 }
 
 type propGen struct{ r *rand.Rand }
@@ -46,19 +53,55 @@ func (p propGen) typ(depth int) reflect.Type {
 		}
 		return reflect.MapOf(reflect.TypeFor[int](), p.typ(depth-1))
 	case 4:
-		n := 1 + p.r.IntN(4)
-		fs := make([]reflect.StructField, n)
-		for i := range fs {
-			fs[i] = reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: p.typ(depth - 1)}
-			if p.r.IntN(3) == 0 {
-				fs[i].Tag = reflect.StructTag(fmt.Sprintf(`monty:"f%d"`, i))
-			}
-		}
-		return reflect.StructOf(fs)
+		return p.structType(depth)
 	case 5:
 		return reflect.PointerTo(p.typ(depth - 1))
 	}
 	return reflect.TypeFor[any]()
+}
+
+// structType returns a random struct type: fields of any type, and often
+// the shapes the struct plans take (plain scalars and slices of them),
+// some tagged (renamed, omitempty, omitzero), some promoted from an
+// embedded struct.
+func (p propGen) structType(depth int) reflect.Type {
+	n := 1 + p.r.IntN(5)
+	fs := make([]reflect.StructField, 0, n+1)
+	for i := range n {
+		var ft reflect.Type
+		switch p.r.IntN(3) {
+		case 0:
+			ft = p.typ(depth - 1)
+		case 1:
+			ft = propScalars[p.r.IntN(len(propScalars))]
+		default:
+			ft = reflect.SliceOf(propScalars[p.r.IntN(len(propScalars))])
+		}
+		f := reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: ft}
+		switch p.r.IntN(6) {
+		case 0:
+			// Another field's name in lower case (at times): two names
+			// that only differ in case.
+			f.Tag = reflect.StructTag(fmt.Sprintf(`monty:"f%d"`, p.r.IntN(n)))
+		case 1:
+			f.Tag = `monty:",omitempty"`
+		case 2:
+			f.Tag = `monty:",omitzero"`
+		}
+		fs = append(fs, f)
+	}
+	if depth > 0 && p.r.IntN(4) == 0 {
+		// An embedded struct: its fields are promoted (not direct).
+		inner := reflect.StructOf([]reflect.StructField{
+			{Name: "P0", Type: propScalars[p.r.IntN(len(propScalars))]},
+			{Name: "P1", Type: reflect.SliceOf(propScalars[p.r.IntN(len(propScalars))])},
+		})
+		if p.r.IntN(2) == 0 {
+			inner = reflect.PointerTo(inner)
+		}
+		fs = append(fs, reflect.StructField{Name: "Emb", Type: inner, Anonymous: true})
+	}
+	return reflect.StructOf(fs)
 }
 
 // mutate returns t with some scalar types replaced by others (a
@@ -82,6 +125,15 @@ func (p propGen) mutate(t reflect.Type) reflect.Type {
 		for i := range fs {
 			fs[i] = t.Field(i)
 			fs[i].Type = p.mutate(fs[i].Type)
+			fs[i].Offset = 0
+			if !fs[i].Anonymous && p.r.IntN(5) == 0 {
+				// Matched case-insensitively only.
+				fs[i].Tag = reflect.StructTag(fmt.Sprintf(`monty:"%s"`, strings.ToLower(fs[i].Name)))
+			}
+		}
+		if p.r.IntN(3) == 0 {
+			// Fields in another order than the dict's keys.
+			p.r.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
 		}
 		return reflect.StructOf(fs)
 	case reflect.Interface:
@@ -176,6 +228,14 @@ func (p propGen) fill(v reflect.Value, depth int) {
 		for i := range v.NumField() {
 			p.fill(v.Field(i), depth+1)
 		}
+		// Sometimes two fields share one slice (FromGo makes one node).
+		for i := range v.NumField() {
+			for j := i + 1; j < v.NumField(); j++ {
+				if v.Field(i).Kind() == reflect.Slice && v.Field(i).Type() == v.Field(j).Type() && p.r.IntN(2) == 0 {
+					v.Field(j).Set(v.Field(i))
+				}
+			}
+		}
 	case reflect.Pointer:
 		if p.r.IntN(4) == 0 {
 			return
@@ -200,13 +260,20 @@ func (p propGen) corrupt(g *Graph) {
 	if g.Len() == 0 {
 		return
 	}
-	for range p.r.IntN(3) {
+	for range p.r.IntN(4) {
 		i := p.r.IntN(g.Len())
 		n := &g.Nodes[i]
 		switch {
 		case len(n.Refs()) > 0 && p.r.IntN(3) == 0:
 			refs := append([]NodeID(nil), n.Refs()...)
-			refs[p.r.IntN(len(refs))] = NodeID(i + p.r.IntN(3)) // itself or forward
+			switch p.r.IntN(3) {
+			case 0:
+				refs[p.r.IntN(len(refs))] = NodeID(i + p.r.IntN(3)) // itself or just after
+			case 1:
+				refs[p.r.IntN(len(refs))] = NodeID(i + p.r.IntN(g.Len()-i)) // anywhere not below
+			default:
+				refs[p.r.IntN(len(refs))] = NodeID(g.Len() + p.r.IntN(3)) // outside the graph
+			}
 			n.SetRefs(refs)
 		case n.Kind == KindInt && p.r.IntN(2) == 0:
 			*n = BigIntNode(new(big.Int).Lsh(big.NewInt(int64(n.Num)|1), 70))
@@ -237,6 +304,26 @@ func encodeWith(slow bool, v any) (*Graph, NodeID, error) {
 	return &g, id, finishErr(err)
 }
 
+// encodeRun converts v as FromGo does (pre-sizing, the storage it
+// allocated known zero) with the fast paths, into an empty graph or, when
+// stale is set, into one whose storage past its length holds old nodes
+// (which the fast paths must not take for zeroed).
+func encodeRun(v any, stale bool) (*Graph, NodeID, error) {
+	var g Graph
+	g.Add(Str("prefix"))
+	if stale {
+		old := make([]Node, 64)
+		for i := range old {
+			old[i] = Node{Kind: KindStr, Num: 99}.WithText("stale")
+		}
+		old[0] = Str("prefix")
+		g.Nodes = old[:1]
+	}
+	e := encoder{g: &g}
+	id, err := e.run(&g, reflect.ValueOf(v), 1)
+	return &g, id, err
+}
+
 func decodeWith(slow bool, g *Graph, id NodeID, t reflect.Type) (reflect.Value, error) {
 	dst := reflect.New(t)
 	d := decoder{g: g, slow: slow}
@@ -258,12 +345,20 @@ func TestPropertyFastPathsAgree(t *testing.T) {
 		if errText(errf) != errText(errs) {
 			t.Fatalf("case %d: FromGo %v of %#v: fast error %q, general %q", i, typ, v, errText(errf), errText(errs))
 		}
+		for _, stale := range []bool{false, true} {
+			gr, idr, errr := encodeRun(v.Interface(), stale)
+			if errText(errr) != errText(errs) || errr == nil && (idr != ids || !gr.Equal(gs)) {
+				t.Fatalf("case %d: FromGo (pre-sized, stale storage %v) %v of %#v: fast %s (%q), general %s (%q)",
+					i, stale, typ, v, gr.Repr(idr), errText(errr), gs.Repr(ids), errText(errs))
+			}
+		}
 		if errf != nil {
 			continue
 		}
 		if idf != ids || !gf.Equal(gs) {
 			t.Fatalf("case %d: FromGo %v of %#v: fast %s, general %s", i, typ, v, gf.Repr(idf), gs.Repr(ids))
 		}
+
 		// graph -> Go, into the same type and into a mutated one, from the
 		// graph as made and from a corrupted copy.
 		if p.r.IntN(2) == 0 {
@@ -277,6 +372,62 @@ func TestPropertyFastPathsAgree(t *testing.T) {
 			}
 			if errf == nil && !reflect.DeepEqual(vf.Interface(), vs.Interface()) && !hasNaN(vs) {
 				t.Fatalf("case %d: ToGo %s into %v: fast %#v, general %#v", i, gs.Repr(ids), dt, vf, vs)
+			}
+		}
+	}
+}
+
+// TestPropertyFastPathsAtDepthLimit converts values whose fast paths sit
+// at the nesting bound (the conversion started a few levels below
+// MaxConvertDepth): fast and general paths must refuse at the same level
+// with the same error.
+func TestPropertyFastPathsAtDepthLimit(t *testing.T) {
+	type row struct {
+		A int16
+		B []float32
+		C []string
+		D propUint32
+	}
+	values := []any{
+		&row{A: 3, B: []float32{1.5}, C: []string{"x"}, D: 7},
+		[]row{{A: 1, B: []float32{2}}},
+		[]propInt8{1, 2},
+		[][]uint32{{1}, {2, 3}},
+		&[]bool{true},
+	}
+	for _, v := range values {
+		for start := MaxConvertDepth - 4; start <= MaxConvertDepth+1; start++ {
+			var res [2]struct {
+				g   Graph
+				id  NodeID
+				err string
+			}
+			for k, slow := range []bool{false, true} {
+				r := &res[k]
+				r.g.Add(Str("prefix"))
+				e := encoder{g: &r.g, slow: slow}
+				id, err := e.encode(reflect.ValueOf(v), start)
+				r.id, r.err = id, errText(finishErr(err))
+			}
+			if res[0].err != res[1].err || res[0].err == "<nil>" && (res[0].id != res[1].id || !res[0].g.Equal(&res[1].g)) {
+				t.Fatalf("FromGo %T from depth %d: fast %q %s, general %q %s", v, start, res[0].err, res[0].g.Repr(res[0].id), res[1].err, res[1].g.Repr(res[1].id))
+			}
+			// Back, from the full-depth graph of the value.
+			var g Graph
+			id, err := FromGo(&g, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var outs [2]reflect.Value
+			var errs [2]string
+			for k, slow := range []bool{false, true} {
+				dst := reflect.New(reflect.TypeOf(v))
+				d := decoder{g: &g, slow: slow}
+				errs[k] = errText(finishErr(d.decode(id, maxParent, dst.Elem(), start)))
+				outs[k] = dst.Elem()
+			}
+			if errs[0] != errs[1] || errs[0] == "<nil>" && !reflect.DeepEqual(outs[0].Interface(), outs[1].Interface()) {
+				t.Fatalf("ToGo %T from depth %d: fast %q %#v, general %q %#v", v, start, errs[0], outs[0], errs[1], outs[1])
 			}
 		}
 	}
@@ -342,6 +493,65 @@ func TestFromGoPresizesExactly(t *testing.T) {
 		}
 		if cap(g.Nodes) != len(g.Nodes) {
 			t.Errorf("%T: %d nodes in a graph of capacity %d", v, len(g.Nodes), cap(g.Nodes))
+		}
+	}
+}
+
+// TestFastPathsRefuseMalformedRefs decodes graphs whose items or struct
+// field values refer to a node that is not below their container (itself,
+// a later node of a fitting kind, or none): for every plain scalar type the
+// fast paths must report what the general path reports.
+func TestFastPathsRefuseMalformedRefs(t *testing.T) {
+	fitting := func(st reflect.Type) Node {
+		switch st.Kind() {
+		case reflect.Bool:
+			return Bool(true)
+		case reflect.String:
+			return Str("s")
+		case reflect.Float32, reflect.Float64:
+			return Float(1.5)
+		}
+		return Int(1)
+	}
+	for _, st := range propScalars {
+		leaf := fitting(st)
+		for _, bad := range []string{"self", "later", "outside"} {
+			// A list [list-or-dict, leaf]: the inner container's ref is bad.
+			for _, inner := range []string{"items", "field"} {
+				var g Graph
+				var dst reflect.Type
+				name := g.Add(Str("A"))
+				var ref NodeID
+				switch bad {
+				case "self":
+					ref = 1
+				case "later":
+					ref = 2
+				default:
+					ref = 9
+				}
+				if inner == "items" {
+					g.Add(List(ref))
+					dst = reflect.SliceOf(reflect.SliceOf(st))
+				} else {
+					g.Add(Dict(Pair{name, ref}))
+					dst = reflect.SliceOf(reflect.StructOf([]reflect.StructField{{Name: "A", Type: st}}))
+				}
+				g.Add(leaf)
+				root := g.Add(List(1, 2))
+				if inner == "field" {
+					// The struct's items: the dict, then a well-formed dict.
+					root = g.Add(List(1))
+				}
+				_, errf := decodeWith(false, &g, root, dst)
+				_, errs := decodeWith(true, &g, root, dst)
+				if errs == nil && inner == "field" {
+					t.Fatalf("%v, %s ref: the general path accepted %s", dst, bad, g.Repr(root))
+				}
+				if errText(errf) != errText(errs) {
+					t.Fatalf("%v, %s ref: fast error %q, general %q", dst, bad, errText(errf), errText(errs))
+				}
+			}
 		}
 	}
 }
