@@ -228,3 +228,15 @@ func BenchmarkReprInts1M(b *testing.B) {
 		_ = g.Repr(root)
 	}
 }
+
+func BenchmarkStrInts1M(b *testing.B) {
+	var g Graph
+	root, err := FromGo(&g, ints1M())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = g.Str(root)
+	}
+}

@@ -100,6 +100,10 @@ func reprBound(g *Graph) int64 {
 	var b int64
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
+		if !n.HasPayload() {
+			b += 96
+			continue
+		}
 		b += 96 + 4*int64(len(n.Refs())) + 6*int64(len(n.Text())+extTextLen(n.Ext()))
 		if ci, ok := n.Ext().(*ClassInstance); ok && int(ci.Class) < len(g.Nodes) {
 			// Every instance prints its class's name, and decoders share

@@ -3,10 +3,12 @@ package value
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file renders graph nodes the way CPython 3.14's repr() and str()
@@ -51,14 +53,18 @@ import (
 // int past CPython's digit limit renders as a placeholder and a rendering
 // past its size bound is cut short (see [Graph.ReprChecked] for the forms
 // that report both).
-func (g *Graph) Repr(id NodeID) string { return string(AppendRepr(nil, g, id)) }
+func (g *Graph) Repr(id NodeID) string { return ownedString(AppendRepr(nil, g, id)) }
 
 // Str returns what str() returns for node id: the text of a str, the path of
 // a pathlib.Path, the message of an exception, the ISO forms of dates and
 // times and the str forms of timedelta and timezone; the repr for
 // everything else (containers always show their items' reprs). Like Repr it
 // never fails.
-func (g *Graph) Str(id NodeID) string { return string(AppendStr(nil, g, id)) }
+func (g *Graph) Str(id NodeID) string { return ownedString(AppendStr(nil, g, id)) }
+
+// ownedString returns b as a string without copying it: b must be a buffer
+// nothing else refers to or will modify.
+func ownedString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // ReprChecked returns the repr of node id, or the error CPython's repr()
 // would raise: an *IntStrDigitsError when an int in the value has more than
@@ -74,7 +80,7 @@ func (g *Graph) ReprChecked(id NodeID) (string, error) {
 	if r.err != nil {
 		return "", r.err
 	}
-	return string(r.buf), nil
+	return ownedString(r.buf), nil
 }
 
 // StrChecked is [Graph.Str] with the errors of [Graph.ReprChecked].
@@ -83,7 +89,7 @@ func (g *Graph) StrChecked(id NodeID) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return ownedString(b), nil
 }
 
 // AppendRepr appends the repr of node id of g to dst and returns the
@@ -216,12 +222,21 @@ func (r *reprState) overBound() bool {
 	return true
 }
 
+// maxReprPresize bounds the room render reserves up front.
+const maxReprPresize = 64 << 20
+
 func (r *reprState) render(root NodeID) {
 	if int(root) >= len(r.g.Nodes) {
 		r.buf = append(r.buf, invalidNode...)
 		return
 	}
 	r.limit = reprFloor
+	if refs := r.g.Nodes[root].Refs(); cap(r.buf)-len(r.buf) < 8*len(refs) {
+		// A container prints at least a separator per item: room for a
+		// few digits more each, bounded by the memory the items already
+		// take (4 bytes an id), saves the doubling of a large buffer.
+		r.buf = slices.Grow(r.buf, min(8*len(refs)+64, maxReprPresize))
+	}
 	r.visit(root)
 	for len(r.stack) > 0 {
 		if r.err != nil && r.checked {
