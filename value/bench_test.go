@@ -143,6 +143,26 @@ func BenchmarkFromGoInts1M(b *testing.B) {
 	})
 }
 
+var floorNodes []Node
+var floorRefs []NodeID
+
+// BenchmarkFromGoInts1MFloor pairs json.Marshal with only the allocation a
+// graph of 1M ints needs (the node array and the list's ids, zeroed by
+// the runtime): what FromGo of a []int64 cannot go below in the graph
+// model.
+func BenchmarkFromGoInts1MFloor(b *testing.B) {
+	xs := ints1M()
+	pair(b, func() {
+		floorNodes = make([]Node, len(xs)+1)
+		floorRefs = make([]NodeID, len(xs))
+	}, func() {
+		if _, err := json.Marshal(xs); err != nil {
+			b.Fatal(err)
+		}
+	})
+	floorNodes, floorRefs = nil, nil
+}
+
 func BenchmarkToGoStructs100k(b *testing.B) {
 	xs := structs100k()
 	var g Graph
