@@ -755,7 +755,7 @@ func numFloat(v reflect.Value) float64 {
 func (e *encoder) structDict(v reflect.Value, depth int) (NodeID, error) {
 	ti := e.info(v.Type())
 	fields := ti.fields
-	plan := !e.slow && e.hook == nil && v.CanAddr() && depth+1 <= MaxConvertDepth
+	plan := !e.slow && (e.hook == nil || e.hookTypes != nil) && v.CanAddr() && depth+1 <= MaxConvertDepth
 	var base unsafe.Pointer
 	if plan {
 		base = v.Addr().UnsafePointer()

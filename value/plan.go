@@ -269,6 +269,9 @@ func (e *encoder) info(t reflect.Type) *typeInfo {
 // encDirect), reporting false when the plan does not take the value (the
 // caller then takes the general path).
 func (e *encoder) planField(fp *fieldPlan, p unsafe.Pointer, depth int) (NodeID, bool) {
+	if e.hook != nil && (e.hooked(fp.typ) || fp.encElemOp != opNone && e.hooked(fp.elemType)) {
+		return 0, false // the hook wants to see the field or its items
+	}
 	if fp.encOp != opNone {
 		n, ok := scalarNode(p, fp.encOp)
 		if !ok {
@@ -924,6 +927,9 @@ func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
 		ps[i].direct = true
 		ps[i].offset = t.Field(f.Index[0]).Offset
 		ps[i].typ = f.Type
+		if f.Type.Kind() == reflect.Slice {
+			ps[i].elemType = f.Type.Elem()
+		}
 		ps[i].name = Str(f.Name)
 		ps[i].encDirect = !f.OmitEmpty && !f.OmitZero
 		if fti := infoOf(f.Type); fti.encScalar {
@@ -931,7 +937,6 @@ func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
 		} else if f.Type.Kind() == reflect.Slice && !fti.appender && !fti.ptrAppender && fti.special == notSpecial &&
 			f.Type.Elem().Kind() != reflect.Uint8 && infoOf(f.Type.Elem()).encScalar {
 			ps[i].encElemOp = layoutOf(f.Type.Elem())
-			ps[i].elemType = f.Type.Elem()
 		}
 		ps[i].op = scalarOpOf(f.Type)
 		if ps[i].op == opNone && f.Type.Kind() == reflect.Slice {
@@ -977,6 +982,9 @@ func (d *decoder) planField(ti *typeInfo, fi int, v reflect.Value, val, id NodeI
 	nodes := d.g.Nodes
 	if !fp.direct || depth+1 > MaxConvertDepth || int(val) >= len(nodes) || val >= id {
 		return false, nil
+	}
+	if d.hook != nil && (d.hooked(fp.typ) || fp.elemOp != opNone && d.hooked(fp.elemType)) {
+		return false, nil // the hook wants to see the field or its items
 	}
 	nd := &nodes[val]
 	p := unsafe.Add(v.Addr().UnsafePointer(), fp.offset)

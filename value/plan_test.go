@@ -331,6 +331,56 @@ func decodeWith(slow bool, g *Graph, id NodeID, t reflect.Type) (reflect.Value, 
 	return dst.Elem(), err
 }
 
+// The hooked conversions of the property test: a hook that wants a few
+// types (so the fast paths and plans stay on for the rest and must leave
+// those types to it).
+var (
+	propStrType    = reflect.TypeFor[propStr]()
+	propInt8sType  = reflect.TypeFor[[]propInt8]()
+	propInt8Type   = reflect.TypeFor[propInt8]()
+	propHookedEnc  = func(t reflect.Type) bool { return t == propStrType || t == propInt8sType }
+	propHookedDec  = func(t reflect.Type) bool { return t == propStrType || t == propInt8Type }
+	propEncodeHook = func(s *EncodeState, v reflect.Value) (NodeID, bool, error) {
+		switch v.Type() {
+		case propStrType:
+			return s.Graph().Add(Str("hooked " + v.String())), true, nil
+		case propInt8sType:
+			if v.Len() == 3 {
+				return 0, true, fmt.Errorf("three propInt8s")
+			}
+			return s.Graph().Add(Int(int64(v.Len()))), true, nil
+		}
+		return 0, false, nil
+	}
+	propDecodeHook = func(s *DecodeState, id NodeID, t reflect.Type) (reflect.Value, bool, error) {
+		n := s.Graph().Node(id)
+		switch {
+		case t == propStrType && n.Kind == KindStr:
+			return reflect.ValueOf(propStr("from hook " + n.Text())), true, nil
+		case t == propInt8Type && n.Kind == KindInt && n.Int()%7 == 0:
+			return reflect.ValueOf(propInt8(-7)), true, nil
+		case t == propInt8Type && n.Kind == KindFloat:
+			return reflect.Value{}, true, fmt.Errorf("no floats here")
+		}
+		return reflect.Value{}, false, nil
+	}
+)
+
+func encodeHooked(slow bool, v any) (*Graph, NodeID, error) {
+	var g Graph
+	e := &encoder{g: &g, slow: slow, hook: propEncodeHook, hookTypes: propHookedEnc}
+	e.state = &EncodeState{e: e}
+	id, err := e.encode(reflect.ValueOf(v), 0)
+	return &g, id, finishErr(err)
+}
+
+func decodeHooked(slow bool, g *Graph, id NodeID, t reflect.Type) (reflect.Value, error) {
+	dst := reflect.New(t)
+	d := decoder{g: g, slow: slow, hook: propDecodeHook, hookTypes: propHookedDec}
+	err := finishErr(d.decode(id, maxParent, dst.Elem(), 0))
+	return dst.Elem(), err
+}
+
 func TestPropertyFastPathsAgree(t *testing.T) {
 	seed := uint64(rand.Int64())
 	t.Logf("seed %d", seed)
@@ -352,6 +402,12 @@ func TestPropertyFastPathsAgree(t *testing.T) {
 					i, stale, typ, v, gr.Repr(idr), errText(errr), gs.Repr(ids), errText(errs))
 			}
 		}
+		gh, idh, errh := encodeHooked(false, v.Interface())
+		ghs, idhs, errhs := encodeHooked(true, v.Interface())
+		if errText(errh) != errText(errhs) || errh == nil && (idh != idhs || !gh.Equal(ghs)) {
+			t.Fatalf("case %d: FromGo hooked %v of %#v: fast %s (%q), general %s (%q)",
+				i, typ, v, gh.Repr(idh), errText(errh), ghs.Repr(idhs), errText(errhs))
+		}
 		if errf != nil {
 			continue
 		}
@@ -372,6 +428,14 @@ func TestPropertyFastPathsAgree(t *testing.T) {
 			}
 			if errf == nil && !reflect.DeepEqual(vf.Interface(), vs.Interface()) && !hasNaN(vs) {
 				t.Fatalf("case %d: ToGo %s into %v: fast %#v, general %#v", i, gs.Repr(ids), dt, vf, vs)
+			}
+			vf, errf = decodeHooked(false, gs, ids, dt)
+			vs, errs = decodeHooked(true, gs, ids, dt)
+			if errText(errf) != errText(errs) {
+				t.Fatalf("case %d: ToGo hooked %s into %v: fast error %q, general %q", i, gs.Repr(ids), dt, errText(errf), errText(errs))
+			}
+			if errf == nil && !reflect.DeepEqual(vf.Interface(), vs.Interface()) && !hasNaN(vs) {
+				t.Fatalf("case %d: ToGo hooked %s into %v: fast %#v, general %#v", i, gs.Repr(ids), dt, vf, vs)
 			}
 		}
 	}
