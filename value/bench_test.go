@@ -3,6 +3,7 @@ package value
 import (
 	"encoding/json"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -13,38 +14,60 @@ import (
 
 // pair runs value and ref (the encoding/json conversion of the same data)
 // back to back in every op, alternating which goes first, so that both see
-// the same load on a shared machine; it reports each one's time per op,
-// the ratio of the totals (ratio) and the median of the per-op ratios
-// (p50-ratio), the figure the targets are checked against.
+// the same load on a shared machine. It reports each one's wall time per
+// op, the ratio of the totals (ratio), the median of the per-op ratios
+// (p50-ratio), and the same two for the process's CPU time (user + system
+// of all threads, so garbage collection is counted; steadier than wall
+// time on a loaded machine): cpu-ratio and p50-cpu-ratio.
 func pair(b *testing.B, value, ref func()) {
-	var tv, tr time.Duration
-	var ratios []float64
+	var tv, tr, cv, cr time.Duration
+	var ratios, cpuRatios []float64
 	odd := false
+	timed := func(f func()) (wall, cpu time.Duration) {
+		t0, c0 := time.Now(), processCPU()
+		f()
+		return time.Since(t0), processCPU() - c0
+	}
 	for b.Loop() {
-		var dv, dr time.Duration
+		var dv, dr, dcv, dcr time.Duration
 		if odd {
-			t0 := time.Now()
-			ref()
-			t1 := time.Now()
-			value()
-			dv, dr = time.Since(t1), t1.Sub(t0)
+			dr, dcr = timed(ref)
+			dv, dcv = timed(value)
 		} else {
-			t0 := time.Now()
-			value()
-			t1 := time.Now()
-			ref()
-			dv, dr = t1.Sub(t0), time.Since(t1)
+			dv, dcv = timed(value)
+			dr, dcr = timed(ref)
 		}
 		odd = !odd
-		tv += dv
-		tr += dr
+		tv, tr, cv, cr = tv+dv, tr+dr, cv+dcv, cr+dcr
 		ratios = append(ratios, float64(dv)/float64(dr))
+		if dcr > 0 {
+			cpuRatios = append(cpuRatios, float64(dcv)/float64(dcr))
+		}
 	}
-	slices.Sort(ratios)
+	median := func(xs []float64) float64 {
+		if len(xs) == 0 {
+			return 0
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
 	b.ReportMetric(float64(tv.Nanoseconds())/float64(b.N), "value-ns/op")
 	b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "json-ns/op")
 	b.ReportMetric(float64(tv)/float64(tr), "ratio")
-	b.ReportMetric(ratios[len(ratios)/2], "p50-ratio")
+	b.ReportMetric(median(ratios), "p50-ratio")
+	if cr > 0 {
+		b.ReportMetric(float64(cv)/float64(cr), "cpu-ratio")
+	}
+	b.ReportMetric(median(cpuRatios), "p50-cpu-ratio")
+}
+
+// processCPU returns the CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func ints1M() []int64 {
