@@ -804,7 +804,7 @@ func (d *decoder) decodeStruct(n *Node, id NodeID, v reflect.Value, depth int) e
 			}
 		}
 		refs := n.Refs()
-		plan := !d.slow && (d.hook == nil || d.hookTypes != nil)
+		plan := !d.slow && (d.hook == nil || d.hookTypes != nil) && v.CanAddr()
 		next := 0 // the field after the last one met
 		if !plan {
 			next = len(ti.fields)
