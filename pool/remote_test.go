@@ -125,7 +125,7 @@ func TestMixedPoolSpreadsAcrossLocalAndRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(context.Background())
+	defer closeWithin(t, p)
 
 	local := checkout(t, p)
 	onA := checkout(t, p) // local saturated (MaxWorkers 1): a and b tie, a first
@@ -216,7 +216,7 @@ func TestMixedPoolBacksOffEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(context.Background())
+	defer closeWithin(t, p)
 	draining.Drain()
 
 	local := checkout(t, p)
@@ -287,7 +287,7 @@ func TestRemoteOnlyPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(context.Background())
+	defer closeWithin(t, p)
 	if p.Binary() != "" || p.Stat().Live != 0 {
 		t.Fatalf("a NoLocal pool started something: %q %+v", p.Binary(), p.Stat())
 	}
@@ -324,7 +324,7 @@ func TestRemoteOnlyNoEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(context.Background())
+	defer closeWithin(t, p)
 	for range 2 { // failed to dial, then backed off
 		if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrNoEndpoint) {
 			t.Fatalf("got %v", err)
@@ -370,7 +370,7 @@ func TestMixedPoolMetricsPerEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(context.Background())
+	defer closeWithin(t, p)
 	local := checkout(t, p)
 	remote := checkout(t, p) // dead fails, srv serves
 	if remote.Endpoint() != "srv" {
@@ -439,7 +439,7 @@ func TestMixedPoolConcurrentCheckouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(context.Background())
+	defer closeWithin(t, p)
 	const workers, each = 6, 5
 	var mu sync.Mutex
 	served := map[string]int{}
@@ -501,7 +501,7 @@ func TestRemoteResumeSkipsAnEndpointThatFailsToDial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(context.Background())
+	defer closeWithin(t, p)
 	s1 := checkout(t, p)
 	defer s1.Close()
 	s2 := checkout(t, p)
@@ -516,5 +516,17 @@ func TestRemoteResumeSkipsAnEndpointThatFailsToDial(t *testing.T) {
 	if s1.Endpoint() != "b" || s1.Resumed() != 1 || st[2].DialFailures != 1 || !st[2].BackedOffUntil.After(time.Now()) ||
 		st[0].Outstanding != 0 || st[1].Outstanding != 2 || st[2].Outstanding != 0 || st[1].Resumes != 1 || st[2].Resumes != 0 {
 		t.Fatalf("on %s after %d resumes: %+v", s1.Endpoint(), s1.Resumed(), st)
+	}
+}
+
+// closeWithin closes p with a deadline, so that a test failing while it
+// still holds a session ends (Close destroys what is still out at its
+// deadline) instead of waiting for that session forever.
+func closeWithin(t *testing.T, p *pool.Pool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil && !t.Failed() {
+		t.Errorf("pool close: %v", err)
 	}
 }
