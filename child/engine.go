@@ -103,6 +103,16 @@ type InitialVersioner interface {
 	InitialVersion(ctx context.Context) (uint32, error)
 }
 
+// ParentVersioner is implemented by engines whose behaviour depends on the
+// protocol version the parent speaks (a relay that emulates a newer
+// version's features over an older worker). Configure carries that
+// version; a parent that starts with Load sends none, so Serve calls
+// ParentVersion once the version is settled for such a parent (after any
+// InitialVersion, before the engine's Load).
+type ParentVersioner interface {
+	ParentVersion(v uint32)
+}
+
 // Stamps are the session figures an engine reports for the ChildEvent
 // metadata fields.
 //

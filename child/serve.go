@@ -199,6 +199,9 @@ func (s *server) pickInitial(ctx context.Context, body []byte) {
 		return
 	}
 	s.picked = true
+	if pv, ok := s.eng.(ParentVersioner); ok {
+		defer func() { pv.ParentVersion(s.codec.Version()) }()
+	}
 	iv, ok := s.eng.(InitialVersioner)
 	if !ok {
 		return

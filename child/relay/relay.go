@@ -75,7 +75,8 @@ type Engine struct {
 	reset bool // the inner worker has no session (after Reset)
 	fresh bool // started by InitialVersion: configured with defaults, unused
 	name  string
-	v5    v5 // protocol-5 translation over an older inner worker
+	v5    v5    // protocol-5 translation over an older inner worker
+	eg    eager // eager await over an older inner worker (eager.go)
 }
 
 // New returns an engine; the inner worker starts on the first Configure
@@ -100,6 +101,7 @@ func (e *Engine) Pid() int {
 // Configure starts the inner worker on the first call (negotiating its
 // version) and configures its session with the outer Configure's fields.
 func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
+	e.eagerConfigure(c)
 	if e.s != nil && e.fresh {
 		// Started early by InitialVersion with a default session: drop it.
 		if _, err := e.do(ctx, &message.Reset{}); err != nil {
@@ -238,7 +240,9 @@ func (e *Engine) Feed(ctx context.Context, f *message.Feed, out child.Output) (m
 	if e.s == nil || e.reset {
 		return nil, &child.ExitError{Code: protocol.ExitFatal, Message: "relay: Feed without an inner session"}
 	}
-	return e.turn(ctx, f, out, "invalid inputs: ")
+	e.eagerScan(f.Code)
+	ev, err := e.turn(ctx, f, out, "invalid inputs: ")
+	return e.eagerAfter(ctx, ev, err)
 }
 
 // Resume relays a resume or an abort.
@@ -250,12 +254,19 @@ func (e *Engine) Resume(ctx context.Context, req message.Request, out child.Outp
 	case *message.AbortFeed:
 		prefix = "invalid exception: "
 	}
-	return e.turn(ctx, req, out, prefix)
+	if ev, handled, err := e.eagerResume(ctx, req, out, prefix); handled {
+		return ev, err
+	}
+	ev, err := e.turn(ctx, req, out, prefix)
+	return e.eagerAfter(ctx, ev, err)
 }
 
 // Dump snapshots the inner session (at protocol 5 with the relay's own
 // settings; see dump5).
 func (e *Engine) Dump(ctx context.Context) (message.Event, error) {
+	if ev, ok := e.eagerDump(); ok {
+		return ev, nil
+	}
 	return e.dump5(e.turn(ctx, &message.Dump{}, nil, "dump failed: "))
 }
 
@@ -283,16 +294,19 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 	if ev.RestoredScriptName != nil {
 		e.name = *ev.RestoredScriptName
 	}
-	if _, ok := ev.Body.(*message.Error); !ok {
+	body := rewordLoadRefusal(state, ev.Body)
+	if _, ok := body.(*message.Error); !ok {
 		e.reset, e.fresh = false, false
+		e.eagerLoaded()
 	}
-	return ev.Body, nil
+	return e.eagerAfter(ctx, body, nil)
 }
 
 // Reset drops the inner session; the next Configure reconfigures the same
 // worker.
 func (e *Engine) Reset(ctx context.Context) error {
 	e.name = ""
+	e.eagerReset()
 	if e.v5.tripped {
 		// The inner worker was killed by a time limit: the next
 		// Configure starts a fresh one.
@@ -318,7 +332,7 @@ func (e *Engine) Stamps() child.Stamps {
 	if e.s == nil {
 		return child.Stamps{}
 	}
-	st := e.s.Stamps()
+	st := e.innerStamps()
 	out := child.Stamps{TotalExecutionMicros: uint64(st.TotalExecution / time.Microsecond), ScriptName: e.name}
 	if st.HasMaxDuration {
 		v := uint64(st.MaxDuration / time.Microsecond)
