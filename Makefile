@@ -64,8 +64,8 @@ remote: build
 ## documented deviations of each fails, or when one of those passes
 ## (docs/CONFORMANCE.md)
 CONFORM_V2_DEVIATIONS := load.old-dump-version-rejected,state.resume-futures-results-checked-first
-CONFORM_MONTYGO_V2_DEVIATIONS := load.old-dump-version-rejected
-CONFORM_MONTYGO_V4_DEVIATIONS := futures.eager-await-flag,futures.eager-malformed-rejected,futures.eager-one-reply,load.old-dump-version-rejected,print.stderr-segments,values.deep-input-accepted
+CONFORM_MONTYGO_V2_DEVIATIONS :=
+CONFORM_MONTYGO_V4_DEVIATIONS := print.stderr-segments,values.deep-input-accepted
 conform: worker build
 	./bin/montygo conform worker --worker $(MONTY_BIN) --protocol 2 --expect-fail $(CONFORM_V2_DEVIATIONS)
 	./bin/montygo conform worker --worker $(CURDIR)/bin/montygo --worker-args "subprocess --protocol 2 --worker $(MONTY_BIN)" --protocol 2 --expect-fail $(CONFORM_MONTYGO_V2_DEVIATIONS)

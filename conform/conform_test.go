@@ -378,15 +378,13 @@ func TestDocumentation(t *testing.T) {
 // The exact failing sets of `montygo subprocess` (the Go child, relaying
 // to the released worker), explained in docs/CONFORMANCE.md.
 var (
-	subprocessV2Failures = []string{"load.old-dump-version-rejected"}
-	subprocessV4Failures = []string{"futures.eager-await-flag", "futures.eager-malformed-rejected",
-		"futures.eager-one-reply", "load.old-dump-version-rejected", "print.stderr-segments",
-		"values.deep-input-accepted"}
+	subprocessV2Failures []string
+	subprocessV4Failures = []string{"print.stderr-segments", "values.deep-input-accepted"}
 	// Unpinned, the child answers a Load that comes before any Configure
 	// in the version of the worker it stands in for (here 2): a protocol-2
 	// parent reads it, as it reads the released worker's; a protocol-4
 	// parent cannot, exactly as it could not read the released worker's.
-	subprocessUnpinnedV2Failures = []string{"load.old-dump-version-rejected"}
+	subprocessUnpinnedV2Failures []string
 	subprocessUnpinnedV4Failures = []string{"load.after-load-rejected", "load.execution-time-restored",
 		"load.garbage-rejected", "load.idle-restores-globals", "load.old-dump-version-rejected",
 		"load.reannounces-suspension", "stamps.restored-script-name-only-on-load"}

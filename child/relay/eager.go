@@ -64,6 +64,8 @@ type eager struct {
 	// probed is the suspension held at the inner ResolveFutures, nil when
 	// the inner worker is where the parent thinks it is.
 	probed *probed
+	// probes counts the probes run (for tests).
+	probes int
 }
 
 type probed struct {
@@ -73,8 +75,9 @@ type probed struct {
 	stamps session.Stamps      // the inner stamps at the FunctionCall
 }
 
-// probeBudget bounds the wall time of one probe (see eager).
-const probeBudget = time.Second
+// probeBudget bounds the wall time of one probe (see eager); a variable
+// so that a test can exercise the path past it.
+var probeBudget = time.Second
 
 // ParentVersion records the protocol version the parent speaks when it
 // started with a Load (see child.ParentVersioner).
@@ -136,6 +139,7 @@ func (e *Engine) eagerAfter(ctx context.Context, ev message.Event, err error) (m
 // leaving the inner worker held at its ResolveFutures when it is and at
 // the FunctionCall otherwise.
 func (e *Engine) probe(ctx context.Context, callID uint32) (bool, error) {
+	e.eg.probes++
 	pre := e.s.Stamps()
 	dev, err := e.do(ctx, &message.Dump{})
 	if err != nil {

@@ -12,9 +12,11 @@
 // announced, so the serving child can end the same way and any parent
 // classifies the death as it would for the real worker.
 //
-// What the relay cannot carry: the eager-await handshake is offered only
-// when the inner worker offers it (the released protocol-2 worker never
-// does); a request the inner version cannot express (Feed.cwd for a
+// At an outer protocol 4 over an older inner worker the relay emulates
+// the eager-await handshake (eager.go) and words an older dump's Load
+// refusal as the contract does (dumpcheck.go). What the relay cannot
+// carry: stderr output and inputs deeper than protocol 2 nests (see
+// docs/CONFORMANCE.md); a request the inner version cannot express (Feed.cwd for a
 // protocol-2 worker, a value with no protocol-2 form) is refused as a
 // protocol violation ("invalid inputs: …", "invalid result: …") and the
 // session lives on.

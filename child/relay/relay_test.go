@@ -33,8 +33,11 @@ type served struct {
 	result chan error
 }
 
-func serve(t *testing.T) *served {
+func serve(t *testing.T) *served { return serveWith(t, child.Options{}) }
+
+func serveWith(t *testing.T, opts child.Options) *served {
 	t.Helper()
+	opts.Logger = quiet
 	bin := testenv.Worker(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -42,7 +45,7 @@ func serve(t *testing.T) *served {
 		eng: New(Config{Worker: worker.Config{Binary: bin, Logger: quiet}, Logger: quiet})}
 	conn := transport.NewStream(inR, outW, 0)
 	go func() {
-		err := child.Serve(context.Background(), conn, s.eng, child.Options{Logger: quiet})
+		err := child.Serve(context.Background(), conn, s.eng, opts)
 		conn.Close()
 		s.result <- err
 	}()
