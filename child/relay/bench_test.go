@@ -63,6 +63,16 @@ var targets = []target{
 
 func testenvWorker(b *testing.B) string { return testenv.Worker(b) }
 
+// RELAY_BENCH_ALT names a second relay binary (for example an older
+// build, with the real worker beside it) benchmarked beside the built one
+// in the same run, as relay-alt-v4 and relay-alt-v2.
+func init() {
+	if alt := os.Getenv("RELAY_BENCH_ALT"); alt != "" {
+		bin := func(*testing.B) string { return alt }
+		targets = append(targets, target{"relay-alt-v4", bin, 4}, target{"relay-alt-v2", bin, 2})
+	}
+}
+
 func benchSession(b *testing.B, t target) *session.Session {
 	s, err := session.Start(context.Background(), session.Launch{
 		Launcher:        session.ProcessLauncher{Worker: worker.Config{Binary: t.bin(b), Logger: quiet}},
