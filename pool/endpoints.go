@@ -186,7 +186,9 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
 	p.mu.Lock()
 	e.checkouts++
-	e.wait = 0
+	// A start that got through (after a refusal its negotiation redial
+	// waited out, say) ends any backoff.
+	e.wait, e.until = 0, time.Time{}
 	closing := p.closing.Load()
 	if !closing {
 		p.remote[ps] = struct{}{}

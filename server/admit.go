@@ -13,24 +13,59 @@ const (
 	ReasonUpgradeRejected = "upgrade_rejected"
 )
 
-// admission counts sessions server-wide and per client. It is safe for
-// concurrent use.
+// admission counts sessions server-wide and per client, and the handlers
+// still running. It is safe for concurrent use.
 type admission struct {
 	mu        sync.Mutex
 	max       int // < 0: no cap
 	perClient int // < 0: no cap
-	active    int
+	active    int // sessions counted against the caps
+	live      int // handlers holding a slot that have not returned
 	byClient  map[string]int
 	draining  bool
-	empty     chan struct{} // closed once draining with no session left
+	empty     chan struct{} // closed once draining with no handler left
 }
 
 func newAdmission(max, perClient int) *admission {
 	return &admission{max: max, perClient: perClient, byClient: map[string]int{}, empty: make(chan struct{})}
 }
 
+// slot is one admitted session. free gives its place under the caps back
+// (the session is over, its connection may still be closing); done, called
+// when its handler returns, implies free and lets a drain finish. Both may
+// be called more than once.
+type slot struct {
+	a              *admission
+	client         string
+	freeOnce, once sync.Once
+}
+
+func (s *slot) free() {
+	s.freeOnce.Do(func() {
+		a := s.a
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.active--
+		if a.byClient[s.client]--; a.byClient[s.client] <= 0 {
+			delete(a.byClient, s.client)
+		}
+	})
+}
+
+func (s *slot) done() {
+	s.free()
+	s.once.Do(func() {
+		a := s.a
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.live--; a.draining && a.live == 0 {
+			close(a.empty)
+		}
+	})
+}
+
 // acquire takes a slot for client, or returns the refusal reason.
-func (a *admission) acquire(client string) (release func(), reason string) {
+func (a *admission) acquire(client string) (*slot, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
@@ -42,31 +77,19 @@ func (a *admission) acquire(client string) (release func(), reason string) {
 		return nil, ReasonClientQuota
 	}
 	a.active++
+	a.live++
 	a.byClient[client]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			a.active--
-			if a.byClient[client]--; a.byClient[client] <= 0 {
-				delete(a.byClient, client)
-			}
-			if a.draining && a.active == 0 {
-				close(a.empty)
-			}
-		})
-	}, ""
+	return &slot{a: a, client: client}, ""
 }
 
-// drain refuses every later acquire; done is closed once no session is
+// drain refuses every later acquire; done is closed once no handler is
 // left.
 func (a *admission) drain() (done <-chan struct{}) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.draining {
 		a.draining = true
-		if a.active == 0 {
+		if a.live == 0 {
 			close(a.empty)
 		}
 	}

@@ -61,8 +61,8 @@ func TestAdmission(t *testing.T) {
 	if _, why := a.acquire("z"); why != ReasonCapacity {
 		t.Fatalf("fourth session: %q", why)
 	}
-	r1()
-	r1() // idempotent
+	r1.done()
+	r1.done() // idempotent
 	if n, clients := a.count(); n != 2 || clients != 2 {
 		t.Fatalf("count %d %d", n, clients)
 	}
@@ -70,13 +70,20 @@ func TestAdmission(t *testing.T) {
 	if _, why := a.acquire("z"); why != ReasonDraining {
 		t.Fatalf("while draining: %q", why)
 	}
-	r2()
+	r2.done()
+	// A freed slot gives its quota back at once, but the drain waits for
+	// its handler.
+	r3.free()
+	r3.free()
+	if n, clients := a.count(); n != 0 || clients != 0 {
+		t.Fatalf("count after free %d %d", n, clients)
+	}
 	select {
 	case <-done:
-		t.Fatal("drained with a session left")
+		t.Fatal("drained with a handler left")
 	default:
 	}
-	r3()
+	r3.done()
 	<-done
 	if a2 := newAdmission(-1, -1); a2.max >= 0 {
 		t.Fatal("no cap")

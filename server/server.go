@@ -308,7 +308,7 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, http.StatusUnauthorized, ReasonUnauthorized, 0)
 		return
 	}
-	release, reason := s.adm.acquire(client)
+	sl, reason := s.adm.acquire(client)
 	switch reason {
 	case ReasonDraining, ReasonCapacity:
 		s.refuse(w, http.StatusServiceUnavailable, reason, time.Second)
@@ -317,17 +317,21 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, http.StatusTooManyRequests, reason, time.Second)
 		return
 	}
-	defer release()
 	wc, err := ws.Accept(w, r, ws.AcceptOptions{MaxFrameLen: s.cfg.MaxFrameLen})
 	if err != nil {
+		sl.done()
 		s.m.refusals.WithLabelValues(ReasonUpgradeRejected).Inc()
 		return
 	}
-	s.run(wc, client, r.RemoteAddr)
+	s.run(wc, client, r.RemoteAddr, sl)
 }
 
-// run serves one session on the WebSocket.
-func (s *Server) run(wc *ws.Conn, client, remote string) {
+// run serves one session on the WebSocket. The session's place under the
+// caps is freed once the session is over and before its Close frame goes
+// out, so a client that redials when it sees the Close (a protocol
+// downgrade does) finds its quota free.
+func (s *Server) run(wc *ws.Conn, client, remote string, sl *slot) {
+	defer sl.done()
 	id := uuid.NewString()
 	log := s.log.With(slog.String("conn", id), slog.String("client", client))
 	ctx, cancel := context.WithCancelCause(s.killCtx)
@@ -353,6 +357,7 @@ func (s *Server) run(wc *ws.Conn, client, remote string) {
 		Limits: codec.Limits{MaxFrameLen: s.cfg.MaxFrameLen},
 		Logger: log,
 	})
+	sl.free()
 	outcome := c.ended()
 	if outcome == "" {
 		var ee *child.ExitError

@@ -102,7 +102,17 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 	}
 	for {
 		neg.Attempts++
-		s, err := open(ctx, cfg, bin, v, launcher)
+		var (
+			s   *Session
+			err error
+		)
+		if neg.Attempts == 1 {
+			s, err = open(ctx, cfg, bin, v, launcher)
+		} else {
+			s, err = redialDowngrade(ctx, launcher, func(l Launcher) (*Session, error) {
+				return open(ctx, cfg, bin, v, l)
+			})
+		}
 		if err == nil {
 			neg.Version = v
 			s.neg = neg

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomonty/monty/message"
@@ -244,6 +246,65 @@ func (p *remotePeer) Lost(l transport.Loss) error {
 		d.Code, d.Reason = ce.Code, ce.Reason
 	}
 	return d
+}
+
+// refusedPauses are the pauses between the redials of a protocol downgrade
+// that a server refused with 429 or 503: the connection it has just ended
+// may still hold our slot (a per-client cap of 1 shows it) until its
+// handler returns. About 0.7 s in all.
+var refusedPauses = []time.Duration{
+	5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond,
+	80 * time.Millisecond, 160 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond,
+}
+
+// refusedForCapacity reports an upgrade refused with 429 or 503.
+func refusedForCapacity(err error) bool {
+	var de *ws.DialError
+	return errors.As(err, &de) && (de.StatusCode == http.StatusTooManyRequests || de.StatusCode == http.StatusServiceUnavailable)
+}
+
+// redialDowngrade opens the session of a protocol downgrade. On a remote
+// launcher it retries, with short pauses, while the server refuses the
+// upgrade for capacity, and reports such a refusal to OnDial only if it
+// is the last outcome: a refusal our own ending connection caused is not
+// the endpoint's fault. Other launchers are opened once.
+func redialDowngrade(ctx context.Context, l Launcher, open func(Launcher) (*Session, error)) (*Session, error) {
+	rl, ok := l.(RemoteLauncher)
+	if !ok {
+		return open(l)
+	}
+	report := rl.OnDial
+	var holding atomic.Bool
+	holding.Store(true)
+	defer holding.Store(false) // the session keeps rl for its resumes
+	rl.OnDial = func(url string, err error) {
+		if holding.Load() && refusedForCapacity(err) {
+			return
+		}
+		if report != nil {
+			report(url, err)
+		}
+	}
+	s, err := open(rl)
+	for _, d := range refusedPauses {
+		if err == nil || !refusedForCapacity(err) {
+			return s, err
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		s, err = open(rl)
+	}
+	if err != nil && refusedForCapacity(err) && report != nil {
+		report(rl.URL, err)
+	}
+	return s, err
 }
 
 // redialAttempts bounds the dials of one resume: Pick may name a replica

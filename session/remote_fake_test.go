@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
@@ -281,5 +282,131 @@ func TestRemoteNegotiationCachedPerURL(t *testing.T) {
 	l.URL = other
 	if third := start(l); third.FromCache {
 		t.Fatalf("another URL used the cache: %+v", third)
+	}
+}
+
+// quotaServer refuses our protocol-5 Configure on its first connection,
+// then answers the next refused upgrades with 429 (as a server whose
+// per-client cap still counts the first connection would), then serves a
+// protocol-4 session that only configures.
+func quotaServer(t *testing.T, refusals int) (url string, conns func() int) {
+	t.Helper()
+	c5, _ := codec.ForVersion(5)
+	c4, _ := codec.ForVersion(4)
+	var (
+		mu sync.Mutex
+		n  int
+		wg sync.WaitGroup
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wg.Add(1)
+		defer wg.Done()
+		mu.Lock()
+		n++
+		i := n
+		mu.Unlock()
+		if i > 1 && i <= 1+refusals {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "client_quota", http.StatusTooManyRequests)
+			return
+		}
+		c, err := ws.Accept(w, r, ws.AcceptOptions{})
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		cd := c4
+		if i == 1 {
+			cd = c5
+		}
+		for {
+			body, err := c.ReadFrame()
+			if err != nil {
+				return
+			}
+			if _, err := cd.DecodeRequest(body, codec.Limits{}); err != nil {
+				t.Errorf("quota server: %v", err)
+				return
+			}
+			var ev message.Event = &message.Ok{}
+			if i == 1 {
+				refusal := &protocol.UnsupportedVersionError{Requested: 5, Supported: protocol.VersionRange{Min: 2, Max: 4}}
+				ev = &message.FatalError{Message: refusal.Error()}
+			}
+			b, err := cd.AppendEvent(nil, &message.ChildEvent{Body: ev})
+			if err != nil {
+				t.Errorf("quota server: %v", err)
+				return
+			}
+			if err := c.WriteFrame(b); err != nil || i == 1 {
+				return
+			}
+		}
+	}))
+	t.Cleanup(func() {
+		srv.Close()
+		wg.Wait()
+	})
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/", func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return n
+	}
+}
+
+// A downgrade redial that a server refuses for capacity (its slot still
+// held by the connection that refused our version) is retried briefly,
+// and such a refusal reaches OnDial only when it is the final outcome.
+func TestRemoteDowngradeWaitsOutOwnQuota(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	type outcome struct {
+		s        *session.Session
+		err      error
+		reported []error // OnDial's errors
+		conns    int     // requests the server saw
+	}
+	start := func(refusals int) outcome {
+		url, conns := quotaServer(t, refusals)
+		var (
+			mu sync.Mutex
+			o  outcome
+		)
+		l := session.RemoteLauncher{URL: url, OnDial: func(_ string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				o.reported = append(o.reported, err)
+			}
+		}}
+		s, err := session.Start(ctx, session.Launch{Launcher: l}, session.Config{})
+		mu.Lock()
+		defer mu.Unlock()
+		o.s, o.err, o.conns = s, err, conns()
+		return o
+	}
+
+	o := start(3)
+	if o.err != nil {
+		t.Fatalf("start after 3 refusals: %v", o.err)
+	}
+	defer o.s.Close()
+	if neg := o.s.Negotiation(); neg.Version != 4 || neg.Attempts != 2 {
+		t.Fatalf("negotiation %+v", neg)
+	}
+	if len(o.reported) != 0 || o.conns != 5 {
+		t.Fatalf("refusals reported %v, %d connections (want 0 and 5)", o.reported, o.conns)
+	}
+
+	o = start(1000)
+	var de *ws.DialError
+	if !errors.As(o.err, &de) || de.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a quota that never frees: %v", o.err)
+	}
+	if len(o.reported) != 1 || !errors.As(o.reported[0], &de) || de.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("refusals reported %v (want the final 429 only)", o.reported)
+	}
+	if o.conns < 4 {
+		t.Fatalf("only %d connections: the redial was not retried", o.conns)
 	}
 }

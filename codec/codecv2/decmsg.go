@@ -349,9 +349,16 @@ func (d *dec) raised(wt protowire.Type, e *message.RaisedException) error {
 }
 
 func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
-	var f message.StackFrame
+	// The frame is decoded in place: its field table holds pointers into
+	// it, so a local would move to the heap, one allocation per frame.
+	var err error
+	if e.Traceback, err = grow(d, e.Traceback, stackFrameCost); err != nil {
+		return err
+	}
+	e.Traceback = append(e.Traceback, message.StackFrame{})
+	f := &e.Traceback[len(e.Traceback)-1]
 	var start, end bool
-	err := d.fields(wt, leaf.StackFrameFields(&f), func(num protowire.Number, wt protowire.Type) error {
+	err = d.fields(wt, leaf.StackFrameFields(f), func(num protowire.Number, wt protowire.Type) error {
 		switch num {
 		case 2:
 			start = true
@@ -370,10 +377,6 @@ func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
 	} else if !end {
 		d.convErr(valuecheck.MissingField("StackFrame.end"))
 	}
-	if e.Traceback, err = grow(d, e.Traceback, stackFrameCost); err != nil {
-		return err
-	}
-	e.Traceback = append(e.Traceback, f)
 	return nil
 }
 
