@@ -188,7 +188,9 @@ func TypingErrorFields(x *message.TypingError) Fields {
 }
 
 // DumpResultFields is the table of a DumpResult event.
-func DumpResultFields(x *message.DumpResult) Fields { return table(Slot{1, "DumpResult.state", &x.State}) }
+func DumpResultFields(x *message.DumpResult) Fields {
+	return table(Slot{1, "DumpResult.state", &x.State})
+}
 
 // FatalErrorFields is the table of a FatalError event.
 func FatalErrorFields(x *message.FatalError) Fields {
