@@ -65,6 +65,14 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 	if len(p.eps) == 0 {
 		return p.checkoutLocal(ctx, cfg)
 	}
+	// With endpoints, CheckoutTimeout bounds the whole checkout: the
+	// remote starts tried and the wait for a local worker.
+	begin, parent := time.Now(), ctx
+	if d := p.cfg.CheckoutTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, checkoutTimeoutError(d))
+		defer cancel()
+	}
 	tried := make([]bool, len(p.eps))
 	var last error
 	for {
@@ -86,10 +94,31 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 			return s, nil
 		}
 		if !retryElsewhere(ctx, err) {
+			if ctx.Err() != nil && parent.Err() == nil {
+				// CheckoutTimeout ran out during a remote start.
+				return nil, p.exhausted(time.Since(begin), context.Cause(ctx))
+			}
 			return nil, err
 		}
 		last = err
 	}
+}
+
+// checkoutTimeoutError is why a checkout stopped at CheckoutTimeout; it
+// matches context.DeadlineExceeded.
+func checkoutTimeoutError(d time.Duration) error {
+	return fmt.Errorf("CheckoutTimeout %v: %w", d, context.DeadlineExceeded)
+}
+
+// exhausted accounts for a checkout that gave up after waited and
+// returns its error.
+func (p *Pool) exhausted(waited time.Duration, why error) error {
+	p.mu.Lock()
+	p.st.exhausted++
+	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why}
+	p.mu.Unlock()
+	p.emit(Event{Kind: EventExhausted, Waited: waited, Err: err})
+	return err
 }
 
 // checkoutLocal is Checkout on the local workers.
@@ -171,7 +200,7 @@ func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, error) {
 	case <-ctx.Done():
 		why = context.Cause(ctx)
 	case <-timeout:
-		why = fmt.Errorf("CheckoutTimeout %v: %w", p.cfg.CheckoutTimeout, context.DeadlineExceeded)
+		why = checkoutTimeoutError(p.cfg.CheckoutTimeout)
 	}
 	waited := time.Since(start)
 	p.mu.Lock()

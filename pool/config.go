@@ -63,7 +63,8 @@ type Config struct {
 	ProtocolVersion uint32
 
 	// CheckoutTimeout bounds how long Checkout waits for a worker (on top
-	// of its context); 0 means only the context bounds it.
+	// of its context); with Endpoints it bounds the whole Checkout, the
+	// remote starts tried included. 0 means only the context bounds it.
 	CheckoutTimeout time.Duration
 	// MaxCheckoutsPerWorker recycles a worker after that many checkouts;
 	// 0 means never.

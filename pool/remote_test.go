@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -528,5 +529,52 @@ func closeWithin(t *testing.T, p *pool.Pool) {
 	defer cancel()
 	if err := p.Close(ctx); err != nil && !t.Failed() {
 		t.Errorf("pool close: %v", err)
+	}
+}
+
+// With endpoints, CheckoutTimeout bounds the whole checkout: a server that
+// accepts the connection and never answers Configure (StartTimeout far
+// off) costs no more than the checkout's own budget, and the checkout
+// fails as exhausted.
+func TestRemoteCheckoutBoundedByCheckoutTimeout(t *testing.T) {
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := ws.Accept(w, r, ws.AcceptOptions{})
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for {
+			if _, err := c.ReadFrame(); err != nil {
+				return
+			}
+		}
+	}))
+	defer silent.Close()
+	url := "ws" + strings.TrimPrefix(silent.URL, "http") + "/"
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "silent", URL: url}},
+		StartTimeout:    time.Minute,
+		CheckoutTimeout: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	start := time.Now()
+	_, err = p.Checkout(context.Background(), session.Config{})
+	took := time.Since(start)
+	var ee *pool.ExhaustedError
+	if !errors.As(err, &ee) || !errors.Is(err, pool.ErrExhausted) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want an exhausted checkout, got %v", err)
+	}
+	if took > 20*time.Second || ee.Waited < 300*time.Millisecond {
+		t.Fatalf("checkout took %v (waited %v), CheckoutTimeout 300ms, StartTimeout 1m", took, ee.Waited)
+	}
+	if !strings.Contains(err.Error(), "CheckoutTimeout 300ms") {
+		t.Fatalf("error %q does not name CheckoutTimeout", err)
+	}
+	if st := p.Stat(); st.Exhausted != 1 || st.Endpoints[0].Outstanding != 0 {
+		t.Fatalf("stats after the timeout: %+v", st)
 	}
 }

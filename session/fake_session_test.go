@@ -238,12 +238,14 @@ func TestFakeWatchdogAdoptsStampAndRemainingBudget(t *testing.T) {
 
 func TestFakeWatchdogIdleBetweenTurns(t *testing.T) {
 	var next uint32
-	s, _ := startFake(t, Config{Limits: Limits{MaxDuration: 10 * time.Millisecond}, WatchdogGrace: 10 * time.Millisecond},
+	// The budget and grace leave a loaded machine room for the fake's own
+	// turns; the pause is well past both.
+	s, _ := startFake(t, Config{Limits: Limits{MaxDuration: 100 * time.Millisecond}, WatchdogGrace: 100 * time.Millisecond},
 		func(req *message.ParentRequest) fakeReply { next++; return reply(funcCall("f", next)) })
 	if _, err := s.Feed(bg, "f()"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(60 * time.Millisecond) // host time is not sandbox time
+	time.Sleep(400 * time.Millisecond) // host time is not sandbox time
 	if _, err := s.Resume(bg, Return(1)); err != nil {
 		t.Fatalf("resume after a long host pause: %v", err)
 	}
