@@ -39,14 +39,17 @@ func startTmuxREPLIn(t *testing.T, state string) *tmuxREPL {
 	r := &tmuxREPL{t: t, name: fmt.Sprintf("montygo-repl-%d", time.Now().UnixNano())}
 	r.tmux("new-session", "-d", "-s", r.name, "-x", "200", "-y", "50",
 		"env XDG_STATE_HOME="+strconv.Quote(state)+" TERM=xterm "+strconv.Quote(bin)+" repl")
-	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", r.name).Run() })
+	t.Cleanup(func() { exec.Command("tmux", "-L", r.name, "kill-server").Run() })
 	r.waitFor(">>>", 15*time.Second)
 	return r
 }
 
 func (r *tmuxREPL) tmux(args ...string) string {
 	r.t.Helper()
-	out, err := exec.Command("tmux", args...).CombinedOutput()
+	// Each REPL has a tmux server of its own (-L): a new session never
+	// races the exit of a server whose last session just ended ("server
+	// exited unexpectedly").
+	out, err := exec.Command("tmux", append([]string{"-L", r.name}, args...)...).CombinedOutput()
 	if err != nil {
 		r.t.Fatalf("tmux %v: %v\n%s", args, err, out)
 	}
@@ -161,7 +164,7 @@ func (r *tmuxREPL) waitExit() {
 	r.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		out, _ := exec.Command("tmux", "list-panes", "-t", r.name, "-F", "#{pane_dead}").CombinedOutput()
+		out, _ := exec.Command("tmux", "-L", r.name, "list-panes", "-t", r.name, "-F", "#{pane_dead}").CombinedOutput()
 		if strings.TrimSpace(string(out)) != "0" {
 			return // the pane (and session) ended with the program
 		}
