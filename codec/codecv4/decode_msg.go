@@ -198,8 +198,7 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 						return err
 					}
 				}
-				lim := leaf.LimitNums{Duration: d.v.limDuration, Feed: d.v.limFeed, Turn: d.v.limTurn, Sleep: d.v.limSleep}
-				return d.fields(v, leaf.LimitFields(x.Limits, lim), true, nil)
+				return d.fields(v, leaf.LimitFields(x.Limits, d.v.limits()), true, nil)
 			})
 		case d.v.cfgPolicy:
 			return msgField(wt, b, "Configure.os_policy", func(v []byte) error {

@@ -423,13 +423,7 @@ func eventBody(ev message.Event) (message.Event, error) {
 func (e *encoder) requestLen(body message.Request, v *dialect) int {
 	switch x := body.(type) {
 	case *message.Configure:
-		n := leaf.SizeS(1, len(x.ScriptName)) + leaf.SizeBool(3, x.TypeCheck) + leaf.SizeOptS(4, x.TypeCheckStubs) +
-			leaf.SizeS(5, len(x.MontyVersion)) + leaf.SizeOptU32(6, x.AssertMessageAnnotations) +
-			leaf.SizeU(7, enumBits(x.TypeCheckFormat)) + leaf.SizeBool(8, x.TypeCheckColor) +
-			leaf.SizeU(9, uint64(x.ProtocolVersion)) + leaf.SizeOptU32(10, x.PrintFlushIntervalMs)
-		if x.Limits != nil {
-			n += leaf.SizeM(2, limitsLen(x.Limits, v))
-		}
+		n := leaf.ConfigureSize(x, v.limits())
 		if v.cfgPolicy != 0 {
 			if x.OsPolicy != nil {
 				n += leaf.SizeM(v.cfgPolicy, policyLen(x.OsPolicy))
@@ -463,7 +457,7 @@ func (e *encoder) requestLen(body message.Request, v *dialect) int {
 		case message.LookupUndefined:
 			n += 2
 		case message.LookupError:
-			n += leaf.SizeM(4, excLen(x.Error))
+			n += leaf.SizeM(4, leaf.ExcSize(x.Error))
 		}
 		return n
 	case *message.ResumeFutures:
@@ -476,7 +470,7 @@ func (e *encoder) requestLen(body message.Request, v *dialect) int {
 		return leaf.SizeS(1, len(x.State))
 	case *message.AbortFeed:
 		if x.Exception != nil {
-			return leaf.SizeM(1, excLen(x.Exception))
+			return leaf.SizeM(1, leaf.ExcSize(x.Exception))
 		}
 	}
 	return 0
@@ -485,19 +479,7 @@ func (e *encoder) requestLen(body message.Request, v *dialect) int {
 func (e *encoder) apRequest(b []byte, body message.Request, v *dialect) []byte {
 	switch x := body.(type) {
 	case *message.Configure:
-		b = leaf.AppendS(b, 1, x.ScriptName)
-		if x.Limits != nil {
-			b = leaf.AppendM(b, 2, limitsLen(x.Limits, v))
-			b = apLimits(b, x.Limits, v)
-		}
-		b = leaf.AppendBool(b, 3, x.TypeCheck)
-		b = leaf.AppendOptS(b, 4, x.TypeCheckStubs)
-		b = leaf.AppendS(b, 5, x.MontyVersion)
-		b = leaf.AppendOptU32(b, 6, x.AssertMessageAnnotations)
-		b = leaf.AppendU(b, 7, enumBits(x.TypeCheckFormat))
-		b = leaf.AppendBool(b, 8, x.TypeCheckColor)
-		b = leaf.AppendU(b, 9, uint64(x.ProtocolVersion))
-		b = leaf.AppendOptU32(b, 10, x.PrintFlushIntervalMs)
+		b = leaf.AppendConfigure(b, x, v.limits())
 		if v.cfgPolicy != 0 {
 			if x.OsPolicy != nil {
 				b = leaf.AppendM(b, v.cfgPolicy, policyLen(x.OsPolicy))
@@ -536,8 +518,8 @@ func (e *encoder) apRequest(b []byte, body message.Request, v *dialect) []byte {
 		case message.LookupUndefined:
 			b = append(b, 0x1a, 0)
 		case message.LookupError:
-			b = leaf.AppendM(b, 4, excLen(x.Error))
-			b = apExc(b, x.Error)
+			b = leaf.AppendM(b, 4, leaf.ExcSize(x.Error))
+			b = leaf.AppendExc(b, x.Error)
 		}
 	case *message.ResumeFutures:
 		for i := range x.Results {
@@ -554,46 +536,16 @@ func (e *encoder) apRequest(b []byte, body message.Request, v *dialect) []byte {
 		b = leaf.AppendBytes(b, 1, x.State)
 	case *message.AbortFeed:
 		if x.Exception != nil {
-			b = leaf.AppendM(b, 1, excLen(x.Exception))
-			b = apExc(b, x.Exception)
+			b = leaf.AppendM(b, 1, leaf.ExcSize(x.Exception))
+			b = leaf.AppendExc(b, x.Exception)
 		}
 	}
 	return b
 }
 
-// enumBits is the varint form of an enum value held as uint32: enums are
-// int32 on the wire, negative ones sign-extended.
-func enumBits(v message.TypeCheckFormat) uint64 { return uint64(int64(int32(v))) }
-
-// limitsLen and apLimits write the limits the dialect has a tag for;
-// codec.CheckRequestFields has already refused any other that is set.
-func limitsLen(x *message.ResourceLimits, v *dialect) int {
-	n := leaf.SizeOptU(2, x.MaxMemoryBytes) + leaf.SizeOptU(3, x.GCInterval) +
-		leaf.SizeOptU(4, x.MaxRecursionDepth) + leaf.SizeOptU(5, x.MaxSuspensions)
-	if v.limDuration != 0 {
-		n += leaf.SizeOptU(v.limDuration, x.MaxDurationMicros)
-	}
-	if v.limFeed != 0 {
-		n += leaf.SizeOptU(v.limFeed, x.MaxFeedDurationMicros) + leaf.SizeOptU(v.limTurn, x.MaxTurnDurationMicros) +
-			leaf.SizeOptU(v.limSleep, x.MaxTotalSleepMicros)
-	}
-	return n
-}
-
-func apLimits(b []byte, x *message.ResourceLimits, v *dialect) []byte {
-	if v.limDuration != 0 {
-		b = leaf.AppendOptU(b, v.limDuration, x.MaxDurationMicros)
-	}
-	b = leaf.AppendOptU(b, 2, x.MaxMemoryBytes)
-	b = leaf.AppendOptU(b, 3, x.GCInterval)
-	b = leaf.AppendOptU(b, 4, x.MaxRecursionDepth)
-	b = leaf.AppendOptU(b, 5, x.MaxSuspensions)
-	if v.limFeed != 0 {
-		b = leaf.AppendOptU(b, v.limFeed, x.MaxFeedDurationMicros)
-		b = leaf.AppendOptU(b, v.limTurn, x.MaxTurnDurationMicros)
-		b = leaf.AppendOptU(b, v.limSleep, x.MaxTotalSleepMicros)
-	}
-	return b
+// limits are the dialect's ResourceLimits field numbers.
+func (v *dialect) limits() leaf.LimitNums {
+	return leaf.LimitNums{Duration: v.limDuration, Feed: v.limFeed, Turn: v.limTurn, Sleep: v.limSleep}
 }
 
 func namedRefLen(x *message.NamedRef) int {
@@ -613,7 +565,7 @@ func extLen(x *message.ExtResult) int {
 	case message.ResultReturn:
 		return 1 + protowire.SizeVarint(uint64(x.Value))
 	case message.ResultError:
-		return leaf.SizeM(2, excLen(x.Error))
+		return leaf.SizeM(2, leaf.ExcSize(x.Error))
 	case message.ResultFuture:
 		return 1 + protowire.SizeVarint(uint64(x.Future))
 	case message.ResultNotFound:
@@ -629,8 +581,8 @@ func apExt(b []byte, x *message.ExtResult) []byte {
 	case message.ResultReturn:
 		return leaf.AppendUA(b, 1, uint64(x.Value))
 	case message.ResultError:
-		b = leaf.AppendM(b, 2, excLen(x.Error))
-		return apExc(b, x.Error)
+		b = leaf.AppendM(b, 2, leaf.ExcSize(x.Error))
+		return leaf.AppendExc(b, x.Error)
 	case message.ResultFuture:
 		return leaf.AppendUA(b, 3, uint64(x.Future))
 	case message.ResultNotFound:
@@ -641,108 +593,6 @@ func apExt(b []byte, x *message.ExtResult) []byte {
 	return b
 }
 
-// ---- exceptions ----
-
-func excLen(x *message.RaisedException) int {
-	if x == nil {
-		return 0
-	}
-	n := leaf.SizeS(1, len(x.Type)) + leaf.SizeOptS(2, x.Message)
-	for i := range x.Traceback {
-		n += leaf.SizeM(3, frameLen(&x.Traceback[i]))
-	}
-	if l, ok := excDataLen(x.Data); ok {
-		n += leaf.SizeM(4, l)
-	}
-	return n
-}
-
-func apExc(b []byte, x *message.RaisedException) []byte {
-	if x == nil {
-		return b
-	}
-	b = leaf.AppendS(b, 1, x.Type)
-	b = leaf.AppendOptS(b, 2, x.Message)
-	for i := range x.Traceback {
-		f := &x.Traceback[i]
-		b = leaf.AppendM(b, 3, frameLen(f))
-		b = leaf.AppendS(b, 1, f.Filename)
-		b = leaf.AppendM(b, 2, locLen(f.Start))
-		b = leaf.AppendU(b, 1, uint64(f.Start.Line))
-		b = leaf.AppendU(b, 2, uint64(f.Start.Column))
-		b = leaf.AppendM(b, 3, locLen(f.End))
-		b = leaf.AppendU(b, 1, uint64(f.End.Line))
-		b = leaf.AppendU(b, 2, uint64(f.End.Column))
-		b = leaf.AppendOptS(b, 4, f.FrameName)
-		b = leaf.AppendOptS(b, 5, f.PreviewLine)
-		b = leaf.AppendBool(b, 6, f.HideCaret)
-		b = leaf.AppendBool(b, 7, f.HideFrameName)
-	}
-	if l, ok := excDataLen(x.Data); ok {
-		b = leaf.AppendM(b, 4, l)
-		switch d := x.Data.(type) {
-		case *message.UnicodeErrorData:
-			b = leaf.AppendM(b, 1, unicodeLen(d))
-			b = leaf.AppendS(b, 1, d.Encoding)
-			if d.ObjectBytes != nil {
-				b = leaf.AppendBytesA(b, 2, d.ObjectBytes)
-			} else if d.ObjectStr != nil {
-				b = leaf.AppendSA(b, 3, *d.ObjectStr)
-			}
-			b = leaf.AppendU(b, 4, d.Start)
-			b = leaf.AppendU(b, 5, d.End)
-			b = leaf.AppendS(b, 6, d.Reason)
-		case *message.JSONErrorData:
-			b = leaf.AppendM(b, 2, jsonLen(d))
-			b = leaf.AppendS(b, 1, d.Msg)
-			b = leaf.AppendOptS(b, 2, d.Doc)
-			b = leaf.AppendU(b, 3, d.Pos)
-			b = leaf.AppendU(b, 4, d.Lineno)
-			b = leaf.AppendU(b, 5, d.Colno)
-		}
-	}
-	return b
-}
-
-func locLen(l message.CodeLoc) int {
-	return leaf.SizeU(1, uint64(l.Line)) + leaf.SizeU(2, uint64(l.Column))
-}
-
-func frameLen(f *message.StackFrame) int {
-	return leaf.SizeS(1, len(f.Filename)) + leaf.SizeM(2, locLen(f.Start)) + leaf.SizeM(3, locLen(f.End)) +
-		leaf.SizeOptS(4, f.FrameName) + leaf.SizeOptS(5, f.PreviewLine) + leaf.SizeBool(6, f.HideCaret) + leaf.SizeBool(7, f.HideFrameName)
-}
-
-// excDataLen is the payload size of an ExcData message, and whether one is
-// written at all.
-func excDataLen(d message.ExcData) (int, bool) {
-	switch x := d.(type) {
-	case *message.UnicodeErrorData:
-		if x != nil {
-			return leaf.SizeM(1, unicodeLen(x)), true
-		}
-	case *message.JSONErrorData:
-		if x != nil {
-			return leaf.SizeM(2, jsonLen(x)), true
-		}
-	}
-	return 0, false
-}
-
-func unicodeLen(x *message.UnicodeErrorData) int {
-	n := leaf.SizeS(1, len(x.Encoding)) + leaf.SizeU(4, x.Start) + leaf.SizeU(5, x.End) + leaf.SizeS(6, len(x.Reason))
-	if x.ObjectBytes != nil {
-		n += leaf.SizeM(2, len(x.ObjectBytes))
-	} else if x.ObjectStr != nil {
-		n += leaf.SizeM(3, len(*x.ObjectStr))
-	}
-	return n
-}
-
-func jsonLen(x *message.JSONErrorData) int {
-	return leaf.SizeS(1, len(x.Msg)) + leaf.SizeOptS(2, x.Doc) + leaf.SizeU(3, x.Pos) + leaf.SizeU(4, x.Lineno) + leaf.SizeU(5, x.Colno)
-}
-
 // ---- events ----
 
 func (e *encoder) eventLen(body message.Event, v *dialect) int {
@@ -750,17 +600,17 @@ func (e *encoder) eventLen(body message.Event, v *dialect) int {
 	case *message.Print:
 		n := 0
 		for i := range x.Segments {
-			n += leaf.SizeM(1, segmentLen(&x.Segments[i]))
+			n += leaf.SizeM(1, leaf.SegmentSize(&x.Segments[i]))
 		}
 		return n
 	case *message.FunctionCall:
-		n := leaf.SizeS(1, len(x.FunctionName)) + szIDs(2, x.Args) + leaf.SizeU(4, uint64(x.CallID)) +
+		n := leaf.SizeS(1, len(x.FunctionName)) + leaf.SizePacked(2, x.Args) + leaf.SizeU(4, uint64(x.CallID)) +
 			leaf.SizeBool(6, x.AllowEagerAwait) + e.szArena(7, &x.Values) + szPosition(v.fcPosition, x.Position)
 		for _, p := range x.Kwargs {
 			n += leaf.SizeM(3, pairLen(p.Key, p.Value))
 		}
 		if x.ObjectID != nil {
-			n += uuidFieldLen
+			n += leaf.UUIDFieldSize
 		}
 		return n
 	case *message.OsCall:
@@ -775,16 +625,16 @@ func (e *encoder) eventLen(body message.Event, v *dialect) int {
 	case *message.NameLookup:
 		n := leaf.SizeS(1, len(x.Name)) + szPosition(v.nlPosition, x.Position)
 		if x.ObjectID != nil {
-			n += uuidFieldLen
+			n += leaf.UUIDFieldSize
 		}
 		return n
 	case *message.ResolveFutures:
-		return szIDs(1, x.PendingCallIDs) + szPosition(v.rfPosition, x.Position)
+		return leaf.SizePacked(1, x.PendingCallIDs) + szPosition(v.rfPosition, x.Position)
 	case *message.Complete:
 		return leaf.SizeU(1, uint64(x.Value)) + e.szArena(2, &x.Values)
 	case *message.Error:
 		if x.Exception != nil {
-			return leaf.SizeM(1, excLen(x.Exception))
+			return leaf.SizeM(1, leaf.ExcSize(x.Exception))
 		}
 	case *message.TypingError:
 		return leaf.SizeS(1, len(x.Diagnostics))
@@ -805,13 +655,11 @@ func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
 	case *message.Print:
 		for i := range x.Segments {
 			s := &x.Segments[i]
-			b = leaf.AppendM(b, 1, segmentLen(s))
-			b = leaf.AppendU(b, 1, uint64(s.Stream))
-			b = leaf.AppendS(b, 2, s.Text)
+			b = leaf.AppendSegment(leaf.AppendM(b, 1, leaf.SegmentSize(s)), s)
 		}
 	case *message.FunctionCall:
 		b = leaf.AppendS(b, 1, x.FunctionName)
-		b = apIDs(b, 2, x.Args)
+		b = leaf.AppendPacked(b, 2, x.Args)
 		for _, p := range x.Kwargs {
 			b = append(b, 0x1a)
 			b = protowire.AppendVarint(b, uint64(pairLen(p.Key, p.Value)))
@@ -820,7 +668,7 @@ func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
 		}
 		b = leaf.AppendU(b, 4, uint64(x.CallID))
 		if x.ObjectID != nil {
-			b = apUUID(b, 5, x.ObjectID)
+			b = leaf.AppendUUID(b, 5, x.ObjectID)
 		}
 		b = leaf.AppendBool(b, 6, x.AllowEagerAwait)
 		b = e.apArena(b, 7, &x.Values)
@@ -839,19 +687,19 @@ func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
 	case *message.NameLookup:
 		b = leaf.AppendS(b, 1, x.Name)
 		if x.ObjectID != nil {
-			b = apUUID(b, 2, x.ObjectID)
+			b = leaf.AppendUUID(b, 2, x.ObjectID)
 		}
 		b = apPosition(b, v.nlPosition, x.Position)
 	case *message.ResolveFutures:
-		b = apIDs(b, 1, x.PendingCallIDs)
+		b = leaf.AppendPacked(b, 1, x.PendingCallIDs)
 		b = apPosition(b, v.rfPosition, x.Position)
 	case *message.Complete:
 		b = leaf.AppendU(b, 1, uint64(x.Value))
 		b = e.apArena(b, 2, &x.Values)
 	case *message.Error:
 		if x.Exception != nil {
-			b = leaf.AppendM(b, 1, excLen(x.Exception))
-			b = apExc(b, x.Exception)
+			b = leaf.AppendM(b, 1, leaf.ExcSize(x.Exception))
+			b = leaf.AppendExc(b, x.Exception)
 		}
 	case *message.TypingError:
 		b = leaf.AppendS(b, 1, x.Diagnostics)
@@ -867,71 +715,28 @@ func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
 	return b
 }
 
-func segmentLen(s *message.PrintSegment) int {
-	return leaf.SizeU(1, uint64(s.Stream)) + leaf.SizeS(2, len(s.Text))
-}
-
 // osArgLen is the payload size of an OsCall's call arm.
 func osArgLen(x *message.OsCall) int {
-	switch op := x.Op; {
-	case op >= message.OpTime:
-		return osArg5Len(x)
-	case op <= message.OpRmdir:
-		return len(x.Path)
-	case op == message.OpWriteText || op == message.OpAppendText:
-		return leaf.SizeS(1, len(x.Path)) + leaf.SizeS(2, len(x.Text))
-	case op == message.OpWriteBytes || op == message.OpAppendBytes:
-		return leaf.SizeS(1, len(x.Path)) + leaf.SizeS(2, len(x.Data))
-	case op == message.OpOpen:
-		return leaf.SizeS(1, len(x.Path)) + leaf.SizeS(2, len(leaf.FileMode(x.Mode)))
-	case op == message.OpMkdir:
-		return leaf.SizeS(1, len(x.Path)) + leaf.SizeBool(2, x.Parents) + leaf.SizeBool(3, x.ExistOK)
-	case op == message.OpRename:
-		return leaf.SizeS(1, len(x.Path)) + leaf.SizeS(2, len(x.Dst))
-	case op == message.OpGetenv:
+	if n, ok := leaf.OsArgSize(x); ok {
+		return n
+	}
+	switch x.Op {
+	case message.OpGetenv:
 		return leaf.SizeS(1, len(x.Key)) + leaf.SizeU(2, uint64(x.Default))
-	case op == message.OpDateTimeNow:
-		if x.TZ != nil {
-			return leaf.SizeM(1, leaf.TimeZoneSize(x.TZ))
-		}
-	case op == message.OpUrandom:
+	case message.OpUrandom:
 		return leaf.SizeU(1, x.Size)
 	}
-	return 0
+	return osArg5Len(x)
 }
 
 func apOsArg(b []byte, x *message.OsCall) []byte {
 	switch op := x.Op; {
-	case op >= message.OpTime:
-		return apOsArg5(b, x)
-	case op <= message.OpRmdir:
-		return append(b, x.Path...)
-	case op == message.OpWriteText || op == message.OpAppendText:
-		b = leaf.AppendS(b, 1, x.Path)
-		return leaf.AppendS(b, 2, x.Text)
-	case op == message.OpWriteBytes || op == message.OpAppendBytes:
-		b = leaf.AppendS(b, 1, x.Path)
-		return leaf.AppendBytes(b, 2, x.Data)
-	case op == message.OpOpen:
-		b = leaf.AppendS(b, 1, x.Path)
-		return leaf.AppendS(b, 2, leaf.FileMode(x.Mode))
-	case op == message.OpMkdir:
-		b = leaf.AppendS(b, 1, x.Path)
-		b = leaf.AppendBool(b, 2, x.Parents)
-		return leaf.AppendBool(b, 3, x.ExistOK)
-	case op == message.OpRename:
-		b = leaf.AppendS(b, 1, x.Path)
-		return leaf.AppendS(b, 2, x.Dst)
 	case op == message.OpGetenv:
-		b = leaf.AppendS(b, 1, x.Key)
-		return leaf.AppendU(b, 2, uint64(x.Default))
-	case op == message.OpDateTimeNow:
-		if x.TZ != nil {
-			b = leaf.AppendM(b, 1, leaf.TimeZoneSize(x.TZ))
-			return leaf.AppendTimeZone(b, x.TZ)
-		}
+		return leaf.AppendU(leaf.AppendS(b, 1, x.Key), 2, uint64(x.Default))
 	case op == message.OpUrandom:
 		return leaf.AppendU(b, 1, x.Size)
+	case op >= message.OpTime:
+		return apOsArg5(b, x)
 	}
-	return b
+	return leaf.AppendOsArg(b, x)
 }

@@ -36,48 +36,6 @@ func (e *encoder) release() {
 
 // ---- ids and pairs ----
 
-func packedLen(ids []uint32) int {
-	n := 0
-	for _, id := range ids {
-		switch {
-		case id < 1<<7:
-			n++
-		case id < 1<<14:
-			n += 2
-		case id < 1<<21:
-			n += 3
-		case id < 1<<28:
-			n += 4
-		default:
-			n += 5
-		}
-	}
-	return n
-}
-
-// szIDs is the size of a packed id field (absent when empty).
-func szIDs(num protowire.Number, ids []uint32) int {
-	if len(ids) == 0 {
-		return 0
-	}
-	return leaf.SizeM(num, packedLen(ids))
-}
-
-func apIDs(b []byte, num protowire.Number, ids []uint32) []byte {
-	if len(ids) == 0 {
-		return b
-	}
-	b = leaf.AppendM(b, num, packedLen(ids))
-	for _, id := range ids {
-		if id < 0x80 {
-			b = append(b, byte(id))
-		} else {
-			b = protowire.AppendVarint(b, uint64(id))
-		}
-	}
-	return b
-}
-
 func pairLen(k, v uint32) int { return leaf.SizeU(1, uint64(k)) + leaf.SizeU(2, uint64(v)) }
 
 func apPair(b []byte, k, v uint32) []byte {
@@ -110,15 +68,6 @@ func dictLen(refs []uint32) int {
 		n += 1 + protowire.SizeBytes(pairLen(refs[i], refs[i+1]))
 	}
 	return n
-}
-
-// uuidFieldLen is the size of a Uuid message field holding 16 bytes.
-const uuidFieldLen = 1 + 1 + 18
-
-func apUUID(b []byte, num protowire.Number, u *value.UUID) []byte {
-	b = leaf.AppendM(b, num, 18)
-	b = append(b, 0x0a, 0x10)
-	return append(b, u[:]...)
 }
 
 // ---- arena ----
@@ -222,14 +171,14 @@ func payloadSize(n *value.Node) int {
 	case value.KindBigInt:
 		return bigLen(n.BigInt())
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
-		return szIDs(1, n.Refs())
+		return leaf.SizePacked(1, n.Refs())
 	case value.KindNamedTuple:
 		t := n.Ext().(*value.NamedTuple)
 		s := leaf.SizeS(1, len(t.TypeName))
 		for _, f := range t.FieldNames {
 			s += leaf.SizeM(2, len(f))
 		}
-		return s + szIDs(3, n.Refs())
+		return s + leaf.SizePacked(3, n.Refs())
 	case value.KindDict:
 		return dictLen(n.Refs())
 	case value.KindDate:
@@ -250,14 +199,14 @@ func payloadSize(n *value.Node) int {
 		if x.Origin == value.OriginBuiltin {
 			return s
 		}
-		s += uuidFieldLen + leaf.SizeBool(4, x.IsDataclass)
+		s += leaf.UUIDFieldSize + leaf.SizeBool(4, x.IsDataclass)
 		if len(x.Attrs) > 0 {
 			s += leaf.SizeM(5, pairsLen(x.Attrs))
 		}
 		return s
 	case value.KindClassInstance:
 		x := n.Ext().(*value.ClassInstance)
-		return leaf.SizeU(1, uint64(x.Class)) + uuidFieldLen + leaf.SizeM(3, pairsLen(x.Attrs))
+		return leaf.SizeU(1, uint64(x.Class)) + leaf.UUIDFieldSize + leaf.SizeM(3, pairsLen(x.Attrs))
 	case value.KindFunction:
 		return leaf.FunctionSize(n.Ext().(*value.Function))
 	case value.KindFileHandle:
@@ -308,14 +257,14 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		b = b[:off+ml]
 		x.FillBytes(b[off:])
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
-		b = apIDs(b, 1, n.Refs())
+		b = leaf.AppendPacked(b, 1, n.Refs())
 	case value.KindNamedTuple:
 		t := n.Ext().(*value.NamedTuple)
 		b = leaf.AppendS(b, 1, t.TypeName)
 		for _, f := range t.FieldNames {
 			b = leaf.AppendSA(b, 2, f)
 		}
-		b = apIDs(b, 3, n.Refs())
+		b = leaf.AppendPacked(b, 3, n.Refs())
 	case value.KindDict:
 		for i := 0; i+1 < len(n.Refs()); i += 2 {
 			b = apPair(b, n.Refs()[i], n.Refs()[i+1])
@@ -338,7 +287,7 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		if x.Origin == value.OriginBuiltin {
 			return append(b, 0x18, 0x01)
 		}
-		b = apUUID(b, 2, &x.ID)
+		b = leaf.AppendUUID(b, 2, &x.ID)
 		b = append(b, 0x18, byte(x.Origin))
 		b = leaf.AppendBool(b, 4, x.IsDataclass)
 		if len(x.Attrs) > 0 {
@@ -348,7 +297,7 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 	case value.KindClassInstance:
 		x := n.Ext().(*value.ClassInstance)
 		b = leaf.AppendU(b, 1, uint64(x.Class))
-		b = apUUID(b, 2, &x.InstanceID)
+		b = leaf.AppendUUID(b, 2, &x.InstanceID)
 		b = leaf.AppendM(b, 3, pairsLen(x.Attrs))
 		b = apPairs(b, x.Attrs)
 	case value.KindFunction:
