@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/value"
@@ -126,6 +127,27 @@ func (w *wr) bytes(num protowire.Number, b []byte) {
 
 func (w *wr) unit(num protowire.Number) { w.msg(num, func() {}) }
 
+// sub writes field num holding a message of an n-byte payload that app
+// appends: one of the leaf encoders protocol 4 shares.
+func (w *wr) sub(num protowire.Number, n int, app func([]byte) []byte) {
+	if w.sizing {
+		w.n += int64(leaf.SizeM(num, n))
+		return
+	}
+	w.b = app(leaf.AppendM(w.b, num, n))
+}
+
+// text fails the frame (in the sizing pass) when a string field of f is
+// not valid UTF-8.
+func (w *wr) text(f leaf.Fields) {
+	if !w.sizing {
+		return
+	}
+	if name, bad := f.BadText(); bad {
+		w.fail(encErr("%s is not valid UTF-8", name))
+	}
+}
+
 // msg writes a nested message whose fields f writes.
 func (w *wr) msg(num protowire.Number, f func()) {
 	if w.sizing {
@@ -188,8 +210,12 @@ func depthErr(field string, d int) error {
 		field, d, MaxDepth)
 }
 
-func (w *wr) uuid(num protowire.Number, id value.UUID) {
-	w.msg(num, func() { w.raw(1, id[:]) })
+func (w *wr) uuid(num protowire.Number, id *value.UUID) {
+	if w.sizing {
+		w.n += leaf.UUIDFieldSize
+		return
+	}
+	w.b = leaf.AppendUUID(w.b, num, id)
 }
 
 // noValues is the value encoder of a message without values. Only prepare
@@ -263,7 +289,8 @@ func (w *wr) request(r *message.ParentRequest) {
 	switch x := r.Body.(type) {
 	case nil:
 	case *message.Configure:
-		w.msg(1, func() { w.configure(x) })
+		w.text(leaf.ConfigureFields(x))
+		w.sub(1, leaf.ConfigureSize(x, limits), func(b []byte) []byte { return leaf.AppendConfigure(b, x, limits) })
 	case *message.InstallDependencies:
 		w.msg(2, func() {
 			for _, s := range x.Requirements {
@@ -304,7 +331,7 @@ func (w *wr) request(r *message.ParentRequest) {
 	case *message.AbortFeed:
 		w.msg(11, func() {
 			if x.Exception != nil {
-				w.msg(1, func() { w.raised(x.Exception) })
+				w.raised(1, x.Exception)
 			}
 		})
 	default:
@@ -313,26 +340,8 @@ func (w *wr) request(r *message.ParentRequest) {
 	w.optStr(20, r.TraceParent, "ParentRequest.trace_parent")
 }
 
-func (w *wr) configure(x *message.Configure) {
-	w.str(1, x.ScriptName, "Configure.script_name")
-	if l := x.Limits; l != nil {
-		w.msg(2, func() {
-			w.optU64(1, l.MaxDurationMicros)
-			w.optU64(2, l.MaxMemoryBytes)
-			w.optU64(3, l.GCInterval)
-			w.optU64(4, l.MaxRecursionDepth)
-			w.optU64(5, l.MaxSuspensions)
-		})
-	}
-	w.boolean(3, x.TypeCheck)
-	w.optStr(4, x.TypeCheckStubs, "Configure.type_check_stubs")
-	w.str(5, x.MontyVersion, "Configure.monty_version")
-	w.optU32(6, x.AssertMessageAnnotations)
-	w.i32(7, int32(x.TypeCheckFormat))
-	w.boolean(8, x.TypeCheckColor)
-	w.u32(9, x.ProtocolVersion)
-	w.optU32(10, x.PrintFlushIntervalMs)
-}
+// limits are protocol 2's ResourceLimits field numbers.
+var limits = leaf.LimitNums{Duration: 1}
 
 func (w *wr) feed(x *message.Feed) {
 	if x.Cwd != "" {
@@ -360,7 +369,7 @@ func (w *wr) extResult(r *message.ExtResult, field string) {
 			w.fail(encErr("%s: error result with a nil exception", field))
 			return
 		}
-		w.msg(2, func() { w.raised(r.Error) })
+		w.raised(2, r.Error)
 	case message.ResultFuture:
 		w.varint(3, uint64(r.Future))
 	case message.ResultNotFound:
@@ -384,68 +393,23 @@ func (w *wr) resumeNameLookup(x *message.ResumeNameLookup) {
 			w.fail(encErr("ResumeNameLookup.error: nil exception"))
 			return
 		}
-		w.msg(3, func() { w.raised(x.Error) })
+		w.raised(3, x.Error)
 	default:
 		w.fail(encErr("ResumeNameLookup: unknown kind %d", x.Kind))
 	}
 }
 
-func (w *wr) raised(e *message.RaisedException) {
-	w.str(1, e.Type, "RaisedException.exc_type")
-	w.optStr(2, e.Message, "RaisedException.message")
-	for i := range e.Traceback {
-		f := &e.Traceback[i]
-		w.msg(3, func() {
-			w.str(1, f.Filename, "StackFrame.filename")
-			w.msg(2, func() { w.u32(1, f.Start.Line); w.u32(2, f.Start.Column) })
-			w.msg(3, func() { w.u32(1, f.End.Line); w.u32(2, f.End.Column) })
-			w.optStr(4, f.FrameName, "StackFrame.frame_name")
-			w.optStr(5, f.PreviewLine, "StackFrame.preview_line")
-			w.boolean(6, f.HideCaret)
-			w.boolean(7, f.HideFrameName)
-		})
-	}
-	if e.Data == nil {
-		return
-	}
-	switch x := e.Data.(type) {
-	case *message.UnicodeErrorData:
-		if x == nil {
-			return
+// raised writes exception e as field num.
+func (w *wr) raised(num protowire.Number, e *message.RaisedException) {
+	if w.sizing {
+		if name, bad := leaf.ExcBadText(e); bad {
+			w.fail(encErr("%s is not valid UTF-8", name))
 		}
-		if x.ObjectBytes != nil && x.ObjectStr != nil {
+		if u, ok := e.Data.(*message.UnicodeErrorData); ok && u != nil && u.ObjectBytes != nil && u.ObjectStr != nil {
 			w.fail(encErr("UnicodeErrorData: both object_bytes and object_str are set"))
 		}
-		w.msg(4, func() {
-			w.msg(1, func() {
-				w.str(1, x.Encoding, "UnicodeErrorData.encoding")
-				if x.ObjectBytes != nil {
-					w.raw(2, x.ObjectBytes)
-				}
-				if x.ObjectStr != nil {
-					w.strAlways(3, *x.ObjectStr, "UnicodeErrorData.object_str")
-				}
-				w.u64(4, x.Start)
-				w.u64(5, x.End)
-				w.str(6, x.Reason, "UnicodeErrorData.reason")
-			})
-		})
-	case *message.JSONErrorData:
-		if x == nil {
-			return
-		}
-		w.msg(4, func() {
-			w.msg(2, func() {
-				w.str(1, x.Msg, "JsonErrorData.msg")
-				w.optStr(2, x.Doc, "JsonErrorData.doc")
-				w.u64(3, x.Pos)
-				w.u64(4, x.Lineno)
-				w.u64(5, x.Colno)
-			})
-		})
-	default:
-		w.fail(encErr("RaisedException.data: unknown payload %T", x))
 	}
+	w.sub(num, leaf.ExcSize(e), func(b []byte) []byte { return leaf.AppendExc(b, e) })
 }
 
 // ---------------------------------------------------------------------------
@@ -509,7 +473,7 @@ func (w *wr) event(e *message.ChildEvent) {
 			}
 			w.u32(4, x.CallID)
 			if x.ObjectID != nil {
-				w.uuid(5, *x.ObjectID)
+				w.uuid(5, x.ObjectID)
 			}
 		})
 	case *message.OsCall:
@@ -521,34 +485,18 @@ func (w *wr) event(e *message.ChildEvent) {
 		w.msg(4, func() {
 			w.str(1, x.Name, "NameLookup.name")
 			if x.ObjectID != nil {
-				w.uuid(2, *x.ObjectID)
+				w.uuid(2, x.ObjectID)
 			}
 		})
 	case *message.ResolveFutures:
-		w.msg(5, func() {
-			if len(x.PendingCallIDs) == 0 {
-				return
-			}
-			var n int64
-			for _, id := range x.PendingCallIDs {
-				n += sizeVarint(uint64(id))
-			}
-			w.key(1, protowire.BytesType)
-			if w.sizing {
-				w.n += sizeVarint(uint64(n)) + n
-				return
-			}
-			w.b = protowire.AppendVarint(w.b, uint64(n))
-			for _, id := range x.PendingCallIDs {
-				w.b = protowire.AppendVarint(w.b, uint64(id))
-			}
-		})
+		ids := x.PendingCallIDs
+		w.sub(5, leaf.SizePacked(1, ids), func(b []byte) []byte { return leaf.AppendPacked(b, 1, ids) })
 	case *message.Complete:
 		w.msg(6, func() { w.value(1, x.Value, "Complete.value") })
 	case *message.Error:
 		w.msg(7, func() {
 			if x.Exception != nil {
-				w.msg(1, func() { w.raised(x.Exception) })
+				w.raised(1, x.Exception)
 			}
 		})
 	case *message.TypingError:
@@ -579,58 +527,30 @@ func (w *wr) osCall(x *message.OsCall) {
 	switch {
 	case x.Op == 0:
 		// No arm: a protocol violation.
-	case x.Op >= message.OpExists && x.Op <= message.OpAbsolute, x.Op == message.OpUnlink, x.Op == message.OpRmdir:
-		w.strAlways(op, x.Path, "OsCall."+x.Op.String())
-	case x.Op == message.OpWriteText || x.Op == message.OpAppendText:
-		w.msg(op, func() {
-			w.str(1, x.Path, "TextWrite.path")
-			w.str(2, x.Text, "TextWrite.data")
-		})
-	case x.Op == message.OpWriteBytes || x.Op == message.OpAppendBytes:
-		w.msg(op, func() {
-			w.str(1, x.Path, "BytesWrite.path")
-			w.bytes(2, x.Data)
-		})
-	case x.Op == message.OpOpen:
-		mode, err := value.NormalizeFileMode(x.Mode)
-		if err != nil {
-			w.fail(&codec.EncodeError{Msg: "codecv2: OsCall.open", Err: err})
-		}
-		w.msg(op, func() {
-			w.str(1, x.Path, "Open.path")
-			w.str(2, mode, "Open.mode")
-		})
-	case x.Op == message.OpMkdir:
-		w.msg(op, func() {
-			w.str(1, x.Path, "Mkdir.path")
-			w.boolean(2, x.Parents)
-			w.boolean(3, x.ExistOK)
-		})
-	case x.Op == message.OpRename:
-		w.msg(op, func() {
-			w.str(1, x.Path, "Rename.src")
-			w.str(2, x.Dst, "Rename.dst")
-		})
 	case x.Op == message.OpGetenv:
 		w.msg(op, func() {
 			w.str(1, x.Key, "Getenv.key")
 			w.value(2, x.Default, "Getenv.default")
 		})
-	case x.Op == message.OpGetEnviron || x.Op == message.OpDateToday:
-		w.unit(op)
-	case x.Op == message.OpDateTimeNow:
-		w.msg(op, func() {
-			if z := x.TZ; z != nil {
-				w.msg(1, func() {
-					w.i32(1, z.Offset)
-					w.optStr(2, z.Name, "TimeZone.name")
-				})
-			}
-		})
 	case x.Op == message.OpUrandom:
 		w.fail(encErr("OsCall.urandom: protocol 2 has no urandom call (OsCall arms stop at 24)"))
-	default:
+	case x.Op < message.OpExists || x.Op > message.OpDateTimeNow:
 		w.fail(encErr("OsCall: unknown op %d", x.Op))
+	default:
+		if x.Op == message.OpOpen {
+			if _, err := value.NormalizeFileMode(x.Mode); err != nil {
+				w.fail(&codec.EncodeError{Msg: "codecv2: OsCall.open", Err: err})
+			}
+		}
+		if f, ok := leaf.OsArgFields(op, x); ok {
+			w.text(f)
+		} else if x.Op <= message.OpRmdir && w.sizing && !utf8.ValidString(x.Path) {
+			w.fail(encErr("OsCall.%s is not valid UTF-8", x.Op))
+		} else if x.Op == message.OpDateTimeNow && x.TZ != nil {
+			w.text(leaf.TimeZoneFields(x.TZ))
+		}
+		n, _ := leaf.OsArgSize(x)
+		w.sub(op, n, func(b []byte) []byte { return leaf.AppendOsArg(b, x) })
 	}
 }
 

@@ -330,7 +330,7 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 		}
 		return int64(leaf.FileHandleSize(x)), 2, nil
 	case value.KindCycle:
-		return u64Len(n.Num) + sizeStr(n.Text()), 2, checkUTF8(i, n.Kind, "placeholder", n.Text())
+		return int64(leaf.SizeU(1, n.Num)) + sizeStr(n.Text()), 2, checkUTF8(i, n.Kind, "placeholder", n.Text())
 	case value.KindType:
 		t := n.Ext().(*value.Type)
 		if err := checkUTF8(i, n.Kind, "name", t.Name); err != nil {
@@ -368,44 +368,10 @@ func checkOptUTF8(i value.NodeID, k value.Kind, field string, s *string) error {
 	return checkUTF8(i, k, field, *s)
 }
 
-func u64Len(v uint64) int64 {
-	if v == 0 {
-		return 0
-	}
-	return 1 + sizeVarint(v)
-}
-
 // Appending. Everything was validated and sized by prepare.
 
-func appendKey(b []byte, num protowire.Number, t protowire.Type) []byte {
-	return protowire.AppendTag(b, num, t)
-}
-
-func appendLen(b []byte, num protowire.Number, n int64) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendVarint(b, uint64(n))
-}
-
-func appendStr(b []byte, num protowire.Number, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return append(appendLen(b, num, int64(len(s))), s...)
-}
-
-func appendU64(b []byte, num protowire.Number, v uint64) []byte {
-	if v == 0 {
-		return b
-	}
-	return protowire.AppendVarint(appendKey(b, num, protowire.VarintType), v)
-}
-
-func appendBool(b []byte, num protowire.Number, v bool) []byte {
-	if !v {
-		return b
-	}
-	return append(appendKey(b, num, protowire.VarintType), 1)
-}
+// appendLen writes the key and length of a message field.
+func appendLen(b []byte, num protowire.Number, n int64) []byte { return leaf.AppendM(b, num, int(n)) }
 
 // appendField appends node i as MontyObject field num of the enclosing
 // message.
@@ -423,17 +389,17 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 	case value.KindEllipsis, value.KindNone, value.KindNotImplemented:
 		return appendLen(b, arm, 0)
 	case value.KindBool:
-		return protowire.AppendVarint(appendKey(b, arm, protowire.VarintType), n.Num)
+		return protowire.AppendVarint(leaf.AppendTag(b, arm, protowire.VarintType), n.Num)
 	case value.KindInt:
-		return protowire.AppendVarint(appendKey(b, arm, protowire.VarintType), protowire.EncodeZigZag(n.Int()))
+		return protowire.AppendVarint(leaf.AppendTag(b, arm, protowire.VarintType), protowire.EncodeZigZag(n.Int()))
 	case value.KindBigInt:
 		x := n.BigInt()
 		if x.IsInt64() {
-			return protowire.AppendVarint(appendKey(b, armInt, protowire.VarintType), protowire.EncodeZigZag(x.Int64()))
+			return protowire.AppendVarint(leaf.AppendTag(b, armInt, protowire.VarintType), protowire.EncodeZigZag(x.Int64()))
 		}
 		b = appendLen(b, arm, pl)
 		if x.Sign() < 0 {
-			b = append(appendKey(b, 1, protowire.VarintType), 1)
+			b = append(leaf.AppendTag(b, 1, protowire.VarintType), 1)
 		}
 		m := (x.BitLen() + 7) / 8
 		b = appendLen(b, 2, int64(m))
@@ -441,7 +407,7 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		x.FillBytes(b[len(b)-m:])
 		return b
 	case value.KindFloat:
-		b = appendKey(b, arm, protowire.Fixed64Type)
+		b = leaf.AppendTag(b, arm, protowire.Fixed64Type)
 		return binary.LittleEndian.AppendUint64(b, n.Num)
 	case value.KindStr, value.KindPath, value.KindBuiltinFunction, value.KindRepr:
 		return append(appendLen(b, arm, pl), n.Text()...)
@@ -465,7 +431,7 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 	case value.KindNamedTuple:
 		b = appendLen(b, arm, pl)
 		nt := n.Ext().(*value.NamedTuple)
-		b = appendStr(b, 1, nt.TypeName)
+		b = leaf.AppendS(b, 1, nt.TypeName)
 		for _, f := range nt.FieldNames {
 			b = append(appendLen(b, 2, int64(len(f))), f...)
 		}
@@ -497,24 +463,18 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		return leaf.AppendFileHandle(appendLen(b, arm, pl), n.Ext().(*value.FileHandle))
 	case value.KindCycle:
 		b = appendLen(b, arm, pl)
-		b = appendU64(b, 1, n.Num)
-		return appendStr(b, 2, n.Text())
+		b = leaf.AppendU(b, 1, n.Num)
+		return leaf.AppendS(b, 2, n.Text())
 	case value.KindType:
 		return e.appendType(appendLen(b, arm, pl), n.Ext().(*value.Type))
 	case value.KindClassInstance:
 		ci := n.Ext().(*value.ClassInstance)
 		b = appendLen(b, arm, pl)
 		b = e.appendType(appendLen(b, 1, e.pl[ci.Class]), e.g.Nodes[ci.Class].Ext().(*value.Type))
-		b = appendUUID(b, 2, ci.InstanceID)
+		b = leaf.AppendUUID(b, 2, &ci.InstanceID)
 		return e.appendDict(b, 3, ci.Attrs)
 	}
 	return b
-}
-
-func appendUUID(b []byte, num protowire.Number, id value.UUID) []byte {
-	b = appendLen(b, num, sizeLD(16))
-	b = appendLen(b, 1, 16)
-	return append(b, id[:]...)
 }
 
 func (e *venc) appendPair(b []byte, k, v value.NodeID) []byte {
@@ -532,12 +492,12 @@ func (e *venc) appendDict(b []byte, num protowire.Number, ps []value.Pair) []byt
 }
 
 func (e *venc) appendType(b []byte, t *value.Type) []byte {
-	b = appendStr(b, 1, t.Name)
+	b = leaf.AppendS(b, 1, t.Name)
 	if t.Origin != value.OriginBuiltin {
-		b = appendUUID(b, 2, t.ID)
+		b = leaf.AppendUUID(b, 2, &t.ID)
 	}
-	b = appendU64(b, 3, uint64(t.Origin))
-	b = appendBool(b, 4, t.IsDataclass)
+	b = leaf.AppendU(b, 3, uint64(t.Origin))
+	b = leaf.AppendBool(b, 4, t.IsDataclass)
 	if t.Attrs != nil {
 		b = e.appendDict(b, 5, t.Attrs)
 	}

@@ -325,10 +325,12 @@ func (f *Fields) BadText() (string, bool) {
 
 // ExcBadText is BadText over every string of a RaisedException.
 func ExcBadText(x *message.RaisedException) (string, bool) {
-	if !utf8.ValidString(x.Type) {
+	switch {
+	case x == nil:
+		return "", false
+	case !utf8.ValidString(x.Type):
 		return "RaisedException.exc_type", true
-	}
-	if x.Message != nil && !utf8.ValidString(*x.Message) {
+	case x.Message != nil && !utf8.ValidString(*x.Message):
 		return "RaisedException.message", true
 	}
 	for i := range x.Traceback {
