@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	pb "github.com/gomonty/monty/internal/pb/montyp2v1"
+	"github.com/gomonty/monty/internal/pb/pbconv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -19,7 +20,11 @@ import (
 // proto.Marshal makes of them (in protobuf-go's own field order) must
 // decode with our decoder to the same domain message.
 
-func pbUUID(id value.UUID) *pb.Uuid { return &pb.Uuid{Data: append([]byte(nil), id[:]...)} }
+func pbUUID(id value.UUID) *pb.Uuid {
+	x := &pb.Uuid{}
+	pbconv.UUID(x.ProtoReflect(), &id)
+	return x
+}
 
 func pbDict(g *value.Graph, ps []value.Pair) *pb.Dict {
 	d := &pb.Dict{}
@@ -48,22 +53,13 @@ func pbList(g *value.Graph, refs []value.NodeID) *pb.ObjectList {
 	return l
 }
 
-func pbTZ(z *value.TimeZone) *pb.TimeZone { return &pb.TimeZone{OffsetSeconds: z.Offset, Name: z.Name} }
-
 func pbObject(g *value.Graph, id value.NodeID) *pb.MontyObject {
 	n := &g.Nodes[id]
 	o := &pb.MontyObject{}
+	if pbconv.Leaf(o.ProtoReflect(), n) {
+		return o
+	}
 	switch n.Kind {
-	case value.KindEllipsis:
-		o.Kind = &pb.MontyObject_Ellipsis{Ellipsis: &pb.Unit{}}
-	case value.KindNone:
-		o.Kind = &pb.MontyObject_None{None: &pb.Unit{}}
-	case value.KindNotImplemented:
-		o.Kind = &pb.MontyObject_NotImplemented{NotImplemented: &pb.Unit{}}
-	case value.KindBool:
-		o.Kind = &pb.MontyObject_Boolean{Boolean: n.Bool()}
-	case value.KindInt:
-		o.Kind = &pb.MontyObject_Int{Int: n.Int()}
 	case value.KindBigInt:
 		b := n.BigInt()
 		if b.IsInt64() {
@@ -71,12 +67,6 @@ func pbObject(g *value.Graph, id value.NodeID) *pb.MontyObject {
 		} else {
 			o.Kind = &pb.MontyObject_Bigint{Bigint: &pb.BigInt{Negative: b.Sign() < 0, Magnitude: new(big.Int).Abs(b).Bytes()}}
 		}
-	case value.KindFloat:
-		o.Kind = &pb.MontyObject_Float{Float: n.Float()}
-	case value.KindStr:
-		o.Kind = &pb.MontyObject_Str{Str: n.Text()}
-	case value.KindBytes:
-		o.Kind = &pb.MontyObject_Bytes{Bytes: append([]byte{}, n.Bytes()...)}
 	case value.KindList:
 		o.Kind = &pb.MontyObject_List{List: pbList(g, n.Refs())}
 	case value.KindTuple:
@@ -92,45 +82,12 @@ func pbObject(g *value.Graph, id value.NodeID) *pb.MontyObject {
 		o.Kind = &pb.MontyObject_NamedTuple{NamedTuple: x}
 	case value.KindDict:
 		o.Kind = &pb.MontyObject_Dict{Dict: pbDict(g, n.Pairs())}
-	case value.KindDate:
-		d := n.Ext().(*value.Date)
-		o.Kind = &pb.MontyObject_Date{Date: &pb.Date{Year: d.Year, Month: d.Month, Day: d.Day}}
-	case value.KindTime:
-		t := n.Ext().(*value.Time)
-		o.Kind = &pb.MontyObject_Time{Time: &pb.Time{Hour: t.Hour, Minute: t.Minute, Second: t.Second,
-			Microsecond: t.Microsecond, OffsetSeconds: t.Offset, TimezoneName: t.TZName, Fold: t.Fold}}
-	case value.KindDateTime:
-		t := n.Ext().(*value.DateTime)
-		o.Kind = &pb.MontyObject_Datetime{Datetime: &pb.DateTime{Year: t.Year, Month: t.Month, Day: t.Day,
-			Hour: t.Hour, Minute: t.Minute, Second: t.Second, Microsecond: t.Microsecond,
-			OffsetSeconds: t.Offset, TimezoneName: t.TZName}}
-	case value.KindTimeDelta:
-		t := n.Ext().(*value.TimeDelta)
-		o.Kind = &pb.MontyObject_Timedelta{Timedelta: &pb.TimeDelta{Days: t.Days, Seconds: t.Seconds, Microseconds: t.Microseconds}}
-	case value.KindTimeZone:
-		o.Kind = &pb.MontyObject_Timezone{Timezone: pbTZ(n.Ext().(*value.TimeZone))}
-	case value.KindException:
-		e := n.Ext().(*value.Exception)
-		o.Kind = &pb.MontyObject_Exception{Exception: &pb.Exception{ExcType: e.Type, Arg: e.Arg}}
 	case value.KindType:
 		o.Kind = &pb.MontyObject_Type{Type: pbType(g, n.Ext().(*value.Type))}
 	case value.KindClassInstance:
 		ci := n.Ext().(*value.ClassInstance)
 		o.Kind = &pb.MontyObject_ClassInstance{ClassInstance: &pb.ClassInstance{
 			Type: pbType(g, g.Nodes[ci.Class].Ext().(*value.Type)), InstanceId: pbUUID(ci.InstanceID), Attrs: pbDict(g, ci.Attrs)}}
-	case value.KindFunction:
-		f := n.Ext().(*value.Function)
-		o.Kind = &pb.MontyObject_Function{Function: &pb.Function{Name: f.Name, Docstring: f.Docstring}}
-	case value.KindBuiltinFunction:
-		o.Kind = &pb.MontyObject_BuiltinFunction{BuiltinFunction: n.Text()}
-	case value.KindPath:
-		o.Kind = &pb.MontyObject_Path{Path: n.Text()}
-	case value.KindFileHandle:
-		f := n.Ext().(*value.FileHandle)
-		mode, _ := value.NormalizeFileMode(f.Mode)
-		o.Kind = &pb.MontyObject_FileHandle{FileHandle: &pb.FileHandle{Path: f.Path, Mode: mode, Position: f.Position}}
-	case value.KindRepr:
-		o.Kind = &pb.MontyObject_Repr{Repr: n.Text()}
 	case value.KindCycle:
 		o.Kind = &pb.MontyObject_Cycle{Cycle: &pb.Cycle{Identity: n.Num, Placeholder: n.Text()}}
 	default:
@@ -140,25 +97,8 @@ func pbObject(g *value.Graph, id value.NodeID) *pb.MontyObject {
 }
 
 func pbRaised(e *message.RaisedException) *pb.RaisedException {
-	x := &pb.RaisedException{ExcType: e.Type, Message: e.Message}
-	for _, f := range e.Traceback {
-		x.Traceback = append(x.Traceback, &pb.StackFrame{Filename: f.Filename,
-			Start:     &pb.CodeLoc{Line: f.Start.Line, Column: f.Start.Column},
-			End:       &pb.CodeLoc{Line: f.End.Line, Column: f.End.Column},
-			FrameName: f.FrameName, PreviewLine: f.PreviewLine, HideCaret: f.HideCaret, HideFrameName: f.HideFrameName})
-	}
-	switch d := e.Data.(type) {
-	case *message.UnicodeErrorData:
-		u := &pb.UnicodeErrorData{Encoding: d.Encoding, Start: d.Start, End: d.End, Reason: d.Reason}
-		if d.ObjectBytes != nil {
-			u.Object = &pb.UnicodeErrorData_ObjectBytes{ObjectBytes: d.ObjectBytes}
-		} else if d.ObjectStr != nil {
-			u.Object = &pb.UnicodeErrorData_ObjectStr{ObjectStr: *d.ObjectStr}
-		}
-		x.Data = &pb.ExcData{Kind: &pb.ExcData_Unicode{Unicode: u}}
-	case *message.JSONErrorData:
-		x.Data = &pb.ExcData{Kind: &pb.ExcData_Json{Json: &pb.JsonErrorData{Msg: d.Msg, Doc: d.Doc, Pos: d.Pos, Lineno: d.Lineno, Colno: d.Colno}}}
-	}
+	x := &pb.RaisedException{}
+	pbconv.Exc(x.ProtoReflect(), e)
 	return x
 }
 
@@ -183,14 +123,8 @@ func pbRequest(r *message.ParentRequest) *pb.ParentRequest {
 	x := &pb.ParentRequest{TraceParent: r.TraceParent}
 	switch b := r.Body.(type) {
 	case *message.Configure:
-		c := &pb.Configure{ScriptName: b.ScriptName, TypeCheck: b.TypeCheck, TypeCheckStubs: b.TypeCheckStubs,
-			MontyVersion: b.MontyVersion, AssertMessageAnnotations: b.AssertMessageAnnotations,
-			TypeCheckFormat: pb.TypeCheckFormat(int32(b.TypeCheckFormat)), TypeCheckColor: b.TypeCheckColor,
-			ProtocolVersion: b.ProtocolVersion, PrintFlushIntervalMs: b.PrintFlushIntervalMs}
-		if l := b.Limits; l != nil {
-			c.Limits = &pb.ResourceLimits{MaxDurationMicros: l.MaxDurationMicros, MaxMemoryBytes: l.MaxMemoryBytes,
-				GcInterval: l.GCInterval, MaxRecursionDepth: l.MaxRecursionDepth, MaxSuspensions: l.MaxSuspensions}
-		}
+		c := &pb.Configure{}
+		pbconv.Configure(c.ProtoReflect(), b)
 		x.Kind = &pb.ParentRequest_Configure{Configure: c}
 	case *message.InstallDependencies:
 		x.Kind = &pb.ParentRequest_InstallDependencies{InstallDependencies: &pb.InstallDependencies{Requirements: b.Requirements}}
@@ -264,57 +198,10 @@ func pbEvent(e *message.ChildEvent) *pb.ChildEvent {
 		x.Kind = &pb.ChildEvent_FunctionCall{FunctionCall: f}
 	case *message.OsCall:
 		o := &pb.OsCall{CallId: b.CallID}
-		switch b.Op {
-		case message.OpExists:
-			o.Call = &pb.OsCall_Exists{Exists: b.Path}
-		case message.OpIsFile:
-			o.Call = &pb.OsCall_IsFile{IsFile: b.Path}
-		case message.OpIsDir:
-			o.Call = &pb.OsCall_IsDir{IsDir: b.Path}
-		case message.OpIsSymlink:
-			o.Call = &pb.OsCall_IsSymlink{IsSymlink: b.Path}
-		case message.OpReadText:
-			o.Call = &pb.OsCall_ReadText{ReadText: b.Path}
-		case message.OpReadBytes:
-			o.Call = &pb.OsCall_ReadBytes{ReadBytes: b.Path}
-		case message.OpStat:
-			o.Call = &pb.OsCall_Stat{Stat: b.Path}
-		case message.OpIterdir:
-			o.Call = &pb.OsCall_Iterdir{Iterdir: b.Path}
-		case message.OpResolve:
-			o.Call = &pb.OsCall_Resolve{Resolve: b.Path}
-		case message.OpAbsolute:
-			o.Call = &pb.OsCall_Absolute{Absolute: b.Path}
-		case message.OpUnlink:
-			o.Call = &pb.OsCall_Unlink{Unlink: b.Path}
-		case message.OpRmdir:
-			o.Call = &pb.OsCall_Rmdir{Rmdir: b.Path}
-		case message.OpWriteText:
-			o.Call = &pb.OsCall_WriteText{WriteText: &pb.OsCall_TextWrite{Path: b.Path, Data: b.Text}}
-		case message.OpAppendText:
-			o.Call = &pb.OsCall_AppendText{AppendText: &pb.OsCall_TextWrite{Path: b.Path, Data: b.Text}}
-		case message.OpWriteBytes:
-			o.Call = &pb.OsCall_WriteBytes{WriteBytes: &pb.OsCall_BytesWrite{Path: b.Path, Data: b.Data}}
-		case message.OpAppendBytes:
-			o.Call = &pb.OsCall_AppendBytes{AppendBytes: &pb.OsCall_BytesWrite{Path: b.Path, Data: b.Data}}
-		case message.OpOpen:
-			o.Call = &pb.OsCall_Open_{Open: &pb.OsCall_Open{Path: b.Path, Mode: b.Mode}}
-		case message.OpMkdir:
-			o.Call = &pb.OsCall_Mkdir_{Mkdir: &pb.OsCall_Mkdir{Path: b.Path, Parents: b.Parents, ExistOk: b.ExistOK}}
-		case message.OpRename:
-			o.Call = &pb.OsCall_Rename_{Rename: &pb.OsCall_Rename{Src: b.Path, Dst: b.Dst}}
-		case message.OpGetenv:
+		if b.Op == message.OpGetenv {
 			o.Call = &pb.OsCall_Getenv_{Getenv: &pb.OsCall_Getenv{Key: b.Key, Default: pbObject(&b.Values, b.Default)}}
-		case message.OpGetEnviron:
-			o.Call = &pb.OsCall_GetEnviron{GetEnviron: &pb.Unit{}}
-		case message.OpDateToday:
-			o.Call = &pb.OsCall_DateToday{DateToday: &pb.Unit{}}
-		case message.OpDateTimeNow:
-			n := &pb.OsCall_DateTimeNow{}
-			if b.TZ != nil {
-				n.Tz = pbTZ(b.TZ)
-			}
-			o.Call = &pb.OsCall_DateTimeNow_{DateTimeNow: n}
+		} else {
+			pbconv.OsArg(o.ProtoReflect(), b)
 		}
 		x.Kind = &pb.ChildEvent_OsCall{OsCall: o}
 	case *message.NameLookup:

@@ -9,11 +9,16 @@ import (
 	"math/big"
 
 	pbv "github.com/gomonty/monty/internal/pb/montyv1"
+	"github.com/gomonty/monty/internal/pb/pbconv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
 
-func pbUUID(u value.UUID) *pbv.Uuid { return &pbv.Uuid{Data: append([]byte(nil), u[:]...)} }
+func pbUUID(u value.UUID) *pbv.Uuid {
+	x := &pbv.Uuid{}
+	pbconv.UUID(x.ProtoReflect(), &u)
+	return x
+}
 
 func pbPairs(ps []value.Pair) *pbv.NodePairs {
 	out := &pbv.NodePairs{}
@@ -27,23 +32,12 @@ func pbIndexes(ids []value.NodeID) *pbv.Indexes {
 	return &pbv.Indexes{Items: append([]uint32(nil), ids...)}
 }
 
-func pbTZ(z *value.TimeZone) *pbv.TimeZone {
-	return &pbv.TimeZone{OffsetSeconds: z.Offset, Name: z.Name}
-}
-
 func toPBNode(n *value.Node) *pbv.MontyNode {
 	m := &pbv.MontyNode{}
+	if pbconv.Leaf(m.ProtoReflect(), n) {
+		return m
+	}
 	switch n.Kind {
-	case value.KindEllipsis:
-		m.Kind = &pbv.MontyNode_Ellipsis{Ellipsis: &pbv.Unit{}}
-	case value.KindNone:
-		m.Kind = &pbv.MontyNode_None{None: &pbv.Unit{}}
-	case value.KindNotImplemented:
-		m.Kind = &pbv.MontyNode_NotImplemented{NotImplemented: &pbv.Unit{}}
-	case value.KindBool:
-		m.Kind = &pbv.MontyNode_Boolean{Boolean: n.Bool()}
-	case value.KindInt:
-		m.Kind = &pbv.MontyNode_Int{Int: n.Int()}
 	case value.KindBigInt:
 		x := n.BigInt()
 		mag := new(big.Int).Abs(x).Bytes()
@@ -51,12 +45,6 @@ func toPBNode(n *value.Node) *pbv.MontyNode {
 			mag = []byte{0}
 		}
 		m.Kind = &pbv.MontyNode_Bigint{Bigint: &pbv.BigInt{Negative: x.Sign() < 0, Magnitude: mag}}
-	case value.KindFloat:
-		m.Kind = &pbv.MontyNode_Float{Float: n.Float()}
-	case value.KindStr:
-		m.Kind = &pbv.MontyNode_Str{Str: n.Text()}
-	case value.KindBytes:
-		m.Kind = &pbv.MontyNode_Bytes{Bytes: append([]byte{}, n.Bytes()...)}
 	case value.KindList:
 		m.Kind = &pbv.MontyNode_List{List: pbIndexes(n.Refs())}
 	case value.KindTuple:
@@ -71,26 +59,6 @@ func toPBNode(n *value.Node) *pbv.MontyNode {
 			FieldNames: append([]string(nil), t.FieldNames...), Values: append([]uint32(nil), n.Refs()...)}}
 	case value.KindDict:
 		m.Kind = &pbv.MontyNode_Dict{Dict: pbPairs(n.Pairs())}
-	case value.KindDate:
-		d := n.Ext().(*value.Date)
-		m.Kind = &pbv.MontyNode_Date{Date: &pbv.Date{Year: d.Year, Month: d.Month, Day: d.Day}}
-	case value.KindTime:
-		t := n.Ext().(*value.Time)
-		m.Kind = &pbv.MontyNode_Time{Time: &pbv.Time{Hour: t.Hour, Minute: t.Minute, Second: t.Second,
-			Microsecond: t.Microsecond, OffsetSeconds: t.Offset, TimezoneName: t.TZName, Fold: t.Fold}}
-	case value.KindDateTime:
-		d := n.Ext().(*value.DateTime)
-		m.Kind = &pbv.MontyNode_Datetime{Datetime: &pbv.DateTime{Year: d.Year, Month: d.Month, Day: d.Day,
-			Hour: d.Hour, Minute: d.Minute, Second: d.Second, Microsecond: d.Microsecond,
-			OffsetSeconds: d.Offset, TimezoneName: d.TZName}}
-	case value.KindTimeDelta:
-		d := n.Ext().(*value.TimeDelta)
-		m.Kind = &pbv.MontyNode_Timedelta{Timedelta: &pbv.TimeDelta{Days: d.Days, Seconds: d.Seconds, Microseconds: d.Microseconds}}
-	case value.KindTimeZone:
-		m.Kind = &pbv.MontyNode_Timezone{Timezone: pbTZ(n.Ext().(*value.TimeZone))}
-	case value.KindException:
-		e := n.Ext().(*value.Exception)
-		m.Kind = &pbv.MontyNode_Exception{Exception: &pbv.Exception{ExcType: e.Type, Arg: e.Arg}}
 	case value.KindType:
 		t := n.Ext().(*value.Type)
 		pt := &pbv.Type{Name: t.Name, Origin: pbv.TypeOrigin(t.Origin)}
@@ -106,19 +74,6 @@ func toPBNode(n *value.Node) *pbv.MontyNode {
 		c := n.Ext().(*value.ClassInstance)
 		m.Kind = &pbv.MontyNode_ClassInstance{ClassInstance: &pbv.ClassInstanceNode{ClassType: c.Class,
 			InstanceId: pbUUID(c.InstanceID), Attrs: pbPairs(c.Attrs)}}
-	case value.KindFunction:
-		f := n.Ext().(*value.Function)
-		m.Kind = &pbv.MontyNode_Function{Function: &pbv.Function{Name: f.Name, Docstring: f.Docstring}}
-	case value.KindBuiltinFunction:
-		m.Kind = &pbv.MontyNode_BuiltinFunction{BuiltinFunction: n.Text()}
-	case value.KindPath:
-		m.Kind = &pbv.MontyNode_Path{Path: n.Text()}
-	case value.KindFileHandle:
-		f := n.Ext().(*value.FileHandle)
-		mode, _ := value.NormalizeFileMode(f.Mode)
-		m.Kind = &pbv.MontyNode_FileHandle{FileHandle: &pbv.FileHandle{Path: f.Path, Mode: mode, Position: f.Position}}
-	case value.KindRepr:
-		m.Kind = &pbv.MontyNode_Repr{Repr: n.Text()}
 	case value.KindCycle:
 		m.Kind = &pbv.MontyNode_Cycle{Cycle: n.Text()}
 	}
@@ -142,25 +97,8 @@ func toPBExc(e *message.RaisedException) *pbv.RaisedException {
 	if e == nil {
 		return nil
 	}
-	out := &pbv.RaisedException{ExcType: e.Type, Message: e.Message}
-	for _, f := range e.Traceback {
-		out.Traceback = append(out.Traceback, &pbv.StackFrame{Filename: f.Filename,
-			Start:     &pbv.CodeLoc{Line: f.Start.Line, Column: f.Start.Column},
-			End:       &pbv.CodeLoc{Line: f.End.Line, Column: f.End.Column},
-			FrameName: f.FrameName, PreviewLine: f.PreviewLine, HideCaret: f.HideCaret, HideFrameName: f.HideFrameName})
-	}
-	switch d := e.Data.(type) {
-	case *message.UnicodeErrorData:
-		u := &pbv.UnicodeErrorData{Encoding: d.Encoding, Start: d.Start, End: d.End, Reason: d.Reason}
-		if d.ObjectBytes != nil {
-			u.Object = &pbv.UnicodeErrorData_ObjectBytes{ObjectBytes: d.ObjectBytes}
-		} else if d.ObjectStr != nil {
-			u.Object = &pbv.UnicodeErrorData_ObjectStr{ObjectStr: *d.ObjectStr}
-		}
-		out.Data = &pbv.ExcData{Kind: &pbv.ExcData_Unicode{Unicode: u}}
-	case *message.JSONErrorData:
-		out.Data = &pbv.ExcData{Kind: &pbv.ExcData_Json{Json: &pbv.JsonErrorData{Msg: d.Msg, Doc: d.Doc, Pos: d.Pos, Lineno: d.Lineno, Colno: d.Colno}}}
-	}
+	out := &pbv.RaisedException{}
+	pbconv.Exc(out.ProtoReflect(), e)
 	return out
 }
 
@@ -192,14 +130,8 @@ func toPBRequest(r *message.ParentRequest) *pbv.ParentRequest {
 	out := &pbv.ParentRequest{TraceParent: r.TraceParent}
 	switch x := r.Body.(type) {
 	case *message.Configure:
-		c := &pbv.Configure{ScriptName: x.ScriptName, TypeCheck: x.TypeCheck, TypeCheckStubs: x.TypeCheckStubs,
-			MontyVersion: x.MontyVersion, AssertMessageAnnotations: x.AssertMessageAnnotations,
-			TypeCheckFormat: pbv.TypeCheckFormat(int32(x.TypeCheckFormat)), TypeCheckColor: x.TypeCheckColor,
-			ProtocolVersion: x.ProtocolVersion, PrintFlushIntervalMs: x.PrintFlushIntervalMs}
-		if l := x.Limits; l != nil {
-			c.Limits = &pbv.ResourceLimits{MaxDurationMicros: l.MaxDurationMicros, MaxMemoryBytes: l.MaxMemoryBytes,
-				GcInterval: l.GCInterval, MaxRecursionDepth: l.MaxRecursionDepth, MaxSuspensions: l.MaxSuspensions}
-		}
+		c := &pbv.Configure{}
+		pbconv.Configure(c.ProtoReflect(), x)
 		out.Kind = &pbv.ParentRequest_Configure{Configure: c}
 	case *message.InstallDependencies:
 		out.Kind = &pbv.ParentRequest_InstallDependencies{InstallDependencies: &pbv.InstallDependencies{Requirements: x.Requirements}}
@@ -248,59 +180,11 @@ func toPBRequest(r *message.ParentRequest) *pbv.ParentRequest {
 
 func toPBOsCall(x *message.OsCall) *pbv.OsCall {
 	o := &pbv.OsCall{CallId: x.CallID, Values: toPBArena(&x.Values)}
-	p := x.Path
-	switch x.Op {
-	case message.OpExists:
-		o.Call = &pbv.OsCall_Exists{Exists: p}
-	case message.OpIsFile:
-		o.Call = &pbv.OsCall_IsFile{IsFile: p}
-	case message.OpIsDir:
-		o.Call = &pbv.OsCall_IsDir{IsDir: p}
-	case message.OpIsSymlink:
-		o.Call = &pbv.OsCall_IsSymlink{IsSymlink: p}
-	case message.OpReadText:
-		o.Call = &pbv.OsCall_ReadText{ReadText: p}
-	case message.OpReadBytes:
-		o.Call = &pbv.OsCall_ReadBytes{ReadBytes: p}
-	case message.OpStat:
-		o.Call = &pbv.OsCall_Stat{Stat: p}
-	case message.OpIterdir:
-		o.Call = &pbv.OsCall_Iterdir{Iterdir: p}
-	case message.OpResolve:
-		o.Call = &pbv.OsCall_Resolve{Resolve: p}
-	case message.OpAbsolute:
-		o.Call = &pbv.OsCall_Absolute{Absolute: p}
-	case message.OpUnlink:
-		o.Call = &pbv.OsCall_Unlink{Unlink: p}
-	case message.OpRmdir:
-		o.Call = &pbv.OsCall_Rmdir{Rmdir: p}
-	case message.OpWriteText:
-		o.Call = &pbv.OsCall_WriteText{WriteText: &pbv.OsCall_TextWrite{Path: p, Data: x.Text}}
-	case message.OpAppendText:
-		o.Call = &pbv.OsCall_AppendText{AppendText: &pbv.OsCall_TextWrite{Path: p, Data: x.Text}}
-	case message.OpWriteBytes:
-		o.Call = &pbv.OsCall_WriteBytes{WriteBytes: &pbv.OsCall_BytesWrite{Path: p, Data: x.Data}}
-	case message.OpAppendBytes:
-		o.Call = &pbv.OsCall_AppendBytes{AppendBytes: &pbv.OsCall_BytesWrite{Path: p, Data: x.Data}}
-	case message.OpOpen:
-		o.Call = &pbv.OsCall_Open_{Open: &pbv.OsCall_Open{Path: p, Mode: x.Mode}}
-	case message.OpMkdir:
-		o.Call = &pbv.OsCall_Mkdir_{Mkdir: &pbv.OsCall_Mkdir{Path: p, Parents: x.Parents, ExistOk: x.ExistOK}}
-	case message.OpRename:
-		o.Call = &pbv.OsCall_Rename_{Rename: &pbv.OsCall_Rename{Src: p, Dst: x.Dst}}
-	case message.OpGetenv:
+	switch {
+	case pbconv.OsArg(o.ProtoReflect(), x):
+	case x.Op == message.OpGetenv:
 		o.Call = &pbv.OsCall_Getenv_{Getenv: &pbv.OsCall_Getenv{Key: x.Key, Default: x.Default}}
-	case message.OpGetEnviron:
-		o.Call = &pbv.OsCall_GetEnviron{GetEnviron: &pbv.Unit{}}
-	case message.OpDateToday:
-		o.Call = &pbv.OsCall_DateToday{DateToday: &pbv.Unit{}}
-	case message.OpDateTimeNow:
-		n := &pbv.OsCall_DateTimeNow{}
-		if x.TZ != nil {
-			n.Tz = pbTZ(x.TZ)
-		}
-		o.Call = &pbv.OsCall_DateTimeNow_{DateTimeNow: n}
-	case message.OpUrandom:
+	case x.Op == message.OpUrandom:
 		o.Call = &pbv.OsCall_Urandom_{Urandom: &pbv.OsCall_Urandom{Size: x.Size}}
 	}
 	return o

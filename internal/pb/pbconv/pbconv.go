@@ -1,0 +1,276 @@
+// Package pbconv fills the generated protobuf-go messages of every
+// protocol schema (internal/pb/montyp2v1, montyv1, montyp5v1) from domain
+// messages and values, for the codecs' oracle tests. It works on the
+// messages' reflection (field names and numbers), so the leaf messages the
+// schemas share field for field are converted by one piece of code
+// whichever schema's Go type holds them; what the schemas model apart
+// (value trees against arenas, version-specific fields) stays with each
+// codec's test.
+//
+// Presence follows the canonical encoding rules independently of the
+// codecs: implicit-presence fields are set from the domain value (a zero
+// value leaves them unset), optional ones only when the domain pointer is
+// non-nil.
+package pbconv
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// Set sets field name of m to v: a bool, an int32, int64, uint32, uint64,
+// float64, string or []byte, or a pointer to one of them (an optional
+// field: nil leaves it unset). A zero value of an implicit-presence field
+// leaves it unset. It panics when m has no such field: a converter out of
+// step with the schema is a test bug.
+func Set(m protoreflect.Message, name string, v any) {
+	var pv protoreflect.Value
+	switch x := v.(type) {
+	case *string:
+		if x == nil {
+			return
+		}
+		pv = protoreflect.ValueOfString(*x)
+	case *int32:
+		if x == nil {
+			return
+		}
+		pv = protoreflect.ValueOfInt32(*x)
+	case *uint32:
+		if x == nil {
+			return
+		}
+		pv = protoreflect.ValueOfUint32(*x)
+	case *uint64:
+		if x == nil {
+			return
+		}
+		pv = protoreflect.ValueOfUint64(*x)
+	case []byte:
+		if x == nil {
+			return
+		}
+		pv = protoreflect.ValueOfBytes(append([]byte{}, x...))
+	default:
+		pv = protoreflect.ValueOf(v)
+	}
+	m.Set(field(m, name), pv)
+}
+
+// field returns m's field called name.
+func field(m protoreflect.Message, name string) protoreflect.FieldDescriptor {
+	fd := m.Descriptor().Fields().ByName(protoreflect.Name(name))
+	if fd == nil {
+		panic(fmt.Sprintf("pbconv: %s has no field %s", m.Descriptor().FullName(), name))
+	}
+	return fd
+}
+
+// Sub returns message field name of m, set (empty) if it was not.
+func Sub(m protoreflect.Message, name string) protoreflect.Message {
+	return m.Mutable(field(m, name)).Message()
+}
+
+// Arm returns the message arm numbered num of m, set (empty) if it was
+// not; a unit arm is left empty.
+func Arm(m protoreflect.Message, num protoreflect.FieldNumber) protoreflect.Message {
+	return m.Mutable(m.Descriptor().Fields().ByNumber(num)).Message()
+}
+
+// setArm sets scalar arm num of m to v.
+func setArm(m protoreflect.Message, num protoreflect.FieldNumber, v protoreflect.Value) {
+	m.Set(m.Descriptor().Fields().ByNumber(num), v)
+}
+
+// UUID fills a Uuid message.
+func UUID(m protoreflect.Message, u *value.UUID) { Set(m, "data", u[:]) }
+
+// TimeZone fills a TimeZone message.
+func TimeZone(m protoreflect.Message, z *value.TimeZone) {
+	Set(m, "offset_seconds", z.Offset)
+	Set(m, "name", z.Name)
+}
+
+// Leaf sets the oneof arm of m, a MontyObject (protocol 2) or a MontyNode
+// (protocols 4 and 5), for node n when n is of a kind every schema writes
+// alike (units, scalars, text, bytes and the leaf messages: dates, times,
+// time zones, exceptions, functions, file handles), and reports whether
+// it was. The arm numbers are the node kinds in every schema.
+func Leaf(m protoreflect.Message, n *value.Node) bool {
+	num := protoreflect.FieldNumber(n.Kind)
+	switch n.Kind {
+	case value.KindEllipsis, value.KindNone, value.KindNotImplemented:
+		Arm(m, num)
+	case value.KindBool:
+		setArm(m, num, protoreflect.ValueOfBool(n.Bool()))
+	case value.KindInt:
+		setArm(m, num, protoreflect.ValueOfInt64(n.Int()))
+	case value.KindFloat:
+		setArm(m, num, protoreflect.ValueOfFloat64(n.Float()))
+	case value.KindStr, value.KindBuiltinFunction, value.KindPath, value.KindRepr:
+		setArm(m, num, protoreflect.ValueOfString(n.Text()))
+	case value.KindBytes:
+		setArm(m, num, protoreflect.ValueOfBytes(append([]byte{}, n.Bytes()...)))
+	case value.KindDate:
+		d, x := n.Ext().(*value.Date), Arm(m, num)
+		Set(x, "year", d.Year)
+		Set(x, "month", d.Month)
+		Set(x, "day", d.Day)
+	case value.KindTime:
+		t, x := n.Ext().(*value.Time), Arm(m, num)
+		Set(x, "hour", t.Hour)
+		Set(x, "minute", t.Minute)
+		Set(x, "second", t.Second)
+		Set(x, "microsecond", t.Microsecond)
+		Set(x, "offset_seconds", t.Offset)
+		Set(x, "timezone_name", t.TZName)
+		Set(x, "fold", t.Fold)
+	case value.KindDateTime:
+		d, x := n.Ext().(*value.DateTime), Arm(m, num)
+		Set(x, "year", d.Year)
+		Set(x, "month", d.Month)
+		Set(x, "day", d.Day)
+		Set(x, "hour", d.Hour)
+		Set(x, "minute", d.Minute)
+		Set(x, "second", d.Second)
+		Set(x, "microsecond", d.Microsecond)
+		Set(x, "offset_seconds", d.Offset)
+		Set(x, "timezone_name", d.TZName)
+	case value.KindTimeDelta:
+		d, x := n.Ext().(*value.TimeDelta), Arm(m, num)
+		Set(x, "days", d.Days)
+		Set(x, "seconds", d.Seconds)
+		Set(x, "microseconds", d.Microseconds)
+	case value.KindTimeZone:
+		TimeZone(Arm(m, num), n.Ext().(*value.TimeZone))
+	case value.KindException:
+		e, x := n.Ext().(*value.Exception), Arm(m, num)
+		Set(x, "exc_type", e.Type)
+		Set(x, "arg", e.Arg)
+	case value.KindFunction:
+		f, x := n.Ext().(*value.Function), Arm(m, num)
+		Set(x, "name", f.Name)
+		Set(x, "docstring", f.Docstring)
+	case value.KindFileHandle:
+		f, x := n.Ext().(*value.FileHandle), Arm(m, num)
+		mode, _ := value.NormalizeFileMode(f.Mode)
+		Set(x, "path", f.Path)
+		Set(x, "mode", mode)
+		Set(x, "position", f.Position)
+	default:
+		return false
+	}
+	return true
+}
+
+// Exc fills a RaisedException message.
+func Exc(m protoreflect.Message, e *message.RaisedException) {
+	Set(m, "exc_type", e.Type)
+	Set(m, "message", e.Message)
+	tb := m.Mutable(field(m, "traceback")).List()
+	for _, f := range e.Traceback {
+		v := tb.NewElement()
+		x := v.Message()
+		Set(x, "filename", f.Filename)
+		codeLoc(Sub(x, "start"), f.Start)
+		codeLoc(Sub(x, "end"), f.End)
+		Set(x, "frame_name", f.FrameName)
+		Set(x, "preview_line", f.PreviewLine)
+		Set(x, "hide_caret", f.HideCaret)
+		Set(x, "hide_frame_name", f.HideFrameName)
+		tb.Append(v)
+	}
+	switch d := e.Data.(type) {
+	case *message.UnicodeErrorData:
+		u := Sub(Sub(m, "data"), "unicode")
+		Set(u, "encoding", d.Encoding)
+		if d.ObjectBytes != nil {
+			Set(u, "object_bytes", d.ObjectBytes)
+		} else {
+			Set(u, "object_str", d.ObjectStr)
+		}
+		Set(u, "start", d.Start)
+		Set(u, "end", d.End)
+		Set(u, "reason", d.Reason)
+	case *message.JSONErrorData:
+		j := Sub(Sub(m, "data"), "json")
+		Set(j, "msg", d.Msg)
+		Set(j, "doc", d.Doc)
+		Set(j, "pos", d.Pos)
+		Set(j, "lineno", d.Lineno)
+		Set(j, "colno", d.Colno)
+	}
+}
+
+func codeLoc(m protoreflect.Message, l message.CodeLoc) {
+	Set(m, "line", l.Line)
+	Set(m, "column", l.Column)
+}
+
+// Configure fills the fields of a Configure message every schema has
+// (1 to 10, with the five limits of protocol 2).
+func Configure(m protoreflect.Message, c *message.Configure) {
+	Set(m, "script_name", c.ScriptName)
+	Set(m, "type_check", c.TypeCheck)
+	Set(m, "type_check_stubs", c.TypeCheckStubs)
+	Set(m, "monty_version", c.MontyVersion)
+	Set(m, "assert_message_annotations", c.AssertMessageAnnotations)
+	Set(m, "type_check_format", protoreflect.EnumNumber(int32(c.TypeCheckFormat)))
+	Set(m, "type_check_color", c.TypeCheckColor)
+	Set(m, "protocol_version", c.ProtocolVersion)
+	Set(m, "print_flush_interval_ms", c.PrintFlushIntervalMs)
+	if l := c.Limits; l != nil {
+		x := Sub(m, "limits")
+		Set(x, "max_duration_micros", l.MaxDurationMicros)
+		Set(x, "max_memory_bytes", l.MaxMemoryBytes)
+		Set(x, "gc_interval", l.GCInterval)
+		Set(x, "max_recursion_depth", l.MaxRecursionDepth)
+		Set(x, "max_suspensions", l.MaxSuspensions)
+	}
+}
+
+// OsArg sets the call arm of an OsCall message for the ops every schema
+// numbers and shapes alike (exists to date_time_now but getenv, whose
+// default is a value), and reports whether x's op was one.
+func OsArg(m protoreflect.Message, x *message.OsCall) bool {
+	num := protoreflect.FieldNumber(x.Op)
+	switch op := x.Op; {
+	case op == message.OpGetenv || op < message.OpExists || op > message.OpDateTimeNow:
+		return false
+	case op <= message.OpRmdir:
+		setArm(m, num, protoreflect.ValueOfString(x.Path))
+	case op == message.OpWriteText || op == message.OpAppendText:
+		a := Arm(m, num)
+		Set(a, "path", x.Path)
+		Set(a, "data", x.Text)
+	case op == message.OpWriteBytes || op == message.OpAppendBytes:
+		a := Arm(m, num)
+		Set(a, "path", x.Path)
+		Set(a, "data", x.Data)
+	case op == message.OpOpen:
+		a := Arm(m, num)
+		Set(a, "path", x.Path)
+		Set(a, "mode", x.Mode)
+	case op == message.OpMkdir:
+		a := Arm(m, num)
+		Set(a, "path", x.Path)
+		Set(a, "parents", x.Parents)
+		Set(a, "exist_ok", x.ExistOK)
+	case op == message.OpRename:
+		a := Arm(m, num)
+		Set(a, "src", x.Path)
+		Set(a, "dst", x.Dst)
+	case op == message.OpDateTimeNow:
+		a := Arm(m, num)
+		if x.TZ != nil {
+			TimeZone(Sub(a, "tz"), x.TZ)
+		}
+	default: // get_environ, date_today
+		Arm(m, num)
+	}
+	return true
+}
