@@ -104,30 +104,20 @@ func pbRaised(e *message.RaisedException) *pb.RaisedException {
 
 func pbExt(g *value.Graph, r *message.ExtResult) *pb.ExtFunctionResult {
 	x := &pb.ExtFunctionResult{}
-	switch r.Kind {
-	case message.ResultReturn:
+	if r.Kind == message.ResultReturn {
 		x.Kind = &pb.ExtFunctionResult_ReturnValue{ReturnValue: pbObject(g, r.Value)}
-	case message.ResultError:
-		x.Kind = &pb.ExtFunctionResult_Error{Error: pbRaised(r.Error)}
-	case message.ResultFuture:
-		x.Kind = &pb.ExtFunctionResult_Future{Future: r.Future}
-	case message.ResultNotFound:
-		x.Kind = &pb.ExtFunctionResult_NotFound{NotFound: r.Name}
-	case message.ResultNotHandled:
-		x.Kind = &pb.ExtFunctionResult_NotHandled{NotHandled: &pb.Unit{}}
+	} else {
+		pbconv.Ext(x.ProtoReflect(), r)
 	}
 	return x
 }
 
 func pbRequest(r *message.ParentRequest) *pb.ParentRequest {
 	x := &pb.ParentRequest{TraceParent: r.TraceParent}
+	if pbconv.Request(x.ProtoReflect(), r.Body) {
+		return x
+	}
 	switch b := r.Body.(type) {
-	case *message.Configure:
-		c := &pb.Configure{}
-		pbconv.Configure(c.ProtoReflect(), b)
-		x.Kind = &pb.ParentRequest_Configure{Configure: c}
-	case *message.InstallDependencies:
-		x.Kind = &pb.ParentRequest_InstallDependencies{InstallDependencies: &pb.InstallDependencies{Requirements: b.Requirements}}
 	case *message.Feed:
 		f := &pb.Feed{Code: b.Code, SkipTypeCheck: b.SkipTypeCheck}
 		for _, in := range b.Inputs {
@@ -161,20 +151,6 @@ func pbRequest(r *message.ParentRequest) *pb.ParentRequest {
 			f.Results = append(f.Results, fr)
 		}
 		x.Kind = &pb.ParentRequest_ResumeFutures{ResumeFutures: f}
-	case *message.Dump:
-		x.Kind = &pb.ParentRequest_Dump{Dump: &pb.Dump{}}
-	case *message.Load:
-		x.Kind = &pb.ParentRequest_Load{Load: &pb.Load{State: b.State}}
-	case *message.Reset:
-		x.Kind = &pb.ParentRequest_Reset_{Reset_: &pb.Reset{}}
-	case *message.Shutdown:
-		x.Kind = &pb.ParentRequest_Shutdown{Shutdown: &pb.Shutdown{}}
-	case *message.AbortFeed:
-		a := &pb.AbortFeed{}
-		if b.Exception != nil {
-			a.Exception = pbRaised(b.Exception)
-		}
-		x.Kind = &pb.ParentRequest_AbortFeed{AbortFeed: a}
 	}
 	return x
 }
@@ -182,6 +158,9 @@ func pbRequest(r *message.ParentRequest) *pb.ParentRequest {
 func pbEvent(e *message.ChildEvent) *pb.ChildEvent {
 	x := &pb.ChildEvent{TotalExecutionMicros: e.TotalExecutionMicros, MaxDurationMicros: e.MaxDurationMicros,
 		RestoredScriptName: e.RestoredScriptName, MaxSuspensions: e.MaxSuspensions}
+	if pbconv.Event(x.ProtoReflect(), e.Body) {
+		return x
+	}
 	switch b := e.Body.(type) {
 	case *message.Print:
 		s := b.Segments[0]
@@ -204,32 +183,8 @@ func pbEvent(e *message.ChildEvent) *pb.ChildEvent {
 			pbconv.OsArg(o.ProtoReflect(), b)
 		}
 		x.Kind = &pb.ChildEvent_OsCall{OsCall: o}
-	case *message.NameLookup:
-		n := &pb.NameLookup{Name: b.Name}
-		if b.ObjectID != nil {
-			n.ObjectId = pbUUID(*b.ObjectID)
-		}
-		x.Kind = &pb.ChildEvent_NameLookup{NameLookup: n}
-	case *message.ResolveFutures:
-		x.Kind = &pb.ChildEvent_ResolveFutures{ResolveFutures: &pb.ResolveFutures{PendingCallIds: b.PendingCallIDs}}
 	case *message.Complete:
 		x.Kind = &pb.ChildEvent_Complete{Complete: &pb.Complete{Value: pbObject(&b.Values, b.Value)}}
-	case *message.Error:
-		x.Kind = &pb.ChildEvent_Error{Error: &pb.Error{Exception: pbRaised(b.Exception)}}
-	case *message.TypingError:
-		x.Kind = &pb.ChildEvent_TypingError{TypingError: &pb.TypingError{Diagnostics: b.Diagnostics}}
-	case *message.DumpResult:
-		x.Kind = &pb.ChildEvent_DumpResult{DumpResult: &pb.DumpResult{State: b.State}}
-	case *message.Ok:
-		x.Kind = &pb.ChildEvent_Ok{Ok: &pb.Ok{}}
-	case *message.FatalError:
-		x.Kind = &pb.ChildEvent_FatalError{FatalError: &pb.FatalError{Message: b.Message}}
-	case *message.ShutdownDump:
-		s := &pb.ShutdownDump{}
-		if b.Dump != nil {
-			s.Dump = append([]byte{}, *b.Dump...)
-		}
-		x.Kind = &pb.ChildEvent_Shutdown{Shutdown: s}
 	}
 	return x
 }

@@ -107,34 +107,20 @@ func toPBExt(r *message.ExtResult) *pbv.ExtFunctionResult {
 		return nil
 	}
 	out := &pbv.ExtFunctionResult{}
-	switch r.Kind {
-	case message.ResultReturn:
+	if r.Kind == message.ResultReturn {
 		out.Kind = &pbv.ExtFunctionResult_ReturnValue{ReturnValue: r.Value}
-	case message.ResultError:
-		e := toPBExc(r.Error)
-		if e == nil {
-			e = &pbv.RaisedException{}
-		}
-		out.Kind = &pbv.ExtFunctionResult_Error{Error: e}
-	case message.ResultFuture:
-		out.Kind = &pbv.ExtFunctionResult_Future{Future: r.Future}
-	case message.ResultNotFound:
-		out.Kind = &pbv.ExtFunctionResult_NotFound{NotFound: r.Name}
-	case message.ResultNotHandled:
-		out.Kind = &pbv.ExtFunctionResult_NotHandled{NotHandled: &pbv.Unit{}}
+	} else {
+		pbconv.Ext(out.ProtoReflect(), r)
 	}
 	return out
 }
 
 func toPBRequest(r *message.ParentRequest) *pbv.ParentRequest {
 	out := &pbv.ParentRequest{TraceParent: r.TraceParent}
+	if pbconv.Request(out.ProtoReflect(), r.Body) {
+		return out
+	}
 	switch x := r.Body.(type) {
-	case *message.Configure:
-		c := &pbv.Configure{}
-		pbconv.Configure(c.ProtoReflect(), x)
-		out.Kind = &pbv.ParentRequest_Configure{Configure: c}
-	case *message.InstallDependencies:
-		out.Kind = &pbv.ParentRequest_InstallDependencies{InstallDependencies: &pbv.InstallDependencies{Requirements: x.Requirements}}
 	case *message.Feed:
 		f := &pbv.Feed{Code: x.Code, Values: toPBArena(&x.Values), SkipTypeCheck: x.SkipTypeCheck, Cwd: x.Cwd}
 		for _, in := range x.Inputs {
@@ -164,16 +150,6 @@ func toPBRequest(r *message.ParentRequest) *pbv.ParentRequest {
 			f.Results = append(f.Results, &pbv.FutureResult{CallId: r.CallID, Result: toPBExt(r.Result)})
 		}
 		out.Kind = &pbv.ParentRequest_ResumeFutures{ResumeFutures: f}
-	case *message.Dump:
-		out.Kind = &pbv.ParentRequest_Dump{Dump: &pbv.Dump{}}
-	case *message.Load:
-		out.Kind = &pbv.ParentRequest_Load{Load: &pbv.Load{State: x.State}}
-	case *message.Reset:
-		out.Kind = &pbv.ParentRequest_Reset_{Reset_: &pbv.Reset{}}
-	case *message.Shutdown:
-		out.Kind = &pbv.ParentRequest_Shutdown{Shutdown: &pbv.Shutdown{}}
-	case *message.AbortFeed:
-		out.Kind = &pbv.ParentRequest_AbortFeed{AbortFeed: &pbv.AbortFeed{Exception: toPBExc(x.Exception)}}
 	}
 	return out
 }
@@ -193,6 +169,9 @@ func toPBOsCall(x *message.OsCall) *pbv.OsCall {
 func toPBEvent(e *message.ChildEvent) *pbv.ChildEvent {
 	out := &pbv.ChildEvent{TotalExecutionMicros: e.TotalExecutionMicros, MaxDurationMicros: e.MaxDurationMicros,
 		MaxSuspensions: e.MaxSuspensions, RestoredScriptName: e.RestoredScriptName}
+	if pbconv.Event(out.ProtoReflect(), e.Body) {
+		return out
+	}
 	switch x := e.Body.(type) {
 	case *message.Print:
 		p := &pbv.Print{}
@@ -204,32 +183,8 @@ func toPBEvent(e *message.ChildEvent) *pbv.ChildEvent {
 		out.Kind = &pbv.ChildEvent_FunctionCall{FunctionCall: toPBCall(x)}
 	case *message.OsCall:
 		out.Kind = &pbv.ChildEvent_OsCall{OsCall: toPBOsCall(x)}
-	case *message.NameLookup:
-		l := &pbv.NameLookup{Name: x.Name}
-		if x.ObjectID != nil {
-			l.ObjectId = pbUUID(*x.ObjectID)
-		}
-		out.Kind = &pbv.ChildEvent_NameLookup{NameLookup: l}
-	case *message.ResolveFutures:
-		out.Kind = &pbv.ChildEvent_ResolveFutures{ResolveFutures: &pbv.ResolveFutures{PendingCallIds: x.PendingCallIDs}}
 	case *message.Complete:
 		out.Kind = &pbv.ChildEvent_Complete{Complete: &pbv.Complete{Value: x.Value, Values: toPBArena(&x.Values)}}
-	case *message.Error:
-		out.Kind = &pbv.ChildEvent_Error{Error: &pbv.Error{Exception: toPBExc(x.Exception)}}
-	case *message.TypingError:
-		out.Kind = &pbv.ChildEvent_TypingError{TypingError: &pbv.TypingError{Diagnostics: x.Diagnostics}}
-	case *message.DumpResult:
-		out.Kind = &pbv.ChildEvent_DumpResult{DumpResult: &pbv.DumpResult{State: x.State}}
-	case *message.Ok:
-		out.Kind = &pbv.ChildEvent_Ok{Ok: &pbv.Ok{}}
-	case *message.FatalError:
-		out.Kind = &pbv.ChildEvent_FatalError{FatalError: &pbv.FatalError{Message: x.Message}}
-	case *message.ShutdownDump:
-		d := &pbv.ShutdownDump{}
-		if x.Dump != nil {
-			d.Dump = append([]byte{}, *x.Dump...)
-		}
-		out.Kind = &pbv.ChildEvent_Shutdown{Shutdown: d}
 	}
 	return out
 }

@@ -274,3 +274,97 @@ func OsArg(m protoreflect.Message, x *message.OsCall) bool {
 	}
 	return true
 }
+
+// Ext sets the arm of an ExtFunctionResult for the result kinds every
+// schema writes alike (all but a returned value), and reports whether r's
+// kind was one. An error result without an exception gets an empty one.
+func Ext(m protoreflect.Message, r *message.ExtResult) bool {
+	switch r.Kind {
+	case message.ResultError:
+		x := Sub(m, "error")
+		if r.Error != nil {
+			Exc(x, r.Error)
+		}
+	case message.ResultFuture:
+		Set(m, "future", r.Future)
+	case message.ResultNotFound:
+		m.Set(field(m, "not_found"), protoreflect.ValueOfString(r.Name))
+	case message.ResultNotHandled:
+		Sub(m, "not_handled")
+	default:
+		return false
+	}
+	return true
+}
+
+// Request sets the arm of a ParentRequest for the bodies every schema
+// writes alike (those without values: Configure's common fields,
+// InstallDependencies, Dump, Load, Reset, Shutdown, AbortFeed), and
+// reports whether body was one.
+func Request(m protoreflect.Message, body message.Request) bool {
+	switch b := body.(type) {
+	case *message.Configure:
+		Configure(Sub(m, "configure"), b)
+	case *message.InstallDependencies:
+		d := Sub(m, "install_dependencies")
+		l := d.Mutable(field(d, "requirements")).List()
+		for _, r := range b.Requirements {
+			l.Append(protoreflect.ValueOfString(r))
+		}
+	case *message.Dump:
+		Sub(m, "dump")
+	case *message.Load:
+		Set(Sub(m, "load"), "state", b.State)
+	case *message.Reset:
+		Sub(m, "reset")
+	case *message.Shutdown:
+		Sub(m, "shutdown")
+	case *message.AbortFeed:
+		if a := Sub(m, "abort_feed"); b.Exception != nil {
+			Exc(Sub(a, "exception"), b.Exception)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// Event sets the arm of a ChildEvent for the bodies every schema writes
+// alike (NameLookup's name and object id, ResolveFutures' ids, Error,
+// TypingError, DumpResult, Ok, FatalError, ShutdownDump), and reports
+// whether body was one.
+func Event(m protoreflect.Message, body message.Event) bool {
+	switch b := body.(type) {
+	case *message.NameLookup:
+		l := Sub(m, "name_lookup")
+		Set(l, "name", b.Name)
+		if b.ObjectID != nil {
+			UUID(Sub(l, "object_id"), b.ObjectID)
+		}
+	case *message.ResolveFutures:
+		l := Sub(m, "resolve_futures")
+		ids := l.Mutable(field(l, "pending_call_ids")).List()
+		for _, id := range b.PendingCallIDs {
+			ids.Append(protoreflect.ValueOfUint32(id))
+		}
+	case *message.Error:
+		if e := Sub(m, "error"); b.Exception != nil {
+			Exc(Sub(e, "exception"), b.Exception)
+		}
+	case *message.TypingError:
+		Set(Sub(m, "typing_error"), "diagnostics", b.Diagnostics)
+	case *message.DumpResult:
+		Set(Sub(m, "dump_result"), "state", b.State)
+	case *message.Ok:
+		Sub(m, "ok")
+	case *message.FatalError:
+		Set(Sub(m, "fatal_error"), "message", b.Message)
+	case *message.ShutdownDump:
+		if s := Sub(m, "shutdown"); b.Dump != nil {
+			Set(s, "dump", append([]byte{}, *b.Dump...))
+		}
+	default:
+		return false
+	}
+	return true
+}
