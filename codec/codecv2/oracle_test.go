@@ -20,11 +20,7 @@ import (
 // proto.Marshal makes of them (in protobuf-go's own field order) must
 // decode with our decoder to the same domain message.
 
-func pbUUID(id value.UUID) *pb.Uuid {
-	x := &pb.Uuid{}
-	pbconv.UUID(x.ProtoReflect(), &id)
-	return x
-}
+func pbUUID(id value.UUID) *pb.Uuid { return &pb.Uuid{Data: append([]byte(nil), id[:]...)} }
 
 func pbDict(g *value.Graph, ps []value.Pair) *pb.Dict {
 	d := &pb.Dict{}

@@ -14,11 +14,7 @@ import (
 	"github.com/gomonty/monty/value"
 )
 
-func pbUUID(u value.UUID) *pbv.Uuid {
-	x := &pbv.Uuid{}
-	pbconv.UUID(x.ProtoReflect(), &u)
-	return x
-}
+func pbUUID(u value.UUID) *pbv.Uuid { return &pbv.Uuid{Data: append([]byte(nil), u[:]...)} }
 
 func pbPairs(ps []value.Pair) *pbv.NodePairs {
 	out := &pbv.NodePairs{}
