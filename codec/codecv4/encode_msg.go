@@ -324,42 +324,34 @@ func requestBody(r message.Request) (message.Request, error) {
 	case nil:
 		return nil, nil
 	case *message.Configure:
-		if x == nil {
-			return &message.Configure{}, nil
-		}
+		return orZero(x), nil
 	case *message.InstallDependencies:
-		if x == nil {
-			return &message.InstallDependencies{}, nil
-		}
+		return orZero(x), nil
 	case *message.Feed:
-		if x == nil {
-			return &message.Feed{}, nil
-		}
+		return orZero(x), nil
 	case *message.ResumeCall:
-		if x == nil {
-			return &message.ResumeCall{}, nil
-		}
+		return orZero(x), nil
 	case *message.ResumeNameLookup:
-		if x == nil {
-			return &message.ResumeNameLookup{}, nil
-		}
+		return orZero(x), nil
 	case *message.ResumeFutures:
-		if x == nil {
-			return &message.ResumeFutures{}, nil
-		}
+		return orZero(x), nil
 	case *message.Dump, *message.Reset, *message.Shutdown:
 	case *message.Load:
-		if x == nil {
-			return &message.Load{}, nil
-		}
+		return orZero(x), nil
 	case *message.AbortFeed:
-		if x == nil {
-			return &message.AbortFeed{}, nil
-		}
+		return orZero(x), nil
 	default:
 		return nil, kindErr("request body", fmt.Sprintf("%T", r))
 	}
 	return r, nil
+}
+
+// orZero is x, or a new zero T for a nil x.
+func orZero[T any](x *T) *T {
+	if x == nil {
+		return new(T)
+	}
+	return x
 }
 
 // eventBody is requestBody for events.
@@ -368,50 +360,28 @@ func eventBody(ev message.Event) (message.Event, error) {
 	case nil:
 		return nil, nil
 	case *message.Print:
-		if x == nil {
-			return &message.Print{}, nil
-		}
+		return orZero(x), nil
 	case *message.FunctionCall:
-		if x == nil {
-			return &message.FunctionCall{}, nil
-		}
+		return orZero(x), nil
 	case *message.OsCall:
-		if x == nil {
-			return &message.OsCall{}, nil
-		}
+		return orZero(x), nil
 	case *message.NameLookup:
-		if x == nil {
-			return &message.NameLookup{}, nil
-		}
+		return orZero(x), nil
 	case *message.ResolveFutures:
-		if x == nil {
-			return &message.ResolveFutures{}, nil
-		}
+		return orZero(x), nil
 	case *message.Complete:
-		if x == nil {
-			return &message.Complete{}, nil
-		}
+		return orZero(x), nil
 	case *message.Error:
-		if x == nil {
-			return &message.Error{}, nil
-		}
+		return orZero(x), nil
 	case *message.TypingError:
-		if x == nil {
-			return &message.TypingError{}, nil
-		}
+		return orZero(x), nil
 	case *message.DumpResult:
-		if x == nil {
-			return &message.DumpResult{}, nil
-		}
+		return orZero(x), nil
 	case *message.Ok:
 	case *message.FatalError:
-		if x == nil {
-			return &message.FatalError{}, nil
-		}
+		return orZero(x), nil
 	case *message.ShutdownDump:
-		if x == nil {
-			return &message.ShutdownDump{}, nil
-		}
+		return orZero(x), nil
 	default:
 		return nil, kindErr("event body", fmt.Sprintf("%T", ev))
 	}
