@@ -57,24 +57,18 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	if body != nil {
 		size += leaf.SizeM(protowire.Number(body.RequestKind()), bodyLen)
 	}
-	return v.frame(dst, size, lim, "ParentRequest", func(b []byte) []byte {
-		if body != nil {
-			b = leaf.AppendM(b, protowire.Number(body.RequestKind()), bodyLen)
-			b = e.apRequest(b, body, v)
-		}
-		return leaf.AppendOptS(b, 20, r.TraceParent)
-	})
-}
-
-// frame writes a frame of size bytes with write, after checking size
-// against the frame cap, and checks that write wrote size bytes.
-func (v *dialect) frame(dst []byte, size int, lim codec.Limits, what string, write func([]byte) []byte) ([]byte, error) {
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
-		return dst, &codec.EncodeError{Msg: v.name + ": " + what, Err: err}
+		return dst, &codec.EncodeError{Msg: v.name + ": ParentRequest", Err: err}
 	}
-	b := write(slices.Grow(dst, size))
-	if len(b)-len(dst) != size {
-		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: %s size %d, wrote %d", v.name, what, size, len(b)-len(dst))}
+	start := len(dst)
+	b := slices.Grow(dst, size)
+	if body != nil {
+		b = leaf.AppendM(b, protowire.Number(body.RequestKind()), bodyLen)
+		b = e.apRequest(b, body, v)
+	}
+	b = leaf.AppendOptS(b, 20, r.TraceParent)
+	if len(b)-start != size {
+		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ParentRequest size %d, wrote %d", v.name, size, len(b)-start)}
 	}
 	return b, nil
 }
@@ -115,28 +109,34 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 		bodyLen = e.eventLen(body, v)
 		size += leaf.SizeM(protowire.Number(body.EventKind()), bodyLen)
 	}
-	return v.frame(dst, size, lim, "ChildEvent", func(b []byte) []byte {
-		if body != nil {
-			b = leaf.AppendM(b, protowire.Number(body.EventKind()), bodyLen)
-			b = e.apEvent(b, body, v)
+	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
+		return dst, &codec.EncodeError{Msg: v.name + ": ChildEvent", Err: err}
+	}
+	start := len(dst)
+	b := slices.Grow(dst, size)
+	if body != nil {
+		b = leaf.AppendM(b, protowire.Number(body.EventKind()), bodyLen)
+		b = e.apEvent(b, body, v)
+	}
+	b = leaf.AppendU(b, 20, ev.TotalExecutionMicros)
+	if v.evDuration != 0 {
+		b = leaf.AppendOptU(b, v.evDuration, ev.MaxDurationMicros)
+	}
+	b = leaf.AppendOptU(b, 22, ev.MaxSuspensions)
+	b = leaf.AppendOptS(b, 23, ev.RestoredScriptName)
+	if v.version >= 5 {
+		b = leaf.AppendU(b, v.evFeedExec, ev.FeedExecutionMicros)
+		b = leaf.AppendOptU(b, v.evFeedLimit, ev.MaxFeedDurationMicros)
+		b = leaf.AppendOptU(b, v.evTurnLimit, ev.MaxTurnDurationMicros)
+		b = leaf.AppendOptU(b, v.evSleep, ev.MaxTotalSleepMicros)
+		if ev.SessionID != nil {
+			b = leaf.AppendBytesA(b, v.evSessionID, ev.SessionID)
 		}
-		b = leaf.AppendU(b, 20, ev.TotalExecutionMicros)
-		if v.evDuration != 0 {
-			b = leaf.AppendOptU(b, v.evDuration, ev.MaxDurationMicros)
-		}
-		b = leaf.AppendOptU(b, 22, ev.MaxSuspensions)
-		b = leaf.AppendOptS(b, 23, ev.RestoredScriptName)
-		if v.version >= 5 {
-			b = leaf.AppendU(b, v.evFeedExec, ev.FeedExecutionMicros)
-			b = leaf.AppendOptU(b, v.evFeedLimit, ev.MaxFeedDurationMicros)
-			b = leaf.AppendOptU(b, v.evTurnLimit, ev.MaxTurnDurationMicros)
-			b = leaf.AppendOptU(b, v.evSleep, ev.MaxTotalSleepMicros)
-			if ev.SessionID != nil {
-				b = leaf.AppendBytesA(b, v.evSessionID, ev.SessionID)
-			}
-		}
-		return b
-	})
+	}
+	if len(b)-start != size {
+		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ChildEvent size %d, wrote %d", v.name, size, len(b)-start)}
+	}
+	return b, nil
 }
 
 // AppendArena appends the encoding of a bare Arena message holding g, after
