@@ -687,16 +687,16 @@ func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
 
 // osArgLen is the payload size of an OsCall's call arm.
 func osArgLen(x *message.OsCall) int {
-	if n, ok := leaf.OsArgSize(x); ok {
-		return n
-	}
-	switch x.Op {
-	case message.OpGetenv:
+	switch op := x.Op; {
+	case op == message.OpGetenv:
 		return leaf.SizeS(1, len(x.Key)) + leaf.SizeU(2, uint64(x.Default))
-	case message.OpUrandom:
+	case op == message.OpUrandom:
 		return leaf.SizeU(1, x.Size)
+	case op >= message.OpTime:
+		return osArg5Len(x)
 	}
-	return osArg5Len(x)
+	n, _ := leaf.OsArgSize(x)
+	return n
 }
 
 func apOsArg(b []byte, x *message.OsCall) []byte {
