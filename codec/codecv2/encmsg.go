@@ -69,12 +69,6 @@ func (w *wr) optU64(num protowire.Number, v *uint64) {
 
 func (w *wr) u32(num protowire.Number, v uint32) { w.u64(num, uint64(v)) }
 
-func (w *wr) optU32(num protowire.Number, v *uint32) {
-	if v != nil {
-		w.varint(num, uint64(*v))
-	}
-}
-
 // i32 writes an int32 field; negative values are sign-extended.
 func (w *wr) i32(num protowire.Number, v int32) { w.u64(num, uint64(int64(v))) }
 
