@@ -100,17 +100,15 @@ func pbRaised(e *message.RaisedException) *pb.RaisedException {
 
 func pbExt(g *value.Graph, r *message.ExtResult) *pb.ExtFunctionResult {
 	x := &pb.ExtFunctionResult{}
-	if r.Kind == message.ResultReturn {
+	if !pbconv.Ext(x.ProtoReflect(), r) && r.Kind == message.ResultReturn {
 		x.Kind = &pb.ExtFunctionResult_ReturnValue{ReturnValue: pbObject(g, r.Value)}
-	} else {
-		pbconv.Ext(x.ProtoReflect(), r)
 	}
 	return x
 }
 
 func pbRequest(r *message.ParentRequest) *pb.ParentRequest {
-	x := &pb.ParentRequest{TraceParent: r.TraceParent}
-	if pbconv.Request(x.ProtoReflect(), r.Body) {
+	x := &pb.ParentRequest{}
+	if pbconv.Request(x.ProtoReflect(), r) {
 		return x
 	}
 	switch b := r.Body.(type) {
@@ -152,9 +150,8 @@ func pbRequest(r *message.ParentRequest) *pb.ParentRequest {
 }
 
 func pbEvent(e *message.ChildEvent) *pb.ChildEvent {
-	x := &pb.ChildEvent{TotalExecutionMicros: e.TotalExecutionMicros, MaxDurationMicros: e.MaxDurationMicros,
-		RestoredScriptName: e.RestoredScriptName, MaxSuspensions: e.MaxSuspensions}
-	if pbconv.Event(x.ProtoReflect(), e.Body) {
+	x := &pb.ChildEvent{}
+	if pbconv.Event(x.ProtoReflect(), e) {
 		return x
 	}
 	switch b := e.Body.(type) {

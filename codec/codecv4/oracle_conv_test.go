@@ -112,8 +112,8 @@ func toPBExt(r *message.ExtResult) *pbv.ExtFunctionResult {
 }
 
 func toPBRequest(r *message.ParentRequest) *pbv.ParentRequest {
-	out := &pbv.ParentRequest{TraceParent: r.TraceParent}
-	if pbconv.Request(out.ProtoReflect(), r.Body) {
+	out := &pbv.ParentRequest{}
+	if pbconv.Request(out.ProtoReflect(), r) {
 		return out
 	}
 	switch x := r.Body.(type) {
@@ -163,9 +163,8 @@ func toPBOsCall(x *message.OsCall) *pbv.OsCall {
 }
 
 func toPBEvent(e *message.ChildEvent) *pbv.ChildEvent {
-	out := &pbv.ChildEvent{TotalExecutionMicros: e.TotalExecutionMicros, MaxDurationMicros: e.MaxDurationMicros,
-		MaxSuspensions: e.MaxSuspensions, RestoredScriptName: e.RestoredScriptName}
-	if pbconv.Event(out.ProtoReflect(), e.Body) {
+	out := &pbv.ChildEvent{}
+	if pbconv.Event(out.ProtoReflect(), e) {
 		return out
 	}
 	switch x := e.Body.(type) {

@@ -297,12 +297,13 @@ func Ext(m protoreflect.Message, r *message.ExtResult) bool {
 	return true
 }
 
-// Request sets the arm of a ParentRequest for the bodies every schema
-// writes alike (those without values: Configure's common fields,
-// InstallDependencies, Dump, Load, Reset, Shutdown, AbortFeed), and
-// reports whether body was one.
-func Request(m protoreflect.Message, body message.Request) bool {
-	switch b := body.(type) {
+// Request fills a ParentRequest's trace_parent and, for the bodies every
+// schema writes alike (those without values: Configure's common fields,
+// InstallDependencies, Dump, Load, Reset, Shutdown, AbortFeed), its arm;
+// it reports whether r's body was one.
+func Request(m protoreflect.Message, r *message.ParentRequest) bool {
+	Set(m, "trace_parent", r.TraceParent)
+	switch b := r.Body.(type) {
 	case *message.Configure:
 		Configure(Sub(m, "configure"), b)
 	case *message.InstallDependencies:
@@ -329,12 +330,18 @@ func Request(m protoreflect.Message, body message.Request) bool {
 	return true
 }
 
-// Event sets the arm of a ChildEvent for the bodies every schema writes
-// alike (NameLookup's name and object id, ResolveFutures' ids, Error,
-// TypingError, DumpResult, Ok, FatalError, ShutdownDump), and reports
-// whether body was one.
-func Event(m protoreflect.Message, body message.Event) bool {
-	switch b := body.(type) {
+// Event fills the envelope fields of a ChildEvent every schema has
+// (total_execution_micros, max_duration_micros, restored_script_name,
+// max_suspensions) and, for the bodies every schema writes alike
+// (NameLookup's name and object id, ResolveFutures' ids, Error,
+// TypingError, DumpResult, Ok, FatalError, ShutdownDump), its arm; it
+// reports whether e's body was one.
+func Event(m protoreflect.Message, e *message.ChildEvent) bool {
+	Set(m, "total_execution_micros", e.TotalExecutionMicros)
+	Set(m, "max_duration_micros", e.MaxDurationMicros)
+	Set(m, "restored_script_name", e.RestoredScriptName)
+	Set(m, "max_suspensions", e.MaxSuspensions)
+	switch b := e.Body.(type) {
 	case *message.NameLookup:
 		l := Sub(m, "name_lookup")
 		Set(l, "name", b.Name)
