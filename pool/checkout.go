@@ -20,8 +20,9 @@ const checkoutAttempts = 3
 // handoff is what a waiting Checkout receives: a worker, or the error that
 // ends its wait.
 type handoff struct {
-	m   *member
-	err error
+	m       *member
+	spawned bool // m was just started
+	err     error
 }
 
 type waiter struct{ ch chan handoff }
@@ -53,6 +54,20 @@ type waiter struct{ ch chan handoff }
 // The Session must be closed (Close or Destroy) to give the worker back
 // or, for a remote session, to close its connection.
 func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, error) {
+	start := time.Now()
+	s, ep, err := p.checkout(ctx, cfg)
+	if err != nil {
+		var ee *ExhaustedError
+		if !errors.As(err, &ee) { // an exhausted checkout has its EventExhausted
+			p.tel.checkoutFailed(ep, time.Since(start))
+		}
+	}
+	return s, err
+}
+
+// checkout is Checkout; ep is the endpoint of the last start it tried
+// ("" when it tried none).
+func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, string, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = p.cfg.Logger
 	}
@@ -63,7 +78,8 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 		cfg.MeterProvider = p.cfg.MeterProvider
 	}
 	if len(p.eps) == 0 {
-		return p.checkoutLocal(ctx, cfg)
+		s, err := p.checkoutLocal(ctx, cfg)
+		return s, LocalEndpoint, err
 	}
 	// With endpoints, CheckoutTimeout bounds the whole checkout: the
 	// remote starts tried and the wait for a local worker.
@@ -74,31 +90,36 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 		defer cancel()
 	}
 	tried := make([]bool, len(p.eps))
-	var last error
+	var (
+		last error
+		ep   string
+	)
 	for {
 		e, local, err := p.choose(tried)
 		switch {
 		case err != nil:
-			return nil, err
+			return nil, ep, err
 		case local:
-			return p.checkoutLocal(ctx, cfg)
+			s, err := p.checkoutLocal(ctx, cfg)
+			return s, LocalEndpoint, err
 		case e == nil:
 			if last != nil {
-				return nil, errors.Join(ErrNoEndpoint, last)
+				return nil, ep, errors.Join(ErrNoEndpoint, last)
 			}
-			return nil, ErrNoEndpoint
+			return nil, ep, ErrNoEndpoint
 		}
 		tried[e.idx] = true
+		ep = e.Name
 		s, err := p.checkoutRemote(ctx, e, cfg)
 		if err == nil {
-			return s, nil
+			return s, ep, nil
 		}
 		if !retryElsewhere(ctx, err) {
 			if ctx.Err() != nil && parent.Err() == nil {
 				// CheckoutTimeout ran out during a remote start.
-				return nil, p.exhausted(time.Since(begin), context.Cause(ctx))
+				return nil, ep, p.exhausted(time.Since(begin), context.Cause(ctx))
 			}
-			return nil, err
+			return nil, ep, err
 		}
 		last = err
 	}
@@ -126,17 +147,18 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config) (*Session,
 	var err error
 	for range checkoutAttempts {
 		var (
-			m      *member
-			waited time.Duration
+			m       *member
+			waited  time.Duration
+			spawned bool
 		)
-		m, waited, err = p.acquire(ctx)
+		m, waited, spawned, err = p.acquire(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if ctx.Err() != nil {
 			// Configuring now would kill a good worker; give it back.
 			p.checkin(m)
-			return nil, &ExhaustedError{Waited: waited, Max: p.cfg.MaxWorkers, Err: context.Cause(ctx)}
+			return nil, p.exhausted(waited, context.Cause(ctx))
 		}
 		var s *session.Session
 		s, err = session.Attach(ctx, m.proc, p.version, cfg)
@@ -144,7 +166,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config) (*Session,
 			m.sess.Store(s)
 			m.uses.Add(1)
 			p.checkouts.Add(1)
-			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited, Endpoint: LocalEndpoint})
+			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited, Spawned: spawned, Endpoint: LocalEndpoint})
 			return &Session{s: s, pool: p, m: m, start: time.Now()}, nil
 		}
 		if !p.attachFailed(m, err) || ctx.Err() != nil {
@@ -154,14 +176,15 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config) (*Session,
 	return nil, err
 }
 
-// acquire takes an idle worker, or waits for one.
-func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, error) {
+// acquire takes an idle worker, or waits for one; spawned says the worker
+// it waited for was just started.
+func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, bool, error) {
 	var a after
 	defer p.finish(&a)
 	p.mu.Lock()
 	if err := p.refuseLocked(&a); err != nil {
 		p.mu.Unlock()
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	for n := len(p.idle); n > 0; n = len(p.idle) {
 		m := p.idle[n-1]
@@ -172,13 +195,13 @@ func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, error) {
 			if !p.gate.healthy() {
 				err := p.gate.tripped
 				p.mu.Unlock()
-				return nil, 0, err
+				return nil, 0, false, err
 			}
 			continue
 		}
 		p.markBusyLocked(m)
 		p.mu.Unlock()
-		return m, 0, nil
+		return m, 0, false, nil
 	}
 	w := &waiter{ch: make(chan handoff, 1)}
 	p.waiters = append(p.waiters, w)
@@ -196,7 +219,7 @@ func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, error) {
 	var why error
 	select {
 	case h := <-w.ch:
-		return h.m, time.Since(start), h.err
+		return h.m, time.Since(start), h.spawned, h.err
 	case <-ctx.Done():
 		why = context.Cause(ctx)
 	case <-timeout:
@@ -210,13 +233,13 @@ func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, error) {
 		err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why}
 		p.mu.Unlock()
 		a.evs = append(a.evs, Event{Kind: EventExhausted, Waited: waited, Err: err})
-		return nil, waited, err
+		return nil, waited, false, err
 	}
 	p.mu.Unlock()
 	// Handed a worker (or an error) just as the wait ended.
 	h := <-w.ch
 	if h.err != nil {
-		return nil, waited, h.err
+		return nil, waited, false, h.err
 	}
 	p.checkin(h.m)
 	p.mu.Lock()
@@ -224,7 +247,7 @@ func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, error) {
 	p.mu.Unlock()
 	err := &ExhaustedError{Waited: waited, Max: p.cfg.MaxWorkers, Err: why}
 	a.evs = append(a.evs, Event{Kind: EventExhausted, Waited: waited, Err: err})
-	return nil, waited, err
+	return nil, waited, false, err
 }
 
 func indexOf(ws []*waiter, w *waiter) int {
@@ -306,7 +329,7 @@ func (p *Pool) checkin(m *member) {
 		m.sess.Store(nil)
 		delete(p.busy, m)
 		p.busyAlive--
-		p.putLocked(m)
+		p.putLocked(m, false)
 		a.evs = append(a.evs, Event{Kind: EventRelease, WorkerID: m.id, Pid: m.pid})
 	}
 }

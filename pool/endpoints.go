@@ -170,6 +170,7 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 		NoResume: p.cfg.NoResume,
 		Pick:     func() string { return p.resumeTo(ref) },
 		OnDial:   func(_ string, err error) { p.dialed(ref, err) },
+		OnResume: func(_ string, err error) { p.resumed(ref, err) },
 	}
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
@@ -254,6 +255,15 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 		p.backOffLocked(e, de.RetryAfter)
 	}
 	p.mu.Unlock()
+}
+
+// resumed records a resume of the session at ref (on the endpoint it
+// resumed on).
+func (p *Pool) resumed(ref *remoteRef, err error) {
+	p.mu.Lock()
+	ep := ref.ep.Name
+	p.mu.Unlock()
+	p.tel.resumeDone(ep, err)
 }
 
 // backOffLocked skips e for its next backoff step (at least retryAfter).

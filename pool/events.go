@@ -64,7 +64,7 @@ const (
 //	EventSpawn        a worker started and passed its handshake: WorkerID, Pid, Duration
 //	EventSpawnFailed  a worker start failed: Duration, Err
 //	EventReplace      the supervisor started a worker in place of a lost one (counted in Stats.Restarts)
-//	EventCheckout     a session was handed out: WorkerID, Pid, Waited
+//	EventCheckout     a session was handed out: WorkerID, Pid, Waited, Spawned
 //	EventExhausted    a checkout gave up waiting: Waited, Err
 //	EventRelease      a worker went back to the pool, reset: WorkerID, Pid
 //	EventRecycle      a worker reached MaxCheckoutsPerWorker and was stopped: WorkerID, Pid
@@ -143,6 +143,9 @@ type Event struct {
 	Reason Reason
 	// Waited is how long a checkout waited.
 	Waited time.Duration
+	// Spawned reports, for a checkout that waited, that the worker it got
+	// had just been started (rather than given back by another session).
+	Spawned bool
 	// Duration is how long a start took.
 	Duration time.Duration
 	// Err is the error behind the event.

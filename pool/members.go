@@ -53,13 +53,14 @@ func (p *Pool) markBusyLocked(m *member) {
 }
 
 // putLocked makes m available: to the first waiting checkout, else idle.
-func (p *Pool) putLocked(m *member) {
+// spawned says m was just started (rather than returned by a session).
+func (p *Pool) putLocked(m *member, spawned bool) {
 	if len(p.waiters) > 0 {
 		w := p.waiters[0]
 		p.waiters[0] = nil
 		p.waiters = p.waiters[1:]
 		p.markBusyLocked(m)
-		w.ch <- handoff{m: m}
+		w.ch <- handoff{m: m, spawned: spawned}
 		return
 	}
 	m.state = stIdle

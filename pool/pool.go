@@ -165,7 +165,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	p.tel = newTelemetry(p)
 	p.mu.Lock()
 	m := p.adoptLocked(proc)
-	p.putLocked(m)
+	p.putLocked(m, true)
 	p.mu.Unlock()
 	p.emit(Event{Kind: EventSpawn, WorkerID: m.id, Pid: m.pid, Duration: time.Since(start)})
 

@@ -578,3 +578,66 @@ func TestRemoteCheckoutBoundedByCheckoutTimeout(t *testing.T) {
 		t.Fatalf("stats after the timeout: %+v", st)
 	}
 }
+
+// A session resumed after its server drained is counted on the endpoint
+// it resumed on (monty.pool.session.resumed, outcome ok), and the dump it
+// carried there is a loaded snapshot (monty.snapshot.bytes, load).
+func TestRemoteResumeMetrics(t *testing.T) {
+	a, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:       true,
+		Endpoints:     []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
+		MeterProvider: mp,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s := checkout(t, p)
+	defer s.Close()
+	if s.Endpoint() != "a" {
+		t.Fatalf("on %s", s.Endpoint())
+	}
+	run(t, s, "x = 20", "None")
+	a.Drain()
+	run(t, s, "x + 22", "42")
+	if s.Endpoint() != "b" || s.Resumed() != 1 {
+		t.Fatalf("on %s after %d resumes", s.Endpoint(), s.Resumed())
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	resumed := map[string]int64{} // endpoint/outcome → count
+	var loads, loadBytes uint64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch m.Name {
+			case pool.MetricSessionResumed:
+				for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					ep, _ := dp.Attributes.Value(pool.AttrEndpoint)
+					o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome)
+					resumed[ep.AsString()+"/"+o.AsString()] += dp.Value
+				}
+			case session.MetricSnapshotBytes:
+				for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+					if op, _ := dp.Attributes.Value(session.AttrSnapshotOp); op.AsString() == "load" {
+						loads += dp.Count
+						loadBytes += uint64(dp.Sum)
+					}
+				}
+			}
+		}
+	}
+	if len(resumed) != 1 || resumed["b/ok"] != 1 {
+		t.Errorf("%s: %v, want one ok resume on b", pool.MetricSessionResumed, resumed)
+	}
+	if loads != 1 || loadBytes < 8 {
+		t.Errorf("%s: %d loads of %d bytes, want the resume's dump", session.MetricSnapshotBytes, loads, loadBytes)
+	}
+}

@@ -73,7 +73,7 @@ func (p *Pool) spawn(ctx context.Context) {
 	}
 	m := p.adoptLocked(proc)
 	a.evs = append(a.evs, Event{Kind: EventSpawn, WorkerID: m.id, Pid: m.pid, Duration: d})
-	p.putLocked(m)
+	p.putLocked(m, true)
 }
 
 // startWorker starts a worker and handshakes it: Configure with the pool's

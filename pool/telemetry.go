@@ -16,14 +16,27 @@ import (
 // monty.turn.duration, ...) are package session's, recorded by every
 // checked-out session through the same MeterProvider.
 const (
-	MetricWorkersLive      = "monty.pool.workers.live"
-	MetricWorkersIdle      = "monty.pool.workers.idle"
-	MetricWorkersBusy      = "monty.pool.workers.busy"
+	MetricWorkersLive = "monty.pool.workers.live"
+	MetricWorkersIdle = "monty.pool.workers.idle"
+	MetricWorkersBusy = "monty.pool.workers.busy"
+	// MetricWorkersSuspended counts checked-out workers whose feed waits
+	// on the host (session.StateSuspended).
+	MetricWorkersSuspended = "monty.pool.workers.suspended"
 	MetricCheckoutWait     = "monty.pool.checkout.wait"
 	MetricWorkerTerminated = "monty.pool.worker.terminated"
 	MetricSessionDuration  = "monty.pool.session.duration"
-	AttrReason             = attribute.Key("monty.reason")
-	AttrCheckoutOutcome    = attribute.Key("monty.outcome")
+	// MetricSessionResumed counts remote sessions resumed on a new
+	// connection after a ShutdownDump (a drain), by the endpoint they
+	// resumed on and outcome (ok, or error when the resume failed and the
+	// session was lost).
+	MetricSessionResumed = "monty.pool.session.resumed"
+	AttrReason           = attribute.Key("monty.reason")
+	// AttrCheckoutOutcome is the outcome of a checkout (idle: an idle
+	// worker or a remote start; waited: a worker given back by another
+	// session; spawned: a worker started while it waited; exhausted: it
+	// gave up waiting; error: any other failure), of a pool session (ok,
+	// error, abandoned) or of a resume (ok, error).
+	AttrCheckoutOutcome = attribute.Key("monty.outcome")
 	// MetricEndpointFailures counts remote session starts that failed, by
 	// endpoint.
 	MetricEndpointFailures = "monty.pool.endpoint.failures"
@@ -38,22 +51,57 @@ const (
 
 // telemetry is a pool's instruments. It consumes the pool's Events (the
 // same stream Config.Metrics receives), so there is one source of truth
-// for what happened; only the session duration, which no event carries,
-// is recorded at release.
+// for what happened; only the session duration and a failed checkout's
+// wait, which no event carries, are recorded where they end.
 type telemetry struct {
 	log        *slog.Logger
 	wait       metric.Float64Histogram
 	terminated metric.Int64Counter
 	sessDur    metric.Float64Histogram
+	resumed    metric.Int64Counter
 	reg        metric.Registration
 
-	waitIdle, waitWaited, waitExhausted []metric.RecordOption
-	sessOK, sessError, sessAbandoned    []metric.RecordOption
-	// byEndpoint holds the same record options for each remote endpoint
-	// (the fields above are the local workers'), and epFailures.
-	byEndpoint map[string]*telemetry
+	local epOpts
+	// errNone is a failed checkout that tried no endpoint (a closed pool,
+	// every endpoint backed off).
+	errNone []metric.RecordOption
+	// byEndpoint holds the record options of each remote endpoint, and
+	// epFailures.
+	byEndpoint map[string]*epOpts
 	epFailures metric.Int64Counter
-	epFailOpts []metric.AddOption
+	terminate  map[Reason][]metric.AddOption
+}
+
+// epOpts are the prebuilt attribute sets of one endpoint.
+type epOpts struct {
+	waitIdle, waitWaited, waitSpawned, waitExhausted, waitError []metric.RecordOption
+	sessOK, sessError, sessAbandoned                            []metric.RecordOption
+	resumeOK, resumeError                                       []metric.AddOption
+	epFail                                                      []metric.AddOption
+}
+
+func newEpOpts(ep string) *epOpts {
+	rec := func(v string) []metric.RecordOption {
+		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrCheckoutOutcome.String(v), AttrEndpoint.String(ep)))}
+	}
+	add := func(kv ...attribute.KeyValue) []metric.AddOption {
+		return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(append(kv, AttrEndpoint.String(ep))...))}
+	}
+	return &epOpts{
+		waitIdle: rec("idle"), waitWaited: rec("waited"), waitSpawned: rec("spawned"),
+		waitExhausted: rec("exhausted"), waitError: rec("error"),
+		sessOK: rec(sessionOutcomeOK), sessError: rec(sessionOutcomeError), sessAbandoned: rec(sessionOutcomeAbandoned),
+		resumeOK: add(AttrCheckoutOutcome.String("ok")), resumeError: add(AttrCheckoutOutcome.String("error")),
+		epFail: add(),
+	}
+}
+
+// terminationReasons is the closed set of MetricWorkerTerminated's
+// AttrReason.
+var terminationReasons = []Reason{
+	ReasonAnnounced, ReasonVanished, ReasonMemory, ReasonTimeout, ReasonProtocol, ReasonCanceled,
+	DestroyRequested, DestroyInterrupted, DestroySuspended, DestroyBusy, DestroyRefused, DestroyClosing,
+	"recycled", "scale_down",
 }
 
 func newTelemetry(p *Pool) *telemetry {
@@ -62,64 +110,105 @@ func newTelemetry(p *Pool) *telemetry {
 		mp = otel.GetMeterProvider()
 	}
 	m := mp.Meter(session.ScopeName)
-	t := &telemetry{log: p.log}
-	ep := LocalEndpoint
-	rec := func(k attribute.Key, v string) []metric.RecordOption {
-		return []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(k.String(v), AttrEndpoint.String(ep)))}
+	t := &telemetry{log: p.log, local: *newEpOpts(LocalEndpoint)}
+	t.errNone = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrCheckoutOutcome.String("error")))}
+	t.terminate = make(map[Reason][]metric.AddOption, len(terminationReasons))
+	for _, r := range terminationReasons {
+		t.terminate[r] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(AttrReason.String(string(r))))}
 	}
 	t.wait, _ = m.Float64Histogram(MetricCheckoutWait, metric.WithUnit("s"),
-		metric.WithDescription("Time a checkout waited for a worker, by outcome (idle, waited, exhausted)."),
+		metric.WithDescription("Time a checkout waited for a session, by outcome (idle, waited, spawned, exhausted, error)."),
 		metric.WithExplicitBucketBoundaries(session.DurationBuckets...))
 	t.terminated, _ = m.Int64Counter(MetricWorkerTerminated, metric.WithUnit("{worker}"),
 		metric.WithDescription("Workers that left the pool, by reason."))
 	t.sessDur, _ = m.Float64Histogram(MetricSessionDuration, metric.WithUnit("s"),
 		metric.WithDescription("Checkout to close of a pool session, by outcome (ok, error, abandoned)."),
 		metric.WithExplicitBucketBoundaries(session.DurationBuckets...))
-	t.waitIdle, t.waitWaited, t.waitExhausted = rec(AttrCheckoutOutcome, "idle"), rec(AttrCheckoutOutcome, "waited"), rec(AttrCheckoutOutcome, "exhausted")
-	t.sessOK, t.sessError, t.sessAbandoned = rec(AttrCheckoutOutcome, sessionOutcomeOK), rec(AttrCheckoutOutcome, sessionOutcomeError), rec(AttrCheckoutOutcome, sessionOutcomeAbandoned)
 	if len(p.eps) > 0 {
 		t.epFailures, _ = m.Int64Counter(MetricEndpointFailures, metric.WithUnit("{start}"),
 			metric.WithDescription("Remote session starts that failed, by endpoint."))
-		t.byEndpoint = make(map[string]*telemetry, len(p.eps))
+		t.resumed, _ = m.Int64Counter(MetricSessionResumed, metric.WithUnit("{session}"),
+			metric.WithDescription("Remote sessions resumed after a drain, by the endpoint they resumed on and outcome (ok, error)."))
+		t.byEndpoint = make(map[string]*epOpts, len(p.eps))
 		for _, e := range p.eps {
-			ep = e.Name
-			o := &telemetry{epFailOpts: []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(AttrEndpoint.String(ep)))}}
-			o.waitIdle, o.waitWaited, o.waitExhausted = rec(AttrCheckoutOutcome, "idle"), rec(AttrCheckoutOutcome, "waited"), rec(AttrCheckoutOutcome, "exhausted")
-			o.sessOK, o.sessError, o.sessAbandoned = rec(AttrCheckoutOutcome, sessionOutcomeOK), rec(AttrCheckoutOutcome, sessionOutcomeError), rec(AttrCheckoutOutcome, sessionOutcomeAbandoned)
-			t.byEndpoint[ep] = o
+			t.byEndpoint[e.Name] = newEpOpts(e.Name)
 		}
 	}
 
 	live, _ := m.Int64ObservableGauge(MetricWorkersLive, metric.WithUnit("{worker}"), metric.WithDescription("Running workers, idle or checked out."))
 	idle, _ := m.Int64ObservableGauge(MetricWorkersIdle, metric.WithUnit("{worker}"), metric.WithDescription("Workers waiting for a checkout."))
 	busy, _ := m.Int64ObservableGauge(MetricWorkersBusy, metric.WithUnit("{worker}"), metric.WithDescription("Checked-out workers still running."))
+	susp, _ := m.Int64ObservableGauge(MetricWorkersSuspended, metric.WithUnit("{worker}"), metric.WithDescription("Checked-out workers whose feed waits on the host."))
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		st := p.gauges()
+		st, suspended := p.gauges()
 		o.ObserveInt64(live, int64(st.Live))
 		o.ObserveInt64(idle, int64(st.Idle))
 		o.ObserveInt64(busy, int64(st.Busy))
+		o.ObserveInt64(susp, int64(suspended))
 		return nil
-	}, live, idle, busy)
+	}, live, idle, busy, susp)
 	if err == nil {
 		t.reg = reg
 	}
 	return t
 }
 
-// gauges reads the worker gauges only (no map copy, unlike Stat).
-func (p *Pool) gauges() Stats {
+// gauges reads the worker gauges only (no map copy, unlike Stat), and
+// how many checked-out workers have a feed suspended.
+func (p *Pool) gauges() (Stats, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return Stats{Live: p.liveLocked(), Idle: len(p.idle), Busy: p.busyAlive}
+	suspended := 0
+	for m := range p.busy {
+		if s := m.sess.Load(); s != nil && !m.dead && s.State() == session.StateSuspended {
+			suspended++
+		}
+	}
+	return Stats{Live: p.liveLocked(), Idle: len(p.idle), Busy: p.busyAlive}, suspended
 }
 
 // at returns the record options of the named endpoint (the local
 // workers' for LocalEndpoint or "").
-func (t *telemetry) at(endpoint string) *telemetry {
+func (t *telemetry) at(endpoint string) *epOpts {
 	if o, ok := t.byEndpoint[endpoint]; ok {
 		return o
 	}
-	return t
+	return &t.local
+}
+
+// terminatedOpts is the attribute set of a termination reason.
+func (t *telemetry) terminatedOpts(r Reason) []metric.AddOption {
+	if o, ok := t.terminate[r]; ok {
+		return o
+	}
+	return []metric.AddOption{metric.WithAttributes(AttrReason.String(string(r)))}
+}
+
+// checkoutFailed records the wait of a checkout that failed other than
+// by giving up waiting (which EventExhausted records); ep is the endpoint
+// it last tried, "" for none.
+func (t *telemetry) checkoutFailed(ep string, waited time.Duration) {
+	if t == nil {
+		return
+	}
+	opts := t.errNone
+	if ep != "" {
+		opts = t.at(ep).waitError
+	}
+	t.wait.Record(context.Background(), waited.Seconds(), opts...)
+}
+
+// resumeDone records a remote session's resume after a drain, on the
+// endpoint it resumed on.
+func (t *telemetry) resumeDone(ep string, err error) {
+	if t == nil || t.resumed == nil {
+		return
+	}
+	opts := t.at(ep).resumeOK
+	if err != nil {
+		opts = t.at(ep).resumeError
+	}
+	t.resumed.Add(context.Background(), 1, opts...)
 }
 
 // close stops the gauges' callback.
@@ -140,21 +229,26 @@ func (t *telemetry) observe(e Event) {
 		t.log.Info("monty pool: worker spawned", slog.Uint64("id", e.WorkerID), slog.Int("pid", e.Pid), slog.Duration("took", e.Duration))
 	case EventCheckout:
 		at := t.at(e.Endpoint)
-		opts := at.waitIdle
-		if e.Waited > 0 {
+		opts, waited := at.waitIdle, e.Waited
+		switch {
+		case e.Endpoint != LocalEndpoint && e.Endpoint != "":
+			waited = e.Duration // a remote checkout waits for its start
+		case e.Spawned:
+			opts = at.waitSpawned
+		case e.Waited > 0:
 			opts = at.waitWaited
 		}
-		t.wait.Record(bg, e.Waited.Seconds(), opts...)
+		t.wait.Record(bg, waited.Seconds(), opts...)
 	case EventExhausted:
-		t.wait.Record(bg, e.Waited.Seconds(), t.waitExhausted...)
+		t.wait.Record(bg, e.Waited.Seconds(), t.local.waitExhausted...)
 		t.log.Warn("monty pool: checkout refused", slog.String("why", "exhausted"), slog.Duration("waited", e.Waited))
 	case EventEndpointFailed:
-		t.epFailures.Add(bg, 1, t.at(e.Endpoint).epFailOpts...)
+		t.epFailures.Add(bg, 1, t.at(e.Endpoint).epFail...)
 		t.log.Warn("monty pool: remote session start failed", slog.String("endpoint", e.Endpoint), slog.Any("error", e.Err))
 	case EventUnhealthy:
 		t.log.Warn("monty pool: checkouts refused until the restart window passes", slog.Any("error", e.Err))
 	case EventCrash, EventDestroy:
-		t.terminated.Add(bg, 1, metric.WithAttributes(AttrReason.String(string(e.Reason))))
+		t.terminated.Add(bg, 1, t.terminatedOpts(e.Reason)...)
 		if e.Kind == EventDestroy {
 			lvl := slog.LevelDebug
 			if e.Reason == DestroyRefused {
@@ -164,10 +258,10 @@ func (t *telemetry) observe(e Event) {
 		}
 		// A crash is logged where it is classified (crashLocked).
 	case EventRecycle:
-		t.terminated.Add(bg, 1, metric.WithAttributes(AttrReason.String("recycled")))
+		t.terminated.Add(bg, 1, t.terminatedOpts("recycled")...)
 		t.log.Debug("monty pool: worker stopped", slog.Uint64("id", e.WorkerID), slog.Int("pid", e.Pid), slog.String("reason", "recycled"))
 	case EventScaleDown:
-		t.terminated.Add(bg, 1, metric.WithAttributes(AttrReason.String("scale_down")))
+		t.terminated.Add(bg, 1, t.terminatedOpts("scale_down")...)
 		t.log.Debug("monty pool: worker stopped", slog.Uint64("id", e.WorkerID), slog.Int("pid", e.Pid), slog.String("reason", "scale_down"))
 	}
 }

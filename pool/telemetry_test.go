@@ -2,7 +2,9 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -10,12 +12,16 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
 )
 
 // Every metric name upstream's parent records is recorded by pool
 // sessions, through the pool's providers, and a checkout's session span
-// is its run's parent.
+// is its run's parent. (monty.pool.session.resumed needs a drained remote
+// endpoint: TestRemoteResumeMetrics.)
 func TestTelemetryEveryMetricFromAPoolSession(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
@@ -39,6 +45,9 @@ func TestTelemetryEveryMetricFromAPoolSession(t *testing.T) {
 	if res.Value.Repr() != "42" {
 		t.Fatalf("result %s", res.Value.Repr())
 	}
+	if _, err := s.Dump(ctx); err != nil {
+		t.Fatal(err)
+	}
 	s.Close() // back to the pool: outcome ok
 	s, err = p.Checkout(ctx, session.Config{})
 	if err != nil {
@@ -57,8 +66,8 @@ func TestTelemetryEveryMetricFromAPoolSession(t *testing.T) {
 		}
 	}
 	for _, name := range []string{
-		MetricWorkersLive, MetricWorkersIdle, MetricWorkersBusy, MetricCheckoutWait,
-		MetricWorkerTerminated, MetricSessionDuration,
+		MetricWorkersLive, MetricWorkersIdle, MetricWorkersBusy, MetricWorkersSuspended, MetricCheckoutWait,
+		MetricWorkerTerminated, MetricSessionDuration, session.MetricSnapshotBytes,
 		session.MetricRunDuration, session.MetricRunExecutionTime, session.MetricRunSuspensions,
 		session.MetricTurnDuration, session.MetricExtCallDuration, session.MetricPrintBytes,
 		session.MetricWireFrameBytes,
@@ -137,4 +146,163 @@ func hasPoint(m metricdata.Metrics, kv attribute.KeyValue) bool {
 		}
 	}
 	return false
+}
+
+// gaugeValue is the last value of an int64 gauge (-1 when absent).
+func gaugeValue(m metricdata.Metrics) int64 {
+	g, ok := m.Data.(metricdata.Gauge[int64])
+	if !ok || len(g.DataPoints) == 0 {
+		return -1
+	}
+	return g.DataPoints[0].Value
+}
+
+func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]metricdata.Metrics{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			got[m.Name] = m
+		}
+	}
+	return got
+}
+
+// histCount is the number of recordings of a histogram whose attributes
+// include every kv.
+func histCount(m metricdata.Metrics, kv ...attribute.KeyValue) uint64 {
+	h, ok := m.Data.(metricdata.Histogram[float64])
+	if !ok {
+		return 0
+	}
+	var n uint64
+	for _, dp := range h.DataPoints {
+		match := true
+		for _, want := range kv {
+			if got, ok := dp.Attributes.Value(want.Key); !ok || got != want.Value {
+				match = false
+			}
+		}
+		if match {
+			n += dp.Count
+		}
+	}
+	return n
+}
+
+// Every checkout outcome upstream names is recorded, each when it
+// happens: idle (a warm worker), spawned (a worker started while the
+// checkout waited), waited (a worker another session gave back),
+// exhausted (the wait gave up) and error (a closed pool).
+func TestTelemetryCheckoutOutcomes(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	p, err := New(context.Background(), Config{MinWorkers: 1, MaxWorkers: 2, MeterProvider: mp, Logger: quiet,
+		Worker: worker.Config{Binary: testenv.Worker(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			p.Close(context.Background())
+		}
+	}()
+	outcome := func(o string) uint64 {
+		return histCount(collect(t, reader)[MetricCheckoutWait], AttrCheckoutOutcome.String(o), AttrEndpoint.String(LocalEndpoint))
+	}
+	eventually(t, p, 10*time.Second, "at strength", atStrength(1))
+	s1 := checkout(t, p)
+	if n := outcome("idle"); n != 1 {
+		t.Fatalf("idle checkouts %d, want 1", n)
+	}
+	s2 := checkout(t, p) // no idle worker: one is started for it
+	if n := outcome("spawned"); n != 1 {
+		t.Fatalf("spawned checkouts %d, want 1", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err = p.Checkout(ctx, session.Config{})
+	cancel()
+	var ee *ExhaustedError
+	if !errors.As(err, &ee) {
+		t.Fatalf("third checkout: %v", err)
+	}
+	if n := outcome("exhausted"); n != 1 {
+		t.Fatalf("exhausted checkouts %d, want 1", n)
+	}
+	got := make(chan *Session, 1)
+	go func() {
+		s, err := p.Checkout(context.Background(), session.Config{})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- s
+	}()
+	eventually(t, p, 10*time.Second, "a waiting checkout", func(st Stats) bool { return st.Waiting == 1 })
+	s1.Close()
+	s3 := <-got
+	if s3 == nil {
+		t.FailNow()
+	}
+	if n := outcome("waited"); n != 1 {
+		t.Fatalf("waited checkouts %d, want 1", n)
+	}
+	s2.Close()
+	s3.Close()
+	closed = true
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("checkout of a closed pool: %v", err)
+	}
+	if n := outcome("error"); n != 1 {
+		t.Fatalf("failed checkouts %d, want 1", n)
+	}
+	for _, o := range []string{"idle", "spawned", "waited"} {
+		if n := outcome(o); n != 1 {
+			t.Errorf("%s checkouts %d at the end, want 1", o, n)
+		}
+	}
+}
+
+// monty.pool.workers.suspended counts the checked-out workers whose feed
+// waits on the host, and nothing else.
+func TestTelemetryWorkersSuspended(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	p, _ := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2, MeterProvider: mp})
+	eventually(t, p, 10*time.Second, "at strength", atStrength(2))
+	suspended := func() int64 { return gaugeValue(collect(t, reader)[MetricWorkersSuspended]) }
+	if n := suspended(); n != 0 {
+		t.Fatalf("suspended before any checkout: %d", n)
+	}
+	ctx := context.Background()
+	a, b := checkout(t, p), checkout(t, p)
+	defer a.Close()
+	defer b.Close()
+	runRepr(t, b, "1 + 1")
+	ev, err := a.Feed(ctx, "f(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ev.Body.(*message.FunctionCall); !ok {
+		t.Fatalf("feed: %T", ev.Body)
+	}
+	if n := suspended(); n != 1 {
+		t.Fatalf("suspended with one feed waiting on the host: %d", n)
+	}
+	funcs := session.NewRegistry().MustRegister("f", func(x int) int { return x + 1 })
+	if r, err := a.Continue(ctx, session.WithFunctions(funcs)); err != nil || r.Repr() != "2" {
+		t.Fatalf("continue: %v %v", r, err)
+	}
+	if n := suspended(); n != 0 {
+		t.Fatalf("suspended after the run completed: %d", n)
+	}
 }

@@ -89,6 +89,7 @@ func configureOn(ctx context.Context, cfg Config, bin string, p Peer, c codec.Co
 		state: StateIdle,
 		print: cfg.Print,
 	}
+	s.pubState.Store(uint32(StateIdle))
 	if err := s.begin(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -164,7 +165,7 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 	}
 	s.setCause(errDetached)
 	s.endTelemetry()
-	s.state = StateClosed
+	s.setState(StateClosed)
 	s.susp = nil
 	s.closed.Store(true)
 	if s.wd != nil {

@@ -162,6 +162,12 @@ type RemoteLauncher struct {
 	// pool uses it to account for endpoints; it must be fast and safe for
 	// concurrent use.
 	OnDial func(url string, err error)
+	// OnResume, when set, is called after each resume a ShutdownDump
+	// started (NoResume unset), from the session's goroutine, with the URL
+	// the session redialled (the last one tried) and nil, or the error
+	// that ended the resume (and the session). A pool uses it to count
+	// resumes per endpoint; it must be fast.
+	OnResume func(url string, err error)
 }
 
 // Binary returns "" (a remote worker has no local binary).
@@ -398,7 +404,14 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 	if rp.l.NoResume || b.Dump == nil || req.RequestKind() == message.KindConfigure {
 		return nil, s.die(shut, true)
 	}
-	if err := s.resumeBounded(ctx, rp, shut.Dump); err != nil {
+	err := s.resumeBounded(ctx, rp, shut.Dump)
+	if rp.l.OnResume != nil {
+		rp.mu.Lock()
+		url := rp.url
+		rp.mu.Unlock()
+		rp.l.OnResume(url, err)
+	}
+	if err != nil {
 		shut.Resume = err
 		return nil, s.die(shut, true)
 	}
@@ -436,6 +449,7 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte)
 	if k := ev.Body.EventKind(); k != message.KindOk {
 		return fmt.Errorf("the new connection answered Configure with %s", k)
 	}
+	s.snapshotBytes(len(dump), false)
 	ev, err = s.rawTurn(ctx, &message.Load{State: dump})
 	if err != nil {
 		return err

@@ -140,10 +140,11 @@ type Session struct {
 	// Close and Kill also release a Run blocked in one.
 	hostCancel atomic.Pointer[context.CancelFunc]
 
-	state   State
-	started bool                // an interpreter exists (a feed ran or a dump was loaded)
-	susp    *message.ChildEvent // the pending suspension
-	resumed int                 // remote resumes after a ShutdownDump
+	state    State
+	pubState atomic.Uint32       // state, for State from any goroutine
+	started  bool                // an interpreter exists (a feed ran or a dump was loaded)
+	susp     *message.ChildEvent // the pending suspension
+	resumed  int                 // remote resumes after a ShutdownDump
 	// deadErr is the cause of the loss, set once; guarded by deadMu so
 	// that Cause may read it from any goroutine.
 	deadMu  sync.Mutex
@@ -199,12 +200,19 @@ func pidOf(p Peer) int {
 	return 0
 }
 
-// State returns the session's state.
+// State returns the session's state. It is safe to call from any
+// goroutine (a concurrent turn may change it at any moment).
 func (s *Session) State() State {
 	if s.closed.Load() {
 		return StateClosed
 	}
-	return s.state
+	return State(s.pubState.Load())
+}
+
+// setState sets the session's state (on the turn goroutine).
+func (s *Session) setState(st State) {
+	s.state = st
+	s.pubState.Store(uint32(st))
 }
 
 // Suspension returns the event the feed is suspended on (a FunctionCall,
@@ -513,7 +521,7 @@ func (s *Session) fail(err error) error {
 // it first when kill is set, else letting the ladder wait for its exit) and
 // returns err.
 func (s *Session) die(err error, kill bool) error {
-	s.state = StateClosed
+	s.setState(StateClosed)
 	s.susp = nil
 	s.setCause(err)
 	s.closed.Store(true)
@@ -765,7 +773,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 }
 
 func (s *Session) toIdle() {
-	s.state = StateIdle
+	s.setState(StateIdle)
 	s.susp = nil
 }
 
@@ -775,7 +783,7 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 	if err := s.checkCalls(ev); err != nil {
 		return nil, s.fail(err)
 	}
-	s.state = StateSuspended
+	s.setState(StateSuspended)
 	s.susp = ev
 	s.started = true
 	s.suspCount++

@@ -44,6 +44,9 @@ const (
 	AttrSuspensions = attribute.Key("monty.suspensions")
 	// AttrDirection is a frame's direction: sent or received.
 	AttrDirection = attribute.Key("monty.direction")
+	// AttrSnapshotOp is what a snapshot size measured: dump (a Dump's
+	// result) or load (the bytes of a Load, a resume's included).
+	AttrSnapshotOp = attribute.Key("monty.snapshot.op")
 	// AttrCode is the fed code (opt-in).
 	AttrCode = attribute.Key("monty.code")
 	// AttrFunction is a host function's name, or an OS call's operation (opt-in).
@@ -65,6 +68,7 @@ const (
 	MetricExtCallDuration  = "monty.ext.call.duration"
 	MetricPrintBytes       = "monty.print.bytes"
 	MetricWireFrameBytes   = "monty.wire.frame.bytes"
+	MetricSnapshotBytes    = "monty.snapshot.bytes"
 )
 
 // Histogram buckets shared with package pool.
@@ -106,8 +110,8 @@ var outcomeNames = [nOutcomes]string{"ok", "error", "typing_error", "aborted", "
 // record options of every closed attribute value built once (so that
 // recording allocates nothing).
 type instruments struct {
-	runDur, runExec, runSusp, turnDur, extDur, frameBytes metric.Float64Histogram
-	printBytes                                            metric.Int64Counter
+	runDur, runExec, runSusp, turnDur, extDur, frameBytes, snapBytes metric.Float64Histogram
+	printBytes                                                       metric.Int64Counter
 
 	none     []metric.RecordOption
 	noneAdd  []metric.AddOption
@@ -115,6 +119,8 @@ type instruments struct {
 	outcome  [nOutcomes][]metric.RecordOption
 	sent     []metric.RecordOption
 	received []metric.RecordOption
+	dump     []metric.RecordOption
+	load     []metric.RecordOption
 }
 
 var instrumentCache sync.Map // metric.MeterProvider -> *instruments
@@ -139,6 +145,7 @@ func instrumentsFor(mp metric.MeterProvider) *instruments {
 		turnDur:    hist(MetricTurnDuration, "s", "Wall time of one turn: request written to turn-ending event read.", DurationBuckets),
 		extDur:     hist(MetricExtCallDuration, "s", "Host time of one round trip: suspension read to answer written.", DurationBuckets),
 		frameBytes: hist(MetricWireFrameBytes, "By", "Frame body sizes on the wire.", ByteBuckets),
+		snapBytes:  hist(MetricSnapshotBytes, "By", "Snapshot sizes, dumped or loaded.", ByteBuckets),
 	}
 	in.printBytes, _ = m.Int64Counter(MetricPrintBytes, metric.WithUnit("By"), metric.WithDescription("Bytes of sandbox print output."))
 	for k := 1; k < nHostKinds; k++ {
@@ -149,6 +156,8 @@ func instrumentsFor(mp metric.MeterProvider) *instruments {
 	}
 	in.sent = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrDirection.String("sent")))}
 	in.received = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrDirection.String("received")))}
+	in.dump = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrSnapshotOp.String("dump")))}
+	in.load = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrSnapshotOp.String("load")))}
 	if comparable {
 		v, _ := instrumentCache.LoadOrStore(mp, in)
 		return v.(*instruments)
@@ -379,6 +388,17 @@ func (s *Session) frameBytes(n int, sent bool) {
 			opts = in.sent
 		}
 		in.frameBytes.Record(context.Background(), float64(n), opts...)
+	}
+}
+
+// snapshotBytes records a snapshot's size: a dump's, or a load's.
+func (s *Session) snapshotBytes(n int, dump bool) {
+	if in := s.tel.in; in != nil {
+		opts := in.load
+		if dump {
+			opts = in.dump
+		}
+		in.snapBytes.Record(context.Background(), float64(n), opts...)
 	}
 }
 

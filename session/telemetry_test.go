@@ -270,3 +270,36 @@ func TestTelemetryOffAllocatesNothingPerTurn(t *testing.T) {
 		t.Errorf("a feed allocates %.1f times with no-op telemetry, %.1f without", with, without)
 	}
 }
+
+// monty.snapshot.bytes records the size of every dump handed out and of
+// every dump loaded, each under its own operation.
+func TestTelemetrySnapshotBytes(t *testing.T) {
+	rig := newTelemetryRig(t)
+	cfg := Config{TracerProvider: rig.tp, MeterProvider: rig.mp}
+	src := realSession(t, cfg)
+	run(t, src, "x = 'abc' * 100")
+	state, err := src.Dump(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := realSession(t, cfg)
+	if _, err := dst.Load(context.Background(), state); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, dst, "len(x)"); r.Repr() != "300" {
+		t.Fatalf("restored len(x) = %s", r.Repr())
+	}
+	h, ok := rig.metrics(t)[MetricSnapshotBytes].Data.(metricdata.Histogram[float64])
+	if !ok {
+		t.Fatalf("%s not recorded", MetricSnapshotBytes)
+	}
+	got := map[string][2]float64{} // op → count, sum
+	for _, dp := range h.DataPoints {
+		op, _ := dp.Attributes.Value(AttrSnapshotOp)
+		got[op.AsString()] = [2]float64{float64(dp.Count), dp.Sum}
+	}
+	n := float64(len(state))
+	if len(got) != 2 || got["dump"] != [2]float64{1, n} || got["load"] != [2]float64{1, n} {
+		t.Fatalf("%s: %v, want one dump and one load of %d bytes", MetricSnapshotBytes, got, len(state))
+	}
+}

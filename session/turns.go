@@ -271,6 +271,7 @@ func (s *Session) Dump(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	if d, ok := ev.Body.(*message.DumpResult); ok {
+		s.snapshotBytes(len(d.State), true)
 		return d.State, nil
 	}
 	return nil, errorOf(ev)
@@ -287,6 +288,7 @@ func (s *Session) Load(ctx context.Context, state []byte) (*message.ChildEvent, 
 		return nil, err
 	}
 	defer s.end()
+	s.snapshotBytes(len(state), false)
 	ev, err := s.exchange(ctx, &message.Load{State: state})
 	if err != nil {
 		return nil, err
