@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
@@ -168,6 +170,8 @@ type Session struct {
 	// for host futures (the worker is suspended on ResolveFutures).
 	waitingHook func()
 	preq        message.ParentRequest
+	tpSpan      trace.SpanContext // the span of tpStr, the last traceparent sent
+	tpStr       string
 	wbuf        []byte
 	scratch     value.Graph
 	wd          *time.Timer
@@ -283,8 +287,12 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request) (*message.
 	kind := req.RequestKind()
 	s.preq.Body = req
 	s.preq.TraceParent = nil
-	if tp, ok := traceParent(s.currentSpan(ctx)); ok {
-		s.preq.TraceParent = &tp
+	if sc := s.currentSpan(ctx); sc.IsValid() {
+		if !sc.Equal(s.tpSpan) { // rendered once per span, not per turn
+			s.tpSpan = sc
+			s.tpStr, _ = traceParent(sc)
+		}
+		s.preq.TraceParent = &s.tpStr
 	}
 	buf, err := s.codec.AppendRequest(s.wbuf[:0], &s.preq)
 	s.preq.Body = nil

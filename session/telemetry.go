@@ -106,6 +106,29 @@ const (
 
 var outcomeNames = [nOutcomes]string{"ok", "error", "typing_error", "aborted", "lost", "closed"}
 
+// Span attributes built once, so that starting and ending a run or host
+// span allocates nothing of gomonty's own: spans start and end with no
+// options (their times are the SDK's clock readings; an explicit timestamp
+// or a start attribute costs an allocation or two per span), and take
+// their closed-set attributes from these slices (the SDK copies them).
+var (
+	hostSpanAttrs [nHostKinds][]attribute.KeyValue
+	// runEndAttrs[o][n] is a run's end attributes: outcome o, n
+	// suspensions (for the common small n).
+	runEndAttrs [nOutcomes][16][]attribute.KeyValue
+)
+
+func init() {
+	for k := 1; k < nHostKinds; k++ {
+		hostSpanAttrs[k] = []attribute.KeyValue{AttrHostKind.String(hostKindNames[k])}
+	}
+	for o := range nOutcomes {
+		for n := range runEndAttrs[o] {
+			runEndAttrs[o][n] = []attribute.KeyValue{AttrOutcome.String(outcomeNames[o]), AttrSuspensions.Int64(int64(n))}
+		}
+	}
+}
+
 // instruments are the session metrics of one MeterProvider, with the
 // record options of every closed attribute value built once (so that
 // recording allocates nothing).
@@ -296,8 +319,8 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		t.runSusp++
 		t.hostKind, t.hostT = hk, end
 		if t.tracer != nil {
-			_, t.host = t.tracer.Start(t.runCtx, SpanHost, trace.WithTimestamp(end),
-				trace.WithAttributes(AttrHostKind.String(hostKindNames[hk])))
+			_, t.host = t.tracer.Start(t.runCtx, SpanHost)
+			t.host.SetAttributes(hostSpanAttrs[hk]...)
 			if t.content {
 				t.host.SetAttributes(contentOf(ev)...)
 			}
@@ -337,11 +360,11 @@ func (t *telemetry) startRunLocked(s *Session, start time.Time, feed *message.Fe
 	if t.tracer == nil {
 		return
 	}
-	opts := []trace.SpanStartOption{trace.WithTimestamp(start)}
 	if t.content && feed != nil {
-		opts = append(opts, trace.WithAttributes(AttrCode.String(feed.Code)))
+		t.runCtx, t.run = t.tracer.Start(t.sessCtx, SpanRun, trace.WithAttributes(AttrCode.String(feed.Code)))
+		return
 	}
-	t.runCtx, t.run = t.tracer.Start(t.sessCtx, SpanRun, opts...)
+	t.runCtx, t.run = t.tracer.Start(t.sessCtx, SpanRun)
 }
 
 func (t *telemetry) endHostLocked(now time.Time) {
@@ -350,7 +373,7 @@ func (t *telemetry) endHostLocked(now time.Time) {
 	}
 	t.in.extDur.Record(context.Background(), now.Sub(t.hostT).Seconds(), t.in.host[t.hostKind]...)
 	if t.host != nil {
-		t.host.End(trace.WithTimestamp(now))
+		t.host.End()
 		t.host = nil
 	}
 	t.hostKind = hostNone
@@ -363,11 +386,15 @@ func (t *telemetry) endRunLocked(s *Session, o int, now time.Time) {
 	if t.run == nil {
 		return
 	}
-	t.run.SetAttributes(AttrOutcome.String(outcomeNames[o]), AttrSuspensions.Int64(int64(t.runSusp)))
+	if t.runSusp < uint64(len(runEndAttrs[o])) {
+		t.run.SetAttributes(runEndAttrs[o][t.runSusp]...)
+	} else {
+		t.run.SetAttributes(AttrOutcome.String(outcomeNames[o]), AttrSuspensions.Int64(int64(t.runSusp)))
+	}
 	if o == outcomeError || o == outcomeLost {
 		t.run.SetStatus(codes.Error, outcomeNames[o])
 	}
-	t.run.End(trace.WithTimestamp(now))
+	t.run.End()
 	t.run, t.runCtx = nil, nil
 }
 

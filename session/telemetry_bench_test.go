@@ -2,11 +2,14 @@ package session
 
 import (
 	"context"
+	"io"
+	"os/exec"
 	"testing"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // discardSpans is a span exporter that drops everything: the SDK does all
@@ -42,10 +45,11 @@ func BenchmarkTelemetry(b *testing.B) {
 			b.Run(c.name+"/"+mode, func(b *testing.B) {
 				cfg := Config{}
 				if mode != "off" {
-					tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discardSpans{}))
+					proc := sdktrace.WithBatcher(discardSpans{})
 					if mode == "sdk-sync" {
-						tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(discardSpans{}))
+						proc = sdktrace.WithSyncer(discardSpans{})
 					}
+					tp := sdktrace.NewTracerProvider(proc)
 					mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(discardMetrics{})))
 					defer tp.Shutdown(context.Background())
 					defer mp.Shutdown(context.Background())
@@ -69,5 +73,65 @@ func BenchmarkTelemetry(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkSpanPipeRoundTrip is the SDK alone, without gomonty: one span
+// around one 8-byte round trip through a pipe to a child process (cat),
+// the shape of a warm feed's turn. "none" starts no span; "sync" and
+// "batch" start and end one per round trip with a discarding exporter
+// behind a synchronous or a batch span processor. It shows what the
+// batch processor costs a process whose goroutine then blocks on a pipe:
+// every ended span is a channel send that wakes the processor's
+// goroutine.
+func BenchmarkSpanPipeRoundTrip(b *testing.B) {
+	for _, mode := range []string{"none", "sync", "batch"} {
+		b.Run(mode, func(b *testing.B) {
+			cmd := exec.Command("cat")
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				b.Skip("no cat:", err)
+			}
+			defer func() {
+				in.Close()
+				cmd.Wait()
+			}()
+			var tr trace.Tracer
+			switch mode {
+			case "sync", "batch":
+				proc := sdktrace.WithSyncer(discardSpans{})
+				if mode == "batch" {
+					proc = sdktrace.WithBatcher(discardSpans{})
+				}
+				tp := sdktrace.NewTracerProvider(proc)
+				defer tp.Shutdown(context.Background())
+				tr = tp.Tracer("bench")
+			}
+			msg, buf := []byte("12345678"), make([]byte, 8)
+			ctx := context.Background()
+			defer hostCPU(b)()
+			for b.Loop() {
+				var span trace.Span
+				if tr != nil {
+					_, span = tr.Start(ctx, "round trip")
+				}
+				if _, err := in.Write(msg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(out, buf); err != nil {
+					b.Fatal(err)
+				}
+				if span != nil {
+					span.End()
+				}
+			}
+		})
 	}
 }
