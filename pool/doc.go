@@ -76,8 +76,15 @@
 // [Pool.Stat] returns counters and gauges; Config.Metrics receives every
 // [Event] as it happens (the closed set is listed on [EventKind]), the
 // same stream from which the pool records its OpenTelemetry metrics
-// (MetricWorkersLive and its siblings, through Config.MeterProvider or
-// the global provider). Crash
+// (through Config.MeterProvider or the global provider), with upstream's
+// names: [MetricWorkersLive], [MetricWorkersIdle], [MetricWorkersBusy] and
+// [MetricWorkersSuspended] (observable gauges), [MetricCheckoutWait] (by
+// [AttrCheckoutOutcome]: idle, waited, spawned, exhausted, error),
+// [MetricWorkerTerminated] (by [AttrReason]), [MetricSessionDuration] (by
+// outcome: ok, error, abandoned), [MetricSessionResumed] (remote sessions
+// resumed after a drain, by endpoint and outcome) and
+// [MetricEndpointFailures]; checked-out sessions add package session's
+// spans and metrics through the same providers. Crash
 // reasons are the Reason constants: announced, vanished, memory, timeout,
 // protocol, canceled.
 //

@@ -63,12 +63,24 @@
 //
 // A [Session] runs one turn at a time on the calling goroutine, with plain
 // blocking reads and writes on the worker's pipes (no goroutine handoff per
-// turn). It is not safe for concurrent use, except [Session.Close] and
-// [Session.Kill], which any goroutine may call at any time. A [Registry] is
-// safe for concurrent use.
+// turn). It is not safe for concurrent use, except [Session.Close],
+// [Session.Kill] and [Session.State], which any goroutine may call at any
+// time. A [Registry] is safe for concurrent use.
 //
-// # Tracing
+// # Telemetry
 //
-// When the context of a call carries an OpenTelemetry span context, its W3C
-// traceparent travels with every request of that call.
+// A session records OpenTelemetry spans and metrics through
+// Config.TracerProvider and Config.MeterProvider, else the global
+// providers (no SDK installed: nothing is recorded, and no span is started
+// per turn). Spans: [SpanSession] (Start or Attach to Close), [SpanRun]
+// (one feed, held across its suspensions) and [SpanHost] (one host round
+// trip); the W3C traceparent sent with each request is the current one's,
+// else that of the span in the call's context. Metrics, with upstream's
+// names: [MetricRunDuration], [MetricRunExecutionTime],
+// [MetricRunSuspensions], [MetricTurnDuration], [MetricExtCallDuration]
+// (by [AttrHostKind]), [MetricPrintBytes], [MetricWireFrameBytes] (by
+// [AttrDirection]) and [MetricSnapshotBytes] (by [AttrSnapshotOp]).
+// Attributes come from closed sets; code, arguments, results and prints
+// are recorded only with Config.TelemetryContent. Package pool adds the
+// monty.pool.* metrics.
 package session

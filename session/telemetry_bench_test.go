@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"os/exec"
+	"slices"
 	"testing"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -134,4 +136,97 @@ func BenchmarkSpanPipeRoundTrip(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkTelemetryPaired runs the same warm op on two sessions, one
+// with telemetry off and one with the SDK on (sdk: batch span processor;
+// sdk-sync: synchronous), alternating op by op (and which goes first), and
+// times every op. On a machine whose load drifts from second to second,
+// that pairs each instrumented op with an uninstrumented one run in the
+// same instant. "traceparent" is no SDK at all, only a caller's span
+// context (so every request carries a traceparent to the worker): the
+// worker's share of the cost. It reports the median wall time of each (off-ns/op,
+// on-ns/op) and their ratio (on/off, the target's measure), beside the
+// ratio of the means.
+func BenchmarkTelemetryPaired(b *testing.B) {
+	cases := []struct{ name, code string }{{"feed", "1 + 2"}, {"hostcall", "f(1)"}}
+	reg := NewRegistry().MustRegister("f", func(i int) int { return i })
+	for _, c := range cases {
+		for _, mode := range []string{"sdk", "sdk-sync", "metrics", "traces-sync", "traceparent"} {
+			b.Run(c.name+"/"+mode, func(b *testing.B) {
+				proc := sdktrace.WithBatcher(discardSpans{})
+				if mode != "sdk" {
+					proc = sdktrace.WithSyncer(discardSpans{})
+				}
+				tp := sdktrace.NewTracerProvider(proc)
+				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(discardMetrics{})))
+				defer tp.Shutdown(context.Background())
+				defer mp.Shutdown(context.Background())
+				off := realSession(b, Config{})
+				onCfg, onCtx := Config{TracerProvider: tp, MeterProvider: mp}, context.Background()
+				switch mode {
+				case "metrics":
+					onCfg.TracerProvider = nil
+				case "traces-sync":
+					onCfg.MeterProvider = nil
+				case "traceparent":
+					// No SDK: only the caller's span context, whose traceparent
+					// every request then carries to the worker.
+					onCfg = Config{}
+					onCtx = trace.ContextWithSpanContext(onCtx, trace.NewSpanContext(trace.SpanContextConfig{
+						TraceID: trace.TraceID{1, 2, 3}, SpanID: trace.SpanID{4, 5, 6}, TraceFlags: trace.FlagsSampled}))
+				}
+				on := realSession(b, onCfg)
+				opt := WithFunctions(reg)
+				var offT, onT []time.Duration
+				op := func(s *Session, into *[]time.Duration) {
+					ctx := context.Background()
+					if s == on {
+						ctx = onCtx
+					}
+					t0 := time.Now()
+					if _, err := s.Run(ctx, c.code, opt); err != nil {
+						b.Fatal(err)
+					}
+					*into = append(*into, time.Since(t0))
+				}
+				i := 0
+				for b.Loop() {
+					if i%2 == 0 {
+						op(off, &offT)
+						op(on, &onT)
+					} else {
+						op(on, &onT)
+						op(off, &offT)
+					}
+					i++
+				}
+				mo, mn := median(offT), median(onT)
+				b.ReportMetric(float64(mo.Nanoseconds()), "off-ns/op")
+				b.ReportMetric(float64(mn.Nanoseconds()), "on-ns/op")
+				b.ReportMetric(float64(mn)/float64(mo), "ratio")
+				b.ReportMetric(float64(mean(onT))/float64(mean(offT)), "mean-ratio")
+			})
+		}
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func mean(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	var t time.Duration
+	for _, x := range d {
+		t += x
+	}
+	return t / time.Duration(len(d))
 }
