@@ -92,7 +92,7 @@
 //
 // A Pool is safe for concurrent use by any number of goroutines. A Session
 // is like a *session.Session: one goroutine runs its turns, while Close,
-// Destroy, Kill, WorkerID, Pid and Endpoint may be called from any
+// Destroy, Kill, State, WorkerID, Pid and Endpoint may be called from any
 // goroutine at any time (Close and Destroy interrupt a turn in flight by
 // stopping the worker or closing the connection). The Metrics callback is called from whichever goroutine caused
 // the event, never with the pool's lock held, possibly concurrently.

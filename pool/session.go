@@ -20,7 +20,7 @@ import (
 //
 // Like *session.Session, a Session runs one turn at a time on the calling
 // goroutine and is not safe for concurrent use, except that Close, Destroy,
-// Kill, WorkerID, Pid and Endpoint may be called from any goroutine at any
+// Kill, State, WorkerID, Pid and Endpoint may be called from any goroutine at any
 // time.
 // After Close or Destroy every turn fails with an error matching
 // session.ErrClosed: the worker it ran on may already serve another

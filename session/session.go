@@ -122,7 +122,8 @@ const maxRetainedBuf = 1 << 20
 // A Session is not safe for concurrent use. It runs one turn at a time
 // (strict alternation) on the calling goroutine; an overlapping call fails
 // with ErrBusy. Close and Kill are the exceptions: they may be called from
-// any goroutine at any time, and interrupt a turn in flight.
+// any goroutine at any time, and interrupt a turn in flight (State and
+// Cause, which only read, may be called from any goroutine too).
 type Session struct {
 	cfg   Config
 	bin   string
@@ -341,13 +342,13 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request) (*message.
 		ioErr  error
 		decErr error
 	)
-	s.frameBytes(len(buf), true)
 	if err := s.conn.WriteFrame(buf); err != nil {
 		ioErr = err
 		if op != transport.OpAborting {
 			op = transport.OpSending
 		}
 	} else {
+		s.sent(len(buf), kind)
 		for {
 			body, err := s.conn.ReadFrame()
 			if err != nil {

@@ -288,9 +288,8 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 			t.endRunLocked(s, outcomeLost, start) // a feed without an end: cannot happen with an honest child
 		}
 		t.startRunLocked(s, start, req.(*message.Feed))
-	case message.KindResumeCall, message.KindResumeNameLookup, message.KindResumeFutures, message.KindAbortFeed:
-		t.endHostLocked(start)
 	}
+	// An answer ends its host round trip once written (sent).
 	if t.tracer != nil {
 		t.mu.Unlock()
 	}
@@ -405,6 +404,27 @@ func (t *telemetry) recordRun(s *Session, now time.Time) {
 		t.in.runExec.Record(bg, d.Seconds(), t.in.none...)
 	}
 	t.in.runSusp.Record(bg, float64(t.runSusp), t.in.none...)
+}
+
+// sent records a request frame once written, while the worker works on
+// it (off the turn's critical path): its size, and the end of the host
+// round trip an answer (or an abort) ends.
+func (s *Session) sent(n int, kind message.RequestKind) {
+	t := &s.tel
+	if t.in == nil {
+		return
+	}
+	t.in.frameBytes.Record(context.Background(), float64(n), t.in.sent...)
+	switch kind {
+	case message.KindResumeCall, message.KindResumeNameLookup, message.KindResumeFutures, message.KindAbortFeed:
+	default:
+		return
+	}
+	if t.tracer != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+	}
+	t.endHostLocked(time.Now())
 }
 
 // frameBytes records one frame body's size.

@@ -25,7 +25,8 @@ func TestPrintsTheSpanTreeAndMetrics(t *testing.T) {
 		t.Fatalf("want the result and the tree\n%s", wantTree)
 	}
 	for _, name := range []string{"monty.run.duration", "monty.turn.duration", "monty.ext.call.duration",
-		"monty.pool.checkout.wait", "monty.pool.session.duration", "monty.pool.workers.live", "monty.wire.frame.bytes", "monty.print.bytes"} {
+		"monty.pool.checkout.wait", "monty.pool.session.duration", "monty.pool.workers.live", "monty.pool.workers.suspended",
+		"monty.wire.frame.bytes", "monty.print.bytes"} {
 		if !strings.Contains(got, `"Name": "`+name+`"`) {
 			t.Errorf("metric %s not printed", name)
 		}
