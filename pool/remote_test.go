@@ -641,3 +641,55 @@ func TestRemoteResumeMetrics(t *testing.T) {
 		t.Errorf("%s: %d loads of %d bytes, want the resume's dump", session.MetricSnapshotBytes, loads, loadBytes)
 	}
 }
+
+// A checkout that fails for its own reason (here a header the endpoint
+// cannot be sent) records its wait with outcome error, on the endpoint it
+// tried; one that tried no endpoint (a closed pool) carries none.
+func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true,
+		Endpoints: []pool.Endpoint{{Name: "bad", URL: "ws://127.0.0.1:1/",
+			Dial: ws.DialOptions{Header: http.Header{"X-Bad": {"a\nb"}}}}},
+		MeterProvider: mp,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var he *ws.HeaderError
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.As(err, &he) {
+		t.Fatalf("checkout: %v", err)
+	}
+	closeWithin(t, p)
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrClosed) {
+		t.Fatalf("checkout of a closed pool: %v", err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{} // endpoint ("-" for none) → error outcomes
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != pool.MetricCheckoutWait {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+				if o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome); o.AsString() != "error" {
+					t.Errorf("a %s checkout recorded", o.AsString())
+					continue
+				}
+				ep := "-"
+				if v, ok := dp.Attributes.Value(pool.AttrEndpoint); ok {
+					ep = v.AsString()
+				}
+				got[ep] += dp.Count
+			}
+		}
+	}
+	if len(got) != 2 || got["bad"] != 1 || got["-"] != 1 {
+		t.Fatalf("error checkouts by endpoint %v, want one on bad and one on none", got)
+	}
+}
