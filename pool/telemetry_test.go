@@ -209,8 +209,10 @@ func TestTelemetryCheckoutOutcomes(t *testing.T) {
 	}
 	closed := false
 	defer func() {
-		if !closed {
-			p.Close(context.Background())
+		if !closed { // a failure with sessions out: Close's deadline destroys them
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			p.Close(ctx)
 		}
 	}()
 	outcome := func(o string) uint64 {
