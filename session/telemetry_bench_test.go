@@ -34,6 +34,16 @@ func (discardMetrics) Export(context.Context, *metricdata.ResourceMetrics) error
 func (discardMetrics) ForceFlush(context.Context) error                          { return nil }
 func (discardMetrics) Shutdown(context.Context) error                            { return nil }
 
+// spanProcessor is a batch or a synchronous span processor over
+// discardSpans. (sdktrace.WithBatcher starts the processor's goroutine
+// when called, so only the one used may be built: the other would leak.)
+func spanProcessor(batch bool) sdktrace.TracerProviderOption {
+	if batch {
+		return sdktrace.WithBatcher(discardSpans{})
+	}
+	return sdktrace.WithSyncer(discardSpans{})
+}
+
 // BenchmarkTelemetry: the same warm runs with instrumentation off (the
 // global no-op providers) and on (the SDK, sampling everything, with a
 // batch span processor and a periodic metric reader whose exporters
@@ -47,10 +57,7 @@ func BenchmarkTelemetry(b *testing.B) {
 			b.Run(c.name+"/"+mode, func(b *testing.B) {
 				cfg := Config{}
 				if mode != "off" {
-					proc := sdktrace.WithBatcher(discardSpans{})
-					if mode == "sdk-sync" {
-						proc = sdktrace.WithSyncer(discardSpans{})
-					}
+					proc := spanProcessor(mode != "sdk-sync")
 					tp := sdktrace.NewTracerProvider(proc)
 					mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(discardMetrics{})))
 					defer tp.Shutdown(context.Background())
@@ -108,10 +115,7 @@ func BenchmarkSpanPipeRoundTrip(b *testing.B) {
 			var tr trace.Tracer
 			switch mode {
 			case "sync", "batch":
-				proc := sdktrace.WithSyncer(discardSpans{})
-				if mode == "batch" {
-					proc = sdktrace.WithBatcher(discardSpans{})
-				}
+				proc := spanProcessor(mode == "batch")
 				tp := sdktrace.NewTracerProvider(proc)
 				defer tp.Shutdown(context.Background())
 				tr = tp.Tracer("bench")
@@ -154,10 +158,7 @@ func BenchmarkTelemetryPaired(b *testing.B) {
 	for _, c := range cases {
 		for _, mode := range []string{"sdk", "sdk-sync", "metrics", "traces-sync", "traceparent"} {
 			b.Run(c.name+"/"+mode, func(b *testing.B) {
-				proc := sdktrace.WithBatcher(discardSpans{})
-				if mode != "sdk" {
-					proc = sdktrace.WithSyncer(discardSpans{})
-				}
+				proc := spanProcessor(mode == "sdk")
 				tp := sdktrace.NewTracerProvider(proc)
 				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(discardMetrics{})))
 				defer tp.Shutdown(context.Background())
