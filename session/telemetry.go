@@ -107,12 +107,15 @@ const (
 var outcomeNames = [nOutcomes]string{"ok", "error", "typing_error", "aborted", "lost", "closed"}
 
 // Span attributes built once, so that starting and ending a run or host
-// span allocates nothing of gomonty's own: spans start and end with no
-// options (their times are the SDK's clock readings; an explicit timestamp
-// or a start attribute costs an allocation or two per span), and take
-// their closed-set attributes from these slices (the SDK copies them).
+// span allocates little of gomonty's own: spans start and end with no
+// timestamps (their times are the SDK's clock readings; an explicit
+// timestamp costs an allocation per span), and take their closed-set
+// attributes from these slices (the SDK copies them). A host span's kind
+// is a start option, one allocation in the SDK, so that a sampler that
+// decides by attributes sees it.
 var (
 	hostSpanAttrs [nHostKinds][]attribute.KeyValue
+	hostStartOpts [nHostKinds][]trace.SpanStartOption
 	// runEndAttrs[o][n] is a run's end attributes: outcome o, n
 	// suspensions (for the common small n).
 	runEndAttrs [nOutcomes][16][]attribute.KeyValue
@@ -121,6 +124,7 @@ var (
 func init() {
 	for k := 1; k < nHostKinds; k++ {
 		hostSpanAttrs[k] = []attribute.KeyValue{AttrHostKind.String(hostKindNames[k])}
+		hostStartOpts[k] = []trace.SpanStartOption{trace.WithAttributes(hostSpanAttrs[k]...)}
 	}
 	for o := range nOutcomes {
 		for n := range runEndAttrs[o] {
@@ -318,8 +322,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		t.runSusp++
 		t.hostKind, t.hostT = hk, end
 		if t.tracer != nil {
-			_, t.host = t.tracer.Start(t.runCtx, SpanHost)
-			t.host.SetAttributes(hostSpanAttrs[hk]...)
+			_, t.host = t.tracer.Start(t.runCtx, SpanHost, hostStartOpts[hk]...)
 			if t.content {
 				t.host.SetAttributes(contentOf(ev)...)
 			}

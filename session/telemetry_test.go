@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -301,5 +302,52 @@ func TestTelemetrySnapshotBytes(t *testing.T) {
 	n := float64(len(state))
 	if len(got) != 2 || got["dump"] != [2]float64{1, n} || got["load"] != [2]float64{1, n} {
 		t.Fatalf("%s: %v, want one dump and one load of %d bytes", MetricSnapshotBytes, got, len(state))
+	}
+}
+
+// kindSampler samples everything and records the host kind each host span
+// carried when it was sampled.
+type kindSampler struct {
+	mu    sync.Mutex
+	kinds []string
+}
+
+func (k *kindSampler) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	if p.Name == SpanHost {
+		kind := "<none>"
+		for _, a := range p.Attributes {
+			if a.Key == AttrHostKind {
+				kind = a.Value.AsString()
+			}
+		}
+		k.mu.Lock()
+		k.kinds = append(k.kinds, kind)
+		k.mu.Unlock()
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+}
+
+func (k *kindSampler) Description() string { return "kindSampler" }
+
+// A sampler that decides by attributes sees a host span's kind.
+func TestTelemetryHostKindVisibleToSampler(t *testing.T) {
+	requireWorker(t)
+	ks := &kindSampler{}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(ks), sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	s, err := Start(context.Background(), Launch{}, Config{Logger: quietLogger, TracerProvider: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	funcs := NewRegistry().MustRegister("f", func(x int) int { return x + 1 })
+	if res, err := s.Run(context.Background(), "f(1)", WithFunctions(funcs)); err != nil || res.Value.Repr() != "2" {
+		t.Fatalf("run: %v %v", res, err)
+	}
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if len(ks.kinds) != 1 || ks.kinds[0] != "function_call" {
+		t.Fatalf("host kinds seen by the sampler: %v", ks.kinds)
 	}
 }
