@@ -693,3 +693,48 @@ func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
 		t.Fatalf("error checkouts by endpoint %v, want one on bad and one on none", got)
 	}
 }
+
+// A resume with nowhere to go (the only server draining) is recorded with
+// outcome error, and the run fails with the shutdown error.
+func TestRemoteResumeFailureMetric(t *testing.T) {
+	a, urlA := remoteServer(t, nil)
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:       true,
+		Endpoints:     []pool.Endpoint{{Name: "a", URL: urlA}},
+		MeterProvider: mp,
+		StartTimeout:  5 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s := checkout(t, p)
+	defer s.Close()
+	run(t, s, "x = 20", "None")
+	a.Drain()
+	if _, err := s.Run(context.Background(), "x + 22"); !errors.Is(err, session.ErrShutdown) {
+		t.Fatalf("run after the only server drained: %v", err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != pool.MetricSessionResumed {
+				continue
+			}
+			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome)
+				outcomes[o.AsString()] += dp.Value
+			}
+		}
+	}
+	if outcomes["error"] != 1 || outcomes["ok"] != 0 {
+		t.Fatalf("%s outcomes %v, want one error", pool.MetricSessionResumed, outcomes)
+	}
+}
