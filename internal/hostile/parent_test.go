@@ -37,9 +37,9 @@ const (
 	// can end.
 	shortDeadline = 200 * time.Millisecond
 	// callDeadline bounds every other call; none should come near it.
-	callDeadline = 8 * time.Second
+	callDeadline = 8 * time.Second * raceScale
 	// subtestLimit is the wall-clock bound of one scenario.
-	subtestLimit = 10 * time.Second
+	subtestLimit = 10 * time.Second * raceScale
 	// heapSlack is what the parent may allocate beyond the decode budget
 	// and the frames it reads (codec scratch, pipes, goroutine stacks,
 	// this test's own bookkeeping); the race detector adds its own.
