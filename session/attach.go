@@ -86,10 +86,9 @@ func configureOn(ctx context.Context, cfg Config, bin string, p Peer, c codec.Co
 		codec: c,
 		lim:   cfg.codecLimits(conn.MaxFrameLen()),
 		log:   cfg.Logger,
-		state: StateIdle,
 		print: cfg.Print,
 	}
-	s.pubState.Store(uint32(StateIdle))
+	s.setState(StateIdle)
 	if err := s.begin(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -134,7 +133,7 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 		return nil, err
 	}
 	defer s.end()
-	if s.state != StateIdle {
+	if s.cur() != StateIdle {
 		return nil, ErrSuspended
 	}
 	ev, err := s.exchange(ctx, &message.Reset{})
@@ -194,7 +193,7 @@ func (s *Session) Reusable() error {
 		return ErrSingleUse
 	case s.closed.Load():
 		return s.closedErr()
-	case s.state == StateSuspended:
+	case s.cur() == StateSuspended:
 		return ErrSuspended
 	case s.aborted.Load():
 		return ErrInterrupted

@@ -455,7 +455,7 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte)
 		return err
 	}
 	k := ev.Body.EventKind()
-	if s.state != StateSuspended {
+	if s.cur() != StateSuspended {
 		if k != message.KindOk {
 			return fmt.Errorf("the new connection answered Load with %s", k)
 		}

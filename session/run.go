@@ -67,7 +67,7 @@ func (s *Session) Run(ctx context.Context, code string, opts ...RunOption) (*Res
 		return nil, err
 	}
 	defer s.end()
-	if s.state == StateSuspended {
+	if s.cur() == StateSuspended {
 		return nil, ErrSuspended
 	}
 	r := s.newRunner(ctx, opts)
@@ -95,7 +95,7 @@ func (s *Session) Continue(ctx context.Context, opts ...RunOption) (*Result, err
 		return nil, err
 	}
 	defer s.end()
-	if s.state != StateSuspended {
+	if s.cur() != StateSuspended {
 		return nil, ErrNotSuspended
 	}
 	r := s.newRunner(ctx, opts)
@@ -157,7 +157,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 		case *message.Complete:
 			return &Result{Value: Value{Graph: &b.Values, Root: b.Value}, TotalExecution: s.stamps.TotalExecution}, nil
 		case *message.Error:
-			if s.state == StateSuspended {
+			if s.cur() == StateSuspended {
 				return nil, r.rejected(b.Exception)
 			}
 			return nil, &PythonError{Exception: b.Exception}
@@ -181,7 +181,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 		}
 		ev, err = s.exchange(r.ctx, req)
 		r.g.Reset()
-		if err != nil && s.state == StateSuspended && !s.closed.Load() {
+		if err != nil && s.cur() == StateSuspended && !s.closed.Load() {
 			// The answer could not be sent (too large for a frame, or not
 			// expressible in this protocol version): nothing reached the
 			// worker, so end the feed rather than leave it suspended.
@@ -208,7 +208,7 @@ func (r *runner) abort() error {
 	s := r.s
 	cause := context.Cause(r.ctx)
 	deadline := errors.Is(r.ctx.Err(), context.DeadlineExceeded)
-	if s.state != StateSuspended || s.closed.Load() {
+	if s.cur() != StateSuspended || s.closed.Load() {
 		return notDone(r.ctx)
 	}
 	s.aborted.Store(true)

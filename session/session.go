@@ -143,11 +143,12 @@ type Session struct {
 	// Close and Kill also release a Run blocked in one.
 	hostCancel atomic.Pointer[context.CancelFunc]
 
-	state    State
-	pubState atomic.Uint32       // state, for State from any goroutine
-	started  bool                // an interpreter exists (a feed ran or a dump was loaded)
-	susp     *message.ChildEvent // the pending suspension
-	resumed  int                 // remote resumes after a ShutdownDump
+	// state is the State, written on the turn goroutine (setState) and
+	// read anywhere (cur, State).
+	state   atomic.Uint32
+	started bool                // an interpreter exists (a feed ran or a dump was loaded)
+	susp    *message.ChildEvent // the pending suspension
+	resumed int                 // remote resumes after a ShutdownDump
 	// deadErr is the cause of the loss, set once; guarded by deadMu so
 	// that Cause may read it from any goroutine.
 	deadMu  sync.Mutex
@@ -211,14 +212,14 @@ func (s *Session) State() State {
 	if s.closed.Load() {
 		return StateClosed
 	}
-	return State(s.pubState.Load())
+	return s.cur()
 }
 
+// cur is the session's state, closed or not.
+func (s *Session) cur() State { return State(s.state.Load()) }
+
 // setState sets the session's state (on the turn goroutine).
-func (s *Session) setState(st State) {
-	s.state = st
-	s.pubState.Store(uint32(st))
-}
+func (s *Session) setState(st State) { s.state.Store(uint32(st)) }
 
 // Suspension returns the event the feed is suspended on (a FunctionCall,
 // OsCall, NameLookup or ResolveFutures), or nil when it is not suspended.
@@ -704,7 +705,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			s.started = true
 		case ek == message.KindError:
 			exc := ev.Body.(*message.Error).Exception
-			if !isProtocolViolation(exc) || s.state != StateSuspended {
+			if !isProtocolViolation(exc) || s.cur() != StateSuspended {
 				// A violation leaves the worker's state as it was; code
 				// that ran (or a rejected feed) leaves it idle.
 				s.toIdle()

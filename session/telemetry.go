@@ -305,7 +305,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		t.in.turnDur.Record(context.Background(), end.Sub(start).Seconds(), t.in.none...)
 	}
 	hk := hostNone
-	if err == nil && s.state == StateSuspended && ev == s.susp {
+	if err == nil && s.cur() == StateSuspended && ev == s.susp {
 		hk = hostKindOf(ev)
 	}
 	if t.tracer != nil {
@@ -329,7 +329,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		}
 		return ev, err
 	}
-	if s.state == StateSuspended && !s.closed.Load() {
+	if s.cur() == StateSuspended && !s.closed.Load() {
 		return ev, err // a refused answer: the worker is still suspended
 	}
 	o := outcomeLost

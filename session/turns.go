@@ -56,7 +56,7 @@ func (s *Session) Feed(ctx context.Context, code string, inputs ...Input) (*mess
 }
 
 func (s *Session) feed(ctx context.Context, feed *message.Feed) (*message.ChildEvent, error) {
-	if s.state == StateSuspended {
+	if s.cur() == StateSuspended {
 		return nil, ErrSuspended
 	}
 	s.suspCount = 0
@@ -140,7 +140,7 @@ func (s *Session) Resume(ctx context.Context, a Answer) (*message.ChildEvent, er
 		return nil, err
 	}
 	defer s.end()
-	if s.state != StateSuspended || s.susp == nil {
+	if s.cur() != StateSuspended || s.susp == nil {
 		return nil, ErrNotSuspended
 	}
 	req, err := s.answerRequest(a)
@@ -252,7 +252,7 @@ func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (
 		return nil, err
 	}
 	defer s.end()
-	if s.state != StateSuspended {
+	if s.cur() != StateSuspended {
 		return nil, ErrNotSuspended
 	}
 	return s.exchange(ctx, &message.AbortFeed{Exception: exc})
