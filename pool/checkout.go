@@ -242,12 +242,7 @@ func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, bool, error
 		return nil, waited, false, h.err
 	}
 	p.checkin(h.m)
-	p.mu.Lock()
-	p.st.exhausted++
-	p.mu.Unlock()
-	err := &ExhaustedError{Waited: waited, Max: p.cfg.MaxWorkers, Err: why}
-	a.evs = append(a.evs, Event{Kind: EventExhausted, Waited: waited, Err: err})
-	return nil, waited, false, err
+	return nil, waited, false, p.exhausted(waited, why)
 }
 
 func indexOf(ws []*waiter, w *waiter) int {
