@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/server"
@@ -609,28 +610,21 @@ func TestRemoteResumeMetrics(t *testing.T) {
 		t.Fatalf("on %s after %d resumes", s.Endpoint(), s.Resumed())
 	}
 
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
+	got := telemetrytest.Collect(t, reader)
 	resumed := map[string]int64{} // endpoint/outcome → count
+	if m, ok := got[pool.MetricSessionResumed]; ok {
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			ep, _ := dp.Attributes.Value(pool.AttrEndpoint)
+			o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome)
+			resumed[ep.AsString()+"/"+o.AsString()] += dp.Value
+		}
+	}
 	var loads, loadBytes uint64
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			switch m.Name {
-			case pool.MetricSessionResumed:
-				for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-					ep, _ := dp.Attributes.Value(pool.AttrEndpoint)
-					o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome)
-					resumed[ep.AsString()+"/"+o.AsString()] += dp.Value
-				}
-			case session.MetricSnapshotBytes:
-				for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-					if op, _ := dp.Attributes.Value(session.AttrSnapshotOp); op.AsString() == "load" {
-						loads += dp.Count
-						loadBytes += uint64(dp.Sum)
-					}
-				}
+	if m, ok := got[session.MetricSnapshotBytes]; ok {
+		for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+			if op, _ := dp.Attributes.Value(session.AttrSnapshotOp); op.AsString() == "load" {
+				loads += dp.Count
+				loadBytes += uint64(dp.Sum)
 			}
 		}
 	}
@@ -666,27 +660,18 @@ func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
 	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrClosed) {
 		t.Fatalf("checkout of a closed pool: %v", err)
 	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]uint64{} // endpoint ("-" for none) → error outcomes
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != pool.MetricCheckoutWait {
+	if m, ok := telemetrytest.Collect(t, reader)[pool.MetricCheckoutWait]; ok {
+		for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+			if o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome); o.AsString() != "error" {
+				t.Errorf("a %s checkout recorded", o.AsString())
 				continue
 			}
-			for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-				if o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome); o.AsString() != "error" {
-					t.Errorf("a %s checkout recorded", o.AsString())
-					continue
-				}
-				ep := "-"
-				if v, ok := dp.Attributes.Value(pool.AttrEndpoint); ok {
-					ep = v.AsString()
-				}
-				got[ep] += dp.Count
+			ep := "-"
+			if v, ok := dp.Attributes.Value(pool.AttrEndpoint); ok {
+				ep = v.AsString()
 			}
+			got[ep] += dp.Count
 		}
 	}
 	if len(got) != 2 || got["bad"] != 1 || got["-"] != 1 {
@@ -718,20 +703,11 @@ func TestRemoteResumeFailureMetric(t *testing.T) {
 	if _, err := s.Run(context.Background(), "x + 22"); !errors.Is(err, session.ErrShutdown) {
 		t.Fatalf("run after the only server drained: %v", err)
 	}
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
 	outcomes := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != pool.MetricSessionResumed {
-				continue
-			}
-			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome)
-				outcomes[o.AsString()] += dp.Value
-			}
+	if m, ok := telemetrytest.Collect(t, reader)[pool.MetricSessionResumed]; ok {
+		for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+			o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome)
+			outcomes[o.AsString()] += dp.Value
 		}
 	}
 	if outcomes["error"] != 1 || outcomes["ok"] != 0 {

@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
@@ -55,16 +56,7 @@ func TestTelemetryEveryMetricFromAPoolSession(t *testing.T) {
 	}
 	s.Destroy() // a terminated worker, reason destroyed; outcome error
 
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(ctx, &rm); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]metricdata.Metrics{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			got[m.Name] = m
-		}
-	}
+	got := telemetrytest.Collect(t, reader)
 	for _, name := range []string{
 		MetricWorkersLive, MetricWorkersIdle, MetricWorkersBusy, MetricWorkersSuspended, MetricCheckoutWait,
 		MetricWorkerTerminated, MetricSessionDuration, session.MetricSnapshotBytes,
@@ -157,43 +149,6 @@ func gaugeValue(m metricdata.Metrics) int64 {
 	return g.DataPoints[0].Value
 }
 
-func collect(t *testing.T, r *sdkmetric.ManualReader) map[string]metricdata.Metrics {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := r.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]metricdata.Metrics{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			got[m.Name] = m
-		}
-	}
-	return got
-}
-
-// histCount is the number of recordings of a histogram whose attributes
-// include every kv.
-func histCount(m metricdata.Metrics, kv ...attribute.KeyValue) uint64 {
-	h, ok := m.Data.(metricdata.Histogram[float64])
-	if !ok {
-		return 0
-	}
-	var n uint64
-	for _, dp := range h.DataPoints {
-		match := true
-		for _, want := range kv {
-			if got, ok := dp.Attributes.Value(want.Key); !ok || got != want.Value {
-				match = false
-			}
-		}
-		if match {
-			n += dp.Count
-		}
-	}
-	return n
-}
-
 // Every checkout outcome upstream names is recorded, each when it
 // happens: idle (a warm worker), spawned (a worker started while the
 // checkout waited), waited (a worker another session gave back),
@@ -216,7 +171,7 @@ func TestTelemetryCheckoutOutcomes(t *testing.T) {
 		}
 	}()
 	outcome := func(o string) uint64 {
-		return histCount(collect(t, reader)[MetricCheckoutWait], AttrCheckoutOutcome.String(o), AttrEndpoint.String(LocalEndpoint))
+		return telemetrytest.HistCount(telemetrytest.Collect(t, reader)[MetricCheckoutWait], AttrCheckoutOutcome.String(o), AttrEndpoint.String(LocalEndpoint))
 	}
 	eventually(t, p, 10*time.Second, "at strength", atStrength(1))
 	s1 := checkout(t, p)
@@ -281,7 +236,7 @@ func TestTelemetryWorkersSuspended(t *testing.T) {
 	defer mp.Shutdown(context.Background())
 	p, _ := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2, MeterProvider: mp})
 	eventually(t, p, 10*time.Second, "at strength", atStrength(2))
-	suspended := func() int64 { return gaugeValue(collect(t, reader)[MetricWorkersSuspended]) }
+	suspended := func() int64 { return gaugeValue(telemetrytest.Collect(t, reader)[MetricWorkersSuspended]) }
 	if n := suspended(); n != 0 {
 		t.Fatalf("suspended before any checkout: %d", n)
 	}

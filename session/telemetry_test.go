@@ -13,6 +13,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gomonty/monty/internal/telemetrytest"
 )
 
 type telemetryRig struct {
@@ -35,39 +37,7 @@ func newTelemetryRig(t testing.TB) *telemetryRig {
 
 func (r *telemetryRig) metrics(t testing.TB) map[string]metricdata.Metrics {
 	t.Helper()
-	var rm metricdata.ResourceMetrics
-	if err := r.reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]metricdata.Metrics{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			out[m.Name] = m
-		}
-	}
-	return out
-}
-
-// histCount is the number of recordings of a histogram whose attributes
-// include kv (any attributes when kv is empty).
-func histCount(m metricdata.Metrics, kv ...attribute.KeyValue) uint64 {
-	h, ok := m.Data.(metricdata.Histogram[float64])
-	if !ok {
-		return 0
-	}
-	var n uint64
-	for _, dp := range h.DataPoints {
-		match := true
-		for _, want := range kv {
-			if got, ok := dp.Attributes.Value(want.Key); !ok || got != want.Value {
-				match = false
-			}
-		}
-		if match {
-			n += dp.Count
-		}
-	}
-	return n
+	return telemetrytest.Collect(t, r.reader)
 }
 
 func TestTelemetrySpanTreeOfARunWithAHostCall(t *testing.T) {
@@ -162,14 +132,14 @@ func TestTelemetrySpanTreeOfARunWithAHostCall(t *testing.T) {
 
 	m := rig.metrics(t)
 	for _, name := range []string{MetricRunDuration, MetricRunExecutionTime, MetricRunSuspensions, MetricTurnDuration, MetricExtCallDuration, MetricWireFrameBytes} {
-		if histCount(m[name]) == 0 {
+		if telemetrytest.HistCount(m[name]) == 0 {
 			t.Errorf("%s: nothing recorded", name)
 		}
 	}
-	if histCount(m[MetricExtCallDuration], AttrHostKind.String("function_call")) != 1 {
+	if telemetrytest.HistCount(m[MetricExtCallDuration], AttrHostKind.String("function_call")) != 1 {
 		t.Errorf("%s: want one function_call recording", MetricExtCallDuration)
 	}
-	if histCount(m[MetricWireFrameBytes], AttrDirection.String("sent")) == 0 || histCount(m[MetricWireFrameBytes], AttrDirection.String("received")) == 0 {
+	if telemetrytest.HistCount(m[MetricWireFrameBytes], AttrDirection.String("sent")) == 0 || telemetrytest.HistCount(m[MetricWireFrameBytes], AttrDirection.String("received")) == 0 {
 		t.Errorf("%s: want both directions", MetricWireFrameBytes)
 	}
 	sum, ok := m[MetricPrintBytes].Data.(metricdata.Sum[int64])
