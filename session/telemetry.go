@@ -417,7 +417,7 @@ func (s *Session) sent(n int, kind message.RequestKind) {
 	if t.in == nil {
 		return
 	}
-	t.in.frameBytes.Record(context.Background(), float64(n), t.in.sent...)
+	s.frameBytes(n, true)
 	switch kind {
 	case message.KindResumeCall, message.KindResumeNameLookup, message.KindResumeFutures, message.KindAbortFeed:
 	default:
