@@ -111,6 +111,11 @@ func (s *Session) Load(ctx context.Context, state []byte) (*message.ChildEvent, 
 	return s.s.Load(ctx, state)
 }
 
+// LoadWith is session.Session.LoadWith.
+func (s *Session) LoadWith(ctx context.Context, state []byte, opts session.LoadOptions) (*message.ChildEvent, error) {
+	return s.s.LoadWith(ctx, state, opts)
+}
+
 // Reset is session.Session.Reset.
 func (s *Session) Reset(ctx context.Context) error { return s.s.Reset(ctx) }
 

@@ -80,6 +80,12 @@ func (e *closedError) SessionSurvives() bool { return false }
 type PythonError struct {
 	// Exception is the exception with its traceback.
 	Exception *message.RaisedException
+	// Position is where in the source the parent raised the exception,
+	// for one it raised itself at a suspension with AbortFeed (protocol
+	// 5: the sleep past the sleep budget); the empty range at 0 otherwise,
+	// and when the child sent no position. Exceptions the sandbox raised
+	// carry their positions in the traceback's frames.
+	Position message.SourceRange
 
 	source string // the code of the feed that raised, when known
 }
@@ -288,6 +294,10 @@ type TimeoutError struct {
 	// Err is the context's error (context.DeadlineExceeded or its cause);
 	// nil for the watchdog.
 	Err error
+	// Position is where the feed was suspended when the host's deadline
+	// aborted it (protocol 5); the empty range at 0 when the worker was
+	// killed or the child sent no position.
+	Position message.SourceRange
 }
 
 // Error describes the timeout.
@@ -298,7 +308,7 @@ func (e *TimeoutError) Error() string {
 	case e.Killed:
 		return "monty session: worker killed: " + errText(e.Err)
 	}
-	return "monty session: feed aborted: " + errText(e.Err)
+	return "monty session: feed aborted" + positionSuffix(e.Position) + ": " + errText(e.Err)
 }
 
 // Unwrap returns the context error.
@@ -348,6 +358,10 @@ type CanceledError struct {
 	Killed bool
 	// Err is the context's error (context.Canceled or its cause).
 	Err error
+	// Position is where the feed was suspended when it was aborted
+	// (protocol 5); the empty range at 0 when the worker was killed or
+	// the child sent no position.
+	Position message.SourceRange
 }
 
 // Error describes the cancellation.
@@ -355,7 +369,7 @@ func (e *CanceledError) Error() string {
 	if e.Killed {
 		return "monty session: worker killed: " + errText(e.Err)
 	}
-	return "monty session: turn canceled: " + errText(e.Err)
+	return "monty session: turn canceled" + positionSuffix(e.Position) + ": " + errText(e.Err)
 }
 
 // Unwrap returns the context error.

@@ -36,7 +36,13 @@ type scripted struct {
 
 func newScripted(t *testing.T, reply func(req message.Request) []message.Event) *scripted {
 	t.Helper()
-	cd, _ := codec.ForVersion(4)
+	return newScriptedAt(t, 4, reply)
+}
+
+// newScriptedAt is newScripted speaking protocol version v.
+func newScriptedAt(t *testing.T, v uint32, reply func(req message.Request) []message.Event) *scripted {
+	t.Helper()
+	cd, _ := codec.ForVersion(v)
 	sc := &scripted{reply: reply, closed: make(chan struct{}, 16)}
 	sc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sc.wg.Add(1)
@@ -408,5 +414,55 @@ func TestRemoteDowngradeWaitsOutOwnQuota(t *testing.T) {
 	}
 	if o.conns < 4 {
 		t.Fatalf("only %d connections: the redial was not retried", o.conns)
+	}
+}
+
+// A remote session resumed after a ShutdownDump keeps the sleep it has
+// been charged (protocol 5): the sleep after the resume is charged on top
+// of the one before it and refused past the budget, with upstream's text.
+func TestRemoteResumeKeepsTotalSleep(t *testing.T) {
+	sleep := func(id uint32) message.Event {
+		return &message.OsCall{CallID: id, Op: message.OpSystemSleep, Seconds: 0.1}
+	}
+	a := newScriptedAt(t, 5, func(req message.Request) []message.Event {
+		switch req.(type) {
+		case *message.Configure:
+			return []message.Event{&message.Ok{}}
+		case *message.Feed:
+			return []message.Event{sleep(1)}
+		}
+		dump := []byte("opaque dump")
+		return []message.Event{&message.ShutdownDump{Dump: &dump}}
+	})
+	var abort *message.AbortFeed
+	b := newScriptedAt(t, 5, func(req message.Request) []message.Event {
+		switch r := req.(type) {
+		case *message.Configure:
+			return []message.Event{&message.Ok{}}
+		case *message.Load:
+			return []message.Event{sleep(1)}
+		case *message.ResumeCall:
+			return []message.Event{sleep(2)}
+		case *message.AbortFeed:
+			abort = r
+			return []message.Event{&message.Error{Exception: r.Exception}}
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := session.Start(ctx, session.Launch{Launcher: session.RemoteLauncher{URL: a.url, Pick: func() string { return b.url }}, ProtocolVersion: 5},
+		session.Config{Limits: session.Limits{MaxTotalSleep: 150 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Run(ctx, "time.sleep(0.1); time.sleep(0.1)")
+	var pe *session.PythonError
+	if !errors.As(err, &pe) || pe.Exception.Msg() != "sleep limit exceeded: 200ms > 150ms" || abort == nil || s.Resumed() != 1 {
+		t.Fatalf("got %v (abort %v, resumes %d), want the second sleep refused at 200ms > 150ms", err, abort, s.Resumed())
+	}
+	if got := s.Stamps().TotalSleep; got != 100*time.Millisecond {
+		t.Fatalf("TotalSleep %v after the resume, want 100ms", got)
 	}
 }

@@ -119,6 +119,8 @@ type runner struct {
 	futures map[uint32]*future
 	notify  chan struct{}
 
+	abortedAt message.SourceRange // where the runner's own AbortFeed raised
+
 	decOnce sync.Once
 	dec     value.Decoder // the arguments' decoder, with the host-object hook
 }
@@ -160,7 +162,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			if s.cur() == StateSuspended {
 				return nil, r.rejected(b.Exception)
 			}
-			return nil, &PythonError{Exception: b.Exception}
+			return nil, &PythonError{Exception: b.Exception, Position: r.abortedAt}
 		case *message.TypingError:
 			return nil, &TypeCheckError{Diagnostics: b.Diagnostics}
 		case *message.FunctionCall:
@@ -178,6 +180,9 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 		}
 		if r.ctx.Err() != nil || req == nil {
 			return nil, r.abort()
+		}
+		if _, ok := req.(*message.AbortFeed); ok {
+			r.abortedAt = message.PositionOrZero(suspensionPosition(ev))
 		}
 		ev, err = s.exchange(r.ctx, req)
 		r.g.Reset()
@@ -218,15 +223,16 @@ func (r *runner) abort() error {
 	if deadline {
 		exc = message.NewException("TimeoutError", "host deadline exceeded: "+why)
 	}
+	pos := message.PositionOrZero(suspensionPosition(s.susp))
 	actx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), s.cfg.AbortTimeout)
 	defer cancel()
 	if _, err := s.exchange(actx, &message.AbortFeed{Exception: exc}); err != nil {
 		return err
 	}
 	if deadline {
-		return &TimeoutError{Err: cause}
+		return &TimeoutError{Err: cause, Position: pos}
 	}
-	return &CanceledError{Err: cause}
+	return &CanceledError{Err: cause, Position: pos}
 }
 
 // rejected handles a worker that refused our answer to its suspension (a

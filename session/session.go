@@ -68,7 +68,9 @@ type Stamps struct {
 	HasMaxSuspensions bool
 	// TotalSleep is the system sleep this session's parent has charged
 	// to the sleep budget so far (protocol 5). No event stamps the time a
-	// loaded dump had already slept, so after a Load it counts from zero.
+	// loaded dump had already slept, so after a Load it counts from zero,
+	// or from what LoadWith was told (LoadOptions.TotalSleep); a remote
+	// session resumed after a ShutdownDump keeps its total.
 	TotalSleep time.Duration
 	// FeedExecution is the running feed's execution clock, ratcheted: it
 	// never goes back within a feed and restarts at each Feed (protocol 5).

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"time"
 
 	"github.com/gomonty/monty/message"
 )
@@ -284,6 +285,26 @@ func (s *Session) Dump(ctx context.Context) ([]byte, error) {
 // consumed time and script name. A refusal is a *PythonError and leaves
 // the session as it was.
 func (s *Session) Load(ctx context.Context, state []byte) (*message.ChildEvent, error) {
+	return s.LoadWith(ctx, state, LoadOptions{})
+}
+
+// LoadOptions carries into a Load what the parent knew of the dumped
+// session and no event can tell it back.
+//
+// LoadOptions is plain data, safe to share.
+type LoadOptions struct {
+	// TotalSleep is the system sleep already charged to the dumped
+	// session's sleep budget: its Stamps().TotalSleep when it was dumped
+	// (protocol 5). The slept total travels inside a protocol-5 dump, but
+	// no event reports it, so without it the restored session charges its
+	// sleeps from zero against the dump's limit. A session resumed by the
+	// remote transport after a ShutdownDump keeps its own total.
+	TotalSleep time.Duration
+}
+
+// LoadWith is Load with options: the restored session starts from the
+// charges opts carries (see LoadOptions). A refused Load changes nothing.
+func (s *Session) LoadWith(ctx context.Context, state []byte, opts LoadOptions) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
@@ -296,6 +317,7 @@ func (s *Session) Load(ctx context.Context, state []byte) (*message.ChildEvent, 
 	if err := errorOf(ev); err != nil {
 		return nil, err
 	}
+	s.stamps.TotalSleep = max(opts.TotalSleep, 0)
 	return ev, nil
 }
 

@@ -353,3 +353,102 @@ func TestFakeSuspensionLimitPosition(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// LoadWith carries the sleep a dumped session was charged into the
+// restored one: its sleeps are charged on top and refused past the
+// budget, where a plain Load counts from zero. A refused Load keeps the
+// session's own total.
+func TestFakeLoadWithTotalSleep(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		carried time.Duration
+		refused bool
+	}{{"plain Load", 0, false}, {"carried 100ms", 100 * time.Millisecond, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			var abort *message.AbortFeed
+			refuse := true
+			s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: 150 * time.Millisecond}},
+				func(req *message.ParentRequest) fakeReply {
+					switch b := req.Body.(type) {
+					case *message.Load:
+						if refuse {
+							refuse = false
+							return reply(violation("bad dump"))
+						}
+						return reply(stamp(ev(&message.Ok{}), protocol.DefaultMaxSuspensions))
+					case *message.Feed:
+						return reply(sleepCall(1, 0.1))
+					case *message.ResumeCall:
+						return reply(completeInt(1))
+					case *message.AbortFeed:
+						abort = b
+						return reply(stamp(ev(&message.Error{Exception: b.Exception}), protocol.DefaultMaxSuspensions))
+					}
+					return reply(violation("unexpected request"))
+				})
+			if _, err := s.LoadWith(bg, []byte("dump"), LoadOptions{TotalSleep: 40 * time.Millisecond}); err == nil {
+				t.Fatal("the refused Load succeeded")
+			}
+			if got := s.Stamps().TotalSleep; got != 0 {
+				t.Fatalf("a refused Load set TotalSleep to %v", got)
+			}
+			if _, err := s.LoadWith(bg, []byte("dump"), LoadOptions{TotalSleep: c.carried}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Run(bg, "time.sleep(0.1)")
+			if !c.refused {
+				if err != nil || s.Stamps().TotalSleep != 100*time.Millisecond {
+					t.Fatalf("got %v, charged %v", err, s.Stamps().TotalSleep)
+				}
+				return
+			}
+			var pe *PythonError
+			if !errors.As(err, &pe) || abort == nil || pe.Exception.Msg() != "sleep limit exceeded: 200ms > 150ms" {
+				t.Fatalf("got %v (abort %v), want 200ms > 150ms", err, abort)
+			}
+		})
+	}
+}
+
+// An exception the parent raises itself at a suspension (the sleep past
+// the budget) and a host cancellation at one carry the suspension's
+// source position.
+func TestFakeAbortPositions(t *testing.T) {
+	pos := &message.SourceRange{Filename: "<python-input-0>", Start: 3, End: 17}
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: 50 * time.Millisecond}},
+		func(req *message.ParentRequest) fakeReply {
+			switch b := req.Body.(type) {
+			case *message.Feed:
+				if strings.Contains(b.Code, "block") {
+					e := funcCall("block", 1)
+					e.Body.(*message.FunctionCall).Position = pos
+					return reply(e)
+				}
+				e := sleepCall(1, 0.1)
+				e.Body.(*message.OsCall).Position = pos
+				return reply(e)
+			case *message.AbortFeed:
+				return reply(stamp(ev(&message.Error{Exception: b.Exception}), protocol.DefaultMaxSuspensions))
+			}
+			return reply(violation("unexpected request"))
+		})
+	_, err := s.Run(bg, "x=1; time.sleep(0.1)")
+	var pe *PythonError
+	if !errors.As(err, &pe) || pe.Position != *pos {
+		t.Fatalf("got %v at %+v, want the sleep's position", err, pe)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	reg := NewRegistry().MustRegister("block", func(ctx context.Context) (int, error) {
+		cancel()
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+	_, err = s.Run(ctx, "x=1; block()", WithFunctions(reg))
+	var ce *CanceledError
+	if !errors.As(err, &ce) || ce.Position != *pos || !strings.Contains(err.Error(), "turn canceled at <python-input-0>:3-17: ") {
+		t.Fatalf("got %v, want the cancellation at the call's position", err)
+	}
+	if _, err := s.Run(bg, "x=1; time.sleep(0.1)"); !errors.As(err, &pe) || pe.Position != *pos {
+		t.Fatalf("the session did not survive: %v", err)
+	}
+}
