@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/session"
@@ -27,6 +28,7 @@ type repl struct {
 	table  *mount.Table
 	sess   *session.Session
 	dump   []byte
+	slept  time.Duration // the sleep charged when dump was taken (protocol 5)
 	stdout io.Writer
 	stderr io.Writer
 }
@@ -161,7 +163,7 @@ func (r *repl) start(ctx context.Context) error {
 	r.sess = s
 	liveSessions.add(s)
 	if r.dump != nil {
-		if _, err := s.Load(ctx, r.dump); err != nil {
+		if _, err := s.LoadWith(ctx, r.dump, session.LoadOptions{TotalSleep: r.slept}); err != nil {
 			return fmt.Errorf("restoring the session: %w", err)
 		}
 	}
@@ -225,7 +227,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 		return r.start(ctx)
 	}
 	if d, derr := r.sess.Dump(ctx); derr == nil {
-		r.dump = d
+		r.dump, r.slept = d, r.sess.Stamps().TotalSleep
 	}
 	return nil
 }
