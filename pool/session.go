@@ -71,6 +71,9 @@ func (s *Session) Endpoint() string {
 // moved to another endpoint after a ShutdownDump.
 func (s *Session) Resumed() int { return s.s.Resumed() }
 
+// RemoteSessionID is session.Session.RemoteSessionID.
+func (s *Session) RemoteSessionID() []byte { return s.s.RemoteSessionID() }
+
 // Run is session.Session.Run. A feed aborted because its context ended
 // leaves the session usable but not reusable (session.Session.Reusable):
 // its worker is destroyed on Close rather than handed to another checkout.

@@ -197,6 +197,15 @@ type Config struct {
 	// own clock in UTC, its own entropy, sleeps capped at 10 s). It is not
 	// sent at protocols 4 and 2, which have no policy.
 	OsPolicy *message.OsPolicy
+	// Persistence asks a relay that stores sessions (protocol 5) to keep
+	// this one (message.PersistenceStored: parked on idle, drain or
+	// disconnect, loadable by the id Session.RemoteSessionID returns) or
+	// never to (message.PersistenceEphemeral); the zero value leaves it to
+	// the relay. Workers ignore it; it is not sent at protocols 4 and 2.
+	Persistence message.Persistence
+	// Profile names a relay's server-side profile (protocol 5); workers
+	// ignore it; it is not sent at protocols 4 and 2.
+	Profile string
 	// MaxHostObjects caps the host objects (instances of a Class) the
 	// session keeps alive for the worker at once; 0 means
 	// DefaultMaxHostObjects. Sending one more is a *HostObjectLimitError
@@ -255,6 +264,11 @@ func (c *Config) configure(v uint32) *message.Configure {
 	}
 	if v >= protocol.Version5 {
 		m.OsPolicy = c.OsPolicy
+		m.Persistence = c.Persistence
+		if c.Profile != "" {
+			p := c.Profile
+			m.Profile = &p
+		}
 	}
 	if c.TypeCheckStubs != "" {
 		s := c.TypeCheckStubs

@@ -535,6 +535,7 @@ func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.Ch
 		case *message.FatalError:
 			return nil, &RemoteCrashError{URL: s.peer.(*remotePeer).url, Message: b.Message}
 		}
+		s.noteSessionID(ev)
 		return ev, nil
 	}
 }

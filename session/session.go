@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -147,10 +148,11 @@ type Session struct {
 
 	// state is the State, written on the turn goroutine (setState) and
 	// read anywhere (cur, State).
-	state   atomic.Uint32
-	started bool                // an interpreter exists (a feed ran or a dump was loaded)
-	susp    *message.ChildEvent // the pending suspension
-	resumed int                 // remote resumes after a ShutdownDump
+	state    atomic.Uint32
+	started  bool                // an interpreter exists (a feed ran or a dump was loaded)
+	susp     *message.ChildEvent // the pending suspension
+	resumed  int                 // remote resumes after a ShutdownDump
+	remoteID []byte              // a storing relay's session id (protocol 5)
 	// deadErr is the cause of the loss, set once; guarded by deadMu so
 	// that Cause may read it from any goroutine.
 	deadMu  sync.Mutex
@@ -565,6 +567,21 @@ func (s *Session) cause() error {
 	return s.deadErr
 }
 
+// noteSessionID keeps the session id a storing relay sends (protocol 5)
+// on its first reply to Configure or Load.
+func (s *Session) noteSessionID(ev *message.ChildEvent) {
+	if ev.SessionID != nil {
+		s.remoteID = bytes.Clone(ev.SessionID)
+	}
+}
+
+// RemoteSessionID returns the id under which a relay that stores sessions
+// keeps this one (protocol 5, sent when Config.Persistence asks for it or
+// the relay stores by default), nil when none was sent. Load(ctx, id) on a
+// session to the same relay restores the session parked under it, as
+// Load does with a dump. The result is a copy.
+func (s *Session) RemoteSessionID() []byte { return bytes.Clone(s.remoteID) }
+
 // noteStamps records the metadata of a stamped event.
 func (s *Session) noteStamps(ev *message.ChildEvent) {
 	s.noteStamps5(ev)
@@ -682,6 +699,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			return nil, s.fail(&ProtocolError{Msg: "error event with no exception"})
 		}
 	}
+	s.noteSessionID(ev)
 	s.noteStamps(ev)
 	ek := ev.Body.EventKind()
 	switch req.RequestKind() {

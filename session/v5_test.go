@@ -452,3 +452,52 @@ func TestFakeAbortPositions(t *testing.T) {
 		t.Fatalf("the session did not survive: %v", err)
 	}
 }
+
+// Persistence and Profile travel on Configure at 5 only; the session id a
+// storing relay sends on its reply to Load (or Configure) is kept, and a
+// later one replaces it.
+func TestRemoteSessionIDKept(t *testing.T) {
+	cfg := Config{Persistence: message.PersistenceStored, Profile: "gpu"}
+	if c := cfg.configure(5); c.Persistence != message.PersistenceStored || c.Profile == nil || *c.Profile != "gpu" {
+		t.Fatalf("protocol 5 Configure: persistence %v profile %v", c.Persistence, c.Profile)
+	}
+	for _, v := range []uint32{4, 2} {
+		if c := cfg.configure(v); c.Persistence != 0 || c.Profile != nil {
+			t.Fatalf("protocol %d Configure carries relay fields: %v %v", v, c.Persistence, c.Profile)
+		}
+	}
+	ids := [][]byte{[]byte("stored-1"), nil, []byte("stored-2")}
+	n := 0
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, cfg, func(req *message.ParentRequest) fakeReply {
+		if _, ok := req.Body.(*message.Load); ok {
+			e := stamp(ev(&message.Ok{}), protocol.DefaultMaxSuspensions)
+			e.SessionID = ids[n]
+			n++
+			return reply(e)
+		}
+		if _, ok := req.Body.(*message.Reset); ok {
+			return reply(ev(&message.Ok{}))
+		}
+		return reply(violation("unexpected request"))
+	})
+	if s.RemoteSessionID() != nil {
+		t.Fatalf("an id before any was sent: %q", s.RemoteSessionID())
+	}
+	want := []string{"stored-1", "stored-1", "stored-2"}
+	for i := range ids {
+		if _, err := s.Load(bg, []byte("dump")); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(s.RemoteSessionID()); got != want[i] {
+			t.Fatalf("after Load %d: id %q, want %q", i, got, want[i])
+		}
+		if err := s.Reset(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := s.RemoteSessionID()
+	id[0] = 'X'
+	if string(s.RemoteSessionID()) != "stored-2" {
+		t.Fatal("RemoteSessionID returned the session's own slice")
+	}
+}
