@@ -109,8 +109,8 @@ var breakers = map[string][]string{
 // v5Breakers are the mutants that break the rules defined only at
 // protocol 5, run over `montygo subprocess --protocol 5`.
 var v5Breakers = map[string][]string{
-	"unstamp-all": {"v5.limits-echoed"},
-	"error-type":  {"v5.feed-limit-timeout", "v5.os-policy-invalid-recoverable"},
+	"unstamp-all": {"v5.limits-echoed", "v5.feed-execution-restarts", "v5.load-echoes-dump-limits"},
+	"error-type":  {"v5.feed-limit-timeout", "v5.os-policy-invalid-recoverable", "v5.turn-limit-timeout"},
 }
 
 // v4Only lists the rules defined only at protocol 4. No protocol 4 worker

@@ -211,12 +211,21 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Dura
 	if timer != nil {
 		timer.Stop()
 	}
-	x.feedExec += elapsed
 	*turn += elapsed
 	if fired.Load() {
 		// The killed worker stamped nothing for this turn: count it.
+		x.feedExec += elapsed
 		x.total = base + elapsed
 		return e.trip(x.feedExec, *turn), nil
+	}
+	// The feed clock is the inner worker's execution clock restarted at
+	// the feed, so it never runs ahead of total_execution_micros; the
+	// relay's own timing (which includes the pipe's round trip) counts
+	// only for a turn the inner worker did not answer.
+	if err != nil {
+		x.feedExec += elapsed
+	} else if used := s.Stamps().TotalExecution - base; used > 0 {
+		x.feedExec += used
 	}
 	return ev, err
 }
