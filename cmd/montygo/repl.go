@@ -23,7 +23,7 @@ import (
 // to kill a running input's worker, a fresh worker is loaded with the state
 // from before that input and the REPL carries on.
 type repl struct {
-	launch session.Launch
+	launch []session.Launch
 	cfg    session.Config
 	table  *mount.Table
 	sess   *session.Session
@@ -156,7 +156,7 @@ func (r *repl) close() {
 func (r *repl) start(ctx context.Context) error {
 	cfg := r.cfg
 	cfg.Print = session.Writers(r.stdout, r.stderr)
-	s, err := session.Start(ctx, r.launch, cfg)
+	s, err := startSession(ctx, r.launch, cfg)
 	if err != nil {
 		return err
 	}

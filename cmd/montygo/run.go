@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomonty/monty/message"
@@ -32,7 +34,7 @@ type sessionFlags struct {
 	protocol    uint
 	typeCheck   bool
 	verbose     bool
-	remote      string
+	remotes     multiFlag
 	headers     multiFlag
 }
 
@@ -49,34 +51,65 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
 	fs.UintVar(&f.protocol, "protocol", 0, "pin the protocol version (default: negotiate)")
 	fs.BoolVar(&f.typeCheck, "type-check", false, "type-check each snippet before running it")
-	fs.StringVar(&f.remote, "remote", "", "run on a remote Monty server at this ws:// or wss:// URL instead of a local worker")
+	fs.Var(&f.remotes, "remote", "run on a remote Monty server at this ws:// or wss:// URL instead of a local worker (repeatable: tried in order at the start, the others used to resume after a drain)")
 	fs.Var(&f.headers, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log diagnostics (worker lifecycle, stderr, protocol errors) to stderr; see also $MONTYGO_LOG")
 }
 
-// launch builds the launch settings: the worker binary (or the remote
-// endpoint and its headers) and the pinned protocol version.
-func (f *sessionFlags) launch() (session.Launch, error) {
+// launch builds the launch settings: the worker binary, or one per
+// --remote endpoint with its headers (each resuming after a drain on the
+// next endpoint in the list), and the pinned protocol version.
+func (f *sessionFlags) launch() ([]session.Launch, error) {
 	l := session.Launch{
 		Launcher:        session.ProcessLauncher{Worker: worker.Config{Binary: f.worker}},
 		ProtocolVersion: uint32(f.protocol),
 	}
-	if f.remote == "" {
+	if len(f.remotes) == 0 {
 		if len(f.headers) > 0 {
-			return l, errors.New("--header needs --remote")
+			return nil, errors.New("--header needs --remote")
 		}
-		return l, nil
+		return []session.Launch{l}, nil
 	}
 	h := http.Header{}
 	for _, line := range f.headers {
 		name, value, err := ws.ParseHeader(line)
 		if err != nil {
-			return l, fmt.Errorf("--header %q: %w", line, err)
+			return nil, fmt.Errorf("--header %q: %w", line, err)
 		}
 		h.Set(name, value)
 	}
-	l.Launcher = session.RemoteLauncher{URL: f.remote, Dial: ws.DialOptions{Header: h}}
-	return l, nil
+	urls := slices.Clone([]string(f.remotes))
+	ls := make([]session.Launch, len(urls))
+	for i, u := range urls {
+		rl := session.RemoteLauncher{URL: u, Dial: ws.DialOptions{Header: h}}
+		if len(urls) > 1 {
+			// Each redial tries the next endpoint after the last one tried.
+			var tries atomic.Uint32
+			rl.Pick = func() string { return urls[(i+int(tries.Add(1)))%len(urls)] }
+		}
+		l.Launcher = rl
+		ls[i] = l
+	}
+	return ls, nil
+}
+
+// startSession starts a session with the first of launches that starts
+// (the remote endpoints in --remote order); a done ctx stops the tries.
+// With several endpoints the error names each one's failure.
+func startSession(ctx context.Context, launches []session.Launch, cfg session.Config) (*session.Session, error) {
+	var errs []error
+	for _, l := range launches {
+		s, err := session.Start(ctx, l, cfg)
+		if err == nil {
+			return s, nil
+		}
+		if len(launches) == 1 || ctx.Err() != nil {
+			return nil, err
+		}
+		cfg.Logger.Warn("montygo: remote endpoint did not start the session; trying the next", slog.String("url", l.Launcher.(session.RemoteLauncher).URL), slog.Any("error", err))
+		errs = append(errs, fmt.Errorf("%s: %w", l.Launcher.(session.RemoteLauncher).URL, err))
+	}
+	return nil, fmt.Errorf("no remote endpoint started the session: %w", errors.Join(errs...))
 }
 
 // config builds the session configuration and the OS handler. Diagnostics
@@ -255,7 +288,7 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fmt.Fprintln(stderr, "montygo run:", err)
 		return exitError{2}
 	}
-	sess, err := session.Start(ctx, launch, cfg)
+	sess, err := startSession(ctx, launch, cfg)
 	if err != nil {
 		return err
 	}
