@@ -14,28 +14,29 @@ func init() {
 	rule("v5.limits-echoed", "delta-v5 ChildEvent 24–27", only5, 0,
 		"A stamped event at 5 echoes max_feed_duration, max_turn_duration and max_total_sleep, and carries no max_duration",
 		func(t *rt) {
-			cfg := t.Config()
-			feed, turn, sleep := uint64(5_000_000), uint64(4_000_000), uint64(3_000_000)
-			cfg.Limits = &message.ResourceLimits{MaxFeedDurationMicros: &feed, MaxTurnDurationMicros: &turn, MaxTotalSleepMicros: &sleep}
-			s := t.FreshWith(cfg)
-			r := s.Expect(s.Feed("1 + 1"), "Feed 1 + 1", completes("2"))
-			ev := r.Event
-			eq := func(p *uint64, v uint64) bool { return p != nil && *p == v }
-			if !eq(ev.MaxFeedDurationMicros, feed) || !eq(ev.MaxTurnDurationMicros, turn) || !eq(ev.MaxTotalSleepMicros, sleep) || ev.MaxDurationMicros != nil {
-				t.Failf("expected the limits echoed (feed %d, turn %d, sleep %d) and no max_duration, got %s", feed, turn, sleep, describeLimits5(ev))
+			lim := limits5{feed: 5_000_000, turn: 4_000_000, sleep: 3_000_000}
+			s := lim.session(t)
+			ev := s.Expect(s.Feed("1 + 1"), "Feed 1 + 1", completes("2")).Event
+			if !lim.echoedBy(ev) || ev.MaxDurationMicros != nil {
+				t.Failf("expected the limits echoed (%s) and no max_duration, got %s", lim, describeLimits5(ev))
 			}
 		})
 
-	rule("v5.feed-limit-timeout", "delta-v5 Time; resource-limits.md", only5, 0,
-		"A feed running past max_feed_duration ends with TimeoutError(\"time limit exceeded: <elapsed> > <limit>\")",
-		func(t *rt) {
-			cfg := t.Config()
-			feed := uint64(300_000)
-			cfg.Limits = &message.ResourceLimits{MaxFeedDurationMicros: &feed}
-			s := t.FreshWith(cfg)
-			s.Expect(s.Feed("while True:\n    pass"), "Feed an endless loop",
-				raisesLike("TimeoutError", "time limit exceeded: "), raisesLike("TimeoutError", " > 300ms"))
-		})
+	for _, c := range []struct {
+		id, scope, text string
+		lim             limits5
+	}{
+		{"v5.feed-limit-timeout", "feed", "time limit exceeded", limits5{feed: 300_000}},
+		{"v5.turn-limit-timeout", "turn", "turn time limit exceeded", limits5{turn: 300_000}},
+	} {
+		rule(c.id, "delta-v5 Time; resource-limits.md", only5, 0,
+			fmt.Sprintf("A %s running past max_%s_duration ends with TimeoutError(%q)", c.scope, c.scope, c.text+": <elapsed> > <limit>"),
+			func(t *rt) {
+				s := c.lim.session(t)
+				s.Expect(s.Feed("while True:\n    pass"), "Feed an endless loop",
+					raisesLike("TimeoutError", c.text+": "), raisesLike("TimeoutError", " > 300ms"))
+			})
+	}
 
 	rule("v5.os-policy-invalid-recoverable", "delta-v5 Configure", only5, 0,
 		"An os_policy failing validation is refused on Configure with a recoverable protocol-violation Error, and a valid Configure then succeeds",
@@ -66,38 +67,47 @@ func init() {
 			}
 		})
 
-	rule("v5.turn-limit-timeout", "delta-v5 Time; resource-limits.md", only5, 0,
-		"A turn running past max_turn_duration ends with TimeoutError(\"turn time limit exceeded: <elapsed> > <limit>\")",
-		func(t *rt) {
-			cfg := t.Config()
-			turn := uint64(300_000)
-			cfg.Limits = &message.ResourceLimits{MaxTurnDurationMicros: &turn}
-			s := t.FreshWith(cfg)
-			s.Expect(s.Feed("while True:\n    pass"), "Feed an endless loop",
-				raisesLike("TimeoutError", "turn time limit exceeded: "), raisesLike("TimeoutError", " > 300ms"))
-		})
-
 	rule("v5.load-echoes-dump-limits", "delta-v5 ChildEvent 25–27; Configure (Load restores the dump's)", only5, 0,
 		"Load restores the dump's feed, turn and sleep limits over the Configure's and echoes them on its reply",
 		func(t *rt) {
-			cfg := t.Config()
-			feed, turn, sleep := uint64(7_000_000), uint64(6_000_000), uint64(2_000_000)
-			cfg.Limits = &message.ResourceLimits{MaxFeedDurationMicros: &feed, MaxTurnDurationMicros: &turn, MaxTotalSleepMicros: &sleep}
-			a := t.FreshWith(cfg)
+			lim := limits5{feed: 7_000_000, turn: 6_000_000, sleep: 2_000_000}
+			a := lim.session(t)
 			a.Expect(a.Feed("x = 41"), "Feed x = 41", isComplete)
 			st := dumpOf(t, a, "Dump")
-			other := t.Config()
-			of, ot, os := uint64(9_000_000), uint64(8_000_000), uint64(1_000_000)
-			other.Limits = &message.ResourceLimits{MaxFeedDurationMicros: &of, MaxTurnDurationMicros: &ot, MaxTotalSleepMicros: &os}
-			b := t.FreshWith(other)
+			b := limits5{feed: 9_000_000, turn: 8_000_000, sleep: 1_000_000}.session(t)
 			ev := b.Expect(b.Turn(&message.Load{State: st}), "Load the dump into a session configured with other limits", isOk).Event
-			eq := func(p *uint64, v uint64) bool { return p != nil && *p == v }
-			if !eq(ev.MaxFeedDurationMicros, feed) || !eq(ev.MaxTurnDurationMicros, turn) || !eq(ev.MaxTotalSleepMicros, sleep) {
-				t.Failf("expected the dump's limits echoed (feed %d, turn %d, sleep %d), got %s", feed, turn, sleep, describeLimits5(ev))
+			if !lim.echoedBy(ev) {
+				t.Failf("expected the dump's limits echoed (%s), got %s", lim, describeLimits5(ev))
 				return
 			}
 			b.Expect(b.Feed("x + 1"), "Feed x + 1", completes("42"))
 		})
+}
+
+// limits5 are protocol 5's feed, turn and sleep limits, in microseconds.
+type limits5 struct{ feed, turn, sleep uint64 }
+
+// session opens a fresh session configured with the limits (0: absent).
+func (l limits5) session(t *rt) *sess {
+	opt := func(us uint64) *uint64 {
+		if us == 0 {
+			return nil
+		}
+		return &us
+	}
+	cfg := t.Config()
+	cfg.Limits = &message.ResourceLimits{MaxFeedDurationMicros: opt(l.feed), MaxTurnDurationMicros: opt(l.turn), MaxTotalSleepMicros: opt(l.sleep)}
+	return t.FreshWith(cfg)
+}
+
+// echoedBy reports whether ev echoes exactly these limits.
+func (l limits5) echoedBy(ev *message.ChildEvent) bool {
+	eq := func(p *uint64, v uint64) bool { return p != nil && *p == v }
+	return eq(ev.MaxFeedDurationMicros, l.feed) && eq(ev.MaxTurnDurationMicros, l.turn) && eq(ev.MaxTotalSleepMicros, l.sleep)
+}
+
+func (l limits5) String() string {
+	return fmt.Sprintf("feed %d, turn %d, sleep %d", l.feed, l.turn, l.sleep)
 }
 
 func describeLimits5(ev *message.ChildEvent) string {
