@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -245,7 +244,7 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 	}
 	p.mu.Lock()
 	e := ref.ep
-	refused := de.StatusCode == http.StatusServiceUnavailable || de.StatusCode == http.StatusTooManyRequests
+	refused := de.Overloaded()
 	if refused {
 		e.refusals++
 	} else {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -266,7 +265,7 @@ var refusedPauses = []time.Duration{
 // refusedForCapacity reports an upgrade refused with 429 or 503.
 func refusedForCapacity(err error) bool {
 	var de *ws.DialError
-	return errors.As(err, &de) && (de.StatusCode == http.StatusTooManyRequests || de.StatusCode == http.StatusServiceUnavailable)
+	return errors.As(err, &de) && de.Overloaded()
 }
 
 // redialDowngrade opens the session of a protocol downgrade. On a remote

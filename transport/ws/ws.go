@@ -132,6 +132,13 @@ func (e *DialError) Error() string {
 // Unwrap returns the underlying error.
 func (e *DialError) Unwrap() error { return e.Err }
 
+// Overloaded reports whether the server refused the upgrade for capacity
+// (HTTP 503 or 429): the endpoint is up and may accept a later dial,
+// after RetryAfter when it said.
+func (e *DialError) Overloaded() bool {
+	return e.StatusCode == http.StatusServiceUnavailable || e.StatusCode == http.StatusTooManyRequests
+}
+
 // ErrDisconnected is matched, through errors.Is, by every *CloseError.
 var ErrDisconnected = errors.New("ws: connection closed")
 

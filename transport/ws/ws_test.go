@@ -356,3 +356,12 @@ func TestParseHeader(t *testing.T) {
 		}
 	}
 }
+
+// Overloaded is true for the capacity refusals only.
+func TestDialErrorOverloaded(t *testing.T) {
+	for code, want := range map[int]bool{0: false, 401: false, 403: false, 429: true, 500: false, 503: true} {
+		if got := (&DialError{StatusCode: code}).Overloaded(); got != want {
+			t.Errorf("status %d: Overloaded %v, want %v", code, got, want)
+		}
+	}
+}
