@@ -126,3 +126,43 @@ func ExampleSession_Feed() {
 	// FunctionCall suspended
 	// Complete idle
 }
+
+// A session moves to a fresh worker through Dump and LoadWith. The dump
+// carries the sandbox (globals, limits, consumed time); LoadOptions carries
+// what only the parent knew, the sleep already charged to the budget.
+func ExampleSession_LoadWith() {
+	ctx := context.Background()
+	a, err := session.Start(ctx, session.Launch{}, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer a.Close()
+	if _, err := a.Run(ctx, "answer = 41"); err != nil {
+		fmt.Println(err)
+		return
+	}
+	dump, err := a.Dump(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	b, err := session.Start(ctx, session.Launch{}, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer b.Close()
+	if _, err := b.LoadWith(ctx, dump, session.LoadOptions{TotalSleep: a.Stamps().TotalSleep}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := b.Run(ctx, "answer + 1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Repr())
+	// Output: 42
+}
