@@ -284,16 +284,17 @@ func isDrive(k message.RequestKind) bool {
 	return false
 }
 
-// roundTrip sends req and reads events up to the turn-ending one. The
-// caller holds s.busy; it is called through exchange (telemetry.go).
-func (s *Session) roundTrip(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+// roundTrip sends req and reads events up to the turn-ending one, with
+// the traceparent of sc (the current span: see currentSpan) when valid.
+// The caller holds s.busy; it is called through exchange (telemetry.go).
+func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.SpanContext) (*message.ChildEvent, error) {
 	if s.closed.Load() {
 		return nil, s.closedErr()
 	}
 	kind := req.RequestKind()
 	s.preq.Body = req
 	s.preq.TraceParent = nil
-	if sc := s.currentSpan(ctx); sc.IsValid() {
+	if sc.IsValid() {
 		if !sc.Equal(s.tpSpan) { // rendered once per span, not per turn
 			s.tpSpan = sc
 			s.tpStr, _ = traceParent(sc)

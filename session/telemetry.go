@@ -279,7 +279,7 @@ func (s *Session) endTelemetry() {
 func (s *Session) exchange(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
 	t := &s.tel
 	if t.in == nil {
-		return s.roundTrip(ctx, req)
+		return s.roundTrip(ctx, req, trace.SpanContextFromContext(ctx))
 	}
 	kind := req.RequestKind()
 	start := time.Now()
@@ -293,12 +293,17 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		}
 		t.startRunLocked(s, start, req.(*message.Feed))
 	}
-	// An answer ends its host round trip once written (sent).
+	// The span the worker is sent, read under the lock already held (an
+	// answer ends its host round trip once written: see sent).
+	var sc trace.SpanContext
 	if t.tracer != nil {
+		sc = t.spanContextLocked(ctx)
 		t.mu.Unlock()
+	} else {
+		sc = trace.SpanContextFromContext(ctx)
 	}
 
-	ev, err := s.roundTrip(ctx, req)
+	ev, err := s.roundTrip(ctx, req, sc)
 
 	end := time.Now()
 	if isDrive(kind) {
@@ -479,15 +484,21 @@ func (s *Session) printed(p *message.Print) {
 // span during a feed, else the session span, else the span in ctx.
 func (s *Session) currentSpan(ctx context.Context) trace.SpanContext {
 	t := &s.tel
-	if t.tracer != nil {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.run != nil {
-			return t.run.SpanContext()
-		}
-		if t.sess != nil {
-			return t.sess.SpanContext()
-		}
+	if t.tracer == nil {
+		return trace.SpanContextFromContext(ctx)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spanContextLocked(ctx)
+}
+
+// spanContextLocked is currentSpan with t.mu held and tracing on.
+func (t *telemetry) spanContextLocked(ctx context.Context) trace.SpanContext {
+	if t.run != nil {
+		return t.run.SpanContext()
+	}
+	if t.sess != nil {
+		return t.sess.SpanContext()
 	}
 	return trace.SpanContextFromContext(ctx)
 }

@@ -212,6 +212,107 @@ func BenchmarkTelemetryPaired(b *testing.B) {
 	}
 }
 
+// BenchmarkTelemetryPairedFloor is BenchmarkTelemetryPaired's sdk and
+// sdk-sync pairs with gomonty's instrumentation taken out: both sessions
+// run with telemetry off, and the "on" op makes, around and inside the
+// same Run, the SDK calls the instrumented session makes (a run span
+// started under a session span and ended with its two end attributes, a
+// host span per host call, the same metric points on the same instruments
+// with the same attribute sets), passing the run span in the context so
+// that the worker is sent its traceparent as before. Its ratio is the
+// SDK's own floor under the target's measure: what an instrumented op
+// costs however little gomonty adds. "floor" has a batch span processor,
+// "floor-sync" a synchronous one.
+func BenchmarkTelemetryPairedFloor(b *testing.B) {
+	cases := []struct{ name, code string }{{"feed", "1 + 2"}, {"hostcall", "f(1)"}}
+	bg := context.Background()
+	var (
+		in     *instruments
+		tr     trace.Tracer
+		runCtx context.Context // the floor op's run span, while it runs
+		t0     time.Time       // the floor op's turn start
+		susp   int             // the floor op's host calls
+	)
+	reg := NewRegistry().MustRegister("f", func(i int) int {
+		if runCtx == nil {
+			return i // the off session's call
+		}
+		// The suspension's turn ends: its frame, its turn; the host span
+		// opens.
+		now := time.Now()
+		in.frameBytes.Record(bg, 40, in.received...)
+		in.turnDur.Record(bg, now.Sub(t0).Seconds(), in.none...)
+		_, h := tr.Start(runCtx, SpanHost, hostStartOpts[hostFunction]...)
+		h.End()
+		in.extDur.Record(bg, time.Since(now).Seconds(), in.host[hostFunction]...)
+		in.frameBytes.Record(bg, 30, in.sent...)
+		susp++
+		t0 = time.Now()
+		return i
+	})
+	for _, c := range cases {
+		for _, mode := range []string{"floor", "floor-sync"} {
+			b.Run(c.name+"/"+mode, func(b *testing.B) {
+				tp := sdktrace.NewTracerProvider(spanProcessor(mode == "floor"))
+				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(discardMetrics{})))
+				defer tp.Shutdown(bg)
+				defer mp.Shutdown(bg)
+				in, tr = instrumentsFor(mp), tp.Tracer(ScopeName)
+				sessCtx, sess := tr.Start(bg, SpanSession, trace.WithSpanKind(trace.SpanKindClient))
+				defer sess.End()
+				off, on := realSession(b, Config{}), realSession(b, Config{})
+				opt := WithFunctions(reg)
+				var offT, onT []time.Duration
+				var exec time.Duration // on's execution total
+				op := func(s *Session, into *[]time.Duration) {
+					start := time.Now()
+					if s == off {
+						if _, err := s.Run(bg, c.code, opt); err != nil {
+							b.Fatal(err)
+						}
+						*into = append(*into, time.Since(start))
+						return
+					}
+					ctx, run := tr.Start(sessCtx, SpanRun)
+					runCtx, t0, susp = ctx, start, 0
+					in.frameBytes.Record(bg, 30, in.sent...)
+					r, err := s.Run(ctx, c.code, opt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					end := time.Now()
+					in.frameBytes.Record(bg, 40, in.received...)
+					in.turnDur.Record(bg, end.Sub(t0).Seconds(), in.none...)
+					in.runDur.Record(bg, end.Sub(start).Seconds(), in.none...)
+					in.runExec.Record(bg, (r.TotalExecution - exec).Seconds(), in.none...)
+					exec = r.TotalExecution
+					in.runSusp.Record(bg, float64(susp), in.none...)
+					run.SetAttributes(runEndAttrs[outcomeOK][susp]...)
+					run.End()
+					runCtx = nil
+					*into = append(*into, time.Since(start))
+				}
+				i := 0
+				for b.Loop() {
+					if i%2 == 0 {
+						op(off, &offT)
+						op(on, &onT)
+					} else {
+						op(on, &onT)
+						op(off, &offT)
+					}
+					i++
+				}
+				mo, mn := median(offT), median(onT)
+				b.ReportMetric(float64(mo.Nanoseconds()), "off-ns/op")
+				b.ReportMetric(float64(mn.Nanoseconds()), "on-ns/op")
+				b.ReportMetric(float64(mn)/float64(mo), "ratio")
+				b.ReportMetric(float64(mean(onT))/float64(mean(offT)), "mean-ratio")
+			})
+		}
+	}
+}
+
 func median(d []time.Duration) time.Duration {
 	if len(d) == 0 {
 		return 0
