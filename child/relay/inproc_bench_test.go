@@ -36,7 +36,9 @@ func (p *inprocPeer) Close(context.Context) error {
 	p.done <- nil
 	return nil
 }
-func (p *inprocPeer) Lost(l transport.Loss) error { return errors.New("in-process child lost: " + string(l.Op)) }
+func (p *inprocPeer) Lost(l transport.Loss) error {
+	return errors.New("in-process child lost: " + string(l.Op))
+}
 
 func inprocSession(b *testing.B, version uint32) *session.Session {
 	bin := testenv.Worker(b)
