@@ -134,7 +134,12 @@ type firstRead struct {
 	*os.File
 	waited bool
 	spin   time.Duration
-	rc     syscall.RawConn // the File's, made once
+
+	// Made once by raw, so that the calls on every read allocate nothing.
+	rc     syscall.RawConn
+	spinFn func(fd uintptr) // busy-polls for up to spin
+	pendFn func(fd uintptr) // FIONREAD into avail, 0 on failure
+	avail  int32
 }
 
 // raw returns the File's RawConn, or nil.
@@ -145,6 +150,15 @@ func (r *firstRead) raw() syscall.RawConn {
 			return nil
 		}
 		r.rc = rc
+		r.spinFn = func(fd uintptr) { spinwait.Readable(fd, r.spin) }
+		r.pendFn = func(fd uintptr) {
+			// FIONREAD never blocks: a raw system call, which skips the
+			// scheduler's bookkeeping around a call that might.
+			_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&r.avail)))
+			if e != 0 {
+				r.avail = 0
+			}
+		}
 	}
 	return r.rc
 }
@@ -158,31 +172,23 @@ func (r *firstRead) Read(b []byte) (int, error) {
 		}
 	case r.spin > 0:
 		if rc := r.raw(); rc != nil {
-			rc.Control(func(fd uintptr) { spinwait.Readable(fd, r.spin) })
+			rc.Control(r.spinFn)
 		}
 	}
 	return r.File.Read(b)
 }
 
 // Pending reports whether bytes are waiting in the child's stdout pipe
-// (FIONREAD) without blocking; the Stream asks it for Conn.Pending.
+// (the FIONREAD ioctl) without blocking; the Stream asks it for
+// Conn.Pending. Call it from the reading goroutine only.
 func (r *firstRead) Pending() bool {
 	rc := r.raw()
-	return rc != nil && pipeReadable(rc)
-}
-
-// pipeReadable reports whether rc (a pipe's read end) holds unread bytes,
-// using the FIONREAD ioctl.
-func pipeReadable(rc syscall.RawConn) bool {
-	n := 0
-	rc.Control(func(fd uintptr) {
-		var avail int32
-		// FIONREAD never blocks: a raw system call, which skips the
-		// scheduler's bookkeeping around a call that might.
-		_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&avail)))
-		if e == 0 {
-			n = int(avail)
-		}
-	})
-	return n > 0
+	if rc == nil {
+		return false
+	}
+	r.avail = 0
+	if rc.Control(r.pendFn) != nil {
+		return false
+	}
+	return r.avail > 0
 }
