@@ -85,6 +85,9 @@ type server struct {
 	pr   printer
 	wbuf []byte
 	pbuf []byte
+	// ce and ms back the event stamped returns.
+	ce message.ChildEvent
+	ms uint64
 }
 
 // Serve runs the child side of one connection until the parent shuts it
@@ -589,19 +592,23 @@ func (s *server) reply(ev message.Event) error {
 }
 
 // stamped wraps ev with the session's metadata when an interpreter exists.
+// The result is the server's own, valid until the next call: it is
+// encoded at once and never kept (a relayed turn then allocates nothing
+// for its stamps).
 func (s *server) stamped(ev message.Event, load bool) *message.ChildEvent {
-	ce := &message.ChildEvent{Body: ev}
+	s.ce = message.ChildEvent{Body: ev}
+	ce := &s.ce
 	if s.st < sReady {
 		return ce
 	}
 	st := s.eng.Stamps()
 	ce.TotalExecutionMicros = st.TotalExecutionMicros
 	ce.MaxDurationMicros = st.MaxDurationMicros
-	ms := uint64(protocol.DefaultMaxSuspensions)
+	s.ms = uint64(protocol.DefaultMaxSuspensions)
 	if s.maxSusp != nil {
-		ms = *s.maxSusp
+		s.ms = *s.maxSusp
 	}
-	ce.MaxSuspensions = &ms
+	ce.MaxSuspensions = &s.ms
 	if load {
 		name := st.ScriptName
 		ce.RestoredScriptName = &name

@@ -55,6 +55,15 @@ type Config struct {
 	// MaxFrameLen caps frames in both directions; 0 means the protocol
 	// maximum (256 MiB).
 	MaxFrameLen int
+	// SpinWait, when positive, has every read of the child's stdout
+	// after the first busy-poll the pipe for up to this long (yielding
+	// the CPU between polls) before it blocks. A reply that comes within
+	// it is read without the reading thread sleeping and being woken,
+	// which on a small virtual machine costs more than the poll; each
+	// read costs up to SpinWait of CPU when the reply is slower. 0, the
+	// default, never spins; Linux only. montygo subprocess, which waits
+	// for its inner worker inside every relayed turn, sets it.
+	SpinWait time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -168,7 +177,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		stdin:      inW,
 		stdout:     outR,
 		errR:       errR,
-		conn:       transport.NewStream(&firstRead{File: outR}, inW, cfg.MaxFrameLen),
+		conn:       transport.NewStream(&firstRead{File: outR, spin: cfg.SpinWait}, inW, cfg.MaxFrameLen),
 		tail:       newRing(cfg.StderrLimit),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -283,10 +292,6 @@ func (p *Process) WriteFrame(body []byte) error { return p.conn.WriteFrame(body)
 // to send a request, so a true result exposes an unsolicited (stray)
 // event. Call it from the goroutine that reads frames.
 func (p *Process) Pending() bool { return p.conn.Pending() }
-
-// Pending reports whether bytes are waiting in the child's stdout pipe
-// (FIONREAD) without blocking; the Stream asks it for Conn.Pending.
-func (r *firstRead) Pending() bool { return pipeReadable(r.File) }
 
 // Exited returns a channel closed once the child has exited and been
 // reaped.

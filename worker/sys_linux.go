@@ -3,7 +3,10 @@ package worker
 import (
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
+
+	"github.com/gomonty/monty/internal/spinwait"
 )
 
 // pipeSize is the capacity asked for the frame pipes (the kernel default
@@ -125,36 +128,67 @@ func parkUntil(f *os.File, ready func(fd uintptr) bool) {
 // firstRead is the child's stdout as the frame reader reads it. Before the
 // first read it waits for the worker's first bytes in the poller (see
 // awaitReadable): the worker takes milliseconds to start, every later
-// reply comes within microseconds and is read with a plain blocking read.
+// reply comes within microseconds and is read with a plain blocking read,
+// after a busy poll of up to spin (Config.SpinWait) when that is set.
 type firstRead struct {
 	*os.File
 	waited bool
+	spin   time.Duration
+
+	// Made once by raw, so that the calls on every read allocate nothing.
+	rc     syscall.RawConn
+	spinFn func(fd uintptr) // busy-polls for up to spin
+	pendFn func(fd uintptr) // FIONREAD into avail, 0 on failure
+	avail  int32
+}
+
+// raw returns the File's RawConn, or nil.
+func (r *firstRead) raw() syscall.RawConn {
+	if r.rc == nil {
+		rc, err := r.File.SyscallConn()
+		if err != nil {
+			return nil
+		}
+		r.rc = rc
+		r.spinFn = func(fd uintptr) { spinwait.Readable(fd, r.spin) }
+		r.pendFn = func(fd uintptr) {
+			// FIONREAD never blocks: a raw system call, which skips the
+			// scheduler's bookkeeping around a call that might.
+			_, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&r.avail)))
+			if e != 0 {
+				r.avail = 0
+			}
+		}
+	}
+	return r.rc
 }
 
 func (r *firstRead) Read(b []byte) (int, error) {
-	if !r.waited {
+	switch {
+	case !r.waited:
 		r.waited = true
-		if rc, err := r.File.SyscallConn(); err == nil {
+		if rc := r.raw(); rc != nil {
 			rc.Control(func(fd uintptr) { awaitReadable(int(fd)) })
+		}
+	case r.spin > 0:
+		if rc := r.raw(); rc != nil {
+			rc.Control(r.spinFn)
 		}
 	}
 	return r.File.Read(b)
 }
 
-// pipeReadable reports whether f (a pipe's read end) holds unread bytes,
-// using the FIONREAD ioctl.
-func pipeReadable(f *os.File) bool {
-	rc, err := f.SyscallConn()
-	if err != nil {
+// Pending reports whether bytes are waiting in the child's stdout pipe
+// (the FIONREAD ioctl) without blocking; the Stream asks it for
+// Conn.Pending. Call it from the reading goroutine only.
+func (r *firstRead) Pending() bool {
+	rc := r.raw()
+	if rc == nil {
 		return false
 	}
-	n := 0
-	rc.Control(func(fd uintptr) {
-		var avail int32
-		_, _, e := syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&avail)))
-		if e == 0 {
-			n = int(avail)
-		}
-	})
-	return n > 0
+	r.avail = 0
+	if rc.Control(r.pendFn) != nil {
+		return false
+	}
+	return r.avail > 0
 }

@@ -104,7 +104,7 @@ func TestAwaitReadable(t *testing.T) {
 		defer w.Close()
 		go w.Write([]byte("x"))
 		awaitReadable(int(r.Fd()))
-		if !pipeReadable(r) {
+		if !(&firstRead{File: r}).Pending() {
 			t.Fatal("returned before the pipe was readable")
 		}
 	})
@@ -133,4 +133,47 @@ func TestAwaitReadable(t *testing.T) {
 
 func TestAwaitExitWithoutPidfdReturnsAtOnce(t *testing.T) {
 	awaitExit(-1)
+}
+
+// With SpinWait, replies that come within the spin are read as usual,
+// and a slower one falls back to the blocking read, which Kill releases.
+func TestSpinWaitFallsBackToTheBlockingRead(t *testing.T) {
+	p := start(t, Config{Binary: realWorker(t), SpinWait: 20 * time.Millisecond})
+	roundTrip(t, p, configureV2)
+	if err := p.WriteFrame(feedFrame("while True: pass")); err != nil {
+		t.Fatal(err)
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := p.ReadFrame()
+		readErr <- err
+	}()
+	// Past the spin the reader sits in the read system call (during it,
+	// in the spin's own function).
+	waitState(t, "worker.(*firstRead).Read", "syscall")
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(goroutineStack("worker.(*firstRead).Read"), "spinwait.") {
+		if time.Now().After(deadline) {
+			t.Fatal("still spinning long past SpinWait")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	waitState(t, "worker.(*firstRead).Read", "syscall")
+	p.Kill()
+	if err := <-readErr; err == nil {
+		t.Fatal("read succeeded on a killed worker")
+	}
+}
+
+// goroutineStack returns the stack of the first goroutine whose stack
+// mentions fn, or "".
+func goroutineStack(fn string) string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		if bytes.Contains(g, []byte(fn)) {
+			return string(g)
+		}
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ package worker
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // blockingPipe falls back to os.Pipe where pipe2 is unavailable; those
@@ -21,9 +22,13 @@ func sysProcAttr(*int) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgi
 // awaitExit returns at once off Linux: the reaper blocks in wait instead.
 func awaitExit(int) {}
 
-// firstRead reads the child's stdout; off Linux it adds nothing.
-type firstRead struct{ *os.File }
+// firstRead reads the child's stdout; off Linux it adds nothing (spin,
+// Config.SpinWait, is ignored).
+type firstRead struct {
+	*os.File
+	spin time.Duration
+}
 
-// pipeReadable is not implemented off Linux; read-ahead bytes are still
-// detected by Pending.
-func pipeReadable(*os.File) bool { return false }
+// Pending is not implemented off Linux (it reports false); read-ahead
+// bytes are still detected by the Stream's Pending.
+func (r *firstRead) Pending() bool { return false }

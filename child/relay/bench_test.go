@@ -67,9 +67,16 @@ func testenvWorker(b *testing.B) string { return testenv.Worker(b) }
 // build, with the real worker beside it) benchmarked beside the built one
 // in the same run, as relay-alt-v4 and relay-alt-v2.
 func init() {
-	if alt := os.Getenv("RELAY_BENCH_ALT"); alt != "" {
+	for _, alt := range strings.Split(os.Getenv("RELAY_BENCH_ALT"), ",") {
+		if alt == "" {
+			continue
+		}
+		name := "alt"
+		if k, v, ok := strings.Cut(alt, "="); ok {
+			name, alt = k, v
+		}
 		bin := func(*testing.B) string { return alt }
-		targets = append(targets, target{"relay-alt-v4", bin, 4}, target{"relay-alt-v2", bin, 2})
+		targets = append(targets, target{"relay-" + name + "-v4", bin, 4}, target{"relay-" + name + "-v2", bin, 2})
 	}
 }
 

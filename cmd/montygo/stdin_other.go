@@ -2,7 +2,10 @@
 
 package main
 
-import "io"
+import (
+	"io"
+	"time"
+)
 
 // pollableStdin returns r unchanged: see stdin_unix.go.
-func pollableStdin(r io.Reader) (io.Reader, func()) { return r, func() {} }
+func pollableStdin(r io.Reader, _ time.Duration) (io.Reader, func()) { return r, func() {} }

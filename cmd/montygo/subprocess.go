@@ -23,6 +23,14 @@ import (
 	"github.com/gomonty/monty/worker"
 )
 
+// defaultSpin is how long `montygo subprocess` busy-polls for the next
+// frame, from its parent and from its inner worker, before it sleeps. In
+// a relayed turn each side answers within microseconds, and on a 2-CPU
+// virtual machine a sleeping thread's wake-up costs more than that
+// (docs/PERFORMANCE.md, the relay section). The poll yields the CPU
+// between attempts, so a process queued behind it runs at once.
+const defaultSpin = 50 * time.Microsecond
+
 // subprocessCmd is `montygo subprocess`: a Monty worker over stdin and
 // stdout that any Monty parent can drive, relaying each session to a real
 // `monty subprocess` worker.
@@ -33,8 +41,9 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	record := fs.String("record", "", "write every frame both ways to `FILE` (render with montygo decode --record FILE)")
 	proto := fs.Uint("protocol", 0, "accept only this outer protocol version (4 or 2; default both)")
 	inner := fs.Uint("inner-protocol", 0, "pin the inner worker's protocol version (default: negotiate)")
+	spin := fs.Duration("spin", defaultSpin, "busy-poll for up to this long for the next frame from the parent and from the inner worker before sleeping (0: never)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 4|2] [--inner-protocol N]")
+		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 4|2] [--inner-protocol N] [--spin DURATION]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -52,7 +61,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	// the inner worker follows through its parent-death signal.
 	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
 	logger := slog.New(&stderrHandler{w: stderr})
-	stdin, restore := pollableStdin(stdin)
+	stdin, restore := pollableStdin(stdin, max(*spin, 0))
 	defer restore()
 	var conn transport.Conn = transport.NewStream(stdin, stdout, 0)
 	var tapped *tap.Conn
@@ -78,7 +87,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		opts.Versions = []uint32{uint32(*proto)}
 	}
 	eng := relay.New(relay.Config{
-		Worker:          worker.Config{Binary: bin, Logger: logger},
+		Worker:          worker.Config{Binary: bin, Logger: logger, SpinWait: max(*spin, 0)},
 		ProtocolVersion: uint32(*inner),
 		Logger:          logger,
 	})

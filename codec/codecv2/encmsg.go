@@ -3,6 +3,7 @@ package codecv2
 import (
 	"reflect"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -216,11 +217,28 @@ func (w *wr) uuid(num protowire.Number, id *value.UUID) {
 // writes to a venc, so this one is shared, read-only.
 var noValues = &venc{g: &value.Graph{}}
 
+// encoder is the state of one frame's encode. It is pooled, so that
+// encoding a frame with a small graph (a call's arguments, a result)
+// allocates nothing but the caller's buffer; it is zeroed before it goes
+// back, so the pool keeps neither a graph nor a buffer alive.
+type encoder struct {
+	w  wr
+	ve venc
+}
+
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
+
 // run encodes a frame: validate and size, check the cap, then write.
 func run(dst []byte, g *value.Graph, lim codec.Limits, f func(w *wr)) ([]byte, error) {
-	w := &wr{sizing: true}
+	st := encoders.Get().(*encoder)
+	defer func() {
+		*st = encoder{}
+		encoders.Put(st)
+	}()
+	w := &st.w
+	w.sizing = true
 	if g != nil && len(g.Nodes) > 0 {
-		w.ve = &venc{}
+		w.ve = &st.ve
 		if err := w.ve.prepare(g, lim.FrameLen()); err != nil {
 			return dst, err
 		}

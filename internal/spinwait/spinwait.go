@@ -1,0 +1,34 @@
+// Package spinwait busy-waits, for a bounded time, for a descriptor to
+// become readable.
+//
+// A process that relays frames between two others (montygo subprocess
+// between its parent and the inner worker) waits twice per round trip, and
+// each wait that sleeps costs a wake-up: on a virtual machine with two
+// CPUs a cross-CPU wake-up of a sleeping thread takes tens of
+// microseconds, several times the work of the hop. When the answer is
+// known to come within microseconds, polling for it with the CPU kept is
+// cheaper than sleeping. [Readable] polls with a zero timeout and yields
+// the CPU between polls, so a process the kernel queued on the same CPU
+// (the woken peer, typically) runs at once instead of waiting for the
+// spinner's time slice to end.
+//
+// Every wait is bounded: past its budget the caller falls back to its
+// ordinary blocking read or poller wait, so an idle process is idle again
+// after at most one budget.
+package spinwait
+
+import "time"
+
+// Readable polls fd until it is readable or hung up, or until d has
+// passed, yielding the CPU between polls. It reports true when a read of
+// fd will not block (data, end of stream, or a descriptor that cannot be
+// polled, whose read then reports what is wrong), and false when d passed
+// first, d <= 0, or polling is not supported (off Linux); the caller then
+// waits the ordinary way. It spins for at most one poll and one yield
+// past d.
+func Readable(fd uintptr, d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	return readable(fd, d)
+}
