@@ -39,11 +39,11 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	fs.SetOutput(stderr)
 	workerPath := fs.String("worker", "", "the inner monty worker (default: $MONTY_BIN, a monty file beside montygo, then the usual search)")
 	record := fs.String("record", "", "write every frame both ways to `FILE` (render with montygo decode --record FILE)")
-	proto := fs.Uint("protocol", 0, "accept only this outer protocol version (4 or 2; default both)")
+	proto := fs.Uint("protocol", 0, "accept only this outer protocol version (5, 4 or 2; default 4 and 2)")
 	inner := fs.Uint("inner-protocol", 0, "pin the inner worker's protocol version (default: negotiate)")
 	spin := fs.Duration("spin", defaultSpin, "busy-poll for up to this long for the next frame from the parent and from the inner worker before sleeping (0: never)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 4|2] [--inner-protocol N] [--spin DURATION]")
+		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
