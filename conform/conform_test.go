@@ -32,7 +32,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == "badparent" {
 		os.Exit(badParentMain(os.Args[2], os.Args[3]))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if buildDir != "" {
+			os.RemoveAll(buildDir)
+		}
+		os.Exit(code)
+	}))
 }
 
 // releasedV2Failures is the exact set of rules the released worker

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/gomonty/monty/internal/testenv"
 )
 
@@ -18,6 +20,17 @@ var (
 	binPath   string
 	buildErr  error
 )
+
+// TestMain removes the CLI built for the tests once they have run, and
+// checks that no test left a goroutine behind.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if binPath != "" && buildErr == nil {
+			os.RemoveAll(filepath.Dir(binPath))
+		}
+		os.Exit(code)
+	}))
+}
 
 // montygo builds the CLI once per test binary.
 func montygo(t *testing.T) string {
