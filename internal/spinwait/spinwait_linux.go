@@ -1,9 +1,12 @@
 package spinwait
 
 import (
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // pollFd is struct pollfd.
@@ -44,4 +47,47 @@ func ready(fd uintptr) bool {
 	// An error (EINTR, or a descriptor that cannot be polled) ends the
 	// spin: the caller's ordinary read reports whatever is wrong.
 	return n > 0 || errno != 0
+}
+
+// noWait is cleared once the kernel refuses a read without waiting
+// (pipes support RWF_NOWAIT since Linux 5.9 or so); Read then spins on
+// polls.
+var noWait atomic.Bool
+
+func init() { noWait.Store(true) }
+
+func read(fd uintptr, b []byte, d time.Duration) (int, syscall.Errno, bool) {
+	if !noWait.Load() {
+		readable(fd, d)
+		return 0, 0, false
+	}
+	iov := unix.Iovec{Base: unsafe.SliceData(b)}
+	iov.SetLen(min(len(b), 1<<30))
+	var start time.Time
+	for i := 0; ; i++ {
+		// Offset -1: the file's own position, as read uses (a pipe has
+		// none). It never waits, so it is a raw system call.
+		n, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
+			^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+		switch errno {
+		case 0:
+			return int(n), 0, true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+		case syscall.EOPNOTSUPP, syscall.EINVAL, syscall.ENOSYS:
+			// This kernel cannot: spin on polls from now on.
+			noWait.Store(false)
+			readable(fd, d)
+			return 0, 0, false
+		default:
+			return 0, errno, true
+		}
+		if i == 0 {
+			start = time.Now()
+		} else if time.Since(start) >= d {
+			return 0, 0, false
+		}
+		syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+	}
 }
