@@ -121,8 +121,8 @@ func (r *spinReader) Read(b []byte) (int, error) {
 	return r.rn, nil
 }
 
-// tryRead reads what is waiting into rb, spinning once for it (the
-// spin's reads are the reads: spinwait.Read); false sends the read to
+// tryRead reads what is waiting into rb, spinning once for it (the spin
+// reads what it finds itself: spinwait.Read); false sends the read to
 // wait in the poller. The descriptor is non-blocking, so the read is a
 // raw system call (it never blocks), which skips the scheduler's
 // bookkeeping around one that might.

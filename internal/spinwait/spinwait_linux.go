@@ -50,8 +50,8 @@ func ready(fd uintptr) bool {
 }
 
 // noWait is cleared once the kernel refuses a read without waiting
-// (pipes support RWF_NOWAIT since Linux 5.9 or so); Read then spins on
-// polls.
+// (pipes support RWF_NOWAIT on recent kernels only); Read then spins on
+// polls and leaves the read to its caller.
 var noWait atomic.Bool
 
 func init() { noWait.Store(true) }
@@ -65,22 +65,25 @@ func read(fd uintptr, b []byte, d time.Duration) (int, syscall.Errno, bool) {
 	iov.SetLen(min(len(b), 1<<30))
 	var start time.Time
 	for i := 0; ; i++ {
-		// Offset -1: the file's own position, as read uses (a pipe has
-		// none). It never waits, so it is a raw system call.
-		n, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
-			^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
-		switch errno {
-		case 0:
-			return int(n), 0, true
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-		case syscall.EOPNOTSUPP, syscall.EINVAL, syscall.ENOSYS:
-			// This kernel cannot: spin on polls from now on.
-			noWait.Store(false)
-			readable(fd, d)
-			return 0, 0, false
-		default:
+		// The spin polls (a poll takes no lock the writer needs), and
+		// reads once the poll says there is something.
+		for ready(fd) {
+			// Offset -1: the file's own position, as read uses (a pipe
+			// has none). It never waits, so it is a raw system call.
+			n, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
+				^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+			switch errno {
+			case 0:
+				return int(n), 0, true
+			case syscall.EINTR, syscall.EAGAIN:
+				// The writer held the pipe, or a signal: poll again.
+				continue
+			case syscall.EOPNOTSUPP, syscall.EINVAL, syscall.ENOSYS:
+				// This kernel cannot: spin on polls only from now on,
+				// and leave the read to the caller.
+				noWait.Store(false)
+				return 0, 0, false
+			}
 			return 0, errno, true
 		}
 		if i == 0 {
