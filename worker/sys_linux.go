@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"io"
 	"os"
 	"syscall"
 	"time"
@@ -129,7 +130,8 @@ func parkUntil(f *os.File, ready func(fd uintptr) bool) {
 // first read it waits for the worker's first bytes in the poller (see
 // awaitReadable): the worker takes milliseconds to start, every later
 // reply comes within microseconds and is read with a plain blocking read,
-// after a busy poll of up to spin (Config.SpinWait) when that is set.
+// after a spin of up to spin (Config.SpinWait) when that is set, which
+// reads a reply that comes within it itself (spinwait.Read).
 type firstRead struct {
 	*os.File
 	waited bool
@@ -137,9 +139,15 @@ type firstRead struct {
 
 	// Made once by raw, so that the calls on every read allocate nothing.
 	rc     syscall.RawConn
-	spinFn func(fd uintptr) // busy-polls for up to spin
+	spinFn func(fd uintptr) // spins for up to spin, reading into rb
 	pendFn func(fd uintptr) // FIONREAD into avail, 0 on failure
 	avail  int32
+
+	// spinFn's argument and results.
+	rb   []byte
+	rn   int
+	rerr syscall.Errno
+	rok  bool
 }
 
 // raw returns the File's RawConn, or nil.
@@ -150,7 +158,7 @@ func (r *firstRead) raw() syscall.RawConn {
 			return nil
 		}
 		r.rc = rc
-		r.spinFn = func(fd uintptr) { spinwait.Readable(fd, r.spin) }
+		r.spinFn = func(fd uintptr) { r.rn, r.rerr, r.rok = spinwait.Read(fd, r.rb, r.spin) }
 		r.pendFn = func(fd uintptr) {
 			// FIONREAD never blocks: a raw system call, which skips the
 			// scheduler's bookkeeping around a call that might.
@@ -170,9 +178,22 @@ func (r *firstRead) Read(b []byte) (int, error) {
 		if rc := r.raw(); rc != nil {
 			rc.Control(func(fd uintptr) { awaitReadable(int(fd)) })
 		}
-	case r.spin > 0:
+	case r.spin > 0 && len(b) > 0:
+		// The spin reads what comes within it itself (a raw read once
+		// its poll reports bytes); past it, the ordinary blocking read.
 		if rc := r.raw(); rc != nil {
-			rc.Control(r.spinFn)
+			r.rb, r.rok = b, false
+			err := rc.Control(r.spinFn)
+			r.rb = nil
+			if err == nil && r.rok {
+				switch {
+				case r.rerr != 0:
+					return 0, &os.PathError{Op: "read", Path: r.Name(), Err: r.rerr}
+				case r.rn == 0:
+					return 0, io.EOF
+				}
+				return r.rn, nil
+			}
 		}
 	}
 	return r.File.Read(b)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/gomonty/monty/internal/spinwait"
 )
@@ -84,6 +85,14 @@ type spinReader struct {
 	*os.File
 	rc   syscall.RawConn
 	spin time.Duration
+
+	// readFn is made once, so that a read allocates nothing; rb, rn,
+	// rerr and spun are its argument, results and state.
+	readFn func(fd uintptr) bool
+	rb     []byte
+	rn     int
+	rerr   syscall.Errno
+	spun   bool
 }
 
 // Read reads into b what is waiting, after at most one spin and then
@@ -92,39 +101,49 @@ func (r *spinReader) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	var (
-		n     int
-		err   error
-		spun  bool
-		limit = min(len(b), 1<<30)
-	)
-	rerr := r.rc.Read(func(fd uintptr) bool {
-		for {
-			n, err = syscall.Read(int(fd), b[:limit])
-			switch {
-			case err == syscall.EINTR:
-				continue
-			case err != syscall.EAGAIN:
-				return true
-			case !spun:
-				spun = true
-				if spinwait.Readable(fd, r.spin) {
-					continue
-				}
-			}
-			return false // wait in the poller
-		}
-	})
+	if r.readFn == nil {
+		r.readFn = r.tryRead
+	}
+	r.rb, r.rn, r.rerr, r.spun = b[:min(len(b), 1<<30)], 0, 0, false
+	rerr := r.rc.Read(r.readFn)
+	r.rb = nil
 	switch {
 	case rerr != nil:
 		// The File is closing (Close wakes a parked read): its own Read
 		// reports that the way os does (os.ErrClosed), and anything else
 		// by reading the ordinary way.
 		return r.File.Read(b)
-	case err != nil:
-		return 0, &os.PathError{Op: "read", Path: r.Name(), Err: err}
-	case n == 0:
+	case r.rerr != 0:
+		return 0, &os.PathError{Op: "read", Path: r.Name(), Err: r.rerr}
+	case r.rn == 0:
 		return 0, io.EOF
 	}
-	return n, nil
+	return r.rn, nil
+}
+
+// tryRead reads what is waiting into rb, spinning once for it (the spin
+// reads what it finds itself: spinwait.Read); false sends the read to
+// wait in the poller. The descriptor is non-blocking, so the read is a
+// raw system call (it never blocks), which skips the scheduler's
+// bookkeeping around one that might.
+func (r *spinReader) tryRead(fd uintptr) bool {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rb))), uintptr(len(r.rb)))
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e != syscall.EAGAIN:
+			r.rn, r.rerr = int(n), e
+			return true
+		case !r.spun:
+			r.spun = true
+			if n, e, ok := spinwait.Read(fd, r.rb, r.spin); ok {
+				r.rn, r.rerr = n, e
+				return true
+			}
+			// Past the spin (or spinning on polls: a last read).
+			continue
+		}
+		return false // wait in the poller
+	}
 }

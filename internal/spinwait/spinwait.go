@@ -17,7 +17,10 @@
 // after at most one budget.
 package spinwait
 
-import "time"
+import (
+	"syscall"
+	"time"
+)
 
 // Readable polls fd until it is readable or hung up, or until d has
 // passed, yielding the CPU between polls. It reports true when a read of
@@ -31,4 +34,23 @@ func Readable(fd uintptr, d time.Duration) bool {
 		return false
 	}
 	return readable(fd, d)
+}
+
+// Read reads into b what fd holds, spinning for up to d while it holds
+// nothing: it polls as [Readable] does and, once the poll reports bytes,
+// reads them with a read that never waits, even on a blocking descriptor
+// (preadv2 with RWF_NOWAIT), so the read is a raw system call that skips
+// the scheduler's bookkeeping around one that might block. It returns
+// the bytes read (0 at the end of the stream) or the read's error, with
+// ok; ok is false when d passed first, d <= 0, or spinning is not
+// supported (off Linux): the caller then reads the ordinary way, which
+// may wait. On a kernel whose pipes cannot read without waiting it spins
+// as Readable does and returns ok false, leaving the read to the caller.
+// The spin polls rather than attempts reads: a read takes the pipe's
+// lock, which the writer needs too. b must not be empty.
+func Read(fd uintptr, b []byte, d time.Duration) (n int, errno syscall.Errno, ok bool) {
+	if d <= 0 || len(b) == 0 {
+		return 0, 0, false
+	}
+	return read(fd, b, d)
 }

@@ -1,9 +1,12 @@
 package spinwait
 
 import (
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // pollFd is struct pollfd.
@@ -44,4 +47,52 @@ func ready(fd uintptr) bool {
 	// An error (EINTR, or a descriptor that cannot be polled) ends the
 	// spin: the caller's ordinary read reports whatever is wrong.
 	return n > 0 || errno != 0
+}
+
+// noWait is cleared once the kernel refuses a read without waiting
+// (pipes support RWF_NOWAIT on recent kernels only); Read then spins on
+// polls and leaves the read to its caller.
+var noWait atomic.Bool
+
+func init() { noWait.Store(true) }
+
+func read(fd uintptr, b []byte, d time.Duration) (int, syscall.Errno, bool) {
+	if !noWait.Load() {
+		readable(fd, d)
+		return 0, 0, false
+	}
+	iov := unix.Iovec{Base: unsafe.SliceData(b)}
+	iov.SetLen(min(len(b), 1<<30))
+	var start time.Time
+	for i := 0; ; i++ {
+		// The spin polls (a poll takes no lock the writer needs), and
+		// reads once the poll says there is something.
+		if ready(fd) {
+			// Offset -1: the file's own position, as read uses (a pipe
+			// has none). It never waits, so it is a raw system call.
+			n, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
+				^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+			switch errno {
+			case 0:
+				return int(n), 0, true
+			case syscall.EINTR, syscall.EAGAIN:
+				// A signal, or nothing to read after all (the poll
+				// failed, or the writer held the pipe): poll again,
+				// within the budget.
+			case syscall.EOPNOTSUPP, syscall.EINVAL, syscall.ENOSYS:
+				// This kernel cannot: spin on polls only from now on,
+				// and leave the read to the caller.
+				noWait.Store(false)
+				return 0, 0, false
+			default:
+				return 0, errno, true
+			}
+		}
+		if i == 0 {
+			start = time.Now()
+		} else if time.Since(start) >= d {
+			return 0, 0, false
+		}
+		syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+	}
 }

@@ -3,6 +3,7 @@ package spinwait
 import (
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -75,4 +76,87 @@ func TestReadable(t *testing.T) {
 			t.Fatal("a zero budget must not poll")
 		}
 	})
+}
+
+func fileRead(t *testing.T, f *os.File, b []byte, d time.Duration) (int, bool) {
+	t.Helper()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		n  int
+		ok bool
+	)
+	if err := rc.Control(func(fd uintptr) {
+		var e syscall.Errno
+		n, e, ok = Read(fd, b, d)
+		if e != 0 {
+			t.Errorf("read: %v", e)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n, ok
+}
+
+// Read reads what comes within its budget itself, from a blocking pipe
+// (the inner worker's stdout) as from a non-blocking one, and leaves
+// the read to the caller past it.
+func TestRead(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("spins on Linux only")
+	}
+	for _, blocking := range []bool{true, false} {
+		t.Run(map[bool]string{true: "blocking", false: "non-blocking"}[blocking], func(t *testing.T) {
+			mk := func() (*os.File, *os.File) {
+				r, w := pipe(t)
+				if blocking {
+					rc, _ := r.SyscallConn()
+					rc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
+				}
+				return r, w
+			}
+			b := make([]byte, 8)
+			t.Run("data waiting", func(t *testing.T) {
+				r, w := mk()
+				w.Write([]byte("ab"))
+				if n, ok := fileRead(t, r, b, time.Hour); !ok || string(b[:n]) != "ab" {
+					t.Fatalf("read %q, %v", b[:n], ok)
+				}
+			})
+			t.Run("empty until the budget ends", func(t *testing.T) {
+				r, w := mk()
+				start := time.Now()
+				if n, ok := fileRead(t, r, b, 2*time.Millisecond); ok {
+					t.Fatalf("read %d bytes from an empty pipe", n)
+				}
+				if el := time.Since(start); el < 2*time.Millisecond {
+					t.Fatalf("gave up after %v, before its budget", el)
+				}
+				// Nothing was consumed: the bytes written later are there.
+				w.Write([]byte("c"))
+				if n, ok := fileRead(t, r, b, time.Hour); !ok || string(b[:n]) != "c" {
+					t.Fatalf("read %q, %v", b[:n], ok)
+				}
+			})
+			t.Run("data arriving while spinning", func(t *testing.T) {
+				r, w := mk()
+				go func() {
+					time.Sleep(time.Millisecond)
+					w.Write([]byte("late"))
+				}()
+				if n, ok := fileRead(t, r, b, time.Minute); !ok || string(b[:n]) != "late" {
+					t.Fatalf("read %q, %v", b[:n], ok)
+				}
+			})
+			t.Run("end of stream", func(t *testing.T) {
+				r, w := mk()
+				w.Close()
+				if n, ok := fileRead(t, r, b, time.Minute); !ok || n != 0 {
+					t.Fatalf("read %d, %v at the end of the stream", n, ok)
+				}
+			})
+		})
+	}
 }
