@@ -179,7 +179,6 @@ func BenchmarkTelemetryPaired(b *testing.B) {
 				}
 				on := realSession(b, onCfg)
 				opt := WithFunctions(reg)
-				var offT, onT []time.Duration
 				op := func(s *Session, into *[]time.Duration) {
 					ctx := context.Background()
 					if s == on {
@@ -191,22 +190,7 @@ func BenchmarkTelemetryPaired(b *testing.B) {
 					}
 					*into = append(*into, time.Since(t0))
 				}
-				i := 0
-				for b.Loop() {
-					if i%2 == 0 {
-						op(off, &offT)
-						op(on, &onT)
-					} else {
-						op(on, &onT)
-						op(off, &offT)
-					}
-					i++
-				}
-				mo, mn := median(offT), median(onT)
-				b.ReportMetric(float64(mo.Nanoseconds()), "off-ns/op")
-				b.ReportMetric(float64(mn.Nanoseconds()), "on-ns/op")
-				b.ReportMetric(float64(mn)/float64(mo), "ratio")
-				b.ReportMetric(float64(mean(onT))/float64(mean(offT)), "mean-ratio")
+				alternate(b, off, on, op)
 			})
 		}
 	}
@@ -262,7 +246,6 @@ func BenchmarkTelemetryPairedFloor(b *testing.B) {
 				defer sess.End()
 				off, on := realSession(b, Config{}), realSession(b, Config{})
 				opt := WithFunctions(reg)
-				var offT, onT []time.Duration
 				var exec time.Duration // on's execution total
 				op := func(s *Session, into *[]time.Duration) {
 					start := time.Now()
@@ -292,22 +275,7 @@ func BenchmarkTelemetryPairedFloor(b *testing.B) {
 					runCtx = nil
 					*into = append(*into, time.Since(start))
 				}
-				i := 0
-				for b.Loop() {
-					if i%2 == 0 {
-						op(off, &offT)
-						op(on, &onT)
-					} else {
-						op(on, &onT)
-						op(off, &offT)
-					}
-					i++
-				}
-				mo, mn := median(offT), median(onT)
-				b.ReportMetric(float64(mo.Nanoseconds()), "off-ns/op")
-				b.ReportMetric(float64(mn.Nanoseconds()), "on-ns/op")
-				b.ReportMetric(float64(mn)/float64(mo), "ratio")
-				b.ReportMetric(float64(mean(onT))/float64(mean(offT)), "mean-ratio")
+				alternate(b, off, on, op)
 			})
 		}
 	}
@@ -350,4 +318,27 @@ func BenchmarkTelemetryRecords(b *testing.B) {
 		in.runExec.Record(bg, 0.00001, in.none...)
 		in.runSusp.Record(bg, 0, in.none...)
 	}
+}
+
+// alternate times op on off and on in turns, alternating which goes
+// first, and reports the median of each, their ratio and the ratio of the
+// means.
+func alternate(b *testing.B, off, on *Session, op func(s *Session, into *[]time.Duration)) {
+	var offT, onT []time.Duration
+	i := 0
+	for b.Loop() {
+		if i%2 == 0 {
+			op(off, &offT)
+			op(on, &onT)
+		} else {
+			op(on, &onT)
+			op(off, &offT)
+		}
+		i++
+	}
+	mo, mn := median(offT), median(onT)
+	b.ReportMetric(float64(mo.Nanoseconds()), "off-ns/op")
+	b.ReportMetric(float64(mn.Nanoseconds()), "on-ns/op")
+	b.ReportMetric(float64(mn)/float64(mo), "ratio")
+	b.ReportMetric(float64(mean(onT))/float64(mean(offT)), "mean-ratio")
 }
