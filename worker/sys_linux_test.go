@@ -77,16 +77,7 @@ func TestStartupWaitsParkInThePoller(t *testing.T) {
 // Only the first read waits in the poller; later reads are plain blocking
 // reads on the caller's thread.
 func TestLaterReadsBlockInTheSyscall(t *testing.T) {
-	p := start(t, Config{Binary: realWorker(t)})
-	roundTrip(t, p, configureV2)
-	if err := p.WriteFrame(feedFrame("while True: pass")); err != nil {
-		t.Fatal(err)
-	}
-	readErr := make(chan error, 1)
-	go func() {
-		_, err := p.ReadFrame()
-		readErr <- err
-	}()
+	p, readErr := busyRead(t, Config{Binary: realWorker(t)})
 	waitState(t, "worker.(*firstRead).Read", "syscall")
 	p.Kill()
 	if err := <-readErr; err == nil {
@@ -138,16 +129,7 @@ func TestAwaitExitWithoutPidfdReturnsAtOnce(t *testing.T) {
 // With SpinWait, replies that come within the spin are read as usual,
 // and a slower one falls back to the blocking read, which Kill releases.
 func TestSpinWaitFallsBackToTheBlockingRead(t *testing.T) {
-	p := start(t, Config{Binary: realWorker(t), SpinWait: 20 * time.Millisecond})
-	roundTrip(t, p, configureV2)
-	if err := p.WriteFrame(feedFrame("while True: pass")); err != nil {
-		t.Fatal(err)
-	}
-	readErr := make(chan error, 1)
-	go func() {
-		_, err := p.ReadFrame()
-		readErr <- err
-	}()
+	p, readErr := busyRead(t, Config{Binary: realWorker(t), SpinWait: 20 * time.Millisecond})
 	// Past the spin the reader sits in the read system call (during it,
 	// in the spin's own function).
 	waitState(t, "worker.(*firstRead).Read", "syscall")

@@ -228,17 +228,8 @@ func TestRealWorkerFramingErrorCapturesStderr(t *testing.T) {
 }
 
 func TestCloseKillsBusyWorkerAfterGrace(t *testing.T) {
-	p := start(t, Config{Binary: realWorker(t), KillGrace: 50 * time.Millisecond})
-	roundTrip(t, p, configureV2)
-	if err := p.WriteFrame(feedFrame("while True: pass")); err != nil {
-		t.Fatal(err)
-	}
 	// A reader blocked on the busy worker must be released by Close.
-	readErr := make(chan error, 1)
-	go func() {
-		_, err := p.ReadFrame()
-		readErr <- err
-	}()
+	p, readErr := busyRead(t, Config{Binary: realWorker(t), KillGrace: 50 * time.Millisecond})
 	time.Sleep(20 * time.Millisecond)
 	t0 := time.Now()
 	p.Close(context.Background())
@@ -461,4 +452,22 @@ func TestErrorClassification(t *testing.T) {
 			}
 		})
 	}
+}
+
+// busyRead starts a worker with cfg, configures it, feeds it an endless
+// loop and reads its answer on a goroutine, whose error arrives on the
+// channel once the read ends.
+func busyRead(t *testing.T, cfg Config) (*Process, <-chan error) {
+	t.Helper()
+	p := start(t, cfg)
+	roundTrip(t, p, configureV2)
+	if err := p.WriteFrame(feedFrame("while True: pass")); err != nil {
+		t.Fatal(err)
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := p.ReadFrame()
+		readErr <- err
+	}()
+	return p, readErr
 }
