@@ -132,7 +132,7 @@ func startProc(t Target) (*proc, error) {
 	cmd := &exec.Cmd{
 		Path: bin, Args: append([]string{bin}, args...), Env: env,
 		Stdin: inR, Stdout: outW, Stderr: (*tailWriter)(p),
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		SysProcAttr: childProcAttr(),
 	}
 	if err := cmd.Start(); err != nil {
 		for _, f := range []*os.File{inR, inW, outR, outW} {
