@@ -33,6 +33,9 @@ test: worker vet cross check-proto tidy-check api-check lint unit unit-norace re
 vet:
 	$(GO) vet ./...
 
+unit: worker
+	$(GO) test -race -count=1 ./...
+
 ## cross: the module builds for macOS too, and vets there with its tests
 ## (but session's, which drive Linux pipes)
 cross:
