@@ -37,10 +37,13 @@ unit: worker
 	$(GO) test -race -count=1 ./...
 
 ## cross: the module builds for macOS too, and vets there with its tests
-## (but session's, which drive Linux pipes)
+## (but session's, which drive Linux pipes); the library (not the CLI, the
+## conformance kit or examples/pool, which signal process groups) builds
+## for Windows, for remote sessions
 cross:
 	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 $(GO) vet $$($(GO) list ./... | grep -v '/session$$')
+	GOOS=windows GOARCH=amd64 $(GO) build $$($(GO) list ./... | grep -v -e '/cmd/montygo$$' -e '/conform$$' -e '/examples/pool$$' -e '/internal/pb$$')
 
 lint:
 	$(STATICCHECK) ./...

@@ -1,10 +1,9 @@
-//go:build unix && !linux
+//go:build !linux
 
 package worker
 
 import (
 	"os"
-	"syscall"
 	"time"
 )
 
@@ -15,9 +14,6 @@ func blockingPipe() (r, w *os.File, err error) { return os.Pipe() }
 // stderrPipe is os.Pipe off Linux.
 func stderrPipe() (r, w *os.File, err error) { return os.Pipe() }
 
-// sysProcAttr puts the child in its own process group; no pidfd is asked
-// for, so *pidfd stays -1.
-func sysProcAttr(*int) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // awaitExit returns at once off Linux: the reaper blocks in wait instead.
 func awaitExit(int) {}
