@@ -14,7 +14,6 @@ func blockingPipe() (r, w *os.File, err error) { return os.Pipe() }
 // stderrPipe is os.Pipe off Linux.
 func stderrPipe() (r, w *os.File, err error) { return os.Pipe() }
 
-
 // awaitExit returns at once off Linux: the reaper blocks in wait instead.
 func awaitExit(int) {}
 
