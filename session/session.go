@@ -285,7 +285,7 @@ func isDrive(k message.RequestKind) bool {
 }
 
 // roundTrip sends req and reads events up to the turn-ending one, with
-// the traceparent of sc (the current span: see currentSpan) when valid.
+// the traceparent of sc (the current span: see spanContextLocked) when valid.
 // The caller holds s.busy; it is called through exchange (telemetry.go).
 func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.SpanContext) (*message.ChildEvent, error) {
 	if s.closed.Load() {

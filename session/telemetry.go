@@ -480,19 +480,9 @@ func (s *Session) printed(p *message.Print) {
 	}
 }
 
-// currentSpan is the span whose context travels to the worker: the run
-// span during a feed, else the session span, else the span in ctx.
-func (s *Session) currentSpan(ctx context.Context) trace.SpanContext {
-	t := &s.tel
-	if t.tracer == nil {
-		return trace.SpanContextFromContext(ctx)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.spanContextLocked(ctx)
-}
-
-// spanContextLocked is currentSpan with t.mu held and tracing on.
+// spanContextLocked is the span whose context travels to the worker: the
+// run span during a feed, else the session span, else the span in ctx.
+// t.mu is held and tracing is on.
 func (t *telemetry) spanContextLocked(ctx context.Context) trace.SpanContext {
 	if t.run != nil {
 		return t.run.SpanContext()

@@ -321,3 +321,15 @@ func TestTelemetryHostKindVisibleToSampler(t *testing.T) {
 		t.Fatalf("host kinds seen by the sampler: %v", ks.kinds)
 	}
 }
+
+// currentSpan is the span exchange sends the worker at this moment (see
+// spanContextLocked).
+func (s *Session) currentSpan(ctx context.Context) trace.SpanContext {
+	t := &s.tel
+	if t.tracer == nil {
+		return trace.SpanContextFromContext(ctx)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spanContextLocked(ctx)
+}
