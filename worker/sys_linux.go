@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"io"
 	"os"
 	"syscall"
 	"time"
@@ -186,13 +185,7 @@ func (r *firstRead) Read(b []byte) (int, error) {
 			err := rc.Control(r.spinFn)
 			r.rb = nil
 			if err == nil && r.rok {
-				switch {
-				case r.rerr != 0:
-					return 0, &os.PathError{Op: "read", Path: r.Name(), Err: r.rerr}
-				case r.rn == 0:
-					return 0, io.EOF
-				}
-				return r.rn, nil
+				return spinwait.Result(r.Name(), r.rn, r.rerr)
 			}
 		}
 	}

@@ -106,8 +106,9 @@ func startSession(ctx context.Context, launches []session.Launch, cfg session.Co
 		if len(launches) == 1 || ctx.Err() != nil {
 			return nil, err
 		}
-		cfg.Logger.Warn("montygo: remote endpoint did not start the session; trying the next", slog.String("url", l.Launcher.(session.RemoteLauncher).URL), slog.Any("error", err))
-		errs = append(errs, fmt.Errorf("%s: %w", l.Launcher.(session.RemoteLauncher).URL, err))
+		url := l.Launcher.(session.RemoteLauncher).URL
+		cfg.Logger.Warn("montygo: remote endpoint did not start the session; trying the next", slog.String("url", url), slog.Any("error", err))
+		errs = append(errs, fmt.Errorf("%s: %w", url, err))
 	}
 	return nil, fmt.Errorf("no remote endpoint started the session: %w", errors.Join(errs...))
 }

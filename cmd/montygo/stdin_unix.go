@@ -107,18 +107,13 @@ func (r *spinReader) Read(b []byte) (int, error) {
 	r.rb, r.rn, r.rerr, r.spun = b[:min(len(b), 1<<30)], 0, 0, false
 	rerr := r.rc.Read(r.readFn)
 	r.rb = nil
-	switch {
-	case rerr != nil:
+	if rerr != nil {
 		// The File is closing (Close wakes a parked read): its own Read
 		// reports that the way os does (os.ErrClosed), and anything else
 		// by reading the ordinary way.
 		return r.File.Read(b)
-	case r.rerr != 0:
-		return 0, &os.PathError{Op: "read", Path: r.Name(), Err: r.rerr}
-	case r.rn == 0:
-		return 0, io.EOF
 	}
-	return r.rn, nil
+	return spinwait.Result(r.Name(), r.rn, r.rerr)
 }
 
 // tryRead reads what is waiting into rb, spinning once for it (the spin

@@ -18,6 +18,8 @@
 package spinwait
 
 import (
+	"io"
+	"os"
 	"syscall"
 	"time"
 )
@@ -53,4 +55,17 @@ func Read(fd uintptr, b []byte, d time.Duration) (n int, errno syscall.Errno, ok
 		return 0, 0, false
 	}
 	return read(fd, b, d)
+}
+
+// Result is what a reader's Read returns for the bytes and error of a
+// read of the file named path that Read did itself: the error as an
+// *os.PathError, io.EOF for 0 bytes, else n.
+func Result(path string, n int, errno syscall.Errno) (int, error) {
+	switch {
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: path, Err: errno}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
 }
