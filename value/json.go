@@ -53,6 +53,9 @@ func (n Node) MarshalJSON() ([]byte, error) {
 	case KindDict:
 		m["pairs"] = n.Pairs()
 	default:
+		if xs := n.Ints(); xs != nil {
+			m["ints"] = xs
+		}
 		if n.Refs() != nil {
 			m["items"] = n.Refs()
 		}

@@ -198,6 +198,9 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 			return 1, true
 		}
 		if infoOf(et).encScalar {
+			if p := itemsData(v); p != nil && packable(p, v.Len(), layoutOf(et)) {
+				return 1, true
+			}
 			return v.Len() + 1, true
 		}
 		total := 1
@@ -224,7 +227,12 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 					continue
 				}
 				if fp.encElemOp != opNone {
-					total += 2 + v.Field(f.Index[0]).Len()
+					fv := v.Field(f.Index[0])
+					if fv.Len() > 0 && packable(fv.UnsafePointer(), fv.Len(), fp.encElemOp) {
+						total += 2
+					} else {
+						total += 2 + fv.Len()
+					}
 					continue
 				}
 			}
@@ -372,6 +380,9 @@ func scalarNode(p unsafe.Pointer, op scalarOp) (Node, bool) {
 // fillScalars appends the n plain scalars of layout op at p (strings
 // valid UTF-8) and a container of kind k over them.
 func (e *encoder) fillScalars(p unsafe.Pointer, n int, op scalarOp, k Kind) NodeID {
+	if xs := packInts(p, n, op); xs != nil {
+		return e.add(packedInts(k, xs))
+	}
 	if e.g.reserve(n + 1) {
 		e.zeroed = true
 	}
@@ -435,6 +446,11 @@ func fillLayout(out []Node, refs []NodeID, base int, p unsafe.Pointer, n int, op
 // array v, whose element type is et.
 func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth int) (NodeID, error) {
 	n := v.Len()
+	if p := itemsData(v); p != nil {
+		if xs := packInts(p, n, layoutOf(et)); xs != nil {
+			return e.add(packedInts(k, xs)), nil
+		}
+	}
 	if e.g.reserve(n + 1) {
 		e.zeroed = true
 	}
@@ -506,6 +522,74 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 		refs[i] = id
 	}
 	return e.add(Node{Kind: k}.WithRefs(refs)), nil
+}
+
+// itemsData returns the address of the first item of the non-empty
+// slice or addressable array v, nil otherwise.
+func itemsData(v reflect.Value) unsafe.Pointer {
+	switch {
+	case v.Len() == 0:
+		return nil
+	case v.Kind() == reflect.Slice:
+		return v.UnsafePointer()
+	case v.CanAddr():
+		return v.Addr().UnsafePointer()
+	}
+	return nil
+}
+
+// packable reports whether the n plain scalars of layout op at p are
+// held packed (Node.Ints): integers that all fit in an int64 (a uint64
+// above math.MaxInt64 is a bigint node), at least one and at most
+// math.MaxUint32 of them.
+func packable(p unsafe.Pointer, n int, op scalarOp) bool {
+	if n == 0 || uint64(n) > math.MaxUint32 {
+		return false
+	}
+	switch op {
+	case opI8, opI16, opI32, opI64, opU8, opU16, opU32:
+		return true
+	case opU64:
+		for _, x := range unsafe.Slice((*uint64)(p), n) {
+			if x > math.MaxInt64 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// packInts returns the n plain scalars of layout op at p as the packed
+// items of one node, or nil when they are not packable.
+func packInts(p unsafe.Pointer, n int, op scalarOp) []int64 {
+	if !packable(p, n, op) {
+		return nil
+	}
+	switch op {
+	case opI64, opU64:
+		// Cloned by append: the runtime does not zero what it copies over.
+		return append([]int64(nil), unsafe.Slice((*int64)(p), n)...)
+	case opI8:
+		return widen(unsafe.Slice((*int8)(p), n))
+	case opI16:
+		return widen(unsafe.Slice((*int16)(p), n))
+	case opI32:
+		return widen(unsafe.Slice((*int32)(p), n))
+	case opU8:
+		return widen(unsafe.Slice((*uint8)(p), n))
+	case opU16:
+		return widen(unsafe.Slice((*uint16)(p), n))
+	}
+	return widen(unsafe.Slice((*uint32)(p), n))
+}
+
+func widen[T int8 | int16 | int32 | uint8 | uint16 | uint32](xs []T) []int64 {
+	out := make([]int64, len(xs))
+	for i, x := range xs {
+		out[i] = int64(x)
+	}
+	return out
 }
 
 // fillInts writes int nodes for xs (integers that fit in int64) into

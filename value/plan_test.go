@@ -381,10 +381,26 @@ func decodeHooked(slow bool, g *Graph, id NodeID, t reflect.Type) (reflect.Value
 	return dst.Elem(), err
 }
 
+// sameAsGeneral reports whether graph g (which the fast paths may have
+// packed) holds, unpacked, exactly the nodes of the general path's graph
+// gs, with id where gs has ids.
+func sameAsGeneral(g *Graph, id NodeID, gs *Graph, ids NodeID) bool {
+	u, uid := g.Unpacked(id)
+	return uid == ids && u.Equal(gs)
+}
+
 func TestPropertyFastPathsAgree(t *testing.T) {
 	seed := uint64(rand.Int64())
 	t.Logf("seed %d", seed)
 	p := propGen{rand.New(rand.NewPCG(seed, 12))}
+	packed := 0
+	defer func() {
+		// The fast paths pack Go integer slices (Node.Ints): the
+		// comparisons above covered packed graphs.
+		if !t.Failed() && packed == 0 {
+			t.Errorf("no conversion packed its ints")
+		}
+	}()
 	for i := range 4000 {
 		typ := p.typ(3)
 		v := reflect.New(typ).Elem()
@@ -397,22 +413,32 @@ func TestPropertyFastPathsAgree(t *testing.T) {
 		}
 		for _, stale := range []bool{false, true} {
 			gr, idr, errr := encodeRun(v.Interface(), stale)
-			if errText(errr) != errText(errs) || errr == nil && (idr != ids || !gr.Equal(gs)) {
+			if errText(errr) != errText(errs) || errr == nil && !sameAsGeneral(gr, idr, gs, ids) {
 				t.Fatalf("case %d: FromGo (pre-sized, stale storage %v) %v of %#v: fast %s (%q), general %s (%q)",
 					i, stale, typ, v, gr.Repr(idr), errText(errr), gs.Repr(ids), errText(errs))
 			}
 		}
 		gh, idh, errh := encodeHooked(false, v.Interface())
 		ghs, idhs, errhs := encodeHooked(true, v.Interface())
-		if errText(errh) != errText(errhs) || errh == nil && (idh != idhs || !gh.Equal(ghs)) {
+		if errText(errh) != errText(errhs) || errh == nil && !sameAsGeneral(gh, idh, ghs, idhs) {
 			t.Fatalf("case %d: FromGo hooked %v of %#v: fast %s (%q), general %s (%q)",
 				i, typ, v, gh.Repr(idh), errText(errh), ghs.Repr(idhs), errText(errhs))
 		}
 		if errf != nil {
 			continue
 		}
-		if idf != ids || !gf.Equal(gs) {
+		if !sameAsGeneral(gf, idf, gs, ids) {
 			t.Fatalf("case %d: FromGo %v of %#v: fast %s, general %s", i, typ, v, gf.Repr(idf), gs.Repr(ids))
+		}
+		if gf.hasPacked() {
+			packed++
+			// ToGo reads a packed graph as its unpacked form.
+			dst := reflect.New(typ)
+			errp := ToGo(gf, idf, dst.Interface())
+			vs, errs := decodeWith(true, gs, ids, typ)
+			if errText(errp) != errText(errs) || errp == nil && !reflect.DeepEqual(dst.Elem().Interface(), vs.Interface()) && !hasNaN(vs) {
+				t.Fatalf("case %d: ToGo of packed %s into %v: %#v (%q), general %#v (%q)", i, gf.Repr(idf), typ, dst.Elem(), errText(errp), vs, errText(errs))
+			}
 		}
 
 		// graph -> Go, into the same type and into a mutated one, from the
@@ -473,7 +499,7 @@ func TestPropertyFastPathsAtDepthLimit(t *testing.T) {
 				id, err := e.encode(reflect.ValueOf(v), start)
 				r.id, r.err = id, errText(finishErr(err))
 			}
-			if res[0].err != res[1].err || res[0].err == "<nil>" && (res[0].id != res[1].id || !res[0].g.Equal(&res[1].g)) {
+			if res[0].err != res[1].err || res[0].err == "<nil>" && !sameAsGeneral(&res[0].g, res[0].id, &res[1].g, res[1].id) {
 				t.Fatalf("FromGo %T from depth %d: fast %q %s, general %q %s", v, start, res[0].err, res[0].g.Repr(res[0].id), res[1].err, res[1].g.Repr(res[1].id))
 			}
 			// Back, from the full-depth graph of the value.
@@ -482,11 +508,12 @@ func TestPropertyFastPathsAtDepthLimit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			u, id := g.Unpacked(id)
 			var outs [2]reflect.Value
 			var errs [2]string
 			for k, slow := range []bool{false, true} {
 				dst := reflect.New(reflect.TypeOf(v))
-				d := decoder{g: &g, slow: slow}
+				d := decoder{g: u, slow: slow}
 				errs[k] = errText(finishErr(d.decode(id, maxParent, dst.Elem(), start)))
 				outs[k] = dst.Elem()
 			}

@@ -75,6 +75,7 @@ func ownedString(b []byte) string { return unsafe.String(unsafe.SliceData(b), le
 // shared many times can make it do. The work is linear in the graph's
 // size.
 func (g *Graph) ReprChecked(id NodeID) (string, error) {
+	g, id = g.Unpacked(id)
 	r := reprState{g: g, checked: true}
 	r.render(id)
 	if r.err != nil {
@@ -95,6 +96,7 @@ func (g *Graph) StrChecked(id NodeID) (string, error) {
 // AppendRepr appends the repr of node id of g to dst and returns the
 // extended buffer. Like [Graph.Repr] it never fails.
 func AppendRepr(dst []byte, g *Graph, id NodeID) []byte {
+	g, id = g.Unpacked(id)
 	r := reprState{g: g, buf: dst, start: len(dst)}
 	r.render(id)
 	return r.buf
@@ -108,6 +110,7 @@ func AppendStr(dst []byte, g *Graph, id NodeID) []byte {
 }
 
 func appendStr(dst []byte, g *Graph, id NodeID, checked bool) ([]byte, error) {
+	g, id = g.Unpacked(id)
 	if int(id) >= len(g.Nodes) {
 		return append(dst, invalidNode...), nil
 	}

@@ -85,12 +85,14 @@ func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &ConversionError{GoType: reflect.TypeOf(dst), Reason: "the destination must be a non-nil pointer"}
 	}
+	g, id = g.Unpacked(id)
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
 	return finishErr(d.decode(id, maxParent, rv.Elem(), 0))
 }
 
 // DecodeAny converts node id of g into a natural Go value, like [ToAny].
 func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
+	g, id = g.Unpacked(id)
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
 	v, err := d.any(id, maxParent, 0)
 	return v, finishErr(err)

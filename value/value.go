@@ -106,7 +106,10 @@ type Pair struct {
 //     ([Node.Text()]). For KindCycle, Num is an optional identity (protocol 2
 //     carries one; protocol 4 does not).
 //   - KindBytes: the bytes ([Node.Bytes]).
-//   - KindList, KindTuple, KindSet, KindFrozenSet: the items ([Node.Refs()]).
+//   - KindList, KindTuple, KindSet, KindFrozenSet: the items ([Node.Refs()]),
+//     or, in a graph made by [FromGo], a list or tuple of ints may hold them
+//     packed as int64 values with no node each ([Node.Ints]; Refs is then
+//     nil). [Graph.Unpacked] gives every packed item its own node.
 //   - KindNamedTuple: the values ([Node.Refs()]) and a *NamedTuple ([Node.Ext()]).
 //   - KindDict: Refs interleave keys and values: k0, v0, k1, v1, … (use
 //     [Node.Pairs]).
@@ -153,6 +156,7 @@ const (
 	pkFunction                  // *Function
 	pkFileHandle                // *FileHandle
 	pkBoxed                     // *any: any other payload, or one too long for n
+	pkInts                      // int64 data, n items: packed int items
 )
 
 // ntPayload is the payload of a named tuple: its items and its names.
@@ -190,6 +194,26 @@ func (n *Node) Refs() []NodeID {
 		return r
 	}
 	return nil
+}
+
+// Ints returns the items of a list or tuple whose items are held packed
+// as int64 values, with no node each (FromGo packs Go integer slices and
+// arrays so), and nil for any other node. The slice is the node's own
+// storage: do not modify it.
+func (n *Node) Ints() []int64 {
+	if n.pk != pkInts {
+		return nil
+	}
+	return unsafe.Slice((*int64)(n.p), n.n)
+}
+
+// Packed reports whether the node's items are held packed ([Node.Ints]).
+func (n *Node) Packed() bool { return n.pk == pkInts }
+
+// packedInts returns a node of kind k whose items are xs (not copied),
+// held packed. xs must not be empty nor longer than math.MaxUint32.
+func packedInts(k Kind, xs []int64) Node {
+	return Node{Kind: k, pk: pkInts, n: uint32(len(xs)), p: unsafe.Pointer(unsafe.SliceData(xs))}
 }
 
 // Ext returns the payload struct of the node: a *big.Int, *NamedTuple,
@@ -530,6 +554,10 @@ type FileHandle struct {
 // Graph is a flat list of nodes in post-order.
 type Graph struct {
 	Nodes []Node
+	// packed is set when a packed node (Node.Ints) was added to the graph
+	// by this package (FromGo, Append); the readers of this package
+	// unpack such a graph first (Graph.Unpacked).
+	packed bool
 }
 
 // Len returns the number of nodes.
@@ -537,6 +565,9 @@ func (g *Graph) Len() int { return len(g.Nodes) }
 
 // Add appends n and returns its id.
 func (g *Graph) Add(n Node) NodeID {
+	if n.pk == pkInts {
+		g.packed = true
+	}
 	g.Nodes = append(g.Nodes, n)
 	return NodeID(len(g.Nodes) - 1)
 }
@@ -565,16 +596,18 @@ func (g *Graph) Equal(o *Graph) bool {
 // payload compared by value.
 func (n *Node) Equal(o *Node) bool {
 	return n.Kind == o.Kind && n.Num == o.Num && n.Text() == o.Text() &&
-		slices.Equal(n.Refs(), o.Refs()) && reflect.DeepEqual(n.Ext(), o.Ext())
+		slices.Equal(n.Refs(), o.Refs()) && n.Packed() == o.Packed() &&
+		slices.Equal(n.Ints(), o.Ints()) && reflect.DeepEqual(n.Ext(), o.Ext())
 }
 
 // Reset empties the graph, keeping its storage.
-func (g *Graph) Reset() { clear(g.Nodes); g.Nodes = g.Nodes[:0] }
+func (g *Graph) Reset() { clear(g.Nodes); g.Nodes = g.Nodes[:0]; g.packed = false }
 
 // Append copies every node of o into g, shifting o's ids, and returns the
 // offset that maps an id of o to an id of g.
 func (g *Graph) Append(o *Graph) NodeID {
 	off := NodeID(len(g.Nodes))
+	g.packed = g.packed || o.packed
 	for _, n := range o.Nodes {
 		g.Nodes = append(g.Nodes, shift(n, off))
 	}
@@ -585,34 +618,5 @@ func shift(n Node, off NodeID) Node {
 	if off == 0 {
 		return n
 	}
-	if old := n.Refs(); len(old) > 0 {
-		refs := make([]NodeID, len(old))
-		for i, r := range old {
-			refs[i] = r + off
-		}
-		n.SetRefs(refs)
-	}
-	switch x := n.Ext().(type) {
-	case *Type:
-		c := *x
-		c.Attrs = shiftPairs(x.Attrs, off)
-		n.SetExt(&c)
-	case *ClassInstance:
-		c := *x
-		c.Class += off
-		c.Attrs = shiftPairs(x.Attrs, off)
-		n.SetExt(&c)
-	}
-	return n
-}
-
-func shiftPairs(ps []Pair, off NodeID) []Pair {
-	if ps == nil {
-		return nil
-	}
-	out := make([]Pair, len(ps))
-	for i, p := range ps {
-		out[i] = Pair{p.Key + off, p.Value + off}
-	}
-	return out
+	return mapRefs(n, func(r NodeID) NodeID { return r + off })
 }

@@ -1,0 +1,105 @@
+package value
+
+// Packed items: FromGo holds a Go integer slice or array as one list or
+// tuple node whose items are int64 values (Node.Ints), not a node per
+// item, so a million ints cost 8 MB instead of 24 MB of nodes and 4 MB of
+// ids. The codecs write such a node's items straight from the packed
+// values; every other reader of this package works on the unpacked graph.
+
+// Unpacked returns a graph equal to g in which every packed item
+// ([Node.Ints]) has its own KindInt node, placed right before the node
+// that holds it (as a conversion that did not pack would have placed it),
+// and the id in that graph of g's node id. When g holds no packed node it
+// returns g and id themselves. g is not modified.
+func (g *Graph) Unpacked(id NodeID) (*Graph, NodeID) {
+	if !g.hasPacked() {
+		return g, id
+	}
+	ids := g.unpackIDs()
+	out := &Graph{Nodes: make([]Node, 0, int(ids[len(ids)-1])+1)}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.pk == pkInts {
+			xs := n.Ints()
+			base := NodeID(len(out.Nodes))
+			refs := make([]NodeID, len(xs))
+			for j, x := range xs {
+				out.Nodes = append(out.Nodes, Int(x))
+				refs[j] = base + NodeID(j)
+			}
+			out.Nodes = append(out.Nodes, Node{Kind: n.Kind, Num: n.Num}.WithRefs(refs))
+			continue
+		}
+		out.Nodes = append(out.Nodes, mapRefs(*n, func(r NodeID) NodeID {
+			if int(r) < len(ids) {
+				return ids[r]
+			}
+			return r // out of range: kept for the checks to report
+		}))
+	}
+	if int(id) < len(ids) {
+		id = ids[id]
+	}
+	return out, id
+}
+
+// hasPacked reports whether g holds a packed node.
+func (g *Graph) hasPacked() bool {
+	if !g.packed {
+		return false
+	}
+	for i := range g.Nodes {
+		if g.Nodes[i].pk == pkInts {
+			return true
+		}
+	}
+	return false
+}
+
+// unpackIDs maps each id of g to its id in g.Unpacked.
+func (g *Graph) unpackIDs() []NodeID {
+	ids := make([]NodeID, len(g.Nodes))
+	var off NodeID
+	for i := range g.Nodes {
+		if g.Nodes[i].pk == pkInts {
+			off += g.Nodes[i].n
+		}
+		ids[i] = NodeID(i) + off
+	}
+	return ids
+}
+
+// mapRefs returns n with every id it refers to mapped through m (the
+// items are copied, never modified in place).
+func mapRefs(n Node, m func(NodeID) NodeID) Node {
+	if old := n.Refs(); len(old) > 0 {
+		refs := make([]NodeID, len(old))
+		for i, r := range old {
+			refs[i] = m(r)
+		}
+		n.SetRefs(refs)
+	}
+	switch x := n.Ext().(type) {
+	case *Type:
+		c := *x
+		c.Attrs = mapPairs(x.Attrs, m)
+		n.SetExt(&c)
+	case *ClassInstance:
+		c := *x
+		c.Class = m(x.Class)
+		c.Attrs = mapPairs(x.Attrs, m)
+		n.SetExt(&c)
+	}
+	return n
+}
+
+func mapPairs(ps []Pair, m func(NodeID) NodeID) []Pair {
+	if ps == nil {
+		return nil
+	}
+	out := make([]Pair, len(ps))
+	for i, p := range ps {
+		out[i] = Pair{m(p.Key), m(p.Value)}
+	}
+	return out
+}
