@@ -12,8 +12,19 @@ package value
 // and the id in that graph of g's node id. When g holds no packed node it
 // returns g and id themselves. g is not modified.
 func (g *Graph) Unpacked(id NodeID) (*Graph, NodeID) {
-	if !g.hasPacked() {
-		return g, id
+	u, ids := g.Unpack()
+	if ids != nil && int(id) < len(ids) {
+		id = ids[id]
+	}
+	return u, id
+}
+
+// Unpack is [Graph.Unpacked] for any number of ids: it returns the
+// unpacked graph and the new id of each node of g (ids[i] for node i), or
+// g itself and nil when g holds no packed node.
+func (g *Graph) Unpack() (*Graph, []NodeID) {
+	if !g.HasPacked() {
+		return g, nil
 	}
 	ids := g.unpackIDs()
 	out := &Graph{Nodes: make([]Node, 0, int(ids[len(ids)-1])+1)}
@@ -37,14 +48,12 @@ func (g *Graph) Unpacked(id NodeID) (*Graph, NodeID) {
 			return r // out of range: kept for the checks to report
 		}))
 	}
-	if int(id) < len(ids) {
-		id = ids[id]
-	}
-	return out, id
+	return out, ids
 }
 
-// hasPacked reports whether g holds a packed node.
-func (g *Graph) hasPacked() bool {
+// HasPacked reports whether g holds a node whose items are packed
+// ([Node.Ints]).
+func (g *Graph) HasPacked() bool {
 	if !g.packed {
 		return false
 	}

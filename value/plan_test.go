@@ -430,7 +430,7 @@ func TestPropertyFastPathsAgree(t *testing.T) {
 		if !sameAsGeneral(gf, idf, gs, ids) {
 			t.Fatalf("case %d: FromGo %v of %#v: fast %s, general %s", i, typ, v, gf.Repr(idf), gs.Repr(ids))
 		}
-		if gf.hasPacked() {
+		if gf.HasPacked() {
 			packed++
 			// ToGo reads a packed graph as its unpacked form.
 			dst := reflect.New(typ)

@@ -256,6 +256,13 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 		return int64(len(n.Bytes())), 1, nil
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet, value.KindNamedTuple:
 		m := 0
+		if xs := n.Ints(); len(xs) > 0 {
+			// Packed int items: each is written as an int item is.
+			for _, x := range xs {
+				pl += 3 + sizeVarint(protowire.EncodeZigZag(x))
+			}
+			return e.sat(pl), 3, nil
+		}
 		for _, r := range n.Refs() {
 			if r < i && e.g.Nodes[r].Kind == value.KindInt {
 				pl += 3 + e.pl[r] // sizeLD(e.body(r)) of an int; its depth is 1
@@ -373,6 +380,15 @@ func checkOptUTF8(i value.NodeID, k value.Kind, field string, s *string) error {
 // appendLen writes the key and length of a message field.
 func appendLen(b []byte, num protowire.Number, n int64) []byte { return leaf.AppendM(b, num, int(n)) }
 
+// appendIntItem writes what appendField writes for an int item, inline:
+// field 1 (length-delimited), its length, the int arm and the zigzag
+// varint.
+func appendIntItem(b []byte, x int64) []byte {
+	z := protowire.EncodeZigZag(x)
+	b = append(b, 0x0a, byte(1+protowire.SizeVarint(z)), byte(armInt<<3))
+	return protowire.AppendVarint(b, z)
+}
+
 // appendField appends node i as MontyObject field num of the enclosing
 // message.
 func (e *venc) appendField(b []byte, num protowire.Number, i value.NodeID) []byte {
@@ -415,14 +431,12 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		return append(appendLen(b, arm, pl), n.Bytes()...)
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
 		b = appendLen(b, arm, pl)
+		for _, x := range n.Ints() {
+			b = appendIntItem(b, x)
+		}
 		for _, r := range n.Refs() {
 			if e.g.Nodes[r].Kind == value.KindInt {
-				// What appendField writes for an int item, inline: field 1
-				// (length-delimited), its length, the int arm and the
-				// zigzag varint.
-				z := protowire.EncodeZigZag(e.g.Nodes[r].Int())
-				b = append(b, 0x0a, byte(1+protowire.SizeVarint(z)), byte(armInt<<3))
-				b = protowire.AppendVarint(b, z)
+				b = appendIntItem(b, e.g.Nodes[r].Int())
 				continue
 			}
 			b = e.appendField(b, 1, r)

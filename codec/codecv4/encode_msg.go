@@ -46,6 +46,7 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	if err := codec.CheckRequestFields(v.version, r); err != nil {
 		return dst, err
 	}
+	body = unpackRequest(body)
 	if err := checkRequest(body); err != nil {
 		return dst, err
 	}
@@ -92,6 +93,7 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	if err := codec.CheckEventFields(v.version, ev); err != nil {
 		return dst, err
 	}
+	body = unpackEvent(body)
 	if err := checkEvent(body, v); err != nil {
 		return dst, err
 	}
@@ -141,7 +143,14 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 
 // AppendArena appends the encoding of a bare Arena message holding g, after
 // checking g and that every root is in range.
+//
+// A graph holding packed items (value.Graph.HasPacked) is refused: its
+// arena would give those items nodes, and so every id above them would
+// change under the caller; unpack it first (value.Graph.Unpack).
 func AppendArena(dst []byte, g *value.Graph, roots ...value.NodeID) ([]byte, error) {
+	if g.HasPacked() {
+		return dst, &codec.EncodeError{Msg: "codecv4: Arena: the graph holds packed items; unpack it first (value.Graph.Unpack)"}
+	}
 	if err := checkGraph(g, len(roots), func(i int) value.NodeID { return roots[i] }); err != nil {
 		return dst, err
 	}

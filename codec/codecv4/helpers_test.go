@@ -76,6 +76,9 @@ func diffValue(a, b reflect.Value, path string) string {
 		return diffValue(a.Elem(), b.Elem(), path)
 	case reflect.Struct:
 		for i := range a.NumField() {
+			if !a.Type().Field(i).IsExported() {
+				continue // caches, such as value.Graph's packed flag
+			}
 			if d := diffValue(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
 				return d
 			}

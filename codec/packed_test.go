@@ -1,0 +1,160 @@
+package codec_test
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/codecv2"
+	"github.com/gomonty/monty/codec/codecv4"
+	"github.com/gomonty/monty/codec/codecv5"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// packedInputs converts Go values whose integer slices value.FromGo holds
+// packed (value.Node.Ints), and some it cannot pack, into one graph.
+func packedInputs(t *testing.T) (value.Graph, []value.NodeID) {
+	t.Helper()
+	shared := []int32{7, -7, 70000}
+	big := make([]int64, 5000)
+	for i := range big {
+		big[i] = int64(i*i) - 1<<40
+	}
+	type row struct {
+		Name string
+		IDs  []int
+		Raw  []uint64
+	}
+	vals := []any{
+		[]int64{1, -2, math.MaxInt64, math.MinInt64},
+		big,
+		[][]int32{shared, shared, {1}},
+		row{Name: "r", IDs: []int{3, 2, 1}, Raw: []uint64{math.MaxUint64, 5}}, // Raw: a bigint, not packed
+		[]uint64{1, 2, math.MaxInt64},
+		[3]int16{-1, 0, 1},
+		map[string][]uint16{"a": {1, 65535}, "b": nil},
+		[]any{[]uint8{1, 2}, []int8{-128, 127}, "x"},
+	}
+	var g value.Graph
+	var roots []value.NodeID
+	for _, v := range vals {
+		id, err := value.FromGo(&g, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots = append(roots, id)
+	}
+	if !g.HasPacked() {
+		t.Fatal("FromGo packed nothing")
+	}
+	return g, roots
+}
+
+// Every codec writes a graph with packed items exactly as it writes the
+// same graph unpacked, in requests and events alike, and leaves the
+// caller's message as it was.
+func TestPackedValuesEncodeAsUnpacked(t *testing.T) {
+	codecs := []codec.Codec{codecv2.Codec, codecv4.Codec, codecv5.Codec}
+	g, roots := packedInputs(t)
+	u, ids := g.Unpack()
+	if ids == nil || u.HasPacked() || len(u.Nodes) <= len(g.Nodes) {
+		t.Fatalf("Unpack: %d nodes from %d, map %v", len(u.Nodes), len(g.Nodes), ids != nil)
+	}
+	for i, r := range roots {
+		if g.Repr(r) != u.Repr(ids[r]) {
+			t.Fatalf("root %d: packed %s, unpacked %s", i, g.Repr(r), u.Repr(ids[r]))
+		}
+	}
+	feed := func(g value.Graph, m func(value.NodeID) value.NodeID) *message.Feed {
+		f := &message.Feed{Code: "x", Values: g}
+		for i, r := range roots {
+			f.Inputs = append(f.Inputs, message.NamedRef{Name: "v" + string(rune('a'+i)), Value: m(r)})
+		}
+		return f
+	}
+	same := func(r value.NodeID) value.NodeID { return r }
+	mapped := func(r value.NodeID) value.NodeID { return ids[r] }
+	last := roots[len(roots)-1]
+	reqs := []struct {
+		name             string
+		packed, unpacked message.Request
+	}{
+		{"Feed", feed(g, same), feed(*u, mapped)},
+		{"ResumeCall", &message.ResumeCall{CallID: 3, Values: g, Result: &message.ExtResult{Kind: message.ResultReturn, Value: roots[1]}},
+			&message.ResumeCall{CallID: 3, Values: *u, Result: &message.ExtResult{Kind: message.ResultReturn, Value: ids[roots[1]]}}},
+		{"ResumeNameLookup", &message.ResumeNameLookup{Kind: message.LookupValue, Value: roots[2], Values: g},
+			&message.ResumeNameLookup{Kind: message.LookupValue, Value: ids[roots[2]], Values: *u}},
+		{"ResumeFutures", &message.ResumeFutures{Values: g, Results: []message.FutureResult{
+			{CallID: 1, Result: &message.ExtResult{Kind: message.ResultReturn, Value: roots[3]}},
+			{CallID: 2, Result: &message.ExtResult{Kind: message.ResultReturn, Value: last}}}},
+			&message.ResumeFutures{Values: *u, Results: []message.FutureResult{
+				{CallID: 1, Result: &message.ExtResult{Kind: message.ResultReturn, Value: ids[roots[3]]}},
+				{CallID: 2, Result: &message.ExtResult{Kind: message.ResultReturn, Value: ids[last]}}}}},
+	}
+	events := []struct {
+		name             string
+		packed, unpacked message.Event
+	}{
+		{"Complete", &message.Complete{Value: roots[4], Values: g}, &message.Complete{Value: ids[roots[4]], Values: *u}},
+		{"FunctionCall", &message.FunctionCall{FunctionName: "f", Args: roots[:3], Kwargs: []value.Pair{{Key: roots[7], Value: roots[5]}}, Values: g},
+			&message.FunctionCall{FunctionName: "f", Args: []value.NodeID{ids[roots[0]], ids[roots[1]], ids[roots[2]]},
+				Kwargs: []value.Pair{{Key: ids[roots[7]], Value: ids[roots[5]]}}, Values: *u}},
+	}
+	for _, c := range codecs {
+		for _, r := range reqs {
+			want, err := c.AppendRequest(nil, &message.ParentRequest{Body: r.unpacked})
+			if err != nil {
+				t.Fatalf("v%d %s unpacked: %v", c.Version(), r.name, err)
+			}
+			got, err := c.AppendRequest(nil, &message.ParentRequest{Body: r.packed})
+			if err != nil {
+				t.Fatalf("v%d %s packed: %v", c.Version(), r.name, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("v%d %s: packed encodes to %d bytes, unpacked to %d (or they differ)", c.Version(), r.name, len(got), len(want))
+			}
+		}
+		for _, e := range events {
+			want, err := c.AppendEvent(nil, &message.ChildEvent{Body: e.unpacked})
+			if err != nil {
+				t.Fatalf("v%d %s unpacked: %v", c.Version(), e.name, err)
+			}
+			got, err := c.AppendEvent(nil, &message.ChildEvent{Body: e.packed})
+			if err != nil {
+				t.Fatalf("v%d %s packed: %v", c.Version(), e.name, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("v%d %s: packed encodes to %d bytes, unpacked to %d (or they differ)", c.Version(), e.name, len(got), len(want))
+			}
+		}
+		// The decoded feed holds the values FromGo made.
+		b, err := c.AppendRequest(nil, &message.ParentRequest{Body: reqs[0].packed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.DecodeRequest(b, codec.Limits{})
+		if err != nil {
+			t.Fatalf("v%d: %v", c.Version(), err)
+		}
+		f := r.Body.(*message.Feed)
+		for i, in := range f.Inputs {
+			if got, want := f.Values.Repr(in.Value), g.Repr(roots[i]); got != want {
+				t.Fatalf("v%d input %d: decoded %s, sent %s", c.Version(), i, got, want)
+			}
+		}
+	}
+	// The caller's messages are untouched.
+	f := reqs[0].packed.(*message.Feed)
+	if !f.Values.HasPacked() || f.Inputs[1].Value != roots[1] {
+		t.Fatal("encoding modified the caller's Feed")
+	}
+	fc := events[1].packed.(*message.FunctionCall)
+	if fc.Args[1] != roots[1] || fc.Kwargs[0].Key != roots[7] {
+		t.Fatal("encoding modified the caller's FunctionCall")
+	}
+	if _, err := codecv4.AppendArena(nil, &g, roots...); err == nil {
+		t.Fatal("AppendArena took a graph with packed items")
+	}
+}
