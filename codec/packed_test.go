@@ -36,6 +36,14 @@ func packedInputs(t *testing.T) (value.Graph, []value.NodeID) {
 		[3]int16{-1, 0, 1},
 		map[string][]uint16{"a": {1, 65535}, "b": nil},
 		[]any{[]uint8{1, 2}, []int8{-128, 127}, "x"},
+		// Class and instance attributes and named tuple items refer to
+		// packed lists too.
+		&value.ObjectValue{
+			Class:      value.ClassValue{Name: "P", ID: value.NewUUID(), Attrs: []value.Attr{{Name: "dims", Value: []int{2, 3}}}},
+			InstanceID: value.NewUUID(),
+			Attrs:      []value.Attr{{Name: "xs", Value: []int32{9, 8, 7}}, {Name: "n", Value: 1}},
+		},
+		value.NamedTupleValue{TypeName: "T", Fields: []string{"a", "b"}, Values: []any{[]int64{4, 5}, shared}},
 	}
 	var g value.Graph
 	var roots []value.NodeID
@@ -156,5 +164,44 @@ func TestPackedValuesEncodeAsUnpacked(t *testing.T) {
 	}
 	if _, err := codecv4.AppendArena(nil, &g, roots...); err == nil {
 		t.Fatal("AppendArena took a graph with packed items")
+	}
+}
+
+// BenchmarkPackedInput converts a 1M-element []int64 with value.FromGo and
+// encodes it as a Feed input, at each version: "packed" as FromGo makes
+// it, "unpacked" with a node per int (the graph FromGo made before it
+// packed, and the graph any decoder makes).
+func BenchmarkPackedInput(b *testing.B) {
+	xs := make([]int64, 1_000_000)
+	for i := range xs {
+		xs[i] = int64(i)
+	}
+	for _, c := range []codec.Codec{codecv2.Codec, codecv4.Codec} {
+		for _, packed := range []bool{true, false} {
+			name := "v" + string(rune('0'+c.Version())) + "/unpacked"
+			if packed {
+				name = "v" + string(rune('0'+c.Version())) + "/packed"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				var buf []byte
+				for b.Loop() {
+					var g value.Graph
+					root, err := value.FromGo(&g, xs)
+					if err != nil {
+						b.Fatal(err)
+					}
+					gp := &g
+					if !packed {
+						gp, root = g.Unpacked(root)
+					}
+					buf, err = c.AppendRequest(buf[:0], &message.ParentRequest{Body: &message.Feed{
+						Code: "len(xs)", Inputs: []message.NamedRef{{Name: "xs", Value: root}}, Values: *gp}})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -26,7 +26,7 @@ func (g *Graph) Unpack() (*Graph, []NodeID) {
 	if !g.HasPacked() {
 		return g, nil
 	}
-	ids := g.unpackIDs()
+	ids := g.UnpackedIDs()
 	out := &Graph{Nodes: make([]Node, 0, int(ids[len(ids)-1])+1)}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
@@ -41,12 +41,7 @@ func (g *Graph) Unpack() (*Graph, []NodeID) {
 			out.Nodes = append(out.Nodes, Node{Kind: n.Kind, Num: n.Num}.WithRefs(refs))
 			continue
 		}
-		out.Nodes = append(out.Nodes, mapRefs(*n, func(r NodeID) NodeID {
-			if int(r) < len(ids) {
-				return ids[r]
-			}
-			return r // out of range: kept for the checks to report
-		}))
+		out.Nodes = append(out.Nodes, n.MapRefs(func(r NodeID) NodeID { return MapID(ids, r) }))
 	}
 	return out, ids
 }
@@ -65,8 +60,14 @@ func (g *Graph) HasPacked() bool {
 	return false
 }
 
-// unpackIDs maps each id of g to its id in g.Unpacked.
-func (g *Graph) unpackIDs() []NodeID {
+// UnpackedIDs returns the id each node of g has in the graph
+// [Graph.Unpack] makes (ids[i] for node i), or nil when g holds no packed
+// node. It does not build that graph: a codec writes the unpacked form
+// straight from g with it.
+func (g *Graph) UnpackedIDs() []NodeID {
+	if !g.HasPacked() {
+		return nil
+	}
 	ids := make([]NodeID, len(g.Nodes))
 	var off NodeID
 	for i := range g.Nodes {
@@ -78,9 +79,19 @@ func (g *Graph) unpackIDs() []NodeID {
 	return ids
 }
 
-// mapRefs returns n with every id it refers to mapped through m (the
-// items are copied, never modified in place).
-func mapRefs(n Node, m func(NodeID) NodeID) Node {
+// MapID returns ids[id], or id itself when it is out of the map's range
+// (for the checks to report).
+func MapID(ids []NodeID, id NodeID) NodeID {
+	if int(id) < len(ids) {
+		return ids[id]
+	}
+	return id
+}
+
+// MapRefs returns n with every id it refers to (items, dict entries,
+// class attributes, an instance's class) mapped through m. What it
+// changes is copied: n's own payload is never modified.
+func (n Node) MapRefs(m func(NodeID) NodeID) Node {
 	if old := n.Refs(); len(old) > 0 {
 		refs := make([]NodeID, len(old))
 		for i, r := range old {

@@ -618,5 +618,5 @@ func shift(n Node, off NodeID) Node {
 	if off == 0 {
 		return n
 	}
-	return mapRefs(n, func(r NodeID) NodeID { return r + off })
+	return n.MapRefs(func(r NodeID) NodeID { return r + off })
 }

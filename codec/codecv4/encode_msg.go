@@ -46,10 +46,10 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	if err := codec.CheckRequestFields(v.version, r); err != nil {
 		return dst, err
 	}
-	body = unpackRequest(body)
 	if err := checkRequest(body); err != nil {
 		return dst, err
 	}
+	body, e.ids = unpackRequest(body)
 	bodyLen := 0
 	if body != nil {
 		bodyLen = e.requestLen(body, v)
@@ -93,10 +93,10 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	if err := codec.CheckEventFields(v.version, ev); err != nil {
 		return dst, err
 	}
-	body = unpackEvent(body)
 	if err := checkEvent(body, v); err != nil {
 		return dst, err
 	}
+	body, e.ids = unpackEvent(body)
 	bodyLen := 0
 	size := leaf.SizeU(20, ev.TotalExecutionMicros) + leaf.SizeOptU(v.evDuration, ev.MaxDurationMicros) +
 		leaf.SizeOptU(22, ev.MaxSuspensions) + leaf.SizeOptS(23, ev.RestoredScriptName)

@@ -23,6 +23,9 @@ type encoder struct {
 	inner    *[]uint32 // payload size of each arena node with a message arm
 	arenaLen int
 	sized    bool
+	// ids, when the message's graph holds packed items, maps each node to
+	// its id in the unpacked arena (see unpack.go); nil otherwise.
+	ids []value.NodeID
 }
 
 var innerPool = sync.Pool{New: func() any { return new([]uint32) }}
@@ -80,6 +83,9 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 	}
 	e.sized = true
 	n := len(g.Nodes)
+	if e.ids != nil && n > 0 {
+		n = int(e.ids[n-1]) + 1 // the unpacked arena's node count
+	}
 	total := 0
 	if n > 0 {
 		total = 1 + protowire.SizeVarint(uint64(n))
@@ -89,10 +95,28 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 	if cap(inner) < n {
 		inner = make([]uint32, n)
 	}
-	inner = inner[:n]
+	inner = inner[:len(g.Nodes)]
 	*e.inner = inner
 	for i := range g.Nodes {
-		c, in := nodeSize(&g.Nodes[i])
+		nd := &g.Nodes[i]
+		if e.ids != nil {
+			if xs := nd.Ints(); len(xs) > 0 {
+				// The items' int nodes, then the list over them.
+				for _, x := range xs {
+					c := 1 + protowire.SizeVarint(protowire.EncodeZigZag(x))
+					total += 2 + c // c < 128
+				}
+				in := idRangeSize(e.ids[i]-uint32(len(xs)), len(xs))
+				c := leaf.SizeM(protowire.Number(nd.Kind), in)
+				inner[i] = uint32(in)
+				total += 1 + protowire.SizeVarint(uint64(c)) + c
+				continue
+			}
+			if m := e.mapped(nd); m != nil {
+				nd = m
+			}
+		}
+		c, in := nodeSize(nd)
 		if in > math.MaxUint32 || c > math.MaxInt32 {
 			// Far above any frame cap; the caller's size check fails.
 			c = math.MaxInt32
@@ -123,12 +147,75 @@ func (e *encoder) apArena(b []byte, num protowire.Number, g *value.Graph) []byte
 // apArenaBody writes the payload of a non-empty Arena message.
 func (e *encoder) apArenaBody(b []byte, g *value.Graph) []byte {
 	b = append(b, 0x08)
-	b = protowire.AppendVarint(b, uint64(len(g.Nodes)))
+	n := len(g.Nodes)
+	if e.ids != nil {
+		n = int(e.ids[n-1]) + 1
+	}
+	b = protowire.AppendVarint(b, uint64(n))
 	inner := *e.inner
 	for i := range g.Nodes {
-		b = appendNode(b, &g.Nodes[i], int(inner[i]))
+		nd := &g.Nodes[i]
+		if e.ids != nil {
+			if xs := nd.Ints(); len(xs) > 0 {
+				for _, x := range xs {
+					b = appendIntNode(b, x)
+				}
+				in := int(inner[i])
+				b = leaf.AppendM(b, 2, leaf.SizeM(protowire.Number(nd.Kind), in))
+				b = leaf.AppendM(b, protowire.Number(nd.Kind), in)
+				b = appendIDRange(b, e.ids[i]-uint32(len(xs)), len(xs))
+				continue
+			}
+			if m := e.mapped(nd); m != nil {
+				nd = m
+			}
+		}
+		b = appendNode(b, nd, int(inner[i]))
 	}
 	return b
+}
+
+// mapped returns a copy of node n whose references are mapped to the
+// unpacked arena's ids, or nil when n refers to no node.
+func (e *encoder) mapped(n *value.Node) *value.Node {
+	if len(n.Refs()) == 0 && n.Kind != value.KindType && n.Kind != value.KindClassInstance {
+		return nil
+	}
+	m := n.MapRefs(func(r value.NodeID) value.NodeID { return value.MapID(e.ids, r) })
+	return &m
+}
+
+// idRangeLen is the size of the n consecutive ids from base as packed
+// varints.
+func idRangeLen(base uint32, n int) int {
+	p := 0
+	for i := range n {
+		p += protowire.SizeVarint(uint64(base) + uint64(i))
+	}
+	return p
+}
+
+// idRangeSize is the payload size of an Indexes message listing the n
+// consecutive ids from base: its packed items field.
+func idRangeSize(base uint32, n int) int { return leaf.SizeM(1, idRangeLen(base, n)) }
+
+// appendIDRange writes the Indexes payload idRangeSize measures.
+func appendIDRange(b []byte, base uint32, n int) []byte {
+	b = leaf.AppendM(b, 1, idRangeLen(base, n))
+	for i := range n {
+		b = protowire.AppendVarint(b, uint64(base)+uint64(i))
+	}
+	return b
+}
+
+// appendIntNode writes an Arena.nodes field holding the int x.
+func appendIntNode(b []byte, x int64) []byte {
+	z := protowire.EncodeZigZag(x)
+	if z < 0x80 {
+		return append(b, 0x12, 0x02, 0x28, byte(z))
+	}
+	b = append(b, 0x12, byte(1+protowire.SizeVarint(z)), 0x28)
+	return protowire.AppendVarint(b, z)
 }
 
 func bigMagLen(x *big.Int) int {
@@ -225,12 +312,7 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 	case value.KindBool:
 		return append(b, 0x12, 0x02, 0x20, byte(n.Num))
 	case value.KindInt:
-		z := protowire.EncodeZigZag(int64(n.Num))
-		if z < 0x80 {
-			return append(b, 0x12, 0x02, 0x28, byte(z))
-		}
-		b = append(b, 0x12, byte(1+protowire.SizeVarint(z)), 0x28)
-		return protowire.AppendVarint(b, z)
+		return appendIntNode(b, int64(n.Num))
 	case value.KindFloat:
 		b = append(b, 0x12, 0x09, 0x39)
 		return protowire.AppendFixed64(b, n.Num)

@@ -8,19 +8,15 @@ import (
 )
 
 // A graph made by value.FromGo may hold a list's int items packed, with
-// no node each (value.Node.Ints). The arena gives every item its node, so
-// the encoder sends the message's values unpacked (value.Graph.Unpack),
-// with its roots mapped to their new ids. The caller's message is never
-// modified: a message to unpack is copied.
+// no node each (value.Node.Ints). The arena gives every item its node:
+// the encoder writes the arena of the unpacked graph (value.Graph.Unpack)
+// straight from the packed one, each packed item an int node right before
+// the list that holds it, every other node's references and the message's
+// roots mapped to their ids in that arena (value.Graph.UnpackedIDs). The
+// bytes are those of the unpacked message. The caller's message is never
+// modified: one whose roots move is copied.
 
-// mapID returns the new id of id, or id itself when it is out of range
-// (for the checks to report).
-func mapID(ids []value.NodeID, id value.NodeID) value.NodeID {
-	if int(id) < len(ids) {
-		return ids[id]
-	}
-	return id
-}
+var mapID = value.MapID
 
 // mapResult returns r with its returned value's id mapped (a copy when it
 // changes).
@@ -33,68 +29,64 @@ func mapResult(ids []value.NodeID, r *message.ExtResult) *message.ExtResult {
 	return &c
 }
 
-// unpackRequest returns body with its values unpacked when they hold
-// packed items, else body itself.
-func unpackRequest(body message.Request) message.Request {
+// unpackRequest returns body with its roots mapped to their ids in the
+// unpacked arena, and the map, when its values hold packed items; else
+// body itself and nil.
+func unpackRequest(body message.Request) (message.Request, []value.NodeID) {
 	switch x := body.(type) {
 	case *message.Feed:
-		g, ids := x.Values.Unpack()
+		ids := x.Values.UnpackedIDs()
 		if ids == nil {
-			return body
+			return body, nil
 		}
 		c := *x
-		c.Values = *g
 		c.Inputs = slices.Clone(x.Inputs)
 		for i := range c.Inputs {
 			c.Inputs[i].Value = mapID(ids, c.Inputs[i].Value)
 		}
-		return &c
+		return &c, ids
 	case *message.ResumeCall:
-		g, ids := x.Values.Unpack()
+		ids := x.Values.UnpackedIDs()
 		if ids == nil {
-			return body
+			return body, nil
 		}
 		c := *x
-		c.Values = *g
 		c.Result = mapResult(ids, x.Result)
-		return &c
+		return &c, ids
 	case *message.ResumeNameLookup:
-		g, ids := x.Values.Unpack()
+		ids := x.Values.UnpackedIDs()
 		if ids == nil {
-			return body
+			return body, nil
 		}
 		c := *x
-		c.Values = *g
 		if c.Kind == message.LookupValue {
 			c.Value = mapID(ids, x.Value)
 		}
-		return &c
+		return &c, ids
 	case *message.ResumeFutures:
-		g, ids := x.Values.Unpack()
+		ids := x.Values.UnpackedIDs()
 		if ids == nil {
-			return body
+			return body, nil
 		}
 		c := *x
-		c.Values = *g
 		c.Results = slices.Clone(x.Results)
 		for i := range c.Results {
 			c.Results[i].Result = mapResult(ids, x.Results[i].Result)
 		}
-		return &c
+		return &c, ids
 	}
-	return body
+	return body, nil
 }
 
 // unpackEvent is unpackRequest for events.
-func unpackEvent(body message.Event) message.Event {
+func unpackEvent(body message.Event) (message.Event, []value.NodeID) {
 	switch x := body.(type) {
 	case *message.FunctionCall:
-		g, ids := x.Values.Unpack()
+		ids := x.Values.UnpackedIDs()
 		if ids == nil {
-			return body
+			return body, nil
 		}
 		c := *x
-		c.Values = *g
 		c.Args = make([]value.NodeID, len(x.Args))
 		for i, a := range x.Args {
 			c.Args[i] = mapID(ids, a)
@@ -105,27 +97,25 @@ func unpackEvent(body message.Event) message.Event {
 				c.Kwargs[i] = value.Pair{Key: mapID(ids, p.Key), Value: mapID(ids, p.Value)}
 			}
 		}
-		return &c
+		return &c, ids
 	case *message.OsCall:
-		g, ids := x.Values.Unpack()
+		ids := x.Values.UnpackedIDs()
 		if ids == nil {
-			return body
+			return body, nil
 		}
 		c := *x
-		c.Values = *g
 		if c.Op == message.OpGetenv {
 			c.Default = mapID(ids, x.Default)
 		}
-		return &c
+		return &c, ids
 	case *message.Complete:
-		g, ids := x.Values.Unpack()
+		ids := x.Values.UnpackedIDs()
 		if ids == nil {
-			return body
+			return body, nil
 		}
 		c := *x
-		c.Values = *g
 		c.Value = mapID(ids, x.Value)
-		return &c
+		return &c, ids
 	}
-	return body
+	return body, nil
 }
