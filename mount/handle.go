@@ -437,37 +437,8 @@ func copySubgraph(dst, src *value.Graph, root value.NodeID) (value.NodeID, bool)
 		if n.Kind.OutputOnly() {
 			return 0, false
 		}
-		if len(n.Refs()) > 0 {
-			refs := make([]value.NodeID, len(n.Refs()))
-			for i, c := range n.Refs() {
-				refs[i] = remap[c]
-			}
-			n.SetRefs(refs)
-		}
-		switch x := n.Ext().(type) {
-		case *value.Type:
-			c := *x
-			c.Attrs = remapPairs(x.Attrs, remap)
-			n.SetExt(&c)
-		case *value.ClassInstance:
-			c := *x
-			c.Class = remap[x.Class]
-			c.Attrs = remapPairs(x.Attrs, remap)
-			n.SetExt(&c)
-		}
+		n = n.MapRefs(func(c value.NodeID) value.NodeID { return remap[c] })
 		remap[id] = dst.Add(n)
 	}
 	return remap[root], true
-}
-
-// remapPairs rewrites attribute pairs through remap.
-func remapPairs(ps []value.Pair, remap map[value.NodeID]value.NodeID) []value.Pair {
-	if ps == nil {
-		return nil
-	}
-	out := make([]value.Pair, len(ps))
-	for i, p := range ps {
-		out[i] = value.Pair{Key: remap[p.Key], Value: remap[p.Value]}
-	}
-	return out
 }

@@ -132,35 +132,7 @@ func allReachable(g *value.Graph, root value.NodeID) bool {
 }
 
 func remapNode(n value.Node, m []value.NodeID) value.Node {
-	if len(n.Refs()) > 0 {
-		refs := make([]value.NodeID, len(n.Refs()))
-		for i, r := range n.Refs() {
-			refs[i] = m[r]
-		}
-		n.SetRefs(refs)
-	}
-	pairs := func(ps []value.Pair) []value.Pair {
-		if ps == nil {
-			return nil
-		}
-		out := make([]value.Pair, len(ps))
-		for i, p := range ps {
-			out[i] = value.Pair{Key: m[p.Key], Value: m[p.Value]}
-		}
-		return out
-	}
-	switch x := n.Ext().(type) {
-	case *value.Type:
-		c := *x
-		c.Attrs = pairs(x.Attrs)
-		n.SetExt(&c)
-	case *value.ClassInstance:
-		c := *x
-		c.Class = m[x.Class]
-		c.Attrs = pairs(x.Attrs)
-		n.SetExt(&c)
-	}
-	return n
+	return n.MapRefs(func(r value.NodeID) value.NodeID { return m[r] })
 }
 
 // DecodeGraph makes a *Value a valid destination of value.ToGo: it
