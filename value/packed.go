@@ -1,5 +1,10 @@
 package value
 
+import (
+	"reflect"
+	"unsafe"
+)
+
 // Packed items: FromGo holds a Go integer slice or array as one list or
 // tuple node whose items are int64 values (Node.Ints), not a node per
 // item, so a million ints cost 8 MB instead of 24 MB of nodes and 4 MB of
@@ -122,4 +127,66 @@ func mapPairs(ps []Pair, m func(NodeID) NodeID) []Pair {
 		out[i] = Pair{m(p.Key), m(p.Value)}
 	}
 	return out
+}
+
+// packedRoot decodes the packed list n straight into v when v is a slice
+// of a plain integer type and every item fits it: the round trip of a Go
+// integer slice through FromGo and ToGo. It reports false, having stored
+// nothing, otherwise; the caller then decodes the unpacked graph, so
+// results and errors are the general path's.
+func (d *decoder) packedRoot(n *Node, v reflect.Value) bool {
+	t := v.Type()
+	if t.Kind() != reflect.Slice || !d.fastItems(t.Elem(), 0) {
+		return false
+	}
+	xs := n.Ints()
+	s := reflect.MakeSlice(t, len(xs), len(xs))
+	p := s.UnsafePointer()
+	var ok bool
+	switch d.info(t.Elem()).op {
+	case opI64:
+		copy(unsafe.Slice((*int64)(p), len(xs)), xs)
+		ok = true
+	case opI32:
+		ok = narrowSigned(unsafe.Slice((*int32)(p), len(xs)), xs)
+	case opI16:
+		ok = narrowSigned(unsafe.Slice((*int16)(p), len(xs)), xs)
+	case opI8:
+		ok = narrowSigned(unsafe.Slice((*int8)(p), len(xs)), xs)
+	case opU64:
+		ok = narrowUnsigned(unsafe.Slice((*uint64)(p), len(xs)), xs)
+	case opU32:
+		ok = narrowUnsigned(unsafe.Slice((*uint32)(p), len(xs)), xs)
+	case opU16:
+		ok = narrowUnsigned(unsafe.Slice((*uint16)(p), len(xs)), xs)
+	case opU8:
+		ok = narrowUnsigned(unsafe.Slice((*uint8)(p), len(xs)), xs)
+	}
+	if ok {
+		v.Set(s)
+	}
+	return ok
+}
+
+// narrowSigned stores xs into dst, reporting false at the first item out
+// of T's range.
+func narrowSigned[T int8 | int16 | int32](dst []T, xs []int64) bool {
+	for i, x := range xs {
+		if int64(T(x)) != x {
+			return false
+		}
+		dst[i] = T(x)
+	}
+	return true
+}
+
+// narrowUnsigned is narrowSigned for unsigned types.
+func narrowUnsigned[T uint8 | uint16 | uint32 | uint64](dst []T, xs []int64) bool {
+	for i, x := range xs {
+		if x < 0 || uint64(T(x)) != uint64(x) {
+			return false
+		}
+		dst[i] = T(x)
+	}
+	return true
 }

@@ -432,12 +432,15 @@ func TestPropertyFastPathsAgree(t *testing.T) {
 		}
 		if gf.HasPacked() {
 			packed++
-			// ToGo reads a packed graph as its unpacked form.
-			dst := reflect.New(typ)
-			errp := ToGo(gf, idf, dst.Interface())
-			vs, errs := decodeWith(true, gs, ids, typ)
-			if errText(errp) != errText(errs) || errp == nil && !reflect.DeepEqual(dst.Elem().Interface(), vs.Interface()) && !hasNaN(vs) {
-				t.Fatalf("case %d: ToGo of packed %s into %v: %#v (%q), general %#v (%q)", i, gf.Repr(idf), typ, dst.Elem(), errText(errp), vs, errText(errs))
+			// ToGo reads a packed graph as its unpacked form, into the
+			// same type and into a mutated one (other integer widths).
+			for _, dt := range []reflect.Type{typ, p.mutate(typ)} {
+				dst := reflect.New(dt)
+				errp := ToGo(gf, idf, dst.Interface())
+				vs, errs := decodeWith(true, gs, ids, dt)
+				if errText(errp) != errText(errs) || errp == nil && !reflect.DeepEqual(dst.Elem().Interface(), vs.Interface()) && !hasNaN(vs) {
+					t.Fatalf("case %d: ToGo of packed %s into %v: %#v (%q), general %#v (%q)", i, gf.Repr(idf), dt, dst.Elem(), errText(errp), vs, errText(errs))
+				}
 			}
 		}
 

@@ -85,6 +85,12 @@ func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &ConversionError{GoType: reflect.TypeOf(dst), Reason: "the destination must be a non-nil pointer"}
 	}
+	if dec.Hook == nil && int(id) < len(g.Nodes) && g.Nodes[id].Packed() {
+		d := decoder{g: g}
+		if d.packedRoot(&g.Nodes[id], rv.Elem()) {
+			return nil
+		}
+	}
 	g, id = g.Unpacked(id)
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
 	return finishErr(d.decode(id, maxParent, rv.Elem(), 0))
