@@ -436,7 +436,10 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		}
 		for _, r := range n.Refs() {
 			if e.g.Nodes[r].Kind == value.KindInt {
-				b = appendIntItem(b, e.g.Nodes[r].Int())
+				// appendIntItem, by hand: it is too large to inline.
+				z := protowire.EncodeZigZag(e.g.Nodes[r].Int())
+				b = append(b, 0x0a, byte(1+protowire.SizeVarint(z)), byte(armInt<<3))
+				b = protowire.AppendVarint(b, z)
 				continue
 			}
 			b = e.appendField(b, 1, r)

@@ -312,7 +312,13 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 	case value.KindBool:
 		return append(b, 0x12, 0x02, 0x20, byte(n.Num))
 	case value.KindInt:
-		return appendIntNode(b, int64(n.Num))
+		// appendIntNode, by hand: it is too large to inline.
+		z := protowire.EncodeZigZag(int64(n.Num))
+		if z < 0x80 {
+			return append(b, 0x12, 0x02, 0x28, byte(z))
+		}
+		b = append(b, 0x12, byte(1+protowire.SizeVarint(z)), 0x28)
+		return protowire.AppendVarint(b, z)
 	case value.KindFloat:
 		b = append(b, 0x12, 0x09, 0x39)
 		return protowire.AppendFixed64(b, n.Num)
