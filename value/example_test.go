@@ -121,3 +121,20 @@ func ExampleDecoder() {
 	// Output:
 	// [a 42 c]
 }
+
+// FromGo holds a Go integer slice as one list with packed items; Unpacked
+// gives every item its own node, as a decoded value has.
+func ExampleGraph_Unpacked() {
+	var g value.Graph
+	root, err := value.FromGo(&g, []int64{3, 1, 4})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(g.Len(), g.Node(root).Ints(), g.Repr(root))
+
+	u, id := g.Unpacked(root)
+	fmt.Println(u.Len(), u.Node(id).Refs(), u.Repr(id))
+	// Output:
+	// 1 [3 1 4] [3, 1, 4]
+	// 4 [0 1 2] [3, 1, 4]
+}
