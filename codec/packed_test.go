@@ -106,6 +106,8 @@ func TestPackedValuesEncodeAsUnpacked(t *testing.T) {
 		packed, unpacked message.Event
 	}{
 		{"Complete", &message.Complete{Value: roots[4], Values: g}, &message.Complete{Value: ids[roots[4]], Values: *u}},
+		{"OsCall", &message.OsCall{CallID: 1, Op: message.OpGetenv, Key: "K", Default: roots[6], Values: g},
+			&message.OsCall{CallID: 1, Op: message.OpGetenv, Key: "K", Default: ids[roots[6]], Values: *u}},
 		{"FunctionCall", &message.FunctionCall{FunctionName: "f", Args: roots[:3], Kwargs: []value.Pair{{Key: roots[7], Value: roots[5]}}, Values: g},
 			&message.FunctionCall{FunctionName: "f", Args: []value.NodeID{ids[roots[0]], ids[roots[1]], ids[roots[2]]},
 				Kwargs: []value.Pair{{Key: ids[roots[7]], Value: ids[roots[5]]}}, Values: *u}},
@@ -158,7 +160,7 @@ func TestPackedValuesEncodeAsUnpacked(t *testing.T) {
 	if !f.Values.HasPacked() || f.Inputs[1].Value != roots[1] {
 		t.Fatal("encoding modified the caller's Feed")
 	}
-	fc := events[1].packed.(*message.FunctionCall)
+	fc := events[2].packed.(*message.FunctionCall)
 	if fc.Args[1] != roots[1] || fc.Kwargs[0].Key != roots[7] {
 		t.Fatal("encoding modified the caller's FunctionCall")
 	}

@@ -29,51 +29,47 @@ func mapResult(ids []value.NodeID, r *message.ExtResult) *message.ExtResult {
 	return &c
 }
 
+// remapped returns a copy of message x with fix applied to it, and the
+// id map, when x's graph g holds packed items; else x itself and nil.
+func remapped[T any](x *T, g *value.Graph, fix func(c *T, ids []value.NodeID)) (*T, []value.NodeID) {
+	ids := g.UnpackedIDs()
+	if ids == nil {
+		return x, nil
+	}
+	c := *x
+	fix(&c, ids)
+	return &c, ids
+}
+
 // unpackRequest returns body with its roots mapped to their ids in the
 // unpacked arena, and the map, when its values hold packed items; else
 // body itself and nil.
 func unpackRequest(body message.Request) (message.Request, []value.NodeID) {
 	switch x := body.(type) {
 	case *message.Feed:
-		ids := x.Values.UnpackedIDs()
-		if ids == nil {
-			return body, nil
-		}
-		c := *x
-		c.Inputs = slices.Clone(x.Inputs)
-		for i := range c.Inputs {
-			c.Inputs[i].Value = mapID(ids, c.Inputs[i].Value)
-		}
-		return &c, ids
+		return remapped(x, &x.Values, func(c *message.Feed, ids []value.NodeID) {
+			c.Inputs = slices.Clone(x.Inputs)
+			for i := range c.Inputs {
+				c.Inputs[i].Value = mapID(ids, c.Inputs[i].Value)
+			}
+		})
 	case *message.ResumeCall:
-		ids := x.Values.UnpackedIDs()
-		if ids == nil {
-			return body, nil
-		}
-		c := *x
-		c.Result = mapResult(ids, x.Result)
-		return &c, ids
+		return remapped(x, &x.Values, func(c *message.ResumeCall, ids []value.NodeID) {
+			c.Result = mapResult(ids, x.Result)
+		})
 	case *message.ResumeNameLookup:
-		ids := x.Values.UnpackedIDs()
-		if ids == nil {
-			return body, nil
-		}
-		c := *x
-		if c.Kind == message.LookupValue {
-			c.Value = mapID(ids, x.Value)
-		}
-		return &c, ids
+		return remapped(x, &x.Values, func(c *message.ResumeNameLookup, ids []value.NodeID) {
+			if c.Kind == message.LookupValue {
+				c.Value = mapID(ids, x.Value)
+			}
+		})
 	case *message.ResumeFutures:
-		ids := x.Values.UnpackedIDs()
-		if ids == nil {
-			return body, nil
-		}
-		c := *x
-		c.Results = slices.Clone(x.Results)
-		for i := range c.Results {
-			c.Results[i].Result = mapResult(ids, x.Results[i].Result)
-		}
-		return &c, ids
+		return remapped(x, &x.Values, func(c *message.ResumeFutures, ids []value.NodeID) {
+			c.Results = slices.Clone(x.Results)
+			for i := range c.Results {
+				c.Results[i].Result = mapResult(ids, x.Results[i].Result)
+			}
+		})
 	}
 	return body, nil
 }
@@ -82,40 +78,28 @@ func unpackRequest(body message.Request) (message.Request, []value.NodeID) {
 func unpackEvent(body message.Event) (message.Event, []value.NodeID) {
 	switch x := body.(type) {
 	case *message.FunctionCall:
-		ids := x.Values.UnpackedIDs()
-		if ids == nil {
-			return body, nil
-		}
-		c := *x
-		c.Args = make([]value.NodeID, len(x.Args))
-		for i, a := range x.Args {
-			c.Args[i] = mapID(ids, a)
-		}
-		if x.Kwargs != nil {
-			c.Kwargs = make([]value.Pair, len(x.Kwargs))
-			for i, p := range x.Kwargs {
-				c.Kwargs[i] = value.Pair{Key: mapID(ids, p.Key), Value: mapID(ids, p.Value)}
+		return remapped(x, &x.Values, func(c *message.FunctionCall, ids []value.NodeID) {
+			c.Args = make([]value.NodeID, len(x.Args))
+			for i, a := range x.Args {
+				c.Args[i] = mapID(ids, a)
 			}
-		}
-		return &c, ids
+			if x.Kwargs != nil {
+				c.Kwargs = make([]value.Pair, len(x.Kwargs))
+				for i, p := range x.Kwargs {
+					c.Kwargs[i] = value.Pair{Key: mapID(ids, p.Key), Value: mapID(ids, p.Value)}
+				}
+			}
+		})
 	case *message.OsCall:
-		ids := x.Values.UnpackedIDs()
-		if ids == nil {
-			return body, nil
-		}
-		c := *x
-		if c.Op == message.OpGetenv {
-			c.Default = mapID(ids, x.Default)
-		}
-		return &c, ids
+		return remapped(x, &x.Values, func(c *message.OsCall, ids []value.NodeID) {
+			if c.Op == message.OpGetenv {
+				c.Default = mapID(ids, x.Default)
+			}
+		})
 	case *message.Complete:
-		ids := x.Values.UnpackedIDs()
-		if ids == nil {
-			return body, nil
-		}
-		c := *x
-		c.Value = mapID(ids, x.Value)
-		return &c, ids
+		return remapped(x, &x.Values, func(c *message.Complete, ids []value.NodeID) {
+			c.Value = mapID(ids, x.Value)
+		})
 	}
 	return body, nil
 }
