@@ -283,7 +283,11 @@ func (s *sess) Exit(within time.Duration) worker.Exit {
 		s.t.Skipf("the exit status is not visible on this transport")
 	}
 	if err != nil {
-		s.t.Failf("expected the worker to exit within %v, it is still running", within)
+		note := ""
+		if p, ok := s.c.(interface{ state() string }); ok {
+			note = " (" + p.state() + ")"
+		}
+		s.t.Failf("expected the worker to exit within %v, it is still running%s%s", within, note, s.stderrNote())
 	}
 	return ex
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -128,28 +129,73 @@ func startProc(t Target) (*proc, error) {
 		inW.Close()
 		return nil, err
 	}
+	// The worker's stderr is a pipe of ours, read by a goroutine of ours:
+	// with every standard stream an *os.File, cmd.Wait returns when the
+	// process ends, not when every holder of the stderr pipe has closed it
+	// (which os/exec's own copier would wait for).
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		for _, f := range []*os.File{inR, inW, outR, outW} {
+			f.Close()
+		}
+		return nil, err
+	}
 	p := &proc{stdin: inW, stdout: outR, exited: make(chan struct{})}
 	cmd := &exec.Cmd{
 		Path: bin, Args: append([]string{bin}, args...), Env: env,
-		Stdin: inR, Stdout: outW, Stderr: (*tailWriter)(p),
+		Stdin: inR, Stdout: outW, Stderr: errW,
 		SysProcAttr: childProcAttr(),
 	}
 	if err := cmd.Start(); err != nil {
-		for _, f := range []*os.File{inR, inW, outR, outW} {
+		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
 			f.Close()
 		}
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	inR.Close()
 	outW.Close()
+	errW.Close()
 	p.cmd = cmd
 	p.Stream = transport.NewStream(outR, inW, 0)
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy((*tailWriter)(p), errR)
+		errR.Close()
+	}()
 	go func() {
 		err := cmd.Wait()
+		// The stderr tail is complete once the pipe ends, which it does
+		// at the exit unless something else holds its write end: the exit
+		// is not held back by that for more than a moment.
+		t := time.NewTimer(time.Second)
+		select {
+		case <-copied:
+		case <-t.C:
+		}
+		t.Stop()
 		p.exit = exitOf(cmd.ProcessState, err)
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// state describes the worker process for a report: its pid and, where
+// /proc has it, its scheduler state.
+func (p *proc) state() string {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return "not started"
+	}
+	pid := p.cmd.Process.Pid
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return fmt.Sprintf("pid %d", pid)
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return fmt.Sprintf("pid %d, state %c", pid, b[i+2])
+	}
+	return fmt.Sprintf("pid %d", pid)
 }
 
 func exitOf(st *os.ProcessState, _ error) worker.Exit {
@@ -180,9 +226,25 @@ func (p *proc) writeRaw(b []byte) error {
 	return err
 }
 
-func (p *proc) closeInput() error { return p.stdin.Close() }
+// closeInput and closeOutput close the parent's end of a worker pipe
+// under syscall.ForkLock. A process that another rule is starting holds a
+// copy of every descriptor of this one from its fork to its exec (which
+// closes the copies, all close-on-exec); the fork runs under the lock, so
+// once the lock is held no copy of this end exists anywhere and the close
+// ends the pipe for the worker at once. Without it a worker whose stdout
+// was closed could still write into the pipe while such a copy lived, and
+// then wait for a request forever instead of exiting 3
+// (framing.stdout-broken-exit-3 failed so now and then when rules started
+// workers in parallel).
+func (p *proc) closeInput() error { return closeUnforked(p.stdin) }
 
-func (p *proc) closeOutput() error { return p.stdout.Close() }
+func closeUnforked(f *os.File) error {
+	syscall.ForkLock.Lock()
+	defer syscall.ForkLock.Unlock()
+	return f.Close()
+}
+
+func (p *proc) closeOutput() error { return closeUnforked(p.stdout) }
 
 func (p *proc) wait(ctx context.Context) (worker.Exit, error) {
 	select {
