@@ -44,6 +44,9 @@ func packedInputs(t *testing.T) (value.Graph, []value.NodeID) {
 			Attrs:      []value.Attr{{Name: "xs", Value: []int32{9, 8, 7}}, {Name: "n", Value: 1}},
 		},
 		value.NamedTupleValue{TypeName: "T", Fields: []string{"a", "b"}, Values: []any{[]int64{4, 5}, shared}},
+		// Floats, with a NaN payload, -0, infinities and float32 values.
+		[]float64{math.Float64frombits(0x7ff8_0000_dead_beef), math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 1e-310, 2.5},
+		[2][]float32{{1.5, -0.25}, {float32(math.Pi)}},
 	}
 	var g value.Graph
 	var roots []value.NodeID
@@ -54,8 +57,13 @@ func packedInputs(t *testing.T) (value.Graph, []value.NodeID) {
 		}
 		roots = append(roots, id)
 	}
-	if !g.HasPacked() {
-		t.Fatal("FromGo packed nothing")
+	var ints, floats bool
+	for i := range g.Nodes {
+		ints = ints || g.Nodes[i].Ints() != nil
+		floats = floats || g.Nodes[i].Floats() != nil
+	}
+	if !ints || !floats {
+		t.Fatalf("FromGo packed ints %v, floats %v", ints, floats)
 	}
 	return g, roots
 }

@@ -190,6 +190,27 @@ func BenchmarkFromGoInts1M(b *testing.B) {
 	})
 }
 
+// BenchmarkFromGoFloats1M is BenchmarkFromGoInts1M for a []float64, held
+// packed as floats.
+func BenchmarkFromGoFloats1M(b *testing.B) {
+	xs := make([]float64, 1_000_000)
+	for i := range xs {
+		xs[i] = float64(i) * 1.25
+	}
+	b.Run("pair", func(b *testing.B) {
+		pair(b, func() {
+			var g Graph
+			if _, err := FromGo(&g, xs); err != nil {
+				b.Fatal(err)
+			}
+		}, func() {
+			if _, err := json.Marshal(xs); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
 var floorNodes []Node
 var floorRefs []NodeID
 

@@ -18,8 +18,8 @@
 // with a hook consulted at every node (the session uses them for host
 // objects). Conversion plans are cached per Go type, and slices and maps of
 // scalars convert without a reflection call per element. FromGo holds a Go
-// integer slice as one list node with packed int64 items ([Node.Ints]) and
-// no node per item; the codecs write such a list as if each item had its
+// integer or float slice as one list node with packed int64 or float64
+// items ([Node.Ints], [Node.Floats]) and no node per item; the codecs write such a list as if each item had its
 // node, and [Graph.Unpacked] gives each its node for code that walks a
 // graph by [Node.Refs].
 //

@@ -56,6 +56,16 @@ func (n Node) MarshalJSON() ([]byte, error) {
 		if xs := n.Ints(); xs != nil {
 			m["ints"] = xs
 		}
+		if xs := n.Floats(); xs != nil {
+			fs := make([]any, len(xs))
+			for i, f := range xs {
+				fs[i] = f
+				if math.IsNaN(f) || math.IsInf(f, 0) {
+					fs[i] = FloatRepr(f)
+				}
+			}
+			m["floats"] = fs
+		}
 		if n.Refs() != nil {
 			m["items"] = n.Refs()
 		}

@@ -2,17 +2,18 @@ package value
 
 import (
 	"reflect"
+	"slices"
 	"unsafe"
 )
 
-// Packed items: FromGo holds a Go integer slice or array as one list or
-// tuple node whose items are int64 values (Node.Ints), not a node per
-// item, so a million ints cost 8 MB instead of 24 MB of nodes and 4 MB of
-// ids. The codecs write such a node's items straight from the packed
+// Packed items: FromGo holds a Go integer or float slice or array as one
+// list node whose items are int64 or float64 values (Node.Ints,
+// Node.Floats), not a node per item, so a million ints cost 8 MB instead
+// of 24 MB of nodes and 4 MB of ids. The codecs write such a node's items straight from the packed
 // values; every other reader of this package works on the unpacked graph.
 
 // Unpacked returns a graph equal to g in which every packed item
-// ([Node.Ints]) has its own KindInt node, placed right before the node
+// ([Node.Ints], [Node.Floats]) has its own KindInt or KindFloat node, placed right before the node
 // that holds it (as a conversion that did not pack would have placed it),
 // and the id in that graph of g's node id. When g holds no packed node it
 // returns g and id themselves. g is not modified.
@@ -35,12 +36,16 @@ func (g *Graph) Unpack() (*Graph, []NodeID) {
 	out := &Graph{Nodes: make([]Node, 0, int(ids[len(ids)-1])+1)}
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
-		if n.pk == pkInts {
-			xs := n.Ints()
+		if n.Packed() {
 			base := NodeID(len(out.Nodes))
-			refs := make([]NodeID, len(xs))
-			for j, x := range xs {
+			for _, x := range n.Ints() {
 				out.Nodes = append(out.Nodes, Int(x))
+			}
+			for _, x := range n.Floats() {
+				out.Nodes = append(out.Nodes, Float(x))
+			}
+			refs := make([]NodeID, n.n)
+			for j := range refs {
 				refs[j] = base + NodeID(j)
 			}
 			out.Nodes = append(out.Nodes, Node{Kind: n.Kind, Num: n.Num}.WithRefs(refs))
@@ -58,7 +63,7 @@ func (g *Graph) HasPacked() bool {
 		return false
 	}
 	for i := range g.Nodes {
-		if g.Nodes[i].pk == pkInts {
+		if g.Nodes[i].Packed() {
 			return true
 		}
 	}
@@ -76,7 +81,7 @@ func (g *Graph) UnpackedIDs() []NodeID {
 	ids := make([]NodeID, len(g.Nodes))
 	var off NodeID
 	for i := range g.Nodes {
-		if g.Nodes[i].pk == pkInts {
+		if g.Nodes[i].Packed() {
 			off += g.Nodes[i].n
 		}
 		ids[i] = NodeID(i) + off
@@ -130,8 +135,9 @@ func mapPairs(ps []Pair, m func(NodeID) NodeID) []Pair {
 }
 
 // packedRoot decodes the packed list n straight into v when v is a slice
-// of a plain integer type and every item fits it: the round trip of a Go
-// integer slice through FromGo and ToGo. It reports false, having stored
+// of a plain integer type and every item is an int that fits it, or a
+// []float64 (of any named float64 type) and the items are floats: the
+// round trip of a Go slice through FromGo and ToGo. It reports false, having stored
 // nothing, otherwise; the caller then decodes the unpacked graph, so
 // results and errors are the general path's.
 func (d *decoder) packedRoot(n *Node, v reflect.Value) bool {
@@ -139,11 +145,24 @@ func (d *decoder) packedRoot(n *Node, v reflect.Value) bool {
 	if t.Kind() != reflect.Slice || !d.fastItems(t.Elem(), 0) {
 		return false
 	}
+	op := d.info(t.Elem()).op
+	if fs := n.Floats(); fs != nil {
+		if op != opF64 {
+			return false // float32 and integers: the general path's rules
+		}
+		s := reflect.MakeSlice(t, len(fs), len(fs))
+		copy(unsafe.Slice((*float64)(s.UnsafePointer()), len(fs)), fs)
+		v.Set(s)
+		return true
+	}
 	xs := n.Ints()
+	if xs == nil {
+		return false
+	}
 	s := reflect.MakeSlice(t, len(xs), len(xs))
 	p := s.UnsafePointer()
 	var ok bool
-	switch d.info(t.Elem()).op {
+	switch op {
 	case opI64:
 		copy(unsafe.Slice((*int64)(p), len(xs)), xs)
 		ok = true
@@ -187,6 +206,27 @@ func narrowUnsigned[T uint8 | uint16 | uint32 | uint64](dst []T, xs []int64) boo
 			return false
 		}
 		dst[i] = T(x)
+	}
+	return true
+}
+
+// packedEqual reports whether n and o hold the same packed items, or
+// neither holds any (floats compared by their bits, so a NaN equals
+// itself, as Equal compares float nodes).
+func (n *Node) packedEqual(o *Node) bool {
+	if !n.Packed() && !o.Packed() {
+		return true
+	}
+	if n.pk != o.pk {
+		return false
+	}
+	switch n.pk {
+	case pkInts:
+		return slices.Equal(n.Ints(), o.Ints())
+	case pkFloats:
+		a, b := n.Floats(), o.Floats()
+		return len(a) == len(b) && slices.Equal(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(a))), len(a)),
+			unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)))
 	}
 	return true
 }

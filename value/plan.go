@@ -380,8 +380,8 @@ func scalarNode(p unsafe.Pointer, op scalarOp) (Node, bool) {
 // fillScalars appends the n plain scalars of layout op at p (strings
 // valid UTF-8) and a container of kind k over them.
 func (e *encoder) fillScalars(p unsafe.Pointer, n int, op scalarOp, k Kind) NodeID {
-	if xs := packInts(p, n, op); xs != nil {
-		return e.add(packedInts(k, xs))
+	if nd, ok := packScalars(p, n, op, k); ok {
+		return e.add(nd)
 	}
 	if e.g.reserve(n + 1) {
 		e.zeroed = true
@@ -447,8 +447,8 @@ func fillLayout(out []Node, refs []NodeID, base int, p unsafe.Pointer, n int, op
 func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth int) (NodeID, error) {
 	n := v.Len()
 	if p := itemsData(v); p != nil {
-		if xs := packInts(p, n, layoutOf(et)); xs != nil {
-			return e.add(packedInts(k, xs)), nil
+		if nd, ok := packScalars(p, n, layoutOf(et), k); ok {
+			return e.add(nd), nil
 		}
 	}
 	if e.g.reserve(n + 1) {
@@ -539,15 +539,15 @@ func itemsData(v reflect.Value) unsafe.Pointer {
 }
 
 // packable reports whether the n plain scalars of layout op at p are
-// held packed (Node.Ints): integers that all fit in an int64 (a uint64
-// above math.MaxInt64 is a bigint node), at least one and at most
-// math.MaxUint32 of them.
+// held packed: integers that all fit in an int64 (Node.Ints; a uint64
+// above math.MaxInt64 is a bigint node) or floats (Node.Floats), at least
+// one and at most math.MaxUint32 of them.
 func packable(p unsafe.Pointer, n int, op scalarOp) bool {
 	if n == 0 || uint64(n) > math.MaxUint32 {
 		return false
 	}
 	switch op {
-	case opI8, opI16, opI32, opI64, opU8, opU16, opU32:
+	case opI8, opI16, opI32, opI64, opU8, opU16, opU32, opF32, opF64:
 		return true
 	case opU64:
 		for _, x := range unsafe.Slice((*uint64)(p), n) {
@@ -560,12 +560,28 @@ func packable(p unsafe.Pointer, n int, op scalarOp) bool {
 	return false
 }
 
-// packInts returns the n plain scalars of layout op at p as the packed
-// items of one node, or nil when they are not packable.
-func packInts(p unsafe.Pointer, n int, op scalarOp) []int64 {
+// packScalars returns a node of kind k holding the n plain scalars of
+// layout op at p as its packed items; false when they are not packable.
+func packScalars(p unsafe.Pointer, n int, op scalarOp, k Kind) (Node, bool) {
 	if !packable(p, n, op) {
-		return nil
+		return Node{}, false
 	}
+	switch op {
+	case opF64:
+		// Cloned by append: the runtime does not zero what it copies over.
+		return packedFloats(k, append([]float64(nil), unsafe.Slice((*float64)(p), n)...)), true
+	case opF32:
+		xs := make([]float64, n)
+		for i, x := range unsafe.Slice((*float32)(p), n) {
+			xs[i] = float64(x)
+		}
+		return packedFloats(k, xs), true
+	}
+	return packedInts(k, packInts(p, n, op)), true
+}
+
+// packInts returns the n packable integers of layout op at p as int64s.
+func packInts(p unsafe.Pointer, n int, op scalarOp) []int64 {
 	switch op {
 	case opI64, opU64:
 		// Cloned by append: the runtime does not zero what it copies over.

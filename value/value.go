@@ -107,9 +107,10 @@ type Pair struct {
 //     carries one; protocol 4 does not).
 //   - KindBytes: the bytes ([Node.Bytes]).
 //   - KindList, KindTuple, KindSet, KindFrozenSet: the items ([Node.Refs()]),
-//     or, in a graph made by [FromGo], a list or tuple of ints may hold them
-//     packed as int64 values with no node each ([Node.Ints]; Refs is then
-//     nil). [Graph.Unpacked] gives every packed item its own node.
+//     or, in a graph made by [FromGo], a list of ints or floats may hold
+//     them packed as int64 or float64 values with no node each
+//     ([Node.Ints], [Node.Floats]; Refs is then nil). [Graph.Unpacked]
+//     gives every packed item its own node.
 //   - KindNamedTuple: the values ([Node.Refs()]) and a *NamedTuple ([Node.Ext()]).
 //   - KindDict: Refs interleave keys and values: k0, v0, k1, v1, … (use
 //     [Node.Pairs]).
@@ -157,6 +158,7 @@ const (
 	pkFileHandle                // *FileHandle
 	pkBoxed                     // *any: any other payload, or one too long for n
 	pkInts                      // int64 data, n items: packed int items
+	pkFloats                    // float64 data, n items: packed float items
 )
 
 // ntPayload is the payload of a named tuple: its items and its names.
@@ -207,13 +209,28 @@ func (n *Node) Ints() []int64 {
 	return unsafe.Slice((*int64)(n.p), n.n)
 }
 
-// Packed reports whether the node's items are held packed ([Node.Ints]).
-func (n *Node) Packed() bool { return n.pk == pkInts }
+// Floats is [Node.Ints] for a list or tuple whose items are held packed
+// as float64 values (FromGo packs Go float slices and arrays so).
+func (n *Node) Floats() []float64 {
+	if n.pk != pkFloats {
+		return nil
+	}
+	return unsafe.Slice((*float64)(n.p), n.n)
+}
+
+// Packed reports whether the node's items are held packed ([Node.Ints],
+// [Node.Floats]).
+func (n *Node) Packed() bool { return n.pk == pkInts || n.pk == pkFloats }
 
 // packedInts returns a node of kind k whose items are xs (not copied),
 // held packed. xs must not be empty nor longer than math.MaxUint32.
 func packedInts(k Kind, xs []int64) Node {
 	return Node{Kind: k, pk: pkInts, n: uint32(len(xs)), p: unsafe.Pointer(unsafe.SliceData(xs))}
+}
+
+// packedFloats is packedInts for floats.
+func packedFloats(k Kind, xs []float64) Node {
+	return Node{Kind: k, pk: pkFloats, n: uint32(len(xs)), p: unsafe.Pointer(unsafe.SliceData(xs))}
 }
 
 // Ext returns the payload struct of the node: a *big.Int, *NamedTuple,
@@ -565,7 +582,7 @@ func (g *Graph) Len() int { return len(g.Nodes) }
 
 // Add appends n and returns its id.
 func (g *Graph) Add(n Node) NodeID {
-	if n.pk == pkInts {
+	if n.Packed() {
 		g.packed = true
 	}
 	g.Nodes = append(g.Nodes, n)
@@ -596,8 +613,8 @@ func (g *Graph) Equal(o *Graph) bool {
 // payload compared by value.
 func (n *Node) Equal(o *Node) bool {
 	return n.Kind == o.Kind && n.Num == o.Num && n.Text() == o.Text() &&
-		slices.Equal(n.Refs(), o.Refs()) && n.Packed() == o.Packed() &&
-		slices.Equal(n.Ints(), o.Ints()) && reflect.DeepEqual(n.Ext(), o.Ext())
+		slices.Equal(n.Refs(), o.Refs()) && n.packedEqual(o) &&
+		reflect.DeepEqual(n.Ext(), o.Ext())
 }
 
 // Reset empties the graph, keeping its storage.

@@ -3,6 +3,7 @@ package codecv2
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/big"
 	"unicode/utf8"
 
@@ -263,6 +264,10 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 			}
 			return e.sat(pl), 3, nil
 		}
+		if xs := n.Floats(); len(xs) > 0 {
+			// Packed float items: 11 bytes each, as a float item.
+			return e.sat(11 * int64(len(xs))), 3, nil
+		}
 		for _, r := range n.Refs() {
 			if r < i && e.g.Nodes[r].Kind == value.KindInt {
 				pl += 3 + e.pl[r] // sizeLD(e.body(r)) of an int; its depth is 1
@@ -433,6 +438,12 @@ func (e *venc) appendObject(b []byte, i value.NodeID) []byte {
 		b = appendLen(b, arm, pl)
 		for _, x := range n.Ints() {
 			b = appendIntItem(b, x)
+		}
+		for _, x := range n.Floats() {
+			// What appendField writes for a float item: field 1, its
+			// length, the float arm (fixed64) and the bits.
+			b = append(b, 0x0a, 0x09, keyFloat)
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 		}
 		for _, r := range n.Refs() {
 			if e.g.Nodes[r].Kind == value.KindInt {

@@ -100,13 +100,15 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 	for i := range g.Nodes {
 		nd := &g.Nodes[i]
 		if e.ids != nil {
-			if xs := nd.Ints(); len(xs) > 0 {
-				// The items' int nodes, then the list over them.
-				for _, x := range xs {
+			if nd.Packed() {
+				// The items' int or float nodes, then the list over them.
+				for _, x := range nd.Ints() {
 					c := 1 + protowire.SizeVarint(protowire.EncodeZigZag(x))
 					total += 2 + c // c < 128
 				}
-				in := idRangeSize(e.ids[i]-uint32(len(xs)), len(xs))
+				total += 11 * len(nd.Floats())
+				k := packedLen(nd)
+				in := idRangeSize(e.ids[i]-uint32(k), k)
 				c := leaf.SizeM(protowire.Number(nd.Kind), in)
 				inner[i] = uint32(in)
 				total += 1 + protowire.SizeVarint(uint64(c)) + c
@@ -156,14 +158,19 @@ func (e *encoder) apArenaBody(b []byte, g *value.Graph) []byte {
 	for i := range g.Nodes {
 		nd := &g.Nodes[i]
 		if e.ids != nil {
-			if xs := nd.Ints(); len(xs) > 0 {
-				for _, x := range xs {
+			if nd.Packed() {
+				for _, x := range nd.Ints() {
 					b = appendIntNode(b, x)
 				}
+				for _, x := range nd.Floats() {
+					b = append(b, 0x12, 0x09, 0x39)
+					b = protowire.AppendFixed64(b, math.Float64bits(x))
+				}
+				k := packedLen(nd)
 				in := int(inner[i])
 				b = leaf.AppendM(b, 2, leaf.SizeM(protowire.Number(nd.Kind), in))
 				b = leaf.AppendM(b, protowire.Number(nd.Kind), in)
-				b = appendIDRange(b, e.ids[i]-uint32(len(xs)), len(xs))
+				b = appendIDRange(b, e.ids[i]-uint32(k), k)
 				continue
 			}
 			if m := e.mapped(nd); m != nil {
@@ -184,6 +191,9 @@ func (e *encoder) mapped(n *value.Node) *value.Node {
 	m := n.MapRefs(func(r value.NodeID) value.NodeID { return value.MapID(e.ids, r) })
 	return &m
 }
+
+// packedLen is the number of packed items of n.
+func packedLen(n *value.Node) int { return len(n.Ints()) + len(n.Floats()) }
 
 // idRangeLen is the size of the n consecutive ids from base as packed
 // varints.
