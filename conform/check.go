@@ -292,6 +292,27 @@ func (s *sess) Exit(within time.Duration) worker.Exit {
 	return ex
 }
 
+// exited reports whether the worker process ends within d (true at once
+// on a target without a visible process).
+func (s *sess) exited(d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(s.t.ctx, d)
+	defer cancel()
+	_, err := s.c.wait(ctx)
+	return err == nil || errors.Is(err, errNoProcess)
+}
+
+// trySend writes req if it can; a worker that has gone away meanwhile
+// fails nothing.
+func (s *sess) trySend(req message.Request) {
+	b, err := s.t.cd.AppendRequest(nil, &message.ParentRequest{Body: req})
+	if err != nil {
+		s.t.Failf("internal: encoding %s: %v", req.RequestKind(), err)
+	}
+	s.n++
+	s.t.noteStep(fmt.Sprintf("request %d (%s, may fail)", s.n, req.RequestKind()))
+	_ = s.c.WriteFrame(b)
+}
+
 // ExpectExit requires exit status code within the given time. On a
 // target without a visible process it requires the connection to end
 // instead (the relay closes it when its worker exits).

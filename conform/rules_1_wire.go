@@ -102,6 +102,14 @@ func init() {
 			s := t.Fresh()
 			s.closeOutput()
 			s.sendFeed("print('x')\n1")
+			if !s.exited(exitWithin / 3) {
+				// The worker notices only when it writes. Should its
+				// write have gone through (seen very rarely, with many
+				// processes starting at once on a loaded host), a second
+				// request makes it write again; a worker that goes on
+				// serving without its stdout still fails the rule.
+				s.trySend(&message.Feed{Code: "2"})
+			}
 			s.ExpectExit(3, exitWithin)
 		})
 

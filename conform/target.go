@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -192,10 +193,19 @@ func (p *proc) state() string {
 		return fmt.Sprintf("pid %d", pid)
 	}
 	// pid (comm) state ...: the state follows the last ')'.
+	st := fmt.Sprintf("pid %d", pid)
 	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-		return fmt.Sprintf("pid %d, state %c", pid, b[i+2])
+		st += fmt.Sprintf(", state %c", b[i+2])
 	}
-	return fmt.Sprintf("pid %d", pid)
+	// Where each thread waits: its system call (number, then arguments).
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		sc, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/syscall", pid, t.Name()))
+		if f := strings.Fields(string(sc)); len(f) >= 2 {
+			st += fmt.Sprintf("; thread %s in syscall %s(%s)", t.Name(), f[0], f[1])
+		}
+	}
+	return st
 }
 
 func exitOf(st *os.ProcessState, _ error) worker.Exit {
