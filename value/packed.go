@@ -9,13 +9,14 @@ import (
 // Packed items: FromGo holds a Go integer or float slice or array as one
 // list node whose items are int64 or float64 values (Node.Ints,
 // Node.Floats), not a node per item, so a million ints cost 8 MB instead
-// of 24 MB of nodes and 4 MB of ids. The codecs write such a node's items straight from the packed
-// values; every other reader of this package works on the unpacked graph.
+// of 24 MB of nodes and 4 MB of ids. The codecs write such a node's items
+// straight from the packed values; every other reader of this package
+// works on the unpacked graph.
 
 // Unpacked returns a graph equal to g in which every packed item
-// ([Node.Ints], [Node.Floats]) has its own KindInt or KindFloat node, placed right before the node
-// that holds it (as a conversion that did not pack would have placed it),
-// and the id in that graph of g's node id. When g holds no packed node it
+// ([Node.Ints], [Node.Floats]) has its own KindInt or KindFloat node,
+// placed right before the node that holds it (as a conversion that did not
+// pack would have placed it), and the id in that graph of g's node id. When g holds no packed node it
 // returns g and id themselves. g is not modified.
 func (g *Graph) Unpacked(id NodeID) (*Graph, NodeID) {
 	u, ids := g.Unpack()
@@ -57,7 +58,7 @@ func (g *Graph) Unpack() (*Graph, []NodeID) {
 }
 
 // HasPacked reports whether g holds a node whose items are packed
-// ([Node.Ints]).
+// ([Node.Ints], [Node.Floats]).
 func (g *Graph) HasPacked() bool {
 	if !g.packed {
 		return false
@@ -137,9 +138,9 @@ func mapPairs(ps []Pair, m func(NodeID) NodeID) []Pair {
 // packedRoot decodes the packed list n straight into v when v is a slice
 // of a plain integer type and every item is an int that fits it, or a
 // []float64 (of any named float64 type) and the items are floats: the
-// round trip of a Go slice through FromGo and ToGo. It reports false, having stored
-// nothing, otherwise; the caller then decodes the unpacked graph, so
-// results and errors are the general path's.
+// round trip of a Go slice through FromGo and ToGo. It reports false,
+// having stored nothing, otherwise; the caller then decodes the unpacked
+// graph, so results and errors are the general path's.
 func (d *decoder) packedRoot(n *Node, v reflect.Value) bool {
 	t := v.Type()
 	if t.Kind() != reflect.Slice || !d.fastItems(t.Elem(), 0) {
