@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -633,5 +634,59 @@ func TestRealCwdNeedsProtocol4(t *testing.T) {
 	}
 	if got := run(t, s, "1").Repr(); got != "1" {
 		t.Fatal(got)
+	}
+}
+
+// Go integer and float slices cross packed (value.Node.Ints, Node.Floats)
+// as inputs, host function results and future results; the sandbox sees
+// exactly the values a node per item would have given it.
+func TestRealPackedValues(t *testing.T) {
+	s := realSession(t, Config{})
+	type row struct {
+		IDs    []int
+		Scores []float32
+	}
+	ints := []int64{math.MinInt64, -1, 0, 1, math.MaxInt64}
+	big := make([]int32, 10_000)
+	for i := range big {
+		big[i] = int32(i*7919) - 1<<30
+	}
+	floats := []float64{math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 1e-310, 2.5}
+	inputs := []Input{
+		{"ints", ints}, {"big", big}, {"floats", floats},
+		{"small", []uint16{65535, 0}}, {"r", row{IDs: []int{3, 2, 1}, Scores: []float32{0.5, -1.25}}},
+		{"shared", [][]int8{{-128, 127}, nil}},
+	}
+	code := "[ints, sum(big), big[:3], big[-1], floats, small, r, shared, nan_ok]"
+	reg := NewRegistry().
+		MustRegister("nums", func() []uint32 { return []uint32{4000000000, 1} }).
+		MustRegister("halves", func(ctx context.Context) ([]float64, error) { return []float64{0.5, math.NaN()}, nil }, Async())
+	r := run(t, s, "import asyncio\nh = (await asyncio.gather(halves()))[0]\nnan_ok = [h[0], h[1] != h[1], nums()]\n"+code,
+		WithInputs(inputs...), WithFunctions(reg))
+
+	// What a graph with a node per item renders, for comparison.
+	var g value.Graph
+	var want []string
+	var sum int64
+	for _, x := range big {
+		sum += int64(x)
+	}
+	for _, in := range inputs[:3] {
+		id, err := value.FromGo(&g, in.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, uid := g.Unpacked(id)
+		want = append(want, u.Repr(uid))
+	}
+	if !g.HasPacked() {
+		t.Fatal("the inputs were not packed")
+	}
+	got := r.Repr()
+	for _, w := range []string{want[0], fmt.Sprint(sum), "[-1073741824, -1073733905, -1073725986]", want[2],
+		"[65535, 0]", "{'IDs': [3, 2, 1], 'Scores': [0.5, -1.25]}", "[[-128, 127], []]", "[0.5, True, [4000000000, 1]]"} {
+		if !strings.Contains(got, w) {
+			t.Fatalf("result %s\nlacks %s", got, w)
+		}
 	}
 }
