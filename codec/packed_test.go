@@ -121,31 +121,37 @@ func TestPackedValuesEncodeAsUnpacked(t *testing.T) {
 				Kwargs: []value.Pair{{Key: ids[roots[7]], Value: ids[roots[5]]}}, Values: *u}},
 	}
 	for _, c := range codecs {
-		for _, r := range reqs {
-			want, err := c.AppendRequest(nil, &message.ParentRequest{Body: r.unpacked})
+		// same encodes a message packed and unpacked and compares the bytes.
+		same := func(name string, enc func(packed bool) ([]byte, error)) {
+			want, err := enc(false)
 			if err != nil {
-				t.Fatalf("v%d %s unpacked: %v", c.Version(), r.name, err)
+				t.Fatalf("v%d %s unpacked: %v", c.Version(), name, err)
 			}
-			got, err := c.AppendRequest(nil, &message.ParentRequest{Body: r.packed})
+			got, err := enc(true)
 			if err != nil {
-				t.Fatalf("v%d %s packed: %v", c.Version(), r.name, err)
+				t.Fatalf("v%d %s packed: %v", c.Version(), name, err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Fatalf("v%d %s: packed encodes to %d bytes, unpacked to %d (or they differ)", c.Version(), r.name, len(got), len(want))
+				t.Fatalf("v%d %s: packed encodes to %d bytes, unpacked to %d (or they differ)", c.Version(), name, len(got), len(want))
 			}
 		}
+		for _, r := range reqs {
+			same(r.name, func(packed bool) ([]byte, error) {
+				body := r.unpacked
+				if packed {
+					body = r.packed
+				}
+				return c.AppendRequest(nil, &message.ParentRequest{Body: body})
+			})
+		}
 		for _, e := range events {
-			want, err := c.AppendEvent(nil, &message.ChildEvent{Body: e.unpacked})
-			if err != nil {
-				t.Fatalf("v%d %s unpacked: %v", c.Version(), e.name, err)
-			}
-			got, err := c.AppendEvent(nil, &message.ChildEvent{Body: e.packed})
-			if err != nil {
-				t.Fatalf("v%d %s packed: %v", c.Version(), e.name, err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("v%d %s: packed encodes to %d bytes, unpacked to %d (or they differ)", c.Version(), e.name, len(got), len(want))
-			}
+			same(e.name, func(packed bool) ([]byte, error) {
+				body := e.unpacked
+				if packed {
+					body = e.packed
+				}
+				return c.AppendEvent(nil, &message.ChildEvent{Body: body})
+			})
 		}
 		// The decoded feed holds the values FromGo made.
 		b, err := c.AppendRequest(nil, &message.ParentRequest{Body: reqs[0].packed})

@@ -176,18 +176,7 @@ func BenchmarkFromGoInts1M(b *testing.B) {
 			}
 		}
 	})
-	b.Run("pair", func(b *testing.B) {
-		pair(b, func() {
-			var g Graph
-			if _, err := FromGo(&g, xs); err != nil {
-				b.Fatal(err)
-			}
-		}, func() {
-			if _, err := json.Marshal(xs); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
+	b.Run("pair", func(b *testing.B) { pairFromGo(b, xs) })
 }
 
 // BenchmarkFromGoFloats1M is BenchmarkFromGoInts1M for a []float64, held
@@ -197,17 +186,20 @@ func BenchmarkFromGoFloats1M(b *testing.B) {
 	for i := range xs {
 		xs[i] = float64(i) * 1.25
 	}
-	b.Run("pair", func(b *testing.B) {
-		pair(b, func() {
-			var g Graph
-			if _, err := FromGo(&g, xs); err != nil {
-				b.Fatal(err)
-			}
-		}, func() {
-			if _, err := json.Marshal(xs); err != nil {
-				b.Fatal(err)
-			}
-		})
+	b.Run("pair", func(b *testing.B) { pairFromGo(b, xs) })
+}
+
+// pairFromGo pairs FromGo of xs with json.Marshal of it, op by op.
+func pairFromGo(b *testing.B, xs any) {
+	pair(b, func() {
+		var g Graph
+		if _, err := FromGo(&g, xs); err != nil {
+			b.Fatal(err)
+		}
+	}, func() {
+		if _, err := json.Marshal(xs); err != nil {
+			b.Fatal(err)
+		}
 	})
 }
 
@@ -291,18 +283,7 @@ func BenchmarkFromGoStructs100k(b *testing.B) {
 			}
 		}
 	})
-	b.Run("pair", func(b *testing.B) {
-		pair(b, func() {
-			var g Graph
-			if _, err := FromGo(&g, xs); err != nil {
-				b.Fatal(err)
-			}
-		}, func() {
-			if _, err := json.Marshal(xs); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
+	b.Run("pair", func(b *testing.B) { pairFromGo(b, xs) })
 }
 
 func BenchmarkReprInts1M(b *testing.B) {

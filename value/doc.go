@@ -19,9 +19,9 @@
 // objects). Conversion plans are cached per Go type, and slices and maps of
 // scalars convert without a reflection call per element. FromGo holds a Go
 // integer or float slice as one list node with packed int64 or float64
-// items ([Node.Ints], [Node.Floats]) and no node per item; the codecs write such a list as if each item had its
-// node, and [Graph.Unpacked] gives each its node for code that walks a
-// graph by [Node.Refs].
+// items ([Node.Ints], [Node.Floats]) and no node per item; the codecs
+// write such a list as if each item had its node, and [Graph.Unpacked]
+// gives each its node for code that walks a graph by [Node.Refs].
 //
 // [Graph.Repr] renders any node the way CPython's repr() renders the equivalent
 // Python value.

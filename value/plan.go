@@ -228,7 +228,7 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 				}
 				if fp.encElemOp != opNone {
 					fv := v.Field(f.Index[0])
-					if fv.Len() > 0 && packable(fv.UnsafePointer(), fv.Len(), fp.encElemOp) {
+					if p := itemsData(fv); p != nil && packable(p, fv.Len(), fp.encElemOp) {
 						total += 2
 					} else {
 						total += 2 + fv.Len()

@@ -571,9 +571,10 @@ type FileHandle struct {
 // Graph is a flat list of nodes in post-order.
 type Graph struct {
 	Nodes []Node
-	// packed is set when a packed node (Node.Ints) was added to the graph
-	// by this package (FromGo, Append); the readers of this package
-	// unpack such a graph first (Graph.Unpacked).
+	// packed is set when a packed node (Node.Packed) was added to the
+	// graph (Add, FromGo, Append), so that HasPacked need not scan graphs
+	// that never held one; the readers of this package unpack such a
+	// graph first (Graph.Unpacked).
 	packed bool
 }
 

@@ -24,8 +24,11 @@ type encoder struct {
 	arenaLen int
 	sized    bool
 	// ids, when the message's graph holds packed items, maps each node to
-	// its id in the unpacked arena (see unpack.go); nil otherwise.
-	ids []value.NodeID
+	// its id in the unpacked arena (see unpack.go); nil otherwise. view
+	// then holds, from the size pass for the write pass, each node with
+	// its references so mapped (packed nodes are written from the graph).
+	ids  []value.NodeID
+	view []value.Node
 }
 
 var innerPool = sync.Pool{New: func() any { return new([]uint32) }}
@@ -82,10 +85,7 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 		return e.arenaLen
 	}
 	e.sized = true
-	n := len(g.Nodes)
-	if e.ids != nil && n > 0 {
-		n = int(e.ids[n-1]) + 1 // the unpacked arena's node count
-	}
+	n := e.arenaNodes(g)
 	total := 0
 	if n > 0 {
 		total = 1 + protowire.SizeVarint(uint64(n))
@@ -97,6 +97,9 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 	}
 	inner = inner[:len(g.Nodes)]
 	*e.inner = inner
+	if e.ids != nil {
+		e.view = make([]value.Node, len(g.Nodes))
+	}
 	for i := range g.Nodes {
 		nd := &g.Nodes[i]
 		if e.ids != nil {
@@ -114,9 +117,11 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 				total += 1 + protowire.SizeVarint(uint64(c)) + c
 				continue
 			}
-			if m := e.mapped(nd); m != nil {
-				nd = m
+			e.view[i] = *nd
+			if len(nd.Refs()) > 0 || nd.Kind == value.KindType || nd.Kind == value.KindClassInstance {
+				e.view[i] = nd.MapRefs(func(r value.NodeID) value.NodeID { return value.MapID(e.ids, r) })
 			}
+			nd = &e.view[i]
 		}
 		c, in := nodeSize(nd)
 		if in > math.MaxUint32 || c > math.MaxInt32 {
@@ -149,11 +154,7 @@ func (e *encoder) apArena(b []byte, num protowire.Number, g *value.Graph) []byte
 // apArenaBody writes the payload of a non-empty Arena message.
 func (e *encoder) apArenaBody(b []byte, g *value.Graph) []byte {
 	b = append(b, 0x08)
-	n := len(g.Nodes)
-	if e.ids != nil {
-		n = int(e.ids[n-1]) + 1
-	}
-	b = protowire.AppendVarint(b, uint64(n))
+	b = protowire.AppendVarint(b, uint64(e.arenaNodes(g)))
 	inner := *e.inner
 	for i := range g.Nodes {
 		nd := &g.Nodes[i]
@@ -163,8 +164,7 @@ func (e *encoder) apArenaBody(b []byte, g *value.Graph) []byte {
 					b = appendIntNode(b, x)
 				}
 				for _, x := range nd.Floats() {
-					b = append(b, 0x12, 0x09, 0x39)
-					b = protowire.AppendFixed64(b, math.Float64bits(x))
+					b = appendFloatNode(b, math.Float64bits(x))
 				}
 				k := packedLen(nd)
 				in := int(inner[i])
@@ -173,23 +173,20 @@ func (e *encoder) apArenaBody(b []byte, g *value.Graph) []byte {
 				b = appendIDRange(b, e.ids[i]-uint32(k), k)
 				continue
 			}
-			if m := e.mapped(nd); m != nil {
-				nd = m
-			}
+			nd = &e.view[i]
 		}
 		b = appendNode(b, nd, int(inner[i]))
 	}
 	return b
 }
 
-// mapped returns a copy of node n whose references are mapped to the
-// unpacked arena's ids, or nil when n refers to no node.
-func (e *encoder) mapped(n *value.Node) *value.Node {
-	if len(n.Refs()) == 0 && n.Kind != value.KindType && n.Kind != value.KindClassInstance {
-		return nil
+// arenaNodes is the node count of g's arena: with packed items, that of
+// the unpacked graph.
+func (e *encoder) arenaNodes(g *value.Graph) int {
+	if len(e.ids) > 0 {
+		return int(e.ids[len(e.ids)-1]) + 1
 	}
-	m := n.MapRefs(func(r value.NodeID) value.NodeID { return value.MapID(e.ids, r) })
-	return &m
+	return len(g.Nodes)
 }
 
 // packedLen is the number of packed items of n.
@@ -216,6 +213,13 @@ func appendIDRange(b []byte, base uint32, n int) []byte {
 		b = protowire.AppendVarint(b, uint64(base)+uint64(i))
 	}
 	return b
+}
+
+// appendFloatNode writes an Arena.nodes field holding the float of the
+// given bits.
+func appendFloatNode(b []byte, bits uint64) []byte {
+	b = append(b, 0x12, 0x09, 0x39)
+	return protowire.AppendFixed64(b, bits)
 }
 
 // appendIntNode writes an Arena.nodes field holding the int x.
@@ -330,8 +334,7 @@ func appendNode(b []byte, n *value.Node, inner int) []byte {
 		b = append(b, 0x12, byte(1+protowire.SizeVarint(z)), 0x28)
 		return protowire.AppendVarint(b, z)
 	case value.KindFloat:
-		b = append(b, 0x12, 0x09, 0x39)
-		return protowire.AppendFixed64(b, n.Num)
+		return appendFloatNode(b, n.Num)
 	case value.KindStr, value.KindBuiltinFunction, value.KindPath, value.KindRepr, value.KindCycle:
 		b = leaf.AppendM(b, 2, leaf.SizeM(k, len(n.Text())))
 		return leaf.AppendSA(b, k, n.Text())

@@ -7,16 +7,14 @@ import (
 	"github.com/gomonty/monty/value"
 )
 
-// A graph made by value.FromGo may hold a list's int items packed, with
-// no node each (value.Node.Ints). The arena gives every item its node:
-// the encoder writes the arena of the unpacked graph (value.Graph.Unpack)
-// straight from the packed one, each packed item an int node right before
-// the list that holds it, every other node's references and the message's
-// roots mapped to their ids in that arena (value.Graph.UnpackedIDs). The
-// bytes are those of the unpacked message. The caller's message is never
-// modified: one whose roots move is copied.
-
-var mapID = value.MapID
+// A graph made by value.FromGo may hold a list's int or float items
+// packed, with no node each (value.Node.Ints, Floats). The arena gives
+// every item its node: the encoder writes the arena of the unpacked graph
+// (value.Graph.Unpack) straight from the packed one, each packed item a
+// node right before the list that holds it, every other node's references
+// and the message's roots mapped to their ids in that arena
+// (value.Graph.UnpackedIDs). The bytes are those of the unpacked message.
+// The caller's message is never modified: one whose roots move is copied.
 
 // mapResult returns r with its returned value's id mapped (a copy when it
 // changes).
@@ -25,7 +23,7 @@ func mapResult(ids []value.NodeID, r *message.ExtResult) *message.ExtResult {
 		return r
 	}
 	c := *r
-	c.Value = mapID(ids, r.Value)
+	c.Value = value.MapID(ids, r.Value)
 	return &c
 }
 
@@ -50,7 +48,7 @@ func unpackRequest(body message.Request) (message.Request, []value.NodeID) {
 		return remapped(x, &x.Values, func(c *message.Feed, ids []value.NodeID) {
 			c.Inputs = slices.Clone(x.Inputs)
 			for i := range c.Inputs {
-				c.Inputs[i].Value = mapID(ids, c.Inputs[i].Value)
+				c.Inputs[i].Value = value.MapID(ids, c.Inputs[i].Value)
 			}
 		})
 	case *message.ResumeCall:
@@ -60,7 +58,7 @@ func unpackRequest(body message.Request) (message.Request, []value.NodeID) {
 	case *message.ResumeNameLookup:
 		return remapped(x, &x.Values, func(c *message.ResumeNameLookup, ids []value.NodeID) {
 			if c.Kind == message.LookupValue {
-				c.Value = mapID(ids, x.Value)
+				c.Value = value.MapID(ids, x.Value)
 			}
 		})
 	case *message.ResumeFutures:
@@ -81,24 +79,24 @@ func unpackEvent(body message.Event) (message.Event, []value.NodeID) {
 		return remapped(x, &x.Values, func(c *message.FunctionCall, ids []value.NodeID) {
 			c.Args = make([]value.NodeID, len(x.Args))
 			for i, a := range x.Args {
-				c.Args[i] = mapID(ids, a)
+				c.Args[i] = value.MapID(ids, a)
 			}
 			if x.Kwargs != nil {
 				c.Kwargs = make([]value.Pair, len(x.Kwargs))
 				for i, p := range x.Kwargs {
-					c.Kwargs[i] = value.Pair{Key: mapID(ids, p.Key), Value: mapID(ids, p.Value)}
+					c.Kwargs[i] = value.Pair{Key: value.MapID(ids, p.Key), Value: value.MapID(ids, p.Value)}
 				}
 			}
 		})
 	case *message.OsCall:
 		return remapped(x, &x.Values, func(c *message.OsCall, ids []value.NodeID) {
 			if c.Op == message.OpGetenv {
-				c.Default = mapID(ids, x.Default)
+				c.Default = value.MapID(ids, x.Default)
 			}
 		})
 	case *message.Complete:
 		return remapped(x, &x.Values, func(c *message.Complete, ids []value.NodeID) {
-			c.Value = mapID(ids, x.Value)
+			c.Value = value.MapID(ids, x.Value)
 		})
 	}
 	return body, nil
