@@ -5,11 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/session"
@@ -140,35 +142,70 @@ func treeCPU(pid int) int64 {
 	return total * 10_000_000 // USER_HZ is 100 on Linux
 }
 
-// BenchmarkWarmFeed: one feed of `1 + 2` on a warm session.
+// percentiles reports the 10th, 50th and 90th percentiles of d as
+// name-p10-ns, name-p50-ns and name-p90-ns.
+func percentiles(b *testing.B, d []time.Duration, name string) {
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+	for _, q := range []int{10, 50, 90} {
+		b.ReportMetric(float64(d[len(d)*q/100].Nanoseconds()), name+"-p"+strconv.Itoa(q)+"-ns")
+	}
+}
+
+// BenchmarkWarmFeed: one feed of `1 + 2` on a warm session, with the
+// percentiles of the feeds' wall times (op-p10-ns, op-p50-ns, op-p90-ns;
+// see BenchmarkHostCalls for why).
 func BenchmarkWarmFeed(b *testing.B) {
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := benchSession(b, t)
 			ctx := context.Background()
+			ops := make([]time.Duration, 0, 4096)
 			defer cpu(b, s.Pid())()
 			for b.Loop() {
+				t0 := time.Now()
 				if _, err := s.Feed(ctx, "1 + 2"); err != nil {
 					b.Fatal(err)
 				}
+				ops = append(ops, time.Since(t0))
 			}
+			percentiles(b, ops, "op")
 		})
 	}
 }
 
 // BenchmarkHostCalls: 1,000 host calls in one feed (one op = the feed).
+// Besides the wall and CPU times it reports percentiles of the time from
+// one call of the host function to the next (gap-p10-ns, gap-p50-ns,
+// gap-p90-ns): one whole round trip each, worker to parent and back. On
+// this shared machine round trips are bimodal, fast when every process
+// the frame passes is awake and slow when a sleeping thread has to be
+// woken, so p10 is the fast path's cost and the wall time says how often
+// a wake-up was slow.
 func BenchmarkHostCalls(b *testing.B) {
 	for _, t := range targets {
 		b.Run(t.name, func(b *testing.B) {
 			s := benchSession(b, t)
 			ctx := context.Background()
-			opt := session.WithFunctions(session.NewRegistry().MustRegister("f", func(i int) int { return i }))
+			var last time.Time
+			gaps := make([]time.Duration, 0, 1000)
+			opt := session.WithFunctions(session.NewRegistry().MustRegister("f", func(i int) int {
+				now := time.Now()
+				if i > 0 {
+					gaps = append(gaps, now.Sub(last))
+				}
+				last = now
+				return i
+			}))
 			defer cpu(b, s.Pid())()
 			for b.Loop() {
 				if _, err := s.Run(ctx, "for i in range(1000): f(i)", opt); err != nil {
 					b.Fatal(err)
 				}
 			}
+			percentiles(b, gaps, "gap")
 		})
 	}
 }

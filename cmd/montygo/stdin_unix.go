@@ -7,26 +7,30 @@ import (
 	"os"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gomonty/monty/internal/spinwait"
 )
 
-// pollableStdin returns stdin as a reader whose reads park in Go's poller
-// when stdin is a pipe or a socket (what every parent gives a worker),
-// and a function restoring the descriptor's mode. With spin > 0 a read
-// that finds nothing waiting first busy-polls for up to spin (see
-// spinReader), then parks.
+// pollableStdin returns stdin as the reader `montygo subprocess` serves
+// its parent from, and a function restoring the descriptor, when stdin is
+// a pipe or a socket (what every parent gives a worker).
 //
-// A blocking read keeps its thread in the kernel and its P busy while
-// montygo waits for the parent's next request; the runtime's monitor
-// thread then keeps waking, and on a 2-CPU machine those wake-ups compete
-// with the parent and the inner worker, which are what the hop waits for.
-// Parked in the poller, montygo is fully idle between requests. Measured
-// over the relay benchmarks (docs/PERFORMANCE.md) this cut the warm feed
-// through `montygo subprocess` from about 3× to about 1× the direct worker.
-// The inner worker's pipes keep their blocking reads (package worker):
-// there the wait is one round trip inside a turn.
+// With spin > 0 (the default) a read that finds nothing waiting first
+// busy-polls for up to spin (package spinwait), then blocks in read(2)
+// (spinStdin). With spin 0 it parks in Go's poller instead, through a
+// non-blocking duplicate of the descriptor, so that montygo is fully idle
+// between requests without keeping a thread in the kernel.
+//
+// After a spin the blocking read is the faster wait: a read parked in the
+// poller is woken by the runtime's network poller, which readies the
+// goroutine on a spinning M and wakes a second thread to look for more
+// work (on a 2-CPU machine that thread takes the CPU the parent or the
+// inner worker needs), where a thread blocked in read(2) is woken by the
+// pipe itself and takes its P back. Measured over the relay benchmarks
+// (docs/PERFORMANCE.md, "The relay"), 1,000 relayed host calls took 47 ms
+// with the blocking wait against 66 ms parked in the poller.
 //
 // Terminals and regular files are left alone: O_NONBLOCK on a terminal
 // would leak to the shell that shares it.
@@ -41,6 +45,9 @@ func pollableStdin(r io.Reader, spin time.Duration) (io.Reader, func()) {
 	}
 	if m := st.Mode & syscall.S_IFMT; m != syscall.S_IFIFO && m != syscall.S_IFSOCK {
 		return r, func() {}
+	}
+	if spin > 0 {
+		return &spinStdin{fd: f.Fd(), name: f.Name(), spin: spin}, func() {}
 	}
 	fd := int(f.Fd())
 	// A duplicate, owned by the returned File, so that closing (or
@@ -61,84 +68,55 @@ func pollableStdin(r io.Reader, spin time.Duration) (io.Reader, func()) {
 	}
 	// NewFile on a non-blocking descriptor returns a pollable File.
 	pf := os.NewFile(uintptr(nfd), f.Name())
-	restore := func() {
+	return pf, func() {
 		pf.Close()
 		syscall.SetNonblock(fd, false)
 	}
-	if spin > 0 {
-		if rc, err := pf.SyscallConn(); err == nil {
-			return &spinReader{File: pf, rc: rc, spin: spin}, restore
-		}
-	}
-	return pf, restore
 }
 
-// spinReader reads a non-blocking, pollable File. A read that finds
-// nothing waiting busy-polls for up to spin (package spinwait) before it
-// parks in the poller: montygo answers its parent and the parent's next
+// spinStdin reads stdin with a spin, then a blocking read. A read that
+// finds nothing waiting busy-polls for up to spin (package spinwait)
+// before it blocks: montygo answers its parent and the parent's next
 // request (a host call's result, typically) follows within microseconds,
 // so the poll saves the thread's sleep and wake-up, which on a small
-// virtual machine cost more than the whole hop. Past spin the read parks
-// as the File's own would, so an idle montygo is idle again after one
-// spin. Close is the File's (it wakes a parked read).
-type spinReader struct {
-	*os.File
-	rc   syscall.RawConn
+// virtual machine cost more than the whole hop. Past spin the read blocks
+// in the kernel; the runtime hands the thread's P to others meanwhile, so
+// an idle montygo is idle again after one spin.
+type spinStdin struct {
+	fd   uintptr
+	name string
 	spin time.Duration
-
-	// readFn is made once, so that a read allocates nothing; rb, rn,
-	// rerr and spun are its argument, results and state.
-	readFn func(fd uintptr) bool
-	rb     []byte
-	rn     int
-	rerr   syscall.Errno
-	spun   bool
 }
 
-// Read reads into b what is waiting, after at most one spin and then
-// the poller's wait for it; 0 bytes and io.EOF at the end of the stream.
-func (r *spinReader) Read(b []byte) (int, error) {
+// Read reads into b what is waiting, after at most one spin and then a
+// blocking read; 0 bytes and io.EOF at the end of the stream.
+func (r *spinStdin) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	if r.readFn == nil {
-		r.readFn = r.tryRead
+	b = b[:min(len(b), 1<<30)]
+	if n, e, ok := spinwait.Read(r.fd, b, r.spin); ok {
+		return spinwait.Result(r.name, n, e)
 	}
-	r.rb, r.rn, r.rerr, r.spun = b[:min(len(b), 1<<30)], 0, 0, false
-	rerr := r.rc.Read(r.readFn)
-	r.rb = nil
-	if rerr != nil {
-		// The File is closing (Close wakes a parked read): its own Read
-		// reports that the way os does (os.ErrClosed), and anything else
-		// by reading the ordinary way.
-		return r.File.Read(b)
-	}
-	return spinwait.Result(r.Name(), r.rn, r.rerr)
-}
-
-// tryRead reads what is waiting into rb, spinning once for it (the spin
-// reads what it finds itself: spinwait.Read); false sends the read to
-// wait in the poller. The descriptor is non-blocking, so the read is a
-// raw system call (it never blocks), which skips the scheduler's
-// bookkeeping around one that might.
-func (r *spinReader) tryRead(fd uintptr) bool {
 	for {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(r.rb))), uintptr(len(r.rb)))
-		switch {
-		case e == syscall.EINTR:
+		n, err := syscall.Read(int(r.fd), b)
+		switch err {
+		case nil:
+			return spinwait.Result(r.name, n, 0)
+		case syscall.EINTR:
 			continue
-		case e != syscall.EAGAIN:
-			r.rn, r.rerr = int(n), e
-			return true
-		case !r.spun:
-			r.spun = true
-			if n, e, ok := spinwait.Read(fd, r.rb, r.spin); ok {
-				r.rn, r.rerr = n, e
-				return true
-			}
-			// Past the spin (or spinning on polls: a last read).
+		case syscall.EAGAIN:
+			// A parent that made the pipe non-blocking: wait for it to
+			// become readable, then read again.
+			waitReadable(r.fd)
 			continue
 		}
-		return false // wait in the poller
+		return 0, &os.PathError{Op: "read", Path: r.name, Err: err}
 	}
+}
+
+// waitReadable blocks until fd is readable or hung up (or the wait is
+// interrupted: the caller reads again either way).
+func waitReadable(fd uintptr) {
+	unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, -1)
 }

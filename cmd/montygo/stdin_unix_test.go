@@ -7,14 +7,16 @@ import (
 	"errors"
 	"io"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// stdin through pollableStdin with a spin: bytes written before and long
-// after the read starts (past the spin, so parked in the poller) arrive,
-// the end of the stream is io.EOF, and closing the reader wakes a parked
-// read.
+// stdin through pollableStdin: bytes written before and long after the
+// read starts (past the spin, so blocked in read(2), or parked in the
+// poller without a spin) arrive, and the end of the stream is io.EOF; a
+// stdin made non-blocking by the parent is read all the same; without a
+// spin, closing the reader wakes a parked read.
 func TestSpinningStdin(t *testing.T) {
 	for _, spin := range []time.Duration{0, 50 * time.Microsecond, time.Second} {
 		t.Run(spin.String(), func(t *testing.T) {
@@ -26,7 +28,7 @@ func TestSpinningStdin(t *testing.T) {
 			defer w.Close()
 			in, restore := pollableStdin(r, spin)
 			defer restore()
-			if _, ok := in.(*spinReader); ok != (spin > 0) {
+			if _, ok := in.(*spinStdin); ok != (spin > 0) {
 				t.Fatalf("spin %v: reader %T", spin, in)
 			}
 			buf := make([]byte, 16)
@@ -45,6 +47,28 @@ func TestSpinningStdin(t *testing.T) {
 			}
 		})
 	}
+	t.Run("non-blocking", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		defer w.Close()
+		if err := syscall.SetNonblock(int(r.Fd()), true); err != nil {
+			t.Fatal(err)
+		}
+		in, restore := pollableStdin(r, 50*time.Microsecond)
+		defer restore()
+		go func() {
+			time.Sleep(5 * time.Millisecond)
+			w.Write([]byte("xyz"))
+			w.Close()
+		}()
+		got, err := io.ReadAll(in)
+		if err != nil || string(got) != "xyz" {
+			t.Fatalf("read %q, %v", got, err)
+		}
+	})
 	t.Run("close wakes a parked read", func(t *testing.T) {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -52,7 +76,7 @@ func TestSpinningStdin(t *testing.T) {
 		}
 		defer r.Close()
 		defer w.Close()
-		in, restore := pollableStdin(r, 50*time.Microsecond)
+		in, restore := pollableStdin(r, 0)
 		done := make(chan error, 1)
 		go func() {
 			_, err := in.Read(make([]byte, 1))
