@@ -39,17 +39,18 @@ func Readable(fd uintptr, d time.Duration) bool {
 }
 
 // Read reads into b what fd holds, spinning for up to d while it holds
-// nothing: it polls as [Readable] does and, once the poll reports bytes,
-// reads them with a read that never waits, even on a blocking descriptor
-// (preadv2 with RWF_NOWAIT), so the read is a raw system call that skips
-// the scheduler's bookkeeping around one that might block. It returns
-// the bytes read (0 at the end of the stream) or the read's error, with
-// ok; ok is false when d passed first, d <= 0, or spinning is not
-// supported (off Linux): the caller then reads the ordinary way, which
-// may wait. On a kernel whose pipes cannot read without waiting it spins
-// as Readable does and returns ok false, leaving the read to the caller.
-// The spin polls rather than attempts reads: a read takes the pipe's
-// lock, which the writer needs too. b must not be empty.
+// nothing: it attempts reads that never wait, even on a blocking
+// descriptor (preadv2 with RWF_NOWAIT), yielding the CPU between
+// attempts as [Readable] does between polls. Each attempt is a raw system
+// call that skips the scheduler's bookkeeping around one that might
+// block, and a frame that arrives costs one system call, not a poll and
+// a read (on the relay's host calls that is 0.4 µs of a 13.6 µs round
+// trip; docs/PERFORMANCE.md, "The relay"). It returns the bytes read (0
+// at the end of the stream) or the read's error, with ok; ok is false
+// when d passed first, d <= 0, or spinning is not supported (off Linux):
+// the caller then reads the ordinary way, which may wait. On a kernel
+// whose pipes cannot read without waiting it spins as Readable does and
+// returns ok false, leaving the read to the caller. b must not be empty.
 func Read(fd uintptr, b []byte, d time.Duration) (n int, errno syscall.Errno, ok bool) {
 	if d <= 0 || len(b) == 0 {
 		return 0, 0, false

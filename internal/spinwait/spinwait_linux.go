@@ -65,28 +65,23 @@ func read(fd uintptr, b []byte, d time.Duration) (int, syscall.Errno, bool) {
 	iov.SetLen(min(len(b), 1<<30))
 	var start time.Time
 	for i := 0; ; i++ {
-		// The spin polls (a poll takes no lock the writer needs), and
-		// reads once the poll says there is something.
-		if ready(fd) {
-			// Offset -1: the file's own position, as read uses (a pipe
-			// has none). It never waits, so it is a raw system call.
-			n, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
-				^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
-			switch errno {
-			case 0:
-				return int(n), 0, true
-			case syscall.EINTR, syscall.EAGAIN:
-				// A signal, or nothing to read after all (the poll
-				// failed, or the writer held the pipe): poll again,
-				// within the budget.
-			case syscall.EOPNOTSUPP, syscall.EINVAL, syscall.ENOSYS:
-				// This kernel cannot: spin on polls only from now on,
-				// and leave the read to the caller.
-				noWait.Store(false)
-				return 0, 0, false
-			default:
-				return 0, errno, true
-			}
+		// Offset -1: the file's own position, as read uses (a pipe has
+		// none). It never waits, so it is a raw system call.
+		n, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
+			^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+		switch errno {
+		case 0:
+			return int(n), 0, true
+		case syscall.EINTR, syscall.EAGAIN:
+			// A signal, or nothing to read yet (or the writer held the
+			// pipe): try again, within the budget.
+		case syscall.EOPNOTSUPP, syscall.EINVAL, syscall.ENOSYS:
+			// This kernel cannot: spin on polls only from now on, and
+			// leave the read to the caller.
+			noWait.Store(false)
+			return 0, 0, false
+		default:
+			return 0, errno, true
 		}
 		if i == 0 {
 			start = time.Now()
