@@ -29,8 +29,8 @@ import (
 // work (on a 2-CPU machine that thread takes the CPU the parent or the
 // inner worker needs), where a thread blocked in read(2) is woken by the
 // pipe itself and takes its P back. Measured over the relay benchmarks
-// (docs/PERFORMANCE.md, "The relay"), 1,000 relayed host calls took 47 ms
-// with the blocking wait against 66 ms parked in the poller.
+// (docs/PERFORMANCE.md, "The relay"), 1,000 relayed host calls took
+// 43–45 ms with the blocking wait against 56–72 ms parked in the poller.
 //
 // Terminals and regular files are left alone: O_NONBLOCK on a terminal
 // would leak to the shell that shares it.
