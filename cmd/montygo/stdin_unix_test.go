@@ -47,6 +47,30 @@ func TestSpinningStdin(t *testing.T) {
 			}
 		})
 	}
+	t.Run("socket", func(t *testing.T) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, w := os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+		defer r.Close()
+		defer w.Close()
+		in, restore := pollableStdin(r, 50*time.Microsecond)
+		defer restore()
+		if _, ok := in.(*spinStdin); !ok {
+			t.Fatalf("socket stdin read through %T", in)
+		}
+		w.Write([]byte("ab"))
+		go func() {
+			time.Sleep(5 * time.Millisecond)
+			w.Write([]byte("cde"))
+			w.Close()
+		}()
+		got, err := io.ReadAll(in)
+		if err != nil || string(got) != "abcde" {
+			t.Fatalf("read %q, %v", got, err)
+		}
+	})
 	t.Run("non-blocking", func(t *testing.T) {
 		r, w, err := os.Pipe()
 		if err != nil {
