@@ -178,8 +178,8 @@ func (r *firstRead) Read(b []byte) (int, error) {
 			rc.Control(func(fd uintptr) { awaitReadable(int(fd)) })
 		}
 	case r.spin > 0 && len(b) > 0:
-		// The spin reads what comes within it itself (a raw read once
-		// its poll reports bytes); past it, the ordinary blocking read.
+		// The spin reads what comes within it itself (raw read
+		// attempts); past it, the ordinary blocking read.
 		if rc := r.raw(); rc != nil {
 			r.rb, r.rok = b, false
 			err := rc.Control(r.spinFn)
