@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/spinwait"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
 )
@@ -177,7 +178,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		stdin:      inW,
 		stdout:     outR,
 		errR:       errR,
-		conn:       transport.NewStream(&firstRead{File: outR, spin: cfg.SpinWait}, inW, cfg.MaxFrameLen),
+		conn:       transport.NewStream(&firstRead{File: outR, spin: cfg.SpinWait}, stdinWriter(inW, cfg.SpinWait), cfg.MaxFrameLen),
 		tail:       newRing(cfg.StderrLimit),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -425,4 +426,14 @@ func (p *Process) Lost(l transport.Loss) error {
 func IsStreamEnd(err error) bool {
 	return err == io.EOF || errors.Is(err, frame.ErrTruncated) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, os.ErrClosed)
+}
+
+// stdinWriter is what frames to the child are written through: with a
+// spin (Config.SpinWait), a spinwait.Writer, whose writes skip the
+// scheduler's bookkeeping when they cannot wait.
+func stdinWriter(f *os.File, spin time.Duration) io.Writer {
+	if spin > 0 {
+		return spinwait.NewWriter(f)
+	}
+	return f
 }

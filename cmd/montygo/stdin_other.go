@@ -9,3 +9,6 @@ import (
 
 // pollableStdin returns r unchanged: see stdin_unix.go.
 func pollableStdin(r io.Reader, _ time.Duration) (io.Reader, func()) { return r, func() {} }
+
+// spinStdout returns w unchanged: see stdin_unix.go.
+func spinStdout(w io.Writer, _ time.Duration) io.Writer { return w }

@@ -39,11 +39,7 @@ func pollableStdin(r io.Reader, spin time.Duration) (io.Reader, func()) {
 	if !ok {
 		return r, func() {}
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return r, func() {}
-	}
-	if m := st.Mode & syscall.S_IFMT; m != syscall.S_IFIFO && m != syscall.S_IFSOCK {
+	if !isPipeOrSocket(f) {
 		return r, func() {}
 	}
 	if spin > 0 {
@@ -72,6 +68,27 @@ func pollableStdin(r io.Reader, spin time.Duration) (io.Reader, func()) {
 		pf.Close()
 		syscall.SetNonblock(fd, false)
 	}
+}
+
+// spinStdout returns the writer montygo answers its parent through: with
+// a spin, when stdout is a pipe or a socket, a spinwait.Writer, whose
+// writes skip the scheduler's bookkeeping around a system call when they
+// cannot wait (the parent reads each answer at once, so they never do).
+func spinStdout(w io.Writer, spin time.Duration) io.Writer {
+	if f, ok := w.(*os.File); ok && spin > 0 && isPipeOrSocket(f) {
+		return spinwait.NewWriter(f)
+	}
+	return w
+}
+
+// isPipeOrSocket reports whether f is a pipe or a socket.
+func isPipeOrSocket(f *os.File) bool {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return false
+	}
+	m := st.Mode & syscall.S_IFMT
+	return m == syscall.S_IFIFO || m == syscall.S_IFSOCK
 }
 
 // spinStdin reads stdin with a spin, then a blocking read. A read that

@@ -63,7 +63,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	logger := slog.New(&stderrHandler{w: stderr})
 	stdin, restore := pollableStdin(stdin, max(*spin, 0))
 	defer restore()
-	var conn transport.Conn = transport.NewStream(stdin, stdout, 0)
+	var conn transport.Conn = transport.NewStream(stdin, spinStdout(stdout, max(*spin, 0)), 0)
 	var tapped *tap.Conn
 	if *record != "" {
 		f, err := os.OpenFile(*record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

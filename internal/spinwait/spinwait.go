@@ -70,3 +70,74 @@ func Result(path string, n int, errno syscall.Errno) (int, error) {
 	}
 	return n, nil
 }
+
+// Write writes b to fd if it can without waiting (pwritev2 with
+// RWF_NOWAIT, a raw system call, even on a blocking descriptor), and
+// reports ok with the bytes written or the write's error. ok is false
+// when the write would wait (a full pipe), the kernel cannot write without
+// waiting, or off Linux: the caller then writes the ordinary way. A
+// partial write is reported as such.
+func Write(fd uintptr, b []byte) (n int, errno syscall.Errno, ok bool) {
+	if len(b) == 0 {
+		return 0, 0, true
+	}
+	return write(fd, b)
+}
+
+// Writer writes to a File with [Write] where the write cannot wait, the
+// File's own way otherwise. The raw write runs under the File's write
+// lock (RawConn.Write), so a concurrent Close never lets it reach a
+// reused descriptor. Close closes the File. A Writer is for one writing
+// goroutine at a time, like the File it wraps.
+type Writer struct {
+	f  *os.File
+	rc syscall.RawConn
+
+	// fn is made once, so that a write allocates nothing; b, n, errno and
+	// ok are its argument and results.
+	fn    func(fd uintptr) bool
+	b     []byte
+	n     int
+	errno syscall.Errno
+	ok    bool
+}
+
+// NewWriter returns a Writer of f.
+func NewWriter(f *os.File) *Writer {
+	w := &Writer{f: f}
+	if rc, err := f.SyscallConn(); err == nil {
+		w.rc = rc
+		w.fn = func(fd uintptr) bool {
+			w.n, w.errno, w.ok = Write(fd, w.b)
+			return true
+		}
+	}
+	return w
+}
+
+// Write writes b.
+func (w *Writer) Write(b []byte) (int, error) {
+	done := 0
+	for w.rc != nil && done < len(b) {
+		w.b, w.ok = b[done:], false
+		err := w.rc.Write(w.fn)
+		w.b = nil
+		switch {
+		case err != nil || !w.ok:
+			// Closed, or the write would wait: the File's own write.
+			m, err := w.f.Write(b[done:])
+			return done + m, err
+		case w.errno != 0:
+			return done, &os.PathError{Op: "write", Path: w.f.Name(), Err: w.errno}
+		}
+		done += w.n
+	}
+	if done < len(b) {
+		m, err := w.f.Write(b[done:])
+		return done + m, err
+	}
+	return done, nil
+}
+
+// Close closes the File.
+func (w *Writer) Close() error { return w.f.Close() }

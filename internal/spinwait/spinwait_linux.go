@@ -91,3 +91,32 @@ func read(fd uintptr, b []byte, d time.Duration) (int, syscall.Errno, bool) {
 		syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 	}
 }
+
+// noWaitWrite is cleared once the kernel refuses a write without waiting.
+var noWaitWrite atomic.Bool
+
+func init() { noWaitWrite.Store(true) }
+
+func write(fd uintptr, b []byte) (int, syscall.Errno, bool) {
+	if !noWaitWrite.Load() {
+		return 0, 0, false
+	}
+	iov := unix.Iovec{Base: unsafe.SliceData(b)}
+	iov.SetLen(min(len(b), 1<<30))
+	for {
+		n, _, errno := syscall.RawSyscall6(unix.SYS_PWRITEV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
+			^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+		switch errno {
+		case 0:
+			return int(n), 0, true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, 0, false
+		case syscall.EOPNOTSUPP, syscall.EINVAL, syscall.ENOSYS:
+			noWaitWrite.Store(false)
+			return 0, 0, false
+		}
+		return 0, errno, true
+	}
+}

@@ -160,3 +160,92 @@ func TestRead(t *testing.T) {
 		})
 	}
 }
+
+// Writer writes small frames without waiting, a frame larger than the
+// pipe's room the ordinary way (all of it arrives, in order, while the
+// reader drains the pipe), and reports a closed file as an error.
+func TestWriter(t *testing.T) {
+	for _, blocking := range []bool{true, false} {
+		t.Run(map[bool]string{true: "blocking", false: "non-blocking"}[blocking], func(t *testing.T) {
+			r, w := pipe(t)
+			if blocking {
+				rc, _ := w.SyscallConn()
+				rc.Control(func(fd uintptr) { syscall.SetNonblock(int(fd), false) })
+			}
+			wr := NewWriter(w)
+			if n, err := wr.Write([]byte("hello")); n != 5 || err != nil {
+				t.Fatalf("write: %d, %v", n, err)
+			}
+			b := make([]byte, 16)
+			if n, _ := r.Read(b); string(b[:n]) != "hello" {
+				t.Fatalf("read %q", b[:n])
+			}
+			// Twice the pipe's default room: the non-waiting write takes
+			// what fits (or nothing), the File's write the rest.
+			big := make([]byte, 128<<10)
+			for i := range big {
+				big[i] = byte(i % 251)
+			}
+			got := make(chan []byte)
+			go func() {
+				all := make([]byte, 0, len(big))
+				buf := make([]byte, 8192)
+				for len(all) < len(big) {
+					n, err := r.Read(buf)
+					if err != nil {
+						break
+					}
+					all = append(all, buf[:n]...)
+				}
+				got <- all
+			}()
+			if n, err := wr.Write(big); n != len(big) || err != nil {
+				t.Fatalf("big write: %d, %v", n, err)
+			}
+			if all := <-got; string(all) != string(big) {
+				t.Fatalf("read %d bytes back, not the %d written", len(all), len(big))
+			}
+			if err := wr.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := wr.Write([]byte("x")); err == nil {
+				t.Fatal("a write after Close succeeded")
+			}
+		})
+	}
+}
+
+// Write writes without waiting, and reports a full pipe as not done.
+func TestWriteNoWait(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	r, w := pipe(t)
+	rc, _ := w.SyscallConn()
+	var fd uintptr
+	rc.Control(func(f uintptr) { fd = f; syscall.SetNonblock(int(f), false) })
+	if n, errno, ok := Write(fd, []byte("ab")); !ok || errno != 0 || n != 2 {
+		t.Fatalf("write to an empty pipe: %d, %v, %v", n, errno, ok)
+	}
+	// Fill the pipe: the writes that cannot wait stop short, never block.
+	chunk := make([]byte, 4096)
+	done := make(chan bool)
+	go func() {
+		full := false
+		for i := 0; i < 1<<10 && !full; i++ {
+			if _, _, ok := Write(fd, chunk); !ok {
+				full = true
+			}
+		}
+		done <- full
+	}()
+	select {
+	case full := <-done:
+		if !full {
+			t.Fatal("4 MiB written to a pipe nobody reads")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write that cannot wait blocked on a full pipe")
+	}
+	_ = r
+}
