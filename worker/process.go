@@ -61,7 +61,9 @@ type Config struct {
 	// the CPU between polls) before it blocks. A reply that comes within
 	// it is read without the reading thread sleeping and being woken,
 	// which on a small virtual machine costs more than the poll; each
-	// read costs up to SpinWait of CPU when the reply is slower. 0, the
+	// read costs up to SpinWait of CPU when the reply is slower. With it,
+	// frames to the child are also written without the scheduler's
+	// bookkeeping when the write cannot wait (spinwait.Writer). 0, the
 	// default, never spins; Linux only. montygo subprocess, which waits
 	// for its inner worker inside every relayed turn, sets it.
 	SpinWait time.Duration
