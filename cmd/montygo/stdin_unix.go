@@ -13,7 +13,7 @@ import (
 	"github.com/gomonty/monty/internal/spinwait"
 )
 
-// pollableStdin returns stdin as the reader `montygo subprocess` serves
+// stdinReader returns stdin as the reader `montygo subprocess` serves
 // its parent from, and a function restoring the descriptor, when stdin is
 // a pipe or a socket (what every parent gives a worker).
 //
@@ -34,7 +34,7 @@ import (
 //
 // Terminals and regular files are left alone: O_NONBLOCK on a terminal
 // would leak to the shell that shares it.
-func pollableStdin(r io.Reader, spin time.Duration) (io.Reader, func()) {
+func stdinReader(r io.Reader, spin time.Duration) (io.Reader, func()) {
 	f, ok := r.(*os.File)
 	if !ok {
 		return r, func() {}

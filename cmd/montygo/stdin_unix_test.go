@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// stdin through pollableStdin: bytes written before and long after the
+// stdin through stdinReader: bytes written before and long after the
 // read starts (past the spin, so blocked in read(2), or parked in the
 // poller without a spin) arrive, and the end of the stream is io.EOF; a
 // socket, and a pipe the parent made non-blocking, are read all the same;
@@ -48,14 +48,14 @@ func TestSpinningStdin(t *testing.T) {
 			r, w := c.mk(t)
 			defer r.Close()
 			defer w.Close()
-			in, restore := pollableStdin(r, c.spin)
+			in, restore := stdinReader(r, c.spin)
 			defer restore()
 			if _, ok := in.(*spinStdin); ok != (c.spin > 0) {
 				t.Fatalf("spin %v: reader %T", c.spin, in)
 			}
 			if strings.HasPrefix(c.name, "non-blocking") {
 				// The parent sets O_NONBLOCK on the pipe they share (after
-				// pollableStdin, whose Fd call makes it blocking), so the
+				// stdinReader, whose Fd call makes it blocking), so the
 				// read after the spin finds EAGAIN.
 				if err := syscall.SetNonblock(int(r.Fd()), true); err != nil {
 					t.Fatal(err)
@@ -84,7 +84,7 @@ func TestSpinningStdin(t *testing.T) {
 		}
 		defer r.Close()
 		defer w.Close()
-		in, restore := pollableStdin(r, 0)
+		in, restore := stdinReader(r, 0)
 		done := make(chan error, 1)
 		go func() {
 			_, err := in.Read(make([]byte, 1))

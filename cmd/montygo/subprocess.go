@@ -61,7 +61,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	// the inner worker follows through its parent-death signal.
 	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
 	logger := slog.New(&stderrHandler{w: stderr})
-	stdin, restore := pollableStdin(stdin, max(*spin, 0))
+	stdin, restore := stdinReader(stdin, max(*spin, 0))
 	defer restore()
 	var conn transport.Conn = transport.NewStream(stdin, spinStdout(stdout, max(*spin, 0)), 0)
 	var tapped *tap.Conn
