@@ -43,7 +43,7 @@ func stdinReader(r io.Reader, spin time.Duration) (io.Reader, func()) {
 		return r, func() {}
 	}
 	if spin > 0 {
-		return &spinStdin{fd: f.Fd(), name: f.Name(), spin: spin}, func() {}
+		return &spinStdin{f: f, fd: f.Fd(), spin: spin}, func() {}
 	}
 	fd := int(f.Fd())
 	// A duplicate, owned by the returned File, so that closing (or
@@ -100,8 +100,8 @@ func isPipeOrSocket(f *os.File) bool {
 // in the kernel; the runtime hands the thread's P to others meanwhile, so
 // an idle montygo is idle again after one spin.
 type spinStdin struct {
+	f    *os.File // held, so that a finalizer never closes fd under us
 	fd   uintptr
-	name string
 	spin time.Duration
 }
 
@@ -113,13 +113,13 @@ func (r *spinStdin) Read(b []byte) (int, error) {
 	}
 	b = b[:min(len(b), 1<<30)]
 	if n, e, ok := spinwait.Read(r.fd, b, r.spin); ok {
-		return spinwait.Result(r.name, n, e)
+		return spinwait.Result(r.f.Name(), n, e)
 	}
 	for {
 		n, err := syscall.Read(int(r.fd), b)
 		switch err {
 		case nil:
-			return spinwait.Result(r.name, n, 0)
+			return spinwait.Result(r.f.Name(), n, 0)
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
@@ -128,7 +128,7 @@ func (r *spinStdin) Read(b []byte) (int, error) {
 			waitReadable(r.fd)
 			continue
 		}
-		return 0, &os.PathError{Op: "read", Path: r.name, Err: err}
+		return 0, &os.PathError{Op: "read", Path: r.f.Name(), Err: err}
 	}
 }
 
