@@ -73,7 +73,8 @@ func stdinReader(r io.Reader, spin time.Duration) (io.Reader, func()) {
 // spinStdout returns the writer montygo answers its parent through: with
 // a spin, when stdout is a pipe or a socket, a spinwait.Writer, whose
 // writes skip the scheduler's bookkeeping around a system call when they
-// cannot wait (the parent reads each answer at once, so they never do).
+// cannot wait (a parent reads each answer at once, so the pipe is rarely
+// full).
 func spinStdout(w io.Writer, spin time.Duration) io.Writer {
 	if f, ok := w.(*os.File); ok && spin > 0 && isPipeOrSocket(f) {
 		return spinwait.NewWriter(f)

@@ -61,9 +61,10 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	// the inner worker follows through its parent-death signal.
 	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
 	logger := slog.New(&stderrHandler{w: stderr})
-	stdin, restore := stdinReader(stdin, max(*spin, 0))
+	spinFor := max(*spin, 0)
+	stdin, restore := stdinReader(stdin, spinFor)
 	defer restore()
-	var conn transport.Conn = transport.NewStream(stdin, spinStdout(stdout, max(*spin, 0)), 0)
+	var conn transport.Conn = transport.NewStream(stdin, spinStdout(stdout, spinFor), 0)
 	var tapped *tap.Conn
 	if *record != "" {
 		f, err := os.OpenFile(*record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -87,7 +88,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		opts.Versions = []uint32{uint32(*proto)}
 	}
 	eng := relay.New(relay.Config{
-		Worker:          worker.Config{Binary: bin, Logger: logger, SpinWait: max(*spin, 0)},
+		Worker:          worker.Config{Binary: bin, Logger: logger, SpinWait: spinFor},
 		ProtocolVersion: uint32(*inner),
 		Logger:          logger,
 	})

@@ -117,24 +117,24 @@ func NewWriter(f *os.File) *Writer {
 
 // Write writes b.
 func (w *Writer) Write(b []byte) (int, error) {
+	if w.rc == nil {
+		return w.f.Write(b)
+	}
 	done := 0
-	for w.rc != nil && done < len(b) {
+	for done < len(b) {
 		w.b, w.ok = b[done:], false
 		err := w.rc.Write(w.fn)
 		w.b = nil
 		switch {
-		case err != nil || !w.ok:
-			// Closed, or the write would wait: the File's own write.
+		case err != nil || !w.ok || (w.errno == 0 && w.n == 0):
+			// Closed, or the write would wait (or made no progress): the
+			// File's own write.
 			m, err := w.f.Write(b[done:])
 			return done + m, err
 		case w.errno != 0:
 			return done, &os.PathError{Op: "write", Path: w.f.Name(), Err: w.errno}
 		}
 		done += w.n
-	}
-	if done < len(b) {
-		m, err := w.f.Write(b[done:])
-		return done + m, err
 	}
 	return done, nil
 }
