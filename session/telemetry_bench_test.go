@@ -301,22 +301,47 @@ func mean(d []time.Duration) time.Duration {
 	return t / time.Duration(len(d))
 }
 
-// BenchmarkTelemetryRecords is the SDK's cost of the six metric points a
-// warm feed records on its turn (two frame sizes, turn, run, execution
-// time, suspensions), through the session's own cached instruments and
-// prebuilt attribute options, with no worker: the metrics' floor.
+// BenchmarkTelemetryRecords is the SDK's cost of what a warm feed records
+// on its turn, with no worker, in a tight loop (warm caches): "metrics" is
+// the six metric points (two frame sizes, turn, run, execution time,
+// suspensions) through the session's own cached instruments and prebuilt
+// attribute options; "span" the run span (started under a session span,
+// given its two end attributes, ended) behind a synchronous processor
+// with a discarding exporter; "both" the two. It is the SDK's floor per
+// feed when nothing else competes for the caches, to set beside
+// BenchmarkTelemetry (one session, the same warm feed over and over) and
+// BenchmarkTelemetryPairedFloor (two sessions alternating).
 func BenchmarkTelemetryRecords(b *testing.B) {
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(discardMetrics{})))
-	defer mp.Shutdown(context.Background())
-	in := instrumentsFor(mp)
 	bg := context.Background()
-	for b.Loop() {
-		in.frameBytes.Record(bg, 40, in.sent...)
-		in.frameBytes.Record(bg, 60, in.received...)
-		in.turnDur.Record(bg, 0.00005, in.none...)
-		in.runDur.Record(bg, 0.00005, in.none...)
-		in.runExec.Record(bg, 0.00001, in.none...)
-		in.runSusp.Record(bg, 0, in.none...)
+	for _, mode := range []string{"metrics", "span", "both"} {
+		b.Run(mode, func(b *testing.B) {
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(discardMetrics{})))
+			defer mp.Shutdown(bg)
+			tp := sdktrace.NewTracerProvider(spanProcessor(false))
+			defer tp.Shutdown(bg)
+			in, tr := instrumentsFor(mp), tp.Tracer(ScopeName)
+			sessCtx, sess := tr.Start(bg, SpanSession, trace.WithSpanKind(trace.SpanKindClient))
+			defer sess.End()
+			metrics, span := mode != "span", mode != "metrics"
+			for b.Loop() {
+				var run trace.Span
+				if span {
+					_, run = tr.Start(sessCtx, SpanRun)
+				}
+				if metrics {
+					in.frameBytes.Record(bg, 40, in.sent...)
+					in.frameBytes.Record(bg, 60, in.received...)
+					in.turnDur.Record(bg, 0.00005, in.none...)
+					in.runDur.Record(bg, 0.00005, in.none...)
+					in.runExec.Record(bg, 0.00001, in.none...)
+					in.runSusp.Record(bg, 0, in.none...)
+				}
+				if span {
+					run.SetAttributes(runEndAttrs[outcomeOK][0]...)
+					run.End()
+				}
+			}
+		})
 	}
 }
 
