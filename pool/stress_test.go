@@ -89,7 +89,17 @@ func TestStressRandomKills(t *testing.T) {
 				mu.Lock()
 				pids[g] = s.Pid()
 				mu.Unlock()
-				r, err := s.Run(context.Background(), `f"{g}-{i}-" + str(i * i)`,
+				// Every 16th run keeps its worker computing for a few
+				// milliseconds, longer than a kernel time slice, so that
+				// kills land inside runs however fast the round trips are:
+				// a parent confined to one CPU spins for each reply, and
+				// its other goroutines (the killer) then run only when the
+				// worker gives the CPU up, at the end of a run or a slice.
+				code := `f"{g}-{i}-" + str(i * i)`
+				if i%16 == 0 {
+					code = `f"{g}-{i}-" + str(i * i + 0 * sum(range(100000)))`
+				}
+				r, err := s.Run(context.Background(), code,
 					session.WithInputs(session.Input{Name: "g", Value: g}, session.Input{Name: "i", Value: i}))
 				mu.Lock()
 				pids[g] = 0

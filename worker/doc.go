@@ -14,10 +14,11 @@
 // milliseconds to start) and the reaper's wait for the exit (through a
 // pidfd) park in the poller instead of holding a thread in a system call,
 // so a parent waiting for a starting worker is fully idle and leaves the
-// CPU to it. [Config.SpinWait] optionally busy-polls the stdout pipe for
-// a bounded time before each later read blocks (montygo subprocess sets
-// it: its inner worker answers within microseconds, and a sleeping
-// thread's wake-up costs more on a small virtual machine).
+// CPU to it. [Config.SpinWait] busy-polls the stdout pipe for a bounded
+// time before each later read blocks: by default only in a process that
+// may run on one CPU only, where parent and worker take turns on it; set
+// by montygo subprocess, whose inner worker answers within microseconds,
+// where a sleeping thread's wake-up costs more on a small virtual machine.
 //
 // The child's stderr is drained by one goroutine into a bounded ring
 // buffer (the tail is attached to crash errors) and logged through

@@ -159,3 +159,41 @@ func goroutineStack(fn string) string {
 	}
 	return ""
 }
+
+// A zero SpinWait spins for OneCPUSpinWait when the process may run on one
+// CPU only, and never otherwise; a negative one never spins; a positive
+// one is kept. The worker started with the one-CPU default answers as
+// usual through the spinning reads.
+func TestOneCPUSpinsByDefault(t *testing.T) {
+	bin := realWorker(t)
+	defer func(f func() int) { numCPU = f }(numCPU)
+	for _, c := range []struct {
+		cpus       int
+		spin, want time.Duration
+	}{
+		{1, 0, OneCPUSpinWait},
+		{2, 0, 0},
+		{1, -1, 0},
+		{2, -1, 0},
+		{1, 7 * time.Microsecond, 7 * time.Microsecond},
+		{8, 7 * time.Microsecond, 7 * time.Microsecond},
+	} {
+		numCPU = func() int { return c.cpus }
+		if got := (Config{SpinWait: c.spin}).withDefaults().SpinWait; got != c.want {
+			t.Errorf("%d CPUs, SpinWait %v: got %v, want %v", c.cpus, c.spin, got, c.want)
+		}
+	}
+	numCPU = func() int { return 1 }
+	p := start(t, Config{Binary: bin})
+	if p.cfg.SpinWait != OneCPUSpinWait {
+		t.Fatalf("started with SpinWait %v, want %v", p.cfg.SpinWait, OneCPUSpinWait)
+	}
+	if got := eventArm(t, roundTrip(t, p, configureV2)); got != 10 {
+		t.Fatalf("Configure answered with arm %d, want Ok (10)", got)
+	}
+	for range 100 {
+		if got := eventArm(t, roundTrip(t, p, feedFrame("1 + 2"))); got != 6 {
+			t.Fatalf("feed answered with arm %d, want Complete (6)", got)
+		}
+	}
+}

@@ -51,6 +51,10 @@ func Readable(fd uintptr, d time.Duration) bool {
 // the caller then reads the ordinary way, which may wait. On a kernel
 // whose pipes cannot read without waiting it spins as Readable does and
 // returns ok false, leaving the read to the caller. b must not be empty.
+// With GOMAXPROCS 1 the spin also yields to the program's other
+// goroutines between attempts (its attempts bypass the runtime's
+// scheduler, so it would otherwise keep the only P from them); with more
+// Ps they run elsewhere.
 func Read(fd uintptr, b []byte, d time.Duration) (n int, errno syscall.Errno, ok bool) {
 	if d <= 0 || len(b) == 0 {
 		return 0, 0, false

@@ -2,6 +2,7 @@ package spinwait
 
 import (
 	"os"
+	"os/exec"
 	"runtime"
 	"syscall"
 	"testing"
@@ -248,4 +249,32 @@ func TestWriteNoWait(t *testing.T) {
 		t.Fatal("a write that cannot wait blocked on a full pipe")
 	}
 	_ = r
+}
+
+// With GOMAXPROCS 1 a spinning Read leaves the only P to the program's
+// other goroutines between its attempts: here the goroutine that writes
+// what the spin waits for, started just before it. Run in a child process
+// with asynchronous preemption off, so that within the spin's 5 ms budget
+// (the runtime forces a preemption only after 10 ms) nothing but the
+// spin's own yields can hand the P over: a spin that kept it would run
+// out its budget and return ok false.
+func TestReadYieldsToGoroutinesOnOneP(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("spins on Linux only")
+	}
+	if os.Getenv("SPINWAIT_ONE_P") == "1" {
+		runtime.GOMAXPROCS(1)
+		r, w := pipe(t)
+		go w.Write([]byte{7})
+		n, ok := fileRead(t, r, make([]byte, 8), 5*time.Millisecond)
+		if !ok || n != 1 {
+			t.Fatalf("spin returned %d bytes, ok %v: the writer never ran", n, ok)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReadYieldsToGoroutinesOnOneP$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SPINWAIT_ONE_P=1", "GODEBUG=asyncpreemptoff=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
 }
