@@ -78,17 +78,15 @@ type Config struct {
 	// one CPU only (runtime.NumCPU is 1: an affinity mask or a cpuset of
 	// one CPU, which the worker inherits): there it is OneCPUSpinWait.
 	// Parent and worker then take turns on that CPU, so a spin cannot
-	// take CPU time the worker is using (each attempt yields the CPU),
-	// and it keeps the waiting goroutine off the blocking read, which on
-	// one CPU costs more: measured pinned to one CPU, a warm feed took
-	// 7.3-7.8 µs with the spin against 9.5-11.3 µs without it (parent CPU
-	// 3.2 µs against 5.4 µs), 1,000 host calls 6.5-6.9 ms against
-	// 6.5-8.5 ms (docs/PERFORMANCE.md, "A parent on one CPU"). A CPU quota alone (a
-	// container's --cpus) does not count: the worker may then run on
-	// another CPU while the parent spins. The exception is a worker that
-	// is itself a relay spinning for its own child (montygo subprocess):
-	// three processes on one CPU, where the parent's spin made warm feeds
-	// 7-10 % slower. A negative value never spins.
+	// take CPU time the worker is using (each attempt yields the CPU, and
+	// with GOMAXPROCS 1 the P to the program's other goroutines), and it
+	// keeps the waiting goroutine off the blocking read, which on one CPU
+	// costs more: measured pinned to one CPU, a warm feed took 7.3-7.8 µs
+	// with the spin against 11.0-11.8 µs without it, 1,000 host calls
+	// 6.6-7.3 ms against 7.3-8.0 ms (docs/PERFORMANCE.md, "A parent on one
+	// CPU"). A CPU quota alone (a container's --cpus) does not count: the
+	// worker may then run on another CPU while the parent spins. A
+	// negative value never spins.
 	SpinWait time.Duration
 }
 
