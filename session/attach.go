@@ -163,6 +163,7 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 		return nil, s.closedErr()
 	}
 	s.setCause(errDetached)
+	s.unwatchCtx()
 	s.endTelemetry()
 	s.setState(StateClosed)
 	s.susp = nil

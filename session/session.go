@@ -140,6 +140,8 @@ type Session struct {
 	busy      atomic.Bool
 	interrupt atomic.Int32
 	closed    atomic.Bool
+	// watch is the cancellation watch of the turns' context (ctxwatch.go).
+	watch ctxWatch
 	// aborted is set when a feed was aborted because its context ended.
 	aborted atomic.Bool
 	// hostCancel cancels the host functions of the Run in progress, so
@@ -319,8 +321,14 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		s.keep(buf)
 		return nil, &RequestTooLargeError{Len: len(buf), Max: s.lim.FrameLen()}
 	}
+	s.watchCtx(ctx)
 	if !s.interrupt.CompareAndSwap(irIdle, irNone) {
 		return nil, s.closedErr()
+	}
+	if ctx.Done() != nil && ctx.Err() != nil {
+		// Done before the turn began: its watch may have fired while
+		// the session was idle, when a kill does nothing.
+		s.kill(irContext)
 	}
 	// Strict alternation: with no request outstanding the child has
 	// nothing to say. Bytes already waiting are an unsolicited event,
@@ -330,10 +338,6 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		return nil, s.fail(&ProtocolError{Msg: "worker sent an event with no request outstanding", Err: ErrStrayEvent})
 	}
 
-	var stopCtx func() bool
-	if ctx.Done() != nil {
-		stopCtx = context.AfterFunc(ctx, func() { s.kill(irContext) })
-	}
 	if kind == message.KindFeed {
 		s.stamps.FeedExecution = 0
 	}
@@ -383,9 +387,6 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 
 	if watched {
 		s.wd.Stop()
-	}
-	if stopCtx != nil {
-		stopCtx()
 	}
 	if !s.interrupt.CompareAndSwap(irNone, irIdle) {
 		return nil, s.interrupted(ctx, s.interrupt.Load())
@@ -839,6 +840,7 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 func (s *Session) Close() error {
 	s.closed.Store(true)
 	s.cancelHost()
+	s.unwatchCtx()
 	defer s.endTelemetry()
 	for {
 		v := s.interrupt.Load()
@@ -863,6 +865,7 @@ func (s *Session) Close() error {
 func (s *Session) Kill() {
 	s.closed.Store(true)
 	s.cancelHost()
+	s.unwatchCtx()
 	defer s.endTelemetry()
 	for {
 		v := s.interrupt.Load()

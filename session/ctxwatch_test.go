@@ -1,0 +1,117 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/message"
+)
+
+// One context over many turns: its watch is registered once and still
+// kills the turn that is running when it is canceled.
+func TestFakeContextWatchKeptAcrossTurns(t *testing.T) {
+	var feeds atomic.Int32
+	s, _ := startFake(t, Config{}, func(r *message.ParentRequest) fakeReply {
+		if r.Body.RequestKind() == message.KindFeed && feeds.Add(1) == 4 {
+			return fakeReply{hang: true}
+		}
+		return reply(completeInt(1))
+	})
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	for range 3 {
+		if _, err := s.Feed(ctx, "1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := s.watch.stop
+	if first == nil || s.watch.ctx != ctx {
+		t.Fatal("no watch registered for the turns' context")
+	}
+	time.AfterFunc(20*time.Millisecond, cancel)
+	_, err := s.Feed(ctx, "while True: pass")
+	var ce *CanceledError
+	if !errors.As(err, &ce) || !ce.Killed || !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A context canceled between turns, or one an earlier turn used, never
+// kills a later turn; a turn that comes with a context already done is
+// refused before anything is sent and the session survives.
+func TestFakeContextWatchOfEarlierTurnsIsInert(t *testing.T) {
+	release := make(chan struct{})
+	var feeds atomic.Int32
+	s, f := startFake(t, Config{}, func(r *message.ParentRequest) fakeReply {
+		if r.Body.RequestKind() == message.KindFeed && feeds.Add(1) == 2 {
+			<-release // the second feed answers only when the test says so
+		}
+		return reply(completeInt(1))
+	})
+	a, cancelA := context.WithCancel(bg)
+	if _, err := s.Feed(a, "1"); err != nil {
+		t.Fatal(err)
+	}
+	b, cancelB := context.WithCancel(bg)
+	defer cancelB()
+	go func() {
+		// A is canceled while the turn under B runs: it must go on.
+		time.Sleep(20 * time.Millisecond)
+		cancelA()
+		time.Sleep(20 * time.Millisecond)
+		close(release)
+	}()
+	if _, err := s.Feed(b, "1"); err != nil {
+		t.Fatalf("the turn under B: %v", err)
+	}
+	// B canceled between turns: nothing happens to the idle session.
+	cancelB()
+	time.Sleep(10 * time.Millisecond)
+	if s.State() != StateIdle {
+		t.Fatalf("state %v after a context ended between turns", s.State())
+	}
+	n := f.count(message.KindFeed)
+	if _, err := s.Feed(b, "1"); !errors.Is(err, context.Canceled) || !Survives(err) {
+		t.Fatalf("a feed under a done context: %v", err)
+	}
+	if f.count(message.KindFeed) != n {
+		t.Fatal("a feed under a done context was sent")
+	}
+	if _, err := s.Feed(bg, "1"); err != nil {
+		t.Fatalf("after the done contexts: %v", err)
+	}
+	if s.watch.ctx != nil || s.watch.stop != nil {
+		t.Fatal("a turn without a cancelable context kept the old watch")
+	}
+}
+
+// A turn under the same cancelable context allocates no more than one
+// under a context that is never canceled: the watch is not registered
+// per turn. Close retires it.
+func TestFakeContextWatchAllocatesNothingPerTurn(t *testing.T) {
+	s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	feed := func(ctx context.Context) func() {
+		return func() {
+			if _, err := s.Feed(ctx, "1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	feed(ctx)()
+	with := testing.AllocsPerRun(50, feed(ctx))
+	feed(bg)()
+	without := testing.AllocsPerRun(50, feed(bg))
+	if with > without {
+		t.Errorf("a feed allocates %.1f times under a cancelable context, %.1f under Background", with, without)
+	}
+	feed(ctx)()
+	s.Close()
+	if s.watch.ctx != nil || s.watch.stop != nil {
+		t.Fatal("Close kept the watch")
+	}
+}
