@@ -88,7 +88,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		opts.Versions = []uint32{uint32(*proto)}
 	}
 	eng := relay.New(relay.Config{
-		Worker:          worker.Config{Binary: bin, Logger: logger, SpinWait: spinFor},
+		Worker:          worker.Config{Binary: bin, Logger: logger, SpinWait: innerSpin(spinFor)},
 		ProtocolVersion: uint32(*inner),
 		Logger:          logger,
 	})
@@ -208,3 +208,13 @@ func (h *stderrHandler) Handle(_ context.Context, r slog.Record) error {
 
 func (h *stderrHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *stderrHandler) WithGroup(string) slog.Handler      { return h }
+
+// innerSpin is the worker.Config.SpinWait of the inner worker for --spin:
+// the same, except that --spin 0 never spins (a zero SpinWait would spin
+// on one CPU, worker.OneCPUSpinWait).
+func innerSpin(spin time.Duration) time.Duration {
+	if spin <= 0 {
+		return -1
+	}
+	return spin
+}

@@ -261,3 +261,18 @@ func TestInnerWorkerResolution(t *testing.T) {
 		t.Fatalf("$MONTY_BIN naming montygo: %q %v", p, err)
 	}
 }
+
+// --spin 0 never spins, for the inner worker either: a zero SpinWait would
+// spin on one CPU.
+func TestInnerSpin(t *testing.T) {
+	for _, c := range []struct{ spin, want time.Duration }{
+		{0, -1},
+		{-time.Second, -1},
+		{time.Nanosecond, time.Nanosecond},
+		{50 * time.Microsecond, 50 * time.Microsecond},
+	} {
+		if got := innerSpin(c.spin); got != c.want {
+			t.Errorf("innerSpin(%v) = %v, want %v", c.spin, got, c.want)
+		}
+	}
+}
