@@ -36,8 +36,11 @@ func (s *Session) watchCtx(ctx context.Context) {
 		return
 	}
 	w.retireLocked()
-	if ctx.Done() == nil {
-		return // never canceled: nothing to watch
+	if ctx.Done() == nil || s.closed.Load() {
+		// Never canceled: nothing to watch. Closed: Close retires the
+		// watch after marking the session closed, so a watch registered
+		// after that would keep the session reachable from ctx.
+		return
 	}
 	gen := w.gen
 	w.ctx = ctx

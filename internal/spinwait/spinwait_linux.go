@@ -37,8 +37,8 @@ func readable(fd uintptr, d time.Duration) bool {
 }
 
 // yield gives the CPU to other processes (the peer the spin waits for,
-// when it shares this CPU) and, when one is set (GOMAXPROCS 1), to the other
-// goroutines too: the spin's raw attempts never leave the runtime's
+// when it shares this CPU) and, when one is true (GOMAXPROCS is 1), to
+// the other goroutines too: the spin's raw attempts never leave the runtime's
 // scheduler, so a spinning goroutine keeps its P from every other
 // goroutine for as long as it spins, and with a single P that stalls the
 // whole program. With more Ps the others run elsewhere, and a Gosched
