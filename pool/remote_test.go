@@ -457,7 +457,12 @@ func TestMixedPoolConcurrentCheckouts(t *testing.T) {
 					return
 				}
 				n := g*100 + i
-				_, err = s.Run(ctx, "n = "+strconv.Itoa(n))
+				// A few milliseconds of work per session, so that sessions
+				// overlap and the local workers (at most 2) saturate however
+				// fast a round trip is (on one CPU a goroutine could otherwise
+				// run all its sessions before another checks out, and every
+				// checkout would find a local worker free).
+				_, err = s.Run(ctx, "n = "+strconv.Itoa(n)+" + 0 * sum(range(100000))")
 				var r *session.Result
 				if err == nil {
 					r, err = s.Run(ctx, "n * 2")
