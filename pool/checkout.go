@@ -78,7 +78,7 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 		cfg.MeterProvider = p.cfg.MeterProvider
 	}
 	if len(p.eps) == 0 {
-		s, err := p.checkoutLocal(ctx, cfg)
+		s, err := p.checkoutLocal(ctx, cfg, false)
 		return s, LocalEndpoint, err
 	}
 	// With endpoints, CheckoutTimeout bounds the whole checkout: the
@@ -100,7 +100,7 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 		case err != nil:
 			return nil, ep, err
 		case local:
-			s, err := p.checkoutLocal(ctx, cfg)
+			s, err := p.checkoutLocal(ctx, cfg, true)
 			return s, LocalEndpoint, err
 		case e == nil:
 			if last != nil {
@@ -142,8 +142,9 @@ func (p *Pool) exhausted(waited time.Duration, why error) error {
 	return err
 }
 
-// checkoutLocal is Checkout on the local workers.
-func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config) (*Session, error) {
+// checkoutLocal is Checkout on the local workers; chosen says choose
+// counted this checkout in Pool.chosen, which its first acquire releases.
+func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen bool) (*Session, error) {
 	var err error
 	for range checkoutAttempts {
 		var (
@@ -151,7 +152,8 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config) (*Session,
 			waited  time.Duration
 			spawned bool
 		)
-		m, waited, spawned, err = p.acquire(ctx)
+		m, waited, spawned, err = p.acquire(ctx, chosen)
+		chosen = false
 		if err != nil {
 			return nil, err
 		}
@@ -177,11 +179,15 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config) (*Session,
 }
 
 // acquire takes an idle worker, or waits for one; spawned says the worker
-// it waited for was just started.
-func (p *Pool) acquire(ctx context.Context) (*member, time.Duration, bool, error) {
+// it waited for was just started. chosen releases the checkout's count in
+// Pool.chosen (see choose).
+func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration, bool, error) {
 	var a after
 	defer p.finish(&a)
 	p.mu.Lock()
+	if chosen {
+		p.chosen--
+	}
 	if err := p.refuseLocked(&a); err != nil {
 		p.mu.Unlock()
 		return nil, 0, false, err

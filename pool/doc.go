@@ -56,7 +56,8 @@
 // local workers; with Config.NoLocal they replace them. One pool then
 // hands out both kinds of [Session]: a checkout goes to the least-loaded
 // endpoint, the local workers counting as one endpoint whose load is their
-// checked-out sessions (they win ties, and are skipped while saturated).
+// checked-out sessions and the checkouts already bound for them (they win
+// ties, and are skipped while saturated).
 // An endpoint whose dial fails, that refuses with 503 or 429, or that does
 // not answer Configure within StartTimeout is backed off
 // (EndpointBackoff, doubling, at least the server's Retry-After) and the

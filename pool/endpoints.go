@@ -121,12 +121,15 @@ func endpointsOf(cfg []Endpoint) ([]*endpoint, error) {
 // choose decides where a checkout goes: the local workers or the
 // endpoint with the fewest outstanding sessions among those not backed
 // off and not yet tried by this checkout. The local workers count as one
-// more endpoint whose load is their checked-out sessions; they are
-// eligible while a worker is idle or one more may start, and win ties
-// (no network in the way). When no endpoint is eligible the local
-// workers are chosen anyway (the checkout waits for one, as in a
-// local-only pool); without local workers choose returns nil, false.
-// A chosen endpoint's outstanding count is raised for the start.
+// more endpoint whose load is their checked-out sessions plus the
+// checkouts already bound for them (waiting for a worker, or chosen and
+// not yet there); they are eligible while a worker is idle or one more
+// may start beyond those claims, and win ties (no network in the way).
+// When no endpoint is eligible the local workers are chosen anyway (the
+// checkout waits for one, as in a local-only pool); without local workers
+// choose returns nil, false. A chosen endpoint's outstanding count is
+// raised for the start; a local choice is counted in chosen until the
+// checkout reaches acquire.
 func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 	var a after
 	defer p.finish(&a)
@@ -139,8 +142,10 @@ func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 	local, load := false, 0
 	if !p.cfg.NoLocal {
 		p.recoverLocked(now, &a)
-		if p.gate.healthy() && (len(p.idle) > 0 || p.liveLocked()+p.spawning < p.cfg.MaxWorkers) {
-			local, load = true, len(p.busy)
+		claimed := p.chosen + len(p.waiters)
+		free := len(p.idle) + max(p.cfg.MaxWorkers-p.liveLocked()-p.spawning, 0) - claimed
+		if p.gate.healthy() && free > 0 {
+			local, load = true, len(p.busy)+claimed
 		}
 	}
 	var best *endpoint
@@ -153,7 +158,11 @@ func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 		}
 	}
 	if best == nil {
-		return nil, !p.cfg.NoLocal, nil
+		if p.cfg.NoLocal {
+			return nil, false, nil
+		}
+		p.chosen++ // until the checkout reaches acquire
+		return nil, true, nil
 	}
 	best.outstanding++
 	return best, false, nil

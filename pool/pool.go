@@ -36,8 +36,12 @@ type Pool struct {
 	busyAlive int // busy members whose process is running
 	spawning  int
 	waiters   []*waiter
-	nextID    uint64
-	drained   chan struct{} // closed when busy empties during Close
+	// chosen counts checkouts that choose sent to the local workers and
+	// that have not yet reached acquire: capacity claimed but not yet
+	// visible in idle, busy or waiters.
+	chosen  int
+	nextID  uint64
+	drained chan struct{} // closed when busy empties during Close
 	// owed counts workers lost (crashed, destroyed, recycled, or a start
 	// that failed) since the pool was last at strength and not yet
 	// replaced. It only decides whether a start counts as a restart (in
