@@ -7,10 +7,12 @@ import (
 
 // ctxWatch makes the cancellation of a turn's context kill the worker
 // while that turn runs. It keeps one context.AfterFunc registration from
-// turn to turn for as long as the turns come with the same context (the
-// context of one request that runs code with host calls, typically),
-// where registering and stopping one per turn cost each round trip a
-// lock and a map insert and delete in the context's children.
+// turn to turn for as long as the turns come with contexts that are done
+// together — the same Done channel: the same context, or values derived
+// from it (a run's span context, say) — where registering and stopping
+// one per turn cost each round trip a lock and a map insert and delete in
+// the context's children. Contexts are told apart by Done, never with ==,
+// which panics on a context of an uncomparable type.
 //
 // A registration outlives its turns: its callback kills only through
 // kill, which acts only while a turn runs (interrupt irNone), and only if
@@ -21,7 +23,7 @@ import (
 // the turn itself (roundTrip).
 type ctxWatch struct {
 	mu   sync.Mutex
-	ctx  context.Context // the watched context, nil for none
+	done <-chan struct{} // the watched context's Done, nil for none
 	stop func() bool
 	gen  uint64
 }
@@ -32,18 +34,19 @@ func (s *Session) watchCtx(ctx context.Context) {
 	w := &s.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if ctx == w.ctx {
+	done := ctx.Done()
+	if done == w.done {
 		return
 	}
 	w.retireLocked()
-	if ctx.Done() == nil || s.closed.Load() {
+	if done == nil || s.closed.Load() {
 		// Never canceled: nothing to watch. Closed: Close retires the
 		// watch after marking the session closed, so a watch registered
 		// after that would keep the session reachable from ctx.
 		return
 	}
 	gen := w.gen
-	w.ctx = ctx
+	w.done = done
 	w.stop = context.AfterFunc(ctx, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -67,5 +70,5 @@ func (w *ctxWatch) retireLocked() {
 		w.stop()
 	}
 	w.gen++
-	w.ctx, w.stop = nil, nil
+	w.done, w.stop = nil, nil
 }

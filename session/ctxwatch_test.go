@@ -27,8 +27,7 @@ func TestFakeContextWatchKeptAcrossTurns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := s.watch.stop
-	if first == nil || s.watch.ctx != ctx {
+	if s.watch.stop == nil || s.watch.done != ctx.Done() {
 		t.Fatal("no watch registered for the turns' context")
 	}
 	time.AfterFunc(20*time.Millisecond, cancel)
@@ -83,7 +82,7 @@ func TestFakeContextWatchOfEarlierTurnsIsInert(t *testing.T) {
 	if _, err := s.Feed(bg, "1"); err != nil {
 		t.Fatalf("after the done contexts: %v", err)
 	}
-	if s.watch.ctx != nil || s.watch.stop != nil {
+	if s.watch.done != nil || s.watch.stop != nil {
 		t.Fatal("a turn without a cancelable context kept the old watch")
 	}
 }
@@ -111,7 +110,44 @@ func TestFakeContextWatchAllocatesNothingPerTurn(t *testing.T) {
 	}
 	feed(ctx)()
 	s.Close()
-	if s.watch.ctx != nil || s.watch.stop != nil {
+	if s.watch.done != nil || s.watch.stop != nil {
 		t.Fatal("Close kept the watch")
+	}
+}
+
+// uncomparableCtx is a context of a type == cannot compare.
+type uncomparableCtx struct {
+	context.Context
+	tags []string
+}
+
+type ctxKey struct{}
+
+// Contexts are told apart by their Done channel: one of an uncomparable
+// type works (== would panic), and contexts derived by value from one
+// context (a run's span context, say) share one registration.
+func TestFakeContextWatchByDone(t *testing.T) {
+	s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
+	base, cancel := context.WithCancel(bg)
+	defer cancel()
+	watch := func() (uint64, bool) {
+		s.watch.mu.Lock()
+		defer s.watch.mu.Unlock()
+		return s.watch.gen, s.watch.done == base.Done()
+	}
+	if _, err := s.Feed(base, "1"); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := watch()
+	for i := range 3 {
+		if _, err := s.Feed(uncomparableCtx{Context: base, tags: []string{"a"}}, "1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Feed(context.WithValue(base, ctxKey{}, i), "1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gen, onBase := watch(); gen != first || !onBase {
+		t.Fatalf("watch generation %d after %d, watching base %v: want one registration for all seven turns", gen, first, onBase)
 	}
 }
