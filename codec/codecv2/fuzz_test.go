@@ -1,10 +1,11 @@
 package codecv2
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/codectest"
+	"github.com/gomonty/monty/message"
 )
 
 // The fuzz targets check that decoding never panics, that every failure is
@@ -14,14 +15,11 @@ import (
 // Seeds: the committed corpus in testdata/fuzz plus every frame of the
 // recorded sessions in testdata/v2.
 
-var fuzzLimits = codec.Limits{MaxDecodeBytes: 64 << 20}
-
-func wantTypedError(t *testing.T, err error) {
-	var de *codec.DecodeError
-	if !errors.As(err, &de) {
-		t.Fatalf("decode error is %T: %v", err, err)
-	}
-}
+var (
+	fuzzLimits = codectest.FuzzLimits
+	reqCodec   = codectest.Codec[*message.ParentRequest]{Decode: DecodeRequest, Append: AppendRequest, Diff: codectest.ErrDiff(sameRequest)}
+	evCodec    = codectest.Codec[*message.ChildEvent]{Decode: DecodeEvent, Append: AppendEvent, Diff: codectest.ErrDiff(sameEvent)}
+)
 
 // maxSeed keeps the recorded megabyte-sized frames out of the fuzzing
 // seeds; mutating them mostly costs time.
@@ -35,28 +33,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			}
 		}
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := DecodeRequest(b, fuzzLimits)
-		if err != nil {
-			wantTypedError(t, err)
-			return
-		}
-		out, err := AppendRequest(nil, r)
-		if err != nil {
-			t.Fatalf("decoded request does not encode: %v", err)
-		}
-		r2, err := DecodeRequest(out, fuzzLimits)
-		if err != nil {
-			t.Fatalf("re-encoding does not decode: %v\n%x", err, out)
-		}
-		out2, err := AppendRequest(nil, r2)
-		if err != nil || string(out2) != string(out) {
-			t.Fatalf("encoding is not stable: %v\n%x\n%x", err, out, out2)
-		}
-		if err := sameRequest(r, r2); err != nil {
-			t.Fatal(err)
-		}
-	})
+	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, reqCodec, b) })
 }
 
 func FuzzDecodeEvent(f *testing.F) {
@@ -67,28 +44,7 @@ func FuzzDecodeEvent(f *testing.F) {
 			}
 		}
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		ev, err := DecodeEvent(b, fuzzLimits)
-		if err != nil {
-			wantTypedError(t, err)
-			return
-		}
-		out, err := AppendEvent(nil, ev)
-		if err != nil {
-			t.Fatalf("decoded event does not encode: %v", err)
-		}
-		ev2, err := DecodeEvent(out, fuzzLimits)
-		if err != nil {
-			t.Fatalf("re-encoding does not decode: %v\n%x", err, out)
-		}
-		out2, err := AppendEvent(nil, ev2)
-		if err != nil || string(out2) != string(out) {
-			t.Fatalf("encoding is not stable: %v\n%x\n%x", err, out, out2)
-		}
-		if err := sameEvent(ev, ev2); err != nil {
-			t.Fatal(err)
-		}
-	})
+	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, evCodec, b) })
 }
 
 func FuzzDecodeValue(f *testing.F) {
@@ -110,7 +66,7 @@ func FuzzDecodeValue(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, root, err := DecodeValue(b, fuzzLimits)
 		if err != nil {
-			wantTypedError(t, err)
+			codectest.CheckDecodeError(t, err)
 			return
 		}
 		if err := g.CheckStructure(root); err != nil {

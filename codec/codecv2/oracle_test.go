@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gomonty/monty/codec"
 	pb "github.com/gomonty/monty/internal/pb/montyp2v1"
@@ -41,50 +42,22 @@ func pbType(g *value.Graph, t *value.Type) *pb.Type {
 	return x
 }
 
-func pbList(g *value.Graph, refs []value.NodeID) *pb.ObjectList {
-	l := &pb.ObjectList{}
-	for _, r := range refs {
-		l.Items = append(l.Items, pbObject(g, r))
-	}
-	return l
-}
-
 func pbObject(g *value.Graph, id value.NodeID) *pb.MontyObject {
-	n := &g.Nodes[id]
 	o := &pb.MontyObject{}
-	if pbconv.Leaf(o.ProtoReflect(), n) {
-		return o
-	}
-	switch n.Kind {
-	case value.KindBigInt:
+	switch n := &g.Nodes[id]; {
+	case pbconv.Node(o.ProtoReflect(), g, n, values{}):
+	case n.Kind == value.KindBigInt && n.BigInt().IsInt64():
+		o.Kind = &pb.MontyObject_Int{Int: n.BigInt().Int64()}
+	case n.Kind == value.KindBigInt:
 		b := n.BigInt()
-		if b.IsInt64() {
-			o.Kind = &pb.MontyObject_Int{Int: b.Int64()}
-		} else {
-			o.Kind = &pb.MontyObject_Bigint{Bigint: &pb.BigInt{Negative: b.Sign() < 0, Magnitude: new(big.Int).Abs(b).Bytes()}}
-		}
-	case value.KindList:
-		o.Kind = &pb.MontyObject_List{List: pbList(g, n.Refs())}
-	case value.KindTuple:
-		o.Kind = &pb.MontyObject_Tuple{Tuple: pbList(g, n.Refs())}
-	case value.KindSet:
-		o.Kind = &pb.MontyObject_Set{Set: pbList(g, n.Refs())}
-	case value.KindFrozenSet:
-		o.Kind = &pb.MontyObject_FrozenSet{FrozenSet: pbList(g, n.Refs())}
-	case value.KindNamedTuple:
-		nt := n.Ext().(*value.NamedTuple)
-		x := &pb.NamedTuple{TypeName: nt.TypeName, FieldNames: nt.FieldNames}
-		x.Values = pbList(g, n.Refs()).Items
-		o.Kind = &pb.MontyObject_NamedTuple{NamedTuple: x}
-	case value.KindDict:
-		o.Kind = &pb.MontyObject_Dict{Dict: pbDict(g, n.Pairs())}
-	case value.KindType:
+		o.Kind = &pb.MontyObject_Bigint{Bigint: &pb.BigInt{Negative: b.Sign() < 0, Magnitude: new(big.Int).Abs(b).Bytes()}}
+	case n.Kind == value.KindType:
 		o.Kind = &pb.MontyObject_Type{Type: pbType(g, n.Ext().(*value.Type))}
-	case value.KindClassInstance:
+	case n.Kind == value.KindClassInstance:
 		ci := n.Ext().(*value.ClassInstance)
 		o.Kind = &pb.MontyObject_ClassInstance{ClassInstance: &pb.ClassInstance{
 			Type: pbType(g, g.Nodes[ci.Class].Ext().(*value.Type)), InstanceId: pbUUID(ci.InstanceID), Attrs: pbDict(g, ci.Attrs)}}
-	case value.KindCycle:
+	case n.Kind == value.KindCycle:
 		o.Kind = &pb.MontyObject_Cycle{Cycle: &pb.Cycle{Identity: n.Num, Placeholder: n.Text()}}
 	default:
 		panic(fmt.Sprintf("pbObject: kind %s", n.Kind))
@@ -92,94 +65,22 @@ func pbObject(g *value.Graph, id value.NodeID) *pb.MontyObject {
 	return o
 }
 
-func pbRaised(e *message.RaisedException) *pb.RaisedException {
-	x := &pb.RaisedException{}
-	pbconv.Exc(x.ProtoReflect(), e)
-	return x
+// values converts protocol 2's values: a MontyObject tree in place, no
+// arena.
+type values struct{}
+
+func (values) Value(_ protoreflect.FieldDescriptor, g *value.Graph, id value.NodeID) protoreflect.Value {
+	return protoreflect.ValueOfMessage(pbObject(g, id).ProtoReflect())
 }
 
-func pbExt(g *value.Graph, r *message.ExtResult) *pb.ExtFunctionResult {
-	x := &pb.ExtFunctionResult{}
-	if !pbconv.Ext(x.ProtoReflect(), r) && r.Kind == message.ResultReturn {
-		x.Kind = &pb.ExtFunctionResult_ReturnValue{ReturnValue: pbObject(g, r.Value)}
-	}
-	return x
-}
+func (values) Arena(protoreflect.Message, *value.Graph) {}
 
 func pbRequest(r *message.ParentRequest) *pb.ParentRequest {
-	x := &pb.ParentRequest{}
-	if pbconv.Request(x.ProtoReflect(), r) {
-		return x
-	}
-	switch b := r.Body.(type) {
-	case *message.Feed:
-		f := &pb.Feed{Code: b.Code, SkipTypeCheck: b.SkipTypeCheck}
-		for _, in := range b.Inputs {
-			f.Inputs = append(f.Inputs, &pb.NamedValue{Name: in.Name, Value: pbObject(&b.Values, in.Value)})
-		}
-		x.Kind = &pb.ParentRequest_Feed{Feed: f}
-	case *message.ResumeCall:
-		c := &pb.ResumeCall{CallId: b.CallID}
-		if b.Result != nil {
-			c.Result = pbExt(&b.Values, b.Result)
-		}
-		x.Kind = &pb.ParentRequest_ResumeCall{ResumeCall: c}
-	case *message.ResumeNameLookup:
-		l := &pb.ResumeNameLookup{}
-		switch b.Kind {
-		case message.LookupValue:
-			l.Kind = &pb.ResumeNameLookup_Value{Value: pbObject(&b.Values, b.Value)}
-		case message.LookupUndefined:
-			l.Kind = &pb.ResumeNameLookup_Undefined{Undefined: &pb.Unit{}}
-		case message.LookupError:
-			l.Kind = &pb.ResumeNameLookup_Error{Error: pbRaised(b.Error)}
-		}
-		x.Kind = &pb.ParentRequest_ResumeNameLookup{ResumeNameLookup: l}
-	case *message.ResumeFutures:
-		f := &pb.ResumeFutures{}
-		for _, r := range b.Results {
-			fr := &pb.FutureResult{CallId: r.CallID}
-			if r.Result != nil {
-				fr.Result = pbExt(&b.Values, r.Result)
-			}
-			f.Results = append(f.Results, fr)
-		}
-		x.Kind = &pb.ParentRequest_ResumeFutures{ResumeFutures: f}
-	}
-	return x
+	return pbconv.New[*pb.ParentRequest](pbconv.Request, r, values{})
 }
 
 func pbEvent(e *message.ChildEvent) *pb.ChildEvent {
-	x := &pb.ChildEvent{}
-	if pbconv.Event(x.ProtoReflect(), e) {
-		return x
-	}
-	switch b := e.Body.(type) {
-	case *message.Print:
-		s := b.Segments[0]
-		x.Kind = &pb.ChildEvent_Print{Print: &pb.Print{Stream: pb.PrintStream(s.Stream), Text: s.Text}}
-	case *message.FunctionCall:
-		f := &pb.FunctionCall{FunctionName: b.FunctionName, CallId: b.CallID}
-		for _, a := range b.Args {
-			f.Args = append(f.Args, pbObject(&b.Values, a))
-		}
-		f.Kwargs = pbDict(&b.Values, b.Kwargs).Pairs
-		if b.ObjectID != nil {
-			f.ObjectId = pbUUID(*b.ObjectID)
-		}
-		x.Kind = &pb.ChildEvent_FunctionCall{FunctionCall: f}
-	case *message.OsCall:
-		o := &pb.OsCall{CallId: b.CallID}
-		if b.Op == message.OpGetenv {
-			o.Call = &pb.OsCall_Getenv_{Getenv: &pb.OsCall_Getenv{Key: b.Key, Default: pbObject(&b.Values, b.Default)}}
-		} else {
-			pbconv.OsArg(o.ProtoReflect(), b)
-		}
-		x.Kind = &pb.ChildEvent_OsCall{OsCall: o}
-	case *message.Complete:
-		x.Kind = &pb.ChildEvent_Complete{Complete: &pb.Complete{Value: pbObject(&b.Values, b.Value)}}
-	}
-	return x
+	return pbconv.New[*pb.ChildEvent](pbconv.Event, e, values{})
 }
 
 var stock = proto.MarshalOptions{Deterministic: true}

@@ -7,54 +7,24 @@ import (
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/message"
-	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/value"
 )
-
-// V4 is the protocol-4 codec. It is stateless; the zero value is ready to
-// use and safe for concurrent use.
-type V4 struct{}
 
 // Codec is the protocol-4 codec, registered with package codec.
 var Codec codec.Codec = V4{}
 
 func init() { registry.Add(Codec.Version(), Codec) }
 
-// Version returns 4.
-func (V4) Version() uint32 { return protocol.Version }
-
-// AppendRequest appends the canonical encoding of r to dst.
-func (V4) AppendRequest(dst []byte, r *message.ParentRequest) ([]byte, error) {
-	return AppendRequest(dst, r)
-}
-
-// DecodeRequest decodes one ParentRequest frame body.
-func (V4) DecodeRequest(frame []byte, lim codec.Limits) (*message.ParentRequest, error) {
-	return DecodeRequest(frame, lim)
-}
-
-// AppendEvent appends the canonical encoding of e to dst.
-func (V4) AppendEvent(dst []byte, e *message.ChildEvent) ([]byte, error) {
-	return AppendEvent(dst, e)
-}
-
-// DecodeEvent decodes one ChildEvent frame body.
-func (V4) DecodeEvent(frame []byte, lim codec.Limits) (*message.ChildEvent, error) {
-	return DecodeEvent(frame, lim)
-}
-
 // DecodeRequest decodes one ParentRequest frame body within lim. Errors are
 // *codec.DecodeError; an over-budget frame also matches codec.ErrBudget.
 func DecodeRequest(frame []byte, lim codec.Limits) (*message.ParentRequest, error) {
-	r, _, err := decodeRequest(frame, lim)
-	return r, err
+	return V4{}.DecodeRequest(frame, lim)
 }
 
 // DecodeEvent decodes one ChildEvent frame body within lim. Errors are
 // *codec.DecodeError; an over-budget frame also matches codec.ErrBudget.
 func DecodeEvent(frame []byte, lim codec.Limits) (*message.ChildEvent, error) {
-	e, _, err := decodeEvent(frame, lim)
-	return e, err
+	return V4{}.DecodeEvent(frame, lim)
 }
 
 // DecodeArena decodes a bare Arena message within lim and checks its

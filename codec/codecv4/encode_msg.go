@@ -15,16 +15,14 @@ import (
 	"github.com/gomonty/monty/value"
 )
 
-// AppendRequest appends the canonical encoding of r to dst. The frame cap is
-// protocol.MaxFrameLen; nothing is appended when encoding fails.
+// AppendRequest appends the canonical encoding of r to dst (V4.AppendRequest).
 func AppendRequest(dst []byte, r *message.ParentRequest) ([]byte, error) {
-	return AppendRequestLimits(dst, r, codec.Limits{})
+	return appendRequest(dst, r, codec.Limits{}, dialect4)
 }
 
-// AppendEvent appends the canonical encoding of e to dst. The frame cap is
-// protocol.MaxFrameLen; nothing is appended when encoding fails.
+// AppendEvent appends the canonical encoding of e to dst (V4.AppendEvent).
 func AppendEvent(dst []byte, e *message.ChildEvent) ([]byte, error) {
-	return AppendEventLimits(dst, e, codec.Limits{})
+	return appendEvent(dst, e, codec.Limits{}, dialect4)
 }
 
 // AppendRequestLimits is AppendRequest with the frame cap of lim

@@ -1,13 +1,11 @@
 package codecv4
 
 import (
-	"bytes"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/codectest"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -21,56 +19,16 @@ func FuzzDecodeRequest5(f *testing.F) {
 	for _, r := range request5Corpus() {
 		f.Add(mustEncode5Request(f, r))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c := V5()
-		r, err := c.DecodeRequest(b, fuzzLimits)
-		if err != nil {
-			checkDecodeError(t, err)
-			return
-		}
-		enc, err := c.AppendRequest(nil, r)
-		if err != nil {
-			t.Fatalf("decoded request does not encode: %v", err)
-		}
-		r2, err := c.DecodeRequest(enc, fuzzLimits)
-		if err != nil {
-			t.Fatalf("re-encoded request does not decode: %v\n% x", err, enc)
-		}
-		if d := diff(r, r2); d != "" {
-			t.Fatalf("round trip differs: %s", d)
-		}
-		if enc2, err := c.AppendRequest(nil, r2); err != nil || !bytes.Equal(enc, enc2) {
-			t.Fatalf("encoding is not a fixed point: %v", err)
-		}
-	})
+	requests, _ := coderOf(V5())
+	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, requests, b) })
 }
 
 func FuzzDecodeEvent5(f *testing.F) {
 	for _, e := range event5Corpus() {
 		f.Add(mustEncode5Event(f, e))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c := V5()
-		e, err := c.DecodeEvent(b, fuzzLimits)
-		if err != nil {
-			checkDecodeError(t, err)
-			return
-		}
-		enc, err := c.AppendEvent(nil, e)
-		if err != nil {
-			t.Fatalf("decoded event does not encode: %v", err)
-		}
-		e2, err := c.DecodeEvent(enc, fuzzLimits)
-		if err != nil {
-			t.Fatalf("re-encoded event does not decode: %v\n% x", err, enc)
-		}
-		if d := diff(e, e2); d != "" {
-			t.Fatalf("round trip differs: %s", d)
-		}
-		if enc2, err := c.AppendEvent(nil, e2); err != nil || !bytes.Equal(enc, enc2) {
-			t.Fatalf("encoding is not a fixed point: %v", err)
-		}
-	})
+	_, events := coderOf(V5())
+	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, events, b) })
 }
 
 // TestWriteFuzzSeeds5 regenerates the committed protocol-5 seed corpus
@@ -80,18 +38,6 @@ func FuzzDecodeEvent5(f *testing.F) {
 func TestWriteFuzzSeeds5(t *testing.T) {
 	if os.Getenv("MONTY_WRITE_FUZZ_SEEDS") != "1" {
 		t.Skip("set MONTY_WRITE_FUZZ_SEEDS=1 to rewrite testdata/fuzz")
-	}
-	write := func(target string, seeds [][]byte) {
-		dir := filepath.Join("testdata", "fuzz", target)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range seeds {
-			body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s)
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed%03d", i)), []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 	var reqs, evs [][]byte
 	for _, r := range request5Corpus() {
@@ -129,8 +75,8 @@ func TestWriteFuzzSeeds5(t *testing.T) {
 		pb(nil).msg(5, pb(nil).packed(1, 1, 2).msg(2, pos)).varint(26, 1).varint(27, 2),
 		pb(nil).msg(2, pb(nil).str(1, "f").msg(8, pos).msg(8, pb(nil).str(1, "<python-input-2>"))),
 	)
-	write("FuzzDecodeRequest5", reqs)
-	write("FuzzDecodeEvent5", evs)
+	codectest.WriteSeeds(t, "FuzzDecodeRequest5", reqs)
+	codectest.WriteSeeds(t, "FuzzDecodeEvent5", evs)
 }
 
 // BenchmarkSuspension decodes and encodes small suspension events, the

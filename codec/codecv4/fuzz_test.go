@@ -1,82 +1,40 @@
 package codecv4
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/codectest"
+	"github.com/gomonty/monty/message"
 )
 
-// fuzzLimits keeps each fuzz decode small and fast.
-var fuzzLimits = codec.Limits{MaxDecodeBytes: 64 << 20}
+var (
+	fuzzLimits       = codectest.FuzzLimits
+	checkDecodeError = codectest.CheckDecodeError
+)
 
-func checkDecodeError(t *testing.T, err error) {
-	t.Helper()
-	var de *codec.DecodeError
-	if !errors.As(err, &de) {
-		t.Fatalf("error is %T (%v), not *codec.DecodeError", err, err)
-	}
-	if len(err.Error()) == 0 {
-		t.Fatal("empty error text")
-	}
+// coderOf is the round-trip view of a coder's requests and events.
+func coderOf(c Coder) (codectest.Codec[*message.ParentRequest], codectest.Codec[*message.ChildEvent]) {
+	return codectest.Codec[*message.ParentRequest]{Decode: c.DecodeRequest, Append: c.AppendRequest,
+			Diff: func(a, b *message.ParentRequest) string { return diff(a, b) }},
+		codectest.Codec[*message.ChildEvent]{Decode: c.DecodeEvent, Append: c.AppendEvent,
+			Diff: func(a, b *message.ChildEvent) string { return diff(a, b) }}
 }
 
 func FuzzDecodeRequest(f *testing.F) {
 	for _, r := range requestCorpus() {
 		f.Add(mustEncodeRequest(f, r))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := DecodeRequest(b, fuzzLimits)
-		if err != nil {
-			checkDecodeError(t, err)
-			return
-		}
-		enc, err := AppendRequest(nil, r)
-		if err != nil {
-			t.Fatalf("decoded request does not encode: %v", err)
-		}
-		r2, err := DecodeRequest(enc, fuzzLimits)
-		if err != nil {
-			t.Fatalf("re-encoded request does not decode: %v\n% x", err, enc)
-		}
-		if d := diff(r, r2); d != "" {
-			t.Fatalf("round trip differs: %s", d)
-		}
-		if enc2, err := AppendRequest(nil, r2); err != nil || !bytes.Equal(enc, enc2) {
-			t.Fatalf("encoding is not a fixed point: %v", err)
-		}
-	})
+	requests, _ := coderOf(V4{})
+	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, requests, b) })
 }
 
 func FuzzDecodeEvent(f *testing.F) {
 	for _, e := range eventCorpus() {
 		f.Add(mustEncodeEvent(f, e))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		e, err := DecodeEvent(b, fuzzLimits)
-		if err != nil {
-			checkDecodeError(t, err)
-			return
-		}
-		enc, err := AppendEvent(nil, e)
-		if err != nil {
-			t.Fatalf("decoded event does not encode: %v", err)
-		}
-		e2, err := DecodeEvent(enc, fuzzLimits)
-		if err != nil {
-			t.Fatalf("re-encoded event does not decode: %v\n% x", err, enc)
-		}
-		if d := diff(e, e2); d != "" {
-			t.Fatalf("round trip differs: %s", d)
-		}
-		if enc2, err := AppendEvent(nil, e2); err != nil || !bytes.Equal(enc, enc2) {
-			t.Fatalf("encoding is not a fixed point: %v", err)
-		}
-	})
+	_, events := coderOf(V4{})
+	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, events, b) })
 }
 
 // FuzzDecodeArena reads its input both as a bare Arena message and as the
@@ -89,6 +47,7 @@ func FuzzDecodeArena(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	_, events := coderOf(V4{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if g, err := DecodeArena(b, fuzzLimits); err != nil {
 			checkDecodeError(t, err)
@@ -105,22 +64,7 @@ func FuzzDecodeArena(f *testing.F) {
 				t.Fatalf("round trip differs: %s", d)
 			}
 		}
-		e, err := DecodeEvent(completeFrame(0, b), fuzzLimits)
-		if err != nil {
-			checkDecodeError(t, err)
-			return
-		}
-		enc, err := AppendEvent(nil, e)
-		if err != nil {
-			t.Fatalf("decoded event does not encode: %v", err)
-		}
-		e2, err := DecodeEvent(enc, fuzzLimits)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := diff(e, e2); d != "" {
-			t.Fatalf("round trip differs: %s", d)
-		}
+		codectest.RoundTrip(t, events, completeFrame(0, b))
 	})
 }
 
@@ -130,18 +74,6 @@ func FuzzDecodeArena(f *testing.F) {
 func TestWriteFuzzSeeds(t *testing.T) {
 	if os.Getenv("MONTY_WRITE_FUZZ_SEEDS") != "1" {
 		t.Skip("set MONTY_WRITE_FUZZ_SEEDS=1 to rewrite testdata/fuzz")
-	}
-	write := func(target string, seeds [][]byte) {
-		dir := filepath.Join("testdata", "fuzz", target)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range seeds {
-			body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s)
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed%03d", i)), []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 	var reqs, evs, arenas [][]byte
 	for _, r := range requestCorpus() {
@@ -178,7 +110,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		arenaOf(node(pb(nil).msg(6, pb(nil).varint(1, 1).bytes(2, []byte{0, 0, 1})))),
 		arenaOf(node(pb(nil).msg(10, uuidMsgOf(uuid16)))),
 	)
-	write("FuzzDecodeRequest", reqs)
-	write("FuzzDecodeEvent", evs)
-	write("FuzzDecodeArena", arenas)
+	codectest.WriteSeeds(t, "FuzzDecodeRequest", reqs)
+	codectest.WriteSeeds(t, "FuzzDecodeEvent", evs)
+	codectest.WriteSeeds(t, "FuzzDecodeArena", arenas)
 }

@@ -8,6 +8,8 @@ package codecv4
 import (
 	"math/big"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+
 	pbv "github.com/gomonty/monty/internal/pb/montyv1"
 	"github.com/gomonty/monty/internal/pb/pbconv"
 	"github.com/gomonty/monty/message"
@@ -24,13 +26,9 @@ func pbPairs(ps []value.Pair) *pbv.NodePairs {
 	return out
 }
 
-func pbIndexes(ids []value.NodeID) *pbv.Indexes {
-	return &pbv.Indexes{Items: append([]uint32(nil), ids...)}
-}
-
-func toPBNode(n *value.Node) *pbv.MontyNode {
+func toPBNode(g *value.Graph, n *value.Node) *pbv.MontyNode {
 	m := &pbv.MontyNode{}
-	if pbconv.Leaf(m.ProtoReflect(), n) {
+	if pbconv.Node(m.ProtoReflect(), g, n, values{}) {
 		return m
 	}
 	switch n.Kind {
@@ -41,20 +39,6 @@ func toPBNode(n *value.Node) *pbv.MontyNode {
 			mag = []byte{0}
 		}
 		m.Kind = &pbv.MontyNode_Bigint{Bigint: &pbv.BigInt{Negative: x.Sign() < 0, Magnitude: mag}}
-	case value.KindList:
-		m.Kind = &pbv.MontyNode_List{List: pbIndexes(n.Refs())}
-	case value.KindTuple:
-		m.Kind = &pbv.MontyNode_Tuple{Tuple: pbIndexes(n.Refs())}
-	case value.KindSet:
-		m.Kind = &pbv.MontyNode_Set{Set: pbIndexes(n.Refs())}
-	case value.KindFrozenSet:
-		m.Kind = &pbv.MontyNode_FrozenSet{FrozenSet: pbIndexes(n.Refs())}
-	case value.KindNamedTuple:
-		t := n.Ext().(*value.NamedTuple)
-		m.Kind = &pbv.MontyNode_NamedTuple{NamedTuple: &pbv.NamedTupleNode{TypeName: t.TypeName,
-			FieldNames: append([]string(nil), t.FieldNames...), Values: append([]uint32(nil), n.Refs()...)}}
-	case value.KindDict:
-		m.Kind = &pbv.MontyNode_Dict{Dict: pbPairs(n.Pairs())}
 	case value.KindType:
 		t := n.Ext().(*value.Type)
 		pt := &pbv.Type{Name: t.Name, Origin: pbv.TypeOrigin(t.Origin)}
@@ -84,116 +68,38 @@ func toPBArena(g *value.Graph) *pbv.Arena {
 	}
 	a := &pbv.Arena{NodeCount: uint32(len(g.Nodes)), Nodes: make([]*pbv.MontyNode, len(g.Nodes))}
 	for i := range g.Nodes {
-		a.Nodes[i] = toPBNode(&g.Nodes[i])
+		a.Nodes[i] = toPBNode(g, &g.Nodes[i])
 	}
 	return a
 }
 
-func toPBExc(e *message.RaisedException) *pbv.RaisedException {
-	if e == nil {
-		return nil
-	}
-	out := &pbv.RaisedException{}
-	pbconv.Exc(out.ProtoReflect(), e)
-	return out
+// values converts protocol 4's values: node ids into the message's arena.
+type values struct{}
+
+func (values) Value(_ protoreflect.FieldDescriptor, _ *value.Graph, id value.NodeID) protoreflect.Value {
+	return protoreflect.ValueOfUint32(id)
 }
 
-func toPBExt(r *message.ExtResult) *pbv.ExtFunctionResult {
-	if r == nil {
-		return nil
+func (values) Arena(m protoreflect.Message, g *value.Graph) {
+	if a := toPBArena(g); a != nil {
+		m.Set(m.Descriptor().Fields().ByName("values"), protoreflect.ValueOfMessage(a.ProtoReflect()))
 	}
-	out := &pbv.ExtFunctionResult{}
-	if r.Kind == message.ResultReturn {
-		out.Kind = &pbv.ExtFunctionResult_ReturnValue{ReturnValue: r.Value}
-	} else {
-		pbconv.Ext(out.ProtoReflect(), r)
-	}
-	return out
 }
 
 func toPBRequest(r *message.ParentRequest) *pbv.ParentRequest {
-	out := &pbv.ParentRequest{}
-	if pbconv.Request(out.ProtoReflect(), r) {
-		return out
-	}
-	switch x := r.Body.(type) {
-	case *message.Feed:
-		f := &pbv.Feed{Code: x.Code, Values: toPBArena(&x.Values), SkipTypeCheck: x.SkipTypeCheck, Cwd: x.Cwd}
-		for _, in := range x.Inputs {
-			f.Inputs = append(f.Inputs, &pbv.NamedRef{Name: in.Name, Value: in.Value})
-		}
-		out.Kind = &pbv.ParentRequest_Feed{Feed: f}
-	case *message.ResumeCall:
-		out.Kind = &pbv.ParentRequest_ResumeCall{ResumeCall: &pbv.ResumeCall{CallId: x.CallID, Result: toPBExt(x.Result), Values: toPBArena(&x.Values)}}
-	case *message.ResumeNameLookup:
-		l := &pbv.ResumeNameLookup{Values: toPBArena(&x.Values)}
-		switch x.Kind {
-		case message.LookupValue:
-			l.Kind = &pbv.ResumeNameLookup_Value{Value: x.Value}
-		case message.LookupUndefined:
-			l.Kind = &pbv.ResumeNameLookup_Undefined{Undefined: &pbv.Unit{}}
-		case message.LookupError:
-			e := toPBExc(x.Error)
-			if e == nil {
-				e = &pbv.RaisedException{}
-			}
-			l.Kind = &pbv.ResumeNameLookup_Error{Error: e}
-		}
-		out.Kind = &pbv.ParentRequest_ResumeNameLookup{ResumeNameLookup: l}
-	case *message.ResumeFutures:
-		f := &pbv.ResumeFutures{Values: toPBArena(&x.Values)}
-		for _, r := range x.Results {
-			f.Results = append(f.Results, &pbv.FutureResult{CallId: r.CallID, Result: toPBExt(r.Result)})
-		}
-		out.Kind = &pbv.ParentRequest_ResumeFutures{ResumeFutures: f}
-	}
-	return out
-}
-
-func toPBOsCall(x *message.OsCall) *pbv.OsCall {
-	o := &pbv.OsCall{CallId: x.CallID, Values: toPBArena(&x.Values)}
-	switch {
-	case pbconv.OsArg(o.ProtoReflect(), x):
-	case x.Op == message.OpGetenv:
-		o.Call = &pbv.OsCall_Getenv_{Getenv: &pbv.OsCall_Getenv{Key: x.Key, Default: x.Default}}
-	case x.Op == message.OpUrandom:
-		o.Call = &pbv.OsCall_Urandom_{Urandom: &pbv.OsCall_Urandom{Size: x.Size}}
-	}
-	return o
+	return pbconv.New[*pbv.ParentRequest](pbconv.Request, r, values{})
 }
 
 func toPBEvent(e *message.ChildEvent) *pbv.ChildEvent {
-	out := &pbv.ChildEvent{}
-	if pbconv.Event(out.ProtoReflect(), e) {
-		return out
-	}
-	switch x := e.Body.(type) {
-	case *message.Print:
-		p := &pbv.Print{}
-		for _, s := range x.Segments {
-			p.Segments = append(p.Segments, &pbv.PrintSegment{Stream: pbv.PrintStream(s.Stream), Text: s.Text})
-		}
-		out.Kind = &pbv.ChildEvent_Print{Print: p}
-	case *message.FunctionCall:
-		out.Kind = &pbv.ChildEvent_FunctionCall{FunctionCall: toPBCall(x)}
-	case *message.OsCall:
-		out.Kind = &pbv.ChildEvent_OsCall{OsCall: toPBOsCall(x)}
-	case *message.Complete:
-		out.Kind = &pbv.ChildEvent_Complete{Complete: &pbv.Complete{Value: x.Value, Values: toPBArena(&x.Values)}}
-	}
-	return out
+	return pbconv.New[*pbv.ChildEvent](pbconv.Event, e, values{})
+}
+
+func toPBOsCall(x *message.OsCall) *pbv.OsCall {
+	return toPBEvent(&message.ChildEvent{Body: x}).GetOsCall()
 }
 
 func toPBCall(x *message.FunctionCall) *pbv.FunctionCall {
-	c := &pbv.FunctionCall{FunctionName: x.FunctionName, Args: x.Args, CallId: x.CallID,
-		AllowEagerAwait: x.AllowEagerAwait, Values: toPBArena(&x.Values)}
-	for _, p := range x.Kwargs {
-		c.Kwargs = append(c.Kwargs, &pbv.NodePair{Key: p.Key, Value: p.Value})
-	}
-	if x.ObjectID != nil {
-		c.ObjectId = pbUUID(*x.ObjectID)
-	}
-	return c
+	return toPBEvent(&message.ChildEvent{Body: x}).GetFunctionCall()
 }
 
 // ---- generated → domain, for the benchmarks' baseline ----

@@ -16,6 +16,7 @@ package pbconv
 import (
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gomonty/monty/message"
@@ -167,6 +168,53 @@ func Leaf(m protoreflect.Message, n *value.Node) bool {
 	return true
 }
 
+// Node is Leaf, else Container: it sets the arm of m for node n of g
+// when every schema shapes n's kind alike, and reports whether it did.
+func Node(m protoreflect.Message, g *value.Graph, n *value.Node, v Values) bool {
+	return Leaf(m, n) || Container(m, g, n, v)
+}
+
+// Container sets the oneof arm of m, a MontyObject or a MontyNode, for
+// node n of g when n is a container every schema shapes alike around its
+// values (list, tuple, set, frozenset, named tuple, dict: the items in a
+// repeated field "items", "values" or "pairs"), converting the items
+// through v, and reports whether it was.
+func Container(m protoreflect.Message, g *value.Graph, n *value.Node, v Values) bool {
+	num := protoreflect.FieldNumber(n.Kind)
+	switch n.Kind {
+	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
+		x := Arm(m, num)
+		for _, r := range n.Refs() {
+			appendValue(v, x, "items", g, r)
+		}
+	case value.KindNamedTuple:
+		t, x := n.Ext().(*value.NamedTuple), Arm(m, num)
+		Set(x, "type_name", t.TypeName)
+		l := x.Mutable(field(x, "field_names")).List()
+		for _, f := range t.FieldNames {
+			l.Append(protoreflect.ValueOfString(f))
+		}
+		for _, r := range n.Refs() {
+			appendValue(v, x, "values", g, r)
+		}
+	case value.KindDict:
+		Pairs(Arm(m, num), g, n.Pairs(), v)
+	default:
+		return false
+	}
+	return true
+}
+
+// Pairs fills a dict's message (Dict at protocol 2, NodePairs later) with
+// ps, converting keys and values through v.
+func Pairs(m protoreflect.Message, g *value.Graph, ps []value.Pair, v Values) {
+	for _, p := range ps {
+		x := newElem(m, "pairs")
+		setValue(v, x, "key", g, p.Key)
+		setValue(v, x, "value", g, p.Value)
+	}
+}
+
 // Exc fills a RaisedException message.
 func Exc(m protoreflect.Message, e *message.RaisedException) {
 	Set(m, "exc_type", e.Type)
@@ -297,11 +345,66 @@ func Ext(m protoreflect.Message, r *message.ExtResult) bool {
 	return true
 }
 
-// Request fills a ParentRequest's trace_parent and, for the bodies every
-// schema writes alike (those without values: Configure's common fields,
-// InstallDependencies, Dump, Load, Reset, Shutdown, AbortFeed), its arm;
-// it reports whether r's body was one.
-func Request(m protoreflect.Message, r *message.ParentRequest) bool {
+// Values converts what the schemas model apart: a value (a MontyObject
+// tree at protocol 2, a node id into the message's arena at 4 and 5) and
+// a message's arena.
+type Values interface {
+	// Value is root id of g as a value of field fd (or an element of it,
+	// for a repeated field).
+	Value(fd protoreflect.FieldDescriptor, g *value.Graph, id value.NodeID) protoreflect.Value
+	// Arena sets the arena field of m to g (a schema without one ignores
+	// it).
+	Arena(m protoreflect.Message, g *value.Graph)
+}
+
+// setValue sets field name of m to root id of g.
+func setValue(v Values, m protoreflect.Message, name string, g *value.Graph, id value.NodeID) {
+	fd := field(m, name)
+	m.Set(fd, v.Value(fd, g, id))
+}
+
+// appendValue appends root id of g to repeated field name of m.
+func appendValue(v Values, m protoreflect.Message, name string, g *value.Graph, id value.NodeID) {
+	fd := field(m, name)
+	m.Mutable(fd).List().Append(v.Value(fd, g, id))
+}
+
+// newElem appends a new message to repeated field name of m and returns
+// it.
+func newElem(m protoreflect.Message, name string) protoreflect.Message {
+	l := m.Mutable(field(m, name)).List()
+	e := l.NewElement()
+	l.Append(e)
+	return e.Message()
+}
+
+// setIf sets field name of m to v unless v is the zero value, so that a
+// field one schema lacks is only named when the message uses it.
+func setIf[T comparable](m protoreflect.Message, name string, v T) {
+	var zero T
+	if v != zero {
+		Set(m, name, v)
+	}
+}
+
+// result fills an ExtFunctionResult, its returned value through v.
+func result(v Values, m protoreflect.Message, g *value.Graph, r *message.ExtResult) {
+	if !Ext(m, r) && r.Kind == message.ResultReturn {
+		setValue(v, m, "return_value", g, r.Value)
+	}
+}
+
+// callResult fills the call id and result of a ResumeCall or a
+// FutureResult.
+func callResult(v Values, m protoreflect.Message, g *value.Graph, id uint32, r *message.ExtResult) {
+	Set(m, "call_id", id)
+	if r != nil {
+		result(v, Sub(m, "result"), g, r)
+	}
+}
+
+// Request fills a ParentRequest from r, its values through v.
+func Request(m protoreflect.Message, r *message.ParentRequest, v Values) {
 	Set(m, "trace_parent", r.TraceParent)
 	switch b := r.Body.(type) {
 	case *message.Configure:
@@ -312,6 +415,40 @@ func Request(m protoreflect.Message, r *message.ParentRequest) bool {
 		for _, r := range b.Requirements {
 			l.Append(protoreflect.ValueOfString(r))
 		}
+	case *message.Feed:
+		f := Sub(m, "feed")
+		Set(f, "code", b.Code)
+		for _, in := range b.Inputs {
+			x := newElem(f, "inputs")
+			Set(x, "name", in.Name)
+			setValue(v, x, "value", &b.Values, in.Value)
+		}
+		v.Arena(f, &b.Values)
+		Set(f, "skip_type_check", b.SkipTypeCheck)
+		setIf(f, "cwd", b.Cwd)
+	case *message.ResumeCall:
+		c := Sub(m, "resume_call")
+		callResult(v, c, &b.Values, b.CallID, b.Result)
+		v.Arena(c, &b.Values)
+	case *message.ResumeNameLookup:
+		l := Sub(m, "resume_name_lookup")
+		switch b.Kind {
+		case message.LookupValue:
+			setValue(v, l, "value", &b.Values, b.Value)
+		case message.LookupUndefined:
+			Sub(l, "undefined")
+		case message.LookupError:
+			if x := Sub(l, "error"); b.Error != nil {
+				Exc(x, b.Error)
+			}
+		}
+		v.Arena(l, &b.Values)
+	case *message.ResumeFutures:
+		f := Sub(m, "resume_futures")
+		for _, r := range b.Results {
+			callResult(v, newElem(f, "results"), &b.Values, r.CallID, r.Result)
+		}
+		v.Arena(f, &b.Values)
 	case *message.Dump:
 		Sub(m, "dump")
 	case *message.Load:
@@ -324,24 +461,71 @@ func Request(m protoreflect.Message, r *message.ParentRequest) bool {
 		if a := Sub(m, "abort_feed"); b.Exception != nil {
 			Exc(Sub(a, "exception"), b.Exception)
 		}
-	default:
-		return false
 	}
-	return true
 }
 
-// Event fills the envelope fields of a ChildEvent every schema has
-// (total_execution_micros, max_duration_micros, restored_script_name,
-// max_suspensions) and, for the bodies every schema writes alike
-// (NameLookup's name and object id, ResolveFutures' ids, Error,
-// TypingError, DumpResult, Ok, FatalError, ShutdownDump), its arm; it
-// reports whether e's body was one.
-func Event(m protoreflect.Message, e *message.ChildEvent) bool {
+// New is a new M filled from x by fill (Request or Event).
+func New[M interface {
+	*T
+	proto.Message
+}, T, X any](fill func(protoreflect.Message, X, Values), x X, v Values) M {
+	m := M(new(T))
+	fill(m.ProtoReflect(), x, v)
+	return m
+}
+
+// Event fills a ChildEvent from e, its values through v. A Print is
+// written as the schema models it: one segment per event at protocol 2,
+// a list of segments later.
+func Event(m protoreflect.Message, e *message.ChildEvent, v Values) {
 	Set(m, "total_execution_micros", e.TotalExecutionMicros)
 	Set(m, "max_duration_micros", e.MaxDurationMicros)
 	Set(m, "restored_script_name", e.RestoredScriptName)
 	Set(m, "max_suspensions", e.MaxSuspensions)
 	switch b := e.Body.(type) {
+	case *message.Print:
+		p := Sub(m, "print")
+		if p.Descriptor().Fields().ByName("segments") == nil {
+			s := b.Segments[0]
+			Set(p, "stream", protoreflect.EnumNumber(s.Stream))
+			Set(p, "text", s.Text)
+			break
+		}
+		for _, s := range b.Segments {
+			x := newElem(p, "segments")
+			Set(x, "stream", protoreflect.EnumNumber(s.Stream))
+			Set(x, "text", s.Text)
+		}
+	case *message.FunctionCall:
+		c := Sub(m, "function_call")
+		Set(c, "function_name", b.FunctionName)
+		for _, a := range b.Args {
+			appendValue(v, c, "args", &b.Values, a)
+		}
+		for _, p := range b.Kwargs {
+			x := newElem(c, "kwargs")
+			setValue(v, x, "key", &b.Values, p.Key)
+			setValue(v, x, "value", &b.Values, p.Value)
+		}
+		Set(c, "call_id", b.CallID)
+		if b.ObjectID != nil {
+			UUID(Sub(c, "object_id"), b.ObjectID)
+		}
+		setIf(c, "allow_eager_await", b.AllowEagerAwait)
+		v.Arena(c, &b.Values)
+	case *message.OsCall:
+		o := Sub(m, "os_call")
+		Set(o, "call_id", b.CallID)
+		switch {
+		case OsArg(o, b):
+		case b.Op == message.OpGetenv:
+			g := Sub(o, "getenv")
+			Set(g, "key", b.Key)
+			setValue(v, g, "default", &b.Values, b.Default)
+		case b.Op == message.OpUrandom:
+			Set(Sub(o, "urandom"), "size", b.Size)
+		}
+		v.Arena(o, &b.Values)
 	case *message.NameLookup:
 		l := Sub(m, "name_lookup")
 		Set(l, "name", b.Name)
@@ -354,6 +538,10 @@ func Event(m protoreflect.Message, e *message.ChildEvent) bool {
 		for _, id := range b.PendingCallIDs {
 			ids.Append(protoreflect.ValueOfUint32(id))
 		}
+	case *message.Complete:
+		c := Sub(m, "complete")
+		setValue(v, c, "value", &b.Values, b.Value)
+		v.Arena(c, &b.Values)
 	case *message.Error:
 		if e := Sub(m, "error"); b.Exception != nil {
 			Exc(Sub(e, "exception"), b.Exception)
@@ -370,8 +558,5 @@ func Event(m protoreflect.Message, e *message.ChildEvent) bool {
 		if s := Sub(m, "shutdown"); b.Dump != nil {
 			Set(s, "dump", append([]byte{}, *b.Dump...))
 		}
-	default:
-		return false
 	}
-	return true
 }
