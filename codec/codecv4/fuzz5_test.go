@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gomonty/monty/codec"
-	"github.com/gomonty/monty/codec/internal/codectest"
+	"github.com/gomonty/monty/internal/codectest"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/gomonty/monty/codec/internal/codectest"
+	"github.com/gomonty/monty/internal/codectest"
 	"github.com/gomonty/monty/message"
 )
 
