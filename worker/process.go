@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,6 +32,10 @@ const (
 	// process may run on one CPU only (see Config.SpinWait).
 	OneCPUSpinWait = 50 * time.Microsecond
 )
+
+// liveWorkers counts the workers this process has started and not yet
+// reaped (see Config.SpinWait).
+var liveWorkers atomic.Int32
 
 // numCPU is runtime.NumCPU, replaced in tests.
 var numCPU = runtime.NumCPU
@@ -74,20 +79,38 @@ type Config struct {
 	// only. montygo subprocess, which waits for its inner worker inside
 	// every relayed turn, sets it.
 	//
-	// 0, the default, never spins, except where this process may run on
-	// one CPU only (runtime.NumCPU is 1: an affinity mask or a cpuset of
-	// one CPU, which the worker inherits): there it is OneCPUSpinWait.
-	// Parent and worker then take turns on that CPU, so a spin cannot
-	// take CPU time the worker is using (each attempt yields the CPU, and
-	// with GOMAXPROCS 1 the P to the program's other goroutines), and it
-	// keeps the waiting goroutine off the blocking read, which on one CPU
-	// costs more: measured pinned to one CPU, a warm feed took 7.3-7.8 µs
-	// with the spin against 11.0-11.8 µs without it, 1,000 host calls
-	// 6.6-7.3 ms against 7.3-8.0 ms (docs/PERFORMANCE.md, "A parent on one
-	// CPU"). A CPU quota alone (a container's --cpus) does not count: the
-	// worker may then run on another CPU while the parent spins. A
-	// negative value never spins.
+	// 0, the default, spins only on the smallest machines, where a
+	// waiting thread's CPU would otherwise go idle and the wake-up that
+	// ends the wait costs most (a virtual machine may halt an idle CPU at
+	// once, and waking it then costs tens of microseconds):
+	//
+	//   - where this process may run on one CPU only (runtime.NumCPU is
+	//     1: an affinity mask or a cpuset of one CPU, which the worker
+	//     inherits), every read spins for OneCPUSpinWait. Parent and
+	//     worker take turns on that CPU, so a spin cannot take CPU time
+	//     the worker is using (each attempt yields the CPU, and with
+	//     GOMAXPROCS 1 the P to the program's other goroutines). Measured
+	//     pinned to one CPU, a warm feed took 7.3-7.8 µs with the spin
+	//     against 11.0-11.8 µs without it.
+	//   - on two CPUs, a read spins for OneCPUSpinWait while its worker is
+	//     the only live worker this process has started (one session, or
+	//     a pool of one): the spin keeps the waiting CPU awake for the
+	//     reply. With two or more live workers the sessions keep both CPUs
+	//     busy and a spin would take CPU time from the other sessions, so
+	//     reads do not spin. Measured on a 2-vCPU VM: one session's warm
+	//     feed 26-29 µs without the spin against 18 µs with it, and a
+	//     relayed session (montygo subprocess) 35-47 µs against 15-18 µs;
+	//     a pool of two sessions lost 20-50 % of its feeds per second when
+	//     every read spun (docs/PERFORMANCE.md, "A lone session on two
+	//     CPUs").
+	//
+	// A CPU quota alone (a container's --cpus) does not count. Larger
+	// machines never spin by default. A negative value never spins.
 	SpinWait time.Duration
+
+	// soleSpin limits the spin to reads made while this process has one
+	// live worker (the two-CPU default).
+	soleSpin bool
 }
 
 func (c Config) withDefaults() Config {
@@ -114,6 +137,8 @@ func (c Config) withDefaults() Config {
 		c.SpinWait = 0
 	case c.SpinWait == 0 && numCPU() == 1:
 		c.SpinWait = OneCPUSpinWait
+	case c.SpinWait == 0 && numCPU() == 2:
+		c.SpinWait, c.soleSpin = OneCPUSpinWait, true
 	}
 	return c
 }
@@ -128,9 +153,10 @@ type Process struct {
 	cfg    Config
 	bin    string
 	cmd    *exec.Cmd
-	stdin  *os.File // parent's write end of the child's stdin
-	stdout *os.File // parent's read end of the child's stdout
-	errR   *os.File // parent's read end of the child's stderr
+	stdin  *os.File   // parent's write end of the child's stdin
+	stdout *os.File   // parent's read end of the child's stdout
+	errR   *os.File   // parent's read end of the child's stderr
+	out    *firstRead // what conn reads
 	conn   *transport.Stream
 	log    *slog.Logger
 	tail   *ring
@@ -195,6 +221,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		closeAll()
 		return nil, fmt.Errorf("monty worker: start %s: %w", bin, err)
 	}
+	liveWorkers.Add(1)
 	// The child has its copies; ours must go, or EOF would never arrive.
 	inR.Close()
 	outW.Close()
@@ -207,11 +234,12 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		stdin:      inW,
 		stdout:     outR,
 		errR:       errR,
-		conn:       transport.NewStream(&firstRead{File: outR, spin: cfg.SpinWait}, stdinWriter(inW, cfg.SpinWait), cfg.MaxFrameLen),
+		out:        &firstRead{File: outR, spin: cfg.SpinWait, sole: cfg.soleSpin},
 		tail:       newRing(cfg.StderrLimit),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
 	}
+	p.conn = transport.NewStream(p.out, stdinWriter(inW, cfg.SpinWait), cfg.MaxFrameLen)
 	p.log = cfg.Logger.With(slog.String("worker", bin), slog.Int("pid", cmd.Process.Pid))
 	p.wg.Add(2)
 	go p.reap(pidfd)
@@ -226,6 +254,7 @@ func (p *Process) reap(pidfd int) {
 	defer p.wg.Done()
 	awaitExit(pidfd)
 	err := p.cmd.Wait()
+	liveWorkers.Add(-1)
 	p.exit = exitOf(p.cmd.ProcessState, err)
 	close(p.exited)
 	p.log.Debug("monty worker exited", slog.String("exit", p.exit.String()))

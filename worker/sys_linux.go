@@ -135,6 +135,7 @@ type firstRead struct {
 	*os.File
 	waited bool
 	spin   time.Duration
+	sole   bool // spin only while liveWorkers is 1
 
 	// Made once by raw, so that the calls on every read allocate nothing.
 	rc     syscall.RawConn
@@ -177,7 +178,7 @@ func (r *firstRead) Read(b []byte) (int, error) {
 		if rc := r.raw(); rc != nil {
 			rc.Control(func(fd uintptr) { awaitReadable(int(fd)) })
 		}
-	case r.spin > 0 && len(b) > 0:
+	case len(b) > 0 && r.spins():
 		// The spin reads what comes within it itself (raw read
 		// attempts); past it, the ordinary blocking read.
 		if rc := r.raw(); rc != nil {
@@ -190,6 +191,13 @@ func (r *firstRead) Read(b []byte) (int, error) {
 		}
 	}
 	return r.File.Read(b)
+}
+
+// spins reports whether a read now spins: when it has a spin, and for
+// the two-CPU default (sole) only while its worker is this process's one
+// live worker.
+func (r *firstRead) spins() bool {
+	return r.spin > 0 && (!r.sole || liveWorkers.Load() == 1)
 }
 
 // Pending reports whether bytes are waiting in the child's stdout pipe

@@ -161,26 +161,32 @@ func goroutineStack(fn string) string {
 }
 
 // A zero SpinWait spins for OneCPUSpinWait when the process may run on one
-// CPU only, and never otherwise; a negative one never spins; a positive
-// one is kept. The worker started with the one-CPU default answers as
-// usual through the spinning reads.
+// CPU only, and on two CPUs while the worker is the process's only live
+// one (sole), never on more; a negative one never spins; a positive one is
+// kept, and not limited to a lone worker. The worker started with the
+// one-CPU default answers as usual through the spinning reads.
 func TestOneCPUSpinsByDefault(t *testing.T) {
 	bin := realWorker(t)
 	defer func(f func() int) { numCPU = f }(numCPU)
 	for _, c := range []struct {
 		cpus       int
 		spin, want time.Duration
+		sole       bool
 	}{
-		{1, 0, OneCPUSpinWait},
-		{2, 0, 0},
-		{1, -1, 0},
-		{2, -1, 0},
-		{1, 7 * time.Microsecond, 7 * time.Microsecond},
-		{8, 7 * time.Microsecond, 7 * time.Microsecond},
+		{1, 0, OneCPUSpinWait, false},
+		{2, 0, OneCPUSpinWait, true},
+		{3, 0, 0, false},
+		{8, 0, 0, false},
+		{1, -1, 0, false},
+		{2, -1, 0, false},
+		{1, 7 * time.Microsecond, 7 * time.Microsecond, false},
+		{2, 7 * time.Microsecond, 7 * time.Microsecond, false},
+		{8, 7 * time.Microsecond, 7 * time.Microsecond, false},
 	} {
 		numCPU = func() int { return c.cpus }
-		if got := (Config{SpinWait: c.spin}).withDefaults().SpinWait; got != c.want {
-			t.Errorf("%d CPUs, SpinWait %v: got %v, want %v", c.cpus, c.spin, got, c.want)
+		got := (Config{SpinWait: c.spin}).withDefaults()
+		if got.SpinWait != c.want || got.soleSpin != c.sole {
+			t.Errorf("%d CPUs, SpinWait %v: got %v (sole %v), want %v (sole %v)", c.cpus, c.spin, got.SpinWait, got.soleSpin, c.want, c.sole)
 		}
 	}
 	numCPU = func() int { return 1 }
@@ -196,4 +202,50 @@ func TestOneCPUSpinsByDefault(t *testing.T) {
 			t.Fatalf("feed answered with arm %d, want Complete (6)", got)
 		}
 	}
+}
+
+// On two CPUs the default spin is a lone worker's: a read spins while its
+// worker is the only live worker of the process, not while a second one
+// runs, and again once the second has been reaped; an explicit SpinWait
+// spins regardless. Reads answer as usual either way.
+func TestTwoCPUsSpinWhileAlone(t *testing.T) {
+	bin := realWorker(t)
+	defer func(f func() int) { numCPU = f }(numCPU)
+	numCPU = func() int { return 2 }
+	if n := liveWorkers.Load(); n != 0 {
+		t.Fatalf("%d workers live before the test", n)
+	}
+	spins := func(p *Process) bool { return p.out.spins() }
+	feed := func(p *Process) {
+		t.Helper()
+		if got := eventArm(t, roundTrip(t, p, feedFrame("1 + 2"))); got != 6 {
+			t.Fatalf("feed answered with arm %d, want Complete (6)", got)
+		}
+	}
+	a := start(t, Config{Binary: bin})
+	if got := eventArm(t, roundTrip(t, a, configureV2)); got != 10 {
+		t.Fatalf("Configure answered with arm %d, want Ok (10)", got)
+	}
+	if !spins(a) {
+		t.Fatal("the only live worker's reads do not spin")
+	}
+	feed(a)
+	b := start(t, Config{Binary: bin})
+	explicit := start(t, Config{Binary: bin, SpinWait: OneCPUSpinWait})
+	if spins(a) || spins(b) {
+		t.Fatalf("reads spin with %d workers live", liveWorkers.Load())
+	}
+	if !spins(explicit) {
+		t.Fatal("an explicit SpinWait does not spin beside other workers")
+	}
+	feed(a)
+	for _, p := range []*Process{b, explicit} {
+		if err := p.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !spins(a) {
+		t.Fatalf("the lone worker's reads do not spin again (%d live)", liveWorkers.Load())
+	}
+	feed(a)
 }

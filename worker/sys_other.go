@@ -22,6 +22,7 @@ func awaitExit(int) {}
 type firstRead struct {
 	*os.File
 	spin time.Duration
+	sole bool
 }
 
 // Pending is not implemented off Linux (it reports false); read-ahead

@@ -82,9 +82,13 @@ func init() {
 	}
 }
 
+// benchSpin is the parent's worker.Config.SpinWait (RELAY_BENCH_SPIN, a
+// duration; unset: the default).
+var benchSpin, _ = time.ParseDuration(os.Getenv("RELAY_BENCH_SPIN"))
+
 func benchSession(b *testing.B, t target) *session.Session {
 	s, err := session.Start(context.Background(), session.Launch{
-		Launcher:        session.ProcessLauncher{Worker: worker.Config{Binary: t.bin(b), Logger: quiet}},
+		Launcher:        session.ProcessLauncher{Worker: worker.Config{Binary: t.bin(b), Logger: quiet, SpinWait: benchSpin}},
 		ProtocolVersion: t.version,
 	}, session.Config{Logger: quiet})
 	if err != nil {
