@@ -83,7 +83,8 @@ func init() {
 }
 
 // benchSpin is the parent's worker.Config.SpinWait (RELAY_BENCH_SPIN, a
-// duration; unset: the default).
+// duration: unset or 0 is the default, which on two CPUs spins while the
+// benchmark's one worker is its only one; -1ns never spins).
 var benchSpin, _ = time.ParseDuration(os.Getenv("RELAY_BENCH_SPIN"))
 
 func benchSession(b *testing.B, t target) *session.Session {
