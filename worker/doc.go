@@ -15,10 +15,13 @@
 // pidfd) park in the poller instead of holding a thread in a system call,
 // so a parent waiting for a starting worker is fully idle and leaves the
 // CPU to it. [Config.SpinWait] busy-polls the stdout pipe for a bounded
-// time before each later read blocks: by default only in a process that
-// may run on one CPU only, where parent and worker take turns on it; set
-// by montygo subprocess, whose inner worker answers within microseconds,
-// where a sleeping thread's wake-up costs more on a small virtual machine.
+// time before each later read blocks: by default in a process that may
+// run on one CPU only, where parent and worker take turns on it, and on two
+// CPUs while the read's worker is the process's only live one (a lone
+// session keeps its CPU awake for the reply; several sessions keep the CPUs
+// busy themselves); set by montygo subprocess, whose inner worker answers
+// within microseconds. On a small virtual machine a sleeping thread's
+// wake-up costs more than the spin.
 //
 // The child's stderr is drained by one goroutine into a bounded ring
 // buffer (the tail is attached to crash errors) and logged through
