@@ -124,10 +124,6 @@ func Reserve[T any](b *Budget, s []T, n int, elemSize int64) ([]T, error) {
 	return ns, nil
 }
 
-// Bytes charges a byte or string payload of length n that will be copied
-// into fresh storage.
-func (b *Budget) Bytes(n int) error { return b.Charge(int64(n)) }
-
 // SizeOf returns the in-memory size of a value of type T, for charging.
 func SizeOf[T any]() int64 {
 	var z T

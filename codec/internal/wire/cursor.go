@@ -18,39 +18,18 @@ var ErrDelimited = errors.New("delimited length exceeded")
 // Cursor enters, counting the frame's top message as level 0.
 const MaxDepth = 100
 
-// Budget is the decode budget of one frame, shared by both codecs'
-// decoders: every allocation a decode makes is charged to it first.
-type Budget struct {
-	Bud budget.Budget // held by value: one allocation fewer per frame
-}
-
-// Charge takes n bytes from the budget (budget.ErrExceeded when they do
-// not fit).
-func (b *Budget) Charge(n int64) error { return b.Bud.Charge(n) }
-
-// Charged returns what the decode has charged so far.
-func (b *Budget) Charged() int64 { return b.Bud.Charged() }
-
-// Grow makes room for one more element of a decoded slice, charging the
-// full replacement allocation (elem bytes a slot) when it has to grow.
-func Grow[T any](b *Budget, s []T, elem int64) ([]T, error) {
-	return budget.Grow(&b.Bud, s, elem)
-}
-
 // Cursor reads one frame the way prost does: a nested message's fields are
 // decoded from the enclosing buffer, so a length that overshoots the
 // nested limit is caught when the message is left (ErrDelimited), while
 // one that overshoots the frame is a buffer underflow. It tracks the
-// message depth against MaxDepth and carries the frame's Budget.
+// message depth against MaxDepth and carries the frame's decode budget,
+// which every allocation the decode makes is charged to first.
 type Cursor struct {
-	Budget
+	Bud   budget.Budget // held by value: one allocation fewer per frame
 	Buf   []byte
 	Pos   int
 	Depth int // nesting level of the message being decoded; the frame's top message is 0
 }
-
-// Rest is the unread part of the frame.
-func (c *Cursor) Rest() []byte { return c.Buf[c.Pos:] }
 
 // Varint reads a varint.
 func (c *Cursor) Varint() (uint64, error) {
