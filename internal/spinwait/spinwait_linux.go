@@ -21,19 +21,36 @@ type pollFd struct {
 const pollIn = 0x1
 
 func readable(fd uintptr, d time.Duration) bool {
-	var start time.Time
-	one := false
-	for i := 0; ; i++ {
+	var sp spinner
+	for {
 		if ready(fd) {
 			return true
 		}
-		if i == 0 {
-			start, one = time.Now(), runtime.GOMAXPROCS(0) == 1
-		} else if time.Since(start) >= d {
+		if !sp.next(d) {
 			return false
 		}
-		yield(one)
 	}
+}
+
+// spinner paces a spin's attempts: after each failed one, next yields
+// (see yield) and reports whether the budget d, counted from the first
+// failed attempt, allows another. The clock is read, and GOMAXPROCS
+// looked at, only once an attempt has failed.
+type spinner struct {
+	start   time.Time
+	one     bool
+	started bool
+}
+
+func (s *spinner) next(d time.Duration) bool {
+	if !s.started {
+		s.started = true
+		s.start, s.one = time.Now(), runtime.GOMAXPROCS(0) == 1
+	} else if time.Since(s.start) >= d {
+		return false
+	}
+	yield(s.one)
+	return true
 }
 
 // yield gives the CPU to other processes (the peer the spin waits for,
@@ -81,9 +98,8 @@ func read(fd uintptr, b []byte, d time.Duration) (int, syscall.Errno, bool) {
 	}
 	iov := unix.Iovec{Base: unsafe.SliceData(b)}
 	iov.SetLen(min(len(b), 1<<30))
-	var start time.Time
-	one := false
-	for i := 0; ; i++ {
+	var sp spinner
+	for {
 		// Offset -1: the file's own position, as read uses (a pipe has
 		// none). It never waits, so it is a raw system call.
 		n, _, errno := syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1,
@@ -102,12 +118,9 @@ func read(fd uintptr, b []byte, d time.Duration) (int, syscall.Errno, bool) {
 		default:
 			return 0, errno, true
 		}
-		if i == 0 {
-			start, one = time.Now(), runtime.GOMAXPROCS(0) == 1
-		} else if time.Since(start) >= d {
+		if !sp.next(d) {
 			return 0, 0, false
 		}
-		yield(one)
 	}
 }
 

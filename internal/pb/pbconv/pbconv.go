@@ -168,18 +168,18 @@ func Leaf(m protoreflect.Message, n *value.Node) bool {
 	return true
 }
 
-// Node is Leaf, else Container: it sets the arm of m for node n of g
+// Node is Leaf, else a container every schema shapes alike: it sets the arm of m for node n of g
 // when every schema shapes n's kind alike, and reports whether it did.
 func Node(m protoreflect.Message, g *value.Graph, n *value.Node, v Values) bool {
-	return Leaf(m, n) || Container(m, g, n, v)
+	return Leaf(m, n) || container(m, g, n, v)
 }
 
-// Container sets the oneof arm of m, a MontyObject or a MontyNode, for
+// container sets the oneof arm of m, a MontyObject or a MontyNode, for
 // node n of g when n is a container every schema shapes alike around its
 // values (list, tuple, set, frozenset, named tuple, dict: the items in a
 // repeated field "items", "values" or "pairs"), converting the items
 // through v, and reports whether it was.
-func Container(m protoreflect.Message, g *value.Graph, n *value.Node, v Values) bool {
+func container(m protoreflect.Message, g *value.Graph, n *value.Node, v Values) bool {
 	num := protoreflect.FieldNumber(n.Kind)
 	switch n.Kind {
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet:
@@ -198,18 +198,19 @@ func Container(m protoreflect.Message, g *value.Graph, n *value.Node, v Values) 
 			appendValue(v, x, "values", g, r)
 		}
 	case value.KindDict:
-		Pairs(Arm(m, num), g, n.Pairs(), v)
+		pairs(Arm(m, num), "pairs", g, n.Pairs(), v)
 	default:
 		return false
 	}
 	return true
 }
 
-// Pairs fills a dict's message (Dict at protocol 2, NodePairs later) with
-// ps, converting keys and values through v.
-func Pairs(m protoreflect.Message, g *value.Graph, ps []value.Pair, v Values) {
+// pairs appends ps to repeated field name of m (a dict's pairs, a call's
+// kwargs: Pair at protocol 2, NodePair later), converting keys and values
+// through v.
+func pairs(m protoreflect.Message, name string, g *value.Graph, ps []value.Pair, v Values) {
 	for _, p := range ps {
-		x := newElem(m, "pairs")
+		x := newElem(m, name)
 		setValue(v, x, "key", g, p.Key)
 		setValue(v, x, "value", g, p.Value)
 	}
@@ -502,11 +503,7 @@ func Event(m protoreflect.Message, e *message.ChildEvent, v Values) {
 		for _, a := range b.Args {
 			appendValue(v, c, "args", &b.Values, a)
 		}
-		for _, p := range b.Kwargs {
-			x := newElem(c, "kwargs")
-			setValue(v, x, "key", &b.Values, p.Key)
-			setValue(v, x, "value", &b.Values, p.Value)
-		}
+		pairs(c, "kwargs", &b.Values, b.Kwargs, v)
 		Set(c, "call_id", b.CallID)
 		if b.ObjectID != nil {
 			UUID(Sub(c, "object_id"), b.ObjectID)
