@@ -720,18 +720,13 @@ func (d *decoder) scalarIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, er
 		if err != nil {
 			return 0, err
 		}
-		for len(run) > 0 {
-			v, k, err := wire.Varint(run)
-			if err != nil {
-				return 0, err
+		return n, wire.Packed(run, func(v uint64) error {
+			var err error
+			if *dst, err = grow(d, *dst); err == nil {
+				*dst = append(*dst, uint32(v))
 			}
-			run = run[k:]
-			if *dst, err = grow(d, *dst); err != nil {
-				return 0, err
-			}
-			*dst = append(*dst, uint32(v))
-		}
-		return n, nil
+			return err
+		})
 	}
 	return 0, &wire.TypeError{Got: wt, Want: protowire.VarintType}
 }
@@ -860,15 +855,10 @@ func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error
 		if *dst, err = budget.Reserve(&d.bud, *dst, len(run), budget.RefCost); err != nil {
 			return 0, err
 		}
-		for len(run) > 0 {
-			v, k, err := wire.Varint(run)
-			if err != nil {
-				return 0, err
-			}
-			run = run[k:]
+		return n, wire.Packed(run, func(v uint64) error {
 			*dst = append(*dst, uint32(v))
-		}
-		return n, nil
+			return nil
+		})
 	}
 	return 0, &wire.TypeError{Got: wt, Want: protowire.VarintType}
 }

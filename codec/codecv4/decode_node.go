@@ -47,23 +47,27 @@ type nodeState struct {
 
 // arena merges an Arena message into g.
 func (d *decoder) arena(b []byte, g *value.Graph) error {
-	for len(b) > 0 {
+	// Read as wire.Walk reads (its loop, inlined on this hot path): b runs
+	// to the frame's end, left counts down the arena's own bytes.
+	left := len(b)
+	b = b[:cap(b)]
+	for left > 0 {
 		num, wt, k, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
-		b = b[k:]
+		b, left = b[k:], left-k
 		switch num {
 		case 1:
 			v, m, err := wire.VarintField(wt, b)
 			if err != nil {
 				return err
 			}
-			b = b[m:]
+			b, left = b[m:], left-m
 			if cap(g.Nodes) == 0 {
 				// A hint is trusted only as far as the rest of the frame can
 				// hold nodes: each takes at least 4 bytes.
-				res := min(uint64(uint32(v)), uint64(cap(b))/4)
+				res := min(uint64(uint32(v)), uint64(len(b))/4)
 				if res > 0 {
 					if g.Nodes, err = budget.Reserve(&d.bud, g.Nodes, int(res), nodeBytes); err != nil {
 						return err
@@ -75,7 +79,7 @@ func (d *decoder) arena(b []byte, g *value.Graph) error {
 			if err != nil {
 				return err
 			}
-			b = b[m:]
+			b, left = b[m:], left-m
 			if len(g.Nodes) == cap(g.Nodes) {
 				if g.Nodes, err = budget.Grow(&d.bud, g.Nodes, nodeBytes); err != nil {
 					return err
@@ -93,8 +97,11 @@ func (d *decoder) arena(b []byte, g *value.Graph) error {
 			if err != nil {
 				return err
 			}
-			b = b[m:]
+			b, left = b[m:], left-m
 		}
+	}
+	if left != 0 {
+		return wire.ErrDelimited
 	}
 	return nil
 }
@@ -165,25 +172,30 @@ func (d *decoder) fastNode(b []byte, n *value.Node) bool {
 func (d *decoder) node(b []byte, n *value.Node) error {
 	var st nodeState
 	st.reg.start = len(d.refs)
-	for len(b) > 0 {
+	left := len(b) // read as arena reads
+	b = b[:cap(b)]
+	for left > 0 {
 		num, wt, k, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
-		b = b[k:]
+		b, left = b[k:], left-k
 		if num > maxArm {
 			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return err
 			}
-			b = b[m:]
+			b, left = b[m:], left-m
 			continue
 		}
 		m, err := d.nodeField(&st, n, num, wt, b)
 		if err != nil {
 			return wire.At(err, segKind)
 		}
-		b = b[m:]
+		b, left = b[m:], left-m
+	}
+	if left != 0 {
+		return wire.ErrDelimited
 	}
 	return d.finishNode(&st, n)
 }
@@ -398,27 +410,12 @@ func pairView(ids []uint32) []value.Pair {
 // idField merges one occurrence of a repeated node-id field (packed or
 // not) into the node's id vector.
 func (d *decoder) idField(st *nodeState, b []byte, field protowire.Number) error {
-	for len(b) > 0 {
-		num, wt, k, err := wire.Key(b)
-		if err != nil {
-			return err
-		}
-		b = b[k:]
+	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num != field {
-			m, err := wire.SkipField(num, wt, b)
-			if err != nil {
-				return err
-			}
-			b = b[m:]
-			continue
+			return -1, nil
 		}
-		m, err := d.ids(st, wt, b)
-		if err != nil {
-			return err
-		}
-		b = b[m:]
-	}
-	return nil
+		return d.ids(st, wt, b)
+	})
 }
 
 // ids reads the value of a node-id field, packed or unpacked.
@@ -474,7 +471,13 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 			count--
 		}
 		if len(run) > 0 {
-			return 0, leaf.ErrVarint
+			// A last id that straddles the run's end is read from the
+			// rest of the frame, as prost reads it, and the run then
+			// overshoots.
+			if _, _, err := wire.Varint(run[:cap(run)]); err != nil {
+				return 0, err
+			}
+			return 0, wire.ErrDelimited
 		}
 		return m, nil
 	}
@@ -483,18 +486,20 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 
 // nodePairs merges a NodePairs message into the node's pair vector.
 func (d *decoder) nodePairs(st *nodeState, b []byte) error {
-	for len(b) > 0 {
+	left := len(b) // read as arena reads
+	b = b[:cap(b)]
+	for left > 0 {
 		num, wt, k, err := wire.Key(b)
 		if err != nil {
 			return err
 		}
-		b = b[k:]
+		b, left = b[k:], left-k
 		if num != 1 {
 			m, err := wire.SkipField(num, wt, b)
 			if err != nil {
 				return err
 			}
-			b = b[m:]
+			b, left = b[m:], left-m
 			continue
 		}
 		if wt != protowire.BytesType {
@@ -510,7 +515,7 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 		if err != nil {
 			return err
 		}
-		b = b[m:]
+		b, left = b[m:], left-m
 		kv, vv, err := nodePair(v)
 		if err != nil {
 			return err
@@ -521,24 +526,29 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 		d.refPush(&st.reg, kv)
 		d.refPush(&st.reg, vv)
 	}
+	if left != 0 {
+		return wire.ErrDelimited
+	}
 	return nil
 }
 
 // nodePair decodes a NodePair message.
 func nodePair(b []byte) (k, v uint32, err error) {
-	for len(b) > 0 {
+	left := len(b) // read as arena reads
+	b = b[:cap(b)]
+	for left > 0 {
 		num, wt, n, err := wire.Key(b)
 		if err != nil {
 			return 0, 0, err
 		}
-		b = b[n:]
+		b, left = b[n:], left-n
 		switch num {
 		case 1, 2:
 			x, m, err := wire.VarintField(wt, b)
 			if err != nil {
 				return 0, 0, err
 			}
-			b = b[m:]
+			b, left = b[m:], left-m
 			if num == 1 {
 				k = uint32(x)
 			} else {
@@ -549,8 +559,11 @@ func nodePair(b []byte) (k, v uint32, err error) {
 			if err != nil {
 				return 0, 0, err
 			}
-			b = b[m:]
+			b, left = b[m:], left-m
 		}
+	}
+	if left != 0 {
+		return 0, 0, wire.ErrDelimited
 	}
 	return k, v, nil
 }

@@ -248,31 +248,72 @@ func SkipMessage(b []byte) error { return Walk(b, skipAll) }
 func skipAll(protowire.Number, protowire.Type, []byte) (int, error) { return -1, nil }
 
 // FieldFunc handles one field of a message whose key has been read; b
-// runs from the field's value to the end of the message. It returns the
-// bytes of b the value took, or -1 to have the field skipped as unknown.
+// runs from the field's value to the end of the frame (see Walk). It
+// returns the bytes of b the value took, or -1 to have the field skipped as
+// unknown.
 type FieldFunc func(num protowire.Number, wt protowire.Type, b []byte) (int, error)
 
 // Walk runs f over the fields of message b: the key loop, the dispatch and
 // the skip of unknown fields that every message decoder shares.
+//
+// It reads the way prost does. b's length is the message's, and its
+// capacity must run to the end of the frame (the decoders clamp the frame
+// to its length once, and every payload is a subslice): each field is read
+// against the rest of the frame, so a last field that runs past the
+// message's end but not the frame's is decoded, and then reported as
+// ErrDelimited; one that runs past the frame's end is a buffer underflow.
 func Walk(b []byte, f FieldFunc) error {
-	for len(b) > 0 {
-		num, wt, k, err := Key(b)
+	end := len(b)
+	b = b[:cap(b)]
+	p := 0
+	for p < end {
+		num, wt, k, err := Key(b[p:])
 		if err != nil {
 			return err
 		}
-		b = b[k:]
-		n, err := f(num, wt, b)
+		p += k
+		n, err := f(num, wt, b[p:])
 		if err != nil {
 			return err
 		}
 		if n < 0 {
-			if n, err = SkipField(num, wt, b); err != nil {
+			if n, err = SkipField(num, wt, b[p:]); err != nil {
 				return err
 			}
 		}
-		b = b[n:]
+		p += n
+	}
+	return Left(p, end)
+}
+
+// Left is the check at the end of a message read the way Walk reads one: p,
+// where the reads stopped, must be end, the message's length.
+func Left(p, end int) error {
+	if p != end {
+		return ErrDelimited
 	}
 	return nil
+}
+
+// Packed reads the varints of a packed run the way Walk reads a message's
+// fields: run's capacity runs to the end of the frame, and a last varint
+// that straddles the run's end is read (and handed to f) before the run is
+// reported as ErrDelimited.
+func Packed(run []byte, f func(v uint64) error) error {
+	end := len(run)
+	run = run[:cap(run)]
+	p := 0
+	for p < end {
+		v, k, err := Varint(run[p:])
+		if err != nil {
+			return err
+		}
+		p += k
+		if err := f(v); err != nil {
+			return err
+		}
+	}
+	return Left(p, end)
 }
 
 // Int reads a varint field's value with proto3's truncation (an int32 or
