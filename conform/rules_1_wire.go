@@ -269,6 +269,15 @@ func init() {
 			s.Expect(s.Feed("4"), "Feed afterwards", completes("4"))
 		})
 
+	rule("malformed.overshooting-field", "behaviour §15; contract §2", both, 0,
+		"A request whose arm's last field runs past the arm's end but not the frame's is read from the rest of the frame, as prost reads it, and refused as a malformed request (\"ParentRequest.kind: delimited length exceeded\")",
+		func(t *rt) {
+			s := t.Fresh()
+			s.SendBody([]byte{0x1a, 0x02, 0x0a, 0x03, 'a', 'b', 'c'}, "Feed arm of 2 bytes whose 3-byte code follows it")
+			s.Expect(s.Read(), "overshooting code", raisesLike("RuntimeError", "ParentRequest.kind: delimited length exceeded"))
+			s.Expect(s.Feed("5"), "Feed afterwards", completes("5"))
+		})
+
 	rule("malformed.invalid-date-input", "contract §4, §9; behaviour §7", both, 0,
 		"A Date input with month 13 fails the decode-time leaf check: \"invalid value for Date.month: 13 is outside the range 1..=12\" as a malformed request",
 		func(t *rt) {
