@@ -84,7 +84,7 @@ var breakers = map[string][]string{
 		"print.stderr-unsupported", "load.garbage-rejected", "load.truncated-rejected",
 		"limits.duration-timeout-error", "limits.timeout-uncatchable", "limits.memory-error", "os.not-handled-permission-error",
 		"objects.lazy-attribute-lookup", "malformed.request-keeps-session", "malformed.invalid-utf8-code",
-		"malformed.wrong-wire-type", "malformed.truncated-submessage", "malformed.overshooting-field", "malformed.decode-budget",
+		"malformed.wrong-wire-type", "malformed.truncated-submessage", "malformed.overshooting-field", "malformed.unknown-groups-recursion-limit", "malformed.decode-budget",
 		"malformed.invalid-date-input", "load.old-dump-version-rejected"},
 	"complete-value": {"feed.complete-value", "feed.globals-persist", "feed.inputs-injected", "values.round-trip",
 		"values.bigint-output", "values.cycle-output", "call.resume-return", "resume.error-is-catchable",

@@ -278,6 +278,26 @@ func init() {
 			s.Expect(s.Feed("5"), "Feed afterwards", completes("5"))
 		})
 
+	rule("malformed.unknown-groups-recursion-limit", "behaviour §15", both, 0,
+		"Unknown groups count against prost's recursion limit of 100 message levels: in a Feed (level 1) groups nested 99 deep are skipped, 100 deep are refused as a malformed request (\"recursion limit reached\")",
+		func(t *rt) {
+			s := t.Fresh()
+			feed := func(code string, depth int) []byte {
+				b := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte(code))
+				for range depth {
+					b = protowire.AppendTag(b, 15, protowire.StartGroupType)
+				}
+				for range depth {
+					b = protowire.AppendTag(b, 15, protowire.EndGroupType)
+				}
+				return arm(3, b)
+			}
+			s.SendBody(feed("8", 100), "Feed carrying unknown groups nested 100 deep")
+			s.Expect(s.Read(), "groups 100 deep", raisesLike("RuntimeError", "ParentRequest.kind: recursion limit reached"))
+			s.SendBody(feed("9", 99), "Feed carrying unknown groups nested 99 deep")
+			s.Expect(s.Read(), "groups 99 deep", completes("9"))
+		})
+
 	rule("malformed.invalid-date-input", "contract §4, §9; behaviour §7", both, 0,
 		"A Date input with month 13 fails the decode-time leaf check: \"invalid value for Date.month: 13 is outside the range 1..=12\" as a malformed request",
 		func(t *rt) {

@@ -1,6 +1,7 @@
 package codecv4
 
 import (
+	"github.com/gomonty/monty/codec/internal/wire"
 	"unsafe"
 
 	"github.com/gomonty/monty/internal/budget"
@@ -68,6 +69,28 @@ type decoder struct {
 	// frameMissing records, per exception, the first traceback frame field
 	// (start or end) that was absent.
 	frameMissing map[*message.RaisedException]string
+
+	// level is the depth of the next message read (the frame's top message
+	// is at 0): each message read takes it and counts it up while its
+	// fields are read, so unknown fields are skipped against prost's
+	// recursion limit (wire.SkipField).
+	level int
+}
+
+// walk reads one message with wire.Walk at the current level.
+func (d *decoder) walk(b []byte, f wire.FieldFunc) error {
+	d.level++
+	err := wire.Walk(b, d.level-1, f)
+	d.level--
+	return err
+}
+
+// skipMessage reads a message with no known fields at the current level.
+func (d *decoder) skipMessage(b []byte) error {
+	d.level++
+	err := wire.SkipMessage(b, d.level-1)
+	d.level--
+	return err
 }
 
 type armState struct {

@@ -60,7 +60,7 @@ func (d *decoder) parentRequest(b []byte) (*message.ParentRequest, error) {
 	var local message.ParentRequest
 	var box *message.ParentRequest
 	var arm protowire.Number
-	err := wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		r := &local
 		if box != nil {
 			r = box
@@ -133,7 +133,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.Configure:
 		return d.configure(b, x)
 	case *message.InstallDependencies:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
@@ -160,7 +160,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.Load:
 		return d.fields(b, leaf.LoadFields(x), true, nil)
 	case *message.AbortFeed:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
@@ -170,7 +170,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 		})
 	}
 	// Dump, Reset, Shutdown: no fields.
-	return wire.SkipMessage(b)
+	return d.skipMessage(b)
 }
 
 // bytesImplicit reads an implicit-presence bytes field (empty means nil).
@@ -232,7 +232,7 @@ func (d *decoder) arenaField(wt protowire.Type, b []byte, g *value.Graph, seg st
 }
 
 func (d *decoder) feed(b []byte, x *message.Feed) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Code)
@@ -253,7 +253,7 @@ func (d *decoder) feed(b []byte, x *message.Feed) error {
 }
 
 func (d *decoder) namedRef(b []byte, x *message.NamedRef) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Name)
@@ -267,7 +267,7 @@ func (d *decoder) namedRef(b []byte, x *message.NamedRef) error {
 }
 
 func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := wire.Int(wt, b, &x.CallID)
@@ -293,7 +293,7 @@ func (d *decoder) mergeExtResult(p **message.ExtResult, b []byte) error {
 		}
 	}
 	x := *p
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 5 {
 			return -1, nil
 		}
@@ -315,12 +315,12 @@ func (d *decoder) mergeExtResult(p **message.ExtResult, b []byte) error {
 			n, err := d.text(wt, b, &x.Name)
 			return wire.Wrap(n, err, seg)
 		}
-		return msgField(wt, b, seg, wire.SkipMessage)
+		return msgField(wt, b, seg, d.skipMessage)
 	})
 }
 
 func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num == 1 {
 			return d.arenaField(wt, b, &x.Values, "ResumeNameLookup.values")
 		}
@@ -337,14 +337,14 @@ func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error 
 			n, err := wire.Int(wt, b, &x.Value)
 			return wire.Wrap(n, err, seg)
 		case 3:
-			return msgField(wt, b, seg, wire.SkipMessage)
+			return msgField(wt, b, seg, d.skipMessage)
 		}
 		return msgField(wt, b, seg, func(v []byte) error { return d.mergeException(&x.Error, v) })
 	})
 }
 
 func (d *decoder) resumeFutures(b []byte, x *message.ResumeFutures) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return elemField(d, wt, b, &x.Results, "ResumeFutures.results", d.futureResult)
@@ -356,7 +356,7 @@ func (d *decoder) resumeFutures(b []byte, x *message.ResumeFutures) error {
 }
 
 func (d *decoder) futureResult(b []byte, x *message.FutureResult) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := wire.Int(wt, b, &x.CallID)
@@ -382,7 +382,7 @@ func (d *decoder) mergeException(p **message.RaisedException, b []byte) error {
 		}
 	}
 	x := *p
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Type)
@@ -439,7 +439,7 @@ func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.Raise
 }
 
 func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		const seg = "ExcData.kind"
 		switch num {
 		case 1:
@@ -522,7 +522,7 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 	var local message.ChildEvent
 	var box *message.ChildEvent
 	var arm protowire.Number
-	err := wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		e := &local
 		if box != nil {
 			e = box
@@ -625,7 +625,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 	case *message.OsCall:
 		return d.osCall(b, x)
 	case *message.NameLookup:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
 				n, err := d.text(wt, b, &x.Name)
@@ -642,7 +642,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			return -1, nil
 		})
 	case *message.ResolveFutures:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
 				n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
@@ -655,7 +655,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			return -1, nil
 		})
 	case *message.Complete:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
 				n, err := wire.Int(wt, b, &x.Value)
@@ -666,7 +666,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			return -1, nil
 		})
 	case *message.Error:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
@@ -681,7 +681,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 	case *message.FatalError:
 		return d.fields(b, leaf.FatalErrorFields(x), true, nil)
 	case *message.ShutdownDump:
-		return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
@@ -698,7 +698,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 		})
 	}
 	// Ok: no fields.
-	return wire.SkipMessage(b)
+	return d.skipMessage(b)
 }
 
 // scalarIDs merges a repeated uint32 field that does not hold node ids
@@ -741,7 +741,7 @@ func (d *decoder) objectID(b []byte, dst **value.UUID) error {
 		}
 		d.arm.objIDLen = 0
 	}
-	n, err := uuidMsg(b, d.arm.objIDLen, *dst)
+	n, err := uuidMsg(b, d.arm.objIDLen, *dst, d.level)
 	if err != nil {
 		return wire.At(err, "Uuid.data")
 	}
@@ -750,12 +750,12 @@ func (d *decoder) objectID(b []byte, dst **value.UUID) error {
 }
 
 func (d *decoder) print(b []byte, x *message.Print) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num != 1 {
 			return -1, nil
 		}
 		return elemField(d, wt, b, &x.Segments, "Print.segments", func(v []byte, s *message.PrintSegment) error {
-			return wire.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			return d.walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				switch num {
 				case 1:
 					var v int32
@@ -782,7 +782,7 @@ func printStream(v int32) message.PrintStream {
 }
 
 func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.FunctionName)
@@ -803,7 +803,7 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 			if err != nil {
 				return wire.Wrap(0, err, seg)
 			}
-			k, val, err := nodePair(v)
+			k, val, err := nodePair(v, d.level)
 			if err != nil {
 				return wire.Wrap(0, err, seg)
 			}
@@ -864,7 +864,7 @@ func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error
 }
 
 func (d *decoder) osCall(b []byte, x *message.OsCall) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num == 1:
 			n, err := wire.Int(wt, b, &x.CallID)
@@ -916,7 +916,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 				return -1, nil
 			}, "key", "default")
 		case num == 22 || num == 23:
-			err = wire.SkipMessage(v)
+			err = d.skipMessage(v)
 		case num == 24:
 			err = d.osFields(v, "DateTimeNow", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				if f != 1 {
@@ -948,7 +948,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 // osFields walks one of OsCall's nested payload messages, naming the field
 // of an error by the nested message (e.g. "TextWrite.path").
 func (d *decoder) osFields(b []byte, msg string, f wire.FieldFunc, names ...string) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		n, err := f(num, wt, b)
 		if err != nil && int(num) <= len(names) {
 			return 0, wire.At(err, msg+"."+names[num-1])

@@ -47,6 +47,14 @@ type nodeState struct {
 
 // arena merges an Arena message into g.
 func (d *decoder) arena(b []byte, g *value.Graph) error {
+	d.level++
+	err := d.arenaAt(b, g, d.level-1)
+	d.level--
+	return err
+}
+
+// arenaAt is arena for an Arena message at depth lvl.
+func (d *decoder) arenaAt(b []byte, g *value.Graph, lvl int) error {
 	// Read as wire.Walk reads (its loop, inlined on this hot path): b runs
 	// to the frame's end, left counts down the arena's own bytes.
 	left := len(b)
@@ -93,7 +101,7 @@ func (d *decoder) arena(b []byte, g *value.Graph) error {
 				}
 			}
 		default:
-			m, err := wire.SkipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b, lvl)
 			if err != nil {
 				return err
 			}
@@ -169,7 +177,11 @@ func (d *decoder) fastNode(b []byte, n *value.Node) bool {
 }
 
 // node decodes one MontyNode message into n, which must be zero.
+//
+// The level goes back down only on success: an error ends the decode.
 func (d *decoder) node(b []byte, n *value.Node) error {
+	lvl := d.level
+	d.level++
 	var st nodeState
 	st.reg.start = len(d.refs)
 	left := len(b) // read as arena reads
@@ -181,7 +193,7 @@ func (d *decoder) node(b []byte, n *value.Node) error {
 		}
 		b, left = b[k:], left-k
 		if num > maxArm {
-			m, err := wire.SkipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b, lvl)
 			if err != nil {
 				return err
 			}
@@ -197,6 +209,7 @@ func (d *decoder) node(b []byte, n *value.Node) error {
 	if left != 0 {
 		return wire.ErrDelimited
 	}
+	d.level = lvl
 	return d.finishNode(&st, n)
 }
 
@@ -286,7 +299,7 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 	}
 	switch num {
 	case 1, 2, 3:
-		err = wire.SkipMessage(v)
+		err = d.skipMessage(v)
 	case 6:
 		err = d.bigInt(st, v)
 	case 8, 26, 27, 29, 30:
@@ -299,7 +312,7 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 		st.data, err = d.bytes(v)
 	case armUUID:
 		var u value.UUID
-		_, err = uuidMsg(v, 0, &u)
+		_, err = uuidMsg(v, 0, &u, d.level)
 	case 11, 12, 15, 16:
 		err = d.idField(st, v, 1)
 	case 13:
@@ -410,12 +423,30 @@ func pairView(ids []uint32) []value.Pair {
 // idField merges one occurrence of a repeated node-id field (packed or
 // not) into the node's id vector.
 func (d *decoder) idField(st *nodeState, b []byte, field protowire.Number) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num != field {
-			return -1, nil
+	lvl := d.level // the message's depth
+	left := len(b) // read as arena reads
+	b = b[:cap(b)]
+	for left > 0 {
+		num, wt, k, err := wire.Key(b)
+		if err != nil {
+			return err
 		}
-		return d.ids(st, wt, b)
-	})
+		b, left = b[k:], left-k
+		var m int
+		if num != field {
+			m, err = wire.SkipField(num, wt, b, lvl)
+		} else {
+			m, err = d.ids(st, wt, b)
+		}
+		if err != nil {
+			return err
+		}
+		b, left = b[m:], left-m
+	}
+	if left != 0 {
+		return wire.ErrDelimited
+	}
+	return nil
 }
 
 // ids reads the value of a node-id field, packed or unpacked.
@@ -486,6 +517,7 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 
 // nodePairs merges a NodePairs message into the node's pair vector.
 func (d *decoder) nodePairs(st *nodeState, b []byte) error {
+	lvl := d.level // the NodePairs message's depth
 	left := len(b) // read as arena reads
 	b = b[:cap(b)]
 	for left > 0 {
@@ -495,7 +527,7 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 		}
 		b, left = b[k:], left-k
 		if num != 1 {
-			m, err := wire.SkipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b, lvl)
 			if err != nil {
 				return err
 			}
@@ -516,7 +548,7 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 			return err
 		}
 		b, left = b[m:], left-m
-		kv, vv, err := nodePair(v)
+		kv, vv, err := nodePair(v, lvl+1)
 		if err != nil {
 			return err
 		}
@@ -532,8 +564,8 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 	return nil
 }
 
-// nodePair decodes a NodePair message.
-func nodePair(b []byte) (k, v uint32, err error) {
+// nodePair decodes a NodePair message at depth lvl.
+func nodePair(b []byte, lvl int) (k, v uint32, err error) {
 	left := len(b) // read as arena reads
 	b = b[:cap(b)]
 	for left > 0 {
@@ -555,7 +587,7 @@ func nodePair(b []byte) (k, v uint32, err error) {
 				v = uint32(x)
 			}
 		default:
-			m, err := wire.SkipField(num, wt, b)
+			m, err := wire.SkipField(num, wt, b, lvl)
 			if err != nil {
 				return 0, 0, err
 			}
@@ -568,11 +600,12 @@ func nodePair(b []byte) (k, v uint32, err error) {
 	return k, v, nil
 }
 
-// uuidMsg merges a Uuid message. It returns the length of the last data
-// field read (prev when there is none) and copies 16-byte data into u.
-func uuidMsg(b []byte, prev int, u *value.UUID) (int, error) {
+// uuidMsg merges a Uuid message at depth lvl. It returns the length of the
+// last data field read (prev when there is none) and copies 16-byte data
+// into u.
+func uuidMsg(b []byte, prev int, u *value.UUID, lvl int) (int, error) {
 	l := prev
-	err := wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := wire.Walk(b, lvl, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num != 1 {
 			return -1, nil
 		}
@@ -595,7 +628,7 @@ func uuidMsg(b []byte, prev int, u *value.UUID) (int, error) {
 // bigInt merges a BigInt message; the magnitude stays in the frame until
 // the node is finished.
 func (d *decoder) bigInt(st *nodeState, b []byte) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return wire.Bool(wt, b, &st.neg)
@@ -645,7 +678,7 @@ func (d *decoder) finishBigInt(st *nodeState) (*big.Int, error) {
 
 // namedTuple merges a NamedTupleNode message.
 func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return d.text(wt, b, &t.TypeName)
@@ -711,7 +744,7 @@ func optIntField[T uint64 | uint32 | int32](d *decoder, wt protowire.Type, b []b
 // an error (a node's leaf values add no segment of their own); other
 // (nil: skip) takes the fields the table does not hold.
 func (d *decoder) fields(b []byte, f leaf.Fields, paths bool, other wire.FieldFunc) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		s := f.Find(num)
 		if s == nil {
 			if other == nil {
@@ -755,12 +788,12 @@ func (d *decoder) slot(wt protowire.Type, b []byte, s *leaf.Slot) (int, error) {
 }
 
 func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return d.text(wt, b, &x.Name)
 		case 2:
-			return st.uuid(wt, b, &x.ID)
+			return st.uuid(wt, b, &x.ID, d.level)
 		case 3:
 			return wire.Int(wt, b, &st.origin)
 		case 4:
@@ -773,12 +806,12 @@ func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
 }
 
 func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return wire.Int(wt, b, &x.Class)
 		case 2:
-			return st.uuid(wt, b, &x.InstanceID)
+			return st.uuid(wt, b, &x.InstanceID, d.level)
 		case 3:
 			return d.attrs(st, wt, b)
 		}
@@ -787,8 +820,9 @@ func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance
 }
 
 // uuid merges the Uuid field of a Type or ClassInstanceNode (Type.id,
-// ClassInstanceNode.instance_id), recording its presence and length.
-func (st *nodeState) uuid(wt protowire.Type, b []byte, id *value.UUID) (int, error) {
+// ClassInstanceNode.instance_id) at depth lvl, recording its presence and
+// length.
+func (st *nodeState) uuid(wt protowire.Type, b []byte, id *value.UUID, lvl int) (int, error) {
 	v, m, err := wire.BytesField(wt, b)
 	if err != nil {
 		return 0, err
@@ -796,7 +830,7 @@ func (st *nodeState) uuid(wt protowire.Type, b []byte, id *value.UUID) (int, err
 	if !st.uuidSeen {
 		st.uuidSeen, st.uuidLen = true, 0
 	}
-	st.uuidLen, err = uuidMsg(v, st.uuidLen, id)
+	st.uuidLen, err = uuidMsg(v, st.uuidLen, id, lvl)
 	return m, err
 }
 

@@ -2,6 +2,7 @@ package codecv4
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -139,4 +140,75 @@ func nestedLengths(b []byte) []int {
 	}
 	walk(0, b)
 	return out
+}
+
+// groups returns k unknown groups nested in one another (field 15: one
+// byte a tag).
+func groups(k int) []byte { return groupsOf(15, k) }
+
+func groupsOf(num protowire.Number, k int) []byte {
+	var b []byte
+	for range k {
+		b = protowire.AppendTag(b, num, protowire.StartGroupType)
+	}
+	for range k {
+		b = protowire.AppendTag(b, num, protowire.EndGroupType)
+	}
+	return b
+}
+
+// Unknown groups count against prost's recursion limit of 100 message
+// levels from where they sit: a message at depth d may hold groups nested
+// 100-d deep, not one more, and the fields of the innermost group too.
+// Protocol 2's decoder, whose depth limit is checked against the released
+// worker, is the reference.
+func TestUnknownGroupsCountAgainstTheRecursionLimit(t *testing.T) {
+	cases := map[string]struct {
+		frame func(k int) []byte
+		limit int // the deepest nesting accepted
+	}{
+		"frame":          {func(k int) []byte { return groups(k) }, 100},
+		"feed":           {func(k int) []byte { return pb(nil).msg(3, append(pb(nil).str(1, "x"), groups(k)...)) }, 99},
+		"group's fields": {func(k int) []byte { return append(groups(k)[:k], append(pb(nil).varint(16, 1), groups(k)[k:]...)...) }, 99},
+		"stack frame": {func(k int) []byte {
+			frame := append(pb(nil).str(1, "f").msg(2, nil).msg(3, nil), groups(k)...)
+			return pb(nil).msg(11, pb(nil).msg(1, pb(nil).str(1, "ValueError").msg(3, frame)))
+		}, 97},
+	}
+	// The arena's messages, which protocol 2 does not have: ChildEvent 0,
+	// Complete 1, Arena 2, MontyNode 3, and inside a node 4 and 5.
+	arena := map[string]struct {
+		frame func(k int) []byte
+		limit int
+	}{
+		"arena": {func(k int) []byte { return completeFrame(0, append(arenaOf(noneNode), groups(k)...)) }, 98},
+		"node":  {func(k int) []byte { return completeFrame(0, node(append(pb(nil).msg(2, nil), groupsOf(40, k)...))) }, 97},
+		"node pair": {func(k int) []byte {
+			return completeFrame(1, arenaOf(noneNode, node(pb(nil).msg(14, pb(nil).msg(1, append(pb(nil).varint(1, 0).varint(2, 0), groups(k)...))))))
+		}, 95},
+		"type id": {func(k int) []byte {
+			return completeFrame(0, node(nType(pb(nil).str(1, "C").msg(2, append(uuidMsgOf(uuid16), groups(k)...)).varint(3, 2))))
+		}, 95},
+	}
+	for name, c := range arena {
+		for k := c.limit - 1; k <= c.limit+1; k++ {
+			_, err := DecodeEvent(c.frame(k), codec.Limits{})
+			if rec := err != nil && strings.HasSuffix(err.Error(), "recursion limit reached"); rec != (k > c.limit) {
+				t.Errorf("%s, %d groups deep: %v, want the recursion limit only beyond %d", name, k, err, c.limit)
+			}
+		}
+	}
+	for name, c := range cases {
+		for k := c.limit - 1; k <= c.limit+1; k++ {
+			f := c.frame(k)
+			_, e2 := codecv2.DecodeRequest(f, codec.Limits{})
+			_, e4 := DecodeRequest(f, codec.Limits{})
+			if fmt.Sprint(e2) != fmt.Sprint(e4) {
+				t.Errorf("%s, %d groups deep:\n  protocol 2: %v\n  protocol 4: %v", name, k, e2, e4)
+			}
+			if rec := e4 != nil && strings.HasSuffix(e4.Error(), "recursion limit reached"); rec != (k > c.limit) {
+				t.Errorf("%s, %d groups deep: %v, want the recursion limit only beyond %d", name, k, e4, c.limit)
+			}
+		}
+	}
 }

@@ -33,7 +33,7 @@ func (d *decoder) position(b []byte, p **message.SourceRange) error {
 		}
 	}
 	x := *p
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			n, err := d.text(wt, b, &x.Filename)
@@ -77,13 +77,13 @@ func (d *decoder) osCall5(b []byte, x *message.OsCall) error {
 
 // unitArm checks that a oneof arm holding Unit is a message, skipping its
 // (unknown) content.
-func unitArm(wt protowire.Type, b []byte, seg string) (int, error) {
-	return msgField(wt, b, seg, wire.SkipMessage)
+func (d *decoder) unitArm(wt protowire.Type, b []byte, seg string) (int, error) {
+	return msgField(wt, b, seg, d.skipMessage)
 }
 
 // osPolicy merges an OsPolicy message into x.
 func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num >= 1 && num <= 3:
 			const seg = "OsPolicy.datetime"
@@ -91,10 +91,10 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 				x.Clock, x.Fixed = c, message.FixedDateTime{}
 			}
 			if num != 3 {
-				return unitArm(wt, b, seg)
+				return d.unitArm(wt, b, seg)
 			}
 			return msgField(wt, b, seg, func(v []byte) error {
-				return wire.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				return d.walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 					switch num {
 					case 1:
 						var u uint64
@@ -134,19 +134,19 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 				x.Random, x.Seed = r, message.RandomSeed{}
 			}
 			if num != 8 {
-				return unitArm(wt, b, seg)
+				return d.unitArm(wt, b, seg)
 			}
 			return msgField(wt, b, seg, func(v []byte) error { return d.randomSeed(v, &x.Seed) })
 		case num == 9 || num == 10:
 			x.ProcessTime = message.ProcessTime(num - 8)
-			return unitArm(wt, b, "OsPolicy.process_time")
+			return d.unitArm(wt, b, "OsPolicy.process_time")
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
@@ -156,7 +156,7 @@ func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
 		}
 		switch num {
 		case 1:
-			return unitArm(wt, b, seg)
+			return d.unitArm(wt, b, seg)
 		case 2:
 			n, err := d.text(wt, b, &x.Name)
 			return wire.Wrap(n, err, seg)
@@ -166,7 +166,7 @@ func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
 }
 
 func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
@@ -175,10 +175,10 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 			*x = message.SleepMode{Kind: k}
 		}
 		if num != 1 {
-			return unitArm(wt, b, seg)
+			return d.unitArm(wt, b, seg)
 		}
 		return msgField(wt, b, seg, func(v []byte) error {
-			return wire.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			return d.walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				if num != 1 {
 					return -1, nil
 				}
@@ -190,7 +190,7 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 }
 
 func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
-	return wire.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 4 {
 			return -1, nil
 		}

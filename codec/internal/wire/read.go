@@ -25,10 +25,6 @@ import (
 // ErrTagZero is prost's text for a zero field number.
 var ErrTagZero = errors.New("invalid tag value: 0")
 
-// MaxGroupDepth bounds the nesting of unknown groups that SkipField skips.
-// It is prost's recursion limit.
-const MaxGroupDepth = 100
-
 // TypeError reports a known field that arrived with the wrong wire type.
 type TypeError struct {
 	Got, Want protowire.Type
@@ -181,10 +177,15 @@ func CheckUTF8(b []byte) error {
 	return nil
 }
 
-// SkipField skips the value of an unknown field whose key has been read,
-// returning its length. Groups are skipped without recursion, nested up to
-// MaxGroupDepth.
-func SkipField(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+// SkipField skips the value of an unknown field whose key has been read
+// in a message at depth (the frame's top message is at 0), returning its
+// length. Like prost's skip_field it counts against the recursion limit
+// (MaxDepth): a field is refused at depth MaxDepth, and each group nests
+// its fields one level deeper. Groups are skipped without recursion.
+func SkipField(num protowire.Number, wt protowire.Type, b []byte, depth int) (int, error) {
+	if depth >= MaxDepth {
+		return 0, leaf.ErrRecursion
+	}
 	switch wt {
 	case protowire.VarintType:
 		_, n, err := Varint(b)
@@ -205,10 +206,11 @@ func SkipField(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 	case protowire.EndGroupType:
 		return 0, leaf.ErrEndGroup
 	}
-	// StartGroup: walk keys until the matching end, tracking the open groups.
-	var stack [MaxGroupDepth]protowire.Number
-	depth := 1
-	stack[0] = num
+	// StartGroup: walk keys until the matching end, tracking the open
+	// groups; the fields of the innermost lie at depth+len(open).
+	var stack [MaxDepth]protowire.Number
+	open := stack[:1]
+	open[0] = num
 	off := 0
 	for {
 		n2, wt2, m, err := Key(b[off:])
@@ -218,21 +220,19 @@ func SkipField(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		off += m
 		switch wt2 {
 		case protowire.EndGroupType:
-			if n2 != stack[depth-1] {
+			if n2 != open[len(open)-1] {
 				return 0, leaf.ErrEndGroup
 			}
-			depth--
-			if depth == 0 {
+			if open = open[:len(open)-1]; len(open) == 0 {
 				return off, nil
 			}
 		case protowire.StartGroupType:
-			if depth == MaxGroupDepth {
+			if depth+len(open) >= MaxDepth {
 				return 0, leaf.ErrRecursion
 			}
-			stack[depth] = n2
-			depth++
+			open = append(open, n2)
 		default:
-			m, err := SkipField(n2, wt2, b[off:])
+			m, err := SkipField(n2, wt2, b[off:], depth+len(open))
 			if err != nil {
 				return 0, err
 			}
@@ -241,9 +241,9 @@ func SkipField(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 	}
 }
 
-// SkipMessage checks that b is a well-formed message none of whose fields
-// are known (the empty messages: Unit, Dump, Ok, …).
-func SkipMessage(b []byte) error { return Walk(b, skipAll) }
+// SkipMessage checks that b, a message at depth, is well formed and has
+// no known fields (the empty messages: Unit, Dump, Ok, …).
+func SkipMessage(b []byte, depth int) error { return Walk(b, depth, skipAll) }
 
 func skipAll(protowire.Number, protowire.Type, []byte) (int, error) { return -1, nil }
 
@@ -253,8 +253,9 @@ func skipAll(protowire.Number, protowire.Type, []byte) (int, error) { return -1,
 // unknown.
 type FieldFunc func(num protowire.Number, wt protowire.Type, b []byte) (int, error)
 
-// Walk runs f over the fields of message b: the key loop, the dispatch and
-// the skip of unknown fields that every message decoder shares.
+// Walk runs f over the fields of message b, at depth (the frame's top
+// message is at 0; see SkipField): the key loop, the dispatch and the skip
+// of unknown fields that every message decoder shares.
 //
 // It reads the way prost does. b's length is the message's, and its
 // capacity must run to the end of the frame (the decoders clamp the frame
@@ -262,7 +263,7 @@ type FieldFunc func(num protowire.Number, wt protowire.Type, b []byte) (int, err
 // against the rest of the frame, so a last field that runs past the
 // message's end but not the frame's is decoded, and then reported as
 // ErrDelimited; one that runs past the frame's end is a buffer underflow.
-func Walk(b []byte, f FieldFunc) error {
+func Walk(b []byte, depth int, f FieldFunc) error {
 	end := len(b)
 	b = b[:cap(b)]
 	p := 0
@@ -277,7 +278,7 @@ func Walk(b []byte, f FieldFunc) error {
 			return err
 		}
 		if n < 0 {
-			if n, err = SkipField(num, wt, b[p:]); err != nil {
+			if n, err = SkipField(num, wt, b[p:], depth); err != nil {
 				return err
 			}
 		}
