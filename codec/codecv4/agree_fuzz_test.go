@@ -1,0 +1,66 @@
+package codecv4
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/codecv2"
+	"github.com/gomonty/monty/message"
+)
+
+// FuzzAgreeWithProtocol2 decodes requests whose arms protocols 2 and 4
+// shape alike (every arm but Feed and the three resumes, which carry
+// values) with both decoders: where either fails in decoding proper
+// (prost's "failed to decode Protobuf message: …"), both must, with the
+// same text. Protocol 2's decoder is checked against the released worker;
+// this is how protocol 4's overshoot and recursion-limit departures from
+// prost would have shown. The conversion checks that follow a decode are
+// each version's own (their order differs), so two of those are not
+// compared.
+func FuzzAgreeWithProtocol2(f *testing.F) {
+	msg, tb := "boom", "tb"
+	limits := uint64(5)
+	for _, r := range []*message.ParentRequest{
+		{Body: &message.InstallDependencies{Requirements: []string{"a", "bc"}}, TraceParent: &tb},
+		{Body: &message.Load{State: []byte("state")}},
+		{Body: &message.Dump{}},
+		{Body: &message.AbortFeed{Exception: &message.RaisedException{Type: "ValueError", Message: &msg,
+			Traceback: []message.StackFrame{{Filename: "f.py", Start: message.CodeLoc{Line: 1, Column: 2}, End: message.CodeLoc{Line: 3, Column: 4}, FrameName: &msg}},
+			Data:      &message.UnicodeErrorData{Encoding: "utf-8", Reason: "r", Start: 1, End: 2}}}},
+		{Body: &message.Configure{ScriptName: "main.py", MontyVersion: "0.0.23",
+			Limits: &message.ResourceLimits{MaxDurationMicros: &limits, MaxRecursionDepth: &limits}, TypeCheckStubs: &msg, ProtocolVersion: 2}},
+	} {
+		b, _ := AppendRequest(nil, r)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// only the arms shaped alike: not Feed, ResumeCall, ResumeNameLookup, ResumeFutures
+		for p := 0; p < len(b); {
+			num, wt, k := protowire.ConsumeTag(b[p:])
+			if k < 0 {
+				break
+			}
+			if num >= 3 && num <= 6 {
+				return
+			}
+			m := protowire.ConsumeFieldValue(num, wt, b[p+k:])
+			if m < 0 {
+				break
+			}
+			p += k + m
+		}
+		_, e2 := codecv2.DecodeRequest(b, codec.Limits{})
+		_, e4 := DecodeRequest(b, codec.Limits{})
+		s2, s4 := fmt.Sprint(e2), fmt.Sprint(e4)
+		if !strings.HasPrefix(s2, prefix) && !strings.HasPrefix(s4, prefix) && e2 != nil && e4 != nil {
+			return // both conversion checks, whose order is the version's own
+		}
+		if s2 != s4 {
+			t.Fatalf("% x\n v2 %v\n v4 %v", b, e2, e4)
+		}
+	})
+}
