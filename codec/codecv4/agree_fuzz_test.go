@@ -19,8 +19,8 @@ import (
 // same text. Protocol 2's decoder is checked against the released worker;
 // this is how protocol 4's overshoot and recursion-limit departures from
 // prost would have shown. The conversion checks that follow a decode are
-// each version's own (their order differs), so two of those are not
-// compared.
+// each version's own (their order differs, and protocol 2 requires some
+// fields that protocol 4 leaves to the session), so they are not compared.
 func FuzzAgreeWithProtocol2(f *testing.F) {
 	msg, tb := "boom", "tb"
 	limits := uint64(5)
@@ -56,8 +56,57 @@ func FuzzAgreeWithProtocol2(f *testing.F) {
 		_, e2 := codecv2.DecodeRequest(b, codec.Limits{})
 		_, e4 := DecodeRequest(b, codec.Limits{})
 		s2, s4 := fmt.Sprint(e2), fmt.Sprint(e4)
-		if !strings.HasPrefix(s2, prefix) && !strings.HasPrefix(s4, prefix) && e2 != nil && e4 != nil {
-			return // both conversion checks, whose order is the version's own
+		if !strings.HasPrefix(s2, prefix) && !strings.HasPrefix(s4, prefix) {
+			return // no decoding failure: the conversion checks are each version's own
+		}
+		if s2 != s4 {
+			t.Fatalf("% x\n v2 %v\n v4 %v", b, e2, e4)
+		}
+	})
+}
+
+// FuzzEventsAgreeWithProtocol2 is FuzzAgreeWithProtocol2 for events: the
+// arms shaped alike (not Print, FunctionCall, OsCall, Complete) and the
+// envelope without its two fields whose numbers the versions swap.
+func FuzzEventsAgreeWithProtocol2(f *testing.F) {
+	msg := "boom"
+	for _, e := range []*message.ChildEvent{
+		{Body: &message.NameLookup{Name: "x"}, TotalExecutionMicros: 7},
+		{Body: &message.ResolveFutures{PendingCallIDs: []uint32{1, 300}}},
+		{Body: &message.Error{Exception: &message.RaisedException{Type: "ValueError", Message: &msg,
+			Traceback: []message.StackFrame{{Filename: "f.py", Start: message.CodeLoc{Line: 1, Column: 2}, End: message.CodeLoc{Line: 3, Column: 4}, PreviewLine: &msg}},
+			Data:      &message.JSONErrorData{Msg: "m", Doc: &msg, Pos: 1, Lineno: 2, Colno: 3}}}},
+		{Body: &message.TypingError{Diagnostics: "bad"}},
+		{Body: &message.DumpResult{State: []byte("st")}},
+		{Body: &message.Ok{}},
+		{Body: &message.FatalError{Message: "dead"}},
+	} {
+		b, err := AppendEvent(nil, e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for p := 0; p < len(b); {
+			num, wt, k := protowire.ConsumeTag(b[p:])
+			if k < 0 {
+				break
+			}
+			if num == 1 || num == 2 || num == 3 || num == 6 || num == 22 || num == 23 {
+				return
+			}
+			m := protowire.ConsumeFieldValue(num, wt, b[p+k:])
+			if m < 0 {
+				break
+			}
+			p += k + m
+		}
+		_, e2 := codecv2.DecodeEvent(b, codec.Limits{})
+		_, e4 := DecodeEvent(b, codec.Limits{})
+		s2, s4 := fmt.Sprint(e2), fmt.Sprint(e4)
+		if !strings.HasPrefix(s2, prefix) && !strings.HasPrefix(s4, prefix) {
+			return
 		}
 		if s2 != s4 {
 			t.Fatalf("% x\n v2 %v\n v4 %v", b, e2, e4)
