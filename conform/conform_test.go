@@ -79,7 +79,7 @@ var breakers = map[string][]string{
 		"limits.recursion-error", "load.after-load-rejected", "dump.configured-starts-session",
 		"state.resume-futures-results-checked-first"},
 	"error-type": {"feed.error-keeps-session", "feed.syntax-error-keeps-session", "feed.repr-input-rejected",
-		"feed.cycle-input-rejected", "values.deep-input-recursion-limit", "resume.unknown-exception-type",
+		"feed.cycle-input-rejected", "values.deep-input-recursion-limit", "values.arm-occurrences-replace", "resume.unknown-exception-type",
 		"resume.not-found-name-error", "lookup.undefined-name-error", "futures.unknown-id-ends-feed",
 		"print.stderr-unsupported", "load.garbage-rejected", "load.truncated-rejected",
 		"limits.duration-timeout-error", "limits.timeout-uncatchable", "limits.memory-error", "os.not-handled-permission-error",

@@ -154,6 +154,31 @@ func init() {
 			s.Expect(s.Feed("1"), "Feed afterwards", completes("1"))
 		})
 
+	rule("values.arm-occurrences-replace", "behaviour §7 (MontyObject merging, checked against the released worker)", only2, 0,
+		"A protocol-2 value whose arm occurs twice takes the second occurrence afresh, checked as it ends: [1] then [2] is [2], and a date arm followed by one holding only a day is refused (\"invalid value for Date.year: 0 is outside the range 1..=9999\")",
+		func(t *rt) {
+			s := t.Fresh()
+			list := func(n uint64) []byte { // MontyObject{list: [int n]}
+				item := protowire.AppendVarint(protowire.AppendTag(nil, 5, protowire.VarintType), protowire.EncodeZigZag(int64(n)))
+				items := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), item)
+				return protowire.AppendBytes(protowire.AppendTag(nil, 11, protowire.BytesType), items)
+			}
+			date := func(fields ...uint64) []byte { // MontyObject{date: {year, month, day}[:len(fields)]}, zeros left out
+				var d []byte
+				for i, f := range fields {
+					if f != 0 {
+						d = protowire.AppendVarint(protowire.AppendTag(d, protowire.Number(i+1), protowire.VarintType), f)
+					}
+				}
+				return protowire.AppendBytes(protowire.AppendTag(nil, 17, protowire.BytesType), d)
+			}
+			s.SendBody(v2Input("v", append(list(1), list(2)...)), "Feed v with a list arm twice, [1] then [2]")
+			s.Expect(s.Read(), "list arm twice", completes("[2]"))
+			s.SendBody(v2Input("v", append(date(2024, 12, 25), date(0, 0, 3)...)), "Feed v with a date arm, then one holding only day 3")
+			s.Expect(s.Read(), "date arm twice", raisesLike("RuntimeError", "invalid value for Date.year: 0 is outside the range 1..=9999"))
+			s.Expect(s.Feed("1"), "Feed afterwards", completes("1"))
+		})
+
 	// --- external calls ---------------------------------------------------
 	rule("call.function-call-shape", "contract §3, §8; behaviour §8", both, 0,
 		"Calling an undefined name suspends with FunctionCall{name, args, kwargs} directly, no NameLookup",
@@ -675,6 +700,16 @@ func deepV2Feed(depth int) []byte {
 	nv := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "v")
 	nv = protowire.AppendBytes(protowire.AppendTag(nv, 2, protowire.BytesType), obj)
 	feed := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "1")
+	feed = protowire.AppendBytes(protowire.AppendTag(feed, 2, protowire.BytesType), nv)
+	return arm(3, feed)
+}
+
+// v2Input is a protocol-2 Feed of code name whose one input, name, is the
+// MontyObject body obj.
+func v2Input(name string, obj []byte) []byte {
+	nv := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name)
+	nv = protowire.AppendBytes(protowire.AppendTag(nv, 2, protowire.BytesType), obj)
+	feed := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), name)
 	feed = protowire.AppendBytes(protowire.AppendTag(feed, 2, protowire.BytesType), nv)
 	return arm(3, feed)
 }

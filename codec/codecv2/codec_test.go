@@ -3,6 +3,7 @@ package codecv2
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"strings"
@@ -515,7 +516,48 @@ func decodeErrorCases(host, uid []byte) []errCase {
 	}
 }
 
-// TestMerge checks protobuf merge semantics for repeated occurrences.
+// mergeCase is a MontyObject body with its fields or arms repeated, and
+// what it decodes to (show), or "error: " and the decode error's text.
+type mergeCase struct {
+	name, want string
+	obj        []byte
+}
+
+// mergeCases are the released worker's merge semantics for a MontyObject,
+// which TestLiveMerge checks against it: an object's occurrences merge
+// (Pair.key twice), but every arm occurrence decodes afresh and is checked
+// as it ends.
+func mergeCases() []mergeCase {
+	instance := ld(armClassInstance, ld(1, sf(1, "W"), ld(2, ld(1, make([]byte, 16))), vi(3, 3)), ld(2, ld(1, make([]byte, 16))), ld(3, ld(1, ld(1, oStr("a")), ld(2, oInt(1)))))
+	return []mergeCase{
+		{"list arm twice", "[2]", cat(oList(oInt(1)), oList(oInt(2)))},
+		{"list then int", "5", cat(oList(oInt(1)), oInt(5))},
+		{"int then list", "[1]", cat(oInt(5), oList(oInt(1)))},
+		{"tuple then list", "[2]", cat(ld(armTuple, ld(1, oInt(1))), oList(oInt(2)))},
+		{"date arm twice", "error: failed to decode Protobuf message: invalid value for Date.day: 0 is outside the range 1..=31", cat(ld(armDate, vi(1, 2020), vi(2, 5)), ld(armDate, vi(3, 7)))},
+		{"date arm then a valid one", "date(2021, 6, 8)", cat(oDate(2020, 5, 7), oDate(2021, 6, 8))},
+		{"bad date then int", "error: failed to decode Protobuf message: invalid value for Date.month: 0 is outside the range 1..=12", cat(ld(armDate, vi(1, 2020)), oInt(1))},
+		{"time arm twice", "time(5, 0, 0, 0, off=naive, tz=-, fold=0)", cat(ld(armTime, vi(1, 1), vi(2, 2)), ld(armTime, vi(1, 5)))},
+		{"date fields repeated in one arm", "date(2020, 5, 7)", ld(armDate, vi(1, 2020), vi(2, 9), vi(2, 5), vi(3, 7))},
+		{"pair key twice", "{(2,): 9}", ld(armDict, ld(1, ld(1, ld(armTuple, ld(1, oInt(1)))), ld(2, oInt(9)), ld(1, ld(armTuple, ld(1, oInt(2))))))},
+		{"pair key replaced", "{'k': 9}", ld(armDict, ld(1, ld(1, oList(oInt(1))), ld(2, oInt(9)), ld(1, oStr("k"))))},
+		{"pair key empty then set", "{5: 2}", ld(armDict, ld(1, ld(1), ld(1, oInt(5)), ld(2, oInt(2))))},
+		{"pair key objects merge, arms do not", "{time(0, 2, 0, 0, off=naive, tz=-, fold=0): 2}", ld(armDict, ld(1, ld(1, ld(armTime, vi(1, 1))), ld(1, ld(armTime, vi(2, 2))), ld(2, oInt(2))))},
+		{"pair without a value", "error: failed to decode Protobuf message: missing required field Pair.value", ld(armDict, ld(1, ld(1)))},
+		{"pair without a key", "error: failed to decode Protobuf message: missing required field Pair.key", ld(armDict, ld(1, ld(2)))},
+		{"bigint arm twice", "big:18446744073709551616", cat(ld(armBigInt, vi(1, 1)), ld(armBigInt, ld(2, []byte{1, 0, 0, 0, 0, 0, 0, 0, 0})))},
+		{"bigint fields repeated in one arm", "big:-37038452180047562761", ld(armBigInt, ld(2, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}), vi(1, 1), ld(2, []byte{2, 2, 3, 4, 5, 6, 7, 8, 9}))},
+		{"instance arm twice", "error: failed to decode Protobuf message: invalid value for Type: origin must be specified",
+			cat(instance, ld(armClassInstance, ld(1, vi(4, 1)), ld(3, ld(1, ld(1, oStr("b")), ld(2, oInt(2))))))},
+		{"instance type and attrs repeated in one arm", "host:X(a=1, b=2)",
+			ld(armClassInstance, ld(1, sf(1, "W"), ld(2, ld(1, make([]byte, 16))), vi(3, 3)), ld(1, sf(1, "X")), ld(2, ld(1, make([]byte, 16))), ld(3, ld(1, ld(1, oStr("a")), ld(2, oInt(1)))), ld(3, ld(1, ld(1, oStr("b")), ld(2, oInt(2)))))},
+		{"named tuple arm twice", "(y=2)", cat(ld(armNamedTuple, sf(1, "P"), sf(2, "x"), ld(3, oInt(1))), ld(armNamedTuple, sf(2, "y"), ld(3, oInt(2))))},
+		{"timezone arm twice", "timezone(120, -)", cat(ld(armTimeZone, vi(1, 60), sf(2, "X")), ld(armTimeZone, vi(1, 120)))},
+	}
+}
+
+// TestMerge checks merge semantics for repeated occurrences: protobuf's
+// for the generated messages, the worker's for MontyObject (mergeCases).
 func TestMerge(t *testing.T) {
 	// Oneof: the last arm wins.
 	r, err := DecodeRequest(cat(ld(3, sf(1, "1")), ld(9)), codec.Limits{})
@@ -537,39 +579,28 @@ func TestMerge(t *testing.T) {
 	if f.Code != "b" || len(f.Inputs) != 2 || !f.SkipTypeCheck || show(&f.Values, f.Inputs[1].Value) != "2" {
 		t.Errorf("feed merge: %+v", f)
 	}
-	obj := func(b []byte) string {
-		g, root, err := DecodeValue(b, codec.Limits{})
-		if err != nil {
-			return "error: " + err.Error()
+	for _, tc := range mergeCases() {
+		g, root, err := DecodeValue(tc.obj, codec.Limits{})
+		got := "error: " + fmt.Sprint(err)
+		if err == nil {
+			if err := g.CheckStructure(root); err != nil {
+				t.Fatalf("%s: structure: %v", tc.name, err)
+			}
+			got = show(g, root)
 		}
-		if err := g.CheckStructure(root); err != nil {
-			return "structure: " + err.Error()
-		}
-		return show(g, root)
-	}
-	cases := []struct{ name, got, want string }{
-		{"list arm twice", obj(cat(oList(oInt(1)), oList(oInt(2)))), "[1, 2]"},
-		{"list then int", obj(cat(oList(oInt(1)), oInt(5))), "5"},
-		{"int then list", obj(cat(oInt(5), oList(oInt(1)))), "[1]"},
-		{"tuple then list", obj(cat(ld(armTuple, ld(1, oInt(1))), oList(oInt(2)))), "[2]"},
-		{"date fields merge", obj(cat(ld(armDate, vi(1, 2020), vi(2, 5)), ld(armDate, vi(3, 7)))), "date(2020, 5, 7)"},
-		{"pair key twice", obj(ld(armDict, ld(1, ld(1, oList(oInt(1))), ld(2, oInt(9)), ld(1, oList(oInt(2)))))), "{[1, 2]: 9}"},
-		{"pair key replaced", obj(ld(armDict, ld(1, ld(1, oList(oInt(1))), ld(2, oInt(9)), ld(1, oStr("k"))))), "{'k': 9}"},
-		{"bigint fields merge", obj(cat(ld(armBigInt, vi(1, 1)), ld(armBigInt, ld(2, []byte{1, 0, 0, 0, 0, 0, 0, 0, 0})))), "big:-18446744073709551616"},
-		{"instance attrs merge", obj(cat(
-			ld(armClassInstance, ld(1, sf(1, "W"), ld(2, ld(1, make([]byte, 16))), vi(3, 3)), ld(2, ld(1, make([]byte, 16))), ld(3, ld(1, ld(1, oStr("a")), ld(2, oInt(1))))),
-			ld(armClassInstance, ld(1, vi(4, 1)), ld(3, ld(1, ld(1, oStr("b")), ld(2, oInt(2))))))), "host:W@dataclass(a=1, b=2)"},
-		{"named tuple merge", obj(cat(ld(armNamedTuple, sf(1, "P"), sf(2, "x"), ld(3, oInt(1))), ld(armNamedTuple, sf(2, "y"), ld(3, oInt(2))))), "P(x=1, y=2)"},
-	}
-	for _, tc := range cases {
-		if tc.got != tc.want {
-			t.Errorf("%s: got %s, want %s", tc.name, tc.got, tc.want)
+		if got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	// Complete.value twice merges; an ExtFunctionResult arm switch resets.
+	// Complete.value twice merges (the object), its arms do not; an
+	// ExtFunctionResult arm switch resets.
 	ev, err := DecodeEvent(ld(6, ld(1, oList(oInt(1))), ld(1, oList(oInt(2)))), codec.Limits{})
-	if c := ev.Body.(*message.Complete); err != nil || show(&c.Values, c.Value) != "[1, 2]" {
+	if c := ev.Body.(*message.Complete); err != nil || show(&c.Values, c.Value) != "[2]" {
 		t.Errorf("complete merge: %v", err)
+	}
+	ev, err = DecodeEvent(ld(6, ld(1, oInt(1)), ld(1)), codec.Limits{})
+	if c := ev.Body.(*message.Complete); err != nil || show(&c.Values, c.Value) != "1" {
+		t.Errorf("complete then an empty object: %v", err)
 	}
 	r, err = DecodeRequest(ld(4, ld(2, ld(1, oInt(1))), ld(2, vi(3, 4))), codec.Limits{})
 	if rc := r.Body.(*message.ResumeCall); err != nil || rc.Result.Kind != message.ResultFuture || rc.Result.Future != 4 {

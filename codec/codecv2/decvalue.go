@@ -56,11 +56,15 @@ var (
 	ciCost   = budget.SizeOf[ciState]()
 )
 
-// pobj is a MontyObject being decoded. Protobuf merges a message field that
-// occurs more than once, so the state of a singular value field lives in
-// its enclosing message's decoder until that message ends: a later
-// occurrence continues merging into it (same arm) or replaces it (another
-// arm), and the node is appended to the graph again. A replaced node stays
+// pobj is a MontyObject being decoded. The worker's MontyObject is
+// hand-written, and merges as it does (checked against the released
+// worker): a MontyObject field that occurs more than once merges, so the
+// state of a singular value field lives in its enclosing message's decoder
+// until that message ends, and an occurrence with no arm leaves the value
+// as it was; but every occurrence of an arm, the same arm again or
+// another, decodes afresh and replaces the value (a second Date arm does
+// not merge into the first), and its decode-time checks run as soon as
+// that arm's message ends (checkArm). A replaced container's items stay
 // in the graph unreferenced.
 type pobj struct {
 	arm   protowire.Number // 0 until an arm is seen
@@ -119,12 +123,42 @@ func (d *dec) objectBody(end int, p *pobj) error {
 			}
 			continue
 		}
-		if p.arm != num {
-			*p = pobj{arm: num}
-		}
+		*p = pobj{arm: num}
 		if err := d.arm(num, wt, p); err != nil {
 			return err
 		}
+		if num >= armDate { // the arms with checks; the rest skip the call
+			if err := checkArm(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkArm runs the decode-time checks of the arm just decoded into p,
+// which the worker runs as the arm's message ends: the leaf values' ranges
+// and names, a file handle's mode (normalized here), a Type's rules and a
+// ClassInstance's. finish builds the node without checking again.
+func checkArm(p *pobj) error {
+	var err error
+	switch p.arm {
+	case armBuiltinFunction:
+		err = valuecheck.CheckLeaf(value.Node{Kind: value.KindBuiltinFunction}.WithText(p.text))
+	case armDate, armTime, armDateTime, armTimeDelta, armTimeZone, armException, armFunction:
+		n := value.Node{Kind: value.Kind(p.arm)}
+		n.SetExt(p.ext)
+		err = valuecheck.CheckLeaf(n)
+	case armFileHandle:
+		fh := p.ext.(*value.FileHandle)
+		fh.Mode, err = value.NormalizeFileMode(fh.Mode)
+	case armType:
+		err = checkType(p.ts)
+	case armClassInstance:
+		err = checkInstance(p.ci)
+	}
+	if err != nil {
+		return fail(err)
 	}
 	return nil
 }
@@ -558,13 +592,13 @@ func (d *dec) pair(wt protowire.Type) (k, v value.NodeID, err error) {
 		}
 		switch num {
 		case 1:
-			if k, err = d.pairSide(wt, &kp, "Pair.key"); err != nil {
-				return 0, 0, err
+			if err := d.object(wt, &kp); err != nil {
+				return 0, 0, push(err, "Pair.key")
 			}
 			kSet = true
 		case 2:
-			if v, err = d.pairSide(wt, &vp, "Pair.value"); err != nil {
-				return 0, 0, err
+			if err := d.object(wt, &vp); err != nil {
+				return 0, 0, push(err, "Pair.value")
 			}
 			vSet = true
 		default:
@@ -582,16 +616,18 @@ func (d *dec) pair(wt protowire.Type) (k, v value.NodeID, err error) {
 	if !vSet {
 		return 0, 0, fail(valuecheck.MissingField("Pair.value"))
 	}
-	return k, v, nil
+	if k, err = d.pairSide(&kp, "Pair.key"); err != nil {
+		return 0, 0, err
+	}
+	v, err = d.pairSide(&vp, "Pair.value")
+	return k, v, err
 }
 
-// pairSide decodes one occurrence of Pair.key or Pair.value. The worker
-// checks a value's kind when its parent container converts it, outside the
-// Pair, so that one error carries no Pair segment.
-func (d *dec) pairSide(wt protowire.Type, p *pobj, path string) (value.NodeID, error) {
-	if err := d.object(wt, p); err != nil {
-		return 0, push(err, path)
-	}
+// pairSide finishes Pair.key or Pair.value, whose occurrences merged, once
+// the Pair has ended. The worker checks a value's kind when its parent
+// container converts it, outside the Pair, so that one error carries no
+// Pair segment.
+func (d *dec) pairSide(p *pobj, path string) (value.NodeID, error) {
 	if p.arm == 0 {
 		return 0, fail(valuecheck.MissingField("MontyObject.kind"))
 	}
@@ -832,8 +868,9 @@ func (d *dec) add(n value.Node) (value.NodeID, error) {
 	return value.NodeID(i), nil
 }
 
-// finish validates a decoded MontyObject and appends its node (children
-// are already in the graph, so the graph stays in post-order).
+// finish appends the node of a decoded MontyObject, whose arm checkArm has
+// checked (children are already in the graph, so the graph stays in
+// post-order).
 func (d *dec) finish(p *pobj) (value.NodeID, error) {
 	n := value.Node{Kind: value.Kind(p.arm)}
 	switch p.arm {
@@ -848,9 +885,6 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 		n.SetText(p.text)
 	case armBuiltinFunction:
 		n.SetText(p.text)
-		if err := valuecheck.CheckLeaf(n); err != nil {
-			return 0, fail(err)
-		}
 	case armCycle:
 		n.SetText(p.text)
 		n.Num = p.num
@@ -866,23 +900,9 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 		nt.FieldNames = p.names
 		n.SetRefs(p.refs)
 		n.SetExt(nt)
-	case armDate, armTime, armDateTime, armTimeDelta, armTimeZone, armException, armFunction:
+	case armDate, armTime, armDateTime, armTimeDelta, armTimeZone, armException, armFunction, armFileHandle:
 		n.SetExt(p.ext)
-		if err := valuecheck.CheckLeaf(n); err != nil {
-			return 0, fail(err)
-		}
-	case armFileHandle:
-		fh := p.ext.(*value.FileHandle)
-		m, err := value.NormalizeFileMode(fh.Mode)
-		if err != nil {
-			return 0, fail(err)
-		}
-		fh.Mode = m
-		n.SetExt(fh)
 	case armType:
-		if err := checkType(p.ts); err != nil {
-			return 0, fail(err)
-		}
 		n.SetExt(&p.ts.t)
 	case armClassInstance:
 		return d.finishInstance(p.ci)
@@ -949,25 +969,30 @@ func (d *dec) finishBigInt(p *pobj) (value.NodeID, error) {
 	return d.add(value.Node{Kind: value.KindBigInt}.WithExt(b))
 }
 
-func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
+// checkInstance applies the ClassInstance rules in the worker's order.
+func checkInstance(ci *ciState) error {
 	if ci.typ == nil {
-		return 0, fail(valuecheck.MissingField("ClassInstance.type"))
+		return valuecheck.MissingField("ClassInstance.type")
 	}
 	if err := checkType(ci.typ); err != nil {
-		return 0, fail(err)
+		return err
 	}
 	if ci.typ.t.Origin == value.OriginBuiltin {
-		return 0, fail(valuecheck.InvalidValue("ClassInstance.type", "must be a class type, not a builtin"))
+		return valuecheck.InvalidValue("ClassInstance.type", "must be a class type, not a builtin")
 	}
 	if !ci.iidSeen {
-		return 0, fail(valuecheck.MissingField("ClassInstance.instance_id"))
+		return valuecheck.MissingField("ClassInstance.instance_id")
 	}
 	if ci.iidLen != 16 {
-		return 0, fail(uuidLenErr("ClassInstance.instance_id", ci.iidLen))
+		return uuidLenErr("ClassInstance.instance_id", ci.iidLen)
 	}
 	if !ci.attrsSeen {
-		return 0, fail(valuecheck.MissingField("ClassInstance.attrs"))
+		return valuecheck.MissingField("ClassInstance.attrs")
 	}
+	return nil
+}
+
+func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
 	class, err := d.classNode(&ci.typ.t)
 	if err != nil {
 		return 0, err

@@ -31,6 +31,8 @@ type worker struct {
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr bytes.Buffer
+
+	stopped bool
 }
 
 // startWorker spawns the worker with an empty environment and configures a
@@ -69,6 +71,10 @@ func startWorker(t *testing.T) *worker {
 }
 
 func (w *worker) stop() {
+	if w.stopped {
+		return
+	}
+	w.stopped = true
 	w.in.Close() // EOF on a frame boundary: the worker exits 0
 	done := make(chan error, 1)
 	go func() { done <- w.cmd.Wait() }()
@@ -541,5 +547,28 @@ func TestLiveSuspensions(t *testing.T) {
 	d, ok := last(w.turn(&message.ParentRequest{Body: &message.Dump{}})).(*message.DumpResult)
 	if !ok || !bytes.HasPrefix(d.State, []byte("MONTY\x00")) {
 		t.Errorf("dump: %+v", d)
+	}
+}
+
+// TestLiveMerge sends each of mergeCases as an input and requires the
+// worker's value, or its decode error, to be the one the case states.
+func TestLiveMerge(t *testing.T) {
+	w := startWorker(t)
+	const path = "failed to decode Protobuf message: NamedValue.value: Feed.inputs: ParentRequest.kind: "
+	for _, tc := range mergeCases() {
+		got := last(w.turnRaw(feedWith(tc.obj)))
+		var s string
+		switch ev := got.(type) {
+		case *message.Complete:
+			s = show(&ev.Values, ev.Value)
+		default:
+			s = errText(got)
+			if rest, ok := strings.CutPrefix(s, "RuntimeError: protocol violation: malformed request: "+path); ok {
+				s = "error: failed to decode Protobuf message: " + rest
+			}
+		}
+		if s != tc.want {
+			t.Errorf("%s: worker %s, want %s", tc.name, s, tc.want)
+		}
 	}
 }
