@@ -155,10 +155,16 @@ func checkClock(msg string, h, mi, s, us uint32) error {
 	return nil
 }
 
-func checkOffset(field string, off *int32, name *string, nameField string) error {
+func checkOffset(field string, off *int32) error {
 	if off != nil && (*off < -86399 || *off > 86399) {
 		return rangeErr(field, int64(*off), -86399, 86399)
 	}
+	return nil
+}
+
+// checkZoneName is the first check of a DateTime or a Time, before its
+// ranges (the released worker's order): a timezone name needs an offset.
+func checkZoneName(off *int32, name *string, nameField string) error {
 	if name != nil && off == nil {
 		return invalidValue(nameField, "timezone_name requires offset_seconds")
 	}
@@ -170,21 +176,27 @@ func (d *Date) Check() error { return checkDate("Date", d.Year, d.Month, d.Day) 
 
 // Check validates a DateTime.
 func (d *DateTime) Check() error {
+	if err := checkZoneName(d.Offset, d.TZName, "DateTime.timezone_name"); err != nil {
+		return err
+	}
 	if err := checkDate("DateTime", d.Year, d.Month, d.Day); err != nil {
 		return err
 	}
 	if err := checkClock("DateTime", d.Hour, d.Minute, d.Second, d.Microsecond); err != nil {
 		return err
 	}
-	return checkOffset("DateTime.offset_seconds", d.Offset, d.TZName, "DateTime.timezone_name")
+	return checkOffset("DateTime.offset_seconds", d.Offset)
 }
 
 // Check validates a Time.
 func (t *Time) Check() error {
+	if err := checkZoneName(t.Offset, t.TZName, "Time.timezone_name"); err != nil {
+		return err
+	}
 	if err := checkClock("Time", t.Hour, t.Minute, t.Second, t.Microsecond); err != nil {
 		return err
 	}
-	if err := checkOffset("Time.offset_seconds", t.Offset, t.TZName, "Time.timezone_name"); err != nil {
+	if err := checkOffset("Time.offset_seconds", t.Offset); err != nil {
 		return err
 	}
 	if t.Fold > 1 {

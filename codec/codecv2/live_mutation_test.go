@@ -12,15 +12,9 @@ import (
 	"github.com/gomonty/monty/value"
 )
 
-// TestLiveMutatedFeeds sends the worker 3,000 Feeds, each a frame holding
-// a value of every shape with one byte changed, inserted or nudged, and
-// requires our decoder's verdict on each to be the worker's: the same
-// decode error text, a conversion error where the worker reports one (the
-// texts of those are the session's business), or no error where the worker
-// runs the Feed. This is how the worker's MontyObject merge semantics
-// (mergeCases) were found.
-func TestLiveMutatedFeeds(t *testing.T) {
-	w := startWorker(t)
+// everyShape returns a graph holding a value of every shape an input may
+// take, and its root.
+func everyShape() (value.Graph, value.NodeID) {
 	off, name, arg := int32(3600), "Europe/Paris", "a"
 	var g value.Graph
 	leaves := []value.NodeID{
@@ -44,56 +38,105 @@ func TestLiveMutatedFeeds(t *testing.T) {
 	st := g.Add(value.FrozenSet(leaves[9], leaves[10]))
 	nt := g.Add(value.NamedTupleNode("P", []string{"a", "b"}, leaves[7], leaves[10]))
 	d := g.Add(value.Dict(value.Pair{Key: k, Value: lst}, value.Pair{Key: leaves[10], Value: tup}))
-	root := g.Add(value.List(d, st, nt, leaves[8], leaves[11], leaves[12]))
-	feed := &message.ParentRequest{Body: &message.Feed{Code: "v", Values: g, Inputs: []message.NamedRef{{Name: "v", Value: root}}}}
-	base, err := AppendRequest(nil, feed)
-	if err != nil {
-		t.Fatal(err)
+	return g, g.Add(value.List(d, st, nt, leaves[8], leaves[11], leaves[12]))
+}
+
+// TestLiveMutatedRequests sends the worker requests, each a frame with one
+// byte changed, inserted, deleted or nudged, and requires our decoder's verdict on
+// each to be the worker's: the same decode error text; a conversion error
+// where the worker reports one that is not a malformed request (the texts
+// of those are the session's business); or no error where the worker
+// decodes the request. The frames: a Feed holding a value of every shape,
+// and, on a worker suspended in a host call, a ResumeCall returning one, a
+// ResumeCall raising an exception with a traceback and unicode data, and
+// an AbortFeed. This is how the worker's MontyObject merge semantics
+// (mergeCases) were found.
+func TestLiveMutatedRequests(t *testing.T) {
+	g, root := everyShape()
+	msg, preview := "bad", "f(1)"
+	exc := &message.RaisedException{Type: "UnicodeDecodeError", Message: &msg,
+		Traceback: []message.StackFrame{{Filename: "host.py", Start: message.CodeLoc{Line: 1, Column: 1}, End: message.CodeLoc{Line: 1, Column: 5}, FrameName: &msg, PreviewLine: &preview}},
+		Data:      &message.UnicodeErrorData{Encoding: "utf-8", ObjectBytes: []byte{0x61, 0xff}, Start: 1, End: 2, Reason: "invalid start byte"}}
+	scenarios := []struct {
+		name   string
+		frames int
+		call   bool // run on a worker suspended in f(1)
+		req    func(callID uint32) message.Request
+	}{
+		{"feed", 3000, false, func(uint32) message.Request {
+			return &message.Feed{Code: "v", Values: g, Inputs: []message.NamedRef{{Name: "v", Value: root}}}
+		}},
+		{"resume with a value", 1000, true, func(id uint32) message.Request {
+			return &message.ResumeCall{CallID: id, Values: g, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}}
+		}},
+		{"resume with an exception", 600, true, func(id uint32) message.Request {
+			return &message.ResumeCall{CallID: id, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
+		}},
+		{"abort", 400, true, func(uint32) message.Request { return &message.AbortFeed{Exception: exc} }},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	n, bad := 0, 0
-	for range 3000 {
-		f := append([]byte(nil), base...)
-		switch rng.IntN(3) {
-		case 0:
-			f[rng.IntN(len(f))] = byte(rng.IntN(256))
-		case 1:
-			i := rng.IntN(len(f))
-			f[i] += byte(rng.IntN(5)) - 2
-		case 2:
-			i := rng.IntN(len(f))
-			f = append(f[:i:i], append([]byte{byte(rng.IntN(256))}, f[i:]...)...)
-		}
-		n++
-		_, err := DecodeRequest(f, codec.Limits{})
-		ev := last(w.turnRaw(f))
-		got := errText(ev)
-		switch ev.(type) {
-		case *message.Complete, *message.Error, *message.Ok:
-		default:
-			// A code byte changed into a name the sandbox looks up, or an
-			// arm changed into another request: start afresh.
-			w.stop()
-			w = startWorker(t)
-		}
-		var de *codec.DecodeError
-		ok := true
-		switch {
-		case err == nil:
-			ok = !strings.Contains(got, "malformed request")
-		case errors.As(err, &de) && de.Structural:
-			ok = strings.HasPrefix(got, "RuntimeError: ") && !strings.Contains(got, "malformed request")
-		default:
-			ok = got == "RuntimeError: protocol violation: malformed request: "+err.Error()
-		}
-		if !ok {
-			bad++
-			if bad <= 10 {
-				t.Errorf("% x\n  worker %s\n  ours   %v", f, got, err)
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			var w *worker
+			var base []byte
+			// ready starts a worker in the scenario's state.
+			ready := func() {
+				w = startWorker(t)
+				var id uint32
+				if sc.call {
+					c, ok := last(w.turn(&message.ParentRequest{Body: &message.Feed{Code: "f(1)"}})).(*message.FunctionCall)
+					if !ok {
+						t.Fatal("f(1) did not suspend in a host call")
+					}
+					id = c.CallID
+				}
+				var err error
+				if base, err = AppendRequest(nil, &message.ParentRequest{Body: sc.req(id)}); err != nil {
+					t.Fatal(err)
+				}
 			}
-		}
-	}
-	if n != 3000 {
-		t.Fatalf("%d frames sent", n)
+			ready()
+			bad := 0
+			for range sc.frames {
+				f := append([]byte(nil), base...)
+				switch rng.IntN(4) {
+				case 0:
+					f[rng.IntN(len(f))] = byte(rng.IntN(256))
+				case 1:
+					f[rng.IntN(len(f))] += byte(rng.IntN(5)) - 2
+				case 2:
+					i := rng.IntN(len(f))
+					f = append(f[:i:i], append([]byte{byte(rng.IntN(256))}, f[i:]...)...)
+				case 3:
+					i := rng.IntN(len(f))
+					f = append(f[:i:i], f[i+1:]...)
+				}
+				_, err := DecodeRequest(f, codec.Limits{})
+				ev := last(w.turnRaw(f))
+				got := errText(ev)
+				var de *codec.DecodeError
+				ok := true
+				switch {
+				case err == nil:
+					ok = !strings.Contains(got, "malformed request")
+				case errors.As(err, &de) && de.Structural:
+					ok = strings.HasPrefix(got, "RuntimeError: ") && !strings.Contains(got, "malformed request")
+				default:
+					ok = got == "RuntimeError: protocol violation: malformed request: "+err.Error()
+				}
+				if !ok {
+					if bad++; bad <= 10 {
+						t.Errorf("% x\n  worker %s\n  ours   %v", f, got, err)
+					}
+				}
+				// A malformed request leaves the worker as it was; anything
+				// else may have moved it on (a changed code byte can even
+				// name something the sandbox looks up): start afresh.
+				if !strings.Contains(got, "malformed request") {
+					w.stop()
+					ready()
+				}
+			}
+		})
 	}
 }
