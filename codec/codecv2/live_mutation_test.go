@@ -46,10 +46,11 @@ func everyShape() (value.Graph, value.NodeID) {
 // each to be the worker's: the same decode error text; a conversion error
 // where the worker reports one that is not a malformed request (the texts
 // of those are the session's business); or no error where the worker
-// decodes the request. The frames: a Feed holding a value of every shape,
-// and, on a worker suspended in a host call, a ResumeCall returning one, a
-// ResumeCall raising an exception with a traceback and unicode data, and
-// an AbortFeed. This is how the worker's MontyObject merge semantics
+// decodes the request. The frames: a Configure with limits, a Feed holding
+// a value of every shape; on a worker suspended in a host call, a
+// ResumeCall returning one, a ResumeCall raising an exception with a
+// traceback and unicode data, and an AbortFeed; on one suspended in a name
+// lookup, the answer with a value of every shape. This is how the worker's MontyObject merge semantics
 // (mergeCases) were found.
 func TestLiveMutatedRequests(t *testing.T) {
 	g, root := everyShape()
@@ -60,19 +61,27 @@ func TestLiveMutatedRequests(t *testing.T) {
 	scenarios := []struct {
 		name   string
 		frames int
-		call   bool // run on a worker suspended in f(1)
+		state  string // "" configured and idle, "call" suspended in f(1), "lookup" in a name lookup, "fresh" not configured
 		req    func(callID uint32) message.Request
 	}{
-		{"feed", 3000, false, func(uint32) message.Request {
+		{"configure", 300, "fresh", func(uint32) message.Request {
+			ms, lim := uint32(7), uint64(5)
+			return &message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheckStubs: &msg, PrintFlushIntervalMs: &ms,
+				Limits: &message.ResourceLimits{MaxDurationMicros: &lim, MaxMemoryBytes: &lim, MaxRecursionDepth: &lim}}
+		}},
+		{"lookup answer", 600, "lookup", func(uint32) message.Request {
+			return &message.ResumeNameLookup{Kind: message.LookupValue, Values: g, Value: root}
+		}},
+		{"feed", 3000, "", func(uint32) message.Request {
 			return &message.Feed{Code: "v", Values: g, Inputs: []message.NamedRef{{Name: "v", Value: root}}}
 		}},
-		{"resume with a value", 1000, true, func(id uint32) message.Request {
+		{"resume with a value", 1000, "call", func(id uint32) message.Request {
 			return &message.ResumeCall{CallID: id, Values: g, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}}
 		}},
-		{"resume with an exception", 600, true, func(id uint32) message.Request {
+		{"resume with an exception", 600, "call", func(id uint32) message.Request {
 			return &message.ResumeCall{CallID: id, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
 		}},
-		{"abort", 400, true, func(uint32) message.Request { return &message.AbortFeed{Exception: exc} }},
+		{"abort", 400, "call", func(uint32) message.Request { return &message.AbortFeed{Exception: exc} }},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, sc := range scenarios {
@@ -81,14 +90,24 @@ func TestLiveMutatedRequests(t *testing.T) {
 			var base []byte
 			// ready starts a worker in the scenario's state.
 			ready := func() {
-				w = startWorker(t)
 				var id uint32
-				if sc.call {
+				switch sc.state {
+				case "fresh":
+					w = startUnconfigured(t)
+				case "call":
+					w = startWorker(t)
 					c, ok := last(w.turn(&message.ParentRequest{Body: &message.Feed{Code: "f(1)"}})).(*message.FunctionCall)
 					if !ok {
 						t.Fatal("f(1) did not suspend in a host call")
 					}
 					id = c.CallID
+				case "lookup":
+					w = startWorker(t)
+					if _, ok := last(w.turn(&message.ParentRequest{Body: &message.Feed{Code: "x"}})).(*message.NameLookup); !ok {
+						t.Fatal("x did not suspend in a name lookup")
+					}
+				default:
+					w = startWorker(t)
 				}
 				var err error
 				if base, err = AppendRequest(nil, &message.ParentRequest{Body: sc.req(id)}); err != nil {
@@ -114,6 +133,9 @@ func TestLiveMutatedRequests(t *testing.T) {
 				_, err := DecodeRequest(f, codec.Limits{})
 				ev := last(w.turnRaw(f))
 				got := errText(ev)
+				if _, ok := ev.(*message.FatalError); ok {
+					w.fatal = true // a protocol_version changed: exit 4
+				}
 				var de *codec.DecodeError
 				ok := true
 				switch {

@@ -33,12 +33,24 @@ type worker struct {
 	stderr bytes.Buffer
 
 	stopped bool
+	fatal   bool // the worker sent a FatalError: it exits non-zero
 }
 
 // startWorker spawns the worker with an empty environment and configures a
 // protocol-2 session. It skips the test when the binary is missing, unless
 // CI=true, where a missing worker is a failure.
 func startWorker(t *testing.T) *worker {
+	t.Helper()
+	w := startUnconfigured(t)
+	evs := w.turn(&message.ParentRequest{Body: &message.Configure{ScriptName: "main.py", ProtocolVersion: 2}})
+	if _, ok := evs[len(evs)-1].Body.(*message.Ok); !ok {
+		t.Fatalf("configure: %+v", evs[len(evs)-1].Body)
+	}
+	return w
+}
+
+// startUnconfigured is startWorker without the Configure.
+func startUnconfigured(t *testing.T) *worker {
 	t.Helper()
 	if _, err := os.Stat(workerPath); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -63,10 +75,6 @@ func startWorker(t *testing.T) *worker {
 	}
 	w.in, w.out = in, bufio.NewReader(out)
 	t.Cleanup(w.stop)
-	evs := w.turn(&message.ParentRequest{Body: &message.Configure{ScriptName: "main.py", ProtocolVersion: 2}})
-	if _, ok := evs[len(evs)-1].Body.(*message.Ok); !ok {
-		t.Fatalf("configure: %+v", evs[len(evs)-1].Body)
-	}
 	return w
 }
 
@@ -80,7 +88,7 @@ func (w *worker) stop() {
 	go func() { done <- w.cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
+		if err != nil && !w.fatal {
 			w.t.Errorf("worker exit: %v (stderr %q)", err, w.stderr.String())
 		}
 	case <-time.After(10 * time.Second):
