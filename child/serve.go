@@ -243,7 +243,12 @@ func (s *server) replyDecodeError(body []byte, derr error) error {
 			ev = violation("Feed without a session ready for input")
 		default:
 			s.st = sReady
-			ev = violation("invalid inputs: " + derr.Error())
+			var ie *codec.InputError
+			if errors.As(derr, &ie) { // protocol 2 names the input
+				ev = violation(ie.Error())
+			} else {
+				ev = violation("invalid inputs: " + derr.Error())
+			}
 		}
 	case message.KindResumeCall:
 		if s.st != sSuspended || (s.susp != message.KindFunctionCall && s.susp != message.KindOsCall) {
@@ -389,9 +394,15 @@ func (s *server) handle(ctx context.Context, req message.Request) (bool, error) 
 
 func (s *server) configure(ctx context.Context, c *message.Configure) error {
 	if !slices.Contains(s.versions, c.ProtocolVersion) {
+		// The worker checks the version first, in a session too, and
+		// stamps this FatalError as it stamps every event once an
+		// interpreter exists.
 		err := &protocol.UnsupportedVersionError{Requested: c.ProtocolVersion,
 			Supported: protocol.VersionRange{Min: s.versions[0], Max: s.versions[len(s.versions)-1]}}
-		return s.fatal(protocol.ExitFatal, err.Error(), err)
+		if werr := s.send(&message.ChildEvent{Body: &message.FatalError{Message: err.Error()}}, true); werr != nil {
+			s.log.Debug("monty child: FatalError not delivered", slog.Any("error", werr))
+		}
+		return &ExitError{Code: protocol.ExitFatal, Message: err.Error(), Err: err}
 	}
 	if s.st != sNoSession {
 		return s.reply(violation("Configure while a session already exists"))

@@ -16,6 +16,7 @@ package codec
 import (
 	"errors"
 	"fmt"
+	"github.com/gomonty/monty/value"
 	"slices"
 
 	"github.com/gomonty/monty/codec/internal/registry"
@@ -91,6 +92,29 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Is makes every DecodeError match ErrMalformed.
 func (e *DecodeError) Is(target error) bool { return target == ErrMalformed }
+
+// InputError is a Feed input that converts to no value, in the words of
+// the released protocol-2 worker, which names the input: `input "x" has no
+// value` (the NamedValue has none) or `invalid input "x": missing required
+// field MontyObject.kind`. Protocol 2's decoder reports it as the Err of a
+// structural *DecodeError; a child answers it as it reads, where protocol
+// 4's input errors read "invalid inputs: …".
+type InputError struct {
+	// Name is the input's name.
+	Name string
+	// Err is why its value does not convert; nil when there is no value.
+	Err error
+}
+
+func (e *InputError) Error() string {
+	if e.Err == nil {
+		return "input " + value.Quote(e.Name) + " has no value"
+	}
+	return "invalid input " + value.Quote(e.Name) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *InputError) Unwrap() error { return e.Err }
 
 // EncodeError reports a message that cannot be encoded: an invalid value
 // graph, a value the protocol version cannot express, or a frame over the

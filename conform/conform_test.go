@@ -97,7 +97,7 @@ var breakers = map[string][]string{
 	"exit-code": {"framing.eof-at-boundary-exit-0", "framing.eof-while-suspended-exit-0", "shutdown.ok-exit-0",
 		"shutdown.while-suspended", "shutdown.in-no-session", "limits.memory-exit-65", "framing.stdout-broken-exit-3"},
 	"stamp-all": {"configure.ok-unstamped", "print.unstamped", "stamps.decode-errors-unstamped", "stamps.configured-errors-unstamped", "state.reset-from-suspended"},
-	"unstamp-all": {"stamps.turn-events-stamped", "stamps.limits-echoed", "load.idle-restores-globals",
+	"unstamp-all": {"configure.version-refusal-stamped", "stamps.turn-events-stamped", "stamps.limits-echoed", "load.idle-restores-globals",
 		"stamps.restored-script-name-only-on-load", "load.execution-time-restored"},
 	"prints-dropped":  {"print.before-complete", "print.flushed-before-suspension"},
 	"prints-merged":   {"print.line-buffered", "print.chunked-at-8192", "print.timer-releases-silent-output", "load.keeps-flush-interval"},

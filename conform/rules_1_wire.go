@@ -212,6 +212,22 @@ func init() {
 			s.ExpectExit(4, exitWithin)
 		})
 
+	rule("configure.version-refusal-stamped", "behaviour §5, §6", only2, 0,
+		"A bad version's FatalError once an interpreter exists carries the session's stamps, as every event then does (max_suspensions at least)",
+		func(t *rt) {
+			s := t.Fresh()
+			s.Expect(s.Feed("1"), "Feed 1", completes("1"))
+			cfg := t.Config()
+			cfg.ProtocolVersion = 0
+			s.Expect(s.Turn(cfg), "Configure with version 0 in Ready", refuses(0), func(_ *rt, r *reply) string {
+				if r.Event.MaxSuspensions == nil {
+					return "a FatalError stamped with max_suspensions"
+				}
+				return ""
+			})
+			s.ExpectExit(4, exitWithin)
+		})
+
 	rule("configure.second-rejected", "contract §8; behaviour §5 (E1)", both, 0,
 		"A second Configure, even before any Feed, gets \"Configure while a session already exists\" and the first session stays",
 		func(t *rt) {

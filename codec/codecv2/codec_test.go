@@ -398,9 +398,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"future not handled", ld(6, ld(1, ld(2, ld(5)))), "invalid value for ExtFunctionResult.kind: NotHandled is only valid answering a suspended OS call"},
 		{"unknown exception", ld(11, ld(1, sf(1, "HostTimeout"))), `unknown exception type "HostTimeout"`},
 		{"frame needs start", ld(11, ld(1, sf(1, "ValueError"), ld(3, sf(1, "f"), ld(3)))), "missing required field StackFrame.start"},
-		{"input without kind", ld(3, ld(2, sf(1, "v"), ld(2, ld(10, ld(1, make([]byte, 16)))))), "missing required field MontyObject.kind"},
+		{"input without kind", ld(3, ld(2, sf(1, "v"), ld(2, ld(10, ld(1, make([]byte, 16)))))), `invalid input "v": missing required field MontyObject.kind`},
 		{"return value without kind", ld(4, ld(2, ld(1))), "missing required field MontyObject.kind"},
-		{"input without value", ld(3, ld(2, sf(1, "v"))), "missing required field NamedValue.value"},
+		{"input without value", ld(3, ld(2, sf(1, "v"))), `input "v" has no value`},
+		{"input empty, then set", ld(3, ld(2, sf(1, "v"), ld(2), ld(2, oInt(1)))), ""},
+		{"return value empty, then set", ld(4, ld(2, ld(1), ld(1, oInt(7)))), ""},
+		{"lookup value empty, then set", ld(5, ld(1), ld(1, oInt(7))), ""},
+		{"lookup value without kind", ld(5, ld(1)), "missing required field MontyObject.kind"},
+		{"second input without value", ld(3, ld(2, sf(1, "v"), ld(2, oInt(1))), ld(2, sf(1, "w"))), `input "w" has no value`},
 		{"deep wire error", ld(4, ld(2, ld(2, ld(3, ld(2, []byte{0x0d, 0, 0, 0, 0}))))), "failed to decode Protobuf message: CodeLoc.line: StackFrame.start: RaisedException.traceback: ExtFunctionResult.kind: ResumeCall.result: ParentRequest.kind: invalid wire type: ThirtyTwoBit (expected Varint)"},
 	} {
 		_, err := DecodeRequest(tc.frame, codec.Limits{})
@@ -601,6 +606,13 @@ func TestMerge(t *testing.T) {
 	ev, err = DecodeEvent(ld(6, ld(1, oInt(1)), ld(1)), codec.Limits{})
 	if c := ev.Body.(*message.Complete); err != nil || show(&c.Values, c.Value) != "1" {
 		t.Errorf("complete then an empty object: %v", err)
+	}
+	ev, err = DecodeEvent(ld(6, ld(1), ld(1, oInt(1))), codec.Limits{})
+	if err != nil || show(&ev.Body.(*message.Complete).Values, ev.Body.(*message.Complete).Value) != "1" {
+		t.Errorf("an empty object, then complete: %v", err)
+	}
+	if _, err := DecodeEvent(ld(6, ld(1)), codec.Limits{}); err == nil || err.Error() != "missing required field MontyObject.kind" {
+		t.Errorf("complete with no kind: %v", err)
 	}
 	r, err = DecodeRequest(ld(4, ld(2, ld(1, oInt(1))), ld(2, vi(3, 4))), codec.Limits{})
 	if rc := r.Body.(*message.ResumeCall); err != nil || rc.Result.Kind != message.ResultFuture || rc.Result.Future != 4 {

@@ -105,7 +105,7 @@ func decodeRequestBody(frame []byte, lim codec.Limits) (*message.ParentRequest, 
 			return nil, err
 		}
 	}
-	d.convertRequest(rs.body)
+	d.convertRequest(&rs)
 	if d.conv != nil {
 		return nil, d.conv
 	}
@@ -226,8 +226,12 @@ func (d *dec) namedValue(wt protowire.Type, x *message.Feed) error {
 	if err != nil {
 		return err
 	}
-	if !set {
-		d.convErr(valuecheck.MissingField("NamedValue.value"))
+	switch {
+	case !set:
+		d.convErr(&codec.InputError{Name: ref.Name})
+		return nil
+	case p.arm == 0:
+		d.convErr(&codec.InputError{Name: ref.Name, Err: valuecheck.MissingField("MontyObject.kind")})
 		return nil
 	}
 	if x.Inputs, err = grow(d, x.Inputs, namedRefCost); err != nil {
@@ -251,7 +255,9 @@ func (d *dec) extResult(wt protowire.Type, r *message.ExtResult, val *pobj) erro
 		var err error
 		switch num {
 		case 1:
-			r.Value, err = d.root(wt, val)
+			if r.Value, err = d.root(wt, val); err == nil {
+				err = d.noteKindless(r, val.arm == 0)
+			}
 		case 2:
 			if r.Error == nil {
 				if r.Error, err = chargeNew[message.RaisedException](d); err != nil {
@@ -434,16 +440,19 @@ const notHandledReason = "NotHandled is only valid answering a suspended OS call
 
 // convertRequest applies the rules the worker checks when it converts a
 // decoded request: required oneofs and fields, and exception sanity.
-func (d *dec) convertRequest(body message.Request) {
-	switch x := body.(type) {
+func (d *dec) convertRequest(rs *reqState) {
+	switch x := rs.body.(type) {
 	case *message.ResumeCall:
 		if x.Result != nil {
 			d.convertResult(x.Result, false)
 		}
 	case *message.ResumeNameLookup:
-		if x.Kind == 0 {
+		switch {
+		case x.Kind == 0:
 			d.convErr(valuecheck.MissingField("ResumeNameLookup.kind"))
-		} else if x.Error != nil {
+		case x.Kind == message.LookupValue && rs.val.arm == 0:
+			d.convErr(valuecheck.MissingField("MontyObject.kind"))
+		case x.Error != nil:
 			d.sanitize(x.Error)
 		}
 	case *message.ResumeFutures:
@@ -465,11 +474,37 @@ func (d *dec) convertResult(r *message.ExtResult, future bool) {
 	switch {
 	case r.Kind == 0:
 		d.convErr(valuecheck.MissingField("ExtFunctionResult.kind"))
+	case r.Kind == message.ResultReturn && d.kindless[r]:
+		d.convErr(valuecheck.MissingField("MontyObject.kind"))
 	case r.Kind == message.ResultNotHandled && future:
 		d.convErr(valuecheck.InvalidValue("ExtFunctionResult.kind", notHandledReason))
 	case r.Error != nil:
 		d.sanitize(r.Error)
 	}
+}
+
+// kindlessCost is what noting a kindless result charges: a map entry.
+const kindlessCost = 48
+
+// noteKindless records whether result r's return value, as merged so far,
+// has no kind, for convertResult (an ExtFunctionResult has no room for
+// it; results whose value has no kind are rare).
+func (d *dec) noteKindless(r *message.ExtResult, kindless bool) error {
+	if !kindless {
+		delete(d.kindless, r)
+		return nil
+	}
+	if d.kindless[r] {
+		return nil
+	}
+	if err := d.charge(kindlessCost); err != nil {
+		return err
+	}
+	if d.kindless == nil {
+		d.kindless = make(map[*message.ExtResult]bool)
+	}
+	d.kindless[r] = true
+	return nil
 }
 
 func (d *dec) sanitize(e *message.RaisedException) {
@@ -813,11 +848,15 @@ func (d *dec) convertEvent(es *evState) {
 		case message.OpGetenv:
 			if !es.valSet {
 				d.convErr(valuecheck.MissingField("Getenv.default"))
+			} else if es.val.arm == 0 {
+				d.convErr(valuecheck.MissingField("MontyObject.kind"))
 			}
 		}
 	case *message.Complete:
 		if !es.valSet {
 			d.convErr(valuecheck.MissingField("Complete.value"))
+		} else if es.val.arm == 0 {
+			d.convErr(valuecheck.MissingField("MontyObject.kind"))
 		}
 	case *message.Error:
 		if x.Exception == nil {

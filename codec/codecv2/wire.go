@@ -13,6 +13,7 @@ import (
 	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/internal/valuecheck"
+	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
 
@@ -44,6 +45,10 @@ type dec struct {
 	classes map[value.UUID]value.NodeID // class types of instances, for deduplication
 
 	conv *codec.DecodeError // first conversion error, reported once the frame decoded cleanly
+
+	// kindless holds the results whose return value has no kind (see
+	// noteKindless).
+	kindless map[*message.ExtResult]bool
 }
 
 func newDec(frame []byte, lim codec.Limits) *dec {

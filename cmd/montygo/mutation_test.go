@@ -1,0 +1,134 @@
+package main
+
+import (
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/gomonty/monty/codec"
+	codecv2 "github.com/gomonty/monty/codec/codecv2"
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// turnRaw is turn for a frame body as it is.
+func (w *wireSession) turnRaw(t *testing.T, body []byte) []*message.ChildEvent {
+	t.Helper()
+	if err := w.fw.WriteFrame(body); err != nil {
+		t.Fatal(err)
+	}
+	var evs []*message.ChildEvent
+	for {
+		b, err := w.fr.ReadFrame()
+		if err == io.EOF {
+			return evs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := codecv2.Codec.DecodeEvent(b, codec.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.TotalExecutionMicros = 0
+		evs = append(evs, ev)
+		if ev.Body != nil && ev.Body.EventKind().EndsTurn() {
+			return evs
+		}
+	}
+}
+
+// The Go child must answer a malformed request as the worker does: the
+// same protocol-2 requests with one byte changed, inserted or deleted,
+// sent to `montygo subprocess --protocol 2` and to the released worker,
+// get the same events (a Feed holding values of many shapes, and answers
+// to a host call and to a name lookup holding them).
+func TestSubprocessMatchesTheWorkerOnMutatedRequests(t *testing.T) {
+	real := testenv.Worker(t)
+	relay := relayBinary(t)
+	var g value.Graph
+	d := g.Add(value.DateNode(value.Date{Year: 2024, Month: 12, Day: 25}))
+	s := g.Add(value.Str("héllo"))
+	i := g.Add(value.Int(-300))
+	nt := g.Add(value.NamedTupleNode("P", []string{"a", "b"}, s, i))
+	dict := g.Add(value.Dict(value.Pair{Key: s, Value: d}, value.Pair{Key: i, Value: nt}))
+	root := g.Add(value.List(dict, g.Add(value.Float(1.5)), g.Add(value.Bytes([]byte{1, 2}))))
+	msg := "bad"
+	scenarios := []struct {
+		name, setup string // setup: code fed first, suspending
+		frames      int
+		req         func(callID uint32) message.Request
+	}{
+		{"feed", "", 400, func(uint32) message.Request {
+			return &message.Feed{Code: "v", Values: g, Inputs: []message.NamedRef{{Name: "v", Value: root}}}
+		}},
+		{"resume", "f(1)", 300, func(id uint32) message.Request {
+			return &message.ResumeCall{CallID: id, Values: g, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}}
+		}},
+		{"resume error", "f(1)", 200, func(id uint32) message.Request {
+			return &message.ResumeCall{CallID: id, Result: &message.ExtResult{Kind: message.ResultError,
+				Error: &message.RaisedException{Type: "ValueError", Message: &msg, Traceback: []message.StackFrame{{Filename: "h.py", Start: message.CodeLoc{Line: 1, Column: 1}, End: message.CodeLoc{Line: 1, Column: 2}}}}}}
+		}},
+		{"lookup", "x", 200, func(uint32) message.Request {
+			return &message.ResumeNameLookup{Kind: message.LookupValue, Values: g, Value: root}
+		}},
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			var sides [2]*wireSession
+			var base []byte
+			ready := func() {
+				var id uint32
+				for k, args := range [][]string{{"--protocol", "2"}, nil} {
+					bin := relay
+					if args == nil {
+						bin = real
+					}
+					w := startWire(t, bin, args...)
+					w.turn(t, &message.Configure{ProtocolVersion: 2, ScriptName: "main.py"})
+					if sc.setup != "" {
+						evs := w.turn(t, &message.Feed{Code: sc.setup})
+						if c, ok := evs[len(evs)-1].Body.(*message.FunctionCall); ok {
+							id = c.CallID
+						}
+					}
+					sides[k] = w
+				}
+				var err error
+				if base, err = codecv2.AppendRequest(nil, &message.ParentRequest{Body: sc.req(id)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ready()
+			for range sc.frames {
+				f := append([]byte(nil), base...)
+				at := rng.IntN(len(f))
+				switch rng.IntN(3) {
+				case 0:
+					f[at] = byte(rng.IntN(256))
+				case 1:
+					f = append(f[:at:at], append([]byte{byte(rng.IntN(256))}, f[at:]...)...)
+				case 2:
+					f = append(f[:at:at], f[at+1:]...)
+				}
+				var evs [2][]*message.ChildEvent
+				for k, w := range sides {
+					evs[k] = w.turnRaw(t, f)
+				}
+				if !sameEvents(evs[0], evs[1]) {
+					t.Fatalf("% x:\nmontygo %s\nworker  %s", f, render(evs[0]), render(evs[1]))
+				}
+				if e, ok := evs[1][len(evs[1])-1].Body.(*message.Error); !ok || !strings.Contains(e.Exception.Msg(), "malformed request") {
+					for _, w := range sides { // the request may have moved the session on
+						_ = w.cmd.Process.Kill()
+						_ = w.cmd.Wait()
+					}
+					ready()
+				}
+			}
+		})
+	}
+}
