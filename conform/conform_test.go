@@ -77,7 +77,7 @@ var breakers = map[string][]string{
 		"lookup.empty-answer-rejected", "futures.missing-result-rejected", "futures.not-handled-rejected",
 		"abort.uncatchable", "abort.no-exception", "abort.unknown-exception-type", "feed.bad-input-name",
 		"limits.recursion-error", "load.after-load-rejected", "dump.configured-starts-session",
-		"state.resume-futures-results-checked-first"},
+		"state.resume-futures-results-checked-first", "state.reserved-field-keeps-kind"},
 	"error-type": {"feed.error-keeps-session", "feed.syntax-error-keeps-session", "feed.repr-input-rejected",
 		"feed.cycle-input-rejected", "values.deep-input-recursion-limit", "values.arm-occurrences-replace", "resume.unknown-exception-type",
 		"resume.not-found-name-error", "lookup.undefined-name-error", "futures.unknown-id-ends-feed",

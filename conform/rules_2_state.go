@@ -2,6 +2,7 @@ package conform
 
 import (
 	"github.com/gomonty/monty/message"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Rules of the worker state machine (contract §8, behaviour §5): requests
@@ -55,6 +56,16 @@ func init() {
 			s.Expect(s.Feed("1"), "Feed 1", isComplete)
 			s.Expect(s.Turn(&message.ResumeFutures{Results: []message.FutureResult{{CallID: 0}}}), "ResumeFutures in Ready with a result-less entry",
 				violation("protocol violation: invalid results: missing required field FutureResult.result"))
+		})
+
+	rule("state.reserved-field-keeps-kind", "contract §2, §8; behaviour §15", both, 0,
+		"An unknown field at a number reserved for arms (here 12, a varint) is skipped: an AbortFeed whose exception has no type, carrying one, is still an AbortFeed (\"invalid exception: unknown exception type \\\"\\\"\")",
+		func(t *rt) {
+			s := t.Fresh()
+			s.Expect(s.Feed("f(1)"), "Feed f(1)", isCall)
+			body := append(arm(11, arm(1, nil)), protowire.AppendVarint(protowire.AppendTag(nil, 12, protowire.VarintType), 1)...)
+			s.SendBody(body, "AbortFeed{exception{}} then varint field 12")
+			s.Expect(s.Read(), "untyped exception", violation(`protocol violation: invalid exception: unknown exception type ""`))
 		})
 
 	rule("state.abort-without-suspension", "contract §8; behaviour §5 (E8)", both, 0,

@@ -117,8 +117,11 @@ func TestSubprocessMatchesTheWorkerOnMutatedRequests(t *testing.T) {
 				var evs [2][]*message.ChildEvent
 				for k, w := range sides {
 					evs[k] = w.turnRaw(t, f)
+					if d, ok := evs[k][len(evs[k])-1].Body.(*message.DumpResult); ok {
+						d.State = nil // a dump holds the run's measured time
+					}
 				}
-				if !sameEvents(evs[0], evs[1]) {
+				if !sameEvents(evs[0], evs[1]) && !futuresResultsFirst(evs[0], evs[1]) {
 					t.Fatalf("% x:\nmontygo %s\nworker  %s", f, render(evs[0]), render(evs[1]))
 				}
 				if e, ok := evs[1][len(evs[1])-1].Body.(*message.Error); !ok || !strings.Contains(e.Exception.Msg(), "malformed request") {
@@ -131,4 +134,15 @@ func TestSubprocessMatchesTheWorkerOnMutatedRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// futuresResultsFirst reports the one documented difference
+// (docs/CONFORMANCE.md, state.resume-futures-results-checked-first): the
+// child converts a ResumeFutures' results before the state check, as the
+// contract says, where the released worker checks the state first.
+func futuresResultsFirst(child, worker []*message.ChildEvent) bool {
+	c, ok1 := child[len(child)-1].Body.(*message.Error)
+	w, ok2 := worker[len(worker)-1].Body.(*message.Error)
+	return ok1 && ok2 && strings.HasPrefix(c.Exception.Msg(), "protocol violation: invalid results: ") &&
+		w.Exception.Msg() == "protocol violation: ResumeFutures without suspended futures"
 }
