@@ -42,19 +42,25 @@ func (w *wireSession) turn(t *testing.T, req message.Request) []*message.ChildEv
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.fw.WriteFrame(b); err != nil {
+	return w.turnRaw(t, b)
+}
+
+// turnRaw is turn for a frame body as it is.
+func (w *wireSession) turnRaw(t *testing.T, body []byte) []*message.ChildEvent {
+	t.Helper()
+	if err := w.fw.WriteFrame(body); err != nil {
 		t.Fatal(err)
 	}
 	var evs []*message.ChildEvent
 	for {
-		body, err := w.fr.ReadFrame()
+		b, err := w.fr.ReadFrame()
 		if err == io.EOF {
 			return evs
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := codecv2.Codec.DecodeEvent(body, codec.Limits{})
+		ev, err := codecv2.Codec.DecodeEvent(b, codec.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,45 +1,16 @@
 package main
 
 import (
-	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/gomonty/monty/codec"
 	codecv2 "github.com/gomonty/monty/codec/codecv2"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
-
-// turnRaw is turn for a frame body as it is.
-func (w *wireSession) turnRaw(t *testing.T, body []byte) []*message.ChildEvent {
-	t.Helper()
-	if err := w.fw.WriteFrame(body); err != nil {
-		t.Fatal(err)
-	}
-	var evs []*message.ChildEvent
-	for {
-		b, err := w.fr.ReadFrame()
-		if err == io.EOF {
-			return evs
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev, err := codecv2.Codec.DecodeEvent(b, codec.Limits{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.TotalExecutionMicros = 0
-		evs = append(evs, ev)
-		if ev.Body != nil && ev.Body.EventKind().EndsTurn() {
-			return evs
-		}
-	}
-}
 
 // The Go child must answer a malformed request as the worker does: the
 // same protocol-2 requests with one byte changed, inserted or deleted,
