@@ -743,7 +743,7 @@ func (d *decoder) objectID(b []byte, dst **value.UUID) error {
 	}
 	n, err := uuidMsg(b, d.arm.objIDLen, *dst, d.level)
 	if err != nil {
-		return wire.At(err, "Uuid.data")
+		return err
 	}
 	d.arm.objIDLen = n
 	return nil

@@ -611,7 +611,9 @@ func uuidMsg(b []byte, prev int, u *value.UUID, lvl int) (int, error) {
 		}
 		v, m, err := wire.BytesField(wt, b)
 		if err != nil {
-			return 0, err
+			// Uuid is a generated message: its field's errors carry its
+			// path segment, a skipped unknown field's do not.
+			return wire.Wrap(0, err, "Uuid.data")
 		}
 		l = len(v)
 		if l == 16 {
