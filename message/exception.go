@@ -139,11 +139,22 @@ func saneData(d ExcData) bool {
 // be a known exception name and every frame's columns must be consistent
 // with its preview line. Inconsistent structured data is dropped (set to
 // nil), never trusted.
-func (e *RaisedException) Sanitize() error {
+func (e *RaisedException) Sanitize() error { return e.SanitizeDecoded(-1, "") }
+
+// SanitizeDecoded is Sanitize for an exception decoded from the wire whose
+// traceback frame at index missing (-1: none) was the first to lack a
+// location, missingField (StackFrame.start or StackFrame.end), which the
+// domain frame cannot say. The checks run in the worker's order: the type,
+// then frame by frame, the missing location where it is missing, else the
+// columns.
+func (e *RaisedException) SanitizeDecoded(missing int, missingField string) error {
 	if !value.KnownExceptionType(e.Type) {
 		return value.UnknownExceptionType(e.Type)
 	}
 	for i := range e.Traceback {
+		if i == missing {
+			return valuecheck.MissingField(missingField)
+		}
 		if err := e.Traceback[i].check(); err != nil {
 			return err
 		}

@@ -49,6 +49,9 @@ type dec struct {
 	// kindless holds the results whose return value has no kind (see
 	// noteKindless).
 	kindless map[*message.ExtResult]bool
+	// frameMissing holds, per exception, its first traceback frame that
+	// lacked a location (see stackFrame).
+	frameMissing map[*message.RaisedException]missingLoc
 }
 
 func newDec(frame []byte, lim codec.Limits) *dec {

@@ -66,9 +66,9 @@ type decoder struct {
 	// the payload.
 	arm armState
 
-	// frameMissing records, per exception, the first traceback frame field
-	// (start or end) that was absent.
-	frameMissing map[*message.RaisedException]string
+	// frameMissing records, per exception, the first traceback frame that
+	// lacked a location, and which (StackFrame.start or StackFrame.end).
+	frameMissing map[*message.RaisedException]missingLoc
 
 	// level is the depth of the next message read (the frame's top message
 	// is at 0): each message read takes it and counts it up while its
@@ -91,6 +91,13 @@ func (d *decoder) skipMessage(b []byte) error {
 	err := wire.SkipMessage(b, d.level-1)
 	d.level--
 	return err
+}
+
+// missingLoc is a traceback frame's absent location: the frame's index and
+// the field.
+type missingLoc struct {
+	frame int
+	field string
 }
 
 type armState struct {

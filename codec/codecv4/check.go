@@ -46,13 +46,11 @@ func (d *decoder) checkException(e *message.RaisedException) error {
 	if e == nil {
 		return nil
 	}
-	if !value.KnownExceptionType(e.Type) {
-		return value.UnknownExceptionType(e.Type)
-	}
+	m := missingLoc{frame: -1}
 	if f, ok := d.frameMissing[e]; ok {
-		return valuecheck.MissingField(f)
+		m = f
 	}
-	return e.Sanitize()
+	return e.SanitizeDecoded(m.frame, m.field)
 }
 
 func (d *decoder) checkExtResult(r *message.ExtResult, osCallAnswer bool) error {

@@ -428,13 +428,13 @@ func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.Raise
 		return err
 	}
 	if d.frameMissing == nil {
-		d.frameMissing = make(map[*message.RaisedException]string)
+		d.frameMissing = make(map[*message.RaisedException]missingLoc)
 	}
 	field := "StackFrame.end"
 	if !start {
 		field = "StackFrame.start"
 	}
-	d.frameMissing[exc] = field
+	d.frameMissing[exc] = missingLoc{frame: len(exc.Traceback) - 1, field: field}
 	return nil
 }
 

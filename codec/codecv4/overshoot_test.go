@@ -212,3 +212,31 @@ func TestUnknownGroupsCountAgainstTheRecursionLimit(t *testing.T) {
 		}
 	}
 }
+
+// An exception's conversion checks run in the worker's order (checked
+// live at protocol 2, codecv2's TestLiveExceptionCheckOrder): the type
+// first, then the frames in order, each its missing location, else its
+// columns.
+func TestExceptionCheckOrder(t *testing.T) {
+	loc := func(l, c uint64) pb { return pb(nil).varint(1, l).varint(2, c) }
+	badCol := pb(nil).msg(3, pb(nil).str(1, "f.py").msg(2, loc(1, 5)).msg(3, loc(1, 2)).str(5, "abcdef"))
+	noEnd := pb(nil).msg(3, pb(nil).str(1, "g.py").msg(2, loc(1, 1)))
+	noStart := pb(nil).msg(3, pb(nil).str(1, "g.py").msg(3, loc(1, 1)))
+	typ := func(name string) pb { return pb(nil).str(1, name) }
+	col := "invalid value for StackFrame.end.column: 2 is before start column 5"
+	for _, c := range []struct {
+		name, want string
+		exc        pb
+	}{
+		{"bad type, frame without end", `unknown exception type "Nope"`, append(typ("Nope"), noEnd...)},
+		{"bad columns, then a frame without end", col, append(append(typ("ValueError"), badCol...), noEnd...)},
+		{"a frame without end, then bad columns", "missing required field StackFrame.end", append(append(typ("ValueError"), noEnd...), badCol...)},
+		{"a frame without start, then one without end", "missing required field StackFrame.start", append(append(typ("ValueError"), noStart...), noEnd...)},
+		{"bad columns, bad type", `unknown exception type "Nope"`, append(append(pb(nil), badCol...), typ("Nope")...)},
+	} {
+		_, err := DecodeRequest(pb(nil).msg(11, pb(nil).msg(1, c.exc)), lim(0))
+		if fmt.Sprint(err) != c.want {
+			t.Errorf("%s: %v, want %s", c.name, err, c.want)
+		}
+	}
+}
