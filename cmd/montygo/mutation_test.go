@@ -147,11 +147,21 @@ func futuresResultsFirst(child, worker []*message.ChildEvent) bool {
 		w.Exception.Msg() == "protocol violation: ResumeFutures without suspended futures"
 }
 
-// sameIDSet reports two Errors that differ only in the order of the call
-// ids a worker lists ("unknown call_id 9, expected one of: [0, 1]"): the
-// worker lists them in its hash set's order, which varies from process to
-// process.
+// sameIDSet reports two turns that differ only in the order of the call
+// ids a worker lists, in an Error ("unknown call_id 9, expected one of:
+// [0, 1]") or a ResolveFutures: the worker lists them in its hash set's
+// order, which varies from process to process.
 func sameIDSet(child, worker []*message.ChildEvent) bool {
+	if c, ok := child[len(child)-1].Body.(*message.ResolveFutures); ok {
+		w, ok := worker[len(worker)-1].Body.(*message.ResolveFutures)
+		if !ok || len(child) != len(worker) {
+			return false
+		}
+		a, b := slices.Clone(c.PendingCallIDs), slices.Clone(w.PendingCallIDs)
+		slices.Sort(a)
+		slices.Sort(b)
+		return slices.Equal(a, b)
+	}
 	c, ok1 := child[len(child)-1].Body.(*message.Error)
 	w, ok2 := worker[len(worker)-1].Body.(*message.Error)
 	if !ok1 || !ok2 {
