@@ -420,9 +420,18 @@ func pairView(ids []uint32) []value.Pair {
 	return unsafe.Slice((*value.Pair)(unsafe.Pointer(&ids[0])), len(ids)/2)
 }
 
+// fastIDs turns idField's fast path off, so that a test can check that it
+// decodes exactly what the general path decodes.
+var fastIDs = true
+
 // idField merges one occurrence of a repeated node-id field (packed or
 // not) into the node's id vector.
 func (d *decoder) idField(st *nodeState, b []byte, field protowire.Number) error {
+	// The common shape: one packed run that fills the message.
+	if fastIDs && len(b) >= 2 && b[0] == byte(field)<<3|byte(protowire.BytesType) && b[1] < 0x80 && int(b[1]) == len(b)-2 {
+		_, err := d.ids(st, protowire.BytesType, b[1:])
+		return err
+	}
 	lvl := d.level // the message's depth
 	left := len(b) // read as arena reads
 	b = b[:cap(b)]

@@ -240,3 +240,46 @@ func TestExceptionCheckOrder(t *testing.T) {
 		}
 	}
 }
+
+// idField's fast path (one packed run filling the message) decodes what
+// the general path decodes, errors included: every list node below, with
+// its Indexes payload's bytes then mutated one at a time.
+func TestFastIDsAgree(t *testing.T) {
+	run := func(ids ...uint64) pb { return pb(nil).packed(1, ids...) }
+	payloads := []pb{
+		run(0), run(0, 1, 2), run(200, 3), run(1 << 20),
+		append(run(0), run(1)...), append(run(0), pb(nil).varint(1, 1)...), append(run(0), pb(nil).varint(9, 1)...),
+		{0x0a, 0x01, 0x80}, {0x0a, 0x02, 0x80, 0x80}, {0x0a, 0x00},
+	}
+	decode := func(f []byte, fast bool) (*message.ChildEvent, error) {
+		fastIDs = fast
+		defer func() { fastIDs = true }()
+		return DecodeEvent(f, lim(0))
+	}
+	checked := 0
+	for _, p := range payloads {
+		base := completeFrame(0, arenaOf(noneNode, noneNode, noneNode, node(pb(nil).msg(11, p))))
+		at := len(base) - len(p)
+		for i := -1; i < len(p); i++ {
+			for _, v := range []byte{0x00, 0x01, 0x0a, 0x7f, 0x80, 0xff} {
+				f := append([]byte(nil), base...)
+				if i >= 0 {
+					f[at+i] = v
+				}
+				a, errA := decode(f, true)
+				b, errB := decode(f, false)
+				if fmt.Sprint(errA) != fmt.Sprint(errB) {
+					t.Errorf("% x:\n  fast    %v\n  general %v", f, errA, errB)
+				} else if errA == nil {
+					if d := diff(a, b); d != "" {
+						t.Errorf("% x: %s", f, d)
+					}
+				}
+				checked++
+			}
+		}
+	}
+	if checked < 300 {
+		t.Fatalf("%d frames checked", checked)
+	}
+}
