@@ -378,36 +378,9 @@ func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
 	if err != nil || (start && end) {
 		return err
 	}
-	// The domain frame cannot say that a location was absent; remember the
-	// first such frame of this exception for its conversion (sanitize),
-	// which checks the type first.
-	if _, seen := d.frameMissing[e]; seen {
-		return nil
-	}
-	if err := d.charge(frameMissingCost); err != nil {
-		return err
-	}
-	if d.frameMissing == nil {
-		d.frameMissing = make(map[*message.RaisedException]missingLoc)
-	}
-	field := "StackFrame.end"
-	if !start {
-		field = "StackFrame.start"
-	}
-	d.frameMissing[e] = missingLoc{frame: len(e.Traceback) - 1, field: field}
-	return nil
+	// Checked when the exception converts (sanitize), after its type.
+	return d.missing.Note(e, start, d.charge)
 }
-
-// missingLoc is a traceback frame's absent location: the frame's index and
-// the field.
-type missingLoc struct {
-	frame int
-	field string
-}
-
-// frameMissingCost is what noting a frame without a location charges: a
-// map entry.
-const frameMissingCost = 96
 
 func (d *dec) excData(wt protowire.Type, dst *message.ExcData) error {
 	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
@@ -531,11 +504,7 @@ func (d *dec) noteKindless(r *message.ExtResult, kindless bool) error {
 }
 
 func (d *dec) sanitize(e *message.RaisedException) {
-	m := missingLoc{frame: -1}
-	if f, ok := d.frameMissing[e]; ok {
-		m = f
-	}
-	if err := e.SanitizeDecoded(m.frame, m.field); err != nil {
+	if err := d.missing.Sanitize(e); err != nil {
 		d.convErr(err)
 	}
 }

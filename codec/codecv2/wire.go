@@ -49,9 +49,9 @@ type dec struct {
 	// kindless holds the results whose return value has no kind (see
 	// noteKindless).
 	kindless map[*message.ExtResult]bool
-	// frameMissing holds, per exception, its first traceback frame that
-	// lacked a location (see stackFrame).
-	frameMissing map[*message.RaisedException]missingLoc
+	// missing holds, per exception, its first traceback frame that lacked
+	// a location (see stackFrame).
+	missing leaf.Missing
 }
 
 func newDec(frame []byte, lim codec.Limits) *dec {

@@ -4,8 +4,8 @@ import (
 	"github.com/gomonty/monty/codec/internal/wire"
 	"unsafe"
 
+	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/internal/budget"
-	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
 
@@ -37,12 +37,11 @@ import (
 //     on the chunks (4 bytes per slot); if the credit ever falls short, the
 //     difference is charged too.
 const (
-	slabMax        = 1024
-	slabChunkMin   = 1024
-	slabChunkMax   = 32 << 10
-	refChunkMax    = 1 << 15
-	nodeBytes      = int64(unsafe.Sizeof(value.Node{}))
-	frameMapCharge = 96
+	slabMax      = 1024
+	slabChunkMin = 1024
+	slabChunkMax = 32 << 10
+	refChunkMax  = 1 << 15
+	nodeBytes    = int64(unsafe.Sizeof(value.Node{}))
 )
 
 // decoder holds the state of one frame decode.
@@ -66,9 +65,9 @@ type decoder struct {
 	// the payload.
 	arm armState
 
-	// frameMissing records, per exception, the first traceback frame that
-	// lacked a location, and which (StackFrame.start or StackFrame.end).
-	frameMissing map[*message.RaisedException]missingLoc
+	// missing records, per exception, the first traceback frame that
+	// lacked a location.
+	missing leaf.Missing
 
 	// level is the depth of the next message read (the frame's top message
 	// is at 0): each message read takes it and counts it up while its
@@ -91,13 +90,6 @@ func (d *decoder) skipMessage(b []byte) error {
 	err := wire.SkipMessage(b, d.level-1)
 	d.level--
 	return err
-}
-
-// missingLoc is a traceback frame's absent location: the frame's index and
-// the field.
-type missingLoc struct {
-	frame int
-	field string
 }
 
 type armState struct {

@@ -46,11 +46,7 @@ func (d *decoder) checkException(e *message.RaisedException) error {
 	if e == nil {
 		return nil
 	}
-	m := missingLoc{frame: -1}
-	if f, ok := d.frameMissing[e]; ok {
-		m = f
-	}
-	return e.SanitizeDecoded(m.frame, m.field)
+	return d.missing.Sanitize(e)
 }
 
 func (d *decoder) checkExtResult(r *message.ExtResult, osCallAnswer bool) error {

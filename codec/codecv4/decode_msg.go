@@ -419,23 +419,8 @@ func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.Raise
 	if err != nil || (start && end) {
 		return err
 	}
-	// The domain frame cannot say that a location was absent; remember the
-	// first such frame of this exception for the conversion checks.
-	if _, seen := d.frameMissing[exc]; seen {
-		return nil
-	}
-	if err := d.charge(frameMapCharge); err != nil {
-		return err
-	}
-	if d.frameMissing == nil {
-		d.frameMissing = make(map[*message.RaisedException]missingLoc)
-	}
-	field := "StackFrame.end"
-	if !start {
-		field = "StackFrame.start"
-	}
-	d.frameMissing[exc] = missingLoc{frame: len(exc.Traceback) - 1, field: field}
-	return nil
+	// Checked when the exception converts (checkException), after its type.
+	return d.missing.Note(exc, start, d.charge)
 }
 
 func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
