@@ -1,10 +1,10 @@
 package codecv4
 
 import (
-	"github.com/gomonty/monty/codec/internal/wire"
 	"unsafe"
 
 	"github.com/gomonty/monty/codec/internal/leaf"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/value"
 )
@@ -85,12 +85,7 @@ func (d *decoder) walk(b []byte, f wire.FieldFunc) error {
 }
 
 // skipMessage reads a message with no known fields at the current level.
-func (d *decoder) skipMessage(b []byte) error {
-	d.level++
-	err := wire.SkipMessage(b, d.level-1)
-	d.level--
-	return err
-}
+func (d *decoder) skipMessage(b []byte) error { return d.walk(b, wire.SkipAll) }
 
 type armState struct {
 	arena    bool // the payload's Arena field was present

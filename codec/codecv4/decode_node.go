@@ -46,15 +46,11 @@ type nodeState struct {
 }
 
 // arena merges an Arena message into g.
+//
+// The level goes back down only on success: an error ends the decode.
 func (d *decoder) arena(b []byte, g *value.Graph) error {
+	lvl := d.level
 	d.level++
-	err := d.arenaAt(b, g, d.level-1)
-	d.level--
-	return err
-}
-
-// arenaAt is arena for an Arena message at depth lvl.
-func (d *decoder) arenaAt(b []byte, g *value.Graph, lvl int) error {
 	// Read as wire.Walk reads (its loop, inlined on this hot path): b runs
 	// to the frame's end, left counts down the arena's own bytes.
 	left := len(b)
@@ -111,6 +107,7 @@ func (d *decoder) arenaAt(b []byte, g *value.Graph, lvl int) error {
 	if left != 0 {
 		return wire.ErrDelimited
 	}
+	d.level = lvl
 	return nil
 }
 

@@ -16,7 +16,9 @@ type missingLoc struct {
 // Missing records, per decoded exception, the first traceback frame that
 // lacked a location, which the domain frame cannot say. The zero value is
 // ready to use; it allocates only for such an exception.
-type Missing struct{ m map[*message.RaisedException]missingLoc }
+type Missing struct {
+	m map[*message.RaisedException]missingLoc
+}
 
 // Note records that e's last frame so far lacked its start (or, with start
 // present, its end), unless an earlier frame of e did; charge takes

@@ -241,11 +241,9 @@ func SkipField(num protowire.Number, wt protowire.Type, b []byte, depth int) (in
 	}
 }
 
-// SkipMessage checks that b, a message at depth, is well formed and has
-// no known fields (the empty messages: Unit, Dump, Ok, …).
-func SkipMessage(b []byte, depth int) error { return Walk(b, depth, skipAll) }
-
-func skipAll(protowire.Number, protowire.Type, []byte) (int, error) { return -1, nil }
+// SkipAll is the FieldFunc of a message with no known fields (the empty
+// messages: Unit, Dump, Ok, …): Walk skips every field.
+func SkipAll(protowire.Number, protowire.Type, []byte) (int, error) { return -1, nil }
 
 // FieldFunc handles one field of a message whose key has been read; b
 // runs from the field's value to the end of the frame (see Walk). It
