@@ -3,7 +3,6 @@ package child
 import (
 	"context"
 	"errors"
-	"google.golang.org/protobuf/encoding/protowire"
 	"io"
 	"log/slog"
 	"slices"
@@ -234,7 +233,7 @@ func (s *server) replyDecodeError(body []byte, derr error) error {
 		return s.send(&message.ChildEvent{Body: violation("malformed request: " + derr.Error())}, false)
 	}
 	var ev message.Event
-	switch decodedArm(body) {
+	switch message.RequestKind(peek.DecodedRequest(body)) {
 	case message.KindFeed:
 		switch s.st {
 		case sNoSession:
@@ -275,28 +274,6 @@ func (s *server) replyDecodeError(body []byte, derr error) error {
 		return s.send(&message.ChildEvent{Body: ev}, false)
 	}
 	return s.send(&message.ChildEvent{Body: ev}, true)
-}
-
-// decodedArm returns the kind of request a frame that decoded holds: its
-// last arm, as the decoders read it (unknown fields, even at the numbers
-// reserved for arms, are skipped; peek.Request calls such a frame opaque).
-func decodedArm(body []byte) message.RequestKind {
-	var last protowire.Number
-	for len(body) > 0 {
-		num, typ, n := protowire.ConsumeTag(body)
-		if n < 0 {
-			break
-		}
-		body = body[n:]
-		if num >= protowire.Number(message.KindConfigure) && num <= protowire.Number(message.KindAbortFeed) && typ == protowire.BytesType {
-			last = num
-		}
-		if n = protowire.ConsumeFieldValue(num, typ, body); n < 0 {
-			break
-		}
-		body = body[n:]
-	}
-	return message.RequestKind(last)
 }
 
 // handle answers one decoded request.

@@ -134,33 +134,62 @@ func Event(frame []byte) (EventKind, bool) {
 	return EventKind(n), true
 }
 
+// DecodedRequest returns the arm a ParentRequest's decoder reads from a
+// frame that decodes: the last length-delimited field numbered as a known
+// RequestKind. Unlike Request it skips every other field, as the decoders
+// do, even one at a number reserved for arms; 0 when there is none.
+func DecodedRequest(frame []byte) RequestKind {
+	var last RequestKind
+	keys(frame, func(num protowire.Number, typ protowire.Type) bool {
+		if k := RequestKind(num); num <= MaxArmField && k.Known() && typ == protowire.BytesType {
+			last = k
+		}
+		return true
+	})
+	return last
+}
+
 // arm walks every field key of b and returns the field number of the last
 // oneof arm (1..MaxArmField). It fails if b is malformed or truncated, if
 // an arm key is not length-delimited, or if there is no arm.
 func arm(b []byte) (protowire.Number, bool) {
 	var last protowire.Number
+	ok := keys(b, func(num protowire.Number, typ protowire.Type) bool {
+		if num <= MaxArmField {
+			if typ != protowire.BytesType {
+				return false
+			}
+			last = num
+		}
+		return true
+	})
+	return last, ok && last != 0
+}
+
+// keys walks the field keys of message b, skipping each value, and hands
+// each key to f; it stops when f returns false. It reports whether the
+// walk reached the end of b: false when f stopped it or b is malformed or
+// truncated (a key wider than 32 bits included).
+func keys(b []byte, f func(num protowire.Number, typ protowire.Type) bool) bool {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return 0, false
+			return false
 		}
 		// protowire accepts field numbers up to 2^31-1 here, but a key
 		// wider than 32 bits is invalid protobuf (and rejected by prost).
 		if num > protowire.MaxValidNumber {
-			return 0, false
+			return false
 		}
 		b = b[n:]
-		if num <= MaxArmField {
-			if typ != protowire.BytesType {
-				return 0, false
-			}
-			last = num
+		if !f(num, typ) {
+			return false
 		}
 		n = protowire.ConsumeFieldValue(num, typ, b)
 		if n < 0 {
-			return 0, false
+			return false
 		}
 		b = b[n:]
 	}
-	return last, last != 0
+	return true
 }

@@ -303,3 +303,27 @@ func FuzzPeek(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodedRequest(t *testing.T) {
+	// An unknown field at a reserved arm number, of any wire type, is
+	// skipped as the decoders skip it; Request calls the frame opaque.
+	f := varint(msg(nil, 11, nil), 12, 1)
+	if k, ok := Request(f); ok {
+		t.Errorf("Request: %v", k)
+	}
+	for _, c := range []struct {
+		frame []byte
+		want  RequestKind
+	}{
+		{f, RequestAbortFeed},
+		{msg(msg(nil, 3, nil), 15, nil), RequestFeed},
+		{msg(varint(nil, 7, 1), 10, nil), RequestShutdown},
+		{msg(msg(nil, 20, []byte("tp")), 4, nil), RequestResumeCall},
+		{varint(nil, 12, 1), 0},
+		{nil, 0},
+	} {
+		if k := DecodedRequest(c.frame); k != c.want {
+			t.Errorf("DecodedRequest(%x) = %v, want %v", c.frame, k, c.want)
+		}
+	}
+}
