@@ -14,8 +14,9 @@ import (
 )
 
 // The Go child must answer a malformed request as the worker does: the
-// same protocol-2 requests with one byte changed, inserted or deleted, or
-// with fields duplicated, dropped, moved or emptied (codectest.MutateFields),
+// same protocol-2 requests with one byte changed, nudged, inserted or
+// deleted, or with fields duplicated, dropped, moved or emptied
+// (codectest.Mutate),
 // sent to `montygo subprocess --protocol 2` and to the released worker,
 // get the same events (a Feed holding values of many shapes, and answers
 // to a host call, to a name lookup and to futures holding them, and a Feed
@@ -100,20 +101,7 @@ func TestSubprocessMatchesTheWorkerOnMutatedRequests(t *testing.T) {
 			}
 			ready()
 			for range sc.frames {
-				f := append([]byte(nil), base...)
-				at := rng.IntN(len(f))
-				switch rng.IntN(4) {
-				case 0:
-					f[at] = byte(rng.IntN(256))
-				case 1:
-					f = append(f[:at:at], append([]byte{byte(rng.IntN(256))}, f[at:]...)...)
-				case 2:
-					f = append(f[:at:at], f[at+1:]...)
-				case 3:
-					for range 1 + rng.IntN(3) {
-						f = codectest.MutateFields(rng, f)
-					}
-				}
+				f := codectest.Mutate(rng, base)
 				var evs [2][]*message.ChildEvent
 				for k, w := range sides {
 					evs[k] = w.turnRaw(t, f)

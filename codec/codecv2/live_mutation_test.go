@@ -45,7 +45,7 @@ func everyShape() (value.Graph, value.NodeID) {
 // TestLiveMutatedRequests sends the worker requests, each a frame with one
 // byte changed, inserted, deleted or nudged, or with one to three fields
 // duplicated, dropped, moved, emptied or set to a boundary value
-// (codectest.MutateFields), and requires our decoder's verdict on
+// (codectest.Mutate), and requires our decoder's verdict on
 // each to be the worker's: the same decode error text; a conversion error
 // where the worker reports one that is not a malformed request (the texts
 // of those are the session's business); or no error where the worker
@@ -120,23 +120,7 @@ func TestLiveMutatedRequests(t *testing.T) {
 			ready()
 			bad := 0
 			for range sc.frames {
-				f := append([]byte(nil), base...)
-				switch rng.IntN(5) {
-				case 0:
-					f[rng.IntN(len(f))] = byte(rng.IntN(256))
-				case 1:
-					f[rng.IntN(len(f))] += byte(rng.IntN(5)) - 2
-				case 2:
-					i := rng.IntN(len(f))
-					f = append(f[:i:i], append([]byte{byte(rng.IntN(256))}, f[i:]...)...)
-				case 3:
-					i := rng.IntN(len(f))
-					f = append(f[:i:i], f[i+1:]...)
-				case 4:
-					for range 1 + rng.IntN(3) {
-						f = codectest.MutateFields(rng, f)
-					}
-				}
+				f := codectest.Mutate(rng, base)
 				_, err := DecodeRequest(f, codec.Limits{})
 				ev := last(w.turnRaw(f))
 				got := errText(ev)

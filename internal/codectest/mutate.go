@@ -125,3 +125,29 @@ func MutateFields(rng *rand.Rand, frame []byte) []byte {
 	}
 	return encodeFields(fs)
 }
+
+// Mutate returns a copy of frame with one change, for the same tests: a
+// byte changed, nudged by up to ±2, inserted or deleted, or one to three
+// MutateFields changes.
+func Mutate(rng *rand.Rand, frame []byte) []byte {
+	f := append([]byte(nil), frame...)
+	if len(f) == 0 {
+		return f
+	}
+	i := rng.IntN(len(f))
+	switch rng.IntN(5) {
+	case 0:
+		f[i] = byte(rng.IntN(256))
+	case 1:
+		f[i] += byte(rng.IntN(5)) - 2
+	case 2:
+		f = append(f[:i:i], append([]byte{byte(rng.IntN(256))}, f[i:]...)...)
+	case 3:
+		f = append(f[:i:i], f[i+1:]...)
+	case 4:
+		for range 1 + rng.IntN(3) {
+			f = MutateFields(rng, f)
+		}
+	}
+	return f
+}
