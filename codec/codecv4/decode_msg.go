@@ -198,9 +198,9 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 						return err
 					}
 				}
-				return d.fields(v, leaf.LimitFields(x.Limits, d.v.limits()), true, nil)
+				return d.fields(v, leaf.LimitFields(x.Limits, d.v.Limits()), true, nil)
 			})
-		case d.v.cfgPolicy:
+		case d.v.CfgPolicy:
 			return msgField(wt, b, "Configure.os_policy", func(v []byte) error {
 				if x.OsPolicy == nil {
 					var err error
@@ -210,12 +210,12 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 				}
 				return d.osPolicy(v, x.OsPolicy)
 			})
-		case d.v.cfgPersistence:
+		case d.v.CfgPersistence:
 			var v int32
 			n, err := wire.Int(wt, b, &v)
 			x.Persistence = message.Persistence(uint32(v))
 			return wire.Wrap(n, err, "Configure.persistence")
-		case d.v.cfgProfile:
+		case d.v.CfgProfile:
 			n, err := d.optText(wt, b, &x.Profile)
 			return wire.Wrap(n, err, "Configure.profile")
 		}
@@ -529,7 +529,7 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 		case num == 20:
 			n, err := wire.Int(wt, b, &e.TotalExecutionMicros)
 			return wire.Wrap(n, err, "ChildEvent.total_execution_micros")
-		case num == d.v.evDuration:
+		case num == d.v.EvDuration:
 			n, err := optIntField(d, wt, b, &e.MaxDurationMicros)
 			return wire.Wrap(n, err, "ChildEvent.max_duration_micros")
 		case num == 22:
@@ -538,19 +538,19 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 		case num == 23:
 			n, err := d.optText(wt, b, &e.RestoredScriptName)
 			return wire.Wrap(n, err, "ChildEvent.restored_script_name")
-		case num == d.v.evFeedExec:
+		case num == d.v.EvFeedExec:
 			n, err := wire.Int(wt, b, &e.FeedExecutionMicros)
 			return wire.Wrap(n, err, "ChildEvent.feed_execution_micros")
-		case num == d.v.evFeedLimit:
+		case num == d.v.EvFeedLimit:
 			n, err := optIntField(d, wt, b, &e.MaxFeedDurationMicros)
 			return wire.Wrap(n, err, "ChildEvent.max_feed_duration_micros")
-		case num == d.v.evTurnLimit:
+		case num == d.v.EvTurnLimit:
 			n, err := optIntField(d, wt, b, &e.MaxTurnDurationMicros)
 			return wire.Wrap(n, err, "ChildEvent.max_turn_duration_micros")
-		case num == d.v.evSleep:
+		case num == d.v.EvSleep:
 			n, err := optIntField(d, wt, b, &e.MaxTotalSleepMicros)
 			return wire.Wrap(n, err, "ChildEvent.max_total_sleep_micros")
-		case num == d.v.evSessionID:
+		case num == d.v.EvSessionID:
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
 				e.SessionID, err = d.bytes(v)
@@ -619,7 +619,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 				return msgField(wt, b, "NameLookup.object_id", func(v []byte) error {
 					return d.objectID(v, &x.ObjectID)
 				})
-			case d.v.nlPosition:
+			case d.v.NlPosition:
 				return msgField(wt, b, "NameLookup.position", func(v []byte) error {
 					return d.position(v, &x.Position)
 				})
@@ -632,7 +632,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			case 1:
 				n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
 				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
-			case d.v.rfPosition:
+			case d.v.RfPosition:
 				return msgField(wt, b, "ResolveFutures.position", func(v []byte) error {
 					return d.position(v, &x.Position)
 				})
@@ -806,7 +806,7 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 			return wire.Wrap(n, err, "FunctionCall.allow_eager_await")
 		case 7:
 			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
-		case d.v.fcPosition:
+		case d.v.FcPosition:
 			return msgField(wt, b, "FunctionCall.position", func(v []byte) error {
 				return d.position(v, &x.Position)
 			})
@@ -854,17 +854,17 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 		case num == 1:
 			n, err := wire.Int(wt, b, &x.CallID)
 			return wire.Wrap(n, err, "OsCall.call_id")
-		case num == d.v.osValues:
+		case num == d.v.OsValues:
 			return d.arenaField(wt, b, &x.Values, "OsCall.values")
-		case num == d.v.osEager:
+		case num == d.v.OsEager:
 			n, err := wire.Bool(wt, b, &x.AllowEagerAwait)
 			return wire.Wrap(n, err, "OsCall.allow_eager_await")
-		case num == d.v.osPosition:
+		case num == d.v.OsPosition:
 			return msgField(wt, b, "OsCall.position", func(v []byte) error {
 				return d.position(v, &x.Position)
 			})
 		}
-		op := d.v.osOp(num)
+		op := d.v.OsOp(num)
 		if op == 0 {
 			return -1, nil
 		}

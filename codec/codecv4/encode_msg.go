@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/internal/core"
 	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/valuecheck"
@@ -33,7 +34,7 @@ func AppendRequestLimits(dst []byte, r *message.ParentRequest, lim codec.Limits)
 
 func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *dialect) ([]byte, error) {
 	if r == nil {
-		return dst, &codec.EncodeError{Msg: v.name + ": nil ParentRequest"}
+		return dst, &codec.EncodeError{Msg: v.Name + ": nil ParentRequest"}
 	}
 	var e encoder
 	defer e.release()
@@ -41,33 +42,22 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	if err != nil {
 		return dst, err
 	}
-	if err := codec.CheckRequestFields(v.version, r); err != nil {
+	if err := codec.CheckRequestFields(v.Version, r); err != nil {
 		return dst, err
 	}
 	if err := checkRequest(body); err != nil {
 		return dst, err
 	}
 	body, e.ids = unpackRequest(body)
-	bodyLen := 0
-	if body != nil {
-		bodyLen = e.requestLen(body, v)
-	}
-	size := leaf.SizeOptS(20, r.TraceParent)
-	if body != nil {
-		size += leaf.SizeM(protowire.Number(body.RequestKind()), bodyLen)
-	}
+	enc := core.Enc{V: v, Vals: &e}
+	size, bodyLen := enc.RequestSize(r, body)
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
-		return dst, &codec.EncodeError{Msg: v.name + ": ParentRequest", Err: err}
+		return dst, &codec.EncodeError{Msg: v.Name + ": ParentRequest", Err: err}
 	}
 	start := len(dst)
-	b := slices.Grow(dst, size)
-	if body != nil {
-		b = leaf.AppendM(b, protowire.Number(body.RequestKind()), bodyLen)
-		b = e.apRequest(b, body, v)
-	}
-	b = leaf.AppendOptS(b, 20, r.TraceParent)
+	b := enc.AppendRequest(slices.Grow(dst, size), r, body, bodyLen)
 	if len(b)-start != size {
-		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ParentRequest size %d, wrote %d", v.name, size, len(b)-start)}
+		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ParentRequest size %d, wrote %d", v.Name, size, len(b)-start)}
 	}
 	return b, nil
 }
@@ -80,7 +70,7 @@ func AppendEventLimits(dst []byte, ev *message.ChildEvent, lim codec.Limits) ([]
 
 func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialect) ([]byte, error) {
 	if ev == nil {
-		return dst, &codec.EncodeError{Msg: v.name + ": nil ChildEvent"}
+		return dst, &codec.EncodeError{Msg: v.Name + ": nil ChildEvent"}
 	}
 	var e encoder
 	defer e.release()
@@ -88,53 +78,22 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	if err != nil {
 		return dst, err
 	}
-	if err := codec.CheckEventFields(v.version, ev); err != nil {
+	if err := codec.CheckEventFields(v.Version, ev); err != nil {
 		return dst, err
 	}
 	if err := checkEvent(body, v); err != nil {
 		return dst, err
 	}
 	body, e.ids = unpackEvent(body)
-	bodyLen := 0
-	size := leaf.SizeU(20, ev.TotalExecutionMicros) + leaf.SizeOptU(v.evDuration, ev.MaxDurationMicros) +
-		leaf.SizeOptU(22, ev.MaxSuspensions) + leaf.SizeOptS(23, ev.RestoredScriptName)
-	if v.version >= 5 {
-		size += leaf.SizeU(v.evFeedExec, ev.FeedExecutionMicros) + leaf.SizeOptU(v.evFeedLimit, ev.MaxFeedDurationMicros) +
-			leaf.SizeOptU(v.evTurnLimit, ev.MaxTurnDurationMicros) + leaf.SizeOptU(v.evSleep, ev.MaxTotalSleepMicros)
-		if ev.SessionID != nil {
-			size += leaf.SizeM(v.evSessionID, len(ev.SessionID))
-		}
-	}
-	if body != nil {
-		bodyLen = e.eventLen(body, v)
-		size += leaf.SizeM(protowire.Number(body.EventKind()), bodyLen)
-	}
+	enc := core.Enc{V: v, Vals: &e}
+	size, bodyLen := enc.EventSize(ev, body)
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
-		return dst, &codec.EncodeError{Msg: v.name + ": ChildEvent", Err: err}
+		return dst, &codec.EncodeError{Msg: v.Name + ": ChildEvent", Err: err}
 	}
 	start := len(dst)
-	b := slices.Grow(dst, size)
-	if body != nil {
-		b = leaf.AppendM(b, protowire.Number(body.EventKind()), bodyLen)
-		b = e.apEvent(b, body, v)
-	}
-	b = leaf.AppendU(b, 20, ev.TotalExecutionMicros)
-	if v.evDuration != 0 {
-		b = leaf.AppendOptU(b, v.evDuration, ev.MaxDurationMicros)
-	}
-	b = leaf.AppendOptU(b, 22, ev.MaxSuspensions)
-	b = leaf.AppendOptS(b, 23, ev.RestoredScriptName)
-	if v.version >= 5 {
-		b = leaf.AppendU(b, v.evFeedExec, ev.FeedExecutionMicros)
-		b = leaf.AppendOptU(b, v.evFeedLimit, ev.MaxFeedDurationMicros)
-		b = leaf.AppendOptU(b, v.evTurnLimit, ev.MaxTurnDurationMicros)
-		b = leaf.AppendOptU(b, v.evSleep, ev.MaxTotalSleepMicros)
-		if ev.SessionID != nil {
-			b = leaf.AppendBytesA(b, v.evSessionID, ev.SessionID)
-		}
-	}
+	b := enc.AppendEvent(slices.Grow(dst, size), ev, body, bodyLen)
 	if len(b)-start != size {
-		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ChildEvent size %d, wrote %d", v.name, size, len(b)-start)}
+		return dst, &codec.EncodeError{Msg: fmt.Sprintf("%s: internal error: ChildEvent size %d, wrote %d", v.Name, size, len(b)-start)}
 	}
 	return b, nil
 }
@@ -299,7 +258,7 @@ func checkEvent(body message.Event, v *dialect) error {
 		n, root := callRoots(x)
 		return checkGraph(&x.Values, n, root)
 	case *message.OsCall:
-		if x.Op != 0 && v.osArm(x.Op) == 0 {
+		if x.Op != 0 && v.OsArm(x.Op) == 0 {
 			return kindErr("OsOp", uint8(x.Op))
 		}
 		if x.Op.IsSleep() {
@@ -308,7 +267,7 @@ func checkEvent(body message.Event, v *dialect) error {
 				field = "AsyncSleep.delay"
 			}
 			if err := message.CheckSleepSeconds(field, x.Seconds); err != nil {
-				return &codec.EncodeError{Msg: v.name + ": OsCall", Err: err}
+				return &codec.EncodeError{Msg: v.Name + ": OsCall", Err: err}
 			}
 		}
 		n := 0
@@ -395,325 +354,39 @@ func eventBody(ev message.Event) (message.Event, error) {
 	return ev, nil
 }
 
-// ---- requests ----
+// ---- values ----
 
-func (e *encoder) requestLen(body message.Request, v *dialect) int {
-	switch x := body.(type) {
-	case *message.Configure:
-		n := leaf.ConfigureSize(x, v.limits())
-		if v.cfgPolicy != 0 {
-			if x.OsPolicy != nil {
-				n += leaf.SizeM(v.cfgPolicy, policyLen(x.OsPolicy))
-			}
-			n += leaf.SizeU(v.cfgPersistence, uint64(int64(int32(x.Persistence)))) + leaf.SizeOptS(v.cfgProfile, x.Profile)
-		}
-		return n
-	case *message.InstallDependencies:
-		n := 0
-		for _, r := range x.Requirements {
-			n += leaf.SizeM(1, len(r))
-		}
-		return n
-	case *message.Feed:
-		n := leaf.SizeS(1, len(x.Code)) + e.szArena(3, &x.Values) + leaf.SizeBool(4, x.SkipTypeCheck) + leaf.SizeS(5, len(x.Cwd))
-		for i := range x.Inputs {
-			n += leaf.SizeM(2, namedRefLen(&x.Inputs[i]))
-		}
-		return n
-	case *message.ResumeCall:
-		n := leaf.SizeU(1, uint64(x.CallID)) + e.szArena(3, &x.Values)
-		if x.Result != nil {
-			n += leaf.SizeM(2, extLen(x.Result))
-		}
-		return n
-	case *message.ResumeNameLookup:
-		n := e.szArena(1, &x.Values)
-		switch x.Kind {
-		case message.LookupValue:
-			n += 1 + protowire.SizeVarint(uint64(x.Value))
-		case message.LookupUndefined:
-			n += 2
-		case message.LookupError:
-			n += leaf.SizeM(4, leaf.ExcSize(x.Error))
-		}
-		return n
-	case *message.ResumeFutures:
-		n := e.szArena(2, &x.Values)
-		for i := range x.Results {
-			n += leaf.SizeM(1, futureLen(&x.Results[i]))
-		}
-		return n
-	case *message.Load:
-		return leaf.SizeS(1, len(x.State))
-	case *message.AbortFeed:
-		if x.Exception != nil {
-			return leaf.SizeM(1, leaf.ExcSize(x.Exception))
-		}
+// The encoder is the message layer's core.Values at 4 and 5: a value field
+// holds a node id, the graph goes out once as the message's Arena.
+
+// RefSize implements core.Values.
+func (e *encoder) RefSize(num protowire.Number, id value.NodeID, always bool) int {
+	if always {
+		return leaf.SizeTag(num) + protowire.SizeVarint(uint64(id))
 	}
-	return 0
+	return leaf.SizeU(num, uint64(id))
 }
 
-func (e *encoder) apRequest(b []byte, body message.Request, v *dialect) []byte {
-	switch x := body.(type) {
-	case *message.Configure:
-		b = leaf.AppendConfigure(b, x, v.limits())
-		if v.cfgPolicy != 0 {
-			if x.OsPolicy != nil {
-				b = leaf.AppendM(b, v.cfgPolicy, policyLen(x.OsPolicy))
-				b = apPolicy(b, x.OsPolicy)
-			}
-			b = leaf.AppendU(b, v.cfgPersistence, uint64(int64(int32(x.Persistence))))
-			b = leaf.AppendOptS(b, v.cfgProfile, x.Profile)
-		}
-	case *message.InstallDependencies:
-		for _, r := range x.Requirements {
-			b = leaf.AppendSA(b, 1, r)
-		}
-	case *message.Feed:
-		b = leaf.AppendS(b, 1, x.Code)
-		for i := range x.Inputs {
-			in := &x.Inputs[i]
-			b = leaf.AppendM(b, 2, namedRefLen(in))
-			b = leaf.AppendS(b, 1, in.Name)
-			b = leaf.AppendU(b, 2, uint64(in.Value))
-		}
-		b = e.apArena(b, 3, &x.Values)
-		b = leaf.AppendBool(b, 4, x.SkipTypeCheck)
-		b = leaf.AppendS(b, 5, x.Cwd)
-	case *message.ResumeCall:
-		b = leaf.AppendU(b, 1, uint64(x.CallID))
-		if x.Result != nil {
-			b = leaf.AppendM(b, 2, extLen(x.Result))
-			b = apExt(b, x.Result)
-		}
-		b = e.apArena(b, 3, &x.Values)
-	case *message.ResumeNameLookup:
-		b = e.apArena(b, 1, &x.Values)
-		switch x.Kind {
-		case message.LookupValue:
-			b = leaf.AppendUA(b, 2, uint64(x.Value))
-		case message.LookupUndefined:
-			b = append(b, 0x1a, 0)
-		case message.LookupError:
-			b = leaf.AppendM(b, 4, leaf.ExcSize(x.Error))
-			b = leaf.AppendExc(b, x.Error)
-		}
-	case *message.ResumeFutures:
-		for i := range x.Results {
-			fr := &x.Results[i]
-			b = leaf.AppendM(b, 1, futureLen(fr))
-			b = leaf.AppendU(b, 1, uint64(fr.CallID))
-			if fr.Result != nil {
-				b = leaf.AppendM(b, 2, extLen(fr.Result))
-				b = apExt(b, fr.Result)
-			}
-		}
-		b = e.apArena(b, 2, &x.Values)
-	case *message.Load:
-		b = leaf.AppendBytes(b, 1, x.State)
-	case *message.AbortFeed:
-		if x.Exception != nil {
-			b = leaf.AppendM(b, 1, leaf.ExcSize(x.Exception))
-			b = leaf.AppendExc(b, x.Exception)
-		}
+// AppendRef implements core.Values.
+func (e *encoder) AppendRef(b []byte, num protowire.Number, id value.NodeID, always bool) []byte {
+	if always {
+		return leaf.AppendUA(b, num, uint64(id))
 	}
-	return b
+	return leaf.AppendU(b, num, uint64(id))
 }
 
-// limits are the dialect's ResourceLimits field numbers.
-func (v *dialect) limits() leaf.LimitNums {
-	return leaf.LimitNums{Duration: v.limDuration, Feed: v.limFeed, Turn: v.limTurn, Sleep: v.limSleep}
+// RefsSize implements core.Values: the ids, packed.
+func (e *encoder) RefsSize(num protowire.Number, ids []value.NodeID) int { return leaf.SizePacked(num, ids) }
+
+// AppendRefs implements core.Values.
+func (e *encoder) AppendRefs(b []byte, num protowire.Number, ids []value.NodeID) []byte {
+	return leaf.AppendPacked(b, num, ids)
 }
 
-func namedRefLen(x *message.NamedRef) int {
-	return leaf.SizeS(1, len(x.Name)) + leaf.SizeU(2, uint64(x.Value))
-}
+// ArenaSize implements core.Values.
+func (e *encoder) ArenaSize(num protowire.Number, g *value.Graph) int { return e.szArena(num, g) }
 
-func futureLen(x *message.FutureResult) int {
-	n := leaf.SizeU(1, uint64(x.CallID))
-	if x.Result != nil {
-		n += leaf.SizeM(2, extLen(x.Result))
-	}
-	return n
-}
-
-func extLen(x *message.ExtResult) int {
-	switch x.Kind {
-	case message.ResultReturn:
-		return 1 + protowire.SizeVarint(uint64(x.Value))
-	case message.ResultError:
-		return leaf.SizeM(2, leaf.ExcSize(x.Error))
-	case message.ResultFuture:
-		return 1 + protowire.SizeVarint(uint64(x.Future))
-	case message.ResultNotFound:
-		return leaf.SizeM(4, len(x.Name))
-	case message.ResultNotHandled:
-		return 2
-	}
-	return 0
-}
-
-func apExt(b []byte, x *message.ExtResult) []byte {
-	switch x.Kind {
-	case message.ResultReturn:
-		return leaf.AppendUA(b, 1, uint64(x.Value))
-	case message.ResultError:
-		b = leaf.AppendM(b, 2, leaf.ExcSize(x.Error))
-		return leaf.AppendExc(b, x.Error)
-	case message.ResultFuture:
-		return leaf.AppendUA(b, 3, uint64(x.Future))
-	case message.ResultNotFound:
-		return leaf.AppendSA(b, 4, x.Name)
-	case message.ResultNotHandled:
-		return append(b, 0x2a, 0)
-	}
-	return b
-}
-
-// ---- events ----
-
-func (e *encoder) eventLen(body message.Event, v *dialect) int {
-	switch x := body.(type) {
-	case *message.Print:
-		n := 0
-		for i := range x.Segments {
-			n += leaf.SizeM(1, leaf.SegmentSize(&x.Segments[i]))
-		}
-		return n
-	case *message.FunctionCall:
-		n := leaf.SizeS(1, len(x.FunctionName)) + leaf.SizePacked(2, x.Args) + leaf.SizeU(4, uint64(x.CallID)) +
-			leaf.SizeBool(6, x.AllowEagerAwait) + e.szArena(7, &x.Values) + szPosition(v.fcPosition, x.Position)
-		for _, p := range x.Kwargs {
-			n += leaf.SizeM(3, pairLen(p.Key, p.Value))
-		}
-		if x.ObjectID != nil {
-			n += leaf.UUIDFieldSize
-		}
-		return n
-	case *message.OsCall:
-		n := leaf.SizeU(1, uint64(x.CallID)) + e.szArena(v.osValues, &x.Values) + szPosition(v.osPosition, x.Position)
-		if v.osEager != 0 {
-			n += leaf.SizeBool(v.osEager, x.AllowEagerAwait)
-		}
-		if x.Op != 0 {
-			n += leaf.SizeM(v.osArm(x.Op), osArgLen(x))
-		}
-		return n
-	case *message.NameLookup:
-		n := leaf.SizeS(1, len(x.Name)) + szPosition(v.nlPosition, x.Position)
-		if x.ObjectID != nil {
-			n += leaf.UUIDFieldSize
-		}
-		return n
-	case *message.ResolveFutures:
-		return leaf.SizePacked(1, x.PendingCallIDs) + szPosition(v.rfPosition, x.Position)
-	case *message.Complete:
-		return leaf.SizeU(1, uint64(x.Value)) + e.szArena(2, &x.Values)
-	case *message.Error:
-		if x.Exception != nil {
-			return leaf.SizeM(1, leaf.ExcSize(x.Exception))
-		}
-	case *message.TypingError:
-		return leaf.SizeS(1, len(x.Diagnostics))
-	case *message.DumpResult:
-		return leaf.SizeS(1, len(x.State))
-	case *message.FatalError:
-		return leaf.SizeS(1, len(x.Message))
-	case *message.ShutdownDump:
-		if x.Dump != nil {
-			return leaf.SizeM(1, len(*x.Dump))
-		}
-	}
-	return 0
-}
-
-func (e *encoder) apEvent(b []byte, body message.Event, v *dialect) []byte {
-	switch x := body.(type) {
-	case *message.Print:
-		for i := range x.Segments {
-			s := &x.Segments[i]
-			b = leaf.AppendSegment(leaf.AppendM(b, 1, leaf.SegmentSize(s)), s)
-		}
-	case *message.FunctionCall:
-		b = leaf.AppendS(b, 1, x.FunctionName)
-		b = leaf.AppendPacked(b, 2, x.Args)
-		for _, p := range x.Kwargs {
-			b = append(b, 0x1a)
-			b = protowire.AppendVarint(b, uint64(pairLen(p.Key, p.Value)))
-			b = leaf.AppendU(b, 1, uint64(p.Key))
-			b = leaf.AppendU(b, 2, uint64(p.Value))
-		}
-		b = leaf.AppendU(b, 4, uint64(x.CallID))
-		if x.ObjectID != nil {
-			b = leaf.AppendUUID(b, 5, x.ObjectID)
-		}
-		b = leaf.AppendBool(b, 6, x.AllowEagerAwait)
-		b = e.apArena(b, 7, &x.Values)
-		b = apPosition(b, v.fcPosition, x.Position)
-	case *message.OsCall:
-		b = leaf.AppendU(b, 1, uint64(x.CallID))
-		if x.Op != 0 {
-			b = leaf.AppendM(b, v.osArm(x.Op), osArgLen(x))
-			b = apOsArg(b, x)
-		}
-		b = e.apArena(b, v.osValues, &x.Values)
-		if v.osEager != 0 {
-			b = leaf.AppendBool(b, v.osEager, x.AllowEagerAwait)
-		}
-		b = apPosition(b, v.osPosition, x.Position)
-	case *message.NameLookup:
-		b = leaf.AppendS(b, 1, x.Name)
-		if x.ObjectID != nil {
-			b = leaf.AppendUUID(b, 2, x.ObjectID)
-		}
-		b = apPosition(b, v.nlPosition, x.Position)
-	case *message.ResolveFutures:
-		b = leaf.AppendPacked(b, 1, x.PendingCallIDs)
-		b = apPosition(b, v.rfPosition, x.Position)
-	case *message.Complete:
-		b = leaf.AppendU(b, 1, uint64(x.Value))
-		b = e.apArena(b, 2, &x.Values)
-	case *message.Error:
-		if x.Exception != nil {
-			b = leaf.AppendM(b, 1, leaf.ExcSize(x.Exception))
-			b = leaf.AppendExc(b, x.Exception)
-		}
-	case *message.TypingError:
-		b = leaf.AppendS(b, 1, x.Diagnostics)
-	case *message.DumpResult:
-		b = leaf.AppendBytes(b, 1, x.State)
-	case *message.FatalError:
-		b = leaf.AppendS(b, 1, x.Message)
-	case *message.ShutdownDump:
-		if x.Dump != nil {
-			b = leaf.AppendBytesA(b, 1, *x.Dump)
-		}
-	}
-	return b
-}
-
-// osArgLen is the payload size of an OsCall's call arm.
-func osArgLen(x *message.OsCall) int {
-	switch op := x.Op; {
-	case op == message.OpGetenv:
-		return leaf.SizeS(1, len(x.Key)) + leaf.SizeU(2, uint64(x.Default))
-	case op == message.OpUrandom:
-		return leaf.SizeU(1, x.Size)
-	case op >= message.OpTime:
-		return osArg5Len(x)
-	}
-	n, _ := leaf.OsArgSize(x)
-	return n
-}
-
-func apOsArg(b []byte, x *message.OsCall) []byte {
-	switch op := x.Op; {
-	case op == message.OpGetenv:
-		return leaf.AppendU(leaf.AppendS(b, 1, x.Key), 2, uint64(x.Default))
-	case op == message.OpUrandom:
-		return leaf.AppendU(b, 1, x.Size)
-	case op >= message.OpTime:
-		return apOsArg5(b, x)
-	}
-	return leaf.AppendOsArg(b, x)
+// AppendArena implements core.Values.
+func (e *encoder) AppendArena(b []byte, num protowire.Number, g *value.Graph) []byte {
+	return e.apArena(b, num, g)
 }

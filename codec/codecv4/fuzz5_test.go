@@ -120,7 +120,7 @@ func BenchmarkSuspension(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			name := run.v.name
+			name := run.v.Name
 			if run.withPos {
 				name += "+position"
 			}

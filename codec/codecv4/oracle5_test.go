@@ -549,13 +549,13 @@ func randomEvent5(r *rand.Rand) *message.ChildEvent {
 func TestDialectOrder(t *testing.T) {
 	for _, v := range []*dialect{dialect4, dialect5} {
 		seqs := [][]int{
-			{int(v.limDuration), 2, 3, 4, 5, int(v.limFeed), int(v.limTurn), int(v.limSleep)},
-			{10, int(v.cfgPolicy), int(v.cfgPersistence), int(v.cfgProfile)},
-			{12, 20, int(v.evDuration), 22, 23, int(v.evFeedExec), int(v.evFeedLimit), int(v.evTurnLimit), int(v.evSleep), int(v.evSessionID)},
-			{7, int(v.fcPosition)},
-			{2, int(v.nlPosition)},
-			{1, int(v.rfPosition)},
-			{25, int(v.osArms[0]), int(v.osArms[1]), int(v.osArms[2]), int(v.osArms[3]), int(v.osArms[4]), int(v.osValues), int(v.osEager), int(v.osPosition)},
+			{int(v.LimDuration), 2, 3, 4, 5, int(v.LimFeed), int(v.LimTurn), int(v.LimSleep)},
+			{10, int(v.CfgPolicy), int(v.CfgPersistence), int(v.CfgProfile)},
+			{12, 20, int(v.EvDuration), 22, 23, int(v.EvFeedExec), int(v.EvFeedLimit), int(v.EvTurnLimit), int(v.EvSleep), int(v.EvSessionID)},
+			{7, int(v.FcPosition)},
+			{2, int(v.NlPosition)},
+			{1, int(v.RfPosition)},
+			{25, int(v.OsArms[0]), int(v.OsArms[1]), int(v.OsArms[2]), int(v.OsArms[3]), int(v.OsArms[4]), int(v.OsValues), int(v.OsEager), int(v.OsPosition)},
 		}
 		for _, s := range seqs {
 			last := 0
@@ -564,14 +564,14 @@ func TestDialectOrder(t *testing.T) {
 					continue
 				}
 				if n <= last {
-					t.Errorf("%s: tags %v are not ascending", v.name, s)
+					t.Errorf("%s: tags %v are not ascending", v.Name, s)
 				}
 				last = n
 			}
 		}
 		for op := message.OpExists; op <= message.OpAsyncSystemSleep; op++ {
-			if arm := v.osArm(op); arm != 0 && v.osOp(arm) != op {
-				t.Errorf("%s: op %v → arm %d → op %v", v.name, op, arm, v.osOp(arm))
+			if arm := v.OsArm(op); arm != 0 && v.OsOp(arm) != op {
+				t.Errorf("%s: op %v → arm %d → op %v", v.Name, op, arm, v.OsOp(arm))
 			}
 		}
 	}
@@ -597,28 +597,28 @@ func TestOracle5SchemaMatchesDialect(t *testing.T) {
 		msg  string
 		name string
 	}{
-		{int(v.limFeed), "ResourceLimits", "max_feed_duration_micros"},
-		{int(v.limTurn), "ResourceLimits", "max_turn_duration_micros"},
-		{int(v.limSleep), "ResourceLimits", "max_total_sleep_micros"},
-		{int(v.cfgPolicy), "Configure", "os_policy"},
-		{int(v.cfgPersistence), "Configure", "persistence"},
-		{int(v.cfgProfile), "Configure", "profile"},
-		{int(v.evFeedExec), "ChildEvent", "feed_execution_micros"},
-		{int(v.evFeedLimit), "ChildEvent", "max_feed_duration_micros"},
-		{int(v.evTurnLimit), "ChildEvent", "max_turn_duration_micros"},
-		{int(v.evSleep), "ChildEvent", "max_total_sleep_micros"},
-		{int(v.evSessionID), "ChildEvent", "session_id"},
-		{int(v.fcPosition), "FunctionCall", "position"},
-		{int(v.nlPosition), "NameLookup", "position"},
-		{int(v.rfPosition), "ResolveFutures", "position"},
-		{int(v.osPosition), "OsCall", "position"},
-		{int(v.osValues), "OsCall", "values"},
-		{int(v.osEager), "OsCall", "allow_eager_await"},
-		{int(v.osArms[0]), "OsCall", "time"},
-		{int(v.osArms[1]), "OsCall", "sleep"},
-		{int(v.osArms[2]), "OsCall", "async_sleep"},
-		{int(v.osArms[3]), "OsCall", "system_sleep"},
-		{int(v.osArms[4]), "OsCall", "async_system_sleep"},
+		{int(v.LimFeed), "ResourceLimits", "max_feed_duration_micros"},
+		{int(v.LimTurn), "ResourceLimits", "max_turn_duration_micros"},
+		{int(v.LimSleep), "ResourceLimits", "max_total_sleep_micros"},
+		{int(v.CfgPolicy), "Configure", "os_policy"},
+		{int(v.CfgPersistence), "Configure", "persistence"},
+		{int(v.CfgProfile), "Configure", "profile"},
+		{int(v.EvFeedExec), "ChildEvent", "feed_execution_micros"},
+		{int(v.EvFeedLimit), "ChildEvent", "max_feed_duration_micros"},
+		{int(v.EvTurnLimit), "ChildEvent", "max_turn_duration_micros"},
+		{int(v.EvSleep), "ChildEvent", "max_total_sleep_micros"},
+		{int(v.EvSessionID), "ChildEvent", "session_id"},
+		{int(v.FcPosition), "FunctionCall", "position"},
+		{int(v.NlPosition), "NameLookup", "position"},
+		{int(v.RfPosition), "ResolveFutures", "position"},
+		{int(v.OsPosition), "OsCall", "position"},
+		{int(v.OsValues), "OsCall", "values"},
+		{int(v.OsEager), "OsCall", "allow_eager_await"},
+		{int(v.OsArms[0]), "OsCall", "time"},
+		{int(v.OsArms[1]), "OsCall", "sleep"},
+		{int(v.OsArms[2]), "OsCall", "async_sleep"},
+		{int(v.OsArms[3]), "OsCall", "system_sleep"},
+		{int(v.OsArms[4]), "OsCall", "async_system_sleep"},
 	} {
 		if want := field(c.msg, c.name); c.got != want {
 			t.Errorf("dialect5 %s.%s = %d, schema says %d", c.msg, c.name, c.got, want)
@@ -626,14 +626,14 @@ func TestOracle5SchemaMatchesDialect(t *testing.T) {
 	}
 	// And protocol 4's: the tags protocol 5 removed.
 	md := eventDesc.ParentFile().Messages()
-	if n := md.ByName("ResourceLimits").Fields().ByName("max_duration_micros").Number(); int(n) != int(dialect4.limDuration) {
-		t.Errorf("dialect4 limDuration = %d, schema says %d", dialect4.limDuration, n)
+	if n := md.ByName("ResourceLimits").Fields().ByName("max_duration_micros").Number(); int(n) != int(dialect4.LimDuration) {
+		t.Errorf("dialect4 limDuration = %d, schema says %d", dialect4.LimDuration, n)
 	}
-	if n := md.ByName("ChildEvent").Fields().ByName("max_duration_micros").Number(); int(n) != int(dialect4.evDuration) {
-		t.Errorf("dialect4 evDuration = %d, schema says %d", dialect4.evDuration, n)
+	if n := md.ByName("ChildEvent").Fields().ByName("max_duration_micros").Number(); int(n) != int(dialect4.EvDuration) {
+		t.Errorf("dialect4 evDuration = %d, schema says %d", dialect4.EvDuration, n)
 	}
-	if n := md.ByName("OsCall").Fields().ByName("values").Number(); int(n) != int(dialect4.osValues) {
-		t.Errorf("dialect4 osValues = %d, schema says %d", dialect4.osValues, n)
+	if n := md.ByName("OsCall").Fields().ByName("values").Number(); int(n) != int(dialect4.OsValues) {
+		t.Errorf("dialect4 osValues = %d, schema says %d", dialect4.OsValues, n)
 	}
 }
 
