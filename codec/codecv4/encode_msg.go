@@ -376,7 +376,9 @@ func (e *encoder) AppendRef(b []byte, num protowire.Number, id value.NodeID, alw
 }
 
 // RefsSize implements core.Values: the ids, packed.
-func (e *encoder) RefsSize(num protowire.Number, ids []value.NodeID) int { return leaf.SizePacked(num, ids) }
+func (e *encoder) RefsSize(num protowire.Number, ids []value.NodeID) int {
+	return leaf.SizePacked(num, ids)
+}
 
 // AppendRefs implements core.Values.
 func (e *encoder) AppendRefs(b []byte, num protowire.Number, ids []value.NodeID) []byte {

@@ -12,7 +12,6 @@ import (
 // Protocol 5's own messages: OsPolicy, SourceRange and the time and sleep
 // call arms.
 
-
 // szF64 / apF64 write an implicit-presence double: left out only when its
 // bits are all zero (so -0.0 is written, as protobuf does).
 func szF64(num protowire.Number, v float64) int {
@@ -196,4 +195,3 @@ func AppendPolicy(b []byte, p *message.OsPolicy) []byte {
 	}
 	return b
 }
-
