@@ -36,7 +36,7 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	if r == nil {
 		return dst, &codec.EncodeError{Msg: v.Name + ": nil ParentRequest"}
 	}
-	var e encoder
+	e := newEncoder()
 	defer e.release()
 	body, err := requestBody(r.Body)
 	if err != nil {
@@ -49,7 +49,7 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 		return dst, err
 	}
 	body, e.ids = unpackRequest(body)
-	enc := core.Enc{V: v, Vals: &e}
+	enc := core.Enc{V: v, Vals: e}
 	size, bodyLen := enc.RequestSize(r, body)
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
 		return dst, &codec.EncodeError{Msg: v.Name + ": ParentRequest", Err: err}
@@ -72,7 +72,7 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	if ev == nil {
 		return dst, &codec.EncodeError{Msg: v.Name + ": nil ChildEvent"}
 	}
-	var e encoder
+	e := newEncoder()
 	defer e.release()
 	body, err := eventBody(ev.Body)
 	if err != nil {
@@ -85,7 +85,7 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 		return dst, err
 	}
 	body, e.ids = unpackEvent(body)
-	enc := core.Enc{V: v, Vals: &e}
+	enc := core.Enc{V: v, Vals: e}
 	size, bodyLen := enc.EventSize(ev, body)
 	if err := frame.CheckLen(size, lim.FrameLen()); err != nil {
 		return dst, &codec.EncodeError{Msg: v.Name + ": ChildEvent", Err: err}
@@ -111,7 +111,7 @@ func AppendArena(dst []byte, g *value.Graph, roots ...value.NodeID) ([]byte, err
 	if err := checkGraph(g, len(roots), func(i int) value.NodeID { return roots[i] }); err != nil {
 		return dst, err
 	}
-	var e encoder
+	e := newEncoder()
 	defer e.release()
 	size := 0
 	if len(g.Nodes) > 0 {

@@ -20,7 +20,7 @@ import (
 
 // encoder caches the node sizes of the message's arena between the passes.
 type encoder struct {
-	inner    *[]uint32 // payload size of each arena node with a message arm
+	inner    []uint32 // payload size of each arena node with a message arm
 	arenaLen int
 	sized    bool
 	// ids, when the message's graph holds packed items, maps each node to
@@ -31,13 +31,16 @@ type encoder struct {
 	view []value.Node
 }
 
-var innerPool = sync.Pool{New: func() any { return new([]uint32) }}
+// encoders pools the encoders, with their size tables: an encoder is the
+// message layer's core.Values, so it lives on the heap.
+var encoders = sync.Pool{New: func() any { return new(encoder) }}
 
+func newEncoder() *encoder { return encoders.Get().(*encoder) }
+
+// release returns e to the pool, keeping its size table's room.
 func (e *encoder) release() {
-	if e.inner != nil {
-		innerPool.Put(e.inner)
-		e.inner = nil
-	}
+	*e = encoder{inner: e.inner[:0]}
+	encoders.Put(e)
 }
 
 // ---- ids and pairs ----
@@ -90,13 +93,12 @@ func (e *encoder) arenaSize(g *value.Graph) int {
 	if n > 0 {
 		total = 1 + protowire.SizeVarint(uint64(n))
 	}
-	e.inner = innerPool.Get().(*[]uint32)
-	inner := *e.inner
+	inner := e.inner
 	if cap(inner) < n {
 		inner = make([]uint32, n)
 	}
 	inner = inner[:len(g.Nodes)]
-	*e.inner = inner
+	e.inner = inner
 	if e.ids != nil {
 		e.view = make([]value.Node, len(g.Nodes))
 	}
@@ -155,7 +157,7 @@ func (e *encoder) apArena(b []byte, num protowire.Number, g *value.Graph) []byte
 func (e *encoder) apArenaBody(b []byte, g *value.Graph) []byte {
 	b = append(b, 0x08)
 	b = protowire.AppendVarint(b, uint64(e.arenaNodes(g)))
-	inner := *e.inner
+	inner := e.inner
 	for i := range g.Nodes {
 		nd := &g.Nodes[i]
 		if e.ids != nil {
