@@ -22,7 +22,9 @@
 //
 // # Wire compatibility
 //
-// The encoder writes exactly the bytes the worker writes: fields in
+// The encoder writes the messages through the message layer every version
+// shares, with protocol 2's tags, and the values as MontyObject trees. It
+// writes exactly the bytes the worker writes: fields in
 // ascending field-number order with oneof arms in their numeric place,
 // implicit-presence zeros omitted, optional fields and oneof arms written
 // even when zero, negative int32 values as ten-byte varints, and

@@ -2,12 +2,13 @@
 // a hand-written protobuf codec (on protowire) between frame bodies and the
 // domain types of packages message and value.
 //
-// Its message layer also serves protocol 5, which keeps protocol 4's arena,
-// nodes, exceptions and arms and differs in a few tags: the message-level
-// code reads those tags from a dialect table (dialect.go, the one place the
-// protocol-5 numbers live), and package codec/codecv5 registers the protocol-5
-// instance. Protocol 5's own messages (OsPolicy, SourceRange, the time and
-// sleep arms) are in policy.go.
+// It also serves protocol 5, which keeps protocol 4's arena, nodes,
+// exceptions and arms and differs in a few tags: the message-level code
+// reads those tags from a version's tag table (the internal core.Dialect,
+// the one place the protocol-5 numbers live), and package codec/codecv5
+// registers the protocol-5 instance. The messages around the values are
+// written by the message layer all versions share (package
+// codec/internal/core); this package writes the arena and its nodes.
 //
 // It registers itself with package codec; import it for that side effect or
 // use its functions directly:

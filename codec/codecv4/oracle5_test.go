@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gomonty/monty/codec"
 	pb5 "github.com/gomonty/monty/internal/pb/montyp5v1"
@@ -543,99 +542,6 @@ func randomEvent5(r *rand.Rand) *message.ChildEvent {
 }
 
 // ---- the version rules ----
-
-// TestDialectOrder checks the assumption the encoder makes about the tag
-// table: within each message, the fields it writes are in ascending order.
-func TestDialectOrder(t *testing.T) {
-	for _, v := range []*dialect{dialect4, dialect5} {
-		seqs := [][]int{
-			{int(v.LimDuration), 2, 3, 4, 5, int(v.LimFeed), int(v.LimTurn), int(v.LimSleep)},
-			{10, int(v.CfgPolicy), int(v.CfgPersistence), int(v.CfgProfile)},
-			{12, 20, int(v.EvDuration), 22, 23, int(v.EvFeedExec), int(v.EvFeedLimit), int(v.EvTurnLimit), int(v.EvSleep), int(v.EvSessionID)},
-			{7, int(v.FcPosition)},
-			{2, int(v.NlPosition)},
-			{1, int(v.RfPosition)},
-			{25, int(v.OsArms[0]), int(v.OsArms[1]), int(v.OsArms[2]), int(v.OsArms[3]), int(v.OsArms[4]), int(v.OsValues), int(v.OsEager), int(v.OsPosition)},
-		}
-		for _, s := range seqs {
-			last := 0
-			for _, n := range s {
-				if n == 0 {
-					continue
-				}
-				if n <= last {
-					t.Errorf("%s: tags %v are not ascending", v.Name, s)
-				}
-				last = n
-			}
-		}
-		for op := message.OpExists; op <= message.OpAsyncSystemSleep; op++ {
-			if arm := v.OsArm(op); arm != 0 && v.OsOp(arm) != op {
-				t.Errorf("%s: op %v → arm %d → op %v", v.Name, op, arm, v.OsOp(arm))
-			}
-		}
-	}
-}
-
-// TestOracle5SchemaMatchesDialect checks the dialect's tags against the
-// generated protocol-5 descriptor, so the schema and the table cannot drift.
-func TestOracle5SchemaMatchesDialect(t *testing.T) {
-	field := func(msg, name string) int {
-		md := event5Desc.ParentFile().Messages().ByName(protoreflect.Name(msg))
-		if md == nil {
-			t.Fatalf("no message %s", msg)
-		}
-		fd := md.Fields().ByName(protoreflect.Name(name))
-		if fd == nil {
-			t.Fatalf("no field %s.%s", msg, name)
-		}
-		return int(fd.Number())
-	}
-	v := dialect5
-	for _, c := range []struct {
-		got  int
-		msg  string
-		name string
-	}{
-		{int(v.LimFeed), "ResourceLimits", "max_feed_duration_micros"},
-		{int(v.LimTurn), "ResourceLimits", "max_turn_duration_micros"},
-		{int(v.LimSleep), "ResourceLimits", "max_total_sleep_micros"},
-		{int(v.CfgPolicy), "Configure", "os_policy"},
-		{int(v.CfgPersistence), "Configure", "persistence"},
-		{int(v.CfgProfile), "Configure", "profile"},
-		{int(v.EvFeedExec), "ChildEvent", "feed_execution_micros"},
-		{int(v.EvFeedLimit), "ChildEvent", "max_feed_duration_micros"},
-		{int(v.EvTurnLimit), "ChildEvent", "max_turn_duration_micros"},
-		{int(v.EvSleep), "ChildEvent", "max_total_sleep_micros"},
-		{int(v.EvSessionID), "ChildEvent", "session_id"},
-		{int(v.FcPosition), "FunctionCall", "position"},
-		{int(v.NlPosition), "NameLookup", "position"},
-		{int(v.RfPosition), "ResolveFutures", "position"},
-		{int(v.OsPosition), "OsCall", "position"},
-		{int(v.OsValues), "OsCall", "values"},
-		{int(v.OsEager), "OsCall", "allow_eager_await"},
-		{int(v.OsArms[0]), "OsCall", "time"},
-		{int(v.OsArms[1]), "OsCall", "sleep"},
-		{int(v.OsArms[2]), "OsCall", "async_sleep"},
-		{int(v.OsArms[3]), "OsCall", "system_sleep"},
-		{int(v.OsArms[4]), "OsCall", "async_system_sleep"},
-	} {
-		if want := field(c.msg, c.name); c.got != want {
-			t.Errorf("dialect5 %s.%s = %d, schema says %d", c.msg, c.name, c.got, want)
-		}
-	}
-	// And protocol 4's: the tags protocol 5 removed.
-	md := eventDesc.ParentFile().Messages()
-	if n := md.ByName("ResourceLimits").Fields().ByName("max_duration_micros").Number(); int(n) != int(dialect4.LimDuration) {
-		t.Errorf("dialect4 limDuration = %d, schema says %d", dialect4.LimDuration, n)
-	}
-	if n := md.ByName("ChildEvent").Fields().ByName("max_duration_micros").Number(); int(n) != int(dialect4.EvDuration) {
-		t.Errorf("dialect4 evDuration = %d, schema says %d", dialect4.EvDuration, n)
-	}
-	if n := md.ByName("OsCall").Fields().ByName("values").Number(); int(n) != int(dialect4.OsValues) {
-		t.Errorf("dialect4 osValues = %d, schema says %d", dialect4.OsValues, n)
-	}
-}
 
 // TestVersionFieldsRefused checks that a field one version cannot express
 // fails the encode with codec.ErrUnsupported instead of being dropped, in

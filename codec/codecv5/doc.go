@@ -3,9 +3,8 @@
 //
 // Protocol 5 keeps protocol 4's arena, value nodes, exceptions and request
 // and event arms, so this package holds no codec of its own: it registers
-// the shared message layer of codec/codecv4 with protocol 5's tag table (the
-// dialect in codec/codecv4/dialect.go, the one place the protocol-5 numbers
-// live). Decoding is budgeted and validated exactly as in codec/codecv4; see that
+// codec/codecv4's codec with protocol 5's tag table (core.Dialect5 in
+// codec/internal/core, the one place the protocol-5 numbers live). Decoding is budgeted and validated exactly as in codec/codecv4; see that
 // package's documentation for the rules.
 //
 // What differs from protocol 4 at the API (package message):

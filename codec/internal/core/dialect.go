@@ -25,7 +25,7 @@ import (
 // readable schema (see proto/montyp5/v1/montyp5.proto); upstream has
 // renumbered at release time before, so they live only here. The encoder
 // writes each message's fields in the order of this table's numbers;
-// codecv4's TestDialectOrder checks that the order is ascending.
+// TestDialectOrder checks that the order is ascending.
 type Dialect struct {
 	Version uint32
 	Name    string // "codecv2", "codecv4" or "codecv5", for error texts
