@@ -2,7 +2,6 @@ package codecv2
 
 import (
 	"fmt"
-	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -704,32 +703,46 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 	return d.SkipMessage(wt)
 }
 
+// functionCall merges one FunctionCall occurrence. Upstream's parent
+// decodes this message as it decodes values (checked against it:
+// testdata/rustparent): it names none of the message's fields in an error
+// path, so an error here reads "ChildEvent.kind: …" or starts at a nested
+// value's own segments, and it checks each object_id as it ends.
 func (d *dec) functionCall(wt protowire.Type, x *message.FunctionCall, es *evState) error {
 	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		var err error
 		switch num {
 		case 1:
-			return d.fStr(wt, &x.FunctionName, "FunctionCall.function_name")
+			x.FunctionName, err = d.str(wt)
 		case 2:
-			id, err := d.item(wt)
-			if err == nil {
+			var id value.NodeID
+			if id, err = d.item(wt); err == nil {
 				x.Args, err = d.appendRef(x.Args, id)
 			}
-			return push(err, "FunctionCall.args")
 		case 3:
-			k, v, err := d.pair(wt)
-			if err == nil {
+			var k, v value.NodeID
+			if k, v, err = d.pair(wt); err == nil {
 				if x.Kwargs, err = grow(d, x.Kwargs, budget.PairCost); err == nil {
 					x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: v})
 				}
 			}
-			return push(err, "FunctionCall.kwargs")
 		case 4:
-			return fNum(d, wt, &x.CallID, "FunctionCall.call_id")
+			var v uint64
+			v, err = d.Uvarint(wt)
+			x.CallID = uint32(v)
 		case 5:
-			es.oidSet = true
-			return push(d.uuidMsg(wt, &es.oid, &es.oidLen), "FunctionCall.object_id")
+			// Each occurrence is a fresh Uuid, checked as it ends: a
+			// wrong length fails the decode there.
+			var id value.UUID
+			n := 0
+			if err = d.uuidMsg(wt, &id, &n); err == nil && n != 16 {
+				err = uuidLenErr("FunctionCall.object_id", n)
+			}
+			es.oid, es.oidLen, es.oidSet = id, n, true
+		default:
+			err = d.Skip(num, wt)
 		}
-		return d.Skip(num, wt)
+		return err
 	})
 }
 
@@ -823,10 +836,11 @@ func (d *dec) packedU32(wt protowire.Type, dst *[]uint32) error {
 func (d *dec) convertEvent(es *evState) {
 	switch x := es.body.(type) {
 	case *message.Print:
-		if es.stream < 0 || es.stream > int32(message.StreamStderr) {
-			d.convErr(valuecheck.InvalidValue("Print.stream", "unknown stream "+strconv.Itoa(int(es.stream))))
+		// Upstream's parent takes any stream that is not stderr for stdout.
+		x.Segments[0].Stream = message.StreamUnspecified
+		if es.stream > 0 && es.stream <= 255 {
+			x.Segments[0].Stream = message.PrintStream(es.stream)
 		}
-		x.Segments[0].Stream = message.PrintStream(es.stream)
 	case *message.FunctionCall:
 		x.ObjectID = d.objectID(es, "FunctionCall.object_id")
 	case *message.NameLookup:
