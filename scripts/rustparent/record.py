@@ -32,8 +32,8 @@ def verdict(turn):
     if kind == 'protocol':
         if msg.startswith(PREFIX + 'failed to decode Protobuf message'):
             return 'decode', msg[len(PREFIX):]
-        if msg.endswith('unexpected event'):
-            return 'accepted', ''
+        if msg.endswith('unexpected event') or 'expected a turn event' in msg:
+            return 'accepted', ''  # decoded, then refused for its state
         return 'refused', msg
     if kind == 'crashed' and turn.get('timedOut'):
         return None, None
