@@ -65,15 +65,15 @@ def main():
     kept = []
     for r in recs['decode']:
         n = seen.get(r['text'], 0)
-        if n < PER_TEXT or r['name'].startswith('probes/'):
+        if n < PER_TEXT or r['name'].startswith(('probes/', 'bases/')):
             kept.append(r)
             seen[r['text']] = n + 1
     recs['decode'] = kept
     with open(out, 'w') as f:
         for v, rs in recs.items():
             if v != 'decode':
-                probes = [r for r in rs if r['name'].startswith('probes/')]
-                rs = [r for r in rs if not r['name'].startswith('probes/')]
+                probes = [r for r in rs if r['name'].startswith(('probes/', 'bases/'))]
+                rs = [r for r in rs if not r['name'].startswith(('probes/', 'bases/'))]
                 if len(rs) > MAX_OTHER:
                     step = len(rs) / MAX_OTHER
                     rs = [rs[int(i * step)] for i in range(MAX_OTHER)]

@@ -17,10 +17,10 @@ go build -o "$W/fakew" ./scripts/rustparent/fakew
 go run ./scripts/rustparent/genframes -dir "$W" -n "$N" -seed "$SEED"
 printf '#!/bin/sh\nexec %s/fakew "$@"\n' "$W" > "$W/worker.sh"
 chmod +x "$W/worker.sh"
-for set in frames probes; do
+for set in frames probes bases; do
   ls "$W/$set"/*.bin | RPX_WORK="$W" RUST_PARENT_PEER="$PEER" MONTY_BIN="$W/worker.sh" \
     sh "$PEER/run.sh" "$SETUP" scripts/rustparent/driver.cjs > "$W/$set.jsonl"
 done
 mkdir -p codec/codecv2/testdata/rustparent
-python3 scripts/rustparent/record.py codec/codecv2/testdata/rustparent/verdicts.jsonl "$W/frames.jsonl" "$W/probes.jsonl"
+python3 scripts/rustparent/record.py codec/codecv2/testdata/rustparent/verdicts.jsonl "$W/frames.jsonl" "$W/probes.jsonl" "$W/bases.jsonl"
 wc -l codec/codecv2/testdata/rustparent/verdicts.jsonl

@@ -1,8 +1,9 @@
 // Command genframes writes the event frames scripts/rustparent feeds
 // upstream's Rust parent: -n mutations (codectest.Mutate and MutateFields,
 // alternately) of real protocol-2 events of every kind into DIR/frames,
-// and the hand-made probes into DIR/probes. A Print's file name ends in
-// -p (the driver follows it with a Complete).
+// the hand-made probes into DIR/probes, and the events mutated, as they
+// are, into DIR/bases. A Print's file name ends in -p (the driver follows
+// it with a Complete).
 package main
 
 import (
@@ -30,12 +31,19 @@ func main() {
 	if *dir == "" {
 		log.Fatal("genframes: -dir is required")
 	}
-	for _, sub := range []string{"frames", "probes"} {
+	for _, sub := range []string{"frames", "probes", "bases"} {
 		if err := os.MkdirAll(filepath.Join(*dir, sub), 0o755); err != nil {
 			log.Fatal(err)
 		}
 	}
 	bases := events()
+	for i, b := range bases {
+		frame, err := codecv2.AppendEvent(nil, b)
+		if err != nil {
+			log.Fatal(err)
+		}
+		write(*dir, "bases", fmt.Sprintf("%02d", i), isPrint(b), frame)
+	}
 	rng := rand.New(rand.NewPCG(*seed, 7))
 	for i := range *n {
 		b := bases[i%len(bases)]
