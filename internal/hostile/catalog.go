@@ -825,6 +825,21 @@ func init() {
 	})})
 
 	add(&entry{Scenario: Scenario{
+		Name:        "print_unknown_stream",
+		Description: "Answers the first Feed with Prints on streams 7 and -1 (neither stdout nor stderr), then Complete(None).",
+		Trigger:     AtFeed,
+		Expect:      survives(OK, "Legal as upstream's parent reads it: every stream but stderr prints to stdout. Refusing the turn over a stream number loses its result."),
+		Result:      "None",
+	}, on: atFirstFeed(func(c *child) error {
+		for _, stream := range []uint64{7, 1<<64 - 1} {
+			if err := c.send(c.printOn(stream, "odd stream\n")); err != nil {
+				return err
+			}
+		}
+		return c.send(c.turn(armComplete, c.completeLeaf(leafNone())))
+	})})
+
+	add(&entry{Scenario: Scenario{
 		Name:        "print_at_cap",
 		Description: "Answers the first Feed with one Print whose frame body is exactly 256 MiB (the cap), then Complete(None).",
 		Trigger:     AtFeed,

@@ -333,13 +333,16 @@ func completeArena(root uint32, nodes ...[]byte) []byte {
 
 // printEvent builds a Print event carrying text on stdout.
 func (c *child) printEvent(text string) []byte {
+	return c.printOn(uint64(p2.PrintStream_PRINT_STREAM_STDOUT), text)
+}
+
+// printOn builds a Print of text on stream (a raw varint: any number).
+func (c *child) printOn(stream uint64, text string) []byte {
+	seg := msgField(varintField(nil, 1, stream), 2, []byte(text))
 	if c.ver == 4 {
-		seg := varintField(nil, 1, uint64(p4.PrintStream_PRINT_STREAM_STDOUT))
-		seg = msgField(seg, 2, []byte(text))
 		return event(armPrint, msgField(nil, 1, seg))
 	}
-	b := varintField(nil, 1, uint64(p2.PrintStream_PRINT_STREAM_STDOUT))
-	return event(armPrint, msgField(b, 2, []byte(text)))
+	return event(armPrint, seg)
 }
 
 // functionCall builds a FunctionCall for name() with no arguments.

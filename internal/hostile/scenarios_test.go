@@ -496,6 +496,18 @@ var checks = map[string]check{
 			}
 		}
 	},
+	"print_unknown_stream": func(t *testing.T, p *proc, sc hostile.Scenario) {
+		p.configure()
+		p.feed(sc.Code)
+		for i := range 2 {
+			if arm := armOf(t, p.read()); arm != armPrint {
+				t.Fatalf("event %d has arm %d, want Print", i, arm)
+			}
+		}
+		if o := p.rootObj(p.read()); o.GetNone() == nil {
+			t.Fatalf("then %v, want Complete(None)", o)
+		}
+	},
 	"print_at_cap": func(t *testing.T, p *proc, sc hostile.Scenario) {
 		p.configure()
 		p.feed(sc.Code)
