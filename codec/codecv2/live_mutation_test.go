@@ -2,7 +2,6 @@ package codecv2
 
 import (
 	"errors"
-	"math/big"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -12,35 +11,6 @@ import (
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
-
-// everyShape returns a graph holding a value of every shape an input may
-// take, and its root.
-func everyShape() (value.Graph, value.NodeID) {
-	off, name, arg := int32(3600), "Europe/Paris", "a"
-	var g value.Graph
-	leaves := []value.NodeID{
-		g.Add(value.DateNode(value.Date{Year: 2024, Month: 12, Day: 25})),
-		g.Add(value.TimeNode(value.Time{Hour: 1, Minute: 2, Second: 3, Microsecond: 4, Offset: &off, TZName: &name, Fold: 1})),
-		g.Add(value.DateTimeNode(value.DateTime{Year: 2024, Month: 1, Day: 2, Hour: 3, Minute: 4, Second: 5, Microsecond: 6, Offset: &off, TZName: &name})),
-		g.Add(value.TimeDeltaNode(value.TimeDelta{Days: -3, Seconds: 4, Microseconds: 5})),
-		g.Add(value.TimeZoneNode(value.TimeZone{Offset: off, Name: &name})),
-		g.Add(value.ExceptionNode(value.Exception{Type: "ValueError", Arg: &arg})),
-		g.Add(value.BigIntNode(new(big.Int).Lsh(big.NewInt(-3), 100))),
-		g.Add(value.Str("héllo")),
-		g.Add(value.Bytes([]byte{1, 2, 3})),
-		g.Add(value.Float(1.5)),
-		g.Add(value.Int(-300)),
-		g.Add(value.Bool(true)),
-		g.Add(value.None()),
-	}
-	k := g.Add(value.Str("k"))
-	lst := g.Add(value.List(leaves[:4]...))
-	tup := g.Add(value.Tuple(leaves[4:8]...))
-	st := g.Add(value.FrozenSet(leaves[9], leaves[10]))
-	nt := g.Add(value.NamedTupleNode("P", []string{"a", "b"}, leaves[7], leaves[10]))
-	d := g.Add(value.Dict(value.Pair{Key: k, Value: lst}, value.Pair{Key: leaves[10], Value: tup}))
-	return g, g.Add(value.List(d, st, nt, leaves[8], leaves[11], leaves[12]))
-}
 
 // TestLiveMutatedRequests sends the worker requests, each a frame with one
 // byte changed, inserted, deleted or nudged, or with one to three fields
@@ -56,7 +26,7 @@ func everyShape() (value.Graph, value.NodeID) {
 // lookup, the answer with a value of every shape. This is how the worker's MontyObject merge semantics
 // (mergeCases) were found.
 func TestLiveMutatedRequests(t *testing.T) {
-	g, root := everyShape()
+	g, root := codectest.EveryShape()
 	msg, preview := "bad", "f(1)"
 	exc := &message.RaisedException{Type: "UnicodeDecodeError", Message: &msg,
 		Traceback: []message.StackFrame{{Filename: "host.py", Start: message.CodeLoc{Line: 1, Column: 1}, End: message.CodeLoc{Line: 1, Column: 5}, FrameName: &msg, PreviewLine: &preview}},
