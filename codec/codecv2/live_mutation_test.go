@@ -9,7 +9,6 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/codectest"
 	"github.com/gomonty/monty/message"
-	"github.com/gomonty/monty/value"
 )
 
 // TestLiveMutatedRequests sends the worker requests, each a frame with one
