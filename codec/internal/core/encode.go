@@ -150,8 +150,10 @@ func (e Enc) requestLen(body message.Request) int {
 		}
 		return n
 	case *message.Feed:
-		n := leaf.SizeS(1, len(x.Code)) + e.arenaSize(v.FeedValues, &x.Values) + leaf.SizeBool(v.FeedSkip, x.SkipTypeCheck) +
-			leaf.SizeS(v.FeedCwd, len(x.Cwd))
+		n := leaf.SizeS(1, len(x.Code)) + e.arenaSize(v.FeedValues, &x.Values) + leaf.SizeBool(v.FeedSkip, x.SkipTypeCheck)
+		if v.FeedCwd != 0 {
+			n += leaf.SizeS(v.FeedCwd, len(x.Cwd))
+		}
 		for i := range x.Inputs {
 			n += leaf.SizeM(2, e.namedRefLen(&x.Inputs[i]))
 		}

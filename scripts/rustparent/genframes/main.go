@@ -50,8 +50,10 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		m := codectest.Mutate(rng, frame)
-		if i%2 == 1 {
+		var m []byte
+		if i%2 == 0 {
+			m = codectest.Mutate(rng, frame)
+		} else {
 			m = codectest.MutateFields(rng, frame)
 		}
 		write(*dir, "frames", fmt.Sprintf("%05d", i), isPrint(b), m)
