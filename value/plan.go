@@ -716,7 +716,12 @@ const (
 
 // scalarOpOf returns the layout of a plain scalar type t (opNone for any
 // other type).
-func scalarOpOf(t reflect.Type) scalarOp { return infoOf(t).op }
+func scalarOpOf(t reflect.Type) scalarOp {
+	if !isScalarKind(t.Kind()) {
+		return opNone // only scalars have a layout; and see newFieldPlans
+	}
+	return infoOf(t).op
+}
 
 // layoutOf returns the layout of scalar type t.
 func layoutOf(t reflect.Type) scalarOp {
@@ -1032,11 +1037,19 @@ func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
 		}
 		ps[i].name = Str(f.Name)
 		ps[i].encDirect = !f.OmitEmpty && !f.OmitZero
-		if fti := infoOf(f.Type); fti.encScalar {
+		// Only scalars and slices are looked up: the info of a struct type
+		// builds its own plans, so looking up a field's struct type, or a
+		// slice's, would recurse forever on a type that holds itself
+		// (type Node struct{ Children []Node }).
+		k := f.Type.Kind()
+		if isScalarKind(k) && infoOf(f.Type).encScalar {
 			ps[i].encOp = layoutOf(f.Type)
-		} else if f.Type.Kind() == reflect.Slice && !fti.appender && !fti.ptrAppender && fti.special == notSpecial &&
-			f.Type.Elem().Kind() != reflect.Uint8 && infoOf(f.Type.Elem()).encScalar {
-			ps[i].encElemOp = layoutOf(f.Type.Elem())
+		} else if k == reflect.Slice {
+			fti, et := infoOf(f.Type), f.Type.Elem()
+			if !fti.appender && !fti.ptrAppender && fti.special == notSpecial &&
+				et.Kind() != reflect.Uint8 && isScalarKind(et.Kind()) && infoOf(et).encScalar {
+				ps[i].encElemOp = layoutOf(et)
+			}
 		}
 		ps[i].op = scalarOpOf(f.Type)
 		if ps[i].op == opNone && f.Type.Kind() == reflect.Slice {

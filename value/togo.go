@@ -774,12 +774,16 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 	m := reflect.MakeMapWithSize(t, len(es))
 	k := reflect.New(t.Key()).Elem()
 	val := reflect.New(t.Elem()).Elem()
+	dynKey := holdsInterface(t.Key())
 	for _, e := range es {
 		k.SetZero()
 		val.SetZero()
 		if isDict {
 			if err := d.decode(e.key, id, k, depth+1); err != nil {
 				return atPath(err, "[key]")
+			}
+			if dynKey && !k.Comparable() {
+				return atPath(unhashableKey(d.g.Nodes[e.key].Kind, k), "[key]")
 			}
 		} else {
 			k.SetString(e.name)
@@ -791,6 +795,32 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 	}
 	v.Set(m)
 	return nil
+}
+
+// holdsInterface reports whether a value of t can hold an interface value,
+// whose dynamic type decides at run time whether it can be a map key.
+func holdsInterface(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Array:
+		return holdsInterface(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsInterface(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unhashableKey is the error for a dict key that decoded, into a key type
+// holding an interface, to a Go value that cannot be a map key: a tuple
+// (TupleValue) or a frozenset (FrozenSetValue), or from a hostile child a
+// list or a dict. Storing it would panic.
+func unhashableKey(k Kind, key reflect.Value) error {
+	return toGoErr(k, key.Type(), "it decodes to a value no Go map can use as a key; decode the dict into value.DictValue")
 }
 
 func entryPath(g *Graph, e entry) string {

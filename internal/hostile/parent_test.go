@@ -288,8 +288,11 @@ func playParent(t *testing.T, sc hostile.Scenario, ver uint32) parentRun {
 // whole test binary, so nothing else may run meanwhile.
 func TestParent(t *testing.T) {
 	t.Cleanup(func() {
-		for _, p := range sharedBins {
+		sharedMu.Lock()
+		defer sharedMu.Unlock()
+		for claim, p := range sharedBins {
 			os.RemoveAll(filepath.Dir(p))
+			delete(sharedBins, claim) // a later run (-count) links its own
 		}
 	})
 	for _, sc := range hostile.Scenarios() {

@@ -1,0 +1,137 @@
+package value_test
+
+import (
+	"errors"
+	"math/big"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/codecv4"
+	"github.com/gomonty/monty/internal/codectest"
+	"github.com/gomonty/monty/value"
+)
+
+// convertTarget is a struct with a field of every kind ToGo fills, keys
+// that hold interfaces among them (whose dynamic values may not hash).
+type convertTarget struct {
+	B     bool
+	I     int
+	I8    int8
+	U16   uint16
+	U64   uint64
+	F32   float32
+	F     float64
+	S     string
+	Bs    []byte
+	T     time.Time
+	D     time.Duration
+	Big   *big.Int
+	BigV  big.Int
+	Loc   *time.Location
+	ID    value.UUID
+	Addr  netip.Addr
+	L     []int64
+	A     [2]string
+	M     map[string]int
+	MA    map[any]any
+	MS    map[struct{ K any }]string
+	MArr  map[[2]any]bool
+	P     *convertTarget
+	Any   any
+	Items []convertTarget
+	Tup   value.TupleValue
+	Dict  value.DictValue
+	Named struct {
+		X int `monty:"x"`
+		Y any `monty:"y"`
+	} `monty:"named"`
+}
+
+// convertDests returns fresh destinations of the shapes callers decode
+// results into.
+func convertDests() []any {
+	return []any{
+		new(any), new([]any), new(map[string]any), new(map[any]any), new(map[any]bool),
+		new(map[[1]any]int), new(map[struct{ K any }]int), new(map[int64]string),
+		new(convertTarget), new([]convertTarget), new(map[string]convertTarget), new(*convertTarget),
+		new(int64), new(uint8), new(float64), new(string), new([]byte), new(bool),
+		new([]int64), new([]float64), new([3]int), new(time.Time), new(time.Duration),
+		new(*big.Int), new(value.TupleValue), new(value.SetValue), new(value.DictValue),
+		new(value.NamedTupleValue), new(value.ObjectValue), new(value.ClassValue),
+		new(value.Exception), new(value.FileHandle), new(*time.Location), new(value.UUID),
+	}
+}
+
+// convertSeeds are arenas of the values the worker sends, and of values no
+// honest worker sends (a list as a dict key) but the wire can carry.
+func convertSeeds(f *testing.F) {
+	add := func(g *value.Graph, roots ...value.NodeID) {
+		b, err := codecv4.AppendArena(nil, g, roots...)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	g, root := codectest.EveryShape()
+	add(&g, root)
+
+	var h value.Graph
+	one, two := h.Add(value.Int(1)), h.Add(value.Int(2))
+	tup := h.Add(value.Tuple(one, two))
+	lst := h.Add(value.List(one, two))
+	fz := h.Add(value.FrozenSet(one, two))
+	s := h.Add(value.Str("x"))
+	d := h.Add(value.Dict(value.Pair{Key: tup, Value: s}, value.Pair{Key: lst, Value: two}, value.Pair{Key: fz, Value: one}))
+	set := h.Add(value.Set(tup, fz))
+	id := value.UUID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	typ := h.Add(value.TypeNode(value.Type{Name: "Point", ID: id, Origin: value.OriginHost, Attrs: []value.Pair{{Key: s, Value: one}}}))
+	inst := h.Add(value.ClassInstanceNode(value.ClassInstance{Class: typ, InstanceID: id, Attrs: []value.Pair{{Key: s, Value: d}}}))
+	cyc := h.Add(value.List(h.Add(value.Cycle("[...]")), h.Add(value.Path("/a/b")), h.Add(value.Ellipsis())))
+	add(&h, h.Add(value.List(d, set, inst, cyc)))
+}
+
+// FuzzConvert decodes an arena as the codec would from a child, then
+// converts every node it holds the ways a caller would: ToAny (and FromGo of
+// what it returned), ToGo into every destination of convertDests, Repr,
+// ReprChecked and AppendStr. Whatever the graph, none may panic, and every
+// error must be a *value.ConversionError or, from ReprChecked, an
+// *value.IntStrDigitsError or ErrReprTooLarge.
+func FuzzConvert(f *testing.F) {
+	convertSeeds(f)
+	f.Fuzz(func(t *testing.T, arena []byte) {
+		g, err := codecv4.DecodeArena(arena, codec.Limits{MaxFrameLen: 1 << 16})
+		if err != nil {
+			return
+		}
+		typed := func(what string, err error) {
+			var ce *value.ConversionError
+			if err != nil && !errors.As(err, &ce) {
+				t.Fatalf("%s: error %T is not a *value.ConversionError: %v", what, err, err)
+			}
+		}
+		n := min(len(g.Nodes), 256)
+		for i := len(g.Nodes) - n; i < len(g.Nodes); i++ {
+			id := value.NodeID(i)
+			_ = g.Repr(id)
+			_ = value.AppendStr(nil, g, id)
+			if _, err := g.ReprChecked(id); err != nil {
+				var de *value.IntStrDigitsError
+				if !errors.As(err, &de) && !errors.Is(err, value.ErrReprTooLarge) {
+					t.Fatalf("ReprChecked(%d): unexpected error %T: %v", id, err, err)
+				}
+			}
+			a, err := value.ToAny(g, id)
+			typed("ToAny", err)
+			if err == nil {
+				var back value.Graph
+				_, err := value.FromGo(&back, a)
+				typed("FromGo(ToAny)", err)
+			}
+			for _, dst := range convertDests() {
+				typed("ToGo", value.ToGo(g, id, dst))
+			}
+		}
+	})
+}

@@ -1,0 +1,121 @@
+package value_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gomonty/monty/value"
+)
+
+// Types that hold themselves, through a slice, a map, a pointer, an array
+// or another struct: building their conversion plans once recursed
+// forever (a fatal stack overflow, not a panic) for a slice of the type
+// itself.
+type (
+	recTree struct {
+		Name string
+		Kids []recTree
+	}
+	recList struct {
+		V    int
+		Next *recList
+	}
+	recA struct {
+		B recB
+		N int
+	}
+	recB struct {
+		As []recA
+		M  map[string]recA
+	}
+	recMap struct {
+		Sub map[string]recMap
+		Tag string
+	}
+	recArr struct {
+		X [2][]recArr
+		F float64
+	}
+)
+
+func TestRecursiveTypesConvert(t *testing.T) {
+	cases := []struct {
+		name string
+		v    any
+		repr string
+	}{
+		{"slice of itself", recTree{Name: "a", Kids: []recTree{{Name: "b"}, {Name: "c", Kids: []recTree{{Name: "d"}}}}},
+			"{'Name': 'a', 'Kids': [{'Name': 'b', 'Kids': []}, {'Name': 'c', 'Kids': [{'Name': 'd', 'Kids': []}]}]}"},
+		{"pointer to itself", recList{V: 1, Next: &recList{V: 2}}, "{'V': 1, 'Next': {'V': 2, 'Next': None}}"},
+		{"through another struct", recA{B: recB{As: []recA{{N: 2}}, M: map[string]recA{"k": {N: 3}}}, N: 1},
+			"{'B': {'As': [{'B': {'As': [], 'M': {}}, 'N': 2}], 'M': {'k': {'B': {'As': [], 'M': {}}, 'N': 3}}}, 'N': 1}"},
+		{"map of itself", recMap{Sub: map[string]recMap{"x": {Tag: "y"}}, Tag: "z"}, "{'Sub': {'x': {'Sub': {}, 'Tag': 'y'}}, 'Tag': 'z'}"},
+		{"array of slices of itself", recArr{X: [2][]recArr{{{F: 1}}, nil}, F: 2},
+			"{'X': [[{'X': [[], []], 'F': 1.0}], []], 'F': 2.0}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var g value.Graph
+			id, err := value.FromGo(&g, c.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g.Repr(id); got != c.repr {
+				t.Fatalf("FromGo gave %s, want %s", got, c.repr)
+			}
+			back := reflect.New(reflect.TypeOf(c.v))
+			if err := value.ToGo(&g, id, back.Interface()); err != nil {
+				t.Fatal(err)
+			}
+			// The graph has no nil slices or maps: compare through it.
+			var g2 value.Graph
+			id2, err := value.FromGo(&g2, back.Elem().Interface())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g2.Repr(id2); got != c.repr {
+				t.Fatalf("ToGo then FromGo gave %s, want %s", got, c.repr)
+			}
+		})
+	}
+}
+
+// A dict key that decodes to a Go value no map can hold (a tuple is a
+// TupleValue, a slice) is a *ConversionError at "[key]" for a key type that
+// holds an interface, not a runtime panic; a tuple key is honest Python.
+func TestUnhashableDictKeys(t *testing.T) {
+	var g value.Graph
+	one, two := g.Add(value.Int(1)), g.Add(value.Int(2))
+	tup := g.Add(value.Tuple(one, two))
+	fz := g.Add(value.FrozenSet(one))
+	lst := g.Add(value.List(one))                                                     // only a hostile worker sends one as a key
+	inArray := g.Add(value.List(tup))                                                 // into [1]any: [1]any{TupleValue{…}}
+	inStruct := g.Add(value.Dict(value.Pair{Key: g.Add(value.Str("K")), Value: tup})) // into struct{ K any }
+	keys := []struct {
+		key value.NodeID
+		dst any
+	}{
+		{tup, new(map[any]int)}, {fz, new(map[any]int)}, {lst, new(map[any]int)},
+		{inArray, new(map[[1]any]int)}, {inStruct, new(map[struct{ K any }]int)},
+	}
+	for _, k := range keys {
+		d := g.Add(value.Dict(value.Pair{Key: k.key, Value: two}))
+		err := value.ToGo(&g, d, k.dst)
+		var ce *value.ConversionError
+		if !errors.As(err, &ce) || ce.Path != "[key]" || !strings.Contains(ce.Reason, "no Go map can use as a key") {
+			t.Fatalf("%s into %T: %v, want a *ConversionError at [key]", g.Repr(k.key), k.dst, err)
+		}
+		var dv value.DictValue
+		if err := value.ToGo(&g, d, &dv); err != nil || len(dv) != 1 {
+			t.Fatalf("%s into DictValue: %v, %v", g.Repr(k.key), dv, err)
+		}
+	}
+	// A hashable key into an interface key type still works.
+	d := g.Add(value.Dict(value.Pair{Key: one, Value: two}, value.Pair{Key: g.Add(value.Str("s")), Value: one}))
+	var m map[any]int
+	if err := value.ToGo(&g, d, &m); err != nil || m[int64(1)] != 2 || m["s"] != 1 {
+		t.Fatalf("map[any]int: %v, %v", m, err)
+	}
+}
