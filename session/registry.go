@@ -153,9 +153,13 @@ var (
 // its own Go value in a parameter that value is assignable to (*T, an
 // interface) and as a copy in a T parameter; a class instance the session
 // did not send is refused for a parameter of a host class's type.
+//
+// A name the sandbox resolves itself (a builtin such as len, print or
+// ValueError) is refused: the worker asks the host only for names it
+// cannot resolve, so a host function by that name would never be called.
 func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
-	if !isIdentifier(name) {
-		return fmt.Errorf("monty session: %q is not a valid Python identifier", name)
+	if err := globalName(name); err != nil {
+		return err
 	}
 	f, err := adapt(name, fn)
 	if err != nil {
@@ -183,7 +187,10 @@ func (r *Registry) MustRegister(name string, fn any, opts ...FuncOption) *Regist
 
 // SetValue makes the global name resolve to v (any value value.FromGo
 // accepts, or a Value) when the sandbox reads it without defining it.
-// The worker binds the value for the rest of the session.
+// The worker binds the value for the rest of the session. A name the
+// sandbox resolves itself (a builtin, see Register) is never read from
+// the host; to give the sandbox a global by such a name, pass it as an
+// [Input] of the run, which shadows the builtin.
 //
 // A Go value of a class registered with RegisterClass (a *T or a T), or
 // one wrapped with [Object], is sent as a host object (see [Class]).
@@ -203,8 +210,8 @@ func (r *Registry) SetValue(name string, v any) {
 // Go type takes over that conversion. It replaces any function or value
 // registered as name.
 func (r *Registry) RegisterClass(name string, c *Class) error {
-	if !isIdentifier(name) {
-		return fmt.Errorf("monty session: %q is not a valid Python identifier", name)
+	if err := globalName(name); err != nil {
+		return err
 	}
 	if c == nil {
 		return fmt.Errorf("monty session: nil class for %q", name)
@@ -264,8 +271,54 @@ func (r *Registry) value(name string) (any, bool) {
 	return v, ok
 }
 
+// globalName checks a name the sandbox is to look up from the host.
+func globalName(name string) error {
+	switch {
+	case !isIdentifier(name):
+		return fmt.Errorf("monty session: %q is not a valid Python identifier", name)
+	case sandboxResolves(name):
+		return fmt.Errorf("monty session: %q is a builtin the sandbox resolves itself; it never asks the host for it, so choose another name", name)
+	}
+	return nil
+}
+
+// sandboxBuiltins are the names other than exception types that the
+// worker resolves from its own builtins, without a name lookup: what it
+// does with each was checked against the released worker
+// (TestSandboxResolvesItsBuiltins).
+var sandboxBuiltins = map[string]bool{
+	"abs": true, "all": true, "any": true, "bin": true, "chr": true, "divmod": true, "enumerate": true,
+	"filter": true, "getattr": true, "hasattr": true, "hash": true, "hex": true, "id": true,
+	"isinstance": true, "iter": true, "len": true, "map": true, "max": true, "min": true, "next": true,
+	"oct": true, "open": true, "ord": true, "pow": true, "print": true, "repr": true, "reversed": true,
+	"round": true, "setattr": true, "sorted": true, "sum": true, "zip": true,
+	"bool": true, "bytes": true, "dict": true, "float": true, "frozenset": true, "int": true, "list": true,
+	"object": true, "property": true, "range": true, "set": true, "slice": true, "str": true,
+	"tuple": true, "type": true,
+	"Ellipsis": true, "NotImplemented": true, "__name__": true,
+}
+
+// sandboxResolves reports whether the worker resolves name itself: one of
+// its builtins, or an exception type it knows.
+func sandboxResolves(name string) bool {
+	return sandboxBuiltins[name] || value.KnownExceptionType(name)
+}
+
+// pythonKeywords are Python's hard keywords: never a name, so never an
+// identifier here (a function, class, attribute or parameter by such a
+// name could not be written in Python source).
+var pythonKeywords = map[string]bool{
+	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
+	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
+	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
+	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
+	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
+}
+
+// isIdentifier reports whether s is a Python identifier that is not a
+// keyword.
 func isIdentifier(s string) bool {
-	if s == "" {
+	if s == "" || pythonKeywords[s] {
 		return false
 	}
 	for i, c := range s {
