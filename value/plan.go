@@ -1104,8 +1104,8 @@ func (d *decoder) planField(ti *typeInfo, fi int, v reflect.Value, val, id NodeI
 	if fp.op != opNone {
 		return storeScalar(nd, p, fp.op), nil
 	}
-	if fp.elemOp == opNone || !isSequence(nd.Kind) || depth+2 > MaxConvertDepth {
-		return false, nil
+	if fp.elemOp == opNone || !isSequence(nd.Kind) || depth+2 > MaxConvertDepth || d.again(val) {
+		return false, nil // a shared list takes the general path, which remembers it (decoder.shared)
 	}
 	refs := nd.Refs()
 	h := (*sliceHeader)(p)

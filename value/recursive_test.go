@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gomonty/monty/value"
 )
@@ -117,5 +118,97 @@ func TestUnhashableDictKeys(t *testing.T) {
 	var m map[any]int
 	if err := value.ToGo(&g, d, &m); err != nil || m[int64(1)] != 2 || m["s"] != 1 {
 		t.Fatalf("map[any]int: %v, %v", m, err)
+	}
+}
+
+type (
+	dagTree []dagTree
+	dagNode struct {
+		Kids []dagNode
+	}
+	dagRow struct {
+		L []int64
+	}
+)
+
+// A value whose parts are shared (x = [x, x], forty times over: 41 nodes,
+// 2**40 leaves when expanded) converts into typed destinations in time
+// linear in the graph: a node met a second time is converted again and
+// remembered, and every later reference gets that conversion (the same
+// slice). Before, each reference was converted again and this ran for
+// ever.
+func TestSharedValuesConvertOnce(t *testing.T) {
+	var g value.Graph
+	lst := g.Add(value.List())
+	dict := g.Add(value.Dict(value.Pair{Key: g.Add(value.Str("Kids")), Value: g.Add(value.List())}))
+	for range 40 {
+		lst = g.Add(value.List(lst, lst))
+		kids := g.Add(value.List(dict, dict))
+		dict = g.Add(value.Dict(value.Pair{Key: g.Add(value.Str("Kids")), Value: kids}))
+	}
+	var tr dagTree
+	if err := value.ToGo(&g, lst, &tr); err != nil {
+		t.Fatal(err)
+	}
+	// tr[1] is the second conversion of its node: its two references,
+	// all the way down, are the remembered ones.
+	for d, x := 1, tr[1]; d < 40; d, x = d+1, x[1] {
+		if len(x) != 2 || unsafe.SliceData(x[0]) != unsafe.SliceData(x[1]) {
+			t.Fatalf("depth %d: the two references to one node are %d distinct slices", d, len(x))
+		}
+	}
+	var dn dagNode
+	if err := value.ToGo(&g, dict, &dn); err != nil {
+		t.Fatal(err)
+	}
+	for d, x := 1, dn.Kids[1]; d < 40; d, x = d+1, x.Kids[1] {
+		if len(x.Kids) != 2 || unsafe.SliceData(x.Kids[0].Kids) != unsafe.SliceData(x.Kids[1].Kids) {
+			t.Fatalf("depth %d: the two references to one dict hold distinct slices", d)
+		}
+	}
+
+	// One list of 1,000 ints, held by 1,000 rows (a struct field, which
+	// takes the plan's fast path) and 1,000 times by one list.
+	var h value.Graph
+	ints := make([]value.NodeID, 1000)
+	for i := range ints {
+		ints[i] = h.Add(value.Int(int64(i)))
+	}
+	shared := h.Add(value.List(ints...))
+	key := h.Add(value.Str("L"))
+	rows := make([]value.NodeID, 1000)
+	for i := range rows {
+		rows[i] = h.Add(value.Dict(value.Pair{Key: key, Value: shared}))
+	}
+	table := h.Add(value.List(rows...))
+	same := make([]value.NodeID, 1000)
+	for i := range same {
+		same[i] = shared
+	}
+	grid := h.Add(value.List(same...))
+	var rs []dagRow
+	if err := value.ToGo(&h, table, &rs); err != nil {
+		t.Fatal(err)
+	}
+	var gr [][]int64
+	if err := value.ToGo(&h, grid, &gr); err != nil {
+		t.Fatal(err)
+	}
+	backing := map[*int64]bool{}
+	for _, r := range rs {
+		if len(r.L) != 1000 || r.L[999] != 999 {
+			t.Fatalf("row: %d items", len(r.L))
+		}
+		backing[unsafe.SliceData(r.L)] = true
+	}
+	if len(backing) != 2 { // the first conversion, then the remembered one
+		t.Errorf("1,000 rows sharing one list hold %d distinct slices", len(backing))
+	}
+	clear(backing)
+	for _, r := range gr {
+		backing[unsafe.SliceData(r)] = true
+	}
+	if len(backing) != 2 || gr[500][7] != 7 {
+		t.Errorf("a list held 1,000 times by another converts to %d distinct slices", len(backing))
 	}
 }

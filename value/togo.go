@@ -55,6 +55,13 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // else. Each kind also decodes into its own type of the [ToAny] table, and an
 // empty interface destination receives what ToAny returns. A type
 // implementing [GraphDecoder] decodes itself.
+//
+// A container the graph shares (one Python object referenced from several
+// places) is converted at most twice per destination type: from its third
+// reference on, the destination gets the same slice, map or pointer as the
+// second (a shallow copy of an array or struct), so that conversion takes
+// time linear in the graph even where the shared parts expand
+// exponentially (x = [x, x], forty times over).
 func ToGo(g *Graph, id NodeID, dst any) error {
 	var d Decoder
 	return d.Decode(g, id, dst)
@@ -154,6 +161,24 @@ type decoder struct {
 
 	lastType reflect.Type // the info cache
 	lastInfo *typeInfo
+
+	// seen marks the container nodes converted into a typed destination
+	// so far (a bit a node); typed memoizes the conversion of a node met a
+	// second time, so that a value whose shared parts expand
+	// exponentially (x = [x, x], forty times over) converts in time linear
+	// in the graph, as ToAny does (see shared).
+	seen  []uint64
+	typed map[typedNode]reflect.Value
+	// first is the first container converted, the only one until a
+	// second calls for seen (a lone list of scalars allocates no bits).
+	first    NodeID
+	anyFirst bool
+}
+
+// typedNode keys a memoized conversion: a node into a Go type.
+type typedNode struct {
+	id NodeID
+	t  reflect.Type
 }
 
 func toGoErr(k Kind, t reflect.Type, reason string) error {
@@ -490,6 +515,75 @@ func (d *decoder) decode(id, parent NodeID, v reflect.Value, depth int) error {
 			return nil
 		}
 	}
+	if n.Kind.IsContainer() {
+		switch t.Kind() {
+		case reflect.Slice, reflect.Map, reflect.Pointer, reflect.Struct, reflect.Array:
+			return d.shared(n, id, parent, v, depth)
+		}
+	}
+	return d.decodeNode(n, id, parent, v, depth)
+}
+
+// again marks container node id as converted into a typed destination
+// and reports whether it was already.
+func (d *decoder) again(id NodeID) bool {
+	if d.seen == nil {
+		switch {
+		case !d.anyFirst:
+			d.first, d.anyFirst = id, true
+			return false
+		case id == d.first:
+			return true
+		}
+		d.seen = make([]uint64, (len(d.g.Nodes)+63)/64)
+		d.seen[d.first/64] |= uint64(1) << (d.first % 64)
+	}
+	w, b := id/64, uint64(1)<<(id%64)
+	if d.seen[w]&b != 0 {
+		return true
+	}
+	d.seen[w] |= b
+	return false
+}
+
+// shared converts container node n into v. A node met a second time (the
+// graph shares it) is converted once more and remembered by destination
+// type; from the third time on v gets a copy of that conversion: the same
+// slice, map or pointer (as Python has one object), or a shallow copy of
+// an array or a struct. Every node is thus converted at most twice per
+// type.
+func (d *decoder) shared(n *Node, id, parent NodeID, v reflect.Value, depth int) error {
+	t := v.Type()
+	var met bool
+	if t.Kind() == reflect.Pointer {
+		// Its element marks the node; a pointer is remembered once that has.
+		met = d.seen != nil && d.seen[id/64]&(uint64(1)<<(id%64)) != 0 || d.seen == nil && d.anyFirst && d.first == id
+	} else {
+		met = d.again(id)
+	}
+	if !met {
+		return d.decodeNode(n, id, parent, v, depth)
+	}
+	key := typedNode{id, t}
+	if mv, ok := d.typed[key]; ok {
+		v.Set(mv)
+		return nil
+	}
+	if err := d.decodeNode(n, id, parent, v, depth); err != nil {
+		return err
+	}
+	if d.typed == nil {
+		d.typed = map[typedNode]reflect.Value{}
+	}
+	c := reflect.New(t).Elem()
+	c.Set(v)
+	d.typed[key] = c
+	return nil
+}
+
+// decodeNode is decode past the node's checks and the hook.
+func (d *decoder) decodeNode(n *Node, id, parent NodeID, v reflect.Value, depth int) error {
+	t := v.Type()
 	ti := d.info(t)
 	if ti.decScalar {
 		return setScalar(n, v, t)
