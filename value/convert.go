@@ -221,6 +221,9 @@ func keyPath(k reflect.Value) string {
 	if k.Kind() == reflect.Interface {
 		k = k.Elem()
 	}
+	if !k.IsValid() {
+		return "[None]"
+	}
 	if k.Kind() == reflect.String {
 		return "[" + strconv.Quote(k.String()) + "]"
 	}

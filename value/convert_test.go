@@ -111,6 +111,7 @@ func TestFromGo(t *testing.T) {
 		{map[string]int{"b": 2, "a": 1, "c": 3}, "{'a': 1, 'b': 2, 'c': 3}"},
 		{map[int]string{10: "x", -1: "y", 2: "z"}, "{-1: 'y', 2: 'z', 10: 'x'}"},
 		{map[any]int{"x": 1, 2: 2, true: 3, 1.5: 4, uint(1): 5}, "{True: 3, 1: 5, 1.5: 4, 2: 2, 'x': 1}"},
+		{map[any]any{nil: 1, "a": nil}, "{None: 1, 'a': None}"}, // a nil key is None, first
 		{map[string]any(nil), "{}"},
 		{map[UUID]int{id: 1}, "{'00112233-4455-6677-8899-aabbccddeeff': 1}"},
 		{map[PathValue]time.Duration{"/b": time.Second, "/a": 0}, "{PosixPath('/a'): datetime.timedelta(0), PosixPath('/b'): datetime.timedelta(seconds=1)}"},
@@ -205,6 +206,7 @@ func TestFromGoErrors(t *testing.T) {
 		{func() {}, "value: cannot convert Go func(): unsupported type"},
 		{complex(1, 2), "value: cannot convert Go complex128: unsupported type"},
 		{map[[2]int]int{{1, 2}: 3}, "value: cannot convert Go map[[2]int]int to dict: unsupported map key type [2]int"},
+		{map[any]int{[2]int{1, 2}: 3}, "value: cannot convert Go map[interface {}]int to dict: unsupported map key type [2]int"},
 		{"\xff", "value: cannot convert Go string to str: invalid UTF-8"},
 		{l, "value: cannot convert Go *value.loop at .Next: the value refers to itself (cycle)"},
 		{s, "value: cannot convert Go []interface {} at [0]: the value refers to itself (cycle)"},

@@ -633,7 +633,11 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	keys := v.MapKeys()
 	for _, k := range keys {
 		if !keyKindOK(k) {
-			return 0, fromGoErr(v.Type(), KindDict, "unsupported map key type "+k.Type().String())
+			kt := k.Type()
+			if k.Kind() == reflect.Interface {
+				kt = k.Elem().Type() // the key's own type
+			}
+			return 0, fromGoErr(v.Type(), KindDict, "unsupported map key type "+kt.String())
 		}
 	}
 	slices.SortFunc(keys, compareKeys)
@@ -655,7 +659,7 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 func keyKindOK(k reflect.Value) bool {
 	if k.Kind() == reflect.Interface {
 		if k.IsNil() {
-			return false
+			return true // None
 		}
 		k = k.Elem()
 	}
@@ -671,8 +675,8 @@ func keyKindOK(k reflect.Value) bool {
 	return false
 }
 
-// compareKeys orders map keys: bools, then numbers (by value, NaN first),
-// then strings (bytewise).
+// compareKeys orders map keys: None (a nil interface), bools, then numbers
+// (by value, NaN first), then strings (bytewise).
 func compareKeys(a, b reflect.Value) int {
 	if a.Kind() == reflect.Interface {
 		a = a.Elem()
@@ -685,6 +689,8 @@ func compareKeys(a, b reflect.Value) int {
 		return cmp.Compare(ra, rb)
 	}
 	switch ra {
+	case -1:
+		return 0
 	case 0:
 		return cmp.Compare(boolInt(a.Bool()), boolInt(b.Bool()))
 	case 2:
@@ -709,6 +715,8 @@ func boolInt(b bool) int {
 
 func keyRank(v reflect.Value) int {
 	switch {
+	case !v.IsValid():
+		return -1 // a nil interface: None
 	case v.Kind() == reflect.Bool:
 		return 0
 	case v.Kind() == reflect.String, v.Type() == uuidType:
