@@ -129,6 +129,9 @@ type (
 	dagRow struct {
 		L []int64
 	}
+	dagPtr struct {
+		Kids []*dagPtr
+	}
 )
 
 // A value whose parts are shared (x = [x, x], forty times over: 41 nodes,
@@ -164,6 +167,16 @@ func TestSharedValuesConvertOnce(t *testing.T) {
 	for d, x := 1, dn.Kids[1]; d < 40; d, x = d+1, x.Kids[1] {
 		if len(x.Kids) != 2 || unsafe.SliceData(x.Kids[0].Kids) != unsafe.SliceData(x.Kids[1].Kids) {
 			t.Fatalf("depth %d: the two references to one dict hold distinct slices", d)
+		}
+	}
+
+	var dp *dagPtr
+	if err := value.ToGo(&g, dict, &dp); err != nil {
+		t.Fatal(err)
+	}
+	for d, x := 1, dp.Kids[1]; d < 40; d, x = d+1, x.Kids[1] {
+		if len(x.Kids) != 2 || x.Kids[0] != x.Kids[1] {
+			t.Fatalf("depth %d: the two references to one dict are distinct pointers", d)
 		}
 	}
 

@@ -546,6 +546,15 @@ func (d *decoder) again(id NodeID) bool {
 	return false
 }
 
+// marked reports whether container node id has been converted into a
+// typed destination (see again).
+func (d *decoder) marked(id NodeID) bool {
+	if d.seen == nil {
+		return d.anyFirst && d.first == id
+	}
+	return d.seen[id/64]&(uint64(1)<<(id%64)) != 0
+}
+
 // shared converts container node n into v. A node met a second time (the
 // graph shares it) is converted once more and remembered by destination
 // type; from the third time on v gets a copy of that conversion: the same
@@ -556,8 +565,7 @@ func (d *decoder) shared(n *Node, id, parent NodeID, v reflect.Value, depth int)
 	t := v.Type()
 	var met bool
 	if t.Kind() == reflect.Pointer {
-		// Its element marks the node; a pointer is remembered once that has.
-		met = d.seen != nil && d.seen[id/64]&(uint64(1)<<(id%64)) != 0 || d.seen == nil && d.anyFirst && d.first == id
+		met = d.marked(id) // its element marks the node
 	} else {
 		met = d.again(id)
 	}
