@@ -90,6 +90,16 @@ func convertSeeds(f *testing.F) {
 	inst := h.Add(value.ClassInstanceNode(value.ClassInstance{Class: typ, InstanceID: id, Attrs: []value.Pair{{Key: s, Value: d}}}))
 	cyc := h.Add(value.List(h.Add(value.Cycle("[...]")), h.Add(value.Path("/a/b")), h.Add(value.Ellipsis())))
 	add(&h, h.Add(value.List(d, set, inst, cyc)))
+
+	// A shared value: twenty levels of x = [x, x] and of {'Kids': [x, x]}.
+	var dag value.Graph
+	x, y := dag.Add(value.List()), dag.Add(value.Dict())
+	kids := dag.Add(value.Str("Kids"))
+	for range 20 {
+		x = dag.Add(value.List(x, x))
+		y = dag.Add(value.Dict(value.Pair{Key: kids, Value: dag.Add(value.List(y, y))}))
+	}
+	add(&dag, dag.Add(value.Tuple(x, y)))
 }
 
 // FuzzConvert decodes an arena as the codec would from a child, then
