@@ -861,8 +861,13 @@ func (r *runner) callObject(fc *message.FunctionCall) message.Request {
 		}
 		return callError(fc.CallID, attributeError("type object '%s' has no attribute '%s'", c.name, fc.FunctionName))
 	}
-	return callError(fc.CallID, attributeError("host object has no method '%s'", fc.FunctionName))
+	return callError(fc.CallID, attributeError(unknownObject, fc.FunctionName))
 }
+
+// unknownObject answers a call on an object id the store does not hold: a
+// forged one, or an object of another session's (restored from a dump) or
+// released by Reset.
+const unknownObject = "host object has no method '%s' (the object is not live in this session: released by Reset, or restored from a dump)"
 
 // callBound answers the call of a bound method value (see token).
 func (r *runner) callBound(fc *message.FunctionCall) (message.Request, bool) {

@@ -111,7 +111,7 @@ func TestFakeHostUnknownObjectIDsNeverReachTheStore(t *testing.T) {
 			return objectCall("grow", 1, forged, 1, 1) // a method on an id we never gave out
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
-			wantCallError(t, req, "AttributeError", "host object has no method 'grow'")
+			wantCallError(t, req, "AttributeError", fmt.Sprintf(unknownObject, "grow"))
 			return objectLookup("color", forged)
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
@@ -121,7 +121,7 @@ func TestFakeHostUnknownObjectIDsNeverReachTheStore(t *testing.T) {
 			return objectCall("__call__", 2, forged)
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
-			wantCallError(t, req, "AttributeError", "host object has no method '__call__'")
+			wantCallError(t, req, "AttributeError", fmt.Sprintf(unknownObject, "__call__"))
 			return objectCall("grow", 3, cid, 1, 1) // a method name on the class uuid
 		},
 		func(req *message.ParentRequest) *message.ChildEvent {
