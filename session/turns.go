@@ -285,9 +285,10 @@ func (s *Session) Dump(ctx context.Context) ([]byte, error) {
 // consumed time and script name. A refusal is a *PythonError and leaves
 // the session as it was.
 //
-// Host objects are not part of a dump: the sandbox keeps the ones it held
-// as instances, but a session that did not send them does not hold their
-// Go values, so calling a method of one raises AttributeError.
+// Host objects are not part of a dump: the sandbox keeps the instances it
+// held, but a session loading a dump (fresh, or Reset, which releases its
+// objects) holds none of the Go values behind them, so calling a method of
+// one raises AttributeError.
 func (s *Session) Load(ctx context.Context, state []byte) (*message.ChildEvent, error) {
 	return s.LoadWith(ctx, state, LoadOptions{})
 }
