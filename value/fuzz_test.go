@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/big"
 	"net/netip"
+	"reflect"
 	"testing"
 	"time"
 
@@ -61,6 +62,7 @@ func convertDests() []any {
 		new(*big.Int), new(value.TupleValue), new(value.SetValue), new(value.DictValue),
 		new(value.NamedTupleValue), new(value.ObjectValue), new(value.ClassValue),
 		new(value.Exception), new(value.FileHandle), new(*time.Location), new(value.UUID),
+		new(*hookedObject), new([]*hookedObject), new(map[string]*hookedObject),
 	}
 }
 
@@ -102,9 +104,32 @@ func convertSeeds(f *testing.F) {
 	add(&dag, dag.Add(value.Tuple(x, y)))
 }
 
+// hookedObject is what the fuzz hook makes of a class instance.
+type hookedObject struct{ id value.UUID }
+
+// hooked is a Decoder as a session uses one: its hook takes class
+// instances for *hookedObject and for the empty interface, refuses an
+// instance with a zero id, and leaves every other node to the default
+// rules.
+var hooked = value.Decoder{
+	HookTypes: func(t reflect.Type) bool { return t == reflect.TypeFor[*hookedObject]() || t == reflect.TypeFor[any]() },
+	Hook: func(s *value.DecodeState, id value.NodeID, t reflect.Type) (reflect.Value, bool, error) {
+		n := s.Graph().Node(id)
+		if n.Kind != value.KindClassInstance {
+			return reflect.Value{}, false, nil
+		}
+		ci, ok := n.Ext().(*value.ClassInstance)
+		if !ok || ci.InstanceID.IsZero() {
+			return reflect.Value{}, false, errors.New("no such object")
+		}
+		return reflect.ValueOf(&hookedObject{ci.InstanceID}), true, nil
+	},
+}
+
 // FuzzConvert decodes an arena as the codec would from a child, then
 // converts every node it holds the ways a caller would: ToAny (and FromGo of
-// what it returned), ToGo into every destination of convertDests, Repr,
+// what it returned), ToGo and a hooked Decoder into every destination of
+// convertDests, Repr,
 // ReprChecked and AppendStr. Whatever the graph, none may panic, and every
 // error must be a *value.ConversionError or, from ReprChecked, an
 // *value.IntStrDigitsError or ErrReprTooLarge.
@@ -141,6 +166,7 @@ func FuzzConvert(f *testing.F) {
 			}
 			for _, dst := range convertDests() {
 				typed("ToGo", value.ToGo(g, id, dst))
+				typed("Decoder.Decode (hooked)", hooked.Decode(g, id, dst))
 			}
 		}
 	})
