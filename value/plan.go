@@ -714,6 +714,12 @@ const (
 	opStr
 )
 
+// encScalarOf reports whether FromGo writes a t as a plain scalar, without
+// reflection. Like scalarOpOf it looks up scalar types only.
+func encScalarOf(t reflect.Type) bool {
+	return isScalarKind(t.Kind()) && infoOf(t).encScalar
+}
+
 // scalarOpOf returns the layout of a plain scalar type t (opNone for any
 // other type).
 func scalarOpOf(t reflect.Type) scalarOp {
@@ -1037,17 +1043,16 @@ func newFieldPlans(t reflect.Type, fields []Field) []fieldPlan {
 		}
 		ps[i].name = Str(f.Name)
 		ps[i].encDirect = !f.OmitEmpty && !f.OmitZero
-		// Only scalars and slices are looked up: the info of a struct type
-		// builds its own plans, so looking up a field's struct type, or a
-		// slice's, would recurse forever on a type that holds itself
-		// (type Node struct{ Children []Node }).
-		k := f.Type.Kind()
-		if isScalarKind(k) && infoOf(f.Type).encScalar {
+		// Only scalar and slice types are looked up here: the info of a
+		// struct type builds its own plans, so looking one up would recurse
+		// forever on a type that holds itself (type Node struct{ Children
+		// []Node }); see encScalarOf and scalarOpOf.
+		if encScalarOf(f.Type) {
 			ps[i].encOp = layoutOf(f.Type)
-		} else if k == reflect.Slice {
+		} else if f.Type.Kind() == reflect.Slice {
 			fti, et := infoOf(f.Type), f.Type.Elem()
 			if !fti.appender && !fti.ptrAppender && fti.special == notSpecial &&
-				et.Kind() != reflect.Uint8 && isScalarKind(et.Kind()) && infoOf(et).encScalar {
+				et.Kind() != reflect.Uint8 && encScalarOf(et) {
 				ps[i].encElemOp = layoutOf(et)
 			}
 		}
