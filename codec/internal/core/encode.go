@@ -159,11 +159,7 @@ func (e Enc) requestLen(body message.Request) int {
 		}
 		return n
 	case *message.ResumeCall:
-		n := leaf.SizeU(1, uint64(x.CallID)) + e.arenaSize(v.CallValues, &x.Values)
-		if x.Result != nil {
-			n += leaf.SizeM(2, e.extLen(x.Result))
-		}
-		return n
+		return e.callResultLen(x.CallID, x.Result) + e.arenaSize(v.CallValues, &x.Values)
 	case *message.ResumeNameLookup:
 		n := e.arenaSize(v.LookupValues, &x.Values)
 		switch x.Kind {
@@ -178,7 +174,7 @@ func (e Enc) requestLen(body message.Request) int {
 	case *message.ResumeFutures:
 		n := e.arenaSize(v.FutureValues, &x.Values)
 		for i := range x.Results {
-			n += leaf.SizeM(1, e.futureLen(&x.Results[i]))
+			n += leaf.SizeM(1, e.callResultLen(x.Results[i].CallID, x.Results[i].Result))
 		}
 		return n
 	case *message.Load:
@@ -222,11 +218,7 @@ func (e Enc) appendRequest(b []byte, body message.Request) []byte {
 			b = leaf.AppendS(b, v.FeedCwd, x.Cwd)
 		}
 	case *message.ResumeCall:
-		b = leaf.AppendU(b, 1, uint64(x.CallID))
-		if x.Result != nil {
-			b = leaf.AppendM(b, 2, e.extLen(x.Result))
-			b = e.appendExt(b, x.Result)
-		}
+		b = e.appendCallResult(b, x.CallID, x.Result)
 		b = e.appendArena(b, v.CallValues, &x.Values)
 	case *message.ResumeNameLookup:
 		b = e.appendArena(b, v.LookupValues, &x.Values)
@@ -242,12 +234,8 @@ func (e Enc) appendRequest(b []byte, body message.Request) []byte {
 	case *message.ResumeFutures:
 		for i := range x.Results {
 			fr := &x.Results[i]
-			b = leaf.AppendM(b, 1, e.futureLen(fr))
-			b = leaf.AppendU(b, 1, uint64(fr.CallID))
-			if fr.Result != nil {
-				b = leaf.AppendM(b, 2, e.extLen(fr.Result))
-				b = e.appendExt(b, fr.Result)
-			}
+			b = leaf.AppendM(b, 1, e.callResultLen(fr.CallID, fr.Result))
+			b = e.appendCallResult(b, fr.CallID, fr.Result)
 		}
 		b = e.appendArena(b, v.FutureValues, &x.Values)
 	case *message.Load:
@@ -265,12 +253,24 @@ func (e Enc) namedRefLen(x *message.NamedRef) int {
 	return leaf.SizeS(1, len(x.Name)) + e.Vals.RefSize(2, x.Value, false)
 }
 
-func (e Enc) futureLen(x *message.FutureResult) int {
-	n := leaf.SizeU(1, uint64(x.CallID))
-	if x.Result != nil {
-		n += leaf.SizeM(2, e.extLen(x.Result))
+// callResultLen sizes a call id (field 1) and its optional result (field
+// 2): a FutureResult, and the first fields of a ResumeCall.
+func (e Enc) callResultLen(id uint32, r *message.ExtResult) int {
+	n := leaf.SizeU(1, uint64(id))
+	if r != nil {
+		n += leaf.SizeM(2, e.extLen(r))
 	}
 	return n
+}
+
+// appendCallResult writes what callResultLen sizes.
+func (e Enc) appendCallResult(b []byte, id uint32, r *message.ExtResult) []byte {
+	b = leaf.AppendU(b, 1, uint64(id))
+	if r != nil {
+		b = leaf.AppendM(b, 2, e.extLen(r))
+		b = e.appendExt(b, r)
+	}
+	return b
 }
 
 func (e Enc) extLen(x *message.ExtResult) int {
