@@ -322,6 +322,16 @@ const (
 	armShutdownDump   = 12
 )
 
+// wantPrints reads n events from p, each of which must be a Print.
+func wantPrints(t *testing.T, p *proc, n int) {
+	t.Helper()
+	for i := range n {
+		if arm := armOf(t, p.read()); arm != armPrint {
+			t.Fatalf("event %d has arm %d, want Print", i, arm)
+		}
+	}
+}
+
 // armOf returns the last oneof arm (1..19) of an event, 0 for none.
 func armOf(t *testing.T, body []byte) protowire.Number {
 	t.Helper()

@@ -490,20 +490,12 @@ var checks = map[string]check{
 	"print_flood": func(t *testing.T, p *proc, sc hostile.Scenario) {
 		p.configure()
 		p.feed(sc.Code)
-		for i := range 500 {
-			if arm := armOf(t, p.read()); arm != armPrint {
-				t.Fatalf("event %d has arm %d, want Print", i, arm)
-			}
-		}
+		wantPrints(t, p, 500)
 	},
 	"print_unknown_stream": func(t *testing.T, p *proc, sc hostile.Scenario) {
 		p.configure()
 		p.feed(sc.Code)
-		for i := range 2 {
-			if arm := armOf(t, p.read()); arm != armPrint {
-				t.Fatalf("event %d has arm %d, want Print", i, arm)
-			}
-		}
+		wantPrints(t, p, 2)
 		if o := p.rootObj(p.read()); o.GetNone() == nil {
 			t.Fatalf("then %v, want Complete(None)", o)
 		}
