@@ -3,6 +3,7 @@ package session
 import (
 	"io"
 	"log/slog"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -28,11 +29,21 @@ const (
 	// DefaultStartTimeout bounds the Configure handshake of Start and
 	// Attach: a worker that has not answered Configure by then is killed.
 	DefaultStartTimeout = 10 * time.Second
+	// DefaultMaxMemory is the sandbox heap limit a zero Limits.MaxMemory
+	// applies: 256 MiB. Untrusted code must not be able to take the host's
+	// memory by default; a session that needs more says so.
+	DefaultMaxMemory = 256 << 20
+	// NoMemoryLimit, as Limits.MaxMemory, sends the worker no memory
+	// limit: its own default, which is unlimited.
+	NoMemoryLimit = math.MaxUint64
 )
 
-// Limits are the sandbox's resource limits. A zero field means the
-// worker's default: unlimited duration and memory, recursion depth 1000,
-// 1000 suspensions per feed.
+// Limits are the sandbox's resource limits. The zero value is finite:
+// memory is capped at DefaultMaxMemory, and a zero field otherwise means
+// the worker's default (recursion depth 1000, 1000 suspensions per feed).
+// Time has no default cap here: the context of each call bounds it (a
+// done context kills a worker that is running), and MaxDuration adds the
+// worker's own budget.
 //
 // Limits is plain data, safe to share.
 type Limits struct {
@@ -46,7 +57,12 @@ type Limits struct {
 	MaxDuration time.Duration
 	// MaxMemory caps the sandbox heap in bytes. The worker raises
 	// MemoryError at its checkpoints; an allocation past the allocator
-	// ceiling ends the worker (worker.ErrMemoryLimit).
+	// ceiling (its baseline plus this limit plus 4 MiB) ends the worker
+	// (worker.ErrMemoryLimit). A result is held twice while the worker
+	// builds its frame, so a result over about half the limit ends the
+	// worker (measured with the released worker: 126 MiB returned, 130 MiB
+	// did not, at 256 MiB). Zero means DefaultMaxMemory; NoMemoryLimit
+	// lifts the cap.
 	MaxMemory uint64
 	// MaxRecursionDepth caps Python call depth.
 	MaxRecursionDepth uint64
@@ -101,7 +117,13 @@ func (l Limits) wire(v uint32) *message.ResourceLimits {
 	if v >= protocol.Version5 {
 		l.wire5(&r, opt)
 	}
-	r.MaxMemoryBytes = opt(l.MaxMemory)
+	switch l.MaxMemory {
+	case 0:
+		r.MaxMemoryBytes = opt(DefaultMaxMemory)
+	case NoMemoryLimit:
+	default:
+		r.MaxMemoryBytes = opt(l.MaxMemory)
+	}
 	r.MaxRecursionDepth = opt(l.MaxRecursionDepth)
 	r.MaxSuspensions = opt(l.MaxSuspensions)
 	r.GCInterval = opt(l.GCInterval)
@@ -137,7 +159,7 @@ func Writers(stdout, stderr io.Writer) PrintFunc {
 // tell the worker in Configure, the parent-side limits and where output
 // and diagnostics go. How the worker is obtained is [Launch]'s business
 // (for Start), or the caller's (for Attach and pool checkouts). The zero
-// value applies the worker's default limits.
+// value applies the default limits (see Limits).
 //
 // A Config is plain data; Start copies it, so it may be reused and shared
 // (the functions and loggers it holds must then be safe for concurrent use).

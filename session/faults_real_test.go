@@ -426,7 +426,9 @@ func hugeResult(t *testing.T, n int) (*Session, *Result, time.Duration, error) {
 	if testing.Short() {
 		t.Skip("allocates hundreds of MiB")
 	}
-	s := faultSession(t, Config{})
+	// A result is held twice while its frame is built: past the default
+	// memory limit's allocator ceiling. These tests are about the frame cap.
+	s := faultSession(t, Config{Limits: Limits{MaxMemory: NoMemoryLimit}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	r, took, err := runTimed(ctx, s, "b'x' * "+strconv.Itoa(n))

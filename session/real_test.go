@@ -496,7 +496,19 @@ func TestRealMemoryLimits(t *testing.T) {
 		t.Fatal(got)
 	}
 
-	s2 := realSession(t, Config{})
+	// The zero Limits cap memory at DefaultMaxMemory: the allocation the
+	// worker would otherwise attempt (and die of, below) is a MemoryError
+	// the session survives.
+	s0 := realSession(t, Config{})
+	_, err = s0.Run(context.Background(), "'x' * 10**13")
+	if pe := pyErr(t, err, "MemoryError"); !strings.HasSuffix(pe.Exception.Msg(), fmt.Sprintf(" > %d bytes", DefaultMaxMemory)) {
+		t.Fatalf("default limit: %v", err)
+	}
+	if got := run(t, s0, "len('x' * 10**7)").Repr(); got != "10000000" {
+		t.Fatal(got)
+	}
+
+	s2 := realSession(t, Config{Limits: Limits{MaxMemory: NoMemoryLimit}})
 	_, err = s2.Run(context.Background(), "'x' * 10**13")
 	var me *worker.MemoryLimitError
 	if !errors.As(err, &me) || !errors.Is(err, worker.ErrMemoryLimit) || me.Exit.Code != 65 || Survives(err) {

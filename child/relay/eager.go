@@ -180,7 +180,7 @@ func (e *Engine) probe(ctx context.Context, callID uint32) (bool, error) {
 func (e *Engine) respawn(ctx context.Context) error {
 	_ = e.s.Close()
 	e.s = nil
-	base := session.Config{}
+	base := workerDefaults()
 	if e.eg.cfg != nil {
 		base, _ = sessionConfig(e.eg.cfg)
 	}

@@ -180,10 +180,18 @@ func (e *Engine) print(stream message.PrintStream, text string) {
 	}
 }
 
+// workerDefaults is the inner session's configuration before a Configure
+// says otherwise: the relay stands in for a worker, whose defaults (no
+// memory limit) are the ones its parent expects, not a session's.
+func workerDefaults() session.Config {
+	return session.Config{Limits: session.Limits{MaxMemory: session.NoMemoryLimit}}
+}
+
 // sessionConfig maps a Configure onto a session.Config, reporting whether
 // the mapping is exact.
 func sessionConfig(c *message.Configure) (session.Config, bool) {
 	cfg := session.Config{
+		Limits:                   workerDefaults().Limits,
 		ScriptName:               c.ScriptName,
 		TypeCheck:                c.TypeCheck,
 		TypeCheckFormat:          c.TypeCheckFormat,
@@ -211,6 +219,9 @@ func sessionConfig(c *message.Configure) (session.Config, bool) {
 			}
 		}
 		set(l.MaxMemoryBytes, &cfg.Limits.MaxMemory)
+		if cfg.Limits.MaxMemory == 0 {
+			cfg.Limits.MaxMemory = session.NoMemoryLimit // 0 is not a session's to send; inexact
+		}
 		set(l.MaxRecursionDepth, &cfg.Limits.MaxRecursionDepth)
 		set(l.MaxSuspensions, &cfg.Limits.MaxSuspensions)
 		set(l.GCInterval, &cfg.Limits.GCInterval)
@@ -227,7 +238,7 @@ func sessionConfig(c *message.Configure) (session.Config, bool) {
 // it, as the worker it stands in for would (see child.InitialVersioner).
 func (e *Engine) InitialVersion(ctx context.Context) (uint32, error) {
 	if e.s == nil {
-		if err := e.start(ctx, session.Config{}); err != nil {
+		if err := e.start(ctx, workerDefaults()); err != nil {
 			return 0, err
 		}
 		e.fresh = true
@@ -276,7 +287,7 @@ func (e *Engine) Dump(ctx context.Context) (message.Event, error) {
 // runs yet.
 func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (message.Event, error) {
 	if e.s == nil {
-		if err := e.start(ctx, session.Config{}); err != nil {
+		if err := e.start(ctx, workerDefaults()); err != nil {
 			return nil, err
 		}
 	}

@@ -152,6 +152,16 @@ func TestRunFileAndLimits(t *testing.T) {
 	if rc != 1 || !strings.Contains(errs, "MemoryError: memory limit exceeded") {
 		t.Fatalf("max-memory: rc %d stderr %q", rc, errs)
 	}
+	// No flag: the session's default limit, 256 MiB, not the worker's
+	// allocator ceiling (exit 65, no traceback).
+	_, errs, rc = runCLI(t, "", "run", "-c", "'x' * 10**13")
+	if rc != 1 || !strings.Contains(errs, "MemoryError: memory limit exceeded: ") || !strings.HasSuffix(errs, " > 268435456 bytes\n") {
+		t.Fatalf("default memory limit: rc %d stderr %q", rc, errs)
+	}
+	_, errs, rc = runCLI(t, "", "run", "-c", "'x' * 10**13", "--max-memory", "none")
+	if rc == 0 || strings.Contains(errs, "MemoryError") {
+		t.Fatalf("--max-memory none: rc %d stderr %q", rc, errs)
+	}
 }
 
 func TestRunMount(t *testing.T) {
@@ -193,6 +203,10 @@ func TestRunUsageErrors(t *testing.T) {
 	_, errs, rc := runCLI(t, "", "run", "--max-memory", "12 parsecs", "-c", "1")
 	if rc != 1 || !strings.Contains(errs, "unknown unit") {
 		t.Fatalf("bad memory: rc %d err %q", rc, errs)
+	}
+	_, errs, rc = runCLI(t, "", "run", "--max-memory", "0", "-c", "1")
+	if rc != 1 || !strings.Contains(errs, "none lifts the limit") {
+		t.Fatalf("zero memory: rc %d err %q", rc, errs)
 	}
 }
 

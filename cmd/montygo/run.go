@@ -46,7 +46,7 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.worker, "worker", "", "path of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
 	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on execution time in seconds (fractional, e.g. 0.5)")
-	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB)")
+	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB); default 256MiB, none for no limit")
 	fs.StringVar(&f.startTime, "start-timeout", "", "bound on the worker's start (Configure handshake) in seconds (default 10)")
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
 	fs.UintVar(&f.protocol, "protocol", 0, "pin the protocol version (default: negotiate)")
@@ -142,8 +142,15 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		}
 		cfg.StartTimeout = time.Duration(secs * float64(time.Second))
 	}
-	if f.maxMemory != "" {
+	switch f.maxMemory {
+	case "":
+	case "none":
+		cfg.Limits.MaxMemory = session.NoMemoryLimit
+	default:
 		n, err := parseBytes(f.maxMemory)
+		if err == nil && n == 0 {
+			err = errors.New("0 bytes would fail every allocation (none lifts the limit)")
+		}
 		if err != nil {
 			return cfg, nil, fmt.Errorf("--max-memory: %w", err)
 		}
