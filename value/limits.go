@@ -92,8 +92,8 @@ const reprFloor = 1 << 20
 
 // reprBound returns an upper bound of the repr of any tree-shaped value
 // made of g's nodes: every node's own text at its worst escaping (six
-// output bytes per input byte, for \udcXX), a constant per node and a
-// separator per reference. Rendering stops past reprFloor plus this bound.
+// output bytes per input byte, for \udcXX), an int's digits, a constant
+// per node and a separator per reference. Rendering stops past reprFloor plus this bound.
 // It costs one pass over the nodes, so it is computed only once a rendering
 // has already produced reprFloor bytes.
 func reprBound(g *Graph) int64 {
@@ -105,6 +105,11 @@ func reprBound(g *Graph) int64 {
 			continue
 		}
 		b += 96 + 4*int64(len(n.Refs())) + 6*int64(len(n.Text())+extTextLen(n.Ext()))
+		if x, ok := n.Ext().(*big.Int); ok {
+			// Its digits (at most MaxIntStrDigits; past that a short
+			// placeholder), and a sign.
+			b += int64(min(int(float64(x.BitLen())*log10of2)+2, MaxIntStrDigits+2))
+		}
 		if ci, ok := n.Ext().(*ClassInstance); ok && int(ci.Class) < len(g.Nodes) {
 			// Every instance prints its class's name, and decoders share
 			// one class node between instances; a class name counts for

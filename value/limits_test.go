@@ -114,6 +114,32 @@ func TestReprOfSharedSubvaluesIsBounded(t *testing.T) {
 	}
 }
 
+// A tree of large ints is far from the bound too: the bound counts an
+// int's digits (it once did not, and [10**3999 + i for i in range(1000)]
+// was refused as too large).
+func TestReprOfManyLargeIntsIsNotRefused(t *testing.T) {
+	g := &Graph{}
+	base := new(big.Int).Exp(big.NewInt(10), big.NewInt(MaxIntStrDigits-1), nil)
+	var items []NodeID
+	for i := range 1000 {
+		x := new(big.Int).Add(base, big.NewInt(int64(i)))
+		if i%2 == 1 {
+			x.Neg(x)
+		}
+		items = append(items, g.Add(BigIntNode(x)))
+	}
+	root := g.Add(List(items...))
+	want := 1000*MaxIntStrDigits + 500 + 2*999 + 2
+	for name, render := range map[string]func(NodeID) (string, error){"ReprChecked": g.ReprChecked, "StrChecked": g.StrChecked} {
+		if s, err := render(root); err != nil || len(s) != want {
+			t.Fatalf("%s: %d bytes, %v; want %d", name, len(s), err, want)
+		}
+	}
+	if s := g.Repr(root); len(s) != want || strings.HasSuffix(s, "...") {
+		t.Fatalf("Repr: %d bytes", len(s))
+	}
+}
+
 // --- algorithmic complexity -------------------------------------------------
 
 // A shape builds a value whose wire form takes about size bytes.
