@@ -93,7 +93,7 @@ const reprFloor = 1 << 20
 // reprBound returns an upper bound of the repr of any tree-shaped value
 // made of g's nodes: every node's own text at its worst escaping (six
 // output bytes per input byte, for \udcXX), an int's digits, a constant
-// per node and a separator per reference. Rendering stops past reprFloor plus this bound.
+// per node (larger for dates and times) and a separator per reference. Rendering stops past reprFloor plus this bound.
 // It costs one pass over the nodes, so it is computed only once a rendering
 // has already produced reprFloor bytes.
 func reprBound(g *Graph) int64 {
@@ -105,6 +105,12 @@ func reprBound(g *Graph) int64 {
 			continue
 		}
 		b += 96 + 4*int64(len(n.Refs())) + 6*int64(len(n.Text())+extTextLen(n.Ext()))
+		switch n.Kind {
+		case KindDate, KindTime, KindDateTime, KindTimeDelta, KindTimeZone:
+			// Their reprs spell out every field and the tzinfo's: up
+			// to ~200 bytes with int32/uint32 fields at their extremes.
+			b += 160
+		}
 		if x, ok := n.Ext().(*big.Int); ok {
 			// Its digits (at most MaxIntStrDigits; past that a short
 			// placeholder), and a sign.

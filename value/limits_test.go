@@ -3,6 +3,7 @@ package value
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"runtime"
@@ -114,10 +115,10 @@ func TestReprOfSharedSubvaluesIsBounded(t *testing.T) {
 	}
 }
 
-// A tree of large ints is far from the bound too: the bound counts an
+// A tree of large leaves is far from the bound too: the bound counts an
 // int's digits (it once did not, and [10**3999 + i for i in range(1000)]
 // was refused as too large).
-func TestReprOfManyLargeIntsIsNotRefused(t *testing.T) {
+func TestReprOfLargeLeavesIsNotRefused(t *testing.T) {
 	g := &Graph{}
 	base := new(big.Int).Exp(big.NewInt(10), big.NewInt(MaxIntStrDigits-1), nil)
 	var items []NodeID
@@ -137,6 +138,30 @@ func TestReprOfManyLargeIntsIsNotRefused(t *testing.T) {
 	}
 	if s := g.Repr(root); len(s) != want || strings.HasSuffix(s, "...") {
 		t.Fatalf("Repr: %d bytes", len(s))
+	}
+
+	// Aware datetimes (about 114 bytes of repr each, more than the
+	// constant a node used to count) and their extreme field values.
+	off, name := int32(-3600*5), strings.Repeat("z", 10)
+	maxOff := int32(-86399)
+	for _, n := range []Node{
+		DateTimeNode(DateTime{Year: 2024, Month: 1, Day: 2, Hour: 3, Minute: 4, Second: 5, Microsecond: 123456, Offset: &off}),
+		DateTimeNode(DateTime{Year: math.MinInt32, Month: math.MaxUint32, Day: math.MaxUint32, Hour: math.MaxUint32, Minute: math.MaxUint32, Second: math.MaxUint32, Microsecond: math.MaxUint32, Offset: &maxOff, TZName: &name}),
+		TimeNode(Time{Hour: math.MaxUint32, Minute: math.MaxUint32, Second: math.MaxUint32, Microsecond: math.MaxUint32, Offset: &maxOff, TZName: &name, Fold: 1}),
+		TimeDeltaNode(TimeDelta{Days: math.MinInt32, Seconds: math.MinInt32, Microseconds: math.MinInt32}),
+		TimeZoneNode(TimeZone{Offset: math.MinInt32, Name: &name}),
+		DateNode(Date{Year: math.MinInt32, Month: math.MaxUint32, Day: math.MaxUint32}),
+	} {
+		g := &Graph{}
+		items := make([]NodeID, 100_000)
+		for i := range items {
+			items[i] = g.Add(n)
+		}
+		root := g.Add(List(items...))
+		one := g.Repr(items[0])
+		if s, err := g.ReprChecked(root); err != nil || len(s) != len(items)*(len(one)+2) {
+			t.Fatalf("%d × %s: %d bytes, %v", len(items), one, len(s), err)
+		}
 	}
 }
 
