@@ -61,6 +61,19 @@ func (v Value) Any() (any, error) {
 	return toAny(v.Graph, v.Root)
 }
 
+// MarshalJSON writes the value as JSON (see [value.AppendJSON]): what
+// Python's json.dumps writes for the values it accepts, and the
+// conventional forms of bytes, sets, dates and times, timedeltas, paths
+// and dataclasses. A value with no JSON form (NaN, an exception, ...) is a
+// *value.ConversionError naming where it sits. A Result marshals as its
+// value alone.
+func (v Value) MarshalJSON() ([]byte, error) {
+	if !v.valid() {
+		return nil, errors.New("monty session: empty value")
+	}
+	return value.AppendJSON(nil, v.Graph, v.Root)
+}
+
 // Result is the outcome of a feed that completed: the value of its last
 // expression (None for a statement).
 //

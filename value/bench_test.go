@@ -301,3 +301,48 @@ func BenchmarkStrInts1M(b *testing.B) {
 		_ = g.Str(root)
 	}
 }
+
+// BenchmarkJSONStructs100k writes a decoded result (100,000 dicts, as a
+// worker sends a list of records) as JSON text: AppendJSON straight from
+// the graph, against encoding/json printing the same records from their
+// Go structs (its fastest case: no interfaces, no maps), and against the
+// route without AppendJSON (ToAny, then encoding/json).
+func BenchmarkJSONStructs100k(b *testing.B) {
+	xs := structs100k()
+	g, root := resultGraph(b, xs)
+	value := func() {
+		if out, err := AppendJSON(nil, g, root); err != nil || len(out) < 100_000 {
+			b.Fatal(err)
+		}
+	}
+	ref := func() {
+		if out, err := json.Marshal(xs); err != nil || len(out) < 100_000 {
+			b.Fatal(err)
+		}
+	}
+	b.Run("value", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			value()
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ref()
+		}
+	})
+	b.Run("toany+json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			a, err := ToAny(g, root)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("pair", func(b *testing.B) { pair(b, value, ref) })
+}

@@ -3,6 +3,7 @@ package value_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"reflect"
 	"strings"
@@ -137,4 +138,25 @@ func ExampleGraph_Unpacked() {
 	// Output:
 	// 1 [3 1 4] [3, 1, 4]
 	// 4 [0 1 2] [3, 1, 4]
+}
+
+func ExampleAppendJSON() {
+	var g value.Graph
+	when := g.Add(value.DateNode(value.Date{Year: 2024, Month: 2, Day: 29}))
+	ratio := g.Add(value.Float(1))
+	tags := g.Add(value.Tuple(g.Add(value.Str("a\"b")), g.Add(value.None())))
+	root := g.Add(value.Dict(
+		value.Pair{Key: g.Add(value.Str("when")), Value: when},
+		value.Pair{Key: g.Add(value.Int(7)), Value: ratio},
+		value.Pair{Key: g.Add(value.Str("tags")), Value: tags},
+	))
+	text, err := value.AppendJSON(nil, &g, root)
+	fmt.Println(string(text), err)
+
+	nan := g.Add(value.Float(math.NaN()))
+	_, err = value.AppendJSON(nil, &g, g.Add(value.List(root, nan)))
+	fmt.Println(err)
+	// Output:
+	// {"when":"2024-02-29","7":1.0,"tags":["a\"b",null]} <nil>
+	// value: cannot convert float to json.RawMessage at [1]: Out of range float values are not JSON compliant: nan
 }

@@ -1,6 +1,7 @@
 package value_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math/big"
 	"net/netip"
@@ -130,7 +131,7 @@ var hooked = value.Decoder{
 // converts every node it holds the ways a caller would: ToAny (and FromGo of
 // what it returned), ToGo and a hooked Decoder into every destination of
 // convertDests, Repr,
-// ReprChecked and AppendStr. Whatever the graph, none may panic, and every
+// ReprChecked, AppendStr and AppendJSON (whose text must be valid JSON). Whatever the graph, none may panic, and every
 // error must be a *value.ConversionError or, from ReprChecked, an
 // *value.IntStrDigitsError or ErrReprTooLarge.
 func FuzzConvert(f *testing.F) {
@@ -156,6 +157,11 @@ func FuzzConvert(f *testing.F) {
 				if !errors.As(err, &de) && !errors.Is(err, value.ErrReprTooLarge) {
 					t.Fatalf("ReprChecked(%d): unexpected error %T: %v", id, err, err)
 				}
+			}
+			if js, err := value.AppendJSON(nil, g, id); err != nil {
+				typed("AppendJSON", err)
+			} else if !json.Valid(js) {
+				t.Fatalf("AppendJSON(%d): invalid JSON %q", id, js)
 			}
 			a, err := value.ToAny(g, id)
 			typed("ToAny", err)

@@ -678,6 +678,22 @@ func posixPathString(p string) string {
 // --- floats -----------------------------------------------------------------
 
 func appendFloatRepr(dst []byte, f float64) []byte {
+	if a := math.Abs(f); a >= 1e-4 && a < 1e16 {
+		// Python prints these without an exponent: strconv's shortest
+		// fixed form has the same digits, and a ".0" when integral.
+		n := len(dst)
+		dst = strconv.AppendFloat(dst, f, 'f', -1, 64)
+		if bytes.IndexByte(dst[n:], '.') < 0 {
+			dst = append(dst, ".0"...)
+		}
+		return dst
+	}
+	return appendFloatReprSlow(dst, f)
+}
+
+// appendFloatReprSlow is appendFloatRepr for every float: from the
+// shortest scientific form, placing the point as Python's repr does.
+func appendFloatReprSlow(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(dst, "nan"...)

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"math/big"
 	"os"
 	"strconv"
@@ -348,6 +349,25 @@ func TestReprBigIntAtTheDigitLimit(t *testing.T) {
 	id := g.Add(BigIntNode(v))
 	if got := g.Repr(id); got != strings.Repeat("9", MaxIntStrDigits) {
 		t.Fatalf("got %d chars", len(got))
+	}
+}
+
+// The fast path of appendFloatRepr agrees with the general one.
+func TestFloatReprFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	check := func(f float64) {
+		if got, want := string(appendFloatRepr(nil, f)), string(appendFloatReprSlow(nil, f)); got != want {
+			t.Fatalf("%v: fast %s, general %s", f, got, want)
+		}
+	}
+	for _, f := range []float64{1e-4, math.Nextafter(1e-4, 0), 1e16, math.Nextafter(1e16, 0), 9999999999999998, 0.1, 1, 123456.789, 0.00012345678901234567} {
+		check(f)
+		check(-f)
+	}
+	for range 200_000 {
+		check(math.Ldexp(r.Float64(), r.IntN(70)-20))
+		check(float64(r.Int64N(1 << 55)))
+		check(math.Float64frombits(r.Uint64()))
 	}
 }
 
