@@ -149,3 +149,28 @@ func TestJSONBeyondJSONDumps(t *testing.T) {
 		t.Errorf("nan: %v", err)
 	}
 }
+
+// TestJSONInputsReadAsJSONLoads: a json.RawMessage input reaches the
+// sandbox as the worker's own json.loads reads the same text (types,
+// key order, repeated keys, escapes), and a result decodes into a
+// json.RawMessage as JSON text.
+func TestJSONInputsReadAsJSONLoads(t *testing.T) {
+	s := realSession(t, Config{})
+	for _, text := range []string{
+		`{"b": 1, "a": [1.0, 2, -0, -0.0, 1e2, 123456789012345678901234567890], "b": {"x": null}, "c": true}`,
+		`["\u00e9\ud83d\ude00\n\t\"\\\/", "", "\u0000"]`,
+		`[[], {}, [[{}]], 1E-7, 2.5e+16]`,
+		`"plain"`, `null`, `false`, `-9223372036854775809`,
+	} {
+		r := run(t, s, "import json\n(repr(data) == repr(json.loads(text)), repr(data), repr(json.loads(text)))",
+			WithInputs(Input{Name: "data", Value: json.RawMessage(text)}, Input{Name: "text", Value: text}))
+		if !strings.HasPrefix(r.Repr(), "(True, ") {
+			t.Errorf("%s: (equal, ours, json.loads) = %s", text, r.Repr())
+		}
+	}
+	r := run(t, s, "{'n': [1, 2.5, None], 'when': 'now'}")
+	var raw json.RawMessage
+	if err := r.Decode(&raw); err != nil || string(raw) != `{"n":[1,2.5,null],"when":"now"}` {
+		t.Fatalf("decode into json.RawMessage: %s, %v", raw, err)
+	}
+}

@@ -346,3 +346,50 @@ func BenchmarkJSONStructs100k(b *testing.B) {
 	})
 	b.Run("pair", func(b *testing.B) { pair(b, value, ref) })
 }
+
+// BenchmarkFromJSONStructs100k reads JSON text of 100,000 records into a
+// graph (what a host does with a JSON request body it passes to the
+// sandbox): FromJSON, against encoding/json reading the same text into Go
+// structs (its fastest case), and against the route without FromJSON
+// (encoding/json into any, then FromGo).
+func BenchmarkFromJSONStructs100k(b *testing.B) {
+	text, _ := json.Marshal(structs100k())
+	value := func() {
+		var g Graph
+		if _, err := FromJSON(&g, text); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ref := func() {
+		var out []benchStruct
+		if err := json.Unmarshal(text, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("value", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			value()
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ref()
+		}
+	})
+	b.Run("json-any+fromgo", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var a any
+			if err := json.Unmarshal(text, &a); err != nil {
+				b.Fatal(err)
+			}
+			var g Graph
+			if _, err := FromGo(&g, a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("pair", func(b *testing.B) { pair(b, value, ref) })
+}

@@ -272,6 +272,7 @@ const (
 	spClass
 	spObject
 	spLocation
+	spJSON
 )
 
 var specialTypes = map[reflect.Type]specialType{
@@ -300,6 +301,7 @@ var specialTypes = map[reflect.Type]specialType{
 	reflect.TypeFor[ClassValue]():           spClass,
 	reflect.TypeFor[ObjectValue]():          spObject,
 	locationType:                            spLocation,
+	jsonType:                                spJSON,
 }
 
 // special encodes the types with a fixed Python counterpart. ok reports

@@ -46,6 +46,8 @@ import (
 //	UUID                                 str (its canonical text)
 //	ReprValue, CycleValue                repr and cycle leaves (output-only:
 //	                                       the worker refuses them as inputs)
+//	json.RawMessage                      the value of the JSON text, as
+//	                                       [FromJSON] reads it (empty: None)
 //	GraphAppender                        whatever AppendGraph appends
 //
 // Struct fields are encoded like encoding/json does it: exported fields only,
@@ -530,6 +532,13 @@ func (e *encoder) specialLeaf(sp specialType, v reflect.Value, t reflect.Type) (
 			return e.add(NotImplemented()), nil
 		}
 		return 0, fromGoErr(t, KindInvalid, "unknown SpecialValue "+strconv.FormatUint(v.Uint(), 10))
+	case spJSON:
+		// JSON text: its value, as json.loads reads it (encoding/json
+		// writes an empty RawMessage as null).
+		if v.Len() == 0 {
+			return e.add(None()), nil
+		}
+		return FromJSON(e.g, v.Bytes())
 	}
 	// spLocation
 	return 0, fromGoErr(t, KindInvalid, "a time.Location has no Python counterpart; use TimeZone")

@@ -52,7 +52,8 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // (overflow checked); a str or a pathlib.Path decodes into a string, a str
 // into a UUID (parsed), a timezone into a *time.Location; None decodes into
 // pointers, interfaces, slices and maps as nil and is an error for anything
-// else. Each kind also decodes into its own type of the [ToAny] table, and an
+// else. Any value that has a JSON form decodes into a json.RawMessage as
+// the text [AppendJSON] writes. Each kind also decodes into its own type of the [ToAny] table, and an
 // empty interface destination receives what ToAny returns. A type
 // implementing [GraphDecoder] decodes itself.
 //
@@ -1038,6 +1039,13 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 	t := v.Type()
 	fail := func(reason string) (bool, error) { return true, toGoErr(n.Kind, t, reason) }
 	switch t {
+	case jsonType:
+		text, err := AppendJSON(nil, d.g, id)
+		if err != nil {
+			return true, err
+		}
+		v.SetBytes(text)
+		return true, nil
 	case timeType:
 		switch x := n.Ext().(type) {
 		case *DateTime:
