@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -172,5 +173,34 @@ func TestJSONInputsReadAsJSONLoads(t *testing.T) {
 	var raw json.RawMessage
 	if err := r.Decode(&raw); err != nil || string(raw) != `{"n":[1,2.5,null],"when":"now"}` {
 		t.Fatalf("decode into json.RawMessage: %s, %v", raw, err)
+	}
+}
+
+// A host function can take and return JSON text: the sandbox's argument
+// arrives as json.dumps's text, the returned text reaches it as
+// json.loads's value (no Go types in between, as for a proxy to a JSON
+// API).
+func TestHostFunctionJSONPassThrough(t *testing.T) {
+	s := realSession(t, Config{})
+	var seen string
+	reg := NewRegistry().MustRegister("call_api", func(req json.RawMessage) (json.RawMessage, error) {
+		seen = string(req)
+		return json.RawMessage(`{"status": "ok", "echo": ` + string(req) + `, "n": 1.0}`), nil
+	})
+	r := run(t, s, "resp = call_api({'q': 'x', 'ids': (1, 2), 'when': None})\n(resp['status'], resp['echo']['ids'], type(resp['n']).__name__)", WithFunctions(reg))
+	if seen != `{"q":"x","ids":[1,2],"when":null}` || r.Repr() != `('ok', [1, 2], 'float')` {
+		t.Fatalf("sent %s, got %s", seen, r.Repr())
+	}
+	// Text that is not JSON is the host function's error, raised in the
+	// sandbox; a value with no JSON form is the argument's TypeError.
+	bad := NewRegistry().MustRegister("bad", func() json.RawMessage { return json.RawMessage(`{"a": }`) }).
+		MustRegister("take", func(json.RawMessage) {})
+	_, err := s.Run(context.Background(), "bad()", WithFunctions(bad))
+	if pe := pyErr(t, err, "TypeError"); !strings.Contains(pe.Exception.Msg(), "invalid JSON at byte 6") {
+		t.Fatalf("bad result: %v", err)
+	}
+	_, err = s.Run(context.Background(), "take({'x': float('nan')})", WithFunctions(bad))
+	if pe := pyErr(t, err, "TypeError"); !strings.Contains(pe.Exception.Msg(), "not JSON compliant: nan") {
+		t.Fatalf("bad argument: %v", err)
 	}
 }
