@@ -273,3 +273,23 @@ func TestRunStartTimeout(t *testing.T) {
 		t.Fatalf("bad --start-timeout: rc %d stderr %q", rc, errs)
 	}
 }
+
+func TestRunJSON(t *testing.T) {
+	out, errs, rc := runCLI(t, "", "run", "-c", "{'sum': cfg['n'] * 2, 'items': [x + 1 for x in xs], 'none': None}",
+		"--input", `cfg={"n": 3}`, "--input", "xs=[1, 2.5]", "--json")
+	if rc != 0 || out != `{"sum":6,"items":[2,3.5],"none":null}`+"\n" {
+		t.Fatalf("rc %d out %q err %q", rc, out, errs)
+	}
+	if out, _, rc := runCLI(t, "", "run", "-c", "x = 1", "--json"); rc != 0 || out != "null\n" {
+		t.Fatalf("None: rc %d out %q", rc, out)
+	}
+	if _, errs, rc := runCLI(t, "", "run", "-c", "[float('nan')]", "--json"); rc != 1 || !strings.Contains(errs, "no JSON form") || !strings.Contains(errs, "at [0]") {
+		t.Fatalf("nan: rc %d err %q", rc, errs)
+	}
+	if _, errs, rc := runCLI(t, "", "run", "-c", "1", "--input", `x={"a":}`); rc != 2 || !strings.Contains(errs, "--input x: invalid JSON at byte 5") {
+		t.Fatalf("bad input: rc %d err %q", rc, errs)
+	}
+	if _, errs, rc := runCLI(t, "", "run", "-c", "1", "--input", `novalue`); rc != 2 || !strings.Contains(errs, "want NAME=JSON") {
+		t.Fatalf("no '=': rc %d err %q", rc, errs)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -258,6 +259,9 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	var sf sessionFlags
 	sf.register(fs)
 	code := fs.String("c", "", "program passed in as a string")
+	jsonOut := fs.Bool("json", false, "print the result as JSON, as json.dumps writes it (null for None), instead of its repr")
+	var inputs multiFlag
+	fs.Var(&inputs, "input", "bind a global to the value of JSON text, as json.loads reads it: NAME=JSON (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: montygo run FILE | -c CODE [flags]")
 		fs.PrintDefaults()
@@ -280,6 +284,11 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		src, script = string(b), pos[0]
 	default:
 		fs.Usage()
+		return exitError{2}
+	}
+	bound, err := jsonInputs(inputs)
+	if err != nil {
+		fmt.Fprintln(stderr, "montygo run:", err)
 		return exitError{2}
 	}
 	cfg, table, err := sf.config(script, stderr)
@@ -306,13 +315,22 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		liveSessions.remove(sess)
 	}()
 
-	var opts []session.RunOption
+	opts := []session.RunOption{session.WithInputs(bound...)}
 	if table != nil {
 		opts = append(opts, session.WithOS(table))
 	}
 	res, err := sess.Run(ctx, src, opts...)
 	if err != nil {
 		return reportRunError(err, script, src, stderr)
+	}
+	if *jsonOut {
+		text, err := res.MarshalJSON()
+		if err != nil {
+			fmt.Fprintln(stderr, "montygo run: the result has no JSON form:", err)
+			return exitError{1}
+		}
+		fmt.Fprintf(stdout, "%s\n", text)
+		return nil
 	}
 	s, err := resultRepr(res)
 	if err != nil {
@@ -322,6 +340,28 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fmt.Fprintln(stdout, s)
 	}
 	return nil
+}
+
+// jsonInputs parses --input flags (NAME=JSON) into inputs, checking the
+// text before a worker is started.
+func jsonInputs(flags []string) ([]session.Input, error) {
+	var in []session.Input
+	for _, f := range flags {
+		name, text, ok := strings.Cut(f, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("--input %q: want NAME=JSON", f)
+		}
+		var g value.Graph
+		if _, err := value.FromJSON(&g, []byte(text)); err != nil {
+			var ce *value.ConversionError
+			if errors.As(err, &ce) {
+				err = errors.New(ce.Reason)
+			}
+			return nil, fmt.Errorf("--input %s: %w", name, err)
+		}
+		in = append(in, session.Input{Name: name, Value: json.RawMessage(text)})
+	}
+	return in, nil
 }
 
 // resultRepr renders a feed's value as CPython's repr() would, failing as
