@@ -430,3 +430,37 @@ func BenchmarkRenderShapes(b *testing.B) {
 		}
 	}
 }
+
+// Every leaf's repr, at its extremes, is within its share of the bound.
+func TestReprBoundCoversEveryLeaf(t *testing.T) {
+	long := strings.Repeat("\x00", 50)
+	off := int32(math.MinInt32)
+	name := long
+	cases := []Node{
+		ExceptionNode(Exception{Type: long, Arg: &long}),
+		ExceptionNode(Exception{Type: "KeyError", Arg: &long}),
+		FunctionNode(Function{Name: long}),
+		FileHandleNode(FileHandle{Path: long, Mode: "r", Position: math.MaxUint64}),
+		FileHandleNode(FileHandle{Path: long, Mode: "wb"}),
+		TypeNode(Type{Name: long}),
+		BuiltinType(long),
+		BuiltinFunction(long),
+		Path(long), Repr(long), Cycle(long),
+		Bytes([]byte(long)),
+		Str(long),
+		TimeNode(Time{Offset: &off, TZName: &name, Fold: 1, Hour: math.MaxUint32}),
+		DateTimeNode(DateTime{Year: math.MinInt32, Offset: &off, TZName: &name, Month: math.MaxUint32}),
+		TimeZoneNode(TimeZone{Offset: off, Name: &name}),
+		Float(-math.SmallestNonzeroFloat64), Int(math.MinInt64),
+		NamedTupleNode(long, []string{long, long}),
+		Ellipsis(), NotImplemented(),
+	}
+	for _, n := range cases {
+		g := &Graph{}
+		id := g.Add(n)
+		r := g.Repr(id)
+		if int64(len(r)) > reprBound(g) {
+			t.Errorf("%v: repr %d bytes > bound %d: %.80q", n.Kind, len(r), reprBound(g), r)
+		}
+	}
+}
