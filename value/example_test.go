@@ -160,3 +160,15 @@ func ExampleAppendJSON() {
 	// {"when":"2024-02-29","7":1.0,"tags":["a\"b",null]} <nil>
 	// value: cannot convert float to json.RawMessage at [1]: Out of range float values are not JSON compliant: nan
 }
+
+func ExampleFromJSON() {
+	var g value.Graph
+	id, err := value.FromJSON(&g, []byte(`{"b": [1, 2.0, 12345678901234567890], "a": null, "b": "last wins"}`))
+	fmt.Println(g.Repr(id), err)
+
+	_, err = value.FromJSON(&g, []byte(`{"a": [1, 2}`))
+	fmt.Println(err)
+	// Output:
+	// {'b': 'last wins', 'a': None} <nil>
+	// value: cannot convert Go json.RawMessage: invalid JSON at byte 11: unexpected '}'
+}
