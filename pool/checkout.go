@@ -398,3 +398,20 @@ func (p *Pool) release(s *Session, destroy bool) {
 	s.s.Close()
 	p.finish(&a)
 }
+
+// Run is the one-shot use of a pool: it checks out a session with cfg
+// (as Checkout does), runs code in it (as session.Session.Run does, with
+// opts) and closes the session, which resets the worker and gives it back
+// (or replaces it, when the run left it unusable). Nothing of the run
+// outlives it: use Checkout to keep globals between snippets.
+//
+// Its errors are Checkout's or Run's. Run is safe for concurrent use; each
+// call holds one worker for its duration.
+func (p *Pool) Run(ctx context.Context, cfg session.Config, code string, opts ...session.RunOption) (*session.Result, error) {
+	s, err := p.Checkout(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Run(ctx, code, opts...)
+}

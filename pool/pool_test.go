@@ -831,3 +831,51 @@ func TestCrashReasons(t *testing.T) {
 		})
 	}
 }
+
+// Pool.Run: concurrent one-shot runs share the workers; a run that
+// fails (a Python error, or one that kills its worker) hands back the
+// error and leaves the pool serving.
+func TestPoolRun(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	reprs := make([]string, 8)
+	for i := range 8 {
+		wg.Go(func() {
+			r, err := p.Run(ctx, session.Config{}, "n * n", session.WithInputs(session.Input{Name: "n", Value: i}))
+			if errs[i] = err; err == nil {
+				reprs[i] = r.Repr()
+			}
+		})
+	}
+	wg.Wait()
+	for i := range 8 {
+		if errs[i] != nil || reprs[i] != strconv.Itoa(i*i) {
+			t.Fatalf("run %d: %q, %v", i, reprs[i], errs[i])
+		}
+	}
+	// Globals do not outlive a run.
+	if _, err := p.Run(ctx, session.Config{}, "x = 1"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.Run(ctx, session.Config{}, "x")
+	var pe *session.PythonError
+	if !errors.As(err, &pe) || pe.Type() != "NameError" {
+		t.Fatalf("later run saw a global: %v", err)
+	}
+	// A run that ends its worker: the error, and a replacement.
+	_, err = p.Run(ctx, session.Config{Limits: session.Limits{MaxMemory: session.NoMemoryLimit}}, "'x' * 10**13")
+	if !errors.Is(err, worker.ErrMemoryLimit) {
+		t.Fatalf("allocator ceiling: %v", err)
+	}
+	if r, err := p.Run(ctx, session.Config{}, "1 + 1"); err != nil || r.Repr() != "2" {
+		t.Fatalf("after a lost worker: %v", err)
+	}
+	if st := p.Stat(); st.Checkouts != 12 || st.Live > 2 || st.Busy != 0 {
+		t.Fatalf("%+v", st)
+	}
+	if rec.count(EventCheckout, "") != 12 {
+		t.Fatalf("%d checkouts", rec.count(EventCheckout, ""))
+	}
+}
