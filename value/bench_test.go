@@ -302,6 +302,24 @@ func BenchmarkStrInts1M(b *testing.B) {
 	}
 }
 
+// trio runs value, ref (encoding/json on the same data) and other (the
+// route a caller had without value's own function) each alone, then value
+// and ref as a pair.
+func trio(b *testing.B, value, ref func(), otherName string, other func()) {
+	for _, sub := range []struct {
+		name string
+		f    func()
+	}{{"value", value}, {"json", ref}, {otherName, other}} {
+		b.Run(sub.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sub.f()
+			}
+		})
+	}
+	b.Run("pair", func(b *testing.B) { pair(b, value, ref) })
+}
+
 // BenchmarkJSONStructs100k writes a decoded result (100,000 dicts, as a
 // worker sends a list of records) as JSON text: AppendJSON straight from
 // the graph, against encoding/json printing the same records from their
@@ -310,41 +328,23 @@ func BenchmarkStrInts1M(b *testing.B) {
 func BenchmarkJSONStructs100k(b *testing.B) {
 	xs := structs100k()
 	g, root := resultGraph(b, xs)
-	value := func() {
+	trio(b, func() {
 		if out, err := AppendJSON(nil, g, root); err != nil || len(out) < 100_000 {
 			b.Fatal(err)
 		}
-	}
-	ref := func() {
+	}, func() {
 		if out, err := json.Marshal(xs); err != nil || len(out) < 100_000 {
 			b.Fatal(err)
 		}
-	}
-	b.Run("value", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			value()
+	}, "toany+json", func() {
+		a, err := ToAny(g, root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(a); err != nil {
+			b.Fatal(err)
 		}
 	})
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ref()
-		}
-	})
-	b.Run("toany+json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			a, err := ToAny(g, root)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := json.Marshal(a); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("pair", func(b *testing.B) { pair(b, value, ref) })
 }
 
 // BenchmarkFromJSONStructs100k reads JSON text of 100,000 records into a
@@ -354,42 +354,24 @@ func BenchmarkJSONStructs100k(b *testing.B) {
 // (encoding/json into any, then FromGo).
 func BenchmarkFromJSONStructs100k(b *testing.B) {
 	text, _ := json.Marshal(structs100k())
-	value := func() {
+	trio(b, func() {
 		var g Graph
 		if _, err := FromJSON(&g, text); err != nil {
 			b.Fatal(err)
 		}
-	}
-	ref := func() {
+	}, func() {
 		var out []benchStruct
 		if err := json.Unmarshal(text, &out); err != nil {
 			b.Fatal(err)
 		}
-	}
-	b.Run("value", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			value()
+	}, "json-any+fromgo", func() {
+		var a any
+		if err := json.Unmarshal(text, &a); err != nil {
+			b.Fatal(err)
+		}
+		var g Graph
+		if _, err := FromGo(&g, a); err != nil {
+			b.Fatal(err)
 		}
 	})
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ref()
-		}
-	})
-	b.Run("json-any+fromgo", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var a any
-			if err := json.Unmarshal(text, &a); err != nil {
-				b.Fatal(err)
-			}
-			var g Graph
-			if _, err := FromGo(&g, a); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("pair", func(b *testing.B) { pair(b, value, ref) })
 }
