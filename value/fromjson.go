@@ -37,8 +37,9 @@ import (
 func FromJSON(g *Graph, text []byte) (NodeID, error) {
 	start := len(g.Nodes)
 	// A node takes at least two bytes of text (a digit and a comma), and
-	// real text about eight: room for that many saves the doublings.
-	if n := len(text)/8 + 1; cap(g.Nodes)-len(g.Nodes) < n {
+	// real text about eight: room for that many saves the doublings (up to
+	// a million nodes: a long string is one node, whatever its length).
+	if n := min(len(text)/8+1, 1<<20); cap(g.Nodes)-len(g.Nodes) < n {
 		g.Nodes = slices.Grow(g.Nodes, n)
 	}
 	r := jsonReader{g: g, s: text}
