@@ -47,7 +47,16 @@
 // often than allowed is aborted with RuntimeError("suspension limit N
 // exceeded") and reported as a [*SuspensionLimitError]. When a duration
 // limit is known, a watchdog kills a worker that overruns it by more than
-// Config.WatchdogGrace ([*TimeoutError]).
+// Config.WatchdogGrace ([*TimeoutError]). The zero Limits cap memory at
+// [DefaultMaxMemory] ([NoMemoryLimit] lifts it); time is the context's to
+// bound.
+//
+// # JSON
+//
+// A json.RawMessage input reaches the sandbox as Python's json.loads reads
+// the text, and a [Value] (so a [Result]) marshals as json.dumps writes it
+// (see [value.FromJSON] and [value.AppendJSON]); host functions may take
+// and return json.RawMessage the same way.
 //
 // # Errors and cancellation
 //
