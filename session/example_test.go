@@ -166,3 +166,29 @@ func ExampleSession_LoadWith() {
 	fmt.Println(r.Repr())
 	// Output: 42
 }
+
+// Host functions with named parameters (so the sandbox may pass them by
+// keyword), and the stubs that let a type-checked session call them; the
+// same text tells a model writing the code what it may call.
+func ExampleRegistry_Stubs() {
+	reg := session.NewRegistry().
+		MustRegister("fetch_price", func(item string, qty int) float64 { return 0.5 * float64(qty) }, session.Params("item", "qty"))
+	fmt.Print(reg.Stubs())
+
+	ctx := context.Background()
+	s, err := session.Start(ctx, session.Launch{}, session.Config{TypeCheck: true, TypeCheckStubs: reg.Stubs()})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+	r, err := s.Run(ctx, "fetch_price('apple', qty=4)", session.WithFunctions(reg))
+	fmt.Println(r.Repr(), err)
+	_, err = s.Run(ctx, "fetch_price(4, 'apple')", session.WithFunctions(reg))
+	var tc *session.TypeCheckError
+	fmt.Println(errors.As(err, &tc))
+	// Output:
+	// def fetch_price(item: str, qty: int) -> float: ...
+	// 2.0 <nil>
+	// true
+}

@@ -113,10 +113,24 @@ type FuncOption func(*hostFunc)
 // awaiting its result is a TypeError.
 func Async() FuncOption { return func(h *hostFunc) { h.async = true } }
 
+// Params names a function's parameters, one name per parameter that takes
+// an argument (after an optional context; a final variadic parameter has
+// none), so that the sandbox may pass them by keyword, as Python code
+// often does: Register("fetch", fetch, Params("item", "qty")) accepts
+// fetch("apple", qty=2). Without Params, arguments are positional only.
+// For a [Func], which reads Call.Kwargs itself, the names only appear in
+// [Registry.Stubs].
+func Params(names ...string) FuncOption {
+	names = slices.Clone(names)
+	return func(h *hostFunc) { h.params = names }
+}
+
 type hostFunc struct {
-	name  string
-	fn    Func
-	async bool
+	name   string
+	fn     Func
+	async  bool
+	params []string   // Params, or nil
+	sig    *signature // the adapted Go function; nil for a Func
 }
 
 // Registry holds the host functions, values and classes a sandbox can
@@ -147,9 +161,11 @@ var (
 // reflection: an optional leading context.Context, then one parameter per
 // positional argument (a final variadic parameter takes the rest), each
 // converted with value.ToGo; and results (), (T), (error) or (T, error),
-// with T converted by value.FromGo. An argument that does not convert, a
+// with T converted by value.FromGo. Arguments are positional unless
+// [Params] names the parameters. An argument that does not convert, a
 // wrong argument count or an unexpected keyword argument raises TypeError
-// in the sandbox. A host object the session sent (see [Class]) arrives as
+// in the sandbox. [Registry.Stubs] declares the function for the type
+// checker. A host object the session sent (see [Class]) arrives as
 // its own Go value in a parameter that value is assignable to (*T, an
 // interface) and as a copy in a T parameter; a class instance the session
 // did not send is refused for a parameter of a host class's type.
@@ -161,13 +177,20 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	if err := globalName(name); err != nil {
 		return err
 	}
-	f, err := adapt(name, fn)
-	if err != nil {
-		return err
-	}
-	h := &hostFunc{name: name, fn: f}
+	h := &hostFunc{name: name}
 	for _, o := range opts {
 		o(h)
+	}
+	var err error
+	if h.fn, h.sig, err = adapt(name, fn, h.params); err != nil {
+		return err
+	}
+	if h.sig == nil && h.params != nil {
+		for i, n := range h.params {
+			if !isIdentifier(n) || slices.Contains(h.params[:i], n) {
+				return fmt.Errorf("monty session: %q: bad or repeated parameter name %q", name, n)
+			}
+		}
 	}
 	r.mu.Lock()
 	r.funcs[name] = h
@@ -332,27 +355,29 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-// adapt turns fn into a Func.
-func adapt(name string, fn any) (Func, error) {
+// adapt turns fn into a Func, returning the signature of a Go function
+// adapted by reflection (nil for a Func); names are its parameter names,
+// or nil.
+func adapt(name string, fn any, names []string) (Func, *signature, error) {
 	switch f := fn.(type) {
 	case nil:
-		return nil, fmt.Errorf("monty session: nil function for %q", name)
+		return nil, nil, fmt.Errorf("monty session: nil function for %q", name)
 	case Func:
-		return f, nil
+		return f, nil, nil
 	case func(context.Context, *Call) (any, error):
-		return f, nil
+		return f, nil, nil
 	}
 	v := reflect.ValueOf(fn)
 	if v.Kind() != reflect.Func {
-		return nil, fmt.Errorf("monty session: %q: %T is not a function", name, fn)
+		return nil, nil, fmt.Errorf("monty session: %q: %T is not a function", name, fn)
 	}
-	sig, err := newSignature(name, v.Type(), false, nil)
+	sig, err := newSignature(name, v.Type(), false, names)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return func(ctx context.Context, call *Call) (any, error) {
 		return sig.call(ctx, v, reflect.Value{}, call)
-	}, nil
+	}, sig, nil
 }
 
 // signature is a Go function adapted by reflection: an optional receiver
@@ -365,6 +390,7 @@ type signature struct {
 	ctx      bool
 	params   []reflect.Type
 	names    []string // Python names of the fixed parameters, for keywords; nil: positional only
+	out      reflect.Type // the value result's type; nil without one
 	fixed    int
 	variadic bool
 	hasVal   bool
@@ -393,13 +419,13 @@ func newSignature(name string, t reflect.Type, recv bool, names []string) (*sign
 		if t.Out(0) == errorType {
 			s.hasErr = true
 		} else {
-			s.hasVal = true
+			s.hasVal, s.out = true, t.Out(0)
 		}
 	case 2:
 		if t.Out(1) != errorType {
 			return nil, fmt.Errorf("monty session: %q: second result of %v must be error", name, t)
 		}
-		s.hasVal, s.hasErr = true, true
+		s.hasVal, s.hasErr, s.out = true, true, t.Out(0)
 	default:
 		return nil, fmt.Errorf("monty session: %q: %v has more than two results", name, t)
 	}

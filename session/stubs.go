@@ -1,0 +1,268 @@
+package session
+
+import (
+	"encoding/json"
+	"math/big"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gomonty/monty/value"
+)
+
+// Stubs returns Python type stubs for what the registry offers the
+// sandbox: a def (async def for Async functions) per function, a class per
+// host class (its eager and lazy fields, its methods, a constructor when
+// the sandbox may call it) and an annotated name per value, with types
+// derived from the Go signatures as the conversions treat them (string:
+// str, []T: list[T], map[K]V: dict[K, V], time.Time: datetime.datetime,
+// a struct: dict[str, Any], a registered class's Go type: that class, a
+// pointer: T | None, anything else: Any). Parameters named with [Params]
+// may be passed by keyword; the others are positional-only.
+//
+// Give them to a type-checked session as Config.TypeCheckStubs: without
+// them the type checker reports every call of a host function as an
+// unresolved name. They also tell a model writing code what it may call.
+// The text is the same for the same registry, declarations sorted by name.
+func (r *Registry) Stubs() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	st := stubWriter{r: r}
+	var body strings.Builder
+	for _, name := range sortedKeys(r.classes) {
+		st.class(&body, name, r.classes[name])
+	}
+	for _, name := range sortedKeys(r.funcs) {
+		st.function(&body, name, r.funcs[name])
+	}
+	for _, name := range sortedKeys(r.values) {
+		body.WriteString(name + ": " + st.valueType(r.values[name]) + "\n")
+	}
+	var head strings.Builder
+	for _, imp := range []struct {
+		used bool
+		line string
+	}{{st.datetime, "import datetime"}, {st.pathlib, "import pathlib"}, {st.any, "from typing import Any"}} {
+		if imp.used {
+			head.WriteString(imp.line + "\n")
+		}
+	}
+	if head.Len() > 0 && body.Len() > 0 {
+		head.WriteString("\n")
+	}
+	return head.String() + body.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// stubWriter renders stubs, noting the imports they need.
+type stubWriter struct {
+	r                      *Registry
+	datetime, pathlib, any bool
+}
+
+func (st *stubWriter) anyType() string {
+	st.any = true
+	return "Any"
+}
+
+func (st *stubWriter) function(b *strings.Builder, name string, h *hostFunc) {
+	if h.async {
+		b.WriteString("async ")
+	}
+	b.WriteString("def " + name + "(")
+	if h.sig == nil {
+		// A Func takes whatever the sandbox passes.
+		for _, p := range h.params {
+			b.WriteString(p + ": " + st.anyType() + ", ")
+		}
+		b.WriteString("*args: " + st.anyType() + ", **kwargs: " + st.anyType() + ") -> " + st.anyType() + ": ...\n")
+		return
+	}
+	st.params(b, h.sig, "")
+	b.WriteString(") -> " + st.result(h.sig) + ": ...\n")
+}
+
+// params writes a signature's parameters after first (self, or nothing).
+func (st *stubWriter) params(b *strings.Builder, sig *signature, first string) {
+	var ps []string
+	if first != "" {
+		ps = append(ps, first)
+	}
+	for i := range sig.fixed {
+		n := "arg" + strconv.Itoa(i)
+		if sig.names != nil {
+			n = sig.names[i]
+		}
+		ps = append(ps, n+": "+st.pyType(sig.params[i]))
+	}
+	if sig.names == nil && sig.fixed > 0 {
+		ps = append(ps, "/")
+	}
+	if sig.variadic {
+		ps = append(ps, "*args: "+st.pyType(sig.params[sig.fixed].Elem()))
+	}
+	b.WriteString(strings.Join(ps, ", "))
+}
+
+func (st *stubWriter) result(sig *signature) string {
+	if !sig.hasVal {
+		return "None"
+	}
+	return st.pyType(sig.out)
+}
+
+func (st *stubWriter) class(b *strings.Builder, name string, c *Class) {
+	b.WriteString("class " + name + ":\n")
+	n := 0
+	for _, a := range c.p.ClassAttrs {
+		b.WriteString("    " + a.Name + ": " + st.anyType() + "\n")
+		n++
+	}
+	seen := map[string]bool{}
+	for _, f := range c.eager {
+		b.WriteString("    " + f.name + ": " + st.pyType(f.typ) + "\n")
+		seen[f.name] = true
+		n++
+	}
+	for _, fname := range sortedKeys(c.fields) {
+		if f := c.fields[fname]; !seen[fname] {
+			b.WriteString("    " + f.name + ": " + st.pyType(f.typ) + "\n")
+			n++
+		}
+	}
+	switch {
+	case c.ctor != nil:
+		b.WriteString("    def __init__(")
+		st.params(b, c.ctor, "self")
+		b.WriteString(") -> None: ...\n")
+		n++
+	case c.p.Construct:
+		// Positional arguments set the eager fields in order; keywords
+		// set any field; all may be left out.
+		ps := []string{"self"}
+		for _, f := range c.eager {
+			ps = append(ps, f.name+": "+st.pyType(f.typ)+" = ...")
+		}
+		if lazy := len(c.fields) > len(c.eager); lazy {
+			ps = append(ps, "*")
+			for _, fname := range sortedKeys(c.fields) {
+				if !seen[fname] {
+					ps = append(ps, fname+": "+st.pyType(c.fields[fname].typ)+" = ...")
+				}
+			}
+		}
+		b.WriteString("    def __init__(" + strings.Join(ps, ", ") + ") -> None: ...\n")
+		n++
+	}
+	for _, mname := range sortedKeys(c.methods) {
+		m := c.methods[mname]
+		b.WriteString("    def " + m.py + "(")
+		st.params(b, m.sig, "self")
+		b.WriteString(") -> " + st.result(m.sig) + ": ...\n")
+		n++
+	}
+	if n == 0 {
+		b.WriteString("    ...\n")
+	}
+}
+
+// valueType annotates a value given to SetValue.
+func (st *stubWriter) valueType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "None"
+	case Value:
+		return st.anyType()
+	case *hostObject:
+		if x.c != nil {
+			return x.c.name
+		}
+	}
+	return st.pyType(reflect.TypeOf(v))
+}
+
+var (
+	bigIntStub   = reflect.TypeFor[big.Int]()
+	rawJSONStub  = reflect.TypeFor[json.RawMessage]()
+	sessionValue = reflect.TypeFor[Value]()
+)
+
+// pyType annotates a Go type as the conversions treat it.
+func (st *stubWriter) pyType(t reflect.Type) string {
+	if c := st.r.types[t]; c != nil {
+		return c.name
+	}
+	if t.Kind() == reflect.Pointer {
+		if c := st.r.types[t.Elem()]; c != nil {
+			return c.name
+		}
+	}
+	switch t {
+	case reflect.TypeFor[time.Time](), reflect.TypeFor[value.DateTime]():
+		st.datetime = true
+		return "datetime.datetime"
+	case reflect.TypeFor[time.Duration](), reflect.TypeFor[value.TimeDelta]():
+		st.datetime = true
+		return "datetime.timedelta"
+	case reflect.TypeFor[value.Date]():
+		st.datetime = true
+		return "datetime.date"
+	case reflect.TypeFor[value.Time]():
+		st.datetime = true
+		return "datetime.time"
+	case reflect.TypeFor[value.TimeZone](), reflect.TypeFor[*time.Location]():
+		st.datetime = true
+		return "datetime.timezone"
+	case reflect.TypeFor[value.PathValue]():
+		st.pathlib = true
+		return "pathlib.Path"
+	case reflect.TypeFor[value.UUID]():
+		return "str"
+	case bigIntStub, reflect.PointerTo(bigIntStub):
+		return "int"
+	case reflect.TypeFor[value.TupleValue](), reflect.TypeFor[value.NamedTupleValue]():
+		return "tuple[" + st.anyType() + ", ...]"
+	case reflect.TypeFor[value.SetValue]():
+		return "set[" + st.anyType() + "]"
+	case reflect.TypeFor[value.FrozenSetValue]():
+		return "frozenset[" + st.anyType() + "]"
+	case reflect.TypeFor[value.DictValue]():
+		return "dict[" + st.anyType() + ", " + st.anyType() + "]"
+	case rawJSONStub, sessionValue:
+		return st.anyType()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "bool"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "int"
+	case reflect.Float32, reflect.Float64:
+		return "float"
+	case reflect.String:
+		return "str"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "bytes"
+		}
+		return "list[" + st.pyType(t.Elem()) + "]"
+	case reflect.Map:
+		return "dict[" + st.pyType(t.Key()) + ", " + st.pyType(t.Elem()) + "]"
+	case reflect.Struct:
+		return "dict[str, " + st.anyType() + "]"
+	case reflect.Pointer:
+		return st.pyType(t.Elem()) + " | None"
+	}
+	return st.anyType()
+}
+

@@ -1,0 +1,96 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestStubsTypeCheck: with the registry's stubs, a type-checked session
+// accepts code that uses every function, class and value as their Go
+// signatures allow, and reports the calls they do not; without them,
+// every host name is unresolved.
+func TestStubsTypeCheck(t *testing.T) {
+	reg := stubRegistry()
+	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: reg.Stubs()})
+	for code, want := range map[string]string{
+		"fetch_price('a', 2) + 1":      "4.0",
+		"fetch_price(item='a', qty=3)": "4.5",
+		"fetch_price('a', qty=1)":      "1.5",
+		"positional('a', [1, 2])":      "{'a': 2.0}",
+		"import datetime\nwhen(datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc), None).year": "2024",
+		"total(1, 2.5, 3)": "6.5",
+		"async def main():\n    return await slow(2)\nawait main()": "20",
+		"raw(1, 2, x=3)":               "3",
+		"api({'a': [1]})":              "{'a': [1]}",
+		"[j['Name'] for j in jobs()]":  "['build']",
+		"w.grow(by=2) + limit":         "13",
+		"Widget(3, 'x').label.upper()": "'X'",
+		"Widget(Notes='n').Notes":      "'n'",
+		"make_widget().label":          "'made'",
+		"names[0].upper()":             "'A'",
+		"log('x')":                     "None",
+		"nothing is None":              "True",
+	} {
+		r, err := s.Run(context.Background(), code, WithFunctions(reg))
+		if err != nil {
+			t.Errorf("%q: %v", code, err)
+			continue
+		}
+		if r.Repr() != want {
+			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
+		}
+	}
+	for code, want := range map[string]string{
+		"fetch_price(3, 'a')":         "invalid-argument-type",
+		"positional(a='a', b=[1])":    "missing-argument",
+		"w.grow('x')":                 "invalid-argument-type",
+		"fetch_price('a', 1).upper()": "unresolved-attribute",
+		"names.upper()":               "unresolved-attribute",
+		"slow(1) + 1":                 "unsupported-operator",
+		"log('x', 'y')":               "too-many-positional-arguments",
+	} {
+		_, err := s.Run(context.Background(), code, WithFunctions(reg))
+		var tc *TypeCheckError
+		if !errors.As(err, &tc) || !strings.Contains(tc.Diagnostics, want) {
+			t.Errorf("%q: %v; want the type checker's %s", code, err, want)
+		}
+	}
+	plain := realSession(t, Config{TypeCheck: true})
+	_, err := plain.Run(context.Background(), "fetch_price('a', 1)", WithFunctions(reg))
+	var tc *TypeCheckError
+	if !errors.As(err, &tc) || !strings.Contains(tc.Diagnostics, "unresolved-reference") {
+		t.Fatalf("without stubs: %v", err)
+	}
+}
+
+// TestParamsKeywords: Params lets the sandbox pass arguments by keyword,
+// with CPython's errors for what does not bind.
+func TestParamsKeywords(t *testing.T) {
+	reg := NewRegistry().MustRegister("fetch", func(item string, qty int) string {
+		return strings.Repeat(item, qty)
+	}, Params("item", "qty"))
+	s := realSession(t, Config{})
+	for code, want := range map[string]string{
+		"fetch('ab', 2)":                   "'abab'",
+		"fetch(qty=3, item='x')":           "'xxx'",
+		"fetch('y', qty=1)":                "'y'",
+		"fetch(**{'item': 'z', 'qty': 2})": "'zz'",
+	} {
+		if got := run(t, s, code, WithFunctions(reg)).Repr(); got != want {
+			t.Errorf("%s: got %s, want %s", code, got, want)
+		}
+	}
+	for code, want := range map[string]string{
+		"fetch('a')":               "fetch() missing 1 required positional argument: 'qty'",
+		"fetch('a', 1, item='b')":  "fetch() got multiple values for argument 'item'",
+		"fetch('a', 1, n=2)":       "fetch() got an unexpected keyword argument 'n'",
+		"fetch(qty='x', item='a')": "fetch() argument 'qty'",
+	} {
+		_, err := s.Run(context.Background(), code, WithFunctions(reg))
+		if pe := pyErr(t, err, "TypeError"); !strings.Contains(pe.Exception.Msg(), want) {
+			t.Errorf("%s: %v; want %q", code, err, want)
+		}
+	}
+}

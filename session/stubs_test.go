@@ -1,0 +1,110 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/value"
+)
+
+type stubWidget struct {
+	Size  int    `monty:"size"`
+	Label string `monty:"label"`
+	Notes string
+}
+
+func (w *stubWidget) Grow(by int) int { w.Size += by; return w.Size }
+func (w *stubWidget) Rename(to string) { w.Label = to }
+
+type stubJob struct{ Name string }
+
+// stubRegistry registers a function of every shape Stubs distinguishes.
+func stubRegistry() *Registry {
+	cls := MustClassOf[stubWidget]("Widget", Policy{Eager: []string{"size", "label"}, Lazy: []string{"Notes"},
+		Methods: []string{"grow(by)", "rename"}, Construct: true})
+	reg := NewRegistry().
+		MustRegisterClass("Widget", cls).
+		MustRegister("fetch_price", func(ctx context.Context, item string, qty int) (float64, error) { return 1.5 * float64(qty), nil }, Params("item", "qty")).
+		MustRegister("positional", func(a string, b []int) map[string]float64 { return map[string]float64{a: float64(len(b))} }).
+		MustRegister("when", func(t time.Time, d *time.Duration) time.Time { return t }).
+		MustRegister("total", func(xs ...float64) float64 {
+			s := 0.0
+			for _, x := range xs {
+				s += x
+			}
+			return s
+		}).
+		MustRegister("slow", func(ctx context.Context, n int) (int, error) { return n * 10, nil }, Async(), Params("n")).
+		MustRegister("raw", func(ctx context.Context, c *Call) (any, error) { return len(c.Args) + len(c.Kwargs), nil }, Params("first")).
+		MustRegister("api", func(req json.RawMessage) (json.RawMessage, error) { return req, nil }).
+		MustRegister("jobs", func() []stubJob { return []stubJob{{Name: "build"}} }).
+		MustRegister("make_widget", func() *stubWidget { return &stubWidget{Label: "made"} }).
+		MustRegister("log", func(msg string) error { return nil }).
+		MustRegister("misc", func(u value.UUID, b []byte, m map[int]*string, p value.PathValue, a any) {})
+	reg.SetValue("limit", 10)
+	reg.SetValue("names", []string{"a", "b"})
+	reg.SetValue("w", &stubWidget{Size: 1, Label: "w"})
+	reg.SetValue("nothing", nil)
+	return reg
+}
+
+const wantStubs = `import datetime
+import pathlib
+from typing import Any
+
+class Widget:
+    size: int
+    label: str
+    Notes: str
+    def __init__(self, size: int = ..., label: str = ..., *, Notes: str = ...) -> None: ...
+    def grow(self, by: int) -> int: ...
+    def rename(self, arg0: str, /) -> None: ...
+def api(arg0: Any, /) -> Any: ...
+def fetch_price(item: str, qty: int) -> float: ...
+def jobs() -> list[dict[str, Any]]: ...
+def log(arg0: str, /) -> None: ...
+def make_widget() -> Widget: ...
+def misc(arg0: str, arg1: bytes, arg2: dict[int, str | None], arg3: pathlib.Path, arg4: Any, /) -> None: ...
+def positional(arg0: str, arg1: list[int], /) -> dict[str, float]: ...
+def raw(first: Any, *args: Any, **kwargs: Any) -> Any: ...
+async def slow(n: int) -> int: ...
+def total(*args: float) -> float: ...
+def when(arg0: datetime.datetime, arg1: datetime.timedelta | None, /) -> datetime.datetime: ...
+limit: int
+names: list[str]
+nothing: None
+w: Widget
+`
+
+func TestStubs(t *testing.T) {
+	if got := stubRegistry().Stubs(); got != wantStubs {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, wantStubs)
+	}
+	if got := NewRegistry().Stubs(); got != "" {
+		t.Fatalf("empty registry: %q", got)
+	}
+}
+
+func TestParamsChecked(t *testing.T) {
+	f := func(a, b int) int { return a + b }
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a"}, "1 parameter names for 2 parameters"},
+		{[]string{"a", "a"}, `repeated parameter name "a"`},
+		{[]string{"a", "class"}, `bad or repeated parameter name "class"`},
+		{[]string{"a", "b c"}, `bad or repeated parameter name "b c"`},
+	} {
+		if err := NewRegistry().Register("f", f, Params(c.names...)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Params%q: %v", c.names, err)
+		}
+	}
+	raw := func(ctx context.Context, c *Call) (any, error) { return nil, nil }
+	if err := NewRegistry().Register("f", raw, Params("x", "x")); err == nil {
+		t.Error("a Func's repeated names were accepted")
+	}
+}
