@@ -389,7 +389,7 @@ type signature struct {
 	recv     bool
 	ctx      bool
 	params   []reflect.Type
-	names    []string // Python names of the fixed parameters, for keywords; nil: positional only
+	names    []string     // Python names of the fixed parameters, for keywords; nil: positional only
 	out      reflect.Type // the value result's type; nil without one
 	fixed    int
 	variadic bool

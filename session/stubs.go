@@ -265,4 +265,3 @@ func (st *stubWriter) pyType(t reflect.Type) string {
 	}
 	return st.anyType()
 }
-

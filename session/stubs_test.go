@@ -16,7 +16,7 @@ type stubWidget struct {
 	Notes string
 }
 
-func (w *stubWidget) Grow(by int) int { w.Size += by; return w.Size }
+func (w *stubWidget) Grow(by int) int  { w.Size += by; return w.Size }
 func (w *stubWidget) Rename(to string) { w.Label = to }
 
 type stubJob struct{ Name string }
