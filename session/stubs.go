@@ -171,6 +171,10 @@ func (st *stubWriter) class(b *strings.Builder, name string, c *Class) {
 		b.WriteString(") -> " + st.result(m.sig) + ": ...\n")
 		n++
 	}
+	if c.p.Getattr != nil {
+		b.WriteString("    def __getattr__(self, name: str) -> " + st.anyType() + ": ...\n")
+		n++
+	}
 	if n == 0 {
 		b.WriteString("    ...\n")
 	}
@@ -198,7 +202,16 @@ var (
 )
 
 // pyType annotates a Go type as the conversions treat it.
-func (st *stubWriter) pyType(t reflect.Type) string {
+func (st *stubWriter) pyType(t reflect.Type) string { return st.pyTypeAt(t, 0) }
+
+// pyTypeAt is pyType for a type nested depth levels deep: past a few
+// levels Any, so that a type that holds itself (type Tree map[string]Tree)
+// ends.
+func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
+	if depth > 8 {
+		return st.anyType()
+	}
+	pyType := func(t reflect.Type) string { return st.pyTypeAt(t, depth+1) }
 	if c := st.r.types[t]; c != nil {
 		return c.name
 	}
@@ -255,13 +268,13 @@ func (st *stubWriter) pyType(t reflect.Type) string {
 		if t.Elem().Kind() == reflect.Uint8 {
 			return "bytes"
 		}
-		return "list[" + st.pyType(t.Elem()) + "]"
+		return "list[" + pyType(t.Elem()) + "]"
 	case reflect.Map:
-		return "dict[" + st.pyType(t.Key()) + ", " + st.pyType(t.Elem()) + "]"
+		return "dict[" + pyType(t.Key()) + ", " + pyType(t.Elem()) + "]"
 	case reflect.Struct:
 		return "dict[str, " + st.anyType() + "]"
 	case reflect.Pointer:
-		return st.pyType(t.Elem()) + " | None"
+		return pyType(t.Elem()) + " | None"
 	}
 	return st.anyType()
 }
