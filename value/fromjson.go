@@ -28,7 +28,11 @@ import (
 // white space around it. Python's extensions (NaN, Infinity) are refused,
 // as RFC 8259 and encoding/json refuse them. The reader is iterative: a
 // deeply nested text needs no Go stack, and its work and memory are
-// linear in the text's length.
+// linear in the text's length. A graph holds about 30 bytes a value
+// (24 a node, 4 an item), so dense text such as [0,0,0,...] becomes about
+// 14 times its length, and reading allocates a few times that while the
+// node slice grows: bound the text of untrusted clients before reading
+// it.
 
 // FromJSON appends the nodes of the JSON value in text to g and returns
 // the id of its root (see the mapping above). On error g is left as it
