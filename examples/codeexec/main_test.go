@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/pool"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newTestServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	testenv.Worker(t)
+	log := slog.New(slog.DiscardHandler)
+	p, err := pool.New(context.Background(), pool.Config{MinWorkers: 1, MaxWorkers: 2, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(newServer(p, log).handler())
+	t.Cleanup(func() {
+		ts.Close()
+		p.Close(context.Background())
+	})
+	return ts
+}
+
+func post(t *testing.T, ts *httptest.Server, body string) (int, runResponse) {
+	t.Helper()
+	resp, err := http.Post(ts.URL+"/run", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out runResponse
+	if resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+func TestRun(t *testing.T) {
+	ts := newTestServer(t)
+	code, r := post(t, ts, `{"code": "print('hi')\nu = lookup_user(user_id=2)\n{'name': u['name'].upper(), 'n': len(xs) + cfg['k'], 'when': None}",
+		"inputs": {"xs": [1, 2, 3], "cfg": {"k": 10}}}`)
+	if code != 200 || string(r.Result) != `{"name":"GRACE","n":13,"when":null}` || r.Stdout != "hi\n" || r.Error != nil {
+		t.Fatalf("%d %+v", code, r)
+	}
+
+	// What the code does is an error object, never a failed request.
+	for body, want := range map[string]string{
+		`{"code": "lookup_user(9)"}`:                         "RuntimeError: no user 9",
+		`{"code": "1 / 0"}`:                                  "ZeroDivisionError: division by zero",
+		`{"code": "while True: pass", "timeout_ms": 300}`:    "TimeoutError: ",
+		`{"code": "'x' * 10**9"}`:                            "MemoryError: memory limit exceeded",
+		`{"code": "lookup_user('a')", "type_check": true}`:   "TypeCheckError: error[invalid-argument-type]",
+		`{"code": "x = [0] * 10**5\nwhile True: x = x + x"}`: "MemoryError",
+		`{"code": "b'x' * (40 << 20)"}`:                      "WorkerLost: the worker exceeded its memory limit",
+	} {
+		code, r := post(t, ts, body)
+		if code != 200 || r.Error == nil || !strings.HasPrefix(r.Error.Type+": "+r.Error.Message, want) {
+			t.Errorf("%s: %d %+v", body, code, r.Error)
+		}
+	}
+	// A value JSON cannot hold comes back as its repr.
+	if _, r := post(t, ts, `{"code": "float('nan')"}`); string(r.Result) != "null" || r.Repr != "nan" {
+		t.Errorf("nan: %+v", r)
+	}
+	// Output is capped.
+	if _, r := post(t, ts, `{"code": "for i in range(20000): print('x' * 10)"}`); !r.Truncated || len(r.Stdout) != maxStdout {
+		t.Errorf("stdout: %d bytes, truncated %v", len(r.Stdout), r.Truncated)
+	}
+	// The service still serves after all that.
+	if _, r := post(t, ts, `{"code": "sum(range(10))"}`); string(r.Result) != "45" {
+		t.Fatalf("after errors: %+v", r)
+	}
+	if code, _ := post(t, ts, `{"code": 1}`); code != http.StatusBadRequest {
+		t.Fatalf("bad body: %d", code)
+	}
+}
+
+func TestStubs(t *testing.T) {
+	ts := newTestServer(t)
+	resp, err := http.Get(ts.URL + "/stubs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if want := "def lookup_user(user_id: int) -> dict[str, Any]: ...\n"; !strings.HasSuffix(string(b), want) {
+		t.Fatalf("%q", b)
+	}
+}
+
+func TestServeAndStop(t *testing.T) {
+	testenv.Worker(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-workers", "1"}, io.Discard) }()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("did not stop")
+	}
+}
