@@ -18,8 +18,8 @@ import (
 // the sandbox may call it) and an annotated name per value, with types
 // derived from the Go signatures as the conversions treat them (string:
 // str, []T: list[T], map[K]V: dict[K, V], time.Time: datetime.datetime,
-// a struct: dict[str, Any], a registered class's Go type: that class, a
-// pointer: T | None, anything else: Any). Parameters named with [Params]
+// a named struct: a TypedDict of its fields, a registered class's Go type:
+// that class, a pointer: T | None, anything else: Any). Parameters named with [Params]
 // may be passed by keyword; the others are positional-only.
 //
 // Give them to a type-checked session as Config.TypeCheckStubs: without
@@ -40,19 +40,97 @@ func (r *Registry) Stubs() string {
 	for _, name := range sortedKeys(r.values) {
 		body.WriteString(name + ": " + st.valueType(r.values[name]) + "\n")
 	}
+	// The TypedDicts of the struct types met above (and of those their
+	// fields hold), sorted by name, before everything that names them.
+	var dicts []string
+	for len(st.pending) > 0 {
+		t := st.pending[0]
+		st.pending = st.pending[1:]
+		dicts = append(dicts, st.typedDict(t))
+	}
+	slices.Sort(dicts)
 	var head strings.Builder
-	for _, imp := range []struct {
+	if st.datetime {
+		head.WriteString("import datetime\n")
+	}
+	if st.pathlib {
+		head.WriteString("import pathlib\n")
+	}
+	var typing []string
+	for _, name := range []struct {
 		used bool
-		line string
-	}{{st.datetime, "import datetime"}, {st.pathlib, "import pathlib"}, {st.any, "from typing import Any"}} {
-		if imp.used {
-			head.WriteString(imp.line + "\n")
+		name string
+	}{{st.any, "Any"}, {st.notRequired, "NotRequired"}, {len(dicts) > 0, "TypedDict"}} {
+		if name.used {
+			typing = append(typing, name.name)
 		}
+	}
+	if len(typing) > 0 {
+		head.WriteString("from typing import " + strings.Join(typing, ", ") + "\n")
 	}
 	if head.Len() > 0 && body.Len() > 0 {
 		head.WriteString("\n")
 	}
-	return head.String() + body.String()
+	return head.String() + strings.Join(dicts, "") + body.String()
+}
+
+// dictName returns the TypedDict name of struct type t, naming it (and
+// queueing it to be written) the first time: its Go name, made unique
+// against the registry's names and other struct types of that name. ok
+// is false for a struct without a TypedDict form (anonymous, no fields, a
+// key that is not an identifier), which is then a dict[str, Any].
+func (st *stubWriter) dictName(t reflect.Type) (string, bool) {
+	if name, ok := st.dicts[t]; ok {
+		return name, name != ""
+	}
+	if st.dicts == nil {
+		st.dicts, st.dictTypes = map[reflect.Type]string{}, map[string]reflect.Type{}
+	}
+	fields := value.StructFields(t)
+	ok := t.Name() != "" && len(fields) > 0 && isIdentifier(t.Name())
+	for _, f := range fields {
+		ok = ok && isIdentifier(f.Name)
+	}
+	if !ok {
+		st.dicts[t] = ""
+		return "", false
+	}
+	name := t.Name()
+	for i := 2; st.taken(name); i++ {
+		name = t.Name() + "_" + strconv.Itoa(i)
+	}
+	st.dicts[t], st.dictTypes[name] = name, t
+	st.pending = append(st.pending, t)
+	return name, true
+}
+
+// taken reports whether a TypedDict may not take name.
+func (st *stubWriter) taken(name string) bool {
+	_, dict := st.dictTypes[name]
+	_, fn := st.r.funcs[name]
+	_, class := st.r.classes[name]
+	_, val := st.r.values[name]
+	return dict || fn || class || val || sandboxResolves(name) || stubImports[name]
+}
+
+// stubImports are the names the stubs import.
+var stubImports = map[string]bool{"Any": true, "NotRequired": true, "TypedDict": true, "datetime": true, "pathlib": true}
+
+// typedDict writes the TypedDict of struct type t: a field FromGo may
+// leave out (omitempty, omitzero) is NotRequired. (ToGo also accepts a
+// dict without the other keys; the stub asks for complete records.)
+func (st *stubWriter) typedDict(t reflect.Type) string {
+	var b strings.Builder
+	b.WriteString("class " + st.dicts[t] + "(TypedDict):\n")
+	for _, f := range value.StructFields(t) {
+		typ := st.pyType(f.Type)
+		if f.OmitEmpty || f.OmitZero {
+			st.notRequired = true
+			typ = "NotRequired[" + typ + "]"
+		}
+		b.WriteString("    " + f.Name + ": " + typ + "\n")
+	}
+	return b.String()
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -68,6 +146,10 @@ func sortedKeys[V any](m map[string]V) []string {
 type stubWriter struct {
 	r                      *Registry
 	datetime, pathlib, any bool
+	notRequired            bool
+	dicts                  map[reflect.Type]string // TypedDict name of a struct type
+	dictTypes              map[string]reflect.Type // and back
+	pending                []reflect.Type          // named, not yet written
 }
 
 func (st *stubWriter) anyType() string {
@@ -199,6 +281,8 @@ var (
 	bigIntStub   = reflect.TypeFor[big.Int]()
 	rawJSONStub  = reflect.TypeFor[json.RawMessage]()
 	sessionValue = reflect.TypeFor[Value]()
+	appenderStub = reflect.TypeFor[value.GraphAppender]()
+	decoderStub  = reflect.TypeFor[value.GraphDecoder]()
 )
 
 // pyType annotates a Go type as the conversions treat it.
@@ -254,6 +338,9 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 	case rawJSONStub, sessionValue:
 		return st.anyType()
 	}
+	if t.Implements(appenderStub) || t.Implements(decoderStub) || reflect.PointerTo(t).Implements(decoderStub) {
+		return st.anyType() // converts itself
+	}
 	switch t.Kind() {
 	case reflect.Bool:
 		return "bool"
@@ -272,6 +359,9 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 	case reflect.Map:
 		return "dict[" + pyType(t.Key()) + ", " + pyType(t.Elem()) + "]"
 	case reflect.Struct:
+		if name, ok := st.dictName(t); ok {
+			return name
+		}
 		return "dict[str, " + st.anyType() + "]"
 	case reflect.Pointer:
 		return pyType(t.Elem()) + " | None"

@@ -19,7 +19,12 @@ type stubWidget struct {
 func (w *stubWidget) Grow(by int) int  { w.Size += by; return w.Size }
 func (w *stubWidget) Rename(to string) { w.Label = to }
 
-type stubJob struct{ Name string }
+// JobRecord is a record a host function returns: a TypedDict in stubs.
+type JobRecord struct {
+	Name string     `monty:"name"`
+	Tags []string   `monty:"tags,omitempty"`
+	Next *JobRecord `monty:"next"`
+}
 
 // stubRegistry registers a function of every shape Stubs distinguishes.
 func stubRegistry() *Registry {
@@ -40,7 +45,7 @@ func stubRegistry() *Registry {
 		MustRegister("slow", func(ctx context.Context, n int) (int, error) { return n * 10, nil }, Async(), Params("n")).
 		MustRegister("raw", func(ctx context.Context, c *Call) (any, error) { return len(c.Args) + len(c.Kwargs), nil }, Params("first")).
 		MustRegister("api", func(req json.RawMessage) (json.RawMessage, error) { return req, nil }).
-		MustRegister("jobs", func() []stubJob { return []stubJob{{Name: "build"}} }).
+		MustRegister("jobs", func() []JobRecord { return []JobRecord{{Name: "build", Next: &JobRecord{Name: "test"}}} }).
 		MustRegister("make_widget", func() *stubWidget { return &stubWidget{Label: "made"} }).
 		MustRegister("log", func(msg string) error { return nil }).
 		MustRegister("misc", func(u value.UUID, b []byte, m map[int]*string, p value.PathValue, a any) {})
@@ -53,8 +58,12 @@ func stubRegistry() *Registry {
 
 const wantStubs = `import datetime
 import pathlib
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
+class JobRecord(TypedDict):
+    name: str
+    tags: NotRequired[list[str]]
+    next: JobRecord | None
 class Widget:
     size: int
     label: str
@@ -64,7 +73,7 @@ class Widget:
     def rename(self, arg0: str, /) -> None: ...
 def api(arg0: Any, /) -> Any: ...
 def fetch_price(item: str, qty: int) -> float: ...
-def jobs() -> list[dict[str, Any]]: ...
+def jobs() -> list[JobRecord]: ...
 def log(arg0: str, /) -> None: ...
 def make_widget() -> Widget: ...
 def misc(arg0: str, arg1: bytes, arg2: dict[int, str | None], arg3: pathlib.Path, arg4: Any, /) -> None: ...
