@@ -702,3 +702,18 @@ func TestRealPackedValues(t *testing.T) {
 		}
 	}
 }
+
+// WithPrint gives one run its own output sink; the next run without it
+// prints to Config.Print again.
+func TestWithPrint(t *testing.T) {
+	var cfgOut, runOut strings.Builder
+	s := realSession(t, Config{Print: Writers(&cfgOut, &cfgOut)})
+	run(t, s, "print('to config')")
+	run(t, s, "print('to run')\nprint('again')", WithPrint(Writers(&runOut, &runOut)))
+	_, err := s.Run(context.Background(), "print('before the error')\n1/0", WithPrint(Writers(&runOut, &runOut)))
+	pyErr(t, err, "ZeroDivisionError")
+	run(t, s, "print('config again')")
+	if cfgOut.String() != "to config\nconfig again\n" || runOut.String() != "to run\nagain\nbefore the error\n" {
+		t.Fatalf("config got %q, run got %q", cfgOut.String(), runOut.String())
+	}
+}

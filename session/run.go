@@ -24,6 +24,7 @@ type runOptions struct {
 	os            OSHandler
 	skipTypeCheck bool
 	cwd           string
+	print         PrintFunc
 }
 
 // WithFunctions makes the registry's functions and values reachable from
@@ -39,6 +40,12 @@ func WithInputs(inputs ...Input) RunOption {
 // answered "not handled", so filesystem access raises PermissionError and
 // os.getenv and the clocks raise RuntimeError.
 func WithOS(h OSHandler) RunOption { return func(o *runOptions) { o.os = h } }
+
+// WithPrint sends the run's output to f instead of Config.Print, so one
+// session can give each run its own sink (an agent capturing each step's
+// output). f is called as Config.Print is: on the goroutine of the run,
+// one segment at a time, in order.
+func WithPrint(f PrintFunc) RunOption { return func(o *runOptions) { o.print = f } }
 
 // WithSkipTypeCheck runs the snippet without type checking it.
 func WithSkipTypeCheck() RunOption { return func(o *runOptions) { o.skipTypeCheck = true } }
@@ -110,6 +117,7 @@ type runner struct {
 	fctx   context.Context // for host functions; cancelled by finish
 	cancel context.CancelFunc
 	o      runOptions
+	print  PrintFunc   // the session's own, restored by finish
 	g      value.Graph // reply graph, reused across turns
 	rc     message.ResumeCall
 	res    message.ExtResult
@@ -132,9 +140,12 @@ type future struct {
 }
 
 func (s *Session) newRunner(ctx context.Context, opts []RunOption) *runner {
-	r := &runner{s: s, ctx: ctx}
+	r := &runner{s: s, ctx: ctx, print: s.print}
 	for _, o := range opts {
 		o(&r.o)
+	}
+	if r.o.print != nil {
+		s.print = r.o.print // until finish
 	}
 	r.fctx, r.cancel = context.WithCancel(ctx)
 	s.hostCancel.Store(&r.cancel)
@@ -146,6 +157,7 @@ func (r *runner) finish() {
 	r.s.hostCancel.Store(nil)
 	r.cancel()
 	r.wg.Wait()
+	r.s.print = r.print
 }
 
 func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
