@@ -125,7 +125,14 @@ func Params(names ...string) FuncOption {
 	return func(h *hostFunc) { h.params = names }
 }
 
+// Doc documents a function: its docstring in [Registry.Stubs], where a
+// model reading the stubs finds what the function is for. It is also sent
+// with the function value the sandbox gets (the released worker keeps it
+// to itself: a host function has no __doc__ there).
+func Doc(text string) FuncOption { return func(h *hostFunc) { h.doc = &text } }
+
 type hostFunc struct {
+	doc    *string // Doc, or nil
 	name   string
 	fn     Func
 	async  bool

@@ -408,9 +408,9 @@ func (r *runner) lookup(nl *message.NameLookup) message.Request {
 	if c := r.o.funcs.class(nl.Name); c != nil {
 		return r.lookupValue(nl.Name, c)
 	}
-	if r.o.funcs.fn(nl.Name) != nil {
+	if h := r.o.funcs.fn(nl.Name); h != nil {
 		req := &message.ResumeNameLookup{Kind: message.LookupValue}
-		req.Value = req.Values.Add(value.FunctionNode(value.Function{Name: nl.Name}))
+		req.Value = req.Values.Add(value.FunctionNode(value.Function{Name: nl.Name, Docstring: h.doc}))
 		return req
 	}
 	return &message.ResumeNameLookup{Kind: message.LookupUndefined}

@@ -167,11 +167,34 @@ func (st *stubWriter) function(b *strings.Builder, name string, h *hostFunc) {
 		for _, p := range h.params {
 			b.WriteString(p + ": " + st.anyType() + ", ")
 		}
-		b.WriteString("*args: " + st.anyType() + ", **kwargs: " + st.anyType() + ") -> " + st.anyType() + ": ...\n")
+		b.WriteString("*args: " + st.anyType() + ", **kwargs: " + st.anyType() + ") -> " + st.anyType() + ":")
+		writeBody(b, h.doc)
 		return
 	}
 	st.params(b, h.sig, "")
-	b.WriteString(") -> " + st.result(h.sig) + ": ...\n")
+	b.WriteString(") -> " + st.result(h.sig) + ":")
+	writeBody(b, h.doc)
+}
+
+// writeBody ends a def: with its docstring, indented, or with "...".
+func writeBody(b *strings.Builder, doc *string) {
+	if doc == nil {
+		b.WriteString(" ...\n")
+		return
+	}
+	text := strings.ReplaceAll(*doc, `\`, `\\`)
+	text = strings.ReplaceAll(text, `"""`, `\"\"\"`)
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := 1; i < len(lines); i++ {
+		if lines[i] != "" {
+			lines[i] = "    " + lines[i]
+		}
+	}
+	text = strings.Join(lines, "\n")
+	if strings.HasSuffix(text, `"`) {
+		text = text[:len(text)-1] + `\"`
+	}
+	b.WriteString("\n    \"\"\"" + text + "\"\"\"\n")
 }
 
 // params writes a signature's parameters after first (self, or nothing).

@@ -77,7 +77,7 @@ func hostFunctions() *session.Registry {
 				return u, nil
 			}
 			return nil, fmt.Errorf("no user %d", id)
-		}, session.Params("user_id"))
+		}, session.Params("user_id"), session.Doc("The user with this id: a dict with 'name' and 'langs'."))
 }
 
 // capped is an io.Writer keeping the first max bytes.

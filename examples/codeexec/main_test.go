@@ -98,7 +98,7 @@ func TestStubs(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if want := "def lookup_user(user_id: int) -> dict[str, Any]: ...\n"; !strings.HasSuffix(string(b), want) {
+	if want := "def lookup_user(user_id: int) -> dict[str, Any]:\n    \"\"\"The user with this id: a dict with 'name' and 'langs'.\"\"\"\n"; !strings.HasSuffix(string(b), want) {
 		t.Fatalf("%q", b)
 	}
 }
