@@ -66,7 +66,9 @@ func (v Value) Any() (any, error) {
 // conventional forms of bytes, sets, dates and times, timedeltas, paths
 // and dataclasses. A value with no JSON form (NaN, an exception, ...) is a
 // *value.ConversionError naming where it sits. A Result marshals as its
-// value alone.
+// value alone. (json.Marshal rewrites <, > and & in the text as \u003c and
+// so on, for HTML; MarshalJSON itself, or a json.Encoder with
+// SetEscapeHTML(false), keeps json.dumps's text.)
 func (v Value) MarshalJSON() ([]byte, error) {
 	if !v.valid() {
 		return nil, errors.New("monty session: empty value")
