@@ -294,6 +294,24 @@ func BenchmarkReprInts1M(b *testing.B) {
 	}
 }
 
+// BenchmarkReprFloats1M renders a million floats of everyday sizes
+// (prices, ratios, measurements: 1e-3 to 1e6) and a tail of tiny and huge
+// ones, as a result list of floats.
+func BenchmarkReprFloats1M(b *testing.B) {
+	xs := make([]float64, 1_000_000)
+	for i := range xs {
+		xs[i] = float64(i%100_000)*1.37 + 0.001
+		if i%100 == 0 {
+			xs[i] = float64(i) * 1e17
+		}
+	}
+	g, root := resultGraph(b, xs)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = g.Repr(root)
+	}
+}
+
 func BenchmarkStrInts1M(b *testing.B) {
 	g, root := resultGraph(b, ints1M())
 	b.ReportAllocs()
