@@ -293,3 +293,16 @@ func TestRunJSON(t *testing.T) {
 		t.Fatalf("no '=': rc %d err %q", rc, errs)
 	}
 }
+
+// TestRunStdin: "montygo run -" reads the program from standard input, as
+// python - does, and names it <stdin> in a traceback.
+func TestRunStdin(t *testing.T) {
+	out, errs, rc := runCLI(t, "print('from stdin')\nx = 6 * 7\nx\n", "run", "-")
+	if rc != 0 || out != "from stdin\n42\n" {
+		t.Fatalf("rc %d out %q err %q", rc, out, errs)
+	}
+	_, errs, rc = runCLI(t, "1 / 0\n", "run", "-")
+	if rc != 1 || !strings.Contains(errs, `File "<stdin>", line 1, in <module>`) {
+		t.Fatalf("traceback: rc %d err %q", rc, errs)
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
@@ -253,7 +254,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var sf sessionFlags
@@ -263,7 +264,7 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	var inputs multiFlag
 	fs.Var(&inputs, "input", "bind a global to the value of JSON text, as json.loads reads it: NAME=JSON (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo run FILE | -c CODE [flags]")
+		fmt.Fprintln(stderr, "usage: montygo run FILE | - | -c CODE [flags]   (- reads the program from standard input)")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -276,6 +277,18 @@ func runCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	switch {
 	case cSet && len(pos) == 0:
 		src, script = *code, "<string>"
+	case !cSet && len(pos) == 1 && pos[0] == "-":
+		// As python -: the program is standard input, named <stdin> in
+		// tracebacks; bounded by what one frame can carry.
+		b, err := io.ReadAll(io.LimitReader(stdin, protocol.MaxFrameLen+1))
+		if err != nil {
+			return fmt.Errorf("reading the program from standard input: %w", err)
+		}
+		if len(b) > protocol.MaxFrameLen {
+			fmt.Fprintf(stderr, "montygo run: the program on standard input is over %d bytes\n", protocol.MaxFrameLen)
+			return exitError{2}
+		}
+		src, script = string(b), "<stdin>"
 	case !cSet && len(pos) == 1:
 		b, err := os.ReadFile(pos[0])
 		if err != nil {
