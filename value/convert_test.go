@@ -1,6 +1,7 @@
 package value
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -689,5 +690,66 @@ func BenchmarkFromGoStruct(b *testing.B) {
 		if _, err := FromGo(g, v); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// jsonTagged is a type written for encoding/json: its json tags name the
+// keys Python sees, unless a monty tag overrides them.
+type jsonTagged struct {
+	Name    string   `json:"name"`
+	Price   float64  `json:"price,omitempty"`
+	Tags    []string `json:"tags,omitzero"`
+	Secret  string   `json:"-"`
+	Dash    int      `json:"-,"`
+	Own     int      `json:"own_json" monty:"own"`
+	Plain   int      `json:",omitempty"`
+	GoName  int      `json:"go_name" monty:""`
+	Dropped int      `json:"dropped" monty:"-"`
+}
+
+func TestJSONTagsNameFields(t *testing.T) {
+	v := jsonTagged{Name: "apple", Secret: "s", Dash: 1, Own: 2, GoName: 3, Dropped: 4}
+	var g Graph
+	id, err := FromGo(&g, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "{'name': 'apple', '-': 1, 'own': 2, 'GoName': 3}"
+	if got := g.Repr(id); got != want {
+		t.Fatalf("FromGo: %s, want %s", got, want)
+	}
+	// The same keys read back, and the JSON text encoding/json writes
+	// converts to the same struct.
+	var back jsonTagged
+	if err := ToGo(&g, id, &back); err != nil {
+		t.Fatal(err)
+	}
+	v.Secret, v.Dropped = "", 0
+	if !reflect.DeepEqual(back, v) {
+		t.Fatalf("ToGo: %+v, want %+v", back, v)
+	}
+	full := jsonTagged{Name: "pear", Price: 0.5, Tags: []string{"x"}, Plain: 7}
+	text, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jg Graph
+	jid, err := FromJSON(&jg, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromJSON jsonTagged
+	if err := ToGo(&jg, jid, &fromJSON); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromJSON, full) {
+		t.Fatalf("from %s: %+v, want %+v", text, fromJSON, full)
+	}
+	names := []string{}
+	for _, f := range StructFields(reflect.TypeFor[jsonTagged]()) {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, " "); got != "name price tags - own Plain GoName" {
+		t.Fatalf("StructFields: %s", got)
 	}
 }

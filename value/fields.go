@@ -14,7 +14,8 @@ import (
 // Field is one struct field as the conversions see it.
 type Field struct {
 	// Name is the Python-side name: the dict key FromGo writes and ToGo
-	// matches (the `monty` tag's name, else the Go name).
+	// matches (the `monty` tag's name; without a `monty` tag, the `json`
+	// tag's; else the Go name).
 	Name string
 	// GoName is the Go field name (used in error paths).
 	GoName string
@@ -33,7 +34,8 @@ var fieldCache sync.Map // reflect.Type -> []Field
 
 // StructFields returns the fields of struct type t that [FromGo] encodes
 // and [ToGo] decodes, in field order: exported fields under their `monty`
-// tag name or Go name, `monty:"-"` skipped, the fields of untagged embedded
+// tag name (without a `monty` tag, their `json` tag name) or Go name, a
+// tag "-" skipped, the fields of untagged embedded
 // structs promoted with encoding/json's rules for conflicting names. Any
 // other type has no fields. The result is cached per type and shared: do
 // not modify it. It is safe for concurrent use.
@@ -85,7 +87,12 @@ func typeFields(t reflect.Type) []Field {
 				} else if !sf.IsExported() {
 					continue
 				}
-				tag := sf.Tag.Get("monty")
+				tag, ok := sf.Tag.Lookup("monty")
+				if !ok {
+					// A type written for encoding/json converts as it
+					// marshals: its json tag names (and skips) fields.
+					tag = sf.Tag.Get("json")
+				}
 				if tag == "-" {
 					continue
 				}

@@ -54,8 +54,11 @@ import (
 // under their Go name or the name of a `monty:"name"` tag; `monty:"-"` skips
 // a field, the omitempty option skips false, 0, "", nil and empty
 // containers, and omitzero skips zero values (or values whose IsZero method
-// reports true). Untagged embedded structs have their fields promoted, with
-// encoding/json's rules for conflicting names.
+// reports true). A field without a `monty` tag reads its `json` tag the
+// same way (name, "-", omitempty, omitzero), so a type written for
+// encoding/json shows Python the keys its JSON has; a `monty` tag, even an
+// empty one, overrides it. Untagged embedded structs have their fields
+// promoted, with encoding/json's rules for conflicting names.
 //
 // A time.Time is an instant, so it always becomes an aware datetime: its
 // offset is the one of its location at that instant, and the zone
