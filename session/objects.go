@@ -33,7 +33,7 @@ import (
 // A Policy is plain data; ClassOf copies it.
 type Policy struct {
 	// Eager lists the attributes sent with every instance, in order:
-	// exported struct fields, named by their `monty` tag or Go name. The
+	// exported struct fields, named as value.StructFields names them (`monty` tag, `json` tag, Go name). The
 	// sandbox reads them locally, without a round trip, and repr() shows
 	// them (Widget(size=3)). They are a snapshot taken when the instance is
 	// sent: a method that changes such a field does not change the
