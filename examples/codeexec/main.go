@@ -69,15 +69,22 @@ type runResponse struct {
 
 // hostFunctions are what the sandbox may call: a stand-in for the
 // service's own data.
+// User is the service's own API type: the sandbox sees it as a dict with
+// the keys of its JSON, and its stub as a TypedDict.
+type User struct {
+	Name  string   `json:"name"`
+	Langs []string `json:"langs,omitempty"`
+}
+
 func hostFunctions() *session.Registry {
-	users := map[int]map[string]any{1: {"name": "ada", "langs": []string{"en"}}, 2: {"name": "grace", "langs": []string{"en", "fr"}}}
+	users := map[int]User{1: {Name: "ada", Langs: []string{"en"}}, 2: {Name: "grace", Langs: []string{"en", "fr"}}}
 	return session.NewRegistry().
-		MustRegister("lookup_user", func(ctx context.Context, id int) (map[string]any, error) {
+		MustRegister("lookup_user", func(ctx context.Context, id int) (User, error) {
 			if u, ok := users[id]; ok {
 				return u, nil
 			}
-			return nil, fmt.Errorf("no user %d", id)
-		}, session.Params("user_id"), session.Doc("The user with this id: a dict with 'name' and 'langs'."))
+			return User{}, fmt.Errorf("no user %d", id)
+		}, session.Params("user_id"), session.Doc("The user with this id."))
 }
 
 // capped is an io.Writer keeping the first max bytes.

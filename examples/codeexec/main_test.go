@@ -60,13 +60,14 @@ func TestRun(t *testing.T) {
 
 	// What the code does is an error object, never a failed request.
 	for body, want := range map[string]string{
-		`{"code": "lookup_user(9)"}`:                         "RuntimeError: no user 9",
-		`{"code": "1 / 0"}`:                                  "ZeroDivisionError: division by zero",
-		`{"code": "while True: pass", "timeout_ms": 300}`:    "TimeoutError: ",
-		`{"code": "'x' * 10**9"}`:                            "MemoryError: memory limit exceeded",
-		`{"code": "lookup_user('a')", "type_check": true}`:   "TypeCheckError: error[invalid-argument-type]",
-		`{"code": "x = [0] * 10**5\nwhile True: x = x + x"}`: "MemoryError",
-		`{"code": "b'x' * (40 << 20)"}`:                      "WorkerLost: the worker exceeded its memory limit",
+		`{"code": "lookup_user(9)"}`:                            "RuntimeError: no user 9",
+		`{"code": "1 / 0"}`:                                     "ZeroDivisionError: division by zero",
+		`{"code": "while True: pass", "timeout_ms": 300}`:       "TimeoutError: ",
+		`{"code": "'x' * 10**9"}`:                               "MemoryError: memory limit exceeded",
+		`{"code": "lookup_user('a')", "type_check": true}`:      "TypeCheckError: error[invalid-argument-type]",
+		`{"code": "lookup_user(1)['nam']", "type_check": true}`: "TypeCheckError: error[invalid-key]",
+		`{"code": "x = [0] * 10**5\nwhile True: x = x + x"}`:    "MemoryError",
+		`{"code": "b'x' * (40 << 20)"}`:                         "WorkerLost: the worker exceeded its memory limit",
 	} {
 		code, r := post(t, ts, body)
 		if code != 200 || r.Error == nil || !strings.HasPrefix(r.Error.Type+": "+r.Error.Message, want) {
@@ -98,7 +99,10 @@ func TestStubs(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if want := "def lookup_user(user_id: int) -> dict[str, Any]:\n    \"\"\"The user with this id: a dict with 'name' and 'langs'.\"\"\"\n"; !strings.HasSuffix(string(b), want) {
+	// The service's User type, json tags and all, is a TypedDict.
+	want := "class User(TypedDict):\n    name: str\n    langs: NotRequired[list[str]]\n" +
+		"def lookup_user(user_id: int) -> User:\n    \"\"\"The user with this id.\"\"\"\n"
+	if !strings.HasSuffix(string(b), want) {
 		t.Fatalf("%q", b)
 	}
 }
