@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomonty/monty/child"
@@ -53,6 +54,10 @@ type conn struct {
 	maxSusp    uint64
 	susp       uint64
 	wbuf       []byte
+
+	// inTurn is set while a request is with the worker, so a client that
+	// leaves then counts as dropped whatever its close code.
+	inTurn atomic.Bool
 
 	endOnce sync.Once
 	mu      sync.Mutex
@@ -126,7 +131,9 @@ func (g gate) ReadFrame() ([]byte, error) {
 }
 
 // readFailed records why the client side ended and hands child.Serve a
-// clean end of stream (there is nobody left to send a FatalError to).
+// clean end of stream (there is nobody left to send a FatalError to). It
+// is also called by the session's watcher when the client leaves while a
+// turn runs; ending the session then interrupts the turn.
 func (g gate) readFailed(err error) error {
 	if g.ended() != "" {
 		return io.EOF
@@ -137,7 +144,7 @@ func (g gate) readFailed(err error) error {
 		g.end(CloseTooLarge, "frame over the cap", OutcomeOversize)
 	case errors.Is(err, ws.ErrNotBinary):
 		g.end(CloseProtocol, "frames must be binary messages", OutcomeProtocol)
-	case errors.As(err, &ce) && (ce.Code == CloseNormal || ce.Code == CloseDrain):
+	case errors.As(err, &ce) && (ce.Code == CloseNormal || ce.Code == CloseDrain) && !g.inTurn.Load():
 		g.end(CloseNormal, "", OutcomeOK)
 	default:
 		g.end(CloseNormal, "", OutcomeClientDropped)
@@ -328,7 +335,9 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 	tctx, cancel := context.WithTimeout(ctx, p.srv.cfg.TurnTimeout)
 	defer cancel()
 	start := time.Now()
+	p.inTurn.Store(true)
 	_, err := f(tctx)
+	p.inTurn.Store(false)
 	if observe {
 		p.srv.m.turn.Observe(time.Since(start).Seconds())
 	}

@@ -353,10 +353,25 @@ func (s *Server) run(wc *ws.Conn, client, remote string, sl *slot) {
 	s.m.active.Inc()
 	start := time.Now()
 	log.Info("session open", slog.String("remote", remote))
+	// A client that leaves (a Close frame, a reset connection) ends the
+	// session at once, even while a turn runs and nobody reads the
+	// WebSocket: the turn is interrupted and its worker freed, rather than
+	// held until the turn ends or times out.
+	unwatch, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-wc.Done():
+			gate{c}.readFailed(wc.Err())
+		case <-unwatch:
+		}
+	}()
 	err := child.Serve(ctx, gate{c}, policy{c}, child.Options{
 		Limits: codec.Limits{MaxFrameLen: s.cfg.MaxFrameLen},
 		Logger: log,
 	})
+	close(unwatch)
+	<-watched
 	sl.free()
 	outcome := c.ended()
 	if outcome == "" {

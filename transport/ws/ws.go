@@ -403,11 +403,31 @@ func (cn *Conn) ReadFrame() ([]byte, error) {
 			return b, nil
 		default:
 		}
-		if cn.local.Load() {
-			return nil, net.ErrClosed
-		}
-		return nil, cn.err
+		return nil, cn.Err()
 	}
+}
+
+// Done returns a channel that is closed once the connection's reader has
+// stopped: the peer closed or dropped the connection, or sent what ends it
+// (a text message, a message over the cap), or this side closed it. A
+// server uses it to notice a client that went away while a request is
+// being served. Frames received before then are still returned by
+// ReadFrame, and then [Conn.Err].
+func (cn *Conn) Done() <-chan struct{} { return cn.done }
+
+// Err returns the error that stopped the reader once [Conn.Done] is
+// closed (what ReadFrame returns after the frames received before it),
+// and nil while the reader runs.
+func (cn *Conn) Err() error {
+	select {
+	case <-cn.done:
+	default:
+		return nil
+	}
+	if cn.local.Load() {
+		return net.ErrClosed
+	}
+	return cn.err
 }
 
 // Pending reports whether a received frame has not been read yet. Under

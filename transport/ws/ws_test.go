@@ -365,3 +365,36 @@ func TestDialErrorOverloaded(t *testing.T) {
 		}
 	}
 }
+
+// Done tells that the peer left without a ReadFrame, and frames sent
+// before the Close still come first.
+func TestDoneAndErrWithoutReading(t *testing.T) {
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{})
+	if c.Err() != nil {
+		t.Fatalf("Err while open = %v", c.Err())
+	}
+	if err := s.Write(ctx10(t), websocket.MessageBinary, []byte("last")); err != nil {
+		t.Fatal(err)
+	}
+	go s.Close(4003, "bye")
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done was not closed after the peer's Close")
+	}
+	var ce *CloseError
+	if err := c.Err(); !errors.As(err, &ce) || ce.Code != 4003 {
+		t.Fatalf("Err = %v, want CloseError 4003", err)
+	}
+	if b, err := c.ReadFrame(); err != nil || string(b) != "last" {
+		t.Fatalf("ReadFrame = %q, %v; want the frame sent before the Close", b, err)
+	}
+	if _, err := c.ReadFrame(); !errors.As(err, &ce) {
+		t.Fatalf("ReadFrame = %v, want the CloseError", err)
+	}
+	c.Close()
+	if !errors.Is(c.Err(), net.ErrClosed) {
+		t.Fatalf("Err after Close = %v, want net.ErrClosed", c.Err())
+	}
+}
