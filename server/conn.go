@@ -178,7 +178,15 @@ func (g gate) shutdownDump() {
 			g.log.Warn("drain: dump failed", slog.Any("error", err))
 		}
 	}
-	if err := g.send(sd); err != nil {
+	err := g.send(sd)
+	var tl *frame.TooLargeError
+	if errors.As(err, &tl) {
+		// The dump does not fit the frame cap: the client still learns
+		// that its request did not run.
+		g.log.Warn("drain: signed dump over the frame cap; ShutdownDump sent without it", slog.Uint64("bytes", tl.Len))
+		err = g.send(&message.ShutdownDump{})
+	}
+	if err != nil {
 		g.log.Info("drain: ShutdownDump not delivered", slog.Any("error", err))
 	}
 	g.end(CloseDrain, "server draining", OutcomeDrained)
@@ -259,10 +267,22 @@ func (p policy) Resume(ctx context.Context, req message.Request, out child.Outpu
 	return p.counted(ctx, out, func(ctx context.Context) (message.Event, error) { return p.eng.Resume(ctx, req, out) })
 }
 
-// Dump snapshots the session and signs the dump.
+// dumpEventOverhead bounds what a DumpResult event adds to its state: the
+// event and DumpResult tags and lengths (12 bytes) and the stamps (at most
+// seven varint fields of 12 bytes).
+const dumpEventOverhead = 128
+
+// Dump snapshots the session and signs the dump. A signed dump that would
+// not fit the frame cap is refused with an Error (the session lives on)
+// rather than written and failing the connection.
 func (p policy) Dump(ctx context.Context) (message.Event, error) {
 	ev, err := p.turnEvent(ctx, p.eng.Dump)
 	if dr, ok := ev.(*message.DumpResult); ok && err == nil {
+		if n := headerLen + len(dr.State); n+dumpEventOverhead > p.ws.MaxFrameLen() {
+			return &message.Error{Exception: message.NewException("RuntimeError",
+				"dump of "+strconv.Itoa(n)+" bytes (signed) exceeds the maximum frame of "+
+					strconv.Itoa(p.ws.MaxFrameLen())+" bytes")}, nil
+		}
 		return &message.DumpResult{State: p.srv.signer.Sign(dr.State)}, nil
 	}
 	return ev, err

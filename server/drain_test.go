@@ -138,3 +138,31 @@ func TestDrainLetsARunningTurnFinish(t *testing.T) {
 	}
 	expectShutdownDump(t, c, &message.Feed{Code: "n"})
 }
+
+// A dump that does not fit the frame cap once signed: Dump answers an
+// Error and the session lives on; at a drain the client still learns that
+// its request did not run (a ShutdownDump without a dump), rather than
+// seeing a bare disconnect.
+func TestDumpOverTheFrameCap(t *testing.T) {
+	a := startServer(t, func(c *Config) {
+		c.MaxFrameLen = 64 << 10
+		c.DrainGrace = time.Hour
+	})
+	c := dialConfigured(t, a.URL, 4)
+	repr(t, c, "x = 'a' * 70000\nNone")
+	got := describe(do(t, c, &message.Dump{}).Event)
+	wantPrefix(t, got, "Error RuntimeError: dump of ")
+	if got := repr(t, c, "len(x)"); got != "70000" {
+		t.Fatalf("after the refused Dump: %s", got)
+	}
+	go a.Shutdown(context.Background())
+	waitReady(t, a, http.StatusServiceUnavailable)
+	turn := do(t, c, &message.Feed{Code: "len(x)"})
+	sd, ok := turn.Event.Body.(*message.ShutdownDump)
+	if !ok || sd.Dump != nil {
+		t.Fatalf("during the drain the Feed was answered %s, want a ShutdownDump without a dump", describe(turn.Event))
+	}
+	if code := closeCode(t, c); code != CloseDrain {
+		t.Fatalf("close code %d after ShutdownDump, want %d", code, CloseDrain)
+	}
+}
