@@ -117,10 +117,10 @@ func (g gate) ReadFrame() ([]byte, error) {
 			g.shutdownDump()
 			return nil, io.EOF
 		}
-		k, known := peek.Request(b)
-		if why := refusal(message.RequestKind(k), known, g.configured); why != "" {
+		k, known := requestKind(b)
+		if why := refusal(k, known, g.configured); why != "" {
 			g.srv.m.refusals.WithLabelValues(ReasonRequestRefused).Inc()
-			g.log.Info("request refused", slog.String("kind", message.RequestKind(k).String()), slog.String("why", why))
+			g.log.Info("request refused", slog.String("kind", k.String()), slog.String("why", why))
 			if err := g.send(&message.Error{Exception: message.NewException("RuntimeError", "protocol violation: "+why)}); err != nil {
 				return nil, io.EOF
 			}
@@ -128,6 +128,14 @@ func (g gate) ReadFrame() ([]byte, error) {
 		}
 		return b, nil
 	}
+}
+
+// requestKind returns the kind of request the child's decoder reads from
+// frame b: its last known arm, skipping what the decoders skip, so that
+// no field appended after a refused arm hides it from the gate.
+func requestKind(b []byte) (message.RequestKind, bool) {
+	k := peek.DecodedRequest(b)
+	return message.RequestKind(k), k != 0
 }
 
 // readFailed records why the client side ended and hands child.Serve a
