@@ -4,8 +4,12 @@
 // Each protocol message travels as one binary WebSocket message with no
 // length prefix: requests from the parent, events from the child. Both
 // directions are capped at the frame cap (256 MiB by default), checked before
-// a frame is sent and enforced as the read limit on receipt, so a peer
-// cannot make this side buffer more than one capped message.
+// a frame is sent and enforced as the read limit on receipt, so no message
+// a peer sends takes more than the cap to hold. The reader reads one
+// message ahead: a peer that sends without waiting for answers can make
+// this side hold two capped messages not yet returned by ReadFrame (the
+// next one, and the one after it, read but not handed over), besides the
+// one its caller is working on.
 //
 // A [Conn] reads in a background goroutine for its whole life, so pings
 // from the peer are answered while the parent is idle between requests (a
