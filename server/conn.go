@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gomonty/monty/child"
@@ -54,10 +53,6 @@ type conn struct {
 	maxSusp    uint64
 	susp       uint64
 	wbuf       []byte
-
-	// inTurn is set while a request is with the worker, so a client that
-	// leaves then counts as dropped whatever its close code.
-	inTurn atomic.Bool
 
 	endOnce sync.Once
 	mu      sync.Mutex
@@ -152,7 +147,7 @@ func (g gate) readFailed(err error) error {
 		g.end(CloseTooLarge, "frame over the cap", OutcomeOversize)
 	case errors.Is(err, ws.ErrNotBinary):
 		g.end(CloseProtocol, "frames must be binary messages", OutcomeProtocol)
-	case errors.As(err, &ce) && (ce.Code == CloseNormal || ce.Code == CloseDrain) && !g.inTurn.Load():
+	case errors.As(err, &ce) && (ce.Code == CloseNormal || ce.Code == CloseDrain):
 		g.end(CloseNormal, "", OutcomeOK)
 	default:
 		g.end(CloseNormal, "", OutcomeClientDropped)
@@ -363,9 +358,7 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 	tctx, cancel := context.WithTimeout(ctx, p.srv.cfg.TurnTimeout)
 	defer cancel()
 	start := time.Now()
-	p.inTurn.Store(true)
 	_, err := f(tctx)
-	p.inTurn.Store(false)
 	if observe {
 		p.srv.m.turn.Observe(time.Since(start).Seconds())
 	}
