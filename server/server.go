@@ -376,10 +376,16 @@ func (s *Server) run(wc *ws.Conn, client, remote string, sl *slot) {
 	outcome := c.ended()
 	if outcome == "" {
 		var ee *child.ExitError
+		var uv *protocol.UnsupportedVersionError
 		switch {
 		case err == nil:
 			outcome = OutcomeOK
 			c.end(CloseNormal, "", outcome)
+		case errors.As(err, &uv):
+			// The client asked for a version this server does not speak
+			// (its FatalError says which it does); no worker was involved.
+			outcome = OutcomeVersionRefused
+			c.end(CloseProtocol, "unsupported protocol version", outcome)
 		case errors.As(err, &ee) && ee.Code == protocol.ExitProtocol:
 			outcome = OutcomeProtocol
 			c.end(CloseProtocol, truncate(ee.Message, 120), outcome)
