@@ -260,13 +260,14 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	}
 	client := opts.HTTPClient
 	var raw *rawConn
+	var tr *http.Transport
 	if client == nil {
 		d := opts.NetDialer
 		if d == nil {
 			d = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 		}
 		raw = &rawConn{}
-		client = &http.Client{Transport: &http.Transport{
+		tr = &http.Transport{
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				c, err := d.DialContext(ctx, network, addr)
 				if err == nil {
@@ -298,12 +299,19 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 			TLSClientConfig:   opts.TLSConfig,
 			ForceAttemptHTTP2: false,
 			Proxy:             http.ProxyFromEnvironment,
-		}}
+		}
+		client = &http.Client{Transport: tr}
 	}
 	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{
 		HTTPClient: client,
 		HTTPHeader: h,
 	})
+	if tr != nil {
+		// The transport is this dial's alone: a refused upgrade's
+		// connection would otherwise stay open as an idle keep-alive
+		// connection nobody will use (an upgraded one is not idle).
+		defer tr.CloseIdleConnections()
+	}
 	if err != nil {
 		de := &DialError{URL: rawURL, Err: err}
 		if resp != nil {

@@ -398,3 +398,34 @@ func TestDoneAndErrWithoutReading(t *testing.T) {
 		t.Fatalf("Err after Close = %v, want net.ErrClosed", c.Err())
 	}
 }
+
+// A refused upgrade leaves no connection behind: the HTTP transport a
+// Dial makes would otherwise keep the refused connection alive (two
+// goroutines and a socket per dial, until the server's idle timeout), and
+// a pool retrying a draining endpoint dials again and again.
+func TestRefusedUpgradeKeepsNoConnection(t *testing.T) {
+	var open atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "draining", http.StatusServiceUnavailable)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	for range 10 {
+		if _, err := Dial(ctx10(t), "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{}); err == nil {
+			t.Fatal("the upgrade was not refused")
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); open.Load() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d refused connections still open", open.Load())
+		}
+	}
+}
