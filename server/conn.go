@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/child/relay"
@@ -388,9 +389,14 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 	return err
 }
 
+// truncate cuts s to at most n bytes, on a character boundary (a close
+// reason must be UTF-8).
 func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

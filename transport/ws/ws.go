@@ -37,6 +37,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -475,7 +476,8 @@ func (cn *Conn) WriteFrame(body []byte) error {
 func (cn *Conn) Close() error { return cn.CloseWith(int(websocket.StatusNormalClosure), "") }
 
 // CloseWith is Close with a chosen close code and reason (a reason longer
-// than 123 bytes is cut).
+// than 123 bytes is cut on a character boundary; invalid UTF-8 in it is
+// replaced, as a Close frame's reason must be UTF-8).
 func (cn *Conn) CloseWith(code int, reason string) error {
 	cn.local.Store(true)
 	cn.closeWire(code, reason)
@@ -488,9 +490,7 @@ func (cn *Conn) CloseWith(code int, reason string) error {
 func (cn *Conn) closeWire(code int, reason string) {
 	cn.closeOnce.Do(func() {
 		close(cn.closing)
-		if len(reason) > 123 {
-			reason = reason[:123]
-		}
+		reason = closeReason(reason)
 		finished := make(chan error, 1)
 		go func() { finished <- cn.c.Close(websocket.StatusCode(code), reason) }()
 		t := time.NewTimer(cn.closeWait)
@@ -504,6 +504,24 @@ func (cn *Conn) closeWire(code int, reason string) {
 			<-finished
 		}
 	})
+}
+
+// maxCloseReason is the most a Close frame's reason can hold (125 bytes of
+// control-frame payload less the 2-byte code).
+const maxCloseReason = 123
+
+// closeReason makes reason fit a Close frame: valid UTF-8 (RFC 6455
+// §5.5.1), cut on a character boundary to at most maxCloseReason bytes.
+func closeReason(reason string) string {
+	reason = strings.ToValidUTF8(reason, "\uFFFD")
+	if len(reason) <= maxCloseReason {
+		return reason
+	}
+	n := maxCloseReason
+	for n > 0 && !utf8.RuneStart(reason[n]) {
+		n--
+	}
+	return reason[:n]
 }
 
 func ignoreClosed(err error) error {

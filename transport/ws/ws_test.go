@@ -187,6 +187,10 @@ func TestCloseSendsACloseFrame(t *testing.T) {
 	}{
 		{"Close", (*Conn).Close, websocket.StatusNormalClosure, ""},
 		{"CloseWith", func(c *Conn) error { return c.CloseWith(4000, "abandoned") }, 4000, "abandoned"},
+		// A reason over 123 bytes is cut on a character boundary: the
+		// reason must be valid UTF-8 (RFC 6455 §5.5.1; some peers fail
+		// the connection otherwise).
+		{"CloseWith long reason", func(c *Conn) error { return c.CloseWith(4000, strings.Repeat("é", 100)) }, 4000, strings.Repeat("é", 61)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPeer(t)
