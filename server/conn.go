@@ -200,8 +200,6 @@ func (g gate) shutdownDump() {
 // reading (its TCP window full) for longer than the idle timeout ends the
 // session, so it cannot hold a worker until the session timeout.
 func (g gate) WriteFrame(b []byte) error {
-	g.srv.m.framesOut.Inc()
-	g.srv.m.bytesOut.Add(float64(len(b)))
 	if g.stuckT == nil {
 		g.stuckT = time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
 			g.end(CloseIdleTimeout, "client not reading", OutcomeIdleTimeout)
@@ -210,7 +208,14 @@ func (g gate) WriteFrame(b []byte) error {
 		g.stuckT.Reset(g.srv.cfg.IdleTimeout)
 	}
 	defer g.stuckT.Stop()
-	return g.ws.WriteFrame(b)
+	if err := g.ws.WriteFrame(b); err != nil {
+		return err
+	}
+	// Counted once sent: a frame refused (over the cap) or not delivered
+	// (the client gone) was not carried.
+	g.srv.m.framesOut.Inc()
+	g.srv.m.bytesOut.Add(float64(len(b)))
+	return nil
 }
 
 // Pending reports whether the client has sent a frame not yet read.

@@ -155,7 +155,8 @@ func TestDumpOverTheFrameCap(t *testing.T) {
 	if got := repr(t, c, "len(x)"); got != "70000" {
 		t.Fatalf("after the refused Dump: %s", got)
 	}
-	go a.Shutdown(context.Background())
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- a.Shutdown(context.Background()) }()
 	waitReady(t, a, http.StatusServiceUnavailable)
 	turn := do(t, c, &message.Feed{Code: "len(x)"})
 	sd, ok := turn.Event.Body.(*message.ShutdownDump)
@@ -165,4 +166,36 @@ func TestDumpOverTheFrameCap(t *testing.T) {
 	if code := closeCode(t, c); code != CloseDrain {
 		t.Fatalf("close code %d after ShutdownDump, want %d", code, CloseDrain)
 	}
+	// Five events went out (Ok, Complete, Error, Complete, ShutdownDump);
+	// the ShutdownDump that did not fit was never sent, so not counted.
+	if err := <-shutdown; err != nil {
+		t.Fatal(err)
+	}
+	if got := framesOut(t, a); got != 5 {
+		t.Fatalf("monty_server_frames_total{direction=\"out\"} = %v, want 5", got)
+	}
+}
+
+// framesOut reads monty_server_frames_total{direction="out"} from the
+// server's registry (its HTTP endpoint may be closed).
+func framesOut(t *testing.T, ts *testServer) float64 {
+	t.Helper()
+	mfs, err := ts.m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "monty_server_frames_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "direction" && l.GetValue() == "out" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatal("no monty_server_frames_total{direction=\"out\"}")
+	return 0
 }
