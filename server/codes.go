@@ -10,7 +10,8 @@ const (
 	// or at drain-grace for a silent session, or at shutdown.
 	CloseDrain = 1001
 	// CloseProtocol: a protocol violation on the WebSocket level (a text
-	// message) or a frame the child could not parse as a request.
+	// message), a frame the child could not parse as a request, or a
+	// Configure at a protocol version the server does not speak.
 	CloseProtocol = 1008
 	// CloseTooLarge: a message over the frame cap.
 	CloseTooLarge = 1009
@@ -46,8 +47,12 @@ const (
 	OutcomeMemory         = "memory_limit"
 	OutcomeDuration       = "duration_backstop"
 	OutcomeWorkerFailed   = "worker_failed"
+	// OutcomeVersionRefused: the client's Configure asked for a protocol
+	// version the server does not speak (a client negotiating down does
+	// this on its first session); closed with 1008 after the FatalError.
+	OutcomeVersionRefused = "version_refused"
 )
 
 var outcomes = []string{OutcomeOK, OutcomeClientDropped, OutcomeIdleTimeout, OutcomeSessionTimeout,
 	OutcomeTurnTimeout, OutcomeDrained, OutcomeShutdown, OutcomeOversize, OutcomeProtocol,
-	OutcomeMemory, OutcomeDuration, OutcomeWorkerFailed}
+	OutcomeMemory, OutcomeDuration, OutcomeWorkerFailed, OutcomeVersionRefused}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/child/relay"
@@ -112,10 +113,10 @@ func (g gate) ReadFrame() ([]byte, error) {
 			g.shutdownDump()
 			return nil, io.EOF
 		}
-		k, known := peek.Request(b)
-		if why := refusal(message.RequestKind(k), known, g.configured); why != "" {
+		k, known := requestKind(b)
+		if why := refusal(k, known, g.configured); why != "" {
 			g.srv.m.refusals.WithLabelValues(ReasonRequestRefused).Inc()
-			g.log.Info("request refused", slog.String("kind", message.RequestKind(k).String()), slog.String("why", why))
+			g.log.Info("request refused", slog.String("kind", k.String()), slog.String("why", why))
 			if err := g.send(&message.Error{Exception: message.NewException("RuntimeError", "protocol violation: "+why)}); err != nil {
 				return nil, io.EOF
 			}
@@ -125,8 +126,18 @@ func (g gate) ReadFrame() ([]byte, error) {
 	}
 }
 
+// requestKind returns the kind of request the child's decoder reads from
+// frame b: its last known arm, skipping what the decoders skip, so that
+// no field appended after a refused arm hides it from the gate.
+func requestKind(b []byte) (message.RequestKind, bool) {
+	k := peek.DecodedRequest(b)
+	return message.RequestKind(k), k != 0
+}
+
 // readFailed records why the client side ended and hands child.Serve a
-// clean end of stream (there is nobody left to send a FatalError to).
+// clean end of stream (there is nobody left to send a FatalError to). It
+// is also called by the session's watcher when the client leaves while a
+// turn runs; ending the session then interrupts the turn.
 func (g gate) readFailed(err error) error {
 	if g.ended() != "" {
 		return io.EOF
@@ -171,7 +182,15 @@ func (g gate) shutdownDump() {
 			g.log.Warn("drain: dump failed", slog.Any("error", err))
 		}
 	}
-	if err := g.send(sd); err != nil {
+	err := g.send(sd)
+	var tl *frame.TooLargeError
+	if errors.As(err, &tl) {
+		// The dump does not fit the frame cap: the client still learns
+		// that its request did not run.
+		g.log.Warn("drain: signed dump over the frame cap; ShutdownDump sent without it", slog.Uint64("bytes", tl.Len))
+		err = g.send(&message.ShutdownDump{})
+	}
+	if err != nil {
 		g.log.Info("drain: ShutdownDump not delivered", slog.Any("error", err))
 	}
 	g.end(CloseDrain, "server draining", OutcomeDrained)
@@ -181,8 +200,6 @@ func (g gate) shutdownDump() {
 // reading (its TCP window full) for longer than the idle timeout ends the
 // session, so it cannot hold a worker until the session timeout.
 func (g gate) WriteFrame(b []byte) error {
-	g.srv.m.framesOut.Inc()
-	g.srv.m.bytesOut.Add(float64(len(b)))
 	if g.stuckT == nil {
 		g.stuckT = time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
 			g.end(CloseIdleTimeout, "client not reading", OutcomeIdleTimeout)
@@ -191,7 +208,14 @@ func (g gate) WriteFrame(b []byte) error {
 		g.stuckT.Reset(g.srv.cfg.IdleTimeout)
 	}
 	defer g.stuckT.Stop()
-	return g.ws.WriteFrame(b)
+	if err := g.ws.WriteFrame(b); err != nil {
+		return err
+	}
+	// Counted once sent: a frame refused (over the cap) or not delivered
+	// (the client gone) was not carried.
+	g.srv.m.framesOut.Inc()
+	g.srv.m.bytesOut.Add(float64(len(b)))
+	return nil
 }
 
 // Pending reports whether the client has sent a frame not yet read.
@@ -252,10 +276,22 @@ func (p policy) Resume(ctx context.Context, req message.Request, out child.Outpu
 	return p.counted(ctx, out, func(ctx context.Context) (message.Event, error) { return p.eng.Resume(ctx, req, out) })
 }
 
-// Dump snapshots the session and signs the dump.
+// dumpEventOverhead bounds what a DumpResult event adds to its state: the
+// event and DumpResult tags and lengths (12 bytes) and the stamps (at most
+// seven varint fields of 12 bytes).
+const dumpEventOverhead = 128
+
+// Dump snapshots the session and signs the dump. A signed dump that would
+// not fit the frame cap is refused with an Error (the session lives on)
+// rather than written and failing the connection.
 func (p policy) Dump(ctx context.Context) (message.Event, error) {
 	ev, err := p.turnEvent(ctx, p.eng.Dump)
 	if dr, ok := ev.(*message.DumpResult); ok && err == nil {
+		if n := headerLen + len(dr.State); n+dumpEventOverhead > p.ws.MaxFrameLen() {
+			return &message.Error{Exception: message.NewException("RuntimeError",
+				"dump of "+strconv.Itoa(n)+" bytes (signed) exceeds the maximum frame of "+
+					strconv.Itoa(p.ws.MaxFrameLen())+" bytes")}, nil
+		}
 		return &message.DumpResult{State: p.srv.signer.Sign(dr.State)}, nil
 	}
 	return ev, err
@@ -358,9 +394,14 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 	return err
 }
 
+// truncate cuts s to at most n bytes, on a character boundary (a close
+// reason must be UTF-8).
 func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+	if len(s) <= n {
+		return s
 	}
-	return s
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -138,3 +138,64 @@ func TestDrainLetsARunningTurnFinish(t *testing.T) {
 	}
 	expectShutdownDump(t, c, &message.Feed{Code: "n"})
 }
+
+// A dump that does not fit the frame cap once signed: Dump answers an
+// Error and the session lives on; at a drain the client still learns that
+// its request did not run (a ShutdownDump without a dump), rather than
+// seeing a bare disconnect.
+func TestDumpOverTheFrameCap(t *testing.T) {
+	a := startServer(t, func(c *Config) {
+		c.MaxFrameLen = 64 << 10
+		c.DrainGrace = time.Hour
+	})
+	c := dialConfigured(t, a.URL, 4)
+	repr(t, c, "x = 'a' * 70000\nNone")
+	got := describe(do(t, c, &message.Dump{}).Event)
+	wantPrefix(t, got, "Error RuntimeError: dump of ")
+	if got := repr(t, c, "len(x)"); got != "70000" {
+		t.Fatalf("after the refused Dump: %s", got)
+	}
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- a.Shutdown(context.Background()) }()
+	waitReady(t, a, http.StatusServiceUnavailable)
+	turn := do(t, c, &message.Feed{Code: "len(x)"})
+	sd, ok := turn.Event.Body.(*message.ShutdownDump)
+	if !ok || sd.Dump != nil {
+		t.Fatalf("during the drain the Feed was answered %s, want a ShutdownDump without a dump", describe(turn.Event))
+	}
+	if code := closeCode(t, c); code != CloseDrain {
+		t.Fatalf("close code %d after ShutdownDump, want %d", code, CloseDrain)
+	}
+	// Five events went out (Ok, Complete, Error, Complete, ShutdownDump);
+	// the ShutdownDump that did not fit was never sent, so not counted.
+	if err := <-shutdown; err != nil {
+		t.Fatal(err)
+	}
+	if got := framesOut(t, a); got != 5 {
+		t.Fatalf("monty_server_frames_total{direction=\"out\"} = %v, want 5", got)
+	}
+}
+
+// framesOut reads monty_server_frames_total{direction="out"} from the
+// server's registry (its HTTP endpoint may be closed).
+func framesOut(t *testing.T, ts *testServer) float64 {
+	t.Helper()
+	mfs, err := ts.m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "monty_server_frames_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "direction" && l.GetValue() == "out" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatal("no monty_server_frames_total{direction=\"out\"}")
+	return 0
+}

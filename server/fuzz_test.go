@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/peek"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
@@ -102,4 +103,31 @@ func answered(t *testing.T, c *rawClient) bool {
 		t.Fatal("a frame was neither answered nor did it end the session")
 	}
 	return false
+}
+
+// FuzzGateSeesTheDecodedKind: whatever request a frame decodes to, at
+// protocol 4 or 2, the gate classifies the frame as that kind, so a
+// refused request cannot pass it in disguise.
+func FuzzGateSeesTheDecodedKind(f *testing.F) {
+	for _, v := range []uint32{4, 2} {
+		for _, req := range []message.Request{&message.Reset{}, &message.Shutdown{}, &message.Configure{ProtocolVersion: v}, &message.Feed{Code: "1"}} {
+			b := encodeRequest(f, v, req)
+			f.Add(b)
+			f.Add(append(b, 0x7a, 0x00))
+			f.Add(append(b, 0x98, 0x01, 0x00))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k, known := requestKind(b)
+		for _, v := range []uint32{4, 2} {
+			cd, _ := codec.ForVersion(v)
+			req, err := cd.DecodeRequest(b, codec.Limits{})
+			if err != nil || req.Body == nil {
+				continue
+			}
+			if got := req.Body.RequestKind(); !known || got != k {
+				t.Fatalf("v%d decodes %s, the gate sees %s (known %v)", v, got, k, known)
+			}
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -215,5 +216,77 @@ func TestHostileClientStopsReading(t *testing.T) {
 	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="idle_timeout"} 1`)
 	if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
 		t.Fatal(got)
+	}
+}
+
+// tcpClient is a raw WebSocket client whose TCP connection the test can
+// drop without a Close frame.
+type tcpClient struct {
+	c  *websocket.Conn
+	nc net.Conn
+}
+
+func dialTCP(t *testing.T, ts *testServer) *tcpClient {
+	t.Helper()
+	tc := &tcpClient{}
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		tc.nc = c
+		return c, err
+	}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, ts.URL, &websocket.DialOptions{HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.c = c
+	t.Cleanup(func() { c.CloseNow() })
+	return tc
+}
+
+func (tc *tcpClient) send(t *testing.T, req message.Request) {
+	t.Helper()
+	if err := tc.c.Write(context.Background(), websocket.MessageBinary, encodeRequest(t, 4, req)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A client that goes away while its turn runs (its own turn timeout sends
+// a Close frame; a crashed client's kernel resets the connection) frees
+// its worker and its place under the caps at once, not when the turn
+// would have ended (here: never within the test).
+func TestHostileClientGoneMidTurn(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxSessions = 1
+		c.MaxDuration = time.Hour
+		c.TurnTimeout = time.Hour
+	})
+	for i, leave := range []struct {
+		name    string
+		f       func(*tcpClient)
+		outcome string
+	}{
+		{"close frame", func(tc *tcpClient) { tc.c.Close(websocket.StatusNormalClosure, "turn timed out") }, OutcomeOK},
+		{"tcp drop", func(tc *tcpClient) { tc.nc.Close() }, OutcomeClientDropped},
+	} {
+		t.Run(leave.name, func(t *testing.T) {
+			waitMetric(t, ts, "monty_server_sessions_active 0")
+			c := dialTCP(t, ts)
+			c.send(t, &message.Configure{ProtocolVersion: 4})
+			if _, _, err := c.c.Read(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c.send(t, &message.Feed{Code: "while True:\n    pass"})
+			// The feed has passed the gate.
+			waitMetric(t, ts, `monty_server_frames_total{direction="in"} `+strconv.Itoa(4*i+2))
+			leave.f(c)
+			waitMetric(t, ts, "monty_server_sessions_active 0")
+			waitMetric(t, ts, "monty_server_workers_busy 0")
+			waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="`+leave.outcome+`"} 1`)
+			if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
+				t.Fatal(got)
+			}
+		})
 	}
 }

@@ -151,3 +151,38 @@ func TestMaxSuspensionsEnforced(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// A refused request cannot be smuggled past the gate: a field at a number
+// reserved for arms that the decoders skip (an unknown arm, or any arm
+// number with another wire type) after the arm does not hide it.
+func TestRefusalsCannotBeSmuggled(t *testing.T) {
+	ts := startServer(t, nil)
+	for _, v := range []uint32{4, 2} {
+		c := dialConfigured(t, ts.URL, v)
+		repr(t, c, "x = 7")
+		for _, req := range []message.Request{&message.Reset{}, &message.Shutdown{}, &message.Configure{ProtocolVersion: v}} {
+			for _, suffix := range [][]byte{
+				{0x7a, 0x00},       // field 15, an empty message
+				{0x78, 0x01},       // field 15, a varint
+				{0x98, 0x01, 0x00}, // field 19, a varint
+			} {
+				b := append(encodeRequest(t, v, req), suffix...)
+				if err := c.Conn.WriteFrame(b); err != nil {
+					t.Fatal(err)
+				}
+				fb, err := c.Conn.ReadFrame()
+				if err != nil {
+					t.Fatalf("v%d %s+%x: %v", v, req.RequestKind(), suffix, err)
+				}
+				got := describe(decodeEvent(t, v, fb))
+				if !strings.Contains(got, "is refused by this server") && !strings.Contains(got, "Configure while a session already exists") {
+					t.Fatalf("v%d %s+%x reached the worker: %s", v, req.RequestKind(), suffix, got)
+				}
+			}
+		}
+		if got := repr(t, c, "x"); got != "7" {
+			t.Fatalf("v%d: after the smuggling attempts: %s", v, got)
+		}
+	}
+	waitMetric(t, ts, `monty_server_refusals_total{reason="request_refused"} 18`)
+}

@@ -353,18 +353,39 @@ func (s *Server) run(wc *ws.Conn, client, remote string, sl *slot) {
 	s.m.active.Inc()
 	start := time.Now()
 	log.Info("session open", slog.String("remote", remote))
+	// A client that leaves (a Close frame, a reset connection) ends the
+	// session at once, even while a turn runs and nobody reads the
+	// WebSocket: the turn is interrupted and its worker freed, rather than
+	// held until the turn ends or times out.
+	unwatch, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-wc.Done():
+			gate{c}.readFailed(wc.Err())
+		case <-unwatch:
+		}
+	}()
 	err := child.Serve(ctx, gate{c}, policy{c}, child.Options{
 		Limits: codec.Limits{MaxFrameLen: s.cfg.MaxFrameLen},
 		Logger: log,
 	})
+	close(unwatch)
+	<-watched
 	sl.free()
 	outcome := c.ended()
 	if outcome == "" {
 		var ee *child.ExitError
+		var uv *protocol.UnsupportedVersionError
 		switch {
 		case err == nil:
 			outcome = OutcomeOK
 			c.end(CloseNormal, "", outcome)
+		case errors.As(err, &uv):
+			// The client asked for a version this server does not speak
+			// (its FatalError says which it does); no worker was involved.
+			outcome = OutcomeVersionRefused
+			c.end(CloseProtocol, "unsupported protocol version", outcome)
 		case errors.As(err, &ee) && ee.Code == protocol.ExitProtocol:
 			outcome = OutcomeProtocol
 			c.end(CloseProtocol, truncate(ee.Message, 120), outcome)

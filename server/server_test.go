@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"time"
 
 	"github.com/gomonty/monty/value"
@@ -77,4 +78,22 @@ func TestClampLimits(t *testing.T) {
 			t.Errorf("the client's limits were modified in place")
 		}
 	}
+}
+
+// A Configure at a version the server does not speak (a client
+// negotiating down from protocol 5 does this on its first session) is
+// answered with the FatalError naming the supported range; it is not a
+// worker failure (no worker was involved).
+func TestVersionRefusalIsNotAWorkerFailure(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.URL, 4, ws.DialOptions{})
+	turn := do(t, c, &message.Configure{ProtocolVersion: 5, ScriptName: "main.py"})
+	if fe, ok := turn.Event.Body.(*message.FatalError); !ok || !strings.Contains(fe.Message, "2 to 4") {
+		t.Fatalf("Configure at 5 answered %s", describe(turn.Event))
+	}
+	if code := closeCode(t, c); code != CloseProtocol {
+		t.Fatalf("close code %d, want %d", code, CloseProtocol)
+	}
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="version_refused"} 1`)
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="worker_failed"} 0`)
 }

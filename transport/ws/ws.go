@@ -4,8 +4,12 @@
 // Each protocol message travels as one binary WebSocket message with no
 // length prefix: requests from the parent, events from the child. Both
 // directions are capped at the frame cap (256 MiB by default), checked before
-// a frame is sent and enforced as the read limit on receipt, so a peer
-// cannot make this side buffer more than one capped message.
+// a frame is sent and enforced as the read limit on receipt, so no message
+// a peer sends takes more than the cap to hold. The reader reads one
+// message ahead: a peer that sends without waiting for answers can make
+// this side hold two capped messages not yet returned by ReadFrame (the
+// next one, and the one after it, read but not handed over), besides the
+// one its caller is working on.
 //
 // A [Conn] reads in a background goroutine for its whole life, so pings
 // from the peer are answered while the parent is idle between requests (a
@@ -33,6 +37,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -256,13 +261,14 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	}
 	client := opts.HTTPClient
 	var raw *rawConn
+	var tr *http.Transport
 	if client == nil {
 		d := opts.NetDialer
 		if d == nil {
 			d = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 		}
 		raw = &rawConn{}
-		client = &http.Client{Transport: &http.Transport{
+		tr = &http.Transport{
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				c, err := d.DialContext(ctx, network, addr)
 				if err == nil {
@@ -294,12 +300,19 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 			TLSClientConfig:   opts.TLSConfig,
 			ForceAttemptHTTP2: false,
 			Proxy:             http.ProxyFromEnvironment,
-		}}
+		}
+		client = &http.Client{Transport: tr}
 	}
 	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{
 		HTTPClient: client,
 		HTTPHeader: h,
 	})
+	if tr != nil {
+		// The transport is this dial's alone: a refused upgrade's
+		// connection would otherwise stay open as an idle keep-alive
+		// connection nobody will use (an upgraded one is not idle).
+		defer tr.CloseIdleConnections()
+	}
 	if err != nil {
 		de := &DialError{URL: rawURL, Err: err}
 		if resp != nil {
@@ -403,11 +416,31 @@ func (cn *Conn) ReadFrame() ([]byte, error) {
 			return b, nil
 		default:
 		}
-		if cn.local.Load() {
-			return nil, net.ErrClosed
-		}
-		return nil, cn.err
+		return nil, cn.Err()
 	}
+}
+
+// Done returns a channel that is closed once the connection's reader has
+// stopped: the peer closed or dropped the connection, or sent what ends it
+// (a text message, a message over the cap), or this side closed it. A
+// server uses it to notice a client that went away while a request is
+// being served. Frames received before then are still returned by
+// ReadFrame, and then [Conn.Err].
+func (cn *Conn) Done() <-chan struct{} { return cn.done }
+
+// Err returns the error that stopped the reader once [Conn.Done] is
+// closed (what ReadFrame returns after the frames received before it),
+// and nil while the reader runs.
+func (cn *Conn) Err() error {
+	select {
+	case <-cn.done:
+	default:
+		return nil
+	}
+	if cn.local.Load() {
+		return net.ErrClosed
+	}
+	return cn.err
 }
 
 // Pending reports whether a received frame has not been read yet. Under
@@ -443,7 +476,8 @@ func (cn *Conn) WriteFrame(body []byte) error {
 func (cn *Conn) Close() error { return cn.CloseWith(int(websocket.StatusNormalClosure), "") }
 
 // CloseWith is Close with a chosen close code and reason (a reason longer
-// than 123 bytes is cut).
+// than 123 bytes is cut on a character boundary; invalid UTF-8 in it is
+// replaced, as a Close frame's reason must be UTF-8).
 func (cn *Conn) CloseWith(code int, reason string) error {
 	cn.local.Store(true)
 	cn.closeWire(code, reason)
@@ -456,9 +490,7 @@ func (cn *Conn) CloseWith(code int, reason string) error {
 func (cn *Conn) closeWire(code int, reason string) {
 	cn.closeOnce.Do(func() {
 		close(cn.closing)
-		if len(reason) > 123 {
-			reason = reason[:123]
-		}
+		reason = closeReason(reason)
 		finished := make(chan error, 1)
 		go func() { finished <- cn.c.Close(websocket.StatusCode(code), reason) }()
 		t := time.NewTimer(cn.closeWait)
@@ -472,6 +504,24 @@ func (cn *Conn) closeWire(code int, reason string) {
 			<-finished
 		}
 	})
+}
+
+// maxCloseReason is the most a Close frame's reason can hold (125 bytes of
+// control-frame payload less the 2-byte code).
+const maxCloseReason = 123
+
+// closeReason makes reason fit a Close frame: valid UTF-8 (RFC 6455
+// §5.5.1), cut on a character boundary to at most maxCloseReason bytes.
+func closeReason(reason string) string {
+	reason = strings.ToValidUTF8(reason, "\uFFFD")
+	if len(reason) <= maxCloseReason {
+		return reason
+	}
+	n := maxCloseReason
+	for n > 0 && !utf8.RuneStart(reason[n]) {
+		n--
+	}
+	return reason[:n]
 }
 
 func ignoreClosed(err error) error {

@@ -187,6 +187,10 @@ func TestCloseSendsACloseFrame(t *testing.T) {
 	}{
 		{"Close", (*Conn).Close, websocket.StatusNormalClosure, ""},
 		{"CloseWith", func(c *Conn) error { return c.CloseWith(4000, "abandoned") }, 4000, "abandoned"},
+		// A reason over 123 bytes is cut on a character boundary: the
+		// reason must be valid UTF-8 (RFC 6455 §5.5.1; some peers fail
+		// the connection otherwise).
+		{"CloseWith long reason", func(c *Conn) error { return c.CloseWith(4000, strings.Repeat("é", 100)) }, 4000, strings.Repeat("é", 61)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPeer(t)
@@ -362,6 +366,70 @@ func TestDialErrorOverloaded(t *testing.T) {
 	for code, want := range map[int]bool{0: false, 401: false, 403: false, 429: true, 500: false, 503: true} {
 		if got := (&DialError{StatusCode: code}).Overloaded(); got != want {
 			t.Errorf("status %d: Overloaded %v, want %v", code, got, want)
+		}
+	}
+}
+
+// Done tells that the peer left without a ReadFrame, and frames sent
+// before the Close still come first.
+func TestDoneAndErrWithoutReading(t *testing.T) {
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{})
+	if c.Err() != nil {
+		t.Fatalf("Err while open = %v", c.Err())
+	}
+	if err := s.Write(ctx10(t), websocket.MessageBinary, []byte("last")); err != nil {
+		t.Fatal(err)
+	}
+	go s.Close(4003, "bye")
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done was not closed after the peer's Close")
+	}
+	var ce *CloseError
+	if err := c.Err(); !errors.As(err, &ce) || ce.Code != 4003 {
+		t.Fatalf("Err = %v, want CloseError 4003", err)
+	}
+	if b, err := c.ReadFrame(); err != nil || string(b) != "last" {
+		t.Fatalf("ReadFrame = %q, %v; want the frame sent before the Close", b, err)
+	}
+	if _, err := c.ReadFrame(); !errors.As(err, &ce) {
+		t.Fatalf("ReadFrame = %v, want the CloseError", err)
+	}
+	c.Close()
+	if !errors.Is(c.Err(), net.ErrClosed) {
+		t.Fatalf("Err after Close = %v, want net.ErrClosed", c.Err())
+	}
+}
+
+// A refused upgrade leaves no connection behind: the HTTP transport a
+// Dial makes would otherwise keep the refused connection alive (two
+// goroutines and a socket per dial, until the server's idle timeout), and
+// a pool retrying a draining endpoint dials again and again.
+func TestRefusedUpgradeKeepsNoConnection(t *testing.T) {
+	var open atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "draining", http.StatusServiceUnavailable)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	for range 10 {
+		if _, err := Dial(ctx10(t), "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{}); err == nil {
+			t.Fatal("the upgrade was not refused")
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); open.Load() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d refused connections still open", open.Load())
 		}
 	}
 }
