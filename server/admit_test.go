@@ -100,17 +100,26 @@ func TestAdmissionCapacity(t *testing.T) {
 
 func TestPerClientQuotaByAddress(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.MaxSessionsPerClient = 1; c.TrustForwardedFor = true })
-	xff := func(ip string) http.Header { return http.Header{"X-Forwarded-For": {ip + ", 10.0.0.1"}} }
-	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("192.0.2.1")})
-	if de := dialErr(t, ts.URL, xff("192.0.2.1")); de.StatusCode != http.StatusTooManyRequests {
+	// The proxy in front appends the address it saw; what comes before it
+	// is the client's own text.
+	xff := func(sent, seen string) http.Header { return http.Header{"X-Forwarded-For": {sent + ", " + seen}} }
+	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("10.0.0.1", "192.0.2.1")})
+	if de := dialErr(t, ts.URL, xff("10.0.0.1", "192.0.2.1")); de.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("same forwarded client: %d", de.StatusCode)
 	}
-	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("192.0.2.2")})
+	// A client cannot pass for another by writing the header itself.
+	if de := dialErr(t, ts.URL, xff("198.51.100.7", "192.0.2.1")); de.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("spoofed first address: %d", de.StatusCode)
+	}
+	if de := dialErr(t, ts.URL, http.Header{"X-Forwarded-For": {"198.51.100.8", "192.0.2.1"}}); de.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("spoofed header line: %d", de.StatusCode)
+	}
+	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("10.0.0.1", "192.0.2.2")})
 
 	plain := startServer(t, func(c *Config) { c.MaxSessionsPerClient = 1 })
-	dial(t, plain.URL, 4, ws.DialOptions{Header: xff("192.0.2.1")})
+	dial(t, plain.URL, 4, ws.DialOptions{Header: xff("10.0.0.1", "192.0.2.1")})
 	// Without --trust-forwarded-for the header is ignored: both are 127.0.0.1.
-	if de := dialErr(t, plain.URL, xff("192.0.2.2")); de.StatusCode != http.StatusTooManyRequests {
+	if de := dialErr(t, plain.URL, xff("10.0.0.1", "192.0.2.2")); de.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("untrusted forwarded header: %d", de.StatusCode)
 	}
 }

@@ -65,8 +65,11 @@ type Config struct {
 	// time with Server.SetTokens.
 	Tokens *Tokens
 	// TrustForwardedFor takes the client identity of an unauthenticated
-	// request from the first X-Forwarded-For address instead of the peer
-	// address.
+	// request from the last X-Forwarded-For address, the one the proxy in
+	// front of the server appended, instead of the peer address. The
+	// addresses before it are whatever the client sent, so they are never
+	// used: behind a chain of proxies, have the outermost one set (not
+	// append to) the header.
 	TrustForwardedFor bool
 	// TLS, when set, makes Serve speak TLS (wss://). With ClientAuth set
 	// to verify client certificates and no Tokens, a client's identity is

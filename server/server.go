@@ -264,11 +264,8 @@ func (s *Server) identity(r *http.Request) (string, bool) {
 		return "cn:" + r.TLS.VerifiedChains[0][0].Subject.CommonName, true
 	}
 	if s.cfg.TrustForwardedFor {
-		if xff := r.Header.Get("X-Forwarded-For"); xff != "" {
-			first, _, _ := strings.Cut(xff, ",")
-			if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
-				return ip.String(), true
-			}
+		if ip := forwardedFor(r.Header); ip != "" {
+			return ip, true
 		}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -276,6 +273,25 @@ func (s *Server) identity(r *http.Request) (string, bool) {
 		host = r.RemoteAddr
 	}
 	return host, true
+}
+
+// forwardedFor returns the last X-Forwarded-For address (over every line
+// of the header): the one the proxy in front of the server appended, the
+// address it received the request from. The addresses before it are the
+// client's to choose, so they name nobody; "" when the last is not an IP.
+func forwardedFor(h http.Header) string {
+	lines := h.Values("X-Forwarded-For")
+	if len(lines) == 0 {
+		return ""
+	}
+	last := lines[len(lines)-1]
+	if i := strings.LastIndexByte(last, ','); i >= 0 {
+		last = last[i+1:]
+	}
+	if ip := net.ParseIP(strings.TrimSpace(last)); ip != nil {
+		return ip.String()
+	}
+	return ""
 }
 
 func (s *Server) refuse(w http.ResponseWriter, status int, reason string, retry time.Duration) {

@@ -78,7 +78,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Var(secondsFlag{&cfg.DrainGrace}, "drain-grace", "after SIGTERM, how long silent sessions are kept")
 	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
 	dumpPrev := fs.String("dump-key-previous", "", "`FILE` holding the previous dump key, still accepted on Load (rotation)")
-	fs.BoolVar(&cfg.TrustForwardedFor, "trust-forwarded-for", false, "take an unauthenticated client's identity from X-Forwarded-For")
+	fs.BoolVar(&cfg.TrustForwardedFor, "trust-forwarded-for", false, "take an unauthenticated client's identity from the last X-Forwarded-For address (the one the proxy in front appended)")
 	workerPath := fs.String("worker", "", "the monty worker binary (default: $MONTY_BIN, .monty/bin/monty, PATH)")
 	tokens := fs.String("tokens", "", "`FILE` of NAME:TOKEN lines; clients send Authorization: Bearer TOKEN (reloaded on SIGHUP)")
 	insecure := fs.Bool("insecure-no-auth", false, "allow listening on a non-loopback address without --tokens")
