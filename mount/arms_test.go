@@ -3,6 +3,7 @@ package mount
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gomonty/monty/message"
@@ -426,6 +427,36 @@ func TestNonUTF8Names(t *testing.T) {
 			f := newFixture(t, mode)
 			mustWrite(t, filepath.Join(f.host, "sub", "bad\xff"), "x")
 			wantPaths(t, f.do(opCall(message.OpIterdir, "/data/sub")), "/data/sub/a.txt")
+		})
+	}
+}
+
+// TestAbsoluteAndResolveAreLenient checks that absolute() never raises,
+// as CPython's is pure string work, and that resolve() (strict=False) does
+// not raise for a name too long for the host: os.path.realpath ignores the
+// OSError of its lstat and keeps the rest of the path as written. A NUL
+// byte is still the ValueError of realpath's lstat.
+func TestAbsoluteAndResolveAreLenient(t *testing.T) {
+	for _, mode := range []Mode{ReadOnly, ReadWrite, Overlay} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode, func(_ *Mount, o *Options) { o.Cwd = "/data" })
+			if mode != Overlay {
+				mustSymlink(t, "sub", filepath.Join(f.host, "lnk"))
+			}
+			long := strings.Repeat("n", 300)
+			wantPath(t, f.do(opCall(message.OpAbsolute, "a\x00b")), "/data/a\x00b")
+			wantPath(t, f.do(opCall(message.OpAbsolute, "/data/"+long)), "/data/"+long)
+			deep := strings.Repeat("a/", 2100) + "x"
+			wantPath(t, f.do(opCall(message.OpAbsolute, deep)), "/data/"+deep)
+
+			wantPath(t, f.do(opCall(message.OpResolve, "/data/"+long+"/../x.txt")), "/data/x.txt")
+			wantPath(t, f.do(opCall(message.OpResolve, "/data/"+long)), "/data/"+long)
+			wantPath(t, f.do(opCall(message.OpResolve, "/outside/"+long)), "/outside/"+long)
+			wantPath(t, f.do(opCall(message.OpResolve, "/data/"+deep)), "/data/"+deep)
+			if mode != Overlay {
+				wantPath(t, f.do(opCall(message.OpResolve, "/data/lnk/"+long)), "/data/sub/"+long)
+			}
+			wantExc(t, f.do(opCall(message.OpResolve, "/data/a\x00b")), "ValueError", "lstat: embedded null character in path")
 		})
 	}
 }

@@ -68,7 +68,9 @@
 //     e.g. "embedded null byte", "stat: embedded null character in path")
 //     and over-long paths (4096 bytes or more, or a component over 255
 //     bytes) with OSError "[Errno 36] File name too long"; the predicates
-//     answer False instead;
+//     answer False instead, absolute() (pure string work in CPython)
+//     refuses neither, and resolve() only the NUL byte (os.path.realpath
+//     ignores its lstat's OSError and keeps a name too long as written);
 //   - opens files with O_NONBLOCK (os.Root adds O_NOFOLLOW on the last
 //     component and resolves any symlink there inside the root), checks the
 //     type with stat before opening and again with fstat on the opened

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -135,7 +136,23 @@ func checkPath(op message.OsOp, p string, dst bool) *pyError {
 // filesystem answers arms 2–20.
 func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, error) {
 	p := call.Path
-	if e := checkPath(call.Op, p, false); e != nil {
+	cwd := t.Cwd()
+	if call.Op == message.OpAbsolute {
+		// Pure string work, as in CPython: no mount is consulted, and no
+		// NUL byte or length is refused.
+		if path.IsAbs(p) {
+			return ret(value.Path(pyPath(p))), nil
+		}
+		return ret(value.Path(pyPath(cwd + "/" + p))), nil
+	}
+	if call.Op == message.OpResolve {
+		// resolve() is os.path.realpath(strict=False), which ignores the
+		// OSError of its lstat (a name too long included) and keeps the
+		// rest of the path as written; only a NUL byte raises.
+		if strings.IndexByte(p, 0) >= 0 {
+			return fail(raise("ValueError", "%s", nulMessage(call.Op, false))), nil
+		}
+	} else if e := checkPath(call.Op, p, false); e != nil {
 		if isPredicate(call.Op) {
 			return ret(value.Bool(false)), nil
 		}
@@ -145,14 +162,6 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 		if e := checkPath(call.Op, call.Dst, true); e != nil {
 			return fail(e), nil
 		}
-	}
-	cwd := t.Cwd()
-	if call.Op == message.OpAbsolute {
-		// Pure string work, as in CPython: no mount is consulted.
-		if path.IsAbs(p) {
-			return ret(value.Path(pyPath(p))), nil
-		}
-		return ret(value.Path(pyPath(cwd + "/" + p))), nil
 	}
 	abs := virtualAbs(cwd, p)
 	m, rel := t.find(abs)

@@ -75,7 +75,9 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 		return pathListReply(call.Path, names), nil
 
 	case message.OpResolve:
-		res, err := run(ctx, t, "resolve", func() (string, error) { return resolveIn(root, rel), nil })
+		// A path as long as PATH_MAX fails realpath's lstat: the rest is kept.
+		maxRel := maxPathLen - 1 - len(m.vpath)
+		res, err := run(ctx, t, "resolve", func() (string, error) { return resolveIn(root, rel, maxRel), nil })
 		if err != nil {
 			return reply{}, err
 		}
@@ -364,15 +366,20 @@ func mkdirIn(root *os.Root, rel string, parents, existOK bool) error {
 // does, but only inside the root: a symlink with an absolute target, one
 // whose target climbs out of the root, a loop, or a missing component ends
 // the resolution, and the rest of the path is kept as written. Host paths
-// are never revealed.
-func resolveIn(root *os.Root, rel string) string {
+// are never revealed. A candidate of maxLen bytes or more is not looked
+// up, as lstat would refuse it with ENAMETOOLONG.
+func resolveIn(root *os.Root, rel string, maxLen int) string {
 	var done []string
 	todo := splitRel(rel)
 	for hops := 0; len(todo) > 0; {
 		c := todo[0]
 		todo = todo[1:]
 		cand := strings.Join(append(append([]string(nil), done...), c), "/")
-		fi, err := root.Lstat(cand)
+		var fi fs.FileInfo
+		var err error = syscall.ENAMETOOLONG
+		if len(cand) < maxLen {
+			fi, err = root.Lstat(cand)
+		}
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			done = append(done, c)
 			if err != nil {
