@@ -1,8 +1,10 @@
 package mount
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -458,5 +460,39 @@ func TestAbsoluteAndResolveAreLenient(t *testing.T) {
 			}
 			wantExc(t, f.do(opCall(message.OpResolve, "/data/a\x00b")), "ValueError", "lstat: embedded null character in path")
 		})
+	}
+}
+
+// TestOverlayAppendIsLinear checks that appending to an overlay file (what
+// f.write on an open 'w' or 'a' handle does, one OsCall per write) does not
+// copy the whole file on every write: writing a file line by line must cost
+// memory proportional to its size, not to its size squared. The content
+// read back, earlier answers and MemoryUsed stay exact.
+func TestOverlayAppendIsLinear(t *testing.T) {
+	f := newFixture(t, Overlay)
+	const lines, lineLen = 2000, 512 // 1 MiB; copying it at each write would allocate 1 GiB
+	line := bytes.Repeat([]byte("x"), lineLen-1)
+	line = append(line, '\n')
+	wantHandle(t, f.do(openCall("/data/out.csv", "w")), "/data/out.csv", "w", 0)
+	first := f.do(opCall(message.OpReadBytes, "/data/x.txt")) // a host file, for comparison
+	var early *message.ResumeCall
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range lines {
+		wantInt(t, f.do(bytesCall(message.OpAppendBytes, "/data/out.csv", line)), lineLen)
+		if i == 0 {
+			early = f.do(opCall(message.OpReadBytes, "/data/out.csv"))
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("writing %d bytes in %d appends allocated %d bytes", lines*lineLen, lines, alloc)
+	}
+	wantBytes(t, early, line)
+	wantBytes(t, first, []byte("hello"))
+	wantBytes(t, f.do(opCall(message.OpReadBytes, "/data/out.csv")), bytes.Repeat(line, lines))
+	used, _ := f.tbl.MemoryUsed("/data")
+	if want := int64(len("out.csv")) + entryOverhead + lines*lineLen; used != want {
+		t.Errorf("MemoryUsed %d, want %d", used, want)
 	}
 }

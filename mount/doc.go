@@ -153,7 +153,10 @@
 // overhead against Mount.MemoryLimit; a change that would exceed it is
 // refused with MemoryError "overlay memory limit of N bytes exceeded
 // writing '<path>'" and leaves the overlay unchanged. Bytes written also
-// count against WriteLimit.
+// count against WriteLimit. A file grown by appends (each f.write on an
+// open handle is one) keeps up to a quarter of its size in spare capacity,
+// not charged, so that writing it piece by piece costs time linear in its
+// size; the memory held is thus at most 1.25 times the limit.
 //
 // # Concurrency
 //

@@ -342,9 +342,33 @@ func (t *Table) ovList(ctx context.Context, m *mnt, rel string) ([]string, error
 // read now).
 func (t *Table) ovContent(ctx context.Context, m *mnt, rel string, n ovNode) ([]byte, error) {
 	if n.entry != nil {
-		return n.entry.data, nil
+		// Clipped to its length: the spare capacity belongs to the entry
+		// (see appendContent), never to an answer or another entry.
+		d := n.entry.data
+		return d[:len(d):len(d)], nil
 	}
 	return t.ovHostRead(ctx, m, rel)
+}
+
+// appendContent returns base followed by data. When base has the room,
+// data is copied into its spare capacity and base's backing array is
+// reused: no slice of the first len(base) bytes sees a change, and only
+// the entry that base came from may hold that spare capacity. Otherwise
+// the result is a new array with a quarter of spare capacity, so that a
+// file written by many small appends (f.write on a handle, one OsCall per
+// write) is copied an amortized constant number of times instead of once
+// per write.
+func appendContent(base, data []byte) []byte {
+	need := len(base) + len(data)
+	if need <= cap(base) {
+		out := base[:need]
+		copy(out[len(base):], data)
+		return out
+	}
+	out := make([]byte, need, need+need/4)
+	copy(out, base)
+	copy(out[len(base):], data)
+	return out
 }
 
 // fileErr is the error for using node n as a regular file.
@@ -547,7 +571,13 @@ func (t *Table) ovWrite(ctx context.Context, m *mnt, rel string, data []byte, ap
 		}
 	}
 	var base []byte
-	if appendMode && n.kind == nkFile {
+	switch {
+	case !appendMode || n.kind != nkFile:
+	case n.entry != nil:
+		// The entry's own array, spare capacity included: the entry is
+		// replaced below, and its content stays as it was.
+		base = n.entry.data
+	default:
 		if base, err = t.ovContent(ctx, m, rel, n); err != nil {
 			return 0, err
 		}
@@ -555,9 +585,12 @@ func (t *Table) ovWrite(ctx context.Context, m *mnt, rel string, data []byte, ap
 	if !m.reserve(int64(len(data))) {
 		return 0, errWriteLimit
 	}
-	content := make([]byte, len(base)+len(data))
-	copy(content, base)
-	copy(content[len(base):], data)
+	var content []byte
+	if appendMode {
+		content = appendContent(base, data)
+	} else {
+		content = append([]byte(nil), data...)
+	}
 	b := &batch{o: m.ov}
 	b.set(rel, &ovEntry{kind: entFile, data: content, mtime: t.clock.Now()})
 	if err := b.commit(m.memLimit); err != nil {
