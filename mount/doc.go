@@ -36,6 +36,9 @@
 //
 // os.listdir(p) reaches the parent as the same iterdir arm as
 // Path(p).iterdir() and cannot be told apart; it is answered with Paths.
+// Likewise os.rename and os.replace reach it as the rename arm of
+// Path.rename, and the worker returns the answer as it is: in the sandbox
+// they return the target Path where CPython's return None.
 //
 // # Virtual paths
 //
