@@ -496,3 +496,21 @@ func TestOverlayAppendIsLinear(t *testing.T) {
 		t.Errorf("MemoryUsed %d, want %d", used, want)
 	}
 }
+
+// TestNulByteBeforeLength checks that a NUL byte is refused before the
+// length: CPython converts every path argument (ValueError on a NUL byte)
+// before the system call that could fail with ENAMETOOLONG, for rename
+// both paths.
+func TestNulByteBeforeLength(t *testing.T) {
+	f := newFixture(t, ReadWrite)
+	long := "/data/" + strings.Repeat("n", 300)
+	deep := "/data/" + strings.Repeat("a/", 2100)
+	wantExc(t, f.do(opCall(message.OpReadText, long+"\x00")), "ValueError", "embedded null byte")
+	wantExc(t, f.do(opCall(message.OpStat, deep+"\x00")), "ValueError", "stat: embedded null character in path")
+	wantExc(t, f.do(mkdirCall(long+"\x00", false, false)), "ValueError", "mkdir: embedded null character in path")
+	wantExc(t, f.do(renameCall(long, "/data/b\x00")), "ValueError", "rename: embedded null character in dst")
+	wantExc(t, f.do(renameCall(long+"\x00", "/data/b")), "ValueError", "rename: embedded null character in src")
+	wantExc(t, f.do(renameCall("/data/x.txt", long)), "OSError",
+		"[Errno 36] File name too long: '/data/x.txt' -> "+pyRepr(long))
+	wantBool(t, f.do(opCall(message.OpExists, long+"\x00")), false)
+}

@@ -69,8 +69,9 @@
 //
 //   - rejects embedded NUL bytes with ValueError (CPython's per-call text,
 //     e.g. "embedded null byte", "stat: embedded null character in path")
-//     and over-long paths (4096 bytes or more, or a component over 255
-//     bytes) with OSError "[Errno 36] File name too long"; the predicates
+//     and then over-long paths (4096 bytes or more, or a component over
+//     255 bytes) with OSError "[Errno 36] File name too long" (for rename,
+//     of either path, naming both); the predicates
 //     answer False instead, absolute() (pure string work in CPython)
 //     refuses neither, and resolve() only the NUL byte (os.path.realpath
 //     ignores its lstat's OSError and keeps a name too long as written);

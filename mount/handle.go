@@ -119,16 +119,31 @@ func isWrite(call *message.OsCall) bool {
 	return false
 }
 
-// checkPath applies the checks that run before a path is mapped: length,
-// then NUL bytes. It returns nil when p may be used.
-func checkPath(op message.OsOp, p string, dst bool) *pyError {
-	if pathTooLong(p) {
-		return errnoError(syscall.ENAMETOOLONG, p)
+// checkPaths applies the checks that run before a call's paths are
+// mapped, in CPython's order: every path argument is converted first (a
+// NUL byte is ValueError, for rename the source's before the target's),
+// then the system call may fail with ENAMETOOLONG (for rename naming both
+// paths). resolve() refuses only the NUL byte: os.path.realpath(strict=
+// False) ignores its lstat's OSError and keeps the rest of the path as
+// written. It returns nil when the paths may be used.
+func checkPaths(call *message.OsCall) *pyError {
+	if strings.IndexByte(call.Path, 0) >= 0 {
+		return raise("ValueError", "%s", nulMessage(call.Op, false))
 	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == 0 {
-			return raise("ValueError", "%s", nulMessage(op, dst))
+	switch call.Op {
+	case message.OpResolve:
+		return nil
+	case message.OpRename:
+		if strings.IndexByte(call.Dst, 0) >= 0 {
+			return raise("ValueError", "%s", nulMessage(call.Op, true))
 		}
+		if pathTooLong(call.Path) || pathTooLong(call.Dst) {
+			return errnoError2(syscall.ENAMETOOLONG, call.Path, call.Dst)
+		}
+		return nil
+	}
+	if pathTooLong(call.Path) {
+		return errnoError(syscall.ENAMETOOLONG, call.Path)
 	}
 	return nil
 }
@@ -145,23 +160,11 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 		}
 		return ret(value.Path(pyPath(cwd + "/" + p))), nil
 	}
-	if call.Op == message.OpResolve {
-		// resolve() is os.path.realpath(strict=False), which ignores the
-		// OSError of its lstat (a name too long included) and keeps the
-		// rest of the path as written; only a NUL byte raises.
-		if strings.IndexByte(p, 0) >= 0 {
-			return fail(raise("ValueError", "%s", nulMessage(call.Op, false))), nil
-		}
-	} else if e := checkPath(call.Op, p, false); e != nil {
+	if e := checkPaths(call); e != nil {
 		if isPredicate(call.Op) {
 			return ret(value.Bool(false)), nil
 		}
 		return fail(e), nil
-	}
-	if call.Op == message.OpRename {
-		if e := checkPath(call.Op, call.Dst, true); e != nil {
-			return fail(e), nil
-		}
 	}
 	abs := virtualAbs(cwd, p)
 	m, rel := t.find(abs)
