@@ -2,10 +2,12 @@ package mount
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gomonty/monty/message"
@@ -146,7 +148,8 @@ func TestRelativePaths(t *testing.T) {
 	}
 }
 
-// TestReadOnlyRefusesWrites checks every changing arm on a ReadOnly mount.
+// TestReadOnlyRefusesWrites checks every changing arm on a ReadOnly mount;
+// rename names both paths.
 func TestReadOnlyRefusesWrites(t *testing.T) {
 	f := newFixture(t, ReadOnly)
 	const ro = "[Errno 30] Read-only file system: '/data/x.txt'"
@@ -161,10 +164,10 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 		openCall("/data/x.txt", "ab"),
 		opCall(message.OpUnlink, "/data/x.txt"),
 		opCall(message.OpRmdir, "/data/x.txt"),
-		renameCall("/data/x.txt", "/data/y.txt"),
 	} {
 		wantExc(t, f.do(c), "PermissionError", ro)
 	}
+	wantExc(t, f.do(renameCall("/data/x.txt", "/data/y.txt")), "PermissionError", ro+" -> '/data/y.txt'")
 	// mkdir of an existing path answers as a read-only file system does.
 	wantNone(t, f.do(mkdirCall("/data/sub", true, true)))
 	wantNone(t, f.do(mkdirCall("/data", false, true)))
@@ -325,7 +328,7 @@ func TestWriteArms(t *testing.T) {
 			wantPath(t, f.do(renameCall("/data/moved.txt", "/data/x.txt")), "/data/x.txt")
 			wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "ab")
 			wantExc(t, f.do(renameCall("/data", "/data/z")),
-				"PermissionError", "[Errno 13] Permission denied: '/data'")
+				"PermissionError", "[Errno 13] Permission denied: '/data' -> '/data/z'")
 			hostIs("x.txt", pick("ab", "hello"))
 
 			// In an overlay the host tree is untouched.
@@ -513,4 +516,38 @@ func TestNulByteBeforeLength(t *testing.T) {
 	wantExc(t, f.do(renameCall("/data/x.txt", long)), "OSError",
 		"[Errno 36] File name too long: '/data/x.txt' -> "+pyRepr(long))
 	wantBool(t, f.do(opCall(message.OpExists, long+"\x00")), false)
+}
+
+// TestRenameErrorsNameBothPaths checks that every errno a rename fails
+// with names both paths, as os.rename's OSError does in CPython
+// ("[Errno 13] Permission denied: 'a' -> 'b'"): the table's own refusals
+// (read-only mount, mount root, escaping or overlay symlink, special file)
+// included.
+func TestRenameErrorsNameBothPaths(t *testing.T) {
+	both := func(errno int, text, src, dst string) string {
+		return fmt.Sprintf("[Errno %d] %s: %s -> %s", errno, text, pyRepr(src), pyRepr(dst))
+	}
+	ro := newFixture(t, ReadOnly)
+	wantExc(t, ro.do(renameCall("/data/x.txt", "/data/y.txt")), "PermissionError",
+		both(30, "Read-only file system", "/data/x.txt", "/data/y.txt"))
+	for _, mode := range []Mode{ReadWrite, Overlay} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			mustSymlink(t, "../outside", filepath.Join(f.host, "outdir"))
+			mustSymlink(t, "x.txt", filepath.Join(f.host, "inlink"))
+			if err := syscall.Mkfifo(filepath.Join(f.host, "fifo"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			denied := func(src, dst string) string { return both(13, "Permission denied", src, dst) }
+			wantExc(t, f.do(renameCall("/data/x.txt", "/data")), "PermissionError", denied("/data/x.txt", "/data"))
+			wantExc(t, f.do(renameCall("/data", "/data/z")), "PermissionError", denied("/data", "/data/z"))
+			wantExc(t, f.do(renameCall("/data/x.txt", "/data/outdir/x")), "PermissionError", denied("/data/x.txt", "/data/outdir/x"))
+			wantExc(t, f.do(renameCall("/data/outdir/secret.txt", "/data/s")), "PermissionError", denied("/data/outdir/secret.txt", "/data/s"))
+			if mode == Overlay {
+				wantExc(t, f.do(renameCall("/data/inlink", "/data/moved")), "PermissionError", denied("/data/inlink", "/data/moved"))
+				wantExc(t, f.do(renameCall("/data/fifo", "/data/moved")), "PermissionError", denied("/data/fifo", "/data/moved"))
+			}
+			f.outsideUnchanged()
+		})
+	}
 }

@@ -30,7 +30,8 @@
 //
 // Failures are answers too: a ResultError carrying the exception CPython
 // would raise, such as FileNotFoundError
-// "[Errno 2] No such file or directory: '/x'" (rename names both paths:
+// "[Errno 2] No such file or directory: '/x'" (rename names both paths in
+// every errno it fails with, the table's own refusals included:
 // "... '/a' -> '/b'"). Messages repeat the path as the sandbox wrote it
 // (clipped to 512 bytes), never a host path.
 //
@@ -125,10 +126,11 @@
 // # Modes and limits
 //
 // ReadOnly mounts refuse every change with PermissionError
-// "[Errno 30] Read-only file system: '<path>'". ReadWrite mounts change the
-// host directory, bounded by Mount.WriteLimit bytes written per table
-// (OSError "[Errno 122] Disk quota exceeded: '<path>'" once spent; a write
-// that failed before touching the file is not charged).
+// "[Errno 30] Read-only file system: '<path>'" (CPython would raise a plain
+// OSError for EROFS). ReadWrite mounts change the host directory, bounded by Mount.WriteLimit bytes
+// written per table (OSError "[Errno 122] Disk quota exceeded: '<path>'"
+// once spent; a write that failed before touching the file is not
+// charged).
 //
 // # Overlay mounts
 //

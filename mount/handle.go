@@ -188,8 +188,13 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 		call = shallowWithMode(call, mode)
 	}
 	if m.mode == ReadOnly && isWrite(call) {
-		if call.Op == message.OpMkdir {
+		switch call.Op {
+		case message.OpMkdir:
 			return t.readOnlyMkdir(ctx, call, m, rel)
+		case message.OpRename:
+			e := errnoError2(syscall.EROFS, p, call.Dst)
+			e.typ = "PermissionError" // as for every read-only refusal
+			return fail(e), nil
 		}
 		return fail(toPy(errReadOnly, p)), nil
 	}
@@ -267,7 +272,7 @@ func (t *Table) rename(ctx context.Context, call *message.OsCall, cwd string, m 
 		if errors.As(err, &ce) {
 			return reply{}, err
 		}
-		if e, ok := asErrno(err); ok && !isEscape(err) && e != syscall.ENXIO {
+		if e, ok := renameErrno(err); ok {
 			return fail(errnoError2(e, src, dst)), nil
 		}
 		return fail(toPy(err, src)), nil
