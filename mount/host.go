@@ -369,26 +369,36 @@ func mkdirIn(root *os.Root, rel string, parents, existOK bool) error {
 // are never revealed. A candidate of maxLen bytes or more is not looked
 // up, as lstat would refuse it with ENAMETOOLONG.
 func resolveIn(root *os.Root, rel string, maxLen int) string {
+	w := rootWalk{root: root, cur: root}
+	defer w.reset()
 	var done []string
+	doneLen := -1 // len(strings.Join(done, "/"))
 	todo := splitRel(rel)
 	for hops := 0; len(todo) > 0; {
 		c := todo[0]
 		todo = todo[1:]
-		cand := strings.Join(append(append([]string(nil), done...), c), "/")
 		var fi fs.FileInfo
 		var err error = syscall.ENAMETOOLONG
-		if len(cand) < maxLen {
-			fi, err = root.Lstat(cand)
+		if doneLen+1+len(c) < maxLen {
+			fi, err = w.cur.Lstat(c)
 		}
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			done = append(done, c)
+			doneLen += 1 + len(c)
+			if err == nil && len(todo) > 0 {
+				// One step down; a file here fails like the next lstat would.
+				err = syscall.ENOTDIR
+				if fi.IsDir() {
+					err = w.enter(c)
+				}
+			}
 			if err != nil {
 				done = append(done, todo...)
 				break
 			}
 			continue
 		}
-		target, err := root.Readlink(cand)
+		target, err := w.cur.Readlink(c)
 		hops++
 		if err != nil || path.IsAbs(target) || hops > maxSymlinkHops {
 			done = append(done, c)
@@ -402,12 +412,42 @@ func resolveIn(root *os.Root, rel string, maxLen int) string {
 			break
 		}
 		todo = append(splitRel(next), todo...)
-		done = nil
+		done, doneLen = nil, -1
+		w.reset()
 	}
 	if len(done) == 0 {
 		return "."
 	}
 	return strings.Join(done, "/")
+}
+
+// rootWalk descends a root one directory at a time through sub-roots, so
+// that each step and each lookup in the current directory is one system
+// call whatever the depth (looking up each prefix from the root instead
+// costs work quadratic in the depth). Every sub-root stays confined to its
+// directory, itself inside the root.
+type rootWalk struct {
+	root *os.Root
+	cur  *os.Root // root, or a sub-root the walk owns
+}
+
+// enter makes the directory name, in the current directory, current.
+func (w *rootWalk) enter(name string) error {
+	sub, err := w.cur.OpenRoot(name)
+	if err != nil {
+		return err
+	}
+	w.reset()
+	w.cur = sub
+	return nil
+}
+
+// reset closes the current sub-root and makes the root current again.
+func (w *rootWalk) reset() {
+	if w.cur != w.root {
+		w.cur.Close()
+	}
+	w.cur = w.root
 }
 
 // splitRel splits a cleaned relative path into components; "." has none.

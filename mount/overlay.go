@@ -72,19 +72,28 @@ const (
 	stNotDir                 // below a file entry
 )
 
-// look reports what the overlay says about rel. o.mu must be held.
+// look reports what the overlay says about rel. o.mu must be held. Each
+// ancestor is a slice of rel, not a new string: a path k components deep
+// costs k map lookups and no allocation.
 func (o *overlay) look(rel string) (*ovEntry, ovState) {
-	comps := splitRel(rel)
+	if len(o.entries) == 0 {
+		return nil, stHost
+	}
 	hidden := false
-	for i := 1; i < len(comps); i++ {
-		if e := o.entries[strings.Join(comps[:i], "/")]; e != nil {
-			switch e.kind {
-			case entGone:
-				return nil, stMissing
-			case entFile:
-				return nil, stNotDir
-			case entDir:
-				hidden = true
+	if rel != "." {
+		for i := 0; i < len(rel); i++ {
+			if rel[i] != '/' {
+				continue
+			}
+			if e := o.entries[rel[:i]]; e != nil {
+				switch e.kind {
+				case entGone:
+					return nil, stMissing
+				case entFile:
+					return nil, stNotDir
+				case entDir:
+					hidden = true
+				}
 			}
 		}
 	}
@@ -218,8 +227,13 @@ func (t *Table) ovStat(ctx context.Context, m *mnt, rel string) (ovNode, error) 
 // (ENOTDIR). The last component is not followed.
 func lstatNoLinks(root *os.Root, rel string) (fs.FileInfo, error) {
 	comps := splitRel(rel)
-	for i := 1; i < len(comps); i++ {
-		fi, err := root.Lstat(strings.Join(comps[:i], "/"))
+	if len(comps) < 2 {
+		return root.Lstat(rel)
+	}
+	w := rootWalk{root: root, cur: root}
+	defer w.reset()
+	for _, c := range comps[:len(comps)-1] {
+		fi, err := w.cur.Lstat(c)
 		if err != nil {
 			return nil, err
 		}
@@ -229,8 +243,11 @@ func lstatNoLinks(root *os.Root, rel string) (fs.FileInfo, error) {
 		case !fi.IsDir():
 			return nil, syscall.ENOTDIR
 		}
+		if err := w.enter(c); err != nil {
+			return nil, err
+		}
 	}
-	return root.Lstat(rel)
+	return w.cur.Lstat(comps[len(comps)-1])
 }
 
 // openNoLinks opens rel (which must not be, or pass through, a symlink)
@@ -607,11 +624,8 @@ func (t *Table) ovMkdir(ctx context.Context, m *mnt, rel string, parents, existO
 		return nil
 	}
 	if parents && rel != "." && errors.Is(err, syscall.ENOENT) {
-		if err = t.ovMkdir(ctx, m, path.Dir(rel), true, true); err != nil {
-			return err
-		}
-		if err = t.ovMkdirOne(ctx, m, rel); err == nil {
-			return nil
+		if err = t.ovMkdirParents(ctx, m, rel); err == nil {
+			err = t.ovMkdirOne(ctx, m, rel)
 		}
 	}
 	if existOK && errors.Is(err, syscall.EEXIST) {
@@ -620,6 +634,85 @@ func (t *Table) ovMkdir(ctx context.Context, m *mnt, rel string, parents, existO
 		}
 	}
 	return err
+}
+
+// ovMkdirParents makes the missing ancestors of rel, in one batch. It
+// walks down the ancestors once (the overlay's entries, then the host
+// through a rootWalk), so that a path k components deep costs O(k) work;
+// making each ancestor with ovMkdirOne, which looks up the whole path
+// each time, cost work cubic in the depth. o.mu must be held.
+func (t *Table) ovMkdirParents(ctx context.Context, m *mnt, rel string) error {
+	o := m.ov
+	comps := splitRel(rel)
+	anc := len(comps) - 1 // rel's ancestors are prefixes 0 .. anc-1
+	ends := make([]int, anc)
+	end := -1
+	for j := range anc {
+		end += 1 + len(comps[j])
+		ends[j] = end
+	}
+	prefix := func(j int) string { return rel[:ends[j]] }
+
+	// The ancestors before the first overlay entry are the host's.
+	s := anc
+	for j := range anc {
+		if o.entries[prefix(j)] != nil {
+			s = j
+			break
+		}
+	}
+	hostComps := comps[:s]
+	missing, err := run(ctx, t, "lstat", func() (int, error) {
+		w := rootWalk{root: m.root, cur: m.root}
+		defer w.reset()
+		for i, c := range hostComps {
+			fi, err := w.cur.Lstat(c)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return i, nil
+			case err != nil:
+				return 0, err
+			case fi.Mode()&fs.ModeSymlink != 0:
+				return 0, errSymlink
+			case !fi.IsDir():
+				return 0, syscall.ENOTDIR
+			}
+			if err := w.enter(c); err != nil {
+				return 0, err
+			}
+		}
+		return -1, nil
+	})
+	if err != nil {
+		return err
+	}
+	first := missing
+	if first < 0 {
+		// Below the first entry, look's rules: a removed or file entry
+		// ends the walk, a directory entry hides the host below it.
+		first = anc
+		for j := s; j < anc; j++ {
+			e := o.entries[prefix(j)]
+			if e == nil || e.kind == entGone {
+				first = j
+				break
+			}
+			if e.kind == entFile {
+				return syscall.ENOTDIR
+			}
+		}
+	}
+	b := &batch{o: o}
+	now := t.clock.Now()
+	for j := first; j < anc; j++ {
+		switch e := o.entries[prefix(j)]; {
+		case e == nil || e.kind == entGone:
+			b.set(prefix(j), &ovEntry{kind: entDir, mtime: now})
+		case e.kind == entFile:
+			return syscall.ENOTDIR
+		}
+	}
+	return b.commit(m.memLimit)
 }
 
 // ovMkdirOne makes the single directory rel, whose parent must exist.
