@@ -633,3 +633,57 @@ func TestOverlayMkdirParents(t *testing.T) {
 		t.Fatalf("host sub changed: %v %v", ents, err)
 	}
 }
+
+// TestTrailingSlashNeedsDirectory checks POSIX's rule for a path written
+// with a trailing slash, which reaches the table as written from open()
+// and the os functions (pathlib drops it): the last component must be a
+// directory. os.remove('f/') and open('f/', 'w') must not remove or
+// create f, as CPython's raise NotADirectoryError and IsADirectoryError.
+func TestTrailingSlashNeedsDirectory(t *testing.T) {
+	for _, mode := range allModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			notDir := func(p string) (string, string) {
+				return "NotADirectoryError", "[Errno 20] Not a directory: " + pyRepr(p)
+			}
+			isDir := func(p string) (string, string) { return "IsADirectoryError", "[Errno 21] Is a directory: " + pyRepr(p) }
+			check := func(c *message.OsCall, typ, msg string) {
+				t.Helper()
+				wantExc(t, f.do(c), typ, msg)
+			}
+			ex := func(c *message.OsCall, tm func(string) (string, string)) {
+				t.Helper()
+				typ, msg := tm(c.Path)
+				check(c, typ, msg)
+			}
+			ex(opCall(message.OpStat, "/data/x.txt/"), notDir)
+			ex(opCall(message.OpReadText, "/data/x.txt/"), notDir)
+			ex(opCall(message.OpReadBytes, "/data/x.txt/."), notDir)
+			ex(openCall("/data/x.txt/", "r"), notDir)
+			if st := f.do(opCall(message.OpStat, "/data/sub/")); st.Result.Kind != message.ResultReturn {
+				t.Fatalf("stat of a directory with a slash: %s", st.Result.Error.Msg())
+			}
+			if mode != ReadOnly {
+				ex(opCall(message.OpUnlink, "/data/x.txt/"), notDir)
+				ex(openCall("/data/x.txt/", "w"), isDir)
+				ex(openCall("/data/x.txt/", "a"), isDir)
+				ex(openCall("/data/new.txt/", "w"), isDir)
+				ex(textCall(message.OpWriteText, "/data/new.txt/", "n"), isDir)
+				ex(bytesCall(message.OpAppendBytes, "/data/x.txt/", []byte("n")), isDir)
+				check(renameCall("/data/x.txt", "/data/y/"), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt' -> '/data/y/'")
+				check(renameCall("/data/x.txt/", "/data/y"), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/' -> '/data/y'")
+				// Directories with a slash are fine.
+				wantNone(t, f.do(mkdirCall("/data/d/", false, false)))
+				wantPath(t, f.do(renameCall("/data/d/", "/data/e/")), "/data/e")
+				wantNone(t, f.do(opCall(message.OpRmdir, "/data/e/")))
+				wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "hello")
+			}
+			if got := readHost(t, filepath.Join(f.host, "x.txt")); got != "hello" {
+				t.Fatalf("host x.txt is %q", got)
+			}
+			if hostExists(filepath.Join(f.host, "new.txt")) || hostExists(filepath.Join(f.host, "y")) {
+				t.Fatal("a path with a trailing slash created a file")
+			}
+		})
+	}
+}

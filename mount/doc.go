@@ -59,6 +59,12 @@
 // means "a/b" even when link is a symlink (POSIX would apply ".." to the
 // link's target).
 //
+// A trailing slash (or "/.") survives from open() and the os functions,
+// which pass the path as written (pathlib drops it), and keeps POSIX's
+// meaning: the last component must be a directory. Reading, stat, unlink
+// or rename of a file written "f/" raise NotADirectoryError, and writing
+// or creating "f/" IsADirectoryError, without touching f.
+//
 // # Host access and confinement
 //
 // Every host access goes through an [os.Root] opened on the mount's host

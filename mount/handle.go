@@ -199,6 +199,12 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 		return fail(toPy(errReadOnly, p)), nil
 	}
 
+	if e, err := t.checkSlash(ctx, call, m, rel); err != nil {
+		return reply{}, err
+	} else if e != nil {
+		return fail(e), nil
+	}
+
 	if call.Op == message.OpRename {
 		return t.rename(ctx, call, cwd, m, rel)
 	}
@@ -242,6 +248,109 @@ func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt,
 		return fail(errnoError(syscall.EEXIST, call.Path)), nil
 	}
 	return fail(toPy(errReadOnly, call.Path)), nil
+}
+
+// slashDir reports whether p, as written, ends in "/" or "/.": POSIX then
+// requires its last component to be a directory. pathlib drops a trailing
+// slash, but open() and the os functions pass the path as written.
+func slashDir(p string) bool {
+	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
+}
+
+// The kinds checkSlash tells apart.
+const (
+	kindUnknown = iota // an error other than ENOENT: the operation reports it
+	kindMissing
+	kindDir
+	kindOther
+)
+
+// kindOf classifies rel (following symlinks on the host, as "name/"
+// does). Only a cancellation is returned as an error.
+func (t *Table) kindOf(ctx context.Context, m *mnt, rel string) (int, error) {
+	if m.ov != nil {
+		m.ov.mu.Lock()
+		defer m.ov.mu.Unlock()
+		n, err := t.ovStat(ctx, m, rel)
+		var ce *canceledError
+		switch {
+		case errors.As(err, &ce):
+			return 0, err
+		case err != nil:
+			return kindUnknown, nil
+		}
+		switch n.kind {
+		case nkMissing:
+			return kindMissing, nil
+		case nkDir:
+			return kindDir, nil
+		case nkFile, nkSpecial:
+			return kindOther, nil
+		}
+		return kindUnknown, nil
+	}
+	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return m.root.Stat(rel) })
+	var ce *canceledError
+	switch {
+	case errors.As(err, &ce):
+		return 0, err
+	case errors.Is(err, fs.ErrNotExist):
+		return kindMissing, nil
+	case err != nil:
+		return kindUnknown, nil
+	case fi.IsDir():
+		return kindDir, nil
+	}
+	return kindOther, nil
+}
+
+// checkSlash applies POSIX's rule for a path written with a trailing
+// slash, before the operation runs on the cleaned path (which has lost
+// it): reading, stat, unlink or rename of a non-directory "f/" is
+// NotADirectoryError (as is renaming a non-directory to "d/"), and
+// creating or writing "f/" is IsADirectoryError, so that nothing is
+// removed, renamed or created where CPython would refuse. A nil result
+// lets the operation run.
+func (t *Table) checkSlash(ctx context.Context, call *message.OsCall, m *mnt, rel string) (*pyError, error) {
+	src := slashDir(call.Path) && rel != "."
+	dst := call.Op == message.OpRename && slashDir(call.Dst)
+	if !src && !dst {
+		return nil, nil
+	}
+	creating := false
+	switch call.Op {
+	case message.OpReadText, message.OpReadBytes, message.OpStat, message.OpUnlink, message.OpRename:
+	case message.OpWriteText, message.OpWriteBytes, message.OpAppendText, message.OpAppendBytes:
+		creating = true
+	case message.OpOpen:
+		creating = call.Mode != "r" && call.Mode != "rb"
+	default:
+		// mkdir, rmdir and iterdir want a directory anyway.
+		return nil, nil
+	}
+	kind, err := t.kindOf(ctx, m, rel)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case call.Op == message.OpRename:
+		if kind == kindOther {
+			return errnoError2(syscall.ENOTDIR, call.Path, call.Dst), nil
+		}
+	case creating && (kind == kindDir || kind == kindOther):
+		return errnoError(syscall.EISDIR, call.Path), nil
+	case creating && kind == kindMissing:
+		// Where the parent is a directory; otherwise the operation fails
+		// on the parent without creating anything.
+		if pk, err := t.kindOf(ctx, m, path.Dir(rel)); err != nil {
+			return nil, err
+		} else if pk == kindDir {
+			return errnoError(syscall.EISDIR, call.Path), nil
+		}
+	case kind == kindOther:
+		return errnoError(syscall.ENOTDIR, call.Path), nil
+	}
+	return nil, nil
 }
 
 // shallowWithMode returns a copy of call with its open mode normalized.
