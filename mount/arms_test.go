@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -686,4 +687,49 @@ func TestTrailingSlashNeedsDirectory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOverlayTreeRenameIsLinear checks that listing an overlay directory
+// and renaming an overlay tree cost work proportional to what they list or
+// copy, not to every entry the overlay holds: each listing scanned all the
+// entries, so renaming a tree of D directories cost D times the overlay's
+// size (3000 directories of 20 files: about 9 s, under the overlay lock and
+// deaf to cancellation). The bound is generous: the work takes
+// milliseconds when it is linear.
+func TestOverlayTreeRenameIsLinear(t *testing.T) {
+	f := newFixture(t, Overlay, func(_ *Mount, o *Options) { o.OpTimeout = time.Minute })
+	const dirs, files = 3000, 20
+	wantNone(t, f.do(mkdirCall("/data/big", false, false)))
+	for d := range dirs {
+		wantNone(t, f.do(mkdirCall(fmt.Sprintf("/data/big/d%d", d), false, false)))
+		for i := range files {
+			wantInt(t, f.do(textCall(message.OpWriteText, fmt.Sprintf("/data/big/d%d/f%d", d, i), "x")), 1)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	rc, err := f.tbl.HandleOS(ctx, renameCall("/data/big", "/data/moved"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPath(t, rc, "/data/moved")
+	for range 100 {
+		if _, err := f.tbl.HandleOS(ctx, opCall(message.OpIterdir, "/data/sub")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("rename and 100 listings took %v", d)
+	}
+	wantPaths(t, f.do(opCall(message.OpIterdir, "/data/moved/d7")), func() []string {
+		var want []string
+		for i := range files {
+			want = append(want, fmt.Sprintf("/data/moved/d7/f%d", i))
+		}
+		sort.Strings(want)
+		return want
+	}()...)
+	wantBool(t, f.do(opCall(message.OpExists, "/data/big")), false)
+	wantStr(t, f.do(opCall(message.OpReadText, "/data/moved/d2999/f19")), "x")
 }

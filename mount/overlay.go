@@ -55,11 +55,53 @@ func entryCost(key string, e *ovEntry) int64 {
 type overlay struct {
 	mu      sync.Mutex
 	entries map[string]*ovEntry
-	used    int64
+	// kids indexes entries by parent: kids[dir] holds the names of the
+	// entries directly in dir, so that a listing costs what it lists
+	// rather than a scan of every entry.
+	kids map[string]map[string]struct{}
+	used int64
 }
 
 // newOverlay returns an empty overlay.
-func newOverlay() *overlay { return &overlay{entries: make(map[string]*ovEntry)} }
+func newOverlay() *overlay {
+	return &overlay{entries: make(map[string]*ovEntry), kids: make(map[string]map[string]struct{})}
+}
+
+// index records the new entry key in kids.
+func (o *overlay) index(key string) {
+	if key == "." {
+		return
+	}
+	dir, name := path.Dir(key), path.Base(key)
+	k := o.kids[dir]
+	if k == nil {
+		k = make(map[string]struct{})
+		o.kids[dir] = k
+	}
+	k[name] = struct{}{}
+}
+
+// unindex removes the deleted entry key from kids.
+func (o *overlay) unindex(key string) {
+	if key == "." {
+		return
+	}
+	dir := path.Dir(key)
+	if k := o.kids[dir]; k != nil {
+		delete(k, path.Base(key))
+		if len(k) == 0 {
+			delete(o.kids, dir)
+		}
+	}
+}
+
+// childKey is the entry key of name in the directory dir.
+func childKey(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
 
 // ovState is what the overlay says about a path.
 type ovState uint8
@@ -158,9 +200,15 @@ func (b *batch) commit(limit int64) error {
 		return &memoryError{limit}
 	}
 	for _, op := range b.ops {
-		if op.e == nil {
+		_, had := b.o.entries[op.key]
+		switch {
+		case op.e == nil && had:
 			delete(b.o.entries, op.key)
-		} else {
+			b.o.unindex(op.key)
+		case op.e != nil:
+			if !had {
+				b.o.index(op.key)
+			}
 			b.o.entries[op.key] = op.e
 		}
 	}
@@ -331,11 +379,11 @@ func (t *Table) ovList(ctx context.Context, m *mnt, rel string) ([]string, error
 			set[name] = true
 		}
 	}
-	for k, e := range m.ov.entries {
-		if k == "." || path.Dir(k) != rel {
+	for name := range m.ov.kids[rel] {
+		e := m.ov.entries[childKey(rel, name)]
+		if e == nil {
 			continue
 		}
-		name := path.Base(k)
 		if e.kind == entGone {
 			delete(set, name)
 		} else {
@@ -750,6 +798,9 @@ func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]
 		return err
 	}
 	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return &canceledError{err}
+		}
 		child := path.Join(rel, name)
 		csub := path.Join(sub, name)
 		n, err := t.ovStat(ctx, m, child)
