@@ -733,3 +733,24 @@ func TestOverlayTreeRenameIsLinear(t *testing.T) {
 	wantBool(t, f.do(opCall(message.OpExists, "/data/big")), false)
 	wantStr(t, f.do(opCall(message.OpReadText, "/data/moved/d2999/f19")), "x")
 }
+
+// TestRenameErrorOrder checks that an overlay rename fails with the errno
+// rename(2) gives on a read-write mount: both parents are looked up before
+// the source (a target under a file is ENOTDIR even when the source is
+// missing), and a target that holds the source is ENOTEMPTY before the
+// types are compared.
+func TestRenameErrorOrder(t *testing.T) {
+	for _, mode := range []Mode{ReadWrite, Overlay} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			wantExc(t, f.do(renameCall("/data/sub/nope", "/data/x.txt/c")), "NotADirectoryError",
+				"[Errno 20] Not a directory: '/data/sub/nope' -> '/data/x.txt/c'")
+			wantExc(t, f.do(renameCall("/data/nope/a", "/data/x.txt/c")), "FileNotFoundError",
+				"[Errno 2] No such file or directory: '/data/nope/a' -> '/data/x.txt/c'")
+			wantExc(t, f.do(renameCall("/data/sub/a.txt", "/data/sub")), "OSError",
+				"[Errno 39] Directory not empty: '/data/sub/a.txt' -> '/data/sub'")
+			wantExc(t, f.do(renameCall("/data/sub/a.txt", "/data")), "PermissionError",
+				"[Errno 13] Permission denied: '/data/sub/a.txt' -> '/data'")
+		})
+	}
+}

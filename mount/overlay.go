@@ -844,6 +844,14 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 
+	// rename(2)'s order: both parents are looked up before either last
+	// component, so a bad target directory wins over a missing source.
+	if err := t.ovParentDir(ctx, m, src); err != nil {
+		return err
+	}
+	if err := t.ovParentDir(ctx, m, dst); err != nil {
+		return err
+	}
 	sn, err := t.ovStat(ctx, m, src)
 	if err != nil {
 		return err
@@ -856,11 +864,13 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	case nkSpecial:
 		return errSpecial
 	}
-	if err := t.ovParentDir(ctx, m, dst); err != nil {
-		return err
-	}
 	if src == dst {
 		return nil
+	}
+	if strings.HasPrefix(src, dst+"/") {
+		// A target that holds the source is not empty; rename(2) says so
+		// before it compares their types.
+		return syscall.ENOTEMPTY
 	}
 	dn, err := t.ovStat(ctx, m, dst)
 	if err != nil {
