@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -752,5 +753,35 @@ func TestRenameErrorOrder(t *testing.T) {
 			wantExc(t, f.do(renameCall("/data/sub/a.txt", "/data")), "PermissionError",
 				"[Errno 13] Permission denied: '/data/sub/a.txt' -> '/data'")
 		})
+	}
+}
+
+// TestOverlayRemovalIsLinear checks that removing an overlay directory
+// costs what it removes, not a scan of every entry the overlay holds:
+// with 150000 entries elsewhere, 2000 mkdir/rmdir pairs of an empty
+// directory took about 7 s (3.5 ms an rmdir). The bound is generous: the
+// pairs take milliseconds when the work is linear.
+func TestOverlayRemovalIsLinear(t *testing.T) {
+	f := newFixture(t, Overlay)
+	wantNone(t, f.do(mkdirCall("/data/big", false, false)))
+	for i := range 150000 {
+		c := textCall(message.OpWriteText, "/data/big/f"+strconv.Itoa(i), "")
+		if _, err := f.tbl.HandleOS(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	for range 2000 {
+		wantNone(t, f.do(mkdirCall("/data/e/f", true, false)))
+		wantNone(t, f.do(opCall(message.OpRmdir, "/data/e/f")))
+		wantNone(t, f.do(opCall(message.OpRmdir, "/data/e")))
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("2000 mkdir/rmdir rounds took %v", d)
+	}
+	wantPaths(t, f.do(opCall(message.OpIterdir, "/data/sub")), "/data/sub/a.txt")
+	// The index holds big and e's whiteout at the top, nothing below e.
+	if ov := f.tbl.mounts[0].ov; len(ov.kids["."]) != 2 || len(ov.kids["e"]) != 0 {
+		t.Fatalf("index: top %v, below e %v", ov.kids["."], ov.kids["e"])
 	}
 }

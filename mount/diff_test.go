@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"path"
 	"strconv"
 	"testing"
 
@@ -31,6 +32,30 @@ func answerSummary(t *testing.T, rc *message.ResumeCall) string {
 		return rc.Values.Repr(rc.Result.Value)
 	}
 	return "not handled"
+}
+
+// checkIndex verifies the overlay's kids index: every entry is linked up
+// to the top, and every link leads to an entry or to more links.
+func checkIndex(t *testing.T, o *overlay) {
+	t.Helper()
+	for key := range o.entries {
+		for p := key; p != "."; p = path.Dir(p) {
+			if _, ok := o.kids[path.Dir(p)][path.Base(p)]; !ok {
+				t.Fatalf("entry %q: no link for %q", key, p)
+			}
+		}
+	}
+	for dir, names := range o.kids {
+		if len(names) == 0 {
+			t.Fatalf("empty link set for %q", dir)
+		}
+		for name := range names {
+			child := childKey(dir, name)
+			if _, ok := o.entries[child]; !ok && len(o.kids[child]) == 0 {
+				t.Fatalf("link %q leads nowhere", child)
+			}
+		}
+	}
 }
 
 // TestOverlayMatchesReadWrite runs seeded random sequences of changes and
@@ -101,5 +126,6 @@ func TestOverlayMatchesReadWrite(t *testing.T) {
 				t.Fatalf("seed %d step %d: %s %q %q: read-write %s, overlay %s", seed, step, c.Op, c.Path, c.Dst, want, got)
 			}
 		}
+		checkIndex(t, ov.tbl.mounts[0].ov)
 	}
 }

@@ -56,8 +56,10 @@ type overlay struct {
 	mu      sync.Mutex
 	entries map[string]*ovEntry
 	// kids indexes entries by parent: kids[dir] holds the names of the
-	// entries directly in dir, so that a listing costs what it lists
-	// rather than a scan of every entry.
+	// entries directly in dir, and of the directories on the way to
+	// deeper entries (a link dir→name exists while dir/name is an entry
+	// or has linked names below it), so that a listing or a removal of a
+	// tree costs what it touches rather than a scan of every entry.
 	kids map[string]map[string]struct{}
 	used int64
 }
@@ -67,31 +69,38 @@ func newOverlay() *overlay {
 	return &overlay{entries: make(map[string]*ovEntry), kids: make(map[string]map[string]struct{})}
 }
 
-// index records the new entry key in kids.
+// index links the new entry key, and its ancestors, into kids.
 func (o *overlay) index(key string) {
-	if key == "." {
-		return
+	for p := key; p != "."; {
+		dir, name := path.Dir(p), path.Base(p)
+		k := o.kids[dir]
+		if k == nil {
+			k = make(map[string]struct{})
+			o.kids[dir] = k
+		}
+		if _, ok := k[name]; ok {
+			return // so are the ancestors
+		}
+		k[name] = struct{}{}
+		p = dir
 	}
-	dir, name := path.Dir(key), path.Base(key)
-	k := o.kids[dir]
-	if k == nil {
-		k = make(map[string]struct{})
-		o.kids[dir] = k
-	}
-	k[name] = struct{}{}
 }
 
-// unindex removes the deleted entry key from kids.
+// unindex unlinks the deleted entry key from kids, and each ancestor
+// left with neither an entry nor links below it.
 func (o *overlay) unindex(key string) {
-	if key == "." {
-		return
-	}
-	dir := path.Dir(key)
-	if k := o.kids[dir]; k != nil {
-		delete(k, path.Base(key))
-		if len(k) == 0 {
-			delete(o.kids, dir)
+	for p := key; p != "."; {
+		if _, ok := o.entries[p]; ok || len(o.kids[p]) > 0 {
+			return
 		}
+		dir := path.Dir(p)
+		if k := o.kids[dir]; k != nil {
+			delete(k, path.Base(p))
+			if len(k) == 0 {
+				delete(o.kids, dir)
+			}
+		}
+		p = dir
 	}
 }
 
@@ -170,16 +179,14 @@ func (b *batch) set(key string, e *ovEntry) { b.ops = append(b.ops, batchOp{key,
 // del deletes the entry at key.
 func (b *batch) del(key string) { b.ops = append(b.ops, batchOp{key, nil}) }
 
-// delTree deletes every entry strictly below key.
+// delTree deletes every entry strictly below key, found through kids.
 func (b *batch) delTree(key string) {
-	prefix := key + "/"
-	if key == "." {
-		prefix = ""
-	}
-	for k := range b.o.entries {
-		if strings.HasPrefix(k, prefix) && k != key {
-			b.del(k)
+	for name := range b.o.kids[key] {
+		child := childKey(key, name)
+		if _, ok := b.o.entries[child]; ok {
+			b.del(child)
 		}
+		b.delTree(child)
 	}
 }
 
