@@ -933,8 +933,10 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	return b.commit(m.memLimit)
 }
 
-// MemoryUsed reports the bytes the overlay mount at virtual path vp keeps
-// in memory, and false when no overlay mount has that virtual path.
+// MemoryUsed reports the bytes the overlay mount at virtual path vp has
+// charged against its MemoryLimit (see "Overlay mounts" in the package
+// documentation: spare capacity of appended files is not charged), and
+// false when no overlay mount has that virtual path.
 func (t *Table) MemoryUsed(vp string) (int64, bool) {
 	vp = path.Clean(vp)
 	for _, m := range t.mounts {
