@@ -30,12 +30,16 @@
 //
 // Failures are answers too: a ResultError carrying the exception CPython
 // would raise, such as FileNotFoundError
-// "[Errno 2] No such file or directory: '/x'" (rename names both paths:
+// "[Errno 2] No such file or directory: '/x'" (rename names both paths in
+// every errno it fails with, the table's own refusals included:
 // "... '/a' -> '/b'"). Messages repeat the path as the sandbox wrote it
 // (clipped to 512 bytes), never a host path.
 //
 // os.listdir(p) reaches the parent as the same iterdir arm as
 // Path(p).iterdir() and cannot be told apart; it is answered with Paths.
+// Likewise os.rename and os.replace reach it as the rename arm of
+// Path.rename, and the worker returns the answer as it is: in the sandbox
+// they return the target Path where CPython's return None.
 //
 // # Virtual paths
 //
@@ -55,6 +59,12 @@
 // means "a/b" even when link is a symlink (POSIX would apply ".." to the
 // link's target).
 //
+// A trailing slash (or "/.") survives from open() and the os functions,
+// which pass the path as written (pathlib drops it), and keeps POSIX's
+// meaning: the last component must be a directory. Reading, stat, unlink
+// or rename of a file written "f/" raise NotADirectoryError, and writing
+// or creating "f/" IsADirectoryError, without touching f.
+//
 // # Host access and confinement
 //
 // Every host access goes through an [os.Root] opened on the mount's host
@@ -66,9 +76,12 @@
 //
 //   - rejects embedded NUL bytes with ValueError (CPython's per-call text,
 //     e.g. "embedded null byte", "stat: embedded null character in path")
-//     and over-long paths (4096 bytes or more, or a component over 255
-//     bytes) with OSError "[Errno 36] File name too long"; the predicates
-//     answer False instead;
+//     and then over-long paths (4096 bytes or more, or a component over
+//     255 bytes) with OSError "[Errno 36] File name too long" (for rename,
+//     of either path, naming both); the predicates
+//     answer False instead, absolute() (pure string work in CPython)
+//     refuses neither, and resolve() only the NUL byte (os.path.realpath
+//     ignores its lstat's OSError and keeps a name too long as written);
 //   - opens files with O_NONBLOCK (os.Root adds O_NOFOLLOW on the last
 //     component and resolves any symlink there inside the root), checks the
 //     type with stat before opening and again with fstat on the opened
@@ -119,10 +132,11 @@
 // # Modes and limits
 //
 // ReadOnly mounts refuse every change with PermissionError
-// "[Errno 30] Read-only file system: '<path>'". ReadWrite mounts change the
-// host directory, bounded by Mount.WriteLimit bytes written per table
-// (OSError "[Errno 122] Disk quota exceeded: '<path>'" once spent; a write
-// that failed before touching the file is not charged).
+// "[Errno 30] Read-only file system: '<path>'" (CPython would raise a plain
+// OSError for EROFS). ReadWrite mounts change the host directory, bounded by Mount.WriteLimit bytes
+// written per table (OSError "[Errno 122] Disk quota exceeded: '<path>'"
+// once spent; a write that failed before touching the file is not
+// charged).
 //
 // # Overlay mounts
 //
@@ -151,7 +165,10 @@
 // overhead against Mount.MemoryLimit; a change that would exceed it is
 // refused with MemoryError "overlay memory limit of N bytes exceeded
 // writing '<path>'" and leaves the overlay unchanged. Bytes written also
-// count against WriteLimit.
+// count against WriteLimit. A file grown by appends (each f.write on an
+// open handle is one) keeps up to a quarter of its size in spare capacity,
+// not charged, so that writing it piece by piece costs time linear in its
+// size; the memory held is thus at most 1.25 times the limit.
 //
 // # Concurrency
 //

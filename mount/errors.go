@@ -159,6 +159,35 @@ func isEscape(err error) bool {
 	return false
 }
 
+// renameErrno is the errno a failed rename reports with both paths, as
+// os.rename does: the host's errno, and EACCES for the table's own
+// refusals (an escape, a special file, an
+// overlay symlink, a mount root). It reports false for the failures that
+// are not an errno (a timeout, a memory limit, a cancellation).
+func renameErrno(err error) (syscall.Errno, bool) {
+	switch {
+	case errors.Is(err, errEscape), errors.Is(err, errSpecial), errors.Is(err, errHardLink),
+		errors.Is(err, errSymlink), errors.Is(err, errMountRoot), isEscape(err):
+		return syscall.EACCES, true
+	case errors.Is(err, errTimeout), errors.Is(err, errWriteLimit), errors.Is(err, errReadOnly):
+		return 0, false
+	}
+	var pe *pyError
+	var tl *tooLargeError
+	var me *memoryError
+	var ce *canceledError
+	if errors.As(err, &pe) || errors.As(err, &tl) || errors.As(err, &me) || errors.As(err, &ce) {
+		return 0, false
+	}
+	if e, ok := asErrno(err); ok {
+		if e == syscall.ENXIO || e == syscall.ENODEV {
+			return syscall.EACCES, true
+		}
+		return e, true
+	}
+	return 0, false
+}
+
 // toPy converts an error from a filesystem operation on the sandbox path p
 // into the exception the sandbox sees. It never includes host paths or Go
 // error texts. A nil result means err was a canceledError (no answer).

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -118,16 +119,31 @@ func isWrite(call *message.OsCall) bool {
 	return false
 }
 
-// checkPath applies the checks that run before a path is mapped: length,
-// then NUL bytes. It returns nil when p may be used.
-func checkPath(op message.OsOp, p string, dst bool) *pyError {
-	if pathTooLong(p) {
-		return errnoError(syscall.ENAMETOOLONG, p)
+// checkPaths applies the checks that run before a call's paths are
+// mapped, in CPython's order: every path argument is converted first (a
+// NUL byte is ValueError, for rename the source's before the target's),
+// then the system call may fail with ENAMETOOLONG (for rename naming both
+// paths). resolve() refuses only the NUL byte: os.path.realpath(strict=
+// False) ignores its lstat's OSError and keeps the rest of the path as
+// written. It returns nil when the paths may be used.
+func checkPaths(call *message.OsCall) *pyError {
+	if strings.IndexByte(call.Path, 0) >= 0 {
+		return raise("ValueError", "%s", nulMessage(call.Op, false))
 	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == 0 {
-			return raise("ValueError", "%s", nulMessage(op, dst))
+	switch call.Op {
+	case message.OpResolve:
+		return nil
+	case message.OpRename:
+		if strings.IndexByte(call.Dst, 0) >= 0 {
+			return raise("ValueError", "%s", nulMessage(call.Op, true))
 		}
+		if pathTooLong(call.Path) || pathTooLong(call.Dst) {
+			return errnoError2(syscall.ENAMETOOLONG, call.Path, call.Dst)
+		}
+		return nil
+	}
+	if pathTooLong(call.Path) {
+		return errnoError(syscall.ENAMETOOLONG, call.Path)
 	}
 	return nil
 }
@@ -135,24 +151,20 @@ func checkPath(op message.OsOp, p string, dst bool) *pyError {
 // filesystem answers arms 2–20.
 func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, error) {
 	p := call.Path
-	if e := checkPath(call.Op, p, false); e != nil {
-		if isPredicate(call.Op) {
-			return ret(value.Bool(false)), nil
-		}
-		return fail(e), nil
-	}
-	if call.Op == message.OpRename {
-		if e := checkPath(call.Op, call.Dst, true); e != nil {
-			return fail(e), nil
-		}
-	}
 	cwd := t.Cwd()
 	if call.Op == message.OpAbsolute {
-		// Pure string work, as in CPython: no mount is consulted.
+		// Pure string work, as in CPython: no mount is consulted, and no
+		// NUL byte or length is refused.
 		if path.IsAbs(p) {
 			return ret(value.Path(pyPath(p))), nil
 		}
 		return ret(value.Path(pyPath(cwd + "/" + p))), nil
+	}
+	if e := checkPaths(call); e != nil {
+		if isPredicate(call.Op) {
+			return ret(value.Bool(false)), nil
+		}
+		return fail(e), nil
 	}
 	abs := virtualAbs(cwd, p)
 	m, rel := t.find(abs)
@@ -176,10 +188,21 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 		call = shallowWithMode(call, mode)
 	}
 	if m.mode == ReadOnly && isWrite(call) {
-		if call.Op == message.OpMkdir {
+		switch call.Op {
+		case message.OpMkdir:
 			return t.readOnlyMkdir(ctx, call, m, rel)
+		case message.OpRename:
+			e := errnoError2(syscall.EROFS, p, call.Dst)
+			e.typ = "PermissionError" // as for every read-only refusal
+			return fail(e), nil
 		}
 		return fail(toPy(errReadOnly, p)), nil
+	}
+
+	if e, err := t.checkSlash(ctx, call, m, rel); err != nil {
+		return reply{}, err
+	} else if e != nil {
+		return fail(e), nil
 	}
 
 	if call.Op == message.OpRename {
@@ -227,6 +250,109 @@ func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt,
 	return fail(toPy(errReadOnly, call.Path)), nil
 }
 
+// slashDir reports whether p, as written, ends in "/" or "/.": POSIX then
+// requires its last component to be a directory. pathlib drops a trailing
+// slash, but open() and the os functions pass the path as written.
+func slashDir(p string) bool {
+	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
+}
+
+// The kinds checkSlash tells apart.
+const (
+	kindUnknown = iota // an error other than ENOENT: the operation reports it
+	kindMissing
+	kindDir
+	kindOther
+)
+
+// kindOf classifies rel (following symlinks on the host, as "name/"
+// does). Only a cancellation is returned as an error.
+func (t *Table) kindOf(ctx context.Context, m *mnt, rel string) (int, error) {
+	if m.ov != nil {
+		m.ov.mu.Lock()
+		defer m.ov.mu.Unlock()
+		n, err := t.ovStat(ctx, m, rel)
+		var ce *canceledError
+		switch {
+		case errors.As(err, &ce):
+			return 0, err
+		case err != nil:
+			return kindUnknown, nil
+		}
+		switch n.kind {
+		case nkMissing:
+			return kindMissing, nil
+		case nkDir:
+			return kindDir, nil
+		case nkFile, nkSpecial:
+			return kindOther, nil
+		}
+		return kindUnknown, nil
+	}
+	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return m.root.Stat(rel) })
+	var ce *canceledError
+	switch {
+	case errors.As(err, &ce):
+		return 0, err
+	case errors.Is(err, fs.ErrNotExist):
+		return kindMissing, nil
+	case err != nil:
+		return kindUnknown, nil
+	case fi.IsDir():
+		return kindDir, nil
+	}
+	return kindOther, nil
+}
+
+// checkSlash applies POSIX's rule for a path written with a trailing
+// slash, before the operation runs on the cleaned path (which has lost
+// it): reading, stat, unlink or rename of a non-directory "f/" is
+// NotADirectoryError (as is renaming a non-directory to "d/"), and
+// creating or writing "f/" is IsADirectoryError, so that nothing is
+// removed, renamed or created where CPython would refuse. A nil result
+// lets the operation run.
+func (t *Table) checkSlash(ctx context.Context, call *message.OsCall, m *mnt, rel string) (*pyError, error) {
+	src := slashDir(call.Path) && rel != "."
+	dst := call.Op == message.OpRename && slashDir(call.Dst)
+	if !src && !dst {
+		return nil, nil
+	}
+	creating := false
+	switch call.Op {
+	case message.OpReadText, message.OpReadBytes, message.OpStat, message.OpUnlink, message.OpRename:
+	case message.OpWriteText, message.OpWriteBytes, message.OpAppendText, message.OpAppendBytes:
+		creating = true
+	case message.OpOpen:
+		creating = call.Mode != "r" && call.Mode != "rb"
+	default:
+		// mkdir, rmdir and iterdir want a directory anyway.
+		return nil, nil
+	}
+	kind, err := t.kindOf(ctx, m, rel)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case call.Op == message.OpRename:
+		if kind == kindOther {
+			return errnoError2(syscall.ENOTDIR, call.Path, call.Dst), nil
+		}
+	case creating && (kind == kindDir || kind == kindOther):
+		return errnoError(syscall.EISDIR, call.Path), nil
+	case creating && kind == kindMissing:
+		// Where the parent is a directory; otherwise the operation fails
+		// on the parent without creating anything.
+		if pk, err := t.kindOf(ctx, m, path.Dir(rel)); err != nil {
+			return nil, err
+		} else if pk == kindDir {
+			return errnoError(syscall.EISDIR, call.Path), nil
+		}
+	case kind == kindOther:
+		return errnoError(syscall.ENOTDIR, call.Path), nil
+	}
+	return nil, nil
+}
+
 // shallowWithMode returns a copy of call with its open mode normalized.
 func shallowWithMode(call *message.OsCall, mode string) *message.OsCall {
 	c := *call
@@ -255,7 +381,7 @@ func (t *Table) rename(ctx context.Context, call *message.OsCall, cwd string, m 
 		if errors.As(err, &ce) {
 			return reply{}, err
 		}
-		if e, ok := asErrno(err); ok && !isEscape(err) && e != syscall.ENXIO {
+		if e, ok := renameErrno(err); ok {
 			return fail(errnoError2(e, src, dst)), nil
 		}
 		return fail(toPy(err, src)), nil

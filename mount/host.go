@@ -75,7 +75,9 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 		return pathListReply(call.Path, names), nil
 
 	case message.OpResolve:
-		res, err := run(ctx, t, "resolve", func() (string, error) { return resolveIn(root, rel), nil })
+		// A path as long as PATH_MAX fails realpath's lstat: the rest is kept.
+		maxRel := maxPathLen - 1 - len(m.vpath)
+		res, err := run(ctx, t, "resolve", func() (string, error) { return resolveIn(root, rel, maxRel), nil })
 		if err != nil {
 			return reply{}, err
 		}
@@ -364,24 +366,39 @@ func mkdirIn(root *os.Root, rel string, parents, existOK bool) error {
 // does, but only inside the root: a symlink with an absolute target, one
 // whose target climbs out of the root, a loop, or a missing component ends
 // the resolution, and the rest of the path is kept as written. Host paths
-// are never revealed.
-func resolveIn(root *os.Root, rel string) string {
+// are never revealed. A candidate of maxLen bytes or more is not looked
+// up, as lstat would refuse it with ENAMETOOLONG.
+func resolveIn(root *os.Root, rel string, maxLen int) string {
+	w := rootWalk{root: root, cur: root}
+	defer w.reset()
 	var done []string
+	doneLen := -1 // len(strings.Join(done, "/"))
 	todo := splitRel(rel)
 	for hops := 0; len(todo) > 0; {
 		c := todo[0]
 		todo = todo[1:]
-		cand := strings.Join(append(append([]string(nil), done...), c), "/")
-		fi, err := root.Lstat(cand)
+		var fi fs.FileInfo
+		var err error = syscall.ENAMETOOLONG
+		if doneLen+1+len(c) < maxLen {
+			fi, err = w.cur.Lstat(c)
+		}
 		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 			done = append(done, c)
+			doneLen += 1 + len(c)
+			if err == nil && len(todo) > 0 {
+				// One step down; a file here fails like the next lstat would.
+				err = syscall.ENOTDIR
+				if fi.IsDir() {
+					err = w.enter(c)
+				}
+			}
 			if err != nil {
 				done = append(done, todo...)
 				break
 			}
 			continue
 		}
-		target, err := root.Readlink(cand)
+		target, err := w.cur.Readlink(c)
 		hops++
 		if err != nil || path.IsAbs(target) || hops > maxSymlinkHops {
 			done = append(done, c)
@@ -395,12 +412,42 @@ func resolveIn(root *os.Root, rel string) string {
 			break
 		}
 		todo = append(splitRel(next), todo...)
-		done = nil
+		done, doneLen = nil, -1
+		w.reset()
 	}
 	if len(done) == 0 {
 		return "."
 	}
 	return strings.Join(done, "/")
+}
+
+// rootWalk descends a root one directory at a time through sub-roots, so
+// that each step and each lookup in the current directory is one system
+// call whatever the depth (looking up each prefix from the root instead
+// costs work quadratic in the depth). Every sub-root stays confined to its
+// directory, itself inside the root.
+type rootWalk struct {
+	root *os.Root
+	cur  *os.Root // root, or a sub-root the walk owns
+}
+
+// enter makes the directory name, in the current directory, current.
+func (w *rootWalk) enter(name string) error {
+	sub, err := w.cur.OpenRoot(name)
+	if err != nil {
+		return err
+	}
+	w.reset()
+	w.cur = sub
+	return nil
+}
+
+// reset closes the current sub-root and makes the root current again.
+func (w *rootWalk) reset() {
+	if w.cur != w.root {
+		w.cur.Close()
+	}
+	w.cur = w.root
 }
 
 // splitRel splits a cleaned relative path into components; "." has none.

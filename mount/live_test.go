@@ -47,6 +47,11 @@ func all(w want) [3]want { return [3]want{w, w, w} }
 // roErr is the ReadOnly refusal of a change.
 func roErr(p string) want { return "!PermissionError: [Errno 30] Read-only file system: '" + p + "'" }
 
+// roRename is the ReadOnly refusal of a rename, naming both paths.
+func roRename(src, dst string) want {
+	return "!PermissionError: [Errno 30] Read-only file system: '" + src + "' -> '" + dst + "'"
+}
+
 func denied(p string) want { return "!PermissionError: [Errno 13] Permission denied: '" + p + "'" }
 
 func notFound(p string) want {
@@ -162,7 +167,7 @@ var liveSteps = []liveStep{
 	{name: "mkdir/parents+exist_ok", code: "Path('/data/sub').mkdir(parents=True, exist_ok=True)", want: all("None")},
 	{name: "mkdir/exists", code: "Path('/data/sub').mkdir()", want: all("!FileExistsError: [Errno 17] File exists: '/data/sub'")},
 	{name: "mkdir/no-parent", code: "Path('/data/q1/q2').mkdir()", want: rw(roErr("/data/q1/q2"), notFound("/data/q1/q2"))},
-	{name: "rename", code: "Path('/data/ren.txt').rename('/data/ren2.txt')", want: rw(roErr("/data/ren.txt"), "PosixPath('/data/ren2.txt')"),
+	{name: "rename", code: "Path('/data/ren.txt').rename('/data/ren2.txt')", want: rw(roRename("/data/ren.txt", "/data/ren2.txt"), "PosixPath('/data/ren2.txt')"),
 		host: changed(
 			func(t *testing.T, d string) {
 				hostFile("ren.txt", "", true)(t, d)
@@ -210,7 +215,7 @@ var liveSteps = []liveStep{
 	{name: "dotdot/read", code: "Path('/data/../../etc/passwd').read_text()", want: all(denied("/data/../../etc/passwd"))},
 	{name: "dotdot/secret", code: "Path('/data/../outside/secret.txt').read_text()", want: all(denied("/data/../outside/secret.txt"))},
 	{name: "dotdot/write", code: "Path('/data/../pwn.txt').write_text('x')", want: all(denied("/data/../pwn.txt"))},
-	{name: "rename/outside", code: "Path('/data/x.txt').rename('/tmp/x.txt')", want: rw(roErr("/data/x.txt"), "!PermissionError: [Errno 13] Permission denied: '/data/x.txt' -> '/tmp/x.txt'"),
+	{name: "rename/outside", code: "Path('/data/x.txt').rename('/tmp/x.txt')", want: rw(roRename("/data/x.txt", "/tmp/x.txt"), "!PermissionError: [Errno 13] Permission denied: '/data/x.txt' -> '/tmp/x.txt'"),
 		host: func(t *testing.T, _ mount.Mode, d string) { hostFile("x.txt", "hello\nworld\n", false)(t, d) }},
 	{name: "symlink-out/read", code: "Path('/data/esc').read_text()", want: all(denied("/data/esc"))},
 	{name: "symlink-out/bytes", code: "Path('/data/esc').read_bytes()", want: all(denied("/data/esc"))},

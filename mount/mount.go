@@ -102,7 +102,9 @@ func FixedClock(t time.Time) Clock { return fixedClock(t) }
 type Options struct {
 	// Env is the whole environment the sandbox sees through os.getenv and
 	// os.environ. nil means an empty environment; the host environment is
-	// never consulted. Invalid UTF-8 is replaced with U+FFFD.
+	// never consulted. Invalid UTF-8 is replaced with U+FFFD; when keys
+	// collide once repaired, the last in byte order of the original keys
+	// wins.
 	Env map[string]string
 	// Clock answers date.today() and datetime.now(); nil means the real
 	// clock.
@@ -184,9 +186,16 @@ func New(mounts []Mount, opts Options) (_ *Table, err error) {
 		opTimeout: opts.OpTimeout,
 		cwd:       "/",
 	}
-	for k, v := range opts.Env {
+	// In the original keys' byte order, so that keys that become one once
+	// repaired give the same value every time (the last one's).
+	raw := make([]string, 0, len(opts.Env))
+	for k := range opts.Env {
+		raw = append(raw, k)
+	}
+	sort.Strings(raw)
+	for _, rk := range raw {
 		// The wire carries str values as UTF-8 only.
-		k, v = strings.ToValidUTF8(k, "\uFFFD"), strings.ToValidUTF8(v, "\uFFFD")
+		k, v := strings.ToValidUTF8(rk, "\uFFFD"), strings.ToValidUTF8(opts.Env[rk], "\uFFFD")
 		if _, dup := t.env[k]; !dup {
 			t.envKeys = append(t.envKeys, k)
 		}

@@ -204,3 +204,17 @@ func TestPyRepr(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvInvalidUTF8Collision checks that two keys that differ only in
+// invalid UTF-8 (one key once repaired) give the same environment every
+// time: the last in byte order of the original keys wins, not whichever
+// the map yields last.
+func TestEnvInvalidUTF8Collision(t *testing.T) {
+	env := map[string]string{"K\xff": "ff", "K\xfe": "fe", "K\xfd": "fd", "K\x80": "80"}
+	for range 50 {
+		tbl := envTable(t, Options{Env: env})
+		c := &message.OsCall{Op: message.OpGetenv, Key: "K\uFFFD"}
+		c.Default = c.Values.Add(value.None())
+		wantStr(t, doCall(t, tbl, c), "ff")
+	}
+}

@@ -55,11 +55,62 @@ func entryCost(key string, e *ovEntry) int64 {
 type overlay struct {
 	mu      sync.Mutex
 	entries map[string]*ovEntry
-	used    int64
+	// kids indexes entries by parent: kids[dir] holds the names of the
+	// entries directly in dir, and of the directories on the way to
+	// deeper entries (a link dir→name exists while dir/name is an entry
+	// or has linked names below it), so that a listing or a removal of a
+	// tree costs what it touches rather than a scan of every entry.
+	kids map[string]map[string]struct{}
+	used int64
 }
 
 // newOverlay returns an empty overlay.
-func newOverlay() *overlay { return &overlay{entries: make(map[string]*ovEntry)} }
+func newOverlay() *overlay {
+	return &overlay{entries: make(map[string]*ovEntry), kids: make(map[string]map[string]struct{})}
+}
+
+// index links the new entry key, and its ancestors, into kids.
+func (o *overlay) index(key string) {
+	for p := key; p != "."; {
+		dir, name := path.Dir(p), path.Base(p)
+		k := o.kids[dir]
+		if k == nil {
+			k = make(map[string]struct{})
+			o.kids[dir] = k
+		}
+		if _, ok := k[name]; ok {
+			return // so are the ancestors
+		}
+		k[name] = struct{}{}
+		p = dir
+	}
+}
+
+// unindex unlinks the deleted entry key from kids, and each ancestor
+// left with neither an entry nor links below it.
+func (o *overlay) unindex(key string) {
+	for p := key; p != "."; {
+		if _, ok := o.entries[p]; ok || len(o.kids[p]) > 0 {
+			return
+		}
+		dir := path.Dir(p)
+		if k := o.kids[dir]; k != nil {
+			delete(k, path.Base(p))
+			if len(k) == 0 {
+				delete(o.kids, dir)
+			}
+		}
+		p = dir
+	}
+}
+
+// childKey is the entry key of name in the directory dir.
+func childKey(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
 
 // ovState is what the overlay says about a path.
 type ovState uint8
@@ -72,19 +123,28 @@ const (
 	stNotDir                 // below a file entry
 )
 
-// look reports what the overlay says about rel. o.mu must be held.
+// look reports what the overlay says about rel. o.mu must be held. Each
+// ancestor is a slice of rel, not a new string: a path k components deep
+// costs k map lookups and no allocation.
 func (o *overlay) look(rel string) (*ovEntry, ovState) {
-	comps := splitRel(rel)
+	if len(o.entries) == 0 {
+		return nil, stHost
+	}
 	hidden := false
-	for i := 1; i < len(comps); i++ {
-		if e := o.entries[strings.Join(comps[:i], "/")]; e != nil {
-			switch e.kind {
-			case entGone:
-				return nil, stMissing
-			case entFile:
-				return nil, stNotDir
-			case entDir:
-				hidden = true
+	if rel != "." {
+		for i := 0; i < len(rel); i++ {
+			if rel[i] != '/' {
+				continue
+			}
+			if e := o.entries[rel[:i]]; e != nil {
+				switch e.kind {
+				case entGone:
+					return nil, stMissing
+				case entFile:
+					return nil, stNotDir
+				case entDir:
+					hidden = true
+				}
 			}
 		}
 	}
@@ -119,16 +179,14 @@ func (b *batch) set(key string, e *ovEntry) { b.ops = append(b.ops, batchOp{key,
 // del deletes the entry at key.
 func (b *batch) del(key string) { b.ops = append(b.ops, batchOp{key, nil}) }
 
-// delTree deletes every entry strictly below key.
+// delTree deletes every entry strictly below key, found through kids.
 func (b *batch) delTree(key string) {
-	prefix := key + "/"
-	if key == "." {
-		prefix = ""
-	}
-	for k := range b.o.entries {
-		if strings.HasPrefix(k, prefix) && k != key {
-			b.del(k)
+	for name := range b.o.kids[key] {
+		child := childKey(key, name)
+		if _, ok := b.o.entries[child]; ok {
+			b.del(child)
 		}
+		b.delTree(child)
 	}
 }
 
@@ -149,9 +207,15 @@ func (b *batch) commit(limit int64) error {
 		return &memoryError{limit}
 	}
 	for _, op := range b.ops {
-		if op.e == nil {
+		_, had := b.o.entries[op.key]
+		switch {
+		case op.e == nil && had:
 			delete(b.o.entries, op.key)
-		} else {
+			b.o.unindex(op.key)
+		case op.e != nil:
+			if !had {
+				b.o.index(op.key)
+			}
 			b.o.entries[op.key] = op.e
 		}
 	}
@@ -218,8 +282,13 @@ func (t *Table) ovStat(ctx context.Context, m *mnt, rel string) (ovNode, error) 
 // (ENOTDIR). The last component is not followed.
 func lstatNoLinks(root *os.Root, rel string) (fs.FileInfo, error) {
 	comps := splitRel(rel)
-	for i := 1; i < len(comps); i++ {
-		fi, err := root.Lstat(strings.Join(comps[:i], "/"))
+	if len(comps) < 2 {
+		return root.Lstat(rel)
+	}
+	w := rootWalk{root: root, cur: root}
+	defer w.reset()
+	for _, c := range comps[:len(comps)-1] {
+		fi, err := w.cur.Lstat(c)
 		if err != nil {
 			return nil, err
 		}
@@ -229,8 +298,11 @@ func lstatNoLinks(root *os.Root, rel string) (fs.FileInfo, error) {
 		case !fi.IsDir():
 			return nil, syscall.ENOTDIR
 		}
+		if err := w.enter(c); err != nil {
+			return nil, err
+		}
 	}
-	return root.Lstat(rel)
+	return w.cur.Lstat(comps[len(comps)-1])
 }
 
 // openNoLinks opens rel (which must not be, or pass through, a symlink)
@@ -314,11 +386,11 @@ func (t *Table) ovList(ctx context.Context, m *mnt, rel string) ([]string, error
 			set[name] = true
 		}
 	}
-	for k, e := range m.ov.entries {
-		if k == "." || path.Dir(k) != rel {
+	for name := range m.ov.kids[rel] {
+		e := m.ov.entries[childKey(rel, name)]
+		if e == nil {
 			continue
 		}
-		name := path.Base(k)
 		if e.kind == entGone {
 			delete(set, name)
 		} else {
@@ -342,9 +414,33 @@ func (t *Table) ovList(ctx context.Context, m *mnt, rel string) ([]string, error
 // read now).
 func (t *Table) ovContent(ctx context.Context, m *mnt, rel string, n ovNode) ([]byte, error) {
 	if n.entry != nil {
-		return n.entry.data, nil
+		// Clipped to its length: the spare capacity belongs to the entry
+		// (see appendContent), never to an answer or another entry.
+		d := n.entry.data
+		return d[:len(d):len(d)], nil
 	}
 	return t.ovHostRead(ctx, m, rel)
+}
+
+// appendContent returns base followed by data. When base has the room,
+// data is copied into its spare capacity and base's backing array is
+// reused: no slice of the first len(base) bytes sees a change, and only
+// the entry that base came from may hold that spare capacity. Otherwise
+// the result is a new array with a quarter of spare capacity, so that a
+// file written by many small appends (f.write on a handle, one OsCall per
+// write) is copied an amortized constant number of times instead of once
+// per write.
+func appendContent(base, data []byte) []byte {
+	need := len(base) + len(data)
+	if need <= cap(base) {
+		out := base[:need]
+		copy(out[len(base):], data)
+		return out
+	}
+	out := make([]byte, need, need+need/4)
+	copy(out, base)
+	copy(out[len(base):], data)
+	return out
 }
 
 // fileErr is the error for using node n as a regular file.
@@ -547,7 +643,13 @@ func (t *Table) ovWrite(ctx context.Context, m *mnt, rel string, data []byte, ap
 		}
 	}
 	var base []byte
-	if appendMode && n.kind == nkFile {
+	switch {
+	case !appendMode || n.kind != nkFile:
+	case n.entry != nil:
+		// The entry's own array, spare capacity included: the entry is
+		// replaced below, and its content stays as it was.
+		base = n.entry.data
+	default:
 		if base, err = t.ovContent(ctx, m, rel, n); err != nil {
 			return 0, err
 		}
@@ -555,9 +657,12 @@ func (t *Table) ovWrite(ctx context.Context, m *mnt, rel string, data []byte, ap
 	if !m.reserve(int64(len(data))) {
 		return 0, errWriteLimit
 	}
-	content := make([]byte, len(base)+len(data))
-	copy(content, base)
-	copy(content[len(base):], data)
+	var content []byte
+	if appendMode {
+		content = appendContent(base, data)
+	} else {
+		content = append([]byte(nil), data...)
+	}
 	b := &batch{o: m.ov}
 	b.set(rel, &ovEntry{kind: entFile, data: content, mtime: t.clock.Now()})
 	if err := b.commit(m.memLimit); err != nil {
@@ -574,11 +679,8 @@ func (t *Table) ovMkdir(ctx context.Context, m *mnt, rel string, parents, existO
 		return nil
 	}
 	if parents && rel != "." && errors.Is(err, syscall.ENOENT) {
-		if err = t.ovMkdir(ctx, m, path.Dir(rel), true, true); err != nil {
-			return err
-		}
-		if err = t.ovMkdirOne(ctx, m, rel); err == nil {
-			return nil
+		if err = t.ovMkdirParents(ctx, m, rel); err == nil {
+			err = t.ovMkdirOne(ctx, m, rel)
 		}
 	}
 	if existOK && errors.Is(err, syscall.EEXIST) {
@@ -587,6 +689,85 @@ func (t *Table) ovMkdir(ctx context.Context, m *mnt, rel string, parents, existO
 		}
 	}
 	return err
+}
+
+// ovMkdirParents makes the missing ancestors of rel, in one batch. It
+// walks down the ancestors once (the overlay's entries, then the host
+// through a rootWalk), so that a path k components deep costs O(k) work;
+// making each ancestor with ovMkdirOne, which looks up the whole path
+// each time, cost work cubic in the depth. o.mu must be held.
+func (t *Table) ovMkdirParents(ctx context.Context, m *mnt, rel string) error {
+	o := m.ov
+	comps := splitRel(rel)
+	anc := len(comps) - 1 // rel's ancestors are prefixes 0 .. anc-1
+	ends := make([]int, anc)
+	end := -1
+	for j := range anc {
+		end += 1 + len(comps[j])
+		ends[j] = end
+	}
+	prefix := func(j int) string { return rel[:ends[j]] }
+
+	// The ancestors before the first overlay entry are the host's.
+	s := anc
+	for j := range anc {
+		if o.entries[prefix(j)] != nil {
+			s = j
+			break
+		}
+	}
+	hostComps := comps[:s]
+	missing, err := run(ctx, t, "lstat", func() (int, error) {
+		w := rootWalk{root: m.root, cur: m.root}
+		defer w.reset()
+		for i, c := range hostComps {
+			fi, err := w.cur.Lstat(c)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				return i, nil
+			case err != nil:
+				return 0, err
+			case fi.Mode()&fs.ModeSymlink != 0:
+				return 0, errSymlink
+			case !fi.IsDir():
+				return 0, syscall.ENOTDIR
+			}
+			if err := w.enter(c); err != nil {
+				return 0, err
+			}
+		}
+		return -1, nil
+	})
+	if err != nil {
+		return err
+	}
+	first := missing
+	if first < 0 {
+		// Below the first entry, look's rules: a removed or file entry
+		// ends the walk, a directory entry hides the host below it.
+		first = anc
+		for j := s; j < anc; j++ {
+			e := o.entries[prefix(j)]
+			if e == nil || e.kind == entGone {
+				first = j
+				break
+			}
+			if e.kind == entFile {
+				return syscall.ENOTDIR
+			}
+		}
+	}
+	b := &batch{o: o}
+	now := t.clock.Now()
+	for j := first; j < anc; j++ {
+		switch e := o.entries[prefix(j)]; {
+		case e == nil || e.kind == entGone:
+			b.set(prefix(j), &ovEntry{kind: entDir, mtime: now})
+		case e.kind == entFile:
+			return syscall.ENOTDIR
+		}
+	}
+	return b.commit(m.memLimit)
 }
 
 // ovMkdirOne makes the single directory rel, whose parent must exist.
@@ -624,6 +805,9 @@ func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]
 		return err
 	}
 	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return &canceledError{err}
+		}
 		child := path.Join(rel, name)
 		csub := path.Join(sub, name)
 		n, err := t.ovStat(ctx, m, child)
@@ -667,6 +851,14 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 
+	// rename(2)'s order: both parents are looked up before either last
+	// component, so a bad target directory wins over a missing source.
+	if err := t.ovParentDir(ctx, m, src); err != nil {
+		return err
+	}
+	if err := t.ovParentDir(ctx, m, dst); err != nil {
+		return err
+	}
 	sn, err := t.ovStat(ctx, m, src)
 	if err != nil {
 		return err
@@ -679,11 +871,13 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	case nkSpecial:
 		return errSpecial
 	}
-	if err := t.ovParentDir(ctx, m, dst); err != nil {
-		return err
-	}
 	if src == dst {
 		return nil
+	}
+	if strings.HasPrefix(src, dst+"/") {
+		// A target that holds the source is not empty; rename(2) says so
+		// before it compares their types.
+		return syscall.ENOTEMPTY
 	}
 	dn, err := t.ovStat(ctx, m, dst)
 	if err != nil {
@@ -739,8 +933,10 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	return b.commit(m.memLimit)
 }
 
-// MemoryUsed reports the bytes the overlay mount at virtual path vp keeps
-// in memory, and false when no overlay mount has that virtual path.
+// MemoryUsed reports the bytes the overlay mount at virtual path vp has
+// charged against its MemoryLimit (see "Overlay mounts" in the package
+// documentation: spare capacity of appended files is not charged), and
+// false when no overlay mount has that virtual path.
 func (t *Table) MemoryUsed(vp string) (int64, bool) {
 	vp = path.Clean(vp)
 	for _, m := range t.mounts {
