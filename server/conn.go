@@ -53,6 +53,7 @@ type conn struct {
 	configured bool
 	maxSusp    uint64
 	susp       uint64
+	refused    int // requests the gate refused, for the log's sake
 	wbuf       []byte
 
 	endOnce sync.Once
@@ -116,7 +117,15 @@ func (g gate) ReadFrame() ([]byte, error) {
 		k, known := requestKind(b)
 		if why := refusal(k, known, g.configured); why != "" {
 			g.srv.m.refusals.WithLabelValues(ReasonRequestRefused).Inc()
-			g.log.Info("request refused", slog.String("kind", k.String()), slog.String("why", why))
+			// The first refusal of a session is logged at Info, the rest at
+			// Debug (the metric counts them all): a client repeating a
+			// refused request cannot flood the log.
+			g.refused++
+			level := slog.LevelInfo
+			if g.refused > 1 {
+				level = slog.LevelDebug
+			}
+			g.log.Log(g.ctx, level, "request refused", slog.String("kind", k.String()), slog.String("why", why), slog.Int("refused", g.refused))
 			if err := g.send(&message.Error{Exception: message.NewException("RuntimeError", "protocol violation: "+why)}); err != nil {
 				return nil, io.EOF
 			}

@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gomonty/monty/message"
@@ -185,4 +187,41 @@ func TestRefusalsCannotBeSmuggled(t *testing.T) {
 		}
 	}
 	waitMetric(t, ts, `monty_server_refusals_total{reason="request_refused"} 18`)
+}
+
+// TestRefusalsDoNotFloodTheLog: a client repeating a refused request is
+// answered every time and counted every time, but logged at Info once.
+func TestRefusalsDoNotFloodTheLog(t *testing.T) {
+	var logged syncBuffer
+	ts := startServer(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	})
+	c := dialConfigured(t, ts.URL, 4)
+	for range 50 {
+		wantPrefix(t, describe(do(t, c, &message.Reset{}).Event), "Error RuntimeError: protocol violation: Reset is refused")
+	}
+	if got := repr(t, c, "6 * 7"); got != "42" {
+		t.Fatal(got)
+	}
+	if n := strings.Count(logged.String(), "request refused"); n != 1 {
+		t.Fatalf("%d Info lines for 50 refusals:\n%s", n, logged.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
