@@ -30,9 +30,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -594,12 +596,17 @@ func ParseHeader(line string) (name, value string, err error) {
 	return name, value, nil
 }
 
+// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP
+// date. A delay too long for a time.Duration saturates at the longest
+// one; what the caller honours of it is the caller's policy.
 func parseRetryAfter(v string) time.Duration {
 	if v == "" {
 		return 0
 	}
-	var secs int
-	if _, err := fmt.Sscanf(v, "%d", &secs); err == nil && secs >= 0 {
+	if secs, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		if secs > uint64(math.MaxInt64/time.Second) {
+			return math.MaxInt64
+		}
 		return time.Duration(secs) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {

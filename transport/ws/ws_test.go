@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -431,5 +432,27 @@ func TestRefusedUpgradeKeepsNoConnection(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d refused connections still open", open.Load())
 		}
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	for v, want := range map[string]time.Duration{
+		"":                              0,
+		"0":                             0,
+		"7":                             7 * time.Second,
+		" 7 ":                           7 * time.Second,
+		"-3":                            0,
+		"soon":                          0,
+		"9223372036":                    9223372036 * time.Second,
+		"9223372037":                    math.MaxInt64, // would overflow a Duration
+		"99999999999999999999999":       math.MaxInt64,
+		"Wed, 21 Oct 2015 07:28:00 GMT": 0, // in the past
+	} {
+		if got := parseRetryAfter(v); got != want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", v, got, want)
+		}
+	}
+	if got := parseRetryAfter(time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)); got < 58*time.Minute || got > time.Hour {
+		t.Errorf("an HTTP date an hour ahead: %v", got)
 	}
 }
