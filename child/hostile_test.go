@@ -112,6 +112,27 @@ func TestHostileParent(t *testing.T) {
 		fatal(t, c, "malformed request frame: frame of 268435457 bytes exceeds maximum of 268435456 bytes")
 		wantExit(t, c, protocol.ExitProtocol)
 	})
+	// Once an interpreter exists the worker stamps the framing FatalError
+	// as it stamps every event (the released worker does: checked against
+	// it in state Ready and Suspended).
+	for _, code := range []string{"print:x", "call"} {
+		t.Run("truncated frame in a session: "+code, func(t *testing.T) {
+			c := startStream(t)
+			c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+			mustKind(t, c.event(t), message.KindOk)
+			c.write(t, request(&message.Feed{Code: code}))
+			for c.event(t).Body.EventKind() == message.KindPrint {
+			}
+			c.write(t, append(prefix(10), 1, 2, 3))
+			c.in.Close()
+			ev := c.event(t)
+			if f, ok := ev.Body.(*message.FatalError); !ok || f.Message != "malformed request frame: stream ended mid-frame" ||
+				ev.MaxSuspensions == nil || *ev.MaxSuspensions != protocol.DefaultMaxSuspensions {
+				t.Fatalf("got %s (max_suspensions %v), want the stamped FatalError", describe(ev), ev.MaxSuspensions)
+			}
+			wantExit(t, c, protocol.ExitProtocol)
+		})
+	}
 	t.Run("garbage frame, then the session lives on", func(t *testing.T) {
 		c := startStream(t)
 		c.write(t, request(&message.Configure{ProtocolVersion: 4}))

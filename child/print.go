@@ -159,3 +159,13 @@ func (p *printer) end(write func() error) error {
 	p.err = write()
 	return p.err
 }
+
+// stop ends the printer when the child ends: output a failed turn printed
+// before its engine died is still sent (best effort), and the flush timer
+// can no longer write once Serve has returned.
+func (p *printer) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flushLocked()
+	p.active = false
+}

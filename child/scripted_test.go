@@ -28,6 +28,7 @@ import (
 //	block       wait until the test sends on gate
 //	bigresult:N complete with an N-byte string
 //	bigcall:N   FunctionCall with an N-byte string argument
+//	die:N       the interpreter dies: the turn fails with ExitError N
 //
 // The feed completes with the last resumed value (None when there is
 // none). A dump holds the ops left to run.
@@ -46,6 +47,7 @@ type scripted struct {
 	closed   bool
 	resets   int
 	gate     chan struct{}
+	died     protocol.ExitCode
 }
 
 func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
@@ -57,7 +59,16 @@ func (e *scripted) Feed(_ context.Context, f *message.Feed, out Output) (message
 	e.started = true
 	e.ops = strings.Fields(f.Code)
 	e.lastSet = false
-	return e.run(out), nil
+	return e.outcome(out)
+}
+
+// outcome runs the ops and reports a death (die:N) as the turn's error.
+func (e *scripted) outcome(out Output) (message.Event, error) {
+	ev := e.run(out)
+	if e.died != 0 {
+		return nil, &ExitError{Code: e.died}
+	}
+	return ev, nil
 }
 
 func (e *scripted) run(out Output) message.Event {
@@ -87,6 +98,9 @@ func (e *scripted) run(out Output) message.Event {
 			return fc
 		case "block":
 			<-e.gate
+		case "die":
+			e.died = protocol.ExitCode(atoi(arg))
+			return nil
 		case "call", "eager":
 			e.lastID = e.nextID
 			e.nextID++
@@ -142,7 +156,7 @@ func (e *scripted) Resume(_ context.Context, req message.Request, out Output) (m
 			}
 		}
 	}
-	return e.run(out), nil
+	return e.outcome(out)
 }
 
 // keep makes root of g (copied) the feed's result.

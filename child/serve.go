@@ -121,6 +121,7 @@ func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	err := s.loop(ctx)
+	s.pr.stop()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -158,10 +159,12 @@ func frameErrText(err error) string {
 	return "frame I/O error: " + err.Error()
 }
 
-// fatal sends a FatalError (best effort) and returns the exit.
+// fatal sends a FatalError (best effort) and returns the exit. Like every
+// event once an interpreter exists, the FatalError is stamped then (the
+// native worker stamps its framing FatalError too).
 func (s *server) fatal(code protocol.ExitCode, msg string, cause error) error {
 	ev := &message.ChildEvent{Body: &message.FatalError{Message: msg}}
-	if werr := s.send(ev, false); werr != nil && code != protocol.ExitStdoutBroken {
+	if werr := s.send(ev, true); werr != nil && code != protocol.ExitStdoutBroken {
 		s.log.Debug("monty child: FatalError not delivered", slog.Any("error", werr))
 	}
 	return &ExitError{Code: code, Message: msg, Err: cause}
