@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -89,15 +90,25 @@ func TestSubprocessRecordAndDecode(t *testing.T) {
 // environment and no other argument.
 func spawn(t *testing.T) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
+	cmd, in, out, _ := spawnStderr(t)
+	return cmd, in, out
+}
+
+// spawnStderr is spawn that also collects the child's stderr, complete
+// once the process has been waited for.
+func spawnStderr(t *testing.T) (*exec.Cmd, io.WriteCloser, io.ReadCloser, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(relayBinary(t), "subprocess")
 	cmd.Env = []string{}
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, in, out
+	return cmd, in, out, &stderr
 }
 
 func sendReq(t *testing.T, w io.Writer, r message.Request) {
@@ -154,7 +165,7 @@ func TestSubprocessExits(t *testing.T) {
 		}
 	})
 	t.Run("truncated frame: 76", func(t *testing.T) {
-		cmd, in, out := spawn(t)
+		cmd, in, out, stderr := spawnStderr(t)
 		in.Write([]byte{9, 0, 0, 0, 1})
 		in.Close()
 		if f, ok := readEvent(t, out).Body.(*message.FatalError); !ok || f.Message != "malformed request frame: stream ended mid-frame" {
@@ -162,6 +173,11 @@ func TestSubprocessExits(t *testing.T) {
 		}
 		if code, _ := exitCode(t, cmd); code != 76 {
 			t.Fatalf("exit %d", code)
+		}
+		// The native worker's stderr line (behaviour §14), checked
+		// against monty 0.0.23.
+		if got, want := stderr.String(), "monty subprocess fatal error: malformed request frame: stream ended mid-frame\n"; got != want {
+			t.Fatalf("stderr %q, want %q", got, want)
 		}
 	})
 	t.Run("broken stdout: 3", func(t *testing.T) {
