@@ -45,6 +45,11 @@ import (
 // *[ExitError] when the error is (or wraps) one, and status 4 after a
 // FatalError otherwise.
 //
+// The context of a turn method also ends, with an *[ExitError] (status 3)
+// as its cause, when the turn's print output can no longer be sent (the
+// parent is gone); the engine should then stop the turn and return, as a
+// failed print ends the native worker's turn.
+//
 // The engine assigns call ids (FunctionCall.CallID, OsCall.CallID),
 // increasing within a session, and reports pending futures by those ids;
 // Serve checks resumes against them. Print output of a turn goes to out,

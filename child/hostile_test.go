@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomonty/monty/codec"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
@@ -23,6 +24,7 @@ type streamChild struct {
 	in     *io.PipeWriter // the child's stdin
 	out    *io.PipeReader // the child's stdout
 	fr     *frame.Reader
+	eng    *scripted
 	result chan error
 }
 
@@ -30,10 +32,10 @@ func startStream(t *testing.T) *streamChild {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &streamChild{in: inW, out: outR, fr: frame.NewReader(outR, 0), result: make(chan error, 1)}
+	c := &streamChild{in: inW, out: outR, fr: frame.NewReader(outR, 0), eng: &scripted{gate: make(chan struct{})}, result: make(chan error, 1)}
 	conn := transport.NewStream(inR, outW, 0)
 	go func() {
-		err := Serve(context.Background(), conn, &scripted{}, Options{})
+		err := Serve(context.Background(), conn, c.eng, Options{})
 		conn.Close()
 		c.result <- err
 	}()
@@ -171,6 +173,25 @@ func TestHostileParent(t *testing.T) {
 		c := startStream(t)
 		c.out.Close()
 		c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+		wantExit(t, c, protocol.ExitStdoutBroken)
+	})
+	// Sandbox code that prints forever to a parent that has gone away is
+	// stopped (its turn's context ends) and the child exits 3, as the
+	// native worker's print fails and ends the turn; it does not run on
+	// with its output dropped.
+	t.Run("broken stdout while printing", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, request(&message.Configure{ProtocolVersion: 4, PrintFlushIntervalMs: new(uint32)}))
+		mustKind(t, c.event(t), message.KindOk)
+		c.out.Close()
+		c.write(t, request(&message.Feed{Code: "printloop"}))
+		select {
+		case err := <-c.result:
+			c.result <- err
+		case <-time.After(20 * time.Second):
+			close(c.eng.gate)
+			t.Fatal("the child kept running after its stdout broke")
+		}
 		wantExit(t, c, protocol.ExitStdoutBroken)
 	})
 	t.Run("version mismatch", func(t *testing.T) {

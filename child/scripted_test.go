@@ -29,6 +29,8 @@ import (
 //	bigresult:N complete with an N-byte string
 //	bigcall:N   FunctionCall with an N-byte string argument
 //	die:N       the interpreter dies: the turn fails with ExitError N
+//	printloop   print lines until the turn's context is done (or gate
+//	            closes), then fail with its cause
 //
 // The feed completes with the last resumed value (None when there is
 // none). A dump holds the ops left to run.
@@ -48,6 +50,8 @@ type scripted struct {
 	resets   int
 	gate     chan struct{}
 	died     protocol.ExitCode
+	ctx      context.Context
+	ctxErr   error
 }
 
 func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
@@ -55,7 +59,8 @@ func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
 	return nil
 }
 
-func (e *scripted) Feed(_ context.Context, f *message.Feed, out Output) (message.Event, error) {
+func (e *scripted) Feed(ctx context.Context, f *message.Feed, out Output) (message.Event, error) {
+	e.ctx = ctx
 	e.started = true
 	e.ops = strings.Fields(f.Code)
 	e.lastSet = false
@@ -67,6 +72,9 @@ func (e *scripted) outcome(out Output) (message.Event, error) {
 	ev := e.run(out)
 	if e.died != 0 {
 		return nil, &ExitError{Code: e.died}
+	}
+	if e.ctxErr != nil {
+		return nil, e.ctxErr
 	}
 	return ev, nil
 }
@@ -100,6 +108,18 @@ func (e *scripted) run(out Output) message.Event {
 			<-e.gate
 		case "die":
 			e.died = protocol.ExitCode(atoi(arg))
+			return nil
+		case "printloop":
+			for e.ctx.Err() == nil {
+				out.Print(message.StreamStdout, "again\n")
+				select {
+				case <-e.gate: // the test gave up
+					e.ctxErr = errors.New("stopped by the test")
+					return nil
+				default:
+				}
+			}
+			e.ctxErr = context.Cause(e.ctx)
 			return nil
 		case "call", "eager":
 			e.lastID = e.nextID

@@ -120,7 +120,13 @@ func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options
 	defer engine.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	err := s.loop(ctx)
+	// A Print that cannot be sent (the parent is gone) ends the running
+	// turn through its context, as a failed print ends the native
+	// worker's turn; the child then exits 3.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.pr.broken = func(err error) { cancel(&ExitError{Code: protocol.ExitStdoutBroken, Err: err}) }
+	err := s.loop(tctx)
 	s.pr.stop()
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -589,6 +595,10 @@ func (s *server) wrongEvent(req message.Request, ev message.Event) error {
 
 // engineFailed ends the child after an engine error.
 func (s *server) engineFailed(err error) error {
+	if perr := s.pr.failure(); perr != nil {
+		// The turn was stopped because its output could not be sent.
+		return &ExitError{Code: protocol.ExitStdoutBroken, Err: perr}
+	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Message != "" {

@@ -188,6 +188,19 @@ func TestSubprocessExits(t *testing.T) {
 			t.Fatalf("exit %d signal %v", code, sig)
 		}
 	})
+	// Sandbox code printing forever to a parent that went away is stopped
+	// (the inner worker with it), as the native worker's failed print ends
+	// its turn: exit 3, not a relay running on with its output dropped.
+	t.Run("broken stdout mid-turn: 3", func(t *testing.T) {
+		cmd, in, out := spawn(t)
+		sendReq(t, in, &message.Configure{ProtocolVersion: 4})
+		readEvent(t, out)
+		out.Close()
+		sendReq(t, in, &message.Feed{Code: "while True:\n    print('again')"})
+		if code, sig := exitCode(t, cmd); code != 3 {
+			t.Fatalf("exit %d signal %v", code, sig)
+		}
+	})
 	t.Run("clean end of stream: 0", func(t *testing.T) {
 		cmd, in, _ := spawn(t)
 		in.Close()
