@@ -125,6 +125,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 // parent sees the same death.
 func dieBySignal(sig syscall.Signal) {
 	signal.Reset(sig)
+	defaultAction(sig)
 	syscall.Kill(os.Getpid(), sig)
 	// A signal that does not kill (or is blocked) falls through to the
 	// 128+N exit the caller returns.

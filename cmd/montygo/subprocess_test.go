@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gomonty/monty/codec"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
 	"github.com/gomonty/monty/frame"
@@ -223,6 +225,38 @@ func TestSubprocessExits(t *testing.T) {
 			t.Fatalf("signal %v", sig)
 		}
 	})
+	// The signals the Go runtime turns into a crash dump and exit 2 by
+	// default (SIGABRT is how a Rust worker aborts) still end montygo by
+	// the same signal, with nothing on stderr.
+	for _, want := range []syscall.Signal{syscall.SIGABRT, syscall.SIGILL, syscall.SIGFPE} {
+		t.Run("inner worker died by "+want.String()+": the same signal", func(t *testing.T) {
+			cmd, in, out, stderr := spawnStderr(t)
+			noCore(t, cmd.Process.Pid)
+			sendReq(t, in, &message.Configure{ProtocolVersion: 4})
+			readEvent(t, out)
+			sendReq(t, in, &message.Feed{Code: "f()"})
+			if _, ok := readEvent(t, out).Body.(*message.FunctionCall); !ok {
+				t.Fatal("no FunctionCall")
+			}
+			syscall.Kill(innerPid(t, cmd.Process.Pid), want)
+			sendReq(t, in, &message.ResumeCall{Result: &message.ExtResult{Kind: message.ResultFuture}})
+			if code, sig := exitCode(t, cmd); sig != want {
+				t.Fatalf("exit %d signal %v, want signal %v (stderr %.200q)", code, sig, want, stderr.String())
+			}
+			if stderr.Len() != 0 {
+				t.Fatalf("stderr %.300q, want nothing", stderr.String())
+			}
+		})
+	}
+}
+
+// noCore keeps a process (and the workers it starts later) from writing
+// core files when it dies by a signal.
+func noCore(t *testing.T, pid int) {
+	t.Helper()
+	if err := unix.Prlimit(pid, unix.RLIMIT_CORE, &unix.Rlimit{}, nil); err != nil {
+		t.Skipf("cannot limit core files: %v", err)
+	}
 }
 
 // SIGTERM ends montygo subprocess by SIGTERM, as it ends the native
