@@ -268,3 +268,20 @@ func TestDecodeBudget(t *testing.T) {
 	}
 	mustKind(t, p.feed("print:ok"), message.KindComplete)
 }
+
+// A DumpResult over the frame cap is replaced by the contract's Error
+// (§8: "result frame of {len} bytes exceeds the maximum of {max} bytes"),
+// and a suspended session stays suspended, as for any other turn-ending
+// event that does not fit.
+func TestOversizeDump(t *testing.T) {
+	p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+	p.configure()
+	mustKind(t, p.feed("fatdump:600 call"), message.KindFunctionCall)
+	ev := p.do(&message.Dump{})
+	e, ok := ev.Body.(*message.Error)
+	if !ok || e.Exception.Type != "RuntimeError" || !strings.HasPrefix(e.Exception.Msg(), "result frame of ") ||
+		!strings.HasSuffix(e.Exception.Msg(), " bytes exceeds the maximum of 512 bytes") || ev.MaxSuspensions == nil {
+		t.Fatalf("big dump: %s", describe(ev))
+	}
+	mustKind(t, resumeNone(p, 0), message.KindComplete)
+}

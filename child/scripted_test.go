@@ -29,6 +29,7 @@ import (
 //	bigresult:N complete with an N-byte string
 //	bigcall:N   FunctionCall with an N-byte string argument
 //	die:N       the interpreter dies: the turn fails with ExitError N
+//	fatdump:N   later dumps carry N bytes of padding
 //	printloop   print lines until the turn's context is done (or gate
 //	            closes), then fail with its cause
 //
@@ -52,6 +53,7 @@ type scripted struct {
 	died     protocol.ExitCode
 	ctx      context.Context
 	ctxErr   error
+	pad      int
 }
 
 func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
@@ -106,6 +108,8 @@ func (e *scripted) run(out Output) message.Event {
 			return fc
 		case "block":
 			<-e.gate
+		case "fatdump":
+			e.pad = atoi(arg)
 		case "die":
 			e.died = protocol.ExitCode(atoi(arg))
 			return nil
@@ -188,7 +192,7 @@ func (e *scripted) keep(g *value.Graph, root value.NodeID) {
 
 func (e *scripted) Dump(context.Context) (message.Event, error) {
 	e.started = true
-	return &message.DumpResult{State: []byte("dump:" + strings.Join(e.ops, " "))}, nil
+	return &message.DumpResult{State: []byte("dump:" + strings.Join(e.ops, " ") + strings.Repeat(" ", e.pad))}, nil
 }
 
 func (e *scripted) Load(_ context.Context, state []byte, out Output) (message.Event, error) {

@@ -655,6 +655,9 @@ func (s *server) send(ce *message.ChildEvent, stamp bool) error {
 		ce = s.stamped(ce.Body, false)
 	}
 	buf, err := s.codec.AppendEvent(s.wbuf[:0], ce)
+	if err == nil && len(buf) > s.lim.FrameLen() {
+		err = &frame.TooLargeError{Len: uint64(len(buf)), Max: uint64(s.lim.FrameLen())}
+	}
 	if err != nil {
 		if size := tooLarge(err); size != "" && ce.Body.EventKind() != message.KindError {
 			return s.send(&message.ChildEvent{Body: &message.Error{Exception: message.NewException("RuntimeError",
