@@ -30,7 +30,9 @@ import (
 //     result for that call; or a *message.AbortFeed with an exception,
 //     which the engine raises uncatchably at the suspension point.
 //   - Dump when configured, idle or suspended; Load only before any feed
-//     ran (no session or configured); Reset in any state.
+//     ran (no session or configured); Reset in any state. Serve itself
+//     undoes a Load whose re-announced suspension cannot be sent: Reset,
+//     then the session's Configure again when there was one.
 //
 // The turn methods return the turn-ending event: a suspension
 // (*message.FunctionCall, *message.OsCall, *message.NameLookup,

@@ -285,3 +285,42 @@ func TestOversizeDump(t *testing.T) {
 	}
 	mustKind(t, resumeNone(p, 0), message.KindComplete)
 }
+
+// A Load whose re-announced suspension does not fit the frame cap is
+// refused and leaves the state as it was (§12): the engine drops what it
+// loaded, a child that had no session still has none, and a configured
+// one keeps its Configure's limits, not the dump's.
+func TestOversizeReannouncementLeavesTheState(t *testing.T) {
+	const refusal = "protocol violation: argument frame of "
+	t.Run("no session", func(t *testing.T) {
+		p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+		ev := p.do(&message.Load{State: []byte("dump:bigcall:2000")})
+		if e, ok := ev.Body.(*message.Error); !ok || !strings.HasPrefix(e.Exception.Msg(), refusal) || ev.MaxSuspensions != nil {
+			t.Fatalf("Load: %s", describe(ev))
+		}
+		if got := describe(p.feed("print:x")); got != "Error RuntimeError: protocol violation: session has not been configured" {
+			t.Fatalf("Feed after the refusal: %s", got)
+		}
+		if p.eng.resets != 1 {
+			t.Fatalf("engine reset %d times, want 1 (the loaded session dropped)", p.eng.resets)
+		}
+		mustKind(t, p.do(&message.Load{State: []byte("dump:")}), message.KindOk)
+	})
+	t.Run("configured", func(t *testing.T) {
+		p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+		ms := uint64(3)
+		mustKind(t, p.do(&message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxSuspensions: &ms}}), message.KindOk)
+		ev := p.do(&message.Load{State: []byte("dump:bigcall:2000")})
+		if e, ok := ev.Body.(*message.Error); !ok || !strings.HasPrefix(e.Exception.Msg(), refusal) || ev.MaxSuspensions != nil {
+			t.Fatalf("Load: %s", describe(ev))
+		}
+		if p.eng.cfg == nil || p.eng.cfg.Limits == nil || *p.eng.cfg.Limits.MaxSuspensions != 3 {
+			t.Fatal("the engine lost the Configure")
+		}
+		ev = p.feed("print:x")
+		mustKind(t, ev, message.KindComplete)
+		if ev.MaxSuspensions == nil || *ev.MaxSuspensions != 3 {
+			t.Fatalf("max_suspensions %v after the refusal, want the Configure's 3", ev.MaxSuspensions)
+		}
+	})
+}

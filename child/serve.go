@@ -75,6 +75,8 @@ type server struct {
 	picked   bool // the version is settled (Configure, or InitialVersion)
 
 	st      state
+	cfg     *message.Configure // the session's Configure (nil in no session)
+	preLoad state              // the state a running Load started from
 	susp    message.EventKind
 	callID  uint32
 	eager   bool
@@ -385,13 +387,14 @@ func (s *server) handle(ctx context.Context, req message.Request) (bool, error) 
 			return false, s.reply(violation("Load requires a session that has not started (a feed has already run)"))
 		}
 		s.pr.begin()
+		s.preLoad = s.st
 		ev, err := s.eng.Load(ctx, r.State, &s.pr)
 		return false, s.drive(ctx, req, ev, err)
 	case *message.Reset:
 		if err := s.eng.Reset(ctx); err != nil {
 			return false, s.engineFailed(err)
 		}
-		s.st, s.maxSusp, s.eager, s.lim5 = sNoSession, nil, false, [3]*uint64{}
+		s.st, s.cfg, s.maxSusp, s.eager, s.lim5 = sNoSession, nil, nil, false, [3]*uint64{}
 		s.pr.reset(protocol.DefaultPrintFlushInterval, s.codec.Version() == protocol.Version2)
 		return false, s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
 	case *message.Shutdown:
@@ -439,17 +442,40 @@ func (s *server) configure(ctx context.Context, c *message.Configure) error {
 		interval = time.Duration(*c.PrintFlushIntervalMs) * time.Millisecond
 	}
 	s.pr.reset(interval, cd.Version() == protocol.Version2)
+	s.configured(c)
+	return s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
+}
+
+// configured enters the Configured state with c's limits.
+func (s *server) configured(c *message.Configure) {
 	ms := uint64(protocol.DefaultMaxSuspensions)
 	if c.Limits != nil && c.Limits.MaxSuspensions != nil {
 		ms = *c.Limits.MaxSuspensions
 	}
 	s.maxSusp = &ms
 	s.lim5 = [3]*uint64{}
-	if l := c.Limits; l != nil && cd.Version() >= protocol.Version5 {
+	if l := c.Limits; l != nil && s.codec.Version() >= protocol.Version5 {
 		s.lim5 = [3]*uint64{l.MaxFeedDurationMicros, l.MaxTurnDurationMicros, l.MaxTotalSleepMicros}
 	}
-	s.st = sConfigured
-	return s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
+	s.st, s.cfg = sConfigured, c
+}
+
+// unload refuses a Load whose outcome cannot be sent, leaving the state as
+// it was before the Load (§12): the engine drops the loaded session and,
+// when the child was configured, is configured again with the session's
+// Configure.
+func (s *server) unload(ctx context.Context, refusal message.Event) error {
+	if err := s.eng.Reset(ctx); err != nil {
+		return s.engineFailed(err)
+	}
+	s.st, s.maxSusp, s.eager, s.lim5 = sNoSession, nil, false, [3]*uint64{}
+	if c := s.cfg; c != nil && s.preLoad == sConfigured {
+		if err := s.eng.Configure(ctx, c); err != nil {
+			return s.engineFailed(err)
+		}
+		s.configured(c)
+	}
+	return s.reply(refusal)
 }
 
 // resume hands a checked resume to the engine.
@@ -537,7 +563,10 @@ func (s *server) answer(ctx context.Context, ev message.Event, load bool) error 
 	if size == "" {
 		// The event cannot be expressed in this protocol version.
 		s.log.Warn("monty child: event cannot be encoded", slog.Any("error", err))
-		if ev.EventKind().IsSuspension() && !load {
+		if ev.EventKind().IsSuspension() {
+			if load {
+				return s.unload(ctx, violation("argument frame cannot be encoded: "+err.Error()))
+			}
 			return s.abortOversize(ctx, "argument frame cannot be encoded: "+err.Error())
 		}
 		return s.reply(&message.Error{Exception: message.NewException("RuntimeError",
@@ -545,9 +574,8 @@ func (s *server) answer(ctx context.Context, ev message.Event, load bool) error 
 	}
 	if ev.EventKind().IsSuspension() {
 		if load {
-			s.st = sConfigured
-			return s.reply(violation("argument frame of " + size + " bytes exceeds the maximum of " +
-				strconv.Itoa(s.lim.FrameLen()) + " bytes"))
+			return s.unload(ctx, violation("argument frame of "+size+" bytes exceeds the maximum of "+
+				strconv.Itoa(s.lim.FrameLen())+" bytes"))
 		}
 		return s.abortOversize(ctx, "argument frame of "+size+" bytes exceeds the maximum of "+
 			strconv.Itoa(s.lim.FrameLen())+" bytes")
