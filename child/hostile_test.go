@@ -324,3 +324,23 @@ func TestOversizeReannouncementLeavesTheState(t *testing.T) {
 		}
 	})
 }
+
+// A suspension over the cap whose abort is not answered with an Error
+// leaves no resume point: FatalError "response frame of {len} bytes
+// exceeds maximum of {max} bytes" and exit 76 (§8).
+func TestOversizeSuspensionAbortFails(t *testing.T) {
+	p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+	p.configure()
+	ev := p.feed("badabort bigcall:2000")
+	f, ok := ev.Body.(*message.FatalError)
+	if !ok || !strings.HasPrefix(f.Message, "response frame of ") || !strings.HasSuffix(f.Message, " bytes exceeds maximum of 512 bytes") {
+		t.Fatalf("got %s", describe(ev))
+	}
+	if n := atoi(strings.TrimSuffix(strings.TrimPrefix(f.Message, "response frame of "), " bytes exceeds maximum of 512 bytes")); n <= 2000 {
+		t.Fatalf("%q does not give the frame's length", f.Message)
+	}
+	var ee *ExitError
+	if err := p.exit(); !errors.As(err, &ee) || ee.Code != protocol.ExitProtocol {
+		t.Fatalf("ended with %v, want exit 76", err)
+	}
+}

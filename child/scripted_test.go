@@ -30,6 +30,7 @@ import (
 //	bigcall:N   FunctionCall with an N-byte string argument
 //	die:N       the interpreter dies: the turn fails with ExitError N
 //	fatdump:N   later dumps carry N bytes of padding
+//	badabort    AbortFeed is answered with Complete, not an Error
 //	printloop   print lines until the turn's context is done (or gate
 //	            closes), then fail with its cause
 //
@@ -54,6 +55,7 @@ type scripted struct {
 	ctx      context.Context
 	ctxErr   error
 	pad      int
+	badAbort bool
 }
 
 func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
@@ -108,6 +110,8 @@ func (e *scripted) run(out Output) message.Event {
 			return fc
 		case "block":
 			<-e.gate
+		case "badabort":
+			e.badAbort = true
 		case "fatdump":
 			e.pad = atoi(arg)
 		case "die":
@@ -157,6 +161,9 @@ func (e *scripted) Resume(_ context.Context, req message.Request, out Output) (m
 	switch r := req.(type) {
 	case *message.AbortFeed:
 		e.ops = nil
+		if e.badAbort {
+			return &message.Complete{Value: (&value.Graph{}).Add(value.None())}, nil
+		}
 		return &message.Error{Exception: r.Exception}, nil
 	case *message.ResumeCall:
 		switch r.Result.Kind {

@@ -567,7 +567,8 @@ func (s *server) answer(ctx context.Context, ev message.Event, load bool) error 
 			if load {
 				return s.unload(ctx, violation("argument frame cannot be encoded: "+err.Error()))
 			}
-			return s.abortOversize(ctx, "argument frame cannot be encoded: "+err.Error())
+			return s.abortOversize(ctx, "argument frame cannot be encoded: "+err.Error(),
+				"response frame cannot be encoded: "+err.Error())
 		}
 		return s.reply(&message.Error{Exception: message.NewException("RuntimeError",
 			"result cannot be encoded: "+err.Error())})
@@ -578,21 +579,23 @@ func (s *server) answer(ctx context.Context, ev message.Event, load bool) error 
 				strconv.Itoa(s.lim.FrameLen())+" bytes"))
 		}
 		return s.abortOversize(ctx, "argument frame of "+size+" bytes exceeds the maximum of "+
-			strconv.Itoa(s.lim.FrameLen())+" bytes")
+			strconv.Itoa(s.lim.FrameLen())+" bytes",
+			"response frame of "+size+" bytes exceeds maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")
 	}
 	return s.reply(&message.Error{Exception: message.NewException("RuntimeError",
 		"result frame of "+size+" bytes exceeds the maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")})
 }
 
-// abortOversize aborts a feed whose suspension cannot be sent.
-func (s *server) abortOversize(ctx context.Context, text string) error {
+// abortOversize aborts a feed whose suspension cannot be sent, raising
+// text at the suspension point; when even that fails there is no resume
+// point left, and the child ends with fatal (§8).
+func (s *server) abortOversize(ctx context.Context, text, fatal string) error {
 	ev, err := s.eng.Resume(ctx, &message.AbortFeed{Exception: message.NewException("RuntimeError", text)}, &s.pr)
 	if err != nil {
 		return s.engineFailed(err)
 	}
 	if _, ok := ev.(*message.Error); !ok {
-		return s.fatal(protocol.ExitProtocol, "response frame exceeds maximum of "+
-			strconv.Itoa(s.lim.FrameLen())+" bytes", nil)
+		return s.fatal(protocol.ExitProtocol, fatal, nil)
 	}
 	s.st = sReady
 	return s.reply(ev)
