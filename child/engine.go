@@ -30,7 +30,9 @@ import (
 //     result for that call; or a *message.AbortFeed with an exception,
 //     which the engine raises uncatchably at the suspension point.
 //   - Dump when configured, idle or suspended; Load only before any feed
-//     ran (no session or configured); Reset in any state.
+//     ran (no session or configured); Reset in any state. Serve itself
+//     undoes a Load whose re-announced suspension cannot be sent: Reset,
+//     then the session's Configure again when there was one.
 //
 // The turn methods return the turn-ending event: a suspension
 // (*message.FunctionCall, *message.OsCall, *message.NameLookup,
@@ -44,6 +46,11 @@ import (
 // error is fatal: Serve ends the child, with the exit status of an
 // *[ExitError] when the error is (or wraps) one, and status 4 after a
 // FatalError otherwise.
+//
+// The context of a turn method also ends, with an *[ExitError] (status 3)
+// as its cause, when the turn's print output can no longer be sent (the
+// parent is gone); the engine should then stop the turn and return, as a
+// failed print ends the native worker's turn.
 //
 // The engine assigns call ids (FunctionCall.CallID, OsCall.CallID),
 // increasing within a session, and reports pending futures by those ids;

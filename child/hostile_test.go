@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomonty/monty/codec"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
@@ -23,6 +24,7 @@ type streamChild struct {
 	in     *io.PipeWriter // the child's stdin
 	out    *io.PipeReader // the child's stdout
 	fr     *frame.Reader
+	eng    *scripted
 	result chan error
 }
 
@@ -30,10 +32,10 @@ func startStream(t *testing.T) *streamChild {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &streamChild{in: inW, out: outR, fr: frame.NewReader(outR, 0), result: make(chan error, 1)}
+	c := &streamChild{in: inW, out: outR, fr: frame.NewReader(outR, 0), eng: &scripted{gate: make(chan struct{})}, result: make(chan error, 1)}
 	conn := transport.NewStream(inR, outW, 0)
 	go func() {
-		err := Serve(context.Background(), conn, &scripted{}, Options{})
+		err := Serve(context.Background(), conn, c.eng, Options{})
 		conn.Close()
 		c.result <- err
 	}()
@@ -112,6 +114,27 @@ func TestHostileParent(t *testing.T) {
 		fatal(t, c, "malformed request frame: frame of 268435457 bytes exceeds maximum of 268435456 bytes")
 		wantExit(t, c, protocol.ExitProtocol)
 	})
+	// Once an interpreter exists the worker stamps the framing FatalError
+	// as it stamps every event (the released worker does: checked against
+	// it in state Ready and Suspended).
+	for _, code := range []string{"print:x", "call"} {
+		t.Run("truncated frame in a session: "+code, func(t *testing.T) {
+			c := startStream(t)
+			c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+			mustKind(t, c.event(t), message.KindOk)
+			c.write(t, request(&message.Feed{Code: code}))
+			for c.event(t).Body.EventKind() == message.KindPrint {
+			}
+			c.write(t, append(prefix(10), 1, 2, 3))
+			c.in.Close()
+			ev := c.event(t)
+			if f, ok := ev.Body.(*message.FatalError); !ok || f.Message != "malformed request frame: stream ended mid-frame" ||
+				ev.MaxSuspensions == nil || *ev.MaxSuspensions != protocol.DefaultMaxSuspensions {
+				t.Fatalf("got %s (max_suspensions %v), want the stamped FatalError", describe(ev), ev.MaxSuspensions)
+			}
+			wantExit(t, c, protocol.ExitProtocol)
+		})
+	}
 	t.Run("garbage frame, then the session lives on", func(t *testing.T) {
 		c := startStream(t)
 		c.write(t, request(&message.Configure{ProtocolVersion: 4}))
@@ -150,6 +173,25 @@ func TestHostileParent(t *testing.T) {
 		c := startStream(t)
 		c.out.Close()
 		c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+		wantExit(t, c, protocol.ExitStdoutBroken)
+	})
+	// Sandbox code that prints forever to a parent that has gone away is
+	// stopped (its turn's context ends) and the child exits 3, as the
+	// native worker's print fails and ends the turn; it does not run on
+	// with its output dropped.
+	t.Run("broken stdout while printing", func(t *testing.T) {
+		c := startStream(t)
+		c.write(t, request(&message.Configure{ProtocolVersion: 4, PrintFlushIntervalMs: new(uint32)}))
+		mustKind(t, c.event(t), message.KindOk)
+		c.out.Close()
+		c.write(t, request(&message.Feed{Code: "printloop"}))
+		select {
+		case err := <-c.result:
+			c.result <- err
+		case <-time.After(20 * time.Second):
+			close(c.eng.gate)
+			t.Fatal("the child kept running after its stdout broke")
+		}
 		wantExit(t, c, protocol.ExitStdoutBroken)
 	})
 	t.Run("version mismatch", func(t *testing.T) {
@@ -225,4 +267,80 @@ func TestDecodeBudget(t *testing.T) {
 		t.Fatalf("got %s", describe(ev))
 	}
 	mustKind(t, p.feed("print:ok"), message.KindComplete)
+}
+
+// A DumpResult over the frame cap is replaced by the contract's Error
+// (§8: "result frame of {len} bytes exceeds the maximum of {max} bytes"),
+// and a suspended session stays suspended, as for any other turn-ending
+// event that does not fit.
+func TestOversizeDump(t *testing.T) {
+	p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+	p.configure()
+	mustKind(t, p.feed("fatdump:600 call"), message.KindFunctionCall)
+	ev := p.do(&message.Dump{})
+	e, ok := ev.Body.(*message.Error)
+	if !ok || e.Exception.Type != "RuntimeError" || !strings.HasPrefix(e.Exception.Msg(), "result frame of ") ||
+		!strings.HasSuffix(e.Exception.Msg(), " bytes exceeds the maximum of 512 bytes") || ev.MaxSuspensions == nil {
+		t.Fatalf("big dump: %s", describe(ev))
+	}
+	mustKind(t, resumeNone(p, 0), message.KindComplete)
+}
+
+// A Load whose re-announced suspension does not fit the frame cap is
+// refused and leaves the state as it was (§12): the engine drops what it
+// loaded, a child that had no session still has none, and a configured
+// one keeps its Configure's limits, not the dump's.
+func TestOversizeReannouncementLeavesTheState(t *testing.T) {
+	const refusal = "protocol violation: argument frame of "
+	t.Run("no session", func(t *testing.T) {
+		p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+		ev := p.do(&message.Load{State: []byte("dump:bigcall:2000")})
+		if e, ok := ev.Body.(*message.Error); !ok || !strings.HasPrefix(e.Exception.Msg(), refusal) || ev.MaxSuspensions != nil {
+			t.Fatalf("Load: %s", describe(ev))
+		}
+		if got := describe(p.feed("print:x")); got != "Error RuntimeError: protocol violation: session has not been configured" {
+			t.Fatalf("Feed after the refusal: %s", got)
+		}
+		if p.eng.resets != 1 {
+			t.Fatalf("engine reset %d times, want 1 (the loaded session dropped)", p.eng.resets)
+		}
+		mustKind(t, p.do(&message.Load{State: []byte("dump:")}), message.KindOk)
+	})
+	t.Run("configured", func(t *testing.T) {
+		p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+		ms := uint64(3)
+		mustKind(t, p.do(&message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxSuspensions: &ms}}), message.KindOk)
+		ev := p.do(&message.Load{State: []byte("dump:bigcall:2000")})
+		if e, ok := ev.Body.(*message.Error); !ok || !strings.HasPrefix(e.Exception.Msg(), refusal) || ev.MaxSuspensions != nil {
+			t.Fatalf("Load: %s", describe(ev))
+		}
+		if p.eng.cfg == nil || p.eng.cfg.Limits == nil || *p.eng.cfg.Limits.MaxSuspensions != 3 {
+			t.Fatal("the engine lost the Configure")
+		}
+		ev = p.feed("print:x")
+		mustKind(t, ev, message.KindComplete)
+		if ev.MaxSuspensions == nil || *ev.MaxSuspensions != 3 {
+			t.Fatalf("max_suspensions %v after the refusal, want the Configure's 3", ev.MaxSuspensions)
+		}
+	})
+}
+
+// A suspension over the cap whose abort is not answered with an Error
+// leaves no resume point: FatalError "response frame of {len} bytes
+// exceeds maximum of {max} bytes" and exit 76 (§8).
+func TestOversizeSuspensionAbortFails(t *testing.T) {
+	p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: 512}})
+	p.configure()
+	ev := p.feed("badabort bigcall:2000")
+	f, ok := ev.Body.(*message.FatalError)
+	if !ok || !strings.HasPrefix(f.Message, "response frame of ") || !strings.HasSuffix(f.Message, " bytes exceeds maximum of 512 bytes") {
+		t.Fatalf("got %s", describe(ev))
+	}
+	if n := atoi(strings.TrimSuffix(strings.TrimPrefix(f.Message, "response frame of "), " bytes exceeds maximum of 512 bytes")); n <= 2000 {
+		t.Fatalf("%q does not give the frame's length", f.Message)
+	}
+	var ee *ExitError
+	if err := p.exit(); !errors.As(err, &ee) || ee.Code != protocol.ExitProtocol {
+		t.Fatalf("ended with %v, want exit 76", err)
+	}
 }

@@ -25,6 +25,9 @@ type printer struct {
 	active   bool // a turn is running; the timer may emit
 	err      error
 	emit     func(*message.Print) error // called with mu held
+	// broken, when set, is called (mu held) once a Print could not be
+	// sent: the running turn is to stop.
+	broken func(error)
 }
 
 func (p *printer) reset(interval time.Duration, oneSeg bool) {
@@ -138,12 +141,22 @@ func (p *printer) flushLocked() {
 	if p.oneSeg {
 		for i := range segs {
 			if p.err = p.emit(&message.Print{Segments: segs[i : i+1]}); p.err != nil {
-				return
+				break
 			}
 		}
-		return
+	} else {
+		p.err = p.emit(&message.Print{Segments: segs})
 	}
-	p.err = p.emit(&message.Print{Segments: segs})
+	if p.err != nil && p.broken != nil {
+		p.broken(p.err)
+	}
+}
+
+// failure returns the error that stopped the output, nil while it works.
+func (p *printer) failure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
 }
 
 // end flushes the turn's output and ends the turn; the caller then writes
@@ -158,4 +171,14 @@ func (p *printer) end(write func() error) error {
 	}
 	p.err = write()
 	return p.err
+}
+
+// stop ends the printer when the child ends: output a failed turn printed
+// before its engine died is still sent (best effort), and the flush timer
+// can no longer write once Serve has returned.
+func (p *printer) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flushLocked()
+	p.active = false
 }

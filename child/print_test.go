@@ -1,9 +1,11 @@
 package child
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/value"
@@ -188,5 +190,40 @@ func TestStampsEchoMaxSuspensions(t *testing.T) {
 	}
 	if ev = resumeNone(p, 1); ev.RestoredScriptName != nil || *ev.MaxSuspensions != 7 {
 		t.Fatalf("stamps after the resume %+v", ev)
+	}
+}
+
+// An engine whose interpreter dies without a FatalError (killed, out of
+// memory) ends the child with its exit; the output the turn printed before
+// the death still reaches the parent, as the native worker's already
+// flushed output does, and nothing is written after Serve returns.
+func TestPrintFlushedWhenTheEngineDies(t *testing.T) {
+	for _, interval := range []*uint32{u32(60_000), nil} {
+		p := startChild(t, 4, Options{})
+		configureWith(p, interval)
+		b, err := p.codec.AppendRequest(nil, &message.ParentRequest{Body: &message.Feed{Code: "print:last raw:words die:65"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.conn.in <- b
+		var ee *ExitError
+		if err := p.exit(); !errors.As(err, &ee) || ee.Code != protocol.ExitOOM {
+			t.Fatalf("child ended with %v, want exit 65", err)
+		}
+		var got []string
+		for len(p.conn.out) > 0 {
+			ev, err := p.codec.DecodeEvent(<-p.conn.out, codec.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pr, ok := ev.Body.(*message.Print)
+			if !ok {
+				t.Fatalf("child sent %s after the death", describe(ev))
+			}
+			got = append(got, segs([]message.Print{*pr})...)
+		}
+		if strings.Join(got, "") != "stdout:last\nwords" {
+			t.Fatalf("prints %q, want the turn's output", got)
+		}
 	}
 }

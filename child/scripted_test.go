@@ -28,6 +28,11 @@ import (
 //	block       wait until the test sends on gate
 //	bigresult:N complete with an N-byte string
 //	bigcall:N   FunctionCall with an N-byte string argument
+//	die:N       the interpreter dies: the turn fails with ExitError N
+//	fatdump:N   later dumps carry N bytes of padding
+//	badabort    AbortFeed is answered with Complete, not an Error
+//	printloop   print lines until the turn's context is done (or gate
+//	            closes), then fail with its cause
 //
 // The feed completes with the last resumed value (None when there is
 // none). A dump holds the ops left to run.
@@ -46,6 +51,11 @@ type scripted struct {
 	closed   bool
 	resets   int
 	gate     chan struct{}
+	died     protocol.ExitCode
+	ctx      context.Context
+	ctxErr   error
+	pad      int
+	badAbort bool
 }
 
 func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
@@ -53,11 +63,24 @@ func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
 	return nil
 }
 
-func (e *scripted) Feed(_ context.Context, f *message.Feed, out Output) (message.Event, error) {
+func (e *scripted) Feed(ctx context.Context, f *message.Feed, out Output) (message.Event, error) {
+	e.ctx = ctx
 	e.started = true
 	e.ops = strings.Fields(f.Code)
 	e.lastSet = false
-	return e.run(out), nil
+	return e.outcome(out)
+}
+
+// outcome runs the ops and reports a death (die:N) as the turn's error.
+func (e *scripted) outcome(out Output) (message.Event, error) {
+	ev := e.run(out)
+	if e.died != 0 {
+		return nil, &ExitError{Code: e.died}
+	}
+	if e.ctxErr != nil {
+		return nil, e.ctxErr
+	}
+	return ev, nil
 }
 
 func (e *scripted) run(out Output) message.Event {
@@ -87,6 +110,25 @@ func (e *scripted) run(out Output) message.Event {
 			return fc
 		case "block":
 			<-e.gate
+		case "badabort":
+			e.badAbort = true
+		case "fatdump":
+			e.pad = atoi(arg)
+		case "die":
+			e.died = protocol.ExitCode(atoi(arg))
+			return nil
+		case "printloop":
+			for e.ctx.Err() == nil {
+				out.Print(message.StreamStdout, "again\n")
+				select {
+				case <-e.gate: // the test gave up
+					e.ctxErr = errors.New("stopped by the test")
+					return nil
+				default:
+				}
+			}
+			e.ctxErr = context.Cause(e.ctx)
+			return nil
 		case "call", "eager":
 			e.lastID = e.nextID
 			e.nextID++
@@ -119,6 +161,9 @@ func (e *scripted) Resume(_ context.Context, req message.Request, out Output) (m
 	switch r := req.(type) {
 	case *message.AbortFeed:
 		e.ops = nil
+		if e.badAbort {
+			return &message.Complete{Value: (&value.Graph{}).Add(value.None())}, nil
+		}
 		return &message.Error{Exception: r.Exception}, nil
 	case *message.ResumeCall:
 		switch r.Result.Kind {
@@ -142,7 +187,7 @@ func (e *scripted) Resume(_ context.Context, req message.Request, out Output) (m
 			}
 		}
 	}
-	return e.run(out), nil
+	return e.outcome(out)
 }
 
 // keep makes root of g (copied) the feed's result.
@@ -154,7 +199,7 @@ func (e *scripted) keep(g *value.Graph, root value.NodeID) {
 
 func (e *scripted) Dump(context.Context) (message.Event, error) {
 	e.started = true
-	return &message.DumpResult{State: []byte("dump:" + strings.Join(e.ops, " "))}, nil
+	return &message.DumpResult{State: []byte("dump:" + strings.Join(e.ops, " ") + strings.Repeat(" ", e.pad))}, nil
 }
 
 func (e *scripted) Load(_ context.Context, state []byte, out Output) (message.Event, error) {

@@ -75,6 +75,8 @@ type server struct {
 	picked   bool // the version is settled (Configure, or InitialVersion)
 
 	st      state
+	cfg     *message.Configure // the session's Configure (nil in no session)
+	preLoad state              // the state a running Load started from
 	susp    message.EventKind
 	callID  uint32
 	eager   bool
@@ -120,7 +122,14 @@ func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options
 	defer engine.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	err := s.loop(ctx)
+	// A Print that cannot be sent (the parent is gone) ends the running
+	// turn through its context, as a failed print ends the native
+	// worker's turn; the child then exits 3.
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.pr.broken = func(err error) { cancel(&ExitError{Code: protocol.ExitStdoutBroken, Err: err}) }
+	err := s.loop(tctx)
+	s.pr.stop()
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -158,10 +167,12 @@ func frameErrText(err error) string {
 	return "frame I/O error: " + err.Error()
 }
 
-// fatal sends a FatalError (best effort) and returns the exit.
+// fatal sends a FatalError (best effort) and returns the exit. Like every
+// event once an interpreter exists, the FatalError is stamped then (the
+// native worker stamps its framing FatalError too).
 func (s *server) fatal(code protocol.ExitCode, msg string, cause error) error {
 	ev := &message.ChildEvent{Body: &message.FatalError{Message: msg}}
-	if werr := s.send(ev, false); werr != nil && code != protocol.ExitStdoutBroken {
+	if werr := s.send(ev, true); werr != nil && code != protocol.ExitStdoutBroken {
 		s.log.Debug("monty child: FatalError not delivered", slog.Any("error", werr))
 	}
 	return &ExitError{Code: code, Message: msg, Err: cause}
@@ -376,13 +387,14 @@ func (s *server) handle(ctx context.Context, req message.Request) (bool, error) 
 			return false, s.reply(violation("Load requires a session that has not started (a feed has already run)"))
 		}
 		s.pr.begin()
+		s.preLoad = s.st
 		ev, err := s.eng.Load(ctx, r.State, &s.pr)
 		return false, s.drive(ctx, req, ev, err)
 	case *message.Reset:
 		if err := s.eng.Reset(ctx); err != nil {
 			return false, s.engineFailed(err)
 		}
-		s.st, s.maxSusp, s.eager, s.lim5 = sNoSession, nil, false, [3]*uint64{}
+		s.st, s.cfg, s.maxSusp, s.eager, s.lim5 = sNoSession, nil, nil, false, [3]*uint64{}
 		s.pr.reset(protocol.DefaultPrintFlushInterval, s.codec.Version() == protocol.Version2)
 		return false, s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
 	case *message.Shutdown:
@@ -430,17 +442,40 @@ func (s *server) configure(ctx context.Context, c *message.Configure) error {
 		interval = time.Duration(*c.PrintFlushIntervalMs) * time.Millisecond
 	}
 	s.pr.reset(interval, cd.Version() == protocol.Version2)
+	s.configured(c)
+	return s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
+}
+
+// configured enters the Configured state with c's limits.
+func (s *server) configured(c *message.Configure) {
 	ms := uint64(protocol.DefaultMaxSuspensions)
 	if c.Limits != nil && c.Limits.MaxSuspensions != nil {
 		ms = *c.Limits.MaxSuspensions
 	}
 	s.maxSusp = &ms
 	s.lim5 = [3]*uint64{}
-	if l := c.Limits; l != nil && cd.Version() >= protocol.Version5 {
+	if l := c.Limits; l != nil && s.codec.Version() >= protocol.Version5 {
 		s.lim5 = [3]*uint64{l.MaxFeedDurationMicros, l.MaxTurnDurationMicros, l.MaxTotalSleepMicros}
 	}
-	s.st = sConfigured
-	return s.send(&message.ChildEvent{Body: &message.Ok{}}, false)
+	s.st, s.cfg = sConfigured, c
+}
+
+// unload refuses a Load whose outcome cannot be sent, leaving the state as
+// it was before the Load (§12): the engine drops the loaded session and,
+// when the child was configured, is configured again with the session's
+// Configure.
+func (s *server) unload(ctx context.Context, refusal message.Event) error {
+	if err := s.eng.Reset(ctx); err != nil {
+		return s.engineFailed(err)
+	}
+	s.st, s.maxSusp, s.eager, s.lim5 = sNoSession, nil, false, [3]*uint64{}
+	if c := s.cfg; c != nil && s.preLoad == sConfigured {
+		if err := s.eng.Configure(ctx, c); err != nil {
+			return s.engineFailed(err)
+		}
+		s.configured(c)
+	}
+	return s.reply(refusal)
 }
 
 // resume hands a checked resume to the engine.
@@ -528,34 +563,39 @@ func (s *server) answer(ctx context.Context, ev message.Event, load bool) error 
 	if size == "" {
 		// The event cannot be expressed in this protocol version.
 		s.log.Warn("monty child: event cannot be encoded", slog.Any("error", err))
-		if ev.EventKind().IsSuspension() && !load {
-			return s.abortOversize(ctx, "argument frame cannot be encoded: "+err.Error())
+		if ev.EventKind().IsSuspension() {
+			if load {
+				return s.unload(ctx, violation("argument frame cannot be encoded: "+err.Error()))
+			}
+			return s.abortOversize(ctx, "argument frame cannot be encoded: "+err.Error(),
+				"response frame cannot be encoded: "+err.Error())
 		}
 		return s.reply(&message.Error{Exception: message.NewException("RuntimeError",
 			"result cannot be encoded: "+err.Error())})
 	}
 	if ev.EventKind().IsSuspension() {
 		if load {
-			s.st = sConfigured
-			return s.reply(violation("argument frame of " + size + " bytes exceeds the maximum of " +
-				strconv.Itoa(s.lim.FrameLen()) + " bytes"))
+			return s.unload(ctx, violation("argument frame of "+size+" bytes exceeds the maximum of "+
+				strconv.Itoa(s.lim.FrameLen())+" bytes"))
 		}
 		return s.abortOversize(ctx, "argument frame of "+size+" bytes exceeds the maximum of "+
-			strconv.Itoa(s.lim.FrameLen())+" bytes")
+			strconv.Itoa(s.lim.FrameLen())+" bytes",
+			"response frame of "+size+" bytes exceeds maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")
 	}
 	return s.reply(&message.Error{Exception: message.NewException("RuntimeError",
 		"result frame of "+size+" bytes exceeds the maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")})
 }
 
-// abortOversize aborts a feed whose suspension cannot be sent.
-func (s *server) abortOversize(ctx context.Context, text string) error {
+// abortOversize aborts a feed whose suspension cannot be sent, raising
+// text at the suspension point; when even that fails there is no resume
+// point left, and the child ends with fatal (§8).
+func (s *server) abortOversize(ctx context.Context, text, fatal string) error {
 	ev, err := s.eng.Resume(ctx, &message.AbortFeed{Exception: message.NewException("RuntimeError", text)}, &s.pr)
 	if err != nil {
 		return s.engineFailed(err)
 	}
 	if _, ok := ev.(*message.Error); !ok {
-		return s.fatal(protocol.ExitProtocol, "response frame exceeds maximum of "+
-			strconv.Itoa(s.lim.FrameLen())+" bytes", nil)
+		return s.fatal(protocol.ExitProtocol, fatal, nil)
 	}
 	s.st = sReady
 	return s.reply(ev)
@@ -586,6 +626,10 @@ func (s *server) wrongEvent(req message.Request, ev message.Event) error {
 
 // engineFailed ends the child after an engine error.
 func (s *server) engineFailed(err error) error {
+	if perr := s.pr.failure(); perr != nil {
+		// The turn was stopped because its output could not be sent.
+		return &ExitError{Code: protocol.ExitStdoutBroken, Err: perr}
+	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Message != "" {
@@ -642,6 +686,9 @@ func (s *server) send(ce *message.ChildEvent, stamp bool) error {
 		ce = s.stamped(ce.Body, false)
 	}
 	buf, err := s.codec.AppendEvent(s.wbuf[:0], ce)
+	if err == nil && len(buf) > s.lim.FrameLen() {
+		err = &frame.TooLargeError{Len: uint64(len(buf)), Max: uint64(s.lim.FrameLen())}
+	}
 	if err != nil {
 		if size := tooLarge(err); size != "" && ce.Body.EventKind() != message.KindError {
 			return s.send(&message.ChildEvent{Body: &message.Error{Exception: message.NewException("RuntimeError",

@@ -32,6 +32,7 @@ import (
 
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
@@ -295,14 +296,37 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 	if err != nil {
 		return nil, err
 	}
-	ev, err := e.turnEvent(ctx, &message.Load{State: state}, out, "failed to load session: ")
-	if err != nil {
-		return nil, err
-	}
-	if _, refused := ev.Body.(*message.Error); !refused {
-		if err := e.restore5(saved); err != nil {
+	if !e.v5.on && e.serves5(e.eg.outer) {
+		// A protocol-5 parent that starts with Load (or loads after a
+		// Reset) sent no Configure: translate with the defaults, which a
+		// relay dump's settings then replace.
+		clock, err := clock5(nil)
+		if err != nil {
 			return nil, err
 		}
+		e.v5 = v5{on: true, clock: clock}
+	}
+	// The dump's settings are checked before the inner worker loads
+	// anything, so that a refusal leaves the child able to load again.
+	var clock *mount.Table
+	if e.v5.on && saved != nil {
+		if clock, err = clock5(saved.OsPolicy); err != nil {
+			return nil, err
+		}
+	}
+	ev, err := e.turnEvent(ctx, &message.Load{State: state}, out, "failed to load session: ")
+	loaded := false
+	if err == nil {
+		_, refused := ev.Body.(*message.Error)
+		loaded = !refused
+	}
+	if loaded && e.v5.on && saved != nil {
+		e.restore5(saved, clock)
+	} else if clock != nil {
+		clock.Close()
+	}
+	if err != nil {
+		return nil, err
 	}
 	if ev.RestoredScriptName != nil {
 		e.name = *ev.RestoredScriptName
@@ -336,6 +360,11 @@ func (e *Engine) Reset(ctx context.Context) error {
 	if _, ok := ev.(*message.Ok); !ok {
 		return &child.ExitError{Code: protocol.ExitFatal, Message: "inner worker refused Reset: " + describe(ev)}
 	}
+	// The session's protocol-5 limits and clock go with it.
+	if e.v5.clock != nil {
+		e.v5.clock.Close()
+	}
+	e.v5 = v5{}
 	e.reset = true
 	return nil
 }

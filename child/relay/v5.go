@@ -299,16 +299,13 @@ func split5(state []byte) ([]byte, *message.Configure, error) {
 	return rest[k+int(n):], c, nil
 }
 
-// restore5 adopts a loaded dump's limits and policy, replacing the
-// Configure's; they are echoed from now on.
-func (e *Engine) restore5(c *message.Configure) error {
+// restore5 adopts a loaded dump's limits and policy (its clock already
+// built by clock5), replacing the Configure's; they are echoed from now
+// on.
+func (e *Engine) restore5(c *message.Configure, clock *mount.Table) {
 	x := &e.v5
-	if !x.on || c == nil {
-		return nil
-	}
-	clock, err := clock5(c.OsPolicy)
-	if err != nil {
-		return err
+	if !x.on {
+		return
 	}
 	if x.clock != nil {
 		x.clock.Close()
@@ -318,5 +315,4 @@ func (e *Engine) restore5(c *message.Configure) error {
 	x.turnLim, x.hasTurn = durationMicros(l.MaxTurnDurationMicros)
 	x.limits = [3]*uint64{l.MaxFeedDurationMicros, l.MaxTurnDurationMicros, l.MaxTotalSleepMicros}
 	x.clock, x.policy, x.loaded = clock, c.OsPolicy, true
-	return nil
 }

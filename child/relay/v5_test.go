@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"encoding/binary"
 	"io"
 	"strings"
 	"testing"
@@ -22,6 +23,12 @@ import (
 // returns a function that sends one request and returns the turn's event.
 func serve5(t *testing.T) func(message.Request) *message.ChildEvent {
 	t.Helper()
+	return serve5With(t, child.SupportedVersions)
+}
+
+// serve5With is serve5 with the versions the child serves.
+func serve5With(t *testing.T, versions []uint32) func(message.Request) *message.ChildEvent {
+	t.Helper()
 	bin := testenv.Worker(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -30,7 +37,7 @@ func serve5(t *testing.T) func(message.Request) *message.ChildEvent {
 	conn := transport.NewStream(inR, outW, 0)
 	result := make(chan error, 1)
 	go func() {
-		err := child.Serve(context.Background(), conn, eng, child.Options{Logger: quiet, Versions: child.SupportedVersions})
+		err := child.Serve(context.Background(), conn, eng, child.Options{Logger: quiet, Versions: versions})
 		conn.Close()
 		result <- err
 	}()
@@ -218,4 +225,88 @@ func TestV5DumpEnvelopeChecked(t *testing.T) {
 	bad := append(append([]byte{}, dumpMagic5...), 0xff, 0xff, 0x03)
 	wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: failed to load session: truncated relay dump")
 	wantRepr(t, do(&message.Feed{Code: "1 + 1"}), "2")
+}
+
+// dump5 returns a relay protocol-5 dump of a session configured with
+// limits and policy p that ran code.
+func takeDump5(t *testing.T, limits *message.ResourceLimits, p *message.OsPolicy, code string) []byte {
+	t.Helper()
+	do := serve5(t)
+	if ev := do(configure5(limits, p)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	do(&message.Feed{Code: code})
+	d, ok := do(&message.Dump{}).Body.(*message.DumpResult)
+	if !ok {
+		t.Fatal("no DumpResult")
+	}
+	return d.State
+}
+
+// TestV5LoadFirstRestoresLimits shows a protocol-5 parent that starts
+// with Load, with no Configure (contract §12), getting the dump's limits
+// and clock enforced and echoed, as after a Configure.
+func TestV5LoadFirstRestoresLimits(t *testing.T) {
+	p := &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{UnixSeconds: 1_700_000_000, Microsecond: 5}}
+	state := takeDump5(t, &message.ResourceLimits{MaxFeedDurationMicros: u64(400_000)}, p, "x = 41")
+	do := serve5With(t, []uint32{protocol.Version5})
+	ev := do(&message.Load{State: state})
+	if ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Load: %#v", ev.Body)
+	}
+	if ev.MaxFeedDurationMicros == nil || *ev.MaxFeedDurationMicros != 400_000 {
+		t.Fatalf("echoed after Load: feed %v", ev.MaxFeedDurationMicros)
+	}
+	wantRepr(t, do(&message.Feed{Code: "import datetime\nd = datetime.datetime.now()\n(x + 1, d.year, d.microsecond)"}), "(42, 2023, 5)")
+	msg := wantError(t, do(&message.Feed{Code: "while True:\n    pass"}), "TimeoutError", "feed time limit exceeded: ")
+	if !strings.HasSuffix(msg, " > 400ms") {
+		t.Errorf("message %q does not name the dump's feed limit", msg)
+	}
+}
+
+// TestV5ResetDropsLimits shows Reset dropping the protocol-5 limits of the
+// session it ends: a plain inner dump loaded next runs unlimited, not
+// under the reset session's 1 µs feed limit.
+func TestV5ResetDropsLimits(t *testing.T) {
+	inner, saved, err := split5(takeDump5(t, nil, nil, "x = 41"))
+	if err != nil || saved == nil {
+		t.Fatalf("split5: %v %v", saved, err)
+	}
+	do := serve5With(t, []uint32{protocol.Version5})
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(1)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	if ev := do(&message.Reset{}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Reset: %#v", ev.Body)
+	}
+	if ev := do(&message.Load{State: inner}); ev.Body.EventKind() != message.KindOk || ev.MaxFeedDurationMicros != nil {
+		t.Fatalf("Load: %#v, feed limit %v", ev.Body, ev.MaxFeedDurationMicros)
+	}
+	wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
+}
+
+// TestV5HostileEnvelopeRefusedBeforeLoading shows a relay dump whose saved
+// policy names a timezone the child cannot resolve refused before the
+// inner worker loads anything: the refusal leaves the child able to load
+// again (contract §12), and a good dump then loads.
+func TestV5HostileEnvelopeRefusedBeforeLoading(t *testing.T) {
+	good := takeDump5(t, nil, nil, "x = 41")
+	inner, _, err := split5(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := &message.Configure{ProtocolVersion: protocol.Version5, Limits: &message.ResourceLimits{},
+		OsPolicy: &message.OsPolicy{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneNamed, Name: "No/Such_Zone"}}}
+	b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append(append([]byte{}, dumpMagic5...), binary.AppendUvarint(nil, uint64(len(b)))...)
+	bad = append(append(bad, b...), inner...)
+	do := serve5With(t, []uint32{protocol.Version5})
+	wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: unsupported os_policy: timezone No/Such_Zone")
+	if ev := do(&message.Load{State: good}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Load after the refusal: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
 }

@@ -108,6 +108,12 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		if ee.Code < 0 || ee.Code > 255 {
 			return exitError{int(protocol.ExitFatal)}
 		}
+		var ce *worker.CrashError
+		if ee.Code == protocol.ExitProtocol && ee.Message != "" && !errors.As(err, &ce) {
+			// The native worker's line for a desynchronized stream; an
+			// inner worker's own death has had its stderr relayed already.
+			fmt.Fprintf(stderr, "monty subprocess fatal error: %s\n", ee.Message)
+		}
 		return exitError{int(ee.Code)}
 	case ctx.Err() != nil:
 		return exitError{1}
@@ -119,6 +125,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 // parent sees the same death.
 func dieBySignal(sig syscall.Signal) {
 	signal.Reset(sig)
+	defaultAction(sig)
 	syscall.Kill(os.Getpid(), sig)
 	// A signal that does not kill (or is blocked) falls through to the
 	// 128+N exit the caller returns.

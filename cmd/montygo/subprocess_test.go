@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gomonty/monty/codec"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
@@ -89,15 +92,25 @@ func TestSubprocessRecordAndDecode(t *testing.T) {
 // environment and no other argument.
 func spawn(t *testing.T) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
 	t.Helper()
+	cmd, in, out, _ := spawnStderr(t)
+	return cmd, in, out
+}
+
+// spawnStderr is spawn that also collects the child's stderr, complete
+// once the process has been waited for.
+func spawnStderr(t *testing.T) (*exec.Cmd, io.WriteCloser, io.ReadCloser, *bytes.Buffer) {
+	t.Helper()
 	cmd := exec.Command(relayBinary(t), "subprocess")
 	cmd.Env = []string{}
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, in, out
+	return cmd, in, out, &stderr
 }
 
 func sendReq(t *testing.T, w io.Writer, r message.Request) {
@@ -154,7 +167,7 @@ func TestSubprocessExits(t *testing.T) {
 		}
 	})
 	t.Run("truncated frame: 76", func(t *testing.T) {
-		cmd, in, out := spawn(t)
+		cmd, in, out, stderr := spawnStderr(t)
 		in.Write([]byte{9, 0, 0, 0, 1})
 		in.Close()
 		if f, ok := readEvent(t, out).Body.(*message.FatalError); !ok || f.Message != "malformed request frame: stream ended mid-frame" {
@@ -163,11 +176,29 @@ func TestSubprocessExits(t *testing.T) {
 		if code, _ := exitCode(t, cmd); code != 76 {
 			t.Fatalf("exit %d", code)
 		}
+		// The native worker's stderr line (behaviour §14), checked
+		// against monty 0.0.23.
+		if got, want := stderr.String(), "monty subprocess fatal error: malformed request frame: stream ended mid-frame\n"; got != want {
+			t.Fatalf("stderr %q, want %q", got, want)
+		}
 	})
 	t.Run("broken stdout: 3", func(t *testing.T) {
 		cmd, in, out := spawn(t)
 		out.Close()
 		sendReq(t, in, &message.Configure{ProtocolVersion: 4})
+		if code, sig := exitCode(t, cmd); code != 3 {
+			t.Fatalf("exit %d signal %v", code, sig)
+		}
+	})
+	// Sandbox code printing forever to a parent that went away is stopped
+	// (the inner worker with it), as the native worker's failed print ends
+	// its turn: exit 3, not a relay running on with its output dropped.
+	t.Run("broken stdout mid-turn: 3", func(t *testing.T) {
+		cmd, in, out := spawn(t)
+		sendReq(t, in, &message.Configure{ProtocolVersion: 4})
+		readEvent(t, out)
+		out.Close()
+		sendReq(t, in, &message.Feed{Code: "while True:\n    print('again')"})
 		if code, sig := exitCode(t, cmd); code != 3 {
 			t.Fatalf("exit %d signal %v", code, sig)
 		}
@@ -194,6 +225,38 @@ func TestSubprocessExits(t *testing.T) {
 			t.Fatalf("signal %v", sig)
 		}
 	})
+	// The signals the Go runtime turns into a crash dump and exit 2 by
+	// default (SIGABRT is how a Rust worker aborts) still end montygo by
+	// the same signal, with nothing on stderr.
+	for _, want := range []syscall.Signal{syscall.SIGABRT, syscall.SIGILL, syscall.SIGFPE} {
+		t.Run("inner worker died by "+want.String()+": the same signal", func(t *testing.T) {
+			cmd, in, out, stderr := spawnStderr(t)
+			noCore(t, cmd.Process.Pid)
+			sendReq(t, in, &message.Configure{ProtocolVersion: 4})
+			readEvent(t, out)
+			sendReq(t, in, &message.Feed{Code: "f()"})
+			if _, ok := readEvent(t, out).Body.(*message.FunctionCall); !ok {
+				t.Fatal("no FunctionCall")
+			}
+			syscall.Kill(innerPid(t, cmd.Process.Pid), want)
+			sendReq(t, in, &message.ResumeCall{Result: &message.ExtResult{Kind: message.ResultFuture}})
+			if code, sig := exitCode(t, cmd); sig != want {
+				t.Fatalf("exit %d signal %v, want signal %v (stderr %.200q)", code, sig, want, stderr.String())
+			}
+			if stderr.Len() != 0 {
+				t.Fatalf("stderr %.300q, want nothing", stderr.String())
+			}
+		})
+	}
+}
+
+// noCore keeps a process (and the workers it starts later) from writing
+// core files when it dies by a signal.
+func noCore(t *testing.T, pid int) {
+	t.Helper()
+	if err := unix.Prlimit(pid, unix.RLIMIT_CORE, &unix.Rlimit{}, nil); err != nil {
+		t.Skipf("cannot limit core files: %v", err)
+	}
 }
 
 // SIGTERM ends montygo subprocess by SIGTERM, as it ends the native

@@ -1,0 +1,20 @@
+//go:build linux
+
+package main
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// defaultAction gives sig the kernel's default action, below the Go
+// runtime: for SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS
+// and SIGQUIT the runtime's own handler stays installed after
+// signal.Reset and turns the signal into a goroutine dump and exit 2, so
+// only this lets montygo die by the signal its inner worker died by.
+func defaultAction(sig syscall.Signal) {
+	// The kernel's struct sigaction, all zero: SIG_DFL, no flags, no
+	// restorer, an empty mask (32 bytes covers every layout).
+	var sa [4]uint64
+	syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0)
+}

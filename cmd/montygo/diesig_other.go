@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "syscall"
+
+// defaultAction is a no-op where the kernel's sigaction is not reached
+// directly: signal.Reset is all there is (see the Linux version).
+func defaultAction(syscall.Signal) {}
