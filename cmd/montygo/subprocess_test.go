@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gomonty/monty/codec"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
 	"github.com/gomonty/monty/frame"
@@ -247,15 +245,6 @@ func TestSubprocessExits(t *testing.T) {
 				t.Fatalf("stderr %.300q, want nothing", stderr.String())
 			}
 		})
-	}
-}
-
-// noCore keeps a process (and the workers it starts later) from writing
-// core files when it dies by a signal.
-func noCore(t *testing.T, pid int) {
-	t.Helper()
-	if err := unix.Prlimit(pid, unix.RLIMIT_CORE, &unix.Rlimit{}, nil); err != nil {
-		t.Skipf("cannot limit core files: %v", err)
 	}
 }
 
