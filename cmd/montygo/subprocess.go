@@ -79,8 +79,9 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	var opts child.Options
 	opts.Logger = logger
 	if *proto != 0 {
-		// The child side serves only these so far (protocol 5 is parent-side
-		// only); refuse the others rather than serve them half.
+		// The versions the child side serves (5 only when pinned, see
+		// child.DefaultVersions); refuse the others rather than serve them
+		// half.
 		if !slices.Contains(child.SupportedVersions, uint32(*proto)) {
 			fmt.Fprintf(stderr, "montygo subprocess: --protocol must be one of %v\n", child.SupportedVersions)
 			return exitError{2}
