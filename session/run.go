@@ -287,8 +287,20 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 }
 
 // ext converts a host function's outcome into an ExtFunctionResult whose
-// value (if any) is added to g.
-func (r *runner) ext(g *value.Graph, v any, err error) message.ExtResult {
+// value (if any) is added to g. The conversion runs the caller's code too
+// (an error's Error method, a value.GraphAppender): a panic there is a
+// RuntimeError, as in the function itself, and g is left as it was.
+func (r *runner) ext(g *value.Graph, v any, err error) (res message.ExtResult) {
+	n := g.Len()
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.log.Error("monty host function result panicked", slog.Any("panic", p))
+			clear(g.Nodes[n:])
+			g.Nodes = g.Nodes[:n]
+			res = message.ExtResult{Kind: message.ResultError,
+				Error: message.NewException("RuntimeError", fmt.Sprintf("converting a host function's result panicked: %v", p))}
+		}
+	}()
 	if err != nil {
 		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err)}
 	}

@@ -415,14 +415,28 @@ func (s *Session) keep(buf []byte) {
 	}
 }
 
+// errPrintPanicked is the cause of a session whose print function panicked
+// mid-turn.
+var errPrintPanicked = errors.New("monty session: the print function panicked mid-turn; the worker was discarded")
+
 func (s *Session) deliver(p *message.Print) {
 	s.printed(p)
 	if s.print == nil {
 		return
 	}
+	done := false
+	defer func() {
+		if !done {
+			// The print function panicked (or called runtime.Goexit)
+			// mid-turn: the rest of the turn will never be read, so the
+			// worker cannot be kept in step. Discard it; the panic goes on.
+			s.die(errPrintPanicked, true)
+		}
+	}()
 	for _, seg := range p.Segments {
 		s.print(seg.Stream, seg.Text)
 	}
+	done = true
 }
 
 // kill kills the worker mid-turn for reason, unless the turn has already
