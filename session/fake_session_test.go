@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -674,5 +675,53 @@ func TestFakeUnregisteredPendingFutureIsProtocolError(t *testing.T) {
 	var pe *ProtocolError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "call id 9 as a pending future") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A watchdog fire that belongs to an earlier arming (its timer expired as
+// that turn ended, and the callback ran late, once the next turn had armed
+// the timer again) must not kill the next turn: only a fire at or past
+// the deadline of the turn in flight counts. Before, the late callback
+// killed a healthy turn with a watchdog TimeoutError.
+func TestFakeStaleWatchdogFireSparesNextTurn(t *testing.T) {
+	var s *Session
+	s, _ = startFake(t, Config{Limits: Limits{MaxDuration: time.Hour}},
+		func(req *message.ParentRequest) fakeReply {
+			if _, ok := req.Body.(*message.Feed); ok {
+				s.watchdogFire() // the late callback, mid-turn
+			}
+			return reply(completeInt(7))
+		})
+	r, err := s.Run(bg, "7")
+	if err != nil {
+		t.Fatalf("a stale watchdog fire ended the turn: %v", err)
+	}
+	if r.Repr() != "7" || s.State() != StateIdle {
+		t.Fatalf("got %s in state %v", r.Repr(), s.State())
+	}
+}
+
+// A duration limit near the largest Duration (math.MaxInt64 as "no real
+// limit") arms a watchdog that never fires, at every protocol. Before,
+// the budget plus the grace overflowed to a negative delay, so the
+// watchdog fired at once and killed every turn.
+func TestFakeHugeDurationLimitDoesNotKill(t *testing.T) {
+	cases := []struct {
+		name    string
+		version uint32
+		lim     Limits
+	}{
+		{"max_duration", 2, Limits{MaxDuration: math.MaxInt64}},
+		{"v5 feed", 5, Limits{MaxFeedDuration: math.MaxInt64}},
+		{"v5 turn", 5, Limits{MaxTurnDuration: math.MaxInt64}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := startFakeOpts(t, fakeOpts{version: c.version}, Config{Limits: c.lim},
+				func(req *message.ParentRequest) fakeReply { return reply(completeInt(7)) })
+			if _, err := s.Run(bg, "7"); err != nil {
+				t.Fatalf("got %v", err)
+			}
+		})
 	}
 }
