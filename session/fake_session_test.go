@@ -544,6 +544,28 @@ func TestFakeShutdown(t *testing.T) {
 	}
 }
 
+// A Shutdown sent raw through Do ends the worker as Shutdown does: the
+// session is closed and not reusable. Before, it stayed idle and Reusable
+// said nil, so a pool asked the exiting worker for a Reset and counted a
+// crash.
+func TestFakeShutdownThroughDoClosesSession(t *testing.T) {
+	s, _ := startFake(t, Config{}, func(req *message.ParentRequest) fakeReply {
+		return fakeReply{events: []*message.ChildEvent{ev(&message.Ok{})}, exit: 0}
+	})
+	if _, err := s.Do(bg, &message.Shutdown{}); err != nil {
+		t.Fatal(err)
+	}
+	if s.State() != StateClosed {
+		t.Errorf("state %v, want closed", s.State())
+	}
+	if err := s.Reusable(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Reusable: %v, want ErrClosed", err)
+	}
+	if s.Cause() != nil {
+		t.Errorf("Cause %v, want none for a clean shutdown", s.Cause())
+	}
+}
+
 func TestFakePrintSink(t *testing.T) {
 	var got []string
 	s, _ := startFake(t, Config{Print: func(st message.PrintStream, text string) {

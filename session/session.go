@@ -834,6 +834,9 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		if ek != message.KindOk {
 			return nil, s.unexpected(ev, req)
 		}
+		// The worker exits now, however the Shutdown was sent (Shutdown,
+		// or raw through Do): the session ends with it.
+		s.die(nil, false)
 		return ev, nil
 
 	case message.KindInstallDependencies:

@@ -384,9 +384,6 @@ func (s *Session) Shutdown(ctx context.Context) error {
 		return err
 	}
 	defer s.end()
-	if _, err := s.exchange(ctx, &message.Shutdown{}); err != nil {
-		return err
-	}
-	s.die(nil, false)
-	return nil
+	_, err := s.exchange(ctx, &message.Shutdown{}) // its Ok closes the session (settle)
+	return err
 }
