@@ -747,3 +747,42 @@ func TestFakeHugeDurationLimitDoesNotKill(t *testing.T) {
 		})
 	}
 }
+
+// A context ended with a cause (errgroup.WithContext cancels its context
+// with the first failure as the cause) still reads as a cancellation or a
+// deadline: the errors match context.Canceled or
+// context.DeadlineExceeded, as well as the cause. Before, their chains
+// held only the cause, so errors.Is(err, context.Canceled) was false.
+func TestFakeContextCauseStillMatchesContextError(t *testing.T) {
+	boom := errors.New("sibling failed")
+	cases := []struct {
+		name string
+		ctx  func() context.Context
+		want error
+	}{
+		{"cancel cause", func() context.Context {
+			ctx, cancel := context.WithCancelCause(bg)
+			cancel(boom)
+			return ctx
+		}, context.Canceled},
+		{"timeout cause", func() context.Context {
+			ctx, cancel := context.WithDeadlineCause(bg, time.Unix(1, 0), boom)
+			t.Cleanup(cancel)
+			return ctx
+		}, context.DeadlineExceeded},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
+			_, err := s.Feed(c.ctx(), "1")
+			if !errors.Is(err, c.want) || !errors.Is(err, boom) {
+				t.Fatalf("got %v, want it to match %v and the cause", err, c.want)
+			}
+		})
+	}
+	// A watchdog timeout had no context: it matches neither.
+	wd := &TimeoutError{Watchdog: true, Killed: true}
+	if errors.Is(wd, context.DeadlineExceeded) || !errors.Is(wd, ErrTimeout) {
+		t.Fatal("a watchdog TimeoutError matches context.DeadlineExceeded")
+	}
+}
