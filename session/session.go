@@ -879,7 +879,9 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 // Close stops the worker with the kill ladder (close its stdin, wait up to
 // the kill grace for a clean exit, then SIGKILL) and releases everything.
 // A turn in flight on another goroutine is interrupted (the worker is
-// killed at once) and fails with an error matching ErrClosed. Close is
+// killed at once) and fails with an error matching ErrClosed; a Run waiting
+// on its host functions has their context cancelled, and returns once they
+// do (Go cannot stop a function that ignores its context). Close is
 // idempotent, safe for concurrent use and never hangs. It returns nil.
 func (s *Session) Close() error {
 	s.closed.Store(true)
