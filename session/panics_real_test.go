@@ -82,3 +82,30 @@ func TestPrintPanicDiscardsWorker(t *testing.T) {
 		t.Errorf("next run: %v, want ErrClosed", err)
 	}
 }
+
+// The other host answers converted on the feed's goroutine keep to the
+// same rule: a registered value whose conversion panics, and an OS
+// handler's error whose text panics, are RuntimeErrors in the sandbox.
+// Before, the panic unwound through Run and left the feed suspended.
+func TestHostLookupAndOSPanicsAreRuntimeErrors(t *testing.T) {
+	s := realSession(t, Config{})
+	reg := NewRegistry()
+	reg.SetValue("bad", panicAppender{})
+	_, err := s.Run(context.Background(), "bad", WithFunctions(reg))
+	pe := pyErr(t, err, "RuntimeError")
+	if !strings.Contains(pe.Exception.Msg(), "panicked") || s.State() != StateIdle {
+		t.Fatalf("got %q in state %v", pe.Exception.Msg(), s.State())
+	}
+	osh := OSFunc(func(context.Context, *message.OsCall) (*message.ResumeCall, error) {
+		var e *nilErr
+		return nil, e
+	})
+	_, err = s.Run(context.Background(), "import os\nos.getenv('HOME')", WithOS(osh))
+	pe = pyErr(t, err, "RuntimeError")
+	if !strings.Contains(pe.Exception.Msg(), "panicked") || s.State() != StateIdle {
+		t.Fatalf("got %q in state %v", pe.Exception.Msg(), s.State())
+	}
+	if r := run(t, s, "1 + 1"); r.Repr() != "2" {
+		t.Fatalf("got %s", r.Repr())
+	}
+}

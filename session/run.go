@@ -436,27 +436,38 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 	if r.o.os == nil {
 		return notHandled
 	}
-	rc, err := r.handleOS(oc)
+	rc, exc := r.handleOS(oc)
 	switch {
 	case r.ctx.Err() != nil:
 		return nil
-	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
+	case exc != nil:
+		return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
+	case rc == nil:
 		return notHandled
-	case err != nil:
-		return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: osException(err)}}
 	}
 	rc.CallID = oc.CallID
 	return sleepFutureRefused(oc, rc)
 }
 
-func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, err error) {
+// handleOS runs the OS handler and reads its outcome: a ResumeCall with a
+// result, nil for not handled, or the exception to raise. Reading the
+// handler's error runs its code too (Error, Is, As): a panic in either is
+// a RuntimeError.
+func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, exc *message.RaisedException) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.s.log.Error("monty OS handler panicked", slog.String("op", oc.Op.String()), slog.Any("panic", p))
-			rc, err = nil, message.NewException("RuntimeError", fmt.Sprintf("OS handler panicked: %v", p))
+			rc, exc = nil, message.NewException("RuntimeError", fmt.Sprintf("OS handler panicked: %v", p))
 		}
 	}()
-	return r.o.os.HandleOS(r.fctx, oc)
+	rc, err := r.o.os.HandleOS(r.fctx, oc)
+	switch {
+	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
+		return nil, nil
+	case err != nil:
+		return nil, osException(err)
+	}
+	return rc, nil
 }
 
 // osException maps an OS handler's error to the exception to raise.
