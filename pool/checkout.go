@@ -117,7 +117,7 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 		if !retryElsewhere(ctx, err) {
 			if ctx.Err() != nil && parent.Err() == nil {
 				// CheckoutTimeout ran out during a remote start.
-				return nil, ep, p.exhausted(time.Since(begin), context.Cause(ctx))
+				return nil, ep, p.exhausted(time.Since(begin), context.Cause(ctx), ctx.Err())
 			}
 			return nil, ep, err
 		}
@@ -133,10 +133,10 @@ func checkoutTimeoutError(d time.Duration) error {
 
 // exhausted accounts for a checkout that gave up after waited and
 // returns its error.
-func (p *Pool) exhausted(waited time.Duration, why error) error {
+func (p *Pool) exhausted(waited time.Duration, why, ctxErr error) error {
 	p.mu.Lock()
 	p.st.exhausted++
-	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why}
+	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, ctxErr: ctxErr}
 	p.mu.Unlock()
 	p.emit(Event{Kind: EventExhausted, Waited: waited, Err: err})
 	return err
@@ -160,7 +160,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		if ctx.Err() != nil {
 			// Configuring now would kill a good worker; give it back.
 			p.checkin(m)
-			return nil, p.exhausted(waited, context.Cause(ctx))
+			return nil, p.exhausted(waited, context.Cause(ctx), ctx.Err())
 		}
 		var s *session.Session
 		s, err = session.Attach(ctx, m.proc, p.version, cfg)
@@ -222,12 +222,12 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 		defer t.Stop()
 		timeout = t.C
 	}
-	var why error
+	var why, ctxErr error
 	select {
 	case h := <-w.ch:
 		return h.m, time.Since(start), h.spawned, h.err
 	case <-ctx.Done():
-		why = context.Cause(ctx)
+		why, ctxErr = context.Cause(ctx), ctx.Err()
 	case <-timeout:
 		why = checkoutTimeoutError(p.cfg.CheckoutTimeout)
 	}
@@ -236,7 +236,7 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 	if i := indexOf(p.waiters, w); i >= 0 {
 		p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
 		p.st.exhausted++
-		err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why}
+		err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, ctxErr: ctxErr}
 		p.mu.Unlock()
 		a.evs = append(a.evs, Event{Kind: EventExhausted, Waited: waited, Err: err})
 		return nil, waited, false, err
@@ -248,7 +248,7 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 		return nil, waited, false, h.err
 	}
 	p.checkin(h.m)
-	return nil, waited, false, p.exhausted(waited, why)
+	return nil, waited, false, p.exhausted(waited, why, ctxErr)
 }
 
 func indexOf(ws []*waiter, w *waiter) int {

@@ -20,7 +20,7 @@ var (
 // ExhaustedError reports a Checkout that gave up waiting for a worker: its
 // context ended or CheckoutTimeout passed while every worker was busy.
 // errors.Is also matches the context's error (context.DeadlineExceeded or
-// context.Canceled) through Unwrap.
+// context.Canceled), and its cause when it has one.
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type ExhaustedError struct {
@@ -31,6 +31,8 @@ type ExhaustedError struct {
 	// Err is why it stopped waiting: the context's error or cause, or
 	// context.DeadlineExceeded for CheckoutTimeout.
 	Err error
+
+	ctxErr error // the context's error when Err is its cause
 }
 
 // Error describes the wait.
@@ -39,8 +41,11 @@ func (e *ExhaustedError) Error() string {
 		e.Waited.Round(time.Microsecond), e.Live, e.Max, e.Err)
 }
 
-// Is reports whether target is ErrExhausted.
-func (e *ExhaustedError) Is(target error) bool { return target == ErrExhausted }
+// Is reports whether target is ErrExhausted, or the context's error when
+// the context carried a cause (Err is then the cause).
+func (e *ExhaustedError) Is(target error) bool {
+	return target == ErrExhausted || (e.ctxErr != nil && target == e.ctxErr)
+}
 
 // Unwrap returns the reason the wait stopped.
 func (e *ExhaustedError) Unwrap() error { return e.Err }

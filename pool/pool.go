@@ -237,7 +237,7 @@ func (p *Pool) liveLocked() int { return len(p.idle) + p.busyAlive }
 // is stopped and every goroutine of the pool joined before Close returns.
 //
 // Close is idempotent: later or concurrent calls wait for the first to
-// finish (or for their own ctx) and return nil.
+// finish and return nil, or return their own ctx's error if it ends first.
 func (p *Pool) Close(ctx context.Context) error {
 	if !p.closing.CompareAndSwap(false, true) {
 		select {

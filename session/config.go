@@ -194,7 +194,9 @@ type Config struct {
 
 	// Print receives the sandbox's output of every turn, Run included,
 	// one segment at a time and in order; nil discards it. [Writers]
-	// adapts a pair of io.Writers.
+	// adapts a pair of io.Writers. It is called mid-turn: if it panics,
+	// the rest of the turn cannot be read, so the worker is discarded
+	// (the session is closed) before the panic goes on.
 	Print PrintFunc
 	// WatchdogGrace is the backstop margin past the max_duration budget;
 	// 0 means DefaultWatchdogGrace.

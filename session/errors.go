@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -292,7 +293,8 @@ type TimeoutError struct {
 	// Killed reports whether the worker was killed.
 	Killed bool
 	// Err is the context's error (context.DeadlineExceeded or its cause);
-	// nil for the watchdog.
+	// nil for the watchdog. Either way the error matches
+	// context.DeadlineExceeded, unless it is the watchdog's.
 	Err error
 	// Position is where the feed was suspended when the host's deadline
 	// aborted it (protocol 5); the empty range at 0 when the worker was
@@ -314,8 +316,12 @@ func (e *TimeoutError) Error() string {
 // Unwrap returns the context error.
 func (e *TimeoutError) Unwrap() error { return e.Err }
 
-// Is reports whether target is ErrTimeout.
-func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+// Is reports whether target is ErrTimeout, or context.DeadlineExceeded
+// for a context's deadline (not the watchdog), even when the context
+// carries a cause (Err is then the cause).
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || (target == context.DeadlineExceeded && !e.Watchdog)
+}
 
 // SessionSurvives reports whether the worker was left alive.
 func (e *TimeoutError) SessionSurvives() bool { return !e.Killed }
@@ -356,7 +362,8 @@ func (e *StartTimeoutError) SessionSurvives() bool { return false }
 type CanceledError struct {
 	// Killed reports whether the worker was killed.
 	Killed bool
-	// Err is the context's error (context.Canceled or its cause).
+	// Err is the context's error (context.Canceled or its cause). Either
+	// way the error matches context.Canceled.
 	Err error
 	// Position is where the feed was suspended when it was aborted
 	// (protocol 5); the empty range at 0 when the worker was killed or
@@ -374,6 +381,10 @@ func (e *CanceledError) Error() string {
 
 // Unwrap returns the context error.
 func (e *CanceledError) Unwrap() error { return e.Err }
+
+// Is reports whether target is context.Canceled, even when the context
+// carries a cause (Err is then the cause).
+func (e *CanceledError) Is(target error) bool { return target == context.Canceled }
 
 // SessionSurvives reports whether the worker was left alive.
 func (e *CanceledError) SessionSurvives() bool { return !e.Killed }

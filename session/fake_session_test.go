@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -543,6 +544,28 @@ func TestFakeShutdown(t *testing.T) {
 	}
 }
 
+// A Shutdown sent raw through Do ends the worker as Shutdown does: the
+// session is closed and not reusable. Before, it stayed idle and Reusable
+// said nil, so a pool asked the exiting worker for a Reset and counted a
+// crash.
+func TestFakeShutdownThroughDoClosesSession(t *testing.T) {
+	s, _ := startFake(t, Config{}, func(req *message.ParentRequest) fakeReply {
+		return fakeReply{events: []*message.ChildEvent{ev(&message.Ok{})}, exit: 0}
+	})
+	if _, err := s.Do(bg, &message.Shutdown{}); err != nil {
+		t.Fatal(err)
+	}
+	if s.State() != StateClosed {
+		t.Errorf("state %v, want closed", s.State())
+	}
+	if err := s.Reusable(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Reusable: %v, want ErrClosed", err)
+	}
+	if s.Cause() != nil {
+		t.Errorf("Cause %v, want none for a clean shutdown", s.Cause())
+	}
+}
+
 func TestFakePrintSink(t *testing.T) {
 	var got []string
 	s, _ := startFake(t, Config{Print: func(st message.PrintStream, text string) {
@@ -674,5 +697,92 @@ func TestFakeUnregisteredPendingFutureIsProtocolError(t *testing.T) {
 	var pe *ProtocolError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "call id 9 as a pending future") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A watchdog fire that belongs to an earlier arming (its timer expired as
+// that turn ended, and the callback ran late, once the next turn had armed
+// the timer again) must not kill the next turn: only a fire at or past
+// the deadline of the turn in flight counts. Before, the late callback
+// killed a healthy turn with a watchdog TimeoutError.
+func TestFakeStaleWatchdogFireSparesNextTurn(t *testing.T) {
+	var s *Session
+	s, _ = startFake(t, Config{Limits: Limits{MaxDuration: time.Hour}},
+		func(req *message.ParentRequest) fakeReply {
+			if _, ok := req.Body.(*message.Feed); ok {
+				s.watchdogFire() // the late callback, mid-turn
+			}
+			return reply(completeInt(7))
+		})
+	r, err := s.Run(bg, "7")
+	if err != nil {
+		t.Fatalf("a stale watchdog fire ended the turn: %v", err)
+	}
+	if r.Repr() != "7" || s.State() != StateIdle {
+		t.Fatalf("got %s in state %v", r.Repr(), s.State())
+	}
+}
+
+// A duration limit near the largest Duration (math.MaxInt64 as "no real
+// limit") arms a watchdog that never fires, at every protocol. Before,
+// the budget plus the grace overflowed to a negative delay, so the
+// watchdog fired at once and killed every turn.
+func TestFakeHugeDurationLimitDoesNotKill(t *testing.T) {
+	cases := []struct {
+		name    string
+		version uint32
+		lim     Limits
+	}{
+		{"max_duration", 2, Limits{MaxDuration: math.MaxInt64}},
+		{"v5 feed", 5, Limits{MaxFeedDuration: math.MaxInt64}},
+		{"v5 turn", 5, Limits{MaxTurnDuration: math.MaxInt64}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := startFakeOpts(t, fakeOpts{version: c.version}, Config{Limits: c.lim},
+				func(req *message.ParentRequest) fakeReply { return reply(completeInt(7)) })
+			if _, err := s.Run(bg, "7"); err != nil {
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
+
+// A context ended with a cause (errgroup.WithContext cancels its context
+// with the first failure as the cause) still reads as a cancellation or a
+// deadline: the errors match context.Canceled or
+// context.DeadlineExceeded, as well as the cause. Before, their chains
+// held only the cause, so errors.Is(err, context.Canceled) was false.
+func TestFakeContextCauseStillMatchesContextError(t *testing.T) {
+	boom := errors.New("sibling failed")
+	cases := []struct {
+		name string
+		ctx  func() context.Context
+		want error
+	}{
+		{"cancel cause", func() context.Context {
+			ctx, cancel := context.WithCancelCause(bg)
+			cancel(boom)
+			return ctx
+		}, context.Canceled},
+		{"timeout cause", func() context.Context {
+			ctx, cancel := context.WithDeadlineCause(bg, time.Unix(1, 0), boom)
+			t.Cleanup(cancel)
+			return ctx
+		}, context.DeadlineExceeded},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
+			_, err := s.Feed(c.ctx(), "1")
+			if !errors.Is(err, c.want) || !errors.Is(err, boom) {
+				t.Fatalf("got %v, want it to match %v and the cause", err, c.want)
+			}
+		})
+	}
+	// A watchdog timeout had no context: it matches neither.
+	wd := &TimeoutError{Watchdog: true, Killed: true}
+	if errors.Is(wd, context.DeadlineExceeded) || !errors.Is(wd, ErrTimeout) {
+		t.Fatal("a watchdog TimeoutError matches context.DeadlineExceeded")
 	}
 }

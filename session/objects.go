@@ -1038,8 +1038,16 @@ func (r *runner) getattr(c *Class, obj any, name string) (req message.Request) {
 	return r.lookupValue(c.name+"."+name, v)
 }
 
-// lookupValue answers a NameLookup with v.
-func (r *runner) lookupValue(name string, v any) message.Request {
+// lookupValue answers a NameLookup with v. Converting v may run the
+// caller's code (a value.GraphAppender): a panic there is a RuntimeError.
+func (r *runner) lookupValue(name string, v any) (out message.Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.log.Error("monty host value panicked", slog.String("name", name), slog.Any("panic", p))
+			out = &message.ResumeNameLookup{Kind: message.LookupError,
+				Error: message.NewException("RuntimeError", fmt.Sprintf("converting host value %s panicked: %v", name, p))}
+		}
+	}()
 	req := &message.ResumeNameLookup{Kind: message.LookupValue}
 	root, err := r.encode(&req.Values, v)
 	if err != nil {

@@ -16,7 +16,8 @@ import (
 // Func is a host function callable from the sandbox. It returns the call's
 // result as a Go value (anything value.FromGo accepts, a [Value], or nil
 // for None) or an error: a *message.RaisedException is raised as that
-// exception, any other error as RuntimeError with the error's text.
+// exception, any other error as RuntimeError with the error's text. A
+// panic, in the Func or in converting its result, is a RuntimeError.
 //
 // ctx is cancelled when the feed ends or is cancelled; a Func must return
 // promptly then.

@@ -287,8 +287,20 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 }
 
 // ext converts a host function's outcome into an ExtFunctionResult whose
-// value (if any) is added to g.
-func (r *runner) ext(g *value.Graph, v any, err error) message.ExtResult {
+// value (if any) is added to g. The conversion runs the caller's code too
+// (an error's Error method, a value.GraphAppender): a panic there is a
+// RuntimeError, as in the function itself, and g is left as it was.
+func (r *runner) ext(g *value.Graph, v any, err error) (res message.ExtResult) {
+	n := g.Len()
+	defer func() {
+		if p := recover(); p != nil {
+			r.s.log.Error("monty host function result panicked", slog.Any("panic", p))
+			clear(g.Nodes[n:])
+			g.Nodes = g.Nodes[:n]
+			res = message.ExtResult{Kind: message.ResultError,
+				Error: message.NewException("RuntimeError", fmt.Sprintf("converting a host function's result panicked: %v", p))}
+		}
+	}()
 	if err != nil {
 		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err)}
 	}
@@ -424,27 +436,38 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 	if r.o.os == nil {
 		return notHandled
 	}
-	rc, err := r.handleOS(oc)
+	rc, exc := r.handleOS(oc)
 	switch {
 	case r.ctx.Err() != nil:
 		return nil
-	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
+	case exc != nil:
+		return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
+	case rc == nil:
 		return notHandled
-	case err != nil:
-		return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: osException(err)}}
 	}
 	rc.CallID = oc.CallID
 	return sleepFutureRefused(oc, rc)
 }
 
-func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, err error) {
+// handleOS runs the OS handler and reads its outcome: a ResumeCall with a
+// result, nil for not handled, or the exception to raise. Reading the
+// handler's error runs its code too (Error, Is, As): a panic in either is
+// a RuntimeError.
+func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, exc *message.RaisedException) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.s.log.Error("monty OS handler panicked", slog.String("op", oc.Op.String()), slog.Any("panic", p))
-			rc, err = nil, message.NewException("RuntimeError", fmt.Sprintf("OS handler panicked: %v", p))
+			rc, exc = nil, message.NewException("RuntimeError", fmt.Sprintf("OS handler panicked: %v", p))
 		}
 	}()
-	return r.o.os.HandleOS(r.fctx, oc)
+	rc, err := r.o.os.HandleOS(r.fctx, oc)
+	switch {
+	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
+		return nil, nil
+	case err != nil:
+		return nil, osException(err)
+	}
+	return rc, nil
 }
 
 // osException maps an OS handler's error to the exception to raise.

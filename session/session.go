@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -184,6 +185,7 @@ type Session struct {
 	scratch     value.Graph
 	wd          *time.Timer
 	wdBudget    time.Duration
+	wdDeadline  atomic.Int64 // when the armed watchdog may fire, in nanoseconds since monoBase
 	wdLimit     DurationLimit
 
 	hostObjs objectStore // host objects sent by Run; emptied by Reset and Detach
@@ -415,14 +417,28 @@ func (s *Session) keep(buf []byte) {
 	}
 }
 
+// errPrintPanicked is the cause of a session whose print function panicked
+// mid-turn.
+var errPrintPanicked = errors.New("monty session: the print function panicked mid-turn; the worker was discarded")
+
 func (s *Session) deliver(p *message.Print) {
 	s.printed(p)
 	if s.print == nil {
 		return
 	}
+	done := false
+	defer func() {
+		if !done {
+			// The print function panicked (or called runtime.Goexit)
+			// mid-turn: the rest of the turn will never be read, so the
+			// worker cannot be kept in step. Discard it; the panic goes on.
+			s.die(errPrintPanicked, true)
+		}
+	}()
 	for _, seg := range p.Segments {
 		s.print(seg.Stream, seg.Text)
 	}
+	done = true
 }
 
 // kill kills the worker mid-turn for reason, unless the turn has already
@@ -433,14 +449,36 @@ func (s *Session) kill(reason int32) {
 	}
 }
 
-func (s *Session) watchdogFire() { s.kill(irWatchdog) }
+// watchdogFire is the watchdog timer's callback. A callback that runs
+// before the deadline in force belongs to an earlier arming (its timer
+// expired as that turn ended and the callback ran late, after the next turn
+// had armed the timer again): it must not kill the turn in flight.
+func (s *Session) watchdogFire() {
+	if int64(time.Since(monoBase)) < s.wdDeadline.Load() {
+		return
+	}
+	s.kill(irWatchdog)
+}
+
+// addSat is a+b for non-negative durations, saturating at the largest
+// Duration (a limit of math.MaxInt64 plus the grace must not wrap to a
+// negative delay, which fires at once).
+func addSat(a, b time.Duration) time.Duration {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// monoBase is the origin of the watchdog's deadlines (monotonic clock).
+var monoBase = time.Now()
 
 // armWatchdog starts the max_duration backstop for a turn that runs code:
 // the remaining budget plus the grace. It reports whether a budget is
 // known.
 func (s *Session) armWatchdog() bool {
 	budget, ok := s.durationBudget()
-	d := max(budget-s.stamps.TotalExecution, 0) + s.cfg.WatchdogGrace
+	d := addSat(max(budget-s.stamps.TotalExecution, 0), s.cfg.WatchdogGrace)
 	limit := LimitDuration
 	if d5, b5, l5, ok5 := s.backstop5(); ok5 && (!ok || d5 < d) {
 		d, budget, limit, ok = d5, b5, l5, true
@@ -449,6 +487,9 @@ func (s *Session) armWatchdog() bool {
 		return false
 	}
 	s.wdBudget, s.wdLimit = budget, limit
+	// Taken before the timer starts, so the deadline is never later than
+	// the timer's own expiry.
+	s.wdDeadline.Store(int64(addSat(time.Since(monoBase), d)))
 	if s.wd == nil {
 		s.wd = time.AfterFunc(d, s.watchdogFire)
 	} else {
@@ -793,6 +834,9 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		if ek != message.KindOk {
 			return nil, s.unexpected(ev, req)
 		}
+		// The worker exits now, however the Shutdown was sent (Shutdown,
+		// or raw through Do): the session ends with it.
+		s.die(nil, false)
 		return ev, nil
 
 	case message.KindInstallDependencies:
@@ -835,7 +879,9 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 // Close stops the worker with the kill ladder (close its stdin, wait up to
 // the kill grace for a clean exit, then SIGKILL) and releases everything.
 // A turn in flight on another goroutine is interrupted (the worker is
-// killed at once) and fails with an error matching ErrClosed. Close is
+// killed at once) and fails with an error matching ErrClosed; a Run waiting
+// on its host functions has their context cancelled, and returns once they
+// do (Go cannot stop a function that ignores its context). Close is
 // idempotent, safe for concurrent use and never hangs. It returns nil.
 func (s *Session) Close() error {
 	s.closed.Store(true)

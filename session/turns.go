@@ -285,6 +285,11 @@ func (s *Session) Dump(ctx context.Context) ([]byte, error) {
 // consumed time and script name. A refusal is a *PythonError and leaves
 // the session as it was.
 //
+// The dump's limits replace the Config's (max_memory included, and the
+// watchdog follows the dump's duration) until the next Reset: a dump made
+// by a session with looser limits, or crafted, runs under those. Load only
+// dumps the caller trusts as much as its Config.
+//
 // Host objects are not part of a dump: the sandbox keeps the instances it
 // held, but a session loading a dump (fresh, or Reset, which releases its
 // objects) holds none of the Go values behind them, so calling a method of
@@ -379,9 +384,6 @@ func (s *Session) Shutdown(ctx context.Context) error {
 		return err
 	}
 	defer s.end()
-	if _, err := s.exchange(ctx, &message.Shutdown{}); err != nil {
-		return err
-	}
-	s.die(nil, false)
-	return nil
+	_, err := s.exchange(ctx, &message.Shutdown{}) // its Ok closes the session (settle)
+	return err
 }

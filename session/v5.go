@@ -225,10 +225,10 @@ func (s *Session) backstop5() (d, budget time.Duration, limit DurationLimit, ok 
 	feed = limit5(feed, s.stamps.MaxFeedDuration)
 	turn := limit5(s.cfg.Limits.MaxTurnDuration, s.stamps.MaxTurnDuration)
 	if feed > 0 {
-		d, budget, limit, ok = max(feed-s.stamps.FeedExecution, 0)+s.cfg.WatchdogGrace, feed, LimitFeed, true
+		d, budget, limit, ok = addSat(max(feed-s.stamps.FeedExecution, 0), s.cfg.WatchdogGrace), feed, LimitFeed, true
 	}
 	if turn > 0 {
-		if t := turn + s.cfg.WatchdogGrace; !ok || t < d {
+		if t := addSat(turn, s.cfg.WatchdogGrace); !ok || t < d {
 			d, budget, limit, ok = t, turn, LimitTurn, true
 		}
 	}

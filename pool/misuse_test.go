@@ -1,0 +1,68 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
+)
+
+// A checkout that shuts its worker down through Do (Session has no
+// Shutdown, but Do sends any request) gives back a session that is not
+// reusable: Close destroys the worker instead of asking the exiting
+// process for a Reset and counting a crash.
+func TestDoShutdownIsDestroyNotCrash(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	ctx := context.Background()
+	s, err := p.Checkout(ctx, session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Do(ctx, &message.Shutdown{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reusable(); err == nil {
+		t.Error("Reusable says nil after the worker was shut down")
+	}
+	s.Close()
+	if n := rec.count(EventDestroy, DestroyRequested); n != 1 {
+		t.Errorf("%d destroy events, want 1", n)
+	}
+	if st := p.Stat(); len(st.Crashes) != 0 {
+		t.Errorf("crashes %v, want none", st.Crashes)
+	}
+	// The pool replaces the worker and serves the next checkout.
+	if _, err := p.Run(ctx, session.Config{}, "1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A checkout whose context ends with a cause (errgroup.WithContext's, the
+// first failure) matches the context's error as ExhaustedError's doc says,
+// as well as the cause. Before, its chain held only the cause, so
+// errors.Is(err, context.Canceled) was false.
+func TestExhaustedMatchesContextErrorWithCause(t *testing.T) {
+	p, _ := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	held, err := p.Checkout(context.Background(), session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	boom := errors.New("sibling failed")
+	cancelled, cancel := context.WithCancelCause(context.Background())
+	cancel(boom)
+	late, cancel2 := context.WithDeadlineCause(context.Background(), time.Unix(1, 0), boom)
+	defer cancel2()
+	for _, c := range []struct {
+		ctx  context.Context
+		want error
+	}{{cancelled, context.Canceled}, {late, context.DeadlineExceeded}} {
+		_, err := p.Checkout(c.ctx, session.Config{})
+		if !errors.Is(err, ErrExhausted) || !errors.Is(err, c.want) || !errors.Is(err, boom) {
+			t.Errorf("got %v, want ErrExhausted, %v and the cause", err, c.want)
+		}
+	}
+}
