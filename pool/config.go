@@ -121,7 +121,8 @@ type Config struct {
 	// refused with 503 or 429, or that did not answer within StartTimeout
 	// is skipped: Initial after the first failure, doubling up to Max, back
 	// to Initial after a successful start; a Retry-After from the server is
-	// honoured when longer. Zero fields take the RestartBackoff defaults.
+	// honoured when longer, up to 5 minutes or Max, whichever is longer.
+	// Zero fields take the RestartBackoff defaults.
 	EndpointBackoff Backoff
 	// NoResume turns off the automatic resumption of remote sessions after
 	// a ShutdownDump (a draining server); by default such a session is

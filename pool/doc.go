@@ -60,7 +60,8 @@
 // ties, and are skipped while saturated).
 // An endpoint whose dial fails, that refuses with 503 or 429, or that does
 // not answer Configure within StartTimeout is backed off
-// (EndpointBackoff, doubling, at least the server's Retry-After) and the
+// (EndpointBackoff, doubling, at least the server's Retry-After up to a
+// bound) and the
 // checkout tries the next one, the local workers last; with every
 // endpoint backed off it waits for a local worker, or fails with
 // [ErrNoEndpoint] without any. Remote sessions are single-use connections

@@ -282,8 +282,15 @@ func (p *Pool) backOffLocked(e *endpoint, retryAfter time.Duration) {
 	} else {
 		e.wait = min(2*e.wait, b.Max)
 	}
+	// A server's Retry-After is its say, not the last word: a broken or
+	// hostile one must not take itself out of rotation for good.
+	retryAfter = min(retryAfter, max(b.Max, maxRetryAfter))
 	e.until = time.Now().Add(max(e.wait, retryAfter))
 }
+
+// maxRetryAfter bounds the Retry-After a pool honours, unless
+// EndpointBackoff.Max is longer.
+const maxRetryAfter = 5 * time.Minute
 
 // startFailed releases e's slot after a failed start and accounts for it.
 func (p *Pool) startFailed(e *endpoint, err error, took time.Duration) {

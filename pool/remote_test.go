@@ -719,3 +719,42 @@ func TestRemoteResumeFailureMetric(t *testing.T) {
 		t.Fatalf("%s outcomes %v, want one error", pool.MetricSessionResumed, outcomes)
 	}
 }
+
+// A server's Retry-After is honoured when longer than the backoff, but
+// only up to a bound: an endpoint answering 503 with a Retry-After of
+// decades is tried again within minutes, not never.
+func TestRetryAfterIsBounded(t *testing.T) {
+	for _, c := range []struct {
+		header   string
+		min, max time.Duration
+	}{
+		{"90", 89 * time.Second, 91 * time.Second}, // honoured: longer than the backoff
+		{"999999999", 299 * time.Second, 301 * time.Second},
+		{"99999999999999999999", 299 * time.Second, 301 * time.Second},
+	} {
+		refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", c.header)
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		p, err := pool.New(context.Background(), pool.Config{
+			NoLocal:         true,
+			Endpoints:       []pool.Endpoint{{Name: "refusing", URL: "ws" + strings.TrimPrefix(refusing.URL, "http")}},
+			EndpointBackoff: pool.Backoff{Initial: time.Second, Max: 10 * time.Second},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		before := time.Now()
+		if _, err := p.Checkout(ctx, session.Config{}); err == nil {
+			t.Fatal("a checkout from a refusing endpoint succeeded")
+		}
+		cancel()
+		st := p.Stat().Endpoints[0]
+		if wait := st.BackedOffUntil.Sub(before); st.Refusals != 1 || wait < c.min || wait > c.max {
+			t.Errorf("Retry-After %s: %d refusals, backed off for %v, want %v to %v", c.header, st.Refusals, wait, c.min, c.max)
+		}
+		closeWithin(t, p)
+		refusing.Close()
+	}
+}
