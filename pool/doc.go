@@ -61,8 +61,7 @@
 // An endpoint whose dial fails, that refuses with 503 or 429, or that does
 // not answer Configure within StartTimeout is backed off
 // (EndpointBackoff, doubling, at least the server's Retry-After up to a
-// bound) and the
-// checkout tries the next one, the local workers last; with every
+// bound) and the checkout tries the next one, the local workers last; with every
 // endpoint backed off it waits for a local worker, or fails with
 // [ErrNoEndpoint] without any. Remote sessions are single-use connections
 // (session.RemoteLauncher): never prewarmed, never Reset or handed to
