@@ -129,7 +129,7 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 	}
 	if f.maxDuration != "" {
 		secs, err := strconv.ParseFloat(f.maxDuration, 64)
-		if err != nil || secs < 0 || secs > 1e9 {
+		if err != nil || !inSecondsRange(secs) {
 			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds", f.maxDuration)
 		}
 		cfg.Limits.MaxDuration = time.Duration(secs * float64(time.Second))
@@ -139,7 +139,7 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 	}
 	if f.startTime != "" {
 		secs, err := strconv.ParseFloat(f.startTime, 64)
-		if err != nil || secs <= 0 || secs > 1e9 {
+		if err != nil || secs == 0 || !inSecondsRange(secs) {
 			return cfg, nil, fmt.Errorf("--start-timeout: %q is not a positive number of seconds", f.startTime)
 		}
 		cfg.StartTimeout = time.Duration(secs * float64(time.Second))
@@ -205,6 +205,11 @@ func newLogger(stderr io.Writer, verbose bool, env string) (*slog.Logger, error)
 	}
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), nil
 }
+
+// inSecondsRange reports whether secs is a usable number of seconds for a
+// flag: 0 to 1e9. It is written so that NaN, which fails every comparison,
+// is out of range (a NaN converted to a time.Duration is negative).
+func inSecondsRange(secs float64) bool { return secs >= 0 && secs <= 1e9 }
 
 var bytesRE = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$`)
 

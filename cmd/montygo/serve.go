@@ -34,7 +34,7 @@ func (f secondsFlag) String() string {
 
 func (f secondsFlag) Set(s string) error {
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if v < 0 || v > 1e9 {
+		if !inSecondsRange(v) {
 			return fmt.Errorf("%s seconds is out of range", s)
 		}
 		*f.d = time.Duration(v * float64(time.Second))
