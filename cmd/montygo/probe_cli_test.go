@@ -32,3 +32,22 @@ func TestSecondsFlagsRefuseNaN(t *testing.T) {
 		}
 	}
 }
+
+// Input that ends inside a block (no blank line after it) or inside an
+// open bracket is run at the end of the input, as python3 -i does with
+// piped input, rather than dropped without a word.
+func TestREPLRunsTheBlockPendingAtEOF(t *testing.T) {
+	out, _, code := runCLI(t, "x = 1\nif x:\n    print('tail', x)\n", "repl")
+	if code != 0 || !strings.Contains(out, "tail 1") {
+		t.Errorf("a block cut off by EOF: exit %d, stdout %q; want it run", code, out)
+	}
+	_, stderr, code := runCLI(t, "y = (1,\n", "repl")
+	if code != 0 || !strings.Contains(stderr, "SyntaxError") {
+		t.Errorf("an open bracket at EOF: exit %d, stderr %q; want a SyntaxError", code, stderr)
+	}
+	// A pending blank tail is nothing to run.
+	out, stderr, code = runCLI(t, "print('a')\n\n\n", "repl")
+	if code != 0 || !strings.Contains(out, "a\n") || stderr != "" {
+		t.Errorf("blank lines at EOF: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}

@@ -120,6 +120,13 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				continue
 			case res.err != nil:
 				fmt.Fprintln(stdout)
+				// The end of the input ends a block left open (no blank
+				// line after it, an unclosed bracket): it is run, as
+				// python3 -i runs it, not dropped.
+				if src := strings.Join(buf, "\n"); strings.TrimSpace(src) != "" {
+					lr.remember(buf)
+					return r.eval(ctx, src, sigs)
+				}
 				return nil
 			}
 			buf = append(buf, res.line)
