@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +52,46 @@ func TestREPLRunsTheBlockPendingAtEOF(t *testing.T) {
 	out, stderr, code = runCLI(t, "print('a')\n\n\n", "repl")
 	if code != 0 || !strings.Contains(out, "a\n") || stderr != "" {
 		t.Errorf("blank lines at EOF: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+// server.Config takes a zero duration or prewarm count for "the default",
+// so `--drain-grace 0` (or a value that rounds to 0 ns) silently became 30
+// s, `--turn-timeout 0` 300 s and `--prewarm 0` two workers. The flags
+// refuse such values instead of replacing them with something else.
+func TestServeRefusesValuesThatWouldTakeTheDefault(t *testing.T) {
+	for _, s := range []string{"0", "0s", "0.0000000001", "-0"} {
+		f := secondsFlag{new(time.Duration)}
+		if err := f.Set(s); err == nil {
+			t.Errorf("secondsFlag.Set(%q) = nil (%v); want an error", s, *f.d)
+		}
+	}
+	for _, s := range []string{"1", "0.5", "1ns", "5m"} {
+		f := secondsFlag{new(time.Duration)}
+		if err := f.Set(s); err != nil || *f.d <= 0 {
+			t.Errorf("secondsFlag.Set(%q) = %v (%v); want a positive duration", s, err, *f.d)
+		}
+	}
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--drain-grace", "0"}, "drain-grace"},
+		{[]string{"--turn-timeout", "0"}, "turn-timeout"},
+		{[]string{"--prewarm", "0"}, "--prewarm"},
+		{[]string{"--prewarm", "-3"}, "--prewarm"},
+	} {
+		args := append([]string{"serve", "--listen", "127.0.0.1:0", "--dump-key", key}, c.args...)
+		// Bounded: a value the server accepts would have it serve on.
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		cmd := exec.CommandContext(ctx, montygo(t), args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		_ = cmd.Run()
+		cancel()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", c.args, code, stderr.String(), c.want)
+		}
 	}
 }
