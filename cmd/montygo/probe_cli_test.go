@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomonty/monty/protocol"
 )
 
 // NaN passes every "< 0" and "> max" comparison, so a range check written
@@ -93,5 +97,26 @@ func TestServeRefusesValuesThatWouldTakeTheDefault(t *testing.T) {
 		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %s", c.args, code, stderr.String(), c.want)
 		}
+	}
+}
+
+// A program file is read with the same bound as a program on standard
+// input (one frame): `montygo run /dev/zero` read until the Go runtime died
+// of an out-of-memory fatal error, and an over-large file was read whole
+// before anything complained.
+func TestRunRefusesAProgramFileOverOneFrame(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.py")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sparse: no disk, and a bounded reader learns its size from Stat.
+	if err := f.Truncate(protocol.MaxFrameLen + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, stderr, code := runCLI(t, "", "run", path)
+	if code != 2 || !strings.Contains(stderr, "over 268435456 bytes") {
+		t.Fatalf("exit %d, stderr %q; want 2 and the frame bound", code, stderr)
 	}
 }

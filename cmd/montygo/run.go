@@ -285,17 +285,21 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case !cSet && len(pos) == 1 && pos[0] == "-":
 		// As python -: the program is standard input, named <stdin> in
 		// tracebacks; bounded by what one frame can carry.
-		b, err := io.ReadAll(io.LimitReader(stdin, protocol.MaxFrameLen+1))
+		b, err := readProgram(stdin, -1)
+		if errors.Is(err, errProgramTooLarge) {
+			fmt.Fprintf(stderr, "montygo run: the program on standard input is %v\n", err)
+			return exitError{2}
+		}
 		if err != nil {
 			return fmt.Errorf("reading the program from standard input: %w", err)
 		}
-		if len(b) > protocol.MaxFrameLen {
-			fmt.Fprintf(stderr, "montygo run: the program on standard input is over %d bytes\n", protocol.MaxFrameLen)
-			return exitError{2}
-		}
 		src, script = string(b), "<stdin>"
 	case !cSet && len(pos) == 1:
-		b, err := os.ReadFile(pos[0])
+		b, err := readProgramFile(pos[0])
+		if errors.Is(err, errProgramTooLarge) {
+			fmt.Fprintf(stderr, "montygo run: %s is %v\n", pos[0], err)
+			return exitError{2}
+		}
 		if err != nil {
 			return err
 		}
@@ -358,6 +362,41 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stdout, s)
 	}
 	return nil
+}
+
+// errProgramTooLarge reports a program over what one frame can carry.
+var errProgramTooLarge = fmt.Errorf("over %d bytes", protocol.MaxFrameLen)
+
+// readProgram reads a program from r, bounded by what one frame can carry:
+// an endless source (/dev/zero) fails after MaxFrameLen+1 bytes instead of
+// exhausting memory. size is r's length when known (a regular file's), -1
+// otherwise.
+func readProgram(r io.Reader, size int64) ([]byte, error) {
+	if size > protocol.MaxFrameLen {
+		return nil, errProgramTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(r, protocol.MaxFrameLen+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > protocol.MaxFrameLen {
+		return nil, errProgramTooLarge
+	}
+	return b, nil
+}
+
+// readProgramFile reads the program file at path with readProgram's bound.
+func readProgramFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return readProgram(f, size)
 }
 
 // jsonInputs parses --input flags (NAME=JSON) into inputs, checking the
