@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/protocol"
 )
 
@@ -118,5 +119,49 @@ func TestRunRefusesAProgramFileOverOneFrame(t *testing.T) {
 	_, stderr, code := runCLI(t, "", "run", path)
 	if code != 2 || !strings.Contains(stderr, "over 268435456 bytes") {
 		t.Fatalf("exit %d, stderr %q; want 2 and the frame bound", code, stderr)
+	}
+}
+
+// runFull runs montygo with its standard output on /dev/full, where every
+// write fails with ENOSPC (a full disk).
+func runFull(t *testing.T, stdin string, args ...string) (stderr string, code int) {
+	t.Helper()
+	testenv.Worker(t)
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	var errb bytes.Buffer
+	cmd := exec.Command(montygo(t), args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = full, &errb
+	_ = cmd.Run()
+	return errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// Output that could not be written (a full disk) fails the command, as it
+// fails python3 (exit 1) and the worker's own CLI (which panics): montygo
+// run and decode exited 0 with the output lost.
+func TestLostStandardOutputFailsTheCommand(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "-c", "print('printed')"},
+		{"run", "-c", "'a result'"},
+		{"run", "--json", "-c", "[1, 2]"},
+	} {
+		stderr, code := runFull(t, "", args...)
+		if code != 1 || !strings.Contains(stderr, "standard output") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and a word on the lost output", args, code, stderr)
+		}
+	}
+	// A Python error keeps its traceback and its exit status.
+	stderr, code := runFull(t, "", "run", "-c", "print('x')\n1/0")
+	if code != 1 || !strings.Contains(stderr, "ZeroDivisionError") {
+		t.Errorf("print then raise: exit %d, stderr %q", code, stderr)
+	}
+	// decode: one event frame (protocol 4).
+	stderr, code = runFull(t, "\x02\x00\x00\x00\x0a\x00", "decode")
+	if code != 1 || !strings.Contains(stderr, "standard output") {
+		t.Errorf("decode: exit %d, stderr %q; want 1 and a word on the lost output", code, stderr)
 	}
 }

@@ -259,7 +259,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var sf sessionFlags
@@ -321,6 +321,18 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if table != nil {
 		defer table.Close()
 	}
+	// A write that fails (a full disk) fails the command once the run
+	// is over, as it fails python3: the output is lost.
+	out := &stickyWriter{w: stdout}
+	stdout = out
+	defer func() {
+		if out.err != nil {
+			fmt.Fprintf(stderr, "montygo run: writing standard output: %v\n", out.err)
+			if err == nil {
+				err = exitError{1}
+			}
+		}
+	}()
 	cfg.Print = session.Writers(stdout, stderr)
 	launch, err := sf.launch()
 	if err != nil {
@@ -362,6 +374,24 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintln(stdout, s)
 	}
 	return nil
+}
+
+// stickyWriter writes to w until a write fails, then keeps that error and
+// discards what follows.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // errProgramTooLarge reports a program over what one frame can carry.
