@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/session"
 )
 
 // NaN passes every "< 0" and "> max" comparison, so a range check written
@@ -163,5 +166,67 @@ func TestLostStandardOutputFailsTheCommand(t *testing.T) {
 	stderr, code = runFull(t, "\x02\x00\x00\x00\x0a\x00", "decode")
 	if code != 1 || !strings.Contains(stderr, "standard output") {
 		t.Errorf("decode: exit %d, stderr %q; want 1 and a word on the lost output", code, stderr)
+	}
+}
+
+// With several --remote endpoints that all fail, each failure names its
+// endpoint once: the dial error already names it, and startSession's
+// prefix doubled it ("ws://h/: ws://h/: failed to WebSocket dial ...").
+func TestStartSessionNamesEachEndpointOnce(t *testing.T) {
+	var urls []string
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls = append(urls, "ws://"+l.Addr().String()+"/")
+		l.Close() // refused from now on
+	}
+	var ls []session.Launch
+	for _, u := range urls {
+		ls = append(ls, session.Launch{Launcher: session.RemoteLauncher{URL: u}})
+	}
+	cfg := session.Config{Logger: slog.New(slog.DiscardHandler)}
+	_, err := startSession(context.Background(), ls, cfg)
+	if err == nil {
+		t.Fatal("started a session on closed ports")
+	}
+	for _, u := range urls {
+		if n := strings.Count(err.Error(), u); n != 1 {
+			t.Errorf("%s named %d times in %q", u, n, err)
+		}
+	}
+}
+
+// Source that is not UTF-8 is named as such, with the offending byte, as
+// python3 and the worker's CLI do (exit 1), instead of the codec's
+// "invalid request: codecv2: Feed.code is not valid UTF-8".
+func TestRunNamesSourceThatIsNotUTF8(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "latin1.py")
+	if err := os.WriteFile(path, []byte("print('caf\xe9')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"", []string{"run", path}, path + " is not valid UTF-8 (byte 10)"},
+		{"print('caf\xe9')\n", []string{"run", "-"}, "the program on standard input is not valid UTF-8 (byte 10)"},
+		{"", []string{"run", "-c", "print('caf\xe9')"}, "the -c program is not valid UTF-8 (byte 10)"},
+	} {
+		_, stderr, code := runCLI(t, c.stdin, c.args...)
+		if code != 1 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "codec") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+// An --input name given twice is a usage error: the later value silently
+// replaced the earlier one.
+func TestRunRefusesAnInputNamedTwice(t *testing.T) {
+	_, stderr, code := runCLI(t, "", "run", "--input", "x=1", "--input", "x=2", "-c", "x")
+	if code != 2 || !strings.Contains(stderr, `--input x given twice`) {
+		t.Errorf("exit %d, stderr %q; want 2 and a word on the duplicate", code, stderr)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
@@ -110,7 +111,10 @@ func startSession(ctx context.Context, launches []session.Launch, cfg session.Co
 		}
 		url := l.Launcher.(session.RemoteLauncher).URL
 		cfg.Logger.Warn("montygo: remote endpoint did not start the session; trying the next", slog.String("url", url), slog.Any("error", err))
-		errs = append(errs, fmt.Errorf("%s: %w", url, err))
+		if !strings.Contains(err.Error(), url) {
+			err = fmt.Errorf("%s: %w", url, err) // the dial errors name it already
+		}
+		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("no remote endpoint started the session: %w", errors.Join(errs...))
 }
@@ -308,6 +312,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fs.Usage()
 		return exitError{2}
 	}
+	if i := invalidUTF8(src); i >= 0 {
+		what := script
+		switch {
+		case cSet:
+			what = "the -c program"
+		case script == "<stdin>":
+			what = "the program on standard input"
+		}
+		fmt.Fprintf(stderr, "montygo run: %s is not valid UTF-8 (byte %d)\n", what, i)
+		return exitError{1}
+	}
 	bound, err := jsonInputs(inputs)
 	if err != nil {
 		fmt.Fprintln(stderr, "montygo run:", err)
@@ -429,15 +444,33 @@ func readProgramFile(path string) ([]byte, error) {
 	return readProgram(f, size)
 }
 
+// invalidUTF8 returns the offset of the first byte of s that is not
+// UTF-8, or -1 when s is valid.
+func invalidUTF8(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 // jsonInputs parses --input flags (NAME=JSON) into inputs, checking the
 // text before a worker is started.
 func jsonInputs(flags []string) ([]session.Input, error) {
 	var in []session.Input
+	seen := map[string]bool{}
 	for _, f := range flags {
 		name, text, ok := strings.Cut(f, "=")
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--input %q: want NAME=JSON", f)
 		}
+		if seen[name] {
+			return nil, fmt.Errorf("--input %s given twice", name)
+		}
+		seen[name] = true
 		var g value.Graph
 		if _, err := value.FromJSON(&g, []byte(text)); err != nil {
 			var ce *value.ConversionError
