@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -228,5 +231,62 @@ func TestRunRefusesAnInputNamedTwice(t *testing.T) {
 	_, stderr, code := runCLI(t, "", "run", "--input", "x=1", "--input", "x=2", "-c", "x")
 	if code != 2 || !strings.Contains(stderr, `--input x given twice`) {
 		t.Errorf("exit %d, stderr %q; want 2 and a word on the duplicate", code, stderr)
+	}
+}
+
+// signalWriter is a concurrency-safe buffer that closes seen once the
+// text written to it contains want.
+type signalWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// When the REPL's own context ends (SIGTERM) while an input runs, the REPL
+// ends quietly: it printed the cancelled run as an error and claimed
+// "(worker lost; restarted with the globals from before this input)" on
+// its way out.
+func TestREPLEndedMidInputSaysNoRestart(t *testing.T) {
+	testenv.Worker(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	stdout := &signalWriter{want: "looping", seen: make(chan struct{})}
+	stderr := &signalWriter{seen: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- replCmd(ctx, nil, pr, stdout, stderr) }()
+	go pw.Write([]byte("for i in range(10**12): i == 0 and print('looping')\n"))
+	select {
+	case <-stdout.seen:
+	case err := <-done:
+		t.Fatalf("repl ended: %v; stdout %q stderr %q", err, stdout.String(), stderr.String())
+	}
+	cancel()
+	err := <-done
+	pw.Close()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("repl: %v", err)
+	}
+	if s := stderr.String(); strings.Contains(s, "restarted") || strings.Contains(s, "montygo:") {
+		t.Errorf("stderr %q; want nothing said of a restart", s)
 	}
 }

@@ -125,7 +125,9 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				// python3 -i runs it, not dropped.
 				if src := strings.Join(buf, "\n"); strings.TrimSpace(src) != "" {
 					lr.remember(buf)
-					return r.eval(ctx, src, sigs)
+					if err := r.eval(ctx, src, sigs); err != nil && ctx.Err() == nil {
+						return err
+					}
 				}
 				return nil
 			}
@@ -140,6 +142,9 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				continue
 			}
 			if err := r.eval(ctx, src, sigs); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
 				return err
 			}
 		}
@@ -198,6 +203,11 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 	res, err := r.sess.Run(runCtx, src, opts...)
 	close(done)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		// The REPL itself is ending (SIGTERM): the run was cut short on
+		// purpose, and there is nothing to report or restart.
+		return ctx.Err()
+	}
 	switch {
 	case err == nil:
 		s, rerr := resultRepr(res)
