@@ -48,7 +48,7 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.worker, "worker", "", "path of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
-	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on execution time in seconds (fractional, e.g. 0.5)")
+	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on the session's total execution time in seconds (fractional, e.g. 0.5); in the REPL it spans every input")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB); default 256MiB, none for no limit")
 	fs.StringVar(&f.startTime, "start-timeout", "", "bound on the worker's start (Configure handshake) in seconds (default 10)")
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
