@@ -290,3 +290,26 @@ func TestREPLEndedMidInputSaysNoRestart(t *testing.T) {
 		t.Errorf("stderr %q; want nothing said of a restart", s)
 	}
 }
+
+// A '#' inside a string is no comment: `for c in "#a":` opens a block.
+// The REPL cut the line at that '#', saw no ':' and ran the header alone
+// (a SyntaxError, then another for the body).
+func TestCompleteSeesHashInStrings(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		want  bool
+	}{
+		{[]string{`for c in "#a":`}, false},
+		{[]string{`if line.startswith('#'):`}, false},
+		{[]string{`if line.startswith('#'):`, `    print(line)`}, false},
+		{[]string{`if line.startswith('#'):`, `    print(line)`, ``}, true},
+		{[]string{`x = "#:"`}, true},
+		{[]string{`x = 1  # a comment:`}, true},
+		{[]string{`if x:  # "quoted" comment`}, false},
+		{[]string{`s = 'it\'s # not:'`}, true},
+	} {
+		if got := complete(c.lines); got != c.want {
+			t.Errorf("complete(%q) = %v, want %v", c.lines, got, c.want)
+		}
+	}
+}

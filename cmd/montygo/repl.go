@@ -255,7 +255,11 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 func complete(lines []string) bool {
 	depth := 0
 	inTriple := ""
-	for _, line := range lines {
+	// code holds each line without its comment: a '#' outside a string,
+	// as the scan below finds it (a '#' in a string is no comment).
+	code := make([]string, len(lines))
+	for n, line := range lines {
+		code[n] = line
 		inStr := byte(0)
 		for i := 0; i < len(line); i++ {
 			c := line[i]
@@ -276,6 +280,7 @@ func complete(lines []string) bool {
 			}
 			switch c {
 			case '#':
+				code[n] = line[:i]
 				i = len(line)
 			case '"', '\'':
 				if strings.HasPrefix(line[i:], strings.Repeat(string(c), 3)) {
@@ -298,8 +303,8 @@ func complete(lines []string) bool {
 	if strings.HasSuffix(last, "\\") {
 		return false
 	}
-	first := strings.TrimSpace(stripComment(lines[0]))
-	if strings.HasSuffix(strings.TrimSpace(stripComment(last)), ":") {
+	first := strings.TrimSpace(code[0])
+	if strings.HasSuffix(strings.TrimSpace(code[len(code)-1]), ":") {
 		return false
 	}
 	// A compound statement (or a decorated one) ends with a blank line.
@@ -307,11 +312,4 @@ func complete(lines []string) bool {
 		return len(lines) > 1 && strings.TrimSpace(last) == ""
 	}
 	return true
-}
-
-func stripComment(s string) string {
-	if i := strings.IndexByte(s, '#'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
