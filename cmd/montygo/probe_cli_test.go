@@ -313,3 +313,14 @@ func TestCompleteSeesHashInStrings(t *testing.T) {
 		}
 	}
 }
+
+// A worker that dies while the REPL saves the session after an input (the
+// dump of a 60 MiB string passes a 64 MiB limit) is replaced at once: the
+// next input ran on the dead session, failed with "session closed" and
+// was dropped by the restart, never run.
+func TestREPLReplacesAWorkerLostToTheDump(t *testing.T) {
+	out, stderr, code := runCLI(t, "x = 9\ny = 'a' * (60 * 1024 * 1024)\n'next'\nx\n", "repl", "--max-memory", "64MiB")
+	if code != 0 || !strings.Contains(out, "'next'") || !strings.Contains(out, "9\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the inputs after the lost dump run", code, out, stderr)
+	}
+}

@@ -243,8 +243,20 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 		}
 		return r.start(ctx)
 	}
-	if d, derr := r.sess.Dump(ctx); derr == nil {
+	d, derr := r.sess.Dump(ctx)
+	switch {
+	case derr == nil:
 		r.dump, r.slept = d, r.sess.Stamps().TotalSleep
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case !session.Survives(derr):
+		// The worker died saving the session (a dump can need more memory
+		// than the input did): replace it now, or the next input would
+		// meet a dead session and be lost to the restart.
+		fmt.Fprintf(r.stderr, "montygo: saving the session: %v\n", derr)
+		fmt.Fprintln(r.stderr, "(worker lost; restarted with the globals from before this input)")
+		r.close()
+		return r.start(ctx)
 	}
 	return nil
 }
