@@ -54,7 +54,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	for n := 0; ; n++ {
 		body, err := next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return flushOutput(out)
 		}
 		if err != nil {
 			out.Flush()
@@ -80,9 +80,18 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			doc = requestJSON(req)
 		}
 		if err := enc.Encode(doc); err != nil {
-			return err
+			return fmt.Errorf("writing standard output: %w", err)
 		}
 	}
+}
+
+// flushOutput flushes the decoded lines, failing the command when they
+// could not be written (a full disk) instead of exiting 0 without them.
+func flushOutput(out *bufio.Writer) error {
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("writing standard output: %w", err)
+	}
+	return nil
 }
 
 // frameSource yields message bodies from a length-prefixed stream or from

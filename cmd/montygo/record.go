@@ -40,7 +40,7 @@ func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io
 	for n := 0; ; n++ {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return flushOutput(out)
 		}
 		if err != nil {
 			out.Flush()
@@ -78,7 +78,7 @@ func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io
 			}
 		}
 		if err := enc.Encode(doc); err != nil {
-			return err
+			return fmt.Errorf("writing standard output: %w", err)
 		}
 	}
 }

@@ -120,6 +120,15 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				continue
 			case res.err != nil:
 				fmt.Fprintln(stdout)
+				// The end of the input ends a block left open (no blank
+				// line after it, an unclosed bracket): it is run, as
+				// python3 -i runs it, not dropped.
+				if src := strings.Join(buf, "\n"); strings.TrimSpace(src) != "" {
+					lr.remember(buf)
+					if err := r.eval(ctx, src, sigs); err != nil && ctx.Err() == nil {
+						return err
+					}
+				}
 				return nil
 			}
 			buf = append(buf, res.line)
@@ -133,6 +142,9 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				continue
 			}
 			if err := r.eval(ctx, src, sigs); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
 				return err
 			}
 		}
@@ -191,6 +203,11 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 	res, err := r.sess.Run(runCtx, src, opts...)
 	close(done)
 	cancel()
+	if err != nil && ctx.Err() != nil {
+		// The REPL itself is ending (SIGTERM): the run was cut short on
+		// purpose, and there is nothing to report or restart.
+		return ctx.Err()
+	}
 	switch {
 	case err == nil:
 		s, rerr := resultRepr(res)
@@ -226,8 +243,20 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 		}
 		return r.start(ctx)
 	}
-	if d, derr := r.sess.Dump(ctx); derr == nil {
+	d, derr := r.sess.Dump(ctx)
+	switch {
+	case derr == nil:
 		r.dump, r.slept = d, r.sess.Stamps().TotalSleep
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case !session.Survives(derr):
+		// The worker died saving the session (a dump can need more memory
+		// than the input did): replace it now, or the next input would
+		// meet a dead session and be lost to the restart.
+		fmt.Fprintf(r.stderr, "montygo: saving the session: %v\n", derr)
+		fmt.Fprintln(r.stderr, "(worker lost; restarted with the globals from before this input)")
+		r.close()
+		return r.start(ctx)
 	}
 	return nil
 }
@@ -238,7 +267,11 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 func complete(lines []string) bool {
 	depth := 0
 	inTriple := ""
-	for _, line := range lines {
+	// code holds each line without its comment: a '#' outside a string,
+	// as the scan below finds it (a '#' in a string is no comment).
+	code := make([]string, len(lines))
+	for n, line := range lines {
+		code[n] = line
 		inStr := byte(0)
 		for i := 0; i < len(line); i++ {
 			c := line[i]
@@ -259,6 +292,7 @@ func complete(lines []string) bool {
 			}
 			switch c {
 			case '#':
+				code[n] = line[:i]
 				i = len(line)
 			case '"', '\'':
 				if strings.HasPrefix(line[i:], strings.Repeat(string(c), 3)) {
@@ -281,8 +315,8 @@ func complete(lines []string) bool {
 	if strings.HasSuffix(last, "\\") {
 		return false
 	}
-	first := strings.TrimSpace(stripComment(lines[0]))
-	if strings.HasSuffix(strings.TrimSpace(stripComment(last)), ":") {
+	first := strings.TrimSpace(code[0])
+	if strings.HasSuffix(strings.TrimSpace(code[len(code)-1]), ":") {
 		return false
 	}
 	// A compound statement (or a decorated one) ends with a blank line.
@@ -290,11 +324,4 @@ func complete(lines []string) bool {
 		return len(lines) > 1 && strings.TrimSpace(last) == ""
 	}
 	return true
-}
-
-func stripComment(s string) string {
-	if i := strings.IndexByte(s, '#'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

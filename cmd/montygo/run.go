@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
@@ -47,7 +48,7 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.worker, "worker", "", "path of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
-	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on execution time in seconds (fractional, e.g. 0.5)")
+	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on the session's total execution time in seconds (fractional, e.g. 0.5); in the REPL it spans every input")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB); default 256MiB, none for no limit")
 	fs.StringVar(&f.startTime, "start-timeout", "", "bound on the worker's start (Configure handshake) in seconds (default 10)")
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
@@ -110,7 +111,10 @@ func startSession(ctx context.Context, launches []session.Launch, cfg session.Co
 		}
 		url := l.Launcher.(session.RemoteLauncher).URL
 		cfg.Logger.Warn("montygo: remote endpoint did not start the session; trying the next", slog.String("url", url), slog.Any("error", err))
-		errs = append(errs, fmt.Errorf("%s: %w", url, err))
+		if !strings.Contains(err.Error(), url) {
+			err = fmt.Errorf("%s: %w", url, err) // the dial errors name it already
+		}
+		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("no remote endpoint started the session: %w", errors.Join(errs...))
 }
@@ -129,7 +133,7 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 	}
 	if f.maxDuration != "" {
 		secs, err := strconv.ParseFloat(f.maxDuration, 64)
-		if err != nil || secs < 0 || secs > 1e9 {
+		if err != nil || !inSecondsRange(secs) {
 			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds", f.maxDuration)
 		}
 		cfg.Limits.MaxDuration = time.Duration(secs * float64(time.Second))
@@ -139,7 +143,7 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 	}
 	if f.startTime != "" {
 		secs, err := strconv.ParseFloat(f.startTime, 64)
-		if err != nil || secs <= 0 || secs > 1e9 {
+		if err != nil || secs == 0 || !inSecondsRange(secs) {
 			return cfg, nil, fmt.Errorf("--start-timeout: %q is not a positive number of seconds", f.startTime)
 		}
 		cfg.StartTimeout = time.Duration(secs * float64(time.Second))
@@ -206,6 +210,11 @@ func newLogger(stderr io.Writer, verbose bool, env string) (*slog.Logger, error)
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), nil
 }
 
+// inSecondsRange reports whether secs is a usable number of seconds for a
+// flag: 0 to 1e9. It is written so that NaN, which fails every comparison,
+// is out of range (a NaN converted to a time.Duration is negative).
+func inSecondsRange(secs float64) bool { return secs >= 0 && secs <= 1e9 }
+
 var bytesRE = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$`)
 
 // parseBytes parses a byte count with an optional decimal (KB, MB, GB) or
@@ -254,7 +263,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var sf sessionFlags
@@ -280,17 +289,21 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	case !cSet && len(pos) == 1 && pos[0] == "-":
 		// As python -: the program is standard input, named <stdin> in
 		// tracebacks; bounded by what one frame can carry.
-		b, err := io.ReadAll(io.LimitReader(stdin, protocol.MaxFrameLen+1))
+		b, err := readProgram(stdin, -1)
+		if errors.Is(err, errProgramTooLarge) {
+			fmt.Fprintf(stderr, "montygo run: the program on standard input is %v\n", err)
+			return exitError{2}
+		}
 		if err != nil {
 			return fmt.Errorf("reading the program from standard input: %w", err)
 		}
-		if len(b) > protocol.MaxFrameLen {
-			fmt.Fprintf(stderr, "montygo run: the program on standard input is over %d bytes\n", protocol.MaxFrameLen)
-			return exitError{2}
-		}
 		src, script = string(b), "<stdin>"
 	case !cSet && len(pos) == 1:
-		b, err := os.ReadFile(pos[0])
+		b, err := readProgramFile(pos[0])
+		if errors.Is(err, errProgramTooLarge) {
+			fmt.Fprintf(stderr, "montygo run: %s is %v\n", pos[0], err)
+			return exitError{2}
+		}
 		if err != nil {
 			return err
 		}
@@ -298,6 +311,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	default:
 		fs.Usage()
 		return exitError{2}
+	}
+	if i := invalidUTF8(src); i >= 0 {
+		what := script
+		switch {
+		case cSet:
+			what = "the -c program"
+		case script == "<stdin>":
+			what = "the program on standard input"
+		}
+		fmt.Fprintf(stderr, "montygo run: %s is not valid UTF-8 (byte %d)\n", what, i)
+		return exitError{1}
 	}
 	bound, err := jsonInputs(inputs)
 	if err != nil {
@@ -312,6 +336,18 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if table != nil {
 		defer table.Close()
 	}
+	// A write that fails (a full disk) fails the command once the run
+	// is over, as it fails python3: the output is lost.
+	out := &stickyWriter{w: stdout}
+	stdout = out
+	defer func() {
+		if out.err != nil {
+			fmt.Fprintf(stderr, "montygo run: writing standard output: %v\n", out.err)
+			if err == nil {
+				err = exitError{1}
+			}
+		}
+	}()
 	cfg.Print = session.Writers(stdout, stderr)
 	launch, err := sf.launch()
 	if err != nil {
@@ -355,15 +391,86 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return nil
 }
 
+// stickyWriter writes to w until a write fails, then keeps that error and
+// discards what follows.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// errProgramTooLarge reports a program over what one frame can carry.
+var errProgramTooLarge = fmt.Errorf("over %d bytes", protocol.MaxFrameLen)
+
+// readProgram reads a program from r, bounded by what one frame can carry:
+// an endless source (/dev/zero) fails after MaxFrameLen+1 bytes instead of
+// exhausting memory. size is r's length when known (a regular file's), -1
+// otherwise.
+func readProgram(r io.Reader, size int64) ([]byte, error) {
+	if size > protocol.MaxFrameLen {
+		return nil, errProgramTooLarge
+	}
+	b, err := io.ReadAll(io.LimitReader(r, protocol.MaxFrameLen+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > protocol.MaxFrameLen {
+		return nil, errProgramTooLarge
+	}
+	return b, nil
+}
+
+// readProgramFile reads the program file at path with readProgram's bound.
+func readProgramFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return readProgram(f, size)
+}
+
+// invalidUTF8 returns the offset of the first byte of s that is not
+// UTF-8, or -1 when s is valid.
+func invalidUTF8(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 // jsonInputs parses --input flags (NAME=JSON) into inputs, checking the
 // text before a worker is started.
 func jsonInputs(flags []string) ([]session.Input, error) {
 	var in []session.Input
+	seen := map[string]bool{}
 	for _, f := range flags {
 		name, text, ok := strings.Cut(f, "=")
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--input %q: want NAME=JSON", f)
 		}
+		if seen[name] {
+			return nil, fmt.Errorf("--input %s given twice", name)
+		}
+		seen[name] = true
 		var g value.Graph
 		if _, err := value.FromJSON(&g, []byte(text)); err != nil {
 			var ce *value.ConversionError

@@ -22,7 +22,10 @@ import (
 )
 
 // secondsFlag is a duration flag that also takes a plain number of
-// seconds (upstream's form): "300", "300s" and "5m" are all accepted.
+// seconds (upstream's form): "300", "300s" and "5m" are all accepted. The
+// duration must be positive: server.Config reads zero as "the default", so
+// a 0 (or a value that rounds to 0 ns) would silently become, say, a 30 s
+// --drain-grace.
 type secondsFlag struct{ d *time.Duration }
 
 func (f secondsFlag) String() string {
@@ -34,15 +37,22 @@ func (f secondsFlag) String() string {
 
 func (f secondsFlag) Set(s string) error {
 	if v, err := strconv.ParseFloat(s, 64); err == nil {
-		if v < 0 || v > 1e9 {
+		if !inSecondsRange(v) {
 			return fmt.Errorf("%s seconds is out of range", s)
 		}
-		*f.d = time.Duration(v * float64(time.Second))
+		d := time.Duration(v * float64(time.Second))
+		if d <= 0 {
+			return fmt.Errorf("%s seconds is not a positive duration", s)
+		}
+		*f.d = d
 		return nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
 		return fmt.Errorf("%q is not a duration", s)
+	}
+	if d == 0 {
+		return fmt.Errorf("%q is not a positive duration", s)
 	}
 	*f.d = d
 	return nil
@@ -85,7 +95,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss://")
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
-	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready")
+	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
 	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on reading an upgrade request's headers")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
@@ -129,6 +139,10 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	if cfg.MaxSessionsPerClient == 0 {
 		cfg.MaxSessionsPerClient = -1
+	}
+	if cfg.Prewarm < 1 {
+		// server.Config reads 0 (and less) as its default of 2.
+		return fail(fmt.Errorf("--prewarm must be at least 1, not %d", cfg.Prewarm))
 	}
 	if *memMiB == 0 || *memMiB > 1<<40 {
 		return fail(errors.New("--max-memory-mib must be between 1 and 2^40"))
