@@ -324,3 +324,26 @@ func TestREPLReplacesAWorkerLostToTheDump(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want the inputs after the lost dump run", code, out, stderr)
 	}
 }
+
+// countingStringWriter counts what it is given, by either method.
+type countingStringWriter struct{ n int }
+
+func (c *countingStringWriter) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
+
+func (c *countingStringWriter) WriteString(s string) (int, error) { c.n += len(s); return len(s), nil }
+
+// TestStickyWriterPassesStringsThrough: run's output wrapper hands a
+// print's text to standard output without copying it (a print at the frame
+// cap would otherwise cost another 256 MiB; the conform kit's
+// parent.print_at_cap caught it).
+func TestStickyWriterPassesStringsThrough(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	under := &countingStringWriter{}
+	w := &stickyWriter{w: under}
+	if allocs := testing.AllocsPerRun(10, func() { io.WriteString(w, big) }); allocs != 0 {
+		t.Fatalf("%v allocations a print", allocs)
+	}
+	if under.n != 11<<20 {
+		t.Fatalf("%d bytes written", under.n)
+	}
+}

@@ -409,6 +409,19 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// WriteString passes a print's text on without copying it to a []byte
+// (a print can be a frame's worth: 256 MiB).
+func (s *stickyWriter) WriteString(t string) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := io.WriteString(s.w, t)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
 // errProgramTooLarge reports a program over what one frame can carry.
 var errProgramTooLarge = fmt.Errorf("over %d bytes", protocol.MaxFrameLen)
 
