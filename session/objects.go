@@ -35,7 +35,8 @@ type Policy struct {
 	// Eager lists the attributes sent with every instance, in order:
 	// exported struct fields, named as value.StructFields names them
 	// (`monty` tag, else `json` tag, else Go name). The sandbox reads them
-	// locally, without a round trip, and repr() shows them (Widget(size=3)). They are a snapshot taken when the instance is
+	// locally, without a round trip, and repr() shows them
+	// (Widget(size=3)). They are a snapshot taken when the instance is
 	// sent: a method that changes such a field does not change the
 	// sandbox's copy, so mutable state belongs in Lazy.
 	Eager []string

@@ -295,8 +295,7 @@ func (r *runner) ext(g *value.Graph, v any, err error) (res message.ExtResult) {
 	defer func() {
 		if p := recover(); p != nil {
 			r.s.log.Error("monty host function result panicked", slog.Any("panic", p))
-			clear(g.Nodes[n:])
-			g.Nodes = g.Nodes[:n]
+			g.Truncate(n)
 			res = message.ExtResult{Kind: message.ResultError,
 				Error: message.NewException("RuntimeError", fmt.Sprintf("converting a host function's result panicked: %v", p))}
 		}

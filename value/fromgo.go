@@ -122,8 +122,7 @@ func (e *encoder) run(g *Graph, rv reflect.Value, start int) (NodeID, error) {
 	}
 	id, err := e.encode(rv, 0)
 	if err != nil {
-		clear(g.Nodes[start:])
-		g.Nodes = g.Nodes[:start]
+		g.Truncate(start)
 		return 0, finishErr(err)
 	}
 	return id, nil

@@ -49,8 +49,7 @@ func FromJSON(g *Graph, text []byte) (NodeID, error) {
 	r := jsonReader{g: g, s: text}
 	id, err := r.read()
 	if err != nil {
-		clear(g.Nodes[start:])
-		g.Nodes = g.Nodes[:start]
+		g.Truncate(start)
 		return 0, err
 	}
 	return id, nil

@@ -621,6 +621,14 @@ func (n *Node) Equal(o *Node) bool {
 // Reset empties the graph, keeping its storage.
 func (g *Graph) Reset() { clear(g.Nodes); g.Nodes = g.Nodes[:0]; g.packed = false }
 
+// Truncate drops the nodes from id n on, keeping the first n (as after a
+// conversion that failed half way: n is the Len before it). Nothing may
+// still refer to a dropped node.
+func (g *Graph) Truncate(n int) {
+	clear(g.Nodes[n:])
+	g.Nodes = g.Nodes[:n]
+}
+
 // Append copies every node of o into g, shifting o's ids, and returns the
 // offset that maps an id of o to an id of g.
 func (g *Graph) Append(o *Graph) NodeID {
