@@ -48,6 +48,9 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	if err := checkRequest(body); err != nil {
 		return dst, err
 	}
+	if name, bad := leaf.RequestBadText(r); bad {
+		return dst, utf8Err(v, name)
+	}
 	body, e.ids = unpackRequest(body)
 	enc := core.Enc{V: v, Vals: e}
 	size, bodyLen := enc.RequestSize(r, body)
@@ -83,6 +86,9 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	}
 	if err := checkEvent(body, v); err != nil {
 		return dst, err
+	}
+	if name, bad := leaf.EventBadText(ev); bad {
+		return dst, utf8Err(v, name)
 	}
 	body, e.ids = unpackEvent(body)
 	enc := core.Enc{V: v, Vals: e}
@@ -151,8 +157,17 @@ func checkNodes(g *value.Graph) error {
 		if err := valuecheck.CheckLeaf(*n); err != nil {
 			return err
 		}
+		if name, bad := leaf.NodeBadText(n); bad {
+			return fmt.Errorf("node %d (%s): %s is not valid UTF-8", i, n.Kind, name)
+		}
 	}
 	return g.CheckStructure()
+}
+
+// utf8Err is the refusal of a message field that is not UTF-8, which the
+// peer's decoder would refuse.
+func utf8Err(v *dialect, field string) error {
+	return &codec.EncodeError{Msg: v.Name + ": " + field + " is not valid UTF-8", Err: leaf.ErrUTF8}
 }
 
 // checkGraph validates g and the roots root(0..n-1).
