@@ -47,9 +47,10 @@ type waiter struct{ ch chan handoff }
 // CheckoutTimeout allow: giving up is an *ExhaustedError (matching
 // ErrExhausted and the context's error). A closed pool gives ErrClosed, a
 // tripped restart cap an *UnhealthyError at once (or a remote endpoint,
-// when there is one). A worker that refuses the Configure is destroyed and
-// the refusal returned; one found dead is replaced and the next worker
-// tried.
+// when there is one). A Config whose Configure cannot be sent (see
+// session.Config.Validate) is refused before a worker is taken. A worker
+// that refuses the Configure is destroyed and the refusal returned; one
+// found dead is replaced and the next worker tried.
 //
 // The Session must be closed (Close or Destroy) to give the worker back
 // or, for a remote session, to close its connection.
@@ -145,7 +146,17 @@ func (p *Pool) exhausted(waited time.Duration, why, ctxErr error) error {
 // checkoutLocal is Checkout on the local workers; chosen says choose
 // counted this checkout in Pool.chosen, which its first acquire releases.
 func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen bool) (*Session, error) {
-	var err error
+	// A Configure that cannot be sent is the caller's mistake: refuse it
+	// before a worker is taken, which Attach would then have to stop.
+	err := cfg.Validate(p.version)
+	if err != nil {
+		if chosen {
+			p.mu.Lock()
+			p.chosen--
+			p.mu.Unlock()
+		}
+		return nil, err
+	}
 	for range checkoutAttempts {
 		var (
 			m       *member

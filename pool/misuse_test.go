@@ -66,3 +66,39 @@ func TestExhaustedMatchesContextErrorWithCause(t *testing.T) {
 		}
 	}
 }
+
+// A Config whose Configure cannot be encoded (a script name that is not
+// UTF-8, stubs that are not) is the caller's mistake, found before
+// anything reaches the worker: the checkout fails with the typed error and
+// the pool keeps its worker. Before, every such checkout destroyed a
+// healthy worker and started another.
+func TestUnencodableConfigKeepsTheWorker(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	ctx := context.Background()
+	bad := []session.Config{
+		{ScriptName: "bad\xff.py"},
+		{TypeCheck: true, TypeCheckStubs: "x: int\n\xfe"},
+	}
+	for i := range 3 {
+		for _, cfg := range bad {
+			s, err := p.Checkout(ctx, cfg)
+			if err == nil {
+				s.Close()
+			}
+			var ir *session.InvalidRequestError
+			var tl *session.RequestTooLargeError
+			if !errors.As(err, &ir) && !errors.As(err, &tl) {
+				t.Fatalf("round %d: checkout with %.20q: %v, want an InvalidRequestError or RequestTooLargeError", i, cfg.ScriptName, err)
+			}
+		}
+	}
+	if n := rec.count(EventDestroy, DestroyRequested); n != 0 {
+		t.Errorf("%d workers destroyed for the caller's bad Config, want 0", n)
+	}
+	if st := p.Stat(); st.Destroyed != 0 || st.Restarts != 0 || st.Idle != 1 {
+		t.Errorf("stats %+v: want the first worker idle, none destroyed or restarted", st)
+	}
+	if _, err := p.Run(ctx, session.Config{}, "1"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -272,6 +273,25 @@ func (c Config) withDefaults() Config {
 
 func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 	return codec.Limits{MaxDecodeBytes: c.MaxDecodeBytes, MaxFrameLen: maxFrameLen}
+}
+
+// Validate reports whether the Configure request c makes can be sent at
+// protocol version v: an *InvalidRequestError when it cannot be encoded
+// (a string that is not UTF-8, a value the version cannot express), a
+// *RequestTooLargeError when it is over the protocol's frame cap, an
+// error for a version with no codec. Start, Attach and Dial find the same
+// errors when they configure a worker, and then have stopped it; a pool
+// validates before it takes a worker, so that a bad Config costs none.
+//
+// Validate does not start anything and is safe for concurrent use.
+func (c Config) Validate(v uint32) error {
+	cd, ok := codec.ForVersion(v)
+	if !ok {
+		return fmt.Errorf("monty session: no codec for protocol version %d (have %v)", v, codec.Versions())
+	}
+	c = c.withDefaults()
+	buf, err := cd.AppendRequest(nil, &message.ParentRequest{Body: c.configure(v)})
+	return encodeError(buf, err, protocol.MaxFrameLen)
 }
 
 // configure builds the Configure request for version v.

@@ -288,6 +288,28 @@ func isDrive(k message.RequestKind) bool {
 	return false
 }
 
+// encodeError is the error of a request encoded as buf (with the codec's
+// err) for a connection whose frame cap is max: an *InvalidRequestError
+// or a *RequestTooLargeError, nil when buf may be sent.
+func encodeError(buf []byte, err error, max int) error {
+	if err != nil {
+		var tl *frame.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return &RequestTooLargeError{Len: int(min(tl.Len, 1<<62)), Max: int(tl.Max)}
+		case errors.Is(err, frame.ErrTooLarge):
+			// The codec sizes a request before encoding it and refuses
+			// one over the cap without saying by how much.
+			return &RequestTooLargeError{Max: max, Err: err}
+		}
+		return &InvalidRequestError{Err: err}
+	}
+	if len(buf) > max {
+		return &RequestTooLargeError{Len: len(buf), Max: max}
+	}
+	return nil
+}
+
 // roundTrip sends req and reads events up to the turn-ending one, with
 // the traceparent of sc (the current span: see spanContextLocked) when valid.
 // The caller holds s.busy; it is called through exchange (telemetry.go).
@@ -307,21 +329,11 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 	}
 	buf, err := s.codec.AppendRequest(s.wbuf[:0], &s.preq)
 	s.preq.Body = nil
-	if err != nil {
-		var tl *frame.TooLargeError
-		switch {
-		case errors.As(err, &tl):
-			return nil, &RequestTooLargeError{Len: int(min(tl.Len, 1<<62)), Max: int(tl.Max)}
-		case errors.Is(err, frame.ErrTooLarge):
-			// The codec sizes a request before encoding it and refuses
-			// one over the cap without saying by how much.
-			return nil, &RequestTooLargeError{Max: s.lim.FrameLen(), Err: err}
+	if err = encodeError(buf, err, s.lim.FrameLen()); err != nil {
+		if buf != nil {
+			s.keep(buf)
 		}
-		return nil, &InvalidRequestError{Err: err}
-	}
-	if len(buf) > s.lim.FrameLen() {
-		s.keep(buf)
-		return nil, &RequestTooLargeError{Len: len(buf), Max: s.lim.FrameLen()}
+		return nil, err
 	}
 	s.watchCtx(ctx)
 	if !s.interrupt.CompareAndSwap(irIdle, irNone) {

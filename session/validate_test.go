@@ -1,0 +1,55 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gomonty/monty/codec"
+)
+
+// Validate finds, without a worker, what configuring one would refuse.
+func TestConfigValidate(t *testing.T) {
+	for _, v := range codec.Versions() {
+		if err := (Config{}).Validate(v); err != nil {
+			t.Errorf("v%d: zero Config: %v", v, err)
+		}
+		if err := (Config{ScriptName: "x.py", TypeCheck: true, TypeCheckStubs: "def f() -> int: ..."}).Validate(v); err != nil {
+			t.Errorf("v%d: %v", v, err)
+		}
+		for _, c := range []Config{{ScriptName: "bad\xff.py"}, {TypeCheck: true, TypeCheckStubs: "\xfe"}, {MontyVersion: "\xc0"}} {
+			var ir *InvalidRequestError
+			if err := c.Validate(v); !errors.As(err, &ir) {
+				t.Errorf("v%d: %+v: %v, want an *InvalidRequestError", v, c, err)
+			}
+		}
+	}
+	if err := (Config{}).Validate(99); err == nil {
+		t.Error("protocol 99 validated")
+	}
+}
+
+// Code or an input name that is not UTF-8 is the caller's mistake at every
+// protocol: an *InvalidRequestError, nothing sent, the session unchanged.
+// At protocols 4 and 5 it used to reach the worker, which answered with a
+// RuntimeError ("malformed request") as if the sandbox had raised it.
+func TestRealBadUTF8IsAnInvalidRequest(t *testing.T) {
+	s := realSession(t, Config{})
+	ctx := context.Background()
+	for _, c := range []struct {
+		code string
+		opts []RunOption
+	}{
+		{"'\xff'", nil},
+		{"x", []RunOption{WithInputs(Input{Name: "x\xfe", Value: 1})}},
+	} {
+		_, err := s.Run(ctx, c.code, c.opts...)
+		var ir *InvalidRequestError
+		if !errors.As(err, &ir) {
+			t.Fatalf("protocol %d: Run(%q): %v, want an *InvalidRequestError", s.Version(), c.code, err)
+		}
+	}
+	if r := run(t, s, "40 + 2"); r.Value.Repr() != "42" {
+		t.Errorf("after: %v", r.Value)
+	}
+}
