@@ -2,6 +2,7 @@ package message
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/gomonty/monty/internal/valuecheck"
@@ -21,8 +22,14 @@ type RaisedException struct {
 	Data ExcData
 }
 
-// NewException returns an exception of type typ with message msg.
+// NewException returns an exception of type typ with message msg. The
+// protocol carries only UTF-8 text, so a msg that is not UTF-8 (a Go
+// error quoting a file name or raw bytes) has each invalid sequence
+// replaced with U+FFFD, as Python's errors="replace" would.
 func NewException(typ, msg string) *RaisedException {
+	if !utf8.ValidString(msg) {
+		msg = strings.ToValidUTF8(msg, "\uFFFD")
+	}
 	return &RaisedException{Type: typ, Message: &msg}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/message"
 )
 
 // Validate finds, without a worker, what configuring one would refuse.
@@ -51,5 +52,36 @@ func TestRealBadUTF8IsAnInvalidRequest(t *testing.T) {
 	}
 	if r := run(t, s, "40 + 2"); r.Value.Repr() != "42" {
 		t.Errorf("after: %v", r.Value)
+	}
+}
+
+// A host's error whose text is not UTF-8 (a Go error quoting a file name
+// or raw bytes) is raised in the sandbox with U+FFFD in place of the bad
+// bytes, where the sandbox can catch it. Before, the answer could not be
+// encoded and the whole Run failed with an *InvalidRequestError.
+func TestRealHostErrorTextIsMadeUTF8(t *testing.T) {
+	s := realSession(t, Config{})
+	msg := "bad \xff msg"
+	reg := NewRegistry().
+		MustRegister("f", func() error { return errors.New(msg) }).
+		MustRegister("h", func() error {
+			e := message.NewException("ValueError", "")
+			e.Message = &msg
+			return e
+		})
+	code := `
+out = []
+for fn in (f, h):
+    try:
+        fn()
+    except Exception as e:
+        out.append(repr(e))
+out`
+	r := run(t, s, code, WithFunctions(reg))
+	if got, want := r.Value.Repr(), "[\"RuntimeError('bad \ufffd msg')\", \"ValueError('bad \ufffd msg')\"]"; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if msg != "bad \xff msg" {
+		t.Error("the host's exception was modified in place")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -168,16 +169,23 @@ func toAny(g *value.Graph, id value.NodeID) (any, error) { return value.ToAny(g,
 
 // exceptionFor turns a Go error into the exception to raise in the
 // sandbox: a *message.RaisedException in err's chain (a *PythonError
-// included) as is, anything else as RuntimeError with err's text. An
+// included) as is (its message made UTF-8), anything else as RuntimeError
+// with err's text. An
 // exception type the worker does not know becomes a RuntimeError naming
 // it, so the worker never rejects the reply.
 func exceptionFor(err error) *message.RaisedException {
 	var exc *message.RaisedException
 	if errors.As(err, &exc) && exc != nil {
-		if value.KnownExceptionType(exc.Type) {
-			return exc
+		if !value.KnownExceptionType(exc.Type) {
+			return message.NewException("RuntimeError", exc.Error())
 		}
-		return message.NewException("RuntimeError", exc.Error())
+		if m := exc.Message; m != nil && !utf8.ValidString(*m) {
+			// Repaired in a copy: the protocol carries only UTF-8.
+			c := *exc
+			c.Message = message.NewException("", *m).Message
+			return &c
+		}
+		return exc
 	}
 	return message.NewException("RuntimeError", err.Error())
 }
