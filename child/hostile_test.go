@@ -344,3 +344,24 @@ func TestOversizeSuspensionAbortFails(t *testing.T) {
 		t.Fatalf("ended with %v, want exit 76", err)
 	}
 }
+
+// An engine error whose text is not UTF-8 (an inner worker's stderr, a
+// path) still reaches the parent as the FatalError it ends with, U+FFFD in
+// place of the bad bytes, at every version; before, the FatalError could
+// not be encoded and the child reported "response frame cannot be
+// encoded" with the protocol-violation exit code instead.
+func TestEngineErrorTextIsMadeUTF8(t *testing.T) {
+	for _, v := range []uint32{2, 4, 5} {
+		p := startChild(t, v, Options{Versions: []uint32{v}})
+		p.configure()
+		ev := p.feed("fail:inner_worker")
+		f, ok := ev.Body.(*message.FatalError)
+		if !ok || f.Message != "engine failed: inner\uFFFDworker" {
+			t.Fatalf("v%d: got %s, want FatalError %q", v, describe(ev), "engine failed: inner\uFFFDworker")
+		}
+		var ee *ExitError
+		if err := p.exit(); !errors.As(err, &ee) || ee.Code != protocol.ExitFatal {
+			t.Errorf("v%d: exit %v, want code %d", v, err, protocol.ExitFatal)
+		}
+	}
+}

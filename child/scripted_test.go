@@ -56,6 +56,7 @@ type scripted struct {
 	ctxErr   error
 	pad      int
 	badAbort bool
+	failed   error // fail:TEXT: the engine's own error
 }
 
 func (e *scripted) Configure(_ context.Context, c *message.Configure) error {
@@ -76,6 +77,9 @@ func (e *scripted) outcome(out Output) (message.Event, error) {
 	ev := e.run(out)
 	if e.died != 0 {
 		return nil, &ExitError{Code: e.died}
+	}
+	if e.failed != nil {
+		return nil, e.failed
 	}
 	if e.ctxErr != nil {
 		return nil, e.ctxErr
@@ -116,6 +120,9 @@ func (e *scripted) run(out Output) message.Event {
 			e.pad = atoi(arg)
 		case "die":
 			e.died = protocol.ExitCode(atoi(arg))
+			return nil
+		case "fail":
+			e.failed = errors.New(strings.ReplaceAll(arg, "_", "\xff"))
 			return nil
 		case "printloop":
 			for e.ctx.Err() == nil {

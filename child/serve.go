@@ -171,11 +171,17 @@ func frameErrText(err error) string {
 // event once an interpreter exists, the FatalError is stamped then (the
 // native worker stamps its framing FatalError too).
 func (s *server) fatal(code protocol.ExitCode, msg string, cause error) error {
-	ev := &message.ChildEvent{Body: &message.FatalError{Message: msg}}
+	ev := &message.ChildEvent{Body: fatalError(msg)}
 	if werr := s.send(ev, true); werr != nil && code != protocol.ExitStdoutBroken {
 		s.log.Debug("monty child: FatalError not delivered", slog.Any("error", werr))
 	}
 	return &ExitError{Code: code, Message: msg, Err: cause}
+}
+
+// fatalError is a FatalError event with msg, made UTF-8 (it may quote an
+// error's text, and a frame carries only UTF-8).
+func fatalError(msg string) *message.FatalError {
+	return &message.FatalError{Message: strings.ToValidUTF8(msg, "\uFFFD")}
 }
 
 func violation(text string) message.Event {
@@ -410,7 +416,7 @@ func (s *server) configure(ctx context.Context, c *message.Configure) error {
 		// interpreter exists.
 		err := &protocol.UnsupportedVersionError{Requested: c.ProtocolVersion,
 			Supported: protocol.VersionRange{Min: s.versions[0], Max: s.versions[len(s.versions)-1]}}
-		if werr := s.send(&message.ChildEvent{Body: &message.FatalError{Message: err.Error()}}, true); werr != nil {
+		if werr := s.send(&message.ChildEvent{Body: fatalError(err.Error())}, true); werr != nil {
 			s.log.Debug("monty child: FatalError not delivered", slog.Any("error", werr))
 		}
 		return &ExitError{Code: protocol.ExitFatal, Message: err.Error(), Err: err}
@@ -633,7 +639,7 @@ func (s *server) engineFailed(err error) error {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Message != "" {
-			s.send(&message.ChildEvent{Body: &message.FatalError{Message: ee.Message}}, false)
+			s.send(&message.ChildEvent{Body: fatalError(ee.Message)}, false)
 		}
 		return ee
 	}
