@@ -15,6 +15,8 @@ import (
 	"github.com/gomonty/monty/message"
 )
 
+// mutSides are c's requests and events for codectest.CheckMutant, with
+// the generated types of c's schema.
 func mutSides(c Coder) (req, ev codectest.OracleSide) {
 	v5 := c.dialect() == dialect5
 	req = codectest.OracleSide{Name: "request",

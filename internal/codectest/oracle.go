@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gomonty/monty/codec"
-
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -26,9 +25,9 @@ type OracleSide struct {
 
 // CheckMutant holds our decoder to protobuf-go on one frame: where we
 // decode, the oracle must decode too, and our re-encoding of what we read
-// must read in the oracle as the frame itself does (unknown fields
-// aside, and as Normalize has it); where we fail, the error is a *codec.DecodeError. It returns
-// whether we decoded and whether the oracle did.
+// must read in the oracle as the frame itself does (both as Normalize
+// leaves them); where we fail, the error is a *codec.DecodeError. It
+// returns whether we decoded and whether the oracle did.
 func CheckMutant(t *testing.T, s OracleSide, f []byte) (bool, bool) {
 	t.Helper()
 	theirs := s.Oracle()
@@ -66,8 +65,9 @@ func CheckMutant(t *testing.T, s OracleSide, f []byte) (bool, bool) {
 // fields dropped (at every level), and the differences the protocol
 // defines as meaningless cleared: an Arena's node_count (a capacity hint),
 // an empty arena, a class type's empty attrs, a BigInt's leading zero
-// bytes and zero's sign, a value's BigInt within int64 (as the int arm), a file mode's spelling (value.NormalizeFileMode),
-// a print stream number no domain PrintStream holds, and exception data
+// bytes and zero's sign, a value's BigInt within int64 (as the int arm),
+// a file mode's spelling (value.NormalizeFileMode), a print stream number
+// no domain PrintStream holds, and exception data
 // message.RaisedException.Sanitize drops.
 func Normalize(m protoreflect.Message) {
 	m.SetUnknown(nil)
