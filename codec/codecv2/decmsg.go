@@ -226,6 +226,8 @@ func (d *dec) namedValue(wt protowire.Type, x *message.Feed) error {
 		return err
 	}
 	switch {
+	case (!set || p.arm == 0) && d.conv != nil:
+		return nil // only the first failure is reported: allocate no other
 	case !set:
 		d.convErr(&codec.InputError{Name: ref.Name})
 		return nil
@@ -451,7 +453,7 @@ func (d *dec) convertRequest(rs *reqState) {
 			d.sanitize(x.Error)
 		}
 	case *message.ResumeFutures:
-		for i := range x.Results {
+		for i := 0; i < len(x.Results) && d.conv == nil; i++ {
 			if x.Results[i].Result == nil {
 				d.convErr(valuecheck.MissingField("FutureResult.result"))
 				continue

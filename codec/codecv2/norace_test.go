@@ -1,0 +1,5 @@
+//go:build !race
+
+package codecv2
+
+const raceEnabled = false
