@@ -3,27 +3,11 @@ package codecv2
 import (
 	"bytes"
 	"errors"
-	"math"
-	"runtime"
 	"testing"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/codectest"
 )
-
-// measure returns the bytes f allocates: the least of three runs, since
-// TotalAlloc is process-wide.
-func measure(f func()) uint64 {
-	best := uint64(math.MaxUint64)
-	for range 3 {
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		f()
-		runtime.ReadMemStats(&m1)
-		best = min(best, m1.TotalAlloc-m0.TotalAlloc)
-	}
-	return best
-}
 
 // leastBudget is the smallest decode budget under which decode does not
 // fail for the budget.
@@ -71,7 +55,7 @@ func TestConversionFailuresStayWithinTheBudget(t *testing.T) {
 			decode := func(l codec.Limits) error { _, err := DecodeRequest(c.frame, l); return err }
 			least := leastBudget(decode)
 			var err error
-			got := measure(func() { err = decode(codec.Limits{MaxDecodeBytes: least}) })
+			got := codectest.Measure(func() { err = decode(codec.Limits{MaxDecodeBytes: least}) })
 			var de *codec.DecodeError
 			if !errors.As(err, &de) || errors.Is(err, codec.ErrBudget) {
 				t.Fatalf("want a conversion error, got %v", err)

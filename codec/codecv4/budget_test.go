@@ -3,15 +3,14 @@ package codecv4
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
-	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/internal/codectest"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -301,22 +300,6 @@ func heapFrames(t *testing.T) []struct {
 	return out
 }
 
-// measure returns the bytes f allocates: the least of three runs, since
-// TotalAlloc is process-wide and the runtime itself occasionally allocates
-// a few KiB in the middle of one (seen under heavy machine load).
-func measure(f func()) uint64 {
-	best := uint64(math.MaxUint64)
-	for range 3 {
-		var m0, m1 runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&m0)
-		f()
-		runtime.ReadMemStats(&m1)
-		best = min(best, m1.TotalAlloc-m0.TotalAlloc)
-	}
-	return best
-}
-
 // heapSlack is the constant the budget does not cover: the decoder's own
 // state, error values, and the allocator rounding a large vector up to whole
 // pages (vectors are charged capacity × element size, as the protocol says).
@@ -337,7 +320,7 @@ func TestRealAllocationStaysWithinTheBudget(t *testing.T) {
 		}
 		charged := b.Charged()
 		var derr error
-		got := measure(func() { _, derr = decodeAny(f.request, f.frame, lim(charged)) })
+		got := codectest.Measure(func() { _, derr = decodeAny(f.request, f.frame, lim(charged)) })
 		if derr != nil {
 			t.Fatalf("%s: %v", f.name, derr)
 		}
@@ -347,7 +330,7 @@ func TestRealAllocationStaysWithinTheBudget(t *testing.T) {
 		}
 	}
 	for _, a := range attackFrames(100_000) {
-		got := measure(func() { decodeAny(a.request, a.frame, lim(4096)) })
+		got := codectest.Measure(func() { decodeAny(a.request, a.frame, lim(4096)) })
 		if got > 4096+heapSlack {
 			t.Errorf("attack %s: allocated %d bytes under a 4096-byte budget", a.name, got)
 		}
@@ -430,7 +413,7 @@ func TestBigIntsArePreflighted(t *testing.T) {
 			if _, err := DecodeArena(a, lim(b.Charged()-1)); !errors.Is(err, codec.ErrBudget) {
 				t.Fatalf("len %d+%d: budget-1 gives %v", zeros, n, err)
 			}
-			if got := measure(func() { decodeArena(a, lim(b.Charged()), nil) }); !raceEnabled && got > uint64(b.Charged())+decoderOverhead {
+			if got := codectest.Measure(func() { decodeArena(a, lim(b.Charged()), nil) }); !raceEnabled && got > uint64(b.Charged())+decoderOverhead {
 				t.Fatalf("len %d+%d: allocated %d, charged %d", zeros, n, got, b.Charged())
 			}
 		}
@@ -494,7 +477,7 @@ func TestValueAllocationsAreMeasuredIndependently(t *testing.T) {
 		if _, err := DecodeArena(a, lim(b.Charged()-1)); !errors.Is(err, codec.ErrBudget) {
 			t.Fatalf("%s: budget-1 gives %v", name, err)
 		}
-		if alloc := measure(func() { decodeArena(a, lim(b.Charged()), nil) }); !raceEnabled && alloc > uint64(b.Charged())+decoderOverhead {
+		if alloc := codectest.Measure(func() { decodeArena(a, lim(b.Charged()), nil) }); !raceEnabled && alloc > uint64(b.Charged())+decoderOverhead {
 			t.Fatalf("%s: allocated %d, charged %d", name, alloc, b.Charged())
 		}
 	}

@@ -1,9 +1,6 @@
 package codecv4
 
 import (
-	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -75,40 +72,9 @@ func TestMutatedFramesAgreeWithOracle(t *testing.T) {
 	for _, c := range nodeCorpus() {
 		sets[1].frames = append(sets[1].frames, mustEncodeEvent(t, &message.ChildEvent{Body: &message.Complete{Value: c.root, Values: c.g}}))
 	}
-	rng := rand.New(rand.NewPCG(mutSeed(), 2026))
-	total, decoded := 0, 0
+	var ms []codectest.MutantSet
 	for _, s := range sets {
-		for _, base := range s.frames {
-			for range mutRounds() {
-				ok, _ := codectest.CheckMutant(t, s.side, codectest.Mutate(rng, base))
-				total++
-				if ok {
-					decoded++
-				}
-			}
-		}
+		ms = append(ms, codectest.MutantSet{Side: s.side, Frames: s.frames})
 	}
-	// Most mutants should still decode, or the test checks little.
-	if decoded < total/4 {
-		t.Fatalf("only %d of %d mutants decoded", decoded, total)
-	}
-	t.Logf("%d of %d mutants decoded alike", decoded, total)
-}
-
-// mutSeed and mutRounds are the mutation seed and the mutants per frame;
-// MUT_SEED and MUT_ROUNDS override them for a longer run by hand.
-func mutSeed() uint64 {
-	if s := os.Getenv("MUT_SEED"); s != "" {
-		n, _ := strconv.ParseUint(s, 10, 64)
-		return n
-	}
-	return 5
-}
-
-func mutRounds() int {
-	if s := os.Getenv("MUT_ROUNDS"); s != "" {
-		n, _ := strconv.Atoi(s)
-		return n
-	}
-	return 300
+	codectest.RunMutants(t, codectest.MutSeed(5), codectest.MutRounds(300), ms)
 }
