@@ -456,3 +456,37 @@ func TestParseRetryAfter(t *testing.T) {
 		t.Errorf("an HTTP date an hour ahead: %v", got)
 	}
 }
+
+// A redirect is not followed: the URL is dialled exactly as given, and a
+// wss:// endpoint that redirects to plain http:// must not receive the
+// upgrade headers (a bearer token) in clear text. The 3xx surfaces as a
+// DialError.
+func TestRedirectIsNotFollowed(t *testing.T) {
+	var reached atomic.Int32
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		if c, err := websocket.Accept(w, r, nil); err == nil {
+			c.Close(websocket.StatusNormalClosure, "")
+		}
+	}))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.URL+"/elsewhere", http.StatusTemporaryRedirect)
+	}))
+	defer secure.Close()
+	cfg := secure.Client().Transport.(*http.Transport).TLSClientConfig
+	c, err := Dial(ctx10(t), "wss"+strings.TrimPrefix(secure.URL, "https"), DialOptions{
+		TLSConfig: cfg,
+		Header:    http.Header{"Authorization": {"Bearer secret"}},
+	})
+	if c != nil {
+		c.Close()
+	}
+	var de *DialError
+	if !errors.As(err, &de) || de.StatusCode != http.StatusTemporaryRedirect {
+		t.Fatalf("Dial = %v, want a DialError with status 307", err)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the redirect target was dialled %d times", n)
+	}
+}
