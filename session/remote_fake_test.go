@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
@@ -464,5 +466,47 @@ func TestRemoteResumeKeepsTotalSleep(t *testing.T) {
 	}
 	if got := s.Stamps().TotalSleep; got != 100*time.Millisecond {
 		t.Fatalf("TotalSleep %v after the resume, want 100ms", got)
+	}
+}
+
+// A text message from the server breaks the protocol (frames travel as
+// binary messages): the session ends with a *ProtocolError, as for a
+// message over the cap, not with a DisconnectedError claiming the server
+// dropped the connection without a Close frame (it was this side that
+// closed it, with a policy-violation code).
+func TestRemoteTextMessageIsProtocolError(t *testing.T) {
+	cd, _ := codec.ForVersion(4)
+	ok, err := cd.AppendEvent(nil, &message.ChildEvent{Body: &message.Ok{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		ctx := r.Context()
+		if _, _, err := c.Read(ctx); err != nil { // Configure
+			return
+		}
+		c.Write(ctx, websocket.MessageBinary, ok)
+		if _, _, err := c.Read(ctx); err != nil { // Feed
+			return
+		}
+		c.Write(ctx, websocket.MessageText, []byte(`{"kind":"complete"}`))
+		c.Read(ctx) // until the client closes
+	}))
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
+	s, err := session.Start(context.Background(), session.Launch{Launcher: session.RemoteLauncher{URL: url}, ProtocolVersion: 4}, session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Feed(context.Background(), "1")
+	var pe *session.ProtocolError
+	if !errors.As(err, &pe) || !errors.Is(err, ws.ErrNotBinary) || errors.Is(err, session.ErrDisconnected) {
+		t.Fatalf("Feed answered with a text message = %v, want a ProtocolError wrapping ws.ErrNotBinary", err)
 	}
 }
