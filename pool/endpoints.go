@@ -228,7 +228,7 @@ func retryElsewhere(ctx context.Context, err error) bool {
 }
 
 // backsOff reports whether a failed start should back its endpoint off: a
-// dial that got no answer or a 503/429 (OnDial reports those), a start
+// failed dial, with or without an HTTP answer (OnDial reports those), a start
 // that timed out, a server that answered Configure with a ShutdownDump.
 func backsOff(err error) bool {
 	var st *session.StartTimeoutError
@@ -253,15 +253,15 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 	}
 	p.mu.Lock()
 	e := ref.ep
-	refused := de.Overloaded()
-	if refused {
+	if de.Overloaded() {
 		e.refusals++
 	} else {
 		e.dialFails++
 	}
-	if refused || de.StatusCode == 0 {
-		p.backOffLocked(e, de.RetryAfter)
-	}
+	// Any refused upgrade backs off, not only 503 and 429: a 502 or 504
+	// from a balancer with no healthy backend (which may come only at
+	// its timeout), a 401 or a redirect fails every checkout alike.
+	p.backOffLocked(e, de.RetryAfter)
 	p.mu.Unlock()
 }
 
