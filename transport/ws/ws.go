@@ -315,10 +315,24 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 			return http.ErrUseLastResponse
 		}}
 	}
+	var stop func() bool
+	if raw != nil {
+		// The library reads what follows a 101 it refuses (a wrong
+		// Sec-WebSocket-Accept or subprotocol) for up to 3 s, whatever
+		// the context says: closing the socket when it ends cuts that
+		// short.
+		stop = context.AfterFunc(ctx, raw.close)
+	}
 	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{
 		HTTPClient: client,
 		HTTPHeader: h,
 	})
+	if stop != nil && !stop() && err == nil {
+		// The context ended as the upgrade completed: the socket may
+		// already be closed.
+		c.CloseNow()
+		c, resp, err = nil, nil, context.Cause(ctx)
+	}
 	if tr != nil {
 		// The transport is this dial's alone: a refused upgrade's
 		// connection would otherwise stay open as an idle keep-alive

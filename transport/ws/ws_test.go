@@ -490,3 +490,32 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 		t.Fatalf("the redirect target was dialled %d times", n)
 	}
 }
+
+// Dial honours its context after the upgrade response too: a server that
+// answers 101 with a handshake the client must refuse (here an
+// unrequested subprotocol) and then stays silent held Dial for the 3 s
+// the WebSocket library spends reading the rest of the response, however
+// soon the context ended.
+func TestDialContextBoundsABadHandshake(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Sec-WebSocket-Protocol", "unrequested")
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		cancel() // the 101 is on its way: end the dial's context
+		c.Read(context.Background())
+	}))
+	defer srv.Close()
+	start := time.Now()
+	_, err := Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{})
+	var de *DialError
+	if !errors.As(err, &de) {
+		t.Fatalf("Dial = %v, want a DialError", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Dial returned %v after its context ended", took)
+	}
+}
