@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -508,5 +509,58 @@ func TestRemoteTextMessageIsProtocolError(t *testing.T) {
 	var pe *session.ProtocolError
 	if !errors.As(err, &pe) || !errors.Is(err, ws.ErrNotBinary) || errors.Is(err, session.ErrDisconnected) {
 		t.Fatalf("Feed answered with a text message = %v, want a ProtocolError wrapping ws.ErrNotBinary", err)
+	}
+}
+
+// Start bounds a remote session's dial by Config.StartTimeout, as it
+// bounds the Configure handshake: an endpoint that accepts the TCP
+// connection and never answers the upgrade (a hung balancer) ends the
+// start with a *StartTimeoutError instead of holding it for as long as
+// the caller's context allows (for ever with context.Background, which
+// kept montygo run from trying its next --remote).
+func TestRemoteDialBoundedByStartTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	conns := make(chan net.Conn, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			conns <- c // read nothing, answer nothing
+		}
+	}()
+	defer func() {
+		l.Close()
+		select {
+		case c := <-conns:
+			c.Close()
+		default:
+		}
+	}()
+	url := "ws://" + l.Addr().String() + "/"
+	done := make(chan error, 1)
+	go func() {
+		s, err := session.Start(context.Background(), session.Launch{Launcher: session.RemoteLauncher{URL: url}, ProtocolVersion: 4},
+			session.Config{StartTimeout: 200 * time.Millisecond})
+		if s != nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		(<-conns).Close()
+		<-done
+		t.Fatal("Start waited on an upgrade that never came, past StartTimeout")
+	}
+	var st *session.StartTimeoutError
+	var de *ws.DialError
+	if !errors.As(err, &st) || !errors.As(err, &de) || !errors.Is(err, session.ErrTimeout) {
+		t.Fatalf("Start = %v, want a StartTimeoutError wrapping the DialError", err)
+	}
+	if !strings.Contains(err.Error(), url) {
+		t.Errorf("the error %q does not name the endpoint", err)
 	}
 }
