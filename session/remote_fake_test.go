@@ -564,3 +564,81 @@ func TestRemoteDialBoundedByStartTimeout(t *testing.T) {
 		t.Errorf("the error %q does not name the endpoint", err)
 	}
 }
+
+// Close stops a resume that is dialling the next replica: the interrupted
+// request returns at once (with the ShutdownError and its dump, the
+// resume failed because the session closed) instead of when
+// StartTimeout ends the dial, and the abandoned dial is not reported to
+// OnDial as the endpoint's failure.
+func TestRemoteCloseStopsAResumeDial(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c // never answer the upgrade
+		}
+	}()
+	defer func() {
+		l.Close()
+		for {
+			select {
+			case c := <-conns:
+				c.Close()
+			default:
+				return
+			}
+		}
+	}()
+	hung := "ws://" + l.Addr().String() + "/"
+	a := newScripted(t, drainer)
+	var mu sync.Mutex
+	var dials []error
+	s := startRemote(t, session.RemoteLauncher{
+		URL:  a.url,
+		Pick: func() string { return hung },
+		OnDial: func(url string, err error) {
+			if url == hung {
+				mu.Lock()
+				dials = append(dials, err)
+				mu.Unlock()
+			}
+		},
+	}, session.Config{StartTimeout: time.Minute})
+	if _, err := s.Feed(context.Background(), "ask()"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Resume(context.Background(), session.Return(7))
+		done <- err
+	}()
+	c := <-conns // the resume is dialling the hung replica
+	conns <- c   // closed by the deferred cleanup
+	s.Close()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		l.Close()
+		for len(conns) > 0 {
+			(<-conns).Close()
+		}
+		<-done
+		t.Fatal("the resume went on dialling after Close")
+	}
+	var se *session.ShutdownError
+	if !errors.As(err, &se) || len(se.Dump) == 0 || !errors.Is(se.Resume, net.ErrClosed) {
+		t.Fatalf("Resume = %v, want a ShutdownError with its dump whose resume ended with net.ErrClosed", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(dials) != 0 {
+		t.Fatalf("OnDial got %v for the dial Close abandoned", dials)
+	}
+}
