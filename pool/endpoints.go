@@ -57,7 +57,7 @@ type EndpointStat struct {
 	// DialFailures counts dials that failed without an HTTP answer
 	// (refused connection, TLS, timeout) or with a status other than 503
 	// and 429; Refusals counts 503 and 429 answers (a draining or full
-	// server).
+	// server). A dial its caller cancelled counts as neither.
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
@@ -248,8 +248,10 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 		return
 	}
 	var de *ws.DialError
-	if !errors.As(err, &de) {
-		return // a header refusal: no I/O, not the endpoint's fault
+	if !errors.As(err, &de) || errors.Is(err, context.Canceled) {
+		// A header refusal (no I/O), or a dial its caller gave up on:
+		// neither says anything of the endpoint.
+		return
 	}
 	p.mu.Lock()
 	e := ref.ep

@@ -802,3 +802,52 @@ func TestRefusedDialBacksOff(t *testing.T) {
 		refusing.Close()
 	}
 }
+
+// A checkout its caller cancels while the dial is in progress says
+// nothing about the endpoint: it is neither counted as a dial failure
+// nor backed off (a web service whose clients hang up would otherwise
+// back a healthy endpoint off, doubling up to EndpointBackoff.Max).
+func TestCanceledCheckoutDoesNotBackOff(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c // the upgrade is answered only after the caller gave up
+		}
+	}()
+	defer func() {
+		l.Close()
+		for len(conns) > 0 {
+			(<-conns).Close()
+		}
+	}()
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "slow", URL: "ws://" + l.Addr().String() + "/"}},
+		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		c := <-conns
+		conns <- c
+		cancel()
+	}()
+	if _, err := p.Checkout(ctx, session.Config{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("checkout = %v, want context.Canceled", err)
+	}
+	st := p.Stat().Endpoints[0]
+	if st.DialFailures != 0 || st.Backoff != 0 || st.BackedOffUntil.After(time.Now()) || st.Outstanding != 0 {
+		t.Fatalf("a cancelled checkout counted against the endpoint: %+v", st)
+	}
+}
