@@ -327,11 +327,17 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		HTTPClient: client,
 		HTTPHeader: h,
 	})
-	if stop != nil && !stop() && err == nil {
-		// The context ended as the upgrade completed: the socket may
-		// already be closed.
-		c.CloseNow()
-		c, resp, err = nil, nil, context.Cause(ctx)
+	if stop != nil && !stop() {
+		// The context ended during the dial and the socket was closed:
+		// say so (the transport may only have seen a closed socket), and
+		// drop an upgrade that completed meanwhile.
+		switch {
+		case err == nil:
+			c.CloseNow()
+			c, resp, err = nil, nil, ctx.Err()
+		case !errors.Is(err, ctx.Err()):
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
 	}
 	if tr != nil {
 		// The transport is this dial's alone: a refused upgrade's

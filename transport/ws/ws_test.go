@@ -512,10 +512,57 @@ func TestDialContextBoundsABadHandshake(t *testing.T) {
 	start := time.Now()
 	_, err := Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{})
 	var de *DialError
-	if !errors.As(err, &de) {
-		t.Fatalf("Dial = %v, want a DialError", err)
+	if !errors.As(err, &de) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Dial = %v, want a DialError matching context.Canceled", err)
 	}
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("Dial returned %v after its context ended", took)
+	}
+}
+
+// A dial whose context is cancelled while the upgrade request is in
+// flight fails with a DialError matching context.Canceled, even though
+// closing the socket may reach the HTTP transport first (it then sees
+// only a closed connection); callers tell their own cancellation from
+// the endpoint's failure by it.
+func TestDialCanceledMatchesContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 32)
+	accepting := make(chan struct{})
+	go func() {
+		defer close(accepting)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c // never answered
+		}
+	}()
+	defer func() {
+		l.Close()
+		<-accepting
+		close(conns)
+		for c := range conns {
+			c.Close()
+		}
+	}()
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		reached := make(chan net.Conn, 1)
+		go func() {
+			c := <-conns // the dial reached the server
+			cancel()
+			reached <- c
+		}()
+		_, err := Dial(ctx, "ws://"+l.Addr().String(), DialOptions{})
+		(<-reached).Close()
+		var de *DialError
+		if !errors.As(err, &de) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial = %v, want a DialError matching context.Canceled", err)
+		}
 	}
 }
