@@ -57,7 +57,7 @@ type EndpointStat struct {
 	// DialFailures counts dials that failed without an HTTP answer
 	// (refused connection, TLS, timeout) or with a status other than 503
 	// and 429; Refusals counts 503 and 429 answers (a draining or full
-	// server).
+	// server). A dial its caller cancelled counts as neither.
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
@@ -228,7 +228,7 @@ func retryElsewhere(ctx context.Context, err error) bool {
 }
 
 // backsOff reports whether a failed start should back its endpoint off: a
-// dial that got no answer or a 503/429 (OnDial reports those), a start
+// failed dial, with or without an HTTP answer (OnDial reports those), a start
 // that timed out, a server that answered Configure with a ShutdownDump.
 func backsOff(err error) bool {
 	var st *session.StartTimeoutError
@@ -248,20 +248,22 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 		return
 	}
 	var de *ws.DialError
-	if !errors.As(err, &de) {
-		return // a header refusal: no I/O, not the endpoint's fault
+	if !errors.As(err, &de) || errors.Is(err, context.Canceled) {
+		// A header refusal (no I/O), or a dial its caller gave up on:
+		// neither says anything of the endpoint.
+		return
 	}
 	p.mu.Lock()
 	e := ref.ep
-	refused := de.Overloaded()
-	if refused {
+	if de.Overloaded() {
 		e.refusals++
 	} else {
 		e.dialFails++
 	}
-	if refused || de.StatusCode == 0 {
-		p.backOffLocked(e, de.RetryAfter)
-	}
+	// Any refused upgrade backs off, not only 503 and 429: a 502 or 504
+	// from a balancer with no healthy backend (which may come only at
+	// its timeout), a 401 or a redirect fails every checkout alike.
+	p.backOffLocked(e, de.RetryAfter)
 	p.mu.Unlock()
 }
 

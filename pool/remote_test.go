@@ -758,3 +758,96 @@ func TestRetryAfterIsBounded(t *testing.T) {
 		refusing.Close()
 	}
 }
+
+// A dial refused with a status other than 503 and 429 is a failed dial
+// too (Config.EndpointBackoff): a 502 or 504 from a load balancer with no
+// healthy backend, or a 401, backs the endpoint off, honouring a
+// Retry-After, so later checkouts do not each pay for it (a gateway
+// timeout can take the balancer's whole timeout) before failing over.
+func TestRefusedDialBacksOff(t *testing.T) {
+	for _, c := range []struct {
+		status   int
+		header   string
+		min, max time.Duration
+	}{
+		{http.StatusBadGateway, "90", 89 * time.Second, 91 * time.Second},
+		{http.StatusGatewayTimeout, "", 9 * time.Second, 11 * time.Second},
+		{http.StatusUnauthorized, "", 9 * time.Second, 11 * time.Second},
+	} {
+		refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if c.header != "" {
+				w.Header().Set("Retry-After", c.header)
+			}
+			w.WriteHeader(c.status)
+		}))
+		p, err := pool.New(context.Background(), pool.Config{
+			NoLocal:         true,
+			Endpoints:       []pool.Endpoint{{Name: "refusing", URL: "ws" + strings.TrimPrefix(refusing.URL, "http")}},
+			EndpointBackoff: pool.Backoff{Initial: 10 * time.Second, Max: 20 * time.Second},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := time.Now()
+		var de *ws.DialError
+		if _, err := p.Checkout(context.Background(), session.Config{}); !errors.As(err, &de) || de.StatusCode != c.status || !errors.Is(err, pool.ErrNoEndpoint) {
+			t.Errorf("HTTP %d: checkout = %v, want ErrNoEndpoint with the DialError", c.status, err)
+		}
+		st := p.Stat().Endpoints[0]
+		if wait := st.BackedOffUntil.Sub(before); st.DialFailures != 1 || wait < c.min || wait > c.max {
+			t.Errorf("HTTP %d (Retry-After %q): %d dial failures, backed off for %v, want %v to %v",
+				c.status, c.header, st.DialFailures, wait, c.min, c.max)
+		}
+		closeWithin(t, p)
+		refusing.Close()
+	}
+}
+
+// A checkout its caller cancels while the dial is in progress says
+// nothing about the endpoint: it is neither counted as a dial failure
+// nor backed off (a web service whose clients hang up would otherwise
+// back a healthy endpoint off, doubling up to EndpointBackoff.Max).
+func TestCanceledCheckoutDoesNotBackOff(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c // the upgrade is answered only after the caller gave up
+		}
+	}()
+	defer func() {
+		l.Close()
+		for len(conns) > 0 {
+			(<-conns).Close()
+		}
+	}()
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "slow", URL: "ws://" + l.Addr().String() + "/"}},
+		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		c := <-conns
+		conns <- c
+		cancel()
+	}()
+	if _, err := p.Checkout(ctx, session.Config{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("checkout = %v, want context.Canceled", err)
+	}
+	st := p.Stat().Endpoints[0]
+	if st.DialFailures != 0 || st.Backoff != 0 || st.BackedOffUntil.After(time.Now()) || st.Outstanding != 0 {
+		t.Fatalf("a cancelled checkout counted against the endpoint: %+v", st)
+	}
+}

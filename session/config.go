@@ -206,7 +206,8 @@ type Config struct {
 	// feed waits on the host; 0 means DefaultAbortTimeout.
 	AbortTimeout time.Duration
 	// StartTimeout bounds the Configure handshake of Start, Attach and
-	// Reset (each Configure exchange, per worker started); 0 means
+	// Reset (each Configure exchange, per worker started), and the dial
+	// of each remote worker Start connects to; 0 means
 	// DefaultStartTimeout. A worker that has not answered by then is
 	// killed and the call fails with a *StartTimeoutError.
 	StartTimeout time.Duration

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport/ws"
 )
 
 // Sentinels matched (errors.Is) by the session's typed errors. Error texts
@@ -327,8 +328,10 @@ func (e *TimeoutError) Is(target error) bool {
 func (e *TimeoutError) SessionSurvives() bool { return !e.Killed }
 
 // StartTimeoutError reports a worker that did not answer Configure within
-// Config.StartTimeout; it was killed. It matches ErrTimeout, and its chain
-// holds the error of the interrupted exchange.
+// Config.StartTimeout; it was killed. For a remote session it may instead
+// report a dial (TCP, TLS, the upgrade) that did not complete within it;
+// its chain then holds the *ws.DialError. It matches ErrTimeout, and its
+// chain holds the error of the interrupted exchange.
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type StartTimeoutError struct {
@@ -340,6 +343,10 @@ type StartTimeoutError struct {
 
 // Error describes the timeout.
 func (e *StartTimeoutError) Error() string {
+	var de *ws.DialError
+	if errors.As(e.Err, &de) {
+		return fmt.Sprintf("monty session: no connection to the remote worker at %s within %v", de.URL, e.Timeout)
+	}
 	return fmt.Sprintf("monty session: worker did not answer Configure within %v and was killed", e.Timeout)
 }
 

@@ -190,9 +190,26 @@ func open(ctx context.Context, cfg Config, bin string, v uint32, l Launcher) (*S
 	if !ok {
 		return nil, fmt.Errorf("monty session: no codec for protocol version %d", v)
 	}
-	p, err := l.Launch(ctx)
+	p, err := launch(ctx, cfg, l)
 	if err != nil {
 		return nil, err
 	}
 	return configureOn(ctx, cfg, bin, p, c)
+}
+
+// launch starts one worker with l. A remote launcher's dial (TCP, TLS,
+// the upgrade) is bounded by cfg.StartTimeout, as the Configure handshake
+// after it is: an endpoint that never answers the upgrade would otherwise
+// hold the start for as long as ctx allows.
+func launch(ctx context.Context, cfg Config, l Launcher) (Peer, error) {
+	if _, ok := l.(RemoteLauncher); !ok {
+		return l.Launch(ctx)
+	}
+	tctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	p, err := l.Launch(tctx)
+	if err != nil && tctx.Err() != nil && ctx.Err() == nil {
+		return nil, &StartTimeoutError{Timeout: cfg.StartTimeout, Err: err}
+	}
+	return p, err
 }

@@ -157,7 +157,8 @@ type RemoteLauncher struct {
 	Pick func() string
 	// OnDial, when set, is called after every dial the launcher makes
 	// (the launch itself and each redial of a resume) with the URL and
-	// the dial's error (nil on success), from the goroutine dialling. A
+	// the dial's error (nil on success), from the goroutine dialling;
+	// not for a redial that failed because the session was closed. A
 	// pool uses it to account for endpoints; it must be fast and safe for
 	// concurrent use.
 	OnDial func(url string, err error)
@@ -208,6 +209,10 @@ type remotePeer struct {
 	c      *ws.Conn
 	url    string
 	killed bool
+	// stopDial cancels the redial in progress, if any: Kill and Close
+	// must not leave a resume dialling (or pausing between dials) until
+	// StartTimeout after the session was closed.
+	stopDial context.CancelFunc
 }
 
 func (p *remotePeer) cur() *ws.Conn {
@@ -221,20 +226,25 @@ func (p *remotePeer) Conn() transport.Conn { return remoteConn{p} }
 // Kill closes the connection at once with a going-away Close frame (the
 // wait for the peer's is bounded by the close wait).
 func (p *remotePeer) Kill() error {
-	p.mu.Lock()
-	p.killed = true
-	c := p.c
-	p.mu.Unlock()
-	return c.CloseWith(1001, "parent abandoned the session")
+	return p.end().CloseWith(1001, "parent abandoned the session")
 }
 
 // Close closes the connection with a normal Close frame.
 func (p *remotePeer) Close(context.Context) error {
+	return p.end().Close()
+}
+
+// end marks the peer killed, stops a redial in progress and returns the
+// current connection for closing.
+func (p *remotePeer) end() *ws.Conn {
 	p.mu.Lock()
 	p.killed = true
-	c := p.c
+	c, stop := p.c, p.stopDial
 	p.mu.Unlock()
-	return c.Close()
+	if stop != nil {
+		stop()
+	}
+	return c
 }
 
 // Lost classifies the end of the connection.
@@ -325,6 +335,20 @@ func (p *remotePeer) redial(ctx context.Context) error {
 		url string
 		err error
 	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p.mu.Lock()
+	if p.killed {
+		p.mu.Unlock()
+		return net.ErrClosed
+	}
+	p.stopDial = cancel
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.stopDial = nil
+		p.mu.Unlock()
+	}()
 	wait := 20 * time.Millisecond
 	for i := range redialAttempts {
 		url = p.l.URL
@@ -335,13 +359,19 @@ func (p *remotePeer) redial(ctx context.Context) error {
 			break
 		}
 		var he *ws.HeaderError
-		if errors.As(err, &he) || i == redialAttempts-1 {
+		switch {
+		case p.ended():
+			return net.ErrClosed
+		case errors.As(err, &he) || i == redialAttempts-1:
 			return err
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			if p.ended() {
+				return net.ErrClosed
+			}
 			return context.Cause(ctx)
 		case <-t.C:
 		}
@@ -362,13 +392,21 @@ func (p *remotePeer) redial(ctx context.Context) error {
 }
 
 // dial dials url with the launcher's options and reports the outcome to
-// OnDial. A header refusal (no I/O happened) is reported too.
+// OnDial. A header refusal (no I/O happened) is reported too; a dial cut
+// short by Kill or Close is not (it says nothing of the endpoint).
 func (p *remotePeer) dial(ctx context.Context, url string) (*ws.Conn, error) {
 	c, err := ws.Dial(ctx, url, p.l.Dial)
-	if p.l.OnDial != nil {
+	if p.l.OnDial != nil && (err == nil || !p.ended()) {
 		p.l.OnDial(url, err)
 	}
 	return c, err
+}
+
+// ended reports whether Kill or Close was called.
+func (p *remotePeer) ended() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed
 }
 
 // remoteConn is the transport.Conn of a remotePeer: the current socket.

@@ -3,12 +3,15 @@ package session_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
@@ -464,5 +467,178 @@ func TestRemoteResumeKeepsTotalSleep(t *testing.T) {
 	}
 	if got := s.Stamps().TotalSleep; got != 100*time.Millisecond {
 		t.Fatalf("TotalSleep %v after the resume, want 100ms", got)
+	}
+}
+
+// A text message from the server breaks the protocol (frames travel as
+// binary messages): the session ends with a *ProtocolError, as for a
+// message over the cap, not with a DisconnectedError claiming the server
+// dropped the connection without a Close frame (it was this side that
+// closed it, with a policy-violation code).
+func TestRemoteTextMessageIsProtocolError(t *testing.T) {
+	cd, _ := codec.ForVersion(4)
+	ok, err := cd.AppendEvent(nil, &message.ChildEvent{Body: &message.Ok{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		ctx := r.Context()
+		if _, _, err := c.Read(ctx); err != nil { // Configure
+			return
+		}
+		c.Write(ctx, websocket.MessageBinary, ok)
+		if _, _, err := c.Read(ctx); err != nil { // Feed
+			return
+		}
+		c.Write(ctx, websocket.MessageText, []byte(`{"kind":"complete"}`))
+		c.Read(ctx) // until the client closes
+	}))
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
+	s, err := session.Start(context.Background(), session.Launch{Launcher: session.RemoteLauncher{URL: url}, ProtocolVersion: 4}, session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Feed(context.Background(), "1")
+	var pe *session.ProtocolError
+	if !errors.As(err, &pe) || !errors.Is(err, ws.ErrNotBinary) || errors.Is(err, session.ErrDisconnected) {
+		t.Fatalf("Feed answered with a text message = %v, want a ProtocolError wrapping ws.ErrNotBinary", err)
+	}
+}
+
+// Start bounds a remote session's dial by Config.StartTimeout, as it
+// bounds the Configure handshake: an endpoint that accepts the TCP
+// connection and never answers the upgrade (a hung balancer) ends the
+// start with a *StartTimeoutError instead of holding it for as long as
+// the caller's context allows (for ever with context.Background, which
+// kept montygo run from trying its next --remote).
+func TestRemoteDialBoundedByStartTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	conns := make(chan net.Conn, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			conns <- c // read nothing, answer nothing
+		}
+	}()
+	defer func() {
+		l.Close()
+		select {
+		case c := <-conns:
+			c.Close()
+		default:
+		}
+	}()
+	url := "ws://" + l.Addr().String() + "/"
+	done := make(chan error, 1)
+	go func() {
+		s, err := session.Start(context.Background(), session.Launch{Launcher: session.RemoteLauncher{URL: url}, ProtocolVersion: 4},
+			session.Config{StartTimeout: 200 * time.Millisecond})
+		if s != nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		(<-conns).Close()
+		<-done
+		t.Fatal("Start waited on an upgrade that never came, past StartTimeout")
+	}
+	var st *session.StartTimeoutError
+	var de *ws.DialError
+	if !errors.As(err, &st) || !errors.As(err, &de) || !errors.Is(err, session.ErrTimeout) {
+		t.Fatalf("Start = %v, want a StartTimeoutError wrapping the DialError", err)
+	}
+	if !strings.Contains(err.Error(), url) {
+		t.Errorf("the error %q does not name the endpoint", err)
+	}
+}
+
+// Close stops a resume that is dialling the next replica: the interrupted
+// request returns at once (with the ShutdownError and its dump, the
+// resume failed because the session closed) instead of when
+// StartTimeout ends the dial, and the abandoned dial is not reported to
+// OnDial as the endpoint's failure.
+func TestRemoteCloseStopsAResumeDial(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c // never answer the upgrade
+		}
+	}()
+	defer func() {
+		l.Close()
+		for {
+			select {
+			case c := <-conns:
+				c.Close()
+			default:
+				return
+			}
+		}
+	}()
+	hung := "ws://" + l.Addr().String() + "/"
+	a := newScripted(t, drainer)
+	var mu sync.Mutex
+	var dials []error
+	s := startRemote(t, session.RemoteLauncher{
+		URL:  a.url,
+		Pick: func() string { return hung },
+		OnDial: func(url string, err error) {
+			if url == hung {
+				mu.Lock()
+				dials = append(dials, err)
+				mu.Unlock()
+			}
+		},
+	}, session.Config{StartTimeout: time.Minute})
+	if _, err := s.Feed(context.Background(), "ask()"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Resume(context.Background(), session.Return(7))
+		done <- err
+	}()
+	c := <-conns // the resume is dialling the hung replica
+	conns <- c   // closed by the deferred cleanup
+	s.Close()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		l.Close()
+		for len(conns) > 0 {
+			(<-conns).Close()
+		}
+		<-done
+		t.Fatal("the resume went on dialling after Close")
+	}
+	var se *session.ShutdownError
+	if !errors.As(err, &se) || len(se.Dump) == 0 || !errors.Is(se.Resume, net.ErrClosed) {
+		t.Fatalf("Resume = %v, want a ShutdownError with its dump whose resume ended with net.ErrClosed", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(dials) != 0 {
+		t.Fatalf("OnDial got %v for the dial Close abandoned", dials)
 	}
 }

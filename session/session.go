@@ -18,6 +18,7 @@ import (
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
+	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
 )
@@ -559,10 +560,11 @@ func (s *Session) interrupted(ctx context.Context, reason int32) error {
 	return s.die(err, true)
 }
 
-// lost classifies an I/O failure on the worker's connection and discards
-// the worker.
+// lost classifies an I/O failure on the worker's connection (a frame over
+// the cap or a WebSocket text message is the worker's protocol violation)
+// and discards the worker.
 func (s *Session) lost(op transport.Op, ioErr error) error {
-	if errors.Is(ioErr, frame.ErrTooLarge) {
+	if errors.Is(ioErr, frame.ErrTooLarge) || errors.Is(ioErr, ws.ErrNotBinary) {
 		return s.fail(&ProtocolError{Msg: "invalid frame from worker", Err: ioErr})
 	}
 	err := s.peer.Lost(transport.Loss{Op: op, Err: ioErr})

@@ -40,11 +40,10 @@ func (l Limits) wire5(r *message.ResourceLimits, opt func(uint64) *uint64) {
 // as they do upstream; a zero delay is answered at once.
 func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	s := r.s
-	d := time.Duration(0)
-	if oc.Seconds > 0 {
-		d = time.Duration(oc.Seconds * float64(time.Second))
-	}
-	total := s.stamps.TotalSleep + d
+	// Saturating: a hostile delay near the largest duration must not wrap
+	// the total around past the budget check.
+	d := message.SleepDuration(oc.Seconds)
+	total := addSat(s.stamps.TotalSleep, d)
 	if lim := s.sleepLimit(); lim > 0 && total > lim {
 		return &message.AbortFeed{Exception: message.NewException("TimeoutError",
 			"sleep limit exceeded: "+message.RustDuration(total)+" > "+message.RustDuration(lim))}

@@ -85,6 +85,41 @@ func TestFakeSystemSleepChargedAndRefused(t *testing.T) {
 	}
 }
 
+// A worker asking for a sleep near the largest duration after one already
+// charged cannot wrap the sleep total around: the charge saturates and
+// the sleep is refused, where the sum once overflowed to a negative total
+// that passed the budget check, was waited on (until the context ended)
+// and left the budget rewound for every later sleep.
+func TestFakeHugeSleepCannotRewindTheBudget(t *testing.T) {
+	var abort *message.AbortFeed
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: 150 * time.Millisecond}},
+		func(req *message.ParentRequest) fakeReply {
+			switch b := req.Body.(type) {
+			case *message.Feed:
+				return reply(sleepCall(1, 0.1))
+			case *message.ResumeCall:
+				return reply(sleepCall(2, 9.22337203685e9)) // valid: under int64 nanoseconds
+			case *message.AbortFeed:
+				abort = b
+				return reply(stamp(ev(&message.Error{Exception: b.Exception}), protocol.DefaultMaxSuspensions))
+			}
+			return reply(violation("unexpected request"))
+		})
+	ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+	defer cancel()
+	_, err := s.Run(ctx, "time.sleep(0.1); time.sleep(9.22337203685e9)")
+	var pe *PythonError
+	if !errors.As(err, &pe) || pe.Type() != "TimeoutError" || !strings.HasPrefix(pe.Exception.Msg(), "sleep limit exceeded: ") {
+		t.Fatalf("got %v, want TimeoutError: sleep limit exceeded", err)
+	}
+	if abort == nil {
+		t.Fatal("the huge sleep was not refused with AbortFeed")
+	}
+	if got := s.Stamps().TotalSleep; got != 100*time.Millisecond {
+		t.Errorf("TotalSleep %v, want 100ms (the refused sleep is not charged)", got)
+	}
+}
+
 // A host function sees the call's source position at protocol 5, and the
 // empty range at 0 when the child sends none.
 func TestFakeCallPosition(t *testing.T) {

@@ -77,8 +77,10 @@ type DialOptions struct {
 	// NetDialer, when set, opens the TCP connection when HTTPClient is nil.
 	NetDialer *net.Dialer
 	// HTTPClient, when set, performs the upgrade request; TLSConfig and
-	// NetDialer are then ignored, and the close wait is the library's own
-	// (up to 5 s) since the socket is not in this package's hands.
+	// NetDialer are then ignored, redirects are the client's to follow
+	// or not (its CheckRedirect; nil follows them, as for any
+	// http.Client), and the close wait is the library's own (up to 5 s) since the socket is
+	// not in this package's hands.
 	HTTPClient *http.Client
 	// MaxFrameLen caps frame bodies in both directions; <= 0 means the
 	// protocol maximum (protocol.MaxFrameLen).
@@ -248,7 +250,9 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 // Dial opens a WebSocket to rawURL (ws:// or wss://, used exactly as
-// given). Headers are validated before any network I/O.
+// given: unless DialOptions.HTTPClient says otherwise, a redirect is not
+// followed but refused with a *DialError carrying its 3xx status). Headers are validated before any network
+// I/O.
 func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -303,12 +307,38 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 			ForceAttemptHTTP2: false,
 			Proxy:             http.ProxyFromEnvironment,
 		}
-		client = &http.Client{Transport: tr}
+		// A redirect is never followed: the URL is dialled exactly as
+		// given, and following one could carry the upgrade headers (a
+		// bearer token) from wss:// to a plain http:// address. The 3xx
+		// comes back as a DialError.
+		client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}}
+	}
+	var stop func() bool
+	if raw != nil {
+		// The library reads what follows a 101 it refuses (a wrong
+		// Sec-WebSocket-Accept or subprotocol) for up to 3 s, whatever
+		// the context says: closing the socket when it ends cuts that
+		// short.
+		stop = context.AfterFunc(ctx, raw.close)
 	}
 	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{
 		HTTPClient: client,
 		HTTPHeader: h,
 	})
+	if stop != nil && !stop() {
+		// The context ended during the dial and the socket was closed:
+		// say so (the transport may only have seen a closed socket), and
+		// drop an upgrade that completed meanwhile.
+		switch {
+		case err == nil:
+			c.CloseNow()
+			c, resp, err = nil, nil, ctx.Err()
+		case !errors.Is(err, ctx.Err()):
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+	}
 	if tr != nil {
 		// The transport is this dial's alone: a refused upgrade's
 		// connection would otherwise stay open as an idle keep-alive

@@ -456,3 +456,113 @@ func TestParseRetryAfter(t *testing.T) {
 		t.Errorf("an HTTP date an hour ahead: %v", got)
 	}
 }
+
+// A redirect is not followed: the URL is dialled exactly as given, and a
+// wss:// endpoint that redirects to plain http:// must not receive the
+// upgrade headers (a bearer token) in clear text. The 3xx surfaces as a
+// DialError.
+func TestRedirectIsNotFollowed(t *testing.T) {
+	var reached atomic.Int32
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		if c, err := websocket.Accept(w, r, nil); err == nil {
+			c.Close(websocket.StatusNormalClosure, "")
+		}
+	}))
+	defer plain.Close()
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.URL+"/elsewhere", http.StatusTemporaryRedirect)
+	}))
+	defer secure.Close()
+	cfg := secure.Client().Transport.(*http.Transport).TLSClientConfig
+	c, err := Dial(ctx10(t), "wss"+strings.TrimPrefix(secure.URL, "https"), DialOptions{
+		TLSConfig: cfg,
+		Header:    http.Header{"Authorization": {"Bearer secret"}},
+	})
+	if c != nil {
+		c.Close()
+	}
+	var de *DialError
+	if !errors.As(err, &de) || de.StatusCode != http.StatusTemporaryRedirect {
+		t.Fatalf("Dial = %v, want a DialError with status 307", err)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Fatalf("the redirect target was dialled %d times", n)
+	}
+}
+
+// Dial honours its context after the upgrade response too: a server that
+// answers 101 with a handshake the client must refuse (here an
+// unrequested subprotocol) and then stays silent held Dial for the 3 s
+// the WebSocket library spends reading the rest of the response, however
+// soon the context ended.
+func TestDialContextBoundsABadHandshake(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Sec-WebSocket-Protocol", "unrequested")
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		cancel() // the 101 is on its way: end the dial's context
+		c.Read(context.Background())
+	}))
+	defer srv.Close()
+	start := time.Now()
+	_, err := Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{})
+	var de *DialError
+	if !errors.As(err, &de) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Dial = %v, want a DialError matching context.Canceled", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Dial returned %v after its context ended", took)
+	}
+}
+
+// A dial whose context is cancelled while the upgrade request is in
+// flight fails with a DialError matching context.Canceled, even though
+// closing the socket may reach the HTTP transport first (it then sees
+// only a closed connection); callers tell their own cancellation from
+// the endpoint's failure by it.
+func TestDialCanceledMatchesContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make(chan net.Conn, 32)
+	accepting := make(chan struct{})
+	go func() {
+		defer close(accepting)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c // never answered
+		}
+	}()
+	defer func() {
+		l.Close()
+		<-accepting
+		close(conns)
+		for c := range conns {
+			c.Close()
+		}
+	}()
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		reached := make(chan net.Conn, 1)
+		go func() {
+			c := <-conns // the dial reached the server
+			cancel()
+			reached <- c
+		}()
+		_, err := Dial(ctx, "ws://"+l.Addr().String(), DialOptions{})
+		(<-reached).Close()
+		var de *DialError
+		if !errors.As(err, &de) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("Dial = %v, want a DialError matching context.Canceled", err)
+		}
+	}
+}
