@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -78,6 +79,10 @@ func TestUnencodableConfigKeepsTheWorker(t *testing.T) {
 	bad := []session.Config{
 		{ScriptName: "bad\xff.py"},
 		{TypeCheck: true, TypeCheckStubs: "x: int\n\xfe"},
+	}
+	if p.Version() >= 5 { // a policy a protocol-5 child refuses
+		bad = append(bad, session.Config{OsPolicy: &message.OsPolicy{Random: message.RandomSeeded,
+			Seed: message.RandomSeed{Kind: message.SeedFloat, Float: math.NaN()}}})
 	}
 	for i := range 3 {
 		for _, cfg := range bad {

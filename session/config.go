@@ -280,9 +280,11 @@ func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 // protocol version v: an *InvalidRequestError when it cannot be encoded
 // (a string that is not UTF-8, a value the version cannot express), a
 // *RequestTooLargeError when it is over the protocol's frame cap, an
-// error for a version with no codec. Start, Attach and Dial find the same
-// errors when they configure a worker, and then have stopped it; a pool
-// validates before it takes a worker, so that a bad Config costs none.
+// *InvalidRequestError matching message.ErrInvalidPolicy at protocol 5 when
+// OsPolicy is one a child refuses, an error for a version with no codec.
+// Start, Attach and Dial find the same errors when they configure a worker
+// (the child itself refusing a bad policy), and then have stopped it; a
+// pool validates before it takes a worker, so that a bad Config costs none.
 //
 // Validate does not start anything and is safe for concurrent use.
 func (c Config) Validate(v uint32) error {
@@ -292,7 +294,15 @@ func (c Config) Validate(v uint32) error {
 	}
 	c = c.withDefaults()
 	buf, err := cd.AppendRequest(nil, &message.ParentRequest{Body: c.configure(v)})
-	return encodeError(buf, err, protocol.MaxFrameLen)
+	if err = encodeError(buf, err, protocol.MaxFrameLen); err != nil {
+		return err
+	}
+	if v >= protocol.Version5 {
+		if err := c.OsPolicy.Validate(); err != nil {
+			return &InvalidRequestError{Err: err}
+		}
+	}
+	return nil
 }
 
 // configure builds the Configure request for version v.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 )
 
 // Validate finds, without a worker, what configuring one would refuse.
@@ -24,6 +25,10 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("v%d: %+v: %v, want an *InvalidRequestError", v, c, err)
 			}
 		}
+	}
+	bad := Config{OsPolicy: &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{Microsecond: 1_000_000}}}
+	if err := bad.Validate(protocol.Version5); !errors.Is(err, message.ErrInvalidPolicy) {
+		t.Errorf("an invalid policy at 5: %v, want ErrInvalidPolicy", err)
 	}
 	if err := (Config{}).Validate(99); err == nil {
 		t.Error("protocol 99 validated")
