@@ -225,7 +225,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("monty worker: start %s: %w", bin, err)
+		return nil, fmt.Errorf("monty worker: start %s: %w%s", bin, err, startHint(err, cfg.Dir, bin))
 	}
 	liveWorkers.Add(1)
 	// The child has its copies; ours must go, or EOF would never arrive.
@@ -252,6 +252,25 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	go p.drainStderr()
 	p.log.Debug("monty worker started")
 	return p, nil
+}
+
+// startHint explains an ENOENT from starting bin, which exec reports
+// against the binary whatever was missing: the working directory dir, or
+// the interpreter of a binary that is there (a script's #! line, an ELF
+// binary's dynamic loader, such as a glibc build in a musl container).
+func startHint(err error, dir, bin string) string {
+	if !errors.Is(err, syscall.ENOENT) {
+		return ""
+	}
+	if dir != "" {
+		if _, err := os.Stat(dir); err != nil {
+			return " (the working directory " + dir + " does not exist)"
+		}
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return " (the file exists: its interpreter or dynamic loader is missing)"
+	}
+	return ""
 }
 
 // reap waits for the child's exit, parked in the poller when the kernel
