@@ -334,7 +334,7 @@ func (p *Pool) checkin(m *member) {
 			p.owed++
 		}
 		p.dropLocked(m)
-		p.crashLocked(m, exitReason(m.proc), &idleExitError{id: m.id, pid: m.pid, exit: "exited while being returned"}, &a)
+		p.crashLocked(m, exitReason(m.proc), newIdleExitError(m, "exited while being returned"), &a)
 		a.kick = true
 		a.procs = append(a.procs, m.proc)
 	default:

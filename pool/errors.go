@@ -3,7 +3,11 @@ package pool
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/worker"
 )
 
 // Sentinels matched (errors.Is) by the pool's errors. Error texts are for
@@ -66,8 +70,9 @@ type UnhealthyError struct {
 	Window time.Duration
 	// Until is when the pool tries again.
 	Until time.Time
-	// Last is the last failure (a start error, or the exit of an idle
-	// worker).
+	// Last is the last failure: a start error, or the exit of an idle
+	// worker (matching worker.ErrCrashed, or worker.ErrMemoryLimit for
+	// exit status 65, and naming the worker's last stderr line).
 	Last error
 }
 
@@ -90,13 +95,54 @@ func (e *UnhealthyError) Unwrap() error { return e.Last }
 // SessionSurvives reports false: no session was handed out.
 func (e *UnhealthyError) SessionSurvives() bool { return false }
 
-// idleExitError describes a worker that exited while idle.
+// idleExitError describes a worker that exited while idle. It is a crash:
+// it matches worker.ErrCrashed, or worker.ErrMemoryLimit when the worker
+// exited with status 65, as the errors of a session's worker do.
 type idleExitError struct {
-	id   uint64
-	pid  int
-	exit string
+	id     uint64
+	pid    int
+	exit   string
+	oom    bool   // exit status 65: the allocator ceiling
+	stderr string // the tail of the worker's stderr
+}
+
+// newIdleExitError describes m's exit; what, when non-empty, replaces the
+// exit status in the text.
+func newIdleExitError(m *member, what string) *idleExitError {
+	exit, ok := m.proc.Exit()
+	if what == "" {
+		what = exit.String()
+	}
+	return &idleExitError{id: m.id, pid: m.pid, exit: what, oom: ok && exit.Code == int(protocol.ExitOOM),
+		stderr: m.proc.Stderr()}
 }
 
 func (e *idleExitError) Error() string {
-	return fmt.Sprintf("monty pool: idle worker %d (pid %d) exited: %s", e.id, e.pid, e.exit)
+	s := fmt.Sprintf("monty pool: idle worker %d (pid %d) exited: %s", e.id, e.pid, e.exit)
+	if line := lastLine(e.stderr); line != "" {
+		s += ": stderr: " + line
+	}
+	return s
+}
+
+// Is reports whether target is worker.ErrMemoryLimit (exit status 65) or
+// worker.ErrCrashed (any other exit).
+func (e *idleExitError) Is(target error) bool {
+	if e.oom {
+		return target == worker.ErrMemoryLimit
+	}
+	return target == worker.ErrCrashed
+}
+
+// lastLine returns the last non-empty line of s, capped at 512 bytes.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\r\n\t ")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	const max = 512
+	if len(s) > max {
+		s = strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return s
 }

@@ -133,8 +133,7 @@ func (p *Pool) watch(m *member) {
 // failure toward the restart cap.
 func (p *Pool) lostIdleLocked(m *member, a *after) {
 	p.dropLocked(m)
-	exit, _ := m.proc.Exit()
-	err := &idleExitError{id: m.id, pid: m.pid, exit: exit.String()}
+	err := newIdleExitError(m, "")
 	p.crashLocked(m, exitReason(m.proc), err, a)
 	p.failLocked(time.Now(), err, a)
 	p.owed++

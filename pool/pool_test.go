@@ -879,3 +879,33 @@ func TestPoolRun(t *testing.T) {
 		t.Fatalf("%d checkouts", rec.count(EventCheckout, ""))
 	}
 }
+
+// A worker that dies while idle is a crash like any other: the error of
+// its EventCrash (and an UnhealthyError's Last, when it trips the cap)
+// matches worker.ErrCrashed and names the worker's last stderr line.
+func TestIdleDeathErrorIsACrash(t *testing.T) {
+	real := testenv.Worker(t)
+	bin := script(t, `echo "monty-test: last words" >&2; exec `+real+` "$@"`)
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, Worker: worker.Config{Binary: bin}})
+	killIdle(t, p)
+	if rec.count(EventCrash, ReasonVanished) != 1 {
+		t.Fatal("no crash event")
+	}
+	rec.mu.Lock()
+	var err error
+	for _, e := range rec.evs {
+		if e.Kind == EventCrash {
+			err = e.Err
+		}
+	}
+	rec.mu.Unlock()
+	if !errors.Is(err, worker.ErrCrashed) || errors.Is(err, worker.ErrMemoryLimit) {
+		t.Fatalf("idle death %v does not match worker.ErrCrashed", err)
+	}
+	if !strings.Contains(err.Error(), "signal: killed") || !strings.Contains(err.Error(), "stderr: monty-test: last words") {
+		t.Fatalf("idle death %q lacks the exit or the stderr tail", err)
+	}
+	if (&idleExitError{oom: true}).Is(worker.ErrCrashed) || !(&idleExitError{oom: true}).Is(worker.ErrMemoryLimit) {
+		t.Fatal("an idle worker's memory-limit exit must match worker.ErrMemoryLimit only")
+	}
+}

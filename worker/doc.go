@@ -8,7 +8,16 @@
 // and wake per round trip. The price is that a blocked read cannot be
 // interrupted by a deadline; it is unblocked by the child exiting, which is
 // why every interruption in this module ends in [Process.Kill] or the kill
-// ladder of [Process.Close].
+// ladder of [Process.Close]. On Linux both reach the child's whole process
+// group, so a worker binary that is a wrapper (a script running the worker
+// without exec) cannot leave the pipes held by a grandchild.
+//
+// The child's descriptors are its three pipes (0, 1 and 2) and nothing the
+// parent opened, which Go opens close-on-exec. A descriptor the host process
+// inherited without close-on-exec from its own parent (a shell's, a
+// supervisor's) is passed on like any inheritable descriptor; a host that
+// must keep such descriptors from the sandbox marks them with
+// syscall.CloseOnExec.
 //
 // Two waits are the exception, on Linux: the first read (the worker takes
 // milliseconds to start) and the reaper's wait for the exit (through a

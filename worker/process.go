@@ -167,6 +167,12 @@ type Process struct {
 	wg         sync.WaitGroup
 
 	closeOnce sync.Once
+
+	// groupMu orders Kill's signal to the process group before the reap:
+	// once the child is reaped its pid (the group's id) may name another
+	// group. groupDone, set by the reaper, stops Kill signalling it.
+	groupMu   sync.Mutex
+	groupDone bool
 }
 
 // Start resolves the binary and starts the worker. ctx bounds only the
@@ -219,7 +225,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("monty worker: start %s: %w", bin, err)
+		return nil, fmt.Errorf("monty worker: start %s: %w%s", bin, err, startHint(err, cfg.Dir, bin))
 	}
 	liveWorkers.Add(1)
 	// The child has its copies; ours must go, or EOF would never arrive.
@@ -248,11 +254,40 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	return p, nil
 }
 
+// startHint explains an ENOENT from starting bin, which exec reports
+// against the binary whatever was missing: the working directory dir, or
+// the interpreter of a binary that is there (a script's #! line, an ELF
+// binary's dynamic loader, such as a glibc build in a musl container).
+func startHint(err error, dir, bin string) string {
+	if !errors.Is(err, syscall.ENOENT) {
+		return ""
+	}
+	if dir != "" {
+		if _, err := os.Stat(dir); err != nil {
+			return " (the working directory " + dir + " does not exist)"
+		}
+	}
+	if _, err := os.Stat(bin); err == nil {
+		return " (the file exists: its interpreter or dynamic loader is missing)"
+	}
+	return ""
+}
+
 // reap waits for the child's exit, parked in the poller when the kernel
-// gave a pidfd (Wait then returns at once), else blocked in Wait.
+// gave a pidfd (Wait then returns at once), else blocked in Wait. On Linux
+// it then kills what is left of the child's process group before reaping
+// it: descendants of a wrapper that would otherwise hold the pipes open
+// (a blocked read would never see the end of the stream) and outlive it.
 func (p *Process) reap(pidfd int) {
 	defer p.wg.Done()
-	awaitExit(pidfd)
+	pid := p.cmd.Process.Pid
+	unreaped := awaitExit(pidfd, pid)
+	p.groupMu.Lock()
+	if unreaped {
+		killGroup(pid)
+	}
+	p.groupDone = true
+	p.groupMu.Unlock()
 	err := p.cmd.Wait()
 	liveWorkers.Add(-1)
 	p.exit = exitOf(p.cmd.ProcessState, err)
@@ -379,10 +414,19 @@ func (p *Process) Wait(ctx context.Context) (Exit, error) {
 // Stderr returns the retained tail of the child's stderr.
 func (p *Process) Stderr() string { return p.tail.String() }
 
-// Kill sends SIGKILL to the child at once. It does not wait; the child is
-// reaped in the background (see Exited) and Close still has to be called to
-// release the pipes. Killing a process that has already exited is a no-op.
+// Kill sends SIGKILL to the child at once, and on Linux to every process
+// in its process group: a worker binary that is a wrapper (a script that
+// runs the worker without exec) has the worker as a grandchild, which holds
+// the pipes. Descendants that left the group (setsid, setpgid) are not
+// reached. Kill does not wait; the child is reaped in the background (see
+// Exited) and Close still has to be called to release the pipes. Killing a
+// process that has already exited is a no-op.
 func (p *Process) Kill() error {
+	p.groupMu.Lock()
+	if !p.groupDone {
+		killGroup(p.cmd.Process.Pid)
+	}
+	p.groupMu.Unlock()
 	err := p.cmd.Process.Kill()
 	if errors.Is(err, os.ErrProcessDone) {
 		return nil

@@ -48,8 +48,9 @@ func stderrPipe() (r, w *os.File, err error) {
 }
 
 // sysProcAttr puts the child in its own process group (a terminal's
-// Ctrl-C is for the host to handle) and has the kernel kill it if the
-// parent dies, so a wedged worker never outlives its host. The kernel
+// Ctrl-C is for the host to handle, and Kill and the reaper signal the
+// group, so a wrapper's descendants go with it) and has the kernel kill it
+// if the parent dies, so a wedged worker never outlives its host. The kernel
 // stores a pidfd for the child in *pidfd (-1 where pidfds are not
 // supported); os/exec keeps a duplicate of its own.
 func sysProcAttr(pidfd *int) *syscall.SysProcAttr {
@@ -86,24 +87,51 @@ func awaitReadable(fd int) {
 }
 
 // awaitExit parks the calling goroutine until the process behind pidfd
-// has exited (a pidfd polls readable then), and closes pidfd. A negative
-// pidfd returns at once.
-func awaitExit(pidfd int) {
-	if pidfd < 0 {
-		return
+// (pid) has exited (a pidfd polls readable then), and closes pidfd. Where
+// there is no pidfd (a negative one), or the poller could not watch it, it
+// blocks in waitid instead. It leaves the process unreaped, so its pid (the
+// id of its process group) cannot be reused yet, and reports whether the
+// exit was seen; false means nothing is known.
+func awaitExit(pidfd, pid int) bool {
+	if pidfd >= 0 {
+		exited := false
+		if syscall.SetNonblock(pidfd, true) != nil {
+			syscall.Close(pidfd)
+		} else {
+			parkUntil(os.NewFile(uintptr(pidfd), "|pidfd"), func(fd uintptr) bool {
+				pfd := [1]pollFd{{fd: int32(fd), events: pollIn}}
+				var zero syscall.Timespec
+				n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 1,
+					uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+				exited = n > 0
+				return n > 0 || (errno != 0 && errno != syscall.EINTR)
+			})
+		}
+		if exited {
+			return true
+		}
 	}
-	if syscall.SetNonblock(pidfd, true) != nil {
-		syscall.Close(pidfd)
-		return
-	}
-	parkUntil(os.NewFile(uintptr(pidfd), "|pidfd"), func(fd uintptr) bool {
-		pfd := [1]pollFd{{fd: int32(fd), events: pollIn}}
-		var zero syscall.Timespec
-		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 1,
-			uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
-		return n > 0 || (errno != 0 && errno != syscall.EINTR)
-	})
+	return waitExited(pid)
 }
+
+// waitExited blocks until pid has exited, without reaping it (waitid with
+// WNOWAIT), and reports whether it saw the exit.
+func waitExited(pid int) bool {
+	const pPid = 1     // P_PID
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPid, uintptr(pid), uintptr(unsafe.Pointer(&info[0])),
+			syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return errno == 0
+		}
+	}
+}
+
+// killGroup sends SIGKILL to the process group pgid: a worker's and every
+// descendant's that stayed in it. The group's leader must not have been
+// reaped yet, or its id could name an unrelated group.
+func killGroup(pgid int) { syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // pollFd is struct pollfd.
 type pollFd struct {

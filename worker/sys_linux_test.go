@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"syscall"
@@ -122,8 +123,19 @@ func TestAwaitReadable(t *testing.T) {
 	})
 }
 
-func TestAwaitExitWithoutPidfdReturnsAtOnce(t *testing.T) {
-	awaitExit(-1)
+// Without a pidfd, awaitExit waits in waitid and leaves the child
+// unreaped: its status is still there for Wait.
+func TestAwaitExitWithoutPidfdLeavesTheChildUnreaped(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "exit 7")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !awaitExit(-1, cmd.Process.Pid) {
+		t.Fatal("the exit was not seen")
+	}
+	if err := cmd.Wait(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 7 {
+		t.Fatalf("Wait after awaitExit: %v, %v", err, cmd.ProcessState)
+	}
 }
 
 // With SpinWait, replies that come within the spin are read as usual,

@@ -14,8 +14,13 @@ func blockingPipe() (r, w *os.File, err error) { return os.Pipe() }
 // stderrPipe is os.Pipe off Linux.
 func stderrPipe() (r, w *os.File, err error) { return os.Pipe() }
 
-// awaitExit returns at once off Linux: the reaper blocks in wait instead.
-func awaitExit(int) {}
+// awaitExit returns at once off Linux, knowing nothing: the reaper blocks
+// in wait instead.
+func awaitExit(pidfd, pid int) bool { return false }
+
+// killGroup is not used off Linux (awaitExit never reports an unreaped
+// exit, so Kill leaves the group alone).
+func killGroup(int) {}
 
 // firstRead reads the child's stdout; off Linux it adds nothing (spin,
 // Config.SpinWait, is ignored).

@@ -471,3 +471,26 @@ func busyRead(t *testing.T, cfg Config) (*Process, <-chan error) {
 	}()
 	return p, readErr
 }
+
+// A binary that exists but cannot be executed because its interpreter (a
+// script's shebang, an ELF binary's dynamic loader, such as a glibc build
+// in a musl container) is missing fails with ENOENT from exec; the error
+// says so instead of only "no such file or directory" about a file that
+// is there. Nor does a missing working directory pass for a missing
+// binary.
+func TestStartNamesAMissingInterpreter(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "monty")
+	if err := os.WriteFile(bin, []byte("#!/nonexistent/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Start(context.Background(), Config{Binary: bin, Logger: quiet})
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "interpreter") {
+		t.Fatalf("got %v", err)
+	}
+	// A missing working directory is reported the same way by exec.
+	missing := filepath.Join(t.TempDir(), "gone")
+	_, err = Start(context.Background(), Config{Binary: "/bin/sh", Dir: missing, Logger: quiet})
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "working directory "+missing) {
+		t.Fatalf("missing Dir: %v", err)
+	}
+}
