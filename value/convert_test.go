@@ -752,3 +752,32 @@ func TestJSONTagsNameFields(t *testing.T) {
 		t.Fatalf("StructFields: %s", got)
 	}
 }
+
+// A NaN map key is a key like any other: its entry's value converts.
+// (MapIndex cannot find a NaN key, since NaN != NaN; the entry must be
+// read while iterating.)
+func TestFromGoNaNMapKey(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{map[float64]int{nan: 5}, "{nan: 5}"},
+		{map[float64]string{nan: "a", 1: "b"}, "{nan: 'a', 1.0: 'b'}"},
+		{map[any]any{nan: []int{1}, "k": 2}, "{nan: [1], 'k': 2}"},
+		{map[float32]bool{float32(nan): true}, "{nan: True}"},
+	} {
+		if got := reprOf(t, tc.in); got != tc.want {
+			t.Errorf("FromGo(%v)\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+	// Two NaN keys are two entries.
+	g := &Graph{}
+	id, err := FromGo(g, map[float64]int{nan: 7, math.NaN(): 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Repr(id); got != "{nan: 7, nan: 7}" {
+		t.Errorf("two NaN keys: got %s", got)
+	}
+}

@@ -639,10 +639,16 @@ func (e *encoder) object(o *ObjectValue, depth int) (NodeID, error) {
 	return e.add(ClassInstanceNode(ClassInstance{Class: cls, InstanceID: o.InstanceID, Attrs: attrs})), nil
 }
 
-// mapDict encodes a Go map as a dict with its entries sorted by key.
+// mapEntry is one entry of a Go map being encoded.
+type mapEntry struct{ key, val reflect.Value }
+
+// mapDict encodes a Go map as a dict with its entries sorted by key. The
+// entries are read while iterating: a NaN key cannot be looked up again
+// (NaN != NaN), so MapIndex would find no value for it.
 func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
-	keys := v.MapKeys()
-	for _, k := range keys {
+	entries := make([]mapEntry, 0, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		k := it.Key()
 		if !keyKindOK(k) {
 			kt := k.Type()
 			if k.Kind() == reflect.Interface {
@@ -650,17 +656,18 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			}
 			return 0, fromGoErr(v.Type(), KindDict, "unsupported map key type "+kt.String())
 		}
+		entries = append(entries, mapEntry{k, it.Value()})
 	}
-	slices.SortFunc(keys, compareKeys)
-	refs := make([]NodeID, 0, 2*len(keys))
-	for _, k := range keys {
-		kid, err := e.encode(k, depth+1)
+	slices.SortFunc(entries, func(a, b mapEntry) int { return compareKeys(a.key, b.key) })
+	refs := make([]NodeID, 0, 2*len(entries))
+	for _, en := range entries {
+		kid, err := e.encode(en.key, depth+1)
 		if err != nil {
-			return 0, atPath(err, keyPath(k)+".key")
+			return 0, atPath(err, keyPath(en.key)+".key")
 		}
-		vid, err := e.encode(v.MapIndex(k), depth+1)
+		vid, err := e.encode(en.val, depth+1)
 		if err != nil {
-			return 0, atPath(err, keyPath(k))
+			return 0, atPath(err, keyPath(en.key))
 		}
 		refs = append(refs, kid, vid)
 	}
