@@ -177,9 +177,45 @@ const maxCountDepth = 32
 // countNodes returns the number of nodes FromGo makes for v when that is
 // cheap to know from the shape of v (scalars, strings, bytes, and slices,
 // arrays, string-keyed maps and structs made of them); ok is false
-// otherwise. Values shared through slices are counted each time they
-// appear, so the count is exact unless the value shares storage.
+// otherwise. A slice of containers met twice also ends the count (ok
+// false): FromGo makes one node of it, and counting it at each reference
+// would take time exponential in the nesting of a value whose slices share
+// each other (x = [x, x], thirty times over). A slice of scalars counts
+// at each reference (in constant time), so the count is exact unless the
+// value shares storage.
 func countNodes(v reflect.Value, depth int) (n int, ok bool) {
+	var c nodeCounter
+	return c.count(v, depth)
+}
+
+// nodeCounter is the state of one countNodes: the slices of containers
+// met so far (the first inline, the rest in a map).
+type nodeCounter struct {
+	first    visitKey
+	anyFirst bool
+	seen     map[visitKey]struct{}
+}
+
+// again records the slice of key k and reports whether it was met before.
+func (c *nodeCounter) again(k visitKey) bool {
+	switch {
+	case !c.anyFirst:
+		c.first, c.anyFirst = k, true
+		return false
+	case k == c.first:
+		return true
+	}
+	if _, ok := c.seen[k]; ok {
+		return true
+	}
+	if c.seen == nil {
+		c.seen = map[visitKey]struct{}{}
+	}
+	c.seen[k] = struct{}{}
+	return false
+}
+
+func (c *nodeCounter) count(v reflect.Value, depth int) (n int, ok bool) {
 	if !v.IsValid() || depth > maxCountDepth {
 		return 0, false
 	}
@@ -203,13 +239,17 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 			}
 			return v.Len() + 1, true
 		}
+		if t.Kind() == reflect.Slice && v.Len() > 0 &&
+			c.again(visitKey{ptr: v.Pointer(), len: v.Len(), typ: typeKey(t)}) {
+			return 0, false
+		}
 		total := 1
 		for i := range v.Len() {
-			c, ok := countNodes(v.Index(i), depth+1)
+			n, ok := c.count(v.Index(i), depth+1)
 			if !ok {
 				return 0, false
 			}
-			total += c
+			total += n
 		}
 		return total, true
 	case reflect.Map:
@@ -240,11 +280,11 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 			if !ok || f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && isZeroValue(fv) {
 				continue
 			}
-			c, ok := countNodes(fv, depth+1)
+			n, ok := c.count(fv, depth+1)
 			if !ok {
 				return 0, false
 			}
-			total += 1 + c
+			total += 1 + n
 		}
 		return total, true
 	}
