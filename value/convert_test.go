@@ -781,3 +781,17 @@ func TestFromGoNaNMapKey(t *testing.T) {
 		t.Errorf("two NaN keys: got %s", got)
 	}
 }
+
+// Keys of different Go types that are equal numbers (1, 1.0, uint8(1))
+// are distinct Go map keys but one Python key: their order, and so which
+// value the dict keeps in Python, must not depend on Go's random map
+// iteration. Equal numbers order by Go type name.
+func TestFromGoEqualKeysOfMixedTypesOrderDeterministically(t *testing.T) {
+	m := map[any]string{1: "int", 1.0: "float", uint8(1): "u8", int8(1): "i8", 2: "two", 0.0: "zero", uint(0): "uzero"}
+	const want = "{0.0: 'zero', 0: 'uzero', 1.0: 'float', 1: 'int', 1: 'i8', 1: 'u8', 2: 'two'}"
+	for range 50 {
+		if got := reprOf(t, m); got != want {
+			t.Fatalf("FromGo(%v)\n got %s\nwant %s", m, got, want)
+		}
+	}
+}

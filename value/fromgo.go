@@ -694,7 +694,8 @@ func keyKindOK(k reflect.Value) bool {
 }
 
 // compareKeys orders map keys: None (a nil interface), bools, then numbers
-// (by value, NaN first), then strings (bytewise).
+// (by value, NaN first; equal numbers of different Go types, such as 1 and
+// 1.0 in a map[any], by type name), then strings (bytewise).
 func compareKeys(a, b reflect.Value) int {
 	if a.Kind() == reflect.Interface {
 		a = a.Elem()
@@ -714,7 +715,12 @@ func compareKeys(a, b reflect.Value) int {
 	case 2:
 		return strings.Compare(keyString(a), keyString(b))
 	}
-	return compareNumbers(a, b)
+	if c := compareNumbers(a, b); c != 0 || a.Type() == b.Type() {
+		return c
+	}
+	// Distinct Go keys, one Python key: an order that does not depend on
+	// the map's iteration decides which value Python's dict keeps.
+	return strings.Compare(a.Type().String(), b.Type().String())
 }
 
 func keyString(v reflect.Value) string {
