@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -792,6 +793,66 @@ func TestFromGoEqualKeysOfMixedTypesOrderDeterministically(t *testing.T) {
 	for range 50 {
 		if got := reprOf(t, m); got != want {
 			t.Fatalf("FromGo(%v)\n got %s\nwant %s", m, got, want)
+		}
+	}
+}
+
+// ptrZero reports zero through a pointer-receiver IsZero.
+type ptrZero struct{ N int }
+
+func (z *ptrZero) IsZero() bool { return z.N == 7 }
+
+// zeroer is an interface type that has IsZero.
+type zeroer interface{ IsZero() bool }
+
+type omitZeroes struct {
+	PZ    ptrZero    `json:"pz,omitzero"`    // *ptrZero has IsZero: called, boxed when unaddressable
+	PZP   *ptrZero   `json:"pzp,omitzero"`   // nil: omitted; else IsZero
+	TP    *time.Time `json:"tp,omitzero"`    // nil *time.Time: omitted, IsZero not called on nil
+	AnyT  any        `json:"any_t,omitzero"` // any has no IsZero: omitted only when nil
+	IfZ   zeroer     `json:"if_z,omitzero"`  // an interface with IsZero: nil, a nil pointer, or IsZero
+	IfNil zeroer     `json:"if_nil,omitzero"`
+	T     time.Time  `json:"t,omitzero"`
+}
+
+// TestOmitZeroAsEncodingJSON checks that omitzero skips exactly the fields
+// encoding/json skips: IsZero is looked up on the field's type (a
+// pointer-receiver IsZero included), not on the dynamic value of an
+// interface field.
+func TestOmitZeroAsEncodingJSON(t *testing.T) {
+	for _, v := range []omitZeroes{
+		{PZ: ptrZero{7}, PZP: &ptrZero{7}, AnyT: time.Time{}, IfZ: (*ptrZero)(nil), IfNil: nil},
+		{PZ: ptrZero{1}, PZP: &ptrZero{1}, TP: &time.Time{}, AnyT: 0, IfZ: &ptrZero{7}, T: time.Unix(1, 0)},
+		{IfZ: &ptrZero{1}},
+	} {
+		text, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(text, &m); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for k := range m {
+			want = append(want, k)
+		}
+		// By value (unaddressable fields) and through a pointer.
+		for _, in := range []any{v, &v} {
+			var g Graph
+			id, err := FromGo(&g, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range g.Node(id).Pairs() {
+				got = append(got, g.Node(p.Key).Text())
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("FromGo(%T) of %s: keys %v, want encoding/json's %v", in, text, got, want)
+			}
 		}
 	}
 }

@@ -844,12 +844,30 @@ func isEmptyValue(v reflect.Value) bool {
 
 type isZeroer interface{ IsZero() bool }
 
+var isZeroerType = reflect.TypeFor[isZeroer]()
+
+// isZeroValue reports whether omitzero skips the field value v, as
+// encoding/json decides it from the field's type: its IsZero method (a
+// pointer receiver's too, the value boxed when it is not addressable),
+// never called on a nil pointer, else v.IsZero. An interface field without
+// IsZero in its method set (any) is zero only when nil, whatever it holds.
 func isZeroValue(v reflect.Value) bool {
-	if z, ok := v.Interface().(isZeroer); ok {
-		if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
-			return true
+	t := v.Type()
+	switch {
+	case t.Kind() == reflect.Interface && t.Implements(isZeroerType):
+		return v.IsNil() || v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil() ||
+			v.Interface().(isZeroer).IsZero()
+	case t.Kind() == reflect.Pointer && t.Implements(isZeroerType):
+		return v.IsNil() || v.Interface().(isZeroer).IsZero()
+	case t.Implements(isZeroerType):
+		return v.Interface().(isZeroer).IsZero()
+	case reflect.PointerTo(t).Implements(isZeroerType):
+		if !v.CanAddr() {
+			b := reflect.New(t).Elem()
+			b.Set(v)
+			v = b
 		}
-		return z.IsZero()
+		return v.Addr().Interface().(isZeroer).IsZero()
 	}
 	return v.IsZero()
 }
