@@ -607,13 +607,18 @@ func dagOf(width, depth int) dag {
 	return x
 }
 
-// TestFromGoCountsSharedSlicesOnce checks that the presizing count stops
-// at a slice met twice instead of counting it at each reference: a value
-// whose slices share each other (a DAG) is small, and converts into a
-// small graph in linear time, but counted reference by reference it
-// expands exponentially (width**depth; 64**5 is a billion, minutes of
-// counting before the conversion starts).
+// TestFromGoCountsSharedSlicesOnce checks that the presizing count, past
+// its budget, stops at a slice met twice instead of counting it at each
+// reference: a value whose slices share each other (a DAG) is small, and
+// converts into a small graph in linear time, but counted reference by
+// reference it expands exponentially (width**depth; 64**5 is a billion,
+// minutes of counting before the conversion starts). A large value that
+// shares nothing is still counted exactly past the budget.
 func TestFromGoCountsSharedSlicesOnce(t *testing.T) {
+	rows := countBudget + 5
+	if n, ok := countNodes(reflect.ValueOf(make([][]int, rows)), 0); !ok || n != rows+1 {
+		t.Errorf("countNodes of %d empty rows = %d, %v; want %d, true", rows, n, ok, rows+1)
+	}
 	if n, ok := countNodes(reflect.ValueOf(dagOf(2, 20)), 0); ok {
 		t.Fatalf("countNodes of a DAG of 22 slices counted %d nodes: it walked every reference", n)
 	}
