@@ -642,13 +642,10 @@ func (e *encoder) object(o *ObjectValue, depth int) (NodeID, error) {
 // mapEntry is one entry of a Go map being encoded.
 type mapEntry struct{ key, val reflect.Value }
 
-// mapDict encodes a Go map as a dict with its entries sorted by key. The
-// entries are read while iterating: a NaN key cannot be looked up again
-// (NaN != NaN), so MapIndex would find no value for it.
+// mapDict encodes a Go map as a dict with its entries sorted by key.
 func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
-	entries := make([]mapEntry, 0, v.Len())
-	for it := v.MapRange(); it.Next(); {
-		k := it.Key()
+	keys := v.MapKeys()
+	for _, k := range keys {
 		if !keyKindOK(k) {
 			kt := k.Type()
 			if k.Kind() == reflect.Interface {
@@ -656,22 +653,51 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			}
 			return 0, fromGoErr(v.Type(), KindDict, "unsupported map key type "+kt.String())
 		}
-		entries = append(entries, mapEntry{k, it.Value()})
 	}
-	slices.SortFunc(entries, func(a, b mapEntry) int { return compareKeys(a.key, b.key) })
-	refs := make([]NodeID, 0, 2*len(entries))
-	for _, en := range entries {
-		kid, err := e.encode(en.key, depth+1)
-		if err != nil {
-			return 0, atPath(err, keyPath(en.key)+".key")
+	slices.SortFunc(keys, compareKeys)
+	refs := make([]NodeID, 0, 2*len(keys))
+	var nans []mapEntry
+	nansRead := false
+	for _, k := range keys {
+		val := v.MapIndex(k)
+		if !val.IsValid() {
+			// A NaN key, which no lookup finds (NaN != NaN): its entry
+			// shows only while iterating. The NaN keys sort together,
+			// as equals, so they take the NaN entries in turn.
+			if !nansRead {
+				nans, nansRead = nanEntries(v), true
+			}
+			if len(nans) > 0 {
+				k, val = nans[0].key, nans[0].val
+				nans = nans[1:]
+			}
 		}
-		vid, err := e.encode(en.val, depth+1)
+		kid, err := e.encode(k, depth+1)
 		if err != nil {
-			return 0, atPath(err, keyPath(en.key))
+			return 0, atPath(err, keyPath(k)+".key")
+		}
+		vid, err := e.encode(val, depth+1)
+		if err != nil {
+			return 0, atPath(err, keyPath(k))
 		}
 		refs = append(refs, kid, vid)
 	}
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+// nanEntries returns the entries of map v whose keys are NaN.
+func nanEntries(v reflect.Value) []mapEntry {
+	var out []mapEntry
+	for it := v.MapRange(); it.Next(); {
+		k := it.Key()
+		if k.Kind() == reflect.Interface && !k.IsNil() {
+			k = k.Elem()
+		}
+		if k.CanFloat() && math.IsNaN(k.Float()) {
+			out = append(out, mapEntry{it.Key(), it.Value()})
+		}
+	}
+	return out
 }
 
 func keyKindOK(k reflect.Value) bool {
@@ -805,7 +831,7 @@ func (e *encoder) structDict(v reflect.Value, depth int) (NodeID, error) {
 		if !ok {
 			continue // behind a nil embedded pointer
 		}
-		if f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && isZeroValue(fv) {
+		if f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && f.isZero(fv) {
 			continue
 		}
 		id, err := e.encode(fv, depth+1)
@@ -846,24 +872,49 @@ type isZeroer interface{ IsZero() bool }
 
 var isZeroerType = reflect.TypeFor[isZeroer]()
 
-// isZeroValue reports whether omitzero skips the field value v, as
-// encoding/json decides it from the field's type: its IsZero method (a
-// pointer receiver's too, the value boxed when it is not addressable),
-// never called on a nil pointer, else v.IsZero. An interface field without
-// IsZero in its method set (any) is zero only when nil, whatever it holds.
-func isZeroValue(v reflect.Value) bool {
-	t := v.Type()
+// zeroCheck says how omitzero tests a field, as encoding/json decides it
+// from the field's type.
+type zeroCheck uint8
+
+const (
+	zeroReflect zeroCheck = iota // no IsZero: reflect.Value.IsZero
+	zeroIface                    // an interface type with IsZero
+	zeroPtr                      // a pointer type with IsZero
+	zeroMethod                   // IsZero on the value
+	zeroAddr                     // IsZero on a pointer to the value
+)
+
+func zeroCheckOf(t reflect.Type) zeroCheck {
 	switch {
 	case t.Kind() == reflect.Interface && t.Implements(isZeroerType):
+		return zeroIface
+	case t.Kind() == reflect.Pointer && t.Implements(isZeroerType):
+		return zeroPtr
+	case t.Implements(isZeroerType):
+		return zeroMethod
+	case reflect.PointerTo(t).Implements(isZeroerType):
+		return zeroAddr
+	}
+	return zeroReflect
+}
+
+// isZero reports whether omitzero skips v, a value of f: its type's IsZero
+// method (a pointer receiver's too, the value boxed when it is not
+// addressable), never called on a nil pointer, else v.IsZero. An
+// interface field without IsZero in its method set (any) is zero only
+// when nil, whatever it holds.
+func (f *Field) isZero(v reflect.Value) bool {
+	switch f.zero {
+	case zeroIface:
 		return v.IsNil() || v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil() ||
 			v.Interface().(isZeroer).IsZero()
-	case t.Kind() == reflect.Pointer && t.Implements(isZeroerType):
+	case zeroPtr:
 		return v.IsNil() || v.Interface().(isZeroer).IsZero()
-	case t.Implements(isZeroerType):
+	case zeroMethod:
 		return v.Interface().(isZeroer).IsZero()
-	case reflect.PointerTo(t).Implements(isZeroerType):
+	case zeroAddr:
 		if !v.CanAddr() {
-			b := reflect.New(t).Elem()
+			b := reflect.New(v.Type()).Elem()
 			b.Set(v)
 			v = b
 		}
