@@ -781,6 +781,12 @@ func TestFromGoNaNMapKey(t *testing.T) {
 	if got := g.Repr(id); got != "{nan: 7, nan: 7}" {
 		t.Errorf("two NaN keys: got %s", got)
 	}
+	// NaNs of different types keep their values, in type order.
+	for range 20 {
+		if got := reprOf(t, map[any]int{nan: 2, float32(nan): 1}); got != "{nan: 1, nan: 2}" {
+			t.Fatalf("float32 and float64 NaN keys: got %s", got)
+		}
+	}
 }
 
 // Keys of different Go types that are equal numbers (1, 1.0, uint8(1))

@@ -697,6 +697,9 @@ func nanEntries(v reflect.Value) []mapEntry {
 			out = append(out, mapEntry{it.Key(), it.Value()})
 		}
 	}
+	// In key order, as the keys that take them (NaNs of different types
+	// by type name).
+	slices.SortFunc(out, func(a, b mapEntry) int { return compareKeys(a.key, b.key) })
 	return out
 }
 
