@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -750,5 +751,114 @@ func TestJSONTagsNameFields(t *testing.T) {
 	}
 	if got := strings.Join(names, " "); got != "name price tags own Plain GoName" {
 		t.Fatalf("StructFields: %s", got)
+	}
+}
+
+// A NaN map key is a key like any other: its entry's value converts.
+// (MapIndex cannot find a NaN key, since NaN != NaN; the entry must be
+// read while iterating.)
+func TestFromGoNaNMapKey(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{map[float64]int{nan: 5}, "{nan: 5}"},
+		{map[float64]string{nan: "a", 1: "b"}, "{nan: 'a', 1.0: 'b'}"},
+		{map[any]any{nan: []int{1}, "k": 2}, "{nan: [1], 'k': 2}"},
+		{map[float32]bool{float32(nan): true}, "{nan: True}"},
+	} {
+		if got := reprOf(t, tc.in); got != tc.want {
+			t.Errorf("FromGo(%v)\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+	// Two NaN keys are two entries.
+	g := &Graph{}
+	id, err := FromGo(g, map[float64]int{nan: 7, math.NaN(): 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Repr(id); got != "{nan: 7, nan: 7}" {
+		t.Errorf("two NaN keys: got %s", got)
+	}
+	// NaNs of different types keep their values, in type order.
+	for range 20 {
+		if got := reprOf(t, map[any]int{nan: 2, float32(nan): 1}); got != "{nan: 1, nan: 2}" {
+			t.Fatalf("float32 and float64 NaN keys: got %s", got)
+		}
+	}
+}
+
+// Keys of different Go types that are equal numbers (1, 1.0, uint8(1))
+// are distinct Go map keys but one Python key: their order, and so which
+// value the dict keeps in Python, must not depend on Go's random map
+// iteration. Equal numbers order by Go type name.
+func TestFromGoEqualKeysOfMixedTypesOrderDeterministically(t *testing.T) {
+	m := map[any]string{1: "int", 1.0: "float", uint8(1): "u8", int8(1): "i8", 2: "two", 0.0: "zero", uint(0): "uzero"}
+	const want = "{0.0: 'zero', 0: 'uzero', 1.0: 'float', 1: 'int', 1: 'i8', 1: 'u8', 2: 'two'}"
+	for range 50 {
+		if got := reprOf(t, m); got != want {
+			t.Fatalf("FromGo(%v)\n got %s\nwant %s", m, got, want)
+		}
+	}
+}
+
+// ptrZero reports zero through a pointer-receiver IsZero.
+type ptrZero struct{ N int }
+
+func (z *ptrZero) IsZero() bool { return z.N == 7 }
+
+// zeroer is an interface type that has IsZero.
+type zeroer interface{ IsZero() bool }
+
+type omitZeroes struct {
+	PZ    ptrZero    `json:"pz,omitzero"`    // *ptrZero has IsZero: called, boxed when unaddressable
+	PZP   *ptrZero   `json:"pzp,omitzero"`   // nil: omitted; else IsZero
+	TP    *time.Time `json:"tp,omitzero"`    // nil *time.Time: omitted, IsZero not called on nil
+	AnyT  any        `json:"any_t,omitzero"` // any has no IsZero: omitted only when nil
+	IfZ   zeroer     `json:"if_z,omitzero"`  // an interface with IsZero: nil, a nil pointer, or IsZero
+	IfNil zeroer     `json:"if_nil,omitzero"`
+	T     time.Time  `json:"t,omitzero"`
+}
+
+// TestOmitZeroAsEncodingJSON checks that omitzero skips exactly the fields
+// encoding/json skips: IsZero is looked up on the field's type (a
+// pointer-receiver IsZero included), not on the dynamic value of an
+// interface field.
+func TestOmitZeroAsEncodingJSON(t *testing.T) {
+	for _, v := range []omitZeroes{
+		{PZ: ptrZero{7}, PZP: &ptrZero{7}, AnyT: time.Time{}, IfZ: (*ptrZero)(nil), IfNil: nil},
+		{PZ: ptrZero{1}, PZP: &ptrZero{1}, TP: &time.Time{}, AnyT: 0, IfZ: &ptrZero{7}, T: time.Unix(1, 0)},
+		{IfZ: &ptrZero{1}},
+	} {
+		text, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(text, &m); err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for k := range m {
+			want = append(want, k)
+		}
+		// By value (unaddressable fields) and through a pointer.
+		for _, in := range []any{v, &v} {
+			var g Graph
+			id, err := FromGo(&g, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range g.Node(id).Pairs() {
+				got = append(got, g.Node(p.Key).Text())
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("FromGo(%T) of %s: keys %v, want encoding/json's %v", in, text, got, want)
+			}
+		}
 	}
 }

@@ -28,6 +28,7 @@ type Field struct {
 	OmitEmpty, OmitZero bool
 
 	tagged bool
+	zero   zeroCheck // how OmitZero tests a value
 }
 
 var fieldCache sync.Map // reflect.Type -> []Field
@@ -115,6 +116,7 @@ func typeFields(t reflect.Type) []Field {
 						f.OmitEmpty = true
 					case "omitzero":
 						f.OmitZero = true
+						f.zero = zeroCheckOf(sf.Type)
 					}
 				}
 				fields = append(fields, f)

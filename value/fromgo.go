@@ -639,6 +639,9 @@ func (e *encoder) object(o *ObjectValue, depth int) (NodeID, error) {
 	return e.add(ClassInstanceNode(ClassInstance{Class: cls, InstanceID: o.InstanceID, Attrs: attrs})), nil
 }
 
+// mapEntry is one entry of a Go map being encoded.
+type mapEntry struct{ key, val reflect.Value }
+
 // mapDict encodes a Go map as a dict with its entries sorted by key.
 func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	keys := v.MapKeys()
@@ -653,18 +656,51 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	}
 	slices.SortFunc(keys, compareKeys)
 	refs := make([]NodeID, 0, 2*len(keys))
+	var nans []mapEntry
+	nansRead := false
 	for _, k := range keys {
+		val := v.MapIndex(k)
+		if !val.IsValid() {
+			// A NaN key, which no lookup finds (NaN != NaN): its entry
+			// shows only while iterating. The NaN keys sort together,
+			// as equals, so they take the NaN entries in turn.
+			if !nansRead {
+				nans, nansRead = nanEntries(v), true
+			}
+			if len(nans) > 0 {
+				k, val = nans[0].key, nans[0].val
+				nans = nans[1:]
+			}
+		}
 		kid, err := e.encode(k, depth+1)
 		if err != nil {
 			return 0, atPath(err, keyPath(k)+".key")
 		}
-		vid, err := e.encode(v.MapIndex(k), depth+1)
+		vid, err := e.encode(val, depth+1)
 		if err != nil {
 			return 0, atPath(err, keyPath(k))
 		}
 		refs = append(refs, kid, vid)
 	}
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+// nanEntries returns the entries of map v whose keys are NaN.
+func nanEntries(v reflect.Value) []mapEntry {
+	var out []mapEntry
+	for it := v.MapRange(); it.Next(); {
+		k := it.Key()
+		if k.Kind() == reflect.Interface && !k.IsNil() {
+			k = k.Elem()
+		}
+		if k.CanFloat() && math.IsNaN(k.Float()) {
+			out = append(out, mapEntry{it.Key(), it.Value()})
+		}
+	}
+	// In key order, as the keys that take them (NaNs of different types
+	// by type name).
+	slices.SortFunc(out, func(a, b mapEntry) int { return compareKeys(a.key, b.key) })
+	return out
 }
 
 func keyKindOK(k reflect.Value) bool {
@@ -687,7 +723,8 @@ func keyKindOK(k reflect.Value) bool {
 }
 
 // compareKeys orders map keys: None (a nil interface), bools, then numbers
-// (by value, NaN first), then strings (bytewise).
+// (by value, NaN first; equal numbers of different Go types, such as 1 and
+// 1.0 in a map[any], by type name), then strings (bytewise).
 func compareKeys(a, b reflect.Value) int {
 	if a.Kind() == reflect.Interface {
 		a = a.Elem()
@@ -707,7 +744,12 @@ func compareKeys(a, b reflect.Value) int {
 	case 2:
 		return strings.Compare(keyString(a), keyString(b))
 	}
-	return compareNumbers(a, b)
+	if c := compareNumbers(a, b); c != 0 || a.Type() == b.Type() {
+		return c
+	}
+	// Distinct Go keys, one Python key: an order that does not depend on
+	// the map's iteration decides which value Python's dict keeps.
+	return strings.Compare(a.Type().String(), b.Type().String())
 }
 
 func keyString(v reflect.Value) string {
@@ -792,7 +834,7 @@ func (e *encoder) structDict(v reflect.Value, depth int) (NodeID, error) {
 		if !ok {
 			continue // behind a nil embedded pointer
 		}
-		if f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && isZeroValue(fv) {
+		if f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && f.isZero(fv) {
 			continue
 		}
 		id, err := e.encode(fv, depth+1)
@@ -831,12 +873,55 @@ func isEmptyValue(v reflect.Value) bool {
 
 type isZeroer interface{ IsZero() bool }
 
-func isZeroValue(v reflect.Value) bool {
-	if z, ok := v.Interface().(isZeroer); ok {
-		if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
-			return true
+var isZeroerType = reflect.TypeFor[isZeroer]()
+
+// zeroCheck says how omitzero tests a field, as encoding/json decides it
+// from the field's type.
+type zeroCheck uint8
+
+const (
+	zeroReflect zeroCheck = iota // no IsZero: reflect.Value.IsZero
+	zeroIface                    // an interface type with IsZero
+	zeroPtr                      // a pointer type with IsZero
+	zeroMethod                   // IsZero on the value
+	zeroAddr                     // IsZero on a pointer to the value
+)
+
+func zeroCheckOf(t reflect.Type) zeroCheck {
+	switch {
+	case t.Kind() == reflect.Interface && t.Implements(isZeroerType):
+		return zeroIface
+	case t.Kind() == reflect.Pointer && t.Implements(isZeroerType):
+		return zeroPtr
+	case t.Implements(isZeroerType):
+		return zeroMethod
+	case reflect.PointerTo(t).Implements(isZeroerType):
+		return zeroAddr
+	}
+	return zeroReflect
+}
+
+// isZero reports whether omitzero skips v, a value of f: its type's IsZero
+// method (a pointer receiver's too, the value boxed when it is not
+// addressable), never called on a nil pointer, else v.IsZero. An
+// interface field without IsZero in its method set (any) is zero only
+// when nil, whatever it holds.
+func (f *Field) isZero(v reflect.Value) bool {
+	switch f.zero {
+	case zeroIface:
+		return v.IsNil() || v.Elem().Kind() == reflect.Pointer && v.Elem().IsNil() ||
+			v.Interface().(isZeroer).IsZero()
+	case zeroPtr:
+		return v.IsNil() || v.Interface().(isZeroer).IsZero()
+	case zeroMethod:
+		return v.Interface().(isZeroer).IsZero()
+	case zeroAddr:
+		if !v.CanAddr() {
+			b := reflect.New(v.Type()).Elem()
+			b.Set(v)
+			v = b
 		}
-		return z.IsZero()
+		return v.Addr().Interface().(isZeroer).IsZero()
 	}
 	return v.IsZero()
 }

@@ -179,7 +179,72 @@ const maxCountDepth = 32
 // arrays, string-keyed maps and structs made of them); ok is false
 // otherwise. Values shared through slices are counted each time they
 // appear, so the count is exact unless the value shares storage.
+//
+// Counting a shared slice at each reference takes time exponential in the
+// nesting of a value whose slices share each other (x = [x, x], thirty
+// times over), while FromGo makes one node of it. So the count first
+// runs untracked, with a budget of items of slices of containers, and
+// past that budget counts again with every such slice recorded (but those
+// whose items count in constant time), ending (ok false) at one met
+// twice: linear in the value's memory either way.
 func countNodes(v reflect.Value, depth int) (n int, ok bool) {
+	c := nodeCounter{budget: countBudget}
+	if n, ok = c.count(v, depth); ok || !c.overBudget {
+		return n, ok
+	}
+	c = nodeCounter{track: true}
+	return c.count(v, depth)
+}
+
+// leafItems reports whether counting a value of type et takes constant
+// time (a slice or array of scalars or bytes, a map): a slice of such
+// items needs no record, as it is counted in time linear in its length
+// at each reference from a recorded slice.
+func leafItems(et reflect.Type) bool {
+	switch et.Kind() {
+	case reflect.Map:
+		return true
+	case reflect.Slice, reflect.Array:
+		return infoOf(et.Elem()).encScalar || et.Elem().Kind() == reflect.Uint8
+	}
+	return false
+}
+
+// countBudget is the number of items of slices of containers countNodes
+// walks before it records the slices it meets.
+const countBudget = 1 << 20
+
+// nodeCounter is the state of one countNodes: the budget left, or the
+// slices of containers met so far (the first inline, the rest in a map).
+type nodeCounter struct {
+	budget     int
+	overBudget bool
+	track      bool
+
+	first    visitKey
+	anyFirst bool
+	seen     map[visitKey]struct{}
+}
+
+func (c *nodeCounter) again(k visitKey) bool {
+	switch {
+	case !c.anyFirst:
+		c.first, c.anyFirst = k, true
+		return false
+	case k == c.first:
+		return true
+	}
+	if _, ok := c.seen[k]; ok {
+		return true
+	}
+	if c.seen == nil {
+		c.seen = map[visitKey]struct{}{}
+	}
+	c.seen[k] = struct{}{}
+	return false
+}
+
+func (c *nodeCounter) count(v reflect.Value, depth int) (n int, ok bool) {
 	if !v.IsValid() || depth > maxCountDepth {
 		return 0, false
 	}
@@ -203,13 +268,22 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 			}
 			return v.Len() + 1, true
 		}
+		if !c.track {
+			if c.budget -= v.Len(); c.budget < 0 {
+				c.overBudget = true
+				return 0, false
+			}
+		} else if t.Kind() == reflect.Slice && v.Len() > 0 && !leafItems(et) &&
+			c.again(visitKey{ptr: v.Pointer(), len: v.Len(), typ: typeKey(t)}) {
+			return 0, false
+		}
 		total := 1
 		for i := range v.Len() {
-			c, ok := countNodes(v.Index(i), depth+1)
+			n, ok := c.count(v.Index(i), depth+1)
 			if !ok {
 				return 0, false
 			}
-			total += c
+			total += n
 		}
 		return total, true
 	case reflect.Map:
@@ -237,14 +311,14 @@ func countNodes(v reflect.Value, depth int) (n int, ok bool) {
 				}
 			}
 			fv, ok := fieldByIndex(v, f.Index)
-			if !ok || f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && isZeroValue(fv) {
+			if !ok || f.OmitEmpty && isEmptyValue(fv) || f.OmitZero && f.isZero(fv) {
 				continue
 			}
-			c, ok := countNodes(fv, depth+1)
+			n, ok := c.count(fv, depth+1)
 			if !ok {
 				return 0, false
 			}
-			total += 1 + c
+			total += 1 + n
 		}
 		return total, true
 	}

@@ -591,6 +591,58 @@ func TestFromGoPresizesExactly(t *testing.T) {
 	}
 }
 
+// dag is a slice type that can share itself: dagOf(w, d) is d levels of
+// w references each to the level below, over a bottom [[]]: d+2 nodes.
+type dag []dag
+
+func dagOf(width, depth int) dag {
+	x := dag{nil}
+	for range depth {
+		next := make(dag, width)
+		for i := range next {
+			next[i] = x
+		}
+		x = next
+	}
+	return x
+}
+
+// TestFromGoCountsSharedSlicesOnce checks that the presizing count, past
+// its budget, stops at a slice met twice instead of counting it at each
+// reference: a value whose slices share each other (a DAG) is small, and
+// converts into a small graph in linear time, but counted reference by
+// reference it expands exponentially (width**depth; 64**5 is a billion,
+// minutes of counting before the conversion starts). A large value that
+// shares nothing is still counted exactly past the budget.
+func TestFromGoCountsSharedSlicesOnce(t *testing.T) {
+	rows := countBudget + 5
+	if n, ok := countNodes(reflect.ValueOf(make([][]int, rows)), 0); !ok || n != rows+1 {
+		t.Errorf("countNodes of %d empty rows = %d, %v; want %d, true", rows, n, ok, rows+1)
+	}
+	if n, ok := countNodes(reflect.ValueOf(dagOf(2, 20)), 0); ok {
+		t.Fatalf("countNodes of a DAG of 22 slices counted %d nodes: it walked every reference", n)
+	}
+	// Sharing is judged per slice, not per value: equal but distinct
+	// slices count in full.
+	if n, ok := countNodes(reflect.ValueOf(dag{dag{}, dag{}}), 0); !ok || n != 3 {
+		t.Errorf("countNodes(dag{dag{}, dag{}}) = %d, %v; want 3, true", n, ok)
+	}
+	if n, ok := countNodes(reflect.ValueOf(dag{{{}}, {{}}}), 0); !ok || n != 5 {
+		t.Errorf("countNodes(dag{{{}}, {{}}}) = %d, %v; want 5, true", n, ok)
+	}
+	var g Graph
+	id, err := FromGo(&g, dagOf(64, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Len() != 7 {
+		t.Errorf("the DAG became %d nodes, want 7 (one per distinct slice)", g.Len())
+	}
+	if refs := g.Node(id).Refs(); len(refs) != 64 || refs[0] != refs[63] {
+		t.Errorf("root items %v: want 64 references to one node", refs)
+	}
+}
+
 // TestFastPathsRefuseMalformedRefs decodes graphs whose items or struct
 // field values refer to a node that is not below their container (itself,
 // a later node of a fitting kind, or none): for every plain scalar type the
