@@ -143,6 +143,13 @@ var mutations = map[string]mutation{
 		return one(ev)
 	}},
 	// DumpResult carries no state.
+	// Every event but a Print is sent twice.
+	"events-doubled": {event: func(ev *message.ChildEvent) []*message.ChildEvent {
+		if ev.Body.EventKind() == message.KindPrint {
+			return one(ev)
+		}
+		return []*message.ChildEvent{ev, ev}
+	}},
 	"dump-empty": {event: func(ev *message.ChildEvent) []*message.ChildEvent {
 		if d, ok := ev.Body.(*message.DumpResult); ok {
 			d.State = nil

@@ -279,16 +279,18 @@ func (p *proc) stderr() string {
 }
 
 // Close ends the session: it closes the worker's input, gives it a moment
-// to exit on its own, then kills it, and releases the pipes.
+// to exit on its own, then kills it, and releases the pipes. Whatever the
+// worker left in its process group (a helper it started) is killed too,
+// even when the worker itself exited on its own.
 func (p *proc) Close() error {
 	p.stdin.Close()
 	t := time.NewTimer(2 * time.Second)
 	select {
 	case <-p.exited:
 	case <-t.C:
-		p.kill()
-		<-p.exited
 	}
 	t.Stop()
+	p.kill()
+	<-p.exited
 	return p.stdout.Close()
 }

@@ -1,0 +1,66 @@
+package conform_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/conform"
+	"github.com/gomonty/monty/internal/testenv"
+)
+
+// A worker under test that leaves a process of its own behind (here a
+// sleep it starts in the background before it execs the real worker) is
+// cleaned up with the session: the kit killed the worker's process group
+// only when the worker had to be killed, so a worker that exited on its
+// own left its helpers running after the kit ended.
+func TestWorkerHelpersDoNotOutliveTheKit(t *testing.T) {
+	bin := testenv.Worker(t)
+	pids := filepath.Join(t.TempDir(), "pids")
+	script := fmt.Sprintf("/bin/sleep 1000 </dev/null >/dev/null 2>&1 & echo $! >>%s; exec %s subprocess", pids, bin)
+	rep := run(t, conform.Target{Binary: "/bin/sh", Args: []string{"-c", script}}, 2, []string{"feed.complete-value", "feed.globals-persist"})
+	logReport(t, rep)
+	if rep.Summary.Pass != 2 {
+		t.Fatalf("want the 2 rules to pass: %+v", rep.Summary)
+	}
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(b))
+	if len(lines) == 0 {
+		t.Fatal("no helper started")
+	}
+	for _, l := range lines {
+		pid, err := strconv.Atoi(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A SIGKILL takes effect a moment after kill(2) returns.
+		deadline := time.Now().Add(10 * time.Second)
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("helper %d of a worker under test still runs after the kit ended", pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// alive reports whether pid names a process that is neither gone nor a
+// zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
