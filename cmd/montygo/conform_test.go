@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,6 +68,37 @@ func TestConformUsage(t *testing.T) {
 	}
 	if code := mainArgs([]string{"conform", "worker", "--worker", "x", "--remote", "ws://x"}, strings.NewReader(""), &out, &errb); code != 2 {
 		t.Errorf("--worker with --remote: exit %d, want 2", code)
+	}
+}
+
+// Usage mistakes an implementer makes are usage errors (exit 2, said
+// once): a --run that selects nothing exited 0 with "0 pass, 0 fail", so a
+// typo in CI's --run passed with nothing checked; a bad regular expression
+// or protocol exited 1, the status of a failing rule; a worker that cannot
+// be found failed every rule under an empty target name.
+func TestConformUsageMistakes(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker", "--worker", self, "--run", "^no-such-rule$"}, `--run "^no-such-rule$" matches no rule`},
+		{[]string{"worker", "--worker", self, "--run", "^no-such-rule$", "--expect-fail", ""}, "matches no rule"},
+		{[]string{"parent", "--run", "^no-such-scenario$", "--", "true"}, `--run "^no-such-scenario$" matches no scenario`},
+		{[]string{"worker", "--worker", self, "--run", "("}, "--run: error parsing regexp"},
+		{[]string{"parent", "--run", "(", "--", "true"}, "--run: error parsing regexp"},
+		{[]string{"worker", "--worker", self, "--protocol", "3"}, "--protocol 3: the kit knows protocols"},
+		{[]string{"parent", "--protocol", "7", "--", "true"}, "--protocol 7: the kit knows protocols"},
+		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "no-such-worker"},
+	} {
+		var out, errb bytes.Buffer
+		code := mainArgs(append([]string{"conform"}, c.args...), strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
+			t.Errorf("conform %q: exit %d, stdout %.300q, stderr %q; want exit 2, no report, and %q", c.args, code, out.String(), errb.String(), c.want)
+		}
 	}
 }
 
