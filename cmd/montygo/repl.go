@@ -327,7 +327,8 @@ func complete(lines []string) bool {
 		return false
 	}
 	last := strings.TrimRight(lines[len(lines)-1], " \t")
-	if strings.HasSuffix(last, "\\") {
+	// A backslash continues the line only outside a comment.
+	if strings.HasSuffix(strings.TrimRight(code[len(code)-1], " \t"), "\\") {
 		return false
 	}
 	first := strings.TrimSpace(code[0])
