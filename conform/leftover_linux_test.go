@@ -1,9 +1,12 @@
 package conform_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,5 +53,59 @@ func TestWorkerHelpersDoNotOutliveTheKit(t *testing.T) {
 			t.Errorf("helper %d of a worker under test still runs after the kit ended", pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
+	}
+}
+
+// escapeeMain is a worker (CONFORM_MUTANT=escapee) that never answers and
+// leaves a process holding its stdout in a session of its own, out of
+// reach of a kill of the worker's process group; the process's pid goes
+// to $CONFORM_ESCAPEE_PIDFILE.
+func escapeeMain() int {
+	c := exec.Command("/bin/sleep", "300")
+	c.Stdout = os.Stdout
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		return 2
+	}
+	if os.WriteFile(os.Getenv("CONFORM_ESCAPEE_PIDFILE"), []byte(strconv.Itoa(c.Process.Pid)), 0o644) != nil {
+		return 2
+	}
+	select {}
+}
+
+// A rule whose worker overruns the rule timeout ends even when something
+// out of the worker's process group holds the worker's stdout: killing the
+// group did not end the rule's read of that pipe, and the kit waited for
+// the rule, past --rule-timeout, for as long as that process lived.
+func TestRuleTimeoutEndsAReadFromAnEscapedHolder(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(string(b)); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	target := conform.Target{Binary: self, Env: []string{"CONFORM_MUTANT=escapee", "CONFORM_ESCAPEE_PIDFILE=" + pidFile}}
+	done := make(chan *conform.Report, 1)
+	go func() {
+		rep, err := conform.Run(context.Background(), target, conform.Options{Protocol: 2,
+			Match: regexp.MustCompile(`^feed\.complete-value$`), RuleTimeout: time.Second})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- rep
+	}()
+	select {
+	case rep := <-done:
+		if rep == nil || len(rep.Rules) != 1 || rep.Rules[0].Status != conform.Fail || !strings.Contains(rep.Rules[0].Detail, "no verdict within") {
+			t.Fatalf("report %+v; want the rule failed for its timeout", rep)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the kit is still waiting for the rule a minute after its 1 s timeout")
 	}
 }

@@ -161,6 +161,9 @@ var mutations = map[string]mutation{
 // mutantMain runs when the test binary is re-executed as a mutant worker.
 // It returns the process exit status.
 func mutantMain(name string) int {
+	if name == "escapee" {
+		return escapeeMain()
+	}
 	mut, ok := mutations[name]
 	if !ok {
 		fmt.Fprintln(os.Stderr, "mutant: unknown mutation", name)

@@ -265,11 +265,16 @@ func (p *proc) wait(ctx context.Context) (worker.Exit, error) {
 	}
 }
 
+// kill ends the worker's process group at once, and closes the kit's end
+// of the worker's stdout: a process out of the group's reach (one that
+// started a session of its own) may still hold the pipe's write end, and
+// a rule's read must not wait for it.
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		_ = p.cmd.Process.Kill()
 	}
+	_ = p.stdout.Close()
 }
 
 func (p *proc) stderr() string {
@@ -292,5 +297,5 @@ func (p *proc) Close() error {
 	t.Stop()
 	p.kill()
 	<-p.exited
-	return p.stdout.Close()
+	return nil
 }
