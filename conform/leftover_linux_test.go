@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -54,23 +53,6 @@ func TestWorkerHelpersDoNotOutliveTheKit(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-}
-
-// escapeeMain is a worker (CONFORM_MUTANT=escapee) that never answers and
-// leaves a process holding its stdout in a session of its own, out of
-// reach of a kill of the worker's process group; the process's pid goes
-// to $CONFORM_ESCAPEE_PIDFILE.
-func escapeeMain() int {
-	c := exec.Command("/bin/sleep", "300")
-	c.Stdout = os.Stdout
-	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := c.Start(); err != nil {
-		return 2
-	}
-	if os.WriteFile(os.Getenv("CONFORM_ESCAPEE_PIDFILE"), []byte(strconv.Itoa(c.Process.Pid)), 0o644) != nil {
-		return 2
-	}
-	select {}
 }
 
 // A rule whose worker overruns the rule timeout ends even when something

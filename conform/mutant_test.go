@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
@@ -243,4 +244,21 @@ func mutantMain(name string) int {
 		code = mut.exit(code)
 	}
 	return code
+}
+
+// escapeeMain is a worker (CONFORM_MUTANT=escapee) that never answers and
+// leaves a process holding its stdout in a session of its own, out of
+// reach of a kill of the worker's process group; the process's pid goes
+// to $CONFORM_ESCAPEE_PIDFILE.
+func escapeeMain() int {
+	c := exec.Command("/bin/sleep", "300")
+	c.Stdout = os.Stdout
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		return 2
+	}
+	if os.WriteFile(os.Getenv("CONFORM_ESCAPEE_PIDFILE"), []byte(strconv.Itoa(c.Process.Pid)), 0o644) != nil {
+		return 2
+	}
+	select {}
 }
