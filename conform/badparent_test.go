@@ -1,13 +1,18 @@
 package conform_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,10 +32,16 @@ import (
 //   - chatty: exits 1 on any error, but sends one more request first;
 //   - orphan: configures the child, then exits leaving it running (the
 //     child holds its own stdin open, so it never sees EOF);
+//   - orphan-stderr=PIDFILE: orphan, with the child writing to this
+//     process's own stderr (as a parent that passes os.Stderr on does), so
+//     the child holds the kit's pipe open after this process has exited;
+//     it also leaves a helper of its own running (a sleep, its pid written
+//     to PIDFILE);
 //   - sleepy: never ends;
 //   - hog: touches 64 MiB, then behaves like chatty without the extra request;
 //   - absent: exits 0 without ever starting the worker.
 func badParentMain(mode, code string) int {
+	mode, pidFile, _ := strings.Cut(mode, "=")
 	switch mode {
 	case "sleepy":
 		time.Sleep(time.Hour)
@@ -40,7 +51,15 @@ func badParentMain(mode, code string) int {
 	cmd := exec.Command(os.Getenv("MONTY_BIN"), "subprocess")
 	cmd.Env = []string{}
 	var win io.WriteCloser
-	if mode == "orphan" {
+	orphan := mode == "orphan" || mode == "orphan-stderr"
+	if mode == "orphan-stderr" {
+		cmd.Stderr = os.Stderr
+		helper := exec.Command("/bin/sleep", "1000")
+		if helper.Start() != nil || os.WriteFile(pidFile, []byte(strconv.Itoa(helper.Process.Pid)), 0o644) != nil {
+			return 2
+		}
+	}
+	if orphan {
 		r, w, err := os.Pipe()
 		if err != nil {
 			return 2
@@ -62,7 +81,7 @@ func badParentMain(mode, code string) int {
 	if err := cmd.Start(); err != nil {
 		return 2
 	}
-	if mode != "orphan" {
+	if !orphan {
 		defer func() { win.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	}
 	w, r := frame.NewWriter(win, 0), frame.NewReader(wout, 0)
@@ -106,7 +125,7 @@ func badParentMain(mode, code string) int {
 	if send(&message.Configure{ProtocolVersion: 2}) != nil || turn() != nil {
 		return fail()
 	}
-	if mode == "orphan" {
+	if orphan {
 		return 0 // leave the configured child running
 	}
 	if send(&message.Feed{Code: code}) != nil || turn() != nil {
@@ -125,10 +144,17 @@ func TestParentJudgeCatchesBadParents(t *testing.T) {
 		t.Fatal(err)
 	}
 	child := []string{montygo(t), "conform", conform.ChildCommand}
+	helperPid := filepath.Join(t.TempDir(), "helper.pid")
 	cases := []struct {
 		mode, scenarios, check string
 		opts                   conform.ParentOptions
 	}{
+		// The parent exits at once; its child, left running, holds the
+		// parent's stderr: the kit waited for that pipe to close, until the
+		// scenario's time ran out, and blamed the parent ("time: the parent
+		// had not ended") instead of its leftover child.
+		// Nothing the parent left behind outlives the scenario.
+		{"orphan-stderr=" + helperPid, "^normal$", "reaping:", conform.ParentOptions{Timeout: 10 * time.Second}},
 		{"liar", "^(garbage_body|oversize_prefix|sigkill)$", "verdict:", conform.ParentOptions{}},
 		{"chatty", "^(garbage_body|error_no_exception)$", "silence:", conform.ParentOptions{}},
 		{"orphan", "^normal$", "reaping:", conform.ParentOptions{}},
@@ -137,7 +163,8 @@ func TestParentJudgeCatchesBadParents(t *testing.T) {
 		{"absent", "^normal$", "spawn:", conform.ParentOptions{}},
 	}
 	for _, c := range cases {
-		t.Run(c.mode, func(t *testing.T) {
+		name, _, _ := strings.Cut(c.mode, "=")
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			opts := c.opts
 			opts.Child = child
@@ -152,12 +179,41 @@ func TestParentJudgeCatchesBadParents(t *testing.T) {
 				t.Fatal("no scenario selected")
 			}
 			for _, r := range rep.Rules {
-				if r.Status != conform.Fail || !strings.Contains(r.Detail, c.check) {
+				if r.Status != conform.Fail || !strings.Contains(r.Detail, c.check) ||
+					(c.mode != "sleepy" && strings.Contains(r.Detail, "time:")) {
 					t.Errorf("%s: %s %q, want a failure of the %s check", r.ID, r.Status, r.Detail, strings.TrimSuffix(c.check, ":"))
 				} else {
 					t.Logf("%s fails as it must: %s", r.ID, r.Detail)
 				}
 			}
+			if name == "orphan-stderr" {
+				b, err := os.ReadFile(helperPid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pid, _ := strconv.Atoi(string(b))
+				// A SIGKILL takes effect a moment after kill(2) returns.
+				deadline := time.Now().Add(10 * time.Second)
+				for alive(pid) && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if alive(pid) {
+					t.Errorf("the bad parent's helper %d outlived the scenario", pid)
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
 		})
 	}
+}
+
+// alive reports whether pid names a process that is neither gone nor a
+// zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		// No /proc (not Linux): a signal 0 tells.
+		return runtime.GOOS != "linux" && syscall.Kill(pid, 0) == nil
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }

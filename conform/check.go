@@ -103,6 +103,9 @@ type sess struct {
 	t *rt
 	c conn
 	n int // requests sent, for step notes
+	// outClosed is set once the kit has closed its end of the worker's
+	// output (nothing more can be read).
+	outClosed bool
 }
 
 // Open starts a fresh worker session without configuring it.
@@ -187,6 +190,7 @@ func (s *sess) SendRaw(b []byte, what string) {
 // closeOutput closes the parent's read end of the worker's output.
 func (s *sess) closeOutput() {
 	s.t.noteStep("closing the worker's output")
+	s.outClosed = true
 	_ = s.c.closeOutput()
 }
 
@@ -327,6 +331,16 @@ func (s *sess) ExpectExit(code int, within time.Duration) {
 	ex := s.Exit(within)
 	if ex.Code != code {
 		s.t.Failf("expected exit status %d (%s), got %s%s", code, protocol.ExitCode(code), ex, s.stderrNote())
+	}
+	if s.outClosed {
+		return
+	}
+	// Whatever the worker wrote before it exited is still in the pipe: an
+	// event after the last one a rule expected (a second Ok to Shutdown, a
+	// FatalError sent twice) is a violation the exit status alone hides.
+	s.t.noteStep(fmt.Sprintf("reading the rest of the worker's output after its %s", ex))
+	if ev, err := s.Next(); err == nil {
+		s.t.Failf("expected no further event before the worker's %s, got %s", ex, describe(ev))
 	}
 }
 

@@ -205,6 +205,24 @@ func TestEveryRuleCanFail(t *testing.T) {
 	})
 }
 
+// A worker that sends every event twice passed the rules whose last
+// expected event was followed only by the worker's exit (a Shutdown's Ok, a
+// version refusal's FatalError), and configure.ok-unstamped, which claims
+// "exactly one Ok", read only the first.
+func TestDoubledEventsFail(t *testing.T) {
+	t.Parallel()
+	bin := testenv.Worker(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := conform.Target{Binary: self, Env: []string{"CONFORM_MUTANT=events-doubled",
+		"CONFORM_MUTANT_WORKER=" + bin, "CONFORM_MUTANT_PROTOCOL=2"}}
+	ids := []string{"configure.ok-unstamped", "configure.version-zero-rejected", "configure.version-below-rejected",
+		"configure.version-above-rejected", "shutdown.in-no-session", "shutdown.ok-exit-0"}
+	requireAllFail(t, run(t, target, 2, ids), ids)
+}
+
 func requireAllFail(t *testing.T, rep *conform.Report, ids []string) {
 	t.Helper()
 	if len(rep.Rules) != len(ids) {

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
@@ -143,6 +144,13 @@ var mutations = map[string]mutation{
 		return one(ev)
 	}},
 	// DumpResult carries no state.
+	// Every event but a Print is sent twice.
+	"events-doubled": {event: func(ev *message.ChildEvent) []*message.ChildEvent {
+		if ev.Body.EventKind() == message.KindPrint {
+			return one(ev)
+		}
+		return []*message.ChildEvent{ev, ev}
+	}},
 	"dump-empty": {event: func(ev *message.ChildEvent) []*message.ChildEvent {
 		if d, ok := ev.Body.(*message.DumpResult); ok {
 			d.State = nil
@@ -154,6 +162,9 @@ var mutations = map[string]mutation{
 // mutantMain runs when the test binary is re-executed as a mutant worker.
 // It returns the process exit status.
 func mutantMain(name string) int {
+	if name == "escapee" {
+		return escapeeMain()
+	}
 	mut, ok := mutations[name]
 	if !ok {
 		fmt.Fprintln(os.Stderr, "mutant: unknown mutation", name)
@@ -233,4 +244,21 @@ func mutantMain(name string) int {
 		code = mut.exit(code)
 	}
 	return code
+}
+
+// escapeeMain is a worker (CONFORM_MUTANT=escapee) that never answers and
+// leaves a process holding its stdout in a session of its own, out of
+// reach of a kill of the worker's process group; the process's pid goes
+// to $CONFORM_ESCAPEE_PIDFILE.
+func escapeeMain() int {
+	c := exec.Command("/bin/sleep", "300")
+	c.Stdout = os.Stdout
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		return 2
+	}
+	if os.WriteFile(os.Getenv("CONFORM_ESCAPEE_PIDFILE"), []byte(strconv.Itoa(c.Process.Pid)), 0o644) != nil {
+		return 2
+	}
+	select {}
 }

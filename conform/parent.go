@@ -150,6 +150,7 @@ type run struct {
 	stderr   string
 	stdout   string
 	log      []string
+	pgid     int // the parent's process group; 0 when it did not start
 }
 
 // judge runs one scenario; mem is the memory the parent may use beyond
@@ -190,6 +191,11 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 		args[i] = a
 	}
 	r := runParent(ctx, args, launcher, dir, limit)
+	if r.pgid > 0 {
+		// Whatever the parent left in its process group goes with the
+		// scenario, once the checks below have seen it.
+		defer syscall.Kill(-r.pgid, syscall.SIGKILL)
+	}
 	// A launcher started just before the parent exited may still be on
 	// its way to recording its spawn.
 	time.Sleep(200 * time.Millisecond)
@@ -248,6 +254,12 @@ func runParent(ctx context.Context, args []string, launcher, dir string, limit t
 	var stdout bytes.Buffer
 	cmd.Stdout = &limitedBuffer{b: &stdout, n: 16 << 10}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A child the parent left running may hold the parent's stdout or
+	// stderr (a parent that passes its own stderr on): Wait then returns
+	// once the parent has exited and its output had a moment to drain, not
+	// when that child ends, which would blame the parent's time for it
+	// (the reaping check catches the child).
+	cmd.WaitDelay = time.Second
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return run{exit: -1, stderr: err.Error()}
@@ -264,7 +276,7 @@ func runParent(ctx context.Context, args []string, launcher, dir string, limit t
 	}()
 	_ = cmd.Wait()
 	close(done)
-	r := run{exit: -1, elapsed: time.Since(start), stderr: stderr.String(), stdout: stdout.String()}
+	r := run{exit: -1, elapsed: time.Since(start), stderr: stderr.String(), stdout: stdout.String(), pgid: cmd.Process.Pid}
 	r.timedOut = timedOut.Load()
 	if st := cmd.ProcessState; st != nil {
 		r.exit = st.ExitCode()

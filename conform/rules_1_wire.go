@@ -184,6 +184,8 @@ func init() {
 		func(t *rt) {
 			s := t.Open()
 			s.Expect(s.Turn(t.Config()), "Configure", isOk, noPrints, unstamped)
+			// Only one: the next event answers the next request.
+			s.Expect(s.Feed("1 + 2"), "Feed 1 + 2 after the Ok", completes("3"))
 		})
 
 	versionRule := func(id, title string, v uint32) {

@@ -265,11 +265,16 @@ func (p *proc) wait(ctx context.Context) (worker.Exit, error) {
 	}
 }
 
+// kill ends the worker's process group at once, and closes the kit's end
+// of the worker's stdout: a process out of the group's reach (one that
+// started a session of its own) may still hold the pipe's write end, and
+// a rule's read must not wait for it.
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		_ = p.cmd.Process.Kill()
 	}
+	_ = p.stdout.Close()
 }
 
 func (p *proc) stderr() string {
@@ -279,16 +284,18 @@ func (p *proc) stderr() string {
 }
 
 // Close ends the session: it closes the worker's input, gives it a moment
-// to exit on its own, then kills it, and releases the pipes.
+// to exit on its own, then kills it, and releases the pipes. Whatever the
+// worker left in its process group (a helper it started) is killed too,
+// even when the worker itself exited on its own.
 func (p *proc) Close() error {
 	p.stdin.Close()
 	t := time.NewTimer(2 * time.Second)
 	select {
 	case <-p.exited:
 	case <-t.C:
-		p.kill()
-		<-p.exited
 	}
 	t.Stop()
-	return p.stdout.Close()
+	p.kill()
+	<-p.exited
+	return nil
 }

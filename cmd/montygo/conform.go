@@ -9,12 +9,15 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/conform"
 	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/worker"
 )
 
 // conformCmd runs the conformance kit:
@@ -91,11 +94,24 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *run != "" {
 		re, err := regexp.Compile(*run)
 		if err != nil {
-			return fmt.Errorf("--run: %w", err)
+			fmt.Fprintf(stderr, "montygo conform worker: --run: %v\n", err)
+			return exitError{2}
 		}
 		opts.Match = re
 	}
+	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
+		fmt.Fprintf(stderr, "montygo conform worker: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
+		return exitError{2}
+	}
 	target := conform.Target{Binary: *bin, URL: *remote, Header: hdr.h}
+	if *remote == "" {
+		// A worker that cannot be found is one error, not a failure of
+		// every rule under an empty target name.
+		if _, err := worker.ResolveBinary(*bin); err != nil {
+			fmt.Fprintln(stderr, "montygo conform worker:", err)
+			return exitError{2}
+		}
+	}
 	if *workerArgs != "" {
 		if *remote != "" {
 			fmt.Fprintln(stderr, "montygo conform worker: --worker-args needs a local worker, not --remote")
@@ -106,6 +122,11 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	rep, err := conform.Run(ctx, target, opts)
 	if err != nil {
 		return err
+	}
+	if len(rep.Rules) == 0 {
+		// A --run that selects nothing checks nothing: no exit 0 for it.
+		fmt.Fprintf(stderr, "montygo conform worker: --run %q matches no rule\n", *run)
+		return exitError{2}
 	}
 	if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err
@@ -120,7 +141,8 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 // expectedFailures returns nil when exactly the listed rules failed, and
-// exit status 1 (naming the difference) otherwise.
+// exit status 1 (naming the difference) otherwise; a listed rule that was
+// skipped did not fail.
 func expectedFailures(rep *conform.Report, ids []string, stderr io.Writer) error {
 	want := map[string]bool{}
 	for _, id := range ids {
@@ -136,6 +158,9 @@ func expectedFailures(rep *conform.Report, ids []string, stderr io.Writer) error
 			ok = false
 		case r.Status == conform.Pass && want[r.ID]:
 			fmt.Fprintf(stderr, "montygo conform: %s was expected to fail but passed\n", r.ID)
+			ok = false
+		case r.Status == conform.Skip && want[r.ID]:
+			fmt.Fprintf(stderr, "montygo conform: %s was expected to fail but was skipped (%s)\n", r.ID, r.Detail)
 			ok = false
 		}
 		delete(want, r.ID)
@@ -168,16 +193,25 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitError{2}
 	}
 	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: uint32(*proto), DecodeBudget: *budget}
+	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
+		fmt.Fprintf(stderr, "montygo conform parent: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
+		return exitError{2}
+	}
 	if *run != "" {
 		re, err := regexp.Compile(*run)
 		if err != nil {
-			return fmt.Errorf("--run: %w", err)
+			fmt.Fprintf(stderr, "montygo conform parent: --run: %v\n", err)
+			return exitError{2}
 		}
 		opts.Match = re
 	}
 	rep, err := conform.RunParent(ctx, cmd, opts)
 	if err != nil {
 		return err
+	}
+	if len(rep.Rules) == 0 {
+		fmt.Fprintf(stderr, "montygo conform parent: --run %q matches no scenario\n", *run)
+		return exitError{2}
 	}
 	if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err

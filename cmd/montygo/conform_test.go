@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,6 +71,37 @@ func TestConformUsage(t *testing.T) {
 	}
 }
 
+// Usage mistakes an implementer makes are usage errors (exit 2, said
+// once): a --run that selects nothing exited 0 with "0 pass, 0 fail", so a
+// typo in CI's --run passed with nothing checked; a bad regular expression
+// or protocol exited 1, the status of a failing rule; a worker that cannot
+// be found failed every rule under an empty target name.
+func TestConformUsageMistakes(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker", "--worker", self, "--run", "^no-such-rule$"}, `--run "^no-such-rule$" matches no rule`},
+		{[]string{"worker", "--worker", self, "--run", "^no-such-rule$", "--expect-fail", ""}, "matches no rule"},
+		{[]string{"parent", "--run", "^no-such-scenario$", "--", "true"}, `--run "^no-such-scenario$" matches no scenario`},
+		{[]string{"worker", "--worker", self, "--run", "("}, "--run: error parsing regexp"},
+		{[]string{"parent", "--run", "(", "--", "true"}, "--run: error parsing regexp"},
+		{[]string{"worker", "--worker", self, "--protocol", "3"}, "--protocol 3: the kit knows protocols"},
+		{[]string{"parent", "--protocol", "7", "--", "true"}, "--protocol 7: the kit knows protocols"},
+		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "no-such-worker"},
+	} {
+		var out, errb bytes.Buffer
+		code := mainArgs(append([]string{"conform"}, c.args...), strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
+			t.Errorf("conform %q: exit %d, stdout %.300q, stderr %q; want exit 2, no report, and %q", c.args, code, out.String(), errb.String(), c.want)
+		}
+	}
+}
+
 // TestConformWorkerRemoteCLI runs `montygo conform worker --remote` against
 // the test relay, with an extra upgrade header.
 func TestConformWorkerRemoteCLI(t *testing.T) {
@@ -99,17 +132,20 @@ func TestConformWorkerRemoteCLI(t *testing.T) {
 func TestConformExpectFail(t *testing.T) {
 	bin := testenv.Worker(t)
 	cases := []struct {
-		proto, expect string
-		code          int
+		proto, run, expect string
+		code               int
 	}{
-		{"4", "feed.complete-value", 0}, // the v2 worker refuses protocol 4
-		{"2", "feed.complete-value", 1}, // it passes at 2
-		{"4", "feed.globals-persist", 1},
+		{"4", `^feed\.complete-value$`, "feed.complete-value", 0}, // the v2 worker refuses protocol 4
+		{"2", `^feed\.complete-value$`, "feed.complete-value", 1}, // it passes at 2
+		{"4", `^feed\.complete-value$`, "feed.globals-persist", 1},
+		// A rule skipped at this version did not fail as expected: exit 0
+		// said "exactly these fail" of a rule that never ran.
+		{"2", `^(feed\.complete-value|values\.deep-input-accepted)$`, "values.deep-input-accepted", 1},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
 		code := mainArgs([]string{"conform", "worker", "--worker", bin, "--protocol", c.proto,
-			"--run", `^feed\.complete-value$`, "--expect-fail", c.expect}, strings.NewReader(""), &out, &errb)
+			"--run", c.run, "--expect-fail", c.expect}, strings.NewReader(""), &out, &errb)
 		if code != c.code {
 			t.Errorf("protocol %s, --expect-fail %s: exit %d, want %d\n%s%s", c.proto, c.expect, code, c.code, out.String(), errb.String())
 		}

@@ -307,6 +307,13 @@ func TestCompleteSeesHashInStrings(t *testing.T) {
 		{[]string{`x = 1  # a comment:`}, true},
 		{[]string{`if x:  # "quoted" comment`}, false},
 		{[]string{`s = 'it\'s # not:'`}, true},
+		// A comment ending in a backslash continues nothing (it kept
+		// asking for more lines).
+		{[]string{`x = 1  # C:\`}, true},
+		{[]string{`if x:  # C:\`, `    pass`, ``}, true},
+		{[]string{`x = 1 + \`}, false},
+		// A comment-only line does not end a block.
+		{[]string{`if x:`, `    pass`, `# note`}, false},
 	} {
 		if got := complete(c.lines); got != c.want {
 			t.Errorf("complete(%q) = %v, want %v", c.lines, got, c.want)

@@ -8,6 +8,8 @@
 //	montygo decode [flags] < frames      decode a captured frame stream to JSON
 //	montygo decode --record FILE         render a `subprocess --record` file
 //	montygo subprocess [flags]           be a Monty worker (relay to a real one)
+//	montygo serve [flags]                serve Monty sessions over WebSockets
+//	montygo conform worker|parent ...    the protocol's conformance kit
 //	montygo version                      print versions
 package main
 

@@ -184,16 +184,17 @@ func (r *repl) start(ctx context.Context) error {
 
 // eval runs one input. Ctrl-C while it runs kills the worker; the REPL then
 // restarts from the dump taken after the previous input.
-func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) error {
+func (r *repl) eval(ctx context.Context, src string, sigs chan os.Signal) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	interrupted := false
+	signalled := make(chan bool, 1) // the watcher's verdict, once it has ended
 	go func() {
 		select {
 		case <-sigs:
-			interrupted = true
 			cancel()
+			signalled <- true
 		case <-done:
+			signalled <- false
 		}
 	}()
 	var opts []session.RunOption
@@ -202,7 +203,21 @@ func (r *repl) eval(ctx context.Context, src string, sigs <-chan os.Signal) erro
 	}
 	res, err := r.sess.Run(runCtx, src, opts...)
 	close(done)
+	// The watcher may still take a Ctrl-C that came as the run ended (both
+	// its channels ready): wait for its verdict before reading it.
+	sawSignal := <-signalled
 	cancel()
+	// The input was interrupted only if the run was cut short; a Ctrl-C
+	// that came after the run had ended is handed back to the prompt,
+	// which reports it there, rather than being lost or blamed for the
+	// input's own outcome.
+	interrupted := sawSignal && errors.Is(err, context.Canceled)
+	if sawSignal && !interrupted {
+		select {
+		case sigs <- os.Interrupt:
+		default:
+		}
+	}
 	if err != nil && ctx.Err() != nil {
 		// The REPL itself is ending (SIGTERM): the run was cut short on
 		// purpose, and there is nothing to report or restart.
@@ -312,7 +327,8 @@ func complete(lines []string) bool {
 		return false
 	}
 	last := strings.TrimRight(lines[len(lines)-1], " \t")
-	if strings.HasSuffix(last, "\\") {
+	// A backslash continues the line only outside a comment.
+	if strings.HasSuffix(strings.TrimRight(code[len(code)-1], " \t"), "\\") {
 		return false
 	}
 	first := strings.TrimSpace(code[0])
