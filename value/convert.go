@@ -273,6 +273,7 @@ const (
 	spObject
 	spLocation
 	spJSON
+	spNumber
 )
 
 var specialTypes = map[reflect.Type]specialType{
@@ -302,6 +303,7 @@ var specialTypes = map[reflect.Type]specialType{
 	reflect.TypeFor[ObjectValue]():          spObject,
 	locationType:                            spLocation,
 	jsonType:                                spJSON,
+	numberType:                              spNumber,
 }
 
 // special encodes the types with a fixed Python counterpart. ok reports

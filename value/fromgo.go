@@ -48,6 +48,8 @@ import (
 //	                                       the worker refuses them as inputs)
 //	json.RawMessage                      the value of the JSON text, as
 //	                                       [FromJSON] reads it (empty: None)
+//	json.Number                          int or float, as [FromJSON] reads
+//	                                       the number (empty: 0)
 //	GraphAppender                        whatever AppendGraph appends
 //
 // Struct fields are encoded like encoding/json does it: exported fields only,
@@ -541,6 +543,18 @@ func (e *encoder) specialLeaf(sp specialType, v reflect.Value, t reflect.Type) (
 			return e.add(None()), nil
 		}
 		return FromJSON(e.g, v.Bytes())
+	case spNumber:
+		// The number it spells, as json.loads reads it; encoding/json
+		// writes an empty Number as 0 and refuses one that is not a
+		// JSON number.
+		text := v.String()
+		if text == "" {
+			return e.add(Int(0)), nil
+		}
+		if !isJSONNumber(text) {
+			return 0, fromGoErr(t, KindInvalid, fmt.Sprintf("%q is not a JSON number", text))
+		}
+		return FromJSON(e.g, []byte(text))
 	}
 	// spLocation
 	return 0, fromGoErr(t, KindInvalid, "a time.Location has no Python counterpart; use TimeZone")
@@ -924,4 +938,43 @@ func (f *Field) isZero(v reflect.Value) bool {
 		return v.Addr().Interface().(isZeroer).IsZero()
 	}
 	return v.IsZero()
+}
+
+// isJSONNumber reports whether s is a JSON number literal (RFC 8259's
+// grammar: an optional minus, an integer without leading zeros, an
+// optional fraction and exponent).
+func isJSONNumber(s string) bool {
+	i := 0
+	digits := func() bool {
+		j := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return i == len(s)
 }

@@ -53,8 +53,10 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // into a UUID (parsed), a timezone into a *time.Location; None decodes into
 // pointers, interfaces, slices and maps as nil and is an error for anything
 // else. Any value that has a JSON form decodes into a json.RawMessage as
-// the text [AppendJSON] writes. Each kind also decodes into its own type of the [ToAny] table, and an
-// empty interface destination receives what ToAny returns. A type
+// the text [AppendJSON] writes, an int or a float into a json.Number as
+// that text (a str spelling a JSON number as the str). Each kind also
+// decodes into its own type of the [ToAny] table, and an empty interface
+// destination receives what ToAny returns. A type
 // implementing [GraphDecoder] decodes itself.
 //
 // A container the graph shares (one Python object referenced from several
@@ -1046,6 +1048,25 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		}
 		v.SetBytes(text)
 		return true, nil
+	case numberType:
+		// A number's JSON text, or a str holding one (as encoding/json
+		// takes a JSON string that spells a number).
+		switch n.Kind {
+		case KindInt, KindBigInt, KindFloat:
+			text, err := AppendJSON(nil, d.g, id)
+			if err != nil {
+				return true, err
+			}
+			v.SetString(string(text))
+			return true, nil
+		case KindStr:
+			if isJSONNumber(n.Text()) {
+				v.SetString(n.Text())
+				return true, nil
+			}
+			return fail("the str is not a JSON number")
+		}
+		return fail("")
 	case timeType:
 		switch x := n.Ext().(type) {
 		case *DateTime:

@@ -54,6 +54,10 @@ var ErrJSONTooLarge = errors.New("value: JSON text exceeds its size bound (share
 // jsonType names the destination in AppendJSON's errors.
 var jsonType = reflect.TypeFor[json.RawMessage]()
 
+// numberType is encoding/json's number text, converted as the number it
+// spells.
+var numberType = reflect.TypeFor[json.Number]()
+
 // AppendJSON appends the JSON text of node id of g to dst and returns the
 // extended buffer (see the package's JSON mapping above [ErrJSONTooLarge]).
 // On error it returns dst unchanged and a *ConversionError whose Path
