@@ -12,6 +12,12 @@
 // group, so a worker binary that is a wrapper (a script running the worker
 // without exec) cannot leave the pipes held by a grandchild.
 //
+// On Linux the two frame pipes are enlarged to 1 MiB, so a large frame
+// crosses in a few reads, while the process holds less than half of the
+// user's pipe budget (/proc/sys/fs/pipe-user-pages-soft): past that budget
+// the kernel would give every pipe the user creates, in any process, the
+// smallest capacity. Workers started beyond the share keep 64 KiB pipes.
+//
 // The child's descriptors are its three pipes (0, 1 and 2) and nothing the
 // parent opened, which Go opens close-on-exec. A descriptor the host process
 // inherited without close-on-exec from its own parent (a shell's, a

@@ -155,6 +155,7 @@ type Process struct {
 	cmd    *exec.Cmd
 	stdin  *os.File   // parent's write end of the child's stdin
 	stdout *os.File   // parent's read end of the child's stdout
+	grown  int        // of the two pipes, those enlarged (see growPipe)
 	errR   *os.File   // parent's read end of the child's stderr
 	out    *firstRead // what conn reads
 	conn   *transport.Stream
@@ -189,10 +190,12 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	cfg.Binary = bin
 
 	var files []*os.File
+	grown := 0 // frame pipes enlarged (see growPipe)
 	closeAll := func() {
 		for _, f := range files {
 			f.Close()
 		}
+		shrinkPipes(grown)
 	}
 	inR, inW, err := blockingPipe()
 	if err != nil {
@@ -205,6 +208,11 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		return nil, fmt.Errorf("monty worker: stdout pipe: %w", err)
 	}
 	files = append(files, outR, outW)
+	for _, w := range []*os.File{inW, outW} {
+		if growPipe(w) {
+			grown++
+		}
+	}
 	errR, errW, err := stderrPipe()
 	if err != nil {
 		closeAll()
@@ -239,6 +247,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		cmd:        cmd,
 		stdin:      inW,
 		stdout:     outR,
+		grown:      grown,
 		errR:       errR,
 		out:        &firstRead{File: outR, spin: cfg.SpinWait, sole: cfg.soleSpin},
 		tail:       newRing(cfg.StderrLimit),
@@ -473,6 +482,7 @@ func (p *Process) release() {
 	p.errR.Close()
 	p.wg.Wait()
 	p.conn.Close()
+	shrinkPipes(p.grown)
 }
 
 // settle waits up to protocol.FatalExitGrace for the child to exit, kills

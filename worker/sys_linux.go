@@ -1,7 +1,12 @@
 package worker
 
 import (
+	"math"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -15,6 +20,47 @@ import (
 // /proc/sys/fs/pipe-max-size (1 MiB by default).
 const pipeSize = 1 << 20
 
+// Every pipe an unprivileged user holds counts against one budget,
+// /proc/sys/fs/pipe-user-pages-soft (64 MiB by default); past it the
+// kernel gives every pipe that user creates, in any of its processes, the
+// smallest capacity. Thirty-two workers' 1 MiB pipes would spend it all.
+// So a process enlarges at most half the budget's worth of frame pipes at
+// a time (bigPipes counts them; growPipe and shrinkPipes keep the count),
+// and the rest keep the kernel's default.
+var (
+	bigPipes    atomic.Int64
+	maxBigPipes = sync.OnceValue(func() int64 {
+		pages := int64(16384) // the kernel's default
+		if b, err := os.ReadFile("/proc/sys/fs/pipe-user-pages-soft"); err == nil {
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+				pages = n
+			}
+		}
+		if pages == 0 { // no soft limit
+			return math.MaxInt64
+		}
+		return pages * int64(os.Getpagesize()) / 2 / pipeSize
+	})
+)
+
+// growPipe enlarges the pipe of w to pipeSize when the process's share of
+// the user's pipe budget allows it, and reports whether it did.
+func growPipe(w *os.File) bool {
+	if bigPipes.Add(1) > maxBigPipes() {
+		bigPipes.Add(-1)
+		return false
+	}
+	// Best effort: a smaller pipe only costs speed.
+	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, w.Fd(), fSetPipeSz, pipeSize); e != 0 {
+		bigPipes.Add(-1)
+		return false
+	}
+	return true
+}
+
+// shrinkPipes gives back n enlarged pipes once they are closed.
+func shrinkPipes(n int) { bigPipes.Add(-int64(n)) }
+
 // fSetPipeSz is fcntl's F_SETPIPE_SZ.
 const fSetPipeSz = 1031
 
@@ -25,8 +71,6 @@ func blockingPipe() (r, w *os.File, err error) {
 	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
 		return nil, nil, os.NewSyscallError("pipe2", err)
 	}
-	// Best effort: a smaller pipe only costs speed.
-	syscall.Syscall(syscall.SYS_FCNTL, uintptr(fds[1]), fSetPipeSz, pipeSize)
 	return os.NewFile(uintptr(fds[0]), "|0"), os.NewFile(uintptr(fds[1]), "|1"), nil
 }
 

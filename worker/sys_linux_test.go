@@ -264,3 +264,41 @@ func TestTwoCPUsSpinWhileAlone(t *testing.T) {
 	}
 	feed(a)
 }
+
+// pipeCap is the capacity of the pipe of f (fcntl F_GETPIPE_SZ).
+func pipeCap(t *testing.T, f *os.File) int {
+	t.Helper()
+	n, _, e := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), 1032, 0)
+	if e != 0 {
+		t.Fatal(e)
+	}
+	return int(n)
+}
+
+// A process enlarges only its share of the user's pipe budget: past it,
+// a worker's frame pipes keep the kernel's default, and a closed worker's
+// share is given back. Before, every worker's two pipes took 1 MiB, and
+// thirty-two unprivileged workers spent the whole budget, leaving every
+// pipe the user then created (in any process) at the smallest capacity.
+func TestFramePipesStayWithinTheUsersBudget(t *testing.T) {
+	old := maxBigPipes
+	room := bigPipes.Load() + 3 // three more enlarged pipes
+	maxBigPipes = func() int64 { return room }
+	defer func() { maxBigPipes = old }()
+	sleeper := Config{Binary: "/bin/sh", Args: []string{"-c", "exec sleep 30"}}
+	a, b := start(t, sleeper), start(t, sleeper)
+	if got := []int{pipeCap(t, a.stdin), pipeCap(t, a.stdout)}; got[0] != pipeSize || got[1] != pipeSize {
+		t.Fatalf("first worker's pipes %v, want %d each", got, pipeSize)
+	}
+	if got := pipeCap(t, b.stdin); got != pipeSize {
+		t.Fatalf("second worker's stdin %d, want %d (the last enlarged pipe)", got, pipeSize)
+	}
+	if got := pipeCap(t, b.stdout); got >= pipeSize {
+		t.Fatalf("second worker's stdout %d, want the default: over the budget", got)
+	}
+	a.Close(context.Background())
+	c := start(t, sleeper)
+	if got := pipeCap(t, c.stdout); got != pipeSize {
+		t.Fatalf("after a Close, a new worker's stdout %d, want %d", got, pipeSize)
+	}
+}

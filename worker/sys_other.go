@@ -11,6 +11,12 @@ import (
 // ends use the poller.
 func blockingPipe() (r, w *os.File, err error) { return os.Pipe() }
 
+// growPipe leaves the pipe as it is off Linux.
+func growPipe(*os.File) bool { return false }
+
+// shrinkPipes has nothing to give back off Linux.
+func shrinkPipes(int) {}
+
 // stderrPipe is os.Pipe off Linux.
 func stderrPipe() (r, w *os.File, err error) { return os.Pipe() }
 
