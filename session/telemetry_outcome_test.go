@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/message"
 )
 
@@ -127,5 +129,33 @@ func TestTelemetryKillMidRunIsClosedWhicheverEndsFirst(t *testing.T) {
 	run := runSpanOf(t, rig)
 	if o := outcomeOf(run); o != "closed" || run.Status().Code == codes.Error {
 		t.Errorf("run outcome %q, status %v; want closed, no error", o, run.Status())
+	}
+}
+
+// A feed the session aborts for exceeding its suspension limit fails with
+// a *SuspensionLimitError: its run ends with outcome error and an Error
+// status, like any failed run, not aborted as a caller's AbortFeed does.
+func TestTelemetrySuspensionLimitIsAnError(t *testing.T) {
+	rig := newTelemetryRig(t)
+	s, _ := startFake(t, Config{Limits: Limits{MaxSuspensions: 2}, TracerProvider: rig.tp, MeterProvider: rig.mp}, suspender(1000))
+	if _, err := s.Feed(bg, "loop()"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Resume(bg, Return(nil)); err != nil {
+		t.Fatal(err)
+	}
+	var sl *SuspensionLimitError
+	if _, err := s.Resume(bg, Return(nil)); !errors.As(err, &sl) {
+		t.Fatalf("got %v, want a suspension-limit error", err)
+	}
+	s.Close()
+	run := runSpanOf(t, rig)
+	if o := outcomeOf(run); o != "error" || run.Status().Code != codes.Error {
+		t.Errorf("run outcome %q, status %v; want error, Error", o, run.Status())
+	}
+	if n := telemetrytest.HistCount(rig.metrics(t)[MetricTurnDuration]); n != 3 {
+		// The abort's round trip is part of the last resume's turn, not
+		// a second turn overlapping it.
+		t.Errorf("%d turns recorded, want 3 (a feed and two resumes)", n)
 	}
 }
