@@ -262,7 +262,23 @@ func (s *Session) failTelemetry() {
 // span. Safe for concurrent use; idempotent.
 func (s *Session) endTelemetry() {
 	t := &s.tel
+	if t.in == nil {
+		return
+	}
 	if t.tracer == nil {
+		// Metrics only: the turn goroutine keeps the run's state without
+		// t.mu. With no turn in flight (the turn lock free), none can
+		// start once it is taken here (the session is closed), so the
+		// open run and host round trip are recorded as with spans; a turn
+		// in flight records its own end when it fails.
+		if s.busy.CompareAndSwap(false, true) {
+			now := time.Now()
+			t.endHostLocked(now)
+			if t.inRun {
+				t.endRunLocked(s, outcomeClosed, now)
+			}
+			s.busy.Store(false)
+		}
 		return
 	}
 	t.mu.Lock()

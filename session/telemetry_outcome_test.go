@@ -9,6 +9,7 @@ import (
 
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/message"
@@ -157,5 +158,29 @@ func TestTelemetrySuspensionLimitIsAnError(t *testing.T) {
 		// The abort's round trip is part of the last resume's turn, not
 		// a second turn overlapping it.
 		t.Errorf("%d turns recorded, want 3 (a feed and two resumes)", n)
+	}
+}
+
+// With metrics and no spans (a no-op TracerProvider), a run still open
+// when the session is closed is recorded as it is with spans: its
+// duration and suspensions, and the host round trip it waited on.
+func TestTelemetryMetricsOnlyRecordsARunOpenAtClose(t *testing.T) {
+	for _, tracing := range []bool{true, false} {
+		rig := newTelemetryRig(t)
+		cfg := Config{TracerProvider: rig.tp, MeterProvider: rig.mp}
+		if !tracing {
+			cfg.TracerProvider = tracenoop.NewTracerProvider()
+		}
+		s := realSession(t, cfg)
+		if ev, err := s.Feed(context.Background(), "f(1)"); err != nil || ev.Body.EventKind() != message.KindFunctionCall {
+			t.Fatalf("feed: %v %v", ev, err)
+		}
+		s.Close()
+		m := rig.metrics(t)
+		for _, name := range []string{MetricRunDuration, MetricRunSuspensions, MetricExtCallDuration} {
+			if n := telemetrytest.HistCount(m[name]); n != 1 {
+				t.Errorf("tracing %v: %s recorded %d times, want 1", tracing, name, n)
+			}
+		}
 	}
 }
