@@ -96,6 +96,8 @@ type Config struct {
 	// session's Span and Metric constants); nil means the global ones
 	// (otel.GetTracerProvider, otel.GetMeterProvider). A checkout whose
 	// session.Config sets its own providers uses those for that session.
+	// The handshakes that start workers record metrics (wire frames) but
+	// no span: a session span is a checkout's.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 

@@ -158,7 +158,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	peer, neg, err := session.Negotiate(nctx, session.Launch{
 		Launcher: session.ProcessLauncher{Worker: cfg.Worker}, ProtocolVersion: cfg.ProtocolVersion,
-	}, session.Config{Logger: cfg.Logger})
+	}, p.handshakeConfig())
 	cancel()
 	if err != nil {
 		p.stop()

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
 )
@@ -85,7 +87,7 @@ func (p *Pool) startWorker(ctx context.Context) (*worker.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := session.Attach(ctx, proc, p.version, session.Config{Logger: p.cfg.Logger})
+	s, err := session.Attach(ctx, proc, p.version, p.handshakeConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +96,15 @@ func (p *Pool) startWorker(ctx context.Context) (*worker.Process, error) {
 		return nil, err
 	}
 	return proc, nil
+}
+
+// handshakeConfig is the session.Config of the sessions that start
+// workers (the first one's negotiation, each spawn's handshake): the
+// pool's logger and MeterProvider (their frames are on the wire too), and
+// no spans (a session span is a checkout's), so that a pool given its own
+// providers records nothing through the global ones.
+func (p *Pool) handshakeConfig() session.Config {
+	return session.Config{Logger: p.cfg.Logger, TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: p.cfg.MeterProvider}
 }
 
 // kick wakes the supervisor.

@@ -6,11 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/internal/testenv"
@@ -261,5 +264,43 @@ func TestTelemetryWorkersSuspended(t *testing.T) {
 	}
 	if n := suspended(); n != 0 {
 		t.Fatalf("suspended after the run completed: %d", n)
+	}
+}
+
+// A pool given its own providers records nothing through the global ones:
+// the handshake that starts each worker (Configure, Reset) records its
+// metrics through the pool's MeterProvider, and no span.
+func TestTelemetryWorkerStartUsesThePoolsProviders(t *testing.T) {
+	global := tracetest.NewSpanRecorder()
+	gtp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(global))
+	greader := sdkmetric.NewManualReader()
+	gmp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(greader))
+	otel.SetTracerProvider(gtp)
+	otel.SetMeterProvider(gmp)
+	defer func() {
+		otel.SetTracerProvider(tracenoop.NewTracerProvider())
+		otel.SetMeterProvider(metricnoop.NewMeterProvider())
+		gtp.Shutdown(context.Background())
+		gmp.Shutdown(context.Background())
+	}()
+
+	tp := sdktrace.NewTracerProvider()
+	mp := sdkmetric.NewMeterProvider()
+	defer tp.Shutdown(context.Background())
+	defer mp.Shutdown(context.Background())
+	p, _ := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, TracerProvider: tp, MeterProvider: mp})
+	s, err := p.Checkout(context.Background(), session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := len(global.Ended()) + len(global.Started()); n != 0 {
+		for _, sp := range global.Started() {
+			t.Logf("global span %s", sp.Name())
+		}
+		t.Errorf("%d spans through the global TracerProvider", n)
+	}
+	for name := range telemetrytest.Collect(t, greader) {
+		t.Errorf("metric %s recorded through the global MeterProvider", name)
 	}
 }

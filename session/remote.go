@@ -454,8 +454,10 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 	}
 	s.resumed++
 	// The restored worker is where the old one was: send the request
-	// again, as if for the first time.
-	return s.exchange(ctx, req)
+	// again, as if for the first time. It is the same turn (exchange,
+	// which records it, is already under way), so it goes out under the
+	// same span and is not recorded a second time.
+	return s.roundTrip(ctx, req, s.currentSpanContext(ctx))
 }
 
 // resumeBounded is resumeRemote within Config.StartTimeout (and ctx): a

@@ -882,7 +882,9 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 		return ev, nil
 	}
 	exc := message.NewException("RuntimeError", "suspension limit "+strconv.FormatUint(limit, 10)+" exceeded")
-	reply, err := s.exchange(ctx, &message.AbortFeed{Exception: exc})
+	// Part of the turn that brought the suspension (exchange records it,
+	// and the run's end, once): not a turn of its own.
+	reply, err := s.roundTrip(ctx, &message.AbortFeed{Exception: exc}, s.currentSpanContext(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"sync"
 	"time"
@@ -35,8 +36,10 @@ const (
 	// AttrHostKind is the kind of host round trip: function_call,
 	// name_lookup, os_call or future_wait.
 	AttrHostKind = attribute.Key("monty.host.kind")
-	// AttrOutcome is how a run ended: ok, error, typing_error, aborted,
-	// lost or closed.
+	// AttrOutcome is how a run ended: ok, error, typing_error, aborted
+	// (an AbortFeed, or a Reset that discarded the suspended feed), lost
+	// (the worker was lost) or closed (Close or Kill). Only error and lost
+	// set the run span's status to Error.
 	AttrOutcome = attribute.Key("monty.outcome")
 	// AttrProtocol is the negotiated protocol version.
 	AttrProtocol = attribute.Key("monty.protocol.version")
@@ -259,7 +262,23 @@ func (s *Session) failTelemetry() {
 // span. Safe for concurrent use; idempotent.
 func (s *Session) endTelemetry() {
 	t := &s.tel
+	if t.in == nil {
+		return
+	}
 	if t.tracer == nil {
+		// Metrics only: the turn goroutine keeps the run's state without
+		// t.mu. With no turn in flight (the turn lock free), none can
+		// start once it is taken here (the session is closed), so the
+		// open run and host round trip are recorded as with spans; a turn
+		// in flight records its own end when it fails.
+		if s.busy.CompareAndSwap(false, true) {
+			now := time.Now()
+			t.endHostLocked(now)
+			if t.inRun {
+				t.endRunLocked(s, outcomeClosed, now)
+			}
+			s.busy.Store(false)
+		}
 		return
 	}
 	t.mu.Lock()
@@ -340,10 +359,13 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	o := outcomeLost
 	switch {
 	case err != nil && s.closed.Load():
+		if closedByCaller(err) {
+			o = outcomeClosed // as endTelemetry says when Close or Kill gets there first
+		}
 	case err != nil:
 		o = outcomeError
-	case kind == message.KindAbortFeed:
-		o = outcomeAborted
+	case kind == message.KindAbortFeed, kind == message.KindReset:
+		o = outcomeAborted // a Reset discards a suspended feed
 	case ev != nil:
 		switch b := ev.Body.(type) {
 		case *message.Complete:
@@ -491,6 +513,25 @@ func (t *telemetry) spanContextLocked(ctx context.Context) trace.SpanContext {
 		return t.sess.SpanContext()
 	}
 	return trace.SpanContextFromContext(ctx)
+}
+
+// closedByCaller reports whether err is the end of a turn that Close or
+// Kill interrupted (a closed session with no other cause).
+func closedByCaller(err error) bool {
+	var ce *closedError
+	return errors.As(err, &ce) && ce.cause == nil
+}
+
+// currentSpanContext is the span whose context travels to the worker
+// (see spanContextLocked), for a request sent again within a turn.
+func (s *Session) currentSpanContext(ctx context.Context) trace.SpanContext {
+	t := &s.tel
+	if t.tracer == nil {
+		return trace.SpanContextFromContext(ctx)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.spanContextLocked(ctx)
 }
 
 func hostKindOf(ev *message.ChildEvent) int {

@@ -196,11 +196,11 @@ func TestTelemetryTraceParentIsTheCurrentSpan(t *testing.T) {
 	s := realSession(t, Config{TracerProvider: rig.tp, MeterProvider: rig.mp})
 	var sent []trace.SpanContext
 	funcs := NewRegistry().MustRegister("f", func() (int, error) {
-		sent = append(sent, s.currentSpan(context.Background()))
+		sent = append(sent, s.currentSpanContext(context.Background()))
 		return 1, nil
 	})
 	run(t, s, "f()", WithFunctions(funcs))
-	idle := s.currentSpan(context.Background())
+	idle := s.currentSpanContext(context.Background())
 	s.Close()
 	var runID, sessID trace.SpanID
 	for _, sp := range rig.spans.Ended() {
@@ -320,16 +320,4 @@ func TestTelemetryHostKindVisibleToSampler(t *testing.T) {
 	if len(ks.kinds) != 1 || ks.kinds[0] != "function_call" {
 		t.Fatalf("host kinds seen by the sampler: %v", ks.kinds)
 	}
-}
-
-// currentSpan is the span exchange sends the worker at this moment (see
-// spanContextLocked).
-func (s *Session) currentSpan(ctx context.Context) trace.SpanContext {
-	t := &s.tel
-	if t.tracer == nil {
-		return trace.SpanContextFromContext(ctx)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.spanContextLocked(ctx)
 }

@@ -21,6 +21,11 @@ type Input struct {
 // begin takes the turn lock and checks ctx.
 func (s *Session) begin(ctx context.Context) error {
 	if !s.busy.CompareAndSwap(false, true) {
+		if s.closed.Load() {
+			// Close or Kill holds the turn lock for a moment (see
+			// endTelemetry), or a turn is ending: closed either way.
+			return s.closedErr()
+		}
 		return ErrBusy
 	}
 	if err := notDone(ctx); err != nil {

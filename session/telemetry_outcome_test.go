@@ -1,0 +1,186 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/gomonty/monty/internal/telemetrytest"
+	"github.com/gomonty/monty/message"
+)
+
+// runSpanOf is the one run span rig recorded, every span started having
+// ended.
+func runSpanOf(t *testing.T, rig *telemetryRig) sdktrace.ReadOnlySpan {
+	t.Helper()
+	if s, e := len(rig.spans.Started()), len(rig.spans.Ended()); s != e {
+		t.Fatalf("%d spans started, %d ended", s, e)
+	}
+	var runs []sdktrace.ReadOnlySpan
+	for _, sp := range rig.spans.Ended() {
+		if sp.Name() == SpanRun {
+			runs = append(runs, sp)
+		}
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d run spans, want 1", len(runs))
+	}
+	return runs[0]
+}
+
+func outcomeOf(sp sdktrace.ReadOnlySpan) string {
+	for _, kv := range sp.Attributes() {
+		if kv.Key == AttrOutcome {
+			return kv.Value.AsString()
+		}
+	}
+	return ""
+}
+
+// A Reset that discards a suspended feed is not a failed run: the run ends aborted, with no error status.
+func TestTelemetrySuspendedRunDiscardedIsAborted(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		discard func(t *testing.T, s *Session, idle []byte)
+	}{
+		{"Reset", func(t *testing.T, s *Session, _ []byte) {
+			if err := s.Reset(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rig := newTelemetryRig(t)
+			s := realSession(t, Config{TracerProvider: rig.tp, MeterProvider: rig.mp})
+			idle, err := s.Dump(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev, err := s.Feed(ctx, "f(1)"); err != nil || ev.Body.EventKind() != message.KindFunctionCall {
+				t.Fatalf("feed: %v %v", ev, err)
+			}
+			c.discard(t, s, idle)
+			if st := s.State(); st != StateIdle {
+				t.Fatalf("state %v after the discard", st)
+			}
+			s.Close()
+			run := runSpanOf(t, rig)
+			if o := outcomeOf(run); o != "aborted" || run.Status().Code == codes.Error {
+				t.Errorf("run outcome %q, status %v; want aborted, no error", o, run.Status())
+			}
+		})
+	}
+}
+
+// gatedKill is a fake peer whose first Kill returns only once gate is
+// closed: the turn the kill interrupts finishes first.
+type gatedKill struct {
+	*fakeChild
+	gate  chan struct{}
+	first atomic.Bool
+}
+
+func (g *gatedKill) Kill() error {
+	g.fakeChild.Kill()
+	if g.first.CompareAndSwap(false, true) {
+		<-g.gate
+	}
+	return nil
+}
+
+// A run cut short by the caller's Kill from another goroutine ends
+// closed, with no error status, even when the interrupted turn records
+// its end before Kill returns.
+func TestTelemetryKillMidRunIsClosedWhicheverEndsFirst(t *testing.T) {
+	rig := newTelemetryRig(t)
+	f := newFake(2, 0, withConfigure(func(req *message.ParentRequest) fakeReply {
+		return fakeReply{hang: true, exit: -1}
+	}))
+	p := &gatedKill{fakeChild: f, gate: make(chan struct{})}
+	s, err := Attach(context.Background(), p, 2, Config{Logger: quietLogger, TracerProvider: rig.tp, MeterProvider: rig.mp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fed := make(chan error, 1)
+	go func() {
+		_, err := s.Feed(context.Background(), "while True: pass")
+		fed <- err
+	}()
+	for f.count(message.KindFeed) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	killed := make(chan struct{})
+	go func() {
+		s.Kill()
+		close(killed)
+	}()
+	if err := <-fed; err == nil {
+		t.Fatal("the killed feed succeeded")
+	}
+	close(p.gate)
+	<-killed
+	s.Close()
+	run := runSpanOf(t, rig)
+	if o := outcomeOf(run); o != "closed" || run.Status().Code == codes.Error {
+		t.Errorf("run outcome %q, status %v; want closed, no error", o, run.Status())
+	}
+}
+
+// A feed the session aborts for exceeding its suspension limit fails with
+// a *SuspensionLimitError: its run ends with outcome error and an Error
+// status, like any failed run, not aborted as a caller's AbortFeed does.
+func TestTelemetrySuspensionLimitIsAnError(t *testing.T) {
+	rig := newTelemetryRig(t)
+	s, _ := startFake(t, Config{Limits: Limits{MaxSuspensions: 2}, TracerProvider: rig.tp, MeterProvider: rig.mp}, suspender(1000))
+	if _, err := s.Feed(bg, "loop()"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Resume(bg, Return(nil)); err != nil {
+		t.Fatal(err)
+	}
+	var sl *SuspensionLimitError
+	if _, err := s.Resume(bg, Return(nil)); !errors.As(err, &sl) {
+		t.Fatalf("got %v, want a suspension-limit error", err)
+	}
+	s.Close()
+	run := runSpanOf(t, rig)
+	if o := outcomeOf(run); o != "error" || run.Status().Code != codes.Error {
+		t.Errorf("run outcome %q, status %v; want error, Error", o, run.Status())
+	}
+	if n := telemetrytest.HistCount(rig.metrics(t)[MetricTurnDuration]); n != 3 {
+		// The abort's round trip is part of the last resume's turn, not
+		// a second turn overlapping it.
+		t.Errorf("%d turns recorded, want 3 (a feed and two resumes)", n)
+	}
+}
+
+// With metrics and no spans (a no-op TracerProvider), a run still open
+// when the session is closed is recorded as it is with spans: its
+// duration and suspensions, and the host round trip it waited on.
+func TestTelemetryMetricsOnlyRecordsARunOpenAtClose(t *testing.T) {
+	for _, tracing := range []bool{true, false} {
+		rig := newTelemetryRig(t)
+		cfg := Config{TracerProvider: rig.tp, MeterProvider: rig.mp}
+		if !tracing {
+			cfg.TracerProvider = tracenoop.NewTracerProvider()
+		}
+		s := realSession(t, cfg)
+		if ev, err := s.Feed(context.Background(), "f(1)"); err != nil || ev.Body.EventKind() != message.KindFunctionCall {
+			t.Fatalf("feed: %v %v", ev, err)
+		}
+		s.Close()
+		m := rig.metrics(t)
+		for _, name := range []string{MetricRunDuration, MetricRunSuspensions, MetricExtCallDuration} {
+			if n := telemetrytest.HistCount(m[name]); n != 1 {
+				t.Errorf("tracing %v: %s recorded %d times, want 1", tracing, name, n)
+			}
+		}
+	}
+}
