@@ -122,12 +122,26 @@ func EventBadText(e *message.ChildEvent) (string, bool) {
 }
 
 // NodeBadText reports the first string of a value node that is not UTF-8.
+// It is called for every node an encoder writes, so the kinds without text
+// cost one comparison.
 func NodeBadText(n *value.Node) (string, bool) {
-	var t text
 	switch n.Kind {
 	case value.KindStr, value.KindPath, value.KindBuiltinFunction, value.KindRepr, value.KindCycle:
-		t.s(n.Text(), "text")
+		if utf8.ValidString(n.Text()) {
+			return "", false
+		}
+		return "text", true
+	case value.KindNamedTuple, value.KindTime, value.KindDateTime, value.KindTimeZone, value.KindException,
+		value.KindFunction, value.KindFileHandle, value.KindType:
+		return extBadText(n)
 	}
+	return "", false
+}
+
+// extBadText is NodeBadText for the kinds whose strings are in their
+// payload.
+func extBadText(n *value.Node) (string, bool) {
+	var t text
 	switch x := n.Ext().(type) {
 	case *value.NamedTuple:
 		t.s(x.TypeName, "type_name")
