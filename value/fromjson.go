@@ -290,42 +290,14 @@ func (r *jsonReader) scalar() (NodeID, error) {
 // exponent, else a float.
 func (r *jsonReader) number() (NodeID, error) {
 	start := r.i
-	digits := func() int {
-		n := 0
-		for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
-			r.i++
-			n++
-		}
-		return n
-	}
-	if r.s[r.i] == '-' {
-		r.i++
-	}
-	intStart := r.i
-	switch n := digits(); {
-	case n == 0:
-		return 0, r.unexpected()
-	case n > 1 && r.s[intStart] == '0':
-		r.i = intStart + 1
+	end, intStart, isFloat, leadingZero := scanNumber(r.s, r.i)
+	r.i = end
+	switch {
+	case leadingZero:
 		return 0, r.fail("a number with a leading zero")
-	}
-	isFloat := false
-	if r.i < len(r.s) && r.s[r.i] == '.' {
-		r.i++
-		if digits() == 0 {
-			return 0, r.unexpected()
-		}
-		isFloat = true
-	}
-	if r.i < len(r.s) && (r.s[r.i] == 'e' || r.s[r.i] == 'E') {
-		r.i++
-		if r.i < len(r.s) && (r.s[r.i] == '+' || r.s[r.i] == '-') {
-			r.i++
-		}
-		if digits() == 0 {
-			return 0, r.unexpected()
-		}
-		isFloat = true
+	case end < 0:
+		r.i = -end - 1
+		return 0, r.unexpected()
 	}
 	// A view of the token, not a copy: strconv and big.Int keep no
 	// reference to it (strconv's errors copy their input).
@@ -340,7 +312,7 @@ func (r *jsonReader) number() (NodeID, error) {
 	if v, err := strconv.ParseInt(text, 10, 64); err == nil {
 		return r.g.Add(Int(v)), nil
 	}
-	if nd := r.i - intStart; nd > MaxIntStrDigits {
+	if nd := end - intStart; nd > MaxIntStrDigits {
 		r.i = start
 		return 0, &ConversionError{GoType: jsonType, FromGo: true, Kind: KindBigInt,
 			Reason: "invalid JSON at byte " + strconv.Itoa(start) + ": an int of " + strconv.Itoa(nd) + " digits",
@@ -348,6 +320,58 @@ func (r *jsonReader) number() (NodeID, error) {
 	}
 	b, _ := new(big.Int).SetString(text, 10)
 	return r.g.Add(BigIntNode(b)), nil
+}
+
+// scanNumber scans the JSON number token at s[i:] by RFC 8259's grammar
+// (an optional minus, an integer without leading zeros, an optional
+// fraction and exponent). It returns the token's end, where its integer
+// digits start and whether it has a fraction or exponent; end is -1-j for
+// a token that breaks off at byte j, and leadingZero reports a zero
+// followed by more digits (end is then just past the zero).
+func scanNumber[T ~string | ~[]byte](s T, i int) (end, intStart int, isFloat, leadingZero bool) {
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	intStart = i
+	switch n := digits(); {
+	case n == 0:
+		return -1 - i, intStart, false, false
+	case n > 1 && s[intStart] == '0':
+		return intStart + 1, intStart, false, true
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return -1 - i, intStart, false, false
+		}
+		isFloat = true
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return -1 - i, intStart, false, false
+		}
+		isFloat = true
+	}
+	return i, intStart, isFloat, false
+}
+
+// isJSONNumber reports whether s is one JSON number token and nothing
+// else.
+func isJSONNumber(s string) bool {
+	end, _, _, leadingZero := scanNumber(s, 0)
+	return !leadingZero && end == len(s)
 }
 
 // str reads a string token (r.s[r.i] is its opening quote).
