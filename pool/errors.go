@@ -3,9 +3,9 @@ package pool
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/gomonty/monty/internal/lastline"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/worker"
 )
@@ -119,7 +119,7 @@ func newIdleExitError(m *member, what string) *idleExitError {
 
 func (e *idleExitError) Error() string {
 	s := fmt.Sprintf("monty pool: idle worker %d (pid %d) exited: %s", e.id, e.pid, e.exit)
-	if line := lastLine(e.stderr); line != "" {
+	if line := lastline.Of(e.stderr); line != "" {
 		s += ": stderr: " + line
 	}
 	return s
@@ -132,17 +132,4 @@ func (e *idleExitError) Is(target error) bool {
 		return target == worker.ErrMemoryLimit
 	}
 	return target == worker.ErrCrashed
-}
-
-// lastLine returns the last non-empty line of s, capped at 512 bytes.
-func lastLine(s string) string {
-	s = strings.TrimRight(s, "\r\n\t ")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	const max = 512
-	if len(s) > max {
-		s = strings.ToValidUTF8(s[:max], "") + "…"
-	}
-	return s
 }

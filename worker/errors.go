@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gomonty/monty/internal/lastline"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
 )
@@ -116,7 +117,7 @@ func (e *CrashError) Error() string {
 	b.WriteString(" (")
 	b.WriteString(e.Exit.String())
 	b.WriteString(")")
-	if line := lastLine(e.Stderr); line != "" {
+	if line := lastline.Of(e.Stderr); line != "" {
 		b.WriteString(": stderr: ")
 		b.WriteString(line)
 	}
@@ -153,15 +154,3 @@ func (e *MemoryLimitError) Is(target error) bool { return target == ErrMemoryLim
 
 // SessionSurvives reports false: the worker is dead.
 func (e *MemoryLimitError) SessionSurvives() bool { return false }
-
-func lastLine(s string) string {
-	s = strings.TrimRight(s, "\r\n\t ")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	const max = 512
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
-}
