@@ -2,6 +2,7 @@ package codecv2
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -96,11 +97,13 @@ func nodeErr(i value.NodeID, k value.Kind, err error) *codec.EncodeError {
 	return &codec.EncodeError{Msg: fmt.Sprintf("codecv2: value node %d (%s)", i, k), Err: err}
 }
 
-func checkUTF8(i value.NodeID, k value.Kind, field, s string) error {
-	if utf8.ValidString(s) {
-		return nil
+// nodeText fails on a string of node i that is not UTF-8 (every decoder
+// refuses one).
+func nodeText(i value.NodeID, n *value.Node) error {
+	if field, bad := leaf.NodeBadText(n); bad {
+		return nodeErr(i, n.Kind, fmt.Errorf("%s is not valid UTF-8", field))
 	}
-	return nodeErr(i, k, fmt.Errorf("%s is not valid UTF-8", field))
+	return nil
 }
 
 // smallBig reports whether a KindBigInt node fits in an int64; it is then
@@ -252,7 +255,12 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 	case value.KindFloat:
 		return 8, 1, nil
 	case value.KindStr, value.KindPath, value.KindBuiltinFunction, value.KindRepr:
-		return int64(len(n.Text())), 1, checkUTF8(i, n.Kind, "text", n.Text())
+		// Checked here rather than through nodeText: the hot case,
+		// one call fewer (NodeBadText does not inline).
+		if !utf8.ValidString(n.Text()) {
+			return 0, 0, nodeErr(i, n.Kind, errors.New("text is not valid UTF-8"))
+		}
+		return int64(len(n.Text())), 1, nil
 	case value.KindBytes:
 		return int64(len(n.Bytes())), 1, nil
 	case value.KindList, value.KindTuple, value.KindSet, value.KindFrozenSet, value.KindNamedTuple:
@@ -281,14 +289,11 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 			m = max(m, int(e.dep[r]))
 		}
 		if nt, ok := n.Ext().(*value.NamedTuple); ok && n.Kind == value.KindNamedTuple {
-			if err := checkUTF8(i, n.Kind, "type_name", nt.TypeName); err != nil {
+			if err := nodeText(i, n); err != nil {
 				return 0, 0, err
 			}
 			pl += sizeStr(nt.TypeName)
 			for _, f := range nt.FieldNames {
-				if err := checkUTF8(i, n.Kind, "field name", f); err != nil {
-					return 0, 0, err
-				}
 				pl += sizeLD(int64(len(f)))
 			}
 		}
@@ -314,38 +319,32 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 		return int64(leaf.DateSize(n.Ext().(*value.Date))), 2, nil
 	case value.KindTime:
 		x := n.Ext().(*value.Time)
-		return int64(leaf.TimeSize(x)), 2, checkOptUTF8(i, n.Kind, "timezone_name", x.TZName)
+		return int64(leaf.TimeSize(x)), 2, nodeText(i, n)
 	case value.KindDateTime:
 		x := n.Ext().(*value.DateTime)
-		return int64(leaf.DateTimeSize(x)), 2, checkOptUTF8(i, n.Kind, "timezone_name", x.TZName)
+		return int64(leaf.DateTimeSize(x)), 2, nodeText(i, n)
 	case value.KindTimeDelta:
 		return int64(leaf.TimeDeltaSize(n.Ext().(*value.TimeDelta))), 2, nil
 	case value.KindTimeZone:
 		x := n.Ext().(*value.TimeZone)
-		return int64(leaf.TimeZoneSize(x)), 2, checkOptUTF8(i, n.Kind, "name", x.Name)
+		return int64(leaf.TimeZoneSize(x)), 2, nodeText(i, n)
 	case value.KindException:
 		x := n.Ext().(*value.Exception)
-		if err := checkUTF8(i, n.Kind, "exc_type", x.Type); err != nil {
-			return 0, 0, err
-		}
-		return int64(leaf.ExceptionSize(x)), 2, checkOptUTF8(i, n.Kind, "arg", x.Arg)
+		return int64(leaf.ExceptionSize(x)), 2, nodeText(i, n)
 	case value.KindFunction:
 		x := n.Ext().(*value.Function)
-		if err := checkUTF8(i, n.Kind, "name", x.Name); err != nil {
-			return 0, 0, err
-		}
-		return int64(leaf.FunctionSize(x)), 2, checkOptUTF8(i, n.Kind, "docstring", x.Docstring)
+		return int64(leaf.FunctionSize(x)), 2, nodeText(i, n)
 	case value.KindFileHandle:
 		x := n.Ext().(*value.FileHandle) // CheckLeaf accepted its mode
-		if err := checkUTF8(i, n.Kind, "path", x.Path); err != nil {
+		if err := nodeText(i, n); err != nil {
 			return 0, 0, err
 		}
 		return int64(leaf.FileHandleSize(x)), 2, nil
 	case value.KindCycle:
-		return int64(leaf.SizeU(1, n.Num)) + sizeStr(n.Text()), 2, checkUTF8(i, n.Kind, "placeholder", n.Text())
+		return int64(leaf.SizeU(1, n.Num)) + sizeStr(n.Text()), 2, nodeText(i, n)
 	case value.KindType:
 		t := n.Ext().(*value.Type)
-		if err := checkUTF8(i, n.Kind, "name", t.Name); err != nil {
+		if err := nodeText(i, n); err != nil {
 			return 0, 0, err
 		}
 		if err := e.checkPairs(i, t.Attrs); err != nil {
@@ -371,13 +370,6 @@ func (e *venc) measure(i value.NodeID, n *value.Node) (int64, int, error) {
 		return pl, 2 + max(tlv, e.pairLevels(ci.Attrs, nil)), nil
 	}
 	return 0, 0, nodeErr(i, n.Kind, fmt.Errorf("unknown node kind"))
-}
-
-func checkOptUTF8(i value.NodeID, k value.Kind, field string, s *string) error {
-	if s == nil {
-		return nil
-	}
-	return checkUTF8(i, k, field, *s)
 }
 
 // Appending. Everything was validated and sized by prepare.

@@ -126,11 +126,16 @@ func EventBadText(e *message.ChildEvent) (string, bool) {
 // cost one comparison.
 func NodeBadText(n *value.Node) (string, bool) {
 	switch n.Kind {
-	case value.KindStr, value.KindPath, value.KindBuiltinFunction, value.KindRepr, value.KindCycle:
+	case value.KindStr, value.KindPath, value.KindBuiltinFunction, value.KindRepr:
 		if utf8.ValidString(n.Text()) {
 			return "", false
 		}
 		return "text", true
+	case value.KindCycle:
+		if utf8.ValidString(n.Text()) {
+			return "", false
+		}
+		return "placeholder", true
 	case value.KindNamedTuple, value.KindTime, value.KindDateTime, value.KindTimeZone, value.KindException,
 		value.KindFunction, value.KindFileHandle, value.KindType:
 		return extBadText(n)
