@@ -88,8 +88,12 @@ type gatedKill struct {
 }
 
 func (g *gatedKill) Kill() error {
+	// The first caller is decided before the child dies: the turn the
+	// kill interrupts calls Kill too once its read fails, and must not
+	// be the one held (it would never finish).
+	first := g.first.CompareAndSwap(false, true)
 	g.fakeChild.Kill()
-	if g.first.CompareAndSwap(false, true) {
+	if first {
 		<-g.gate
 	}
 	return nil
