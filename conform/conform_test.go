@@ -461,3 +461,11 @@ func TestMontygoSubprocess(t *testing.T) {
 		})
 	}
 }
+
+// A report names a remote target without its password or token.
+func TestTargetNameMasksCredentials(t *testing.T) {
+	tg := conform.Target{URL: "wss://ci:s3cretPassw0rd@host.example/ws?token=TOPSECRETTOKEN"}
+	if got, want := tg.Name(), "wss://ci:xxxxx@host.example/ws?token=xxxxx"; got != want {
+		t.Fatalf("Name() = %q, want %q", got, want)
+	}
+}

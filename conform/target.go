@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
@@ -34,10 +35,11 @@ type Target struct {
 	Header http.Header
 }
 
-// Name returns how the report names the target.
+// Name returns how the report names the target: a URL with its password
+// and query values masked, since reports are published.
 func (t Target) Name() string {
 	if t.URL != "" {
-		return t.URL
+		return redact.URL(t.URL)
 	}
 	if bin, err := worker.ResolveBinary(t.Binary); err == nil {
 		return bin

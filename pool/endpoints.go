@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 )
@@ -35,7 +36,8 @@ type Endpoint struct {
 	// differ from LocalEndpoint.
 	Name string
 	// URL is the ws:// or wss:// address, dialled exactly as given. It is
-	// reported by Stat but never used as a metric attribute.
+	// never used as a metric attribute, and errors, logs and Stats show it
+	// with any password and query values masked.
 	URL string
 	// Dial configures the WebSocket dials (static headers or a header
 	// function for refreshable tokens, TLS, frame cap, close wait).
@@ -46,7 +48,9 @@ type Endpoint struct {
 //
 // An EndpointStat is plain data, safe to share.
 type EndpointStat struct {
-	// Name and URL are the endpoint's (Name defaulted as in Endpoint).
+	// Name and URL are the endpoint's: Name defaulted as in Endpoint, URL
+	// with its password and query values masked ("xxxxx"), since stats
+	// are shown and logged and a URL may carry a token.
 	Name, URL string
 	// Outstanding counts checked-out sessions on the endpoint not yet
 	// closed (a session resumed elsewhere after a drain counts where it
@@ -376,7 +380,7 @@ func (p *Pool) endpointStatsLocked() []EndpointStat {
 	out := make([]EndpointStat, len(p.eps))
 	for i, e := range p.eps {
 		out[i] = EndpointStat{
-			Name: e.Name, URL: e.URL, Outstanding: e.outstanding, Checkouts: e.checkouts,
+			Name: e.Name, URL: redact.URL(e.URL), Outstanding: e.outstanding, Checkouts: e.checkouts,
 			DialFailures: e.dialFails, Refusals: e.refusals, StartFailures: e.startFails,
 			Resumes: e.resumes, Backoff: e.wait, BackedOffUntil: e.until,
 		}

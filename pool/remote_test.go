@@ -337,6 +337,50 @@ func TestRemoteOnlyNoEndpoint(t *testing.T) {
 	}
 }
 
+// An endpoint URL's password and token reach neither the checkout's
+// error, nor the pool's log, nor Stat.
+func TestEndpointCredentialsAreMasked(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:   true,
+		Endpoints: []pool.Endpoint{{URL: "ws://alice:s3cretPassw0rd@127.0.0.1:1/ws?token=TOPSECRETTOKEN"}},
+		Logger:    slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	_, err = p.Checkout(context.Background(), session.Config{})
+	if !errors.Is(err, pool.ErrNoEndpoint) {
+		t.Fatalf("got %v", err)
+	}
+	st := p.Stat().Endpoints[0]
+	mu.Lock()
+	defer mu.Unlock()
+	for what, text := range map[string]string{"error": err.Error(), "log": logs.String(), "Stat URL": st.URL} {
+		for _, secret := range []string{"s3cretPassw0rd", "TOPSECRETTOKEN"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("the %s holds %q: %s", what, secret, text)
+			}
+		}
+	}
+	if st.URL != "ws://alice:xxxxx@127.0.0.1:1/ws?token=xxxxx" {
+		t.Errorf("Stat URL = %q", st.URL)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
 func TestEndpointConfigRefused(t *testing.T) {
 	for _, c := range []pool.Config{
 		{NoLocal: true},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport/ws"
@@ -345,7 +346,7 @@ type StartTimeoutError struct {
 func (e *StartTimeoutError) Error() string {
 	var de *ws.DialError
 	if errors.As(e.Err, &de) {
-		return fmt.Sprintf("monty session: no connection to the remote worker at %s within %v", de.URL, e.Timeout)
+		return fmt.Sprintf("monty session: no connection to the remote worker at %s within %v", redact.URL(de.URL), e.Timeout)
 	}
 	return fmt.Sprintf("monty session: worker did not answer Configure within %v and was killed", e.Timeout)
 }

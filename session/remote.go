@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/transport/ws"
@@ -49,7 +50,7 @@ type DisconnectedError struct {
 
 // Error describes the drop.
 func (e *DisconnectedError) Error() string {
-	s := "monty session: remote worker at " + e.URL + " disconnected"
+	s := "monty session: remote worker at " + redact.URL(e.URL) + " disconnected"
 	if e.Op != "" {
 		s += " while " + string(e.Op)
 	}
@@ -84,7 +85,7 @@ type RemoteCrashError struct {
 
 // Error renders the announced reason.
 func (e *RemoteCrashError) Error() string {
-	return "monty session: remote worker at " + e.URL + " failed: " + e.Message
+	return "monty session: remote worker at " + redact.URL(e.URL) + " failed: " + e.Message
 }
 
 // SessionSurvives reports false.
@@ -113,7 +114,7 @@ type ShutdownError struct {
 
 // Error says the request did not run.
 func (e *ShutdownError) Error() string {
-	s := "monty session: remote server at " + e.URL + " is shutting down; the request did not run"
+	s := "monty session: remote server at " + redact.URL(e.URL) + " is shutting down; the request did not run"
 	if e.Resume != nil {
 		s += " (resume failed: " + e.Resume.Error() + ")"
 	}

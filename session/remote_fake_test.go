@@ -642,3 +642,23 @@ func TestRemoteCloseStopsAResumeDial(t *testing.T) {
 		t.Fatalf("OnDial got %v for the dial Close abandoned", dials)
 	}
 }
+
+// The remote errors name their endpoint without its password or token.
+func TestRemoteErrorsMaskCredentials(t *testing.T) {
+	const raw = "wss://alice:s3cretPassw0rd@host.example/ws?token=TOPSECRETTOKEN"
+	errs := []error{
+		&session.DisconnectedError{URL: raw, Code: -1},
+		&session.RemoteCrashError{URL: raw, Message: "boom"},
+		&session.ShutdownError{URL: raw},
+		&session.StartTimeoutError{Timeout: time.Second, Err: &ws.DialError{URL: raw, Err: errors.New("dial " + raw)}},
+	}
+	for _, err := range errs {
+		msg := err.Error()
+		if strings.Contains(msg, "s3cretPassw0rd") || strings.Contains(msg, "TOPSECRETTOKEN") {
+			t.Errorf("%T: %q holds a secret", err, msg)
+		}
+		if !strings.Contains(msg, "wss://alice:xxxxx@host.example/ws?token=xxxxx") {
+			t.Errorf("%T: %q does not name the endpoint", err, msg)
+		}
+	}
+}

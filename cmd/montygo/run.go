@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/protocol"
@@ -110,9 +111,10 @@ func startSession(ctx context.Context, launches []session.Launch, cfg session.Co
 			return nil, err
 		}
 		url := l.Launcher.(session.RemoteLauncher).URL
-		cfg.Logger.Warn("montygo: remote endpoint did not start the session; trying the next", slog.String("url", url), slog.Any("error", err))
-		if !strings.Contains(err.Error(), url) {
-			err = fmt.Errorf("%s: %w", url, err) // the dial errors name it already
+		shown := redact.URL(url)
+		cfg.Logger.Warn("montygo: remote endpoint did not start the session; trying the next", slog.String("url", shown), slog.Any("error", err))
+		if !strings.Contains(err.Error(), shown) {
+			err = fmt.Errorf("%s: %w", shown, err) // the dial errors name it already
 		}
 		errs = append(errs, err)
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
 )
@@ -130,12 +131,19 @@ type DialError struct {
 	Err        error
 }
 
-// Error renders "{url}: {err}".
+// Error renders "{url}: {err}" with the URL's password and query values
+// masked, there and in the text of Err (net/http's errors quote the
+// address they dialled): errors are logged, and a URL may carry a token.
+// The URL field itself is kept as given.
 func (e *DialError) Error() string {
-	if e.StatusCode != 0 {
-		return fmt.Sprintf("%s: upgrade refused with HTTP %d: %v", e.URL, e.StatusCode, e.Err)
+	cause := "<nil>"
+	if e.Err != nil {
+		cause = redact.Text(e.Err.Error(), e.URL)
 	}
-	return fmt.Sprintf("%s: %v", e.URL, e.Err)
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("%s: upgrade refused with HTTP %d: %s", redact.URL(e.URL), e.StatusCode, cause)
+	}
+	return redact.URL(e.URL) + ": " + cause
 }
 
 // Unwrap returns the underlying error.

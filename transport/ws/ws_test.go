@@ -566,3 +566,42 @@ func TestDialCanceledMatchesContext(t *testing.T) {
 		}
 	}
 }
+
+// A URL's password and query token never reach a DialError's text, which
+// callers log: not for a refused upgrade, a refused connection or a URL
+// that does not parse, nor in the lower layers' error text it quotes.
+func TestDialErrorMasksCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	secrets := []string{"s3cretPassw0rd", "TOPSECRETTOKEN"}
+	for _, raw := range []string{
+		strings.Replace(srv.URL, "http://", "ws://alice:s3cretPassw0rd@", 1) + "/ws?token=TOPSECRETTOKEN&x=1",
+		"ws://alice:s3cretPassw0rd@" + closed + "/ws?token=TOPSECRETTOKEN",
+		"ws://alice:s3cretPassw0rd@[::1/?token=TOPSECRETTOKEN",
+	} {
+		_, err := Dial(context.Background(), raw, DialOptions{})
+		var de *DialError
+		if !errors.As(err, &de) {
+			t.Fatalf("Dial(%q) = %v, want a *DialError", raw, err)
+		}
+		if de.URL != raw {
+			t.Errorf("DialError.URL = %q, want it as given", de.URL)
+		}
+		for _, s := range secrets {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("Dial(%q): error text %q holds %q", raw, err, s)
+			}
+		}
+		if !strings.Contains(err.Error(), "xxxxx@") {
+			t.Errorf("Dial(%q): error text %q does not name the endpoint", raw, err)
+		}
+	}
+}
