@@ -535,6 +535,61 @@ func TestRestartCapRecoversAfterWindow(t *testing.T) {
 	}
 }
 
+// The pool's log says a routine spawn at Debug, and the restart cap
+// tripping once, at Error.
+func TestRestartCapLoggedOnce(t *testing.T) {
+	wcfg, v, _ := flaky(t, 1)
+	logs := &logRecords{}
+	p, _ := newPool(t, Config{
+		MinWorkers: 1, MaxWorkers: 1, Worker: wcfg, ProtocolVersion: v,
+		MaxRestarts: 1, RestartWindow: time.Minute,
+		RestartBackoff: Backoff{Initial: time.Millisecond, Max: time.Millisecond},
+		Logger:         slog.New(logs),
+	})
+	killIdle(t, p)
+	eventually(t, p, 5*time.Second, "unhealthy", func(st Stats) bool { return !st.Healthy })
+	p.Close(context.Background())
+	var capped, spawned int
+	for _, r := range logs.all() {
+		if strings.Contains(r.Message, "restart") {
+			capped++
+			if r.Level != slog.LevelError {
+				t.Errorf("%q at %v", r.Message, r.Level)
+			}
+		}
+		if strings.Contains(r.Message, "spawned") {
+			spawned++
+			if r.Level != slog.LevelDebug {
+				t.Errorf("%q at %v", r.Message, r.Level)
+			}
+		}
+	}
+	if capped != 1 || spawned == 0 {
+		t.Fatalf("%d records of the tripped cap, %d of spawns; want 1 and some", capped, spawned)
+	}
+}
+
+// logRecords is a slog.Handler keeping every record.
+type logRecords struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecords) WithGroup(string) slog.Handler      { return l }
+func (l *logRecords) all() []slog.Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.recs)
+}
+
 // A waiting checkout learns at once that the cap tripped.
 func TestRestartCapFailsWaiters(t *testing.T) {
 	wcfg, v, _ := flaky(t, 1)

@@ -226,7 +226,9 @@ func (t *telemetry) observe(e Event) {
 	bg := context.Background()
 	switch e.Kind {
 	case EventSpawn:
-		t.log.Info("monty pool: worker spawned", slog.Uint64("id", e.WorkerID), slog.Int("pid", e.Pid), slog.Duration("took", e.Duration))
+		// Routine (a recycled or scaled-down worker's stop is Debug too);
+		// a failed start is a Warn of its own.
+		t.log.Debug("monty pool: worker spawned", slog.Uint64("id", e.WorkerID), slog.Int("pid", e.Pid), slog.Duration("took", e.Duration))
 	case EventCheckout:
 		at := t.at(e.Endpoint)
 		opts, waited := at.waitIdle, e.Waited
@@ -245,8 +247,6 @@ func (t *telemetry) observe(e Event) {
 	case EventEndpointFailed:
 		t.epFailures.Add(bg, 1, t.at(e.Endpoint).epFail...)
 		t.log.Warn("monty pool: remote session start failed", slog.String("endpoint", e.Endpoint), slog.Any("error", e.Err))
-	case EventUnhealthy:
-		t.log.Warn("monty pool: checkouts refused until the restart window passes", slog.Any("error", e.Err))
 	case EventCrash, EventDestroy:
 		t.terminated.Add(bg, 1, t.terminatedOpts(e.Reason)...)
 		if e.Kind == EventDestroy {
