@@ -27,7 +27,9 @@ func (p *Pool) failLocked(now time.Time, err error, a *after) {
 	clear(p.waiters)
 	p.waiters = p.waiters[:0]
 	a.evs = append(a.evs, Event{Kind: EventUnhealthy, Err: uerr})
-	a.logs = append(a.logs, func() { p.log.Error("monty pool: restart cap tripped; checkouts refused until the restart window passes", slog.Any("error", uerr)) })
+	a.logs = append(a.logs, func() {
+		p.log.Error("monty pool: restart cap tripped; checkouts refused until the restart window passes", slog.Any("error", uerr))
+	})
 	a.kick = true
 }
 
