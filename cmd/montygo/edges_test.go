@@ -61,7 +61,7 @@ func TestREPLRunsTheBlockPendingAtEOF(t *testing.T) {
 	}
 	// A pending blank tail is nothing to run.
 	out, stderr, code = runCLI(t, "print('a')\n\n\n", "repl")
-	if code != 0 || !strings.Contains(out, "a\n") || stderr != "" {
+	if code != 0 || out != "a\n" || strings.Contains(stderr, "Error") {
 		t.Errorf("blank lines at EOF: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
@@ -352,5 +352,19 @@ func TestStickyWriterPassesStringsThrough(t *testing.T) {
 	}
 	if under.n != 11<<20 {
 		t.Fatalf("%d bytes written", under.n)
+	}
+}
+
+// With its input or output piped the REPL keeps standard output for what
+// the inputs print and their results' reprs, as python3 -i does: the
+// banner, the prompts and the newline at the end of the input go to
+// standard error. The prompts used to be mixed into standard output.
+func TestREPLPipedStdoutHoldsOnlyOutput(t *testing.T) {
+	out, stderr, code := runCLI(t, "x = 20\nx + 22\nfor i in range(2):\n    print('i', i)\n\n'done'\n", "repl")
+	if code != 0 || out != "42\ni 0\ni 1\n'done'\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "via gomonty") || strings.Count(stderr, ">>> ") != 5 || strings.Count(stderr, "... ") != 2 {
+		t.Fatalf("stderr %q: want the banner and the prompts", stderr)
 	}
 }

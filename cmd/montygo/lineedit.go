@@ -70,11 +70,12 @@ func isTerminal(f *os.File) bool {
 }
 
 // newLineReader returns an editing reader when stdin and stdout are the
-// process's own terminal, and a plain one otherwise.
-func newLineReader(stdin io.Reader, stdout io.Writer) lineReader {
+// process's own terminal, and otherwise a plain one that writes its
+// prompts to prompts.
+func newLineReader(stdin io.Reader, stdout, prompts io.Writer) lineReader {
 	if stdin != io.Reader(os.Stdin) || stdout != io.Writer(os.Stdout) ||
 		!isTerminal(os.Stdin) || !isTerminal(os.Stdout) || !liner.TerminalSupported() {
-		return &plainReader{br: bufio.NewReader(stdin), out: stdout}
+		return &plainReader{br: bufio.NewReader(stdin), out: prompts}
 	}
 	e := &editReader{st: liner.NewLiner()}
 	e.st.SetCtrlCAborts(true)

@@ -64,7 +64,12 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
 
-	lr := newLineReader(stdin, stdout)
+	// As python3 -i does, the REPL's own text (banner, prompts, the
+	// newline at the end of input, an interrupted prompt) goes to standard
+	// error, so that standard output holds only what the inputs print and
+	// their results' reprs when either is piped; a terminal's line editor
+	// draws its prompts on the terminal.
+	lr := newLineReader(stdin, stdout, stderr)
 	defer lr.close()
 	restore := onForcedExit(lr.close) // leave the terminal as it was found
 	defer restore()
@@ -87,7 +92,7 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}()
 	defer close(prompts)
 
-	fmt.Fprintf(stdout, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(), r.sess.Version())
+	fmt.Fprintf(stderr, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(), r.sess.Version())
 	var buf []string
 	waiting := false
 	for {
@@ -109,17 +114,17 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		case <-sigs:
 			// Ctrl-C while a plain reader waits (a terminal in edit mode
 			// reads Ctrl-C as a key instead).
-			fmt.Fprint(stdout, "\nKeyboardInterrupt\n>>> ")
+			fmt.Fprint(stderr, "\nKeyboardInterrupt\n>>> ")
 			buf = buf[:0]
 		case res := <-results:
 			waiting = false
 			switch {
 			case errors.Is(res.err, errPromptAborted):
-				fmt.Fprintln(stdout, "KeyboardInterrupt")
+				fmt.Fprintln(stderr, "KeyboardInterrupt")
 				buf = buf[:0]
 				continue
 			case res.err != nil:
-				fmt.Fprintln(stdout)
+				fmt.Fprintln(stderr)
 				// The end of the input ends a block left open (no blank
 				// line after it, an unclosed bracket): it is run, as
 				// python3 -i runs it, not dropped.
