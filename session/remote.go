@@ -539,8 +539,9 @@ func sameCall(a, b *message.ChildEvent) bool {
 }
 
 // rawTurn sends req on the current connection and returns the turn-ending
-// event without touching the session's state (prints are delivered). The
-// context ending closes the connection.
+// event without touching the session's state (prints are delivered, and
+// the frames counted in the wire metric). The context ending closes the
+// connection.
 func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
 	preq := message.ParentRequest{Body: req}
 	buf, err := s.codec.AppendRequest(nil, &preq)
@@ -554,6 +555,7 @@ func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.Ch
 	if err := s.conn.WriteFrame(buf); err != nil {
 		return nil, err
 	}
+	s.frameBytes(len(buf), true)
 	for {
 		body, err := s.conn.ReadFrame()
 		if err != nil {
@@ -562,6 +564,7 @@ func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.Ch
 			}
 			return nil, err
 		}
+		s.frameBytes(len(body), false)
 		ev, err := s.codec.DecodeEvent(body, s.lim)
 		if err != nil {
 			return nil, err

@@ -2,13 +2,16 @@ package session_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/value"
@@ -60,8 +63,19 @@ func TestTelemetryRemoteResumeIsOneTurn(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 			defer tp.Shutdown(context.Background())
+			reader := sdkmetric.NewManualReader()
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+			defer mp.Shutdown(context.Background())
+			var replied atomic.Int64 // events the endpoints wrote
+			counted := func(f func(message.Request) []message.Event) func(message.Request) []message.Event {
+				return func(req message.Request) []message.Event {
+					evs := f(req)
+					replied.Add(int64(len(evs)))
+					return evs
+				}
+			}
 			dump := []byte("opaque signed dump")
-			a := newScripted(t, func(req message.Request) []message.Event {
+			a := newScripted(t, counted(func(req message.Request) []message.Event {
 				switch req.(type) {
 				case *message.Configure:
 					return []message.Event{&message.Ok{}}
@@ -72,8 +86,8 @@ func TestTelemetryRemoteResumeIsOneTurn(t *testing.T) {
 					return []message.Event{&message.FunctionCall{FunctionName: "ask", CallID: 1}}
 				}
 				return []message.Event{&message.ShutdownDump{Dump: &dump}}
-			})
-			b := newScripted(t, func(req message.Request) []message.Event {
+			}))
+			b := newScripted(t, counted(func(req message.Request) []message.Event {
 				switch r := req.(type) {
 				case *message.Configure:
 					return []message.Event{&message.Ok{}}
@@ -92,9 +106,9 @@ func TestTelemetryRemoteResumeIsOneTurn(t *testing.T) {
 					return []message.Event{&message.Complete{Value: g.Add(value.Int(42)), Values: g}}
 				}
 				return nil
-			})
+			}))
 			s := startRemote(t, session.RemoteLauncher{URL: a.url, Pick: func() string { return b.url }},
-				session.Config{TracerProvider: tp})
+				session.Config{TracerProvider: tp, MeterProvider: mp})
 			ctx := context.Background()
 			if _, err := s.Feed(ctx, "ask() + ask()"); err != nil {
 				t.Fatal(err)
@@ -120,6 +134,20 @@ func TestTelemetryRemoteResumeIsOneTurn(t *testing.T) {
 			}
 			if n := len(spans[session.SpanHost]); n != 2 {
 				t.Errorf("%d host spans, want 2", n)
+			}
+			// Every frame on either connection is counted, the resume's
+			// Configure and Load and their answers included.
+			a.mu.Lock()
+			b.mu.Lock()
+			requests := len(a.got) + len(b.got)
+			b.mu.Unlock()
+			a.mu.Unlock()
+			m := telemetrytest.Collect(t, reader)[session.MetricWireFrameBytes]
+			if n := telemetrytest.HistCount(m, session.AttrDirection.String("sent")); n != uint64(requests) {
+				t.Errorf("%d frames counted sent, the endpoints read %d", n, requests)
+			}
+			if n := telemetrytest.HistCount(m, session.AttrDirection.String("received")); n != uint64(replied.Load()) {
+				t.Errorf("%d frames counted received, the endpoints wrote %d", n, replied.Load())
 			}
 		})
 	}
