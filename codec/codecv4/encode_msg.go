@@ -40,13 +40,13 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	defer e.release()
 	body, err := requestBody(r.Body)
 	if err != nil {
-		return dst, err
+		return dst, named(v, err)
 	}
 	if err := codec.CheckRequestFields(v.Version, r); err != nil {
 		return dst, err
 	}
 	if err := checkRequest(body); err != nil {
-		return dst, err
+		return dst, named(v, err)
 	}
 	if name, bad := leaf.RequestBadText(r); bad {
 		return dst, utf8Err(v, name)
@@ -79,13 +79,13 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	defer e.release()
 	body, err := eventBody(ev.Body)
 	if err != nil {
-		return dst, err
+		return dst, named(v, err)
 	}
 	if err := codec.CheckEventFields(v.Version, ev); err != nil {
 		return dst, err
 	}
 	if err := checkEvent(body, v); err != nil {
-		return dst, err
+		return dst, named(v, err)
 	}
 	if name, bad := leaf.EventBadText(ev); bad {
 		return dst, utf8Err(v, name)
@@ -115,7 +115,7 @@ func AppendArena(dst []byte, g *value.Graph, roots ...value.NodeID) ([]byte, err
 		return dst, &codec.EncodeError{Msg: "codecv4: Arena: the graph holds packed items; unpack it first (value.Graph.Unpack)"}
 	}
 	if err := checkGraph(g, len(roots), func(i int) value.NodeID { return roots[i] }); err != nil {
-		return dst, err
+		return dst, named(dialect4, err)
 	}
 	e := newEncoder()
 	defer e.release()
@@ -136,7 +136,18 @@ func AppendArena(dst []byte, g *value.Graph, roots ...value.NodeID) ([]byte, err
 // ---- validation before encoding ----
 
 func graphErr(err error) error {
-	return &codec.EncodeError{Msg: "codecv4: invalid value graph", Err: err}
+	return &codec.EncodeError{Msg: "invalid value graph", Err: err}
+}
+
+// named prefixes a check's refusal (graphErr, kindErr, checkExc: errors
+// made for the call) with the name of the codec it was made for, which a
+// protocol-5 caller knows as codecv5.
+func named(v *dialect, err error) error {
+	var ee *codec.EncodeError
+	if errors.As(err, &ee) {
+		ee.Msg = v.Name + ": " + ee.Msg
+	}
+	return err
 }
 
 // checkNodes is value.Graph.Check without roots, except for class types:
@@ -186,7 +197,7 @@ func checkGraph(g *value.Graph, n int, root func(int) value.NodeID) error {
 var errBadKind = errors.New("unknown kind")
 
 func kindErr(what string, v any) error {
-	return &codec.EncodeError{Msg: fmt.Sprintf("codecv4: cannot encode %s %v", what, v), Err: errBadKind}
+	return &codec.EncodeError{Msg: fmt.Sprintf("cannot encode %s %v", what, v), Err: errBadKind}
 }
 
 func checkExt(r *message.ExtResult) error {
@@ -208,7 +219,7 @@ func checkExc(e *message.RaisedException) error {
 		return nil
 	}
 	if u, ok := e.Data.(*message.UnicodeErrorData); ok && u != nil && u.ObjectBytes != nil && u.ObjectStr != nil {
-		return &codec.EncodeError{Msg: "codecv4: UnicodeErrorData has both object_bytes and object_str"}
+		return &codec.EncodeError{Msg: "UnicodeErrorData has both object_bytes and object_str"}
 	}
 	return nil
 }
@@ -282,7 +293,7 @@ func checkEvent(body message.Event, v *dialect) error {
 				field = "AsyncSleep.delay"
 			}
 			if err := message.CheckSleepSeconds(field, x.Seconds); err != nil {
-				return &codec.EncodeError{Msg: v.Name + ": OsCall", Err: err}
+				return &codec.EncodeError{Msg: "OsCall", Err: err}
 			}
 		}
 		n := 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -84,6 +85,38 @@ func TestUnsupportedIsTyped(t *testing.T) {
 	if !errors.Is(err, codec.ErrUnsupported) || !errors.As(err, &ue) || !errors.As(err, &ee) ||
 		ue.Field != "ResourceLimits.MaxDurationMicros" || ue.Version != 5 {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// An encode refusal names the codec the caller used: at protocol 5 the
+// checks shared with protocol 4 used to say "codecv4:".
+func TestEncodeErrorsNameCodecV5(t *testing.T) {
+	var g value.Graph
+	g.Add(value.Int(1))
+	for _, c := range []struct {
+		name string
+		enc  func() error
+	}{
+		{"graph", func() error {
+			_, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: &message.Feed{Code: "x", Values: g,
+				Inputs: []message.NamedRef{{Name: "x", Value: 5}}}})
+			return err
+		}},
+		{"kind", func() error {
+			_, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: &message.Configure{OsPolicy: &message.OsPolicy{Clock: 200}}})
+			return err
+		}},
+		{"event", func() error {
+			_, err := codecv5.AppendEvent(nil, &message.ChildEvent{Body: &message.Error{Exception: &message.RaisedException{
+				Type: "UnicodeDecodeError", Data: &message.UnicodeErrorData{ObjectBytes: []byte{1}, ObjectStr: value.Ptr("x")}}}})
+			return err
+		}},
+	} {
+		err := c.enc()
+		var ee *codec.EncodeError
+		if !errors.As(err, &ee) || !strings.HasPrefix(err.Error(), "codecv5: ") || strings.Contains(err.Error(), "codecv4") {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }
 
