@@ -135,6 +135,10 @@ type Config struct {
 	// supervisor, once its effects are done: a barrier for "the
 	// supervisor has looked at the pool".
 	reconciled func()
+	// attaching, when set (by tests), is called by a local checkout just
+	// before it configures its worker (done false) and just after a
+	// Configure that succeeded (done true).
+	attaching func(done bool)
 }
 
 // withDefaults fills zero fields and rejects impossible settings.

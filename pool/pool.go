@@ -228,7 +228,8 @@ func (p *Pool) Stat() Stats {
 func (p *Pool) liveLocked() int { return len(p.idle) + p.busyAlive }
 
 // Close shuts the pool down gracefully: Checkout fails with ErrClosed from
-// now on (waiting checkouts too), idle workers are stopped, and checked-out
+// now on (waiting checkouts too, and those still configuring a worker),
+// idle workers are stopped, and checked-out
 // sessions may finish until ctx is done; a session closed meanwhile has its
 // worker stopped rather than returned. When ctx ends first, the remaining
 // sessions' workers are killed, remote sessions' connections closed
