@@ -48,7 +48,9 @@
 // trip the pool into an unhealthy state, in which it starts nothing and
 // Checkout fails at once with an error matching [ErrUnhealthy], until
 // RestartWindow has passed. Workers that die while running code do not
-// count: their rate is bounded by the callers.
+// count: their rate is bounded by the callers. Nor do prewarm starts cut
+// short by New's ctx: the caller stopped waiting, the binary is not at
+// fault.
 //
 // # Remote endpoints
 //

@@ -3,7 +3,10 @@ package pool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
 )
 
 // A checkout that shuts its worker down through Do (Session has no
@@ -210,5 +214,55 @@ func TestCloseDuringConfigureIsErrClosed(t *testing.T) {
 	}
 	if c := testenv.Children(); len(c) != 0 {
 		t.Fatalf("worker processes left: %v", c)
+	}
+}
+
+// New's ctx bounds the prewarm; when it ends with starts in flight, those
+// starts fail because the caller stopped waiting, not because the binary
+// is broken: they do not count toward the restart cap (nor back the
+// supervisor off), which replaces them at once. Before, a prewarm of more
+// than MaxRestarts+1 workers cut short by New's ctx left a healthy binary's
+// pool unhealthy, refusing every checkout for RestartWindow.
+func TestCanceledPrewarmDoesNotTripTheRestartCap(t *testing.T) {
+	real := testenv.Worker(t)
+	proc, neg, err := session.Negotiate(context.Background(), session.Launch{}, session.Config{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.Close(context.Background())
+	dir := t.TempDir()
+	// The first start (New's first worker) and every start once "ok"
+	// exists run the real worker; the prewarm's starts announce themselves
+	// and hang.
+	bin := script(t, fmt.Sprintf(`if [ -e %[1]s/first ] && [ ! -e %[1]s/ok ]; then
+	: > %[1]s/hung.$$
+	exec /bin/sleep 1000
+fi
+: > %[1]s/first
+exec %[2]s "$@"`, dir, real))
+	const min = 4
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for { // barrier: every prewarm start is in flight
+			if hung, _ := filepath.Glob(filepath.Join(dir, "hung.*")); len(hung) == min-1 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		os.WriteFile(filepath.Join(dir, "ok"), nil, 0o644)
+		cancel()
+	}()
+	p, rec := newPoolCtx(t, ctx, Config{MinWorkers: min, MaxWorkers: min, MaxRestarts: 1, ProtocolVersion: neg.Version,
+		Worker: worker.Config{Binary: bin}, RestartBackoff: Backoff{Initial: time.Hour, Max: time.Hour}})
+	if st := p.Stat(); !st.Healthy {
+		t.Fatalf("a canceled prewarm tripped the restart cap: %+v", st)
+	}
+	eventually(t, p, 10*time.Second, "at strength", atStrength(min))
+	s := checkout(t, p)
+	runRepr(t, s, "1 + 1")
+	s.Close()
+	if n := rec.countNow(EventUnhealthy, ""); n != 0 {
+		t.Fatalf("%d unhealthy events", n)
 	}
 }

@@ -117,7 +117,8 @@ type Stats struct {
 //
 // An unusable binary, or a first worker that cannot be started or
 // configured, is an error: no pool is returned and nothing is left
-// running. ctx bounds the prewarm only.
+// running. ctx bounds the prewarm only: starts it cuts short are replaced
+// by the supervisor, and do not count toward the restart cap.
 func New(ctx context.Context, cfg Config) (*Pool, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {

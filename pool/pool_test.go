@@ -65,6 +65,12 @@ func (r *recorder) countNow(k EventKind, reason Reason) int {
 
 func newPool(t testing.TB, cfg Config) (*Pool, *recorder) {
 	t.Helper()
+	return newPoolCtx(t, context.Background(), cfg)
+}
+
+// newPoolCtx is newPool with New's ctx.
+func newPoolCtx(t testing.TB, ctx context.Context, cfg Config) (*Pool, *recorder) {
+	t.Helper()
 	testenv.Worker(t)
 	rec := &recorder{}
 	if cfg.Logger == nil {
@@ -73,7 +79,7 @@ func newPool(t testing.TB, cfg Config) (*Pool, *recorder) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = rec.record
 	}
-	p, err := New(context.Background(), cfg)
+	p, err := New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func (p *Pool) recoverLocked(now time.Time, a *after) {
 }
 
 // spawn starts one worker (p.spawning was raised for it) and adds it to
-// the pool.
+// the pool. ctx is New's for the prewarm, else the pool's life.
 func (p *Pool) spawn(ctx context.Context) {
 	start := time.Now()
 	proc, err := p.startWorker(ctx)
@@ -58,14 +58,20 @@ func (p *Pool) spawn(ctx context.Context) {
 		}
 		p.st.spawnFailures++
 		p.owed++
+		a.evs = append(a.evs, Event{Kind: EventSpawnFailed, Duration: d, Err: err})
+		a.kick = true
+		if ctx.Err() != nil {
+			// New's ctx ended the prewarm: the caller stopped waiting,
+			// which says nothing about the binary. No backoff, no
+			// failure toward the restart cap; the supervisor replaces it.
+			return
+		}
 		now := time.Now()
 		backoff := p.gate.startFailed(now)
-		a.evs = append(a.evs, Event{Kind: EventSpawnFailed, Duration: d, Err: err})
 		a.logs = append(a.logs, func() {
 			p.log.Warn("monty pool: worker start failed", slog.Any("error", err), slog.Duration("retry_in", backoff))
 		})
 		p.failLocked(now, err, &a)
-		a.kick = true
 		return
 	}
 	p.gate.started()
