@@ -98,5 +98,7 @@
 // Destroy, Kill, State, WorkerID, Pid and Endpoint may be called from any
 // goroutine at any time (Close and Destroy interrupt a turn in flight by
 // stopping the worker or closing the connection). The Metrics callback is called from whichever goroutine caused
-// the event, never with the pool's lock held, possibly concurrently.
+// the event, never with the pool's lock held, possibly concurrently, and
+// possibly on one of the pool's own goroutines: it must not call
+// Pool.Close, which joins them.
 package pool
