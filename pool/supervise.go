@@ -185,7 +185,6 @@ func (p *Pool) reconcile() time.Time {
 			a.procs = append(a.procs, m.proc)
 			a.evs = append(a.evs, Event{Kind: EventScaleDown, WorkerID: m.id, Pid: m.pid})
 		}
-		soon(now.Add(d))
 	}
 	want := min(max(p.cfg.MinWorkers, p.busyAlive+len(p.waiters)), p.cfg.MaxWorkers)
 	need := want - p.liveLocked() - p.spawning
@@ -210,6 +209,13 @@ func (p *Pool) reconcile() time.Time {
 				p.spawn(p.life)
 			}()
 		}
+	}
+	if d := p.cfg.IdleTimeout; d > 0 && p.liveLocked()+p.spawning > p.cfg.MinWorkers {
+		// A worker beyond MinWorkers (busy or starting) may go idle and
+		// expire: look again then. At MinWorkers none can, and the pool
+		// only grows through this pass, so the timer is not armed (it
+		// used to be, every IdleTimeout, for ever).
+		soon(now.Add(d))
 	}
 	return next
 }
