@@ -174,15 +174,30 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 			return nil, p.exhausted(waited, context.Cause(ctx), ctx.Err())
 		}
 		var s *session.Session
+		if f := p.cfg.attaching; f != nil {
+			f(false)
+		}
 		s, err = session.Attach(ctx, m.proc, p.version, cfg)
+		if f := p.cfg.attaching; f != nil && err == nil {
+			f(true)
+		}
 		if err == nil {
-			m.sess.Store(s)
+			if !p.handOut(m, s) {
+				s.Kill()
+				s.Close()
+				return nil, ErrClosed
+			}
 			m.uses.Add(1)
 			p.checkouts.Add(1)
 			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited, Spawned: spawned, Endpoint: LocalEndpoint})
 			return &Session{s: s, pool: p, m: m, start: time.Now()}, nil
 		}
-		if !p.attachFailed(m, err) || ctx.Err() != nil {
+		retry, gone := p.attachFailed(m, err)
+		if gone {
+			// Close's deadline killed the worker, failing the Configure.
+			return nil, ErrClosed
+		}
+		if !retry || ctx.Err() != nil {
 			return nil, err
 		}
 	}
@@ -283,16 +298,40 @@ func (p *Pool) refuseLocked(a *after) error {
 	return nil
 }
 
+// handOut records s as the session on m, a checked-out worker whose
+// Configure succeeded. It reports false when Close began meanwhile: the
+// checkout then fails with ErrClosed, as every Checkout does from then
+// on, and the caller stops the worker (Close's deadline may have killed
+// it already). Recording s under the lock makes sure a later drop by
+// Close's deadline sees it and kills the worker through it, so the
+// session's turns fail with session.ErrClosed.
+func (p *Pool) handOut(m *member, s *session.Session) bool {
+	var a after
+	defer p.finish(&a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing.Load() {
+		if p.dropLocked(m) {
+			p.destroyedLocked(m, DestroyClosing, &a)
+		}
+		return false
+	}
+	m.sess.Store(s)
+	return true
+}
+
 // attachFailed handles a worker whose checkout Configure failed (Attach
-// has stopped it). It reports whether another worker should be tried.
-func (p *Pool) attachFailed(m *member, err error) bool {
+// has stopped it). It reports whether another worker should be tried,
+// and gone when Close's deadline had dropped the worker (killing it,
+// which failed the Configure): the checkout then fails with ErrClosed.
+func (p *Pool) attachFailed(m *member, err error) (retry, gone bool) {
 	var a after
 	defer p.finish(&a)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	dead := m.dead
 	if !p.dropLocked(m) {
-		return false
+		return false, true
 	}
 	if !p.closing.Load() && !dead {
 		p.owed++
@@ -301,16 +340,16 @@ func (p *Pool) attachFailed(m *member, err error) bool {
 	var pe *session.PythonError
 	if errors.As(err, &pe) {
 		p.destroyedLocked(m, DestroyRefused, &a)
-		return false
+		return false, false
 	}
 	if reason, ok := crashReason(err); ok {
 		p.crashLocked(m, reason, err, &a)
 		// A worker that died or broke the protocol is the worker's fault, not
 		// the checkout's: try another one.
-		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory || reason == ReasonProtocol
+		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory || reason == ReasonProtocol, false
 	}
 	p.destroyedLocked(m, DestroyRequested, &a)
-	return false
+	return false, false
 }
 
 // checkin returns a checked-out worker that has no session (detached, or

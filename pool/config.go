@@ -106,7 +106,12 @@ type Config struct {
 	// are fed from, for callers with their own metrics system. It is called synchronously from the goroutine that
 	// caused the event, never with the pool's lock held, possibly from
 	// several goroutines at once; it must be fast and safe for concurrent
-	// use.
+	// use. That goroutine may be one of the pool's own (its supervisor, a
+	// worker start, the watcher of a worker's exit), which Close joins:
+	// a callback that calls Pool.Close (or waits for it) never returns,
+	// whatever Close's ctx, and one that blocks on a Checkout may stall
+	// the supervisor that checkout waits for. Hand such work to another
+	// goroutine.
 	Metrics func(Event)
 
 	// Endpoints are remote Monty servers checkouts may go to beside the
@@ -135,6 +140,10 @@ type Config struct {
 	// supervisor, once its effects are done: a barrier for "the
 	// supervisor has looked at the pool".
 	reconciled func()
+	// attaching, when set (by tests), is called by a local checkout just
+	// before it configures its worker (done false) and just after a
+	// Configure that succeeded (done true).
+	attaching func(done bool)
 }
 
 // withDefaults fills zero fields and rejects impossible settings.

@@ -48,7 +48,9 @@
 // trip the pool into an unhealthy state, in which it starts nothing and
 // Checkout fails at once with an error matching [ErrUnhealthy], until
 // RestartWindow has passed. Workers that die while running code do not
-// count: their rate is bounded by the callers.
+// count: their rate is bounded by the callers. Nor do prewarm starts cut
+// short by New's ctx: the caller stopped waiting, the binary is not at
+// fault.
 //
 // # Remote endpoints
 //
@@ -96,5 +98,7 @@
 // Destroy, Kill, State, WorkerID, Pid and Endpoint may be called from any
 // goroutine at any time (Close and Destroy interrupt a turn in flight by
 // stopping the worker or closing the connection). The Metrics callback is called from whichever goroutine caused
-// the event, never with the pool's lock held, possibly concurrently.
+// the event, never with the pool's lock held, possibly concurrently, and
+// possibly on one of the pool's own goroutines: it must not call
+// Pool.Close, which joins them.
 package pool

@@ -3,12 +3,18 @@ package pool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
 )
 
 // A checkout that shuts its worker down through Do (Session has no
@@ -105,5 +111,158 @@ func TestUnencodableConfigKeepsTheWorker(t *testing.T) {
 	}
 	if _, err := p.Run(ctx, session.Config{}, "1"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A checkout configuring its worker when Close's deadline kills the
+// checked-out workers fails with ErrClosed, whether the kill lands before
+// the Configure or just after it succeeded. Before, the first got the
+// worker's *worker.CrashError, and the second was handed a Session on the
+// killed worker, whose first Run failed with a *worker.CrashError that
+// does not match session.ErrClosed.
+func TestCloseDeadlineDuringCheckoutIsErrClosed(t *testing.T) {
+	for _, stage := range []struct {
+		name string
+		done bool
+	}{{"before_configure", false}, {"after_configure", true}} {
+		t.Run(stage.name, func(t *testing.T) {
+			entered, proceed := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			p, _ := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, attaching: func(done bool) {
+				if done == stage.done {
+					once.Do(func() {
+						close(entered)
+						<-proceed
+					})
+				}
+			}})
+			type result struct {
+				s   *Session
+				err error
+			}
+			res := make(chan result, 1)
+			go func() {
+				s, err := p.Checkout(context.Background(), session.Config{})
+				res <- result{s, err}
+			}()
+			<-entered
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // the worker is checked out: Close kills it at once
+			if err := p.Close(ctx); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Close: %v", err)
+			}
+			close(proceed)
+			r := <-res
+			if r.err == nil {
+				_, err := r.s.Run(context.Background(), "1")
+				r.s.Close()
+				t.Fatalf("Checkout handed out a session on a worker Close killed; its Run: %v (matches session.ErrClosed: %v)",
+					err, errors.Is(err, session.ErrClosed))
+			}
+			if !errors.Is(r.err, ErrClosed) {
+				t.Fatalf("Checkout: %v (%T), want ErrClosed", r.err, r.err)
+			}
+			if c := testenv.Children(); len(c) != 0 {
+				t.Fatalf("worker processes left: %v", c)
+			}
+		})
+	}
+}
+
+// A checkout still configuring its worker when a graceful Close begins
+// fails with ErrClosed, as every Checkout does from then on (and as a
+// remote checkout did already); its worker is stopped rather than handed
+// out, so Close does not wait for a session its caller never saw before
+// Close. Before, the checkout succeeded and Close waited for that session.
+func TestCloseDuringConfigureIsErrClosed(t *testing.T) {
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, attaching: func(done bool) {
+		if done {
+			once.Do(func() {
+				close(entered)
+				<-proceed
+			})
+		}
+	}})
+	res := make(chan error, 1)
+	go func() {
+		s, err := p.Checkout(context.Background(), session.Config{})
+		if err == nil {
+			s.Close()
+		}
+		res <- err
+	}()
+	<-entered
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close(context.Background()) }()
+	for !p.closing.Load() { // barrier: Close has begun
+		time.Sleep(time.Millisecond)
+	}
+	close(proceed)
+	if err := <-res; !errors.Is(err, ErrClosed) {
+		t.Fatalf("Checkout: %v, want ErrClosed", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if n := rec.countNow(EventDestroy, DestroyClosing); n != 1 {
+		t.Errorf("%d workers destroyed as closing, want 1", n)
+	}
+	if st := p.Stat(); st.Live != 0 || st.Busy != 0 || st.Checkouts != 0 {
+		t.Errorf("after Close: %+v", st)
+	}
+	if c := testenv.Children(); len(c) != 0 {
+		t.Fatalf("worker processes left: %v", c)
+	}
+}
+
+// New's ctx bounds the prewarm; when it ends with starts in flight, those
+// starts fail because the caller stopped waiting, not because the binary
+// is broken: they do not count toward the restart cap (nor back the
+// supervisor off), which replaces them at once. Before, a prewarm of more
+// than MaxRestarts+1 workers cut short by New's ctx left a healthy binary's
+// pool unhealthy, refusing every checkout for RestartWindow.
+func TestCanceledPrewarmDoesNotTripTheRestartCap(t *testing.T) {
+	real := testenv.Worker(t)
+	proc, neg, err := session.Negotiate(context.Background(), session.Launch{}, session.Config{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.Close(context.Background())
+	dir := t.TempDir()
+	// The first start (New's first worker) and every start once "ok"
+	// exists run the real worker; the prewarm's starts announce themselves
+	// and hang.
+	bin := script(t, fmt.Sprintf(`if [ -e %[1]s/first ] && [ ! -e %[1]s/ok ]; then
+	: > %[1]s/hung.$$
+	exec /bin/sleep 1000
+fi
+: > %[1]s/first
+exec %[2]s "$@"`, dir, real))
+	const min = 4
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for { // barrier: every prewarm start is in flight
+			if hung, _ := filepath.Glob(filepath.Join(dir, "hung.*")); len(hung) == min-1 {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		os.WriteFile(filepath.Join(dir, "ok"), nil, 0o644)
+		cancel()
+	}()
+	p, rec := newPoolCtx(t, ctx, Config{MinWorkers: min, MaxWorkers: min, MaxRestarts: 1, ProtocolVersion: neg.Version,
+		Worker: worker.Config{Binary: bin}, RestartBackoff: Backoff{Initial: time.Hour, Max: time.Hour}})
+	if st := p.Stat(); !st.Healthy {
+		t.Fatalf("a canceled prewarm tripped the restart cap: %+v", st)
+	}
+	eventually(t, p, 10*time.Second, "at strength", atStrength(min))
+	s := checkout(t, p)
+	runRepr(t, s, "1 + 1")
+	s.Close()
+	if n := rec.countNow(EventUnhealthy, ""); n != 0 {
+		t.Fatalf("%d unhealthy events", n)
 	}
 }

@@ -117,7 +117,8 @@ type Stats struct {
 //
 // An unusable binary, or a first worker that cannot be started or
 // configured, is an error: no pool is returned and nothing is left
-// running. ctx bounds the prewarm only.
+// running. ctx bounds the prewarm only: starts it cuts short are replaced
+// by the supervisor, and do not count toward the restart cap.
 func New(ctx context.Context, cfg Config) (*Pool, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -228,7 +229,8 @@ func (p *Pool) Stat() Stats {
 func (p *Pool) liveLocked() int { return len(p.idle) + p.busyAlive }
 
 // Close shuts the pool down gracefully: Checkout fails with ErrClosed from
-// now on (waiting checkouts too), idle workers are stopped, and checked-out
+// now on (waiting checkouts too, and those still configuring a worker),
+// idle workers are stopped, and checked-out
 // sessions may finish until ctx is done; a session closed meanwhile has its
 // worker stopped rather than returned. When ctx ends first, the remaining
 // sessions' workers are killed, remote sessions' connections closed

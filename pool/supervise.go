@@ -44,7 +44,7 @@ func (p *Pool) recoverLocked(now time.Time, a *after) {
 }
 
 // spawn starts one worker (p.spawning was raised for it) and adds it to
-// the pool.
+// the pool. ctx is New's for the prewarm, else the pool's life.
 func (p *Pool) spawn(ctx context.Context) {
 	start := time.Now()
 	proc, err := p.startWorker(ctx)
@@ -60,14 +60,20 @@ func (p *Pool) spawn(ctx context.Context) {
 		}
 		p.st.spawnFailures++
 		p.owed++
+		a.evs = append(a.evs, Event{Kind: EventSpawnFailed, Duration: d, Err: err})
+		a.kick = true
+		if ctx.Err() != nil {
+			// New's ctx ended the prewarm: the caller stopped waiting,
+			// which says nothing about the binary. No backoff, no
+			// failure toward the restart cap; the supervisor replaces it.
+			return
+		}
 		now := time.Now()
 		backoff := p.gate.startFailed(now)
-		a.evs = append(a.evs, Event{Kind: EventSpawnFailed, Duration: d, Err: err})
 		a.logs = append(a.logs, func() {
 			p.log.Warn("monty pool: worker start failed", slog.Any("error", err), slog.Duration("retry_in", backoff))
 		})
 		p.failLocked(now, err, &a)
-		a.kick = true
 		return
 	}
 	p.gate.started()
@@ -181,7 +187,6 @@ func (p *Pool) reconcile() time.Time {
 			a.procs = append(a.procs, m.proc)
 			a.evs = append(a.evs, Event{Kind: EventScaleDown, WorkerID: m.id, Pid: m.pid})
 		}
-		soon(now.Add(d))
 	}
 	want := min(max(p.cfg.MinWorkers, p.busyAlive+len(p.waiters)), p.cfg.MaxWorkers)
 	need := want - p.liveLocked() - p.spawning
@@ -206,6 +211,13 @@ func (p *Pool) reconcile() time.Time {
 				p.spawn(p.life)
 			}()
 		}
+	}
+	if d := p.cfg.IdleTimeout; d > 0 && p.liveLocked()+p.spawning > p.cfg.MinWorkers {
+		// A worker beyond MinWorkers (busy or starting) may go idle and
+		// expire: look again then. At MinWorkers none can, and the pool
+		// only grows through this pass, so the timer is not armed (it
+		// used to be, every IdleTimeout, for ever).
+		soon(now.Add(d))
 	}
 	return next
 }
