@@ -135,15 +135,25 @@ func undefinedName(e *RaisedException) string {
 		return ""
 	}
 	for i, c := range name {
-		if !identRune(c) || (i == 0 && unicode.IsDigit(c)) {
+		if (i == 0 && !identStart(c)) || !identRune(c) {
 			return ""
 		}
 	}
 	return name
 }
 
+// identStart reports whether c may begin a Python identifier (ID_Start and
+// "_", PEP 3131).
+func identStart(c rune) bool {
+	return c == '_' || unicode.In(c, unicode.L, unicode.Nl, unicode.Other_ID_Start)
+}
+
+// identRune reports whether c may continue a Python identifier
+// (ID_Continue): besides letters and digits, the combining marks of
+// scripts such as Devanagari, connector punctuation like "‿" and the few
+// Other_ID_Continue characters like "·".
 func identRune(c rune) bool {
-	return c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c)
+	return identStart(c) || unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue)
 }
 
 // renderer holds what one rendering needs beyond the frame itself.

@@ -75,6 +75,39 @@ func TestTracebackCLIRules(t *testing.T) {
 				"NameError: name 'miss' is not defined\n",
 		},
 		{
+			// Python identifiers continue with combining marks (Mn, Mc),
+			// connector punctuation (Pc) and Other_ID_Continue: Devanagari
+			// names are full of vowel signs and viramas.
+			name: "undefined call of a name with combining marks",
+			e:    nameError("नमस्ते", fr(in0, 1, 1, 1, 10, "<module>", "नमस्ते(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    नमस्ते(1)\n    ~~~~~~\n" +
+				"NameError: name 'नमस्ते' is not defined\n",
+		},
+		{
+			name: "undefined call of names with connector punctuation and a middle dot",
+			e: nameError("x‿y·z",
+				fr(in0, 2, 1, 2, 4, "<module>", "f()"),
+				fr(in0, 1, 17, 1, 25, "f", "def f(): return x‿y·z(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 2, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 1, in f\n    def f(): return x‿y·z(1)\n                    ~~~~~\n" +
+				"NameError: name 'x‿y·z' is not defined\n",
+		},
+		{
+			name: "multi-line undefined call of a name with combining marks, no source",
+			e: nameError("नमस्ते",
+				fr(in0, 4, 1, 4, 4, "<module>", "f()"),
+				fr(in0, 2, 12, 3, 11, "f", "return नमस्ते(\n    1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 4, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 2, in f\n    return नमस्ते(\n           ~~~~~~\n" +
+				"NameError: name 'नमस्ते' is not defined\n",
+		},
+		{
+			name: "a name ending before a combining mark is not the callee",
+			e:    nameError("नमस", fr(in0, 1, 1, 1, 10, "<module>", "नमस्ते(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    नमस्ते(1)\n    ~~~~~~~~~\n" +
+				"NameError: name 'नमस' is not defined\n",
+		},
+		{
 			name: "other exception types keep the span",
 			e: &RaisedException{Type: "TypeError", Message: ptr("'int' object is not callable"),
 				Traceback: []StackFrame{fr(in0, 2, 1, 2, 4, "<module>", "x()")}},
