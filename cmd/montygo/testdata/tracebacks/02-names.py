@@ -226,3 +226,14 @@ def f():
 f()
 #### call-undefined-connector-and-middle-dot
 x‿y·z(1)
+#### call-undefined-decomposed-accents
+x = résumé(1)
+#### call-undefined-ligature
+ﬁle(1)
+#### call-undefined-micro-sign-multiline
+def f():
+    return µx(
+        1)
+f()
+#### call-undefined-mathematical-bold
+y = (𝐟𝐨𝐨)(2)
