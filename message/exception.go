@@ -41,8 +41,10 @@ func (e *RaisedException) Msg() string {
 	return *e.Message
 }
 
-// Error renders the exception's last traceback line, "Type: message" (or
-// just "Type" when there is no message).
+// Error renders the exception's last traceback line as CPython prints it,
+// "Type: message", or just "Type" when the message is absent or empty. (The
+// worker's CLI, and so [RaisedException.TracebackString], print "Type: "
+// for an empty message.)
 func (e *RaisedException) Error() string {
 	if e == nil {
 		return "<nil exception>"

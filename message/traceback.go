@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // This file renders a RaisedException as the Python-style traceback the
@@ -135,24 +137,35 @@ func undefinedName(e *RaisedException) string {
 		return ""
 	}
 	for i, c := range name {
-		if !identRune(c) || (i == 0 && unicode.IsDigit(c)) {
+		if (i == 0 && !identStart(c)) || !identRune(c) {
 			return ""
 		}
 	}
 	return name
 }
 
+// identStart reports whether c may begin a Python identifier (ID_Start and
+// "_", PEP 3131).
+func identStart(c rune) bool {
+	return c == '_' || unicode.In(c, unicode.L, unicode.Nl, unicode.Other_ID_Start)
+}
+
+// identRune reports whether c may continue a Python identifier
+// (ID_Continue): besides letters and digits, the combining marks of
+// scripts such as Devanagari, connector punctuation like "‿" and the few
+// Other_ID_Continue characters like "·".
 func identRune(c rune) bool {
-	return c == '_' || unicode.IsLetter(c) || unicode.IsDigit(c)
+	return identStart(c) || unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue)
 }
 
 // renderer holds what one rendering needs beyond the frame itself.
 type renderer struct {
 	opts      TracebackOptions
-	current   string // file name of the feed that raised
-	undefined string // the name of a NameError "name 'N' is not defined"
-	lines     []int  // byte offsets of the source's lines, indexed on demand
-	scanned   int    // bytes of the source indexed so far
+	current   string     // file name of the feed that raised
+	undefined string     // the name of a NameError "name 'N' is not defined"
+	lines     []int      // byte offsets of the source's lines, indexed on demand
+	scanned   int        // bytes of the source indexed so far
+	iter      *norm.Iter // for sameName, allocated on first use
 }
 
 // frame renders one frame. Only the innermost frame (where the exception
@@ -182,11 +195,11 @@ func (r *renderer) frame(dst []byte, f *StackFrame, innermost bool) []byte {
 		}
 	}
 	multi, narrowed := f.Start.Line != f.End.Line, false
-	var nameCol uint32
+	var nameCol, nameWidth uint32
 	if hasLine && multi && undefined != "" && !f.HideCaret {
 		var n uint32
 		var l string
-		if n, l, nameCol, narrowed = r.narrowMultiLine(f, line, undefined); narrowed {
+		if n, l, nameCol, nameWidth, narrowed = r.narrowMultiLine(f, line, undefined); narrowed {
 			lineNo, line, multi = n, l, false
 		}
 	}
@@ -214,7 +227,7 @@ func (r *renderer) frame(dst []byte, f *StackFrame, innermost bool) []byte {
 	case !hasLine:
 		return dst
 	case narrowed:
-		return appendLineAndCarets(dst, line, nameCol, nameCol+uint32(utf8.RuneCountInString(undefined)))
+		return appendLineAndCarets(dst, line, nameCol, nameCol+nameWidth)
 	case multi:
 		// A span over several lines is printed as the worker sends it (the
 		// lines dedented, "...<N lines>..." for long spans), at the frame
@@ -232,8 +245,8 @@ func (r *renderer) frame(dst []byte, f *StackFrame, innermost bool) []byte {
 	}
 	start, end := f.Start.Column, f.End.Column
 	if undefined != "" {
-		if s, ok := callee(line, start, end, undefined); ok {
-			start, end = s, s+uint32(utf8.RuneCountInString(undefined))
+		if s, w, ok := r.callee(line, start, end, undefined); ok {
+			start, end = s, s+w
 		}
 	}
 	return appendLineAndCarets(dst, line, start, end)
@@ -275,11 +288,12 @@ func appendLineAndCarets(dst []byte, line string, start, end uint32) []byte {
 // [start, end) of line: the worker reports a call of an undefined name at
 // the whole call, where its CLI underlines the name alone. Opening
 // parentheses and spaces before the name are skipped ("(f)(1)"). It returns
-// the name's 1-based column, or false when the span does not start with the
-// name (end == 0 means the span runs past the line).
-func callee(line string, start, end uint32, name string) (uint32, bool) {
+// the name's 1-based column and its width in the line (see [sameName]), or
+// false when the span does not start with the name (end == 0 means the span
+// runs past the line).
+func (r *renderer) callee(line string, start, end uint32, name string) (uint32, uint32, bool) {
 	if start == 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	col := uint32(1)
 	i := 0
@@ -289,7 +303,7 @@ func callee(line string, start, end uint32, name string) (uint32, bool) {
 		col++
 	}
 	if col != start {
-		return 0, false
+		return 0, 0, false
 	}
 	for i < len(line) && (end == 0 || col < end) {
 		c, n := utf8.DecodeRuneInString(line[i:])
@@ -299,17 +313,54 @@ func callee(line string, start, end uint32, name string) (uint32, bool) {
 		i += n
 		col++
 	}
-	rest, ok := strings.CutPrefix(line[i:], name)
-	if !ok {
-		return 0, false
+	tok := identToken(line[i:])
+	if !r.sameName(tok, name) {
+		return 0, 0, false
 	}
-	if c, _ := utf8.DecodeRuneInString(rest); rest != "" && identRune(c) {
-		return 0, false
+	width := uint32(utf8.RuneCountInString(tok))
+	if end != 0 && col+width > end {
+		return 0, 0, false
 	}
-	if end != 0 && col+uint32(utf8.RuneCountInString(name)) > end {
-		return 0, false
+	return col, width, true
+}
+
+// identToken returns the identifier at the start of s: a character that
+// may begin one and those that may continue it, or "".
+func identToken(s string) string {
+	for i, c := range s {
+		if i == 0 && !identStart(c) || !identRune(c) {
+			return s[:i]
+		}
 	}
-	return col, true
+	return s
+}
+
+// sameName reports whether tok, an identifier as the source spells it, is
+// name, the identifier as Python knows it: Python normalises identifiers to
+// NFKC (PEP 3131), so "résumé" written with combining accents, "ﬁle" or
+// "µ" (the micro sign) name 'résumé', 'file' and 'μ'. The worker's CLI
+// underlines the identifier as spelled.
+func (r *renderer) sameName(tok, name string) bool {
+	if tok == name {
+		return true
+	}
+	if tok == "" || norm.NFKC.QuickSpanString(tok) == len(tok) {
+		return false // already in normal form (as all ASCII is)
+	}
+	// The iteration stops at the first segment that differs from name.
+	if r.iter == nil {
+		r.iter = new(norm.Iter) // one per rendering
+	}
+	r.iter.InitString(norm.NFKC, tok)
+	rest := name
+	for !r.iter.Done() {
+		seg := r.iter.Next()
+		if len(rest) < len(seg) || rest[:len(seg)] != string(seg) {
+			return false
+		}
+		rest = rest[len(seg):]
+	}
+	return rest == ""
 }
 
 // narrowMultiLine handles an undefined name's call spanning several lines:
@@ -318,55 +369,55 @@ func callee(line string, start, end uint32, name string) (uint32, bool) {
 // the name follows on the next lines ("(\n    f\n)(1)"). It returns the
 // line's number, the line (from the source with its indentation, or from
 // the dedented preview) and the name's column in it.
-func (r *renderer) narrowMultiLine(f *StackFrame, preview, name string) (uint32, string, uint32, bool) {
+func (r *renderer) narrowMultiLine(f *StackFrame, preview, name string) (uint32, string, uint32, uint32, bool) {
 	if f.Filename == r.current {
 		if l, ok := r.sourceLine(f.Start.Line); ok {
-			if col, ok := callee(l, f.Start.Column, 0, name); ok {
-				return f.Start.Line, l, col, true
+			if col, w, ok := r.callee(l, f.Start.Column, 0, name); ok {
+				return f.Start.Line, l, col, w, true
 			}
 			if !onlyOpening(l, f.Start.Column) {
-				return 0, "", 0, false
+				return 0, "", 0, 0, false
 			}
 			for n := f.Start.Line + 1; n <= f.End.Line; n++ {
 				l, ok := r.sourceLine(n)
 				if !ok {
 					break
 				}
-				if col, ok := callee(l, 1, 0, name); ok {
-					return n, l, col, true
+				if col, w, ok := r.callee(l, 1, 0, name); ok {
+					return n, l, col, w, true
 				}
 				if !onlyOpening(l, 1) {
 					break
 				}
 			}
-			return 0, "", 0, false
+			return 0, "", 0, 0, false
 		}
 	}
 	lines := splitLines(preview)
 	if len(lines) == 0 {
-		return 0, "", 0, false
+		return 0, "", 0, 0, false
 	}
-	if col, ok := dedentedCallee(lines[0], f.Start.Column, name); ok {
-		return f.Start.Line, lines[0], col, true
+	if col, w, ok := r.dedentedCallee(lines[0], f.Start.Column, name); ok {
+		return f.Start.Line, lines[0], col, w, true
 	}
 	// The span may start on the first line's trailing run of "(" and
 	// spaces (at a column <= start: the preview is dedented).
 	if openingTail(lines[0]) > f.Start.Column {
-		return 0, "", 0, false
+		return 0, "", 0, 0, false
 	}
 	for k := 1; k < len(lines) && uint64(f.Start.Line)+uint64(k) <= uint64(f.End.Line); k++ {
 		l := lines[k]
 		if strings.HasPrefix(l, "...<") {
 			break // elided lines: the line number is lost
 		}
-		if col, ok := callee(l, 1, 0, name); ok {
-			return f.Start.Line + uint32(k), l, col, true
+		if col, w, ok := r.callee(l, 1, 0, name); ok {
+			return f.Start.Line + uint32(k), l, col, w, true
 		}
 		if !onlyOpening(l, 1) {
 			break
 		}
 	}
-	return 0, "", 0, false
+	return 0, "", 0, 0, false
 }
 
 // opening reports whether c may come between the start of a call's span
@@ -422,10 +473,12 @@ func openingTail(line string) uint32 {
 // <= start, or reached from start over "(" and spaces), after which the
 // line leaves a bracket open or ends (the call's parenthesis is on a later
 // line). The last candidate wins: the one needing the least indentation.
-// Two passes over the line, no allocation.
-func dedentedCallee(line string, start uint32, name string) (uint32, bool) {
+// It returns the candidate's column and width (see [renderer.sameName]).
+// Two passes over the line, no allocation but the renderer's one NFKC
+// iterator.
+func (r *renderer) dedentedCallee(line string, start uint32, name string) (uint32, uint32, bool) {
 	if name == "" {
-		return 0, false
+		return 0, 0, false
 	}
 	// limit is the last column a candidate may have: start, or the end of
 	// the run of "(" and spaces beginning at start.
@@ -438,7 +491,6 @@ func dedentedCallee(line string, start uint32, name string) (uint32, bool) {
 		}
 		col++
 	}
-	nameLen := uint32(utf8.RuneCountInString(name))
 	// Right to left, keeping the bracket balance of the suffix and its
 	// non-space characters (all, and those other than ")").
 	depth, nonSpace, notClose := 0, uint32(0), uint32(0)
@@ -459,22 +511,26 @@ func dedentedCallee(line string, start uint32, name string) (uint32, bool) {
 				notClose++
 			}
 		}
-		if col > limit || !strings.HasPrefix(line[i:], name) {
+		if col > limit {
 			continue
 		}
 		if prev, _ := utf8.DecodeLastRuneInString(line[:i]); i > 0 && identRune(prev) {
 			continue
 		}
-		if next, _ := utf8.DecodeRuneInString(line[i+len(name):]); i+len(name) < len(line) && identRune(next) {
+		// Identifiers starting here are disjoint: the tokens read add up
+		// to one pass over the line.
+		tok := identToken(line[i:])
+		if !r.sameName(tok, name) {
 			continue
 		}
 		// The suffix after the name: the name has no brackets or spaces.
-		ns, nc := nonSpace-nameLen, notClose-nameLen
+		w := uint32(utf8.RuneCountInString(tok))
+		ns, nc := nonSpace-w, notClose-w
 		if depth > 0 || ns == 0 || (ns == 1 && nc == 0) {
-			return col, true
+			return col, w, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // sourceLine returns line n (1-based) of the source, split like the worker

@@ -75,6 +75,83 @@ func TestTracebackCLIRules(t *testing.T) {
 				"NameError: name 'miss' is not defined\n",
 		},
 		{
+			// Python identifiers continue with combining marks (Mn, Mc),
+			// connector punctuation (Pc) and Other_ID_Continue: Devanagari
+			// names are full of vowel signs and viramas.
+			name: "undefined call of a name with combining marks",
+			e:    nameError("नमस्ते", fr(in0, 1, 1, 1, 10, "<module>", "नमस्ते(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    नमस्ते(1)\n    ~~~~~~\n" +
+				"NameError: name 'नमस्ते' is not defined\n",
+		},
+		{
+			name: "undefined call of names with connector punctuation and a middle dot",
+			e: nameError("x‿y·z",
+				fr(in0, 2, 1, 2, 4, "<module>", "f()"),
+				fr(in0, 1, 17, 1, 25, "f", "def f(): return x‿y·z(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 2, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 1, in f\n    def f(): return x‿y·z(1)\n                    ~~~~~\n" +
+				"NameError: name 'x‿y·z' is not defined\n",
+		},
+		{
+			name: "multi-line undefined call of a name with combining marks, no source",
+			e: nameError("नमस्ते",
+				fr(in0, 4, 1, 4, 4, "<module>", "f()"),
+				fr(in0, 2, 12, 3, 11, "f", "return नमस्ते(\n    1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 4, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 2, in f\n    return नमस्ते(\n           ~~~~~~\n" +
+				"NameError: name 'नमस्ते' is not defined\n",
+		},
+		{
+			// Python normalises identifiers to NFKC: the message names
+			// 'résumé' (precomposed) where the source spells it with
+			// combining accents (as text from macOS often does); the CLI
+			// underlines the identifier as spelled.
+			name: "undefined call of a name the source spells in another normal form",
+			e:    nameError("r\u00e9sum\u00e9", fr(in0, 1, 5, 1, 16, "<module>", "x = re\u0301sume\u0301(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    x = re\u0301sume\u0301(1)\n        ~~~~~~~~\n" +
+				"NameError: name 'r\u00e9sum\u00e9' is not defined\n",
+		},
+		{
+			name: "undefined calls of compatibility characters: a ligature and the micro sign",
+			e: nameError("file",
+				fr(in0, 2, 1, 2, 4, "<module>", "f()"),
+				fr(in0, 1, 17, 1, 23, "f", "def f(): return \ufb01le(1) + \u00b5(2)")),
+			want: tbHead + "  File \"<python-input-0>\", line 2, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 1, in f\n    def f(): return \ufb01le(1) + \u00b5(2)\n                    ~~~\n" +
+				"NameError: name 'file' is not defined\n",
+		},
+		{
+			name: "multi-line undefined call of a name in another normal form, no source",
+			e: nameError("\u03bcx",
+				fr(in0, 4, 1, 4, 4, "<module>", "f()"),
+				fr(in0, 2, 12, 3, 11, "f", "return \u00b5x(\n    1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 4, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 2, in f\n    return \u00b5x(\n           ~~\n" +
+				"NameError: name '\u03bcx' is not defined\n",
+		},
+		{
+			name: "multi-line undefined call of a name in another normal form, from the source",
+			e: nameError("\u03bcx",
+				fr(in0, 4, 1, 4, 4, "<module>", "f()"),
+				fr(in0, 2, 12, 3, 11, "f", "return \u00b5x(\n    1)")),
+			opts: TracebackOptions{Source: "def f():\n    return \u00b5x(\n        1)\nf()"},
+			want: tbHead + "  File \"<python-input-0>\", line 4, in <module>\n    f()\n    ~~~\n" +
+				"  File \"<python-input-0>\", line 2, in f\n    return \u00b5x(\n           ~~\n" +
+				"NameError: name '\u03bcx' is not defined\n",
+		},
+		{
+			name: "an identifier whose normal form only starts with the name is not the callee",
+			e:    nameError("fi", fr(in0, 1, 1, 1, 7, "<module>", "\ufb01le(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    \ufb01le(1)\n    ~~~~~~\n" +
+				"NameError: name 'fi' is not defined\n",
+		},
+		{
+			name: "a name ending before a combining mark is not the callee",
+			e:    nameError("नमस", fr(in0, 1, 1, 1, 10, "<module>", "नमस्ते(1)")),
+			want: tbHead + "  File \"<python-input-0>\", line 1, in <module>\n    नमस्ते(1)\n    ~~~~~~~~~\n" +
+				"NameError: name 'नमस' is not defined\n",
+		},
+		{
 			name: "other exception types keep the span",
 			e: &RaisedException{Type: "TypeError", Message: ptr("'int' object is not callable"),
 				Traceback: []StackFrame{fr(in0, 2, 1, 2, 4, "<module>", "x()")}},
@@ -231,6 +308,18 @@ func TestTracebackHostileIsLinear(t *testing.T) {
 	want := "    " + strings.Repeat("m(", 500_000) + "\n    " + strings.Repeat(" ", 999_998) + "~\n"
 	if !strings.Contains(string(out), want) {
 		t.Fatalf("the huge undefined call is not narrowed to its last name (%d bytes)", len(out))
+	}
+	// Identifiers not in normal form are compared through NFKC: one
+	// iterator per rendering, not one allocation per candidate.
+	line := strings.Repeat("\ufb01(", 200_000) + "\u00b5("
+	e3 := nameError("\u03bc", fr("<python-input-0>", 1, 400_001, 2, 1, "<module>", line+"\n)"))
+	var buf []byte
+	allocs := testing.AllocsPerRun(3, func() { buf = e3.AppendTracebackWith(buf[:0], TracebackOptions{}) })
+	if allocs > 10 {
+		t.Errorf("%v allocations rendering 200,000 candidates not in normal form", allocs)
+	}
+	if !strings.HasSuffix(string(buf), strings.Repeat(" ", 4+400_000)+"~\nNameError: name '\u03bc' is not defined\n") {
+		t.Errorf("the call of \u00b5 at the end of the line is not underlined: ...%q", buf[max(0, len(buf)-200):])
 	}
 }
 

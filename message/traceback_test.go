@@ -173,3 +173,20 @@ func TestAppendTraceback(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// An empty message and no message differ in the traceback, as in the
+// worker's CLI ("ValueError: " for raise ValueError("")), but not in
+// Error, which follows CPython's last line.
+func TestEmptyMessage(t *testing.T) {
+	empty := NewException("ValueError", "")
+	none := &RaisedException{Type: "ValueError"}
+	if empty.Error() != "ValueError" || none.Error() != "ValueError" {
+		t.Errorf("Error() = %q and %q, want ValueError for both", empty.Error(), none.Error())
+	}
+	if got := empty.TracebackString(); got != "ValueError: \n" {
+		t.Errorf("empty message: TracebackString() = %q", got)
+	}
+	if got := none.TracebackString(); got != "ValueError\n" {
+		t.Errorf("no message: TracebackString() = %q", got)
+	}
+}

@@ -213,3 +213,27 @@ x = (missing)(1)
 @missing
 def f():
     pass
+#### call-undefined-devanagari
+नमस्ते(1)
+#### call-undefined-devanagari-in-function
+def f():
+    return 1 + नमस्ते(2)
+f()
+#### call-undefined-devanagari-multiline
+def f():
+    return नमस्ते(
+        1)
+f()
+#### call-undefined-connector-and-middle-dot
+x‿y·z(1)
+#### call-undefined-decomposed-accents
+x = résumé(1)
+#### call-undefined-ligature
+ﬁle(1)
+#### call-undefined-micro-sign-multiline
+def f():
+    return µx(
+        1)
+f()
+#### call-undefined-mathematical-bold
+y = (𝐟𝐨𝐨)(2)
