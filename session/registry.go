@@ -463,13 +463,14 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 		return nil, typeError("%s() got an unexpected keyword argument '%s'",
 			s.name, call.Values.Node(call.Kwargs[0].Key).Text())
 	}
+	// CPython checks the keyword arguments before the positional count
+	// (f(1, 2, 3, c=4) of def f(a, b) is an unexpected keyword argument),
+	// so with names the count is checked after them, below.
 	switch {
-	case !s.variadic && n > s.fixed, !s.variadic && s.names == nil && n != s.fixed:
-		return nil, typeError("%s() takes %d positional argument%s but %d %s given",
-			s.name, s.fixed, plural(s.fixed), n, wasWere(n))
+	case !s.variadic && s.names == nil && n != s.fixed:
+		return nil, s.countError("", n)
 	case s.variadic && s.names == nil && n < s.fixed:
-		return nil, typeError("%s() takes at least %d positional argument%s but %d %s given",
-			s.name, s.fixed, plural(s.fixed), n, wasWere(n))
+		return nil, s.countError("at least ", n)
 	}
 	var slotBuf [8]value.NodeID
 	var givenBuf [8]bool
@@ -491,6 +492,9 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 			return nil, typeError("%s() got multiple values for argument '%s'", s.name, k)
 		}
 		slots[i], given[i] = kw.Value, true
+	}
+	if !s.variadic && n > s.fixed {
+		return nil, s.countError("", n)
 	}
 	if missing := missingNames(s.names, given); len(missing) > 0 {
 		return nil, typeError("%s() missing %d required positional argument%s: %s",
@@ -538,6 +542,18 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 		}
 	}
 	return res, nil
+}
+
+// countError is the TypeError of a call with n positional arguments that
+// the signature does not take. A method counts its receiver, as CPython
+// counts self: Widget.grow() takes 3 positional arguments but 4 were given.
+func (s *signature) countError(atLeast string, n int) error {
+	want := s.fixed
+	if s.recv {
+		want, n = want+1, n+1
+	}
+	return typeError("%s() takes %s%d positional argument%s but %d %s given",
+		s.name, atLeast, want, plural(want), n, wasWere(n))
 }
 
 // missingNames returns the quoted names of the parameters not given.
