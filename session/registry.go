@@ -181,6 +181,7 @@ var (
 // A name the sandbox resolves itself (a builtin such as len, print or
 // ValueError) is refused: the worker asks the host only for names it
 // cannot resolve, so a host function by that name would never be called.
+// It replaces any value or class registered as name.
 func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	if err := globalName(name); err != nil {
 		return err
@@ -202,6 +203,7 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	}
 	r.mu.Lock()
 	r.funcs[name] = h
+	delete(r.values, name)
 	delete(r.classes, name)
 	r.mu.Unlock()
 	return nil
@@ -225,9 +227,11 @@ func (r *Registry) MustRegister(name string, fn any, opts ...FuncOption) *Regist
 //
 // A Go value of a class registered with RegisterClass (a *T or a T), or
 // one wrapped with [Object], is sent as a host object (see [Class]).
+// It replaces any function or class registered as name.
 func (r *Registry) SetValue(name string, v any) {
 	r.mu.Lock()
 	r.values[name] = v
+	delete(r.funcs, name)
 	delete(r.classes, name)
 	r.mu.Unlock()
 }
