@@ -206,6 +206,9 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 		if fn.Kind() != reflect.Func {
 			return nil, fmt.Errorf("monty session: class %s: constructor %T is not a function", name, p.Constructor)
 		}
+		if fn.IsNil() {
+			return nil, fmt.Errorf("monty session: class %s: nil constructor function", name)
+		}
 		var names []string
 		if len(p.ConstructorParams) > 0 {
 			names = p.ConstructorParams

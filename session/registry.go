@@ -371,17 +371,18 @@ func isIdentifier(s string) bool {
 // adapted by reflection (nil for a Func); names are its parameter names,
 // or nil.
 func adapt(name string, fn any, names []string) (Func, *signature, error) {
-	switch f := fn.(type) {
-	case nil:
+	v := reflect.ValueOf(fn)
+	switch {
+	case !v.IsValid(), v.Kind() == reflect.Func && v.IsNil():
 		return nil, nil, fmt.Errorf("monty session: nil function for %q", name)
+	case v.Kind() != reflect.Func:
+		return nil, nil, fmt.Errorf("monty session: %q: %T is not a function", name, fn)
+	}
+	switch f := fn.(type) {
 	case Func:
 		return f, nil, nil
 	case func(context.Context, *Call) (any, error):
 		return f, nil, nil
-	}
-	v := reflect.ValueOf(fn)
-	if v.Kind() != reflect.Func {
-		return nil, nil, fmt.Errorf("monty session: %q: %T is not a function", name, fn)
 	}
 	sig, err := newSignature(name, v.Type(), false, names)
 	if err != nil {

@@ -120,3 +120,24 @@ func TestParamsChecked(t *testing.T) {
 		t.Error("a Func's repeated names were accepted")
 	}
 }
+
+// TestRegisterRefusesNilFunctions: a nil function of any type is refused
+// when registered, not found out as a RuntimeError ("host function f
+// panicked: ... nil pointer dereference") at each call from the sandbox.
+func TestRegisterRefusesNilFunctions(t *testing.T) {
+	for _, fn := range []any{
+		nil,
+		Func(nil),
+		(func(context.Context, *Call) (any, error))(nil),
+		(func(int) int)(nil),
+	} {
+		if err := NewRegistry().Register("f", fn); err == nil || !strings.Contains(err.Error(), "nil function") {
+			t.Errorf("Register(%T nil): %v", fn, err)
+		}
+	}
+	type thing struct{ N int }
+	_, err := ClassOf[thing]("Thing", Policy{Constructor: (func(n int) *thing)(nil)})
+	if err == nil || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("nil Constructor: %v", err)
+	}
+}
