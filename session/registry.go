@@ -23,7 +23,8 @@ import (
 // promptly then.
 //
 // Functions registered with Async run on their own goroutines, concurrently
-// with each other, and must be safe for that.
+// with each other, and must be safe for that. One that ends its goroutine
+// without returning (runtime.Goexit) raises RuntimeError.
 type Func func(ctx context.Context, call *Call) (any, error)
 
 // Call is one call from the sandbox to a host function. Its values live in

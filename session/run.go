@@ -352,16 +352,24 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		v, err := r.invoke(h, c)
 		var g value.Graph
-		res := r.ext(&g, v, err)
-		r.mu.Lock()
-		f.g, f.res, f.done = g, res, true
-		r.mu.Unlock()
-		select {
-		case notify <- struct{}{}:
-		default:
-		}
+		// The outcome if the goroutine ends without returning: the
+		// function (or its result's conversion) called runtime.Goexit,
+		// say through t.FailNow. The future finishes either way, or the
+		// feed would wait for it until its context ended.
+		res := message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError",
+			fmt.Sprintf("host function %s ended its goroutine without returning (runtime.Goexit)", h.name))}
+		defer func() {
+			r.mu.Lock()
+			f.g, f.res, f.done = g, res, true
+			r.mu.Unlock()
+			select {
+			case notify <- struct{}{}:
+			default:
+			}
+		}()
+		v, err := r.invoke(h, c)
+		res = r.ext(&g, v, err)
 	}()
 }
 
