@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -130,8 +132,12 @@ func Params(names ...string) FuncOption {
 // Doc documents a function: its docstring in [Registry.Stubs], where a
 // model reading the stubs finds what the function is for. It is also sent
 // with the function value the sandbox gets (the released worker keeps it
-// to itself: a host function has no __doc__ there).
-func Doc(text string) FuncOption { return func(h *hostFunc) { h.doc = &text } }
+// to itself: a host function has no __doc__ there). Text that is not
+// UTF-8 is repaired with U+FFFD: the protocol carries only UTF-8.
+func Doc(text string) FuncOption {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	return func(h *hostFunc) { h.doc = &text }
+}
 
 type hostFunc struct {
 	doc    *string // Doc, or nil
@@ -352,16 +358,29 @@ var pythonKeywords = map[string]bool{
 }
 
 // isIdentifier reports whether s is a Python identifier that is not a
-// keyword.
+// keyword. Beyond ASCII it follows Python's classes (letters, letter
+// numbers and Other_ID_Start first; marks, digits, connectors and
+// Other_ID_Continue after), as Go's Unicode tables have them: a name that
+// is not UTF-8, or holds a space or a symbol (price€), could never be
+// written in the sandbox, and one that is not UTF-8 would also make
+// [Registry.Stubs] unusable as Config.TypeCheckStubs.
 func isIdentifier(s string) bool {
 	if s == "" || pythonKeywords[s] {
 		return false
 	}
 	for i, c := range s {
 		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c > 127:
-		case c >= '0' && c <= '9' && i > 0:
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9':
+			if i == 0 {
+				return false
+			}
+		case c < utf8.RuneSelf:
+			return false
+		case unicode.IsLetter(c), unicode.In(c, unicode.Nl, unicode.Other_ID_Start):
+		case i > 0 && unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue):
 		default:
+			// Also utf8.RuneError (U+FFFD is a symbol): an invalid byte.
 			return false
 		}
 	}

@@ -141,3 +141,23 @@ func TestRegisterRefusesNilFunctions(t *testing.T) {
 		t.Errorf("nil Constructor: %v", err)
 	}
 }
+
+// TestIdentifiersFollowPython: names are checked as Python checks
+// identifiers (the answers are CPython 3.11's str.isidentifier), so a
+// name that is not UTF-8 is refused rather than sent to the worker, where
+// the stubs holding it failed every type-checked session's Configure.
+func TestIdentifiersFollowPython(t *testing.T) {
+	for name, want := range map[string]bool{
+		"π": true, "ñame": true, "x·y": true, "変数": true, "x１": true, "_": true, "a\u0301": true,
+		"ⅷ": true, "℘x": true, "fetch_2": true,
+		"bad\xff": false, "\xff": false, "price€": false, "a\u00a0b": false, "a\u3000b": false,
+		"１x": false, "2x": false, "a-b": false, "a\u200db": false, "a😀": false, "class": false, "": false,
+	} {
+		if got := isIdentifier(name); got != want {
+			t.Errorf("isIdentifier(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if err := NewRegistry().Register("price\xff", func() int { return 1 }); err == nil {
+		t.Error("a name that is not UTF-8 was registered")
+	}
+}
