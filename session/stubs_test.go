@@ -161,3 +161,28 @@ func TestIdentifiersFollowPython(t *testing.T) {
 		t.Error("a name that is not UTF-8 was registered")
 	}
 }
+
+// TestStubsNeverRepeatAParameter: a parameter named like one the stubs
+// add (args, kwargs, self) leaves the added one another name; a def that
+// repeats a name is a SyntaxError in Python ("duplicate argument 'args'
+// in function definition").
+func TestStubsNeverRepeatAParameter(t *testing.T) {
+	type thing struct {
+		Self int `monty:"self"`
+	}
+	reg := NewRegistry().
+		MustRegister("f", func(a int, rest ...int) int { return a }, Params("args")).
+		MustRegister("g", func(ctx context.Context, c *Call) (any, error) { return nil, nil }, Params("args", "kwargs", "kwargs_")).
+		MustRegisterClass("Thing", MustClassOf[thing]("Thing", Policy{Eager: []string{"self"}, Construct: true}))
+	want := `from typing import Any
+
+class Thing:
+    self: int
+    def __init__(self_, self: int = ...) -> None: ...
+def f(args: int, *args_: int) -> int: ...
+def g(args: Any, kwargs: Any, kwargs_: Any, *args_: Any, **kwargs__: Any) -> Any: ...
+`
+	if got := reg.Stubs(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
