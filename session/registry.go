@@ -441,7 +441,11 @@ func newSignature(name string, t reflect.Type, recv bool, names []string) (*sign
 		first++
 	}
 	for i := first; i < t.NumIn(); i++ {
-		if t.In(i) == ctxType || t.In(i) == callType {
+		switch t.In(i) {
+		case callType:
+			// Whatever its place: only a Func gets the Call.
+			return nil, fmt.Errorf("monty session: %q: %v takes a *Call, which only a Func (func(context.Context, *Call) (any, error)) may", name, t)
+		case ctxType:
 			return nil, fmt.Errorf("monty session: %q: parameter %d of %v must come first or not at all", name, i, t)
 		}
 		s.params = append(s.params, t.In(i))

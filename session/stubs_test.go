@@ -186,3 +186,24 @@ def g(args: Any, kwargs: Any, kwargs_: Any, *args_: Any, **kwargs__: Any) -> Any
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestRegisterCallParameterNeedsFunc: a *Call parameter outside a Func's
+// signature is refused with a message that says so; before, func(*Call)
+// (any, error) was told its first parameter "must come first or not at
+// all".
+func TestRegisterCallParameterNeedsFunc(t *testing.T) {
+	for _, fn := range []any{
+		func(c *Call) (any, error) { return nil, nil },
+		func(ctx context.Context, c *Call) any { return nil },
+		func(n int, c *Call) {},
+	} {
+		err := NewRegistry().Register("f", fn)
+		if err == nil || !strings.Contains(err.Error(), "only a Func") {
+			t.Errorf("Register(%T): %v", fn, err)
+		}
+	}
+	err := NewRegistry().Register("f", func(n int, ctx context.Context) {})
+	if err == nil || !strings.Contains(err.Error(), "must come first") {
+		t.Errorf("a late context: %v", err)
+	}
+}
