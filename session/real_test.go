@@ -713,7 +713,8 @@ func TestWithPrint(t *testing.T) {
 	_, err := s.Run(context.Background(), "print('before the error')\n1/0", WithPrint(Writers(&runOut, &runOut)))
 	pyErr(t, err, "ZeroDivisionError")
 	run(t, s, "print('config again')")
-	if cfgOut.String() != "to config\nconfig again\n" || runOut.String() != "to run\nagain\nbefore the error\n" {
+	run(t, s, "print('nil keeps config')", WithPrint(nil)) // as documented
+	if cfgOut.String() != "to config\nconfig again\nnil keeps config\n" || runOut.String() != "to run\nagain\nbefore the error\n" {
 		t.Fatalf("config got %q, run got %q", cfgOut.String(), runOut.String())
 	}
 }

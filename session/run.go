@@ -44,7 +44,8 @@ func WithOS(h OSHandler) RunOption { return func(o *runOptions) { o.os = h } }
 // WithPrint sends the run's output to f instead of Config.Print, so one
 // session can give each run its own sink (an agent capturing each step's
 // output). f is called as Config.Print is: on the goroutine of the run,
-// one segment at a time, in order.
+// one segment at a time, in order. A nil f leaves Config.Print in place
+// (to discard a run's output, pass a function that does nothing).
 func WithPrint(f PrintFunc) RunOption { return func(o *runOptions) { o.print = f } }
 
 // WithSkipTypeCheck runs the snippet without type checking it.
