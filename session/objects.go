@@ -206,6 +206,9 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 		if fn.Kind() != reflect.Func {
 			return nil, fmt.Errorf("monty session: class %s: constructor %T is not a function", name, p.Constructor)
 		}
+		if fn.IsNil() {
+			return nil, fmt.Errorf("monty session: class %s: nil constructor function", name)
+		}
 		var names []string
 		if len(p.ConstructorParams) > 0 {
 			names = p.ConstructorParams
@@ -919,10 +922,6 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 		}
 		return &hostObject{c: c, v: p.Interface()}, nil
 	}
-	if len(call.Args) > len(c.eager) {
-		return nil, typeError("%s() takes %d positional argument%s but %d %s given",
-			c.name, len(c.eager), plural(len(c.eager)), len(call.Args), wasWere(len(call.Args)))
-	}
 	p := reflect.New(c.typ)
 	set := map[string]bool{}
 	assign := func(f field, id value.NodeID, what string) error {
@@ -938,11 +937,13 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 		set[f.name] = true
 		return nil
 	}
-	for i, id := range call.Args {
+	for i, id := range call.Args[:min(len(call.Args), len(c.eager))] {
 		if err := assign(c.eager[i], id, fmt.Sprint(i+1)); err != nil {
 			return nil, err
 		}
 	}
+	// As CPython does, the keyword arguments are checked before the
+	// positional count: W(1, 2, x=1) is an unexpected keyword argument.
 	for _, kw := range call.Kwargs {
 		k := call.Values.Node(kw.Key).Text()
 		f, ok := c.fields[k]
@@ -955,6 +956,10 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 		if err := assign(f, kw.Value, "'"+k+"'"); err != nil {
 			return nil, err
 		}
+	}
+	if len(call.Args) > len(c.eager) {
+		return nil, typeError("%s() takes %d positional argument%s but %d %s given",
+			c.name, len(c.eager), plural(len(c.eager)), len(call.Args), wasWere(len(call.Args)))
 	}
 	return &hostObject{c: c, v: p.Interface()}, nil
 }

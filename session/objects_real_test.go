@@ -212,6 +212,17 @@ func TestRealHostConstruction(t *testing.T) {
 	o.fail(t, "Widget(1, 2)", "TypeError")
 	o.fail(t, "Widget(nope=1)", "TypeError")
 	o.fail(t, "Widget('big')", "TypeError")
+	// Keyword arguments are checked before the positional count, as
+	// CPython checks them.
+	for code, want := range map[string]string{
+		"Widget(1, 2, nope=1)": "Widget() got an unexpected keyword argument 'nope'",
+		"Widget(1, 2, size=1)": "Widget() got multiple values for argument 'size'",
+		"Widget(1, 2)":         "Widget() takes 1 positional argument but 2 were given",
+	} {
+		if pe := o.fail(t, code, "TypeError"); pe.Exception.Msg() != want {
+			t.Errorf("%s: %q, want %q", code, pe.Exception.Msg(), want)
+		}
+	}
 
 	// A class that does not allow construction.
 	gadget := MustClassOf[widget]("Gadget", Policy{Eager: []string{"size"}})

@@ -558,3 +558,67 @@ func TestHostObjectCap(t *testing.T) {
 		t.Fatalf("message %q", err)
 	}
 }
+
+// TestSignatureErrorsFollowCPython: what does not bind raises CPython's
+// TypeError for the analogous def: keyword arguments are checked before
+// the positional count, and a method counts self, as CPython does.
+func TestSignatureErrorsFollowCPython(t *testing.T) {
+	mk := func(fn any, recv bool, names ...string) func(args []int64, kw ...any) error {
+		name := "f"
+		if recv {
+			name = "Widget.grow"
+		}
+		sig, err := newSignature(name, reflect.TypeOf(fn), recv, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rv reflect.Value
+		if recv {
+			rv = reflect.ValueOf(&widget{})
+		}
+		return func(args []int64, kw ...any) error {
+			c := &Call{Name: name, Values: &value.Graph{}}
+			for _, a := range args {
+				c.Args = append(c.Args, c.Values.Add(value.Int(a)))
+			}
+			for i := 0; i < len(kw); i += 2 {
+				k := c.Values.Add(value.Str(kw[i].(string)))
+				c.Kwargs = append(c.Kwargs, value.Pair{Key: k, Value: c.Values.Add(value.Int(int64(kw[i+1].(int))))})
+			}
+			_, err := sig.call(bg, reflect.ValueOf(fn), rv, c)
+			return err
+		}
+	}
+	f := mk(func(a, b int) int { return a + b }, false, "a", "b")
+	pos := mk(func(a, b int) int { return a + b }, false)
+	m := mk((*widget).Grow, true, "n", "by")
+	mpos := mk((*widget).Grow, true)
+	mvar := mk(func(w *widget, a int, rest ...int) int { return a }, true)
+	// The texts are CPython 3.11's for def f(a, b), def f(a, b, /) and
+	// the method def grow(self, n, by) of a class Widget. Without Params
+	// the parameters have no names, so too few positional arguments are
+	// counted ("takes") where CPython names the missing one; a method
+	// counts self there too.
+	for _, tc := range []struct {
+		call func([]int64, ...any) error
+		args []int64
+		kw   []any
+		want string
+	}{
+		{f, []int64{1, 2, 3}, []any{"c", 4}, "f() got an unexpected keyword argument 'c'"},
+		{f, []int64{1, 2, 3}, []any{"a", 4}, "f() got multiple values for argument 'a'"},
+		{f, []int64{1, 2, 3}, nil, "f() takes 2 positional arguments but 3 were given"},
+		{pos, []int64{1, 2, 3}, []any{"c", 4}, "f() got an unexpected keyword argument 'c'"},
+		{m, []int64{1, 2, 3}, nil, "Widget.grow() takes 3 positional arguments but 4 were given"},
+		{m, []int64{1}, nil, "Widget.grow() missing 1 required positional argument: 'by'"},
+		{m, []int64{1, 2, 3}, []any{"x", 1}, "Widget.grow() got an unexpected keyword argument 'x'"},
+		{mpos, []int64{1}, nil, "Widget.grow() takes 3 positional arguments but 2 were given"},
+		{mvar, nil, nil, "Widget.grow() takes at least 2 positional arguments but 1 was given"},
+	} {
+		err := tc.call(tc.args, tc.kw...)
+		var exc *message.RaisedException
+		if !errors.As(err, &exc) || exc.Type != "TypeError" || exc.Msg() != tc.want {
+			t.Errorf("%v %v: %v, want TypeError %q", tc.args, tc.kw, err, tc.want)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package session
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -104,6 +106,26 @@ func TestHostLookupAndOSPanicsAreRuntimeErrors(t *testing.T) {
 	pe = pyErr(t, err, "RuntimeError")
 	if !strings.Contains(pe.Exception.Msg(), "panicked") || s.State() != StateIdle {
 		t.Fatalf("got %q in state %v", pe.Exception.Msg(), s.State())
+	}
+	if r := run(t, s, "1 + 1"); r.Repr() != "2" {
+		t.Fatalf("got %s", r.Repr())
+	}
+}
+
+// An Async host function whose goroutine ends without returning
+// (runtime.Goexit: t.FailNow or log.Fatal-style helpers called on it) is a
+// RuntimeError at the await. Before, its future never finished and the
+// feed waited for it until the caller's context ended (for ever with
+// context.Background).
+func TestAsyncHostGoexitIsRuntimeError(t *testing.T) {
+	s := realSession(t, Config{})
+	reg := NewRegistry().MustRegister("quits", func() int { runtime.Goexit(); return 1 }, Async())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a bound for the old hang only
+	defer cancel()
+	_, err := s.Run(ctx, "await quits()", WithFunctions(reg))
+	pe := pyErr(t, err, "RuntimeError")
+	if !strings.Contains(pe.Exception.Msg(), "quits") || !strings.Contains(pe.Exception.Msg(), "Goexit") {
+		t.Errorf("got %q, want it to name the function and runtime.Goexit", pe.Exception.Msg())
 	}
 	if r := run(t, s, "1 + 1"); r.Repr() != "2" {
 		t.Fatalf("got %s", r.Repr())

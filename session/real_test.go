@@ -713,7 +713,32 @@ func TestWithPrint(t *testing.T) {
 	_, err := s.Run(context.Background(), "print('before the error')\n1/0", WithPrint(Writers(&runOut, &runOut)))
 	pyErr(t, err, "ZeroDivisionError")
 	run(t, s, "print('config again')")
-	if cfgOut.String() != "to config\nconfig again\n" || runOut.String() != "to run\nagain\nbefore the error\n" {
+	run(t, s, "print('nil keeps config')", WithPrint(nil)) // as documented
+	if cfgOut.String() != "to config\nconfig again\nnil keeps config\n" || runOut.String() != "to run\nagain\nbefore the error\n" {
 		t.Fatalf("config got %q, run got %q", cfgOut.String(), runOut.String())
+	}
+}
+
+// TestRealRegisterReplacesSameName: a name is a function, a value or a
+// class, whichever was registered last: Register replaces a value (which
+// would otherwise answer the sandbox's reads of the name while calls went
+// to the function) and SetValue a function, as RegisterClass replaces
+// both; the stubs declare the name once.
+func TestRealRegisterReplacesSameName(t *testing.T) {
+	s := realSession(t, Config{})
+	reg := NewRegistry()
+	reg.SetValue("x", 1)
+	reg.MustRegister("x", func() int { return 2 })
+	reg.MustRegister("y", func() int { return 2 })
+	reg.SetValue("y", 3)
+	with := WithFunctions(reg)
+	if got := run(t, s, "g = x\n(x(), g())", with).Repr(); got != "(2, 2)" {
+		t.Errorf("x after SetValue, Register: %s", got)
+	}
+	if got := run(t, s, "y", with).Repr(); got != "3" {
+		t.Errorf("y after Register, SetValue: %s", got)
+	}
+	if got, want := reg.Stubs(), "def x() -> int: ...\ny: int\n"; got != want {
+		t.Errorf("stubs:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -23,7 +25,8 @@ import (
 // promptly then.
 //
 // Functions registered with Async run on their own goroutines, concurrently
-// with each other, and must be safe for that.
+// with each other, and must be safe for that. One that ends its goroutine
+// without returning (runtime.Goexit) raises RuntimeError.
 type Func func(ctx context.Context, call *Call) (any, error)
 
 // Call is one call from the sandbox to a host function. Its values live in
@@ -129,8 +132,12 @@ func Params(names ...string) FuncOption {
 // Doc documents a function: its docstring in [Registry.Stubs], where a
 // model reading the stubs finds what the function is for. It is also sent
 // with the function value the sandbox gets (the released worker keeps it
-// to itself: a host function has no __doc__ there).
-func Doc(text string) FuncOption { return func(h *hostFunc) { h.doc = &text } }
+// to itself: a host function has no __doc__ there). Text that is not
+// UTF-8 is repaired with U+FFFD: the protocol carries only UTF-8.
+func Doc(text string) FuncOption {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	return func(h *hostFunc) { h.doc = &text }
+}
 
 type hostFunc struct {
 	doc    *string // Doc, or nil
@@ -181,6 +188,7 @@ var (
 // A name the sandbox resolves itself (a builtin such as len, print or
 // ValueError) is refused: the worker asks the host only for names it
 // cannot resolve, so a host function by that name would never be called.
+// It replaces any value or class registered as name.
 func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	if err := globalName(name); err != nil {
 		return err
@@ -202,6 +210,7 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	}
 	r.mu.Lock()
 	r.funcs[name] = h
+	delete(r.values, name)
 	delete(r.classes, name)
 	r.mu.Unlock()
 	return nil
@@ -225,9 +234,11 @@ func (r *Registry) MustRegister(name string, fn any, opts ...FuncOption) *Regist
 //
 // A Go value of a class registered with RegisterClass (a *T or a T), or
 // one wrapped with [Object], is sent as a host object (see [Class]).
+// It replaces any function or class registered as name.
 func (r *Registry) SetValue(name string, v any) {
 	r.mu.Lock()
 	r.values[name] = v
+	delete(r.funcs, name)
 	delete(r.classes, name)
 	r.mu.Unlock()
 }
@@ -347,16 +358,29 @@ var pythonKeywords = map[string]bool{
 }
 
 // isIdentifier reports whether s is a Python identifier that is not a
-// keyword.
+// keyword. Beyond ASCII it follows Python's classes (letters, letter
+// numbers and Other_ID_Start first; marks, digits, connectors and
+// Other_ID_Continue after), as Go's Unicode tables have them: a name that
+// is not UTF-8, or holds a space or a symbol (price€), could never be
+// written in the sandbox, and one that is not UTF-8 would also make
+// [Registry.Stubs] unusable as Config.TypeCheckStubs.
 func isIdentifier(s string) bool {
 	if s == "" || pythonKeywords[s] {
 		return false
 	}
 	for i, c := range s {
 		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c > 127:
-		case c >= '0' && c <= '9' && i > 0:
+		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9':
+			if i == 0 {
+				return false
+			}
+		case c < utf8.RuneSelf:
+			return false
+		case unicode.IsLetter(c), unicode.In(c, unicode.Nl, unicode.Other_ID_Start):
+		case i > 0 && unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue):
 		default:
+			// Also utf8.RuneError (U+FFFD is a symbol): an invalid byte.
 			return false
 		}
 	}
@@ -367,17 +391,18 @@ func isIdentifier(s string) bool {
 // adapted by reflection (nil for a Func); names are its parameter names,
 // or nil.
 func adapt(name string, fn any, names []string) (Func, *signature, error) {
-	switch f := fn.(type) {
-	case nil:
+	v := reflect.ValueOf(fn)
+	switch {
+	case !v.IsValid(), v.Kind() == reflect.Func && v.IsNil():
 		return nil, nil, fmt.Errorf("monty session: nil function for %q", name)
+	case v.Kind() != reflect.Func:
+		return nil, nil, fmt.Errorf("monty session: %q: %T is not a function", name, fn)
+	}
+	switch f := fn.(type) {
 	case Func:
 		return f, nil, nil
 	case func(context.Context, *Call) (any, error):
 		return f, nil, nil
-	}
-	v := reflect.ValueOf(fn)
-	if v.Kind() != reflect.Func {
-		return nil, nil, fmt.Errorf("monty session: %q: %T is not a function", name, fn)
 	}
 	sig, err := newSignature(name, v.Type(), false, names)
 	if err != nil {
@@ -416,7 +441,11 @@ func newSignature(name string, t reflect.Type, recv bool, names []string) (*sign
 		first++
 	}
 	for i := first; i < t.NumIn(); i++ {
-		if t.In(i) == ctxType || t.In(i) == callType {
+		switch t.In(i) {
+		case callType:
+			// Whatever its place: only a Func gets the Call.
+			return nil, fmt.Errorf("monty session: %q: %v takes a *Call, which only a Func (func(context.Context, *Call) (any, error)) may", name, t)
+		case ctxType:
 			return nil, fmt.Errorf("monty session: %q: parameter %d of %v must come first or not at all", name, i, t)
 		}
 		s.params = append(s.params, t.In(i))
@@ -463,13 +492,14 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 		return nil, typeError("%s() got an unexpected keyword argument '%s'",
 			s.name, call.Values.Node(call.Kwargs[0].Key).Text())
 	}
+	// CPython checks the keyword arguments before the positional count
+	// (f(1, 2, 3, c=4) of def f(a, b) is an unexpected keyword argument),
+	// so with names the count is checked after them, below.
 	switch {
-	case !s.variadic && n > s.fixed, !s.variadic && s.names == nil && n != s.fixed:
-		return nil, typeError("%s() takes %d positional argument%s but %d %s given",
-			s.name, s.fixed, plural(s.fixed), n, wasWere(n))
+	case !s.variadic && s.names == nil && n != s.fixed:
+		return nil, s.countError("", n)
 	case s.variadic && s.names == nil && n < s.fixed:
-		return nil, typeError("%s() takes at least %d positional argument%s but %d %s given",
-			s.name, s.fixed, plural(s.fixed), n, wasWere(n))
+		return nil, s.countError("at least ", n)
 	}
 	var slotBuf [8]value.NodeID
 	var givenBuf [8]bool
@@ -491,6 +521,9 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 			return nil, typeError("%s() got multiple values for argument '%s'", s.name, k)
 		}
 		slots[i], given[i] = kw.Value, true
+	}
+	if !s.variadic && n > s.fixed {
+		return nil, s.countError("", n)
 	}
 	if missing := missingNames(s.names, given); len(missing) > 0 {
 		return nil, typeError("%s() missing %d required positional argument%s: %s",
@@ -538,6 +571,18 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 		}
 	}
 	return res, nil
+}
+
+// countError is the TypeError of a call with n positional arguments that
+// the signature does not take. A method counts its receiver, as CPython
+// counts self: Widget.grow() takes 3 positional arguments but 4 were given.
+func (s *signature) countError(atLeast string, n int) error {
+	want := s.fixed
+	if s.recv {
+		want, n = want+1, n+1
+	}
+	return typeError("%s() takes %s%d positional argument%s but %d %s given",
+		s.name, atLeast, want, plural(want), n, wasWere(n))
 }
 
 // missingNames returns the quoted names of the parameters not given.

@@ -14,6 +14,7 @@ func TestResumeAnswers(t *testing.T) {
 	eager := funcCall("f", 4)
 	eager.Body.(*message.FunctionCall).AllowEagerAwait = true
 	exc := message.NewException("ValueError", "no")
+	notUTF8 := "caf\xe9"
 	cases := []struct {
 		name  string
 		susp  *message.ChildEvent
@@ -29,6 +30,21 @@ func TestResumeAnswers(t *testing.T) {
 		{"call/raise", funcCall("f", 1), Raise(exc), func(t *testing.T, req message.Request) {
 			if r := req.(*message.ResumeCall); r.Result.Kind != message.ResultError || r.Result.Error.Type != "ValueError" {
 				t.Fatalf("%+v", r.Result)
+			}
+		}},
+		// An exception the worker would refuse (a type it does not know,
+		// a message that is not UTF-8) is raised as a host function's
+		// error is: a RuntimeError naming the type, the text repaired.
+		// Before, the worker answered with a protocol-violation Error and
+		// stayed suspended, or nothing could be sent.
+		{"call/raise-unknown-type", funcCall("f", 1), Raise(message.NewException("NotAType", "x")), func(t *testing.T, req message.Request) {
+			if r := req.(*message.ResumeCall); r.Result.Kind != message.ResultError || r.Result.Error.Type != "RuntimeError" || r.Result.Error.Msg() != "NotAType: x" {
+				t.Fatalf("%+v", r.Result.Error)
+			}
+		}},
+		{"call/raise-not-utf8", funcCall("f", 1), Raise(&message.RaisedException{Type: "ValueError", Message: &notUTF8}), func(t *testing.T, req message.Request) {
+			if r := req.(*message.ResumeCall); r.Result.Kind != message.ResultError || r.Result.Error.Type != "ValueError" || r.Result.Error.Msg() != "caf\uFFFD" {
+				t.Fatalf("%+v", r.Result.Error)
 			}
 		}},
 		{"call/undefined", funcCall("f", 1), Undefined(), func(t *testing.T, req message.Request) {
@@ -70,6 +86,11 @@ func TestResumeAnswers(t *testing.T) {
 		{"lookup/raise", lookup, Raise(exc), func(t *testing.T, req message.Request) {
 			if r := req.(*message.ResumeNameLookup); r.Kind != message.LookupError || r.Error.Type != "ValueError" {
 				t.Fatalf("%+v", r)
+			}
+		}},
+		{"lookup/raise-unknown-type", lookup, Raise(message.NewException("NotAType", "x")), func(t *testing.T, req message.Request) {
+			if r := req.(*message.ResumeNameLookup); r.Kind != message.LookupError || r.Error.Type != "RuntimeError" || r.Error.Msg() != "NotAType: x" {
+				t.Fatalf("%+v", r.Error)
 			}
 		}},
 		{"lookup/future", lookup, AsFuture(), nil},

@@ -44,7 +44,8 @@ func WithOS(h OSHandler) RunOption { return func(o *runOptions) { o.os = h } }
 // WithPrint sends the run's output to f instead of Config.Print, so one
 // session can give each run its own sink (an agent capturing each step's
 // output). f is called as Config.Print is: on the goroutine of the run,
-// one segment at a time, in order.
+// one segment at a time, in order. A nil f leaves Config.Print in place
+// (to discard a run's output, pass a function that does nothing).
 func WithPrint(f PrintFunc) RunOption { return func(o *runOptions) { o.print = f } }
 
 // WithSkipTypeCheck runs the snippet without type checking it.
@@ -352,16 +353,24 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		v, err := r.invoke(h, c)
 		var g value.Graph
-		res := r.ext(&g, v, err)
-		r.mu.Lock()
-		f.g, f.res, f.done = g, res, true
-		r.mu.Unlock()
-		select {
-		case notify <- struct{}{}:
-		default:
-		}
+		// The outcome if the goroutine ends without returning: the
+		// function (or its result's conversion) called runtime.Goexit,
+		// say through t.FailNow. The future finishes either way, or the
+		// feed would wait for it until its context ended.
+		res := message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError",
+			fmt.Sprintf("host function %s ended its goroutine without returning (runtime.Goexit)", h.name))}
+		defer func() {
+			r.mu.Lock()
+			f.g, f.res, f.done = g, res, true
+			r.mu.Unlock()
+			select {
+			case notify <- struct{}{}:
+			default:
+			}
+		}()
+		v, err := r.invoke(h, c)
+		res = r.ext(&g, v, err)
 	}()
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"maps"
 	"math/big"
 	"reflect"
 	"slices"
@@ -167,7 +168,8 @@ func (st *stubWriter) function(b *strings.Builder, name string, h *hostFunc) {
 		for _, p := range h.params {
 			b.WriteString(p + ": " + st.anyType() + ", ")
 		}
-		b.WriteString("*args: " + st.anyType() + ", **kwargs: " + st.anyType() + ") -> " + st.anyType() + ":")
+		b.WriteString("*" + freeName("args", h.params) + ": " + st.anyType() +
+			", **" + freeName("kwargs", h.params) + ": " + st.anyType() + ") -> " + st.anyType() + ":")
 		writeBody(b, h.doc)
 		return
 	}
@@ -197,11 +199,22 @@ func writeBody(b *strings.Builder, doc *string) {
 	b.WriteString("\n    \"\"\"" + text + "\"\"\"\n")
 }
 
+// freeName returns name, or name with underscores appended, whichever
+// first is none of the parameter names taken: a def whose parameters
+// repeat a name (a Params name args beside *args) is a SyntaxError in
+// Python.
+func freeName(name string, taken []string) string {
+	for slices.Contains(taken, name) {
+		name += "_"
+	}
+	return name
+}
+
 // params writes a signature's parameters after first (self, or nothing).
 func (st *stubWriter) params(b *strings.Builder, sig *signature, first string) {
 	var ps []string
 	if first != "" {
-		ps = append(ps, first)
+		ps = append(ps, freeName(first, sig.names))
 	}
 	for i := range sig.fixed {
 		n := "arg" + strconv.Itoa(i)
@@ -214,7 +227,7 @@ func (st *stubWriter) params(b *strings.Builder, sig *signature, first string) {
 		ps = append(ps, "/")
 	}
 	if sig.variadic {
-		ps = append(ps, "*args: "+st.pyType(sig.params[sig.fixed].Elem()))
+		ps = append(ps, "*"+freeName("args", sig.names)+": "+st.pyType(sig.params[sig.fixed].Elem()))
 	}
 	b.WriteString(strings.Join(ps, ", "))
 }
@@ -254,7 +267,7 @@ func (st *stubWriter) class(b *strings.Builder, name string, c *Class) {
 	case c.p.Construct:
 		// Positional arguments set the eager fields in order; keywords
 		// set any field; all may be left out.
-		ps := []string{"self"}
+		ps := []string{freeName("self", slices.Collect(maps.Keys(c.fields)))}
 		for _, f := range c.eager {
 			ps = append(ps, f.name+": "+st.pyType(f.typ)+" = ...")
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestStubsTypeCheck: with the registry's stubs, a type-checked session
@@ -94,5 +95,21 @@ func TestParamsKeywords(t *testing.T) {
 		if pe := pyErr(t, err, "TypeError"); !strings.Contains(pe.Exception.Msg(), want) {
 			t.Errorf("%s: %v; want %q", code, err, want)
 		}
+	}
+}
+
+// TestDocNotUTF8: a docstring that is not UTF-8 (read from a Latin-1
+// file, say) is repaired with U+FFFD, as a host error's text is: the
+// protocol carries only UTF-8. Before, the sandbox's every read of the
+// function's name failed the whole Run with an *InvalidRequestError, and
+// the stubs were not UTF-8.
+func TestDocNotUTF8(t *testing.T) {
+	reg := NewRegistry().MustRegister("price", func() int { return 7 }, Doc("caf\xe9 prices"))
+	if stubs := reg.Stubs(); !utf8.ValidString(stubs) || !strings.Contains(stubs, "caf\uFFFD prices") {
+		t.Errorf("stubs %q", stubs)
+	}
+	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: reg.Stubs()})
+	if got := run(t, s, "p = price\np()", WithFunctions(reg)).Repr(); got != "7" {
+		t.Fatalf("got %s", got)
 	}
 }

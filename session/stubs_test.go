@@ -120,3 +120,90 @@ func TestParamsChecked(t *testing.T) {
 		t.Error("a Func's repeated names were accepted")
 	}
 }
+
+// TestRegisterRefusesNilFunctions: a nil function of any type is refused
+// when registered, not found out as a RuntimeError ("host function f
+// panicked: ... nil pointer dereference") at each call from the sandbox.
+func TestRegisterRefusesNilFunctions(t *testing.T) {
+	for _, fn := range []any{
+		nil,
+		Func(nil),
+		(func(context.Context, *Call) (any, error))(nil),
+		(func(int) int)(nil),
+	} {
+		if err := NewRegistry().Register("f", fn); err == nil || !strings.Contains(err.Error(), "nil function") {
+			t.Errorf("Register(%T nil): %v", fn, err)
+		}
+	}
+	type thing struct{ N int }
+	_, err := ClassOf[thing]("Thing", Policy{Constructor: (func(n int) *thing)(nil)})
+	if err == nil || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("nil Constructor: %v", err)
+	}
+}
+
+// TestIdentifiersFollowPython: names are checked as Python checks
+// identifiers (the answers are CPython 3.11's str.isidentifier), so a
+// name that is not UTF-8 is refused rather than sent to the worker, where
+// the stubs holding it failed every type-checked session's Configure.
+func TestIdentifiersFollowPython(t *testing.T) {
+	for name, want := range map[string]bool{
+		"π": true, "ñame": true, "x·y": true, "変数": true, "x１": true, "_": true, "a\u0301": true,
+		"ⅷ": true, "℘x": true, "fetch_2": true,
+		"bad\xff": false, "\xff": false, "price€": false, "a\u00a0b": false, "a\u3000b": false,
+		"１x": false, "2x": false, "a-b": false, "a\u200db": false, "a😀": false, "class": false, "": false,
+	} {
+		if got := isIdentifier(name); got != want {
+			t.Errorf("isIdentifier(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if err := NewRegistry().Register("price\xff", func() int { return 1 }); err == nil {
+		t.Error("a name that is not UTF-8 was registered")
+	}
+}
+
+// TestStubsNeverRepeatAParameter: a parameter named like one the stubs
+// add (args, kwargs, self) leaves the added one another name; a def that
+// repeats a name is a SyntaxError in Python ("duplicate argument 'args'
+// in function definition").
+func TestStubsNeverRepeatAParameter(t *testing.T) {
+	type thing struct {
+		Self int `monty:"self"`
+	}
+	reg := NewRegistry().
+		MustRegister("f", func(a int, rest ...int) int { return a }, Params("args")).
+		MustRegister("g", func(ctx context.Context, c *Call) (any, error) { return nil, nil }, Params("args", "kwargs", "kwargs_")).
+		MustRegisterClass("Thing", MustClassOf[thing]("Thing", Policy{Eager: []string{"self"}, Construct: true}))
+	want := `from typing import Any
+
+class Thing:
+    self: int
+    def __init__(self_, self: int = ...) -> None: ...
+def f(args: int, *args_: int) -> int: ...
+def g(args: Any, kwargs: Any, kwargs_: Any, *args_: Any, **kwargs__: Any) -> Any: ...
+`
+	if got := reg.Stubs(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestRegisterCallParameterNeedsFunc: a *Call parameter outside a Func's
+// signature is refused with a message that says so; before, func(*Call)
+// (any, error) was told its first parameter "must come first or not at
+// all".
+func TestRegisterCallParameterNeedsFunc(t *testing.T) {
+	for _, fn := range []any{
+		func(c *Call) (any, error) { return nil, nil },
+		func(ctx context.Context, c *Call) any { return nil },
+		func(n int, c *Call) {},
+	} {
+		err := NewRegistry().Register("f", fn)
+		if err == nil || !strings.Contains(err.Error(), "only a Func") {
+			t.Errorf("Register(%T): %v", fn, err)
+		}
+	}
+	err := NewRegistry().Register("f", func(n int, ctx context.Context) {})
+	if err == nil || !strings.Contains(err.Error(), "must come first") {
+		t.Errorf("a late context: %v", err)
+	}
+}

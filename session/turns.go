@@ -111,8 +111,19 @@ func Return(v any) Answer { return Answer{kind: answerReturn, value: v} }
 
 // Raise raises exc where the feed is suspended: at the call site of a
 // FunctionCall or OsCall (the sandbox may catch it), or where a NameLookup
-// read the name.
+// read the name. As for a host function's error, an exception type the
+// worker does not know is raised as RuntimeError naming it, and a message
+// that is not UTF-8 is repaired.
 func Raise(exc *message.RaisedException) Answer { return Answer{kind: answerRaise, exc: exc} }
+
+// raised is the exception a Raise answer sends (nil stays nil: the codec
+// refuses it and nothing is sent).
+func (a Answer) raised() *message.RaisedException {
+	if a.exc == nil {
+		return nil
+	}
+	return exceptionFor(a.exc)
+}
 
 // Undefined answers a NameLookup with "undefined" (NameError, or
 // AttributeError for a host object's attribute), or a FunctionCall with
@@ -180,7 +191,7 @@ func (s *Session) answerRequest(a Answer) (message.Request, error) {
 			}
 			req.Result.Kind, req.Result.Value, req.Values = message.ResultReturn, root, s.scratch
 		case a.kind == answerRaise:
-			req.Result.Kind, req.Result.Error = message.ResultError, a.exc
+			req.Result.Kind, req.Result.Error = message.ResultError, a.raised()
 		case a.kind == answerUndefined && isCall:
 			req.Result.Kind, req.Result.Name = message.ResultNotFound, call.FunctionName
 		case a.kind == answerNotHandled && !isCall:
@@ -205,7 +216,7 @@ func (s *Session) answerRequest(a Answer) (message.Request, error) {
 			req.Value = root
 			return req, nil
 		case answerRaise:
-			return &message.ResumeNameLookup{Kind: message.LookupError, Error: a.exc}, nil
+			return &message.ResumeNameLookup{Kind: message.LookupError, Error: a.raised()}, nil
 		case answerUndefined:
 			return &message.ResumeNameLookup{Kind: message.LookupUndefined}, nil
 		}
