@@ -275,7 +275,9 @@ func Survives(err error) bool {
 // TimeoutError reports a turn stopped by a deadline: the caller's context
 // deadline, or the parent's watchdog backstop for a duration limit
 // (max_duration at protocols 4 and 2; max_feed_duration or
-// max_turn_duration at 5, named by Limit).
+// max_turn_duration at 5, named by Limit), or Config.AbortTimeout, when
+// the worker did not answer the AbortFeed Run sent after a reply that
+// could not be sent or that the worker refused (Killed; Err says so).
 //
 // When the worker was computing it is killed (Killed); when it was waiting
 // on the host between turns, the feed is aborted with AbortFeed instead and
@@ -294,13 +296,16 @@ type TimeoutError struct {
 	// Killed reports whether the worker was killed.
 	Killed bool
 	// Err is the context's error (context.DeadlineExceeded or its cause);
-	// nil for the watchdog. Either way the error matches
-	// context.DeadlineExceeded, unless it is the watchdog's.
+	// nil for the watchdog; for Config.AbortTimeout, an error naming it.
+	// The error matches context.DeadlineExceeded for a context's deadline
+	// (either way), and not for the watchdog nor the AbortTimeout.
 	Err error
 	// Position is where the feed was suspended when the host's deadline
 	// aborted it (protocol 5); the empty range at 0 when the worker was
 	// killed or the child sent no position.
 	Position message.SourceRange
+
+	abortTimeout bool // Config.AbortTimeout's, not a context's
 }
 
 // Error describes the timeout.
@@ -318,10 +323,10 @@ func (e *TimeoutError) Error() string {
 func (e *TimeoutError) Unwrap() error { return e.Err }
 
 // Is reports whether target is ErrTimeout, or context.DeadlineExceeded
-// for a context's deadline (not the watchdog), even when the context
-// carries a cause (Err is then the cause).
+// for a context's deadline (not the watchdog nor the AbortTimeout), even
+// when the context carries a cause (Err is then the cause).
 func (e *TimeoutError) Is(target error) bool {
-	return target == ErrTimeout || (target == context.DeadlineExceeded && !e.Watchdog)
+	return target == ErrTimeout || (target == context.DeadlineExceeded && !e.Watchdog && !e.abortTimeout)
 }
 
 // SessionSurvives reports whether the worker was left alive.

@@ -546,7 +546,9 @@ func (s *Session) interrupted(ctx context.Context, reason int32) error {
 	var err error
 	switch reason {
 	case irContext:
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if ae, ok := context.Cause(ctx).(*abortExpired); ok {
+			err = ae.err // the AbortTimeout of the parent's own AbortFeed
+		} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = &TimeoutError{Killed: true, Err: context.Cause(ctx)}
 		} else {
 			err = &CanceledError{Killed: true, Err: context.Cause(ctx)}
