@@ -260,7 +260,10 @@ func (r *runner) abort() error {
 	s := r.s
 	cause := context.Cause(r.ctx)
 	deadline := errors.Is(r.ctx.Err(), context.DeadlineExceeded)
-	if s.cur() != StateSuspended || s.closed.Load() {
+	if s.closed.Load() {
+		return s.closedErr()
+	}
+	if s.cur() != StateSuspended {
 		return notDone(r.ctx)
 	}
 	s.aborted.Store(true)

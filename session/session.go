@@ -261,6 +261,9 @@ func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEv
 		return nil, ErrBusy
 	}
 	defer s.busy.Store(false)
+	if s.closed.Load() {
+		return nil, s.closedErr()
+	}
 	if err := notDone(ctx); err != nil {
 		return nil, err
 	}

@@ -28,13 +28,15 @@ func (s *Session) begin(ctx context.Context) error {
 		}
 		return ErrBusy
 	}
-	if err := notDone(ctx); err != nil {
-		s.busy.Store(false)
-		return err
-	}
+	// Closed first: a done context's error would say the session
+	// survives.
 	if s.closed.Load() {
 		s.busy.Store(false)
 		return s.closedErr()
+	}
+	if err := notDone(ctx); err != nil {
+		s.busy.Store(false)
+		return err
 	}
 	return nil
 }

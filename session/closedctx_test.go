@@ -1,0 +1,62 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/gomonty/monty/message"
+)
+
+// A call on a closed session fails with an error matching ErrClosed that
+// does not survive, whatever its context: one already done too. Before,
+// a done context was checked first and the call failed with a
+// *CanceledError (or *TimeoutError) whose SessionSurvives reported true
+// for a session that was gone.
+func TestFakeClosedSessionWithDoneContextIsClosed(t *testing.T) {
+	s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
+	s.Close()
+	canceled, cancel := context.WithCancel(bg)
+	cancel()
+	late, cancel2 := context.WithTimeout(bg, 0)
+	defer cancel2()
+	for _, ctx := range []context.Context{canceled, late} {
+		calls := map[string]func() error{
+			"Run":   func() error { _, err := s.Run(ctx, "1"); return err },
+			"Feed":  func() error { _, err := s.Feed(ctx, "1"); return err },
+			"Do":    func() error { _, err := s.Do(ctx, &message.Feed{Code: "1"}); return err },
+			"Dump":  func() error { _, err := s.Dump(ctx); return err },
+			"Reset": func() error { return s.Reset(ctx) },
+		}
+		for name, call := range calls {
+			err := call()
+			if !errors.Is(err, ErrClosed) || Survives(err) {
+				t.Errorf("%s on a closed session under a done context: %v (survives %v), want ErrClosed",
+					name, err, Survives(err))
+			}
+		}
+	}
+}
+
+// A Run whose session is closed while a host function runs, and whose
+// context then ends, reports the closed session, not a cancellation the
+// session would survive.
+func TestFakeCloseDuringHostCallIsClosedEvenAfterCancel(t *testing.T) {
+	s, _ := startFake(t, Config{}, func(req *message.ParentRequest) fakeReply {
+		if _, ok := req.Body.(*message.Feed); ok {
+			return reply(funcCall("stop", 0))
+		}
+		return reply(completeInt(1))
+	})
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	reg := NewRegistry().MustRegister("stop", func() int {
+		s.Close()
+		cancel()
+		return 1
+	})
+	_, err := s.Run(ctx, "stop()", WithFunctions(reg))
+	if !errors.Is(err, ErrClosed) || Survives(err) {
+		t.Fatalf("Run = %v (%T, survives %v), want ErrClosed", err, err, Survives(err))
+	}
+}
