@@ -60,3 +60,24 @@ func TestFakeCloseDuringHostCallIsClosedEvenAfterCancel(t *testing.T) {
 		t.Fatalf("Run = %v (%T, survives %v), want ErrClosed", err, err, Survives(err))
 	}
 }
+
+// The error of a call on a session its worker's loss closed names the
+// package once, then the cause: "monty session: closed: worker killed:
+// context deadline exceeded". Before, the cause's own prefix repeated it
+// ("monty session: closed: monty session: worker killed: ...").
+func TestFakeClosedErrorTextNamesThePackageOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	s, _ := startFake(t, Config{}, func(req *message.ParentRequest) fakeReply {
+		cancel() // once the feed is under way
+		return fakeReply{hang: true}
+	})
+	if _, err := s.Feed(ctx, "while True: pass"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Feed: %v", err)
+	}
+	_, err := s.Run(bg, "1")
+	const want = "monty session: closed: worker killed: context canceled"
+	if !errors.Is(err, ErrClosed) || err.Error() != want {
+		t.Fatalf("later run: %q, want %q", err, want)
+	}
+}

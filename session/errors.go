@@ -62,7 +62,8 @@ func (e *closedError) Error() string {
 	if e.cause == nil || e.cause == ErrClosed {
 		return "monty session: closed"
 	}
-	return "monty session: closed: " + e.cause.Error()
+	// The cause's own "monty session: " would repeat the package.
+	return "monty session: closed: " + strings.TrimPrefix(e.cause.Error(), "monty session: ")
 }
 
 func (e *closedError) Unwrap() []error { return []error{ErrClosed, e.cause} }
