@@ -340,6 +340,7 @@ func (s *Session) LoadWith(ctx context.Context, state []byte, opts LoadOptions) 
 
 // Reset discards the sandbox session (globals, any suspension) and
 // configures a fresh one with the same Config, ready for Feed or Load.
+// A remote session is single-use: Reset fails with ErrSingleUse.
 func (s *Session) Reset(ctx context.Context) error {
 	if s.isRemote() {
 		return ErrSingleUse
