@@ -337,7 +337,10 @@ func (e *TimeoutError) SessionSurvives() bool { return !e.Killed }
 // Config.StartTimeout; it was killed. For a remote session it may instead
 // report a dial (TCP, TLS, the upgrade) that did not complete within it;
 // its chain then holds the *ws.DialError. It matches ErrTimeout, and its
-// chain holds the error of the interrupted exchange.
+// chain holds the error of the interrupted exchange, which the bound, a
+// context deadline, ended: so it matches context.DeadlineExceeded too
+// even when the caller's context had none. Tell the two apart with
+// errors.As: the caller's own deadline is never a StartTimeoutError.
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type StartTimeoutError struct {
