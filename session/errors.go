@@ -137,7 +137,10 @@ func (e *TypeCheckError) SessionSurvives() bool { return true }
 // session's max_suspensions limit allows. The parent enforces the limit:
 // the suspension over the limit was not passed on, the feed was aborted
 // with RuntimeError("suspension limit {limit} exceeded"), and the session
-// survives.
+// survives. A remote server enforces the limit itself, in the same words
+// (docs/PROTOCOL.md): the feed it aborted that way, after exactly Limit
+// suspensions, is reported as a SuspensionLimitError too, with Position
+// unknown.
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type SuspensionLimitError struct {
