@@ -49,7 +49,9 @@ func TestRemoteSuspensionLimitEnforcedByServer(t *testing.T) {
 	if !errors.As(err, &sl) || sl.Limit != 3 || s.State() != session.StateIdle {
 		t.Fatalf("low-level: %v (%T), state %v", err, err, s.State())
 	}
-	// Code that raises the same text itself is a Python error.
+	// Code that raises the same text itself is a Python error (unless
+	// it does so right after exactly the limit of suspensions: the
+	// parent cannot tell that from the server's abort).
 	_, err = s.Run(ctx, "raise RuntimeError('suspension limit 3 exceeded')")
 	if errors.As(err, &sl) {
 		t.Fatalf("a raise in the sandbox is a SuspensionLimitError: %v", err)
