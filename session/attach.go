@@ -26,7 +26,9 @@ var errDetached = errors.New("monty session: worker detached from the session")
 // binary, which then needs no negotiation of its own. cfg is the
 // Configure used for the negotiation (and its logger).
 //
-// ctx bounds the negotiation. On error no worker is left running.
+// ctx bounds the negotiation. On error no worker is left running. Its
+// errors are Start's, and Detach's; a RemoteLauncher's connection is no
+// worker to hand back, so it fails with ErrSingleUse.
 func Negotiate(ctx context.Context, l Launch, cfg Config) (Peer, Negotiation, error) {
 	s, err := Start(ctx, l, cfg)
 	if err != nil {

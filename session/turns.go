@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 )
 
 // Input binds a name in the sandbox's globals for one feed. Value is any
@@ -363,6 +364,13 @@ func (s *Session) Reset(ctx context.Context) error {
 // configure sends our Configure and checks the reply, within
 // Config.StartTimeout.
 func (s *Session) configure(ctx context.Context) error {
+	if s.codec.Version() >= protocol.Version5 {
+		// Refused unsent, with Config.Validate's error: a child refuses
+		// such a policy in its own words, which match nothing.
+		if err := s.cfg.OsPolicy.Validate(); err != nil {
+			return &InvalidRequestError{Err: err}
+		}
+	}
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
 	ev, err := s.exchange(tctx, s.cfg.configure(s.codec.Version()))
