@@ -81,3 +81,20 @@ func TestFakeClosedErrorTextNamesThePackageOnce(t *testing.T) {
 		t.Fatalf("later run: %q, want %q", err, want)
 	}
 }
+
+// A request refused because its context's deadline had already passed
+// says that it was not sent; before, it said "feed aborted" for a Dump
+// or Reset that never left the parent.
+func TestFakeUnsentRequestUnderPastDeadlineSaysSo(t *testing.T) {
+	s, f := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
+	late, cancel := context.WithTimeout(bg, 0)
+	defer cancel()
+	_, err := s.Dump(late)
+	const want = "monty session: request not sent: context deadline exceeded"
+	if !errors.Is(err, context.DeadlineExceeded) || !Survives(err) || err.Error() != want {
+		t.Fatalf("Dump = %q (survives %v), want %q", err, Survives(err), want)
+	}
+	if f.count(message.KindDump) != 0 {
+		t.Fatal("the Dump was sent")
+	}
+}

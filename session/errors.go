@@ -310,6 +310,7 @@ type TimeoutError struct {
 	Position message.SourceRange
 
 	abortTimeout bool // Config.AbortTimeout's, not a context's
+	unsent       bool // the context was done before the request was sent
 }
 
 // Error describes the timeout.
@@ -319,6 +320,8 @@ func (e *TimeoutError) Error() string {
 		return fmt.Sprintf("monty session: worker ran past its %v of %v and was killed", e.Limit, e.Budget)
 	case e.Killed:
 		return "monty session: worker killed: " + errText(e.Err)
+	case e.unsent:
+		return "monty session: request not sent: " + errText(e.Err)
 	}
 	return "monty session: feed aborted" + positionSuffix(e.Position) + ": " + errText(e.Err)
 }

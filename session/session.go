@@ -277,7 +277,7 @@ func notDone(ctx context.Context) error {
 		return nil
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &TimeoutError{Err: context.Cause(ctx)}
+		return &TimeoutError{Err: context.Cause(ctx), unsent: true}
 	}
 	return &CanceledError{Err: context.Cause(ctx)}
 }
