@@ -74,7 +74,8 @@ type Config struct {
 	IdleTimeout time.Duration
 	// StartTimeout bounds starting and handshaking one worker, and the
 	// Reset that returns a worker to the pool; 0 means
-	// DefaultStartTimeout.
+	// DefaultStartTimeout. A start it cuts short fails with a
+	// *session.StartTimeoutError.
 	StartTimeout time.Duration
 
 	// RestartBackoff is the wait between failed starts.

@@ -191,7 +191,7 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 	cancel()
 	if err != nil {
 		if timedOut {
-			err = &session.StartTimeoutError{Timeout: p.cfg.StartTimeout, Err: err}
+			err = p.startTimeout(err)
 		}
 		p.startFailed(e, err, time.Since(start))
 		return nil, err

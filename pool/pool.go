@@ -117,8 +117,10 @@ type Stats struct {
 //
 // An unusable binary, or a first worker that cannot be started or
 // configured, is an error: no pool is returned and nothing is left
-// running. ctx bounds the prewarm only: starts it cuts short are replaced
-// by the supervisor, and do not count toward the restart cap.
+// running; a first worker that does not answer within StartTimeout is a
+// *session.StartTimeoutError. ctx bounds the prewarm only: starts it cuts
+// short are replaced by the supervisor, and do not count toward the
+// restart cap.
 func New(ctx context.Context, cfg Config) (*Pool, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -160,9 +162,13 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	peer, neg, err := session.Negotiate(nctx, session.Launch{
 		Launcher: session.ProcessLauncher{Worker: cfg.Worker}, ProtocolVersion: cfg.ProtocolVersion,
 	}, p.handshakeConfig())
+	timedOut := nctx.Err() != nil && ctx.Err() == nil
 	cancel()
 	if err != nil {
 		p.stop()
+		if timedOut {
+			err = p.startTimeout(err)
+		}
 		return nil, fmt.Errorf("monty pool: first worker: %w", err)
 	}
 	proc := peer.(*worker.Process) // what a ProcessLauncher starts

@@ -5,6 +5,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -88,9 +89,20 @@ func (p *Pool) spawn(ctx context.Context) {
 
 // startWorker starts a worker and handshakes it: Configure with the pool's
 // version, then Reset, so it is known to speak the protocol.
+// A start that StartTimeout cut short fails with a
+// *session.StartTimeoutError.
 func (p *Pool) startWorker(ctx context.Context) (*worker.Process, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
+	sctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
 	defer cancel()
+	proc, err := p.handshake(sctx)
+	if err != nil && sctx.Err() != nil && ctx.Err() == nil {
+		err = p.startTimeout(err)
+	}
+	return proc, err
+}
+
+// handshake is startWorker within ctx.
+func (p *Pool) handshake(ctx context.Context) (*worker.Process, error) {
 	proc, err := worker.Start(ctx, p.cfg.Worker)
 	if err != nil {
 		return nil, err
@@ -104,6 +116,17 @@ func (p *Pool) startWorker(ctx context.Context) (*worker.Process, error) {
 		return nil, err
 	}
 	return proc, nil
+}
+
+// startTimeout is the error of a start (a local worker's, or a remote
+// session's) that StartTimeout ended with err: a *session.StartTimeoutError,
+// as session.Start reports its own bound.
+func (p *Pool) startTimeout(err error) error {
+	var ste *session.StartTimeoutError
+	if errors.As(err, &ste) {
+		return err
+	}
+	return &session.StartTimeoutError{Timeout: p.cfg.StartTimeout, Err: err}
 }
 
 // handshakeConfig is the session.Config of the sessions that start

@@ -26,7 +26,9 @@ var errDetached = errors.New("monty session: worker detached from the session")
 // binary, which then needs no negotiation of its own. cfg is the
 // Configure used for the negotiation (and its logger).
 //
-// ctx bounds the negotiation. On error no worker is left running.
+// ctx bounds the negotiation. On error no worker is left running. Its
+// errors are Start's, and Detach's; a RemoteLauncher's connection is no
+// worker to hand back, so it fails with ErrSingleUse.
 func Negotiate(ctx context.Context, l Launch, cfg Config) (Peer, Negotiation, error) {
 	s, err := Start(ctx, l, cfg)
 	if err != nil {
@@ -115,7 +117,8 @@ func configureOn(ctx context.Context, cfg Config, bin string, p Peer, c codec.Co
 // Detach only hands back a worker whose state is known. It fails, leaving
 // the worker with the session, when a turn is in flight (ErrBusy) or a
 // feed is suspended (ErrSuspended); the caller decides whether to answer
-// the suspension or stop the worker with Close. On a closed session it
+// the suspension or stop the worker with Close. A remote session has no
+// worker to hand back: ErrSingleUse. On a closed session it
 // returns an error matching ErrClosed whose chain holds the cause of the
 // loss (a *worker.CrashError, a *ProtocolError, ...). A worker that
 // dies during the Reset or answers anything but Ok is discarded as usual
@@ -177,9 +180,10 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 // Reusable reports whether the session's worker may serve another session
 // after a Reset (Detach): nil when the session is open and idle, no turn is
 // in flight and no feed was aborted because its context ended; otherwise
-// an error saying why not: ErrBusy, ErrSuspended, ErrInterrupted, or an
-// error matching ErrClosed whose chain holds the cause of the loss. A pool
-// asks it before taking a worker back.
+// an error saying why not: ErrBusy, ErrSuspended, ErrInterrupted,
+// ErrSingleUse for a remote session, or an error matching ErrClosed whose
+// chain holds the cause of the loss. A pool asks it before taking a
+// worker back.
 //
 // Reusable briefly takes the turn lock, like a turn: it is safe for
 // concurrent use with Close and Kill, and a turn starting on another

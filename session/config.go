@@ -282,8 +282,8 @@ func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 // *RequestTooLargeError when it is over the protocol's frame cap, an
 // *InvalidRequestError matching message.ErrInvalidPolicy at protocol 5 when
 // OsPolicy is one a child refuses, an error for a version with no codec.
-// Start, Attach and Dial find the same errors when they configure a worker
-// (the child itself refusing a bad policy), and then have stopped it; a
+// Start and Attach find the same errors when they configure a worker
+// (the policy before the Configure is sent), and then have stopped it; a
 // pool validates before it takes a worker, so that a bad Config costs none.
 //
 // Validate does not start anything and is safe for concurrent use.

@@ -14,14 +14,18 @@ import (
 // kills the turn that is running when it is canceled.
 func TestFakeContextWatchKeptAcrossTurns(t *testing.T) {
 	var feeds atomic.Int32
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
 	s, _ := startFake(t, Config{}, func(r *message.ParentRequest) fakeReply {
 		if r.Body.RequestKind() == message.KindFeed && feeds.Add(1) == 4 {
+			// Canceled once the turn is under way, not on a timer: a
+			// context already done when the turn begins is refused
+			// before anything is sent (notDone), with no kill.
+			cancel()
 			return fakeReply{hang: true}
 		}
 		return reply(completeInt(1))
 	})
-	ctx, cancel := context.WithCancel(bg)
-	defer cancel()
 	for range 3 {
 		if _, err := s.Feed(ctx, "1"); err != nil {
 			t.Fatal(err)
@@ -30,7 +34,6 @@ func TestFakeContextWatchKeptAcrossTurns(t *testing.T) {
 	if s.watch.stop == nil || s.watch.done != ctx.Done() {
 		t.Fatal("no watch registered for the turns' context")
 	}
-	time.AfterFunc(20*time.Millisecond, cancel)
 	_, err := s.Feed(ctx, "while True: pass")
 	var ce *CanceledError
 	if !errors.As(err, &ce) || !ce.Killed || !errors.Is(err, context.Canceled) {

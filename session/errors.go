@@ -63,7 +63,8 @@ func (e *closedError) Error() string {
 	if e.cause == nil || e.cause == ErrClosed {
 		return "monty session: closed"
 	}
-	return "monty session: closed: " + e.cause.Error()
+	// The cause's own "monty session: " would repeat the package.
+	return "monty session: closed: " + strings.TrimPrefix(e.cause.Error(), "monty session: ")
 }
 
 func (e *closedError) Unwrap() []error { return []error{ErrClosed, e.cause} }
@@ -137,7 +138,10 @@ func (e *TypeCheckError) SessionSurvives() bool { return true }
 // session's max_suspensions limit allows. The parent enforces the limit:
 // the suspension over the limit was not passed on, the feed was aborted
 // with RuntimeError("suspension limit {limit} exceeded"), and the session
-// survives.
+// survives. A remote server enforces the limit itself, in the same words
+// (docs/PROTOCOL.md): the feed it aborted that way, after exactly Limit
+// suspensions, is reported as a SuspensionLimitError too, with Position
+// unknown.
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type SuspensionLimitError struct {
@@ -276,7 +280,9 @@ func Survives(err error) bool {
 // TimeoutError reports a turn stopped by a deadline: the caller's context
 // deadline, or the parent's watchdog backstop for a duration limit
 // (max_duration at protocols 4 and 2; max_feed_duration or
-// max_turn_duration at 5, named by Limit).
+// max_turn_duration at 5, named by Limit), or Config.AbortTimeout, when
+// the worker did not answer the AbortFeed Run sent after a reply that
+// could not be sent or that the worker refused (Killed; Err says so).
 //
 // When the worker was computing it is killed (Killed); when it was waiting
 // on the host between turns, the feed is aborted with AbortFeed instead and
@@ -295,13 +301,17 @@ type TimeoutError struct {
 	// Killed reports whether the worker was killed.
 	Killed bool
 	// Err is the context's error (context.DeadlineExceeded or its cause);
-	// nil for the watchdog. Either way the error matches
-	// context.DeadlineExceeded, unless it is the watchdog's.
+	// nil for the watchdog; for Config.AbortTimeout, an error naming it.
+	// The error matches context.DeadlineExceeded for a context's deadline
+	// (either way), and not for the watchdog nor the AbortTimeout.
 	Err error
 	// Position is where the feed was suspended when the host's deadline
 	// aborted it (protocol 5); the empty range at 0 when the worker was
 	// killed or the child sent no position.
 	Position message.SourceRange
+
+	abortTimeout bool // Config.AbortTimeout's, not a context's
+	unsent       bool // the context was done before the request was sent
 }
 
 // Error describes the timeout.
@@ -311,6 +321,8 @@ func (e *TimeoutError) Error() string {
 		return fmt.Sprintf("monty session: worker ran past its %v of %v and was killed", e.Limit, e.Budget)
 	case e.Killed:
 		return "monty session: worker killed: " + errText(e.Err)
+	case e.unsent:
+		return "monty session: request not sent: " + errText(e.Err)
 	}
 	return "monty session: feed aborted" + positionSuffix(e.Position) + ": " + errText(e.Err)
 }
@@ -319,10 +331,10 @@ func (e *TimeoutError) Error() string {
 func (e *TimeoutError) Unwrap() error { return e.Err }
 
 // Is reports whether target is ErrTimeout, or context.DeadlineExceeded
-// for a context's deadline (not the watchdog), even when the context
-// carries a cause (Err is then the cause).
+// for a context's deadline (not the watchdog nor the AbortTimeout), even
+// when the context carries a cause (Err is then the cause).
 func (e *TimeoutError) Is(target error) bool {
-	return target == ErrTimeout || (target == context.DeadlineExceeded && !e.Watchdog)
+	return target == ErrTimeout || (target == context.DeadlineExceeded && !e.Watchdog && !e.abortTimeout)
 }
 
 // SessionSurvives reports whether the worker was left alive.
@@ -332,7 +344,10 @@ func (e *TimeoutError) SessionSurvives() bool { return !e.Killed }
 // Config.StartTimeout; it was killed. For a remote session it may instead
 // report a dial (TCP, TLS, the upgrade) that did not complete within it;
 // its chain then holds the *ws.DialError. It matches ErrTimeout, and its
-// chain holds the error of the interrupted exchange.
+// chain holds the error of the interrupted exchange, which the bound, a
+// context deadline, ended: so it matches context.DeadlineExceeded too
+// even when the caller's context had none. Tell the two apart with
+// errors.As: the caller's own deadline is never a StartTimeoutError.
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type StartTimeoutError struct {

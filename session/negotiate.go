@@ -56,6 +56,15 @@ func ourRange() (protocol.VersionRange, bool) {
 // gives a *VersionMismatchError.
 //
 // ctx bounds the start; cancelling it later has no effect on the session.
+// A start ctx ends fails with an error matching ctx's error. Other
+// failures: a *worker.BinaryNotFoundError for a ProcessLauncher with no
+// usable binary; a *StartTimeoutError for a worker that does not answer
+// Configure within Config.StartTimeout, or a remote dial that does not
+// complete in it; a *ws.DialError or *ws.HeaderError for a remote dial
+// that fails; a *ProtocolError for a worker that refuses the Configure or
+// answers it wrongly; and the worker's loss (*worker.CrashError,
+// *worker.MemoryLimitError, a remote *DisconnectedError or
+// *RemoteCrashError).
 func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 	cfg = cfg.withDefaults()
 	launcher := l.Launcher

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -66,7 +67,9 @@ func WithCwd(dir string) RunOption { return func(o *runOptions) { o.cwd = dir } 
 // *TypeCheckError, *SuspensionLimitError, and the *CanceledError or
 // *TimeoutError of a context that ended while the feed waited on the
 // host (the feed is then aborted with AbortFeed). If the context ends while
-// the worker computes, the worker is killed and the session is closed.
+// the worker computes, the worker is killed and the session is closed; so
+// is a worker that does not answer that AbortFeed within
+// Config.AbortTimeout, and the error (Killed) is still the context's.
 //
 // Every host goroutine started for the feed is cancelled and joined before
 // Run returns.
@@ -213,12 +216,44 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 func (r *runner) unsendable(cause error) error {
 	s := r.s
 	exc := message.NewException("RuntimeError", "the host's answer could not be sent: "+cause.Error())
-	actx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), s.cfg.AbortTimeout)
-	defer cancel()
-	if _, err := s.exchange(actx, &message.AbortFeed{Exception: exc}); err != nil {
+	if err := s.abortFeed(r.ctx, exc, s.abortUnanswered()); err != nil {
 		return err
 	}
 	return cause
+}
+
+// abortExpired is the cause of the context of an AbortFeed the parent
+// sends on its own (abortFeed) when Config.AbortTimeout expires: err is
+// the error of the turn whose worker was killed for not answering.
+type abortExpired struct{ err error }
+
+func (e *abortExpired) Error() string { return e.err.Error() }
+
+// abortFeed sends the AbortFeed of exc, bounded by Config.AbortTimeout
+// and not by ctx, which may already be done. A worker that has not
+// answered by then is killed, and the turn fails with expired (see
+// interrupted), recorded as the session's cause.
+func (s *Session) abortFeed(ctx context.Context, exc *message.RaisedException, expired error) error {
+	actx, cancel := context.WithTimeoutCause(context.WithoutCancel(ctx), s.cfg.AbortTimeout, &abortExpired{expired})
+	defer cancel()
+	_, err := s.exchange(actx, &message.AbortFeed{Exception: exc})
+	return err
+}
+
+// abortUnanswered is the error of a turn whose worker did not answer,
+// within Config.AbortTimeout, the AbortFeed the parent sent after a reply
+// that could not be sent or that the worker refused: no context of the
+// caller's ended, so it matches ErrTimeout and no context error.
+func (s *Session) abortUnanswered() error {
+	return &TimeoutError{Killed: true, Err: &abortTimeoutError{s.cfg.AbortTimeout}, abortTimeout: true}
+}
+
+// abortTimeoutError says that the worker did not answer an AbortFeed
+// within Config.AbortTimeout.
+type abortTimeoutError struct{ d time.Duration }
+
+func (e *abortTimeoutError) Error() string {
+	return "no answer to AbortFeed within the AbortTimeout of " + e.d.String()
 }
 
 // abort ends the suspended feed because the caller's context is done.
@@ -226,7 +261,10 @@ func (r *runner) abort() error {
 	s := r.s
 	cause := context.Cause(r.ctx)
 	deadline := errors.Is(r.ctx.Err(), context.DeadlineExceeded)
-	if s.cur() != StateSuspended || s.closed.Load() {
+	if s.closed.Load() {
+		return s.closedErr()
+	}
+	if s.cur() != StateSuspended {
 		return notDone(r.ctx)
 	}
 	s.aborted.Store(true)
@@ -237,9 +275,13 @@ func (r *runner) abort() error {
 		exc = message.NewException("TimeoutError", "host deadline exceeded: "+why)
 	}
 	pos := message.PositionOrZero(suspensionPosition(s.susp))
-	actx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), s.cfg.AbortTimeout)
-	defer cancel()
-	if _, err := s.exchange(actx, &message.AbortFeed{Exception: exc}); err != nil {
+	// A worker that does not answer the abort is killed; the turn still
+	// fails with the error the caller's context caused.
+	var expired error = &CanceledError{Killed: true, Err: cause}
+	if deadline {
+		expired = &TimeoutError{Killed: true, Err: cause}
+	}
+	if err := s.abortFeed(r.ctx, exc, expired); err != nil {
 		return err
 	}
 	if deadline {
@@ -254,9 +296,7 @@ func (r *runner) abort() error {
 func (r *runner) rejected(exc *message.RaisedException) error {
 	s := r.s
 	abort := message.NewException("RuntimeError", "the host's reply was rejected: "+exc.Msg())
-	actx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), s.cfg.AbortTimeout)
-	defer cancel()
-	if _, err := s.exchange(actx, &message.AbortFeed{Exception: abort}); err != nil {
+	if err := s.abortFeed(r.ctx, abort, s.abortUnanswered()); err != nil {
 		return err
 	}
 	return fmt.Errorf("monty session: the worker rejected the host's reply: %w", &PythonError{Exception: exc})

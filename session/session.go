@@ -261,6 +261,9 @@ func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEv
 		return nil, ErrBusy
 	}
 	defer s.busy.Store(false)
+	if s.closed.Load() {
+		return nil, s.closedErr()
+	}
 	if err := notDone(ctx); err != nil {
 		return nil, err
 	}
@@ -274,7 +277,7 @@ func notDone(ctx context.Context) error {
 		return nil
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &TimeoutError{Err: context.Cause(ctx)}
+		return &TimeoutError{Err: context.Cause(ctx), unsent: true}
 	}
 	return &CanceledError{Err: context.Cause(ctx)}
 }
@@ -546,7 +549,9 @@ func (s *Session) interrupted(ctx context.Context, reason int32) error {
 	var err error
 	switch reason {
 	case irContext:
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if ae, ok := context.Cause(ctx).(*abortExpired); ok {
+			err = ae.err // the AbortTimeout of the parent's own AbortFeed
+		} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = &TimeoutError{Killed: true, Err: context.Cause(ctx)}
 		} else {
 			err = &CanceledError{Killed: true, Err: context.Cause(ctx)}
@@ -782,6 +787,11 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			s.started = true
 		case ek == message.KindError:
 			exc := ev.Body.(*message.Error).Exception
+			if err := s.serverSuspensionLimit(exc); err != nil {
+				s.toIdle()
+				s.started = true
+				return nil, err
+			}
 			if !isProtocolViolation(exc) || s.cur() != StateSuspended {
 				// A violation leaves the worker's state as it was; code
 				// that ran (or a rejected feed) leaves it idle.
@@ -865,6 +875,23 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 func (s *Session) toIdle() {
 	s.setState(StateIdle)
 	s.susp = nil
+}
+
+// serverSuspensionLimit recognizes the Error a remote server ends a feed
+// with when it enforces max_suspensions itself (docs/PROTOCOL.md): the
+// suspension past the limit never reaches this parent, which has seen
+// exactly the limit, and the feed is aborted with the RuntimeError the
+// parent would have raised. It returns the *SuspensionLimitError the
+// parent's own enforcement reports (Position unknown), or nil.
+func (s *Session) serverSuspensionLimit(exc *message.RaisedException) error {
+	if !s.isRemote() || s.cfg.PassSuspensions || exc.Type != "RuntimeError" {
+		return nil
+	}
+	limit := s.SuspensionLimit()
+	if s.suspCount != limit || exc.Msg() != "suspension limit "+strconv.FormatUint(limit, 10)+" exceeded" {
+		return nil
+	}
+	return &SuspensionLimitError{Limit: limit, Exception: exc}
 }
 
 // suspended records a suspension, or aborts the feed when it exceeds the

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 )
 
 // Input binds a name in the sandbox's globals for one feed. Value is any
@@ -28,13 +29,15 @@ func (s *Session) begin(ctx context.Context) error {
 		}
 		return ErrBusy
 	}
-	if err := notDone(ctx); err != nil {
-		s.busy.Store(false)
-		return err
-	}
+	// Closed first: a done context's error would say the session
+	// survives.
 	if s.closed.Load() {
 		s.busy.Store(false)
 		return s.closedErr()
+	}
+	if err := notDone(ctx); err != nil {
+		s.busy.Store(false)
+		return err
 	}
 	return nil
 }
@@ -349,6 +352,7 @@ func (s *Session) LoadWith(ctx context.Context, state []byte, opts LoadOptions) 
 
 // Reset discards the sandbox session (globals, any suspension) and
 // configures a fresh one with the same Config, ready for Feed or Load.
+// A remote session is single-use: Reset fails with ErrSingleUse.
 func (s *Session) Reset(ctx context.Context) error {
 	if s.isRemote() {
 		return ErrSingleUse
@@ -371,6 +375,13 @@ func (s *Session) Reset(ctx context.Context) error {
 // configure sends our Configure and checks the reply, within
 // Config.StartTimeout.
 func (s *Session) configure(ctx context.Context) error {
+	if s.codec.Version() >= protocol.Version5 {
+		// Refused unsent, with Config.Validate's error: a child refuses
+		// such a policy in its own words, which match nothing.
+		if err := s.cfg.OsPolicy.Validate(); err != nil {
+			return &InvalidRequestError{Err: err}
+		}
+	}
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
 	ev, err := s.exchange(tctx, s.cfg.configure(s.codec.Version()))

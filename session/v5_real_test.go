@@ -130,8 +130,8 @@ func TestRealV5PolicyFixedClockAndSeed(t *testing.T) {
 	bad := *p
 	bad.Seed = message.RandomSeed{Kind: message.SeedFloat, Float: math.NaN()}
 	_, err := Start(context.Background(), realLaunch, Config{OsPolicy: &bad, Logger: quietLogger})
-	if err == nil || !strings.Contains(err.Error(), "invalid os_policy") {
-		t.Fatalf("a NaN seed: %v", err)
+	if !errors.Is(err, message.ErrInvalidPolicy) {
+		t.Fatalf("a NaN seed: %v, want an error matching message.ErrInvalidPolicy", err)
 	}
 }
 

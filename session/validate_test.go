@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
@@ -88,5 +89,31 @@ out`
 	}
 	if msg != "bad \xff msg" {
 		t.Error("the host's exception was modified in place")
+	}
+}
+
+// Start finds what Config.Validate finds, with the same error: an
+// OsPolicy a child refuses is an *InvalidRequestError matching
+// message.ErrInvalidPolicy, refused before the Configure is sent, and the
+// worker is stopped. Before, it was sent, and the child's refusal came
+// back as a *ProtocolError that matched neither.
+func TestStartRefusesAnInvalidPolicyAsValidateDoes(t *testing.T) {
+	fs := &fakeSpawner{bin: fakeBinary(t), version: 5,
+		handler: func(int) fakeHandler {
+			return withConfigure(func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
+		}}
+	bad := &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{Microsecond: 1_000_000}}
+	_, err := Start(context.Background(), fs.launch(5), Config{OsPolicy: bad, Logger: quietLogger})
+	var ir *InvalidRequestError
+	if !errors.Is(err, message.ErrInvalidPolicy) || !errors.As(err, &ir) {
+		t.Fatalf("Start: %v (%T), want an *InvalidRequestError matching ErrInvalidPolicy", err, err)
+	}
+	if n := fs.last().count(message.KindConfigure); n != 0 {
+		t.Fatalf("%d Configures sent", n)
+	}
+	select {
+	case <-fs.last().done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker was not stopped")
 	}
 }

@@ -493,12 +493,17 @@ func (cn *Conn) MaxFrameLen() int { return cn.maxFrame }
 
 // WriteFrame sends body as one binary message. A body over the frame cap
 // is refused with a *frame.TooLargeError before anything is sent, and the
-// connection stays usable.
+// connection stays usable. Once the connection has ended it fails with
+// what ended it: a *CloseError for the peer's end, net.ErrClosed after
+// Close.
 func (cn *Conn) WriteFrame(body []byte) error {
 	if len(body) > cn.maxFrame {
 		return &frame.TooLargeError{Len: uint64(len(body)), Max: uint64(cn.maxFrame)}
 	}
 	if err := cn.c.Write(context.Background(), websocket.MessageBinary, body); err != nil {
+		if cn.local.Load() {
+			return net.ErrClosed
+		}
 		select {
 		case <-cn.done:
 			if cn.err != nil {

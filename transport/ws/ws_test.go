@@ -216,6 +216,22 @@ func TestCloseSendsACloseFrame(t *testing.T) {
 	}
 }
 
+// A write after this side's Close fails with net.ErrClosed, as ReadFrame
+// and Err do then: not a *CloseError saying the connection dropped
+// without a close frame, which matched ErrDisconnected, the peer's end.
+func TestWriteAfterCloseIsErrClosed(t *testing.T) {
+	p := newPeer(t)
+	c, _ := dial(t, p, DialOptions{})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := c.WriteFrame([]byte{1})
+	var ce *CloseError
+	if !errors.Is(err, net.ErrClosed) || errors.Is(err, ErrDisconnected) || errors.As(err, &ce) {
+		t.Fatalf("WriteFrame after Close = %v (%T), want net.ErrClosed", err, err)
+	}
+}
+
 func TestCloseWaitIsBounded(t *testing.T) {
 	p := newPeer(t)
 	c, _ := dial(t, p, DialOptions{CloseWait: 50 * time.Millisecond})
