@@ -32,6 +32,10 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return parseFailed(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "montygo decode: unexpected argument %q (the stream is read from standard input; a recording is --record FILE)\n", fs.Arg(0))
 		return exitError{2}
 	}
 	c, ok := codec.ForVersion(uint32(*proto))

@@ -38,7 +38,12 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.SetOutput(stderr)
 	var sf sessionFlags
 	sf.register(fs)
-	if _, err := parseInterspersed(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return parseFailed(err)
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "montygo repl: unexpected argument %q (run a file with montygo run FILE)\n", pos[0])
 		return exitError{2}
 	}
 	cfg, table, err := sf.config("<stdin>", stderr)

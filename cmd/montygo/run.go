@@ -278,7 +278,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitError{2}
+		return parseFailed(err)
 	}
 	var src, script string
 	cSet := false

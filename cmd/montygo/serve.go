@@ -104,7 +104,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+		return parseFailed(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo serve: unexpected argument %q\n", fs.Arg(0))
