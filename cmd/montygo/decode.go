@@ -40,10 +40,12 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	c, ok := codec.ForVersion(uint32(*proto))
 	if !ok {
-		return fmt.Errorf("no codec for protocol %d (supported: %v)", *proto, codec.Versions())
+		fmt.Fprintf(stderr, "montygo decode: no codec for protocol %d (supported: %v)\n", *proto, codec.Versions())
+		return exitError{2}
 	}
 	if *from != "child" && *from != "parent" {
-		return fmt.Errorf("--from must be child or parent, not %q", *from)
+		fmt.Fprintf(stderr, "montygo decode: --from must be child or parent, not %q\n", *from)
+		return exitError{2}
 	}
 	lim := codec.Limits{MaxDecodeBytes: *maxDecode}
 	if *record != "" {

@@ -48,7 +48,10 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	cfg, table, err := sf.config("<stdin>", stderr)
 	if err != nil {
-		return err
+		// A flag value (or $MONTYGO_LOG) that cannot be used: a usage
+		// mistake, told apart from a program's exception (exit 1).
+		fmt.Fprintf(stderr, "montygo repl: %v\n", err)
+		return exitError{2}
 	}
 	slog.SetDefault(cfg.Logger)
 	if table != nil {

@@ -48,3 +48,49 @@ func TestStrayArgumentsAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A flag value run or repl cannot use is a usage mistake, exit 2 like an
+// unknown flag, a bad --input or a bad --header: it exited 1, the status
+// of a Python exception, so a script could not tell `--max-duration 5s`
+// (a typo) from a program that raised.
+func TestBadFlagValuesAreUsageErrors(t *testing.T) {
+	t.Setenv("MONTYGO_LOG", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-duration", "5s"}, "--max-duration"},
+		{[]string{"--max-duration", "-1"}, "--max-duration"},
+		{[]string{"--start-timeout", "0"}, "--start-timeout"},
+		{[]string{"--max-memory", "12 parsecs"}, "unknown unit"},
+		{[]string{"--max-memory", "0"}, "none lifts the limit"},
+		{[]string{"--mount", "/tmp::data"}, "--mount"},
+		{[]string{"--mount", "/tmp::/data::bogus"}, "--mount"},
+		{[]string{"--protocol", "3"}, "--protocol 3"},
+		{[]string{"--remote", "http://127.0.0.1:1/"}, "--remote"},
+		{[]string{"--remote", "127.0.0.1:8000"}, "--remote"},
+	} {
+		for _, cmd := range []string{"run", "repl"} {
+			args := append([]string{cmd}, c.args...)
+			if cmd == "run" {
+				args = append(args, "-c", "1")
+			}
+			var out, errb strings.Builder
+			code := mainArgs(args, strings.NewReader(""), &out, &errb)
+			if code != 2 || !strings.Contains(errb.String(), c.want) {
+				t.Errorf("montygo %s: exit %d, stderr %q; want 2 and %q", strings.Join(args, " "), code, errb.String(), c.want)
+			}
+		}
+	}
+	for _, args := range [][]string{{"decode", "--protocol", "9"}, {"decode", "--from", "both"}} {
+		var out, errb strings.Builder
+		if code := mainArgs(args, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), args[1][2:]) {
+			t.Errorf("montygo %s: exit %d, stderr %q; want 2 naming %s", strings.Join(args, " "), code, errb.String(), args[1])
+		}
+	}
+	t.Setenv("MONTYGO_LOG", "loud")
+	var out, errb strings.Builder
+	if code := mainArgs([]string{"run", "-c", "1"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), "MONTYGO_LOG") {
+		t.Errorf("MONTYGO_LOG=loud: exit %d, stderr %q; want 2 naming it", code, errb.String())
+	}
+}
