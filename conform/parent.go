@@ -75,7 +75,8 @@ const (
 // Upstream parents spawn the worker with an empty environment and only a
 // "subprocess" argument, so the scenario travels in the launcher: an
 // executable script in a per-scenario temporary directory that execs the
-// child with the scenario and the control file as arguments.
+// child with the scenario and the control file as arguments. The parent
+// command runs in the current working directory.
 //
 // Arguments equal to [CodePlaceholder] or [FilePlaceholder] are replaced by
 // the scenario's snippet or a file holding it. Each scenario is one rule
@@ -190,7 +191,7 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 		}
 		args[i] = a
 	}
-	r := runParent(ctx, args, launcher, dir, limit)
+	r := runParent(ctx, args, launcher, limit)
 	if r.pgid > 0 {
 		// Whatever the parent left in its process group goes with the
 		// scenario, once the checks below have seen it.
@@ -243,11 +244,12 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	return Pass, ""
 }
 
-func runParent(ctx context.Context, args []string, launcher, dir string, limit time.Duration) run {
+func runParent(ctx context.Context, args []string, launcher string, limit time.Duration) run {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	// The parent runs in the kit's working directory, so that relative
+	// paths in the command (bin/montygo, my_parent.py) mean what they say.
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "MONTY_BIN="+launcher)
 	var stderr bytes.Buffer
 	cmd.Stderr = &limitedBuffer{b: &stderr, n: 16 << 10}

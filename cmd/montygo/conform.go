@@ -26,10 +26,13 @@ import (
 //	montygo conform parent [--json] [--run REGEXP] -- COMMAND [ARGS...]
 func conformCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: montygo conform worker|parent [flags]")
+		fmt.Fprintln(stderr, conformUsage)
 		return exitError{2}
 	}
 	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprintln(stderr, conformUsage)
+		return nil
 	case "worker":
 		return conformWorker(ctx, args[1:], stdout, stderr)
 	case "parent":
@@ -42,6 +45,9 @@ func conformCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fmt.Fprintf(stderr, "montygo conform: unknown mode %q (want worker or parent)\n", args[0])
 	return exitError{2}
 }
+
+// conformUsage is conform's usage, before its mode is known.
+const conformUsage = "usage: montygo conform worker|parent [flags]   (montygo conform worker -h, montygo conform parent -h for each one's flags)"
 
 func exitIfNonZero(code int) error {
 	if code == 0 {
@@ -80,7 +86,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	timeout := fs.Duration("rule-timeout", 30*time.Second, "time limit of one rule")
 	expect := fs.String("expect-fail", "", "comma-separated rule ids known to fail: exit 0 when exactly these fail (for CI against a worker with documented deviations)")
 	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+		return parseFailed(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo conform worker: unexpected argument %q\n", fs.Arg(0))
@@ -185,7 +191,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	proto := fs.Uint("protocol", 0, "protocol the scripted child claims (default: the scenario's, 2 where defined)")
 	budget := fs.Int64("decode-budget", 0, "the parent's per-frame decode budget in bytes, for the memory check (default 1 GiB)")
 	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+		return parseFailed(err)
 	}
 	cmd := fs.Args()
 	if len(cmd) == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,5 +150,29 @@ func TestConformExpectFail(t *testing.T) {
 		if code != c.code {
 			t.Errorf("protocol %s, --expect-fail %s: exit %d, want %d\n%s%s", c.proto, c.expect, code, c.code, out.String(), errb.String())
 		}
+	}
+}
+
+// The parent command runs where `montygo conform parent` was started, so
+// a relative path in it means what it says: docs/CONFORMANCE.md's
+// `bin/montygo conform parent -- bin/montygo run ... {file}` (and
+// `python3 my_parent.py {file}`) failed every scenario's spawn check with
+// "fork/exec bin/montygo: no such file or directory", the parent having
+// been started in the scenario's temporary directory.
+func TestConformParentRelativeCommand(t *testing.T) {
+	testenv.Worker(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(montygo(t), filepath.Join(dir, "bin", "montygo")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(montygo(t), "conform", "parent", "--run", "^version_refusal_no_exit$", "--",
+		"bin/montygo", "run", "--max-duration", "5", "{file}")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "pass  parent.version_refusal_no_exit") {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }

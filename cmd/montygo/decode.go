@@ -32,14 +32,20 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return parseFailed(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "montygo decode: unexpected argument %q (the stream is read from standard input; a recording is --record FILE)\n", fs.Arg(0))
 		return exitError{2}
 	}
 	c, ok := codec.ForVersion(uint32(*proto))
 	if !ok {
-		return fmt.Errorf("no codec for protocol %d (supported: %v)", *proto, codec.Versions())
+		fmt.Fprintf(stderr, "montygo decode: no codec for protocol %d (supported: %v)\n", *proto, codec.Versions())
+		return exitError{2}
 	}
 	if *from != "child" && *from != "parent" {
-		return fmt.Errorf("--from must be child or parent, not %q", *from)
+		fmt.Fprintf(stderr, "montygo decode: --from must be child or parent, not %q\n", *from)
+		return exitError{2}
 	}
 	lim := codec.Limits{MaxDecodeBytes: *maxDecode}
 	if *record != "" {

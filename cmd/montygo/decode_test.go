@@ -183,7 +183,7 @@ func TestDecodeInvalidFrames(t *testing.T) {
 		t.Errorf("bad hex: rc %d %q", rc, errs)
 	}
 	_, _, rc = decodeCLI(t, nil, "--protocol", "3")
-	if rc != 1 {
+	if rc != 2 { // a usage mistake
 		t.Errorf("unknown protocol: rc %d", rc)
 	}
 }

@@ -368,3 +368,33 @@ func TestREPLPipedStdoutHoldsOnlyOutput(t *testing.T) {
 		t.Fatalf("stderr %q: want the banner and the prompts", stderr)
 	}
 }
+
+// serve's file flags are read with a bound: --dump-key /dev/zero (or a
+// pipe that never ends, /dev/stdin under a supervisor) grew memory until
+// something killed the process, the 64 KiB check coming only after the
+// whole file; the TLS and CA files went through unbounded reads too.
+func TestServeFileFlagsAreReadWithABound(t *testing.T) {
+	testenv.Worker(t)
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dump-key", "/dev/zero"}, "/dev/zero: a dump key file is at most 64 KiB"},
+		{[]string{"--dump-key", key, "--dump-key-previous", "/dev/zero"}, "/dev/zero: a dump key file is at most 64 KiB"},
+		{[]string{"--dump-key", key, "--tls-cert", "/dev/zero", "--tls-key", key}, "/dev/zero: larger than"},
+		{[]string{"--dump-key", key, "--tls-cert", key, "--tls-key", "/dev/zero"}, "/dev/zero: larger than"},
+	} {
+		args := append([]string{"serve", "--listen", "127.0.0.1:0"}, c.args...)
+		// Bounded: the unbounded read never ends.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, montygo(t), args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		_ = cmd.Run()
+		cancel()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %.300q; want 2 and %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+}

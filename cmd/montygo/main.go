@@ -16,6 +16,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -146,6 +147,16 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 	fmt.Fprintf(stderr, "montygo: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// parseFailed is the exit of a subcommand whose flags did not parse (the
+// flag package has printed the usage): 0 when they asked for it (-h,
+// --help), 2 for a usage mistake.
+func parseFailed(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitError{0}
+	}
+	return exitError{2}
 }
 
 // signalStatus is the shell's exit status for a death by sig: 128 + its

@@ -201,11 +201,11 @@ func TestRunUsageErrors(t *testing.T) {
 		t.Fatalf("no program: rc %d", rc)
 	}
 	_, errs, rc := runCLI(t, "", "run", "--max-memory", "12 parsecs", "-c", "1")
-	if rc != 1 || !strings.Contains(errs, "unknown unit") {
+	if rc != 2 || !strings.Contains(errs, "unknown unit") {
 		t.Fatalf("bad memory: rc %d err %q", rc, errs)
 	}
 	_, errs, rc = runCLI(t, "", "run", "--max-memory", "0", "-c", "1")
-	if rc != 1 || !strings.Contains(errs, "none lifts the limit") {
+	if rc != 2 || !strings.Contains(errs, "none lifts the limit") {
 		t.Fatalf("zero memory: rc %d err %q", rc, errs)
 	}
 }

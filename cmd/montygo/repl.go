@@ -38,12 +38,20 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.SetOutput(stderr)
 	var sf sessionFlags
 	sf.register(fs)
-	if _, err := parseInterspersed(fs, args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return parseFailed(err)
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "montygo repl: unexpected argument %q (run a file with montygo run FILE)\n", pos[0])
 		return exitError{2}
 	}
 	cfg, table, err := sf.config("<stdin>", stderr)
 	if err != nil {
-		return err
+		// A flag value (or $MONTYGO_LOG) that cannot be used: a usage
+		// mistake, told apart from a program's exception (exit 1).
+		fmt.Fprintf(stderr, "montygo repl: %v\n", err)
+		return exitError{2}
 	}
 	slog.SetDefault(cfg.Logger)
 	if table != nil {

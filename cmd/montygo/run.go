@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
@@ -64,6 +66,14 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 // --remote endpoint with its headers (each resuming after a drain on the
 // next endpoint in the list), and the pinned protocol version.
 func (f *sessionFlags) launch() ([]session.Launch, error) {
+	if _, ok := codec.ForVersion(uint32(f.protocol)); f.protocol != 0 && !ok {
+		return nil, fmt.Errorf("--protocol %d: gomonty speaks protocols %v", f.protocol, codec.Versions())
+	}
+	for _, u := range f.remotes {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "ws" && p.Scheme != "wss") || p.Host == "" {
+			return nil, fmt.Errorf("--remote %q: want a ws:// or wss:// URL", u)
+		}
+	}
 	l := session.Launch{
 		Launcher:        session.ProcessLauncher{Worker: worker.Config{Binary: f.worker}},
 		ProtocolVersion: uint32(f.protocol),
@@ -280,7 +290,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitError{2}
+		return parseFailed(err)
 	}
 	var src, script string
 	cSet := false
@@ -332,7 +342,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	cfg, table, err := sf.config(script, stderr)
 	if err != nil {
-		return err
+		// A flag value (or $MONTYGO_LOG) that cannot be used: a usage
+		// mistake, told apart from a program's exception (exit 1).
+		fmt.Fprintf(stderr, "montygo run: %v\n", err)
+		return exitError{2}
 	}
 	slog.SetDefault(cfg.Logger)
 	if table != nil {

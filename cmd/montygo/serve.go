@@ -104,7 +104,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+		return parseFailed(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo serve: unexpected argument %q\n", fs.Arg(0))
@@ -289,13 +289,39 @@ func reloadTokens(srv *server.Server, path string, log *slog.Logger) {
 	log.Info("tokens reloaded", slog.Int("count", t.Len()))
 }
 
-func readKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+// maxPEMFile bounds what is read of a --tls-cert, --tls-key or
+// --client-ca file (a CA bundle of every public root is about 250 KiB).
+const maxPEMFile = 16 << 20
+
+// readBounded reads the file at path, failing with errFileTooLarge once it
+// has more than limit bytes: a flag naming /dev/zero or a pipe that never
+// ends fails instead of growing memory without end.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > 1<<16 {
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, errFileTooLarge
+	}
+	return b, nil
+}
+
+// errFileTooLarge is readBounded's error for a file over its bound.
+var errFileTooLarge = errors.New("file over its size bound")
+
+func readKey(path string) ([]byte, error) {
+	b, err := readBounded(path, 1<<16)
+	if errors.Is(err, errFileTooLarge) {
 		return nil, fmt.Errorf("%s: a dump key file is at most 64 KiB", path)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if len(b) < server.MinKeyLen {
 		return nil, fmt.Errorf("%s: a dump key needs at least %d bytes, the file has %d", path, server.MinKeyLen, len(b))
@@ -312,13 +338,21 @@ func loopback(host string) bool {
 }
 
 func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	var pems [2][]byte
+	for i, path := range []string{certFile, keyFile} {
+		b, err := readPEM(path)
+		if err != nil {
+			return nil, fmt.Errorf("TLS key pair: %w", err)
+		}
+		pems[i] = b
+	}
+	cert, err := tls.X509KeyPair(pems[0], pems[1])
 	if err != nil {
 		return nil, fmt.Errorf("TLS key pair: %w", err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := readPEM(caFile)
 		if err != nil {
 			return nil, err
 		}
@@ -330,4 +364,13 @@ func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	}
 	return cfg, nil
+}
+
+// readPEM reads a PEM file of a TLS flag with readBounded's bound.
+func readPEM(path string) ([]byte, error) {
+	b, err := readBounded(path, maxPEMFile)
+	if errors.Is(err, errFileTooLarge) {
+		return nil, fmt.Errorf("%s: larger than %d MiB, which no certificate or key file needs", path, maxPEMFile>>20)
+	}
+	return b, err
 }

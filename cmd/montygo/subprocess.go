@@ -47,7 +47,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+		return parseFailed(err)
 	}
 	bin, err := innerWorker(*workerPath)
 	if err != nil {

@@ -19,7 +19,15 @@ func moduleVersion() string {
 	return "(devel)"
 }
 
-func versionCmd(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+func versionCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+			fmt.Fprintln(stderr, "usage: montygo version   (the module, protocol and worker versions)")
+			return nil
+		}
+		fmt.Fprintf(stderr, "montygo version: unexpected argument %q\n", args[0])
+		return exitError{2}
+	}
 	fmt.Fprintf(stdout, "montygo %s (github.com/gomonty/monty)\n", moduleVersion())
 	vs := codec.Versions()
 	fmt.Fprintf(stdout, "protocol versions: %v (tried first: %d)\n", vs, vs[0])

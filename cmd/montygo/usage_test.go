@@ -1,0 +1,96 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// -h and --help ask for the usage: every subcommand prints it and exits
+// 0, as `montygo --help` does (and go, git, python3 do); they exited 2,
+// the status of a usage mistake, so `montygo run --help && ...` failed.
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "-h"}, {"run", "--help"}, {"run", "-c", "1", "--help"},
+		{"repl", "-h"}, {"decode", "-h"}, {"subprocess", "-h"}, {"serve", "--help"},
+		{"conform", "-h"}, {"conform", "--help"},
+		{"conform", "worker", "-h"}, {"conform", "parent", "--help"}, {"version", "-h"},
+	} {
+		var out, errb strings.Builder
+		code := mainArgs(args, strings.NewReader(""), &out, &errb)
+		if code != 0 || !strings.Contains(strings.ToLower(errb.String()), "usage") {
+			t.Errorf("montygo %s: exit %d, stderr %.200q; want 0 and the usage", strings.Join(args, " "), code, errb.String())
+		}
+	}
+	// A mistake is still one.
+	for _, args := range [][]string{{"run", "--bogus"}, {"conform", "-x"}, {"serve", "--bogus"}} {
+		var out, errb strings.Builder
+		if code := mainArgs(args, strings.NewReader(""), &out, &errb); code != 2 {
+			t.Errorf("montygo %s: exit %d, want 2", strings.Join(args, " "), code)
+		}
+	}
+}
+
+// A positional argument a subcommand takes none of is a usage mistake
+// (exit 2, named), not ignored: `montygo decode capture.bin` read standard
+// input instead (waiting on a terminal, or decoding an empty stream into
+// success), and `montygo repl script.py` started a REPL that never ran
+// the script.
+func TestStrayArgumentsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"decode", "capture.bin"}, {"decode", "--from", "parent", "capture.bin"},
+		{"repl", "script.py"}, {"repl", "--max-duration", "1", "script.py"},
+		{"version", "extra"},
+	} {
+		var out, errb strings.Builder
+		code := mainArgs(args, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "unexpected argument") {
+			t.Errorf("montygo %s: exit %d, stdout %.100q, stderr %.200q; want 2 naming the argument", strings.Join(args, " "), code, out.String(), errb.String())
+		}
+	}
+}
+
+// A flag value run or repl cannot use is a usage mistake, exit 2 like an
+// unknown flag, a bad --input or a bad --header: it exited 1, the status
+// of a Python exception, so a script could not tell `--max-duration 5s`
+// (a typo) from a program that raised.
+func TestBadFlagValuesAreUsageErrors(t *testing.T) {
+	t.Setenv("MONTYGO_LOG", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-duration", "5s"}, "--max-duration"},
+		{[]string{"--max-duration", "-1"}, "--max-duration"},
+		{[]string{"--start-timeout", "0"}, "--start-timeout"},
+		{[]string{"--max-memory", "12 parsecs"}, "unknown unit"},
+		{[]string{"--max-memory", "0"}, "none lifts the limit"},
+		{[]string{"--mount", "/tmp::data"}, "--mount"},
+		{[]string{"--mount", "/tmp::/data::bogus"}, "--mount"},
+		{[]string{"--protocol", "3"}, "--protocol 3"},
+		{[]string{"--remote", "http://127.0.0.1:1/"}, "--remote"},
+		{[]string{"--remote", "127.0.0.1:8000"}, "--remote"},
+	} {
+		for _, cmd := range []string{"run", "repl"} {
+			args := append([]string{cmd}, c.args...)
+			if cmd == "run" {
+				args = append(args, "-c", "1")
+			}
+			var out, errb strings.Builder
+			code := mainArgs(args, strings.NewReader(""), &out, &errb)
+			if code != 2 || !strings.Contains(errb.String(), c.want) {
+				t.Errorf("montygo %s: exit %d, stderr %q; want 2 and %q", strings.Join(args, " "), code, errb.String(), c.want)
+			}
+		}
+	}
+	for _, args := range [][]string{{"decode", "--protocol", "9"}, {"decode", "--from", "both"}} {
+		var out, errb strings.Builder
+		if code := mainArgs(args, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), args[1][2:]) {
+			t.Errorf("montygo %s: exit %d, stderr %q; want 2 naming %s", strings.Join(args, " "), code, errb.String(), args[1])
+		}
+	}
+	t.Setenv("MONTYGO_LOG", "loud")
+	var out, errb strings.Builder
+	if code := mainArgs([]string{"run", "-c", "1"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), "MONTYGO_LOG") {
+		t.Errorf("MONTYGO_LOG=loud: exit %d, stderr %q; want 2 naming it", code, errb.String())
+	}
+}
