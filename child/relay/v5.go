@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -295,6 +296,13 @@ func split5(state []byte) ([]byte, *message.Configure, error) {
 	c, ok := req.Body.(*message.Configure)
 	if !ok || c.Limits == nil {
 		return nil, nil, &child.Violation{Text: "failed to load session: invalid relay dump settings"}
+	}
+	// A dump is the parent's to craft: its policy passes the checks a
+	// Configure's does, or the sandbox would run under a clock no
+	// Configure can set.
+	if err := c.OsPolicy.Validate(); err != nil {
+		return nil, nil, &child.Violation{Text: "failed to load session: invalid relay dump settings: invalid os_policy: " +
+			strings.TrimPrefix(err.Error(), message.ErrInvalidPolicy.Error()+": ")}
 	}
 	return rest[k+int(n):], c, nil
 }

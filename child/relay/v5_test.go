@@ -310,3 +310,34 @@ func TestV5HostileEnvelopeRefusedBeforeLoading(t *testing.T) {
 	}
 	wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
 }
+
+// TestV5EnvelopePolicyValidated shows a relay dump whose saved policy
+// fails the checks a Configure applies (a fixed microsecond above 999999,
+// a fixed offset beyond a day) refused on Load with a recoverable
+// violation, as the same policy is refused on Configure, instead of
+// running the sandbox's clock off it; a good dump then loads.
+func TestV5EnvelopePolicyValidated(t *testing.T) {
+	good := takeDump5(t, nil, nil, "x = 41")
+	inner, _, err := split5(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*message.OsPolicy{
+		{Clock: message.ClockFixed, Fixed: message.FixedDateTime{UnixSeconds: 1_700_000_000, Microsecond: 5_000_000}},
+		{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneFixed, Fixed: value.TimeZone{Offset: 10_000_000}}},
+	} {
+		saved := &message.Configure{ProtocolVersion: protocol.Version5, Limits: &message.ResourceLimits{}, OsPolicy: p}
+		b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := append(append([]byte{}, dumpMagic5...), binary.AppendUvarint(nil, uint64(len(b)))...)
+		bad = append(append(bad, b...), inner...)
+		do := serve5With(t, []uint32{protocol.Version5})
+		wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: failed to load session: invalid relay dump settings: invalid os_policy: ")
+		if ev := do(&message.Load{State: good}); ev.Body.EventKind() != message.KindOk {
+			t.Fatalf("Load after the refusal: %#v", ev.Body)
+		}
+		wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
+	}
+}
