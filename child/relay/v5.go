@@ -37,7 +37,9 @@ import (
 //     them and echoes the dump's limits. The inner worker's dump alone
 //     (from a relay at 4 or 2, or the worker itself) loads with the
 //     Configure's settings, and a relay at 4 or 2 loads the inner dump of
-//     an envelope, whose settings it cannot express.
+//     an envelope, whose settings it cannot express. The feed clock of a
+//     feed dumped at a suspension does not travel: after a Load it counts
+//     from zero.
 //   - the clock: the inner worker's date_today and date_time_now OS calls
 //     are answered by the relay from the policy's clock (system or fixed)
 //     and timezone; under datetime=call_host they go to the outer parent.
@@ -162,7 +164,11 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 	if e.v5.tripped || e.s == nil {
 		return discarded(), nil
 	}
-	if _, ok := req.(*message.Feed); ok {
+	switch req.(type) {
+	case *message.Feed, *message.Load:
+		// A Load restarts the feed clock too: the dumped feed's clock
+		// does not travel in the dump, and the inner worker's clock
+		// jumps to the dumped session's total, which is no feed's time.
 		e.v5.feedExec = 0
 	}
 	var turn time.Duration
@@ -223,6 +229,9 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Dura
 	// the feed, so it never runs ahead of total_execution_micros; the
 	// relay's own timing (which includes the pipe's round trip) counts
 	// only for a turn the inner worker did not answer.
+	if _, load := req.(*message.Load); load {
+		return ev, err
+	}
 	if err != nil {
 		x.feedExec += elapsed
 	} else if used := s.Stamps().TotalExecution - base; used > 0 {

@@ -341,3 +341,47 @@ func TestV5EnvelopePolicyValidated(t *testing.T) {
 		wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
 	}
 }
+
+// TestV5LoadDoesNotChargeEarlierFeeds shows the feed clock of a loaded
+// dump not charged with the session's earlier feeds: a session whose feeds
+// together ran past its feed limit (each one under it) is dumped at a
+// suspension of a short feed; loaded, the stamps report that feed's clock,
+// not the session's total, and the resume runs to its end instead of
+// tripping the feed limit at once.
+func TestV5LoadDoesNotChargeEarlierFeeds(t *testing.T) {
+	const limit = 500_000
+	do := serve5(t)
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(limit)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "def spin(n):\n    i = 0\n    while i < n:\n        i += 1\n    return n"}), "None")
+	for total := uint64(0); total <= 2*limit; {
+		ev := do(&message.Feed{Code: "spin(200000)"})
+		wantRepr(t, ev, "200000")
+		if ev.TotalExecutionMicros <= total {
+			t.Fatalf("total_execution_micros %d after %d", ev.TotalExecutionMicros, total)
+		}
+		total = ev.TotalExecutionMicros
+	}
+	ev := do(&message.Feed{Code: "x = f()\nx + 1"})
+	if _, ok := ev.Body.(*message.FunctionCall); !ok {
+		t.Fatalf("got %#v, want FunctionCall", ev.Body)
+	}
+	fed := ev.FeedExecutionMicros
+	d, ok := do(&message.Dump{}).Body.(*message.DumpResult)
+	if !ok {
+		t.Fatal("no DumpResult")
+	}
+	do2 := serve5With(t, []uint32{protocol.Version5})
+	ev = do2(&message.Load{State: d.State})
+	call, ok := ev.Body.(*message.FunctionCall)
+	if !ok {
+		t.Fatalf("Load: %#v", ev.Body)
+	}
+	if ev.FeedExecutionMicros > fed {
+		t.Errorf("feed_execution_micros %d after Load, the dumped feed had run %d", ev.FeedExecutionMicros, fed)
+	}
+	var g value.Graph
+	root := g.Add(value.Int(41))
+	wantRepr(t, do2(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g}), "42")
+}
