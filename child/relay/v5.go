@@ -23,7 +23,8 @@ import (
 //
 //   - max_feed_duration and max_turn_duration: the relay times each turn
 //     (the wall time of the inner request, which is the sandbox's
-//     execution time plus the pipe's round trip) and, when a budget runs
+//     execution time plus the pipe's round trip; a Load, which runs no
+//     sandbox code, is not timed) and, when a budget runs
 //     out, kills the inner worker and answers the turn with upstream's
 //     TimeoutError("feed time limit exceeded: <elapsed> > <limit>", or
 //     "turn time limit exceeded: …"), the feed limit reported when both
@@ -165,11 +166,16 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 		return discarded(), nil
 	}
 	switch req.(type) {
-	case *message.Feed, *message.Load:
-		// A Load restarts the feed clock too: the dumped feed's clock
-		// does not travel in the dump, and the inner worker's clock
-		// jumps to the dumped session's total, which is no feed's time.
+	case *message.Feed:
 		e.v5.feedExec = 0
+	case *message.Load:
+		// A Load runs no sandbox code, so no budget times it (a large
+		// dump can take longer to load than a turn may run). It
+		// restarts the feed clock: the dumped feed's clock does not
+		// travel in the dump, and the inner worker's clock jumps to the
+		// dumped session's total, which is no feed's time.
+		e.v5.feedExec = 0
+		return e.s.Do(ctx, req)
 	}
 	var turn time.Duration
 	for {
@@ -229,9 +235,6 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Dura
 	// the feed, so it never runs ahead of total_execution_micros; the
 	// relay's own timing (which includes the pipe's round trip) counts
 	// only for a turn the inner worker did not answer.
-	if _, load := req.(*message.Load); load {
-		return ev, err
-	}
 	if err != nil {
 		x.feedExec += elapsed
 	} else if used := s.Stamps().TotalExecution - base; used > 0 {

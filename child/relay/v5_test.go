@@ -385,3 +385,29 @@ func TestV5LoadDoesNotChargeEarlierFeeds(t *testing.T) {
 	root := g.Add(value.Int(41))
 	wantRepr(t, do2(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g}), "42")
 }
+
+// TestV5LoadNotTimed shows a Load, which runs no sandbox code, outside the
+// feed and turn budgets: under budgets shorter than any Load takes, a dump
+// loads (before, the relay killed the inner worker and answered the Load
+// with the TimeoutError, which ended the child with a FatalError), and the
+// session goes on.
+func TestV5LoadNotTimed(t *testing.T) {
+	inner, _, err := split5(takeDump5(t, nil, nil, "x = 41"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := serve5With(t, []uint32{protocol.Version5})
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(1), MaxTurnDurationMicros: u64(1)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	if ev := do(&message.Load{State: inner}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Load: %#v", ev.Body)
+	}
+	if ev := do(&message.Reset{}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Reset: %#v", ev.Body)
+	}
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "40 + 2"}), "42")
+}
