@@ -23,8 +23,8 @@ import (
 //
 //   - max_feed_duration and max_turn_duration: the relay times each turn
 //     (the wall time of the inner request, which is the sandbox's
-//     execution time plus the pipe's round trip; a Load, which runs no
-//     sandbox code, is not timed) and, when a budget runs
+//     execution time plus the pipe's round trip; a Dump or a Load, which
+//     runs no sandbox code, is not timed) and, when a budget runs
 //     out, kills the inner worker and answers the turn with upstream's
 //     TimeoutError("feed time limit exceeded: <elapsed> > <limit>", or
 //     "turn time limit exceeded: …"), the feed limit reported when both
@@ -168,12 +168,15 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 	switch req.(type) {
 	case *message.Feed:
 		e.v5.feedExec = 0
+	case *message.Dump:
+		// A Dump runs no sandbox code, so no budget times it (a large
+		// session can take longer to dump than a turn may run).
+		return e.s.Do(ctx, req)
 	case *message.Load:
-		// A Load runs no sandbox code, so no budget times it (a large
-		// dump can take longer to load than a turn may run). It
-		// restarts the feed clock: the dumped feed's clock does not
-		// travel in the dump, and the inner worker's clock jumps to the
-		// dumped session's total, which is no feed's time.
+		// Nor does a Load. It restarts the feed clock: the dumped feed's
+		// clock does not travel in the dump, and the inner worker's
+		// clock jumps to the dumped session's total, which is no feed's
+		// time.
 		e.v5.feedExec = 0
 		return e.s.Do(ctx, req)
 	}

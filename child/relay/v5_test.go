@@ -411,3 +411,28 @@ func TestV5LoadNotTimed(t *testing.T) {
 	}
 	wantRepr(t, do(&message.Feed{Code: "40 + 2"}), "42")
 }
+
+// TestV5DumpNotTimed shows a Dump, which runs no sandbox code, outside the
+// feed and turn budgets: under budgets shorter than any Dump takes, a
+// session that ran a feed is dumped and goes on (before, the relay killed
+// the inner worker, answered the Dump with a TimeoutError and discarded
+// the session).
+func TestV5DumpNotTimed(t *testing.T) {
+	inner, _, err := split5(takeDump5(t, nil, nil, "x = 41"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bare inner dump keeps the Configure's budgets (Load is not timed).
+	do := serve5With(t, []uint32{protocol.Version5})
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(1), MaxTurnDurationMicros: u64(1)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	if ev := do(&message.Load{State: inner}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Load: %#v", ev.Body)
+	}
+	for range 2 {
+		if ev := do(&message.Dump{}); ev.Body.EventKind() != message.KindDumpResult {
+			t.Fatalf("Dump: %#v", ev.Body)
+		}
+	}
+}
