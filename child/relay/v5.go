@@ -38,9 +38,10 @@ import (
 //     them and echoes the dump's limits. The inner worker's dump alone
 //     (from a relay at 4 or 2, or the worker itself) loads with the
 //     Configure's settings, and a relay at 4 or 2 loads the inner dump of
-//     an envelope, whose settings it cannot express. The feed clock of a
-//     feed dumped at a suspension does not travel: after a Load it counts
-//     from zero.
+//     an envelope, whose settings it cannot express. The feed clock
+//     travels in the envelope too (upstream serializes the feed budget in
+//     dumps, so a session restored mid-feed resumes it); a bare inner
+//     dump loads with the feed clock at zero.
 //   - the clock: the inner worker's date_today and date_time_now OS calls
 //     are answered by the relay from the policy's clock (system or fixed)
 //     and timezone; under datetime=call_host they go to the outer parent.
@@ -173,10 +174,10 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 		// session can take longer to dump than a turn may run).
 		return e.s.Do(ctx, req)
 	case *message.Load:
-		// Nor does a Load. It restarts the feed clock: the dumped feed's
-		// clock does not travel in the dump, and the inner worker's
-		// clock jumps to the dumped session's total, which is no feed's
-		// time.
+		// Nor does a Load. The feed clock is not the inner worker's,
+		// whose clock jumps to the dumped session's total (no feed's
+		// time): it starts at zero, and restore5 sets the one a relay
+		// dump carries.
 		e.v5.feedExec = 0
 		return e.s.Do(ctx, req)
 	}
@@ -268,11 +269,18 @@ func (e *Engine) serves5(outer uint32) bool {
 }
 
 // dumpMagic5 opens a relay protocol-5 dump: the magic, a uvarint length
-// and a protocol-5 Configure holding the dump's limits and policy, then
-// the inner worker's dump.
-var dumpMagic5 = []byte("gomonty relay dump v5\x00")
+// and a protocol-5 Configure holding the dump's limits and policy, the
+// feed clock in microseconds (a uvarint), then the inner worker's dump.
+// dumpMagic5Old opens the same without the feed clock (the relay wrote it
+// before the clock travelled); such a dump loads with the clock at zero.
+var (
+	dumpMagic5    = []byte("gomonty relay dump v5\x01")
+	dumpMagic5Old = []byte("gomonty relay dump v5\x00")
+)
 
-// dump5 wraps the inner worker's dump with the protocol-5 settings.
+// dump5 wraps the inner worker's dump with the protocol-5 settings and the
+// feed clock: upstream serializes max_feed_duration into dumps, so a
+// session restored mid-feed resumes the feed budget where it was.
 func (e *Engine) dump5(ev message.Event, err error) (message.Event, error) {
 	d, ok := ev.(*message.DumpResult)
 	if err != nil || !ok || !e.v5.on {
@@ -285,20 +293,30 @@ func (e *Engine) dump5(ev message.Event, err error) (message.Event, error) {
 	if err != nil {
 		return nil, &child.Violation{Text: "dump failed: " + err.Error()}
 	}
-	out := make([]byte, 0, len(dumpMagic5)+binary.MaxVarintLen64+len(b)+len(d.State))
+	out := make([]byte, 0, len(dumpMagic5)+2*binary.MaxVarintLen64+len(b)+len(d.State))
 	out = append(out, dumpMagic5...)
 	out = binary.AppendUvarint(out, uint64(len(b)))
 	out = append(out, b...)
+	out = binary.AppendUvarint(out, uint64(x.feedExec/time.Microsecond))
 	out = append(out, d.State...)
 	return &message.DumpResult{State: out}, nil
 }
 
+// saved5 is what a relay protocol-5 dump carries besides the inner dump.
+type saved5 struct {
+	*message.Configure               // the limits and policy
+	feed               time.Duration // the feed clock
+}
+
 // split5 separates a relay protocol-5 dump into the saved settings and the
 // inner worker's dump; other dumps come back unchanged with nil settings.
-func split5(state []byte) ([]byte, *message.Configure, error) {
-	rest, ok := bytes.CutPrefix(state, dumpMagic5)
-	if !ok {
-		return state, nil, nil
+func split5(state []byte) ([]byte, *saved5, error) {
+	rest, clocked := bytes.CutPrefix(state, dumpMagic5)
+	if !clocked {
+		var ok bool
+		if rest, ok = bytes.CutPrefix(state, dumpMagic5Old); !ok {
+			return state, nil, nil
+		}
 	}
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(rest)-k) {
@@ -319,13 +337,23 @@ func split5(state []byte) ([]byte, *message.Configure, error) {
 		return nil, nil, &child.Violation{Text: "failed to load session: invalid relay dump settings: invalid os_policy: " +
 			strings.TrimPrefix(err.Error(), message.ErrInvalidPolicy.Error()+": ")}
 	}
-	return rest[k+int(n):], c, nil
+	rest = rest[k+int(n):]
+	sv := &saved5{Configure: c}
+	if clocked {
+		us, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return nil, nil, &child.Violation{Text: "failed to load session: truncated relay dump"}
+		}
+		sv.feed, _ = durationMicros(&us)
+		rest = rest[k:]
+	}
+	return rest, sv, nil
 }
 
-// restore5 adopts a loaded dump's limits and policy (its clock already
-// built by clock5), replacing the Configure's; they are echoed from now
-// on.
-func (e *Engine) restore5(c *message.Configure, clock *mount.Table) {
+// restore5 adopts a loaded dump's limits, policy (its clock already built
+// by clock5) and feed clock, replacing the Configure's; the limits are
+// echoed from now on.
+func (e *Engine) restore5(c *saved5, clock *mount.Table) {
 	x := &e.v5
 	if !x.on {
 		return
@@ -333,6 +361,7 @@ func (e *Engine) restore5(c *message.Configure, clock *mount.Table) {
 	if x.clock != nil {
 		x.clock.Close()
 	}
+	x.feedExec = c.feed
 	l := c.Limits
 	x.feedLim, x.hasFeed = durationMicros(l.MaxFeedDurationMicros)
 	x.turnLim, x.hasTurn = durationMicros(l.MaxTurnDurationMicros)

@@ -224,6 +224,13 @@ func TestV5DumpEnvelopeChecked(t *testing.T) {
 	}
 	bad := append(append([]byte{}, dumpMagic5...), 0xff, 0xff, 0x03)
 	wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: failed to load session: truncated relay dump")
+	// Settings, then no feed clock.
+	b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: &message.Configure{ProtocolVersion: protocol.Version5, Limits: &message.ResourceLimits{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad = append(append(append([]byte{}, dumpMagic5...), binary.AppendUvarint(nil, uint64(len(b)))...), b...)
+	wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: failed to load session: truncated relay dump")
 	wantRepr(t, do(&message.Feed{Code: "1 + 1"}), "2")
 }
 
@@ -342,13 +349,15 @@ func TestV5EnvelopePolicyValidated(t *testing.T) {
 	}
 }
 
-// TestV5LoadDoesNotChargeEarlierFeeds shows the feed clock of a loaded
-// dump not charged with the session's earlier feeds: a session whose feeds
-// together ran past its feed limit (each one under it) is dumped at a
-// suspension of a short feed; loaded, the stamps report that feed's clock,
-// not the session's total, and the resume runs to its end instead of
-// tripping the feed limit at once.
-func TestV5LoadDoesNotChargeEarlierFeeds(t *testing.T) {
+// TestV5LoadResumesFeedClock shows the feed clock travelling in a relay
+// dump, as upstream serializes the feed budget in its dumps: a session
+// whose feeds together ran past its feed limit (each one under it) is
+// dumped at a suspension of a later feed; loaded, the stamps report that
+// feed's clock (before, the session's whole total_execution, which tripped
+// the feed limit at the first resume), and the resume runs on from it to
+// its end. An envelope in the older format (no clock) loads with the
+// clock at zero.
+func TestV5LoadResumesFeedClock(t *testing.T) {
 	const limit = 500_000
 	do := serve5(t)
 	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(limit)}, nil)); ev.Body.EventKind() != message.KindOk {
@@ -363,27 +372,49 @@ func TestV5LoadDoesNotChargeEarlierFeeds(t *testing.T) {
 		}
 		total = ev.TotalExecutionMicros
 	}
-	ev := do(&message.Feed{Code: "x = f()\nx + 1"})
+	ev := do(&message.Feed{Code: "spin(20000)\nx = f()\nx + 1"})
 	if _, ok := ev.Body.(*message.FunctionCall); !ok {
 		t.Fatalf("got %#v, want FunctionCall", ev.Body)
 	}
 	fed := ev.FeedExecutionMicros
+	if fed == 0 {
+		t.Fatal("the dumped feed stamped no feed clock")
+	}
 	d, ok := do(&message.Dump{}).Body.(*message.DumpResult)
 	if !ok {
 		t.Fatal("no DumpResult")
 	}
-	do2 := serve5With(t, []uint32{protocol.Version5})
-	ev = do2(&message.Load{State: d.State})
-	call, ok := ev.Body.(*message.FunctionCall)
-	if !ok {
-		t.Fatalf("Load: %#v", ev.Body)
+	inner, saved, err := split5(d.State)
+	if err != nil || saved == nil {
+		t.Fatalf("split5: %v %v", saved, err)
 	}
-	if ev.FeedExecutionMicros > fed {
-		t.Errorf("feed_execution_micros %d after Load, the dumped feed had run %d", ev.FeedExecutionMicros, fed)
+	settings, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved.Configure})
+	if err != nil {
+		t.Fatal(err)
 	}
-	var g value.Graph
-	root := g.Add(value.Int(41))
-	wantRepr(t, do2(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g}), "42")
+	old := append(append([]byte{}, dumpMagic5Old...), binary.AppendUvarint(nil, uint64(len(settings)))...)
+	old = append(append(old, settings...), inner...)
+	for _, c := range []struct {
+		state []byte
+		clock uint64
+	}{{d.State, fed}, {old, 0}} {
+		do2 := serve5With(t, []uint32{protocol.Version5})
+		ev = do2(&message.Load{State: c.state})
+		call, ok := ev.Body.(*message.FunctionCall)
+		if !ok {
+			t.Fatalf("Load: %#v", ev.Body)
+		}
+		if ev.FeedExecutionMicros != c.clock || ev.MaxFeedDurationMicros == nil || *ev.MaxFeedDurationMicros != limit {
+			t.Errorf("after Load: feed_execution_micros %d (want %d), feed limit %v", ev.FeedExecutionMicros, c.clock, ev.MaxFeedDurationMicros)
+		}
+		var g value.Graph
+		root := g.Add(value.Int(41))
+		ev = do2(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g})
+		wantRepr(t, ev, "42")
+		if ev.FeedExecutionMicros < c.clock {
+			t.Errorf("feed_execution_micros %d after the resume, %d at the Load", ev.FeedExecutionMicros, c.clock)
+		}
+	}
 }
 
 // TestV5LoadNotTimed shows a Load, which runs no sandbox code, outside the
