@@ -25,7 +25,9 @@ import (
 //     (the wall time of the inner request, which is the sandbox's
 //     execution time plus the pipe's round trip; a Dump or a Load, which
 //     runs no sandbox code, is not timed) and, when a budget runs
-//     out, kills the inner worker and answers the turn with upstream's
+//     out (or, checked again as the turn returns, the inner worker's
+//     execution clock ran past it), kills the inner worker and answers
+//     the turn with upstream's
 //     TimeoutError("feed time limit exceeded: <elapsed> > <limit>", or
 //     "turn time limit exceeded: …"), the feed limit reported when both
 //     ran out. A trip discards the session (as upstream says a parent
@@ -181,7 +183,7 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 		e.v5.feedExec = 0
 		return e.s.Do(ctx, req)
 	}
-	var turn time.Duration
+	var turn turnClock
 	for {
 		ev, err := e.timed(ctx, req, &turn)
 		if err != nil || ev == nil {
@@ -199,18 +201,22 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 	}
 }
 
+// turnClock is one turn's time: the wall time of its inner requests,
+// which the relay's timer bounds, and the inner worker's execution clock.
+type turnClock struct{ wall, exec time.Duration }
+
 // timed runs one inner request under the remaining feed and turn budgets.
-func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Duration) (*message.ChildEvent, error) {
+func (e *Engine) timed(ctx context.Context, req message.Request, turn *turnClock) (*message.ChildEvent, error) {
 	x := &e.v5
 	budget, limited := time.Duration(0), false
 	if x.hasFeed {
 		budget, limited = x.feedLim-x.feedExec, true
 	}
-	if x.hasTurn && (!limited || x.turnLim-*turn < budget) {
-		budget, limited = x.turnLim-*turn, true
+	if x.hasTurn && (!limited || x.turnLim-turn.wall < budget) {
+		budget, limited = x.turnLim-turn.wall, true
 	}
 	if limited && budget <= 0 {
-		return e.trip(x.feedExec, *turn), nil
+		return e.trip(x.feedExec, turn.wall), nil
 	}
 	var fired atomic.Bool
 	var timer *time.Timer
@@ -228,12 +234,12 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Dura
 	if timer != nil {
 		timer.Stop()
 	}
-	*turn += elapsed
+	turn.wall += elapsed
 	if fired.Load() {
 		// The killed worker stamped nothing for this turn: count it.
 		x.feedExec += elapsed
 		x.total = base + elapsed
-		return e.trip(x.feedExec, *turn), nil
+		return e.trip(x.feedExec, turn.wall), nil
 	}
 	// The feed clock is the inner worker's execution clock restarted at
 	// the feed, so it never runs ahead of total_execution_micros; the
@@ -241,10 +247,19 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Dura
 	// only for a turn the inner worker did not answer.
 	if err != nil {
 		x.feedExec += elapsed
-	} else if used := s.Stamps().TotalExecution - base; used > 0 {
-		x.feedExec += used
+		return ev, err
 	}
-	return ev, err
+	if used := s.Stamps().TotalExecution - base; used > 0 {
+		x.feedExec += used
+		turn.exec += used
+	}
+	// As upstream's worker does, the budgets are checked again as the
+	// turn returns: a turn whose execution ran past one (before the
+	// timer fired) fails rather than returning its result.
+	if x.hasFeed && x.feedExec > x.feedLim || x.hasTurn && turn.exec > x.turnLim {
+		return e.trip(x.feedExec, max(turn.wall, turn.exec)), nil
+	}
+	return ev, nil
 }
 
 // trip discards the inner worker after a budget ran out and reports the
