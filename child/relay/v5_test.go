@@ -467,3 +467,35 @@ func TestV5DumpNotTimed(t *testing.T) {
 		}
 	}
 }
+
+// TestV5HugeDumpedFeedClockSaturates shows a relay dump carrying the
+// largest feed clock (crafted: no session runs that long) loaded into a
+// session without a feed limit: the clock saturates as the feed runs on
+// instead of wrapping around to a nonsense stamp.
+func TestV5HugeDumpedFeedClockSaturates(t *testing.T) {
+	inner, saved, err := split5(takeDump5(t, nil, nil, "x = f()\nx + 1"))
+	if err != nil || saved == nil {
+		t.Fatalf("split5: %v %v", saved, err)
+	}
+	b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved.Configure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := append(append([]byte{}, dumpMagic5...), binary.AppendUvarint(nil, uint64(len(b)))...)
+	state = binary.AppendUvarint(append(state, b...), 1<<64-1)
+	state = append(state, inner...)
+	const most = uint64(1<<63-1) / 1000 // the largest duration, in µs
+	do := serve5With(t, []uint32{protocol.Version5})
+	ev := do(&message.Load{State: state})
+	call, ok := ev.Body.(*message.FunctionCall)
+	if !ok || ev.FeedExecutionMicros != most {
+		t.Fatalf("Load: %#v, feed_execution_micros %d", ev.Body, ev.FeedExecutionMicros)
+	}
+	var g value.Graph
+	root := g.Add(value.Int(41))
+	ev = do(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g})
+	wantRepr(t, ev, "42")
+	if ev.FeedExecutionMicros != most {
+		t.Fatalf("feed_execution_micros %d after the resume, want %d", ev.FeedExecutionMicros, most)
+	}
+}
