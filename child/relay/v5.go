@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +23,11 @@ import (
 //
 //   - max_feed_duration and max_turn_duration: the relay times each turn
 //     (the wall time of the inner request, which is the sandbox's
-//     execution time plus the pipe's round trip) and, when a budget runs
-//     out, kills the inner worker and answers the turn with upstream's
+//     execution time plus the pipe's round trip; a Dump or a Load, which
+//     runs no sandbox code, is not timed) and, when a budget runs
+//     out (or, checked again as the turn returns, the inner worker's
+//     execution clock ran past it), kills the inner worker and answers
+//     the turn with upstream's
 //     TimeoutError("feed time limit exceeded: <elapsed> > <limit>", or
 //     "turn time limit exceeded: …"), the feed limit reported when both
 //     ran out. A trip discards the session (as upstream says a parent
@@ -36,7 +40,10 @@ import (
 //     them and echoes the dump's limits. The inner worker's dump alone
 //     (from a relay at 4 or 2, or the worker itself) loads with the
 //     Configure's settings, and a relay at 4 or 2 loads the inner dump of
-//     an envelope, whose settings it cannot express.
+//     an envelope, whose settings it cannot express. The feed clock
+//     travels in the envelope too (upstream serializes the feed budget in
+//     dumps, so a session restored mid-feed resumes it); a bare inner
+//     dump loads with the feed clock at zero.
 //   - the clock: the inner worker's date_today and date_time_now OS calls
 //     are answered by the relay from the policy's clock (system or fixed)
 //     and timezone; under datetime=call_host they go to the outer parent.
@@ -161,10 +168,22 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 	if e.v5.tripped || e.s == nil {
 		return discarded(), nil
 	}
-	if _, ok := req.(*message.Feed); ok {
+	switch req.(type) {
+	case *message.Feed:
 		e.v5.feedExec = 0
+	case *message.Dump:
+		// A Dump runs no sandbox code, so no budget times it (a large
+		// session can take longer to dump than a turn may run).
+		return e.s.Do(ctx, req)
+	case *message.Load:
+		// Nor does a Load. The feed clock is not the inner worker's,
+		// whose clock jumps to the dumped session's total (no feed's
+		// time): it starts at zero, and restore5 sets the one a relay
+		// dump carries.
+		e.v5.feedExec = 0
+		return e.s.Do(ctx, req)
 	}
-	var turn time.Duration
+	var turn turnClock
 	for {
 		ev, err := e.timed(ctx, req, &turn)
 		if err != nil || ev == nil {
@@ -182,18 +201,22 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 	}
 }
 
+// turnClock is one turn's time: the wall time of its inner requests,
+// which the relay's timer bounds, and the inner worker's execution clock.
+type turnClock struct{ wall, exec time.Duration }
+
 // timed runs one inner request under the remaining feed and turn budgets.
-func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Duration) (*message.ChildEvent, error) {
+func (e *Engine) timed(ctx context.Context, req message.Request, turn *turnClock) (*message.ChildEvent, error) {
 	x := &e.v5
 	budget, limited := time.Duration(0), false
 	if x.hasFeed {
 		budget, limited = x.feedLim-x.feedExec, true
 	}
-	if x.hasTurn && (!limited || x.turnLim-*turn < budget) {
-		budget, limited = x.turnLim-*turn, true
+	if x.hasTurn && (!limited || x.turnLim-turn.wall < budget) {
+		budget, limited = x.turnLim-turn.wall, true
 	}
 	if limited && budget <= 0 {
-		return e.trip(x.feedExec, *turn), nil
+		return e.trip(x.feedExec, turn.wall), nil
 	}
 	var fired atomic.Bool
 	var timer *time.Timer
@@ -211,23 +234,41 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *time.Dura
 	if timer != nil {
 		timer.Stop()
 	}
-	*turn += elapsed
+	turn.wall += elapsed
 	if fired.Load() {
 		// The killed worker stamped nothing for this turn: count it.
-		x.feedExec += elapsed
+		x.feedExec = addSat(x.feedExec, elapsed)
 		x.total = base + elapsed
-		return e.trip(x.feedExec, *turn), nil
+		return e.trip(x.feedExec, turn.wall), nil
 	}
 	// The feed clock is the inner worker's execution clock restarted at
 	// the feed, so it never runs ahead of total_execution_micros; the
 	// relay's own timing (which includes the pipe's round trip) counts
 	// only for a turn the inner worker did not answer.
 	if err != nil {
-		x.feedExec += elapsed
-	} else if used := s.Stamps().TotalExecution - base; used > 0 {
-		x.feedExec += used
+		x.feedExec = addSat(x.feedExec, elapsed)
+		return ev, err
 	}
-	return ev, err
+	if used := s.Stamps().TotalExecution - base; used > 0 {
+		x.feedExec = addSat(x.feedExec, used)
+		turn.exec = addSat(turn.exec, used)
+	}
+	// As upstream's worker does, the budgets are checked again as the
+	// turn returns: a turn whose execution ran past one (before the
+	// timer fired) fails rather than returning its result.
+	if x.hasFeed && x.feedExec > x.feedLim || x.hasTurn && turn.exec > x.turnLim {
+		return e.trip(x.feedExec, max(turn.wall, turn.exec)), nil
+	}
+	return ev, nil
+}
+
+// addSat adds two non-negative durations, saturating: a feed clock
+// restored from a crafted dump near the largest duration must not wrap.
+func addSat(a, b time.Duration) time.Duration {
+	if a > 1<<63-1-b {
+		return 1<<63 - 1
+	}
+	return a + b
 }
 
 // trip discards the inner worker after a budget ran out and reports the
@@ -252,11 +293,18 @@ func (e *Engine) serves5(outer uint32) bool {
 }
 
 // dumpMagic5 opens a relay protocol-5 dump: the magic, a uvarint length
-// and a protocol-5 Configure holding the dump's limits and policy, then
-// the inner worker's dump.
-var dumpMagic5 = []byte("gomonty relay dump v5\x00")
+// and a protocol-5 Configure holding the dump's limits and policy, the
+// feed clock in microseconds (a uvarint), then the inner worker's dump.
+// dumpMagic5Old opens the same without the feed clock (the relay wrote it
+// before the clock travelled); such a dump loads with the clock at zero.
+var (
+	dumpMagic5    = []byte("gomonty relay dump v5\x01")
+	dumpMagic5Old = []byte("gomonty relay dump v5\x00")
+)
 
-// dump5 wraps the inner worker's dump with the protocol-5 settings.
+// dump5 wraps the inner worker's dump with the protocol-5 settings and the
+// feed clock: upstream serializes max_feed_duration into dumps, so a
+// session restored mid-feed resumes the feed budget where it was.
 func (e *Engine) dump5(ev message.Event, err error) (message.Event, error) {
 	d, ok := ev.(*message.DumpResult)
 	if err != nil || !ok || !e.v5.on {
@@ -269,20 +317,30 @@ func (e *Engine) dump5(ev message.Event, err error) (message.Event, error) {
 	if err != nil {
 		return nil, &child.Violation{Text: "dump failed: " + err.Error()}
 	}
-	out := make([]byte, 0, len(dumpMagic5)+binary.MaxVarintLen64+len(b)+len(d.State))
+	out := make([]byte, 0, len(dumpMagic5)+2*binary.MaxVarintLen64+len(b)+len(d.State))
 	out = append(out, dumpMagic5...)
 	out = binary.AppendUvarint(out, uint64(len(b)))
 	out = append(out, b...)
+	out = binary.AppendUvarint(out, uint64(x.feedExec/time.Microsecond))
 	out = append(out, d.State...)
 	return &message.DumpResult{State: out}, nil
 }
 
+// saved5 is what a relay protocol-5 dump carries besides the inner dump.
+type saved5 struct {
+	*message.Configure               // the limits and policy
+	feed               time.Duration // the feed clock
+}
+
 // split5 separates a relay protocol-5 dump into the saved settings and the
 // inner worker's dump; other dumps come back unchanged with nil settings.
-func split5(state []byte) ([]byte, *message.Configure, error) {
-	rest, ok := bytes.CutPrefix(state, dumpMagic5)
-	if !ok {
-		return state, nil, nil
+func split5(state []byte) ([]byte, *saved5, error) {
+	rest, clocked := bytes.CutPrefix(state, dumpMagic5)
+	if !clocked {
+		var ok bool
+		if rest, ok = bytes.CutPrefix(state, dumpMagic5Old); !ok {
+			return state, nil, nil
+		}
 	}
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(rest)-k) {
@@ -296,13 +354,30 @@ func split5(state []byte) ([]byte, *message.Configure, error) {
 	if !ok || c.Limits == nil {
 		return nil, nil, &child.Violation{Text: "failed to load session: invalid relay dump settings"}
 	}
-	return rest[k+int(n):], c, nil
+	// A dump is the parent's to craft: its policy passes the checks a
+	// Configure's does, or the sandbox would run under a clock no
+	// Configure can set.
+	if err := c.OsPolicy.Validate(); err != nil {
+		return nil, nil, &child.Violation{Text: "failed to load session: invalid relay dump settings: invalid os_policy: " +
+			strings.TrimPrefix(err.Error(), message.ErrInvalidPolicy.Error()+": ")}
+	}
+	rest = rest[k+int(n):]
+	sv := &saved5{Configure: c}
+	if clocked {
+		us, k := binary.Uvarint(rest)
+		if k <= 0 {
+			return nil, nil, &child.Violation{Text: "failed to load session: truncated relay dump"}
+		}
+		sv.feed, _ = durationMicros(&us)
+		rest = rest[k:]
+	}
+	return rest, sv, nil
 }
 
-// restore5 adopts a loaded dump's limits and policy (its clock already
-// built by clock5), replacing the Configure's; they are echoed from now
-// on.
-func (e *Engine) restore5(c *message.Configure, clock *mount.Table) {
+// restore5 adopts a loaded dump's limits, policy (its clock already built
+// by clock5) and feed clock, replacing the Configure's; the limits are
+// echoed from now on.
+func (e *Engine) restore5(c *saved5, clock *mount.Table) {
 	x := &e.v5
 	if !x.on {
 		return
@@ -310,6 +385,7 @@ func (e *Engine) restore5(c *message.Configure, clock *mount.Table) {
 	if x.clock != nil {
 		x.clock.Close()
 	}
+	x.feedExec = c.feed
 	l := c.Limits
 	x.feedLim, x.hasFeed = durationMicros(l.MaxFeedDurationMicros)
 	x.turnLim, x.hasTurn = durationMicros(l.MaxTurnDurationMicros)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport"
+	"github.com/gomonty/monty/value"
 )
 
 // scripted5 is an inner worker speaking protocol 5 (as a 1.x worker does),
@@ -154,5 +156,69 @@ func TestV5SleepsEndToEnd(t *testing.T) {
 	if len(answers) != 3 || answers[0].Kind != message.ResultReturn || answers[1].Kind != message.ResultFuture ||
 		answers[2].Kind != message.ResultError || answers[2].Error.Msg() != "time.sleep cannot be answered with a future" {
 		t.Fatalf("inner requests %v, answers %+v", kinds, answers)
+	}
+}
+
+// scripted2 is an inner worker speaking protocol 2 (as the released worker
+// does) that answers every Feed and resume at once with a Complete (or a
+// FunctionCall for code "call") while its execution clock advances by
+// step: a turn that outran its budget without the relay's timer seeing it.
+type scripted2 struct {
+	mu    sync.Mutex
+	step  time.Duration
+	total time.Duration
+}
+
+func (s *scripted2) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch b := req.(type) {
+	case *message.Configure, *message.Reset:
+		return &message.ChildEvent{Body: &message.Ok{}}, nil
+	case *message.Feed:
+		s.total += s.step
+		if b.Code == "call" {
+			return &message.ChildEvent{Body: &message.FunctionCall{CallID: 1, FunctionName: "f"}}, nil
+		}
+	default:
+		s.total += s.step
+	}
+	var g value.Graph
+	root := g.Add(value.Int(1))
+	return &message.ChildEvent{Body: &message.Complete{Value: root, Values: g}}, nil
+}
+func (s *scripted2) Stamps() session.Stamps {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return session.Stamps{TotalExecution: s.total}
+}
+func (s *scripted2) Version() uint32 { return protocol.Version2 }
+func (s *scripted2) Pid() int        { return 0 }
+func (s *scripted2) Close() error    { return nil }
+
+// TestV5TurnPastBudgetFailsOnReturn shows the budgets re-checked as a turn
+// returns, as upstream's worker does ("a turn that finished without
+// reaching a checkpoint still fails rather than returning its result"): a
+// turn whose execution clock ran past the feed (or turn) budget before the
+// relay's timer fired ends with the TimeoutError, not its result.
+func TestV5TurnPastBudgetFailsOnReturn(t *testing.T) {
+	for _, c := range []struct {
+		limits session.Limits
+		code   string
+		want   string
+	}{
+		{session.Limits{MaxFeedDuration: time.Hour}, "1", "feed time limit exceeded: 7200s"},
+		{session.Limits{MaxTurnDuration: time.Hour}, "call", "turn time limit exceeded: 7200s"},
+	} {
+		inner := &scripted2{step: 2 * time.Hour}
+		s := session5(t, inner, session.Config{Limits: c.limits})
+		ev, err := s.Do(context.Background(), &message.Feed{Code: c.code})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, ok := ev.Body.(*message.Error)
+		if !ok || e.Exception.Type != "TimeoutError" || !strings.HasPrefix(e.Exception.Msg(), c.want) || !strings.HasSuffix(e.Exception.Msg(), " > 3600s") {
+			t.Fatalf("got %#v, want TimeoutError: %s… > 3600s", ev.Body, c.want)
+		}
 	}
 }

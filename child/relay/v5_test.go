@@ -224,6 +224,13 @@ func TestV5DumpEnvelopeChecked(t *testing.T) {
 	}
 	bad := append(append([]byte{}, dumpMagic5...), 0xff, 0xff, 0x03)
 	wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: failed to load session: truncated relay dump")
+	// Settings, then no feed clock.
+	b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: &message.Configure{ProtocolVersion: protocol.Version5, Limits: &message.ResourceLimits{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad = append(append(append([]byte{}, dumpMagic5...), binary.AppendUvarint(nil, uint64(len(b)))...), b...)
+	wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: failed to load session: truncated relay dump")
 	wantRepr(t, do(&message.Feed{Code: "1 + 1"}), "2")
 }
 
@@ -309,4 +316,186 @@ func TestV5HostileEnvelopeRefusedBeforeLoading(t *testing.T) {
 		t.Fatalf("Load after the refusal: %#v", ev.Body)
 	}
 	wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
+}
+
+// TestV5EnvelopePolicyValidated shows a relay dump whose saved policy
+// fails the checks a Configure applies (a fixed microsecond above 999999,
+// a fixed offset beyond a day) refused on Load with a recoverable
+// violation, as the same policy is refused on Configure, instead of
+// running the sandbox's clock off it; a good dump then loads.
+func TestV5EnvelopePolicyValidated(t *testing.T) {
+	good := takeDump5(t, nil, nil, "x = 41")
+	inner, _, err := split5(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*message.OsPolicy{
+		{Clock: message.ClockFixed, Fixed: message.FixedDateTime{UnixSeconds: 1_700_000_000, Microsecond: 5_000_000}},
+		{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneFixed, Fixed: value.TimeZone{Offset: 10_000_000}}},
+	} {
+		saved := &message.Configure{ProtocolVersion: protocol.Version5, Limits: &message.ResourceLimits{}, OsPolicy: p}
+		b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := append(append([]byte{}, dumpMagic5...), binary.AppendUvarint(nil, uint64(len(b)))...)
+		bad = append(append(bad, b...), inner...)
+		do := serve5With(t, []uint32{protocol.Version5})
+		wantError(t, do(&message.Load{State: bad}), "RuntimeError", "protocol violation: failed to load session: invalid relay dump settings: invalid os_policy: ")
+		if ev := do(&message.Load{State: good}); ev.Body.EventKind() != message.KindOk {
+			t.Fatalf("Load after the refusal: %#v", ev.Body)
+		}
+		wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
+	}
+}
+
+// TestV5LoadResumesFeedClock shows the feed clock travelling in a relay
+// dump, as upstream serializes the feed budget in its dumps: a session
+// whose feeds together ran past its feed limit (each one under it) is
+// dumped at a suspension of a later feed; loaded, the stamps report that
+// feed's clock (before, the session's whole total_execution, which tripped
+// the feed limit at the first resume), and the resume runs on from it to
+// its end. An envelope in the older format (no clock) loads with the
+// clock at zero.
+func TestV5LoadResumesFeedClock(t *testing.T) {
+	const limit = 500_000
+	do := serve5(t)
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(limit)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "def spin(n):\n    i = 0\n    while i < n:\n        i += 1\n    return n"}), "None")
+	for total := uint64(0); total <= 2*limit; {
+		ev := do(&message.Feed{Code: "spin(200000)"})
+		wantRepr(t, ev, "200000")
+		if ev.TotalExecutionMicros <= total {
+			t.Fatalf("total_execution_micros %d after %d", ev.TotalExecutionMicros, total)
+		}
+		total = ev.TotalExecutionMicros
+	}
+	ev := do(&message.Feed{Code: "spin(20000)\nx = f()\nx + 1"})
+	if _, ok := ev.Body.(*message.FunctionCall); !ok {
+		t.Fatalf("got %#v, want FunctionCall", ev.Body)
+	}
+	fed := ev.FeedExecutionMicros
+	if fed == 0 {
+		t.Fatal("the dumped feed stamped no feed clock")
+	}
+	d, ok := do(&message.Dump{}).Body.(*message.DumpResult)
+	if !ok {
+		t.Fatal("no DumpResult")
+	}
+	inner, saved, err := split5(d.State)
+	if err != nil || saved == nil {
+		t.Fatalf("split5: %v %v", saved, err)
+	}
+	settings, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved.Configure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := append(append([]byte{}, dumpMagic5Old...), binary.AppendUvarint(nil, uint64(len(settings)))...)
+	old = append(append(old, settings...), inner...)
+	for _, c := range []struct {
+		state []byte
+		clock uint64
+	}{{d.State, fed}, {old, 0}} {
+		do2 := serve5With(t, []uint32{protocol.Version5})
+		ev = do2(&message.Load{State: c.state})
+		call, ok := ev.Body.(*message.FunctionCall)
+		if !ok {
+			t.Fatalf("Load: %#v", ev.Body)
+		}
+		if ev.FeedExecutionMicros != c.clock || ev.MaxFeedDurationMicros == nil || *ev.MaxFeedDurationMicros != limit {
+			t.Errorf("after Load: feed_execution_micros %d (want %d), feed limit %v", ev.FeedExecutionMicros, c.clock, ev.MaxFeedDurationMicros)
+		}
+		var g value.Graph
+		root := g.Add(value.Int(41))
+		ev = do2(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g})
+		wantRepr(t, ev, "42")
+		if ev.FeedExecutionMicros < c.clock {
+			t.Errorf("feed_execution_micros %d after the resume, %d at the Load", ev.FeedExecutionMicros, c.clock)
+		}
+	}
+}
+
+// TestV5LoadNotTimed shows a Load, which runs no sandbox code, outside the
+// feed and turn budgets: under budgets shorter than any Load takes, a dump
+// loads (before, the relay killed the inner worker and answered the Load
+// with the TimeoutError, which ended the child with a FatalError), and the
+// session goes on.
+func TestV5LoadNotTimed(t *testing.T) {
+	inner, _, err := split5(takeDump5(t, nil, nil, "x = 41"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := serve5With(t, []uint32{protocol.Version5})
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(1), MaxTurnDurationMicros: u64(1)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	if ev := do(&message.Load{State: inner}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Load: %#v", ev.Body)
+	}
+	if ev := do(&message.Reset{}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Reset: %#v", ev.Body)
+	}
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantRepr(t, do(&message.Feed{Code: "40 + 2"}), "42")
+}
+
+// TestV5DumpNotTimed shows a Dump, which runs no sandbox code, outside the
+// feed and turn budgets: under budgets shorter than any Dump takes, a
+// session that ran a feed is dumped and goes on (before, the relay killed
+// the inner worker, answered the Dump with a TimeoutError and discarded
+// the session).
+func TestV5DumpNotTimed(t *testing.T) {
+	inner, _, err := split5(takeDump5(t, nil, nil, "x = 41"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bare inner dump keeps the Configure's budgets (Load is not timed).
+	do := serve5With(t, []uint32{protocol.Version5})
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(1), MaxTurnDurationMicros: u64(1)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	if ev := do(&message.Load{State: inner}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Load: %#v", ev.Body)
+	}
+	for range 2 {
+		if ev := do(&message.Dump{}); ev.Body.EventKind() != message.KindDumpResult {
+			t.Fatalf("Dump: %#v", ev.Body)
+		}
+	}
+}
+
+// TestV5HugeDumpedFeedClockSaturates shows a relay dump carrying the
+// largest feed clock (crafted: no session runs that long) loaded into a
+// session without a feed limit: the clock saturates as the feed runs on
+// instead of wrapping around to a nonsense stamp.
+func TestV5HugeDumpedFeedClockSaturates(t *testing.T) {
+	inner, saved, err := split5(takeDump5(t, nil, nil, "x = f()\nx + 1"))
+	if err != nil || saved == nil {
+		t.Fatalf("split5: %v %v", saved, err)
+	}
+	b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved.Configure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := append(append([]byte{}, dumpMagic5...), binary.AppendUvarint(nil, uint64(len(b)))...)
+	state = binary.AppendUvarint(append(state, b...), 1<<64-1)
+	state = append(state, inner...)
+	const most = uint64(1<<63-1) / 1000 // the largest duration, in µs
+	do := serve5With(t, []uint32{protocol.Version5})
+	ev := do(&message.Load{State: state})
+	call, ok := ev.Body.(*message.FunctionCall)
+	if !ok || ev.FeedExecutionMicros != most {
+		t.Fatalf("Load: %#v, feed_execution_micros %d", ev.Body, ev.FeedExecutionMicros)
+	}
+	var g value.Graph
+	root := g.Add(value.Int(41))
+	ev = do(&message.ResumeCall{CallID: call.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: g})
+	wantRepr(t, ev, "42")
+	if ev.FeedExecutionMicros != most {
+		t.Fatalf("feed_execution_micros %d after the resume, want %d", ev.FeedExecutionMicros, most)
+	}
 }
