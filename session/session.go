@@ -740,9 +740,14 @@ func (s *Session) checkCalls(ev *message.ChildEvent) error {
 }
 
 func (s *Session) settle(ctx context.Context, req message.Request, ev *message.ChildEvent) (*message.ChildEvent, error) {
-	s.trackFutures(req)
-	if req.RequestKind() == message.KindFeed {
-		s.newFeedCalls(false)
+	// A request the worker refuses while a feed is suspended (a Feed, or
+	// an answer that does not fit) leaves its state as it was, futures
+	// and call ids included: so must it leave ours.
+	if e, ok := ev.Body.(*message.Error); !ok || !isProtocolViolation(e.Exception) || s.cur() != StateSuspended {
+		s.trackFutures(req)
+		if req.RequestKind() == message.KindFeed {
+			s.newFeedCalls(false)
+		}
 	}
 	switch b := ev.Body.(type) {
 	case nil:

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -232,5 +233,76 @@ func TestRealKillOrCloseMidLoad(t *testing.T) {
 		if s.State() != StateClosed || s.Cause() != nil {
 			t.Fatalf("state %v cause %v", s.State(), s.Cause())
 		}
+	}
+}
+
+// A request the worker refuses with a protocol violation while suspended
+// changes nothing on its side, so it must change nothing in the session's
+// call bookkeeping either. A refused raw ResumeFutures used to un-register
+// the futures it named, and a refused raw Feed forgot every future of the
+// suspended feed: the next, correct answer drew a ResolveFutures listing
+// a future the session had forgotten, and the honest worker was discarded
+// with a *ProtocolError.
+func TestRealRefusedRequestKeepsFutures(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		req  func(pending []uint32) message.Request
+	}{
+		{"resume futures without a kind", func(pending []uint32) message.Request {
+			return &message.ResumeFutures{Results: []message.FutureResult{{CallID: pending[0], Result: &message.ExtResult{}}}}
+		}},
+		{"resume futures with not-handled", func(pending []uint32) message.Request {
+			return &message.ResumeFutures{Results: []message.FutureResult{{CallID: pending[0], Result: &message.ExtResult{Kind: message.ResultNotHandled}}}}
+		}},
+		{"feed while suspended", func([]uint32) message.Request { return &message.Feed{Code: "1"} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := realSession(t, Config{})
+			ev, err := s.Feed(ctx, "import asyncio\nasync def main():\n    return await asyncio.gather(f(1), f(2))\nawait main()")
+			for err == nil && ev.Body.EventKind() == message.KindFunctionCall {
+				ev, err = s.Resume(ctx, AsFuture())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rf, ok := ev.Body.(*message.ResolveFutures)
+			if !ok || len(rf.PendingCallIDs) != 2 {
+				t.Fatalf("want a ResolveFutures for two calls, got %v", ev.Body)
+			}
+			pending := slices.Clone(rf.PendingCallIDs)
+			ev, err = s.Do(ctx, c.req(pending))
+			if err != nil {
+				t.Fatalf("raw request: %v", err)
+			}
+			if e, ok := ev.Body.(*message.Error); !ok || !isProtocolViolation(e.Exception) || s.State() != StateSuspended {
+				t.Fatalf("want the worker's refusal with the session still suspended, got %v (%v)", ev.Body, s.State())
+			}
+			// The worker still waits for both futures. Settle them one at a
+			// time: it asks again for the one left.
+			ev, err = s.Resume(ctx, Resolve(FutureOutcome{CallID: pending[1], Value: 20}))
+			if err != nil {
+				t.Fatalf("resolving %d after the refusal: %v", pending[1], err)
+			}
+			again, ok := ev.Body.(*message.ResolveFutures)
+			if !ok || !slices.Equal(again.PendingCallIDs, pending[:1]) {
+				t.Fatalf("want a ResolveFutures for %d, got %v", pending[0], ev.Body)
+			}
+			ev, err = s.Resume(ctx, Resolve(FutureOutcome{CallID: pending[0], Value: 10}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			done, ok := ev.Body.(*message.Complete)
+			if !ok {
+				t.Fatalf("want Complete, got %v", ev.Body)
+			}
+			want := "[10, 20]"
+			if pending[0] > pending[1] {
+				want = "[20, 10]"
+			}
+			if got := done.Values.Repr(done.Value); got != want {
+				t.Fatalf("gather = %s, want %s", got, want)
+			}
+		})
 	}
 }
