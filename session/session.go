@@ -257,13 +257,10 @@ func (s *Session) SuspensionCount() uint64 { return s.suspCount }
 //
 // Error and TypingError events are returned as events, not errors.
 func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
-	if !s.busy.CompareAndSwap(false, true) {
-		return nil, ErrBusy
-	}
-	defer s.busy.Store(false)
-	if err := notDone(ctx); err != nil {
+	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
+	defer s.end()
 	return s.exchange(ctx, req)
 }
 

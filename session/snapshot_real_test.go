@@ -306,3 +306,29 @@ func TestRealRefusedRequestKeepsFutures(t *testing.T) {
 		})
 	}
 }
+
+// Once the session is closed, every call says so, even while the turn lock
+// is still held (here by the Run whose host function closed the session;
+// Close itself holds it for a moment too): Do and Reusable used to answer
+// ErrBusy, which claims the session survives, where the turn methods
+// answered ErrClosed.
+func TestRealClosedWhileBusyIsClosed(t *testing.T) {
+	ctx := context.Background()
+	s := realSession(t, Config{})
+	errs := map[string]error{}
+	reg := NewRegistry().MustRegister("f", func() int {
+		s.Close()
+		_, errs["Dump"] = s.Dump(ctx)
+		_, errs["Do"] = s.Do(ctx, &message.Dump{})
+		errs["Reusable"] = s.Reusable()
+		return 1
+	})
+	if _, err := s.Run(ctx, "f()", WithFunctions(reg)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run: %v", err)
+	}
+	for name, err := range errs {
+		if !errors.Is(err, ErrClosed) || Survives(err) {
+			t.Errorf("%s on a closed session with its turn lock held: %v", name, err)
+		}
+	}
+}
