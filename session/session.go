@@ -165,6 +165,10 @@ type Session struct {
 	ownMaxSusp uint64 // from our Configure; 0 = none
 	ownMaxDur  time.Duration
 	hasOwnDur  bool
+	// dumpLimits is set while the limits in force are a loaded dump's
+	// (from Load to the next Configure): the protocol-5 feed, turn and
+	// sleep limits of the Config no longer apply.
+	dumpLimits bool
 	stamps     Stamps
 	suspCount  uint64
 
@@ -665,6 +669,7 @@ func (s *Session) applyOwnLimits() {
 	s.ownMaxSusp = s.cfg.Limits.MaxSuspensions
 	s.ownMaxDur = s.cfg.Limits.MaxDuration
 	s.hasOwnDur = s.cfg.Limits.MaxDuration > 0
+	s.dumpLimits = false
 }
 
 func (s *Session) unexpected(ev *message.ChildEvent, req message.Request) error {
@@ -821,7 +826,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			return ev, nil
 		case ek == message.KindOk, ek == message.KindComplete, ek.IsSuspension():
 			// The dump brings its own limits; adopt them from the stamps.
-			s.ownMaxSusp, s.hasOwnDur = 0, false
+			s.ownMaxSusp, s.hasOwnDur, s.dumpLimits = 0, false, true
 			s.suspCount = 0
 			s.newFeedCalls(true)
 			s.started = true

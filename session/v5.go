@@ -105,7 +105,16 @@ func (r *runner) sleepFuture(id uint32, d time.Duration) {
 // sleepLimit is the sleep budget in force: the lower of ours and the
 // echoed one; 0 for none.
 func (s *Session) sleepLimit() time.Duration {
-	return limit5(s.cfg.Limits.MaxTotalSleep, s.stamps.MaxTotalSleep)
+	return limit5(s.own5(s.cfg.Limits.MaxTotalSleep), s.stamps.MaxTotalSleep)
+}
+
+// own5 is l, a protocol-5 limit of the Config, while it is in force: 0
+// once a loaded dump's limits have replaced the Config's (see Load).
+func (s *Session) own5(l time.Duration) time.Duration {
+	if s.dumpLimits {
+		return 0
+	}
+	return l
 }
 
 // sleepFutureRefused is the answer that replaces an OS handler's future
@@ -221,8 +230,8 @@ func (s *Session) backstop5() (d, budget time.Duration, limit DurationLimit, ok 
 	if feed <= 0 {
 		feed = s.cfg.Limits.MaxDuration
 	}
-	feed = limit5(feed, s.stamps.MaxFeedDuration)
-	turn := limit5(s.cfg.Limits.MaxTurnDuration, s.stamps.MaxTurnDuration)
+	feed = limit5(s.own5(feed), s.stamps.MaxFeedDuration)
+	turn := limit5(s.own5(s.cfg.Limits.MaxTurnDuration), s.stamps.MaxTurnDuration)
 	if feed > 0 {
 		d, budget, limit, ok = addSat(max(feed-s.stamps.FeedExecution, 0), s.cfg.WatchdogGrace), feed, LimitFeed, true
 	}
