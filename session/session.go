@@ -166,8 +166,8 @@ type Session struct {
 	ownMaxDur  time.Duration
 	hasOwnDur  bool
 	// dumpLimits is set while the limits in force are a loaded dump's
-	// (from Load to the next Configure): the protocol-5 feed, turn and
-	// sleep limits of the Config no longer apply.
+	// (from Load to the next Configure): the watchdog no longer backstops
+	// the Config's protocol-5 feed and turn limits (own5).
 	dumpLimits bool
 	stamps     Stamps
 	suspCount  uint64

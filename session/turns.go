@@ -309,9 +309,10 @@ func (s *Session) Dump(ctx context.Context) ([]byte, error) {
 // name. A refusal (that, or a dump that is not one: garbage, truncated)
 // is a *PythonError and leaves the session as it was, still loadable.
 //
-// The dump's limits replace the Config's (max_memory included; the
-// watchdog follows the dump's duration limits, and at protocol 5 the
-// sleep budget its sleep limit) until the next Reset: a dump made
+// The dump's limits replace the Config's (max_memory included, and the
+// watchdog follows the dump's duration limits) until the next Reset; only
+// the protocol-5 sleep budget, which the parent enforces itself, stays the
+// lower of the two (see Limits.MaxTotalSleep). A dump made
 // by a session with looser limits, or crafted, runs under those. Load only
 // dumps the caller trusts as much as its Config.
 //

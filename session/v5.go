@@ -105,11 +105,15 @@ func (r *runner) sleepFuture(id uint32, d time.Duration) {
 // sleepLimit is the sleep budget in force: the lower of ours and the
 // echoed one; 0 for none.
 func (s *Session) sleepLimit() time.Duration {
-	return limit5(s.own5(s.cfg.Limits.MaxTotalSleep), s.stamps.MaxTotalSleep)
+	return limit5(s.cfg.Limits.MaxTotalSleep, s.stamps.MaxTotalSleep)
 }
 
-// own5 is l, a protocol-5 limit of the Config, while it is in force: 0
-// once a loaded dump's limits have replaced the Config's (see Load).
+// own5 is l, a protocol-5 duration limit of the Config, while the watchdog
+// backstops it: 0 once a loaded dump's limits have replaced the Config's
+// in the worker (see Load). The backstop stands behind the worker's own
+// TimeoutError, so it follows the limits the worker enforces. The sleep
+// budget, which the parent enforces itself, keeps the Config's as a
+// ceiling (see Limits.MaxTotalSleep).
 func (s *Session) own5(l time.Duration) time.Duration {
 	if s.dumpLimits {
 		return 0

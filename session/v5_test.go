@@ -410,11 +410,7 @@ func TestFakeLoadWithTotalSleep(t *testing.T) {
 							refuse = false
 							return reply(violation("bad dump"))
 						}
-						// The dump's sleep budget, echoed (it replaces the
-						// Config's).
-						e := stamp(ev(&message.Ok{}), protocol.DefaultMaxSuspensions)
-						e.MaxTotalSleepMicros = value.Ptr(uint64(150_000))
-						return reply(e)
+						return reply(stamp(ev(&message.Ok{}), protocol.DefaultMaxSuspensions))
 					case *message.Feed:
 						return reply(sleepCall(1, 0.1))
 					case *message.ResumeCall:
