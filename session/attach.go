@@ -190,6 +190,11 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 // goroutine at that moment fails with ErrBusy.
 func (s *Session) Reusable() error {
 	if !s.busy.CompareAndSwap(false, true) {
+		if s.closed.Load() {
+			// Held by Close for a moment, or by a turn of a session
+			// closed under it: closed either way, as in begin.
+			return s.closedErr()
+		}
 		return ErrBusy
 	}
 	defer s.busy.Store(false)

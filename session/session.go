@@ -165,6 +165,10 @@ type Session struct {
 	ownMaxSusp uint64 // from our Configure; 0 = none
 	ownMaxDur  time.Duration
 	hasOwnDur  bool
+	// dumpLimits is set while the limits in force are a loaded dump's
+	// (from Load to the next Configure): the watchdog no longer backstops
+	// the Config's protocol-5 feed and turn limits (own5).
+	dumpLimits bool
 	stamps     Stamps
 	suspCount  uint64
 
@@ -257,16 +261,10 @@ func (s *Session) SuspensionCount() uint64 { return s.suspCount }
 //
 // Error and TypingError events are returned as events, not errors.
 func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
-	if !s.busy.CompareAndSwap(false, true) {
-		return nil, ErrBusy
-	}
-	defer s.busy.Store(false)
-	if s.closed.Load() {
-		return nil, s.closedErr()
-	}
-	if err := notDone(ctx); err != nil {
+	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
+	defer s.end()
 	return s.exchange(ctx, req)
 }
 
@@ -673,6 +671,7 @@ func (s *Session) applyOwnLimits() {
 	s.ownMaxSusp = s.cfg.Limits.MaxSuspensions
 	s.ownMaxDur = s.cfg.Limits.MaxDuration
 	s.hasOwnDur = s.cfg.Limits.MaxDuration > 0
+	s.dumpLimits = false
 }
 
 func (s *Session) unexpected(ev *message.ChildEvent, req message.Request) error {
@@ -745,9 +744,14 @@ func (s *Session) checkCalls(ev *message.ChildEvent) error {
 }
 
 func (s *Session) settle(ctx context.Context, req message.Request, ev *message.ChildEvent) (*message.ChildEvent, error) {
-	s.trackFutures(req)
-	if req.RequestKind() == message.KindFeed {
-		s.newFeedCalls(false)
+	// A request the worker refuses while a feed is suspended (a Feed, or
+	// an answer that does not fit) leaves its state as it was, futures
+	// and call ids included: so must it leave ours.
+	if e, ok := ev.Body.(*message.Error); !ok || !isProtocolViolation(e.Exception) || s.cur() != StateSuspended {
+		s.trackFutures(req)
+		if req.RequestKind() == message.KindFeed {
+			s.newFeedCalls(false)
+		}
 	}
 	switch b := ev.Body.(type) {
 	case nil:
@@ -829,7 +833,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			return ev, nil
 		case ek == message.KindOk, ek == message.KindComplete, ek.IsSuspension():
 			// The dump brings its own limits; adopt them from the stamps.
-			s.ownMaxSusp, s.hasOwnDur = 0, false
+			s.ownMaxSusp, s.hasOwnDur, s.dumpLimits = 0, false, true
 			s.suspCount = 0
 			s.newFeedCalls(true)
 			s.started = true

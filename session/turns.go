@@ -279,8 +279,13 @@ func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (
 }
 
 // Dump returns a snapshot of the session, idle or suspended, in monty's own
-// dump format. The session carries on unchanged. A worker refusal (for
-// example a dump over the frame cap) is a *PythonError.
+// dump format. The session carries on unchanged, except that dumping a
+// session that has not run a feed builds its interpreter, as a feed does
+// (it no longer takes a Load until Reset). A worker refusal (for example a
+// dump over the protocol's 256 MiB frame cap) is a *PythonError. The
+// worker knows no lower cap of the parent's: a dump over
+// worker.Config.MaxFrameLen or Config.MaxDecodeBytes arrives anyway and
+// discards the worker with a *ProtocolError.
 func (s *Session) Dump(ctx context.Context) ([]byte, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -298,14 +303,19 @@ func (s *Session) Dump(ctx context.Context) ([]byte, error) {
 }
 
 // Load restores a dump into a session that has not run a feed yet (a
-// fresh one, or one just Reset). It returns the worker's reply: Ok for an
-// idle dump, the re-announced suspension for a suspended one (answer it as
-// usual; see also Continue), or Complete. The dump brings its own limits,
-// consumed time and script name. A refusal is a *PythonError and leaves
-// the session as it was.
+// fresh one, or one just Reset) and has not been dumped or loaded since: a
+// Dump or a successful Load builds the interpreter as a feed does, and the
+// worker then refuses a Load (a *PythonError) until the next Reset. It
+// returns the worker's reply: Ok for an idle dump, the re-announced
+// suspension for a suspended one (answer it as usual; see also Continue),
+// or Complete. The dump brings its own limits, consumed time and script
+// name. A refusal (that, or a dump that is not one: garbage, truncated)
+// is a *PythonError and leaves the session as it was, still loadable.
 //
 // The dump's limits replace the Config's (max_memory included, and the
-// watchdog follows the dump's duration) until the next Reset: a dump made
+// watchdog follows the dump's duration limits) until the next Reset; only
+// the protocol-5 sleep budget, which the parent enforces itself, stays the
+// lower of the two (see Limits.MaxTotalSleep). A dump made
 // by a session with looser limits, or crafted, runs under those. Load only
 // dumps the caller trusts as much as its Config.
 //

@@ -108,6 +108,19 @@ func (s *Session) sleepLimit() time.Duration {
 	return limit5(s.cfg.Limits.MaxTotalSleep, s.stamps.MaxTotalSleep)
 }
 
+// own5 is l, a protocol-5 duration limit of the Config, while the watchdog
+// backstops it: 0 once a loaded dump's limits have replaced the Config's
+// in the worker (see Load). The backstop stands behind the worker's own
+// TimeoutError, so it follows the limits the worker enforces. The sleep
+// budget, which the parent enforces itself, keeps the Config's as a
+// ceiling (see Limits.MaxTotalSleep).
+func (s *Session) own5(l time.Duration) time.Duration {
+	if s.dumpLimits {
+		return 0
+	}
+	return l
+}
+
 // sleepFutureRefused is the answer that replaces an OS handler's future
 // for a call_host time.sleep: the sleep is a wait with nothing to resume
 // into, so upstream's worker raises this RuntimeError at the call, and the
@@ -221,8 +234,8 @@ func (s *Session) backstop5() (d, budget time.Duration, limit DurationLimit, ok 
 	if feed <= 0 {
 		feed = s.cfg.Limits.MaxDuration
 	}
-	feed = limit5(feed, s.stamps.MaxFeedDuration)
-	turn := limit5(s.cfg.Limits.MaxTurnDuration, s.stamps.MaxTurnDuration)
+	feed = limit5(s.own5(feed), s.stamps.MaxFeedDuration)
+	turn := limit5(s.own5(s.cfg.Limits.MaxTurnDuration), s.stamps.MaxTurnDuration)
 	if feed > 0 {
 		d, budget, limit, ok = addSat(max(feed-s.stamps.FeedExecution, 0), s.cfg.WatchdogGrace), feed, LimitFeed, true
 	}
