@@ -377,7 +377,39 @@ func (r *runner) call(fc *message.FunctionCall) message.Request {
 		return &message.ResumeCall{CallID: fc.CallID,
 			Result: &message.ExtResult{Kind: message.ResultFuture, Future: fc.CallID}}
 	}
+	if h.async {
+		return r.answerEager(fc, h)
+	}
 	return r.answer(fc, h)
+}
+
+// answerEager answers an Async function's call that the worker awaits at
+// once (protocol 4's eager await): the result is wanted now, but it is
+// computed on a goroutine of its own, as every Async function runs, so
+// that one ending its goroutine (runtime.Goexit) raises RuntimeError
+// instead of ending the goroutine of Run.
+func (r *runner) answerEager(fc *message.FunctionCall, h *hostFunc) message.Request {
+	done := make(chan message.Request, 1)
+	go func() {
+		var req message.Request
+		defer func() {
+			if req == nil {
+				res := goexitResult(h.name)
+				req = &message.ResumeFutures{Results: []message.FutureResult{{CallID: fc.CallID, Result: &res}}}
+			}
+			done <- req
+		}()
+		req = r.answer(fc, h)
+	}()
+	return <-done
+}
+
+// goexitResult is the outcome of an Async host function whose goroutine
+// ended without returning: it (or its result's conversion) called
+// runtime.Goexit, say through t.FailNow.
+func goexitResult(name string) message.ExtResult {
+	return message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError",
+		fmt.Sprintf("host function %s ended its goroutine without returning (runtime.Goexit)", name))}
 }
 
 func (r *runner) startFuture(h *hostFunc, c *Call) {
@@ -394,12 +426,10 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 	go func() {
 		defer r.wg.Done()
 		var g value.Graph
-		// The outcome if the goroutine ends without returning: the
-		// function (or its result's conversion) called runtime.Goexit,
-		// say through t.FailNow. The future finishes either way, or the
-		// feed would wait for it until its context ended.
-		res := message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError",
-			fmt.Sprintf("host function %s ended its goroutine without returning (runtime.Goexit)", h.name))}
+		// The outcome if the goroutine ends without returning. The
+		// future finishes either way, or the feed would wait for it
+		// until its context ended.
+		res := goexitResult(h.name)
 		defer func() {
 			r.mu.Lock()
 			f.g, f.res, f.done = g, res, true
