@@ -143,7 +143,8 @@ func (s *Server) Drain() {
 // Shutdown drains (see Drain), waits until the last session has ended or
 // the drain grace has passed (then ends the remaining sessions), and
 // stops the HTTP server and the pool. A done ctx ends everything at once
-// (a second SIGTERM).
+// (a second SIGTERM); as with http.Server.Shutdown, the error then
+// matches ctx's, joined with any of Close's.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.Drain()
 	grace := time.NewTimer(s.cfg.DrainGrace)
@@ -153,6 +154,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-grace.C:
 		s.log.Info("drain grace over; closing remaining sessions")
 	case <-ctx.Done():
+		return errors.Join(ctx.Err(), s.Close())
 	}
 	return s.Close()
 }

@@ -267,7 +267,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			}
 			drain()
 		case err := <-shut:
-			if err != nil {
+			// A second signal cut the drain short on purpose.
+			if err != nil && !errors.Is(err, context.Canceled) {
 				log.Warn("shutdown", slog.Any("error", err))
 			}
 			log.Info("stopped")
