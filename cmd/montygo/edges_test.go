@@ -398,3 +398,13 @@ func TestServeFileFlagsAreReadWithABound(t *testing.T) {
 		}
 	}
 }
+
+// Input that is not UTF-8 is named as run names it, and the REPL carries
+// on; it printed the codec's refusal ("invalid request: codecv2: Feed.code
+// is not valid UTF-8").
+func TestREPLInputNotUTF8(t *testing.T) {
+	out, stderr, code := runCLI(t, "x = '\xff'\n1 + 1\n", "repl")
+	if code != 0 || out != "2\n" || !strings.Contains(stderr, "montygo: the input is not valid UTF-8 (byte 5)") || strings.Contains(stderr, "codec") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}

@@ -198,6 +198,12 @@ func (r *repl) start(ctx context.Context) error {
 // eval runs one input. Ctrl-C while it runs kills the worker; the REPL then
 // restarts from the dump taken after the previous input.
 func (r *repl) eval(ctx context.Context, src string, sigs chan os.Signal) error {
+	if i := invalidUTF8(src); i >= 0 {
+		// Said as run says it (the protocol carries only UTF-8); the
+		// REPL carries on.
+		fmt.Fprintf(r.stderr, "montygo: the input is not valid UTF-8 (byte %d)\n", i)
+		return nil
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	signalled := make(chan bool, 1) // the watcher's verdict, once it has ended
