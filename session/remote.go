@@ -31,8 +31,9 @@ var (
 
 // DisconnectedError reports a remote connection that ended without a
 // turn-ending event. The parent cannot tell a crash from a policy drop (a
-// memory-limit exit of the remote worker also arrives this way), and the
-// request may have run, so it is never retried automatically.
+// memory-limit exit of the remote worker also arrives this way, with close
+// code 4003, and then matches worker.ErrMemoryLimit), and the request may
+// have run, so it is never retried automatically.
 //
 // A DisconnectedError is plain data, safe to share.
 type DisconnectedError struct {
@@ -65,8 +66,16 @@ func (e *DisconnectedError) Error() string {
 	return s
 }
 
-// Is matches ErrDisconnected.
-func (e *DisconnectedError) Is(target error) bool { return target == ErrDisconnected }
+// closeMemoryLimit is the close code of a server whose worker exceeded
+// its memory limit (upstream's; `montygo serve` sends it too).
+const closeMemoryLimit = 4003
+
+// Is matches ErrDisconnected, and worker.ErrMemoryLimit when the server
+// closed with code 4003 (its worker exceeded its memory limit), so that
+// one check covers local and remote workers.
+func (e *DisconnectedError) Is(target error) bool {
+	return target == ErrDisconnected || (target == worker.ErrMemoryLimit && e.Code == closeMemoryLimit)
+}
 
 // Unwrap returns the I/O error.
 func (e *DisconnectedError) Unwrap() error { return e.Err }

@@ -19,6 +19,7 @@ import (
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
+	"github.com/gomonty/monty/worker"
 )
 
 // scripted is a protocol-4 WebSocket endpoint whose answers a test
@@ -659,6 +660,22 @@ func TestRemoteErrorsMaskCredentials(t *testing.T) {
 		}
 		if !strings.Contains(msg, "wss://alice:xxxxx@host.example/ws?token=xxxxx") {
 			t.Errorf("%T: %q does not name the endpoint", err, msg)
+		}
+	}
+}
+
+// A drop with close code 4003 (the server's worker exceeded its memory
+// limit) matches worker.ErrMemoryLimit, as a local worker's exit does;
+// other drops do not.
+func TestDisconnectedMemoryLimitMatches(t *testing.T) {
+	var err error = &session.DisconnectedError{URL: "ws://h/", Code: 4003, Reason: "memory limit"}
+	if !errors.Is(err, worker.ErrMemoryLimit) || !errors.Is(err, session.ErrDisconnected) {
+		t.Fatalf("4003: %v", err)
+	}
+	for _, code := range []int{-1, 1000, 1011, 4002} {
+		err = &session.DisconnectedError{URL: "ws://h/", Code: code}
+		if errors.Is(err, worker.ErrMemoryLimit) || !errors.Is(err, session.ErrDisconnected) {
+			t.Fatalf("code %d: %v", code, err)
 		}
 	}
 }
