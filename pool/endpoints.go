@@ -65,7 +65,7 @@ type EndpointStat struct {
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
-	// refused Configure).
+	// refused Configure); a start its caller cancelled counts as none.
 	StartFailures int64
 	// Resumes counts sessions that moved here (their dial succeeded)
 	// after another endpoint drained.
@@ -193,7 +193,7 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 		if timedOut {
 			err = p.startTimeout(err)
 		}
-		p.startFailed(e, err, time.Since(start))
+		p.startFailed(e, err, time.Since(start), errors.Is(ctx.Err(), context.Canceled))
 		return nil, err
 	}
 	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
@@ -298,11 +298,18 @@ func (p *Pool) backOffLocked(e *endpoint, retryAfter time.Duration) {
 // EndpointBackoff.Max is longer.
 const maxRetryAfter = 5 * time.Minute
 
-// startFailed releases e's slot after a failed start and accounts for it.
-func (p *Pool) startFailed(e *endpoint, err error, took time.Duration) {
+// startFailed releases e's slot after a failed start and accounts for it,
+// unless the caller cancelled it (as for a dial, a caller's deadline still
+// counts: the endpoint was too slow for it): that says nothing of the
+// endpoint, which is neither charged a start failure nor reported failed.
+func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, canceled bool) {
 	var de *ws.DialError
 	p.mu.Lock()
 	e.outstanding--
+	if canceled {
+		p.mu.Unlock()
+		return
+	}
 	if !errors.As(err, &de) {
 		e.startFails++
 		if backsOff(err) {

@@ -895,3 +895,51 @@ func TestCanceledCheckoutDoesNotBackOff(t *testing.T) {
 		t.Fatalf("a cancelled checkout counted against the endpoint: %+v", st)
 	}
 }
+
+// A start its caller gives up on after the dial (the endpoint upgraded
+// and has not answered the Configure yet) says nothing of the endpoint,
+// as a cancelled dial says nothing: no start failure, no backoff, no
+// EventEndpointFailed (whose metric and Warn log would blame the server).
+func TestCanceledStartIsNoEndpointFailure(t *testing.T) {
+	upgraded := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := ws.Accept(w, r, ws.AcceptOptions{})
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		upgraded <- struct{}{}
+		for {
+			if _, err := c.ReadFrame(); err != nil { // never answers
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "mute", URL: "ws" + strings.TrimPrefix(srv.URL, "http") + "/"}},
+		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+		Metrics:         ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-upgraded
+		cancel()
+	}()
+	if _, err := p.Checkout(ctx, session.Config{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("checkout = %v, want context.Canceled", err)
+	}
+	st := p.Stat().Endpoints[0]
+	if st.StartFailures != 0 || st.DialFailures != 0 || st.Backoff != 0 || st.Outstanding != 0 {
+		t.Fatalf("a cancelled start counted against the endpoint: %+v", st)
+	}
+	if n := len(ev.of(pool.EventEndpointFailed)); n != 0 {
+		t.Fatalf("%d EventEndpointFailed for a cancelled start", n)
+	}
+}
