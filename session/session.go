@@ -351,7 +351,7 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 	// which would otherwise be taken for the answer to this request.
 	if s.conn.Pending() {
 		s.interrupt.CompareAndSwap(irNone, irIdle)
-		return nil, s.fail(&ProtocolError{Msg: "worker sent an event with no request outstanding", Err: ErrStrayEvent})
+		return nil, s.fail(&ProtocolError{Msg: "worker spoke before the request was sent", Err: ErrStrayEvent})
 	}
 
 	if kind == message.KindFeed {

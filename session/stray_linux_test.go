@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -185,6 +186,9 @@ func TestStrayEventNeverAnswersALaterRequest(t *testing.T) {
 			}
 			if s.State() != StateClosed {
 				t.Fatalf("state %v: the worker must be discarded", s.State())
+			}
+			if n := strings.Count(pe.Error(), "no request outstanding"); n != 1 {
+				t.Errorf("%q says it %d times", pe.Error(), n)
 			}
 		})
 	}
