@@ -7,8 +7,8 @@ import (
 	"errors"
 	"os"
 	"runtime"
-	"syscall"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
