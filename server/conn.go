@@ -388,6 +388,13 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 	var te *session.TimeoutError
 	var ee *child.ExitError
 	switch {
+	case p.ctx.Err() != nil:
+		// The session's own context ended it (shutdown, session timeout,
+		// the client gone): its close code goes out now, which Close
+		// would send, so that the client is not first told that the
+		// worker failed (child.Serve's FatalError for this error then
+		// finds the connection closed).
+		gate(p).Close()
 	case ctx.Err() != nil:
 		// The session's own context: Close picks the code.
 	case tctx.Err() != nil:
