@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/gomonty/monty/internal/pyident"
 )
 
 // This file renders a RaisedException as the Python-style traceback the
@@ -136,26 +138,10 @@ func undefinedName(e *RaisedException) string {
 	if !ok || name == "" {
 		return ""
 	}
-	for i, c := range name {
-		if (i == 0 && !identStart(c)) || !identRune(c) {
-			return ""
-		}
+	if !pyident.Valid(name) {
+		return ""
 	}
 	return name
-}
-
-// identStart reports whether c may begin a Python identifier (ID_Start and
-// "_", PEP 3131).
-func identStart(c rune) bool {
-	return c == '_' || unicode.In(c, unicode.L, unicode.Nl, unicode.Other_ID_Start)
-}
-
-// identRune reports whether c may continue a Python identifier
-// (ID_Continue): besides letters and digits, the combining marks of
-// scripts such as Devanagari, connector punctuation like "‿" and the few
-// Other_ID_Continue characters like "·".
-func identRune(c rune) bool {
-	return identStart(c) || unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue)
 }
 
 // renderer holds what one rendering needs beyond the frame itself.
@@ -313,7 +299,7 @@ func (r *renderer) callee(line string, start, end uint32, name string) (uint32, 
 		i += n
 		col++
 	}
-	tok := identToken(line[i:])
+	tok := pyident.Prefix(line[i:])
 	if !r.sameName(tok, name) {
 		return 0, 0, false
 	}
@@ -322,17 +308,6 @@ func (r *renderer) callee(line string, start, end uint32, name string) (uint32, 
 		return 0, 0, false
 	}
 	return col, width, true
-}
-
-// identToken returns the identifier at the start of s: a character that
-// may begin one and those that may continue it, or "".
-func identToken(s string) string {
-	for i, c := range s {
-		if i == 0 && !identStart(c) || !identRune(c) {
-			return s[:i]
-		}
-	}
-	return s
 }
 
 // sameName reports whether tok, an identifier as the source spells it, is
@@ -514,12 +489,12 @@ func (r *renderer) dedentedCallee(line string, start uint32, name string) (uint3
 		if col > limit {
 			continue
 		}
-		if prev, _ := utf8.DecodeLastRuneInString(line[:i]); i > 0 && identRune(prev) {
+		if prev, _ := utf8.DecodeLastRuneInString(line[:i]); i > 0 && pyident.Continue(prev) {
 			continue
 		}
 		// Identifiers starting here are disjoint: the tokens read add up
 		// to one pass over the line.
-		tok := identToken(line[i:])
+		tok := pyident.Prefix(line[i:])
 		if !r.sameName(tok, name) {
 			continue
 		}

@@ -8,9 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -358,33 +357,14 @@ var pythonKeywords = map[string]bool{
 }
 
 // isIdentifier reports whether s is a Python identifier that is not a
-// keyword. Beyond ASCII it follows Python's classes (letters, letter
+// keyword, by the classes of package pyident (letters, letter
 // numbers and Other_ID_Start first; marks, digits, connectors and
 // Other_ID_Continue after), as Go's Unicode tables have them: a name that
 // is not UTF-8, or holds a space or a symbol (price€), could never be
 // written in the sandbox, and one that is not UTF-8 would also make
 // [Registry.Stubs] unusable as Config.TypeCheckStubs.
 func isIdentifier(s string) bool {
-	if s == "" || pythonKeywords[s] {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case c >= '0' && c <= '9':
-			if i == 0 {
-				return false
-			}
-		case c < utf8.RuneSelf:
-			return false
-		case unicode.IsLetter(c), unicode.In(c, unicode.Nl, unicode.Other_ID_Start):
-		case i > 0 && unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue):
-		default:
-			// Also utf8.RuneError (U+FFFD is a symbol): an invalid byte.
-			return false
-		}
-	}
-	return true
+	return !pythonKeywords[s] && pyident.Valid(s)
 }
 
 // adapt turns fn into a Func, returning the signature of a Go function
