@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/satdur"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
@@ -474,16 +474,6 @@ func (s *Session) watchdogFire() {
 	s.kill(irWatchdog)
 }
 
-// addSat is a+b for non-negative durations, saturating at the largest
-// Duration (a limit of math.MaxInt64 plus the grace must not wrap to a
-// negative delay, which fires at once).
-func addSat(a, b time.Duration) time.Duration {
-	if b > 0 && a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}
-
 // monoBase is the origin of the watchdog's deadlines (monotonic clock).
 var monoBase = time.Now()
 
@@ -492,7 +482,7 @@ var monoBase = time.Now()
 // known.
 func (s *Session) armWatchdog() bool {
 	budget, ok := s.durationBudget()
-	d := addSat(max(budget-s.stamps.TotalExecution, 0), s.cfg.WatchdogGrace)
+	d := satdur.Add(max(budget-s.stamps.TotalExecution, 0), s.cfg.WatchdogGrace)
 	limit := LimitDuration
 	if d5, b5, l5, ok5 := s.backstop5(); ok5 && (!ok || d5 < d) {
 		d, budget, limit, ok = d5, b5, l5, true
@@ -503,7 +493,7 @@ func (s *Session) armWatchdog() bool {
 	s.wdBudget, s.wdLimit = budget, limit
 	// Taken before the timer starts, so the deadline is never later than
 	// the timer's own expiry.
-	s.wdDeadline.Store(int64(addSat(time.Since(monoBase), d)))
+	s.wdDeadline.Store(int64(satdur.Add(time.Since(monoBase), d)))
 	if s.wd == nil {
 		s.wd = time.AfterFunc(d, s.watchdogFire)
 	} else {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gomonty/monty/internal/satdur"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/value"
@@ -43,7 +44,7 @@ func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	// Saturating: a hostile delay near the largest duration must not wrap
 	// the total around past the budget check.
 	d := message.SleepDuration(oc.Seconds)
-	total := addSat(s.stamps.TotalSleep, d)
+	total := satdur.Add(s.stamps.TotalSleep, d)
 	if lim := s.sleepLimit(); lim > 0 && total > lim {
 		return &message.AbortFeed{Exception: message.NewException("TimeoutError",
 			"sleep limit exceeded: "+message.RustDuration(total)+" > "+message.RustDuration(lim))}
@@ -237,10 +238,10 @@ func (s *Session) backstop5() (d, budget time.Duration, limit DurationLimit, ok 
 	feed = limit5(s.own5(feed), s.stamps.MaxFeedDuration)
 	turn := limit5(s.own5(s.cfg.Limits.MaxTurnDuration), s.stamps.MaxTurnDuration)
 	if feed > 0 {
-		d, budget, limit, ok = addSat(max(feed-s.stamps.FeedExecution, 0), s.cfg.WatchdogGrace), feed, LimitFeed, true
+		d, budget, limit, ok = satdur.Add(max(feed-s.stamps.FeedExecution, 0), s.cfg.WatchdogGrace), feed, LimitFeed, true
 	}
 	if turn > 0 {
-		if t := addSat(turn, s.cfg.WatchdogGrace); !ok || t < d {
+		if t := satdur.Add(turn, s.cfg.WatchdogGrace); !ok || t < d {
 			d, budget, limit, ok = t, turn, LimitTurn, true
 		}
 	}

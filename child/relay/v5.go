@@ -11,6 +11,7 @@ import (
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/codecv5"
+	"github.com/gomonty/monty/internal/satdur"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/protocol"
@@ -237,7 +238,7 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *turnClock
 	turn.wall += elapsed
 	if fired.Load() {
 		// The killed worker stamped nothing for this turn: count it.
-		x.feedExec = addSat(x.feedExec, elapsed)
+		x.feedExec = satdur.Add(x.feedExec, elapsed)
 		x.total = base + elapsed
 		return e.trip(x.feedExec, turn.wall), nil
 	}
@@ -246,12 +247,12 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *turnClock
 	// relay's own timing (which includes the pipe's round trip) counts
 	// only for a turn the inner worker did not answer.
 	if err != nil {
-		x.feedExec = addSat(x.feedExec, elapsed)
+		x.feedExec = satdur.Add(x.feedExec, elapsed)
 		return ev, err
 	}
 	if used := s.Stamps().TotalExecution - base; used > 0 {
-		x.feedExec = addSat(x.feedExec, used)
-		turn.exec = addSat(turn.exec, used)
+		x.feedExec = satdur.Add(x.feedExec, used)
+		turn.exec = satdur.Add(turn.exec, used)
 	}
 	// As upstream's worker does, the budgets are checked again as the
 	// turn returns: a turn whose execution ran past one (before the
@@ -260,15 +261,6 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *turnClock
 		return e.trip(x.feedExec, max(turn.wall, turn.exec)), nil
 	}
 	return ev, nil
-}
-
-// addSat adds two non-negative durations, saturating: a feed clock
-// restored from a crafted dump near the largest duration must not wrap.
-func addSat(a, b time.Duration) time.Duration {
-	if a > 1<<63-1-b {
-		return 1<<63 - 1
-	}
-	return a + b
 }
 
 // trip discards the inner worker after a budget ran out and reports the
