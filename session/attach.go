@@ -189,15 +189,10 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 // concurrent use with Close and Kill, and a turn starting on another
 // goroutine at that moment fails with ErrBusy.
 func (s *Session) Reusable() error {
-	if !s.busy.CompareAndSwap(false, true) {
-		if s.closed.Load() {
-			// Held by Close for a moment, or by a turn of a session
-			// closed under it: closed either way, as in begin.
-			return s.closedErr()
-		}
-		return ErrBusy
+	if err := s.take(); err != nil {
+		return err
 	}
-	defer s.busy.Store(false)
+	defer s.end()
 	switch {
 	case s.isRemote():
 		return ErrSingleUse

@@ -21,28 +21,36 @@ type Input struct {
 
 // begin takes the turn lock and checks ctx.
 func (s *Session) begin(ctx context.Context) error {
-	if !s.busy.CompareAndSwap(false, true) {
-		if s.closed.Load() {
-			// Close or Kill holds the turn lock for a moment (see
-			// endTelemetry), or a turn is ending: closed either way.
-			return s.closedErr()
-		}
-		return ErrBusy
+	if err := s.take(); err != nil {
+		return err
 	}
 	// Closed first: a done context's error would say the session
 	// survives.
 	if s.closed.Load() {
-		s.busy.Store(false)
+		s.end()
 		return s.closedErr()
 	}
 	if err := notDone(ctx); err != nil {
-		s.busy.Store(false)
+		s.end()
 		return err
 	}
 	return nil
 }
 
 func (s *Session) end() { s.busy.Store(false) }
+
+// take takes the turn lock, or says why not: ErrBusy, or the closed error
+// when Close or Kill holds it for a moment (see endTelemetry) or a turn
+// of a session closed under it is ending.
+func (s *Session) take() error {
+	if s.busy.CompareAndSwap(false, true) {
+		return nil
+	}
+	if s.closed.Load() {
+		return s.closedErr()
+	}
+	return ErrBusy
+}
 
 // Feed runs a snippet in the session, with inputs bound as globals first,
 // and returns the turn-ending event: Complete, Error, TypingError or a
