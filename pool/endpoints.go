@@ -185,14 +185,10 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 		OnResume: func(_ string, err error) { p.resumed(ref, err) },
 	}
 	start := time.Now()
-	sctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
-	s, err := session.Start(sctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
-	timedOut := sctx.Err() != nil && ctx.Err() == nil
-	cancel()
+	s, err := withinStartTimeout(p, ctx, func(ctx context.Context) (*session.Session, error) {
+		return session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
+	})
 	if err != nil {
-		if timedOut {
-			err = p.startTimeout(err)
-		}
 		p.startFailed(e, err, time.Since(start), errors.Is(ctx.Err(), context.Canceled))
 		return nil, err
 	}

@@ -158,17 +158,16 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	p.log = cfg.Logger.With(slog.String("worker", bin))
 
 	start := time.Now()
-	nctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
-	peer, neg, err := session.Negotiate(nctx, session.Launch{
-		Launcher: session.ProcessLauncher{Worker: cfg.Worker}, ProtocolVersion: cfg.ProtocolVersion,
-	}, p.handshakeConfig())
-	timedOut := nctx.Err() != nil && ctx.Err() == nil
-	cancel()
+	var neg session.Negotiation
+	peer, err := withinStartTimeout(p, ctx, func(ctx context.Context) (session.Peer, error) {
+		peer, n, err := session.Negotiate(ctx, session.Launch{
+			Launcher: session.ProcessLauncher{Worker: cfg.Worker}, ProtocolVersion: cfg.ProtocolVersion,
+		}, p.handshakeConfig())
+		neg = n
+		return peer, err
+	})
 	if err != nil {
 		p.stop()
-		if timedOut {
-			err = p.startTimeout(err)
-		}
 		return nil, fmt.Errorf("monty pool: first worker: %w", err)
 	}
 	proc := peer.(*worker.Process) // what a ProcessLauncher starts

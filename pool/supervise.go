@@ -92,13 +92,7 @@ func (p *Pool) spawn(ctx context.Context) {
 // A start that StartTimeout cut short fails with a
 // *session.StartTimeoutError.
 func (p *Pool) startWorker(ctx context.Context) (*worker.Process, error) {
-	sctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
-	defer cancel()
-	proc, err := p.handshake(sctx)
-	if err != nil && sctx.Err() != nil && ctx.Err() == nil {
-		err = p.startTimeout(err)
-	}
-	return proc, err
+	return withinStartTimeout(p, ctx, p.handshake)
 }
 
 // handshake is startWorker within ctx.
@@ -118,15 +112,19 @@ func (p *Pool) handshake(ctx context.Context) (*worker.Process, error) {
 	return proc, nil
 }
 
-// startTimeout is the error of a start (a local worker's, or a remote
-// session's) that StartTimeout ended with err: a *session.StartTimeoutError,
-// as session.Start reports its own bound.
-func (p *Pool) startTimeout(err error) error {
+// withinStartTimeout runs a start (a local worker's, or a remote
+// session's) with ctx bounded by StartTimeout. An error the bound caused,
+// not ctx, is a *session.StartTimeoutError, as session.Start reports its
+// own bound.
+func withinStartTimeout[T any](p *Pool, ctx context.Context, start func(context.Context) (T, error)) (T, error) {
+	sctx, cancel := context.WithTimeout(ctx, p.cfg.StartTimeout)
+	defer cancel()
+	v, err := start(sctx)
 	var ste *session.StartTimeoutError
-	if errors.As(err, &ste) {
-		return err
+	if err != nil && sctx.Err() != nil && ctx.Err() == nil && !errors.As(err, &ste) {
+		err = &session.StartTimeoutError{Timeout: p.cfg.StartTimeout, Err: err}
 	}
-	return &session.StartTimeoutError{Timeout: p.cfg.StartTimeout, Err: err}
+	return v, err
 }
 
 // handshakeConfig is the session.Config of the sessions that start
