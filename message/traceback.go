@@ -323,8 +323,14 @@ func (r *renderer) sameName(tok, name string) bool {
 		return false // already in normal form (as all ASCII is)
 	}
 	// The iteration stops at the first segment that differs from name.
+	// InitString does not empty the segments an unfinished iteration left
+	// buffered (x/text v0.43.0 returns them, or panics, on the next Next),
+	// so the iterator starts from zero each time: 736 bytes cleared, no
+	// allocation.
 	if r.iter == nil {
 		r.iter = new(norm.Iter) // one per rendering
+	} else {
+		*r.iter = norm.Iter{}
 	}
 	r.iter.InitString(norm.NFKC, tok)
 	rest := name

@@ -357,3 +357,22 @@ func BenchmarkTracebackHostile(b *testing.B) {
 		}
 	})
 }
+
+// TestSameNameAfterEarlyStop compares a second identifier after the first
+// comparison stopped partway through its normalisation. norm.Iter's
+// InitString keeps the segments buffered by an unfinished iteration (a
+// fuzzer found "ﯪ" leaving "ا" behind, then panicking in x/text), so the
+// iterator must start from zero for every identifier.
+func TestSameNameAfterEarlyStop(t *testing.T) {
+	var r renderer
+	if r.sameName("\ufbea", "A") {
+		t.Fatal(`"\ufbea" is not A`)
+	}
+	// U+FBEA normalises (NFKC) to U+0626 U+0627.
+	if !r.sameName("\ufbea", "\u0626\u0627") {
+		t.Fatal(`after an early stop, "\ufbea" no longer normalises to "\u0626\u0627"`)
+	}
+	if !r.sameName("\ufb01le", "file") || r.sameName("\ufb01", "fl") {
+		t.Fatal("NFKC comparison of the ligature fi is wrong after reuse")
+	}
+}
