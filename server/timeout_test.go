@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 )
 
@@ -55,4 +58,25 @@ func TestClientCloseEndsSessionOK(t *testing.T) {
 	c.Close()
 	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="ok"} 1`)
 	waitMetric(t, ts, `monty_server_sessions_active 0`)
+}
+
+// TestTurnTimeoutIsATimeoutToTheSession checks what a Go parent sees of a
+// turn the server cut short: a *session.DisconnectedError with code 4002
+// that matches session.ErrTimeout, as a local watchdog kill does, so one
+// errors.Is covers local and remote workers.
+func TestTurnTimeoutIsATimeoutToTheSession(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.TurnTimeout = 300 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := session.Start(ctx, session.Launch{Launcher: session.RemoteLauncher{URL: ts.URL}}, session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Run(ctx, "while True:\n    pass")
+	var de *session.DisconnectedError
+	if !errors.As(err, &de) || de.Code != CloseTurnTimeout || !errors.Is(err, session.ErrTimeout) ||
+		errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a turn past --turn-timeout: %v", err)
+	}
 }

@@ -32,8 +32,9 @@ var (
 // DisconnectedError reports a remote connection that ended without a
 // turn-ending event. The parent cannot tell a crash from a policy drop (a
 // memory-limit exit of the remote worker also arrives this way, with close
-// code 4003, and then matches worker.ErrMemoryLimit), and the request may
-// have run, so it is never retried automatically.
+// code 4003, and then matches worker.ErrMemoryLimit; a worker the server
+// killed for running too long, codes 4002 and 4004, matches ErrTimeout),
+// and the request may have run, so it is never retried automatically.
 //
 // A DisconnectedError is plain data, safe to share.
 type DisconnectedError struct {
@@ -66,15 +67,33 @@ func (e *DisconnectedError) Error() string {
 	return s
 }
 
-// closeMemoryLimit is the close code of a server whose worker exceeded
-// its memory limit (upstream's; `montygo serve` sends it too).
-const closeMemoryLimit = 4003
+// Close codes of a server that ended the connection for one of the
+// limits a local session enforces itself: closeMemoryLimit is upstream's
+// (its worker exceeded its memory limit); closeTurnTimeout and
+// closeDurationBackstop are `montygo serve`'s (it killed its worker for
+// running a turn past --turn-timeout, or past max_duration and the
+// watchdog's grace).
+const (
+	closeTurnTimeout      = 4002
+	closeMemoryLimit      = 4003
+	closeDurationBackstop = 4004
+)
 
-// Is matches ErrDisconnected, and worker.ErrMemoryLimit when the server
-// closed with code 4003 (its worker exceeded its memory limit), so that
-// one check covers local and remote workers.
+// Is matches ErrDisconnected; worker.ErrMemoryLimit when the server
+// closed with code 4003 (its worker exceeded its memory limit); and
+// ErrTimeout when it closed with 4002 or 4004 (it killed its worker for
+// running too long, as the local watchdog does), so that one check
+// covers local and remote workers. It never matches a context's error.
 func (e *DisconnectedError) Is(target error) bool {
-	return target == ErrDisconnected || (target == worker.ErrMemoryLimit && e.Code == closeMemoryLimit)
+	switch target {
+	case ErrDisconnected:
+		return true
+	case worker.ErrMemoryLimit:
+		return e.Code == closeMemoryLimit
+	case ErrTimeout:
+		return e.Code == closeTurnTimeout || e.Code == closeDurationBackstop
+	}
+	return false
 }
 
 // Unwrap returns the I/O error.

@@ -672,10 +672,17 @@ func TestDisconnectedMemoryLimitMatches(t *testing.T) {
 	if !errors.Is(err, worker.ErrMemoryLimit) || !errors.Is(err, session.ErrDisconnected) {
 		t.Fatalf("4003: %v", err)
 	}
-	for _, code := range []int{-1, 1000, 1011, 4002} {
+	for _, code := range []int{-1, 1000, 1011, 4000, 4001, 4002, 4004} {
 		err = &session.DisconnectedError{URL: "ws://h/", Code: code}
 		if errors.Is(err, worker.ErrMemoryLimit) || !errors.Is(err, session.ErrDisconnected) {
 			t.Fatalf("code %d: %v", code, err)
+		}
+		// 4002 and 4004: the server killed its worker for running a turn
+		// too long, as the local watchdog does (a *TimeoutError); an idle
+		// or expired connection (4000, 4001) is not the code's timeout.
+		if timeout := code == 4002 || code == 4004; errors.Is(err, session.ErrTimeout) != timeout ||
+			errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("code %d: errors.Is(ErrTimeout) = %v", code, !timeout)
 		}
 	}
 }
