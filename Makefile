@@ -21,7 +21,7 @@ worker:
 
 ## build: build the montygo CLI into bin/
 build:
-	$(GO) build -o bin/montygo ./cmd/montygo
+	CGO_ENABLED=0 $(GO) build -o bin/montygo ./cmd/montygo
 
 ## run: the main job — run examples/hello.py through a real worker
 run: worker build

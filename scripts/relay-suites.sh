@@ -22,7 +22,7 @@ if [[ ! -x "$real" ]]; then
 fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/montygo" ./cmd/montygo
+CGO_ENABLED=0 go build -o "$tmp/montygo" ./cmd/montygo
 ln -s "$(readlink -f "$real")" "$tmp/monty"
 printf '#!/bin/sh\nexec "%s/montygo" "$@" --protocol 2\n' "$tmp" > "$tmp/montygo-v2"
 chmod +x "$tmp/montygo-v2"

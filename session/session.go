@@ -63,6 +63,11 @@ type Stamps struct {
 	MaxDuration time.Duration
 	// HasMaxDuration reports whether the worker stamped a duration limit.
 	HasMaxDuration bool
+	// MaxDurationMicros is the duration limit exactly as the worker
+	// stamped it, in microseconds; valid when HasMaxDuration. It differs
+	// from MaxDuration only past time.Duration's range (~292 years),
+	// where MaxDuration saturates.
+	MaxDurationMicros uint64
 	// MaxSuspensions is the session's suspension limit; valid when
 	// HasMaxSuspensions.
 	MaxSuspensions uint64
@@ -645,6 +650,7 @@ func (s *Session) noteStamps(ev *message.ChildEvent) {
 	}
 	if ev.MaxDurationMicros != nil {
 		s.stamps.MaxDuration = micros(*ev.MaxDurationMicros)
+		s.stamps.MaxDurationMicros = *ev.MaxDurationMicros
 		s.stamps.HasMaxDuration = true
 	}
 }

@@ -377,7 +377,7 @@ func (e *Engine) Stamps() child.Stamps {
 	st := e.innerStamps()
 	out := child.Stamps{TotalExecutionMicros: uint64(st.TotalExecution / time.Microsecond), ScriptName: e.name}
 	if st.HasMaxDuration {
-		v := uint64(st.MaxDuration / time.Microsecond)
+		v := st.MaxDurationMicros
 		out.MaxDurationMicros = &v
 	}
 	if st.HasMaxSuspensions {

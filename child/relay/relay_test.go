@@ -187,3 +187,20 @@ func TestRelayConfiguresExactly(t *testing.T) {
 		t.Fatalf("feed: %+v", ev.Body)
 	}
 }
+
+// A duration limit past time.Duration's range (the protocol allows any
+// u64, and the released worker echoes it as sent) is stamped back as the
+// parent set it, not saturated at ~292 years by the session's Duration.
+func TestRelayEchoesHugeDurationExactly(t *testing.T) {
+	for _, us := range []uint64{1<<64 - 1, 1 << 63, 1<<63/1000 + 1} {
+		s := serve(t)
+		ev, _ := s.do(t, &message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxDurationMicros: &us}})
+		if _, ok := ev.Body.(*message.Ok); !ok {
+			t.Fatalf("Configure: %+v", ev.Body)
+		}
+		ev, _ = s.do(t, &message.Feed{Code: "1"})
+		if ev.MaxDurationMicros == nil || *ev.MaxDurationMicros != us {
+			t.Fatalf("max_duration_micros %d configured, stamped %v", us, ev.MaxDurationMicros)
+		}
+	}
+}

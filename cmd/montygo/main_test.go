@@ -42,7 +42,12 @@ func montygo(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "montygo")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		// As the Makefile builds it: static, with no cgo (a cgo build
+		// cannot start threads under a 1 GiB RLIMIT_AS; see
+		// TestSubprocessReplaysVectors).
+		build := exec.Command("go", "build", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			buildErr = err
 			binPath = string(out)

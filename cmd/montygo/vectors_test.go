@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/codec"
+	codecv2 "github.com/gomonty/monty/codec/codecv2"
+	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/message"
+)
+
+// recorded is one session of testdata/v2, recorded against the released
+// worker (see testdata/v2/README.md for the fields and the replay rules).
+type recorded struct {
+	Name      string `json:"name"`
+	ExitCode  any    `json:"exit_code"`
+	Notes     any    `json:"notes"`
+	Exchanges []struct {
+		Request   *string  `json:"request_hex"`
+		Raw       *string  `json:"raw_bytes_written_hex"`
+		Responses []string `json:"response_frames_hex"`
+		Timeout   bool     `json:"timeout"`
+		EOFAfter  bool     `json:"eof_after"`
+	} `json:"exchanges"`
+}
+
+// stdinClosed is the recorder's marker for closing the child's stdin.
+const stdinClosed = "STDIN CLOSED"
+
+// TestSubprocessReplaysVectors replays every recorded session of
+// testdata/v2 against `montygo subprocess --protocol 2` (the Go child,
+// relaying to the released worker) and checks that it answers each
+// request with the events the released worker answered when the session
+// was recorded, and exits with its status: a protocol-2 parent cannot
+// tell the two apart. The released worker itself is replayed too, as the
+// control that the comparison's masking of what varies between runs
+// (execution clocks, the uuids the worker makes, dump state, the order of
+// pending call ids) is right.
+func TestSubprocessReplaysVectors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays every recorded session twice")
+	}
+	real := testenv.Worker(t)
+	mg := relayBinary(t)
+	files, err := filepath.Glob("../../testdata/v2/*.json")
+	if err != nil || len(files) < 400 {
+		t.Fatalf("%d recorded sessions (%v)", len(files), err)
+	}
+	targets := []struct {
+		name string
+		argv []string
+	}{
+		{"released-worker", []string{real, "subprocess"}},
+		{"montygo-subprocess-2", []string{mg, "subprocess", "--protocol", "2"}},
+	}
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
+			t.Parallel()
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var v recorded
+				if err := json.Unmarshal(b, &v); err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+					replayVector(t, tg.argv, &v)
+				})
+			}
+		})
+	}
+}
+
+// loadSensitive are the recorded sessions whose answers depend on how
+// fast the machine runs the code: a feed that finished within a 300 ms
+// cumulative budget when recorded may not on a loaded machine.
+var loadSensitive = map[string]bool{"limit_duration_cumulative": true}
+
+// replayVector runs one recorded session against the child argv starts.
+func replayVector(t *testing.T, argv []string, v *recorded) {
+	if loadSensitive[v.Name] {
+		t.Skip("the answer depends on the machine's speed")
+	}
+	notes := fmt.Sprint(v.Notes)
+	if strings.Contains(notes, "RLIMIT_AS") {
+		// prlimit(1) applies the recorder's address-space limit.
+		argv = append([]string{"prlimit", "--as=1073741824", "--"}, argv...)
+		if _, err := exec.LookPath("prlimit"); err != nil {
+			t.Skip("needs prlimit(1)")
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var waitOnce sync.Once
+	var waitErr error
+	wait := func() error { waitOnce.Do(func() { waitErr = cmd.Wait() }); return waitErr }
+	defer func() {
+		cmd.Process.Kill()
+		wait()
+	}()
+
+	// One reader goroutine; turns take frames from it with a deadline.
+	type got struct {
+		b   []byte
+		err error
+	}
+	frames := make(chan got, 64)
+	go func() {
+		r := frame.NewReader(stdout, 0)
+		for {
+			b, err := r.ReadFrame()
+			frames <- got{slices.Clone(b), err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	norm := newMasker()
+	want := newMasker()
+	eof := false
+	for i, ex := range v.Exchanges {
+		switch {
+		case ex.Raw != nil && *ex.Raw == stdinClosed:
+			stdin.Close()
+		case ex.Raw != nil:
+			raw, err := hex.DecodeString(*ex.Raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdin.Write(raw) // a child that exited is seen below
+			if n := v.Exchanges[min(i+1, len(v.Exchanges)-1)].Raw; n != nil && *n == stdinClosed {
+				// Part of a frame, then EOF: the answer the recorder
+				// filed here can only come after the EOF.
+				stdin.Close()
+			}
+		case ex.Request != nil:
+			req, err := hex.DecodeString(*ex.Request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := frame.NewWriter(&buf, 0).WriteFrame(req); err != nil {
+				t.Fatal(err)
+			}
+			stdin.Write(buf.Bytes())
+		}
+		if len(ex.Responses) == 0 && !ex.EOFAfter && !ex.Timeout {
+			continue // the recorder read nothing here (part of a frame, stdin closed)
+		}
+		// The turn: events up to as many that are not prints as the
+		// recorder read (pipelined requests are answered in one turn).
+		ends := 0
+		for _, h := range ex.Responses {
+			if b, err := hex.DecodeString(h); err == nil && !isPrint(b) {
+				ends++
+			}
+		}
+		var answers []string
+		wait := 2 * time.Minute // a hang detector: the machine may be loaded
+		if ex.Timeout {
+			wait = 2 * time.Second
+		}
+		timer := time.NewTimer(wait)
+	turn:
+		for !eof {
+			select {
+			case g := <-frames:
+				if g.err != nil {
+					eof = true
+					break turn
+				}
+				answers = append(answers, norm.event(t, g.b))
+				if !isPrint(g.b) {
+					if ends--; ends <= 0 {
+						break turn
+					}
+				}
+			case <-timer.C:
+				if !ex.Timeout {
+					t.Fatalf("exchange %d: no turn-ending event within %v (got %q)", i, wait, answers)
+				}
+				break turn
+			}
+		}
+		timer.Stop()
+		var wantAnswers []string
+		for _, h := range ex.Responses {
+			b, err := hex.DecodeString(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantAnswers = append(wantAnswers, want.event(t, b))
+		}
+		if !slices.Equal(answers, wantAnswers) {
+			t.Fatalf("exchange %d: answered\n  %s\nwhere the released worker answered\n  %s", i,
+				strings.Join(answers, "\n  "), strings.Join(wantAnswers, "\n  "))
+		}
+		if ex.EOFAfter && !eof {
+			// The recorder saw stdout close during the turn.
+			select {
+			case g := <-frames:
+				if g.err == nil {
+					t.Fatalf("exchange %d: another event where stdout closed", i)
+				}
+				eof = true
+			case <-time.After(30 * time.Second):
+				t.Fatalf("exchange %d: stdout not closed", i)
+			}
+		}
+	}
+	// The session's end: the exit status.
+	wantCode := fmt.Sprint(v.ExitCode)
+	if strings.HasPrefix(wantCode, "killed") {
+		return // the recorder killed the child
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- wait() }()
+	select {
+	case err := <-done:
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = -int(ws.Signal())
+			}
+		}
+		if fmt.Sprint(code) != wantCode {
+			t.Fatalf("exit status %d, want %s", code, wantCode)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no exit within 30 s of stdin closing (want status %s)", wantCode)
+	}
+}
+
+// isPrint reports whether a ChildEvent frame is a print (field 1), which
+// does not end a turn.
+func isPrint(b []byte) bool {
+	ev, err := codecv2.DecodeEvent(b, codec.Limits{})
+	if err != nil {
+		return false
+	}
+	_, ok := ev.Body.(*message.Print)
+	return ok
+}
+
+// masker renders ChildEvents for comparison, masking what the recorder
+// lists as varying between runs: the execution clock, the uuids the
+// worker makes for sandbox classes and instances (numbered in order of
+// appearance, per session), dump state, and pending call ids' order.
+type masker struct{ uuids map[string]int }
+
+func newMasker() *masker { return &masker{uuids: map[string]int{}} }
+
+// elapsedRE matches the time a TimeoutError's message says ran.
+var elapsedRE = regexp.MustCompile(`time limit exceeded: [0-9.]+(µs|ms|ns|s) `)
+
+var uuidRE = regexp.MustCompile(`"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"`)
+
+func (m *masker) event(t *testing.T, b []byte) string {
+	t.Helper()
+	ev, err := codecv2.DecodeEvent(b, codec.Limits{})
+	if err != nil {
+		return "undecodable: " + err.Error()
+	}
+	ev.TotalExecutionMicros = 0
+	switch x := ev.Body.(type) {
+	case *message.DumpResult:
+		x.State = nil
+	case *message.ResolveFutures:
+		slices.Sort(x.PendingCallIDs)
+	}
+	j, err := json.Marshal(eventJSON(ev))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j = elapsedRE.ReplaceAll(j, []byte("time limit exceeded: (elapsed) "))
+	return uuidRE.ReplaceAllStringFunc(string(j), func(u string) string {
+		n, ok := m.uuids[u]
+		if !ok {
+			n = len(m.uuids)
+			m.uuids[u] = n
+		}
+		return fmt.Sprintf(`"uuid#%d"`, n)
+	})
+}
