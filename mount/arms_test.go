@@ -797,3 +797,47 @@ func TestOverlayRemovalIsLinear(t *testing.T) {
 		t.Fatalf("index: top %v, below e %v", ov.kids["."], ov.kids["e"])
 	}
 }
+
+// TestDotLastComponent checks rmdir and rename of a path whose last
+// component, as written, is "." or "..". Linux refuses them before it
+// looks at the entry (rmdir: EINVAL for ".", ENOTEMPTY for ".."; rename:
+// EBUSY for either end), once the directory before that component was
+// found; the table cleaned the path lexically first, so os.rmdir('d/.')
+// removed d, Path('a/b/..').rmdir() removed a even where a/b did not exist,
+// and os.rename('d/.', 'e') moved d, where CPython's raise.
+func TestDotLastComponent(t *testing.T) {
+	for _, mode := range allModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			mustMkdir(t, filepath.Join(f.host, "empty"))
+			mustMkdir(t, filepath.Join(f.host, "e2"))
+			exc := func(c *message.OsCall, typ, msg string) {
+				t.Helper()
+				wantExc(t, f.do(c), typ, msg)
+			}
+			exc(opCall(message.OpRmdir, "/data/empty/."), "OSError", "[Errno 22] Invalid argument: '/data/empty/.'")
+			exc(opCall(message.OpRmdir, "/data/empty/./"), "OSError", "[Errno 22] Invalid argument: '/data/empty/./'")
+			exc(opCall(message.OpRmdir, "/data/."), "OSError", "[Errno 22] Invalid argument: '/data/.'")
+			exc(opCall(message.OpRmdir, "/data/empty/nope/.."), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/empty/nope/..'")
+			exc(opCall(message.OpRmdir, "/data/x.txt/.."), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/..'")
+			exc(opCall(message.OpRmdir, "/data/nope/."), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope/.'")
+			exc(opCall(message.OpRmdir, "/data/sub/.."), "OSError", "[Errno 39] Directory not empty: '/data/sub/..'")
+			exc(renameCall("/data/empty/.", "/data/moved"), "OSError", "[Errno 16] Device or resource busy: '/data/empty/.' -> '/data/moved'")
+			exc(renameCall("/data/e2", "/data/empty/."), "OSError", "[Errno 16] Device or resource busy: '/data/e2' -> '/data/empty/.'")
+			exc(renameCall("/data/empty/nope/..", "/data/moved"), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/empty/nope/..' -> '/data/moved'")
+			exc(renameCall("/data/sub/..", "/data/moved"), "OSError", "[Errno 16] Device or resource busy: '/data/sub/..' -> '/data/moved'")
+			for _, p := range []string{"/data/empty", "/data/e2"} {
+				wantBool(t, f.do(opCall(message.OpIsDir, p)), true)
+			}
+			wantBool(t, f.do(opCall(message.OpExists, "/data/moved")), false)
+			if mode != ReadOnly {
+				// Without the dot the same directories go as before.
+				wantNone(t, f.do(opCall(message.OpRmdir, "/data/empty/")))
+				wantPath(t, f.do(renameCall("/data/e2", "/data/e3")), "/data/e3")
+			}
+			if !hostExists(filepath.Join(f.host, "e2")) && mode != ReadWrite {
+				t.Fatal("host e2 is gone")
+			}
+		})
+	}
+}

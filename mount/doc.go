@@ -59,6 +59,13 @@
 // means "a/b" even when link is a symlink (POSIX would apply ".." to the
 // link's target).
 //
+// rmdir and rename of a path whose last component, as written, is "." or
+// ".." are refused as on Linux, before the mode's refusals: once the
+// directory before that component is found (FileNotFoundError or
+// NotADirectoryError otherwise), rmdir raises OSError EINVAL for "." and
+// ENOTEMPTY for "..", and rename OSError EBUSY for either end; so
+// os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d or a.
+//
 // A trailing slash (or "/.") survives from open() and the os functions,
 // which pass the path as written (pathlib drops it), and keeps POSIX's
 // meaning: the last component must be a directory. Reading, stat, unlink
