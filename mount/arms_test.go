@@ -792,8 +792,9 @@ func TestOverlayRemovalIsLinear(t *testing.T) {
 		t.Fatalf("2000 mkdir/rmdir rounds took %v beside 150000 entries, %v on the empty overlay", d, empty)
 	}
 	wantPaths(t, f.do(opCall(message.OpIterdir, "/data/sub")), "/data/sub/a.txt")
-	// The index holds big and e's whiteout at the top, nothing below e.
-	if ov := f.tbl.mounts[0].ov; len(ov.kids["."]) != 2 || len(ov.kids["e"]) != 0 {
+	// The index holds big at the top, nothing for e (made and removed by
+	// the session: no whiteout) and nothing below it.
+	if ov := f.tbl.mounts[0].ov; len(ov.kids["."]) != 1 || len(ov.kids["e"]) != 0 {
 		t.Fatalf("index: top %v, below e %v", ov.kids["."], ov.kids["e"])
 	}
 }
@@ -840,4 +841,56 @@ func TestDotLastComponent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOverlayRemovedSessionFilesCostNothing checks that a file or
+// directory the session made and then removed (or renamed away) is
+// forgotten rather than kept as a whiteout, when the host has nothing at
+// that path: each whiteout stayed charged against MemoryLimit, so a session
+// writing and deleting temporary files under fresh names ran into
+// MemoryError holding nothing. Whiteouts over host entries stay, and the
+// host's later entries show through where the session left nothing, as in
+// a ReadWrite mount.
+func TestOverlayRemovedSessionFilesCostNothing(t *testing.T) {
+	f := newFixture(t, Overlay)
+	tbl := f.withLimits(t, 0, 16<<10)
+	do := func(c *message.OsCall) *message.ResumeCall { t.Helper(); return doCall(t, tbl, c) }
+	for i := range 1000 {
+		p := fmt.Sprintf("/data/tmp-%04d", i)
+		wantInt(t, do(textCall(message.OpWriteText, p, "scratch")), 7)
+		wantNone(t, do(opCall(message.OpUnlink, p)))
+		d := fmt.Sprintf("/data/sub/dir-%04d", i)
+		wantNone(t, do(mkdirCall(d+"/inner", true, false)))
+		wantInt(t, do(textCall(message.OpWriteText, d+"/inner/f", "x")), 1)
+		wantPath(t, do(renameCall(d, d+"-moved")), d+"-moved")
+		wantNone(t, do(opCall(message.OpUnlink, d+"-moved/inner/f")))
+		wantNone(t, do(opCall(message.OpRmdir, d+"-moved/inner")))
+		wantNone(t, do(opCall(message.OpRmdir, d+"-moved")))
+	}
+	if used, _ := tbl.MemoryUsed("/data"); used != 0 {
+		t.Errorf("MemoryUsed %d after removing everything the session made, want 0", used)
+	}
+	wantPaths(t, do(opCall(message.OpIterdir, "/data/sub")), "/data/sub/a.txt")
+
+	// A host file the session removed stays hidden, even once rewritten and
+	// removed again.
+	wantNone(t, do(opCall(message.OpUnlink, "/data/x.txt")))
+	wantInt(t, do(textCall(message.OpWriteText, "/data/x.txt", "mine")), 4)
+	wantNone(t, do(opCall(message.OpUnlink, "/data/x.txt")))
+	wantBool(t, do(opCall(message.OpExists, "/data/x.txt")), false)
+	// As does a host directory the session removed and made again.
+	wantNone(t, do(opCall(message.OpUnlink, "/data/sub/a.txt")))
+	wantNone(t, do(opCall(message.OpRmdir, "/data/sub")))
+	wantNone(t, do(mkdirCall("/data/sub", false, false)))
+	wantNone(t, do(opCall(message.OpRmdir, "/data/sub")))
+	wantBool(t, do(opCall(message.OpExists, "/data/sub")), false)
+	wantBool(t, do(opCall(message.OpExists, "/data/sub/a.txt")), false)
+	if !hostExists(filepath.Join(f.host, "x.txt")) || !hostExists(filepath.Join(f.host, "sub", "a.txt")) {
+		t.Fatal("the overlay changed the host")
+	}
+	// A file the host makes where the session removed its own shows through.
+	wantInt(t, do(textCall(message.OpWriteText, "/data/late.txt", "session")), 7)
+	wantNone(t, do(opCall(message.OpUnlink, "/data/late.txt")))
+	mustWrite(t, filepath.Join(f.host, "late.txt"), "host")
+	wantStr(t, do(opCall(message.OpReadText, "/data/late.txt")), "host")
 }

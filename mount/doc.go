@@ -151,8 +151,10 @@
 // own changes laid over it. The changes live in memory for the life of the
 // Table and never reach the host: written files (their whole content),
 // directories the session made (which hide whatever the host has at and
-// below that path), and whiteouts for entries the session removed or
-// renamed away. A path the session never changed is read from the host at
+// below that path), and whiteouts for host entries the session removed or
+// renamed away. What the session made and then removed leaves nothing
+// behind (no whiteout, no memory charged), so a host entry that appears at
+// that path later shows through, as in a ReadWrite mount. A path the session never changed is read from the host at
 // the moment of the call, so reads of files the session never wrote see the
 // current host content. The first write to a host file copies it (append,
 // open 'a', rename) or replaces it (write, open 'w') in memory: from then on
