@@ -3,6 +3,7 @@ package mount
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -893,4 +894,60 @@ func TestOverlayRemovedSessionFilesCostNothing(t *testing.T) {
 	wantNone(t, do(opCall(message.OpUnlink, "/data/late.txt")))
 	mustWrite(t, filepath.Join(f.host, "late.txt"), "host")
 	wantStr(t, do(opCall(message.OpReadText, "/data/late.txt")), "host")
+}
+
+// TestCancelledWriteStaysCharged checks that a ReadWrite write whose ctx
+// ends while the operation waits on the host is still charged to the
+// write limit when it goes on to write: the refund was decided when
+// HandleOS returned, before the write had touched the file, so the bytes
+// reached the host uncharged.
+func TestCancelledWriteStaysCharged(t *testing.T) {
+	f := newFixture(t, ReadWrite)
+	tbl := f.withLimits(t, 8, 0)
+	// A write never started (ctx was done before it) costs nothing.
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := tbl.HandleOS(done, textCall(message.OpWriteText, "/data/c.txt", "12345678")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v; want context.Canceled", err)
+	}
+	if w, _ := tbl.Written("/data"); w != 0 {
+		t.Fatalf("Written %d after a write that never started", w)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	tbl.setHook(func(op string) {
+		if op == "write" {
+			close(entered)
+			<-release
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-entered
+		cancel()
+	}()
+	rc, err := tbl.HandleOS(ctx, textCall(message.OpWriteText, "/data/c.txt", "12345678"))
+	if rc != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, %v; want context.Canceled", rc, err)
+	}
+	tbl.setHook(nil)
+	close(release)
+	// The abandoned write goes on; wait for it to land.
+	deadline := time.Now().Add(30 * time.Second)
+	for readHostOrEmpty(filepath.Join(f.host, "c.txt")) != "12345678" {
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned write never landed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if w, _ := tbl.Written("/data"); w != 8 {
+		t.Fatalf("Written %d after 8 bytes reached the host, want 8", w)
+	}
+	wantExc(t, doCall(t, tbl, textCall(message.OpWriteText, "/data/d.txt", "x")),
+		"OSError", "[Errno 122] Disk quota exceeded: '/data/d.txt'")
+}
+
+// readHostOrEmpty is the host file's content, or "" when it cannot be read.
+func readHostOrEmpty(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
 }

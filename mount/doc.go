@@ -132,9 +132,10 @@
 // "operation timed out: '<path>'" (predicates included) and the session
 // continues; the goroutine lingers until the blocked system call returns (a
 // stuck NFS server may keep it for a long time), then closes what it
-// opened. A write that timed out may still complete later, and stays
-// charged to the write limit. When ctx ends first, HandleOS returns ctx's
-// error and no answer; once ctx is done no operation is started.
+// opened. When ctx ends first, HandleOS returns ctx's error and no answer;
+// once ctx is done no operation is started. A write abandoned either way
+// may still complete later, and stays charged to the write limit (it is
+// refunded only if it fails before touching the file).
 //
 // # Modes and limits
 //

@@ -67,7 +67,7 @@ func (t *Table) HandleOS(ctx context.Context, call *message.OsCall) (*message.Re
 		return nil, errors.New("mount: nil OsCall")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &canceledError{err}
+		return nil, &canceledError{err: err}
 	}
 	var (
 		r   reply

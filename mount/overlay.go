@@ -851,7 +851,7 @@ func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]
 	}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
-			return &canceledError{err}
+			return &canceledError{err: err}
 		}
 		child := path.Join(rel, name)
 		csub := path.Join(sub, name)
