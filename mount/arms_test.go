@@ -828,6 +828,19 @@ func TestDotLastComponent(t *testing.T) {
 			exc(renameCall("/data/e2", "/data/empty/."), "OSError", "[Errno 16] Device or resource busy: '/data/e2' -> '/data/empty/.'")
 			exc(renameCall("/data/empty/nope/..", "/data/moved"), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/empty/nope/..' -> '/data/moved'")
 			exc(renameCall("/data/sub/..", "/data/moved"), "OSError", "[Errno 16] Device or resource busy: '/data/sub/..' -> '/data/moved'")
+			// Changes that would create refuse the same way.
+			exc(openCall("/data/x.txt/.", "w"), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/.'")
+			exc(openCall("/data/nope/.", "w"), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope/.'")
+			exc(openCall("/data/sub/.", "a"), "IsADirectoryError", "[Errno 21] Is a directory: '/data/sub/.'")
+			exc(textCall(message.OpWriteText, "/data/nope/..", "x"), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope/..'")
+			exc(bytesCall(message.OpAppendBytes, "/data/sub/..", []byte("x")), "IsADirectoryError", "[Errno 21] Is a directory: '/data/sub/..'")
+			exc(mkdirCall("/data/nope/.", false, false), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope/.'")
+			exc(mkdirCall("/data/x.txt/.", false, false), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/.'")
+			exc(mkdirCall("/data/sub/.", false, false), "FileExistsError", "[Errno 17] File exists: '/data/sub/.'")
+			exc(mkdirCall("/data/sub/..", false, false), "FileExistsError", "[Errno 17] File exists: '/data/sub/..'")
+			wantNone(t, f.do(mkdirCall("/data/sub/..", false, true)))
+			wantBool(t, f.do(opCall(message.OpExists, "/data/nope")), false)
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "hello")
 			for _, p := range []string{"/data/empty", "/data/e2"} {
 				wantBool(t, f.do(opCall(message.OpIsDir, p)), true)
 			}

@@ -59,12 +59,14 @@
 // means "a/b" even when link is a symlink (POSIX would apply ".." to the
 // link's target).
 //
-// rmdir and rename of a path whose last component, as written, is "." or
-// ".." are refused as on Linux, before the mode's refusals: once the
-// directory before that component is found (FileNotFoundError or
-// NotADirectoryError otherwise), rmdir raises OSError EINVAL for "." and
-// ENOTEMPTY for "..", and rename OSError EBUSY for either end; so
-// os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d or a.
+// A change to a path whose last component, as written, is "." or ".."
+// follows Linux, before the mode's refusals: the directory before that
+// component must exist (FileNotFoundError or NotADirectoryError
+// otherwise), then rmdir raises OSError EINVAL for "." and ENOTEMPTY for
+// "..", rename OSError EBUSY for either end, a write or open for writing
+// IsADirectoryError, and mkdir FileExistsError (success with exist_ok); so
+// os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d or a, and
+// os.mkdir('new/.') never makes new.
 //
 // A trailing slash (or "/.") survives from open() and the os functions,
 // which pass the path as written (pathlib drops it), and keeps POSIX's

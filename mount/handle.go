@@ -375,18 +375,26 @@ func dotLast(p string) (before, last string, ok bool) {
 	return q[:i+1], last, true
 }
 
-// checkDots applies Linux's rule for rmdir and rename of a path whose last
-// component, as written, is "." or "..": once the directory before that
-// component is found (FileNotFoundError or NotADirectoryError otherwise),
-// rmdir refuses "." with EINVAL and ".." with ENOTEMPTY, and rename
-// refuses either end with EBUSY. The path is cleaned lexically before it
-// is used, so without this check os.rmdir('d/.') would remove d and
-// Path('a/b/..').rmdir() would remove a. A nil result lets the operation
+// checkDots applies Linux's rule for a change to a path whose last
+// component, as written, is "." or "..": the directory before that
+// component must be found (FileNotFoundError or NotADirectoryError
+// otherwise; mkdir with parents makes it instead), then rmdir refuses "."
+// with EINVAL and ".." with ENOTEMPTY, rename refuses either end with
+// EBUSY, a write or open for writing refuses with EISDIR, and mkdir runs
+// on the cleaned path (an existing directory: FileExistsError). The path
+// is cleaned lexically before it is used, so without this check
+// os.rmdir('d/.') would remove d, Path('a/b/..').rmdir() would remove a,
+// and os.mkdir('new/.') would make new. A nil result lets the operation
 // run.
 func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string, m *mnt) (*pyError, error) {
 	paths := []string{call.Path}
 	switch call.Op {
-	case message.OpRmdir:
+	case message.OpRmdir, message.OpMkdir, message.OpWriteText, message.OpWriteBytes,
+		message.OpAppendText, message.OpAppendBytes:
+	case message.OpOpen:
+		if call.Mode == "r" || call.Mode == "rb" {
+			return nil, nil
+		}
 	case message.OpRename:
 		if dm, _ := t.find(virtualAbs(cwd, call.Dst)); dm != m {
 			return nil, nil // refused as a cross-mount rename first
@@ -412,15 +420,21 @@ func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string,
 			if err != nil {
 				return nil, err
 			}
-			switch kind {
-			case kindMissing:
+			switch {
+			case kind == kindMissing && call.Op == message.OpMkdir && call.Parents:
+				return nil, nil
+			case kind == kindMissing:
 				return fail(syscall.ENOENT), nil
-			case kindOther:
+			case kind == kindOther:
 				return fail(syscall.ENOTDIR), nil
 			}
 		}
 		switch {
 		case dotErr != 0:
+		case call.Op == message.OpMkdir:
+			return nil, nil
+		case call.Op != message.OpRename && call.Op != message.OpRmdir:
+			dotErr = syscall.EISDIR
 		case call.Op == message.OpRename:
 			dotErr = syscall.EBUSY
 		case last == ".":
