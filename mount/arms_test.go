@@ -3,6 +3,7 @@ package mount
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -792,8 +793,174 @@ func TestOverlayRemovalIsLinear(t *testing.T) {
 		t.Fatalf("2000 mkdir/rmdir rounds took %v beside 150000 entries, %v on the empty overlay", d, empty)
 	}
 	wantPaths(t, f.do(opCall(message.OpIterdir, "/data/sub")), "/data/sub/a.txt")
-	// The index holds big and e's whiteout at the top, nothing below e.
-	if ov := f.tbl.mounts[0].ov; len(ov.kids["."]) != 2 || len(ov.kids["e"]) != 0 {
+	// The index holds big at the top, nothing for e (made and removed by
+	// the session: no whiteout) and nothing below it.
+	if ov := f.tbl.mounts[0].ov; len(ov.kids["."]) != 1 || len(ov.kids["e"]) != 0 {
 		t.Fatalf("index: top %v, below e %v", ov.kids["."], ov.kids["e"])
 	}
+}
+
+// TestDotLastComponent checks rmdir and rename of a path whose last
+// component, as written, is "." or "..". Linux refuses them before it
+// looks at the entry (rmdir: EINVAL for ".", ENOTEMPTY for ".."; rename:
+// EBUSY for either end), once the directory before that component was
+// found; the table cleaned the path lexically first, so os.rmdir('d/.')
+// removed d, Path('a/b/..').rmdir() removed a even where a/b did not exist,
+// and os.rename('d/.', 'e') moved d, where CPython's raise.
+func TestDotLastComponent(t *testing.T) {
+	for _, mode := range allModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			mustMkdir(t, filepath.Join(f.host, "empty"))
+			mustMkdir(t, filepath.Join(f.host, "e2"))
+			exc := func(c *message.OsCall, typ, msg string) {
+				t.Helper()
+				wantExc(t, f.do(c), typ, msg)
+			}
+			exc(opCall(message.OpRmdir, "/data/empty/."), "OSError", "[Errno 22] Invalid argument: '/data/empty/.'")
+			exc(opCall(message.OpRmdir, "/data/empty/./"), "OSError", "[Errno 22] Invalid argument: '/data/empty/./'")
+			exc(opCall(message.OpRmdir, "/data/."), "OSError", "[Errno 22] Invalid argument: '/data/.'")
+			exc(opCall(message.OpRmdir, "/data/empty/nope/.."), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/empty/nope/..'")
+			exc(opCall(message.OpRmdir, "/data/x.txt/.."), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/..'")
+			exc(opCall(message.OpRmdir, "/data/nope/."), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope/.'")
+			exc(opCall(message.OpRmdir, "/data/sub/.."), "OSError", "[Errno 39] Directory not empty: '/data/sub/..'")
+			exc(renameCall("/data/empty/.", "/data/moved"), "OSError", "[Errno 16] Device or resource busy: '/data/empty/.' -> '/data/moved'")
+			exc(renameCall("/data/e2", "/data/empty/."), "OSError", "[Errno 16] Device or resource busy: '/data/e2' -> '/data/empty/.'")
+			exc(renameCall("/data/empty/nope/..", "/data/moved"), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/empty/nope/..' -> '/data/moved'")
+			exc(renameCall("/data/sub/..", "/data/moved"), "OSError", "[Errno 16] Device or resource busy: '/data/sub/..' -> '/data/moved'")
+			// Changes that would create refuse the same way.
+			exc(openCall("/data/x.txt/.", "w"), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/.'")
+			exc(openCall("/data/nope/.", "w"), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope/.'")
+			exc(openCall("/data/sub/.", "a"), "IsADirectoryError", "[Errno 21] Is a directory: '/data/sub/.'")
+			exc(textCall(message.OpWriteText, "/data/nope/..", "x"), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope/..'")
+			exc(bytesCall(message.OpAppendBytes, "/data/sub/..", []byte("x")), "IsADirectoryError", "[Errno 21] Is a directory: '/data/sub/..'")
+			exc(mkdirCall("/data/nope/.", false, false), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/nope/.'")
+			exc(mkdirCall("/data/x.txt/.", false, false), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/.'")
+			exc(mkdirCall("/data/sub/.", false, false), "FileExistsError", "[Errno 17] File exists: '/data/sub/.'")
+			exc(mkdirCall("/data/sub/..", false, false), "FileExistsError", "[Errno 17] File exists: '/data/sub/..'")
+			wantNone(t, f.do(mkdirCall("/data/sub/..", false, true)))
+			wantBool(t, f.do(opCall(message.OpExists, "/data/nope")), false)
+			wantStr(t, f.do(opCall(message.OpReadText, "/data/x.txt")), "hello")
+			for _, p := range []string{"/data/empty", "/data/e2"} {
+				wantBool(t, f.do(opCall(message.OpIsDir, p)), true)
+			}
+			wantBool(t, f.do(opCall(message.OpExists, "/data/moved")), false)
+			if mode != ReadOnly {
+				// Without the dot the same directories go as before.
+				wantNone(t, f.do(opCall(message.OpRmdir, "/data/empty/")))
+				wantPath(t, f.do(renameCall("/data/e2", "/data/e3")), "/data/e3")
+			}
+			if !hostExists(filepath.Join(f.host, "e2")) && mode != ReadWrite {
+				t.Fatal("host e2 is gone")
+			}
+		})
+	}
+}
+
+// TestOverlayRemovedSessionFilesCostNothing checks that a file or
+// directory the session made and then removed (or renamed away) is
+// forgotten rather than kept as a whiteout, when the host has nothing at
+// that path: each whiteout stayed charged against MemoryLimit, so a session
+// writing and deleting temporary files under fresh names ran into
+// MemoryError holding nothing. Whiteouts over host entries stay, and the
+// host's later entries show through where the session left nothing, as in
+// a ReadWrite mount.
+func TestOverlayRemovedSessionFilesCostNothing(t *testing.T) {
+	f := newFixture(t, Overlay)
+	tbl := f.withLimits(t, 0, 16<<10)
+	do := func(c *message.OsCall) *message.ResumeCall { t.Helper(); return doCall(t, tbl, c) }
+	for i := range 1000 {
+		p := fmt.Sprintf("/data/tmp-%04d", i)
+		wantInt(t, do(textCall(message.OpWriteText, p, "scratch")), 7)
+		wantNone(t, do(opCall(message.OpUnlink, p)))
+		d := fmt.Sprintf("/data/sub/dir-%04d", i)
+		wantNone(t, do(mkdirCall(d+"/inner", true, false)))
+		wantInt(t, do(textCall(message.OpWriteText, d+"/inner/f", "x")), 1)
+		wantPath(t, do(renameCall(d, d+"-moved")), d+"-moved")
+		wantNone(t, do(opCall(message.OpUnlink, d+"-moved/inner/f")))
+		wantNone(t, do(opCall(message.OpRmdir, d+"-moved/inner")))
+		wantNone(t, do(opCall(message.OpRmdir, d+"-moved")))
+	}
+	if used, _ := tbl.MemoryUsed("/data"); used != 0 {
+		t.Errorf("MemoryUsed %d after removing everything the session made, want 0", used)
+	}
+	wantPaths(t, do(opCall(message.OpIterdir, "/data/sub")), "/data/sub/a.txt")
+
+	// A host file the session removed stays hidden, even once rewritten and
+	// removed again.
+	wantNone(t, do(opCall(message.OpUnlink, "/data/x.txt")))
+	wantInt(t, do(textCall(message.OpWriteText, "/data/x.txt", "mine")), 4)
+	wantNone(t, do(opCall(message.OpUnlink, "/data/x.txt")))
+	wantBool(t, do(opCall(message.OpExists, "/data/x.txt")), false)
+	// As does a host directory the session removed and made again.
+	wantNone(t, do(opCall(message.OpUnlink, "/data/sub/a.txt")))
+	wantNone(t, do(opCall(message.OpRmdir, "/data/sub")))
+	wantNone(t, do(mkdirCall("/data/sub", false, false)))
+	wantNone(t, do(opCall(message.OpRmdir, "/data/sub")))
+	wantBool(t, do(opCall(message.OpExists, "/data/sub")), false)
+	wantBool(t, do(opCall(message.OpExists, "/data/sub/a.txt")), false)
+	if !hostExists(filepath.Join(f.host, "x.txt")) || !hostExists(filepath.Join(f.host, "sub", "a.txt")) {
+		t.Fatal("the overlay changed the host")
+	}
+	// A file the host makes where the session removed its own shows through.
+	wantInt(t, do(textCall(message.OpWriteText, "/data/late.txt", "session")), 7)
+	wantNone(t, do(opCall(message.OpUnlink, "/data/late.txt")))
+	mustWrite(t, filepath.Join(f.host, "late.txt"), "host")
+	wantStr(t, do(opCall(message.OpReadText, "/data/late.txt")), "host")
+}
+
+// TestCancelledWriteStaysCharged checks that a ReadWrite write whose ctx
+// ends while the operation waits on the host is still charged to the
+// write limit when it goes on to write: the refund was decided when
+// HandleOS returned, before the write had touched the file, so the bytes
+// reached the host uncharged.
+func TestCancelledWriteStaysCharged(t *testing.T) {
+	f := newFixture(t, ReadWrite)
+	tbl := f.withLimits(t, 8, 0)
+	// A write never started (ctx was done before it) costs nothing.
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := tbl.HandleOS(done, textCall(message.OpWriteText, "/data/c.txt", "12345678")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v; want context.Canceled", err)
+	}
+	if w, _ := tbl.Written("/data"); w != 0 {
+		t.Fatalf("Written %d after a write that never started", w)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	tbl.setHook(func(op string) {
+		if op == "write" {
+			close(entered)
+			<-release
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-entered
+		cancel()
+	}()
+	rc, err := tbl.HandleOS(ctx, textCall(message.OpWriteText, "/data/c.txt", "12345678"))
+	if rc != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, %v; want context.Canceled", rc, err)
+	}
+	tbl.setHook(nil)
+	close(release)
+	// The abandoned write goes on; wait for it to land.
+	deadline := time.Now().Add(30 * time.Second)
+	for readHostOrEmpty(filepath.Join(f.host, "c.txt")) != "12345678" {
+		if time.Now().After(deadline) {
+			t.Fatal("the abandoned write never landed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if w, _ := tbl.Written("/data"); w != 8 {
+		t.Fatalf("Written %d after 8 bytes reached the host, want 8", w)
+	}
+	wantExc(t, doCall(t, tbl, textCall(message.OpWriteText, "/data/d.txt", "x")),
+		"OSError", "[Errno 122] Disk quota exceeded: '/data/d.txt'")
+}
+
+// readHostOrEmpty is the host file's content, or "" when it cannot be read.
+func readHostOrEmpty(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
 }

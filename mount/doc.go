@@ -59,6 +59,15 @@
 // means "a/b" even when link is a symlink (POSIX would apply ".." to the
 // link's target).
 //
+// A change to a path whose last component, as written, is "." or ".."
+// follows Linux, before the mode's refusals: the directory before that
+// component must exist (FileNotFoundError or NotADirectoryError
+// otherwise), then rmdir raises OSError EINVAL for "." and ENOTEMPTY for
+// "..", rename OSError EBUSY for either end, a write or open for writing
+// IsADirectoryError, and mkdir FileExistsError (success with exist_ok); so
+// os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d or a, and
+// os.mkdir('new/.') never makes new.
+//
 // A trailing slash (or "/.") survives from open() and the os functions,
 // which pass the path as written (pathlib drops it), and keeps POSIX's
 // meaning: the last component must be a directory. Reading, stat, unlink
@@ -125,9 +134,10 @@
 // "operation timed out: '<path>'" (predicates included) and the session
 // continues; the goroutine lingers until the blocked system call returns (a
 // stuck NFS server may keep it for a long time), then closes what it
-// opened. A write that timed out may still complete later, and stays
-// charged to the write limit. When ctx ends first, HandleOS returns ctx's
-// error and no answer; once ctx is done no operation is started.
+// opened. When ctx ends first, HandleOS returns ctx's error and no answer;
+// once ctx is done no operation is started. A write abandoned either way
+// may still complete later, and stays charged to the write limit (it is
+// refunded only if it fails before touching the file).
 //
 // # Modes and limits
 //
@@ -144,8 +154,10 @@
 // own changes laid over it. The changes live in memory for the life of the
 // Table and never reach the host: written files (their whole content),
 // directories the session made (which hide whatever the host has at and
-// below that path), and whiteouts for entries the session removed or
-// renamed away. A path the session never changed is read from the host at
+// below that path), and whiteouts for host entries the session removed or
+// renamed away. What the session made and then removed leaves nothing
+// behind (no whiteout, no memory charged), so a host entry that appears at
+// that path later shows through, as in a ReadWrite mount. A path the session never changed is read from the host at
 // the moment of the call, so reads of files the session never wrote see the
 // current host content. The first write to a host file copies it (append,
 // open 'a', rename) or replaces it (write, open 'w') in memory: from then on

@@ -67,7 +67,12 @@ func (e *memoryError) Error() string { return "mount: overlay memory limit excee
 
 // canceledError wraps a context error; HandleOS returns it as a Go error
 // instead of answering.
-type canceledError struct{ err error }
+type canceledError struct {
+	err error
+	// notStarted is set when the operation was never started (ctx was
+	// done before it), so that nothing it would have done happened.
+	notStarted bool
+}
 
 // Error names the context error.
 func (e *canceledError) Error() string { return "mount: " + e.err.Error() }

@@ -67,7 +67,7 @@ func (t *Table) HandleOS(ctx context.Context, call *message.OsCall) (*message.Re
 		return nil, errors.New("mount: nil OsCall")
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &canceledError{err}
+		return nil, &canceledError{err: err}
 	}
 	var (
 		r   reply
@@ -186,6 +186,12 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 			return fail(raise("ValueError", "invalid mode: %s", pyRepr(call.Mode))), nil
 		}
 		call = shallowWithMode(call, mode)
+	}
+	// Before the read-only refusal, as in Linux's rmdir and rename.
+	if e, err := t.checkDots(ctx, call, cwd, m); err != nil {
+		return reply{}, err
+	} else if e != nil {
+		return fail(e), nil
 	}
 	if m.mode == ReadOnly && isWrite(call) {
 		switch call.Op {
@@ -351,6 +357,96 @@ func (t *Table) checkSlash(ctx context.Context, call *message.OsCall, m *mnt, re
 		return errnoError(syscall.ENOTDIR, call.Path), nil
 	}
 	return nil, nil
+}
+
+// dotLast reports whether p, as written, ends (trailing slashes aside) in
+// a "." or ".." component, and returns that component and the path before
+// it, the directory Linux looks the component up in.
+func dotLast(p string) (before, last string, ok bool) {
+	q := strings.TrimRight(p, "/")
+	i := strings.LastIndexByte(q, '/')
+	last = q[i+1:]
+	if last != "." && last != ".." {
+		return "", "", false
+	}
+	if i < 0 {
+		return ".", last, true
+	}
+	return q[:i+1], last, true
+}
+
+// checkDots applies Linux's rule for a change to a path whose last
+// component, as written, is "." or "..": the directory before that
+// component must be found (FileNotFoundError or NotADirectoryError
+// otherwise; mkdir with parents makes it instead), then rmdir refuses "."
+// with EINVAL and ".." with ENOTEMPTY, rename refuses either end with
+// EBUSY, a write or open for writing refuses with EISDIR, and mkdir runs
+// on the cleaned path (an existing directory: FileExistsError). The path
+// is cleaned lexically before it is used, so without this check
+// os.rmdir('d/.') would remove d, Path('a/b/..').rmdir() would remove a,
+// and os.mkdir('new/.') would make new. A nil result lets the operation
+// run.
+func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string, m *mnt) (*pyError, error) {
+	paths := []string{call.Path}
+	switch call.Op {
+	case message.OpRmdir, message.OpMkdir, message.OpWriteText, message.OpWriteBytes,
+		message.OpAppendText, message.OpAppendBytes:
+	case message.OpOpen:
+		if call.Mode == "r" || call.Mode == "rb" {
+			return nil, nil
+		}
+	case message.OpRename:
+		if dm, _ := t.find(virtualAbs(cwd, call.Dst)); dm != m {
+			return nil, nil // refused as a cross-mount rename first
+		}
+		paths = append(paths, call.Dst)
+	default:
+		return nil, nil
+	}
+	fail := func(e syscall.Errno) *pyError {
+		if call.Op == message.OpRename {
+			return errnoError2(e, call.Path, call.Dst)
+		}
+		return errnoError(e, call.Path)
+	}
+	var dotErr syscall.Errno
+	for _, p := range paths {
+		before, last, ok := dotLast(p)
+		if !ok {
+			continue
+		}
+		if bm, rel := t.find(virtualAbs(cwd, before)); bm == m {
+			kind, err := t.kindOf(ctx, m, rel)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case kind == kindMissing && call.Op == message.OpMkdir && call.Parents:
+				return nil, nil
+			case kind == kindMissing:
+				return fail(syscall.ENOENT), nil
+			case kind == kindOther:
+				return fail(syscall.ENOTDIR), nil
+			}
+		}
+		switch {
+		case dotErr != 0:
+		case call.Op == message.OpMkdir:
+			return nil, nil
+		case call.Op != message.OpRename && call.Op != message.OpRmdir:
+			dotErr = syscall.EISDIR
+		case call.Op == message.OpRename:
+			dotErr = syscall.EBUSY
+		case last == ".":
+			dotErr = syscall.EINVAL
+		default:
+			dotErr = syscall.ENOTEMPTY
+		}
+	}
+	if dotErr == 0 {
+		return nil, nil
+	}
+	return fail(dotErr), nil
 }
 
 // shallowWithMode returns a copy of call with its open mode normalized.

@@ -9,7 +9,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 
@@ -150,7 +149,9 @@ func (t *Table) hostRename(ctx context.Context, m *mnt, srcRel, dstRel string) e
 // first unless appendMode, or only creating the file when truncate is
 // false and appendMode is set (open 'a'). It returns the file's size after
 // the write. The bytes are charged to the mount's write budget before the
-// host is touched and refunded when nothing was written.
+// host is touched and refunded when nothing was written. The operation
+// itself decides the refund, once it knows: a write abandoned on timeout or
+// cancellation goes on and, when it reaches the file, stays charged.
 func (t *Table) hostWrite(ctx context.Context, m *mnt, rel string, data []byte, appendMode, truncate bool) (int64, error) {
 	if rel == "." {
 		return 0, syscall.EISDIR
@@ -159,21 +160,21 @@ func (t *Table) hostWrite(ctx context.Context, m *mnt, rel string, data []byte, 
 	if !m.reserve(n) {
 		return 0, errWriteLimit
 	}
-	var touched atomic.Bool
 	size, err := run(ctx, t, "write", func() (int64, error) {
 		flags := os.O_WRONLY | os.O_CREATE
 		if appendMode {
 			flags |= os.O_APPEND
 		}
 		f, fi, err := openRegular(m.root, rel, flags)
+		if err == nil && statOf(fi).nlink > 1 {
+			f.Close()
+			err = errHardLink
+		}
 		if err != nil {
+			m.refund(n) // the file was not touched
 			return 0, err
 		}
 		defer f.Close()
-		if statOf(fi).nlink > 1 {
-			return 0, errHardLink
-		}
-		touched.Store(true)
 		if truncate && !appendMode {
 			if err := f.Truncate(0); err != nil {
 				return 0, err
@@ -190,7 +191,8 @@ func (t *Table) hostWrite(ctx context.Context, m *mnt, rel string, data []byte, 
 		}
 		return fi.Size(), nil
 	})
-	if err != nil && !errors.Is(err, errTimeout) && !touched.Load() {
+	var ce *canceledError
+	if errors.As(err, &ce) && ce.notStarted {
 		m.refund(n)
 	}
 	return size, err

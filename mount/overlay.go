@@ -160,6 +160,49 @@ func (o *overlay) look(rel string) (*ovEntry, ovState) {
 	return nil, stHost
 }
 
+// hostHidden reports whether an ancestor of rel is a directory entry,
+// which hides whatever the host has at and below it. o.mu must be held.
+func (o *overlay) hostHidden(rel string) bool {
+	for i := 0; i < len(rel); i++ {
+		if rel[i] != '/' {
+			continue
+		}
+		if e := o.entries[rel[:i]]; e != nil && e.kind == entDir {
+			return true
+		}
+	}
+	return false
+}
+
+// ovForget records in b the removal of rel, whose node is n: a whiteout
+// when the host may have something at rel for the overlay to hide, and no
+// entry at all when rel is only the session's (an entry the host lacks,
+// or one under a session-made directory), so that what the session made
+// and removed is not charged against MemoryLimit for the rest of the
+// session. Only a cancellation is returned as an error; a host that cannot
+// tell keeps the whiteout. o.mu must be held.
+func (t *Table) ovForget(ctx context.Context, m *mnt, b *batch, rel string, n ovNode) error {
+	if n.entry == nil {
+		b.set(rel, &ovEntry{kind: entGone}) // the host's
+		return nil
+	}
+	if m.ov.hostHidden(rel) {
+		b.del(rel)
+		return nil
+	}
+	_, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return lstatNoLinks(m.root, rel) })
+	var ce *canceledError
+	switch {
+	case errors.As(err, &ce):
+		return err
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		b.del(rel)
+	default:
+		b.set(rel, &ovEntry{kind: entGone})
+	}
+	return nil
+}
+
 // batch is a set of overlay changes applied together, after their memory
 // cost was checked.
 type batch struct {
@@ -577,7 +620,9 @@ func (t *Table) overlayOp(ctx context.Context, call *message.OsCall, m *mnt, rel
 			}
 			b.delTree(rel)
 		}
-		b.set(rel, &ovEntry{kind: entGone})
+		if err := t.ovForget(ctx, m, b, rel, n); err != nil {
+			return reply{}, err
+		}
 		if err := b.commit(m.memLimit); err != nil {
 			return reply{}, err
 		}
@@ -806,7 +851,7 @@ func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]
 	}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
-			return &canceledError{err}
+			return &canceledError{err: err}
 		}
 		child := path.Join(rel, name)
 		csub := path.Join(sub, name)
@@ -897,7 +942,9 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 			mt = sn.entry.mtime
 		}
 		b.set(dst, &ovEntry{kind: entFile, data: data, mtime: mt})
-		b.set(src, &ovEntry{kind: entGone})
+		if err := t.ovForget(ctx, m, b, src, sn); err != nil {
+			return err
+		}
 		return b.commit(m.memLimit)
 	}
 
@@ -929,7 +976,9 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 		b.set(dst+"/"+it.sub, it.e)
 	}
 	b.delTree(src)
-	b.set(src, &ovEntry{kind: entGone})
+	if err := t.ovForget(ctx, m, b, src, sn); err != nil {
+		return err
+	}
 	return b.commit(m.memLimit)
 }
 

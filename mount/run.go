@@ -20,7 +20,7 @@ type result[T any] struct {
 func run[T any](ctx context.Context, t *Table, op string, fn func() (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
-		return zero, &canceledError{err}
+		return zero, &canceledError{err: err, notStarted: true}
 	}
 	ch := make(chan result[T], 1) // buffered: a late result is dropped, not blocked on
 	go func() {
@@ -36,7 +36,7 @@ func run[T any](ctx context.Context, t *Table, op string, fn func() (T, error)) 
 	case r := <-ch:
 		return r.v, r.err
 	case <-ctx.Done():
-		return zero, &canceledError{ctx.Err()}
+		return zero, &canceledError{err: ctx.Err()}
 	case <-timer.C:
 		return zero, errTimeout
 	}
