@@ -79,7 +79,9 @@ type Config struct {
 	// DrainGrace is how long Shutdown keeps silent sessions after the
 	// drain begins.
 	DrainGrace time.Duration
-	// ReadHeaderTimeout bounds reading an upgrade request's headers.
+	// ReadHeaderTimeout bounds reading a request's headers (an upgrade's
+	// too); reading the rest of a plain HTTP request and writing its
+	// response are each bounded by ReadHeaderTimeout + 10 s.
 	ReadHeaderTimeout time.Duration
 	// MaxFrameLen caps frames in both directions (0: 256 MiB).
 	MaxFrameLen int

@@ -104,10 +104,16 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // when the Config has a TLS configuration. It returns http.ErrServerClosed
 // after Shutdown or Close.
 func (s *Server) Serve(l net.Listener) error {
+	// The read and write timeouts bound the plain HTTP requests (and an
+	// upgrade until it is accepted; net/http clears both deadlines when
+	// the connection is hijacked). Without the write timeout, a client
+	// that pipelines requests and never reads the responses would hold
+	// the connection and its goroutine forever once the socket filled.
 	hs := &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadHeaderTimeout + 10*time.Second,
+		WriteTimeout:      s.cfg.ReadHeaderTimeout + 10*time.Second,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
