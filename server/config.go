@@ -61,8 +61,9 @@ type Config struct {
 	DumpKeyPrevious []byte
 
 	// Tokens, when set, requires "Authorization: Bearer TOKEN" on every
-	// upgrade; the token's name is the client identity. Replace it at run
-	// time with Server.SetTokens.
+	// upgrade (one Authorization header: an upgrade with two is refused);
+	// the token's name is the client identity. Replace it at run time with
+	// Server.SetTokens.
 	Tokens *Tokens
 	// TrustForwardedFor takes the client identity of an unauthenticated
 	// request from the last X-Forwarded-For address, the one the proxy in
