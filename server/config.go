@@ -72,9 +72,11 @@ type Config struct {
 	// used: behind a chain of proxies, have the outermost one set (not
 	// append to) the header.
 	TrustForwardedFor bool
-	// TLS, when set, makes Serve speak TLS (wss://). With ClientAuth set
-	// to verify client certificates and no Tokens, a client's identity is
-	// its certificate's common name.
+	// TLS, when set, makes Serve speak TLS (wss://); it needs a
+	// certificate (Certificates or GetCertificate). With ClientAuth set
+	// to verify client certificates (which then needs ClientCAs: New
+	// refuses to verify them against the system roots) and no Tokens, a
+	// client's identity is its certificate's common name.
 	TLS *tls.Config
 
 	// DrainGrace is how long Shutdown keeps silent sessions after the

@@ -59,6 +59,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTLS(cfg.TLS); err != nil {
+		return nil, err
+	}
 	maxWorkers := cfg.MaxSessions
 	if maxWorkers < 0 {
 		maxWorkers = 256
@@ -181,6 +184,24 @@ func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return errors.Join(err, s.pool.Close(ctx))
+}
+
+// checkTLS refuses a TLS configuration the server cannot serve with (no
+// certificate: every handshake would fail, and the failures are only
+// logged at Debug) or one that verifies client certificates against the
+// system roots (ClientCAs nil): the common name of any certificate a
+// public CA issued would then be a client identity.
+func checkTLS(c *tls.Config) error {
+	if c == nil || c.GetConfigForClient != nil {
+		return nil
+	}
+	if len(c.Certificates) == 0 && c.GetCertificate == nil {
+		return errors.New("server: the TLS configuration has no certificate (set Certificates or GetCertificate)")
+	}
+	if c.ClientAuth >= tls.VerifyClientCertIfGiven && c.ClientCAs == nil {
+		return errors.New("server: the TLS configuration verifies client certificates without ClientCAs, which would trust every public CA")
+	}
+	return nil
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
