@@ -38,11 +38,13 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	signer *Signer
-	tokens atomic.Pointer[Tokens]
-	adm    *admission
-	pool   *pool.Pool
-	m      *metrics
-	mux    *http.ServeMux
+	// ceilings are the limits no session may exceed, also through a Load.
+	ceilings DumpLimits
+	tokens   atomic.Pointer[Tokens]
+	adm      *admission
+	pool     *pool.Pool
+	m        *metrics
+	mux      *http.ServeMux
 
 	killCtx context.Context
 	kill    context.CancelCauseFunc
@@ -82,6 +84,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		adm:    newAdmission(cfg.MaxSessions, cfg.MaxSessionsPerClient),
 		pool:   p,
 	}
+	c := clampLimits(nil, &cfg)
+	s.ceilings = DumpLimits{MaxDurationMicros: *c.MaxDurationMicros, MaxMemoryBytes: *c.MaxMemoryBytes, MaxRecursionDepth: *c.MaxRecursionDepth}
 	s.tokens.Store(cfg.Tokens)
 	s.m = newMetrics(p)
 	s.killCtx, s.kill = context.WithCancelCause(context.Background())
