@@ -4,13 +4,16 @@ import "sync"
 
 // Refusal reasons (the "reason" label of monty_server_refusals_total).
 const (
-	ReasonUnauthorized    = "unauthorized"
-	ReasonCapacity        = "capacity"
-	ReasonDraining        = "draining"
-	ReasonClientQuota     = "client_quota"
-	ReasonRequestRefused  = "request_refused"
-	ReasonLoadUnsigned    = "load_unsigned"
-	ReasonUpgradeRejected = "upgrade_rejected"
+	ReasonUnauthorized   = "unauthorized"
+	ReasonCapacity       = "capacity"
+	ReasonDraining       = "draining"
+	ReasonClientQuota    = "client_quota"
+	ReasonRequestRefused = "request_refused"
+	ReasonLoadUnsigned   = "load_unsigned"
+	// ReasonLoadAboveCeilings: a Load of a signed dump whose limits exceed
+	// the server's ceilings.
+	ReasonLoadAboveCeilings = "load_above_ceilings"
+	ReasonUpgradeRejected   = "upgrade_rejected"
 )
 
 // admission counts sessions server-wide and per client, and the handlers

@@ -123,3 +123,34 @@ func TestPerClientQuotaByAddress(t *testing.T) {
 		t.Fatalf("untrusted forwarded header: %d", de.StatusCode)
 	}
 }
+
+// The bearer token is read from exactly one Authorization header: with
+// two, which one counts would depend on whoever reads them (a proxy in
+// front may check the other), so the request is unauthenticated.
+func TestBearerHeaderForms(t *testing.T) {
+	for _, tc := range []struct {
+		vals []string
+		tok  string
+		ok   bool
+	}{
+		{nil, "", false},
+		{[]string{"Bearer tok"}, "tok", true},
+		{[]string{"bearer tok"}, "tok", true},
+		{[]string{"Bearer   tok  "}, "tok", true},
+		{[]string{"Bearer "}, "", false},
+		{[]string{"Basic dG9rOg=="}, "", false},
+		{[]string{"Bearer tok", "Bearer other"}, "", false},
+		{[]string{"Bearer wrong", "Bearer tok"}, "", false},
+		{[]string{"Bearer tok", ""}, "", false},
+	} {
+		r, err := http.NewRequest(http.MethodGet, "http://x/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header["Authorization"] = tc.vals
+		tok, ok := bearer(r)
+		if tok != tc.tok || ok != tc.ok {
+			t.Errorf("%q: got %q %v, want %q %v", tc.vals, tok, ok, tc.tok, tc.ok)
+		}
+	}
+}

@@ -100,8 +100,15 @@ func (t *Tokens) Lookup(token string) (name string, ok bool) {
 }
 
 // bearer extracts the token of an "Authorization: Bearer TOKEN" header.
+// A request with more than one Authorization header has no token: which
+// one counts would depend on who reads them (a proxy in front may check
+// another than this server would).
 func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
+	vals := r.Header.Values("Authorization")
+	if len(vals) != 1 {
+		return "", false
+	}
+	h := vals[0]
 	const prefix = "bearer "
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return "", false

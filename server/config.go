@@ -61,8 +61,9 @@ type Config struct {
 	DumpKeyPrevious []byte
 
 	// Tokens, when set, requires "Authorization: Bearer TOKEN" on every
-	// upgrade; the token's name is the client identity. Replace it at run
-	// time with Server.SetTokens.
+	// upgrade (one Authorization header: an upgrade with two is refused);
+	// the token's name is the client identity. Replace it at run time with
+	// Server.SetTokens.
 	Tokens *Tokens
 	// TrustForwardedFor takes the client identity of an unauthenticated
 	// request from the last X-Forwarded-For address, the one the proxy in
@@ -71,15 +72,19 @@ type Config struct {
 	// used: behind a chain of proxies, have the outermost one set (not
 	// append to) the header.
 	TrustForwardedFor bool
-	// TLS, when set, makes Serve speak TLS (wss://). With ClientAuth set
-	// to verify client certificates and no Tokens, a client's identity is
-	// its certificate's common name.
+	// TLS, when set, makes Serve speak TLS (wss://); it needs a
+	// certificate (Certificates or GetCertificate). With ClientAuth set
+	// to verify client certificates (which then needs ClientCAs: New
+	// refuses to verify them against the system roots) and no Tokens, a
+	// client's identity is its certificate's common name.
 	TLS *tls.Config
 
 	// DrainGrace is how long Shutdown keeps silent sessions after the
 	// drain begins.
 	DrainGrace time.Duration
-	// ReadHeaderTimeout bounds reading an upgrade request's headers.
+	// ReadHeaderTimeout bounds reading a request's headers (an upgrade's
+	// too); reading the rest of a plain HTTP request and writing its
+	// response are each bounded by ReadHeaderTimeout + 10 s.
 	ReadHeaderTimeout time.Duration
 	// MaxFrameLen caps frames in both directions (0: 256 MiB).
 	MaxFrameLen int

@@ -51,6 +51,7 @@ type conn struct {
 	stuckT     *time.Timer // the bound on a write the client does not drain, reused
 	codec      codec.Codec // encodes the gate's own replies
 	configured bool
+	limits     DumpLimits // the session's limits, signed into its dumps
 	maxSusp    uint64
 	susp       uint64
 	refused    int // requests the gate refused, for the log's sake
@@ -185,7 +186,7 @@ func (g gate) shutdownDump() {
 		ev, err := g.eng.Dump(ctx)
 		cancel()
 		if dr, ok := ev.(*message.DumpResult); ok && err == nil {
-			signed := g.srv.signer.Sign(dr.State)
+			signed := g.srv.signer.Sign(dr.State, g.limits)
 			sd.Dump = &signed
 		} else {
 			g.log.Warn("drain: dump failed", slog.Any("error", err))
@@ -271,6 +272,11 @@ func (p policy) Configure(ctx context.Context, cfg *message.Configure) error {
 		p.codec = cd
 	}
 	p.configured = true
+	p.limits = DumpLimits{
+		MaxDurationMicros: *c.Limits.MaxDurationMicros,
+		MaxMemoryBytes:    *c.Limits.MaxMemoryBytes,
+		MaxRecursionDepth: *c.Limits.MaxRecursionDepth,
+	}
 	return nil
 }
 
@@ -301,25 +307,36 @@ func (p policy) Dump(ctx context.Context) (message.Event, error) {
 				"dump of "+strconv.Itoa(n)+" bytes (signed) exceeds the maximum frame of "+
 					strconv.Itoa(p.ws.MaxFrameLen())+" bytes")}, nil
 		}
-		return &message.DumpResult{State: p.srv.signer.Sign(dr.State)}, nil
+		return &message.DumpResult{State: p.srv.signer.Sign(dr.State, p.limits)}, nil
 	}
 	return ev, err
 }
 
-// Load restores a dump this server (or the previous key) signed.
+// Load restores a dump this server (or the previous key) signed, within
+// the server's ceilings: a dump restores the limits it was made with.
 func (p policy) Load(ctx context.Context, state []byte, out child.Output) (message.Event, error) {
 	if !p.configured {
 		return nil, &child.Violation{Text: "Load before Configure (this server restores a dump into a configured session)"}
 	}
-	raw, err := p.srv.signer.Open(state)
+	raw, limits, err := p.srv.signer.Open(state)
+	if err == nil && !limits.Within(p.srv.ceilings) {
+		err = ErrAboveCeilings
+	}
 	if err != nil {
-		p.srv.m.refusals.WithLabelValues(ReasonLoadUnsigned).Inc()
+		reason := ReasonLoadUnsigned
+		if errors.Is(err, ErrAboveCeilings) {
+			reason = ReasonLoadAboveCeilings
+		}
+		p.srv.m.refusals.WithLabelValues(reason).Inc()
 		p.log.Info("load refused", slog.String("why", err.Error()))
 		return nil, &child.Violation{Text: "Load refused: " + err.Error()}
 	}
 	ev, err := p.turnEvent(ctx, func(ctx context.Context) (message.Event, error) { return p.eng.Load(ctx, raw, out) })
 	if err != nil {
 		return nil, err
+	}
+	if _, refused := ev.(*message.Error); !refused {
+		p.limits = limits
 	}
 	if st := p.eng.Stamps(); st.MaxSuspensions != nil {
 		p.maxSusp = *st.MaxSuspensions

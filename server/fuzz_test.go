@@ -37,7 +37,7 @@ func FuzzSessionFrames(f *testing.F) {
 	f.Add(seed(&message.Feed{Code: "1 + 1"}, &message.Dump{}))
 	f.Add(seed(&message.Reset{}, &message.Configure{ProtocolVersion: 4}, &message.Shutdown{}))
 	f.Add(seed(&message.Feed{Code: "from pathlib import Path\nPath('/a').exists()"}, resumeBool(1, true), resumeBool(7, false)))
-	f.Add(seed(&message.Load{State: []byte("MONTYSIG\x01xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")}, &message.AbortFeed{}))
+	f.Add(seed(&message.Load{State: []byte("MONTYSIG\x02xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")}, &message.AbortFeed{}))
 	f.Add([]byte{3, 0xff, 0xff, 0xff, 0, 1, 0x0a})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -131,6 +131,40 @@ func TestHostileSlowUpgradeHeaders(t *testing.T) {
 	check()
 }
 
+// A client that pipelines plain HTTP requests and never reads the
+// responses fills its socket; the server's blocked response write must
+// time out and drop the connection rather than hold it (and a goroutine)
+// forever.
+func TestHostileHTTPClientNeverReads(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.ReadHeaderTimeout = 300 * time.Millisecond })
+	check := victim(t, ts)
+	addr := strings.TrimPrefix(ts.HTTP, "http://")
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.(*net.TCPConn).SetReadBuffer(1024)
+	dropped := make(chan error, 1)
+	go func() {
+		req := []byte("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+		for {
+			if _, err := nc.Write(req); err != nil {
+				dropped <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-dropped:
+	case <-time.After(60 * time.Second):
+		nc.Close()
+		<-dropped
+		t.Fatal("the server still holds a connection whose client never reads")
+	}
+	check()
+}
+
 func TestHostileThousandsOfConnections(t *testing.T) {
 	const maxSessions = 4
 	ts := startServer(t, func(c *Config) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/worker"
 )
 
 func TestHTTPEndpoints(t *testing.T) {
@@ -157,5 +158,36 @@ func TestTLSAndMutualTLS(t *testing.T) {
 	resp.Body.Close()
 	if in.Auth != "mtls" {
 		t.Fatalf("/info auth %q", in.Auth)
+	}
+}
+
+// A TLS configuration the server cannot use, or one that would take any
+// certificate a public CA issued for a client identity, is refused by New
+// (before any worker starts) rather than failing every handshake, or
+// authenticating strangers, once serving.
+func TestNewRefusesUnusableTLS(t *testing.T) {
+	pki := newPKI(t)
+	for _, tc := range []struct {
+		name string
+		tls  *tls.Config
+		want string
+	}{
+		{"no certificate", &tls.Config{}, "no certificate"},
+		{"client certs against the system roots", &tls.Config{Certificates: []tls.Certificate{pki.server},
+			ClientAuth: tls.RequireAndVerifyClientCert}, "ClientCAs"},
+		{"optional client certs against the system roots", &tls.Config{Certificates: []tls.Certificate{pki.server},
+			ClientAuth: tls.VerifyClientCertIfGiven}, "ClientCAs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := New(context.Background(), Config{DumpKey: testKey, TLS: tc.tls,
+				Worker: worker.Config{Binary: "/nonexistent/monty"}})
+			if err == nil {
+				srv.Close()
+				t.Fatal("New accepted the TLS configuration")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v, want it to mention %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -67,7 +67,7 @@ func newMetrics(p *pool.Pool) *metrics {
 		m.ended.WithLabelValues(o)
 	}
 	for _, r := range []string{ReasonUnauthorized, ReasonCapacity, ReasonDraining, ReasonClientQuota,
-		ReasonRequestRefused, ReasonLoadUnsigned, ReasonUpgradeRejected} {
+		ReasonRequestRefused, ReasonLoadUnsigned, ReasonLoadAboveCeilings, ReasonUpgradeRejected} {
 		m.refusals.WithLabelValues(r)
 	}
 	return m

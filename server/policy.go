@@ -21,7 +21,13 @@ func clampLimits(l *message.ResourceLimits, cfg *Config) *message.ResourceLimits
 		}
 		*p = &v
 	}
-	clamp(&out.MaxDurationMicros, uint64(cfg.MaxDuration/time.Microsecond))
+	// Rounded up: a ceiling under a microsecond must not become 0, which
+	// the worker reads as "no limit".
+	us := cfg.MaxDuration / time.Microsecond
+	if cfg.MaxDuration%time.Microsecond != 0 {
+		us++
+	}
+	clamp(&out.MaxDurationMicros, uint64(us))
 	clamp(&out.MaxMemoryBytes, cfg.MaxMemory)
 	clamp(&out.MaxRecursionDepth, cfg.MaxRecursionDepth)
 	return out

@@ -21,34 +21,56 @@ func TestSigner(t *testing.T) {
 	old, _ := NewSigner(oldKey, nil)
 	cur, _ := NewSigner(testKey, oldKey)
 	dump := []byte("MONTY\x00\x01 some state")
-	env := old.Sign(dump)
-	if len(env) != headerLen+len(dump) || !bytes.HasPrefix(env, []byte("MONTYSIG\x01")) {
+	lim := DumpLimits{MaxDurationMicros: 1, MaxMemoryBytes: 2, MaxRecursionDepth: 3}
+	env := old.Sign(dump, lim)
+	if len(env) != headerLen+len(dump) || !bytes.HasPrefix(env, []byte("MONTYSIG\x02")) {
 		t.Fatalf("envelope %q", env)
 	}
 	for _, s := range []*Signer{old, cur} {
-		got, err := s.Open(env)
-		if err != nil || !bytes.Equal(got, dump) {
-			t.Fatalf("Open: %q %v", got, err)
+		got, gotLim, err := s.Open(env)
+		if err != nil || !bytes.Equal(got, dump) || gotLim != lim {
+			t.Fatalf("Open: %q %+v %v", got, gotLim, err)
 		}
 	}
-	if _, err := old.Open(cur.Sign(dump)); !errors.Is(err, ErrBadSignature) {
+	if _, _, err := old.Open(cur.Sign(dump, lim)); !errors.Is(err, ErrBadSignature) {
 		t.Fatalf("a dump signed by a newer key: %v", err)
 	}
+	// Every byte is covered, the limits too.
 	for i := range env {
 		bad := bytes.Clone(env)
 		bad[i] ^= 0x20
-		if _, err := cur.Open(bad); err == nil {
+		if _, _, err := cur.Open(bad); err == nil {
 			t.Fatalf("flipping byte %d went unnoticed", i)
 		}
 	}
-	for _, bad := range [][]byte{nil, dump, env[:headerLen-1], append([]byte("MONTYSIG\x02"), env[9:]...)} {
-		if _, err := cur.Open(bad); !errors.Is(err, ErrUnsigned) {
+	for _, bad := range [][]byte{nil, dump, env[:headerLen-1], append([]byte("MONTYSIG\x01"), env[9:]...), append([]byte("MONTYSIG\x03"), env[9:]...)} {
+		if _, _, err := cur.Open(bad); !errors.Is(err, ErrUnsigned) {
 			t.Fatalf("%q: %v, want ErrUnsigned", bad, err)
 		}
 	}
 	// An empty dump still carries a MAC.
-	if got, err := cur.Open(cur.Sign(nil)); err != nil || len(got) != 0 {
+	if got, _, err := cur.Open(cur.Sign(nil, lim)); err != nil || len(got) != 0 {
 		t.Fatalf("empty dump: %q %v", got, err)
+	}
+}
+
+func TestDumpLimitsWithin(t *testing.T) {
+	ceil := DumpLimits{MaxDurationMicros: 10, MaxMemoryBytes: 10, MaxRecursionDepth: 10}
+	for _, c := range []struct {
+		l    DumpLimits
+		want bool
+	}{
+		{ceil, true},
+		{DumpLimits{1, 1, 1}, true},
+		{DumpLimits{11, 1, 1}, false},
+		{DumpLimits{1, 11, 1}, false},
+		{DumpLimits{1, 1, 11}, false},
+		{DumpLimits{0, 1, 1}, false}, // 0: no limit
+		{DumpLimits{}, false},
+	} {
+		if got := c.l.Within(ceil); got != c.want {
+			t.Errorf("%+v within %+v: %v", c.l, ceil, got)
+		}
 	}
 }
 

@@ -81,7 +81,7 @@ func TestLoadOnlySignedDumps(t *testing.T) {
 	src := dialConfigured(t, a.URL, 4)
 	repr(t, src, "x = 41")
 	state := do(t, src, &message.Dump{}).Event.Body.(*message.DumpResult).State
-	if !bytes.HasPrefix(state, []byte("MONTYSIG\x01")) {
+	if !bytes.HasPrefix(state, []byte("MONTYSIG\x02")) {
 		t.Fatalf("the dump handed out is not signed: %q", state[:min(len(state), 16)])
 	}
 	raw := state[headerLen:]
@@ -107,7 +107,9 @@ func TestLoadOnlySignedDumps(t *testing.T) {
 		{b, raw, ErrUnsigned.Error()},
 		{b, tampered, ErrBadSignature.Error()},
 		{other, state, ErrBadSignature.Error()},
-		{a, []byte("MONTYSIG\x01short"), ErrUnsigned.Error()},
+		{a, []byte("MONTYSIG\x02short"), ErrUnsigned.Error()},
+		// A version-1 envelope (no limits) from an older server.
+		{b, append([]byte("MONTYSIG\x01"), state[9+limitsLen:]...), ErrUnsigned.Error()},
 		{a, nil, ErrUnsigned.Error()},
 	} {
 		cl := dialConfigured(t, c.srv.URL, 2)
@@ -224,4 +226,46 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A dump restores the limits its session ran with (the contract: "the
+// limits ... come from the dump"), so a dump signed where the ceilings
+// were higher (another replica with the same key, or this one before its
+// ceilings were lowered) must not lift a session above this server's
+// ceilings: its Load is refused. A dump within them loads.
+func TestLoadCannotLiftTheCeilings(t *testing.T) {
+	generous := startServer(t, func(c *Config) { c.MaxRecursionDepth = 1000 })
+	strict := startServer(t, func(c *Config) { c.MaxRecursionDepth = 30 })
+	dumpFrom := func(url string, limits *message.ResourceLimits) []byte {
+		c := dial(t, url, 4, ws.DialOptions{})
+		configure(t, c, 4, limits)
+		repr(t, c, "x = 1")
+		dr, ok := do(t, c, &message.Dump{}).Event.Body.(*message.DumpResult)
+		if !ok {
+			t.Fatal("no dump")
+		}
+		return dr.State
+	}
+	deep := "def f(n):\n    return 0 if n == 0 else 1 + f(n-1)\nf(200)"
+
+	c := dialConfigured(t, strict.URL, 4)
+	got := describe(do(t, c, &message.Load{State: dumpFrom(generous.URL, nil)}).Event)
+	wantPrefix(t, got, "Error RuntimeError: protocol violation: Load refused")
+	if got := repr(t, c, deep); got != "Error RecursionError: maximum recursion depth exceeded" {
+		t.Fatalf("after the refused Load: %s", got)
+	}
+
+	// Signed on the generous replica but with limits within the strict
+	// one's ceilings: it loads, and keeps them.
+	c = dialConfigured(t, strict.URL, 4)
+	within := dumpFrom(generous.URL, &message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](20)})
+	if got := describe(do(t, c, &message.Load{State: within}).Event); got != "Ok" {
+		t.Fatalf("Load of a dump within the ceilings: %s", got)
+	}
+	if got := repr(t, c, "x"); got != "1" {
+		t.Fatal(got)
+	}
+	if got := repr(t, c, deep); got != "Error RecursionError: maximum recursion depth exceeded" {
+		t.Fatalf("after the Load: %s", got)
+	}
 }

@@ -38,11 +38,13 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	signer *Signer
-	tokens atomic.Pointer[Tokens]
-	adm    *admission
-	pool   *pool.Pool
-	m      *metrics
-	mux    *http.ServeMux
+	// ceilings are the limits no session may exceed, also through a Load.
+	ceilings DumpLimits
+	tokens   atomic.Pointer[Tokens]
+	adm      *admission
+	pool     *pool.Pool
+	m        *metrics
+	mux      *http.ServeMux
 
 	killCtx context.Context
 	kill    context.CancelCauseFunc
@@ -57,6 +59,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	signer, err := NewSigner(cfg.DumpKey, cfg.DumpKeyPrevious)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkTLS(cfg.TLS); err != nil {
 		return nil, err
 	}
 	maxWorkers := cfg.MaxSessions
@@ -79,6 +84,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		adm:    newAdmission(cfg.MaxSessions, cfg.MaxSessionsPerClient),
 		pool:   p,
 	}
+	c := clampLimits(nil, &cfg)
+	s.ceilings = DumpLimits{MaxDurationMicros: *c.MaxDurationMicros, MaxMemoryBytes: *c.MaxMemoryBytes, MaxRecursionDepth: *c.MaxRecursionDepth}
 	s.tokens.Store(cfg.Tokens)
 	s.m = newMetrics(p)
 	s.killCtx, s.kill = context.WithCancelCause(context.Background())
@@ -104,10 +111,16 @@ func (s *Server) Handler() http.Handler { return s.mux }
 // when the Config has a TLS configuration. It returns http.ErrServerClosed
 // after Shutdown or Close.
 func (s *Server) Serve(l net.Listener) error {
+	// The read and write timeouts bound the plain HTTP requests (and an
+	// upgrade until it is accepted; net/http clears both deadlines when
+	// the connection is hijacked). Without the write timeout, a client
+	// that pipelines requests and never reads the responses would hold
+	// the connection and its goroutine forever once the socket filled.
 	hs := &http.Server{
 		Handler:           s.mux,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadHeaderTimeout + 10*time.Second,
+		WriteTimeout:      s.cfg.ReadHeaderTimeout + 10*time.Second,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
@@ -175,6 +188,24 @@ func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return errors.Join(err, s.pool.Close(ctx))
+}
+
+// checkTLS refuses a TLS configuration the server cannot serve with (no
+// certificate: every handshake would fail, and the failures are only
+// logged at Debug) or one that verifies client certificates against the
+// system roots (ClientCAs nil): the common name of any certificate a
+// public CA issued would then be a client identity.
+func checkTLS(c *tls.Config) error {
+	if c == nil || c.GetConfigForClient != nil {
+		return nil
+	}
+	if len(c.Certificates) == 0 && c.GetCertificate == nil {
+		return errors.New("server: the TLS configuration has no certificate (set Certificates or GetCertificate)")
+	}
+	if c.ClientAuth >= tls.VerifyClientCertIfGiven && c.ClientCAs == nil {
+		return errors.New("server: the TLS configuration verifies client certificates without ClientCAs, which would trust every public CA")
+	}
+	return nil
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

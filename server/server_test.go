@@ -80,6 +80,19 @@ func TestClampLimits(t *testing.T) {
 	}
 }
 
+// A duration ceiling under a microsecond is still a ceiling: it must not
+// become max_duration_micros 0, which the worker reads as "no limit".
+func TestClampLimitsSubMicrosecondCeiling(t *testing.T) {
+	for _, d := range []time.Duration{1, 999, 1500} {
+		cfg := Config{MaxDuration: d, MaxMemory: 1000, MaxRecursionDepth: 50}
+		for _, in := range []*message.ResourceLimits{nil, {MaxDurationMicros: value.Ptr[uint64](5e6)}} {
+			if got := *clampLimits(in, &cfg).MaxDurationMicros; got == 0 || got > 2 {
+				t.Errorf("ceiling %v, client %+v: max_duration_micros %d, want 1 or 2", d, in, got)
+			}
+		}
+	}
+}
+
 // A Configure at a version the server does not speak (a client
 // negotiating down from protocol 5 does this on its first session) is
 // answered with the FatalError naming the supported range; it is not a

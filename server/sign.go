@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -16,26 +17,68 @@ const MinKeyLen = 16
 const envelopeMagic = "MONTYSIG"
 
 const (
-	envelopeVersion = 1
+	envelopeVersion = 2
+	limitsLen       = 3 * 8
 	macLen          = sha256.Size
-	headerLen       = len(envelopeMagic) + 1 + macLen
+	headerLen       = len(envelopeMagic) + 1 + limitsLen + macLen
 )
 
 // ErrUnsigned reports a Load whose state is not a signed envelope (for
-// example a raw dump, which begins "MONTY\x00").
+// example a raw dump, which begins "MONTY\x00", or an envelope of an
+// older version, which carries no limits).
 var ErrUnsigned = errors.New("dump is not signed by this server")
 
 // ErrBadSignature reports an envelope whose MAC matches neither the
 // current nor the previous dump key.
 var ErrBadSignature = errors.New("dump signature does not match this server's keys")
 
+// ErrAboveCeilings reports a signed dump whose limits exceed the server's
+// ceilings (it was signed where the ceilings were higher): loading it
+// would lift the session above them, since a dump restores its limits.
+var ErrAboveCeilings = errors.New("dump's limits exceed this server's ceilings")
+
+// DumpLimits are the limits a dumped session runs with, which a Load
+// restores from the dump. The envelope carries them, under the MAC, so a
+// server can refuse a dump that would lift a session above its ceilings.
+// Zero means no limit, as on the wire.
+type DumpLimits struct {
+	MaxDurationMicros uint64
+	MaxMemoryBytes    uint64
+	MaxRecursionDepth uint64
+}
+
+// Within reports whether every limit of l is set and at most the same
+// limit of ceilings.
+func (l DumpLimits) Within(ceilings DumpLimits) bool {
+	in := func(v, c uint64) bool { return v != 0 && v <= c }
+	return in(l.MaxDurationMicros, ceilings.MaxDurationMicros) &&
+		in(l.MaxMemoryBytes, ceilings.MaxMemoryBytes) &&
+		in(l.MaxRecursionDepth, ceilings.MaxRecursionDepth)
+}
+
+func (l DumpLimits) appendTo(b []byte) []byte {
+	b = binary.BigEndian.AppendUint64(b, l.MaxDurationMicros)
+	b = binary.BigEndian.AppendUint64(b, l.MaxMemoryBytes)
+	return binary.BigEndian.AppendUint64(b, l.MaxRecursionDepth)
+}
+
+func limitsFrom(b []byte) DumpLimits {
+	return DumpLimits{
+		MaxDurationMicros: binary.BigEndian.Uint64(b),
+		MaxMemoryBytes:    binary.BigEndian.Uint64(b[8:]),
+		MaxRecursionDepth: binary.BigEndian.Uint64(b[16:]),
+	}
+}
+
 // Signer signs the dumps a server hands out and opens the ones clients
 // send back. The envelope is
 //
-//	"MONTYSIG" | 0x01 | HMAC-SHA256(key, "MONTYSIG" | 0x01 | dump) | dump
+//	"MONTYSIG" | 0x02 | limits | HMAC-SHA256(key, "MONTYSIG" | 0x02 | limits | dump) | dump
 //
-// (8 + 1 + 32 bytes of header, then the raw dump). Open accepts a MAC made
-// with the current key or, during a key rotation, the previous one.
+// where limits is the session's DumpLimits as three big-endian uint64
+// (duration µs, memory bytes, recursion depth): 8 + 1 + 24 + 32 bytes of
+// header, then the raw dump. Open accepts a MAC made with the current key
+// or, during a key rotation, the previous one.
 //
 // A Signer is immutable and safe for concurrent use.
 type Signer struct {
@@ -58,40 +101,44 @@ func NewSigner(key, previous []byte) (*Signer, error) {
 	return s, nil
 }
 
-func mac(key, dump []byte) []byte {
+// mac authenticates head (magic, version and limits) and dump.
+func mac(key, head, dump []byte) []byte {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte(envelopeMagic))
-	m.Write([]byte{envelopeVersion})
+	m.Write(head)
 	m.Write(dump)
 	return m.Sum(nil)
 }
 
-// Sign returns the envelope of dump, signed with the current key.
-func (s *Signer) Sign(dump []byte) []byte {
+// Sign returns the envelope of dump, a session running with limits,
+// signed with the current key.
+func (s *Signer) Sign(dump []byte, limits DumpLimits) []byte {
 	out := make([]byte, 0, headerLen+len(dump))
 	out = append(out, envelopeMagic...)
 	out = append(out, envelopeVersion)
-	out = append(out, mac(s.keys[0], dump)...)
+	out = limits.appendTo(out)
+	out = append(out, mac(s.keys[0], out, dump)...)
 	return append(out, dump...)
 }
 
 // Open checks an envelope and returns the raw dump inside it (a subslice
-// of env). It fails with ErrUnsigned or ErrBadSignature.
-func (s *Signer) Open(env []byte) ([]byte, error) {
+// of env) and the limits it was signed with. It fails with ErrUnsigned or
+// ErrBadSignature.
+func (s *Signer) Open(env []byte) ([]byte, DumpLimits, error) {
 	if len(env) < headerLen || string(env[:len(envelopeMagic)]) != envelopeMagic || env[len(envelopeMagic)] != envelopeVersion {
-		return nil, ErrUnsigned
+		return nil, DumpLimits{}, ErrUnsigned
 	}
-	got := env[len(envelopeMagic)+1 : headerLen]
+	head := env[:headerLen-macLen]
+	got := env[headerLen-macLen : headerLen]
 	dump := env[headerLen:]
 	ok := false
 	for _, k := range s.keys {
 		// Check every key, so timing does not tell which one matched.
-		if hmac.Equal(got, mac(k, dump)) {
+		if hmac.Equal(got, mac(k, head, dump)) {
 			ok = true
 		}
 	}
 	if !ok {
-		return nil, ErrBadSignature
+		return nil, DumpLimits{}, ErrBadSignature
 	}
-	return dump, nil
+	return dump, limitsFrom(head[len(envelopeMagic)+1:]), nil
 }
