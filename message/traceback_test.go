@@ -71,6 +71,18 @@ func TestTracebackGolden(t *testing.T) {
 			if err := e.Sanitize(); err != nil {
 				t.Fatalf("recorded exception does not sanitize: %v", err)
 			}
+			// The fed code is the source of the outermost frame: with it,
+			// every case renders as the CLI does.
+			if got := string(e.AppendTracebackWith(nil, TracebackOptions{Source: c.Code})); got != c.Want {
+				t.Errorf("code %q, with the source\n--- got\n%s--- want\n%s", c.Code, got, c.Want)
+			}
+			// Without it, the line of a frame with no location (a bare
+			// raise with nothing active) is left out.
+			for _, f := range e.Traceback {
+				if f.Filename == noFile {
+					return
+				}
+			}
 			if got := e.TracebackString(); got != c.Want {
 				t.Errorf("code %q\n--- got\n%s--- want\n%s", c.Code, got, c.Want)
 			}
