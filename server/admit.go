@@ -14,6 +14,10 @@ const (
 	// the server's ceilings.
 	ReasonLoadAboveCeilings = "load_above_ceilings"
 	ReasonUpgradeRejected   = "upgrade_rejected"
+	// ReasonHostRejected: a request to a server with no authentication,
+	// received on a loopback address, whose Host is not a loopback name
+	// (a DNS-rebinding page addresses the server by its own name).
+	ReasonHostRejected = "host_rejected"
 )
 
 // admission counts sessions server-wide and per client, and the handlers

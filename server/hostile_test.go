@@ -121,7 +121,7 @@ func TestHostileSlowUpgradeHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	io.WriteString(nc, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n") // never finished
+	io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n") // never finished
 	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
 	start := time.Now()
 	_, err = bufio.NewReader(nc).ReadString('\n')
@@ -147,7 +147,7 @@ func TestHostileHTTPClientNeverReads(t *testing.T) {
 	nc.(*net.TCPConn).SetReadBuffer(1024)
 	dropped := make(chan error, 1)
 	go func() {
-		req := []byte("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+		req := []byte("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
 		for {
 			if _, err := nc.Write(req); err != nil {
 				dropped <- err

@@ -104,8 +104,55 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 func (s *Server) SetTokens(t *Tokens) { s.tokens.Store(t) }
 
 // Handler returns the server's HTTP handler: the WebSocket endpoint at
-// "/" and the /healthz, /readyz, /metrics and /info endpoints.
-func (s *Server) Handler() http.Handler { return s.mux }
+// "/" and the /healthz, /readyz, /metrics and /info endpoints. With no
+// authentication (no tokens, no verified client certificates), a request
+// received on a loopback address must name a loopback host (localhost,
+// *.localhost, a loopback IP): anything else is refused with 403, so that
+// a web page whose DNS name was rebound to 127.0.0.1 cannot use the
+// server (its WebSocket Origin would match its own Host).
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.open() && arrivedOnLoopback(r) && !loopbackHost(r.Host) {
+		s.refuse(w, http.StatusForbidden, ReasonHostRejected, 0)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// open reports whether the server authenticates nobody.
+func (s *Server) open() bool {
+	return s.tokens.Load() == nil && (s.cfg.TLS == nil || s.cfg.TLS.ClientAuth != tls.RequireAndVerifyClientCert)
+}
+
+// arrivedOnLoopback reports whether r came in on a loopback address.
+func arrivedOnLoopback(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// loopbackHost reports whether a Host header names this machine's
+// loopback: localhost or a name under it (RFC 6761), or a loopback IP.
+func loopbackHost(h string) bool {
+	host := h
+	if hh, _, err := net.SplitHostPort(h); err == nil {
+		host = hh
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 // Serve accepts connections on l until Shutdown or Close, speaking TLS
 // when the Config has a TLS configuration. It returns http.ErrServerClosed
@@ -117,7 +164,7 @@ func (s *Server) Serve(l net.Listener) error {
 	// that pipelines requests and never reads the responses would hold
 	// the connection and its goroutine forever once the socket filled.
 	hs := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		ReadTimeout:       s.cfg.ReadHeaderTimeout + 10*time.Second,
 		WriteTimeout:      s.cfg.ReadHeaderTimeout + 10*time.Second,
