@@ -1055,6 +1055,11 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		case KindInt, KindBigInt, KindFloat:
 			text, err := AppendJSON(nil, d.g, id)
 			if err != nil {
+				// AppendJSON names its own destination, json.RawMessage;
+				// this one is a json.Number.
+				if ce, ok := err.(*ConversionError); ok && ce.GoType == jsonType {
+					ce.GoType = numberType
+				}
 				return true, err
 			}
 			v.SetString(string(text))
