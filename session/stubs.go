@@ -20,8 +20,10 @@ import (
 // derived from the Go signatures as the conversions treat them (string:
 // str, []T: list[T], map[K]V: dict[K, V], time.Time: datetime.datetime,
 // a named struct: a TypedDict of its fields, a registered class's Go type:
-// that class, a pointer: T | None, anything else: Any). Parameters named with [Params]
-// may be passed by keyword; the others are positional-only.
+// that class, a pointer: T | None, json.Number: int | float, value's own
+// types: the values they convert to (value.Exception: BaseException,
+// value.ClassValue: type), anything else: Any). Parameters named with
+// [Params] may be passed by keyword; the others are positional-only.
 //
 // Give them to a type-checked session as Config.TypeCheckStubs: without
 // them the type checker reports every call of a host function as an
@@ -316,6 +318,7 @@ func (st *stubWriter) valueType(v any) string {
 var (
 	bigIntStub   = reflect.TypeFor[big.Int]()
 	rawJSONStub  = reflect.TypeFor[json.RawMessage]()
+	numberStub   = reflect.TypeFor[json.Number]()
 	sessionValue = reflect.TypeFor[Value]()
 	appenderStub = reflect.TypeFor[value.GraphAppender]()
 	decoderStub  = reflect.TypeFor[value.GraphDecoder]()
@@ -371,7 +374,21 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 		return "frozenset[" + st.anyType() + "]"
 	case reflect.TypeFor[value.DictValue]():
 		return "dict[" + st.anyType() + ", " + st.anyType() + "]"
-	case rawJSONStub, sessionValue:
+	case numberStub:
+		return "int | float"
+	case reflect.TypeFor[value.Exception]():
+		return "BaseException"
+	case reflect.TypeFor[value.ClassValue]():
+		return "type"
+	case rawJSONStub, sessionValue,
+		// Values of other kinds than their Go kinds say, with no name
+		// to import: an instance, a function, a builtin function, a file,
+		// Ellipsis or NotImplemented, and the output-only repr and cycle
+		// placeholders.
+		reflect.TypeFor[value.ObjectValue](), reflect.TypeFor[value.Function](),
+		reflect.TypeFor[value.BuiltinFunctionValue](), reflect.TypeFor[value.FileHandle](),
+		reflect.TypeFor[value.SpecialValue](), reflect.TypeFor[value.ReprValue](),
+		reflect.TypeFor[value.CycleValue]():
 		return st.anyType()
 	}
 	if t.Implements(appenderStub) || t.Implements(decoderStub) || reflect.PointerTo(t).Implements(decoderStub) {

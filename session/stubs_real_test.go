@@ -2,10 +2,13 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gomonty/monty/value"
 )
 
 // TestStubsTypeCheck: with the registry's stubs, a type-checked session
@@ -65,6 +68,46 @@ func TestStubsTypeCheck(t *testing.T) {
 	var tc *TypeCheckError
 	if !errors.As(err, &tc) || !strings.Contains(tc.Diagnostics, "unresolved-reference") {
 		t.Fatalf("without stubs: %v", err)
+	}
+}
+
+// TestStubsValueTypes: the value package's own types are stubbed as the
+// Python values they convert to. Before, the stubs followed their Go
+// kinds: a json.Number (an int or a float in the sandbox) was a str, a
+// value.Exception or value.FileHandle a TypedDict of its Go fields, a
+// value.BuiltinFunctionValue a str and Ellipsis an int, so the type
+// checker refused code that runs.
+func TestStubsValueTypes(t *testing.T) {
+	reg := NewRegistry().
+		MustRegister("num", func(n json.Number) json.Number { return n }).
+		MustRegister("nums", func() []json.Number { return []json.Number{"1", "2.5"} }).
+		MustRegister("exc", func() value.Exception { return value.Exception{Type: "ValueError", Arg: value.Ptr("boom")} }).
+		MustRegister("builtin", func() value.BuiltinFunctionValue { return "len" }).
+		MustRegister("ellipsis", func() value.SpecialValue { return value.EllipsisValue })
+	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: reg.Stubs()})
+	for code, want := range map[string]string{
+		"num(2) + 1":                 "3",
+		"num(2.5) * 2.0":             "5.0",
+		"x: int | float = num(7)\nx": "7",
+		"sum(nums())":                "3.5",
+		"try:\n    raise exc()\nexcept ValueError as e:\n    r = str(e)\nr": "'boom'",
+		"builtin()([1, 2])": "2",
+		"ellipsis() is ...": "True",
+	} {
+		r, err := s.Run(context.Background(), code, WithFunctions(reg))
+		if err != nil {
+			t.Errorf("%q: %v", code, err)
+			continue
+		}
+		if r.Repr() != want {
+			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
+		}
+	}
+	// Still checked: a json.Number is no str.
+	_, err := s.Run(context.Background(), "num(1).upper()", WithFunctions(reg))
+	var tc *TypeCheckError
+	if !errors.As(err, &tc) || !strings.Contains(tc.Diagnostics, "unresolved-attribute") {
+		t.Errorf("num(1).upper(): %v; want the type checker's unresolved-attribute", err)
 	}
 }
 

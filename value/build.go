@@ -22,12 +22,15 @@ func (u UUID) IsZero() bool { return u == UUID{} }
 // String renders u in the canonical 8-4-4-4-12 hex form.
 func (u UUID) String() string { return uuid.UUID(u).String() }
 
-// ParseUUID parses the canonical text form (or 32 hex digits).
+// ParseUUID parses the canonical text form (or 32 hex digits). On error
+// it returns the zero UUID.
 func ParseUUID(s string) (UUID, error) {
 	if len(s) == 32 {
 		var u UUID
-		_, err := hex.Decode(u[:], []byte(s))
-		return u, err
+		if _, err := hex.Decode(u[:], []byte(s)); err != nil {
+			return UUID{}, errors.New("value: invalid uuid " + s)
+		}
+		return u, nil
 	}
 	u, err := uuid.Parse(s)
 	if err != nil {

@@ -3,6 +3,8 @@ package value
 import (
 	"encoding/json"
 	"errors"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -69,5 +71,29 @@ func TestJSONNumber(t *testing.T) {
 		if err := ToGo(&g, id, &got); err == nil {
 			t.Errorf("ToGo(%v) into json.Number: %q, want an error", n.Kind, got)
 		}
+	}
+}
+
+// A float with no JSON text (nan, inf) decoded into a json.Number fails
+// naming json.Number, the destination, at the value's path; before, the
+// error named json.RawMessage, the type of the writer it borrowed.
+func TestNumberNonFiniteNamesNumber(t *testing.T) {
+	var g Graph
+	k := g.Add(Str("n"))
+	inf := g.Add(Float(math.Inf(1)))
+	root := g.Add(Dict(Pair{Key: k, Value: inf}))
+	var dst struct {
+		N json.Number `monty:"n"`
+	}
+	err := ToGo(&g, root, &dst)
+	var ce *ConversionError
+	if !errors.As(err, &ce) {
+		t.Fatalf("ToGo(inf) into json.Number: %v, want a *ConversionError", err)
+	}
+	if ce.GoType != reflect.TypeFor[json.Number]() || ce.Kind != KindFloat || ce.Path != ".N" {
+		t.Errorf("error %q: GoType %v, Kind %v, Path %q; want json.Number, float, .N", err, ce.GoType, ce.Kind, ce.Path)
+	}
+	if want := "value: cannot convert float to json.Number at .N: Out of range float values are not JSON compliant: inf"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
 	}
 }

@@ -225,3 +225,47 @@ func TestSharedValuesConvertOnce(t *testing.T) {
 		t.Errorf("a list held 1,000 times by another converts to %d distinct slices", len(backing))
 	}
 }
+
+// A shared dict decoded into destinations that already hold values (a
+// struct of defaults, an array of them, a non-nil pointer) is decoded into
+// each one, as into the first two: before, from the third reference on a
+// destination got a copy of the second's conversion, the second
+// destination's other fields with it, and a non-nil pointer was replaced
+// by the second's instead of decoded through.
+func TestSharedIntoFilledDestinations(t *testing.T) {
+	type conf struct{ A, B int }
+	var g value.Graph
+	x := g.Add(value.Dict(value.Pair{Key: g.Add(value.Str("A")), Value: g.Add(value.Int(1))}))
+	list := g.Add(value.List(x, x, x, x))
+	k := func(s string) value.NodeID { return g.Add(value.Str(s)) }
+	dict := g.Add(value.Dict(value.Pair{Key: k("P"), Value: x}, value.Pair{Key: k("Q"), Value: x},
+		value.Pair{Key: k("R"), Value: x}, value.Pair{Key: k("S"), Value: x}))
+
+	arr := [4]conf{{B: 10}, {B: 20}, {B: 30}, {B: 40}}
+	if err := value.ToGo(&g, list, &arr); err != nil {
+		t.Fatal(err)
+	}
+	if want := [4]conf{{1, 10}, {1, 20}, {1, 30}, {1, 40}}; arr != want {
+		t.Errorf("array of defaults: %v, want %v", arr, want)
+	}
+
+	sections := struct{ P, Q, R, S conf }{conf{B: 10}, conf{B: 20}, conf{B: 30}, conf{}}
+	if err := value.ToGo(&g, dict, &sections); err != nil {
+		t.Fatal(err)
+	}
+	if sections.R != (conf{1, 30}) || sections.S != (conf{1, 0}) {
+		t.Errorf("struct of defaults: %+v, want R {1 30} and S {1 0}", sections)
+	}
+
+	r, s := &conf{B: 30}, &conf{B: 40}
+	ptrs := struct{ P, Q, R, S *conf }{nil, nil, r, s}
+	if err := value.ToGo(&g, dict, &ptrs); err != nil {
+		t.Fatal(err)
+	}
+	if ptrs.R != r || ptrs.S != s || *r != (conf{1, 30}) || *s != (conf{1, 40}) {
+		t.Errorf("non-nil pointers: R %p %+v, S %p %+v; want %p {1 30}, %p {1 40}", ptrs.R, *ptrs.R, ptrs.S, *ptrs.S, r, s)
+	}
+	if ptrs.P == nil || ptrs.P == ptrs.Q || *ptrs.Q != (conf{A: 1}) {
+		t.Errorf("nil pointers: P %p, Q %p %+v", ptrs.P, ptrs.Q, ptrs.Q)
+	}
+}

@@ -59,12 +59,18 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // destination receives what ToAny returns. A type
 // implementing [GraphDecoder] decodes itself.
 //
+// A struct destination keeps the fields the value does not set (fill a
+// struct with defaults, then decode into it); a slice or map destination
+// is replaced by a new one; a non-nil pointer is decoded through.
+//
 // A container the graph shares (one Python object referenced from several
 // places) is converted at most twice per destination type: from its third
 // reference on, the destination gets the same slice, map or pointer as the
 // second (a shallow copy of an array or struct), so that conversion takes
 // time linear in the graph even where the shared parts expand
-// exponentially (x = [x, x], forty times over).
+// exponentially (x = [x, x], forty times over). A destination that
+// already holds what a conversion keeps (a struct or array that is not
+// zero, a non-nil pointer) is converted into at every reference instead.
 func ToGo(g *Graph, id NodeID, dst any) error {
 	var d Decoder
 	return d.Decode(g, id, dst)
@@ -563,7 +569,11 @@ func (d *decoder) marked(id NodeID) bool {
 // type; from the third time on v gets a copy of that conversion: the same
 // slice, map or pointer (as Python has one object), or a shallow copy of
 // an array or a struct. Every node is thus converted at most twice per
-// type.
+// type into fresh destinations. A destination that already holds
+// something the conversion keeps (a struct or an array that is not zero,
+// a non-nil pointer, which is decoded through) is converted into, never
+// remembered nor replaced: the caller's values are its own, bounded by
+// its own Go data, not by the graph.
 func (d *decoder) shared(n *Node, id, parent NodeID, v reflect.Value, depth int) error {
 	t := v.Type()
 	var met bool
@@ -572,7 +582,7 @@ func (d *decoder) shared(n *Node, id, parent NodeID, v reflect.Value, depth int)
 	} else {
 		met = d.again(id)
 	}
-	if !met {
+	if !met || !d.replaceable(v) {
 		return d.decodeNode(n, id, parent, v, depth)
 	}
 	key := typedNode{id, t}
@@ -590,6 +600,24 @@ func (d *decoder) shared(n *Node, id, parent NodeID, v reflect.Value, depth int)
 	c.Set(v)
 	d.typed[key] = c
 	return nil
+}
+
+// replaceable reports whether destination v holds nothing a conversion
+// into it would keep, so that a remembered conversion may replace it: a
+// slice or a map (a conversion makes a new one), a nil pointer, a zero
+// struct or array, and a GraphDecoder only when zero (it decodes itself
+// as it likes).
+func (d *decoder) replaceable(v reflect.Value) bool {
+	if d.info(v.Type()).decoder {
+		return v.IsZero()
+	}
+	switch v.Kind() {
+	case reflect.Slice, reflect.Map:
+		return true
+	case reflect.Pointer:
+		return v.IsNil()
+	}
+	return v.IsZero()
 }
 
 // decodeNode is decode past the node's checks and the hook.
@@ -1055,6 +1083,11 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		case KindInt, KindBigInt, KindFloat:
 			text, err := AppendJSON(nil, d.g, id)
 			if err != nil {
+				// AppendJSON names its own destination, json.RawMessage;
+				// this one is a json.Number.
+				if ce, ok := err.(*ConversionError); ok && ce.GoType == jsonType {
+					ce.GoType = numberType
+				}
 				return true, err
 			}
 			v.SetString(string(text))
