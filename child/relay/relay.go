@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"strings"
 	"syscall"
 	"time"
@@ -78,8 +79,11 @@ type Engine struct {
 	reset bool // the inner worker has no session (after Reset)
 	fresh bool // started by InitialVersion: configured with defaults, unused
 	name  string
-	v5    v5    // protocol-5 translation over an older inner worker
-	eg    eager // eager await over an older inner worker (eager.go)
+	// maxDur is the duration limit the inner worker echoes, in its own
+	// micros: session.Stamps saturates it at time.Duration's range.
+	maxDur *uint64
+	v5     v5    // protocol-5 translation over an older inner worker
+	eg     eager // eager await over an older inner worker (eager.go)
 }
 
 // New returns an engine; the inner worker starts on the first Configure
@@ -147,7 +151,11 @@ func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 	if _, ok := ev.(*message.Ok); !ok {
 		return &child.ExitError{Code: protocol.ExitFatal, Message: "inner worker refused Configure: " + describe(ev)}
 	}
-	e.reset = false
+	e.reset, e.maxDur = false, nil
+	if c.Limits != nil && c.Limits.MaxDurationMicros != nil {
+		v := *c.Limits.MaxDurationMicros
+		e.maxDur = &v
+	}
 	return nil
 }
 
@@ -333,7 +341,11 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 	}
 	body := rewordLoadRefusal(state, ev.Body)
 	if _, ok := body.(*message.Error); !ok {
-		e.reset, e.fresh = false, false
+		e.reset, e.fresh, e.maxDur = false, false, nil
+		if ev.MaxDurationMicros != nil {
+			v := *ev.MaxDurationMicros
+			e.maxDur = &v
+		}
 		e.eagerLoaded()
 	}
 	return e.eagerAfter(ctx, body, nil)
@@ -342,7 +354,7 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 // Reset drops the inner session; the next Configure reconfigures the same
 // worker.
 func (e *Engine) Reset(ctx context.Context) error {
-	e.name = ""
+	e.name, e.maxDur = "", nil
 	e.eagerReset()
 	if e.v5.tripped {
 		// The inner worker was killed by a time limit: the next
@@ -378,6 +390,9 @@ func (e *Engine) Stamps() child.Stamps {
 	out := child.Stamps{TotalExecutionMicros: uint64(st.TotalExecution / time.Microsecond), ScriptName: e.name}
 	if st.HasMaxDuration {
 		v := uint64(st.MaxDuration / time.Microsecond)
+		if r := e.maxDur; r != nil && *r > v && st.MaxDuration == math.MaxInt64 {
+			v = *r // saturated in the session's stamps
+		}
 		out.MaxDurationMicros = &v
 	}
 	if st.HasMaxSuspensions {
