@@ -109,6 +109,11 @@ func (e *Engine) Pid() int {
 // version) and configures its session with the outer Configure's fields.
 func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 	e.eagerConfigure(c)
+	e.maxDur = nil
+	if c.Limits != nil && c.Limits.MaxDurationMicros != nil {
+		v := *c.Limits.MaxDurationMicros
+		e.maxDur = &v
+	}
 	if e.s != nil && e.fresh {
 		// Started early by InitialVersion with a default session: drop it.
 		if _, err := e.do(ctx, &message.Reset{}); err != nil {
@@ -151,11 +156,7 @@ func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 	if _, ok := ev.(*message.Ok); !ok {
 		return &child.ExitError{Code: protocol.ExitFatal, Message: "inner worker refused Configure: " + describe(ev)}
 	}
-	e.reset, e.maxDur = false, nil
-	if c.Limits != nil && c.Limits.MaxDurationMicros != nil {
-		v := *c.Limits.MaxDurationMicros
-		e.maxDur = &v
-	}
+	e.reset = false
 	return nil
 }
 
