@@ -188,19 +188,45 @@ func TestRelayConfiguresExactly(t *testing.T) {
 	}
 }
 
-// A duration limit past time.Duration's range (the protocol allows any
-// u64, and the released worker echoes it as sent) is stamped back as the
-// parent set it, not saturated at ~292 years by the session's Duration.
-func TestRelayEchoesHugeDurationExactly(t *testing.T) {
-	for _, us := range []uint64{1<<64 - 1, 1 << 63, 1<<63/1000 + 1} {
+// The max_duration_micros stamp echoes the configured limit exactly, as
+// the worker does, also past what a time.Duration holds (about 292
+// thousand years), after a Configure and after a Load of the session's
+// dump.
+func TestRelayEchoesHugeMaxDuration(t *testing.T) {
+	for _, us := range []uint64{1<<63/1000 + 1, 1 << 63, ^uint64(0)} {
 		s := serve(t)
 		ev, _ := s.do(t, &message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxDurationMicros: &us}})
 		if _, ok := ev.Body.(*message.Ok); !ok {
 			t.Fatalf("Configure: %+v", ev.Body)
 		}
 		ev, _ = s.do(t, &message.Feed{Code: "1"})
-		if ev.MaxDurationMicros == nil || *ev.MaxDurationMicros != us {
-			t.Fatalf("max_duration_micros %d configured, stamped %v", us, ev.MaxDurationMicros)
+		if _, ok := ev.Body.(*message.Complete); !ok || ev.MaxDurationMicros == nil || *ev.MaxDurationMicros != us {
+			t.Fatalf("%d: feed %s stamped max_duration_micros %v", us, describe(ev.Body), ptr(ev.MaxDurationMicros))
+		}
+		ev, _ = s.do(t, &message.Dump{})
+		dr, ok := ev.Body.(*message.DumpResult)
+		if !ok {
+			t.Fatalf("Dump: %+v", ev.Body)
+		}
+		s.do(t, &message.Reset{})
+		ev, _ = s.do(t, &message.Load{State: dr.State})
+		if _, ok := ev.Body.(*message.Ok); !ok || ev.MaxDurationMicros == nil || *ev.MaxDurationMicros != us {
+			t.Fatalf("%d: load %s stamped max_duration_micros %v", us, describe(ev.Body), ptr(ev.MaxDurationMicros))
+		}
+		// A smaller limit after a Reset is echoed as configured.
+		s.do(t, &message.Reset{})
+		small := uint64(5_000_000)
+		s.do(t, &message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxDurationMicros: &small}})
+		ev, _ = s.do(t, &message.Feed{Code: "1"})
+		if ev.MaxDurationMicros == nil || *ev.MaxDurationMicros != small {
+			t.Fatalf("%d: after reset stamped max_duration_micros %v", us, ptr(ev.MaxDurationMicros))
 		}
 	}
+}
+
+func ptr(p *uint64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

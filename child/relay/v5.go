@@ -112,8 +112,10 @@ func clock5(p *message.OsPolicy) (*mount.Table, error) {
 	if p != nil && p.TimeZone != nil {
 		switch z := p.TimeZone; z.Kind {
 		case message.ZoneNamed:
+			// LoadLocation also takes "" (UTC) and "Local" (this host's
+			// own zone), which no tz database holds.
 			loc, err := time.LoadLocation(z.Name)
-			if err != nil {
+			if err != nil || z.Name == "" || z.Name == "Local" {
 				return nil, &child.Violation{Text: "unsupported os_policy: timezone " + z.Name + " is not in the child's tz database"}
 			}
 			opts.Location = loc

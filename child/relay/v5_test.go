@@ -499,3 +499,18 @@ func TestV5HugeDumpedFeedClockSaturates(t *testing.T) {
 		t.Fatalf("feed_execution_micros %d after the resume, want %d", ev.FeedExecutionMicros, most)
 	}
 }
+
+// TestV5PolicyRefusesNonIANAZones shows the two names Go's
+// time.LoadLocation accepts but no tz database holds refused like any
+// unknown zone: "Local" (the child host's own zone, which is no sandbox's
+// business) and the empty name.
+func TestV5PolicyRefusesNonIANAZones(t *testing.T) {
+	do := serve5(t)
+	for _, name := range []string{"Local", ""} {
+		zone := &message.OsPolicy{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneNamed, Name: name}}
+		wantError(t, do(configure5(nil, zone)), "RuntimeError", "protocol violation: unsupported os_policy: timezone "+name+" is not in the child's tz database")
+	}
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+}

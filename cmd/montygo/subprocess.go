@@ -49,6 +49,10 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if err := fs.Parse(args); err != nil {
 		return parseFailed(err)
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "montygo subprocess: unexpected argument %q\n", fs.Arg(0))
+		return exitError{2}
+	}
 	bin, err := innerWorker(*workerPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)

@@ -34,12 +34,14 @@ func TestHelpExitsZero(t *testing.T) {
 // (exit 2, named), not ignored: `montygo decode capture.bin` read standard
 // input instead (waiting on a terminal, or decoding an empty stream into
 // success), and `montygo repl script.py` started a REPL that never ran
-// the script.
+// the script. `montygo subprocess extra` served as if the argument were
+// not there, where `monty subprocess extra` refuses it (exit 2).
 func TestStrayArgumentsAreUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"decode", "capture.bin"}, {"decode", "--from", "parent", "capture.bin"},
 		{"repl", "script.py"}, {"repl", "--max-duration", "1", "script.py"},
 		{"version", "extra"},
+		{"subprocess", "extra"}, {"subprocess", "--protocol", "2", "protocol=4"},
 	} {
 		var out, errb strings.Builder
 		code := mainArgs(args, strings.NewReader(""), &out, &errb)
