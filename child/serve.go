@@ -279,7 +279,14 @@ func (s *server) replyDecodeError(body []byte, derr error) error {
 			ev = violation("invalid result: " + derr.Error())
 		}
 	case message.KindResumeFutures:
-		ev = violation("invalid results: " + derr.Error())
+		if s.codec.Version() == protocol.Version2 && (s.st != sSuspended || s.susp != message.KindResolveFutures) {
+			// The released protocol-2 worker checks the state before it
+			// converts the results; protocol 4 converts first (contract
+			// §8), and so does the child at 4.
+			ev = violation("ResumeFutures without suspended futures")
+		} else {
+			ev = violation("invalid results: " + derr.Error())
+		}
 	case message.KindAbortFeed:
 		if s.st != sSuspended {
 			ev = violation("AbortFeed without a suspended feed")

@@ -109,7 +109,7 @@ func TestSubprocessMatchesTheWorkerOnMutatedRequests(t *testing.T) {
 						d.State = nil // a dump holds the run's measured time
 					}
 				}
-				if !sameEvents(evs[0], evs[1]) && !futuresResultsFirst(evs[0], evs[1]) && !sameIDSet(evs[0], evs[1]) {
+				if !sameEvents(evs[0], evs[1]) && !sameIDSet(evs[0], evs[1]) {
 					t.Fatalf("% x:\nmontygo %s\nworker  %s", f, render(evs[0]), render(evs[1]))
 				}
 				if e, ok := evs[1][len(evs[1])-1].Body.(*message.Error); !ok || !strings.Contains(e.Exception.Msg(), "malformed request") {
@@ -122,17 +122,6 @@ func TestSubprocessMatchesTheWorkerOnMutatedRequests(t *testing.T) {
 			}
 		})
 	}
-}
-
-// futuresResultsFirst reports the one documented difference
-// (docs/CONFORMANCE.md, state.resume-futures-results-checked-first): the
-// child converts a ResumeFutures' results before the state check, as the
-// contract says, where the released worker checks the state first.
-func futuresResultsFirst(child, worker []*message.ChildEvent) bool {
-	c, ok1 := child[len(child)-1].Body.(*message.Error)
-	w, ok2 := worker[len(worker)-1].Body.(*message.Error)
-	return ok1 && ok2 && strings.HasPrefix(c.Exception.Msg(), "protocol violation: invalid results: ") &&
-		w.Exception.Msg() == "protocol violation: ResumeFutures without suspended futures"
 }
 
 // sameIDSet reports two turns that differ only in the order of the call
