@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -64,13 +65,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := checkTLS(cfg.TLS); err != nil {
 		return nil, err
 	}
-	maxWorkers := cfg.MaxSessions
-	if maxWorkers < 0 {
-		maxWorkers = 256
-	}
 	p, err := pool.New(ctx, pool.Config{
 		MinWorkers: cfg.Prewarm,
-		MaxWorkers: max(maxWorkers, cfg.Prewarm),
+		MaxWorkers: poolMax(cfg),
 		Worker:     cfg.Worker,
 		Logger:     cfg.Logger,
 	})
@@ -97,6 +94,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("/", s.root)
 	return s, nil
+}
+
+// poolMax is the worker pool's cap: one worker per session the server
+// admits, and none when sessions are not capped (a cap below the
+// sessions' would leave a session admitted but waiting for a worker until
+// its turn timed out).
+func poolMax(cfg Config) int {
+	if cfg.MaxSessions < 0 {
+		return math.MaxInt
+	}
+	return max(cfg.MaxSessions, cfg.Prewarm)
 }
 
 // SetTokens replaces the bearer tokens (nil turns authentication off);

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -109,4 +110,23 @@ func TestVersionRefusalIsNotAWorkerFailure(t *testing.T) {
 	}
 	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="version_refused"} 1`)
 	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="worker_failed"} 0`)
+}
+
+// With sessions uncapped (MaxSessions < 0) the worker pool is uncapped
+// too; it was capped at 256, so session 257 was admitted and then waited
+// for a worker until its turn timed out.
+func TestUncappedSessionsUncapWorkers(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want int
+	}{
+		{Config{MaxSessions: -1}, math.MaxInt},
+		{Config{MaxSessions: -1, Prewarm: 300}, math.MaxInt},
+		{Config{MaxSessions: 64}, 64},
+		{Config{MaxSessions: 2, Prewarm: 2}, 2},
+	} {
+		if got := poolMax(c.cfg); got != c.want {
+			t.Errorf("MaxSessions %d, Prewarm %d: pool cap %d, want %d", c.cfg.MaxSessions, c.cfg.Prewarm, got, c.want)
+		}
+	}
 }
