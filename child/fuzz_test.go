@@ -13,16 +13,22 @@ var fuzzScripts = []string{"print:a", "call", "eager", "os", "lookup", "call fut
 // FuzzServe drives the state machine with random request sequences over
 // the scripted engine: no panic, every reply decodes, exactly one
 // turn-ending event per request with nothing after it, and the child ends
-// only on Shutdown or a refused version.
+// only on Shutdown or a refused version. The protocol is 4, or 2 when the
+// first byte's bit 7 is set, else 5 when its bit 6 is.
 func FuzzServe(f *testing.F) {
 	f.Add([]byte{0, 1, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{0, 2, 1, 3, 2, 3, 3, 7, 11, 12})
 	f.Add([]byte{0, 1, 5, 10, 0, 9, 3})
 	f.Add([]byte{13, 0, 1, 6, 4, 2, 4, 0, 14})
+	f.Add([]byte{0x40, 0x08, 1, 3, 2, 0, 6, 0, 7, 1, 12, 0})
+	f.Add([]byte{0x40, 0x09, 1, 1, 6, 0, 7, 0, 8, 0, 0, 0x18, 1, 6})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		version := uint32(4)
-		if len(data) > 0 && data[0]&0x80 != 0 {
+		switch {
+		case len(data) > 0 && data[0]&0x80 != 0:
 			version = 2
+		case len(data) > 0 && data[0]&0x40 != 0:
+			version = 5
 		}
 		p := startChild(t, version, Options{Versions: []uint32{version}})
 		next := func() byte {
@@ -43,7 +49,15 @@ func FuzzServe(f *testing.F) {
 				if arg == 0xff {
 					v = uint32(arg)
 				}
-				ev = p.do(&message.Configure{ProtocolVersion: v, PrintFlushIntervalMs: u32(uint32(arg % 3))})
+				c := &message.Configure{ProtocolVersion: v, PrintFlushIntervalMs: u32(uint32(arg % 3))}
+				if v == 5 && arg&0x08 != 0 {
+					// Protocol 5's limits, which the child echoes, and a
+					// policy it validates.
+					us := uint64(arg) * 1000
+					c.Limits = &message.ResourceLimits{MaxFeedDurationMicros: &us, MaxTurnDurationMicros: &us, MaxTotalSleepMicros: &us}
+					c.OsPolicy = &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{UnixSeconds: -int64(arg) << 40, Microsecond: uint32(arg)}}
+				}
+				ev = p.do(c)
 			case 1:
 				ev = p.feed(fuzzScripts[int(arg)%len(fuzzScripts)])
 			case 2:

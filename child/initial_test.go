@@ -80,3 +80,27 @@ func TestInitialVersionFallback(t *testing.T) {
 	p, _ = startVersioned(t, protocol.Version, protocol.Version2, errors.New("no worker"), Options{})
 	mustKind(t, p.do(&message.Load{State: []byte("dump:")}), message.KindOk)
 }
+
+// A Load that carries an unknown field at a number reserved for arms
+// decodes as a Load (decoders skip unknown fields) and settles the version
+// like any first Load. pickInitial classified the frame with peek.Request,
+// which calls such a frame opaque: the version stayed unsettled, replies
+// went out in the default version, and a later Load would have switched
+// the codec mid-session.
+func TestInitialVersionSeesTheDecodedLoad(t *testing.T) {
+	p, eng := startVersioned(t, protocol.Version2, protocol.Version2, nil, Options{})
+	body, err := p.codec.AppendRequest(nil, &message.ParentRequest{Body: &message.Load{State: []byte("dump:")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body = append(body, 0x62, 0x00) // field 12, length-delimited, empty
+	mustKind(t, p.raw(body), message.KindOk)
+	if eng.calls != 1 {
+		t.Fatalf("InitialVersion called %d times for the first Load", eng.calls)
+	}
+	mustKind(t, p.do(&message.Reset{}), message.KindOk)
+	mustKind(t, p.do(&message.Load{State: []byte("dump:")}), message.KindOk)
+	if eng.calls != 1 {
+		t.Fatalf("InitialVersion called %d times after the second Load", eng.calls)
+	}
+}

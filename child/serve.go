@@ -214,8 +214,9 @@ func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err e
 // pickInitial settles the version of a parent that starts with Load
 // (see [InitialVersioner]).
 func (s *server) pickInitial(ctx context.Context, body []byte) {
-	kind, ok := peek.Request(body)
-	if !ok || message.RequestKind(kind) != message.KindLoad {
+	// The arm the decoder will read: peek.Request calls a frame with an
+	// unknown field at an arm's number opaque, though it decodes.
+	if message.RequestKind(peek.DecodedRequest(body)) != message.KindLoad {
 		return
 	}
 	s.picked = true

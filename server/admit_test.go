@@ -85,6 +85,20 @@ func TestParseTokens(t *testing.T) {
 	}
 }
 
+// TestParseTokensRefusesUnpresentable: a token holding a vertical tab, a
+// form feed, a carriage return inside the line or another control
+// character loaded, though ParseTokens says tokens hold no whitespace, and
+// no client can present it (net/http answers such a header 400), so the
+// client it names could never connect.
+func TestParseTokensRefusesUnpresentable(t *testing.T) {
+	for _, bad := range []string{"alice:abc\vdef\n", "alice:abc\fdef\n", "alice:abc\rdef\n", "alice:abc\x00def\n",
+		"alice:abc\x7fdef\n", "alice:abc\u00a0def\n", "al\vice:tok\n", "al\x1bice:tok\n"} {
+		if _, err := ParseTokens(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
 func TestAdmissionCapacity(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.MaxSessions = 2; c.MaxSessionsPerClient = -1 })
 	a := dialConfigured(t, ts.URL, 4)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"unicode"
 )
 
 // maxTokensFile bounds a tokens file.
@@ -26,8 +27,9 @@ type Tokens struct {
 
 // ParseTokens reads lines "NAME:TOKEN" (blank lines and lines starting
 // with '#' are skipped). NAME is the client identity used for per-client
-// caps, logs and metrics; names and tokens may not contain whitespace, and
-// a token may appear only once.
+// caps, logs and metrics; names and tokens may not contain whitespace
+// (Unicode's) or control characters (an HTTP header cannot carry them),
+// and a token may appear only once.
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxTokensFile+1))
 	if err != nil {
@@ -46,7 +48,7 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 			continue
 		}
 		name, tok, ok := strings.Cut(line, ":")
-		if !ok || name == "" || tok == "" || strings.ContainsAny(name, " \t") || strings.ContainsAny(tok, " \t") {
+		if !ok || name == "" || tok == "" || strings.ContainsFunc(name, spaceOrControl) || strings.ContainsFunc(tok, spaceOrControl) {
 			return nil, fmt.Errorf("server: tokens line %d: want NAME:TOKEN", n)
 		}
 		h := sha256.Sum256([]byte(tok))
@@ -65,6 +67,9 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 	}
 	return t, nil
 }
+
+// spaceOrControl reports the runes a name or a token may not hold.
+func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
 // LoadTokens reads a tokens file (see ParseTokens).
 func LoadTokens(path string) (*Tokens, error) {

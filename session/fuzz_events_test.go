@@ -38,7 +38,8 @@ import (
 //	        reports unread bytes (Pending); bits 3-5 max_suspensions
 //	        (0: default); bits 6-7 how the child exits once it has no more
 //	        frames: 0 status 0, 1 status 65 (memory), 2 status 76, 3 SIGKILL
-//	byte 1  number of frames
+//	byte 1  number of frames (bits 0-6); bit 7 protocol 5 (whatever
+//	        bit 0 of the flags says)
 //	then    per frame, a 2-byte little-endian length and the frame body
 //	        (a ChildEvent without its length prefix)
 //
@@ -62,7 +63,25 @@ const (
 	seqPending = 1 << 2
 )
 
+// seqV5 marks a protocol-5 sequence in its frame-count byte.
+const seqV5 = 0x80
+
 func seqMaxSusp(flags byte) uint64 { return uint64(flags>>3) & 7 }
+
+// seqVersion is the protocol version of a sequence.
+func seqVersion(data []byte) uint32 {
+	switch {
+	case len(data) >= 2 && data[1]&seqV5 != 0:
+		return 5
+	case len(data) >= 1 && data[0]&seqV4 != 0:
+		return 4
+	}
+	return 2
+}
+
+// seqMaxSleep is the sleep budget of the fuzzed sessions (protocol 5): a
+// system sleep the input asks for is either refused or waited out at once.
+const seqMaxSleep = time.Millisecond
 
 func seqExit(flags byte) worker.Exit {
 	switch flags >> 6 {
@@ -81,7 +100,7 @@ func splitSequence(data []byte) (flags byte, frames [][]byte) {
 	if len(data) < 2 {
 		return 0, nil
 	}
-	flags, n, rest := data[0], int(data[1]), data[2:]
+	flags, n, rest := data[0], int(data[1]&^seqV5), data[2:]
 	for i := 0; i < n && len(rest) >= 2; i++ {
 		l := int(binary.LittleEndian.Uint16(rest))
 		rest = rest[2:]
@@ -420,12 +439,9 @@ func playSequence(t *testing.T, data []byte) {
 	})
 	defer hang.Stop()
 	flags, frames := splitSequence(data)
-	v := uint32(2)
-	if flags&seqV4 != 0 {
-		v = 4
-	}
+	v := seqVersion(data)
 	cfg := Config{
-		Limits:         Limits{MaxSuspensions: seqMaxSusp(flags)},
+		Limits:         Limits{MaxSuspensions: seqMaxSusp(flags), MaxTotalSleep: seqMaxSleep},
 		MaxDecodeBytes: 16 << 20,
 		Logger:         quietLogger,
 	}
@@ -562,11 +578,19 @@ func checkOutcome(t *testing.T, s *Session, c *seqChild, res *Result, err error)
 
 func eventSeeds(tb testing.TB) [][]byte {
 	var seeds [][]byte
-	for _, v := range []uint32{2, 4} {
+	for _, v := range []uint32{2, 4, 5} {
 		cd, _ := codec.ForVersion(v)
 		flag := byte(0)
 		if v == 4 {
 			flag = seqV4
+		}
+		// join is joinSequence at version v.
+		join := func(flags byte, frames ...[]byte) []byte {
+			seq := joinSequence(flags, frames...)
+			if v == 5 {
+				seq[1] |= seqV5
+			}
+			return seq
 		}
 		enc := func(b message.Event) []byte {
 			out, err := cd.AppendEvent(nil, stamp(ev(b), 1000))
@@ -603,55 +627,99 @@ func eventSeeds(tb testing.TB) [][]byte {
 			if err != nil {
 				tb.Fatal(err)
 			}
-			e.MaxDurationMicros, e.TotalExecutionMicros = &maxDur, total
-			out, _ := cd.AppendEvent(nil, e)
+			if v == 5 {
+				// Protocol 5's feed budget, echoed, and its feed clock.
+				e.MaxFeedDurationMicros, e.FeedExecutionMicros = &maxDur, total
+			} else {
+				e.MaxDurationMicros = &maxDur
+			}
+			e.TotalExecutionMicros = total
+			out, err := cd.AppendEvent(nil, e)
+			if err != nil {
+				tb.Fatal(err)
+			}
 			return out
 		}
-		eager := &message.FunctionCall{FunctionName: "g", CallID: 3, AllowEagerAwait: v == 4}
+		eager := &message.FunctionCall{FunctionName: "g", CallID: 3, AllowEagerAwait: v >= 4}
 		seeds = append(seeds,
-			joinSequence(flag, complete(value.Int(3))),
-			joinSequence(flag, print("a\n"), print("b"), complete(value.Str("done"))),
-			joinSequence(flag, call("f", 0), complete(value.Int(1))),
-			joinSequence(flag, call("g", 1), enc(&message.ResolveFutures{PendingCallIDs: []uint32{1}}), complete(value.Int(2))),
-			joinSequence(flag, call("g", 1), call("g", 2), enc(&message.ResolveFutures{PendingCallIDs: []uint32{1, 2, 9}}), complete(value.None())),
-			joinSequence(flag, enc(eager), complete(value.Int(2))),
-			joinSequence(flag, enc(&message.NameLookup{Name: "limit"}), complete(value.Int(10))),
-			joinSequence(flag, enc(&message.NameLookup{Name: "nosuch"}), pyerr("NameError", "name 'nosuch' is not defined")),
-			joinSequence(flag, enc(&message.OsCall{CallID: 4, Op: message.OpExists, Path: "/etc/passwd"}), complete(value.Bool(false))),
-			joinSequence(flag, call("boom", 0), pyerr("RuntimeError", "boom")),
-			joinSequence(flag, call("echo", 0, value.Str("hi")), complete(value.Str("hi"))),
-			joinSequence(flag, call("big", 0, value.Int(100)), complete(value.Int(100))),
-			joinSequence(flag, call("big", 0, value.Int(100_000)), pyerr("RuntimeError", "too large"), complete(value.Int(1))),
-			joinSequence(flag, cycle(), complete(value.None())),
-			joinSequence(flag, call("nosuch", 0), pyerr("NameError", "name 'nosuch' is not defined")),
-			joinSequence(flag, pyerr("ZeroDivisionError", "division by zero"), complete(value.Int(1))),
-			joinSequence(flag, enc(&message.TypingError{Diagnostics: "error[invalid-assignment]"})),
-			joinSequence(flag, enc(&message.FatalError{Message: "child panicked: boom"})),
-			joinSequence(flag|1<<6, call("f", 0)), // then exit 65
-			joinSequence(flag|3<<6, print("x")),   // then SIGKILL
+			join(flag, complete(value.Int(3))),
+			join(flag, print("a\n"), print("b"), complete(value.Str("done"))),
+			join(flag, call("f", 0), complete(value.Int(1))),
+			join(flag, call("g", 1), enc(&message.ResolveFutures{PendingCallIDs: []uint32{1}}), complete(value.Int(2))),
+			join(flag, call("g", 1), call("g", 2), enc(&message.ResolveFutures{PendingCallIDs: []uint32{1, 2, 9}}), complete(value.None())),
+			join(flag, enc(eager), complete(value.Int(2))),
+			join(flag, enc(&message.NameLookup{Name: "limit"}), complete(value.Int(10))),
+			join(flag, enc(&message.NameLookup{Name: "nosuch"}), pyerr("NameError", "name 'nosuch' is not defined")),
+			join(flag, enc(&message.OsCall{CallID: 4, Op: message.OpExists, Path: "/etc/passwd"}), complete(value.Bool(false))),
+			join(flag, call("boom", 0), pyerr("RuntimeError", "boom")),
+			join(flag, call("echo", 0, value.Str("hi")), complete(value.Str("hi"))),
+			join(flag, call("big", 0, value.Int(100)), complete(value.Int(100))),
+			join(flag, call("big", 0, value.Int(100_000)), pyerr("RuntimeError", "too large"), complete(value.Int(1))),
+			join(flag, cycle(), complete(value.None())),
+			join(flag, call("nosuch", 0), pyerr("NameError", "name 'nosuch' is not defined")),
+			join(flag, pyerr("ZeroDivisionError", "division by zero"), complete(value.Int(1))),
+			join(flag, enc(&message.TypingError{Diagnostics: "error[invalid-assignment]"})),
+			join(flag, enc(&message.FatalError{Message: "child panicked: boom"})),
+			join(flag|1<<6, call("f", 0)), // then exit 65
+			join(flag|3<<6, print("x")),   // then SIGKILL
 			// Suspension limit 2: the third call is aborted.
-			joinSequence(flag|2<<3, call("f", 0), call("f", 1), call("f", 2), pyerr("RuntimeError", "suspension limit 2 exceeded")),
+			join(flag|2<<3, call("f", 0), call("f", 1), call("f", 2), pyerr("RuntimeError", "suspension limit 2 exceeded")),
 			// The worker rejects the host's answer, then the abort.
-			joinSequence(flag, call("f", 0), pyerr("RuntimeError", "protocol violation: ResumeCall call_id 0 does not match 1"),
+			join(flag, call("f", 0), pyerr("RuntimeError", "protocol violation: ResumeCall call_id 0 does not match 1"),
 				pyerr("RuntimeError", "the host's reply was rejected")),
 			// Turn-structure violations.
-			joinSequence(flag, enc(&message.Ok{})),
-			joinSequence(flag, enc(&message.DumpResult{State: []byte("MONTY")})),
-			joinSequence(flag, call("f", 0), enc(&message.Ok{})),
-			joinSequence(flag, call("f", 0), call("f", 7)),
-			joinSequence(flag|seqPending|seqDealAll, complete(value.Int(1)), complete(value.Str("stray"))),
-			joinSequence(flag|seqDealAll, call("f", 0), complete(value.Int(1)), complete(value.Int(2))),
-			joinSequence(flag, enc(&message.Error{})),
+			join(flag, enc(&message.Ok{})),
+			join(flag, enc(&message.DumpResult{State: []byte("MONTY")})),
+			join(flag, call("f", 0), enc(&message.Ok{})),
+			join(flag, call("f", 0), call("f", 7)),
+			join(flag|seqPending|seqDealAll, complete(value.Int(1)), complete(value.Str("stray"))),
+			join(flag|seqDealAll, call("f", 0), complete(value.Int(1)), complete(value.Int(2))),
+			join(flag, enc(&message.Error{})),
 			// The watchdog's stamps.
-			joinSequence(flag, withDur(call("f", 0), 50_000, 10_000), complete(value.Int(1))),
-			joinSequence(flag, withDur(complete(value.Int(1)), 1, 5)),
+			join(flag, withDur(call("f", 0), 50_000, 10_000), complete(value.Int(1))),
+			join(flag, withDur(complete(value.Int(1)), 1, 5)),
 			// Broken frames.
-			joinSequence(flag, []byte{}),
-			joinSequence(flag, []byte{0x32, 0x05, 0xff}),
-			joinSequence(flag, call("f", 0)[:5]),
-			joinSequence(flag, complete(value.Int(1)), complete(value.Int(2)), complete(value.Int(3))),
-			joinSequence(flag),
+			join(flag, []byte{}),
+			join(flag, []byte{0x32, 0x05, 0xff}),
+			join(flag, call("f", 0)[:5]),
+			join(flag, complete(value.Int(1)), complete(value.Int(2)), complete(value.Int(3))),
+			join(flag),
 		)
+		if v == 5 {
+			sleep := func(op message.OsOp, id uint32, secs float64) []byte {
+				return enc(&message.OsCall{CallID: id, Op: op, Seconds: secs,
+					Position: &message.SourceRange{Filename: "<python-input-0>", Start: 0, End: 3}})
+			}
+			echo := func(b []byte, feed, turn, sleep uint64) []byte {
+				e, err := cd.DecodeEvent(b, codec.Limits{})
+				if err != nil {
+					tb.Fatal(err)
+				}
+				e.MaxFeedDurationMicros, e.MaxTurnDurationMicros, e.MaxTotalSleepMicros = &feed, &turn, &sleep
+				out, err := cd.AppendEvent(nil, e)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				return out
+			}
+			seeds = append(seeds,
+				// A system sleep within the budget, waited out; one past it,
+				// refused (AbortFeed) and the worker's answer to that.
+				join(flag, sleep(message.OpSystemSleep, 1, 0.0001), complete(value.None())),
+				join(flag, sleep(message.OpSystemSleep, 1, 5), pyerr("TimeoutError", "sleep limit exceeded: 5s > 1ms")),
+				join(flag, sleep(message.OpSystemSleep, 1, 9.2e9), pyerr("TimeoutError", "sleep limit exceeded")),
+				// An async system sleep, its future and the wait for it.
+				join(flag, sleep(message.OpAsyncSystemSleep, 2, 0.0001), enc(&message.ResolveFutures{PendingCallIDs: []uint32{2}}), complete(value.None())),
+				join(flag, sleep(message.OpAsyncSystemSleep, 2, 0), complete(value.None())),
+				// call_host time and sleeps, for the OS handler.
+				join(flag, enc(&message.OsCall{CallID: 3, Op: message.OpTime, Caller: "time.monotonic"}), complete(value.Float(1))),
+				join(flag, sleep(message.OpSleep, 4, 0.5), complete(value.None())),
+				join(flag, enc(&message.OsCall{CallID: 5, Op: message.OpAsyncSleep, Seconds: 0.5, AllowEagerAwait: true}), complete(value.None())),
+				// Echoed limits, a lower sleep budget among them.
+				join(flag, echo(call("f", 0), 1_000_000, 1_000_000, 1), sleep(message.OpSystemSleep, 1, 0.0001), complete(value.Int(1))),
+				join(flag, echo(withDur(call("f", 0), 50_000, 10_000), 1, 1, 0), complete(value.Int(1))),
+			)
+		}
 	}
 	return seeds
 }
@@ -659,7 +727,7 @@ func eventSeeds(tb testing.TB) [][]byte {
 // TestEventSequenceSeedsAreValid keeps the seed builders honest: the valid
 // sequences end in the results they were built for.
 func TestEventSequenceSeedsAreValid(t *testing.T) {
-	for _, v := range []byte{0, seqV4} {
+	for _, ver := range []uint32{2, 4, 5} {
 		for _, c := range []struct {
 			frames func(cd codec.Codec) [][]byte
 			want   string
@@ -669,18 +737,21 @@ func TestEventSequenceSeedsAreValid(t *testing.T) {
 				return [][]byte{mustEnc(t, cd, funcCall("f", 0)), mustEnc(t, cd, completeInt(1))}
 			}, "1"},
 		} {
-			ver := uint32(2)
-			if v != 0 {
-				ver = 4
+			v := byte(0)
+			if ver == 4 {
+				v = seqV4
 			}
 			t.Run(fmt.Sprintf("v%d/%s", ver, c.want), func(t *testing.T) {
 				cd, _ := codec.ForVersion(ver)
-				flags, frames := splitSequence(joinSequence(v, c.frames(cd)...))
-				if flags != v || len(frames) != len(c.frames(cd)) {
+				data := joinSequence(v, c.frames(cd)...)
+				if ver == 5 {
+					data[1] |= seqV5
+				}
+				flags, frames := splitSequence(data)
+				if flags != v || len(frames) != len(c.frames(cd)) || seqVersion(data) != ver {
 					t.Fatalf("split: %d frames", len(frames))
 				}
 				// Play it and look at the result.
-				data := joinSequence(v, c.frames(cd)...)
 				got := playForResult(t, data)
 				if got != c.want {
 					t.Fatalf("v%d: got %s, want %s", ver, got, c.want)
@@ -704,11 +775,8 @@ func mustEnc(t *testing.T, cd codec.Codec, e *message.ChildEvent) []byte {
 }
 
 func playForResult(t *testing.T, data []byte) string {
-	flags, frames := splitSequence(data)
-	v := uint32(2)
-	if flags&seqV4 != 0 {
-		v = 4
-	}
+	_, frames := splitSequence(data)
+	v := seqVersion(data)
 	cd, _ := codec.ForVersion(v)
 	cfg := Config{Logger: quietLogger}
 	c := &seqChild{t: t, codec: cd, lim: cfg.codecLimits(0), frames: frames}

@@ -127,12 +127,20 @@ var hooked = value.Decoder{
 	},
 }
 
+// renderBudget bounds the text one FuzzConvert input renders. Each
+// rendering of a node may reach its bound (1 MiB and more) when shared
+// sub-values expand; four renderings of up to 256 nodes took seed #2 (the
+// 20-level DAG) past the 10 s the fuzzer allows one input under its
+// coverage instrumentation on a loaded machine, which it reports as a hang.
+const renderBudget = 16 << 20
+
 // FuzzConvert decodes an arena as the codec would from a child, then
 // converts every node it holds the ways a caller would: ToAny (and FromGo of
 // what it returned), ToGo and a hooked Decoder into every destination of
-// convertDests, Repr,
-// ReprChecked, AppendStr and AppendJSON (whose text must be valid JSON). Whatever the graph, none may panic, and every
-// error must be a *value.ConversionError or, from ReprChecked, an
+// convertDests, Repr, ReprChecked, AppendStr and AppendJSON (whose text
+// must be valid JSON; past renderBudget of text only the root is
+// rendered). Whatever the graph, none may panic, and every error must be
+// a *value.ConversionError or, from ReprChecked, an
 // *value.IntStrDigitsError or ErrReprTooLarge.
 func FuzzConvert(f *testing.F) {
 	convertSeeds(f)
@@ -148,20 +156,28 @@ func FuzzConvert(f *testing.F) {
 			}
 		}
 		n := min(len(g.Nodes), 256)
+		rendered := 0
 		for i := len(g.Nodes) - n; i < len(g.Nodes); i++ {
 			id := value.NodeID(i)
-			_ = g.Repr(id)
-			_ = value.AppendStr(nil, g, id)
-			if _, err := g.ReprChecked(id); err != nil {
-				var de *value.IntStrDigitsError
-				if !errors.As(err, &de) && !errors.Is(err, value.ErrReprTooLarge) {
-					t.Fatalf("ReprChecked(%d): unexpected error %T: %v", id, err, err)
+			// The root (the last node) is always rendered, the others
+			// while the input's rendering budget lasts.
+			if rendered < renderBudget || i == len(g.Nodes)-1 {
+				r := g.Repr(id)
+				rendered += 2 * len(r) // Repr and ReprChecked
+				rendered += len(value.AppendStr(nil, g, id))
+				if _, err := g.ReprChecked(id); err != nil {
+					var de *value.IntStrDigitsError
+					if !errors.As(err, &de) && !errors.Is(err, value.ErrReprTooLarge) {
+						t.Fatalf("ReprChecked(%d): unexpected error %T: %v", id, err, err)
+					}
 				}
-			}
-			if js, err := value.AppendJSON(nil, g, id); err != nil {
-				typed("AppendJSON", err)
-			} else if !json.Valid(js) {
-				t.Fatalf("AppendJSON(%d): invalid JSON %q", id, js)
+				if js, err := value.AppendJSON(nil, g, id); err != nil {
+					typed("AppendJSON", err)
+				} else if !json.Valid(js) {
+					t.Fatalf("AppendJSON(%d): invalid JSON %q", id, js)
+				} else {
+					rendered += len(js)
+				}
 			}
 			a, err := value.ToAny(g, id)
 			typed("ToAny", err)

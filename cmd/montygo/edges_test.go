@@ -321,6 +321,28 @@ func TestCompleteSeesHashInStrings(t *testing.T) {
 	}
 }
 
+// TestCompleteSeesEscapesInTripleQuotes: a backslash escapes a quote in a
+// triple-quoted string as in any other, so an escaped quote and two more
+// do not close one; the REPL took such a line for a whole input and sent
+// it on, and the worker answered "SyntaxError: missing closing quote in
+// string literal" where CPython's REPL asks for more.
+func TestCompleteSeesEscapesInTripleQuotes(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		want  bool
+	}{
+		{[]string{`s = '''it\'''`}, false},
+		{[]string{`s = '''it\'''`, `'''`}, true},
+		{[]string{`s = """a\"""`}, false},
+		{[]string{`s = """a\\"""`}, true},
+		{[]string{`s = """a\`, `b"""`}, true},
+	} {
+		if got := complete(c.lines); got != c.want {
+			t.Errorf("complete(%q) = %v, want %v", c.lines, got, c.want)
+		}
+	}
+}
+
 // A worker that dies while the REPL saves the session after an input (the
 // dump of a 60 MiB string passes a 64 MiB limit) is replaced at once: the
 // next input ran on the dead session, failed with "session closed" and

@@ -310,7 +310,9 @@ func complete(lines []string) bool {
 		for i := 0; i < len(line); i++ {
 			c := line[i]
 			if inTriple != "" {
-				if strings.HasPrefix(line[i:], inTriple) {
+				if c == '\\' {
+					i++ // an escaped quote does not close the string
+				} else if strings.HasPrefix(line[i:], inTriple) {
 					i += 2
 					inTriple = ""
 				}

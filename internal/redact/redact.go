@@ -11,6 +11,7 @@ package redact
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -21,7 +22,10 @@ const mask = "xxxxx"
 // "xxxxx" and any fragment dropped; the scheme, user name, host, path and
 // query keys stay, so the endpoint remains recognisable. Text that does
 // not parse as a URL loses everything after its scheme's "//" up to the
-// host, and everything from the first '?' or '#'.
+// last '@' (a password may hold an unescaped '/', '?' or '#', which is
+// what made it fail to parse), and everything from the first '?' or '#'
+// after that; when a '?' or '#' comes before that '@', which may then be
+// in the query, it loses everything after the "//".
 func URL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -62,40 +66,102 @@ func maskQuery(q string) string {
 
 // scrubUnparsed is URL's fallback for text url.Parse refuses.
 func scrubUnparsed(raw string) string {
+	if i, at := unparsedUserinfo(raw); at >= 0 {
+		if strings.ContainsAny(raw[i:at], "?#") {
+			// The '@' may as well be in the query or the fragment (an
+			// e-mail address as a value), and what follows it too.
+			return raw[:i] + mask
+		}
+		raw = raw[:i] + mask + raw[at:]
+	}
 	if i := strings.IndexAny(raw, "?#"); i >= 0 {
 		raw = raw[:i]
-	}
-	if i := strings.Index(raw, "//"); i >= 0 {
-		rest := raw[i+2:]
-		end := strings.IndexByte(rest, '/')
-		if end < 0 {
-			end = len(rest)
-		}
-		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
-			raw = raw[:i+2] + mask + "@" + rest[at+1:]
-		}
 	}
 	return raw
 }
 
+// unparsedUserinfo locates what may be user information in text url.Parse
+// refuses: raw[i:at] runs from after the first "//" to the last '@' (at
+// is -1 when there is none). The last '@', not the first '/', '?' or '#'
+// after the "//", ends it: url.Parse fails on an unescaped '/', '?' or '#'
+// in a password precisely because it ends the authority there.
+func unparsedUserinfo(raw string) (i, at int) {
+	i = strings.Index(raw, "//")
+	if i < 0 {
+		return 0, -1
+	}
+	i += 2
+	at = strings.LastIndexByte(raw[i:], '@')
+	if at < 0 {
+		return 0, -1
+	}
+	return i, i + at
+}
+
+// scrubUnparsedPassword masks in s the password of raw, text url.Parse
+// refuses, as its error quotes it: url.Parse reads the authority as ending
+// at the password's first '/', '?' or '#' and reports the password's
+// first piece as an invalid port (":piece"). Each piece of the password
+// between such delimiters is masked after a ':', and anywhere when it is
+// long enough not to match ordinary text.
+func scrubUnparsedPassword(s, raw string) string {
+	i, at := unparsedUserinfo(raw)
+	if at < 0 {
+		return s
+	}
+	_, pw, ok := strings.Cut(raw[i:at], ":")
+	if !ok || pw == "" {
+		return s
+	}
+	pieces := strings.FieldsFunc(pw, func(r rune) bool { return r == '/' || r == '?' || r == '#' || r == '@' })
+	for _, p := range append([]string{pw}, pieces...) {
+		s = replaceQuoted(s, ":"+p, ":"+mask)
+		if len(p) >= 8 {
+			s = replaceQuoted(s, p, mask)
+		}
+	}
+	return s
+}
+
+// replaceQuoted replaces old (not empty) with new in s, both as they are
+// and as %q spells them inside its quotes: url.Error and net/http quote
+// the URL they name that way, so a '"', a '\' or a byte %q escapes makes
+// the URL appear in an error in another spelling than raw's.
+func replaceQuoted(s, old, new string) string {
+	s = strings.ReplaceAll(s, old, new)
+	if q := quotedInner(old); q != old {
+		s = strings.ReplaceAll(s, q, quotedInner(new))
+	}
+	return s
+}
+
+// quotedInner is strconv.Quote(x) without its quotes.
+func quotedInner(x string) string {
+	q := strconv.Quote(x)
+	return q[1 : len(q)-1]
+}
+
 // Text returns s with the secrets of the URL raw masked wherever they
 // appear: its raw query (as net/http's errors quote it), its password
-// (raw or percent-encoded) and the whole of raw itself. It is meant for
-// the text of an error that arose while using raw.
+// (raw or percent-encoded) and the whole of raw itself, each also as %q
+// spells it (url.Error and net/http quote the URL). When raw does not
+// parse, each piece of its password between '/', '?', '#' and '@' is
+// masked after a ':' (url.Parse reports the first as an invalid port). It
+// is meant for the text of an error that arose while using raw.
 func Text(s, raw string) string {
 	if raw == "" || s == "" {
 		return s
 	}
-	s = strings.ReplaceAll(s, raw, URL(raw))
+	s = replaceQuoted(s, raw, URL(raw))
 	u, err := url.Parse(raw)
 	if err != nil {
-		return s
+		return scrubUnparsedPassword(s, raw)
 	}
 	if u.RawQuery != "" {
-		s = strings.ReplaceAll(s, "?"+u.RawQuery, "?"+maskQuery(u.RawQuery))
+		s = replaceQuoted(s, "?"+u.RawQuery, "?"+maskQuery(u.RawQuery))
 	}
 	if u.Fragment != "" {
-		s = strings.ReplaceAll(s, "#"+u.EscapedFragment(), "")
+		s = replaceQuoted(s, "#"+u.EscapedFragment(), "")
 	}
 	if u.User != nil {
 		if pw, ok := u.User.Password(); ok && pw != "" {
@@ -104,9 +170,9 @@ func Text(s, raw string) string {
 			// ordinary text.
 			escaped := strings.TrimPrefix(url.UserPassword("", pw).String(), ":")
 			for _, p := range uniq(pw, escaped) {
-				s = strings.ReplaceAll(s, ":"+p+"@", ":"+mask+"@")
+				s = replaceQuoted(s, ":"+p+"@", ":"+mask+"@")
 				if len(p) >= 8 {
-					s = strings.ReplaceAll(s, p, mask)
+					s = replaceQuoted(s, p, mask)
 				}
 			}
 		}
