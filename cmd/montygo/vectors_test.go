@@ -21,6 +21,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	codecv2 "github.com/gomonty/monty/codec/codecv2"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
+	codecv5 "github.com/gomonty/monty/codec/codecv5"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
@@ -71,6 +72,7 @@ func TestSubprocessReplaysVectors(t *testing.T) {
 		{"released-worker", []string{real, "subprocess"}, 2},
 		{"montygo-subprocess-2", []string{mg, "subprocess", "--protocol", "2"}, 2},
 		{"montygo-subprocess-4", []string{mg, "subprocess", "--protocol", "4"}, 4},
+		{"montygo-subprocess-5", []string{mg, "subprocess", "--protocol", "5"}, 5},
 	}
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
@@ -112,6 +114,9 @@ func replayVector(t *testing.T, argv []string, proto uint32, v *recorded) {
 			}
 		}
 		if d := v4Deviations[v.Name]; d != "" {
+			t.Skip(d)
+		}
+		if d := v5Deviations[v.Name]; d != "" && proto == 5 {
 			t.Skip(d)
 		}
 	}
@@ -160,8 +165,8 @@ func replayVector(t *testing.T, argv []string, proto uint32, v *recorded) {
 			}
 		}
 	}()
-	norm := newMasker()
-	want := newMasker()
+	norm := newMasker(proto)
+	want := newMasker(proto)
 	eof := false
 	for i, ex := range v.Exchanges {
 		switch {
@@ -292,6 +297,32 @@ var v4Deviations = map[string]string{
 	"state_configure_protocol_3": "3 is below 4 and above 2: the refusal's advice differs",
 }
 
+// v5Deviations are the recorded sessions whose protocol-5 form is
+// answered otherwise by design (delta-v5.md), or by a known limit of the
+// relay, and why.
+var v5Deviations = map[string]string{
+	"limit_bigint_pow":                    relayMemoryShift,
+	"limit_memory_big_list":               relayMemoryShift,
+	"limit_memory_big_str":                relayMemoryShift,
+	"oscall_date_today_not_handled":       childClock,
+	"oscall_datetime_now_answered":        childClock,
+	"oscall_datetime_now_not_handled":     childClock,
+	"oscall_datetime_now_tz_not_handled":  childClock,
+	"oscall_datetime_now_utc_answered":    childClock,
+	"oscall_datetime_now_utc_not_handled": childClock,
+}
+
+const (
+	// At 5 the child reads the clock itself, under the session's
+	// os_policy, where protocol 2 asks the parent with an OS call.
+	childClock = "protocol 5 answers date.today() and datetime.now() in the child"
+	// A protocol-5 Configure is not one the inner session can start
+	// with, so the relay configures its protocol-2 worker, resets it and
+	// configures it again; that worker's Reset leaves ~192 bytes counted,
+	// and a MemoryError reports that much more (see docs/CONFORMANCE.md).
+	relayMemoryShift = "the relay's reconfigured inner worker counts ~192 bytes more memory"
+)
+
 // reencode turns a recorded protocol-2 request into the same request at
 // proto.
 func reencode(t *testing.T, b []byte, proto uint32) []byte {
@@ -306,6 +337,9 @@ func reencode(t *testing.T, b []byte, proto uint32) []byte {
 		c.ProtocolVersion = proto
 	}
 	out, err := codecOf(proto).AppendRequest(nil, r)
+	if err != nil && proto == 5 && strings.Contains(err.Error(), "cannot be expressed in protocol 5") {
+		t.Skipf("protocol 5 has no equivalent: %v", err) // max_duration_micros
+	}
 	if err != nil {
 		t.Fatalf("re-encoding %v at %d: %v", r.Body.RequestKind(), proto, err)
 	}
@@ -314,8 +348,11 @@ func reencode(t *testing.T, b []byte, proto uint32) []byte {
 
 // codecOf is the codec of a protocol version.
 func codecOf(proto uint32) codec.Codec {
-	if proto == 2 {
+	switch proto {
+	case 2:
 		return codecv2.Codec
+	case 5:
+		return codecv5.Codec
 	}
 	return codecv4.Codec
 }
@@ -335,9 +372,12 @@ func isPrint(b []byte, proto uint32) bool {
 // lists as varying between runs: the execution clock, the uuids the
 // worker makes for sandbox classes and instances (numbered in order of
 // appearance, per session), dump state, and pending call ids' order.
-type masker struct{ uuids map[string]int }
+type masker struct {
+	target uint32 // the protocol of the replay
+	uuids  map[string]int
+}
 
-func newMasker() *masker { return &masker{uuids: map[string]int{}} }
+func newMasker(target uint32) *masker { return &masker{target: target, uuids: map[string]int{}} }
 
 // elapsedRE matches the time a TimeoutError's message says ran.
 var elapsedRE = regexp.MustCompile(`time limit exceeded: [0-9.]+(µs|ms|ns|s) `)
@@ -355,7 +395,10 @@ func (m *masker) event(t *testing.T, b []byte, proto uint32) string {
 	if err != nil {
 		return "undecodable: " + err.Error()
 	}
-	ev.TotalExecutionMicros = 0
+	ev.TotalExecutionMicros, ev.FeedExecutionMicros = 0, 0 // clocks
+	if m.target == 5 {
+		ev.MaxDurationMicros = nil // protocol 5 stamps no max_duration
+	}
 	switch x := ev.Body.(type) {
 	case *message.FunctionCall:
 		// Protocol 2 has no allow_eager_await; at 4 the child works it out.
