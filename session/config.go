@@ -62,8 +62,9 @@ type Limits struct {
 	// (worker.ErrMemoryLimit). A result is held twice while the worker
 	// builds its frame, so a result over about half the limit ends the
 	// worker (measured with the released worker: 126 MiB returned, 130 MiB
-	// did not, at 256 MiB). Zero means DefaultMaxMemory; NoMemoryLimit
-	// lifts the cap.
+	// did not, at 256 MiB); a Dump, over about a quarter (see
+	// Session.Dump). Zero means DefaultMaxMemory; NoMemoryLimit lifts the
+	// cap.
 	MaxMemory uint64
 	// MaxRecursionDepth caps Python call depth.
 	MaxRecursionDepth uint64

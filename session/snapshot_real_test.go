@@ -332,3 +332,27 @@ func TestRealClosedWhileBusyIsClosed(t *testing.T) {
 		}
 	}
 }
+
+// Building a dump allocates several times the session's heap in the
+// worker, under its memory limit (Session.Dump's doc): a heap of a fifth
+// of the limit dumps, one of half of it ends the worker, and the session
+// says so truthfully (closed, the cause a *worker.MemoryLimitError).
+func TestRealDumpOfALargeHeapEndsTheWorker(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{Limits: Limits{MaxMemory: 20 << 20}}
+	small := realSession(t, cfg)
+	run(t, small, "x = 'a' * (4 << 20)")
+	if _, err := small.Dump(ctx); err != nil {
+		t.Fatalf("dump of 4 MiB at 20 MiB: %v", err)
+	}
+	big := realSession(t, cfg)
+	run(t, big, "x = 'a' * (10 << 20)")
+	_, err := big.Dump(ctx)
+	var me *worker.MemoryLimitError
+	if !errors.As(err, &me) || Survives(err) || big.State() != StateClosed || big.Cause() != err {
+		t.Fatalf("dump of 10 MiB at 20 MiB: %T %v (state %v)", err, err, big.State())
+	}
+	if _, err := big.Run(ctx, "1"); !errors.Is(err, ErrClosed) || !errors.Is(err, worker.ErrMemoryLimit) {
+		t.Fatalf("run after: %v", err)
+	}
+}
