@@ -623,13 +623,16 @@ func (s *Session) fail(err error) error {
 
 // die marks the session closed with cause err, stops the worker (killing
 // it first when kill is set, else letting the ladder wait for its exit) and
-// returns err.
+// returns err. It retires the context watch, as Close does: a session that
+// ends without Close (Shutdown, a lost worker) must not stay reachable
+// from the context of its last turn.
 func (s *Session) die(err error, kill bool) error {
 	s.setState(StateClosed)
 	s.susp = nil
 	s.setCause(err)
 	s.closed.Store(true)
 	s.interrupt.Store(irClosed)
+	s.unwatchCtx()
 	if s.wd != nil {
 		s.wd.Stop()
 	}

@@ -3,10 +3,13 @@ package session
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"weak"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/worker"
@@ -354,5 +357,53 @@ func TestRealDumpOfALargeHeapEndsTheWorker(t *testing.T) {
 	}
 	if _, err := big.Run(ctx, "1"); !errors.Is(err, ErrClosed) || !errors.Is(err, worker.ErrMemoryLimit) {
 		t.Fatalf("run after: %v", err)
+	}
+}
+
+// A session that ends without Close (Shutdown, which closes it, or a lost
+// worker) must not stay reachable from the context of its last turn: the
+// context's cancellation watch is retired as the session closes, as Close
+// and Detach retire it. It used to stay registered on the caller's
+// context until that ended, holding the whole Session.
+func TestEndedSessionIsNotHeldByItsContext(t *testing.T) {
+	requireWorker(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, end := range []string{"shutdown", "lost"} {
+		t.Run(end, func(t *testing.T) {
+			s, err := Start(ctx, realLaunch, Config{Logger: quietLogger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid := s.Pid()
+			if _, err := s.Run(ctx, "1"); err != nil {
+				t.Fatal(err)
+			}
+			switch end {
+			case "shutdown":
+				if err := s.Shutdown(ctx); err != nil {
+					t.Fatal(err)
+				}
+			case "lost":
+				syscall.Kill(pid, syscall.SIGKILL)
+				if _, err := s.Run(ctx, "2"); Survives(err) {
+					t.Fatalf("run on a killed worker: %v", err)
+				}
+			}
+			if s.State() != StateClosed {
+				t.Fatalf("state %v", s.State())
+			}
+			w := weak.Make(s)
+			s = nil
+			for range 100 {
+				runtime.GC()
+				if w.Value() == nil {
+					break
+				}
+			}
+			if w.Value() != nil {
+				t.Fatal("the ended session is still reachable (from its context's watch)")
+			}
+		})
 	}
 }
