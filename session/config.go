@@ -62,8 +62,9 @@ type Limits struct {
 	// (worker.ErrMemoryLimit). A result is held twice while the worker
 	// builds its frame, so a result over about half the limit ends the
 	// worker (measured with the released worker: 126 MiB returned, 130 MiB
-	// did not, at 256 MiB). Zero means DefaultMaxMemory; NoMemoryLimit
-	// lifts the cap.
+	// did not, at 256 MiB); a Dump, over about a quarter (see
+	// Session.Dump). Zero means DefaultMaxMemory; NoMemoryLimit lifts the
+	// cap.
 	MaxMemory uint64
 	// MaxRecursionDepth caps Python call depth.
 	MaxRecursionDepth uint64
@@ -200,7 +201,8 @@ type Config struct {
 	// (the session is closed) before the panic goes on.
 	Print PrintFunc
 	// WatchdogGrace is the backstop margin past the max_duration budget;
-	// 0 means DefaultWatchdogGrace.
+	// 0 means DefaultWatchdogGrace. The watchdog counts wall-clock time
+	// from the request, except the time spent in the print function.
 	WatchdogGrace time.Duration
 	// AbortTimeout bounds the AbortFeed sent when a context ends while a
 	// feed waits on the host; 0 means DefaultAbortTimeout.

@@ -657,3 +657,54 @@ func TestFaultAbortFeedRefused(t *testing.T) {
 		})
 	}
 }
+
+// The time the host spends in its own print function is not the worker's:
+// a slow print sink must not make the max_duration watchdog kill a worker
+// that stayed well within its budget (it used to: the session was closed
+// with "worker ran past its max_duration", its result lost). The watchdog
+// is paused while the print function runs and resumes with what was left,
+// so a worker that does overrun is still killed after a slow print.
+func TestSlowPrintDoesNotTripTheWatchdog(t *testing.T) {
+	const budget, grace = 100 * time.Millisecond, 400 * time.Millisecond
+	t.Run("honest", func(t *testing.T) {
+		var s *Session
+		var printed []string
+		s = faultSession(t, Config{Limits: Limits{MaxDuration: budget}, WatchdogGrace: grace,
+			Print: func(_ message.PrintStream, text string) {
+				printed = append(printed, text)
+				// A slow sink: well past the budget and the grace.
+				time.Sleep(3 * (budget + grace))
+				// And a timer that fires while the sink runs (the
+				// watchdog's callback racing the pause) kills nothing.
+				s.watchdogFire()
+			}})
+		r, err := s.Run(context.Background(), "print('hello')\n1 + 1")
+		if err != nil {
+			t.Fatalf("Run: %v (state %v)", err, s.State())
+		}
+		if r.Repr() != "2" || strings.Join(printed, "") != "hello\n" {
+			t.Fatalf("got %s, printed %q", r.Repr(), printed)
+		}
+		if got := run(t, s, "3").Repr(); got != "3" {
+			t.Fatal(got)
+		}
+	})
+	t.Run("overrun after a slow print", func(t *testing.T) {
+		var pid int
+		s := faultSession(t, Config{Limits: Limits{MaxDuration: budget}, WatchdogGrace: grace,
+			Print: func(message.PrintStream, string) {
+				// Frozen before it can reach its own limit: only the
+				// watchdog can end this turn.
+				signalChild(pid, syscall.SIGSTOP)
+				time.Sleep(3 * (budget + grace))
+			}})
+		pid = s.Pid()
+		t.Cleanup(func() { signalChild(pid, syscall.SIGCONT); signalChild(pid, syscall.SIGKILL) })
+		_, err := s.Run(context.Background(), "print('x')\nwhile True: pass")
+		var te *TimeoutError
+		if !errors.As(err, &te) || !te.Watchdog || !te.Killed || te.Budget != budget {
+			t.Fatalf("got %#v, want the watchdog's TimeoutError", err)
+		}
+		assertClosedBy(t, s, pid, err)
+	})
+}

@@ -100,7 +100,9 @@ func (s *Session) Run(ctx context.Context, code string, opts ...RunOption) (*Res
 // Continue drives a suspended feed to completion like Run, starting from
 // the pending suspension, for example one re-announced by Load. Futures
 // started before a Dump cannot be resumed: their ids are answered with
-// RuntimeError.
+// RuntimeError. The options that shape a new feed (WithInputs, WithCwd,
+// WithSkipTypeCheck) have no feed to apply to here and are ignored, so one
+// option list may serve both Run and Continue.
 func (s *Session) Continue(ctx context.Context, opts ...RunOption) (*Result, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -393,7 +394,7 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 				break
 			}
 			if p, ok := e.Body.(*message.Print); ok {
-				s.deliver(p)
+				s.deliver(p, watched)
 				continue
 			}
 			ev = e
@@ -440,10 +441,19 @@ func (s *Session) keep(buf []byte) {
 // mid-turn.
 var errPrintPanicked = errors.New("monty session: the print function panicked mid-turn; the worker was discarded")
 
-func (s *Session) deliver(p *message.Print) {
+// deliver passes the segments of p to the print function. watched says
+// that the turn's watchdog is armed: it is paused while the print function
+// runs, whose time is the host's, not the worker's (a slow sink would
+// otherwise get an honest worker killed for running past its budget), and
+// resumes with what it had left.
+func (s *Session) deliver(p *message.Print, watched bool) {
 	s.printed(p)
 	if s.print == nil {
 		return
+	}
+	var left time.Duration
+	if watched {
+		left = s.pauseWatchdog()
 	}
 	done := false
 	defer func() {
@@ -458,6 +468,9 @@ func (s *Session) deliver(p *message.Print) {
 		s.print(seg.Stream, seg.Text)
 	}
 	done = true
+	if watched {
+		s.resumeWatchdog(left)
+	}
 }
 
 // kill kills the worker mid-turn for reason, unless the turn has already
@@ -481,6 +494,28 @@ func (s *Session) watchdogFire() {
 
 // monoBase is the origin of the watchdog's deadlines (monotonic clock).
 var monoBase = time.Now()
+
+// wdPaused is the watchdog deadline while the watchdog is paused: a
+// callback that runs then (its timer expired as the pause began) kills
+// nothing.
+const wdPaused = math.MaxInt64
+
+// pauseWatchdog stops the armed watchdog and returns the time it had left
+// (negative when its deadline has passed: a callback may then be killing
+// the worker, as it should).
+func (s *Session) pauseWatchdog() time.Duration {
+	left := time.Duration(s.wdDeadline.Swap(wdPaused)) - time.Since(monoBase)
+	s.wd.Stop()
+	return left
+}
+
+// resumeWatchdog re-arms the watchdog paused by pauseWatchdog with the
+// time it had left.
+func (s *Session) resumeWatchdog(left time.Duration) {
+	left = max(left, 0)
+	s.wdDeadline.Store(int64(satdur.Add(time.Since(monoBase), left)))
+	s.wd.Reset(left)
+}
 
 // armWatchdog starts the max_duration backstop for a turn that runs code:
 // the remaining budget plus the grace. It reports whether a budget is
@@ -588,13 +623,16 @@ func (s *Session) fail(err error) error {
 
 // die marks the session closed with cause err, stops the worker (killing
 // it first when kill is set, else letting the ladder wait for its exit) and
-// returns err.
+// returns err. It retires the context watch, as Close does: a session that
+// ends without Close (Shutdown, a lost worker) must not stay reachable
+// from the context of its last turn.
 func (s *Session) die(err error, kill bool) error {
 	s.setState(StateClosed)
 	s.susp = nil
 	s.setCause(err)
 	s.closed.Store(true)
 	s.interrupt.Store(irClosed)
+	s.unwatchCtx()
 	if s.wd != nil {
 		s.wd.Stop()
 	}

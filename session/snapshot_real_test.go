@@ -3,10 +3,13 @@ package session
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"weak"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/worker"
@@ -330,5 +333,77 @@ func TestRealClosedWhileBusyIsClosed(t *testing.T) {
 		if !errors.Is(err, ErrClosed) || Survives(err) {
 			t.Errorf("%s on a closed session with its turn lock held: %v", name, err)
 		}
+	}
+}
+
+// Building a dump allocates several times the session's heap in the
+// worker, under its memory limit (Session.Dump's doc): a heap of a fifth
+// of the limit dumps, one of half of it ends the worker, and the session
+// says so truthfully (closed, the cause a *worker.MemoryLimitError).
+func TestRealDumpOfALargeHeapEndsTheWorker(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{Limits: Limits{MaxMemory: 20 << 20}}
+	small := realSession(t, cfg)
+	run(t, small, "x = 'a' * (4 << 20)")
+	if _, err := small.Dump(ctx); err != nil {
+		t.Fatalf("dump of 4 MiB at 20 MiB: %v", err)
+	}
+	big := realSession(t, cfg)
+	run(t, big, "x = 'a' * (10 << 20)")
+	_, err := big.Dump(ctx)
+	var me *worker.MemoryLimitError
+	if !errors.As(err, &me) || Survives(err) || big.State() != StateClosed || big.Cause() != err {
+		t.Fatalf("dump of 10 MiB at 20 MiB: %T %v (state %v)", err, err, big.State())
+	}
+	if _, err := big.Run(ctx, "1"); !errors.Is(err, ErrClosed) || !errors.Is(err, worker.ErrMemoryLimit) {
+		t.Fatalf("run after: %v", err)
+	}
+}
+
+// A session that ends without Close (Shutdown, which closes it, or a lost
+// worker) must not stay reachable from the context of its last turn: the
+// context's cancellation watch is retired as the session closes, as Close
+// and Detach retire it. It used to stay registered on the caller's
+// context until that ended, holding the whole Session.
+func TestEndedSessionIsNotHeldByItsContext(t *testing.T) {
+	requireWorker(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, end := range []string{"shutdown", "lost"} {
+		t.Run(end, func(t *testing.T) {
+			s, err := Start(ctx, realLaunch, Config{Logger: quietLogger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid := s.Pid()
+			if _, err := s.Run(ctx, "1"); err != nil {
+				t.Fatal(err)
+			}
+			switch end {
+			case "shutdown":
+				if err := s.Shutdown(ctx); err != nil {
+					t.Fatal(err)
+				}
+			case "lost":
+				syscall.Kill(pid, syscall.SIGKILL)
+				if _, err := s.Run(ctx, "2"); Survives(err) {
+					t.Fatalf("run on a killed worker: %v", err)
+				}
+			}
+			if s.State() != StateClosed {
+				t.Fatalf("state %v", s.State())
+			}
+			w := weak.Make(s)
+			s = nil
+			for range 100 {
+				runtime.GC()
+				if w.Value() == nil {
+					break
+				}
+			}
+			if w.Value() != nil {
+				t.Fatal("the ended session is still reachable (from its context's watch)")
+			}
+		})
 	}
 }
