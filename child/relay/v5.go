@@ -7,6 +7,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	// The child's own tz database for named zones, as upstream's children
+	// embed theirs: without it a host with no /usr/share/zoneinfo (and no
+	// Go installation) refused every named zone.
+	_ "time/tzdata"
 
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/codec"
@@ -54,8 +58,9 @@ import (
 //     process-time mode is honoured trivially, and max_total_sleep never
 //     charges.
 //
-// A named timezone the child's tz database cannot resolve is refused on
-// Configure with a recoverable Error.
+// A named timezone is resolved from the host's tz database, or from the
+// copy embedded in the relay (time/tzdata) when the host has none; one
+// neither holds is refused on Configure with a recoverable Error.
 type v5 struct {
 	on       bool
 	feedLim  time.Duration
