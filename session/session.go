@@ -270,7 +270,11 @@ func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEv
 		return nil, err
 	}
 	defer s.end()
-	return s.exchange(ctx, req)
+	if !isDrive(req.RequestKind()) {
+		return s.exchange(ctx, req)
+	}
+	ev, err := s.exchange(ctx, req)
+	return s.chargeHandedSleep(ctx, ev, err)
 }
 
 // notDone reports a context that is already done as a session-preserving
