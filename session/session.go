@@ -834,6 +834,9 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		case ek == message.KindOk, ek == message.KindComplete, ek.IsSuspension():
 			// The dump brings its own limits; adopt them from the stamps.
 			s.ownMaxSusp, s.hasOwnDur, s.dumpLimits = 0, false, true
+			// And its own feed clock, lower or not: the ratchet holds
+			// within a feed, and the restored feed is not the one before.
+			s.stamps.FeedExecution = micros(ev.FeedExecutionMicros)
 			s.suspCount = 0
 			s.newFeedCalls(true)
 			s.started = true
