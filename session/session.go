@@ -666,6 +666,14 @@ func micros(us uint64) time.Duration {
 	return time.Duration(us) * time.Microsecond
 }
 
+// microsOpt is micros of an optional echoed limit; 0 (none) when absent.
+func microsOpt(us *uint64) time.Duration {
+	if us == nil {
+		return 0
+	}
+	return micros(*us)
+}
+
 // applyOwnLimits adopts the limits of our Configure.
 func (s *Session) applyOwnLimits() {
 	s.ownMaxSusp = s.cfg.Limits.MaxSuspensions
@@ -837,6 +845,13 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			// And its own feed clock, lower or not: the ratchet holds
 			// within a feed, and the restored feed is not the one before.
 			s.stamps.FeedExecution = micros(ev.FeedExecutionMicros)
+			if s.codec.Version() >= protocol.Version5 {
+				// The reply echoes the dump's limits: one it leaves out
+				// is one the dump does not have, not the last echo's.
+				s.stamps.MaxFeedDuration = microsOpt(ev.MaxFeedDurationMicros)
+				s.stamps.MaxTurnDuration = microsOpt(ev.MaxTurnDurationMicros)
+				s.stamps.MaxTotalSleep = microsOpt(ev.MaxTotalSleepMicros)
+			}
 			s.suspCount = 0
 			s.newFeedCalls(true)
 			s.started = true

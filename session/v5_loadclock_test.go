@@ -45,3 +45,43 @@ func TestFakeLoadTakesTheDumpsFeedClock(t *testing.T) {
 		t.Fatalf("backstop %v for budget %v (%v, %v), want 900ms for 1s", d, budget, limit, ok)
 	}
 }
+
+// TestFakeLoadWithoutLimitsDropsEchoes: the reply to a Load echoes the
+// dump's limits, and one it leaves out is a limit the dump does not have.
+// The echoes of the session before the Load were kept instead, so the
+// parent reported a feed limit the worker no longer enforced and its
+// watchdog killed the loaded feed a grace after it.
+func TestFakeLoadWithoutLimitsDropsEchoes(t *testing.T) {
+	feedLim, sleepLim := uint64(1_000_000), uint64(500_000)
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxFeedDuration: time.Second, MaxTotalSleep: 500 * time.Millisecond}},
+		func(req *message.ParentRequest) fakeReply {
+			switch req.Body.(type) {
+			case *message.Feed:
+				e := completeInt(1)
+				e.MaxFeedDurationMicros, e.MaxTotalSleepMicros = &feedLim, &sleepLim
+				return reply(e)
+			case *message.Load:
+				return reply(funcCall("f", 3)) // a dump made with no limits
+			}
+			return reply(violation("unexpected request"))
+		})
+	if _, err := s.Feed(bg, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stamps(); st.MaxFeedDuration != time.Second || st.MaxTotalSleep != 500*time.Millisecond {
+		t.Fatalf("echoed limits %+v", st)
+	}
+	if _, err := s.Load(bg, []byte("dump")); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stamps(); st.MaxFeedDuration != 0 || st.MaxTurnDuration != 0 || st.MaxTotalSleep != 0 {
+		t.Fatalf("limits after loading a dump without any: %+v", st)
+	}
+	if d, _, limit, ok := s.backstop5(); ok {
+		t.Fatalf("backstop %v (%v) for a loaded feed with no limit", d, limit)
+	}
+	// The Config's sleep budget stays a ceiling (Limits.MaxTotalSleep).
+	if got := s.sleepLimit(); got != 500*time.Millisecond {
+		t.Fatalf("sleep limit %v after the Load, want the Config's 500ms", got)
+	}
+}
