@@ -81,10 +81,12 @@ type Stamps struct {
 	// session resumed after a ShutdownDump keeps its total.
 	TotalSleep time.Duration
 	// FeedExecution is the running feed's execution clock, ratcheted: it
-	// never goes back within a feed and restarts at each Feed (protocol 5).
+	// never goes back within a feed, restarts at each Feed and is the
+	// restored feed's after a Load (protocol 5).
 	FeedExecution time.Duration
 	// MaxFeedDuration, MaxTurnDuration and MaxTotalSleep are the limits
-	// the worker echoed (protocol 5); 0 when not echoed.
+	// the worker echoed (protocol 5); 0 when not echoed (a Load's reply
+	// sets all three: the dump's limits).
 	MaxFeedDuration, MaxTurnDuration, MaxTotalSleep time.Duration
 }
 
