@@ -264,7 +264,9 @@ func (s *Session) SuspensionCount() uint64 { return s.suspCount }
 // still tracked, the suspension limit is still enforced (a
 // *SuspensionLimitError replaces the over-limit suspension) and an event
 // that does not fit the request discards the worker with a
-// *ProtocolError.
+// *ProtocolError. Do leaves the protocol-5 sleep budget to its caller: a
+// system sleep is returned uncharged (Feed and Resume charge it), so that
+// a relay forwarding turns with Do does not count its parent's sleeps.
 //
 // Error and TypingError events are returned as events, not errors.
 func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
@@ -272,11 +274,7 @@ func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEv
 		return nil, err
 	}
 	defer s.end()
-	if !isDrive(req.RequestKind()) {
-		return s.exchange(ctx, req)
-	}
-	ev, err := s.exchange(ctx, req)
-	return s.chargeHandedSleep(ctx, ev, err)
+	return s.exchange(ctx, req)
 }
 
 // notDone reports a context that is already done as a session-preserving

@@ -81,7 +81,7 @@ func (s *Session) chargeSleep(d time.Duration) *message.AbortFeed {
 }
 
 // chargeHandedSleep charges the system sleep that a turn method (Feed,
-// Resume, Do) hands its caller to wait out, as Run charges the ones it
+// Resume) hands its caller to wait out, as Run charges the ones it
 // waits out itself: when the sleep would pass the budget, the feed is
 // aborted at once and the abort's event is returned in its place.
 func (s *Session) chargeHandedSleep(ctx context.Context, ev *message.ChildEvent, err error) (*message.ChildEvent, error) {

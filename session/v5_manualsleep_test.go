@@ -6,10 +6,9 @@ import (
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
-	"github.com/gomonty/monty/value"
 )
 
-// TestFakeManualSleepBudget: the turn methods (Feed, Resume, Do) hand a
+// TestFakeManualSleepBudget: the turn methods (Feed, Resume) hand a
 // protocol-5 system sleep to their caller to wait out, and charge it to
 // the sleep budget first, as Run does: the sleep that would pass
 // MaxTotalSleep is refused with AbortFeed and upstream's text, and its
@@ -44,9 +43,7 @@ func TestFakeManualSleepBudget(t *testing.T) {
 	if oc, ok := e.Body.(*message.OsCall); err != nil || !ok || oc.CallID != 2 {
 		t.Fatalf("Resume: %#v, %v", e, err)
 	}
-	none := &message.ResumeCall{CallID: 2, Result: &message.ExtResult{Kind: message.ResultReturn}}
-	none.Result.Value = none.Values.Add(value.None())
-	e, err = s.Do(bg, none)
+	e, err = s.Resume(bg, Return(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
