@@ -26,7 +26,11 @@
 //	date_today                           date in Options.Location
 //	date_time_now                        datetime: naive in Options.Location, or aware at tz
 //	urandom                              bytes (at most MaxUrandom)
-//	anything else                        not_handled
+//	time (protocol 5, datetime=call_host) by caller, from Options.Clock:
+//	  time.time                          float: Unix seconds
+//	  time.time_ns                       int: Unix nanoseconds
+//	  time.monotonic, time.perf_counter  float: seconds since New (_ns: int)
+//	anything else                        not_handled (the sleeps too)
 //
 // Failures are answers too: a ResultError carrying the exception CPython
 // would raise, such as FileNotFoundError

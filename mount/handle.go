@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 	"path"
 	"strings"
 	"syscall"
@@ -59,9 +60,9 @@ func (r *reply) resume(callID uint32) *message.ResumeCall {
 // then, and nothing is started once ctx is done).
 //
 // Filesystem arms are answered from the mount table; getenv and
-// get_environ from Options.Env; date_today and date_time_now from
-// Options.Clock; urandom from Options.Rand. Any other arm gets
-// not_handled.
+// get_environ from Options.Env; date_today, date_time_now and protocol 5's
+// time arm from Options.Clock; urandom from Options.Rand. Any other arm
+// (the sleeps among them) gets not_handled.
 func (t *Table) HandleOS(ctx context.Context, call *message.OsCall) (*message.ResumeCall, error) {
 	if call == nil {
 		return nil, errors.New("mount: nil OsCall")
@@ -84,6 +85,8 @@ func (t *Table) HandleOS(ctx context.Context, call *message.OsCall) (*message.Re
 		r = t.dateTimeNow(call.TZ)
 	case message.OpUrandom:
 		r = t.urandom(call.Size)
+	case message.OpTime:
+		r = t.timeCall(call.Caller)
 	default:
 		if call.Op.IsFilesystem() {
 			r, err = t.filesystem(ctx, call)
@@ -616,6 +619,33 @@ func (t *Table) dateTimeNow(tz *value.TimeZone) reply {
 		Microsecond: uint32(now.Nanosecond() / 1000),
 		Offset:      off, TZName: name,
 	}))
+}
+
+// timeCall answers protocol 5's time arm, a time-module clock read under
+// datetime=call_host, from Options.Clock: time.time as float Unix seconds
+// and time.time_ns as int nanoseconds; time.monotonic and
+// time.perf_counter (and their _ns forms) as the time elapsed on the clock
+// since New, never negative (with the real clock, Go's monotonic reading).
+// Any other caller is not handled.
+func (t *Table) timeCall(caller string) reply {
+	now := t.clock.Now()
+	switch caller {
+	case "time.time", "time.time_ns":
+		// Exact at any date a Clock may give, beyond int64's 2262 too;
+		// time.time divides the nanoseconds as CPython does.
+		ns := new(big.Int).Mul(big.NewInt(now.Unix()), big.NewInt(1e9))
+		ns.Add(ns, big.NewInt(int64(now.Nanosecond())))
+		if caller == "time.time" {
+			f, _ := new(big.Float).SetInt(ns).Float64()
+			return ret(value.Float(f / 1e9))
+		}
+		return ret(value.BigIntNode(ns)) // an int node while it fits
+	case "time.monotonic", "time.perf_counter":
+		return ret(value.Float(max(now.Sub(t.start), 0).Seconds()))
+	case "time.monotonic_ns", "time.perf_counter_ns":
+		return ret(value.Int(int64(max(now.Sub(t.start), 0))))
+	}
+	return reply{notHandled: true}
 }
 
 // urandom answers os.urandom(n) from Options.Rand, up to MaxUrandom bytes.

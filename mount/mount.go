@@ -131,6 +131,7 @@ type Table struct {
 	env       map[string]string
 	envKeys   []string
 	clock     Clock
+	start     time.Time // the clock's reading at New: the monotonic clocks' zero
 	loc       *time.Location
 	opTimeout time.Duration
 
@@ -205,6 +206,7 @@ func New(mounts []Mount, opts Options) (_ *Table, err error) {
 	if t.clock == nil {
 		t.clock = realClock{}
 	}
+	t.start = t.clock.Now()
 	if t.loc == nil {
 		t.loc = time.UTC
 	}

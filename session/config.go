@@ -90,6 +90,9 @@ type Limits struct {
 	// sleeps, charged and enforced by the parent (protocol 5 only; not
 	// sent at 4 and 2, whose workers have no sleeps). After a Load the
 	// dump's limit, which the worker echoes, applies when it is lower.
+	// Run waits the sleeps out itself; Feed and Resume return a
+	// system_sleep OsCall for the caller to wait out, charged already, and
+	// return the aborted feed's Error instead of one past the budget.
 	MaxTotalSleep time.Duration
 }
 

@@ -82,10 +82,12 @@ type Stamps struct {
 	// session resumed after a ShutdownDump keeps its total.
 	TotalSleep time.Duration
 	// FeedExecution is the running feed's execution clock, ratcheted: it
-	// never goes back within a feed and restarts at each Feed (protocol 5).
+	// never goes back within a feed, restarts at each Feed and is the
+	// restored feed's after a Load (protocol 5).
 	FeedExecution time.Duration
 	// MaxFeedDuration, MaxTurnDuration and MaxTotalSleep are the limits
-	// the worker echoed (protocol 5); 0 when not echoed.
+	// the worker echoed (protocol 5); 0 when not echoed (a Load's reply
+	// sets all three: the dump's limits).
 	MaxFeedDuration, MaxTurnDuration, MaxTotalSleep time.Duration
 }
 
@@ -263,7 +265,9 @@ func (s *Session) SuspensionCount() uint64 { return s.suspCount }
 // still tracked, the suspension limit is still enforced (a
 // *SuspensionLimitError replaces the over-limit suspension) and an event
 // that does not fit the request discards the worker with a
-// *ProtocolError.
+// *ProtocolError. Do leaves the protocol-5 sleep budget to its caller: a
+// system sleep is returned uncharged (Feed and Resume charge it), so that
+// a relay forwarding turns with Do does not count its parent's sleeps.
 //
 // Error and TypingError events are returned as events, not errors.
 func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
@@ -700,6 +704,14 @@ func micros(us uint64) time.Duration {
 	return time.Duration(us) * time.Microsecond
 }
 
+// microsOpt is micros of an optional echoed limit; 0 (none) when absent.
+func microsOpt(us *uint64) time.Duration {
+	if us == nil {
+		return 0
+	}
+	return micros(*us)
+}
+
 // applyOwnLimits adopts the limits of our Configure.
 func (s *Session) applyOwnLimits() {
 	s.ownMaxSusp = s.cfg.Limits.MaxSuspensions
@@ -868,6 +880,16 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		case ek == message.KindOk, ek == message.KindComplete, ek.IsSuspension():
 			// The dump brings its own limits; adopt them from the stamps.
 			s.ownMaxSusp, s.hasOwnDur, s.dumpLimits = 0, false, true
+			// And its own feed clock, lower or not: the ratchet holds
+			// within a feed, and the restored feed is not the one before.
+			s.stamps.FeedExecution = micros(ev.FeedExecutionMicros)
+			if s.codec.Version() >= protocol.Version5 {
+				// The reply echoes the dump's limits: one it leaves out
+				// is one the dump does not have, not the last echo's.
+				s.stamps.MaxFeedDuration = microsOpt(ev.MaxFeedDurationMicros)
+				s.stamps.MaxTurnDuration = microsOpt(ev.MaxTurnDurationMicros)
+				s.stamps.MaxTotalSleep = microsOpt(ev.MaxTotalSleepMicros)
+			}
 			s.suspCount = 0
 			s.newFeedCalls(true)
 			s.started = true

@@ -69,7 +69,8 @@ func (s *Session) Feed(ctx context.Context, code string, inputs ...Input) (*mess
 	if err != nil {
 		return nil, err
 	}
-	return s.feed(ctx, feed)
+	ev, err := s.feed(ctx, feed)
+	return s.chargeHandedSleep(ctx, ev, err)
 }
 
 func (s *Session) feed(ctx context.Context, feed *message.Feed) (*message.ChildEvent, error) {
@@ -177,7 +178,7 @@ func (s *Session) Resume(ctx context.Context, a Answer) (*message.ChildEvent, er
 	}
 	ev, err := s.exchange(ctx, req)
 	s.scratch.Reset()
-	return ev, err
+	return s.chargeHandedSleep(ctx, ev, err)
 }
 
 // answerRequest builds the request that answers the pending suspension

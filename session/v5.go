@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -41,15 +42,10 @@ func (l Limits) wire5(r *message.ResourceLimits, opt func(uint64) *uint64) {
 // as they do upstream; a zero delay is answered at once.
 func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	s := r.s
-	// Saturating: a hostile delay near the largest duration must not wrap
-	// the total around past the budget check.
 	d := message.SleepDuration(oc.Seconds)
-	total := satdur.Add(s.stamps.TotalSleep, d)
-	if lim := s.sleepLimit(); lim > 0 && total > lim {
-		return &message.AbortFeed{Exception: message.NewException("TimeoutError",
-			"sleep limit exceeded: "+message.RustDuration(total)+" > "+message.RustDuration(lim))}
+	if abort := s.chargeSleep(d); abort != nil {
+		return abort
 	}
-	s.stamps.TotalSleep = total
 	if oc.Op == message.OpAsyncSystemSleep && d > 0 {
 		r.sleepFuture(oc.CallID, d)
 		return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultFuture, Future: oc.CallID}}
@@ -66,6 +62,40 @@ func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	r.g.Reset()
 	root := r.g.Add(value.None())
 	return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultReturn, Value: root}, Values: r.g}
+}
+
+// chargeSleep charges a system sleep of d to the sleep budget, before it
+// is waited out, or returns the AbortFeed that refuses it with upstream's
+// "sleep limit exceeded: <total> > <limit>" when the total would pass the
+// budget (the refused sleep is not charged).
+func (s *Session) chargeSleep(d time.Duration) *message.AbortFeed {
+	// Saturating: a hostile delay near the largest duration must not wrap
+	// the total around past the budget check.
+	total := satdur.Add(s.stamps.TotalSleep, d)
+	if lim := s.sleepLimit(); lim > 0 && total > lim {
+		return &message.AbortFeed{Exception: message.NewException("TimeoutError",
+			"sleep limit exceeded: "+message.RustDuration(total)+" > "+message.RustDuration(lim))}
+	}
+	s.stamps.TotalSleep = total
+	return nil
+}
+
+// chargeHandedSleep charges the system sleep that a turn method (Feed,
+// Resume) hands its caller to wait out, as Run charges the ones it
+// waits out itself: when the sleep would pass the budget, the feed is
+// aborted at once and the abort's event is returned in its place.
+func (s *Session) chargeHandedSleep(ctx context.Context, ev *message.ChildEvent, err error) (*message.ChildEvent, error) {
+	if err != nil || ev == nil || ev != s.susp || s.cur() != StateSuspended {
+		return ev, err
+	}
+	oc, ok := ev.Body.(*message.OsCall)
+	if !ok || !oc.Op.IsSystemSleep() {
+		return ev, nil
+	}
+	if abort := s.chargeSleep(message.SleepDuration(oc.Seconds)); abort != nil {
+		return s.exchange(ctx, abort)
+	}
+	return ev, nil
 }
 
 // sleepFuture registers the future of an async system sleep under id and

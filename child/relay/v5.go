@@ -7,6 +7,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	// The child's own tz database for named zones, as upstream's children
+	// embed theirs: without it a host with no /usr/share/zoneinfo (and no
+	// Go installation) refused every named zone.
+	_ "time/tzdata"
 
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/codec"
@@ -54,8 +58,9 @@ import (
 //     process-time mode is honoured trivially, and max_total_sleep never
 //     charges.
 //
-// A named timezone the child's tz database cannot resolve is refused on
-// Configure with a recoverable Error.
+// A named timezone is resolved from the host's tz database, or from the
+// copy embedded in the relay (time/tzdata) when the host has none; one
+// neither holds is refused on Configure with a recoverable Error.
 type v5 struct {
 	on       bool
 	feedLim  time.Duration
@@ -112,10 +117,8 @@ func clock5(p *message.OsPolicy) (*mount.Table, error) {
 	if p != nil && p.TimeZone != nil {
 		switch z := p.TimeZone; z.Kind {
 		case message.ZoneNamed:
-			// LoadLocation also takes "" (UTC) and "Local" (this host's
-			// own zone), which no tz database holds.
 			loc, err := time.LoadLocation(z.Name)
-			if err != nil || z.Name == "" || z.Name == "Local" {
+			if err != nil || !ianaZoneName(z.Name) {
 				return nil, &child.Violation{Text: "unsupported os_policy: timezone " + z.Name + " is not in the child's tz database"}
 			}
 			opts.Location = loc
@@ -132,6 +135,22 @@ func clock5(p *message.OsPolicy) (*mount.Table, error) {
 		return nil, &child.Violation{Text: "unsupported os_policy: " + err.Error()}
 	}
 	return t, nil
+}
+
+// ianaZoneName reports whether a name time.LoadLocation resolved may name
+// a sandbox's zone. LoadLocation also takes "" (UTC) and "Local" (this
+// host's own zone), which no tz database holds, and any file of the host's
+// database: "localtime" (the host's zone again, a link to /etc/localtime
+// on Debian), "posixrules", and the "posix/" and "right/" trees, whose
+// right/ zones count leap seconds. Those are refused on every host, as on
+// one without them (the embedded database has none of them).
+func ianaZoneName(name string) bool {
+	switch {
+	case name == "", name == "Local", name == "localtime", name == "posixrules",
+		strings.HasPrefix(name, "posix/"), strings.HasPrefix(name, "right/"):
+		return false
+	}
+	return true
 }
 
 // durationMicros converts an optional microsecond limit.

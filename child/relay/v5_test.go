@@ -500,13 +500,16 @@ func TestV5HugeDumpedFeedClockSaturates(t *testing.T) {
 	}
 }
 
-// TestV5PolicyRefusesNonIANAZones shows the two names Go's
-// time.LoadLocation accepts but no tz database holds refused like any
+// TestV5PolicyRefusesNonIANAZones shows the names Go's
+// time.LoadLocation accepts but that are no IANA zone refused like any
 // unknown zone: "Local" (the child host's own zone, which is no sandbox's
-// business) and the empty name.
+// business) and the empty name, and the host database's own files, which
+// only some hosts have: "localtime" (the host's zone again, a link to
+// /etc/localtime on Debian), "posixrules", and the "posix/" and "right/"
+// trees (right/ zones count leap seconds, so their clocks are off by them).
 func TestV5PolicyRefusesNonIANAZones(t *testing.T) {
 	do := serve5(t)
-	for _, name := range []string{"Local", ""} {
+	for _, name := range []string{"Local", "", "localtime", "posixrules", "posix/UTC", "right/UTC", "right/Europe/Paris"} {
 		zone := &message.OsPolicy{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneNamed, Name: name}}
 		wantError(t, do(configure5(nil, zone)), "RuntimeError", "protocol violation: unsupported os_policy: timezone "+name+" is not in the child's tz database")
 	}
