@@ -65,7 +65,8 @@ type EndpointStat struct {
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
-	// refused Configure); a start its caller cancelled counts as none.
+	// refused Configure); a start its caller cancelled, or whose
+	// session.Config could not be encoded, counts as none.
 	StartFailures int64
 	// Resumes counts sessions that moved here (their dial succeeded)
 	// after another endpoint drained.
@@ -189,7 +190,7 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 		return session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
 	})
 	if err != nil {
-		p.startFailed(e, err, time.Since(start), errors.Is(ctx.Err(), context.Canceled))
+		p.startFailed(e, err, time.Since(start), errors.Is(ctx.Err(), context.Canceled) || callersFault(err))
 		return nil, err
 	}
 	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
@@ -218,13 +219,23 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 
 // retryElsewhere reports whether a failed remote start should be tried
 // on another endpoint: not when the caller is at fault (its headers, its
-// Configure refused) or its context ended.
+// Configure refused or unencodable) or its context ended.
 func retryElsewhere(ctx context.Context, err error) bool {
 	var (
 		he *ws.HeaderError
 		pe *session.PythonError
 	)
-	return ctx.Err() == nil && !errors.As(err, &he) && !errors.As(err, &pe)
+	return ctx.Err() == nil && !errors.As(err, &he) && !errors.As(err, &pe) && !callersFault(err)
+}
+
+// callersFault reports whether a failed remote start failed on the
+// caller's session.Config alone: a Configure that cannot be encoded
+// (session.Config.Validate), found before it is sent. That says nothing
+// of the endpoint, as for a local checkout, which refuses such a Config
+// before taking a worker.
+func callersFault(err error) bool {
+	var ire *session.InvalidRequestError
+	return errors.As(err, &ire)
 }
 
 // backsOff reports whether a failed start should back its endpoint off: a
@@ -295,14 +306,15 @@ func (p *Pool) backOffLocked(e *endpoint, retryAfter time.Duration) {
 const maxRetryAfter = 5 * time.Minute
 
 // startFailed releases e's slot after a failed start and accounts for it,
-// unless the caller cancelled it (as for a dial, a caller's deadline still
-// counts: the endpoint was too slow for it): that says nothing of the
-// endpoint, which is neither charged a start failure nor reported failed.
-func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, canceled bool) {
+// unless blameless: the caller cancelled it (as for a dial, a caller's
+// deadline still counts: the endpoint was too slow for it) or its Config
+// could not be encoded. That says nothing of the endpoint, which is
+// neither charged a start failure nor reported failed.
+func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, blameless bool) {
 	var de *ws.DialError
 	p.mu.Lock()
 	e.outstanding--
-	if canceled {
+	if blameless {
 		p.mu.Unlock()
 		return
 	}

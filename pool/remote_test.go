@@ -943,3 +943,39 @@ func TestCanceledStartIsNoEndpointFailure(t *testing.T) {
 		t.Fatalf("%d EventEndpointFailed for a cancelled start", n)
 	}
 }
+
+// A Config the session cannot encode is the caller's mistake, found by
+// the remote start before anything is sent: the checkout fails with it
+// at once, as a local one does, and no endpoint is charged a start
+// failure, reported failed or tried in turn.
+func TestInvalidConfigIsNoEndpointFailure(t *testing.T) {
+	_, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:   true,
+		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
+		Metrics:   ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	_, err = p.Checkout(context.Background(), session.Config{ScriptName: "bad\xffname.py"})
+	var ire *session.InvalidRequestError
+	if !errors.As(err, &ire) || errors.Is(err, pool.ErrNoEndpoint) {
+		t.Fatalf("checkout = %v, want a bare *session.InvalidRequestError", err)
+	}
+	for _, st := range p.Stat().Endpoints {
+		if st.StartFailures != 0 || st.Outstanding != 0 || st.Backoff != 0 {
+			t.Errorf("an invalid Config counted against endpoint %s: %+v", st.Name, st)
+		}
+	}
+	if n := len(ev.of(pool.EventEndpointFailed)); n != 0 {
+		t.Fatalf("%d EventEndpointFailed for an invalid Config", n)
+	}
+	// The endpoints still serve.
+	s := checkout(t, p)
+	defer s.Close()
+	run(t, s, "1 + 1", "2")
+}
