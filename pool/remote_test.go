@@ -979,3 +979,47 @@ func TestInvalidConfigIsNoEndpointFailure(t *testing.T) {
 	defer s.Close()
 	run(t, s, "1 + 1", "2")
 }
+
+// A remote session whose connection the server dropped is reported by
+// its EventEndpointClosed as a crash of the remote worker, as a local
+// worker's would be (vanished; timeout when the server killed its worker
+// for running a turn too long), not as if the caller had destroyed it.
+func TestRemoteDropIsACrashReason(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		turn string
+		want pool.Reason
+	}{
+		{"vanished", "1", pool.ReasonVanished},
+		{"turn-timeout", "while True:\n    pass\n", pool.ReasonTimeout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, u := remoteServer(t, func(cfg *server.Config) { cfg.TurnTimeout = 200 * time.Millisecond })
+			var ev events
+			p, err := pool.New(context.Background(), pool.Config{
+				NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeWithin(t, p)
+			s := checkout(t, p)
+			if c.want == pool.ReasonVanished {
+				srv.Close()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := s.Run(ctx, c.turn); !errors.Is(err, session.ErrDisconnected) || session.Survives(err) {
+				t.Fatalf("run = %v, want a disconnect", err)
+			}
+			s.Close()
+			closed := ev.of(pool.EventEndpointClosed)
+			if len(closed) != 1 || closed[0].Reason != c.want || closed[0].Endpoint != "a" {
+				t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, c.want)
+			}
+			if st := p.Stat().Endpoints[0]; st.Outstanding != 0 {
+				t.Fatalf("stat %+v", st)
+			}
+		})
+	}
+}
