@@ -61,7 +61,8 @@ type EndpointStat struct {
 	// DialFailures counts dials that failed without an HTTP answer
 	// (refused connection, TLS, timeout) or with a status other than 503
 	// and 429; Refusals counts 503 and 429 answers (a draining or full
-	// server). A dial its caller cancelled counts as neither.
+	// server). A dial its caller cancelled (or Close cut short) counts
+	// as neither.
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
@@ -170,12 +171,19 @@ func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 		return nil, true, nil
 	}
 	best.outstanding++
+	p.starts.Add(1) // checkoutRemote's; Close waits for it
 	return best, false, nil
 }
 
 // checkoutRemote starts a session on e (its slot already taken by
-// choose), within StartTimeout. The slot is released on failure.
+// choose, and counted in starts), within StartTimeout. The slot is
+// released on failure. Close cuts the start short: the checkout then
+// fails with ErrClosed, charged to no endpoint.
 func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Config) (*Session, error) {
+	defer p.starts.Done()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(p.closed, func() { cancel(ErrClosed) })()
 	ref := &remoteRef{ep: e}
 	l := session.RemoteLauncher{
 		URL:      e.URL,
@@ -190,7 +198,14 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 		return session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
 	})
 	if err != nil {
-		p.startFailed(e, err, time.Since(start), errors.Is(ctx.Err(), context.Canceled) || callersFault(err))
+		if closing := p.closing.Load(); closing || errors.Is(ctx.Err(), context.Canceled) || callersFault(err) {
+			p.startFailed(e, err, time.Since(start), true)
+			if closing {
+				return nil, ErrClosed
+			}
+			return nil, err
+		}
+		p.startFailed(e, err, time.Since(start), false)
 		return nil, err
 	}
 	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
@@ -259,9 +274,9 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 		return
 	}
 	var de *ws.DialError
-	if !errors.As(err, &de) || errors.Is(err, context.Canceled) {
-		// A header refusal (no I/O), or a dial its caller gave up on:
-		// neither says anything of the endpoint.
+	if !errors.As(err, &de) || errors.Is(err, context.Canceled) || p.closing.Load() {
+		// A header refusal (no I/O), or a dial its caller or Close gave
+		// up on: neither says anything of the endpoint.
 		return
 	}
 	p.mu.Lock()

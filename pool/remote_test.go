@@ -1023,3 +1023,57 @@ func TestRemoteDropIsACrashReason(t *testing.T) {
 		})
 	}
 }
+
+// Close ends a remote checkout still dialling (an endpoint that accepts
+// the connection and never upgrades it) before it returns: the checkout
+// fails with ErrClosed rather than when its dial times out, after Close
+// (reporting to Metrics then), and the endpoint is not charged for it.
+func TestCloseEndsARemoteDial(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:      true,
+		Endpoints:    []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		StartTimeout: time.Hour,
+		Metrics:      ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Checkout(context.Background(), session.Config{})
+		done <- err
+	}()
+	c := <-accepted
+	defer c.Close()
+	closeWithin(t, p)
+	select {
+	case err := <-done:
+		if !errors.Is(err, pool.ErrClosed) {
+			t.Fatalf("checkout = %v, want ErrClosed", err)
+		}
+	default:
+		t.Fatal("Close returned while a checkout still dials")
+	}
+	if st := p.Stat().Endpoints[0]; st.DialFailures != 0 || st.StartFailures != 0 || st.Outstanding != 0 || st.Backoff != 0 {
+		t.Fatalf("the closed dial counted against the endpoint: %+v", st)
+	}
+	if n := len(ev.of(pool.EventEndpointFailed)); n != 0 {
+		t.Fatalf("%d EventEndpointFailed for a dial Close ended", n)
+	}
+}
