@@ -99,8 +99,9 @@ type endpoint struct {
 
 // remoteRef is where a remote Session currently runs; guarded by Pool.mu.
 type remoteRef struct {
-	ep     *endpoint
-	moving bool // resumeTo chose ep and its dial has not succeeded yet
+	ep       *endpoint
+	moving   bool // resumeTo chose ep and its dial has not succeeded yet
+	released bool // releaseRemote gave up ep's slot: the session no longer moves
 }
 
 // endpointsOf validates cfg's endpoints and builds their records.
@@ -266,7 +267,7 @@ func backsOff(err error) bool {
 func (p *Pool) dialed(ref *remoteRef, err error) {
 	if err == nil {
 		p.mu.Lock()
-		if ref.moving {
+		if ref.moving && !ref.released {
 			ref.moving = false
 			ref.ep.resumes++
 		}
@@ -345,12 +346,17 @@ func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, blameless
 
 // resumeTo is where the session at ref goes after a ShutdownDump: the
 // least-loaded other endpoint that is not backed off (ref's own is
-// draining), else its own. The session's slot moves with it.
+// draining), else its own. The session's slot moves with it, unless the
+// session was released meanwhile (a Destroy racing with the resume,
+// whose dial Kill cuts short): its slot is gone already.
 func (p *Pool) resumeTo(ref *remoteRef) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
 	cur := ref.ep
+	if ref.released {
+		return cur.URL
+	}
 	var best *endpoint
 	for _, e := range p.eps {
 		if e == cur || now.Before(e.until) {
@@ -395,6 +401,7 @@ func (p *Pool) releaseRemote(s *Session, destroy bool) {
 	p.mu.Lock()
 	e := s.ref.ep
 	e.outstanding--
+	s.ref.released = true
 	delete(p.remote, s)
 	p.drainedLocked()
 	p.mu.Unlock()

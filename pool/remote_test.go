@@ -1077,3 +1077,27 @@ func TestCloseEndsARemoteDial(t *testing.T) {
 		t.Fatalf("%d EventEndpointFailed for a dial Close ended", n)
 	}
 }
+
+// A resume's Pick that comes after the session was destroyed (Destroy
+// racing with a ShutdownDump) moves nothing: the session's endpoint slot
+// was released already, and the outstanding counts stay exact.
+func TestPickAfterReleaseMovesNoSlot(t *testing.T) {
+	_, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:   true,
+		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s := checkout(t, p)
+	s.Destroy()
+	pool.PickAfterRelease(s)
+	for _, st := range p.Stat().Endpoints {
+		if st.Outstanding != 0 {
+			t.Fatalf("after the session's release: %+v", p.Stat().Endpoints)
+		}
+	}
+}
