@@ -37,8 +37,9 @@ type waiter struct{ ch chan handoff }
 // and only while a worker is idle or may be started. Endpoints backed off
 // are skipped. A remote start that fails (a failed dial, a 503 or 429, no
 // Configure answer within StartTimeout, a drop) is tried on the next
-// endpoint, the local workers included; a refused Configure or a header
-// error is returned at once. When every endpoint is backed off or has
+// endpoint, the local workers included; a refused Configure, a Config
+// that cannot be encoded (a *session.InvalidRequestError, charged to no
+// endpoint) or a header error is returned at once. When every endpoint is backed off or has
 // failed, the checkout waits for a local worker, or, without local
 // workers, fails with an error matching ErrNoEndpoint.
 //

@@ -35,6 +35,7 @@ func TestChooseCountsLocalCheckoutsOnTheirWay(t *testing.T) {
 	chosen := p.chosen
 	e.outstanding--
 	p.mu.Unlock()
+	p.starts.Done() // the remote choice's, which checkoutRemote would release
 	if chosen != 0 {
 		t.Fatalf("chosen %d after acquire, want 0", chosen)
 	}

@@ -61,11 +61,13 @@ type EndpointStat struct {
 	// DialFailures counts dials that failed without an HTTP answer
 	// (refused connection, TLS, timeout) or with a status other than 503
 	// and 429; Refusals counts 503 and 429 answers (a draining or full
-	// server). A dial its caller cancelled counts as neither.
+	// server). A dial its caller cancelled (or Close cut short) counts
+	// as neither.
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
-	// refused Configure); a start its caller cancelled counts as none.
+	// refused Configure); a start its caller cancelled, or whose
+	// session.Config could not be encoded, counts as none.
 	StartFailures int64
 	// Resumes counts sessions that moved here (their dial succeeded)
 	// after another endpoint drained.
@@ -97,8 +99,9 @@ type endpoint struct {
 
 // remoteRef is where a remote Session currently runs; guarded by Pool.mu.
 type remoteRef struct {
-	ep     *endpoint
-	moving bool // resumeTo chose ep and its dial has not succeeded yet
+	ep       *endpoint
+	moving   bool // resumeTo chose ep and its dial has not succeeded yet
+	released bool // releaseRemote gave up ep's slot: the session no longer moves
 }
 
 // endpointsOf validates cfg's endpoints and builds their records.
@@ -169,12 +172,19 @@ func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 		return nil, true, nil
 	}
 	best.outstanding++
+	p.starts.Add(1) // checkoutRemote's; Close waits for it
 	return best, false, nil
 }
 
 // checkoutRemote starts a session on e (its slot already taken by
-// choose), within StartTimeout. The slot is released on failure.
+// choose, and counted in starts), within StartTimeout. The slot is
+// released on failure. Close cuts the start short: the checkout then
+// fails with ErrClosed, charged to no endpoint.
 func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Config) (*Session, error) {
+	defer p.starts.Done()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(p.closed, func() { cancel(ErrClosed) })()
 	ref := &remoteRef{ep: e}
 	l := session.RemoteLauncher{
 		URL:      e.URL,
@@ -189,7 +199,14 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 		return session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
 	})
 	if err != nil {
-		p.startFailed(e, err, time.Since(start), errors.Is(ctx.Err(), context.Canceled))
+		if closing := p.closing.Load(); closing || errors.Is(ctx.Err(), context.Canceled) || callersFault(err) {
+			p.startFailed(e, err, time.Since(start), true)
+			if closing {
+				return nil, ErrClosed
+			}
+			return nil, err
+		}
+		p.startFailed(e, err, time.Since(start), false)
 		return nil, err
 	}
 	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
@@ -218,13 +235,23 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 
 // retryElsewhere reports whether a failed remote start should be tried
 // on another endpoint: not when the caller is at fault (its headers, its
-// Configure refused) or its context ended.
+// Configure refused or unencodable) or its context ended.
 func retryElsewhere(ctx context.Context, err error) bool {
 	var (
 		he *ws.HeaderError
 		pe *session.PythonError
 	)
-	return ctx.Err() == nil && !errors.As(err, &he) && !errors.As(err, &pe)
+	return ctx.Err() == nil && !errors.As(err, &he) && !errors.As(err, &pe) && !callersFault(err)
+}
+
+// callersFault reports whether a failed remote start failed on the
+// caller's session.Config alone: a Configure that cannot be encoded
+// (session.Config.Validate), found before it is sent. That says nothing
+// of the endpoint, as for a local checkout, which refuses such a Config
+// before taking a worker.
+func callersFault(err error) bool {
+	var ire *session.InvalidRequestError
+	return errors.As(err, &ire)
 }
 
 // backsOff reports whether a failed start should back its endpoint off: a
@@ -240,7 +267,7 @@ func backsOff(err error) bool {
 func (p *Pool) dialed(ref *remoteRef, err error) {
 	if err == nil {
 		p.mu.Lock()
-		if ref.moving {
+		if ref.moving && !ref.released {
 			ref.moving = false
 			ref.ep.resumes++
 		}
@@ -248,9 +275,9 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 		return
 	}
 	var de *ws.DialError
-	if !errors.As(err, &de) || errors.Is(err, context.Canceled) {
-		// A header refusal (no I/O), or a dial its caller gave up on:
-		// neither says anything of the endpoint.
+	if !errors.As(err, &de) || errors.Is(err, context.Canceled) || p.closing.Load() {
+		// A header refusal (no I/O), or a dial its caller or Close gave
+		// up on: neither says anything of the endpoint.
 		return
 	}
 	p.mu.Lock()
@@ -295,14 +322,15 @@ func (p *Pool) backOffLocked(e *endpoint, retryAfter time.Duration) {
 const maxRetryAfter = 5 * time.Minute
 
 // startFailed releases e's slot after a failed start and accounts for it,
-// unless the caller cancelled it (as for a dial, a caller's deadline still
-// counts: the endpoint was too slow for it): that says nothing of the
-// endpoint, which is neither charged a start failure nor reported failed.
-func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, canceled bool) {
+// unless blameless: the caller cancelled it (as for a dial, a caller's
+// deadline still counts: the endpoint was too slow for it) or its Config
+// could not be encoded. That says nothing of the endpoint, which is
+// neither charged a start failure nor reported failed.
+func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, blameless bool) {
 	var de *ws.DialError
 	p.mu.Lock()
 	e.outstanding--
-	if canceled {
+	if blameless {
 		p.mu.Unlock()
 		return
 	}
@@ -318,12 +346,17 @@ func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, canceled 
 
 // resumeTo is where the session at ref goes after a ShutdownDump: the
 // least-loaded other endpoint that is not backed off (ref's own is
-// draining), else its own. The session's slot moves with it.
+// draining), else its own. The session's slot moves with it, unless the
+// session was released meanwhile (a Destroy racing with the resume,
+// whose dial Kill cuts short): its slot is gone already.
 func (p *Pool) resumeTo(ref *remoteRef) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
 	cur := ref.ep
+	if ref.released {
+		return cur.URL
+	}
 	var best *endpoint
 	for _, e := range p.eps {
 		if e == cur || now.Before(e.until) {
@@ -368,6 +401,7 @@ func (p *Pool) releaseRemote(s *Session, destroy bool) {
 	p.mu.Lock()
 	e := s.ref.ep
 	e.outstanding--
+	s.ref.released = true
 	delete(p.remote, s)
 	p.drainedLocked()
 	p.mu.Unlock()

@@ -22,13 +22,15 @@ const (
 	// ReasonAnnounced: the worker sent a FatalError and exited.
 	ReasonAnnounced Reason = "announced"
 	// ReasonVanished: the worker exited, was killed or hung up without a
-	// FatalError (including a worker that died while idle).
+	// FatalError (including a worker that died while idle, and a remote
+	// session whose connection dropped: a *session.DisconnectedError).
 	ReasonVanished Reason = "vanished"
 	// ReasonMemory: the worker exited with status 65, past its allocator
-	// ceiling.
+	// ceiling (remotely: the server closed with code 4003).
 	ReasonMemory Reason = "memory"
 	// ReasonTimeout: a deadline or the duration watchdog killed the
-	// worker mid-turn.
+	// worker mid-turn (remotely also: the server closed with code 4002
+	// or 4004, having killed its worker for running too long).
 	ReasonTimeout Reason = "timeout"
 	// ReasonProtocol: the worker broke the protocol and was discarded.
 	ReasonProtocol Reason = "protocol"
@@ -168,6 +170,7 @@ func crashReason(err error) (reason Reason, ok bool) {
 		pe *session.ProtocolError
 		te *session.TimeoutError
 		ca *session.CanceledError
+		de *session.DisconnectedError
 	)
 	switch {
 	case errors.As(err, &me):
@@ -183,6 +186,16 @@ func crashReason(err error) (reason Reason, ok bool) {
 		return ReasonTimeout, true
 	case errors.As(err, &ca) && ca.Killed:
 		return ReasonCanceled, true
+	case errors.As(err, &de):
+		// A remote worker's connection dropped: the server's close code
+		// tells its memory limit and its turn timeouts apart.
+		switch {
+		case errors.Is(err, worker.ErrMemoryLimit):
+			return ReasonMemory, true
+		case errors.Is(err, session.ErrTimeout):
+			return ReasonTimeout, true
+		}
+		return ReasonVanished, true
 	}
 	return "", false
 }

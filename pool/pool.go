@@ -22,12 +22,18 @@ type Pool struct {
 	version uint32
 	log     *slog.Logger
 
-	life      context.Context // ends when Close stops everything
-	stop      context.CancelFunc
-	kickCh    chan struct{}
-	wg        sync.WaitGroup // supervisor, spawns, watchers
-	done      chan struct{}  // closed when Close has finished
-	closing   atomic.Bool
+	life    context.Context // ends when Close stops everything
+	stop    context.CancelFunc
+	kickCh  chan struct{}
+	wg      sync.WaitGroup // supervisor, spawns, watchers
+	done    chan struct{}  // closed when Close has finished
+	closing atomic.Bool
+	// closed ends when Close begins: it cuts short remote starts in
+	// flight, which starts counts (Add under mu while not closing) and
+	// Close waits for.
+	closed    context.Context
+	closeNow  context.CancelFunc
+	starts    sync.WaitGroup
 	checkouts atomic.Int64
 
 	mu        sync.Mutex
@@ -142,6 +148,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 		remote: make(map[*Session]struct{}),
 	}
 	p.life, p.stop = context.WithCancel(context.Background())
+	p.closed, p.closeNow = context.WithCancel(context.Background())
 	if cfg.NoLocal {
 		p.version = cfg.ProtocolVersion
 		p.neg.Version, p.neg.Pinned = cfg.ProtocolVersion, cfg.ProtocolVersion != 0
@@ -234,8 +241,9 @@ func (p *Pool) Stat() Stats {
 func (p *Pool) liveLocked() int { return len(p.idle) + p.busyAlive }
 
 // Close shuts the pool down gracefully: Checkout fails with ErrClosed from
-// now on (waiting checkouts too, and those still configuring a worker),
-// idle workers are stopped, and checked-out
+// now on (waiting checkouts too, those still configuring a worker, and
+// remote starts in flight, whose dial or handshake Close cuts short and
+// waits for), idle workers are stopped, and checked-out
 // sessions may finish until ctx is done; a session closed meanwhile has its
 // worker stopped rather than returned. When ctx ends first, the remaining
 // sessions' workers are killed, remote sessions' connections closed
@@ -254,6 +262,7 @@ func (p *Pool) Close(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	p.closeNow() // remote starts in flight end with ErrClosed
 	var idle []*member
 	p.mu.Lock()
 	for _, w := range p.waiters {
@@ -311,6 +320,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	p.stop()
 	stops.Wait()
+	p.starts.Wait()
 	p.wg.Wait()
 	p.tel.close()
 	close(p.done)

@@ -904,6 +904,11 @@ func TestCrashReasons(t *testing.T) {
 		{"canceled killed", &session.CanceledError{Killed: true}, ReasonCanceled},
 		{"timeout survived", &session.TimeoutError{}, ""},
 		{"canceled survived", &session.CanceledError{}, ""},
+		{"remote drop", &session.DisconnectedError{Code: -1}, ReasonVanished},
+		{"remote going away", &session.DisconnectedError{Code: 1001}, ReasonVanished},
+		{"remote memory", &session.DisconnectedError{Code: 4003}, ReasonMemory},
+		{"remote turn timeout", &session.DisconnectedError{Code: 4002}, ReasonTimeout},
+		{"remote duration backstop", &session.DisconnectedError{Code: 4004}, ReasonTimeout},
 		{"busy", session.ErrBusy, ""},
 		{"nil", nil, ""},
 	} {

@@ -943,3 +943,161 @@ func TestCanceledStartIsNoEndpointFailure(t *testing.T) {
 		t.Fatalf("%d EventEndpointFailed for a cancelled start", n)
 	}
 }
+
+// A Config the session cannot encode is the caller's mistake, found by
+// the remote start before anything is sent: the checkout fails with it
+// at once, as a local one does, and no endpoint is charged a start
+// failure, reported failed or tried in turn.
+func TestInvalidConfigIsNoEndpointFailure(t *testing.T) {
+	_, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:   true,
+		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
+		Metrics:   ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	_, err = p.Checkout(context.Background(), session.Config{ScriptName: "bad\xffname.py"})
+	var ire *session.InvalidRequestError
+	if !errors.As(err, &ire) || errors.Is(err, pool.ErrNoEndpoint) {
+		t.Fatalf("checkout = %v, want a bare *session.InvalidRequestError", err)
+	}
+	for _, st := range p.Stat().Endpoints {
+		if st.StartFailures != 0 || st.Outstanding != 0 || st.Backoff != 0 {
+			t.Errorf("an invalid Config counted against endpoint %s: %+v", st.Name, st)
+		}
+	}
+	if n := len(ev.of(pool.EventEndpointFailed)); n != 0 {
+		t.Fatalf("%d EventEndpointFailed for an invalid Config", n)
+	}
+	// The endpoints still serve.
+	s := checkout(t, p)
+	defer s.Close()
+	run(t, s, "1 + 1", "2")
+}
+
+// A remote session whose connection the server dropped is reported by
+// its EventEndpointClosed as a crash of the remote worker, as a local
+// worker's would be (vanished; timeout when the server killed its worker
+// for running a turn too long), not as if the caller had destroyed it.
+func TestRemoteDropIsACrashReason(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		turn string
+		want pool.Reason
+	}{
+		{"vanished", "1", pool.ReasonVanished},
+		{"turn-timeout", "while True:\n    pass\n", pool.ReasonTimeout},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, u := remoteServer(t, func(cfg *server.Config) { cfg.TurnTimeout = 200 * time.Millisecond })
+			var ev events
+			p, err := pool.New(context.Background(), pool.Config{
+				NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeWithin(t, p)
+			s := checkout(t, p)
+			if c.want == pool.ReasonVanished {
+				srv.Close()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := s.Run(ctx, c.turn); !errors.Is(err, session.ErrDisconnected) || session.Survives(err) {
+				t.Fatalf("run = %v, want a disconnect", err)
+			}
+			s.Close()
+			closed := ev.of(pool.EventEndpointClosed)
+			if len(closed) != 1 || closed[0].Reason != c.want || closed[0].Endpoint != "a" {
+				t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, c.want)
+			}
+			if st := p.Stat().Endpoints[0]; st.Outstanding != 0 {
+				t.Fatalf("stat %+v", st)
+			}
+		})
+	}
+}
+
+// Close ends a remote checkout still dialling (an endpoint that accepts
+// the connection and never upgrades it) before it returns: the checkout
+// fails with ErrClosed rather than when its dial times out, after Close
+// (reporting to Metrics then), and the endpoint is not charged for it.
+func TestCloseEndsARemoteDial(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:      true,
+		Endpoints:    []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		StartTimeout: time.Hour,
+		Metrics:      ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Checkout(context.Background(), session.Config{})
+		done <- err
+	}()
+	c := <-accepted
+	defer c.Close()
+	closeWithin(t, p)
+	select {
+	case err := <-done:
+		if !errors.Is(err, pool.ErrClosed) {
+			t.Fatalf("checkout = %v, want ErrClosed", err)
+		}
+	default:
+		t.Fatal("Close returned while a checkout still dials")
+	}
+	if st := p.Stat().Endpoints[0]; st.DialFailures != 0 || st.StartFailures != 0 || st.Outstanding != 0 || st.Backoff != 0 {
+		t.Fatalf("the closed dial counted against the endpoint: %+v", st)
+	}
+	if n := len(ev.of(pool.EventEndpointFailed)); n != 0 {
+		t.Fatalf("%d EventEndpointFailed for a dial Close ended", n)
+	}
+}
+
+// A resume's Pick that comes after the session was destroyed (Destroy
+// racing with a ShutdownDump) moves nothing: the session's endpoint slot
+// was released already, and the outstanding counts stay exact.
+func TestPickAfterReleaseMovesNoSlot(t *testing.T) {
+	_, urlA := remoteServer(t, nil)
+	_, urlB := remoteServer(t, nil)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:   true,
+		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s := checkout(t, p)
+	s.Destroy()
+	pool.PickAfterRelease(s)
+	for _, st := range p.Stat().Endpoints {
+		if st.Outstanding != 0 {
+			t.Fatalf("after the session's release: %+v", p.Stat().Endpoints)
+		}
+	}
+}
