@@ -204,8 +204,7 @@ type Config struct {
 	// (the session is closed) before the panic goes on.
 	Print PrintFunc
 	// WatchdogGrace is the backstop margin past the max_duration budget;
-	// 0 means DefaultWatchdogGrace. The watchdog counts wall-clock time
-	// from the request, except the time spent in the print function.
+	// 0 means DefaultWatchdogGrace.
 	WatchdogGrace time.Duration
 	// AbortTimeout bounds the AbortFeed sent when a context ends while a
 	// feed waits on the host; 0 means DefaultAbortTimeout.

@@ -599,7 +599,7 @@ func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.Ch
 		}
 		switch b := ev.Body.(type) {
 		case *message.Print:
-			s.deliver(b, false)
+			s.deliver(b)
 			continue
 		case nil:
 			return nil, errors.New("event with no kind")

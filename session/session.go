@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -398,7 +397,7 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 				break
 			}
 			if p, ok := e.Body.(*message.Print); ok {
-				s.deliver(p, watched)
+				s.deliver(p)
 				continue
 			}
 			ev = e
@@ -445,19 +444,10 @@ func (s *Session) keep(buf []byte) {
 // mid-turn.
 var errPrintPanicked = errors.New("monty session: the print function panicked mid-turn; the worker was discarded")
 
-// deliver passes the segments of p to the print function. watched says
-// that the turn's watchdog is armed: it is paused while the print function
-// runs, whose time is the host's, not the worker's (a slow sink would
-// otherwise get an honest worker killed for running past its budget), and
-// resumes with what it had left.
-func (s *Session) deliver(p *message.Print, watched bool) {
+func (s *Session) deliver(p *message.Print) {
 	s.printed(p)
 	if s.print == nil {
 		return
-	}
-	var left time.Duration
-	if watched {
-		left = s.pauseWatchdog()
 	}
 	done := false
 	defer func() {
@@ -472,9 +462,6 @@ func (s *Session) deliver(p *message.Print, watched bool) {
 		s.print(seg.Stream, seg.Text)
 	}
 	done = true
-	if watched {
-		s.resumeWatchdog(left)
-	}
 }
 
 // kill kills the worker mid-turn for reason, unless the turn has already
@@ -498,28 +485,6 @@ func (s *Session) watchdogFire() {
 
 // monoBase is the origin of the watchdog's deadlines (monotonic clock).
 var monoBase = time.Now()
-
-// wdPaused is the watchdog deadline while the watchdog is paused: a
-// callback that runs then (its timer expired as the pause began) kills
-// nothing.
-const wdPaused = math.MaxInt64
-
-// pauseWatchdog stops the armed watchdog and returns the time it had left
-// (negative when its deadline has passed: a callback may then be killing
-// the worker, as it should).
-func (s *Session) pauseWatchdog() time.Duration {
-	left := time.Duration(s.wdDeadline.Swap(wdPaused)) - time.Since(monoBase)
-	s.wd.Stop()
-	return left
-}
-
-// resumeWatchdog re-arms the watchdog paused by pauseWatchdog with the
-// time it had left.
-func (s *Session) resumeWatchdog(left time.Duration) {
-	left = max(left, 0)
-	s.wdDeadline.Store(int64(satdur.Add(time.Since(monoBase), left)))
-	s.wd.Reset(left)
-}
 
 // armWatchdog starts the max_duration backstop for a turn that runs code:
 // the remaining budget plus the grace. It reports whether a budget is
