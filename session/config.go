@@ -204,7 +204,11 @@ type Config struct {
 	// (the session is closed) before the panic goes on.
 	Print PrintFunc
 	// WatchdogGrace is the backstop margin past the max_duration budget;
-	// 0 means DefaultWatchdogGrace.
+	// 0 means DefaultWatchdogGrace. The backstop counts wall-clock time
+	// from the request, the time spent in Print included: a worker goes
+	// on running while its prints are delivered, so that time cannot be
+	// left out without letting a worker that floods a slow sink run
+	// unbounded. A slow Print sink should buffer, or the grace cover it.
 	WatchdogGrace time.Duration
 	// AbortTimeout bounds the AbortFeed sent when a context ends while a
 	// feed waits on the host; 0 means DefaultAbortTimeout.
