@@ -28,7 +28,7 @@ run: worker build
 	./bin/montygo run examples/hello.py
 
 ## test: vet, race tests (incl. live-worker tests), generated-code check, lint, fuzz smoke
-test: worker vet cross check-proto tidy-check api-check lint unit unit-norace relay-suites conform fuzz-smoke
+test: worker vet cross check-proto tidy-check api-check lint unit unit-norace replay relay-suites conform fuzz-smoke
 
 vet:
 	$(GO) vet ./...
@@ -53,6 +53,13 @@ lint:
 ## rendering work at full size)
 unit-norace: worker
 	$(GO) test -count=1 -run 'TestRealAllocationStaysWithinTheBudget|TestParent/print_at_cap|TestRenderWorkGrowsLinearly' ./codec/codecv4/ ./internal/hostile/ ./value/
+
+## replay: every recorded session of testdata/v2 replayed against the
+## released worker and `montygo subprocess` at protocols 2, 4 and 5; on its
+## own, because its four targets' processes would crowd the unit suites'
+## time-bounded scenarios on 2 CPUs
+replay: worker
+	MONTY_REPLAY=1 $(GO) test -count=1 -run TestSubprocessReplaysVectors ./cmd/montygo/
 
 ## relay-suites: the real-worker session, pool and mount suites again, with
 ## `montygo subprocess` as the worker, at protocols 4, 2 and 5
