@@ -535,25 +535,35 @@ func init() {
 	rule("print.timer-releases-silent-output", "contract §11; behaviour §3", both, 0,
 		"With the default 5 ms interval, output is released while the code keeps running, not held until the turn ends",
 		func(t *rt) {
-			s := t.Fresh()
-			sent := time.Now()
-			s.sendFeed("print('early')\nn = 0\nfor i in range(3000000):\n    n += 1\nn")
-			ev, err := s.Next()
-			if err != nil {
-				t.Failf("expected Print, got %v", err)
+			// A timing rule: on a loaded machine the worker's timer can
+			// be starved for a whole turn, so the turn is tried up to
+			// three times; a worker that holds output until the end of
+			// the turn fails every one.
+			const tries = 3
+			var total, held time.Duration
+			for range tries {
+				s := t.Fresh()
+				sent := time.Now()
+				s.sendFeed("print('early')\nn = 0\nfor i in range(3000000):\n    n += 1\nn")
+				ev, err := s.Next()
+				if err != nil {
+					t.Failf("expected Print, got %v", err)
+				}
+				printAt := time.Now()
+				if ev.Body.EventKind() != message.KindPrint {
+					t.Failf("expected Print(\"early\\n\") first, got %s", describe(ev))
+				}
+				s.Expect(s.Read(), "the rest of the turn", isComplete)
+				total, held = time.Since(sent), printAt.Sub(sent)
+				if total < 100*time.Millisecond {
+					t.Skipf("the loop ran too fast (%v) to tell a timer flush from the end-of-turn drain", total)
+				}
+				if held <= total/2 {
+					return
+				}
 			}
-			printAt := time.Now()
-			if ev.Body.EventKind() != message.KindPrint {
-				t.Failf("expected Print(\"early\\n\") first, got %s", describe(ev))
-			}
-			s.Expect(s.Read(), "the rest of the turn", isComplete)
-			total, held := time.Since(sent), printAt.Sub(sent)
-			if total < 100*time.Millisecond {
-				t.Skipf("the loop ran too fast (%v) to tell a timer flush from the end-of-turn drain", total)
-			}
-			if held > total/2 {
-				t.Failf("expected the Print long before the end of a %v turn, got it after %v", total.Round(time.Millisecond), held.Round(time.Millisecond))
-			}
+			t.Failf("expected the Print long before the end of the turn, got it after %v of %v (the last of %d turns)",
+				held.Round(time.Millisecond), total.Round(time.Millisecond), tries)
 		})
 
 	rule("print.unstamped", "contract §8; behaviour §6", both, 0,
