@@ -69,19 +69,43 @@ func TestBearerTokens(t *testing.T) {
 }
 
 func TestParseTokens(t *testing.T) {
-	for _, bad := range []string{"", "# only a comment\n", "alice\n", ":tok\n", "alice:\n", "al ice:tok\n", "a:x\nb:x\n"} {
+	for _, bad := range []string{"", "# only a comment\n", "alice\n", ":tok\n", "alice:\n", "al ice:tok-0123456789abcdef\n",
+		"a:tok-0123456789abcdef\nb:tok-0123456789abcdef\n"} {
 		if _, err := ParseTokens(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
 	}
-	tk, err := ParseTokens(strings.NewReader("a:t1\r\nb:t2:with:colons\n"))
+	tk, err := ParseTokens(strings.NewReader("a:token-one-0123456789\r\nb:token-two:with:colons\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for tok, want := range map[string]string{"t1": "a", "t2:with:colons": "b", "t2": "", "t1 ": ""} {
+	for tok, want := range map[string]string{"token-one-0123456789": "a", "token-two:with:colons": "b", "token-two": "",
+		"token-one-0123456789 ": ""} {
 		if got, _ := tk.Lookup(tok); got != want {
 			t.Errorf("Lookup(%q) = %q, want %q", tok, got, want)
 		}
+	}
+}
+
+// TestParseTokensRefusesShortTokens: a token of a few bytes can be guessed;
+// ParseTokens refuses any under MinTokenLen bytes with ErrShortToken, naming
+// the line but never the token.
+func TestParseTokensRefusesShortTokens(t *testing.T) {
+	for _, bad := range []string{"alice:x\n", "alice:abc\n", "ok:0123456789abcdef\nalice:0123456789abcde\n"} {
+		_, err := ParseTokens(strings.NewReader(bad))
+		if !errors.Is(err, ErrShortToken) {
+			t.Errorf("%q: %v, want ErrShortToken", bad, err)
+			continue
+		}
+		if tok := bad[strings.LastIndexByte(bad[:len(bad)-1], ':')+1 : len(bad)-1]; strings.Contains(err.Error(), tok) {
+			t.Errorf("%q: the error %q shows the token", bad, err)
+		}
+		if !strings.Contains(err.Error(), "16 bytes") {
+			t.Errorf("%q: the error %q does not say how long a token must be", bad, err)
+		}
+	}
+	if _, err := ParseTokens(strings.NewReader("alice:0123456789abcdef\n")); err != nil {
+		t.Errorf("a %d-byte token: %v", MinTokenLen, err)
 	}
 }
 
@@ -92,7 +116,7 @@ func TestParseTokens(t *testing.T) {
 // client it names could never connect.
 func TestParseTokensRefusesUnpresentable(t *testing.T) {
 	for _, bad := range []string{"alice:abc\vdef\n", "alice:abc\fdef\n", "alice:abc\rdef\n", "alice:abc\x00def\n",
-		"alice:abc\x7fdef\n", "alice:abc\u00a0def\n", "al\vice:tok\n", "al\x1bice:tok\n"} {
+		"alice:abc\x7fdef\n", "alice:abc\u00a0def\n", "al\vice:tok-0123456789abcdef\n", "al\x1bice:tok-0123456789abcdef\n"} {
 		if _, err := ParseTokens(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

@@ -16,6 +16,14 @@ import (
 // maxTokensFile bounds a tokens file.
 const maxTokensFile = 1 << 20
 
+// MinTokenLen is the shortest bearer token ParseTokens accepts, in bytes
+// (a random token of 16 printable bytes has about 100 bits).
+const MinTokenLen = 16
+
+// ErrShortToken reports a token under MinTokenLen bytes in a tokens file
+// (the error names its line, never the token).
+var ErrShortToken = fmt.Errorf("token shorter than %d bytes", MinTokenLen)
+
 // Tokens is a set of bearer tokens, each naming a client. Lookups compare
 // a hash of the presented token with every entry in constant time.
 //
@@ -29,7 +37,8 @@ type Tokens struct {
 // with '#' are skipped). NAME is the client identity used for per-client
 // caps, logs and metrics; names and tokens may not contain whitespace
 // (Unicode's) or control characters (an HTTP header cannot carry them),
-// and a token may appear only once.
+// a token may appear only once, and a token has at least MinTokenLen
+// bytes (a shorter one fails with an error matching ErrShortToken).
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxTokensFile+1))
 	if err != nil {
@@ -50,6 +59,9 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 		name, tok, ok := strings.Cut(line, ":")
 		if !ok || name == "" || tok == "" || strings.ContainsFunc(name, spaceOrControl) || strings.ContainsFunc(tok, spaceOrControl) {
 			return nil, fmt.Errorf("server: tokens line %d: want NAME:TOKEN", n)
+		}
+		if len(tok) < MinTokenLen {
+			return nil, fmt.Errorf("server: tokens line %d: %w", n, ErrShortToken)
 		}
 		h := sha256.Sum256([]byte(tok))
 		if seen[h] {

@@ -67,3 +67,21 @@ func TestOpenLoopbackServerRefusesForeignHosts(t *testing.T) {
 		t.Errorf("with tokens, Host monty.internal.example: status %d", resp.StatusCode)
 	}
 }
+
+// TestLoopbackHost: one helper answers both "does this Host header name
+// the loopback" and "is this listen host the loopback" (montygo serve's
+// check before listening without tokens).
+func TestLoopbackHost(t *testing.T) {
+	for _, h := range []string{"localhost", "LOCALHOST", "localhost.", "localhost:8000", "app.localhost", "127.0.0.1",
+		"127.0.0.2:80", "::1", "[::1]", "[::1]:8000", "::ffff:127.0.0.1"} {
+		if !LoopbackHost(h) {
+			t.Errorf("LoopbackHost(%q) = false", h)
+		}
+	}
+	for _, h := range []string{"", "0.0.0.0", ":8000", "::", "[::]:80", "10.0.0.1", "evil.example", "localhost.evil.example",
+		"127.0.0.1.evil.example", "localhostx", "xlocalhost"} {
+		if LoopbackHost(h) {
+			t.Errorf("LoopbackHost(%q) = true", h)
+		}
+	}
+}

@@ -121,7 +121,7 @@ func (s *Server) SetTokens(t *Tokens) { s.tokens.Store(t) }
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.open() && arrivedOnLoopback(r) && !loopbackHost(r.Host) {
+	if s.open() && arrivedOnLoopback(r) && !LoopbackHost(r.Host) {
 		s.refuse(w, http.StatusForbidden, ReasonHostRejected, 0)
 		return
 	}
@@ -147,9 +147,14 @@ func arrivedOnLoopback(r *http.Request) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// loopbackHost reports whether a Host header names this machine's
-// loopback: localhost or a name under it (RFC 6761), or a loopback IP.
-func loopbackHost(h string) bool {
+// LoopbackHost reports whether h, a Host header or a listen address's
+// host (either with or without a port; an IPv6 address with or without
+// brackets), names this machine's loopback: localhost or a name under it
+// (RFC 6761), in any case and with or without a trailing dot, or a
+// loopback IP. It looks nothing up: a name under localhost may still
+// resolve elsewhere through DNS, so a listener must also check the
+// address it bound.
+func LoopbackHost(h string) bool {
 	host := h
 	if hh, _, err := net.SplitHostPort(h); err == nil {
 		host = hh

@@ -179,7 +179,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		lport = *port
 	}
 	*listen = net.JoinHostPort(lhost, lport)
-	if *tokens == "" && !*insecure && !loopback(lhost) {
+	openLoopback := *tokens == "" && !*insecure
+	if openLoopback && !server.LoopbackHost(lhost) {
 		return fail(fmt.Errorf("refusing to listen on %q without --tokens (pass --insecure-no-auth to allow it)", *listen))
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
@@ -215,6 +216,12 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fail(err)
+	}
+	if openLoopback && !boundLoopback(l.Addr()) {
+		// A name under localhost passes LoopbackHost but is looked up
+		// like any other; what was bound decides.
+		l.Close()
+		return fail(fmt.Errorf("refusing to listen on %q (bound %s, not a loopback address) without --tokens (pass --insecure-no-auth to allow it)", *listen, l.Addr()))
 	}
 	srv, err := server.New(context.Background(), cfg)
 	if err != nil {
@@ -330,12 +337,10 @@ func readKey(path string) ([]byte, error) {
 	return b, nil
 }
 
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// boundLoopback reports whether a listener's address is a loopback one.
+func boundLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
 }
 
 func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {

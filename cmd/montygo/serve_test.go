@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -279,5 +280,43 @@ func TestServeHostAndPortFlags(t *testing.T) {
 	_, stderr, code := runCLI(t, "", "serve", "--host", "0.0.0.0", "--port", "0", "--dump-key", key)
 	if code != 2 || !strings.Contains(stderr, "without --tokens") {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestServeLoopbackNamesAsTheServerDoes: the listen check without tokens
+// and the server's Host check share one notion of "loopback": a
+// LOCALHOST listen address binds the loopback and is accepted (it was
+// refused while Host: LOCALHOST was served).
+func TestServeLoopbackNamesAsTheServerDoes(t *testing.T) {
+	p := startServe(t, nil, "--listen", "LOCALHOST:0")
+	if !strings.HasPrefix(p.url, "ws://127.0.0.1:") {
+		t.Fatalf("URL %q", p.url)
+	}
+}
+
+// TestBoundLoopback: whatever name the listen host was, the address bound
+// is what decides: a name that passes the check but resolves elsewhere
+// (a *.localhost name goes to DNS) is refused after listening.
+func TestBoundLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:80": true, "[::1]:80": true, "127.3.2.1:1": true,
+		"0.0.0.0:80": false, "[::]:80": false, "10.1.2.3:80": false, "[2001:db8::1]:80": false} {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := boundLoopback(a); got != want {
+			t.Errorf("boundLoopback(%s) = %v", addr, got)
+		}
+	}
+}
+
+// TestServeRefusesShortTokens: a tokens file with a token under 16 bytes
+// is a configuration error (exit 2) that names the rule, not the token.
+func TestServeRefusesShortTokens(t *testing.T) {
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	tokens := writeFile(t, "tokens", "alice:hunter2\n")
+	_, stderr, code := runCLI(t, "", "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--tokens", tokens)
+	if code != 2 || !strings.Contains(stderr, "16 bytes") || strings.Contains(stderr, "hunter2") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
