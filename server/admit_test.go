@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -189,6 +190,48 @@ func TestBearerHeaderForms(t *testing.T) {
 		tok, ok := bearer(r)
 		if tok != tc.tok || ok != tc.ok {
 			t.Errorf("%q: got %q %v, want %q %v", tc.vals, tok, ok, tc.tok, tc.ok)
+		}
+	}
+}
+
+// TestPerClientQuotaByIPv6Prefix: an IPv6 client holds a whole /64 (one
+// LAN, or one customer of a provider), so its addresses are one client:
+// otherwise --max-sessions-per-client would be no cap for it. IPv4
+// clients, also mapped into IPv6, are keyed by their address.
+func TestPerClientQuotaByIPv6Prefix(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxSessionsPerClient = 1; c.TrustForwardedFor = true })
+	xff := func(ip string) http.Header { return http.Header{"X-Forwarded-For": {ip}} }
+	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("2001:db8:1:2::1")})
+	for _, same := range []string{"2001:db8:1:2::2", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:DB8:1:2:0:0:0:3"} {
+		if de := dialErr(t, ts.URL, xff(same)); de.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("%s, in the same /64: %d, want 429", same, de.StatusCode)
+		}
+	}
+	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("2001:db8:1:3::1")})
+	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("192.0.2.1")})
+	if de := dialErr(t, ts.URL, xff("::ffff:192.0.2.1")); de.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("192.0.2.1 mapped into IPv6: %d, want 429", de.StatusCode)
+	}
+	dial(t, ts.URL, 4, ws.DialOptions{Header: xff("192.0.2.2")})
+}
+
+// TestClientKeyOfPeerAddress: without a forwarding proxy the peer address
+// is keyed the same way (by /64 for IPv6).
+func TestClientKeyOfPeerAddress(t *testing.T) {
+	s := &Server{}
+	for remote, want := range map[string]string{
+		"192.0.2.1:5000":                "192.0.2.1",
+		"[::ffff:192.0.2.1]:5000":       "192.0.2.1",
+		"[2001:db8:1:2::1]:5000":        "2001:db8:1:2::/64",
+		"[2001:db8:1:2:aaaa:bbbb::9]:1": "2001:db8:1:2::/64",
+		"[fe80::1%eth0]:5000":           "fe80::/64",
+		"[::1]:5000":                    "::1",
+		"not-an-address":                "not-an-address",
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = remote
+		if got, ok := s.identity(r); !ok || got != want {
+			t.Errorf("%s: identity %q %v, want %q", remote, got, ok, want)
 		}
 	}
 }

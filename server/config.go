@@ -36,7 +36,8 @@ type Config struct {
 	// MaxSessions caps open sessions server-wide (0: 64; < 0: no cap).
 	MaxSessions int
 	// MaxSessionsPerClient caps the open sessions of one client identity
-	// (0: 10; < 0: no cap).
+	// (0: 10; < 0: no cap): a token's name, a client certificate's name,
+	// or else the address, an IPv6 address by its /64.
 	MaxSessionsPerClient int
 
 	// TurnTimeout bounds one turn (a request reaching the worker until its

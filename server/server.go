@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -356,16 +357,41 @@ func (s *Server) identity(r *http.Request) (string, bool) {
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
 		return "cn:" + r.TLS.VerifiedChains[0][0].Subject.CommonName, true
 	}
+	return s.addressKey(r), true
+}
+
+// addressKey is the client key of an unauthenticated request: its
+// address (the peer's, or the forwarding proxy's last X-Forwarded-For
+// address), by clientKey.
+func (s *Server) addressKey(r *http.Request) string {
 	if s.cfg.TrustForwardedFor {
 		if ip := forwardedFor(r.Header); ip != "" {
-			return ip, true
+			return clientKey(ip)
 		}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return host, true
+	return clientKey(host)
+}
+
+// clientKey names the client at address host: an IPv4 address (also one
+// mapped into IPv6) as itself, an IPv6 address by its /64 ("2001:db8::/64"):
+// one subscriber or LAN holds a whole /64, so keying its addresses apart
+// would give it as many identities as it likes. The IPv6 loopback stays
+// itself, and anything that is not an IP address is kept as it is.
+func clientKey(host string) string {
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	a = a.WithZone("").Unmap()
+	if a.Is4() || a.IsLoopback() {
+		return a.String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 // forwardedFor returns the last X-Forwarded-For address (over every line
