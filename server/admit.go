@@ -18,6 +18,11 @@ const (
 	// received on a loopback address, whose Host is not a loopback name
 	// (a DNS-rebinding page addresses the server by its own name).
 	ReasonHostRejected = "host_rejected"
+	// ReasonAuthThrottled: an upgrade (or a /metrics request) from a
+	// client address that made Config.MaxAuthFailures failed
+	// authentications in a burst, refused with 429 before its token is
+	// looked at.
+	ReasonAuthThrottled = "auth_throttled"
 )
 
 // admission counts sessions server-wide and per client, and the handlers

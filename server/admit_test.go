@@ -38,6 +38,7 @@ func TestBearerTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := startServer(t, func(c *Config) { c.Tokens = tokens; c.MaxSessionsPerClient = 1 })
+	ts.Bearer = "tok-alice-0123456789"
 	for _, h := range []http.Header{nil, bearerHeader("wrong"), bearerHeader(""), {"Authorization": {"Basic YWxpY2U6eA=="}}} {
 		if de := dialErr(t, ts.URL, h); de.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("%v: status %d, want 401", h, de.StatusCode)

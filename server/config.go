@@ -66,6 +66,19 @@ type Config struct {
 	// the token's name is the client identity. Replace it at run time with
 	// Server.SetTokens.
 	Tokens *Tokens
+	// OpenMetrics serves /metrics without authentication even when Tokens
+	// is set (for a scraper on a network only it reaches). Without it,
+	// with Tokens set, /metrics wants a valid bearer token like "/"; a
+	// Prometheus scrape job sends one with its authorization setting.
+	OpenMetrics bool
+	// MaxAuthFailures is how many failed bearer-token authentications
+	// (a missing, unknown or doubled token) one client address may make
+	// in a burst; it gets one back every 6 s. An address past it is
+	// answered 429 with Retry-After before its token is looked at
+	// (0: 10; < 0: no limit). The address is the one of
+	// MaxSessionsPerClient (an IPv6 address by its /64), so behind a
+	// proxy set TrustForwardedFor, or every client shares the proxy's.
+	MaxAuthFailures int
 	// TrustForwardedFor takes the client identity of an unauthenticated
 	// request from the last X-Forwarded-For address, the one the proxy in
 	// front of the server appended, instead of the peer address. The
@@ -102,6 +115,9 @@ type Config struct {
 	// with its connection id; never code or values); nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// now, when set, is the clock of the authentication limiter (tests).
+	now func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -115,6 +131,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSessionsPerClient == 0 {
 		c.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
+	if c.MaxAuthFailures == 0 {
+		c.MaxAuthFailures = DefaultMaxAuthFailures
 	}
 	def(&c.TurnTimeout, DefaultTurnTimeout)
 	def(&c.IdleTimeout, DefaultIdleTimeout)

@@ -27,6 +27,8 @@ type testServer struct {
 	URL  string
 	HTTP string
 	done chan error
+	// Bearer, when set, is sent with every /metrics request of waitMetric.
+	Bearer string
 }
 
 func startServer(t testing.TB, mutate func(*Config)) *testServer {
@@ -181,7 +183,7 @@ func waitMetric(t testing.TB, ts *testServer, want string) {
 	deadline := time.Now().Add(30 * time.Second)
 	var body string
 	for time.Now().Before(deadline) {
-		_, body = get(t, ts.HTTP+"/metrics")
+		body = ts.metrics(t)
 		for _, line := range strings.Split(body, "\n") {
 			if line == want {
 				return
@@ -190,6 +192,28 @@ func waitMetric(t testing.TB, ts *testServer, want string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("metric %q never appeared; /metrics has:\n%s", want, grepMonty(body))
+}
+
+// metrics returns the body of /metrics, sending ts.Bearer when set.
+func (ts *testServer) metrics(t testing.TB) string {
+	t.Helper()
+	req, err := http.NewRequest("GET", ts.HTTP+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts.Bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+ts.Bearer)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d %s", resp.StatusCode, b)
+	}
+	return string(b)
 }
 
 func grepMonty(body string) string {

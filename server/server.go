@@ -43,6 +43,7 @@ type Server struct {
 	// ceilings are the limits no session may exceed, also through a Load.
 	ceilings DumpLimits
 	tokens   atomic.Pointer[Tokens]
+	authLim  *authLimiter // nil: no limit
 	adm      *admission
 	pool     *pool.Pool
 	m        *metrics
@@ -76,11 +77,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: worker pool: %w", err)
 	}
 	s := &Server{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		signer: signer,
-		adm:    newAdmission(cfg.MaxSessions, cfg.MaxSessionsPerClient),
-		pool:   p,
+		cfg:     cfg,
+		log:     cfg.Logger,
+		signer:  signer,
+		adm:     newAdmission(cfg.MaxSessions, cfg.MaxSessionsPerClient),
+		authLim: newAuthLimiter(cfg.MaxAuthFailures, cfg.now),
+		pool:    p,
 	}
 	c := clampLimits(nil, &cfg)
 	s.ceilings = DumpLimits{MaxDurationMicros: *c.MaxDurationMicros, MaxMemoryBytes: *c.MaxMemoryBytes, MaxRecursionDepth: *c.MaxRecursionDepth}
@@ -92,9 +94,22 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.HandleFunc("GET /health", s.readyz) // upstream's name
 	s.mux.HandleFunc("GET /info", s.info)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	s.mux.Handle("GET /metrics", s.metricsAuth(promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{})))
 	s.mux.HandleFunc("/", s.root)
 	return s, nil
+}
+
+// metricsAuth wants a valid bearer token in front of h while tokens are
+// set, unless the Config opens the metrics (see Config.OpenMetrics).
+func (s *Server) metricsAuth(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.cfg.OpenMetrics && s.tokens.Load() != nil {
+			if _, ok := s.authenticate(w, r); !ok {
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // poolMax is the worker pool's cap: one worker per session the server
@@ -113,7 +128,9 @@ func poolMax(cfg Config) int {
 func (s *Server) SetTokens(t *Tokens) { s.tokens.Store(t) }
 
 // Handler returns the server's HTTP handler: the WebSocket endpoint at
-// "/" and the /healthz, /readyz, /metrics and /info endpoints. With no
+// "/" and the /healthz, /readyz, /metrics and /info endpoints. With
+// tokens, "/" (the WebSocket) and /metrics (unless Config.OpenMetrics)
+// want a valid bearer token; the others are open. With no
 // authentication (no tokens, no verified client certificates), a request
 // received on a loopback address must name a loopback host (localhost,
 // *.localhost, a loopback IP): anything else is refused with 403, so that
@@ -394,6 +411,27 @@ func clientKey(host string) string {
 	return p.String()
 }
 
+// authenticate returns r's client identity, or refuses r: 429 with
+// Retry-After when its address is past MaxAuthFailures (its token is not
+// looked at), 401 when it presents no valid token (counted against its
+// address).
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	addr := s.addressKey(r)
+	if s.tokens.Load() != nil {
+		if retry, ok := s.authLim.allow(addr); !ok {
+			s.refuse(w, http.StatusTooManyRequests, ReasonAuthThrottled, retry)
+			return "", false
+		}
+	}
+	client, ok := s.identity(r)
+	if !ok {
+		s.authLim.fail(addr)
+		s.refuse(w, http.StatusUnauthorized, ReasonUnauthorized, 0)
+		return "", false
+	}
+	return client, true
+}
+
 // forwardedFor returns the last X-Forwarded-For address (over every line
 // of the header): the one the proxy in front of the server appended, the
 // address it received the request from. The addresses before it are the
@@ -438,9 +476,8 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, http.StatusServiceUnavailable, ReasonDraining, s.cfg.DrainGrace)
 		return
 	}
-	client, ok := s.identity(r)
+	client, ok := s.authenticate(w, r)
 	if !ok {
-		s.refuse(w, http.StatusUnauthorized, ReasonUnauthorized, 0)
 		return
 	}
 	sl, reason := s.adm.acquire(client)

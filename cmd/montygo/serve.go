@@ -91,6 +91,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.BoolVar(&cfg.TrustForwardedFor, "trust-forwarded-for", false, "take an unauthenticated client's identity from the last X-Forwarded-For address (the one the proxy in front appended)")
 	workerPath := fs.String("worker", "", "the monty worker binary (default: $MONTY_BIN, .monty/bin/monty, PATH)")
 	tokens := fs.String("tokens", "", "`FILE` of NAME:TOKEN lines; clients send Authorization: Bearer TOKEN (reloaded on SIGHUP)")
+	fs.IntVar(&cfg.MaxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "failed token logins one client address may make in a burst, one more every 6 s; past it 429 (0 disables the limit)")
+	fs.BoolVar(&cfg.OpenMetrics, "metrics-no-auth", false, "serve /metrics without a token even with --tokens (for a scraper on a trusted network)")
 	insecure := fs.Bool("insecure-no-auth", false, "allow listening on a non-loopback address without --tokens")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss://")
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
@@ -139,6 +141,9 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	if cfg.MaxSessionsPerClient == 0 {
 		cfg.MaxSessionsPerClient = -1
+	}
+	if cfg.MaxAuthFailures <= 0 {
+		cfg.MaxAuthFailures = -1
 	}
 	if cfg.Prewarm < 1 {
 		// server.Config reads 0 (and less) as its default of 2.

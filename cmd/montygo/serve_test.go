@@ -320,3 +320,37 @@ func TestServeRefusesShortTokens(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestServeMetricsWantATokenWithTokens: with --tokens, /metrics wants a
+// token unless --metrics-no-auth; MONTY_SERVER_MAX_AUTH_FAILURES bounds
+// failed logins (429 past it).
+func TestServeMetricsWantATokenWithTokens(t *testing.T) {
+	tokens := writeFile(t, "tokens", "alice:tok-alice-0123456789\n")
+	status := func(url, tok string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	p := startServe(t, []string{"MONTY_SERVER_MAX_AUTH_FAILURES=1"}, "--tokens", tokens)
+	if code := status(p.http+"/metrics", "tok-alice-0123456789"); code != http.StatusOK {
+		t.Fatalf("/metrics with the token: %d", code)
+	}
+	if code := status(p.http+"/metrics", ""); code != http.StatusUnauthorized {
+		t.Fatalf("/metrics without a token: %d", code)
+	}
+	if code := status(p.http+"/metrics", "tok-alice-0123456789"); code != http.StatusTooManyRequests {
+		t.Fatalf("/metrics past --max-auth-failures: %d", code)
+	}
+	open := startServe(t, nil, "--tokens", tokens, "--metrics-no-auth")
+	if code := status(open.http+"/metrics", ""); code != http.StatusOK {
+		t.Fatalf("--metrics-no-auth: /metrics without a token: %d", code)
+	}
+}

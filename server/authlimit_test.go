@@ -1,0 +1,203 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/transport/ws"
+)
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_000_000, 0)} }
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestAuthLimiterBurstAndRefill(t *testing.T) {
+	clk := newFakeClock()
+	l := newAuthLimiter(3, clk.now)
+	for i := range 3 {
+		if _, ok := l.allow("a"); !ok {
+			t.Fatalf("attempt %d refused", i+1)
+		}
+		l.fail("a")
+	}
+	retry, ok := l.allow("a")
+	if ok || retry <= 0 || retry > authFailureRefill {
+		t.Fatalf("after the burst: retry %v ok %v", retry, ok)
+	}
+	if _, ok := l.allow("b"); !ok {
+		t.Fatal("another address refused")
+	}
+	clk.advance(authFailureRefill / 2)
+	if retry2, ok := l.allow("a"); ok || retry2 >= retry {
+		t.Fatalf("half a refill later: retry %v ok %v (before: %v)", retry2, ok, retry)
+	}
+	clk.advance(authFailureRefill / 2)
+	if _, ok := l.allow("a"); !ok {
+		t.Fatal("a refill later: still refused")
+	}
+	l.fail("a")
+	if _, ok := l.allow("a"); ok {
+		t.Fatal("the refilled failure was not spent")
+	}
+	// Refills stop at the burst: a long silence gives back 3, not more.
+	clk.advance(100 * authFailureRefill)
+	for range 3 {
+		l.fail("a")
+	}
+	if _, ok := l.allow("a"); ok {
+		t.Fatal("a long silence gave more than the burst")
+	}
+	if newAuthLimiter(-1, nil) != nil {
+		t.Fatal("a negative burst is a limiter")
+	}
+	var none *authLimiter
+	none.fail("a")
+	if _, ok := none.allow("a"); !ok {
+		t.Fatal("no limiter refused")
+	}
+}
+
+// TestAuthLimiterBounded: a hostile pool of addresses cannot grow the
+// limiter past its bound, and an address still inside it stays limited.
+func TestAuthLimiterBounded(t *testing.T) {
+	clk := newFakeClock()
+	l := newAuthLimiter(2, clk.now)
+	l.max = 100
+	l.fail("x")
+	l.fail("x")
+	for i := range 10 * l.max {
+		l.fail(fmt.Sprintf("pool-%d", i))
+		if n := l.size(); n > l.max {
+			t.Fatalf("%d addresses remembered, bound %d", n, l.max)
+		}
+	}
+	// Full buckets go first: once the pool's have refilled, the next new
+	// address sweeps them all and x's refilled bucket with them.
+	clk.advance(10 * authFailureRefill)
+	l.fail("y")
+	if n := l.size(); n != 1 {
+		t.Fatalf("%d addresses remembered after the sweep, want 1", n)
+	}
+}
+
+// TestFailedLoginsThrottled: a client that keeps presenting wrong tokens
+// is answered 429 with Retry-After once it has made MaxAuthFailures
+// failures, before its token is looked at (a right token is refused too,
+// so guessing stops paying); other addresses are not affected, and it may
+// try again once a failure has been given back.
+func TestFailedLoginsThrottled(t *testing.T) {
+	clk := newFakeClock()
+	tokens, err := ParseTokens(strings.NewReader("alice:tok-alice-0123456789\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *Config) {
+		c.Tokens = tokens
+		c.MaxAuthFailures = 3
+		c.TrustForwardedFor = true
+		c.now = clk.now
+	})
+	ts.Bearer = "tok-alice-0123456789"
+	from := func(ip, tok string) http.Header {
+		h := http.Header{"X-Forwarded-For": {ip}}
+		if tok != "" {
+			h.Set("Authorization", "Bearer "+tok)
+		}
+		return h
+	}
+	for i, tok := range []string{"guess-000000000000001", "", "guess-000000000000002"} {
+		if de := dialErr(t, ts.URL, from("192.0.2.1", tok)); de.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d, want 401", i+1, de.StatusCode)
+		}
+	}
+	for _, tok := range []string{"guess-000000000000003", "tok-alice-0123456789"} {
+		de := dialErr(t, ts.URL, from("192.0.2.1", tok))
+		if de.StatusCode != http.StatusTooManyRequests || de.RetryAfter <= 0 || de.RetryAfter > authFailureRefill {
+			t.Fatalf("past the burst: %d retry %v, want 429 with Retry-After", de.StatusCode, de.RetryAfter)
+		}
+	}
+	// Another address is not throttled.
+	dial(t, ts.URL, 4, ws.DialOptions{Header: from("192.0.2.2", "tok-alice-0123456789")})
+	clk.advance(authFailureRefill)
+	dial(t, ts.URL, 4, ws.DialOptions{Header: from("192.0.2.1", "tok-alice-0123456789")})
+	if de := dialErr(t, ts.URL, from("192.0.2.1", "guess-000000000000004")); de.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("after a refill: %d, want 401", de.StatusCode)
+	}
+	if de := dialErr(t, ts.URL, from("192.0.2.1", "tok-alice-0123456789")); de.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("the refill spent: %d, want 429", de.StatusCode)
+	}
+	waitMetric(t, ts, `monty_server_refusals_total{reason="auth_throttled"} 3`)
+	waitMetric(t, ts, `monty_server_refusals_total{reason="unauthorized"} 4`)
+}
+
+// TestMetricsNeedATokenWhenTokensAreSet: with tokens, /metrics (which
+// names the refusal reasons, the sessions open and the process's
+// resources) wants a valid token like "/", and counts against the same
+// failure limit; OpenMetrics keeps it open for a scraper on a trusted
+// network. The probes and /info stay open.
+func TestMetricsNeedATokenWhenTokensAreSet(t *testing.T) {
+	tokens, err := ParseTokens(strings.NewReader("alice:tok-alice-0123456789\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *Config) { c.Tokens = tokens; c.MaxAuthFailures = 2 })
+	fetch := func(path, tok string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", ts.HTTP+path, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := fetch("/metrics", ""); r.StatusCode != http.StatusUnauthorized || r.Header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("/metrics without a token: %d %q", r.StatusCode, r.Header.Get("WWW-Authenticate"))
+	}
+	if r := fetch("/metrics", "tok-alice-0123456789"); r.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics with a token: %d", r.StatusCode)
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/health", "/info", "/"} {
+		if r := fetch(path, ""); r.StatusCode != http.StatusOK {
+			t.Errorf("%s without a token: %d", path, r.StatusCode)
+		}
+	}
+	if r := fetch("/metrics", "wrong-000000000000000"); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("/metrics with a wrong token: %d", r.StatusCode)
+	}
+	if r := fetch("/metrics", "tok-alice-0123456789"); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("/metrics past the failure limit: %d", r.StatusCode)
+	}
+
+	open := startServer(t, func(c *Config) { c.Tokens = tokens; c.OpenMetrics = true })
+	if code, _ := get(t, open.HTTP+"/metrics"); code != http.StatusOK {
+		t.Fatalf("OpenMetrics: /metrics without a token: %d", code)
+	}
+	plain := startServer(t, nil)
+	if code, _ := get(t, plain.HTTP+"/metrics"); code != http.StatusOK {
+		t.Fatalf("no tokens: /metrics: %d", code)
+	}
+}
