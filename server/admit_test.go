@@ -236,3 +236,32 @@ func TestClientKeyOfPeerAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardedForForms: the last X-Forwarded-For entry is read with or
+// without a port (some proxies, Azure's Application Gateway among them,
+// append "ip:port"): before, such an entry fell back to the peer address,
+// the proxy's own, so every client behind it was one client.
+func TestForwardedForForms(t *testing.T) {
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"192.0.2.1"}, "192.0.2.1"},
+		{[]string{"10.0.0.1, 192.0.2.1"}, "192.0.2.1"},
+		{[]string{"10.0.0.1", " 192.0.2.1 "}, "192.0.2.1"},
+		{[]string{"192.0.2.1:4711"}, "192.0.2.1"},
+		{[]string{"10.0.0.1,192.0.2.1:4711"}, "192.0.2.1"},
+		{[]string{"2001:db8::1"}, "2001:db8::1"},
+		{[]string{"[2001:db8::1]:4711"}, "2001:db8::1"},
+		{[]string{"[2001:db8::1]"}, "2001:db8::1"},
+		{[]string{"192.0.2.1, unknown"}, ""},
+		{[]string{"192.0.2.1, "}, ""},
+		{[]string{"192.0.2.1:notaport"}, ""},
+		{nil, ""},
+	} {
+		h := http.Header{"X-Forwarded-For": tc.lines}
+		if got := forwardedFor(h); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.lines, got, tc.want)
+		}
+	}
+}

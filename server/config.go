@@ -80,7 +80,8 @@ type Config struct {
 	// proxy set TrustForwardedFor, or every client shares the proxy's.
 	MaxAuthFailures int
 	// TrustForwardedFor takes the client identity of an unauthenticated
-	// request from the last X-Forwarded-For address, the one the proxy in
+	// request from the last X-Forwarded-For address (a port after it is
+	// ignored), the one the proxy in
 	// front of the server appended, instead of the peer address. The
 	// addresses before it are whatever the client sent, so they are never
 	// used: behind a chain of proxies, have the outermost one set (not

@@ -435,7 +435,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, b
 // forwardedFor returns the last X-Forwarded-For address (over every line
 // of the header): the one the proxy in front of the server appended, the
 // address it received the request from. The addresses before it are the
-// client's to choose, so they name nobody; "" when the last is not an IP.
+// client's to choose, so they name nobody. The address may carry a port
+// ("192.0.2.1:4711", "[2001:db8::1]:4711"); "" when the last entry is not
+// an address.
 func forwardedFor(h http.Header) string {
 	lines := h.Values("X-Forwarded-For")
 	if len(lines) == 0 {
@@ -445,7 +447,12 @@ func forwardedFor(h http.Header) string {
 	if i := strings.LastIndexByte(last, ','); i >= 0 {
 		last = last[i+1:]
 	}
-	if ip := net.ParseIP(strings.TrimSpace(last)); ip != nil {
+	last = strings.TrimSpace(last)
+	if ap, err := netip.ParseAddrPort(last); err == nil {
+		// "ip:port" or "[ipv6]:port", as some proxies append it.
+		return ap.Addr().String()
+	}
+	if ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(last, "["), "]")); ip != nil {
 		return ip.String()
 	}
 	return ""
