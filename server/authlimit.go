@@ -58,43 +58,47 @@ func (l *authLimiter) refilled(b *authBucket, t time.Time) float64 {
 	return b.left
 }
 
-// allow reports whether key may try to authenticate now, and if not, how
-// long until it may.
-func (l *authLimiter) allow(key string) (retry time.Duration, ok bool) {
+// take spends one of key's failures before its token is looked at, or
+// reports how long until it has one: taking before the lookup means that
+// guesses sent at once are no more than guesses sent one by one. A right
+// token gives it back (refund).
+func (l *authLimiter) take(key string) (retry time.Duration, ok bool) {
 	if l == nil {
 		return 0, true
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.m[key]
-	if b == nil {
-		return 0, l.burst >= 1
-	}
-	t := l.now()
-	left := l.refilled(b, t)
-	if left >= 1 {
-		return 0, true
-	}
-	return time.Duration((1 - left) * float64(l.refill)), false
-}
-
-// fail counts a failed authentication of key.
-func (l *authLimiter) fail(key string) {
-	if l == nil {
-		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.now()
 	b := l.m[key]
 	if b == nil {
+		if l.burst < 1 {
+			return l.refill, false
+		}
 		if len(l.m) >= l.max {
 			l.forget(t)
 		}
 		b = &authBucket{left: l.burst, at: t}
 		l.m[key] = b
 	}
-	b.left, b.at = max(0, l.refilled(b, t)-1), t
+	left := l.refilled(b, t)
+	if left < 1 {
+		return time.Duration((1 - left) * float64(l.refill)), false
+	}
+	b.left, b.at = left-1, t
+	return 0, true
+}
+
+// refund gives back what take spent, for a token that was right.
+func (l *authLimiter) refund(key string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.m[key]; b != nil {
+		t := l.now()
+		b.left, b.at = min(l.burst, l.refilled(b, t)+1), t
+	}
 }
 
 // forget makes room for one more address: every full bucket goes, and if

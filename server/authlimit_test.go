@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -35,66 +36,80 @@ func TestAuthLimiterBurstAndRefill(t *testing.T) {
 	clk := newFakeClock()
 	l := newAuthLimiter(3, clk.now)
 	for i := range 3 {
-		if _, ok := l.allow("a"); !ok {
-			t.Fatalf("attempt %d refused", i+1)
+		if _, ok := l.take("a"); !ok {
+			t.Fatalf("failure %d refused", i+1)
 		}
-		l.fail("a")
 	}
-	retry, ok := l.allow("a")
+	retry, ok := l.take("a")
 	if ok || retry <= 0 || retry > authFailureRefill {
 		t.Fatalf("after the burst: retry %v ok %v", retry, ok)
 	}
-	if _, ok := l.allow("b"); !ok {
+	if _, ok := l.take("b"); !ok {
 		t.Fatal("another address refused")
 	}
 	clk.advance(authFailureRefill / 2)
-	if retry2, ok := l.allow("a"); ok || retry2 >= retry {
+	if retry2, ok := l.take("a"); ok || retry2 >= retry {
 		t.Fatalf("half a refill later: retry %v ok %v (before: %v)", retry2, ok, retry)
 	}
 	clk.advance(authFailureRefill / 2)
-	if _, ok := l.allow("a"); !ok {
+	if _, ok := l.take("a"); !ok {
 		t.Fatal("a refill later: still refused")
 	}
-	l.fail("a")
-	if _, ok := l.allow("a"); ok {
+	if _, ok := l.take("a"); ok {
 		t.Fatal("the refilled failure was not spent")
 	}
 	// Refills stop at the burst: a long silence gives back 3, not more.
 	clk.advance(100 * authFailureRefill)
 	for range 3 {
-		l.fail("a")
+		if _, ok := l.take("a"); !ok {
+			t.Fatal("refused within the burst")
+		}
 	}
-	if _, ok := l.allow("a"); ok {
+	if _, ok := l.take("a"); ok {
 		t.Fatal("a long silence gave more than the burst")
+	}
+	// A refund (a right token) gives one back, never more than the burst.
+	l.refund("a")
+	if _, ok := l.take("a"); !ok {
+		t.Fatal("the refund was not given back")
+	}
+	l.refund("b")
+	l.refund("b")
+	l.refund("unknown")
+	for range 3 {
+		if _, ok := l.take("b"); !ok {
+			t.Fatal("refused within the burst")
+		}
+	}
+	if _, ok := l.take("b"); ok {
+		t.Fatal("refunds gave more than the burst")
 	}
 	if newAuthLimiter(-1, nil) != nil {
 		t.Fatal("a negative burst is a limiter")
 	}
 	var none *authLimiter
-	none.fail("a")
-	if _, ok := none.allow("a"); !ok {
+	none.refund("a")
+	if _, ok := none.take("a"); !ok {
 		t.Fatal("no limiter refused")
 	}
 }
 
 // TestAuthLimiterBounded: a hostile pool of addresses cannot grow the
-// limiter past its bound, and an address still inside it stays limited.
+// limiter past its bound, and the full buckets go first.
 func TestAuthLimiterBounded(t *testing.T) {
 	clk := newFakeClock()
 	l := newAuthLimiter(2, clk.now)
 	l.max = 100
-	l.fail("x")
-	l.fail("x")
 	for i := range 10 * l.max {
-		l.fail(fmt.Sprintf("pool-%d", i))
+		l.take(fmt.Sprintf("pool-%d", i))
 		if n := l.size(); n > l.max {
 			t.Fatalf("%d addresses remembered, bound %d", n, l.max)
 		}
 	}
-	// Full buckets go first: once the pool's have refilled, the next new
-	// address sweeps them all and x's refilled bucket with them.
+	// Once the pool's buckets have refilled, the next new address sweeps
+	// them all.
 	clk.advance(10 * authFailureRefill)
-	l.fail("y")
+	l.take("y")
 	if n := l.size(); n != 1 {
 		t.Fatalf("%d addresses remembered after the sweep, want 1", n)
 	}
@@ -199,5 +214,62 @@ func TestMetricsNeedATokenWhenTokensAreSet(t *testing.T) {
 	plain := startServer(t, nil)
 	if code, _ := get(t, plain.HTTP+"/metrics"); code != http.StatusOK {
 		t.Fatalf("no tokens: /metrics: %d", code)
+	}
+}
+
+// TestFailedLoginsThrottledUnderConcurrency: a client that fires its
+// guesses at once gets no more of them looked at than one that sends
+// them one by one (an allowance is taken before the lookup, and given
+// back only when the token was right).
+func TestFailedLoginsThrottledUnderConcurrency(t *testing.T) {
+	clk := newFakeClock()
+	tokens, err := ParseTokens(strings.NewReader("alice:tok-alice-0123456789\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *Config) { c.Tokens = tokens; c.MaxAuthFailures = 3; c.now = clk.now })
+	const n = 64
+	codes := make(chan int, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := httptest.NewRequest("GET", "http://127.0.0.1/", nil)
+			r.RemoteAddr = "192.0.2.1:1234"
+			r.Header.Set("Connection", "Upgrade")
+			r.Header.Set("Upgrade", "websocket")
+			r.Header.Set("Authorization", fmt.Sprintf("Bearer guess-%016d", i))
+			w := httptest.NewRecorder()
+			<-start
+			ts.Handler().ServeHTTP(w, r)
+			codes <- w.Code
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(codes)
+	looked := 0
+	for c := range codes {
+		switch c {
+		case http.StatusUnauthorized:
+			looked++
+		case http.StatusTooManyRequests:
+		default:
+			t.Errorf("status %d", c)
+		}
+	}
+	if looked != 3 {
+		t.Fatalf("%d of %d concurrent guesses were looked at, want 3", looked, n)
+	}
+	// A right token gives its allowance back: it does not use up the
+	// address's failures.
+	l := newAuthLimiter(1, clk.now)
+	for range 5 {
+		if _, ok := l.take("a"); !ok {
+			t.Fatal("a right token was refused")
+		}
+		l.refund("a")
 	}
 }

@@ -414,21 +414,23 @@ func clientKey(host string) string {
 // authenticate returns r's client identity, or refuses r: 429 with
 // Retry-After when its address is past MaxAuthFailures (its token is not
 // looked at), 401 when it presents no valid token (counted against its
-// address).
+// address). identity always succeeds without tokens (an mTLS handshake
+// already checked the certificate).
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if s.tokens.Load() == nil {
+		return s.identity(r)
+	}
 	addr := s.addressKey(r)
-	if s.tokens.Load() != nil {
-		if retry, ok := s.authLim.allow(addr); !ok {
-			s.refuse(w, http.StatusTooManyRequests, ReasonAuthThrottled, retry)
-			return "", false
-		}
+	if retry, ok := s.authLim.take(addr); !ok {
+		s.refuse(w, http.StatusTooManyRequests, ReasonAuthThrottled, retry)
+		return "", false
 	}
 	client, ok := s.identity(r)
 	if !ok {
-		s.authLim.fail(addr)
 		s.refuse(w, http.StatusUnauthorized, ReasonUnauthorized, 0)
 		return "", false
 	}
+	s.authLim.refund(addr)
 	return client, true
 }
 
