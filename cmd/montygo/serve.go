@@ -93,7 +93,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	tokens := fs.String("tokens", "", "`FILE` of NAME:TOKEN lines; clients send Authorization: Bearer TOKEN (reloaded on SIGHUP)")
 	fs.IntVar(&cfg.MaxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "failed token logins one client address may make in a burst, one more every 6 s; past it 429 (0 disables the limit)")
 	fs.BoolVar(&cfg.OpenMetrics, "metrics-no-auth", false, "serve /metrics without a token even with --tokens (for a scraper on a trusted network)")
-	insecure := fs.Bool("insecure-no-auth", false, "allow listening on a non-loopback address without --tokens")
+	insecure := fs.Bool("insecure-no-auth", false, "allow listening on a non-loopback address without --tokens or --client-ca")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss://")
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
@@ -184,9 +184,11 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		lport = *port
 	}
 	*listen = net.JoinHostPort(lhost, lport)
-	openLoopback := *tokens == "" && !*insecure
+	// Tokens and verified client certificates (--client-ca) are each
+	// authentication; without either, only the loopback is served.
+	openLoopback := *tokens == "" && *clientCA == "" && !*insecure
 	if openLoopback && !server.LoopbackHost(lhost) {
-		return fail(fmt.Errorf("refusing to listen on %q without --tokens (pass --insecure-no-auth to allow it)", *listen))
+		return fail(fmt.Errorf("refusing to listen on %q without --tokens or --client-ca (pass --insecure-no-auth to allow it)", *listen))
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return fail(errors.New("--tls-cert and --tls-key go together"))
@@ -226,7 +228,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		// A name under localhost passes LoopbackHost but is looked up
 		// like any other; what was bound decides.
 		l.Close()
-		return fail(fmt.Errorf("refusing to listen on %q (bound %s, not a loopback address) without --tokens (pass --insecure-no-auth to allow it)", *listen, l.Addr()))
+		return fail(fmt.Errorf("refusing to listen on %q (bound %s, not a loopback address) without --tokens or --client-ca (pass --insecure-no-auth to allow it)", *listen, l.Addr()))
 	}
 	srv, err := server.New(context.Background(), cfg)
 	if err != nil {

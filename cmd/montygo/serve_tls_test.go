@@ -120,3 +120,22 @@ func TestServeDumpKeyRotation(t *testing.T) {
 		t.Fatalf("a replica without the previous key loaded the old dump: %v", err)
 	}
 }
+
+// TestServeMutualTLSIsAuthentication: with --client-ca every client must
+// show a certificate the CA signed (its common name is the identity), so
+// a non-loopback listen address needs neither --tokens nor
+// --insecure-no-auth, as the server itself (and its Host check) treats
+// verified client certificates as authentication.
+func TestServeMutualTLSIsAuthentication(t *testing.T) {
+	caFile, certFile, keyFile, _ := pemPKI(t)
+	p := startServe(t, nil, "--listen", "0.0.0.0:0", "--tls-cert", certFile, "--tls-key", keyFile, "--client-ca", caFile)
+	if !strings.HasPrefix(p.url, "wss://") {
+		t.Fatalf("URL line %q", p.url)
+	}
+	// TLS alone authenticates nobody.
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	_, stderr, code := runCLI(t, "", "serve", "--listen", "0.0.0.0:0", "--dump-key", key, "--tls-cert", certFile, "--tls-key", keyFile)
+	if code != 2 || !strings.Contains(stderr, "without --tokens") {
+		t.Fatalf("TLS without client certificates: exit %d, %s", code, stderr)
+	}
+}
