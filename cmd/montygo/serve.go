@@ -84,6 +84,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Var(secondsFlag{&cfg.SessionTimeout}, "session-timeout", "bound on a session's life")
 	fs.Var(secondsFlag{&cfg.MaxDuration}, "max-duration", "ceiling of a session's max_duration (seconds)")
 	memMiB := fs.Uint64("max-memory-mib", server.DefaultMaxMemory>>20, "ceiling of a session's memory limit (MiB)")
+	frameMiB := fs.Int("max-frame-mib", server.DefaultMaxFrameLen>>20, "cap of a frame in either direction (MiB, 1 to 256); the server may hold three frames of a session at once")
 	fs.Uint64Var(&cfg.MaxRecursionDepth, "max-recursion-depth", server.DefaultMaxRecursionDepth, "ceiling of a session's recursion depth")
 	fs.Var(secondsFlag{&cfg.DrainGrace}, "drain-grace", "after SIGTERM, how long silent sessions are kept")
 	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
@@ -153,6 +154,10 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(errors.New("--max-memory-mib must be between 1 and 2^40"))
 	}
 	cfg.MaxMemory = *memMiB << 20
+	if *frameMiB < 1 || *frameMiB > server.DefaultMaxFrameLen>>20 {
+		return fail(fmt.Errorf("--max-frame-mib must be between 1 and %d", server.DefaultMaxFrameLen>>20))
+	}
+	cfg.MaxFrameLen = *frameMiB << 20
 	if *dumpKey == "" {
 		return fail(errors.New("--dump-key FILE is required"))
 	}

@@ -354,3 +354,36 @@ func TestServeMetricsWantATokenWithTokens(t *testing.T) {
 		t.Fatalf("--metrics-no-auth: /metrics without a token: %d", code)
 	}
 }
+
+// TestServeMaxFrameFlag: --max-frame-mib lowers the frame cap (a server
+// holds up to three frames of a session that sends without waiting, so
+// the cap is part of its memory bound): /info reports it and a larger
+// frame ends the session with 1009.
+func TestServeMaxFrameFlag(t *testing.T) {
+	p := startServe(t, []string{"MONTY_SERVER_MAX_FRAME_MIB=1"})
+	if in := serveInfo(t, p); in.MaxFrameBytes != 1<<20 {
+		t.Fatalf("/info max_frame_bytes %d, want %d", in.MaxFrameBytes, 1<<20)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := ws.Dial(ctx, p.url, ws.DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WriteFrame(make([]byte, 2<<20)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ReadFrame()
+	var ce *ws.CloseError
+	if !errors.As(err, &ce) || ce.Code != 1009 {
+		t.Fatalf("a 2 MiB frame: %v, want close 1009", err)
+	}
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, v := range []string{"0", "257", "-1"} {
+		_, stderr, code := runCLI(t, "", "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--max-frame-mib", v)
+		if code != 2 || !strings.Contains(stderr, "max-frame-mib") {
+			t.Errorf("--max-frame-mib %s: exit %d, %s", v, code, stderr)
+		}
+	}
+}
