@@ -91,7 +91,8 @@ type Config struct {
 	// certificate (Certificates or GetCertificate). With ClientAuth set
 	// to verify client certificates (which then needs ClientCAs: New
 	// refuses to verify them against the system roots) and no Tokens, a
-	// client's identity is its certificate's common name.
+	// client's identity is its certificate's common name (without one,
+	// its first URI, DNS, email or IP SAN, or else its fingerprint).
 	TLS *tls.Config
 
 	// DrainGrace is how long Shutdown keeps silent sessions after the

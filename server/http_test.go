@@ -13,6 +13,8 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +191,43 @@ func TestNewRefusesUnusableTLS(t *testing.T) {
 				t.Fatalf("New: %v, want it to mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCertificateIdentity: a verified client certificate names its client
+// by its common name, or, when that is empty (as in SPIFFE and many
+// modern PKIs, which name the subject in its SANs), by its first SAN or
+// else its fingerprint. Before, every certificate without a common name
+// was the one client "cn:", sharing one per-client quota.
+func TestCertificateIdentity(t *testing.T) {
+	s := &Server{}
+	id := func(c *x509.Certificate) string {
+		t.Helper()
+		r := httptest.NewRequest("GET", "https://127.0.0.1/", nil)
+		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{c}}}
+		got, ok := s.identity(r)
+		if !ok {
+			t.Fatal("identity refused a verified certificate")
+		}
+		return got
+	}
+	spiffe, _ := url.Parse("spiffe://example.org/ns/prod/sa/runner")
+	for _, tc := range []struct {
+		cert *x509.Certificate
+		want string
+	}{
+		{&x509.Certificate{Subject: pkix.Name{CommonName: "alice"}, DNSNames: []string{"ignored.example"}}, "cn:alice"},
+		{&x509.Certificate{URIs: []*url.URL{spiffe}, DNSNames: []string{"b.example"}}, "uri:spiffe://example.org/ns/prod/sa/runner"},
+		{&x509.Certificate{DNSNames: []string{"b.example", "c.example"}}, "dns:b.example"},
+		{&x509.Certificate{EmailAddresses: []string{"bob@example.org"}}, "email:bob@example.org"},
+		{&x509.Certificate{IPAddresses: []net.IP{net.IPv4(192, 0, 2, 7)}}, "ip:192.0.2.7"},
+		{&x509.Certificate{Raw: []byte("one")}, "sha256:7692c3ad3540bb803c020b3aee66cd8887123234ea0c6e7143c0add73ff431ed"},
+	} {
+		if got := id(tc.cert); got != tc.want {
+			t.Errorf("identity %q, want %q", got, tc.want)
+		}
+	}
+	if a, b := id(&x509.Certificate{Raw: []byte("one")}), id(&x509.Certificate{Raw: []byte("two")}); a == b {
+		t.Errorf("two certificates without names share the identity %q", a)
 	}
 }

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -372,9 +375,32 @@ func (s *Server) identity(r *http.Request) (string, bool) {
 		return t.Lookup(tok)
 	}
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
-		return "cn:" + r.TLS.VerifiedChains[0][0].Subject.CommonName, true
+		return certIdentity(r.TLS.VerifiedChains[0][0]), true
 	}
 	return s.addressKey(r), true
+}
+
+// certIdentity names the client of a verified certificate: "cn:" and its
+// common name; without one (SPIFFE and many other PKIs name the subject
+// only in its SANs), its first URI, DNS, email or IP SAN ("uri:…",
+// "dns:…", "email:…", "ip:…"); without any, "sha256:" and the
+// certificate's fingerprint, so that certificates with no name are not
+// all one client.
+func certIdentity(c *x509.Certificate) string {
+	switch {
+	case c.Subject.CommonName != "":
+		return "cn:" + c.Subject.CommonName
+	case len(c.URIs) > 0:
+		return "uri:" + c.URIs[0].String()
+	case len(c.DNSNames) > 0:
+		return "dns:" + c.DNSNames[0]
+	case len(c.EmailAddresses) > 0:
+		return "email:" + c.EmailAddresses[0]
+	case len(c.IPAddresses) > 0:
+		return "ip:" + c.IPAddresses[0].String()
+	}
+	sum := sha256.Sum256(c.Raw)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // addressKey is the client key of an unauthenticated request: its
