@@ -21,7 +21,7 @@ const (
 // address has a bucket of burst failures that refills by one every
 // refill; an address with an empty bucket is refused before its token is
 // looked at. It remembers at most max addresses: a full bucket is the
-// same as none and is forgotten first; past that an arbitrary address is
+// same as none and is forgotten first; past that arbitrary addresses are
 // forgotten (a pool of more addresses than that gets a fresh burst for
 // some of them, which no per-address limit of bounded memory can avoid).
 // It is safe for concurrent use.
@@ -101,8 +101,10 @@ func (l *authLimiter) refund(key string) {
 	}
 }
 
-// forget makes room for one more address: every full bucket goes, and if
-// none was full, one arbitrary address.
+// forget makes room for more addresses: every full bucket goes, and if
+// that leaves the limiter over nine tenths full, arbitrary addresses go
+// until it is not, so that a pool of addresses arriving one after another
+// costs one sweep per tenth of max, not one per address.
 func (l *authLimiter) forget(t time.Time) {
 	for k, b := range l.m {
 		if l.refilled(b, t) >= l.burst {
@@ -110,7 +112,7 @@ func (l *authLimiter) forget(t time.Time) {
 		}
 	}
 	for k := range l.m {
-		if len(l.m) < l.max {
+		if len(l.m) <= l.max-max(1, l.max/10) {
 			break
 		}
 		delete(l.m, k)

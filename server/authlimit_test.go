@@ -100,11 +100,22 @@ func TestAuthLimiterBounded(t *testing.T) {
 	clk := newFakeClock()
 	l := newAuthLimiter(2, clk.now)
 	l.max = 100
+	sweeps := 0
 	for i := range 10 * l.max {
+		before := l.size()
 		l.take(fmt.Sprintf("pool-%d", i))
-		if n := l.size(); n > l.max {
+		n := l.size()
+		if n > l.max {
 			t.Fatalf("%d addresses remembered, bound %d", n, l.max)
 		}
+		if n <= before {
+			sweeps++
+		}
+	}
+	// Each sweep makes room for a tenth of the bound: one sweep per ten
+	// new addresses here, not one per address.
+	if sweeps > 10*l.max/10 {
+		t.Fatalf("%d sweeps for %d new addresses", sweeps, 10*l.max)
 	}
 	// Once the pool's buckets have refilled, the next new address sweeps
 	// them all.
