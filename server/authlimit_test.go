@@ -186,7 +186,8 @@ func TestMetricsNeedATokenWhenTokensAreSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, func(c *Config) { c.Tokens = tokens; c.MaxAuthFailures = 2 })
+	clk := newFakeClock() // no failure comes back during the test
+	ts := startServer(t, func(c *Config) { c.Tokens = tokens; c.MaxAuthFailures = 2; c.now = clk.now })
 	fetch := func(path, tok string) *http.Response {
 		t.Helper()
 		req, _ := http.NewRequest("GET", ts.HTTP+path, nil)
