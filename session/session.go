@@ -950,7 +950,11 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 // killed at once) and fails with an error matching ErrClosed; a Run waiting
 // on its host functions has their context cancelled, and returns once they
 // do (Go cannot stop a function that ignores its context). Close is
-// idempotent, safe for concurrent use and never hangs. It returns nil.
+// idempotent, safe for concurrent use and never hangs. It returns nil
+// unless the worker may still be running: a local process that could not
+// be signalled (worker.Process.Close's error), or the error of a custom
+// Peer's Close. A remote session's close handshake is not reported: the
+// socket is dropped either way.
 func (s *Session) Close() error {
 	s.closed.Store(true)
 	s.cancelHost()
