@@ -1,7 +1,6 @@
 package session
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -289,7 +288,8 @@ func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 // (a string that is not UTF-8, a value the version cannot express), a
 // *RequestTooLargeError when it is over the protocol's frame cap, an
 // *InvalidRequestError matching message.ErrInvalidPolicy at protocol 5 when
-// OsPolicy is one a child refuses, an error for a version with no codec.
+// OsPolicy is one a child refuses, an *UnknownVersionError for a version
+// with no codec.
 // Start and Attach find the same errors when they configure a worker
 // (the policy before the Configure is sent), and then have stopped it; a
 // pool validates before it takes a worker, so that a bad Config costs none.
@@ -298,7 +298,7 @@ func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 func (c Config) Validate(v uint32) error {
 	cd, ok := codec.ForVersion(v)
 	if !ok {
-		return fmt.Errorf("monty session: no codec for protocol version %d (have %v)", v, codec.Versions())
+		return unknownVersion(v)
 	}
 	c = c.withDefaults()
 	buf, err := cd.AppendRequest(nil, &message.ParentRequest{Body: c.configure(v)})
