@@ -91,7 +91,10 @@ type Limits struct {
 	// dump's limit, which the worker echoes, applies when it is lower.
 	// Run waits the sleeps out itself; Feed and Resume return a
 	// system_sleep OsCall for the caller to wait out, charged already, and
-	// return the aborted feed's Error instead of one past the budget.
+	// return the aborted feed's Error instead of one past the budget. Each
+	// sleep is charged and waited at most the per-call cap of OsPolicy
+	// (message.DefaultMaxSleep without one; the OsCall's Seconds is
+	// lowered to it), however long a worker asks for.
 	MaxTotalSleep time.Duration
 }
 

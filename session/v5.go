@@ -28,8 +28,8 @@ func (l Limits) wire5(r *message.ResourceLimits, opt func(uint64) *uint64) {
 }
 
 // systemSleep answers a protocol-5 system sleep (system_sleep or
-// async_system_sleep) without the OS handler. The delay, already capped by
-// the worker, is charged to the sleep budget before waiting (the lower of
+// async_system_sleep) without the OS handler. The delay, capped by the
+// worker and again by the parent (sleepDelay), is charged to the sleep budget before waiting (the lower of
 // Limits.MaxTotalSleep and the limit the worker echoed, which after a Load
 // is the dump's); a sleep that would take the total past the budget is
 // refused by aborting the feed with the uncatchable "TimeoutError: sleep
@@ -42,7 +42,7 @@ func (l Limits) wire5(r *message.ResourceLimits, opt func(uint64) *uint64) {
 // as they do upstream; a zero delay is answered at once.
 func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	s := r.s
-	d := message.SleepDuration(oc.Seconds)
+	d := s.sleepDelay(oc)
 	if abort := s.chargeSleep(d); abort != nil {
 		return abort
 	}
@@ -92,10 +92,39 @@ func (s *Session) chargeHandedSleep(ctx context.Context, ev *message.ChildEvent,
 	if !ok || !oc.Op.IsSystemSleep() {
 		return ev, nil
 	}
-	if abort := s.chargeSleep(message.SleepDuration(oc.Seconds)); abort != nil {
+	d := s.sleepDelay(oc)
+	if abort := s.chargeSleep(d); abort != nil {
 		return s.exchange(ctx, abort)
 	}
+	if d < message.SleepDuration(oc.Seconds) {
+		oc.Seconds = d.Seconds() // the caller waits out what was charged
+	}
 	return ev, nil
+}
+
+// sleepDelay is the delay of a system sleep, capped at the per-call cap
+// of the session's own OsPolicy (SleepMode.MaxMicros, or
+// message.DefaultMaxSleep with no policy or no cap): an honest worker caps
+// it itself, and one that does not must not make the parent charge or
+// wait more. No cap is known after a Load, whose dump brings its own
+// policy, nor under a sleep mode that has no system sleeps.
+func (s *Session) sleepDelay(oc *message.OsCall) time.Duration {
+	d := message.SleepDuration(oc.Seconds)
+	if s.dumpLimits {
+		return d
+	}
+	limit := message.DefaultMaxSleep
+	if p := s.cfg.OsPolicy; p != nil && p.Sleep != nil {
+		switch p.Sleep.Kind {
+		case message.SleepUnset, message.SleepSystem:
+			if p.Sleep.MaxMicros != nil {
+				limit = micros(*p.Sleep.MaxMicros)
+			}
+		default:
+			return d
+		}
+	}
+	return min(d, limit)
 }
 
 // sleepFuture registers the future of an async system sleep under id and
