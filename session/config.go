@@ -143,7 +143,12 @@ func (l Limits) wire(v uint32) *message.ResourceLimits {
 // PrintFunc receives sandbox output, one segment at a time, in order.
 //
 // A session calls it from the goroutine running the turn, one segment at a
-// time.
+// time. The turn waits for it and Go cannot interrupt it: a PrintFunc that
+// blocks (a full pipe, a slow network sink) holds the turn past its
+// context's end and past Close. The worker does not wait: a context that
+// ends, or a Close or Kill, kills it at once, and the turn returns its
+// error as soon as the PrintFunc returns. A sink that may block should
+// buffer, or give up on its own deadline.
 type PrintFunc func(stream message.PrintStream, text string)
 
 // Writers returns a PrintFunc that writes standard output to stdout and
@@ -203,7 +208,8 @@ type Config struct {
 	// one segment at a time and in order; nil discards it. [Writers]
 	// adapts a pair of io.Writers. It is called mid-turn: if it panics,
 	// the rest of the turn cannot be read, so the worker is discarded
-	// (the session is closed) before the panic goes on.
+	// (the session is closed) before the panic goes on. A call that
+	// blocks holds the turn, even past its context's end (see PrintFunc).
 	Print PrintFunc
 	// WatchdogGrace is the backstop margin past the max_duration budget;
 	// 0 means DefaultWatchdogGrace. The backstop counts wall-clock time
