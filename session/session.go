@@ -979,7 +979,10 @@ func (s *Session) Close() error {
 }
 
 // Kill sends SIGKILL to the worker at once. A turn in flight fails with an
-// error matching ErrClosed. Call Close afterwards to release the pipes.
+// error matching ErrClosed. Kill does not wait: the worker is reaped and
+// its connection released in the background once it is gone, so a killed
+// session needs no Close (Close afterwards is harmless, and waits for that
+// release).
 func (s *Session) Kill() {
 	s.closed.Store(true)
 	s.cancelHost()
@@ -998,6 +1001,10 @@ func (s *Session) Kill() {
 		}
 	}
 	s.peer.Kill()
+	// Release the connection (a process's pipes and its share of the pipe
+	// budget) once the worker is gone. Close is idempotent: a turn in
+	// flight, or the caller's own Close, shares this one.
+	go s.peer.Close(context.Background())
 }
 
 func (s *Session) cancelHost() {
