@@ -949,7 +949,8 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 // A turn in flight on another goroutine is interrupted (the worker is
 // killed at once) and fails with an error matching ErrClosed; a Run waiting
 // on its host functions has their context cancelled, and returns once they
-// do (Go cannot stop a function that ignores its context). Close is
+// do (Go cannot stop a function that ignores its context); one waiting out
+// a system sleep (protocol 5) returns at once. Close is
 // idempotent, safe for concurrent use and never hangs. It returns nil
 // unless the worker may still be running: a local process that could not
 // be signalled (worker.Process.Close's error), or the error of a custom

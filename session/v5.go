@@ -35,7 +35,8 @@ func (l Limits) wire5(r *message.ResourceLimits, opt func(uint64) *uint64) {
 // refused by aborting the feed with the uncatchable "TimeoutError: sleep
 // limit exceeded: <total> > <limit>" (the total includes the refused
 // sleep, which is not charged). A time.sleep is waited out before the
-// parent resumes with None (a done context aborts the feed). An
+// parent resumes with None (a done context aborts the feed; Close and Kill
+// end the wait too). An
 // asyncio.sleep is charged its full delay when it is created and answered
 // with a future that the parent resolves (with None, which the sandbox
 // ignores) once the delay has passed, so sleeps gathered together overlap
@@ -55,7 +56,10 @@ func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 		defer t.Stop()
 		select {
 		case <-t.C:
-		case <-r.ctx.Done():
+		case <-r.fctx.Done():
+			// The caller's context ended (the feed is aborted), or Close
+			// or Kill cancelled the run's host context (the session is
+			// closed): either way, stop waiting.
 			return nil
 		}
 	}

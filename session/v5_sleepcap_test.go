@@ -2,6 +2,9 @@ package session
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,4 +74,79 @@ func TestFakeSystemSleepCappedByPolicy(t *testing.T) {
 			t.Errorf("TotalSleep %v, want 20ms", got)
 		}
 	})
+}
+
+// Close releases a Run that waits out a system sleep, as it releases one
+// waiting on its host functions: before, the Run slept on for the whole
+// delay (up to the policy's cap, here an hour) after Close had ended the
+// session.
+func TestCloseEndsARunWaitingOutASystemSleep(t *testing.T) {
+	hour := uint64(time.Hour / time.Microsecond)
+	fed := make(chan struct{})
+	s, _ := startFakeOpts(t, fakeOpts{version: 5},
+		Config{OsPolicy: &message.OsPolicy{Sleep: &message.SleepMode{Kind: message.SleepSystem, MaxMicros: &hour}}},
+		func(req *message.ParentRequest) fakeReply {
+			if _, ok := req.Body.(*message.Feed); ok {
+				close(fed)
+				return reply(sleepCall(1, 3600))
+			}
+			return reply(violation("unexpected request"))
+		})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Run(bg, "time.sleep(3600)")
+		errc <- err
+	}()
+	<-fed
+	// Suspended: the turn that brought the sleep has ended, and the Run
+	// is on its way to waiting the sleep out (or already waits).
+	for s.State() != StateSuspended {
+		runtime.Gosched()
+	}
+	s.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Run: %v, want an error matching ErrClosed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run still waits out its hour-long sleep after Close")
+	}
+}
+
+// The same for an asyncio.sleep: its future completes only when the delay
+// has passed, and Close stops its timer, so a Run waiting for it must
+// stop waiting too (before, it waited for a future that would never
+// complete until its context ended, here never).
+func TestCloseEndsARunAwaitingAnAsyncSystemSleep(t *testing.T) {
+	hour := uint64(time.Hour / time.Microsecond)
+	s, _ := startFakeOpts(t, fakeOpts{version: 5},
+		Config{OsPolicy: &message.OsPolicy{Sleep: &message.SleepMode{Kind: message.SleepSystem, MaxMicros: &hour}}},
+		func(req *message.ParentRequest) fakeReply {
+			switch req.Body.(type) {
+			case *message.Feed:
+				return reply(stamp(ev(&message.OsCall{CallID: 1, Op: message.OpAsyncSystemSleep, Seconds: 3600}), protocol.DefaultMaxSuspensions))
+			case *message.ResumeCall:
+				return reply(stamp(ev(&message.ResolveFutures{PendingCallIDs: []uint32{1}}), protocol.DefaultMaxSuspensions))
+			}
+			return reply(violation("unexpected request"))
+		})
+	waiting := make(chan struct{})
+	var once sync.Once
+	s.waitingHook = func() { once.Do(func() { close(waiting) }) }
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Run(bg, "await asyncio.sleep(3600)")
+		errc <- err
+	}()
+	<-waiting
+	s.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Run: %v, want an error matching ErrClosed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run still waits for its hour-long asyncio.sleep after Close")
+	}
 }
