@@ -159,11 +159,13 @@ type Session struct {
 
 	// state is the State, written on the turn goroutine (setState) and
 	// read anywhere (cur, State).
-	state    atomic.Uint32
-	started  bool                // an interpreter exists (a feed ran or a dump was loaded)
-	susp     *message.ChildEvent // the pending suspension
-	resumed  int                 // remote resumes after a ShutdownDump
-	remoteID []byte              // a storing relay's session id (protocol 5)
+	state   atomic.Uint32
+	started bool                // an interpreter exists (a feed ran or a dump was loaded)
+	susp    *message.ChildEvent // the pending suspension
+	resumed int                 // remote resumes after a ShutdownDump
+	// turnResumes counts the resumes of the request in flight (remote.go).
+	turnResumes int
+	remoteID    []byte // a storing relay's session id (protocol 5)
 	// deadErr is the cause of the loss, set once; guarded by deadMu so
 	// that Cause may read it from any goroutine.
 	deadMu  sync.Mutex
