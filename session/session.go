@@ -1006,9 +1006,17 @@ func (s *Session) Kill() {
 	s.peer.Kill()
 	// Release the connection (a process's pipes and its share of the pipe
 	// budget) once the worker is gone. Close is idempotent: a turn in
-	// flight, or the caller's own Close, shares this one.
-	go s.peer.Close(context.Background())
+	// flight, or the caller's own Close, shares this one. Its context is
+	// done already: the worker is being killed, there is no grace to give.
+	go s.peer.Close(doneCtx)
 }
+
+// doneCtx is a context that is already done.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 func (s *Session) cancelHost() {
 	if c := s.hostCancel.Load(); c != nil {
