@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
@@ -47,7 +46,8 @@ func Negotiate(ctx context.Context, l Launch, cfg Config) (Peer, Negotiation, er
 // running and has no session: fresh from worker.Start (or any other
 // Peer), or handed back by Detach or Negotiate. Nothing is negotiated: a
 // worker that refuses the version fails the Configure with the error its
-// Lifecycle classifies (a *worker.CrashError for a process). The frame cap
+// Lifecycle classifies (a *worker.CrashError for a process); a version
+// this module has no codec for is an *UnknownVersionError. The frame cap
 // is the connection's (transport.Conn.MaxFrameLen).
 //
 // Attach takes ownership of p: on success the session stops it on Close,
@@ -61,7 +61,7 @@ func Attach(ctx context.Context, p Peer, version uint32, cfg Config) (*Session, 
 	c, ok := codec.ForVersion(version)
 	if !ok {
 		p.Close(context.Background())
-		return nil, fmt.Errorf("monty session: no codec for protocol version %d (have %v)", version, codec.Versions())
+		return nil, unknownVersion(version)
 	}
 	cfg = cfg.withDefaults()
 	var bin string

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -92,7 +91,10 @@ type Limits struct {
 	// dump's limit, which the worker echoes, applies when it is lower.
 	// Run waits the sleeps out itself; Feed and Resume return a
 	// system_sleep OsCall for the caller to wait out, charged already, and
-	// return the aborted feed's Error instead of one past the budget.
+	// return the aborted feed's Error instead of one past the budget. Each
+	// sleep is charged and waited at most the per-call cap of OsPolicy
+	// (message.DefaultMaxSleep without one; the OsCall's Seconds is
+	// lowered to it), however long a worker asks for.
 	MaxTotalSleep time.Duration
 }
 
@@ -141,7 +143,12 @@ func (l Limits) wire(v uint32) *message.ResourceLimits {
 // PrintFunc receives sandbox output, one segment at a time, in order.
 //
 // A session calls it from the goroutine running the turn, one segment at a
-// time.
+// time. The turn waits for it and Go cannot interrupt it: a PrintFunc that
+// blocks (a full pipe, a slow network sink) holds the turn past its
+// context's end and past Close. The worker does not wait: a context that
+// ends, or a Close or Kill, kills it at once, and the turn returns its
+// error as soon as the PrintFunc returns. A sink that may block should
+// buffer, or give up on its own deadline.
 type PrintFunc func(stream message.PrintStream, text string)
 
 // Writers returns a PrintFunc that writes standard output to stdout and
@@ -201,7 +208,8 @@ type Config struct {
 	// one segment at a time and in order; nil discards it. [Writers]
 	// adapts a pair of io.Writers. It is called mid-turn: if it panics,
 	// the rest of the turn cannot be read, so the worker is discarded
-	// (the session is closed) before the panic goes on.
+	// (the session is closed) before the panic goes on. A call that
+	// blocks holds the turn, even past its context's end (see PrintFunc).
 	Print PrintFunc
 	// WatchdogGrace is the backstop margin past the max_duration budget;
 	// 0 means DefaultWatchdogGrace. The backstop counts wall-clock time
@@ -289,7 +297,8 @@ func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 // (a string that is not UTF-8, a value the version cannot express), a
 // *RequestTooLargeError when it is over the protocol's frame cap, an
 // *InvalidRequestError matching message.ErrInvalidPolicy at protocol 5 when
-// OsPolicy is one a child refuses, an error for a version with no codec.
+// OsPolicy is one a child refuses, an *UnknownVersionError for a version
+// with no codec.
 // Start and Attach find the same errors when they configure a worker
 // (the policy before the Configure is sent), and then have stopped it; a
 // pool validates before it takes a worker, so that a bad Config costs none.
@@ -298,7 +307,7 @@ func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 func (c Config) Validate(v uint32) error {
 	cd, ok := codec.ForVersion(v)
 	if !ok {
-		return fmt.Errorf("monty session: no codec for protocol version %d (have %v)", v, codec.Versions())
+		return unknownVersion(v)
 	}
 	c = c.withDefaults()
 	buf, err := cd.AppendRequest(nil, &message.ParentRequest{Body: c.configure(v)})

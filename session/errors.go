@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
@@ -255,6 +256,30 @@ func (e *VersionMismatchError) Unwrap() error {
 
 // SessionSurvives reports false: no session was started.
 func (e *VersionMismatchError) SessionSurvives() bool { return false }
+
+// UnknownVersionError reports a protocol version this module has no codec
+// for: pinned with Launch.ProtocolVersion, or given to Attach or
+// Config.Validate. Nothing was sent: Start launched no worker, and Attach
+// has stopped the one it was given.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
+type UnknownVersionError struct {
+	// Version is the version asked for.
+	Version uint32
+	// Have are the versions this module has codecs for, highest first
+	// (codec.Versions).
+	Have []uint32
+}
+
+// Error names the version and the linked-in ones.
+func (e *UnknownVersionError) Error() string {
+	return fmt.Sprintf("monty session: no codec for protocol version %d (have %v)", e.Version, e.Have)
+}
+
+// SessionSurvives reports false: no session was started.
+func (e *UnknownVersionError) SessionSurvives() bool { return false }
+
+func unknownVersion(v uint32) error { return &UnknownVersionError{Version: v, Have: codec.Versions()} }
 
 func rangeText(r protocol.VersionRange) string {
 	if r.Min == r.Max {

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -57,8 +56,9 @@ func ourRange() (protocol.VersionRange, bool) {
 //
 // ctx bounds the start; cancelling it later has no effect on the session.
 // A start ctx ends fails with an error matching ctx's error. Other
-// failures: a *worker.BinaryNotFoundError for a ProcessLauncher with no
-// usable binary; a *StartTimeoutError for a worker that does not answer
+// failures: an *UnknownVersionError for a pinned version this module has
+// no codec for (nothing is launched); a *worker.BinaryNotFoundError for a
+// ProcessLauncher with no usable binary; a *StartTimeoutError for a worker that does not answer
 // Configure within Config.StartTimeout, or a remote dial that does not
 // complete in it; a *ws.DialError or *ws.HeaderError for a remote dial
 // that fails; a *ProtocolError for a worker that refuses the Configure or
@@ -99,8 +99,7 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 	switch cached, hit := versionCache.Load(key); {
 	case l.ProtocolVersion != 0:
 		if _, ok := codec.ForVersion(l.ProtocolVersion); !ok {
-			return nil, fmt.Errorf("monty session: no codec for pinned protocol version %d (have %v)",
-				l.ProtocolVersion, codec.Versions())
+			return nil, unknownVersion(l.ProtocolVersion)
 		}
 		v, neg.Pinned = l.ProtocolVersion, true
 	case keyed && hit:
@@ -197,7 +196,7 @@ func unusableRefusal(err error) (*protocol.UnusableRangeError, bool) {
 func open(ctx context.Context, cfg Config, bin string, v uint32, l Launcher) (*Session, error) {
 	c, ok := codec.ForVersion(v)
 	if !ok {
-		return nil, fmt.Errorf("monty session: no codec for protocol version %d", v)
+		return nil, unknownVersion(v)
 	}
 	p, err := launch(ctx, cfg, l)
 	if err != nil {

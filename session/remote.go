@@ -166,7 +166,10 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 // answered with a ShutdownDump carrying a dump redials (Pick, else URL),
 // configures the same way, loads the dump and re-sends the request; the
 // redials, the Configure and the Load together are bounded by
-// Config.StartTimeout and by the context of the interrupted request.
+// Config.StartTimeout and by the context of the interrupted request. A
+// request answered with a ShutdownDump again on every replica it resumes
+// on is resumed at most 8 times; the next ShutdownDump ends the session
+// with its *ShutdownError (Resume says why).
 //
 // The protocol version negotiated with an endpoint is cached per URL (as
 // it is per binary for processes), so only the first session of an
@@ -258,9 +261,13 @@ func (p *remotePeer) Kill() error {
 	return p.end().CloseWith(1001, "parent abandoned the session")
 }
 
-// Close closes the connection with a normal Close frame.
+// Close closes the connection with a normal Close frame. It returns nil:
+// the socket is dropped whatever the close handshake's outcome, and a
+// server that dropped its end first (or never answers the Close frame)
+// leaves nothing running on this side, so its error would be noise.
 func (p *remotePeer) Close(context.Context) error {
-	return p.end().Close()
+	p.end().Close()
+	return nil
 }
 
 // end marks the peer killed, stops a redial in progress and returns the
@@ -470,6 +477,13 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 	if rp.l.NoResume || b.Dump == nil || req.RequestKind() == message.KindConfigure {
 		return nil, s.die(shut, true)
 	}
+	if s.turnResumes >= maxResumesPerTurn {
+		// Every replica drains the request again (or a hostile endpoint
+		// does): give up rather than resume one stack frame deeper for
+		// as long as the context allows.
+		shut.Resume = fmt.Errorf("monty session: the request was interrupted by %d ShutdownDumps in a row; not resuming again", s.turnResumes+1)
+		return nil, s.die(shut, true)
+	}
 	err := s.resumeBounded(ctx, rp, shut.Dump)
 	if rp.l.OnResume != nil {
 		rp.mu.Lock()
@@ -486,8 +500,14 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 	// again, as if for the first time. It is the same turn (exchange,
 	// which records it, is already under way), so it goes out under the
 	// same span and is not recorded a second time.
+	s.turnResumes++
+	defer func() { s.turnResumes-- }()
 	return s.roundTrip(ctx, req, s.currentSpanContext(ctx))
 }
+
+// maxResumesPerTurn bounds the automatic resumes of one request (see
+// RemoteLauncher).
+const maxResumesPerTurn = 8
 
 // resumeBounded is resumeRemote within Config.StartTimeout (and ctx): a
 // replica that accepts the upgrade and never answers, or a dial that

@@ -447,7 +447,8 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 }
 
 // resolve waits until at least one of the pending futures has finished and
-// answers every finished one. It returns nil when the context ends first.
+// answers every finished one. It returns nil when the context ends first,
+// or Close or Kill cancels the run's host context.
 func (r *runner) resolve(rf *message.ResolveFutures) message.Request {
 	req := &message.ResumeFutures{}
 	for {
@@ -484,7 +485,10 @@ func (r *runner) resolve(rf *message.ResolveFutures) message.Request {
 		}
 		select {
 		case <-notify:
-		case <-r.ctx.Done():
+		case <-r.fctx.Done():
+			// The caller's context ended, or Close or Kill cancelled the
+			// host context: a future whose wait that stopped (an
+			// asyncio.sleep's) would never complete.
 			return nil
 		}
 	}

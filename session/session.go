@@ -159,11 +159,13 @@ type Session struct {
 
 	// state is the State, written on the turn goroutine (setState) and
 	// read anywhere (cur, State).
-	state    atomic.Uint32
-	started  bool                // an interpreter exists (a feed ran or a dump was loaded)
-	susp     *message.ChildEvent // the pending suspension
-	resumed  int                 // remote resumes after a ShutdownDump
-	remoteID []byte              // a storing relay's session id (protocol 5)
+	state   atomic.Uint32
+	started bool                // an interpreter exists (a feed ran or a dump was loaded)
+	susp    *message.ChildEvent // the pending suspension
+	resumed int                 // remote resumes after a ShutdownDump
+	// turnResumes counts the resumes of the request in flight (remote.go).
+	turnResumes int
+	remoteID    []byte // a storing relay's session id (protocol 5)
 	// deadErr is the cause of the loss, set once; guarded by deadMu so
 	// that Cause may read it from any goroutine.
 	deadMu  sync.Mutex
@@ -949,8 +951,13 @@ func (s *Session) suspended(ctx context.Context, ev *message.ChildEvent) (*messa
 // A turn in flight on another goroutine is interrupted (the worker is
 // killed at once) and fails with an error matching ErrClosed; a Run waiting
 // on its host functions has their context cancelled, and returns once they
-// do (Go cannot stop a function that ignores its context). Close is
-// idempotent, safe for concurrent use and never hangs. It returns nil.
+// do (Go cannot stop a function that ignores its context); one waiting out
+// a system sleep (protocol 5) returns at once. Close is
+// idempotent, safe for concurrent use and never hangs. It returns nil
+// unless the worker may still be running: a local process that could not
+// be signalled (worker.Process.Close's error), or the error of a custom
+// Peer's Close. A remote session's close handshake is not reported: the
+// socket is dropped either way.
 func (s *Session) Close() error {
 	s.closed.Store(true)
 	s.cancelHost()
@@ -975,7 +982,10 @@ func (s *Session) Close() error {
 }
 
 // Kill sends SIGKILL to the worker at once. A turn in flight fails with an
-// error matching ErrClosed. Call Close afterwards to release the pipes.
+// error matching ErrClosed. Kill does not wait: the worker is reaped and
+// its connection released in the background once it is gone, so a killed
+// session needs no Close (Close afterwards is harmless, and waits for that
+// release).
 func (s *Session) Kill() {
 	s.closed.Store(true)
 	s.cancelHost()
@@ -994,7 +1004,19 @@ func (s *Session) Kill() {
 		}
 	}
 	s.peer.Kill()
+	// Release the connection (a process's pipes and its share of the pipe
+	// budget) once the worker is gone. Close is idempotent: a turn in
+	// flight, or the caller's own Close, shares this one. Its context is
+	// done already: the worker is being killed, there is no grace to give.
+	go s.peer.Close(doneCtx)
 }
+
+// doneCtx is a context that is already done.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 func (s *Session) cancelHost() {
 	if c := s.hostCancel.Load(); c != nil {

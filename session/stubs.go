@@ -18,7 +18,8 @@ import (
 // host class (its eager and lazy fields, its methods, a constructor when
 // the sandbox may call it) and an annotated name per value, with types
 // derived from the Go signatures as the conversions treat them (string:
-// str, []T: list[T], map[K]V: dict[K, V], time.Time: datetime.datetime,
+// str, []T: list[T], map[K]V: dict[K, V] (an array key: a tuple),
+// time.Time: datetime.datetime,
 // a named struct: a TypedDict of its fields, a registered class's Go type:
 // that class, a pointer: T | None, json.Number: int | float, value's own
 // types: the values they convert to (value.Exception: BaseException,
@@ -327,6 +328,17 @@ var (
 // pyType annotates a Go type as the conversions treat it.
 func (st *stubWriter) pyType(t reflect.Type) string { return st.pyTypeAt(t, 0) }
 
+// keyTypeAt annotates a map key type: a Go array (other than of bytes)
+// is a tuple there, the one hashable sequence, which is what converts to
+// it (a list, unhashable, can be no dict's key); other types as pyTypeAt.
+func (st *stubWriter) keyTypeAt(t reflect.Type, depth int) string {
+	typ := st.pyTypeAt(t, depth)
+	if t.Kind() == reflect.Array && strings.HasPrefix(typ, "list[") && depth <= 8 {
+		return "tuple[" + st.keyTypeAt(t.Elem(), depth+1) + ", ...]"
+	}
+	return typ
+}
+
 // pyTypeAt is pyType for a type nested depth levels deep: past a few
 // levels Any, so that a type that holds itself (type Tree map[string]Tree)
 // ends.
@@ -410,7 +422,7 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 		}
 		return "list[" + pyType(t.Elem()) + "]"
 	case reflect.Map:
-		return "dict[" + pyType(t.Key()) + ", " + pyType(t.Elem()) + "]"
+		return "dict[" + st.keyTypeAt(t.Key(), depth+1) + ", " + pyType(t.Elem()) + "]"
 	case reflect.Struct:
 		if name, ok := st.dictName(t); ok {
 			return name

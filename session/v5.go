@@ -28,21 +28,22 @@ func (l Limits) wire5(r *message.ResourceLimits, opt func(uint64) *uint64) {
 }
 
 // systemSleep answers a protocol-5 system sleep (system_sleep or
-// async_system_sleep) without the OS handler. The delay, already capped by
-// the worker, is charged to the sleep budget before waiting (the lower of
+// async_system_sleep) without the OS handler. The delay, capped by the
+// worker and again by the parent (sleepDelay), is charged to the sleep budget before waiting (the lower of
 // Limits.MaxTotalSleep and the limit the worker echoed, which after a Load
 // is the dump's); a sleep that would take the total past the budget is
 // refused by aborting the feed with the uncatchable "TimeoutError: sleep
 // limit exceeded: <total> > <limit>" (the total includes the refused
 // sleep, which is not charged). A time.sleep is waited out before the
-// parent resumes with None (a done context aborts the feed). An
+// parent resumes with None (a done context aborts the feed; Close and Kill
+// end the wait too). An
 // asyncio.sleep is charged its full delay when it is created and answered
 // with a future that the parent resolves (with None, which the sandbox
 // ignores) once the delay has passed, so sleeps gathered together overlap
 // as they do upstream; a zero delay is answered at once.
 func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 	s := r.s
-	d := message.SleepDuration(oc.Seconds)
+	d := s.sleepDelay(oc)
 	if abort := s.chargeSleep(d); abort != nil {
 		return abort
 	}
@@ -55,7 +56,10 @@ func (r *runner) systemSleep(oc *message.OsCall) message.Request {
 		defer t.Stop()
 		select {
 		case <-t.C:
-		case <-r.ctx.Done():
+		case <-r.fctx.Done():
+			// The caller's context ended (the feed is aborted), or Close
+			// or Kill cancelled the run's host context (the session is
+			// closed): either way, stop waiting.
 			return nil
 		}
 	}
@@ -92,10 +96,39 @@ func (s *Session) chargeHandedSleep(ctx context.Context, ev *message.ChildEvent,
 	if !ok || !oc.Op.IsSystemSleep() {
 		return ev, nil
 	}
-	if abort := s.chargeSleep(message.SleepDuration(oc.Seconds)); abort != nil {
+	d := s.sleepDelay(oc)
+	if abort := s.chargeSleep(d); abort != nil {
 		return s.exchange(ctx, abort)
 	}
+	if d < message.SleepDuration(oc.Seconds) {
+		oc.Seconds = d.Seconds() // the caller waits out what was charged
+	}
 	return ev, nil
+}
+
+// sleepDelay is the delay of a system sleep, capped at the per-call cap
+// of the session's own OsPolicy (SleepMode.MaxMicros, or
+// message.DefaultMaxSleep with no policy or no cap): an honest worker caps
+// it itself, and one that does not must not make the parent charge or
+// wait more. No cap is known after a Load, whose dump brings its own
+// policy, nor under a sleep mode that has no system sleeps.
+func (s *Session) sleepDelay(oc *message.OsCall) time.Duration {
+	d := message.SleepDuration(oc.Seconds)
+	if s.dumpLimits {
+		return d
+	}
+	limit := message.DefaultMaxSleep
+	if p := s.cfg.OsPolicy; p != nil && p.Sleep != nil {
+		switch p.Sleep.Kind {
+		case message.SleepUnset, message.SleepSystem:
+			if p.Sleep.MaxMicros != nil {
+				limit = micros(*p.Sleep.MaxMicros)
+			}
+		default:
+			return d
+		}
+	}
+	return min(d, limit)
 }
 
 // sleepFuture registers the future of an async system sleep under id and
