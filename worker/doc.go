@@ -12,6 +12,13 @@
 // group, so a worker binary that is a wrapper (a script running the worker
 // without exec) cannot leave the pipes held by a grandchild.
 //
+// On Linux the kernel kills the child when this process dies (its
+// parent-death signal). The kernel sends that signal when the thread that
+// forked the child exits, and the Go runtime ends a thread whose locked
+// goroutine (runtime.LockOSThread) returns without unlocking it; so every
+// child is forked on one spawner thread, kept locked while any child it
+// forked is unreaped, and a host's locked goroutines cannot kill workers.
+//
 // A descendant that leaves the group (setsid, setpgid) is out of the
 // group's reach. Once the child has exited and its group has been killed,
 // if one of the three pipes is still open at the child's end, the reaper

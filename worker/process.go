@@ -232,7 +232,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		Stderr:      errW,
 		SysProcAttr: sysProcAttr(&pidfd),
 	}
-	if err := cmd.Start(); err != nil {
+	if err := spawn(cmd.Start); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("monty worker: start %s: %w%s", bin, err, startHint(err, cfg.Dir, bin))
 	}
@@ -305,6 +305,7 @@ func (p *Process) reap(pidfd int) {
 		killStrays(p.pipes)
 	}
 	err := p.cmd.Wait()
+	spawned()
 	liveWorkers.Add(-1)
 	p.exit = exitOf(p.cmd.ProcessState, err)
 	close(p.exited)
