@@ -3,6 +3,7 @@ package message
 import (
 	"time"
 
+	"github.com/gomonty/monty/internal/satdur"
 	"github.com/gomonty/monty/value"
 )
 
@@ -95,26 +96,13 @@ type ResourceLimits struct {
 	MaxTotalSleepMicros *uint64
 }
 
-// micros converts an optional microsecond count, saturating at the largest
-// time.Duration.
-func micros(p *uint64) (time.Duration, bool) {
-	if p == nil {
-		return 0, false
-	}
-	us := *p
-	if us > uint64(1<<63-1)/1000 {
-		return time.Duration(1<<63 - 1), true
-	}
-	return time.Duration(us) * time.Microsecond, true
-}
-
 // MaxDuration returns the per-session duration limit, or 0 and false when
 // there is none.
 func (l *ResourceLimits) MaxDuration() (time.Duration, bool) {
 	if l == nil {
 		return 0, false
 	}
-	return micros(l.MaxDurationMicros)
+	return satdur.MicrosOpt(l.MaxDurationMicros)
 }
 
 // MaxFeedDuration returns the per-feed duration limit, or 0 and false when
@@ -123,7 +111,7 @@ func (l *ResourceLimits) MaxFeedDuration() (time.Duration, bool) {
 	if l == nil {
 		return 0, false
 	}
-	return micros(l.MaxFeedDurationMicros)
+	return satdur.MicrosOpt(l.MaxFeedDurationMicros)
 }
 
 // MaxTurnDuration returns the per-turn duration limit, or 0 and false when
@@ -132,7 +120,7 @@ func (l *ResourceLimits) MaxTurnDuration() (time.Duration, bool) {
 	if l == nil {
 		return 0, false
 	}
-	return micros(l.MaxTurnDurationMicros)
+	return satdur.MicrosOpt(l.MaxTurnDurationMicros)
 }
 
 // MaxTotalSleep returns the sleep budget, or 0 and false when there is
@@ -141,7 +129,7 @@ func (l *ResourceLimits) MaxTotalSleep() (time.Duration, bool) {
 	if l == nil {
 		return 0, false
 	}
-	return micros(l.MaxTotalSleepMicros)
+	return satdur.MicrosOpt(l.MaxTotalSleepMicros)
 }
 
 // Configure starts a session (state NoSession → Configured).

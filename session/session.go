@@ -652,31 +652,22 @@ func (s *Session) noteStamps(ev *message.ChildEvent) {
 	if ev.MaxSuspensions == nil && ev.MaxDurationMicros == nil && ev.TotalExecutionMicros == 0 {
 		return
 	}
-	s.stamps.TotalExecution = micros(ev.TotalExecutionMicros)
+	s.stamps.TotalExecution = satdur.Micros(ev.TotalExecutionMicros)
 	if ev.MaxSuspensions != nil {
 		s.stamps.MaxSuspensions = *ev.MaxSuspensions
 		s.stamps.HasMaxSuspensions = true
 	}
 	if ev.MaxDurationMicros != nil {
-		s.stamps.MaxDuration = micros(*ev.MaxDurationMicros)
+		s.stamps.MaxDuration = satdur.Micros(*ev.MaxDurationMicros)
 		s.stamps.MaxDurationMicros = *ev.MaxDurationMicros
 		s.stamps.HasMaxDuration = true
 	}
 }
 
-func micros(us uint64) time.Duration {
-	if us > uint64(1<<63-1)/1000 {
-		return time.Duration(1<<63 - 1)
-	}
-	return time.Duration(us) * time.Microsecond
-}
-
-// microsOpt is micros of an optional echoed limit; 0 (none) when absent.
+// microsOpt is satdur.Micros of an optional echoed limit; 0 (none) when absent.
 func microsOpt(us *uint64) time.Duration {
-	if us == nil {
-		return 0
-	}
-	return micros(*us)
+	d, _ := satdur.MicrosOpt(us)
+	return d
 }
 
 // applyOwnLimits adopts the limits of our Configure.
@@ -849,7 +840,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			s.ownMaxSusp, s.hasOwnDur, s.dumpLimits = 0, false, true
 			// And its own feed clock, lower or not: the ratchet holds
 			// within a feed, and the restored feed is not the one before.
-			s.stamps.FeedExecution = micros(ev.FeedExecutionMicros)
+			s.stamps.FeedExecution = satdur.Micros(ev.FeedExecutionMicros)
 			if s.codec.Version() >= protocol.Version5 {
 				// The reply echoes the dump's limits: one it leaves out
 				// is one the dump does not have, not the last echo's.

@@ -261,15 +261,15 @@ func (s *Session) noteStamps5(ev *message.ChildEvent) {
 	if s.codec == nil || s.codec.Version() < protocol.Version5 {
 		return
 	}
-	s.stamps.FeedExecution = max(s.stamps.FeedExecution, micros(ev.FeedExecutionMicros))
+	s.stamps.FeedExecution = max(s.stamps.FeedExecution, satdur.Micros(ev.FeedExecutionMicros))
 	if p := ev.MaxFeedDurationMicros; p != nil {
-		s.stamps.MaxFeedDuration = micros(*p)
+		s.stamps.MaxFeedDuration = satdur.Micros(*p)
 	}
 	if p := ev.MaxTurnDurationMicros; p != nil {
-		s.stamps.MaxTurnDuration = micros(*p)
+		s.stamps.MaxTurnDuration = satdur.Micros(*p)
 	}
 	if p := ev.MaxTotalSleepMicros; p != nil {
-		s.stamps.MaxTotalSleep = micros(*p)
+		s.stamps.MaxTotalSleep = satdur.Micros(*p)
 	}
 }
 

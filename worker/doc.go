@@ -12,6 +12,25 @@
 // group, so a worker binary that is a wrapper (a script running the worker
 // without exec) cannot leave the pipes held by a grandchild.
 //
+// On Linux the kernel kills the child when this process dies (its
+// parent-death signal). The kernel sends that signal when the thread that
+// forked the child exits, and the Go runtime ends a thread whose locked
+// goroutine (runtime.LockOSThread) returns without unlocking it; so every
+// child is forked on one spawner thread, kept locked while any child it
+// forked is unreaped, and a host's locked goroutines cannot kill workers.
+//
+// A descendant that leaves the group (setsid, setpgid) is out of the
+// group's reach. Once the child has exited and its group has been killed,
+// if one of the three pipes is still open at the child's end, the reaper
+// kills every process holding one of them, found through /proc/<pid>/fd,
+// so an escaped descendant cannot keep a read or a write blocked either.
+// What no unprivileged parent can reach stays out: an escaped descendant
+// that closed the pipes (a daemon, which outlives the worker but blocks
+// nothing) and one whose descriptors this process may not read (made
+// non-dumpable with prctl, or running set-uid). Containing those takes a
+// PID namespace or a cgroup around the worker, which the host provides;
+// the real worker never forks.
+//
 // On Linux the two frame pipes are enlarged to 1 MiB, so a large frame
 // crosses in a few reads, while the process holds less than half of the
 // user's pipe budget (/proc/sys/fs/pipe-user-pages-soft): past that budget

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,25 +19,7 @@ import (
 // and the grandchild spins on as an orphan.
 func TestKillStopsTheWorkersDescendants(t *testing.T) {
 	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "sleep 1000 & echo $! >&2; wait"}})
-	grandchild := stderrPid(t, p)
-	readErr := make(chan error, 1)
-	go func() {
-		_, err := p.ReadFrame()
-		readErr <- err
-	}()
-	if err := p.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-readErr:
-		if err != io.EOF {
-			t.Fatalf("read after Kill: %v, want io.EOF", err)
-		}
-	case <-time.After(10 * time.Second):
-		syscallKill(grandchild)
-		t.Fatal("a read blocked on the worker's grandchild did not end after Kill")
-	}
-	waitGone(t, grandchild)
+	killWithDescendant(t, p, stderrPid(t, p))
 }
 
 // A worker that exits on its own leaves nothing behind in its process
@@ -109,3 +92,129 @@ func waitGone(t *testing.T, pid int) {
 }
 
 func syscallKill(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }
+
+// A descendant that leaves the worker's process group (setsid) is not
+// reached by the group's SIGKILL. When it still holds one of the worker's
+// pipes, a read blocked on the child's stdout would never see the end of
+// the stream (a session's deadline or cancellation would hang its Run),
+// and a write to its stdin would block once the pipe fills. Kill finds
+// such holders by the pipes they hold and kills them too.
+func TestKillStopsADescendantThatLeftTheGroupHoldingAPipe(t *testing.T) {
+	for name, script := range map[string]string{
+		// a blocked read would never end
+		"stdout": "setsid sleep 1000 & echo $! >&2; wait",
+		// as descriptor 3, the others on /dev/null
+		"stdin": "exec 3<&0; setsid sleep 1000 >/dev/null 2>&1 & echo $! >&2; exec >/dev/null 3<&-; wait",
+	} {
+		t.Run(name, func(t *testing.T) { killEscaped(t, script) })
+	}
+}
+
+// killEscaped starts script, whose descendant leaves the group and prints
+// its pid, and kills the worker (killWithDescendant).
+func killEscaped(t *testing.T, script string) {
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", script}})
+	escaped := stderrPid(t, p)
+	waitLeftGroup(t, escaped, p.Pid())
+	killWithDescendant(t, p, escaped)
+}
+
+// killWithDescendant kills p while a read of its stdout is blocked, and
+// checks that the read ends and p's descendant pid dies.
+func killWithDescendant(t *testing.T, p *Process, pid int) {
+	t.Helper()
+	readErr := make(chan error, 1)
+	go func() {
+		_, err := p.ReadFrame()
+		readErr <- err
+	}()
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-readErr:
+		if err != io.EOF {
+			t.Fatalf("read after Kill: %v, want io.EOF", err)
+		}
+	case <-time.After(10 * time.Second):
+		syscallKill(pid)
+		t.Fatal("a read blocked on the worker's descendant did not end after Kill")
+	}
+	waitGone(t, pid)
+}
+
+// waitLeftGroup waits until pid is in a process group other than pgid's.
+func waitLeftGroup(t *testing.T, pid, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if g, err := syscall.Getpgid(pid); err == nil && g != pgid {
+			return
+		}
+		if time.Now().After(deadline) {
+			syscallKill(pid)
+			t.Fatalf("descendant %d did not leave the group %d", pid, pgid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// The kernel sends the parent-death signal (Config's SIGKILL, so that a
+// worker never outlives its host) when the thread that forked the worker
+// exits, not the process; and the Go runtime ends a thread when a
+// goroutine locked to it (runtime.LockOSThread) returns still locked. A
+// worker started from such a goroutine was killed when the goroutine
+// returned, its host alive and its session in use.
+func TestWorkerOutlivesTheThreadThatStartedIt(t *testing.T) {
+	type started struct {
+		p   *Process
+		tid int
+		err error
+	}
+	c := make(chan started, 1)
+	var onThreadThatEnds func()
+	onThreadThatEnds = func() {
+		runtime.LockOSThread()
+		if syscall.Gettid() == os.Getpid() {
+			// The main thread is never ended: start from another one
+			// (this goroutine holds the main thread meanwhile).
+			done := make(chan struct{})
+			go func() { onThreadThatEnds(); close(done) }()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
+		p, err := Start(context.Background(), Config{Binary: "/bin/sh", Args: []string{"-c", `read x; echo "$x"; read y`}, Logger: quiet})
+		c <- started{p, syscall.Gettid(), err}
+		// and return locked: the thread ends
+	}
+	go onThreadThatEnds()
+	s := <-c
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	p := s.p
+	t.Cleanup(func() { p.Close(context.Background()) })
+	// The signal, if any, is sent before the thread's entry goes.
+	task := "/proc/self/task/" + strconv.Itoa(s.tid)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(task); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the locked thread did not end")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := p.stdin.Write([]byte("alive\n")); err != nil {
+		t.Fatalf("write after the starting thread ended: %v", err)
+	}
+	b := make([]byte, 16)
+	n, err := p.stdout.Read(b)
+	if string(b[:n]) != "alive\n" {
+		t.Fatalf("after the starting thread ended the worker answered %q, %v (exit %v)", b[:n], err, must(p.Wait(context.Background())))
+	}
+}
+
+func must(e Exit, _ error) Exit { return e }

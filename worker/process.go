@@ -156,6 +156,7 @@ type Process struct {
 	stdin  *os.File   // parent's write end of the child's stdin
 	stdout *os.File   // parent's read end of the child's stdout
 	grown  int        // of the two pipes, those enlarged (see growPipe)
+	pipes  [3]uint64  // the inodes of the stdin, stdout and stderr pipes (see killStrays)
 	errR   *os.File   // parent's read end of the child's stderr
 	out    *firstRead // what conn reads
 	conn   *transport.Stream
@@ -231,7 +232,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		Stderr:      errW,
 		SysProcAttr: sysProcAttr(&pidfd),
 	}
-	if err := cmd.Start(); err != nil {
+	if err := spawn(cmd.Start); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("monty worker: start %s: %w%s", bin, err, startHint(err, cfg.Dir, bin))
 	}
@@ -248,6 +249,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		stdin:      inW,
 		stdout:     outR,
 		grown:      grown,
+		pipes:      [3]uint64{pipeInode(inW), pipeInode(outR), pipeInode(errR)},
 		errR:       errR,
 		out:        &firstRead{File: outR, spin: cfg.SpinWait, sole: cfg.soleSpin},
 		tail:       newRing(cfg.StderrLimit),
@@ -287,6 +289,8 @@ func startHint(err error, dir, bin string) string {
 // it then kills what is left of the child's process group before reaping
 // it: descendants of a wrapper that would otherwise hold the pipes open
 // (a blocked read would never see the end of the stream) and outlive it.
+// When one of the pipes is still held after that, it kills every process
+// holding one (killStrays): descendants that left the group.
 func (p *Process) reap(pidfd int) {
 	defer p.wg.Done()
 	pid := p.cmd.Process.Pid
@@ -297,7 +301,11 @@ func (p *Process) reap(pidfd int) {
 	}
 	p.groupDone = true
 	p.groupMu.Unlock()
+	if stillHeld(p.stdout) || stillHeld(p.errR) || stillHeld(p.stdin) {
+		killStrays(p.pipes)
+	}
 	err := p.cmd.Wait()
+	spawned()
 	liveWorkers.Add(-1)
 	p.exit = exitOf(p.cmd.ProcessState, err)
 	close(p.exited)
@@ -427,7 +435,9 @@ func (p *Process) Stderr() string { return p.tail.String() }
 // in its process group: a worker binary that is a wrapper (a script that
 // runs the worker without exec) has the worker as a grandchild, which holds
 // the pipes. Descendants that left the group (setsid, setpgid) are not
-// reached. Kill does not wait; the child is reaped in the background (see
+// reached by the signal; once the child has exited, those still holding
+// one of its pipes are killed (see the package documentation). Kill does
+// not wait; the child is reaped in the background (see
 // Exited) and Close still has to be called to release the pipes. Killing a
 // process that has already exited is a no-op.
 func (p *Process) Kill() error {

@@ -3,6 +3,7 @@ package worker
 import (
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gomonty/monty/internal/spinwait"
 )
@@ -285,4 +288,177 @@ func (r *firstRead) Pending() bool {
 		return false
 	}
 	return r.avail > 0
+}
+
+// pipeInode returns the inode number of the pipe f is an end of (both
+// ends share it), or 0 when f cannot be examined.
+func pipeInode(f *os.File) uint64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+// stillHeld reports whether the other end of f's pipe is still open in
+// some process: a read end has writers (no POLLHUP), a write end readers
+// (no POLLERR). A closed f is not held.
+func stillHeld(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	held := false
+	rc.Control(func(fd uintptr) {
+		pfd := [1]pollFd{{fd: int32(fd)}} // no events: hang-up and error only
+		var zero syscall.Timespec
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd[0])), 1,
+			uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+		held = errno == 0 && n == 0
+	})
+	return held
+}
+
+// maxStrayRounds bounds killStrays' scans of /proc: each round kills
+// every holder it finds, so only what those forked before their kill can
+// be left for the next.
+const maxStrayRounds = 100
+
+// killStrays sends SIGKILL to every process other than this one that holds
+// one of the pipes whose inodes are given (0 for none): descendants of a
+// worker that left its process group (setsid, setpgid), which the group's
+// kill does not reach, and which would keep a blocked read of the worker's
+// stdout (or a write to its stdin) from ever ending. Nobody else can hold
+// them: the parent's ends are close-on-exec, and syscall.ForkLock, held
+// here, keeps this process from forking a child that has copies of them
+// but has not executed yet. A process is signalled through a pidfd opened
+// before its descriptors are read, so a recycled pid is never signalled. A
+// process whose descriptors this one may not read (another user's, or a
+// non-dumpable one: prctl PR_SET_DUMPABLE 0) is not found.
+func killStrays(inodes [3]uint64) {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
+	self := os.Getpid()
+	done := map[int]bool{self: true}
+	for range maxStrayRounds {
+		found := false
+		for _, pid := range procPids() {
+			if done[pid] {
+				continue
+			}
+			pidfd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				continue // gone, or no pidfds (before Linux 5.3)
+			}
+			if holdsPipe(pid, inodes) && unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0) == nil {
+				done[pid], found = true, true
+			}
+			unix.Close(pidfd)
+		}
+		if !found {
+			return
+		}
+	}
+}
+
+// procPids lists the processes in /proc.
+func procPids() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	pids := make([]int, 0, len(names))
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// holdsPipe reports whether process pid has a descriptor on one of the
+// pipes whose inodes are given.
+func holdsPipe(pid int, inodes [3]uint64) bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	d, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	fds, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, fd := range fds {
+		link, err := os.Readlink(dir + fd)
+		if err != nil {
+			continue
+		}
+		ino, ok := strings.CutPrefix(link, "pipe:[")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSuffix(ino, "]"), 10, 64)
+		if err == nil && n != 0 && (n == inodes[0] || n == inodes[1] || n == inodes[2]) {
+			return true
+		}
+	}
+	return false
+}
+
+// The kernel sends a child its parent-death signal (sysProcAttr's SIGKILL)
+// when the thread that forked it exits, not the process, and the Go
+// runtime ends a thread when a goroutine locked to it
+// (runtime.LockOSThread) returns still locked: a host doing that (to
+// change a thread's namespaces, say) would see its workers killed. So
+// every worker is forked on the spawner's thread, which a goroutine keeps
+// locked, and so alive, while any worker it forked is unreaped; the
+// goroutine ends with the last of them.
+var spawner struct {
+	mu   sync.Mutex
+	reqs chan func() // nil while no spawner runs
+	live int         // workers forked (or being forked) on it, not yet reaped
+}
+
+// spawn runs start (which forks the child) on the spawner's thread. When it
+// succeeds, spawned must be called once the child has been reaped.
+func spawn(start func() error) error {
+	spawner.mu.Lock()
+	if spawner.reqs == nil {
+		spawner.reqs = make(chan func())
+		go spawnLoop(spawner.reqs)
+	}
+	spawner.live++
+	reqs := spawner.reqs
+	spawner.mu.Unlock()
+	errc := make(chan error, 1)
+	reqs <- func() { errc <- start() }
+	err := <-errc
+	if err != nil {
+		spawned()
+	}
+	return err
+}
+
+// spawned releases the spawner's thread from a reaped child; the spawner
+// ends when no child of its thread is left.
+func spawned() {
+	spawner.mu.Lock()
+	defer spawner.mu.Unlock()
+	if spawner.live--; spawner.live == 0 {
+		close(spawner.reqs)
+		spawner.reqs = nil
+	}
+}
+
+// spawnLoop is the spawner: it runs the forks sent on reqs on its locked
+// thread until reqs is closed.
+func spawnLoop(reqs <-chan func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for f := range reqs {
+		f()
+	}
 }

@@ -302,3 +302,45 @@ func TestFramePipesStayWithinTheUsersBudget(t *testing.T) {
 		t.Fatalf("after a Close, a new worker's stdout %d, want %d", got, pipeSize)
 	}
 }
+
+// stillHeld tells a pipe end whose other end is open somewhere from one
+// whose other end is closed everywhere, so the reaper scans /proc only
+// when a worker's pipe outlives the worker's group.
+func TestStillHeld(t *testing.T) {
+	r, w, err := blockingPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !stillHeld(r) || !stillHeld(w) {
+		t.Fatal("an open pipe's ends are not held")
+	}
+	if _, err := w.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if !stillHeld(r) {
+		t.Fatal("a read end with data and a writer is not held")
+	}
+	if holdsPipe(os.Getpid(), [3]uint64{pipeInode(r)}) != true {
+		t.Fatal("this process does not hold its own pipe")
+	}
+	if holdsPipe(os.Getpid(), [3]uint64{}) {
+		t.Fatal("this process holds the pipe of inode 0")
+	}
+	w.Close()
+	if stillHeld(r) {
+		t.Fatal("a read end without writers (but with data) is held")
+	}
+	if stillHeld(w) {
+		t.Fatal("a closed end is held")
+	}
+	r2, w2, err := blockingPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	r2.Close()
+	if stillHeld(w2) {
+		t.Fatal("a write end without readers is held")
+	}
+}

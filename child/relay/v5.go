@@ -85,10 +85,10 @@ func (e *Engine) configure5(c *message.Configure) (*message.Configure, error) {
 	inner.OsPolicy, inner.Persistence, inner.Profile = nil, message.PersistenceUnspecified, nil
 	if l := c.Limits; l != nil {
 		lim := *l
-		if d, ok := durationMicros(l.MaxFeedDurationMicros); ok {
+		if d, ok := satdur.MicrosOpt(l.MaxFeedDurationMicros); ok {
 			x.feedLim, x.hasFeed = d, true
 		}
-		if d, ok := durationMicros(l.MaxTurnDurationMicros); ok {
+		if d, ok := satdur.MicrosOpt(l.MaxTurnDurationMicros); ok {
 			x.turnLim, x.hasTurn = d, true
 		}
 		x.limits = [3]*uint64{l.MaxFeedDurationMicros, l.MaxTurnDurationMicros, l.MaxTotalSleepMicros}
@@ -151,17 +151,6 @@ func ianaZoneName(name string) bool {
 		return false
 	}
 	return true
-}
-
-// durationMicros converts an optional microsecond limit.
-func durationMicros(p *uint64) (time.Duration, bool) {
-	if p == nil {
-		return 0, false
-	}
-	if *p > uint64(1<<63-1)/uint64(time.Microsecond) {
-		return 1<<63 - 1, true
-	}
-	return time.Duration(*p) * time.Microsecond, true
 }
 
 // stamps5 adds the protocol-5 stamps the relay keeps itself.
@@ -381,7 +370,7 @@ func split5(state []byte) ([]byte, *saved5, error) {
 		if k <= 0 {
 			return nil, nil, &child.Violation{Text: "failed to load session: truncated relay dump"}
 		}
-		sv.feed, _ = durationMicros(&us)
+		sv.feed = satdur.Micros(us)
 		rest = rest[k:]
 	}
 	return rest, sv, nil
@@ -400,8 +389,8 @@ func (e *Engine) restore5(c *saved5, clock *mount.Table) {
 	}
 	x.feedExec = c.feed
 	l := c.Limits
-	x.feedLim, x.hasFeed = durationMicros(l.MaxFeedDurationMicros)
-	x.turnLim, x.hasTurn = durationMicros(l.MaxTurnDurationMicros)
+	x.feedLim, x.hasFeed = satdur.MicrosOpt(l.MaxFeedDurationMicros)
+	x.turnLim, x.hasTurn = satdur.MicrosOpt(l.MaxTurnDurationMicros)
 	x.limits = [3]*uint64{l.MaxFeedDurationMicros, l.MaxTurnDurationMicros, l.MaxTotalSleepMicros}
 	x.clock, x.policy, x.loaded = clock, c.OsPolicy, true
 }

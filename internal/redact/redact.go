@@ -21,17 +21,46 @@ const mask = "xxxxx"
 // URL returns raw with its password and every query value replaced by
 // "xxxxx" and any fragment dropped; the scheme, user name, host, path and
 // query keys stay, so the endpoint remains recognisable. Text that does
-// not parse as a URL loses everything after its scheme's "//" up to the
-// last '@' (a password may hold an unescaped '/', '?' or '#', which is
-// what made it fail to parse), and everything from the first '?' or '#'
-// after that; when a '?' or '#' comes before that '@', which may then be
-// in the query, it loses everything after the "//".
+// not parse as a URL, or that url.Parse misreads (a ':' and then an '@'
+// past the end of the authority it reads: ws://user:123/xyz@host parses
+// as host "user", port 123; user:pass@host without a "//" as a scheme and
+// an opaque part), loses everything after its scheme's "//" (from its
+// start when there is none) up to the last '@' (a password may hold an
+// unescaped '/', '?' or '#', which is what made it fail to parse), and
+// everything from the first '?' or '#' after that; when a '?' or '#'
+// comes before that '@', which may then be in the query, it loses
+// everything after the "//". A URL with a port and an '@' further on
+// (wss://host:443/ws?email=a@b) is masked so too: it reads as well as
+// user:password.
 func URL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
+	if err != nil || misread(raw) {
 		return scrubUnparsed(raw)
 	}
 	return render(u)
+}
+
+// misread reports whether raw, which url.Parse may accept, holds user
+// information with a password that url.Parse does not read as one: a
+// ':' and then an '@' after the "//", the authority ending before that
+// '@' (ws://user:123/xyz@host parses as host "user", port 123 and path
+// "/xyz@host"), or no "//" at all (user:pass@host parses as scheme "user"
+// and an opaque part). A ':' after a '?' or '#' is not one: the '@' is
+// then in the query or the fragment (?t=10:30&email=a@b.example).
+func misread(raw string) bool {
+	i, at := unparsedUserinfo(raw)
+	if at < 0 {
+		return false
+	}
+	ui := raw[i:at]
+	colon := strings.IndexByte(ui, ':')
+	if colon < 0 {
+		return false
+	}
+	if d := strings.IndexAny(ui, "?#"); d >= 0 && d < colon {
+		return false
+	}
+	return i == 0 || strings.ContainsAny(ui, "/?#")
 }
 
 func render(u *url.URL) string {
@@ -81,21 +110,48 @@ func scrubUnparsed(raw string) string {
 }
 
 // unparsedUserinfo locates what may be user information in text url.Parse
-// refuses: raw[i:at] runs from after the first "//" to the last '@' (at
-// is -1 when there is none). The last '@', not the first '/', '?' or '#'
-// after the "//", ends it: url.Parse fails on an unescaped '/', '?' or '#'
-// in a password precisely because it ends the authority there.
+// refuses or misreads: raw[i:at] runs from after the "//" that starts an
+// authority (from the start of raw when none does) to the last '@' (at is
+// -1 when there is none). The last '@', not the first '/', '?' or '#'
+// after the "//", ends it: url.Parse fails on (or misreads) an unescaped
+// '/', '?' or '#' in a password precisely because it ends the authority
+// there.
 func unparsedUserinfo(raw string) (i, at int) {
-	i = strings.Index(raw, "//")
-	if i < 0 {
-		return 0, -1
-	}
-	i += 2
+	i = authority(raw)
 	at = strings.LastIndexByte(raw[i:], '@')
 	if at < 0 {
 		return 0, -1
 	}
 	return i, i + at
+}
+
+// authority is where raw's authority starts as url.Parse reads it: after
+// the "//" that begins raw or follows its scheme; 0 when no "//" does (a
+// "//" further on is in a path, a query or a password).
+func authority(raw string) int {
+	rest := raw
+	if j := strings.IndexByte(raw, ':'); j > 0 && isScheme(raw[:j]) {
+		rest = raw[j+1:]
+	}
+	if strings.HasPrefix(rest, "//") {
+		return len(raw) - len(rest) + 2
+	}
+	return 0
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, '+', '-' and '.').
+func isScheme(s string) bool {
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case k > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // scrubUnparsedPassword masks in s the password of raw, text url.Parse
@@ -145,7 +201,7 @@ func quotedInner(x string) string {
 // appear: its raw query (as net/http's errors quote it), its password
 // (raw or percent-encoded) and the whole of raw itself, each also as %q
 // spells it (url.Error and net/http quote the URL). When raw does not
-// parse, each piece of its password between '/', '?', '#' and '@' is
+// parse, or url.Parse misreads its password (see URL), each piece of its password between '/', '?', '#' and '@' is
 // masked after a ':' (url.Parse reports the first as an invalid port). It
 // is meant for the text of an error that arose while using raw.
 func Text(s, raw string) string {
@@ -156,6 +212,9 @@ func Text(s, raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return scrubUnparsedPassword(s, raw)
+	}
+	if misread(raw) {
+		s = scrubUnparsedPassword(s, raw)
 	}
 	if u.RawQuery != "" {
 		s = replaceQuoted(s, "?"+u.RawQuery, "?"+maskQuery(u.RawQuery))

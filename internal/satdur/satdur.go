@@ -16,3 +16,20 @@ func Add(a, b time.Duration) time.Duration {
 	}
 	return a + b
 }
+
+// Micros converts a count of microseconds (a limit or a clock off the wire)
+// to a Duration, saturating at the largest Duration.
+func Micros(us uint64) time.Duration {
+	if us > math.MaxInt64/uint64(time.Microsecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+// MicrosOpt is Micros of an optional count: 0 and false when p is nil.
+func MicrosOpt(p *uint64) (time.Duration, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return Micros(*p), true
+}
