@@ -122,7 +122,7 @@ func (s *Session) sleepDelay(oc *message.OsCall) time.Duration {
 		switch p.Sleep.Kind {
 		case message.SleepUnset, message.SleepSystem:
 			if p.Sleep.MaxMicros != nil {
-				limit = micros(*p.Sleep.MaxMicros)
+				limit = satdur.Micros(*p.Sleep.MaxMicros)
 			}
 		default:
 			return d
