@@ -245,10 +245,10 @@ func TestFakeTurnBackstopNamesTurn(t *testing.T) {
 // passed: two sleeps gathered together overlap (one suspension each, plus
 // the ResolveFutures), and the OS handler is never called.
 func TestFakeAsyncSystemSleepFutures(t *testing.T) {
-	const delay = 400 * time.Millisecond
+	const delay = time.Second // long enough that a loaded machine cannot make two overlapping sleeps look serial (867 ms for 2×400 ms was seen)
 	var answers []message.ResultKind
 	var resolved []message.FutureResult
-	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: time.Second}},
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: 2 * delay}},
 		func(req *message.ParentRequest) fakeReply {
 			asleep := func(id uint32) *message.ChildEvent {
 				return stamp(ev(&message.OsCall{CallID: id, Op: message.OpAsyncSystemSleep, Seconds: delay.Seconds()}), protocol.DefaultMaxSuspensions)
@@ -279,7 +279,7 @@ func TestFakeAsyncSystemSleepFutures(t *testing.T) {
 		})
 	handled := 0
 	start := time.Now()
-	_, err := s.Run(bg, "await asyncio.gather(asyncio.sleep(0.4), asyncio.sleep(0.4))",
+	_, err := s.Run(bg, "await asyncio.gather(asyncio.sleep(1), asyncio.sleep(1))",
 		WithOS(OSFunc(func(ctx context.Context, c *message.OsCall) (*message.ResumeCall, error) {
 			handled++
 			return nil, ErrNotHandled
