@@ -69,7 +69,10 @@
 // (session.RemoteLauncher): never prewarmed, never Reset or handed to
 // another checkout; Close closes the connection. After a ShutdownDump (a
 // draining server) a remote session resumes on the least-loaded other
-// endpoint, unless NoResume. Stats.Endpoints reports each endpoint
+// endpoint, unless NoResume; with none up, its own endpoint is redialled
+// once (a balancer's URL may reach another replica), and when that is
+// refused the resume fails at once with an error matching
+// session.ErrNoReplica. Stats.Endpoints reports each endpoint
 // (outstanding sessions, checkouts, dial failures, refusals, start
 // failures, resumes, backoff), Session.Endpoint and Event.Endpoint name
 // it, and the metrics carry it as [AttrEndpoint].

@@ -686,8 +686,9 @@ func TestRemoteResumeMetrics(t *testing.T) {
 }
 
 // A checkout that fails for its own reason (here a header the endpoint
-// cannot be sent) records its wait with outcome error, on the endpoint it
-// tried; one that tried no endpoint (a closed pool) carries none.
+// cannot be sent, from its header function) records its wait with outcome
+// error, on the endpoint it tried; one that tried no endpoint (a closed
+// pool) carries none.
 func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -695,7 +696,9 @@ func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal: true,
 		Endpoints: []pool.Endpoint{{Name: "bad", URL: "ws://127.0.0.1:1/",
-			Dial: ws.DialOptions{Header: http.Header{"X-Bad": {"a\nb"}}}}},
+			Dial: ws.DialOptions{HeaderFunc: func(context.Context) (http.Header, error) {
+				return http.Header{"X-Bad": {"a\nb"}}, nil
+			}}}},
 		MeterProvider: mp,
 	})
 	if err != nil {
@@ -1101,6 +1104,108 @@ func TestPickAfterReleaseMovesNoSlot(t *testing.T) {
 	for _, st := range p.Stat().Endpoints {
 		if st.Outstanding != 0 {
 			t.Fatalf("after the session's release: %+v", p.Stat().Endpoints)
+		}
+	}
+}
+
+// A resume with nowhere to go fails fast: the only endpoint drained, its
+// one redial (a balancer's URL may reach another replica) was refused
+// and backed it off, and the resume stops there instead of redialling it
+// again and again; the run's *session.ShutdownError says why, matching
+// session.ErrNoReplica, with the refused dial.
+func TestLoneDrainingEndpointIsRedialledOnce(t *testing.T) {
+	a, urlA := remoteServer(t, nil)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:   true,
+		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s := checkout(t, p)
+	defer s.Close()
+	run(t, s, "x = 20", "None")
+	a.Drain()
+	_, err = s.Run(context.Background(), "x + 22")
+	var (
+		se *session.ShutdownError
+		de *ws.DialError
+	)
+	if !errors.As(err, &se) || !errors.Is(err, session.ErrNoReplica) || !errors.As(err, &de) || !de.Overloaded() {
+		t.Fatalf("run after the only server drained: %v, want a ShutdownError matching ErrNoReplica with the 503", err)
+	}
+	if st := p.Stat().Endpoints[0]; st.Refusals != 1 || st.Outstanding != 1 {
+		t.Fatalf("after the failed resume: %+v, want one refusal", st)
+	}
+}
+
+// A static upgrade header that cannot be sent is a mistake in the
+// endpoint's configuration, not a failure of the endpoint: New refuses
+// it with the *ws.HeaderError, naming the endpoint, before anything is
+// dialled or counted.
+func TestBadStaticHeaderIsAConfigError(t *testing.T) {
+	for _, h := range []http.Header{{"X-Bad": {"a\nb"}}, {"X:Bad": {"v"}}, {"X-Ok": {"a\nb", "fine"}, "Y Bad": nil}} {
+		p, err := pool.New(context.Background(), pool.Config{
+			NoLocal:   true,
+			Endpoints: []pool.Endpoint{{Name: "bad", URL: "ws://127.0.0.1:1/", Dial: ws.DialOptions{Header: h}}},
+		})
+		var he *ws.HeaderError
+		if err == nil {
+			p.Close(context.Background())
+		}
+		if !errors.As(err, &he) || !strings.Contains(err.Error(), `"bad"`) {
+			t.Fatalf("New with header %q = %v, want a config error naming the endpoint with its *ws.HeaderError", h, err)
+		}
+	}
+}
+
+// A header that the endpoint's HeaderFunc returns and that cannot be sent
+// fails the checkout with the *ws.HeaderError at once, as a checkout's own
+// mistake: nothing was dialled, so the endpoint is charged no start
+// failure and reported failed by no EventEndpointFailed.
+func TestBadHeaderFuncIsNoStartFailure(t *testing.T) {
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true,
+		Endpoints: []pool.Endpoint{{Name: "bad", URL: "ws://127.0.0.1:1/", Dial: ws.DialOptions{
+			HeaderFunc: func(context.Context) (http.Header, error) { return http.Header{"X-Bad": {"a\nb"}}, nil },
+		}}},
+		Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	var he *ws.HeaderError
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.As(err, &he) {
+		t.Fatalf("checkout = %v, want the *ws.HeaderError", err)
+	}
+	if st := p.Stat().Endpoints[0]; st.StartFailures != 0 || st.DialFailures != 0 || st.Outstanding != 0 || st.Backoff != 0 {
+		t.Fatalf("a header error counted against the endpoint: %+v", st)
+	}
+	if n := len(ev.of(pool.EventEndpointFailed)); n != 0 {
+		t.Fatalf("%d EventEndpointFailed for a header error", n)
+	}
+}
+
+// CheckEndpointURL is the check New makes of an Endpoint's URL (and
+// montygo of --remote): ws:// or wss:// with a host; its error matches
+// ErrEndpointURL and masks the URL's secrets.
+func TestCheckEndpointURL(t *testing.T) {
+	for _, u := range []string{"ws://a/", "wss://a:8443/x?y=z", "ws://u:p@a"} {
+		if err := pool.CheckEndpointURL(u); err != nil {
+			t.Errorf("CheckEndpointURL(%q) = %v", u, err)
+		}
+	}
+	for _, u := range []string{"", "http://a/", "ws:///x", "127.0.0.1:8000", "ws://a b/", "wss://u:hunter2@/?token=hunter2"} {
+		err := pool.CheckEndpointURL(u)
+		if !errors.Is(err, pool.ErrEndpointURL) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("CheckEndpointURL(%q) = %v, want ErrEndpointURL without the secret", u, err)
+		}
+		_, err = pool.New(context.Background(), pool.Config{NoLocal: true, Endpoints: []pool.Endpoint{{URL: u}}})
+		if !errors.Is(err, pool.ErrEndpointURL) {
+			t.Errorf("New with URL %q = %v, want ErrEndpointURL", u, err)
 		}
 	}
 }
