@@ -139,6 +139,9 @@ func (p *Pool) exhausted(waited time.Duration, why, ctxErr error) error {
 	p.mu.Lock()
 	p.st.exhausted++
 	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, ctxErr: ctxErr}
+	if p.cfg.NoLocal {
+		err.Max = 0 // MaxWorkers has no effect: no local worker can start
+	}
 	p.mu.Unlock()
 	p.emit(Event{Kind: EventExhausted, Waited: waited, Err: err})
 	return err

@@ -1209,3 +1209,48 @@ func TestCheckEndpointURL(t *testing.T) {
 		}
 	}
 }
+
+// A remote-only pool's exhausted checkout says what exists: no local
+// workers (Live and Max 0), not "0/N live" with N the MaxWorkers that
+// NoLocal ignores.
+func TestRemoteOnlyExhaustedCountsNoLocalWorkers(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // never upgraded
+		}
+	}()
+	defer func() {
+		for len(accepted) > 0 {
+			(<-accepted).Close()
+		}
+	}()
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		MaxWorkers:      3,
+		Endpoints:       []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		StartTimeout:    time.Minute,
+		CheckoutTimeout: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	_, err = p.Checkout(context.Background(), session.Config{})
+	var ee *pool.ExhaustedError
+	if !errors.As(err, &ee) {
+		t.Fatalf("checkout = %v, want an *ExhaustedError", err)
+	}
+	if ee.Live != 0 || ee.Max != 0 || strings.Contains(err.Error(), "/3") || !strings.Contains(err.Error(), "no local workers") {
+		t.Fatalf("exhausted %+v: %q, want no local workers counted", ee, err)
+	}
+}
