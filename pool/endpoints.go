@@ -422,13 +422,15 @@ func (p *Pool) releaseRemote(s *Session, destroy bool) {
 	}
 	var reason Reason
 	switch {
-	case destroy:
-		reason = DestroyRequested
 	case s.s.Cause() != nil:
+		// What ended the session (a drop, a drain), even when the caller
+		// destroys it afterwards, as for a local worker.
 		reason = DestroyRequested
 		if r, ok := crashReason(s.s.Cause()); ok {
 			reason = r
 		}
+	case destroy:
+		reason = DestroyRequested
 	case s.s.State() == session.StateSuspended:
 		reason = DestroySuspended
 	}

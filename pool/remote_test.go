@@ -1254,3 +1254,58 @@ func TestRemoteOnlyExhaustedCountsNoLocalWorkers(t *testing.T) {
 		t.Fatalf("exhausted %+v: %q, want no local workers counted", ee, err)
 	}
 }
+
+// A remote session its server drained, and that was not resumed (NoResume,
+// or a resume with nowhere to go), is reported by its EventEndpointClosed
+// as drained, whether the caller then closes or destroys it: neither the
+// caller's Destroy nor a crash. A drop the caller follows with Destroy
+// is still the drop (vanished), as for a local worker.
+func TestDrainedRemoteSessionIsReportedDrained(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		noResume bool
+		destroy  bool
+		drop     bool
+		want     pool.Reason
+	}{
+		{"no-resume-close", true, false, false, pool.ReasonDrained},
+		{"no-resume-destroy", true, true, false, pool.ReasonDrained},
+		{"resume-failed-close", false, false, false, pool.ReasonDrained},
+		{"drop-destroy", false, true, true, pool.ReasonVanished},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, u := remoteServer(t, nil)
+			var ev events
+			p, err := pool.New(context.Background(), pool.Config{
+				NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, NoResume: c.noResume, Metrics: ev.record,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeWithin(t, p)
+			s := checkout(t, p)
+			run(t, s, "x = 1", "None")
+			want := session.ErrShutdown
+			if c.drop {
+				srv.Close()
+				want = session.ErrDisconnected
+			} else {
+				srv.Drain()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := s.Run(ctx, "x"); !errors.Is(err, want) {
+				t.Fatalf("run = %v, want %v", err, want)
+			}
+			if c.destroy {
+				s.Destroy()
+			} else {
+				s.Close()
+			}
+			closed := ev.of(pool.EventEndpointClosed)
+			if len(closed) != 1 || closed[0].Reason != c.want {
+				t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, c.want)
+			}
+		})
+	}
+}
