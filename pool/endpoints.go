@@ -414,12 +414,15 @@ func (p *Pool) resumeTo(ref *remoteRef) string {
 }
 
 // releaseRemote ends a remote checkout: the connection is closed (a
-// going-away Close frame for Destroy, a normal one otherwise) and its
-// endpoint slot released. Remote sessions are never reused.
-func (p *Pool) releaseRemote(s *Session, destroy bool) {
+// going-away Close frame when destroyed, a normal one otherwise) and its
+// endpoint slot released. Remote sessions are never reused. destroyed is
+// why the pool or the caller destroys it (DestroyRequested for Destroy,
+// DestroyClosing at Close's deadline), "" for Close.
+func (p *Pool) releaseRemote(s *Session, destroyed Reason) {
 	if !s.released.CompareAndSwap(false, true) {
 		return
 	}
+	destroy := destroyed != ""
 	var reason Reason
 	switch {
 	case s.s.Cause() != nil:
@@ -430,7 +433,7 @@ func (p *Pool) releaseRemote(s *Session, destroy bool) {
 			reason = r
 		}
 	case destroy:
-		reason = DestroyRequested
+		reason = destroyed
 	case s.s.State() == session.StateSuspended:
 		reason = DestroySuspended
 	}

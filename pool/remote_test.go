@@ -1309,3 +1309,32 @@ func TestDrainedRemoteSessionIsReportedDrained(t *testing.T) {
 		})
 	}
 }
+
+// A remote session still out when Close's deadline passes is closed by
+// the pool, and its EventEndpointClosed says so (closing), not that the
+// caller destroyed it.
+func TestCloseDeadlineRemoteSessionIsClosing(t *testing.T) {
+	_, u := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checkout(t, p)
+	defer s.Close()
+	run(t, s, "x = 1", "None")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close = %v, want its context's error", err)
+	}
+	if _, err := s.Run(context.Background(), "x"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("run after Close's deadline = %v, want session.ErrClosed", err)
+	}
+	closed := ev.of(pool.EventEndpointClosed)
+	if len(closed) != 1 || closed[0].Reason != pool.DestroyClosing {
+		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyClosing)
+	}
+}
