@@ -158,7 +158,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxWorkers == 0 {
 		c.MaxWorkers = runtime.NumCPU()
 	}
-	if c.MinWorkers > c.MaxWorkers {
+	if c.MinWorkers > c.MaxWorkers && !c.NoLocal { // NoLocal ignores both
 		return c, fmt.Errorf("monty pool: MinWorkers %d exceeds MaxWorkers %d", c.MinWorkers, c.MaxWorkers)
 	}
 	for name, d := range map[string]time.Duration{

@@ -1338,3 +1338,19 @@ func TestCloseDeadlineRemoteSessionIsClosing(t *testing.T) {
 		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyClosing)
 	}
 }
+
+// NoLocal says MinWorkers and MaxWorkers have no effect: a remote-only
+// pool given the worker counts of a local one (MinWorkers beyond the
+// default MaxWorkers, runtime.NumCPU()) starts, rather than failing on
+// settings it ignores.
+func TestRemoteOnlyIgnoresWorkerCounts(t *testing.T) {
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:    true,
+		MinWorkers: 1 << 20,
+		Endpoints:  []pool.Endpoint{{Name: "a", URL: "ws://127.0.0.1:1/"}},
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	closeWithin(t, p)
+}
