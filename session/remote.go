@@ -169,7 +169,9 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 // answered with a ShutdownDump carrying a dump redials (Pick, else URL),
 // configures the same way, loads the dump and re-sends the request; the
 // redials, the Configure and the Load together are bounded by
-// Config.StartTimeout and by the context of the interrupted request.
+// Config.StartTimeout and by the context of the interrupted request. A
+// request answered with a ShutdownDump again after 4 resumes in a row
+// ends the session with the ShutdownError.
 //
 // The protocol version negotiated with an endpoint is cached per URL (as
 // it is per binary for processes), so only the first session of an
@@ -356,6 +358,10 @@ func redialDowngrade(ctx context.Context, l Launcher, open func(Launcher) (*Sess
 	return s, err
 }
 
+// maxResumesPerRequest bounds the resumes of one request: each one
+// re-sends it, and a new ShutdownDump answering it starts the next.
+const maxResumesPerRequest = 4
+
 // redialAttempts bounds the dials of one resume: Pick may name a replica
 // that is itself draining (503) or restarting.
 const redialAttempts = 5
@@ -482,6 +488,15 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 	if rp.l.NoResume || b.Dump == nil || req.RequestKind() == message.KindConfigure {
 		return nil, s.die(shut, true)
 	}
+	if s.resuming >= maxResumesPerRequest {
+		// Every replica it moved to drained at once (or a hostile server
+		// answers everything so): give up rather than resume, one call
+		// deeper each time, until the request's context ends, if ever.
+		shut.Resume = fmt.Errorf("the request was answered with a ShutdownDump after each of %d resumes", s.resuming)
+		return nil, s.die(shut, true)
+	}
+	s.resuming++
+	defer func() { s.resuming-- }()
 	err := s.resumeBounded(ctx, rp, shut.Dump)
 	if rp.l.OnResume != nil {
 		rp.mu.Lock()

@@ -163,6 +163,7 @@ type Session struct {
 	started  bool                // an interpreter exists (a feed ran or a dump was loaded)
 	susp     *message.ChildEvent // the pending suspension
 	resumed  int                 // remote resumes after a ShutdownDump
+	resuming int                 // resumes of the request in flight (nested: each re-sends it)
 	remoteID []byte              // a storing relay's session id (protocol 5)
 	// deadErr is the cause of the loss, set once; guarded by deadMu so
 	// that Cause may read it from any goroutine.
