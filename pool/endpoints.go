@@ -434,6 +434,10 @@ func (p *Pool) releaseRemote(s *Session, destroyed Reason) {
 		}
 	case destroy:
 		reason = destroyed
+	case s.s.State() == session.StateClosed:
+		reason = DestroyRequested // Session.Kill
+	case errors.Is(s.s.Reusable(), session.ErrBusy):
+		reason = DestroyBusy // a turn in flight (ErrSingleUse otherwise)
 	case s.s.State() == session.StateSuspended:
 		reason = DestroySuspended
 	}

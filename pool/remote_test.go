@@ -1354,3 +1354,67 @@ func TestRemoteOnlyIgnoresWorkerCounts(t *testing.T) {
 	}
 	closeWithin(t, p)
 }
+
+// A remote session its caller killed (Session.Kill) and then closed is
+// reported destroyed, as a local one is, not as a session that ended idle
+// and unbroken (reason "", a session duration with outcome ok).
+func TestKilledRemoteSessionIsReportedDestroyed(t *testing.T) {
+	_, u := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s := checkout(t, p)
+	run(t, s, "x = 1", "None")
+	s.Kill()
+	if _, err := s.Run(context.Background(), "x"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("run after Kill = %v, want session.ErrClosed", err)
+	}
+	s.Close()
+	closed := ev.of(pool.EventEndpointClosed)
+	if len(closed) != 1 || closed[0].Reason != pool.DestroyRequested {
+		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyRequested)
+	}
+}
+
+// A remote session closed while a turn is in flight on another goroutine
+// is reported busy (a session duration with outcome abandoned), as a
+// local one is, not as one that ended idle and unbroken.
+func TestBusyRemoteSessionIsReportedBusy(t *testing.T) {
+	_, u := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	entered, release := make(chan struct{}), make(chan struct{})
+	reg := session.NewRegistry()
+	reg.MustRegister("block", func() int {
+		close(entered)
+		<-release
+		return 1
+	})
+	s := checkout(t, p)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(context.Background(), "block()", session.WithFunctions(reg))
+		done <- err
+	}()
+	<-entered
+	s.Close()
+	close(release)
+	if err := <-done; !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("run closed under it = %v, want session.ErrClosed", err)
+	}
+	closed := ev.of(pool.EventEndpointClosed)
+	if len(closed) != 1 || closed[0].Reason != pool.DestroyBusy {
+		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyBusy)
+	}
+}
