@@ -72,7 +72,7 @@ const (
 //	EventSpawnFailed  a worker start failed: Duration, Err
 //	EventReplace      the supervisor started a worker in place of a lost one (counted in Stats.Restarts)
 //	EventCheckout     a session was handed out: WorkerID, Pid, Waited, Spawned
-//	EventExhausted    a checkout gave up waiting: Waited, Err
+//	EventExhausted    a checkout gave up waiting: Waited, Err, Endpoint (the one it was waiting for)
 //	EventRelease      a worker went back to the pool, reset: WorkerID, Pid
 //	EventRecycle      a worker reached MaxCheckoutsPerWorker and was stopped: WorkerID, Pid
 //	EventScaleDown    an idle worker past IdleTimeout was stopped: WorkerID, Pid

@@ -1418,3 +1418,63 @@ func TestBusyRemoteSessionIsReportedBusy(t *testing.T) {
 		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyBusy)
 	}
 }
+
+// A checkout that CheckoutTimeout cut short during a remote start is
+// recorded exhausted on the endpoint it was starting on, in its
+// EventExhausted and in monty.pool.checkout.wait, not on the local
+// workers, which a remote-only pool does not have.
+func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // never upgraded
+		}
+	}()
+	defer func() {
+		for len(accepted) > 0 {
+			(<-accepted).Close()
+		}
+	}()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		StartTimeout:    time.Minute,
+		CheckoutTimeout: 100 * time.Millisecond,
+		MeterProvider:   mp,
+		Metrics:         ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrExhausted) {
+		t.Fatalf("checkout = %v, want exhausted", err)
+	}
+	if ex := ev.of(pool.EventExhausted); len(ex) != 1 || ex[0].Endpoint != "mute" {
+		t.Fatalf("EventExhausted %+v, want one on mute", ex)
+	}
+	got := map[string]uint64{} // endpoint/outcome → count
+	if m, ok := telemetrytest.Collect(t, reader)[pool.MetricCheckoutWait]; ok {
+		for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+			ep, _ := dp.Attributes.Value(pool.AttrEndpoint)
+			o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome)
+			got[ep.AsString()+"/"+o.AsString()] += dp.Count
+		}
+	}
+	if len(got) != 1 || got["mute/exhausted"] != 1 {
+		t.Fatalf("%s: %v, want one exhausted checkout on mute", pool.MetricCheckoutWait, got)
+	}
+}
