@@ -92,7 +92,7 @@
 // [MetricEndpointFailures]; checked-out sessions add package session's
 // spans and metrics through the same providers. Crash
 // reasons are the Reason constants: announced, vanished, memory, timeout,
-// protocol, canceled.
+// protocol, canceled, and for remote sessions drained.
 //
 // # Concurrency
 //
