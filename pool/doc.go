@@ -60,8 +60,9 @@
 // endpoint, the local workers counting as one endpoint whose load is their
 // checked-out sessions and the checkouts already bound for them (they win
 // ties, and are skipped while saturated).
-// An endpoint whose dial fails, that refuses with 503 or 429, or that does
-// not answer Configure within StartTimeout is backed off
+// An endpoint whose dial fails, that refuses with 503 or 429, that does
+// not answer Configure within StartTimeout, or that drops or breaks the
+// connection before answering it is backed off
 // (EndpointBackoff, doubling, at least the server's Retry-After up to a
 // bound) and the checkout tries the next one, the local workers last; with every
 // endpoint backed off it waits for a local worker, or fails with

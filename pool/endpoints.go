@@ -284,12 +284,19 @@ func headerFault(err error) bool {
 	return errors.As(err, &he)
 }
 
-// backsOff reports whether a failed start should back its endpoint off: a
-// failed dial, with or without an HTTP answer (OnDial reports those), a start
-// that timed out, a server that answered Configure with a ShutdownDump.
+// backsOff reports whether a failed start should back its endpoint off (a
+// failed dial, with or without an HTTP answer, is OnDial's): a start that
+// timed out, a server that answered Configure with a ShutdownDump, that
+// dropped the connection or announced a fatal error before answering it,
+// or that broke the protocol. Each would fail the next start there too.
 func backsOff(err error) bool {
-	var st *session.StartTimeoutError
-	return errors.As(err, &st) || errors.Is(err, session.ErrShutdown)
+	var (
+		st *session.StartTimeoutError
+		pe *session.ProtocolError
+		rc *session.RemoteCrashError
+	)
+	return errors.As(err, &st) || errors.Is(err, session.ErrShutdown) || errors.Is(err, session.ErrDisconnected) ||
+		errors.As(err, &pe) || errors.As(err, &rc)
 }
 
 // dialed accounts for one dial of a session whose current endpoint is

@@ -1478,3 +1478,42 @@ func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
 		t.Fatalf("%s: %v, want one exhausted checkout on mute", pool.MetricCheckoutWait, got)
 	}
 }
+
+// An endpoint that upgrades every connection and drops it before
+// answering the Configure fails every start there: it is backed off like
+// one that refuses the dial, so that later checkouts go to the endpoints
+// that work instead of each paying for a failed start first (its load,
+// 0, made it everyone's first choice).
+func TestDroppingEndpointBacksOff(t *testing.T) {
+	dropper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := ws.Accept(w, r, ws.AcceptOptions{})
+		if err != nil {
+			return
+		}
+		c.CloseWith(1011, "no worker")
+	}))
+	defer dropper.Close()
+	_, good := remoteServer(t, nil)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "dropper", URL: "ws" + strings.TrimPrefix(dropper.URL, "http") + "/"}, {Name: "good", URL: good}},
+		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+		ProtocolVersion: 4,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	for range 3 {
+		s := checkout(t, p)
+		if s.Endpoint() != "good" {
+			t.Fatalf("checkout on %s", s.Endpoint())
+		}
+		run(t, s, "1 + 1", "2")
+		s.Close()
+	}
+	st := p.Stat().Endpoints[0]
+	if st.StartFailures != 1 || !st.BackedOffUntil.After(time.Now()) {
+		t.Fatalf("dropper after 3 checkouts: %+v, want one start failure and a backoff", st)
+	}
+}
