@@ -289,15 +289,27 @@ func headerFault(err error) bool {
 // timed out, a server that answered Configure with a ShutdownDump, that
 // dropped the connection or announced a fatal error before answering it,
 // or that broke the protocol. Each would fail the next start there too.
+// A close that may be the Configure's own fault does not: 1009 (over the
+// server's frame cap) or 1008 (a request it could not parse).
 func backsOff(err error) bool {
 	var (
 		st *session.StartTimeoutError
 		pe *session.ProtocolError
 		rc *session.RemoteCrashError
+		de *session.DisconnectedError
 	)
-	return errors.As(err, &st) || errors.Is(err, session.ErrShutdown) || errors.Is(err, session.ErrDisconnected) ||
-		errors.As(err, &pe) || errors.As(err, &rc)
+	if errors.As(err, &de) {
+		return de.Code != closeProtocol && de.Code != closeTooLarge
+	}
+	return errors.As(err, &st) || errors.Is(err, session.ErrShutdown) || errors.As(err, &pe) || errors.As(err, &rc)
 }
+
+// WebSocket close codes a server may end a start with for the Configure's
+// sake rather than its own (see server.CloseProtocol, server.CloseTooLarge).
+const (
+	closeProtocol = 1008
+	closeTooLarge = 1009
+)
 
 // dialed accounts for one dial of a session whose current endpoint is
 // ref.ep (the start's, or the one resumeTo just chose).

@@ -1483,37 +1483,51 @@ func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
 // answering the Configure fails every start there: it is backed off like
 // one that refuses the dial, so that later checkouts go to the endpoints
 // that work instead of each paying for a failed start first (its load,
-// 0, made it everyone's first choice).
+// 0, made it everyone's first choice). A close that may be the
+// Configure's own fault (1009: over the server's frame cap; 1008: a
+// request it could not parse) backs nothing off: one caller's oversized
+// Config must not take the endpoint from every other.
 func TestDroppingEndpointBacksOff(t *testing.T) {
-	dropper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := ws.Accept(w, r, ws.AcceptOptions{})
-		if err != nil {
-			return
-		}
-		c.CloseWith(1011, "no worker")
-	}))
-	defer dropper.Close()
 	_, good := remoteServer(t, nil)
-	p, err := pool.New(context.Background(), pool.Config{
-		NoLocal:         true,
-		Endpoints:       []pool.Endpoint{{Name: "dropper", URL: "ws" + strings.TrimPrefix(dropper.URL, "http") + "/"}, {Name: "good", URL: good}},
-		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
-		ProtocolVersion: 4,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeWithin(t, p)
-	for range 3 {
-		s := checkout(t, p)
-		if s.Endpoint() != "good" {
-			t.Fatalf("checkout on %s", s.Endpoint())
+	for _, c := range []struct {
+		code     int
+		backsOff bool
+	}{
+		{1011, true}, {1000, true}, {1009, false}, {1008, false},
+	} {
+		dropper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			conn, err := ws.Accept(w, r, ws.AcceptOptions{})
+			if err != nil {
+				return
+			}
+			conn.ReadFrame() // the Configure
+			conn.CloseWith(c.code, "refused")
+		}))
+		p, err := pool.New(context.Background(), pool.Config{
+			NoLocal:         true,
+			Endpoints:       []pool.Endpoint{{Name: "dropper", URL: "ws" + strings.TrimPrefix(dropper.URL, "http") + "/"}, {Name: "good", URL: good}},
+			EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+			ProtocolVersion: 4,
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		run(t, s, "1 + 1", "2")
-		s.Close()
-	}
-	st := p.Stat().Endpoints[0]
-	if st.StartFailures != 1 || !st.BackedOffUntil.After(time.Now()) {
-		t.Fatalf("dropper after 3 checkouts: %+v, want one start failure and a backoff", st)
+		for range 3 {
+			s := checkout(t, p)
+			if s.Endpoint() != "good" {
+				t.Fatalf("close code %d: checkout on %s", c.code, s.Endpoint())
+			}
+			run(t, s, "1 + 1", "2")
+			s.Close()
+		}
+		st := p.Stat().Endpoints[0]
+		if c.backsOff && (st.StartFailures != 1 || !st.BackedOffUntil.After(time.Now())) {
+			t.Errorf("close code %d: dropper after 3 checkouts: %+v, want one start failure and a backoff", c.code, st)
+		}
+		if !c.backsOff && (st.StartFailures != 3 || st.Backoff != 0) {
+			t.Errorf("close code %d: dropper after 3 checkouts: %+v, want three start failures and no backoff", c.code, st)
+		}
+		closeWithin(t, p)
+		dropper.Close()
 	}
 }
