@@ -119,7 +119,7 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 		if !retryElsewhere(ctx, err) {
 			if ctx.Err() != nil && parent.Err() == nil {
 				// CheckoutTimeout ran out during a remote start.
-				return nil, ep, p.exhausted(time.Since(begin), context.Cause(ctx), ctx.Err())
+				return nil, ep, p.exhausted(ep, time.Since(begin), context.Cause(ctx), ctx.Err())
 			}
 			return nil, ep, err
 		}
@@ -133,14 +133,18 @@ func checkoutTimeoutError(d time.Duration) error {
 	return fmt.Errorf("CheckoutTimeout %v: %w", d, context.DeadlineExceeded)
 }
 
-// exhausted accounts for a checkout that gave up after waited and
-// returns its error.
-func (p *Pool) exhausted(waited time.Duration, why, ctxErr error) error {
+// exhausted accounts for a checkout that gave up after waited, waiting
+// for endpoint ep (LocalEndpoint for a local worker), and returns its
+// error.
+func (p *Pool) exhausted(ep string, waited time.Duration, why, ctxErr error) error {
 	p.mu.Lock()
 	p.st.exhausted++
 	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, ctxErr: ctxErr}
+	if p.cfg.NoLocal {
+		err.Max = 0 // MaxWorkers has no effect: no local worker can start
+	}
 	p.mu.Unlock()
-	p.emit(Event{Kind: EventExhausted, Waited: waited, Err: err})
+	p.emit(Event{Kind: EventExhausted, Waited: waited, Err: err, Endpoint: ep})
 	return err
 }
 
@@ -172,7 +176,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		if ctx.Err() != nil {
 			// Configuring now would kill a good worker; give it back.
 			p.checkin(m)
-			return nil, p.exhausted(waited, context.Cause(ctx), ctx.Err())
+			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
 		}
 		var s *session.Session
 		if f := p.cfg.attaching; f != nil {
@@ -265,7 +269,7 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 		p.st.exhausted++
 		err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, ctxErr: ctxErr}
 		p.mu.Unlock()
-		a.evs = append(a.evs, Event{Kind: EventExhausted, Waited: waited, Err: err})
+		a.evs = append(a.evs, Event{Kind: EventExhausted, Waited: waited, Err: err, Endpoint: LocalEndpoint})
 		return nil, waited, false, err
 	}
 	p.mu.Unlock()
@@ -275,7 +279,7 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 		return nil, waited, false, h.err
 	}
 	p.checkin(h.m)
-	return nil, waited, false, p.exhausted(waited, why, ctxErr)
+	return nil, waited, false, p.exhausted(LocalEndpoint, waited, why, ctxErr)
 }
 
 func indexOf(ws []*waiter, w *waiter) int {

@@ -126,8 +126,9 @@ type Config struct {
 	// then have no effect, and New starts nothing.
 	NoLocal bool
 	// EndpointBackoff is how long an endpoint whose dial failed, that
-	// refused with 503 or 429, or that did not answer within StartTimeout
-	// is skipped: Initial after the first failure, doubling up to Max, back
+	// refused with 503 or 429, that did not answer within StartTimeout,
+	// or that dropped the connection, announced a fatal error or broke
+	// the protocol before answering the Configure is skipped: Initial after the first failure, doubling up to Max, back
 	// to Initial after a successful start; a Retry-After from the server is
 	// honoured when longer, up to 5 minutes or Max, whichever is longer.
 	// Zero fields take the RestartBackoff defaults.
@@ -158,7 +159,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxWorkers == 0 {
 		c.MaxWorkers = runtime.NumCPU()
 	}
-	if c.MinWorkers > c.MaxWorkers {
+	if c.MinWorkers > c.MaxWorkers && !c.NoLocal { // NoLocal ignores both
 		return c, fmt.Errorf("monty pool: MinWorkers %d exceeds MaxWorkers %d", c.MinWorkers, c.MaxWorkers)
 	}
 	for name, d := range map[string]time.Duration{

@@ -60,8 +60,9 @@
 // endpoint, the local workers counting as one endpoint whose load is their
 // checked-out sessions and the checkouts already bound for them (they win
 // ties, and are skipped while saturated).
-// An endpoint whose dial fails, that refuses with 503 or 429, or that does
-// not answer Configure within StartTimeout is backed off
+// An endpoint whose dial fails, that refuses with 503 or 429, that does
+// not answer Configure within StartTimeout, or that drops or breaks the
+// connection before answering it is backed off
 // (EndpointBackoff, doubling, at least the server's Retry-After up to a
 // bound) and the checkout tries the next one, the local workers last; with every
 // endpoint backed off it waits for a local worker, or fails with
@@ -69,7 +70,10 @@
 // (session.RemoteLauncher): never prewarmed, never Reset or handed to
 // another checkout; Close closes the connection. After a ShutdownDump (a
 // draining server) a remote session resumes on the least-loaded other
-// endpoint, unless NoResume. Stats.Endpoints reports each endpoint
+// endpoint, unless NoResume; with none up, its own endpoint is redialled
+// once (a balancer's URL may reach another replica), and when that is
+// refused the resume fails at once with an error matching
+// session.ErrNoReplica. Stats.Endpoints reports each endpoint
 // (outstanding sessions, checkouts, dial failures, refusals, start
 // failures, resumes, backoff), Session.Endpoint and Event.Endpoint name
 // it, and the metrics carry it as [AttrEndpoint].
@@ -89,7 +93,7 @@
 // [MetricEndpointFailures]; checked-out sessions add package session's
 // spans and metrics through the same providers. Crash
 // reasons are the Reason constants: announced, vanished, memory, timeout,
-// protocol, canceled.
+// protocol, canceled, and for remote sessions drained.
 //
 // # Concurrency
 //

@@ -35,12 +35,17 @@ type Endpoint struct {
 	// the endpoint's index in Config.Endpoints. Names must be unique and
 	// differ from LocalEndpoint.
 	Name string
-	// URL is the ws:// or wss:// address, dialled exactly as given. It is
-	// never used as a metric attribute, and errors, logs and Stats show it
-	// with any password and query values masked.
+	// URL is the ws:// or wss:// address, dialled exactly as given (New
+	// refuses one CheckEndpointURL refuses). It is never used as a metric
+	// attribute, and errors, logs and Stats show it with any password and
+	// query values masked.
 	URL string
 	// Dial configures the WebSocket dials (static headers or a header
-	// function for refreshable tokens, TLS, frame cap, close wait).
+	// function for refreshable tokens, TLS, frame cap, close wait). New
+	// refuses static headers that cannot be sent (ws.CheckHeader); a
+	// header function's are checked at each dial, and one that cannot be
+	// sent fails the checkout with its *ws.HeaderError, charged to no
+	// endpoint.
 	Dial ws.DialOptions
 }
 
@@ -66,8 +71,9 @@ type EndpointStat struct {
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
-	// refused Configure); a start its caller cancelled, or whose
-	// session.Config could not be encoded, counts as none.
+	// refused Configure); a start its caller cancelled, whose
+	// session.Config could not be encoded, or whose HeaderFunc returned a
+	// header that cannot be sent (a *ws.HeaderError), counts as none.
 	StartFailures int64
 	// Resumes counts sessions that moved here (their dial succeeded)
 	// after another endpoint drained.
@@ -104,6 +110,21 @@ type remoteRef struct {
 	released bool // releaseRemote gave up ep's slot: the session no longer moves
 }
 
+// ErrEndpointURL is matched by the error of CheckEndpointURL (and of New
+// for an Endpoint whose URL it refuses).
+var ErrEndpointURL = errors.New("URL must be ws:// or wss:// with a host")
+
+// CheckEndpointURL reports whether rawURL can be an Endpoint's URL: a
+// ws:// or wss:// URL with a host. Its error matches ErrEndpointURL and
+// names the URL with any password and query values masked.
+func CheckEndpointURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return fmt.Errorf("%q: %w", redact.URL(rawURL), ErrEndpointURL)
+	}
+	return nil
+}
+
 // endpointsOf validates cfg's endpoints and builds their records.
 func endpointsOf(cfg []Endpoint) ([]*endpoint, error) {
 	names := map[string]bool{LocalEndpoint: true}
@@ -116,9 +137,13 @@ func endpointsOf(cfg []Endpoint) ([]*endpoint, error) {
 			return nil, fmt.Errorf("monty pool: endpoint %d: name %q is taken", i, e.Name)
 		}
 		names[e.Name] = true
-		u, err := url.Parse(e.URL)
-		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-			return nil, fmt.Errorf("monty pool: endpoint %q: URL must be ws:// or wss:// with a host", e.Name)
+		if err := CheckEndpointURL(e.URL); err != nil {
+			return nil, fmt.Errorf("monty pool: endpoint %q: %w", e.Name, err)
+		}
+		if err := ws.CheckHeader(e.Dial.Header); err != nil {
+			// Refused on every dial: a mistake of the configuration, not
+			// a failure of the endpoint to charge at each checkout.
+			return nil, fmt.Errorf("monty pool: endpoint %q: static header: %w", e.Name, err)
 		}
 		eps = append(eps, &endpoint{Endpoint: e, idx: i})
 	}
@@ -199,7 +224,7 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 		return session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
 	})
 	if err != nil {
-		if closing := p.closing.Load(); closing || errors.Is(ctx.Err(), context.Canceled) || callersFault(err) {
+		if closing := p.closing.Load(); closing || errors.Is(ctx.Err(), context.Canceled) || callersFault(err) || headerFault(err) {
 			p.startFailed(e, err, time.Since(start), true)
 			if closing {
 				return nil, ErrClosed
@@ -237,11 +262,8 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 // on another endpoint: not when the caller is at fault (its headers, its
 // Configure refused or unencodable) or its context ended.
 func retryElsewhere(ctx context.Context, err error) bool {
-	var (
-		he *ws.HeaderError
-		pe *session.PythonError
-	)
-	return ctx.Err() == nil && !errors.As(err, &he) && !errors.As(err, &pe) && !callersFault(err)
+	var pe *session.PythonError
+	return ctx.Err() == nil && !headerFault(err) && !errors.As(err, &pe) && !callersFault(err)
 }
 
 // callersFault reports whether a failed remote start failed on the
@@ -254,13 +276,40 @@ func callersFault(err error) bool {
 	return errors.As(err, &ire)
 }
 
-// backsOff reports whether a failed start should back its endpoint off: a
-// failed dial, with or without an HTTP answer (OnDial reports those), a start
-// that timed out, a server that answered Configure with a ShutdownDump.
-func backsOff(err error) bool {
-	var st *session.StartTimeoutError
-	return errors.As(err, &st) || errors.Is(err, session.ErrShutdown)
+// headerFault reports whether a failed remote start failed on an upgrade
+// header that cannot be sent (from the endpoint's HeaderFunc; New refuses
+// static ones): found before any I/O, it says nothing of the server.
+func headerFault(err error) bool {
+	var he *ws.HeaderError
+	return errors.As(err, &he)
 }
+
+// backsOff reports whether a failed start should back its endpoint off (a
+// failed dial, with or without an HTTP answer, is OnDial's): a start that
+// timed out, a server that answered Configure with a ShutdownDump, that
+// dropped the connection or announced a fatal error before answering it,
+// or that broke the protocol. Each would fail the next start there too.
+// A close that may be the Configure's own fault does not: 1009 (over the
+// server's frame cap) or 1008 (a request it could not parse).
+func backsOff(err error) bool {
+	var (
+		st *session.StartTimeoutError
+		pe *session.ProtocolError
+		rc *session.RemoteCrashError
+		de *session.DisconnectedError
+	)
+	if errors.As(err, &de) {
+		return de.Code != closeProtocol && de.Code != closeTooLarge
+	}
+	return errors.As(err, &st) || errors.Is(err, session.ErrShutdown) || errors.As(err, &pe) || errors.As(err, &rc)
+}
+
+// WebSocket close codes a server may end a start with for the Configure's
+// sake rather than its own (see server.CloseProtocol, server.CloseTooLarge).
+const (
+	closeProtocol = 1008
+	closeTooLarge = 1009
+)
 
 // dialed accounts for one dial of a session whose current endpoint is
 // ref.ep (the start's, or the one resumeTo just chose).
@@ -323,8 +372,8 @@ const maxRetryAfter = 5 * time.Minute
 
 // startFailed releases e's slot after a failed start and accounts for it,
 // unless blameless: the caller cancelled it (as for a dial, a caller's
-// deadline still counts: the endpoint was too slow for it) or its Config
-// could not be encoded. That says nothing of the endpoint, which is
+// deadline still counts: the endpoint was too slow for it), its Config
+// could not be encoded or an upgrade header could not be sent. That says nothing of the endpoint, which is
 // neither charged a start failure nor reported failed.
 func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, blameless bool) {
 	var de *ws.DialError
@@ -346,7 +395,9 @@ func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, blameless
 
 // resumeTo is where the session at ref goes after a ShutdownDump: the
 // least-loaded other endpoint that is not backed off (ref's own is
-// draining), else its own. The session's slot moves with it, unless the
+// draining), else its own unless it is backed off too (its redial was
+// refused): then "", which ends the resume with session.ErrNoReplica.
+// The session's slot moves with it, unless the
 // session was released meanwhile (a Destroy racing with the resume,
 // whose dial Kill cuts short): its slot is gone already.
 func (p *Pool) resumeTo(ref *remoteRef) string {
@@ -367,6 +418,12 @@ func (p *Pool) resumeTo(ref *remoteRef) string {
 		}
 	}
 	if best == nil {
+		if now.Before(cur.until) {
+			// Its own endpoint refused the redial (or failed otherwise)
+			// and nothing else is up: give the resume up rather than
+			// redial a draining server until the attempts run out.
+			return ""
+		}
 		return cur.URL
 	}
 	cur.outstanding--
@@ -376,21 +433,30 @@ func (p *Pool) resumeTo(ref *remoteRef) string {
 }
 
 // releaseRemote ends a remote checkout: the connection is closed (a
-// going-away Close frame for Destroy, a normal one otherwise) and its
-// endpoint slot released. Remote sessions are never reused.
-func (p *Pool) releaseRemote(s *Session, destroy bool) {
+// going-away Close frame when destroyed, a normal one otherwise) and its
+// endpoint slot released. Remote sessions are never reused. destroyed is
+// why the pool or the caller destroys it (DestroyRequested for Destroy,
+// DestroyClosing at Close's deadline), "" for Close.
+func (p *Pool) releaseRemote(s *Session, destroyed Reason) {
 	if !s.released.CompareAndSwap(false, true) {
 		return
 	}
+	destroy := destroyed != ""
 	var reason Reason
 	switch {
-	case destroy:
-		reason = DestroyRequested
 	case s.s.Cause() != nil:
+		// What ended the session (a drop, a drain), even when the caller
+		// destroys it afterwards, as for a local worker.
 		reason = DestroyRequested
 		if r, ok := crashReason(s.s.Cause()); ok {
 			reason = r
 		}
+	case destroy:
+		reason = destroyed
+	case s.s.State() == session.StateClosed:
+		reason = DestroyRequested // Session.Kill
+	case errors.Is(s.s.Reusable(), session.ErrBusy):
+		reason = DestroyBusy // a turn in flight (ErrSingleUse otherwise)
 	case s.s.State() == session.StateSuspended:
 		reason = DestroySuspended
 	}

@@ -22,7 +22,8 @@ var (
 )
 
 // ExhaustedError reports a Checkout that gave up waiting for a worker: its
-// context ended or CheckoutTimeout passed while every worker was busy.
+// context ended or CheckoutTimeout passed while every worker was busy, or
+// (with Config.Endpoints) CheckoutTimeout passed during a remote start.
 // errors.Is also matches the context's error (context.DeadlineExceeded or
 // context.Canceled), and its cause when it has one.
 //
@@ -30,7 +31,9 @@ var (
 type ExhaustedError struct {
 	// Waited is how long the checkout waited.
 	Waited time.Duration
-	// Live and Max are the pool's live workers and cap when it gave up.
+	// Live and Max are the pool's live local workers and their cap
+	// (MaxWorkers) when it gave up; both are 0 without local workers
+	// (Config.NoLocal).
 	Live, Max int
 	// Err is why it stopped waiting: the context's error or cause, or
 	// context.DeadlineExceeded for CheckoutTimeout.
@@ -41,8 +44,12 @@ type ExhaustedError struct {
 
 // Error describes the wait.
 func (e *ExhaustedError) Error() string {
-	return fmt.Sprintf("monty pool: no worker available after %v (%d/%d live): %v",
-		e.Waited.Round(time.Microsecond), e.Live, e.Max, e.Err)
+	counts := fmt.Sprintf("%d/%d live", e.Live, e.Max)
+	if e.Max == 0 {
+		counts = "no local workers"
+	}
+	return fmt.Sprintf("monty pool: no worker available after %v (%s): %v",
+		e.Waited.Round(time.Microsecond), counts, e.Err)
 }
 
 // Is reports whether target is ErrExhausted, or the context's error when

@@ -36,6 +36,11 @@ const (
 	ReasonProtocol Reason = "protocol"
 	// ReasonCanceled: a context cancellation killed the worker mid-turn.
 	ReasonCanceled Reason = "canceled"
+	// ReasonDrained: a remote session's server drained (it answered a
+	// request with a ShutdownDump: a *session.ShutdownError, which
+	// carries the dump) and the session was not resumed elsewhere
+	// (Config.NoResume, or the resume failed). Remote sessions only.
+	ReasonDrained Reason = "drained"
 )
 
 // Destroy reasons, for workers the pool stopped although they had not
@@ -67,7 +72,7 @@ const (
 //	EventSpawnFailed  a worker start failed: Duration, Err
 //	EventReplace      the supervisor started a worker in place of a lost one (counted in Stats.Restarts)
 //	EventCheckout     a session was handed out: WorkerID, Pid, Waited, Spawned
-//	EventExhausted    a checkout gave up waiting: Waited, Err
+//	EventExhausted    a checkout gave up waiting: Waited, Err, Endpoint (the one it was waiting for)
 //	EventRelease      a worker went back to the pool, reset: WorkerID, Pid
 //	EventRecycle      a worker reached MaxCheckoutsPerWorker and was stopped: WorkerID, Pid
 //	EventScaleDown    an idle worker past IdleTimeout was stopped: WorkerID, Pid
@@ -171,8 +176,12 @@ func crashReason(err error) (reason Reason, ok bool) {
 		te *session.TimeoutError
 		ca *session.CanceledError
 		de *session.DisconnectedError
+		se *session.ShutdownError
 	)
 	switch {
+	case errors.As(err, &se):
+		// Before the resume's own failure, which it wraps.
+		return ReasonDrained, true
 	case errors.As(err, &me):
 		return ReasonMemory, true
 	case errors.As(err, &ce):

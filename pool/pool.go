@@ -305,7 +305,7 @@ func (p *Pool) Close(ctx context.Context) error {
 		}
 		p.mu.Unlock()
 		for _, s := range rem {
-			stops.Go(func() { p.releaseRemote(s, true) })
+			stops.Go(func() { p.releaseRemote(s, DestroyClosing) })
 		}
 		for _, m := range left {
 			stops.Go(func() {

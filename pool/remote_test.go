@@ -686,8 +686,9 @@ func TestRemoteResumeMetrics(t *testing.T) {
 }
 
 // A checkout that fails for its own reason (here a header the endpoint
-// cannot be sent) records its wait with outcome error, on the endpoint it
-// tried; one that tried no endpoint (a closed pool) carries none.
+// cannot be sent, from its header function) records its wait with outcome
+// error, on the endpoint it tried; one that tried no endpoint (a closed
+// pool) carries none.
 func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -695,7 +696,9 @@ func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal: true,
 		Endpoints: []pool.Endpoint{{Name: "bad", URL: "ws://127.0.0.1:1/",
-			Dial: ws.DialOptions{Header: http.Header{"X-Bad": {"a\nb"}}}}},
+			Dial: ws.DialOptions{HeaderFunc: func(context.Context) (http.Header, error) {
+				return http.Header{"X-Bad": {"a\nb"}}, nil
+			}}}},
 		MeterProvider: mp,
 	})
 	if err != nil {
@@ -1102,5 +1105,429 @@ func TestPickAfterReleaseMovesNoSlot(t *testing.T) {
 		if st.Outstanding != 0 {
 			t.Fatalf("after the session's release: %+v", p.Stat().Endpoints)
 		}
+	}
+}
+
+// A resume with nowhere to go fails fast: the only endpoint drained, its
+// one redial (a balancer's URL may reach another replica) was refused
+// and backed it off, and the resume stops there instead of redialling it
+// again and again; the run's *session.ShutdownError says why, matching
+// session.ErrNoReplica, with the refused dial.
+func TestLoneDrainingEndpointIsRedialledOnce(t *testing.T) {
+	a, urlA := remoteServer(t, nil)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:   true,
+		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s := checkout(t, p)
+	defer s.Close()
+	run(t, s, "x = 20", "None")
+	a.Drain()
+	_, err = s.Run(context.Background(), "x + 22")
+	var (
+		se *session.ShutdownError
+		de *ws.DialError
+	)
+	if !errors.As(err, &se) || !errors.Is(err, session.ErrNoReplica) || !errors.As(err, &de) || !de.Overloaded() {
+		t.Fatalf("run after the only server drained: %v, want a ShutdownError matching ErrNoReplica with the 503", err)
+	}
+	if st := p.Stat().Endpoints[0]; st.Refusals != 1 || st.Outstanding != 1 {
+		t.Fatalf("after the failed resume: %+v, want one refusal", st)
+	}
+}
+
+// A static upgrade header that cannot be sent is a mistake in the
+// endpoint's configuration, not a failure of the endpoint: New refuses
+// it with the *ws.HeaderError, naming the endpoint, before anything is
+// dialled or counted.
+func TestBadStaticHeaderIsAConfigError(t *testing.T) {
+	for _, h := range []http.Header{{"X-Bad": {"a\nb"}}, {"X:Bad": {"v"}}, {"X-Ok": {"a\nb", "fine"}, "Y Bad": nil}} {
+		p, err := pool.New(context.Background(), pool.Config{
+			NoLocal:   true,
+			Endpoints: []pool.Endpoint{{Name: "bad", URL: "ws://127.0.0.1:1/", Dial: ws.DialOptions{Header: h}}},
+		})
+		var he *ws.HeaderError
+		if err == nil {
+			p.Close(context.Background())
+		}
+		if !errors.As(err, &he) || !strings.Contains(err.Error(), `"bad"`) {
+			t.Fatalf("New with header %q = %v, want a config error naming the endpoint with its *ws.HeaderError", h, err)
+		}
+	}
+}
+
+// A header that the endpoint's HeaderFunc returns and that cannot be sent
+// fails the checkout with the *ws.HeaderError at once, as a checkout's own
+// mistake: nothing was dialled, so the endpoint is charged no start
+// failure and reported failed by no EventEndpointFailed.
+func TestBadHeaderFuncIsNoStartFailure(t *testing.T) {
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true,
+		Endpoints: []pool.Endpoint{{Name: "bad", URL: "ws://127.0.0.1:1/", Dial: ws.DialOptions{
+			HeaderFunc: func(context.Context) (http.Header, error) { return http.Header{"X-Bad": {"a\nb"}}, nil },
+		}}},
+		Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	var he *ws.HeaderError
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.As(err, &he) {
+		t.Fatalf("checkout = %v, want the *ws.HeaderError", err)
+	}
+	if st := p.Stat().Endpoints[0]; st.StartFailures != 0 || st.DialFailures != 0 || st.Outstanding != 0 || st.Backoff != 0 {
+		t.Fatalf("a header error counted against the endpoint: %+v", st)
+	}
+	if n := len(ev.of(pool.EventEndpointFailed)); n != 0 {
+		t.Fatalf("%d EventEndpointFailed for a header error", n)
+	}
+}
+
+// CheckEndpointURL is the check New makes of an Endpoint's URL (and
+// montygo of --remote): ws:// or wss:// with a host; its error matches
+// ErrEndpointURL and masks the URL's secrets.
+func TestCheckEndpointURL(t *testing.T) {
+	for _, u := range []string{"ws://a/", "wss://a:8443/x?y=z", "ws://u:p@a"} {
+		if err := pool.CheckEndpointURL(u); err != nil {
+			t.Errorf("CheckEndpointURL(%q) = %v", u, err)
+		}
+	}
+	for _, u := range []string{"", "http://a/", "ws:///x", "127.0.0.1:8000", "ws://a b/", "wss://u:hunter2@/?token=hunter2"} {
+		err := pool.CheckEndpointURL(u)
+		if !errors.Is(err, pool.ErrEndpointURL) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("CheckEndpointURL(%q) = %v, want ErrEndpointURL without the secret", u, err)
+		}
+		_, err = pool.New(context.Background(), pool.Config{NoLocal: true, Endpoints: []pool.Endpoint{{URL: u}}})
+		if !errors.Is(err, pool.ErrEndpointURL) {
+			t.Errorf("New with URL %q = %v, want ErrEndpointURL", u, err)
+		}
+	}
+}
+
+// A remote-only pool's exhausted checkout says what exists: no local
+// workers (Live and Max 0), not "0/N live" with N the MaxWorkers that
+// NoLocal ignores.
+func TestRemoteOnlyExhaustedCountsNoLocalWorkers(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // never upgraded
+		}
+	}()
+	defer func() {
+		for len(accepted) > 0 {
+			(<-accepted).Close()
+		}
+	}()
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		MaxWorkers:      3,
+		Endpoints:       []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		StartTimeout:    time.Minute,
+		CheckoutTimeout: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	_, err = p.Checkout(context.Background(), session.Config{})
+	var ee *pool.ExhaustedError
+	if !errors.As(err, &ee) {
+		t.Fatalf("checkout = %v, want an *ExhaustedError", err)
+	}
+	if ee.Live != 0 || ee.Max != 0 || strings.Contains(err.Error(), "/3") || !strings.Contains(err.Error(), "no local workers") {
+		t.Fatalf("exhausted %+v: %q, want no local workers counted", ee, err)
+	}
+}
+
+// A remote session its server drained, and that was not resumed (NoResume,
+// or a resume with nowhere to go), is reported by its EventEndpointClosed
+// as drained, whether the caller then closes or destroys it: neither the
+// caller's Destroy nor a crash. A drop the caller follows with Destroy
+// is still the drop (vanished), as for a local worker.
+func TestDrainedRemoteSessionIsReportedDrained(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		noResume bool
+		destroy  bool
+		drop     bool
+		want     pool.Reason
+	}{
+		{"no-resume-close", true, false, false, pool.ReasonDrained},
+		{"no-resume-destroy", true, true, false, pool.ReasonDrained},
+		{"resume-failed-close", false, false, false, pool.ReasonDrained},
+		{"drop-destroy", false, true, true, pool.ReasonVanished},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, u := remoteServer(t, nil)
+			var ev events
+			p, err := pool.New(context.Background(), pool.Config{
+				NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, NoResume: c.noResume, Metrics: ev.record,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeWithin(t, p)
+			s := checkout(t, p)
+			run(t, s, "x = 1", "None")
+			want := session.ErrShutdown
+			if c.drop {
+				srv.Close()
+				want = session.ErrDisconnected
+			} else {
+				srv.Drain()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := s.Run(ctx, "x"); !errors.Is(err, want) {
+				t.Fatalf("run = %v, want %v", err, want)
+			}
+			if c.destroy {
+				s.Destroy()
+			} else {
+				s.Close()
+			}
+			closed := ev.of(pool.EventEndpointClosed)
+			if len(closed) != 1 || closed[0].Reason != c.want {
+				t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, c.want)
+			}
+		})
+	}
+}
+
+// A remote session still out when Close's deadline passes is closed by
+// the pool, and its EventEndpointClosed says so (closing), not that the
+// caller destroyed it.
+func TestCloseDeadlineRemoteSessionIsClosing(t *testing.T) {
+	_, u := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := checkout(t, p)
+	defer s.Close()
+	run(t, s, "x = 1", "None")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close = %v, want its context's error", err)
+	}
+	if _, err := s.Run(context.Background(), "x"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("run after Close's deadline = %v, want session.ErrClosed", err)
+	}
+	closed := ev.of(pool.EventEndpointClosed)
+	if len(closed) != 1 || closed[0].Reason != pool.DestroyClosing {
+		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyClosing)
+	}
+}
+
+// NoLocal says MinWorkers and MaxWorkers have no effect: a remote-only
+// pool given the worker counts of a local one (MinWorkers beyond the
+// default MaxWorkers, runtime.NumCPU()) starts, rather than failing on
+// settings it ignores.
+func TestRemoteOnlyIgnoresWorkerCounts(t *testing.T) {
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:    true,
+		MinWorkers: 1 << 20,
+		Endpoints:  []pool.Endpoint{{Name: "a", URL: "ws://127.0.0.1:1/"}},
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	closeWithin(t, p)
+}
+
+// A remote session its caller killed (Session.Kill) and then closed is
+// reported destroyed, as a local one is, not as a session that ended idle
+// and unbroken (reason "", a session duration with outcome ok).
+func TestKilledRemoteSessionIsReportedDestroyed(t *testing.T) {
+	_, u := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s := checkout(t, p)
+	run(t, s, "x = 1", "None")
+	s.Kill()
+	if _, err := s.Run(context.Background(), "x"); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("run after Kill = %v, want session.ErrClosed", err)
+	}
+	s.Close()
+	closed := ev.of(pool.EventEndpointClosed)
+	if len(closed) != 1 || closed[0].Reason != pool.DestroyRequested {
+		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyRequested)
+	}
+}
+
+// A remote session closed while a turn is in flight on another goroutine
+// is reported busy (a session duration with outcome abandoned), as a
+// local one is, not as one that ended idle and unbroken.
+func TestBusyRemoteSessionIsReportedBusy(t *testing.T) {
+	_, u := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	entered, release := make(chan struct{}), make(chan struct{})
+	reg := session.NewRegistry()
+	reg.MustRegister("block", func() int {
+		close(entered)
+		<-release
+		return 1
+	})
+	s := checkout(t, p)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(context.Background(), "block()", session.WithFunctions(reg))
+		done <- err
+	}()
+	<-entered
+	s.Close()
+	close(release)
+	if err := <-done; !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("run closed under it = %v, want session.ErrClosed", err)
+	}
+	closed := ev.of(pool.EventEndpointClosed)
+	if len(closed) != 1 || closed[0].Reason != pool.DestroyBusy {
+		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyBusy)
+	}
+}
+
+// A checkout that CheckoutTimeout cut short during a remote start is
+// recorded exhausted on the endpoint it was starting on, in its
+// EventExhausted and in monty.pool.checkout.wait, not on the local
+// workers, which a remote-only pool does not have.
+func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // never upgraded
+		}
+	}()
+	defer func() {
+		for len(accepted) > 0 {
+			(<-accepted).Close()
+		}
+	}()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		StartTimeout:    time.Minute,
+		CheckoutTimeout: 100 * time.Millisecond,
+		MeterProvider:   mp,
+		Metrics:         ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrExhausted) {
+		t.Fatalf("checkout = %v, want exhausted", err)
+	}
+	if ex := ev.of(pool.EventExhausted); len(ex) != 1 || ex[0].Endpoint != "mute" {
+		t.Fatalf("EventExhausted %+v, want one on mute", ex)
+	}
+	got := map[string]uint64{} // endpoint/outcome → count
+	if m, ok := telemetrytest.Collect(t, reader)[pool.MetricCheckoutWait]; ok {
+		for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+			ep, _ := dp.Attributes.Value(pool.AttrEndpoint)
+			o, _ := dp.Attributes.Value(pool.AttrCheckoutOutcome)
+			got[ep.AsString()+"/"+o.AsString()] += dp.Count
+		}
+	}
+	if len(got) != 1 || got["mute/exhausted"] != 1 {
+		t.Fatalf("%s: %v, want one exhausted checkout on mute", pool.MetricCheckoutWait, got)
+	}
+}
+
+// An endpoint that upgrades every connection and drops it before
+// answering the Configure fails every start there: it is backed off like
+// one that refuses the dial, so that later checkouts go to the endpoints
+// that work instead of each paying for a failed start first (its load,
+// 0, made it everyone's first choice). A close that may be the
+// Configure's own fault (1009: over the server's frame cap; 1008: a
+// request it could not parse) backs nothing off: one caller's oversized
+// Config must not take the endpoint from every other.
+func TestDroppingEndpointBacksOff(t *testing.T) {
+	_, good := remoteServer(t, nil)
+	for _, c := range []struct {
+		code     int
+		backsOff bool
+	}{
+		{1011, true}, {1000, true}, {1009, false}, {1008, false},
+	} {
+		dropper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			conn, err := ws.Accept(w, r, ws.AcceptOptions{})
+			if err != nil {
+				return
+			}
+			conn.ReadFrame() // the Configure
+			conn.CloseWith(c.code, "refused")
+		}))
+		p, err := pool.New(context.Background(), pool.Config{
+			NoLocal:         true,
+			Endpoints:       []pool.Endpoint{{Name: "dropper", URL: "ws" + strings.TrimPrefix(dropper.URL, "http") + "/"}, {Name: "good", URL: good}},
+			EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+			ProtocolVersion: 4,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			s := checkout(t, p)
+			if s.Endpoint() != "good" {
+				t.Fatalf("close code %d: checkout on %s", c.code, s.Endpoint())
+			}
+			run(t, s, "1 + 1", "2")
+			s.Close()
+		}
+		st := p.Stat().Endpoints[0]
+		if c.backsOff && (st.StartFailures != 1 || !st.BackedOffUntil.After(time.Now())) {
+			t.Errorf("close code %d: dropper after 3 checkouts: %+v, want one start failure and a backoff", c.code, st)
+		}
+		if !c.backsOff && (st.StartFailures != 3 || st.Backoff != 0) {
+			t.Errorf("close code %d: dropper after 3 checkouts: %+v, want three start failures and no backoff", c.code, st)
+		}
+		closeWithin(t, p)
+		dropper.Close()
 	}
 }

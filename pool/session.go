@@ -169,7 +169,7 @@ func (s *Session) Kill() { s.s.Kill() }
 // frame and releases its endpoint slot.
 func (s *Session) Close() error {
 	if s.ref != nil {
-		s.pool.releaseRemote(s, false)
+		s.pool.releaseRemote(s, "")
 		return nil
 	}
 	s.pool.release(s, false)
@@ -181,7 +181,7 @@ func (s *Session) Close() error {
 // idempotent, safe to call from any goroutine, and a no-op after Close.
 func (s *Session) Destroy() {
 	if s.ref != nil {
-		s.pool.releaseRemote(s, true)
+		s.pool.releaseRemote(s, DestroyRequested)
 		return
 	}
 	s.pool.release(s, true)

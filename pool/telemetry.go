@@ -242,8 +242,8 @@ func (t *telemetry) observe(e Event) {
 		}
 		t.wait.Record(bg, waited.Seconds(), opts...)
 	case EventExhausted:
-		t.wait.Record(bg, e.Waited.Seconds(), t.local.waitExhausted...)
-		t.log.Warn("monty pool: checkout refused", slog.String("why", "exhausted"), slog.Duration("waited", e.Waited))
+		t.wait.Record(bg, e.Waited.Seconds(), t.at(e.Endpoint).waitExhausted...)
+		t.log.Warn("monty pool: checkout refused", slog.String("why", "exhausted"), slog.String("endpoint", e.Endpoint), slog.Duration("waited", e.Waited))
 	case EventEndpointFailed:
 		t.epFailures.Add(bg, 1, t.at(e.Endpoint).epFail...)
 		t.log.Warn("monty pool: remote session start failed", slog.String("endpoint", e.Endpoint), slog.Any("error", e.Err))

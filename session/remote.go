@@ -27,6 +27,9 @@ var (
 	// ErrSingleUse: a remote session is one connection; it is never Reset
 	// nor handed back to serve another session.
 	ErrSingleUse error = &usageError{"monty session: a remote session is single-use (no Reset, no Detach)"}
+	// ErrNoReplica: a resume's RemoteLauncher.Pick had no replica left to
+	// redial (it returned ""); a *ShutdownError's Resume matches it.
+	ErrNoReplica = errors.New("monty session: no replica to resume on")
 )
 
 // DisconnectedError reports a remote connection that ended without a
@@ -185,7 +188,9 @@ type RemoteLauncher struct {
 	// NoResume turns automatic resumption after a ShutdownDump off.
 	NoResume bool
 	// Pick, when set, returns the URL to redial when resuming (another
-	// replica); nil redials URL. It is called once per redial attempt.
+	// replica); nil redials URL. It is called once per redial attempt;
+	// returning "" gives the resume up at once (no replica left), with an
+	// error matching ErrNoReplica that wraps the last dial's error, if any.
 	Pick func() string
 	// OnDial, when set, is called after every dial the launcher makes
 	// (the launch itself and each redial of a resume) with the URL and
@@ -389,7 +394,14 @@ func (p *remotePeer) redial(ctx context.Context) error {
 	for i := range redialAttempts {
 		url = p.l.URL
 		if p.l.Pick != nil {
-			url = p.l.Pick()
+			if url = p.l.Pick(); url == "" {
+				// No replica left: redialling one that has just refused
+				// (or that Pick's owner backed off) is no use.
+				if err != nil {
+					return fmt.Errorf("%w: %w", ErrNoReplica, err)
+				}
+				return ErrNoReplica
+			}
 		}
 		if c, err = p.dial(ctx, url); err == nil {
 			break

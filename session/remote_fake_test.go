@@ -686,3 +686,30 @@ func TestDisconnectedMemoryLimitMatches(t *testing.T) {
 		}
 	}
 }
+
+// A request answered with a ShutdownDump on every connection it resumes
+// on (replicas that each drain at once, or a hostile server) stops after
+// a few resumes with the ShutdownError, rather than resuming, one level of
+// recursion deeper each time, until its context ends: with none, for
+// ever, until the stack overflowed.
+func TestRemoteResumeChainIsBounded(t *testing.T) {
+	sc := newScripted(t, func(req message.Request) []message.Event {
+		switch req.(type) {
+		case *message.Configure, *message.Load:
+			return []message.Event{&message.Ok{}}
+		}
+		dump := []byte("dump")
+		return []message.Event{&message.ShutdownDump{Dump: &dump}}
+	})
+	s := startRemote(t, session.RemoteLauncher{URL: sc.url}, session.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := s.Feed(ctx, "1")
+	var se *session.ShutdownError
+	if !errors.As(err, &se) || se.Resume == nil || ctx.Err() != nil {
+		t.Fatalf("feed = %v (context: %v), want a ShutdownError with the resume's failure", err, ctx.Err())
+	}
+	if n := s.Resumed(); n < 1 || n > 10 {
+		t.Fatalf("%d resumes for one request", n)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
+	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
@@ -70,8 +70,8 @@ func (f *sessionFlags) launch() ([]session.Launch, error) {
 		return nil, fmt.Errorf("--protocol %d: gomonty speaks protocols %v", f.protocol, codec.Versions())
 	}
 	for _, u := range f.remotes {
-		if p, err := url.Parse(u); err != nil || (p.Scheme != "ws" && p.Scheme != "wss") || p.Host == "" {
-			return nil, fmt.Errorf("--remote %q: want a ws:// or wss:// URL", u)
+		if err := pool.CheckEndpointURL(u); err != nil {
+			return nil, fmt.Errorf("--remote %w", err)
 		}
 	}
 	l := session.Launch{

@@ -594,18 +594,13 @@ func upgradeHeader(ctx context.Context, opts DialOptions) (http.Header, error) {
 		}
 	}
 	apply := func(src http.Header) error {
+		if err := CheckHeader(src); err != nil {
+			return err
+		}
 		for name, vals := range src {
-			if !validHeaderName(name) {
-				return &HeaderError{Name: name}
+			if len(vals) > 0 {
+				h.Set(name, vals[len(vals)-1]) // last duplicate wins
 			}
-			if len(vals) == 0 {
-				continue
-			}
-			v := vals[len(vals)-1] // last duplicate wins
-			if !validHeaderValue(v) {
-				return &HeaderError{Name: name, Value: v}
-			}
-			h.Set(name, v)
 		}
 		return nil
 	}
@@ -622,6 +617,27 @@ func upgradeHeader(ctx context.Context, opts DialOptions) (http.Header, error) {
 		}
 	}
 	return h, nil
+}
+
+// CheckHeader reports the first header of h that Dial would refuse (an
+// invalid name, or an invalid value where it is the last of its name's
+// values, the one sent) as a *HeaderError, nil when every one can be
+// sent. Dial checks DialOptions.Header and HeaderFunc's headers this way
+// before any I/O; CheckHeader lets a caller refuse static headers when it
+// is configured instead.
+func CheckHeader(h http.Header) error {
+	for name, vals := range h {
+		if !validHeaderName(name) {
+			return &HeaderError{Name: name}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		if v := vals[len(vals)-1]; !validHeaderValue(v) {
+			return &HeaderError{Name: name, Value: v}
+		}
+	}
+	return nil
 }
 
 // ParseHeader parses a "Name: value" header line, as given to the CLI's
