@@ -172,10 +172,13 @@
 // symlinked directory is refused with PermissionError; a symlink as the
 // last component answers is_symlink() True and exists()/is_file()/is_dir()
 // False, is left out of listings, and refuses reads, stat, writes, open and
-// rename with PermissionError (unlink hides it from the session). The check
-// walks each component with lstat; os.Root still bounds every access, and
-// the opened file is compared (device and inode) with the file checked, so
-// a symlink swapped in after the check is refused too.
+// rename with PermissionError (unlink hides it from the session). The
+// check walks each component with lstat; os.Root still bounds every
+// access, and the opened file is compared (device and inode) with the file
+// checked, so a symlink swapped in after the check is refused too. A host
+// directory that still holds a symlink, or a name that is not valid
+// UTF-8, lists as empty but is not: rmdir, and a directory renamed onto
+// it, raise OSError "[Errno 39] Directory not empty", as on the host.
 //
 // Every overlay entry costs its content plus its path plus a fixed
 // overhead against Mount.MemoryLimit; a change that would exceed it is
