@@ -126,9 +126,12 @@
 // stat() reports the host's values (mode, inode, device, link count,
 // owner, size, times).
 //
-// A ReadOnly mount answers mkdir of an existing path as a read-only file
-// system does (FileExistsError, or success with exist_ok for a directory),
-// so Path(d).mkdir(parents=True, exist_ok=True) works for an existing d.
+// A ReadOnly mount answers mkdir as a read-only file system does: a
+// missing parent is FileNotFoundError and a file on the way
+// NotADirectoryError, an existing path FileExistsError (or success with
+// exist_ok for a directory), so Path(d).mkdir(parents=True, exist_ok=True)
+// works for an existing d; with parents, the refusal names the first
+// missing ancestor, as written, as CPython's does.
 //
 // # Timeouts and cancellation
 //

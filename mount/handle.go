@@ -241,22 +241,104 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 	return r, nil
 }
 
-// readOnlyMkdir answers mkdir on a ReadOnly mount as a read-only file
-// system does: an existing path is FileExistsError (or, for a directory
-// with exist_ok, success), anything else EROFS. So the common
-// Path(d).mkdir(parents=True, exist_ok=True) works when d already exists.
+// readOnlyMkdir answers mkdir on a ReadOnly mount as Path.mkdir does on a
+// read-only file system, where Linux's mkdir reports a failed lookup of
+// the parent (ENOENT, ENOTDIR) first, then an existing path (EEXIST, or
+// success for a directory with exist_ok), and only then EROFS. So the
+// common Path(d).mkdir(parents=True, exist_ok=True) works when d already
+// exists, and with parents a missing parent makes Path.mkdir climb to the
+// first missing ancestor, whose EROFS names that ancestor as written.
 func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
-	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return m.root.Stat(rel) })
+	type probe struct {
+		fi      fs.FileInfo
+		err     error // rel's stat error
+		dirs    int   // how many leading components of rel are directories
+		nextErr error // the stat error of the component after them
+	}
+	comps := splitRel(rel)
+	pr, err := run(ctx, t, "stat", func() (probe, error) {
+		var pr probe
+		if pr.fi, pr.err = m.root.Stat(rel); pr.err == nil || len(comps) == 0 {
+			return pr, nil
+		}
+		if _, err := m.root.Lstat(rel); err == nil {
+			// A symlink mkdir would not follow (its target missing, or
+			// out of the root): the name exists.
+			pr.err = nil
+			return pr, nil
+		}
+		isDir := func(k int) bool {
+			fi, err := m.root.Stat(strings.Join(comps[:k], "/"))
+			return err == nil && fi.IsDir()
+		}
+		// Being a directory is monotone along the prefixes (resolving one
+		// resolves the shorter ones as directories): the longest such
+		// prefix, in O(log n) lookups.
+		lo, hi := 0, len(comps)-1
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if isDir(mid) {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		pr.dirs = lo
+		if lo < len(comps)-1 {
+			_, pr.nextErr = m.root.Stat(strings.Join(comps[:lo+1], "/"))
+		}
+		return pr, nil
+	})
 	var ce *canceledError
 	switch {
 	case errors.As(err, &ce):
 		return reply{}, err
-	case err == nil && call.ExistOK && fi.IsDir():
+	case err != nil:
+		return fail(toPy(err, call.Path)), nil
+	case len(comps) == 0 && pr.err != nil:
+		return fail(toPy(pr.err, call.Path)), nil
+	case pr.err == nil && call.ExistOK && pr.fi != nil && pr.fi.IsDir():
 		return ret(value.None()), nil
-	case err == nil:
+	case pr.err == nil:
 		return fail(errnoError(syscall.EEXIST, call.Path)), nil
+	case pr.dirs == len(comps)-1:
+		// The parent is a directory: the mkdir itself is refused.
+	case pr.nextErr == nil:
+		// A non-directory on the way.
+		return fail(errnoError(syscall.ENOTDIR, call.Path)), nil
+	case !errors.Is(pr.nextErr, fs.ErrNotExist):
+		return fail(toPy(pr.nextErr, call.Path)), nil
+	case !call.Parents:
+		return fail(errnoError(syscall.ENOENT, call.Path)), nil
+	default:
+		// Path.mkdir(parents=True) retries on each parent in turn: the
+		// first missing ancestor, comps[:dirs+1], is the one refused.
+		return fail(toPy(errReadOnly, writtenAncestor(call.Path, len(comps)-pr.dirs-1))), nil
 	}
 	return fail(toPy(errReadOnly, call.Path)), nil
+}
+
+// writtenAncestor is pathlib's parent of the path p as written, taken up
+// times (PurePosixPath(p).parents[up-1]). When one of the components it
+// drops is "..", the ancestor would not map to the cleaned path's prefix,
+// and p is returned as written.
+func writtenAncestor(p string, up int) string {
+	q := pyPath(p)
+	for range up {
+		i := strings.LastIndexByte(q, '/')
+		if q[i+1:] == ".." || q == "/" || q == "." {
+			return p
+		}
+		switch {
+		case i < 0:
+			q = "."
+		case i == 0:
+			q = "/"
+		default:
+			q = q[:i]
+		}
+	}
+	return q
 }
 
 // slashDir reports whether p, as written, ends in "/" or "/.": POSIX then
