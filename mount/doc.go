@@ -25,6 +25,7 @@
 //	get_environ                          dict str→str, in key order
 //	date_today                           date in Options.Location
 //	date_time_now                        datetime: naive in Options.Location, or aware at tz
+//	                                     (set Location to the session's zone: ZoneLocation)
 //	urandom                              bytes (at most MaxUrandom)
 //	time (protocol 5, datetime=call_host) by caller, from Options.Clock:
 //	  time.time                          float: Unix seconds
