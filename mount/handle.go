@@ -641,6 +641,10 @@ func (t *Table) getenv(call *message.OsCall) (reply, error) {
 		}
 		return reply{}, fmt.Errorf("mount: getenv default root %d out of range (%d nodes)", call.Default, call.Values.Len())
 	}
+	// copySubgraph relies on the arena's order (children below parents).
+	if err := call.Values.CheckStructure(call.Default); err != nil {
+		return reply{}, fmt.Errorf("mount: getenv default: %w", err)
+	}
 	var r reply
 	root, ok := copySubgraph(&r.g, &call.Values, call.Default)
 	if !ok {
