@@ -182,7 +182,9 @@
 // checked, so a symlink swapped in after the check is refused too. A host
 // directory that still holds a symlink, or a name that is not valid
 // UTF-8, lists as empty but is not: rmdir, and a directory renamed onto
-// it, raise OSError "[Errno 39] Directory not empty", as on the host.
+// it, raise OSError "[Errno 39] Directory not empty", as on the host; and
+// renaming a directory with such an entry anywhere in its host tree (the
+// copy could not hold it) raises PermissionError.
 //
 // Every overlay entry costs its content plus its path plus a fixed
 // overhead against Mount.MemoryLimit; a change that would exceed it is

@@ -61,3 +61,32 @@ func TestOverlayRmdirSessionDirOverHidden(t *testing.T) {
 	wantNone(t, f.do(opCall(message.OpRmdir, "/data/links")))
 	wantBool(t, f.do(opCall(message.OpExists, "/data/links")), false)
 }
+
+// TestOverlayRenameKeepsHiddenEntries: renaming a host directory copies
+// its merged tree, which cannot hold what the listing leaves out (a
+// symlink, a name that is not valid UTF-8, at any depth). The rename is
+// refused with PermissionError naming both paths, as renaming the symlink
+// itself is, rather than leave those entries behind a whiteout, where an
+// rmdir of the copy would then drop them unseen. Once the session has
+// unlinked the symlink, the tree renames.
+func TestOverlayRenameKeepsHiddenEntries(t *testing.T) {
+	f := newFixture(t, Overlay)
+	mustMkdir(t, filepath.Join(f.host, "t", "deep"))
+	mustSymlink(t, "../../x.txt", filepath.Join(f.host, "t", "deep", "l"))
+	mustWrite(t, filepath.Join(f.host, "t", "f"), "F")
+	mustMkdir(t, filepath.Join(f.host, "u"))
+	mustWrite(t, filepath.Join(f.host, "u", "bad\xff"), "x")
+
+	for _, d := range []string{"/data/t", "/data/u"} {
+		wantExc(t, f.do(renameCall(d, "/data/moved")), "PermissionError",
+			"[Errno 13] Permission denied: '"+d+"' -> '/data/moved'")
+		wantBool(t, f.do(opCall(message.OpIsDir, d)), true)
+		wantBool(t, f.do(opCall(message.OpExists, "/data/moved")), false)
+	}
+	wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/t/deep/l")), true)
+
+	wantNone(t, f.do(opCall(message.OpUnlink, "/data/t/deep/l")))
+	wantPath(t, f.do(renameCall("/data/t", "/data/moved")), "/data/moved")
+	wantPaths(t, f.do(opCall(message.OpIterdir, "/data/moved")), "/data/moved/deep", "/data/moved/f")
+	wantNone(t, f.do(opCall(message.OpRmdir, "/data/moved/deep")))
+}

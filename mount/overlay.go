@@ -463,16 +463,25 @@ func (t *Table) ovDirEmpty(ctx context.Context, m *mnt, rel string, n ovNode) (b
 	case n.entry != nil:
 		return true, nil // the session's directory hides the host's
 	}
+	unseen, err := t.ovUnseen(ctx, m, rel)
+	return !unseen && err == nil, err
+}
+
+// ovUnseen reports whether the host directory rel, shown through the
+// overlay, holds an entry the session can neither see nor remove: a
+// symlink it has not unlinked, or a name that is not valid UTF-8. o.mu
+// must be held.
+func (t *Table) ovUnseen(ctx context.Context, m *mnt, rel string) (bool, error) {
 	links, odd, err := t.ovHostHidden(ctx, m, rel)
 	if err != nil || odd {
-		return false, err
+		return odd, err
 	}
 	for _, name := range links {
 		if m.ov.entries[childKey(rel, name)] == nil {
-			return false, nil // still there, unseen
+			return true, nil
 		}
 	}
-	return true, nil
+	return false, nil
 }
 
 // ovList lists rel in the merged view. o.mu must be held.
@@ -910,12 +919,21 @@ type snapItem struct {
 	e   *ovEntry
 }
 
-// ovSnapshot copies the merged tree below rel (host files are read now),
-// bounded by the mount's memory limit. o.mu must be held.
-func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]snapItem, used *int64) error {
+// ovSnapshot copies the merged tree below rel, whose node is n (host
+// files are read now), bounded by the mount's memory limit. A host
+// directory in the tree that holds an entry the copy cannot (see
+// ovUnseen) fails with errSymlink. o.mu must be held.
+func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel string, n ovNode, sub string, out *[]snapItem, used *int64) error {
 	names, err := t.ovList(ctx, m, rel)
 	if err != nil {
 		return err
+	}
+	if n.entry == nil {
+		if unseen, err := t.ovUnseen(ctx, m, rel); err != nil {
+			return err
+		} else if unseen {
+			return errSymlink
+		}
 	}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
@@ -930,7 +948,7 @@ func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]
 		switch n.kind {
 		case nkDir:
 			*out = append(*out, snapItem{csub, &ovEntry{kind: entDir, mtime: t.clock.Now()}})
-			if err := t.ovSnapshot(ctx, m, child, csub, out, used); err != nil {
+			if err := t.ovSnapshot(ctx, m, child, n, csub, out, used); err != nil {
 				return err
 			}
 		case nkFile:
@@ -1033,7 +1051,7 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	}
 	var items []snapItem
 	var used int64
-	if err := t.ovSnapshot(ctx, m, src, "", &items, &used); err != nil {
+	if err := t.ovSnapshot(ctx, m, src, sn, "", &items, &used); err != nil {
 		return err
 	}
 	b.delTree(dst)
