@@ -134,6 +134,11 @@
 // works for an existing d; with parents, the refusal names the first
 // missing ancestor, as written, as CPython's does.
 //
+// Path.mkdir(parents=True) climbs as CPython's does: an ancestor that
+// exists but is not a directory, such as a symlink whose target is
+// missing, is FileExistsError naming that ancestor, and nothing is made
+// (the symlink's target is never created).
+//
 // # Timeouts and cancellation
 //
 // Every host filesystem operation runs on its own goroutine while the

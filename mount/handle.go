@@ -247,13 +247,15 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 // success for a directory with exist_ok), and only then EROFS. So the
 // common Path(d).mkdir(parents=True, exist_ok=True) works when d already
 // exists, and with parents a missing parent makes Path.mkdir climb to the
-// first missing ancestor, whose EROFS names that ancestor as written.
+// first missing ancestor, whose EEXIST (a dangling symlink) or EROFS
+// names that ancestor as written.
 func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
 	type probe struct {
-		fi      fs.FileInfo
-		err     error // rel's stat error
-		dirs    int   // how many leading components of rel are directories
-		nextErr error // the stat error of the component after them
+		fi    fs.FileInfo
+		err   error // rel's stat error, nil when rel exists
+		dirs  int   // how many leading components of rel are directories
+		nextS error // the stat error of the component after them
+		nextL error // its lstat error
 	}
 	comps := splitRel(rel)
 	pr, err := run(ctx, t, "stat", func() (probe, error) {
@@ -264,32 +266,14 @@ func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt,
 		if _, err := m.root.Lstat(rel); err == nil {
 			// A symlink mkdir would not follow (its target missing, or
 			// out of the root): the name exists.
-			pr.err = nil
+			pr.fi, pr.err = nil, nil
 			return pr, nil
 		}
-		isDir := func(k int) bool {
-			fi, err := m.root.Stat(strings.Join(comps[:k], "/"))
-			return err == nil && fi.IsDir()
-		}
-		// Being a directory is monotone along the prefixes (resolving one
-		// resolves the shorter ones as directories): the longest such
-		// prefix, in O(log n) lookups.
-		lo, hi := 0, len(comps)-1
-		for lo < hi {
-			mid := (lo + hi + 1) / 2
-			if isDir(mid) {
-				lo = mid
-			} else {
-				hi = mid - 1
-			}
-		}
-		pr.dirs = lo
-		if lo < len(comps)-1 {
-			_, pr.nextErr = m.root.Stat(strings.Join(comps[:lo+1], "/"))
-		}
+		pr.dirs, pr.nextS, pr.nextL = dirPrefix(m.root, comps)
 		return pr, nil
 	})
 	var ce *canceledError
+	up := len(comps) - pr.dirs - 1 // the ancestor after the directories
 	switch {
 	case errors.As(err, &ce):
 		return reply{}, err
@@ -301,21 +285,23 @@ func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt,
 		return ret(value.None()), nil
 	case pr.err == nil:
 		return fail(errnoError(syscall.EEXIST, call.Path)), nil
-	case pr.dirs == len(comps)-1:
+	case up == 0:
 		// The parent is a directory: the mkdir itself is refused.
-	case pr.nextErr == nil:
+		return fail(toPy(errReadOnly, call.Path)), nil
+	case pr.nextS == nil:
 		// A non-directory on the way.
 		return fail(errnoError(syscall.ENOTDIR, call.Path)), nil
-	case !errors.Is(pr.nextErr, fs.ErrNotExist):
-		return fail(toPy(pr.nextErr, call.Path)), nil
+	case !errors.Is(pr.nextS, fs.ErrNotExist):
+		return fail(toPy(pr.nextS, call.Path)), nil
 	case !call.Parents:
 		return fail(errnoError(syscall.ENOENT, call.Path)), nil
-	default:
-		// Path.mkdir(parents=True) retries on each parent in turn: the
-		// first missing ancestor, comps[:dirs+1], is the one refused.
-		return fail(toPy(errReadOnly, writtenAncestor(call.Path, len(comps)-pr.dirs-1))), nil
+	case pr.nextL == nil:
+		// Path.mkdir(parents=True) retries on each parent in turn, with
+		// exist_ok: a dangling symlink there exists, not as a directory.
+		return fail(errnoError(syscall.EEXIST, writtenAncestor(call.Path, up))), nil
 	}
-	return fail(toPy(errReadOnly, call.Path)), nil
+	// The first missing ancestor is the one refused.
+	return fail(toPy(errReadOnly, writtenAncestor(call.Path, up))), nil
 }
 
 // writtenAncestor is pathlib's parent of the path p as written, taken up

@@ -48,3 +48,26 @@ func TestReadOnlyMkdirOnSymlink(t *testing.T) {
 		})
 	}
 }
+
+// TestMkdirParentsThroughDanglingSymlink: mkdir through a symlink whose
+// target is missing is ENOENT, and Path.mkdir(parents=True) then tries
+// the symlink itself, which exists and is not a directory:
+// FileExistsError naming it, and nothing is made (CPython on Linux). A
+// read-write mount used to create the symlink's target instead.
+func TestMkdirParentsThroughDanglingSymlink(t *testing.T) {
+	for _, mode := range []Mode{ReadOnly, ReadWrite} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode, func(_ *Mount, o *Options) { o.Cwd = "/data" })
+			mustSymlink(t, "nowhere", filepath.Join(f.host, "dl"))
+			const exists = "[Errno 17] File exists: "
+			wantExc(t, f.do(mkdirCall("/data/dl/a", true, true)), "FileExistsError", exists+"'/data/dl'")
+			wantExc(t, f.do(mkdirCall("dl/a/b", true, false)), "FileExistsError", exists+"'dl'")
+			wantExc(t, f.do(mkdirCall("/data/dl/a", false, false)), "FileNotFoundError",
+				"[Errno 2] No such file or directory: '/data/dl/a'")
+			wantExc(t, f.do(mkdirCall("/data/dl", false, true)), "FileExistsError", exists+"'/data/dl'")
+			if hostExists(filepath.Join(f.host, "nowhere")) {
+				t.Fatal("mkdir made the symlink's target")
+			}
+		})
+	}
+}
