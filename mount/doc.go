@@ -77,7 +77,9 @@
 // which pass the path as written (pathlib drops it), and keeps POSIX's
 // meaning: the last component must be a directory. Reading, stat, unlink
 // or rename of a file written "f/" raise NotADirectoryError, and writing
-// or creating "f/" IsADirectoryError, without touching f.
+// or creating "f/" IsADirectoryError, without touching f. Unlink and
+// rename (a slash on either end) look at the entry itself, as Linux does:
+// a symlink, even to a directory, is not a directory there.
 //
 // # Host access and confinement
 //

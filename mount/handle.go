@@ -334,17 +334,22 @@ func slashDir(p string) bool {
 	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
 }
 
-// The kinds checkSlash tells apart.
+// The kinds checkSlash and checkDots tell apart.
 const (
-	kindUnknown = iota // an error other than ENOENT: the operation reports it
+	kindUnknown = iota // an error other than ENOENT or ENOTDIR: the operation reports it
 	kindMissing
+	kindNotDir // ENOTDIR: a file on the way to rel
 	kindDir
 	kindOther
 )
 
-// kindOf classifies rel (following symlinks on the host, as "name/"
-// does). Only a cancellation is returned as an error.
-func (t *Table) kindOf(ctx context.Context, m *mnt, rel string) (int, error) {
+// kindOf classifies rel. follow says whether a symlink in its last
+// component is followed on the host, as the lookup of "name/" does for
+// most calls; unlink and rename look at the entry itself, to which a
+// symlink is not a directory (in an overlay, where symlinks are never
+// followed, a symlink is then kindOther too). Only a cancellation is
+// returned as an error.
+func (t *Table) kindOf(ctx context.Context, m *mnt, rel string, follow bool) (int, error) {
 	if m.ov != nil {
 		m.ov.mu.Lock()
 		defer m.ov.mu.Unlock()
@@ -353,6 +358,8 @@ func (t *Table) kindOf(ctx context.Context, m *mnt, rel string) (int, error) {
 		switch {
 		case errors.As(err, &ce):
 			return 0, err
+		case errors.Is(err, syscall.ENOTDIR):
+			return kindNotDir, nil
 		case err != nil:
 			return kindUnknown, nil
 		}
@@ -363,16 +370,26 @@ func (t *Table) kindOf(ctx context.Context, m *mnt, rel string) (int, error) {
 			return kindDir, nil
 		case nkFile, nkSpecial:
 			return kindOther, nil
+		case nkLink:
+			if !follow {
+				return kindOther, nil
+			}
 		}
 		return kindUnknown, nil
 	}
-	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return m.root.Stat(rel) })
+	stat := m.root.Stat
+	if !follow {
+		stat = m.root.Lstat
+	}
+	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return stat(rel) })
 	var ce *canceledError
 	switch {
 	case errors.As(err, &ce):
 		return 0, err
 	case errors.Is(err, fs.ErrNotExist):
 		return kindMissing, nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return kindNotDir, nil
 	case err != nil:
 		return kindUnknown, nil
 	case fi.IsDir():
@@ -405,7 +422,10 @@ func (t *Table) checkSlash(ctx context.Context, call *message.OsCall, m *mnt, re
 		// mkdir, rmdir and iterdir want a directory anyway.
 		return nil, nil
 	}
-	kind, err := t.kindOf(ctx, m, rel)
+	// unlink and rename look at the entry itself: "link/" is not a
+	// directory there, even when the link leads to one.
+	follow := call.Op != message.OpUnlink && call.Op != message.OpRename
+	kind, err := t.kindOf(ctx, m, rel, follow)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +439,7 @@ func (t *Table) checkSlash(ctx context.Context, call *message.OsCall, m *mnt, re
 	case creating && kind == kindMissing:
 		// Where the parent is a directory; otherwise the operation fails
 		// on the parent without creating anything.
-		if pk, err := t.kindOf(ctx, m, path.Dir(rel)); err != nil {
+		if pk, err := t.kindOf(ctx, m, path.Dir(rel), true); err != nil {
 			return nil, err
 		} else if pk == kindDir {
 			return errnoError(syscall.EISDIR, call.Path), nil
@@ -487,7 +507,7 @@ func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string,
 			continue
 		}
 		if bm, rel := t.find(virtualAbs(cwd, before)); bm == m {
-			kind, err := t.kindOf(ctx, m, rel)
+			kind, err := t.kindOf(ctx, m, rel, true)
 			if err != nil {
 				return nil, err
 			}
@@ -496,7 +516,7 @@ func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string,
 				return nil, nil
 			case kind == kindMissing:
 				return fail(syscall.ENOENT), nil
-			case kind == kindOther:
+			case kind == kindOther, kind == kindNotDir:
 				return fail(syscall.ENOTDIR), nil
 			}
 		}

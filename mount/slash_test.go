@@ -1,0 +1,46 @@
+package mount
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/gomonty/monty/message"
+)
+
+// TestSlashOnSymlinkAndDotAfterFile: two rules of Linux's path lookup the
+// table applies before it cleans a path (CPython on Linux, checked):
+//
+//   - unlink and rename of "link/", or rename to "d/", look at the entry
+//     itself, not the symlink's target: a symlink to a directory is not a
+//     directory there, so os.unlink('lk/') is NotADirectoryError and the
+//     link stays (it was removed), and so is a rename with a slash on
+//     either end (it renamed the link);
+//   - a change to "f/x/." or "f/x/.." first looks up "f/x", which fails
+//     with ENOTDIR when f is a file: NotADirectoryError, where the table
+//     answered as if the directory existed (IsADirectoryError,
+//     FileExistsError, or Directory not empty).
+func TestSlashOnSymlinkAndDotAfterFile(t *testing.T) {
+	for _, mode := range []Mode{ReadWrite, Overlay} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			mustSymlink(t, "sub", filepath.Join(f.host, "lk"))
+			notDir := func(p string) string { return "[Errno 20] Not a directory: '" + p + "'" }
+			wantExc(t, f.do(opCall(message.OpUnlink, "/data/lk/")), "NotADirectoryError", notDir("/data/lk/"))
+			wantExc(t, f.do(renameCall("/data/lk/", "/data/zz")), "NotADirectoryError", notDir("/data/lk/")+" -> '/data/zz'")
+			wantExc(t, f.do(renameCall("/data/lk", "/data/zz/")), "NotADirectoryError", notDir("/data/lk")+" -> '/data/zz/'")
+			wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/lk")), true)
+			wantBool(t, f.do(opCall(message.OpExists, "/data/zz")), false)
+
+			wantExc(t, f.do(textCall(message.OpAppendText, "/data/x.txt/a/.", "a")), "NotADirectoryError", notDir("/data/x.txt/a/."))
+			wantExc(t, f.do(textCall(message.OpWriteText, "/data/x.txt/a/.", "a")), "NotADirectoryError", notDir("/data/x.txt/a/."))
+			wantExc(t, f.do(openCall("/data/x.txt/a/.", "w")), "NotADirectoryError", notDir("/data/x.txt/a/."))
+			wantExc(t, f.do(mkdirCall("/data/x.txt/b/..", false, true)), "NotADirectoryError", notDir("/data/x.txt/b/.."))
+			wantExc(t, f.do(opCall(message.OpRmdir, "/data/x.txt/sub/..")), "NotADirectoryError", notDir("/data/x.txt/sub/.."))
+			wantExc(t, f.do(opCall(message.OpRmdir, "/data/x.txt/sub/.")), "NotADirectoryError", notDir("/data/x.txt/sub/."))
+			wantExc(t, f.do(renameCall("/data/x.txt/a/.", "/data/zz")), "NotADirectoryError", notDir("/data/x.txt/a/.")+" -> '/data/zz'")
+			if got := readHost(t, filepath.Join(f.host, "x.txt")); got != "hello" {
+				t.Fatalf("x.txt changed to %q", got)
+			}
+		})
+	}
+}
