@@ -68,9 +68,10 @@
 // follows Linux, before the mode's refusals: the directory before that
 // component must exist (FileNotFoundError or NotADirectoryError
 // otherwise), then rmdir raises OSError EINVAL for "." and ENOTEMPTY for
-// "..", rename OSError EBUSY for either end, a write or open for writing
-// IsADirectoryError, and mkdir FileExistsError (success with exist_ok); so
-// os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d or a, and
+// "..", rename OSError EBUSY for either end, unlink, a write or open for
+// writing IsADirectoryError, and mkdir FileExistsError (success with
+// exist_ok); so os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d
+// or a, os.unlink('link/.') never removes the symlink, and
 // os.mkdir('new/.') never makes new.
 //
 // A trailing slash (or "/.") survives from open() and the os functions,

@@ -471,16 +471,17 @@ func dotLast(p string) (before, last string, ok bool) {
 // component must be found (FileNotFoundError or NotADirectoryError
 // otherwise; mkdir with parents makes it instead), then rmdir refuses "."
 // with EINVAL and ".." with ENOTEMPTY, rename refuses either end with
-// EBUSY, a write or open for writing refuses with EISDIR, and mkdir runs
-// on the cleaned path (an existing directory: FileExistsError). The path
-// is cleaned lexically before it is used, so without this check
-// os.rmdir('d/.') would remove d, Path('a/b/..').rmdir() would remove a,
-// and os.mkdir('new/.') would make new. A nil result lets the operation
-// run.
+// EBUSY, unlink, a write or open for writing refuses with EISDIR, and
+// mkdir runs on the cleaned path (an existing directory:
+// FileExistsError). The path is cleaned lexically before it is used, so
+// without this check os.rmdir('d/.') would remove d,
+// Path('a/b/..').rmdir() would remove a, os.unlink('link/.') would remove
+// the symlink, and os.mkdir('new/.') would make new. A nil result lets the
+// operation run.
 func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string, m *mnt) (*pyError, error) {
 	paths := []string{call.Path}
 	switch call.Op {
-	case message.OpRmdir, message.OpMkdir, message.OpWriteText, message.OpWriteBytes,
+	case message.OpRmdir, message.OpMkdir, message.OpUnlink, message.OpWriteText, message.OpWriteBytes,
 		message.OpAppendText, message.OpAppendBytes:
 	case message.OpOpen:
 		if call.Mode == "r" || call.Mode == "rb" {

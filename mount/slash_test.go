@@ -44,3 +44,37 @@ func TestSlashOnSymlinkAndDotAfterFile(t *testing.T) {
 		})
 	}
 }
+
+// TestUnlinkDotLast: os.unlink of a path whose last component is "." or
+// ".." is IsADirectoryError on Linux once the directory before it is
+// found (FileNotFoundError or NotADirectoryError otherwise). The table
+// cleaned the path first, so os.unlink('lk/.') removed the symlink lk,
+// and os.unlink('sub/..') was a refusal to remove the mount's root.
+func TestUnlinkDotLast(t *testing.T) {
+	for _, mode := range []Mode{ReadWrite, Overlay} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			mustSymlink(t, "sub", filepath.Join(f.host, "lk"))
+			mustSymlink(t, "nowhere", filepath.Join(f.host, "dl"))
+			isDir := func(p string) string { return "[Errno 21] Is a directory: '" + p + "'" }
+			if mode == ReadWrite {
+				wantExc(t, f.do(opCall(message.OpUnlink, "/data/lk/.")), "IsADirectoryError", isDir("/data/lk/."))
+				wantExc(t, f.do(opCall(message.OpUnlink, "/data/lk/..")), "IsADirectoryError", isDir("/data/lk/.."))
+				wantExc(t, f.do(opCall(message.OpUnlink, "/data/dl/.")), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/dl/.'")
+			} else {
+				// Overlays never follow a symlink: refused, never removed.
+				for _, p := range []string{"/data/lk/.", "/data/lk/..", "/data/dl/."} {
+					if rc := f.do(opCall(message.OpUnlink, p)); rc.Result.Kind != message.ResultError {
+						t.Fatalf("unlink %s succeeded", p)
+					}
+				}
+			}
+			wantExc(t, f.do(opCall(message.OpUnlink, "/data/sub/.")), "IsADirectoryError", isDir("/data/sub/."))
+			wantExc(t, f.do(opCall(message.OpUnlink, "/data/sub/..")), "IsADirectoryError", isDir("/data/sub/.."))
+			wantExc(t, f.do(opCall(message.OpUnlink, "/data/x.txt/.")), "NotADirectoryError", "[Errno 20] Not a directory: '/data/x.txt/.'")
+			wantExc(t, f.do(opCall(message.OpUnlink, "/data/no/..")), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/no/..'")
+			wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/lk")), true)
+			wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/dl")), true)
+		})
+	}
+}
