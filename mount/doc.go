@@ -72,7 +72,9 @@
 // writing IsADirectoryError, and mkdir FileExistsError (success with
 // exist_ok); so os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d
 // or a, os.unlink('link/.') never removes the symlink, and
-// os.mkdir('new/.') never makes new.
+// os.mkdir('new/.') never makes new. A rename with a dot or a trailing
+// slash on either end looks up both parents first, as rename(2) does: a
+// missing or non-directory parent is what it reports.
 //
 // A trailing slash (or "/.") survives from open() and the os functions,
 // which pass the path as written (pathlib drops it), and keeps POSIX's

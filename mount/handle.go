@@ -501,13 +501,26 @@ func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string,
 		}
 		return errnoError(e, call.Path)
 	}
+	// rename(2) looks up both parents before its own refusals, so with a
+	// dot or a slash on either end (checkSlash's refusal comes next) a
+	// plain end's parent is looked up here too.
+	parents := false
+	for _, p := range paths {
+		if _, _, ok := dotLast(p); ok || slashDir(p) {
+			parents = call.Op == message.OpRename
+		}
+	}
 	var dotErr syscall.Errno
 	for _, p := range paths {
 		before, last, ok := dotLast(p)
-		if !ok {
+		if !ok && !parents {
 			continue
 		}
-		if bm, rel := t.find(virtualAbs(cwd, before)); bm == m {
+		dir := before
+		if !ok {
+			dir = path.Dir(virtualAbs(cwd, p))
+		}
+		if bm, rel := t.find(virtualAbs(cwd, dir)); bm == m {
 			kind, err := t.kindOf(ctx, m, rel, true)
 			if err != nil {
 				return nil, err
@@ -522,7 +535,7 @@ func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string,
 			}
 		}
 		switch {
-		case dotErr != 0:
+		case !ok, dotErr != 0:
 		case call.Op == message.OpMkdir:
 			return nil, nil
 		case call.Op != message.OpRename && call.Op != message.OpRmdir:

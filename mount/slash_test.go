@@ -2,6 +2,7 @@ package mount
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/gomonty/monty/message"
@@ -75,6 +76,35 @@ func TestUnlinkDotLast(t *testing.T) {
 			wantExc(t, f.do(opCall(message.OpUnlink, "/data/no/..")), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/no/..'")
 			wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/lk")), true)
 			wantBool(t, f.do(opCall(message.OpIsSymlink, "/data/dl")), true)
+		})
+	}
+}
+
+// TestRenameLooksUpParentsFirst: rename(2) looks up both parents (for a
+// path ending in "." or "..", the directory before it) before it refuses
+// a dot with EBUSY or a non-directory written with a trailing slash with
+// ENOTDIR, so a missing or non-directory parent on either end is what a
+// rename with a dot or a slash reports first (CPython on Linux, checked).
+func TestRenameLooksUpParentsFirst(t *testing.T) {
+	for _, mode := range []Mode{ReadWrite, Overlay} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := newFixture(t, mode)
+			both := func(n int, text, src, dst string) string {
+				return "[Errno " + strconv.Itoa(n) + "] " + text + ": '" + src + "' -> '" + dst + "'"
+			}
+			for _, c := range []struct{ src, dst, typ, msg string }{
+				{"/data/x.txt/a/sub/", "/data/b/a/.", "NotADirectoryError", both(20, "Not a directory", "/data/x.txt/a/sub/", "/data/b/a/.")},
+				{"/data/x.txt", "/data/nosuch/x.txt/", "FileNotFoundError", both(2, "No such file or directory", "/data/x.txt", "/data/nosuch/x.txt/")},
+				{"/data/sub/.", "/data/a/x.txt/lk", "FileNotFoundError", both(2, "No such file or directory", "/data/sub/.", "/data/a/x.txt/lk")},
+				{"/data/x.txt/", "/data/no/zz", "FileNotFoundError", both(2, "No such file or directory", "/data/x.txt/", "/data/no/zz")},
+				// Parents found: the dot, then the slash.
+				{"/data/sub/.", "/data/zz", "OSError", both(16, "Device or resource busy", "/data/sub/.", "/data/zz")},
+				{"/data/x.txt", "/data/sub/zz/", "NotADirectoryError", both(20, "Not a directory", "/data/x.txt", "/data/sub/zz/")},
+				{"/data/x.txt/", "/data/zz", "NotADirectoryError", both(20, "Not a directory", "/data/x.txt/", "/data/zz")},
+			} {
+				wantExc(t, f.do(renameCall(c.src, c.dst)), c.typ, c.msg)
+			}
+			wantBool(t, f.do(opCall(message.OpIsFile, "/data/x.txt")), true)
 		})
 	}
 }
