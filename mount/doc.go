@@ -25,6 +25,7 @@
 //	get_environ                          dict str→str, in key order
 //	date_today                           date in Options.Location
 //	date_time_now                        datetime: naive in Options.Location, or aware at tz
+//	                                     (set Location to the session's zone: ZoneLocation)
 //	urandom                              bytes (at most MaxUrandom)
 //	time (protocol 5, datetime=call_host) by caller, from Options.Clock:
 //	  time.time                          float: Unix seconds
@@ -67,16 +68,21 @@
 // follows Linux, before the mode's refusals: the directory before that
 // component must exist (FileNotFoundError or NotADirectoryError
 // otherwise), then rmdir raises OSError EINVAL for "." and ENOTEMPTY for
-// "..", rename OSError EBUSY for either end, a write or open for writing
-// IsADirectoryError, and mkdir FileExistsError (success with exist_ok); so
-// os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d or a, and
-// os.mkdir('new/.') never makes new.
+// "..", rename OSError EBUSY for either end, unlink, a write or open for
+// writing IsADirectoryError, and mkdir FileExistsError (success with
+// exist_ok); so os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d
+// or a, os.unlink('link/.') never removes the symlink, and
+// os.mkdir('new/.') never makes new. A rename with a dot or a trailing
+// slash on either end looks up both parents first, as rename(2) does: a
+// missing or non-directory parent is what it reports.
 //
 // A trailing slash (or "/.") survives from open() and the os functions,
 // which pass the path as written (pathlib drops it), and keeps POSIX's
 // meaning: the last component must be a directory. Reading, stat, unlink
 // or rename of a file written "f/" raise NotADirectoryError, and writing
-// or creating "f/" IsADirectoryError, without touching f.
+// or creating "f/" IsADirectoryError, without touching f. Unlink and
+// rename (a slash on either end) look at the entry itself, as Linux does:
+// a symlink, even to a directory, is not a directory there.
 //
 // # Host access and confinement
 //
@@ -126,9 +132,17 @@
 // stat() reports the host's values (mode, inode, device, link count,
 // owner, size, times).
 //
-// A ReadOnly mount answers mkdir of an existing path as a read-only file
-// system does (FileExistsError, or success with exist_ok for a directory),
-// so Path(d).mkdir(parents=True, exist_ok=True) works for an existing d.
+// A ReadOnly mount answers mkdir as a read-only file system does: a
+// missing parent is FileNotFoundError and a file on the way
+// NotADirectoryError, an existing path FileExistsError (or success with
+// exist_ok for a directory), so Path(d).mkdir(parents=True, exist_ok=True)
+// works for an existing d; with parents, the refusal names the first
+// missing ancestor, as written, as CPython's does.
+//
+// Path.mkdir(parents=True) climbs as CPython's does: an ancestor that
+// exists but is not a directory, such as a symlink whose target is
+// missing, is FileExistsError naming that ancestor, and nothing is made
+// (the symlink's target is never created).
 //
 // # Timeouts and cancellation
 //
@@ -172,10 +186,15 @@
 // symlinked directory is refused with PermissionError; a symlink as the
 // last component answers is_symlink() True and exists()/is_file()/is_dir()
 // False, is left out of listings, and refuses reads, stat, writes, open and
-// rename with PermissionError (unlink hides it from the session). The check
-// walks each component with lstat; os.Root still bounds every access, and
-// the opened file is compared (device and inode) with the file checked, so
-// a symlink swapped in after the check is refused too.
+// rename with PermissionError (unlink hides it from the session). The
+// check walks each component with lstat; os.Root still bounds every
+// access, and the opened file is compared (device and inode) with the file
+// checked, so a symlink swapped in after the check is refused too. A host
+// directory that still holds a symlink, or a name that is not valid
+// UTF-8, lists as empty but is not: rmdir, and a directory renamed onto
+// it, raise OSError "[Errno 39] Directory not empty", as on the host; and
+// renaming a directory with such an entry anywhere in its host tree (the
+// copy could not hold it) raises PermissionError.
 //
 // Every overlay entry costs its content plus its path plus a fixed
 // overhead against Mount.MemoryLimit; a change that would exceed it is

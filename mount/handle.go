@@ -241,22 +241,90 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 	return r, nil
 }
 
-// readOnlyMkdir answers mkdir on a ReadOnly mount as a read-only file
-// system does: an existing path is FileExistsError (or, for a directory
-// with exist_ok, success), anything else EROFS. So the common
-// Path(d).mkdir(parents=True, exist_ok=True) works when d already exists.
+// readOnlyMkdir answers mkdir on a ReadOnly mount as Path.mkdir does on a
+// read-only file system, where Linux's mkdir reports a failed lookup of
+// the parent (ENOENT, ENOTDIR) first, then an existing path (EEXIST, or
+// success for a directory with exist_ok), and only then EROFS. So the
+// common Path(d).mkdir(parents=True, exist_ok=True) works when d already
+// exists, and with parents a missing parent makes Path.mkdir climb to the
+// first missing ancestor, whose EEXIST (a dangling symlink) or EROFS
+// names that ancestor as written.
 func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
-	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return m.root.Stat(rel) })
+	type probe struct {
+		fi    fs.FileInfo
+		err   error // rel's stat error, nil when rel exists
+		dirs  int   // how many leading components of rel are directories
+		nextS error // the stat error of the component after them
+		nextL error // its lstat error
+	}
+	comps := splitRel(rel)
+	pr, err := run(ctx, t, "stat", func() (probe, error) {
+		var pr probe
+		if pr.fi, pr.err = m.root.Stat(rel); pr.err == nil || len(comps) == 0 {
+			return pr, nil
+		}
+		if _, err := m.root.Lstat(rel); err == nil {
+			// A symlink mkdir would not follow (its target missing, or
+			// out of the root): the name exists.
+			pr.fi, pr.err = nil, nil
+			return pr, nil
+		}
+		pr.dirs, pr.nextS, pr.nextL = dirPrefix(m.root, comps)
+		return pr, nil
+	})
 	var ce *canceledError
+	up := len(comps) - pr.dirs - 1 // the ancestor after the directories
 	switch {
 	case errors.As(err, &ce):
 		return reply{}, err
-	case err == nil && call.ExistOK && fi.IsDir():
+	case err != nil:
+		return fail(toPy(err, call.Path)), nil
+	case len(comps) == 0 && pr.err != nil:
+		return fail(toPy(pr.err, call.Path)), nil
+	case pr.err == nil && call.ExistOK && pr.fi != nil && pr.fi.IsDir():
 		return ret(value.None()), nil
-	case err == nil:
+	case pr.err == nil:
 		return fail(errnoError(syscall.EEXIST, call.Path)), nil
+	case up == 0:
+		// The parent is a directory: the mkdir itself is refused.
+		return fail(toPy(errReadOnly, call.Path)), nil
+	case pr.nextS == nil:
+		// A non-directory on the way.
+		return fail(errnoError(syscall.ENOTDIR, call.Path)), nil
+	case !errors.Is(pr.nextS, fs.ErrNotExist):
+		return fail(toPy(pr.nextS, call.Path)), nil
+	case !call.Parents:
+		return fail(errnoError(syscall.ENOENT, call.Path)), nil
+	case pr.nextL == nil:
+		// Path.mkdir(parents=True) retries on each parent in turn, with
+		// exist_ok: a dangling symlink there exists, not as a directory.
+		return fail(errnoError(syscall.EEXIST, writtenAncestor(call.Path, up))), nil
 	}
-	return fail(toPy(errReadOnly, call.Path)), nil
+	// The first missing ancestor is the one refused.
+	return fail(toPy(errReadOnly, writtenAncestor(call.Path, up))), nil
+}
+
+// writtenAncestor is pathlib's parent of the path p as written, taken up
+// times (PurePosixPath(p).parents[up-1]). When one of the components it
+// drops is "..", the ancestor would not map to the cleaned path's prefix,
+// and p is returned as written.
+func writtenAncestor(p string, up int) string {
+	q := pyPath(p)
+	for range up {
+		i := strings.LastIndexByte(q, '/')
+		if q[i+1:] == ".." || q == "/" || q == "." {
+			return p
+		}
+		switch {
+		case i < 0:
+			q = "."
+		case i == 0:
+			q = "/"
+		default:
+			q = q[:i]
+		}
+	}
+	return q
 }
 
 // slashDir reports whether p, as written, ends in "/" or "/.": POSIX then
@@ -266,17 +334,22 @@ func slashDir(p string) bool {
 	return strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.")
 }
 
-// The kinds checkSlash tells apart.
+// The kinds checkSlash and checkDots tell apart.
 const (
-	kindUnknown = iota // an error other than ENOENT: the operation reports it
+	kindUnknown = iota // an error other than ENOENT or ENOTDIR: the operation reports it
 	kindMissing
+	kindNotDir // ENOTDIR: a file on the way to rel
 	kindDir
 	kindOther
 )
 
-// kindOf classifies rel (following symlinks on the host, as "name/"
-// does). Only a cancellation is returned as an error.
-func (t *Table) kindOf(ctx context.Context, m *mnt, rel string) (int, error) {
+// kindOf classifies rel. follow says whether a symlink in its last
+// component is followed on the host, as the lookup of "name/" does for
+// most calls; unlink and rename look at the entry itself, to which a
+// symlink is not a directory (in an overlay, where symlinks are never
+// followed, a symlink is then kindOther too). Only a cancellation is
+// returned as an error.
+func (t *Table) kindOf(ctx context.Context, m *mnt, rel string, follow bool) (int, error) {
 	if m.ov != nil {
 		m.ov.mu.Lock()
 		defer m.ov.mu.Unlock()
@@ -285,6 +358,8 @@ func (t *Table) kindOf(ctx context.Context, m *mnt, rel string) (int, error) {
 		switch {
 		case errors.As(err, &ce):
 			return 0, err
+		case errors.Is(err, syscall.ENOTDIR):
+			return kindNotDir, nil
 		case err != nil:
 			return kindUnknown, nil
 		}
@@ -295,16 +370,26 @@ func (t *Table) kindOf(ctx context.Context, m *mnt, rel string) (int, error) {
 			return kindDir, nil
 		case nkFile, nkSpecial:
 			return kindOther, nil
+		case nkLink:
+			if !follow {
+				return kindOther, nil
+			}
 		}
 		return kindUnknown, nil
 	}
-	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return m.root.Stat(rel) })
+	stat := m.root.Stat
+	if !follow {
+		stat = m.root.Lstat
+	}
+	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return stat(rel) })
 	var ce *canceledError
 	switch {
 	case errors.As(err, &ce):
 		return 0, err
 	case errors.Is(err, fs.ErrNotExist):
 		return kindMissing, nil
+	case errors.Is(err, syscall.ENOTDIR):
+		return kindNotDir, nil
 	case err != nil:
 		return kindUnknown, nil
 	case fi.IsDir():
@@ -337,7 +422,10 @@ func (t *Table) checkSlash(ctx context.Context, call *message.OsCall, m *mnt, re
 		// mkdir, rmdir and iterdir want a directory anyway.
 		return nil, nil
 	}
-	kind, err := t.kindOf(ctx, m, rel)
+	// unlink and rename look at the entry itself: "link/" is not a
+	// directory there, even when the link leads to one.
+	follow := call.Op != message.OpUnlink && call.Op != message.OpRename
+	kind, err := t.kindOf(ctx, m, rel, follow)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +439,7 @@ func (t *Table) checkSlash(ctx context.Context, call *message.OsCall, m *mnt, re
 	case creating && kind == kindMissing:
 		// Where the parent is a directory; otherwise the operation fails
 		// on the parent without creating anything.
-		if pk, err := t.kindOf(ctx, m, path.Dir(rel)); err != nil {
+		if pk, err := t.kindOf(ctx, m, path.Dir(rel), true); err != nil {
 			return nil, err
 		} else if pk == kindDir {
 			return errnoError(syscall.EISDIR, call.Path), nil
@@ -383,16 +471,17 @@ func dotLast(p string) (before, last string, ok bool) {
 // component must be found (FileNotFoundError or NotADirectoryError
 // otherwise; mkdir with parents makes it instead), then rmdir refuses "."
 // with EINVAL and ".." with ENOTEMPTY, rename refuses either end with
-// EBUSY, a write or open for writing refuses with EISDIR, and mkdir runs
-// on the cleaned path (an existing directory: FileExistsError). The path
-// is cleaned lexically before it is used, so without this check
-// os.rmdir('d/.') would remove d, Path('a/b/..').rmdir() would remove a,
-// and os.mkdir('new/.') would make new. A nil result lets the operation
-// run.
+// EBUSY, unlink, a write or open for writing refuses with EISDIR, and
+// mkdir runs on the cleaned path (an existing directory:
+// FileExistsError). The path is cleaned lexically before it is used, so
+// without this check os.rmdir('d/.') would remove d,
+// Path('a/b/..').rmdir() would remove a, os.unlink('link/.') would remove
+// the symlink, and os.mkdir('new/.') would make new. A nil result lets the
+// operation run.
 func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string, m *mnt) (*pyError, error) {
 	paths := []string{call.Path}
 	switch call.Op {
-	case message.OpRmdir, message.OpMkdir, message.OpWriteText, message.OpWriteBytes,
+	case message.OpRmdir, message.OpMkdir, message.OpUnlink, message.OpWriteText, message.OpWriteBytes,
 		message.OpAppendText, message.OpAppendBytes:
 	case message.OpOpen:
 		if call.Mode == "r" || call.Mode == "rb" {
@@ -412,14 +501,27 @@ func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string,
 		}
 		return errnoError(e, call.Path)
 	}
+	// rename(2) looks up both parents before its own refusals, so with a
+	// dot or a slash on either end (checkSlash's refusal comes next) a
+	// plain end's parent is looked up here too.
+	parents := false
+	for _, p := range paths {
+		if _, _, ok := dotLast(p); ok || slashDir(p) {
+			parents = call.Op == message.OpRename
+		}
+	}
 	var dotErr syscall.Errno
 	for _, p := range paths {
 		before, last, ok := dotLast(p)
-		if !ok {
+		if !ok && !parents {
 			continue
 		}
-		if bm, rel := t.find(virtualAbs(cwd, before)); bm == m {
-			kind, err := t.kindOf(ctx, m, rel)
+		dir := before
+		if !ok {
+			dir = path.Dir(virtualAbs(cwd, p))
+		}
+		if bm, rel := t.find(virtualAbs(cwd, dir)); bm == m {
+			kind, err := t.kindOf(ctx, m, rel, true)
 			if err != nil {
 				return nil, err
 			}
@@ -428,12 +530,12 @@ func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string,
 				return nil, nil
 			case kind == kindMissing:
 				return fail(syscall.ENOENT), nil
-			case kind == kindOther:
+			case kind == kindOther, kind == kindNotDir:
 				return fail(syscall.ENOTDIR), nil
 			}
 		}
 		switch {
-		case dotErr != 0:
+		case !ok, dotErr != 0:
 		case call.Op == message.OpMkdir:
 			return nil, nil
 		case call.Op != message.OpRename && call.Op != message.OpRmdir:
@@ -558,6 +660,10 @@ func (t *Table) getenv(call *message.OsCall) (reply, error) {
 			return ret(value.None()), nil
 		}
 		return reply{}, fmt.Errorf("mount: getenv default root %d out of range (%d nodes)", call.Default, call.Values.Len())
+	}
+	// copySubgraph relies on the arena's order (children below parents).
+	if err := call.Values.CheckStructure(call.Default); err != nil {
+		return reply{}, fmt.Errorf("mount: getenv default: %w", err)
 	}
 	var r reply
 	root, ok := copySubgraph(&r.g, &call.Values, call.Default)

@@ -128,6 +128,10 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 
 	case message.OpMkdir:
 		err := run0(ctx, t, "mkdir", func() error { return mkdirIn(root, rel, call.Parents, call.ExistOK) })
+		var ae *ancestorError
+		if errors.As(err, &ae) {
+			return fail(toPy(ae.err, writtenAncestor(call.Path, ae.up))), nil
+		}
 		if err != nil {
 			return reply{}, err
 		}
@@ -340,20 +344,62 @@ func readNames(d *os.File, limit int64, keep func(fs.DirEntry) bool) ([]string, 
 	return names, nil
 }
 
+// ancestorError is the failure of Path.mkdir(parents=True) on an
+// ancestor of the path, up levels above it: CPython's exception names that
+// ancestor.
+type ancestorError struct {
+	err error
+	up  int
+}
+
+// Error describes the failure (never shown to the sandbox).
+func (e *ancestorError) Error() string { return e.err.Error() }
+
+// Unwrap returns the ancestor's error.
+func (e *ancestorError) Unwrap() error { return e.err }
+
+// dirPrefix probes the components of rel, whose own lookup failed: it
+// returns how many leading components resolve (symlinks inside the root
+// followed) to directories, at most len(comps)-1, and, when that is fewer,
+// the stat and the lstat errors of the next prefix (a dangling symlink:
+// ENOENT, then nil). Resolving a prefix as a directory resolves every
+// shorter one as a directory, so a binary search finds it in O(log n)
+// lookups.
+func dirPrefix(root *os.Root, comps []string) (dirs int, statErr, lstatErr error) {
+	lo, hi := 0, len(comps)-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fi, err := root.Stat(strings.Join(comps[:mid], "/")); err == nil && fi.IsDir() {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	if lo < len(comps)-1 {
+		next := strings.Join(comps[:lo+1], "/")
+		_, statErr = root.Stat(next)
+		_, lstatErr = root.Lstat(next)
+	}
+	return lo, statErr, lstatErr
+}
+
 // mkdirIn follows Path.mkdir: try mkdir; when the parent is missing and
-// parents is set, create the parents and retry; an existing directory is
-// accepted when existOK is set.
+// parents is set, make each missing ancestor in turn (one directory at a
+// time, never through a symlink: an ancestor that exists but is not a
+// directory, such as a dangling symlink, is FileExistsError on that
+// ancestor, as its mkdir is in CPython), then retry; an existing directory
+// is accepted when existOK is set. A failure on an ancestor is an
+// *ancestorError.
 func mkdirIn(root *os.Root, rel string, parents, existOK bool) error {
 	err := root.Mkdir(rel, 0o777)
 	if err == nil {
 		return nil
 	}
 	if parents && rel != "." && errors.Is(err, fs.ErrNotExist) {
-		if err = root.MkdirAll(path.Dir(rel), 0o777); err != nil {
+		err = mkdirParents(root, splitRel(rel))
+		var ae *ancestorError
+		if err == nil || errors.As(err, &ae) {
 			return err
-		}
-		if err = root.Mkdir(rel, 0o777); err == nil {
-			return nil
 		}
 	}
 	if existOK && errors.Is(err, fs.ErrExist) {
@@ -362,6 +408,45 @@ func mkdirIn(root *os.Root, rel string, parents, existOK bool) error {
 		}
 	}
 	return err
+}
+
+// mkdirParents makes the missing ancestors of the path comps, then the
+// path itself, walking down from the deepest existing ancestor through
+// sub-roots, so that a path k components deep costs O(k) work.
+func mkdirParents(root *os.Root, comps []string) error {
+	last := len(comps) - 1
+	dirs, _, nextErr := dirPrefix(root, comps)
+	switch {
+	case dirs < last && nextErr == nil:
+		return &ancestorError{syscall.EEXIST, last - dirs}
+	case dirs < last && !errors.Is(nextErr, fs.ErrNotExist):
+		return &ancestorError{nextErr, last - dirs}
+	}
+	w := rootWalk{root: root, cur: root}
+	defer w.reset()
+	if dirs > 0 {
+		sub, err := root.OpenRoot(strings.Join(comps[:dirs], "/"))
+		if err != nil {
+			return err
+		}
+		w.cur = sub
+	}
+	for j := dirs; j < last; j++ {
+		err := w.cur.Mkdir(comps[j], 0o777)
+		if err != nil && errors.Is(err, fs.ErrExist) {
+			// Made meanwhile: fine if it is a directory (exist_ok).
+			if fi, serr := w.cur.Stat(comps[j]); serr == nil && fi.IsDir() {
+				err = nil
+			}
+		}
+		if err == nil {
+			err = w.enter(comps[j])
+		}
+		if err != nil {
+			return &ancestorError{err, last - j}
+		}
+	}
+	return w.cur.Mkdir(comps[last], 0o777)
 }
 
 // resolveIn resolves symlinks in rel the way Path.resolve() (strict=False)

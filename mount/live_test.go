@@ -160,13 +160,13 @@ var liveSteps = []liveStep{
 		want: rw(roErr("/data/new2.bin"), "(2, 1)"),
 		host: changed(hostFile("new2.bin", "zzy", false), hostFile("new2.bin", "", true))},
 	{name: "append_bytes/read", code: "Path('/data/new2.bin').read_bytes()", want: rw(notFound("/data/new2.bin"), `b'zzy'`)},
-	{name: "mkdir/parents", code: "Path('/data/d1/d2').mkdir(parents=True)", want: rw(roErr("/data/d1/d2"), "None"),
+	{name: "mkdir/parents", code: "Path('/data/d1/d2').mkdir(parents=True)", want: rw(roErr("/data/d1"), "None"), // CPython names the ancestor it tried
 		host: changed(hostDir("d1/d2", true), hostDir("d1", false))},
 	{name: "mkdir/read", code: "(Path('/data/d1/d2').is_dir(), Path('/data/d1').exists())", want: rw("(False, False)", "(True, True)")},
 	{name: "mkdir/exist_ok", code: "Path('/data/sub').mkdir(exist_ok=True)", want: all("None")},
 	{name: "mkdir/parents+exist_ok", code: "Path('/data/sub').mkdir(parents=True, exist_ok=True)", want: all("None")},
 	{name: "mkdir/exists", code: "Path('/data/sub').mkdir()", want: all("!FileExistsError: [Errno 17] File exists: '/data/sub'")},
-	{name: "mkdir/no-parent", code: "Path('/data/q1/q2').mkdir()", want: rw(roErr("/data/q1/q2"), notFound("/data/q1/q2"))},
+	{name: "mkdir/no-parent", code: "Path('/data/q1/q2').mkdir()", want: all(notFound("/data/q1/q2"))},
 	{name: "rename", code: "Path('/data/ren.txt').rename('/data/ren2.txt')", want: rw(roRename("/data/ren.txt", "/data/ren2.txt"), "PosixPath('/data/ren2.txt')"),
 		host: changed(
 			func(t *testing.T, d string) {

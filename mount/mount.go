@@ -110,7 +110,10 @@ type Options struct {
 	// clock.
 	Clock Clock
 	// Location is the zone of naive dates and datetimes (date.today() and
-	// datetime.now() without a tz). nil means UTC.
+	// datetime.now() without a tz). nil means UTC. It should be the
+	// sandbox's local zone: for a protocol-5 session whose OsPolicy hands
+	// the clock to the parent (datetime=call_host), the policy's timezone,
+	// as [ZoneLocation] builds it; the table does not see the policy.
 	Location *time.Location
 	// Rand supplies os.urandom bytes; nil means crypto/rand. Reads are
 	// serialized, so the reader need not be safe for concurrent use.

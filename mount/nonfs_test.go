@@ -3,6 +3,7 @@ package mount
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,19 @@ func TestGetenv(t *testing.T) {
 	c.Values.Add(value.None())
 	if _, err := tbl.HandleOS(context.Background(), c); err == nil {
 		t.Fatal("out-of-range default accepted")
+	}
+
+	// So is a default whose arena breaks the rules (a reference up, or to
+	// itself): HandleOS used to copy it into an answer whose list held
+	// itself, an arena the worker refuses.
+	for _, refs := range [][]value.NodeID{{1}, {0}} {
+		c = &message.OsCall{CallID: 6, Op: message.OpGetenv, Key: "NOPE"}
+		c.Default = c.Values.Add(value.List(refs...))
+		c.Values.Add(value.Int(5))
+		var ae *value.ArenaError
+		if rc, err := tbl.HandleOS(context.Background(), c); !errors.As(err, &ae) {
+			t.Fatalf("default list%v: answer %+v, error %v; want an *value.ArenaError", refs, rc, err)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package mount
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -405,6 +407,83 @@ func (t *Table) ovHostList(ctx context.Context, m *mnt, rel string) ([]string, e
 	})
 }
 
+// ovHostHidden lists what a host directory in an overlay mount holds that
+// its listing leaves out: the symlinks, which it returns, and names that
+// are not valid UTF-8, which it reports as odd (the sandbox can neither
+// see nor remove them).
+func (t *Table) ovHostHidden(ctx context.Context, m *mnt, rel string) (links []string, odd bool, err error) {
+	type hidden struct {
+		links []string
+		odd   bool
+	}
+	h, err := run(ctx, t, "readdir", func() (hidden, error) {
+		d, _, err := openNoLinks(m.root, rel, os.O_RDONLY|oDirectory)
+		if err != nil {
+			return hidden{}, err
+		}
+		defer d.Close()
+		var h hidden
+		var used int64
+		for {
+			ents, err := d.ReadDir(256)
+			for _, e := range ents {
+				switch {
+				case !utf8.ValidString(e.Name()):
+					return hidden{odd: true}, nil
+				case e.Type()&fs.ModeSymlink != 0:
+					used += int64(len(e.Name())) + listEntryCost
+					if used > m.memLimit {
+						return hidden{}, &tooLargeError{m.memLimit}
+					}
+					h.links = append(h.links, e.Name())
+				}
+			}
+			if err == io.EOF || (err == nil && len(ents) == 0) {
+				return h, nil
+			}
+			if err != nil {
+				return hidden{}, err
+			}
+		}
+	})
+	return h.links, h.odd, err
+}
+
+// ovDirEmpty reports whether the directory rel, whose node is n, is empty
+// in the merged view and, when the host's directory shows through, holds
+// nothing the listing leaves out (a symlink the session has not unlinked,
+// a name that is not valid UTF-8): removing or replacing such a directory
+// would hide host data the sandbox never saw, where the host would refuse
+// with ENOTEMPTY. o.mu must be held.
+func (t *Table) ovDirEmpty(ctx context.Context, m *mnt, rel string, n ovNode) (bool, error) {
+	names, err := t.ovList(ctx, m, rel)
+	switch {
+	case err != nil || len(names) > 0:
+		return false, err
+	case n.entry != nil:
+		return true, nil // the session's directory hides the host's
+	}
+	unseen, err := t.ovUnseen(ctx, m, rel)
+	return !unseen && err == nil, err
+}
+
+// ovUnseen reports whether the host directory rel, shown through the
+// overlay, holds an entry the session can neither see nor remove: a
+// symlink it has not unlinked, or a name that is not valid UTF-8. o.mu
+// must be held.
+func (t *Table) ovUnseen(ctx context.Context, m *mnt, rel string) (bool, error) {
+	links, odd, err := t.ovHostHidden(ctx, m, rel)
+	if err != nil || odd {
+		return odd, err
+	}
+	for _, name := range links {
+		if m.ov.entries[childKey(rel, name)] == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // ovList lists rel in the merged view. o.mu must be held.
 func (t *Table) ovList(ctx context.Context, m *mnt, rel string) ([]string, error) {
 	n, err := t.ovStat(ctx, m, rel)
@@ -611,11 +690,9 @@ func (t *Table) overlayOp(ctx context.Context, call *message.OsCall, m *mnt, rel
 			default:
 				return reply{}, syscall.ENOTDIR
 			}
-			names, err := t.ovList(ctx, m, rel)
-			if err != nil {
+			if empty, err := t.ovDirEmpty(ctx, m, rel, n); err != nil {
 				return reply{}, err
-			}
-			if len(names) > 0 {
+			} else if !empty {
 				return reply{}, syscall.ENOTEMPTY
 			}
 			b.delTree(rel)
@@ -842,12 +919,21 @@ type snapItem struct {
 	e   *ovEntry
 }
 
-// ovSnapshot copies the merged tree below rel (host files are read now),
-// bounded by the mount's memory limit. o.mu must be held.
-func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]snapItem, used *int64) error {
+// ovSnapshot copies the merged tree below rel, whose node is n (host
+// files are read now), bounded by the mount's memory limit. A host
+// directory in the tree that holds an entry the copy cannot (see
+// ovUnseen) fails with errSymlink. o.mu must be held.
+func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel string, n ovNode, sub string, out *[]snapItem, used *int64) error {
 	names, err := t.ovList(ctx, m, rel)
 	if err != nil {
 		return err
+	}
+	if n.entry == nil {
+		if unseen, err := t.ovUnseen(ctx, m, rel); err != nil {
+			return err
+		} else if unseen {
+			return errSymlink
+		}
 	}
 	for _, name := range names {
 		if err := ctx.Err(); err != nil {
@@ -862,7 +948,7 @@ func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel, sub string, out *[]
 		switch n.kind {
 		case nkDir:
 			*out = append(*out, snapItem{csub, &ovEntry{kind: entDir, mtime: t.clock.Now()}})
-			if err := t.ovSnapshot(ctx, m, child, csub, out, used); err != nil {
+			if err := t.ovSnapshot(ctx, m, child, n, csub, out, used); err != nil {
 				return err
 			}
 		case nkFile:
@@ -955,11 +1041,9 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	switch dn.kind {
 	case nkMissing:
 	case nkDir:
-		names, err := t.ovList(ctx, m, dst)
-		if err != nil {
+		if empty, err := t.ovDirEmpty(ctx, m, dst, dn); err != nil {
 			return err
-		}
-		if len(names) > 0 {
+		} else if !empty {
 			return syscall.ENOTEMPTY
 		}
 	default:
@@ -967,7 +1051,7 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 	}
 	var items []snapItem
 	var used int64
-	if err := t.ovSnapshot(ctx, m, src, "", &items, &used); err != nil {
+	if err := t.ovSnapshot(ctx, m, src, sn, "", &items, &used); err != nil {
 		return err
 	}
 	b.delTree(dst)
