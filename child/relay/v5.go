@@ -115,42 +115,20 @@ func clock5(p *message.OsPolicy) (*mount.Table, error) {
 		opts.Clock = mount.FixedClock(time.Unix(p.Fixed.UnixSeconds, int64(p.Fixed.Microsecond)*1000))
 	}
 	if p != nil && p.TimeZone != nil {
-		switch z := p.TimeZone; z.Kind {
-		case message.ZoneNamed:
-			loc, err := time.LoadLocation(z.Name)
-			if err != nil || !ianaZoneName(z.Name) {
-				return nil, &child.Violation{Text: "unsupported os_policy: timezone " + z.Name + " is not in the child's tz database"}
+		loc, err := mount.ZoneLocation(p.TimeZone)
+		if err != nil {
+			if p.TimeZone.Kind == message.ZoneNamed {
+				return nil, &child.Violation{Text: "unsupported os_policy: timezone " + p.TimeZone.Name + " is not in the child's tz database"}
 			}
-			opts.Location = loc
-		case message.ZoneFixed:
-			name := ""
-			if z.Fixed.Name != nil {
-				name = *z.Fixed.Name
-			}
-			opts.Location = time.FixedZone(name, int(z.Fixed.Offset))
+			return nil, &child.Violation{Text: "unsupported os_policy: " + err.Error()}
 		}
+		opts.Location = loc
 	}
 	t, err := mount.New(nil, opts)
 	if err != nil {
 		return nil, &child.Violation{Text: "unsupported os_policy: " + err.Error()}
 	}
 	return t, nil
-}
-
-// ianaZoneName reports whether a name time.LoadLocation resolved may name
-// a sandbox's zone. LoadLocation also takes "" (UTC) and "Local" (this
-// host's own zone), which no tz database holds, and any file of the host's
-// database: "localtime" (the host's zone again, a link to /etc/localtime
-// on Debian), "posixrules", and the "posix/" and "right/" trees, whose
-// right/ zones count leap seconds. Those are refused on every host, as on
-// one without them (the embedded database has none of them).
-func ianaZoneName(name string) bool {
-	switch {
-	case name == "", name == "Local", name == "localtime", name == "posixrules",
-		strings.HasPrefix(name, "posix/"), strings.HasPrefix(name, "right/"):
-		return false
-	}
-	return true
 }
 
 // stamps5 adds the protocol-5 stamps the relay keeps itself.
