@@ -16,6 +16,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/conform"
+	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
 )
@@ -110,6 +111,14 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitError{2}
 	}
 	target := conform.Target{Binary: *bin, URL: *remote, Header: hdr.h}
+	if *remote != "" {
+		// The pool's check, as run's --remote: a URL no dial can use is one
+		// usage error, not a failure of every rule (secrets masked).
+		if err := pool.CheckEndpointURL(*remote); err != nil {
+			fmt.Fprintf(stderr, "montygo conform worker: --remote %v\n", err)
+			return exitError{2}
+		}
+	}
 	if *remote == "" {
 		// A worker that cannot be found is one error, not a failure of
 		// every rule under an empty target name.

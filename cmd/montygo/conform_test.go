@@ -94,10 +94,13 @@ func TestConformUsageMistakes(t *testing.T) {
 		{[]string{"worker", "--worker", self, "--protocol", "3"}, "--protocol 3: the kit knows protocols"},
 		{[]string{"parent", "--protocol", "7", "--", "true"}, "--protocol 7: the kit knows protocols"},
 		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "no-such-worker"},
+		{[]string{"worker", "--remote", "http://127.0.0.1:1/ws"}, "--remote "},
+		{[]string{"worker", "--remote", "https://user:hunter2-secret@127.0.0.1:1/ws?token=s3cret"}, "--remote "},
 	} {
 		var out, errb bytes.Buffer
 		code := mainArgs(append([]string{"conform"}, c.args...), strings.NewReader(""), &out, &errb)
-		if code != 2 || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
+		if code != 2 || !strings.Contains(errb.String(), c.want) || out.Len() != 0 ||
+			strings.Contains(errb.String(), "hunter2") || strings.Contains(errb.String(), "s3cret") {
 			t.Errorf("conform %q: exit %d, stdout %.300q, stderr %q; want exit 2, no report, and %q", c.args, code, out.String(), errb.String(), c.want)
 		}
 	}
