@@ -455,10 +455,13 @@ func (p *Pool) releaseRemote(s *Session, destroyed Reason) {
 		reason = destroyed
 	case s.s.State() == session.StateClosed:
 		reason = DestroyRequested // Session.Kill
-	case errors.Is(s.s.Reusable(), session.ErrBusy):
-		reason = DestroyBusy // a turn in flight (ErrSingleUse otherwise)
-	case s.s.State() == session.StateSuspended:
-		reason = DestroySuspended
+	default:
+		// A turn in flight, a suspended feed or one its context aborted,
+		// as for a local worker; ErrSingleUse (an idle, clean session)
+		// leaves the reason empty.
+		if err := s.s.Reusable(); err != nil && !errors.Is(err, session.ErrSingleUse) {
+			reason = destroyReason(err)
+		}
 	}
 	if destroy {
 		s.s.Kill()

@@ -1531,3 +1531,38 @@ func TestDroppingEndpointBacksOff(t *testing.T) {
 		dropper.Close()
 	}
 }
+
+// A remote session whose feed its context aborted (the worker answered
+// the AbortFeed; the session stays open) is reported interrupted when it
+// is closed, as a local one is, not as a clean end: Reusable said
+// ErrSingleUse for every remote session before it looked at the abort.
+func TestInterruptedRemoteSessionIsReportedInterrupted(t *testing.T) {
+	_, u := remoteServer(t, nil)
+	var ev events
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := session.NewRegistry()
+	reg.MustRegister("stop", func() int {
+		cancel()
+		return 1
+	})
+	s := checkout(t, p)
+	if _, err := s.Run(ctx, "stop()", session.WithFunctions(reg)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("run whose context ended = %v, want context.Canceled", err)
+	}
+	if err := s.Reusable(); !errors.Is(err, session.ErrInterrupted) {
+		t.Fatalf("Reusable = %v, want session.ErrInterrupted", err)
+	}
+	s.Close()
+	closed := ev.of(pool.EventEndpointClosed)
+	if len(closed) != 1 || closed[0].Reason != pool.DestroyInterrupted {
+		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyInterrupted)
+	}
+}

@@ -180,10 +180,10 @@ func (s *Session) Detach(ctx context.Context) (Peer, error) {
 // Reusable reports whether the session's worker may serve another session
 // after a Reset (Detach): nil when the session is open and idle, no turn is
 // in flight and no feed was aborted because its context ended; otherwise
-// an error saying why not: ErrBusy, ErrSuspended, ErrInterrupted,
-// ErrSingleUse for a remote session, or an error matching ErrClosed whose
-// chain holds the cause of the loss. A pool asks it before taking a
-// worker back.
+// an error saying why not: ErrBusy, an error matching ErrClosed whose
+// chain holds the cause of the loss, ErrSuspended, ErrInterrupted, or
+// (when none of those applies) ErrSingleUse for a remote session. A pool
+// asks it before taking a worker back, and why a session ended.
 //
 // Reusable briefly takes the turn lock, like a turn: it is safe for
 // concurrent use with Close and Kill, and a turn starting on another
@@ -194,14 +194,14 @@ func (s *Session) Reusable() error {
 	}
 	defer s.end()
 	switch {
-	case s.isRemote():
-		return ErrSingleUse
 	case s.closed.Load():
 		return s.closedErr()
 	case s.cur() == StateSuspended:
 		return ErrSuspended
 	case s.aborted.Load():
 		return ErrInterrupted
+	case s.isRemote():
+		return ErrSingleUse
 	}
 	return nil
 }
