@@ -1314,14 +1314,8 @@ func TestDrainedRemoteSessionIsReportedDrained(t *testing.T) {
 // the pool, and its EventEndpointClosed says so (closing), not that the
 // caller destroyed it.
 func TestCloseDeadlineRemoteSessionIsClosing(t *testing.T) {
-	_, u := remoteServer(t, nil)
 	var ev events
-	p, err := pool.New(context.Background(), pool.Config{
-		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := remoteOnlyPool(t, &ev)
 	s := checkout(t, p)
 	defer s.Close()
 	run(t, s, "x = 1", "None")
@@ -1359,14 +1353,8 @@ func TestRemoteOnlyIgnoresWorkerCounts(t *testing.T) {
 // reported destroyed, as a local one is, not as a session that ended idle
 // and unbroken (reason "", a session duration with outcome ok).
 func TestKilledRemoteSessionIsReportedDestroyed(t *testing.T) {
-	_, u := remoteServer(t, nil)
 	var ev events
-	p, err := pool.New(context.Background(), pool.Config{
-		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := remoteOnlyPool(t, &ev)
 	defer closeWithin(t, p)
 	s := checkout(t, p)
 	run(t, s, "x = 1", "None")
@@ -1385,14 +1373,8 @@ func TestKilledRemoteSessionIsReportedDestroyed(t *testing.T) {
 // is reported busy (a session duration with outcome abandoned), as a
 // local one is, not as one that ended idle and unbroken.
 func TestBusyRemoteSessionIsReportedBusy(t *testing.T) {
-	_, u := remoteServer(t, nil)
 	var ev events
-	p, err := pool.New(context.Background(), pool.Config{
-		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := remoteOnlyPool(t, &ev)
 	defer closeWithin(t, p)
 	entered, release := make(chan struct{}), make(chan struct{})
 	reg := session.NewRegistry()
@@ -1537,14 +1519,8 @@ func TestDroppingEndpointBacksOff(t *testing.T) {
 // is closed, as a local one is, not as a clean end: Reusable said
 // ErrSingleUse for every remote session before it looked at the abort.
 func TestInterruptedRemoteSessionIsReportedInterrupted(t *testing.T) {
-	_, u := remoteServer(t, nil)
 	var ev events
-	p, err := pool.New(context.Background(), pool.Config{
-		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := remoteOnlyPool(t, &ev)
 	defer closeWithin(t, p)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -1565,4 +1541,19 @@ func TestInterruptedRemoteSessionIsReportedInterrupted(t *testing.T) {
 	if len(closed) != 1 || closed[0].Reason != pool.DestroyInterrupted {
 		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyInterrupted)
 	}
+}
+
+// remoteOnlyPool is a pool over one endpoint "a" (a real montygo-style
+// server) and no local workers, whose events ev records. The caller
+// closes it.
+func remoteOnlyPool(t *testing.T, ev *events) *pool.Pool {
+	t.Helper()
+	_, u := remoteServer(t, nil)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
