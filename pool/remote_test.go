@@ -1214,30 +1214,11 @@ func TestCheckEndpointURL(t *testing.T) {
 // workers (Live and Max 0), not "0/N live" with N the MaxWorkers that
 // NoLocal ignores.
 func TestRemoteOnlyExhaustedCountsNoLocalWorkers(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	accepted := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c // never upgraded
-		}
-	}()
-	defer func() {
-		for len(accepted) > 0 {
-			(<-accepted).Close()
-		}
-	}()
+	mute := muteEndpoint(t)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
 		MaxWorkers:      3,
-		Endpoints:       []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		Endpoints:       []pool.Endpoint{{Name: "mute", URL: mute}},
 		StartTimeout:    time.Minute,
 		CheckoutTimeout: 100 * time.Millisecond,
 	})
@@ -1406,33 +1387,14 @@ func TestBusyRemoteSessionIsReportedBusy(t *testing.T) {
 // EventExhausted and in monty.pool.checkout.wait, not on the local
 // workers, which a remote-only pool does not have.
 func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	accepted := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c // never upgraded
-		}
-	}()
-	defer func() {
-		for len(accepted) > 0 {
-			(<-accepted).Close()
-		}
-	}()
+	mute := muteEndpoint(t)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
 	var ev events
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
-		Endpoints:       []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		Endpoints:       []pool.Endpoint{{Name: "mute", URL: mute}},
 		StartTimeout:    time.Minute,
 		CheckoutTimeout: 100 * time.Millisecond,
 		MeterProvider:   mp,
@@ -1556,4 +1518,31 @@ func remoteOnlyPool(t *testing.T, ev *events) *pool.Pool {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// muteEndpoint is the URL of a listener that accepts connections and never
+// answers an upgrade (a start that hangs), closed when the test ends.
+func muteEndpoint(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // never upgraded
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		for len(accepted) > 0 {
+			(<-accepted).Close()
+		}
+	})
+	return "ws://" + l.Addr().String() + "/"
 }
