@@ -1,6 +1,7 @@
 package message
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -274,4 +275,27 @@ func SleepDuration(s float64) time.Duration {
 		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(s * 1e9)
+}
+
+// policyKey is the context key of ContextWithPolicy.
+type policyKey struct{}
+
+// ContextWithPolicy returns a copy of ctx carrying p, the OsPolicy in force
+// for the OS call being handled. A session passes its own to its OS
+// handler this way, so that a handler serving several sessions answers
+// each in its sandbox's terms (package mount reads the zone of naive
+// datetimes from it). A nil p returns ctx itself.
+func ContextWithPolicy(ctx context.Context, p *OsPolicy) context.Context {
+	if p == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, policyKey{}, p)
+}
+
+// PolicyFromContext returns the OsPolicy ctx carries (see
+// ContextWithPolicy), or nil. The policy is shared: read it, do not
+// modify it.
+func PolicyFromContext(ctx context.Context) *OsPolicy {
+	p, _ := ctx.Value(policyKey{}).(*OsPolicy)
+	return p
 }

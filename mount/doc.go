@@ -23,9 +23,8 @@
 //	rename                               Path of the target, as written
 //	getenv                               str, or the default node copied back
 //	get_environ                          dict str→str, in key order
-//	date_today                           date in Options.Location
-//	date_time_now                        datetime: naive in Options.Location, or aware at tz
-//	                                     (set Location to the session's zone: ZoneLocation)
+//	date_today                           date in Options.Location (nil: the session's zone)
+//	date_time_now                        datetime: naive in that zone, or aware at tz
 //	urandom                              bytes (at most MaxUrandom)
 //	time (protocol 5, datetime=call_host) by caller, from Options.Clock:
 //	  time.time                          float: Unix seconds

@@ -80,9 +80,9 @@ func (t *Table) HandleOS(ctx context.Context, call *message.OsCall) (*message.Re
 	case message.OpGetEnviron:
 		r = t.environ()
 	case message.OpDateToday:
-		r = t.dateToday()
+		r = t.dateToday(t.zone(ctx))
 	case message.OpDateTimeNow:
-		r = t.dateTimeNow(call.TZ)
+		r = t.dateTimeNow(call.TZ, t.zone(ctx))
 	case message.OpUrandom:
 		r = t.urandom(call.Size)
 	case message.OpTime:
@@ -687,23 +687,23 @@ func (t *Table) environ() reply {
 	return r
 }
 
-// dateToday answers date.today() in Options.Location.
-func (t *Table) dateToday() reply {
-	now := t.clock.Now().In(t.loc)
+// dateToday answers date.today() in loc.
+func (t *Table) dateToday(loc *time.Location) reply {
+	now := t.clock.Now().In(loc)
 	if now.Year() < 1 || now.Year() > 9999 {
 		return fail(raise("OverflowError", "date value out of range"))
 	}
 	return ret(value.DateNode(value.Date{Year: int32(now.Year()), Month: uint32(now.Month()), Day: uint32(now.Day())}))
 }
 
-// dateTimeNow answers datetime.now([tz]): naive in Options.Location when
-// tz is nil, otherwise aware at tz's fixed offset, carrying its name.
-func (t *Table) dateTimeNow(tz *value.TimeZone) reply {
+// dateTimeNow answers datetime.now([tz]): naive in loc when tz is nil,
+// otherwise aware at tz's fixed offset, carrying its name.
+func (t *Table) dateTimeNow(tz *value.TimeZone, loc *time.Location) reply {
 	now := t.clock.Now()
 	var off *int32
 	var name *string
 	if tz == nil {
-		now = now.In(t.loc)
+		now = now.In(loc)
 	} else {
 		if tz.Offset <= -86400 || tz.Offset >= 86400 {
 			return fail(raise("ValueError", "offset must be a timedelta strictly between -timedelta(hours=24) and timedelta(hours=24)."))

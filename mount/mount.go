@@ -110,10 +110,13 @@ type Options struct {
 	// clock.
 	Clock Clock
 	// Location is the zone of naive dates and datetimes (date.today() and
-	// datetime.now() without a tz). nil means UTC. It should be the
-	// sandbox's local zone: for a protocol-5 session whose OsPolicy hands
-	// the clock to the parent (datetime=call_host), the policy's timezone,
-	// as [ZoneLocation] builds it; the table does not see the policy.
+	// datetime.now() without a tz), which should be the sandbox's local
+	// zone. nil means the zone of the OsPolicy the call's context carries
+	// (a session passes its own, see message.PolicyFromContext; for a
+	// protocol-5 session whose policy hands the clock to the parent, that
+	// is its timezone, read by [ZoneLocation]), or UTC when there is none
+	// (protocols 2 and 4, a session with no policy, or after a Load). A
+	// non-nil Location is used for every call.
 	Location *time.Location
 	// Rand supplies os.urandom bytes; nil means crypto/rand. Reads are
 	// serialized, so the reader need not be safe for concurrent use.
@@ -210,9 +213,6 @@ func New(mounts []Mount, opts Options) (_ *Table, err error) {
 		t.clock = realClock{}
 	}
 	t.start = t.clock.Now()
-	if t.loc == nil {
-		t.loc = time.UTC
-	}
 	if t.rand == nil {
 		t.rand = rand.Reader
 	}

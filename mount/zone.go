@@ -1,8 +1,10 @@
 package mount
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gomonty/monty/message"
@@ -14,8 +16,8 @@ import (
 // for a fixed offset. Under datetime=call_host the worker sends naive
 // datetime.now() and date.today() to the parent, which must answer them
 // in that zone (the worker's own clock uses it under the other datetime
-// modes), so a table serving such a session should have
-// Options.Location set to ZoneLocation(policy.TimeZone).
+// modes). A Table with no Options.Location does so itself, from the
+// policy its calls' context carries (a session passes its own).
 //
 // Names a child refuses are errors matching message.ErrInvalidPolicy: a
 // name not in the tz database (the host's, or the one embedded in the
@@ -53,3 +55,38 @@ func ZoneLocation(z *message.SandboxTimeZone) (*time.Location, error) {
 	}
 	return nil, fmt.Errorf("mount: %w: unknown timezone kind %d", message.ErrInvalidPolicy, z.Kind)
 }
+
+// zone is the Location of naive dates and datetimes for one call:
+// Options.Location when set; else the zone of the OsPolicy ctx carries (a
+// session passes its own: message.PolicyFromContext); else UTC. A zone
+// ZoneLocation refuses (which no child accepts either) reads as UTC.
+func (t *Table) zone(ctx context.Context) *time.Location {
+	if t.loc != nil {
+		return t.loc
+	}
+	p := message.PolicyFromContext(ctx)
+	if p == nil || p.TimeZone == nil {
+		return time.UTC
+	}
+	z := p.TimeZone
+	if z.Kind != message.ZoneNamed {
+		if loc, err := ZoneLocation(z); err == nil {
+			return loc
+		}
+		return time.UTC
+	}
+	if loc, ok := namedZones.Load(z.Name); ok {
+		return loc.(*time.Location)
+	}
+	loc, err := ZoneLocation(z)
+	if err != nil {
+		return time.UTC
+	}
+	// Only names the tz database holds are kept: a few hundred at most.
+	namedZones.Store(z.Name, loc)
+	return loc
+}
+
+// namedZones caches the named zones zone has loaded (time.LoadLocation
+// reads the database on every call).
+var namedZones sync.Map // string -> *time.Location

@@ -544,7 +544,7 @@ func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, exc *mess
 			rc, exc = nil, message.NewException("RuntimeError", fmt.Sprintf("OS handler panicked: %v", p))
 		}
 	}()
-	rc, err := r.o.os.HandleOS(r.fctx, oc)
+	rc, err := r.o.os.HandleOS(message.ContextWithPolicy(r.fctx, r.s.policyInForce()), oc)
 	switch {
 	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
 		return nil, nil

@@ -131,6 +131,17 @@ func (s *Session) sleepDelay(oc *message.OsCall) time.Duration {
 	return min(d, limit)
 }
 
+// policyInForce is the OsPolicy the worker runs under as far as the
+// session knows: its Config's, or nil after a Load, whose dump brings its
+// own policy (and for sessions that set none). OS handlers get it in their
+// context (message.PolicyFromContext).
+func (s *Session) policyInForce() *message.OsPolicy {
+	if s.dumpLimits {
+		return nil
+	}
+	return s.cfg.OsPolicy
+}
+
 // sleepFuture registers the future of an async system sleep under id and
 // completes it with None once d has passed (or never, when the feed's host
 // context ends first).
