@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
@@ -75,7 +76,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		DrainGrace: server.DefaultDrainGrace, ReadHeaderTimeout: server.DefaultReadHeaderTimeout,
 	}
 	listen := fs.String("listen", "127.0.0.1:8000", "listen `ADDR` (host:port; port 0 picks one); the bound URL is the only stdout line")
-	host := fs.String("host", "", "listen host, replacing --listen's (upstream's flag)")
+	host := fs.String("host", "", "listen host (a name or an IP address, an IPv6 one with or without brackets), replacing --listen's (upstream's flag)")
 	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
@@ -85,7 +86,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Var(secondsFlag{&cfg.MaxDuration}, "max-duration", "ceiling of a session's max_duration (seconds)")
 	memMiB := fs.Uint64("max-memory-mib", server.DefaultMaxMemory>>20, "ceiling of a session's memory limit (MiB)")
 	frameMiB := fs.Int("max-frame-mib", server.DefaultMaxFrameLen>>20, "cap of a frame in either direction (MiB, 1 to 256); the server may hold three frames of a session at once")
-	fs.Uint64Var(&cfg.MaxRecursionDepth, "max-recursion-depth", server.DefaultMaxRecursionDepth, "ceiling of a session's recursion depth")
+	fs.Uint64Var(&cfg.MaxRecursionDepth, "max-recursion-depth", server.DefaultMaxRecursionDepth, "ceiling of a session's recursion depth (at least 1)")
 	fs.Var(secondsFlag{&cfg.DrainGrace}, "drain-grace", "after SIGTERM, how long silent sessions are kept")
 	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
 	dumpPrev := fs.String("dump-key-previous", "", "`FILE` holding the previous dump key, still accepted on Load (rotation)")
@@ -137,14 +138,23 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Logger = log
 	cfg.Version = moduleVersion()
-	if cfg.MaxSessions == 0 {
-		cfg.MaxSessions = -1
+	// server.Config reads 0 as its default and a negative as "no cap";
+	// here 0 is "no cap" (as the help says) and a negative is refused,
+	// so that no value means something other than it says.
+	for _, c := range []struct {
+		name string
+		v    *int
+	}{{"max-sessions", &cfg.MaxSessions}, {"max-sessions-per-client", &cfg.MaxSessionsPerClient}, {"max-auth-failures", &cfg.MaxAuthFailures}} {
+		if *c.v < 0 {
+			return fail(fmt.Errorf("--%s must be 0 (no cap) or more, not %d", c.name, *c.v))
+		}
+		if *c.v == 0 {
+			*c.v = -1
+		}
 	}
-	if cfg.MaxSessionsPerClient == 0 {
-		cfg.MaxSessionsPerClient = -1
-	}
-	if cfg.MaxAuthFailures <= 0 {
-		cfg.MaxAuthFailures = -1
+	if cfg.MaxRecursionDepth == 0 {
+		// server.Config reads 0 as its default of 1000.
+		return fail(errors.New("--max-recursion-depth must be at least 1"))
 	}
 	if cfg.Prewarm < 1 {
 		// server.Config reads 0 (and less) as its default of 2.
@@ -180,7 +190,9 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(fmt.Errorf("--listen: %w", err))
 	}
 	if *host != "" {
-		lhost = *host
+		if lhost, err = listenHost(*host); err != nil {
+			return fail(err)
+		}
 	}
 	if *port != "" {
 		if n, err := strconv.ParseUint(*port, 10, 16); err != nil || n > 65535 {
@@ -347,6 +359,29 @@ func readKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: a dump key needs at least %d bytes, the file has %d", path, server.MinKeyLen, len(b))
 	}
 	return b, nil
+}
+
+// listenHost checks a --host value: a host name or an IP address, an IPv6
+// address with or without the brackets of a URL ("[::1]" is "::1"), and
+// no port (that is --port's).
+func listenHost(h string) (string, error) {
+	if in, ok := strings.CutPrefix(h, "["); ok {
+		if in, ok = strings.CutSuffix(in, "]"); ok && strings.Contains(in, ":") {
+			if _, err := netip.ParseAddr(in); err == nil {
+				return in, nil
+			}
+		}
+		return "", fmt.Errorf("--host %q: brackets go around an IPv6 address only, and the port goes in --port", h)
+	}
+	if strings.ContainsAny(h, "[]") {
+		return "", fmt.Errorf("--host %q is not a host name or IP address", h)
+	}
+	if strings.Contains(h, ":") {
+		if _, err := netip.ParseAddr(h); err != nil {
+			return "", fmt.Errorf("--host %q is not a host name or IP address (the port goes in --port)", h)
+		}
+	}
+	return h, nil
 }
 
 // boundLoopback reports whether a listener's address is a loopback one.
