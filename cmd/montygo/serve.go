@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,7 +66,8 @@ func envName(flagName string) string {
 }
 
 // serveCmd is `montygo serve`: the Monty server. The first SIGTERM or
-// Ctrl-C drains, a second one ends at once; SIGHUP reloads --tokens.
+// Ctrl-C drains, a second one ends at once; SIGHUP reloads --tokens and
+// the TLS files.
 func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -96,7 +98,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.IntVar(&cfg.MaxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "failed token logins one client address may make in a burst, one more every 6 s; past it 429 (0 disables the limit)")
 	fs.BoolVar(&cfg.OpenMetrics, "metrics-no-auth", false, "serve /metrics without a token even with --tokens (for a scraper on a trusted network)")
 	insecure := fs.Bool("insecure-no-auth", false, "allow listening on a non-loopback address without --tokens or --client-ca")
-	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss://")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss:// (the TLS files are reloaded on SIGHUP)")
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
 	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
@@ -213,10 +215,13 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *clientCA != "" && *tlsCert == "" {
 		return fail(errors.New("--client-ca needs --tls-cert and --tls-key"))
 	}
+	var tlsf *tlsFiles
 	if *tlsCert != "" {
-		if cfg.TLS, err = tlsConfig(*tlsCert, *tlsKey, *clientCA); err != nil {
+		tlsf = &tlsFiles{cert: *tlsCert, key: *tlsKey, ca: *clientCA}
+		if err := tlsf.load(); err != nil {
 			return fail(err)
 		}
+		cfg.TLS = tlsf.config()
 	}
 	if *workerPath != "" {
 		bin, err := worker.ResolveBinary(*workerPath)
@@ -290,6 +295,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				reloadTokens(srv, *tokens, log)
+				tlsf.reload(log)
 				continue
 			}
 			if signals++; signals >= 2 {
@@ -319,6 +325,52 @@ func reloadTokens(srv *server.Server, path string, log *slog.Logger) {
 	}
 	srv.SetTokens(t)
 	log.Info("tokens reloaded", slog.Int("count", t.Len()))
+}
+
+// tlsFiles is the TLS configuration of --tls-cert, --tls-key and
+// --client-ca, read again on SIGHUP: a certificate renewed in place (a
+// mounted Secret, certbot) is served from the next handshake on.
+type tlsFiles struct {
+	cert, key, ca string
+	cur           atomic.Pointer[tls.Config]
+}
+
+// load reads the files; on an error the previous configuration stays.
+func (t *tlsFiles) load() error {
+	c, err := tlsConfig(t.cert, t.key, t.ca)
+	if err != nil {
+		return err
+	}
+	t.cur.Store(c)
+	return nil
+}
+
+// config returns the server's TLS configuration: every handshake takes
+// the configuration last loaded. ClientAuth is set on it too, since the
+// server reads it to know whether client certificates authenticate.
+func (t *tlsFiles) config() *tls.Config {
+	c := t.cur.Load()
+	return &tls.Config{
+		MinVersion:   c.MinVersion,
+		Certificates: c.Certificates,
+		ClientAuth:   c.ClientAuth,
+		ClientCAs:    c.ClientCAs,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return t.cur.Load(), nil
+		},
+	}
+}
+
+// reload reads the files again on SIGHUP (nothing without TLS files).
+func (t *tlsFiles) reload(log *slog.Logger) {
+	if t == nil {
+		return
+	}
+	if err := t.load(); err != nil {
+		log.Warn("TLS files not reloaded; keeping the previous ones", slog.Any("error", err))
+		return
+	}
+	log.Info("TLS files reloaded")
 }
 
 // maxPEMFile bounds what is read of a --tls-cert, --tls-key or
