@@ -218,7 +218,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	var tlsf *tlsFiles
 	if *tlsCert != "" {
 		tlsf = &tlsFiles{cert: *tlsCert, key: *tlsKey, ca: *clientCA}
-		if err := tlsf.load(); err != nil {
+		if err := tlsf.load(false); err != nil {
 			return fail(err)
 		}
 		cfg.TLS = tlsf.config()
@@ -336,8 +336,9 @@ type tlsFiles struct {
 }
 
 // load reads the files; on an error the previous configuration stays.
-func (t *tlsFiles) load() error {
-	c, err := tlsConfig(t.cert, t.key, t.ca)
+// With regular (a reload), only regular files are read.
+func (t *tlsFiles) load(regular bool) error {
+	c, err := tlsConfig(t.cert, t.key, t.ca, regular)
 	if err != nil {
 		return err
 	}
@@ -366,7 +367,7 @@ func (t *tlsFiles) reload(log *slog.Logger) {
 	if t == nil {
 		return
 	}
-	if err := t.load(); err != nil {
+	if err := t.load(true); err != nil {
 		log.Warn("TLS files not reloaded; keeping the previous ones", slog.Any("error", err))
 		return
 	}
@@ -379,13 +380,28 @@ const maxPEMFile = 16 << 20
 
 // readBounded reads the file at path, failing with errFileTooLarge once it
 // has more than limit bytes: a flag naming /dev/zero or a pipe that never
-// ends fails instead of growing memory without end.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+// ends fails instead of growing memory without end. With regular, only a
+// regular file is read (a reload on SIGHUP: a FIFO would hold the signal
+// loop until a writer came); a FIFO is then refused without waiting.
+func readBounded(path string, limit int64, regular bool) ([]byte, error) {
+	flag := os.O_RDONLY
+	if regular {
+		flag |= syscall.O_NONBLOCK
+	}
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if regular {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: %w", path, server.ErrNotRegular)
+		}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
@@ -400,7 +416,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 var errFileTooLarge = errors.New("file over its size bound")
 
 func readKey(path string) ([]byte, error) {
-	b, err := readBounded(path, 1<<16)
+	b, err := readBounded(path, 1<<16, false)
 	if errors.Is(err, errFileTooLarge) {
 		return nil, fmt.Errorf("%s: a dump key file is at most 64 KiB", path)
 	}
@@ -442,10 +458,11 @@ func boundLoopback(a net.Addr) bool {
 	return ok && ta.IP.IsLoopback()
 }
 
-func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
+// tlsConfig reads the TLS files (only regular files with regular).
+func tlsConfig(certFile, keyFile, caFile string, regular bool) (*tls.Config, error) {
 	var pems [2][]byte
 	for i, path := range []string{certFile, keyFile} {
-		b, err := readPEM(path)
+		b, err := readPEM(path, regular)
 		if err != nil {
 			return nil, fmt.Errorf("TLS key pair: %w", err)
 		}
@@ -457,7 +474,7 @@ func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		pem, err := readPEM(caFile)
+		pem, err := readPEM(caFile, regular)
 		if err != nil {
 			return nil, err
 		}
@@ -471,9 +488,10 @@ func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// readPEM reads a PEM file of a TLS flag with readBounded's bound.
-func readPEM(path string) ([]byte, error) {
-	b, err := readBounded(path, maxPEMFile)
+// readPEM reads a PEM file of a TLS flag with readBounded's bound (only a
+// regular file with regular).
+func readPEM(path string, regular bool) ([]byte, error) {
+	b, err := readBounded(path, maxPEMFile, regular)
 	if errors.Is(err, errFileTooLarge) {
 		return nil, fmt.Errorf("%s: larger than %d MiB, which no certificate or key file needs", path, maxPEMFile>>20)
 	}

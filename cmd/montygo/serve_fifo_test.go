@@ -43,3 +43,27 @@ func TestServeSIGHUPWithFIFOTokens(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, p.stderr.String())
 	}
 }
+
+// TestServeSIGHUPWithFIFOTLSFile: a TLS file turned FIFO made the SIGHUP
+// reload block in open, with the signal loop; the reload refuses it and
+// keeps the previous certificate.
+func TestServeSIGHUPWithFIFOTLSFile(t *testing.T) {
+	_, certFile, keyFile, _ := pemPKI(t)
+	p := startServe(t, nil, "--tls-cert", certFile, "--tls-key", keyFile)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	if err := os.Rename(fifo, certFile); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	waitLog(t, p, "TLS files not reloaded")
+	if !strings.Contains(p.stderr.String(), "not a regular file") {
+		t.Errorf("reload failure does not say why\n%s", p.stderr.String())
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.stderr.String())
+	}
+}
