@@ -252,11 +252,23 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		l.Close()
 		return fail(fmt.Errorf("refusing to listen on %q (bound %s, not a loopback address) without --tokens or --client-ca (pass --insecure-no-auth to allow it)", *listen, l.Addr()))
 	}
-	srv, err := server.New(context.Background(), cfg)
+	// Starting the pool can take a while (a worker that does not answer
+	// is only given up at its start timeout): a SIGTERM, a Ctrl-C or the
+	// caller's cancellation meanwhile stops the start there (nothing was
+	// served, so nothing drains); a SIGHUP is kept for after it.
+	srv, reload, err := startServer(ctx, cfg, sigs)
 	if err != nil {
 		l.Close()
+		if errors.Is(err, errStopped) {
+			log.Info("stopped while starting")
+			return nil
+		}
 		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
 		return exitError{1}
+	}
+	if reload {
+		reloadTokens(srv, *tokens, log)
+		tlsf.reload(log)
 	}
 	scheme := "ws"
 	if cfg.TLS != nil {
@@ -310,6 +322,50 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			}
 			log.Info("stopped")
 			return nil
+		}
+	}
+}
+
+// errStopped is startServer's error for a stop asked for while starting.
+var errStopped = errors.New("stopped while starting")
+
+// startServer runs server.New until it returns or a signal other than
+// SIGHUP (or ctx) stops it (errStopped). reload reports a SIGHUP
+// received meanwhile.
+func startServer(ctx context.Context, cfg server.Config, sigs <-chan os.Signal) (srv *server.Server, reload bool, err error) {
+	nctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type made struct {
+		srv *server.Server
+		err error
+	}
+	done := make(chan made, 1)
+	go func() {
+		s, err := server.New(nctx, cfg)
+		done <- made{s, err}
+	}()
+	stopped := false
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case m := <-done:
+			if stopped || ctx.Err() != nil {
+				if m.srv != nil {
+					m.srv.Close()
+				}
+				return nil, false, errStopped
+			}
+			return m.srv, reload, m.err
+		case <-ctxDone:
+			ctxDone = nil
+			cancel()
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				reload = true
+				continue
+			}
+			stopped = true
+			cancel()
 		}
 	}
 }

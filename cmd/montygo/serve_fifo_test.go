@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -65,5 +66,45 @@ func TestServeSIGHUPWithFIFOTLSFile(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("exit %d\n%s", code, p.stderr.String())
+	}
+}
+
+// TestServeSIGTERMWhileStarting: a SIGTERM while the worker pool starts
+// (here, a worker that never answers) stops montygo serve there and then
+// (exit 0, nothing was served); it was queued until the pool's start
+// timeout, and the start failure then ended the process with exit 1.
+func TestServeSIGTERMWhileStarting(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "started")
+	worker := filepath.Join(dir, "worker")
+	if err := os.WriteFile(worker, []byte("#!/bin/sh\ntouch '"+mark+"'\nexec sleep 600\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	cmd := exec.Command(montygo(t), "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--worker", worker, "--prewarm", "1")
+	errb := &syncBuffer{}
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(mark); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker never started\n%s", errb.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := <-exited
+	exited <- err
+	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(errb.String(), "stopped") {
+		t.Fatalf("exit %d (%v)\n%s", code, err, errb.String())
 	}
 }
