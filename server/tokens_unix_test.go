@@ -41,3 +41,24 @@ func TestLoadTokensRefusesNonRegularFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadTokensThroughSymlinks: a Kubernetes Secret volume holds its
+// files behind symbolic links; LoadTokens follows them to the regular file.
+func TestLoadTokensThroughSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "..data-tokens")
+	if err := os.WriteFile(target, []byte("alice:tok-alice-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "tokens")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip(err)
+	}
+	tk, err := LoadTokens(link)
+	if err != nil || tk.Len() != 1 {
+		t.Fatalf("LoadTokens through a symlink: %v", err)
+	}
+	if name, ok := tk.Lookup("tok-alice-0123456789"); !ok || name != "alice" {
+		t.Fatalf("lookup: %q %v", name, ok)
+	}
+}
