@@ -69,6 +69,13 @@ func envName(flagName string) string {
 // Ctrl-C drains, a second one ends at once; SIGHUP reloads --tokens and
 // the TLS files.
 func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	// SIGHUP is caught from the start: its default action ends the
+	// process, so a reload sent while the files are read (a `systemctl
+	// reload` just after the start) would kill it. The serving loop
+	// applies it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := server.Config{
@@ -238,9 +245,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// every drain short, so it is detached here: signal.Reset undoes every
 	// earlier Notify for these signals, and only sigs receives them.
 	signal.Reset(os.Interrupt, syscall.SIGTERM)
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gomonty/monty/internal/testenv"
 )
 
 // TestServeSIGHUPWithFIFOTokens: a --tokens path that became a FIFO made
@@ -105,6 +108,52 @@ func TestServeSIGTERMWhileStarting(t *testing.T) {
 	err := <-exited
 	exited <- err
 	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(errb.String(), "stopped") {
+		t.Fatalf("exit %d (%v)\n%s", code, err, errb.String())
+	}
+}
+
+// TestServeSIGHUPWhileReadingFlags: a SIGHUP (a `systemctl reload` just
+// after the start) that arrives while montygo serve still reads its
+// files is kept for the reload loop; it killed the process (SIGHUP's
+// default action) until the server's signal handling was set up.
+func TestServeSIGHUPWhileReadingFlags(t *testing.T) {
+	bin := testenv.Worker(t)
+	fifo := filepath.Join(t.TempDir(), "key")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(montygo(t), "serve", "--listen", "127.0.0.1:0", "--dump-key", fifo, "--worker", bin, "--prewarm", "1")
+	errb := &syncBuffer{}
+	cmd.Stderr = errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+	// The open returns once montygo serve opened the key to read it.
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	w.WriteString("0123456789abcdef0123")
+	w.Close()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ws://127.0.0.1:") {
+		t.Fatalf("URL line %q (%v)\n%s", line, err, errb.String())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	err = <-exited
+	exited <- err
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d (%v)\n%s", code, err, errb.String())
 	}
 }
