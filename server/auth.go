@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"unicode"
 )
 
@@ -83,13 +85,30 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 // spaceOrControl reports the runes a name or a token may not hold.
 func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
 
-// LoadTokens reads a tokens file (see ParseTokens).
+// ErrNotRegular reports a tokens file that is not a regular file (a FIFO,
+// a device, a directory): reading one could block without end, or never
+// end, and it could not be read again on a reload.
+var ErrNotRegular = errors.New("not a regular file")
+
+// LoadTokens reads a tokens file (see ParseTokens). The file must be a
+// regular one (a symbolic link to one is fine): anything else fails at
+// once with an error matching ErrNotRegular, without waiting for a FIFO's
+// writer.
 func LoadTokens(path string) (*Tokens, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+	// writer; a regular file reads as usual with it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("server: %s: %w", path, ErrNotRegular)
+	}
 	t, err := ParseTokens(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -122,6 +122,18 @@ type Config struct {
 	now func() time.Time
 }
 
+// ConfigError reports a Config that New (or NewSigner) refuses; Field
+// names the Config field ("DumpKey", "DumpKeyPrevious", "TLS").
+type ConfigError struct {
+	// Field is the name of the Config field refused.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error returns "server: Config.FIELD: REASON".
+func (e *ConfigError) Error() string { return "server: Config." + e.Field + ": " + e.Reason }
+
 func (c Config) withDefaults() Config {
 	def := func(p *time.Duration, d time.Duration) {
 		if *p <= 0 {

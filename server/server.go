@@ -61,6 +61,9 @@ type Server struct {
 
 // New starts the worker pool (negotiating the workers' protocol version
 // and prewarming Prewarm workers) and returns a server ready to Serve.
+// A Config it refuses (a missing or short DumpKey, a TLS configuration
+// without a certificate, ...) is reported by a *ConfigError naming the
+// field, before any worker starts.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	signer, err := NewSigner(cfg.DumpKey, cfg.DumpKeyPrevious)
@@ -281,10 +284,10 @@ func checkTLS(c *tls.Config) error {
 		return nil
 	}
 	if len(c.Certificates) == 0 && c.GetCertificate == nil {
-		return errors.New("server: the TLS configuration has no certificate (set Certificates or GetCertificate)")
+		return &ConfigError{Field: "TLS", Reason: "no certificate (set Certificates or GetCertificate)"}
 	}
 	if c.ClientAuth >= tls.VerifyClientCertIfGiven && c.ClientCAs == nil {
-		return errors.New("server: the TLS configuration verifies client certificates without ClientCAs, which would trust every public CA")
+		return &ConfigError{Field: "TLS", Reason: "verifies client certificates without ClientCAs, which would trust every public CA"}
 	}
 	return nil
 }

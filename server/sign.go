@@ -86,15 +86,17 @@ type Signer struct {
 }
 
 // NewSigner returns a Signer for key (at least MinKeyLen bytes) and an
-// optional previous key (nil or at least MinKeyLen bytes).
+// optional previous key (nil or at least MinKeyLen bytes). A key it
+// refuses is reported by a *ConfigError whose Field is "DumpKey" or
+// "DumpKeyPrevious" (the Config fields New passes here).
 func NewSigner(key, previous []byte) (*Signer, error) {
 	if len(key) < MinKeyLen {
-		return nil, fmt.Errorf("server: dump key has %d bytes, want at least %d", len(key), MinKeyLen)
+		return nil, &ConfigError{Field: "DumpKey", Reason: fmt.Sprintf("%d bytes, want at least %d", len(key), MinKeyLen)}
 	}
 	s := &Signer{keys: [][]byte{bytes.Clone(key)}}
 	if previous != nil {
 		if len(previous) < MinKeyLen {
-			return nil, fmt.Errorf("server: previous dump key has %d bytes, want at least %d", len(previous), MinKeyLen)
+			return nil, &ConfigError{Field: "DumpKeyPrevious", Reason: fmt.Sprintf("%d bytes, want at least %d", len(previous), MinKeyLen)}
 		}
 		s.keys = append(s.keys, bytes.Clone(previous))
 	}

@@ -95,8 +95,9 @@ func TestServeRefusesValuesThatWouldTakeTheDefault(t *testing.T) {
 	} {
 		args := append([]string{"serve", "--listen", "127.0.0.1:0", "--dump-key", key}, c.args...)
 		// Bounded: a value the server accepts would have it serve on.
+		bin := montygo(t) // built before the bound starts: a first build is slow
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		cmd := exec.CommandContext(ctx, montygo(t), args...)
+		cmd := exec.CommandContext(ctx, bin, args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		_ = cmd.Run()
@@ -409,8 +410,9 @@ func TestServeFileFlagsAreReadWithABound(t *testing.T) {
 	} {
 		args := append([]string{"serve", "--listen", "127.0.0.1:0"}, c.args...)
 		// Bounded: the unbounded read never ends.
+		bin := montygo(t) // built before the bound starts: a first build is slow
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cmd := exec.CommandContext(ctx, montygo(t), args...)
+		cmd := exec.CommandContext(ctx, bin, args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		_ = cmd.Run()

@@ -10,10 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,8 +66,16 @@ func envName(flagName string) string {
 }
 
 // serveCmd is `montygo serve`: the Monty server. The first SIGTERM or
-// Ctrl-C drains, a second one ends at once; SIGHUP reloads --tokens.
+// Ctrl-C drains, a second one ends at once; SIGHUP reloads --tokens and
+// the TLS files.
 func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	// SIGHUP is caught from the start: its default action ends the
+	// process, so a reload sent while the files are read (a `systemctl
+	// reload` just after the start) would kill it. The serving loop
+	// applies it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := server.Config{
@@ -75,7 +85,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		DrainGrace: server.DefaultDrainGrace, ReadHeaderTimeout: server.DefaultReadHeaderTimeout,
 	}
 	listen := fs.String("listen", "127.0.0.1:8000", "listen `ADDR` (host:port; port 0 picks one); the bound URL is the only stdout line")
-	host := fs.String("host", "", "listen host, replacing --listen's (upstream's flag)")
+	host := fs.String("host", "", "listen host (a name or an IP address, an IPv6 one with or without brackets), replacing --listen's (upstream's flag)")
 	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
@@ -85,7 +95,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Var(secondsFlag{&cfg.MaxDuration}, "max-duration", "ceiling of a session's max_duration (seconds)")
 	memMiB := fs.Uint64("max-memory-mib", server.DefaultMaxMemory>>20, "ceiling of a session's memory limit (MiB)")
 	frameMiB := fs.Int("max-frame-mib", server.DefaultMaxFrameLen>>20, "cap of a frame in either direction (MiB, 1 to 256); the server may hold three frames of a session at once")
-	fs.Uint64Var(&cfg.MaxRecursionDepth, "max-recursion-depth", server.DefaultMaxRecursionDepth, "ceiling of a session's recursion depth")
+	fs.Uint64Var(&cfg.MaxRecursionDepth, "max-recursion-depth", server.DefaultMaxRecursionDepth, "ceiling of a session's recursion depth (at least 1)")
 	fs.Var(secondsFlag{&cfg.DrainGrace}, "drain-grace", "after SIGTERM, how long silent sessions are kept")
 	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
 	dumpPrev := fs.String("dump-key-previous", "", "`FILE` holding the previous dump key, still accepted on Load (rotation)")
@@ -95,7 +105,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.IntVar(&cfg.MaxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "failed token logins one client address may make in a burst, one more every 6 s; past it 429 (0 disables the limit)")
 	fs.BoolVar(&cfg.OpenMetrics, "metrics-no-auth", false, "serve /metrics without a token even with --tokens (for a scraper on a trusted network)")
 	insecure := fs.Bool("insecure-no-auth", false, "allow listening on a non-loopback address without --tokens or --client-ca")
-	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss://")
+	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss:// (the TLS files are reloaded on SIGHUP)")
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
 	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
@@ -137,14 +147,23 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Logger = log
 	cfg.Version = moduleVersion()
-	if cfg.MaxSessions == 0 {
-		cfg.MaxSessions = -1
+	// server.Config reads 0 as its default and a negative as "no cap";
+	// here 0 is "no cap" (as the help says) and a negative is refused,
+	// so that no value means something other than it says.
+	for _, c := range []struct {
+		name string
+		v    *int
+	}{{"max-sessions", &cfg.MaxSessions}, {"max-sessions-per-client", &cfg.MaxSessionsPerClient}, {"max-auth-failures", &cfg.MaxAuthFailures}} {
+		if *c.v < 0 {
+			return fail(fmt.Errorf("--%s must be 0 (no cap) or more, not %d", c.name, *c.v))
+		}
+		if *c.v == 0 {
+			*c.v = -1
+		}
 	}
-	if cfg.MaxSessionsPerClient == 0 {
-		cfg.MaxSessionsPerClient = -1
-	}
-	if cfg.MaxAuthFailures <= 0 {
-		cfg.MaxAuthFailures = -1
+	if cfg.MaxRecursionDepth == 0 {
+		// server.Config reads 0 as its default of 1000.
+		return fail(errors.New("--max-recursion-depth must be at least 1"))
 	}
 	if cfg.Prewarm < 1 {
 		// server.Config reads 0 (and less) as its default of 2.
@@ -180,7 +199,9 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(fmt.Errorf("--listen: %w", err))
 	}
 	if *host != "" {
-		lhost = *host
+		if lhost, err = listenHost(*host); err != nil {
+			return fail(err)
+		}
 	}
 	if *port != "" {
 		if n, err := strconv.ParseUint(*port, 10, 16); err != nil || n > 65535 {
@@ -201,10 +222,13 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *clientCA != "" && *tlsCert == "" {
 		return fail(errors.New("--client-ca needs --tls-cert and --tls-key"))
 	}
+	var tlsf *tlsFiles
 	if *tlsCert != "" {
-		if cfg.TLS, err = tlsConfig(*tlsCert, *tlsKey, *clientCA); err != nil {
+		tlsf = &tlsFiles{cert: *tlsCert, key: *tlsKey, ca: *clientCA}
+		if err := tlsf.load(false); err != nil {
 			return fail(err)
 		}
+		cfg.TLS = tlsf.config()
 	}
 	if *workerPath != "" {
 		bin, err := worker.ResolveBinary(*workerPath)
@@ -221,9 +245,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// every drain short, so it is detached here: signal.Reset undoes every
 	// earlier Notify for these signals, and only sigs receives them.
 	signal.Reset(os.Interrupt, syscall.SIGTERM)
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -235,11 +257,23 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		l.Close()
 		return fail(fmt.Errorf("refusing to listen on %q (bound %s, not a loopback address) without --tokens or --client-ca (pass --insecure-no-auth to allow it)", *listen, l.Addr()))
 	}
-	srv, err := server.New(context.Background(), cfg)
+	// Starting the pool can take a while (a worker that does not answer
+	// is only given up at its start timeout): a SIGTERM, a Ctrl-C or the
+	// caller's cancellation meanwhile stops the start there (nothing was
+	// served, so nothing drains); a SIGHUP is kept for after it.
+	srv, reload, err := startServer(ctx, cfg, sigs)
 	if err != nil {
 		l.Close()
+		if errors.Is(err, errStopped) {
+			log.Info("stopped while starting")
+			return nil
+		}
 		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
 		return exitError{1}
+	}
+	if reload {
+		reloadTokens(srv, *tokens, log)
+		tlsf.reload(log)
 	}
 	scheme := "ws"
 	if cfg.TLS != nil {
@@ -278,6 +312,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		case sig := <-sigs:
 			if sig == syscall.SIGHUP {
 				reloadTokens(srv, *tokens, log)
+				tlsf.reload(log)
 				continue
 			}
 			if signals++; signals >= 2 {
@@ -296,6 +331,50 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 }
 
+// errStopped is startServer's error for a stop asked for while starting.
+var errStopped = errors.New("stopped while starting")
+
+// startServer runs server.New until it returns or a signal other than
+// SIGHUP (or ctx) stops it (errStopped). reload reports a SIGHUP
+// received meanwhile.
+func startServer(ctx context.Context, cfg server.Config, sigs <-chan os.Signal) (srv *server.Server, reload bool, err error) {
+	nctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type made struct {
+		srv *server.Server
+		err error
+	}
+	done := make(chan made, 1)
+	go func() {
+		s, err := server.New(nctx, cfg)
+		done <- made{s, err}
+	}()
+	stopped := false
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case m := <-done:
+			if stopped || ctx.Err() != nil {
+				if m.srv != nil {
+					m.srv.Close()
+				}
+				return nil, false, errStopped
+			}
+			return m.srv, reload, m.err
+		case <-ctxDone:
+			ctxDone = nil
+			cancel()
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				reload = true
+				continue
+			}
+			stopped = true
+			cancel()
+		}
+	}
+}
+
 func reloadTokens(srv *server.Server, path string, log *slog.Logger) {
 	if path == "" {
 		return
@@ -309,19 +388,81 @@ func reloadTokens(srv *server.Server, path string, log *slog.Logger) {
 	log.Info("tokens reloaded", slog.Int("count", t.Len()))
 }
 
+// tlsFiles is the TLS configuration of --tls-cert, --tls-key and
+// --client-ca, read again on SIGHUP: a certificate renewed in place (a
+// mounted Secret, certbot) is served from the next handshake on.
+type tlsFiles struct {
+	cert, key, ca string
+	cur           atomic.Pointer[tls.Config]
+}
+
+// load reads the files; on an error the previous configuration stays.
+// With regular (a reload), only regular files are read.
+func (t *tlsFiles) load(regular bool) error {
+	c, err := tlsConfig(t.cert, t.key, t.ca, regular)
+	if err != nil {
+		return err
+	}
+	t.cur.Store(c)
+	return nil
+}
+
+// config returns the server's TLS configuration: every handshake takes
+// the configuration last loaded. ClientAuth is set on it too, since the
+// server reads it to know whether client certificates authenticate.
+func (t *tlsFiles) config() *tls.Config {
+	c := t.cur.Load()
+	return &tls.Config{
+		MinVersion:   c.MinVersion,
+		Certificates: c.Certificates,
+		ClientAuth:   c.ClientAuth,
+		ClientCAs:    c.ClientCAs,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return t.cur.Load(), nil
+		},
+	}
+}
+
+// reload reads the files again on SIGHUP (nothing without TLS files).
+func (t *tlsFiles) reload(log *slog.Logger) {
+	if t == nil {
+		return
+	}
+	if err := t.load(true); err != nil {
+		log.Warn("TLS files not reloaded; keeping the previous ones", slog.Any("error", err))
+		return
+	}
+	log.Info("TLS files reloaded")
+}
+
 // maxPEMFile bounds what is read of a --tls-cert, --tls-key or
 // --client-ca file (a CA bundle of every public root is about 250 KiB).
 const maxPEMFile = 16 << 20
 
 // readBounded reads the file at path, failing with errFileTooLarge once it
 // has more than limit bytes: a flag naming /dev/zero or a pipe that never
-// ends fails instead of growing memory without end.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+// ends fails instead of growing memory without end. With regular, only a
+// regular file is read (a reload on SIGHUP: a FIFO would hold the signal
+// loop until a writer came); a FIFO is then refused without waiting.
+func readBounded(path string, limit int64, regular bool) ([]byte, error) {
+	flag := os.O_RDONLY
+	if regular {
+		flag |= syscall.O_NONBLOCK
+	}
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if regular {
+		fi, err := f.Stat()
+		if err != nil {
+			return nil, err
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: %w", path, server.ErrNotRegular)
+		}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
@@ -336,7 +477,7 @@ func readBounded(path string, limit int64) ([]byte, error) {
 var errFileTooLarge = errors.New("file over its size bound")
 
 func readKey(path string) ([]byte, error) {
-	b, err := readBounded(path, 1<<16)
+	b, err := readBounded(path, 1<<16, false)
 	if errors.Is(err, errFileTooLarge) {
 		return nil, fmt.Errorf("%s: a dump key file is at most 64 KiB", path)
 	}
@@ -349,16 +490,40 @@ func readKey(path string) ([]byte, error) {
 	return b, nil
 }
 
+// listenHost checks a --host value: a host name or an IP address, an IPv6
+// address with or without the brackets of a URL ("[::1]" is "::1"), and
+// no port (that is --port's).
+func listenHost(h string) (string, error) {
+	if in, ok := strings.CutPrefix(h, "["); ok {
+		if in, ok = strings.CutSuffix(in, "]"); ok && strings.Contains(in, ":") {
+			if _, err := netip.ParseAddr(in); err == nil {
+				return in, nil
+			}
+		}
+		return "", fmt.Errorf("--host %q: brackets go around an IPv6 address only, and the port goes in --port", h)
+	}
+	if strings.ContainsAny(h, "[]") {
+		return "", fmt.Errorf("--host %q is not a host name or IP address", h)
+	}
+	if strings.Contains(h, ":") {
+		if _, err := netip.ParseAddr(h); err != nil {
+			return "", fmt.Errorf("--host %q is not a host name or IP address (the port goes in --port)", h)
+		}
+	}
+	return h, nil
+}
+
 // boundLoopback reports whether a listener's address is a loopback one.
 func boundLoopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
 }
 
-func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
+// tlsConfig reads the TLS files (only regular files with regular).
+func tlsConfig(certFile, keyFile, caFile string, regular bool) (*tls.Config, error) {
 	var pems [2][]byte
 	for i, path := range []string{certFile, keyFile} {
-		b, err := readPEM(path)
+		b, err := readPEM(path, regular)
 		if err != nil {
 			return nil, fmt.Errorf("TLS key pair: %w", err)
 		}
@@ -370,7 +535,7 @@ func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		pem, err := readPEM(caFile)
+		pem, err := readPEM(caFile, regular)
 		if err != nil {
 			return nil, err
 		}
@@ -384,9 +549,10 @@ func tlsConfig(certFile, keyFile, caFile string) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// readPEM reads a PEM file of a TLS flag with readBounded's bound.
-func readPEM(path string) ([]byte, error) {
-	b, err := readBounded(path, maxPEMFile)
+// readPEM reads a PEM file of a TLS flag with readBounded's bound (only a
+// regular file with regular).
+func readPEM(path string, regular bool) ([]byte, error) {
+	b, err := readBounded(path, maxPEMFile, regular)
 	if errors.Is(err, errFileTooLarge) {
 		return nil, fmt.Errorf("%s: larger than %d MiB, which no certificate or key file needs", path, maxPEMFile>>20)
 	}

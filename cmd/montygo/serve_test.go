@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,8 +27,27 @@ type serveProc struct {
 	cmd    *exec.Cmd
 	url    string
 	http   string
-	stderr *strings.Builder
+	stderr *syncBuffer
 	exited chan error
+}
+
+// syncBuffer is a strings.Builder a test may read while the process it
+// collects still writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func writeFile(t *testing.T, name, body string) string {
@@ -47,8 +67,8 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	all := append([]string{"serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--worker", bin, "--prewarm", "1"}, args...)
 	cmd := exec.Command(montygo(t), all...)
 	cmd.Env = append(os.Environ(), env...)
-	var errb strings.Builder
-	cmd.Stderr = &errb
+	errb := &syncBuffer{}
+	cmd.Stderr = errb
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +76,7 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProc{cmd: cmd, stderr: &errb, exited: make(chan error, 1)}
+	p := &serveProc{cmd: cmd, stderr: errb, exited: make(chan error, 1)}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		cmd.Process.Kill()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,5 +139,78 @@ func TestServeMutualTLSIsAuthentication(t *testing.T) {
 	_, stderr, code := runCLI(t, "", "serve", "--listen", "0.0.0.0:0", "--dump-key", key, "--tls-cert", certFile, "--tls-key", keyFile)
 	if code != 2 || !strings.Contains(stderr, "without --tokens") {
 		t.Fatalf("TLS without client certificates: exit %d, %s", code, stderr)
+	}
+}
+
+// TestServeSIGHUPReloadsTLSFiles: a certificate renewed in place (a
+// mounted Secret, certbot) is served after SIGHUP, as the tokens are; it
+// was read once at start, so a long-running server kept serving the old
+// one until it expired. A broken file keeps the previous certificate.
+func TestServeSIGHUPReloadsTLSFiles(t *testing.T) {
+	caA, certA, keyA, clientA := pemPKI(t)
+	caB, certB, keyB, clientB := pemPKI(t)
+	p := startServe(t, nil, "--tls-cert", certA, "--tls-key", keyA, "--client-ca", caA)
+	handshake := func(c *tls.Config) error {
+		conn, err := tls.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(p.url, "wss://"), "/"), c)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		// TLS 1.3 reports a refused client certificate after the
+		// handshake: a request shows it.
+		conn.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := conn.Write([]byte("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")); err != nil {
+			return err
+		}
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(line, "HTTP/1.1 200") {
+			return errors.New(line)
+		}
+		return nil
+	}
+	if err := handshake(clientA); err != nil {
+		t.Fatalf("first certificate: %v", err)
+	}
+	// A key that does not match the certificate: the reload fails and
+	// the previous pair stays.
+	copyFile(t, certB, certA)
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	waitLog(t, p, "TLS files not reloaded")
+	if err := handshake(clientA); err != nil {
+		t.Fatalf("after a failed reload: %v", err)
+	}
+	copyFile(t, keyB, keyA)
+	copyFile(t, caB, caA)
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	waitLog(t, p, "TLS files reloaded")
+	if err := handshake(clientB); err != nil {
+		t.Fatalf("renewed certificate and CA: %v", err)
+	}
+	if err := handshake(clientA); err == nil {
+		t.Fatal("the old certificate is still served")
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitLog waits (within a generous bound) for msg in p's logs.
+func waitLog(t *testing.T, p *serveProc, msg string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(p.stderr.String(), msg); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the logs\n%s", msg, p.stderr.String())
+		}
 	}
 }

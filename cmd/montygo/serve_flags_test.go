@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/testenv"
+)
+
+// runServeBounded runs montygo serve and kills it if it is still running
+// after a generous bound (a flag it should refuse made it serve).
+func runServeBounded(t *testing.T, env []string, args ...string) (stderr string, code int) {
+	t.Helper()
+	bin := testenv.Worker(t)
+	montygoBin := montygo(t) // built before the bound starts: a first build is slow
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, montygoBin, append([]string{"serve", "--worker", bin, "--prewarm", "1"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		return errb.String(), -1
+	}
+	return errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestServeBracketedIPv6Host: --host [::1] (the bracketed form of a URL)
+// listens on ::1, as --host ::1 does; it failed with "[[::1]]".
+func TestServeBracketedIPv6Host(t *testing.T) {
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	l.Close()
+	for _, host := range []string{"[::1]", "::1"} {
+		p := startServe(t, nil, "--host", host, "--port", "0")
+		if !strings.HasPrefix(p.url, "ws://[::1]:") {
+			t.Errorf("--host %s: URL %q", host, p.url)
+		}
+	}
+}
+
+// TestServeRefusesHostWithPort: a --host holding a port (or brackets
+// around a name) is refused by name instead of being joined into an
+// address no one can read.
+func TestServeRefusesHostWithPort(t *testing.T) {
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, host := range []string{"127.0.0.1:8000", "[127.0.0.1]:8000", "[localhost]", "[::1"} {
+		stderr, code := runServeBounded(t, nil, "--host", host, "--port", "0", "--dump-key", key)
+		if code != 2 || !strings.Contains(stderr, "--host") {
+			t.Errorf("--host %s: exit %d, %s", host, code, stderr)
+		}
+	}
+}
+
+// TestServeRefusesCountsThatMeanSomethingElse: a count flag whose value
+// server.Config would read as something else (0 as the default, a
+// negative as "no cap") is refused; 0 spells "no cap" where the help
+// says so.
+func TestServeRefusesCountsThatMeanSomethingElse(t *testing.T) {
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--max-recursion-depth", "0"}, "--max-recursion-depth"},
+		{nil, []string{"--max-sessions", "-1"}, "--max-sessions"},
+		{nil, []string{"--max-sessions-per-client", "-3"}, "--max-sessions-per-client"},
+		{nil, []string{"--max-auth-failures", "-1"}, "--max-auth-failures"},
+		{[]string{"MONTY_SERVER_MAX_SESSIONS=-1"}, nil, "--max-sessions"},
+	} {
+		stderr, code := runServeBounded(t, c.env, append([]string{"--listen", "127.0.0.1:0", "--dump-key", key}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v %v: exit %d, stderr %q, want 2 and %q", c.env, c.args, code, stderr, c.want)
+		}
+	}
+}
