@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -190,7 +191,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 	}
 	if *tokens != "" {
-		if cfg.Tokens, err = server.LoadTokens(*tokens); err != nil {
+		if cfg.Tokens, err = tokensAtStart(*tokens); err != nil {
 			return fail(err)
 		}
 	}
@@ -373,6 +374,30 @@ func startServer(ctx context.Context, cfg server.Config, sigs <-chan os.Signal) 
 			cancel()
 		}
 	}
+}
+
+// tokensAtStart reads --tokens as the server starts: a regular file as
+// server.LoadTokens does, or a pipe (`--tokens <(vault kv get ...)`, a
+// FIFO), read once to its end, within the same size cap. A reload
+// (SIGHUP) reads regular files only: a pipe read again would wait for a
+// writer that may never come, holding the signal loop.
+func tokensAtStart(path string) (*server.Tokens, error) {
+	t, err := server.LoadTokens(path)
+	if !errors.Is(err, server.ErrNotRegular) {
+		return t, err
+	}
+	if fi, serr := os.Stat(path); serr != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		return nil, err // a device or a directory
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if t, err = server.ParseTokens(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
 }
 
 func reloadTokens(srv *server.Server, path string, log *slog.Logger) {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,5 +156,48 @@ func TestServeSIGHUPWhileReadingFlags(t *testing.T) {
 	exited <- err
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d (%v)\n%s", code, err, errb.String())
+	}
+}
+
+// TestServeTokensFromAPipeAtStart: at start --tokens may name a pipe
+// (`--tokens <(vault kv get ...)`, a FIFO), read once to its end, so that
+// tokens need not rest in a file; only a reload wants a regular file.
+func TestServeTokensFromAPipeAtStart(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "tokens")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	const tok = "tok-alice-0123456789"
+	go func() {
+		// The open returns once montygo serve opened the pipe to read it.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.WriteString("alice:" + tok + "\n")
+			w.Close()
+		}
+	}()
+	p := startServe(t, nil, "--tokens", fifo)
+	for _, c := range []struct {
+		auth string
+		want int
+	}{{"", http.StatusUnauthorized}, {"Bearer " + tok, http.StatusOK}} {
+		req, err := http.NewRequest("GET", p.http+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("/metrics with %q: %d, want %d", c.auth, resp.StatusCode, c.want)
+		}
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.stderr.String())
 	}
 }
