@@ -274,8 +274,9 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 
 // AbortFeed ends the suspended feed by raising exc, uncatchably, where it
 // is suspended, and returns the worker's Error event. The session survives
-// with the globals assigned before the suspension. A worker that answers
-// with anything but an Error is discarded (*ProtocolError).
+// with the globals assigned before the suspension. A nil exc raises
+// RuntimeError("feed aborted by the host"). A worker that answers with
+// anything but an Error is discarded (*ProtocolError).
 func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -283,6 +284,12 @@ func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (
 	defer s.end()
 	if s.cur() != StateSuspended {
 		return nil, ErrNotSuspended
+	}
+	if exc == nil {
+		// The protocol has no AbortFeed without an exception: the worker
+		// refuses one with an Error event and stays suspended, which a
+		// caller would read as the feed's end.
+		exc = message.NewException("RuntimeError", "feed aborted by the host")
 	}
 	return s.exchange(ctx, &message.AbortFeed{Exception: exc})
 }
