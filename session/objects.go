@@ -922,16 +922,20 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 		}
 		return &hostObject{c: c, v: p.Interface()}, nil
 	}
+	// Field by field, the constructor is a dataclass's generated
+	// __init__, every field defaulting to its zero value, and its
+	// TypeErrors say so as CPython's do: W.__init__() counts self.
+	init := c.name + ".__init__"
 	p := reflect.New(c.typ)
 	set := map[string]bool{}
 	assign := func(f field, id value.NodeID, what string) error {
 		dst, err := p.Elem().FieldByIndexErr(f.index)
 		if err != nil || !dst.CanSet() {
-			return typeError("%s() cannot set attribute '%s'", c.name, f.name)
+			return typeError("%s() cannot set attribute '%s'", init, f.name)
 		}
 		v, err := call.decode(id, f.typ)
 		if err != nil {
-			return typeError("%s() argument %s: %s", c.name, what, conversionText(err))
+			return typeError("%s() argument %s: %s", init, what, conversionText(err))
 		}
 		dst.Set(v)
 		set[f.name] = true
@@ -949,17 +953,21 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 		f, ok := c.fields[k]
 		switch {
 		case !ok:
-			return nil, typeError("%s() got an unexpected keyword argument '%s'", c.name, k)
+			return nil, typeError("%s() got an unexpected keyword argument '%s'", init, k)
 		case set[k]:
-			return nil, typeError("%s() got multiple values for argument '%s'", c.name, k)
+			return nil, typeError("%s() got multiple values for argument '%s'", init, k)
 		}
 		if err := assign(f, kw.Value, "'"+k+"'"); err != nil {
 			return nil, err
 		}
 	}
 	if len(call.Args) > len(c.eager) {
-		return nil, typeError("%s() takes %d positional argument%s but %d %s given",
-			c.name, len(c.eager), plural(len(c.eager)), len(call.Args), wasWere(len(call.Args)))
+		takes := "1 positional argument"
+		if len(c.eager) > 0 {
+			takes = fmt.Sprintf("from 1 to %d positional arguments", len(c.eager)+1)
+		}
+		n := len(call.Args) + 1
+		return nil, typeError("%s() takes %s but %d %s given", init, takes, n, wasWere(n))
 	}
 	return &hostObject{c: c, v: p.Interface()}, nil
 }

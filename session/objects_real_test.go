@@ -213,15 +213,23 @@ func TestRealHostConstruction(t *testing.T) {
 	o.fail(t, "Widget(nope=1)", "TypeError")
 	o.fail(t, "Widget('big')", "TypeError")
 	// Keyword arguments are checked before the positional count, as
-	// CPython checks them.
+	// CPython checks them, and the texts are those of a dataclass whose
+	// fields all have defaults (CPython 3.11): __init__ counts self.
 	for code, want := range map[string]string{
-		"Widget(1, 2, nope=1)": "Widget() got an unexpected keyword argument 'nope'",
-		"Widget(1, 2, size=1)": "Widget() got multiple values for argument 'size'",
-		"Widget(1, 2)":         "Widget() takes 1 positional argument but 2 were given",
+		"Widget(1, 2, nope=1)": "Widget.__init__() got an unexpected keyword argument 'nope'",
+		"Widget(1, 2, size=1)": "Widget.__init__() got multiple values for argument 'size'",
+		"Widget(1, 2)":         "Widget.__init__() takes from 1 to 2 positional arguments but 3 were given",
+		"Widget(1, 2, 3)":      "Widget.__init__() takes from 1 to 2 positional arguments but 4 were given",
 	} {
 		if pe := o.fail(t, code, "TypeError"); pe.Exception.Msg() != want {
 			t.Errorf("%s: %q, want %q", code, pe.Exception.Msg(), want)
 		}
+	}
+
+	// With no positional fields, __init__ takes self alone.
+	o.reg.MustRegisterClass("Blank", MustClassOf[widget]("Blank", Policy{Construct: true}))
+	if pe := o.fail(t, "Blank(1)", "TypeError"); pe.Exception.Msg() != "Blank.__init__() takes 1 positional argument but 2 were given" {
+		t.Errorf("Blank(1): %q", pe.Exception.Msg())
 	}
 
 	// A class that does not allow construction.
