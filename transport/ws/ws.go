@@ -25,6 +25,7 @@ package ws
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -123,11 +124,15 @@ func (e *HeaderError) Error() string {
 
 // DialError reports a failed dial or upgrade. StatusCode is the HTTP status
 // of a refused upgrade (for example 401, 429 or 503), 0 when no response
-// came; RetryAfter is the server's Retry-After hint, if any.
+// came; RetryAfter is the server's Retry-After hint, if any; Reason is the
+// first line of the refusal's body (a montygo server's refusal reason, such
+// as "draining" or "auth_throttled"), cut to 64 bytes of printable text, ""
+// when there was none.
 type DialError struct {
 	URL        string
 	StatusCode int
 	RetryAfter time.Duration
+	Reason     string
 	Err        error
 }
 
@@ -141,6 +146,9 @@ func (e *DialError) Error() string {
 		cause = redact.Text(e.Err.Error(), e.URL)
 	}
 	if e.StatusCode != 0 {
+		if e.Reason != "" {
+			return fmt.Sprintf("%s: upgrade refused with HTTP %d (%s): %s", redact.URL(e.URL), e.StatusCode, e.Reason, cause)
+		}
 		return fmt.Sprintf("%s: upgrade refused with HTTP %d: %s", redact.URL(e.URL), e.StatusCode, cause)
 	}
 	return redact.URL(e.URL) + ": " + cause
@@ -359,6 +367,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 			de.StatusCode = resp.StatusCode
 			de.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
 			if resp.Body != nil {
+				de.Reason = refusalReason(resp.Body)
 				resp.Body.Close()
 			}
 		}
@@ -703,4 +712,26 @@ func validHeaderValue(s string) bool {
 		}
 	}
 	return true
+}
+
+// maxReason bounds DialError.Reason.
+const maxReason = 64
+
+// refusalReason reads the first line of a refused upgrade's body, at most
+// maxReason bytes of it, keeping printable ASCII only: the server may be
+// hostile, and the text ends up in logs.
+func refusalReason(body io.Reader) string {
+	var buf [maxReason]byte
+	n, _ := io.ReadFull(body, buf[:])
+	line := buf[:n]
+	if i := bytes.IndexAny(line, "\r\n"); i >= 0 {
+		line = line[:i]
+	}
+	out := make([]byte, 0, len(line))
+	for _, c := range line {
+		if c >= 0x20 && c < 0x7f {
+			out = append(out, c)
+		}
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -358,11 +358,32 @@ func TestRefusedUpgrade(t *testing.T) {
 	defer srv.Close()
 	_, err := Dial(ctx10(t), "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{})
 	var de *DialError
-	if !errors.As(err, &de) || de.StatusCode != 503 || de.RetryAfter != 7*time.Second {
-		t.Fatalf("Dial = %#v, want DialError 503 with Retry-After 7s", err)
+	if !errors.As(err, &de) || de.StatusCode != 503 || de.RetryAfter != 7*time.Second || de.Reason != "draining" {
+		t.Fatalf("Dial = %#v, want DialError 503 with Retry-After 7s and reason draining", err)
+	}
+	if !strings.Contains(err.Error(), "HTTP 503 (draining)") {
+		t.Errorf("error text %q does not say why", err)
 	}
 	if _, err := Dial(ctx10(t), "http://x", DialOptions{}); err == nil {
 		t.Fatal("an http:// URL must be refused")
+	}
+}
+
+// A refusal's reason is the first line of its body, bounded and printable:
+// a hostile server's body cannot flood the error text or put control
+// characters (terminal escapes) into logs.
+func TestRefusalReason(t *testing.T) {
+	for body, want := range map[string]string{
+		"auth_throttled\n":           "auth_throttled",
+		"":                           "",
+		"  spaced  \r\nsecond line":  "spaced",
+		"\x1b[31mred\x1b[0m\tbell\a": "[31mred[0mbell",
+		strings.Repeat("x", 10000):   strings.Repeat("x", maxReason),
+		"caf\xc3\xa9 \xff":           "caf",
+	} {
+		if got := refusalReason(strings.NewReader(body)); got != want {
+			t.Errorf("refusalReason(%.40q) = %q, want %q", body, got, want)
+		}
 	}
 }
 
