@@ -344,10 +344,14 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 }
 
 // resumed records a resume of the session at ref (on the endpoint it
-// resumed on).
+// resumed on). A resume that got through ends that endpoint's backoff, as
+// a start that got through does.
 func (p *Pool) resumed(ref *remoteRef, err error) {
 	p.mu.Lock()
 	ep := ref.ep.Name
+	if err == nil {
+		ref.ep.wait, ref.ep.until = 0, time.Time{}
+	}
 	p.mu.Unlock()
 	p.tel.resumeDone(ep, err)
 }

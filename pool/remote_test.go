@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1545,4 +1546,50 @@ func muteEndpoint(t *testing.T) string {
 		}
 	})
 	return "ws://" + l.Addr().String() + "/"
+}
+
+// A resume that got through ends its endpoint's backoff, as a start that
+// got through does: before, the backoff step stayed, so the endpoint's
+// next refusal backed it off twice as long although it had served since.
+func TestResumeEndsTheEndpointsBackoff(t *testing.T) {
+	a, urlA := remoteServer(t, nil)
+	b, _ := remoteServer(t, nil)
+	var upgrades atomic.Int32
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if upgrades.Add(1) == 1 {
+			http.Error(w, "draining", http.StatusServiceUnavailable) // once
+			return
+		}
+		b.Handler().ServeHTTP(w, r)
+	}))
+	defer flaky.Close()
+	urlB := "ws" + strings.TrimPrefix(flaky.URL, "http") + "/"
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal:         true,
+		Endpoints:       []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
+		EndpointBackoff: pool.Backoff{Initial: time.Millisecond, Max: time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	s1 := checkout(t, p)
+	defer s1.Close()
+	s2 := checkout(t, p) // b refuses it once (backed off), then a takes it
+	defer s2.Close()
+	if s1.Endpoint() != "a" || s2.Endpoint() != "a" {
+		t.Fatalf("on %s and %s, want both on a", s1.Endpoint(), s2.Endpoint())
+	}
+	if st := p.Stat().Endpoints[1]; st.Backoff == 0 {
+		t.Fatalf("b after its refusal: %+v, want a backoff", st)
+	}
+	for time.Now().Before(p.Stat().Endpoints[1].BackedOffUntil) {
+		time.Sleep(time.Millisecond)
+	}
+	run(t, s1, "x = 20", "None")
+	a.Drain()
+	run(t, s1, "x + 22", "42") // resumed on b
+	if st := p.Stat().Endpoints[1]; s1.Endpoint() != "b" || st.Resumes != 1 || st.Backoff != 0 || !st.BackedOffUntil.IsZero() {
+		t.Fatalf("on %s; b after the resume: %+v, want no backoff", s1.Endpoint(), st)
+	}
 }
