@@ -365,3 +365,43 @@ func TestEngineErrorTextIsMadeUTF8(t *testing.T) {
 		}
 	}
 }
+
+// A connection whose own frame cap is below the protocol's (a stream or
+// WebSocket built with a smaller MaxFrameLen, while Options.Limits are
+// left zero) bounds what Serve sends: an event over it is handled as the
+// contract handles any event over the cap (a result becomes the "result
+// frame" Error, the session is kept), not as a broken output stream.
+func TestConnFrameCapBoundsEvents(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	fr := frame.NewReader(outR, 0)
+	conn := transport.NewStream(inR, outW, 512)
+	eng := &scripted{gate: make(chan struct{})}
+	result := make(chan error, 1)
+	go func() {
+		err := Serve(context.Background(), conn, eng, Options{})
+		conn.Close()
+		result <- err
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close(); <-result })
+	c := &streamChild{in: inW, out: outR, fr: fr, eng: eng, result: result}
+	c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+	mustKind(t, c.event(t), message.KindOk)
+	c.write(t, request(&message.Feed{Code: "bigresult:2000"}))
+	ev := c.event(t)
+	e, ok := ev.Body.(*message.Error)
+	if !ok || e.Exception.Type != "RuntimeError" || !strings.HasPrefix(e.Exception.Msg(), "result frame of ") ||
+		!strings.HasSuffix(e.Exception.Msg(), " bytes exceeds the maximum of 512 bytes") {
+		t.Fatalf("big result: %s", describe(ev))
+	}
+	c.write(t, request(&message.Feed{Code: "bigcall:2000"}))
+	ev = c.event(t)
+	if e, ok := ev.Body.(*message.Error); !ok || !strings.HasPrefix(e.Exception.Msg(), "argument frame of ") ||
+		!strings.HasSuffix(e.Exception.Msg(), " bytes exceeds the maximum of 512 bytes") {
+		t.Fatalf("big call: %s", describe(ev))
+	}
+	c.write(t, request(&message.Feed{Code: "print:ok"}))
+	for ev = c.event(t); ev.Body.EventKind() == message.KindPrint; ev = c.event(t) {
+	}
+	mustKind(t, ev, message.KindComplete)
+}

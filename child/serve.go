@@ -48,7 +48,9 @@ type Options struct {
 	// Configure; nil means [DefaultVersions] (4 and 2). The refusal text
 	// names the range from the lowest to the highest.
 	Versions []uint32
-	// Limits bound each request decode (frame cap, decode budget).
+	// Limits bound each request decode (frame cap, decode budget). The
+	// frame cap also bounds every event sent, and is never above the
+	// connection's own MaxFrameLen.
 	Limits codec.Limits
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
@@ -100,6 +102,12 @@ type server struct {
 // once on the way out).
 func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options) error {
 	s := &server{conn: conn, eng: engine, lim: opts.Limits, log: opts.Logger}
+	if m := conn.MaxFrameLen(); m > 0 && m < s.lim.FrameLen() {
+		// The connection refuses a frame over its own cap: an event over
+		// it must be handled as over the protocol's (a result becomes the
+		// "result frame" Error), not fail as a broken output stream.
+		s.lim.MaxFrameLen = m
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
