@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/codec"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
@@ -363,5 +365,127 @@ func TestEngineErrorTextIsMadeUTF8(t *testing.T) {
 		if err := p.exit(); !errors.As(err, &ee) || ee.Code != protocol.ExitFatal {
 			t.Errorf("v%d: exit %v, want code %d", v, err, protocol.ExitFatal)
 		}
+	}
+}
+
+// A connection whose own frame cap is below the protocol's (a stream or
+// WebSocket built with a smaller MaxFrameLen, while Options.Limits are
+// left zero) bounds what Serve sends: an event over it is handled as the
+// contract handles any event over the cap (a result becomes the "result
+// frame" Error, the session is kept), not as a broken output stream.
+func TestConnFrameCapBoundsEvents(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	fr := frame.NewReader(outR, 0)
+	conn := transport.NewStream(inR, outW, 512)
+	eng := &scripted{gate: make(chan struct{})}
+	result := make(chan error, 1)
+	go func() {
+		err := Serve(context.Background(), conn, eng, Options{})
+		conn.Close()
+		result <- err
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close(); <-result })
+	c := &streamChild{in: inW, out: outR, fr: fr, eng: eng, result: result}
+	c.write(t, request(&message.Configure{ProtocolVersion: 4}))
+	mustKind(t, c.event(t), message.KindOk)
+	c.write(t, request(&message.Feed{Code: "bigresult:2000"}))
+	ev := c.event(t)
+	e, ok := ev.Body.(*message.Error)
+	if !ok || e.Exception.Type != "RuntimeError" || !strings.HasPrefix(e.Exception.Msg(), "result frame of ") ||
+		!strings.HasSuffix(e.Exception.Msg(), " bytes exceeds the maximum of 512 bytes") {
+		t.Fatalf("big result: %s", describe(ev))
+	}
+	c.write(t, request(&message.Feed{Code: "bigcall:2000"}))
+	ev = c.event(t)
+	if e, ok := ev.Body.(*message.Error); !ok || !strings.HasPrefix(e.Exception.Msg(), "argument frame of ") ||
+		!strings.HasSuffix(e.Exception.Msg(), " bytes exceeds the maximum of 512 bytes") {
+		t.Fatalf("big call: %s", describe(ev))
+	}
+	c.write(t, request(&message.Feed{Code: "print:ok"}))
+	for ev = c.event(t); ev.Body.EventKind() == message.KindPrint; ev = c.event(t) {
+	}
+	mustKind(t, ev, message.KindComplete)
+}
+
+// Print output is split into Print events that fit the frame cap when the
+// cap is below what the 8 KiB print buffer can hold (a server configured
+// with a small MaxFrameLen): the output arrives whole, in order, and the
+// session lives on, where an over-cap Print used to end the child with
+// status 3 as if the parent were gone.
+func TestPrintFitsASmallFrameCap(t *testing.T) {
+	for _, version := range []uint32{protocol.Version2, protocol.Version} {
+		t.Run("v"+strconv.Itoa(int(version)), func(t *testing.T) {
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			fr := frame.NewReader(outR, 0)
+			conn := transport.NewStream(inR, outW, 512)
+			eng := &scripted{gate: make(chan struct{})}
+			result := make(chan error, 1)
+			go func() {
+				err := Serve(context.Background(), conn, eng, Options{})
+				conn.Close()
+				result <- err
+			}()
+			t.Cleanup(func() { inW.Close(); outR.Close(); <-result })
+			cd := mustCodec(t, version)
+			send := func(r message.Request) {
+				t.Helper()
+				b, err := cd.AppendRequest(nil, &message.ParentRequest{Body: r})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := inW.Write(append(prefix(uint32(len(b))), b...)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			next := func() *message.ChildEvent {
+				t.Helper()
+				b, err := fr.ReadFrame()
+				if err != nil {
+					t.Fatalf("read: %v", err)
+				}
+				if len(b) > 512 {
+					t.Fatalf("a frame of %d bytes over the connection's cap", len(b))
+				}
+				ev, err := cd.DecodeEvent(b, codec.Limits{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ev
+			}
+			send(&message.Configure{ProtocolVersion: version, PrintFlushIntervalMs: u32(60000)})
+			mustKind(t, next(), message.KindOk)
+			// "é" is two bytes: a cut must fall between characters.
+			send(&message.Feed{Code: "big:1500 raw:" + strings.Repeat("é", 150) + " err:" + strings.Repeat("e", 100) + " print:end"})
+			// The output, one "stream:text|" per run of a stream.
+			var got strings.Builder
+			last := message.PrintStream(0)
+			ev := next()
+			for ; ev.Body.EventKind() == message.KindPrint; ev = next() {
+				for _, s := range ev.Body.(*message.Print).Segments {
+					if !utf8.ValidString(s.Text) {
+						t.Fatalf("segment cut inside a character: %q", s.Text)
+					}
+					if s.Stream != last {
+						if last != 0 {
+							got.WriteString("|")
+						}
+						got.WriteString(strconv.Itoa(int(s.Stream)) + ":")
+						last = s.Stream
+					}
+					got.WriteString(s.Text)
+				}
+			}
+			mustKind(t, ev, message.KindComplete)
+			want := "1:" + strings.Repeat("x", 1500) + strings.Repeat("é", 150) + "|2:" + strings.Repeat("e", 100) + "\n|1:end\n"
+			if got.String() != want {
+				t.Fatalf("output %q, want %q", got.String(), want)
+			}
+			send(&message.Feed{Code: "print:again"})
+			for ev = next(); ev.Body.EventKind() == message.KindPrint; ev = next() {
+			}
+			mustKind(t, ev, message.KindComplete)
+		})
 	}
 }

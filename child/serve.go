@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/codec"
 	_ "github.com/gomonty/monty/codec/codecv2" // protocol 2
@@ -48,7 +49,9 @@ type Options struct {
 	// Configure; nil means [DefaultVersions] (4 and 2). The refusal text
 	// names the range from the lowest to the highest.
 	Versions []uint32
-	// Limits bound each request decode (frame cap, decode budget).
+	// Limits bound each request decode (frame cap, decode budget). The
+	// frame cap also bounds every event sent, and is never above the
+	// connection's own MaxFrameLen.
 	Limits codec.Limits
 	// Logger receives diagnostics; nil means slog.Default().
 	Logger *slog.Logger
@@ -100,6 +103,12 @@ type server struct {
 // once on the way out).
 func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options) error {
 	s := &server{conn: conn, eng: engine, lim: opts.Limits, log: opts.Logger}
+	if m := conn.MaxFrameLen(); m > 0 && m < s.lim.FrameLen() {
+		// The connection refuses a frame over its own cap: an event over
+		// it must be handled as over the protocol's (a result becomes the
+		// "result frame" Error), not fail as a broken output stream.
+		s.lim.MaxFrameLen = m
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -726,7 +735,10 @@ func (s *server) write(buf []byte) error {
 	return nil
 }
 
-// writePrint encodes and writes one Print event (printer lock held).
+// writePrint encodes and writes one Print event (printer lock held). A
+// Print over the frame cap (a cap below what the 8 KiB print buffer
+// holds) is sent as several that fit: a segment at a time, a segment's
+// text cut between characters, so the output arrives whole and in order.
 func (s *server) writePrint(p *message.Print) error {
 	buf, err := s.codec.AppendEvent(s.pbuf[:0], &message.ChildEvent{Body: p})
 	if err != nil {
@@ -736,5 +748,33 @@ func (s *server) writePrint(p *message.Print) error {
 	if cap(s.pbuf) > 1<<20 {
 		s.pbuf = nil
 	}
-	return s.conn.WriteFrame(buf)
+	if len(buf) <= s.lim.FrameLen() {
+		return s.conn.WriteFrame(buf)
+	}
+	if len(p.Segments) > 1 {
+		for i := range p.Segments {
+			if err := s.writePrint(&message.Print{Segments: p.Segments[i : i+1]}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var seg message.PrintSegment
+	if len(p.Segments) == 1 {
+		seg = p.Segments[0]
+	}
+	cut := len(seg.Text) / 2
+	for cut > 0 && !utf8.RuneStart(seg.Text[cut]) {
+		cut--
+	}
+	if cut == 0 {
+		// Not even one character fits.
+		return &frame.TooLargeError{Len: uint64(len(buf)), Max: uint64(s.lim.FrameLen())}
+	}
+	for _, text := range [2]string{seg.Text[:cut], seg.Text[cut:]} {
+		if err := s.writePrint(&message.Print{Segments: []message.PrintSegment{{Stream: seg.Stream, Text: text}}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
