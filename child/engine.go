@@ -53,7 +53,8 @@ import (
 // failed print ends the native worker's turn.
 //
 // The engine assigns call ids (FunctionCall.CallID, OsCall.CallID),
-// increasing within a session, and reports pending futures by those ids;
+// increasing within a feed (the released worker starts again at 0 with
+// each feed), and reports pending futures by those ids;
 // Serve checks resumes against them. Print output of a turn goes to out,
 // from the goroutine running the turn, before the turn returns. Limits are
 // the engine's: it enforces max_duration, memory and recursion as its
