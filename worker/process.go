@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/spawn"
 	"github.com/gomonty/monty/internal/spinwait"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
@@ -232,7 +233,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		Stderr:      errW,
 		SysProcAttr: sysProcAttr(&pidfd),
 	}
-	if err := spawn(cmd.Start); err != nil {
+	if err := spawn.Start(cmd.Start); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("monty worker: start %s: %w%s", bin, err, startHint(err, cfg.Dir, bin))
 	}
@@ -305,7 +306,7 @@ func (p *Process) reap(pidfd int) {
 		killStrays(p.pipes)
 	}
 	err := p.cmd.Wait()
-	spawned()
+	spawn.Done()
 	liveWorkers.Add(-1)
 	p.exit = exitOf(p.cmd.ProcessState, err)
 	close(p.exited)
