@@ -26,6 +26,12 @@ import (
 const (
 	// DefaultStderrLimit is how many bytes of the child's stderr are kept.
 	DefaultStderrLimit = 64 << 10
+	// DefaultStderrLogBurst is how many of the child's stderr lines may
+	// be logged at once (see Config.StderrLogBurst).
+	DefaultStderrLogBurst = 100
+	// DefaultStderrLogRate is how many of the child's stderr lines may be
+	// logged a second once the burst is spent (see Config.StderrLogRate).
+	DefaultStderrLogRate = 10
 	// DefaultKillGrace is how long Close waits for a clean exit after
 	// closing the child's stdin before it sends SIGKILL.
 	DefaultKillGrace = 100 * time.Millisecond
@@ -60,9 +66,27 @@ type Config struct {
 	// DefaultStderrLimit and a negative value keeps nothing.
 	StderrLimit int
 	// Logger receives the child's stderr lines (Debug, or Warn for lines
-	// that report a failure) and lifecycle messages; nil means
-	// slog.Default().
+	// that report a failure; a line is cut into records of at most 4 KiB)
+	// and lifecycle messages; nil means slog.Default().
 	Logger *slog.Logger
+	// StderrLogBurst and StderrLogRate bound the stderr lines given to
+	// Logger, so that a worker writing to its stderr in a loop cannot
+	// flood the host's logs: up to StderrLogBurst lines at once, then
+	// StderrLogRate lines a second (a token bucket per worker). Lines
+	// beyond are kept in the tail ([Process.Stderr]) but not logged; the
+	// next record logged, and the end of stderr, is preceded by one Warn
+	// record, "monty worker stderr lines not logged", whose "lines"
+	// attribute counts them. A zero StderrLogBurst means
+	// DefaultStderrLogBurst and a negative one logs every line; a
+	// StderrLogRate of 0 or less means DefaultStderrLogRate.
+	StderrLogBurst int
+	StderrLogRate  int
+	// StderrTo, when set, receives the child's stderr byte for byte as the
+	// child wrote it, instead of Logger (which then gets no stderr
+	// records; the tail is kept either way): montygo subprocess relays its
+	// inner worker's stderr so. It is written from one goroutine, never
+	// after Close returns; a failed write stops the copy, not the tail.
+	StderrTo io.Writer
 	// KillGrace is the wait between closing stdin and SIGKILL in Close;
 	// 0 means DefaultKillGrace.
 	KillGrace time.Duration
@@ -129,6 +153,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.StderrLogBurst == 0 {
+		c.StderrLogBurst = DefaultStderrLogBurst
+	}
+	if c.StderrLogRate <= 0 {
+		c.StderrLogRate = DefaultStderrLogRate
 	}
 	if c.KillGrace <= 0 {
 		c.KillGrace = DefaultKillGrace
@@ -331,22 +361,39 @@ func (p *Process) drainStderr() {
 	defer close(p.stderrDone)
 	buf := make([]byte, 4096)
 	var line []byte
+	bucket := logBucket{burst: p.cfg.StderrLogBurst, rate: p.cfg.StderrLogRate}
+	summary := func() {
+		if bucket.dropped > 0 {
+			p.log.Warn("monty worker stderr lines not logged", slog.Int64("lines", bucket.dropped))
+			bucket.dropped = 0
+		}
+	}
 	emit := func() {
 		if len(line) == 0 {
 			return
 		}
-		level := slog.LevelDebug
-		if looksFatal(line) {
-			level = slog.LevelWarn
+		if bucket.take(time.Now()) {
+			summary()
+			level := slog.LevelDebug
+			if looksFatal(line) {
+				level = slog.LevelWarn
+			}
+			p.log.Log(context.Background(), level, "monty worker stderr", slog.String("line", string(line)))
 		}
-		p.log.Log(context.Background(), level, "monty worker stderr", slog.String("line", string(line)))
 		line = line[:0]
 	}
+	to := p.cfg.StderrTo
 	for {
 		n, err := p.errR.Read(buf)
 		if n > 0 {
 			p.tail.Write(buf[:n])
 			chunk := buf[:n]
+			if to != nil {
+				if _, werr := to.Write(chunk); werr != nil {
+					to = nil
+				}
+				chunk = nil
+			}
 			for len(chunk) > 0 {
 				i := bytes.IndexByte(chunk, '\n')
 				if i < 0 {
@@ -365,9 +412,41 @@ func (p *Process) drainStderr() {
 		}
 		if err != nil {
 			emit()
+			summary()
 			return
 		}
 	}
+}
+
+// logBucket is the token bucket that bounds the stderr lines logged
+// (Config.StderrLogBurst, StderrLogRate): it holds up to burst tokens,
+// gains rate a second, and a line is logged when it takes one. A negative
+// burst never runs out.
+type logBucket struct {
+	burst, rate int
+	tokens      float64
+	last        time.Time // of the last refill; zero before the first take
+	dropped     int64     // lines not logged since the last summary
+}
+
+// take reports whether a line may be logged at now, and counts it in
+// dropped if not.
+func (b *logBucket) take(now time.Time) bool {
+	if b.burst < 0 {
+		return true
+	}
+	if b.last.IsZero() {
+		b.tokens = float64(b.burst)
+	} else if d := now.Sub(b.last); d > 0 {
+		b.tokens = min(float64(b.burst), b.tokens+d.Seconds()*float64(b.rate))
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true
+	}
+	b.dropped++
+	return false
 }
 
 func looksFatal(line []byte) bool {

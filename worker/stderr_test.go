@@ -1,0 +1,168 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// records is a slog.Handler that keeps every record.
+type records struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (h *records) Enabled(context.Context, slog.Level) bool { return true }
+func (h *records) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.recs = append(h.recs, r.Clone())
+	return nil
+}
+func (h *records) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *records) WithGroup(string) slog.Handler      { return h }
+
+// stderrCounts returns the stderr line records, and the lines the summary
+// records say were not logged (and how many summaries there were).
+func (h *records) stderrCounts() (lines int, dropped int64, summaries int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.recs {
+		switch r.Message {
+		case "monty worker stderr":
+			lines++
+		case "monty worker stderr lines not logged":
+			summaries++
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == "lines" {
+					dropped += a.Value.Int64()
+				}
+				return true
+			})
+		}
+	}
+	return lines, dropped, summaries
+}
+
+// floodScript writes n stderr lines that each look like a failure (so
+// each would be logged at Warn).
+func floodScript(n int) []string {
+	return []string{"-c", "i=0; while [ $i -lt " + strconv.Itoa(n) + " ]; do echo \"error $i\" >&2; i=$((i+1)); done"}
+}
+
+// A worker writing to its stderr in a loop had every line logged (every
+// one at Warn, as each says "error"): millions of records a second into
+// the host's logs. A zero Config now bounds the records (a burst, then a
+// steady rate), and says how many lines were not logged.
+func TestStderrFloodIsNotLoggedLineByLine(t *testing.T) {
+	const n = 3000
+	h := &records{}
+	began := time.Now()
+	p := start(t, Config{Binary: "/bin/sh", Args: floodScript(n), Logger: slog.New(h)})
+	p.Wait(context.Background())
+	p.Close(context.Background())
+	elapsed := time.Since(began)
+	lines, dropped, summaries := h.stderrCounts()
+	allowed := DefaultStderrLogBurst + int(elapsed.Seconds()+1)*DefaultStderrLogRate
+	if lines > allowed {
+		t.Fatalf("%d of %d stderr lines logged in %v, want at most %d", lines, n, elapsed, allowed)
+	}
+	if int64(lines)+dropped != n || summaries == 0 {
+		t.Fatalf("%d lines logged and %d reported not logged (%d summaries), want %d in all", lines, dropped, summaries, n)
+	}
+	if !strings.HasSuffix(p.Stderr(), "error 2999\n") {
+		t.Fatalf("the tail lost the last lines: %q", p.Stderr()[max(0, len(p.Stderr())-100):])
+	}
+}
+
+// The bound is configurable, and a negative burst logs every line.
+func TestStderrLogBounds(t *testing.T) {
+	const n = 500
+	h := &records{}
+	p := start(t, Config{Binary: "/bin/sh", Args: floodScript(n), Logger: slog.New(h), StderrLogBurst: 7, StderrLogRate: 1})
+	began := time.Now()
+	p.Wait(context.Background())
+	p.Close(context.Background())
+	lines, dropped, _ := h.stderrCounts()
+	if allowed := 7 + int(time.Since(began).Seconds()+2); lines > allowed || int64(lines)+dropped != n {
+		t.Fatalf("burst 7: %d lines logged, %d not (want at most %d logged, %d in all)", lines, dropped, allowed, n)
+	}
+
+	h = &records{}
+	p = start(t, Config{Binary: "/bin/sh", Args: floodScript(n), Logger: slog.New(h), StderrLogBurst: -1})
+	p.Wait(context.Background())
+	p.Close(context.Background())
+	if lines, dropped, summaries := h.stderrCounts(); lines != n || dropped != 0 || summaries != 0 {
+		t.Fatalf("no bound: %d lines logged, %d not (%d summaries), want all %d", lines, dropped, summaries, n)
+	}
+}
+
+func TestLogBucket(t *testing.T) {
+	b := logBucket{burst: 3, rate: 2}
+	t0 := time.Unix(1000, 0)
+	for i := range 3 {
+		if !b.take(t0) {
+			t.Fatalf("line %d of the burst refused", i)
+		}
+	}
+	if b.take(t0) || b.take(t0.Add(100*time.Millisecond)) {
+		t.Fatal("a line past the burst was allowed")
+	}
+	if !b.take(t0.Add(600 * time.Millisecond)) {
+		t.Fatal("no token after half a second at 2 a second")
+	}
+	if b.dropped != 2 {
+		t.Fatalf("dropped %d, want 2", b.dropped)
+	}
+	// A long quiet spell refills no more than the burst.
+	t1 := t0.Add(time.Hour)
+	for i := range 3 {
+		if !b.take(t1) {
+			t.Fatalf("line %d after an hour refused", i)
+		}
+	}
+	if b.take(t1) {
+		t.Fatal("more than the burst after an hour")
+	}
+}
+
+// With StderrTo, the child's stderr arrives byte for byte (a line longer
+// than a log record, a last line without a newline), with no stderr
+// records logged and no bound applied.
+func TestStderrToIsVerbatim(t *testing.T) {
+	long := strings.Repeat("x", 10000)
+	script := "i=0; while [ $i -lt 1000 ]; do echo \"error $i\" >&2; i=$((i+1)); done; printf '%s\\n' " + long + " >&2; printf 'no newline' >&2"
+	var want bytes.Buffer
+	for i := range 1000 {
+		want.WriteString("error " + strconv.Itoa(i) + "\n")
+	}
+	want.WriteString(long + "\nno newline")
+	h := &records{}
+	var got bytes.Buffer
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", script}, Logger: slog.New(h), StderrTo: &got})
+	p.Wait(context.Background())
+	p.Close(context.Background())
+	if got.String() != want.String() {
+		t.Fatalf("StderrTo got %d bytes, want %d (first difference at %d)", got.Len(), want.Len(), firstDiff(got.String(), want.String()))
+	}
+	if lines, dropped, summaries := h.stderrCounts(); lines+summaries != 0 || dropped != 0 {
+		t.Fatalf("with StderrTo, %d stderr records and %d summaries were logged", lines, summaries)
+	}
+	if !strings.HasSuffix(p.Stderr(), "\nno newline") {
+		t.Fatalf("tail %q", p.Stderr()[max(0, len(p.Stderr())-50):])
+	}
+}
+
+func firstDiff(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
