@@ -560,8 +560,15 @@ func (p *Process) Close(ctx context.Context) error {
 }
 
 // release joins the stderr drain and closes every parent-side pipe end.
-// The child must have been reaped.
+// The child must have been reaped. On Linux, when no process holds the
+// write end of the child's stderr any more, the drain reads the pipe to
+// its end first; otherwise it gets KillGrace.
 func (p *Process) release() {
+	if runtime.GOOS == "linux" && !stillHeld(p.errR) {
+		// Nothing can write any more: what is left in the pipe is read
+		// to the end, however slowly the drain logs it.
+		<-p.stderrDone
+	}
 	t := time.NewTimer(p.cfg.KillGrace)
 	select {
 	case <-p.stderrDone:

@@ -166,3 +166,40 @@ func firstDiff(a, b string) int {
 	}
 	return min(len(a), len(b))
 }
+
+// gate is a slog.Handler whose first stderr record waits for open.
+type gate struct {
+	records
+	open chan struct{}
+	once sync.Once
+}
+
+func (g *gate) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "monty worker stderr" {
+		g.once.Do(func() { <-g.open })
+	}
+	return g.records.Handle(ctx, r)
+}
+func (g *gate) WithAttrs([]slog.Attr) slog.Handler { return g }
+func (g *gate) WithGroup(string) slog.Handler      { return g }
+
+// Close stopped reading the child's stderr KillGrace after the exit even
+// when nothing held the pipe any more and the drain was only slow (a slow
+// log handler, or a StderrTo writer the reader of which lagged): the rest
+// of the child's stderr was lost, from the tail and the log. Once the
+// child has exited and nothing holds its stderr, Close reads it to the
+// end.
+func TestCloseReadsAnExitedWorkersStderrToTheEnd(t *testing.T) {
+	g := &gate{open: make(chan struct{})}
+	p := start(t, Config{Binary: "/bin/sh", Args: floodScript(500), Logger: slog.New(g), KillGrace: time.Nanosecond})
+	p.Wait(context.Background())
+	closed := make(chan struct{})
+	go func() { p.Close(context.Background()); close(closed) }()
+	// Let Close's grace pass while the drain is held up, then let it go.
+	time.Sleep(50 * time.Millisecond)
+	close(g.open)
+	<-closed
+	if tail := p.Stderr(); !strings.HasSuffix(tail, "error 499\n") {
+		t.Fatalf("after Close the tail ends %q, want the last line", tail[max(0, len(tail)-40):])
+	}
+}
