@@ -353,7 +353,8 @@ func exitOf(st *os.ProcessState, err error) Exit {
 	return Exit{Code: st.ExitCode()}
 }
 
-// maxLogLine bounds one logged stderr line.
+// maxLogLine bounds one logged stderr record; a longer line is logged as
+// several.
 const maxLogLine = 4 << 10
 
 func (p *Process) drainStderr() {
@@ -394,20 +395,29 @@ func (p *Process) drainStderr() {
 				}
 				chunk = nil
 			}
+			// A line longer than maxLogLine is logged as consecutive
+			// records of maxLogLine bytes, then its rest.
 			for len(chunk) > 0 {
 				i := bytes.IndexByte(chunk, '\n')
+				end := i
 				if i < 0 {
-					room := maxLogLine - len(line)
-					line = append(line, chunk[:min(room, len(chunk))]...)
+					end = len(chunk)
+				}
+				k := min(maxLogLine-len(line), end)
+				line = append(line, chunk[:k]...)
+				switch {
+				case k < end:
+					emit() // full: the line goes on
+					chunk = chunk[k:]
+				case i >= 0:
+					emit()
+					chunk = chunk[i+1:]
+				default:
 					if len(line) >= maxLogLine {
 						emit()
 					}
-					break
+					chunk = nil
 				}
-				room := maxLogLine - len(line)
-				line = append(line, chunk[:min(room, i)]...)
-				emit()
-				chunk = chunk[i+1:]
 			}
 		}
 		if err != nil {

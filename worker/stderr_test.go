@@ -203,3 +203,39 @@ func TestCloseReadsAnExitedWorkersStderrToTheEnd(t *testing.T) {
 		t.Fatalf("after Close the tail ends %q, want the last line", tail[max(0, len(tail)-40):])
 	}
 }
+
+// A stderr line longer than a log record is logged as consecutive
+// records of at most 4 KiB that hold all of it: the bytes past a record's
+// room in each read were dropped, so what was logged depended on how the
+// reads fell.
+func TestLongStderrLineIsLoggedWhole(t *testing.T) {
+	var line strings.Builder
+	for i := 0; line.Len() < 20000; i++ {
+		line.WriteString(strconv.Itoa(i) + ",")
+	}
+	h := &records{}
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "printf '%s\\n%s' \"$L\" \"$L\" >&2"},
+		Env: []string{"L=" + line.String()}, Logger: slog.New(h), StderrLogBurst: -1})
+	p.Wait(context.Background())
+	p.Close(context.Background())
+	var got strings.Builder
+	h.mu.Lock()
+	for _, r := range h.recs {
+		if r.Message != "monty worker stderr" {
+			continue
+		}
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "line" {
+				if n := len(a.Value.String()); n > maxLogLine {
+					t.Errorf("a record of %d bytes", n)
+				}
+				got.WriteString(a.Value.String())
+			}
+			return true
+		})
+	}
+	h.mu.Unlock()
+	if want := line.String() + line.String(); got.String() != want {
+		t.Fatalf("logged %d bytes of the two lines' %d (first difference at %d)", got.Len(), len(want), firstDiff(got.String(), want))
+	}
+}
