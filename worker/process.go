@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/spawn"
@@ -383,6 +384,23 @@ func (p *Process) drainStderr() {
 		}
 		line = line[:0]
 	}
+	// emitFull logs a full record of a line that goes on, cut between
+	// characters: a character the cut would split starts the next one.
+	var carry [utf8.UTFMax]byte
+	emitFull := func() {
+		n := 0
+		for j := len(line) - 1; j >= 0 && j >= len(line)-(utf8.UTFMax-1); j-- {
+			if utf8.RuneStart(line[j]) {
+				if !utf8.FullRune(line[j:]) && j > 0 {
+					n = copy(carry[:], line[j:])
+					line = line[:j]
+				}
+				break
+			}
+		}
+		emit()
+		line = append(line, carry[:n]...)
+	}
 	to := p.cfg.StderrTo
 	for {
 		n, err := p.errR.Read(buf)
@@ -407,14 +425,14 @@ func (p *Process) drainStderr() {
 				line = append(line, chunk[:k]...)
 				switch {
 				case k < end:
-					emit() // full: the line goes on
+					emitFull() // the line goes on
 					chunk = chunk[k:]
 				case i >= 0:
 					emit()
 					chunk = chunk[i+1:]
 				default:
 					if len(line) >= maxLogLine {
-						emit()
+						emitFull()
 					}
 					chunk = nil
 				}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // records is a slog.Handler that keeps every record.
@@ -237,5 +238,34 @@ func TestLongStderrLineIsLoggedWhole(t *testing.T) {
 	h.mu.Unlock()
 	if want := line.String() + line.String(); got.String() != want {
 		t.Fatalf("logged %d bytes of the two lines' %d (first difference at %d)", got.Len(), len(want), firstDiff(got.String(), want))
+	}
+}
+
+// A long line is cut between characters, never inside one: each record
+// is valid UTF-8 (a handler writing JSON replaces the halves of a cut
+// character with U+FFFD), and the records still join to the line.
+func TestLongStderrLineIsCutBetweenCharacters(t *testing.T) {
+	line := "é" + strings.Repeat("€", 5000) // 2 + 3*5000 bytes: cuts at 4096 fall inside characters
+	h := &records{}
+	p := start(t, Config{Binary: "/bin/sh", Args: []string{"-c", "printf '%s\\n' \"$L\" >&2"},
+		Env: []string{"L=" + line}, Logger: slog.New(h), StderrLogBurst: -1})
+	p.Wait(context.Background())
+	p.Close(context.Background())
+	var got strings.Builder
+	h.mu.Lock()
+	for _, r := range h.recs {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "line" {
+				if !utf8.ValidString(a.Value.String()) {
+					t.Errorf("a record of %d bytes is not valid UTF-8", len(a.Value.String()))
+				}
+				got.WriteString(a.Value.String())
+			}
+			return true
+		})
+	}
+	h.mu.Unlock()
+	if got.String() != line {
+		t.Fatalf("logged %d bytes of the line's %d", got.Len(), len(line))
 	}
 }
