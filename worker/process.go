@@ -86,7 +86,10 @@ type Config struct {
 	// child wrote it, instead of Logger (which then gets no stderr
 	// records; the tail is kept either way): montygo subprocess relays its
 	// inner worker's stderr so. It is written from one goroutine, never
-	// after Close returns; a failed write stops the copy, not the tail.
+	// after Close returns; a failed write stops the copy, not the tail. A
+	// write that blocks holds up the drain, and so Close (and, once the
+	// pipe is full, the child's own stderr writes), as a blocked reader of
+	// the worker's own stderr would.
 	StderrTo io.Writer
 	// KillGrace is the wait between closing stdin and SIGKILL in Close;
 	// 0 means DefaultKillGrace.
