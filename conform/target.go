@@ -174,11 +174,14 @@ func startProc(t Target) (*proc, error) {
 		spawn.Done()
 		// The stderr tail is complete once the pipe ends, which it does
 		// at the exit unless something else holds its write end: the exit
-		// is not held back by that for more than a moment.
+		// is not held back by that for more than a moment, and the reader
+		// stops then (a holder out of the group's reach may live on).
 		t := time.NewTimer(time.Second)
 		select {
 		case <-copied:
 		case <-t.C:
+			errR.Close()
+			<-copied
 		}
 		t.Stop()
 		p.exit = exitOf(cmd.ProcessState, err)
