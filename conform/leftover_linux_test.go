@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/gomonty/monty/conform"
 	"github.com/gomonty/monty/internal/testenv"
 )
@@ -89,5 +91,31 @@ func TestRuleTimeoutEndsAReadFromAnEscapedHolder(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the kit is still waiting for the rule a minute after its 1 s timeout")
+	}
+}
+
+// A process out of the worker's process group (a session of its own) that
+// holds the worker's stderr kept the kit's stderr reader running after Run
+// returned, for as long as that process lived: a goroutine of a finished
+// run leaked. The reader stops once the worker's exit is reported.
+func TestEscapedStderrHolderDoesNotOutliveTheRun(t *testing.T) {
+	bin := testenv.Worker(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	script := fmt.Sprintf("/usr/bin/setsid /bin/sleep 300 </dev/null >/dev/null & echo $! >%s; exec %s subprocess", pidFile, bin)
+	ignore := goleak.IgnoreCurrent()
+	rep := run(t, conform.Target{Binary: "/bin/sh", Args: []string{"-c", script}}, 2, []string{"feed.complete-value"})
+	if rep.Summary.Pass != 1 {
+		logReport(t, rep)
+		t.Fatalf("want the rule to pass: %+v", rep.Summary)
+	}
+	if err := goleak.Find(ignore); err != nil {
+		t.Fatalf("after Run returned: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/internal/redact"
+	"github.com/gomonty/monty/internal/spawn"
 	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
@@ -149,7 +150,9 @@ func startProc(t Target) (*proc, error) {
 		Stdin: inR, Stdout: outW, Stderr: errW,
 		SysProcAttr: childProcAttr(),
 	}
-	if err := cmd.Start(); err != nil {
+	// Forked on the spawner's thread: the parent-death signal follows the
+	// forking thread, which the runtime may end (see internal/spawn).
+	if err := spawn.Start(cmd.Start); err != nil {
 		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
 			f.Close()
 		}
@@ -168,13 +171,17 @@ func startProc(t Target) (*proc, error) {
 	}()
 	go func() {
 		err := cmd.Wait()
+		spawn.Done()
 		// The stderr tail is complete once the pipe ends, which it does
 		// at the exit unless something else holds its write end: the exit
-		// is not held back by that for more than a moment.
+		// is not held back by that for more than a moment, and the reader
+		// stops then (a holder out of the group's reach may live on).
 		t := time.NewTimer(time.Second)
 		select {
 		case <-copied:
 		case <-t.C:
+			errR.Close()
+			<-copied
 		}
 		t.Stop()
 		p.exit = exitOf(cmd.ProcessState, err)

@@ -59,7 +59,11 @@
 //
 // The child's stderr is drained by one goroutine into a bounded ring
 // buffer (the tail is attached to crash errors) and logged through
-// log/slog.
+// log/slog, at most Config.StderrLogBurst lines at once and then
+// Config.StderrLogRate lines a second (a worker writing to its stderr in
+// a loop cannot flood the host's logs; a Warn record counts the lines not
+// logged), or copied byte for byte to Config.StderrTo. Once the child has
+// exited and nothing holds its stderr, Close reads the pipe to its end.
 //
 // # Errors
 //

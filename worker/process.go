@@ -14,8 +14,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/spawn"
 	"github.com/gomonty/monty/internal/spinwait"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
@@ -25,6 +27,12 @@ import (
 const (
 	// DefaultStderrLimit is how many bytes of the child's stderr are kept.
 	DefaultStderrLimit = 64 << 10
+	// DefaultStderrLogBurst is how many of the child's stderr lines may
+	// be logged at once (see Config.StderrLogBurst).
+	DefaultStderrLogBurst = 100
+	// DefaultStderrLogRate is how many of the child's stderr lines may be
+	// logged a second once the burst is spent (see Config.StderrLogRate).
+	DefaultStderrLogRate = 10
 	// DefaultKillGrace is how long Close waits for a clean exit after
 	// closing the child's stdin before it sends SIGKILL.
 	DefaultKillGrace = 100 * time.Millisecond
@@ -59,9 +67,30 @@ type Config struct {
 	// DefaultStderrLimit and a negative value keeps nothing.
 	StderrLimit int
 	// Logger receives the child's stderr lines (Debug, or Warn for lines
-	// that report a failure) and lifecycle messages; nil means
-	// slog.Default().
+	// that report a failure; a line is cut into records of at most 4 KiB)
+	// and lifecycle messages; nil means slog.Default().
 	Logger *slog.Logger
+	// StderrLogBurst and StderrLogRate bound the stderr lines given to
+	// Logger, so that a worker writing to its stderr in a loop cannot
+	// flood the host's logs: up to StderrLogBurst lines at once, then
+	// StderrLogRate lines a second (a token bucket per worker). Lines
+	// beyond are kept in the tail ([Process.Stderr]) but not logged; the
+	// next record logged, and the end of stderr, is preceded by one Warn
+	// record, "monty worker stderr lines not logged", whose "lines"
+	// attribute counts them. A zero StderrLogBurst means
+	// DefaultStderrLogBurst and a negative one logs every line; a
+	// StderrLogRate of 0 or less means DefaultStderrLogRate.
+	StderrLogBurst int
+	StderrLogRate  int
+	// StderrTo, when set, receives the child's stderr byte for byte as the
+	// child wrote it, instead of Logger (which then gets no stderr
+	// records; the tail is kept either way): montygo subprocess relays its
+	// inner worker's stderr so. It is written from one goroutine, never
+	// after Close returns; a failed write stops the copy, not the tail. A
+	// write that blocks holds up the drain, and so Close (and, once the
+	// pipe is full, the child's own stderr writes), as a blocked reader of
+	// the worker's own stderr would.
+	StderrTo io.Writer
 	// KillGrace is the wait between closing stdin and SIGKILL in Close;
 	// 0 means DefaultKillGrace.
 	KillGrace time.Duration
@@ -128,6 +157,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.StderrLogBurst == 0 {
+		c.StderrLogBurst = DefaultStderrLogBurst
+	}
+	if c.StderrLogRate <= 0 {
+		c.StderrLogRate = DefaultStderrLogRate
 	}
 	if c.KillGrace <= 0 {
 		c.KillGrace = DefaultKillGrace
@@ -232,7 +267,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		Stderr:      errW,
 		SysProcAttr: sysProcAttr(&pidfd),
 	}
-	if err := spawn(cmd.Start); err != nil {
+	if err := spawn.Start(cmd.Start); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("monty worker: start %s: %w%s", bin, err, startHint(err, cfg.Dir, bin))
 	}
@@ -305,7 +340,7 @@ func (p *Process) reap(pidfd int) {
 		killStrays(p.pipes)
 	}
 	err := p.cmd.Wait()
-	spawned()
+	spawn.Done()
 	liveWorkers.Add(-1)
 	p.exit = exitOf(p.cmd.ProcessState, err)
 	close(p.exited)
@@ -322,7 +357,8 @@ func exitOf(st *os.ProcessState, err error) Exit {
 	return Exit{Code: st.ExitCode()}
 }
 
-// maxLogLine bounds one logged stderr line.
+// maxLogLine bounds one logged stderr record; a longer line is logged as
+// several.
 const maxLogLine = 4 << 10
 
 func (p *Process) drainStderr() {
@@ -330,43 +366,118 @@ func (p *Process) drainStderr() {
 	defer close(p.stderrDone)
 	buf := make([]byte, 4096)
 	var line []byte
+	bucket := logBucket{burst: p.cfg.StderrLogBurst, rate: p.cfg.StderrLogRate}
+	summary := func() {
+		if bucket.dropped > 0 {
+			p.log.Warn("monty worker stderr lines not logged", slog.Int64("lines", bucket.dropped))
+			bucket.dropped = 0
+		}
+	}
 	emit := func() {
 		if len(line) == 0 {
 			return
 		}
-		level := slog.LevelDebug
-		if looksFatal(line) {
-			level = slog.LevelWarn
+		if bucket.take(time.Now()) {
+			summary()
+			level := slog.LevelDebug
+			if looksFatal(line) {
+				level = slog.LevelWarn
+			}
+			p.log.Log(context.Background(), level, "monty worker stderr", slog.String("line", string(line)))
 		}
-		p.log.Log(context.Background(), level, "monty worker stderr", slog.String("line", string(line)))
 		line = line[:0]
 	}
+	// emitFull logs a full record of a line that goes on, cut between
+	// characters: a character the cut would split starts the next one.
+	var carry [utf8.UTFMax]byte
+	emitFull := func() {
+		n := 0
+		for j := len(line) - 1; j >= 0 && j >= len(line)-(utf8.UTFMax-1); j-- {
+			if utf8.RuneStart(line[j]) {
+				if !utf8.FullRune(line[j:]) && j > 0 {
+					n = copy(carry[:], line[j:])
+					line = line[:j]
+				}
+				break
+			}
+		}
+		emit()
+		line = append(line, carry[:n]...)
+	}
+	to := p.cfg.StderrTo
 	for {
 		n, err := p.errR.Read(buf)
 		if n > 0 {
 			p.tail.Write(buf[:n])
 			chunk := buf[:n]
+			if to != nil {
+				if _, werr := to.Write(chunk); werr != nil {
+					to = nil
+				}
+				chunk = nil
+			}
+			// A line longer than maxLogLine is logged as consecutive
+			// records of maxLogLine bytes, then its rest.
 			for len(chunk) > 0 {
 				i := bytes.IndexByte(chunk, '\n')
+				end := i
 				if i < 0 {
-					room := maxLogLine - len(line)
-					line = append(line, chunk[:min(room, len(chunk))]...)
-					if len(line) >= maxLogLine {
-						emit()
-					}
-					break
+					end = len(chunk)
 				}
-				room := maxLogLine - len(line)
-				line = append(line, chunk[:min(room, i)]...)
-				emit()
-				chunk = chunk[i+1:]
+				k := min(maxLogLine-len(line), end)
+				line = append(line, chunk[:k]...)
+				switch {
+				case k < end:
+					emitFull() // the line goes on
+					chunk = chunk[k:]
+				case i >= 0:
+					emit()
+					chunk = chunk[i+1:]
+				default:
+					if len(line) >= maxLogLine {
+						emitFull()
+					}
+					chunk = nil
+				}
 			}
 		}
 		if err != nil {
 			emit()
+			summary()
 			return
 		}
 	}
+}
+
+// logBucket is the token bucket that bounds the stderr lines logged
+// (Config.StderrLogBurst, StderrLogRate): it holds up to burst tokens,
+// gains rate a second, and a line is logged when it takes one. A negative
+// burst never runs out.
+type logBucket struct {
+	burst, rate int
+	tokens      float64
+	last        time.Time // of the last refill; zero before the first take
+	dropped     int64     // lines not logged since the last summary
+}
+
+// take reports whether a line may be logged at now, and counts it in
+// dropped if not.
+func (b *logBucket) take(now time.Time) bool {
+	if b.burst < 0 {
+		return true
+	}
+	if b.last.IsZero() {
+		b.tokens = float64(b.burst)
+	} else if d := now.Sub(b.last); d > 0 {
+		b.tokens = min(float64(b.burst), b.tokens+d.Seconds()*float64(b.rate))
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true
+	}
+	b.dropped++
+	return false
 }
 
 func looksFatal(line []byte) bool {
@@ -480,8 +591,15 @@ func (p *Process) Close(ctx context.Context) error {
 }
 
 // release joins the stderr drain and closes every parent-side pipe end.
-// The child must have been reaped.
+// The child must have been reaped. On Linux, when no process holds the
+// write end of the child's stderr any more, the drain reads the pipe to
+// its end first; otherwise it gets KillGrace.
 func (p *Process) release() {
+	if runtime.GOOS == "linux" && !stillHeld(p.errR) {
+		// Nothing can write any more: what is left in the pipe is read
+		// to the end, however slowly the drain logs it.
+		<-p.stderrDone
+	}
 	t := time.NewTimer(p.cfg.KillGrace)
 	select {
 	case <-p.stderrDone:

@@ -3,7 +3,6 @@ package worker
 import (
 	"math"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -406,59 +405,4 @@ func holdsPipe(pid int, inodes [3]uint64) bool {
 		}
 	}
 	return false
-}
-
-// The kernel sends a child its parent-death signal (sysProcAttr's SIGKILL)
-// when the thread that forked it exits, not the process, and the Go
-// runtime ends a thread when a goroutine locked to it
-// (runtime.LockOSThread) returns still locked: a host doing that (to
-// change a thread's namespaces, say) would see its workers killed. So
-// every worker is forked on the spawner's thread, which a goroutine keeps
-// locked, and so alive, while any worker it forked is unreaped; the
-// goroutine ends with the last of them.
-var spawner struct {
-	mu   sync.Mutex
-	reqs chan func() // nil while no spawner runs
-	live int         // workers forked (or being forked) on it, not yet reaped
-}
-
-// spawn runs start (which forks the child) on the spawner's thread. When it
-// succeeds, spawned must be called once the child has been reaped.
-func spawn(start func() error) error {
-	spawner.mu.Lock()
-	if spawner.reqs == nil {
-		spawner.reqs = make(chan func())
-		go spawnLoop(spawner.reqs)
-	}
-	spawner.live++
-	reqs := spawner.reqs
-	spawner.mu.Unlock()
-	errc := make(chan error, 1)
-	reqs <- func() { errc <- start() }
-	err := <-errc
-	if err != nil {
-		spawned()
-	}
-	return err
-}
-
-// spawned releases the spawner's thread from a reaped child; the spawner
-// ends when no child of its thread is left.
-func spawned() {
-	spawner.mu.Lock()
-	defer spawner.mu.Unlock()
-	if spawner.live--; spawner.live == 0 {
-		close(spawner.reqs)
-		spawner.reqs = nil
-	}
-}
-
-// spawnLoop is the spawner: it runs the forks sent on reqs on its locked
-// thread until reqs is closed.
-func spawnLoop(reqs <-chan func()) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for f := range reqs {
-		f()
-	}
 }

@@ -34,13 +34,6 @@ func pipeInode(*os.File) uint64 { return 0 }
 // stillHeld reports false off Linux: killStrays is Linux only.
 func stillHeld(*os.File) bool { return false }
 
-// spawn runs start where it is called: there is no parent-death signal
-// off Linux.
-func spawn(start func() error) error { return start() }
-
-// spawned has nothing to release off Linux.
-func spawned() {}
-
 // killStrays does nothing off Linux.
 func killStrays([3]uint64) {}
 

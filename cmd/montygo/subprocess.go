@@ -64,7 +64,8 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	// SIGTERM and SIGINT end us at once, as they end the native worker;
 	// the inner worker follows through its parent-death signal.
 	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
-	logger := slog.New(&stderrHandler{w: stderr})
+	errOut := &stderrHandler{w: stderr}
+	logger := slog.New(errOut)
 	spinFor := max(*spin, 0)
 	stdin, restore := stdinReader(stdin, spinFor)
 	defer restore()
@@ -93,7 +94,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		opts.Versions = []uint32{uint32(*proto)}
 	}
 	eng := relay.New(relay.Config{
-		Worker:          worker.Config{Binary: bin, Logger: logger, SpinWait: innerSpin(spinFor)},
+		Worker:          worker.Config{Binary: bin, Logger: logger, StderrTo: errOut, SpinWait: innerSpin(spinFor)},
 		ProtocolVersion: uint32(*inner),
 		Logger:          logger,
 	})
@@ -181,37 +182,33 @@ func innerWorker(explicit string) (string, error) {
 	return p, err
 }
 
-// stderrHandler writes the inner worker's stderr lines to our stderr
-// verbatim (a parent reading our stderr sees what the real worker would
-// have written) and other warnings as plain lines.
+// stderrHandler writes the inner worker's stderr to our stderr byte for
+// byte (worker.Config.StderrTo: a parent reading our stderr sees what the
+// real worker would have written) and warnings as plain lines.
 type stderrHandler struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (h *stderrHandler) Enabled(_ context.Context, l slog.Level) bool { return true }
+// Write relays the inner worker's stderr as it came.
+func (h *stderrHandler) Write(b []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.w.Write(b)
+}
+
+func (h *stderrHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
 
 func (h *stderrHandler) Handle(_ context.Context, r slog.Record) error {
-	var line string
-	switch {
-	case r.Message == "monty worker stderr":
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "line" {
-				line = a.Value.String() + "\n"
-				return false
-			}
-			return true
-		})
-	case r.Level >= slog.LevelWarn:
-		line = "montygo subprocess: " + r.Message
-		r.Attrs(func(a slog.Attr) bool {
-			line += " " + a.String()
-			return true
-		})
-		line += "\n"
-	default:
+	if r.Level < slog.LevelWarn {
 		return nil
 	}
+	line := "montygo subprocess: " + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		line += " " + a.String()
+		return true
+	})
+	line += "\n"
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, err := io.WriteString(h.w, line)

@@ -328,3 +328,52 @@ func TestInnerSpin(t *testing.T) {
 		}
 	}
 }
+
+// The inner worker's stderr reaches montygo subprocess's stderr byte for
+// byte, as the real worker's would reach the parent: however many lines
+// (no bound on logging applies to it), a line longer than a log record
+// (it was cut into 4 KiB lines), and a last line without a newline (one
+// was added).
+func TestSubprocessRelaysInnerStderrVerbatim(t *testing.T) {
+	bin := relayBinary(t)
+	long := strings.Repeat("x", 10000)
+	script := filepath.Join(t.TempDir(), "noisy")
+	body := "#!/bin/sh\ni=0; while [ $i -lt 1000 ]; do echo \"error $i\" >&2; i=$((i+1)); done\n" +
+		"printf '%s\\n' " + long + " >&2\nprintf 'no newline' >&2\nexec " + testenv.Worker(t) + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i := range 1000 {
+		want.WriteString("error " + strconv.Itoa(i) + "\n")
+	}
+	want.WriteString(long + "\nno newline")
+
+	cmd := exec.Command(bin, "subprocess", "--worker", script, "--inner-protocol", "2")
+	cmd.Env = []string{}
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sendReq(t, in, &message.Configure{ProtocolVersion: 4})
+	if ev := readEvent(t, out); ev.Body == nil {
+		t.Fatal("no answer to Configure")
+	} else if _, ok := ev.Body.(*message.Ok); !ok {
+		t.Fatalf("Configure: %+v", ev.Body)
+	}
+	in.Close()
+	if code, sig := exitCode(t, cmd); code != 0 {
+		t.Fatalf("exit %d signal %v (stderr %.300q)", code, sig, stderr.String())
+	}
+	if got := stderr.String(); got != want.String() {
+		i := 0
+		for i < min(len(got), want.Len()) && got[i] == want.String()[i] {
+			i++
+		}
+		t.Fatalf("relayed %d bytes of stderr, want %d; first difference at %d: got %.80q", len(got), want.Len(), i, got[i:])
+	}
+}

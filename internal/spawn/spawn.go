@@ -1,0 +1,14 @@
+// Package spawn forks child processes that have a parent-death signal.
+//
+// The kernel sends a child its parent-death signal (SysProcAttr.Pdeathsig)
+// when the thread that forked it exits, not the process, and the Go
+// runtime ends a thread when a goroutine locked to it
+// (runtime.LockOSThread) returns still locked. Any thread may be that one:
+// a pooled thread that forked a child may later run a goroutine that locks
+// it and returns, and a host doing that (to change a thread's namespaces,
+// say) would see its children killed. So [Start] forks on one spawner
+// goroutine's thread, which it keeps locked, and so alive, while any child
+// it forked is unreaped; the goroutine ends with the last of them (each
+// reaped child is reported by [Done]). Off Linux there is no parent-death
+// signal and Start runs the fork where it is called.
+package spawn
