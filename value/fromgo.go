@@ -203,10 +203,7 @@ func (e *encoder) callHook(v reflect.Value, depth int) (NodeID, bool, error) {
 	e.state.depth = saved
 	e.zeroed = false
 	if err != nil {
-		if _, isConv := err.(*ConversionError); !isConv {
-			err = &ConversionError{GoType: v.Type(), FromGo: true, Reason: err.Error(), Err: err}
-		}
-		return 0, true, err
+		return 0, true, callerErr(err, KindInvalid, v.Type(), true)
 	}
 	if ok && int(id) >= len(e.g.Nodes) {
 		return 0, true, fromGoErr(v.Type(), KindInvalid, "the encode hook returned an id outside the graph")
@@ -398,10 +395,7 @@ func (e *encoder) appender(a GraphAppender, t reflect.Type) (NodeID, error) {
 	id, err := a.AppendGraph(e.g)
 	e.zeroed = false
 	if err != nil {
-		if _, ok := err.(*ConversionError); ok {
-			return 0, err
-		}
-		return 0, &ConversionError{GoType: t, FromGo: true, Reason: err.Error(), Err: err}
+		return 0, callerErr(err, KindInvalid, t, true)
 	}
 	if int(id) >= len(e.g.Nodes) {
 		return 0, fromGoErr(t, KindInvalid, "AppendGraph returned an id outside the graph")
