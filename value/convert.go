@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -203,7 +204,9 @@ func atPath(err error, seg string) error {
 func callerErr(err error, k Kind, t reflect.Type, fromGo bool) error {
 	if ce, ok := err.(*ConversionError); ok {
 		c := *ce
-		c.segs = nil
+		// An error of EncodeState.Encode, still unwinding, keeps the
+		// segments collected so far.
+		c.segs = slices.Clone(ce.segs)
 		return &c
 	}
 	return &ConversionError{Kind: k, GoType: t, FromGo: fromGo, Reason: err.Error(), Err: err}

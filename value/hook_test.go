@@ -189,3 +189,18 @@ func TestGraphDecoderErrorIsAConversionError(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// TestEncodeHookNestedErrorKeepsItsPath checks that an error of
+// EncodeState.Encode that a hook returns keeps the path inside the value the
+// hook encoded, beside the path to the hook's value.
+func TestEncodeHookNestedErrorKeepsItsPath(t *testing.T) {
+	enc := Encoder{Hook: func(s *EncodeState, v reflect.Value) (NodeID, bool, error) {
+		id, err := s.Encode(map[string]any{"in": []any{1, make(chan int)}})
+		return id, true, err
+	}, HookTypes: func(t reflect.Type) bool { return t == reflect.TypeFor[hooked]() }}
+	_, err := enc.Encode(&Graph{}, map[string]any{"k": []any{hooked{}}})
+	var ce *ConversionError
+	if !errors.As(err, &ce) || ce.Path != `["k"][0]["in"][1]` {
+		t.Fatalf("got %v, want a *ConversionError at [\"k\"][0][\"in\"][1]", err)
+	}
+}
