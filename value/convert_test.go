@@ -862,3 +862,46 @@ func TestOmitZeroAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// decodedInts and decodedFloats are slice types that decode themselves.
+type (
+	decodedInts   []int
+	decodedFloats []float64
+)
+
+func (p *decodedInts) DecodeGraph(g *Graph, id NodeID) error {
+	*p = decodedInts{42}
+	return nil
+}
+
+func (p *decodedFloats) DecodeGraph(g *Graph, id NodeID) error {
+	*p = decodedFloats{4.2}
+	return nil
+}
+
+// TestGraphDecoderSliceOfPackedRoot checks that a slice type implementing
+// GraphDecoder decodes itself from a packed int or float list at the root,
+// as it does from the same list unpacked or nested: ToGo's packed-root fast
+// path copied the items in, bypassing DecodeGraph.
+func TestGraphDecoderSliceOfPackedRoot(t *testing.T) {
+	var g Graph
+	ints, err := FromGo(&g, []int{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	floats, err := FromGo(&g, []float64{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Nodes[ints].Packed() || !g.Nodes[floats].Packed() {
+		t.Fatal("FromGo no longer packs int and float slices: the test needs a packed root")
+	}
+	var di decodedInts
+	if err := ToGo(&g, ints, &di); err != nil || !slices.Equal(di, decodedInts{42}) {
+		t.Errorf("packed ints into decodedInts: %v, %v; want [42] from DecodeGraph", di, err)
+	}
+	var df decodedFloats
+	if err := ToGo(&g, floats, &df); err != nil || !slices.Equal(df, decodedFloats{4.2}) {
+		t.Errorf("packed floats into decodedFloats: %v, %v; want [4.2] from DecodeGraph", df, err)
+	}
+}
