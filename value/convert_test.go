@@ -187,6 +187,34 @@ func TestFromGoSharing(t *testing.T) {
 	}
 }
 
+// empty is a zero-size type: Go may give distinct values of it one
+// address.
+type empty struct{}
+
+// TestFromGoZeroSizeValuesAreNotShared checks that distinct pointers to
+// zero-size values, and distinct slices of them, become distinct nodes:
+// Go may place them all at one address (new(empty) == new(empty) can
+// hold), which made two &empty{} one dict, so Python saw one object
+// where Go has two, and a change through one showed through the other.
+func TestFromGoZeroSizeValuesAreNotShared(t *testing.T) {
+	for _, in := range []any{
+		[]any{&empty{}, &empty{}},
+		[]any{new([0]int), new([0]int)},
+		[]any{make([]empty, 2), make([]empty, 2)},
+		[]*empty{{}, {}},
+	} {
+		g := &Graph{}
+		root, err := FromGo(g, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs := g.Node(root).Refs()
+		if len(refs) != 2 || refs[0] == refs[1] {
+			t.Errorf("%T %s: refs %v, want two nodes", in, g.Repr(root), refs)
+		}
+	}
+}
+
 type loop struct{ Next *loop }
 
 func TestFromGoErrors(t *testing.T) {
