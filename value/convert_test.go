@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"reflect"
@@ -933,3 +934,57 @@ func TestGraphDecoderSliceOfPackedRoot(t *testing.T) {
 		t.Errorf("packed floats into decodedFloats: %v, %v; want [4.2] from DecodeGraph", df, err)
 	}
 }
+
+// badJSONNames is a struct type whose json tag names encoding/json
+// refuses (a backslash or a quote, a character that is neither a letter,
+// a digit nor allowed punctuation): it marshals those fields under their
+// Go names. (Built by reflect: staticcheck flags such tags written out.)
+func badJSONNames() reflect.Type {
+	intT := reflect.TypeFor[int]()
+	return reflect.StructOf([]reflect.StructField{
+		{Name: "A", Type: intT, Tag: `json:"a\\b"`},
+		{Name: "B", Type: intT, Tag: `json:"a'b,omitempty"`},
+		{Name: "C", Type: intT, Tag: `json:"\"q"`},
+		{Name: "D", Type: intT, Tag: "json:\"\u00a0\""},
+		{Name: "E", Type: intT, Tag: `json:"ü-x y"`},                                                        // valid
+		{Name: "F", Type: intT, Tag: `monty:"x\\y"`},                                                        // a monty tag names it as written
+		{Name: "JSONEmbedded", Type: reflect.TypeFor[JSONEmbedded](), Tag: `json:"\\bad"`, Anonymous: true}, // promoted, as if untagged
+	})
+}
+
+// TestInvalidJSONTagNamesAreIgnored checks that a json tag name that
+// encoding/json ignores is ignored here too, so Python sees the keys the
+// JSON has: FromGo used the refused names as keys.
+func TestInvalidJSONTagNamesAreIgnored(t *testing.T) {
+	v := reflect.New(badJSONNames()).Elem()
+	for i := range 6 {
+		v.Field(i).SetInt(int64(i + 1))
+	}
+	v.Field(6).Field(0).SetInt(7)
+	var g Graph
+	id, err := FromGo(&g, v.Interface())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{}
+	b, err := json.Marshal(v.Interface())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	want["x\\y"] = want["F"]
+	delete(want, "F")
+	var got map[string]any
+	if err := ToGo(&g, id, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.EqualFunc(got, want, func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+		t.Fatalf("keys %v, want %v (json.Marshal's, with the monty tag's name)", got, want)
+	}
+}
+
+// JSONEmbedded is embedded (exported: reflect.StructOf cannot embed an
+// unexported type) by badJSONNames.
+type JSONEmbedded struct{ G int }
