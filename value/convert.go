@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -192,6 +193,23 @@ func atPath(err error, seg string) error {
 		ce.segs = append(ce.segs, seg)
 	}
 	return err
+}
+
+// callerErr turns err, returned by a caller's hook, GraphAppender or
+// GraphDecoder for a value of Go type t (and node kind k), into an error
+// of the conversion's own: a copy of it when it is a *ConversionError (the
+// conversion writes the path into its error as it unwinds, and the
+// caller's may be shared, a sentinel returned by every call), else a
+// *ConversionError wrapping it.
+func callerErr(err error, k Kind, t reflect.Type, fromGo bool) error {
+	if ce, ok := err.(*ConversionError); ok {
+		c := *ce
+		// An error of EncodeState.Encode, still unwinding, keeps the
+		// segments collected so far.
+		c.segs = slices.Clone(ce.segs)
+		return &c
+	}
+	return &ConversionError{Kind: k, GoType: t, FromGo: fromGo, Reason: err.Error(), Err: err}
 }
 
 // maxPathSegments bounds how much of a path an error shows.

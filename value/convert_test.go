@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"reflect"
@@ -184,6 +185,34 @@ func TestFromGoSharing(t *testing.T) {
 	}
 	if got := g.Repr(root); got != "[[1], [1], {'k': 1}, {'k': 1}]" {
 		t.Errorf("repr %s", got)
+	}
+}
+
+// empty is a zero-size type: Go may give distinct values of it one
+// address.
+type empty struct{}
+
+// TestFromGoZeroSizeValuesAreNotShared checks that distinct pointers to
+// zero-size values, and distinct slices of them, become distinct nodes:
+// Go may place them all at one address (new(empty) == new(empty) can
+// hold), which made two &empty{} one dict, so Python saw one object
+// where Go has two, and a change through one showed through the other.
+func TestFromGoZeroSizeValuesAreNotShared(t *testing.T) {
+	for _, in := range []any{
+		[]any{&empty{}, &empty{}},
+		[]any{new([0]int), new([0]int)},
+		[]any{make([]empty, 2), make([]empty, 2)},
+		[]*empty{{}, {}},
+	} {
+		g := &Graph{}
+		root, err := FromGo(g, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs := g.Node(root).Refs()
+		if len(refs) != 2 || refs[0] == refs[1] {
+			t.Errorf("%T %s: refs %v, want two nodes", in, g.Repr(root), refs)
+		}
 	}
 }
 
@@ -862,3 +891,100 @@ func TestOmitZeroAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// decodedInts and decodedFloats are slice types that decode themselves.
+type (
+	decodedInts   []int
+	decodedFloats []float64
+)
+
+func (p *decodedInts) DecodeGraph(g *Graph, id NodeID) error {
+	*p = decodedInts{42}
+	return nil
+}
+
+func (p *decodedFloats) DecodeGraph(g *Graph, id NodeID) error {
+	*p = decodedFloats{4.2}
+	return nil
+}
+
+// TestGraphDecoderSliceOfPackedRoot checks that a slice type implementing
+// GraphDecoder decodes itself from a packed int or float list at the root,
+// as it does from the same list unpacked or nested: ToGo's packed-root fast
+// path copied the items in, bypassing DecodeGraph.
+func TestGraphDecoderSliceOfPackedRoot(t *testing.T) {
+	var g Graph
+	ints, err := FromGo(&g, []int{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	floats, err := FromGo(&g, []float64{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Nodes[ints].Packed() || !g.Nodes[floats].Packed() {
+		t.Fatal("FromGo no longer packs int and float slices: the test needs a packed root")
+	}
+	var di decodedInts
+	if err := ToGo(&g, ints, &di); err != nil || !slices.Equal(di, decodedInts{42}) {
+		t.Errorf("packed ints into decodedInts: %v, %v; want [42] from DecodeGraph", di, err)
+	}
+	var df decodedFloats
+	if err := ToGo(&g, floats, &df); err != nil || !slices.Equal(df, decodedFloats{4.2}) {
+		t.Errorf("packed floats into decodedFloats: %v, %v; want [4.2] from DecodeGraph", df, err)
+	}
+}
+
+// badJSONNames is a struct type whose json tag names encoding/json
+// refuses (a backslash or a quote, a character that is neither a letter,
+// a digit nor allowed punctuation): it marshals those fields under their
+// Go names. (Built by reflect: staticcheck flags such tags written out.)
+func badJSONNames() reflect.Type {
+	intT := reflect.TypeFor[int]()
+	return reflect.StructOf([]reflect.StructField{
+		{Name: "A", Type: intT, Tag: `json:"a\\b"`},
+		{Name: "B", Type: intT, Tag: `json:"a'b,omitempty"`},
+		{Name: "C", Type: intT, Tag: `json:"\"q"`},
+		{Name: "D", Type: intT, Tag: "json:\"\u00a0\""},
+		{Name: "E", Type: intT, Tag: `json:"ü-x y"`},                                                        // valid
+		{Name: "F", Type: intT, Tag: `monty:"x\\y"`},                                                        // a monty tag names it as written
+		{Name: "JSONEmbedded", Type: reflect.TypeFor[JSONEmbedded](), Tag: `json:"\\bad"`, Anonymous: true}, // promoted, as if untagged
+	})
+}
+
+// TestInvalidJSONTagNamesAreIgnored checks that a json tag name that
+// encoding/json ignores is ignored here too, so Python sees the keys the
+// JSON has: FromGo used the refused names as keys.
+func TestInvalidJSONTagNamesAreIgnored(t *testing.T) {
+	v := reflect.New(badJSONNames()).Elem()
+	for i := range 6 {
+		v.Field(i).SetInt(int64(i + 1))
+	}
+	v.Field(6).Field(0).SetInt(7)
+	var g Graph
+	id, err := FromGo(&g, v.Interface())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{}
+	b, err := json.Marshal(v.Interface())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	want["x\\y"] = want["F"]
+	delete(want, "F")
+	var got map[string]any
+	if err := ToGo(&g, id, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !maps.EqualFunc(got, want, func(a, b any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+		t.Fatalf("keys %v, want %v (json.Marshal's, with the monty tag's name)", got, want)
+	}
+}
+
+// JSONEmbedded is embedded (exported: reflect.StructOf cannot embed an
+// unexported type) by badJSONNames.
+type JSONEmbedded struct{ G int }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // The one field resolver: FromGo, ToGo and the session's host classes all
@@ -35,7 +36,8 @@ var fieldCache sync.Map // reflect.Type -> []Field
 
 // StructFields returns the fields of struct type t that [FromGo] encodes
 // and [ToGo] decodes, in field order: exported fields under their `monty`
-// tag name (without a `monty` tag, their `json` tag name) or Go name, a
+// tag name (without a `monty` tag, their `json` tag name, unless
+// encoding/json refuses that name, a backslash or a quote in it) or Go name, a
 // tag "-" skipped, the fields of untagged embedded
 // structs promoted with encoding/json's rules for conflicting names. Any
 // other type has no fields. The result is cached per type and shared: do
@@ -98,6 +100,9 @@ func typeFields(t reflect.Type) []Field {
 					continue
 				}
 				name, opts, _ := strings.Cut(tag, ",")
+				if !ok && !validJSONName(name) {
+					name = "" // as encoding/json ignores it
+				}
 				index := append(slices.Clone(q.index), i)
 				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
 					next = append(next, queued{typ: ft, index: index})
@@ -153,4 +158,19 @@ func typeFields(t reflect.Type) []Field {
 	}
 	slices.SortFunc(out, func(a, b Field) int { return slices.Compare(a.Index, b.Index) })
 	return slices.Clip(out)
+}
+
+// validJSONName reports whether encoding/json takes name, from a json
+// tag, as a key: letters, digits and punctuation other than a backslash
+// or a quote.
+func validJSONName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		if !strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c) && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			return false
+		}
+	}
+	return true
 }

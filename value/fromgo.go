@@ -72,7 +72,9 @@ import (
 // Go values that reach themselves through pointers, maps or slices are
 // refused with an error, as is nesting deeper than [MaxConvertDepth]. A
 // pointer, map or slice met twice (not cyclically) becomes one node
-// referenced twice, so Python sees one shared object, as Go does.
+// referenced twice, so Python sees one shared object, as Go does; an empty
+// map or slice, and a pointer to or a slice of zero-size values (which Go
+// may place at one address), become a node at each reference.
 func FromGo(g *Graph, v any) (NodeID, error) {
 	var e Encoder
 	return e.Encode(g, v)
@@ -203,10 +205,7 @@ func (e *encoder) callHook(v reflect.Value, depth int) (NodeID, bool, error) {
 	e.state.depth = saved
 	e.zeroed = false
 	if err != nil {
-		if _, isConv := err.(*ConversionError); !isConv {
-			err = &ConversionError{GoType: v.Type(), FromGo: true, Reason: err.Error(), Err: err}
-		}
-		return 0, true, err
+		return 0, true, callerErr(err, KindInvalid, v.Type(), true)
 	}
 	if ok && int(id) >= len(e.g.Nodes) {
 		return 0, true, fromGoErr(v.Type(), KindInvalid, "the encode hook returned an id outside the graph")
@@ -322,6 +321,11 @@ func (e *encoder) pointer(v reflect.Value, t reflect.Type, depth int) (NodeID, e
 	if v.IsNil() {
 		return e.add(None()), nil
 	}
+	if t.Elem().Size() == 0 {
+		// Go may put distinct zero-size values at one address: no
+		// identity to share, and nothing in them to lead back.
+		return e.encode(v.Elem(), depth+1)
+	}
 	k := visitKey{ptr: v.Pointer(), typ: typeKey(t)}
 	if id, ok, err := e.enter(k, t); ok || err != nil {
 		return id, err
@@ -348,7 +352,8 @@ func (e *encoder) list(v reflect.Value, t reflect.Type, depth int) (NodeID, erro
 		}
 		return e.add(Bytes(b)), nil
 	}
-	if t.Kind() == reflect.Array || v.Len() == 0 {
+	if t.Kind() == reflect.Array || v.Len() == 0 || t.Elem().Size() == 0 {
+		// (Distinct slices of zero-size items may share an address.)
 		return e.items(v, KindList, depth)
 	}
 	k := visitKey{ptr: v.Pointer(), len: v.Len(), typ: typeKey(t)}
@@ -398,10 +403,7 @@ func (e *encoder) appender(a GraphAppender, t reflect.Type) (NodeID, error) {
 	id, err := a.AppendGraph(e.g)
 	e.zeroed = false
 	if err != nil {
-		if _, ok := err.(*ConversionError); ok {
-			return 0, err
-		}
-		return 0, &ConversionError{GoType: t, FromGo: true, Reason: err.Error(), Err: err}
+		return 0, callerErr(err, KindInvalid, t, true)
 	}
 	if int(id) >= len(e.g.Nodes) {
 		return 0, fromGoErr(t, KindInvalid, "AppendGraph returned an id outside the graph")

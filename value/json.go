@@ -2,7 +2,10 @@ package value
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // MarshalText renders the kind's protocol name, so JSON output reads
@@ -12,8 +15,40 @@ func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 // MarshalText renders the origin's name.
 func (o TypeOrigin) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
+// UnmarshalText reads the name MarshalText writes ("builtin", "sandbox",
+// "host", "unspecified", or "origin(N)" for another N).
+func (o *TypeOrigin) UnmarshalText(text []byte) error {
+	s := string(text)
+	for _, c := range []TypeOrigin{OriginUnspecified, OriginBuiltin, OriginSandbox, OriginHost} {
+		if s == c.String() {
+			*o = c
+			return nil
+		}
+	}
+	if digits, ok := strings.CutPrefix(s, "origin("); ok {
+		if digits, ok = strings.CutSuffix(digits, ")"); ok {
+			if n, err := strconv.ParseUint(digits, 10, 8); err == nil {
+				*o = TypeOrigin(n)
+				return nil
+			}
+		}
+	}
+	return errors.New("value: invalid type origin " + strconv.Quote(s))
+}
+
 // MarshalText renders the canonical uuid form.
 func (u UUID) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText reads what [ParseUUID] reads (MarshalText's form
+// included), so a UUID round-trips through encoding/json.
+func (u *UUID) UnmarshalText(text []byte) error {
+	v, err := ParseUUID(string(text))
+	if err != nil {
+		return err
+	}
+	*u = v
+	return nil
+}
 
 // MarshalJSON renders a node compactly for debugging tools: its kind and
 // only the fields its kind uses.

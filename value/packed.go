@@ -143,8 +143,8 @@ func mapPairs(ps []Pair, m func(NodeID) NodeID) []Pair {
 // graph, so results and errors are the general path's.
 func (d *decoder) packedRoot(n *Node, v reflect.Value) bool {
 	t := v.Type()
-	if t.Kind() != reflect.Slice || !d.fastItems(t.Elem(), 0) {
-		return false
+	if t.Kind() != reflect.Slice || d.info(t).decoder || !d.fastItems(t.Elem(), 0) {
+		return false // a slice type that decodes itself included: the general path calls DecodeGraph
 	}
 	op := d.info(t.Elem()).op
 	if fs := n.Floats(); fs != nil {

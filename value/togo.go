@@ -144,10 +144,7 @@ func (d *decoder) callHook(n *Node, id NodeID, t reflect.Type) (reflect.Value, b
 	}
 	v, ok, err := d.hook(d.state, id, t)
 	if err != nil {
-		if _, isConv := err.(*ConversionError); !isConv {
-			err = &ConversionError{Kind: n.Kind, GoType: t, Reason: err.Error(), Err: err}
-		}
-		return reflect.Value{}, true, err
+		return reflect.Value{}, true, callerErr(err, n.Kind, t, false)
 	}
 	if ok && (!v.IsValid() || !v.Type().AssignableTo(t)) {
 		return reflect.Value{}, true, toGoErr(n.Kind, t, "the decode hook returned a value of another type")
@@ -641,7 +638,10 @@ func (d *decoder) decodeNode(n *Node, id, parent NodeID, v reflect.Value, depth 
 		return d.decode(id, parent, v.Elem(), depth+1)
 	}
 	if ti.decoder && v.CanAddr() {
-		return v.Addr().Interface().(GraphDecoder).DecodeGraph(d.g, id)
+		if err := v.Addr().Interface().(GraphDecoder).DecodeGraph(d.g, id); err != nil {
+			return callerErr(err, n.Kind, t, false)
+		}
+		return nil
 	}
 	if t.Kind() == reflect.Interface {
 		a, err := d.any(id, parent, depth)

@@ -1,6 +1,8 @@
 package value
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -29,5 +31,43 @@ func TestParseUUID(t *testing.T) {
 		if err == nil || !u.IsZero() || !strings.HasPrefix(err.Error(), "value: invalid uuid") {
 			t.Errorf("ParseUUID(%q) = %v, %v; want the zero UUID and a value: invalid uuid error", s, u, err)
 		}
+	}
+}
+
+// TestClassValueJSONRoundTrip checks that what ToAny returns for a class
+// instance reads back from the JSON encoding/json writes for it: UUID and
+// TypeOrigin marshal as text, and could not be unmarshaled from it
+// ("cannot unmarshal string into Go struct field ... of type value.UUID").
+func TestClassValueJSONRoundTrip(t *testing.T) {
+	in := ObjectValue{
+		Class:      ClassValue{Name: "P", ID: NewUUID(), Origin: OriginSandbox, IsDataclass: true},
+		InstanceID: NewUUID(),
+		Attrs:      []Attr{{Name: "x", Value: "a"}},
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out ObjectValue
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("unmarshal %s: %v", b, err)
+	}
+	if !reflect.DeepEqual(out, in) {
+		t.Fatalf("got %+v, want %+v", out, in)
+	}
+	for _, o := range []TypeOrigin{OriginUnspecified, OriginBuiltin, OriginSandbox, OriginHost, 7} {
+		text, _ := o.MarshalText()
+		var back TypeOrigin
+		if err := back.UnmarshalText(text); err != nil || back != o {
+			t.Errorf("origin %s: back %v, %v", text, back, err)
+		}
+	}
+	var o TypeOrigin
+	if err := o.UnmarshalText([]byte("origin(300)")); err == nil {
+		t.Error("origin(300) read without an error")
+	}
+	var u UUID
+	if err := json.Unmarshal([]byte(`"not a uuid"`), &u); err == nil || !u.IsZero() {
+		t.Errorf("a bad uuid: %v, %v", u, err)
 	}
 }
