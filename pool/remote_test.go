@@ -1284,10 +1284,7 @@ func TestDrainedRemoteSessionIsReportedDrained(t *testing.T) {
 			} else {
 				s.Close()
 			}
-			closed := ev.of(pool.EventEndpointClosed)
-			if len(closed) != 1 || closed[0].Reason != c.want {
-				t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, c.want)
-			}
+			ev.wantClosed(t, c.want)
 		})
 	}
 }
@@ -1309,10 +1306,7 @@ func TestCloseDeadlineRemoteSessionIsClosing(t *testing.T) {
 	if _, err := s.Run(context.Background(), "x"); !errors.Is(err, session.ErrClosed) {
 		t.Fatalf("run after Close's deadline = %v, want session.ErrClosed", err)
 	}
-	closed := ev.of(pool.EventEndpointClosed)
-	if len(closed) != 1 || closed[0].Reason != pool.DestroyClosing {
-		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyClosing)
-	}
+	ev.wantClosed(t, pool.DestroyClosing)
 }
 
 // NoLocal says MinWorkers and MaxWorkers have no effect: a remote-only
@@ -1345,10 +1339,7 @@ func TestKilledRemoteSessionIsReportedDestroyed(t *testing.T) {
 		t.Fatalf("run after Kill = %v, want session.ErrClosed", err)
 	}
 	s.Close()
-	closed := ev.of(pool.EventEndpointClosed)
-	if len(closed) != 1 || closed[0].Reason != pool.DestroyRequested {
-		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyRequested)
-	}
+	ev.wantClosed(t, pool.DestroyRequested)
 }
 
 // A remote session closed while a turn is in flight on another goroutine
@@ -1377,10 +1368,7 @@ func TestBusyRemoteSessionIsReportedBusy(t *testing.T) {
 	if err := <-done; !errors.Is(err, session.ErrClosed) {
 		t.Fatalf("run closed under it = %v, want session.ErrClosed", err)
 	}
-	closed := ev.of(pool.EventEndpointClosed)
-	if len(closed) != 1 || closed[0].Reason != pool.DestroyBusy {
-		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyBusy)
-	}
+	ev.wantClosed(t, pool.DestroyBusy)
 }
 
 // A checkout that CheckoutTimeout cut short during a remote start is
@@ -1500,10 +1488,7 @@ func TestInterruptedRemoteSessionIsReportedInterrupted(t *testing.T) {
 		t.Fatalf("Reusable = %v, want session.ErrInterrupted", err)
 	}
 	s.Close()
-	closed := ev.of(pool.EventEndpointClosed)
-	if len(closed) != 1 || closed[0].Reason != pool.DestroyInterrupted {
-		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, pool.DestroyInterrupted)
-	}
+	ev.wantClosed(t, pool.DestroyInterrupted)
 }
 
 // remoteOnlyPool is a pool over one endpoint "a" (a real montygo-style
@@ -1591,5 +1576,14 @@ func TestResumeEndsTheEndpointsBackoff(t *testing.T) {
 	run(t, s1, "x + 22", "42") // resumed on b
 	if st := p.Stat().Endpoints[1]; s1.Endpoint() != "b" || st.Resumes != 1 || st.Backoff != 0 || !st.BackedOffUntil.IsZero() {
 		t.Fatalf("on %s; b after the resume: %+v, want no backoff", s1.Endpoint(), st)
+	}
+}
+
+// wantClosed fails t unless ev holds exactly one EventEndpointClosed, with
+// reason want.
+func (e *events) wantClosed(t *testing.T, want pool.Reason) {
+	t.Helper()
+	if closed := e.of(pool.EventEndpointClosed); len(closed) != 1 || closed[0].Reason != want {
+		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, want)
 	}
 }
