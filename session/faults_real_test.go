@@ -596,8 +596,8 @@ func TestFaultUnsendableAnswer(t *testing.T) {
 }
 
 // abortRefusalGoesIdle admits a known gap in the session: the worker
-// refuses an AbortFeed whose exception it cannot raise (no exception, or a
-// type it does not know) with a protocol-violation Error and stays
+// refuses an AbortFeed whose exception it cannot raise (a type it does not
+// know) with a protocol-violation Error and stays
 // suspended, but the session takes any Error in reply to AbortFeed for the
 // abort's outcome and goes idle. From then on the two disagree: every Feed
 // is refused ("Feed without a session ready for input") and reported as a
@@ -607,12 +607,10 @@ func TestFaultUnsendableAnswer(t *testing.T) {
 const abortRefusalGoesIdle = false
 
 func TestFaultAbortFeedRefused(t *testing.T) {
-	for _, exc := range []*message.RaisedException{nil, message.NewException("MyError", "stop")} {
-		name := "nil"
-		if exc != nil {
-			name = exc.Type
-		}
-		t.Run(name, func(t *testing.T) {
+	// A nil exception is not sent: AbortFeed raises a RuntimeError in its
+	// place (TestRealAbortFeedWithoutException).
+	for _, exc := range []*message.RaisedException{message.NewException("MyError", "stop")} {
+		t.Run(exc.Type, func(t *testing.T) {
 			s := faultSession(t, Config{})
 			ctx := context.Background()
 			if ev, err := s.Feed(ctx, "x = 1\nf()"); err != nil || s.State() != StateSuspended {
