@@ -381,20 +381,21 @@ func startServer(ctx context.Context, cfg server.Config, sigs <-chan os.Signal) 
 // FIFO), read once to its end, within the same size cap. A reload
 // (SIGHUP) reads regular files only: a pipe read again would wait for a
 // writer that may never come, holding the signal loop.
+//
+// A pipe is told by its mode before it is opened, and opened once: a
+// FIFO's writer may open, write and close in any window where the pipe
+// has a reader, and what it wrote is gone once both ends are closed.
 func tokensAtStart(path string) (*server.Tokens, error) {
-	t, err := server.LoadTokens(path)
-	if !errors.Is(err, server.ErrNotRegular) {
-		return t, err
-	}
-	if fi, serr := os.Stat(path); serr != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
-		return nil, err // a device or a directory
+	if fi, err := os.Stat(path); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		return server.LoadTokens(path) // a regular file, or its error
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if t, err = server.ParseTokens(f); err != nil {
+	t, err := server.ParseTokens(f)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil

@@ -175,6 +175,15 @@ func TestServeTokensFromAPipeAtStart(t *testing.T) {
 			w.Close()
 		}
 	}()
+	// Should montygo serve read the pipe twice, its second open would
+	// wait for a writer for ever: one comes after a minute, with nothing
+	// to say, and the test fails instead of hanging.
+	guard := time.AfterFunc(time.Minute, func() {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+	})
+	defer guard.Stop()
 	p := startServe(t, nil, "--tokens", fifo)
 	for _, c := range []struct {
 		auth string
