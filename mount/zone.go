@@ -69,21 +69,20 @@ func (t *Table) zone(ctx context.Context) *time.Location {
 		return time.UTC
 	}
 	z := p.TimeZone
-	if z.Kind != message.ZoneNamed {
-		if loc, err := ZoneLocation(z); err == nil {
-			return loc
+	named := z.Kind == message.ZoneNamed
+	if named {
+		if loc, ok := namedZones.Load(z.Name); ok {
+			return loc.(*time.Location)
 		}
-		return time.UTC
-	}
-	if loc, ok := namedZones.Load(z.Name); ok {
-		return loc.(*time.Location)
 	}
 	loc, err := ZoneLocation(z)
 	if err != nil {
 		return time.UTC
 	}
-	// Only names the tz database holds are kept: a few hundred at most.
-	namedZones.Store(z.Name, loc)
+	if named {
+		// Only names the tz database holds are kept: a few hundred at most.
+		namedZones.Store(z.Name, loc)
+	}
 	return loc
 }
 
