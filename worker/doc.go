@@ -18,6 +18,11 @@
 // goroutine (runtime.LockOSThread) returns without unlocking it; so every
 // child is forked on one spawner thread, kept locked while any child it
 // forked is unreaped, and a host's locked goroutines cannot kill workers.
+// The same choice means per-thread state of the goroutine that starts a
+// worker does not reach it: a network or mount namespace entered with
+// setns on a locked thread, say. To start workers in another namespace,
+// make [Config.Binary] a wrapper that enters it (nsenter, unshare, ip
+// netns exec) and put the worker's path and its arguments in [Config.Args].
 //
 // A descendant that leaves the group (setsid, setpgid) is out of the
 // group's reach. Once the child has exited and its group has been killed,

@@ -3,10 +3,11 @@ package worker
 import (
 	"context"
 	"errors"
-	"github.com/gomonty/monty/transport"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/transport"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -492,5 +494,52 @@ func TestStartNamesAMissingInterpreter(t *testing.T) {
 	_, err = Start(context.Background(), Config{Binary: "/bin/sh", Dir: missing, Logger: quiet})
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "working directory "+missing) {
 		t.Fatalf("missing Dir: %v", err)
+	}
+}
+
+// A worker started through a wrapper (here unshare, entering a new
+// network namespace) is the wrapper's exec: the pid is the worker's, it
+// speaks the protocol, and it runs in the namespace the wrapper entered,
+// which the calling thread's own setns would not give it (see the
+// package doc: every fork runs on the spawner's thread).
+func TestWrapperBinaryStartsTheWorkerInANamespace(t *testing.T) {
+	bin := realWorker(t)
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare:", err)
+	}
+	if err := exec.Command(unshare, "-Urn", "true").Run(); err != nil {
+		t.Skip("user and network namespaces not permitted here:", err)
+	}
+	p := start(t, Config{Binary: unshare, Args: []string{"-Urn", bin, "subprocess"}})
+	if got := eventArm(t, roundTrip(t, p, configureV2)); got != 10 {
+		t.Fatalf("Configure answered with arm %d, want Ok (10)", got)
+	}
+	if got := roundTrip(t, p, feedFrame("1 + 2")); eventArm(t, got) != 6 {
+		t.Fatalf("feed answered with %x, want Complete", got)
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", p.Pid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := filepath.EvalSymlinks(bin); exe != want {
+		t.Fatalf("pid %d runs %s, want the worker %s", p.Pid(), exe, want)
+	}
+	ours, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", p.Pid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if theirs == ours {
+		t.Fatalf("worker shares our network namespace %s", ours)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if exit, ok := p.Exit(); !ok || exit.Code != 0 {
+		t.Fatalf("exit %v after stdin closed, want status 0", exit)
 	}
 }
