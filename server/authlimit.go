@@ -75,12 +75,14 @@ func (l *authLimiter) take(key string) (taken authTaken, retry time.Duration, ok
 		lim = rate.NewLimiter(rate.Every(l.refill), l.burst)
 		l.m[key] = lim
 	}
-	r := lim.ReserveN(t, 1)
-	if d := r.DelayFrom(t); d > 0 {
-		r.CancelAt(t)
-		return authTaken{}, d, false
+	// A refusal reserves nothing: a reservation cancelled at once still
+	// moves the limiter's last event into the future, and the refund of a
+	// right token whose lookup it overlapped would then give back less.
+	// (Takes hold l.mu, so none comes between the look and the take.)
+	if left := lim.TokensAt(t); left < 1 {
+		return authTaken{}, time.Duration((1 - left) * float64(l.refill)), false
 	}
-	return authTaken{r: r, at: t}, 0, true
+	return authTaken{r: lim.ReserveN(t, 1), at: t}, 0, true
 }
 
 // refund gives back what take spent, for a token that was right. It

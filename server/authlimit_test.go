@@ -148,6 +148,27 @@ func TestAuthLimiterRefundAfterTheLookup(t *testing.T) {
 	if _, _, ok := l.take("b"); ok {
 		t.Fatal("the refunds gave more than the burst")
 	}
+
+	// A guess refused during the lookup (the address is out of failures)
+	// does not eat the right token's refund.
+	clk.advance(100 * authFailureRefill)
+	l.take("c")
+	l.take("c")
+	clk.advance(authFailureRefill / 2) // 1.5 failures left
+	right, _, _ = l.take("c")
+	if _, _, ok := l.take("c"); ok { // 0.5 left
+		t.Fatal("a take past the burst was allowed")
+	}
+	l.refund(right)                    // 1.5 again
+	clk.advance(authFailureRefill / 2) // 2
+	for i := range 2 {
+		if _, _, ok := l.take("c"); !ok {
+			t.Fatalf("take %d refused: a guess refused during the lookup ate the refund", i+1)
+		}
+	}
+	if _, _, ok := l.take("c"); ok {
+		t.Fatal("the refund gave more than one back")
+	}
 }
 
 // TestAuthLimiterBounded: a hostile pool of addresses cannot grow the
