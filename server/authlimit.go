@@ -88,7 +88,10 @@ func (l *authLimiter) take(key string) (taken authTaken, retry time.Duration, ok
 // refund gives back what take spent, for a token that was right. It
 // cancels the reservation at the time it was made: CancelAt gives nothing
 // back at a later time (a reservation whose time has come is spent), and
-// the lookup between take and refund takes time.
+// the lookup between take and refund takes time. When other takes of the
+// address came during the lookup, CancelAt may give back up to their
+// overlap's refill less than one (a lookup's microseconds), never more
+// (TestAuthLimiterMatchesTheBucket).
 func (l *authLimiter) refund(taken authTaken) {
 	if taken.r != nil {
 		taken.r.CancelAt(taken.at)
