@@ -53,7 +53,9 @@ type Config struct {
 	// runtime.NumCPU(). MinWorkers > MaxWorkers is an error.
 	MaxWorkers int
 	// Worker configures every worker process (binary, environment, kill
-	// grace, frame cap).
+	// grace, frame cap). Its stderr log bound is the pool's: without a
+	// StderrLogLimiter, New makes one (of StderrLogBurst and
+	// StderrLogRate) that all the pool's workers share.
 	Worker worker.Config
 	// ProtocolVersion pins the protocol version; 0 negotiates it once,
 	// with the first local worker, and per endpoint URL for remote
@@ -155,6 +157,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MinWorkers == 0 {
 		c.MinWorkers = DefaultMinWorkers
+	}
+	if c.Worker.StderrLogLimiter == nil {
+		// One bound for the pool's stderr lines, not a fresh burst for
+		// every worker it starts.
+		c.Worker.StderrLogLimiter = worker.NewStderrLogLimiter(c.Worker.StderrLogBurst, c.Worker.StderrLogRate)
 	}
 	if c.MaxWorkers == 0 {
 		c.MaxWorkers = runtime.NumCPU()

@@ -265,3 +265,32 @@ func TestForwardedForForms(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTokensBOM: a tokens file saved by an editor that starts it with
+// a UTF-8 byte order mark (Notepad does) loaded with the mark, invisible,
+// as the first name's first character: the client was logged and counted
+// as "\ufeffalice", not "alice". A leading mark is now dropped; one
+// anywhere else (files joined with cat) is refused, naming its line, rather
+// than making a name or a token differ from what the operator sees.
+func TestParseTokensBOM(t *testing.T) {
+	tk, err := ParseTokens(strings.NewReader("\ufeffalice:tok-alice-0123456789\nbob:tok-bob-0123456789ab\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, _ := tk.Lookup("tok-alice-0123456789"); name != "alice" {
+		t.Fatalf("first name %q, want %q", name, "alice")
+	}
+	tk, err = ParseTokens(strings.NewReader("\ufeff# a comment first\nalice:tok-alice-0123456789\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, _ := tk.Lookup("tok-alice-0123456789"); name != "alice" {
+		t.Fatalf("after a comment: name %q, want %q", name, "alice")
+	}
+	for _, bad := range []string{"alice:tok-alice-0123456789\n\ufeffbob:tok-bob-0123456789ab\n",
+		"alice:tok-alice-\ufeff0123456789\n", "\ufeff\ufeffalice:tok-alice-0123456789\n"} {
+		if _, err := ParseTokens(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line") {
+			t.Errorf("%q: %v, want a line's error", bad, err)
+		}
+	}
+}

@@ -40,7 +40,10 @@ type Tokens struct {
 // caps, logs and metrics; names and tokens may not contain whitespace
 // (Unicode's) or control characters (an HTTP header cannot carry them),
 // a token may appear only once, and a token has at least MinTokenLen
-// bytes (a shorter one fails with an error matching ErrShortToken).
+// bytes (a shorter one fails with an error matching ErrShortToken). A
+// UTF-8 byte order mark that starts the file (as some editors write one)
+// is skipped; one anywhere else is refused, as an invisible part of a name
+// or a token.
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxTokensFile+1))
 	if err != nil {
@@ -49,6 +52,7 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 	if len(data) > maxTokensFile {
 		return nil, fmt.Errorf("server: tokens file is larger than %d bytes", maxTokensFile)
 	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	t := &Tokens{}
 	seen := map[[sha256.Size]byte]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -82,8 +86,9 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 	return t, nil
 }
 
-// spaceOrControl reports the runes a name or a token may not hold.
-func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
+// spaceOrControl reports the runes a name or a token may not hold (a byte
+// order mark, U+FEFF, is invisible too).
+func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == '\ufeff' }
 
 // ErrNotRegular reports a tokens file that is not a regular file (a FIFO,
 // a device, a directory): reading one could block without end, or never

@@ -3,6 +3,8 @@ package server
 import (
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Defaults of the failed-authentication limiter.
@@ -18,9 +20,9 @@ const (
 )
 
 // authLimiter limits failed authentications per client address: each
-// address has a bucket of burst failures that refills by one every
-// refill; an address with an empty bucket is refused before its token is
-// looked at. It remembers at most max addresses: a full bucket is the
+// address has a rate.Limiter of burst failures that refills by one every
+// refill; an address with none left is refused before its token is
+// looked at. It remembers at most max addresses: a full limiter is the
 // same as none and is forgotten first; past that arbitrary addresses are
 // forgotten (a pool of more addresses than that gets a fresh burst for
 // some of them, which no per-address limit of bounded memory can avoid).
@@ -28,15 +30,16 @@ const (
 type authLimiter struct {
 	mu     sync.Mutex
 	now    func() time.Time
-	burst  float64
+	burst  int
 	refill time.Duration
 	max    int
-	m      map[string]*authBucket
+	m      map[string]*rate.Limiter
 }
 
-type authBucket struct {
-	left float64 // failures left
-	at   time.Time
+// authTaken is a failure take spent, for refund.
+type authTaken struct {
+	r  *rate.Reservation
+	at time.Time
 }
 
 // newAuthLimiter returns a limiter, or nil (no limit) for burst < 0.
@@ -47,67 +50,61 @@ func newAuthLimiter(burst int, now func() time.Time) *authLimiter {
 	if now == nil {
 		now = time.Now
 	}
-	return &authLimiter{now: now, burst: float64(burst), refill: authFailureRefill, max: maxAuthClients, m: map[string]*authBucket{}}
-}
-
-// refilled returns b's failures left at t.
-func (l *authLimiter) refilled(b *authBucket, t time.Time) float64 {
-	if d := t.Sub(b.at); d > 0 {
-		return min(l.burst, b.left+float64(d)/float64(l.refill))
-	}
-	return b.left
+	return &authLimiter{now: now, burst: burst, refill: authFailureRefill, max: maxAuthClients, m: map[string]*rate.Limiter{}}
 }
 
 // take spends one of key's failures before its token is looked at, or
 // reports how long until it has one: taking before the lookup means that
 // guesses sent at once are no more than guesses sent one by one. A right
 // token gives it back (refund).
-func (l *authLimiter) take(key string) (retry time.Duration, ok bool) {
+func (l *authLimiter) take(key string) (taken authTaken, retry time.Duration, ok bool) {
 	if l == nil {
-		return 0, true
+		return authTaken{}, 0, true
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := l.now()
-	b := l.m[key]
-	if b == nil {
+	lim := l.m[key]
+	if lim == nil {
 		if l.burst < 1 {
-			return l.refill, false
+			return authTaken{}, l.refill, false
 		}
 		if len(l.m) >= l.max {
 			l.forget(t)
 		}
-		b = &authBucket{left: l.burst, at: t}
-		l.m[key] = b
+		lim = rate.NewLimiter(rate.Every(l.refill), l.burst)
+		l.m[key] = lim
 	}
-	left := l.refilled(b, t)
-	if left < 1 {
-		return time.Duration((1 - left) * float64(l.refill)), false
+	// A refusal reserves nothing: a reservation cancelled at once still
+	// moves the limiter's last event into the future, and the refund of a
+	// right token whose lookup it overlapped would then give back less.
+	// (Takes hold l.mu, so none comes between the look and the take.)
+	if left := lim.TokensAt(t); left < 1 {
+		return authTaken{}, time.Duration((1 - left) * float64(l.refill)), false
 	}
-	b.left, b.at = left-1, t
-	return 0, true
+	return authTaken{r: lim.ReserveN(t, 1), at: t}, 0, true
 }
 
-// refund gives back what take spent, for a token that was right.
-func (l *authLimiter) refund(key string) {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if b := l.m[key]; b != nil {
-		t := l.now()
-		b.left, b.at = min(l.burst, l.refilled(b, t)+1), t
+// refund gives back what take spent, for a token that was right. It
+// cancels the reservation at the time it was made: CancelAt gives nothing
+// back at a later time (a reservation whose time has come is spent), and
+// the lookup between take and refund takes time. When other takes of the
+// address came during the lookup, CancelAt may give back up to their
+// overlap's refill less than one (a lookup's microseconds), never more
+// (TestAuthLimiterMatchesTheBucket).
+func (l *authLimiter) refund(taken authTaken) {
+	if taken.r != nil {
+		taken.r.CancelAt(taken.at)
 	}
 }
 
-// forget makes room for more addresses: every full bucket goes, and if
-// that leaves the limiter over nine tenths full, arbitrary addresses go
+// forget makes room for more addresses: every full limiter goes, and if
+// that leaves the table over nine tenths full, arbitrary addresses go
 // until it is not, so that a pool of addresses arriving one after another
 // costs one sweep per tenth of max, not one per address.
 func (l *authLimiter) forget(t time.Time) {
-	for k, b := range l.m {
-		if l.refilled(b, t) >= l.burst {
+	for k, lim := range l.m {
+		if lim.TokensAt(t) >= float64(l.burst) {
 			delete(l.m, k)
 		}
 	}

@@ -35,62 +35,139 @@ func (c *fakeClock) advance(d time.Duration) {
 func TestAuthLimiterBurstAndRefill(t *testing.T) {
 	clk := newFakeClock()
 	l := newAuthLimiter(3, clk.now)
+	take := func(key string) (time.Duration, bool) {
+		_, retry, ok := l.take(key)
+		return retry, ok
+	}
 	for i := range 3 {
-		if _, ok := l.take("a"); !ok {
+		if _, ok := take("a"); !ok {
 			t.Fatalf("failure %d refused", i+1)
 		}
 	}
-	retry, ok := l.take("a")
+	retry, ok := take("a")
 	if ok || retry <= 0 || retry > authFailureRefill {
 		t.Fatalf("after the burst: retry %v ok %v", retry, ok)
 	}
-	if _, ok := l.take("b"); !ok {
+	if _, ok := take("b"); !ok {
 		t.Fatal("another address refused")
 	}
 	clk.advance(authFailureRefill / 2)
-	if retry2, ok := l.take("a"); ok || retry2 >= retry {
+	if retry2, ok := take("a"); ok || retry2 >= retry {
 		t.Fatalf("half a refill later: retry %v ok %v (before: %v)", retry2, ok, retry)
 	}
 	clk.advance(authFailureRefill / 2)
-	if _, ok := l.take("a"); !ok {
+	if _, ok := take("a"); !ok {
 		t.Fatal("a refill later: still refused")
 	}
-	if _, ok := l.take("a"); ok {
+	if _, ok := take("a"); ok {
 		t.Fatal("the refilled failure was not spent")
 	}
 	// Refills stop at the burst: a long silence gives back 3, not more.
 	clk.advance(100 * authFailureRefill)
+	var last authTaken
 	for range 3 {
-		if _, ok := l.take("a"); !ok {
+		var ok bool
+		if last, _, ok = l.take("a"); !ok {
 			t.Fatal("refused within the burst")
 		}
 	}
-	if _, ok := l.take("a"); ok {
+	if _, ok := take("a"); ok {
 		t.Fatal("a long silence gave more than the burst")
 	}
 	// A refund (a right token) gives one back, never more than the burst.
-	l.refund("a")
-	if _, ok := l.take("a"); !ok {
+	l.refund(last)
+	if _, ok := take("a"); !ok {
 		t.Fatal("the refund was not given back")
 	}
-	l.refund("b")
-	l.refund("b")
-	l.refund("unknown")
+	if _, ok := take("a"); ok {
+		t.Fatal("the refund gave more than one back")
+	}
+	clk.advance(100 * authFailureRefill)
+	b1, _, _ := l.take("b")
+	b2, _, _ := l.take("b")
+	l.refund(b1)
+	l.refund(b2)
+	l.refund(authTaken{})
 	for range 3 {
-		if _, ok := l.take("b"); !ok {
+		if _, ok := take("b"); !ok {
 			t.Fatal("refused within the burst")
 		}
 	}
-	if _, ok := l.take("b"); ok {
+	if _, ok := take("b"); ok {
 		t.Fatal("refunds gave more than the burst")
 	}
 	if newAuthLimiter(-1, nil) != nil {
 		t.Fatal("a negative burst is a limiter")
 	}
 	var none *authLimiter
-	none.refund("a")
-	if _, ok := none.take("a"); !ok {
+	got, _, ok := none.take("a")
+	if !ok {
 		t.Fatal("no limiter refused")
+	}
+	none.refund(got)
+}
+
+// TestAuthLimiterRefundAfterTheLookup: the token lookup between take and
+// refund takes time on a real clock, and other logins from the same
+// address may take in between; a right token still gives back all that
+// its take spent, no more.
+func TestAuthLimiterRefundAfterTheLookup(t *testing.T) {
+	clk := newFakeClock()
+	l := newAuthLimiter(3, clk.now)
+	for range 2 {
+		l.take("a")
+	}
+	right, _, ok := l.take("a")
+	if !ok {
+		t.Fatal("refused within the burst")
+	}
+	clk.advance(time.Millisecond) // the lookup
+	l.refund(right)
+	if _, _, ok := l.take("a"); !ok {
+		t.Fatal("a refund after the lookup was not given back")
+	}
+	if _, _, ok := l.take("a"); ok {
+		t.Fatal("the refund gave more than one back")
+	}
+
+	// Two right tokens whose lookups overlap give back both takes: the
+	// address is as if neither had been counted.
+	clk.advance(100 * authFailureRefill)
+	first, _, _ := l.take("b")
+	clk.advance(time.Second)
+	second, _, _ := l.take("b")
+	clk.advance(time.Second)
+	l.refund(first)
+	clk.advance(time.Second)
+	l.refund(second)
+	for i := range 3 {
+		if _, _, ok := l.take("b"); !ok {
+			t.Fatalf("take %d refused after two refunds", i+1)
+		}
+	}
+	if _, _, ok := l.take("b"); ok {
+		t.Fatal("the refunds gave more than the burst")
+	}
+
+	// A guess refused during the lookup (the address is out of failures)
+	// does not eat the right token's refund.
+	clk.advance(100 * authFailureRefill)
+	l.take("c")
+	l.take("c")
+	clk.advance(authFailureRefill / 2) // 1.5 failures left
+	right, _, _ = l.take("c")
+	if _, _, ok := l.take("c"); ok { // 0.5 left
+		t.Fatal("a take past the burst was allowed")
+	}
+	l.refund(right)                    // 1.5 again
+	clk.advance(authFailureRefill / 2) // 2
+	for i := range 2 {
+		if _, _, ok := l.take("c"); !ok {
+			t.Fatalf("take %d refused: a guess refused during the lookup ate the refund", i+1)
+		}
+	}
+	if _, _, ok := l.take("c"); ok {
+		t.Fatal("the refund gave more than one back")
 	}
 }
 
@@ -279,9 +356,10 @@ func TestFailedLoginsThrottledUnderConcurrency(t *testing.T) {
 	// address's failures.
 	l := newAuthLimiter(1, clk.now)
 	for range 5 {
-		if _, ok := l.take("a"); !ok {
+		taken, _, ok := l.take("a")
+		if !ok {
 			t.Fatal("a right token was refused")
 		}
-		l.refund("a")
+		l.refund(taken)
 	}
 }

@@ -105,7 +105,9 @@ type Config struct {
 	// MaxFrameLen caps frames in both directions (0: 256 MiB).
 	MaxFrameLen int
 
-	// Worker configures the worker processes (binary, stderr).
+	// Worker configures the worker processes (binary, stderr). Their
+	// stderr lines share one log bound, the internal pool's (see
+	// worker.Config.StderrLogLimiter), however often workers are replaced.
 	Worker worker.Config
 	// Prewarm is how many idle workers the internal pool keeps ready
 	// (0: 2, never more than MaxSessions).

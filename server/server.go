@@ -450,7 +450,8 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, b
 		return s.identity(r)
 	}
 	addr := s.addressKey(r)
-	if retry, ok := s.authLim.take(addr); !ok {
+	taken, retry, ok := s.authLim.take(addr)
+	if !ok {
 		s.refuse(w, http.StatusTooManyRequests, ReasonAuthThrottled, retry)
 		return "", false
 	}
@@ -459,7 +460,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, b
 		s.refuse(w, http.StatusUnauthorized, ReasonUnauthorized, 0)
 		return "", false
 	}
-	s.authLim.refund(addr)
+	s.authLim.refund(taken)
 	return client, true
 }
 

@@ -67,7 +67,8 @@
 // log/slog, at most Config.StderrLogBurst lines at once and then
 // Config.StderrLogRate lines a second (a worker writing to its stderr in
 // a loop cannot flood the host's logs; a Warn record counts the lines not
-// logged), or copied byte for byte to Config.StderrTo. Once the child has
+// logged; workers sharing a Config.StderrLogLimiter, as a pool's do, share
+// the bound), or copied byte for byte to Config.StderrTo. Once the child has
 // exited and nothing holds its stderr, Close reads the pipe to its end.
 //
 // # Errors

@@ -21,6 +21,7 @@ import (
 	"github.com/gomonty/monty/internal/spinwait"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
+	"golang.org/x/time/rate"
 )
 
 // Defaults applied by Start to zero Config fields.
@@ -73,15 +74,23 @@ type Config struct {
 	// StderrLogBurst and StderrLogRate bound the stderr lines given to
 	// Logger, so that a worker writing to its stderr in a loop cannot
 	// flood the host's logs: up to StderrLogBurst lines at once, then
-	// StderrLogRate lines a second (a token bucket per worker). Lines
-	// beyond are kept in the tail ([Process.Stderr]) but not logged; the
-	// next record logged, and the end of stderr, is preceded by one Warn
-	// record, "monty worker stderr lines not logged", whose "lines"
-	// attribute counts them. A zero StderrLogBurst means
-	// DefaultStderrLogBurst and a negative one logs every line; a
-	// StderrLogRate of 0 or less means DefaultStderrLogRate.
-	StderrLogBurst int
-	StderrLogRate  int
+	// StderrLogRate lines a second. Lines beyond are kept in the tail
+	// ([Process.Stderr]) but not logged; the next record logged, and the
+	// end of stderr, is preceded by one Warn record, "monty worker stderr
+	// lines not logged", whose "lines" attribute counts them. A zero
+	// StderrLogBurst means DefaultStderrLogBurst and a negative one logs
+	// every line; a StderrLogRate of 0 or less means DefaultStderrLogRate.
+	//
+	// The bound is StderrLogLimiter's when that is set, and is then
+	// shared by every worker started with it (StderrLogBurst and
+	// StderrLogRate are not used). Otherwise Start makes one of its own
+	// for each worker (NewStderrLogLimiter), so that workers started one
+	// after another, as a program that floods stderr and gets its worker
+	// replaced would have them, each get a fresh burst. A pool.Pool (and
+	// so a server.Server) sets one for all its workers.
+	StderrLogBurst   int
+	StderrLogRate    int
+	StderrLogLimiter *rate.Limiter
 	// StderrTo, when set, receives the child's stderr byte for byte as the
 	// child wrote it, instead of Logger (which then gets no stderr
 	// records; the tail is kept either way): montygo subprocess relays its
@@ -142,6 +151,24 @@ type Config struct {
 	soleSpin bool
 }
 
+// NewStderrLogLimiter returns the limiter of Config.StderrLogBurst burst
+// and StderrLogRate perSecond, with their defaults (a zero burst is
+// DefaultStderrLogBurst, a negative one no limit; a perSecond of 0 or
+// less is DefaultStderrLogRate): set it as the StderrLogLimiter of the
+// Configs whose workers should share one bound.
+func NewStderrLogLimiter(burst, perSecond int) *rate.Limiter {
+	switch {
+	case burst < 0:
+		return rate.NewLimiter(rate.Inf, 0)
+	case burst == 0:
+		burst = DefaultStderrLogBurst
+	}
+	if perSecond <= 0 {
+		perSecond = DefaultStderrLogRate
+	}
+	return rate.NewLimiter(rate.Limit(perSecond), burst)
+}
+
 func (c Config) withDefaults() Config {
 	if c.Args == nil {
 		c.Args = []string{"subprocess"}
@@ -163,6 +190,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StderrLogRate <= 0 {
 		c.StderrLogRate = DefaultStderrLogRate
+	}
+	if c.StderrLogLimiter == nil {
+		c.StderrLogLimiter = NewStderrLogLimiter(c.StderrLogBurst, c.StderrLogRate)
 	}
 	if c.KillGrace <= 0 {
 		c.KillGrace = DefaultKillGrace
@@ -366,18 +396,21 @@ func (p *Process) drainStderr() {
 	defer close(p.stderrDone)
 	buf := make([]byte, 4096)
 	var line []byte
-	bucket := logBucket{burst: p.cfg.StderrLogBurst, rate: p.cfg.StderrLogRate}
+	lim := p.cfg.StderrLogLimiter
+	var dropped int64 // lines not logged since the last summary
 	summary := func() {
-		if bucket.dropped > 0 {
-			p.log.Warn("monty worker stderr lines not logged", slog.Int64("lines", bucket.dropped))
-			bucket.dropped = 0
+		if dropped > 0 {
+			p.log.Warn("monty worker stderr lines not logged", slog.Int64("lines", dropped))
+			dropped = 0
 		}
 	}
 	emit := func() {
 		if len(line) == 0 {
 			return
 		}
-		if bucket.take(time.Now()) {
+		if !lim.Allow() {
+			dropped++
+		} else {
 			summary()
 			level := slog.LevelDebug
 			if looksFatal(line) {
@@ -447,37 +480,6 @@ func (p *Process) drainStderr() {
 			return
 		}
 	}
-}
-
-// logBucket is the token bucket that bounds the stderr lines logged
-// (Config.StderrLogBurst, StderrLogRate): it holds up to burst tokens,
-// gains rate a second, and a line is logged when it takes one. A negative
-// burst never runs out.
-type logBucket struct {
-	burst, rate int
-	tokens      float64
-	last        time.Time // of the last refill; zero before the first take
-	dropped     int64     // lines not logged since the last summary
-}
-
-// take reports whether a line may be logged at now, and counts it in
-// dropped if not.
-func (b *logBucket) take(now time.Time) bool {
-	if b.burst < 0 {
-		return true
-	}
-	if b.last.IsZero() {
-		b.tokens = float64(b.burst)
-	} else if d := now.Sub(b.last); d > 0 {
-		b.tokens = min(float64(b.burst), b.tokens+d.Seconds()*float64(b.rate))
-	}
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return true
-	}
-	b.dropped++
-	return false
 }
 
 func looksFatal(line []byte) bool {

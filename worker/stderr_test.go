@@ -103,32 +103,54 @@ func TestStderrLogBounds(t *testing.T) {
 	}
 }
 
-func TestLogBucket(t *testing.T) {
-	b := logBucket{burst: 3, rate: 2}
+func TestNewStderrLogLimiter(t *testing.T) {
+	l := NewStderrLogLimiter(3, 2)
 	t0 := time.Unix(1000, 0)
 	for i := range 3 {
-		if !b.take(t0) {
+		if !l.AllowN(t0, 1) {
 			t.Fatalf("line %d of the burst refused", i)
 		}
 	}
-	if b.take(t0) || b.take(t0.Add(100*time.Millisecond)) {
+	if l.AllowN(t0, 1) || l.AllowN(t0.Add(100*time.Millisecond), 1) {
 		t.Fatal("a line past the burst was allowed")
 	}
-	if !b.take(t0.Add(600 * time.Millisecond)) {
+	if !l.AllowN(t0.Add(600*time.Millisecond), 1) {
 		t.Fatal("no token after half a second at 2 a second")
-	}
-	if b.dropped != 2 {
-		t.Fatalf("dropped %d, want 2", b.dropped)
 	}
 	// A long quiet spell refills no more than the burst.
 	t1 := t0.Add(time.Hour)
 	for i := range 3 {
-		if !b.take(t1) {
+		if !l.AllowN(t1, 1) {
 			t.Fatalf("line %d after an hour refused", i)
 		}
 	}
-	if b.take(t1) {
+	if l.AllowN(t1, 1) {
 		t.Fatal("more than the burst after an hour")
+	}
+	// The defaults, and no bound for a negative burst.
+	if l := NewStderrLogLimiter(0, 0); l.Burst() != DefaultStderrLogBurst || float64(l.Limit()) != DefaultStderrLogRate {
+		t.Fatalf("zero settings: burst %d rate %v", l.Burst(), l.Limit())
+	}
+	if l := NewStderrLogLimiter(-1, 0); !l.AllowN(t0, 1000) {
+		t.Fatal("a negative burst bounds the lines")
+	}
+}
+
+// Workers started with one StderrLogLimiter share its bound: one burst
+// for all of them, where each would otherwise get its own.
+func TestStderrLogLimiterShared(t *testing.T) {
+	const n, burst = 50, 5
+	h := &records{}
+	cfg := Config{Binary: "/bin/sh", Args: floodScript(n), Logger: slog.New(h), StderrLogLimiter: NewStderrLogLimiter(burst, 1)}
+	began := time.Now()
+	for range 3 {
+		p := start(t, cfg)
+		p.Wait(context.Background())
+		p.Close(context.Background())
+	}
+	lines, dropped, _ := h.stderrCounts()
+	if allowed := burst + int(time.Since(began).Seconds()+1); lines > allowed || int64(lines)+dropped != 3*n {
+		t.Fatalf("3 workers, one limiter: %d lines logged, %d not (want at most %d logged, %d in all)", lines, dropped, allowed, 3*n)
 	}
 }
 
