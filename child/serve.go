@@ -713,9 +713,28 @@ func (s *server) send(ce *message.ChildEvent, stamp bool) error {
 		err = &frame.TooLargeError{Len: uint64(len(buf)), Max: uint64(s.lim.FrameLen())}
 	}
 	if err != nil {
-		if size := tooLarge(err); size != "" && ce.Body.EventKind() != message.KindError {
-			return s.send(&message.ChildEvent{Body: &message.Error{Exception: message.NewException("RuntimeError",
-				"result frame of "+size+" bytes exceeds the maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")}}, stamp)
+		size := tooLarge(err)
+		switch {
+		case ce.Body.EventKind() == message.KindFatalError:
+			// Best effort (see fatal): the child ends either way, and a
+			// FatalError is never replaced by an Error.
+			return err
+		case size != "":
+			// An event over the cap, an Error included, is replaced by
+			// the contract's shortened form (§8); exit 76 only when even
+			// that cannot be sent (§14).
+			short := &message.ChildEvent{Body: &message.Error{Exception: message.NewException("RuntimeError",
+				"result frame of "+size+" bytes exceeds the maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")}}
+			if stamp {
+				short = s.stamped(short.Body, false)
+			}
+			sbuf, serr := s.codec.AppendEvent(s.wbuf[:0], short)
+			if serr == nil && len(sbuf) <= s.lim.FrameLen() {
+				s.wbuf = sbuf
+				return s.write(sbuf)
+			}
+			return s.fatal(protocol.ExitProtocol, "response frame of "+size+" bytes exceeds maximum of "+
+				strconv.Itoa(s.lim.FrameLen())+" bytes", err)
 		}
 		return s.fatal(protocol.ExitProtocol, "response frame cannot be encoded: "+err.Error(), err)
 	}
