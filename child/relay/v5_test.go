@@ -517,3 +517,29 @@ func TestV5PolicyRefusesNonIANAZones(t *testing.T) {
 		t.Fatalf("Configure: %#v", ev.Body)
 	}
 }
+
+// TestV5ZeroLimitSaysWhatRanOut shows a feed or turn limit of 0 failing
+// the turn as upstream's does ("0 fails at the first instruction"), with
+// a message that is true: the time the turn ran, which is more than the
+// limit. Before, the relay tripped before running anything and said
+// "0ns > 0ns".
+func TestV5ZeroLimitSaysWhatRanOut(t *testing.T) {
+	for _, tc := range []struct {
+		scope  string
+		limits *message.ResourceLimits
+	}{
+		{"feed", &message.ResourceLimits{MaxFeedDurationMicros: u64(0)}},
+		{"turn", &message.ResourceLimits{MaxTurnDurationMicros: u64(0)}},
+	} {
+		do := serve5(t)
+		if ev := do(configure5(tc.limits, nil)); ev.Body.EventKind() != message.KindOk {
+			t.Fatalf("%s: Configure: %#v", tc.scope, ev.Body)
+		}
+		msg := wantError(t, do(&message.Feed{Code: "1"}), "TimeoutError", tc.scope+" time limit exceeded: ")
+		elapsed, ok := strings.CutSuffix(strings.TrimPrefix(msg, tc.scope+" time limit exceeded: "), " > 0ns")
+		if !ok || elapsed == "0ns" || elapsed == "" {
+			t.Errorf("%s: message %q does not say what ran out", tc.scope, msg)
+		}
+		wantError(t, do(&message.Feed{Code: "1"}), "RuntimeError", "session discarded after a time limit")
+	}
+}
