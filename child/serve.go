@@ -43,11 +43,28 @@ var DefaultVersions = []uint32{protocol.Version2, protocol.Version}
 // lose protocol 4's cumulative max_duration. Do not modify.
 var SupportedVersions = []uint32{protocol.Version2, protocol.Version, protocol.Version5}
 
+// ErrNoCodec is wrapped by the error [Serve] returns, before it reads any
+// request, when Options.Versions names a protocol version that no
+// linked-in codec speaks (see [SupportedVersions]): an *[ExitError] with
+// status 4 and no FatalError, for the server is misconfigured, not the
+// parent.
+var ErrNoCodec = errors.New("no codec for protocol version")
+
+type noCodecError struct{ v uint32 }
+
+func (e *noCodecError) Error() string {
+	return "child: Options.Versions: " + ErrNoCodec.Error() + " " + strconv.FormatUint(uint64(e.v), 10)
+}
+
+func (e *noCodecError) Unwrap() error { return ErrNoCodec }
+
 // Options is plain data, safe to share.
 type Options struct {
 	// Versions lists the protocol versions the child accepts in
-	// Configure; nil means [DefaultVersions] (4 and 2). The refusal text
-	// names the range from the lowest to the highest.
+	// Configure; nil means [DefaultVersions] (4 and 2). Each must have a
+	// codec (see [SupportedVersions]), or Serve returns an error wrapping
+	// [ErrNoCodec]. The refusal text names the range from the lowest to
+	// the highest.
 	Versions []uint32
 	// Limits bound each request decode (frame cap, decode budget). The
 	// frame cap also bounds every event sent, and is never above the
@@ -117,18 +134,17 @@ func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options
 		s.versions = slices.Clone(DefaultVersions)
 	}
 	slices.Sort(s.versions)
-	for _, v := range slices.Backward(s.versions) {
-		if c, ok := codec.ForVersion(v); ok {
-			s.codec = c
-			break
+	defer engine.Close()
+	for _, v := range s.versions {
+		if _, ok := codec.ForVersion(v); !ok {
+			// Served, it would be refused with a text naming it as
+			// supported.
+			return &ExitError{Code: protocol.ExitFatal, Err: &noCodecError{v}}
 		}
 	}
-	if s.codec == nil {
-		return &ExitError{Code: protocol.ExitFatal, Message: "no codec for the configured protocol versions"}
-	}
+	s.codec, _ = codec.ForVersion(s.versions[len(s.versions)-1])
 	s.pr.emit = s.writePrint
 	s.pr.reset(protocol.DefaultPrintFlushInterval, s.codec.Version() == protocol.Version2)
-	defer engine.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	// A Print that cannot be sent (the parent is gone) ends the running

@@ -359,3 +359,29 @@ func mustCodec(t *testing.T, v uint32) codec.Codec {
 	}
 	return c
 }
+
+// Options.Versions naming a version no codec speaks is the server's
+// misconfiguration: Serve refuses it before reading a request, with an
+// error that says so (ErrNoCodec, exit 4) and sends the parent nothing,
+// and closes the engine as it always does. Before, a list with one such
+// version among others was served, and a Configure at it was refused with
+// a text naming it as supported ("unsupported protocol version 7 (server
+// supports protocol versions 4 to 7 …)").
+func TestServeRefusesVersionsWithoutCodec(t *testing.T) {
+	for _, vs := range [][]uint32{{4, 7}, {3}, {0, 2}} {
+		conn := newChanConn()
+		close(conn.in)
+		eng := &scripted{}
+		err := Serve(context.Background(), conn, eng, Options{Versions: vs})
+		var ee *ExitError
+		if !errors.Is(err, ErrNoCodec) || !errors.As(err, &ee) || ee.Code != protocol.ExitFatal || ee.Message != "" {
+			t.Fatalf("Versions %v: Serve returned %v, want an exit-4 ExitError wrapping ErrNoCodec", vs, err)
+		}
+		if len(conn.out) != 0 {
+			t.Errorf("Versions %v: %d frames sent", vs, len(conn.out))
+		}
+		if !eng.closed {
+			t.Errorf("Versions %v: the engine was not closed", vs)
+		}
+	}
+}
