@@ -543,3 +543,44 @@ func TestV5ZeroLimitSaysWhatRanOut(t *testing.T) {
 		wantError(t, do(&message.Feed{Code: "1"}), "RuntimeError", "session discarded after a time limit")
 	}
 }
+
+// TestV5ExactConfigureNotReset shows a protocol-5 Configure that the inner
+// session's own Configure expresses exactly (once the relay has taken the
+// protocol-5 limits and policy for itself) configuring the inner worker
+// once, as a protocol-4 one does: the released worker's heap accounting
+// after a Reset counts some 100–200 bytes the worker keeps from its first
+// session, so a relay that reset its fresh worker reported (and limited)
+// more memory in use than that worker does for the same Configure.
+func TestV5ExactConfigureNotReset(t *testing.T) {
+	mem := uint64(100_000)
+	limits := func() *message.ResourceLimits { return &message.ResourceLimits{MaxMemoryBytes: &mem} }
+	const code = "x = [0] * 5000"
+	s := serve(t)
+	if ev, _ := s.do(t, &message.Configure{ProtocolVersion: 4, ScriptName: "m.py", Limits: limits()}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure 4: %#v", ev.Body)
+	}
+	ev, _ := s.do(t, &message.Feed{Code: code})
+	want := describe(ev.Body)
+	if !strings.HasPrefix(want, "MemoryError: memory limit exceeded: ") {
+		t.Fatalf("protocol 4: %s", want)
+	}
+	do := serve5(t)
+	if ev := do(&message.Configure{ProtocolVersion: 5, ScriptName: "m.py", Limits: limits(),
+		OsPolicy: &message.OsPolicy{Clock: message.ClockFixed}}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure 5: %#v", ev.Body)
+	}
+	if got := describe(do(&message.Feed{Code: code}).Body); got != want {
+		t.Fatalf("protocol 5: %s, want %s as at protocol 4", got, want)
+	}
+	// A refused policy leaves the inner worker without a session: the
+	// next Configure is served.
+	do = serve5(t)
+	bad := &message.OsPolicy{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneNamed, Name: "Nowhere/Nothing"}}
+	wantError(t, do(&message.Configure{ProtocolVersion: 5, ScriptName: "m.py", OsPolicy: bad}), "RuntimeError", "protocol violation: unsupported os_policy")
+	if ev := do(&message.Configure{ProtocolVersion: 5, ScriptName: "m.py", Limits: limits()}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure after the refusal: %#v", ev.Body)
+	}
+	if got := describe(do(&message.Feed{Code: code}).Body); !strings.HasPrefix(got, "MemoryError: ") {
+		t.Fatalf("feed after the refusal: %s", got)
+	}
+}
