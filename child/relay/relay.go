@@ -318,6 +318,9 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 		if err := e.start(ctx, workerDefaults()); err != nil {
 			return nil, err
 		}
+		// Configured with defaults and unused, as by InitialVersion: a
+		// Configure after a refused Load must drop that session first.
+		e.fresh = true
 	}
 	state, saved, err := split5(state)
 	if err != nil {

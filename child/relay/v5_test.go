@@ -584,3 +584,25 @@ func TestV5ExactConfigureNotReset(t *testing.T) {
 		t.Fatalf("feed after the refusal: %s", got)
 	}
 }
+
+// TestV5RefusedLoadAfterTripThenConfigure shows the child serving a
+// Configure after a time-limit trip, a Reset and a refused Load: the
+// refused Load started a fresh inner worker (the tripped one was killed),
+// which session.Start configured with defaults, and the next Configure
+// was sent to it as to a worker without a session, which refused it
+// ("Configure while a session already exists"), ending the child.
+func TestV5RefusedLoadAfterTripThenConfigure(t *testing.T) {
+	do := serve5(t)
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(0)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantError(t, do(&message.Feed{Code: "1"}), "TimeoutError", "feed time limit exceeded: ")
+	if ev := do(&message.Reset{}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Reset: %#v", ev.Body)
+	}
+	wantError(t, do(&message.Load{State: []byte("garbage")}), "RuntimeError", "protocol violation: failed to load session: ")
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure after the refused Load: %s", describe(ev.Body))
+	}
+	wantRepr(t, do(&message.Feed{Code: "40 + 2"}), "42")
+}
