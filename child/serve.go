@@ -227,6 +227,16 @@ func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err e
 		s.pickInitial(ctx, body)
 	}
 	req, derr := s.codec.DecodeRequest(body, s.lim)
+	if c, ok := configureOf(req, derr); ok && c.ProtocolVersion != s.codec.Version() &&
+		slices.Contains(s.versions, c.ProtocolVersion) {
+		// A Configure is read at the version it declares: the schemas
+		// differ in its fields (protocol 5 reserves max_duration_micros
+		// and adds its own limits and os_policy), so read at the version
+		// the child last spoke, its limits could be dropped unseen.
+		if cd, ok := codec.ForVersion(c.ProtocolVersion); ok {
+			req, derr = cd.DecodeRequest(body, s.lim)
+		}
+	}
 	if derr != nil {
 		return false, s.replyDecodeError(body, derr)
 	}
@@ -234,6 +244,15 @@ func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err e
 		return false, s.send(&message.ChildEvent{Body: violation("request has no kind")}, false)
 	}
 	return s.handle(ctx, req.Body)
+}
+
+// configureOf returns the Configure a decode produced, if any.
+func configureOf(req *message.ParentRequest, err error) (*message.Configure, bool) {
+	if err != nil || req == nil {
+		return nil, false
+	}
+	c, ok := req.Body.(*message.Configure)
+	return c, ok
 }
 
 // pickInitial settles the version of a parent that starts with Load

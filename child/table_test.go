@@ -385,3 +385,45 @@ func TestServeRefusesVersionsWithoutCodec(t *testing.T) {
 		}
 	}
 }
+
+// A Configure is decoded at the version it declares, not at the one the
+// child last spoke: a child serving 2, 4 and 5 starts at 5, whose schema
+// has no max_duration_micros (limit tag 1 is reserved), so a protocol-4
+// parent's time limit was dropped without a word and its feeds ran
+// unbounded; after a Reset, a Configure at another version lost the
+// fields the previous version's schema lacks (protocol 5's limits and
+// OsPolicy read at 4).
+func TestConfigureDecodedAtItsVersion(t *testing.T) {
+	us := uint64(200_000)
+	p := startChild(t, 4, Options{Versions: SupportedVersions})
+	for _, tc := range []struct {
+		v    uint32
+		cfg  *message.Configure
+		seen func(*message.Configure) bool
+	}{
+		{4, &message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxDurationMicros: &us}},
+			func(c *message.Configure) bool {
+				return c.Limits != nil && c.Limits.MaxDurationMicros != nil && *c.Limits.MaxDurationMicros == us
+			}},
+		{5, &message.Configure{ProtocolVersion: 5, Limits: &message.ResourceLimits{MaxFeedDurationMicros: &us}, OsPolicy: &message.OsPolicy{Clock: message.ClockFixed}},
+			func(c *message.Configure) bool {
+				return c.Limits != nil && c.Limits.MaxFeedDurationMicros != nil && *c.Limits.MaxFeedDurationMicros == us &&
+					c.OsPolicy != nil && c.OsPolicy.Clock == message.ClockFixed
+			}},
+		{2, &message.Configure{ProtocolVersion: 2, Limits: &message.ResourceLimits{MaxDurationMicros: &us}},
+			func(c *message.Configure) bool {
+				return c.Limits != nil && c.Limits.MaxDurationMicros != nil && *c.Limits.MaxDurationMicros == us
+			}},
+		{4, &message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxDurationMicros: &us}},
+			func(c *message.Configure) bool {
+				return c.Limits != nil && c.Limits.MaxDurationMicros != nil && *c.Limits.MaxDurationMicros == us
+			}},
+	} {
+		p.codec = mustCodec(t, tc.v)
+		mustKind(t, p.do(tc.cfg), message.KindOk)
+		if !tc.seen(p.eng.cfg) {
+			t.Fatalf("v%d: the engine was configured with %+v (limits %+v), want the Configure's fields", tc.v, p.eng.cfg, p.eng.cfg.Limits)
+		}
+		mustKind(t, p.do(&message.Reset{}), message.KindOk)
+	}
+}
