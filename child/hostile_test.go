@@ -489,3 +489,48 @@ func TestPrintFitsASmallFrameCap(t *testing.T) {
 		})
 	}
 }
+
+// An Error over the frame cap (a cap below a protocol violation's text)
+// is handled as any turn-ending event over it (§8): it is replaced by the
+// "result frame" Error and the session goes on; only when even that does
+// not fit does the child end, with exit 76 (§14: "a response that could
+// not be sent even in its shortened form"). Before, an over-cap Error
+// ended the child at once, and a cap too small for the FatalError too
+// recursed until the stack overflowed.
+func TestOversizeErrorEvents(t *testing.T) {
+	refusal := &message.ChildEvent{Body: violation("failed to load session: not a scripted dump")}
+	b, err := mustCodec(t, 4).AppendEvent(nil, refusal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := len(b) - 1
+	p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: limit}})
+	ev := p.do(&message.Load{State: []byte("garbage")})
+	want := "result frame of " + strconv.Itoa(len(b)) + " bytes exceeds the maximum of " + strconv.Itoa(limit) + " bytes"
+	if e, ok := ev.Body.(*message.Error); !ok || e.Exception.Type != "RuntimeError" || e.Exception.Msg() != want {
+		t.Fatalf("over-cap refusal: got %s, want Error %q", describe(ev), want)
+	}
+	p.configure()
+	mustKind(t, p.feed("print:ok"), message.KindComplete)
+
+	for _, limit := range []int{1, 20} {
+		p := startChild(t, 4, Options{Limits: codec.Limits{MaxFrameLen: limit}})
+		p.conn.in <- request2(t, p, &message.Load{State: []byte("garbage")})
+		var ee *ExitError
+		if err := p.exit(); !errors.As(err, &ee) || ee.Code != protocol.ExitProtocol {
+			t.Fatalf("cap %d: ended with %v, want exit 76", limit, err)
+		}
+		if n := len(p.conn.out); n != 0 {
+			t.Fatalf("cap %d: %d frames over the cap were sent", limit, n)
+		}
+	}
+}
+
+func request2(t *testing.T, p *parent, r message.Request) []byte {
+	t.Helper()
+	b, err := p.codec.AppendRequest(nil, &message.ParentRequest{Body: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

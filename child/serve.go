@@ -43,11 +43,28 @@ var DefaultVersions = []uint32{protocol.Version2, protocol.Version}
 // lose protocol 4's cumulative max_duration. Do not modify.
 var SupportedVersions = []uint32{protocol.Version2, protocol.Version, protocol.Version5}
 
+// ErrNoCodec is wrapped by the error [Serve] returns, before it reads any
+// request, when Options.Versions names a protocol version that no
+// linked-in codec speaks (see [SupportedVersions]): an *[ExitError] with
+// status 4 and no FatalError, for the server is misconfigured, not the
+// parent.
+var ErrNoCodec = errors.New("no codec for protocol version")
+
+type noCodecError struct{ v uint32 }
+
+func (e *noCodecError) Error() string {
+	return "child: Options.Versions: " + ErrNoCodec.Error() + " " + strconv.FormatUint(uint64(e.v), 10)
+}
+
+func (e *noCodecError) Unwrap() error { return ErrNoCodec }
+
 // Options is plain data, safe to share.
 type Options struct {
 	// Versions lists the protocol versions the child accepts in
-	// Configure; nil means [DefaultVersions] (4 and 2). The refusal text
-	// names the range from the lowest to the highest.
+	// Configure; nil means [DefaultVersions] (4 and 2). Each must have a
+	// codec (see [SupportedVersions]), or Serve returns an error wrapping
+	// [ErrNoCodec]. The refusal text names the range from the lowest to
+	// the highest.
 	Versions []uint32
 	// Limits bound each request decode (frame cap, decode budget). The
 	// frame cap also bounds every event sent, and is never above the
@@ -117,18 +134,17 @@ func Serve(ctx context.Context, conn transport.Conn, engine Engine, opts Options
 		s.versions = slices.Clone(DefaultVersions)
 	}
 	slices.Sort(s.versions)
-	for _, v := range slices.Backward(s.versions) {
-		if c, ok := codec.ForVersion(v); ok {
-			s.codec = c
-			break
+	defer engine.Close()
+	for _, v := range s.versions {
+		if _, ok := codec.ForVersion(v); !ok {
+			// Served, it would be refused with a text naming it as
+			// supported.
+			return &ExitError{Code: protocol.ExitFatal, Err: &noCodecError{v}}
 		}
 	}
-	if s.codec == nil {
-		return &ExitError{Code: protocol.ExitFatal, Message: "no codec for the configured protocol versions"}
-	}
+	s.codec, _ = codec.ForVersion(s.versions[len(s.versions)-1])
 	s.pr.emit = s.writePrint
 	s.pr.reset(protocol.DefaultPrintFlushInterval, s.codec.Version() == protocol.Version2)
-	defer engine.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	// A Print that cannot be sent (the parent is gone) ends the running
@@ -211,6 +227,16 @@ func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err e
 		s.pickInitial(ctx, body)
 	}
 	req, derr := s.codec.DecodeRequest(body, s.lim)
+	if c, ok := configureOf(req, derr); ok && c.ProtocolVersion != s.codec.Version() &&
+		slices.Contains(s.versions, c.ProtocolVersion) {
+		// A Configure is read at the version it declares: the schemas
+		// differ in its fields (protocol 5 reserves max_duration_micros
+		// and adds its own limits and os_policy), so read at the version
+		// the child last spoke, its limits could be dropped unseen.
+		if cd, ok := codec.ForVersion(c.ProtocolVersion); ok {
+			req, derr = cd.DecodeRequest(body, s.lim)
+		}
+	}
 	if derr != nil {
 		return false, s.replyDecodeError(body, derr)
 	}
@@ -218,6 +244,15 @@ func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err e
 		return false, s.send(&message.ChildEvent{Body: violation("request has no kind")}, false)
 	}
 	return s.handle(ctx, req.Body)
+}
+
+// configureOf returns the Configure a decode produced, if any.
+func configureOf(req *message.ParentRequest, err error) (*message.Configure, bool) {
+	if err != nil || req == nil {
+		return nil, false
+	}
+	c, ok := req.Body.(*message.Configure)
+	return c, ok
 }
 
 // pickInitial settles the version of a parent that starts with Load
@@ -713,9 +748,28 @@ func (s *server) send(ce *message.ChildEvent, stamp bool) error {
 		err = &frame.TooLargeError{Len: uint64(len(buf)), Max: uint64(s.lim.FrameLen())}
 	}
 	if err != nil {
-		if size := tooLarge(err); size != "" && ce.Body.EventKind() != message.KindError {
-			return s.send(&message.ChildEvent{Body: &message.Error{Exception: message.NewException("RuntimeError",
-				"result frame of "+size+" bytes exceeds the maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")}}, stamp)
+		size := tooLarge(err)
+		switch {
+		case ce.Body.EventKind() == message.KindFatalError:
+			// Best effort (see fatal): the child ends either way, and a
+			// FatalError is never replaced by an Error.
+			return err
+		case size != "":
+			// An event over the cap, an Error included, is replaced by
+			// the contract's shortened form (§8); exit 76 only when even
+			// that cannot be sent (§14).
+			short := &message.ChildEvent{Body: &message.Error{Exception: message.NewException("RuntimeError",
+				"result frame of "+size+" bytes exceeds the maximum of "+strconv.Itoa(s.lim.FrameLen())+" bytes")}}
+			if stamp {
+				short = s.stamped(short.Body, false)
+			}
+			sbuf, serr := s.codec.AppendEvent(s.wbuf[:0], short)
+			if serr == nil && len(sbuf) <= s.lim.FrameLen() {
+				s.wbuf = sbuf
+				return s.write(sbuf)
+			}
+			return s.fatal(protocol.ExitProtocol, "response frame of "+size+" bytes exceeds maximum of "+
+				strconv.Itoa(s.lim.FrameLen())+" bytes", err)
 		}
 		return s.fatal(protocol.ExitProtocol, "response frame cannot be encoded: "+err.Error(), err)
 	}

@@ -359,3 +359,71 @@ func mustCodec(t *testing.T, v uint32) codec.Codec {
 	}
 	return c
 }
+
+// Options.Versions naming a version no codec speaks is the server's
+// misconfiguration: Serve refuses it before reading a request, with an
+// error that says so (ErrNoCodec, exit 4) and sends the parent nothing,
+// and closes the engine as it always does. Before, a list with one such
+// version among others was served, and a Configure at it was refused with
+// a text naming it as supported ("unsupported protocol version 7 (server
+// supports protocol versions 4 to 7 …)").
+func TestServeRefusesVersionsWithoutCodec(t *testing.T) {
+	for _, vs := range [][]uint32{{4, 7}, {3}, {0, 2}} {
+		conn := newChanConn()
+		close(conn.in)
+		eng := &scripted{}
+		err := Serve(context.Background(), conn, eng, Options{Versions: vs})
+		var ee *ExitError
+		if !errors.Is(err, ErrNoCodec) || !errors.As(err, &ee) || ee.Code != protocol.ExitFatal || ee.Message != "" {
+			t.Fatalf("Versions %v: Serve returned %v, want an exit-4 ExitError wrapping ErrNoCodec", vs, err)
+		}
+		if len(conn.out) != 0 {
+			t.Errorf("Versions %v: %d frames sent", vs, len(conn.out))
+		}
+		if !eng.closed {
+			t.Errorf("Versions %v: the engine was not closed", vs)
+		}
+	}
+}
+
+// A Configure is decoded at the version it declares, not at the one the
+// child last spoke: a child serving 2, 4 and 5 starts at 5, whose schema
+// has no max_duration_micros (limit tag 1 is reserved), so a protocol-4
+// parent's time limit was dropped without a word and its feeds ran
+// unbounded; after a Reset, a Configure at another version lost the
+// fields the previous version's schema lacks (protocol 5's limits and
+// OsPolicy read at 4).
+func TestConfigureDecodedAtItsVersion(t *testing.T) {
+	us := uint64(200_000)
+	p := startChild(t, 4, Options{Versions: SupportedVersions})
+	for _, tc := range []struct {
+		v    uint32
+		cfg  *message.Configure
+		seen func(*message.Configure) bool
+	}{
+		{4, &message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxDurationMicros: &us}},
+			func(c *message.Configure) bool {
+				return c.Limits != nil && c.Limits.MaxDurationMicros != nil && *c.Limits.MaxDurationMicros == us
+			}},
+		{5, &message.Configure{ProtocolVersion: 5, Limits: &message.ResourceLimits{MaxFeedDurationMicros: &us}, OsPolicy: &message.OsPolicy{Clock: message.ClockFixed}},
+			func(c *message.Configure) bool {
+				return c.Limits != nil && c.Limits.MaxFeedDurationMicros != nil && *c.Limits.MaxFeedDurationMicros == us &&
+					c.OsPolicy != nil && c.OsPolicy.Clock == message.ClockFixed
+			}},
+		{2, &message.Configure{ProtocolVersion: 2, Limits: &message.ResourceLimits{MaxDurationMicros: &us}},
+			func(c *message.Configure) bool {
+				return c.Limits != nil && c.Limits.MaxDurationMicros != nil && *c.Limits.MaxDurationMicros == us
+			}},
+		{4, &message.Configure{ProtocolVersion: 4, Limits: &message.ResourceLimits{MaxDurationMicros: &us}},
+			func(c *message.Configure) bool {
+				return c.Limits != nil && c.Limits.MaxDurationMicros != nil && *c.Limits.MaxDurationMicros == us
+			}},
+	} {
+		p.codec = mustCodec(t, tc.v)
+		mustKind(t, p.do(tc.cfg), message.KindOk)
+		if !tc.seen(p.eng.cfg) {
+			t.Fatalf("v%d: the engine was configured with %+v (limits %+v), want the Configure's fields", tc.v, p.eng.cfg, p.eng.cfg.Limits)
+		}
+		mustKind(t, p.do(&message.Reset{}), message.KindOk)
+	}
+}

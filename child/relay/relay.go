@@ -120,6 +120,14 @@ func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 		if exact && c.ProtocolVersion < protocol.Version5 {
 			return nil
 		}
+		if exact && e.serves5(c.ProtocolVersion) {
+			// The relay keeps protocol 5's limits and policy for itself,
+			// so the session's Configure was the inner one: no Reset,
+			// which would leave the inner worker counting some 100–200
+			// bytes of heap it kept from the first session (the released
+			// worker's accounting) that a worker configured once does not.
+			return e.adopt5(ctx, c)
+		}
 		// The session's Config cannot express every Configure (explicit
 		// zero limits, an empty script name, protocol 5's limits and
 		// policy): reconfigure with the exact fields.
@@ -146,6 +154,25 @@ func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 	}
 	if _, ok := ev.(*message.Ok); !ok {
 		return &child.ExitError{Code: protocol.ExitFatal, Message: "inner worker refused Configure: " + describe(ev)}
+	}
+	e.reset = false
+	return nil
+}
+
+// adopt5 prepares the protocol-5 translation for c over an inner worker
+// already configured with c's inner fields; when the relay refuses c, the
+// inner session is dropped so that the next Configure is served.
+func (e *Engine) adopt5(ctx context.Context, c *message.Configure) error {
+	if e.v5.clock != nil {
+		e.v5.clock.Close()
+	}
+	e.v5 = v5{}
+	if _, err := e.configure5(c); err != nil {
+		if _, rerr := e.do(ctx, &message.Reset{}); rerr != nil {
+			return rerr
+		}
+		e.reset = true
+		return err
 	}
 	e.reset = false
 	return nil
@@ -291,6 +318,9 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 		if err := e.start(ctx, workerDefaults()); err != nil {
 			return nil, err
 		}
+		// Configured with defaults and unused, as by InitialVersion: a
+		// Configure after a refused Load must drop that session first.
+		e.fresh = true
 	}
 	state, saved, err := split5(state)
 	if err != nil {

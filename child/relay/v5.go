@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"strings"
-	"sync/atomic"
 	"time"
 	// The child's own tz database for named zones, as upstream's children
 	// embed theirs: without it a host with no /usr/share/zoneinfo (and no
@@ -204,27 +203,26 @@ func (e *Engine) timed(ctx context.Context, req message.Request, turn *turnClock
 	if x.hasTurn && (!limited || x.turnLim-turn.wall < budget) {
 		budget, limited = x.turnLim-turn.wall, true
 	}
-	if limited && budget <= 0 {
-		return e.trip(x.feedExec, turn.wall), nil
-	}
-	var fired atomic.Bool
+	// A budget already spent (a limit of 0, or a feed clock at its
+	// limit) still runs the request, under a timer that fires at once:
+	// as upstream's worker fails "at the first instruction", the turn
+	// fails with the time it ran, which is more than the limit (tripping
+	// without running said "0ns > 0ns").
+	spent := limited && budget <= 0
 	var timer *time.Timer
 	s := e.s
 	if limited {
-		timer = time.AfterFunc(budget, func() {
-			fired.Store(true)
-			s.Close()
-		})
+		timer = time.AfterFunc(max(budget, 0), func() { s.Close() })
 	}
 	base := s.Stamps().TotalExecution
 	start := time.Now()
 	ev, err := s.Do(ctx, req)
 	elapsed := time.Since(start)
-	if timer != nil {
-		timer.Stop()
-	}
+	// A timer that could not be stopped has fired (or is firing): the
+	// inner worker is being killed even if it answered first.
+	fired := timer != nil && !timer.Stop()
 	turn.wall += elapsed
-	if fired.Load() {
+	if fired || spent {
 		// The killed worker stamped nothing for this turn: count it.
 		x.feedExec = satdur.Add(x.feedExec, elapsed)
 		x.total = base + elapsed

@@ -517,3 +517,92 @@ func TestV5PolicyRefusesNonIANAZones(t *testing.T) {
 		t.Fatalf("Configure: %#v", ev.Body)
 	}
 }
+
+// TestV5ZeroLimitSaysWhatRanOut shows a feed or turn limit of 0 failing
+// the turn as upstream's does ("0 fails at the first instruction"), with
+// a message that is true: the time the turn ran, which is more than the
+// limit. Before, the relay tripped before running anything and said
+// "0ns > 0ns".
+func TestV5ZeroLimitSaysWhatRanOut(t *testing.T) {
+	for _, tc := range []struct {
+		scope  string
+		limits *message.ResourceLimits
+	}{
+		{"feed", &message.ResourceLimits{MaxFeedDurationMicros: u64(0)}},
+		{"turn", &message.ResourceLimits{MaxTurnDurationMicros: u64(0)}},
+	} {
+		do := serve5(t)
+		if ev := do(configure5(tc.limits, nil)); ev.Body.EventKind() != message.KindOk {
+			t.Fatalf("%s: Configure: %#v", tc.scope, ev.Body)
+		}
+		msg := wantError(t, do(&message.Feed{Code: "1"}), "TimeoutError", tc.scope+" time limit exceeded: ")
+		elapsed, ok := strings.CutSuffix(strings.TrimPrefix(msg, tc.scope+" time limit exceeded: "), " > 0ns")
+		if !ok || elapsed == "0ns" || elapsed == "" {
+			t.Errorf("%s: message %q does not say what ran out", tc.scope, msg)
+		}
+		wantError(t, do(&message.Feed{Code: "1"}), "RuntimeError", "session discarded after a time limit")
+	}
+}
+
+// TestV5ExactConfigureNotReset shows a protocol-5 Configure that the inner
+// session's own Configure expresses exactly (once the relay has taken the
+// protocol-5 limits and policy for itself) configuring the inner worker
+// once, as a protocol-4 one does: the released worker's heap accounting
+// after a Reset counts some 100–200 bytes the worker keeps from its first
+// session, so a relay that reset its fresh worker reported (and limited)
+// more memory in use than that worker does for the same Configure.
+func TestV5ExactConfigureNotReset(t *testing.T) {
+	mem := uint64(100_000)
+	limits := func() *message.ResourceLimits { return &message.ResourceLimits{MaxMemoryBytes: &mem} }
+	const code = "x = [0] * 5000"
+	s := serve(t)
+	if ev, _ := s.do(t, &message.Configure{ProtocolVersion: 4, ScriptName: "m.py", Limits: limits()}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure 4: %#v", ev.Body)
+	}
+	ev, _ := s.do(t, &message.Feed{Code: code})
+	want := describe(ev.Body)
+	if !strings.HasPrefix(want, "MemoryError: memory limit exceeded: ") {
+		t.Fatalf("protocol 4: %s", want)
+	}
+	do := serve5(t)
+	if ev := do(&message.Configure{ProtocolVersion: 5, ScriptName: "m.py", Limits: limits(),
+		OsPolicy: &message.OsPolicy{Clock: message.ClockFixed}}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure 5: %#v", ev.Body)
+	}
+	if got := describe(do(&message.Feed{Code: code}).Body); got != want {
+		t.Fatalf("protocol 5: %s, want %s as at protocol 4", got, want)
+	}
+	// A refused policy leaves the inner worker without a session: the
+	// next Configure is served.
+	do = serve5(t)
+	bad := &message.OsPolicy{TimeZone: &message.SandboxTimeZone{Kind: message.ZoneNamed, Name: "Nowhere/Nothing"}}
+	wantError(t, do(&message.Configure{ProtocolVersion: 5, ScriptName: "m.py", OsPolicy: bad}), "RuntimeError", "protocol violation: unsupported os_policy")
+	if ev := do(&message.Configure{ProtocolVersion: 5, ScriptName: "m.py", Limits: limits()}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure after the refusal: %#v", ev.Body)
+	}
+	if got := describe(do(&message.Feed{Code: code}).Body); !strings.HasPrefix(got, "MemoryError: ") {
+		t.Fatalf("feed after the refusal: %s", got)
+	}
+}
+
+// TestV5RefusedLoadAfterTripThenConfigure shows the child serving a
+// Configure after a time-limit trip, a Reset and a refused Load: the
+// refused Load started a fresh inner worker (the tripped one was killed),
+// which session.Start configured with defaults, and the next Configure
+// was sent to it as to a worker without a session, which refused it
+// ("Configure while a session already exists"), ending the child.
+func TestV5RefusedLoadAfterTripThenConfigure(t *testing.T) {
+	do := serve5(t)
+	if ev := do(configure5(&message.ResourceLimits{MaxFeedDurationMicros: u64(0)}, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %#v", ev.Body)
+	}
+	wantError(t, do(&message.Feed{Code: "1"}), "TimeoutError", "feed time limit exceeded: ")
+	if ev := do(&message.Reset{}); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Reset: %#v", ev.Body)
+	}
+	wantError(t, do(&message.Load{State: []byte("garbage")}), "RuntimeError", "protocol violation: failed to load session: ")
+	if ev := do(configure5(nil, nil)); ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure after the refused Load: %s", describe(ev.Body))
+	}
+	wantRepr(t, do(&message.Feed{Code: "40 + 2"}), "42")
+}
