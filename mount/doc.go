@@ -59,6 +59,13 @@
 // (the exception the worker raises when the parent answers not_handled);
 // only absolute() and resolve() answer them, lexically.
 //
+// The empty path names nothing: in the arms the os functions and open()
+// reach (stat, iterdir, unlink, rmdir, mkdir, rename, open) it raises
+// FileNotFoundError "[Errno 2] No such file or directory" naming it, as
+// os.listdir(""), os.stat("") and open("") do in CPython. The other arms
+// come from pathlib alone, and the worker sends Path("") as "" where
+// CPython makes it Path("."): there "" is the working directory.
+//
 // Because ".." is collapsed before any symlink is looked at, "a/link/../b"
 // means "a/b" even when link is a symlink (POSIX would apply ".." to the
 // link's target).

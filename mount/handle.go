@@ -128,7 +128,9 @@ func isWrite(call *message.OsCall) bool {
 // then the system call may fail with ENAMETOOLONG (for rename naming both
 // paths). resolve() refuses only the NUL byte: os.path.realpath(strict=
 // False) ignores its lstat's OSError and keeps the rest of the path as
-// written. It returns nil when the paths may be used.
+// written. The empty path is FileNotFoundError, as the kernel's lookup
+// makes it, in the arms the os functions and open() reach (see
+// osReachable). It returns nil when the paths may be used.
 func checkPaths(call *message.OsCall) *pyError {
 	if strings.IndexByte(call.Path, 0) >= 0 {
 		return raise("ValueError", "%s", nulMessage(call.Op, false))
@@ -140,15 +142,47 @@ func checkPaths(call *message.OsCall) *pyError {
 		if strings.IndexByte(call.Dst, 0) >= 0 {
 			return raise("ValueError", "%s", nulMessage(call.Op, true))
 		}
+		// Linux looks up the source's parent (an empty name is ENOENT, a
+		// long one or a long directory component ENAMETOOLONG), then the
+		// target's, and only then the last components.
+		for _, p := range []string{call.Path, call.Dst} {
+			switch {
+			case p == "":
+				return errnoError2(syscall.ENOENT, call.Path, call.Dst)
+			case len(p) >= maxPathLen || pathTooLong(p[:max(strings.LastIndexByte(p, '/'), 0)]):
+				return errnoError2(syscall.ENAMETOOLONG, call.Path, call.Dst)
+			}
+		}
 		if pathTooLong(call.Path) || pathTooLong(call.Dst) {
 			return errnoError2(syscall.ENAMETOOLONG, call.Path, call.Dst)
 		}
 		return nil
 	}
+	if call.Path == "" && osReachable(call.Op) {
+		// No name at all: the kernel's lookup refuses it, where the
+		// lexical cleaning would make it the working directory.
+		return errnoError(syscall.ENOENT, call.Path)
+	}
 	if pathTooLong(call.Path) {
 		return errnoError(syscall.ENAMETOOLONG, call.Path)
 	}
 	return nil
+}
+
+// osReachable reports whether the sandbox's os functions (os.listdir,
+// os.stat, os.unlink, os.remove, os.rmdir, os.mkdir, os.makedirs,
+// os.rename, os.replace) or open() reach op. The worker passes the path
+// as written there, and CPython refuses the empty one with
+// FileNotFoundError. The other arms come from pathlib alone, where the
+// worker sends Path("") as "" although CPython makes it Path("."): there
+// "" is the working directory.
+func osReachable(op message.OsOp) bool {
+	switch op {
+	case message.OpStat, message.OpIterdir, message.OpUnlink, message.OpRmdir, message.OpMkdir,
+		message.OpRename, message.OpOpen:
+		return true
+	}
+	return false
 }
 
 // filesystem answers arms 2–20.
