@@ -170,7 +170,10 @@
 // OSError for EROFS). ReadWrite mounts change the host directory, bounded by Mount.WriteLimit bytes
 // written per table (OSError "[Errno 122] Disk quota exceeded: '<path>'"
 // once spent; a write that failed before touching the file is not
-// charged).
+// charged) and Mount.EntryLimit files and directories created per table
+// (the same OSError once spent; Path.mkdir(parents=True) counts each
+// directory it makes, a creation that failed is not counted, and removing
+// an entry gives nothing back).
 //
 // # Overlay mounts
 //

@@ -2,6 +2,7 @@ package mount_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -68,6 +69,46 @@ func TestLiveEmptyPath(t *testing.T) {
 				if got := liveRun(t, ctx, s, tbl, st.code); got != want {
 					t.Errorf("%s\n got: %s\nwant: %s", st.code, got, want)
 				}
+			}
+		})
+	}
+}
+
+// TestLiveEntryLimit checks, through the real worker, that loops of
+// os.mkdir and of open(..., 'w') on a ReadWrite mount end with OSError
+// "[Errno 122] Disk quota exceeded" once the mount's EntryLimit is spent,
+// having created exactly that many entries on the host.
+func TestLiveEntryLimit(t *testing.T) {
+	ctx, s := liveSession(t)
+	const limit = 25
+	loops := map[string]string{
+		"mkdir": "import os\nn = 0\ntry:\n    for i in range(1000):\n        os.mkdir(f'd{i}')\n        n += 1\nexcept OSError as e:\n    r = (n, str(e))\nr",
+		"open":  "n = 0\ntry:\n    for i in range(1000):\n        open(f'f{i}', 'w').close()\n        n += 1\nexcept OSError as e:\n    r = (n, str(e))\nr",
+		"write": "from pathlib import Path\nn = 0\ntry:\n    for i in range(1000):\n        Path(f'w{i}').write_text('')\n        n += 1\nexcept OSError as e:\n    r = (n, str(e))\nr",
+	}
+	wants := map[string]string{
+		"mkdir": "(25, \"[Errno 122] Disk quota exceeded: 'd25'\")",
+		"open":  "(25, \"[Errno 122] Disk quota exceeded: 'f25'\")",
+		"write": "(25, \"[Errno 122] Disk quota exceeded: 'w25'\")",
+	}
+	for name, code := range loops {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			tbl, err := mount.New([]mount.Mount{{HostDir: dir, VirtualPath: "/data", Mode: mount.ReadWrite, EntryLimit: limit}},
+				mount.Options{Cwd: "/data"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { tbl.Close() })
+			if got := liveRun(t, ctx, s, tbl, code); got != wants[name] {
+				t.Errorf("got %s, want %s", got, wants[name])
+			}
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ents) != limit {
+				t.Errorf("%d host entries, want %d", len(ents), limit)
 			}
 		})
 	}
