@@ -167,7 +167,11 @@
 //
 // ReadOnly mounts refuse every change with PermissionError
 // "[Errno 30] Read-only file system: '<path>'" (CPython would raise a plain
-// OSError for EROFS). ReadWrite mounts change the host directory, bounded by Mount.WriteLimit bytes
+// OSError for EROFS), after what Linux looks up first on a read-only file
+// system: a missing parent is FileNotFoundError and a file on the way
+// NotADirectoryError (for rename, either end's parent, the source's
+// first; a target in another mount is EXDEV), and opening or writing a
+// directory, or a name written with a trailing slash, IsADirectoryError. ReadWrite mounts change the host directory, bounded by Mount.WriteLimit bytes
 // written per table (OSError "[Errno 122] Disk quota exceeded: '<path>'"
 // once spent; a write that failed before touching the file is not
 // charged) and Mount.EntryLimit files and directories created per table

@@ -113,3 +113,83 @@ func TestLiveEntryLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveReadOnlyLookupsFirst checks, through the real worker, that a
+// ReadOnly mount answers changes as a read-only file system does
+// (recorded with CPython on a read-only tmpfs): Linux looks up the
+// parents first (FileNotFoundError, NotADirectoryError), refuses to open
+// or write a directory or a name written with a trailing slash
+// (IsADirectoryError), and only then reports EROFS, where every change
+// used to be "[Errno 30] Read-only file system". (The mount's EROFS is a
+// PermissionError, where CPython raises a plain OSError.)
+func TestLiveReadOnlyLookupsFirst(t *testing.T) {
+	ctx, s := liveSession(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(dir+"/sub", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range map[string]string{dir + "/sub/a.txt": "A\n", dir + "/x.txt": "hi\n"} {
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tbl, err := mount.New([]mount.Mount{{HostDir: dir, VirtualPath: "/data", Mode: mount.ReadOnly}}, mount.Options{Cwd: "/data"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tbl.Close() })
+	if got := liveRun(t, ctx, s, tbl, "import os\nfrom pathlib import Path"); got != "None" {
+		t.Fatal(got)
+	}
+	for _, c := range []struct{ code, want string }{
+		{`open('nodir/x', 'w')`, `!FileNotFoundError: [Errno 2] No such file or directory: 'nodir/x'`},
+		{`open('x.txt/y', 'w')`, `!NotADirectoryError: [Errno 20] Not a directory: 'x.txt/y'`},
+		{`open('x.txt/y', 'a')`, `!NotADirectoryError: [Errno 20] Not a directory: 'x.txt/y'`},
+		{`open('sub', 'w')`, `!IsADirectoryError: [Errno 21] Is a directory: 'sub'`},
+		{`open('sub', 'ab')`, `!IsADirectoryError: [Errno 21] Is a directory: 'sub'`},
+		{`open('new', 'w')`, `!PermissionError: [Errno 30] Read-only file system: 'new'`},
+		{`open('x.txt', 'a')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt'`},
+		{`open('x.txt', 'w')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt'`},
+		{`open('x.txt/', 'w')`, `!IsADirectoryError: [Errno 21] Is a directory: 'x.txt/'`},
+		{`open('sub/', 'w')`, `!IsADirectoryError: [Errno 21] Is a directory: 'sub/'`},
+		{`open('new/', 'w')`, `!IsADirectoryError: [Errno 21] Is a directory: 'new/'`},
+		{`open('nodir/new/', 'w')`, `!FileNotFoundError: [Errno 2] No such file or directory: 'nodir/new/'`},
+		{`open('sub/.', 'w')`, `!IsADirectoryError: [Errno 21] Is a directory: 'sub/.'`},
+		{`os.unlink('missing')`, `!PermissionError: [Errno 30] Read-only file system: 'missing'`},
+		{`os.unlink('nodir/x')`, `!FileNotFoundError: [Errno 2] No such file or directory: 'nodir/x'`},
+		{`os.unlink('x.txt/y')`, `!NotADirectoryError: [Errno 20] Not a directory: 'x.txt/y'`},
+		{`os.unlink('sub')`, `!PermissionError: [Errno 30] Read-only file system: 'sub'`},
+		{`os.unlink('x.txt')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt'`},
+		{`os.unlink('x.txt/')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt/'`},
+		{`os.unlink('sub/')`, `!PermissionError: [Errno 30] Read-only file system: 'sub/'`},
+		{`os.unlink('missing/')`, `!PermissionError: [Errno 30] Read-only file system: 'missing/'`},
+		{`os.unlink('sub/.')`, `!IsADirectoryError: [Errno 21] Is a directory: 'sub/.'`},
+		{`os.rmdir('missing')`, `!PermissionError: [Errno 30] Read-only file system: 'missing'`},
+		{`os.rmdir('nodir/x')`, `!FileNotFoundError: [Errno 2] No such file or directory: 'nodir/x'`},
+		{`os.rmdir('x.txt/y')`, `!NotADirectoryError: [Errno 20] Not a directory: 'x.txt/y'`},
+		{`os.rmdir('x.txt')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt'`},
+		{`os.rmdir('sub')`, `!PermissionError: [Errno 30] Read-only file system: 'sub'`},
+		{`os.rmdir('x.txt/')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt/'`},
+		{`os.rmdir('sub/.')`, `!OSError: [Errno 22] Invalid argument: 'sub/.'`},
+		{`os.rmdir('sub/..')`, `!OSError: [Errno 39] Directory not empty: 'sub/..'`},
+		{`os.rename('missing', 'y')`, `!PermissionError: [Errno 30] Read-only file system: 'missing' -> 'y'`},
+		{`os.rename('x.txt', 'nodir/y')`, `!FileNotFoundError: [Errno 2] No such file or directory: 'x.txt' -> 'nodir/y'`},
+		{`os.rename('nodir/x', 'y')`, `!FileNotFoundError: [Errno 2] No such file or directory: 'nodir/x' -> 'y'`},
+		{`os.rename('x.txt/z', 'y')`, `!NotADirectoryError: [Errno 20] Not a directory: 'x.txt/z' -> 'y'`},
+		{`os.rename('x.txt', 'x.txt/y')`, `!NotADirectoryError: [Errno 20] Not a directory: 'x.txt' -> 'x.txt/y'`},
+		{`os.rename('x.txt', 'sub')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt' -> 'sub'`},
+		{`os.rename('x.txt/', 'y')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt/' -> 'y'`},
+		{`os.rename('sub', 'x.txt/')`, `!PermissionError: [Errno 30] Read-only file system: 'sub' -> 'x.txt/'`},
+		{`os.rename('sub/.', 'y')`, `!OSError: [Errno 16] Device or resource busy: 'sub/.' -> 'y'`},
+		{`Path('nodir/x').write_text('a')`, `!FileNotFoundError: [Errno 2] No such file or directory: 'nodir/x'`},
+		{`Path('x.txt/y').write_text('a')`, `!NotADirectoryError: [Errno 20] Not a directory: 'x.txt/y'`},
+		{`Path('sub').write_text('a')`, `!IsADirectoryError: [Errno 21] Is a directory: 'sub'`},
+		{`Path('sub').write_bytes(b'a')`, `!IsADirectoryError: [Errno 21] Is a directory: 'sub'`},
+		{`Path('new').write_text('a')`, `!PermissionError: [Errno 30] Read-only file system: 'new'`},
+		{`Path('x.txt').write_text('a')`, `!PermissionError: [Errno 30] Read-only file system: 'x.txt'`},
+	} {
+		if got := liveRun(t, ctx, s, tbl, c.code); got != c.want {
+			t.Errorf("%s\n got: %s\nwant: %s", c.code, got, c.want)
+		}
+	}
+}
