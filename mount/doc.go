@@ -209,8 +209,10 @@
 // renaming a directory with such an entry anywhere in its host tree (the
 // copy could not hold it) raises PermissionError.
 //
-// Every overlay entry costs its content plus its path plus a fixed
-// overhead against Mount.MemoryLimit; a change that would exceed it is
+// Every overlay entry costs its content plus its path plus 192 bytes
+// against Mount.MemoryLimit, and its index by parent directory 64 bytes
+// for each name it links (the directories on its way included) and 320
+// for each directory that comes to hold indexed names; a change that would exceed it is
 // refused with MemoryError "overlay memory limit of N bytes exceeded
 // writing '<path>'" and leaves the overlay unchanged. Bytes written also
 // count against WriteLimit. A file grown by appends (each f.write on an
