@@ -103,31 +103,6 @@ func (o *overlay) index(key string) int64 {
 	return cost
 }
 
-// indexCost is what index would cost for each key of keys in turn,
-// without changing the index.
-func (o *overlay) indexCost(keys []string) int64 {
-	var cost int64
-	links := make(map[string]bool)
-	maps := make(map[string]bool)
-	for _, key := range keys {
-		for p := key; p != "."; {
-			dir, name := path.Dir(p), path.Base(p)
-			k := o.kids[dir]
-			if k == nil && !maps[dir] {
-				maps[dir] = true
-				cost += indexMapCost
-			}
-			if _, ok := k[name]; ok || links[p] {
-				break
-			}
-			links[p] = true
-			cost += indexLinkCost
-			p = dir
-		}
-	}
-	return cost
-}
-
 // unindex unlinks the deleted entry key from kids, and each ancestor
 // left with neither an entry nor links below it, and returns what the
 // links and maps removed cost.
@@ -282,43 +257,43 @@ func (b *batch) delTree(key string) {
 	}
 }
 
-// commit applies the batch if the mount's memory stays within limit.
+// commit applies the batch if the mount's memory stays within limit, and
+// otherwise leaves the overlay as it was. The charge is taken from the
+// batch applied, the index's growth included, and the batch undone when
+// it is over the limit (what the batch unlinks from the index counts
+// too, so that renaming a tree near the limit is not refused).
 func (b *batch) commit(limit int64) error {
-	used := b.o.used
-	cur := make(map[string]int64)
-	var added []string // keys the batch indexes
-	for _, op := range b.ops {
-		old, ok := cur[op.key]
-		if !ok {
-			old = entryCost(op.key, b.o.entries[op.key])
-		}
-		c := entryCost(op.key, op.e)
-		used += c - old
-		cur[op.key] = c
-		if _, had := b.o.entries[op.key]; op.e != nil && !had {
-			added = append(added, op.key)
-		}
+	before := b.o.used
+	olds := make([]*ovEntry, len(b.ops))
+	for i, op := range b.ops {
+		olds[i] = b.o.entries[op.key]
+		b.o.put(op.key, op.e)
 	}
-	// The index grows by at most this much (what the batch unlinks is
-	// not counted: the check errs on the side of refusing).
-	if all := used + b.o.indexCost(added); all > limit && all > b.o.used {
+	if b.o.used > limit && b.o.used > before {
+		for i := len(b.ops) - 1; i >= 0; i-- {
+			b.o.put(b.ops[i].key, olds[i])
+		}
+		b.o.used = before // as it is, the same entries being back
 		return &memoryError{limit}
 	}
-	for _, op := range b.ops {
-		_, had := b.o.entries[op.key]
-		switch {
-		case op.e == nil && had:
-			delete(b.o.entries, op.key)
-			used -= b.o.unindex(op.key)
-		case op.e != nil:
-			if !had {
-				used += b.o.index(op.key)
-			}
-			b.o.entries[op.key] = op.e
-		}
-	}
-	b.o.used = used
 	return nil
+}
+
+// put stores e at key, or deletes the entry at key when e is nil, keeping
+// the index and the charge up to date.
+func (o *overlay) put(key string, e *ovEntry) {
+	old, had := o.entries[key]
+	o.used += entryCost(key, e) - entryCost(key, old)
+	switch {
+	case e == nil && had:
+		delete(o.entries, key)
+		o.used -= o.unindex(key)
+	case e != nil:
+		if !had {
+			o.used += o.index(key)
+		}
+		o.entries[key] = e
+	}
 }
 
 // nodeKind classifies a path in the merged view.

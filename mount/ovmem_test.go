@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/gomonty/monty/message"
@@ -74,4 +75,38 @@ func TestOverlayMemoryLimitBoundsHeap(t *testing.T) {
 		}
 		check(t, f, before)
 	})
+}
+
+// TestOverlayTreeRenameNearLimit checks that renaming a tree whose index
+// takes most of the limit is not refused: the index links the renamed
+// tree drops count as well as those it gains. A refused change leaves
+// the entries, the index and the charge as they were.
+func TestOverlayTreeRenameNearLimit(t *testing.T) {
+	f := newFixture(t, Overlay, func(m *Mount, _ *Options) { m.MemoryLimit = 64 << 10 })
+	wantNone(t, f.do(mkdirCall("/data/a", false, false)))
+	for i := range 200 {
+		wantInt(t, f.do(textCall(message.OpWriteText, fmt.Sprintf("/data/a/%d", i), "")), 0)
+	}
+	used, _ := f.tbl.MemoryUsed("/data")
+	if used < 40<<10 {
+		t.Fatalf("only %d bytes used; the tree should hold most of the limit", used)
+	}
+	wantPath(t, f.do(renameCall("/data/a", "/data/b")), "/data/b")
+	if after, _ := f.tbl.MemoryUsed("/data"); after != used {
+		t.Fatalf("MemoryUsed %d after the rename, want %d", after, used)
+	}
+	wantPaths(t, f.do(opCall(message.OpIterdir, "/data")), "/data/b", "/data/bin.dat", "/data/sub", "/data/x.txt")
+
+	// Refused: nothing changes.
+	ov := f.tbl.mounts[0].ov
+	entries, kids := len(ov.entries), len(ov.kids)
+	wantExcType(t, f.do(bytesCall(message.OpWriteBytes, "/data/c/d", nil)), "FileNotFoundError")
+	wantExcType(t, f.do(bytesCall(message.OpWriteBytes, "/data/big", make([]byte, 64<<10))), "MemoryError")
+	wantExcType(t, f.do(mkdirCall("/data/"+strings.Repeat("p/", 30)+"z", true, false)), "MemoryError")
+	if after, _ := f.tbl.MemoryUsed("/data"); after != used || len(ov.entries) != entries || len(ov.kids) != kids {
+		t.Fatalf("after refusals: used %d (want %d), %d entries (want %d), %d index maps (want %d)",
+			after, used, len(ov.entries), entries, len(ov.kids), kids)
+	}
+	checkIndex(t, ov)
+	wantBool(t, f.do(opCall(message.OpExists, "/data/big")), false)
 }
