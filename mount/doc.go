@@ -174,10 +174,10 @@
 // directory, or a name written with a trailing slash, IsADirectoryError. ReadWrite mounts change the host directory, bounded by Mount.WriteLimit bytes
 // written per table (OSError "[Errno 122] Disk quota exceeded: '<path>'"
 // once spent; a write that failed before touching the file is not
-// charged) and Mount.EntryLimit files and directories created per table
+// charged) and Mount.EntryLimit files and directories added per table
 // (the same OSError once spent; Path.mkdir(parents=True) counts each
-// directory it makes, a creation that failed is not counted, and removing
-// an entry gives nothing back).
+// directory it makes, a creation that failed is not counted, and each
+// entry removed gives one back).
 //
 // # Overlay mounts
 //

@@ -38,6 +38,7 @@ func hostEntries(t *testing.T, dir string) int {
 // creating raises "[Errno 122] Disk quota exceeded", after the refusals
 // Linux reports first (a missing parent, an existing name), while writes
 // to existing files and exist_ok on existing directories still work.
+// Removing an entry gives one back.
 func TestReadWriteEntryLimit(t *testing.T) {
 	f := newFixture(t, ReadWrite)
 	tbl := f.withEntryLimit(t, 3)
@@ -87,10 +88,25 @@ func TestReadWriteEntryLimit(t *testing.T) {
 	wantPath(t, do(renameCall("/data/f1", "/data/d1/g")), "/data/d1/g")
 	wantStr(t, do(opCall(message.OpReadText, "/data/d1/g")), "abc")
 
-	// Removing does not give the entries back: the bound is on
-	// creations, so a create-and-remove loop ends too.
+	// Removing an entry (the session's or the host's) gives one back:
+	// the bound is on the entries added to the host, so that a loop
+	// making and removing a temporary file runs for ever.
+	for range 3 * DefaultEntryLimit / 1000 {
+		wantNone(t, do(opCall(message.OpUnlink, "/data/d1/g")))
+		wantInt(t, do(textCall(message.OpWriteText, "/data/d1/g", "")), 0)
+	}
 	wantNone(t, do(opCall(message.OpUnlink, "/data/d1/g")))
-	wantExc(t, do(textCall(message.OpWriteText, "/data/d1/g", "")), "OSError", quota("/data/d1/g"))
+	wantNone(t, do(opCall(message.OpUnlink, "/data/x.txt")))
+	wantNone(t, do(mkdirCall("/data/d4", false, false)))
+	wantNone(t, do(mkdirCall("/data/d5", false, false)))
+	wantExc(t, do(mkdirCall("/data/d6", false, false)), "OSError", quota("/data/d6"))
+	if got := hostEntries(t, f.host); got != before+3 {
+		t.Fatalf("%d new host entries, want 3", got-before)
+	}
+	// A failed removal gives nothing back.
+	wantExcType(t, do(opCall(message.OpRmdir, "/data/nope")), "FileNotFoundError")
+	wantExcType(t, do(opCall(message.OpRmdir, "/data/sub")), "OSError")
+	wantExc(t, do(mkdirCall("/data/d6", false, false)), "OSError", quota("/data/d6"))
 
 	// Path.mkdir(parents=True) counts each directory it makes.
 	tbl2 := f.withEntryLimit(t, 2)

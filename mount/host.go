@@ -87,7 +87,14 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 			return reply{}, errMountRoot
 		}
 		dir := call.Op == message.OpRmdir
-		if err := run0(ctx, t, "remove", func() error { return removeEntry(root, rel, dir) }); err != nil {
+		err := run0(ctx, t, "remove", func() error {
+			err := removeEntry(root, rel, dir)
+			if err == nil {
+				m.uncreate() // one entry fewer on the host
+			}
+			return err
+		})
+		if err != nil {
 			return reply{}, err
 		}
 		return ret(value.None()), nil

@@ -51,7 +51,7 @@ const (
 	// WriteLimit is 0.
 	DefaultWriteLimit int64 = 64 << 20
 	// DefaultEntryLimit is the number of files and directories a ReadWrite
-	// mount whose EntryLimit is 0 lets a session create on the host.
+	// mount whose EntryLimit is 0 lets a session add to the host.
 	DefaultEntryLimit int64 = 10000
 	// DefaultMemoryLimit is the overlay memory budget (and the largest single
 	// read) of a mount whose MemoryLimit is 0.
@@ -76,16 +76,17 @@ type Mount struct {
 	// WriteLimit bounds the bytes written through this mount per session
 	// (per Table). 0 means DefaultWriteLimit; there is no unlimited setting.
 	WriteLimit int64
-	// EntryLimit bounds the files and directories a ReadWrite mount
-	// creates on the host per session (per Table): each directory made
-	// (Path.mkdir with parents counts every one) and each file a write or
-	// open for writing creates counts one, and removing it later gives
-	// nothing back. Once spent, creating raises OSError "[Errno 122] Disk
-	// quota exceeded", as an inode quota does, after the refusals Linux
-	// reports first (a missing parent, an existing name). 0 means
-	// DefaultEntryLimit; there is no unlimited setting. ReadOnly mounts
-	// create nothing, and Overlay mounts keep what they create in memory,
-	// bounded by MemoryLimit.
+	// EntryLimit bounds the entries a ReadWrite mount adds to the host
+	// per session (per Table): each directory made (Path.mkdir with
+	// parents counts every one) and each file a write or open for writing
+	// creates counts one, and each file or directory removed gives one
+	// back, so that the host directory never holds more than EntryLimit
+	// entries beyond what it held. Once spent, creating raises OSError
+	// "[Errno 122] Disk quota exceeded", as an inode quota does, after the
+	// refusals Linux reports first (a missing parent, an existing name).
+	// 0 means DefaultEntryLimit; there is no unlimited setting. ReadOnly
+	// mounts create nothing, and Overlay mounts keep what they create in
+	// memory, bounded by MemoryLimit.
 	EntryLimit int64
 	// MemoryLimit bounds the memory an Overlay mount keeps for the session's
 	// changes, and the size of any single read or listing on any mount.
@@ -191,7 +192,7 @@ type mnt struct {
 
 	wmu     sync.Mutex
 	written int64
-	created int64 // entries created on the host, against entryLimit
+	created int64 // entries added to the host (created less removed), against entryLimit
 
 	ov *overlay // non-nil for Overlay mounts
 }
@@ -475,8 +476,8 @@ func (m *mnt) createEntry(dir *os.Root, name string) error {
 	return errWriteLimit
 }
 
-// uncreate returns the entry createEntry charged for a creation that
-// failed.
+// uncreate returns an entry to the budget: the one createEntry charged
+// for a creation that failed, or one the session removed.
 func (m *mnt) uncreate() {
 	m.wmu.Lock()
 	m.created--
