@@ -141,3 +141,27 @@ func TestDefaultEntryLimit(t *testing.T) {
 
 // itoa formats i in decimal.
 func itoa(i int64) string { return fmt.Sprint(i) }
+
+// TestEntryLimitDanglingSymlink checks that with the entry budget spent,
+// writing through a dangling symlink the host placed in the mount (which
+// would create its target) is refused like any other creation; the
+// lookup took the symlink itself for an existing file and let the target
+// be created uncharged. mkdir on it is FileExistsError, as on Linux.
+func TestEntryLimitDanglingSymlink(t *testing.T) {
+	f := newFixture(t, ReadWrite)
+	mustSymlink(t, "target", filepath.Join(f.host, "dl"))
+	mustSymlink(t, "target2", filepath.Join(f.host, "dl2"))
+	tbl := f.withEntryLimit(t, 1)
+	wantInt(t, doCall(t, tbl, textCall(message.OpWriteText, "/data/dl", "a")), 1)
+	if readHost(t, filepath.Join(f.host, "target")) != "a" {
+		t.Fatal("target not written")
+	}
+	wantExc(t, doCall(t, tbl, textCall(message.OpWriteText, "/data/dl2", "b")), "OSError",
+		"[Errno 122] Disk quota exceeded: '/data/dl2'")
+	wantExc(t, doCall(t, tbl, openCall("/data/dl2", "a")), "OSError",
+		"[Errno 122] Disk quota exceeded: '/data/dl2'")
+	if hostExists(filepath.Join(f.host, "target2")) {
+		t.Fatal("target2 created beyond the entry limit")
+	}
+	wantExc(t, doCall(t, tbl, mkdirCall("/data/dl2", false, false)), "FileExistsError", "[Errno 17] File exists: '/data/dl2'")
+}

@@ -225,7 +225,7 @@ func openRegular(root *os.Root, rel string, flags int, m *mnt) (*os.File, fs.Fil
 	} else if !errors.Is(err, fs.ErrNotExist) || flags&os.O_CREATE == 0 {
 		return nil, nil, err
 	} else if m != nil {
-		switch err := m.createEntry(root, rel); {
+		switch err := m.createEntry(root, rel, true); {
 		case err == nil:
 			creating = true
 		case !errors.Is(err, fs.ErrExist):
@@ -432,7 +432,7 @@ func (m *mnt) mkdirIn(rel string, parents, existOK bool) error {
 
 // mkdirOne makes the directory name in dir, charged to the entry budget.
 func (m *mnt) mkdirOne(dir *os.Root, name string) error {
-	if err := m.createEntry(dir, name); err != nil {
+	if err := m.createEntry(dir, name, false); err != nil {
 		return err
 	}
 	err := dir.Mkdir(name, 0o777)

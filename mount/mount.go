@@ -449,9 +449,11 @@ func (m *mnt) refund(n int64) {
 // name is created in dir (by the caller, which calls uncreate when nothing
 // was created). With the budget spent it returns the error Linux reports
 // before a quota: the lookup of name's parent (a missing parent, a
-// non-directory on the way), then an existing name (fs.ErrExist); and
-// otherwise errWriteLimit.
-func (m *mnt) createEntry(dir *os.Root, name string) error {
+// non-directory on the way), then an existing name (fs.ErrExist; with
+// follow, what a symlink there leads to, as open creates a dangling
+// symlink's target; without, as mkdir, the name itself); and otherwise
+// errWriteLimit.
+func (m *mnt) createEntry(dir *os.Root, name string, follow bool) error {
 	m.wmu.Lock()
 	ok := m.created < m.entryLimit
 	if ok {
@@ -470,7 +472,11 @@ func (m *mnt) createEntry(dir *os.Root, name string) error {
 			return syscall.ENOTDIR
 		}
 	}
-	if _, err := dir.Lstat(name); err == nil {
+	lookup := dir.Lstat
+	if follow {
+		lookup = dir.Stat
+	}
+	if _, err := lookup(name); err == nil {
 		return &fs.PathError{Op: "mkdir", Path: name, Err: syscall.EEXIST}
 	}
 	return errWriteLimit
