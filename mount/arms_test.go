@@ -500,7 +500,7 @@ func TestOverlayAppendIsLinear(t *testing.T) {
 	wantBytes(t, first, []byte("hello"))
 	wantBytes(t, f.do(opCall(message.OpReadBytes, "/data/out.csv")), bytes.Repeat(line, lines))
 	used, _ := f.tbl.MemoryUsed("/data")
-	if want := int64(len("out.csv")) + entryOverhead + lines*lineLen; used != want {
+	if want := int64(len("out.csv")) + entryOverhead + indexLinkCost + indexMapCost + lines*lineLen; used != want {
 		t.Errorf("MemoryUsed %d, want %d", used, want)
 	}
 }

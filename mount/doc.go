@@ -59,6 +59,13 @@
 // (the exception the worker raises when the parent answers not_handled);
 // only absolute() and resolve() answer them, lexically.
 //
+// The empty path names nothing: in the arms the os functions and open()
+// reach (stat, iterdir, unlink, rmdir, mkdir, rename, open) it raises
+// FileNotFoundError "[Errno 2] No such file or directory" naming it, as
+// os.listdir(""), os.stat("") and open("") do in CPython. The other arms
+// come from pathlib alone, and the worker sends Path("") as "" where
+// CPython makes it Path("."): there "" is the working directory.
+//
 // Because ".." is collapsed before any symlink is looked at, "a/link/../b"
 // means "a/b" even when link is a symlink (POSIX would apply ".." to the
 // link's target).
@@ -160,10 +167,17 @@
 //
 // ReadOnly mounts refuse every change with PermissionError
 // "[Errno 30] Read-only file system: '<path>'" (CPython would raise a plain
-// OSError for EROFS). ReadWrite mounts change the host directory, bounded by Mount.WriteLimit bytes
+// OSError for EROFS), after what Linux looks up first on a read-only file
+// system: a missing parent is FileNotFoundError and a file on the way
+// NotADirectoryError (for rename, either end's parent, the source's
+// first; a target in another mount is EXDEV), and opening or writing a
+// directory, or a name written with a trailing slash, IsADirectoryError. ReadWrite mounts change the host directory, bounded by Mount.WriteLimit bytes
 // written per table (OSError "[Errno 122] Disk quota exceeded: '<path>'"
 // once spent; a write that failed before touching the file is not
-// charged).
+// charged) and Mount.EntryLimit files and directories added per table
+// (the same OSError once spent; Path.mkdir(parents=True) counts each
+// directory it makes, a creation that failed is not counted, and each
+// entry removed gives one back).
 //
 // # Overlay mounts
 //
@@ -195,8 +209,10 @@
 // renaming a directory with such an entry anywhere in its host tree (the
 // copy could not hold it) raises PermissionError.
 //
-// Every overlay entry costs its content plus its path plus a fixed
-// overhead against Mount.MemoryLimit; a change that would exceed it is
+// Every overlay entry costs its content plus its path plus 192 bytes
+// against Mount.MemoryLimit, and its index by parent directory 64 bytes
+// for each name it links (the directories on its way included) and 320
+// for each directory that comes to hold indexed names; a change that would exceed it is
 // refused with MemoryError "overlay memory limit of N bytes exceeded
 // writing '<path>'" and leaves the overlay unchanged. Bytes written also
 // count against WriteLimit. A file grown by appends (each f.write on an

@@ -423,23 +423,23 @@ func TestEscapeSuite(t *testing.T) {
 			wantInt(t, doCall(t, tbl2, textCall(message.OpWriteText, "/data/w4", "1234")), 4)
 		}},
 		{"overlay_beyond_memory_limit", []Mode{Overlay}, func(t *testing.T, f *fixture) {
-			tbl := f.withLimits(t, 0, 1000)
-			wantInt(t, doCall(t, tbl, bytesCall(message.OpWriteBytes, "/data/m1", make([]byte, 500))), 500)
-			wantExc(t, doCall(t, tbl, bytesCall(message.OpWriteBytes, "/data/m2", make([]byte, 500))), "MemoryError",
-				"overlay memory limit of 1000 bytes exceeded writing '/data/m2'")
+			tbl := f.withLimits(t, 0, 1500)
+			wantInt(t, doCall(t, tbl, bytesCall(message.OpWriteBytes, "/data/m1", make([]byte, 700))), 700)
+			wantExc(t, doCall(t, tbl, bytesCall(message.OpWriteBytes, "/data/m2", make([]byte, 700))), "MemoryError",
+				"overlay memory limit of 1500 bytes exceeded writing '/data/m2'")
 			wantBool(t, doCall(t, tbl, opCall(message.OpExists, "/data/m2")), false)
-			wantExc(t, doCall(t, tbl, bytesCall(message.OpAppendBytes, "/data/m1", make([]byte, 500))), "MemoryError",
-				"overlay memory limit of 1000 bytes exceeded writing '/data/m1'")
-			if n := len(rootOf(t, doCall(t, tbl, opCall(message.OpReadBytes, "/data/m1"))).Bytes()); n != 500 {
+			wantExc(t, doCall(t, tbl, bytesCall(message.OpAppendBytes, "/data/m1", make([]byte, 700))), "MemoryError",
+				"overlay memory limit of 1500 bytes exceeded writing '/data/m1'")
+			if n := len(rootOf(t, doCall(t, tbl, opCall(message.OpReadBytes, "/data/m1"))).Bytes()); n != 700 {
 				t.Fatalf("m1 has %d bytes after a refused append", n)
 			}
 			// Removing frees memory.
 			wantNone(t, doCall(t, tbl, opCall(message.OpUnlink, "/data/m1")))
-			wantInt(t, doCall(t, tbl, bytesCall(message.OpWriteBytes, "/data/m2", make([]byte, 500))), 500)
+			wantInt(t, doCall(t, tbl, bytesCall(message.OpWriteBytes, "/data/m2", make([]byte, 700))), 700)
 			// A host file too big for the budget cannot be copied in.
 			mustWrite(t, filepath.Join(f.host, "big"), strings.Repeat("b", 2000))
 			wantExc(t, doCall(t, tbl, opCall(message.OpReadBytes, "/data/big")), "MemoryError",
-				"file too large: '/data/big' exceeds the mount's 1000-byte read limit")
+				"file too large: '/data/big' exceeds the mount's 1500-byte read limit")
 			wantExcType(t, doCall(t, tbl, textCall(message.OpAppendText, "/data/big", "x")), "MemoryError")
 		}},
 		{"mkdir_parents_through_symlink", []Mode{ReadWrite}, func(t *testing.T, f *fixture) {

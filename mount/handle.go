@@ -128,7 +128,9 @@ func isWrite(call *message.OsCall) bool {
 // then the system call may fail with ENAMETOOLONG (for rename naming both
 // paths). resolve() refuses only the NUL byte: os.path.realpath(strict=
 // False) ignores its lstat's OSError and keeps the rest of the path as
-// written. It returns nil when the paths may be used.
+// written. The empty path is FileNotFoundError, as the kernel's lookup
+// makes it, in the arms the os functions and open() reach (see
+// osReachable). It returns nil when the paths may be used.
 func checkPaths(call *message.OsCall) *pyError {
 	if strings.IndexByte(call.Path, 0) >= 0 {
 		return raise("ValueError", "%s", nulMessage(call.Op, false))
@@ -140,15 +142,47 @@ func checkPaths(call *message.OsCall) *pyError {
 		if strings.IndexByte(call.Dst, 0) >= 0 {
 			return raise("ValueError", "%s", nulMessage(call.Op, true))
 		}
+		// Linux looks up the source's parent (an empty name is ENOENT, a
+		// long one or a long directory component ENAMETOOLONG), then the
+		// target's, and only then the last components.
+		for _, p := range []string{call.Path, call.Dst} {
+			switch {
+			case p == "":
+				return errnoError2(syscall.ENOENT, call.Path, call.Dst)
+			case len(p) >= maxPathLen || pathTooLong(p[:max(strings.LastIndexByte(p, '/'), 0)]):
+				return errnoError2(syscall.ENAMETOOLONG, call.Path, call.Dst)
+			}
+		}
 		if pathTooLong(call.Path) || pathTooLong(call.Dst) {
 			return errnoError2(syscall.ENAMETOOLONG, call.Path, call.Dst)
 		}
 		return nil
 	}
+	if call.Path == "" && osReachable(call.Op) {
+		// No name at all: the kernel's lookup refuses it, where the
+		// lexical cleaning would make it the working directory.
+		return errnoError(syscall.ENOENT, call.Path)
+	}
 	if pathTooLong(call.Path) {
 		return errnoError(syscall.ENAMETOOLONG, call.Path)
 	}
 	return nil
+}
+
+// osReachable reports whether the sandbox's os functions (os.listdir,
+// os.stat, os.unlink, os.remove, os.rmdir, os.mkdir, os.makedirs,
+// os.rename, os.replace) or open() reach op. The worker passes the path
+// as written there, and CPython refuses the empty one with
+// FileNotFoundError. The other arms come from pathlib alone, where the
+// worker sends Path("") as "" although CPython makes it Path("."): there
+// "" is the working directory.
+func osReachable(op message.OsOp) bool {
+	switch op {
+	case message.OpStat, message.OpIterdir, message.OpUnlink, message.OpRmdir, message.OpMkdir,
+		message.OpRename, message.OpOpen:
+		return true
+	}
+	return false
 }
 
 // filesystem answers arms 2–20.
@@ -197,10 +231,15 @@ func (t *Table) filesystem(ctx context.Context, call *message.OsCall) (reply, er
 		return fail(e), nil
 	}
 	if m.mode == ReadOnly && isWrite(call) {
-		switch call.Op {
-		case message.OpMkdir:
+		if call.Op == message.OpMkdir {
 			return t.readOnlyMkdir(ctx, call, m, rel)
-		case message.OpRename:
+		}
+		if e, err := t.readOnlyLookups(ctx, call, cwd, m, rel); err != nil {
+			return reply{}, err
+		} else if e != nil {
+			return fail(e), nil
+		}
+		if call.Op == message.OpRename {
 			e := errnoError2(syscall.EROFS, p, call.Dst)
 			e.typ = "PermissionError" // as for every read-only refusal
 			return fail(e), nil
@@ -302,6 +341,63 @@ func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt,
 	}
 	// The first missing ancestor is the one refused.
 	return fail(toPy(errReadOnly, writtenAncestor(call.Path, up))), nil
+}
+
+// readOnlyLookups applies what Linux checks before a read-only file
+// system's EROFS, for a change other than mkdir on a ReadOnly mount: a
+// rename to another mount is refused as on any mount (EXDEV); the parent
+// of each path (for rename the source's, then the target's when it is in
+// this mount) is looked up, a
+// missing one FileNotFoundError and a non-directory NotADirectoryError;
+// then a write or an open for writing of a directory, or of a name
+// written with a trailing slash, is IsADirectoryError. A nil result lets
+// the caller refuse with EROFS.
+func (t *Table) readOnlyLookups(ctx context.Context, call *message.OsCall, cwd string, m *mnt, rel string) (*pyError, error) {
+	rename := call.Op == message.OpRename
+	fail := func(e syscall.Errno) *pyError {
+		if rename {
+			return errnoError2(e, call.Path, call.Dst)
+		}
+		return errnoError(e, call.Path)
+	}
+	paths := []string{call.Path}
+	if rename {
+		switch dm, _ := t.find(virtualAbs(cwd, call.Dst)); {
+		case dm == m:
+			paths = append(paths, call.Dst)
+		case dm != nil:
+			return fail(syscall.EXDEV), nil
+		}
+	}
+	for _, p := range paths {
+		pm, prel := t.find(path.Dir(virtualAbs(cwd, p)))
+		if pm != m {
+			continue // the parent of the mount's root
+		}
+		kind, err := t.kindOf(ctx, m, prel, true)
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case kindMissing:
+			return fail(syscall.ENOENT), nil
+		case kindNotDir, kindOther:
+			return fail(syscall.ENOTDIR), nil
+		}
+	}
+	switch call.Op {
+	case message.OpUnlink, message.OpRmdir, message.OpRename:
+		return nil, nil
+	}
+	if slashDir(call.Path) {
+		return fail(syscall.EISDIR), nil
+	}
+	if kind, err := t.kindOf(ctx, m, rel, true); err != nil {
+		return nil, err
+	} else if kind == kindDir {
+		return fail(syscall.EISDIR), nil
+	}
+	return nil, nil
 }
 
 // writtenAncestor is pathlib's parent of the path p as written, taken up

@@ -87,7 +87,14 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 			return reply{}, errMountRoot
 		}
 		dir := call.Op == message.OpRmdir
-		if err := run0(ctx, t, "remove", func() error { return removeEntry(root, rel, dir) }); err != nil {
+		err := run0(ctx, t, "remove", func() error {
+			err := removeEntry(root, rel, dir)
+			if err == nil {
+				m.uncreate() // one entry fewer on the host
+			}
+			return err
+		})
+		if err != nil {
 			return reply{}, err
 		}
 		return ret(value.None()), nil
@@ -104,7 +111,7 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 		switch call.Mode {
 		case "r", "rb":
 			err := run0(ctx, t, "open", func() error {
-				f, _, err := openRegular(root, rel, os.O_RDONLY)
+				f, _, err := openRegular(root, rel, os.O_RDONLY, nil)
 				if err == nil {
 					f.Close()
 				}
@@ -127,7 +134,7 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 		return handleReply(call.Path, call.Mode, pos), nil
 
 	case message.OpMkdir:
-		err := run0(ctx, t, "mkdir", func() error { return mkdirIn(root, rel, call.Parents, call.ExistOK) })
+		err := run0(ctx, t, "mkdir", func() error { return m.mkdirIn(rel, call.Parents, call.ExistOK) })
 		var ae *ancestorError
 		if errors.As(err, &ae) {
 			return fail(toPy(ae.err, writtenAncestor(call.Path, ae.up))), nil
@@ -169,7 +176,7 @@ func (t *Table) hostWrite(ctx context.Context, m *mnt, rel string, data []byte, 
 		if appendMode {
 			flags |= os.O_APPEND
 		}
-		f, fi, err := openRegular(m.root, rel, flags)
+		f, fi, err := openRegular(m.root, rel, flags, m)
 		if err == nil && statOf(fi).nlink > 1 {
 			f.Close()
 			err = errHardLink
@@ -207,17 +214,30 @@ func (t *Table) hostWrite(ctx context.Context, m *mnt, rel string, data []byte, 
 // handle and its fstat. Directories give EISDIR; FIFOs, sockets and
 // devices errSpecial. The type is checked with stat before opening, so
 // that a special file is normally not even opened, and again on the opened
-// handle, which is what the caller then uses.
-func openRegular(root *os.Root, rel string, flags int) (*os.File, fs.FileInfo, error) {
+// handle, which is what the caller then uses. A file that O_CREATE would
+// create is charged to m's entry budget (when m is not nil) first.
+func openRegular(root *os.Root, rel string, flags int, m *mnt) (*os.File, fs.FileInfo, error) {
+	creating := false
 	if fi, err := root.Stat(rel); err == nil {
 		if err := regularOrErr(fi); err != nil {
 			return nil, nil, err
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) || flags&os.O_CREATE == 0 {
 		return nil, nil, err
+	} else if m != nil {
+		switch err := m.createEntry(root, rel, true); {
+		case err == nil:
+			creating = true
+		case !errors.Is(err, fs.ErrExist):
+			// Made meanwhile: opened below like any existing file.
+			return nil, nil, err
+		}
 	}
 	f, err := root.OpenFile(rel, flags|oNonblock, 0o666)
 	if err != nil {
+		if creating {
+			m.uncreate()
+		}
 		return nil, nil, err
 	}
 	fi, err := f.Stat()
@@ -245,7 +265,7 @@ func regularOrErr(fi fs.FileInfo) error {
 // readRegular reads the whole regular file rel, refusing more than limit
 // bytes (whatever the metadata claims, at most limit+1 bytes are read).
 func readRegular(root *os.Root, rel string, limit int64) ([]byte, error) {
-	f, fi, err := openRegular(root, rel, os.O_RDONLY)
+	f, fi, err := openRegular(root, rel, os.O_RDONLY, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -389,23 +409,35 @@ func dirPrefix(root *os.Root, comps []string) (dirs int, statErr, lstatErr error
 // directory, such as a dangling symlink, is FileExistsError on that
 // ancestor, as its mkdir is in CPython), then retry; an existing directory
 // is accepted when existOK is set. A failure on an ancestor is an
-// *ancestorError.
-func mkdirIn(root *os.Root, rel string, parents, existOK bool) error {
-	err := root.Mkdir(rel, 0o777)
+// *ancestorError. Each directory made is charged to the entry budget.
+func (m *mnt) mkdirIn(rel string, parents, existOK bool) error {
+	err := m.mkdirOne(m.root, rel)
 	if err == nil {
 		return nil
 	}
 	if parents && rel != "." && errors.Is(err, fs.ErrNotExist) {
-		err = mkdirParents(root, splitRel(rel))
+		err = m.mkdirParents(splitRel(rel))
 		var ae *ancestorError
 		if err == nil || errors.As(err, &ae) {
 			return err
 		}
 	}
 	if existOK && errors.Is(err, fs.ErrExist) {
-		if fi, serr := root.Stat(rel); serr == nil && fi.IsDir() {
+		if fi, serr := m.root.Stat(rel); serr == nil && fi.IsDir() {
 			return nil
 		}
+	}
+	return err
+}
+
+// mkdirOne makes the directory name in dir, charged to the entry budget.
+func (m *mnt) mkdirOne(dir *os.Root, name string) error {
+	if err := m.createEntry(dir, name, false); err != nil {
+		return err
+	}
+	err := dir.Mkdir(name, 0o777)
+	if err != nil {
+		m.uncreate()
 	}
 	return err
 }
@@ -413,7 +445,8 @@ func mkdirIn(root *os.Root, rel string, parents, existOK bool) error {
 // mkdirParents makes the missing ancestors of the path comps, then the
 // path itself, walking down from the deepest existing ancestor through
 // sub-roots, so that a path k components deep costs O(k) work.
-func mkdirParents(root *os.Root, comps []string) error {
+func (m *mnt) mkdirParents(comps []string) error {
+	root := m.root
 	last := len(comps) - 1
 	dirs, _, nextErr := dirPrefix(root, comps)
 	switch {
@@ -432,7 +465,7 @@ func mkdirParents(root *os.Root, comps []string) error {
 		w.cur = sub
 	}
 	for j := dirs; j < last; j++ {
-		err := w.cur.Mkdir(comps[j], 0o777)
+		err := m.mkdirOne(w.cur, comps[j])
 		if err != nil && errors.Is(err, fs.ErrExist) {
 			// Made meanwhile: fine if it is a directory (exist_ok).
 			if fi, serr := w.cur.Stat(comps[j]); serr == nil && fi.IsDir() {
@@ -446,7 +479,7 @@ func mkdirParents(root *os.Root, comps []string) error {
 			return &ancestorError{err, last - j}
 		}
 	}
-	return w.cur.Mkdir(comps[last], 0o777)
+	return m.mkdirOne(w.cur, comps[last])
 }
 
 // resolveIn resolves symlinks in rel the way Path.resolve() (strict=False)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -48,6 +50,9 @@ const (
 	// DefaultWriteLimit is the per-session write budget of a mount whose
 	// WriteLimit is 0.
 	DefaultWriteLimit int64 = 64 << 20
+	// DefaultEntryLimit is the number of files and directories a ReadWrite
+	// mount whose EntryLimit is 0 lets a session add to the host.
+	DefaultEntryLimit int64 = 10000
 	// DefaultMemoryLimit is the overlay memory budget (and the largest single
 	// read) of a mount whose MemoryLimit is 0.
 	DefaultMemoryLimit int64 = 64 << 20
@@ -71,6 +76,18 @@ type Mount struct {
 	// WriteLimit bounds the bytes written through this mount per session
 	// (per Table). 0 means DefaultWriteLimit; there is no unlimited setting.
 	WriteLimit int64
+	// EntryLimit bounds the entries a ReadWrite mount adds to the host
+	// per session (per Table): each directory made (Path.mkdir with
+	// parents counts every one) and each file a write or open for writing
+	// creates counts one, and each file or directory removed gives one
+	// back, so that the host directory never holds more than EntryLimit
+	// entries beyond what it held. Once spent, creating raises OSError
+	// "[Errno 122] Disk quota exceeded", as an inode quota does, after the
+	// refusals Linux reports first (a missing parent, an existing name).
+	// 0 means DefaultEntryLimit; there is no unlimited setting. ReadOnly
+	// mounts create nothing, and Overlay mounts keep what they create in
+	// memory, bounded by MemoryLimit.
+	EntryLimit int64
 	// MemoryLimit bounds the memory an Overlay mount keeps for the session's
 	// changes, and the size of any single read or listing on any mount.
 	// 0 means DefaultMemoryLimit.
@@ -170,10 +187,12 @@ type mnt struct {
 	root    *os.Root
 
 	writeLimit int64
+	entryLimit int64
 	memLimit   int64
 
 	wmu     sync.Mutex
 	written int64
+	created int64 // entries added to the host (created less removed), against entryLimit
 
 	ov *overlay // non-nil for Overlay mounts
 }
@@ -246,7 +265,7 @@ func New(mounts []Mount, opts Options) (_ *Table, err error) {
 		if m.Mode != ReadOnly && m.Mode != ReadWrite && m.Mode != Overlay {
 			return nil, fmt.Errorf("mount %d (%s): unknown mode %d", i, vp, int(m.Mode))
 		}
-		if m.WriteLimit < 0 || m.MemoryLimit < 0 {
+		if m.WriteLimit < 0 || m.MemoryLimit < 0 || m.EntryLimit < 0 {
 			return nil, fmt.Errorf("mount %d (%s): negative limit", i, vp)
 		}
 		for _, o := range t.mounts {
@@ -278,10 +297,14 @@ func New(mounts []Mount, opts Options) (_ *Table, err error) {
 			mode:       m.Mode,
 			root:       root,
 			writeLimit: m.WriteLimit,
+			entryLimit: m.EntryLimit,
 			memLimit:   m.MemoryLimit,
 		}
 		if mm.writeLimit == 0 {
 			mm.writeLimit = DefaultWriteLimit
+		}
+		if mm.entryLimit == 0 {
+			mm.entryLimit = DefaultEntryLimit
 		}
 		if mm.memLimit == 0 {
 			mm.memLimit = DefaultMemoryLimit
@@ -368,7 +391,7 @@ func (t *Table) Mounts() []Mount {
 	out := make([]Mount, len(t.mounts))
 	for i, m := range t.mounts {
 		out[i] = Mount{HostDir: m.hostDir, VirtualPath: m.vpath, Mode: m.mode,
-			WriteLimit: m.writeLimit, MemoryLimit: m.memLimit}
+			WriteLimit: m.writeLimit, EntryLimit: m.entryLimit, MemoryLimit: m.memLimit}
 	}
 	return out
 }
@@ -419,6 +442,51 @@ func (m *mnt) reserve(n int64) bool {
 func (m *mnt) refund(n int64) {
 	m.wmu.Lock()
 	m.written -= n
+	m.wmu.Unlock()
+}
+
+// createEntry charges one entry against the mount's entry budget before
+// name is created in dir (by the caller, which calls uncreate when nothing
+// was created). With the budget spent it returns the error Linux reports
+// before a quota: the lookup of name's parent (a missing parent, a
+// non-directory on the way), then an existing name (fs.ErrExist; with
+// follow, what a symlink there leads to, as open creates a dangling
+// symlink's target; without, as mkdir, the name itself); and otherwise
+// errWriteLimit.
+func (m *mnt) createEntry(dir *os.Root, name string, follow bool) error {
+	m.wmu.Lock()
+	ok := m.created < m.entryLimit
+	if ok {
+		m.created++
+	}
+	m.wmu.Unlock()
+	if ok {
+		return nil
+	}
+	if parent := path.Dir(name); parent != "." {
+		fi, err := dir.Stat(parent)
+		switch {
+		case err != nil:
+			return err
+		case !fi.IsDir():
+			return syscall.ENOTDIR
+		}
+	}
+	lookup := dir.Lstat
+	if follow {
+		lookup = dir.Stat
+	}
+	if _, err := lookup(name); err == nil {
+		return &fs.PathError{Op: "mkdir", Path: name, Err: syscall.EEXIST}
+	}
+	return errWriteLimit
+}
+
+// uncreate returns an entry to the budget: the one createEntry charged
+// for a creation that failed, or one the session removed.
+func (m *mnt) uncreate() {
+	m.wmu.Lock()
+	m.created--
 	m.wmu.Unlock()
 }
 
