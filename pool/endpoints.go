@@ -65,9 +65,10 @@ type EndpointStat struct {
 	Checkouts int64
 	// DialFailures counts dials that failed without an HTTP answer
 	// (refused connection, TLS, timeout) or with a status other than 503
-	// and 429; Refusals counts 503 and 429 answers (a draining or full
-	// server). A dial its caller cancelled (or Close cut short) counts
-	// as neither.
+	// and 429, and 429s for failed logins (reason auth_throttled: an
+	// authentication failure, like a 401); Refusals counts the other 503
+	// and 429 answers (a draining or full server, ws.DialError.Overloaded).
+	// A dial its caller cancelled (or Close cut short) counts as neither.
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
@@ -338,7 +339,8 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 	}
 	// Any refused upgrade backs off, not only 503 and 429: a 502 or 504
 	// from a balancer with no healthy backend (which may come only at
-	// its timeout), a 401 or a redirect fails every checkout alike.
+	// its timeout), a 401, a 429 auth_throttled (for the Retry-After it
+	// names) or a redirect fails every checkout alike.
 	p.backOffLocked(e, de.RetryAfter)
 	p.mu.Unlock()
 }
