@@ -291,6 +291,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	case <-drained:
 	case <-ctx.Done():
 		err = ctx.Err()
+		var a after
 		p.mu.Lock()
 		var left []*member
 		for m := range p.busy {
@@ -298,12 +299,14 @@ func (p *Pool) Close(ctx context.Context) error {
 		}
 		for _, m := range left {
 			p.dropLocked(m)
+			p.closeKilledLocked(m, &a)
 		}
 		var rem []*Session
 		for s := range p.remote {
 			rem = append(rem, s)
 		}
 		p.mu.Unlock()
+		p.finish(&a)
 		for _, s := range rem {
 			stops.Go(func() { p.releaseRemote(s, DestroyClosing) })
 		}
@@ -325,6 +328,25 @@ func (p *Pool) Close(ctx context.Context) error {
 	p.tel.close()
 	close(p.done)
 	return err
+}
+
+// closeKilledLocked reports m, a checked-out worker Close's deadline has
+// just dropped (its session's Close will find it gone): DestroyClosing,
+// or the crash of a worker that had died already.
+func (p *Pool) closeKilledLocked(m *member, a *after) {
+	if !m.dead {
+		p.destroyedLocked(m, DestroyClosing, a)
+		return
+	}
+	var cause error
+	if s := m.sess.Load(); s != nil {
+		cause = s.Cause()
+	}
+	reason, ok := crashReason(cause)
+	if !ok {
+		reason = exitReason(m.proc)
+	}
+	p.crashLocked(m, reason, cause, a)
 }
 
 // after collects what to do once the pool's lock is released: events to
