@@ -34,7 +34,8 @@ type waiter struct{ ch chan handoff }
 // Where it goes: the local workers count as one endpoint whose load is
 // their checked-out sessions, each remote endpoint's load is its
 // outstanding sessions; the least loaded wins, the local workers on a tie
-// and only while a worker is idle or may be started. Endpoints backed off
+// and only while a worker is idle or may be started (not while a failed
+// start's RestartBackoff runs). Endpoints backed off
 // are skipped. A remote start that fails (a failed dial, a 503 or 429, no
 // Configure answer within StartTimeout, a drop) is tried on the next
 // endpoint, the local workers included; a refused Configure, a Config
@@ -93,8 +94,9 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 	}
 	tried := make([]bool, len(p.eps))
 	var (
-		last error
-		ep   string
+		last    error
+		ep      string
+		tripped bool // the local wait ended with the restart cap tripping
 	)
 	for {
 		e, local, err := p.choose(tried)
@@ -103,6 +105,15 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 			return nil, ep, err
 		case local:
 			s, err := p.checkoutLocal(ctx, cfg, true)
+			var ue *UnhealthyError
+			if !tripped && errors.As(err, &ue) && ctx.Err() == nil {
+				// The cap tripped while it waited: the endpoints not yet
+				// tried may serve, as for a checkout that finds it
+				// tripped (choose no longer picks the local workers,
+				// unless nothing else is left: then it fails at once).
+				tripped = true
+				continue
+			}
 			return s, LocalEndpoint, err
 		case e == nil:
 			if last != nil {

@@ -157,7 +157,8 @@ func endpointsOf(cfg []Endpoint) ([]*endpoint, error) {
 // more endpoint whose load is their checked-out sessions plus the
 // checkouts already bound for them (waiting for a worker, or chosen and
 // not yet there); they are eligible while a worker is idle or one more
-// may start beyond those claims, and win ties (no network in the way).
+// may start beyond those claims (not while a failed start's backoff
+// runs), and win ties (no network in the way).
 // When no endpoint is eligible the local workers are chosen anyway (the
 // checkout waits for one, as in a local-only pool); without local workers
 // choose returns nil, false. A chosen endpoint's outstanding count is
@@ -176,7 +177,13 @@ func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 	if !p.cfg.NoLocal {
 		p.recoverLocked(now, &a)
 		claimed := p.chosen + len(p.waiters)
-		free := len(p.idle) + max(p.cfg.MaxWorkers-p.liveLocked()-p.spawning, 0) - claimed
+		startable := max(p.cfg.MaxWorkers-p.liveLocked()-p.spawning, 0)
+		if !p.gate.next(now).IsZero() {
+			// A failed start's backoff runs (or the cap tripped): no
+			// worker may start before it ends.
+			startable = 0
+		}
+		free := len(p.idle) + startable - claimed
 		if p.gate.healthy() && free > 0 {
 			local, load = true, len(p.busy)+claimed
 		}
