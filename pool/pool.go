@@ -263,7 +263,10 @@ func (p *Pool) Close(ctx context.Context) error {
 		}
 	}
 	p.closeNow() // remote starts in flight end with ErrClosed
-	var idle []*member
+	var (
+		idle []*member
+		a    after
+	)
 	p.mu.Lock()
 	for _, w := range p.waiters {
 		w.ch <- handoff{err: ErrClosed}
@@ -272,6 +275,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	for len(p.idle) > 0 {
 		m := p.idle[len(p.idle)-1]
 		p.dropLocked(m)
+		p.destroyedLocked(m, DestroyClosing, &a)
 		idle = append(idle, m)
 	}
 	drained := make(chan struct{})
@@ -281,6 +285,7 @@ func (p *Pool) Close(ctx context.Context) error {
 		close(drained)
 	}
 	p.mu.Unlock()
+	p.finish(&a)
 
 	var stops sync.WaitGroup
 	for _, m := range idle {
@@ -291,7 +296,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	case <-drained:
 	case <-ctx.Done():
 		err = ctx.Err()
-		var a after
+		a = after{}
 		p.mu.Lock()
 		var left []*member
 		for m := range p.busy {

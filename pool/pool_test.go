@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -911,11 +912,60 @@ func TestCloseDeadlineReportsADeadWorkerAsCrashed(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	s.Close()
-	if n, d := rec.countNow(EventCrash, ReasonVanished), rec.countNow(EventDestroy, ""); n != 1 || d != 0 {
-		t.Errorf("%d vanished crashes and %d destroys, want 1 and 0", n, d)
+	var crashed, destroyed int
+	rec.mu.Lock()
+	for _, e := range rec.evs {
+		if e.WorkerID != s.WorkerID() {
+			continue // its replacement, idle or starting at Close
+		}
+		switch e.Kind {
+		case EventCrash:
+			if e.Reason == ReasonVanished {
+				crashed++
+			}
+		case EventDestroy:
+			destroyed++
+		}
 	}
-	if st := p.Stat(); st.Crashes[ReasonVanished] != 1 || st.Destroyed != 0 {
+	rec.mu.Unlock()
+	if crashed != 1 || destroyed != 0 {
+		t.Errorf("%d vanished crashes and %d destroys of the dead worker, want 1 and 0", crashed, destroyed)
+	}
+	if st := p.Stat(); st.Crashes[ReasonVanished] != 1 {
 		t.Errorf("after Close: %+v", st)
+	}
+}
+
+// Close reports the idle workers it stops as DestroyClosing too, so that
+// every worker that joined the pool (EventSpawn) is reported leaving it
+// (MetricWorkerTerminated, Stats.Destroyed). Before, they left without
+// an event, while a worker checked out at Close had its DestroyClosing.
+func TestCloseReportsIdleWorkersStopped(t *testing.T) {
+	testenv.Worker(t)
+	var rec recorder
+	p, err := New(context.Background(), Config{MinWorkers: 2, MaxWorkers: 2, Logger: quiet, Metrics: rec.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spawned, stopped := map[uint64]bool{}, map[uint64]bool{}
+	rec.mu.Lock()
+	for _, e := range rec.evs {
+		switch {
+		case e.Kind == EventSpawn:
+			spawned[e.WorkerID] = true
+		case e.Kind == EventDestroy && e.Reason == DestroyClosing:
+			stopped[e.WorkerID] = true
+		}
+	}
+	rec.mu.Unlock()
+	if len(spawned) != 2 || len(stopped) != 2 || !maps.Equal(spawned, stopped) {
+		t.Errorf("spawned %v, destroyed as closing %v; want the same two workers", spawned, stopped)
+	}
+	if st := p.Stat(); st.Destroyed != 2 || st.Live != 0 {
+		t.Errorf("after Close: %+v, want two destroyed", st)
 	}
 }
 
