@@ -47,7 +47,10 @@ type waiter struct{ ch chan handoff }
 // On the local workers: it takes an idle worker if there is one, else
 // waits until one is returned or started, for as long as ctx and
 // CheckoutTimeout allow: giving up is an *ExhaustedError (matching
-// ErrExhausted and the context's error). A closed pool gives ErrClosed, a
+// ErrExhausted and the context's error), also when ctx ends while the
+// worker is being configured: the worker then goes back to the pool once
+// its Configure is answered (cfg.StartTimeout bounds it), rather than
+// being killed. A closed pool gives ErrClosed, a
 // tripped restart cap an *UnhealthyError at once (or a remote endpoint,
 // when there is one). A Config whose Configure cannot be sent (see
 // session.Config.Validate) is refused before a worker is taken. A worker
@@ -189,11 +192,16 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 			p.checkin(m)
 			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
 		}
-		var s *session.Session
 		if f := p.cfg.attaching; f != nil {
 			f(false)
 		}
-		s, err = session.Attach(ctx, m.proc, p.version, cfg)
+		s, gaveUp, err := p.attach(ctx, m, cfg)
+		switch {
+		case gaveUp:
+			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
+		case errors.Is(err, ErrClosed):
+			return nil, err // attach stopped the worker
+		}
 		if f := p.cfg.attaching; f != nil && err == nil {
 			f(true)
 		}
@@ -218,6 +226,65 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		}
 	}
 	return nil, err
+}
+
+// attach configures m, a worker acquire handed to a checkout, with cfg.
+// The Configure is bounded by cfg's StartTimeout but not by ctx: when ctx
+// ends first the checkout gives up at once (gaveUp) and the worker, which
+// did nothing wrong, is given back once its Configure is answered (or
+// stopped, as after any failed Configure). Killing it mid-Configure, as
+// ctx would, made checkouts that time out under load eat the workers they
+// had waited for. A closing pool stops m and fails with ErrClosed.
+func (p *Pool) attach(ctx context.Context, m *member, cfg session.Config) (*session.Session, bool, error) {
+	p.mu.Lock()
+	if p.closing.Load() {
+		p.mu.Unlock()
+		p.checkin(m) // stops it
+		return nil, false, ErrClosed
+	}
+	p.wg.Add(1) // Close waits for a Configure its checkout gave up on
+	p.mu.Unlock()
+	type result struct {
+		s   *session.Session
+		err error
+	}
+	done, abandon := make(chan result), make(chan struct{})
+	go func() {
+		defer p.wg.Done()
+		s, err := session.Attach(context.WithoutCancel(ctx), m.proc, p.version, cfg)
+		select {
+		case done <- result{s, err}:
+		case <-abandon:
+			p.abandoned(m, s, err)
+		}
+	}()
+	if ctx.Err() == nil {
+		select {
+		case r := <-done:
+			return r.s, false, r.err
+		case <-ctx.Done():
+		}
+	}
+	close(abandon)
+	return nil, true, nil
+}
+
+// abandoned ends a Configure on m whose checkout gave up: the worker is
+// reset and goes back to the pool when the Configure succeeded, and is
+// stopped otherwise, as after any failed Configure.
+func (p *Pool) abandoned(m *member, s *session.Session, err error) {
+	if err == nil {
+		ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
+		_, err = s.Detach(ctx)
+		cancel()
+		if err == nil {
+			p.checkin(m)
+			return
+		}
+		s.Kill()
+		s.Close()
+	}
+	p.attachFailed(m, err)
 }
 
 // acquire takes an idle worker, or waits for one; spawned says the worker
