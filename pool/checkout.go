@@ -34,7 +34,8 @@ type waiter struct{ ch chan handoff }
 // Where it goes: the local workers count as one endpoint whose load is
 // their checked-out sessions, each remote endpoint's load is its
 // outstanding sessions; the least loaded wins, the local workers on a tie
-// and only while a worker is idle or may be started. Endpoints backed off
+// and only while a worker is idle or may be started (not while a failed
+// start's RestartBackoff runs). Endpoints backed off
 // are skipped. A remote start that fails (a failed dial, a 503 or 429, no
 // Configure answer within StartTimeout, a drop) is tried on the next
 // endpoint, the local workers included; a refused Configure, a Config
@@ -46,7 +47,10 @@ type waiter struct{ ch chan handoff }
 // On the local workers: it takes an idle worker if there is one, else
 // waits until one is returned or started, for as long as ctx and
 // CheckoutTimeout allow: giving up is an *ExhaustedError (matching
-// ErrExhausted and the context's error). A closed pool gives ErrClosed, a
+// ErrExhausted and the context's error), also when ctx ends while the
+// worker is being configured: the worker then goes back to the pool once
+// its Configure is answered (cfg.StartTimeout bounds it), rather than
+// being killed. A closed pool gives ErrClosed, a
 // tripped restart cap an *UnhealthyError at once (or a remote endpoint,
 // when there is one). A Config whose Configure cannot be sent (see
 // session.Config.Validate) is refused before a worker is taken. A worker
@@ -93,8 +97,9 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 	}
 	tried := make([]bool, len(p.eps))
 	var (
-		last error
-		ep   string
+		last    error
+		ep      string
+		tripped bool // the local wait ended with the restart cap tripping
 	)
 	for {
 		e, local, err := p.choose(tried)
@@ -103,6 +108,15 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 			return nil, ep, err
 		case local:
 			s, err := p.checkoutLocal(ctx, cfg, true)
+			var ue *UnhealthyError
+			if !tripped && errors.As(err, &ue) && ctx.Err() == nil {
+				// The cap tripped while it waited: the endpoints not yet
+				// tried may serve, as for a checkout that finds it
+				// tripped (choose no longer picks the local workers,
+				// unless nothing else is left: then it fails at once).
+				tripped = true
+				continue
+			}
 			return s, LocalEndpoint, err
 		case e == nil:
 			if last != nil {
@@ -178,11 +192,16 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 			p.checkin(m)
 			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
 		}
-		var s *session.Session
 		if f := p.cfg.attaching; f != nil {
 			f(false)
 		}
-		s, err = session.Attach(ctx, m.proc, p.version, cfg)
+		s, gaveUp, err := p.attach(ctx, m, cfg)
+		switch {
+		case gaveUp:
+			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
+		case errors.Is(err, ErrClosed):
+			return nil, err // attach stopped the worker
+		}
 		if f := p.cfg.attaching; f != nil && err == nil {
 			f(true)
 		}
@@ -207,6 +226,65 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		}
 	}
 	return nil, err
+}
+
+// attach configures m, a worker acquire handed to a checkout, with cfg.
+// The Configure is bounded by cfg's StartTimeout but not by ctx: when ctx
+// ends first the checkout gives up at once (gaveUp) and the worker, which
+// did nothing wrong, is given back once its Configure is answered (or
+// stopped, as after any failed Configure). Killing it mid-Configure, as
+// ctx would, made checkouts that time out under load eat the workers they
+// had waited for. A closing pool stops m and fails with ErrClosed.
+func (p *Pool) attach(ctx context.Context, m *member, cfg session.Config) (*session.Session, bool, error) {
+	p.mu.Lock()
+	if p.closing.Load() {
+		p.mu.Unlock()
+		p.checkin(m) // stops it
+		return nil, false, ErrClosed
+	}
+	p.wg.Add(1) // Close waits for a Configure its checkout gave up on
+	p.mu.Unlock()
+	type result struct {
+		s   *session.Session
+		err error
+	}
+	done, abandon := make(chan result), make(chan struct{})
+	go func() {
+		defer p.wg.Done()
+		s, err := session.Attach(context.WithoutCancel(ctx), m.proc, p.version, cfg)
+		select {
+		case done <- result{s, err}:
+		case <-abandon:
+			p.abandoned(m, s, err)
+		}
+	}()
+	if ctx.Err() == nil {
+		select {
+		case r := <-done:
+			return r.s, false, r.err
+		case <-ctx.Done():
+		}
+	}
+	close(abandon)
+	return nil, true, nil
+}
+
+// abandoned ends a Configure on m whose checkout gave up: the worker is
+// reset and goes back to the pool when the Configure succeeded, and is
+// stopped otherwise, as after any failed Configure.
+func (p *Pool) abandoned(m *member, s *session.Session, err error) {
+	if err == nil {
+		ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
+		_, err = s.Detach(ctx)
+		cancel()
+		if err == nil {
+			p.checkin(m)
+			return
+		}
+		s.Kill()
+		s.Close()
+	}
+	p.attachFailed(m, err)
 }
 
 // acquire takes an idle worker, or waits for one; spawned says the worker

@@ -65,9 +65,10 @@ type EndpointStat struct {
 	Checkouts int64
 	// DialFailures counts dials that failed without an HTTP answer
 	// (refused connection, TLS, timeout) or with a status other than 503
-	// and 429; Refusals counts 503 and 429 answers (a draining or full
-	// server). A dial its caller cancelled (or Close cut short) counts
-	// as neither.
+	// and 429, and 429s for failed logins (reason auth_throttled: an
+	// authentication failure, like a 401); Refusals counts the other 503
+	// and 429 answers (a draining or full server, ws.DialError.Overloaded).
+	// A dial its caller cancelled (or Close cut short) counts as neither.
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
@@ -156,7 +157,8 @@ func endpointsOf(cfg []Endpoint) ([]*endpoint, error) {
 // more endpoint whose load is their checked-out sessions plus the
 // checkouts already bound for them (waiting for a worker, or chosen and
 // not yet there); they are eligible while a worker is idle or one more
-// may start beyond those claims, and win ties (no network in the way).
+// may start beyond those claims (not while a failed start's backoff
+// runs), and win ties (no network in the way).
 // When no endpoint is eligible the local workers are chosen anyway (the
 // checkout waits for one, as in a local-only pool); without local workers
 // choose returns nil, false. A chosen endpoint's outstanding count is
@@ -175,7 +177,13 @@ func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 	if !p.cfg.NoLocal {
 		p.recoverLocked(now, &a)
 		claimed := p.chosen + len(p.waiters)
-		free := len(p.idle) + max(p.cfg.MaxWorkers-p.liveLocked()-p.spawning, 0) - claimed
+		startable := max(p.cfg.MaxWorkers-p.liveLocked()-p.spawning, 0)
+		if !p.gate.next(now).IsZero() {
+			// A failed start's backoff runs (or the cap tripped): no
+			// worker may start before it ends.
+			startable = 0
+		}
+		free := len(p.idle) + startable - claimed
 		if p.gate.healthy() && free > 0 {
 			local, load = true, len(p.busy)+claimed
 		}
@@ -338,7 +346,8 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 	}
 	// Any refused upgrade backs off, not only 503 and 429: a 502 or 504
 	// from a balancer with no healthy backend (which may come only at
-	// its timeout), a 401 or a redirect fails every checkout alike.
+	// its timeout), a 401, a 429 auth_throttled (for the Retry-After it
+	// names) or a redirect fails every checkout alike.
 	p.backOffLocked(e, de.RetryAfter)
 	p.mu.Unlock()
 }

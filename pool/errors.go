@@ -22,8 +22,10 @@ var (
 )
 
 // ExhaustedError reports a Checkout that gave up waiting for a worker: its
-// context ended or CheckoutTimeout passed while every worker was busy, or
-// (with Config.Endpoints) CheckoutTimeout passed during a remote start.
+// context ended or CheckoutTimeout passed while every worker was busy,
+// its context ended while its worker was being configured (the worker
+// goes back to the pool), or (with Config.Endpoints) CheckoutTimeout
+// passed during a remote start.
 // errors.Is also matches the context's error (context.DeadlineExceeded or
 // context.Canceled), and its cause when it has one.
 //

@@ -61,7 +61,7 @@ const (
 	// session.Config is at fault, and Checkout returns the refusal).
 	DestroyRefused Reason = "refused"
 	// DestroyClosing: the pool was closing when the session was closed,
-	// or Close's deadline killed it.
+	// Close's deadline killed it, or Close stopped it idle.
 	DestroyClosing Reason = "closing"
 )
 

@@ -266,3 +266,54 @@ exec %[2]s "$@"`, dir, real))
 		t.Fatalf("%d unhealthy events", n)
 	}
 }
+
+// A checkout whose context ends while its worker is being configured
+// gives up at once, as one that ends while it waits does (an
+// *ExhaustedError matching the context's error), and the worker, which
+// did nothing wrong, goes back to the pool once the Configure it was sent
+// has been answered. Before, the Configure ran under the checkout's
+// context: its end killed the worker (counted as a crash, or destroyed
+// when the Configure was not sent yet) and the pool started another, so
+// that checkouts timing out under load ate the workers they waited for.
+func TestCheckoutCanceledDuringConfigureKeepsTheWorker(t *testing.T) {
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, attaching: func(done bool) {
+		if !done {
+			once.Do(func() {
+				close(entered)
+				<-proceed
+			})
+		}
+	}})
+	eventually(t, p, 10*time.Second, "one idle worker", func(st Stats) bool { return st.Idle == 1 })
+	id := p.idle[0].id
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() {
+		s, err := p.Checkout(ctx, session.Config{})
+		if err == nil {
+			s.Close()
+		}
+		res <- err
+	}()
+	<-entered
+	cancel()
+	close(proceed)
+	var ee *ExhaustedError
+	if err := <-res; !errors.As(err, &ee) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Checkout: %v (%T), want an *ExhaustedError matching context.Canceled", err, err)
+	}
+	eventually(t, p, 10*time.Second, "the worker idle again", func(st Stats) bool { return st.Idle == 1 && st.Busy == 0 })
+	s := checkout(t, p)
+	defer s.Close()
+	if s.WorkerID() != id {
+		t.Errorf("worker %d after the canceled checkout, want %d back", s.WorkerID(), id)
+	}
+	if st := p.Stat(); st.Destroyed != 0 || len(st.Crashes) != 0 || st.Restarts != 0 {
+		t.Errorf("after the canceled checkout: %+v, want no worker lost", st)
+	}
+	if n := rec.countNow(EventDestroy, "") + rec.countNow(EventCrash, ""); n != 0 {
+		t.Errorf("%d workers destroyed or crashed", n)
+	}
+}

@@ -263,7 +263,10 @@ func (p *Pool) Close(ctx context.Context) error {
 		}
 	}
 	p.closeNow() // remote starts in flight end with ErrClosed
-	var idle []*member
+	var (
+		idle []*member
+		a    after
+	)
 	p.mu.Lock()
 	for _, w := range p.waiters {
 		w.ch <- handoff{err: ErrClosed}
@@ -272,6 +275,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	for len(p.idle) > 0 {
 		m := p.idle[len(p.idle)-1]
 		p.dropLocked(m)
+		p.destroyedLocked(m, DestroyClosing, &a)
 		idle = append(idle, m)
 	}
 	drained := make(chan struct{})
@@ -281,6 +285,7 @@ func (p *Pool) Close(ctx context.Context) error {
 		close(drained)
 	}
 	p.mu.Unlock()
+	p.finish(&a)
 
 	var stops sync.WaitGroup
 	for _, m := range idle {
@@ -291,6 +296,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	case <-drained:
 	case <-ctx.Done():
 		err = ctx.Err()
+		a = after{}
 		p.mu.Lock()
 		var left []*member
 		for m := range p.busy {
@@ -298,12 +304,14 @@ func (p *Pool) Close(ctx context.Context) error {
 		}
 		for _, m := range left {
 			p.dropLocked(m)
+			p.closeKilledLocked(m, &a)
 		}
 		var rem []*Session
 		for s := range p.remote {
 			rem = append(rem, s)
 		}
 		p.mu.Unlock()
+		p.finish(&a)
 		for _, s := range rem {
 			stops.Go(func() { p.releaseRemote(s, DestroyClosing) })
 		}
@@ -325,6 +333,25 @@ func (p *Pool) Close(ctx context.Context) error {
 	p.tel.close()
 	close(p.done)
 	return err
+}
+
+// closeKilledLocked reports m, a checked-out worker Close's deadline has
+// just dropped (its session's Close will find it gone): DestroyClosing,
+// or the crash of a worker that had died already.
+func (p *Pool) closeKilledLocked(m *member, a *after) {
+	if !m.dead {
+		p.destroyedLocked(m, DestroyClosing, a)
+		return
+	}
+	var cause error
+	if s := m.sess.Load(); s != nil {
+		cause = s.Cause()
+	}
+	reason, ok := crashReason(cause)
+	if !ok {
+		reason = exitReason(m.proc)
+	}
+	p.crashLocked(m, reason, cause, a)
 }
 
 // after collects what to do once the pool's lock is released: events to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -841,6 +842,130 @@ func TestCloseDeadlineKillsSessions(t *testing.T) {
 	s.Close() // after the pool is gone: no-op, no goroutines
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A worker Close's deadline kills mid-turn is reported as DestroyClosing
+// (EventDestroy, Stats.Destroyed, the terminated metric), once, as
+// DestroyClosing says and as a remote session's connection closed at the
+// deadline is. Before, it left the pool with no event at all, and the
+// session's later Close found it gone already.
+func TestCloseDeadlineKillIsReportedClosing(t *testing.T) {
+	testenv.Worker(t)
+	var rec recorder
+	p, err := New(context.Background(), Config{MinWorkers: 1, MaxWorkers: 1, Logger: quiet, Metrics: rec.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, started := busyCheckout(t, p)
+	running := make(chan error)
+	go func() {
+		_, err := s.Run(context.Background(), "print('go')\nwhile True:\n    pass")
+		running <- err
+	}()
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the turn is in flight: Close kills its worker at once
+	if err := p.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := <-running; !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("killed turn: %v", err)
+	}
+	s.Close()
+	rec.mu.Lock()
+	var destroyed []Event
+	for _, e := range rec.evs {
+		if e.Kind == EventDestroy || e.Kind == EventCrash {
+			destroyed = append(destroyed, e)
+		}
+	}
+	rec.mu.Unlock()
+	if len(destroyed) != 1 || destroyed[0].Kind != EventDestroy || destroyed[0].Reason != DestroyClosing || destroyed[0].WorkerID != s.WorkerID() {
+		t.Errorf("events %+v, want one EventDestroy %s for worker %d", destroyed, DestroyClosing, s.WorkerID())
+	}
+	if st := p.Stat(); st.Destroyed != 1 || st.Live != 0 || st.Busy != 0 {
+		t.Errorf("after Close: %+v, want one destroyed worker", st)
+	}
+}
+
+// A checked-out worker that had died already when Close's deadline drops
+// it is reported as the crash it was, not as destroyed.
+func TestCloseDeadlineReportsADeadWorkerAsCrashed(t *testing.T) {
+	testenv.Worker(t)
+	var rec recorder
+	p, err := New(context.Background(), Config{MinWorkers: 1, MaxWorkers: 1, Logger: quiet, Metrics: rec.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Checkout(context.Background(), session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(s.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, p, 10*time.Second, "the dead worker not busy", func(st Stats) bool { return st.Busy == 0 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close: %v", err)
+	}
+	s.Close()
+	var crashed, destroyed int
+	rec.mu.Lock()
+	for _, e := range rec.evs {
+		if e.WorkerID != s.WorkerID() {
+			continue // its replacement, idle or starting at Close
+		}
+		switch e.Kind {
+		case EventCrash:
+			if e.Reason == ReasonVanished {
+				crashed++
+			}
+		case EventDestroy:
+			destroyed++
+		}
+	}
+	rec.mu.Unlock()
+	if crashed != 1 || destroyed != 0 {
+		t.Errorf("%d vanished crashes and %d destroys of the dead worker, want 1 and 0", crashed, destroyed)
+	}
+	if st := p.Stat(); st.Crashes[ReasonVanished] != 1 {
+		t.Errorf("after Close: %+v", st)
+	}
+}
+
+// Close reports the idle workers it stops as DestroyClosing too, so that
+// every worker that joined the pool (EventSpawn) is reported leaving it
+// (MetricWorkerTerminated, Stats.Destroyed). Before, they left without
+// an event, while a worker checked out at Close had its DestroyClosing.
+func TestCloseReportsIdleWorkersStopped(t *testing.T) {
+	testenv.Worker(t)
+	var rec recorder
+	p, err := New(context.Background(), Config{MinWorkers: 2, MaxWorkers: 2, Logger: quiet, Metrics: rec.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spawned, stopped := map[uint64]bool{}, map[uint64]bool{}
+	rec.mu.Lock()
+	for _, e := range rec.evs {
+		switch {
+		case e.Kind == EventSpawn:
+			spawned[e.WorkerID] = true
+		case e.Kind == EventDestroy && e.Reason == DestroyClosing:
+			stopped[e.WorkerID] = true
+		}
+	}
+	rec.mu.Unlock()
+	if len(spawned) != 2 || len(stopped) != 2 || !maps.Equal(spawned, stopped) {
+		t.Errorf("spawned %v, destroyed as closing %v; want the same two workers", spawned, stopped)
+	}
+	if st := p.Stat(); st.Destroyed != 2 || st.Live != 0 {
+		t.Errorf("after Close: %+v, want two destroyed", st)
 	}
 }
 

@@ -1587,3 +1587,67 @@ func (e *events) wantClosed(t *testing.T, want pool.Reason) {
 		t.Fatalf("EventEndpointClosed %+v, want one with reason %s", closed, want)
 	}
 }
+
+// A server that throttles a client for its failed logins answers 429
+// with reason auth_throttled and a Retry-After: an authentication
+// failure, counted as a dial failure like the 401s that caused it, not as
+// a refusal of a full server, and the endpoint is backed off for the
+// Retry-After. The checkout's error carries the throttling DialError.
+func TestAuthThrottledIsADialFailure(t *testing.T) {
+	tokens, err := server.ParseTokens(strings.NewReader("alice:tok-alice-0123456789\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url := remoteServer(t, func(c *server.Config) {
+		c.Tokens = tokens
+		c.MaxAuthFailures = 1
+		c.Prewarm = 0
+	})
+	newPool := func(token string, ev *events) *pool.Pool {
+		t.Helper()
+		p, err := pool.New(context.Background(), pool.Config{
+			NoLocal: true,
+			Endpoints: []pool.Endpoint{{Name: "a", URL: url,
+				Dial: ws.DialOptions{Header: http.Header{"Authorization": {"Bearer " + token}}}}},
+			EndpointBackoff: pool.Backoff{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond},
+			Metrics:         ev.record,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// One wrong token from this address spends its allowance (a 401).
+	var guessEvents events
+	guess := newPool("guess-0000000000000001", &guessEvents)
+	defer closeWithin(t, guess)
+	var de *ws.DialError
+	if _, err := guess.Checkout(context.Background(), session.Config{}); !errors.As(err, &de) || de.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("checkout with a wrong token: %v, want a 401", err)
+	}
+
+	// The right token from the same address is throttled now.
+	var ev events
+	p := newPool("tok-alice-0123456789", &ev)
+	defer closeWithin(t, p)
+	before := time.Now()
+	_, err = p.Checkout(context.Background(), session.Config{})
+	if !errors.As(err, &de) || de.StatusCode != http.StatusTooManyRequests || de.Reason != server.ReasonAuthThrottled ||
+		de.RetryAfter <= 0 || !errors.Is(err, pool.ErrNoEndpoint) {
+		t.Fatalf("throttled checkout: %v, want ErrNoEndpoint with the 429 auth_throttled", err)
+	}
+	if de.Overloaded() {
+		t.Errorf("%v is Overloaded: a throttled login is no capacity refusal", de)
+	}
+	st := p.Stat().Endpoints[0]
+	if st.DialFailures != 1 || st.Refusals != 0 || st.StartFailures != 0 || st.Outstanding != 0 {
+		t.Errorf("after the throttled dial: %+v, want one dial failure and no refusal", st)
+	}
+	if wait := st.BackedOffUntil.Sub(before); wait < de.RetryAfter-time.Second {
+		t.Errorf("backed off for %v, want at least the Retry-After %v", wait, de.RetryAfter)
+	}
+	failed := ev.of(pool.EventEndpointFailed)
+	if len(failed) != 1 || failed[0].Endpoint != "a" || !errors.As(failed[0].Err, &de) || de.Reason != server.ReasonAuthThrottled {
+		t.Errorf("EventEndpointFailed %+v, want one with the auth_throttled DialError", failed)
+	}
+}

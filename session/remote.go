@@ -313,7 +313,9 @@ var refusedPauses = []time.Duration{
 	80 * time.Millisecond, 160 * time.Millisecond, 200 * time.Millisecond, 200 * time.Millisecond,
 }
 
-// refusedForCapacity reports an upgrade refused with 429 or 503.
+// refusedForCapacity reports an upgrade refused with 429 or 503 for
+// capacity (ws.DialError.Overloaded): not a 429 for failed logins
+// (auth_throttled), which no short pause ends.
 func refusedForCapacity(err error) bool {
 	var de *ws.DialError
 	return errors.As(err, &de) && de.Overloaded()

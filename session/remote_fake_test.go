@@ -296,10 +296,10 @@ func TestRemoteNegotiationCachedPerURL(t *testing.T) {
 }
 
 // quotaServer refuses our protocol-5 Configure on its first connection,
-// then answers the next refused upgrades with 429 (as a server whose
-// per-client cap still counts the first connection would), then serves a
-// protocol-4 session that only configures.
-func quotaServer(t *testing.T, refusals int) (url string, conns func() int) {
+// then answers the next refused upgrades with 429 and reason (as a server
+// whose per-client cap still counts the first connection would, with
+// client_quota), then serves a protocol-4 session that only configures.
+func quotaServer(t *testing.T, refusals int, reason string) (url string, conns func() int) {
 	t.Helper()
 	c5, _ := codec.ForVersion(5)
 	c4, _ := codec.ForVersion(4)
@@ -317,7 +317,7 @@ func quotaServer(t *testing.T, refusals int) (url string, conns func() int) {
 		mu.Unlock()
 		if i > 1 && i <= 1+refusals {
 			w.Header().Set("Retry-After", "1")
-			http.Error(w, "client_quota", http.StatusTooManyRequests)
+			http.Error(w, reason, http.StatusTooManyRequests)
 			return
 		}
 		c, err := ws.Accept(w, r, ws.AcceptOptions{})
@@ -376,8 +376,8 @@ func TestRemoteDowngradeWaitsOutOwnQuota(t *testing.T) {
 		reported []error // OnDial's errors
 		conns    int     // requests the server saw
 	}
-	start := func(refusals int) outcome {
-		url, conns := quotaServer(t, refusals)
+	start := func(refusals int, reason string) outcome {
+		url, conns := quotaServer(t, refusals, reason)
 		var (
 			mu sync.Mutex
 			o  outcome
@@ -396,7 +396,7 @@ func TestRemoteDowngradeWaitsOutOwnQuota(t *testing.T) {
 		return o
 	}
 
-	o := start(3)
+	o := start(3, "client_quota")
 	if o.err != nil {
 		t.Fatalf("start after 3 refusals: %v", o.err)
 	}
@@ -408,7 +408,7 @@ func TestRemoteDowngradeWaitsOutOwnQuota(t *testing.T) {
 		t.Fatalf("refusals reported %v, %d connections (want 0 and 5)", o.reported, o.conns)
 	}
 
-	o = start(1000)
+	o = start(1000, "client_quota")
 	var de *ws.DialError
 	if !errors.As(o.err, &de) || de.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("a quota that never frees: %v", o.err)
@@ -418,6 +418,17 @@ func TestRemoteDowngradeWaitsOutOwnQuota(t *testing.T) {
 	}
 	if o.conns < 4 {
 		t.Fatalf("only %d connections: the redial was not retried", o.conns)
+	}
+
+	// A 429 for failed logins (auth_throttled) is no slot of ours still
+	// held: waiting a second does not end it, so it is not retried, and
+	// OnDial hears of it.
+	o = start(1000, "auth_throttled")
+	if !errors.As(o.err, &de) || de.StatusCode != http.StatusTooManyRequests || de.Reason != "auth_throttled" {
+		t.Fatalf("a throttled redial: %v", o.err)
+	}
+	if len(o.reported) != 1 || o.conns != 2 {
+		t.Fatalf("throttled redial: refusals reported %v, %d connections (want 1 and 2)", o.reported, o.conns)
 	}
 }
 

@@ -159,10 +159,19 @@ func (e *DialError) Unwrap() error { return e.Err }
 
 // Overloaded reports whether the server refused the upgrade for capacity
 // (HTTP 503 or 429): the endpoint is up and may accept a later dial,
-// after RetryAfter when it said.
+// after RetryAfter when it said. A 429 whose Reason is "auth_throttled"
+// (a montygo server throttling a client address for its failed logins)
+// is not: it is an authentication failure, like the 401s that led to it.
 func (e *DialError) Overloaded() bool {
-	return e.StatusCode == http.StatusServiceUnavailable || e.StatusCode == http.StatusTooManyRequests
+	if e.StatusCode == http.StatusTooManyRequests {
+		return e.Reason != reasonAuthThrottled
+	}
+	return e.StatusCode == http.StatusServiceUnavailable
 }
+
+// reasonAuthThrottled is a montygo server's refusal reason for a client
+// address past its failed-login allowance (server.ReasonAuthThrottled).
+const reasonAuthThrottled = "auth_throttled"
 
 // ErrDisconnected is matched, through errors.Is, by every *CloseError.
 var ErrDisconnected = errors.New("ws: connection closed")

@@ -406,6 +406,13 @@ func TestDialErrorOverloaded(t *testing.T) {
 			t.Errorf("status %d: Overloaded %v, want %v", code, got, want)
 		}
 	}
+	// A 429 for failed logins is an authentication failure, not a full
+	// server; a 429 for another reason (a per-client cap) is capacity.
+	for reason, want := range map[string]bool{"auth_throttled": false, "client_quota": true, "": true} {
+		if got := (&DialError{StatusCode: 429, Reason: reason}).Overloaded(); got != want {
+			t.Errorf("429 %q: Overloaded %v, want %v", reason, got, want)
+		}
+	}
 }
 
 // Done tells that the peer left without a ReadFrame, and frames sent
