@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -42,7 +41,7 @@ func Start(ctx context.Context, pick func() string, version uint32) (*session.Se
 		}
 		var de *ws.DialError
 		retry := errors.Is(err, session.ErrShutdown) ||
-			errors.As(err, &de) && (de.StatusCode == 0 || de.StatusCode == http.StatusServiceUnavailable || de.StatusCode == http.StatusTooManyRequests)
+			errors.As(err, &de) && (de.StatusCode == 0 || de.Overloaded())
 		if !retry || attempt == 100 {
 			return nil, err
 		}
