@@ -1,10 +1,13 @@
 package conform
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -67,4 +70,85 @@ func TestWorkerOutlivesTheThreadThatStartedIt(t *testing.T) {
 		ex, _ := p.wait(context.Background())
 		t.Fatalf("after the starting thread ended the worker answered %q, %v (exit %v)", b[:n], err, ex)
 	}
+}
+
+// The kit signals a worker's process group by the worker's pid, which
+// names the group only while the worker is unreaped (a zombie keeps its
+// pid, and so its group's id, reserved). Close killed the group after the
+// worker had been reaped, so with pid reuse it could signal an unrelated
+// group; so could the kill of a rule's timeout after the worker's exit.
+func TestGroupIsSignalledOnlyWhileTheWorkerIsUnreaped(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		calls []string // for each group kill, what the group's leader was then
+	)
+	orig := killGroup
+	t.Cleanup(func() { killGroup = orig })
+	killGroup = func(pgid int) {
+		mu.Lock()
+		calls = append(calls, leaderState(pgid))
+		mu.Unlock()
+		orig(pgid)
+	}
+	check := func(t *testing.T, script string, end func(p *proc)) {
+		mu.Lock()
+		calls = nil
+		mu.Unlock()
+		p, err := startProc(Target{Binary: "/bin/sh", Args: []string{"-c", script}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		end(p)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(calls) == 0 {
+			t.Error("the group was never signalled: what the worker left in it lives on")
+		}
+		for _, c := range calls {
+			if c != "unreaped child" {
+				t.Errorf("the group was signalled when its leader was %s", c)
+			}
+		}
+	}
+	t.Run("exited-then-closed", func(t *testing.T) {
+		check(t, "exit 0", func(p *proc) {
+			<-p.exited
+			p.Close()
+		})
+	})
+	t.Run("exited-then-killed", func(t *testing.T) {
+		check(t, "exit 0", func(p *proc) {
+			<-p.exited
+			p.kill()
+			p.Close()
+		})
+	})
+	t.Run("killed-live", func(t *testing.T) {
+		check(t, "exec sleep 1000", func(p *proc) {
+			p.kill()
+			p.Close()
+			if ex := p.exit; ex.Signal != syscall.SIGKILL {
+				t.Errorf("exit %v, want SIGKILL", ex)
+			}
+		})
+	})
+}
+
+// leaderState says what process pid is to this one: an "unreaped child"
+// (running or a zombie), "gone", or "another process" (its pid reused).
+func leaderState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "gone"
+	}
+	// pid (comm) state ppid ...
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "unreadable"
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
+		return "another process"
+	}
+	return "unreaped child"
 }
