@@ -3,14 +3,15 @@ package conform
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/gomonty/monty/internal/spawn/spawntest"
 )
 
 // The kernel sends the parent-death signal (childProcAttr's SIGKILL, so
@@ -20,56 +21,14 @@ import (
 // still locked. A worker started on such a thread was killed when it
 // ended, the kit alive and the rule still using it.
 func TestWorkerOutlivesTheThreadThatStartedIt(t *testing.T) {
-	type started struct {
-		p   *proc
-		tid int
-		err error
-	}
-	c := make(chan started, 1)
-	var onThreadThatEnds func()
-	onThreadThatEnds = func() {
-		runtime.LockOSThread()
-		if syscall.Gettid() == os.Getpid() {
-			// The main thread is never ended: start from another one
-			// (this goroutine holds the main thread meanwhile).
-			done := make(chan struct{})
-			go func() { onThreadThatEnds(); close(done) }()
-			<-done
-			runtime.UnlockOSThread()
-			return
+	spawntest.OutlivesStartingThread(t, func() (spawntest.Child, error) {
+		p, err := startProc(Target{Binary: "/bin/sh", Args: []string{"-c", spawntest.EchoScript}})
+		if err != nil {
+			return spawntest.Child{}, err
 		}
-		p, err := startProc(Target{Binary: "/bin/sh", Args: []string{"-c", `read x; echo "$x"; read y`}})
-		c <- started{p, syscall.Gettid(), err}
-		// and return locked: the thread ends
-	}
-	go onThreadThatEnds()
-	s := <-c
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	p := s.p
-	t.Cleanup(func() { p.Close() })
-	// The signal, if any, is sent before the thread's entry goes.
-	task := "/proc/self/task/" + strconv.Itoa(s.tid)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(task); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the locked thread did not end")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if _, err := p.stdin.Write([]byte("alive\n")); err != nil {
-		t.Fatalf("write after the starting thread ended: %v", err)
-	}
-	b := make([]byte, 16)
-	n, err := p.stdout.Read(b)
-	if string(b[:n]) != "alive\n" {
-		ex, _ := p.wait(context.Background())
-		t.Fatalf("after the starting thread ended the worker answered %q, %v (exit %v)", b[:n], err, ex)
-	}
+		return spawntest.Child{Stdin: p.stdin, Stdout: p.stdout, Close: func() { p.Close() },
+			Exit: func() string { ex, _ := p.wait(context.Background()); return fmt.Sprint(ex) }}, nil
+	})
 }
 
 // The kit signals a worker's process group by the worker's pid, which
