@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -146,12 +145,56 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 type run struct {
 	exit     int // -1 when killed
 	timedOut bool
-	elapsed  time.Duration
 	maxRSS   int64 // bytes
 	stderr   string
 	stdout   string
 	log      []string
-	pgid     int // the parent's process group; 0 when it did not start
+
+	cmd    *exec.Cmd // nil when the parent did not start
+	outBuf bytes.Buffer
+	errBuf bytes.Buffer
+
+	// groupMu guards groupGone, set before the parent is reaped: its pid,
+	// the id of its process group, may name another group after that.
+	// The group is signalled under groupMu only while groupGone is false.
+	groupMu   sync.Mutex
+	groupGone bool
+}
+
+// killGroup kills the parent's process group, unless the parent may have
+// been reaped, and the parent itself.
+func (r *run) killGroup() {
+	r.groupMu.Lock()
+	if !r.groupGone {
+		killGroup(r.cmd.Process.Pid)
+	}
+	r.groupMu.Unlock()
+	_ = r.cmd.Process.Kill()
+}
+
+// finish kills whatever is left in the parent's process group, reaps the
+// parent and reads its exit status, peak RSS and output. It returns at
+// once when it has been called before.
+func (r *run) finish() {
+	if r.cmd == nil {
+		return
+	}
+	r.groupMu.Lock()
+	if !r.groupGone {
+		killGroup(r.cmd.Process.Pid)
+		r.groupGone = true
+	}
+	r.groupMu.Unlock()
+	if r.cmd.ProcessState == nil {
+		_ = r.cmd.Wait()
+	}
+	r.stderr, r.stdout = r.errBuf.String(), r.outBuf.String()
+	if st := r.cmd.ProcessState; st != nil {
+		r.exit = st.ExitCode()
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			r.maxRSS = ru.Maxrss << 10
+		}
+	}
 }
 
 // judge runs one scenario; mem is the memory the parent may use beyond
@@ -192,15 +235,16 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 		args[i] = a
 	}
 	r := runParent(ctx, args, launcher, limit)
-	if r.pgid > 0 {
-		// Whatever the parent left in its process group goes with the
-		// scenario, once the checks below have seen it.
-		defer syscall.Kill(-r.pgid, syscall.SIGKILL)
-	}
 	// A launcher started just before the parent exited may still be on
 	// its way to recording its spawn.
 	time.Sleep(200 * time.Millisecond)
 	r.log = readLines(control)
+	// The reaping check looks before the parent's group is killed: a child
+	// left in it is still the parent's failure to reap.
+	orphans := orphanPids(r.log, control)
+	// Whatever the parent left in its process group goes with the
+	// scenario; then the parent is reaped, its status and usage read.
+	r.finish()
 	var problems []string
 	if !slices.ContainsFunc(r.log, func(l string) bool { return strings.HasPrefix(l, "spawn ") }) {
 		problems = append(problems, "spawn: the parent never started the scripted child (does it run $MONTY_BIN?)"+tailNote(r.stderr))
@@ -231,7 +275,7 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 			problems = append(problems, msg)
 		}
 	}
-	if orphans := orphanPids(r.log); len(orphans) > 0 {
+	if len(orphans) > 0 {
 		problems = append(problems, fmt.Sprintf("reaping: child process(es) %v still running after the parent exited", orphans))
 	}
 	bound := 2*sc.MaxFrame + mem
@@ -244,17 +288,20 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	return Pass, ""
 }
 
-func runParent(ctx context.Context, args []string, launcher string, limit time.Duration) run {
+// runParent starts the parent command and returns once it has exited (or
+// was killed at the limit), leaving it unreaped where the platform allows
+// (Linux): its process group's id stays reserved until finish kills the
+// group and reaps it.
+func runParent(ctx context.Context, args []string, launcher string, limit time.Duration) *run {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	// The parent runs in the kit's working directory, so that relative
 	// paths in the command (bin/montygo, my_parent.py) mean what they say.
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "MONTY_BIN="+launcher)
-	var stderr bytes.Buffer
-	cmd.Stderr = &limitedBuffer{b: &stderr, n: 16 << 10}
-	var stdout bytes.Buffer
-	cmd.Stdout = &limitedBuffer{b: &stdout, n: 16 << 10}
+	r := &run{exit: -1}
+	cmd.Stderr = &limitedBuffer{b: &r.errBuf, n: 16 << 10}
+	cmd.Stdout = &limitedBuffer{b: &r.outBuf, n: 16 << 10}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A child the parent left running may hold the parent's stdout or
 	// stderr (a parent that passes its own stderr on): Wait then returns
@@ -262,30 +309,32 @@ func runParent(ctx context.Context, args []string, launcher string, limit time.D
 	// when that child ends, which would blame the parent's time for it
 	// (the reaping check catches the child).
 	cmd.WaitDelay = time.Second
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return run{exit: -1, stderr: err.Error()}
+		r.stderr = err.Error()
+		return r
 	}
-	done := make(chan struct{})
-	var timedOut atomic.Bool
+	r.cmd = cmd
+	exited := make(chan struct{})
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		select {
 		case <-ctx.Done():
-			timedOut.Store(true)
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		case <-done:
+			r.timedOut = true
+			r.killGroup()
+		case <-exited:
 		}
 	}()
-	_ = cmd.Wait()
-	close(done)
-	r := run{exit: -1, elapsed: time.Since(start), stderr: stderr.String(), stdout: stdout.String(), pgid: cmd.Process.Pid}
-	r.timedOut = timedOut.Load()
-	if st := cmd.ProcessState; st != nil {
-		r.exit = st.ExitCode()
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss << 10
-		}
+	if !awaitExit(cmd.Process.Pid) {
+		// Off Linux the exit cannot be awaited without reaping: the
+		// group is not signalled once the parent may have been reaped.
+		r.groupMu.Lock()
+		r.groupGone = true
+		r.groupMu.Unlock()
+		_ = cmd.Wait()
 	}
+	close(exited)
+	<-stopped
 	return r
 }
 
@@ -339,8 +388,11 @@ func silenceProblem(sc hostile.Scenario, log []string) string {
 }
 
 // orphanPids returns the recorded children still running, after a short
-// grace, and kills them.
-func orphanPids(log []string) []int {
+// grace, and kills them. A recorded pid counts only while it names a
+// scripted child of this scenario (one whose arguments name its control
+// file): the child that recorded it may have exited and its pid been
+// reused since.
+func orphanPids(log []string, control string) []int {
 	var pids []int
 	for _, l := range log {
 		f := strings.Fields(l)
@@ -353,13 +405,18 @@ func orphanPids(log []string) []int {
 	var alive []int
 	deadline := time.Now().Add(2 * time.Second)
 	for _, pid := range pids {
-		for running(pid) && time.Now().Before(deadline) {
+		c, ok := pinChild(pid, control)
+		if !ok {
+			continue
+		}
+		for c.running() && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if running(pid) {
+		if c.running() {
 			alive = append(alive, pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			c.kill()
 		}
+		c.release()
 	}
 	return alive
 }

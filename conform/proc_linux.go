@@ -1,6 +1,10 @@
 package conform
 
 import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -31,3 +35,39 @@ func awaitExit(pid int) bool {
 		}
 	}
 }
+
+// pinnedChild is a scripted child held by a pidfd, so that a recycled pid
+// is never mistaken for it.
+type pinnedChild struct{ fd int }
+
+// pinChild returns a handle on process pid when it is a scripted child
+// whose arguments name the control file.
+func pinChild(pid int, control string) (pinnedChild, bool) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return pinnedChild{}, false // gone, or no pidfds (before Linux 5.3)
+	}
+	// The pidfd is open: if pid is still this process, it stays so.
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil || !slices.Contains(strings.Split(string(b), "\x00"), control) {
+		unix.Close(fd)
+		return pinnedChild{}, false
+	}
+	c := pinnedChild{fd}
+	if !c.running() { // the cmdline read may have been of a successor
+		c.release()
+		return pinnedChild{}, false
+	}
+	return c, true
+}
+
+// running reports whether the child has not exited (a pidfd polls
+// readable once it has).
+func (c pinnedChild) running() bool {
+	fds := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 0
+}
+
+func (c pinnedChild) kill()    { _ = unix.PidfdSendSignal(c.fd, unix.SIGKILL, nil, 0) }
+func (c pinnedChild) release() { unix.Close(c.fd) }

@@ -15,3 +15,14 @@ var killGroup = func(int) {}
 // awaitExit returns at once off Linux, knowing nothing: there is no way
 // here to wait for the exit without reaping.
 func awaitExit(int) bool { return false }
+
+// pinnedChild is a scripted child by its pid: without /proc and pidfds,
+// neither its identity nor the pid's reuse can be checked here.
+type pinnedChild struct{ pid int }
+
+// pinChild returns a handle on process pid.
+func pinChild(pid int, _ string) (pinnedChild, bool) { return pinnedChild{pid}, true }
+
+func (c pinnedChild) running() bool { return running(c.pid) }
+func (c pinnedChild) kill()         { _ = syscall.Kill(c.pid, syscall.SIGKILL) }
+func (c pinnedChild) release()      {}
