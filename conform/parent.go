@@ -130,8 +130,17 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+ctx.Err().Error()
+				return
+			}
 			defer func() { <-sem }()
+			if err := ctx.Err(); err != nil { // canceled while it waited
+				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+err.Error()
+				return
+			}
 			st, detail := judge(ctx, command, child, sc, opts.Protocol, limit, slack)
 			rep.Rules[i].Status, rep.Rules[i].Detail = st, detail
 		}()
@@ -145,6 +154,7 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 type run struct {
 	exit     int // -1 when killed
 	timedOut bool
+	canceled error // the run's context ended before the parent did
 	maxRSS   int64 // bytes
 	stderr   string
 	stdout   string
@@ -245,6 +255,9 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	// Whatever the parent left in its process group goes with the
 	// scenario; then the parent is reaped, its status and usage read.
 	r.finish()
+	if r.canceled != nil {
+		return Fail, fmt.Sprintf("not finished: %v (the parent was killed)", r.canceled)
+	}
 	var problems []string
 	if !slices.ContainsFunc(r.log, func(l string) bool { return strings.HasPrefix(l, "spawn ") }) {
 		problems = append(problems, "spawn: the parent never started the scripted child (does it run $MONTY_BIN?)"+tailNote(r.stderr))
@@ -292,8 +305,8 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 // was killed at the limit), leaving it unreaped where the platform allows
 // (Linux): its process group's id stays reserved until finish kills the
 // group and reaps it.
-func runParent(ctx context.Context, args []string, launcher string, limit time.Duration) *run {
-	ctx, cancel := context.WithTimeout(ctx, limit)
+func runParent(runCtx context.Context, args []string, launcher string, limit time.Duration) *run {
+	ctx, cancel := context.WithTimeout(runCtx, limit)
 	defer cancel()
 	// The parent runs in the kit's working directory, so that relative
 	// paths in the command (bin/montygo, my_parent.py) mean what they say.
@@ -320,7 +333,11 @@ func runParent(ctx context.Context, args []string, launcher string, limit time.D
 		defer close(stopped)
 		select {
 		case <-ctx.Done():
-			r.timedOut = true
+			if err := runCtx.Err(); err != nil {
+				r.canceled = err
+			} else {
+				r.timedOut = true
+			}
 			r.killGroup()
 		case <-exited:
 		}
