@@ -357,7 +357,9 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 
 // silenceProblem checks that no request reached a child after the request
 // that triggered its misbehaviour (one more is allowed when the violation
-// can only be seen at the next read: an event sent unasked).
+// can only be seen at the next read: an event sent unasked; none is
+// counted where the scenario accepts a sandbox error, whose parent goes
+// on).
 func silenceProblem(sc hostile.Scenario, log []string) string {
 	var trigger message.RequestKind
 	allowed := 0
@@ -377,6 +379,13 @@ func silenceProblem(sc hostile.Scenario, log []string) string {
 	}
 	if sc.Expect.AfterOK != "" || sc.Expect.Allows(hostile.OK) {
 		allowed = 1
+	}
+	if sc.Expect.Allows(hostile.SandboxError) {
+		// That accepted outcome is the path of a parent that saw no
+		// violation and talked on (call_id_reused: it answers every
+		// repeated call until max_suspensions, then aborts): the time
+		// check is what bounds it.
+		return ""
 	}
 	seen := map[string]int{} // pid → requests after the trigger (-1: not yet triggered)
 	for _, l := range log {
