@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/internal/spawn"
 	"github.com/gomonty/monty/message"
 )
 
@@ -169,6 +170,7 @@ type run struct {
 	// The group is signalled under groupMu only while groupGone is false.
 	groupMu   sync.Mutex
 	groupGone bool
+	reaped    bool
 }
 
 // killGroup kills the parent's process group, unless the parent may have
@@ -180,6 +182,16 @@ func (r *run) killGroup() {
 	}
 	r.groupMu.Unlock()
 	_ = r.cmd.Process.Kill()
+}
+
+// reap reaps the parent, once, and releases the spawner's thread.
+func (r *run) reap() {
+	if r.reaped {
+		return
+	}
+	r.reaped = true
+	_ = r.cmd.Wait()
+	spawn.Done()
 }
 
 // finish kills whatever is left in the parent's process group, reaps the
@@ -195,9 +207,7 @@ func (r *run) finish() {
 		r.groupGone = true
 	}
 	r.groupMu.Unlock()
-	if r.cmd.ProcessState == nil {
-		_ = r.cmd.Wait()
-	}
+	r.reap()
 	r.stderr, r.stdout = r.errBuf.String(), r.outBuf.String()
 	if st := r.cmd.ProcessState; st != nil {
 		r.exit = st.ExitCode()
@@ -315,14 +325,18 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 	r := &run{exit: -1}
 	cmd.Stderr = &limitedBuffer{b: &r.errBuf, n: 16 << 10}
 	cmd.Stdout = &limitedBuffer{b: &r.outBuf, n: 16 << 10}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, and on Linux a parent-death signal: a kit
+	// that dies (a CI job's timeout) takes the parent under test along.
+	cmd.SysProcAttr = childProcAttr()
 	// A child the parent left running may hold the parent's stdout or
 	// stderr (a parent that passes its own stderr on): Wait then returns
 	// once the parent has exited and its output had a moment to drain, not
 	// when that child ends, which would blame the parent's time for it
 	// (the reaping check catches the child).
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	// Forked on the spawner's thread: the parent-death signal follows the
+	// forking thread, which the runtime may end (see internal/spawn).
+	if err := spawn.Start(cmd.Start); err != nil {
 		r.stderr = err.Error()
 		return r
 	}
@@ -348,7 +362,7 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 		r.groupMu.Lock()
 		r.groupGone = true
 		r.groupMu.Unlock()
-		_ = cmd.Wait()
+		r.reap()
 	}
 	close(exited)
 	<-stopped
