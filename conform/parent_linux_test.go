@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,18 +18,7 @@ import (
 // the group after the checks, long after the parent had been reaped, so
 // with pid reuse it could signal an unrelated group.
 func TestParentGroupIsSignalledOnlyWhileTheParentIsUnreaped(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		calls []string
-	)
-	orig := killGroup
-	t.Cleanup(func() { killGroup = orig })
-	killGroup = func(pgid int) {
-		mu.Lock()
-		calls = append(calls, leaderState(pgid))
-		mu.Unlock()
-		orig(pgid)
-	}
+	groupKills := recordGroupKills(t)
 	for name, c := range map[string]struct {
 		command []string
 		timeout time.Duration
@@ -39,9 +27,7 @@ func TestParentGroupIsSignalledOnlyWhileTheParentIsUnreaped(t *testing.T) {
 		"timed-out": {[]string{"/bin/sh", "-c", "exec sleep 1000"}, 200 * time.Millisecond},
 	} {
 		t.Run(name, func(t *testing.T) {
-			mu.Lock()
-			calls = nil
-			mu.Unlock()
+			groupKills() // forget the earlier cases' kills
 			rep, err := RunParent(context.Background(), c.command, ParentOptions{Match: regexp.MustCompile(`^normal$`), Timeout: c.timeout})
 			if err != nil {
 				t.Fatal(err)
@@ -49,16 +35,7 @@ func TestParentGroupIsSignalledOnlyWhileTheParentIsUnreaped(t *testing.T) {
 			if len(rep.Rules) != 1 || rep.Rules[0].Status != Fail {
 				t.Fatalf("report %+v, want normal failed (the parent never spawns the child)", rep.Rules)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(calls) == 0 {
-				t.Error("the parent's group was never signalled: what the parent left in it lives on")
-			}
-			for _, c := range calls {
-				if c != "unreaped child" {
-					t.Errorf("the parent's group was signalled when the parent was %s", c)
-				}
-			}
+			requireKilledUnreaped(t, groupKills(), "parent")
 		})
 	}
 }

@@ -37,37 +37,15 @@ func TestWorkerOutlivesTheThreadThatStartedIt(t *testing.T) {
 // worker had been reaped, so with pid reuse it could signal an unrelated
 // group; so could the kill of a rule's timeout after the worker's exit.
 func TestGroupIsSignalledOnlyWhileTheWorkerIsUnreaped(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		calls []string // for each group kill, what the group's leader was then
-	)
-	orig := killGroup
-	t.Cleanup(func() { killGroup = orig })
-	killGroup = func(pgid int) {
-		mu.Lock()
-		calls = append(calls, leaderState(pgid))
-		mu.Unlock()
-		orig(pgid)
-	}
+	groupKills := recordGroupKills(t)
 	check := func(t *testing.T, script string, end func(p *proc)) {
-		mu.Lock()
-		calls = nil
-		mu.Unlock()
+		groupKills() // forget the earlier cases' kills
 		p, err := startProc(Target{Binary: "/bin/sh", Args: []string{"-c", script}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		end(p)
-		mu.Lock()
-		defer mu.Unlock()
-		if len(calls) == 0 {
-			t.Error("the group was never signalled: what the worker left in it lives on")
-		}
-		for _, c := range calls {
-			if c != "unreaped child" {
-				t.Errorf("the group was signalled when its leader was %s", c)
-			}
-		}
+		requireKilledUnreaped(t, groupKills(), "worker")
 	}
 	t.Run("exited-then-closed", func(t *testing.T) {
 		check(t, "exit 0", func(p *proc) {
@@ -91,6 +69,47 @@ func TestGroupIsSignalledOnlyWhileTheWorkerIsUnreaped(t *testing.T) {
 			}
 		})
 	})
+}
+
+// recordGroupKills makes killGroup record, for each call, what the
+// group's leader was to this process then (leaderState), for the rest of
+// the test. The function it returns hands over the records made since its
+// last call.
+func recordGroupKills(t *testing.T) func() []string {
+	var (
+		mu    sync.Mutex
+		calls []string
+	)
+	orig := killGroup
+	t.Cleanup(func() { killGroup = orig })
+	killGroup = func(pgid int) {
+		mu.Lock()
+		calls = append(calls, leaderState(pgid))
+		mu.Unlock()
+		orig(pgid)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		c := calls
+		calls = nil
+		return c
+	}
+}
+
+// requireKilledUnreaped requires the recorded group kills to be at least
+// one, each while the group's leader (the worker or the parent: who) was
+// an unreaped child.
+func requireKilledUnreaped(t *testing.T, calls []string, who string) {
+	t.Helper()
+	if len(calls) == 0 {
+		t.Errorf("the %s's group was never signalled: what the %s left in it lives on", who, who)
+	}
+	for _, c := range calls {
+		if c != "unreaped child" {
+			t.Errorf("the %s's group was signalled when the %s was %s", who, who, c)
+		}
+	}
 }
 
 // leaderState says what process pid is to this one: an "unreaped child"
