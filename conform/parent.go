@@ -2,7 +2,6 @@ package conform
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -162,8 +161,8 @@ type run struct {
 	log      []string
 
 	cmd    *exec.Cmd // nil when the parent did not start
-	outBuf bytes.Buffer
-	errBuf bytes.Buffer
+	outBuf limitedBuffer
+	errBuf limitedBuffer
 
 	// groupMu guards groupGone, set before the parent is reaped: its pid,
 	// the id of its process group, may name another group after that.
@@ -323,8 +322,8 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "MONTY_BIN="+launcher)
 	r := &run{exit: -1}
-	cmd.Stderr = &limitedBuffer{b: &r.errBuf, n: 16 << 10}
-	cmd.Stdout = &limitedBuffer{b: &r.outBuf, n: 16 << 10}
+	r.errBuf.n, r.outBuf.n = 16<<10, 16<<10
+	cmd.Stderr, cmd.Stdout = &r.errBuf, &r.outBuf
 	// Its own process group, and on Linux a parent-death signal: a kit
 	// that dies (a CI job's timeout) takes the parent under test along.
 	cmd.SysProcAttr = childProcAttr()
@@ -502,15 +501,42 @@ func tailNote(s string) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// limitedBuffer keeps the first n bytes written and discards the rest.
+// limitedBuffer keeps the first n bytes written and the last n: a
+// parent's output is quoted from its end (where its error is) and
+// searched in both.
 type limitedBuffer struct {
-	b *bytes.Buffer
-	n int
+	n    int
+	head []byte
+	tail []byte // what came after the head; its last n bytes count
+	cut  bool   // bytes were dropped between the head and the tail
 }
 
 func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
+	total := len(p)
+	if room := l.n - len(l.head); room > 0 {
+		k := min(len(p), room)
+		l.head = append(l.head, p[:k]...)
+		p = p[k:]
 	}
-	return len(p), nil
+	if len(p) > 0 {
+		l.tail = append(l.tail, p...)
+		if len(l.tail) > 2*l.n { // trimmed at twice the size: linear work
+			l.cut = true
+			l.tail = append(l.tail[:0], l.tail[len(l.tail)-l.n:]...)
+		}
+	}
+	return total, nil
+}
+
+// String returns the head and the tail, with an ellipsis line where bytes
+// were dropped between them.
+func (l *limitedBuffer) String() string {
+	tail, cut := l.tail, l.cut
+	if len(tail) > l.n {
+		tail, cut = tail[len(tail)-l.n:], true
+	}
+	if cut {
+		return string(l.head) + "\n…\n" + string(tail)
+	}
+	return string(l.head) + string(tail)
 }

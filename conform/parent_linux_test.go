@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -94,5 +95,39 @@ func TestSilenceCheckSparesAnAcceptedSandboxError(t *testing.T) {
 	log = []string{"spawn 7 subprocess", "request 7 " + strconv.Itoa(int(message.KindAbortFeed)) + " 10", "request 7 " + strconv.Itoa(int(message.KindAbortFeed)) + " 10"}
 	if msg := silenceProblem(sc, log); msg == "" {
 		t.Error("abort_answered_with_call: a second AbortFeed passed the silence check")
+	}
+}
+
+// The detail quotes the end of the parent's stderr, where its error is;
+// the kit kept only the first 16 KiB of it, so a parent that logged more
+// than that before failing was quoted from the middle of its log.
+func TestParentDetailQuotesTheEndOfALongStderr(t *testing.T) {
+	rep, err := RunParent(context.Background(),
+		[]string{"/bin/sh", "-c", `i=0; while [ $i -lt 2000 ]; do echo "log line $i of a chatty parent" >&2; i=$((i+1)); done; echo "the parent's error" >&2; exit 1`},
+		ParentOptions{Match: regexp.MustCompile(`^normal$`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rules) != 1 || !strings.Contains(rep.Rules[0].Detail, "the parent's error") {
+		t.Fatalf("report %+v, want the detail to quote the parent's last stderr line", rep.Rules)
+	}
+}
+
+func TestLimitedBufferKeepsHeadAndTail(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"abc", "abc"},
+		{"abcdefgh", "abcdefgh"},
+		{"abcdefghij", "abcd\n…\nghij"},
+		{strings.Repeat("x", 4) + strings.Repeat("y", 100) + "zzzz", "xxxx\n…\nzzzz"},
+	} {
+		for _, step := range []int{1, 3, len(c.in)} {
+			l := &limitedBuffer{n: 4}
+			for i := 0; i < len(c.in); i += step {
+				l.Write([]byte(c.in[i:min(i+step, len(c.in))]))
+			}
+			if got := l.String(); got != c.want {
+				t.Errorf("%q in writes of %d: %q, want %q", c.in, step, got, c.want)
+			}
+		}
 	}
 }
