@@ -494,7 +494,7 @@ func tailNote(s string) string {
 		return ""
 	}
 	if len(s) > 200 {
-		s = "…" + s[len(s)-200:]
+		s = "…" + strings.ToValidUTF8(s[len(s)-200:], "") // the cut may split a character
 	}
 	return "; stderr: " + s
 }
