@@ -203,7 +203,7 @@ func (s *sess) CloseInput() {
 func (s *sess) stderrNote() string {
 	if e := strings.TrimSpace(s.c.stderr()); e != "" {
 		if len(e) > 300 {
-			e = "…" + e[len(e)-300:]
+			e = "…" + strings.ToValidUTF8(e[len(e)-300:], "") // the cut may split a character
 		}
 		return "; worker stderr: " + strings.Join(strings.Fields(e), " ")
 	}

@@ -198,6 +198,10 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 				return
 			}
 			defer func() { <-sem }()
+			if err := ctx.Err(); err != nil { // canceled while it waited
+				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+err.Error()
+				return
+			}
 			st, detail := runOne(ctx, r, target, v, cd, opts.Limits, timeout)
 			rep.Rules[i].Status, rep.Rules[i].Detail = st, detail
 		}()
@@ -230,9 +234,9 @@ func versionList(vs []uint32) string {
 
 // runOne plays one rule on its own goroutine so that a failing check can
 // end it with runtime.Goexit, and kills the rule's workers when it
-// overruns.
-func runOne(ctx context.Context, r Rule, target Target, v uint32, cd codec.Codec, lim codec.Limits, timeout time.Duration) (Status, string) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// overruns or the run is canceled.
+func runOne(runCtx context.Context, r Rule, target Target, v uint32, cd codec.Codec, lim codec.Limits, timeout time.Duration) (Status, string) {
+	ctx, cancel := context.WithTimeout(runCtx, timeout)
 	defer cancel()
 	t := &rt{ctx: ctx, target: target, Version: v, cd: cd, lim: lim, status: Pass}
 	done := make(chan struct{})
@@ -249,9 +253,17 @@ func runOne(ctx context.Context, r Rule, target Target, v uint32, cd codec.Codec
 	select {
 	case <-done:
 	case <-ctx.Done():
-		t.setResult(Fail, fmt.Sprintf("no verdict within %v (%s)", timeout, t.lastStep()))
-		t.killAll()
-		<-done
+		select {
+		case <-done: // the check ended as the time ran out: its verdict stands
+		default:
+			if err := runCtx.Err(); err != nil {
+				t.setResult(Fail, fmt.Sprintf("not finished: %v (%s)", err, t.lastStep()))
+			} else {
+				t.setResult(Fail, fmt.Sprintf("no verdict within %v (%s)", timeout, t.lastStep()))
+			}
+			t.killAll()
+			<-done
+		}
 	}
 	st, detail := t.result()
 	return st, detail

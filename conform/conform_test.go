@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv("CONFORM_MUTANT"); name != "" {
 		os.Exit(mutantMain(name))
 	}
+	if pidFile := os.Getenv("CONFORM_KIT"); pidFile != "" {
+		os.Exit(kitMain(pidFile))
+	}
 	if len(os.Args) == 4 && os.Args[1] == "badparent" {
 		os.Exit(badParentMain(os.Args[2], os.Args[3]))
 	}

@@ -2,7 +2,6 @@ package conform
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/internal/spawn"
 	"github.com/gomonty/monty/message"
 )
 
@@ -131,8 +130,17 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+ctx.Err().Error()
+				return
+			}
 			defer func() { <-sem }()
+			if err := ctx.Err(); err != nil { // canceled while it waited
+				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+err.Error()
+				return
+			}
 			st, detail := judge(ctx, command, child, sc, opts.Protocol, limit, slack)
 			rep.Rules[i].Status, rep.Rules[i].Detail = st, detail
 		}()
@@ -146,12 +154,66 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 type run struct {
 	exit     int // -1 when killed
 	timedOut bool
-	elapsed  time.Duration
+	canceled error // the run's context ended before the parent did
 	maxRSS   int64 // bytes
 	stderr   string
 	stdout   string
 	log      []string
-	pgid     int // the parent's process group; 0 when it did not start
+
+	cmd    *exec.Cmd // nil when the parent did not start
+	outBuf limitedBuffer
+	errBuf limitedBuffer
+
+	// groupMu guards groupGone, set before the parent is reaped: its pid,
+	// the id of its process group, may name another group after that.
+	// The group is signalled under groupMu only while groupGone is false.
+	groupMu   sync.Mutex
+	groupGone bool
+	reaped    bool
+}
+
+// killGroup kills the parent's process group, unless the parent may have
+// been reaped, and the parent itself.
+func (r *run) killGroup() {
+	r.groupMu.Lock()
+	if !r.groupGone {
+		killGroup(r.cmd.Process.Pid)
+	}
+	r.groupMu.Unlock()
+	_ = r.cmd.Process.Kill()
+}
+
+// reap reaps the parent, once, and releases the spawner's thread.
+func (r *run) reap() {
+	if r.reaped {
+		return
+	}
+	r.reaped = true
+	_ = r.cmd.Wait()
+	spawn.Done()
+}
+
+// finish kills whatever is left in the parent's process group, reaps the
+// parent and reads its exit status, peak RSS and output. It returns at
+// once when it has been called before.
+func (r *run) finish() {
+	if r.cmd == nil {
+		return
+	}
+	r.groupMu.Lock()
+	if !r.groupGone {
+		killGroup(r.cmd.Process.Pid)
+		r.groupGone = true
+	}
+	r.groupMu.Unlock()
+	r.reap()
+	r.stderr, r.stdout = r.errBuf.String(), r.outBuf.String()
+	if st := r.cmd.ProcessState; st != nil {
+		r.exit = st.ExitCode()
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			r.maxRSS = ru.Maxrss << 10
+		}
+	}
 }
 
 // judge runs one scenario; mem is the memory the parent may use beyond
@@ -192,15 +254,19 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 		args[i] = a
 	}
 	r := runParent(ctx, args, launcher, limit)
-	if r.pgid > 0 {
-		// Whatever the parent left in its process group goes with the
-		// scenario, once the checks below have seen it.
-		defer syscall.Kill(-r.pgid, syscall.SIGKILL)
-	}
 	// A launcher started just before the parent exited may still be on
 	// its way to recording its spawn.
 	time.Sleep(200 * time.Millisecond)
 	r.log = readLines(control)
+	// The reaping check looks before the parent's group is killed: a child
+	// left in it is still the parent's failure to reap.
+	orphans := orphanPids(r.log, control)
+	// Whatever the parent left in its process group goes with the
+	// scenario; then the parent is reaped, its status and usage read.
+	r.finish()
+	if r.canceled != nil {
+		return Fail, fmt.Sprintf("not finished: %v (the parent was killed)", r.canceled)
+	}
 	var problems []string
 	if !slices.ContainsFunc(r.log, func(l string) bool { return strings.HasPrefix(l, "spawn ") }) {
 		problems = append(problems, "spawn: the parent never started the scripted child (does it run $MONTY_BIN?)"+tailNote(r.stderr))
@@ -231,7 +297,7 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 			problems = append(problems, msg)
 		}
 	}
-	if orphans := orphanPids(r.log); len(orphans) > 0 {
+	if len(orphans) > 0 {
 		problems = append(problems, fmt.Sprintf("reaping: child process(es) %v still running after the parent exited", orphans))
 	}
 	bound := 2*sc.MaxFrame + mem
@@ -244,54 +310,69 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	return Pass, ""
 }
 
-func runParent(ctx context.Context, args []string, launcher string, limit time.Duration) run {
-	ctx, cancel := context.WithTimeout(ctx, limit)
+// runParent starts the parent command and returns once it has exited (or
+// was killed at the limit), leaving it unreaped where the platform allows
+// (Linux): its process group's id stays reserved until finish kills the
+// group and reaps it.
+func runParent(runCtx context.Context, args []string, launcher string, limit time.Duration) *run {
+	ctx, cancel := context.WithTimeout(runCtx, limit)
 	defer cancel()
 	// The parent runs in the kit's working directory, so that relative
 	// paths in the command (bin/montygo, my_parent.py) mean what they say.
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "MONTY_BIN="+launcher)
-	var stderr bytes.Buffer
-	cmd.Stderr = &limitedBuffer{b: &stderr, n: 16 << 10}
-	var stdout bytes.Buffer
-	cmd.Stdout = &limitedBuffer{b: &stdout, n: 16 << 10}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r := &run{exit: -1}
+	r.errBuf.n, r.outBuf.n = 16<<10, 16<<10
+	cmd.Stderr, cmd.Stdout = &r.errBuf, &r.outBuf
+	// Its own process group, and on Linux a parent-death signal: a kit
+	// that dies (a CI job's timeout) takes the parent under test along.
+	cmd.SysProcAttr = childProcAttr()
 	// A child the parent left running may hold the parent's stdout or
 	// stderr (a parent that passes its own stderr on): Wait then returns
 	// once the parent has exited and its output had a moment to drain, not
 	// when that child ends, which would blame the parent's time for it
 	// (the reaping check catches the child).
 	cmd.WaitDelay = time.Second
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return run{exit: -1, stderr: err.Error()}
+	// Forked on the spawner's thread: the parent-death signal follows the
+	// forking thread, which the runtime may end (see internal/spawn).
+	if err := spawn.Start(cmd.Start); err != nil {
+		r.stderr = err.Error()
+		return r
 	}
-	done := make(chan struct{})
-	var timedOut atomic.Bool
+	r.cmd = cmd
+	exited := make(chan struct{})
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		select {
 		case <-ctx.Done():
-			timedOut.Store(true)
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		case <-done:
+			if err := runCtx.Err(); err != nil {
+				r.canceled = err
+			} else {
+				r.timedOut = true
+			}
+			r.killGroup()
+		case <-exited:
 		}
 	}()
-	_ = cmd.Wait()
-	close(done)
-	r := run{exit: -1, elapsed: time.Since(start), stderr: stderr.String(), stdout: stdout.String(), pgid: cmd.Process.Pid}
-	r.timedOut = timedOut.Load()
-	if st := cmd.ProcessState; st != nil {
-		r.exit = st.ExitCode()
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss << 10
-		}
+	if !awaitExit(cmd.Process.Pid) {
+		// Off Linux the exit cannot be awaited without reaping: the
+		// group is not signalled once the parent may have been reaped.
+		r.groupMu.Lock()
+		r.groupGone = true
+		r.groupMu.Unlock()
+		r.reap()
 	}
+	close(exited)
+	<-stopped
 	return r
 }
 
 // silenceProblem checks that no request reached a child after the request
 // that triggered its misbehaviour (one more is allowed when the violation
-// can only be seen at the next read: an event sent unasked).
+// can only be seen at the next read: an event sent unasked; none is
+// counted where the scenario accepts a sandbox error, whose parent goes
+// on).
 func silenceProblem(sc hostile.Scenario, log []string) string {
 	var trigger message.RequestKind
 	allowed := 0
@@ -311,6 +392,13 @@ func silenceProblem(sc hostile.Scenario, log []string) string {
 	}
 	if sc.Expect.AfterOK != "" || sc.Expect.Allows(hostile.OK) {
 		allowed = 1
+	}
+	if sc.Expect.Allows(hostile.SandboxError) {
+		// That accepted outcome is the path of a parent that saw no
+		// violation and talked on (call_id_reused: it answers every
+		// repeated call until max_suspensions, then aborts): the time
+		// check is what bounds it.
+		return ""
 	}
 	seen := map[string]int{} // pid → requests after the trigger (-1: not yet triggered)
 	for _, l := range log {
@@ -339,8 +427,11 @@ func silenceProblem(sc hostile.Scenario, log []string) string {
 }
 
 // orphanPids returns the recorded children still running, after a short
-// grace, and kills them.
-func orphanPids(log []string) []int {
+// grace, and kills them. A recorded pid counts only while it names a
+// scripted child of this scenario (one whose arguments name its control
+// file): the child that recorded it may have exited and its pid been
+// reused since.
+func orphanPids(log []string, control string) []int {
 	var pids []int
 	for _, l := range log {
 		f := strings.Fields(l)
@@ -353,13 +444,18 @@ func orphanPids(log []string) []int {
 	var alive []int
 	deadline := time.Now().Add(2 * time.Second)
 	for _, pid := range pids {
-		for running(pid) && time.Now().Before(deadline) {
+		c, ok := pinChild(pid, control)
+		if !ok {
+			continue
+		}
+		for c.running() && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if running(pid) {
+		if c.running() {
 			alive = append(alive, pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			c.kill()
 		}
+		c.release()
 	}
 	return alive
 }
@@ -398,22 +494,49 @@ func tailNote(s string) string {
 		return ""
 	}
 	if len(s) > 200 {
-		s = "…" + s[len(s)-200:]
+		s = "…" + strings.ToValidUTF8(s[len(s)-200:], "") // the cut may split a character
 	}
 	return "; stderr: " + s
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// limitedBuffer keeps the first n bytes written and discards the rest.
+// limitedBuffer keeps the first n bytes written and the last n: a
+// parent's output is quoted from its end (where its error is) and
+// searched in both.
 type limitedBuffer struct {
-	b *bytes.Buffer
-	n int
+	n    int
+	head []byte
+	tail []byte // what came after the head; its last n bytes count
+	cut  bool   // bytes were dropped between the head and the tail
 }
 
 func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
+	total := len(p)
+	if room := l.n - len(l.head); room > 0 {
+		k := min(len(p), room)
+		l.head = append(l.head, p[:k]...)
+		p = p[k:]
 	}
-	return len(p), nil
+	if len(p) > 0 {
+		l.tail = append(l.tail, p...)
+		if len(l.tail) > 2*l.n { // trimmed at twice the size: linear work
+			l.cut = true
+			l.tail = append(l.tail[:0], l.tail[len(l.tail)-l.n:]...)
+		}
+	}
+	return total, nil
+}
+
+// String returns the head and the tail, with an ellipsis line where bytes
+// were dropped between them.
+func (l *limitedBuffer) String() string {
+	tail, cut := l.tail, l.cut
+	if len(tail) > l.n {
+		tail, cut = tail[len(tail)-l.n:], true
+	}
+	if cut {
+		return string(l.head) + "\n…\n" + string(tail)
+	}
+	return string(l.head) + string(tail)
 }

@@ -104,6 +104,12 @@ type proc struct {
 	exited chan struct{}
 	exit   worker.Exit
 
+	// groupMu guards groupGone, set once the worker's pid may no longer
+	// name its process group: before the worker is reaped. The group is
+	// signalled under groupMu only while groupGone is false.
+	groupMu   sync.Mutex
+	groupGone bool
+
 	mu   sync.Mutex
 	tail bytes.Buffer
 }
@@ -170,6 +176,18 @@ func startProc(t Target) (*proc, error) {
 		errR.Close()
 	}()
 	go func() {
+		// Whatever the worker left in its process group (a helper it
+		// started) is killed at its exit, even when it exited on its own,
+		// while the worker is a zombie: its pid, the group's id, cannot
+		// have been reused yet. Off Linux the exit cannot be awaited
+		// without reaping, and the group is not signalled.
+		exited := awaitExit(cmd.Process.Pid)
+		p.groupMu.Lock()
+		if exited {
+			killGroup(cmd.Process.Pid)
+		}
+		p.groupGone = true
+		p.groupMu.Unlock()
 		err := cmd.Wait()
 		spawn.Done()
 		// The stderr tail is complete once the pipe ends, which it does
@@ -274,13 +292,18 @@ func (p *proc) wait(ctx context.Context) (worker.Exit, error) {
 	}
 }
 
-// kill ends the worker's process group at once, and closes the kit's end
-// of the worker's stdout: a process out of the group's reach (one that
-// started a session of its own) may still hold the pipe's write end, and
-// a rule's read must not wait for it.
+// kill ends the worker's process group at once (the worker alone once
+// it has exited: the group was killed then, and its id may since name
+// another), and closes the kit's end of the worker's stdout: a process
+// out of the group's reach (one that started a session of its own) may
+// still hold the pipe's write end, and a rule's read must not wait for it.
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		p.groupMu.Lock()
+		if !p.groupGone {
+			killGroup(p.cmd.Process.Pid)
+		}
+		p.groupMu.Unlock()
 		_ = p.cmd.Process.Kill()
 	}
 	_ = p.stdout.Close()
@@ -294,8 +317,8 @@ func (p *proc) stderr() string {
 
 // Close ends the session: it closes the worker's input, gives it a moment
 // to exit on its own, then kills it, and releases the pipes. Whatever the
-// worker left in its process group (a helper it started) is killed too,
-// even when the worker itself exited on its own.
+// worker left in its process group (a helper it started) is killed at the
+// worker's exit, even when the worker exited on its own (on Linux).
 func (p *proc) Close() error {
 	p.stdin.Close()
 	t := time.NewTimer(2 * time.Second)

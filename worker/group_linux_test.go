@@ -2,14 +2,16 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gomonty/monty/internal/spawn/spawntest"
 )
 
 // A worker binary may be a wrapper (a shell script that runs the real
@@ -166,55 +168,14 @@ func waitLeftGroup(t *testing.T, pid, pgid int) {
 // worker started from such a goroutine was killed when the goroutine
 // returned, its host alive and its session in use.
 func TestWorkerOutlivesTheThreadThatStartedIt(t *testing.T) {
-	type started struct {
-		p   *Process
-		tid int
-		err error
-	}
-	c := make(chan started, 1)
-	var onThreadThatEnds func()
-	onThreadThatEnds = func() {
-		runtime.LockOSThread()
-		if syscall.Gettid() == os.Getpid() {
-			// The main thread is never ended: start from another one
-			// (this goroutine holds the main thread meanwhile).
-			done := make(chan struct{})
-			go func() { onThreadThatEnds(); close(done) }()
-			<-done
-			runtime.UnlockOSThread()
-			return
+	spawntest.OutlivesStartingThread(t, func() (spawntest.Child, error) {
+		p, err := Start(context.Background(), Config{Binary: "/bin/sh", Args: []string{"-c", spawntest.EchoScript}, Logger: quiet})
+		if err != nil {
+			return spawntest.Child{}, err
 		}
-		p, err := Start(context.Background(), Config{Binary: "/bin/sh", Args: []string{"-c", `read x; echo "$x"; read y`}, Logger: quiet})
-		c <- started{p, syscall.Gettid(), err}
-		// and return locked: the thread ends
-	}
-	go onThreadThatEnds()
-	s := <-c
-	if s.err != nil {
-		t.Fatal(s.err)
-	}
-	p := s.p
-	t.Cleanup(func() { p.Close(context.Background()) })
-	// The signal, if any, is sent before the thread's entry goes.
-	task := "/proc/self/task/" + strconv.Itoa(s.tid)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(task); err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the locked thread did not end")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	if _, err := p.stdin.Write([]byte("alive\n")); err != nil {
-		t.Fatalf("write after the starting thread ended: %v", err)
-	}
-	b := make([]byte, 16)
-	n, err := p.stdout.Read(b)
-	if string(b[:n]) != "alive\n" {
-		t.Fatalf("after the starting thread ended the worker answered %q, %v (exit %v)", b[:n], err, must(p.Wait(context.Background())))
-	}
+		return spawntest.Child{Stdin: p.stdin, Stdout: p.stdout, Close: func() { p.Close(context.Background()) },
+			Exit: func() string { return fmt.Sprint(must(p.Wait(context.Background()))) }}, nil
+	})
 }
 
 func must(e Exit, _ error) Exit { return e }

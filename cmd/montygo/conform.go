@@ -80,7 +80,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	remote := fs.String("remote", "", "test a WebSocket worker endpoint (ws:// or wss://) instead of a local binary")
 	var hdr headerFlag
 	fs.Var(&hdr, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")
-	proto := fs.Uint("protocol", 4, "protocol version to test (4 or 2)")
+	proto := fs.Uint("protocol", 4, "protocol version to test (2, 4 or 5)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	run := fs.String("run", "", "only rules whose id matches this regular expression")
 	parallel := fs.Int("parallel", 0, "rules run at once (default: max(4, 2×CPUs))")
@@ -142,6 +142,9 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// A --run that selects nothing checks nothing: no exit 0 for it.
 		fmt.Fprintf(stderr, "montygo conform worker: --run %q matches no rule\n", *run)
 		return exitError{2}
+	}
+	if err := nothingChecked(rep, "conform worker", "rule", stderr); err != nil {
+		return err
 	}
 	if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err
@@ -228,6 +231,9 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "montygo conform parent: --run %q matches no scenario\n", *run)
 		return exitError{2}
 	}
+	if err := nothingChecked(rep, "conform parent", "scenario", stderr); err != nil {
+		return err
+	}
 	if err := printReport(stdout, rep, *asJSON); err != nil {
 		return err
 	}
@@ -235,6 +241,18 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitError{1}
 	}
 	return nil
+}
+
+// nothingChecked returns a usage error (exit 2, said once on stderr with
+// the first skip's reason, no report) when every selected rule was
+// skipped: such a run checks nothing (a --protocol at which no rule or
+// scenario of the selection is defined), and exit 0 would say it passed.
+func nothingChecked(rep *conform.Report, mode, what string, stderr io.Writer) error {
+	if len(rep.Rules) == 0 || rep.Summary.Skip < len(rep.Rules) {
+		return nil
+	}
+	fmt.Fprintf(stderr, "montygo %s: nothing was checked: every selected %s was skipped (%s)\n", mode, what, rep.Rules[0].Detail)
+	return exitError{2}
 }
 
 func printReport(w io.Writer, rep *conform.Report, asJSON bool) error {

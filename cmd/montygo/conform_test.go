@@ -76,7 +76,8 @@ func TestConformUsage(t *testing.T) {
 // once): a --run that selects nothing exited 0 with "0 pass, 0 fail", so a
 // typo in CI's --run passed with nothing checked; a bad regular expression
 // or protocol exited 1, the status of a failing rule; a worker that cannot
-// be found failed every rule under an empty target name.
+// be found failed every rule under an empty target name; a selection
+// whose every rule is skipped exited 0.
 func TestConformUsageMistakes(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -93,6 +94,11 @@ func TestConformUsageMistakes(t *testing.T) {
 		{[]string{"parent", "--run", "(", "--", "true"}, "--run: error parsing regexp"},
 		{[]string{"worker", "--worker", self, "--protocol", "3"}, "--protocol 3: the kit knows protocols"},
 		{[]string{"parent", "--protocol", "7", "--", "true"}, "--protocol 7: the kit knows protocols"},
+		// A selection whose every rule is skipped checks nothing: it
+		// exited 0 (no scenario is defined at protocol 5, whatever the
+		// parent).
+		{[]string{"parent", "--protocol", "5", "--", "true"}, "nothing was checked: every selected scenario was skipped (scenario not defined at protocol 5"},
+		{[]string{"worker", "--worker", self, "--protocol", "5", "--run", `^feed\.`}, "nothing was checked: every selected rule was skipped (not defined at protocol 5"},
 		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "no-such-worker"},
 		{[]string{"worker", "--remote", "http://127.0.0.1:1/ws"}, "--remote "},
 		{[]string{"worker", "--remote", "https://user:hunter2-secret@127.0.0.1:1/ws?token=s3cret"}, "--remote "},

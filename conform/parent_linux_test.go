@@ -1,0 +1,133 @@
+package conform
+
+import (
+	"context"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/hostile"
+	"github.com/gomonty/monty/message"
+)
+
+// The parent judge signals the parent's process group by the parent's
+// pid, which names the group only while the parent is unreaped. It killed
+// the group after the checks, long after the parent had been reaped, so
+// with pid reuse it could signal an unrelated group.
+func TestParentGroupIsSignalledOnlyWhileTheParentIsUnreaped(t *testing.T) {
+	groupKills := recordGroupKills(t)
+	for name, c := range map[string]struct {
+		command []string
+		timeout time.Duration
+	}{
+		"exited":    {[]string{"/bin/sh", "-c", "exit 0"}, 30 * time.Second},
+		"timed-out": {[]string{"/bin/sh", "-c", "exec sleep 1000"}, 200 * time.Millisecond},
+	} {
+		t.Run(name, func(t *testing.T) {
+			groupKills() // forget the earlier cases' kills
+			rep, err := RunParent(context.Background(), c.command, ParentOptions{Match: regexp.MustCompile(`^normal$`), Timeout: c.timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Rules) != 1 || rep.Rules[0].Status != Fail {
+				t.Fatalf("report %+v, want normal failed (the parent never spawns the child)", rep.Rules)
+			}
+			requireKilledUnreaped(t, groupKills(), "parent")
+		})
+	}
+}
+
+// The reaping check took every pid a scripted child had recorded for a
+// child still running, and killed it: a pid recorded by a child that has
+// since exited may name an unrelated process by then, which was reported
+// as an orphan of the parent and killed.
+func TestReapingCheckLeavesARecycledPidAlone(t *testing.T) {
+	other := exec.Command("/bin/sleep", "1000")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	// The pid recorded by a scripted child of another control file (the
+	// child exited, its pid reused by other).
+	log := []string{"spawn " + strconv.Itoa(other.Process.Pid) + " subprocess"}
+	if orphans := orphanPids(log, "/tmp/no-such-dir/control"); len(orphans) != 0 {
+		t.Errorf("orphans %v, want none: the pid is not a scripted child of this scenario", orphans)
+	}
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil || !running(other.Process.Pid) {
+		t.Errorf("the unrelated process was killed")
+	}
+}
+
+// call_id_reused accepts a sandbox error: a parent that does not track
+// call ids answers each repeated call until max_suspensions, aborts and
+// reports the Error. That path sends many requests after the first
+// ResumeCall, and the silence check failed it although the scenario
+// accepts it (upstream's Rust parent takes it); the time check is what
+// keeps that loop bounded.
+func TestSilenceCheckSparesAnAcceptedSandboxError(t *testing.T) {
+	var sc hostile.Scenario
+	for _, s := range hostile.Scenarios() {
+		if s.Name == "call_id_reused" {
+			sc = s
+		}
+	}
+	if !sc.Expect.Allows(hostile.SandboxError) {
+		t.Fatalf("call_id_reused expects %+v; this test assumes it accepts a sandbox error", sc.Expect)
+	}
+	log := []string{"spawn 7 subprocess", "request 7 1 10", "request 7 2 10"}
+	for range 1000 {
+		log = append(log, "request 7 "+strconv.Itoa(int(message.KindResumeCall))+" 10")
+	}
+	log = append(log, "request 7 "+strconv.Itoa(int(message.KindAbortFeed))+" 10")
+	if msg := silenceProblem(sc, log); msg != "" {
+		t.Errorf("silence: %s", msg)
+	}
+	// A scenario that accepts no such path still counts.
+	for _, s := range hostile.Scenarios() {
+		if s.Name == "abort_answered_with_call" {
+			sc = s
+		}
+	}
+	log = []string{"spawn 7 subprocess", "request 7 " + strconv.Itoa(int(message.KindAbortFeed)) + " 10", "request 7 " + strconv.Itoa(int(message.KindAbortFeed)) + " 10"}
+	if msg := silenceProblem(sc, log); msg == "" {
+		t.Error("abort_answered_with_call: a second AbortFeed passed the silence check")
+	}
+}
+
+// The detail quotes the end of the parent's stderr, where its error is;
+// the kit kept only the first 16 KiB of it, so a parent that logged more
+// than that before failing was quoted from the middle of its log.
+func TestParentDetailQuotesTheEndOfALongStderr(t *testing.T) {
+	rep, err := RunParent(context.Background(),
+		[]string{"/bin/sh", "-c", `i=0; while [ $i -lt 2000 ]; do echo "log line $i of a chatty parent" >&2; i=$((i+1)); done; echo "the parent's error" >&2; exit 1`},
+		ParentOptions{Match: regexp.MustCompile(`^normal$`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rules) != 1 || !strings.Contains(rep.Rules[0].Detail, "the parent's error") {
+		t.Fatalf("report %+v, want the detail to quote the parent's last stderr line", rep.Rules)
+	}
+}
+
+func TestLimitedBufferKeepsHeadAndTail(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"abc", "abc"},
+		{"abcdefgh", "abcdefgh"},
+		{"abcdefghij", "abcd\n…\nghij"},
+		{strings.Repeat("x", 4) + strings.Repeat("y", 100) + "zzzz", "xxxx\n…\nzzzz"},
+	} {
+		for _, step := range []int{1, 3, len(c.in)} {
+			l := &limitedBuffer{n: 4}
+			for i := 0; i < len(c.in); i += step {
+				l.Write([]byte(c.in[i:min(i+step, len(c.in))]))
+			}
+			if got := l.String(); got != c.want {
+				t.Errorf("%q in writes of %d: %q, want %q", c.in, step, got, c.want)
+			}
+		}
+	}
+}
