@@ -540,7 +540,10 @@ func (cn *Conn) Close() error { return cn.CloseWith(int(websocket.StatusNormalCl
 
 // CloseWith is Close with a chosen close code and reason (a reason longer
 // than 123 bytes is cut on a character boundary; invalid UTF-8 in it is
-// replaced, as a Close frame's reason must be UTF-8).
+// replaced, as a Close frame's reason must be UTF-8). A code that a Close
+// frame cannot carry (RFC 6455 §7.4: anything but 1000–1003, 1007–1014
+// and 3000–4999) is sent as 1011, internal error, rather than leaving the
+// peer with no Close frame at all.
 func (cn *Conn) CloseWith(code int, reason string) error {
 	cn.local.Store(true)
 	cn.closeWire(code, reason)
@@ -553,6 +556,9 @@ func (cn *Conn) CloseWith(code int, reason string) error {
 func (cn *Conn) closeWire(code int, reason string) {
 	cn.closeOnce.Do(func() {
 		close(cn.closing)
+		if !sendableCloseCode(code) {
+			code = int(websocket.StatusInternalError)
+		}
 		reason = closeReason(reason)
 		finished := make(chan error, 1)
 		go func() { finished <- cn.c.Close(websocket.StatusCode(code), reason) }()
@@ -567,6 +573,20 @@ func (cn *Conn) closeWire(code int, reason string) {
 			<-finished
 		}
 	})
+}
+
+// sendableCloseCode reports whether code may travel in a Close frame: the
+// codes RFC 6455 defines for sending (not the reserved 1004, nor 1005,
+// 1006 and 1015, which only describe a closure) and the 3000–4999 range
+// of registered and private codes.
+func sendableCloseCode(code int) bool {
+	switch {
+	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1014:
+		return true
+	case code >= 3000 && code <= 4999:
+		return true
+	}
+	return false
 }
 
 // maxCloseReason is the most a Close frame's reason can hold (125 bytes of

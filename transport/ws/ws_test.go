@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -650,5 +651,29 @@ func TestDialErrorMasksCredentials(t *testing.T) {
 		if !strings.Contains(err.Error(), "xxxxx@") {
 			t.Errorf("Dial(%q): error text %q does not name the endpoint", raw, err)
 		}
+	}
+}
+
+// A close code that cannot travel in a Close frame (0, the reserved
+// 1004–1006 and 1015, anything outside 1000–1014 and 3000–4999) still
+// closes with a Close frame, as every way of closing does: the library
+// would refuse to marshal it and drop the socket with none, which a load
+// balancer may never forward. The code sent instead is 1011.
+func TestCloseWithUnsendableCode(t *testing.T) {
+	for _, code := range []int{0, 999, 1004, 1005, 1006, 1015, 2000, 5000, -1} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			p := newPeer(t)
+			c, s := dial(t, p, DialOptions{})
+			got := make(chan error, 1)
+			go func() { _, _, err := s.Read(context.Background()); got <- err }()
+			if err := c.CloseWith(code, "bad code"); err != nil {
+				t.Fatalf("CloseWith(%d) = %v", code, err)
+			}
+			err := <-got
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != websocket.StatusInternalError || ce.Reason != "bad code" {
+				t.Fatalf("server saw %v, want close 1011 %q", err, "bad code")
+			}
+		})
 	}
 }
