@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"reflect"
 	"sync"
 
 	"github.com/gomonty/monty/frame"
@@ -151,18 +152,31 @@ func (s *Stream) MaxFrameLen() int { return s.max }
 // [frame.Writer.WriteFrame] for the errors.
 func (s *Stream) WriteFrame(body []byte) error { return s.w.WriteFrame(body) }
 
-// Close closes the write side, then the read side. It is idempotent and
-// returns the first close error.
+// Close closes the write side, then the read side (once when they are the
+// same value). It is idempotent and returns the close errors joined.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
 		if s.wc != nil {
 			errs = append(errs, s.wc.Close())
 		}
-		if s.rc != nil && s.rc != s.wc {
+		if s.rc != nil && !sameCloser(s.rc, s.wc) {
 			errs = append(errs, s.rc.Close())
 		}
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
+}
+
+// sameCloser reports whether a and b are one value. Two values of a type
+// that is not comparable (a struct holding a slice, passed by value) are
+// taken to be distinct, so both are closed: comparing them would panic.
+func sameCloser(a, b io.Closer) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.ValueOf(a).Comparable() {
+		return false
+	}
+	return a == b
 }
