@@ -40,6 +40,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
@@ -178,6 +179,8 @@ var ErrDisconnected = errors.New("ws: connection closed")
 
 // CloseError reports the end of a connection. Code and Reason come from the
 // peer's Close frame; Code is -1 when the connection dropped without one.
+// The peer may be hostile and the reason ends up in logs, so invalid UTF-8
+// and control characters in it are replaced with U+FFFD.
 // A normal closure (code 1000) also matches io.EOF, the clean end of a
 // transport.Conn.
 type CloseError struct {
@@ -451,7 +454,7 @@ func (cn *Conn) classifyReadError(err error) error {
 	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
-		return &CloseError{Code: int(ce.Code), Reason: ce.Reason, Err: err}
+		return &CloseError{Code: int(ce.Code), Reason: peerReason(ce.Reason), Err: err}
 	}
 	return &CloseError{Code: -1, Err: err}
 }
@@ -605,6 +608,29 @@ func closeReason(reason string) string {
 		n--
 	}
 	return reason[:n]
+}
+
+// peerReason makes a peer's close reason safe to print: invalid UTF-8
+// (which RFC 6455 forbids there, but the library does not check) and
+// control characters (line breaks that would forge log lines, terminal
+// escapes) are replaced with U+FFFD.
+func peerReason(reason string) string {
+	clean := true
+	for _, r := range reason {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return reason
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(reason, "\uFFFD"))
 }
 
 func ignoreClosed(err error) error {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
@@ -675,5 +676,26 @@ func TestCloseWithUnsendableCode(t *testing.T) {
 				t.Fatalf("server saw %v, want close 1011 %q", err, "bad code")
 			}
 		})
+	}
+}
+
+// The library hands over a peer's close reason as raw bytes (it checks
+// neither UTF-8 nor anything else), and the reason ends up in error texts
+// and logs: a hostile peer could forge log lines with it. Invalid UTF-8 and
+// control characters are replaced with U+FFFD; the code is kept.
+func TestPeerCloseReasonIsSanitized(t *testing.T) {
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{})
+	go s.Close(4000, "bad\xff\nlevel=error msg=forged \x1b[31mred\u0085")
+	_, err := c.ReadFrame()
+	var ce *CloseError
+	if !errors.As(err, &ce) || ce.Code != 4000 {
+		t.Fatalf("ReadFrame = %v, want CloseError 4000", err)
+	}
+	if want := "bad\uFFFD\uFFFDlevel=error msg=forged \uFFFD[31mred\uFFFD"; ce.Reason != want {
+		t.Fatalf("Reason = %q, want %q", ce.Reason, want)
+	}
+	if !utf8.ValidString(err.Error()) || strings.ContainsAny(err.Error(), "\n\x1b") {
+		t.Fatalf("error text %q carries the peer's raw bytes", err.Error())
 	}
 }
