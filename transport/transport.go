@@ -30,7 +30,10 @@ import (
 // other. Close may be called at any time from any goroutine.
 type Conn interface {
 	// ReadFrame returns the next frame body. The caller owns the slice.
-	// It returns io.EOF at a clean end of stream.
+	// At a clean end of stream it returns an error matching io.EOF under
+	// errors.Is: io.EOF itself from a Stream, a *ws.CloseError carrying
+	// the peer's close code and reason from a WebSocket (package
+	// transport/ws), so compare with errors.Is, not ==.
 	ReadFrame() ([]byte, error)
 	// WriteFrame sends one frame body. It does not retain body. A body
 	// over MaxFrameLen is refused before anything is written.
