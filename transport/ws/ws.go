@@ -259,18 +259,32 @@ func (r *rawConn) close() {
 }
 
 // hijackRecorder passes an http.ResponseWriter through and records the
-// connection taken by the upgrade.
+// connection taken by the upgrade through hj, the writer's hijacker.
 type hijackRecorder struct {
 	http.ResponseWriter
+	hj  http.Hijacker
 	raw *rawConn
 }
 
-func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	hj, ok := h.ResponseWriter.(http.Hijacker)
-	if !ok {
-		return nil, nil, errors.New("ws: the http.ResponseWriter does not support hijacking")
+// findHijacker returns the hijacker of w: w itself, or the first writer
+// down its Unwrap chain (a middleware's wrapper, as http.ResponseController
+// and the WebSocket library follow it) that can hijack.
+func findHijacker(w http.ResponseWriter) (http.Hijacker, bool) {
+	for range 100 {
+		switch t := w.(type) {
+		case http.Hijacker:
+			return t, true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return nil, false
+		}
 	}
-	c, rw, err := hj.Hijack()
+	return nil, false
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := h.hj.Hijack()
 	if err == nil {
 		h.raw.set(c)
 	}
@@ -390,11 +404,18 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	return cn, nil
 }
 
-// Accept upgrades an HTTP request to a frame-carrying WebSocket. On
-// failure it has already written an HTTP error response.
+// Accept upgrades an HTTP request to a frame-carrying WebSocket. The
+// response writer must be able to hijack its connection, itself or through
+// a writer down its Unwrap chain (as a middleware's wrapper exposes it); one
+// that cannot is refused with 501. On failure Accept has already written
+// an HTTP error response.
 func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (*Conn, error) {
 	raw := &rawConn{}
-	c, err := websocket.Accept(&hijackRecorder{w, raw}, r, &websocket.AcceptOptions{OriginPatterns: opts.OriginPatterns})
+	aw := w
+	if hj, ok := findHijacker(w); ok {
+		aw = &hijackRecorder{ResponseWriter: w, hj: hj, raw: raw}
+	} // else the library refuses w with 501 before writing anything else
+	c, err := websocket.Accept(aw, r, &websocket.AcceptOptions{OriginPatterns: opts.OriginPatterns})
 	if err != nil {
 		return nil, err
 	}

@@ -699,3 +699,68 @@ func TestPeerCloseReasonIsSanitized(t *testing.T) {
 		t.Fatalf("error text %q carries the peer's raw bytes", err.Error())
 	}
 }
+
+// unwrapWriter is a middleware's response writer in the style
+// http.ResponseController understands: it does not implement Hijack
+// itself but exposes the writer it wraps.
+type unwrapWriter struct{ w http.ResponseWriter }
+
+func (u *unwrapWriter) Header() http.Header         { return u.w.Header() }
+func (u *unwrapWriter) Write(b []byte) (int, error) { return u.w.Write(b) }
+func (u *unwrapWriter) WriteHeader(code int)        { u.w.WriteHeader(code) }
+func (u *unwrapWriter) Unwrap() http.ResponseWriter { return u.w }
+
+// Accept works behind a middleware whose writer only offers Unwrap, as the
+// library alone does: the writer that records the hijacked socket must
+// look for the hijacker down the Unwrap chain too.
+func TestAcceptBehindUnwrappingMiddleware(t *testing.T) {
+	conns := make(chan *Conn, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := Accept(&unwrapWriter{w}, r, AcceptOptions{})
+		if err != nil {
+			t.Errorf("Accept: %v", err)
+			return
+		}
+		conns <- c
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer cl.CloseNow()
+	var c *Conn
+	select {
+	case c = <-conns:
+	case <-ctx.Done():
+		t.Fatal("Accept never returned a connection")
+	}
+	defer c.Close()
+	if err := cl.Write(ctx10(t), websocket.MessageBinary, []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.ReadFrame(); err != nil || string(got) != "ping" {
+		t.Fatalf("ReadFrame = %q, %v", got, err)
+	}
+}
+
+// A writer that cannot be hijacked at all is refused with the library's
+// 501 before anything else is written, not answered 101 Switching
+// Protocols and then failed.
+func TestAcceptWithoutHijacker(t *testing.T) {
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Connection", "Upgrade")
+	r.Header.Set("Upgrade", "websocket")
+	r.Header.Set("Sec-WebSocket-Version", "13")
+	r.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	w := httptest.NewRecorder()
+	if c, err := Accept(w, r, AcceptOptions{}); err == nil {
+		c.Close()
+		t.Fatal("Accept succeeded without a hijacker")
+	}
+	if w.Code != http.StatusNotImplemented {
+		t.Fatalf("response status %d, want 501", w.Code)
+	}
+}
