@@ -15,6 +15,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"reflect"
 	"sync"
 
 	"github.com/gomonty/monty/frame"
@@ -29,7 +30,10 @@ import (
 // other. Close may be called at any time from any goroutine.
 type Conn interface {
 	// ReadFrame returns the next frame body. The caller owns the slice.
-	// It returns io.EOF at a clean end of stream.
+	// At a clean end of stream it returns an error matching io.EOF under
+	// errors.Is: io.EOF itself from a Stream, a *ws.CloseError carrying
+	// the peer's close code and reason from a WebSocket (package
+	// transport/ws), so compare with errors.Is, not ==.
 	ReadFrame() ([]byte, error)
 	// WriteFrame sends one frame body. It does not retain body. A body
 	// over MaxFrameLen is refused before anything is written.
@@ -151,18 +155,31 @@ func (s *Stream) MaxFrameLen() int { return s.max }
 // [frame.Writer.WriteFrame] for the errors.
 func (s *Stream) WriteFrame(body []byte) error { return s.w.WriteFrame(body) }
 
-// Close closes the write side, then the read side. It is idempotent and
-// returns the first close error.
+// Close closes the write side, then the read side (once when they are the
+// same value). It is idempotent and returns the close errors joined.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
 		if s.wc != nil {
 			errs = append(errs, s.wc.Close())
 		}
-		if s.rc != nil && s.rc != s.wc {
+		if s.rc != nil && !sameCloser(s.rc, s.wc) {
 			errs = append(errs, s.rc.Close())
 		}
 		s.closeErr = errors.Join(errs...)
 	})
 	return s.closeErr
+}
+
+// sameCloser reports whether a and b are one value. Two values of a type
+// that is not comparable (a struct holding a slice, passed by value) are
+// taken to be distinct, so both are closed: comparing them would panic.
+func sameCloser(a, b io.Closer) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	if reflect.TypeOf(a) != reflect.TypeOf(b) || !reflect.ValueOf(a).Comparable() {
+		return false
+	}
+	return a == b
 }

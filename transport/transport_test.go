@@ -68,3 +68,49 @@ func TestStreamCloseIsIdempotent(t *testing.T) {
 		t.Fatal("write after close succeeded")
 	}
 }
+
+// rwc is a read-write-closer whose dynamic type is not comparable (it
+// holds a slice), passed by value as both ends of a Stream.
+type rwc struct {
+	closed []int
+	*bytes.Buffer
+}
+
+func (c rwc) Close() error { c.closed[0]++; return nil }
+
+// Close compared the two ends as interfaces to avoid closing one value
+// twice, which panics when their dynamic type is not comparable.
+func TestStreamCloseUncomparableEnds(t *testing.T) {
+	c := rwc{closed: make([]int, 1), Buffer: new(bytes.Buffer)}
+	s := NewStream(c, c, 0)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c.closed[0] == 0 {
+		t.Fatal("Close did not close the stream")
+	}
+}
+
+// anyCloser is comparable as a type, but not when its field holds a slice.
+type anyCloser struct {
+	v any
+	n *int
+}
+
+func (c anyCloser) Read([]byte) (int, error)  { return 0, io.EOF }
+func (c anyCloser) Write([]byte) (int, error) { return 0, nil }
+func (c anyCloser) Close() error              { *c.n++; return nil }
+
+func TestStreamCloseDynamicallyUncomparableEnds(t *testing.T) {
+	n := 0
+	c := anyCloser{v: []int{1}, n: &n}
+	if err := NewStream(c, c, 0).Close(); err != nil || n == 0 {
+		t.Fatalf("Close = %v, closed %d times", err, n)
+	}
+	// One comparable value as both ends is closed once.
+	n = 0
+	c = anyCloser{v: 1, n: &n}
+	if err := NewStream(c, c, 0).Close(); err != nil || n != 1 {
+		t.Fatalf("Close = %v, closed %d times, want once", err, n)
+	}
+}

@@ -40,6 +40,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/coder/websocket"
@@ -178,6 +179,8 @@ var ErrDisconnected = errors.New("ws: connection closed")
 
 // CloseError reports the end of a connection. Code and Reason come from the
 // peer's Close frame; Code is -1 when the connection dropped without one.
+// The peer may be hostile and the reason ends up in logs, so invalid UTF-8
+// and control characters in it are replaced with U+FFFD.
 // A normal closure (code 1000) also matches io.EOF, the clean end of a
 // transport.Conn.
 type CloseError struct {
@@ -256,18 +259,32 @@ func (r *rawConn) close() {
 }
 
 // hijackRecorder passes an http.ResponseWriter through and records the
-// connection taken by the upgrade.
+// connection taken by the upgrade through hj, the writer's hijacker.
 type hijackRecorder struct {
 	http.ResponseWriter
+	hj  http.Hijacker
 	raw *rawConn
 }
 
-func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	hj, ok := h.ResponseWriter.(http.Hijacker)
-	if !ok {
-		return nil, nil, errors.New("ws: the http.ResponseWriter does not support hijacking")
+// findHijacker returns the hijacker of w: w itself, or the first writer
+// down its Unwrap chain (a middleware's wrapper, as http.ResponseController
+// and the WebSocket library follow it) that can hijack.
+func findHijacker(w http.ResponseWriter) (http.Hijacker, bool) {
+	for range 100 {
+		switch t := w.(type) {
+		case http.Hijacker:
+			return t, true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return nil, false
+		}
 	}
-	c, rw, err := hj.Hijack()
+	return nil, false
+}
+
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := h.hj.Hijack()
 	if err == nil {
 		h.raw.set(c)
 	}
@@ -387,11 +404,18 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	return cn, nil
 }
 
-// Accept upgrades an HTTP request to a frame-carrying WebSocket. On
-// failure it has already written an HTTP error response.
+// Accept upgrades an HTTP request to a frame-carrying WebSocket. The
+// response writer must be able to hijack its connection, itself or through
+// a writer down its Unwrap chain (as a middleware's wrapper exposes it); one
+// that cannot is refused with 501. On failure Accept has already written
+// an HTTP error response.
 func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (*Conn, error) {
 	raw := &rawConn{}
-	c, err := websocket.Accept(&hijackRecorder{w, raw}, r, &websocket.AcceptOptions{OriginPatterns: opts.OriginPatterns})
+	aw := w
+	if hj, ok := findHijacker(w); ok {
+		aw = &hijackRecorder{ResponseWriter: w, hj: hj, raw: raw}
+	} // else the library refuses w with 501 before writing anything else
+	c, err := websocket.Accept(aw, r, &websocket.AcceptOptions{OriginPatterns: opts.OriginPatterns})
 	if err != nil {
 		return nil, err
 	}
@@ -451,7 +475,7 @@ func (cn *Conn) classifyReadError(err error) error {
 	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
-		return &CloseError{Code: int(ce.Code), Reason: ce.Reason, Err: err}
+		return &CloseError{Code: int(ce.Code), Reason: peerReason(ce.Reason), Err: err}
 	}
 	return &CloseError{Code: -1, Err: err}
 }
@@ -540,7 +564,10 @@ func (cn *Conn) Close() error { return cn.CloseWith(int(websocket.StatusNormalCl
 
 // CloseWith is Close with a chosen close code and reason (a reason longer
 // than 123 bytes is cut on a character boundary; invalid UTF-8 in it is
-// replaced, as a Close frame's reason must be UTF-8).
+// replaced, as a Close frame's reason must be UTF-8). A code that a Close
+// frame cannot carry (RFC 6455 §7.4: anything but 1000–1003, 1007–1014
+// and 3000–4999) is sent as 1011, internal error, rather than leaving the
+// peer with no Close frame at all.
 func (cn *Conn) CloseWith(code int, reason string) error {
 	cn.local.Store(true)
 	cn.closeWire(code, reason)
@@ -553,6 +580,9 @@ func (cn *Conn) CloseWith(code int, reason string) error {
 func (cn *Conn) closeWire(code int, reason string) {
 	cn.closeOnce.Do(func() {
 		close(cn.closing)
+		if !sendableCloseCode(code) {
+			code = int(websocket.StatusInternalError)
+		}
 		reason = closeReason(reason)
 		finished := make(chan error, 1)
 		go func() { finished <- cn.c.Close(websocket.StatusCode(code), reason) }()
@@ -567,6 +597,20 @@ func (cn *Conn) closeWire(code int, reason string) {
 			<-finished
 		}
 	})
+}
+
+// sendableCloseCode reports whether code may travel in a Close frame: the
+// codes RFC 6455 defines for sending (not the reserved 1004, nor 1005,
+// 1006 and 1015, which only describe a closure) and the 3000–4999 range
+// of registered and private codes.
+func sendableCloseCode(code int) bool {
+	switch {
+	case code >= 1000 && code <= 1003, code >= 1007 && code <= 1014:
+		return true
+	case code >= 3000 && code <= 4999:
+		return true
+	}
+	return false
 }
 
 // maxCloseReason is the most a Close frame's reason can hold (125 bytes of
@@ -585,6 +629,29 @@ func closeReason(reason string) string {
 		n--
 	}
 	return reason[:n]
+}
+
+// peerReason makes a peer's close reason safe to print: invalid UTF-8
+// (which RFC 6455 forbids there, but the library does not check) and
+// control characters (line breaks that would forge log lines, terminal
+// escapes) are replaced with U+FFFD.
+func peerReason(reason string) string {
+	clean := true
+	for _, r := range reason {
+		if r == utf8.RuneError || unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return reason
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(reason, "\uFFFD"))
 }
 
 func ignoreClosed(err error) error {

@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"go.uber.org/goleak"
@@ -650,5 +652,115 @@ func TestDialErrorMasksCredentials(t *testing.T) {
 		if !strings.Contains(err.Error(), "xxxxx@") {
 			t.Errorf("Dial(%q): error text %q does not name the endpoint", raw, err)
 		}
+	}
+}
+
+// A close code that cannot travel in a Close frame (0, the reserved
+// 1004–1006 and 1015, anything outside 1000–1014 and 3000–4999) still
+// closes with a Close frame, as every way of closing does: the library
+// would refuse to marshal it and drop the socket with none, which a load
+// balancer may never forward. The code sent instead is 1011.
+func TestCloseWithUnsendableCode(t *testing.T) {
+	for _, code := range []int{0, 999, 1004, 1005, 1006, 1015, 2000, 5000, -1} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			p := newPeer(t)
+			c, s := dial(t, p, DialOptions{})
+			got := make(chan error, 1)
+			go func() { _, _, err := s.Read(context.Background()); got <- err }()
+			if err := c.CloseWith(code, "bad code"); err != nil {
+				t.Fatalf("CloseWith(%d) = %v", code, err)
+			}
+			err := <-got
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != websocket.StatusInternalError || ce.Reason != "bad code" {
+				t.Fatalf("server saw %v, want close 1011 %q", err, "bad code")
+			}
+		})
+	}
+}
+
+// The library hands over a peer's close reason as raw bytes (it checks
+// neither UTF-8 nor anything else), and the reason ends up in error texts
+// and logs: a hostile peer could forge log lines with it. Invalid UTF-8 and
+// control characters are replaced with U+FFFD; the code is kept.
+func TestPeerCloseReasonIsSanitized(t *testing.T) {
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{})
+	go s.Close(4000, "bad\xff\nlevel=error msg=forged \x1b[31mred\u0085")
+	_, err := c.ReadFrame()
+	var ce *CloseError
+	if !errors.As(err, &ce) || ce.Code != 4000 {
+		t.Fatalf("ReadFrame = %v, want CloseError 4000", err)
+	}
+	if want := "bad\uFFFD\uFFFDlevel=error msg=forged \uFFFD[31mred\uFFFD"; ce.Reason != want {
+		t.Fatalf("Reason = %q, want %q", ce.Reason, want)
+	}
+	if !utf8.ValidString(err.Error()) || strings.ContainsAny(err.Error(), "\n\x1b") {
+		t.Fatalf("error text %q carries the peer's raw bytes", err.Error())
+	}
+}
+
+// unwrapWriter is a middleware's response writer in the style
+// http.ResponseController understands: it does not implement Hijack
+// itself but exposes the writer it wraps.
+type unwrapWriter struct{ w http.ResponseWriter }
+
+func (u *unwrapWriter) Header() http.Header         { return u.w.Header() }
+func (u *unwrapWriter) Write(b []byte) (int, error) { return u.w.Write(b) }
+func (u *unwrapWriter) WriteHeader(code int)        { u.w.WriteHeader(code) }
+func (u *unwrapWriter) Unwrap() http.ResponseWriter { return u.w }
+
+// Accept works behind a middleware whose writer only offers Unwrap, as the
+// library alone does: the writer that records the hijacked socket must
+// look for the hijacker down the Unwrap chain too.
+func TestAcceptBehindUnwrappingMiddleware(t *testing.T) {
+	conns := make(chan *Conn, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := Accept(&unwrapWriter{w}, r, AcceptOptions{})
+		if err != nil {
+			t.Errorf("Accept: %v", err)
+			return
+		}
+		conns <- c
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cl, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	defer cl.CloseNow()
+	var c *Conn
+	select {
+	case c = <-conns:
+	case <-ctx.Done():
+		t.Fatal("Accept never returned a connection")
+	}
+	defer c.Close()
+	if err := cl.Write(ctx10(t), websocket.MessageBinary, []byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.ReadFrame(); err != nil || string(got) != "ping" {
+		t.Fatalf("ReadFrame = %q, %v", got, err)
+	}
+}
+
+// A writer that cannot be hijacked at all is refused with the library's
+// 501 before anything else is written, not answered 101 Switching
+// Protocols and then failed.
+func TestAcceptWithoutHijacker(t *testing.T) {
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Connection", "Upgrade")
+	r.Header.Set("Upgrade", "websocket")
+	r.Header.Set("Sec-WebSocket-Version", "13")
+	r.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	w := httptest.NewRecorder()
+	if c, err := Accept(w, r, AcceptOptions{}); err == nil {
+		c.Close()
+		t.Fatal("Accept succeeded without a hijacker")
+	}
+	if w.Code != http.StatusNotImplemented {
+		t.Fatalf("response status %d, want 501", w.Code)
 	}
 }
