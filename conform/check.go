@@ -210,12 +210,14 @@ func (s *sess) stderrNote() string {
 	return ""
 }
 
-// Next reads and decodes the next event. At a clean end of stream it
-// returns nil and io.EOF; any other read failure fails the rule.
+// Next reads and decodes the next event. At a clean end of stream (a
+// stream's EOF, a WebSocket's normal closure: both match io.EOF through
+// errors.Is) it returns nil and io.EOF itself, which the callers compare
+// with ==; any other read failure fails the rule.
 func (s *sess) Next() (*message.ChildEvent, error) {
 	b, err := s.c.ReadFrame()
 	if err != nil {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
 		return nil, err
