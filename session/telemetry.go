@@ -36,8 +36,10 @@ const (
 	// AttrHostKind is the kind of host round trip: function_call,
 	// name_lookup, os_call or future_wait.
 	AttrHostKind = attribute.Key("monty.host.kind")
-	// AttrOutcome is how a run ended: ok, error, typing_error, aborted
-	// (an AbortFeed, or a Reset that discarded the suspended feed), lost
+	// AttrOutcome is how a run ended: ok, error (a failed run, including
+	// one the parent aborted itself for a tripped limit or an answer it
+	// could not deliver), typing_error, aborted (the caller's AbortFeed, a
+	// Run whose context ended, or a Reset that discarded the suspended feed), lost
 	// (the worker was lost) or closed (Close or Kill). Only error and lost
 	// set the run span's status to Error.
 	AttrOutcome = attribute.Key("monty.outcome")
@@ -215,6 +217,11 @@ type telemetry struct {
 	host     trace.Span
 	hostKind int
 	hostT    time.Time
+	// abortFails marks the next request, an AbortFeed the parent sends
+	// on its own because the run failed (a limit tripped, an answer that
+	// could not be sent or was rejected): its run ends with outcome
+	// error, not aborted. Only the turn goroutine touches it.
+	abortFails bool
 }
 
 // startTelemetry opens the session span (a child of the span in ctx) and
@@ -301,6 +308,8 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		return s.roundTrip(ctx, req, trace.SpanContextFromContext(ctx))
 	}
 	kind := req.RequestKind()
+	abortFails := t.abortFails && kind == message.KindAbortFeed
+	t.abortFails = false
 	start := time.Now()
 	if t.tracer != nil {
 		t.mu.Lock()
@@ -364,6 +373,8 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		}
 	case err != nil:
 		o = outcomeError
+	case abortFails:
+		o = outcomeError // the parent's own abort of a failed run
 	case kind == message.KindAbortFeed, kind == message.KindReset:
 		o = outcomeAborted // a Reset discards a suspended feed
 	case ev != nil:

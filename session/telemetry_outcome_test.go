@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 )
 
 // runSpanOf is the one run span rig recorded, every span started having
@@ -186,5 +188,81 @@ func TestTelemetryMetricsOnlyRecordsARunOpenAtClose(t *testing.T) {
 				t.Errorf("tracing %v: %s recorded %d times, want 1", tracing, name, n)
 			}
 		}
+	}
+}
+
+// A feed the parent aborts on its own because the run failed — a system
+// sleep past the sleep budget (protocol 5), a host answer that cannot be
+// sent, or one the worker rejects — ends its run with outcome error and
+// an Error status, as the suspension limit does: only the caller's
+// AbortFeed (or a Reset, or a Run whose context ended) is aborted.
+// Before, every AbortFeed the parent sent made the run "aborted", with
+// no error status, so a tripped sleep limit looked like a caller's choice.
+func TestTelemetryParentAbortIsAnError(t *testing.T) {
+	answersAbort := func(first *message.ChildEvent, resumed func() fakeReply) fakeHandler {
+		return func(req *message.ParentRequest) fakeReply {
+			switch b := req.Body.(type) {
+			case *message.Feed:
+				return reply(first)
+			case *message.ResumeCall:
+				return resumed()
+			case *message.AbortFeed:
+				return reply(stamp(ev(&message.Error{Exception: b.Exception}), protocol.DefaultMaxSuspensions))
+			}
+			return reply(violation("unexpected request"))
+		}
+	}
+	sleepy := answersAbort(sleepCall(1, 0.5), func() fakeReply { return reply(violation("unexpected resume")) })
+	sleepCfg := Config{Limits: Limits{MaxTotalSleep: 100 * time.Millisecond}}
+	for _, c := range []struct {
+		name string
+		o    fakeOpts
+		cfg  Config
+		h    fakeHandler
+		do   func(s *Session) error
+	}{
+		{"sleep limit, Run", fakeOpts{version: 5}, sleepCfg, sleepy, func(s *Session) error {
+			_, err := s.Run(bg, "time.sleep(0.5)")
+			return err
+		}},
+		{"sleep limit, Feed", fakeOpts{version: 5}, sleepCfg, sleepy, func(s *Session) error {
+			ev, err := s.Feed(bg, "time.sleep(0.5)")
+			if err == nil {
+				err = errorOf(ev)
+			}
+			return err
+		}},
+		{"unsendable answer", fakeOpts{maxFrameLen: 1024}, Config{},
+			answersAbort(funcCall("big", 0), func() fakeReply { return reply(violation("unexpected resume")) }),
+			func(s *Session) error {
+				_, err := s.Run(bg, "big()", WithFunctions(NewRegistry().MustRegister("big", func() string { return strings.Repeat("x", 4096) })))
+				return err
+			}},
+		{"rejected answer", fakeOpts{}, Config{},
+			answersAbort(funcCall("f", 0), func() fakeReply { return reply(violation("not now")) }),
+			func(s *Session) error {
+				_, err := s.Run(bg, "f()", WithFunctions(NewRegistry().MustRegister("f", func() int { return 1 })))
+				return err
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rig := newTelemetryRig(t)
+			c.cfg.TracerProvider, c.cfg.MeterProvider = rig.tp, rig.mp
+			s, _ := startFakeOpts(t, c.o, c.cfg, c.h)
+			if err := c.do(s); err == nil {
+				t.Fatal("the run did not fail")
+			}
+			if st := s.State(); st != StateIdle {
+				t.Fatalf("state %v, want idle (the feed aborted)", st)
+			}
+			s.Close()
+			run := runSpanOf(t, rig)
+			if o := outcomeOf(run); o != "error" || run.Status().Code != codes.Error {
+				t.Errorf("run outcome %q, status %v; want error, Error", o, run.Status())
+			}
+			if n := telemetrytest.HistCount(rig.metrics(t)[MetricRunDuration]); n != 1 {
+				t.Errorf("%d runs recorded, want 1", n)
+			}
+		})
 	}
 }
