@@ -314,11 +314,10 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	if t.tracer != nil {
 		t.mu.Lock()
 	}
-	switch kind {
-	case message.KindFeed:
-		if t.inRun {
-			t.endRunLocked(s, outcomeLost, start) // a feed without an end: cannot happen with an honest child
-		}
+	// A Feed starts a run unless one is open: a Feed sent (with Do) while
+	// a feed is suspended is refused by the worker, which stays
+	// suspended, and the open run goes on.
+	if kind == message.KindFeed && !t.inRun {
 		t.startRunLocked(s, start, req.(*message.Feed))
 	}
 	// The span the worker is sent, read under the lock already held (an

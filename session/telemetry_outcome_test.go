@@ -266,3 +266,59 @@ func TestTelemetryParentAbortIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// A Feed sent with Do while a feed is suspended is refused by the worker,
+// which stays suspended: the suspended run goes on, with its host round
+// trip still open, and ends once, when that feed completes. Before, the
+// refused Feed ended the run as lost (Error status, the worker was
+// fine), and opened a second run, which took the first one's completion
+// (with no suspensions) while its host round trip had been cut short.
+func TestTelemetryRefusedFeedWhileSuspendedKeepsTheRun(t *testing.T) {
+	rig := newTelemetryRig(t)
+	s := realSession(t, Config{TracerProvider: rig.tp, MeterProvider: rig.mp})
+	ctx := context.Background()
+	if ev, err := s.Feed(ctx, "f(1) + 1"); err != nil || ev.Body.EventKind() != message.KindFunctionCall {
+		t.Fatalf("feed: %v %v", ev, err)
+	}
+	ev, err := s.Do(ctx, &message.Feed{Code: "2"})
+	if err != nil || ev.Body.EventKind() != message.KindError || s.State() != StateSuspended {
+		t.Fatalf("a Feed while suspended: %v %v, state %v; want a refusal, still suspended", ev, err, s.State())
+	}
+	if ev, err := s.Resume(ctx, Return(41)); err != nil || ev.Body.EventKind() != message.KindComplete {
+		t.Fatalf("resume: %v %v", ev, err)
+	}
+	s.Close()
+	// Negotiation may have opened (and failed) a session first: count
+	// runs and host spans only.
+	if s, e := len(rig.spans.Started()), len(rig.spans.Ended()); s != e {
+		t.Fatalf("%d spans started, %d ended", s, e)
+	}
+	var runs, hosts []sdktrace.ReadOnlySpan
+	for _, sp := range rig.spans.Ended() {
+		switch sp.Name() {
+		case SpanRun:
+			runs = append(runs, sp)
+		case SpanHost:
+			hosts = append(hosts, sp)
+		}
+	}
+	if len(runs) != 1 || len(hosts) != 1 {
+		t.Fatalf("%d run spans and %d host spans, want 1 each", len(runs), len(hosts))
+	}
+	run := runs[0]
+	if o := outcomeOf(run); o != "ok" || run.Status().Code == codes.Error {
+		t.Errorf("run outcome %q, status %v; want ok", o, run.Status())
+	}
+	for _, kv := range run.Attributes() {
+		if kv.Key == AttrSuspensions && kv.Value.AsInt64() != 1 {
+			t.Errorf("run suspensions %d, want 1", kv.Value.AsInt64())
+		}
+	}
+	m := rig.metrics(t)
+	if n := telemetrytest.HistCount(m[MetricRunDuration]); n != 1 {
+		t.Errorf("%d runs recorded, want 1", n)
+	}
+	if n := telemetrytest.HistCount(m[MetricExtCallDuration]); n != 1 {
+		t.Errorf("%d host round trips recorded, want 1", n)
+	}
+}
