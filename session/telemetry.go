@@ -155,7 +155,17 @@ type instruments struct {
 	load     []metric.RecordOption
 }
 
-var instrumentCache sync.Map // metric.MeterProvider -> *instruments
+// instrumentCache holds the instruments of the MeterProviders seen last,
+// at most maxCachedProviders of them: a process that makes providers as
+// it goes (one per pool or tenant, shut down with it) must not keep them
+// all alive, aggregated data and all.
+var (
+	instrumentCache   sync.Map // metric.MeterProvider -> *instruments
+	instrumentCacheMu sync.Mutex
+	instrumentCacheN  int // entries stored, under instrumentCacheMu
+)
+
+const maxCachedProviders = 16
 
 func instrumentsFor(mp metric.MeterProvider) *instruments {
 	comparable := reflect.TypeOf(mp).Comparable()
@@ -191,8 +201,19 @@ func instrumentsFor(mp metric.MeterProvider) *instruments {
 	in.dump = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrSnapshotOp.String("dump")))}
 	in.load = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrSnapshotOp.String("load")))}
 	if comparable {
-		v, _ := instrumentCache.LoadOrStore(mp, in)
-		return v.(*instruments)
+		instrumentCacheMu.Lock()
+		defer instrumentCacheMu.Unlock()
+		if v, ok := instrumentCache.Load(mp); ok {
+			return v.(*instruments)
+		}
+		if instrumentCacheN >= maxCachedProviders {
+			// Full: start over; the providers in use come back at their
+			// next session.
+			instrumentCache.Clear()
+			instrumentCacheN = 0
+		}
+		instrumentCache.Store(mp, in)
+		instrumentCacheN++
 	}
 	return in
 }
