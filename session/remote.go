@@ -602,10 +602,15 @@ func sameCall(a, b *message.ChildEvent) bool {
 
 // rawTurn sends req on the current connection and returns the turn-ending
 // event without touching the session's state (prints are delivered, and
-// the frames counted in the wire metric). The context ending closes the
+// the frames counted in the wire metric), with the current span's
+// traceparent. The context ending closes the
 // connection.
 func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
 	preq := message.ParentRequest{Body: req}
+	// Part of the turn being resumed: it carries that turn's traceparent.
+	if tp, ok := traceParent(s.currentSpanContext(ctx)); ok {
+		preq.TraceParent = &tp
+	}
 	buf, err := s.codec.AppendRequest(nil, &preq)
 	if err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ type scripted struct {
 
 	mu     sync.Mutex
 	got    []message.RequestKind
+	tps    []string // each request's traceparent, "" for none
 	ends   []error
 	closed chan struct{} // one send per connection end
 }
@@ -72,6 +73,11 @@ func newScriptedAt(t *testing.T, v uint32, reply func(req message.Request) []mes
 			}
 			sc.mu.Lock()
 			sc.got = append(sc.got, req.Body.RequestKind())
+			tp := ""
+			if req.TraceParent != nil {
+				tp = *req.TraceParent
+			}
+			sc.tps = append(sc.tps, tp)
 			sc.mu.Unlock()
 			for _, ev := range sc.reply(req.Body) {
 				b, err := cd.AppendEvent(nil, &message.ChildEvent{Body: ev})

@@ -218,6 +218,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 func (r *runner) unsendable(cause error) error {
 	s := r.s
 	exc := message.NewException("RuntimeError", "the host's answer could not be sent: "+cause.Error())
+	s.tel.abortFails = true
 	if err := s.abortFeed(r.ctx, exc, s.abortUnanswered()); err != nil {
 		return err
 	}
@@ -283,6 +284,7 @@ func (r *runner) abort() error {
 	if deadline {
 		expired = &TimeoutError{Killed: true, Err: cause}
 	}
+	s.tel.abortFails = false // the caller's abort, in place of any the parent meant to send
 	if err := s.abortFeed(r.ctx, exc, expired); err != nil {
 		return err
 	}
@@ -298,6 +300,7 @@ func (r *runner) abort() error {
 func (r *runner) rejected(exc *message.RaisedException) error {
 	s := r.s
 	abort := message.NewException("RuntimeError", "the host's reply was rejected: "+exc.Msg())
+	s.tel.abortFails = true
 	if err := s.abortFeed(r.ctx, abort, s.abortUnanswered()); err != nil {
 		return err
 	}

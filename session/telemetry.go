@@ -36,8 +36,10 @@ const (
 	// AttrHostKind is the kind of host round trip: function_call,
 	// name_lookup, os_call or future_wait.
 	AttrHostKind = attribute.Key("monty.host.kind")
-	// AttrOutcome is how a run ended: ok, error, typing_error, aborted
-	// (an AbortFeed, or a Reset that discarded the suspended feed), lost
+	// AttrOutcome is how a run ended: ok, error (a failed run, including
+	// one the parent aborted itself for a tripped limit or an answer it
+	// could not deliver), typing_error, aborted (the caller's AbortFeed, a
+	// Run whose context ended, or a Reset that discarded the suspended feed), lost
 	// (the worker was lost) or closed (Close or Kill). Only error and lost
 	// set the run span's status to Error.
 	AttrOutcome = attribute.Key("monty.outcome")
@@ -153,7 +155,17 @@ type instruments struct {
 	load     []metric.RecordOption
 }
 
-var instrumentCache sync.Map // metric.MeterProvider -> *instruments
+// instrumentCache holds the instruments of the MeterProviders seen last,
+// at most maxCachedProviders of them: a process that makes providers as
+// it goes (one per pool or tenant, shut down with it) must not keep them
+// all alive, aggregated data and all.
+var (
+	instrumentCache   sync.Map // metric.MeterProvider -> *instruments
+	instrumentCacheMu sync.Mutex
+	instrumentCacheN  int // entries stored, under instrumentCacheMu
+)
+
+const maxCachedProviders = 16
 
 func instrumentsFor(mp metric.MeterProvider) *instruments {
 	comparable := reflect.TypeOf(mp).Comparable()
@@ -189,8 +201,19 @@ func instrumentsFor(mp metric.MeterProvider) *instruments {
 	in.dump = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrSnapshotOp.String("dump")))}
 	in.load = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrSnapshotOp.String("load")))}
 	if comparable {
-		v, _ := instrumentCache.LoadOrStore(mp, in)
-		return v.(*instruments)
+		instrumentCacheMu.Lock()
+		defer instrumentCacheMu.Unlock()
+		if v, ok := instrumentCache.Load(mp); ok {
+			return v.(*instruments)
+		}
+		if instrumentCacheN >= maxCachedProviders {
+			// Full: start over; the providers in use come back at their
+			// next session.
+			instrumentCache.Clear()
+			instrumentCacheN = 0
+		}
+		instrumentCache.Store(mp, in)
+		instrumentCacheN++
 	}
 	return in
 }
@@ -215,6 +238,11 @@ type telemetry struct {
 	host     trace.Span
 	hostKind int
 	hostT    time.Time
+	// abortFails marks the next request, an AbortFeed the parent sends
+	// on its own because the run failed (a limit tripped, an answer that
+	// could not be sent or was rejected): its run ends with outcome
+	// error, not aborted. Only the turn goroutine touches it.
+	abortFails bool
 }
 
 // startTelemetry opens the session span (a child of the span in ctx) and
@@ -301,15 +329,16 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		return s.roundTrip(ctx, req, trace.SpanContextFromContext(ctx))
 	}
 	kind := req.RequestKind()
+	abortFails := t.abortFails && kind == message.KindAbortFeed
+	t.abortFails = false
 	start := time.Now()
 	if t.tracer != nil {
 		t.mu.Lock()
 	}
-	switch kind {
-	case message.KindFeed:
-		if t.inRun {
-			t.endRunLocked(s, outcomeLost, start) // a feed without an end: cannot happen with an honest child
-		}
+	// A Feed starts a run unless one is open: a Feed sent (with Do) while
+	// a feed is suspended is refused by the worker, which stays
+	// suspended, and the open run goes on.
+	if kind == message.KindFeed && !t.inRun {
 		t.startRunLocked(s, start, req.(*message.Feed))
 	}
 	// The span the worker is sent, read under the lock already held (an
@@ -364,6 +393,8 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		}
 	case err != nil:
 		o = outcomeError
+	case abortFails:
+		o = outcomeError // the parent's own abort of a failed run
 	case kind == message.KindAbortFeed, kind == message.KindReset:
 		o = outcomeAborted // a Reset discards a suspended feed
 	case ev != nil:

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 )
 
 // runSpanOf is the one run span rig recorded, every span started having
@@ -186,5 +188,137 @@ func TestTelemetryMetricsOnlyRecordsARunOpenAtClose(t *testing.T) {
 				t.Errorf("tracing %v: %s recorded %d times, want 1", tracing, name, n)
 			}
 		}
+	}
+}
+
+// A feed the parent aborts on its own because the run failed — a system
+// sleep past the sleep budget (protocol 5), a host answer that cannot be
+// sent, or one the worker rejects — ends its run with outcome error and
+// an Error status, as the suspension limit does: only the caller's
+// AbortFeed (or a Reset, or a Run whose context ended) is aborted.
+// Before, every AbortFeed the parent sent made the run "aborted", with
+// no error status, so a tripped sleep limit looked like a caller's choice.
+func TestTelemetryParentAbortIsAnError(t *testing.T) {
+	answersAbort := func(first *message.ChildEvent, resumed func() fakeReply) fakeHandler {
+		return func(req *message.ParentRequest) fakeReply {
+			switch b := req.Body.(type) {
+			case *message.Feed:
+				return reply(first)
+			case *message.ResumeCall:
+				return resumed()
+			case *message.AbortFeed:
+				return reply(stamp(ev(&message.Error{Exception: b.Exception}), protocol.DefaultMaxSuspensions))
+			}
+			return reply(violation("unexpected request"))
+		}
+	}
+	sleepy := answersAbort(sleepCall(1, 0.5), func() fakeReply { return reply(violation("unexpected resume")) })
+	sleepCfg := Config{Limits: Limits{MaxTotalSleep: 100 * time.Millisecond}}
+	for _, c := range []struct {
+		name string
+		o    fakeOpts
+		cfg  Config
+		h    fakeHandler
+		do   func(s *Session) error
+	}{
+		{"sleep limit, Run", fakeOpts{version: 5}, sleepCfg, sleepy, func(s *Session) error {
+			_, err := s.Run(bg, "time.sleep(0.5)")
+			return err
+		}},
+		{"sleep limit, Feed", fakeOpts{version: 5}, sleepCfg, sleepy, func(s *Session) error {
+			ev, err := s.Feed(bg, "time.sleep(0.5)")
+			if err == nil {
+				err = errorOf(ev)
+			}
+			return err
+		}},
+		{"unsendable answer", fakeOpts{maxFrameLen: 1024}, Config{},
+			answersAbort(funcCall("big", 0), func() fakeReply { return reply(violation("unexpected resume")) }),
+			func(s *Session) error {
+				_, err := s.Run(bg, "big()", WithFunctions(NewRegistry().MustRegister("big", func() string { return strings.Repeat("x", 4096) })))
+				return err
+			}},
+		{"rejected answer", fakeOpts{}, Config{},
+			answersAbort(funcCall("f", 0), func() fakeReply { return reply(violation("not now")) }),
+			func(s *Session) error {
+				_, err := s.Run(bg, "f()", WithFunctions(NewRegistry().MustRegister("f", func() int { return 1 })))
+				return err
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rig := newTelemetryRig(t)
+			c.cfg.TracerProvider, c.cfg.MeterProvider = rig.tp, rig.mp
+			s, _ := startFakeOpts(t, c.o, c.cfg, c.h)
+			if err := c.do(s); err == nil {
+				t.Fatal("the run did not fail")
+			}
+			if st := s.State(); st != StateIdle {
+				t.Fatalf("state %v, want idle (the feed aborted)", st)
+			}
+			s.Close()
+			run := runSpanOf(t, rig)
+			if o := outcomeOf(run); o != "error" || run.Status().Code != codes.Error {
+				t.Errorf("run outcome %q, status %v; want error, Error", o, run.Status())
+			}
+			if n := telemetrytest.HistCount(rig.metrics(t)[MetricRunDuration]); n != 1 {
+				t.Errorf("%d runs recorded, want 1", n)
+			}
+		})
+	}
+}
+
+// A Feed sent with Do while a feed is suspended is refused by the worker,
+// which stays suspended: the suspended run goes on, with its host round
+// trip still open, and ends once, when that feed completes. Before, the
+// refused Feed ended the run as lost (Error status, the worker was
+// fine), and opened a second run, which took the first one's completion
+// (with no suspensions) while its host round trip had been cut short.
+func TestTelemetryRefusedFeedWhileSuspendedKeepsTheRun(t *testing.T) {
+	rig := newTelemetryRig(t)
+	s := realSession(t, Config{TracerProvider: rig.tp, MeterProvider: rig.mp})
+	ctx := context.Background()
+	if ev, err := s.Feed(ctx, "f(1) + 1"); err != nil || ev.Body.EventKind() != message.KindFunctionCall {
+		t.Fatalf("feed: %v %v", ev, err)
+	}
+	ev, err := s.Do(ctx, &message.Feed{Code: "2"})
+	if err != nil || ev.Body.EventKind() != message.KindError || s.State() != StateSuspended {
+		t.Fatalf("a Feed while suspended: %v %v, state %v; want a refusal, still suspended", ev, err, s.State())
+	}
+	if ev, err := s.Resume(ctx, Return(41)); err != nil || ev.Body.EventKind() != message.KindComplete {
+		t.Fatalf("resume: %v %v", ev, err)
+	}
+	s.Close()
+	// Negotiation may have opened (and failed) a session first: count
+	// runs and host spans only.
+	if s, e := len(rig.spans.Started()), len(rig.spans.Ended()); s != e {
+		t.Fatalf("%d spans started, %d ended", s, e)
+	}
+	var runs, hosts []sdktrace.ReadOnlySpan
+	for _, sp := range rig.spans.Ended() {
+		switch sp.Name() {
+		case SpanRun:
+			runs = append(runs, sp)
+		case SpanHost:
+			hosts = append(hosts, sp)
+		}
+	}
+	if len(runs) != 1 || len(hosts) != 1 {
+		t.Fatalf("%d run spans and %d host spans, want 1 each", len(runs), len(hosts))
+	}
+	run := runs[0]
+	if o := outcomeOf(run); o != "ok" || run.Status().Code == codes.Error {
+		t.Errorf("run outcome %q, status %v; want ok", o, run.Status())
+	}
+	for _, kv := range run.Attributes() {
+		if kv.Key == AttrSuspensions && kv.Value.AsInt64() != 1 {
+			t.Errorf("run suspensions %d, want 1", kv.Value.AsInt64())
+		}
+	}
+	m := rig.metrics(t)
+	if n := telemetrytest.HistCount(m[MetricRunDuration]); n != 1 {
+		t.Errorf("%d runs recorded, want 1", n)
+	}
+	if n := telemetrytest.HistCount(m[MetricExtCallDuration]); n != 1 {
+		t.Errorf("%d host round trips recorded, want 1", n)
 	}
 }

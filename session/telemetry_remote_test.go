@@ -152,3 +152,63 @@ func TestTelemetryRemoteResumeIsOneTurn(t *testing.T) {
 		})
 	}
 }
+
+// The Configure and Load that resume a drained remote session on a new
+// connection are part of the turn they resume, and carry its traceparent
+// (the run span's) like the request re-sent after them: the docs promise
+// the current span's traceparent with each request. Before, the resume's
+// Configure and Load went out with none.
+func TestTelemetryRemoteResumeCarriesTheTraceParent(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	dump := []byte("opaque signed dump")
+	a := newScripted(t, func(req message.Request) []message.Event {
+		switch req.(type) {
+		case *message.Configure:
+			return []message.Event{&message.Ok{}}
+		case *message.Feed:
+			return []message.Event{&message.FunctionCall{FunctionName: "ask", CallID: 1}}
+		}
+		return []message.Event{&message.ShutdownDump{Dump: &dump}}
+	})
+	b := newScripted(t, func(req message.Request) []message.Event {
+		switch req.(type) {
+		case *message.Configure:
+			return []message.Event{&message.Ok{}}
+		case *message.Load:
+			return []message.Event{&message.FunctionCall{FunctionName: "ask", CallID: 1}}
+		case *message.ResumeCall:
+			g := value.Graph{}
+			return []message.Event{&message.Complete{Value: g.Add(value.Int(42)), Values: g}}
+		}
+		return nil
+	})
+	s := startRemote(t, session.RemoteLauncher{URL: a.url, Pick: func() string { return b.url }},
+		session.Config{TracerProvider: tp})
+	ctx := context.Background()
+	if _, err := s.Feed(ctx, "ask()"); err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := s.Resume(ctx, session.Return(7)); err != nil || ev.Body.EventKind() != message.KindComplete || s.Resumed() != 1 {
+		t.Fatalf("%v %v (resumes %d)", ev, err, s.Resumed())
+	}
+	s.Close()
+	spans := recordedSpans(t, rec)
+	if len(spans[session.SpanRun]) != 1 {
+		t.Fatalf("%d run spans, want 1", len(spans[session.SpanRun]))
+	}
+	sc := spans[session.SpanRun][0].SpanContext()
+	want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
+	b.mu.Lock()
+	got, tps := append([]message.RequestKind(nil), b.got...), append([]string(nil), b.tps...)
+	b.mu.Unlock()
+	if len(got) != 3 || got[0] != message.KindConfigure || got[1] != message.KindLoad || got[2] != message.KindResumeCall {
+		t.Fatalf("the second endpoint read %v", got)
+	}
+	for i, k := range got {
+		if tps[i] != want {
+			t.Errorf("%s carried traceparent %q, want the run span's %q", k, tps[i], want)
+		}
+	}
+}

@@ -77,6 +77,7 @@ func (s *Session) chargeSleep(d time.Duration) *message.AbortFeed {
 	// the total around past the budget check.
 	total := satdur.Add(s.stamps.TotalSleep, d)
 	if lim := s.sleepLimit(); lim > 0 && total > lim {
+		s.tel.abortFails = true // the abort returned is sent next
 		return &message.AbortFeed{Exception: message.NewException("TimeoutError",
 			"sleep limit exceeded: "+message.RustDuration(total)+" > "+message.RustDuration(lim))}
 	}

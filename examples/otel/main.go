@@ -5,11 +5,14 @@
 //
 //	go run ./examples/otel
 //
-// The span tree reads, for example:
+// The span tree reads (the request's span, then gomonty's; one host span
+// per call of price):
 //
-//	monty.session
-//	  monty.run outcome=ok
-//	    monty.host kind=function_call
+//	handle request
+//	  monty.session
+//	    monty.run outcome=ok
+//	      monty.host kind=function_call
+//	      monty.host kind=function_call
 //
 // In a service the providers would be the global ones (otel.SetTracerProvider,
 // otel.SetMeterProvider) with a real exporter; gomonty needs no setting then.
