@@ -988,3 +988,57 @@ func TestInvalidJSONTagNamesAreIgnored(t *testing.T) {
 // JSONEmbedded is embedded (exported: reflect.StructOf cannot embed an
 // unexported type) by badJSONNames.
 type JSONEmbedded struct{ G int }
+
+// A big.Float or a big.Rat has no Python counterpart. Both used to
+// convert as structs with no exported fields, so Python silently got an
+// empty dict (and a dict decoded into one as a no-op); they are refused
+// now, the way time.Location is.
+func TestBigFloatAndRatRefused(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{big.NewFloat(1.5), "value: cannot convert Go big.Float: a big.Float has no Python counterpart; convert it with its Float64 method"},
+		{*big.NewFloat(1.5), "value: cannot convert Go big.Float: a big.Float has no Python counterpart; convert it with its Float64 method"},
+		{big.NewRat(1, 3), "value: cannot convert Go big.Rat: a big.Rat has no Python counterpart; convert it with its Float64 method"},
+		{struct{ F *big.Float }{big.NewFloat(2)}, "value: cannot convert Go big.Float at .F: a big.Float has no Python counterpart; convert it with its Float64 method"},
+		{struct{ R big.Rat }{}, "value: cannot convert Go big.Rat at .R: a big.Rat has no Python counterpart; convert it with its Float64 method"},
+		{map[string]big.Float{"f": {}}, `value: cannot convert Go big.Float at ["f"]: a big.Float has no Python counterpart; convert it with its Float64 method`},
+		{[]any{big.NewRat(1, 3)}, "value: cannot convert Go big.Rat at [0]: a big.Rat has no Python counterpart; convert it with its Float64 method"},
+	} {
+		var g Graph
+		_, err := FromGo(&g, tc.in)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || !ce.FromGo {
+			t.Errorf("FromGo(%T): want a *ConversionError, got %v", tc.in, err)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("FromGo(%T)\n got %s\nwant %s", tc.in, err, tc.want)
+		}
+		if g.Len() != 0 {
+			t.Errorf("FromGo(%T) left %d nodes behind", tc.in, g.Len())
+		}
+	}
+	for _, tc := range []struct {
+		in   any
+		dst  any
+		want string
+	}{
+		{map[string]any{}, new(big.Float), "value: cannot convert dict to big.Float: a big.Float has no Python counterpart"},
+		{map[string]any{"a": 1}, new(*big.Rat), "value: cannot convert dict to big.Rat: a big.Rat has no Python counterpart"},
+		{1.5, new(big.Float), "value: cannot convert float to big.Float: a big.Float has no Python counterpart"},
+		{map[string]any{"F": map[string]any{}}, new(struct{ F big.Float }), "value: cannot convert dict to big.Float at .F: a big.Float has no Python counterpart"},
+	} {
+		g, id := graphOf(t, tc.in)
+		err := ToGo(g, id, tc.dst)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || ce.FromGo {
+			t.Errorf("ToGo(%#v into %T): want a *ConversionError, got %v", tc.in, tc.dst, err)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("ToGo(%#v into %T)\n got %s\nwant %s", tc.in, tc.dst, err, tc.want)
+		}
+	}
+}

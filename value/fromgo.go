@@ -62,6 +62,10 @@ import (
 // empty one, overrides it. Untagged embedded structs have their fields
 // promoted, with encoding/json's rules for conflicting names.
 //
+// A big.Float or a big.Rat, for which Python has no type, is refused with
+// an error (convert it with its Float64 method first), as is a
+// time.Location (use TimeZone): neither converts as a struct.
+//
 // A time.Time is an instant, so it always becomes an aware datetime: its
 // offset is the one of its location at that instant, and the zone
 // abbreviation becomes the timezone name, except for UTC (time.UTC, or a
@@ -557,6 +561,8 @@ func (e *encoder) specialLeaf(sp specialType, v reflect.Value, t reflect.Type) (
 			return 0, fromGoErr(t, KindInvalid, fmt.Sprintf("%q is not a JSON number", text))
 		}
 		return FromJSON(e.g, []byte(text))
+	case spNoPython:
+		return 0, fromGoErr(t, KindInvalid, noPython(t)+"; convert it with its Float64 method")
 	}
 	// spLocation
 	return 0, fromGoErr(t, KindInvalid, "a time.Location has no Python counterpart; use TimeZone")
