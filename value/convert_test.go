@@ -935,6 +935,40 @@ func TestGraphDecoderSliceOfPackedRoot(t *testing.T) {
 	}
 }
 
+// TestPackedRootIntoRawMessage checks that a packed int list at the root
+// decodes into a json.RawMessage as its JSON text, as the same list
+// unpacked or nested does: json.RawMessage is a []byte, so ToGo's
+// packed-root fast path stored the items as its bytes ([1, 2] became the
+// two bytes 01 02, not the text "[1,2]").
+func TestPackedRootIntoRawMessage(t *testing.T) {
+	var g Graph
+	ints, err := FromGo(&g, []int{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u16, err := FromGo(&g, []uint16{3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Nodes[ints].Packed() || !g.Nodes[u16].Packed() {
+		t.Fatal("FromGo no longer packs int slices: the test needs a packed root")
+	}
+	for _, tc := range []struct {
+		id   NodeID
+		want string
+	}{{ints, "[1,2]"}, {u16, "[3,4]"}} {
+		var raw json.RawMessage
+		if err := ToGo(&g, tc.id, &raw); err != nil || string(raw) != tc.want {
+			t.Errorf("packed %s into json.RawMessage: %q, %v; want %q", g.Repr(tc.id), raw, err, tc.want)
+		}
+		ug, uid := g.Unpacked(tc.id)
+		var ref json.RawMessage
+		if err := ToGo(ug, uid, &ref); err != nil || string(ref) != tc.want {
+			t.Errorf("unpacked %s into json.RawMessage: %q, %v; want %q", g.Repr(tc.id), ref, err, tc.want)
+		}
+	}
+}
+
 // badJSONNames is a struct type whose json tag names encoding/json
 // refuses (a backslash or a quote, a character that is neither a letter,
 // a digit nor allowed punctuation): it marshals those fields under their
