@@ -1076,3 +1076,53 @@ func TestBigFloatAndRatRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestFromGoRefusesInvalidUTF8Payloads checks that FromGo refuses a string
+// that is not UTF-8 wherever it lands in the graph, as it refuses a plain
+// str: in a path, a time zone name, an exception's argument, a named
+// tuple's names, a class's or an attribute's name. It accepted them, so a
+// host function returning such a value failed the whole run when the
+// codec refused to send it, instead of raising TypeError in the sandbox.
+func TestFromGoRefusesInvalidUTF8Payloads(t *testing.T) {
+	bad := "a\xffb"
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{PathValue(bad), "value: cannot convert Go value.PathValue to path: invalid UTF-8 in text"},
+		{BuiltinFunctionValue(bad), "value: cannot convert Go value.BuiltinFunctionValue to builtin_function: invalid UTF-8 in text"},
+		{ReprValue(bad), "value: cannot convert Go value.ReprValue to repr: invalid UTF-8 in text"},
+		{CycleValue(bad), "value: cannot convert Go value.CycleValue to cycle: invalid UTF-8 in placeholder"},
+		{time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone(bad, 3600)), "value: cannot convert Go time.Time to datetime: invalid UTF-8 in timezone_name"},
+		{DateTime{Year: 2024, Month: 1, Day: 2, Offset: Ptr(int32(60)), TZName: &bad}, "value: cannot convert Go value.DateTime to datetime: invalid UTF-8 in timezone_name"},
+		{Time{Hour: 1, Offset: Ptr(int32(60)), TZName: &bad}, "value: cannot convert Go value.Time to time: invalid UTF-8 in timezone_name"},
+		{TimeZone{Offset: 60, Name: &bad}, "value: cannot convert Go value.TimeZone to timezone: invalid UTF-8 in name"},
+		{Exception{Type: "ValueError", Arg: &bad}, "value: cannot convert Go value.Exception to exception: invalid UTF-8 in arg"},
+		{Function{Name: bad}, "value: cannot convert Go value.Function to function: invalid UTF-8 in name"},
+		{Function{Name: "f", Docstring: &bad}, "value: cannot convert Go value.Function to function: invalid UTF-8 in docstring"},
+		{FileHandle{Path: bad, Mode: "r"}, "value: cannot convert Go value.FileHandle to file_handle: invalid UTF-8 in path"},
+		{NamedTupleValue{TypeName: bad, Fields: []string{"a"}, Values: []any{1}}, "value: cannot convert Go value.NamedTupleValue to named_tuple: invalid UTF-8 in type_name"},
+		{NamedTupleValue{TypeName: "p", Fields: []string{bad}, Values: []any{1}}, "value: cannot convert Go value.NamedTupleValue to named_tuple: invalid UTF-8 in field name"},
+		{ClassValue{Name: bad, ID: UUID{1}}, "value: cannot convert Go value.ClassValue to type: invalid UTF-8 in name"},
+		{ClassValue{Name: "C", ID: UUID{1}, Attrs: []Attr{{bad, 1}}}, "value: cannot convert Go value.ClassValue to type: invalid UTF-8 in attribute name"},
+		{ObjectValue{Class: ClassValue{Name: bad, ID: UUID{1}}}, "value: cannot convert Go value.ClassValue to type at .Class: invalid UTF-8 in name"},
+		{ObjectValue{Class: ClassValue{Name: "C", ID: UUID{1}}, Attrs: []Attr{{bad, 1}}}, "value: cannot convert Go value.ObjectValue to class_instance: invalid UTF-8 in attribute name"},
+		{[]any{1, PathValue(bad)}, "value: cannot convert Go value.PathValue to path at [1]: invalid UTF-8 in text"},
+		{struct{ P PathValue }{PathValue(bad)}, "value: cannot convert Go value.PathValue to path at .P: invalid UTF-8 in text"},
+	} {
+		g := &Graph{}
+		g.Add(Int(42))
+		_, err := FromGo(g, tc.in)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || !ce.FromGo {
+			t.Errorf("FromGo(%T): want a *ConversionError, got %v", tc.in, err)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("FromGo(%T)\n got %s\nwant %s", tc.in, err, tc.want)
+		}
+		if g.Len() != 1 {
+			t.Errorf("FromGo(%T) left %d nodes behind after an error", tc.in, g.Len()-1)
+		}
+	}
+}
