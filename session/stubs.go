@@ -400,7 +400,10 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 		reflect.TypeFor[value.ObjectValue](), reflect.TypeFor[value.Function](),
 		reflect.TypeFor[value.BuiltinFunctionValue](), reflect.TypeFor[value.FileHandle](),
 		reflect.TypeFor[value.SpecialValue](), reflect.TypeFor[value.ReprValue](),
-		reflect.TypeFor[value.CycleValue]():
+		reflect.TypeFor[value.CycleValue](),
+		// No Python counterpart: the conversions refuse them, as they
+		// refuse a channel (a *time.Location, above, takes a timezone).
+		reflect.TypeFor[big.Float](), reflect.TypeFor[big.Rat](), reflect.TypeFor[time.Location]():
 		return st.anyType()
 	}
 	if t.Implements(appenderStub) || t.Implements(decoderStub) || reflect.PointerTo(t).Implements(decoderStub) {

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,20 @@ func TestRegisterCallParameterNeedsFunc(t *testing.T) {
 	err := NewRegistry().Register("f", func(n int, ctx context.Context) {})
 	if err == nil || !strings.Contains(err.Error(), "must come first") {
 		t.Errorf("a late context: %v", err)
+	}
+}
+
+// TestStubsNoPythonCounterpart: a big.Float, a big.Rat or a time.Location
+// (not a pointer to one, which takes a timezone) converts to nothing in
+// Python, the conversions refusing it as they refuse a channel; the stubs
+// annotated it as a dict, which the conversions never accept or give.
+func TestStubsNoPythonCounterpart(t *testing.T) {
+	reg := NewRegistry().MustRegister("f", func(x *big.Float, r big.Rat, l time.Location) *big.Rat { return nil })
+	want := `from typing import Any
+
+def f(arg0: Any | None, arg1: Any, arg2: Any, /) -> Any | None: ...
+`
+	if got := reg.Stubs(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
 }

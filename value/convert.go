@@ -292,6 +292,10 @@ const (
 	spLocation
 	spJSON
 	spNumber
+	// spNoPython: a type with no Python counterpart that would otherwise
+	// convert as a struct without exported fields (an empty dict),
+	// losing its value: refused both ways.
+	spNoPython
 )
 
 var specialTypes = map[reflect.Type]specialType{
@@ -322,6 +326,13 @@ var specialTypes = map[reflect.Type]specialType{
 	locationType:                            spLocation,
 	jsonType:                                spJSON,
 	numberType:                              spNumber,
+	reflect.TypeFor[big.Float]():            spNoPython,
+	reflect.TypeFor[big.Rat]():              spNoPython,
 }
 
 // special encodes the types with a fixed Python counterpart. ok reports
+
+// noPython is the reason a type marked spNoPython is refused.
+func noPython(t reflect.Type) string {
+	return "a " + t.String() + " has no Python counterpart"
+}

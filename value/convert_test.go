@@ -935,6 +935,40 @@ func TestGraphDecoderSliceOfPackedRoot(t *testing.T) {
 	}
 }
 
+// TestPackedRootIntoRawMessage checks that a packed int list at the root
+// decodes into a json.RawMessage as its JSON text, as the same list
+// unpacked or nested does: json.RawMessage is a []byte, so ToGo's
+// packed-root fast path stored the items as its bytes ([1, 2] became the
+// two bytes 01 02, not the text "[1,2]").
+func TestPackedRootIntoRawMessage(t *testing.T) {
+	var g Graph
+	ints, err := FromGo(&g, []int{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u16, err := FromGo(&g, []uint16{3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Nodes[ints].Packed() || !g.Nodes[u16].Packed() {
+		t.Fatal("FromGo no longer packs int slices: the test needs a packed root")
+	}
+	for _, tc := range []struct {
+		id   NodeID
+		want string
+	}{{ints, "[1,2]"}, {u16, "[3,4]"}} {
+		var raw json.RawMessage
+		if err := ToGo(&g, tc.id, &raw); err != nil || string(raw) != tc.want {
+			t.Errorf("packed %s into json.RawMessage: %q, %v; want %q", g.Repr(tc.id), raw, err, tc.want)
+		}
+		ug, uid := g.Unpacked(tc.id)
+		var ref json.RawMessage
+		if err := ToGo(ug, uid, &ref); err != nil || string(ref) != tc.want {
+			t.Errorf("unpacked %s into json.RawMessage: %q, %v; want %q", g.Repr(tc.id), ref, err, tc.want)
+		}
+	}
+}
+
 // badJSONNames is a struct type whose json tag names encoding/json
 // refuses (a backslash or a quote, a character that is neither a letter,
 // a digit nor allowed punctuation): it marshals those fields under their
@@ -988,3 +1022,107 @@ func TestInvalidJSONTagNamesAreIgnored(t *testing.T) {
 // JSONEmbedded is embedded (exported: reflect.StructOf cannot embed an
 // unexported type) by badJSONNames.
 type JSONEmbedded struct{ G int }
+
+// A big.Float or a big.Rat has no Python counterpart. Both used to
+// convert as structs with no exported fields, so Python silently got an
+// empty dict (and a dict decoded into one as a no-op); they are refused
+// now, the way time.Location is.
+func TestBigFloatAndRatRefused(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{big.NewFloat(1.5), "value: cannot convert Go big.Float: a big.Float has no Python counterpart; convert it with its Float64 method"},
+		{*big.NewFloat(1.5), "value: cannot convert Go big.Float: a big.Float has no Python counterpart; convert it with its Float64 method"},
+		{big.NewRat(1, 3), "value: cannot convert Go big.Rat: a big.Rat has no Python counterpart; convert it with its Float64 method"},
+		{struct{ F *big.Float }{big.NewFloat(2)}, "value: cannot convert Go big.Float at .F: a big.Float has no Python counterpart; convert it with its Float64 method"},
+		{struct{ R big.Rat }{}, "value: cannot convert Go big.Rat at .R: a big.Rat has no Python counterpart; convert it with its Float64 method"},
+		{map[string]big.Float{"f": {}}, `value: cannot convert Go big.Float at ["f"]: a big.Float has no Python counterpart; convert it with its Float64 method`},
+		{[]any{big.NewRat(1, 3)}, "value: cannot convert Go big.Rat at [0]: a big.Rat has no Python counterpart; convert it with its Float64 method"},
+	} {
+		var g Graph
+		_, err := FromGo(&g, tc.in)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || !ce.FromGo {
+			t.Errorf("FromGo(%T): want a *ConversionError, got %v", tc.in, err)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("FromGo(%T)\n got %s\nwant %s", tc.in, err, tc.want)
+		}
+		if g.Len() != 0 {
+			t.Errorf("FromGo(%T) left %d nodes behind", tc.in, g.Len())
+		}
+	}
+	for _, tc := range []struct {
+		in   any
+		dst  any
+		want string
+	}{
+		{map[string]any{}, new(big.Float), "value: cannot convert dict to big.Float: a big.Float has no Python counterpart"},
+		{map[string]any{"a": 1}, new(*big.Rat), "value: cannot convert dict to big.Rat: a big.Rat has no Python counterpart"},
+		{1.5, new(big.Float), "value: cannot convert float to big.Float: a big.Float has no Python counterpart"},
+		{map[string]any{"F": map[string]any{}}, new(struct{ F big.Float }), "value: cannot convert dict to big.Float at .F: a big.Float has no Python counterpart"},
+	} {
+		g, id := graphOf(t, tc.in)
+		err := ToGo(g, id, tc.dst)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || ce.FromGo {
+			t.Errorf("ToGo(%#v into %T): want a *ConversionError, got %v", tc.in, tc.dst, err)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("ToGo(%#v into %T)\n got %s\nwant %s", tc.in, tc.dst, err, tc.want)
+		}
+	}
+}
+
+// TestFromGoRefusesInvalidUTF8Payloads checks that FromGo refuses a string
+// that is not UTF-8 wherever it lands in the graph, as it refuses a plain
+// str: in a path, a time zone name, an exception's argument, a named
+// tuple's names, a class's or an attribute's name. It accepted them, so a
+// host function returning such a value failed the whole run when the
+// codec refused to send it, instead of raising TypeError in the sandbox.
+func TestFromGoRefusesInvalidUTF8Payloads(t *testing.T) {
+	bad := "a\xffb"
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{PathValue(bad), "value: cannot convert Go value.PathValue to path: invalid UTF-8 in text"},
+		{BuiltinFunctionValue(bad), "value: cannot convert Go value.BuiltinFunctionValue to builtin_function: invalid UTF-8 in text"},
+		{ReprValue(bad), "value: cannot convert Go value.ReprValue to repr: invalid UTF-8 in text"},
+		{CycleValue(bad), "value: cannot convert Go value.CycleValue to cycle: invalid UTF-8 in placeholder"},
+		{time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone(bad, 3600)), "value: cannot convert Go time.Time to datetime: invalid UTF-8 in timezone_name"},
+		{DateTime{Year: 2024, Month: 1, Day: 2, Offset: Ptr(int32(60)), TZName: &bad}, "value: cannot convert Go value.DateTime to datetime: invalid UTF-8 in timezone_name"},
+		{Time{Hour: 1, Offset: Ptr(int32(60)), TZName: &bad}, "value: cannot convert Go value.Time to time: invalid UTF-8 in timezone_name"},
+		{TimeZone{Offset: 60, Name: &bad}, "value: cannot convert Go value.TimeZone to timezone: invalid UTF-8 in name"},
+		{Exception{Type: "ValueError", Arg: &bad}, "value: cannot convert Go value.Exception to exception: invalid UTF-8 in arg"},
+		{Function{Name: bad}, "value: cannot convert Go value.Function to function: invalid UTF-8 in name"},
+		{Function{Name: "f", Docstring: &bad}, "value: cannot convert Go value.Function to function: invalid UTF-8 in docstring"},
+		{FileHandle{Path: bad, Mode: "r"}, "value: cannot convert Go value.FileHandle to file_handle: invalid UTF-8 in path"},
+		{NamedTupleValue{TypeName: bad, Fields: []string{"a"}, Values: []any{1}}, "value: cannot convert Go value.NamedTupleValue to named_tuple: invalid UTF-8 in type_name"},
+		{NamedTupleValue{TypeName: "p", Fields: []string{bad}, Values: []any{1}}, "value: cannot convert Go value.NamedTupleValue to named_tuple: invalid UTF-8 in field name"},
+		{ClassValue{Name: bad, ID: UUID{1}}, "value: cannot convert Go value.ClassValue to type: invalid UTF-8 in name"},
+		{ClassValue{Name: "C", ID: UUID{1}, Attrs: []Attr{{bad, 1}}}, "value: cannot convert Go value.ClassValue to type: invalid UTF-8 in attribute name"},
+		{ObjectValue{Class: ClassValue{Name: bad, ID: UUID{1}}}, "value: cannot convert Go value.ClassValue to type at .Class: invalid UTF-8 in name"},
+		{ObjectValue{Class: ClassValue{Name: "C", ID: UUID{1}}, Attrs: []Attr{{bad, 1}}}, "value: cannot convert Go value.ObjectValue to class_instance: invalid UTF-8 in attribute name"},
+		{[]any{1, PathValue(bad)}, "value: cannot convert Go value.PathValue to path at [1]: invalid UTF-8 in text"},
+		{struct{ P PathValue }{PathValue(bad)}, "value: cannot convert Go value.PathValue to path at .P: invalid UTF-8 in text"},
+	} {
+		g := &Graph{}
+		g.Add(Int(42))
+		_, err := FromGo(g, tc.in)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || !ce.FromGo {
+			t.Errorf("FromGo(%T): want a *ConversionError, got %v", tc.in, err)
+			continue
+		}
+		if err.Error() != tc.want {
+			t.Errorf("FromGo(%T)\n got %s\nwant %s", tc.in, err, tc.want)
+		}
+		if g.Len() != 1 {
+			t.Errorf("FromGo(%T) left %d nodes behind after an error", tc.in, g.Len()-1)
+		}
+	}
+}

@@ -62,6 +62,15 @@ import (
 // empty one, overrides it. Untagged embedded structs have their fields
 // promoted, with encoding/json's rules for conflicting names.
 //
+// Every string FromGo writes must be valid UTF-8, as the protocol
+// requires: a str, and also the text of a path, a time zone's name, an
+// exception's argument, a named tuple's or a class's names; one that is
+// not is refused with an error.
+//
+// A big.Float or a big.Rat, for which Python has no type, is refused with
+// an error (convert it with its Float64 method first), as is a
+// time.Location (use TimeZone): neither converts as a struct.
+//
 // A time.Time is an instant, so it always becomes an aware datetime: its
 // offset is the one of its location at that instant, and the zone
 // abbreviation becomes the timezone name, except for UTC (time.UTC, or a
@@ -465,7 +474,67 @@ func (e *encoder) special(v reflect.Value, t reflect.Type, depth int) (id NodeID
 	default:
 		id, err = e.specialLeaf(sp, v, t)
 	}
+	if err == nil {
+		// The payload strings, which the codecs refuse to send unless
+		// UTF-8: refused here, as a plain str is.
+		if n := &e.g.Nodes[id]; badText(n) != "" {
+			return 0, true, fromGoErr(t, n.Kind, "invalid UTF-8 in "+badText(n))
+		}
+	}
 	return id, true, err
+}
+
+// badText names the string of n's payload that is not valid UTF-8 ("" if
+// none is): the fields the codecs check before sending a node.
+func badText(n *Node) string {
+	switch n.Kind {
+	case KindStr, KindPath, KindBuiltinFunction, KindRepr:
+		if !utf8.ValidString(n.Text()) {
+			return "text"
+		}
+	case KindCycle:
+		if !utf8.ValidString(n.Text()) {
+			return "placeholder"
+		}
+	}
+	bad := func(name string, s *string) string {
+		if s != nil && !utf8.ValidString(*s) {
+			return name
+		}
+		return ""
+	}
+	switch x := n.Ext().(type) {
+	case *NamedTuple:
+		if f := bad("type_name", &x.TypeName); f != "" {
+			return f
+		}
+		for i := range x.FieldNames {
+			if f := bad("field name", &x.FieldNames[i]); f != "" {
+				return f
+			}
+		}
+	case *Time:
+		return bad("timezone_name", x.TZName)
+	case *DateTime:
+		return bad("timezone_name", x.TZName)
+	case *TimeZone:
+		return bad("name", x.Name)
+	case *Exception:
+		if f := bad("exc_type", &x.Type); f != "" {
+			return f
+		}
+		return bad("arg", x.Arg)
+	case *Function:
+		if f := bad("name", &x.Name); f != "" {
+			return f
+		}
+		return bad("docstring", x.Docstring)
+	case *FileHandle:
+		return bad("path", &x.Path)
+	case *Type:
+		return bad("name", &x.Name)
+	}
+	return ""
 }
 
 func (e *encoder) namedTuple(nt NamedTupleValue, t reflect.Type, depth int) (NodeID, error) {
@@ -557,6 +626,8 @@ func (e *encoder) specialLeaf(sp specialType, v reflect.Value, t reflect.Type) (
 			return 0, fromGoErr(t, KindInvalid, fmt.Sprintf("%q is not a JSON number", text))
 		}
 		return FromJSON(e.g, []byte(text))
+	case spNoPython:
+		return 0, fromGoErr(t, KindInvalid, noPython(t)+"; convert it with its Float64 method")
 	}
 	// spLocation
 	return 0, fromGoErr(t, KindInvalid, "a time.Location has no Python counterpart; use TimeZone")
@@ -613,6 +684,10 @@ func (e *encoder) attrs(as []Attr, depth int) ([]Pair, error) {
 	}
 	ps := make([]Pair, len(as))
 	for i, a := range as {
+		if !utf8.ValidString(a.Name) {
+			// The caller names its own type.
+			return nil, &ConversionError{FromGo: true, Reason: "invalid UTF-8 in attribute name"}
+		}
 		v, err := e.encode(reflect.ValueOf(a.Value), depth+1)
 		if err != nil {
 			return nil, atPath(err, "."+a.Name)
@@ -633,8 +708,14 @@ func (e *encoder) class(c *ClassValue, depth int) (NodeID, error) {
 	if t.Origin == OriginBuiltin && (len(c.Attrs) > 0 || !t.ID.IsZero()) {
 		return 0, fromGoErr(reflect.TypeFor[ClassValue](), KindType, "a builtin type has neither an ID nor attributes")
 	}
+	if !utf8.ValidString(t.Name) {
+		return 0, fromGoErr(reflect.TypeFor[ClassValue](), KindType, "invalid UTF-8 in name")
+	}
 	var err error
 	if t.Attrs, err = e.attrs(c.Attrs, depth); err != nil {
+		if ce, ok := err.(*ConversionError); ok && ce.GoType == nil {
+			ce.GoType, ce.Kind = reflect.TypeFor[ClassValue](), KindType
+		}
 		return 0, err
 	}
 	return e.add(TypeNode(t)), nil
@@ -650,6 +731,9 @@ func (e *encoder) object(o *ObjectValue, depth int) (NodeID, error) {
 	}
 	attrs, err := e.attrs(o.Attrs, depth)
 	if err != nil {
+		if ce, ok := err.(*ConversionError); ok && ce.GoType == nil {
+			ce.GoType, ce.Kind = reflect.TypeFor[ObjectValue](), KindClassInstance
+		}
 		return 0, err
 	}
 	return e.add(ClassInstanceNode(ClassInstance{Class: cls, InstanceID: o.InstanceID, Attrs: attrs})), nil

@@ -143,8 +143,11 @@ func mapPairs(ps []Pair, m func(NodeID) NodeID) []Pair {
 // graph, so results and errors are the general path's.
 func (d *decoder) packedRoot(n *Node, v reflect.Value) bool {
 	t := v.Type()
-	if t.Kind() != reflect.Slice || d.info(t).decoder || !d.fastItems(t.Elem(), 0) {
-		return false // a slice type that decodes itself included: the general path calls DecodeGraph
+	if ti := d.info(t); t.Kind() != reflect.Slice || ti.decoder || ti.special != notSpecial || !d.fastItems(t.Elem(), 0) {
+		// A slice type that decodes itself, or one with its own meaning
+		// (json.RawMessage is the list's JSON text, not its items as
+		// bytes): the general path.
+		return false
 	}
 	op := d.info(t.Elem()).op
 	if fs := n.Floats(); fs != nil {

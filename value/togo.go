@@ -57,7 +57,8 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // that text (a str spelling a JSON number as the str). Each kind also
 // decodes into its own type of the [ToAny] table, and an empty interface
 // destination receives what ToAny returns. A type
-// implementing [GraphDecoder] decodes itself.
+// implementing [GraphDecoder] decodes itself. A big.Float or big.Rat
+// destination, for which Python has no type, is an error.
 //
 // A struct destination keeps the fields the value does not set (fill a
 // struct with defaults, then decode into it); a slice or map destination
@@ -1221,6 +1222,9 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		return true, nil
 	case locationType:
 		return fail("decode a timezone into a *time.Location")
+	}
+	if specialTypes[t] == spNoPython {
+		return fail(noPython(t))
 	}
 	return false, nil
 }
