@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -230,4 +231,27 @@ func runExitHooks() {
 	for _, f := range exitHooks {
 		f()
 	}
+}
+
+// versionFlag is a protocol-version flag (--protocol, --inner-protocol).
+// A value that does not fit the wire's uint32 is a parse error, so a usage
+// mistake: a uint flag converted to uint32 wrapped 4294967300 to 4.
+type versionFlag uint32
+
+func (v *versionFlag) String() string { return strconv.FormatUint(uint64(*v), 10) }
+
+func (v *versionFlag) Set(s string) error {
+	n, err := strconv.ParseUint(s, 0, 32)
+	if err != nil {
+		return fmt.Errorf("%q is not a protocol version", s)
+	}
+	*v = versionFlag(n)
+	return nil
+}
+
+// versionVar defines a protocol-version flag with a default.
+func versionVar(fs *flag.FlagSet, name string, def uint32, usage string) *uint32 {
+	v := versionFlag(def)
+	fs.Var(&v, name, usage)
+	return (*uint32)(&v)
 }
