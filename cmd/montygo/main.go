@@ -11,6 +11,7 @@
 //	montygo serve [flags]                serve Monty sessions over WebSockets
 //	montygo conform worker|parent ...    the protocol's conformance kit
 //	montygo version                      print versions
+//	montygo --version                    print montygo's version (one line)
 package main
 
 import (
@@ -60,7 +61,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'montygo <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Run 'montygo <command> -h' for a command's flags, 'montygo --version' for montygo's version.")
 }
 
 func main() {
@@ -84,6 +85,12 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 		if len(args) == 0 {
 			return 2
 		}
+		return 0
+	}
+	if args[0] == "--version" || args[0] == "-V" {
+		// As `monty --version`: one line. `montygo version` and the REPL's
+		// banner ask a worker binary this, and montygo can be the worker.
+		fmt.Fprintf(stdout, "montygo %s (github.com/gomonty/monty)\n", moduleVersion())
 		return 0
 	}
 	for _, c := range cmds {
