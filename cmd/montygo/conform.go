@@ -80,7 +80,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	remote := fs.String("remote", "", "test a WebSocket worker endpoint (ws:// or wss://) instead of a local binary")
 	var hdr headerFlag
 	fs.Var(&hdr, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")
-	proto := fs.Uint("protocol", 4, "protocol version to test (2, 4 or 5)")
+	proto := versionVar(fs, "protocol", 4, "protocol `version` to test (2, 4 or 5)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	run := fs.String("run", "", "only rules whose id matches this regular expression")
 	parallel := fs.Int("parallel", 0, "rules run at once (default: max(4, 2×CPUs))")
@@ -97,7 +97,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "montygo conform worker: --worker and --remote are exclusive")
 		return exitError{2}
 	}
-	opts := conform.Options{Protocol: uint32(*proto), Parallel: *parallel, RuleTimeout: *timeout}
+	opts := conform.Options{Protocol: *proto, Parallel: *parallel, RuleTimeout: *timeout}
 	if *run != "" {
 		re, err := regexp.Compile(*run)
 		if err != nil {
@@ -200,7 +200,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	run := fs.String("run", "", "only scenarios whose name matches this regular expression")
 	parallel := fs.Int("parallel", 0, "scenarios run at once (default: max(2, CPUs))")
 	limit := fs.Duration("scenario-timeout", 0, "time a parent gets per scenario (default 30s)")
-	proto := fs.Uint("protocol", 0, "protocol the scripted child claims (default: the scenario's, 2 where defined)")
+	proto := versionVar(fs, "protocol", 0, "protocol `version` the scripted child claims (default: the scenario's, 2 where defined)")
 	budget := fs.Int64("decode-budget", 0, "the parent's per-frame decode budget in bytes, for the memory check (default 1 GiB)")
 	if err := fs.Parse(args); err != nil {
 		return parseFailed(err)
@@ -210,7 +210,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "usage: montygo conform parent [--json] -- COMMAND [ARGS...]")
 		return exitError{2}
 	}
-	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: uint32(*proto), DecodeBudget: *budget}
+	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: *proto, DecodeBudget: *budget}
 	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
 		fmt.Fprintf(stderr, "montygo conform parent: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
 		return exitError{2}

@@ -22,7 +22,7 @@ import (
 func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	proto := fs.Uint("protocol", 4, "protocol version of the stream (5, 4 or 2)")
+	proto := versionVar(fs, "protocol", 4, "protocol `version` of the stream (5, 4 or 2)")
 	from := fs.String("from", "child", "who wrote the stream: child (events) or parent (requests)")
 	hexIn := fs.Bool("hex", false, "read one hex-encoded message (no length prefix) per line instead of length-prefixed frames")
 	maxDecode := fs.Int64("max-decode-bytes", 0, "per-frame decode budget in bytes (0 = the 1 GiB default)")
@@ -38,7 +38,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "montygo decode: unexpected argument %q (the stream is read from standard input; a recording is --record FILE)\n", fs.Arg(0))
 		return exitError{2}
 	}
-	c, ok := codec.ForVersion(uint32(*proto))
+	c, ok := codec.ForVersion(*proto)
 	if !ok {
 		fmt.Fprintf(stderr, "montygo decode: no codec for protocol %d (supported: %v)\n", *proto, codec.Versions())
 		return exitError{2}
@@ -49,7 +49,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	lim := codec.Limits{MaxDecodeBytes: *maxDecode}
 	if *record != "" {
-		return decodeRecord(*record, uint32(*proto), lim, stdout, stderr)
+		return decodeRecord(*record, *proto, lim, stdout, stderr)
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()

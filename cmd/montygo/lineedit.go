@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gomonty/monty/protocol"
 	"github.com/peterh/liner"
 )
 
@@ -35,13 +36,40 @@ type plainReader struct {
 	out io.Writer
 }
 
+// maxInputLen bounds a line, and the lines of one input, that the REPL
+// reads: what one Feed frame can carry, as for run's program. A variable
+// for the tests.
+var maxInputLen = protocol.MaxFrameLen
+
+// errInputTooLong reports a line or a block over maxInputLen; the REPL
+// drops it and carries on.
+var errInputTooLong = errors.New("input too long")
+
 func (p *plainReader) readLine(prompt, _ string) (string, error) {
 	fmt.Fprint(p.out, prompt)
-	line, err := p.br.ReadString('\n')
-	if line != "" && err == io.EOF {
-		err = nil
+	var line []byte
+	for {
+		chunk, err := p.br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxInputLen {
+			// Skip the rest of the line without keeping it (an endless
+			// one, /dev/zero, is read on in bounded memory).
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = p.br.ReadSlice('\n')
+			}
+			if err != nil && err != io.EOF {
+				return "", err
+			}
+			return "", errInputTooLong
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(line) > 0 && err == io.EOF {
+			err = nil
+		}
+		return strings.TrimRight(string(line), "\r\n"), err
 	}
-	return strings.TrimRight(line, "\r\n"), err
 }
 
 func (p *plainReader) remember([]string) {}

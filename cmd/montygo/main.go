@@ -11,6 +11,7 @@
 //	montygo serve [flags]                serve Monty sessions over WebSockets
 //	montygo conform worker|parent ...    the protocol's conformance kit
 //	montygo version                      print versions
+//	montygo --version                    print montygo's version (one line)
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -59,7 +61,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'montygo <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Run 'montygo <command> -h' for a command's flags, 'montygo --version' for montygo's version.")
 }
 
 func main() {
@@ -83,6 +85,12 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 		if len(args) == 0 {
 			return 2
 		}
+		return 0
+	}
+	if args[0] == "--version" || args[0] == "-V" {
+		// As `monty --version`: one line. `montygo version` and the REPL's
+		// banner ask a worker binary this, and montygo can be the worker.
+		fmt.Fprintf(stdout, "montygo %s (github.com/gomonty/monty)\n", moduleVersion())
 		return 0
 	}
 	for _, c := range cmds {
@@ -230,4 +238,27 @@ func runExitHooks() {
 	for _, f := range exitHooks {
 		f()
 	}
+}
+
+// versionFlag is a protocol-version flag (--protocol, --inner-protocol).
+// A value that does not fit the wire's uint32 is a parse error, so a usage
+// mistake: a uint flag converted to uint32 wrapped 4294967300 to 4.
+type versionFlag uint32
+
+func (v *versionFlag) String() string { return strconv.FormatUint(uint64(*v), 10) }
+
+func (v *versionFlag) Set(s string) error {
+	n, err := strconv.ParseUint(s, 0, 32)
+	if err != nil {
+		return fmt.Errorf("%q is not a protocol version", s)
+	}
+	*v = versionFlag(n)
+	return nil
+}
+
+// versionVar defines a protocol-version flag with a default.
+func versionVar(fs *flag.FlagSet, name string, def uint32, usage string) *uint32 {
+	v := versionFlag(def)
+	fs.Var(&v, name, usage)
+	return (*uint32)(&v)
 }

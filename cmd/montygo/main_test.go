@@ -311,3 +311,22 @@ func TestRunStdin(t *testing.T) {
 		t.Fatalf("traceback: rc %d err %q", rc, errs)
 	}
 }
+
+// `montygo --version` prints montygo's version (exit 0), as `monty
+// --version` does: it was an unknown command (exit 2), so `montygo
+// version`, and the REPL's banner, which ask a worker binary for its
+// --version, said "unknown version" of montygo itself when it is the
+// worker (`montygo subprocess`, a drop-in for `monty subprocess`).
+func TestDashDashVersion(t *testing.T) {
+	for _, flag := range []string{"--version", "-V"} {
+		out, errs, rc := runCLI(t, "", flag)
+		if rc != 0 || !strings.HasPrefix(out, "montygo ") || strings.Count(out, "\n") != 1 || errs != "" {
+			t.Errorf("montygo %s: exit %d, stdout %q, stderr %.200q; want 0 and one line naming montygo", flag, rc, out, errs)
+		}
+	}
+	t.Setenv("MONTY_BIN", montygo(t))
+	out, _, rc := runCLI(t, "", "version")
+	if rc != 0 || !strings.Contains(out, "worker: montygo ") {
+		t.Errorf("montygo version with montygo as the worker: exit %d, stdout %q", rc, out)
+	}
+}

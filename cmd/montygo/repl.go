@@ -102,6 +102,7 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 	fmt.Fprintf(stderr, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(), r.sess.Version())
 	var buf []string
+	bufLen := 0 // the bytes of buf's lines, each with its newline
 	waiting := false
 	for {
 		ps := ">>> "
@@ -123,13 +124,17 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			// Ctrl-C while a plain reader waits (a terminal in edit mode
 			// reads Ctrl-C as a key instead).
 			fmt.Fprint(stderr, "\nKeyboardInterrupt\n>>> ")
-			buf = buf[:0]
+			buf, bufLen = buf[:0], 0
 		case res := <-results:
 			waiting = false
 			switch {
 			case errors.Is(res.err, errPromptAborted):
 				fmt.Fprintln(stderr, "KeyboardInterrupt")
-				buf = buf[:0]
+				buf, bufLen = buf[:0], 0
+				continue
+			case errors.Is(res.err, errInputTooLong):
+				fmt.Fprintf(stderr, "montygo: the input is over %d bytes (what one frame can carry); dropped\n", maxInputLen)
+				buf, bufLen = buf[:0], 0
 				continue
 			case res.err != nil:
 				fmt.Fprintln(stderr)
@@ -145,12 +150,20 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				return nil
 			}
 			buf = append(buf, res.line)
+			bufLen += len(res.line) + 1
+			if bufLen > maxInputLen {
+				// A block that outgrew a frame (an unclosed bracket fed
+				// for ever) is dropped, as an over-long line is.
+				fmt.Fprintf(stderr, "montygo: the input is over %d bytes (what one frame can carry); dropped\n", maxInputLen)
+				buf, bufLen = buf[:0], 0
+				continue
+			}
 			if !complete(buf) {
 				continue
 			}
 			src := strings.Join(buf, "\n")
 			lr.remember(buf)
-			buf = buf[:0]
+			buf, bufLen = buf[:0], 0
 			if strings.TrimSpace(src) == "" {
 				continue
 			}

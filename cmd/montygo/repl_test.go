@@ -309,3 +309,31 @@ func TestREPLSIGTERM(t *testing.T) {
 		noOrphans(t, kids)
 	}
 }
+
+// A piped REPL's input is bounded as run's program is, by what one frame
+// can carry (maxInputLen): a line or a block over it is dropped with a
+// message and the REPL carries on. The plain reader read a line whole
+// (bufio.Reader.ReadString), and the lines of a block piled up, so
+// `montygo repl < /dev/zero` or `yes '[' | montygo repl` grew without
+// bound.
+func TestREPLInputIsBounded(t *testing.T) {
+	testenv.Worker(t)
+	t.Setenv("MONTYGO_LOG", "")
+	defer func(n int) { maxInputLen = n }(maxInputLen)
+	maxInputLen = 64
+	in := "x = 41\n" +
+		"y = '" + strings.Repeat("a", 100) + "'\n" + // a line over the bound
+		"[\n" + strings.Repeat("1,\n", 40) + // a block over it
+		"x + 1\n"
+	var out, errb strings.Builder
+	err := replCmd(t.Context(), nil, strings.NewReader(in), &out, &errb)
+	if err != nil {
+		t.Fatalf("repl: %v (stderr %q)", err, errb.String())
+	}
+	if n := strings.Count(errb.String(), "the input is over 64 bytes"); n != 2 {
+		t.Errorf("stderr %q: want the bound reported twice, got %d", errb.String(), n)
+	}
+	if !strings.HasSuffix(out.String(), "42\n") || strings.Contains(errb.String(), "Traceback") && strings.Contains(errb.String(), "aaaa") {
+		t.Errorf("stdout %q, stderr %q: want the REPL to carry on (42 last)", out.String(), errb.String())
+	}
+}

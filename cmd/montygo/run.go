@@ -37,7 +37,7 @@ type sessionFlags struct {
 	maxMemory   string
 	startTime   string
 	mounts      multiFlag
-	protocol    uint
+	protocol    versionFlag
 	typeCheck   bool
 	verbose     bool
 	remotes     multiFlag
@@ -55,7 +55,7 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB); default 256MiB, none for no limit")
 	fs.StringVar(&f.startTime, "start-timeout", "", "bound on the worker's start (Configure handshake) in seconds (default 10)")
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
-	fs.UintVar(&f.protocol, "protocol", 0, "pin the protocol version (default: negotiate)")
+	fs.Var(&f.protocol, "protocol", "pin the protocol `version` (default: negotiate)")
 	fs.BoolVar(&f.typeCheck, "type-check", false, "type-check each snippet before running it")
 	fs.Var(&f.remotes, "remote", "run on a remote Monty server at this ws:// or wss:// URL instead of a local worker (repeatable: tried in order at the start, the others used to resume after a drain)")
 	fs.Var(&f.headers, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")

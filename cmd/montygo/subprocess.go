@@ -39,8 +39,8 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	fs.SetOutput(stderr)
 	workerPath := fs.String("worker", "", "the inner monty worker (default: $MONTY_BIN, a monty file beside montygo, then the usual search)")
 	record := fs.String("record", "", "write every frame both ways to `FILE` (render with montygo decode --record FILE)")
-	proto := fs.Uint("protocol", 0, "accept only this outer protocol version (5, 4 or 2; default 4 and 2)")
-	inner := fs.Uint("inner-protocol", 0, "pin the inner worker's protocol version (default: negotiate)")
+	proto := versionVar(fs, "protocol", 0, "accept only this outer protocol `version` (5, 4 or 2; default 4 and 2)")
+	inner := versionVar(fs, "inner-protocol", 0, "pin the inner worker's protocol `version` (default: negotiate)")
 	spin := fs.Duration("spin", defaultSpin, "busy-poll for up to this long for the next frame from the parent and from the inner worker before sleeping (0: never)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
@@ -87,15 +87,15 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		// The versions the child side serves (5 only when pinned, see
 		// child.DefaultVersions); refuse the others rather than serve them
 		// half.
-		if !slices.Contains(child.SupportedVersions, uint32(*proto)) {
+		if !slices.Contains(child.SupportedVersions, *proto) {
 			fmt.Fprintf(stderr, "montygo subprocess: --protocol must be one of %v\n", child.SupportedVersions)
 			return exitError{2}
 		}
-		opts.Versions = []uint32{uint32(*proto)}
+		opts.Versions = []uint32{*proto}
 	}
 	eng := relay.New(relay.Config{
 		Worker:          worker.Config{Binary: bin, Logger: logger, StderrTo: errOut, SpinWait: innerSpin(spinFor)},
-		ProtocolVersion: uint32(*inner),
+		ProtocolVersion: *inner,
 		Logger:          logger,
 	})
 	err = child.Serve(ctx, conn, eng, opts)

@@ -96,3 +96,27 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		t.Errorf("MONTYGO_LOG=loud: exit %d, stderr %q; want 2 naming it", code, errb.String())
 	}
 }
+
+// A --protocol past 2^32 is a usage mistake (exit 2), not a version: the
+// flags were uints converted to uint32, so --protocol 4294967300 wrapped
+// to 4 and `montygo run` ran at protocol 4, `decode` decoded as 4, and
+// so on for every subcommand that takes a protocol version.
+func TestProtocolFlagDoesNotWrap(t *testing.T) {
+	t.Setenv("MONTYGO_LOG", "")
+	const wraps = "4294967300" // 2^32 + 4
+	for _, args := range [][]string{
+		{"run", "--protocol", wraps, "-c", "1"},
+		{"repl", "--protocol", wraps},
+		{"decode", "--protocol", wraps},
+		{"subprocess", "--protocol", wraps},
+		{"subprocess", "--inner-protocol", wraps},
+		{"conform", "worker", "--protocol", wraps, "--worker", "/nonexistent"},
+		{"conform", "parent", "--protocol", wraps, "--", "true"},
+	} {
+		var out, errb strings.Builder
+		code := mainArgs(args, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "protocol") {
+			t.Errorf("montygo %s: exit %d, stdout %.100q, stderr %.200q; want 2 naming the flag", strings.Join(args, " "), code, out.String(), errb.String())
+		}
+	}
+}

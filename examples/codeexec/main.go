@@ -135,7 +135,8 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	}
 	timeout := defaultTimeout
 	if req.TimeoutMS > 0 {
-		timeout = min(time.Duration(req.TimeoutMS)*time.Millisecond, maxTimeout)
+		// Capped before the multiplication, which overflows past 2^63 ns.
+		timeout = time.Duration(min(int64(req.TimeoutMS), maxTimeout.Milliseconds())) * time.Millisecond
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()

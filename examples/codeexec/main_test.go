@@ -123,3 +123,17 @@ func TestServeAndStop(t *testing.T) {
 		t.Fatal("did not stop")
 	}
 }
+
+// A timeout_ms past what a time.Duration holds is capped at maxTimeout
+// like any other large one: the milliseconds were multiplied into a
+// Duration first, which overflowed to a negative timeout, so the code
+// failed at once with a TimeoutError it never ran into.
+func TestHugeTimeoutIsCapped(t *testing.T) {
+	ts := newTestServer(t)
+	for _, ms := range []string{"9223372036854775807", "9300000000000", "1000000000000000"} {
+		code, r := post(t, ts, `{"code": "6 * 7", "timeout_ms": `+ms+`}`)
+		if code != 200 || r.Error != nil || string(r.Result) != "42" {
+			t.Errorf("timeout_ms %s: %d %+v %+v", ms, code, r, r.Error)
+		}
+	}
+}
