@@ -101,14 +101,17 @@ type DependencyInstaller interface {
 // send Load before any Configure (contract §12), and then nothing tells
 // a child that serves several versions which one the parent speaks; such
 // a child answers in the version of the worker it stands in for, which is
-// what a parent that spawned that worker would expect. Serve calls
-// InitialVersion once, on a Load that arrives before any Configure,
-// before decoding it; a version Serve does not serve, or an error, leaves
-// Serve's default (the highest version it serves). Later Configures pick
-// the version as usual. (Every other reply before Configure is an
-// unstamped Ok or Error, encoded alike in every version.)
+// what a parent that spawned that worker would expect, or in the version
+// the dump itself shows its parent spoke (the relay's protocol-5 dumps
+// are only ever made for a protocol-5 parent). Serve calls InitialVersion
+// once, on a Load that arrives before any Configure, with the Load's
+// state, after decoding it and before the engine's Load; a version Serve
+// does not serve, or an error, leaves Serve's default (the highest version
+// it serves). Later Configures pick the version as usual. (Every other
+// reply before Configure is an unstamped Ok or Error, encoded alike in
+// every version.)
 type InitialVersioner interface {
-	InitialVersion(ctx context.Context) (uint32, error)
+	InitialVersion(ctx context.Context, state []byte) (uint32, error)
 }
 
 // ParentVersioner is implemented by engines whose behaviour depends on the

@@ -16,10 +16,12 @@ type versioned struct {
 	v     uint32
 	err   error
 	calls int
+	state string // the state InitialVersion was given
 }
 
-func (e *versioned) InitialVersion(context.Context) (uint32, error) {
+func (e *versioned) InitialVersion(_ context.Context, state []byte) (uint32, error) {
 	e.calls++
+	e.state = string(state)
 	return e.v, e.err
 }
 
@@ -51,8 +53,8 @@ func TestInitialVersionBeforeConfigure(t *testing.T) {
 		if got := describe(p.feed("x")); got != "Complete" {
 			t.Fatalf("v%d: feed after Load: %s", v, got)
 		}
-		if eng.calls != 1 {
-			t.Fatalf("v%d: InitialVersion called %d times", v, eng.calls)
+		if eng.calls != 1 || eng.state != "dump:" {
+			t.Fatalf("v%d: InitialVersion called %d times, last with %q", v, eng.calls, eng.state)
 		}
 	}
 }

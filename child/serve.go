@@ -223,10 +223,14 @@ func isViolation(ev message.Event) bool {
 
 // handleFrame decodes and answers one request; done reports a Shutdown.
 func (s *server) handleFrame(ctx context.Context, body []byte) (done bool, err error) {
-	if !s.picked {
-		s.pickInitial(ctx, body)
-	}
 	req, derr := s.codec.DecodeRequest(body, s.lim)
+	if !s.picked && derr == nil && req != nil {
+		// A Load decodes alike at every version (arm 8, its state at 1),
+		// so the frame read at the default version is the Load to pick by.
+		if l, ok := req.Body.(*message.Load); ok {
+			s.pickInitial(ctx, l.State)
+		}
+	}
 	if c, ok := configureOf(req, derr); ok && c.ProtocolVersion != s.codec.Version() &&
 		slices.Contains(s.versions, c.ProtocolVersion) {
 		// A Configure is read at the version it declares: the schemas
@@ -256,13 +260,8 @@ func configureOf(req *message.ParentRequest, err error) (*message.Configure, boo
 }
 
 // pickInitial settles the version of a parent that starts with Load
-// (see [InitialVersioner]).
-func (s *server) pickInitial(ctx context.Context, body []byte) {
-	// The arm the decoder will read: peek.Request calls a frame with an
-	// unknown field at an arm's number opaque, though it decodes.
-	if message.RequestKind(peek.DecodedRequest(body)) != message.KindLoad {
-		return
-	}
+// (see [InitialVersioner]); state is the Load's.
+func (s *server) pickInitial(ctx context.Context, state []byte) {
 	s.picked = true
 	if pv, ok := s.eng.(ParentVersioner); ok {
 		defer func() { pv.ParentVersion(s.codec.Version()) }()
@@ -271,7 +270,7 @@ func (s *server) pickInitial(ctx context.Context, body []byte) {
 	if !ok {
 		return
 	}
-	v, err := iv.InitialVersion(ctx)
+	v, err := iv.InitialVersion(ctx, state)
 	if err != nil {
 		s.log.Debug("monty child: engine has no initial version", slog.Any("error", err))
 		return

@@ -136,7 +136,13 @@
 // (keeping the rest of the path as written) at an absolute or escaping
 // symlink, a loop or a missing component, so it never reveals host paths.
 // stat() reports the host's values (mode, inode, device, link count,
-// owner, size, times).
+// owner, size, times). The times are float seconds at indexes 7–9 as well
+// as in st_atime, st_mtime and st_ctime: CPython's os.stat_result holds
+// int seconds at the indexes and floats in the attributes, but the
+// worker's named tuple binds each field name to its index (and refuses
+// more names than items), so one value serves both; the attribute, the
+// usual reading, keeps CPython's float. st_mtime_ns and the other
+// attributes past the ten fields are absent (AttributeError).
 //
 // A ReadOnly mount answers mkdir as a read-only file system does: a
 // missing parent is FileNotFoundError and a file on the way

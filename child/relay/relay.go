@@ -23,6 +23,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -264,7 +265,13 @@ func sessionConfig(c *message.Configure) (session.Config, bool) {
 // InitialVersion starts the inner worker (negotiating its version) and
 // reports the version it speaks: before any Configure the child speaks
 // it, as the worker it stands in for would (see child.InitialVersioner).
-func (e *Engine) InitialVersion(ctx context.Context) (uint32, error) {
+// A relay protocol-5 dump (see dump5) is made only for a protocol-5
+// parent, so loading one first settles the child at 5 whatever the inner
+// worker speaks.
+func (e *Engine) InitialVersion(ctx context.Context, state []byte) (uint32, error) {
+	if bytes.HasPrefix(state, dumpMagic5) || bytes.HasPrefix(state, dumpMagic5Old) {
+		return protocol.Version5, nil
+	}
 	if e.s == nil {
 		if err := e.start(ctx, workerDefaults()); err != nil {
 			return 0, err

@@ -606,3 +606,22 @@ func TestV5RefusedLoadAfterTripThenConfigure(t *testing.T) {
 	}
 	wantRepr(t, do(&message.Feed{Code: "40 + 2"}), "42")
 }
+
+// TestV5LoadFirstOfRelayDumpSpeaks5 shows a child that serves 2, 4 and 5
+// over a protocol-2 worker answering a first Load of a relay dump made at
+// protocol 5 at 5, with the dump's limits: only a protocol-5 parent holds
+// such a dump. Before, the child settled at the inner worker's version (2),
+// so the parent could not read the reply (ChildEvent 22 is a string at 2,
+// a number at 5) and the dump's limits were dropped.
+func TestV5LoadFirstOfRelayDumpSpeaks5(t *testing.T) {
+	state := takeDump5(t, &message.ResourceLimits{MaxFeedDurationMicros: u64(400_000)}, nil, "x = 41")
+	do := serve5With(t, child.SupportedVersions)
+	ev := do(&message.Load{State: state})
+	if ev.Body.EventKind() != message.KindOk {
+		t.Fatalf("Load: %#v", ev.Body)
+	}
+	if ev.MaxFeedDurationMicros == nil || *ev.MaxFeedDurationMicros != 400_000 {
+		t.Fatalf("echoed after Load: feed %v", ev.MaxFeedDurationMicros)
+	}
+	wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
+}
