@@ -165,7 +165,10 @@
 // continues; the goroutine lingers until the blocked system call returns (a
 // stuck NFS server may keep it for a long time), then closes what it
 // opened. When ctx ends first, HandleOS returns ctx's error and no answer;
-// once ctx is done no operation is started. A write abandoned either way
+// once ctx is done no operation is started. An Overlay mount answers one
+// call at a time (its host reads included); a call waiting for another's
+// turn on the same mount gives up as soon as its ctx ends, with ctx's
+// error and nothing done. A write abandoned either way
 // may still complete later, and stays charged to the write limit (it is
 // refunded only if it fails before touching the file).
 //

@@ -447,8 +447,10 @@ const (
 // returned as an error.
 func (t *Table) kindOf(ctx context.Context, m *mnt, rel string, follow bool) (int, error) {
 	if m.ov != nil {
-		m.ov.mu.Lock()
-		defer m.ov.mu.Unlock()
+		if err := m.ov.lock(ctx); err != nil {
+			return 0, err
+		}
+		defer m.ov.unlock()
 		n, err := t.ovStat(ctx, m, rel)
 		var ce *canceledError
 		switch {

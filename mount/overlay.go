@@ -9,7 +9,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -61,11 +60,12 @@ func entryCost(key string, e *ovEntry) int64 {
 	return int64(len(key)) + entryOverhead + int64(len(e.data))
 }
 
-// overlay is an Overlay mount's in-memory state. mu serializes every
-// overlay operation on the mount, host reads included (each bounded by
-// OpTimeout).
+// overlay is an Overlay mount's in-memory state. Its lock (sem, see
+// lock) serializes every overlay operation on the mount, host reads
+// included (each bounded by OpTimeout); a call waiting for it gives up
+// when its context ends.
 type overlay struct {
-	mu      sync.Mutex
+	sem     chan struct{} // holds a token while the lock is held
 	entries map[string]*ovEntry
 	// kids indexes entries by parent: kids[dir] holds the names of the
 	// entries directly in dir, and of the directories on the way to
@@ -78,7 +78,7 @@ type overlay struct {
 
 // newOverlay returns an empty overlay.
 func newOverlay() *overlay {
-	return &overlay{entries: make(map[string]*ovEntry), kids: make(map[string]map[string]struct{})}
+	return &overlay{sem: make(chan struct{}, 1), entries: make(map[string]*ovEntry), kids: make(map[string]map[string]struct{})}
 }
 
 // index links the new entry key, and its ancestors, into kids, and
@@ -147,7 +147,7 @@ const (
 	stNotDir                 // below a file entry
 )
 
-// look reports what the overlay says about rel. o.mu must be held. Each
+// look reports what the overlay says about rel. The lock must be held. Each
 // ancestor is a slice of rel, not a new string: a path k components deep
 // costs k map lookups and no allocation.
 func (o *overlay) look(rel string) (*ovEntry, ovState) {
@@ -185,7 +185,7 @@ func (o *overlay) look(rel string) (*ovEntry, ovState) {
 }
 
 // hostHidden reports whether an ancestor of rel is a directory entry,
-// which hides whatever the host has at and below it. o.mu must be held.
+// which hides whatever the host has at and below it. The lock must be held.
 func (o *overlay) hostHidden(rel string) bool {
 	for i := 0; i < len(rel); i++ {
 		if rel[i] != '/' {
@@ -204,7 +204,7 @@ func (o *overlay) hostHidden(rel string) bool {
 // or one under a session-made directory), so that what the session made
 // and removed is not charged against MemoryLimit for the rest of the
 // session. Only a cancellation is returned as an error; a host that cannot
-// tell keeps the whiteout. o.mu must be held.
+// tell keeps the whiteout. The lock must be held.
 func (t *Table) ovForget(ctx context.Context, m *mnt, b *batch, rel string, n ovNode) error {
 	if n.entry == nil {
 		b.set(rel, &ovEntry{kind: entGone}) // the host's
@@ -315,7 +315,7 @@ type ovNode struct {
 	fi    fs.FileInfo // host lstat, when the host answers
 }
 
-// ovStat classifies rel in the merged view. o.mu must be held.
+// ovStat classifies rel in the merged view. The lock must be held.
 func (t *Table) ovStat(ctx context.Context, m *mnt, rel string) (ovNode, error) {
 	e, st := m.ov.look(rel)
 	switch st {
@@ -482,7 +482,7 @@ func (t *Table) ovHostHidden(ctx context.Context, m *mnt, rel string) (links []s
 // nothing the listing leaves out (a symlink the session has not unlinked,
 // a name that is not valid UTF-8): removing or replacing such a directory
 // would hide host data the sandbox never saw, where the host would refuse
-// with ENOTEMPTY. o.mu must be held.
+// with ENOTEMPTY. The lock must be held.
 func (t *Table) ovDirEmpty(ctx context.Context, m *mnt, rel string, n ovNode) (bool, error) {
 	names, err := t.ovList(ctx, m, rel)
 	switch {
@@ -497,7 +497,7 @@ func (t *Table) ovDirEmpty(ctx context.Context, m *mnt, rel string, n ovNode) (b
 
 // ovUnseen reports whether the host directory rel, shown through the
 // overlay, holds an entry the session can neither see nor remove: a
-// symlink it has not unlinked, or a name that is not valid UTF-8. o.mu
+// symlink it has not unlinked, or a name that is not valid UTF-8. The lock
 // must be held.
 func (t *Table) ovUnseen(ctx context.Context, m *mnt, rel string) (bool, error) {
 	links, odd, err := t.ovHostHidden(ctx, m, rel)
@@ -512,7 +512,7 @@ func (t *Table) ovUnseen(ctx context.Context, m *mnt, rel string) (bool, error) 
 	return false, nil
 }
 
-// ovList lists rel in the merged view. o.mu must be held.
+// ovList lists rel in the merged view. The lock must be held.
 func (t *Table) ovList(ctx context.Context, m *mnt, rel string) ([]string, error) {
 	n, err := t.ovStat(ctx, m, rel)
 	if err != nil {
@@ -629,8 +629,10 @@ func (t *Table) ovParentDir(ctx context.Context, m *mnt, rel string) error {
 // mount.
 func (t *Table) overlayOp(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
 	o := m.ov
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	if err := o.lock(ctx); err != nil {
+		return reply{}, err
+	}
+	defer o.unlock()
 
 	switch call.Op {
 	case message.OpExists, message.OpIsFile, message.OpIsDir, message.OpIsSymlink:
@@ -775,7 +777,7 @@ func (t *Table) overlayOp(ctx context.Context, call *message.OsCall, m *mnt, rel
 
 // ovWrite stores data at rel (appended to the current content when
 // appendMode), copying a host file into memory on the first append. It
-// returns the new size. o.mu must be held.
+// returns the new size. The lock must be held.
 func (t *Table) ovWrite(ctx context.Context, m *mnt, rel string, data []byte, appendMode bool) (int64, error) {
 	if rel == "." {
 		return 0, syscall.EISDIR
@@ -822,7 +824,7 @@ func (t *Table) ovWrite(ctx context.Context, m *mnt, rel string, data []byte, ap
 	return int64(len(content)), nil
 }
 
-// ovMkdir follows Path.mkdir in the merged view. o.mu must be held.
+// ovMkdir follows Path.mkdir in the merged view. The lock must be held.
 func (t *Table) ovMkdir(ctx context.Context, m *mnt, rel string, parents, existOK bool) error {
 	err := t.ovMkdirOne(ctx, m, rel)
 	if err == nil {
@@ -845,7 +847,7 @@ func (t *Table) ovMkdir(ctx context.Context, m *mnt, rel string, parents, existO
 // walks down the ancestors once (the overlay's entries, then the host
 // through a rootWalk), so that a path k components deep costs O(k) work;
 // making each ancestor with ovMkdirOne, which looks up the whole path
-// each time, cost work cubic in the depth. o.mu must be held.
+// each time, cost work cubic in the depth. The lock must be held.
 func (t *Table) ovMkdirParents(ctx context.Context, m *mnt, rel string) error {
 	o := m.ov
 	comps := splitRel(rel)
@@ -921,7 +923,7 @@ func (t *Table) ovMkdirParents(ctx context.Context, m *mnt, rel string) error {
 }
 
 // ovMkdirOne makes the single directory rel, whose parent must exist.
-// o.mu must be held.
+// The lock must be held.
 func (t *Table) ovMkdirOne(ctx context.Context, m *mnt, rel string) error {
 	if rel == "." {
 		return syscall.EEXIST
@@ -950,7 +952,7 @@ type snapItem struct {
 // ovSnapshot copies the merged tree below rel, whose node is n (host
 // files are read now), bounded by the mount's memory limit. A host
 // directory in the tree that holds an entry the copy cannot (see
-// ovUnseen) fails with errSymlink. o.mu must be held.
+// ovUnseen) fails with errSymlink. The lock must be held.
 func (t *Table) ovSnapshot(ctx context.Context, m *mnt, rel string, n ovNode, sub string, out *[]snapItem, used *int64) error {
 	names, err := t.ovList(ctx, m, rel)
 	if err != nil {
@@ -1007,8 +1009,10 @@ func (t *Table) ovRename(ctx context.Context, m *mnt, src, dst string) error {
 		return errMountRoot
 	}
 	o := m.ov
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	if err := o.lock(ctx); err != nil {
+		return err
+	}
+	defer o.unlock()
 
 	// rename(2)'s order: both parents are looked up before either last
 	// component, so a bad target directory wins over a missing source.
@@ -1102,10 +1106,30 @@ func (t *Table) MemoryUsed(vp string) (int64, bool) {
 	vp = path.Clean(vp)
 	for _, m := range t.mounts {
 		if m.vpath == vp && m.ov != nil {
-			m.ov.mu.Lock()
-			defer m.ov.mu.Unlock()
+			m.ov.sem <- struct{}{}
+			defer m.ov.unlock()
 			return m.ov.used, true
 		}
 	}
 	return 0, false
 }
+
+// lock takes the overlay's lock, or gives up with a not-started
+// *canceledError when ctx ends first: a call waiting behind another
+// session's slow host read is canceled with its own context.
+func (o *overlay) lock(ctx context.Context) error {
+	select {
+	case o.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case o.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &canceledError{err: ctx.Err(), notStarted: true}
+	}
+}
+
+// unlock releases the lock lock took.
+func (o *overlay) unlock() { <-o.sem }
