@@ -294,3 +294,52 @@ func TestParseTokensBOM(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTokensRefusesInvisibleNames: a name holding a format character
+// (a zero-width space, a right-to-left override), a non-ASCII space, a
+// private-use or unassigned code point, or bytes that are not UTF-8
+// loaded, and then showed in logs and metric labels as another client's
+// name, or garbled. Such names and tokens are refused.
+func TestParseTokensRefusesInvisibleNames(t *testing.T) {
+	for _, name := range []string{"ali\u200bce", "alice\u202e", "\u2060alice", "ali\u3000ce", "ali\u2028ce",
+		"alice\ue000", "alice\U000e0001", "alice\u0378", "ali\xffce", "ali\xc3"} {
+		line := name + ":tok-alice-0123456789\n"
+		if _, err := ParseTokens(strings.NewReader(line)); err == nil {
+			t.Errorf("name %q parsed", name)
+		}
+		line = "alice:tok-" + name + "-0123456789\n"
+		if _, err := ParseTokens(strings.NewReader(line)); err == nil {
+			t.Errorf("token holding %q parsed", name)
+		}
+	}
+	// Letters, marks and symbols of any script are names.
+	if _, err := ParseTokens(strings.NewReader("Zoë-ü\u0301-日本-😀:tok-alice-0123456789\n")); err != nil {
+		t.Errorf("a Unicode name: %v", err)
+	}
+}
+
+// TestParseTokensRefusesWeakTokens: MinTokenLen counts bytes, so a token
+// of one repeated character, or a short repeated pattern, passed. A token
+// whose character frequencies carry under 24 bits, or that has under 4
+// distinct characters, fails with ErrWeakToken (the error names the line,
+// not the token); random tokens of MinTokenLen characters, even digits
+// only, pass.
+func TestParseTokensRefusesWeakTokens(t *testing.T) {
+	for _, tok := range []string{"aaaaaaaaaaaaaaaa", strings.Repeat("x", 200), "abababababababab", "aaaaaaaaaaaaaaab",
+		strings.Repeat("ab", 11), strings.Repeat("abc", 40)} {
+		_, err := ParseTokens(strings.NewReader("alice:" + tok + "\n"))
+		if !errors.Is(err, ErrWeakToken) {
+			t.Errorf("%q: %v, want ErrWeakToken", tok, err)
+			continue
+		}
+		if strings.Contains(err.Error(), tok) {
+			t.Errorf("%q: the error %q shows the token", tok, err)
+		}
+	}
+	for _, tok := range []string{"0123456789abcdef", "abcdabcdabcdabcd", "3141592653589793", "tok-alice-0123456789",
+		"J8vX2kQ9zL4mN7pR"} {
+		if _, err := ParseTokens(strings.NewReader("alice:" + tok + "\n")); err != nil {
+			t.Errorf("%q: %v", tok, err)
+		}
+	}
+}

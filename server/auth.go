@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"strings"
 	"syscall"
 	"unicode"
+	"unicode/utf8"
 )
 
 // maxTokensFile bounds a tokens file.
@@ -26,6 +28,11 @@ const MinTokenLen = 16
 // (the error names its line, never the token).
 var ErrShortToken = fmt.Errorf("token shorter than %d bytes", MinTokenLen)
 
+// ErrWeakToken reports a token in a tokens file whose characters are too
+// repetitive to be random (see ParseTokens; the error names its line,
+// never the token).
+var ErrWeakToken = errors.New("token too repetitive to be random (one character or a short pattern repeated)")
+
 // Tokens is a set of bearer tokens, each naming a client. Lookups compare
 // a hash of the presented token with every entry in constant time.
 //
@@ -37,13 +44,24 @@ type Tokens struct {
 
 // ParseTokens reads lines "NAME:TOKEN" (blank lines and lines starting
 // with '#' are skipped). NAME is the client identity used for per-client
-// caps, logs and metrics; names and tokens may not contain whitespace
-// (Unicode's) or control characters (an HTTP header cannot carry them),
-// a token may appear only once, and a token has at least MinTokenLen
-// bytes (a shorter one fails with an error matching ErrShortToken). A
-// UTF-8 byte order mark that starts the file (as some editors write one)
-// is skipped; one anywhere else is refused, as an invisible part of a name
-// or a token.
+// caps, logs and metrics. Names and tokens are UTF-8 and hold only
+// printable characters other than spaces (Go's unicode.IsPrint: letters,
+// marks, numbers, punctuation and symbols of any script): whitespace and
+// control characters (an HTTP header cannot carry them), format
+// characters such as a zero-width space or a bidirectional override,
+// private-use and unassigned code points are refused, since a name
+// holding them would show in logs and metrics as another name. A token
+// may appear only once, and has at least MinTokenLen bytes (a shorter one
+// fails with an error matching ErrShortToken). A token must also not be
+// plainly repetitive: one with under 4 distinct characters, or whose
+// length times the Shannon entropy of its character frequencies is under
+// 24 bits ("aaaa…", "abab…", "aaaaaaaaaaaaaaab"), fails with an error
+// matching ErrWeakToken. That floor only catches tokens nobody generated
+// at random (a random token of 16 digits passes with overwhelming
+// probability); it does not make a guessable token safe. A UTF-8 byte
+// order mark that starts the file (as some editors write one) is skipped;
+// one anywhere else is refused, as an invisible part of a name or a
+// token.
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxTokensFile+1))
 	if err != nil {
@@ -63,11 +81,14 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 			continue
 		}
 		name, tok, ok := strings.Cut(line, ":")
-		if !ok || name == "" || tok == "" || strings.ContainsFunc(name, spaceOrControl) || strings.ContainsFunc(tok, spaceOrControl) {
+		if !ok || name == "" || tok == "" || !presentable(name) || !presentable(tok) {
 			return nil, fmt.Errorf("server: tokens line %d: want NAME:TOKEN", n)
 		}
 		if len(tok) < MinTokenLen {
 			return nil, fmt.Errorf("server: tokens line %d: %w", n, ErrShortToken)
+		}
+		if weakToken(tok) {
+			return nil, fmt.Errorf("server: tokens line %d: %w", n, ErrWeakToken)
 		}
 		h := sha256.Sum256([]byte(tok))
 		if seen[h] {
@@ -86,9 +107,33 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 	return t, nil
 }
 
-// spaceOrControl reports the runes a name or a token may not hold (a byte
-// order mark, U+FEFF, is invisible too).
-func spaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == '\ufeff' }
+// presentable reports whether s is UTF-8 made of printable characters
+// other than spaces (see ParseTokens): a byte order mark, a zero-width
+// space, a bidirectional override or a control character is not.
+func presentable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r == ' ' || !unicode.IsPrint(r) })
+}
+
+// weakToken reports a token too repetitive to have been generated at
+// random: under 4 distinct characters, or under 24 bits by the Shannon
+// entropy of its character frequencies times its length.
+func weakToken(tok string) bool {
+	counts := map[rune]int{}
+	n := 0
+	for _, r := range tok {
+		counts[r]++
+		n++
+	}
+	if len(counts) < 4 {
+		return true
+	}
+	bits := 0.0
+	for _, c := range counts {
+		p := float64(c) / float64(n)
+		bits -= float64(c) * math.Log2(p)
+	}
+	return bits < 24
+}
 
 // ErrNotRegular reports a tokens file that is not a regular file (a FIFO,
 // a device, a directory): reading one could block without end, or never
