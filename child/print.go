@@ -16,15 +16,20 @@ import (
 // the turn-ending event. It also serializes every write to the
 // connection, so a timer flush never interleaves with a turn's end.
 type printer struct {
-	mu       sync.Mutex
-	segs     []message.PrintSegment
-	n        int
-	interval time.Duration // 0: line buffering
-	oneSeg   bool          // protocol 2: one segment per Print event
-	timer    *time.Timer
-	active   bool // a turn is running; the timer may emit
-	err      error
-	emit     func(*message.Print) error // called with mu held
+	mu   sync.Mutex
+	segs []message.PrintSegment // completed segments; tail follows them
+	// tail is the text of the last segment, still growing (on tailStream):
+	// appending to a byte slice keeps a turn of many small writes linear,
+	// where concatenating strings copied the segment at every write.
+	tail       []byte
+	tailStream message.PrintStream
+	n          int           // bytes buffered, tail included
+	interval   time.Duration // 0: line buffering
+	oneSeg     bool          // protocol 2: one segment per Print event
+	timer      *time.Timer
+	active     bool // a turn is running; the timer may emit
+	err        error
+	emit       func(*message.Print) error // called with mu held
 	// broken, when set, is called (mu held) once a Print could not be
 	// sent: the running turn is to stop.
 	broken func(error)
@@ -101,11 +106,11 @@ func (p *printer) add(stream message.PrintStream, text string) {
 			part = text[:cut]
 		}
 		if part != "" {
-			if k := len(p.segs); k > 0 && p.segs[k-1].Stream == stream {
-				p.segs[k-1].Text += part
-			} else {
-				p.segs = append(p.segs, message.PrintSegment{Stream: stream, Text: part})
+			if len(p.tail) > 0 && p.tailStream != stream {
+				p.closeTail()
 			}
+			p.tailStream = stream
+			p.tail = append(p.tail, part...)
 			p.n += len(part)
 			text = text[len(part):]
 		}
@@ -124,6 +129,14 @@ func (p *printer) tick() {
 	}
 }
 
+// closeTail ends the growing segment, appending it to segs.
+func (p *printer) closeTail() {
+	if len(p.tail) > 0 {
+		p.segs = append(p.segs, message.PrintSegment{Stream: p.tailStream, Text: string(p.tail)})
+		p.tail = p.tail[:0]
+	}
+}
+
 // flushLocked emits everything buffered.
 func (p *printer) flushLocked() {
 	if p.timer != nil {
@@ -133,6 +146,7 @@ func (p *printer) flushLocked() {
 	if p.n == 0 {
 		return
 	}
+	p.closeTail()
 	segs := p.segs
 	p.segs, p.n = nil, 0
 	if p.err != nil {

@@ -2,8 +2,10 @@ package child
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
@@ -225,5 +227,37 @@ func TestPrintFlushedWhenTheEngineDies(t *testing.T) {
 		if strings.Join(got, "") != "stdout:last\nwords" {
 			t.Fatalf("prints %q, want the turn's output", got)
 		}
+	}
+}
+
+// TestPrintTinyWritesLinear shows an engine printing one byte at a time
+// (an interpreter that forwards every write) costing work and memory
+// linear in its output. Each write was appended to the buffered segment
+// with string concatenation, copying the whole segment: 1 MiB of one-byte
+// prints took some 16 s and allocated 4 GiB.
+func TestPrintTinyWritesLinear(t *testing.T) {
+	var got strings.Builder
+	p := &printer{interval: time.Hour, emit: func(pr *message.Print) error {
+		for _, s := range pr.Segments {
+			got.WriteString(s.Text)
+		}
+		return nil
+	}}
+	p.begin()
+	const n = 64 << 10
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		p.Print(message.StreamStdout, "x")
+	}
+	p.end(func() error { return nil })
+	runtime.ReadMemStats(&after)
+	if got.Len() != n {
+		t.Fatalf("printed %d bytes, want %d", got.Len(), n)
+	}
+	// Linear: a few times the output (the segments' strings and their
+	// growth), nowhere near the 268 MB the concatenation allocated.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16*n {
+		t.Fatalf("%d bytes of one-byte prints allocated %d bytes", n, alloc)
 	}
 }
