@@ -154,7 +154,9 @@ type Stamps struct {
 // safe for concurrent use, so an engine may print from several goroutines,
 // but only until its turn method returns.
 type Output interface {
-	// Print appends text written to stream.
+	// Print appends text written to stream. Text that is not UTF-8 is
+	// sent with U+FFFD for each bad sequence (a sequence split across two
+	// calls may be cut by a flush between them).
 	Print(stream message.PrintStream, text string)
 }
 

@@ -1,6 +1,7 @@
 package child
 
 import (
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -129,10 +130,17 @@ func (p *printer) tick() {
 	}
 }
 
-// closeTail ends the growing segment, appending it to segs.
+// closeTail ends the growing segment, appending it to segs. Text that is
+// not UTF-8 (an engine's bytes) gets U+FFFD for each bad sequence, since
+// a frame carries only UTF-8: unencodable, the Print would have ended the
+// child as if its stdout had broken.
 func (p *printer) closeTail() {
 	if len(p.tail) > 0 {
-		p.segs = append(p.segs, message.PrintSegment{Stream: p.tailStream, Text: string(p.tail)})
+		text := string(p.tail)
+		if !utf8.ValidString(text) {
+			text = strings.ToValidUTF8(text, "\uFFFD")
+		}
+		p.segs = append(p.segs, message.PrintSegment{Stream: p.tailStream, Text: text})
 		p.tail = p.tail[:0]
 	}
 }

@@ -1,6 +1,7 @@
 package child
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"strings"
@@ -259,5 +260,38 @@ func TestPrintTinyWritesLinear(t *testing.T) {
 	// growth), nowhere near the 268 MB the concatenation allocated.
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16*n {
 		t.Fatalf("%d bytes of one-byte prints allocated %d bytes", n, alloc)
+	}
+}
+
+// badPrinter prints text that is not UTF-8 before running the feed.
+type badPrinter struct{ *scripted }
+
+func (e *badPrinter) Feed(ctx context.Context, f *message.Feed, out Output) (message.Event, error) {
+	out.Print(message.StreamStdout, "a\xffb\n")
+	out.Print(message.StreamStderr, "\xe2\x82")
+	return e.scripted.Feed(ctx, f, out)
+}
+
+// TestPrintNotUTF8IsReplaced shows an engine's print output that is not
+// UTF-8 sent with U+FFFD in place of the bad bytes. The Print event could
+// not be encoded (a frame carries only UTF-8), and the child took the
+// failure for a broken stdout: it ended the turn and exited with status 3.
+func TestPrintNotUTF8IsReplaced(t *testing.T) {
+	for _, v := range []uint32{protocol.Version2, protocol.Version, protocol.Version5} {
+		conn := newChanConn()
+		eng := &badPrinter{scripted: &scripted{gate: make(chan struct{})}}
+		done := make(chan error, 1)
+		go func() { done <- Serve(context.Background(), conn, eng, Options{Versions: []uint32{v}}) }()
+		p := &parent{t: t, conn: conn, eng: eng.scripted, codec: mustCodec(t, v), result: done}
+		p.configure()
+		mustKind(t, p.feed("print:x"), message.KindComplete)
+		if got, want := strings.Join(segs(p.prints), "|"), "stdout:a\ufffdb\n|stderr:\ufffd|stdout:x\n"; got != want {
+			t.Errorf("v%d: prints %q, want %q", v, got, want)
+		}
+		mustKind(t, p.feed("print:y"), message.KindComplete)
+		conn.Close()
+		if err := <-done; err != nil {
+			t.Errorf("v%d: Serve: %v", v, err)
+		}
 	}
 }
