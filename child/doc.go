@@ -4,7 +4,8 @@
 //
 // [Serve] reads requests from a [transport.Conn] (a stdio stream, a
 // WebSocket, an in-memory pipe), decodes them with the codec of the
-// protocol version the parent's Configure picked (4 or 2), enforces the
+// protocol version the parent's Configure picked (2, 4 or 5, as
+// Options.Versions allows), enforces the
 // session state machine of the contract (every (state, request) cell, with
 // its exact reply), buffers print output, stamps turn-ending events, and
 // hands the work itself to an [Engine]. One goroutine, the caller's, owns
