@@ -81,8 +81,9 @@ type Stamps struct {
 	// session resumed after a ShutdownDump keeps its total.
 	TotalSleep time.Duration
 	// FeedExecution is the running feed's execution clock, ratcheted: it
-	// never goes back within a feed, restarts at each Feed and is the
-	// restored feed's after a Load (protocol 5).
+	// never goes back within a feed, restarts at each Feed (not at one
+	// refused while a feed is suspended) and is the restored feed's after
+	// a Load (protocol 5).
 	FeedExecution time.Duration
 	// MaxFeedDuration, MaxTurnDuration and MaxTotalSleep are the limits
 	// the worker echoed (protocol 5); 0 when not echoed (a Load's reply
@@ -276,7 +277,10 @@ func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEv
 		return nil, err
 	}
 	defer s.end()
-	return s.exchange(ctx, req)
+	s.tel.holdHost = true
+	ev, err := s.exchange(ctx, req)
+	s.tel.holdHost = false
+	return ev, err
 }
 
 // notDone reports a context that is already done as a session-preserving
@@ -365,7 +369,9 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		return nil, s.fail(&ProtocolError{Msg: "worker spoke before the request was sent", Err: ErrStrayEvent})
 	}
 
-	if kind == message.KindFeed {
+	if kind == message.KindFeed && s.cur() != StateSuspended {
+		// A Feed sent while a feed is suspended is refused and changes
+		// nothing: the suspended feed's clock stays.
 		s.stamps.FeedExecution = 0
 	}
 	watched := isDrive(kind) && s.armWatchdog()

@@ -23,7 +23,7 @@ const ScopeName = "github.com/gomonty/monty"
 // Span names. A session span covers one session (Start or Attach to Close,
 // Kill or Detach; for a pool, checkout to close), a run span one feed held
 // across its suspensions, and a host span one host round trip (from the
-// suspension's arrival to the answer's departure).
+// suspension's arrival to the departure of an answer the worker accepts).
 const (
 	SpanSession = "monty.session"
 	SpanRun     = "monty.run"
@@ -38,7 +38,9 @@ const (
 	AttrHostKind = attribute.Key("monty.host.kind")
 	// AttrOutcome is how a run ended: ok, error (a failed run, including
 	// one the parent aborted itself for a tripped limit or an answer it
-	// could not deliver), typing_error, aborted (the caller's AbortFeed, a
+	// could not deliver, and a Feed refused before it was sent, whose
+	// span's status says "not sent" and which the run metrics do not
+	// count), typing_error, aborted (the caller's AbortFeed, a
 	// Run whose context ended, or a Reset that discarded the suspended feed), lost
 	// (the worker was lost) or closed (Close or Kill). Only error and lost
 	// set the run span's status to Error.
@@ -243,6 +245,16 @@ type telemetry struct {
 	// could not be sent or was rejected): its run ends with outcome
 	// error, not aborted. Only the turn goroutine touches it.
 	abortFails bool
+	// holdHost marks a request of the caller's own (Resume, Do,
+	// AbortFeed), which the worker may refuse and stay suspended: an
+	// answer it carries ends the host round trip only once the worker
+	// accepts it, so sent notes its departure in answerT instead, and
+	// the round trip ends at that time (see endHostLocked) unless the
+	// answer was refused. Run's answers (the hot path) end it as they
+	// are sent: a refusal ends Run's feed. Only the turn goroutine sets
+	// holdHost; answerT is guarded as the host span is.
+	holdHost bool
+	answerT  time.Time
 }
 
 // startTelemetry opens the session span (a child of the span in ctx) and
@@ -338,7 +350,8 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	// A Feed starts a run unless one is open: a Feed sent (with Do) while
 	// a feed is suspended is refused by the worker, which stays
 	// suspended, and the open run goes on.
-	if kind == message.KindFeed && !t.inRun {
+	newRun := kind == message.KindFeed && !t.inRun
+	if newRun {
 		t.startRunLocked(s, start, req.(*message.Feed))
 	}
 	// The span the worker is sent, read under the lock already held (an
@@ -354,7 +367,8 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	ev, err := s.roundTrip(ctx, req, sc)
 
 	end := time.Now()
-	if isDrive(kind) {
+	unsent := err != nil && notSent(err)
+	if isDrive(kind) && !unsent {
 		t.in.turnDur.Record(context.Background(), end.Sub(start).Seconds(), t.in.none...)
 	}
 	hk := hostNone
@@ -371,7 +385,14 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	if !t.inRun {
 		return ev, err
 	}
+	if unsent && newRun {
+		t.dropRunLocked()
+		return ev, err
+	}
 	if hk != hostNone {
+		if t.hostKind != hostNone {
+			t.endHostLocked(end) // an answer of the caller's, accepted (holdHost)
+		}
 		t.runSusp++
 		t.hostKind, t.hostT = hk, end
 		if t.tracer != nil {
@@ -383,7 +404,10 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		return ev, err
 	}
 	if s.cur() == StateSuspended && !s.closed.Load() {
-		return ev, err // a refused answer: the worker is still suspended
+		// A refused answer (or one not sent): the worker is still
+		// suspended, and the host round trip goes on.
+		t.answerT = time.Time{}
+		return ev, err
 	}
 	o := outcomeLost
 	switch {
@@ -431,12 +455,36 @@ func (t *telemetry) endHostLocked(now time.Time) {
 	if t.hostKind == hostNone {
 		return
 	}
+	held := !t.answerT.IsZero()
+	if held {
+		now = t.answerT // the departure of the caller's answer (holdHost)
+		t.answerT = time.Time{}
+	}
 	t.in.extDur.Record(context.Background(), now.Sub(t.hostT).Seconds(), t.in.host[t.hostKind]...)
 	if t.host != nil {
-		t.host.End()
+		if held {
+			t.host.End(trace.WithTimestamp(now))
+		} else {
+			t.host.End()
+		}
 		t.host = nil
 	}
 	t.hostKind = hostNone
+}
+
+// dropRunLocked ends the run a Feed refused before it was sent opened
+// (its span had to exist for the frame to carry its context): the
+// worker never saw the feed, so no run is recorded in the metrics, and
+// the span ends as an error, "not sent".
+func (t *telemetry) dropRunLocked() {
+	t.inRun = false
+	if t.run == nil {
+		return
+	}
+	t.run.SetAttributes(runEndAttrs[outcomeError][0]...)
+	t.run.SetStatus(codes.Error, "not sent")
+	t.run.End()
+	t.run, t.runCtx = nil, nil
 }
 
 func (t *telemetry) endRunLocked(s *Session, o int, now time.Time) {
@@ -484,6 +532,10 @@ func (s *Session) sent(n int, kind message.RequestKind) {
 	if t.tracer != nil {
 		t.mu.Lock()
 		defer t.mu.Unlock()
+	}
+	if t.holdHost && t.hostKind != hostNone {
+		t.answerT = time.Now() // the worker may refuse it: see holdHost
+		return
 	}
 	t.endHostLocked(time.Now())
 }
@@ -544,6 +596,14 @@ func (t *telemetry) spanContextLocked(ctx context.Context) trace.SpanContext {
 		return t.sess.SpanContext()
 	}
 	return trace.SpanContextFromContext(ctx)
+}
+
+// notSent reports whether err refused a request before it was sent (it
+// could not be encoded, or was over the frame cap).
+func notSent(err error) bool {
+	var tl *RequestTooLargeError
+	var ir *InvalidRequestError
+	return errors.As(err, &tl) || errors.As(err, &ir)
 }
 
 // closedByCaller reports whether err is the end of a turn that Close or
