@@ -52,7 +52,8 @@ const (
 	// AttrDirection is a frame's direction: sent or received.
 	AttrDirection = attribute.Key("monty.direction")
 	// AttrSnapshotOp is what a snapshot size measured: dump (a Dump's
-	// result) or load (the bytes of a Load, a resume's included).
+	// result) or load (the bytes of a Load the worker took, a resume's
+	// included; a refused Load loaded nothing).
 	AttrSnapshotOp = attribute.Key("monty.snapshot.op")
 	// AttrCode is the fed code (opt-in).
 	AttrCode = attribute.Key("monty.code")
@@ -235,11 +236,15 @@ type telemetry struct {
 	runCtx   context.Context
 	runStart time.Time
 	runExec  time.Duration // the session's execution total when the run began
-	runSusp  uint64
-	inRun    bool
-	host     trace.Span
-	hostKind int
-	hostT    time.Time
+	// resetExec is the session's execution total when a Reset was sent
+	// during the run (0 if none): the Reset's reply zeroes the stamps
+	// before the run it discards ends (see recordRun).
+	resetExec time.Duration
+	runSusp   uint64
+	inRun     bool
+	host      trace.Span
+	hostKind  int
+	hostT     time.Time
 	// abortFails marks the next request, an AbortFeed the parent sends
 	// on its own because the run failed (a limit tripped, an answer that
 	// could not be sent or was rejected): its run ends with outcome
@@ -353,6 +358,8 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	newRun := kind == message.KindFeed && !t.inRun
 	if newRun {
 		t.startRunLocked(s, start, req.(*message.Feed))
+	} else if kind == message.KindReset {
+		t.resetExec = s.stamps.TotalExecution
 	}
 	// The span the worker is sent, read under the lock already held (an
 	// answer ends its host round trip once written: see sent).
@@ -440,7 +447,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 
 func (t *telemetry) startRunLocked(s *Session, start time.Time, feed *message.Feed) {
 	t.inRun = true
-	t.runStart, t.runExec, t.runSusp = start, s.stamps.TotalExecution, 0
+	t.runStart, t.runExec, t.runSusp, t.resetExec = start, s.stamps.TotalExecution, 0, 0
 	if t.tracer == nil {
 		return
 	}
@@ -509,7 +516,9 @@ func (t *telemetry) endRunLocked(s *Session, o int, now time.Time) {
 func (t *telemetry) recordRun(s *Session, now time.Time) {
 	bg := context.Background()
 	t.in.runDur.Record(bg, now.Sub(t.runStart).Seconds(), t.in.none...)
-	if d := s.stamps.TotalExecution - t.runExec; d >= 0 {
+	// The stamps' total only grows within a session, but for a Reset,
+	// which zeroes it: a run it discarded ran until the Reset was sent.
+	if d := max(s.stamps.TotalExecution, t.resetExec) - t.runExec; d >= 0 {
 		t.in.runExec.Record(bg, d.Seconds(), t.in.none...)
 	}
 	t.in.runSusp.Record(bg, float64(t.runSusp), t.in.none...)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/gomonty/monty/internal/telemetrytest"
@@ -200,5 +201,68 @@ func TestRefusedFeedWhileSuspendedKeepsTheFeedClock(t *testing.T) {
 	}
 	if got := s.Stamps().FeedExecution; got != 700*time.Millisecond {
 		t.Errorf("feed clock %v after a refused Feed, want 700ms (unchanged)", got)
+	}
+}
+
+// monty.snapshot.bytes counts the dumps loaded: a Load refused, before it
+// is sent (over the frame cap) or by the worker (an Error: a feed has
+// run), loaded nothing and is not recorded. Before, every Load called
+// was, sent or not.
+func TestTelemetryRefusedLoadIsNoSnapshot(t *testing.T) {
+	rig := newTelemetryRig(t)
+	s, _ := startFakeOpts(t, fakeOpts{maxFrameLen: 1024}, Config{TracerProvider: rig.tp, MeterProvider: rig.mp},
+		func(req *message.ParentRequest) fakeReply {
+			if l, ok := req.Body.(*message.Load); ok {
+				if string(l.State) == "refuse" {
+					return reply(pyError("RuntimeError", "a feed has run"))
+				}
+				return reply(ev(&message.Ok{}))
+			}
+			return reply(violation("unexpected request"))
+		})
+	var tl *RequestTooLargeError
+	if _, err := s.Load(bg, make([]byte, 2000)); !errors.As(err, &tl) {
+		t.Fatalf("oversize load: %v", err)
+	}
+	var pe *PythonError
+	if _, err := s.Load(bg, []byte("refuse")); !errors.As(err, &pe) {
+		t.Fatalf("refused load: %v", err)
+	}
+	if _, err := s.Load(bg, []byte("state")); err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	m := rig.metrics(t)
+	if n := telemetrytest.HistCount(m[MetricSnapshotBytes], AttrSnapshotOp.String("load")); n != 1 {
+		t.Errorf("%d loads recorded, want 1 (the one the worker took)", n)
+	}
+}
+
+// A run a Reset discards still has its execution time recorded: the
+// worker's total when the Reset was sent, less the total when the run
+// began. Before, the Reset's reply had zeroed the stamps by the time the
+// run ended, so the run counted no execution at all (or was missing
+// from monty.run.execution_time while in monty.run.duration).
+func TestTelemetryRunDiscardedByResetKeepsItsExecutionTime(t *testing.T) {
+	rig := newTelemetryRig(t)
+	s, _ := startFake(t, Config{TracerProvider: rig.tp, MeterProvider: rig.mp}, func(req *message.ParentRequest) fakeReply {
+		switch req.Body.(type) {
+		case *message.Feed:
+			e := funcCall("f", 1)
+			e.TotalExecutionMicros = 250_000
+			return reply(e)
+		case *message.Reset:
+			return reply(ev(&message.Ok{}))
+		}
+		return reply(violation("unexpected request"))
+	})
+	if _, err := s.Feed(bg, "f()"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reset(bg); err != nil {
+		t.Fatal(err)
+	}
+	h, ok := rig.metrics(t)[MetricRunExecutionTime].Data.(metricdata.Histogram[float64])
+	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 1 || h.DataPoints[0].Sum != 0.25 {
+		t.Fatalf("%s: %+v, want one run of 0.25 s", MetricRunExecutionTime, rig.metrics(t)[MetricRunExecutionTime].Data)
 	}
 }

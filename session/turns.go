@@ -374,7 +374,6 @@ func (s *Session) LoadWith(ctx context.Context, state []byte, opts LoadOptions) 
 		return nil, err
 	}
 	defer s.end()
-	s.snapshotBytes(len(state), false)
 	ev, err := s.exchange(ctx, &message.Load{State: state})
 	if err != nil {
 		return nil, err
@@ -382,6 +381,7 @@ func (s *Session) LoadWith(ctx context.Context, state []byte, opts LoadOptions) 
 	if err := errorOf(ev); err != nil {
 		return nil, err
 	}
+	s.snapshotBytes(len(state), false) // loaded: a refused Load is not counted
 	s.stamps.TotalSleep = max(opts.TotalSleep, 0)
 	return ev, nil
 }
