@@ -464,6 +464,7 @@ func (s *Session) deliver(p *message.Print) {
 			// mid-turn: the rest of the turn will never be read, so the
 			// worker cannot be kept in step. Discard it; the panic goes on.
 			s.die(errPrintPanicked, true)
+			s.panickedTelemetry()
 		}
 	}()
 	for _, seg := range p.Segments {

@@ -42,7 +42,8 @@ const (
 	// span's status says "not sent" and which the run metrics do not
 	// count), typing_error, aborted (the caller's AbortFeed, a
 	// Run whose context ended, or a Reset that discarded the suspended feed), lost
-	// (the worker was lost) or closed (Close or Kill). Only error and lost
+	// (the worker was lost, or discarded: a protocol violation, a print
+	// function that panicked) or closed (Close or Kill). Only error and lost
 	// set the run span's status to Error.
 	AttrOutcome = attribute.Key("monty.outcome")
 	// AttrProtocol is the negotiated protocol version.
@@ -522,6 +523,24 @@ func (t *telemetry) recordRun(s *Session, now time.Time) {
 		t.in.runExec.Record(bg, d.Seconds(), t.in.none...)
 	}
 	t.in.runSusp.Record(bg, float64(t.runSusp), t.in.none...)
+}
+
+// panickedTelemetry ends the run of a turn a panic unwinds through (the
+// print function's, which discards the worker), whose end exchange will
+// not record: lost, as any run whose worker the parent discarded. The
+// caller is the turn goroutine.
+func (s *Session) panickedTelemetry() {
+	t := &s.tel
+	if t.in == nil {
+		return
+	}
+	if t.tracer != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+	}
+	if t.inRun {
+		t.endRunLocked(s, outcomeLost, time.Now())
+	}
 }
 
 // sent records a request frame once written, while the worker works on

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/message"
@@ -264,5 +265,49 @@ func TestTelemetryRunDiscardedByResetKeepsItsExecutionTime(t *testing.T) {
 	h, ok := rig.metrics(t)[MetricRunExecutionTime].Data.(metricdata.Histogram[float64])
 	if !ok || len(h.DataPoints) != 1 || h.DataPoints[0].Count != 1 || h.DataPoints[0].Sum != 0.25 {
 		t.Fatalf("%s: %+v, want one run of 0.25 s", MetricRunExecutionTime, rig.metrics(t)[MetricRunExecutionTime].Data)
+	}
+}
+
+// A print function that panics mid-turn discards the worker and the panic
+// unwinds through the turn: the run ends there, lost (Error status), in
+// the spans and in the metrics alike, with no Close needed. Before, the
+// turn's end was never recorded: the run span stayed open until Close,
+// which then ended it as closed, as if the caller had chosen to.
+func TestTelemetryPrintPanicEndsTheRunLost(t *testing.T) {
+	for _, tracing := range []bool{true, false} {
+		rig := newTelemetryRig(t)
+		cfg := Config{MeterProvider: rig.mp, Print: func(message.PrintStream, string) { panic("sink bug") }}
+		if tracing {
+			cfg.TracerProvider = rig.tp
+		} else {
+			cfg.TracerProvider = tracenoop.NewTracerProvider()
+		}
+		s, _ := startFake(t, cfg, func(*message.ParentRequest) fakeReply {
+			return reply(ev(&message.Print{Segments: []message.PrintSegment{{Stream: message.StreamStdout, Text: "a\n"}}}), completeInt(1))
+		})
+		func() {
+			defer func() {
+				if p := recover(); p != "sink bug" {
+					t.Fatalf("recovered %v, want the sink's panic", p)
+				}
+			}()
+			s.Feed(bg, "print('a')")
+		}()
+		if n := telemetrytest.HistCount(rig.metrics(t)[MetricRunDuration]); n != 1 {
+			t.Errorf("tracing %v: %d runs recorded before Close, want 1", tracing, n)
+		}
+		if tracing {
+			runs := endedNamed(rig, SpanRun)
+			if len(runs) != 1 {
+				t.Fatalf("%d run spans ended before Close, want 1", len(runs))
+			}
+			if o := outcomeOf(runs[0]); o != "lost" || runs[0].Status().Code != codes.Error {
+				t.Errorf("run outcome %q, status %v; want lost, Error", o, runs[0].Status())
+			}
+		}
+		s.Close()
+		if n := telemetrytest.HistCount(rig.metrics(t)[MetricRunDuration]); n != 1 {
+			t.Errorf("tracing %v: %d runs recorded after Close, want 1", tracing, n)
+		}
 	}
 }
