@@ -332,7 +332,7 @@ func encodeError(buf []byte, err error, max int) error {
 // The caller holds s.busy; it is called through exchange (telemetry.go).
 func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.SpanContext) (*message.ChildEvent, error) {
 	if s.closed.Load() {
-		return nil, s.closedErr()
+		return nil, &closedError{cause: s.cause(), unsent: true}
 	}
 	kind := req.RequestKind()
 	s.preq.Body = req
@@ -354,7 +354,7 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 	}
 	s.watchCtx(ctx)
 	if !s.interrupt.CompareAndSwap(irIdle, irNone) {
-		return nil, s.closedErr()
+		return nil, &closedError{cause: s.cause(), unsent: true}
 	}
 	if ctx.Done() != nil && ctx.Err() != nil {
 		// Done before the turn began: its watch may have fired while

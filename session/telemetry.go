@@ -375,7 +375,11 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	ev, err := s.roundTrip(ctx, req, sc)
 
 	end := time.Now()
-	unsent := err != nil && notSent(err)
+	var refused, unsent bool
+	if err != nil {
+		refused, unsent = notSent(err)
+		unsent = unsent || refused
+	}
 	if isDrive(kind) && !unsent {
 		t.in.turnDur.Record(context.Background(), end.Sub(start).Seconds(), t.in.none...)
 	}
@@ -393,7 +397,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	if !t.inRun {
 		return ev, err
 	}
-	if unsent && newRun {
+	if refused && newRun {
 		t.dropRunLocked()
 		return ev, err
 	}
@@ -627,11 +631,20 @@ func (t *telemetry) spanContextLocked(ctx context.Context) trace.SpanContext {
 }
 
 // notSent reports whether err refused a request before it was sent (it
-// could not be encoded, or was over the frame cap).
-func notSent(err error) bool {
+// could not be encoded, or was over the frame cap), and refused reports
+// whether the session goes on; closed is true for a request not sent
+// because the session was closed.
+func notSent(err error) (refused, closed bool) {
 	var tl *RequestTooLargeError
 	var ir *InvalidRequestError
-	return errors.As(err, &tl) || errors.As(err, &ir)
+	var ce *closedError
+	switch {
+	case errors.As(err, &tl), errors.As(err, &ir):
+		return true, false
+	case errors.As(err, &ce):
+		return false, ce.unsent
+	}
+	return false, false
 }
 
 // closedByCaller reports whether err is the end of a turn that Close or

@@ -311,3 +311,41 @@ func TestTelemetryPrintPanicEndsTheRunLost(t *testing.T) {
 		}
 	}
 }
+
+// A session closed while a Run's host function runs fails the answer
+// before it is sent: that is no turn. The run ends closed, once. Before,
+// the answer that never left counted as a turn.
+func TestTelemetryAnswerNotSentAfterCloseIsNoTurn(t *testing.T) {
+	for _, tracing := range []bool{true, false} {
+		rig := newTelemetryRig(t)
+		cfg := Config{TracerProvider: rig.tp, MeterProvider: rig.mp}
+		if !tracing {
+			cfg.TracerProvider = tracenoop.NewTracerProvider()
+		}
+		s, f := startFake(t, cfg, func(req *message.ParentRequest) fakeReply {
+			return reply(funcCall("f", 1))
+		})
+		reg := NewRegistry().MustRegister("f", func() int {
+			s.Close()
+			return 1
+		})
+		if _, err := s.Run(bg, "f()", WithFunctions(reg)); !errors.Is(err, ErrClosed) {
+			t.Fatalf("tracing %v: run: %v, want ErrClosed", tracing, err)
+		}
+		if n := f.count(message.KindResumeCall); n != 0 {
+			t.Fatalf("tracing %v: %d answers sent", tracing, n)
+		}
+		m := rig.metrics(t)
+		if n := telemetrytest.HistCount(m[MetricTurnDuration]); n != 1 {
+			t.Errorf("tracing %v: %d turns recorded, want 1 (the feed)", tracing, n)
+		}
+		if n := telemetrytest.HistCount(m[MetricRunDuration]); n != 1 {
+			t.Errorf("tracing %v: %d runs recorded, want 1", tracing, n)
+		}
+		if tracing {
+			if o := outcomeOf(runSpanOf(t, rig)); o != "closed" {
+				t.Errorf("run outcome %q, want closed", o)
+			}
+		}
+	}
+}
