@@ -630,10 +630,10 @@ func (t *telemetry) spanContextLocked(ctx context.Context) trace.SpanContext {
 	return trace.SpanContextFromContext(ctx)
 }
 
-// notSent reports whether err refused a request before it was sent (it
-// could not be encoded, or was over the frame cap), and refused reports
-// whether the session goes on; closed is true for a request not sent
-// because the session was closed.
+// notSent classifies the error of a request that was not sent: refused
+// when it could not be encoded or was over the frame cap (the session
+// goes on), closed when the session was closed before it was sent. Both
+// are false for any other error.
 func notSent(err error) (refused, closed bool) {
 	var tl *RequestTooLargeError
 	var ir *InvalidRequestError
