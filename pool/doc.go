@@ -85,7 +85,8 @@
 // same stream from which the pool records its OpenTelemetry metrics
 // (through Config.MeterProvider or the global provider), with upstream's
 // names: [MetricWorkersLive], [MetricWorkersIdle], [MetricWorkersBusy] and
-// [MetricWorkersSuspended] (observable gauges), [MetricCheckoutWait] (by
+// [MetricWorkersSuspended] (observable gauges, summed over the open pools
+// of one MeterProvider: 0 once they are closed), [MetricCheckoutWait] (by
 // [AttrCheckoutOutcome]: idle, waited, spawned, exhausted, error),
 // [MetricWorkerTerminated] (by [AttrReason]), [MetricSessionDuration] (by
 // outcome: ok, error, abandoned), [MetricSessionResumed] (remote sessions

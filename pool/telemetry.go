@@ -3,6 +3,8 @@ package pool
 import (
 	"context"
 	"log/slog"
+	"reflect"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -59,7 +61,8 @@ type telemetry struct {
 	terminated metric.Int64Counter
 	sessDur    metric.Float64Histogram
 	resumed    metric.Int64Counter
-	reg        metric.Registration
+	gauges     *providerGauges // the worker gauges of the pool's MeterProvider
+	pool       *Pool
 
 	local epOpts
 	// errNone is a failed checkout that tried no endpoint (a closed pool,
@@ -110,7 +113,7 @@ func newTelemetry(p *Pool) *telemetry {
 		mp = otel.GetMeterProvider()
 	}
 	m := mp.Meter(session.ScopeName)
-	t := &telemetry{log: p.log, local: *newEpOpts(LocalEndpoint)}
+	t := &telemetry{log: p.log, local: *newEpOpts(LocalEndpoint), pool: p}
 	t.errNone = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrCheckoutOutcome.String("error")))}
 	t.terminate = make(map[Reason][]metric.AddOption, len(terminationReasons))
 	for _, r := range terminationReasons {
@@ -134,23 +137,118 @@ func newTelemetry(p *Pool) *telemetry {
 			t.byEndpoint[e.Name] = newEpOpts(e.Name)
 		}
 	}
+	t.gauges = joinGauges(mp, m, p)
+	return t
+}
 
+// providerGauges is the worker gauges of one MeterProvider: one callback
+// observing the sum over the open pools that record through it. The
+// gauges have no attribute telling pools apart, so each pool observing
+// them itself would leave the value of whichever observed last; and a
+// closed pool counts for nothing, so that once every pool is closed they
+// read 0 (a periodic reader's last export included) rather than
+// vanishing at their last value.
+type providerGauges struct {
+	mu    sync.Mutex
+	pools map[*Pool]struct{}
+	reg   metric.Registration // nil when registering failed
+	// shared: held in gaugesByProvider; else the pool's own (a provider
+	// that cannot be a map key), unregistered when the pool closes.
+	shared bool
+}
+
+// gaugesByProvider holds the gauges of the MeterProviders seen last, at
+// most maxGaugeProviders of them with no open pool: a process that makes
+// a provider per pool must not keep them all alive.
+var (
+	gaugesMu         sync.Mutex
+	gaugesByProvider = map[metric.MeterProvider]*providerGauges{}
+)
+
+const maxGaugeProviders = 16
+
+// joinGauges adds p to the worker gauges of mp (whose Meter is m),
+// registering them on first use, and returns them.
+func joinGauges(mp metric.MeterProvider, m metric.Meter, p *Pool) *providerGauges {
+	if !reflect.TypeOf(mp).Comparable() {
+		g := newProviderGauges(m, false)
+		g.add(p)
+		return g
+	}
+	gaugesMu.Lock()
+	defer gaugesMu.Unlock()
+	if g, ok := gaugesByProvider[mp]; ok {
+		g.add(p) // under gaugesMu: not forgotten meanwhile
+		return g
+	}
+	if len(gaugesByProvider) >= maxGaugeProviders {
+		// Forget the providers no open pool uses; their gauges go with
+		// them (they would read 0 for good).
+		for k, g := range gaugesByProvider {
+			g.mu.Lock()
+			idle := len(g.pools) == 0
+			g.mu.Unlock()
+			if idle {
+				g.unregister()
+				delete(gaugesByProvider, k)
+			}
+		}
+	}
+	g := newProviderGauges(m, true)
+	g.add(p)
+	gaugesByProvider[mp] = g
+	return g
+}
+
+func newProviderGauges(m metric.Meter, shared bool) *providerGauges {
+	g := &providerGauges{pools: make(map[*Pool]struct{}), shared: shared}
 	live, _ := m.Int64ObservableGauge(MetricWorkersLive, metric.WithUnit("{worker}"), metric.WithDescription("Running workers, idle or checked out."))
 	idle, _ := m.Int64ObservableGauge(MetricWorkersIdle, metric.WithUnit("{worker}"), metric.WithDescription("Workers waiting for a checkout."))
 	busy, _ := m.Int64ObservableGauge(MetricWorkersBusy, metric.WithUnit("{worker}"), metric.WithDescription("Checked-out workers still running."))
 	susp, _ := m.Int64ObservableGauge(MetricWorkersSuspended, metric.WithUnit("{worker}"), metric.WithDescription("Checked-out workers whose feed waits on the host."))
 	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		st, suspended := p.gauges()
-		o.ObserveInt64(live, int64(st.Live))
-		o.ObserveInt64(idle, int64(st.Idle))
-		o.ObserveInt64(busy, int64(st.Busy))
-		o.ObserveInt64(susp, int64(suspended))
+		var nLive, nIdle, nBusy, nSusp int64
+		g.mu.Lock()
+		for p := range g.pools {
+			st, suspended := p.gauges()
+			nLive += int64(st.Live)
+			nIdle += int64(st.Idle)
+			nBusy += int64(st.Busy)
+			nSusp += int64(suspended)
+		}
+		g.mu.Unlock()
+		o.ObserveInt64(live, nLive)
+		o.ObserveInt64(idle, nIdle)
+		o.ObserveInt64(busy, nBusy)
+		o.ObserveInt64(susp, nSusp)
 		return nil
 	}, live, idle, busy, susp)
 	if err == nil {
-		t.reg = reg
+		g.reg = reg
 	}
-	return t
+	return g
+}
+
+func (g *providerGauges) add(p *Pool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pools[p] = struct{}{}
+}
+
+// remove takes a closed pool out of the gauges.
+func (g *providerGauges) remove(p *Pool) {
+	g.mu.Lock()
+	delete(g.pools, p)
+	g.mu.Unlock()
+	if !g.shared {
+		g.unregister()
+	}
+}
+
+func (g *providerGauges) unregister() {
+	if g.reg != nil {
+		g.reg.Unregister()
+	}
 }
 
 // gauges reads the worker gauges only (no map copy, unlike Stat), and
@@ -211,10 +309,10 @@ func (t *telemetry) resumeDone(ep string, err error) {
 	t.resumed.Add(context.Background(), 1, opts...)
 }
 
-// close stops the gauges' callback.
+// close takes the closed pool out of the worker gauges.
 func (t *telemetry) close() {
-	if t != nil && t.reg != nil {
-		t.reg.Unregister()
+	if t != nil && t.gauges != nil {
+		t.gauges.remove(t.pool)
 	}
 }
 

@@ -58,7 +58,12 @@ var (
 )
 
 // closedError is returned by calls on a dead session.
-type closedError struct{ cause error }
+type closedError struct {
+	cause error
+	// unsent: the request of the turn it ended was not sent (the session
+	// was closed before), for telemetry (notSent).
+	unsent bool
+}
 
 func (e *closedError) Error() string {
 	if e.cause == nil || e.cause == ErrClosed {

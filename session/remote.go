@@ -551,7 +551,6 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte)
 	if k := ev.Body.EventKind(); k != message.KindOk {
 		return fmt.Errorf("the new connection answered Configure with %s", k)
 	}
-	s.snapshotBytes(len(dump), false)
 	ev, err = s.rawTurn(ctx, &message.Load{State: dump})
 	if err != nil {
 		return err
@@ -561,11 +560,13 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte)
 		if k != message.KindOk {
 			return fmt.Errorf("the new connection answered Load with %s", k)
 		}
+		s.snapshotBytes(len(dump), false)
 		return nil
 	}
 	if !sameCall(s.susp, ev) {
 		return fmt.Errorf("the restored worker announced %s, not the interrupted suspension", k)
 	}
+	s.snapshotBytes(len(dump), false)
 	return nil
 }
 

@@ -81,8 +81,9 @@ type Stamps struct {
 	// session resumed after a ShutdownDump keeps its total.
 	TotalSleep time.Duration
 	// FeedExecution is the running feed's execution clock, ratcheted: it
-	// never goes back within a feed, restarts at each Feed and is the
-	// restored feed's after a Load (protocol 5).
+	// never goes back within a feed, restarts at each Feed (not at one
+	// refused while a feed is suspended) and is the restored feed's after
+	// a Load (protocol 5).
 	FeedExecution time.Duration
 	// MaxFeedDuration, MaxTurnDuration and MaxTotalSleep are the limits
 	// the worker echoed (protocol 5); 0 when not echoed (a Load's reply
@@ -276,7 +277,10 @@ func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEv
 		return nil, err
 	}
 	defer s.end()
-	return s.exchange(ctx, req)
+	s.tel.holdHost = true
+	ev, err := s.exchange(ctx, req)
+	s.tel.holdHost = false
+	return ev, err
 }
 
 // notDone reports a context that is already done as a session-preserving
@@ -328,7 +332,7 @@ func encodeError(buf []byte, err error, max int) error {
 // The caller holds s.busy; it is called through exchange (telemetry.go).
 func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.SpanContext) (*message.ChildEvent, error) {
 	if s.closed.Load() {
-		return nil, s.closedErr()
+		return nil, &closedError{cause: s.cause(), unsent: true}
 	}
 	kind := req.RequestKind()
 	s.preq.Body = req
@@ -350,7 +354,7 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 	}
 	s.watchCtx(ctx)
 	if !s.interrupt.CompareAndSwap(irIdle, irNone) {
-		return nil, s.closedErr()
+		return nil, &closedError{cause: s.cause(), unsent: true}
 	}
 	if ctx.Done() != nil && ctx.Err() != nil {
 		// Done before the turn began: its watch may have fired while
@@ -365,7 +369,9 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		return nil, s.fail(&ProtocolError{Msg: "worker spoke before the request was sent", Err: ErrStrayEvent})
 	}
 
-	if kind == message.KindFeed {
+	if kind == message.KindFeed && s.cur() != StateSuspended {
+		// A Feed sent while a feed is suspended is refused and changes
+		// nothing: the suspended feed's clock stays.
 		s.stamps.FeedExecution = 0
 	}
 	watched := isDrive(kind) && s.armWatchdog()
@@ -458,6 +464,7 @@ func (s *Session) deliver(p *message.Print) {
 			// mid-turn: the rest of the turn will never be read, so the
 			// worker cannot be kept in step. Discard it; the panic goes on.
 			s.die(errPrintPanicked, true)
+			s.panickedTelemetry()
 		}
 	}()
 	for _, seg := range p.Segments {

@@ -23,7 +23,7 @@ const ScopeName = "github.com/gomonty/monty"
 // Span names. A session span covers one session (Start or Attach to Close,
 // Kill or Detach; for a pool, checkout to close), a run span one feed held
 // across its suspensions, and a host span one host round trip (from the
-// suspension's arrival to the answer's departure).
+// suspension's arrival to the departure of an answer the worker accepts).
 const (
 	SpanSession = "monty.session"
 	SpanRun     = "monty.run"
@@ -38,9 +38,12 @@ const (
 	AttrHostKind = attribute.Key("monty.host.kind")
 	// AttrOutcome is how a run ended: ok, error (a failed run, including
 	// one the parent aborted itself for a tripped limit or an answer it
-	// could not deliver), typing_error, aborted (the caller's AbortFeed, a
+	// could not deliver, and a Feed refused before it was sent, whose
+	// span's status says "not sent" and which the run metrics do not
+	// count), typing_error, aborted (the caller's AbortFeed, a
 	// Run whose context ended, or a Reset that discarded the suspended feed), lost
-	// (the worker was lost) or closed (Close or Kill). Only error and lost
+	// (the worker was lost, or discarded: a protocol violation, a print
+	// function that panicked) or closed (Close or Kill). Only error and lost
 	// set the run span's status to Error.
 	AttrOutcome = attribute.Key("monty.outcome")
 	// AttrProtocol is the negotiated protocol version.
@@ -50,7 +53,8 @@ const (
 	// AttrDirection is a frame's direction: sent or received.
 	AttrDirection = attribute.Key("monty.direction")
 	// AttrSnapshotOp is what a snapshot size measured: dump (a Dump's
-	// result) or load (the bytes of a Load, a resume's included).
+	// result) or load (the bytes of a Load the worker took, a resume's
+	// included; a refused Load loaded nothing).
 	AttrSnapshotOp = attribute.Key("monty.snapshot.op")
 	// AttrCode is the fed code (opt-in).
 	AttrCode = attribute.Key("monty.code")
@@ -233,16 +237,30 @@ type telemetry struct {
 	runCtx   context.Context
 	runStart time.Time
 	runExec  time.Duration // the session's execution total when the run began
-	runSusp  uint64
-	inRun    bool
-	host     trace.Span
-	hostKind int
-	hostT    time.Time
+	// resetExec is the session's execution total when a Reset was sent
+	// during the run (0 if none): the Reset's reply zeroes the stamps
+	// before the run it discards ends (see recordRun).
+	resetExec time.Duration
+	runSusp   uint64
+	inRun     bool
+	host      trace.Span
+	hostKind  int
+	hostT     time.Time
 	// abortFails marks the next request, an AbortFeed the parent sends
 	// on its own because the run failed (a limit tripped, an answer that
 	// could not be sent or was rejected): its run ends with outcome
 	// error, not aborted. Only the turn goroutine touches it.
 	abortFails bool
+	// holdHost marks a request of the caller's own (Resume, Do,
+	// AbortFeed), which the worker may refuse and stay suspended: an
+	// answer it carries ends the host round trip only once the worker
+	// accepts it, so sent notes its departure in answerT instead, and
+	// the round trip ends at that time (see endHostLocked) unless the
+	// answer was refused. Run's answers (the hot path) end it as they
+	// are sent: a refusal ends Run's feed. Only the turn goroutine sets
+	// holdHost; answerT is guarded as the host span is.
+	holdHost bool
+	answerT  time.Time
 }
 
 // startTelemetry opens the session span (a child of the span in ctx) and
@@ -338,8 +356,11 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	// A Feed starts a run unless one is open: a Feed sent (with Do) while
 	// a feed is suspended is refused by the worker, which stays
 	// suspended, and the open run goes on.
-	if kind == message.KindFeed && !t.inRun {
+	newRun := kind == message.KindFeed && !t.inRun
+	if newRun {
 		t.startRunLocked(s, start, req.(*message.Feed))
+	} else if kind == message.KindReset {
+		t.resetExec = s.stamps.TotalExecution
 	}
 	// The span the worker is sent, read under the lock already held (an
 	// answer ends its host round trip once written: see sent).
@@ -354,7 +375,12 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	ev, err := s.roundTrip(ctx, req, sc)
 
 	end := time.Now()
-	if isDrive(kind) {
+	var refused, unsent bool
+	if err != nil {
+		refused, unsent = notSent(err)
+		unsent = unsent || refused
+	}
+	if isDrive(kind) && !unsent {
 		t.in.turnDur.Record(context.Background(), end.Sub(start).Seconds(), t.in.none...)
 	}
 	hk := hostNone
@@ -371,7 +397,14 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	if !t.inRun {
 		return ev, err
 	}
+	if refused && newRun {
+		t.dropRunLocked()
+		return ev, err
+	}
 	if hk != hostNone {
+		if t.hostKind != hostNone {
+			t.endHostLocked(end) // an answer of the caller's, accepted (holdHost)
+		}
 		t.runSusp++
 		t.hostKind, t.hostT = hk, end
 		if t.tracer != nil {
@@ -383,7 +416,10 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 		return ev, err
 	}
 	if s.cur() == StateSuspended && !s.closed.Load() {
-		return ev, err // a refused answer: the worker is still suspended
+		// A refused answer (or one not sent): the worker is still
+		// suspended, and the host round trip goes on.
+		t.answerT = time.Time{}
+		return ev, err
 	}
 	o := outcomeLost
 	switch {
@@ -416,7 +452,7 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 
 func (t *telemetry) startRunLocked(s *Session, start time.Time, feed *message.Feed) {
 	t.inRun = true
-	t.runStart, t.runExec, t.runSusp = start, s.stamps.TotalExecution, 0
+	t.runStart, t.runExec, t.runSusp, t.resetExec = start, s.stamps.TotalExecution, 0, 0
 	if t.tracer == nil {
 		return
 	}
@@ -431,12 +467,36 @@ func (t *telemetry) endHostLocked(now time.Time) {
 	if t.hostKind == hostNone {
 		return
 	}
+	held := !t.answerT.IsZero()
+	if held {
+		now = t.answerT // the departure of the caller's answer (holdHost)
+		t.answerT = time.Time{}
+	}
 	t.in.extDur.Record(context.Background(), now.Sub(t.hostT).Seconds(), t.in.host[t.hostKind]...)
 	if t.host != nil {
-		t.host.End()
+		if held {
+			t.host.End(trace.WithTimestamp(now))
+		} else {
+			t.host.End()
+		}
 		t.host = nil
 	}
 	t.hostKind = hostNone
+}
+
+// dropRunLocked ends the run a Feed refused before it was sent opened
+// (its span had to exist for the frame to carry its context): the
+// worker never saw the feed, so no run is recorded in the metrics, and
+// the span ends as an error, "not sent".
+func (t *telemetry) dropRunLocked() {
+	t.inRun = false
+	if t.run == nil {
+		return
+	}
+	t.run.SetAttributes(runEndAttrs[outcomeError][0]...)
+	t.run.SetStatus(codes.Error, "not sent")
+	t.run.End()
+	t.run, t.runCtx = nil, nil
 }
 
 func (t *telemetry) endRunLocked(s *Session, o int, now time.Time) {
@@ -461,10 +521,30 @@ func (t *telemetry) endRunLocked(s *Session, o int, now time.Time) {
 func (t *telemetry) recordRun(s *Session, now time.Time) {
 	bg := context.Background()
 	t.in.runDur.Record(bg, now.Sub(t.runStart).Seconds(), t.in.none...)
-	if d := s.stamps.TotalExecution - t.runExec; d >= 0 {
+	// The stamps' total only grows within a session, but for a Reset,
+	// which zeroes it: a run it discarded ran until the Reset was sent.
+	if d := max(s.stamps.TotalExecution, t.resetExec) - t.runExec; d >= 0 {
 		t.in.runExec.Record(bg, d.Seconds(), t.in.none...)
 	}
 	t.in.runSusp.Record(bg, float64(t.runSusp), t.in.none...)
+}
+
+// panickedTelemetry ends the run of a turn a panic unwinds through (the
+// print function's, which discards the worker), whose end exchange will
+// not record: lost, as any run whose worker the parent discarded. The
+// caller is the turn goroutine.
+func (s *Session) panickedTelemetry() {
+	t := &s.tel
+	if t.in == nil {
+		return
+	}
+	if t.tracer != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+	}
+	if t.inRun {
+		t.endRunLocked(s, outcomeLost, time.Now())
+	}
 }
 
 // sent records a request frame once written, while the worker works on
@@ -484,6 +564,10 @@ func (s *Session) sent(n int, kind message.RequestKind) {
 	if t.tracer != nil {
 		t.mu.Lock()
 		defer t.mu.Unlock()
+	}
+	if t.holdHost && t.hostKind != hostNone {
+		t.answerT = time.Now() // the worker may refuse it: see holdHost
+		return
 	}
 	t.endHostLocked(time.Now())
 }
@@ -544,6 +628,23 @@ func (t *telemetry) spanContextLocked(ctx context.Context) trace.SpanContext {
 		return t.sess.SpanContext()
 	}
 	return trace.SpanContextFromContext(ctx)
+}
+
+// notSent classifies the error of a request that was not sent: refused
+// when it could not be encoded or was over the frame cap (the session
+// goes on), closed when the session was closed before it was sent. Both
+// are false for any other error.
+func notSent(err error) (refused, closed bool) {
+	var tl *RequestTooLargeError
+	var ir *InvalidRequestError
+	var ce *closedError
+	switch {
+	case errors.As(err, &tl), errors.As(err, &ir):
+		return true, false
+	case errors.As(err, &ce):
+		return false, ce.unsent
+	}
+	return false, false
 }
 
 // closedByCaller reports whether err is the end of a turn that Close or

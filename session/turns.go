@@ -176,7 +176,9 @@ func (s *Session) Resume(ctx context.Context, a Answer) (*message.ChildEvent, er
 	if err != nil {
 		return nil, err
 	}
+	s.tel.holdHost = true
 	ev, err := s.exchange(ctx, req)
+	s.tel.holdHost = false
 	s.scratch.Reset()
 	return s.chargeHandedSleep(ctx, ev, err)
 }
@@ -291,7 +293,10 @@ func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (
 		// caller would read as the feed's end.
 		exc = message.NewException("RuntimeError", "feed aborted by the host")
 	}
-	return s.exchange(ctx, &message.AbortFeed{Exception: exc})
+	s.tel.holdHost = true
+	ev, err := s.exchange(ctx, &message.AbortFeed{Exception: exc})
+	s.tel.holdHost = false
+	return ev, err
 }
 
 // Dump returns a snapshot of the session, idle or suspended, in monty's own
@@ -369,7 +374,6 @@ func (s *Session) LoadWith(ctx context.Context, state []byte, opts LoadOptions) 
 		return nil, err
 	}
 	defer s.end()
-	s.snapshotBytes(len(state), false)
 	ev, err := s.exchange(ctx, &message.Load{State: state})
 	if err != nil {
 		return nil, err
@@ -377,6 +381,7 @@ func (s *Session) LoadWith(ctx context.Context, state []byte, opts LoadOptions) 
 	if err := errorOf(ev); err != nil {
 		return nil, err
 	}
+	s.snapshotBytes(len(state), false) // loaded: a refused Load is not counted
 	s.stamps.TotalSleep = max(opts.TotalSleep, 0)
 	return ev, nil
 }

@@ -82,7 +82,8 @@ func demo(ctx context.Context, out io.Writer) error {
 	res, err := s.Run(ctx, "print('pricing')\nprice('apple') + price('pear')", session.WithFunctions(funcs))
 	s.Close()
 	root.End()
-	// Collect before the pool closes, while its worker gauges still report.
+	// Collect before the pool closes, while its worker gauges count its
+	// workers (they read 0 once it is closed).
 	merr := mp.Shutdown(ctx)
 	p.Close(ctx)
 	if err != nil {
