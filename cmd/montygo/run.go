@@ -317,7 +317,14 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return exitError{2}
 		}
 		if err != nil {
-			return err
+			// As python3: a program file it cannot open (missing, a
+			// directory, unreadable) is a usage mistake, exit 2.
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			fmt.Fprintf(stderr, "montygo run: can't open file '%s': %v\n", pos[0], err)
+			return exitError{2}
 		}
 		src, script = string(b), pos[0]
 	default:

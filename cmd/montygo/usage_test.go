@@ -120,3 +120,18 @@ func TestProtocolFlagDoesNotWrap(t *testing.T) {
 		}
 	}
 }
+
+// A program file that cannot be opened or read is a usage mistake, exit 2
+// as python3 exits for it ("can't open file '/x.py': [Errno 2] No such
+// file or directory"): it exited 1, the status of a Python exception, so a
+// script could not tell a mistyped path from a program that raised.
+func TestRunUnreadableFileExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	for _, path := range []string{dir + "/nonexistent.py", dir} {
+		var out, errb strings.Builder
+		code := mainArgs([]string{"run", path}, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "can't open file '"+path+"'") {
+			t.Errorf("montygo run %s: exit %d, stderr %q; want 2 and \"can't open file '%s'\"", path, code, errb.String(), path)
+		}
+	}
+}
