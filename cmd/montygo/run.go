@@ -281,7 +281,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var sf sessionFlags
 	sf.register(fs)
 	code := fs.String("c", "", "program passed in as a string")
-	jsonOut := fs.Bool("json", false, "print the result as JSON, as json.dumps writes it (null for None), instead of its repr")
+	jsonOut := fs.Bool("json", false, "print the result as JSON, as json.dumps(x, ensure_ascii=False) writes it (null for None), instead of its repr; NaN and infinities (not JSON) fail, exit 1")
 	var inputs multiFlag
 	fs.Var(&inputs, "input", "bind a global to the value of JSON text, as json.loads reads it: NAME=JSON (repeatable)")
 	fs.Usage = func() {
@@ -397,10 +397,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if *jsonOut {
 		text, err := res.MarshalJSON()
 		if err != nil {
-			fmt.Fprintln(stderr, "montygo run: the result has no JSON form:", err)
+			fmt.Fprintln(stderr, "montygo run: the result has no JSON form:", noJSONReason(err))
 			return exitError{1}
 		}
-		fmt.Fprintf(stdout, "%s\n", text)
+		fmt.Fprintf(stdout, "%s\n", dumpsSpacing(text))
 		return nil
 	}
 	s, err := resultRepr(res)
@@ -561,4 +561,49 @@ func reportRunError(err error, script, src string, stderr io.Writer) error {
 // that raised.
 func tracebackText(exc *message.RaisedException, script, src string) string {
 	return string(exc.AppendTracebackWith(nil, message.TracebackOptions{Filename: script, Source: src}))
+}
+
+// dumpsSpacing rewrites compact JSON text (no whitespace outside strings,
+// as value.AppendJSON writes it) with json.dumps's default separators:
+// ", " between items and ": " after a key. One pass, linear.
+func dumpsSpacing(compact []byte) []byte {
+	out := make([]byte, 0, len(compact)+len(compact)/4)
+	inStr, esc := false, false
+	for _, c := range compact {
+		out = append(out, c)
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			switch c {
+			case '\\':
+				esc = true
+			case '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ',' || c == ':':
+			out = append(out, ' ')
+		}
+	}
+	return out
+}
+
+// noJSONReason words a result's JSON failure for the user: where the value
+// sits and why (json.dumps's words for NaN and the infinities), not the Go
+// conversion it failed in.
+func noJSONReason(err error) string {
+	var ce *value.ConversionError
+	if !errors.As(err, &ce) || (ce.Reason == "" && ce.Err == nil) {
+		return err.Error()
+	}
+	why := ce.Reason
+	if why == "" {
+		why = ce.Err.Error()
+	}
+	if ce.Path == "" {
+		return why
+	}
+	return "at " + ce.Path + ": " + why
 }
