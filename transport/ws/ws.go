@@ -70,6 +70,9 @@ type DialOptions struct {
 	// HeaderFunc, when set, is called on every dial for headers that may
 	// change between dials (refreshed auth tokens). Its headers are applied
 	// after Header; for a name given more than once the last value wins.
+	// An error it returns fails the dial, before any I/O, with a
+	// *DialError (StatusCode 0) that wraps it; a header it returns that
+	// cannot be sent fails it with a *HeaderError.
 	HeaderFunc func(ctx context.Context) (http.Header, error)
 	// TraceHeaders, when set, returns the W3C traceparent and tracestate of
 	// the span in ctx ("" for none). They are sent unless Header or
@@ -305,6 +308,14 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	}
 	h, err := upgradeHeader(ctx, opts)
 	if err != nil {
+		var he *HeaderError
+		if !errors.As(err, &he) {
+			// The header function failed (its token service is down,
+			// say): the dial failed, as it would every time until that
+			// recovers, so it is a *DialError (no status) a pool backs
+			// the endpoint off for.
+			err = &DialError{URL: rawURL, Err: err}
+		}
 		return nil, err
 	}
 	client := opts.HTTPClient
@@ -695,7 +706,7 @@ func upgradeHeader(ctx context.Context, opts DialOptions) (http.Header, error) {
 	if opts.HeaderFunc != nil {
 		extra, err := opts.HeaderFunc(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("ws: header function: %w", err)
+			return nil, fmt.Errorf("header function: %w", err)
 		}
 		if err := apply(extra); err != nil {
 			return nil, err
