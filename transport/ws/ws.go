@@ -27,7 +27,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -364,16 +366,16 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		// given, and following one could carry the upgrade headers (a
 		// bearer token) from wss:// to a plain http:// address. The 3xx
 		// comes back as a DialError.
-		client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		client = &http.Client{Transport: refuseBadUpgrade{tr}, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}}
 	}
 	var stop func() bool
 	if raw != nil {
-		// The library reads what follows a 101 it refuses (a wrong
-		// Sec-WebSocket-Accept or subprotocol) for up to 3 s, whatever
-		// the context says: closing the socket when it ends cuts that
-		// short.
+		// The library reads what follows a 101 it refuses for up to 3 s,
+		// whatever the context says (refuseBadUpgrade spares it the
+		// refusals it foresees): closing the socket when the context
+		// ends cuts that short too.
 		stop = context.AfterFunc(ctx, raw.close)
 	}
 	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{
@@ -413,6 +415,69 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
 	cn.raw = raw
 	return cn, nil
+}
+
+// refuseBadUpgrade is the RoundTripper of the dials this package makes
+// itself: a 101 whose handshake the WebSocket library will refuse (see
+// badUpgrade) has its connection closed and its body emptied before the
+// library sees it. The library reads the body of a response it refuses
+// for up to 3 s, to quote it, and after a 101 that body is the connection,
+// which a server that stays silent leaves open: each dial would wait out
+// those 3 s. It still refuses the response, in its own words, at once.
+type refuseBadUpgrade struct{ rt http.RoundTripper }
+
+func (r refuseBadUpgrade) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.rt.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols || !badUpgrade(req, resp) {
+		return resp, err
+	}
+	resp.Body.Close()
+	resp.Body = http.NoBody
+	return resp, nil
+}
+
+// badUpgrade reports whether the WebSocket library (v1.8, compression
+// off, no subprotocol asked for) refuses resp, a 101 to req: a Connection
+// without the upgrade token, an Upgrade without websocket, a wrong
+// Sec-WebSocket-Accept, any subprotocol or extension.
+func badUpgrade(req *http.Request, resp *http.Response) bool {
+	sum := sha1.Sum([]byte(req.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	switch {
+	case !hasToken(resp.Header, "Connection", "upgrade"), !hasToken(resp.Header, "Upgrade", "websocket"):
+		return true
+	case resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]):
+		return true
+	case resp.Header.Get("Sec-WebSocket-Protocol") != "":
+		return true
+	}
+	for _, t := range headerTokens(resp.Header, "Sec-WebSocket-Extensions") {
+		if t != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasToken reports whether the comma-separated values of h's key hold
+// token, in any case.
+func hasToken(h http.Header, key, token string) bool {
+	for _, t := range headerTokens(h, key) {
+		if strings.EqualFold(t, token) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerTokens splits the values of h's key at commas, trimmed.
+func headerTokens(h http.Header, key string) []string {
+	var ts []string
+	for _, v := range h.Values(key) {
+		for _, t := range strings.Split(v, ",") {
+			ts = append(ts, strings.TrimSpace(t))
+		}
+	}
+	return ts
 }
 
 // Accept upgrades an HTTP request to a frame-carrying WebSocket. The
