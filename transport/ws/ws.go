@@ -547,7 +547,9 @@ func (cn *Conn) readLoop() {
 
 func (cn *Conn) classifyReadError(err error) error {
 	if errors.Is(err, websocket.ErrMessageTooBig) {
-		return fmt.Errorf("ws: peer sent a message over the %d-byte frame cap: %w", cn.maxFrame, frame.ErrTooLarge)
+		// A *frame.TooLargeError, as the stream transport reports it; the
+		// library stops reading at the cap, so the length is not known.
+		return fmt.Errorf("ws: peer sent a message over the frame cap: %w", &frame.TooLargeError{Max: uint64(cn.maxFrame)})
 	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {

@@ -824,3 +824,23 @@ func wsAccept(key string) string {
 	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 	return base64.StdEncoding.EncodeToString(h[:])
 }
+
+// A message over the cap is reported as a *frame.TooLargeError, as the
+// stream transport reports a frame over it, so errors.As works the same on
+// both transports: Max is the cap, Len 0 (the library stops reading at the
+// cap, so the message's length is not known). It was a plain error
+// wrapping frame.ErrTooLarge, which only errors.Is matched.
+func TestPeerOverTheCapIsATooLargeError(t *testing.T) {
+	const limit = 1024
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{MaxFrameLen: limit})
+	go s.Write(context.Background(), websocket.MessageBinary, make([]byte, 3*limit))
+	_, err := c.ReadFrame()
+	var tl *frame.TooLargeError
+	if !errors.As(err, &tl) || tl.Max != limit || tl.Len != 0 {
+		t.Fatalf("ReadFrame of an oversized message = %v (%#v), want a *frame.TooLargeError{Len: 0, Max: %d}", err, tl, limit)
+	}
+	if strings.Contains(err.Error(), "frame of 0 bytes") {
+		t.Fatalf("error text %q claims a length", err)
+	}
+}
