@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
 	"sync/atomic"
@@ -101,7 +100,7 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}()
 	defer close(prompts)
 
-	fmt.Fprintf(stderr, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(), r.sess.Version())
+	fmt.Fprintf(stderr, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(ctx), r.sess.Version())
 	var buf []string
 	bufLen := 0   // the bytes of buf's lines, each with its newline
 	var blk block // the block check over buf's lines, each scanned once
@@ -179,9 +178,8 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 }
 
-func (r *repl) workerVersion() string {
-	out, err := exec.Command(r.sess.Binary(), "--version").Output()
-	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+func (r *repl) workerVersion(ctx context.Context) string {
+	if v := workerVersion(ctx, r.sess.Binary()); v != "" {
 		return v
 	}
 	return "worker"
