@@ -135,3 +135,14 @@ func TestRunUnreadableFileExitsTwo(t *testing.T) {
 		}
 	}
 }
+
+// A negative --max-decode-bytes is a usage mistake (exit 2): it was taken
+// as the 1 GiB default, the loosest budget, where the user asked for a
+// tight one.
+func TestDecodeNegativeBudgetIsAUsageError(t *testing.T) {
+	var out, errb strings.Builder
+	code := mainArgs([]string{"decode", "--max-decode-bytes", "-5"}, strings.NewReader(""), &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "--max-decode-bytes") {
+		t.Errorf("montygo decode --max-decode-bytes -5: exit %d, stderr %q; want 2 naming the flag", code, errb.String())
+	}
+}
