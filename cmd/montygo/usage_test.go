@@ -146,3 +146,22 @@ func TestDecodeNegativeBudgetIsAUsageError(t *testing.T) {
 		t.Errorf("montygo decode --max-decode-bytes -5: exit %d, stderr %q; want 2 naming the flag", code, errb.String())
 	}
 }
+
+// An --input NAME that is not a Python identifier (or is a keyword) is a
+// usage mistake like its bad JSON (exit 2, naming the flag), found before
+// a worker starts: the worker's SyntaxError came back as a Python
+// exception, exit 1.
+func TestInputNameNotIdentifierIsAUsageError(t *testing.T) {
+	t.Setenv("MONTYGO_LOG", "")
+	for _, name := range []string{"1x", "not valid", "if", "None", "a-b"} {
+		var out, errb strings.Builder
+		code := mainArgs([]string{"run", "--input", name + "=1", "-c", "1"}, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "--input "+name) {
+			t.Errorf("--input %q: exit %d, stderr %q; want 2 naming it", name+"=1", code, errb.String())
+		}
+	}
+	var out, errb strings.Builder
+	if code := mainArgs([]string{"run", "--input", "é_1=1", "-c", "é_1 + 1"}, strings.NewReader(""), &out, &errb); code != 0 || out.String() != "2\n" {
+		t.Errorf("--input é_1=1: exit %d, stdout %q, stderr %q; want 2", code, out.String(), errb.String())
+	}
+}
