@@ -88,7 +88,8 @@ type DialOptions struct {
 	// NetDialer are then ignored, redirects are the client's to follow
 	// or not (its CheckRedirect; nil follows them, as for any
 	// http.Client), and the close wait is the library's own (up to 5 s) since the socket is
-	// not in this package's hands.
+	// not in this package's hands; so is its read after a 101 it refuses
+	// (up to 3 s, or until ctx ends), which Dial's own transport skips.
 	HTTPClient *http.Client
 	// MaxFrameLen caps frame bodies in both directions; <= 0 means the
 	// protocol maximum (protocol.MaxFrameLen).
