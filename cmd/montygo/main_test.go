@@ -348,9 +348,15 @@ func TestRunJSONIsJSONDumps(t *testing.T) {
 			t.Errorf("run --json -c %s: exit %d, stdout %q, stderr %q; want %q", c.code, rc, out, errs, c.want)
 		}
 	}
-	_, errs, rc := runCLI(t, "", "run", "--json", "-c", "[1.5, float('inf')]")
-	want := "montygo run: the result has no JSON form: at [1]: Out of range float values are not JSON compliant: inf\n"
-	if rc != 1 || errs != want {
-		t.Errorf("inf: exit %d, stderr %q; want 1 and %q", rc, errs, want)
+	for _, c := range []struct{ code, want string }{
+		{"[1.5, float('inf')]", "at [1]: Out of range float values are not JSON compliant: inf"},
+		// A value with no JSON form at all is named by its kind.
+		{`{"a": ...}`, `at ["a"]: ellipsis has no JSON form`},
+		{`[len]`, `at [0]: builtin_function has no JSON form`},
+	} {
+		_, errs, rc := runCLI(t, "", "run", "--json", "-c", c.code)
+		if want := "montygo run: the result has no JSON form: " + c.want + "\n"; rc != 1 || errs != want {
+			t.Errorf("run --json -c %s: exit %d, stderr %q; want 1 and %q", c.code, rc, errs, want)
+		}
 	}
 }

@@ -614,8 +614,11 @@ func noJSONReason(err error) string {
 		return err.Error()
 	}
 	why := ce.Reason
-	if why == "" {
+	switch {
+	case why == "":
 		why = ce.Err.Error()
+	case why == "no JSON form" && ce.Kind != value.KindInvalid:
+		why = ce.Kind.String() + " has no JSON form" // name what it is
 	}
 	if ce.Path == "" {
 		return why
