@@ -25,14 +25,20 @@ var ErrTooLarge = errors.New("frame exceeds the maximum length")
 
 // TooLargeError reports a frame body longer than the limit in force.
 type TooLargeError struct {
-	// Len is the body length that was announced or requested.
+	// Len is the body length that was announced or requested; 0 when it
+	// is not known (a message-oriented transport that stops reading a
+	// message at the cap, as transport/ws does).
 	Len uint64
 	// Max is the limit it exceeded.
 	Max uint64
 }
 
-// Error renders "frame of {Len} bytes exceeds maximum of {Max} bytes".
+// Error renders "frame of {Len} bytes exceeds maximum of {Max} bytes", or
+// "frame exceeds maximum of {Max} bytes" when Len is not known.
 func (e *TooLargeError) Error() string {
+	if e.Len == 0 {
+		return "frame exceeds maximum of " + strconv.FormatUint(e.Max, 10) + " bytes"
+	}
 	return "frame of " + strconv.FormatUint(e.Len, 10) +
 		" bytes exceeds maximum of " + strconv.FormatUint(e.Max, 10) + " bytes"
 }

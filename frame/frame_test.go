@@ -546,3 +546,12 @@ func TestLargeFrameContent(t *testing.T) {
 		}
 	}
 }
+
+// A TooLargeError whose length is not known (Len 0: a WebSocket message
+// the library stopped reading at the cap) claims none.
+func TestTooLargeErrorUnknownLength(t *testing.T) {
+	err := &TooLargeError{Max: 1024}
+	if got, want := err.Error(), "frame exceeds maximum of 1024 bytes"; got != want {
+		t.Fatalf("Error() = %q, want %q", got, want)
+	}
+}

@@ -45,7 +45,8 @@ type Endpoint struct {
 	// refuses static headers that cannot be sent (ws.CheckHeader); a
 	// header function's are checked at each dial, and one that cannot be
 	// sent fails the checkout with its *ws.HeaderError, charged to no
-	// endpoint.
+	// endpoint. A header function that fails (its token service is down)
+	// fails the dial: a dial failure, backed off (EndpointBackoff).
 	Dial ws.DialOptions
 }
 
@@ -64,7 +65,7 @@ type EndpointStat struct {
 	// Checkouts counts sessions started there.
 	Checkouts int64
 	// DialFailures counts dials that failed without an HTTP answer
-	// (refused connection, TLS, timeout) or with a status other than 503
+	// (refused connection, TLS, timeout, a failing ws.DialOptions.HeaderFunc) or with a status other than 503
 	// and 429, and 429s for failed logins (reason auth_throttled: an
 	// authentication failure, like a 401); Refusals counts the other 503
 	// and 429 answers (a draining or full server, ws.DialError.Overloaded).

@@ -1651,3 +1651,38 @@ func TestAuthThrottledIsADialFailure(t *testing.T) {
 		t.Errorf("EventEndpointFailed %+v, want one with the auth_throttled DialError", failed)
 	}
 }
+
+// An endpoint whose HeaderFunc fails (the token service behind it is
+// down) backs off like any failed dial: it failed every checkout alike,
+// each one calling the header function again and charging a start
+// failure, with no backoff, so a checkout storm hammered a token service
+// that was down.
+func TestFailingHeaderFuncBacksOff(t *testing.T) {
+	var calls atomic.Int32
+	down := errors.New("token service down")
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true,
+		Endpoints: []pool.Endpoint{{Name: "tok", URL: "ws://127.0.0.1:1/", Dial: ws.DialOptions{
+			HeaderFunc: func(context.Context) (http.Header, error) { calls.Add(1); return nil, down },
+		}}},
+		EndpointBackoff: pool.Backoff{Initial: 10 * time.Second, Max: 20 * time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	before := time.Now()
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, down) || !errors.Is(err, pool.ErrNoEndpoint) {
+		t.Fatalf("checkout = %v, want ErrNoEndpoint with the header function's error", err)
+	}
+	st := p.Stat().Endpoints[0]
+	if wait := st.BackedOffUntil.Sub(before); st.DialFailures != 1 || st.StartFailures != 0 || wait < 9*time.Second || wait > 11*time.Second {
+		t.Fatalf("after a failing HeaderFunc: %+v; want 1 dial failure, backed off for 10 s", st)
+	}
+	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrNoEndpoint) {
+		t.Fatalf("second checkout = %v, want ErrNoEndpoint", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the header function was called %d times, want once (the endpoint backed off)", n)
+	}
+}

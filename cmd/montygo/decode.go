@@ -47,6 +47,12 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "montygo decode: --from must be child or parent, not %q\n", *from)
 		return exitError{2}
 	}
+	if *maxDecode < 0 {
+		// codec.Limits reads a negative budget as the default, the
+		// loosest: the opposite of what was asked for.
+		fmt.Fprintf(stderr, "montygo decode: --max-decode-bytes %d: want a byte count (0 for the 1 GiB default)\n", *maxDecode)
+		return exitError{2}
+	}
 	lim := codec.Limits{MaxDecodeBytes: *maxDecode}
 	if *record != "" {
 		return decodeRecord(*record, *proto, lim, stdout, stderr)

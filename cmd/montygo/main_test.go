@@ -282,7 +282,7 @@ func TestRunStartTimeout(t *testing.T) {
 func TestRunJSON(t *testing.T) {
 	out, errs, rc := runCLI(t, "", "run", "-c", "{'sum': cfg['n'] * 2, 'items': [x + 1 for x in xs], 'none': None}",
 		"--input", `cfg={"n": 3}`, "--input", "xs=[1, 2.5]", "--json")
-	if rc != 0 || out != `{"sum":6,"items":[2,3.5],"none":null}`+"\n" {
+	if rc != 0 || out != `{"sum": 6, "items": [2, 3.5], "none": null}`+"\n" {
 		t.Fatalf("rc %d out %q err %q", rc, out, errs)
 	}
 	if out, _, rc := runCLI(t, "", "run", "-c", "x = 1", "--json"); rc != 0 || out != "null\n" {
@@ -328,5 +328,35 @@ func TestDashDashVersion(t *testing.T) {
 	out, _, rc := runCLI(t, "", "version")
 	if rc != 0 || !strings.Contains(out, "worker: montygo ") {
 		t.Errorf("montygo version with montygo as the worker: exit %d, stdout %q", rc, out)
+	}
+}
+
+// --json prints what json.dumps(x, ensure_ascii=False) prints, as its
+// flag says: with json.dumps's default separators (", " and ": "), not
+// the compact ones (`{"1":2}` where json.dumps writes `{"1": 2}`). A value
+// json.dumps cannot write in standard JSON (NaN, an infinity) is an error
+// naming where it sits, not a Go conversion's words.
+func TestRunJSONIsJSONDumps(t *testing.T) {
+	for _, c := range []struct{ code, want string }{
+		{`{1: 2}`, `{"1": 2}`},
+		{`{"a, b": "c: \"d\" \\", "e": [1, [], {}, (2, 3.5)]}`, `{"a, b": "c: \"d\" \\", "e": [1, [], {}, [2, 3.5]]}`},
+		{`["é", None, True]`, `["é", null, true]`},
+		{`"x"`, `"x"`},
+	} {
+		out, errs, rc := runCLI(t, "", "run", "--json", "-c", c.code)
+		if rc != 0 || out != c.want+"\n" {
+			t.Errorf("run --json -c %s: exit %d, stdout %q, stderr %q; want %q", c.code, rc, out, errs, c.want)
+		}
+	}
+	for _, c := range []struct{ code, want string }{
+		{"[1.5, float('inf')]", "at [1]: Out of range float values are not JSON compliant: inf"},
+		// A value with no JSON form at all is named by its kind.
+		{`{"a": ...}`, `at ["a"]: ellipsis has no JSON form`},
+		{`[len]`, `at [0]: builtin_function has no JSON form`},
+	} {
+		_, errs, rc := runCLI(t, "", "run", "--json", "-c", c.code)
+		if want := "montygo run: the result has no JSON form: " + c.want + "\n"; rc != 1 || errs != want {
+			t.Errorf("run --json -c %s: exit %d, stderr %q; want 1 and %q", c.code, rc, errs, want)
+		}
 	}
 }

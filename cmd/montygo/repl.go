@@ -8,9 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomonty/monty/mount"
@@ -100,9 +100,10 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}()
 	defer close(prompts)
 
-	fmt.Fprintf(stderr, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(), r.sess.Version())
+	fmt.Fprintf(stderr, "%s via gomonty (protocol %d). Ctrl-D exits, Ctrl-C interrupts.\n", r.workerVersion(ctx), r.sess.Version())
 	var buf []string
-	bufLen := 0 // the bytes of buf's lines, each with its newline
+	bufLen := 0   // the bytes of buf's lines, each with its newline
+	var blk block // the block check over buf's lines, each scanned once
 	waiting := false
 	for {
 		ps := ">>> "
@@ -124,17 +125,17 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			// Ctrl-C while a plain reader waits (a terminal in edit mode
 			// reads Ctrl-C as a key instead).
 			fmt.Fprint(stderr, "\nKeyboardInterrupt\n>>> ")
-			buf, bufLen = buf[:0], 0
+			buf, bufLen, blk = buf[:0], 0, block{}
 		case res := <-results:
 			waiting = false
 			switch {
 			case errors.Is(res.err, errPromptAborted):
 				fmt.Fprintln(stderr, "KeyboardInterrupt")
-				buf, bufLen = buf[:0], 0
+				buf, bufLen, blk = buf[:0], 0, block{}
 				continue
 			case errors.Is(res.err, errInputTooLong):
 				fmt.Fprintf(stderr, "montygo: the input is over %d bytes (what one frame can carry); dropped\n", maxInputLen)
-				buf, bufLen = buf[:0], 0
+				buf, bufLen, blk = buf[:0], 0, block{}
 				continue
 			case res.err != nil:
 				fmt.Fprintln(stderr)
@@ -155,15 +156,15 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				// A block that outgrew a frame (an unclosed bracket fed
 				// for ever) is dropped, as an over-long line is.
 				fmt.Fprintf(stderr, "montygo: the input is over %d bytes (what one frame can carry); dropped\n", maxInputLen)
-				buf, bufLen = buf[:0], 0
+				buf, bufLen, blk = buf[:0], 0, block{}
 				continue
 			}
-			if !complete(buf) {
+			if !blk.add(res.line) {
 				continue
 			}
 			src := strings.Join(buf, "\n")
 			lr.remember(buf)
-			buf, bufLen = buf[:0], 0
+			buf, bufLen, blk = buf[:0], 0, block{}
 			if strings.TrimSpace(src) == "" {
 				continue
 			}
@@ -177,9 +178,8 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 }
 
-func (r *repl) workerVersion() string {
-	out, err := exec.Command(r.sess.Binary(), "--version").Output()
-	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+func (r *repl) workerVersion(ctx context.Context) string {
+	if v := workerVersion(ctx, r.sess.Binary()); v != "" {
 		return v
 	}
 	return "worker"
@@ -308,70 +308,94 @@ func (r *repl) eval(ctx context.Context, src string, sigs chan os.Signal) error 
 	return nil
 }
 
+// blockScanned counts the bytes the block check has scanned, for the test
+// that holds it linear in the input.
+var blockScanned atomic.Int64
+
 // complete reports whether the lines typed so far form a whole input: no
 // open bracket or triple-quoted string, no trailing backslash, and — for a
 // block (a first line ending in ':') — a final blank line.
 func complete(lines []string) bool {
-	depth := 0
-	inTriple := ""
-	// code holds each line without its comment: a '#' outside a string,
-	// as the scan below finds it (a '#' in a string is no comment).
-	code := make([]string, len(lines))
-	for n, line := range lines {
-		code[n] = line
-		inStr := byte(0)
-		for i := 0; i < len(line); i++ {
-			c := line[i]
-			if inTriple != "" {
-				if c == '\\' {
-					i++ // an escaped quote does not close the string
-				} else if strings.HasPrefix(line[i:], inTriple) {
-					i += 2
-					inTriple = ""
-				}
-				continue
+	var b block
+	done := false
+	for _, line := range lines {
+		done = b.add(line)
+	}
+	return done
+}
+
+// block is the state of the block check over the lines typed so far, so
+// that each new line is scanned once (complete's answer for the lines
+// added). The zero value is an empty block.
+type block struct {
+	depth  int    // open brackets
+	triple string // the quotes of an open triple-quoted string
+	first  string // the first line's code (without its comment), trimmed
+	lines  int
+}
+
+// add scans the next line and reports whether the lines added so far
+// form a whole input.
+func (b *block) add(line string) bool {
+	blockScanned.Add(int64(len(line)) + 1)
+	// code is the line without its comment: a '#' outside a string, as
+	// the scan below finds it (a '#' in a string is no comment).
+	code := line
+	inStr := byte(0)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		if b.triple != "" {
+			if c == '\\' {
+				i++ // an escaped quote does not close the string
+			} else if strings.HasPrefix(line[i:], b.triple) {
+				i += 2
+				b.triple = ""
 			}
-			if inStr != 0 {
-				if c == '\\' {
-					i++
-				} else if c == inStr {
-					inStr = 0
-				}
-				continue
+			continue
+		}
+		if inStr != 0 {
+			if c == '\\' {
+				i++
+			} else if c == inStr {
+				inStr = 0
 			}
-			switch c {
-			case '#':
-				code[n] = line[:i]
-				i = len(line)
-			case '"', '\'':
-				if strings.HasPrefix(line[i:], strings.Repeat(string(c), 3)) {
-					inTriple = strings.Repeat(string(c), 3)
-					i += 2
-				} else {
-					inStr = c
-				}
-			case '(', '[', '{':
-				depth++
-			case ')', ']', '}':
-				depth--
+			continue
+		}
+		switch c {
+		case '#':
+			code = line[:i]
+			i = len(line)
+		case '"', '\'':
+			if strings.HasPrefix(line[i:], strings.Repeat(string(c), 3)) {
+				b.triple = strings.Repeat(string(c), 3)
+				i += 2
+			} else {
+				inStr = c
 			}
+		case '(', '[', '{':
+			b.depth++
+		case ')', ']', '}':
+			b.depth--
 		}
 	}
-	if depth > 0 || inTriple != "" {
+	if b.lines == 0 {
+		b.first = strings.TrimSpace(code)
+	}
+	b.lines++
+	if b.depth > 0 || b.triple != "" {
 		return false
 	}
-	last := strings.TrimRight(lines[len(lines)-1], " \t")
+	last := strings.TrimRight(line, " \t")
 	// A backslash continues the line only outside a comment.
-	if strings.HasSuffix(strings.TrimRight(code[len(code)-1], " \t"), "\\") {
+	if strings.HasSuffix(strings.TrimRight(code, " \t"), "\\") {
 		return false
 	}
-	first := strings.TrimSpace(code[0])
-	if strings.HasSuffix(strings.TrimSpace(code[len(code)-1]), ":") {
+	if strings.HasSuffix(strings.TrimSpace(code), ":") {
 		return false
 	}
 	// A compound statement (or a decorated one) ends with a blank line.
-	if strings.HasSuffix(first, ":") || strings.HasPrefix(first, "@") {
-		return len(lines) > 1 && strings.TrimSpace(last) == ""
+	if strings.HasSuffix(b.first, ":") || strings.HasPrefix(b.first, "@") {
+		return b.lines > 1 && strings.TrimSpace(last) == ""
 	}
 	return true
 }

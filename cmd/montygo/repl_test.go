@@ -337,3 +337,24 @@ func TestREPLInputIsBounded(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q: want the REPL to carry on (42 last)", out.String(), errb.String())
 	}
 }
+
+// The REPL's check of whether the lines typed form a whole input is
+// linear in them: it rescanned every line of the block at each new one,
+// so a bracket that never closes (a paste, a generated input piped in)
+// cost time quadratic in its lines (200k lines: 2e10 bytes scanned).
+func TestREPLBlockCheckIsLinear(t *testing.T) {
+	testenv.Worker(t)
+	t.Setenv("MONTYGO_LOG", "")
+	in := "[\n" + strings.Repeat("1,\n", 5000) + "]\n"
+	var out, errb strings.Builder
+	before := blockScanned.Load()
+	if err := replCmd(t.Context(), nil, strings.NewReader(in), &out, &errb); err != nil {
+		t.Fatalf("repl: %v (stderr %q)", err, errb.String())
+	}
+	if scanned := blockScanned.Load() - before; scanned > int64(2*len(in)) {
+		t.Errorf("the block check scanned %d bytes of a %d-byte input", scanned, len(in))
+	}
+	if want := "[" + strings.TrimSuffix(strings.Repeat("1, ", 5000), ", ") + "]\n"; out.String() != want {
+		t.Errorf("stdout %.100q..., want the list", out.String())
+	}
+}

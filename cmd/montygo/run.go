@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
@@ -281,7 +282,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var sf sessionFlags
 	sf.register(fs)
 	code := fs.String("c", "", "program passed in as a string")
-	jsonOut := fs.Bool("json", false, "print the result as JSON, as json.dumps writes it (null for None), instead of its repr")
+	jsonOut := fs.Bool("json", false, "print the result as JSON, as json.dumps(x, ensure_ascii=False) writes it (null for None), instead of its repr; NaN and infinities (not JSON) fail, exit 1")
 	var inputs multiFlag
 	fs.Var(&inputs, "input", "bind a global to the value of JSON text, as json.loads reads it: NAME=JSON (repeatable)")
 	fs.Usage = func() {
@@ -317,7 +318,14 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return exitError{2}
 		}
 		if err != nil {
-			return err
+			// As python3: a program file it cannot open (missing, a
+			// directory, unreadable) is a usage mistake, exit 2.
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			fmt.Fprintf(stderr, "montygo run: can't open file '%s': %v\n", pos[0], err)
+			return exitError{2}
 		}
 		src, script = string(b), pos[0]
 	default:
@@ -390,10 +398,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if *jsonOut {
 		text, err := res.MarshalJSON()
 		if err != nil {
-			fmt.Fprintln(stderr, "montygo run: the result has no JSON form:", err)
+			fmt.Fprintln(stderr, "montygo run: the result has no JSON form:", noJSONReason(err))
 			return exitError{1}
 		}
-		fmt.Fprintf(stdout, "%s\n", text)
+		fmt.Fprintf(stdout, "%s\n", dumpsSpacing(text))
 		return nil
 	}
 	s, err := resultRepr(res)
@@ -495,6 +503,10 @@ func jsonInputs(flags []string) ([]session.Input, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--input %q: want NAME=JSON", f)
 		}
+		if !pyident.Valid(name) || pythonKeywords[name] {
+			// The worker refuses it (a SyntaxError, after a start).
+			return nil, fmt.Errorf("--input %s: the name is not a Python identifier", name)
+		}
 		if seen[name] {
 			return nil, fmt.Errorf("--input %s given twice", name)
 		}
@@ -510,6 +522,16 @@ func jsonInputs(flags []string) ([]session.Input, error) {
 		in = append(in, session.Input{Name: name, Value: json.RawMessage(text)})
 	}
 	return in, nil
+}
+
+// pythonKeywords are Python's hard keywords, which no --input may be
+// named (the worker refuses them as it refuses any other non-identifier).
+var pythonKeywords = map[string]bool{
+	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
+	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
+	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
+	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
+	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }
 
 // resultRepr renders a feed's value as CPython's repr() would, failing as
@@ -554,4 +576,52 @@ func reportRunError(err error, script, src string, stderr io.Writer) error {
 // that raised.
 func tracebackText(exc *message.RaisedException, script, src string) string {
 	return string(exc.AppendTracebackWith(nil, message.TracebackOptions{Filename: script, Source: src}))
+}
+
+// dumpsSpacing rewrites compact JSON text (no whitespace outside strings,
+// as value.AppendJSON writes it) with json.dumps's default separators:
+// ", " between items and ": " after a key. One pass, linear.
+func dumpsSpacing(compact []byte) []byte {
+	out := make([]byte, 0, len(compact)+len(compact)/4)
+	inStr, esc := false, false
+	for _, c := range compact {
+		out = append(out, c)
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			switch c {
+			case '\\':
+				esc = true
+			case '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ',' || c == ':':
+			out = append(out, ' ')
+		}
+	}
+	return out
+}
+
+// noJSONReason words a result's JSON failure for the user: where the value
+// sits and why (json.dumps's words for NaN and the infinities), not the Go
+// conversion it failed in.
+func noJSONReason(err error) string {
+	var ce *value.ConversionError
+	if !errors.As(err, &ce) || (ce.Reason == "" && ce.Err == nil) {
+		return err.Error()
+	}
+	why := ce.Reason
+	switch {
+	case why == "":
+		why = ce.Err.Error()
+	case why == "no JSON form" && ce.Kind != value.KindInvalid:
+		why = ce.Kind.String() + " has no JSON form" // name what it is
+	}
+	if ce.Path == "" {
+		return why
+	}
+	return "at " + ce.Path + ": " + why
 }

@@ -120,3 +120,48 @@ func TestProtocolFlagDoesNotWrap(t *testing.T) {
 		}
 	}
 }
+
+// A program file that cannot be opened or read is a usage mistake, exit 2
+// as python3 exits for it ("can't open file '/x.py': [Errno 2] No such
+// file or directory"): it exited 1, the status of a Python exception, so a
+// script could not tell a mistyped path from a program that raised.
+func TestRunUnreadableFileExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	for _, path := range []string{dir + "/nonexistent.py", dir} {
+		var out, errb strings.Builder
+		code := mainArgs([]string{"run", path}, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "can't open file '"+path+"'") {
+			t.Errorf("montygo run %s: exit %d, stderr %q; want 2 and \"can't open file '%s'\"", path, code, errb.String(), path)
+		}
+	}
+}
+
+// A negative --max-decode-bytes is a usage mistake (exit 2): it was taken
+// as the 1 GiB default, the loosest budget, where the user asked for a
+// tight one.
+func TestDecodeNegativeBudgetIsAUsageError(t *testing.T) {
+	var out, errb strings.Builder
+	code := mainArgs([]string{"decode", "--max-decode-bytes", "-5"}, strings.NewReader(""), &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "--max-decode-bytes") {
+		t.Errorf("montygo decode --max-decode-bytes -5: exit %d, stderr %q; want 2 naming the flag", code, errb.String())
+	}
+}
+
+// An --input NAME that is not a Python identifier (or is a keyword) is a
+// usage mistake like its bad JSON (exit 2, naming the flag), found before
+// a worker starts: the worker's SyntaxError came back as a Python
+// exception, exit 1.
+func TestInputNameNotIdentifierIsAUsageError(t *testing.T) {
+	t.Setenv("MONTYGO_LOG", "")
+	for _, name := range []string{"1x", "not valid", "if", "None", "a-b"} {
+		var out, errb strings.Builder
+		code := mainArgs([]string{"run", "--input", name + "=1", "-c", "1"}, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "--input "+name) {
+			t.Errorf("--input %q: exit %d, stderr %q; want 2 naming it", name+"=1", code, errb.String())
+		}
+	}
+	var out, errb strings.Builder
+	if code := mainArgs([]string{"run", "--input", "é_1=1", "-c", "é_1 + 1"}, strings.NewReader(""), &out, &errb); code != 0 || out.String() != "2\n" {
+		t.Errorf("--input é_1=1: exit %d, stdout %q, stderr %q; want 2", code, out.String(), errb.String())
+	}
+}

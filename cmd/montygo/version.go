@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/worker"
@@ -36,11 +37,29 @@ func versionCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		fmt.Fprintf(stdout, "worker: not found (%v)\n", err)
 		return nil
 	}
-	out, err := exec.CommandContext(ctx, bin, "--version").Output()
-	v := strings.TrimSpace(string(out))
-	if err != nil || v == "" {
+	v := workerVersion(ctx, bin)
+	if v == "" {
 		v = "unknown version"
 	}
 	fmt.Fprintf(stdout, "worker: %s (%s)\n", v, bin)
 	return nil
 }
+
+// workerVersion returns what the worker binary bin answers to --version,
+// "" when it fails or does not answer within workerVersionTimeout (it is
+// then killed; a process it left holding its output is not waited for).
+func workerVersion(ctx context.Context, bin string) string {
+	ctx, cancel := context.WithTimeout(ctx, workerVersionTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.WaitDelay = 100 * time.Millisecond
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// workerVersionTimeout bounds the wait for a worker binary's answer to
+// --version (`montygo version`, the REPL's banner).
+var workerVersionTimeout = 5 * time.Second

@@ -27,7 +27,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +72,9 @@ type DialOptions struct {
 	// HeaderFunc, when set, is called on every dial for headers that may
 	// change between dials (refreshed auth tokens). Its headers are applied
 	// after Header; for a name given more than once the last value wins.
+	// An error it returns fails the dial, before any I/O, with a
+	// *DialError (StatusCode 0) that wraps it; a header it returns that
+	// cannot be sent fails it with a *HeaderError.
 	HeaderFunc func(ctx context.Context) (http.Header, error)
 	// TraceHeaders, when set, returns the W3C traceparent and tracestate of
 	// the span in ctx ("" for none). They are sent unless Header or
@@ -83,7 +88,8 @@ type DialOptions struct {
 	// NetDialer are then ignored, redirects are the client's to follow
 	// or not (its CheckRedirect; nil follows them, as for any
 	// http.Client), and the close wait is the library's own (up to 5 s) since the socket is
-	// not in this package's hands.
+	// not in this package's hands; so is its read after a 101 it refuses
+	// (up to 3 s, or until ctx ends), which Dial's own transport skips.
 	HTTPClient *http.Client
 	// MaxFrameLen caps frame bodies in both directions; <= 0 means the
 	// protocol maximum (protocol.MaxFrameLen).
@@ -305,6 +311,14 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	}
 	h, err := upgradeHeader(ctx, opts)
 	if err != nil {
+		var he *HeaderError
+		if !errors.As(err, &he) {
+			// The header function failed (its token service is down,
+			// say): the dial failed, as it would every time until that
+			// recovers, so it is a *DialError (no status) a pool backs
+			// the endpoint off for.
+			err = &DialError{URL: rawURL, Err: err}
+		}
 		return nil, err
 	}
 	client := opts.HTTPClient
@@ -353,16 +367,16 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		// given, and following one could carry the upgrade headers (a
 		// bearer token) from wss:// to a plain http:// address. The 3xx
 		// comes back as a DialError.
-		client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		client = &http.Client{Transport: refuseBadUpgrade{tr}, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}}
 	}
 	var stop func() bool
 	if raw != nil {
-		// The library reads what follows a 101 it refuses (a wrong
-		// Sec-WebSocket-Accept or subprotocol) for up to 3 s, whatever
-		// the context says: closing the socket when it ends cuts that
-		// short.
+		// The library reads what follows a 101 it refuses for up to 3 s,
+		// whatever the context says (refuseBadUpgrade spares it the
+		// refusals it foresees): closing the socket when the context
+		// ends cuts that short too.
 		stop = context.AfterFunc(ctx, raw.close)
 	}
 	c, resp, err := websocket.Dial(ctx, rawURL, &websocket.DialOptions{
@@ -402,6 +416,69 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
 	cn.raw = raw
 	return cn, nil
+}
+
+// refuseBadUpgrade is the RoundTripper of the dials this package makes
+// itself: a 101 whose handshake the WebSocket library will refuse (see
+// badUpgrade) has its connection closed and its body emptied before the
+// library sees it. The library reads the body of a response it refuses
+// for up to 3 s, to quote it, and after a 101 that body is the connection,
+// which a server that stays silent leaves open: each dial would wait out
+// those 3 s. It still refuses the response, in its own words, at once.
+type refuseBadUpgrade struct{ rt http.RoundTripper }
+
+func (r refuseBadUpgrade) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := r.rt.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols || !badUpgrade(req, resp) {
+		return resp, err
+	}
+	resp.Body.Close()
+	resp.Body = http.NoBody
+	return resp, nil
+}
+
+// badUpgrade reports whether the WebSocket library (v1.8, compression
+// off, no subprotocol asked for) refuses resp, a 101 to req: a Connection
+// without the upgrade token, an Upgrade without websocket, a wrong
+// Sec-WebSocket-Accept, any subprotocol or extension.
+func badUpgrade(req *http.Request, resp *http.Response) bool {
+	sum := sha1.Sum([]byte(req.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	switch {
+	case !hasToken(resp.Header, "Connection", "upgrade"), !hasToken(resp.Header, "Upgrade", "websocket"):
+		return true
+	case resp.Header.Get("Sec-WebSocket-Accept") != base64.StdEncoding.EncodeToString(sum[:]):
+		return true
+	case resp.Header.Get("Sec-WebSocket-Protocol") != "":
+		return true
+	}
+	for _, t := range headerTokens(resp.Header, "Sec-WebSocket-Extensions") {
+		if t != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasToken reports whether the comma-separated values of h's key hold
+// token, in any case.
+func hasToken(h http.Header, key, token string) bool {
+	for _, t := range headerTokens(h, key) {
+		if strings.EqualFold(t, token) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerTokens splits the values of h's key at commas, trimmed.
+func headerTokens(h http.Header, key string) []string {
+	var ts []string
+	for _, v := range h.Values(key) {
+		for _, t := range strings.Split(v, ",") {
+			ts = append(ts, strings.TrimSpace(t))
+		}
+	}
+	return ts
 }
 
 // Accept upgrades an HTTP request to a frame-carrying WebSocket. The
@@ -471,7 +548,9 @@ func (cn *Conn) readLoop() {
 
 func (cn *Conn) classifyReadError(err error) error {
 	if errors.Is(err, websocket.ErrMessageTooBig) {
-		return fmt.Errorf("ws: peer sent a message over the %d-byte frame cap: %w", cn.maxFrame, frame.ErrTooLarge)
+		// A *frame.TooLargeError, as the stream transport reports it; the
+		// library stops reading at the cap, so the length is not known.
+		return fmt.Errorf("ws: peer sent a message over the frame cap: %w", &frame.TooLargeError{Max: uint64(cn.maxFrame)})
 	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
@@ -695,7 +774,7 @@ func upgradeHeader(ctx context.Context, opts DialOptions) (http.Header, error) {
 	if opts.HeaderFunc != nil {
 		extra, err := opts.HeaderFunc(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("ws: header function: %w", err)
+			return nil, fmt.Errorf("header function: %w", err)
 		}
 		if err := apply(extra); err != nil {
 			return nil, err

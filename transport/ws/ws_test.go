@@ -3,7 +3,10 @@ package ws
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -762,5 +765,82 @@ func TestAcceptWithoutHijacker(t *testing.T) {
 	}
 	if w.Code != http.StatusNotImplemented {
 		t.Fatalf("response status %d, want 501", w.Code)
+	}
+}
+
+// A 101 whose handshake the client must refuse (an unrequested
+// subprotocol or extension, a wrong Sec-WebSocket-Accept) from a server
+// that then stays silent fails the dial at once, still with its 101 in
+// the DialError: the WebSocket library read on for up to 3 s (for the
+// response's body, to quote it) before it reported the refusal, so each
+// dial of a misconfigured endpoint (a proxy that answers with its own
+// subprotocol) cost 3 s with no deadline set.
+func TestBadHandshakeFailsFast(t *testing.T) {
+	for _, tc := range []struct {
+		name, header, value string
+	}{
+		{"subprotocol", "Sec-WebSocket-Protocol", "unrequested"},
+		{"extension", "Sec-WebSocket-Extensions", "x-unknown"},
+		{"accept", "Sec-WebSocket-Accept", "d3Jvbmc="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			held := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				hj, _ := w.(http.Hijacker)
+				c, rw, err := hj.Hijack()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				accept := wsAccept(r.Header.Get("Sec-WebSocket-Key"))
+				if tc.header == "Sec-WebSocket-Accept" {
+					accept = tc.value
+				}
+				fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n", accept)
+				if tc.header != "Sec-WebSocket-Accept" {
+					fmt.Fprintf(rw, "%s: %s\r\n", tc.header, tc.value)
+				}
+				fmt.Fprint(rw, "\r\n")
+				rw.Flush()
+				<-held // silent until the test ends
+			}))
+			defer srv.Close()
+			defer close(held)
+			start := time.Now()
+			_, err := Dial(ctx10(t), "ws"+strings.TrimPrefix(srv.URL, "http"), DialOptions{})
+			var de *DialError
+			if !errors.As(err, &de) || de.StatusCode != http.StatusSwitchingProtocols {
+				t.Fatalf("Dial = %v, want a DialError with status 101", err)
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Fatalf("Dial refused the handshake after %v (the library's 3 s read)", took)
+			}
+		})
+	}
+}
+
+// wsAccept is the Sec-WebSocket-Accept answering key (RFC 6455 §4.2.2).
+func wsAccept(key string) string {
+	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+// A message over the cap is reported as a *frame.TooLargeError, as the
+// stream transport reports a frame over it, so errors.As works the same on
+// both transports: Max is the cap, Len 0 (the library stops reading at the
+// cap, so the message's length is not known). It was a plain error
+// wrapping frame.ErrTooLarge, which only errors.Is matched.
+func TestPeerOverTheCapIsATooLargeError(t *testing.T) {
+	const limit = 1024
+	p := newPeer(t)
+	c, s := dial(t, p, DialOptions{MaxFrameLen: limit})
+	go s.Write(context.Background(), websocket.MessageBinary, make([]byte, 3*limit))
+	_, err := c.ReadFrame()
+	var tl *frame.TooLargeError
+	if !errors.As(err, &tl) || tl.Max != limit || tl.Len != 0 {
+		t.Fatalf("ReadFrame of an oversized message = %v (%#v), want a *frame.TooLargeError{Len: 0, Max: %d}", err, tl, limit)
+	}
+	if strings.Contains(err.Error(), "frame of 0 bytes") {
+		t.Fatalf("error text %q claims a length", err)
 	}
 }
