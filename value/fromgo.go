@@ -484,8 +484,11 @@ func (e *encoder) special(v reflect.Value, t reflect.Type, depth int) (id NodeID
 	return id, true, err
 }
 
-// badText names the string of n's payload that is not valid UTF-8 ("" if
-// none is): the fields the codecs check before sending a node.
+// badText names the first string of n's payload that is not valid UTF-8
+// ("" if none is): the fields every decoder checks, so FromGo refuses to
+// build such a node and the codecs (through internal/valuecheck) refuse to
+// send one. The encoders call it for every node they write, so the kinds
+// without text cost one comparison.
 func badText(n *Node) string {
 	switch n.Kind {
 	case KindStr, KindPath, KindBuiltinFunction, KindRepr:
@@ -496,7 +499,15 @@ func badText(n *Node) string {
 		if !utf8.ValidString(n.Text()) {
 			return "placeholder"
 		}
+	case KindNamedTuple, KindTime, KindDateTime, KindTimeZone, KindException,
+		KindFunction, KindFileHandle, KindType:
+		return extBadText(n)
 	}
+	return ""
+}
+
+// extBadText is badText for the kinds whose strings are in their payload.
+func extBadText(n *Node) string {
 	bad := func(name string, s *string) string {
 		if s != nil && !utf8.ValidString(*s) {
 			return name
