@@ -2,6 +2,7 @@ package value
 
 import (
 	"cmp"
+	"encoding"
 	"fmt"
 	"math"
 	"math/big"
@@ -51,6 +52,9 @@ import (
 //	json.Number                          int or float, as [FromJSON] reads
 //	                                       the number (empty: 0)
 //	GraphAppender                        whatever AppendGraph appends
+//	other types implementing             str, their MarshalText, whatever their
+//	  encoding.TextMarshaler (or whose     kind, as encoding/json writes them
+//	  pointer does)                        (netip.Addr, slog.Level, net.IP)
 //
 // Struct fields are encoded like encoding/json does it: exported fields only,
 // under their Go name or the name of a `monty:"name"` tag; `monty:"-"` skips
@@ -79,7 +83,10 @@ import (
 // datetime is a DateTime with a nil Offset.
 //
 // Go values that reach themselves through pointers, maps or slices are
-// refused with an error, as is nesting deeper than [MaxConvertDepth]. A
+// refused with an error, as is nesting deeper than [MaxConvertDepth], and
+// a value that would append more than [MaxConvertNodes] nodes (a slice of
+// zero-size items can be that long) is refused, before they are
+// allocated, with an error matching [ErrTooManyNodes]. A
 // pointer, map or slice met twice (not cyclically) becomes one node
 // referenced twice, so Python sees one shared object, as Go does; an empty
 // map or slice, and a pointer to or a slice of zero-size values (which Go
@@ -127,9 +134,13 @@ func (enc *Encoder) Encode(g *Graph, v any) (NodeID, error) {
 }
 
 func (e *encoder) run(g *Graph, rv reflect.Value, start int) (NodeID, error) {
+	e.start = start
 	if e.hook == nil {
 		// Pre-size the graph when the value's shape tells its node count.
 		if n, ok := countNodes(rv, 0); ok {
+			if err := e.room(n, rv.Type(), KindInvalid); err != nil {
+				return 0, err
+			}
 			e.zeroed = g.reserveExact(n)
 		}
 	}
@@ -178,6 +189,7 @@ func typeKey(t reflect.Type) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe
 
 type encoder struct {
 	g      *Graph
+	start  int // the graph's length before the conversion
 	onPath map[visitKey]struct{}
 	done   map[visitKey]NodeID
 
@@ -223,6 +235,19 @@ func (e *encoder) callHook(v reflect.Value, depth int) (NodeID, bool, error) {
 }
 
 func (e *encoder) add(n Node) NodeID { return e.g.Add(n) }
+
+// maxConvertNodes is MaxConvertNodes, lowered by tests.
+var maxConvertNodes = MaxConvertNodes
+
+// room refuses, before they are allocated, n more nodes that would take
+// the conversion past MaxConvertNodes.
+func (e *encoder) room(n int, t reflect.Type, k Kind) error {
+	if n > maxConvertNodes-(len(e.g.Nodes)-e.start) {
+		return &ConversionError{Kind: k, GoType: t, FromGo: true, Err: ErrTooManyNodes,
+			Reason: "the value makes more than " + strconv.Itoa(MaxConvertNodes) + " nodes (MaxConvertNodes)"}
+	}
+	return nil
+}
 
 func fromGoErr(t reflect.Type, k Kind, reason string) error {
 	return &ConversionError{Kind: k, GoType: t, FromGo: true, Reason: reason}
@@ -289,6 +314,9 @@ func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
 			return id, err
 		}
 	}
+	if ti.text || ti.ptrText {
+		return e.text(v, t, ti.text)
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		return e.pointer(v, t, depth)
@@ -300,6 +328,27 @@ func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
 		return e.structDict(v, depth)
 	}
 	return e.scalar(v, t)
+}
+
+// text encodes a value whose type implements encoding.TextMarshaler (its
+// pointer type, unless byValue) as a str of its text.
+func (e *encoder) text(v reflect.Value, t reflect.Type, byValue bool) (NodeID, error) {
+	if !byValue && !v.CanAddr() {
+		c := reflect.New(t).Elem()
+		c.Set(v)
+		v = c
+	}
+	if !byValue {
+		v = v.Addr()
+	}
+	b, err := v.Interface().(encoding.TextMarshaler).MarshalText()
+	if err != nil {
+		return 0, callerErr(err, KindStr, t, true)
+	}
+	if !utf8.Valid(b) {
+		return 0, fromGoErr(t, KindStr, "MarshalText returned invalid UTF-8")
+	}
+	return e.add(Str(string(b))), nil
 }
 
 func (e *encoder) scalar(v reflect.Value, t reflect.Type) (NodeID, error) {
@@ -438,6 +487,9 @@ func (e *encoder) fastItems(et reflect.Type, depth int) bool {
 // sequence encodes the items of a slice, array or []any-based value as a
 // container of kind k.
 func (e *encoder) sequence(v reflect.Value, k Kind, depth int) (NodeID, error) {
+	if err := e.room(v.Len()+1, v.Type(), k); err != nil {
+		return 0, err
+	}
 	refs := make([]NodeID, v.Len())
 	for i := range refs {
 		id, err := e.encode(v.Index(i), depth+1)
@@ -755,6 +807,9 @@ type mapEntry struct{ key, val reflect.Value }
 
 // mapDict encodes a Go map as a dict with its entries sorted by key.
 func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
+	if err := e.room(2*v.Len()+1, v.Type(), KindDict); err != nil {
+		return 0, err
+	}
 	keys := v.MapKeys()
 	for _, k := range keys {
 		if !keyKindOK(k) {
