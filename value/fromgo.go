@@ -66,6 +66,11 @@ import (
 // empty one, overrides it. Untagged embedded structs have their fields
 // promoted, with encoding/json's rules for conflicting names.
 //
+// A map's entries are sorted by key: bools, then numbers (equal numbers of
+// different Go types by type name; NaN keys, equal to one another, by the
+// repr of their values), then strings, so the dict's order does not depend
+// on Go's map iteration.
+//
 // Every string FromGo writes must be valid UTF-8, as the protocol
 // requires: a str, and also the text of a path, a time zone's name, an
 // exception's argument, a named tuple's or a class's names; one that is
@@ -823,6 +828,7 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	slices.SortFunc(keys, compareKeys)
 	refs := make([]NodeID, 0, 2*len(keys))
 	var nans []mapEntry
+	var nanAt []nanEntry
 	nansRead := false
 	for _, k := range keys {
 		val := v.MapIndex(k)
@@ -836,6 +842,7 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			if len(nans) > 0 {
 				k, val = nans[0].key, nans[0].val
 				nans = nans[1:]
+				nanAt = append(nanAt, nanEntry{len(refs) / 2, keyType(k)})
 			}
 		}
 		kid, err := e.encode(k, depth+1)
@@ -848,7 +855,57 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 		}
 		refs = append(refs, kid, vid)
 	}
+	e.orderNaNs(refs, nanAt)
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+// nanEntry is an entry of a map with a NaN key: its position among the
+// dict's pairs and the key's Go type.
+type nanEntry struct {
+	pair int
+	typ  reflect.Type
+}
+
+func keyType(k reflect.Value) reflect.Type {
+	if k.Kind() == reflect.Interface && !k.IsNil() {
+		k = k.Elem()
+	}
+	return k.Type()
+}
+
+// orderNaNs orders the entries of NaN keys of one type, which sort as
+// equals and so came in Go's random map iteration order, by their
+// values' repr (then the NaNs' bits), so that the dict's order does not
+// change from one conversion to the next.
+func (e *encoder) orderNaNs(refs []NodeID, nans []nanEntry) {
+	type entry struct {
+		k, v NodeID
+		repr string
+	}
+	for i := 0; i < len(nans); {
+		j := i + 1
+		for j < len(nans) && nans[j].pair == nans[j-1].pair+1 && nans[j].typ == nans[i].typ {
+			j++
+		}
+		if j-i > 1 {
+			run := make([]entry, 0, j-i)
+			for _, n := range nans[i:j] {
+				k, v := refs[2*n.pair], refs[2*n.pair+1]
+				run = append(run, entry{k, v, e.g.Repr(v)})
+			}
+			slices.SortStableFunc(run, func(a, b entry) int {
+				if c := strings.Compare(a.repr, b.repr); c != 0 {
+					return c
+				}
+				return cmp.Compare(e.g.Nodes[a.k].Num, e.g.Nodes[b.k].Num)
+			})
+			for x, en := range run {
+				p := nans[i].pair + x
+				refs[2*p], refs[2*p+1] = en.k, en.v
+			}
+		}
+		i = j
+	}
 }
 
 // nanEntries returns the entries of map v whose keys are NaN.
