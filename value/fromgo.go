@@ -31,8 +31,9 @@ import (
 //	[]byte, [N]byte                      bytes
 //	other slices and arrays              list (nil slice: empty list)
 //	TupleValue, SetValue, FrozenSetValue tuple, set, frozenset
-//	map with string, int, uint, bool or  dict, entries sorted by key (Go maps
-//	  float keys (or any holding them)     have no order; nil map: empty dict)
+//	map with string, int, uint, bool,    dict, entries sorted by key (Go maps
+//	  float or TextMarshaler keys (or      have no order; nil map: empty dict)
+//	  any holding them)
 //	DictValue                            dict, in the given order
 //	struct                               dict of its exported fields, see below
 //	NamedTupleValue                      named tuple
@@ -68,8 +69,8 @@ import (
 //
 // A map's entries are sorted by key: bools, then numbers (equal numbers of
 // different Go types by type name; NaN keys, equal to one another, by the
-// repr of their values), then strings, so the dict's order does not depend
-// on Go's map iteration.
+// repr of their values), then strings (a TextMarshaler key by its text),
+// so the dict's order does not depend on Go's map iteration.
 //
 // Every string FromGo writes must be valid UTF-8, as the protocol
 // requires: a str, and also the text of a path, a time zone's name, an
@@ -933,7 +934,7 @@ func keyKindOK(k reflect.Value) bool {
 		}
 		k = k.Elem()
 	}
-	if k.Type() == uuidType {
+	if k.Type() == uuidType || textKey(k.Type()) {
 		return true // becomes a str key
 	}
 	switch k.Kind() {
@@ -979,7 +980,24 @@ func keyString(v reflect.Value) string {
 	if v.Type() == uuidType {
 		return v.Interface().(UUID).String()
 	}
+	if ti := infoOf(v.Type()); ti.text || ti.ptrText {
+		if !ti.text {
+			c := reflect.New(v.Type())
+			c.Elem().Set(v)
+			v = c
+		}
+		// A failing MarshalText sorts as "": encode reports its error.
+		b, _ := v.Interface().(encoding.TextMarshaler).MarshalText()
+		return string(b)
+	}
 	return v.String()
+}
+
+// textKey reports whether map keys of type t become str keys through
+// encoding.TextMarshaler.
+func textKey(t reflect.Type) bool {
+	ti := infoOf(t)
+	return ti.text || ti.ptrText
 }
 
 func boolInt(b bool) int {
@@ -995,7 +1013,7 @@ func keyRank(v reflect.Value) int {
 		return -1 // a nil interface: None
 	case v.Kind() == reflect.Bool:
 		return 0
-	case v.Kind() == reflect.String, v.Type() == uuidType:
+	case v.Kind() == reflect.String, v.Type() == uuidType, textKey(v.Type()):
 		return 2
 	}
 	return 1

@@ -123,3 +123,43 @@ func TestTextMarshalers(t *testing.T) {
 		t.Errorf("ToGo(failText) = %v, want its UnmarshalText error", err)
 	}
 }
+
+// TestTextMarshalerMapKeys: map keys of a TextMarshaler type become str
+// keys, as encoding/json writes them, sorted by that text among the
+// other str keys (a netip.Addr key was refused, and a slog.Level key,
+// now a str, sorted as its number).
+func TestTextMarshalerMapKeys(t *testing.T) {
+	a, b := netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.10")
+	cases := []struct {
+		v    any
+		want string
+	}{
+		{map[netip.Addr]int{a: 2, b: 10}, "{'10.0.0.10': 10, '10.0.0.2': 2}"},
+		{map[slog.Level]int{slog.LevelWarn: 1, slog.LevelError: 2, slog.LevelInfo: 3}, "{'ERROR': 2, 'INFO': 3, 'WARN': 1}"},
+		{map[any]int{slog.LevelInfo: 1, "B": 2, "J": 3, 5: 4}, "{5: 4, 'B': 2, 'INFO': 1, 'J': 3}"},
+	}
+	for range 10 {
+		for _, c := range cases {
+			var g Graph
+			id, err := FromGo(&g, c.v)
+			if err != nil {
+				t.Fatalf("FromGo(%v): %v", c.v, err)
+			}
+			if got := g.Repr(id); got != c.want {
+				t.Fatalf("FromGo(%v) = %s, want %s", c.v, got, c.want)
+			}
+		}
+	}
+	var back map[netip.Addr]int
+	var g Graph
+	id, err := FromGo(&g, cases[0].v)
+	if err == nil {
+		err = ToGo(&g, id, &back)
+	}
+	if err != nil || len(back) != 2 || back[a] != 2 || back[b] != 10 {
+		t.Errorf("ToGo into map[netip.Addr]int: %v, %v", back, err)
+	}
+	if _, err := FromGo(&g, map[failText]int{{}: 1}); !errors.Is(err, errFailText) {
+		t.Errorf("a key whose MarshalText fails: %v", err)
+	}
+}
