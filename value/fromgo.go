@@ -77,6 +77,11 @@ import (
 // exception's argument, a named tuple's or a class's names; one that is
 // not is refused with an error.
 //
+// The encoding.TextMarshaler rule follows encoding/json, a method promoted
+// from an embedded field included: a struct that embeds a netip.Addr (or a
+// time.Time) converts to the embedded value's text alone; give it a
+// MarshalText of its own, or a named field, to keep its other fields.
+//
 // A big.Float or a big.Rat, for which Python has no type, is refused with
 // an error (convert it with its Float64 method first), as is a
 // time.Location (use TimeZone): neither converts as a struct.

@@ -163,3 +163,17 @@ func TestTextMarshalerMapKeys(t *testing.T) {
 		t.Errorf("a key whose MarshalText fails: %v", err)
 	}
 }
+
+// TestTextMarshalerPromoted pins the documented encoding/json rule: a
+// struct embedding a TextMarshaler is one.
+func TestTextMarshalerPromoted(t *testing.T) {
+	type embeds struct {
+		netip.Addr
+		Name string
+	}
+	var g Graph
+	id, err := FromGo(&g, embeds{netip.MustParseAddr("::1"), "n"})
+	if err != nil || g.Repr(id) != "'::1'" {
+		t.Errorf("FromGo(embeds) = %s, %v", g.Repr(id), err)
+	}
+}
