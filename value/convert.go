@@ -1,6 +1,8 @@
 package value
 
 import (
+	"encoding"
+	"errors"
 	"fmt"
 	"math/big"
 	"reflect"
@@ -16,6 +18,19 @@ import (
 // MaxConvertDepth bounds the nesting of values converted by [FromGo],
 // [ToGo] and [ToAny].
 const MaxConvertDepth = 10_000
+
+// MaxConvertNodes bounds the nodes one [FromGo] (or [Encoder.Encode])
+// conversion appends: no frame can carry more, each node taking at least
+// four bytes of one and a frame at most 256 MiB. Go values hold as many
+// nodes only when they are slices or arrays of zero-size items
+// (make([]struct{}, 1<<40) costs Go no memory), which would otherwise
+// convert item by item until memory ran out.
+const MaxConvertNodes = 1 << 26
+
+// ErrTooManyNodes is matched (errors.Is) by the *ConversionError of a
+// conversion that would append more than [MaxConvertNodes] nodes; it is
+// returned before the nodes are allocated.
+var ErrTooManyNodes = errors.New("value: conversion exceeds MaxConvertNodes nodes")
 
 // GraphAppender is implemented by Go types that encode themselves: FromGo
 // calls AppendGraph, which appends the type's nodes to g and returns the
@@ -249,15 +264,17 @@ func keyPath(k reflect.Value) string {
 }
 
 var (
-	appenderType    = reflect.TypeFor[GraphAppender]()
-	decoderType     = reflect.TypeFor[GraphDecoder]()
-	timeType        = reflect.TypeFor[time.Time]()
-	durationType    = reflect.TypeFor[time.Duration]()
-	bigIntType      = reflect.TypeFor[big.Int]()
-	uuidType        = reflect.TypeFor[UUID]()
-	locationType    = reflect.TypeFor[time.Location]()
-	locationPtrType = reflect.TypeFor[*time.Location]()
-	anyType         = reflect.TypeFor[any]()
+	appenderType        = reflect.TypeFor[GraphAppender]()
+	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	decoderType         = reflect.TypeFor[GraphDecoder]()
+	timeType            = reflect.TypeFor[time.Time]()
+	durationType        = reflect.TypeFor[time.Duration]()
+	bigIntType          = reflect.TypeFor[big.Int]()
+	uuidType            = reflect.TypeFor[UUID]()
+	locationType        = reflect.TypeFor[time.Location]()
+	locationPtrType     = reflect.TypeFor[*time.Location]()
+	anyType             = reflect.TypeFor[any]()
 )
 
 // specialType numbers the Go types with a fixed Python counterpart.

@@ -818,6 +818,24 @@ func TestFromGoNaNMapKey(t *testing.T) {
 	}
 }
 
+// Several NaN keys of one type are equal in key order, so their entries
+// came in Go's random iteration order: the dict's order changed from one
+// call to the next. They now order by their values' repr.
+func TestFromGoNaNKeysOrderDeterministically(t *testing.T) {
+	m := map[float64]any{1: "one"}
+	for i := range 6 {
+		m[math.NaN()] = i
+	}
+	m[math.NaN()] = []string{"a"}
+	m[math.Float64frombits(0x7ff8000000000001)] = "payload"
+	const want = "{nan: 'payload', nan: 0, nan: 1, nan: 2, nan: 3, nan: 4, nan: 5, nan: ['a'], 1.0: 'one'}"
+	for range 50 {
+		if got := reprOf(t, m); got != want {
+			t.Fatalf("FromGo(%v)\n got %s\nwant %s", m, got, want)
+		}
+	}
+}
+
 // Keys of different Go types that are equal numbers (1, 1.0, uint8(1))
 // are distinct Go map keys but one Python key: their order, and so which
 // value the dict keeps in Python, must not depend on Go's random map

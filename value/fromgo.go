@@ -2,6 +2,7 @@ package value
 
 import (
 	"cmp"
+	"encoding"
 	"fmt"
 	"math"
 	"math/big"
@@ -30,8 +31,9 @@ import (
 //	[]byte, [N]byte                      bytes
 //	other slices and arrays              list (nil slice: empty list)
 //	TupleValue, SetValue, FrozenSetValue tuple, set, frozenset
-//	map with string, int, uint, bool or  dict, entries sorted by key (Go maps
-//	  float keys (or any holding them)     have no order; nil map: empty dict)
+//	map with string, int, uint, bool,    dict, entries sorted by key (Go maps
+//	  float or TextMarshaler keys (or      have no order; nil map: empty dict)
+//	  any holding them)
 //	DictValue                            dict, in the given order
 //	struct                               dict of its exported fields, see below
 //	NamedTupleValue                      named tuple
@@ -51,6 +53,9 @@ import (
 //	json.Number                          int or float, as [FromJSON] reads
 //	                                       the number (empty: 0)
 //	GraphAppender                        whatever AppendGraph appends
+//	other types implementing             str, their MarshalText, whatever their
+//	  encoding.TextMarshaler (or whose     kind, as encoding/json writes them
+//	  pointer does)                        (netip.Addr, slog.Level, net.IP)
 //
 // Struct fields are encoded like encoding/json does it: exported fields only,
 // under their Go name or the name of a `monty:"name"` tag; `monty:"-"` skips
@@ -62,10 +67,20 @@ import (
 // empty one, overrides it. Untagged embedded structs have their fields
 // promoted, with encoding/json's rules for conflicting names.
 //
+// A map's entries are sorted by key: bools, then numbers (equal numbers of
+// different Go types by type name; NaN keys, equal to one another, by the
+// repr of their values), then strings (a TextMarshaler key by its text),
+// so the dict's order does not depend on Go's map iteration.
+//
 // Every string FromGo writes must be valid UTF-8, as the protocol
 // requires: a str, and also the text of a path, a time zone's name, an
 // exception's argument, a named tuple's or a class's names; one that is
 // not is refused with an error.
+//
+// The encoding.TextMarshaler rule follows encoding/json, a method promoted
+// from an embedded field included: a struct that embeds a netip.Addr (or a
+// time.Time) converts to the embedded value's text alone; give it a
+// MarshalText of its own, or a named field, to keep its other fields.
 //
 // A big.Float or a big.Rat, for which Python has no type, is refused with
 // an error (convert it with its Float64 method first), as is a
@@ -79,7 +94,10 @@ import (
 // datetime is a DateTime with a nil Offset.
 //
 // Go values that reach themselves through pointers, maps or slices are
-// refused with an error, as is nesting deeper than [MaxConvertDepth]. A
+// refused with an error, as is nesting deeper than [MaxConvertDepth], and
+// a value that would append more than [MaxConvertNodes] nodes (a slice of
+// zero-size items can be that long) is refused, before they are
+// allocated, with an error matching [ErrTooManyNodes]. A
 // pointer, map or slice met twice (not cyclically) becomes one node
 // referenced twice, so Python sees one shared object, as Go does; an empty
 // map or slice, and a pointer to or a slice of zero-size values (which Go
@@ -127,9 +145,13 @@ func (enc *Encoder) Encode(g *Graph, v any) (NodeID, error) {
 }
 
 func (e *encoder) run(g *Graph, rv reflect.Value, start int) (NodeID, error) {
+	e.start = start
 	if e.hook == nil {
 		// Pre-size the graph when the value's shape tells its node count.
 		if n, ok := countNodes(rv, 0); ok {
+			if err := e.room(n, rv.Type(), KindInvalid); err != nil {
+				return 0, err
+			}
 			e.zeroed = g.reserveExact(n)
 		}
 	}
@@ -178,6 +200,7 @@ func typeKey(t reflect.Type) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe
 
 type encoder struct {
 	g      *Graph
+	start  int // the graph's length before the conversion
 	onPath map[visitKey]struct{}
 	done   map[visitKey]NodeID
 
@@ -223,6 +246,19 @@ func (e *encoder) callHook(v reflect.Value, depth int) (NodeID, bool, error) {
 }
 
 func (e *encoder) add(n Node) NodeID { return e.g.Add(n) }
+
+// maxConvertNodes is MaxConvertNodes, lowered by tests.
+var maxConvertNodes = MaxConvertNodes
+
+// room refuses, before they are allocated, n more nodes that would take
+// the conversion past MaxConvertNodes.
+func (e *encoder) room(n int, t reflect.Type, k Kind) error {
+	if n > maxConvertNodes-(len(e.g.Nodes)-e.start) {
+		return &ConversionError{Kind: k, GoType: t, FromGo: true, Err: ErrTooManyNodes,
+			Reason: "the value makes more than " + strconv.Itoa(MaxConvertNodes) + " nodes (MaxConvertNodes)"}
+	}
+	return nil
+}
 
 func fromGoErr(t reflect.Type, k Kind, reason string) error {
 	return &ConversionError{Kind: k, GoType: t, FromGo: true, Reason: reason}
@@ -289,6 +325,9 @@ func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
 			return id, err
 		}
 	}
+	if ti.text || ti.ptrText {
+		return e.text(v, t, ti.text)
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		return e.pointer(v, t, depth)
@@ -300,6 +339,27 @@ func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
 		return e.structDict(v, depth)
 	}
 	return e.scalar(v, t)
+}
+
+// text encodes a value whose type implements encoding.TextMarshaler (its
+// pointer type, unless byValue) as a str of its text.
+func (e *encoder) text(v reflect.Value, t reflect.Type, byValue bool) (NodeID, error) {
+	if !byValue && !v.CanAddr() {
+		c := reflect.New(t).Elem()
+		c.Set(v)
+		v = c
+	}
+	if !byValue {
+		v = v.Addr()
+	}
+	b, err := v.Interface().(encoding.TextMarshaler).MarshalText()
+	if err != nil {
+		return 0, callerErr(err, KindStr, t, true)
+	}
+	if !utf8.Valid(b) {
+		return 0, fromGoErr(t, KindStr, "MarshalText returned invalid UTF-8")
+	}
+	return e.add(Str(string(b))), nil
 }
 
 func (e *encoder) scalar(v reflect.Value, t reflect.Type) (NodeID, error) {
@@ -438,6 +498,9 @@ func (e *encoder) fastItems(et reflect.Type, depth int) bool {
 // sequence encodes the items of a slice, array or []any-based value as a
 // container of kind k.
 func (e *encoder) sequence(v reflect.Value, k Kind, depth int) (NodeID, error) {
+	if err := e.room(v.Len()+1, v.Type(), k); err != nil {
+		return 0, err
+	}
 	refs := make([]NodeID, v.Len())
 	for i := range refs {
 		id, err := e.encode(v.Index(i), depth+1)
@@ -484,8 +547,11 @@ func (e *encoder) special(v reflect.Value, t reflect.Type, depth int) (id NodeID
 	return id, true, err
 }
 
-// badText names the string of n's payload that is not valid UTF-8 ("" if
-// none is): the fields the codecs check before sending a node.
+// badText names the first string of n's payload that is not valid UTF-8
+// ("" if none is): the fields every decoder checks, so FromGo refuses to
+// build such a node and the codecs (through internal/valuecheck) refuse to
+// send one. The encoders call it for every node they write, so the kinds
+// without text cost one comparison.
 func badText(n *Node) string {
 	switch n.Kind {
 	case KindStr, KindPath, KindBuiltinFunction, KindRepr:
@@ -496,7 +562,15 @@ func badText(n *Node) string {
 		if !utf8.ValidString(n.Text()) {
 			return "placeholder"
 		}
+	case KindNamedTuple, KindTime, KindDateTime, KindTimeZone, KindException,
+		KindFunction, KindFileHandle, KindType:
+		return extBadText(n)
 	}
+	return ""
+}
+
+// extBadText is badText for the kinds whose strings are in their payload.
+func extBadText(n *Node) string {
 	bad := func(name string, s *string) string {
 		if s != nil && !utf8.ValidString(*s) {
 			return name
@@ -744,6 +818,9 @@ type mapEntry struct{ key, val reflect.Value }
 
 // mapDict encodes a Go map as a dict with its entries sorted by key.
 func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
+	if err := e.room(2*v.Len()+1, v.Type(), KindDict); err != nil {
+		return 0, err
+	}
 	keys := v.MapKeys()
 	for _, k := range keys {
 		if !keyKindOK(k) {
@@ -757,6 +834,7 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	slices.SortFunc(keys, compareKeys)
 	refs := make([]NodeID, 0, 2*len(keys))
 	var nans []mapEntry
+	var nanAt []nanEntry
 	nansRead := false
 	for _, k := range keys {
 		val := v.MapIndex(k)
@@ -770,6 +848,7 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			if len(nans) > 0 {
 				k, val = nans[0].key, nans[0].val
 				nans = nans[1:]
+				nanAt = append(nanAt, nanEntry{len(refs) / 2, keyType(k)})
 			}
 		}
 		kid, err := e.encode(k, depth+1)
@@ -782,7 +861,57 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 		}
 		refs = append(refs, kid, vid)
 	}
+	e.orderNaNs(refs, nanAt)
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+// nanEntry is an entry of a map with a NaN key: its position among the
+// dict's pairs and the key's Go type.
+type nanEntry struct {
+	pair int
+	typ  reflect.Type
+}
+
+func keyType(k reflect.Value) reflect.Type {
+	if k.Kind() == reflect.Interface && !k.IsNil() {
+		k = k.Elem()
+	}
+	return k.Type()
+}
+
+// orderNaNs orders the entries of NaN keys of one type, which sort as
+// equals and so came in Go's random map iteration order, by their
+// values' repr (then the NaNs' bits), so that the dict's order does not
+// change from one conversion to the next.
+func (e *encoder) orderNaNs(refs []NodeID, nans []nanEntry) {
+	type entry struct {
+		k, v NodeID
+		repr string
+	}
+	for i := 0; i < len(nans); {
+		j := i + 1
+		for j < len(nans) && nans[j].pair == nans[j-1].pair+1 && nans[j].typ == nans[i].typ {
+			j++
+		}
+		if j-i > 1 {
+			run := make([]entry, 0, j-i)
+			for _, n := range nans[i:j] {
+				k, v := refs[2*n.pair], refs[2*n.pair+1]
+				run = append(run, entry{k, v, e.g.Repr(v)})
+			}
+			slices.SortStableFunc(run, func(a, b entry) int {
+				if c := strings.Compare(a.repr, b.repr); c != 0 {
+					return c
+				}
+				return cmp.Compare(e.g.Nodes[a.k].Num, e.g.Nodes[b.k].Num)
+			})
+			for x, en := range run {
+				p := nans[i].pair + x
+				refs[2*p], refs[2*p+1] = en.k, en.v
+			}
+		}
+		i = j
+	}
 }
 
 // nanEntries returns the entries of map v whose keys are NaN.
@@ -810,7 +939,7 @@ func keyKindOK(k reflect.Value) bool {
 		}
 		k = k.Elem()
 	}
-	if k.Type() == uuidType {
+	if k.Type() == uuidType || textKey(k.Type()) {
 		return true // becomes a str key
 	}
 	switch k.Kind() {
@@ -856,7 +985,24 @@ func keyString(v reflect.Value) string {
 	if v.Type() == uuidType {
 		return v.Interface().(UUID).String()
 	}
+	if ti := infoOf(v.Type()); ti.text || ti.ptrText {
+		if !ti.text {
+			c := reflect.New(v.Type())
+			c.Elem().Set(v)
+			v = c
+		}
+		// A failing MarshalText sorts as "": encode reports its error.
+		b, _ := v.Interface().(encoding.TextMarshaler).MarshalText()
+		return string(b)
+	}
 	return v.String()
+}
+
+// textKey reports whether map keys of type t become str keys through
+// encoding.TextMarshaler.
+func textKey(t reflect.Type) bool {
+	ti := infoOf(t)
+	return ti.text || ti.ptrText
 }
 
 func boolInt(b bool) int {
@@ -872,7 +1018,7 @@ func keyRank(v reflect.Value) int {
 		return -1 // a nil interface: None
 	case v.Kind() == reflect.Bool:
 		return 0
-	case v.Kind() == reflect.String, v.Type() == uuidType:
+	case v.Kind() == reflect.String, v.Type() == uuidType, textKey(v.Type()):
 		return 2
 	}
 	return 1

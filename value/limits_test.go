@@ -469,3 +469,48 @@ func TestReprBoundCoversEveryLeaf(t *testing.T) {
 		}
 	}
 }
+
+// TestFromGoNodeLimit: a slice or array of zero-size items costs Go no
+// memory whatever its length, but FromGo makes a node of each item; one
+// that would make more than MaxConvertNodes nodes is refused with a typed
+// error before anything is allocated for it (it ran out of memory, after
+// counting 2**40 items).
+func TestFromGoNodeLimit(t *testing.T) {
+	type holder struct{ Items []struct{} }
+	bools := make([]bool, 1<<10)
+	cases := map[string]any{
+		"slice":           make([]struct{}, 1<<40),
+		"just over":       make([]struct{}, 1<<26),
+		"field":           holder{Items: make([]struct{}, 1<<40)},
+		"in any":          []any{1, make([]struct{}, 1<<40)},
+		"tuple of empty":  TupleValue{make([][0]int, 1<<40)},
+		"nested, lowered": &[8][1 << 10]struct{}{},
+		"scalars":         bools,
+		"string map":      map[string]bool{"a": true, "b": false},
+	}
+	lowered := map[string]int{"nested, lowered": 4 << 10, "scalars": 1 << 10, "string map": 4}
+	for name, v := range cases {
+		if n, ok := lowered[name]; ok {
+			maxConvertNodes = n
+		}
+		g := Graph{Nodes: []Node{None()}}
+		_, err := FromGo(&g, v)
+		var ce *ConversionError
+		if !errors.As(err, &ce) || !ce.FromGo {
+			t.Errorf("%s: err = %v (%T), want a *ConversionError", name, err, err)
+		}
+		if !errors.Is(err, ErrTooManyNodes) {
+			t.Errorf("%s: err = %v, want ErrTooManyNodes", name, err)
+		}
+		if len(g.Nodes) != 1 {
+			t.Errorf("%s: the graph was left with %d nodes", name, len(g.Nodes))
+		}
+		maxConvertNodes = MaxConvertNodes
+	}
+	// Below it, zero-size items convert as before: an empty dict each.
+	var g Graph
+	id, err := FromGo(&g, make([]struct{}, 1000))
+	if err != nil || len(g.Nodes) != 1001 || g.Nodes[id].Kind != KindList {
+		t.Fatalf("1000 empty structs: %v, %d nodes", err, len(g.Nodes))
+	}
+}

@@ -29,6 +29,11 @@ type typeInfo struct {
 	appender, ptrAppender bool
 	// decoder: the pointer type implements GraphDecoder.
 	decoder bool
+	// text: a type with no conversion of its own (not a pointer) that
+	// implements encoding.TextMarshaler, converted to a str of its text;
+	// ptrText: only its pointer does. unText: its pointer implements
+	// encoding.TextUnmarshaler, which ToGo calls for a str.
+	text, ptrText, unText bool
 	// special is the type's entry in specialTypes.
 	special specialType
 	// encScalar and decScalar mark plain scalars (bool, integer, float and
@@ -61,9 +66,16 @@ func newTypeInfo(t reflect.Type) *typeInfo {
 		special:  specialTypes[t],
 	}
 	ti.ptrAppender = !ti.appender && t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(appenderType)
+	if k := t.Kind(); k != reflect.Pointer && k != reflect.Interface && ti.special == notSpecial {
+		if !ti.appender && !ti.ptrAppender {
+			ti.text = t.Implements(textMarshalerType)
+			ti.ptrText = !ti.text && reflect.PointerTo(t).Implements(textMarshalerType)
+		}
+		ti.unText = !ti.decoder && reflect.PointerTo(t).Implements(textUnmarshalerType)
+	}
 	if isScalarKind(t.Kind()) && ti.special == notSpecial {
-		ti.encScalar = !ti.appender && !ti.ptrAppender
-		ti.decScalar = !ti.decoder
+		ti.encScalar = !ti.appender && !ti.ptrAppender && !ti.text && !ti.ptrText
+		ti.decScalar = !ti.decoder && !ti.unText
 		if ti.decScalar {
 			ti.op = layoutOf(t)
 		}
@@ -253,7 +265,7 @@ func (c *nodeCounter) count(v reflect.Value, depth int) (n int, ok bool) {
 	if ti.encScalar {
 		return 1, true
 	}
-	if ti.appender || ti.ptrAppender || ti.special != notSpecial {
+	if ti.appender || ti.ptrAppender || ti.special != notSpecial || ti.text || ti.ptrText {
 		return 0, false
 	}
 	switch t.Kind() {
@@ -268,6 +280,11 @@ func (c *nodeCounter) count(v reflect.Value, depth int) (n int, ok bool) {
 			}
 			return v.Len() + 1, true
 		}
+		if v.Len() >= maxConvertNodes {
+			// Zero-size items, as no other value holds so many: the
+			// encoder refuses them without a walk.
+			return 0, false
+		}
 		if !c.track {
 			if c.budget -= v.Len(); c.budget < 0 {
 				c.overBudget = true
@@ -280,8 +297,8 @@ func (c *nodeCounter) count(v reflect.Value, depth int) (n int, ok bool) {
 		total := 1
 		for i := range v.Len() {
 			n, ok := c.count(v.Index(i), depth+1)
-			if !ok {
-				return 0, false
+			if !ok || n > maxConvertNodes-total {
+				return 0, false // past the bound: the encoder refuses it
 			}
 			total += n
 		}
@@ -381,6 +398,9 @@ func (e *encoder) planField(fp *fieldPlan, p unsafe.Pointer, depth int) (NodeID,
 				return 0, false // the general path's error
 			}
 		}
+	}
+	if e.room(h.len+1, fp.typ, KindList) != nil {
+		return 0, false // the general path's error, unless packed
 	}
 	id := e.fillScalars(h.data, h.len, fp.encElemOp, KindList)
 	e.share(k, id)
@@ -524,6 +544,9 @@ func (e *encoder) scalarItems(v reflect.Value, et reflect.Type, k Kind, depth in
 		if nd, ok := packScalars(p, n, layoutOf(et), k); ok {
 			return e.add(nd), nil
 		}
+	}
+	if err := e.room(n+1, v.Type(), k); err != nil {
+		return 0, err
 	}
 	if e.g.reserve(n + 1) {
 		e.zeroed = true
@@ -730,6 +753,9 @@ func (e *encoder) stringMap(v reflect.Value, vt reflect.Type, depth int) (NodeID
 	type kv struct {
 		k string
 		v reflect.Value
+	}
+	if err := e.room(2*v.Len()+1, v.Type(), KindDict); err != nil {
+		return 0, err
 	}
 	entries := make([]kv, 0, v.Len())
 	it := v.MapRange()

@@ -1,6 +1,7 @@
 package value
 
 import (
+	"encoding"
 	"fmt"
 	"math"
 	"math/big"
@@ -57,7 +58,11 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // that text (a str spelling a JSON number as the str). Each kind also
 // decodes into its own type of the [ToAny] table, and an empty interface
 // destination receives what ToAny returns. A type
-// implementing [GraphDecoder] decodes itself. A big.Float or big.Rat
+// implementing [GraphDecoder] decodes itself. A str decodes into a type
+// with no conversion of its own whose pointer implements
+// encoding.TextUnmarshaler through UnmarshalText (the way back of
+// FromGo's encoding.TextMarshaler rule; other kinds decode into it as into
+// its underlying type). A big.Float or big.Rat
 // destination, for which Python has no type, is an error.
 //
 // A struct destination keeps the fields the value does not set (fill a
@@ -664,6 +669,12 @@ func (d *decoder) decodeNode(n *Node, id, parent NodeID, v reflect.Value, depth 
 		if ok, err := d.decodeSpecial(n, id, parent, v, depth); ok || err != nil {
 			return err
 		}
+	}
+	if ti.unText && n.Kind == KindStr && v.CanAddr() {
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Text())); err != nil {
+			return callerErr(err, n.Kind, t, false)
+		}
+		return nil
 	}
 	fail := func(reason string) error { return toGoErr(n.Kind, t, reason) }
 	if n.Kind == KindNone {

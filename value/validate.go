@@ -261,7 +261,7 @@ func (t *Type) check(hasID, hasAttrs bool) error {
 
 // The codecs reach the wire-level checks through internal/valuecheck.
 func init() {
-	valuecheck.Register(missingField, invalidValue, func(n Node) error { return checkLeaf(&n) }, (*Type).check)
+	valuecheck.Register(missingField, invalidValue, func(n Node) error { return checkLeaf(&n) }, (*Type).check, badText)
 }
 
 // NormalizeFileMode returns the canonical spelling of a file mode (r, rb,

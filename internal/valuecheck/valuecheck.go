@@ -15,13 +15,14 @@ var (
 	invalidValue func(field, reason string) error
 	checkLeaf    any // func(value.Node) error
 	checkType    any // func(*value.Type, hasID, hasAttrs bool) error
+	badText      any // func(*value.Node) string
 )
 
 // Register is called once, by package value's init, with its node type N
 // and type payload T.
 func Register[N, T any](missing func(field string) error, invalid func(field, reason string) error,
-	leaf func(N) error, typ func(t *T, hasID, hasAttrs bool) error) {
-	missingField, invalidValue, checkLeaf, checkType = missing, invalid, leaf, typ
+	leaf func(N) error, typ func(t *T, hasID, hasAttrs bool) error, text func(*N) string) {
+	missingField, invalidValue, checkLeaf, checkType, badText = missing, invalid, leaf, typ, text
 }
 
 // MissingField returns the error `missing required field {field}`.
@@ -40,3 +41,9 @@ func CheckLeaf[N any](n N) error { return checkLeaf.(func(N) error)(n) }
 func CheckType[T any](t *T, hasID, hasAttrs bool) error {
 	return checkType.(func(*T, bool, bool) error)(t, hasID, hasAttrs)
 }
+
+// BadText names the first string of a *value.Node's payload that is not
+// valid UTF-8 ("text", "placeholder", or the payload field's name), or
+// returns "" if every string is UTF-8. It is the check value.FromGo makes
+// on the nodes it builds, so an encoder refuses exactly what FromGo does.
+func BadText[N any](n *N) string { return badText.(func(*N) string)(n) }

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/value"
 )
 
@@ -81,5 +82,45 @@ func TestFileModeCanonical(t *testing.T) {
 	}
 	if got := FileMode("not a mode"); got != "not a mode" {
 		t.Errorf("an unnormalisable mode changed: %q", got)
+	}
+}
+
+// TestNodeBadTextIsValues: NodeBadText is package value's check (the one
+// FromGo makes), its fast path for the hot kinds included: for a node of
+// every kind with strings, UTF-8 or not, and the kinds without, it names
+// what value names, and something exactly when a string is not UTF-8.
+func TestNodeBadTextIsValues(t *testing.T) {
+	nodes := []value.Node{
+		value.None(), value.Bool(true), value.Int(1), value.Float(1), value.Bytes([]byte("a\xffb")),
+		value.List(1, 2), value.Tuple(), value.Dict(), value.Set(), value.FrozenSet(),
+	}
+	clean := len(nodes)
+	for _, s := range []string{"ok", "a\xffb"} {
+		nodes = append(nodes,
+			value.Str(s), value.Node{Kind: value.KindPath}.WithText(s),
+			value.Node{Kind: value.KindBuiltinFunction}.WithText(s),
+			value.Node{Kind: value.KindRepr}.WithText(s), value.Node{Kind: value.KindCycle}.WithText(s),
+			value.NamedTupleNode(s, []string{"x"}), value.NamedTupleNode("t", []string{"x", s}),
+			value.TimeNode(value.Time{TZName: &s}), value.DateTimeNode(value.DateTime{Year: 1, Month: 1, Day: 1, TZName: &s}),
+			value.TimeZoneNode(value.TimeZone{Name: &s}),
+			value.ExceptionNode(value.Exception{Type: s}), value.ExceptionNode(value.Exception{Type: "E", Arg: &s}),
+			value.FunctionNode(value.Function{Name: s}), value.FunctionNode(value.Function{Name: "f", Docstring: &s}),
+			value.FileHandleNode(value.FileHandle{Path: s, Mode: "r"}),
+			value.TypeNode(value.Type{Name: s, Origin: value.OriginBuiltin}),
+		)
+		if s == "ok" {
+			clean = len(nodes)
+		}
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		want := valuecheck.BadText(n)
+		got, isBad := NodeBadText(n)
+		if got != want || isBad != (want != "") {
+			t.Errorf("node %d (%s): NodeBadText = %q, %v; value says %q", i, n.Kind, got, isBad, want)
+		}
+		if (i >= clean) != isBad {
+			t.Errorf("node %d (%s): NodeBadText = %q, %v", i, n.Kind, got, isBad)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package leaf
 import (
 	"unicode/utf8"
 
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -122,53 +123,21 @@ func EventBadText(e *message.ChildEvent) (string, bool) {
 }
 
 // NodeBadText reports the first string of a value node that is not UTF-8.
-// It is called for every node an encoder writes, so the kinds without text
-// cost one comparison.
+// The check is package value's own (the one value.FromGo makes), reached
+// through internal/valuecheck, so the encoders refuse what FromGo refuses.
+// The encoders call it for every node they write, so the hot kinds are
+// answered here, without the indirect call: a str whose text is UTF-8, and
+// the scalars and containers, which hold no string.
 func NodeBadText(n *value.Node) (string, bool) {
 	switch n.Kind {
-	case value.KindStr, value.KindPath, value.KindBuiltinFunction, value.KindRepr:
+	case value.KindStr:
 		if utf8.ValidString(n.Text()) {
 			return "", false
 		}
-		return "text", true
-	case value.KindCycle:
-		if utf8.ValidString(n.Text()) {
-			return "", false
-		}
-		return "placeholder", true
-	case value.KindNamedTuple, value.KindTime, value.KindDateTime, value.KindTimeZone, value.KindException,
-		value.KindFunction, value.KindFileHandle, value.KindType:
-		return extBadText(n)
+	case value.KindNone, value.KindBool, value.KindInt, value.KindBigInt, value.KindFloat, value.KindBytes,
+		value.KindList, value.KindTuple, value.KindDict, value.KindSet, value.KindFrozenSet:
+		return "", false
 	}
-	return "", false
-}
-
-// extBadText is NodeBadText for the kinds whose strings are in their
-// payload.
-func extBadText(n *value.Node) (string, bool) {
-	var t text
-	switch x := n.Ext().(type) {
-	case *value.NamedTuple:
-		t.s(x.TypeName, "type_name")
-		for _, f := range x.FieldNames {
-			t.s(f, "field name")
-		}
-	case *value.Time:
-		t.opt(x.TZName, "timezone_name")
-	case *value.DateTime:
-		t.opt(x.TZName, "timezone_name")
-	case *value.TimeZone:
-		t.opt(x.Name, "name")
-	case *value.Exception:
-		t.s(x.Type, "exc_type")
-		t.opt(x.Arg, "arg")
-	case *value.Function:
-		t.s(x.Name, "name")
-		t.opt(x.Docstring, "docstring")
-	case *value.FileHandle:
-		t.s(x.Path, "path")
-	case *value.Type:
-		t.s(x.Name, "name")
-	}
-	return t.bad, t.bad != ""
+	name := valuecheck.BadText(n)
+	return name, name != ""
 }
