@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding"
 	"encoding/json"
 	"maps"
 	"math/big"
@@ -19,7 +20,8 @@ import (
 // the sandbox may call it) and an annotated name per value, with types
 // derived from the Go signatures as the conversions treat them (string:
 // str, []T: list[T], map[K]V: dict[K, V] (an array key: a tuple),
-// time.Time: datetime.datetime,
+// time.Time: datetime.datetime, a type with no conversion of its own
+// that implements encoding.TextMarshaler (netip.Addr): str,
 // a named struct: a TypedDict of its fields, a registered class's Go type:
 // that class, a pointer: T | None, json.Number: int | float, value's own
 // types: the values they convert to (value.Exception: BaseException,
@@ -323,6 +325,7 @@ var (
 	sessionValue = reflect.TypeFor[Value]()
 	appenderStub = reflect.TypeFor[value.GraphAppender]()
 	decoderStub  = reflect.TypeFor[value.GraphDecoder]()
+	textStub     = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
 // pyType annotates a Go type as the conversions treat it.
@@ -408,6 +411,10 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 	}
 	if t.Implements(appenderStub) || t.Implements(decoderStub) || reflect.PointerTo(t).Implements(decoderStub) {
 		return st.anyType() // converts itself
+	}
+	if k := t.Kind(); k != reflect.Pointer && k != reflect.Interface && !reflect.PointerTo(t).Implements(appenderStub) &&
+		(t.Implements(textStub) || reflect.PointerTo(t).Implements(textStub)) {
+		return "str" // its MarshalText's text, as value.FromGo converts it
 	}
 	switch t.Kind() {
 	case reflect.Bool:

@@ -3,7 +3,9 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"math/big"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -218,6 +220,26 @@ func TestStubsNoPythonCounterpart(t *testing.T) {
 	want := `from typing import Any
 
 def f(arg0: Any | None, arg1: Any, arg2: Any, /) -> Any | None: ...
+`
+	if got := reg.Stubs(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// addrKeyed is a named int whose text form is what converts: value.FromGo
+// turns a type with no conversion of its own that implements
+// encoding.TextMarshaler (or whose pointer does) into a str of its text.
+type addrKeyed int
+
+func (a *addrKeyed) MarshalText() ([]byte, error) { return []byte("k"), nil }
+
+func TestStubsTextMarshalerIsStr(t *testing.T) {
+	reg := NewRegistry().MustRegister("f", func(a netip.Addr, p *netip.Prefix, m map[netip.Addr]addrKeyed, l slog.Level, tm time.Time) []netip.Addr {
+		return nil
+	})
+	want := `import datetime
+
+def f(arg0: str, arg1: str | None, arg2: dict[str, str], arg3: str, arg4: datetime.datetime, /) -> list[str]: ...
 `
 	if got := reg.Stubs(); got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
