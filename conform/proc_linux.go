@@ -1,11 +1,13 @@
 package conform
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -71,3 +73,50 @@ func (c pinnedChild) running() bool {
 
 func (c pinnedChild) kill()    { _ = unix.PidfdSendSignal(c.fd, unix.SIGKILL, nil, 0) }
 func (c pinnedChild) release() { unix.Close(c.fd) }
+
+// kitPeakRSS returns this process's peak resident set in bytes: at least
+// what a child it forks takes over as its own peak when it executes its
+// binary (see run.peakRSS).
+func kitPeakRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Maxrss << 10
+}
+
+// hwmInterval is how often sampleHWM reads a parent's peak.
+const hwmInterval = 10 * time.Millisecond
+
+// sampleHWM reads the peak resident set of process pid (VmHWM: its own
+// address space's, since it executed its binary) every hwmInterval until
+// done is closed or the process has exited, and returns the last figure
+// read, in bytes. The caller keeps pid unreaped meanwhile, so the pid
+// cannot name another process. A peak reached in the last moments before
+// the exit may be missed.
+func sampleHWM(pid int, done <-chan struct{}) int64 {
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	var hwm int64
+	t := time.NewTicker(hwmInterval)
+	defer t.Stop()
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return hwm
+		}
+		_, rest, ok := bytes.Cut(b, []byte("\nVmHWM:"))
+		if !ok {
+			return hwm // a zombie has no address space left
+		}
+		line, _, _ := bytes.Cut(rest, []byte("\n"))
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(line)), " kB"), 10, 64)
+		if err == nil {
+			hwm = max(hwm, kb<<10)
+		}
+		select {
+		case <-done:
+			return hwm
+		case <-t.C:
+		}
+	}
+}

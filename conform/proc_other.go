@@ -26,3 +26,9 @@ func pinChild(pid int, _ string) (pinnedChild, bool) { return pinnedChild{pid}, 
 func (c pinnedChild) running() bool { return running(c.pid) }
 func (c pinnedChild) kill()         { _ = syscall.Kill(c.pid, syscall.SIGKILL) }
 func (c pinnedChild) release()      {}
+
+// kitPeakRSS is 0 off Linux: a child's reported peak is its own.
+func kitPeakRSS() int64 { return 0 }
+
+// sampleHWM is not used off Linux (kitPeakRSS never exceeds a bound).
+func sampleHWM(int, <-chan struct{}) int64 { return 0 }

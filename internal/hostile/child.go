@@ -42,6 +42,10 @@ type Options struct {
 	// needs much less to exceed it. Frames tied to the frame cap
 	// (print_at_cap, print_over_cap, the oversize prefixes) never scale.
 	Scale int
+	// OnConfigure, when set, is told the version of every Configure the
+	// child answers itself (not one a scenario's hook takes over) and
+	// whether the child accepted it or refused it as unsupported.
+	OnConfigure func(version uint32, accepted bool)
 }
 
 // ExitError asks the caller of [Run] to end the process with Code.
@@ -99,6 +103,7 @@ func Run(name string, stdin io.Reader, stdout io.Writer, opts Options) error {
 		claim:    claim,
 		maxSusp:  protocol.DefaultMaxSuspensions,
 		scale:    max(1, opts.Scale),
+		onConf:   opts.OnConfigure,
 	}
 	if c.ctx == nil {
 		c.ctx = context.Background()
@@ -138,6 +143,7 @@ type child struct {
 	stderr   io.Writer
 	closeOut func() error
 	claim    []uint32
+	onConf   func(version uint32, accepted bool)
 	scale    int
 
 	ver   uint32 // negotiated protocol; 0 before a successful Configure
@@ -455,6 +461,9 @@ func (c *child) claims(v uint32) bool { return v != 0 && slices.Contains(c.claim
 
 func (c *child) configure(req *request) error {
 	v, ms, md := configureArgs(req)
+	if c.onConf != nil {
+		c.onConf(v, c.claims(v))
+	}
 	if !c.claims(v) {
 		if err := c.fatal(c.refusal(v)); err != nil {
 			return err
