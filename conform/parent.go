@@ -175,22 +175,14 @@ type run struct {
 	outBuf limitedBuffer
 	errBuf limitedBuffer
 
-	// groupMu guards groupGone, set before the parent is reaped: its pid,
-	// the id of its process group, may name another group after that.
-	// The group is signalled under groupMu only while groupGone is false.
-	groupMu   sync.Mutex
-	groupGone bool
-	reaped    bool
+	group  *spawn.Group // the parent's process group
+	reaped bool
 }
 
 // killGroup kills the parent's process group, unless the parent may have
 // been reaped, and the parent itself.
 func (r *run) killGroup() {
-	r.groupMu.Lock()
-	if !r.groupGone {
-		killGroup(r.cmd.Process.Pid)
-	}
-	r.groupMu.Unlock()
+	r.group.Kill()
 	_ = r.cmd.Process.Kill()
 }
 
@@ -211,12 +203,7 @@ func (r *run) finish() {
 	if r.cmd == nil {
 		return
 	}
-	r.groupMu.Lock()
-	if !r.groupGone {
-		killGroup(r.cmd.Process.Pid)
-		r.groupGone = true
-	}
-	r.groupMu.Unlock()
+	r.group.Exited(true) // a no-op when the parent may have been reaped
 	r.reap()
 	r.stderr, r.stdout = r.errBuf.String(), r.outBuf.String()
 	if st := r.cmd.ProcessState; st != nil {
@@ -412,6 +399,7 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 		return r
 	}
 	r.cmd = cmd
+	r.group = spawn.NewGroup(cmd.Process.Pid)
 	exited := make(chan struct{})
 	stopped := make(chan struct{})
 	sampled := make(chan struct{})
@@ -438,12 +426,10 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 		case <-exited:
 		}
 	}()
-	if !awaitExit(cmd.Process.Pid) {
+	if !spawn.AwaitExit(cmd.Process.Pid) {
 		// Off Linux the exit cannot be awaited without reaping: the
 		// group is not signalled once the parent may have been reaped.
-		r.groupMu.Lock()
-		r.groupGone = true
-		r.groupMu.Unlock()
+		r.group.Exited(false)
 		r.reap()
 	}
 	close(exited)
@@ -532,14 +518,14 @@ func orphanPids(log []string, control string) []int {
 		if !ok {
 			continue
 		}
-		for c.running() && time.Now().Before(deadline) {
+		for c.Running() && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if c.running() {
+		if c.Running() {
 			alive = append(alive, pid)
-			c.kill()
+			_ = c.Kill()
 		}
-		c.release()
+		c.Release()
 	}
 	return alive
 }
