@@ -209,9 +209,18 @@ func (r *run) finish() {
 	if st := r.cmd.ProcessState; st != nil {
 		r.exit = st.ExitCode()
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = r.peakRSS(ru.Maxrss << 10)
+			r.maxRSS = r.peakRSS(rssBytes(ru.Maxrss, runtime.GOOS))
 		}
 	}
+}
+
+// rssBytes converts a peak resident set as rusage's ru_maxrss reports it
+// on goos to bytes: Darwin counts bytes, Linux and the BSDs kibibytes.
+func rssBytes(maxrss int64, goos string) int64 {
+	if goos == "darwin" || goos == "ios" {
+		return maxrss
+	}
+	return maxrss << 10
 }
 
 // peakRSS returns the parent's own peak resident set from the peak its
@@ -566,7 +575,7 @@ func tailNote(s string) string {
 	if len(s) > 200 {
 		s = "…" + strings.ToValidUTF8(s[len(s)-200:], "") // the cut may split a character
 	}
-	return "; stderr: " + s
+	return "; stderr: " + oneLine(s)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

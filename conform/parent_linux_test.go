@@ -171,3 +171,17 @@ func TestMemoryCheckMeasuresTheParentNotTheKit(t *testing.T) {
 		t.Errorf("a shell holding a 128 MB string measured at a peak of %d MiB", r.maxRSS>>20)
 	}
 }
+
+// The memory check read ru_maxrss as kibibytes everywhere; Darwin's counts
+// bytes, so on macOS every parent measured 1024 times its peak and failed
+// the check.
+func TestRSSUnits(t *testing.T) {
+	for _, c := range []struct {
+		goos string
+		want int64
+	}{{"linux", 5 << 20}, {"freebsd", 5 << 20}, {"darwin", 5 << 10}} {
+		if got := rssBytes(5<<10, c.goos); got != c.want {
+			t.Errorf("%s: ru_maxrss 5120 is %d bytes, want %d", c.goos, got, c.want)
+		}
+	}
+}
