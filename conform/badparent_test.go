@@ -280,3 +280,32 @@ func TestParentScenarioAtAVersionTheParentDoesNotOfferIsSkipped(t *testing.T) {
 		})
 	}
 }
+
+// A scenario that answers Configure its own way (a wrong reply, garbage)
+// still refuses a version its child does not claim. A parent that
+// negotiates (montygo run: 5 first, then the refusal's range) sends the
+// claimed version after that refusal; the child recorded only the refusal,
+// since the scenario's own answer bypassed the record, and the scenario was
+// skipped as needing a version the parent did not offer.
+func TestParentScenarioAnsweringConfigureItselfIsJudgedAfterANegotiation(t *testing.T) {
+	t.Parallel()
+	bin := montygo(t)
+	opts := conform.ParentOptions{
+		Child: []string{bin, "conform", conform.ChildCommand},
+		Match: regexp.MustCompile(`^configure_(unexpected|garbage)_reply$`),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := conform.RunParent(ctx, []string{bin, "run", conform.FilePlaceholder}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rules) != 2 {
+		t.Fatalf("%d scenarios selected, want 2", len(rep.Rules))
+	}
+	for _, r := range rep.Rules {
+		if r.Status != conform.Pass {
+			t.Errorf("%s: %s %q, want a pass", r.ID, r.Status, r.Detail)
+		}
+	}
+}

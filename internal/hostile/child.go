@@ -42,9 +42,12 @@ type Options struct {
 	// needs much less to exceed it. Frames tied to the frame cap
 	// (print_at_cap, print_over_cap, the oversize prefixes) never scale.
 	Scale int
-	// OnConfigure, when set, is told the version of every Configure the
-	// child answers itself (not one a scenario's hook takes over) and
-	// whether the child accepted it or refused it as unsupported.
+	// OnConfigure, when set, is told the version of a Configure before
+	// the child answers it: accepted when the child claims the version
+	// (the scenario plays it, whatever its answer), not accepted when the
+	// child refuses it as a version it does not claim (the released
+	// worker's FatalError, then exit). A Configure that a scenario answers
+	// its own way with a version the child does not claim is not told.
 	OnConfigure func(version uint32, accepted bool)
 }
 
@@ -203,6 +206,13 @@ func (c *child) serve() error {
 		}
 		if int(req.kind) < len(c.counts) {
 			c.counts[req.kind]++
+		}
+		if req.kind == reqConfigure && c.onConf != nil {
+			// Told before the answer: a parent may end the child as soon
+			// as it has read it.
+			if v, _, _ := configureArgs(req); c.claims(v) {
+				c.onConf(v, true)
+			}
 		}
 		if h := c.ent.on[req.kind]; h != nil {
 			err = h(c, req)
@@ -461,10 +471,10 @@ func (c *child) claims(v uint32) bool { return v != 0 && slices.Contains(c.claim
 
 func (c *child) configure(req *request) error {
 	v, ms, md := configureArgs(req)
-	if c.onConf != nil {
-		c.onConf(v, c.claims(v))
-	}
 	if !c.claims(v) {
+		if c.onConf != nil {
+			c.onConf(v, false)
+		}
 		if err := c.fatal(c.refusal(v)); err != nil {
 			return err
 		}
