@@ -44,7 +44,8 @@ import (
 //   - absent: exits 0 without ever starting the worker;
 //   - v2: an honest parent that speaks protocol 2 only (as upstream's
 //     Rust parent does): exits 1 on any error, sending nothing more;
-//   - v4: the same at protocol 4 only.
+//   - v4: the same at protocol 4 only;
+//   - v0: the same with no version in its Configure (a broken parent).
 func badParentMain(mode, code string) int {
 	mode, pidFile, _ := strings.Cut(mode, "=")
 	switch mode {
@@ -94,8 +95,11 @@ func badParentMain(mode, code string) int {
 	}
 	w, r := frame.NewWriter(win, 0), frame.NewReader(wout, 0)
 	cd, version := codec.Codec(codecv2.Codec), uint32(2)
-	if mode == "v4" {
+	switch mode {
+	case "v4":
 		cd, version = codecv4.Codec, 4
+	case "v0":
+		version = 0
 	}
 	send := func(req message.Request) error {
 		b, err := cd.AppendRequest(nil, &message.ParentRequest{Body: req})
@@ -307,5 +311,24 @@ func TestParentScenarioAnsweringConfigureItselfIsJudgedAfterANegotiation(t *test
 		if r.Status != conform.Pass {
 			t.Errorf("%s: %s %q, want a pass", r.ID, r.Status, r.Detail)
 		}
+	}
+}
+
+// A Configure without a version (0) is refused by every worker: the
+// parent that sends it is broken, not one that speaks another version,
+// and the scenario is judged (it fails), not skipped.
+func TestParentOfferingNoVersionIsJudged(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := conform.ParentOptions{Child: []string{montygo(t), "conform", conform.ChildCommand}, Match: regexp.MustCompile(`^normal$`)}
+	rep, err := conform.RunParent(context.Background(), []string{self, "badparent", "v0", conform.CodePlaceholder}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rules[0]; r.Status != conform.Fail || !strings.Contains(r.Detail, "verdict:") {
+		t.Errorf("%s: %s %q, want a failed verdict", r.ID, r.Status, r.Detail)
 	}
 }

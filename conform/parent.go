@@ -359,7 +359,9 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 // refusedOnly returns the protocol versions the parent offered in
 // Configure, in the order first offered, when the children the log records
 // refused every one of them (none was accepted); nil otherwise, or when no
-// Configure was answered by version at all.
+// Configure was answered by version at all. A Configure without a version
+// (0), which every worker refuses, is a broken parent's, not a version it
+// speaks: nil then too.
 func refusedOnly(log []string) []uint32 {
 	var offered []uint32
 	for _, l := range log {
@@ -367,10 +369,11 @@ func refusedOnly(log []string) []uint32 {
 		if len(f) != 4 || f[0] != "configure" {
 			continue
 		}
-		if f[3] != "refused" {
+		v, err := strconv.ParseUint(f[2], 10, 32)
+		if f[3] != "refused" || err != nil || v == 0 {
 			return nil
 		}
-		if v, err := strconv.ParseUint(f[2], 10, 32); err == nil && !slices.Contains(offered, uint32(v)) {
+		if !slices.Contains(offered, uint32(v)) {
 			offered = append(offered, uint32(v))
 		}
 	}
