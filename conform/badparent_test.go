@@ -18,8 +18,10 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	codecv2 "github.com/gomonty/monty/codec/codecv2"
+	codecv4 "github.com/gomonty/monty/codec/codecv4"
 	"github.com/gomonty/monty/conform"
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/hostile"
 	"github.com/gomonty/monty/message"
 )
 
@@ -39,7 +41,11 @@ import (
 //     to PIDFILE);
 //   - sleepy: never ends;
 //   - hog: touches 64 MiB, then behaves like chatty without the extra request;
-//   - absent: exits 0 without ever starting the worker.
+//   - absent: exits 0 without ever starting the worker;
+//   - v2: an honest parent that speaks protocol 2 only (as upstream's
+//     Rust parent does): exits 1 on any error, sending nothing more;
+//   - v4: the same at protocol 4 only;
+//   - v0: the same with no version in its Configure (a broken parent).
 func badParentMain(mode, code string) int {
 	mode, pidFile, _ := strings.Cut(mode, "=")
 	switch mode {
@@ -88,8 +94,15 @@ func badParentMain(mode, code string) int {
 		defer func() { win.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	}
 	w, r := frame.NewWriter(win, 0), frame.NewReader(wout, 0)
+	cd, version := codec.Codec(codecv2.Codec), uint32(2)
+	switch mode {
+	case "v4":
+		cd, version = codecv4.Codec, 4
+	case "v0":
+		version = 0
+	}
 	send := func(req message.Request) error {
-		b, err := codecv2.Codec.AppendRequest(nil, &message.ParentRequest{Body: req})
+		b, err := cd.AppendRequest(nil, &message.ParentRequest{Body: req})
 		if err != nil {
 			return err
 		}
@@ -101,7 +114,7 @@ func badParentMain(mode, code string) int {
 			if err != nil {
 				return err
 			}
-			ev, err := codecv2.Codec.DecodeEvent(b, codec.Limits{})
+			ev, err := cd.DecodeEvent(b, codec.Limits{})
 			if err != nil {
 				return err
 			}
@@ -125,7 +138,7 @@ func badParentMain(mode, code string) int {
 		}
 		return 1
 	}
-	if send(&message.Configure{ProtocolVersion: 2}) != nil || turn() != nil {
+	if send(&message.Configure{ProtocolVersion: version}) != nil || turn() != nil {
 		return fail()
 	}
 	if orphan {
@@ -219,4 +232,103 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// A parent that speaks protocol 2 only (upstream's Rust parent) was judged
+// on the scenarios defined only at protocol 4: the scripted child, claiming
+// 4, refused its Configure, and the parent's failure to start was held
+// against it ("verdict: expected success") or counted as the error the
+// scenario wanted (a vacuous pass). Such a scenario is skipped, saying
+// which version the parent offered; the scenarios at 2 are judged as ever.
+func TestParentScenarioAtAVersionTheParentDoesNotOfferIsSkipped(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := []string{montygo(t), "conform", conform.ChildCommand}
+	for _, v := range []uint32{2, 4} {
+		t.Run(fmt.Sprint("v", v), func(t *testing.T) {
+			t.Parallel()
+			// The scenarios defined without v, and two defined at both
+			// versions (the child claims 2 by default: a parent at 4
+			// only gets the scenario again with the child claiming 4).
+			names := []string{"normal", "garbage_body"}
+			for _, sc := range hostile.Scenarios() {
+				if !sc.Supports(v) {
+					names = append(names, regexp.QuoteMeta(sc.Name))
+				}
+			}
+			if len(names) == 2 {
+				t.Fatalf("no scenario is defined without protocol %d", v)
+			}
+			opts := conform.ParentOptions{Child: child, Match: regexp.MustCompile("^(" + strings.Join(names, "|") + ")$")}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			rep, err := conform.RunParent(ctx, []string{self, "badparent", fmt.Sprint("v", v), conform.CodePlaceholder}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offered := fmt.Sprint("offered protocol ", v, ";")
+			for _, r := range rep.Rules {
+				sc, _ := hostile.Lookup(strings.TrimPrefix(r.ID, "parent."))
+				switch {
+				case sc.Supports(v) && r.Status != conform.Pass:
+					t.Errorf("%s: %s %q, want a pass", r.ID, r.Status, r.Detail)
+				case !sc.Supports(v) && (r.Status != conform.Skip || !strings.Contains(r.Detail, offered)):
+					t.Errorf("%s: %s %q, want a skip saying the parent %s", r.ID, r.Status, r.Detail, offered)
+				default:
+					t.Logf("%s: %s %s", r.ID, r.Status, r.Detail)
+				}
+			}
+		})
+	}
+}
+
+// A scenario that answers Configure its own way (a wrong reply, garbage)
+// still refuses a version its child does not claim. A parent that
+// negotiates (montygo run: 5 first, then the refusal's range) sends the
+// claimed version after that refusal; the child recorded only the refusal,
+// since the scenario's own answer bypassed the record, and the scenario was
+// skipped as needing a version the parent did not offer.
+func TestParentScenarioAnsweringConfigureItselfIsJudgedAfterANegotiation(t *testing.T) {
+	t.Parallel()
+	bin := montygo(t)
+	opts := conform.ParentOptions{
+		Child: []string{bin, "conform", conform.ChildCommand},
+		Match: regexp.MustCompile(`^configure_(unexpected|garbage)_reply$`),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := conform.RunParent(ctx, []string{bin, "run", conform.FilePlaceholder}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rules) != 2 {
+		t.Fatalf("%d scenarios selected, want 2", len(rep.Rules))
+	}
+	for _, r := range rep.Rules {
+		if r.Status != conform.Pass {
+			t.Errorf("%s: %s %q, want a pass", r.ID, r.Status, r.Detail)
+		}
+	}
+}
+
+// A Configure without a version (0) is refused by every worker: the
+// parent that sends it is broken, not one that speaks another version,
+// and the scenario is judged (it fails), not skipped.
+func TestParentOfferingNoVersionIsJudged(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := conform.ParentOptions{Child: []string{montygo(t), "conform", conform.ChildCommand}, Match: regexp.MustCompile(`^normal$`)}
+	rep, err := conform.RunParent(context.Background(), []string{self, "badparent", "v0", conform.CodePlaceholder}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rules[0]; r.Status != conform.Fail || !strings.Contains(r.Detail, "verdict:") {
+		t.Errorf("%s: %s %q, want a failed verdict", r.ID, r.Status, r.Detail)
+	}
 }

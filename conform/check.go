@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/message"
@@ -205,9 +207,29 @@ func (s *sess) stderrNote() string {
 		if len(e) > 300 {
 			e = "…" + strings.ToValidUTF8(e[len(e)-300:], "") // the cut may split a character
 		}
-		return "; worker stderr: " + strings.Join(strings.Fields(e), " ")
+		return "; worker stderr: " + oneLine(e)
 	}
 	return ""
+}
+
+// oneLine renders a quote of a peer's output (its stderr) for one line of
+// a report: each run of white space becomes one space, and any other
+// control character (a terminal escape) is shown escaped, as Go quotes it.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Next reads and decodes the next event. At a clean end of stream (a

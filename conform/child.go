@@ -24,7 +24,8 @@ const ChildCommand = "__child"
 
 // ServeChild plays one hostile-child scenario as a worker on stdin and
 // stdout, and records what it sees in a control file: one line per event
-// of its life ("spawn PID ARGS", "request PID KIND"), appended with one
+// of its life ("spawn PID ARGS", "request PID KIND SIZE", "configure PID
+// VERSION ok|refused"), appended with one
 // write each so that a SIGKILL loses nothing already recorded. It returns
 // the process exit status the scenario asks for; a scenario that dies by
 // a signal does not return.
@@ -79,6 +80,13 @@ func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	err = hostile.Run(*scenario, &tapReader{r: stdin, rec: rec, pid: pid}, stdout, hostile.Options{
 		Protocols: claim, Stderr: stderr, Context: ctx, CloseStdout: closeOut,
+		OnConfigure: func(v uint32, accepted bool) {
+			verdict := "refused"
+			if accepted {
+				verdict = "ok"
+			}
+			rec.line(fmt.Sprintf("configure %d %d %s", pid, v, verdict))
+		},
 	})
 	return hostile.Exit(err, stderr, "conform child")
 }

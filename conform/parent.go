@@ -39,7 +39,10 @@ type ParentOptions struct {
 	// spawns twice to negotiate the version).
 	Timeout time.Duration
 	// Protocol is the version the scripted child claims; 0 means the
-	// scenario's default (2 where the scenario is defined for it).
+	// scenario's default (2 where the scenario is defined for it), or the
+	// version the parent offered when it offered only another one the
+	// scenario is defined at. A scenario whose child refused every version
+	// the parent offered is skipped.
 	Protocol uint32
 	// DecodeBudget is the per-frame decode budget the parent is known to
 	// use; 0 means the protocol default, 1 GiB.
@@ -141,7 +144,13 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+err.Error()
 				return
 			}
-			st, detail := judge(ctx, command, child, sc, opts.Protocol, limit, slack)
+			st, detail, retry := judge(ctx, command, child, sc, opts.Protocol, limit, slack)
+			if retry != 0 && ctx.Err() == nil {
+				// The parent offered only a version the scenario is
+				// defined at but its child did not claim by default:
+				// the scenario runs again with the child claiming it.
+				st, detail, _ = judge(ctx, command, child, sc, retry, limit, slack)
+			}
 			rep.Rules[i].Status, rep.Rules[i].Detail = st, detail
 		}()
 	}
@@ -155,7 +164,9 @@ type run struct {
 	exit     int // -1 when killed
 	timedOut bool
 	canceled error // the run's context ended before the parent did
-	maxRSS   int64 // bytes
+	maxRSS   int64 // bytes: the parent's own peak (see peakRSS)
+	kitRSS   int64 // bytes: the kit's peak once the parent had started (Linux)
+	hwm      int64 // bytes: the parent's peak as last sampled while it ran
 	stderr   string
 	stdout   string
 	log      []string
@@ -164,22 +175,14 @@ type run struct {
 	outBuf limitedBuffer
 	errBuf limitedBuffer
 
-	// groupMu guards groupGone, set before the parent is reaped: its pid,
-	// the id of its process group, may name another group after that.
-	// The group is signalled under groupMu only while groupGone is false.
-	groupMu   sync.Mutex
-	groupGone bool
-	reaped    bool
+	group  *spawn.Group // the parent's process group
+	reaped bool
 }
 
 // killGroup kills the parent's process group, unless the parent may have
 // been reaped, and the parent itself.
 func (r *run) killGroup() {
-	r.groupMu.Lock()
-	if !r.groupGone {
-		killGroup(r.cmd.Process.Pid)
-	}
-	r.groupMu.Unlock()
+	r.group.Kill()
 	_ = r.cmd.Process.Kill()
 }
 
@@ -200,28 +203,53 @@ func (r *run) finish() {
 	if r.cmd == nil {
 		return
 	}
-	r.groupMu.Lock()
-	if !r.groupGone {
-		killGroup(r.cmd.Process.Pid)
-		r.groupGone = true
-	}
-	r.groupMu.Unlock()
+	r.group.Exited(true) // a no-op when the parent may have been reaped
 	r.reap()
 	r.stderr, r.stdout = r.errBuf.String(), r.outBuf.String()
 	if st := r.cmd.ProcessState; st != nil {
 		r.exit = st.ExitCode()
 		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			r.maxRSS = ru.Maxrss << 10
+			r.maxRSS = r.peakRSS(rssBytes(ru.Maxrss, runtime.GOOS))
 		}
 	}
 }
 
-// judge runs one scenario; mem is the memory the parent may use beyond
-// twice the scenario's largest frame.
-func judge(ctx context.Context, command, child []string, sc hostile.Scenario, proto uint32, limit time.Duration, mem int64) (Status, string) {
+// rssBytes converts a peak resident set as rusage's ru_maxrss reports it
+// on goos to bytes: Darwin counts bytes, Linux and the BSDs kibibytes.
+func rssBytes(maxrss int64, goos string) int64 {
+	if goos == "darwin" || goos == "ios" {
+		return maxrss
+	}
+	return maxrss << 10
+}
+
+// peakRSS returns the parent's own peak resident set from the peak its
+// rusage reports. On Linux that is at least the kit's own peak when the
+// parent started: executing its binary, a child forked by a Go program
+// (sharing the program's address space until then) records the program's
+// high-water mark as its own. A figure above the kit's peak is the
+// parent's; one within it says only that the parent's was no larger, and
+// the peak sampled from /proc while it ran stands instead (sampled only
+// when the kit's peak exceeds the bound the parent is held to: below it
+// the rusage figure decides).
+func (r *run) peakRSS(reported int64) int64 {
+	if reported > r.kitRSS {
+		return reported
+	}
+	return r.hwm
+}
+
+// judge runs one scenario with the child claiming proto (0: the
+// scenario's default); mem is the memory the parent may use beyond twice
+// the scenario's largest frame. A parent that offered its children only
+// versions they did not claim is not judged on the scenario (the scenario
+// is skipped: it needs a version the parent does not speak); retry is then
+// a version the parent offered at which the scenario is defined, when
+// proto was 0 and there is one, for the caller to run it again at.
+func judge(ctx context.Context, command, child []string, sc hostile.Scenario, proto uint32, limit time.Duration, mem int64) (_ Status, _ string, retry uint32) {
 	dir, err := os.MkdirTemp("", "montygo-conform-parent-")
 	if err != nil {
-		return Fail, "setting up: " + err.Error()
+		return Fail, "setting up: " + err.Error(), 0
 	}
 	defer os.RemoveAll(dir)
 	control := filepath.Join(dir, "control")
@@ -237,11 +265,11 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	}
 	script += " \"$@\"\n"
 	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
-		return Fail, "setting up: " + err.Error()
+		return Fail, "setting up: " + err.Error(), 0
 	}
 	codeFile := filepath.Join(dir, "snippet.py")
 	if err := os.WriteFile(codeFile, []byte(sc.Code+"\n"), 0o644); err != nil {
-		return Fail, "setting up: " + err.Error()
+		return Fail, "setting up: " + err.Error(), 0
 	}
 	args := make([]string, len(command))
 	for i, a := range command {
@@ -253,7 +281,8 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 		}
 		args[i] = a
 	}
-	r := runParent(ctx, args, launcher, limit)
+	bound := 2*sc.MaxFrame + mem
+	r := runParent(ctx, args, launcher, limit, bound)
 	// A launcher started just before the parent exited may still be on
 	// its way to recording its spawn.
 	time.Sleep(200 * time.Millisecond)
@@ -265,8 +294,13 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	// scenario; then the parent is reaped, its status and usage read.
 	r.finish()
 	if r.canceled != nil {
-		return Fail, fmt.Sprintf("not finished: %v (the parent was killed)", r.canceled)
+		return Fail, fmt.Sprintf("not finished: %v (the parent was killed)", r.canceled), 0
 	}
+	// A parent whose every Configure was refused as a version the child
+	// does not claim never reached the scenario: what it did next says
+	// nothing about it (verdict and silence are not judged), only the
+	// checks that hold whatever the version (time, reaping, memory).
+	offered := refusedOnly(r.log)
 	var problems []string
 	if !slices.ContainsFunc(r.log, func(l string) bool { return strings.HasPrefix(l, "spawn ") }) {
 		problems = append(problems, "spawn: the parent never started the scripted child (does it run $MONTY_BIN?)"+tailNote(r.stderr))
@@ -286,13 +320,13 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	// verdict.
 	refusedRender := sc.Name == "huge_int" && !ok && strings.Contains(r.stderr, "Exceeds the limit")
 	switch {
-	case r.timedOut, raced, refusedRender:
+	case r.timedOut, raced, refusedRender, offered != nil:
 	case sc.Expect.Outcome == hostile.OK && !ok:
 		problems = append(problems, fmt.Sprintf("verdict: expected success (%s), got exit status %d%s", sc.Expect.Note, r.exit, tailNote(r.stderr)))
 	case sc.Expect.Outcome != hostile.OK && !sc.Expect.Allows(hostile.OK) && ok:
 		problems = append(problems, fmt.Sprintf("verdict: expected an error (%s), got exit status 0", sc.Expect.Outcome))
 	}
-	if !ok && !r.timedOut && !sc.Expect.WorkerSurvives {
+	if !ok && !r.timedOut && !sc.Expect.WorkerSurvives && offered == nil {
 		if msg := silenceProblem(sc, r.log); msg != "" {
 			problems = append(problems, msg)
 		}
@@ -300,21 +334,58 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	if len(orphans) > 0 {
 		problems = append(problems, fmt.Sprintf("reaping: child process(es) %v still running after the parent exited", orphans))
 	}
-	bound := 2*sc.MaxFrame + mem
 	if r.maxRSS > bound {
 		problems = append(problems, fmt.Sprintf("memory: peak RSS %d MiB exceeds %d MiB", r.maxRSS>>20, bound>>20))
 	}
 	if len(problems) > 0 {
-		return Fail, strings.Join(problems, "; ")
+		return Fail, strings.Join(problems, "; "), 0
 	}
-	return Pass, ""
+	if offered != nil {
+		if proto == 0 {
+			for _, v := range offered {
+				if sc.Supports(v) {
+					return Skip, "", v
+				}
+			}
+			return Skip, fmt.Sprintf("the parent offered protocol %s; the scenario is defined at protocol %s",
+				versionList(offered), versionList(sc.Protocols)), 0
+		}
+		return Skip, fmt.Sprintf("the parent offered protocol %s; the scenario was asked for at protocol %d",
+			versionList(offered), proto), 0
+	}
+	return Pass, "", 0
+}
+
+// refusedOnly returns the protocol versions the parent offered in
+// Configure, in the order first offered, when the children the log records
+// refused every one of them (none was accepted); nil otherwise, or when no
+// Configure was answered by version at all. A Configure without a version
+// (0), which every worker refuses, is a broken parent's, not a version it
+// speaks: nil then too.
+func refusedOnly(log []string) []uint32 {
+	var offered []uint32
+	for _, l := range log {
+		f := strings.Fields(l)
+		if len(f) != 4 || f[0] != "configure" {
+			continue
+		}
+		v, err := strconv.ParseUint(f[2], 10, 32)
+		if f[3] != "refused" || err != nil || v == 0 {
+			return nil
+		}
+		if !slices.Contains(offered, uint32(v)) {
+			offered = append(offered, uint32(v))
+		}
+	}
+	return offered
 }
 
 // runParent starts the parent command and returns once it has exited (or
 // was killed at the limit), leaving it unreaped where the platform allows
 // (Linux): its process group's id stays reserved until finish kills the
-// group and reaps it.
-func runParent(runCtx context.Context, args []string, launcher string, limit time.Duration) *run {
+// group and reaps it. Where the kit's own peak resident set exceeds
+// bound, the parent's is sampled while it runs (see peakRSS).
+func runParent(runCtx context.Context, args []string, launcher string, limit time.Duration, bound int64) *run {
 	ctx, cancel := context.WithTimeout(runCtx, limit)
 	defer cancel()
 	// The parent runs in the kit's working directory, so that relative
@@ -340,8 +411,20 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 		return r
 	}
 	r.cmd = cmd
+	r.group = spawn.NewGroup(cmd.Process.Pid)
 	exited := make(chan struct{})
 	stopped := make(chan struct{})
+	sampled := make(chan struct{})
+	// The parent has executed its binary: the peak it took over from the
+	// kit is within the kit's own by now.
+	if r.kitRSS = kitPeakRSS(); r.kitRSS > bound {
+		go func() {
+			defer close(sampled)
+			r.hwm = sampleHWM(cmd.Process.Pid, exited)
+		}()
+	} else {
+		close(sampled)
+	}
 	go func() {
 		defer close(stopped)
 		select {
@@ -355,16 +438,15 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 		case <-exited:
 		}
 	}()
-	if !awaitExit(cmd.Process.Pid) {
+	if !spawn.AwaitExit(cmd.Process.Pid) {
 		// Off Linux the exit cannot be awaited without reaping: the
 		// group is not signalled once the parent may have been reaped.
-		r.groupMu.Lock()
-		r.groupGone = true
-		r.groupMu.Unlock()
+		r.group.Exited(false)
 		r.reap()
 	}
 	close(exited)
 	<-stopped
+	<-sampled
 	return r
 }
 
@@ -448,14 +530,14 @@ func orphanPids(log []string, control string) []int {
 		if !ok {
 			continue
 		}
-		for c.running() && time.Now().Before(deadline) {
+		for c.Running() && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if c.running() {
+		if c.Running() {
 			alive = append(alive, pid)
-			c.kill()
+			_ = c.Kill()
 		}
-		c.release()
+		c.Release()
 	}
 	return alive
 }
@@ -496,7 +578,7 @@ func tailNote(s string) string {
 	if len(s) > 200 {
 		s = "…" + strings.ToValidUTF8(s[len(s)-200:], "") // the cut may split a character
 	}
-	return "; stderr: " + s
+	return "; stderr: " + oneLine(s)
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

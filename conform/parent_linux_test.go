@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -128,6 +129,59 @@ func TestLimitedBufferKeepsHeadAndTail(t *testing.T) {
 			if got := l.String(); got != c.want {
 				t.Errorf("%q in writes of %d: %q, want %q", c.in, step, got, c.want)
 			}
+		}
+	}
+}
+
+// growKit makes this process's resident set n bytes larger for the rest of
+// the test.
+func growKit(t *testing.T, n int) {
+	b := make([]byte, n)
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	t.Cleanup(func() { runtime.KeepAlive(b) })
+}
+
+// A child forked by a Go program takes over the program's peak resident
+// set when it executes its binary (Linux records the old address space's
+// high-water mark, here the kit's, as the new program's peak), so the
+// memory check, reading the parent's peak from its rusage, measured the
+// kit: a parent run by a large kit (a test binary, a harness embedding
+// RunParent) failed "memory: peak RSS" whatever it used itself.
+func TestMemoryCheckMeasuresTheParentNotTheKit(t *testing.T) {
+	growKit(t, 256<<20)
+	r := runParent(context.Background(), []string{"/bin/sh", "-c", "exit 0"}, "/nonexistent", 30*time.Second, 64<<20)
+	r.finish()
+	if r.exit != 0 {
+		t.Fatalf("exit %d: %s", r.exit, r.stderr)
+	}
+	if r.maxRSS > 64<<20 {
+		t.Errorf("a shell that exits at once measured at a peak of %d MiB, want its own few MiB", r.maxRSS>>20)
+	}
+	// A parent's own growth still counts when the kit is larger than it
+	// (it is sampled while the parent runs; this one holds its 128 MB
+	// for a moment before it exits).
+	r = runParent(context.Background(), []string{"/bin/sh", "-c", `x=$(head -c 128000000 /dev/zero | tr '\0' a); sleep 0.5; echo ${#x}`}, "/nonexistent", 30*time.Second, 64<<20)
+	r.finish()
+	if r.exit != 0 || strings.TrimSpace(r.stdout) != "128000000" {
+		t.Fatalf("exit %d, stdout %q: %s", r.exit, r.stdout, r.stderr)
+	}
+	if r.maxRSS < 100<<20 {
+		t.Errorf("a shell holding a 128 MB string measured at a peak of %d MiB", r.maxRSS>>20)
+	}
+}
+
+// The memory check read ru_maxrss as kibibytes everywhere; Darwin's counts
+// bytes, so on macOS every parent measured 1024 times its peak and failed
+// the check.
+func TestRSSUnits(t *testing.T) {
+	for _, c := range []struct {
+		goos string
+		want int64
+	}{{"linux", 5 << 20}, {"freebsd", 5 << 20}, {"darwin", 5 << 10}} {
+		if got := rssBytes(5<<10, c.goos); got != c.want {
+			t.Errorf("%s: ru_maxrss 5120 is %d bytes, want %d", c.goos, got, c.want)
 		}
 	}
 }

@@ -1,13 +1,15 @@
 package conform
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/gomonty/monty/internal/spawn"
 )
 
 // childProcAttr puts a worker under test in its own process group and
@@ -18,56 +20,70 @@ func childProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// killGroup sends SIGKILL to the process group pgid, whose leader must
-// not have been reaped yet (or the id could name an unrelated group). A
-// variable for the tests, which check when it is called.
-var killGroup = func(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-
-// awaitExit blocks until the child pid has exited, without reaping it
-// (waitid with WNOWAIT): its pid, the id of its process group, stays
-// reserved until it is reaped. It reports whether it saw the exit.
-func awaitExit(pid int) bool {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			return err == nil
-		}
-	}
-}
-
 // pinnedChild is a scripted child held by a pidfd, so that a recycled pid
 // is never mistaken for it.
-type pinnedChild struct{ fd int }
+type pinnedChild = spawn.Pinned
 
 // pinChild returns a handle on process pid when it is a scripted child
 // whose arguments name the control file.
 func pinChild(pid int, control string) (pinnedChild, bool) {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return pinnedChild{}, false // gone, or no pidfds (before Linux 5.3)
+	c, ok := spawn.Pin(pid)
+	if !ok {
+		return c, false
 	}
-	// The pidfd is open: if pid is still this process, it stays so.
+	// Pinned: if pid is still this process, it stays so.
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil || !slices.Contains(strings.Split(string(b), "\x00"), control) {
-		unix.Close(fd)
-		return pinnedChild{}, false
-	}
-	c := pinnedChild{fd}
-	if !c.running() { // the cmdline read may have been of a successor
-		c.release()
-		return pinnedChild{}, false
+	if err != nil || !slices.Contains(strings.Split(string(b), "\x00"), control) || !c.Running() {
+		// (Not running: the cmdline read may have been of a successor.)
+		c.Release()
+		return c, false
 	}
 	return c, true
 }
 
-// running reports whether the child has not exited (a pidfd polls
-// readable once it has).
-func (c pinnedChild) running() bool {
-	fds := []unix.PollFd{{Fd: int32(c.fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n == 0
+// kitPeakRSS returns this process's peak resident set in bytes: at least
+// what a child it forks takes over as its own peak when it executes its
+// binary (see run.peakRSS).
+func kitPeakRSS() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Maxrss << 10
 }
 
-func (c pinnedChild) kill()    { _ = unix.PidfdSendSignal(c.fd, unix.SIGKILL, nil, 0) }
-func (c pinnedChild) release() { unix.Close(c.fd) }
+// hwmInterval is how often sampleHWM reads a parent's peak.
+const hwmInterval = 10 * time.Millisecond
+
+// sampleHWM reads the peak resident set of process pid (VmHWM: its own
+// address space's, since it executed its binary) every hwmInterval until
+// done is closed or the process has exited, and returns the last figure
+// read, in bytes. The caller keeps pid unreaped meanwhile, so the pid
+// cannot name another process. A peak reached in the last moments before
+// the exit may be missed.
+func sampleHWM(pid int, done <-chan struct{}) int64 {
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	var hwm int64
+	t := time.NewTicker(hwmInterval)
+	defer t.Stop()
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return hwm
+		}
+		_, rest, ok := bytes.Cut(b, []byte("\nVmHWM:"))
+		if !ok {
+			return hwm // a zombie has no address space left
+		}
+		line, _, _ := bytes.Cut(rest, []byte("\n"))
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(string(line)), " kB"), 10, 64)
+		if err == nil {
+			hwm = max(hwm, kb<<10)
+		}
+		select {
+		case <-done:
+			return hwm
+		case <-t.C:
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gomonty/monty/internal/spawn"
 	"github.com/gomonty/monty/internal/spawn/spawntest"
 )
 
@@ -71,7 +72,7 @@ func TestGroupIsSignalledOnlyWhileTheWorkerIsUnreaped(t *testing.T) {
 	})
 }
 
-// recordGroupKills makes killGroup record, for each call, what the
+// recordGroupKills has every signal to a group record, for each call, what the
 // group's leader was to this process then (leaderState), for the rest of
 // the test. The function it returns hands over the records made since its
 // last call.
@@ -80,14 +81,11 @@ func recordGroupKills(t *testing.T) func() []string {
 		mu    sync.Mutex
 		calls []string
 	)
-	orig := killGroup
-	t.Cleanup(func() { killGroup = orig })
-	killGroup = func(pgid int) {
+	t.Cleanup(spawn.ObserveGroupKills(func(pgid int) {
 		mu.Lock()
 		calls = append(calls, leaderState(pgid))
 		mu.Unlock()
-		orig(pgid)
-	}
+	}))
 	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()

@@ -104,11 +104,7 @@ type proc struct {
 	exited chan struct{}
 	exit   worker.Exit
 
-	// groupMu guards groupGone, set once the worker's pid may no longer
-	// name its process group: before the worker is reaped. The group is
-	// signalled under groupMu only while groupGone is false.
-	groupMu   sync.Mutex
-	groupGone bool
+	group *spawn.Group // the worker's process group
 
 	mu   sync.Mutex
 	tail bytes.Buffer
@@ -168,6 +164,7 @@ func startProc(t Target) (*proc, error) {
 	outW.Close()
 	errW.Close()
 	p.cmd = cmd
+	p.group = spawn.NewGroup(cmd.Process.Pid)
 	p.Stream = transport.NewStream(outR, inW, 0)
 	copied := make(chan struct{})
 	go func() {
@@ -181,13 +178,7 @@ func startProc(t Target) (*proc, error) {
 		// while the worker is a zombie: its pid, the group's id, cannot
 		// have been reused yet. Off Linux the exit cannot be awaited
 		// without reaping, and the group is not signalled.
-		exited := awaitExit(cmd.Process.Pid)
-		p.groupMu.Lock()
-		if exited {
-			killGroup(cmd.Process.Pid)
-		}
-		p.groupGone = true
-		p.groupMu.Unlock()
+		p.group.Exited(spawn.AwaitExit(cmd.Process.Pid))
 		err := cmd.Wait()
 		spawn.Done()
 		// The stderr tail is complete once the pipe ends, which it does
@@ -299,11 +290,7 @@ func (p *proc) wait(ctx context.Context) (worker.Exit, error) {
 // still hold the pipe's write end, and a rule's read must not wait for it.
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
-		p.groupMu.Lock()
-		if !p.groupGone {
-			killGroup(p.cmd.Process.Pid)
-		}
-		p.groupMu.Unlock()
+		p.group.Kill()
 		_ = p.cmd.Process.Kill()
 	}
 	_ = p.stdout.Close()

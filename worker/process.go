@@ -235,11 +235,10 @@ type Process struct {
 
 	closeOnce sync.Once
 
-	// groupMu orders Kill's signal to the process group before the reap:
-	// once the child is reaped its pid (the group's id) may name another
-	// group. groupDone, set by the reaper, stops Kill signalling it.
-	groupMu   sync.Mutex
-	groupDone bool
+	// group is the child's process group: Kill signals it until the
+	// reaper records the exit, before it reaps the child (the group's id
+	// may name another group after that).
+	group *spawn.Group
 }
 
 // Start resolves the binary and starts the worker. ctx bounds only the
@@ -311,6 +310,7 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 		cfg:        cfg,
 		bin:        bin,
 		cmd:        cmd,
+		group:      spawn.NewGroup(cmd.Process.Pid),
 		stdin:      inW,
 		stdout:     outR,
 		grown:      grown,
@@ -359,13 +359,7 @@ func startHint(err error, dir, bin string) string {
 func (p *Process) reap(pidfd int) {
 	defer p.wg.Done()
 	pid := p.cmd.Process.Pid
-	unreaped := awaitExit(pidfd, pid)
-	p.groupMu.Lock()
-	if unreaped {
-		killGroup(pid)
-	}
-	p.groupDone = true
-	p.groupMu.Unlock()
+	p.group.Exited(awaitExit(pidfd, pid))
 	if stillHeld(p.stdout) || stillHeld(p.errR) || stillHeld(p.stdin) {
 		killStrays(p.pipes)
 	}
@@ -554,11 +548,7 @@ func (p *Process) Stderr() string { return p.tail.String() }
 // Exited) and Close still has to be called to release the pipes. Killing a
 // process that has already exited is a no-op.
 func (p *Process) Kill() error {
-	p.groupMu.Lock()
-	if !p.groupDone {
-		killGroup(p.cmd.Process.Pid)
-	}
-	p.groupMu.Unlock()
+	p.group.Kill()
 	err := p.cmd.Process.Kill()
 	if errors.Is(err, os.ErrProcessDone) {
 		return nil

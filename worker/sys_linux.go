@@ -11,8 +11,7 @@ import (
 	"time"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/gomonty/monty/internal/spawn"
 	"github.com/gomonty/monty/internal/spinwait"
 )
 
@@ -157,27 +156,8 @@ func awaitExit(pidfd, pid int) bool {
 			return true
 		}
 	}
-	return waitExited(pid)
+	return spawn.AwaitExit(pid)
 }
-
-// waitExited blocks until pid has exited, without reaping it (waitid with
-// WNOWAIT), and reports whether it saw the exit.
-func waitExited(pid int) bool {
-	const pPid = 1     // P_PID
-	var info [128]byte // siginfo_t
-	for {
-		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPid, uintptr(pid), uintptr(unsafe.Pointer(&info[0])),
-			syscall.WEXITED|syscall.WNOWAIT, 0, 0)
-		if errno != syscall.EINTR {
-			return errno == 0
-		}
-	}
-}
-
-// killGroup sends SIGKILL to the process group pgid: a worker's and every
-// descendant's that stayed in it. The group's leader must not have been
-// reaped yet, or its id could name an unrelated group.
-func killGroup(pgid int) { syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // pollFd is struct pollfd.
 type pollFd struct {
@@ -348,14 +328,14 @@ func killStrays(inodes [3]uint64) {
 			if done[pid] {
 				continue
 			}
-			pidfd, err := unix.PidfdOpen(pid, 0)
-			if err != nil {
+			c, ok := spawn.Pin(pid)
+			if !ok {
 				continue // gone, or no pidfds (before Linux 5.3)
 			}
-			if holdsPipe(pid, inodes) && unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0) == nil {
+			if holdsPipe(pid, inodes) && c.Kill() == nil {
 				done[pid], found = true, true
 			}
-			unix.Close(pidfd)
+			c.Release()
 		}
 		if !found {
 			return

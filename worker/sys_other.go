@@ -24,10 +24,6 @@ func stderrPipe() (r, w *os.File, err error) { return os.Pipe() }
 // in wait instead.
 func awaitExit(pidfd, pid int) bool { return false }
 
-// killGroup is not used off Linux (awaitExit never reports an unreaped
-// exit, so Kill leaves the group alone).
-func killGroup(int) {}
-
 // pipeInode is not used off Linux.
 func pipeInode(*os.File) uint64 { return 0 }
 

@@ -42,6 +42,13 @@ type Options struct {
 	// needs much less to exceed it. Frames tied to the frame cap
 	// (print_at_cap, print_over_cap, the oversize prefixes) never scale.
 	Scale int
+	// OnConfigure, when set, is told the version of a Configure before
+	// the child answers it: accepted when the child claims the version
+	// (the scenario plays it, whatever its answer), not accepted when the
+	// child refuses it as a version it does not claim (the released
+	// worker's FatalError, then exit). A Configure that a scenario answers
+	// its own way with a version the child does not claim is not told.
+	OnConfigure func(version uint32, accepted bool)
 }
 
 // ExitError asks the caller of [Run] to end the process with Code.
@@ -99,6 +106,7 @@ func Run(name string, stdin io.Reader, stdout io.Writer, opts Options) error {
 		claim:    claim,
 		maxSusp:  protocol.DefaultMaxSuspensions,
 		scale:    max(1, opts.Scale),
+		onConf:   opts.OnConfigure,
 	}
 	if c.ctx == nil {
 		c.ctx = context.Background()
@@ -138,6 +146,7 @@ type child struct {
 	stderr   io.Writer
 	closeOut func() error
 	claim    []uint32
+	onConf   func(version uint32, accepted bool)
 	scale    int
 
 	ver   uint32 // negotiated protocol; 0 before a successful Configure
@@ -197,6 +206,13 @@ func (c *child) serve() error {
 		}
 		if int(req.kind) < len(c.counts) {
 			c.counts[req.kind]++
+		}
+		if req.kind == reqConfigure && c.onConf != nil {
+			// Told before the answer: a parent may end the child as soon
+			// as it has read it.
+			if v, _, _ := configureArgs(req); c.claims(v) {
+				c.onConf(v, true)
+			}
 		}
 		if h := c.ent.on[req.kind]; h != nil {
 			err = h(c, req)
@@ -456,6 +472,9 @@ func (c *child) claims(v uint32) bool { return v != 0 && slices.Contains(c.claim
 func (c *child) configure(req *request) error {
 	v, ms, md := configureArgs(req)
 	if !c.claims(v) {
+		if c.onConf != nil {
+			c.onConf(v, false)
+		}
 		if err := c.fatal(c.refusal(v)); err != nil {
 			return err
 		}

@@ -11,4 +11,10 @@
 // it forked is unreaped; the goroutine ends with the last of them (each
 // reaped child is reported by [Done]). Off Linux there is no parent-death
 // signal and Start runs the fork where it is called.
+//
+// It also holds what both spawners of process groups (package worker and
+// the conformance kit) need to signal a child safely: [AwaitExit] waits
+// for a child's exit without reaping it, a [Group] is signalled only while
+// its leader's pid still names it, and a [Pinned] process (Linux) is held
+// by a pidfd, so a recycled pid is never signalled.
 package spawn
