@@ -78,7 +78,10 @@
 // writing IsADirectoryError, and mkdir FileExistsError (success with
 // exist_ok); so os.rmdir('d/.') and Path('a/b/..').rmdir() never remove d
 // or a, os.unlink('link/.') never removes the symlink, and
-// os.mkdir('new/.') never makes new. A rename with a dot or a trailing
+// os.mkdir('new/.') never makes new. With a mount at "/", "/" itself is
+// treated as such a component, as Linux treats its root: os.rename with
+// "/" at either end and os.rmdir('/') raise OSError EBUSY, os.unlink('/')
+// IsADirectoryError. A rename with a dot or a trailing
 // slash on either end looks up both parents first, as rename(2) does: a
 // missing or non-directory parent is what it reports.
 //
@@ -127,7 +130,10 @@
 //     itself cannot make hard links or symlinks;
 //   - refuses rename unless both ends map into the same mount (another mount:
 //     OSError "[Errno 18] Invalid cross-device link"; no mount:
-//     PermissionError), and refuses to remove or rename a mount's root;
+//     PermissionError), and refuses to remove or rename a mount's root
+//     (PermissionError: it is an entry of the directory outside every
+//     mount, which the sandbox cannot change; a mount at "/" answers as
+//     above);
 //   - leaves out of listings every symlink whose target leaves the root (in
 //     overlays, every symlink), and every name that is not valid UTF-8;
 //   - bounds each read and listing by Mount.MemoryLimit (MemoryError).

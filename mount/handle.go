@@ -550,9 +550,15 @@ func (t *Table) checkSlash(ctx context.Context, call *message.OsCall, m *mnt, re
 
 // dotLast reports whether p, as written, ends (trailing slashes aside) in
 // a "." or ".." component, and returns that component and the path before
-// it, the directory Linux looks the component up in.
+// it, the directory Linux looks the component up in. A p of slashes
+// alone is the root: last "/", before "/".
 func dotLast(p string) (before, last string, ok bool) {
 	q := strings.TrimRight(p, "/")
+	if q == "" && p != "" {
+		// "/" (or "//"): the root, which Linux treats as it does a dot
+		// (its last component is not a name).
+		return "/", "/", true
+	}
 	i := strings.LastIndexByte(q, '/')
 	last = q[i+1:]
 	if last != "." && last != ".." {
@@ -571,7 +577,9 @@ func dotLast(p string) (before, last string, ok bool) {
 // with EINVAL and ".." with ENOTEMPTY, rename refuses either end with
 // EBUSY, unlink, a write or open for writing refuses with EISDIR, and
 // mkdir runs on the cleaned path (an existing directory:
-// FileExistsError). The path is cleaned lexically before it is used, so
+// FileExistsError). "/" itself (with a mount there) counts as such a
+// component, as it does in Linux: rmdir refuses it with EBUSY, the rest
+// as for a dot. The path is cleaned lexically before it is used, so
 // without this check os.rmdir('d/.') would remove d,
 // Path('a/b/..').rmdir() would remove a, os.unlink('link/.') would remove
 // the symlink, and os.mkdir('new/.') would make new. A nil result lets the
@@ -639,6 +647,8 @@ func (t *Table) checkDots(ctx context.Context, call *message.OsCall, cwd string,
 		case call.Op != message.OpRename && call.Op != message.OpRmdir:
 			dotErr = syscall.EISDIR
 		case call.Op == message.OpRename:
+			dotErr = syscall.EBUSY
+		case last == "/":
 			dotErr = syscall.EBUSY
 		case last == ".":
 			dotErr = syscall.EINVAL

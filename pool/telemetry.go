@@ -100,9 +100,10 @@ func newEpOpts(ep string) *epOpts {
 }
 
 // terminationReasons is the closed set of MetricWorkerTerminated's
-// AttrReason.
+// AttrReason (every Reason constant, and the recycled and scale_down
+// stops); each has its attribute set made once, at New.
 var terminationReasons = []Reason{
-	ReasonAnnounced, ReasonVanished, ReasonMemory, ReasonTimeout, ReasonProtocol, ReasonCanceled,
+	ReasonAnnounced, ReasonVanished, ReasonMemory, ReasonTimeout, ReasonProtocol, ReasonCanceled, ReasonDrained,
 	DestroyRequested, DestroyInterrupted, DestroySuspended, DestroyBusy, DestroyRefused, DestroyClosing,
 	"recycled", "scale_down",
 }

@@ -304,3 +304,26 @@ func TestTelemetryWorkerStartUsesThePoolsProviders(t *testing.T) {
 		t.Errorf("metric %s recorded through the global MeterProvider", name)
 	}
 }
+
+// TestTerminationReasonsClosedSet: every reason a worker can leave the
+// pool with (every Reason constant, a drained remote session's included,
+// and the recycled and scale_down stops) takes its attribute set from the
+// set precomputed at New: recording one allocates nothing. Before,
+// ReasonDrained was missing from the list its comment called the closed
+// set, so each drained termination built an attribute set afresh.
+func TestTerminationReasonsClosedSet(t *testing.T) {
+	tel := newTelemetry(&Pool{cfg: Config{MeterProvider: metricnoop.NewMeterProvider()}})
+	defer tel.close()
+	for _, r := range []Reason{
+		ReasonAnnounced, ReasonVanished, ReasonMemory, ReasonTimeout, ReasonProtocol, ReasonCanceled, ReasonDrained,
+		DestroyRequested, DestroyInterrupted, DestroySuspended, DestroyBusy, DestroyRefused, DestroyClosing,
+		"recycled", "scale_down",
+	} {
+		if _, ok := tel.terminate[r]; !ok {
+			t.Errorf("reason %q is not in the precomputed closed set", r)
+		}
+		if n := testing.AllocsPerRun(100, func() { tel.terminatedOpts(r) }); n != 0 {
+			t.Errorf("reason %q: %v allocations per termination, want 0", r, n)
+		}
+	}
+}

@@ -92,7 +92,10 @@ type Config struct {
 	// to verify client certificates (which then needs ClientCAs: New
 	// refuses to verify them against the system roots) and no Tokens, a
 	// client's identity is its certificate's common name (without one,
-	// its first URI, DNS, email or IP SAN, or else its fingerprint).
+	// its first URI, DNS, email or IP SAN, or else its fingerprint; a
+	// name holding what a tokens file refuses in a name, such as a
+	// zero-width or bidirectional format character, gives the
+	// fingerprint too, though inner spaces are fine).
 	TLS *tls.Config
 
 	// DrainGrace is how long Shutdown keeps silent sessions after the

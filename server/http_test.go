@@ -5,9 +5,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math/big"
@@ -229,5 +231,72 @@ func TestCertificateIdentity(t *testing.T) {
 	}
 	if a, b := id(&x509.Certificate{Raw: []byte("one")}), id(&x509.Certificate{Raw: []byte("two")}); a == b {
 		t.Errorf("two certificates without names share the identity %q", a)
+	}
+}
+
+// TestCertificateIdentityUnpresentable: a certificate name holding what a
+// tokens file refuses in a name (a zero-width space, a bidirectional
+// override, a control character, bytes not UTF-8) does not become the
+// client's identity, which logs show and per-client caps count by: such a
+// certificate is named by its fingerprint, as one without a name is, so
+// that "cn:alice\u200b" does not show in logs as "cn:alice". The
+// certificates are made and parsed by crypto/x509, as a handshake's are.
+// A plain space (common in a common name: "Build Agent 1") stays.
+func TestCertificateIdentityUnpresentable(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mint := func(tmpl *x509.Certificate) *x509.Certificate {
+		t.Helper()
+		tmpl.SerialNumber = big.NewInt(1)
+		tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	s := &Server{}
+	id := func(c *x509.Certificate) string {
+		t.Helper()
+		r := httptest.NewRequest("GET", "https://127.0.0.1/", nil)
+		r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{c}}}
+		got, ok := s.identity(r)
+		if !ok {
+			t.Fatal("identity refused a verified certificate")
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		name string
+		tmpl *x509.Certificate
+	}{
+		{"zero-width space in CN", &x509.Certificate{Subject: pkix.Name{CommonName: "alice\u200b"}}},
+		{"bidi override in CN", &x509.Certificate{Subject: pkix.Name{CommonName: "\u202eecila"}}},
+		{"newline in CN", &x509.Certificate{Subject: pkix.Name{CommonName: "alice\nclient=root"}}},
+		{"escape in CN", &x509.Certificate{Subject: pkix.Name{CommonName: "alice\x1b[2K"}}},
+		{"BOM in CN", &x509.Certificate{Subject: pkix.Name{CommonName: "\ufeffalice"}}},
+		{"trailing space in CN", &x509.Certificate{Subject: pkix.Name{CommonName: "alice "}}},
+		{"control in DNS SAN", &x509.Certificate{DNSNames: []string{"a\x7f.example"}}},
+		{"control in email SAN", &x509.Certificate{EmailAddresses: []string{"bob\r@example.org"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mint(tc.tmpl)
+			sum := sha256.Sum256(c.Raw)
+			if got, want := id(c), "sha256:"+hex.EncodeToString(sum[:]); got != want {
+				t.Errorf("identity %q, want the fingerprint %q", got, want)
+			}
+		})
+	}
+	if got := id(mint(&x509.Certificate{Subject: pkix.Name{CommonName: "Build Agent 1"}})); got != "cn:Build Agent 1" {
+		t.Errorf("identity %q, want %q", got, "cn:Build Agent 1")
+	}
+	if got := id(mint(&x509.Certificate{Subject: pkix.Name{CommonName: "Zoë"}})); got != "cn:Zoë" {
+		t.Errorf("identity %q, want %q", got, "cn:Zoë")
 	}
 }

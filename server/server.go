@@ -20,6 +20,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -388,22 +390,40 @@ func (s *Server) identity(r *http.Request) (string, bool) {
 // only in its SANs), its first URI, DNS, email or IP SAN ("uri:…",
 // "dns:…", "email:…", "ip:…"); without any, "sha256:" and the
 // certificate's fingerprint, so that certificates with no name are not
-// all one client.
+// all one client. A name that could show in logs as another name (see
+// certName) is not used: the certificate is then named by its
+// fingerprint too.
 func certIdentity(c *x509.Certificate) string {
+	kind, name := "", ""
 	switch {
 	case c.Subject.CommonName != "":
-		return "cn:" + c.Subject.CommonName
+		kind, name = "cn:", c.Subject.CommonName
 	case len(c.URIs) > 0:
-		return "uri:" + c.URIs[0].String()
+		kind, name = "uri:", c.URIs[0].String()
 	case len(c.DNSNames) > 0:
-		return "dns:" + c.DNSNames[0]
+		kind, name = "dns:", c.DNSNames[0]
 	case len(c.EmailAddresses) > 0:
-		return "email:" + c.EmailAddresses[0]
+		kind, name = "email:", c.EmailAddresses[0]
 	case len(c.IPAddresses) > 0:
-		return "ip:" + c.IPAddresses[0].String()
+		kind, name = "ip:", c.IPAddresses[0].String()
+	}
+	if name != "" && certName(name) {
+		return kind + name
 	}
 	sum := sha256.Sum256(c.Raw)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// certName reports whether a certificate's name can name its client: as
+// for a tokens file's names (see ParseTokens), UTF-8 of printable
+// characters, without format characters (zero-width, bidirectional
+// overrides, byte order marks), control, private-use or unassigned code
+// points. Unlike a tokens file's, an inner ASCII space is fine (a common
+// name such as "Build Agent 1" is ordinary, and cannot hide another
+// name), but not one that starts or ends the name.
+func certName(s string) bool {
+	return utf8.ValidString(s) && !strings.HasPrefix(s, " ") && !strings.HasSuffix(s, " ") &&
+		!strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
 }
 
 // addressKey is the client key of an unauthenticated request: its

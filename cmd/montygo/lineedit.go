@@ -89,6 +89,12 @@ type editReader struct {
 	st     *liner.State
 	path   string // history file; empty when there is none
 	blocks [][]string
+	// cands are the blocks (oldest first) whose first typedLen lines
+	// are the lines typed so far in the current input (see suggest).
+	cands    [][]string
+	typedLen int
+	// compared counts the line comparisons suggest made (for tests).
+	compared int
 }
 
 // isTerminal reports whether f is a character device (a terminal).
@@ -152,19 +158,39 @@ func (e *editReader) remember(lines []string) {
 			e.blocks = e.blocks[1:]
 		}
 	}
+	e.typedLen = 0 // the next input's suggestions start afresh
 	e.save()
 }
 
 // suggest returns the line that followed typed in the most recent block
-// that typed begins, or "".
+// that typed begins, or "". The REPL calls it at each continuation
+// prompt, typed one line longer each time (or a new block, which is not
+// longer than the last): the blocks that still begin the input are kept
+// between calls, so each typed line is compared once per block, and
+// re-pasting a block of n lines costs O(n) comparisons, not O(n²).
 func (e *editReader) suggest(typed []string) string {
-	for i := len(e.blocks) - 1; i >= 0; i-- {
-		b := e.blocks[i]
-		if len(b) > len(typed) && slices.Equal(b[:len(typed)], typed) {
-			return b[len(typed)]
-		}
+	if e.typedLen == 0 || len(typed) <= e.typedLen {
+		// A new block (or the first): every block is a candidate.
+		e.cands = append(e.cands[:0], e.blocks...)
+		e.typedLen = 0
 	}
-	return ""
+	for ; e.typedLen < len(typed); e.typedLen++ {
+		k := e.typedLen
+		keep := e.cands[:0]
+		for _, b := range e.cands {
+			e.compared++
+			// A block with no line after typed's next can never offer one.
+			if len(b) > k+1 && b[k] == typed[k] {
+				keep = append(keep, b)
+			}
+		}
+		clear(e.cands[len(keep):])
+		e.cands = keep
+	}
+	if len(e.cands) == 0 {
+		return ""
+	}
+	return e.cands[len(e.cands)-1][len(typed)]
 }
 
 // save writes the history file through a temporary file, so that a

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -356,5 +357,46 @@ func TestREPLBlockCheckIsLinear(t *testing.T) {
 	}
 	if want := "[" + strings.TrimSuffix(strings.Repeat("1, ", 5000), ", ") + "]\n"; out.String() != want {
 		t.Errorf("stdout %.100q..., want the list", out.String())
+	}
+}
+
+// TestSuggestIsLinear: the continuation prompts of a long block pasted
+// again, with earlier blocks it begins in the history, look each typed
+// line up once per remembered block, not the whole block so far at every
+// prompt: the work (line comparisons, counted, not timed) grows linearly
+// with the block. Before, each prompt compared every typed line again,
+// so re-pasting a block of n lines cost about blocks*n*n/2 comparisons.
+// The suggestions stay those of the most recent block typed so far
+// begins.
+func TestSuggestIsLinear(t *testing.T) {
+	const n = 2000
+	long := make([]string, n)
+	for i := range long {
+		long[i] = fmt.Sprintf("x%d = %d", i, i)
+	}
+	other := slices.Clone(long[:n/2])
+	other = append(other, "other")
+	e := &editReader{}
+	e.blocks = append(e.blocks, slices.Clone(long), other, []string{"unrelated", "block"}, slices.Clone(long[:10]))
+	var typed []string
+	for i := range n - 1 {
+		typed = append(typed, long[i])
+		want := long[i+1]
+		if i == n/2-1 {
+			want = "other" // the more recent block that begins so
+		}
+		if got := e.suggest(typed); got != want {
+			t.Fatalf("after %d lines: suggestion %q, want %q", i+1, got, want)
+		}
+	}
+	if limit := 8 * n * len(e.blocks); e.compared > limit {
+		t.Errorf("%d line comparisons for a block of %d lines, want at most %d", e.compared, n, limit)
+	}
+	// A new block starts the lookup afresh.
+	if got := e.suggest([]string{"unrelated"}); got != "block" {
+		t.Errorf("suggestion %q after a new first line, want %q", got, "block")
+	}
+	if got := e.suggest([]string{long[0]}); got != long[1] {
+		t.Errorf("suggestion %q, want %q", got, long[1])
 	}
 }
