@@ -97,6 +97,9 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "montygo conform worker: --worker and --remote are exclusive")
 		return exitError{2}
 	}
+	if err := negativeFlags(stderr, "conform worker", fs); err != nil {
+		return err
+	}
 	opts := conform.Options{Protocol: *proto, Parallel: *parallel, RuleTimeout: *timeout}
 	if *run != "" {
 		re, err := regexp.Compile(*run)
@@ -210,6 +213,9 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "usage: montygo conform parent [--json] -- COMMAND [ARGS...]")
 		return exitError{2}
 	}
+	if err := negativeFlags(stderr, "conform parent", fs); err != nil {
+		return err
+	}
 	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: *proto, DecodeBudget: *budget}
 	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
 		fmt.Fprintf(stderr, "montygo conform parent: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
@@ -278,4 +284,32 @@ func printReport(w io.Writer, rep *conform.Report, asJSON bool) error {
 		return err
 	}
 	return nil
+}
+
+// negativeFlags refuses, as a usage error (exit 2), a count, duration or
+// size flag set below zero: the kit reads 0 or less as its default, so a
+// mistyped --rule-timeout -5s or --parallel -1 ran with the defaults and
+// the report looked as asked for. Zero stays the documented default.
+func negativeFlags(stderr io.Writer, cmd string, fs *flag.FlagSet) error {
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || bad != nil {
+			return
+		}
+		neg := false
+		switch v := g.Get().(type) {
+		case int:
+			neg = v < 0
+		case int64:
+			neg = v < 0
+		case time.Duration:
+			neg = v < 0
+		}
+		if neg {
+			fmt.Fprintf(stderr, "montygo %s: --%s %s: must not be negative\n", cmd, f.Name, f.Value)
+			bad = exitError{2}
+		}
+	})
+	return bad
 }

@@ -101,6 +101,13 @@ func TestConformUsageMistakes(t *testing.T) {
 		{[]string{"worker", "--worker", self, "--protocol", "5", "--run", `^feed\.`}, "nothing was checked: every selected rule was skipped (not defined at protocol 5"},
 		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "no-such-worker"},
 		{[]string{"worker", "--remote", "http://127.0.0.1:1/ws"}, "--remote "},
+		// Negative counts and durations ran with the defaults (0 or less
+		// means the default to the kit), so the report looked as asked for.
+		{[]string{"worker", "--worker", self, "--parallel", "-1"}, "--parallel -1: must not be negative"},
+		{[]string{"worker", "--worker", self, "--rule-timeout", "-5s"}, "--rule-timeout -5s: must not be negative"},
+		{[]string{"parent", "--parallel", "-2", "--", "true"}, "--parallel -2: must not be negative"},
+		{[]string{"parent", "--scenario-timeout", "-1s", "--", "true"}, "--scenario-timeout -1s: must not be negative"},
+		{[]string{"parent", "--decode-budget", "-5", "--", "true"}, "--decode-budget -5: must not be negative"},
 		{[]string{"worker", "--remote", "https://user:hunter2-secret@127.0.0.1:1/ws?token=s3cret"}, "--remote "},
 	} {
 		var out, errb bytes.Buffer
