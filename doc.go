@@ -10,9 +10,9 @@
 //   - [github.com/gomonty/monty/value] and [github.com/gomonty/monty/message]:
 //     the domain model — value graphs (flat, post-order node arenas) and the
 //     protocol's requests and events — independent of the wire encoding.
-//   - [github.com/gomonty/monty/codec], codec/codecv4 and codec/codecv2: one
-//     hand-written, budgeted codec per protocol version, both producing the
-//     same domain types.
+//   - [github.com/gomonty/monty/codec], codec/codecv5, codec/codecv4 and
+//     codec/codecv2: one hand-written, budgeted codec per protocol version
+//     (5 being 4's with its own tags), all producing the same domain types.
 //   - [github.com/gomonty/monty/worker] and transport: the child process,
 //     its pipes and its death.
 //   - [github.com/gomonty/monty/session] and [github.com/gomonty/monty/pool]:

@@ -31,7 +31,8 @@
 // are answered with futures and run concurrently, so asyncio.gather
 // overlaps them. Reads of undefined names resolve to registered values and
 // functions, everything else is a NameError. OS calls go to an [OSHandler]
-// (by default none: the sandbox gets PermissionError). Output of every
+// (by default none: filesystem calls raise PermissionError, os.getenv and
+// the clocks RuntimeError). Output of every
 // turn is streamed, in order, to Config.Print ([Writers] adapts a pair of
 // io.Writers).
 //
@@ -73,8 +74,10 @@
 // A [Session] runs one turn at a time on the calling goroutine, with plain
 // blocking reads and writes on the worker's pipes (no goroutine handoff per
 // turn). It is not safe for concurrent use, except [Session.Close],
-// [Session.Kill] and [Session.State], which any goroutine may call at any
-// time. A [Registry] is safe for concurrent use.
+// [Session.Kill], [Session.State] and [Session.Cause], which any goroutine
+// may call at any time ([Session.Reusable] too, briefly taking the turn:
+// a turn started meanwhile fails with [ErrBusy]). A [Registry] is safe for
+// concurrent use.
 //
 // # Telemetry
 //

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/session"
 )
 
@@ -191,4 +194,86 @@ func ExampleRegistry_Stubs() {
 	// def fetch_price(item: str, qty: int) -> float: ...
 	// 2.0 <nil>
 	// true
+}
+
+// OS calls answered by a hardened mount table: the sandbox reads a host
+// directory mounted read-only at /data, sees the environment the table
+// gives it, and may not write.
+func ExampleWithOS() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "monty-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "greeting.txt"), []byte("hello from the host"), 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
+	table, err := mount.New([]mount.Mount{{HostDir: dir, VirtualPath: "/data", Mode: mount.ReadOnly}},
+		mount.Options{Env: map[string]string{"STAGE": "test"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	s, err := session.Start(ctx, session.Launch{}, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+
+	r, err := s.Run(ctx, `
+from pathlib import Path
+import os
+(Path("/data/greeting.txt").read_text(), os.getenv("STAGE"))`, session.WithOS(table))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Repr())
+	_, err = s.Run(ctx, `Path("/data/new.txt").write_text("x")`, session.WithOS(table))
+	var pe *session.PythonError
+	if errors.As(err, &pe) {
+		fmt.Println("python raised:", pe.Type())
+	}
+	// Output:
+	// ('hello from the host', 'test')
+	// python raised: PermissionError
+}
+
+// Limits are the worker's to enforce: a run past MaxDuration raises
+// TimeoutError in the sandbox and the session survives (its time budget
+// spent, until Reset). A context that ends while the worker computes
+// kills the worker: the session is closed.
+func ExampleLimits() {
+	ctx := context.Background()
+	s, err := session.Start(ctx, session.Launch{}, session.Config{Limits: session.Limits{MaxDuration: 100 * time.Millisecond}})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+	_, err = s.Run(ctx, "while True: pass")
+	var pe *session.PythonError
+	if errors.As(err, &pe) {
+		fmt.Println("python raised:", pe.Type(), "survives:", session.Survives(err))
+	}
+
+	s2, err := session.Start(ctx, session.Launch{}, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s2.Close()
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = s2.Run(cctx, "while True: pass")
+	var te *session.TimeoutError
+	fmt.Println("timeout:", errors.As(err, &te), "survives:", session.Survives(err))
+	// Output:
+	// python raised: TimeoutError survives: true
+	// timeout: true survives: false
 }

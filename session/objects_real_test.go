@@ -446,6 +446,7 @@ func ExampleClassOf() {
 		return
 	}
 	fmt.Println(res.Repr())
+	// Output: ('a', 0, <Counter object>)
 }
 
 // TestRealHostObjectNestedKeepsIdentity is the regression test of a host

@@ -75,8 +75,8 @@ func (f *headerFlag) Set(s string) error {
 func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("conform worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	bin := fs.String("worker", "", "worker executable, run as `BIN subprocess` (default: $MONTY_BIN, .monty/bin/monty, PATH)")
-	workerArgs := fs.String("worker-args", "", "space-separated arguments the worker is run with instead of `subprocess` (e.g. 'subprocess --protocol 2' for montygo)")
+	bin := fs.String("worker", "", "worker executable `BIN`, run as 'BIN subprocess' (default: $MONTY_BIN, .monty/bin/monty, PATH)")
+	workerArgs := fs.String("worker-args", "", "space-separated `ARGS` the worker is run with instead of 'subprocess' (e.g. 'subprocess --protocol 2' for montygo)")
 	remote := fs.String("remote", "", "test a WebSocket worker endpoint (ws:// or wss://) instead of a local binary")
 	var hdr headerFlag
 	fs.Var(&hdr, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")

@@ -26,7 +26,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	from := fs.String("from", "child", "who wrote the stream: child (events) or parent (requests)")
 	hexIn := fs.Bool("hex", false, "read one hex-encoded message (no length prefix) per line instead of length-prefixed frames")
 	maxDecode := fs.Int64("max-decode-bytes", 0, "per-frame decode budget in bytes (0 = the 1 GiB default)")
-	record := fs.String("record", "", "render a `montygo subprocess --record` FILE (both directions) instead")
+	record := fs.String("record", "", "render `FILE`, written by 'montygo subprocess --record FILE' (both directions), instead")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: montygo decode [--protocol 5|4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream | --record FILE")
 		fs.PrintDefaults()

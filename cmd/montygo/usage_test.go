@@ -165,3 +165,31 @@ func TestInputNameNotIdentifierIsAUsageError(t *testing.T) {
 		t.Errorf("--input é_1=1: exit %d, stdout %q, stderr %q; want 2", code, out.String(), errb.String())
 	}
 }
+
+// The flag package takes a back-quoted word in a flag's usage as the
+// name of its argument: `montygo decode -h` showed "-record montygo
+// subprocess --record" and `conform worker -h` "-worker BIN subprocess"
+// and "-worker-args subprocess", as if those words were what the flags
+// take. Every flag's argument placeholder is one upper-case word (or the
+// flag package's own "string", "int", ... for a flag without one).
+func TestUsageArgumentNames(t *testing.T) {
+	generic := map[string]bool{"string": true, "int": true, "uint": true, "value": true, "duration": true, "float": true, "version": true}
+	for _, args := range [][]string{
+		{"run", "-h"}, {"repl", "-h"}, {"decode", "-h"}, {"subprocess", "-h"}, {"serve", "-h"},
+		{"conform", "worker", "-h"}, {"conform", "parent", "-h"},
+	} {
+		var out, errb strings.Builder
+		mainArgs(args, strings.NewReader(""), &out, &errb)
+		for _, line := range strings.Split(errb.String(), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 || !strings.HasPrefix(line, "  -") {
+				continue
+			}
+			if len(f) > 2 {
+				t.Errorf("montygo %s: flag line %q names its argument with %d words", strings.Join(args, " "), line, len(f)-1)
+			} else if len(f) == 2 && f[1] != strings.ToUpper(f[1]) && !generic[f[1]] {
+				t.Errorf("montygo %s: flag line %q names its argument %q", strings.Join(args, " "), line, f[1])
+			}
+		}
+	}
+}
