@@ -11,7 +11,7 @@ MONTY_BIN ?= $(CURDIR)/.monty/bin/monty
 FUZZTIME ?= 5s
 export MONTY_BIN
 
-.PHONY: all worker build run test vet cross lint unit unit-norace relay-suites conform soak-server remote fuzz-smoke bench generate-proto check-proto tidy-check api-check api-update
+.PHONY: all worker build run test vet cross lint unit unit-norace relay-suites conform soak-server remote fuzz-smoke bench generate-proto check-proto tidy-check api-check api-update replay
 
 all: build
 
