@@ -345,17 +345,6 @@ func sandboxResolves(name string) bool {
 	return sandboxBuiltins[name] || value.KnownExceptionType(name)
 }
 
-// pythonKeywords are Python's hard keywords: never a name, so never an
-// identifier here (a function, class, attribute or parameter by such a
-// name could not be written in Python source).
-var pythonKeywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
-	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
-	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
-	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
-	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
-}
-
 // isIdentifier reports whether s is a Python identifier that is not a
 // keyword, by the classes of package pyident (letters, letter
 // numbers and Other_ID_Start first; marks, digits, connectors and
@@ -364,7 +353,7 @@ var pythonKeywords = map[string]bool{
 // written in the sandbox, and one that is not UTF-8 would also make
 // [Registry.Stubs] unusable as Config.TypeCheckStubs.
 func isIdentifier(s string) bool {
-	return !pythonKeywords[s] && pyident.Valid(s)
+	return pyident.Name(s)
 }
 
 // adapt turns fn into a Func, returning the signature of a Go function

@@ -503,7 +503,7 @@ func jsonInputs(flags []string) ([]session.Input, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--input %q: want NAME=JSON", f)
 		}
-		if !pyident.Valid(name) || pythonKeywords[name] {
+		if !pyident.Name(name) {
 			// The worker refuses it (a SyntaxError, after a start).
 			return nil, fmt.Errorf("--input %s: the name is not a Python identifier", name)
 		}
@@ -522,16 +522,6 @@ func jsonInputs(flags []string) ([]session.Input, error) {
 		in = append(in, session.Input{Name: name, Value: json.RawMessage(text)})
 	}
 	return in, nil
-}
-
-// pythonKeywords are Python's hard keywords, which no --input may be
-// named (the worker refuses them as it refuses any other non-identifier).
-var pythonKeywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
-	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
-	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
-	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
-	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
 }
 
 // resultRepr renders a feed's value as CPython's repr() would, failing as

@@ -33,3 +33,18 @@ func Prefix(s string) string {
 
 // Valid reports whether s is one identifier (keywords included).
 func Valid(s string) bool { return s != "" && Prefix(s) == s }
+
+// Name reports whether s is an identifier that is not one of Python's
+// hard keywords: what Python source can use as a name (a variable, a
+// function, a parameter, an attribute). Soft keywords (match, case, type,
+// _) are names.
+func Name(s string) bool { return !keywords[s] && Valid(s) }
+
+// keywords are Python's hard keywords.
+var keywords = map[string]bool{
+	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
+	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
+	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
+	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
+	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
+}
