@@ -344,15 +344,7 @@ func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
 // text encodes a value whose type implements encoding.TextMarshaler (its
 // pointer type, unless byValue) as a str of its text.
 func (e *encoder) text(v reflect.Value, t reflect.Type, byValue bool) (NodeID, error) {
-	if !byValue && !v.CanAddr() {
-		c := reflect.New(t).Elem()
-		c.Set(v)
-		v = c
-	}
-	if !byValue {
-		v = v.Addr()
-	}
-	b, err := v.Interface().(encoding.TextMarshaler).MarshalText()
+	b, err := marshalText(v, byValue)
 	if err != nil {
 		return 0, callerErr(err, KindStr, t, true)
 	}
@@ -986,16 +978,25 @@ func keyString(v reflect.Value) string {
 		return v.Interface().(UUID).String()
 	}
 	if ti := infoOf(v.Type()); ti.text || ti.ptrText {
-		if !ti.text {
-			c := reflect.New(v.Type())
-			c.Elem().Set(v)
-			v = c
-		}
 		// A failing MarshalText sorts as "": encode reports its error.
-		b, _ := v.Interface().(encoding.TextMarshaler).MarshalText()
+		b, _ := marshalText(v, ti.text)
 		return string(b)
 	}
 	return v.String()
+}
+
+// marshalText calls v's MarshalText, or its pointer's unless byValue (on
+// a copy when v is not addressable).
+func marshalText(v reflect.Value, byValue bool) ([]byte, error) {
+	if !byValue {
+		if !v.CanAddr() {
+			c := reflect.New(v.Type()).Elem()
+			c.Set(v)
+			v = c
+		}
+		v = v.Addr()
+	}
+	return v.Interface().(encoding.TextMarshaler).MarshalText()
 }
 
 // textKey reports whether map keys of type t become str keys through
