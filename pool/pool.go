@@ -330,7 +330,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	stops.Wait()
 	p.starts.Wait()
 	p.wg.Wait()
-	p.tel.close()
+	p.tel.close(p)
 	close(p.done)
 	return err
 }

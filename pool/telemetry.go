@@ -62,7 +62,6 @@ type telemetry struct {
 	sessDur    metric.Float64Histogram
 	resumed    metric.Int64Counter
 	gauges     *providerGauges // the worker gauges of the pool's MeterProvider
-	pool       *Pool
 
 	local epOpts
 	// errNone is a failed checkout that tried no endpoint (a closed pool,
@@ -114,7 +113,7 @@ func newTelemetry(p *Pool) *telemetry {
 		mp = otel.GetMeterProvider()
 	}
 	m := mp.Meter(session.ScopeName)
-	t := &telemetry{log: p.log, local: *newEpOpts(LocalEndpoint), pool: p}
+	t := &telemetry{log: p.log, local: *newEpOpts(LocalEndpoint)}
 	t.errNone = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(AttrCheckoutOutcome.String("error")))}
 	t.terminate = make(map[Reason][]metric.AddOption, len(terminationReasons))
 	for _, r := range terminationReasons {
@@ -310,10 +309,10 @@ func (t *telemetry) resumeDone(ep string, err error) {
 	t.resumed.Add(context.Background(), 1, opts...)
 }
 
-// close takes the closed pool out of the worker gauges.
-func (t *telemetry) close() {
+// close takes p, closed, out of the worker gauges.
+func (t *telemetry) close(p *Pool) {
 	if t != nil && t.gauges != nil {
-		t.gauges.remove(t.pool)
+		t.gauges.remove(p)
 	}
 }
 

@@ -312,8 +312,9 @@ func TestTelemetryWorkerStartUsesThePoolsProviders(t *testing.T) {
 // ReasonDrained was missing from the list its comment called the closed
 // set, so each drained termination built an attribute set afresh.
 func TestTerminationReasonsClosedSet(t *testing.T) {
-	tel := newTelemetry(&Pool{cfg: Config{MeterProvider: metricnoop.NewMeterProvider()}})
-	defer tel.close()
+	p := &Pool{cfg: Config{MeterProvider: metricnoop.NewMeterProvider()}}
+	tel := newTelemetry(p)
+	defer tel.close(p)
 	for _, r := range []Reason{
 		ReasonAnnounced, ReasonVanished, ReasonMemory, ReasonTimeout, ReasonProtocol, ReasonCanceled, ReasonDrained,
 		DestroyRequested, DestroyInterrupted, DestroySuspended, DestroyBusy, DestroyRefused, DestroyClosing,
