@@ -110,8 +110,13 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 // presentable reports whether s is UTF-8 made of printable characters
 // other than spaces (see ParseTokens): a byte order mark, a zero-width
 // space, a bidirectional override or a control character is not.
-func presentable(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r == ' ' || !unicode.IsPrint(r) })
+func presentable(s string) bool { return printable(s) && !strings.Contains(s, " ") }
+
+// printable reports whether s is UTF-8 made of printable characters
+// (unicode.IsPrint: no control, format, private-use or unassigned code
+// point, and no space but the ASCII one).
+func printable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
 }
 
 // weakToken reports a token too repetitive to have been generated at

@@ -20,8 +20,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -422,8 +420,7 @@ func certIdentity(c *x509.Certificate) string {
 // name such as "Build Agent 1" is ordinary, and cannot hide another
 // name), but not one that starts or ends the name.
 func certName(s string) bool {
-	return utf8.ValidString(s) && !strings.HasPrefix(s, " ") && !strings.HasSuffix(s, " ") &&
-		!strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) })
+	return printable(s) && !strings.HasPrefix(s, " ") && !strings.HasSuffix(s, " ")
 }
 
 // addressKey is the client key of an unauthenticated request: its
