@@ -49,7 +49,7 @@ func kitPeakRSS() int64 {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
-	return ru.Maxrss << 10
+	return rssBytes(ru.Maxrss, "linux")
 }
 
 // hwmInterval is how often sampleHWM reads a parent's peak.
