@@ -916,7 +916,9 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 						return 0, err
 					}
 				}
-				return n, d.fields(v, leaf.TimeZoneFields(x.TZ), false, nil)
+				// The generated TimeZone names its fields, unlike a
+				// node's leaf value.
+				return n, d.fields(v, leaf.TimeZoneFields(x.TZ), true, nil)
 			}, "tz")
 		case num == 25:
 			err = d.osFields(v, "Urandom", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {

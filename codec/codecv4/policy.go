@@ -161,7 +161,7 @@ func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
 			n, err := d.text(wt, b, &x.Name)
 			return wire.Wrap(n, err, seg)
 		}
-		return msgField(wt, b, seg, func(v []byte) error { return d.fields(v, leaf.TimeZoneFields(&x.Fixed), false, nil) })
+		return msgField(wt, b, seg, func(v []byte) error { return d.fields(v, leaf.TimeZoneFields(&x.Fixed), true, nil) })
 	})
 }
 
