@@ -1,22 +1,23 @@
 package codecv2
 
 import (
-	"fmt"
-
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/codec/internal/wire"
+	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
 
+// frameTooLong is the error of a frame over the limits' cap: its cause is
+// the *frame.TooLargeError a frame reader reports, as at protocol 4.
 func frameTooLong(n, max int) error {
 	return &codec.DecodeError{Structural: true,
-		Err: fmt.Errorf("frame of %d bytes exceeds maximum of %d bytes", n, max)}
+		Err: &frame.TooLargeError{Len: uint64(n), Max: uint64(max)}}
 }
 
 // ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/codecv2"
+	"github.com/gomonty/monty/frame"
 )
 
 // The message layer around the values is the same schema at protocols 2
@@ -453,4 +454,34 @@ func TestTimeZoneMessagesNameTheirFields(t *testing.T) {
 	policy := pb(nil).msg(4, pb(nil).msg(3, badName)) // OsPolicy.timezone{fixed{name}}
 	_, err = V5().DecodeRequest(pb(nil).msg(1, pb(nil).msg(11, policy)), codec.Limits{})
 	wantErr(t, err, p+"TimeZone.name: SandboxTimeZone.zone: OsPolicy.timezone: Configure.os_policy: ParentRequest.kind: invalid string value: data is not UTF-8 encoded")
+}
+
+// A frame over the limits' cap fails alike at both versions: a structural
+// *codec.DecodeError whose cause is the *frame.TooLargeError a frame
+// reader reports (so errors.Is(err, frame.ErrTooLarge) holds).
+func TestOversizedFrameIsTooLargeAtBothVersions(t *testing.T) {
+	body := pb(nil).msg(10, nil).bytes(99, make([]byte, 40))
+	l := codec.Limits{MaxFrameLen: 16}
+	want := fmt.Sprintf("frame of %d bytes exceeds maximum of 16 bytes", len(body))
+	decoders := map[string]func() error{
+		"v2 request": func() error { _, err := codecv2.DecodeRequest(body, l); return err },
+		"v2 event":   func() error { _, err := codecv2.DecodeEvent(body, l); return err },
+		"v2 value":   func() error { _, _, err := codecv2.DecodeValue(body, l); return err },
+		"v4 request": func() error { _, err := DecodeRequest(body, l); return err },
+		"v4 event":   func() error { _, err := DecodeEvent(body, l); return err },
+		"v4 arena":   func() error { _, err := DecodeArena(body, l); return err },
+	}
+	for name, dec := range decoders {
+		err := dec()
+		var de *codec.DecodeError
+		var tl *frame.TooLargeError
+		switch {
+		case !errors.As(err, &de) || !de.Structural:
+			t.Errorf("%s: %T %v, want a structural *codec.DecodeError", name, err, err)
+		case !errors.As(err, &tl) || !errors.Is(err, frame.ErrTooLarge):
+			t.Errorf("%s: cause %T, want a *frame.TooLargeError", name, de.Err)
+		case err.Error() != want:
+			t.Errorf("%s: %q, want %q", name, err, want)
+		}
+	}
 }
