@@ -43,7 +43,13 @@
 // NamedTuple, Type and ClassInstance add no path segment of their own.
 // Rules the worker applies when it converts a decoded request (a required
 // oneof such as ExtFunctionResult.kind, exception names) produce a
-// structural [*codec.DecodeError] without the prefix. Each frame is decoded
+// structural [*codec.DecodeError] without the prefix. Events decode as
+// upstream's Rust parent decodes them (testdata/rustparent): it reads a
+// FunctionCall as it reads values, naming none of the message's own
+// fields ("ChildEvent.kind: invalid string value: …" for a function_name
+// that is not UTF-8) and checking each object_id as it ends, and what it
+// refuses once an event has decoded (an Error without an exception, an
+// OsCall without a call) is a structural error here too. Each frame is decoded
 // against a fresh decode budget; exceeding it gives an error matching
 // [codec.ErrBudget].
 //

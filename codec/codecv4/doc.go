@@ -30,9 +30,14 @@
 // "failed to decode Protobuf message: {path}: {reason}", the path naming the
 // enclosing fields innermost first, as upstream's decoder does (for example
 // "MontyNode.kind: Complete.values: ChildEvent.kind: frame exceeds decode
-// memory budget"). Checks made once the frame has decoded (arena structure
-// and roots, required fields of converted messages, exception sanity) are
-// Structural and read like "invalid value for Arena: …".
+// memory budget"). A node's arm is its only segment: the leaf messages
+// inside a node (Date, TimeZone, …) add none of their own, while the same
+// messages outside the arena (DateTimeNow.tz, protocol 5's fixed sandbox
+// timezone) name their fields, as the generated code does ("TimeZone.name:
+// DateTimeNow.tz: OsCall.call: ChildEvent.kind: …"). Checks made once the
+// frame has decoded (arena structure and roots, required fields of
+// converted messages, exception sanity) are Structural and read like
+// "invalid value for Arena: …".
 //
 // Protobuf merge semantics hold throughout: the last scalar wins, repeated
 // fields concatenate, a repeated message field or oneof arm merges, and a
