@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package conform is the Monty worker protocol's conformance kit: a catalog
 // of named rules, each a check of one behaviour the child's contract
 // requires, and a runner that plays them against any worker.

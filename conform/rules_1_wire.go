@@ -1,3 +1,5 @@
+//go:build unix
+
 package conform
 
 import (
@@ -388,24 +390,46 @@ func consumeBytes(b []byte) (protowire.Number, protowire.Type, []byte, int) {
 // int 0 MontyObject items of a list input; at protocol 4, empty FutureResult entries of a
 // ResumeFutures.
 func budgetBomb(v uint32) []byte {
-	const n = 40 << 20
-	items := make([]byte, 0, 2*n)
-	for range n {
-		items = append(items, 0x0a, 0x00)
-	}
 	if v != 2 {
-		return arm(6, items)
+		return bombFrame(v, 40<<20)
 	}
 	// 20 Mi int-0 items (4 bytes each, 80 MiB): the size the released
 	// worker was seen to refuse.
-	items = make([]byte, 0, 4*(20<<20))
-	for range 20 << 20 {
-		items = append(items, 0x0a, 0x02, 0x28, 0x00)
+	return bombFrame(v, 20<<20)
+}
+
+// bombFrame is budgetBomb's request with n entries: the headers of the
+// nested messages, sized up front, then the entries, filled by doubling
+// copies (a few dozen memmoves, where appending tens of millions of
+// entries one by one took seconds of the rule's time under the race
+// detector).
+func bombFrame(v uint32, n int) []byte {
+	entry := []byte{0x0a, 0x00} // FutureResult{} in ResumeFutures.results
+	if v == 2 {
+		entry = []byte{0x0a, 0x02, 0x28, 0x00} // MontyObject{int 0} in a list
 	}
-	obj := protowire.AppendBytes(protowire.AppendTag(nil, 11, protowire.BytesType), items)
-	nv := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "v")
-	nv = protowire.AppendBytes(protowire.AppendTag(nv, 2, protowire.BytesType), obj)
-	feed := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "1")
-	feed = protowire.AppendBytes(protowire.AppendTag(feed, 2, protowire.BytesType), nv)
-	return arm(3, feed)
+	size := n * len(entry)
+	var head []byte
+	if v != 2 {
+		head = protowire.AppendVarint(protowire.AppendTag(nil, 6, protowire.BytesType), uint64(size))
+	} else {
+		// Request{feed: Feed{code "1", inputs [NamedValue{"v", MontyObject{list: items}}]}}
+		obj := protowire.AppendVarint(protowire.AppendTag(nil, 11, protowire.BytesType), uint64(size))
+		nv := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "v")
+		nv = protowire.AppendVarint(protowire.AppendTag(nv, 2, protowire.BytesType), uint64(len(obj)+size))
+		feed := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "1")
+		feed = protowire.AppendVarint(protowire.AppendTag(feed, 2, protowire.BytesType), uint64(len(nv)+len(obj)+size))
+		head = protowire.AppendVarint(protowire.AppendTag(nil, 3, protowire.BytesType), uint64(len(feed)+len(nv)+len(obj)+size))
+		head = append(append(append(head, feed...), nv...), obj...)
+	}
+	b := make([]byte, len(head)+size)
+	copy(b, head)
+	items := b[len(head):]
+	if size > 0 {
+		copy(items, entry)
+	}
+	for done := len(entry); done < size; done *= 2 {
+		copy(items[done:], items[:done])
+	}
+	return b
 }

@@ -343,3 +343,22 @@ func TestParseTokensRefusesWeakTokens(t *testing.T) {
 		}
 	}
 }
+
+// A drain that begins while a request authenticates refuses it as the
+// drain check before authentication does: 503 with the drain grace as
+// Retry-After, not the one second of a full server.
+func TestDrainDuringAdmissionRetryAfter(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.DrainGrace = 42 * time.Second })
+	ts.authenticated = func() { ts.adm.drain() }
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Connection", "Upgrade")
+	r.Header.Set("Upgrade", "websocket")
+	w := httptest.NewRecorder()
+	ts.root(w, r)
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "42" {
+		t.Fatalf("drain begun during admission: %d Retry-After %q, want 503 with 42", w.Code, w.Header().Get("Retry-After"))
+	}
+	if got := strings.TrimSpace(w.Body.String()); got != ReasonDraining {
+		t.Fatalf("reason %q, want %q", got, ReasonDraining)
+	}
+}

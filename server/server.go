@@ -55,6 +55,10 @@ type Server struct {
 	killCtx context.Context
 	kill    context.CancelCauseFunc
 
+	// authenticated, when set (by tests), runs after a request has
+	// authenticated and before it asks for a place under the caps.
+	authenticated func()
+
 	mu   sync.Mutex
 	http *http.Server
 }
@@ -536,9 +540,16 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if s.authenticated != nil {
+		s.authenticated()
+	}
 	sl, reason := s.adm.acquire(client)
 	switch reason {
-	case ReasonDraining, ReasonCapacity:
+	case ReasonDraining:
+		// The drain began after the check above: the same answer.
+		s.refuse(w, http.StatusServiceUnavailable, reason, s.cfg.DrainGrace)
+		return
+	case ReasonCapacity:
 		s.refuse(w, http.StatusServiceUnavailable, reason, time.Second)
 		return
 	case ReasonClientQuota:

@@ -1,3 +1,5 @@
+//go:build linux
+
 package session
 
 import (
@@ -19,24 +21,6 @@ import (
 // session (what the wire and the worker cost by themselves).
 //
 //	go test -run '^$' -bench . -benchmem ./session/
-
-// hostCPU reports the benchmark process's own CPU time per op (user +
-// system, all threads; the worker's time is not included) as cpu-ns/op.
-// On a shared machine it is steadier than wall time, and it isolates what
-// the parent adds.
-func hostCPU(b *testing.B) func() {
-	cpu := func() int64 {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return ru.Utime.Nano() + ru.Stime.Nano()
-	}
-	start := cpu()
-	return func() {
-		if b.N > 0 {
-			b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op")
-		}
-	}
-}
 
 // rawWorker is the floor's worker: blocking pipes, raw frames.
 type rawWorker struct {

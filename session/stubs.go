@@ -21,7 +21,8 @@ import (
 // derived from the Go signatures as the conversions treat them (string:
 // str, []T: list[T], map[K]V: dict[K, V] (an array key: a tuple),
 // time.Time: datetime.datetime, a type with no conversion of its own
-// that implements encoding.TextMarshaler (netip.Addr): str,
+// that implements encoding.TextMarshaler (netip.Addr): str, one that
+// implements json.Marshaler instead: Any (the value of its JSON),
 // a named struct: a TypedDict of its fields, a registered class's Go type:
 // that class, a pointer: T | None, json.Number: int | float, value's own
 // types: the values they convert to (value.Exception: BaseException,
@@ -326,6 +327,7 @@ var (
 	appenderStub = reflect.TypeFor[value.GraphAppender]()
 	decoderStub  = reflect.TypeFor[value.GraphDecoder]()
 	textStub     = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonStub     = reflect.TypeFor[json.Marshaler]()
 )
 
 // pyType annotates a Go type as the conversions treat it.
@@ -415,6 +417,10 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 	if k := t.Kind(); k != reflect.Pointer && k != reflect.Interface && !reflect.PointerTo(t).Implements(appenderStub) &&
 		(t.Implements(textStub) || reflect.PointerTo(t).Implements(textStub)) {
 		return "str" // its MarshalText's text, as value.FromGo converts it
+	}
+	if k := t.Kind(); k != reflect.Pointer && k != reflect.Interface && !reflect.PointerTo(t).Implements(appenderStub) &&
+		(t.Implements(jsonStub) || reflect.PointerTo(t).Implements(jsonStub)) {
+		return st.anyType() // the value of its MarshalJSON's text, as value.FromGo converts it
 	}
 	switch t.Kind() {
 	case reflect.Bool:

@@ -245,3 +245,31 @@ def f(arg0: str, arg1: str | None, arg2: dict[str, str], arg3: str, arg4: dateti
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// jsonMoney converts through its JSON alone: value.FromGo turns a type
+// with no conversion of its own and no MarshalText that implements
+// json.Marshaler (or whose pointer does) into the value of its JSON.
+type jsonMoney struct{ _ int64 }
+
+func (m jsonMoney) MarshalJSON() ([]byte, error) { return []byte(`{"cents": 1}`), nil }
+
+// jsonCode is a named int with a JSON form through its pointer.
+type jsonCode int
+
+func (c *jsonCode) MarshalJSON() ([]byte, error) { return []byte(`"c"`), nil }
+
+// A type whose JSON is what converts is Any in the stubs (its JSON may be
+// any value), not the dict of its fields or its kind's type; a
+// MarshalText, which comes first, still makes it a str.
+func TestStubsJSONMarshalerIsAny(t *testing.T) {
+	reg := NewRegistry().MustRegister("f", func(m jsonMoney, p *jsonMoney, c jsonCode, ms []jsonMoney, a netip.Addr) jsonMoney {
+		return jsonMoney{}
+	})
+	want := `from typing import Any
+
+def f(arg0: Any, arg1: Any | None, arg2: Any, arg3: list[Any], arg4: str, /) -> Any: ...
+`
+	if got := reg.Stubs(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

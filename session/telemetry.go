@@ -38,9 +38,9 @@ const (
 	AttrHostKind = attribute.Key("monty.host.kind")
 	// AttrOutcome is how a run ended: ok, error (a failed run, including
 	// one the parent aborted itself for a tripped limit or an answer it
-	// could not deliver, and a Feed refused before it was sent, whose
-	// span's status says "not sent" and which the run metrics do not
-	// count), typing_error, aborted (the caller's AbortFeed, a
+	// could not deliver, and a Feed refused, or overtaken by Close or
+	// Kill, before it was sent, whose span's status says "not sent" and
+	// which the run metrics do not count), typing_error, aborted (the caller's AbortFeed, a
 	// Run whose context ended, or a Reset that discarded the suspended feed), lost
 	// (the worker was lost, or discarded: a protocol violation, a print
 	// function that panicked) or closed (Close or Kill). Only error and lost
@@ -397,7 +397,9 @@ func (s *Session) exchange(ctx context.Context, req message.Request) (*message.C
 	if !t.inRun {
 		return ev, err
 	}
-	if refused && newRun {
+	if unsent && newRun {
+		// Refused, or the session closed before it was sent: the worker
+		// never saw this Feed.
 		t.dropRunLocked()
 		return ev, err
 	}
@@ -484,8 +486,9 @@ func (t *telemetry) endHostLocked(now time.Time) {
 	t.hostKind = hostNone
 }
 
-// dropRunLocked ends the run a Feed refused before it was sent opened
-// (its span had to exist for the frame to carry its context): the
+// dropRunLocked ends the run a Feed refused (or closed under it) before
+// it was sent opened (its span had to exist for the frame to carry its
+// context): the
 // worker never saw the feed, so no run is recorded in the metrics, and
 // the span ends as an error, "not sent".
 func (t *telemetry) dropRunLocked() {

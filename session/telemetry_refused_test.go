@@ -1,3 +1,5 @@
+//go:build unix
+
 package session
 
 import (
@@ -347,5 +349,43 @@ func TestTelemetryAnswerNotSentAfterCloseIsNoTurn(t *testing.T) {
 				t.Errorf("run outcome %q, want closed", o)
 			}
 		}
+	}
+}
+
+// closeOnConvert closes its session when a Feed converts it: the Feed
+// has begun, and the session closes before its request is sent.
+type closeOnConvert struct{ s *Session }
+
+func (c closeOnConvert) MarshalText() ([]byte, error) {
+	c.s.Close()
+	return []byte("x"), nil
+}
+
+// A Feed that loses the race with Close, after it began and before its
+// request was sent, never reached the worker: like a Feed refused unsent
+// it is no run and no turn in the metrics, and its run span ends as an
+// error, "not sent" (before, it was a run that ended "closed").
+func TestTelemetryFeedClosedBeforeSentIsNoRun(t *testing.T) {
+	rig := newTelemetryRig(t)
+	s, f := startFake(t, Config{TracerProvider: rig.tp, MeterProvider: rig.mp},
+		func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
+	if _, err := s.Feed(bg, "x", Input{Name: "x", Value: closeOnConvert{s}}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("feed closed under it: %v, want ErrClosed", err)
+	}
+	if n := f.count(message.KindFeed); n != 0 {
+		t.Fatalf("%d feeds reached the worker, want 0", n)
+	}
+	m := rig.metrics(t)
+	for _, name := range []string{MetricRunDuration, MetricRunExecutionTime, MetricRunSuspensions, MetricTurnDuration} {
+		if n := telemetrytest.HistCount(m[name]); n != 0 {
+			t.Errorf("%s recorded %d times for a feed never sent", name, n)
+		}
+	}
+	runs := spansNamed(t, rig, SpanRun)
+	if len(runs) != 1 {
+		t.Fatalf("%d run spans, want 1", len(runs))
+	}
+	if o := outcomeOf(runs[0]); o != "error" || runs[0].Status().Code != codes.Error || runs[0].Status().Description != "not sent" {
+		t.Errorf("unsent run: outcome %q, status %v; want error, Error \"not sent\"", o, runs[0].Status())
 	}
 }

@@ -2,6 +2,7 @@ package value
 
 import (
 	"encoding"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -267,6 +268,8 @@ var (
 	appenderType        = reflect.TypeFor[GraphAppender]()
 	textMarshalerType   = reflect.TypeFor[encoding.TextMarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonMarshalerType   = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	decoderType         = reflect.TypeFor[GraphDecoder]()
 	timeType            = reflect.TypeFor[time.Time]()
 	durationType        = reflect.TypeFor[time.Duration]()

@@ -3,6 +3,7 @@ package value
 import (
 	"cmp"
 	"encoding"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -56,6 +57,9 @@ import (
 //	other types implementing             str, their MarshalText, whatever their
 //	  encoding.TextMarshaler (or whose     kind, as encoding/json writes them
 //	  pointer does)                        (netip.Addr, slog.Level, net.IP)
+//	other types implementing             the value of their MarshalJSON's
+//	  json.Marshaler (or whose pointer     text, as [FromJSON] reads it,
+//	  does)                                whatever their kind
 //
 // Struct fields are encoded like encoding/json does it: exported fields only,
 // under their Go name or the name of a `monty:"name"` tag; `monty:"-"` skips
@@ -81,6 +85,16 @@ import (
 // from an embedded field included: a struct that embeds a netip.Addr (or a
 // time.Time) converts to the embedded value's text alone; give it a
 // MarshalText of its own, or a named field, to keep its other fields.
+//
+// The json.Marshaler rule does too (a type whose only custom form is its
+// JSON, its fields unexported, converts to what encoding/json writes for
+// it, not to {}), with one difference in precedence: the dedicated
+// conversions of the table come first (time.Time, json.RawMessage,
+// GraphAppender, ...), then MarshalText, then MarshalJSON, where
+// encoding/json calls MarshalJSON before MarshalText. A type with both
+// forms thus always converts to a str, its text (for slog.Level the two
+// agree). The JSON is read as [FromJSON] reads a json.RawMessage's, and
+// a text that is not JSON is refused with an error.
 //
 // A big.Float or a big.Rat, for which Python has no type, is refused with
 // an error (convert it with its Float64 method first), as is a
@@ -328,6 +342,9 @@ func (e *encoder) encode(v reflect.Value, depth int) (NodeID, error) {
 	if ti.text || ti.ptrText {
 		return e.text(v, t, ti.text)
 	}
+	if ti.json || ti.ptrJSON {
+		return e.json(v, t, ti.json)
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		return e.pointer(v, t, depth)
@@ -352,6 +369,30 @@ func (e *encoder) text(v reflect.Value, t reflect.Type, byValue bool) (NodeID, e
 		return 0, fromGoErr(t, KindStr, "MarshalText returned invalid UTF-8")
 	}
 	return e.add(Str(string(b))), nil
+}
+
+// json encodes a value whose type implements json.Marshaler (its pointer
+// type, unless byValue) as the value of its JSON, as FromJSON reads it.
+func (e *encoder) json(v reflect.Value, t reflect.Type, byValue bool) (NodeID, error) {
+	if !byValue {
+		v = addressable(v).Addr()
+	}
+	b, err := v.Interface().(json.Marshaler).MarshalJSON()
+	if err != nil {
+		return 0, callerErr(err, KindInvalid, t, true)
+	}
+	id, err := FromJSON(e.g, b)
+	if err != nil {
+		// FromJSON names its own source, json.RawMessage; this text is
+		// t's MarshalJSON's.
+		if ce, ok := err.(*ConversionError); ok && ce.GoType == jsonType {
+			c := *ce
+			c.GoType, c.Reason = t, "MarshalJSON returned "+ce.Reason
+			return 0, &c
+		}
+		return 0, err
+	}
+	return id, nil
 }
 
 func (e *encoder) scalar(v reflect.Value, t reflect.Type) (NodeID, error) {
@@ -989,14 +1030,19 @@ func keyString(v reflect.Value) string {
 // a copy when v is not addressable).
 func marshalText(v reflect.Value, byValue bool) ([]byte, error) {
 	if !byValue {
-		if !v.CanAddr() {
-			c := reflect.New(v.Type()).Elem()
-			c.Set(v)
-			v = c
-		}
-		v = v.Addr()
+		v = addressable(v).Addr()
 	}
 	return v.Interface().(encoding.TextMarshaler).MarshalText()
+}
+
+// addressable returns v, or an addressable copy of it.
+func addressable(v reflect.Value) reflect.Value {
+	if v.CanAddr() {
+		return v
+	}
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	return c
 }
 
 // textKey reports whether map keys of type t become str keys through

@@ -34,6 +34,12 @@ type typeInfo struct {
 	// ptrText: only its pointer does. unText: its pointer implements
 	// encoding.TextUnmarshaler, which ToGo calls for a str.
 	text, ptrText, unText bool
+	// json: a type with no conversion of its own and no MarshalText that
+	// implements json.Marshaler, converted to the value of its JSON;
+	// ptrJSON: only its pointer does. unJSON: its pointer implements
+	// json.Unmarshaler but not encoding.TextUnmarshaler, which ToGo
+	// calls with any value's JSON.
+	json, ptrJSON, unJSON bool
 	// special is the type's entry in specialTypes.
 	special specialType
 	// encScalar and decScalar mark plain scalars (bool, integer, float and
@@ -71,11 +77,16 @@ func newTypeInfo(t reflect.Type) *typeInfo {
 			ti.text = t.Implements(textMarshalerType)
 			ti.ptrText = !ti.text && reflect.PointerTo(t).Implements(textMarshalerType)
 		}
+		if !ti.appender && !ti.ptrAppender && !ti.text && !ti.ptrText {
+			ti.json = t.Implements(jsonMarshalerType)
+			ti.ptrJSON = !ti.json && reflect.PointerTo(t).Implements(jsonMarshalerType)
+		}
 		ti.unText = !ti.decoder && reflect.PointerTo(t).Implements(textUnmarshalerType)
+		ti.unJSON = !ti.decoder && !ti.unText && reflect.PointerTo(t).Implements(jsonUnmarshalerType)
 	}
 	if isScalarKind(t.Kind()) && ti.special == notSpecial {
-		ti.encScalar = !ti.appender && !ti.ptrAppender && !ti.text && !ti.ptrText
-		ti.decScalar = !ti.decoder && !ti.unText
+		ti.encScalar = !ti.appender && !ti.ptrAppender && !ti.text && !ti.ptrText && !ti.json && !ti.ptrJSON
+		ti.decScalar = !ti.decoder && !ti.unText && !ti.unJSON
 		if ti.decScalar {
 			ti.op = layoutOf(t)
 		}
@@ -265,7 +276,7 @@ func (c *nodeCounter) count(v reflect.Value, depth int) (n int, ok bool) {
 	if ti.encScalar {
 		return 1, true
 	}
-	if ti.appender || ti.ptrAppender || ti.special != notSpecial || ti.text || ti.ptrText {
+	if ti.appender || ti.ptrAppender || ti.special != notSpecial || ti.text || ti.ptrText || ti.json || ti.ptrJSON {
 		return 0, false
 	}
 	switch t.Kind() {

@@ -32,7 +32,7 @@ var propScalars = []reflect.Type{
 	reflect.TypeFor[float32](), reflect.TypeFor[float64](), reflect.TypeFor[string](),
 	reflect.TypeFor[propInt](), reflect.TypeFor[propStr](), reflect.TypeFor[propUint16](),
 	reflect.TypeFor[propInt8](), reflect.TypeFor[propUint32](), reflect.TypeFor[propF32](),
-	reflect.TypeFor[propBool](),
+	reflect.TypeFor[propBool](), reflect.TypeFor[jsonInt](),
 }
 
 type propGen struct{ r *rand.Rand }

@@ -2,6 +2,7 @@ package value
 
 import (
 	"encoding"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -62,7 +63,12 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // with no conversion of its own whose pointer implements
 // encoding.TextUnmarshaler through UnmarshalText (the way back of
 // FromGo's encoding.TextMarshaler rule; other kinds decode into it as into
-// its underlying type). A big.Float or big.Rat
+// its underlying type). Any value decodes into a type with no conversion
+// of its own whose pointer implements json.Unmarshaler (and not
+// encoding.TextUnmarshaler) through UnmarshalJSON, given the text
+// [AppendJSON] writes (the way back of FromGo's json.Marshaler rule;
+// None is JSON's null, and a value with no JSON form is an error). A
+// big.Float or big.Rat
 // destination, for which Python has no type, is an error.
 //
 // A struct destination keeps the fields the value does not set (fill a
@@ -672,6 +678,22 @@ func (d *decoder) decodeNode(n *Node, id, parent NodeID, v reflect.Value, depth 
 	}
 	if ti.unText && n.Kind == KindStr && v.CanAddr() {
 		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Text())); err != nil {
+			return callerErr(err, n.Kind, t, false)
+		}
+		return nil
+	}
+	if ti.unJSON && v.CanAddr() {
+		text, err := AppendJSON(nil, d.g, id)
+		if err != nil {
+			// AppendJSON names its own destination, json.RawMessage.
+			if ce, ok := err.(*ConversionError); ok && ce.GoType == jsonType {
+				c := *ce
+				c.GoType = t
+				return &c
+			}
+			return err
+		}
+		if err := v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(text); err != nil {
 			return callerErr(err, n.Kind, t, false)
 		}
 		return nil

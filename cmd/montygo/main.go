@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command montygo runs untrusted Python in crash-isolated monty workers and
 // helps debug the Monty wire protocol.
 //

@@ -1,3 +1,5 @@
+//go:build unix
+
 package codecv2
 
 import (

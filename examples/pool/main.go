@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command pool runs many sandboxed sessions concurrently over a small pool
 // of monty workers while killing workers under them, and checks that every
 // session gets its own correct result or a typed crash error (and then
