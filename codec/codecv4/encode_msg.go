@@ -50,9 +50,9 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 			return dst, named(v, err)
 		}
 	}
-	ck := checker{v: v, g: core.RequestGraph(body)}
-	core.CheckRequest(v, r, body, &ck)
-	if err := ck.result(); err != nil {
+	e.ck = checker{v: v, g: core.RequestGraph(body)}
+	core.CheckRequest(v, r, body, &e.ck)
+	if err := e.ck.result(); err != nil {
 		return dst, err
 	}
 	body, e.ids = unpackRequest(body)
@@ -88,9 +88,9 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	if err := codec.CheckEventFields(v.Version, ev); err != nil {
 		return dst, err
 	}
-	ck := checker{v: v, g: core.EventGraph(body)}
-	core.CheckEvent(v, ev, body, &ck)
-	if err := ck.result(); err != nil {
+	e.ck = checker{v: v, g: core.EventGraph(body)}
+	core.CheckEvent(v, ev, body, &e.ck)
+	if err := e.ck.result(); err != nil {
 		return dst, err
 	}
 	body, e.ids = unpackEvent(body)
