@@ -85,20 +85,23 @@ func pbEvent(e *message.ChildEvent) *pb.ChildEvent {
 
 var stock = proto.MarshalOptions{Deterministic: true}
 
-// checkEventOracle cross-checks one domain event both ways.
-func checkEventOracle(t *testing.T, where string, ev *message.ChildEvent) {
+// checkOracle cross-checks one domain message m both ways: encode and
+// decode are our codec's, toPB the oracle's conversion; same compares what
+// we decoded of protobuf-go's bytes with m, given our bytes.
+func checkOracle[M any](t *testing.T, where string, m M, encode func([]byte, M) ([]byte, error), toPB func(M) proto.Message,
+	decode func([]byte, codec.Limits) (M, error), same func(ours []byte, back M) error) {
 	t.Helper()
-	ours, err := AppendEvent(nil, ev)
+	ours, err := encode(nil, m)
 	if err != nil {
 		t.Errorf("%s: encode: %v", where, err)
 		return
 	}
-	got := new(pb.ChildEvent)
+	want := toPB(m)
+	got := want.ProtoReflect().New().Interface()
 	if err := proto.Unmarshal(ours, got); err != nil {
 		t.Errorf("%s: generated types refuse our bytes: %v", where, err)
 		return
 	}
-	want := pbEvent(ev)
 	if !proto.Equal(got, want) {
 		t.Errorf("%s: generated view of our bytes differs\n got %v\nwant %v", where, got, want)
 	}
@@ -106,49 +109,32 @@ func checkEventOracle(t *testing.T, where string, ev *message.ChildEvent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := DecodeEvent(theirs, codec.Limits{})
+	back, err := decode(theirs, codec.Limits{})
 	if err != nil {
 		t.Errorf("%s: our decoder refuses protobuf-go's bytes: %v", where, err)
 		return
 	}
-	if err := sameEvent(back, cloneEvent(t, ev)); err != nil {
+	if err := same(ours, back); err != nil {
 		t.Errorf("%s: %v", where, err)
 	}
 }
 
+func checkEventOracle(t *testing.T, where string, ev *message.ChildEvent) {
+	t.Helper()
+	checkOracle(t, where, ev, AppendEvent, func(e *message.ChildEvent) proto.Message { return pbEvent(e) }, DecodeEvent,
+		func(_ []byte, back *message.ChildEvent) error { return sameEvent(back, cloneEvent(t, ev)) })
+}
+
 func checkRequestOracle(t *testing.T, where string, r *message.ParentRequest) {
 	t.Helper()
-	ours, err := AppendRequest(nil, r)
-	if err != nil {
-		t.Errorf("%s: encode: %v", where, err)
-		return
-	}
-	got := new(pb.ParentRequest)
-	if err := proto.Unmarshal(ours, got); err != nil {
-		t.Errorf("%s: generated types refuse our bytes: %v", where, err)
-		return
-	}
-	want := pbRequest(r)
-	if !proto.Equal(got, want) {
-		t.Errorf("%s: generated view of our bytes differs\n got %v\nwant %v", where, got, want)
-	}
-	theirs, err := stock.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := DecodeRequest(theirs, codec.Limits{})
-	if err != nil {
-		t.Errorf("%s: our decoder refuses protobuf-go's bytes: %v", where, err)
-		return
-	}
-	again, err := DecodeRequest(ours, codec.Limits{})
-	if err != nil {
-		t.Errorf("%s: %v", where, err)
-		return
-	}
-	if err := sameRequest(back, again); err != nil {
-		t.Errorf("%s: %v", where, err)
-	}
+	checkOracle(t, where, r, AppendRequest, func(r *message.ParentRequest) proto.Message { return pbRequest(r) }, DecodeRequest,
+		func(ours []byte, back *message.ParentRequest) error {
+			again, err := DecodeRequest(ours, codec.Limits{})
+			if err != nil {
+				return err
+			}
+			return sameRequest(back, again)
+		})
 }
 
 // cloneEvent round-trips an event through our codec so that comparisons

@@ -45,11 +45,15 @@ func appendRequest(dst []byte, r *message.ParentRequest, lim codec.Limits, v *di
 	if err := codec.CheckRequestFields(v.Version, r); err != nil {
 		return dst, err
 	}
-	if err := checkRequest(body); err != nil {
-		return dst, named(v, err)
+	if c, ok := body.(*message.Configure); ok && c.OsPolicy != nil {
+		if err := checkPolicy(c.OsPolicy); err != nil {
+			return dst, named(v, err)
+		}
 	}
-	if name, bad := leaf.RequestBadText(r); bad {
-		return dst, utf8Err(v, name)
+	e.ck = checker{v: v, g: core.RequestGraph(body)}
+	core.CheckRequest(v, r, body, &e.ck)
+	if err := e.ck.result(); err != nil {
+		return dst, err
 	}
 	body, e.ids = unpackRequest(body)
 	enc := core.Enc{V: v, Vals: e}
@@ -84,11 +88,10 @@ func appendEvent(dst []byte, ev *message.ChildEvent, lim codec.Limits, v *dialec
 	if err := codec.CheckEventFields(v.Version, ev); err != nil {
 		return dst, err
 	}
-	if err := checkEvent(body, v); err != nil {
-		return dst, named(v, err)
-	}
-	if name, bad := leaf.EventBadText(ev); bad {
-		return dst, utf8Err(v, name)
+	e.ck = checker{v: v, g: core.EventGraph(body)}
+	core.CheckEvent(v, ev, body, &e.ck)
+	if err := e.ck.result(); err != nil {
+		return dst, err
 	}
 	body, e.ids = unpackEvent(body)
 	enc := core.Enc{V: v, Vals: e}
@@ -200,111 +203,90 @@ func kindErr(what string, v any) error {
 	return &codec.EncodeError{Msg: fmt.Sprintf("cannot encode %s %v", what, v), Err: errBadKind}
 }
 
-func checkExt(r *message.ExtResult) error {
-	if r != nil && r.Kind > message.ResultNotHandled {
-		return kindErr("ExtResult kind", r.Kind)
-	}
-	return checkExc(extError(r))
+// checker is the core.Checker of protocols 4 and 5. It keeps the first
+// finding of each class, and result ranks the classes: a kind (or another
+// message-level refusal), then the graph g's nodes, then a root out of
+// range, then text that is not UTF-8.
+type checker struct {
+	v    *dialect
+	g    *value.Graph
+	kind error
+	root error
+	text string
 }
 
-func extError(r *message.ExtResult) *message.RaisedException {
-	if r != nil && r.Kind == message.ResultError {
-		return r.Error
+func (c *checker) refuse(err error) {
+	if c.kind == nil {
+		c.kind = err
 	}
-	return nil
 }
 
-func checkExc(e *message.RaisedException) error {
-	if e == nil {
-		return nil
+// BadText implements core.Checker.
+func (c *checker) BadText(field string) {
+	if c.text == "" {
+		c.text = field
 	}
-	if u, ok := e.Data.(*message.UnicodeErrorData); ok && u != nil && u.ObjectBytes != nil && u.ObjectStr != nil {
-		return &codec.EncodeError{Msg: "UnicodeErrorData has both object_bytes and object_str"}
-	}
-	return nil
 }
 
-func checkRequest(body message.Request) error {
-	switch x := body.(type) {
-	case *message.Feed:
-		return checkGraph(&x.Values, len(x.Inputs), func(i int) value.NodeID { return x.Inputs[i].Value })
-	case *message.ResumeCall:
-		if err := checkExt(x.Result); err != nil {
-			return err
-		}
-		n := 0
-		if x.Result != nil && x.Result.Kind == message.ResultReturn {
-			n = 1
-		}
-		return checkGraph(&x.Values, n, func(int) value.NodeID { return x.Result.Value })
-	case *message.ResumeNameLookup:
-		if x.Kind > message.LookupError {
-			return kindErr("LookupKind", x.Kind)
-		}
-		n := 0
-		switch x.Kind {
-		case message.LookupValue:
-			n = 1
-		case message.LookupError:
-			if err := checkExc(x.Error); err != nil {
-				return err
-			}
-		}
-		return checkGraph(&x.Values, n, func(int) value.NodeID { return x.Value })
-	case *message.ResumeFutures:
-		for i := range x.Results {
-			if err := checkExt(x.Results[i].Result); err != nil {
-				return err
-			}
-		}
-		if err := checkNodes(&x.Values); err != nil {
-			return graphErr(err)
-		}
-		for i := range x.Results {
-			if r := x.Results[i].Result; r != nil && r.Kind == message.ResultReturn {
-				if err := rootInRange(&x.Values, r.Value); err != nil {
-					return graphErr(err)
-				}
-			}
-		}
-		return nil
-	case *message.AbortFeed:
-		return checkExc(x.Exception)
-	case *message.Configure:
-		if x.OsPolicy != nil {
-			return checkPolicy(x.OsPolicy)
-		}
+// Root implements core.Checker: at 4 and 5 only the range matters.
+func (c *checker) Root(id value.NodeID, _ int, _, _ string) {
+	if c.root == nil && int(id) >= len(c.g.Nodes) {
+		c.root = rootInRange(c.g, id)
 	}
-	return nil
 }
 
-func checkEvent(body message.Event, v *dialect) error {
-	switch x := body.(type) {
-	case *message.FunctionCall:
-		n, root := callRoots(x)
-		return checkGraph(&x.Values, n, root)
-	case *message.OsCall:
-		if x.Op != 0 && v.OsArm(x.Op) == 0 {
-			return kindErr("OsOp", uint8(x.Op))
+// Bad implements core.Checker. The problems it ignores are protocol 2's:
+// a nil exception is written as an empty one, and the dialects of 4 and 5
+// have what the others refuse.
+func (c *checker) Bad(p core.Problem, _ string, arg any) {
+	switch p {
+	case core.BadResultKind:
+		c.refuse(kindErr("ExtResult kind", arg))
+	case core.BadLookupKind:
+		c.refuse(kindErr("LookupKind", arg))
+	case core.BothObjects:
+		c.refuse(&codec.EncodeError{Msg: "UnicodeErrorData has both object_bytes and object_str"})
+	case core.BadOsOp:
+		c.refuse(kindErr("OsOp", uint8(arg.(message.OsOp))))
+	}
+}
+
+// OsCall implements core.Checker: a sleep's seconds, and every string.
+func (c *checker) OsCall(x *message.OsCall) {
+	if x.Op.IsSleep() {
+		field := "Sleep.seconds"
+		if x.Op == message.OpAsyncSleep || x.Op == message.OpAsyncSystemSleep {
+			field = "AsyncSleep.delay"
 		}
-		if x.Op.IsSleep() {
-			field := "Sleep.seconds"
-			if x.Op == message.OpAsyncSleep || x.Op == message.OpAsyncSystemSleep {
-				field = "AsyncSleep.delay"
-			}
-			if err := message.CheckSleepSeconds(field, x.Seconds); err != nil {
-				return &codec.EncodeError{Msg: "OsCall", Err: err}
-			}
+		if err := message.CheckSleepSeconds(field, x.Seconds); err != nil {
+			c.refuse(&codec.EncodeError{Msg: "OsCall", Err: err})
 		}
-		n := 0
-		if x.Op == message.OpGetenv {
-			n = 1
+	}
+	core.Text(c, x.Path, "OsCall.path")
+	core.Text(c, x.Dst, "OsCall.dst")
+	core.Text(c, x.Text, "OsCall.text")
+	core.Text(c, x.Mode, "OsCall.mode")
+	core.Text(c, x.Key, "OsCall.key")
+	core.Text(c, x.Caller, "OsCall.caller")
+	if x.TZ != nil && x.TZ.Name != nil {
+		core.Text(c, *x.TZ.Name, "TimeZone.name")
+	}
+}
+
+func (c *checker) result() error {
+	if c.kind != nil {
+		return named(c.v, c.kind)
+	}
+	if c.g != nil {
+		if err := checkNodes(c.g); err != nil {
+			return named(c.v, graphErr(err))
 		}
-		return checkGraph(&x.Values, n, func(int) value.NodeID { return x.Default })
-	case *message.Complete:
-		return checkGraph(&x.Values, 1, func(int) value.NodeID { return x.Value })
-	case *message.Error:
-		return checkExc(x.Exception)
+	}
+	if c.root != nil {
+		return named(c.v, graphErr(c.root))
+	}
+	if c.text != "" {
+		return utf8Err(c.v, c.text)
 	}
 	return nil
 }

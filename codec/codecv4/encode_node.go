@@ -29,6 +29,9 @@ type encoder struct {
 	// its references so mapped (packed nodes are written from the graph).
 	ids  []value.NodeID
 	view []value.Node
+	// ck is the message's check pass, here so that it does not escape
+	// to the heap on its own as a core.Checker.
+	ck checker
 }
 
 // encoders pools the encoders, with their size tables: an encoder is the

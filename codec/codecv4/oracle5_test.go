@@ -1,7 +1,6 @@
 package codecv4
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -27,11 +26,6 @@ import (
 // are built with the protocol-4 oracle conversion and carried over by
 // protobuf-go itself (marshal as monty.v1, unmarshal as montyp5.v1), so no
 // code of ours sits between them.
-
-var (
-	event5Desc   = (&pb5.ChildEvent{}).ProtoReflect().Descriptor()
-	request5Desc = (&pb5.ParentRequest{}).ProtoReflect().Descriptor()
-)
 
 // carry moves an unchanged message from the protocol-4 oracle to the
 // protocol-5 one through protobuf-go's own encoding.
@@ -224,62 +218,12 @@ func mustEncode5Request(t testing.TB, r *message.ParentRequest) []byte {
 // protocol 5.
 func differential5Event(t *testing.T, e *message.ChildEvent) {
 	t.Helper()
-	ours := mustEncode5Event(t, e)
-	want := toPB5Event(t, e)
-	got := &pb5.ChildEvent{}
-	if err := proto.Unmarshal(ours, got); err != nil {
-		t.Fatalf("oracle cannot read our bytes: %v", err)
-	}
-	if !proto.Equal(got, want) {
-		t.Fatalf("oracle read\n  %v\nwant\n  %v", got, want)
-	}
-	theirs, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := canonicalize(t, event5Desc, theirs); !bytes.Equal(c, ours) {
-		t.Fatalf("bytes differ:\n ours   % x\n oracle % x", ours, c)
-	}
-	back, err := V5().DecodeEvent(theirs, codec.Limits{})
-	if err != nil {
-		t.Fatalf("cannot read oracle bytes: %v", err)
-	}
-	if d := diff(e, back); d != "" {
-		t.Fatalf("decoded oracle bytes differ: %s", d)
-	}
-	if err := checkCanonical(event5Desc, ours); err != nil {
-		t.Fatal(err)
-	}
+	differential(t, e, mustEncode5Event(t, e), toPB5Event(t, e), V5().DecodeEvent)
 }
 
 func differential5Request(t *testing.T, r *message.ParentRequest) {
 	t.Helper()
-	ours := mustEncode5Request(t, r)
-	want := toPB5Request(t, r)
-	got := &pb5.ParentRequest{}
-	if err := proto.Unmarshal(ours, got); err != nil {
-		t.Fatalf("oracle cannot read our bytes: %v", err)
-	}
-	if !proto.Equal(got, want) {
-		t.Fatalf("oracle read\n  %v\nwant\n  %v", got, want)
-	}
-	theirs, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := canonicalize(t, request5Desc, theirs); !bytes.Equal(c, ours) {
-		t.Fatalf("bytes differ:\n ours   % x\n oracle % x", ours, c)
-	}
-	back, err := V5().DecodeRequest(theirs, codec.Limits{})
-	if err != nil {
-		t.Fatalf("cannot read oracle bytes: %v", err)
-	}
-	if d := diff(r, back); d != "" {
-		t.Fatalf("decoded oracle bytes differ: %s", d)
-	}
-	if err := checkCanonical(request5Desc, ours); err != nil {
-		t.Fatal(err)
-	}
+	differential(t, r, mustEncode5Request(t, r), toPB5Request(t, r), V5().DecodeRequest)
 }
 
 // to5 strips the protocol-4-only fields from a corpus message, which

@@ -101,18 +101,16 @@ func checkCanonical(md protoreflect.MessageDescriptor, b []byte) error {
 	return nil
 }
 
-var (
-	eventDesc   = (&pbv.ChildEvent{}).ProtoReflect().Descriptor()
-	requestDesc = (&pbv.ParentRequest{}).ProtoReflect().Descriptor()
-)
+var eventDesc = (&pbv.ChildEvent{}).ProtoReflect().Descriptor()
 
-// differentialEvent runs the three oracle checks on one event.
-func differentialEvent(t *testing.T, e *message.ChildEvent) {
+// differential runs the three oracle checks on one message m, of which
+// ours are our bytes and want the oracle's message built from the same
+// data; decode is our decoder of the version.
+func differential[M any](t *testing.T, m M, ours []byte, want proto.Message, decode func([]byte, codec.Limits) (M, error)) {
 	t.Helper()
-	ours := mustEncodeEvent(t, e)
-	want := toPBEvent(e)
+	md := want.ProtoReflect().Descriptor()
 	// (a) the oracle reads our bytes as the message built from the same data,
-	got := &pbv.ChildEvent{}
+	got := want.ProtoReflect().New().Interface()
 	if err := proto.Unmarshal(ours, got); err != nil {
 		t.Fatalf("oracle cannot read our bytes: %v", err)
 	}
@@ -125,51 +123,31 @@ func differentialEvent(t *testing.T, e *message.ChildEvent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := canonicalize(t, eventDesc, theirs); !bytes.Equal(c, ours) {
+	if c := canonicalize(t, md, theirs); !bytes.Equal(c, ours) {
 		t.Fatalf("bytes differ:\n ours   % x\n oracle % x", ours, c)
 	}
 	// (b) we read the oracle's bytes (in its own order) as the domain value,
-	back, err := DecodeEvent(theirs, codec.Limits{})
+	back, err := decode(theirs, codec.Limits{})
 	if err != nil {
 		t.Fatalf("cannot read oracle bytes: %v", err)
 	}
-	if d := diff(e, back); d != "" {
+	if d := diff(m, back); d != "" {
 		t.Fatalf("decoded oracle bytes differ: %s", d)
 	}
 	// (c) and our bytes are canonical.
-	if err := checkCanonical(eventDesc, ours); err != nil {
+	if err := checkCanonical(md, ours); err != nil {
 		t.Fatal(err)
 	}
 }
 
+func differentialEvent(t *testing.T, e *message.ChildEvent) {
+	t.Helper()
+	differential(t, e, mustEncodeEvent(t, e), toPBEvent(e), DecodeEvent)
+}
+
 func differentialRequest(t *testing.T, r *message.ParentRequest) {
 	t.Helper()
-	ours := mustEncodeRequest(t, r)
-	want := toPBRequest(r)
-	got := &pbv.ParentRequest{}
-	if err := proto.Unmarshal(ours, got); err != nil {
-		t.Fatalf("oracle cannot read our bytes: %v", err)
-	}
-	if !proto.Equal(got, want) {
-		t.Fatalf("oracle read\n  %v\nwant\n  %v", got, want)
-	}
-	theirs, err := proto.MarshalOptions{Deterministic: true}.Marshal(want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := canonicalize(t, requestDesc, theirs); !bytes.Equal(c, ours) {
-		t.Fatalf("bytes differ:\n ours   % x\n oracle % x", ours, c)
-	}
-	back, err := DecodeRequest(theirs, codec.Limits{})
-	if err != nil {
-		t.Fatalf("cannot read oracle bytes: %v", err)
-	}
-	if d := diff(r, back); d != "" {
-		t.Fatalf("decoded oracle bytes differ: %s", d)
-	}
-	if err := checkCanonical(requestDesc, ours); err != nil {
-		t.Fatal(err)
-	}
+	differential(t, r, mustEncodeRequest(t, r), toPBRequest(r), DecodeRequest)
 }
 
 func TestOracleNodeCorpus(t *testing.T) {

@@ -2,8 +2,10 @@
 // protocol version (Dialect) and the encoder of every request and event
 // message over it. A codec supplies what its version writes differently,
 // the values (Values: an arena and node ids at 4 and 5, nested MontyObject
-// messages at 2), and does its own checks before calling in. Everything
-// here is safe for concurrent use; the Dialect tables are read-only.
+// messages at 2). Before calling in, a codec runs the check walk
+// (CheckRequest, CheckEvent) with its own Checker, which names what the
+// walk finds and decides which finding wins. Everything here is safe for
+// concurrent use; the Dialect tables are read-only.
 package core
 
 import (
