@@ -978,7 +978,11 @@ func (r *runner) answer(fc *message.FunctionCall, h *hostFunc) message.Request {
 		Values: &fc.Values, ObjectID: fc.ObjectID, Eager: fc.AllowEagerAwait, r: r}
 	v, err := r.invoke(h, c)
 	r.res = r.ext(&r.g, v, err)
-	if fc.AllowEagerAwait {
+	if fc.AllowEagerAwait && h.async {
+		// Only an Async function's result is awaitable: a synchronous
+		// one's is the plain value, which the sandbox cannot await
+		// (TypeError), as at protocols 2 and 5, which offer no eager
+		// await.
 		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fc.CallID, Result: &r.res}}, Values: r.g}
 	}
 	// The request is encoded before the next turn, so one struct serves

@@ -47,7 +47,10 @@ type Call struct {
 	// ObjectID is the receiver of a method call on a host object, or nil.
 	ObjectID *value.UUID
 	// Eager is set when the sandbox awaits the call at once
-	// (`x = await f()`, protocol 4 only).
+	// (`x = await f()`, protocol 4 only). Only an [Async] function's
+	// result is then answered as a settled awaitable; any other's is the
+	// plain value, which the sandbox cannot await (TypeError), as at the
+	// other protocols.
 	Eager bool
 	// Position is where the call is in the sandbox's source (protocol 5):
 	// its filename ("<python-input-N>" or "<string>") and UTF-8 byte
