@@ -879,12 +879,18 @@ func (r *runner) callBound(fc *message.FunctionCall) (message.Request, bool) {
 		return nil, false
 	}
 	bm, ok := r.store().boundTarget(fc.FunctionName)
-	if !ok {
-		return nil, false
+	var inst *hostInstance
+	if ok {
+		inst = r.store().instance(bm.id)
 	}
-	inst := r.store().instance(bm.id)
 	if inst == nil {
-		return nil, false
+		// A token this store does not hold (any more): the bound method
+		// of an object released by Reset and restored from a dump. It
+		// fails as a call of the method on the object itself does, not
+		// as a NameError naming the token.
+		head, _, _ := strings.Cut(fc.FunctionName, "@")
+		m := head[strings.LastIndexByte(head, '.')+1:]
+		return callError(fc.CallID, attributeError(unknownObject, m)), true
 	}
 	return r.callMethod(fc, inst, bm.m), true
 }

@@ -485,3 +485,30 @@ func TestRealHostObjectNestedKeepsIdentity(t *testing.T) {
 		t.Fatalf("message %q", pe.Exception.Msg())
 	}
 }
+
+// A bound method kept in a global (m = w.grow) outlives its object's
+// entry in the store when the session is dumped and the dump loaded after
+// a Reset: calling it raises the AttributeError a method call on the
+// object raises (as Load's doc says), not a NameError naming the method's
+// internal token.
+func TestRealBoundMethodOfAReleasedObjectIsAnAttributeError(t *testing.T) {
+	o := newRealObjects(t)
+	o.run(t, "m = w.grow\nm(1, by=1)")
+	ctx := context.Background()
+	d, err := o.s.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.s.Load(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(unknownObject, "grow")
+	for _, code := range []string{"w.grow(1, by=1)", "m(1, by=1)"} {
+		if pe := o.fail(t, code, "AttributeError"); pe.Exception.Msg() != want {
+			t.Fatalf("%s: %q", code, pe.Exception.Msg())
+		}
+	}
+}
