@@ -340,6 +340,7 @@ var sandboxBuiltins = map[string]bool{
 	"object": true, "property": true, "range": true, "set": true, "slice": true, "str": true,
 	"tuple": true, "type": true,
 	"Ellipsis": true, "NotImplemented": true, "__name__": true,
+	"__debug__": true, "__doc__": true, "__package__": true, "__spec__": true, "__annotations__": true,
 }
 
 // sandboxResolves reports whether the worker resolves name itself: one of
