@@ -220,6 +220,9 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 		if out := fn.Type(); !sig.hasVal || (out.Out(0) != t && out.Out(0) != pt) {
 			return nil, fmt.Errorf("monty session: class %s: constructor %v must return %v or %v", name, out, pt, t)
 		}
+		// Its TypeErrors are those of the class's __init__, as CPython
+		// words them (counting self), like the field-by-field ones.
+		sig.name, sig.self = name+".__init__", true
 		c.ctor, c.ctorFn = sig, fn
 	} else if len(p.ConstructorParams) > 0 {
 		return nil, fmt.Errorf("monty session: class %s: ConstructorParams without a Constructor", name)

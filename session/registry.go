@@ -393,6 +393,7 @@ func adapt(name string, fn any, names []string) (Func, *signature, error) {
 type signature struct {
 	name     string // for messages
 	recv     bool
+	self     bool // messages count a self no Go parameter takes (a Constructor, as __init__)
 	ctx      bool
 	params   []reflect.Type
 	names    []string     // Python names of the fixed parameters, for keywords; nil: positional only
@@ -548,10 +549,11 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 
 // countError is the TypeError of a call with n positional arguments that
 // the signature does not take. A method counts its receiver, as CPython
-// counts self: Widget.grow() takes 3 positional arguments but 4 were given.
+// counts self: Widget.grow() takes 3 positional arguments but 4 were given;
+// so does a Constructor, as __init__.
 func (s *signature) countError(atLeast string, n int) error {
 	want := s.fixed
-	if s.recv {
+	if s.recv || s.self {
 		want, n = want+1, n+1
 	}
 	return typeError("%s() takes %s%d positional argument%s but %d %s given",
