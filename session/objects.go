@@ -333,12 +333,13 @@ func parseMethod(class string, pt reflect.Type, spec string) (*method, error) {
 	}
 	py, goName, explicit := strings.Cut(strings.TrimSpace(head), "=")
 	py, goName = strings.TrimSpace(py), strings.TrimSpace(goName)
-	if !isIdentifier(py) {
+	if !isIdentifier(py) || !isIdentifier(nfkc(py)) {
 		return nil, fmt.Errorf("monty session: class %s: method name %q is not a valid identifier", class, py)
 	}
 	if !explicit {
 		goName = goMethodName(py)
 	}
+	py = nfkc(py) // as the sandbox names it
 	m, ok := pt.MethodByName(goName)
 	if !ok {
 		return nil, fmt.Errorf("monty session: class %s: %v has no exported method %s (for %q)", class, pt, goName, py)

@@ -1,0 +1,52 @@
+package session
+
+import (
+	"testing"
+
+	"github.com/gomonty/monty/internal/testenv"
+)
+
+type gauge struct {
+	Level int `monty:"level"`
+}
+
+func (g *gauge) Raise(by int) int { g.Level += by; return g.Level }
+
+// The sandbox reads every identifier NFKC-normalized, as CPython does
+// (PEP 3131: ｆ and f are one name): it asks the host for f, passes the
+// keyword x, calls the method raise. Names registered in another form (a
+// full-width letter) were accepted and could never be reached: NameError
+// for the function written exactly as registered, unexpected keyword
+// argument for its parameter. They are registered as the sandbox reads
+// them now.
+func TestRealNamesAreNFKCNormalized(t *testing.T) {
+	testenv.Worker(t)
+	reg := NewRegistry()
+	if err := reg.Register("ｆ", func(x, y int) int { return 10*x + y }, Params("ｘ", "y")); err != nil {
+		t.Fatal(err)
+	}
+	reg.SetValue("ｖ", 7)
+	cls := MustClassOf[gauge]("Gauge", Policy{Eager: []string{"level"}, Methods: []string{"ｂump=Raise(ｂy)"}})
+	reg.MustRegisterClass("ｇauge_type", cls)
+	reg.SetValue("g", &gauge{Level: 1})
+	s := realSession(t, Config{})
+	for _, c := range []struct{ code, want string }{
+		{"ｆ(1, y=2)", "12"},
+		{"f(ｘ=3, y=4)", "34"},
+		{"(ｖ, v)", "(7, 7)"},
+		{"g.bump(by=2)", "3"},
+		{"g.ｂump(ｂy=2)", "5"},
+		{"isinstance(g, gauge_type)", "True"},
+	} {
+		if got := run(t, s, c.code, WithFunctions(reg)).Repr(); got != c.want {
+			t.Errorf("%s = %s, want %s", c.code, got, c.want)
+		}
+	}
+	// A name whose normal form is a keyword cannot be a global.
+	if err := NewRegistry().Register("ｉｆ", func() {}); err == nil {
+		t.Error("a name normalizing to a keyword was accepted")
+	}
+	if _, err := ClassOf[gauge]("Gauge", Policy{Methods: []string{"ｉｆ=Raise"}}); err == nil {
+		t.Error("a method name normalizing to a keyword was accepted")
+	}
+}
