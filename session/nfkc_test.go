@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"testing"
 
 	"github.com/gomonty/monty/internal/testenv"
@@ -48,5 +49,24 @@ func TestRealNamesAreNFKCNormalized(t *testing.T) {
 	}
 	if _, err := ClassOf[gauge]("Gauge", Policy{Methods: []string{"ｉｆ=Raise"}}); err == nil {
 		t.Error("a method name normalizing to a keyword was accepted")
+	}
+}
+
+// An input is bound under the name the sandbox's code reads: the worker
+// binds an input name as given, and code writing ｘ or x reads x, so an
+// input named ｘ (full-width) was bound and could never be read.
+func TestRealInputNamesAreNFKCNormalized(t *testing.T) {
+	s := realSession(t, Config{})
+	for _, code := range []string{"x + 1", "ｘ + 1"} {
+		if got := run(t, s, code, WithInputs(Input{Name: "ｘ", Value: 5})).Repr(); got != "6" {
+			t.Errorf("Run %s = %s", code, got)
+		}
+	}
+	ev, err := s.Feed(context.Background(), "y * 2", Input{Name: "ｙ", Value: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EventError(ev); err != nil {
+		t.Fatalf("Feed: %v", err)
 	}
 }

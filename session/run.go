@@ -327,7 +327,7 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 		if err != nil {
 			return nil, &InvalidRequestError{Err: err}
 		}
-		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: in.Name, Value: root})
+		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: nfkc(in.Name), Value: root})
 	}
 	return feed, nil
 }
