@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/value"
 )
 
 type gauge struct {
@@ -68,5 +69,25 @@ func TestRealInputNamesAreNFKCNormalized(t *testing.T) {
 	}
 	if err := EventError(ev); err != nil {
 		t.Fatalf("Feed: %v", err)
+	}
+}
+
+type meter struct {
+	Level int    `monty:"ｌevel"`
+	Unit  string `monty:"ｕnit"`
+}
+
+// A host class's field and class attribute names are the sandbox's NFKC
+// names too: a struct tag ｌevel or a class attribute ＫＩＮＤ was sent or
+// kept as given, and g.level, g.unit and Meter.KIND read nothing.
+func TestRealClassAttributeNamesAreNFKCNormalized(t *testing.T) {
+	testenv.Worker(t)
+	cls := MustClassOf[meter]("Meter", Policy{Eager: []string{"ｌevel"}, Lazy: []string{"ｕnit"}, Construct: true,
+		ClassAttrs: []value.Attr{{Name: "ＫＩＮＤ", Value: "meter"}}})
+	reg := NewRegistry().MustRegisterClass("Meter", cls)
+	reg.SetValue("g", &meter{Level: 3, Unit: "cm"})
+	s := realSession(t, Config{})
+	if got := run(t, s, "(g.level, g.ｌevel, g.unit, Meter.KIND, g.KIND, Meter(level=4).level)", WithFunctions(reg)).Repr(); got != "(3, 3, 'cm', 'meter', 'meter', 4)" {
+		t.Fatalf("got %s", got)
 	}
 }

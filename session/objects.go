@@ -34,7 +34,8 @@ import (
 type Policy struct {
 	// Eager lists the attributes sent with every instance, in order:
 	// exported struct fields, named as value.StructFields names them
-	// (`monty` tag, else `json` tag, else Go name). The sandbox reads them
+	// (`monty` tag, else `json` tag, else Go name); the sandbox reads
+	// them, as every attribute and ClassAttrs' names, NFKC-normalized. The sandbox reads them
 	// locally, without a round trip, and repr() shows them
 	// (Widget(size=3)). They are a snapshot taken when the instance is
 	// sent: a method that changes such a field does not change the
@@ -159,27 +160,32 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 	c := &Class{name: name, id: value.NewUUID(), typ: t, p: p, fields: map[string]field{},
 		methods: map[string]*method{}}
 	all := structFields(t)
+	// Attribute names as the sandbox reads them (see nfkc).
+	attr := func(f field) field { f.name = nfkc(f.name); return f }
 	for _, n := range p.Eager {
 		f, ok := all[n]
 		if !ok {
 			return nil, fmt.Errorf("monty session: class %s: %v has no exported field %q", name, t, n)
 		}
-		if _, dup := c.fields[n]; dup {
+		f = attr(f)
+		if _, dup := c.fields[f.name]; dup {
 			return nil, fmt.Errorf("monty session: class %s: field %q listed twice", name, n)
 		}
 		c.eager = append(c.eager, f)
-		c.fields[n] = f
+		c.fields[f.name] = f
 	}
 	for _, n := range p.Lazy {
 		f, ok := all[n]
 		if !ok {
 			return nil, fmt.Errorf("monty session: class %s: %v has no exported field %q", name, t, n)
 		}
-		c.fields[n] = f
+		f = attr(f)
+		c.fields[f.name] = f
 	}
 	if p.LazyAll {
-		for n, f := range all {
-			c.fields[n] = f
+		for _, f := range all {
+			f = attr(f)
+			c.fields[f.name] = f
 		}
 	}
 	pt := reflect.PointerTo(t)
@@ -196,10 +202,11 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 		}
 		c.methods[m.py] = m
 	}
-	for _, a := range p.ClassAttrs {
-		if !isIdentifier(a.Name) {
+	for i, a := range c.p.ClassAttrs {
+		if !isIdentifier(a.Name) || !isIdentifier(nfkc(a.Name)) {
 			return nil, fmt.Errorf("monty session: class %s: class attribute %q is not a valid identifier", name, a.Name)
 		}
+		c.p.ClassAttrs[i].Name = nfkc(a.Name)
 	}
 	if p.Constructor != nil {
 		fn := reflect.ValueOf(p.Constructor)
