@@ -45,8 +45,9 @@ func TestRegisterRefusesNamesTheHostIsNeverAskedFor(t *testing.T) {
 }
 
 // pythonBuiltins is CPython's builtins namespace (3.11, without the
-// keywords True, False and None), and Monty's FrozenInstanceError: every
-// name a sandbox could take from its builtins.
+// keywords True, False and None), Monty's FrozenInstanceError and the
+// module globals CPython defines: every name a sandbox could resolve
+// without asking the host.
 var pythonBuiltins = []string{
 	"ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
 	"BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
@@ -69,6 +70,10 @@ var pythonBuiltins = []string{
 	"memoryview", "min", "next", "object", "oct", "open", "ord", "pow", "print", "property", "quit", "range",
 	"repr", "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum", "super",
 	"tuple", "type", "vars", "zip", "FrozenInstanceError",
+	// The builtins module's own dunders, and the module globals a
+	// sandbox could have beside them.
+	"__debug__", "__doc__", "__loader__", "__package__", "__spec__",
+	"__annotations__", "__builtins__", "__cached__", "__file__", "__path__",
 }
 
 // TestSandboxResolvesItsBuiltins checks the refused names against the

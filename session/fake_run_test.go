@@ -30,7 +30,7 @@ func TestFakeEagerAwaitIsAnsweredWithOneFuture(t *testing.T) {
 			t.Error("call not marked eager")
 		}
 		return "five", nil
-	})
+	}, Async())
 	if _, err := s.Run(bg, "x = await fetch(5)", WithFunctions(reg)); err != nil {
 		t.Fatal(err)
 	}

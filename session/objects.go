@@ -34,7 +34,8 @@ import (
 type Policy struct {
 	// Eager lists the attributes sent with every instance, in order:
 	// exported struct fields, named as value.StructFields names them
-	// (`monty` tag, else `json` tag, else Go name). The sandbox reads them
+	// (`monty` tag, else `json` tag, else Go name); the sandbox reads
+	// them, as every attribute and ClassAttrs' names, NFKC-normalized. The sandbox reads them
 	// locally, without a round trip, and repr() shows them
 	// (Widget(size=3)). They are a snapshot taken when the instance is
 	// sent: a method that changes such a field does not change the
@@ -159,27 +160,32 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 	c := &Class{name: name, id: value.NewUUID(), typ: t, p: p, fields: map[string]field{},
 		methods: map[string]*method{}}
 	all := structFields(t)
+	// Attribute names as the sandbox reads them (see nfkc).
+	attr := func(f field) field { f.name = nfkc(f.name); return f }
 	for _, n := range p.Eager {
 		f, ok := all[n]
 		if !ok {
 			return nil, fmt.Errorf("monty session: class %s: %v has no exported field %q", name, t, n)
 		}
-		if _, dup := c.fields[n]; dup {
+		f = attr(f)
+		if _, dup := c.fields[f.name]; dup {
 			return nil, fmt.Errorf("monty session: class %s: field %q listed twice", name, n)
 		}
 		c.eager = append(c.eager, f)
-		c.fields[n] = f
+		c.fields[f.name] = f
 	}
 	for _, n := range p.Lazy {
 		f, ok := all[n]
 		if !ok {
 			return nil, fmt.Errorf("monty session: class %s: %v has no exported field %q", name, t, n)
 		}
-		c.fields[n] = f
+		f = attr(f)
+		c.fields[f.name] = f
 	}
 	if p.LazyAll {
-		for n, f := range all {
-			c.fields[n] = f
+		for _, f := range all {
+			f = attr(f)
+			c.fields[f.name] = f
 		}
 	}
 	pt := reflect.PointerTo(t)
@@ -196,10 +202,11 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 		}
 		c.methods[m.py] = m
 	}
-	for _, a := range p.ClassAttrs {
-		if !isIdentifier(a.Name) {
+	for i, a := range c.p.ClassAttrs {
+		if !isIdentifier(a.Name) || !isIdentifier(nfkc(a.Name)) {
 			return nil, fmt.Errorf("monty session: class %s: class attribute %q is not a valid identifier", name, a.Name)
 		}
+		c.p.ClassAttrs[i].Name = nfkc(a.Name)
 	}
 	if p.Constructor != nil {
 		fn := reflect.ValueOf(p.Constructor)
@@ -220,6 +227,9 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 		if out := fn.Type(); !sig.hasVal || (out.Out(0) != t && out.Out(0) != pt) {
 			return nil, fmt.Errorf("monty session: class %s: constructor %v must return %v or %v", name, out, pt, t)
 		}
+		// Its TypeErrors are those of the class's __init__, as CPython
+		// words them (counting self), like the field-by-field ones.
+		sig.name, sig.self = name+".__init__", true
 		c.ctor, c.ctorFn = sig, fn
 	} else if len(p.ConstructorParams) > 0 {
 		return nil, fmt.Errorf("monty session: class %s: ConstructorParams without a Constructor", name)
@@ -330,12 +340,13 @@ func parseMethod(class string, pt reflect.Type, spec string) (*method, error) {
 	}
 	py, goName, explicit := strings.Cut(strings.TrimSpace(head), "=")
 	py, goName = strings.TrimSpace(py), strings.TrimSpace(goName)
-	if !isIdentifier(py) {
+	if !isIdentifier(py) || !isIdentifier(nfkc(py)) {
 		return nil, fmt.Errorf("monty session: class %s: method name %q is not a valid identifier", class, py)
 	}
 	if !explicit {
 		goName = goMethodName(py)
 	}
+	py = nfkc(py) // as the sandbox names it
 	m, ok := pt.MethodByName(goName)
 	if !ok {
 		return nil, fmt.Errorf("monty session: class %s: %v has no exported method %s (for %q)", class, pt, goName, py)
@@ -879,12 +890,18 @@ func (r *runner) callBound(fc *message.FunctionCall) (message.Request, bool) {
 		return nil, false
 	}
 	bm, ok := r.store().boundTarget(fc.FunctionName)
-	if !ok {
-		return nil, false
+	var inst *hostInstance
+	if ok {
+		inst = r.store().instance(bm.id)
 	}
-	inst := r.store().instance(bm.id)
 	if inst == nil {
-		return nil, false
+		// A token this store does not hold (any more): the bound method
+		// of an object released by Reset and restored from a dump. It
+		// fails as a call of the method on the object itself does, not
+		// as a NameError naming the token.
+		head, _, _ := strings.Cut(fc.FunctionName, "@")
+		m := head[strings.LastIndexByte(head, '.')+1:]
+		return callError(fc.CallID, attributeError(unknownObject, m)), true
 	}
 	return r.callMethod(fc, inst, bm.m), true
 }
@@ -978,7 +995,11 @@ func (r *runner) answer(fc *message.FunctionCall, h *hostFunc) message.Request {
 		Values: &fc.Values, ObjectID: fc.ObjectID, Eager: fc.AllowEagerAwait, r: r}
 	v, err := r.invoke(h, c)
 	r.res = r.ext(&r.g, v, err)
-	if fc.AllowEagerAwait {
+	if fc.AllowEagerAwait && h.async {
+		// Only an Async function's result is awaitable: a synchronous
+		// one's is the plain value, which the sandbox cannot await
+		// (TypeError), as at protocols 2 and 5, which offer no eager
+		// await.
 		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fc.CallID, Result: &r.res}}, Values: r.g}
 	}
 	// The request is encoded before the next turn, so one struct serves

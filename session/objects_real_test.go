@@ -487,3 +487,56 @@ func TestRealHostObjectNestedKeepsIdentity(t *testing.T) {
 		t.Fatalf("message %q", pe.Exception.Msg())
 	}
 }
+
+// A bound method kept in a global (m = w.grow) outlives its object's
+// entry in the store when the session is dumped and the dump loaded after
+// a Reset: calling it raises the AttributeError a method call on the
+// object raises (as Load's doc says), not a NameError naming the method's
+// internal token.
+func TestRealBoundMethodOfAReleasedObjectIsAnAttributeError(t *testing.T) {
+	o := newRealObjects(t)
+	o.run(t, "m = w.grow\nm(1, by=1)")
+	ctx := context.Background()
+	d, err := o.s.Dump(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.s.Load(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(unknownObject, "grow")
+	for _, code := range []string{"w.grow(1, by=1)", "m(1, by=1)"} {
+		if pe := o.fail(t, code, "AttributeError"); pe.Exception.Msg() != want {
+			t.Fatalf("%s: %q", code, pe.Exception.Msg())
+		}
+	}
+}
+
+// A Constructor's argument errors read as CPython words those of a class
+// whose __init__ takes the Constructor's parameters: named
+// Account.__init__() and counting self, as the field-by-field
+// constructor's already do; they said Account() and left self out.
+func TestRealHostConstructorFunctionErrorsAreInits(t *testing.T) {
+	testenv.Worker(t)
+	cls := MustClassOf[account]("Account", Policy{
+		Eager:             []string{"owner"},
+		Constructor:       func(owner string, opening int) *account { return &account{Owner: owner, Balance: opening} },
+		ConstructorParams: []string{"owner", "opening"},
+	})
+	reg := NewRegistry().MustRegisterClass("Account", cls)
+	s := realSession(t, Config{})
+	for code, want := range map[string]string{
+		"Account('a', 1, 2)":                 "Account.__init__() takes 3 positional arguments but 4 were given",
+		"Account()":                          "Account.__init__() missing 2 required positional arguments: 'owner' and 'opening'",
+		"Account('a', x=1)":                  "Account.__init__() got an unexpected keyword argument 'x'",
+		"Account('a', owner='b', opening=1)": "Account.__init__() got multiple values for argument 'owner'",
+	} {
+		_, err := s.Run(context.Background(), code, WithFunctions(reg))
+		if pe := pyErr(t, err, "TypeError"); pe.Exception.Msg() != want {
+			t.Errorf("%s: %q, want %q", code, pe.Exception.Msg(), want)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -47,7 +49,10 @@ type Call struct {
 	// ObjectID is the receiver of a method call on a host object, or nil.
 	ObjectID *value.UUID
 	// Eager is set when the sandbox awaits the call at once
-	// (`x = await f()`, protocol 4 only).
+	// (`x = await f()`, protocol 4 only). Only an [Async] function's
+	// result is then answered as a settled awaitable; any other's is the
+	// plain value, which the sandbox cannot await (TypeError), as at the
+	// other protocols.
 	Eager bool
 	// Position is where the call is in the sandbox's source (protocol 5):
 	// its filename ("<python-input-N>" or "<string>") and UTF-8 byte
@@ -188,24 +193,27 @@ var (
 // ValueError) is refused: the worker asks the host only for names it
 // cannot resolve, so a host function by that name would never be called.
 // It replaces any value or class registered as name.
+//
+// Names are taken as the sandbox reads them: NFKC-normalized, as CPython
+// normalizes every identifier (PEP 3131), so a function registered as ｆ
+// (full-width) is the sandbox's f, and so are the names of [Params], of
+// SetValue, RegisterClass and a Policy's Methods.
 func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
-	if err := globalName(name); err != nil {
+	name, err := globalName(name)
+	if err != nil {
 		return err
 	}
 	h := &hostFunc{name: name}
 	for _, o := range opts {
 		o(h)
 	}
-	var err error
+	if h.params != nil {
+		if h.params, err = paramNames(name, h.params); err != nil {
+			return err
+		}
+	}
 	if h.fn, h.sig, err = adapt(name, fn, h.params); err != nil {
 		return err
-	}
-	if h.sig == nil && h.params != nil {
-		for i, n := range h.params {
-			if !isIdentifier(n) || slices.Contains(h.params[:i], n) {
-				return fmt.Errorf("monty session: %q: bad or repeated parameter name %q", name, n)
-			}
-		}
 	}
 	r.mu.Lock()
 	r.funcs[name] = h
@@ -235,6 +243,7 @@ func (r *Registry) MustRegister(name string, fn any, opts ...FuncOption) *Regist
 // one wrapped with [Object], is sent as a host object (see [Class]).
 // It replaces any function or class registered as name.
 func (r *Registry) SetValue(name string, v any) {
+	name = nfkc(name)
 	r.mu.Lock()
 	r.values[name] = v
 	delete(r.funcs, name)
@@ -251,7 +260,8 @@ func (r *Registry) SetValue(name string, v any) {
 // Go type takes over that conversion. It replaces any function or value
 // registered as name.
 func (r *Registry) RegisterClass(name string, c *Class) error {
-	if err := globalName(name); err != nil {
+	name, err := globalName(name)
+	if err != nil {
 		return err
 	}
 	if c == nil {
@@ -312,15 +322,41 @@ func (r *Registry) value(name string) (any, bool) {
 	return v, ok
 }
 
-// globalName checks a name the sandbox is to look up from the host.
-func globalName(name string) error {
+// globalName checks a name the sandbox is to look up from the host and
+// returns it as the sandbox reads it (see nfkc).
+func globalName(name string) (string, error) {
+	n := nfkc(name)
 	switch {
-	case !isIdentifier(name):
-		return fmt.Errorf("monty session: %q is not a valid Python identifier", name)
-	case sandboxResolves(name):
-		return fmt.Errorf("monty session: %q is a builtin the sandbox resolves itself; it never asks the host for it, so choose another name", name)
+	case !isIdentifier(name) || !isIdentifier(n):
+		return "", fmt.Errorf("monty session: %q is not a valid Python identifier", name)
+	case sandboxResolves(n):
+		return "", fmt.Errorf("monty session: %q is a builtin the sandbox resolves itself; it never asks the host for it, so choose another name", name)
 	}
-	return nil
+	return n, nil
+}
+
+// nfkc returns an identifier as the sandbox reads it: NFKC-normalized, as
+// CPython's parser normalizes every identifier (PEP 3131), so that ｆ and
+// f are one name. The worker asks the host for names, keywords and
+// attributes in that form only.
+func nfkc(name string) string {
+	if norm.NFKC.IsNormalString(name) {
+		return name
+	}
+	return norm.NFKC.String(name)
+}
+
+// paramNames checks the parameter names of fn's Params and returns them
+// as the sandbox passes them (see nfkc).
+func paramNames(fn string, names []string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = nfkc(n)
+		if !isIdentifier(n) || !isIdentifier(out[i]) || slices.Contains(out[:i], out[i]) {
+			return nil, fmt.Errorf("monty session: %q: bad or repeated parameter name %q", fn, n)
+		}
+	}
+	return out, nil
 }
 
 // sandboxBuiltins are the names other than exception types that the
@@ -337,6 +373,7 @@ var sandboxBuiltins = map[string]bool{
 	"object": true, "property": true, "range": true, "set": true, "slice": true, "str": true,
 	"tuple": true, "type": true,
 	"Ellipsis": true, "NotImplemented": true, "__name__": true,
+	"__debug__": true, "__doc__": true, "__package__": true, "__spec__": true, "__annotations__": true,
 }
 
 // sandboxResolves reports whether the worker resolves name itself: one of
@@ -389,6 +426,7 @@ func adapt(name string, fn any, names []string) (Func, *signature, error) {
 type signature struct {
 	name     string // for messages
 	recv     bool
+	self     bool // messages count a self no Go parameter takes (a Constructor, as __init__)
 	ctx      bool
 	params   []reflect.Type
 	names    []string     // Python names of the fixed parameters, for keywords; nil: positional only
@@ -443,12 +481,10 @@ func newSignature(name string, t reflect.Type, recv bool, names []string) (*sign
 		if len(names) != s.fixed {
 			return nil, fmt.Errorf("monty session: %q: %d parameter names for %d parameters", name, len(names), s.fixed)
 		}
-		for i, n := range names {
-			if !isIdentifier(n) || slices.Contains(names[:i], n) {
-				return nil, fmt.Errorf("monty session: %q: bad or repeated parameter name %q", name, n)
-			}
+		var err error
+		if s.names, err = paramNames(name, names); err != nil {
+			return nil, err
 		}
-		s.names = names
 	}
 	return s, nil
 }
@@ -544,10 +580,11 @@ func (s *signature) call(ctx context.Context, fn, recv reflect.Value, call *Call
 
 // countError is the TypeError of a call with n positional arguments that
 // the signature does not take. A method counts its receiver, as CPython
-// counts self: Widget.grow() takes 3 positional arguments but 4 were given.
+// counts self: Widget.grow() takes 3 positional arguments but 4 were given;
+// so does a Constructor, as __init__.
 func (s *signature) countError(atLeast string, n int) error {
 	want := s.fixed
-	if s.recv {
+	if s.recv || s.self {
 		want, n = want+1, n+1
 	}
 	return typeError("%s() takes %s%d positional argument%s but %d %s given",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -571,7 +572,8 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte)
 }
 
 // sameCall reports whether two suspensions are the same call: the same
-// call id and function name, or the same name and object id for a lookup.
+// call id and function name, or the same name and object id for a lookup,
+// or the same pending futures (in any order) for a ResolveFutures.
 func sameCall(a, b *message.ChildEvent) bool {
 	if a == nil || b == nil {
 		return false
@@ -587,16 +589,13 @@ func sameCall(a, b *message.ChildEvent) bool {
 		y, ok := b.Body.(*message.NameLookup)
 		return ok && x.Name == y.Name && sameID(x.ObjectID, y.ObjectID)
 	case *message.ResolveFutures:
+		// The same futures, in any order: the worker lists a set, in no
+		// stable order.
 		y, ok := b.Body.(*message.ResolveFutures)
 		if !ok || len(x.PendingCallIDs) != len(y.PendingCallIDs) {
 			return false
 		}
-		for i := range x.PendingCallIDs {
-			if x.PendingCallIDs[i] != y.PendingCallIDs[i] {
-				return false
-			}
-		}
-		return true
+		return slices.Equal(slices.Sorted(slices.Values(x.PendingCallIDs)), slices.Sorted(slices.Values(y.PendingCallIDs)))
 	}
 	return false
 }

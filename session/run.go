@@ -327,7 +327,7 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 		if err != nil {
 			return nil, &InvalidRequestError{Err: err}
 		}
-		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: in.Name, Value: root})
+		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: nfkc(in.Name), Value: root})
 	}
 	return feed, nil
 }
@@ -454,6 +454,13 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 // or Close or Kill cancels the run's host context.
 func (r *runner) resolve(rf *message.ResolveFutures) message.Request {
 	req := &message.ResumeFutures{}
+	if len(rf.PendingCallIDs) == 0 {
+		// The worker waits for no future this run can settle (one of an
+		// earlier feed's, say): answer at once with nothing, which ends
+		// the feed with the worker's RuntimeError, rather than wait for
+		// futures it did not list.
+		return req
+	}
 	for {
 		r.mu.Lock()
 		for _, id := range rf.PendingCallIDs {

@@ -728,11 +728,10 @@ func (s *Session) checkCalls(ev *message.ChildEvent) error {
 	case *message.OsCall:
 		id = b.CallID
 	case *message.ResolveFutures:
-		if len(b.PendingCallIDs) == 0 {
-			// The worker only asks when some future is pending; an empty
-			// list would leave both sides waiting for each other.
-			return &ProtocolError{Msg: "worker sent ResolveFutures with no pending call id"}
-		}
+		// An empty list is honest: sandbox code awaiting an external
+		// future of an earlier feed, which the worker no longer counts as
+		// pending. The released worker ends the feed with a RuntimeError
+		// when that empty list is answered with nothing (Run does so).
 		if s.restored {
 			return nil
 		}

@@ -13,7 +13,8 @@ import (
 //
 // An Input is plain data; the session only reads its Value.
 type Input struct {
-	// Name is the global's name; it must be a valid identifier.
+	// Name is the global's name; it must be a valid identifier. It is
+	// bound as the sandbox's code reads it, NFKC-normalized (ｘ is x).
 	Name string
 	// Value is its value.
 	Value any
@@ -88,7 +89,7 @@ func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 		if err != nil {
 			return nil, &InvalidRequestError{Err: err}
 		}
-		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: in.Name, Value: root})
+		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: nfkc(in.Name), Value: root})
 	}
 	return feed, nil
 }
