@@ -40,11 +40,12 @@ const (
 	// one the parent aborted itself for a tripped limit or an answer it
 	// could not deliver, and a Feed refused, or overtaken by Close or
 	// Kill, before it was sent, whose span's status says "not sent" and
-	// which the run metrics do not count), typing_error, aborted (the caller's AbortFeed, a
-	// Run whose context ended, or a Reset that discarded the suspended feed), lost
-	// (the worker was lost, or discarded: a protocol violation, a print
-	// function that panicked) or closed (Close or Kill). Only error and lost
-	// set the run span's status to Error.
+	// which the run metrics do not count), typing_error, aborted (the
+	// caller's AbortFeed, a Run whose context ended, or a Reset that
+	// discarded the suspended feed), lost (the worker was lost, or
+	// discarded: a protocol violation, a print function that panicked) or
+	// closed (Close or Kill). Only error and lost set the run span's
+	// status to Error.
 	AttrOutcome = attribute.Key("monty.outcome")
 	// AttrProtocol is the negotiated protocol version.
 	AttrProtocol = attribute.Key("monty.protocol.version")
@@ -486,11 +487,10 @@ func (t *telemetry) endHostLocked(now time.Time) {
 	t.hostKind = hostNone
 }
 
-// dropRunLocked ends the run a Feed refused (or closed under it) before
-// it was sent opened (its span had to exist for the frame to carry its
-// context): the
-// worker never saw the feed, so no run is recorded in the metrics, and
-// the span ends as an error, "not sent".
+// dropRunLocked ends the run that a Feed refused (or closed under it)
+// before it was sent opened (its span had to exist for the frame to carry
+// its context): the worker never saw the feed, so no run is recorded in
+// the metrics, and the span ends as an error, "not sent".
 func (t *telemetry) dropRunLocked() {
 	t.inRun = false
 	if t.run == nil {
