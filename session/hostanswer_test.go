@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
 )
 
-// answersOf runs code over a fake child (frame cap 1024) that calls the
-// functions in calls (one suspension each; a name starting with "?" is
-// looked up instead), then answers ResolveFutures for ids when pending is
-// set, and completes. It returns the requests the child received.
+// answersOf runs a feed over a fake child (frame cap 1024) that sends evs
+// one per turn, then completes. It returns the requests the child
+// received after the Feed.
 func answersOf(t *testing.T, version uint32, reg *Registry, evs ...*message.ChildEvent) ([]*message.ParentRequest, error) {
 	t.Helper()
 	var mu sync.Mutex
@@ -182,3 +183,34 @@ type customWrap struct{ exc *message.RaisedException }
 
 func (c customWrap) Error() string { return "custom wrapper around the exception" }
 func (c customWrap) Unwrap() error { return c.exc }
+
+type bigOS struct{}
+
+func (bigOS) HandleOS(context.Context, *message.OsCall) (*message.ResumeCall, error) {
+	rc := &message.ResumeCall{Result: &message.ExtResult{Kind: message.ResultReturn}}
+	rc.Result.Value = rc.Values.Add(value.Str(strings.Repeat("r", 4096)))
+	return rc, nil
+}
+
+// An OS handler's answer that cannot be sent raises ValueError naming the
+// op, as a host function's result does, instead of ending the feed.
+func TestFakeUnsendableOSAnswerRaisesValueError(t *testing.T) {
+	var got *message.ResumeCall
+	s, _ := startFakeOpts(t, fakeOpts{maxFrameLen: 1024}, Config{}, func(req *message.ParentRequest) fakeReply {
+		switch b := req.Body.(type) {
+		case *message.Feed:
+			return reply(ev(&message.OsCall{CallID: 4, Op: message.OpReadText, Path: "/big"}))
+		case *message.ResumeCall:
+			got = b
+		}
+		return reply(completeInt(1))
+	})
+	if _, err := s.Run(bg, "x", WithOS(bigOS{})); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got == nil || got.CallID != 4 || got.Result.Kind != message.ResultError || got.Result.Error.Type != "ValueError" ||
+		!strings.HasPrefix(got.Result.Error.Msg(), "the OS handler for ") {
+		t.Fatalf("answer %#v", got)
+	}
+	t.Log(got.Result.Error.Msg())
+}

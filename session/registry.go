@@ -658,8 +658,9 @@ var ErrNotHandled = errors.New("monty session: OS call not handled")
 // handled". Any other error is raised in the sandbox: a
 // *message.RaisedException as is, fs.ErrNotExist as FileNotFoundError,
 // fs.ErrPermission as PermissionError, fs.ErrExist as FileExistsError, and
-// anything else as OSError. If ctx is done when HandleOS returns, the feed
-// is aborted instead.
+// anything else as OSError. An answer that cannot be sent (over the frame
+// cap) raises ValueError naming the op. If ctx is done when HandleOS
+// returns, the feed is aborted instead.
 //
 // Package mount provides a hardened implementation.
 //
