@@ -19,8 +19,19 @@ import (
 // Func is a host function callable from the sandbox. It returns the call's
 // result as a Go value (anything value.FromGo accepts, a [Value], or nil
 // for None) or an error: a *message.RaisedException is raised as that
-// exception, any other error as RuntimeError with the error's text. A
-// panic, in the Func or in converting its result, is a RuntimeError.
+// exception, any other error as RuntimeError with the error's text. An
+// error that wraps a *message.RaisedException raises the exception's type
+// with the error's own text as its message, the exception's "Type: msg"
+// in it read as msg: fmt.Errorf("loading cfg: %w", exc) with exc a
+// ValueError "bad" raises ValueError("loading cfg: bad"). A panic, in the
+// Func or in converting its result, is a RuntimeError.
+//
+// A result with no Python equivalent raises TypeError in the sandbox, and
+// one that cannot be sent (over the frame cap, or nested deeper than the
+// protocol-2 worker decodes) raises ValueError naming the function; the
+// sandbox's code can catch either, and the run goes on. The same holds for
+// an exception too large to send, and for a value set with SetValue that
+// cannot be sent (ValueError when it is looked up).
 //
 // ctx is cancelled when the feed ends or is cancelled; a Func must return
 // promptly then.
@@ -647,8 +658,9 @@ var ErrNotHandled = errors.New("monty session: OS call not handled")
 // handled". Any other error is raised in the sandbox: a
 // *message.RaisedException as is, fs.ErrNotExist as FileNotFoundError,
 // fs.ErrPermission as PermissionError, fs.ErrExist as FileExistsError, and
-// anything else as OSError. If ctx is done when HandleOS returns, the feed
-// is aborted instead.
+// anything else as OSError. An answer that cannot be sent (over the frame
+// cap) raises ValueError naming the op. If ctx is done when HandleOS
+// returns, the feed is aborted instead.
 //
 // Package mount provides a hardened implementation.
 //

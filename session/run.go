@@ -137,12 +137,26 @@ type runner struct {
 
 	decOnce sync.Once
 	dec     value.Decoder // the arguments' decoder, with the host-object hook
+
+	// What the current answer answers, for the exception raised when it
+	// cannot be sent (see resend): "host function f", a host value's
+	// name or the OS handler's op, and the futures resolve took from
+	// futures.
+	what  string
+	taken []takenFuture
 }
 
 type future struct {
 	done bool
+	name string // the host function's
 	g    value.Graph
 	res  message.ExtResult
+}
+
+// takenFuture is a finished future answered by the current ResumeFutures.
+type takenFuture struct {
+	id uint32
+	f  *future
 }
 
 func (s *Session) newRunner(ctx context.Context, opts []RunOption) *runner {
@@ -173,6 +187,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			return nil, err
 		}
 		var req message.Request
+		r.what, r.taken = "", r.taken[:0]
 		switch b := ev.Body.(type) {
 		case *message.Complete:
 			return &Result{Value: Value{Graph: &b.Values, Root: b.Value}, TotalExecution: s.stamps.TotalExecution}, nil
@@ -203,6 +218,16 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			r.abortedAt = message.PositionOrZero(suspensionPosition(ev))
 		}
 		ev, err = s.exchange(r.ctx, req)
+		// An answer that could not be sent (nothing reached the worker)
+		// is replaced, where the protocol lets a call or lookup be
+		// answered with an exception, by the exception the sandbox
+		// raises: at most a few times, each replacement smaller.
+		for try := 0; try < 3 && err != nil && s.cur() == StateSuspended && !s.closed.Load(); try++ {
+			if req = r.resend(req, err); req == nil {
+				break
+			}
+			ev, err = s.exchange(r.ctx, req)
+		}
 		r.g.Reset()
 		if err != nil && s.cur() == StateSuspended && !s.closed.Load() {
 			// The answer could not be sent (too large for a frame, or not
@@ -211,6 +236,82 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			return nil, r.unsendable(err)
 		}
 	}
+}
+
+// resend returns the request to send in place of req, an answer to the
+// suspension that the encoder refused with cause (over the frame cap, or
+// not expressible in this protocol version: see notSent), or nil when
+// there is none and the feed must end. A function call's or a name
+// lookup's answer becomes a ValueError naming what could not be sent, as
+// one with no Python equivalent is a TypeError, so that the sandbox's code
+// can catch it. A ResumeFutures that holds several finished futures' results
+// is sent one result at a time (the rest wait for the worker's next
+// ResolveFutures), and a lone one is replaced as a call's answer is.
+func (r *runner) resend(req message.Request, cause error) message.Request {
+	var tl *RequestTooLargeError
+	var ir *InvalidRequestError
+	why := ""
+	switch {
+	case errors.As(cause, &tl):
+		why = tl.Error()
+	case errors.As(cause, &ir):
+		why = ir.Err.Error()
+	default:
+		return nil
+	}
+	switch q := req.(type) {
+	case *message.ResumeCall:
+		if q.Result == nil || (q.Result.Kind != message.ResultReturn && q.Result.Kind != message.ResultError) {
+			return nil
+		}
+		return &message.ResumeCall{CallID: q.CallID, Result: unsentResult(r.what, q.Result.Kind, why)}
+	case *message.ResumeNameLookup:
+		if q.Kind != message.LookupValue && q.Kind != message.LookupError {
+			return nil
+		}
+		return &message.ResumeNameLookup{Kind: message.LookupError,
+			Error: message.NewException("ValueError", fmt.Sprintf("host value %s cannot be sent to the sandbox: %s", r.what, why))}
+	case *message.ResumeFutures:
+		if len(q.Results) > 1 && len(r.taken) == len(q.Results) {
+			// Only the first now; the others are finished futures again.
+			first := r.taken[0]
+			r.mu.Lock()
+			for _, t := range r.taken[1:] {
+				r.futures[t.id] = t.f
+			}
+			r.mu.Unlock()
+			r.taken = r.taken[:1]
+			res := first.f.res
+			return &message.ResumeFutures{Results: []message.FutureResult{{CallID: first.id, Result: &res}}, Values: first.f.g}
+		}
+		if len(q.Results) != 1 || q.Results[0].Result == nil {
+			return nil
+		}
+		fr := q.Results[0]
+		if fr.Result.Kind != message.ResultReturn && fr.Result.Kind != message.ResultError {
+			return nil
+		}
+		name := r.what
+		if len(r.taken) == 1 {
+			name = r.taken[0].f.name
+		}
+		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fr.CallID, Result: unsentResult(name, fr.Result.Kind, why)}}}
+	}
+	return nil
+}
+
+// unsentResult is the ValueError raised in place of the result of kind of
+// name ("host function f"), which could not be sent (why).
+func unsentResult(name string, kind message.ResultKind, why string) *message.ExtResult {
+	what := "returned a value"
+	if kind == message.ResultError {
+		what = "raised an exception"
+	}
+	if name == "" {
+		name = "the host"
+	}
+	return &message.ExtResult{Kind: message.ResultError, Error: message.NewException("ValueError",
+		fmt.Sprintf("%s %s that cannot be sent to the sandbox: %s", name, what, why))}
 }
 
 // unsendable aborts the suspended feed whose answer could not be sent, and
@@ -418,7 +519,7 @@ func goexitResult(name string) message.ExtResult {
 }
 
 func (r *runner) startFuture(h *hostFunc, c *Call) {
-	f := &future{}
+	f := &future{name: "host function " + h.name}
 	r.mu.Lock()
 	if r.futures == nil {
 		r.futures = map[uint32]*future{}
@@ -475,6 +576,7 @@ func (r *runner) resolve(rf *message.ResolveFutures) message.Request {
 				continue
 			}
 			delete(r.futures, id)
+			r.taken = append(r.taken, takenFuture{id, f})
 			res := f.res
 			if res.Kind == message.ResultReturn {
 				res.Value += req.Values.Append(&f.g)
@@ -530,6 +632,7 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 	if r.o.os == nil {
 		return notHandled
 	}
+	r.what = "the OS handler for " + oc.Op.String()
 	rc, exc := r.handleOS(oc)
 	switch {
 	case r.ctx.Err() != nil:

@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -169,20 +170,36 @@ func toAny(g *value.Graph, id value.NodeID) (any, error) { return value.ToAny(g,
 
 // exceptionFor turns a Go error into the exception to raise in the
 // sandbox: a *message.RaisedException in err's chain (a *PythonError
-// included) as is (its message made UTF-8), anything else as RuntimeError
-// with err's text. An
-// exception type the worker does not know becomes a RuntimeError naming
-// it, so the worker never rejects the reply.
+// included) with its type, traceback and data, its message made UTF-8;
+// when err wraps it (fmt.Errorf("ctx: %w", exc)), the message is err's own
+// text, the exception's rendering ("Type: msg") in it read as just msg, so
+// that the wrapper's context is kept: "ctx: msg". Anything else is a
+// RuntimeError with err's text. An exception type the worker does not know
+// becomes a RuntimeError with err's text, so the worker never rejects the
+// reply.
 func exceptionFor(err error) *message.RaisedException {
 	var exc *message.RaisedException
 	if errors.As(err, &exc) && exc != nil {
 		if !value.KnownExceptionType(exc.Type) {
-			return message.NewException("RuntimeError", exc.Error())
+			return message.NewException("RuntimeError", err.Error())
 		}
-		if m := exc.Message; m != nil && !utf8.ValidString(*m) {
-			// Repaired in a copy: the protocol carries only UTF-8.
+		msg := exc.Msg()
+		if pe, ok := err.(*PythonError); err != error(exc) && (!ok || pe.Exception != exc) {
+			outer := err.Error()
+			if p, ok := strings.CutSuffix(outer, exc.Error()); ok {
+				if msg == "" {
+					p = strings.TrimSuffix(p, ": ")
+				}
+				msg = p + msg
+			} else {
+				msg = outer
+			}
+		}
+		if msg != exc.Msg() || !utf8.ValidString(msg) {
+			// Rewritten (or repaired: the protocol carries only UTF-8)
+			// in a copy.
 			c := *exc
-			c.Message = message.NewException("", *m).Message
+			c.Message = message.NewException("", msg).Message
 			return &c
 		}
 		return exc
