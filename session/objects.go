@@ -34,9 +34,9 @@ import (
 type Policy struct {
 	// Eager lists the attributes sent with every instance, in order:
 	// exported struct fields, named as value.StructFields names them
-	// (`monty` tag, else `json` tag, else Go name); the sandbox reads
-	// them, as every attribute and ClassAttrs' names, NFKC-normalized. The sandbox reads them
-	// locally, without a round trip, and repr() shows them
+	// (`monty` tag, else `json` tag, else Go name), taken NFKC-normalized
+	// as the sandbox reads every attribute name (so are ClassAttrs' names).
+	// The sandbox reads them locally, without a round trip, and repr() shows them
 	// (Widget(size=3)). They are a snapshot taken when the instance is
 	// sent: a method that changes such a field does not change the
 	// sandbox's copy, so mutable state belongs in Lazy.
@@ -203,10 +203,11 @@ func newClass(name string, t reflect.Type, p Policy) (*Class, error) {
 		c.methods[m.py] = m
 	}
 	for i, a := range c.p.ClassAttrs {
-		if !isIdentifier(a.Name) || !isIdentifier(nfkc(a.Name)) {
+		n, ok := pyName(a.Name)
+		if !ok {
 			return nil, fmt.Errorf("monty session: class %s: class attribute %q is not a valid identifier", name, a.Name)
 		}
-		c.p.ClassAttrs[i].Name = nfkc(a.Name)
+		c.p.ClassAttrs[i].Name = n
 	}
 	if p.Constructor != nil {
 		fn := reflect.ValueOf(p.Constructor)
@@ -340,13 +341,14 @@ func parseMethod(class string, pt reflect.Type, spec string) (*method, error) {
 	}
 	py, goName, explicit := strings.Cut(strings.TrimSpace(head), "=")
 	py, goName = strings.TrimSpace(py), strings.TrimSpace(goName)
-	if !isIdentifier(py) || !isIdentifier(nfkc(py)) {
+	sandboxName, ok := pyName(py)
+	if !ok {
 		return nil, fmt.Errorf("monty session: class %s: method name %q is not a valid identifier", class, py)
 	}
 	if !explicit {
 		goName = goMethodName(py)
 	}
-	py = nfkc(py) // as the sandbox names it
+	py = sandboxName // as the sandbox names it
 	m, ok := pt.MethodByName(goName)
 	if !ok {
 		return nil, fmt.Errorf("monty session: class %s: %v has no exported method %s (for %q)", class, pt, goName, py)

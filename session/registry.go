@@ -336,9 +336,9 @@ func (r *Registry) value(name string) (any, bool) {
 // globalName checks a name the sandbox is to look up from the host and
 // returns it as the sandbox reads it (see nfkc).
 func globalName(name string) (string, error) {
-	n := nfkc(name)
+	n, ok := pyName(name)
 	switch {
-	case !isIdentifier(name) || !isIdentifier(n):
+	case !ok:
 		return "", fmt.Errorf("monty session: %q is not a valid Python identifier", name)
 	case sandboxResolves(n):
 		return "", fmt.Errorf("monty session: %q is a builtin the sandbox resolves itself; it never asks the host for it, so choose another name", name)
@@ -357,13 +357,20 @@ func nfkc(name string) string {
 	return norm.NFKC.String(name)
 }
 
+// pyName returns name as the sandbox reads it (see nfkc), and whether it
+// is a valid identifier both as written and in that form.
+func pyName(name string) (string, bool) {
+	n := nfkc(name)
+	return n, isIdentifier(name) && isIdentifier(n)
+}
+
 // paramNames checks the parameter names of fn's Params and returns them
 // as the sandbox passes them (see nfkc).
 func paramNames(fn string, names []string) ([]string, error) {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = nfkc(n)
-		if !isIdentifier(n) || !isIdentifier(out[i]) || slices.Contains(out[:i], out[i]) {
+		var ok bool
+		if out[i], ok = pyName(n); !ok || slices.Contains(out[:i], out[i]) {
 			return nil, fmt.Errorf("monty session: %q: bad or repeated parameter name %q", fn, n)
 		}
 	}
