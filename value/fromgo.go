@@ -383,16 +383,22 @@ func (e *encoder) json(v reflect.Value, t reflect.Type, byValue bool) (NodeID, e
 	}
 	id, err := FromJSON(e.g, b)
 	if err != nil {
-		// FromJSON names its own source, json.RawMessage; this text is
-		// t's MarshalJSON's.
-		if ce, ok := err.(*ConversionError); ok && ce.GoType == jsonType {
-			c := *ce
-			c.GoType, c.Reason = t, "MarshalJSON returned "+ce.Reason
-			return 0, &c
-		}
-		return 0, err
+		// This text is t's MarshalJSON's.
+		return 0, jsonErrAs(err, t, "MarshalJSON returned ")
 	}
 	return id, nil
+}
+
+// jsonErrAs returns err, from FromJSON or AppendJSON, which name their own
+// Go type (json.RawMessage) in a *ConversionError, as naming t instead,
+// its reason after prefix; any other error as is.
+func jsonErrAs(err error, t reflect.Type, prefix string) error {
+	if ce, ok := err.(*ConversionError); ok && ce.GoType == jsonType {
+		c := *ce
+		c.GoType, c.Reason = t, prefix+ce.Reason
+		return &c
+	}
+	return err
 }
 
 func (e *encoder) scalar(v reflect.Value, t reflect.Type) (NodeID, error) {

@@ -76,10 +76,10 @@ func newTypeInfo(t reflect.Type) *typeInfo {
 		if !ti.appender && !ti.ptrAppender {
 			ti.text = t.Implements(textMarshalerType)
 			ti.ptrText = !ti.text && reflect.PointerTo(t).Implements(textMarshalerType)
-		}
-		if !ti.appender && !ti.ptrAppender && !ti.text && !ti.ptrText {
-			ti.json = t.Implements(jsonMarshalerType)
-			ti.ptrJSON = !ti.json && reflect.PointerTo(t).Implements(jsonMarshalerType)
+			if !ti.text && !ti.ptrText {
+				ti.json = t.Implements(jsonMarshalerType)
+				ti.ptrJSON = !ti.json && reflect.PointerTo(t).Implements(jsonMarshalerType)
+			}
 		}
 		ti.unText = !ti.decoder && reflect.PointerTo(t).Implements(textUnmarshalerType)
 		ti.unJSON = !ti.decoder && !ti.unText && reflect.PointerTo(t).Implements(jsonUnmarshalerType)

@@ -685,13 +685,7 @@ func (d *decoder) decodeNode(n *Node, id, parent NodeID, v reflect.Value, depth 
 	if ti.unJSON && v.CanAddr() {
 		text, err := AppendJSON(nil, d.g, id)
 		if err != nil {
-			// AppendJSON names its own destination, json.RawMessage.
-			if ce, ok := err.(*ConversionError); ok && ce.GoType == jsonType {
-				c := *ce
-				c.GoType = t
-				return &c
-			}
-			return err
+			return jsonErrAs(err, t, "")
 		}
 		if err := v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(text); err != nil {
 			return callerErr(err, n.Kind, t, false)
@@ -1117,12 +1111,8 @@ func (d *decoder) decodeSpecial(n *Node, id, parent NodeID, v reflect.Value, dep
 		case KindInt, KindBigInt, KindFloat:
 			text, err := AppendJSON(nil, d.g, id)
 			if err != nil {
-				// AppendJSON names its own destination, json.RawMessage;
-				// this one is a json.Number.
-				if ce, ok := err.(*ConversionError); ok && ce.GoType == jsonType {
-					ce.GoType = numberType
-				}
-				return true, err
+				// This destination is a json.Number.
+				return true, jsonErrAs(err, numberType, "")
 			}
 			v.SetString(string(text))
 			return true, nil
