@@ -139,12 +139,21 @@ type runner struct {
 	dec     value.Decoder // the arguments' decoder, with the host-object hook
 
 	// What the current answer answers, for the exception raised when it
-	// cannot be sent (see resend): "host function f", a host value's
-	// name or the OS handler's op, and the futures resolve took from
-	// futures.
-	what  string
+	// cannot be sent (see resend): a host function, a host value or the
+	// OS handler's op, and the futures resolve took from futures.
+	what  subject
 	taken []takenFuture
 }
+
+// subject names what an answer answers: "host function f". Its two parts
+// are joined only when an answer cannot be sent, so that naming it costs
+// a host call nothing.
+type subject struct{ kind, name string }
+
+func (s subject) String() string { return s.kind + s.name }
+
+// funcSubject is a host function's subject kind.
+const funcSubject = "host function "
 
 type future struct {
 	done bool
@@ -187,7 +196,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			return nil, err
 		}
 		var req message.Request
-		r.what, r.taken = "", r.taken[:0]
+		r.what, r.taken = subject{}, r.taken[:0]
 		switch b := ev.Body.(type) {
 		case *message.Complete:
 			return &Result{Value: Value{Graph: &b.Values, Root: b.Value}, TotalExecution: s.stamps.TotalExecution}, nil
@@ -264,13 +273,13 @@ func (r *runner) resend(req message.Request, cause error) message.Request {
 		if q.Result == nil || (q.Result.Kind != message.ResultReturn && q.Result.Kind != message.ResultError) {
 			return nil
 		}
-		return &message.ResumeCall{CallID: q.CallID, Result: unsentResult(r.what, q.Result.Kind, why)}
+		return &message.ResumeCall{CallID: q.CallID, Result: unsentResult(r.what.String(), q.Result.Kind, why)}
 	case *message.ResumeNameLookup:
 		if q.Kind != message.LookupValue && q.Kind != message.LookupError {
 			return nil
 		}
 		return &message.ResumeNameLookup{Kind: message.LookupError,
-			Error: message.NewException("ValueError", fmt.Sprintf("host value %s cannot be sent to the sandbox: %s", r.what, why))}
+			Error: message.NewException("ValueError", fmt.Sprintf("host value %s cannot be sent to the sandbox: %s", r.what.name, why))}
 	case *message.ResumeFutures:
 		if len(q.Results) > 1 && len(r.taken) == len(q.Results) {
 			// Only the first now; the others are finished futures again.
@@ -291,9 +300,9 @@ func (r *runner) resend(req message.Request, cause error) message.Request {
 		if fr.Result.Kind != message.ResultReturn && fr.Result.Kind != message.ResultError {
 			return nil
 		}
-		name := r.what
+		name := r.what.String()
 		if len(r.taken) == 1 {
-			name = r.taken[0].f.name
+			name = subject{funcSubject, r.taken[0].f.name}.String()
 		}
 		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fr.CallID, Result: unsentResult(name, fr.Result.Kind, why)}}}
 	}
@@ -519,7 +528,7 @@ func goexitResult(name string) message.ExtResult {
 }
 
 func (r *runner) startFuture(h *hostFunc, c *Call) {
-	f := &future{name: "host function " + h.name}
+	f := &future{name: h.name}
 	r.mu.Lock()
 	if r.futures == nil {
 		r.futures = map[uint32]*future{}
@@ -632,7 +641,7 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 	if r.o.os == nil {
 		return notHandled
 	}
-	r.what = "the OS handler for " + oc.Op.String()
+	r.what = subject{"the OS handler for ", oc.Op.String()}
 	rc, exc := r.handleOS(oc)
 	switch {
 	case r.ctx.Err() != nil:
