@@ -178,7 +178,10 @@ func (s *sess) SendBody(b []byte, what string) {
 	s.n++
 	s.t.noteStep(fmt.Sprintf("request %d (%s)", s.n, what))
 	if err := s.c.WriteFrame(b); err != nil {
-		s.t.Failf("expected to send %s, got %v%s", what, err, s.stderrNote())
+		// A write fails when the worker has closed its input, as a rule
+		// it exits then: the exit note waits a moment for it, so that the
+		// stderr quoted is whole (its reader may still be copying).
+		s.t.Failf("expected to send %s, got %v%s", what, err, s.exitNote())
 	}
 }
 
