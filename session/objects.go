@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/gomonty/monty/internal/unsent"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -995,7 +996,7 @@ func (c *Class) construct(ctx context.Context, call *Call) (any, error) {
 func (r *runner) answer(fc *message.FunctionCall, h *hostFunc) message.Request {
 	c := &Call{Name: fc.FunctionName, CallID: fc.CallID, Args: fc.Args, Kwargs: fc.Kwargs, Position: message.PositionOrZero(fc.Position),
 		Values: &fc.Values, ObjectID: fc.ObjectID, Eager: fc.AllowEagerAwait, r: r}
-	r.what = subject{funcSubject, h.name}
+	r.what = unsent.Function(h.name)
 	v, err := r.invoke(h, c)
 	r.res = r.ext(&r.g, v, err)
 	if fc.AllowEagerAwait && h.async {
@@ -1086,7 +1087,7 @@ func (r *runner) lookupValue(name string, v any) (out message.Request) {
 				Error: message.NewException("RuntimeError", fmt.Sprintf("converting host value %s panicked: %v", name, p))}
 		}
 	}()
-	r.what = subject{"", name}
+	r.what = unsent.Value(name)
 	req := &message.ResumeNameLookup{Kind: message.LookupValue}
 	root, err := r.encode(&req.Values, v)
 	if err != nil {

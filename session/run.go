@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gomonty/monty/internal/unsent"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -141,19 +142,9 @@ type runner struct {
 	// What the current answer answers, for the exception raised when it
 	// cannot be sent (see resend): a host function, a host value or the
 	// OS handler's op, and the futures resolve took from futures.
-	what  subject
+	what  unsent.Subject
 	taken []takenFuture
 }
-
-// subject names what an answer answers: "host function f". Its two parts
-// are joined only when an answer cannot be sent, so that naming it costs
-// a host call nothing.
-type subject struct{ kind, name string }
-
-func (s subject) String() string { return s.kind + s.name }
-
-// funcSubject is a host function's subject kind.
-const funcSubject = "host function "
 
 type future struct {
 	done bool
@@ -196,7 +187,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			return nil, err
 		}
 		var req message.Request
-		r.what, r.taken = subject{}, r.taken[:0]
+		r.what, r.taken = unsent.Subject{}, r.taken[:0]
 		switch b := ev.Body.(type) {
 		case *message.Complete:
 			return &Result{Value: Value{Graph: &b.Values, Root: b.Value}, TotalExecution: s.stamps.TotalExecution}, nil
@@ -270,16 +261,15 @@ func (r *runner) resend(req message.Request, cause error) message.Request {
 	}
 	switch q := req.(type) {
 	case *message.ResumeCall:
-		if q.Result == nil || (q.Result.Kind != message.ResultReturn && q.Result.Kind != message.ResultError) {
+		if q.Result == nil || !unsent.Replaceable(q.Result.Kind) {
 			return nil
 		}
-		return &message.ResumeCall{CallID: q.CallID, Result: unsentResult(r.what.String(), q.Result.Kind, why)}
+		return &message.ResumeCall{CallID: q.CallID, Result: r.what.Result(q.Result.Kind, why)}
 	case *message.ResumeNameLookup:
 		if q.Kind != message.LookupValue && q.Kind != message.LookupError {
 			return nil
 		}
-		return &message.ResumeNameLookup{Kind: message.LookupError,
-			Error: message.NewException("ValueError", fmt.Sprintf("host value %s cannot be sent to the sandbox: %s", r.what.name, why))}
+		return r.what.Lookup(why)
 	case *message.ResumeFutures:
 		if len(q.Results) > 1 && len(r.taken) == len(q.Results) {
 			// Only the first now; the others are finished futures again.
@@ -297,30 +287,16 @@ func (r *runner) resend(req message.Request, cause error) message.Request {
 			return nil
 		}
 		fr := q.Results[0]
-		if fr.Result.Kind != message.ResultReturn && fr.Result.Kind != message.ResultError {
+		if !unsent.Replaceable(fr.Result.Kind) {
 			return nil
 		}
-		name := r.what.String()
+		what := r.what
 		if len(r.taken) == 1 {
-			name = subject{funcSubject, r.taken[0].f.name}.String()
+			what = unsent.Function(r.taken[0].f.name)
 		}
-		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fr.CallID, Result: unsentResult(name, fr.Result.Kind, why)}}}
+		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fr.CallID, Result: what.Result(fr.Result.Kind, why)}}}
 	}
 	return nil
-}
-
-// unsentResult is the ValueError raised in place of the result of kind of
-// name ("host function f"), which could not be sent (why).
-func unsentResult(name string, kind message.ResultKind, why string) *message.ExtResult {
-	what := "returned a value"
-	if kind == message.ResultError {
-		what = "raised an exception"
-	}
-	if name == "" {
-		name = "the host"
-	}
-	return &message.ExtResult{Kind: message.ResultError, Error: message.NewException("ValueError",
-		fmt.Sprintf("%s %s that cannot be sent to the sandbox: %s", name, what, why))}
 }
 
 // unsendable aborts the suspended feed whose answer could not be sent, and
@@ -641,7 +617,7 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 	if r.o.os == nil {
 		return notHandled
 	}
-	r.what = subject{"the OS handler for ", oc.Op.String()}
+	r.what = unsent.OS(oc.Op)
 	rc, exc := r.handleOS(oc)
 	switch {
 	case r.ctx.Err() != nil:
