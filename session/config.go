@@ -305,13 +305,8 @@ func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 //
 // Validate does not start anything and is safe for concurrent use.
 func (c Config) Validate(v uint32) error {
-	cd, ok := codec.ForVersion(v)
-	if !ok {
-		return unknownVersion(v)
-	}
 	c = c.withDefaults()
-	buf, err := cd.AppendRequest(nil, &message.ParentRequest{Body: c.configure(v)})
-	if err = encodeError(buf, err, protocol.MaxFrameLen); err != nil {
+	if err := CheckRequest(v, c.configure(v)); err != nil {
 		return err
 	}
 	if v >= protocol.Version5 {
@@ -320,6 +315,26 @@ func (c Config) Validate(v uint32) error {
 		}
 	}
 	return nil
+}
+
+// CheckRequest reports whether req can be sent at protocol version v, as
+// Do finds before it sends anything: an *InvalidRequestError when it
+// cannot be encoded (a string that is not UTF-8, a value the version
+// cannot express, such as one nested deeper than protocol 2's decoder
+// reads), a *RequestTooLargeError when it is over the protocol's frame cap
+// (a connection may cap frames lower), an *UnknownVersionError for a
+// version with no codec. A relay asks it of one part of an answer that Do
+// refused as a whole.
+//
+// CheckRequest encodes req and sends nothing; it is safe for concurrent
+// use.
+func CheckRequest(v uint32, req message.Request) error {
+	cd, ok := codec.ForVersion(v)
+	if !ok {
+		return unknownVersion(v)
+	}
+	buf, err := cd.AppendRequest(nil, &message.ParentRequest{Body: req})
+	return encodeError(buf, err, protocol.MaxFrameLen)
 }
 
 // configure builds the Configure request for version v.
