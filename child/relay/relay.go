@@ -17,9 +17,12 @@
 // refusal as the contract does (dumpcheck.go). What the relay cannot
 // carry: stderr output and inputs deeper than protocol 2 nests (see
 // docs/CONFORMANCE.md); a request the inner version cannot express (Feed.cwd for a
-// protocol-2 worker, a value with no protocol-2 form) is refused as a
-// protocol violation ("invalid inputs: …", "invalid result: …") and the
-// session lives on.
+// protocol-2 worker, an input with no protocol-2 form) is refused as a
+// protocol violation ("invalid inputs: …") and the session lives on. An
+// answer to a suspension that the inner worker cannot take (a result
+// nested too deep for protocol 2, or whose tree is over the frame cap) is
+// replaced by the catchable ValueError package session raises for its
+// own at protocol 2 (unsent.go).
 package relay
 
 import (
@@ -81,6 +84,11 @@ type Engine struct {
 	name  string
 	v5    v5    // protocol-5 translation over an older inner worker
 	eg    eager // eager await over an older inner worker (eager.go)
+	// What the parent's answers answer, to name one the inner worker
+	// cannot take (unsent.go): the suspension passed on last, and the
+	// functions of the calls answered with a future, by call id.
+	asked   asked
+	futures map[uint32]string
 }
 
 // New returns an engine; the inner worker starts on the first Configure
@@ -106,6 +114,7 @@ func (e *Engine) Pid() int {
 // version) and configures its session with the outer Configure's fields.
 func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 	e.eagerConfigure(c)
+	e.forgetAsked()
 	if e.s != nil && e.fresh {
 		// Started early by InitialVersion with a default session: drop it.
 		if _, err := e.do(ctx, &message.Reset{}); err != nil {
@@ -290,7 +299,7 @@ func (e *Engine) Feed(ctx context.Context, f *message.Feed, out child.Output) (m
 	}
 	e.eagerScan(f.Code)
 	ev, err := e.turn(ctx, f, out, "invalid inputs: ")
-	return e.eagerAfter(ctx, ev, err)
+	return e.asking(e.eagerAfter(ctx, ev, err))
 }
 
 // Resume relays a resume or an abort.
@@ -302,11 +311,14 @@ func (e *Engine) Resume(ctx context.Context, req message.Request, out child.Outp
 	case *message.AbortFeed:
 		prefix = "invalid exception: "
 	}
-	if ev, handled, err := e.eagerResume(ctx, req, out, prefix); handled {
-		return ev, err
+	e.answering(req)
+	ev, handled, err := e.eagerResume(ctx, req, out, prefix)
+	if !handled {
+		ev, err = e.turn(ctx, req, out, prefix)
+		ev, err = e.eagerAfter(ctx, ev, err)
 	}
-	ev, err := e.turn(ctx, req, out, prefix)
-	return e.eagerAfter(ctx, ev, err)
+	e.answered(req, ev, err)
+	return e.asking(ev, err)
 }
 
 // Dump snapshots the inner session (at protocol 5 with the relay's own
@@ -372,8 +384,9 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 	if _, ok := body.(*message.Error); !ok {
 		e.reset, e.fresh = false, false
 		e.eagerLoaded()
+		e.forgetAsked()
 	}
-	return e.eagerAfter(ctx, body, nil)
+	return e.asking(e.eagerAfter(ctx, body, nil))
 }
 
 // Reset drops the inner session; the next Configure reconfigures the same
@@ -381,6 +394,7 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 func (e *Engine) Reset(ctx context.Context) error {
 	e.name = ""
 	e.eagerReset()
+	e.forgetAsked()
 	if e.v5.tripped {
 		// The inner worker was killed by a time limit: the next
 		// Configure starts a fresh one.
@@ -447,13 +461,7 @@ func (e *Engine) turn(ctx context.Context, req message.Request, out child.Output
 func (e *Engine) turnEvent(ctx context.Context, req message.Request, out child.Output, prefix string) (*message.ChildEvent, error) {
 	e.out = out
 	defer func() { e.out = nil }()
-	var ev *message.ChildEvent
-	var err error
-	if e.v5.on {
-		ev, err = e.do5(ctx, req)
-	} else {
-		ev, err = e.s.Do(ctx, req)
-	}
+	ev, err := e.sendOrStandIn(ctx, req)
 	if err != nil {
 		var ie *session.InvalidRequestError
 		var tl *session.RequestTooLargeError

@@ -39,12 +39,19 @@ func serve(t *testing.T) *served { return serveWith(t, child.Options{}) }
 
 func serveWith(t *testing.T, opts child.Options) *served {
 	t.Helper()
+	return serveWorker(t, opts, worker.Config{})
+}
+
+// serveWorker is serveWith with the inner worker's configuration (its
+// binary and logger are set here).
+func serveWorker(t *testing.T, opts child.Options, wc worker.Config) *served {
+	t.Helper()
 	opts.Logger = quiet
-	bin := testenv.Worker(t)
+	wc.Binary, wc.Logger = testenv.Worker(t), quiet
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	s := &served{in: inW, fr: frame.NewReader(outR, 0), fw: frame.NewWriter(inW, 0), result: make(chan error, 1),
-		eng: New(Config{Worker: worker.Config{Binary: bin, Logger: quiet}, Logger: quiet})}
+		eng: New(Config{Worker: wc, Logger: quiet})}
 	conn := transport.NewStream(inR, outW, 0)
 	go func() {
 		err := child.Serve(context.Background(), conn, s.eng, opts)

@@ -1,0 +1,209 @@
+package relay
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gomonty/monty/internal/unsent"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
+)
+
+// Answers the inner worker cannot take.
+//
+// The parent's codec may accept an answer that the inner worker's cannot
+// carry: at protocol 4 or 5 a host result nested deeper than protocol 2's
+// decoder reads, or one whose protocol-2 tree (which repeats every shared
+// node) is over the frame cap. The inner session refuses to send it and
+// nothing reaches the worker. Where the protocol lets the answer be an
+// exception (a call's or a future's value or exception, a looked-up
+// value), the relay sends the ValueError that package session raises for
+// its own host functions at protocol 2, in the same words (package
+// internal/unsent), so the sandbox's code can catch it and the run goes
+// on. Other refusals (a Feed's inputs, an AbortFeed) stay protocol
+// violations that leave the session as it was.
+
+// asked is what the suspension passed to the parent last asks for, kept
+// to name it when the parent's answer cannot be sent on.
+type asked struct {
+	kind message.EventKind // FunctionCall, OsCall, NameLookup; 0 for none
+	id   uint32            // a call's id
+	name string            // the function's or the looked-up name
+	op   message.OsOp
+}
+
+// subject names the answer to a: the function, the value, the OS op.
+func (a asked) subject() unsent.Subject {
+	switch a.kind {
+	case message.KindFunctionCall:
+		return unsent.Function(a.name)
+	case message.KindOsCall:
+		return unsent.OS(a.op)
+	case message.KindNameLookup:
+		return unsent.Value(a.name)
+	}
+	return unsent.Subject{}
+}
+
+// asking records what the event passed to the parent asks for; a refusal
+// leaves the suspension, and what it asks, as it was.
+func (e *Engine) asking(ev message.Event, err error) (message.Event, error) {
+	if err != nil || isViolationEvent(ev) {
+		return ev, err
+	}
+	switch b := ev.(type) {
+	case *message.FunctionCall:
+		e.asked = asked{kind: message.KindFunctionCall, id: b.CallID, name: b.FunctionName}
+	case *message.OsCall:
+		e.asked = asked{kind: message.KindOsCall, id: b.CallID, op: b.Op}
+	case *message.NameLookup:
+		e.asked = asked{kind: message.KindNameLookup, name: b.Name}
+	default:
+		e.asked = asked{}
+	}
+	return ev, nil
+}
+
+// forgetAsked drops what the relay knows of the session's suspensions
+// and futures (Configure, Reset, Load).
+func (e *Engine) forgetAsked() {
+	e.asked = asked{}
+	clear(e.futures)
+}
+
+// answering notes, before req is relayed, the function whose call the
+// parent answers with a future, to name that future's result later.
+func (e *Engine) answering(req message.Request) {
+	rc, ok := req.(*message.ResumeCall)
+	if !ok || rc.Result == nil || rc.Result.Kind != message.ResultFuture ||
+		e.asked.kind != message.KindFunctionCall || e.asked.id != rc.CallID {
+		return
+	}
+	if e.futures == nil {
+		e.futures = make(map[uint32]string)
+	}
+	e.futures[rc.CallID] = e.asked.name
+}
+
+// answered forgets the futures a ResumeFutures the inner worker took
+// settled.
+func (e *Engine) answered(req message.Request, ev message.Event, err error) {
+	rf, ok := req.(*message.ResumeFutures)
+	if !ok || err != nil || isViolationEvent(ev) {
+		return
+	}
+	for _, r := range rf.Results {
+		delete(e.futures, r.CallID)
+	}
+}
+
+// futureSubject names the result of the future of call id: the function
+// the parent answered with it, or the call held for an eager answer.
+func (e *Engine) futureSubject(id uint32) unsent.Subject {
+	if name, ok := e.futures[id]; ok {
+		return unsent.Function(name)
+	}
+	if e.asked.kind == message.KindFunctionCall && e.asked.id == id {
+		return unsent.Function(e.asked.name)
+	}
+	return unsent.Subject{}
+}
+
+// send relays one request to the inner worker.
+func (e *Engine) send(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+	if e.v5.on {
+		return e.do5(ctx, req)
+	}
+	return e.s.Do(ctx, req)
+}
+
+// sendOrStandIn relays req and, when the inner session refuses to send
+// it, the stand-in that raises a catchable ValueError in its place; when
+// there is none, or it is refused too, the outcome is req's.
+func (e *Engine) sendOrStandIn(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
+	ev, err := e.send(ctx, req)
+	if err == nil {
+		return ev, nil
+	}
+	why, refused := notSent(err)
+	// The second pass replaces every result of a ResumeFutures: its
+	// results fit one by one but not together.
+	for pass := 0; refused && pass < 2; pass++ {
+		alt := e.standIn(req, why, pass == 1)
+		if alt == nil {
+			continue
+		}
+		aev, aerr := e.send(ctx, alt)
+		w, again := notSent(aerr)
+		if !again {
+			return aev, aerr
+		}
+		why = w
+	}
+	return ev, err
+}
+
+// notSent returns why the inner session refused to send a request
+// (nothing reached the worker), in the words session uses at protocol 2.
+func notSent(err error) (string, bool) {
+	var ie *session.InvalidRequestError
+	var tl *session.RequestTooLargeError
+	switch {
+	case errors.As(err, &ie):
+		return ie.Err.Error(), true
+	case errors.As(err, &tl):
+		return tl.Error(), true
+	}
+	return "", false
+}
+
+// standIn returns the request that answers req's suspension with the
+// ValueError naming what could not be sent (why), or nil when req is no
+// answer that may be an exception. Of a ResumeFutures holding several
+// results it replaces those the inner worker cannot take, each checked
+// alone (nil when each fits), or with all every value and exception (all
+// is nil for any other request: it has one stand-in, without all).
+func (e *Engine) standIn(req message.Request, why string, all bool) message.Request {
+	switch q := req.(type) {
+	case *message.ResumeCall:
+		if all || q.Result == nil || !unsent.Replaceable(q.Result.Kind) {
+			return nil
+		}
+		return &message.ResumeCall{CallID: q.CallID, Result: e.asked.subject().Result(q.Result.Kind, why)}
+	case *message.ResumeNameLookup:
+		if all || q.Kind != message.LookupValue && q.Kind != message.LookupError {
+			return nil
+		}
+		return e.asked.subject().Lookup(why)
+	case *message.ResumeFutures:
+		out := &message.ResumeFutures{Results: make([]message.FutureResult, len(q.Results))}
+		copy(out.Results, q.Results)
+		replaced, kept := 0, false
+		for i, fr := range q.Results {
+			if fr.Result == nil || !unsent.Replaceable(fr.Result.Kind) {
+				continue
+			}
+			w := why
+			if len(q.Results) > 1 && !all {
+				one := &message.ResumeFutures{Results: q.Results[i : i+1], Values: q.Values}
+				var bad bool
+				if w, bad = notSent(session.CheckRequest(e.s.Version(), one)); !bad {
+					kept = kept || fr.Result.Kind == message.ResultReturn
+					continue
+				}
+			}
+			out.Results[i].Result = e.futureSubject(fr.CallID).Result(fr.Result.Kind, w)
+			replaced++
+		}
+		if replaced == 0 {
+			return nil
+		}
+		if kept {
+			// The values of the results kept; those replaced stay in the
+			// graph unreferenced, which protocol 2 does not write.
+			out.Values = q.Values
+		}
+		return out
+	}
+	return nil
+}
