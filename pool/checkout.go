@@ -55,7 +55,8 @@ type waiter struct{ ch chan handoff }
 // when there is one). A Config whose Configure cannot be sent (see
 // session.Config.Validate) is refused before a worker is taken. A worker
 // that refuses the Configure is destroyed and the refusal returned; one
-// found dead is replaced and the next worker tried.
+// found dead is replaced and the next worker tried, up to three workers:
+// then the last one's crash is returned.
 //
 // The Session must be closed (Close or Destroy) to give the worker back
 // or, for a remote session, to close its connection.
@@ -195,7 +196,13 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		if f := p.cfg.attaching; f != nil {
 			f(false)
 		}
-		s, gaveUp, err := p.attach(ctx, m, cfg)
+		var (
+			s      *session.Session
+			gaveUp bool
+		)
+		// err, not a new one: the last Configure's failure is what the
+		// checkout returns once its attempts run out.
+		s, gaveUp, err = p.attach(ctx, m, cfg)
 		switch {
 		case gaveUp:
 			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())

@@ -1,0 +1,70 @@
+//go:build unix
+
+package pool
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
+)
+
+// killCheckedOut SIGKILLs every worker checked out of p and waits for
+// each exit: the workers a checkout is about to configure die first.
+func killCheckedOut(p *Pool) {
+	p.mu.Lock()
+	var ms []*member
+	for m := range p.busy {
+		ms = append(ms, m)
+	}
+	p.mu.Unlock()
+	for _, m := range ms {
+		syscall.Kill(m.pid, syscall.SIGKILL)
+		<-m.proc.Exited()
+	}
+}
+
+// A checkout whose every worker dies before its Configure (SIGKILLed
+// between the checkout and the Configure, as an OOM killer or an
+// operator's pkill does to all of them at once) fails after
+// checkoutAttempts workers with the last worker's typed crash. Before, the
+// error of the last Configure was lost to a shadowed variable and Checkout
+// returned a nil *Session with a nil error, so the caller's first call on
+// it panicked.
+func TestCheckoutWhoseWorkersAllDieFails(t *testing.T) {
+	var tries atomic.Int32
+	var p *Pool
+	p, _ = newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, attaching: func(done bool) {
+		if !done {
+			tries.Add(1)
+			killCheckedOut(p)
+		}
+	}})
+	s, err := p.Checkout(context.Background(), session.Config{})
+	if s != nil {
+		s.Close()
+	}
+	if err == nil {
+		t.Fatalf("Checkout on workers that all died: session %v and no error", s)
+	}
+	if s != nil {
+		t.Fatalf("Checkout returned both a session and %v", err)
+	}
+	if !errors.Is(err, worker.ErrCrashed) {
+		t.Errorf("Checkout: %v (%T), want an error matching worker.ErrCrashed", err, err)
+	}
+	if n := tries.Load(); n != checkoutAttempts {
+		t.Errorf("%d workers tried, want %d", n, checkoutAttempts)
+	}
+	// The pool is not worse for it: the next checkout gets a live worker.
+	p.cfg.attaching = nil
+	eventually(t, p, 10*time.Second, "a worker idle", func(st Stats) bool { return st.Idle == 1 })
+	s = checkout(t, p)
+	runRepr(t, s, "1 + 1")
+	s.Close()
+}
