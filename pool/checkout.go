@@ -190,7 +190,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		}
 		if ctx.Err() != nil {
 			// Configuring now would kill a good worker; give it back.
-			p.checkin(m)
+			p.checkin(m, false)
 			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
 		}
 		if f := p.cfg.attaching; f != nil {
@@ -246,7 +246,7 @@ func (p *Pool) attach(ctx context.Context, m *member, cfg session.Config) (*sess
 	p.mu.Lock()
 	if p.closing.Load() {
 		p.mu.Unlock()
-		p.checkin(m) // stops it
+		p.checkin(m, false) // stops it
 		return nil, false, ErrClosed
 	}
 	p.wg.Add(1) // Close waits for a Configure its checkout gave up on
@@ -285,7 +285,7 @@ func (p *Pool) abandoned(m *member, s *session.Session, err error) {
 		_, err = s.Detach(ctx)
 		cancel()
 		if err == nil {
-			p.checkin(m)
+			p.checkin(m, false)
 			return
 		}
 		s.Kill()
@@ -363,7 +363,7 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 	if h.err != nil {
 		return nil, waited, false, h.err
 	}
-	p.checkin(h.m)
+	p.checkin(h.m, false)
 	return nil, waited, false, p.exhausted(LocalEndpoint, waited, why, ctxErr)
 }
 
@@ -444,8 +444,11 @@ func (p *Pool) attachFailed(m *member, err error) (retry, gone bool) {
 
 // checkin returns a checked-out worker that has no session (detached, or
 // never attached) to the pool, or stops it when the pool no longer wants
-// it.
-func (p *Pool) checkin(m *member) {
+// it. handedOut says a checkout handed the worker out (its EventCheckout
+// was emitted): only then is its return an EventRelease, so that the
+// event stream pairs each release with a checkout. A worker a checkout
+// gave up on before handing it out goes back without one.
+func (p *Pool) checkin(m *member, handedOut bool) {
 	var a after
 	defer p.finish(&a)
 	p.mu.Lock()
@@ -471,7 +474,9 @@ func (p *Pool) checkin(m *member) {
 		delete(p.busy, m)
 		p.busyAlive--
 		p.putLocked(m, false)
-		a.evs = append(a.evs, Event{Kind: EventRelease, WorkerID: m.id, Pid: m.pid})
+		if handedOut {
+			a.evs = append(a.evs, Event{Kind: EventRelease, WorkerID: m.id, Pid: m.pid})
+		}
 	}
 }
 
@@ -504,7 +509,7 @@ func (p *Pool) release(s *Session, destroy bool) {
 			cancel()
 			if err == nil {
 				p.tel.sessionDone(s, true, "")
-				p.checkin(m)
+				p.checkin(m, true)
 				return
 			}
 		}

@@ -45,7 +45,7 @@ func TestChooseCountsLocalCheckoutsOnTheirWay(t *testing.T) {
 	if chosen != 0 {
 		t.Fatalf("chosen %d after acquire, want 0", chosen)
 	}
-	p.checkin(m)
+	p.checkin(m, false)
 	eventually(t, p, 10*time.Second, "the worker idle again", func(st Stats) bool { return st.Idle == 1 })
 	if _, local, _ := p.choose(tried); !local {
 		t.Fatal("with the worker idle and nothing on its way, local lost the tie")

@@ -68,3 +68,31 @@ func TestCheckoutWhoseWorkersAllDieFails(t *testing.T) {
 	runRepr(t, s, "1 + 1")
 	s.Close()
 }
+
+// A checkout whose context has ended takes an idle worker and gives it
+// straight back, unconfigured: the event stream says nothing of that
+// worker, neither a checkout nor a release, so a Metrics consumer that
+// counts sessions out as checkouts minus releases stays right. Before,
+// the worker's return was an EventRelease with no EventCheckout before
+// it, and such a count went negative by one per canceled checkout.
+func TestCanceledCheckoutReleasesNothing(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 3 {
+		if _, err := p.Checkout(ctx, session.Config{}); !errors.Is(err, ErrExhausted) {
+			t.Fatalf("Checkout with a canceled context: %v, want ErrExhausted", err)
+		}
+	}
+	s := checkout(t, p)
+	runRepr(t, s, "1 + 1")
+	s.Close()
+	eventually(t, p, 10*time.Second, "the worker idle", func(st Stats) bool { return st.Idle == 1 })
+	out, rel := rec.countNow(EventCheckout, ""), rec.countNow(EventRelease, "")
+	if out != 1 || rel != 1 {
+		t.Errorf("%d checkout and %d release events, want 1 and 1", out, rel)
+	}
+	if st := p.Stat(); st.Checkouts != 1 || st.Exhausted != 3 || st.Busy != 0 || st.Live != 1 {
+		t.Errorf("%+v", st)
+	}
+}
