@@ -55,8 +55,10 @@ type waiter struct{ ch chan handoff }
 // when there is one). A Config whose Configure cannot be sent (see
 // session.Config.Validate) is refused before a worker is taken. A worker
 // that refuses the Configure is destroyed and the refusal returned; one
-// found dead is replaced and the next worker tried, up to three workers:
-// then the last one's crash is returned.
+// found dead, or that does not answer the Configure within
+// cfg.StartTimeout (a *session.StartTimeoutError: a hung or stopped
+// process), is replaced and the next worker tried, up to three workers:
+// then the last one's error is returned.
 //
 // The Session must be closed (Close or Destroy) to give the worker back
 // or, for a remote session, to close its connection.
@@ -434,9 +436,12 @@ func (p *Pool) attachFailed(m *member, err error) (retry, gone bool) {
 	}
 	if reason, ok := crashReason(err); ok {
 		p.crashLocked(m, reason, err, &a)
-		// A worker that died or broke the protocol is the worker's fault, not
-		// the checkout's: try another one.
-		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory || reason == ReasonProtocol, false
+		// A worker that died, broke the protocol or hung (no answer to the
+		// Configure within StartTimeout: a wedged or stopped process) is the
+		// worker's fault, not the checkout's: try another one.
+		var st *session.StartTimeoutError
+		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory || reason == ReasonProtocol ||
+			errors.As(err, &st), false
 	}
 	p.destroyedLocked(m, DestroyRequested, &a)
 	return false, false

@@ -96,3 +96,34 @@ func TestCanceledCheckoutReleasesNothing(t *testing.T) {
 		t.Errorf("%+v", st)
 	}
 }
+
+// A checkout whose worker does not answer the Configure (a wedged or
+// SIGSTOPped process) tries the next worker, as it does after a worker
+// found dead: the hung one is killed and counted a timeout crash, and the
+// checkout gets the other idle worker. Before, the checkout failed with
+// the *session.StartTimeoutError although a good worker sat idle, while a
+// remote start that timed out was already tried on the next endpoint.
+func TestCheckoutSkipsAWorkerThatHangsOnConfigure(t *testing.T) {
+	p, rec := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2})
+	eventually(t, p, 10*time.Second, "two idle workers", func(st Stats) bool { return st.Idle == 2 })
+	p.mu.Lock()
+	hung := p.idle[len(p.idle)-1] // the next checkout's
+	p.mu.Unlock()
+	if err := syscall.Kill(hung.pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Bounded as the handshake is; short, since it is waited out.
+	s, err := p.Checkout(context.Background(), session.Config{StartTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatalf("Checkout with one worker hung and one idle: %v (%T)", err, err)
+	}
+	defer s.Close()
+	if s.WorkerID() == hung.id {
+		t.Fatalf("handed out the hung worker %d", hung.id)
+	}
+	runRepr(t, s, "1 + 1")
+	<-hung.proc.Exited() // killed, not left stopped
+	if n := rec.count(EventCrash, ReasonTimeout); n != 1 {
+		t.Errorf("%d timeout crashes, want 1 (the hung worker)", n)
+	}
+}
