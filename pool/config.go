@@ -130,7 +130,9 @@ type Config struct {
 	// EndpointBackoff is how long an endpoint whose dial failed, that
 	// refused with 503 or 429, that did not answer within StartTimeout,
 	// or that dropped the connection, announced a fatal error or broke
-	// the protocol before answering the Configure is skipped: Initial after the first failure, doubling up to Max, back
+	// the protocol before answering the Configure is skipped (not one
+	// that refused the Configure with an Error: that is the
+	// session.Config's fault): Initial after the first failure, doubling up to Max, back
 	// to Initial after a successful start; a Retry-After from the server is
 	// honoured when longer, up to 5 minutes or Max, whichever is longer.
 	// Zero fields take the RestartBackoff defaults.
