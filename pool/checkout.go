@@ -523,7 +523,18 @@ func (p *Pool) release(s *Session, destroy bool) {
 	} else {
 		cause = s.s.Cause()
 	}
-	p.tel.sessionDone(s, recycle, reason) // a recycled worker served its session fine
+	// A recycled worker is stopped however its session went; the
+	// session's outcome is still its own (a crash is an error, an
+	// unfinished feed abandoned), as without recycling.
+	clean, outcome := false, reason
+	if recycle {
+		if err := s.s.Reusable(); err == nil {
+			clean = true
+		} else {
+			outcome = destroyReason(err)
+		}
+	}
+	p.tel.sessionDone(s, clean, outcome)
 	s.s.Kill()
 
 	var a after
