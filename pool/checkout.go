@@ -523,11 +523,12 @@ func (p *Pool) release(s *Session, destroy bool) {
 	} else {
 		cause = s.s.Cause()
 	}
-	// A recycled worker is stopped however its session went; the
-	// session's outcome is still its own (a crash is an error, an
-	// unfinished feed abandoned), as without recycling.
+	// A recycled worker, or one a closing pool no longer takes back, is
+	// stopped however its session went; the session's outcome is still
+	// its own (a crash is an error, an unfinished feed abandoned), as it
+	// would be otherwise, and as a remote session's is.
 	clean, outcome := false, reason
-	if recycle {
+	if recycle || reason == DestroyClosing {
 		if err := s.s.Reusable(); err == nil {
 			clean = true
 		} else {

@@ -5,6 +5,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -78,5 +79,45 @@ func TestRecycledSessionKeepsItsOutcome(t *testing.T) {
 	}
 	if n := rec.countNow(EventCrash, ReasonVanished); n != 1 {
 		t.Errorf("%d vanished crashes, want 1", n)
+	}
+}
+
+// A session closed while the pool closes gracefully (its worker is then
+// stopped, not given back) keeps its own outcome too: ok when it ended
+// clean, as a remote session closed then is. Before, it was recorded as
+// an error, so every graceful Close (a deploy) showed its clean sessions
+// as errors in monty.pool.session.duration.
+func TestSessionClosedDuringPoolCloseKeepsItsOutcome(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	p, rec := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2, MeterProvider: mp})
+	clean, dirty := checkout(t, p), checkout(t, p)
+	runRepr(t, clean, "1 + 1")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	funcs := session.NewRegistry().MustRegister("stop", func() int {
+		cancel()
+		return 1
+	})
+	if _, err := dirty.Run(ctx, "stop()", session.WithFunctions(funcs)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run whose context ended: %v, want context.Canceled", err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- p.Close(context.Background()) }()
+	for !p.closing.Load() { // barrier: Close has begun
+		runtime.Gosched()
+	}
+	clean.Close()
+	dirty.Close()
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	got := sessionOutcomes(t, reader)
+	if got[sessionOutcomeOK] != 1 || got[sessionOutcomeAbandoned] != 1 || got[sessionOutcomeError] != 0 {
+		t.Errorf("session outcomes %v, want one ok and one abandoned", got)
+	}
+	if n := rec.countNow(EventDestroy, DestroyClosing); n != 2 {
+		t.Errorf("%d workers destroyed closing, want 2", n)
 	}
 }
