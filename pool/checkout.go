@@ -179,13 +179,14 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		}
 		return nil, err
 	}
+	waitedOnce := false
 	for range checkoutAttempts {
 		var (
 			m       *member
 			waited  time.Duration
 			spawned bool
 		)
-		m, waited, spawned, err = p.acquire(ctx, chosen)
+		m, waited, spawned, err = p.acquire(ctx, chosen, &waitedOnce)
 		chosen = false
 		if err != nil {
 			return nil, err
@@ -298,8 +299,10 @@ func (p *Pool) abandoned(m *member, s *session.Session, err error) {
 
 // acquire takes an idle worker, or waits for one; spawned says the worker
 // it waited for was just started. chosen releases the checkout's count in
-// Pool.chosen (see choose).
-func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration, bool, error) {
+// Pool.chosen (see choose). waitedOnce is the checkout's: its first wait
+// sets it and is counted in Stats.CheckoutsWaited, a later one (after a
+// worker found dead) is not.
+func (p *Pool) acquire(ctx context.Context, chosen bool, waitedOnce *bool) (*member, time.Duration, bool, error) {
 	var a after
 	defer p.finish(&a)
 	p.mu.Lock()
@@ -329,7 +332,10 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 	}
 	w := &waiter{ch: make(chan handoff, 1)}
 	p.waiters = append(p.waiters, w)
-	p.st.waited++
+	if !*waitedOnce {
+		*waitedOnce = true
+		p.st.waited++
+	}
 	p.mu.Unlock()
 	p.kick()
 

@@ -127,3 +127,37 @@ func TestCheckoutSkipsAWorkerThatHangsOnConfigure(t *testing.T) {
 		t.Errorf("%d timeout crashes, want 1 (the hung worker)", n)
 	}
 }
+
+// A checkout counts in Stats.CheckoutsWaited once, however many times it
+// waits: here it waits for the only worker, which dies before its
+// Configure, and waits again for the replacement. Before, each wait
+// counted, so CheckoutsWaited could exceed the checkouts made.
+func TestCheckoutThatWaitsTwiceCountsOnce(t *testing.T) {
+	var attaches atomic.Int32
+	var p *Pool
+	p, _ = newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, attaching: func(done bool) {
+		if !done && attaches.Add(1) == 2 { // the waiting checkout's first worker
+			killCheckedOut(p)
+		}
+	}})
+	a := checkout(t, p) // takes the only worker at once: no wait
+	res := make(chan error, 1)
+	go func() {
+		s, err := p.Checkout(context.Background(), session.Config{})
+		if err == nil {
+			s.Close()
+		}
+		res <- err
+	}()
+	eventually(t, p, 10*time.Second, "a waiting checkout", func(st Stats) bool { return st.Waiting == 1 })
+	a.Close() // hands the worker to the waiting checkout, whose Configure finds it dead
+	if err := <-res; err != nil {
+		t.Fatalf("Checkout: %v", err)
+	}
+	if n := attaches.Load(); n != 3 {
+		t.Fatalf("%d Configures, want 3 (the first checkout's, then the waiting one's two)", n)
+	}
+	if st := p.Stat(); st.CheckoutsWaited != 1 || st.Checkouts != 2 {
+		t.Errorf("%d checkouts waited and %d made, want 1 and 2", st.CheckoutsWaited, st.Checkouts)
+	}
+}
