@@ -179,14 +179,14 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		}
 		return nil, err
 	}
-	waitedOnce := false
+	var cw checkoutWait
 	for range checkoutAttempts {
 		var (
 			m       *member
 			waited  time.Duration
 			spawned bool
 		)
-		m, waited, spawned, err = p.acquire(ctx, chosen, &waitedOnce)
+		m, waited, spawned, err = p.acquire(ctx, chosen, &cw)
 		chosen = false
 		if err != nil {
 			return nil, err
@@ -297,12 +297,20 @@ func (p *Pool) abandoned(m *member, s *session.Session, err error) {
 	p.attachFailed(m, err)
 }
 
+// checkoutWait is what one checkout has waited for workers so far, over
+// its attempts (a checkout whose worker was found dead waits again).
+type checkoutWait struct {
+	counted bool          // the checkout is counted in Stats.CheckoutsWaited
+	total   time.Duration // the waits so far
+}
+
 // acquire takes an idle worker, or waits for one; spawned says the worker
 // it waited for was just started. chosen releases the checkout's count in
-// Pool.chosen (see choose). waitedOnce is the checkout's: its first wait
-// sets it and is counted in Stats.CheckoutsWaited, a later one (after a
-// worker found dead) is not.
-func (p *Pool) acquire(ctx context.Context, chosen bool, waitedOnce *bool) (*member, time.Duration, bool, error) {
+// Pool.chosen (see choose). cw is the checkout's: a checkout is counted
+// in Stats.CheckoutsWaited at its first wait only, CheckoutTimeout bounds
+// its waits together, and the wait acquire returns (and reports in an
+// ExhaustedError) is the checkout's total.
+func (p *Pool) acquire(ctx context.Context, chosen bool, cw *checkoutWait) (*member, time.Duration, bool, error) {
 	var a after
 	defer p.finish(&a)
 	p.mu.Lock()
@@ -328,12 +336,12 @@ func (p *Pool) acquire(ctx context.Context, chosen bool, waitedOnce *bool) (*mem
 		}
 		p.markBusyLocked(m)
 		p.mu.Unlock()
-		return m, 0, false, nil
+		return m, cw.total, false, nil
 	}
 	w := &waiter{ch: make(chan handoff, 1)}
 	p.waiters = append(p.waiters, w)
-	if !*waitedOnce {
-		*waitedOnce = true
+	if !cw.counted {
+		cw.counted = true
 		p.st.waited++
 	}
 	p.mu.Unlock()
@@ -342,20 +350,23 @@ func (p *Pool) acquire(ctx context.Context, chosen bool, waitedOnce *bool) (*mem
 	start := time.Now()
 	var timeout <-chan time.Time
 	if d := p.cfg.CheckoutTimeout; d > 0 {
-		t := time.NewTimer(d)
+		// What the checkout's earlier waits left of it.
+		t := time.NewTimer(max(d-cw.total, 0))
 		defer t.Stop()
 		timeout = t.C
 	}
 	var why, ctxErr error
 	select {
 	case h := <-w.ch:
-		return h.m, time.Since(start), h.spawned, h.err
+		cw.total += time.Since(start)
+		return h.m, cw.total, h.spawned, h.err
 	case <-ctx.Done():
 		why, ctxErr = context.Cause(ctx), ctx.Err()
 	case <-timeout:
 		why = checkoutTimeoutError(p.cfg.CheckoutTimeout)
 	}
-	waited := time.Since(start)
+	cw.total += time.Since(start)
+	waited := cw.total
 	p.mu.Lock()
 	if i := indexOf(p.waiters, w); i >= 0 {
 		p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)

@@ -33,7 +33,7 @@ func TestChooseCountsLocalCheckoutsOnTheirWay(t *testing.T) {
 		t.Fatalf("second choice while the first is on its way: %v, local %v, %v; want endpoint a", e, local, err)
 	}
 	// The first checkout reaches acquire and takes the worker.
-	m, _, _, err := p.acquire(t.Context(), true, new(bool))
+	m, _, _, err := p.acquire(t.Context(), true, new(checkoutWait))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,8 @@ type Config struct {
 	ProtocolVersion uint32
 
 	// CheckoutTimeout bounds how long Checkout waits for a worker (on top
-	// of its context); with Endpoints it bounds the whole Checkout, the
+	// of its context), all its waits together when it waits again for
+	// another worker after finding one dead; with Endpoints it bounds the whole Checkout, the
 	// remote starts tried included. 0 means only the context bounds it.
 	CheckoutTimeout time.Duration
 	// MaxCheckoutsPerWorker recycles a worker after that many checkouts;

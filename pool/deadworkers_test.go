@@ -161,3 +161,102 @@ func TestCheckoutThatWaitsTwiceCountsOnce(t *testing.T) {
 		t.Errorf("%d checkouts waited and %d made, want 1 and 2", st.CheckoutsWaited, st.Checkouts)
 	}
 }
+
+// What a checkout waits is the sum of its waits: the EventCheckout (and
+// so monty.pool.checkout.wait) of a checkout that waited for the only
+// worker, found it dead and waited for the replacement reports both
+// waits. Before, it reported the last one only.
+func TestCheckoutWaitIsTheSumOfItsWaits(t *testing.T) {
+	var attaches atomic.Int32
+	var p *Pool
+	var rec *recorder
+	p, rec = newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, attaching: func(done bool) {
+		if !done && attaches.Add(1) == 2 { // the waiting checkout's first worker
+			killCheckedOut(p)
+		}
+	}})
+	a := checkout(t, p)
+	res := make(chan *Session, 1)
+	go func() {
+		s, err := p.Checkout(context.Background(), session.Config{})
+		if err != nil {
+			t.Error(err)
+		}
+		res <- s
+	}()
+	eventually(t, p, 10*time.Second, "a waiting checkout", func(st Stats) bool { return st.Waiting == 1 })
+	const hold = 300 * time.Millisecond
+	time.Sleep(hold) // the first wait lasts at least this long
+	a.Close()
+	if s := <-res; s != nil {
+		s.Close()
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var evs []Event
+	for _, e := range rec.evs {
+		if e.Kind == EventCheckout {
+			evs = append(evs, e)
+		}
+	}
+	if len(evs) != 2 {
+		t.Fatalf("%d checkout events, want 2", len(evs))
+	}
+	if w := evs[1].Waited; w < hold {
+		t.Errorf("the waiting checkout reports %v waited, want at least the %v of its first wait", w, hold)
+	}
+}
+
+// CheckoutTimeout bounds a checkout's waits together: one that waited
+// most of it for the only worker, found it dead, and waits for a
+// replacement that never comes up gives up when the CheckoutTimeout is
+// spent, not a whole CheckoutTimeout later.
+func TestCheckoutTimeoutBoundsAllWaits(t *testing.T) {
+	const timeout, hold = 3 * time.Second, 2500 * time.Millisecond
+	var attaches atomic.Int32
+	var p *Pool
+	proc, neg, err := session.Negotiate(context.Background(), session.Launch{}, session.Config{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc.Close(context.Background())
+	// The first worker is real; every later start hangs, so the worker
+	// killed below has no replacement within the test.
+	p, _ = newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, CheckoutTimeout: timeout, ProtocolVersion: neg.Version,
+		Worker: worker.Config{Binary: silentAfter(t, 1)}, StartTimeout: time.Minute,
+		attaching: func(done bool) {
+			if !done && attaches.Add(1) == 2 {
+				killCheckedOut(p)
+			}
+		}})
+	a := checkout(t, p)
+	res := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		s, err := p.Checkout(context.Background(), session.Config{})
+		if err == nil {
+			s.Close()
+		}
+		res <- err
+	}()
+	eventually(t, p, 10*time.Second, "a waiting checkout", func(st Stats) bool { return st.Waiting == 1 })
+	time.Sleep(hold)
+	a.Close()
+	err = <-res
+	took := time.Since(start)
+	var ee *ExhaustedError
+	if !errors.As(err, &ee) {
+		t.Fatalf("Checkout: %v (%T), want an *ExhaustedError", err, err)
+	}
+	if n := attaches.Load(); n != 2 {
+		t.Fatalf("%d Configures, want 2", n)
+	}
+	// A fresh CheckoutTimeout for the second wait would end it no sooner
+	// than hold + timeout.
+	if took >= hold+timeout-time.Second {
+		t.Errorf("Checkout gave up after %v: CheckoutTimeout %v ran afresh after a %v wait", took, timeout, hold)
+	}
+	if ee.Waited < hold {
+		t.Errorf("ExhaustedError.Waited %v, want the sum of the waits (at least %v)", ee.Waited, hold)
+	}
+}
