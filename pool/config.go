@@ -66,8 +66,9 @@ type Config struct {
 
 	// CheckoutTimeout bounds how long Checkout waits for a worker (on top
 	// of its context), all its waits together when it waits again for
-	// another worker after finding one dead; with Endpoints it bounds the whole Checkout, the
-	// remote starts tried included. 0 means only the context bounds it.
+	// another worker after finding one dead; with Endpoints it bounds the
+	// whole Checkout, the remote starts tried included. 0 means only the
+	// context bounds it.
 	CheckoutTimeout time.Duration
 	// MaxCheckoutsPerWorker recycles a worker after that many checkouts;
 	// 0 means never.
@@ -133,9 +134,10 @@ type Config struct {
 	// or that dropped the connection, announced a fatal error or broke
 	// the protocol before answering the Configure is skipped (not one
 	// that refused the Configure with an Error: that is the
-	// session.Config's fault): Initial after the first failure, doubling up to Max, back
-	// to Initial after a successful start; a Retry-After from the server is
-	// honoured when longer, up to 5 minutes or Max, whichever is longer.
+	// session.Config's fault): Initial after the first failure, doubling
+	// up to Max, back to Initial after a successful start; a Retry-After
+	// from the server is honoured when longer, up to 5 minutes or Max,
+	// whichever is longer.
 	// Zero fields take the RestartBackoff defaults.
 	EndpointBackoff Backoff
 	// NoResume turns off the automatic resumption of remote sessions after
