@@ -55,7 +55,10 @@ type waiter struct{ ch chan handoff }
 // when there is one). A Config whose Configure cannot be sent (see
 // session.Config.Validate) is refused before a worker is taken. A worker
 // that refuses the Configure is destroyed and the refusal returned; one
-// found dead is replaced and the next worker tried.
+// found dead, or that does not answer the Configure within
+// cfg.StartTimeout (a *session.StartTimeoutError: a hung or stopped
+// process), is replaced and the next worker tried, up to three workers:
+// then the last one's error is returned.
 //
 // The Session must be closed (Close or Destroy) to give the worker back
 // or, for a remote session, to close its connection.
@@ -176,26 +179,33 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		}
 		return nil, err
 	}
+	var cw checkoutWait
 	for range checkoutAttempts {
 		var (
 			m       *member
 			waited  time.Duration
 			spawned bool
 		)
-		m, waited, spawned, err = p.acquire(ctx, chosen)
+		m, waited, spawned, err = p.acquire(ctx, chosen, &cw)
 		chosen = false
 		if err != nil {
 			return nil, err
 		}
 		if ctx.Err() != nil {
 			// Configuring now would kill a good worker; give it back.
-			p.checkin(m)
+			p.checkin(m, false)
 			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
 		}
 		if f := p.cfg.attaching; f != nil {
 			f(false)
 		}
-		s, gaveUp, err := p.attach(ctx, m, cfg)
+		var (
+			s      *session.Session
+			gaveUp bool
+		)
+		// err, not a new one: the last Configure's failure is what the
+		// checkout returns once its attempts run out.
+		s, gaveUp, err = p.attach(ctx, m, cfg)
 		switch {
 		case gaveUp:
 			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
@@ -239,7 +249,7 @@ func (p *Pool) attach(ctx context.Context, m *member, cfg session.Config) (*sess
 	p.mu.Lock()
 	if p.closing.Load() {
 		p.mu.Unlock()
-		p.checkin(m) // stops it
+		p.checkin(m, false) // stops it
 		return nil, false, ErrClosed
 	}
 	p.wg.Add(1) // Close waits for a Configure its checkout gave up on
@@ -278,7 +288,7 @@ func (p *Pool) abandoned(m *member, s *session.Session, err error) {
 		_, err = s.Detach(ctx)
 		cancel()
 		if err == nil {
-			p.checkin(m)
+			p.checkin(m, false)
 			return
 		}
 		s.Kill()
@@ -287,10 +297,20 @@ func (p *Pool) abandoned(m *member, s *session.Session, err error) {
 	p.attachFailed(m, err)
 }
 
+// checkoutWait is what one checkout has waited for workers so far, over
+// its attempts (a checkout whose worker was found dead waits again).
+type checkoutWait struct {
+	counted bool          // the checkout is counted in Stats.CheckoutsWaited
+	total   time.Duration // the waits so far
+}
+
 // acquire takes an idle worker, or waits for one; spawned says the worker
 // it waited for was just started. chosen releases the checkout's count in
-// Pool.chosen (see choose).
-func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration, bool, error) {
+// Pool.chosen (see choose). cw is the checkout's: a checkout is counted
+// in Stats.CheckoutsWaited at its first wait only, CheckoutTimeout bounds
+// its waits together, and the wait acquire returns (and reports in an
+// ExhaustedError) is the checkout's total.
+func (p *Pool) acquire(ctx context.Context, chosen bool, cw *checkoutWait) (*member, time.Duration, bool, error) {
 	var a after
 	defer p.finish(&a)
 	p.mu.Lock()
@@ -316,31 +336,37 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 		}
 		p.markBusyLocked(m)
 		p.mu.Unlock()
-		return m, 0, false, nil
+		return m, cw.total, false, nil
 	}
 	w := &waiter{ch: make(chan handoff, 1)}
 	p.waiters = append(p.waiters, w)
-	p.st.waited++
+	if !cw.counted {
+		cw.counted = true
+		p.st.waited++
+	}
 	p.mu.Unlock()
 	p.kick()
 
 	start := time.Now()
 	var timeout <-chan time.Time
 	if d := p.cfg.CheckoutTimeout; d > 0 {
-		t := time.NewTimer(d)
+		// What the checkout's earlier waits left of it.
+		t := time.NewTimer(max(d-cw.total, 0))
 		defer t.Stop()
 		timeout = t.C
 	}
 	var why, ctxErr error
 	select {
 	case h := <-w.ch:
-		return h.m, time.Since(start), h.spawned, h.err
+		cw.total += time.Since(start)
+		return h.m, cw.total, h.spawned, h.err
 	case <-ctx.Done():
 		why, ctxErr = context.Cause(ctx), ctx.Err()
 	case <-timeout:
 		why = checkoutTimeoutError(p.cfg.CheckoutTimeout)
 	}
-	waited := time.Since(start)
+	cw.total += time.Since(start)
+	waited := cw.total
 	p.mu.Lock()
 	if i := indexOf(p.waiters, w); i >= 0 {
 		p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
@@ -356,7 +382,7 @@ func (p *Pool) acquire(ctx context.Context, chosen bool) (*member, time.Duration
 	if h.err != nil {
 		return nil, waited, false, h.err
 	}
-	p.checkin(h.m)
+	p.checkin(h.m, false)
 	return nil, waited, false, p.exhausted(LocalEndpoint, waited, why, ctxErr)
 }
 
@@ -427,9 +453,12 @@ func (p *Pool) attachFailed(m *member, err error) (retry, gone bool) {
 	}
 	if reason, ok := crashReason(err); ok {
 		p.crashLocked(m, reason, err, &a)
-		// A worker that died or broke the protocol is the worker's fault, not
-		// the checkout's: try another one.
-		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory || reason == ReasonProtocol, false
+		// A worker that died, broke the protocol or hung (no answer to the
+		// Configure within StartTimeout: a wedged or stopped process) is the
+		// worker's fault, not the checkout's: try another one.
+		var st *session.StartTimeoutError
+		return reason == ReasonVanished || reason == ReasonAnnounced || reason == ReasonMemory || reason == ReasonProtocol ||
+			errors.As(err, &st), false
 	}
 	p.destroyedLocked(m, DestroyRequested, &a)
 	return false, false
@@ -437,8 +466,11 @@ func (p *Pool) attachFailed(m *member, err error) (retry, gone bool) {
 
 // checkin returns a checked-out worker that has no session (detached, or
 // never attached) to the pool, or stops it when the pool no longer wants
-// it.
-func (p *Pool) checkin(m *member) {
+// it. handedOut says a checkout handed the worker out (its EventCheckout
+// was emitted): only then is its return an EventRelease, so that the
+// event stream pairs each release with a checkout. A worker a checkout
+// gave up on before handing it out goes back without one.
+func (p *Pool) checkin(m *member, handedOut bool) {
 	var a after
 	defer p.finish(&a)
 	p.mu.Lock()
@@ -464,7 +496,9 @@ func (p *Pool) checkin(m *member) {
 		delete(p.busy, m)
 		p.busyAlive--
 		p.putLocked(m, false)
-		a.evs = append(a.evs, Event{Kind: EventRelease, WorkerID: m.id, Pid: m.pid})
+		if handedOut {
+			a.evs = append(a.evs, Event{Kind: EventRelease, WorkerID: m.id, Pid: m.pid})
+		}
 	}
 }
 
@@ -497,7 +531,7 @@ func (p *Pool) release(s *Session, destroy bool) {
 			cancel()
 			if err == nil {
 				p.tel.sessionDone(s, true, "")
-				p.checkin(m)
+				p.checkin(m, true)
 				return
 			}
 		}
@@ -506,7 +540,19 @@ func (p *Pool) release(s *Session, destroy bool) {
 	} else {
 		cause = s.s.Cause()
 	}
-	p.tel.sessionDone(s, recycle, reason) // a recycled worker served its session fine
+	// A recycled worker, or one a closing pool no longer takes back, is
+	// stopped however its session went; the session's outcome is still
+	// its own (a crash is an error, an unfinished feed abandoned), as it
+	// would be otherwise, and as a remote session's is.
+	clean, outcome := false, reason
+	if recycle || reason == DestroyClosing {
+		if err := s.s.Reusable(); err == nil {
+			clean = true
+		} else {
+			outcome = destroyReason(err)
+		}
+	}
+	p.tel.sessionDone(s, clean, outcome)
 	s.s.Kill()
 
 	var a after

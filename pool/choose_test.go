@@ -33,7 +33,7 @@ func TestChooseCountsLocalCheckoutsOnTheirWay(t *testing.T) {
 		t.Fatalf("second choice while the first is on its way: %v, local %v, %v; want endpoint a", e, local, err)
 	}
 	// The first checkout reaches acquire and takes the worker.
-	m, _, _, err := p.acquire(t.Context(), true)
+	m, _, _, err := p.acquire(t.Context(), true, new(checkoutWait))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestChooseCountsLocalCheckoutsOnTheirWay(t *testing.T) {
 	if chosen != 0 {
 		t.Fatalf("chosen %d after acquire, want 0", chosen)
 	}
-	p.checkin(m)
+	p.checkin(m, false)
 	eventually(t, p, 10*time.Second, "the worker idle again", func(st Stats) bool { return st.Idle == 1 })
 	if _, local, _ := p.choose(tried); !local {
 		t.Fatal("with the worker idle and nothing on its way, local lost the tie")

@@ -65,8 +65,10 @@ type Config struct {
 	ProtocolVersion uint32
 
 	// CheckoutTimeout bounds how long Checkout waits for a worker (on top
-	// of its context); with Endpoints it bounds the whole Checkout, the
-	// remote starts tried included. 0 means only the context bounds it.
+	// of its context), all its waits together when it waits again for
+	// another worker after finding one dead; with Endpoints it bounds the
+	// whole Checkout, the remote starts tried included. 0 means only the
+	// context bounds it.
 	CheckoutTimeout time.Duration
 	// MaxCheckoutsPerWorker recycles a worker after that many checkouts;
 	// 0 means never.
@@ -130,9 +132,12 @@ type Config struct {
 	// EndpointBackoff is how long an endpoint whose dial failed, that
 	// refused with 503 or 429, that did not answer within StartTimeout,
 	// or that dropped the connection, announced a fatal error or broke
-	// the protocol before answering the Configure is skipped: Initial after the first failure, doubling up to Max, back
-	// to Initial after a successful start; a Retry-After from the server is
-	// honoured when longer, up to 5 minutes or Max, whichever is longer.
+	// the protocol before answering the Configure is skipped (not one
+	// that refused the Configure with an Error: that is the
+	// session.Config's fault): Initial after the first failure, doubling
+	// up to Max, back to Initial after a successful start; a Retry-After
+	// from the server is honoured when longer, up to 5 minutes or Max,
+	// whichever is longer.
 	// Zero fields take the RestartBackoff defaults.
 	EndpointBackoff Backoff
 	// NoResume turns off the automatic resumption of remote sessions after

@@ -298,15 +298,22 @@ func headerFault(err error) bool {
 // timed out, a server that answered Configure with a ShutdownDump, that
 // dropped the connection or announced a fatal error before answering it,
 // or that broke the protocol. Each would fail the next start there too.
-// A close that may be the Configure's own fault does not: 1009 (over the
-// server's frame cap) or 1008 (a request it could not parse).
+// A failure that may be the Configure's own fault does not: a close with
+// 1009 (over the server's frame cap) or 1008 (a request it could not
+// parse), or a Configure the server refused with an Error (a
+// *session.PythonError, which Checkout returns at once: the session.Config
+// is at fault, and another caller's may be fine).
 func backsOff(err error) bool {
 	var (
 		st *session.StartTimeoutError
 		pe *session.ProtocolError
 		rc *session.RemoteCrashError
 		de *session.DisconnectedError
+		py *session.PythonError
 	)
+	if errors.As(err, &py) {
+		return false
+	}
 	if errors.As(err, &de) {
 		return de.Code != closeProtocol && de.Code != closeTooLarge
 	}

@@ -73,7 +73,9 @@ const (
 //	EventReplace      the supervisor started a worker in place of a lost one (counted in Stats.Restarts)
 //	EventCheckout     a session was handed out: WorkerID, Pid, Waited, Spawned
 //	EventExhausted    a checkout gave up waiting: Waited, Err, Endpoint (the one it was waiting for)
-//	EventRelease      a worker went back to the pool, reset: WorkerID, Pid
+//	EventRelease      a checked-out worker went back to the pool, reset: WorkerID, Pid (one per EventCheckout
+//	                  of a worker that returns; a worker a checkout gave up on before handing it out
+//	                  returns without either)
 //	EventRecycle      a worker reached MaxCheckoutsPerWorker and was stopped: WorkerID, Pid
 //	EventScaleDown    an idle worker past IdleTimeout was stopped: WorkerID, Pid
 //	EventDestroy      a worker was stopped without having crashed: WorkerID, Pid, Reason (a Destroy constant)

@@ -307,6 +307,10 @@ func TestCheckoutCanceledDuringConfigureKeepsTheWorker(t *testing.T) {
 		t.Errorf("Checkout: %v (%T), want an *ExhaustedError matching context.Canceled", err, err)
 	}
 	eventually(t, p, 10*time.Second, "the worker idle again", func(st Stats) bool { return st.Idle == 1 && st.Busy == 0 })
+	if n := rec.countNow(EventRelease, ""); n != 0 {
+		// No EventCheckout handed it out, so none says it came back.
+		t.Errorf("%d release events for a worker no checkout handed out", n)
+	}
 	s := checkout(t, p)
 	defer s.Close()
 	if s.WorkerID() != id {

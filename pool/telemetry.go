@@ -365,8 +365,9 @@ func (t *telemetry) observe(e Event) {
 }
 
 // sessionDone records a pool session's checkout-to-close time: ok when
-// the worker went back to the pool, abandoned when it was closed with a
-// turn or a feed unfinished, error otherwise.
+// the session ended clean (its worker went back to the pool, or was
+// recycled or stopped by a closing pool after it), abandoned when it was
+// closed with a turn or a feed unfinished, error otherwise.
 func (t *telemetry) sessionDone(s *Session, returned bool, reason Reason) {
 	if t == nil {
 		return
