@@ -27,7 +27,8 @@
 // names registered in a [Registry] run Go functions: plain [Func]s, or any
 // Go function adapted by reflection (arguments converted with
 // value.ToGo, results with value.FromGo; a mismatch is a TypeError in the
-// sandbox, a Go error a RuntimeError). Functions registered with [Async]
+// sandbox; a Go error is raised as the exception it wraps, CPython's
+// OSError subclass for an errno, or a RuntimeError: see [Func]). Functions registered with [Async]
 // are answered with futures and run concurrently, so asyncio.gather
 // overlaps them. Reads of undefined names resolve to registered values and
 // functions, everything else is a NameError. OS calls go to an [OSHandler]

@@ -168,8 +168,10 @@ func TestFakeWrappedExceptionKeepsContext(t *testing.T) {
 		{fmt.Errorf("no key: %w", empty), "KeyError: no key"},
 		{custom, "ValueError: custom wrapper around the exception"},
 		{errors.Join(errors.New("first"), exc), "ValueError: first\nbad"},
+		{errors.Join(exc, errors.New("then")), "ValueError: bad\nthen"},
+		{fmt.Errorf("%w (while loading cfg)", exc), "ValueError: bad (while loading cfg)"},
 	} {
-		got := exceptionFor(c.err)
+		got := exceptionFor(c.err, "RuntimeError")
 		if got.Error() != c.want {
 			t.Errorf("exceptionFor(%q) = %q, want %q", c.err, got.Error(), c.want)
 		}

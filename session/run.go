@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"strings"
 	"sync"
@@ -457,7 +456,7 @@ func (r *runner) ext(g *value.Graph, v any, err error) (res message.ExtResult) {
 		}
 	}()
 	if err != nil {
-		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err)}
+		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err, "RuntimeError")}
 	}
 	root, cerr := r.encode(g, v)
 	if cerr != nil {
@@ -671,23 +670,7 @@ func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, exc *mess
 	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
 		return nil, nil
 	case err != nil:
-		return nil, osException(err)
+		return nil, exceptionFor(err, "OSError")
 	}
 	return rc, nil
-}
-
-// osException maps an OS handler's error to the exception to raise.
-func osException(err error) *message.RaisedException {
-	var exc *message.RaisedException
-	switch {
-	case errors.As(err, &exc):
-		return exceptionFor(exc)
-	case errors.Is(err, fs.ErrNotExist):
-		return message.NewException("FileNotFoundError", err.Error())
-	case errors.Is(err, fs.ErrPermission):
-		return message.NewException("PermissionError", err.Error())
-	case errors.Is(err, fs.ErrExist):
-		return message.NewException("FileExistsError", err.Error())
-	}
-	return message.NewException("OSError", err.Error())
 }

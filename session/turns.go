@@ -135,7 +135,7 @@ func (a Answer) raised() *message.RaisedException {
 	if a.exc == nil {
 		return nil
 	}
-	return exceptionFor(a.exc)
+	return exceptionFor(a.exc, "RuntimeError")
 }
 
 // Undefined answers a NameLookup with "undefined" (NameError, or
@@ -244,8 +244,7 @@ func (s *Session) answerRequest(a Answer) (message.Request, error) {
 }
 
 // FutureOutcome resolves one external future: the value of a finished
-// host call, or its error (a *message.RaisedException is raised as is, any
-// other error as RuntimeError).
+// host call, or its error (raised as a [Func]'s error is).
 //
 // A FutureOutcome is plain data; the session only reads it.
 type FutureOutcome struct {
@@ -262,7 +261,7 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 	for _, o := range outcomes {
 		r := &message.ExtResult{}
 		if o.Err != nil {
-			r.Kind, r.Error = message.ResultError, exceptionFor(o.Err)
+			r.Kind, r.Error = message.ResultError, exceptionFor(o.Err, "RuntimeError")
 		} else {
 			root, err := toGraph(&req.Values, o.Value)
 			if err != nil {
