@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"syscall"
 	"testing"
 
@@ -102,5 +103,48 @@ func TestRealHostErrorsRaiseAlikeOnEveryPath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// What the worker would refuse in a host's exception is not sent: its
+// traceback (the worker keeps only the sandbox's own frames, and a frame
+// it finds invalid makes it reject the whole answer) and, in an OS
+// handler's own ResultError answer, a type it does not know (raised as
+// RuntimeError, as a host function's is). Before, both answers were
+// rejected and the feed aborted, so the sandbox's except clause never ran.
+func TestRealHostExceptionsAreSentAsTheWorkerTakesThem(t *testing.T) {
+	s := realSession(t, Config{})
+	name := "host"
+	framed := message.NewException("ValueError", "bad frames")
+	framed.Traceback = []message.StackFrame{{Filename: "host.go", FrameName: &name, PreviewLine: &name,
+		Start: message.CodeLoc{Line: 1, Column: 4}, End: message.CodeLoc{Line: 1, Column: 2}}}
+	reg := NewRegistry().MustRegister("fail", func() error { return fmt.Errorf("loading: %w", framed) })
+	os := OSFunc(func(context.Context, *message.OsCall) (*message.ResumeCall, error) {
+		return &message.ResumeCall{Result: &message.ExtResult{Kind: message.ResultError,
+			Error: message.NewException("BlockingIOError", "try again")}}, nil
+	})
+	const catch = "\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nr"
+	for code, want := range map[string]string{
+		"try:\n    fail()" + catch: "('ValueError', 'loading: bad frames')",
+		"from pathlib import Path\ntry:\n    Path('/x').read_text()" + catch: "('RuntimeError', 'BlockingIOError: try again')",
+	} {
+		res, err := s.Run(context.Background(), code, WithFunctions(reg), WithOS(os))
+		if err != nil {
+			t.Fatalf("%q: %v", code, err)
+		}
+		if got := res.Repr(); got != want {
+			t.Errorf("%q: got %s, want %s", code, got, want)
+		}
+	}
+	// Uncaught, the traceback is the sandbox's: down to the call, with
+	// none of the host's frames.
+	_, err := s.Run(context.Background(), "def g():\n    return fail()\ng()", WithFunctions(reg))
+	pe := pyErr(t, err, "ValueError")
+	want := "Traceback (most recent call last):\n" +
+		"  File \"<python-input-N>\", line 3, in <module>\n    g()\n    ~~~\n" +
+		"  File \"<python-input-N>\", line 2, in g\n    return fail()\n           ~~~~~~\n" +
+		"ValueError: loading: bad frames"
+	if got := regexp.MustCompile(`<python-input-\d+>`).ReplaceAllString(pe.Traceback(), "<python-input-N>"); got != want {
+		t.Fatalf("traceback:\n%s\nwant:\n%s", got, want)
 	}
 }

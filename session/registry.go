@@ -37,7 +37,10 @@ import (
 //
 // Methods, constructors and Getattr hooks of host classes, Async
 // functions and [OSHandler]s (whose other errors raise OSError) follow the
-// same rules. A panic, in the Func or in converting its result, is a
+// same rules. An exception's own traceback, if it has one, is not sent:
+// the sandbox's traceback is its own frames down to the call (the worker
+// keeps no host frames, and would reject the answer over a frame it finds
+// invalid). A panic, in the Func or in converting its result, is a
 // RuntimeError.
 //
 // A result with no Python equivalent raises TypeError in the sandbox, and
@@ -680,7 +683,9 @@ var ErrNotHandled = errors.New("monty session: OS call not handled")
 // is (an exception in its chain with the error's text, an errno or fs
 // sentinel as CPython's OSError subclass, a deadline as TimeoutError),
 // except that an error with none of these raises OSError rather than
-// RuntimeError. An answer that cannot be sent (over the frame cap) raises
+// RuntimeError. The exception of an answer whose result is a ResultError
+// is sent as a Func's *message.RaisedException is (no traceback, a type
+// the worker does not know as RuntimeError). An answer that cannot be sent (over the frame cap) raises
 // ValueError naming the op. If ctx is done when HandleOS returns, the feed
 // is aborted instead.
 //

@@ -651,6 +651,11 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 		return notHandled
 	}
 	rc.CallID = oc.CallID
+	if res := rc.Result; res.Kind == message.ResultError && res.Error != nil {
+		// The handler's own exception, made what the worker takes as a
+		// host function's error is.
+		res.Error = exceptionFor(res.Error, "OSError")
+	}
 	return sleepFutureRefused(oc, rc)
 }
 

@@ -178,7 +178,9 @@ func toAny(g *value.Graph, id value.NodeID) (any, error) { return value.ToAny(g,
 // (and for the low-level API's Raise and FutureOutcome):
 //
 //   - a *message.RaisedException in err's chain (a *PythonError included)
-//     raises its type with its data. Its message is err's own text, in
+//     raises its type with its data, but not its traceback: the worker
+//     shows only the sandbox's own frames, down to the call, and rejects
+//     the whole answer over a frame it finds invalid. Its message is err's own text, in
 //     which the exception's rendering ("Type: msg", wherever the wrappers
 //     put it) reads as just msg, so that the wrappers' context is kept:
 //     fmt.Errorf("ctx: %w", exc) raises "ctx: msg". A type the worker does
@@ -204,11 +206,11 @@ func exceptionFor(err error, fallback string) *message.RaisedException {
 		if err != error(exc) {
 			msg = wrappedMessage(err.Error(), exc)
 		}
-		if msg != exc.Msg() || !utf8.ValidString(msg) {
+		if msg != exc.Msg() || !utf8.ValidString(msg) || exc.Traceback != nil {
 			// Rewritten (or repaired: the protocol carries only UTF-8)
-			// in a copy.
+			// in a copy, without the traceback.
 			c := *exc
-			c.Message = message.NewException("", msg).Message
+			c.Message, c.Traceback = message.NewException("", msg).Message, nil
 			return &c
 		}
 		return exc
