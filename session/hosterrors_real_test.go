@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -146,5 +147,72 @@ func TestRealHostExceptionsAreSentAsTheWorkerTakesThem(t *testing.T) {
 		"ValueError: loading: bad frames"
 	if got := regexp.MustCompile(`<python-input-\d+>`).ReplaceAllString(pe.Traceback(), "<python-input-N>"); got != want {
 		t.Fatalf("traceback:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// errQuota is a host's sentinel error.
+var errQuota = errors.New("quota exceeded")
+
+// A host error the sandbox lets through ends the run with a *PythonError
+// that still answers errors.Is and errors.As for the host's Go error
+// (PythonError.HostErr), from every path, while errors.As for a
+// *message.RaisedException still finds the worker's exception. An
+// exception the sandbox raised itself, after catching the host's, is not
+// the host's. Before, the Go error was lost at the sandbox boundary.
+func TestRealUncaughtHostErrorUnwrapsToTheGoError(t *testing.T) {
+	missing := &fs.PathError{Op: "open", Path: "/cfg", Err: syscall.ENOENT}
+	for _, c := range []struct {
+		name string
+		err  error
+		is   error
+	}{
+		{"sentinel", fmt.Errorf("user 7: %w", errQuota), errQuota},
+		{"path error", fmt.Errorf("reading config: %w", missing), fs.ErrNotExist},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := realSession(t, Config{})
+			reg, os, paths := hostErrorPaths(c.err)
+			for path, expr := range paths {
+				code := "from pathlib import Path\ndef g():\n    return " + expr + "\ng()"
+				if strings.HasPrefix(expr, "await ") {
+					code = "async def g():\n    return " + expr + "\nawait g()"
+				}
+				_, err := s.Run(context.Background(), code, WithFunctions(reg), WithOS(os))
+				var pe *PythonError
+				if !errors.As(err, &pe) {
+					t.Fatalf("%s: %v", path, err)
+				}
+				if !errors.Is(err, c.is) || pe.HostErr != c.err {
+					t.Errorf("%s: errors.Is(%v, %v) false, HostErr %v", path, err, c.is, pe.HostErr)
+				}
+				var exc *message.RaisedException
+				if !errors.As(err, &exc) || exc != pe.Exception || len(exc.Traceback) != 2 {
+					t.Errorf("%s: errors.As found %+v, want the worker's exception", path, exc)
+				}
+				if c.is == fs.ErrNotExist {
+					var got *fs.PathError
+					if !errors.As(err, &got) || got != missing {
+						t.Errorf("%s: errors.As for the *fs.PathError found %v", path, got)
+					}
+				}
+			}
+			// Caught and raised anew, with another type or text: not the
+			// host's error.
+			for _, code := range []string{
+				"try:\n    fail()\nexcept Exception as e:\n    raise ValueError('wrapped: ' + str(e))",
+				"try:\n    fail()\nexcept Exception as e:\n    raise KeyError(str(e))",
+			} {
+				_, err := s.Run(context.Background(), code, WithFunctions(reg))
+				var pe *PythonError
+				if !errors.As(err, &pe) || pe.HostErr != nil || errors.Is(err, c.is) {
+					t.Errorf("%q: %v (HostErr %v)", code, err, pe.HostErr)
+				}
+			}
+			// Re-raised as is, it is.
+			_, err := s.Run(context.Background(), "try:\n    fail()\nexcept Exception as e:\n    raise", WithFunctions(reg))
+			if !errors.Is(err, c.is) {
+				t.Errorf("re-raised: errors.Is(%v, %v) false", err, c.is)
+			}
+		})
 	}
 }

@@ -1069,7 +1069,7 @@ func (r *runner) getattr(c *Class, obj any, name string) (req message.Request) {
 	v, found, err := c.p.Getattr(r.fctx, obj, name)
 	switch {
 	case err != nil:
-		return &message.ResumeNameLookup{Kind: message.LookupError, Error: exceptionFor(err, "RuntimeError")}
+		return &message.ResumeNameLookup{Kind: message.LookupError, Error: r.raise(err, "RuntimeError")}
 	case !found:
 		return &message.ResumeNameLookup{Kind: message.LookupUndefined}
 	}

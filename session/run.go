@@ -142,6 +142,45 @@ type runner struct {
 	// OS handler's op, and the futures resolve took from futures.
 	what  subject
 	taken []takenFuture
+
+	// The last exceptions host calls raised, with the Go errors behind
+	// them (a ring, under mu: futures raise from their goroutines), for
+	// PythonError.HostErr.
+	raised  [8]hostRaised
+	nraised int
+}
+
+// hostRaised is an exception a host call raised and the Go error behind it.
+type hostRaised struct {
+	exc *message.RaisedException
+	err error
+}
+
+// raise returns the exception to raise for a host call's error err (see
+// exceptionFor) and remembers err behind it.
+func (r *runner) raise(err error, fallback string) *message.RaisedException {
+	exc := exceptionFor(err, fallback)
+	r.mu.Lock()
+	r.raised[r.nraised%len(r.raised)] = hostRaised{exc, err}
+	r.nraised++
+	r.mu.Unlock()
+	return exc
+}
+
+// hostErr returns the Go error behind exc, the exception that ended the
+// feed, when it is the last of the remembered host exceptions with its
+// type and message (the sandbox let it through, or raised it again as
+// is); nil otherwise.
+func (r *runner) hostErr(exc *message.RaisedException) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := r.nraised - 1; i >= 0 && i >= r.nraised-len(r.raised); i-- {
+		h := r.raised[i%len(r.raised)]
+		if h.exc.Type == exc.Type && h.exc.Msg() == exc.Msg() {
+			return h.err
+		}
+	}
+	return nil
 }
 
 // subject names what an answer answers: "host function f". Its two parts
@@ -203,7 +242,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			if s.cur() == StateSuspended {
 				return nil, r.rejected(b.Exception)
 			}
-			return nil, &PythonError{Exception: b.Exception, Position: r.abortedAt}
+			return nil, &PythonError{Exception: b.Exception, Position: r.abortedAt, HostErr: r.hostErr(b.Exception)}
 		case *message.TypingError:
 			return nil, &TypeCheckError{Diagnostics: b.Diagnostics}
 		case *message.FunctionCall:
@@ -456,7 +495,7 @@ func (r *runner) ext(g *value.Graph, v any, err error) (res message.ExtResult) {
 		}
 	}()
 	if err != nil {
-		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err, "RuntimeError")}
+		return message.ExtResult{Kind: message.ResultError, Error: r.raise(err, "RuntimeError")}
 	}
 	root, cerr := r.encode(g, v)
 	if cerr != nil {
@@ -675,7 +714,7 @@ func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, exc *mess
 	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
 		return nil, nil
 	case err != nil:
-		return nil, exceptionFor(err, "OSError")
+		return nil, r.raise(err, "OSError")
 	}
 	return rc, nil
 }
