@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
 )
 
 // errProbe is the Go value behind the host class of the error-path tests:
@@ -60,6 +61,9 @@ func hostErrorPaths(err error) (*Registry, OSHandler, map[string]string) {
 func TestRealHostErrorsRaiseAlikeOnEveryPath(t *testing.T) {
 	exc := message.NewException("ValueError", "bad")
 	missing := &fs.PathError{Op: "open", Path: "/cfg", Err: syscall.ENOENT}
+	var g value.Graph
+	var n int
+	conv := value.ToGo(&g, g.Add(value.Str("x")), &n) // what a Func's DecodeArg returns
 	for _, c := range []struct {
 		name string
 		err  error
@@ -79,6 +83,8 @@ func TestRealHostErrorsRaiseAlikeOnEveryPath(t *testing.T) {
 			`('IsADirectoryError', "IsADirectoryError('read /d: is a directory')", 'read /d: is a directory', ('read /d: is a directory',))`, ""},
 		{"deadline", fmt.Errorf("fetching: %w", context.DeadlineExceeded),
 			`('TimeoutError', "TimeoutError('fetching: context deadline exceeded')", 'fetching: context deadline exceeded', ('fetching: context deadline exceeded',))`, ""},
+		{"conversion", fmt.Errorf("argument 1: %w", conv),
+			`('TypeError', "TypeError('argument 1: value: cannot convert str to int')", 'argument 1: value: cannot convert str to int', ('argument 1: value: cannot convert str to int',))`, ""},
 		{"plain", errors.New("disk on fire"),
 			`('RuntimeError', "RuntimeError('disk on fire')", 'disk on fire', ('disk on fire',))`,
 			`('OSError', "OSError('disk on fire')", 'disk on fire', ('disk on fire',))`},

@@ -26,6 +26,9 @@ import (
 //     error's text read as msg: fmt.Errorf("loading cfg: %w", exc) with
 //     exc a ValueError "bad" raises ValueError("loading cfg: bad"). A type
 //     the worker does not know raises RuntimeError instead;
+//   - a *value.ConversionError (a failed [Call.DecodeArg], say) raises
+//     TypeError, as a mismatched argument of a function adapted by
+//     reflection does;
 //   - an error carrying an errno (an *fs.PathError, say) or matching
 //     fs.ErrNotExist, fs.ErrExist or fs.ErrPermission raises the OSError
 //     subclass CPython raises for it (FileNotFoundError,

@@ -186,6 +186,9 @@ func toAny(g *value.Graph, id value.NodeID) (any, error) { return value.ToAny(g,
 //     fmt.Errorf("ctx: %w", exc) raises "ctx: msg". A type the worker does
 //     not know becomes a RuntimeError with err's text, so the worker
 //     never rejects the answer;
+//   - a *value.ConversionError in the chain (a Call.DecodeArg or
+//     Value.Decode that failed, say) raises TypeError, as the arguments
+//     of a function adapted by reflection do, with err's text;
 //   - an errno in the chain (*fs.PathError, *os.SyscallError, a bare
 //     syscall.Errno) or fs.ErrNotExist, fs.ErrExist or fs.ErrPermission
 //     raises CPython's OSError subclass for it (internal/oserror), with
@@ -216,7 +219,10 @@ func exceptionFor(err error, fallback string) *message.RaisedException {
 		return exc
 	}
 	typ := fallback
-	if c, ok := oserror.ClassOf(err); ok {
+	var conv *value.ConversionError
+	if errors.As(err, &conv) {
+		typ = "TypeError"
+	} else if c, ok := oserror.ClassOf(err); ok {
 		typ = c
 	} else if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
 		typ = "TimeoutError"
