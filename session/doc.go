@@ -70,6 +70,12 @@
 // (there is no way to interrupt it otherwise); one that ends while a feed
 // waits on the host aborts the feed and keeps the session.
 //
+// A host's Go error is raised in the sandbox the same way whatever
+// returned it (see [Func]); when the sandbox lets it through, Run's
+// *PythonError carries it (PythonError.HostErr) for errors.Is and
+// errors.As. docs/PROTOCOL.md ("Host errors in the sandbox") lists what
+// stays different from CPython.
+//
 // # Concurrency
 //
 // A [Session] runs one turn at a time on the calling goroutine, with plain
