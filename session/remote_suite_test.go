@@ -34,6 +34,9 @@ var realSuiteCases = []struct {
 	{"HostConstruction", TestRealHostConstruction},
 	{"HostInstancePassedBack", TestRealHostInstancePassedBack},
 	{"HostObjectErrorsKeepSession", TestRealHostObjectErrorsKeepSession},
+	{"HostErrorsRaiseAlikeOnEveryPath", TestRealHostErrorsRaiseAlikeOnEveryPath},
+	{"HostExceptionsAreSentAsTheWorkerTakesThem", TestRealHostExceptionsAreSentAsTheWorkerTakesThem},
+	{"UncaughtHostErrorUnwrapsToTheGoError", TestRealUncaughtHostErrorUnwrapsToTheGoError},
 }
 
 // RealSuiteCases exposes realSuiteCases to the external test package,
