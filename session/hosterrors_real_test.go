@@ -222,3 +222,36 @@ func TestRealUncaughtHostErrorUnwrapsToTheGoError(t *testing.T) {
 		})
 	}
 }
+
+// A Getattr hook's AttributeError means "no such attribute", as a Python
+// __getattr__ raising it does: hasattr is False and getattr's default is
+// returned, where before the worker raised the hook's exception past both
+// (it raises a lookup's error at the read, bypassing any default). Any
+// other exception still goes through, as it does in CPython.
+func TestRealGetattrAttributeErrorIsNotFound(t *testing.T) {
+	s := realSession(t, Config{})
+	for _, c := range []struct {
+		err  error
+		code string
+		want string
+	}{
+		{message.NewException("AttributeError", "no x here"), "(hasattr(probe, 'x'), getattr(probe, 'x', 5))", "(False, 5)"},
+		{fmt.Errorf("looking up: %w", message.NewException("AttributeError", "")), "(hasattr(probe, 'x'), getattr(probe, 'x', 5))", "(False, 5)"},
+		{message.NewException("AttributeError", "no x here"),
+			"try:\n    probe.x\nexcept AttributeError as e:\n    r = str(e)\nr", `"'Probe' object has no attribute 'x'"`},
+		{message.NewException("ValueError", "v"),
+			"try:\n    hasattr(probe, 'x')\nexcept ValueError as e:\n    r = str(e)\nr", "'v'"},
+	} {
+		reg, _, _ := hostErrorPaths(c.err)
+		res, err := s.Run(context.Background(), c.code, WithFunctions(reg))
+		if err != nil {
+			t.Fatalf("%v, %q: %v", c.err, c.code, err)
+		}
+		if got := res.Repr(); got != c.want {
+			t.Errorf("%v, %q: got %s, want %s", c.err, c.code, got, c.want)
+		}
+		if err := s.Reset(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
