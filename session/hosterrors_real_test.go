@@ -255,3 +255,36 @@ func TestRealGetattrAttributeErrorIsNotFound(t *testing.T) {
 		}
 	}
 }
+
+// A raw Func that reads an argument the sandbox did not pass, and returns
+// DecodeArg's error, raises TypeError as a function adapted by reflection
+// does, in CPython's words, and so does one that cannot convert it.
+// Before, the missing argument was a RuntimeError quoting the session's
+// own error ("monty session: f() has no argument 1").
+func TestRealRawFuncArgumentErrorsAreTypeErrors(t *testing.T) {
+	s := realSession(t, Config{})
+	reg := NewRegistry().MustRegister("f", Func(func(ctx context.Context, c *Call) (any, error) {
+		var a, b int
+		if err := c.DecodeArg(0, &a); err != nil {
+			return nil, err
+		}
+		if err := c.DecodeArg(1, &b); err != nil {
+			return nil, err
+		}
+		return a + b, nil
+	}))
+	for code, want := range map[string]string{
+		"f(1)":      "('TypeError', 'f() takes at least 2 positional arguments but 1 was given')",
+		"f()":       "('TypeError', 'f() takes at least 1 positional argument but 0 were given')",
+		"f('x', 1)": "('TypeError', 'value: cannot convert str to int')",
+		"f(1, 2)":   "3",
+	} {
+		res, err := s.Run(context.Background(), "try:\n    r = "+code+"\nexcept Exception as e:\n    r = (type(e).__name__, str(e))\nr", WithFunctions(reg))
+		if err != nil {
+			t.Fatalf("%s: %v", code, err)
+		}
+		if got := res.Repr(); got != want {
+			t.Errorf("%s: got %s, want %s", code, got, want)
+		}
+	}
+}

@@ -102,10 +102,17 @@ func (c *Call) Arg(i int) Value { return Value{Graph: c.Values, Root: c.Args[i]}
 
 // DecodeArg converts positional argument i into dst (see value.ToGo). A
 // host object of the session (see [Class]) decodes into a destination its
-// Go value is assignable to as that Go value itself.
+// Go value is assignable to as that Go value itself. Its errors, returned
+// by a Func, raise TypeError: a *message.RaisedException when the sandbox
+// passed fewer than i+1 positional arguments ("f() takes at least 2
+// positional arguments but 1 was given"), a *value.ConversionError when
+// the argument does not convert.
 func (c *Call) DecodeArg(i int, dst any) error {
-	if i < 0 || i >= len(c.Args) {
+	if i < 0 {
 		return fmt.Errorf("monty session: %s() has no argument %d", c.Name, i)
+	}
+	if n := len(c.Args); i >= n {
+		return typeError("%s() takes at least %d positional argument%s but %d %s given", c.Name, i+1, plural(i+1), n, wasWere(n))
 	}
 	return c.decoder().Decode(c.Values, c.Args[i], dst)
 }

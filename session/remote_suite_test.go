@@ -37,6 +37,7 @@ var realSuiteCases = []struct {
 	{"HostErrorsRaiseAlikeOnEveryPath", TestRealHostErrorsRaiseAlikeOnEveryPath},
 	{"HostExceptionsAreSentAsTheWorkerTakesThem", TestRealHostExceptionsAreSentAsTheWorkerTakesThem},
 	{"UncaughtHostErrorUnwrapsToTheGoError", TestRealUncaughtHostErrorUnwrapsToTheGoError},
+	{"RawFuncArgumentErrorsAreTypeErrors", TestRealRawFuncArgumentErrorsAreTypeErrors},
 }
 
 // RealSuiteCases exposes realSuiteCases to the external test package,
