@@ -125,8 +125,9 @@ func Return(v any) Answer { return Answer{kind: answerReturn, value: v} }
 // Raise raises exc where the feed is suspended: at the call site of a
 // FunctionCall or OsCall (the sandbox may catch it), or where a NameLookup
 // read the name. As for a host function's error, an exception type the
-// worker does not know is raised as RuntimeError naming it, and a message
-// that is not UTF-8 is repaired.
+// worker does not know is raised as RuntimeError naming it, a message
+// that is not UTF-8 is repaired, and the exception's traceback is not
+// sent.
 func Raise(exc *message.RaisedException) Answer { return Answer{kind: answerRaise, exc: exc} }
 
 // raised is the exception a Raise answer sends (nil stays nil: the codec
