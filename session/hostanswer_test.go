@@ -170,6 +170,8 @@ func TestFakeWrappedExceptionKeepsContext(t *testing.T) {
 		{errors.Join(errors.New("first"), exc), "ValueError: first\nbad"},
 		{errors.Join(exc, errors.New("then")), "ValueError: bad\nthen"},
 		{fmt.Errorf("%w (while loading cfg)", exc), "ValueError: bad (while loading cfg)"},
+		{fmt.Errorf("%w (while loading cfg)", empty), "KeyError: (while loading cfg)"},
+		{fmt.Errorf("%w: %w", message.NewException("RuntimeError", "loading failed"), exc), "RuntimeError: loading failed: ValueError: bad"},
 	} {
 		got := exceptionFor(c.err, "RuntimeError")
 		if got.Error() != c.want {

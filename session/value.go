@@ -240,9 +240,14 @@ func wrappedMessage(outer string, exc *message.RaisedException) string {
 		return outer
 	}
 	before, msg, after := outer[:i], exc.Msg(), outer[i+len(r):]
-	if msg == "" && after == "" {
-		// "no key: KeyError" is KeyError("no key").
-		before = strings.TrimSuffix(before, ": ")
+	if msg == "" {
+		// "no key: KeyError" is KeyError("no key"), and
+		// "KeyError (retrying)" KeyError("(retrying)").
+		if after == "" {
+			before = strings.TrimSuffix(before, ": ")
+		} else if before == "" {
+			after = strings.TrimPrefix(strings.TrimPrefix(after, ":"), " ")
+		}
 	}
 	return before + msg + after
 }
