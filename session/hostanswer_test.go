@@ -218,3 +218,17 @@ func TestFakeUnsendableOSAnswerRaisesValueError(t *testing.T) {
 	}
 	t.Log(got.Result.Error.Msg())
 }
+
+// An exception sent without its traceback keeps a missing message missing
+// (KeyError() has no args in the sandbox, KeyError with an empty message has one).
+func TestFakeTracebackDroppedKeepsNoMessage(t *testing.T) {
+	frame := message.StackFrame{Filename: "inner.py", Start: message.CodeLoc{Line: 1, Column: 1}, End: message.CodeLoc{Line: 1, Column: 2}}
+	bare := &message.RaisedException{Type: "KeyError", Traceback: []message.StackFrame{frame}}
+	got := exceptionFor(bare, "RuntimeError")
+	if got.Message != nil || got.Traceback != nil || got.Type != "KeyError" {
+		t.Fatalf("got %+v (message %q)", got, got.Msg())
+	}
+	if bare.Traceback == nil {
+		t.Fatal("the host's exception was modified")
+	}
+}

@@ -180,12 +180,12 @@ func toAny(g *value.Graph, id value.NodeID) (any, error) { return value.ToAny(g,
 //   - a *message.RaisedException in err's chain (a *PythonError included)
 //     raises its type with its data, but not its traceback: the worker
 //     shows only the sandbox's own frames, down to the call, and rejects
-//     the whole answer over a frame it finds invalid. Its message is err's own text, in
-//     which the exception's rendering ("Type: msg", wherever the wrappers
-//     put it) reads as just msg, so that the wrappers' context is kept:
-//     fmt.Errorf("ctx: %w", exc) raises "ctx: msg". A type the worker does
-//     not know becomes a RuntimeError with err's text, so the worker
-//     never rejects the answer;
+//     the whole answer over a frame it finds invalid. Its message is
+//     err's own text, in which the exception's rendering ("Type: msg",
+//     wherever the wrappers put it) reads as just msg, so that the
+//     wrappers' context is kept: fmt.Errorf("ctx: %w", exc) raises
+//     "ctx: msg". A type the worker does not know becomes a RuntimeError
+//     with err's text, so the worker never rejects the answer;
 //   - a *value.ConversionError in the chain (a Call.DecodeArg or
 //     Value.Decode that failed, say) raises TypeError, as the arguments
 //     of a function adapted by reflection do, with err's text;
@@ -209,14 +209,18 @@ func exceptionFor(err error, fallback string) *message.RaisedException {
 		if err != error(exc) {
 			msg = wrappedMessage(err.Error(), exc)
 		}
-		if msg != exc.Msg() || !utf8.ValidString(msg) || exc.Traceback != nil {
-			// Rewritten (or repaired: the protocol carries only UTF-8)
-			// in a copy, without the traceback.
-			c := *exc
-			c.Message, c.Traceback = message.NewException("", msg).Message, nil
-			return &c
+		rewrite := msg != exc.Msg() || !utf8.ValidString(msg)
+		if !rewrite && exc.Traceback == nil {
+			return exc
 		}
-		return exc
+		// Without the traceback, and the message rewritten (or repaired:
+		// the protocol carries only UTF-8), in a copy.
+		c := *exc
+		c.Traceback = nil
+		if rewrite {
+			c.Message = message.NewException("", msg).Message
+		}
+		return &c
 	}
 	typ := fallback
 	var conv *value.ConversionError
