@@ -37,7 +37,14 @@
 // "[Errno 2] No such file or directory: '/x'" (rename names both paths in
 // every errno it fails with, the table's own refusals included:
 // "... '/a' -> '/b'"). Messages repeat the path as the sandbox wrote it
-// (clipped to 512 bytes), never a host path.
+// (clipped to 512 bytes), never a host path. The class is CPython's for the
+// errno (PEP 3151) where the worker knows it; the errnos whose subclass it
+// lacks (EAGAIN's BlockingIOError, EINTR's InterruptedError, EPIPE's
+// BrokenPipeError) raise OSError, which `except OSError` catches as in
+// CPython, since the worker rejects an answer naming a type it does not
+// know. The worker's exceptions hold one string argument: str(e) is
+// CPython's text, but e.args is that text alone, and e.errno, e.strerror
+// and e.filename do not exist (AttributeError).
 //
 // os.listdir(p) reaches the parent as the same iterdir arm as
 // Path(p).iterdir() and cannot be told apart; it is answered with Paths.

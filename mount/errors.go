@@ -3,11 +3,11 @@ package mount
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"syscall"
 
+	"github.com/gomonty/monty/internal/oserror"
 	"github.com/gomonty/monty/message"
 )
 
@@ -80,32 +80,6 @@ func (e *canceledError) Error() string { return "mount: " + e.err.Error() }
 // Unwrap returns the context error, for errors.Is(err, context.Canceled).
 func (e *canceledError) Unwrap() error { return e.err }
 
-// excClass returns the Python exception class CPython raises for errno
-// (PEP 3151).
-func excClass(e syscall.Errno) string {
-	switch e {
-	case syscall.ENOENT:
-		return "FileNotFoundError"
-	case syscall.EEXIST:
-		return "FileExistsError"
-	case syscall.EISDIR:
-		return "IsADirectoryError"
-	case syscall.ENOTDIR:
-		return "NotADirectoryError"
-	case syscall.EACCES, syscall.EPERM:
-		return "PermissionError"
-	case syscall.EINTR:
-		return "InterruptedError"
-	case syscall.EAGAIN, syscall.EALREADY, syscall.EINPROGRESS:
-		return "BlockingIOError"
-	case syscall.EPIPE, syscall.ESHUTDOWN:
-		return "BrokenPipeError"
-	case syscall.ETIMEDOUT:
-		return "TimeoutError"
-	}
-	return "OSError"
-}
-
 // strerror is the C library's text for errno: Go's text with a capital.
 func strerror(e syscall.Errno) string {
 	s := e.Error()
@@ -118,36 +92,18 @@ func strerror(e syscall.Errno) string {
 // errnoError is CPython's OSError for errno on one path:
 // "[Errno 2] No such file or directory: '/x'".
 func errnoError(e syscall.Errno, p string) *pyError {
-	return raise(excClass(e), "[Errno %d] %s: %s", int(e), strerror(e), shown(p))
+	return raise(oserror.Class(e), "[Errno %d] %s: %s", int(e), strerror(e), shown(p))
 }
 
 // errnoError2 is CPython's two-path form used by rename:
 // "[Errno 2] No such file or directory: '/a' -> '/b'".
 func errnoError2(e syscall.Errno, src, dst string) *pyError {
-	return raise(excClass(e), "[Errno %d] %s: %s -> %s", int(e), strerror(e), shown(src), shown(dst))
+	return raise(oserror.Class(e), "[Errno %d] %s: %s -> %s", int(e), strerror(e), shown(src), shown(dst))
 }
 
 // permissionDenied is the refusal for escapes and paths outside every
 // mount.
 func permissionDenied(p string) *pyError { return errnoError(syscall.EACCES, p) }
-
-// asErrno extracts the errno from err, unwrapping PathError, LinkError and
-// SyscallError.
-func asErrno(err error) (syscall.Errno, bool) {
-	var e syscall.Errno
-	if errors.As(err, &e) {
-		return e, true
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return syscall.ENOENT, true
-	case errors.Is(err, fs.ErrExist):
-		return syscall.EEXIST, true
-	case errors.Is(err, fs.ErrPermission):
-		return syscall.EACCES, true
-	}
-	return 0, false
-}
 
 // isEscape reports whether err is os.Root refusing a path that leaves the
 // root (a ".." past the root, or an absolute or escaping symlink). os.Root
@@ -184,7 +140,7 @@ func renameErrno(err error) (syscall.Errno, bool) {
 	if errors.As(err, &pe) || errors.As(err, &tl) || errors.As(err, &me) || errors.As(err, &ce) {
 		return 0, false
 	}
-	if e, ok := asErrno(err); ok {
+	if e, ok := oserror.Errno(err); ok {
 		if e == syscall.ENXIO || e == syscall.ENODEV {
 			return syscall.EACCES, true
 		}
@@ -219,7 +175,7 @@ func toPy(err error, p string) *pyError {
 		errors.Is(err, errSymlink), errors.Is(err, errMountRoot), isEscape(err):
 		return permissionDenied(p)
 	}
-	if e, ok := asErrno(err); ok {
+	if e, ok := oserror.Errno(err); ok {
 		if e == syscall.ENXIO || e == syscall.ENODEV {
 			// Opening a socket or a device with no driver: a special file.
 			return permissionDenied(p)

@@ -27,7 +27,8 @@
 // names registered in a [Registry] run Go functions: plain [Func]s, or any
 // Go function adapted by reflection (arguments converted with
 // value.ToGo, results with value.FromGo; a mismatch is a TypeError in the
-// sandbox, a Go error a RuntimeError). Functions registered with [Async]
+// sandbox; a Go error is raised as the exception it wraps, CPython's
+// OSError subclass for an errno, or a RuntimeError: see [Func]). Functions registered with [Async]
 // are answered with futures and run concurrently, so asyncio.gather
 // overlaps them. Reads of undefined names resolve to registered values and
 // functions, everything else is a NameError. OS calls go to an [OSHandler]
@@ -68,6 +69,12 @@
 // close it. A context that ends while the worker computes kills the worker
 // (there is no way to interrupt it otherwise); one that ends while a feed
 // waits on the host aborts the feed and keeps the session.
+//
+// A host's Go error is raised in the sandbox the same way whatever
+// returned it (see [Func]); when the sandbox lets it through, Run's
+// *PythonError carries it (PythonError.HostErr) for errors.Is and
+// errors.As. docs/PROTOCOL.md ("Host errors in the sandbox") lists what
+// stays different from CPython.
 //
 // # Concurrency
 //

@@ -84,7 +84,8 @@ func (e *closedError) SessionSurvives() bool { return false }
 // exception.
 //
 // errors.As(err, &exc) with exc a *message.RaisedException also finds the
-// exception.
+// exception; errors.Is and errors.As also see the host's Go error behind
+// it, if any (HostErr).
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type PythonError struct {
@@ -96,6 +97,13 @@ type PythonError struct {
 	// and when the child sent no position. Exceptions the sandbox raised
 	// carry their positions in the traceback's frames.
 	Position message.SourceRange
+	// HostErr is the Go error behind the exception, when the exception
+	// that ended the feed is one a host call of this Run or Continue
+	// raised (a function, method, constructor, Getattr hook, Async
+	// function or OS handler returned it) and the sandbox let it through
+	// unchanged: the same type and message. It is nil otherwise, as for an
+	// exception the sandbox raised anew after catching the host's.
+	HostErr error
 
 	source string // the code of the feed that raised, when known
 }
@@ -103,8 +111,15 @@ type PythonError struct {
 // Error returns the last line of a Python traceback, "Type: message".
 func (e *PythonError) Error() string { return e.Exception.Error() }
 
-// Unwrap returns the exception.
-func (e *PythonError) Unwrap() error { return e.Exception }
+// Unwrap returns the exception, then HostErr when there is one: errors.As
+// for a *message.RaisedException finds the worker's exception, and
+// errors.Is and errors.As also see the host's Go error.
+func (e *PythonError) Unwrap() []error {
+	if e.HostErr == nil {
+		return []error{e.Exception}
+	}
+	return []error{e.Exception, e.HostErr}
+}
 
 // SessionSurvives reports true.
 func (e *PythonError) SessionSurvives() bool { return true }

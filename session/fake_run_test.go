@@ -3,7 +3,10 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,11 +145,11 @@ func TestFakeRejectedReplyAbortsFeed(t *testing.T) {
 }
 
 func TestFakeUnknownExceptionTypeIsRenamed(t *testing.T) {
-	exc := exceptionFor(message.NewException("MyHostError", "nope"))
+	exc := exceptionFor(message.NewException("MyHostError", "nope"), "RuntimeError")
 	if exc.Type != "RuntimeError" || exc.Msg() != "MyHostError: nope" {
 		t.Fatalf("%+v", exc)
 	}
-	if exc := exceptionFor(&PythonError{Exception: message.NewException("KeyError", "k")}); exc.Type != "KeyError" {
+	if exc := exceptionFor(&PythonError{Exception: message.NewException("KeyError", "k")}, "RuntimeError"); exc.Type != "KeyError" {
 		t.Fatalf("%+v", exc)
 	}
 }
@@ -201,13 +204,18 @@ func TestFakeValueRoundTrip(t *testing.T) {
 	}
 }
 
+// An OS handler's error raises what a host function's would, except that
+// an error with nothing to say its class is an OSError.
 func TestFakeOSHandlerErrorsMapToExceptions(t *testing.T) {
 	for err, want := range map[error]string{
-		errors.New("x"): "OSError",
-		ErrClosed:       "OSError",
-		message.NewException("IsADirectoryError", "d"): "IsADirectoryError",
+		errors.New("x"): "OSError: x",
+		ErrClosed:       "OSError: " + ErrClosed.Error(),
+		message.NewException("IsADirectoryError", "d"):                           "IsADirectoryError: d",
+		fmt.Errorf("loading cfg: %w", message.NewException("ValueError", "bad")): "ValueError: loading cfg: bad",
+		&fs.PathError{Op: "open", Path: "/d", Err: syscall.EISDIR}:               "IsADirectoryError: open /d: is a directory",
+		fmt.Errorf("x: %w", fs.ErrNotExist):                                      "FileNotFoundError: x: file does not exist",
 	} {
-		if got := osException(err).Type; got != want {
+		if got := exceptionFor(err, "OSError").Error(); got != want {
 			t.Errorf("%v → %s, want %s", err, got, want)
 		}
 	}

@@ -168,8 +168,12 @@ func TestFakeWrappedExceptionKeepsContext(t *testing.T) {
 		{fmt.Errorf("no key: %w", empty), "KeyError: no key"},
 		{custom, "ValueError: custom wrapper around the exception"},
 		{errors.Join(errors.New("first"), exc), "ValueError: first\nbad"},
+		{errors.Join(exc, errors.New("then")), "ValueError: bad\nthen"},
+		{fmt.Errorf("%w (while loading cfg)", exc), "ValueError: bad (while loading cfg)"},
+		{fmt.Errorf("%w (while loading cfg)", empty), "KeyError: (while loading cfg)"},
+		{fmt.Errorf("%w: %w", message.NewException("RuntimeError", "loading failed"), exc), "RuntimeError: loading failed: ValueError: bad"},
 	} {
-		got := exceptionFor(c.err)
+		got := exceptionFor(c.err, "RuntimeError")
 		if got.Error() != c.want {
 			t.Errorf("exceptionFor(%q) = %q, want %q", c.err, got.Error(), c.want)
 		}
@@ -213,4 +217,18 @@ func TestFakeUnsendableOSAnswerRaisesValueError(t *testing.T) {
 		t.Fatalf("answer %#v", got)
 	}
 	t.Log(got.Result.Error.Msg())
+}
+
+// An exception sent without its traceback keeps a missing message missing
+// (KeyError() has no args in the sandbox, KeyError with an empty message has one).
+func TestFakeTracebackDroppedKeepsNoMessage(t *testing.T) {
+	frame := message.StackFrame{Filename: "inner.py", Start: message.CodeLoc{Line: 1, Column: 1}, End: message.CodeLoc{Line: 1, Column: 2}}
+	bare := &message.RaisedException{Type: "KeyError", Traceback: []message.StackFrame{frame}}
+	got := exceptionFor(bare, "RuntimeError")
+	if got.Message != nil || got.Traceback != nil || got.Type != "KeyError" {
+		t.Fatalf("got %+v (message %q)", got, got.Msg())
+	}
+	if bare.Traceback == nil {
+		t.Fatal("the host's exception was modified")
+	}
 }

@@ -79,8 +79,12 @@ type Policy struct {
 	// Getattr, when set, answers reads of attributes the policy does not
 	// list: obj is the instance's Go value (a *T), or nil for an attribute
 	// of the class itself. found false is an AttributeError; an error is
-	// raised at the read, past any getattr() default. It runs on the
-	// goroutine of the feed; ctx ends with the feed.
+	// raised at the read (as a [Func]'s error is), past any getattr()
+	// default, except one that raises AttributeError: like a Python
+	// __getattr__ raising it, it means found false (hasattr is False and
+	// getattr's default is returned), and the sandbox's AttributeError
+	// has the worker's text, not the error's. It runs on the goroutine of
+	// the feed; ctx ends with the feed.
 	Getattr func(ctx context.Context, obj any, name string) (v any, found bool, err error)
 }
 
@@ -1068,9 +1072,17 @@ func (r *runner) getattr(c *Class, obj any, name string) (req message.Request) {
 		}
 	}()
 	v, found, err := c.p.Getattr(r.fctx, obj, name)
+	if err != nil {
+		exc := r.raise(err, "RuntimeError")
+		if exc.Type != "AttributeError" {
+			return &message.ResumeNameLookup{Kind: message.LookupError, Error: exc}
+		}
+		// The worker raises a lookup's error past hasattr and getattr's
+		// default; an AttributeError from __getattr__ means there is no
+		// such attribute, so it is answered as one that is not found.
+		found = false
+	}
 	switch {
-	case err != nil:
-		return &message.ResumeNameLookup{Kind: message.LookupError, Error: exceptionFor(err)}
 	case !found:
 		return &message.ResumeNameLookup{Kind: message.LookupUndefined}
 	}

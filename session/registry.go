@@ -18,13 +18,33 @@ import (
 
 // Func is a host function callable from the sandbox. It returns the call's
 // result as a Go value (anything value.FromGo accepts, a [Value], or nil
-// for None) or an error: a *message.RaisedException is raised as that
-// exception, any other error as RuntimeError with the error's text. An
-// error that wraps a *message.RaisedException raises the exception's type
-// with the error's own text as its message, the exception's "Type: msg"
-// in it read as msg: fmt.Errorf("loading cfg: %w", exc) with exc a
-// ValueError "bad" raises ValueError("loading cfg: bad"). A panic, in the
-// Func or in converting its result, is a RuntimeError.
+// for None) or an error, raised in the sandbox with the error's text as
+// its message:
+//
+//   - an error that is or wraps a *message.RaisedException raises the
+//     exception's type (and data), the exception's "Type: msg" in the
+//     error's text read as msg: fmt.Errorf("loading cfg: %w", exc) with
+//     exc a ValueError "bad" raises ValueError("loading cfg: bad"). A type
+//     the worker does not know raises RuntimeError instead;
+//   - a *value.ConversionError (a failed [Call.DecodeArg], say) raises
+//     TypeError, as a mismatched argument of a function adapted by
+//     reflection does;
+//   - an error carrying an errno (an *fs.PathError, say) or matching
+//     fs.ErrNotExist, fs.ErrExist or fs.ErrPermission raises the OSError
+//     subclass CPython raises for it (FileNotFoundError,
+//     IsADirectoryError, PermissionError, ...; OSError for the errnos
+//     whose subclass the worker lacks);
+//   - context.DeadlineExceeded or os.ErrDeadlineExceeded raises
+//     TimeoutError;
+//   - any other error raises RuntimeError.
+//
+// Methods, constructors and Getattr hooks of host classes, Async
+// functions and [OSHandler]s (whose other errors raise OSError) follow the
+// same rules. An exception's own traceback, if it has one, is not sent:
+// the sandbox's traceback is its own frames down to the call (the worker
+// keeps no host frames, and would reject the answer over a frame it finds
+// invalid). A panic, in the Func or in converting its result, is a
+// RuntimeError.
 //
 // A result with no Python equivalent raises TypeError in the sandbox, and
 // one that cannot be sent (over the frame cap, or nested deeper than the
@@ -82,10 +102,17 @@ func (c *Call) Arg(i int) Value { return Value{Graph: c.Values, Root: c.Args[i]}
 
 // DecodeArg converts positional argument i into dst (see value.ToGo). A
 // host object of the session (see [Class]) decodes into a destination its
-// Go value is assignable to as that Go value itself.
+// Go value is assignable to as that Go value itself. Its errors, returned
+// by a Func, raise TypeError: a *message.RaisedException when the sandbox
+// passed fewer than i+1 positional arguments ("f() takes at least 2
+// positional arguments but 1 was given"), a *value.ConversionError when
+// the argument does not convert.
 func (c *Call) DecodeArg(i int, dst any) error {
-	if i < 0 || i >= len(c.Args) {
+	if i < 0 {
 		return fmt.Errorf("monty session: %s() has no argument %d", c.Name, i)
+	}
+	if n := len(c.Args); i >= n {
+		return typeError("%s() takes at least %d positional argument%s but %d %s given", c.Name, i+1, plural(i+1), n, wasWere(n))
 	}
 	return c.decoder().Decode(c.Values, c.Args[i], dst)
 }
@@ -662,12 +689,15 @@ var ErrNotHandled = errors.New("monty session: OS call not handled")
 // OSHandler answers the sandbox's OS calls (filesystem, environment,
 // clock). HandleOS returns the complete answer; its CallID is filled in by
 // the session. A nil answer with a nil error, or ErrNotHandled, means "not
-// handled". Any other error is raised in the sandbox: a
-// *message.RaisedException as is, fs.ErrNotExist as FileNotFoundError,
-// fs.ErrPermission as PermissionError, fs.ErrExist as FileExistsError, and
-// anything else as OSError. An answer that cannot be sent (over the frame
-// cap) raises ValueError naming the op. If ctx is done when HandleOS
-// returns, the feed is aborted instead.
+// handled". Any other error is raised in the sandbox as a [Func]'s error
+// is (an exception in its chain with the error's text, an errno or fs
+// sentinel as CPython's OSError subclass, a deadline as TimeoutError),
+// except that an error with none of these raises OSError rather than
+// RuntimeError. The exception of an answer whose result is a ResultError
+// is sent as a Func's *message.RaisedException is (no traceback, a type
+// the worker does not know as RuntimeError). An answer that cannot be sent (over the frame cap) raises
+// ValueError naming the op. If ctx is done when HandleOS returns, the feed
+// is aborted instead.
 //
 // Package mount provides a hardened implementation.
 //

@@ -34,6 +34,10 @@ var realSuiteCases = []struct {
 	{"HostConstruction", TestRealHostConstruction},
 	{"HostInstancePassedBack", TestRealHostInstancePassedBack},
 	{"HostObjectErrorsKeepSession", TestRealHostObjectErrorsKeepSession},
+	{"HostErrorsRaiseAlikeOnEveryPath", TestRealHostErrorsRaiseAlikeOnEveryPath},
+	{"HostExceptionsAreSentAsTheWorkerTakesThem", TestRealHostExceptionsAreSentAsTheWorkerTakesThem},
+	{"UncaughtHostErrorUnwrapsToTheGoError", TestRealUncaughtHostErrorUnwrapsToTheGoError},
+	{"RawFuncArgumentErrorsAreTypeErrors", TestRealRawFuncArgumentErrorsAreTypeErrors},
 }
 
 // RealSuiteCases exposes realSuiteCases to the external test package,

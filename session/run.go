@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"strings"
 	"sync"
@@ -144,6 +143,45 @@ type runner struct {
 	// OS handler's op, and the futures resolve took from futures.
 	what  unsent.Subject
 	taken []takenFuture
+
+	// The last exceptions host calls raised, with the Go errors behind
+	// them (a ring, under mu: futures raise from their goroutines), for
+	// PythonError.HostErr.
+	raised  [8]hostRaised
+	nraised int
+}
+
+// hostRaised is an exception a host call raised and the Go error behind it.
+type hostRaised struct {
+	exc *message.RaisedException
+	err error
+}
+
+// raise returns the exception to raise for a host call's error err (see
+// exceptionFor) and remembers err behind it.
+func (r *runner) raise(err error, fallback string) *message.RaisedException {
+	exc := exceptionFor(err, fallback)
+	r.mu.Lock()
+	r.raised[r.nraised%len(r.raised)] = hostRaised{exc, err}
+	r.nraised++
+	r.mu.Unlock()
+	return exc
+}
+
+// hostErr returns the Go error behind exc, the exception that ended the
+// feed, when it is the last of the remembered host exceptions with its
+// type and message (the sandbox let it through, or raised it again as
+// is); nil otherwise.
+func (r *runner) hostErr(exc *message.RaisedException) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := r.nraised - 1; i >= 0 && i >= r.nraised-len(r.raised); i-- {
+		h := r.raised[i%len(r.raised)]
+		if h.exc.Type == exc.Type && h.exc.Msg() == exc.Msg() {
+			return h.err
+		}
+	}
+	return nil
 }
 
 type future struct {
@@ -195,7 +233,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			if s.cur() == StateSuspended {
 				return nil, r.rejected(b.Exception)
 			}
-			return nil, &PythonError{Exception: b.Exception, Position: r.abortedAt}
+			return nil, &PythonError{Exception: b.Exception, Position: r.abortedAt, HostErr: r.hostErr(b.Exception)}
 		case *message.TypingError:
 			return nil, &TypeCheckError{Diagnostics: b.Diagnostics}
 		case *message.FunctionCall:
@@ -433,7 +471,7 @@ func (r *runner) ext(g *value.Graph, v any, err error) (res message.ExtResult) {
 		}
 	}()
 	if err != nil {
-		return message.ExtResult{Kind: message.ResultError, Error: exceptionFor(err)}
+		return message.ExtResult{Kind: message.ResultError, Error: r.raise(err, "RuntimeError")}
 	}
 	root, cerr := r.encode(g, v)
 	if cerr != nil {
@@ -628,6 +666,11 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 		return notHandled
 	}
 	rc.CallID = oc.CallID
+	if res := rc.Result; res.Kind == message.ResultError && res.Error != nil {
+		// The handler's own exception, made what the worker takes as a
+		// host function's error is.
+		res.Error = exceptionFor(res.Error, "OSError")
+	}
 	return sleepFutureRefused(oc, rc)
 }
 
@@ -647,23 +690,7 @@ func (r *runner) handleOS(oc *message.OsCall) (rc *message.ResumeCall, exc *mess
 	case errors.Is(err, ErrNotHandled), err == nil && (rc == nil || rc.Result == nil):
 		return nil, nil
 	case err != nil:
-		return nil, osException(err)
+		return nil, r.raise(err, "OSError")
 	}
 	return rc, nil
-}
-
-// osException maps an OS handler's error to the exception to raise.
-func osException(err error) *message.RaisedException {
-	var exc *message.RaisedException
-	switch {
-	case errors.As(err, &exc):
-		return exceptionFor(exc)
-	case errors.Is(err, fs.ErrNotExist):
-		return message.NewException("FileNotFoundError", err.Error())
-	case errors.Is(err, fs.ErrPermission):
-		return message.NewException("PermissionError", err.Error())
-	case errors.Is(err, fs.ErrExist):
-		return message.NewException("FileExistsError", err.Error())
-	}
-	return message.NewException("OSError", err.Error())
 }

@@ -125,8 +125,9 @@ func Return(v any) Answer { return Answer{kind: answerReturn, value: v} }
 // Raise raises exc where the feed is suspended: at the call site of a
 // FunctionCall or OsCall (the sandbox may catch it), or where a NameLookup
 // read the name. As for a host function's error, an exception type the
-// worker does not know is raised as RuntimeError naming it, and a message
-// that is not UTF-8 is repaired.
+// worker does not know is raised as RuntimeError naming it, a message
+// that is not UTF-8 is repaired, and the exception's traceback is not
+// sent.
 func Raise(exc *message.RaisedException) Answer { return Answer{kind: answerRaise, exc: exc} }
 
 // raised is the exception a Raise answer sends (nil stays nil: the codec
@@ -135,7 +136,7 @@ func (a Answer) raised() *message.RaisedException {
 	if a.exc == nil {
 		return nil
 	}
-	return exceptionFor(a.exc)
+	return exceptionFor(a.exc, "RuntimeError")
 }
 
 // Undefined answers a NameLookup with "undefined" (NameError, or
@@ -244,8 +245,7 @@ func (s *Session) answerRequest(a Answer) (message.Request, error) {
 }
 
 // FutureOutcome resolves one external future: the value of a finished
-// host call, or its error (a *message.RaisedException is raised as is, any
-// other error as RuntimeError).
+// host call, or its error (raised as a [Func]'s error is).
 //
 // A FutureOutcome is plain data; the session only reads it.
 type FutureOutcome struct {
@@ -262,7 +262,7 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 	for _, o := range outcomes {
 		r := &message.ExtResult{}
 		if o.Err != nil {
-			r.Kind, r.Error = message.ResultError, exceptionFor(o.Err)
+			r.Kind, r.Error = message.ResultError, exceptionFor(o.Err, "RuntimeError")
 		} else {
 			root, err := toGraph(&req.Values, o.Value)
 			if err != nil {

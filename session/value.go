@@ -1,12 +1,15 @@
 package session
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/gomonty/monty/internal/oserror"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -168,43 +171,89 @@ func toGo(g *value.Graph, id value.NodeID, dst any) error { return value.ToGo(g,
 
 func toAny(g *value.Graph, id value.NodeID) (any, error) { return value.ToAny(g, id) }
 
-// exceptionFor turns a Go error into the exception to raise in the
-// sandbox: a *message.RaisedException in err's chain (a *PythonError
-// included) with its type, traceback and data, its message made UTF-8;
-// when err wraps it (fmt.Errorf("ctx: %w", exc)), the message is err's own
-// text, the exception's rendering ("Type: msg") in it read as just msg, so
-// that the wrapper's context is kept: "ctx: msg". Anything else is a
-// RuntimeError with err's text. An exception type the worker does not know
-// becomes a RuntimeError with err's text, so the worker never rejects the
-// reply.
-func exceptionFor(err error) *message.RaisedException {
+// exceptionFor turns a Go error from the host into the exception the
+// sandbox raises. Every path does it through here, so the same error is
+// the same exception whether a host function, a method, a constructor, an
+// attribute hook, an Async function's future or an OS handler returned it
+// (and for the low-level API's Raise and FutureOutcome):
+//
+//   - a *message.RaisedException in err's chain (a *PythonError included)
+//     raises its type with its data, but not its traceback: the worker
+//     shows only the sandbox's own frames, down to the call, and rejects
+//     the whole answer over a frame it finds invalid. Its message is
+//     err's own text, in which the exception's rendering ("Type: msg",
+//     wherever the wrappers put it) reads as just msg, so that the
+//     wrappers' context is kept: fmt.Errorf("ctx: %w", exc) raises
+//     "ctx: msg". A type the worker does not know becomes a RuntimeError
+//     with err's text, so the worker never rejects the answer;
+//   - a *value.ConversionError in the chain (a Call.DecodeArg or
+//     Value.Decode that failed, say) raises TypeError, as the arguments
+//     of a function adapted by reflection do, with err's text;
+//   - an errno in the chain (*fs.PathError, *os.SyscallError, a bare
+//     syscall.Errno) or fs.ErrNotExist, fs.ErrExist or fs.ErrPermission
+//     raises CPython's OSError subclass for it (internal/oserror), with
+//     err's text;
+//   - context.DeadlineExceeded or os.ErrDeadlineExceeded raises
+//     TimeoutError, with err's text;
+//   - anything else raises fallback (RuntimeError for calls, OSError for
+//     the OS handler) with err's text.
+//
+// Messages are made UTF-8, which is all the protocol carries.
+func exceptionFor(err error, fallback string) *message.RaisedException {
 	var exc *message.RaisedException
 	if errors.As(err, &exc) && exc != nil {
 		if !value.KnownExceptionType(exc.Type) {
 			return message.NewException("RuntimeError", err.Error())
 		}
 		msg := exc.Msg()
-		if pe, ok := err.(*PythonError); err != error(exc) && (!ok || pe.Exception != exc) {
-			outer := err.Error()
-			if p, ok := strings.CutSuffix(outer, exc.Error()); ok {
-				if msg == "" {
-					p = strings.TrimSuffix(p, ": ")
-				}
-				msg = p + msg
-			} else {
-				msg = outer
-			}
+		if err != error(exc) {
+			msg = wrappedMessage(err.Error(), exc)
 		}
-		if msg != exc.Msg() || !utf8.ValidString(msg) {
-			// Rewritten (or repaired: the protocol carries only UTF-8)
-			// in a copy.
-			c := *exc
+		rewrite := msg != exc.Msg() || !utf8.ValidString(msg)
+		if !rewrite && exc.Traceback == nil {
+			return exc
+		}
+		// Without the traceback, and the message rewritten (or repaired:
+		// the protocol carries only UTF-8), in a copy.
+		c := *exc
+		c.Traceback = nil
+		if rewrite {
 			c.Message = message.NewException("", msg).Message
-			return &c
 		}
-		return exc
+		return &c
 	}
-	return message.NewException("RuntimeError", err.Error())
+	typ := fallback
+	var conv *value.ConversionError
+	if errors.As(err, &conv) {
+		typ = "TypeError"
+	} else if c, ok := oserror.ClassOf(err); ok {
+		typ = c
+	} else if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		typ = "TimeoutError"
+	}
+	return message.NewException(typ, err.Error())
+}
+
+// wrappedMessage is the message of exc raised for an error whose text is
+// outer: outer with exc's rendering in it (its last occurrence) read as
+// exc's message, or outer itself when the wrapper does not quote it.
+func wrappedMessage(outer string, exc *message.RaisedException) string {
+	r := exc.Error()
+	i := strings.LastIndex(outer, r)
+	if i < 0 {
+		return outer
+	}
+	before, msg, after := outer[:i], exc.Msg(), outer[i+len(r):]
+	if msg == "" {
+		// "no key: KeyError" is KeyError("no key"), and
+		// "KeyError (retrying)" KeyError("(retrying)").
+		if after == "" {
+			before = strings.TrimSuffix(before, ": ")
+		} else if before == "" {
+			after = strings.TrimPrefix(strings.TrimPrefix(after, ":"), " ")
+		}
+	}
+	return before + msg + after
 }
 
 // typeError returns a TypeError exception.
