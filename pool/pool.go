@@ -105,7 +105,8 @@ type Stats struct {
 	Destroyed int64
 	// SpawnFailures counts worker starts that failed.
 	SpawnFailures int64
-	// Healthy is false while the restart cap is tripped.
+	// Healthy is false while the restart cap is tripped (as of the
+	// supervisor's last pass; Pool.Health also ends a trip that is due).
 	Healthy bool
 	// Endpoints reports each remote endpoint, in configuration order (nil
 	// without Config.Endpoints). Checkouts counts remote checkouts too;
@@ -214,6 +215,31 @@ func (p *Pool) Negotiation() session.Negotiation { return p.neg }
 // Binary returns the resolved worker executable ("" with
 // Config.NoLocal).
 func (p *Pool) Binary() string { return p.cfg.Worker.Binary }
+
+// Health returns nil while the pool's restart cap is not tripped, else
+// the *UnhealthyError a Checkout would fail with at once (its Until says
+// when the pool tries again); ErrClosed once Close has begun. A tripped
+// cap whose window has passed is ended here, as a Checkout ends it, so a
+// caller that asks (a readiness probe, a server admitting a connection)
+// sees the recovery when it is due, not only once the supervisor has run.
+// Without local workers (Config.NoLocal) there is no restart cap: nil.
+func (p *Pool) Health() error {
+	var a after
+	defer p.finish(&a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing.Load() {
+		return ErrClosed
+	}
+	if p.cfg.NoLocal {
+		return nil
+	}
+	p.recoverLocked(time.Now(), &a)
+	if t := p.gate.tripped; t != nil {
+		return t
+	}
+	return nil
+}
 
 // Stat returns a snapshot of the pool's gauges and counters.
 func (p *Pool) Stat() Stats {

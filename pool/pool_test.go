@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1125,5 +1126,78 @@ func TestIdleDeathErrorIsACrash(t *testing.T) {
 	}
 	if (&idleExitError{oom: true}).Is(worker.ErrCrashed) || !(&idleExitError{oom: true}).Is(worker.ErrMemoryLimit) {
 		t.Fatal("an idle worker's memory-limit exit must match worker.ErrMemoryLimit only")
+	}
+}
+
+// Health reports the tripped restart cap as the *UnhealthyError a
+// checkout gets, and ends the trip itself once its window has passed,
+// while the supervisor (held here) has not yet run: a readiness probe
+// asking Health sees the recovery when it is due.
+func TestHealthReportsTripAndEndsItWhenDue(t *testing.T) {
+	var block atomic.Bool
+	blocked, release := make(chan struct{}, 1), make(chan struct{})
+	p, rec := newPool(t, Config{
+		MinWorkers: 1, MaxWorkers: 1, MaxRestarts: 1, RestartWindow: 3 * time.Second,
+		reconciled: func() {
+			if block.Load() {
+				select {
+				case blocked <- struct{}{}:
+				default:
+				}
+				<-release
+			}
+		},
+	})
+	t.Cleanup(func() {
+		if block.Swap(false) {
+			close(release)
+		}
+	})
+	if err := p.Health(); err != nil {
+		t.Fatalf("Health of a new pool: %v", err)
+	}
+	for i := range 2 {
+		eventually(t, p, 10*time.Second, "at strength", atStrength(1))
+		s := checkout(t, p)
+		pid := s.Pid()
+		s.Close()
+		// Killed once it is idle again: an idle worker's death is a
+		// failure toward the cap, a checked-out one's is not.
+		eventually(t, p, 10*time.Second, "idle", func(st Stats) bool { return st.Idle == 1 && st.Busy == 0 })
+		syscall.Kill(pid, syscall.SIGKILL)
+		// Noticed while idle, before the next checkout could take it.
+		eventually(t, p, 10*time.Second, "the kill noticed", func(st Stats) bool { return st.Crashes[ReasonVanished] == i+1 })
+	}
+	eventually(t, p, 10*time.Second, "unhealthy", func(st Stats) bool { return !st.Healthy })
+
+	block.Store(true)
+	p.kick()
+	<-blocked // the supervisor is held at the end of a pass
+	err := p.Health()
+	var ue *UnhealthyError
+	if !errors.Is(err, ErrUnhealthy) || !errors.As(err, &ue) || ue.Failures != 2 || !errors.Is(err, worker.ErrCrashed) {
+		t.Fatalf("Health while tripped: %v, want the *UnhealthyError", err)
+	}
+	if _, cerr := p.Checkout(context.Background(), session.Config{}); !errors.As(cerr, new(*UnhealthyError)) {
+		t.Fatalf("checkout while tripped: %v", cerr)
+	}
+	time.Sleep(time.Until(ue.Until) + 10*time.Millisecond)
+	if p.Stat().Healthy {
+		t.Fatal("healthy again with the supervisor held: the test proves nothing")
+	}
+	if err := p.Health(); err != nil {
+		t.Fatalf("Health after the window: %v, want nil", err)
+	}
+	if !p.Stat().Healthy || rec.count(EventHealthy, "") != 1 {
+		t.Fatal("Health ended the trip but the pool does not say so")
+	}
+	block.Store(false)
+	close(release)
+	s := checkout(t, p)
+	runRepr(t, s, "1 + 1")
+	s.Close()
+	p.Close(context.Background())
+	if err := p.Health(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Health of a closed pool: %v, want ErrClosed", err)
 	}
 }
