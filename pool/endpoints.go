@@ -68,7 +68,8 @@ type EndpointStat struct {
 	// (refused connection, TLS, timeout, a failing ws.DialOptions.HeaderFunc) or with a status other than 503
 	// and 429, and 429s for failed logins (reason auth_throttled: an
 	// authentication failure, like a 401); Refusals counts the other 503
-	// and 429 answers (a draining or full server, ws.DialError.Overloaded).
+	// and 429 answers (a draining, full or unhealthy server,
+	// ws.DialError.Overloaded).
 	// A dial its caller cancelled (or Close cut short) counts as neither.
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no

@@ -23,6 +23,11 @@ const (
 	// authentications in a burst, refused with 429 before its token is
 	// looked at.
 	ReasonAuthThrottled = "auth_throttled"
+	// ReasonUnhealthy: an upgrade while the worker pool's restart cap is
+	// tripped (workers failed to start, or died while idle, too often
+	// within its window; /readyz answers 503 meanwhile), refused with 503
+	// and a Retry-After of the time until the pool starts workers again.
+	ReasonUnhealthy = "unhealthy"
 )
 
 // admission counts sessions server-wide and per client, and the handlers

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -125,6 +126,9 @@ type Config struct {
 
 	// now, when set, is the clock of the authentication limiter (tests).
 	now func() time.Time
+	// pool, when set, adjusts the internal pool's Config before New
+	// starts it (tests: a small restart cap, an event hook).
+	pool func(*pool.Config)
 }
 
 // ConfigError reports a Config that New (or NewSigner) refuses; Field

@@ -67,7 +67,7 @@ func newMetrics(p *pool.Pool) *metrics {
 		m.ended.WithLabelValues(o)
 	}
 	for _, r := range []string{ReasonUnauthorized, ReasonCapacity, ReasonDraining, ReasonClientQuota,
-		ReasonRequestRefused, ReasonLoadUnsigned, ReasonLoadAboveCeilings, ReasonUpgradeRejected, ReasonHostRejected, ReasonAuthThrottled} {
+		ReasonRequestRefused, ReasonLoadUnsigned, ReasonLoadAboveCeilings, ReasonUpgradeRejected, ReasonHostRejected, ReasonAuthThrottled, ReasonUnhealthy} {
 		m.refusals.WithLabelValues(r)
 	}
 	return m

@@ -77,12 +77,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := checkTLS(cfg.TLS); err != nil {
 		return nil, err
 	}
-	p, err := pool.New(ctx, pool.Config{
+	pc := pool.Config{
 		MinWorkers: cfg.Prewarm,
 		MaxWorkers: poolMax(cfg),
 		Worker:     cfg.Worker,
 		Logger:     cfg.Logger,
-	})
+	}
+	if cfg.pool != nil {
+		cfg.pool(&pc)
+	}
+	p, err := pool.New(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("server: worker pool: %w", err)
 	}
@@ -308,12 +312,35 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "draining")
 		return
 	}
-	if !s.pool.Stat().Healthy {
+	if retry, ok := s.unhealthy(); ok {
+		w.Header().Set("Retry-After", retryAfter(retry))
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, "worker pool unhealthy")
 		return
 	}
 	fmt.Fprintln(w, "ready")
+}
+
+// unhealthy reports whether the worker pool's restart cap is tripped (it
+// then starts no worker and refuses every checkout), and how long until
+// it tries again. /readyz and the admission of upgrades both ask it, so
+// an upgrade is refused exactly while the probe says 503.
+func (s *Server) unhealthy() (time.Duration, bool) {
+	err := s.pool.Health()
+	if err == nil {
+		return 0, false
+	}
+	var ue *pool.UnhealthyError
+	if errors.As(err, &ue) {
+		return max(time.Until(ue.Until), time.Second), true
+	}
+	// Closed: the server is shutting down (a drain answers first).
+	return time.Second, true
+}
+
+// retryAfter renders d as a Retry-After value: whole seconds, rounded up.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(int((d + time.Second - 1) / time.Second))
 }
 
 // Info is the JSON document served at /info. It is plain data.
@@ -514,7 +541,7 @@ func forwardedFor(h http.Header) string {
 func (s *Server) refuse(w http.ResponseWriter, status int, reason string, retry time.Duration) {
 	s.m.refusals.WithLabelValues(reason).Inc()
 	if retry > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((retry+time.Second-1)/time.Second)))
+		w.Header().Set("Retry-After", retryAfter(retry))
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="monty"`)
@@ -534,6 +561,13 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.adm.isDraining() {
 		s.refuse(w, http.StatusServiceUnavailable, ReasonDraining, s.cfg.DrainGrace)
+		return
+	}
+	if retry, bad := s.unhealthy(); bad {
+		// The pool would refuse the session's checkout at its Configure:
+		// say so now, with when to come back, rather than take the
+		// connection and end it with 1011 after the handshake.
+		s.refuse(w, http.StatusServiceUnavailable, ReasonUnhealthy, retry)
 		return
 	}
 	client, ok := s.authenticate(w, r)

@@ -164,9 +164,10 @@ func (e *DialError) Error() string {
 // Unwrap returns the underlying error.
 func (e *DialError) Unwrap() error { return e.Err }
 
-// Overloaded reports whether the server refused the upgrade for capacity
-// (HTTP 503 or 429): the endpoint is up and may accept a later dial,
-// after RetryAfter when it said. A 429 whose Reason is "auth_throttled"
+// Overloaded reports whether the server refused the upgrade for now
+// (HTTP 503 or 429: it is full, draining, or its workers are unhealthy,
+// as a montygo server's Reason says): the endpoint is up and may accept
+// a later dial, after RetryAfter when it said. A 429 whose Reason is "auth_throttled"
 // (a montygo server throttling a client address for its failed logins)
 // is not: it is an authentication failure, like the 401s that led to it.
 func (e *DialError) Overloaded() bool {
