@@ -85,7 +85,8 @@ type Config struct {
 	// RestartBackoff is the wait between failed starts.
 	RestartBackoff Backoff
 	// MaxRestarts is how many failures (a worker start that fails, or a
-	// worker that dies while idle) the pool restarts from within
+	// worker that dies while idle, also by a signal from outside the
+	// pool) the pool restarts from within
 	// RestartWindow; one more makes it unhealthy for RestartWindow.
 	// 0 means DefaultMaxRestarts; a negative value disables the cap.
 	MaxRestarts int

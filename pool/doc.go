@@ -43,11 +43,15 @@
 // checkouts, and, with IdleTimeout, stops workers idle for that long while
 // more than MinWorkers are live. A failed start is retried after
 // RestartBackoff, doubling up to its maximum. Failures (a start that
-// fails, or a worker that dies while idle: a broken binary, not broken
-// code) are counted: more than MaxRestarts of them within RestartWindow
-// trip the pool into an unhealthy state, in which it starts nothing and
-// Checkout fails at once with an error matching [ErrUnhealthy], until
-// RestartWindow has passed. Workers that die while running code do not
+// fails, or a worker that dies while idle: a broken binary or
+// environment, not broken code) are counted: more than MaxRestarts of
+// them within RestartWindow trip the pool into an unhealthy state, in
+// which it starts nothing and Checkout fails at once with an error
+// matching [ErrUnhealthy] (which [Pool.Health] also returns), until
+// RestartWindow has passed. An idle worker killed from outside (a kill
+// by an operator, the OOM killer) counts too: the pool cannot tell who
+// sent the signal, and workers that keep dying while idle are the loop
+// the cap exists to stop. Workers that die while running code do not
 // count: their rate is bounded by the callers. Nor do prewarm starts cut
 // short by New's ctx: the caller stopped waiting, the binary is not at
 // fault.
