@@ -18,6 +18,11 @@ const (
 	// CloseWorkerFailed: the worker behind the session crashed or failed
 	// to start.
 	CloseWorkerFailed = 1011
+	// CloseTryAgainLater: the session was admitted, but by its Configure
+	// the worker pool had become unhealthy (its restart cap tripped) and
+	// had no worker for it; a later dial, here or elsewhere, may succeed.
+	// Upgrades are refused with 503 ReasonUnhealthy meanwhile.
+	CloseTryAgainLater = 1013
 	// CloseIdleTimeout: no request within --idle-timeout.
 	CloseIdleTimeout = 4000
 	// CloseSessionTimeout: the session outlived --session-timeout.
@@ -47,6 +52,9 @@ const (
 	OutcomeMemory         = "memory_limit"
 	OutcomeDuration       = "duration_backstop"
 	OutcomeWorkerFailed   = "worker_failed"
+	// OutcomePoolUnhealthy: the worker pool's restart cap tripped between
+	// the session's admission and its Configure; closed with 1013.
+	OutcomePoolUnhealthy = "pool_unhealthy"
 	// OutcomeVersionRefused: the client's Configure asked for a protocol
 	// version the server does not speak (a client negotiating down does
 	// this on its first session); closed with 1008 after the FatalError.
@@ -55,4 +63,4 @@ const (
 
 var outcomes = []string{OutcomeOK, OutcomeClientDropped, OutcomeIdleTimeout, OutcomeSessionTimeout,
 	OutcomeTurnTimeout, OutcomeDrained, OutcomeShutdown, OutcomeOversize, OutcomeProtocol,
-	OutcomeMemory, OutcomeDuration, OutcomeWorkerFailed, OutcomeVersionRefused}
+	OutcomeMemory, OutcomeDuration, OutcomeWorkerFailed, OutcomeVersionRefused, OutcomePoolUnhealthy}

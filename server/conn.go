@@ -17,6 +17,7 @@ import (
 	"github.com/gomonty/monty/codec/peek"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
@@ -414,6 +415,10 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 		gate(p).Close()
 	case ctx.Err() != nil:
 		// The session's own context: Close picks the code.
+	case errors.Is(err, pool.ErrUnhealthy):
+		// No worker to be had (checked before the worker's own failures:
+		// the trip's last failure is in the chain too).
+		p.end(CloseTryAgainLater, "worker pool unhealthy", OutcomePoolUnhealthy)
 	case tctx.Err() != nil:
 		p.end(CloseTurnTimeout, "turn timeout", OutcomeTurnTimeout)
 	case errors.As(err, &me), errors.As(err, &ee) && ee.Code == protocol.ExitOOM:

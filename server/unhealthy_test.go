@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
@@ -176,4 +177,32 @@ func TestUnhealthyPoolRecoversAndAdmits(t *testing.T) {
 	if got := repr(t, c, "6 * 7"); got != "42" {
 		t.Fatalf("after recovery: %s", got)
 	}
+}
+
+// A session admitted while the pool was healthy whose Configure finds it
+// unhealthy (the cap tripped in between) is closed with 1013 (try again
+// later) and the reason, not 1011 as if its worker had failed: a client
+// backs off and dials again, here or elsewhere.
+func TestConfigureOnUnhealthyPoolClosesTryAgainLater(t *testing.T) {
+	ss := startSickServer(t, time.Minute)
+	c := dial(t, ss.URL, 4, ws.DialOptions{}) // admitted while healthy
+	ss.trip(t)
+	if err := c.Conn.WriteFrame(encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4, ScriptName: "main.py"})); err != nil {
+		t.Fatal(err)
+	}
+	var ce *ws.CloseError
+	for {
+		_, err := c.Conn.ReadFrame()
+		if err == nil {
+			continue // the FatalError child.Serve sends before the close
+		}
+		if !errors.As(err, &ce) {
+			t.Fatalf("read: %v, want a close", err)
+		}
+		break
+	}
+	if ce.Code != CloseTryAgainLater || ce.Reason != "worker pool unhealthy" {
+		t.Fatalf("closed with %d %q, want %d %q", ce.Code, ce.Reason, CloseTryAgainLater, "worker pool unhealthy")
+	}
+	waitMetric(t, ss.testServer, `monty_server_sessions_ended_total{outcome="`+OutcomePoolUnhealthy+`"} 1`)
 }
