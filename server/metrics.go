@@ -56,6 +56,15 @@ func newMetrics(p *pool.Pool) *metrics {
 		workers("monty_server_workers_live", "Worker processes running, idle or in a session.", func(s pool.Stats) int { return s.Live }),
 		workers("monty_server_workers_idle", "Prewarmed workers waiting for a session.", func(s pool.Stats) int { return s.Idle }),
 		workers("monty_server_workers_busy", "Workers serving a session.", func(s pool.Stats) int { return s.Busy }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "monty_server_pool_healthy",
+			Help: "1 while the worker pool may start workers, 0 while its restart cap is tripped (/readyz and upgrades answer 503 unhealthy).",
+		}, func() float64 {
+			if p.Health() != nil {
+				return 0
+			}
+			return 1
+		}),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "monty_server_worker_restarts_total", Help: "Workers started in place of lost, recycled or destroyed ones.",
 		}, func() float64 { return float64(p.Stat().Restarts) }),

@@ -94,6 +94,7 @@ func TestUnhealthyPoolRefusesUpgrades(t *testing.T) {
 			de.StatusCode, de.Reason, de.RetryAfter, ReasonUnhealthy)
 	}
 	waitMetric(t, ss.testServer, `monty_server_refusals_total{reason="unhealthy"} 1`)
+	waitMetric(t, ss.testServer, `monty_server_pool_healthy 0`)
 	if n, _ := ss.adm.count(); n != 0 {
 		t.Fatalf("%d sessions admitted while unhealthy", n)
 	}
@@ -150,6 +151,7 @@ func TestPoolClientSkipsUnhealthyEndpoint(t *testing.T) {
 func TestUnhealthyPoolRecoversAndAdmits(t *testing.T) {
 	const window = 2 * time.Second
 	ss := startSickServer(t, window)
+	waitMetric(t, ss.testServer, `monty_server_pool_healthy 1`)
 	tripped := ss.trip(t)
 	if time.Since(tripped) < window/2 {
 		// Checked only while the trip is surely on (a loaded machine may
@@ -172,6 +174,7 @@ func TestUnhealthyPoolRecoversAndAdmits(t *testing.T) {
 	if time.Since(tripped) < window {
 		t.Fatalf("ready again %v after the trip, before its %v window", time.Since(tripped), window)
 	}
+	waitMetric(t, ss.testServer, `monty_server_pool_healthy 1`)
 	c := dial(t, ss.URL, 4, ws.DialOptions{})
 	configure(t, c, 4, nil)
 	if got := repr(t, c, "6 * 7"); got != "42" {
