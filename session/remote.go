@@ -315,11 +315,15 @@ var refusedPauses = []time.Duration{
 }
 
 // refusedForCapacity reports an upgrade refused with 429 or 503 for
-// capacity (ws.DialError.Overloaded): not a 429 for failed logins
-// (auth_throttled), which no short pause ends.
+// capacity (ws.DialError.Overloaded), which the slot our own ending
+// connection still holds may explain: not a 429 for failed logins
+// (auth_throttled), nor a 503 from a draining server or one whose worker
+// pool is unhealthy (a montygo server's reasons draining and unhealthy,
+// with a Retry-After of the drain grace or the restart window): no short
+// pause ends those.
 func refusedForCapacity(err error) bool {
 	var de *ws.DialError
-	return errors.As(err, &de) && de.Overloaded()
+	return errors.As(err, &de) && de.Overloaded() && de.Reason != "draining" && de.Reason != "unhealthy"
 }
 
 // redialDowngrade opens the session of a protocol downgrade. On a remote

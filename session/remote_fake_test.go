@@ -307,6 +307,12 @@ func TestRemoteNegotiationCachedPerURL(t *testing.T) {
 // client_quota), then serves a protocol-4 session that only configures.
 func quotaServer(t *testing.T, refusals int, reason string) (url string, conns func() int) {
 	t.Helper()
+	return refusingServer(t, refusals, http.StatusTooManyRequests, reason)
+}
+
+// refusingServer is quotaServer refusing with status.
+func refusingServer(t *testing.T, refusals, status int, reason string) (url string, conns func() int) {
+	t.Helper()
 	c5, _ := codec.ForVersion(5)
 	c4, _ := codec.ForVersion(4)
 	var (
@@ -323,7 +329,7 @@ func quotaServer(t *testing.T, refusals int, reason string) (url string, conns f
 		mu.Unlock()
 		if i > 1 && i <= 1+refusals {
 			w.Header().Set("Retry-After", "1")
-			http.Error(w, reason, http.StatusTooManyRequests)
+			http.Error(w, reason, status)
 			return
 		}
 		c, err := ws.Accept(w, r, ws.AcceptOptions{})
@@ -382,8 +388,11 @@ func TestRemoteDowngradeWaitsOutOwnQuota(t *testing.T) {
 		reported []error // OnDial's errors
 		conns    int     // requests the server saw
 	}
-	start := func(refusals int, reason string) outcome {
+	start := func(refusals int, reason string, status ...int) outcome {
 		url, conns := quotaServer(t, refusals, reason)
+		if len(status) > 0 {
+			url, conns = refusingServer(t, refusals, status[0], reason)
+		}
 		var (
 			mu sync.Mutex
 			o  outcome
@@ -436,6 +445,25 @@ func TestRemoteDowngradeWaitsOutOwnQuota(t *testing.T) {
 	if len(o.reported) != 1 || o.conns != 2 {
 		t.Fatalf("throttled redial: refusals reported %v, %d connections (want 1 and 2)", o.reported, o.conns)
 	}
+
+	// Nor is a 503 from a draining server, or from one whose worker pool
+	// is unhealthy: their Retry-After is the drain grace or the restart
+	// window, far beyond the short pauses.
+	for _, reason := range []string{"draining", "unhealthy"} {
+		o = start(1000, reason, http.StatusServiceUnavailable)
+		if !errors.As(o.err, &de) || de.StatusCode != http.StatusServiceUnavailable || de.Reason != reason {
+			t.Fatalf("a %s redial: %v", reason, o.err)
+		}
+		if len(o.reported) != 1 || o.conns != 2 {
+			t.Fatalf("%s redial: refusals reported %v, %d connections (want 1 and 2)", reason, o.reported, o.conns)
+		}
+	}
+	// A 503 for capacity is retried, as the 429 is.
+	o = start(3, "capacity", http.StatusServiceUnavailable)
+	if o.err != nil || o.conns != 5 || len(o.reported) != 0 {
+		t.Fatalf("capacity redial: %v, %d connections, reported %v (want a session after 5, none reported)", o.err, o.conns, o.reported)
+	}
+	o.s.Close()
 }
 
 // A remote session resumed after a ShutdownDump keeps the sleep it has
