@@ -33,6 +33,7 @@ type rt struct {
 
 	mu     sync.Mutex
 	conns  []conn
+	killed bool // killAll ran: a session opened later is killed at once
 	status Status
 	detail string
 	step   string
@@ -94,9 +95,14 @@ func (t *rt) closeAll() {
 	wg.Wait()
 }
 
+// killAll kills every session of the rule, those it opens later too: a
+// rule that was starting a worker as its time ran out (or the run was
+// canceled) registers it after this, and would otherwise wait on it
+// with nothing left to end the wait.
 func (t *rt) killAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.killed = true
 	for _, c := range t.conns {
 		c.kill()
 	}
@@ -119,8 +125,15 @@ func (t *rt) Open() *sess {
 		t.Failf("expected a worker session to start, got %v", err)
 	}
 	t.mu.Lock()
-	t.conns = append(t.conns, c)
+	t.conns = append(t.conns, c) // closed by closeAll as the rule ends
+	killed := t.killed
 	t.mu.Unlock()
+	if killed {
+		// The rule was ended while this worker started: its verdict is
+		// set already (the first one wins), so this one only ends it.
+		c.kill()
+		t.Failf("expected a worker session to start, got one after the rule was ended")
+	}
 	return &sess{t: t, c: c}
 }
 

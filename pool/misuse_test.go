@@ -37,7 +37,7 @@ func TestDoShutdownIsDestroyNotCrash(t *testing.T) {
 		t.Error("Reusable says nil after the worker was shut down")
 	}
 	s.Close()
-	if n := rec.count(EventDestroy, DestroyRequested); n != 1 {
+	if n := rec.reach(EventDestroy, DestroyRequested, 1); n != 1 {
 		t.Errorf("%d destroy events, want 1", n)
 	}
 	if st := p.Stat(); len(st.Crashes) != 0 {

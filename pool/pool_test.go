@@ -31,17 +31,55 @@ var quiet = slog.New(slog.DiscardHandler)
 type recorder struct {
 	mu  sync.Mutex
 	evs []Event
+	// recorded, when a reader waits for an event, is closed (and
+	// cleared) by the next one recorded.
+	recorded chan struct{}
 }
 
 func (r *recorder) record(e Event) {
 	r.mu.Lock()
 	r.evs = append(r.evs, e)
+	if r.recorded != nil {
+		close(r.recorded)
+		r.recorded = nil
+	}
 	r.mu.Unlock()
 }
 
+// reach waits until at least want events of kind k (and reason, when
+// non-empty) were recorded, for up to 30 seconds, and returns how many
+// were after a short pause that lets one too many show. The pool emits
+// events after its state has changed and the processes it let go of have
+// stopped, so a Stat can show a change well before its events are in:
+// under load, the second of two scale-down events came more than count's
+// 20ms after the first.
+func (r *recorder) reach(k EventKind, reason Reason, want int) int {
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		n := r.countLocked(k, reason)
+		if n >= want {
+			r.mu.Unlock()
+			time.Sleep(20 * time.Millisecond) // one too many shows as such
+			return r.countNow(k, reason)
+		}
+		if r.recorded == nil {
+			r.recorded = make(chan struct{})
+		}
+		recorded := r.recorded
+		r.mu.Unlock()
+		select {
+		case <-recorded:
+		case <-deadline.C:
+			return n
+		}
+	}
+}
+
 // count returns how many events of kind k (and reason, when non-empty)
-// were recorded. Events are emitted just after the pool's state changes,
-// so it waits up to a second for a nonzero count to settle.
+// were recorded, waiting up to a second for a first one: for checks that
+// none were (reach waits for those that must be).
 func (r *recorder) count(k EventKind, reason Reason) int {
 	n := 0
 	for range 50 {
@@ -58,6 +96,10 @@ func (r *recorder) count(k EventKind, reason Reason) int {
 func (r *recorder) countNow(k EventKind, reason Reason) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.countLocked(k, reason)
+}
+
+func (r *recorder) countLocked(k EventKind, reason Reason) int {
 	n := 0
 	for _, e := range r.evs {
 		if e.Kind == k && (reason == "" || e.Reason == reason) {
@@ -156,7 +198,7 @@ func TestPrewarm(t *testing.T) {
 	if st.Idle != 3 || st.Live != 3 || st.Busy != 0 || !st.Healthy || st.Restarts != 0 {
 		t.Fatalf("after New: %+v", st)
 	}
-	if n := rec.count(EventSpawn, ""); n != 3 {
+	if n := rec.reach(EventSpawn, "", 3); n != 3 {
 		t.Fatalf("%d spawn events, want 3", n)
 	}
 	// 2 for the released worker; 4 or 5 for a worker that speaks it (the
@@ -228,8 +270,8 @@ func TestCheckoutReusesResetWorker(t *testing.T) {
 	if st := p.Stat(); st.Checkouts != 3 || st.Live != 1 {
 		t.Fatalf("%+v", st)
 	}
-	if rec.count(EventRelease, "") != 2 || rec.count(EventCheckout, "") != 3 {
-		t.Fatalf("events: %d releases, %d checkouts", rec.count(EventRelease, ""), rec.count(EventCheckout, ""))
+	if rec.reach(EventRelease, "", 2) != 2 || rec.reach(EventCheckout, "", 3) != 3 {
+		t.Fatalf("events: %d releases, %d checkouts", rec.countNow(EventRelease, ""), rec.countNow(EventCheckout, ""))
 	}
 }
 
@@ -273,7 +315,7 @@ func TestCheckoutBeyondMaxWaitsAndTimesOut(t *testing.T) {
 	if st.Exhausted != 4 || st.CheckoutsWaited < 4 || st.Live != 2 { // the four that timed out
 		t.Fatalf("%+v", st)
 	}
-	if rec.count(EventExhausted, "") != 4 {
+	if rec.reach(EventExhausted, "", 4) != 4 {
 		t.Fatal("missing exhausted events")
 	}
 
@@ -323,7 +365,7 @@ func TestKillIdleWorkerIsReplaced(t *testing.T) {
 	if st.Restarts != 1 || !st.Healthy {
 		t.Fatalf("%+v", st)
 	}
-	if rec.count(EventCrash, ReasonVanished) != 1 || rec.count(EventReplace, "") != 1 {
+	if rec.reach(EventCrash, ReasonVanished, 1) != 1 || rec.reach(EventReplace, "", 1) != 1 {
 		t.Fatal("missing crash or replace event")
 	}
 	// The dead worker is never handed out.
@@ -360,7 +402,7 @@ func TestKillBusyWorkerIsReplaced(t *testing.T) {
 	st := eventually(t, p, 5*time.Second, "back at strength", func(st Stats) bool {
 		return st.Crashes[ReasonVanished] == 1 && atStrength(2)(st)
 	})
-	if st.Restarts != 1 || rec.count(EventCrash, ReasonVanished) != 1 {
+	if st.Restarts != 1 || rec.reach(EventCrash, ReasonVanished, 1) != 1 {
 		t.Fatalf("%+v", st)
 	}
 	for range 2 {
@@ -392,7 +434,7 @@ func TestRecycleAfterMaxCheckouts(t *testing.T) {
 		t.Fatalf("worker ids %v", ids)
 	}
 	st := eventually(t, p, 5*time.Second, "at strength", atStrength(1))
-	if st.Recycled != 2 || len(st.Crashes) != 0 || rec.count(EventRecycle, "") != 2 {
+	if st.Recycled != 2 || len(st.Crashes) != 0 || rec.reach(EventRecycle, "", 2) != 2 {
 		t.Fatalf("%+v", st)
 	}
 }
@@ -523,7 +565,7 @@ func TestRestartCapTripsInsteadOfLooping(t *testing.T) {
 	if p.Stat().CheckoutsWaited != waited {
 		t.Fatal("the unhealthy checkout waited instead of failing at once")
 	}
-	if rec.count(EventUnhealthy, "") != 1 || rec.count(EventSpawnFailed, "") != 2 {
+	if rec.reach(EventUnhealthy, "", 1) != 1 || rec.reach(EventSpawnFailed, "", 2) != 2 {
 		t.Fatal("missing unhealthy or spawn_failed events")
 	}
 }
@@ -542,7 +584,7 @@ func TestRestartCapRecoversAfterWindow(t *testing.T) {
 	s := checkout(t, p)
 	runRepr(t, s, "1 + 1")
 	s.Close()
-	if rec.count(EventHealthy, "") != 1 {
+	if rec.reach(EventHealthy, "", 1) != 1 {
 		t.Fatal("missing healthy event")
 	}
 }
@@ -626,7 +668,10 @@ func TestInterruptedRunDestroysWorker(t *testing.T) {
 	})
 	s := checkout(t, p)
 	id := s.WorkerID()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// The deadline is to end the turn in the host call: at 50ms a loaded
+	// machine had not always reached it, and the computing worker was
+	// killed instead.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, err := s.Run(ctx, "block()", session.WithFunctions(reg))
 	var te *session.TimeoutError
@@ -643,7 +688,7 @@ func TestInterruptedRunDestroysWorker(t *testing.T) {
 	if s.WorkerID() == id {
 		t.Fatal("the interrupted worker was reused")
 	}
-	if rec.count(EventDestroy, DestroyInterrupted) != 1 {
+	if rec.reach(EventDestroy, DestroyInterrupted, 1) != 1 {
 		t.Fatal("missing destroy event")
 	}
 }
@@ -677,7 +722,7 @@ func TestSuspendedSessionDestroysWorker(t *testing.T) {
 	eventually(t, p, 5*time.Second, "replaced", atStrength(1))
 	s = checkout(t, p)
 	defer s.Close()
-	if s.WorkerID() == id || rec.count(EventDestroy, DestroySuspended) != 1 {
+	if s.WorkerID() == id || rec.reach(EventDestroy, DestroySuspended, 1) != 1 {
 		t.Fatalf("suspended worker reused (id %d) or not reported", s.WorkerID())
 	}
 }
@@ -698,7 +743,7 @@ func TestDestroyAndKill(t *testing.T) {
 	s.Kill()
 	s.Close()
 	st := eventually(t, p, 5*time.Second, "replaced", atStrength(1))
-	if st.Destroyed != 2 || len(st.Crashes) != 0 || rec.count(EventDestroy, DestroyRequested) != 2 {
+	if st.Destroyed != 2 || len(st.Crashes) != 0 || rec.reach(EventDestroy, DestroyRequested, 2) != 2 {
 		t.Fatalf("%+v", st)
 	}
 }
@@ -718,14 +763,16 @@ func TestCloseDuringTurn(t *testing.T) {
 		t.Fatalf("interrupted turn: %v", err)
 	}
 	eventually(t, p, 5*time.Second, "replaced", atStrength(1))
-	if rec.count(EventDestroy, DestroyBusy) != 1 {
+	if rec.reach(EventDestroy, DestroyBusy, 1) != 1 {
 		t.Fatal("missing destroy event")
 	}
 }
 
 func TestIdleScaleDown(t *testing.T) {
 	passes := make(chan struct{}, 100)
-	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3, IdleTimeout: 100 * time.Millisecond,
+	// The idle timeout leaves the three closes time to be seen at once:
+	// at 100ms a loaded machine had scaled the first worker down already.
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 3, IdleTimeout: time.Second,
 		reconciled: func() {
 			select {
 			case passes <- struct{}{}:
@@ -742,8 +789,8 @@ func TestIdleScaleDown(t *testing.T) {
 	if st := p.Stat(); st.Idle != 3 {
 		t.Fatalf("%+v", st)
 	}
-	eventually(t, p, 5*time.Second, "scaled down", atStrength(1))
-	if rec.count(EventScaleDown, "") != 2 {
+	eventually(t, p, 30*time.Second, "scaled down", atStrength(1))
+	if rec.reach(EventScaleDown, "", 2) != 2 {
 		t.Fatal("missing scale-down events")
 	}
 	// Further passes of the supervisor keep MinWorkers.
@@ -1094,8 +1141,8 @@ func TestPoolRun(t *testing.T) {
 	if st := p.Stat(); st.Checkouts != 12 || st.Live > 2 || st.Busy != 0 {
 		t.Fatalf("%+v", st)
 	}
-	if rec.count(EventCheckout, "") != 12 {
-		t.Fatalf("%d checkouts", rec.count(EventCheckout, ""))
+	if rec.reach(EventCheckout, "", 12) != 12 {
+		t.Fatalf("%d checkouts", rec.countNow(EventCheckout, ""))
 	}
 }
 
@@ -1107,7 +1154,7 @@ func TestIdleDeathErrorIsACrash(t *testing.T) {
 	bin := script(t, `echo "monty-test: last words" >&2; exec `+real+` "$@"`)
 	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, Worker: worker.Config{Binary: bin}})
 	killIdle(t, p)
-	if rec.count(EventCrash, ReasonVanished) != 1 {
+	if rec.reach(EventCrash, ReasonVanished, 1) != 1 {
 		t.Fatal("no crash event")
 	}
 	rec.mu.Lock()

@@ -59,7 +59,7 @@ func TestSilentWorkerIsStartTimeoutError(t *testing.T) {
 		proc.Close(context.Background())
 		_, rec := newPool(t, Config{MinWorkers: 2, MaxWorkers: 2, ProtocolVersion: neg.Version,
 			Worker: worker.Config{Binary: silentAfter(t, 1)}, StartTimeout: d})
-		if rec.count(EventSpawnFailed, "") == 0 {
+		if rec.reach(EventSpawnFailed, "", 1) == 0 {
 			t.Fatal("no spawn_failed event")
 		}
 		rec.mu.Lock()

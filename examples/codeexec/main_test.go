@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -107,12 +108,23 @@ func TestStubs(t *testing.T) {
 	}
 }
 
+// The stop comes once the service says it is serving: a fixed pause
+// before it (200ms) was, under load, shorter than the pool's start, and
+// the run then ended with the start's context error (exit 1).
 func TestServeAndStop(t *testing.T) {
 	testenv.Worker(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
-	go func() { done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-workers", "1"}, io.Discard) }()
-	time.Sleep(200 * time.Millisecond)
+	defer cancel()
+	log := &watchWriter{want: "codeexec: serving", seen: make(chan struct{})}
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-workers", "1"}, log) }()
+	select {
+	case <-log.seen:
+	case code := <-done:
+		t.Fatalf("exit %d before serving; log:\n%s", code, log)
+	case <-time.After(time.Minute):
+		t.Fatalf("not serving after a minute; log:\n%s", log)
+	}
 	cancel()
 	select {
 	case code := <-done:
@@ -122,6 +134,32 @@ func TestServeAndStop(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("did not stop")
 	}
+}
+
+// watchWriter keeps what is written to it and closes seen once that
+// holds want.
+type watchWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	seen chan struct{}
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.b.String(), w.want)
+	w.b.Write(p)
+	if !had && strings.Contains(w.b.String(), w.want) {
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
 
 // A timeout_ms past what a time.Duration holds is capped at maxTimeout

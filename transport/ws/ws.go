@@ -626,12 +626,23 @@ func (cn *Conn) WriteFrame(body []byte) error {
 		if cn.local.Load() {
 			return net.ErrClosed
 		}
+		// A write fails when the connection is broken, as a rule because
+		// the peer ended it: a peer refusing a frame over its cap sends
+		// its Close and drops the socket while the frame is still being
+		// written. That Close may be waiting in the socket still; the
+		// reader reads it before the failure, so give it the close wait
+		// to finish and report what ended the connection.
+		t := time.NewTimer(cn.closeWait)
+		defer t.Stop()
 		select {
 		case <-cn.done:
+			if cn.local.Load() {
+				return net.ErrClosed
+			}
 			if cn.err != nil {
 				return cn.err
 			}
-		default:
+		case <-t.C:
 		}
 		return &CloseError{Code: -1, Err: err}
 	}

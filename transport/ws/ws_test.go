@@ -544,17 +544,21 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 // answers 101 with a handshake the client must refuse (here an
 // unrequested subprotocol) and then stays silent held Dial for the 3 s
 // the WebSocket library spends reading the rest of the response, however
-// soon the context ended.
+// soon the context ended. The server ends the context as it answers,
+// before writing the 101: it used to end it just after, but since
+// refuseBadUpgrade the client refuses this 101 at once, so under load
+// Dial returned before the server's cancel ran, with only the refusal to
+// report (about 1 run in 5 at 24 in parallel).
 func TestDialContextBoundsABadHandshake(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cancel() // the request is in: the dial's context ends before its answer
 		w.Header().Set("Sec-WebSocket-Protocol", "unrequested")
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
-		cancel() // the 101 is on its way: end the dial's context
 		c.Read(context.Background())
 	}))
 	defer srv.Close()
