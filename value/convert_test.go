@@ -1144,3 +1144,36 @@ func TestFromGoRefusesInvalidUTF8Payloads(t *testing.T) {
 		}
 	}
 }
+
+// sameText is a map key type whose keys all have one text.
+type sameText struct{ N int }
+
+func (sameText) MarshalText() ([]byte, error) { return []byte("k"), nil }
+
+// strText is a string type whose text is its own.
+type strText string
+
+func (s strText) MarshalText() ([]byte, error) { return []byte(s), nil }
+
+// Keys of a TextMarshaler type whose texts are equal sort as equals, so
+// their entries came in Go's random map iteration order, and so did the
+// value Python's dict keeps for the one str key they make. They now order
+// by type name (a string and a TextMarshaler with its text), then by
+// their values' repr.
+func TestFromGoEqualTextKeysOrderDeterministically(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{map[sameText]int{{1}: 3, {2}: 1, {3}: 2, {4}: 0}, "{'k': 0, 'k': 1, 'k': 2, 'k': 3}"},
+		{map[any]int{"a": 1, strText("a"): 2, sameText{1}: 5, sameText{2}: 4, "b": 0}, "{'a': 1, 'a': 2, 'b': 0, 'k': 4, 'k': 5}"},
+		// Ties of different texts stay in text order.
+		{map[any]string{sameText{1}: "z", sameText{2}: "y", strText("j"): "x", strText("l"): "w"}, "{'j': 'x', 'k': 'y', 'k': 'z', 'l': 'w'}"},
+	} {
+		for range 50 {
+			if got := reprOf(t, tc.in); got != tc.want {
+				t.Fatalf("FromGo(%v)\n got %s\nwant %s", tc.in, got, tc.want)
+			}
+		}
+	}
+}

@@ -73,8 +73,13 @@ import (
 //
 // A map's entries are sorted by key: bools, then numbers (equal numbers of
 // different Go types by type name; NaN keys, equal to one another, by the
-// repr of their values), then strings (a TextMarshaler key by its text),
-// so the dict's order does not depend on Go's map iteration.
+// repr of their values), then strings (a TextMarshaler key by its text;
+// equal texts of different Go types by type name, of one type by the repr
+// of their values), so the dict's order does not depend on Go's map
+// iteration. Keys that are distinct in Go but one key to the worker (1,
+// 1.0 and true in a map[any]; two keys with one text; NaNs) are all
+// written, and the worker keeps one entry of each such group, with the
+// value of the last.
 //
 // Every string FromGo writes must be valid UTF-8, as the protocol
 // requires: a str, and also the text of a path, a time zone's name, an
@@ -873,7 +878,18 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	slices.SortFunc(keys, compareKeys)
 	refs := make([]NodeID, 0, 2*len(keys))
 	var nans []mapEntry
-	var nanAt []nanEntry
+	// tieOf numbers the runs of keys that sort as equals, pair by pair,
+	// for the key types that can have them (see orderTies).
+	var tieOf []int
+	if keysCanTie(v.Type().Key()) {
+		tieOf = make([]int, len(keys))
+		for i := 1; i < len(keys); i++ {
+			tieOf[i] = tieOf[i-1]
+			if compareKeys(keys[i-1], keys[i]) != 0 {
+				tieOf[i]++
+			}
+		}
+	}
 	nansRead := false
 	for _, k := range keys {
 		val := v.MapIndex(k)
@@ -887,7 +903,6 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			if len(nans) > 0 {
 				k, val = nans[0].key, nans[0].val
 				nans = nans[1:]
-				nanAt = append(nanAt, nanEntry{len(refs) / 2, keyType(k)})
 			}
 		}
 		kid, err := e.encode(k, depth+1)
@@ -900,42 +915,41 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 		}
 		refs = append(refs, kid, vid)
 	}
-	e.orderNaNs(refs, nanAt)
+	e.orderTies(refs, tieOf)
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
 }
 
-// nanEntry is an entry of a map with a NaN key: its position among the
-// dict's pairs and the key's Go type.
-type nanEntry struct {
-	pair int
-	typ  reflect.Type
-}
-
-func keyType(k reflect.Value) reflect.Type {
-	if k.Kind() == reflect.Interface && !k.IsNil() {
-		k = k.Elem()
+// keysCanTie reports whether two distinct Go map keys of type t can sort
+// as equals: NaNs (of a float type, or in an interface), and keys of a
+// TextMarshaler type whose texts are equal.
+func keysCanTie(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface, reflect.Float32, reflect.Float64:
+		return true
 	}
-	return k.Type()
+	return textKey(t)
 }
 
-// orderNaNs orders the entries of NaN keys of one type, which sort as
-// equals and so came in Go's random map iteration order, by their
-// values' repr (then the NaNs' bits), so that the dict's order does not
-// change from one conversion to the next.
-func (e *encoder) orderNaNs(refs []NodeID, nans []nanEntry) {
+// orderTies orders each run of entries whose keys sort as equals (NaN
+// keys of one type; keys of one TextMarshaler type with the same text),
+// which came in Go's random map iteration order, by their values' repr
+// (then the keys' nodes: a NaN's bits), so that the dict's order, and
+// with it the value Python keeps for equal str keys, does not change from
+// one conversion to the next. tieOf numbers each pair's run.
+func (e *encoder) orderTies(refs []NodeID, tieOf []int) {
 	type entry struct {
 		k, v NodeID
 		repr string
 	}
-	for i := 0; i < len(nans); {
+	for i := 0; i < len(tieOf); {
 		j := i + 1
-		for j < len(nans) && nans[j].pair == nans[j-1].pair+1 && nans[j].typ == nans[i].typ {
+		for j < len(tieOf) && tieOf[j] == tieOf[i] {
 			j++
 		}
 		if j-i > 1 {
 			run := make([]entry, 0, j-i)
-			for _, n := range nans[i:j] {
-				k, v := refs[2*n.pair], refs[2*n.pair+1]
+			for p := i; p < j; p++ {
+				k, v := refs[2*p], refs[2*p+1]
 				run = append(run, entry{k, v, e.g.Repr(v)})
 			}
 			slices.SortStableFunc(run, func(a, b entry) int {
@@ -945,8 +959,7 @@ func (e *encoder) orderNaNs(refs []NodeID, nans []nanEntry) {
 				return cmp.Compare(e.g.Nodes[a.k].Num, e.g.Nodes[b.k].Num)
 			})
 			for x, en := range run {
-				p := nans[i].pair + x
-				refs[2*p], refs[2*p+1] = en.k, en.v
+				refs[2*(i+x)], refs[2*(i+x)+1] = en.k, en.v
 			}
 		}
 		i = j
@@ -992,7 +1005,8 @@ func keyKindOK(k reflect.Value) bool {
 
 // compareKeys orders map keys: None (a nil interface), bools, then numbers
 // (by value, NaN first; equal numbers of different Go types, such as 1 and
-// 1.0 in a map[any], by type name), then strings (bytewise).
+// 1.0 in a map[any], by type name), then strings (bytewise; equal texts of
+// different Go types by type name).
 func compareKeys(a, b reflect.Value) int {
 	if a.Kind() == reflect.Interface {
 		a = a.Elem()
@@ -1010,7 +1024,12 @@ func compareKeys(a, b reflect.Value) int {
 	case 0:
 		return cmp.Compare(boolInt(a.Bool()), boolInt(b.Bool()))
 	case 2:
-		return strings.Compare(keyString(a), keyString(b))
+		if c := strings.Compare(keyString(a), keyString(b)); c != 0 || a.Type() == b.Type() {
+			return c
+		}
+		// Distinct Go keys with one text ("a" and a TextMarshaler
+		// writing "a"): ordered by type name, as equal numbers are.
+		return strings.Compare(a.Type().String(), b.Type().String())
 	}
 	if c := compareNumbers(a, b); c != 0 || a.Type() == b.Type() {
 		return c
