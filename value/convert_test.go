@@ -1177,3 +1177,40 @@ func TestFromGoEqualTextKeysOrderDeterministically(t *testing.T) {
 		}
 	}
 }
+
+// Integer and float keys compared as floats: 2**53+1 (a big.Word, whose
+// type name sorts before float64's) was equal to 2**53 as a float, and
+// below it by type name, but above 2**53 as a uint64, which was above
+// the float by type name: an order that is not transitive, so the sort's
+// result followed Go's random map iteration, and so did the value the
+// worker kept for 2**53 and 2**53.0, which it takes as one key. Numbers
+// now compare by their exact values.
+func TestFromGoNumberKeysCompareExactly(t *testing.T) {
+	m := map[any]int{big.Word(1<<53 + 1): 1, float64(1 << 53): 2, uint64(1 << 53): 3, uint32(7): 4, int8(-1): 5, 7.5: 6, int64(-1 << 63): 7, -0x1p63: 8, 0x1p64: 9, uint64(math.MaxUint64): 10}
+	const want = "{-9.223372036854776e+18: 8, -9223372036854775808: 7, -1: 5, 7: 4, 7.5: 6, 9007199254740992.0: 2, 9007199254740992: 3, 9007199254740993: 1, 18446744073709551615: 10, 1.8446744073709552e+19: 9}"
+	for range 50 {
+		if got := reprOf(t, m); got != want {
+			t.Fatalf("FromGo(%v)\n got %s\nwant %s", m, got, want)
+		}
+	}
+	// compareKeys is a strict weak order on such keys.
+	keys := []any{big.Word(1<<53 + 1), float64(1 << 53), uint64(1 << 53), int64(1<<53 + 1), float32(1 << 24), int32(1<<24 + 1),
+		math.NaN(), float32(math.NaN()), 0.0, math.Copysign(0, -1), uint8(0), -0.5, int16(-1), math.Inf(1), math.Inf(-1),
+		uint64(math.MaxUint64), 0x1p64, int64(math.MinInt64), -0x1p63, true, "a", nil}
+	vals := make([]reflect.Value, len(keys))
+	for i := range keys {
+		vals[i] = reflect.ValueOf(&keys[i]).Elem() // interface values, as in a map[any]
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			if compareKeys(a, b) != -compareKeys(b, a) {
+				t.Errorf("compareKeys(%v, %v) = %d, reversed %d", a, b, compareKeys(a, b), compareKeys(b, a))
+			}
+			for _, c := range vals {
+				if compareKeys(a, b) <= 0 && compareKeys(b, c) <= 0 && compareKeys(a, c) > 0 {
+					t.Errorf("not transitive: %v <= %v <= %v but %v > %v", a, b, c, a, c)
+				}
+			}
+		}
+	}
+}

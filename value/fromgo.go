@@ -1096,11 +1096,19 @@ func keyRank(v reflect.Value) int {
 	return 1
 }
 
+// compareNumbers orders two number keys by their exact values, NaN
+// first. (Converting an integer to a float would make 2**53+1 equal to
+// 2**53 as a float but not as an integer, and an order that is not
+// transitive leaves the sort's result to the map's iteration order.)
 func compareNumbers(a, b reflect.Value) int {
-	isFloat := func(v reflect.Value) bool { return v.Kind() == reflect.Float32 || v.Kind() == reflect.Float64 }
 	isUint := func(v reflect.Value) bool { return v.CanUint() }
-	if isFloat(a) || isFloat(b) {
-		return cmp.Compare(numFloat(a), numFloat(b))
+	switch fa, fb := a.CanFloat(), b.CanFloat(); {
+	case fa && fb:
+		return cmp.Compare(a.Float(), b.Float())
+	case fa:
+		return compareFloatInt(a.Float(), b)
+	case fb:
+		return -compareFloatInt(b.Float(), a)
 	}
 	switch {
 	case isUint(a) && isUint(b):
@@ -1120,14 +1128,37 @@ func compareNumbers(a, b reflect.Value) int {
 	}
 }
 
-func numFloat(v reflect.Value) float64 {
+// compareFloatInt compares f with the integer held by n exactly, NaN
+// first.
+func compareFloatInt(f float64, n reflect.Value) int {
+	const two63 = 1 << 63
 	switch {
-	case v.CanFloat():
-		return v.Float()
-	case v.CanUint():
-		return float64(v.Uint())
+	case math.IsNaN(f):
+		return -1
+	case n.CanUint():
+		if f < 0 {
+			return -1
+		}
+		if f >= 2*two63 {
+			return 1
+		}
+		tr := math.Trunc(f)
+		if c := cmp.Compare(uint64(tr), n.Uint()); c != 0 {
+			return c
+		}
+		return cmp.Compare(f, tr)
 	}
-	return float64(v.Int())
+	if f < -two63 {
+		return -1
+	}
+	if f >= two63 {
+		return 1
+	}
+	tr := math.Trunc(f)
+	if c := cmp.Compare(int64(tr), n.Int()); c != 0 {
+		return c
+	}
+	return cmp.Compare(f, tr)
 }
 
 // structDict encodes a struct as a dict of its fields.
