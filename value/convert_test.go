@@ -1214,3 +1214,54 @@ func TestFromGoNumberKeysCompareExactly(t *testing.T) {
 		}
 	}
 }
+
+// A bool decodes into no integer or float type (Python's bool is an int,
+// but encoding/json refuses it too, and True taken for 1 hides mistakes),
+// nor an int into a bool, nor a float into an integer type; the fast
+// paths of slices, arrays and struct fields refuse them as the general
+// path does. The string option of a json tag is ignored both ways.
+func TestBoolIntFloatAreNotInterchangeable(t *testing.T) {
+	type fields struct {
+		I int
+		F float64
+		B bool
+	}
+	for _, tc := range []struct {
+		json string
+		dst  any
+	}{
+		{`true`, new(int)}, {`false`, new(uint8)}, {`true`, new(float64)}, {`true`, new(float32)},
+		{`true`, new(big.Int)}, {`true`, new(*big.Int)}, {`true`, new(json.Number)}, {`true`, new(time.Duration)},
+		{`1`, new(bool)}, {`1.0`, new(int)}, {`1.0`, new(uint64)},
+		{`[1, true]`, new([]int)}, {`[1.5, false]`, new([]float64)}, {`[1, 0]`, new([]bool)}, {`[1.0]`, new([]int64)},
+		{`[true, 2]`, new([2]int)}, {`{"I": true}`, new(fields)}, {`{"F": false}`, new(fields)}, {`{"B": 1}`, new(fields)},
+		{`{"a": true}`, new(map[string]int)},
+	} {
+		g := &Graph{}
+		id, err := FromJSON(g, []byte(tc.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ce *ConversionError
+		if err := ToGo(g, id, tc.dst); !errors.As(err, &ce) {
+			t.Errorf("ToGo(%s) into %T: %v, want a ConversionError", tc.json, tc.dst, err)
+		}
+	}
+	type quoted struct {
+		N int     `json:"n,string"`
+		F float64 `json:",string"`
+		B bool    `monty:"b,string"`
+	}
+	g := &Graph{}
+	id, err := FromGo(g, quoted{N: 1, F: 2.5, B: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Repr(id); got != "{'n': 1, 'F': 2.5, 'b': True}" {
+		t.Errorf("string option: got %s", got)
+	}
+	var back quoted
+	if err := ToGo(g, id, &back); err != nil || back != (quoted{N: 1, F: 2.5, B: true}) {
+		t.Errorf("string option back: %+v, %v", back, err)
+	}
+}

@@ -68,8 +68,10 @@ import (
 // reports true). A field without a `monty` tag reads its `json` tag the
 // same way (name, "-", omitempty, omitzero), so a type written for
 // encoding/json shows Python the keys its JSON has; a `monty` tag, even an
-// empty one, overrides it. Untagged embedded structs have their fields
-// promoted, with encoding/json's rules for conflicting names.
+// empty one, overrides it. The tags' string option, with which
+// encoding/json writes a number or a bool as a JSON string, is ignored:
+// Python gets the number or the bool. Untagged embedded structs have
+// their fields promoted, with encoding/json's rules for conflicting names.
 //
 // A map's entries are sorted by key: bools, then numbers (equal numbers of
 // different Go types by type name; NaN keys, equal to one another, by the
