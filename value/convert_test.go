@@ -1265,3 +1265,38 @@ func TestBoolIntFloatAreNotInterchangeable(t *testing.T) {
 		t.Errorf("string option back: %+v, %v", back, err)
 	}
 }
+
+// BenchmarkFromGoMapKeys converts maps whose keys take mapDict's general
+// path: mixed number keys in a map[any], float keys, TextMarshaler keys.
+func BenchmarkFromGoMapKeys(b *testing.B) {
+	mixed := map[any]int{}
+	floats := map[float64]int{}
+	texts := map[strText]int{}
+	for i := range 1000 {
+		switch i % 3 {
+		case 0:
+			mixed[i] = i
+		case 1:
+			mixed[float64(i)+0.5] = i
+		default:
+			mixed[uint8(i)] = i
+		}
+		floats[float64(i)/3] = i
+		texts[strText(fmt.Sprint(i))] = i
+	}
+	for _, bc := range []struct {
+		name string
+		v    any
+	}{{"mixed", mixed}, {"floats", floats}, {"texts", texts}} {
+		b.Run(bc.name, func(b *testing.B) {
+			g := &Graph{}
+			b.ReportAllocs()
+			for b.Loop() {
+				g.Reset()
+				if _, err := FromGo(g, bc.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -877,21 +877,42 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			return 0, fromGoErr(v.Type(), KindDict, "unsupported map key type "+kt.String())
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
-	refs := make([]NodeID, 0, 2*len(keys))
-	var nans []mapEntry
-	// tieOf numbers the runs of keys that sort as equals, pair by pair,
-	// for the key types that can have them (see orderTies).
-	var tieOf []int
-	if keysCanTie(v.Type().Key()) {
+	kt := v.Type().Key()
+	var tieOf []int // see below
+	if keysHaveText(kt, keys) {
+		// Keys that convert through MarshalText: each key's text is
+		// taken once, not at every comparison.
+		tks := make([]textedKey, len(keys))
+		for i, k := range keys {
+			tks[i] = textedKey{k, keyText(k)}
+		}
+		slices.SortFunc(tks, func(a, b textedKey) int { return compareKeysText(a.k, b.k, &a.text, &b.text) })
 		tieOf = make([]int, len(keys))
-		for i := 1; i < len(keys); i++ {
-			tieOf[i] = tieOf[i-1]
-			if compareKeys(keys[i-1], keys[i]) != 0 {
-				tieOf[i]++
+		for i := range tks {
+			keys[i] = tks[i].k
+			if i > 0 {
+				tieOf[i] = tieOf[i-1]
+				if compareKeysText(tks[i-1].k, tks[i].k, &tks[i-1].text, &tks[i].text) != 0 {
+					tieOf[i]++
+				}
+			}
+		}
+	} else {
+		slices.SortFunc(keys, compareKeys)
+		if keysCanTie(kt) {
+			tieOf = make([]int, len(keys))
+			for i := 1; i < len(keys); i++ {
+				tieOf[i] = tieOf[i-1]
+				if compareKeys(keys[i-1], keys[i]) != 0 {
+					tieOf[i]++
+				}
 			}
 		}
 	}
+	// tieOf numbers the runs of keys that sort as equals, pair by pair,
+	// for the key types that can have them (see orderTies).
+	refs := make([]NodeID, 0, 2*len(keys))
+	var nans []mapEntry
 	nansRead := false
 	for _, k := range keys {
 		val := v.MapIndex(k)
@@ -919,6 +940,20 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	}
 	e.orderTies(refs, tieOf)
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+// keysHaveText reports whether some of keys, of type t, convert to a str
+// through a method (MarshalText, a UUID's String).
+func keysHaveText(t reflect.Type, keys []reflect.Value) bool {
+	if t.Kind() != reflect.Interface {
+		return t == uuidType || textKey(t)
+	}
+	for _, k := range keys {
+		if k = k.Elem(); k.IsValid() && (k.Type() == uuidType || textKey(k.Type())) {
+			return true
+		}
+	}
+	return false
 }
 
 // keysCanTie reports whether two distinct Go map keys of type t can sort
@@ -1010,6 +1045,30 @@ func keyKindOK(k reflect.Value) bool {
 // 1.0 in a map[any], by type name), then strings (bytewise; equal texts of
 // different Go types by type name).
 func compareKeys(a, b reflect.Value) int {
+	return compareKeysText(a, b, nil, nil)
+}
+
+// textedKey is a map key with its text (see keyText).
+type textedKey struct {
+	k    reflect.Value
+	text string
+}
+
+// keyText returns the text of a map key that converts to a str, which
+// compareKeysText orders by; "" for any other key.
+func keyText(k reflect.Value) string {
+	if k.Kind() == reflect.Interface {
+		k = k.Elem()
+	}
+	if keyRank(k) != 2 {
+		return ""
+	}
+	return keyString(k)
+}
+
+// compareKeysText is compareKeys for keys whose texts are *ta and *tb
+// (nil: taken when needed).
+func compareKeysText(a, b reflect.Value, ta, tb *string) int {
 	if a.Kind() == reflect.Interface {
 		a = a.Elem()
 	}
@@ -1026,7 +1085,11 @@ func compareKeys(a, b reflect.Value) int {
 	case 0:
 		return cmp.Compare(boolInt(a.Bool()), boolInt(b.Bool()))
 	case 2:
-		if c := strings.Compare(keyString(a), keyString(b)); c != 0 || a.Type() == b.Type() {
+		if ta == nil {
+			sa, sb := keyString(a), keyString(b)
+			ta, tb = &sa, &sb
+		}
+		if c := strings.Compare(*ta, *tb); c != 0 || a.Type() == b.Type() {
 			return c
 		}
 		// Distinct Go keys with one text ("a" and a TextMarshaler
