@@ -1300,3 +1300,31 @@ func BenchmarkFromGoMapKeys(b *testing.B) {
 		})
 	}
 }
+
+// What a destination keeps, as ToGo's doc says: a struct its unset
+// fields, an array's struct items theirs (as encoding/json), while a
+// slice and a map are replaced (encoding/json merges into them).
+func TestToGoPrefilledDestinations(t *testing.T) {
+	type pair struct{ A, B int }
+	g := &Graph{}
+	list, err := FromJSON(g, []byte(`[{"A": 1}, {"B": 2}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr := [2]pair{{9, 9}, {8, 8}}
+	if err := ToGo(g, list, &arr); err != nil || arr != [2]pair{{1, 9}, {8, 2}} {
+		t.Errorf("array: %+v, %v", arr, err)
+	}
+	sl := []pair{{9, 9}, {8, 8}, {7, 7}}
+	if err := ToGo(g, list, &sl); err != nil || !slices.Equal(sl, []pair{{1, 0}, {0, 2}}) {
+		t.Errorf("slice: %+v, %v", sl, err)
+	}
+	dict, err := FromJSON(g, []byte(`{"a": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]int{"z": 26}
+	if err := ToGo(g, dict, &m); err != nil || !maps.Equal(m, map[string]int{"a": 1}) {
+		t.Errorf("map: %v, %v", m, err)
+	}
+}

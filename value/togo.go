@@ -75,8 +75,11 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // destination, for which Python has no type, is an error.
 //
 // A struct destination keeps the fields the value does not set (fill a
-// struct with defaults, then decode into it); a slice or map destination
-// is replaced by a new one; a non-nil pointer is decoded through.
+// struct with defaults, then decode into it), and so does each struct
+// item of an array, decoded in place; a slice or map destination is
+// replaced by a new one (where encoding/json keeps a map's other entries
+// and decodes into a slice's existing items); a non-nil pointer is
+// decoded through.
 //
 // A container the graph shares (one Python object referenced from several
 // places) is converted at most twice per destination type: from its third
