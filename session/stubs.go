@@ -373,16 +373,21 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 	case reflect.TypeFor[value.Time]():
 		st.datetime = true
 		return "datetime.time"
-	case reflect.TypeFor[value.TimeZone](), reflect.TypeFor[*time.Location]():
+	case reflect.TypeFor[value.TimeZone]():
 		st.datetime = true
 		return "datetime.timezone"
+	case reflect.TypeFor[*time.Location]():
+		st.datetime = true
+		return "datetime.timezone | None" // a nil *time.Location is None both ways
 	case reflect.TypeFor[value.PathValue]():
 		st.pathlib = true
 		return "pathlib.Path"
 	case reflect.TypeFor[value.UUID]():
 		return "str"
-	case bigIntStub, reflect.PointerTo(bigIntStub):
+	case bigIntStub:
 		return "int"
+	case reflect.PointerTo(bigIntStub):
+		return "int | None" // a nil *big.Int is None both ways
 	case reflect.TypeFor[value.TupleValue](), reflect.TypeFor[value.NamedTupleValue]():
 		return "tuple[" + st.anyType() + ", ...]"
 	case reflect.TypeFor[value.SetValue]():

@@ -1144,3 +1144,187 @@ func TestFromGoRefusesInvalidUTF8Payloads(t *testing.T) {
 		}
 	}
 }
+
+// sameText is a map key type whose keys all have one text.
+type sameText struct{ N int }
+
+func (sameText) MarshalText() ([]byte, error) { return []byte("k"), nil }
+
+// strText is a string type whose text is its own.
+type strText string
+
+func (s strText) MarshalText() ([]byte, error) { return []byte(s), nil }
+
+// Keys of a TextMarshaler type whose texts are equal sort as equals, so
+// their entries came in Go's random map iteration order, and so did the
+// value Python's dict keeps for the one str key they make. They now order
+// by type name (a string and a TextMarshaler with its text), then by
+// their values' repr.
+func TestFromGoEqualTextKeysOrderDeterministically(t *testing.T) {
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{map[sameText]int{{1}: 3, {2}: 1, {3}: 2, {4}: 0}, "{'k': 0, 'k': 1, 'k': 2, 'k': 3}"},
+		{map[any]int{"a": 1, strText("a"): 2, sameText{1}: 5, sameText{2}: 4, "b": 0}, "{'a': 1, 'a': 2, 'b': 0, 'k': 4, 'k': 5}"},
+		// Ties of different texts stay in text order.
+		{map[any]string{sameText{1}: "z", sameText{2}: "y", strText("j"): "x", strText("l"): "w"}, "{'j': 'x', 'k': 'y', 'k': 'z', 'l': 'w'}"},
+	} {
+		for range 50 {
+			if got := reprOf(t, tc.in); got != tc.want {
+				t.Fatalf("FromGo(%v)\n got %s\nwant %s", tc.in, got, tc.want)
+			}
+		}
+	}
+}
+
+// Integer and float keys compared as floats: 2**53+1 (a big.Word, whose
+// type name sorts before float64's) was equal to 2**53 as a float, and
+// below it by type name, but above 2**53 as a uint64, which was above
+// the float by type name: an order that is not transitive, so the sort's
+// result followed Go's random map iteration, and so did the value the
+// worker kept for 2**53 and 2**53.0, which it takes as one key. Numbers
+// now compare by their exact values.
+func TestFromGoNumberKeysCompareExactly(t *testing.T) {
+	m := map[any]int{big.Word(1<<53 + 1): 1, float64(1 << 53): 2, uint64(1 << 53): 3, uint32(7): 4, int8(-1): 5, 7.5: 6, int64(-1 << 63): 7, -0x1p63: 8, 0x1p64: 9, uint64(math.MaxUint64): 10}
+	const want = "{-9.223372036854776e+18: 8, -9223372036854775808: 7, -1: 5, 7: 4, 7.5: 6, 9007199254740992.0: 2, 9007199254740992: 3, 9007199254740993: 1, 18446744073709551615: 10, 1.8446744073709552e+19: 9}"
+	for range 50 {
+		if got := reprOf(t, m); got != want {
+			t.Fatalf("FromGo(%v)\n got %s\nwant %s", m, got, want)
+		}
+	}
+	// compareKeys is a strict weak order on such keys.
+	keys := []any{big.Word(1<<53 + 1), float64(1 << 53), uint64(1 << 53), int64(1<<53 + 1), float32(1 << 24), int32(1<<24 + 1),
+		math.NaN(), float32(math.NaN()), 0.0, math.Copysign(0, -1), uint8(0), -0.5, int16(-1), math.Inf(1), math.Inf(-1),
+		uint64(math.MaxUint64), 0x1p64, int64(math.MinInt64), -0x1p63, true, "a", nil}
+	vals := make([]reflect.Value, len(keys))
+	for i := range keys {
+		vals[i] = reflect.ValueOf(&keys[i]).Elem() // interface values, as in a map[any]
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			if compareKeys(a, b) != -compareKeys(b, a) {
+				t.Errorf("compareKeys(%v, %v) = %d, reversed %d", a, b, compareKeys(a, b), compareKeys(b, a))
+			}
+			for _, c := range vals {
+				if compareKeys(a, b) <= 0 && compareKeys(b, c) <= 0 && compareKeys(a, c) > 0 {
+					t.Errorf("not transitive: %v <= %v <= %v but %v > %v", a, b, c, a, c)
+				}
+			}
+		}
+	}
+}
+
+// A bool decodes into no integer or float type (Python's bool is an int,
+// but encoding/json refuses it too, and True taken for 1 hides mistakes),
+// nor an int into a bool, nor a float into an integer type; the fast
+// paths of slices, arrays and struct fields refuse them as the general
+// path does. The string option of a json tag is ignored both ways.
+func TestBoolIntFloatAreNotInterchangeable(t *testing.T) {
+	type fields struct {
+		I int
+		F float64
+		B bool
+	}
+	for _, tc := range []struct {
+		json string
+		dst  any
+	}{
+		{`true`, new(int)}, {`false`, new(uint8)}, {`true`, new(float64)}, {`true`, new(float32)},
+		{`true`, new(big.Int)}, {`true`, new(*big.Int)}, {`true`, new(json.Number)}, {`true`, new(time.Duration)},
+		{`1`, new(bool)}, {`1.0`, new(int)}, {`1.0`, new(uint64)},
+		{`[1, true]`, new([]int)}, {`[1.5, false]`, new([]float64)}, {`[1, 0]`, new([]bool)}, {`[1.0]`, new([]int64)},
+		{`[true, 2]`, new([2]int)}, {`{"I": true}`, new(fields)}, {`{"F": false}`, new(fields)}, {`{"B": 1}`, new(fields)},
+		{`{"a": true}`, new(map[string]int)},
+	} {
+		g := &Graph{}
+		id, err := FromJSON(g, []byte(tc.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ce *ConversionError
+		if err := ToGo(g, id, tc.dst); !errors.As(err, &ce) {
+			t.Errorf("ToGo(%s) into %T: %v, want a ConversionError", tc.json, tc.dst, err)
+		}
+	}
+	type quoted struct {
+		N int     `json:"n,string"`
+		F float64 `json:",string"`
+		B bool    `monty:"b,string"`
+	}
+	g := &Graph{}
+	id, err := FromGo(g, quoted{N: 1, F: 2.5, B: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Repr(id); got != "{'n': 1, 'F': 2.5, 'b': True}" {
+		t.Errorf("string option: got %s", got)
+	}
+	var back quoted
+	if err := ToGo(g, id, &back); err != nil || back != (quoted{N: 1, F: 2.5, B: true}) {
+		t.Errorf("string option back: %+v, %v", back, err)
+	}
+}
+
+// BenchmarkFromGoMapKeys converts maps whose keys take mapDict's general
+// path: mixed number keys in a map[any], float keys, TextMarshaler keys.
+func BenchmarkFromGoMapKeys(b *testing.B) {
+	mixed := map[any]int{}
+	floats := map[float64]int{}
+	texts := map[strText]int{}
+	for i := range 1000 {
+		switch i % 3 {
+		case 0:
+			mixed[i] = i
+		case 1:
+			mixed[float64(i)+0.5] = i
+		default:
+			mixed[uint8(i)] = i
+		}
+		floats[float64(i)/3] = i
+		texts[strText(fmt.Sprint(i))] = i
+	}
+	for _, bc := range []struct {
+		name string
+		v    any
+	}{{"mixed", mixed}, {"floats", floats}, {"texts", texts}} {
+		b.Run(bc.name, func(b *testing.B) {
+			g := &Graph{}
+			b.ReportAllocs()
+			for b.Loop() {
+				g.Reset()
+				if _, err := FromGo(g, bc.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// What a destination keeps, as ToGo's doc says: a struct its unset
+// fields, an array's struct items theirs (as encoding/json), while a
+// slice and a map are replaced (encoding/json merges into them).
+func TestToGoPrefilledDestinations(t *testing.T) {
+	type pair struct{ A, B int }
+	g := &Graph{}
+	list, err := FromJSON(g, []byte(`[{"A": 1}, {"B": 2}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr := [2]pair{{9, 9}, {8, 8}}
+	if err := ToGo(g, list, &arr); err != nil || arr != [2]pair{{1, 9}, {8, 2}} {
+		t.Errorf("array: %+v, %v", arr, err)
+	}
+	sl := []pair{{9, 9}, {8, 8}, {7, 7}}
+	if err := ToGo(g, list, &sl); err != nil || !slices.Equal(sl, []pair{{1, 0}, {0, 2}}) {
+		t.Errorf("slice: %+v, %v", sl, err)
+	}
+	dict, err := FromJSON(g, []byte(`{"a": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]int{"z": 26}
+	if err := ToGo(g, dict, &m); err != nil || !maps.Equal(m, map[string]int{"a": 1}) {
+		t.Errorf("map: %v, %v", m, err)
+	}
+}

@@ -69,9 +69,16 @@ func typeFields(t reflect.Type) []Field {
 	var fields []Field
 	next := []queued{{typ: t}}
 	visited := map[reflect.Type]bool{}
+	// How many times each struct type is embedded at the level being
+	// read, and at the next. A type embedded twice at one level is read
+	// once, and each of its fields is listed twice, so that the names it
+	// brings are ambiguous at that depth and dropped, as encoding/json
+	// drops them.
+	var count, nextCount map[reflect.Type]int
 	for len(next) > 0 {
 		current := next
 		next = nil
+		count, nextCount = nextCount, map[reflect.Type]int{}
 		for _, q := range current {
 			if visited[q.typ] {
 				continue
@@ -105,7 +112,9 @@ func typeFields(t reflect.Type) []Field {
 				}
 				index := append(slices.Clone(q.index), i)
 				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
-					next = append(next, queued{typ: ft, index: index})
+					if nextCount[ft]++; nextCount[ft] == 1 {
+						next = append(next, queued{typ: ft, index: index})
+					}
 					continue
 				}
 				if !sf.IsExported() {
@@ -125,6 +134,9 @@ func typeFields(t reflect.Type) []Field {
 					}
 				}
 				fields = append(fields, f)
+				if count[q.typ] > 1 {
+					fields = append(fields, f)
+				}
 			}
 		}
 	}

@@ -68,13 +68,20 @@ import (
 // reports true). A field without a `monty` tag reads its `json` tag the
 // same way (name, "-", omitempty, omitzero), so a type written for
 // encoding/json shows Python the keys its JSON has; a `monty` tag, even an
-// empty one, overrides it. Untagged embedded structs have their fields
-// promoted, with encoding/json's rules for conflicting names.
+// empty one, overrides it. The tags' string option, with which
+// encoding/json writes a number or a bool as a JSON string, is ignored:
+// Python gets the number or the bool. Untagged embedded structs have
+// their fields promoted, with encoding/json's rules for conflicting names.
 //
 // A map's entries are sorted by key: bools, then numbers (equal numbers of
 // different Go types by type name; NaN keys, equal to one another, by the
-// repr of their values), then strings (a TextMarshaler key by its text),
-// so the dict's order does not depend on Go's map iteration.
+// repr of their values), then strings (a TextMarshaler key by its text;
+// equal texts of different Go types by type name, of one type by the repr
+// of their values), so the dict's order does not depend on Go's map
+// iteration. Keys that are distinct in Go but one key to the worker (1,
+// 1.0 and true in a map[any]; two keys with one text; NaNs) are all
+// written, and the worker keeps one entry of each such group, with the
+// value of the last.
 //
 // Every string FromGo writes must be valid UTF-8, as the protocol
 // requires: a str, and also the text of a path, a time zone's name, an
@@ -870,10 +877,42 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			return 0, fromGoErr(v.Type(), KindDict, "unsupported map key type "+kt.String())
 		}
 	}
-	slices.SortFunc(keys, compareKeys)
+	kt := v.Type().Key()
+	var tieOf []int // see below
+	if keysHaveText(kt, keys) {
+		// Keys that convert through MarshalText: each key's text is
+		// taken once, not at every comparison.
+		tks := make([]textedKey, len(keys))
+		for i, k := range keys {
+			tks[i] = textedKey{k, keyText(k)}
+		}
+		slices.SortFunc(tks, func(a, b textedKey) int { return compareKeysText(a.k, b.k, &a.text, &b.text) })
+		tieOf = make([]int, len(keys))
+		for i := range tks {
+			keys[i] = tks[i].k
+			if i > 0 {
+				tieOf[i] = tieOf[i-1]
+				if compareKeysText(tks[i-1].k, tks[i].k, &tks[i-1].text, &tks[i].text) != 0 {
+					tieOf[i]++
+				}
+			}
+		}
+	} else {
+		slices.SortFunc(keys, compareKeys)
+		if keysCanTie(kt) {
+			tieOf = make([]int, len(keys))
+			for i := 1; i < len(keys); i++ {
+				tieOf[i] = tieOf[i-1]
+				if compareKeys(keys[i-1], keys[i]) != 0 {
+					tieOf[i]++
+				}
+			}
+		}
+	}
+	// tieOf numbers the runs of keys that sort as equals, pair by pair,
+	// for the key types that can have them (see orderTies).
 	refs := make([]NodeID, 0, 2*len(keys))
 	var nans []mapEntry
-	var nanAt []nanEntry
 	nansRead := false
 	for _, k := range keys {
 		val := v.MapIndex(k)
@@ -887,7 +926,6 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			if len(nans) > 0 {
 				k, val = nans[0].key, nans[0].val
 				nans = nans[1:]
-				nanAt = append(nanAt, nanEntry{len(refs) / 2, keyType(k)})
 			}
 		}
 		kid, err := e.encode(k, depth+1)
@@ -900,42 +938,55 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 		}
 		refs = append(refs, kid, vid)
 	}
-	e.orderNaNs(refs, nanAt)
+	e.orderTies(refs, tieOf)
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
 }
 
-// nanEntry is an entry of a map with a NaN key: its position among the
-// dict's pairs and the key's Go type.
-type nanEntry struct {
-	pair int
-	typ  reflect.Type
-}
-
-func keyType(k reflect.Value) reflect.Type {
-	if k.Kind() == reflect.Interface && !k.IsNil() {
-		k = k.Elem()
+// keysHaveText reports whether some of keys, of type t, convert to a str
+// through a method (MarshalText, a UUID's String).
+func keysHaveText(t reflect.Type, keys []reflect.Value) bool {
+	if t.Kind() != reflect.Interface {
+		return t == uuidType || textKey(t)
 	}
-	return k.Type()
+	for _, k := range keys {
+		if k = k.Elem(); k.IsValid() && (k.Type() == uuidType || textKey(k.Type())) {
+			return true
+		}
+	}
+	return false
 }
 
-// orderNaNs orders the entries of NaN keys of one type, which sort as
-// equals and so came in Go's random map iteration order, by their
-// values' repr (then the NaNs' bits), so that the dict's order does not
-// change from one conversion to the next.
-func (e *encoder) orderNaNs(refs []NodeID, nans []nanEntry) {
+// keysCanTie reports whether two distinct Go map keys of type t can sort
+// as equals: NaNs (of a float type, or in an interface), and keys of a
+// TextMarshaler type whose texts are equal.
+func keysCanTie(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return textKey(t)
+}
+
+// orderTies orders each run of entries whose keys sort as equals (NaN
+// keys of one type; keys of one TextMarshaler type with the same text),
+// which came in Go's random map iteration order, by their values' repr
+// (then the keys' nodes: a NaN's bits), so that the dict's order, and
+// with it the value Python keeps for equal str keys, does not change from
+// one conversion to the next. tieOf numbers each pair's run.
+func (e *encoder) orderTies(refs []NodeID, tieOf []int) {
 	type entry struct {
 		k, v NodeID
 		repr string
 	}
-	for i := 0; i < len(nans); {
+	for i := 0; i < len(tieOf); {
 		j := i + 1
-		for j < len(nans) && nans[j].pair == nans[j-1].pair+1 && nans[j].typ == nans[i].typ {
+		for j < len(tieOf) && tieOf[j] == tieOf[i] {
 			j++
 		}
 		if j-i > 1 {
 			run := make([]entry, 0, j-i)
-			for _, n := range nans[i:j] {
-				k, v := refs[2*n.pair], refs[2*n.pair+1]
+			for p := i; p < j; p++ {
+				k, v := refs[2*p], refs[2*p+1]
 				run = append(run, entry{k, v, e.g.Repr(v)})
 			}
 			slices.SortStableFunc(run, func(a, b entry) int {
@@ -945,8 +996,7 @@ func (e *encoder) orderNaNs(refs []NodeID, nans []nanEntry) {
 				return cmp.Compare(e.g.Nodes[a.k].Num, e.g.Nodes[b.k].Num)
 			})
 			for x, en := range run {
-				p := nans[i].pair + x
-				refs[2*p], refs[2*p+1] = en.k, en.v
+				refs[2*(i+x)], refs[2*(i+x)+1] = en.k, en.v
 			}
 		}
 		i = j
@@ -992,8 +1042,33 @@ func keyKindOK(k reflect.Value) bool {
 
 // compareKeys orders map keys: None (a nil interface), bools, then numbers
 // (by value, NaN first; equal numbers of different Go types, such as 1 and
-// 1.0 in a map[any], by type name), then strings (bytewise).
+// 1.0 in a map[any], by type name), then strings (bytewise; equal texts of
+// different Go types by type name).
 func compareKeys(a, b reflect.Value) int {
+	return compareKeysText(a, b, nil, nil)
+}
+
+// textedKey is a map key with its text (see keyText).
+type textedKey struct {
+	k    reflect.Value
+	text string
+}
+
+// keyText returns the text of a map key that converts to a str, which
+// compareKeysText orders by; "" for any other key.
+func keyText(k reflect.Value) string {
+	if k.Kind() == reflect.Interface {
+		k = k.Elem()
+	}
+	if keyRank(k) != 2 {
+		return ""
+	}
+	return keyString(k)
+}
+
+// compareKeysText is compareKeys for keys whose texts are *ta and *tb
+// (nil: taken when needed).
+func compareKeysText(a, b reflect.Value, ta, tb *string) int {
 	if a.Kind() == reflect.Interface {
 		a = a.Elem()
 	}
@@ -1010,7 +1085,16 @@ func compareKeys(a, b reflect.Value) int {
 	case 0:
 		return cmp.Compare(boolInt(a.Bool()), boolInt(b.Bool()))
 	case 2:
-		return strings.Compare(keyString(a), keyString(b))
+		if ta == nil {
+			sa, sb := keyString(a), keyString(b)
+			ta, tb = &sa, &sb
+		}
+		if c := strings.Compare(*ta, *tb); c != 0 || a.Type() == b.Type() {
+			return c
+		}
+		// Distinct Go keys with one text ("a" and a TextMarshaler
+		// writing "a"): ordered by type name, as equal numbers are.
+		return strings.Compare(a.Type().String(), b.Type().String())
 	}
 	if c := compareNumbers(a, b); c != 0 || a.Type() == b.Type() {
 		return c
@@ -1077,11 +1161,19 @@ func keyRank(v reflect.Value) int {
 	return 1
 }
 
+// compareNumbers orders two number keys by their exact values, NaN
+// first. (Converting an integer to a float would make 2**53+1 equal to
+// 2**53 as a float but not as an integer, and an order that is not
+// transitive leaves the sort's result to the map's iteration order.)
 func compareNumbers(a, b reflect.Value) int {
-	isFloat := func(v reflect.Value) bool { return v.Kind() == reflect.Float32 || v.Kind() == reflect.Float64 }
 	isUint := func(v reflect.Value) bool { return v.CanUint() }
-	if isFloat(a) || isFloat(b) {
-		return cmp.Compare(numFloat(a), numFloat(b))
+	switch fa, fb := a.CanFloat(), b.CanFloat(); {
+	case fa && fb:
+		return cmp.Compare(a.Float(), b.Float())
+	case fa:
+		return compareFloatInt(a.Float(), b)
+	case fb:
+		return -compareFloatInt(b.Float(), a)
 	}
 	switch {
 	case isUint(a) && isUint(b):
@@ -1101,14 +1193,37 @@ func compareNumbers(a, b reflect.Value) int {
 	}
 }
 
-func numFloat(v reflect.Value) float64 {
+// compareFloatInt compares f with the integer held by n exactly, NaN
+// first.
+func compareFloatInt(f float64, n reflect.Value) int {
+	const two63 = 1 << 63
 	switch {
-	case v.CanFloat():
-		return v.Float()
-	case v.CanUint():
-		return float64(v.Uint())
+	case math.IsNaN(f):
+		return -1
+	case n.CanUint():
+		if f < 0 {
+			return -1
+		}
+		if f >= 2*two63 {
+			return 1
+		}
+		tr := math.Trunc(f)
+		if c := cmp.Compare(uint64(tr), n.Uint()); c != 0 {
+			return c
+		}
+		return cmp.Compare(f, tr)
 	}
-	return float64(v.Int())
+	if f < -two63 {
+		return -1
+	}
+	if f >= two63 {
+		return 1
+	}
+	tr := math.Trunc(f)
+	if c := cmp.Compare(int64(tr), n.Int()); c != 0 {
+		return c
+	}
+	return cmp.Compare(f, tr)
 }
 
 // structDict encodes a struct as a dict of its fields.

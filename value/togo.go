@@ -46,6 +46,9 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // non-nil pointer. It converts where Python would, checking ranges: an int
 // fits any Go integer type that can hold it, a bigint only *big.Int,
 // big.Int, uint64 (up to 2**64-1) or a float; an int converts to a float;
+// a float never converts to an integer type, not even 1.0, and a bool,
+// though Python's bool is an int, converts to neither (nor an int to a
+// bool), as in encoding/json, so that True is never taken for 1;
 // list, tuple, set and frozenset decode into slices or (of exactly the right
 // length) arrays; dict, named tuple and class instance decode into maps and
 // structs (fields matched by tag or name, exactly, then case-insensitively;
@@ -72,8 +75,11 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // destination, for which Python has no type, is an error.
 //
 // A struct destination keeps the fields the value does not set (fill a
-// struct with defaults, then decode into it); a slice or map destination
-// is replaced by a new one; a non-nil pointer is decoded through.
+// struct with defaults, then decode into it), and so does each struct
+// item of an array, decoded in place; a slice or map destination is
+// replaced by a new one (where encoding/json keeps a map's other entries
+// and decodes into a slice's existing items); a non-nil pointer is
+// decoded through.
 //
 // A container the graph shares (one Python object referenced from several
 // places) is converted at most twice per destination type: from its third

@@ -1,0 +1,51 @@
+//go:build unix
+
+package session
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A *big.Int or a *time.Location parameter takes None (a nil pointer) and
+// such a result gives None for nil, as every other pointer does, but the
+// stubs declared them int and datetime.timezone, so the type checker
+// refused f(None) and let code use a result that may be None as an int.
+// They are now declared int | None and datetime.timezone | None.
+func TestStubsNilBigIntAndLocationAreNone(t *testing.T) {
+	reg := NewRegistry().
+		MustRegister("big_or_none", func(x *big.Int) *big.Int { return x }).
+		MustRegister("zone_or_none", func(l *time.Location) *time.Location { return l })
+	stubs := reg.Stubs()
+	for _, want := range []string{
+		"def big_or_none(arg0: int | None, /) -> int | None: ...",
+		"def zone_or_none(arg0: datetime.timezone | None, /) -> datetime.timezone | None: ...",
+	} {
+		if !strings.Contains(stubs, want) {
+			t.Errorf("stubs lack %q:\n%s", want, stubs)
+		}
+	}
+	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: stubs})
+	for code, want := range map[string]string{
+		"big_or_none(None)":                "None",
+		"big_or_none(10**30)":              "1000000000000000000000000000000",
+		"zone_or_none(None)":               "None",
+		"x = big_or_none(None)\nx is None": "True",
+	} {
+		r, err := s.Run(context.Background(), code, WithFunctions(reg))
+		if err != nil {
+			t.Errorf("%q: %v", code, err)
+			continue
+		}
+		if r.Repr() != want {
+			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
+		}
+	}
+	// A result that may be None is no longer taken for an int.
+	if _, err := s.Run(context.Background(), "big_or_none(1) + 1", WithFunctions(reg)); err == nil || !strings.Contains(err.Error(), "unsupported-operator") {
+		t.Errorf("big_or_none(1) + 1 type-checked: %v", err)
+	}
+}
