@@ -144,11 +144,15 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 			return signalStatus(sig)
 		}
 		var ee exitError
+		var ce codedError
 		switch {
 		case err == nil:
 			return 0
 		case errors.As(err, &ee):
 			return ee.code
+		case errors.As(err, &ce):
+			fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
+			return ce.code
 		default:
 			fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
 			return 1

@@ -290,6 +290,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: montygo run FILE | - | -c CODE [flags]   (- reads the program from standard input)")
 		fs.PrintDefaults()
+		fmt.Fprint(stderr, exitStatusHelp)
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -381,7 +382,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	sess, err := startSession(ctx, launch, cfg)
 	if err != nil {
-		return err
+		return sf.startFailed(err)
 	}
 	liveSessions.add(sess)
 	defer func() {
@@ -560,7 +561,7 @@ func reportRunError(err error, script, src string, stderr io.Writer) error {
 		fmt.Fprintln(stderr, strings.TrimRight(te.Diagnostics, "\n"))
 		return exitError{1}
 	}
-	return err
+	return sandboxFailed(err)
 }
 
 // tracebackText renders exc as the worker's CLI does, naming the script in
