@@ -4,6 +4,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,5 +81,47 @@ func TestRunWorkerErrorsSpeakTheCLIsWords(t *testing.T) {
 	_, errs, _ := runCLI(t, "", "run", "--worker", hostileWorker(t, "sigkill"), "-c", "1")
 	if strings.Contains(errs, "a monty worker?") {
 		t.Errorf("crash mid-run: stderr %q asks whether the worker is one", errs)
+	}
+}
+
+// subprocess and serve told a missing worker in the library's words too
+// (subprocess even named $MONTY_BIN's path as Config.Binary), and serve a
+// binary that is not a worker as a crash with exit status 0.
+func TestWorkerErrorsSpeakTheCLIsWordsInSubprocessAndServe(t *testing.T) {
+	montygo(t)
+	dir := t.TempDir()
+	notWorker := filepath.Join(dir, "not-a-worker")
+	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, c := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"subprocess", "--worker", missing}, "--worker " + missing + ": "},
+		{"MONTY_BIN=" + missing, []string{"subprocess"}, "$MONTY_BIN " + missing + ": "},
+		{"", []string{"serve", "--dump-key", key, "--listen", "127.0.0.1:0", "--worker", missing}, "--worker " + missing + ": "},
+		{"MONTY_BIN=" + missing, []string{"serve", "--dump-key", key, "--listen", "127.0.0.1:0"}, "$MONTY_BIN " + missing + ": "},
+		{"", []string{"serve", "--dump-key", key, "--listen", "127.0.0.1:0", "--worker", notWorker}, "is " + notWorker + " a monty worker?"},
+	} {
+		cmd := exec.Command(montygo(t), c.args...)
+		if c.env != "" {
+			cmd.Env = append(os.Environ(), c.env)
+		}
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		if err := cmd.Run(); err == nil {
+			t.Errorf("%s %v: exit 0", c.env, c.args)
+		}
+		errs := errb.String()
+		if !strings.Contains(errs, c.want) || strings.Contains(errs, "Config.") || strings.Contains(errs, "scripts/") {
+			t.Errorf("%s %v: stderr %q, want %q and no library configuration or source path", c.env, c.args, errs, c.want)
+		}
 	}
 }

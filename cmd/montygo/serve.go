@@ -236,7 +236,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *workerPath != "" {
 		bin, err := worker.ResolveBinary(*workerPath)
 		if err != nil {
-			return fail(err)
+			return fail(workerNotFound(err, "--worker"))
 		}
 		cfg.Worker.Binary = bin
 	}
@@ -270,6 +270,10 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		if errors.Is(err, errStopped) {
 			log.Info("stopped while starting")
 			return nil
+		}
+		err = workerNotFound(err, "--worker")
+		if bin, rerr := worker.ResolveBinary(*workerPath); rerr == nil {
+			err = notAWorker(err, bin)
 		}
 		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
 		return exitError{1}

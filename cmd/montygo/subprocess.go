@@ -160,17 +160,19 @@ func innerWorker(explicit string) (string, error) {
 		if err == nil && isSelf(p) {
 			return "", errors.New("--worker names montygo itself")
 		}
-		return p, err
+		return p, workerNotFound(err, "--worker")
 	}
 	if env := os.Getenv(worker.EnvBinary); env != "" {
 		if !isSelf(env) {
-			return worker.ResolveBinary(env)
+			p, err := worker.ResolveBinary(env)
+			return p, workerNotFound(err, "$"+worker.EnvBinary)
 		}
 	}
 	if self != "" {
 		beside := filepath.Join(filepath.Dir(self), "monty")
 		if st, err := os.Stat(beside); err == nil && !st.IsDir() && !isSelf(beside) {
-			return worker.ResolveBinary(beside)
+			p, err := worker.ResolveBinary(beside)
+			return p, workerNotFound(err, "the monty beside montygo,")
 		}
 	}
 	// The usual search, without a $MONTY_BIN that names montygo.
@@ -181,7 +183,7 @@ func innerWorker(explicit string) (string, error) {
 	if err == nil && isSelf(p) {
 		return "", errors.New("the only monty worker found is montygo itself; pass --worker")
 	}
-	return p, err
+	return p, workerNotFound(err, "")
 }
 
 // stderrHandler writes the inner worker's stderr to our stderr byte for
