@@ -49,6 +49,9 @@ func conformCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	return exitError{2}
 }
 
+// conformParentUsage is the first line of conform parent's usage.
+const conformParentUsage = "usage: montygo conform parent [flags] -- COMMAND [ARGS...]   (COMMAND is the parent under test; it must start its worker from $MONTY_BIN)"
+
 // conformUsage is conform's usage, before its mode is known.
 const conformUsage = "usage: montygo conform worker|parent [flags]   (montygo conform worker -h, montygo conform parent -h for each one's flags)"
 
@@ -88,6 +91,10 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	parallel := fs.Int("parallel", 0, "rules run at once (default: max(4, 2×CPUs))")
 	timeout := fs.Duration("rule-timeout", 30*time.Second, "time limit of one rule")
 	expect := fs.String("expect-fail", "", "comma-separated rule ids known to fail: exit 0 when exactly these fail (for CI against a worker with documented deviations)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: montygo conform worker [--worker BIN | --remote URL [--header 'Name: value']...] [flags]")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return parseFailed(err)
 	}
@@ -207,12 +214,16 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	limit := fs.Duration("scenario-timeout", 0, "time a parent gets per scenario (default 30s)")
 	proto := versionVar(fs, "protocol", 0, "protocol `version` the scripted child claims (default: the scenario's, 2 where defined)")
 	budget := fs.Int64("decode-budget", 0, "the parent's per-frame decode budget in bytes, for the memory check (default 1 GiB)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, conformParentUsage)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return parseFailed(err)
 	}
 	cmd := fs.Args()
 	if len(cmd) == 0 {
-		fmt.Fprintln(stderr, "usage: montygo conform parent [--json] -- COMMAND [ARGS...]")
+		fmt.Fprintln(stderr, conformParentUsage)
 		return exitError{2}
 	}
 	if err := negativeFlags(stderr, "conform parent", fs); err != nil {

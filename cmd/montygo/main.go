@@ -59,11 +59,16 @@ func commands() []command {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: montygo <command> [flags]")
 	fmt.Fprintln(w)
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	cmds := commands()
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'montygo <command> -h' for a command's flags, 'montygo --version' for montygo's version.")
+	fmt.Fprintln(w, "Run 'montygo help <command>' or 'montygo <command> -h' for a command's flags, 'montygo --version' for montygo's version.")
 }
 
 func main() {
@@ -82,6 +87,10 @@ const exitGrace = 500 * time.Millisecond
 // mainWith runs the command of cmds that args name; exit ends the process
 // when a signal's grace runs out (os.Exit outside tests).
 func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.Writer, exit func(int)) int {
+	if len(args) > 1 && args[0] == "help" && args[1] != "help" {
+		// As `go help build`: a command's own usage.
+		args = []string{args[1], "-h"}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {

@@ -195,3 +195,72 @@ func TestUsageArgumentNames(t *testing.T) {
 		}
 	}
 }
+
+// The command list's summaries start in one column: "subprocess", longer
+// than the %-8s it was padded to, pushed its summary one place right of
+// the others.
+func TestUsageListsCommandsInColumns(t *testing.T) {
+	var out, errb strings.Builder
+	mainArgs([]string{"--help"}, strings.NewReader(""), &out, &errb)
+	col := -1
+	for _, c := range commands() {
+		line := ""
+		for l := range strings.Lines(errb.String()) {
+			if strings.HasPrefix(l, "  "+c.name+" ") {
+				line = l
+			}
+		}
+		i := strings.Index(line, c.summary)
+		if i < 0 {
+			t.Fatalf("no line for %s in %q", c.name, errb.String())
+		}
+		if col >= 0 && i != col {
+			t.Errorf("%s's summary starts at column %d, the others' at %d:\n%s", c.name, i, col, errb.String())
+		}
+		col = i
+	}
+}
+
+// `montygo help run` printed the command list, as `montygo help` does,
+// though `go help build` and `gh help pr` show that command's usage.
+func TestHelpCommandShowsThatCommandsUsage(t *testing.T) {
+	for _, c := range []struct{ cmd, want string }{
+		{"run", "usage: montygo run FILE"},
+		{"repl", "usage: montygo repl"},
+		{"subprocess", "usage: montygo subprocess"},
+		{"serve", "usage: montygo serve"},
+		{"conform", "usage: montygo conform worker|parent"},
+		{"version", "usage: montygo version"},
+		{"decode", "usage: montygo decode"},
+	} {
+		var out, errb strings.Builder
+		code := mainArgs([]string{"help", c.cmd}, strings.NewReader(""), &out, &errb)
+		if code != 0 || !strings.HasPrefix(errb.String(), c.want) {
+			t.Errorf("montygo help %s: exit %d, stderr %.200q; want 0 and %q", c.cmd, code, errb.String(), c.want)
+		}
+	}
+	var out, errb strings.Builder
+	if code := mainArgs([]string{"help", "bogus"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "bogus"`) {
+		t.Errorf("montygo help bogus: exit %d, stderr %.200q; want 2 naming it", code, errb.String())
+	}
+}
+
+// conform worker -h and conform parent -h began "Usage of conform parent:",
+// the flag package's default, and parent's never said that it wants the
+// parent's command after "--" (only a call without one said so).
+func TestConformModesHaveAUsageLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"conform", "worker", "-h"}, "usage: montygo conform worker "},
+		{[]string{"conform", "parent", "-h"}, "usage: montygo conform parent [flags] -- COMMAND [ARGS...]"},
+		{[]string{"conform", "parent", "--bogus"}, "usage: montygo conform parent [flags] -- COMMAND [ARGS...]"},
+	} {
+		var out, errb strings.Builder
+		mainArgs(c.args, strings.NewReader(""), &out, &errb)
+		if !strings.Contains(errb.String(), c.want) {
+			t.Errorf("montygo %s: stderr %.300q; want %q", strings.Join(c.args, " "), errb.String(), c.want)
+		}
+	}
+}
