@@ -148,8 +148,13 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 	}
 	if f.maxDuration != "" {
 		secs, err := strconv.ParseFloat(f.maxDuration, 64)
-		if err != nil || !inSecondsRange(secs) {
-			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds", f.maxDuration)
+		switch {
+		case err == nil && secs == 0:
+			// A zero limit is not "no limit" (the flag left out is): it
+			// would stop every program at its first instruction.
+			return cfg, nil, errors.New("--max-duration 0 would stop every program at once (leave the flag out for no limit)")
+		case err != nil || !inSecondsRange(secs):
+			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds from 0 to 1e9 (fractional, e.g. 0.5)", f.maxDuration)
 		}
 		cfg.Limits.MaxDuration = time.Duration(secs * float64(time.Second))
 		if cfg.Limits.MaxDuration == 0 {

@@ -55,6 +55,10 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintf(stderr, "montygo subprocess: unexpected argument %q\n", fs.Arg(0))
 		return exitError{2}
 	}
+	if *spin < 0 {
+		fmt.Fprintf(stderr, "montygo subprocess: --spin %v: want 0 (never spin) or more\n", *spin)
+		return exitError{2}
+	}
 	bin, err := innerWorker(*workerPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)
@@ -68,7 +72,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
 	errOut := &stderrHandler{w: stderr}
 	logger := slog.New(errOut)
-	spinFor := max(*spin, 0)
+	spinFor := *spin
 	stdin, restore := stdinReader(stdin, spinFor)
 	defer restore()
 	var conn transport.Conn = transport.NewStream(stdin, spinStdout(stdout, spinFor), 0)

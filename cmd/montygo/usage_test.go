@@ -64,7 +64,11 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--max-duration", "5s"}, "--max-duration"},
-		{[]string{"--max-duration", "-1"}, "--max-duration"},
+		{[]string{"--max-duration", "-1"}, `--max-duration: "-1" is not a number of seconds from 0 to 1e9`},
+		// 0 ran every program with a 1 µs limit (a TimeoutError, exit 1)
+		// where serve refuses a zero --max-duration and run a zero
+		// --max-memory.
+		{[]string{"--max-duration", "0"}, "leave the flag out for no limit"},
 		{[]string{"--start-timeout", "0"}, "--start-timeout"},
 		{[]string{"--max-memory", "12 parsecs"}, "unknown unit"},
 		{[]string{"--max-memory", "0"}, "none lifts the limit"},
@@ -86,7 +90,9 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{{"decode", "--protocol", "9"}, {"decode", "--from", "both"}} {
+	// A negative --spin was taken as 0 (never spin) without a word, where
+	// conform's negative durations and counts are usage errors.
+	for _, args := range [][]string{{"decode", "--protocol", "9"}, {"decode", "--from", "both"}, {"subprocess", "--spin", "-1ms"}} {
 		var out, errb strings.Builder
 		if code := mainArgs(args, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), args[1][2:]) {
 			t.Errorf("montygo %s: exit %d, stderr %q; want 2 naming %s", strings.Join(args, " "), code, errb.String(), args[1])
