@@ -95,8 +95,8 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "usage: montygo conform worker [--worker BIN | --remote URL [--header 'Name: value']...] [flags]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo conform worker: unexpected argument %q\n", fs.Arg(0))
@@ -218,8 +218,8 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, conformParentUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+		return err
 	}
 	cmd := fs.Args()
 	if len(cmd) == 0 {

@@ -172,13 +172,27 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 	return 2
 }
 
-// parseFailed is the exit of a subcommand whose flags did not parse (the
-// flag package has printed the usage): 0 when they asked for it (-h,
-// --help), 2 for a usage mistake.
-func parseFailed(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
+// parseArgs runs parse, which parses a subcommand's arguments with fs.
+// -h or --help prints fs's usage and exits 0. A mistake (an unknown flag,
+// a value the flag refuses) is said on one line naming the subcommand,
+// with a pointer to -h, and exits 2, as go and kubectl do: the flag
+// package alone printed the mistake bare and then every flag's help, so
+// the one line that mattered scrolled away above it.
+func parseArgs(fs *flag.FlagSet, stderr io.Writer, parse func() error) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := parse()
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
 		return exitError{0}
 	}
+	fmt.Fprintf(stderr, "montygo %s: %v\nRun 'montygo %s -h' for usage.\n", fs.Name(), err, fs.Name())
 	return exitError{2}
 }
 

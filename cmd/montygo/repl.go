@@ -46,9 +46,9 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, replExitStatusHelp)
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return parseFailed(err)
+	var pos []string
+	if err := parseArgs(fs, stderr, func() (err error) { pos, err = parseInterspersed(fs, args); return err }); err != nil {
+		return err
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "montygo repl: unexpected argument %q (run a file with montygo run FILE)\n", pos[0])

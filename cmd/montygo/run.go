@@ -297,9 +297,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, exitStatusHelp)
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return parseFailed(err)
+	var pos []string
+	if err := parseArgs(fs, stderr, func() (err error) { pos, err = parseInterspersed(fs, args); return err }); err != nil {
+		return err
 	}
 	var src, script string
 	cSet := false
@@ -337,7 +337,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		src, script = string(b), pos[0]
 	default:
-		fs.Usage()
+		// Say what is wrong, as the other subcommands do for a stray
+		// argument; the usage alone left it to be guessed.
+		switch {
+		case len(pos) == 0:
+			fmt.Fprintln(stderr, "montygo run: no program: give a FILE, - (standard input) or -c CODE")
+		case cSet:
+			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (the program is -c's)\n", pos[0])
+		default:
+			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (one program FILE)\n", pos[1])
+		}
+		fmt.Fprintln(stderr, "Run 'montygo run -h' for usage.")
 		return exitError{2}
 	}
 	if i := invalidUTF8(src); i >= 0 {

@@ -119,8 +119,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "Every flag has an environment twin MONTY_SERVER_<NAME> (for example MONTY_SERVER_MAX_SESSIONS); a flag beats its variable.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo serve: unexpected argument %q\n", fs.Arg(0))

@@ -48,8 +48,8 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo subprocess: unexpected argument %q\n", fs.Arg(0))

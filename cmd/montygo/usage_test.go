@@ -261,12 +261,48 @@ func TestConformModesHaveAUsageLine(t *testing.T) {
 	}{
 		{[]string{"conform", "worker", "-h"}, "usage: montygo conform worker "},
 		{[]string{"conform", "parent", "-h"}, "usage: montygo conform parent [flags] -- COMMAND [ARGS...]"},
-		{[]string{"conform", "parent", "--bogus"}, "usage: montygo conform parent [flags] -- COMMAND [ARGS...]"},
+		{[]string{"conform", "parent"}, "usage: montygo conform parent [flags] -- COMMAND [ARGS...]"},
 	} {
 		var out, errb strings.Builder
 		mainArgs(c.args, strings.NewReader(""), &out, &errb)
 		if !strings.Contains(errb.String(), c.want) {
 			t.Errorf("montygo %s: stderr %.300q; want %q", strings.Join(c.args, " "), errb.String(), c.want)
+		}
+	}
+}
+
+// A flag mistake printed the flag package's bare line ("flag provided but
+// not defined: -bogus", naming no command) and then every flag's help, 30
+// lines for run, so the line that mattered scrolled away; a run with no
+// program or a stray argument printed the usage alone, saying nothing of
+// what was wrong. Now, as go and kubectl do: one line naming the command
+// and the mistake, and a pointer to -h.
+func TestUsageMistakesAreOneLineAndAPointer(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--bogus", "-c", "1"}, "montygo run: flag provided but not defined: -bogus"},
+		{[]string{"run", "-c"}, "montygo run: flag needs an argument: -c"},
+		{[]string{"run"}, "montygo run: no program: give a FILE, - (standard input) or -c CODE"},
+		{[]string{"run", "-c", "1", "x.py"}, `montygo run: unexpected argument "x.py" (the program is -c's)`},
+		{[]string{"run", "a.py", "b.py"}, `montygo run: unexpected argument "b.py" (one program FILE)`},
+		{[]string{"repl", "--json"}, "montygo repl: flag provided but not defined: -json"},
+		{[]string{"decode", "--hex=maybe"}, `montygo decode: invalid boolean value "maybe" for -hex`},
+		{[]string{"subprocess", "--spin", "fast"}, `montygo subprocess: invalid value "fast" for flag -spin`},
+		{[]string{"serve", "--prewarm", "x"}, `montygo serve: invalid value "x" for flag -prewarm`},
+		{[]string{"conform", "worker", "--parallel", "x"}, `montygo conform worker: invalid value "x" for flag -parallel`},
+		{[]string{"conform", "parent", "--bogus", "--", "true"}, "montygo conform parent: flag provided but not defined: -bogus"},
+	} {
+		var out, errb strings.Builder
+		code := mainArgs(c.args, strings.NewReader(""), &out, &errb)
+		name := c.args[0]
+		if name == "conform" {
+			name += " " + c.args[1]
+		}
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		if code != 2 || len(lines) != 2 || !strings.HasPrefix(lines[0], c.want) || lines[1] != "Run 'montygo "+name+" -h' for usage." {
+			t.Errorf("montygo %s: exit %d, stderr %q; want 2, %q and a pointer to -h", strings.Join(c.args, " "), code, errb.String(), c.want)
 		}
 	}
 }
