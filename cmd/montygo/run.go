@@ -194,11 +194,29 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		}
 		t, err := mount.New(ms, mount.Options{})
 		if err != nil {
-			return cfg, nil, fmt.Errorf("--mount: %w", err)
+			return cfg, nil, mountError(err, f.mounts)
 		}
 		table = t
 	}
 	return cfg, table, nil
+}
+
+// mountRE matches the start of mount.New's errors, which name a mount by
+// its index in the list ("mount 0 (/data): ...").
+var mountRE = regexp.MustCompile(`^mount ([0-9]+)(?: \([^)]*\))?: `)
+
+// mountError names the --mount flag a mount.New error is about by the
+// value the user gave, not by the library's zero-based index.
+func mountError(err error, specs []string) error {
+	m := mountRE.FindStringSubmatchIndex(err.Error())
+	if m == nil {
+		return fmt.Errorf("--mount: %w", err)
+	}
+	i, convErr := strconv.Atoi(err.Error()[m[2]:m[3]])
+	if convErr != nil || i >= len(specs) {
+		return fmt.Errorf("--mount: %w", err)
+	}
+	return fmt.Errorf("--mount %s: %s", specs[i], err.Error()[m[1]:])
 }
 
 // newLogger returns the CLI's logger. A CLI speaks through one channel:

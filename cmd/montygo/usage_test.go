@@ -306,3 +306,25 @@ func TestUsageMistakesAreOneLineAndAPointer(t *testing.T) {
 		}
 	}
 }
+
+// A --mount that could not be set up was named by the library's zero-based
+// index ("--mount: mount 0 (/data): host directory: ..."), which a user
+// who gave one --mount never counted; it is now named by its value.
+func TestMountErrorsNameTheFlagValue(t *testing.T) {
+	dir := t.TempDir()
+	missing := dir + "/missing"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mount", missing + "::/data"}, "--mount " + missing + "::/data: host directory: "},
+		{[]string{"--mount", dir + "::/data", "--mount", dir + "::/data"}, "--mount " + dir + "::/data: virtual path /data overlaps"},
+	} {
+		args := append(append([]string{"run"}, c.args...), "-c", "1")
+		var out, errb strings.Builder
+		code := mainArgs(args, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.want) || strings.Contains(errb.String(), "mount 0") || strings.Contains(errb.String(), "mount 1") {
+			t.Errorf("montygo %s: exit %d, stderr %q; want 2 and %q", strings.Join(args, " "), code, errb.String(), c.want)
+		}
+	}
+}
