@@ -13,6 +13,7 @@
 //	montygo serve [flags]                serve Monty sessions over WebSockets
 //	montygo conform worker|parent ...    the protocol's conformance kit
 //	montygo version                      print versions
+//	montygo help [command]               the commands, or a command's flags
 //	montygo --version                    print montygo's version (one line)
 package main
 
