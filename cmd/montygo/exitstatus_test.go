@@ -34,6 +34,7 @@ func TestRunExitStatusTellsSandboxFailureFromException(t *testing.T) {
 		{"not a worker", []string{"run", "--worker", notWorker, "-c", "1"}, exitSandboxFailed, "monty worker crashed"},
 		{"crash mid-run", []string{"run", "--worker", hostileWorker(t, "sigkill"), "-c", "1"}, exitSandboxFailed, "signal: killed"},
 		{"protocol violation", []string{"run", "--worker", hostileWorker(t, "invalid_date_month"), "-c", "1"}, exitSandboxFailed, "13 is outside the range 1..=12"},
+		{"start timeout", []string{"run", "--worker", hostileWorker(t, "never_reads"), "--start-timeout", "0.2", "-c", "1"}, exitSandboxFailed, "the worker did not start within 200ms (--start-timeout)"},
 		{"watchdog", []string{"run", "--worker", hostileWorker(t, "prefix_then_silence"), "--max-duration", "0.2", "-c", "1"}, 1, "ran past its max_duration"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

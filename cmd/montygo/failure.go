@@ -62,6 +62,12 @@ func sandboxFailed(err error) error {
 // startFailed words a failure to start the session of run or repl for the
 // command line, and marks it for exitSandboxFailed.
 func (f *sessionFlags) startFailed(err error) error {
+	var st *session.StartTimeoutError
+	if errors.As(err, &st) && len(f.remotes) == 0 {
+		// The library speaks of its Configure handshake; the user set,
+		// or left at its default, --start-timeout.
+		return sandboxFailed(fmt.Errorf("the worker did not start within %v (--start-timeout) and was killed", st.Timeout))
+	}
 	if len(f.remotes) == 0 {
 		err = workerNotFound(err, "--worker")
 		if bin, rerr := worker.ResolveBinary(f.worker); rerr == nil {
