@@ -82,8 +82,18 @@ func (f *sessionFlags) startFailed(err error) error {
 // set, and an install script by its path in the source tree. explicit is
 // the flag or variable that named the binary, shown in place of
 // Config.Binary ("--worker", "$MONTY_BIN"); other errors are returned as
-// they are.
+// they are. The advice names --worker, which version lacks
+// (workerNotFoundNoFlag).
 func workerNotFound(err error, explicit string) error {
+	return rewordNotFound(err, explicit, "--worker PATH or $"+worker.EnvBinary)
+}
+
+// workerNotFoundNoFlag is workerNotFound for a command without --worker.
+func workerNotFoundNoFlag(err error) error {
+	return rewordNotFound(err, "", "$"+worker.EnvBinary)
+}
+
+func rewordNotFound(err error, explicit, how string) error {
 	var nf *worker.BinaryNotFoundError
 	if !errors.As(err, &nf) {
 		return err
@@ -95,8 +105,8 @@ func workerNotFound(err error, explicit string) error {
 		}
 		tried[i] = t
 	}
-	return fmt.Errorf("%w (tried: %s); name one with --worker PATH or $%s (make worker installs the released one in .monty/bin)",
-		worker.ErrBinaryNotFound, strings.Join(tried, "; "), worker.EnvBinary)
+	return fmt.Errorf("%w (tried: %s); name one with %s (make worker installs the released one in .monty/bin)",
+		worker.ErrBinaryNotFound, strings.Join(tried, "; "), how)
 }
 
 // notAWorker adds to err, a failure to start a worker, the question a

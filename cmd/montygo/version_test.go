@@ -81,7 +81,8 @@ func TestREPLBannerBoundsTheWorkersAnswer(t *testing.T) {
 }
 
 // version told a worker it could not find in the library's words ("set
-// Config.Binary ..., or run scripts/install-worker.sh"), as run did.
+// Config.Binary ..., or run scripts/install-worker.sh"), as run did; it has
+// no --worker flag, so the advice names $MONTY_BIN alone.
 func TestVersionWorkerNotFoundSpeaksTheCLIsWords(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
 	t.Setenv("MONTY_BIN", missing)
@@ -90,7 +91,7 @@ func TestVersionWorkerNotFoundSpeaksTheCLIsWords(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 	if s := out.String(); !strings.Contains(s, "(tried: $MONTY_BIN "+missing+": ") ||
-		!strings.Contains(s, "--worker PATH or $MONTY_BIN") || strings.Contains(s, "Config.") || strings.Contains(s, "scripts/") {
+		!strings.Contains(s, "name one with $MONTY_BIN") || strings.Contains(s, "--worker") || strings.Contains(s, "Config.") || strings.Contains(s, "scripts/") {
 		t.Errorf("stdout %q: want the worker named by $MONTY_BIN, in the CLI's words", s)
 	}
 }
