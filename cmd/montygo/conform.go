@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -135,7 +137,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// A worker that cannot be found is one error, not a failure of
 		// every rule under an empty target name.
 		if _, err := worker.ResolveBinary(*bin); err != nil {
-			fmt.Fprintln(stderr, "montygo conform worker:", err)
+			fmt.Fprintln(stderr, "montygo conform worker:", workerNotFound(err, "--worker"))
 			return exitError{2}
 		}
 	}
@@ -229,6 +231,21 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := negativeFlags(stderr, "conform parent", fs); err != nil {
 		return err
 	}
+	if _, err := exec.LookPath(cmd[0]); err != nil {
+		// A parent that cannot be run is one usage error, not a failure
+		// of every scenario ("the parent never started the scripted
+		// child"), 78 times.
+		var ee *exec.Error
+		var pe *os.PathError
+		if errors.As(err, &ee) && !errors.As(ee.Err, &pe) {
+			err = ee.Err
+		}
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		fmt.Fprintf(stderr, "montygo conform parent: cannot run %s: %v\n", cmd[0], err)
+		return exitError{2}
+	}
 	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: *proto, DecodeBudget: *budget}
 	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
 		fmt.Fprintf(stderr, "montygo conform parent: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
@@ -291,8 +308,13 @@ func printReport(w io.Writer, rep *conform.Report, asJSON bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%s, protocol %d: %d pass, %d fail, %d skip\n",
-		rep.Target, rep.Protocol, rep.Summary.Pass, rep.Summary.Fail, rep.Summary.Skip)
+	proto := fmt.Sprintf("protocol %d", rep.Protocol)
+	if rep.Protocol == 0 {
+		// conform parent without --protocol: each scenario claims its own.
+		proto = "each scenario's protocol"
+	}
+	_, err := fmt.Fprintf(w, "\n%s, %s: %d pass, %d fail, %d skip\n",
+		rep.Target, proto, rep.Summary.Pass, rep.Summary.Fail, rep.Summary.Skip)
 	if err != nil && !errors.Is(err, io.ErrShortWrite) {
 		return err
 	}
