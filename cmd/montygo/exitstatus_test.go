@@ -126,3 +126,17 @@ func TestWorkerErrorsSpeakTheCLIsWordsInSubprocessAndServe(t *testing.T) {
 		}
 	}
 }
+
+// --protocol pinned to a version the worker does not speak exited 1 (then
+// 3, a failed sandbox), saying "gomonty speaks version 4" as if that were
+// all gomonty spoke; it is the user's pin, a usage mistake (exit 2), told
+// in terms of the flag.
+func TestRunPinnedProtocolTheWorkerRefusesIsAUsageError(t *testing.T) {
+	_, errs, code := runCLI(t, "", "run", "--protocol", "4", "-c", "1")
+	if code == 0 {
+		t.Skip("this worker speaks protocol 4")
+	}
+	if code != 2 || !strings.HasPrefix(errs, "montygo run: --protocol 4: the worker does not speak it") || !strings.Contains(errs, "leave --protocol out to negotiate") {
+		t.Fatalf("exit %d, stderr %q; want 2 naming --protocol 4", code, errs)
+	}
+}

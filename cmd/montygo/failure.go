@@ -68,6 +68,12 @@ func (f *sessionFlags) startFailed(err error) error {
 		// or left at its default, --start-timeout.
 		return sandboxFailed(fmt.Errorf("the worker did not start within %v (--start-timeout) and was killed", st.Timeout))
 	}
+	var vm *session.VersionMismatchError
+	if errors.As(err, &vm) && f.protocol != 0 && vm.Unusable == nil {
+		// The user pinned a version this worker does not speak: a usage
+		// mistake, told in terms of the flag.
+		return codedError{2, fmt.Errorf("--protocol %d: the worker does not speak it (%w); leave --protocol out to negotiate", f.protocol, err)}
+	}
 	if len(f.remotes) == 0 {
 		err = workerNotFound(err, "--worker")
 		if bin, rerr := worker.ResolveBinary(f.worker); rerr == nil {
