@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -48,6 +50,9 @@ func conformCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fmt.Fprintf(stderr, "montygo conform: unknown mode %q (want worker or parent)\n", args[0])
 	return exitError{2}
 }
+
+// conformParentUsage is the first line of conform parent's usage.
+const conformParentUsage = "usage: montygo conform parent [flags] -- COMMAND [ARGS...]   (COMMAND is the parent under test; it must start its worker from $MONTY_BIN)"
 
 // conformUsage is conform's usage, before its mode is known.
 const conformUsage = "usage: montygo conform worker|parent [flags]   (montygo conform worker -h, montygo conform parent -h for each one's flags)"
@@ -88,8 +93,12 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	parallel := fs.Int("parallel", 0, "rules run at once (default: max(4, 2×CPUs))")
 	timeout := fs.Duration("rule-timeout", 30*time.Second, "time limit of one rule")
 	expect := fs.String("expect-fail", "", "comma-separated rule ids known to fail: exit 0 when exactly these fail (for CI against a worker with documented deviations)")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: montygo conform worker [--worker BIN | --remote URL [--header 'Name: value']...] [flags]")
+		fs.PrintDefaults()
+	}
+	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo conform worker: unexpected argument %q\n", fs.Arg(0))
@@ -128,7 +137,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// A worker that cannot be found is one error, not a failure of
 		// every rule under an empty target name.
 		if _, err := worker.ResolveBinary(*bin); err != nil {
-			fmt.Fprintln(stderr, "montygo conform worker:", err)
+			fmt.Fprintln(stderr, "montygo conform worker:", workerNotFound(err, "--worker"))
 			return exitError{2}
 		}
 	}
@@ -207,16 +216,35 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	limit := fs.Duration("scenario-timeout", 0, "time a parent gets per scenario (default 30s)")
 	proto := versionVar(fs, "protocol", 0, "protocol `version` the scripted child claims (default: the scenario's, 2 where defined)")
 	budget := fs.Int64("decode-budget", 0, "the parent's per-frame decode budget in bytes, for the memory check (default 1 GiB)")
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, conformParentUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+		return err
 	}
 	cmd := fs.Args()
 	if len(cmd) == 0 {
-		fmt.Fprintln(stderr, "usage: montygo conform parent [--json] -- COMMAND [ARGS...]")
+		fmt.Fprintln(stderr, conformParentUsage)
 		return exitError{2}
 	}
 	if err := negativeFlags(stderr, "conform parent", fs); err != nil {
 		return err
+	}
+	if _, err := exec.LookPath(cmd[0]); err != nil {
+		// A parent that cannot be run is one usage error, not a failure
+		// of every scenario ("the parent never started the scripted
+		// child"), 78 times.
+		var ee *exec.Error
+		var pe *os.PathError
+		if errors.As(err, &ee) && !errors.As(ee.Err, &pe) {
+			err = ee.Err
+		}
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		fmt.Fprintf(stderr, "montygo conform parent: cannot run %s: %v\n", cmd[0], err)
+		return exitError{2}
 	}
 	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: *proto, DecodeBudget: *budget}
 	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
@@ -280,8 +308,13 @@ func printReport(w io.Writer, rep *conform.Report, asJSON bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\n%s, protocol %d: %d pass, %d fail, %d skip\n",
-		rep.Target, rep.Protocol, rep.Summary.Pass, rep.Summary.Fail, rep.Summary.Skip)
+	proto := fmt.Sprintf("protocol %d", rep.Protocol)
+	if rep.Protocol == 0 {
+		// conform parent without --protocol: each scenario claims its own.
+		proto = "each scenario's protocol"
+	}
+	_, err := fmt.Fprintf(w, "\n%s, %s: %d pass, %d fail, %d skip\n",
+		rep.Target, proto, rep.Summary.Pass, rep.Summary.Fail, rep.Summary.Skip)
 	if err != nil && !errors.Is(err, io.ErrShortWrite) {
 		return err
 	}

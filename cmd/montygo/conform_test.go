@@ -85,6 +85,7 @@ func TestConformUsageMistakes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	noParent := filepath.Join(t.TempDir(), "no-such-parent")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -102,6 +103,11 @@ func TestConformUsageMistakes(t *testing.T) {
 		{[]string{"parent", "--protocol", "5", "--", "true"}, "nothing was checked: every selected scenario was skipped (scenario not defined at protocol 5"},
 		{[]string{"worker", "--worker", self, "--protocol", "5", "--run", `^feed\.`}, "nothing was checked: every selected rule was skipped (not defined at protocol 5"},
 		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "no-such-worker"},
+		// ... in the CLI's words, not the library's (Config.Binary).
+		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "(tried: --worker "},
+		// A parent command that cannot be run failed all 78 scenarios,
+		// each with "the parent never started the scripted child", exit 1.
+		{[]string{"parent", "--", noParent}, "cannot run " + noParent + ": no such file or directory"},
 		{[]string{"worker", "--remote", "http://127.0.0.1:1/ws"}, "--remote "},
 		// Negative counts and durations ran with the defaults (0 or less
 		// means the default to the kit), so the report looked as asked for.
@@ -192,5 +198,15 @@ func TestConformParentRelativeCommand(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "pass  parent.version_refusal_no_exit") {
 		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// conform parent without --protocol reported "protocol 0" in its summary,
+// a version no scenario speaks: each scenario claims its own.
+func TestConformParentSummaryWithoutProtocol(t *testing.T) {
+	var out, errb bytes.Buffer
+	mainArgs([]string{"conform", "parent", "--run", "^exit_4$", "--", "true"}, strings.NewReader(""), &out, &errb)
+	if !strings.Contains(out.String(), "true, each scenario's protocol: ") || strings.Contains(out.String(), "protocol 0") {
+		t.Errorf("stdout %q, stderr %q: want the summary to say each scenario's protocol", out.String(), errb.String())
 	}
 }

@@ -68,7 +68,7 @@ func TestRunHugeIntWorker(t *testing.T) {
 func TestProtocolViolationIsOneStderrLine(t *testing.T) {
 	w := hostileWorker(t, "invalid_date_month")
 	out, errs, rc := runCLI(t, "", "run", "--worker", w, "-c", "1")
-	if rc != 1 || out != "" || !strings.HasPrefix(errs, "montygo run: ") || strings.Count(errs, "\n") != 1 ||
+	if rc != exitSandboxFailed || out != "" || !strings.HasPrefix(errs, "montygo run: ") || strings.Count(errs, "\n") != 1 ||
 		!strings.HasSuffix(errs, "\n") || !strings.Contains(errs, "13 is outside the range 1..=12") {
 		t.Fatalf("rc %d stdout %q stderr %q", rc, out, errs)
 	}

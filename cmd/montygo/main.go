@@ -13,6 +13,7 @@
 //	montygo serve [flags]                serve Monty sessions over WebSockets
 //	montygo conform worker|parent ...    the protocol's conformance kit
 //	montygo version                      print versions
+//	montygo help [command]               the commands, or a command's flags
 //	montygo --version                    print montygo's version (one line)
 package main
 
@@ -59,11 +60,16 @@ func commands() []command {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: montygo <command> [flags]")
 	fmt.Fprintln(w)
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	cmds := commands()
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'montygo <command> -h' for a command's flags, 'montygo --version' for montygo's version.")
+	fmt.Fprintln(w, "Run 'montygo help <command>' or 'montygo <command> -h' for a command's flags, 'montygo --version' for montygo's version.")
 }
 
 func main() {
@@ -82,6 +88,10 @@ const exitGrace = 500 * time.Millisecond
 // mainWith runs the command of cmds that args name; exit ends the process
 // when a signal's grace runs out (os.Exit outside tests).
 func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.Writer, exit func(int)) int {
+	if len(args) > 1 && args[0] == "help" && args[1] != "help" {
+		// As `go help build`: a command's own usage.
+		args = []string{args[1], "-h"}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -144,11 +154,15 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 			return signalStatus(sig)
 		}
 		var ee exitError
+		var ce codedError
 		switch {
 		case err == nil:
 			return 0
 		case errors.As(err, &ee):
 			return ee.code
+		case errors.As(err, &ce):
+			fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
+			return ce.code
 		default:
 			fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
 			return 1
@@ -159,13 +173,27 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 	return 2
 }
 
-// parseFailed is the exit of a subcommand whose flags did not parse (the
-// flag package has printed the usage): 0 when they asked for it (-h,
-// --help), 2 for a usage mistake.
-func parseFailed(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
+// parseArgs runs parse, which parses a subcommand's arguments with fs.
+// -h or --help prints fs's usage and exits 0. A mistake (an unknown flag,
+// a value the flag refuses) is said on one line naming the subcommand,
+// with a pointer to -h, and exits 2, as go and kubectl do: the flag
+// package alone printed the mistake bare and then every flag's help, so
+// the one line that mattered scrolled away above it.
+func parseArgs(fs *flag.FlagSet, stderr io.Writer, parse func() error) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := parse()
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
 		return exitError{0}
 	}
+	fmt.Fprintf(stderr, "montygo %s: %v\nRun 'montygo %s -h' for usage.\n", fs.Name(), err, fs.Name())
 	return exitError{2}
 }
 

@@ -269,7 +269,7 @@ func TestRunStartTimeout(t *testing.T) {
 	}
 	start := time.Now()
 	_, errs, rc := runCLI(t, "", "run", "--worker", w, "--protocol", "2", "--start-timeout", "0.3", "-c", "1")
-	if rc == 0 || !strings.Contains(errs, "did not answer Configure within 300ms") {
+	if rc != exitSandboxFailed || !strings.Contains(errs, "the worker did not start within 300ms (--start-timeout)") {
 		t.Fatalf("rc %d stderr %q", rc, errs)
 	}
 	if d := time.Since(start); d > 20*time.Second {

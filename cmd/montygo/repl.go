@@ -25,6 +25,7 @@ import (
 // to kill a running input's worker, a fresh worker is loaded with the state
 // from before that input and the REPL carries on.
 type repl struct {
+	flags  *sessionFlags
 	launch []session.Launch
 	cfg    session.Config
 	table  *mount.Table
@@ -40,9 +41,14 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.SetOutput(stderr)
 	var sf sessionFlags
 	sf.register(fs)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return parseFailed(err)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: montygo repl [flags]   (globals persist between inputs; Ctrl-C interrupts an input, Ctrl-D exits)")
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, replExitStatusHelp)
+	}
+	var pos []string
+	if err := parseArgs(fs, stderr, func() (err error) { pos, err = parseInterspersed(fs, args); return err }); err != nil {
+		return err
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "montygo repl: unexpected argument %q (run a file with montygo run FILE)\n", pos[0])
@@ -64,7 +70,7 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintln(stderr, "montygo repl:", err)
 		return exitError{2}
 	}
-	r := &repl{launch: launch, cfg: cfg, table: table, stdout: stdout, stderr: stderr}
+	r := &repl{flags: &sf, launch: launch, cfg: cfg, table: table, stdout: stdout, stderr: stderr}
 	if err := r.start(ctx); err != nil {
 		return err
 	}
@@ -198,13 +204,13 @@ func (r *repl) start(ctx context.Context) error {
 	cfg.Print = session.Writers(r.stdout, r.stderr)
 	s, err := startSession(ctx, r.launch, cfg)
 	if err != nil {
-		return err
+		return r.flags.startFailed(err)
 	}
 	r.sess = s
 	liveSessions.add(s)
 	if r.dump != nil {
 		if _, err := s.LoadWith(ctx, r.dump, session.LoadOptions{TotalSleep: r.slept}); err != nil {
-			return fmt.Errorf("restoring the session: %w", err)
+			return sandboxFailed(fmt.Errorf("restoring the session: %w", err))
 		}
 	}
 	return nil

@@ -148,8 +148,13 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 	}
 	if f.maxDuration != "" {
 		secs, err := strconv.ParseFloat(f.maxDuration, 64)
-		if err != nil || !inSecondsRange(secs) {
-			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds", f.maxDuration)
+		switch {
+		case err == nil && secs == 0:
+			// A zero limit is not "no limit" (the flag left out is): it
+			// would stop every program at its first instruction.
+			return cfg, nil, errors.New("--max-duration 0 would stop every program at once (leave the flag out for no limit)")
+		case err != nil || !inSecondsRange(secs):
+			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds from 0 to 1e9 (fractional, e.g. 0.5)", f.maxDuration)
 		}
 		cfg.Limits.MaxDuration = time.Duration(secs * float64(time.Second))
 		if cfg.Limits.MaxDuration == 0 {
@@ -189,11 +194,29 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		}
 		t, err := mount.New(ms, mount.Options{})
 		if err != nil {
-			return cfg, nil, fmt.Errorf("--mount: %w", err)
+			return cfg, nil, mountError(err, f.mounts)
 		}
 		table = t
 	}
 	return cfg, table, nil
+}
+
+// mountRE matches the start of mount.New's errors, which name a mount by
+// its index in the list ("mount 0 (/data): ...").
+var mountRE = regexp.MustCompile(`^mount ([0-9]+)(?: \([^)]*\))?: `)
+
+// mountError names the --mount flag a mount.New error is about by the
+// value the user gave, not by the library's zero-based index.
+func mountError(err error, specs []string) error {
+	m := mountRE.FindStringSubmatchIndex(err.Error())
+	if m == nil {
+		return fmt.Errorf("--mount: %w", err)
+	}
+	i, convErr := strconv.Atoi(err.Error()[m[2]:m[3]])
+	if convErr != nil || i >= len(specs) {
+		return fmt.Errorf("--mount: %w", err)
+	}
+	return fmt.Errorf("--mount %s: %s", specs[i], err.Error()[m[1]:])
 }
 
 // newLogger returns the CLI's logger. A CLI speaks through one channel:
@@ -290,10 +313,11 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: montygo run FILE | - | -c CODE [flags]   (- reads the program from standard input)")
 		fs.PrintDefaults()
+		fmt.Fprint(stderr, exitStatusHelp)
 	}
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return parseFailed(err)
+	var pos []string
+	if err := parseArgs(fs, stderr, func() (err error) { pos, err = parseInterspersed(fs, args); return err }); err != nil {
+		return err
 	}
 	var src, script string
 	cSet := false
@@ -331,7 +355,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		src, script = string(b), pos[0]
 	default:
-		fs.Usage()
+		// Say what is wrong, as the other subcommands do for a stray
+		// argument; the usage alone left it to be guessed.
+		switch {
+		case len(pos) == 0:
+			fmt.Fprintln(stderr, "montygo run: no program: give a FILE, - (standard input) or -c CODE")
+		case cSet:
+			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (the program is -c's)\n", pos[0])
+		default:
+			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (one program FILE)\n", pos[1])
+		}
+		fmt.Fprintln(stderr, "Run 'montygo run -h' for usage.")
 		return exitError{2}
 	}
 	if i := invalidUTF8(src); i >= 0 {
@@ -381,7 +415,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	sess, err := startSession(ctx, launch, cfg)
 	if err != nil {
-		return err
+		return sf.startFailed(err)
 	}
 	liveSessions.add(sess)
 	defer func() {
@@ -560,7 +594,7 @@ func reportRunError(err error, script, src string, stderr io.Writer) error {
 		fmt.Fprintln(stderr, strings.TrimRight(te.Diagnostics, "\n"))
 		return exitError{1}
 	}
-	return err
+	return sandboxFailed(err)
 }
 
 // tracebackText renders exc as the worker's CLI does, naming the script in

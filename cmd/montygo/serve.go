@@ -53,8 +53,11 @@ func (f secondsFlag) Set(s string) error {
 		return nil
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return fmt.Errorf("%q is not a duration", s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (seconds, as 90, or a Go duration, as 1m30s)", s)
+	}
+	if d < 0 {
+		return fmt.Errorf("%q is negative", s)
 	}
 	if d == 0 {
 		return fmt.Errorf("%q is not a positive duration", s)
@@ -62,6 +65,9 @@ func (f secondsFlag) Set(s string) error {
 	*f.d = d
 	return nil
 }
+
+// durationUsage ends the help of every secondsFlag, naming its argument.
+const durationUsage = " (`DURATION`: seconds, as 90, or a Go duration, as 1m30s)"
 
 // envName is the environment twin of a flag: MONTY_SERVER_<UPPER_SNAKE>.
 func envName(flagName string) string {
@@ -92,14 +98,14 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
-	fs.Var(secondsFlag{&cfg.TurnTimeout}, "turn-timeout", "bound on one turn (seconds or a Go duration)")
-	fs.Var(secondsFlag{&cfg.IdleTimeout}, "idle-timeout", "bound on the wait for a client's next request")
-	fs.Var(secondsFlag{&cfg.SessionTimeout}, "session-timeout", "bound on a session's life")
-	fs.Var(secondsFlag{&cfg.MaxDuration}, "max-duration", "ceiling of a session's max_duration (seconds)")
+	fs.Var(secondsFlag{&cfg.TurnTimeout}, "turn-timeout", "bound on one turn"+durationUsage)
+	fs.Var(secondsFlag{&cfg.IdleTimeout}, "idle-timeout", "bound on the wait for a client's next request"+durationUsage)
+	fs.Var(secondsFlag{&cfg.SessionTimeout}, "session-timeout", "bound on a session's life"+durationUsage)
+	fs.Var(secondsFlag{&cfg.MaxDuration}, "max-duration", "ceiling of a session's max_duration"+durationUsage)
 	memMiB := fs.Uint64("max-memory-mib", server.DefaultMaxMemory>>20, "ceiling of a session's memory limit (MiB)")
 	frameMiB := fs.Int("max-frame-mib", server.DefaultMaxFrameLen>>20, "cap of a frame in either direction (MiB, 1 to 256); the server may hold three frames of a session at once")
 	fs.Uint64Var(&cfg.MaxRecursionDepth, "max-recursion-depth", server.DefaultMaxRecursionDepth, "ceiling of a session's recursion depth (at least 1)")
-	fs.Var(secondsFlag{&cfg.DrainGrace}, "drain-grace", "after SIGTERM, how long silent sessions are kept")
+	fs.Var(secondsFlag{&cfg.DrainGrace}, "drain-grace", "after SIGTERM, how long silent sessions are kept"+durationUsage)
 	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
 	dumpPrev := fs.String("dump-key-previous", "", "`FILE` holding the previous dump key, still accepted on Load (rotation)")
 	fs.BoolVar(&cfg.TrustForwardedFor, "trust-forwarded-for", false, "take an unauthenticated client's identity from the last X-Forwarded-For address (the one the proxy in front appended)")
@@ -112,15 +118,15 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
 	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
-	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on reading an upgrade request's headers")
+	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on reading an upgrade request's headers"+durationUsage)
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: montygo serve --dump-key FILE [flags]")
 		fmt.Fprintln(stderr, "Every flag has an environment twin MONTY_SERVER_<NAME> (for example MONTY_SERVER_MAX_SESSIONS); a flag beats its variable.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo serve: unexpected argument %q\n", fs.Arg(0))
@@ -236,7 +242,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *workerPath != "" {
 		bin, err := worker.ResolveBinary(*workerPath)
 		if err != nil {
-			return fail(err)
+			return fail(workerNotFound(err, "--worker"))
 		}
 		cfg.Worker.Binary = bin
 	}
@@ -270,6 +276,10 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		if errors.Is(err, errStopped) {
 			log.Info("stopped while starting")
 			return nil
+		}
+		err = workerNotFound(err, "--worker")
+		if bin, rerr := worker.ResolveBinary(*workerPath); rerr == nil {
+			err = notAWorker(err, bin)
 		}
 		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
 		return exitError{1}

@@ -90,3 +90,24 @@ func TestServeRefusesCountsThatMeanSomethingElse(t *testing.T) {
 		}
 	}
 }
+
+// serve's duration flags showed their argument as "value", and only
+// --turn-timeout said it takes seconds or a Go duration (--max-duration
+// said "(seconds)" alone though it takes both); a negative Go duration was
+// "not a duration".
+func TestServeDurationFlagsSayWhatTheyTake(t *testing.T) {
+	var out, errb strings.Builder
+	mainArgs([]string{"serve", "-h"}, strings.NewReader(""), &out, &errb)
+	for _, name := range []string{"turn-timeout", "idle-timeout", "session-timeout", "max-duration", "drain-grace", "read-header-timeout"} {
+		if !strings.Contains(errb.String(), "  -"+name+" DURATION\n") {
+			t.Errorf("serve -h: -%s does not name its DURATION:\n%s", name, errb.String())
+		}
+	}
+	if n := strings.Count(errb.String(), "seconds, as 90, or a Go duration, as 1m30s"); n != 6 {
+		t.Errorf("serve -h: %d duration flags say what they take, want 6", n)
+	}
+	errb.Reset()
+	if code := mainArgs([]string{"serve", "--turn-timeout", "-5s"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), `"-5s" is negative`) {
+		t.Errorf("serve --turn-timeout -5s: exit %d, stderr %q; want 2 and that it is negative", code, errb.String())
+	}
+}

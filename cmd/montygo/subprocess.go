@@ -48,11 +48,15 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return parseFailed(err)
+	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo subprocess: unexpected argument %q\n", fs.Arg(0))
+		return exitError{2}
+	}
+	if *spin < 0 {
+		fmt.Fprintf(stderr, "montygo subprocess: --spin %v: want 0 (never spin) or more\n", *spin)
 		return exitError{2}
 	}
 	bin, err := innerWorker(*workerPath)
@@ -68,7 +72,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	signal.Reset(syscall.SIGTERM, syscall.SIGINT)
 	errOut := &stderrHandler{w: stderr}
 	logger := slog.New(errOut)
-	spinFor := max(*spin, 0)
+	spinFor := *spin
 	stdin, restore := stdinReader(stdin, spinFor)
 	defer restore()
 	var conn transport.Conn = transport.NewStream(stdin, spinStdout(stdout, spinFor), 0)
@@ -160,17 +164,19 @@ func innerWorker(explicit string) (string, error) {
 		if err == nil && isSelf(p) {
 			return "", errors.New("--worker names montygo itself")
 		}
-		return p, err
+		return p, workerNotFound(err, "--worker")
 	}
 	if env := os.Getenv(worker.EnvBinary); env != "" {
 		if !isSelf(env) {
-			return worker.ResolveBinary(env)
+			p, err := worker.ResolveBinary(env)
+			return p, workerNotFound(err, "$"+worker.EnvBinary)
 		}
 	}
 	if self != "" {
 		beside := filepath.Join(filepath.Dir(self), "monty")
 		if st, err := os.Stat(beside); err == nil && !st.IsDir() && !isSelf(beside) {
-			return worker.ResolveBinary(beside)
+			p, err := worker.ResolveBinary(beside)
+			return p, workerNotFound(err, "the monty beside montygo,")
 		}
 	}
 	// The usual search, without a $MONTY_BIN that names montygo.
@@ -181,7 +187,7 @@ func innerWorker(explicit string) (string, error) {
 	if err == nil && isSelf(p) {
 		return "", errors.New("the only monty worker found is montygo itself; pass --worker")
 	}
-	return p, err
+	return p, workerNotFound(err, "")
 }
 
 // stderrHandler writes the inner worker's stderr to our stderr byte for

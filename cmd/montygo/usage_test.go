@@ -64,7 +64,11 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--max-duration", "5s"}, "--max-duration"},
-		{[]string{"--max-duration", "-1"}, "--max-duration"},
+		{[]string{"--max-duration", "-1"}, `--max-duration: "-1" is not a number of seconds from 0 to 1e9`},
+		// 0 ran every program with a 1 µs limit (a TimeoutError, exit 1)
+		// where serve refuses a zero --max-duration and run a zero
+		// --max-memory.
+		{[]string{"--max-duration", "0"}, "leave the flag out for no limit"},
 		{[]string{"--start-timeout", "0"}, "--start-timeout"},
 		{[]string{"--max-memory", "12 parsecs"}, "unknown unit"},
 		{[]string{"--max-memory", "0"}, "none lifts the limit"},
@@ -86,7 +90,9 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{{"decode", "--protocol", "9"}, {"decode", "--from", "both"}} {
+	// A negative --spin was taken as 0 (never spin) without a word, where
+	// conform's negative durations and counts are usage errors.
+	for _, args := range [][]string{{"decode", "--protocol", "9"}, {"decode", "--from", "both"}, {"subprocess", "--spin", "-1ms"}} {
 		var out, errb strings.Builder
 		if code := mainArgs(args, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), args[1][2:]) {
 			t.Errorf("montygo %s: exit %d, stderr %q; want 2 naming %s", strings.Join(args, " "), code, errb.String(), args[1])
@@ -192,6 +198,133 @@ func TestUsageArgumentNames(t *testing.T) {
 			} else if len(f) == 2 && f[1] != strings.ToUpper(f[1]) && !generic[f[1]] {
 				t.Errorf("montygo %s: flag line %q names its argument %q", strings.Join(args, " "), line, f[1])
 			}
+		}
+	}
+}
+
+// The command list's summaries start in one column: "subprocess", longer
+// than the %-8s it was padded to, pushed its summary one place right of
+// the others.
+func TestUsageListsCommandsInColumns(t *testing.T) {
+	var out, errb strings.Builder
+	mainArgs([]string{"--help"}, strings.NewReader(""), &out, &errb)
+	col := -1
+	for _, c := range commands() {
+		line := ""
+		for l := range strings.Lines(errb.String()) {
+			if strings.HasPrefix(l, "  "+c.name+" ") {
+				line = l
+			}
+		}
+		i := strings.Index(line, c.summary)
+		if i < 0 {
+			t.Fatalf("no line for %s in %q", c.name, errb.String())
+		}
+		if col >= 0 && i != col {
+			t.Errorf("%s's summary starts at column %d, the others' at %d:\n%s", c.name, i, col, errb.String())
+		}
+		col = i
+	}
+}
+
+// `montygo help run` printed the command list, as `montygo help` does,
+// though `go help build` and `gh help pr` show that command's usage.
+func TestHelpCommandShowsThatCommandsUsage(t *testing.T) {
+	for _, c := range []struct{ cmd, want string }{
+		{"run", "usage: montygo run FILE"},
+		{"repl", "usage: montygo repl"},
+		{"subprocess", "usage: montygo subprocess"},
+		{"serve", "usage: montygo serve"},
+		{"conform", "usage: montygo conform worker|parent"},
+		{"version", "usage: montygo version"},
+		{"decode", "usage: montygo decode"},
+	} {
+		var out, errb strings.Builder
+		code := mainArgs([]string{"help", c.cmd}, strings.NewReader(""), &out, &errb)
+		if code != 0 || !strings.HasPrefix(errb.String(), c.want) {
+			t.Errorf("montygo help %s: exit %d, stderr %.200q; want 0 and %q", c.cmd, code, errb.String(), c.want)
+		}
+	}
+	var out, errb strings.Builder
+	if code := mainArgs([]string{"help", "bogus"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "bogus"`) {
+		t.Errorf("montygo help bogus: exit %d, stderr %.200q; want 2 naming it", code, errb.String())
+	}
+}
+
+// conform worker -h and conform parent -h began "Usage of conform parent:",
+// the flag package's default, and parent's never said that it wants the
+// parent's command after "--" (only a call without one said so).
+func TestConformModesHaveAUsageLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"conform", "worker", "-h"}, "usage: montygo conform worker "},
+		{[]string{"conform", "parent", "-h"}, "usage: montygo conform parent [flags] -- COMMAND [ARGS...]"},
+		{[]string{"conform", "parent"}, "usage: montygo conform parent [flags] -- COMMAND [ARGS...]"},
+	} {
+		var out, errb strings.Builder
+		mainArgs(c.args, strings.NewReader(""), &out, &errb)
+		if !strings.Contains(errb.String(), c.want) {
+			t.Errorf("montygo %s: stderr %.300q; want %q", strings.Join(c.args, " "), errb.String(), c.want)
+		}
+	}
+}
+
+// A flag mistake printed the flag package's bare line ("flag provided but
+// not defined: -bogus", naming no command) and then every flag's help, 30
+// lines for run, so the line that mattered scrolled away; a run with no
+// program or a stray argument printed the usage alone, saying nothing of
+// what was wrong. Now, as go and kubectl do: one line naming the command
+// and the mistake, and a pointer to -h.
+func TestUsageMistakesAreOneLineAndAPointer(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--bogus", "-c", "1"}, "montygo run: flag provided but not defined: -bogus"},
+		{[]string{"run", "-c"}, "montygo run: flag needs an argument: -c"},
+		{[]string{"run"}, "montygo run: no program: give a FILE, - (standard input) or -c CODE"},
+		{[]string{"run", "-c", "1", "x.py"}, `montygo run: unexpected argument "x.py" (the program is -c's)`},
+		{[]string{"run", "a.py", "b.py"}, `montygo run: unexpected argument "b.py" (one program FILE)`},
+		{[]string{"repl", "--json"}, "montygo repl: flag provided but not defined: -json"},
+		{[]string{"decode", "--hex=maybe"}, `montygo decode: invalid boolean value "maybe" for -hex`},
+		{[]string{"subprocess", "--spin", "fast"}, `montygo subprocess: invalid value "fast" for flag -spin`},
+		{[]string{"serve", "--prewarm", "x"}, `montygo serve: invalid value "x" for flag -prewarm`},
+		{[]string{"conform", "worker", "--parallel", "x"}, `montygo conform worker: invalid value "x" for flag -parallel`},
+		{[]string{"conform", "parent", "--bogus", "--", "true"}, "montygo conform parent: flag provided but not defined: -bogus"},
+	} {
+		var out, errb strings.Builder
+		code := mainArgs(c.args, strings.NewReader(""), &out, &errb)
+		name := c.args[0]
+		if name == "conform" {
+			name += " " + c.args[1]
+		}
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		if code != 2 || len(lines) != 2 || !strings.HasPrefix(lines[0], c.want) || lines[1] != "Run 'montygo "+name+" -h' for usage." {
+			t.Errorf("montygo %s: exit %d, stderr %q; want 2, %q and a pointer to -h", strings.Join(c.args, " "), code, errb.String(), c.want)
+		}
+	}
+}
+
+// A --mount that could not be set up was named by the library's zero-based
+// index ("--mount: mount 0 (/data): host directory: ..."), which a user
+// who gave one --mount never counted; it is now named by its value.
+func TestMountErrorsNameTheFlagValue(t *testing.T) {
+	dir := t.TempDir()
+	missing := dir + "/missing"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mount", missing + "::/data"}, "--mount " + missing + "::/data: host directory: "},
+		{[]string{"--mount", dir + "::/data", "--mount", dir + "::/data"}, "--mount " + dir + "::/data: virtual path /data overlaps"},
+	} {
+		args := append(append([]string{"run"}, c.args...), "-c", "1")
+		var out, errb strings.Builder
+		code := mainArgs(args, strings.NewReader(""), &out, &errb)
+		if code != 2 || !strings.Contains(errb.String(), c.want) || strings.Contains(errb.String(), "mount 0") || strings.Contains(errb.String(), "mount 1") {
+			t.Errorf("montygo %s: exit %d, stderr %q; want 2 and %q", strings.Join(args, " "), code, errb.String(), c.want)
 		}
 	}
 }

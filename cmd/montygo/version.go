@@ -36,7 +36,7 @@ func versionCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	fmt.Fprintf(stdout, "protocol versions: %v (tried first: %d)\n", vs, vs[0])
 	bin, err := worker.ResolveBinary("")
 	if err != nil {
-		fmt.Fprintf(stdout, "worker: not found (%v)\n", err)
+		fmt.Fprintf(stdout, "worker: not found (%v)\n", workerNotFoundNoFlag(err))
 		return nil
 	}
 	v := workerVersion(ctx, bin)

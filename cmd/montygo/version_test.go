@@ -79,3 +79,19 @@ func TestREPLBannerBoundsTheWorkersAnswer(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q; want 42", out.String(), errb.String())
 	}
 }
+
+// version told a worker it could not find in the library's words ("set
+// Config.Binary ..., or run scripts/install-worker.sh"), as run did; it has
+// no --worker flag, so the advice names $MONTY_BIN alone.
+func TestVersionWorkerNotFoundSpeaksTheCLIsWords(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	t.Setenv("MONTY_BIN", missing)
+	var out, errb strings.Builder
+	if code := mainArgs([]string{"version"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if s := out.String(); !strings.Contains(s, "(tried: $MONTY_BIN "+missing+": ") ||
+		!strings.Contains(s, "name one with $MONTY_BIN") || strings.Contains(s, "--worker") || strings.Contains(s, "Config.") || strings.Contains(s, "scripts/") {
+		t.Errorf("stdout %q: want the worker named by $MONTY_BIN, in the CLI's words", s)
+	}
+}

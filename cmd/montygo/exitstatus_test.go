@@ -1,0 +1,142 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A program that raised and a sandbox that failed exited alike, 1, so a
+// script running `montygo run` could not tell a bug in its program from a
+// missing, broken or crashing worker. The sandbox's failures now exit 3
+// (exitSandboxFailed), on one stderr line; a Python exception, the
+// worker's TimeoutError and the watchdog that backs --max-duration up
+// still exit 1.
+func TestRunExitStatusTellsSandboxFailureFromException(t *testing.T) {
+	notWorker := filepath.Join(t.TempDir(), "not-a-worker")
+	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"exception", []string{"run", "-c", "1/0"}, 1, "ZeroDivisionError: division by zero"},
+		{"missing worker", []string{"run", "--worker", missing, "-c", "1"}, exitSandboxFailed, "monty worker binary not found"},
+		{"missing worker, repl", []string{"repl", "--worker", missing}, exitSandboxFailed, "monty worker binary not found"},
+		{"not a worker", []string{"run", "--worker", notWorker, "-c", "1"}, exitSandboxFailed, "monty worker crashed"},
+		{"crash mid-run", []string{"run", "--worker", hostileWorker(t, "sigkill"), "-c", "1"}, exitSandboxFailed, "signal: killed"},
+		{"protocol violation", []string{"run", "--worker", hostileWorker(t, "invalid_date_month"), "-c", "1"}, exitSandboxFailed, "13 is outside the range 1..=12"},
+		{"start timeout", []string{"run", "--worker", hostileWorker(t, "never_reads"), "--start-timeout", "0.2", "-c", "1"}, exitSandboxFailed, "the worker did not start within 200ms (--start-timeout)"},
+		{"watchdog", []string{"run", "--worker", hostileWorker(t, "prefix_then_silence"), "--max-duration", "0.2", "-c", "1"}, 1, "ran past its max_duration"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, "", c.args...)
+			if code != c.code || !strings.Contains(errs, c.want) {
+				t.Fatalf("exit %d, stderr %q; want %d and %q", code, errs, c.code, c.want)
+			}
+			if c.code == exitSandboxFailed && (!strings.HasPrefix(errs, "montygo "+c.args[0]+": ") || strings.Count(errs, "\n") != 1) {
+				t.Fatalf("stderr %q: want one line naming the command", errs)
+			}
+		})
+	}
+}
+
+// The worker's failure to be found or to start was told in the library's
+// words: "set Config.Binary or $MONTY_BIN, or run scripts/install-worker.sh",
+// though a CLI user sets no Config and --worker had named the binary. It
+// now names the flag and, for a binary that ran but did not speak the
+// protocol, asks whether it is a monty worker at all.
+func TestRunWorkerErrorsSpeakTheCLIsWords(t *testing.T) {
+	notWorker := filepath.Join(t.TempDir(), "not-a-worker")
+	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\necho hello\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "--worker", missing, "-c", "1"}, []string{"--worker " + missing + ": ", "--worker PATH or $MONTY_BIN"}},
+		{[]string{"repl", "--worker", missing}, []string{"--worker " + missing + ": ", "--worker PATH or $MONTY_BIN"}},
+		{[]string{"run", "--worker", notWorker, "-c", "1"}, []string{"is " + notWorker + " a monty worker?"}},
+	} {
+		_, errs, _ := runCLI(t, "", c.args...)
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%v: stderr %q, want %q", c.args, errs, w)
+			}
+		}
+		if strings.Contains(errs, "Config.") || strings.Contains(errs, "scripts/") {
+			t.Errorf("%v: stderr %q names the library's configuration or a source path", c.args, errs)
+		}
+	}
+	// A worker that crashes in the middle of a run is not asked about.
+	_, errs, _ := runCLI(t, "", "run", "--worker", hostileWorker(t, "sigkill"), "-c", "1")
+	if strings.Contains(errs, "a monty worker?") {
+		t.Errorf("crash mid-run: stderr %q asks whether the worker is one", errs)
+	}
+}
+
+// subprocess and serve told a missing worker in the library's words too
+// (subprocess even named $MONTY_BIN's path as Config.Binary), and serve a
+// binary that is not a worker as a crash with exit status 0.
+func TestWorkerErrorsSpeakTheCLIsWordsInSubprocessAndServe(t *testing.T) {
+	montygo(t)
+	dir := t.TempDir()
+	notWorker := filepath.Join(dir, "not-a-worker")
+	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, c := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"subprocess", "--worker", missing}, "--worker " + missing + ": "},
+		{"MONTY_BIN=" + missing, []string{"subprocess"}, "$MONTY_BIN " + missing + ": "},
+		{"", []string{"serve", "--dump-key", key, "--listen", "127.0.0.1:0", "--worker", missing}, "--worker " + missing + ": "},
+		{"MONTY_BIN=" + missing, []string{"serve", "--dump-key", key, "--listen", "127.0.0.1:0"}, "$MONTY_BIN " + missing + ": "},
+		{"", []string{"serve", "--dump-key", key, "--listen", "127.0.0.1:0", "--worker", notWorker}, "is " + notWorker + " a monty worker?"},
+	} {
+		cmd := exec.Command(montygo(t), c.args...)
+		if c.env != "" {
+			cmd.Env = append(os.Environ(), c.env)
+		}
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		if err := cmd.Run(); err == nil {
+			t.Errorf("%s %v: exit 0", c.env, c.args)
+		}
+		errs := errb.String()
+		if !strings.Contains(errs, c.want) || strings.Contains(errs, "Config.") || strings.Contains(errs, "scripts/") {
+			t.Errorf("%s %v: stderr %q, want %q and no library configuration or source path", c.env, c.args, errs, c.want)
+		}
+	}
+}
+
+// --protocol pinned to a version the worker does not speak exited 1 (then
+// 3, a failed sandbox), saying "gomonty speaks version 4" as if that were
+// all gomonty spoke; it is the user's pin, a usage mistake (exit 2), told
+// in terms of the flag.
+func TestRunPinnedProtocolTheWorkerRefusesIsAUsageError(t *testing.T) {
+	_, errs, code := runCLI(t, "", "run", "--protocol", "4", "-c", "1")
+	if code == 0 {
+		t.Skip("this worker speaks protocol 4")
+	}
+	if code != 2 || !strings.HasPrefix(errs, "montygo run: --protocol 4: the worker does not speak it") || !strings.Contains(errs, "leave --protocol out to negotiate") {
+		t.Fatalf("exit %d, stderr %q; want 2 naming --protocol 4", code, errs)
+	}
+}
