@@ -559,55 +559,6 @@ func TestRenameErrorsNameBothPaths(t *testing.T) {
 	}
 }
 
-// TestDeepPathsStayCheap checks that a path thousands of components deep
-// costs work linear in its depth. Walking it with one os.Root call per
-// prefix costs quadratic work (for the 2040-deep tree below: resolve 9 s
-// on a read-write mount, overlay stat, is_dir and iterdir 9 to 18 s,
-// timing out, and an overlay mkdir(parents=True) 27 s), which a sandbox
-// can trigger over and over with a short loop. The bound is generous: each
-// answer takes milliseconds when the work is linear.
-func TestDeepPathsStayCheap(t *testing.T) {
-	deep := strings.Repeat("a/", 2040) + "x" // 4081 bytes: just under PATH_MAX below /data
-	for _, mode := range []Mode{ReadWrite, Overlay} {
-		t.Run(mode.String(), func(t *testing.T) {
-			f := newFixture(t, mode, func(_ *Mount, o *Options) { o.OpTimeout = time.Minute })
-			// The host has a deep tree ...
-			hostDeep := "h/" + deep[2:]
-			r, err := os.OpenRoot(f.host)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			if err := r.MkdirAll(hostDeep, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			do := func(c *message.OsCall) *message.ResumeCall {
-				t.Helper()
-				rc, err := f.tbl.HandleOS(ctx, c)
-				if err != nil {
-					t.Fatalf("%s: %v", c.Op, err)
-				}
-				return rc
-			}
-			// ... and the session makes one (in memory for the overlay).
-			wantNone(t, do(mkdirCall("/data/"+deep, true, false)))
-			wantInt(t, do(textCall(message.OpWriteText, "/data/"+deep+"/f", "F")), 1)
-			wantPath(t, do(opCall(message.OpResolve, "/data/"+deep+"/f")), "/data/"+deep+"/f")
-			wantBool(t, do(opCall(message.OpIsDir, "/data/"+deep)), true)
-			wantPaths(t, do(opCall(message.OpIterdir, "/data/"+deep)), "/data/"+deep+"/f")
-			wantPath(t, do(opCall(message.OpResolve, "/data/"+hostDeep)), "/data/"+hostDeep)
-			wantBool(t, do(opCall(message.OpIsDir, "/data/"+hostDeep)), true)
-			if st := do(opCall(message.OpStat, "/data/"+hostDeep)); st.Result.Kind != message.ResultReturn {
-				t.Fatalf("stat: %s", st.Result.Error.Msg())
-			}
-			wantPaths(t, do(opCall(message.OpIterdir, "/data/"+hostDeep)))
-			wantNone(t, do(mkdirCall("/data/"+hostDeep+"/y", true, false)))
-		})
-	}
-}
-
 // TestOverlayMkdirParents checks Path.mkdir(parents=True) in the merged
 // view: through host directories, session directories and removed ones,
 // refused through a file or a host symlink, leaving the host untouched.
