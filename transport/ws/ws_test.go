@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha1"
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -617,6 +619,132 @@ func TestDialCanceledMatchesContext(t *testing.T) {
 		if !errors.As(err, &de) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Dial = %v, want a DialError matching context.Canceled", err)
 		}
+	}
+}
+
+// A dial whose context ends during the handshake returns a DialError
+// matching the context's error and closes its connection, whether the
+// server has not answered yet or has answered with a refusal whose body
+// it never finishes. In the second case the HTTP exchange is over: the
+// WebSocket library reads the body (for up to 3 s, to quote it), then
+// reports the refusal alone, not the context. Dial closes the socket when
+// the context ends and says that the context ended, the refusal's status
+// kept, so a caller still tells its own cancellation from the endpoint's
+// failure.
+func TestDialContextEndDuringHandshake(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer string // what the server writes after reading the request
+		status int    // the DialError's StatusCode
+	}{
+		{"no answer", "", 0},
+		{"refusal body never ends", "HTTP/1.1 403 Forbidden\r\nContent-Length: 1000\r\n\r\nnot yet", http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			for attempt := 1; !dialEndsWithContext(t, tc.answer, tc.status); attempt++ {
+				// The library's own 3 s read ended before the test's
+				// cancel came (a machine too busy to run the test's
+				// goroutine for seconds): nothing was judged.
+				if attempt == 5 {
+					t.Fatal("the context never ended before the library's 3 s read did")
+				}
+			}
+		})
+	}
+}
+
+// dialEndsWithContext dials a server that reads the upgrade request,
+// writes answer and stays silent. The dial's context ends once the answer
+// is written, and when status is set (the answer is a response) once the
+// HTTP transport has also handed the response over. It fails the test
+// unless Dial returns a DialError matching context.Canceled with
+// StatusCode status and the server then sees the connection closed. It
+// reports false, judging nothing, when the dial ended before its context
+// did.
+func dialEndsWithContext(t *testing.T, answer string, status int) bool {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	answered := make(chan struct{})
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		if _, err := http.ReadRequest(br); err != nil {
+			return
+		}
+		if _, err := io.WriteString(c, answer); err != nil {
+			return
+		}
+		close(answered)
+		io.Copy(io.Discard, br) // until the client closes the connection
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dialed := make(chan struct{})
+	canceledAt := make(chan time.Time, 1) // zero: not canceled
+	go func() {
+		select {
+		case <-answered:
+		case <-closed:
+			canceledAt <- time.Time{}
+			return
+		}
+		if status != 0 && !awaitNoRoundTrip(dialed) {
+			canceledAt <- time.Time{}
+			return
+		}
+		at := time.Now()
+		cancel()
+		canceledAt <- at
+	}()
+	_, err = Dial(ctx, "ws://"+l.Addr().String(), DialOptions{})
+	close(dialed)
+	at := <-canceledAt
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dial's connection is still open after Dial returned")
+	}
+	if !errors.Is(err, context.Canceled) && (at.IsZero() || time.Since(at) > 2500*time.Millisecond) {
+		// Not canceled, or canceled only after so long that the library's
+		// 3 s read may have ended first.
+		return false
+	}
+	var de *DialError
+	if !errors.As(err, &de) || !errors.Is(err, context.Canceled) || de.StatusCode != status {
+		t.Fatalf("Dial = %v, want a DialError with status %d matching context.Canceled", err, status)
+	}
+	return true
+}
+
+// awaitNoRoundTrip waits until no goroutine is inside net/http's
+// persistConn.roundTrip, that is until the HTTP transport has handed the
+// response it read over to the dial, and reports true; or until dialed is
+// closed first, and reports false. The transport watches the context
+// until then: a context that ended sooner would end the exchange there,
+// without a response.
+func awaitNoRoundTrip(dialed <-chan struct{}) bool {
+	buf := make([]byte, 1<<20)
+	for {
+		select {
+		case <-dialed:
+			return false
+		default:
+		}
+		if !bytes.Contains(buf[:runtime.Stack(buf, true)], []byte("net/http.(*persistConn).roundTrip(")) {
+			return true
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
