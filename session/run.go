@@ -298,16 +298,8 @@ func (r *runner) resend(req message.Request, cause error) message.Request {
 		return nil
 	}
 	switch q := req.(type) {
-	case *message.ResumeCall:
-		if q.Result == nil || !unsent.Replaceable(q.Result.Kind) {
-			return nil
-		}
-		return &message.ResumeCall{CallID: q.CallID, Result: r.what.Result(q.Result.Kind, why)}
-	case *message.ResumeNameLookup:
-		if q.Kind != message.LookupValue && q.Kind != message.LookupError {
-			return nil
-		}
-		return r.what.Lookup(why)
+	case *message.ResumeCall, *message.ResumeNameLookup:
+		return r.what.StandIn(req, why)
 	case *message.ResumeFutures:
 		if len(q.Results) > 1 && len(r.taken) == len(q.Results) {
 			// Only the first now; the others are finished futures again.

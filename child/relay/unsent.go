@@ -165,16 +165,11 @@ func notSent(err error) (string, bool) {
 // is nil for any other request: it has one stand-in, without all).
 func (e *Engine) standIn(req message.Request, why string, all bool) message.Request {
 	switch q := req.(type) {
-	case *message.ResumeCall:
-		if all || q.Result == nil || !unsent.Replaceable(q.Result.Kind) {
+	case *message.ResumeCall, *message.ResumeNameLookup:
+		if all {
 			return nil
 		}
-		return &message.ResumeCall{CallID: q.CallID, Result: e.asked.subject().Result(q.Result.Kind, why)}
-	case *message.ResumeNameLookup:
-		if all || q.Kind != message.LookupValue && q.Kind != message.LookupError {
-			return nil
-		}
-		return e.asked.subject().Lookup(why)
+		return e.asked.subject().StandIn(req, why)
 	case *message.ResumeFutures:
 		out := &message.ResumeFutures{Results: make([]message.FutureResult, len(q.Results))}
 		copy(out.Results, q.Results)

@@ -66,6 +66,25 @@ func (s Subject) Lookup(why string) *message.ResumeNameLookup {
 		Error: message.NewException("ValueError", s.String()+" cannot be sent to the sandbox: "+why)}
 }
 
+// StandIn returns the answer sent in place of req when req could not be
+// sent for the reason why: a call's result (a value or an exception) or a
+// looked-up value (or its error) becomes the same answer raising a
+// ValueError naming s. It returns nil for any other request, and for a
+// call's answer that carries nothing that could fail to be sent.
+func (s Subject) StandIn(req message.Request, why string) message.Request {
+	switch q := req.(type) {
+	case *message.ResumeCall:
+		if q.Result != nil && Replaceable(q.Result.Kind) {
+			return &message.ResumeCall{CallID: q.CallID, Result: s.Result(q.Result.Kind, why)}
+		}
+	case *message.ResumeNameLookup:
+		if q.Kind == message.LookupValue || q.Kind == message.LookupError {
+			return s.Lookup(why)
+		}
+	}
+	return nil
+}
+
 // Replaceable reports whether a call's result of kind is one that Result
 // replaces: a value or an exception (a future, not found or not handled
 // carries nothing that could fail to be sent).
