@@ -32,7 +32,7 @@ import (
 func conformCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, conformUsage)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
@@ -48,7 +48,7 @@ func conformCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return exitIfNonZero(conform.ServeChild(ctx, args[1:], stdin, stdout, stderr))
 	}
 	fmt.Fprintf(stderr, "montygo conform: unknown mode %q (want worker or parent)\n", args[0])
-	return exitError{2}
+	return exitError{code: 2}
 }
 
 // conformParentUsage is the first line of conform parent's usage.
@@ -61,7 +61,7 @@ func exitIfNonZero(code int) error {
 	if code == 0 {
 		return nil
 	}
-	return exitError{code}
+	return exitError{code: code}
 }
 
 type headerFlag struct{ h http.Header }
@@ -102,11 +102,11 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo conform worker: unexpected argument %q\n", fs.Arg(0))
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if *remote != "" && *bin != "" {
 		fmt.Fprintln(stderr, "montygo conform worker: --worker and --remote are exclusive")
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if err := negativeFlags(stderr, "conform worker", fs); err != nil {
 		return err
@@ -116,13 +116,13 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		re, err := regexp.Compile(*run)
 		if err != nil {
 			fmt.Fprintf(stderr, "montygo conform worker: --run: %v\n", err)
-			return exitError{2}
+			return exitError{code: 2}
 		}
 		opts.Match = re
 	}
 	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
 		fmt.Fprintf(stderr, "montygo conform worker: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	target := conform.Target{Binary: *bin, URL: *remote, Header: hdr.h}
 	if *remote != "" {
@@ -130,7 +130,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// usage error, not a failure of every rule (secrets masked).
 		if err := pool.CheckEndpointURL(*remote); err != nil {
 			fmt.Fprintf(stderr, "montygo conform worker: --remote %v\n", err)
-			return exitError{2}
+			return exitError{code: 2}
 		}
 	}
 	if *remote == "" {
@@ -138,13 +138,13 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// every rule under an empty target name.
 		if _, err := worker.ResolveBinary(*bin); err != nil {
 			fmt.Fprintln(stderr, "montygo conform worker:", workerNotFound(err, "--worker"))
-			return exitError{2}
+			return exitError{code: 2}
 		}
 	}
 	if *workerArgs != "" {
 		if *remote != "" {
 			fmt.Fprintln(stderr, "montygo conform worker: --worker-args needs a local worker, not --remote")
-			return exitError{2}
+			return exitError{code: 2}
 		}
 		target.Args = strings.Fields(*workerArgs)
 	}
@@ -155,7 +155,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(rep.Rules) == 0 {
 		// A --run that selects nothing checks nothing: no exit 0 for it.
 		fmt.Fprintf(stderr, "montygo conform worker: --run %q matches no rule\n", *run)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if err := nothingChecked(rep, "conform worker", "rule", stderr); err != nil {
 		return err
@@ -167,7 +167,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return expectedFailures(rep, strings.Split(*expect, ","), stderr)
 	}
 	if rep.Summary.Fail > 0 {
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	return nil
 }
@@ -202,7 +202,7 @@ func expectedFailures(rep *conform.Report, ids []string, stderr io.Writer) error
 		ok = false
 	}
 	if !ok {
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	cmd := fs.Args()
 	if len(cmd) == 0 {
 		fmt.Fprintln(stderr, conformParentUsage)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if err := negativeFlags(stderr, "conform parent", fs); err != nil {
 		return err
@@ -244,18 +244,18 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 			err = pe.Err
 		}
 		fmt.Fprintf(stderr, "montygo conform parent: cannot run %s: %v\n", cmd[0], err)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	opts := conform.ParentOptions{Parallel: *parallel, Timeout: *limit, Protocol: *proto, DecodeBudget: *budget}
 	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
 		fmt.Fprintf(stderr, "montygo conform parent: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if *run != "" {
 		re, err := regexp.Compile(*run)
 		if err != nil {
 			fmt.Fprintf(stderr, "montygo conform parent: --run: %v\n", err)
-			return exitError{2}
+			return exitError{code: 2}
 		}
 		opts.Match = re
 	}
@@ -265,7 +265,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if len(rep.Rules) == 0 {
 		fmt.Fprintf(stderr, "montygo conform parent: --run %q matches no scenario\n", *run)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if err := nothingChecked(rep, "conform parent", "scenario", stderr); err != nil {
 		return err
@@ -274,7 +274,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if rep.Summary.Fail > 0 {
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	return nil
 }
@@ -288,7 +288,7 @@ func nothingChecked(rep *conform.Report, mode, what string, stderr io.Writer) er
 		return nil
 	}
 	fmt.Fprintf(stderr, "montygo %s: nothing was checked: every selected %s was skipped (%s)\n", mode, what, rep.Rules[0].Detail)
-	return exitError{2}
+	return exitError{code: 2}
 }
 
 func printReport(w io.Writer, rep *conform.Report, asJSON bool) error {
@@ -343,7 +343,7 @@ func negativeFlags(stderr io.Writer, cmd string, fs *flag.FlagSet) error {
 		}
 		if neg {
 			fmt.Fprintf(stderr, "montygo %s: --%s %s: must not be negative\n", cmd, f.Name, f.Value)
-			bad = exitError{2}
+			bad = exitError{code: 2}
 		}
 	})
 	return bad

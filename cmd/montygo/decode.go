@@ -38,22 +38,22 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo decode: unexpected argument %q (the stream is read from standard input; a recording is --record FILE)\n", fs.Arg(0))
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	c, ok := codec.ForVersion(*proto)
 	if !ok {
 		fmt.Fprintf(stderr, "montygo decode: no codec for protocol %d (supported: %v)\n", *proto, codec.Versions())
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if *from != "child" && *from != "parent" {
 		fmt.Fprintf(stderr, "montygo decode: --from must be child or parent, not %q\n", *from)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if *maxDecode < 0 {
 		// codec.Limits reads a negative budget as the default, the
 		// loosest: the opposite of what was asked for.
 		fmt.Fprintf(stderr, "montygo decode: --max-decode-bytes %d: want a byte count (0 for the 1 GiB default)\n", *maxDecode)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	lim := codec.Limits{MaxDecodeBytes: *maxDecode}
 	if *record != "" {
@@ -73,7 +73,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		if err != nil {
 			out.Flush()
 			fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
-			return exitError{1}
+			return exitError{code: 1}
 		}
 		var doc any
 		if *from == "child" {
@@ -81,7 +81,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			if err != nil {
 				out.Flush()
 				fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
-				return exitError{1}
+				return exitError{code: 1}
 			}
 			doc = eventJSON(ev)
 		} else {
@@ -89,7 +89,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			if err != nil {
 				out.Flush()
 				fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
-				return exitError{1}
+				return exitError{code: 1}
 			}
 			doc = requestJSON(req)
 		}

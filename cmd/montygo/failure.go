@@ -32,17 +32,6 @@ const replExitStatusHelp = `Exit status: 0 at the end of input; 2 a usage mistak
 server was lost); 143 SIGTERM.
 `
 
-// codedError is an error that main prints, as it prints any other, but
-// that ends the command with its own status.
-type codedError struct {
-	code int
-	err  error
-}
-
-func (e codedError) Error() string { return e.err.Error() }
-
-func (e codedError) Unwrap() error { return e.err }
-
 // sandboxFailed marks err, a failure of the worker or of the connection
 // to it, for exitSandboxFailed. The watchdog's timeout enforces
 // --max-duration as the worker's own TimeoutError does, so it exits 1 as
@@ -56,7 +45,7 @@ func sandboxFailed(err error) error {
 		// could not be sent: not the sandbox's failure.
 		return err
 	}
-	return codedError{exitSandboxFailed, err}
+	return exitError{exitSandboxFailed, err}
 }
 
 // startFailed words a failure to start the session of run or repl for the
@@ -72,7 +61,7 @@ func (f *sessionFlags) startFailed(err error) error {
 	if errors.As(err, &vm) && f.protocol != 0 && vm.Unusable == nil {
 		// The user pinned a version this worker does not speak: a usage
 		// mistake, told in terms of the flag.
-		return codedError{2, fmt.Errorf("--protocol %d: the worker does not speak it (%w); leave --protocol out to negotiate", f.protocol, err)}
+		return exitError{2, fmt.Errorf("--protocol %d: the worker does not speak it (%w); leave --protocol out to negotiate", f.protocol, err)}
 	}
 	if len(f.remotes) == 0 {
 		err = workerNotFound(err, "--worker")

@@ -34,10 +34,22 @@ import (
 	"github.com/gomonty/monty/session"
 )
 
-// exitError carries a process exit status out of a subcommand.
-type exitError struct{ code int }
+// exitError carries a process exit status out of a subcommand: with err,
+// an error main prints as it prints any other before it exits with code;
+// without, one the subcommand has told already.
+type exitError struct {
+	code int
+	err  error
+}
 
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+func (e exitError) Error() string {
+	if e.err != nil {
+		return e.err.Error()
+	}
+	return fmt.Sprintf("exit status %d", e.code)
+}
+
+func (e exitError) Unwrap() error { return e.err }
 
 type command struct {
 	name    string
@@ -154,15 +166,14 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 			return signalStatus(sig)
 		}
 		var ee exitError
-		var ce codedError
 		switch {
 		case err == nil:
 			return 0
 		case errors.As(err, &ee):
+			if ee.err != nil {
+				fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
+			}
 			return ee.code
-		case errors.As(err, &ce):
-			fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
-			return ce.code
 		default:
 			fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
 			return 1
@@ -191,10 +202,10 @@ func parseArgs(fs *flag.FlagSet, stderr io.Writer, parse func() error) error {
 		return nil
 	case errors.Is(err, flag.ErrHelp):
 		fs.Usage()
-		return exitError{0}
+		return exitError{code: 0}
 	}
 	fmt.Fprintf(stderr, "montygo %s: %v\nRun 'montygo %s -h' for usage.\n", fs.Name(), err, fs.Name())
-	return exitError{2}
+	return exitError{code: 2}
 }
 
 // signalStatus is the shell's exit status for a death by sig: 128 + its

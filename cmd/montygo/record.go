@@ -47,7 +47,7 @@ func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io
 		if err != nil {
 			out.Flush()
 			fmt.Fprintf(stderr, "montygo decode: record %d: %v\n", n, err)
-			return exitError{1}
+			return exitError{code: 1}
 		}
 		doc := map[string]any{"n": n, "time": rec.Time.UTC().Format(time.RFC3339Nano), "bytes": len(rec.Body)}
 		if rec.Dir == tap.In {

@@ -52,14 +52,14 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "montygo repl: unexpected argument %q (run a file with montygo run FILE)\n", pos[0])
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	cfg, table, err := sf.config("<stdin>", stderr)
 	if err != nil {
 		// A flag value (or $MONTYGO_LOG) that cannot be used: a usage
 		// mistake, told apart from a program's exception (exit 1).
 		fmt.Fprintf(stderr, "montygo repl: %v\n", err)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	slog.SetDefault(cfg.Logger)
 	if table != nil {
@@ -68,7 +68,7 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	launch, err := sf.launch()
 	if err != nil {
 		fmt.Fprintln(stderr, "montygo repl:", err)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	r := &repl{flags: &sf, launch: launch, cfg: cfg, table: table, stdout: stdout, stderr: stderr}
 	if err := r.start(ctx); err != nil {

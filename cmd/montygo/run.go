@@ -331,7 +331,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		b, err := readProgram(stdin, -1)
 		if errors.Is(err, errProgramTooLarge) {
 			fmt.Fprintf(stderr, "montygo run: the program on standard input is %v\n", err)
-			return exitError{2}
+			return exitError{code: 2}
 		}
 		if err != nil {
 			return fmt.Errorf("reading the program from standard input: %w", err)
@@ -341,7 +341,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		b, err := readProgramFile(pos[0])
 		if errors.Is(err, errProgramTooLarge) {
 			fmt.Fprintf(stderr, "montygo run: %s is %v\n", pos[0], err)
-			return exitError{2}
+			return exitError{code: 2}
 		}
 		if err != nil {
 			// As python3: a program file it cannot open (missing, a
@@ -351,7 +351,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 				err = pe.Err
 			}
 			fmt.Fprintf(stderr, "montygo run: can't open file '%s': %v\n", pos[0], err)
-			return exitError{2}
+			return exitError{code: 2}
 		}
 		src, script = string(b), pos[0]
 	default:
@@ -366,7 +366,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (one program FILE)\n", pos[1])
 		}
 		fmt.Fprintln(stderr, "Run 'montygo run -h' for usage.")
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if i := invalidUTF8(src); i >= 0 {
 		what := script
@@ -377,19 +377,19 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			what = "the program on standard input"
 		}
 		fmt.Fprintf(stderr, "montygo run: %s is not valid UTF-8 (byte %d)\n", what, i)
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	bound, err := jsonInputs(inputs)
 	if err != nil {
 		fmt.Fprintln(stderr, "montygo run:", err)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	cfg, table, err := sf.config(script, stderr)
 	if err != nil {
 		// A flag value (or $MONTYGO_LOG) that cannot be used: a usage
 		// mistake, told apart from a program's exception (exit 1).
 		fmt.Fprintf(stderr, "montygo run: %v\n", err)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	slog.SetDefault(cfg.Logger)
 	if table != nil {
@@ -403,7 +403,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if out.err != nil {
 			fmt.Fprintf(stderr, "montygo run: writing standard output: %v\n", out.err)
 			if err == nil {
-				err = exitError{1}
+				err = exitError{code: 1}
 			}
 		}
 	}()
@@ -411,7 +411,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	launch, err := sf.launch()
 	if err != nil {
 		fmt.Fprintln(stderr, "montygo run:", err)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	sess, err := startSession(ctx, launch, cfg)
 	if err != nil {
@@ -435,7 +435,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		text, err := res.MarshalJSON()
 		if err != nil {
 			fmt.Fprintln(stderr, "montygo run: the result has no JSON form:", noJSONReason(err))
-			return exitError{1}
+			return exitError{code: 1}
 		}
 		fmt.Fprintf(stdout, "%s\n", dumpsSpacing(text))
 		return nil
@@ -576,7 +576,7 @@ func reportReprError(err error, stderr io.Writer) error {
 	var de *value.IntStrDigitsError
 	if errors.As(err, &de) {
 		fmt.Fprintf(stderr, "%s: %s\n", de.PythonType(), de.Error())
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	return err
 }
@@ -587,12 +587,12 @@ func reportRunError(err error, script, src string, stderr io.Writer) error {
 	var pe *session.PythonError
 	if errors.As(err, &pe) {
 		fmt.Fprint(stderr, tracebackText(pe.Exception, script, src))
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	var te *session.TypeCheckError
 	if errors.As(err, &te) {
 		fmt.Fprintln(stderr, strings.TrimRight(te.Diagnostics, "\n"))
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	return sandboxFailed(err)
 }

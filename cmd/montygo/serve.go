@@ -130,7 +130,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo serve: unexpected argument %q\n", fs.Arg(0))
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -144,7 +144,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	})
 	fail := func(err error) error {
 		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if envErr != nil {
 		return fail(envErr)
@@ -282,7 +282,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			err = notAWorker(err, bin)
 		}
 		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	if reload {
 		reloadTokens(srv, *tokens, log)
@@ -317,7 +317,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			if !draining {
 				srv.Close()
 				fmt.Fprintf(stderr, "montygo serve: %v\n", err)
-				return exitError{1}
+				return exitError{code: 1}
 			}
 		case <-ctxDone: // the caller's cancellation: a drain, as the first signal
 			ctxDone = nil

@@ -53,16 +53,16 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo subprocess: unexpected argument %q\n", fs.Arg(0))
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	if *spin < 0 {
 		fmt.Fprintf(stderr, "montygo subprocess: --spin %v: want 0 (never spin) or more\n", *spin)
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	bin, err := innerWorker(*workerPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)
-		return exitError{int(protocol.ExitFatal)}
+		return exitError{code: int(protocol.ExitFatal)}
 	}
 	// A parent that went away must end us with status 3 (stdout broken),
 	// not by SIGPIPE, which Go raises for writes to a closed stdout.
@@ -81,7 +81,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		f, err := os.OpenFile(*record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)
-			return exitError{int(protocol.ExitFatal)}
+			return exitError{code: int(protocol.ExitFatal)}
 		}
 		defer f.Close()
 		tapped = tap.New(conn, f)
@@ -95,7 +95,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		// half.
 		if !slices.Contains(child.SupportedVersions, *proto) {
 			fmt.Fprintf(stderr, "montygo subprocess: --protocol must be one of %v\n", child.SupportedVersions)
-			return exitError{2}
+			return exitError{code: 2}
 		}
 		opts.Versions = []uint32{*proto}
 	}
@@ -115,10 +115,10 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	case errors.As(err, &ee):
 		if ee.Signal != 0 {
 			dieBySignal(ee.Signal)
-			return exitError{128 + int(ee.Signal)}
+			return exitError{code: 128 + int(ee.Signal)}
 		}
 		if ee.Code < 0 || ee.Code > 255 {
-			return exitError{int(protocol.ExitFatal)}
+			return exitError{code: int(protocol.ExitFatal)}
 		}
 		var ce *worker.CrashError
 		if ee.Code == protocol.ExitProtocol && ee.Message != "" && !errors.As(err, &ce) {
@@ -126,9 +126,9 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 			// inner worker's own death has had its stderr relayed already.
 			fmt.Fprintf(stderr, "monty subprocess fatal error: %s\n", ee.Message)
 		}
-		return exitError{int(ee.Code)}
+		return exitError{code: int(ee.Code)}
 	case ctx.Err() != nil:
-		return exitError{1}
+		return exitError{code: 1}
 	}
 	return err
 }

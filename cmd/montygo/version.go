@@ -29,7 +29,7 @@ func versionCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 			return nil
 		}
 		fmt.Fprintf(stderr, "montygo version: unexpected argument %q\n", args[0])
-		return exitError{2}
+		return exitError{code: 2}
 	}
 	fmt.Fprintf(stdout, "montygo %s (github.com/gomonty/monty)\n", moduleVersion())
 	vs := codec.Versions()
