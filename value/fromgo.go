@@ -887,26 +887,16 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 			tks[i] = textedKey{k, keyText(k)}
 		}
 		slices.SortFunc(tks, func(a, b textedKey) int { return compareKeysText(a.k, b.k, &a.text, &b.text) })
-		tieOf = make([]int, len(keys))
 		for i := range tks {
 			keys[i] = tks[i].k
-			if i > 0 {
-				tieOf[i] = tieOf[i-1]
-				if compareKeysText(tks[i-1].k, tks[i].k, &tks[i-1].text, &tks[i].text) != 0 {
-					tieOf[i]++
-				}
-			}
 		}
+		tieOf = tieRuns(len(tks), func(i int) bool {
+			return compareKeysText(tks[i-1].k, tks[i].k, &tks[i-1].text, &tks[i].text) == 0
+		})
 	} else {
 		slices.SortFunc(keys, compareKeys)
 		if keysCanTie(kt) {
-			tieOf = make([]int, len(keys))
-			for i := 1; i < len(keys); i++ {
-				tieOf[i] = tieOf[i-1]
-				if compareKeys(keys[i-1], keys[i]) != 0 {
-					tieOf[i]++
-				}
-			}
+			tieOf = tieRuns(len(keys), func(i int) bool { return compareKeys(keys[i-1], keys[i]) == 0 })
 		}
 	}
 	// tieOf numbers the runs of keys that sort as equals, pair by pair,
@@ -940,6 +930,20 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	}
 	e.orderTies(refs, tieOf)
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+// tieRuns numbers the runs of n sorted items that sort as equals: item i
+// is in run tieRuns(n, same)[i], and same(i) reports whether item i sorts
+// equal to item i-1.
+func tieRuns(n int, same func(i int) bool) []int {
+	tie := make([]int, n)
+	for i := 1; i < n; i++ {
+		tie[i] = tie[i-1]
+		if !same(i) {
+			tie[i]++
+		}
+	}
+	return tie
 }
 
 // keysHaveText reports whether some of keys, of type t, convert to a str
