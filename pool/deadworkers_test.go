@@ -5,6 +5,9 @@ package pool
 import (
 	"context"
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -13,6 +16,24 @@ import (
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/worker"
 )
+
+// awaitStopped waits until the process pid is stopped (state T in
+// /proc/PID/stat), where /proc has it.
+func awaitStopped(t *testing.T, pid int) {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return // no /proc: the checkout's StartTimeout still bounds the test
+		}
+		s := string(b)
+		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] == "T" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker %d not stopped 10 s after SIGSTOP", pid)
+		}
+	}
+}
 
 // killCheckedOut SIGKILLs every worker checked out of p and waits for
 // each exit: the workers a checkout is about to configure die first.
@@ -112,6 +133,10 @@ func TestCheckoutSkipsAWorkerThatHangsOnConfigure(t *testing.T) {
 	if err := syscall.Kill(hung.pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// kill returns once the signal is queued; the worker stops a moment
+	// later. Checking out before it has stopped can find it answering the
+	// Configure (seen once under load, with a relay worker).
+	awaitStopped(t, hung.pid)
 	// Bounded as the handshake is; short, since it is waited out.
 	s, err := p.Checkout(context.Background(), session.Config{StartTimeout: 2 * time.Second})
 	if err != nil {
