@@ -29,8 +29,20 @@ var ErrBinaryNotFound = errors.New("monty worker binary not found")
 // It is not modified after it is returned; it is safe to read concurrently.
 type BinaryNotFoundError struct {
 	// Tried lists every candidate looked at, in order, with the reason it
-	// was rejected.
+	// was rejected. A binary the caller named is listed as "PATH: reason",
+	// one $MONTY_BIN named as "$MONTY_BIN PATH: reason".
 	Tried []string
+	// Named is the binary that was named rather than searched for, when
+	// it could not be used: ResolveBinary's explicit argument (which
+	// [Start] passes from Config.Binary), or else $MONTY_BIN's value.
+	// ResolveBinary never searches past a named binary, so Tried then
+	// holds that one candidate alone. Empty after a search.
+	Named string
+	// FromEnv reports that Named is $MONTY_BIN's value.
+	FromEnv bool
+	// Err is why Named could not be used (from the file system or the
+	// PATH lookup); nil after a search.
+	Err error
 }
 
 // Error lists the candidates that were tried.
@@ -41,6 +53,10 @@ func (e *BinaryNotFoundError) Error() string {
 
 // Is reports whether target is ErrBinaryNotFound.
 func (e *BinaryNotFoundError) Is(target error) bool { return target == ErrBinaryNotFound }
+
+// Unwrap returns Err, so that errors.Is sees why a named binary could not
+// be used (fs.ErrNotExist, fs.ErrPermission, exec.ErrNotFound).
+func (e *BinaryNotFoundError) Unwrap() error { return e.Err }
 
 // ResolveBinary finds the worker binary. The candidates, first match wins:
 //
@@ -63,14 +79,14 @@ func ResolveBinary(explicit string) (string, error) {
 		if err == nil {
 			return p, nil
 		}
-		return "", &BinaryNotFoundError{Tried: []string{"Config.Binary " + explicit + ": " + err.Error()}}
+		return "", &BinaryNotFoundError{Tried: []string{explicit + ": " + err.Error()}, Named: explicit, Err: err}
 	}
 	if env := os.Getenv(EnvBinary); env != "" {
 		p, err := usable(env)
 		if err == nil {
 			return p, nil
 		}
-		return "", &BinaryNotFoundError{Tried: []string{"$" + EnvBinary + " " + env + ": " + err.Error()}}
+		return "", &BinaryNotFoundError{Tried: []string{"$" + EnvBinary + " " + env + ": " + err.Error()}, Named: env, FromEnv: true, Err: err}
 	}
 	if dir := os.Getenv(EnvInstallDir); dir != "" {
 		c := filepath.Join(dir, "bin", "monty")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -365,14 +366,24 @@ func TestResolveBinary(t *testing.T) {
 	if !errors.As(err, &nf) || !errors.Is(err, ErrBinaryNotFound) || len(nf.Tried) != 1 {
 		t.Fatalf("non-executable explicit: %v", err)
 	}
+	// The named binary is told by fields a caller can word for itself
+	// (the CLI names its --worker flag), and the candidate's text does not
+	// assume which setting named it.
+	if nf.Named != noexec || nf.FromEnv || !errors.Is(err, fs.ErrPermission) || nf.Tried[0] != noexec+": "+nf.Err.Error() {
+		t.Fatalf("non-executable explicit: %+v", nf)
+	}
 
 	t.Setenv(EnvBinary, exe)
 	if got, err := ResolveBinary(""); err != nil || got != exe {
 		t.Fatalf("$MONTY_BIN: %q %v", got, err)
 	}
 	t.Setenv(EnvBinary, filepath.Join(dir, "missing"))
-	if _, err := ResolveBinary(""); !errors.Is(err, ErrBinaryNotFound) {
+	_, err = ResolveBinary("")
+	if !errors.Is(err, ErrBinaryNotFound) {
 		t.Fatalf("bad $MONTY_BIN must not fall back: %v", err)
+	}
+	if !errors.As(err, &nf) || nf.Named != filepath.Join(dir, "missing") || !nf.FromEnv || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("bad $MONTY_BIN: %+v", nf)
 	}
 	t.Setenv(EnvBinary, "")
 

@@ -72,36 +72,36 @@ func (f *sessionFlags) startFailed(err error) error {
 	return sandboxFailed(err)
 }
 
-// workerNotFound rewords a *worker.BinaryNotFoundError for the command
-// line: the library's text names Config.Binary, which a CLI user never
-// set, and an install script by its path in the source tree. explicit is
-// the flag or variable that named the binary, shown in place of
-// Config.Binary ("--worker", "$MONTY_BIN"); other errors are returned as
-// they are. The advice names --worker, which version lacks
+// workerNotFound words a *worker.BinaryNotFoundError for the command
+// line from its fields: the library's text advises Config.Binary, which a
+// CLI user never set, and an install script by its path in the source
+// tree. flag is how the user named the binary ("--worker", "$MONTY_BIN"),
+// shown before a named binary that could not be used; other errors are
+// returned as they are. The advice names --worker, which version lacks
 // (workerNotFoundNoFlag).
-func workerNotFound(err error, explicit string) error {
-	return rewordNotFound(err, explicit, "--worker PATH or $"+worker.EnvBinary)
+func workerNotFound(err error, flag string) error {
+	return wordNotFound(err, flag, "--worker PATH or $"+worker.EnvBinary)
 }
 
 // workerNotFoundNoFlag is workerNotFound for a command without --worker.
 func workerNotFoundNoFlag(err error) error {
-	return rewordNotFound(err, "", "$"+worker.EnvBinary)
+	return wordNotFound(err, "", "$"+worker.EnvBinary)
 }
 
-func rewordNotFound(err error, explicit, how string) error {
+func wordNotFound(err error, flag, how string) error {
 	var nf *worker.BinaryNotFoundError
 	if !errors.As(err, &nf) {
 		return err
 	}
-	tried := make([]string, len(nf.Tried))
-	for i, t := range nf.Tried {
-		if rest, ok := strings.CutPrefix(t, "Config.Binary "); ok {
-			t = explicit + " " + rest
+	tried := strings.Join(nf.Tried, "; ")
+	if nf.Named != "" && nf.Err != nil {
+		if nf.FromEnv {
+			flag = "$" + worker.EnvBinary
 		}
-		tried[i] = t
+		tried = strings.TrimPrefix(flag+" "+nf.Named+": "+nf.Err.Error(), " ")
 	}
 	return fmt.Errorf("%w (tried: %s); name one with %s (make worker installs the released one in .monty/bin)",
-		worker.ErrBinaryNotFound, strings.Join(tried, "; "), how)
+		worker.ErrBinaryNotFound, tried, how)
 }
 
 // notAWorker adds to err, a failure to start a worker, the question a
