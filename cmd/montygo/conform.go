@@ -36,7 +36,7 @@ func conformCmd(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
-		fmt.Fprintln(stderr, conformUsage)
+		fmt.Fprintln(stdout, conformUsage)
 		return nil
 	case "worker":
 		return conformWorker(ctx, args[1:], stdout, stderr)
@@ -66,6 +66,8 @@ func exitIfNonZero(code int) error {
 
 type headerFlag struct{ h http.Header }
 
+func (f *headerFlag) repeatable() {}
+
 func (f *headerFlag) String() string { return "" }
 func (f *headerFlag) Set(s string) error {
 	name, val, err := ws.ParseHeader(s)
@@ -94,10 +96,10 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	timeout := fs.Duration("rule-timeout", 30*time.Second, "time limit of one rule")
 	expect := fs.String("expect-fail", "", "comma-separated rule ids known to fail: exit 0 when exactly these fail (for CI against a worker with documented deviations)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo conform worker [--worker BIN | --remote URL [--header 'Name: value']...] [flags]")
+		fmt.Fprintln(fs.Output(), "usage: montygo conform worker [--worker BIN | --remote URL [--header 'Name: value']...] [flags]")
 		fs.PrintDefaults()
 	}
-	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -217,10 +219,10 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	proto := versionVar(fs, "protocol", 0, "protocol `version` the scripted child claims (default: the scenario's, 2 where defined)")
 	budget := fs.Int64("decode-budget", 0, "the parent's per-frame decode budget in bytes, for the memory check (default 1 GiB)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, conformParentUsage)
+		fmt.Fprintln(fs.Output(), conformParentUsage)
 		fs.PrintDefaults()
 	}
-	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err
 	}
 	cmd := fs.Args()

@@ -30,10 +30,10 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	maxDecode := fs.Int64("max-decode-bytes", 0, "per-frame decode budget in bytes (0 = the 1 GiB default)")
 	record := fs.String("record", "", "render `FILE`, written by 'montygo subprocess --record FILE' (both directions), instead")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo decode [--protocol 5|4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream | --record FILE")
+		fmt.Fprintln(fs.Output(), "usage: montygo decode [--protocol 5|4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream | --record FILE")
 		fs.PrintDefaults()
 	}
-	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -54,6 +54,18 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		// loosest: the opposite of what was asked for.
 		fmt.Fprintf(stderr, "montygo decode: --max-decode-bytes %d: want a byte count (0 for the 1 GiB default)\n", *maxDecode)
 		return exitError{code: 2}
+	}
+	if *record != "" {
+		// A recording holds both directions, framed: --from and --hex
+		// would be silently ignored.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for _, name := range []string{"from", "hex"} {
+			if set[name] {
+				fmt.Fprintf(stderr, "montygo decode: --%s does not go with --record (a recording holds both directions, framed)\n", name)
+				return exitError{code: 2}
+			}
+		}
 	}
 	lim := codec.Limits{MaxDecodeBytes: *maxDecode}
 	if *record != "" {

@@ -104,11 +104,14 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 		// As `go help build`: a command's own usage.
 		args = []string{args[1], "-h"}
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		// No command is a usage mistake, told with the list of commands.
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		// Help asked for is output: stdout, exit 0.
+		usage(stdout)
 		return 0
 	}
 	if args[0] == "--version" || args[0] == "-V" {
@@ -179,33 +182,88 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "montygo: unknown command %q\n\n", args[0])
-	usage(stderr)
+	// One line and a pointer, as a subcommand's mistakes are said.
+	fmt.Fprintf(stderr, "montygo: unknown command %q\nRun 'montygo help' for the commands.\n", args[0])
 	return 2
 }
 
 // parseArgs runs parse, which parses a subcommand's arguments with fs.
-// -h or --help prints fs's usage and exits 0. A mistake (an unknown flag,
-// a value the flag refuses) is said on one line naming the subcommand,
-// with a pointer to -h, and exits 2, as go and kubectl do: the flag
+// -h or --help prints fs's usage on stdout and exits 0: help asked for is
+// the command's output, to be paged or grepped (fs.Usage must write to
+// fs.Output()). A mistake (an unknown flag, a value the flag refuses, a
+// flag given twice) is said on one line naming the subcommand, with a
+// pointer to -h, on stderr, and exits 2, as go and kubectl do: the flag
 // package alone printed the mistake bare and then every flag's help, so
 // the one line that mattered scrolled away above it.
-func parseArgs(fs *flag.FlagSet, stderr io.Writer, parse func() error) error {
+//
+// A flag that takes one value may be given once: the flag package keeps
+// the last of `-c 1 -c 2` without a word, so a user who repeated a flag
+// by mistake ran something other than what one of the two asked for.
+// Flags whose value implements repeatable (--mount, --input, ...) collect
+// every occurrence.
+func parseArgs(fs *flag.FlagSet, stdout, stderr io.Writer, parse func() error) error {
 	usage, out := fs.Usage, fs.Output()
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
+	var twice string
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(repeatable); !ok {
+			f.Value = &onceValue{Value: f.Value, name: f.Name, twice: &twice}
+		}
+	})
 	err := parse()
+	fs.VisitAll(func(f *flag.Flag) {
+		if o, ok := f.Value.(*onceValue); ok {
+			f.Value = o.Value
+		}
+	})
 	fs.Usage = usage
 	fs.SetOutput(out)
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
 		fs.Usage()
+		fs.SetOutput(out)
 		return exitError{code: 0}
+	case twice != "":
+		err = fmt.Errorf("flag -%s given twice (it takes one value)", twice)
 	}
 	fmt.Fprintf(stderr, "montygo %s: %v\nRun 'montygo %s -h' for usage.\n", fs.Name(), err, fs.Name())
 	return exitError{code: 2}
+}
+
+// repeatable is implemented by the values of flags that may be given more
+// than once, each occurrence adding to the value.
+type repeatable interface {
+	flag.Value
+	repeatable()
+}
+
+// onceValue wraps a flag's value while parseArgs parses: a second Set
+// records the flag's name in twice and fails.
+type onceValue struct {
+	flag.Value
+	name  string
+	set   bool
+	twice *string
+}
+
+func (o *onceValue) Set(s string) error {
+	if o.set {
+		*o.twice = o.name
+		return errors.New("given twice")
+	}
+	o.set = true
+	return o.Value.Set(s)
+}
+
+// IsBoolFlag passes on the wrapped value's, so that -json needs no
+// argument.
+func (o *onceValue) IsBoolFlag() bool {
+	b, ok := o.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // signalStatus is the shell's exit status for a death by sig: 128 + its

@@ -42,12 +42,12 @@ func replCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var sf sessionFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo repl [flags]   (globals persist between inputs; Ctrl-C interrupts an input, Ctrl-D exits)")
+		fmt.Fprintln(fs.Output(), "usage: montygo repl [flags]   (globals persist between inputs; Ctrl-C interrupts an input, Ctrl-D exits)")
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, replExitStatusHelp)
+		fmt.Fprint(fs.Output(), replExitStatusHelp)
 	}
 	var pos []string
-	if err := parseArgs(fs, stderr, func() (err error) { pos, err = parseInterspersed(fs, args); return err }); err != nil {
+	if err := parseArgs(fs, stdout, stderr, func() (err error) { pos, err = parseInterspersed(fs, args); return err }); err != nil {
 		return err
 	}
 	if len(pos) > 0 {

@@ -51,6 +51,7 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+func (m *multiFlag) repeatable()        {}
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.worker, "worker", "", "path of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
@@ -71,6 +72,11 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 func (f *sessionFlags) launch() ([]session.Launch, error) {
 	if _, ok := codec.ForVersion(uint32(f.protocol)); f.protocol != 0 && !ok {
 		return nil, fmt.Errorf("--protocol %d: gomonty speaks protocols %v", f.protocol, codec.Versions())
+	}
+	if len(f.remotes) > 0 && f.worker != "" {
+		// A remote session runs on the server's workers: --worker would
+		// be silently ignored.
+		return nil, errors.New("--worker and --remote are exclusive (a remote session runs on the server's workers)")
 	}
 	for _, u := range f.remotes {
 		if err := pool.CheckEndpointURL(u); err != nil {
@@ -311,12 +317,12 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var inputs multiFlag
 	fs.Var(&inputs, "input", "bind a global to the value of JSON text, as json.loads reads it: NAME=JSON (repeatable)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo run FILE | - | -c CODE [flags]   (- reads the program from standard input)")
+		fmt.Fprintln(fs.Output(), "usage: montygo run FILE | - | -c CODE [flags]   (- reads the program from standard input)")
 		fs.PrintDefaults()
-		fmt.Fprint(stderr, exitStatusHelp)
+		fmt.Fprint(fs.Output(), exitStatusHelp)
 	}
 	var pos []string
-	if err := parseArgs(fs, stderr, func() (err error) { pos, err = parseInterspersed(fs, args); return err }); err != nil {
+	if err := parseArgs(fs, stdout, stderr, func() (err error) { pos, err = parseInterspersed(fs, args); return err }); err != nil {
 		return err
 	}
 	var src, script string

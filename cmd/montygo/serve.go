@@ -121,11 +121,11 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on reading an upgrade request's headers"+durationUsage)
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo serve --dump-key FILE [flags]")
-		fmt.Fprintln(stderr, "Every flag has an environment twin MONTY_SERVER_<NAME> (for example MONTY_SERVER_MAX_SESSIONS); a flag beats its variable.")
+		fmt.Fprintln(fs.Output(), "usage: montygo serve --dump-key FILE [flags]")
+		fmt.Fprintln(fs.Output(), "Every flag has an environment twin MONTY_SERVER_<NAME> (for example MONTY_SERVER_MAX_SESSIONS); a flag beats its variable.")
 		fs.PrintDefaults()
 	}
-	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

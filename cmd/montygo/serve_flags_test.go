@@ -99,11 +99,11 @@ func TestServeDurationFlagsSayWhatTheyTake(t *testing.T) {
 	var out, errb strings.Builder
 	mainArgs([]string{"serve", "-h"}, strings.NewReader(""), &out, &errb)
 	for _, name := range []string{"turn-timeout", "idle-timeout", "session-timeout", "max-duration", "drain-grace", "read-header-timeout"} {
-		if !strings.Contains(errb.String(), "  -"+name+" DURATION\n") {
-			t.Errorf("serve -h: -%s does not name its DURATION:\n%s", name, errb.String())
+		if !strings.Contains(out.String(), "  -"+name+" DURATION\n") {
+			t.Errorf("serve -h: -%s does not name its DURATION:\n%s", name, out.String())
 		}
 	}
-	if n := strings.Count(errb.String(), "seconds, as 90, or a Go duration, as 1m30s"); n != 6 {
+	if n := strings.Count(out.String(), "seconds, as 90, or a Go duration, as 1m30s"); n != 6 {
 		t.Errorf("serve -h: %d duration flags say what they take, want 6", n)
 	}
 	errb.Reset()

@@ -45,10 +45,10 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	inner := versionVar(fs, "inner-protocol", 0, "pin the inner worker's protocol `version` (default: negotiate)")
 	spin := fs.Duration("spin", defaultSpin, "busy-poll for up to this long for the next frame from the parent and from the inner worker before sleeping (0: never)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
+		fmt.Fprintln(fs.Output(), "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
 		fs.PrintDefaults()
 	}
-	if err := parseArgs(fs, stderr, func() error { return fs.Parse(args) }); err != nil {
+	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -19,8 +19,8 @@ func TestHelpExitsZero(t *testing.T) {
 	} {
 		var out, errb strings.Builder
 		code := mainArgs(args, strings.NewReader(""), &out, &errb)
-		if code != 0 || !strings.Contains(strings.ToLower(errb.String()), "usage") {
-			t.Errorf("montygo %s: exit %d, stderr %.200q; want 0 and the usage", strings.Join(args, " "), code, errb.String())
+		if code != 0 || !strings.Contains(strings.ToLower(out.String()), "usage") || errb.Len() != 0 {
+			t.Errorf("montygo %s: exit %d, stdout %.200q, stderr %.200q; want 0 and the usage on stdout", strings.Join(args, " "), code, out.String(), errb.String())
 		}
 	}
 	// A mistake is still one.
@@ -188,7 +188,7 @@ func TestUsageArgumentNames(t *testing.T) {
 	} {
 		var out, errb strings.Builder
 		mainArgs(args, strings.NewReader(""), &out, &errb)
-		for _, line := range strings.Split(errb.String(), "\n") {
+		for _, line := range strings.Split(out.String(), "\n") {
 			f := strings.Fields(line)
 			if len(f) == 0 || !strings.HasPrefix(line, "  -") {
 				continue
@@ -211,17 +211,17 @@ func TestUsageListsCommandsInColumns(t *testing.T) {
 	col := -1
 	for _, c := range commands() {
 		line := ""
-		for l := range strings.Lines(errb.String()) {
+		for l := range strings.Lines(out.String()) {
 			if strings.HasPrefix(l, "  "+c.name+" ") {
 				line = l
 			}
 		}
 		i := strings.Index(line, c.summary)
 		if i < 0 {
-			t.Fatalf("no line for %s in %q", c.name, errb.String())
+			t.Fatalf("no line for %s in %q", c.name, out.String())
 		}
 		if col >= 0 && i != col {
-			t.Errorf("%s's summary starts at column %d, the others' at %d:\n%s", c.name, i, col, errb.String())
+			t.Errorf("%s's summary starts at column %d, the others' at %d:\n%s", c.name, i, col, out.String())
 		}
 		col = i
 	}
@@ -241,8 +241,8 @@ func TestHelpCommandShowsThatCommandsUsage(t *testing.T) {
 	} {
 		var out, errb strings.Builder
 		code := mainArgs([]string{"help", c.cmd}, strings.NewReader(""), &out, &errb)
-		if code != 0 || !strings.HasPrefix(errb.String(), c.want) {
-			t.Errorf("montygo help %s: exit %d, stderr %.200q; want 0 and %q", c.cmd, code, errb.String(), c.want)
+		if code != 0 || !strings.HasPrefix(out.String(), c.want) {
+			t.Errorf("montygo help %s: exit %d, stdout %.200q; want 0 and %q", c.cmd, code, out.String(), c.want)
 		}
 	}
 	var out, errb strings.Builder
@@ -265,8 +265,8 @@ func TestConformModesHaveAUsageLine(t *testing.T) {
 	} {
 		var out, errb strings.Builder
 		mainArgs(c.args, strings.NewReader(""), &out, &errb)
-		if !strings.Contains(errb.String(), c.want) {
-			t.Errorf("montygo %s: stderr %.300q; want %q", strings.Join(c.args, " "), errb.String(), c.want)
+		if !strings.Contains(out.String()+errb.String(), c.want) {
+			t.Errorf("montygo %s: stdout %.300q, stderr %.300q; want %q", strings.Join(c.args, " "), out.String(), errb.String(), c.want)
 		}
 	}
 }
@@ -326,5 +326,81 @@ func TestMountErrorsNameTheFlagValue(t *testing.T) {
 		if code != 2 || !strings.Contains(errb.String(), c.want) || strings.Contains(errb.String(), "mount 0") || strings.Contains(errb.String(), "mount 1") {
 			t.Errorf("montygo %s: exit %d, stderr %q; want 2 and %q", strings.Join(args, " "), code, errb.String(), c.want)
 		}
+	}
+}
+
+// Help asked for (montygo help, help CMD, -h, --help, CMD -h) went to
+// stderr, so `montygo run -h | less` paged nothing and `montygo serve -h |
+// grep tls` found nothing. It is the command's output now: stdout, exit 0,
+// nothing on stderr. A usage mistake stays on stderr with exit 2 and
+// nothing on stdout.
+func TestHelpGoesToStdoutMistakesToStderr(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, "usage: montygo <command>"},
+		{[]string{"-h"}, "usage: montygo <command>"},
+		{[]string{"--help"}, "usage: montygo <command>"},
+		{[]string{"help", "run"}, "usage: montygo run "},
+		{[]string{"run", "-h"}, "usage: montygo run "},
+		{[]string{"repl", "--help"}, "usage: montygo repl "},
+		{[]string{"help", "serve"}, "usage: montygo serve "},
+		{[]string{"decode", "-h"}, "usage: montygo decode "},
+		{[]string{"subprocess", "-h"}, "usage: montygo subprocess "},
+		{[]string{"help", "conform"}, "usage: montygo conform worker|parent"},
+		{[]string{"conform", "parent", "-h"}, "usage: montygo conform parent "},
+		{[]string{"version", "-h"}, "usage: montygo version"},
+	} {
+		out, errs, code := runCLI(t, "", c.args...)
+		if code != 0 || !strings.HasPrefix(out, c.want) || errs != "" {
+			t.Errorf("montygo %s: exit %d, stdout %.100q, stderr %.200q; want 0, %q on stdout, nothing on stderr",
+				strings.Join(c.args, " "), code, out, errs, c.want)
+		}
+	}
+	for _, args := range [][]string{
+		{}, {"bogus"}, {"help", "bogus"}, {"run", "--bogus"}, {"run"}, {"conform"}, {"conform", "parent"}, {"serve", "--bogus"},
+	} {
+		out, errs, code := runCLI(t, "", args...)
+		if code != 2 || out != "" || errs == "" {
+			t.Errorf("montygo %s: exit %d, stdout %.100q, stderr %.200q; want 2 and the mistake on stderr alone",
+				strings.Join(args, " "), code, out, errs)
+		}
+	}
+}
+
+// A flag that takes one value took the last of its repeats without a
+// word (`montygo run -c 1 -c 2` ran 2), and some flags that do not go
+// together were silently ignored: --worker with --remote (the server's
+// workers run the program), --from or --hex with decode --record (a
+// recording holds both directions, framed). Each is now a usage mistake:
+// exit 2, the mistake on one line and a pointer to -h.
+func TestRepeatedAndConflictingFlagsAreUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-c", "1", "-c", "2"}, "montygo run: flag -c given twice (it takes one value)"},
+		{[]string{"run", "-c", "1", "--max-duration", "1", "--max-duration=2"}, "montygo run: flag -max-duration given twice"},
+		{[]string{"run", "x.py", "--json", "--json"}, "montygo run: flag -json given twice"},
+		{[]string{"repl", "--worker", "a", "--worker", "b"}, "montygo repl: flag -worker given twice"},
+		{[]string{"decode", "--protocol", "4", "--protocol", "2"}, "montygo decode: flag -protocol given twice"},
+		{[]string{"subprocess", "--spin", "0", "--spin", "1ms"}, "montygo subprocess: flag -spin given twice"},
+		{[]string{"serve", "--prewarm", "1", "--prewarm", "2"}, "montygo serve: flag -prewarm given twice"},
+		{[]string{"conform", "worker", "--run", "a", "--run", "b"}, "montygo conform worker: flag -run given twice"},
+		{[]string{"run", "--remote", "ws://127.0.0.1:1/", "--worker", "monty", "-c", "1"}, "montygo run: --worker and --remote are exclusive"},
+		{[]string{"repl", "--worker", "monty", "--remote", "ws://127.0.0.1:1/"}, "montygo repl: --worker and --remote are exclusive"},
+		{[]string{"decode", "--record", "x", "--from", "parent"}, "montygo decode: --from does not go with --record"},
+		{[]string{"decode", "--hex", "--record", "x"}, "montygo decode: --hex does not go with --record"},
+	} {
+		out, errs, code := runCLI(t, "", c.args...)
+		if code != 2 || out != "" || !strings.HasPrefix(errs, c.want) || strings.Count(errs, "\n") > 2 {
+			t.Errorf("montygo %s: exit %d, stdout %.100q, stderr %q; want 2 and %q", strings.Join(c.args, " "), code, out, errs, c.want)
+		}
+	}
+	// The flags that collect their repeats still do.
+	out, errs, code := runCLI(t, "", "run", "--input", "a=1", "--input", "b=2", "-c", "a + b")
+	if code != 0 || out != "3\n" {
+		t.Errorf("run --input twice: exit %d, stdout %q, stderr %q; want 3", code, out, errs)
 	}
 }

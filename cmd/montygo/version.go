@@ -25,7 +25,7 @@ func moduleVersion() string {
 func versionCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-			fmt.Fprintln(stderr, "usage: montygo version   (the module, protocol and worker versions)")
+			fmt.Fprintln(stdout, "usage: montygo version   (the module, protocol and worker versions)")
 			return nil
 		}
 		fmt.Fprintf(stderr, "montygo version: unexpected argument %q\n", args[0])
