@@ -23,7 +23,7 @@ func runServeBounded(t *testing.T, env []string, args ...string) (stderr string,
 	montygoBin := montygo(t) // built before the bound starts: a first build is slow
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, montygoBin, append([]string{"serve", "--worker", bin, "--prewarm", "1"}, args...)...)
+	cmd := exec.CommandContext(ctx, montygoBin, append(append([]string{"serve"}, serveDefaults(args, "--worker", bin, "--prewarm", "1")...), args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var errb strings.Builder
 	cmd.Stderr = &errb

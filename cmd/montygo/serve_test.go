@@ -61,12 +61,31 @@ func writeFile(t *testing.T, name, body string) string {
 	return p
 }
 
+// serveDefaults returns the flag-value pairs of defs whose flag args does
+// not give: serve refuses a flag given twice, so a test's own --listen or
+// --dump-key replaces the helper's instead of following it.
+func serveDefaults(args []string, defs ...string) []string {
+	var out []string
+	for i := 0; i+1 < len(defs); i += 2 {
+		name := strings.TrimLeft(defs[i], "-")
+		given := false
+		for _, a := range args {
+			a, _, _ = strings.Cut(strings.TrimLeft(a, "-"), "=")
+			given = given || a == name
+		}
+		if !given {
+			out = append(out, defs[i], defs[i+1])
+		}
+	}
+	return out
+}
+
 // startServe runs montygo serve and reads the bound URL from stdout.
 func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
 	bin := testenv.Worker(t)
 	key := writeFile(t, "key", "0123456789abcdef0123")
-	all := append([]string{"serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--worker", bin, "--prewarm", "1"}, args...)
+	all := append(append([]string{"serve"}, serveDefaults(args, "--listen", "127.0.0.1:0", "--dump-key", key, "--worker", bin, "--prewarm", "1")...), args...)
 	cmd := exec.Command(montygo(t), all...)
 	cmd.Env = append(os.Environ(), env...)
 	errb := &syncBuffer{}

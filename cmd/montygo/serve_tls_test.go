@@ -100,7 +100,7 @@ func TestServeMutualTLSFiles(t *testing.T) {
 func TestServeDumpKeyRotation(t *testing.T) {
 	oldKey := writeFile(t, "old", "the-old-key-0123456789")
 	newKey := writeFile(t, "new", "the-new-key-0123456789")
-	a := startServe(t, nil, "--dump-key", oldKey) // the last --dump-key wins
+	a := startServe(t, nil, "--dump-key", oldKey) // replaces startServe's --dump-key
 	b := startServe(t, nil, "--dump-key", newKey, "--dump-key-previous", oldKey)
 	c := startServe(t, nil, "--dump-key", newKey)
 	src := serveSession(t, a.url, nil)
