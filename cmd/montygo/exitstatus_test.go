@@ -3,6 +3,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,4 +140,102 @@ func TestRunPinnedProtocolTheWorkerRefusesIsAUsageError(t *testing.T) {
 	if code != 2 || !strings.HasPrefix(errs, "montygo run: --protocol 4: the worker does not speak it") || !strings.Contains(errs, "leave --protocol out to negotiate") {
 		t.Fatalf("exit %d, stderr %q; want 2 naming --protocol 4", code, errs)
 	}
+}
+
+// serve exited 1 when its worker pool could not start and 2 when --worker
+// named no binary, where run and repl exit 3 for the same failures; the
+// pool's failure read "server: worker pool: monty pool: first worker:
+// ...". It now exits 3 for both, on one line without the library's layers
+// of context; 1 stays for a server that could not listen (the address is
+// taken) and 2 for a usage mistake (an address without a port). montygo
+// help and serve -h show the statuses.
+func TestServeExitStatusesMatchRuns(t *testing.T) {
+	dir := t.TempDir()
+	notWorker := filepath.Join(dir, "not-a-worker")
+	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, "key")
+	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	serve := []string{"serve", "--dump-key", key, "--log-level", "error"}
+	for _, c := range []struct {
+		name string
+		env  string
+		args []string
+		code int
+		want string
+	}{
+		{"missing --worker", "", []string{"--listen", "127.0.0.1:0", "--worker", missing}, exitSandboxFailed, "montygo serve: monty worker binary not found (tried: --worker " + missing + ": "},
+		{"missing $MONTY_BIN", "MONTY_BIN=" + missing, []string{"--listen", "127.0.0.1:0"}, exitSandboxFailed, "montygo serve: the worker pool did not start: monty worker binary not found (tried: $MONTY_BIN " + missing + ": "},
+		{"not a worker", "", []string{"--listen", "127.0.0.1:0", "--worker", notWorker}, exitSandboxFailed, "montygo serve: the worker pool did not start: monty worker crashed "},
+		{"address taken", "", []string{"--listen", taken.Addr().String(), "--worker", notWorker}, 1, "montygo serve: listen tcp " + taken.Addr().String() + ": "},
+		{"no port", "", []string{"--listen", "127.0.0.1", "--worker", notWorker}, 2, "montygo serve: --listen: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.Command(montygo(t), append(serve, c.args...)...)
+			if c.env != "" {
+				cmd.Env = append(os.Environ(), c.env)
+			}
+			var errb strings.Builder
+			cmd.Stderr = &errb
+			cmd.Run()
+			errs := errb.String()
+			if code := cmd.ProcessState.ExitCode(); code != c.code || !strings.HasPrefix(errs, c.want) || strings.Count(errs, "\n") != 1 {
+				t.Fatalf("exit %d, stderr %q; want %d and one line starting %q", code, errs, c.code, c.want)
+			}
+			for _, tag := range []string{"server: ", "monty pool: ", "worker pool: first worker"} {
+				if strings.Contains(errs, tag) {
+					t.Errorf("stderr %q repeats the library's context %q", errs, tag)
+				}
+			}
+		})
+	}
+	out, _, code := runCLI(t, "", "help")
+	if code != 0 || !strings.Contains(out, "Exit status (every command): 0 success") || !strings.Contains(out, "3 the sandbox failed") {
+		t.Errorf("montygo help: exit %d, stdout %q; want the exit status table", code, out)
+	}
+	out, _, code = runCLI(t, "", "serve", "-h")
+	if code != 0 || !strings.Contains(out, "Exit status: 0 drained") || !strings.Contains(out, "3 the worker pool did not start") {
+		t.Errorf("montygo serve -h: exit %d, stdout %q; want serve's exit statuses", code, out)
+	}
+}
+
+// A CLI error is one line without the library's package tags: several
+// --remote endpoints' failures came one per line (errors.Join), and a
+// remote session the server ended read "montygo run: monty session:
+// remote worker at ... disconnected".
+func TestCLIErrorsAreOneLineWithoutLibraryTags(t *testing.T) {
+	dead1, dead2 := deadURL(t), deadURL(t)
+	_, errs, code := runCLI(t, "", "run", "--remote", dead1, "--remote", dead2, "-c", "1")
+	if code != exitSandboxFailed || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "montygo run: no remote endpoint started the session: ") ||
+		!strings.Contains(errs, dead1+": ") || !strings.Contains(errs, "; "+dead2+": ") {
+		t.Errorf("two dead endpoints: exit %d, stderr %q; want 3 and one line naming both", code, errs)
+	}
+
+	p := startServe(t, nil, "--turn-timeout", "1")
+	_, errs, code = runCLI(t, "", "run", "--remote", p.url, "-c", "while True: pass")
+	if code != exitSandboxFailed || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "montygo run: remote worker at "+p.url+" disconnected") {
+		t.Errorf("a turn the server ended: exit %d, stderr %q; want 3 and one line without the session's tag", code, errs)
+	}
+}
+
+// deadURL is a ws:// URL at a local port nothing listens on (it was bound
+// and released).
+func deadURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "ws://" + addr + "/"
 }

@@ -18,6 +18,18 @@ import (
 // exits 1 and a usage mistake 2, so a script can tell the three apart.
 const exitSandboxFailed = 3
 
+// exitStatusTable is the exit statuses of every command, shown by
+// `montygo help`; each number means one kind of end whichever command
+// ends with it.
+const exitStatusTable = `Exit status (every command): 0 success, or help asked for; 1 the work failed: run's
+program raised, decode met a frame it could not decode, conform found a check that
+failed, serve could not listen or stopped serving on an error; 2 a usage mistake
+(on stderr, with a pointer to -h); 3 the sandbox failed: no worker was found, it did
+not start, died or broke the protocol, or the remote server was lost (run, repl,
+serve); 130 Ctrl-C, 143 SIGTERM. subprocess, being a worker, exits as a worker does
+(montygo help subprocess).
+`
+
 // exitStatusHelp ends the usage of run.
 const exitStatusHelp = `Exit status: 0 success; 1 the program raised (a Python traceback on stderr,
 TimeoutError and MemoryError for the limits); 2 a usage mistake; 3 the sandbox
@@ -115,4 +127,79 @@ func notAWorker(err error, bin string) error {
 		return err
 	}
 	return fmt.Errorf("%w (is %s a monty worker? it is run as '%s subprocess')", err, bin, bin)
+}
+
+// serveExitStatusHelp ends the usage of serve.
+const serveExitStatusHelp = `Exit status: 0 drained after SIGTERM (or stopped while starting); 1 it could not
+listen or stopped serving on an error; 2 a usage mistake (a flag, a variable or a
+file it reads); 3 the worker pool did not start (no worker found, the first worker
+did not start, died or broke the protocol).
+`
+
+// libraryTags are the package names the library's error texts begin
+// with, and begin again with at each layer that adds its context
+// ("server: worker pool: monty pool: first worker: ..."). A line that
+// already starts "montygo CMD:" does not need them.
+var libraryTags = []string{"monty session: ", "monty pool: ", "server: "}
+
+// cliText is err as the CLI prints it: one line (errors.Join's lines,
+// as several endpoints' failures, are joined with "; "), without the
+// library's package tags where a text or one of its ": "-separated parts
+// begins with one. The error itself is unchanged; errors.Is and As on it
+// still work.
+func cliText(err error) string {
+	s := strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", "; ")
+	var b strings.Builder
+	for {
+		// s starts a part: drop the tags it begins with.
+		for stripped := true; stripped; {
+			stripped = false
+			for _, tag := range libraryTags {
+				if rest, ok := strings.CutPrefix(s, tag); ok {
+					s, stripped = rest, true
+				}
+			}
+		}
+		i := strings.Index(s, ": ")
+		if j := strings.Index(s, "; "); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i+2])
+		s = s[i+2:]
+	}
+}
+
+// workerStartCause finds, in a failure of the worker pool to start, why
+// its first worker did not start (a *worker.BinaryNotFoundError, a crash,
+// a start timeout, a refused protocol version, a protocol error), without
+// the server's and the pool's layers of context around it; nil if err
+// holds none of those.
+func workerStartCause(err error) error {
+	var (
+		nf    *worker.BinaryNotFoundError
+		crash *worker.CrashError
+		mem   *worker.MemoryLimitError
+		st    *session.StartTimeoutError
+		vm    *session.VersionMismatchError
+		pe    *session.ProtocolError
+	)
+	switch {
+	case errors.As(err, &nf):
+		return nf
+	case errors.As(err, &vm):
+		return vm
+	case errors.As(err, &st):
+		return st
+	case errors.As(err, &mem):
+		return mem
+	case errors.As(err, &crash):
+		return crash
+	case errors.As(err, &pe):
+		return pe
+	}
+	return nil
 }

@@ -81,6 +81,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprint(w, exitStatusTable)
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'montygo help <command>' or 'montygo <command> -h' for a command's flags, 'montygo --version' for montygo's version.")
 }
 
@@ -174,11 +176,11 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 			return 0
 		case errors.As(err, &ee):
 			if ee.err != nil {
-				fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
+				fmt.Fprintf(stderr, "montygo %s: %s\n", c.name, cliText(err))
 			}
 			return ee.code
 		default:
-			fmt.Fprintf(stderr, "montygo %s: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "montygo %s: %s\n", c.name, cliText(err))
 			return 1
 		}
 	}

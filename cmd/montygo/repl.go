@@ -271,7 +271,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs chan os.Signal) error 
 		case errors.As(rerr, &de):
 			fmt.Fprintf(r.stderr, "%s: %s\n", de.PythonType(), de.Error())
 		case rerr != nil:
-			fmt.Fprintf(r.stderr, "montygo: %v\n", rerr)
+			fmt.Fprintf(r.stderr, "montygo: %s\n", cliText(rerr))
 		case s != "None":
 			fmt.Fprintln(r.stdout, s)
 		}
@@ -286,7 +286,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs chan os.Signal) error 
 		case errors.As(err, &te):
 			fmt.Fprintln(r.stderr, strings.TrimRight(te.Diagnostics, "\n"))
 		default:
-			fmt.Fprintf(r.stderr, "montygo: %v\n", err)
+			fmt.Fprintf(r.stderr, "montygo: %s\n", cliText(err))
 		}
 	}
 	if err != nil && !session.Survives(err) {
@@ -308,7 +308,7 @@ func (r *repl) eval(ctx context.Context, src string, sigs chan os.Signal) error 
 		// The worker died saving the session (a dump can need more memory
 		// than the input did): replace it now, or the next input would
 		// meet a dead session and be lost to the restart.
-		fmt.Fprintf(r.stderr, "montygo: saving the session: %v\n", derr)
+		fmt.Fprintf(r.stderr, "montygo: saving the session: %s\n", cliText(derr))
 		fmt.Fprintln(r.stderr, "(worker lost; restarted with the globals from before this input)")
 		r.close()
 		return r.start(ctx)

@@ -124,6 +124,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		fmt.Fprintln(fs.Output(), "usage: montygo serve --dump-key FILE [flags]")
 		fmt.Fprintln(fs.Output(), "Every flag has an environment twin MONTY_SERVER_<NAME> (for example MONTY_SERVER_MAX_SESSIONS); a flag beats its variable.")
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), serveExitStatusHelp)
 	}
 	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err
@@ -242,7 +243,9 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if *workerPath != "" {
 		bin, err := worker.ResolveBinary(*workerPath)
 		if err != nil {
-			return fail(workerNotFound(err, "--worker"))
+			// No worker: the sandbox cannot start, as for run (exit 3).
+			fmt.Fprintf(stderr, "montygo serve: %s\n", cliText(workerNotFound(err, "--worker")))
+			return exitError{code: exitSandboxFailed}
 		}
 		cfg.Worker.Binary = bin
 	}
@@ -258,6 +261,13 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
+		var sys *os.SyscallError
+		if errors.As(err, &sys) {
+			// The address is well formed but the system refused it (in
+			// use, not ours to bind): serving failed, not the usage.
+			fmt.Fprintf(stderr, "montygo serve: %v\n", err)
+			return exitError{code: 1}
+		}
 		return fail(err)
 	}
 	if openLoopback && !boundLoopback(l.Addr()) {
@@ -277,12 +287,24 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			log.Info("stopped while starting")
 			return nil
 		}
+		var ce *server.ConfigError
+		if errors.As(err, &ce) {
+			return fail(err) // checked above; a usage mistake all the same
+		}
+		// The server's only other failure to start is its pool's: the
+		// first worker did not start, which is the sandbox's failure
+		// (exit 3, as run's). It is told without the server's and the
+		// pool's layers of context ("server: worker pool: monty pool:
+		// first worker: ...").
+		if cause := workerStartCause(err); cause != nil {
+			err = cause
+		}
 		err = workerNotFound(err, "--worker")
 		if bin, rerr := worker.ResolveBinary(*workerPath); rerr == nil {
 			err = notAWorker(err, bin)
 		}
-		fmt.Fprintf(stderr, "montygo serve: %v\n", err)
-		return exitError{code: 1}
+		fmt.Fprintf(stderr, "montygo serve: the worker pool did not start: %s\n", cliText(err))
+		return exitError{code: exitSandboxFailed}
 	}
 	if reload {
 		reloadTokens(srv, *tokens, log)
@@ -316,7 +338,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 			served = nil
 			if !draining {
 				srv.Close()
-				fmt.Fprintf(stderr, "montygo serve: %v\n", err)
+				fmt.Fprintf(stderr, "montygo serve: %s\n", cliText(err))
 				return exitError{code: 1}
 			}
 		case <-ctxDone: // the caller's cancellation: a drain, as the first signal
