@@ -239,3 +239,25 @@ func deadURL(t *testing.T) string {
 	l.Close()
 	return "ws://" + addr + "/"
 }
+
+// `montygo run x.py a b` refused a and b as stray arguments without
+// saying why they could not be passed: the worker's sys module has no
+// argv (and none can be set), so they could never reach the program.
+// The mistake says so and names --input, which does pass values.
+func TestRunArgumentsAfterTheProgramSayThereIsNoArgv(t *testing.T) {
+	// The premise: the sandbox has no sys.argv.
+	_, errs, code := runCLI(t, "", "run", "-c", "import sys; sys.argv")
+	if code != 1 || !strings.Contains(errs, "AttributeError") {
+		t.Fatalf("sys.argv: exit %d, stderr %q; this worker may have sys.argv: pass run's arguments to it", code, errs)
+	}
+	prog := filepath.Join(t.TempDir(), "prog.py")
+	if err := os.WriteFile(prog, []byte("print('ran')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"run", prog, "a", "b"}, {"run", prog, "--", "-a"}, {"run", "-c", "print('ran')", "a"}} {
+		out, errs, code := runCLI(t, "", args...)
+		if code != 2 || out != "" || !strings.Contains(errs, "the sandbox has no sys.argv") || !strings.Contains(errs, "--input NAME=JSON") {
+			t.Errorf("montygo %s: exit %d, stdout %q, stderr %q; want 2 saying there is no sys.argv", strings.Join(args, " "), code, out, errs)
+		}
+	}
+}

@@ -363,13 +363,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	default:
 		// Say what is wrong, as the other subcommands do for a stray
 		// argument; the usage alone left it to be guessed.
+		// Arguments after the program (`montygo run x.py a b`, as python3
+		// takes them for sys.argv) cannot reach it: the sandbox's sys has
+		// no argv, and none can be set. Say so, and what does pass values.
+		const noArgv = "; the sandbox has no sys.argv to pass arguments in: bind values with --input NAME=JSON"
 		switch {
 		case len(pos) == 0:
 			fmt.Fprintln(stderr, "montygo run: no program: give a FILE, - (standard input) or -c CODE")
 		case cSet:
-			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (the program is -c's)\n", pos[0])
+			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (the program is -c's)%s\n", pos[0], noArgv)
 		default:
-			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (one program FILE)\n", pos[1])
+			fmt.Fprintf(stderr, "montygo run: unexpected argument %q (one program FILE)%s\n", pos[1], noArgv)
 		}
 		fmt.Fprintln(stderr, "Run 'montygo run -h' for usage.")
 		return exitError{code: 2}
