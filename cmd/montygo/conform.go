@@ -98,6 +98,7 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo conform worker [--worker BIN | --remote URL [--header 'Name: value']...] [flags]")
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), conformExitStatusHelp)
 	}
 	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err
@@ -221,6 +222,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), conformParentUsage)
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), conformExitStatusHelp)
 	}
 	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err

@@ -32,6 +32,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo decode [--protocol 5|4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream | --record FILE")
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), decodeExitStatusHelp)
 	}
 	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err

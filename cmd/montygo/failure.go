@@ -129,6 +129,25 @@ func notAWorker(err error, bin string) error {
 	return fmt.Errorf("%w (is %s a monty worker? it is run as '%s subprocess')", err, bin, bin)
 }
 
+// subprocessExitStatusHelp ends the usage of subprocess, which exits as a
+// worker does.
+const subprocessExitStatusHelp = `Exit status, as a worker's: 0 the parent closed the session; 2 a usage mistake;
+3 standard output broke (the parent went away); 4 fatal (no inner worker found,
+a protocol version refused); 65 out of memory; 76 a broken frame stream. An inner
+worker that dies ends montygo the same way (its status, or its signal).
+`
+
+// decodeExitStatusHelp ends the usage of decode.
+const decodeExitStatusHelp = `Exit status: 0 every frame decoded; 1 a frame did not decode (or the stream broke
+off); 2 a usage mistake.
+`
+
+// conformExitStatusHelp ends the usage of conform worker and parent.
+const conformExitStatusHelp = `Exit status: 0 every selected check passed (for conform worker, also: exactly
+the --expect-fail rules failed); 1 a check failed; 2 a usage mistake (a worker or
+parent that cannot be found or run included).
+`
+
 // serveExitStatusHelp ends the usage of serve.
 const serveExitStatusHelp = `Exit status: 0 drained after SIGTERM (or stopped while starting); 1 it could not
 listen or stopped serving on an error; 2 a usage mistake (a flag, a variable or a

@@ -47,6 +47,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), subprocessExitStatusHelp)
 	}
 	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
 		return err

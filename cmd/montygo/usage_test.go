@@ -404,3 +404,28 @@ func TestRepeatedAndConflictingFlagsAreUsageErrors(t *testing.T) {
 		t.Errorf("run --input twice: exit %d, stdout %q, stderr %q; want 3", code, out, errs)
 	}
 }
+
+// Only run and repl told their exit statuses in their help; serve,
+// decode, subprocess (which exits as a worker does) and conform did not,
+// though each uses the numbers its own way. Every command's help now ends
+// with them, and montygo help gives the table they share.
+func TestEveryCommandsHelpTellsItsExitStatuses(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-h"}, "Exit status: 0 success; 1 the program raised"},
+		{[]string{"repl", "-h"}, "Exit status: 0 at the end of input"},
+		{[]string{"serve", "-h"}, "Exit status: 0 drained"},
+		{[]string{"decode", "-h"}, "Exit status: 0 every frame decoded; 1 a frame did not decode"},
+		{[]string{"subprocess", "-h"}, "Exit status, as a worker's: 0 the parent closed the session"},
+		{[]string{"conform", "worker", "-h"}, "Exit status: 0 every selected check passed"},
+		{[]string{"conform", "parent", "-h"}, "Exit status: 0 every selected check passed"},
+		{[]string{"help"}, "Exit status (every command): 0 success"},
+	} {
+		out, errs, code := runCLI(t, "", c.args...)
+		if code != 0 || !strings.Contains(out, c.want) {
+			t.Errorf("montygo %s: exit %d, stdout %q, stderr %q; want %q", strings.Join(c.args, " "), code, out, errs, c.want)
+		}
+	}
+}
