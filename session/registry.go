@@ -97,8 +97,19 @@ type Call struct {
 // NumArgs returns the number of positional arguments.
 func (c *Call) NumArgs() int { return len(c.Args) }
 
-// Arg returns positional argument i as a Value.
-func (c *Call) Arg(i int) Value { return Value{Graph: c.Values, Root: c.Args[i]} }
+// Arg returns positional argument i as a Value. Like a slice index, it
+// panics when i is not below [Call.NumArgs] (a Func should check
+// NumArgs, or use [Call.DecodeArg], which returns the TypeError the
+// sandbox would raise). The session turns a Func's panic into a
+// RuntimeError in the sandbox ("host function f panicked: ..."), so the
+// feed goes on, but the sandbox's code can catch that error.
+func (c *Call) Arg(i int) Value {
+	if i < 0 || i >= len(c.Args) {
+		n := len(c.Args)
+		panic(fmt.Sprintf("monty session: Call.Arg(%d) of %s(), which was passed %d positional argument%s", i, c.Name, n, plural(n)))
+	}
+	return Value{Graph: c.Values, Root: c.Args[i]}
+}
 
 // DecodeArg converts positional argument i into dst (see value.ToGo). A
 // host object of the session (see [Class]) decodes into a destination its
