@@ -203,7 +203,9 @@ type hostFunc struct {
 
 // Registry holds the host functions, values and classes a sandbox can
 // reach by name. A Registry is safe for concurrent use; registering while
-// a feed runs affects later lookups.
+// a feed runs affects later lookups. The zero Registry is empty and ready
+// to use, as is the one [NewRegistry] returns; a nil *Registry is an
+// empty one that cannot be added to (WithFunctions(nil), Stubs).
 type Registry struct {
 	mu      sync.RWMutex
 	funcs   map[string]*hostFunc
@@ -214,8 +216,18 @@ type Registry struct {
 
 // NewRegistry returns an empty Registry.
 func NewRegistry() *Registry {
-	return &Registry{funcs: map[string]*hostFunc{}, values: map[string]any{},
-		classes: map[string]*Class{}, types: map[reflect.Type]*Class{}}
+	r := &Registry{}
+	r.init()
+	return r
+}
+
+// init makes the maps of a zero Registry; r.mu must be held (or r not yet
+// shared).
+func (r *Registry) init() {
+	if r.funcs == nil {
+		r.funcs, r.values = map[string]*hostFunc{}, map[string]any{}
+		r.classes, r.types = map[string]*Class{}, map[reflect.Type]*Class{}
+	}
 }
 
 var (
@@ -265,6 +277,7 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 		return err
 	}
 	r.mu.Lock()
+	r.init()
 	r.funcs[name] = h
 	delete(r.values, name)
 	delete(r.classes, name)
@@ -294,6 +307,7 @@ func (r *Registry) MustRegister(name string, fn any, opts ...FuncOption) *Regist
 func (r *Registry) SetValue(name string, v any) {
 	name = nfkc(name)
 	r.mu.Lock()
+	r.init()
 	r.values[name] = v
 	delete(r.funcs, name)
 	delete(r.classes, name)
@@ -317,6 +331,7 @@ func (r *Registry) RegisterClass(name string, c *Class) error {
 		return fmt.Errorf("monty session: nil class for %q", name)
 	}
 	r.mu.Lock()
+	r.init()
 	r.classes[name] = c
 	r.types[c.typ] = c
 	delete(r.funcs, name)
