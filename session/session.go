@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -271,16 +273,36 @@ func (s *Session) SuspensionCount() uint64 { return s.suspCount }
 // system sleep is returned uncharged (Feed and Resume charge it), so that
 // a relay forwarding turns with Do does not count its parent's sleeps.
 //
-// Error and TypingError events are returned as events, not errors.
+// Error and TypingError events are returned as events, not errors. A nil
+// req, or a nil pointer of a request type, is an *InvalidRequestError and
+// sends nothing.
 func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer s.end()
+	if isNilRequest(req) {
+		what := "request"
+		if req != nil {
+			what = fmt.Sprintf("%T", req)
+		}
+		return nil, &InvalidRequestError{Err: errors.New("monty session: Do with a nil " + what)}
+	}
 	s.tel.holdHost = true
 	ev, err := s.exchange(ctx, req)
 	s.tel.holdHost = false
 	return ev, err
+}
+
+// isNilRequest reports a nil request or a nil pointer in one. The codecs
+// disagree on a nil body (protocol 2 refuses it, 4 and 5 send the empty
+// message), and the session reads the request's fields.
+func isNilRequest(req message.Request) bool {
+	if req == nil {
+		return true
+	}
+	v := reflect.ValueOf(req)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // notDone reports a context that is already done as a session-preserving
