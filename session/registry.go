@@ -159,7 +159,7 @@ func (c *Call) KwargNames() []string {
 
 // FuncOption configures a registered function.
 //
-// It is a plain function value, safe to share.
+// It is a plain function value, safe to share. A nil FuncOption is ignored.
 type FuncOption func(*hostFunc)
 
 // Async registers the function as asynchronous: a call is answered with an
@@ -266,7 +266,9 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	}
 	h := &hostFunc{name: name}
 	for _, o := range opts {
-		o(h)
+		if o != nil {
+			o(h)
+		}
 	}
 	if h.params != nil {
 		if h.params, err = paramNames(name, h.params); err != nil {

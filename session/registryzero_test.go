@@ -1,7 +1,10 @@
 package session
 
 import (
+	"context"
 	"testing"
+
+	"github.com/gomonty/monty/message"
 )
 
 // The zero Registry is ready to use, like one from NewRegistry: before,
@@ -32,5 +35,23 @@ func TestZeroRegistryIsUsable(t *testing.T) {
 	var none *Registry
 	if got, want := none.Stubs(), NewRegistry().Stubs(); got != want {
 		t.Errorf("nil Registry's stubs %q, want an empty registry's %q", got, want)
+	}
+}
+
+// A nil FuncOption or RunOption is ignored (options built conditionally);
+// before, Register and Run called it and panicked.
+func TestFakeNilOptionsAreIgnored(t *testing.T) {
+	r := NewRegistry()
+	if err := r.Register("f", func() int { return 1 }, nil, Doc("one"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if h := r.fn("f"); h == nil || h.doc == nil || *h.doc != "one" {
+		t.Fatalf("f registered as %+v, want its Doc", h)
+	}
+	s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(7)) })
+	var none RunOption
+	res, err := s.Run(context.Background(), "7", none, WithFunctions(r), nil)
+	if err != nil || res.Repr() != "7" {
+		t.Fatalf("Run with nil options: %v, %v", res, err)
 	}
 }
