@@ -138,7 +138,12 @@ const maxRetainedBuf = 1 << 20
 // (strict alternation) on the calling goroutine; an overlapping call fails
 // with ErrBusy. Close and Kill are the exceptions: they may be called from
 // any goroutine at any time, and interrupt a turn in flight (State and
-// Cause, which only read, may be called from any goroutine too).
+// Cause, which only read, may be called from any goroutine too, and so may
+// Version, Negotiation, Binary and Pid, which never change).
+//
+// Get a Session from [Start] or [Attach]; the zero Session is not usable.
+// After Close its turns fail with an error matching ErrClosed, while the
+// queries (State, Cause, Version, Pid, Stamps, ...) keep answering.
 type Session struct {
 	cfg   Config
 	bin   string
@@ -221,7 +226,10 @@ func (s *Session) Negotiation() Negotiation { return s.neg }
 func (s *Session) Binary() string { return s.bin }
 
 // Pid returns the worker's process id, or 0 when the worker is not a local
-// process.
+// process. It keeps returning that id after Close, Kill, Detach or the
+// loss of the worker, so that logs can name the worker a session ran on;
+// the process may be gone by then (and its id reused by another process)
+// or, after Detach, serve someone else: do not signal it.
 func (s *Session) Pid() int { return pidOf(s.peer) }
 
 func pidOf(p Peer) int {
