@@ -98,6 +98,9 @@ func ToGo(g *Graph, id NodeID, dst any) error {
 // rules of [ToGo] and [ToAny]. t is the Go type wanted (the empty interface
 // for ToAny and interface destinations). It returns handled false to leave
 // the node to those rules, or a value assignable to t.
+//
+// A Decoder calls it on the converting goroutine; a Decoder used from
+// several goroutines at once calls it concurrently.
 type DecodeHook func(s *DecodeState, id NodeID, t reflect.Type) (v reflect.Value, handled bool, err error)
 
 // Decoder converts graph nodes into Go values like [ToGo] and [ToAny], with
@@ -140,6 +143,8 @@ func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
 
 // DecodeState is one running [Decoder] conversion, as a hook sees it. It is
 // only valid during the hook's call.
+//
+// It belongs to one conversion and is not safe for concurrent use.
 type DecodeState struct {
 	g *Graph
 }
