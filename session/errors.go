@@ -240,7 +240,12 @@ type InvalidRequestError struct {
 }
 
 // Error describes the problem.
-func (e *InvalidRequestError) Error() string { return "invalid request: " + e.Err.Error() }
+func (e *InvalidRequestError) Error() string {
+	if e.Err == nil {
+		return "invalid request"
+	}
+	return "invalid request: " + e.Err.Error()
+}
 
 // Unwrap returns the cause.
 func (e *InvalidRequestError) Unwrap() error { return e.Err }
