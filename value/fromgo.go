@@ -153,8 +153,11 @@ type Encoder struct {
 }
 
 // Encode appends the nodes for v to g and returns the id of its root. On
-// error g is left as it was.
+// error g is left as it was. A nil g is a *ConversionError.
 func (enc *Encoder) Encode(g *Graph, v any) (NodeID, error) {
+	if g == nil {
+		return 0, &ConversionError{GoType: reflect.TypeOf(v), FromGo: true, Reason: "nil Graph to append to"}
+	}
 	start := len(g.Nodes)
 	e := encoder{g: g, hook: enc.Hook, hookTypes: enc.HookTypes}
 	if enc.Hook != nil {

@@ -117,10 +117,14 @@ type Decoder struct {
 }
 
 // Decode decodes node id of g into the value dst points to, like [ToGo].
+// A nil g reads as an empty graph (every id is outside it).
 func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 	rv := reflect.ValueOf(dst)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &ConversionError{GoType: reflect.TypeOf(dst), Reason: "the destination must be a non-nil pointer"}
+	}
+	if g == nil {
+		g = new(Graph) // holds no node: id is outside it
 	}
 	if dec.Hook == nil && int(id) < len(g.Nodes) && g.Nodes[id].Packed() {
 		d := decoder{g: g}
@@ -134,7 +138,11 @@ func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 }
 
 // DecodeAny converts node id of g into a natural Go value, like [ToAny].
+// A nil g reads as an empty graph (every id is outside it).
 func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
+	if g == nil {
+		g = new(Graph)
+	}
 	g, id = g.Unpacked(id)
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
 	v, err := d.any(id, maxParent, 0)
