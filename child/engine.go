@@ -92,6 +92,8 @@ type Engine interface {
 // such an engine in any state; other engines get the Monty worker's
 // refusal, RuntimeError("dependency installation is only supported by the
 // CPython worker"). The reply is Ok or an Error; the state is unchanged.
+//
+// Like the Engine's methods, Serve calls it from one goroutine at a time.
 type DependencyInstaller interface {
 	InstallDependencies(ctx context.Context, req *message.InstallDependencies) (message.Event, error)
 }
@@ -110,6 +112,8 @@ type DependencyInstaller interface {
 // it serves). Later Configures pick the version as usual. (Every other
 // reply before Configure is an unstamped Ok or Error, encoded alike in
 // every version.)
+//
+// Like the Engine's methods, Serve calls it from one goroutine at a time.
 type InitialVersioner interface {
 	InitialVersion(ctx context.Context, state []byte) (uint32, error)
 }
@@ -120,6 +124,8 @@ type InitialVersioner interface {
 // version; a parent that starts with Load sends none, so Serve calls
 // ParentVersion once the version is settled for such a parent (after any
 // InitialVersion, before the engine's Load).
+//
+// Like the Engine's methods, Serve calls it from one goroutine at a time.
 type ParentVersioner interface {
 	ParentVersion(v uint32)
 }

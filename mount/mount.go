@@ -18,6 +18,8 @@ import (
 )
 
 // Mode is a mount's access mode.
+//
+// It is a plain value, safe for concurrent use.
 type Mode int
 
 // The access modes.
@@ -65,6 +67,9 @@ const (
 )
 
 // Mount maps a host directory to a virtual path in the sandbox.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Mount struct {
 	// HostDir is the host directory. It must exist and be a directory when
 	// the table is built; it is opened once, then used through its handle.
@@ -95,6 +100,9 @@ type Mount struct {
 }
 
 // Clock tells the time for date.today() and datetime.now().
+//
+// A Table calls Now from the goroutines of concurrent OS calls: an
+// implementation must be safe for concurrent use.
 type Clock interface {
 	Now() time.Time
 }
@@ -116,6 +124,8 @@ func (c fixedClock) Now() time.Time { return time.Time(c) }
 func FixedClock(t time.Time) Clock { return fixedClock(t) }
 
 // Options configures the non-filesystem arms and the table's behaviour.
+//
+// Options is plain data, safe to share; New copies it (Env included).
 type Options struct {
 	// Env is the whole environment the sandbox sees through os.getenv and
 	// os.environ. nil means an empty environment; the host environment is

@@ -526,6 +526,9 @@ func (p *Pool) release(s *Session, destroy bool) {
 		// The session says whether its worker may be reused, and why not.
 		err := s.s.Reusable()
 		if err == nil {
+			// Set before Detach, whose closing of the session would
+			// otherwise show through Cause for a moment as an error.
+			s.returned.Store(true)
 			ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
 			_, err = s.s.Detach(ctx)
 			cancel()
@@ -534,6 +537,7 @@ func (p *Pool) release(s *Session, destroy bool) {
 				p.checkin(m, true)
 				return
 			}
+			s.returned.Store(false)
 		}
 		cause = err
 		reason = destroyReason(err)

@@ -16,6 +16,10 @@ import (
 // Pool keeps warm monty workers and hands out sessions on them.
 //
 // A Pool is safe for concurrent use by any number of goroutines.
+//
+// Get a Pool from [New]; the zero Pool is not usable. After Close every
+// Checkout and Run fails with an error matching ErrClosed, and Stat and
+// Health still answer.
 type Pool struct {
 	cfg     Config
 	neg     session.Negotiation

@@ -24,20 +24,30 @@ import (
 // time.
 // After Close or Destroy every turn fails with an error matching
 // session.ErrClosed: the worker it ran on may already serve another
-// checkout, and cannot be reached through this Session.
+// checkout, and cannot be reached through this Session. The queries
+// still answer: State is session.StateClosed, and WorkerID, Pid and
+// Endpoint still name where the session ran.
+//
+// Get a Session from [Pool.Checkout]; the zero Session is not usable.
 type Session struct {
 	s        *session.Session
 	pool     *Pool
 	m        *member    // the local worker; nil for a remote session
 	ref      *remoteRef // where a remote session runs; nil for a local one
 	released atomic.Bool
-	start    time.Time // when the checkout handed it out
+	returned atomic.Bool // Close gave the worker back to the pool
+	start    time.Time   // when the checkout handed it out
 }
 
 // WorkerID returns the pool-assigned id of the session's worker. Ids are
 // 1, 2, 3, ... in the order workers joined the pool; a worker keeps its id
 // across checkouts.
 // A remote session has none: 0.
+//
+// WorkerID and Pid keep answering after Close or Destroy: they name the
+// worker this session ran on, for logs, and that worker may by then serve
+// another checkout (or have exited, its pid reused by another process).
+// Never signal a pid read after Close.
 func (s *Session) WorkerID() uint64 {
 	if s.m == nil {
 		return 0
@@ -46,7 +56,7 @@ func (s *Session) WorkerID() uint64 {
 }
 
 // Pid returns the process id of the session's worker (0 for a remote
-// session).
+// session); see WorkerID for its meaning after Close.
 func (s *Session) Pid() int {
 	if s.m == nil {
 		return 0
@@ -144,8 +154,17 @@ func (s *Session) Version() uint32 { return s.s.Version() }
 // worker back to the pool.
 func (s *Session) Reusable() error { return s.s.Reusable() }
 
-// Cause is session.Session.Cause.
-func (s *Session) Cause() error { return s.s.Cause() }
+// Cause is session.Session.Cause: the error that lost the worker, nil
+// while the session is open and after a Close that gave the worker back
+// to the pool (or a Destroy or Kill).
+func (s *Session) Cause() error {
+	if s.returned.Load() {
+		// The pool detached the session from its worker; that is no
+		// failure of the caller's.
+		return nil
+	}
+	return s.s.Cause()
+}
 
 // HostObject is session.Session.HostObject.
 func (s *Session) HostObject(v session.Value) (any, bool) { return s.s.HostObject(v) }

@@ -43,7 +43,10 @@ const (
 // the worker's default (recursion depth 1000, 1000 suspensions per feed).
 // Time has no default cap here: the context of each call bounds it (a
 // done context kills a worker that is running), and MaxDuration adds the
-// worker's own budget.
+// worker's own budget; a zero duration field means no budget of its own,
+// so a caller that passes context.Background() and sets none lets the
+// sandbox compute for as long as it likes (its sleeps are bounded, see
+// MaxTotalSleep).
 //
 // Limits is plain data, safe to share.
 type Limits struct {
@@ -53,7 +56,8 @@ type Limits struct {
 	// by more than Config.WatchdogGrace. Protocol 5 has no cumulative
 	// limit: there the worker is given MaxDuration as its per-feed limit
 	// (so a single feed over the budget still gets the TimeoutError) and
-	// the rest is the parent's watchdog.
+	// the rest is the parent's watchdog. 0 means no budget: only the
+	// context of each call bounds the time.
 	MaxDuration time.Duration
 	// MaxMemory caps the sandbox heap in bytes. The worker raises
 	// MemoryError at its checkpoints; an allocation past the allocator
@@ -65,12 +69,16 @@ type Limits struct {
 	// Session.Dump). Zero means DefaultMaxMemory; NoMemoryLimit lifts the
 	// cap.
 	MaxMemory uint64
-	// MaxRecursionDepth caps Python call depth.
+	// MaxRecursionDepth caps Python call depth; 0 means the worker's
+	// default (1000).
 	MaxRecursionDepth uint64
 	// MaxSuspensions caps how often one feed may suspend (host calls, name
-	// lookups, OS calls, future waits). The parent enforces it.
+	// lookups, OS calls, future waits, protocol-5 system sleeps). The
+	// parent enforces it (see Session.SuspensionLimit); 0 means the
+	// worker's default (1000), and Config.PassSuspensions lifts it.
 	MaxSuspensions uint64
-	// GCInterval is the worker's garbage-collection interval.
+	// GCInterval is the worker's garbage-collection interval; 0 means the
+	// worker's default. It bounds no resource.
 	GCInterval uint64
 	// MaxFeedDuration caps one feed's execution time (protocol 5 only:
 	// the budget restarts at each Feed and the worker raises an
@@ -78,12 +86,13 @@ type Limits struct {
 	// translation at 5. Protocols 4 and 2 cannot express a per-feed
 	// budget: there it is not sent (MaxDuration is their only time limit).
 	// The watchdog kills a worker that runs past it by more than
-	// Config.WatchdogGrace (a *TimeoutError with Limit LimitFeed).
+	// Config.WatchdogGrace (a *TimeoutError with Limit LimitFeed). 0 means
+	// no per-feed budget beyond MaxDuration's translation.
 	MaxFeedDuration time.Duration
 	// MaxTurnDuration caps one turn's execution time, the budget
 	// restarting at each Feed and each resume (protocol 5 only; not sent
 	// at 4 and 2). The watchdog backstops it from the request (Limit
-	// LimitTurn).
+	// LimitTurn). 0 means no per-turn budget.
 	MaxTurnDuration time.Duration
 	// MaxTotalSleep is the cumulative budget of the sandbox's system
 	// sleeps, charged and enforced by the parent (protocol 5 only; not
@@ -94,7 +103,12 @@ type Limits struct {
 	// return the aborted feed's Error instead of one past the budget. Each
 	// sleep is charged and waited at most the per-call cap of OsPolicy
 	// (message.DefaultMaxSleep without one; the OsCall's Seconds is
-	// lowered to it), however long a worker asks for.
+	// lowered to it), however long a worker asks for. 0 means no budget
+	// of the parent's (after a Load, the dump's if it has one): each sleep
+	// is then still capped per call and counts as one of the feed's
+	// suspensions (MaxSuspensions), so a feed's sleeps stay finite, at
+	// most the two caps multiplied (10 s times 1000 by default); the
+	// caller's context bounds them sooner.
 	MaxTotalSleep time.Duration
 }
 

@@ -82,9 +82,23 @@
 // blocking reads and writes on the worker's pipes (no goroutine handoff per
 // turn). It is not safe for concurrent use, except [Session.Close],
 // [Session.Kill], [Session.State] and [Session.Cause], which any goroutine
-// may call at any time ([Session.Reusable] too, briefly taking the turn:
-// a turn started meanwhile fails with [ErrBusy]). A [Registry] is safe for
-// concurrent use.
+// may call at any time, as it may [Session.Version], [Session.Negotiation],
+// [Session.Binary] and [Session.Pid], which never change
+// ([Session.Reusable] too, briefly taking the turn: a turn started
+// meanwhile fails with [ErrBusy]). A [Registry] is safe for concurrent
+// use, and its zero value is ready to use.
+//
+// # Misuse
+//
+// Mistakes in calling the API are errors, not panics, where Go code
+// would check an error anyway: a turn in the wrong state fails with
+// ErrNotSuspended or ErrSuspended, an overlapping one with ErrBusy, any
+// after Close with an error matching ErrClosed, one with a done context
+// with a *CanceledError or *TimeoutError (nothing sent, the session
+// kept); a nil request to Do, or an answer that cannot be encoded, is an
+// *InvalidRequestError. Close and Kill are idempotent. Nil RunOptions and
+// FuncOptions are ignored. [Call.Arg] past the arguments panics, as a
+// slice index does (a Func's panic is the sandbox's RuntimeError).
 //
 // # Telemetry
 //

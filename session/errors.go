@@ -101,8 +101,20 @@ type PythonError struct {
 	// that ended the feed is one a host call of this Run or Continue
 	// raised (a function, method, constructor, Getattr hook, Async
 	// function or OS handler returned it) and the sandbox let it through
-	// unchanged: the same type and message. It is nil otherwise, as for an
-	// exception the sandbox raised anew after catching the host's.
+	// unchanged or raised it again. It is nil otherwise, as for an
+	// exception the sandbox raised anew, after catching the host's, with
+	// another type or message.
+	//
+	// The match is by type and message, against the last eight exceptions
+	// host calls of the Run raised, and so is not exact: the protocol gives
+	// an exception no identity (the worker echoes nothing of the answer
+	// that raised it, and an exception is only its type, message,
+	// traceback and data), and the traceback does not tell a re-raise
+	// from a new exception (a bare raise, raise e and raise
+	// ValueError(str(e)) all end on their raise statement). So an
+	// exception the sandbox raises with the same type and message as a
+	// host error of the same Run, anew after catching it or on its own,
+	// is attributed to that host error too.
 	HostErr error
 
 	source string // the code of the feed that raised, when known
@@ -228,7 +240,12 @@ type InvalidRequestError struct {
 }
 
 // Error describes the problem.
-func (e *InvalidRequestError) Error() string { return "invalid request: " + e.Err.Error() }
+func (e *InvalidRequestError) Error() string {
+	if e.Err == nil {
+		return "invalid request"
+	}
+	return "invalid request: " + e.Err.Error()
+}
 
 // Unwrap returns the cause.
 func (e *InvalidRequestError) Unwrap() error { return e.Err }

@@ -614,7 +614,9 @@ const abortRefusalGoesIdle = false
 
 func TestFaultAbortFeedRefused(t *testing.T) {
 	// A nil exception is not sent: AbortFeed raises a RuntimeError in its
-	// place (TestRealAbortFeedWithoutException).
+	// place (TestRealAbortFeedWithoutException); nor is an unknown type
+	// (TestRealAbortFeedSendsAnExceptionTheWorkerTakes). Do sends the
+	// request as it is, so the worker's refusal is still exercised.
 	for _, exc := range []*message.RaisedException{message.NewException("MyError", "stop")} {
 		t.Run(exc.Type, func(t *testing.T) {
 			s := faultSession(t, Config{})
@@ -622,7 +624,7 @@ func TestFaultAbortFeedRefused(t *testing.T) {
 			if ev, err := s.Feed(ctx, "x = 1\nf()"); err != nil || s.State() != StateSuspended {
 				t.Fatalf("feed: %v %v", ev, err)
 			}
-			ev, err := s.AbortFeed(ctx, exc)
+			ev, err := s.Do(ctx, &message.AbortFeed{Exception: exc})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -423,6 +423,8 @@ const DefaultMaxHostObjects = 100_000
 // HostObjectLimitError reports a host object that would exceed the
 // session's cap on live host objects (Config.MaxHostObjects). The store
 // empties when the session is Reset or goes back to a pool.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
 type HostObjectLimitError struct {
 	// Limit is the cap in force.
 	Limit int

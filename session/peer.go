@@ -35,6 +35,9 @@ type Lifecycle interface {
 //
 // A Peer may also have a Pid() int method (a local process); the session
 // reports it from [Session.Pid].
+//
+// A session uses its Conn from the goroutine running the turn, one call
+// at a time, and calls Kill and Close from any goroutine (see Lifecycle).
 type Peer interface {
 	Conn() transport.Conn
 	Lifecycle
@@ -49,6 +52,8 @@ type Launcher interface {
 }
 
 // LauncherFunc adapts a function to a Launcher.
+//
+// It must be safe for concurrent use, as every Launcher.
 type LauncherFunc func(ctx context.Context) (Peer, error)
 
 // Launch calls f.

@@ -97,8 +97,19 @@ type Call struct {
 // NumArgs returns the number of positional arguments.
 func (c *Call) NumArgs() int { return len(c.Args) }
 
-// Arg returns positional argument i as a Value.
-func (c *Call) Arg(i int) Value { return Value{Graph: c.Values, Root: c.Args[i]} }
+// Arg returns positional argument i as a Value. Like a slice index, it
+// panics when i is not below [Call.NumArgs] (a Func should check
+// NumArgs, or use [Call.DecodeArg], which returns the TypeError the
+// sandbox would raise). The session turns a Func's panic into a
+// RuntimeError in the sandbox ("host function f panicked: ..."), so the
+// feed goes on, but the sandbox's code can catch that error.
+func (c *Call) Arg(i int) Value {
+	if i < 0 || i >= len(c.Args) {
+		n := len(c.Args)
+		panic(fmt.Sprintf("monty session: Call.Arg(%d) of %s(), which was passed %d positional argument%s", i, c.Name, n, plural(n)))
+	}
+	return Value{Graph: c.Values, Root: c.Args[i]}
+}
 
 // DecodeArg converts positional argument i into dst (see value.ToGo). A
 // host object of the session (see [Class]) decodes into a destination its
@@ -148,7 +159,7 @@ func (c *Call) KwargNames() []string {
 
 // FuncOption configures a registered function.
 //
-// It is a plain function value, safe to share.
+// It is a plain function value, safe to share. A nil FuncOption is ignored.
 type FuncOption func(*hostFunc)
 
 // Async registers the function as asynchronous: a call is answered with an
@@ -192,7 +203,9 @@ type hostFunc struct {
 
 // Registry holds the host functions, values and classes a sandbox can
 // reach by name. A Registry is safe for concurrent use; registering while
-// a feed runs affects later lookups.
+// a feed runs affects later lookups. The zero Registry is empty and ready
+// to use, as is the one [NewRegistry] returns; a nil *Registry is an
+// empty one that cannot be added to (WithFunctions(nil), Stubs).
 type Registry struct {
 	mu      sync.RWMutex
 	funcs   map[string]*hostFunc
@@ -203,8 +216,18 @@ type Registry struct {
 
 // NewRegistry returns an empty Registry.
 func NewRegistry() *Registry {
-	return &Registry{funcs: map[string]*hostFunc{}, values: map[string]any{},
-		classes: map[string]*Class{}, types: map[reflect.Type]*Class{}}
+	r := &Registry{}
+	r.init()
+	return r
+}
+
+// init makes the maps of a zero Registry; r.mu must be held (or r not yet
+// shared).
+func (r *Registry) init() {
+	if r.funcs == nil {
+		r.funcs, r.values = map[string]*hostFunc{}, map[string]any{}
+		r.classes, r.types = map[string]*Class{}, map[reflect.Type]*Class{}
+	}
 }
 
 var (
@@ -243,7 +266,9 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	}
 	h := &hostFunc{name: name}
 	for _, o := range opts {
-		o(h)
+		if o != nil {
+			o(h)
+		}
 	}
 	if h.params != nil {
 		if h.params, err = paramNames(name, h.params); err != nil {
@@ -254,6 +279,7 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 		return err
 	}
 	r.mu.Lock()
+	r.init()
 	r.funcs[name] = h
 	delete(r.values, name)
 	delete(r.classes, name)
@@ -283,6 +309,7 @@ func (r *Registry) MustRegister(name string, fn any, opts ...FuncOption) *Regist
 func (r *Registry) SetValue(name string, v any) {
 	name = nfkc(name)
 	r.mu.Lock()
+	r.init()
 	r.values[name] = v
 	delete(r.funcs, name)
 	delete(r.classes, name)
@@ -306,6 +333,7 @@ func (r *Registry) RegisterClass(name string, c *Class) error {
 		return fmt.Errorf("monty session: nil class for %q", name)
 	}
 	r.mu.Lock()
+	r.init()
 	r.classes[name] = c
 	r.types[c.typ] = c
 	delete(r.funcs, name)

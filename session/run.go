@@ -16,7 +16,8 @@ import (
 
 // RunOption configures one Run or Continue.
 //
-// It is a plain function value, safe to share between runs.
+// It is a plain function value, safe to share between runs. A nil
+// RunOption is ignored, so a list may hold options set only on some runs.
 type RunOption func(*runOptions)
 
 type runOptions struct {
@@ -200,7 +201,9 @@ type takenFuture struct {
 func (s *Session) newRunner(ctx context.Context, opts []RunOption) *runner {
 	r := &runner{s: s, ctx: ctx, print: s.print}
 	for _, o := range opts {
-		o(&r.o)
+		if o != nil {
+			o(&r.o)
+		}
 	}
 	if r.o.print != nil {
 		s.print = r.o.print // until finish

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -136,7 +138,12 @@ const maxRetainedBuf = 1 << 20
 // (strict alternation) on the calling goroutine; an overlapping call fails
 // with ErrBusy. Close and Kill are the exceptions: they may be called from
 // any goroutine at any time, and interrupt a turn in flight (State and
-// Cause, which only read, may be called from any goroutine too).
+// Cause, which only read, may be called from any goroutine too, and so may
+// Version, Negotiation, Binary and Pid, which never change).
+//
+// Get a Session from [Start] or [Attach]; the zero Session is not usable.
+// After Close its turns fail with an error matching ErrClosed, while the
+// queries (State, Cause, Version, Pid, Stamps, ...) keep answering.
 type Session struct {
 	cfg   Config
 	bin   string
@@ -219,7 +226,10 @@ func (s *Session) Negotiation() Negotiation { return s.neg }
 func (s *Session) Binary() string { return s.bin }
 
 // Pid returns the worker's process id, or 0 when the worker is not a local
-// process.
+// process. It keeps returning that id after Close, Kill, Detach or the
+// loss of the worker, so that logs can name the worker a session ran on;
+// the process may be gone by then (and its id reused by another process)
+// or, after Detach, serve someone else: do not signal it.
 func (s *Session) Pid() int { return pidOf(s.peer) }
 
 func pidOf(p Peer) int {
@@ -271,16 +281,36 @@ func (s *Session) SuspensionCount() uint64 { return s.suspCount }
 // system sleep is returned uncharged (Feed and Resume charge it), so that
 // a relay forwarding turns with Do does not count its parent's sleeps.
 //
-// Error and TypingError events are returned as events, not errors.
+// Error and TypingError events are returned as events, not errors. A nil
+// req, or a nil pointer of a request type, is an *InvalidRequestError and
+// sends nothing.
 func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
 	defer s.end()
+	if isNilRequest(req) {
+		what := "request"
+		if req != nil {
+			what = fmt.Sprintf("%T", req)
+		}
+		return nil, &InvalidRequestError{Err: errors.New("monty session: Do with a nil " + what)}
+	}
 	s.tel.holdHost = true
 	ev, err := s.exchange(ctx, req)
 	s.tel.holdHost = false
 	return ev, err
+}
+
+// isNilRequest reports a nil request or a nil pointer in one. The codecs
+// disagree on a nil body (protocol 2 refuses it, 4 and 5 send the empty
+// message), and the session reads the request's fields.
+func isNilRequest(req message.Request) bool {
+	if req == nil {
+		return true
+	}
+	v := reflect.ValueOf(req)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // notDone reports a context that is already done as a session-preserving

@@ -34,6 +34,9 @@ import (
 // unresolved name. They also tell a model writing code what it may call.
 // The text is the same for the same registry, declarations sorted by name.
 func (r *Registry) Stubs() string {
+	if r == nil {
+		r = &Registry{}
+	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	st := stubWriter{r: r}

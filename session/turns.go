@@ -278,8 +278,14 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 // AbortFeed ends the suspended feed by raising exc, uncatchably, where it
 // is suspended, and returns the worker's Error event. The session survives
 // with the globals assigned before the suspension. A nil exc raises
-// RuntimeError("feed aborted by the host"). A worker that answers with
-// anything but an Error is discarded (*ProtocolError).
+// RuntimeError("feed aborted by the host"). exc is sent as [Raise] sends
+// its exception: a type the worker does not know is raised as a
+// RuntimeError naming it, a message that is not UTF-8 is repaired, and the
+// traceback is left out (the caller's exc is not modified). A worker that
+// refuses the abort anyway answers with a "protocol violation" Error
+// event, which AbortFeed returns with the session still suspended, as the
+// worker is; one that answers with anything but an Error is discarded
+// (*ProtocolError).
 func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (*message.ChildEvent, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, err
@@ -293,6 +299,11 @@ func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (
 		// refuses one with an Error event and stays suspended, which a
 		// caller would read as the feed's end.
 		exc = message.NewException("RuntimeError", "feed aborted by the host")
+	} else {
+		// The worker refuses an unknown type (and stays suspended, so the
+		// caller would read its refusal as the feed's end), and the codec
+		// a message that is not UTF-8.
+		exc = exceptionFor(exc, "RuntimeError")
 	}
 	s.tel.holdHost = true
 	ev, err := s.exchange(ctx, &message.AbortFeed{Exception: exc})

@@ -92,6 +92,8 @@ const readBufferSize = 16 << 10
 //
 // A Stream follows the Conn concurrency rules: one reader and one writer
 // may run at the same time, and Close is safe from any goroutine.
+//
+// Get a Stream from [NewStream]; the zero Stream is not usable.
 type Stream struct {
 	br     *bufio.Reader
 	r      *frame.Reader

@@ -11,6 +11,8 @@ import (
 
 // UUID is a 16-byte object identity. Each side generates uuid4 values for
 // the classes and instances it defines; identities are never addresses.
+//
+// It is a plain value, safe for concurrent use.
 type UUID [16]byte
 
 // NewUUID returns a random (version 4) UUID.

@@ -36,35 +36,59 @@ var ErrTooManyNodes = errors.New("value: conversion exceeds MaxConvertNodes node
 // GraphAppender is implemented by Go types that encode themselves: FromGo
 // calls AppendGraph, which appends the type's nodes to g and returns the
 // root's id.
+//
+// FromGo calls it on the converting goroutine; a value converted from
+// several goroutines at once must allow concurrent AppendGraph calls.
 type GraphAppender interface {
 	AppendGraph(g *Graph) (NodeID, error)
 }
 
 // GraphDecoder is implemented by Go types (usually with a pointer receiver)
 // that decode themselves: ToGo calls DecodeGraph with the node to decode.
+//
+// ToGo calls it on the converting goroutine, on the destination it was
+// given, which the caller must not share with another conversion.
 type GraphDecoder interface {
 	DecodeGraph(g *Graph, id NodeID) error
 }
 
 // TupleValue is a Python tuple.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type TupleValue []any
 
 // SetValue is a Python set.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type SetValue []any
 
 // FrozenSetValue is a Python frozenset.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type FrozenSetValue []any
 
 // KV is one dict entry.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type KV struct {
 	Key, Value any
 }
 
 // DictValue is a Python dict with its entries in order. It can have keys of
 // any hashable kind, unlike a Go map[string]any.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type DictValue []KV
 
 // NamedTupleValue is a named tuple: Values[i] is field Fields[i].
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type NamedTupleValue struct {
 	TypeName string
 	Fields   []string
@@ -72,20 +96,34 @@ type NamedTupleValue struct {
 }
 
 // PathValue is a pathlib.Path.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type PathValue string
 
 // BuiltinFunctionValue is a builtin function, by name ("len").
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type BuiltinFunctionValue string
 
 // ReprValue is the repr text of a value the worker could not send
 // structurally. It is output-only.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type ReprValue string
 
 // CycleValue is a reference back to an enclosing container, by its
 // placeholder text ("[...]"). It is output-only.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type CycleValue string
 
 // SpecialValue is one of Python's singletons besides None.
+//
+// It is a plain value, safe for concurrent use.
 type SpecialValue uint8
 
 // The special values.
@@ -106,6 +144,9 @@ func (s SpecialValue) String() string {
 }
 
 // Attr is a named attribute of a class or instance.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Attr struct {
 	Name  string
 	Value any
@@ -115,6 +156,9 @@ type Attr struct {
 // OriginBuiltin); a sandbox or host class has an ID. FromGo treats
 // OriginUnspecified as OriginBuiltin when ID is zero and as OriginHost
 // otherwise.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type ClassValue struct {
 	Name        string
 	ID          UUID
@@ -126,6 +170,9 @@ type ClassValue struct {
 // ObjectValue is an instance of a sandbox or host class. FromGo sends
 // InstanceID as it is: give each host instance its own (see [NewUUID]),
 // since the worker treats equal ids as one object.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type ObjectValue struct {
 	Class      ClassValue
 	InstanceID UUID
@@ -135,6 +182,8 @@ type ObjectValue struct {
 // ConversionError reports a value that cannot be converted, for example
 // "value: cannot convert str to int" or
 // "value: cannot convert int to int8 at [2]: 300 is out of range".
+//
+// It is not modified after it is returned; it is safe to read concurrently.
 type ConversionError struct {
 	// Kind is the node kind on the Python side; KindInvalid when there is
 	// none (an unsupported Go type).

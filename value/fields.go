@@ -13,6 +13,9 @@ import (
 // name struct fields through StructFields.
 
 // Field is one struct field as the conversions see it.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Field struct {
 	// Name is the Python-side name: the dict key FromGo writes and ToGo
 	// matches (the `monty` tag's name; without a `monty` tag, the `json`

@@ -132,6 +132,9 @@ func FromGo(g *Graph, v any) (NodeID, error) {
 // rules of [FromGo]. It returns handled false to leave v to those rules, or
 // the id of the node it appended for v. It appends through s (and converts
 // nested values with s.Encode, which consults the hook again).
+//
+// An Encoder calls it on the converting goroutine; an Encoder used from
+// several goroutines at once calls it concurrently.
 type EncodeHook func(s *EncodeState, v reflect.Value) (id NodeID, handled bool, err error)
 
 // Encoder converts Go values into graph nodes like [FromGo], with a hook
@@ -150,8 +153,11 @@ type Encoder struct {
 }
 
 // Encode appends the nodes for v to g and returns the id of its root. On
-// error g is left as it was.
+// error g is left as it was. A nil g is a *ConversionError.
 func (enc *Encoder) Encode(g *Graph, v any) (NodeID, error) {
+	if g == nil {
+		return 0, &ConversionError{GoType: reflect.TypeOf(v), FromGo: true, Reason: "nil Graph to append to"}
+	}
 	start := len(g.Nodes)
 	e := encoder{g: g, hook: enc.Hook, hookTypes: enc.HookTypes}
 	if enc.Hook != nil {
@@ -186,6 +192,8 @@ func (e *encoder) run(g *Graph, rv reflect.Value, start int) (NodeID, error) {
 
 // EncodeState is one running [Encoder.Encode], as a hook sees it. It is
 // only valid during the hook's call.
+//
+// It belongs to one conversion and is not safe for concurrent use.
 type EncodeState struct {
 	e     *encoder
 	depth int

@@ -98,6 +98,9 @@ func ToGo(g *Graph, id NodeID, dst any) error {
 // rules of [ToGo] and [ToAny]. t is the Go type wanted (the empty interface
 // for ToAny and interface destinations). It returns handled false to leave
 // the node to those rules, or a value assignable to t.
+//
+// A Decoder calls it on the converting goroutine; a Decoder used from
+// several goroutines at once calls it concurrently.
 type DecodeHook func(s *DecodeState, id NodeID, t reflect.Type) (v reflect.Value, handled bool, err error)
 
 // Decoder converts graph nodes into Go values like [ToGo] and [ToAny], with
@@ -114,10 +117,14 @@ type Decoder struct {
 }
 
 // Decode decodes node id of g into the value dst points to, like [ToGo].
+// A nil g reads as an empty graph (every id is outside it).
 func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 	rv := reflect.ValueOf(dst)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &ConversionError{GoType: reflect.TypeOf(dst), Reason: "the destination must be a non-nil pointer"}
+	}
+	if g == nil {
+		g = new(Graph) // holds no node: id is outside it
 	}
 	if dec.Hook == nil && int(id) < len(g.Nodes) && g.Nodes[id].Packed() {
 		d := decoder{g: g}
@@ -131,7 +138,11 @@ func (dec *Decoder) Decode(g *Graph, id NodeID, dst any) error {
 }
 
 // DecodeAny converts node id of g into a natural Go value, like [ToAny].
+// A nil g reads as an empty graph (every id is outside it).
 func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
+	if g == nil {
+		g = new(Graph)
+	}
 	g, id = g.Unpacked(id)
 	d := decoder{g: g, hook: dec.Hook, hookTypes: dec.HookTypes}
 	v, err := d.any(id, maxParent, 0)
@@ -140,6 +151,8 @@ func (dec *Decoder) DecodeAny(g *Graph, id NodeID) (any, error) {
 
 // DecodeState is one running [Decoder] conversion, as a hook sees it. It is
 // only valid during the hook's call.
+//
+// It belongs to one conversion and is not safe for concurrent use.
 type DecodeState struct {
 	g *Graph
 }

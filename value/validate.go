@@ -21,6 +21,8 @@ const diagTooLong = "invalid wire value (error message exceeds 512 bytes)"
 // is the protocol's own diagnostic, for example
 // `invalid value for Date.month: 13 is outside the range 1..=12` or
 // `unknown exception type "X"`.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
 type InvalidError struct {
 	msg string
 }
@@ -386,6 +388,8 @@ func checkLeaf(n *Node) error {
 
 // ArenaError reports a graph that breaks the arena's structural rules. Its
 // text is `invalid value for Arena: {reason}`.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
 type ArenaError struct {
 	Reason string
 }
@@ -459,6 +463,8 @@ func (g *Graph) Check(roots ...NodeID) error {
 
 // InputError reports a value the worker would refuse as an input (a repr or
 // cycle leaf, or a sandbox class type that the host cannot rebuild).
+//
+// It is not modified after it is returned; it is safe to read concurrently.
 type InputError struct {
 	Node NodeID
 	Kind Kind

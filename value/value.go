@@ -10,10 +10,14 @@ import (
 )
 
 // NodeID is the index of a node in a [Graph].
+//
+// It is a plain value, safe for concurrent use.
 type NodeID = uint32
 
 // Kind says which Python value a [Node] holds. The numbers equal the arm
 // numbers of the protocol's node oneof, so 10 (the unused uuid arm) is absent.
+//
+// It is a plain value, safe for concurrent use.
 type Kind uint8
 
 // The node kinds.
@@ -90,6 +94,9 @@ func (k Kind) OutputOnly() bool { return k == KindRepr || k == KindCycle }
 
 // Pair is a (key, value) pair of node ids: a dict entry, or an attribute
 // (the key then indexes a str node holding the attribute name).
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Pair struct {
 	Key, Value NodeID
 }
@@ -127,6 +134,9 @@ type Pair struct {
 // constructors ([Int], [Str], [List], …) build well-formed nodes. A Node is
 // a small value: copies share the payload, which must not be modified
 // once the node is in a graph.
+//
+// Like a Graph, a Node may be read from several goroutines while nobody
+// changes it.
 type Node struct {
 	Kind Kind
 	pk   payloadKind
@@ -450,12 +460,18 @@ func (n *Node) Children(f func(NodeID)) {
 
 // NamedTuple is the payload of a KindNamedTuple node; the values are the
 // node's Refs.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type NamedTuple struct {
 	TypeName   string
 	FieldNames []string
 }
 
 // Date is a proleptic Gregorian date (KindDate).
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Date struct {
 	Year  int32
 	Month uint32
@@ -463,6 +479,9 @@ type Date struct {
 }
 
 // Time is a time of day (KindTime). It is aware when Offset is set.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Time struct {
 	Hour, Minute, Second uint32
 	Microsecond          uint32
@@ -475,6 +494,9 @@ type Time struct {
 
 // DateTime is a date and time (KindDateTime). It is aware when Offset is
 // set.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type DateTime struct {
 	Year                 int32
 	Month, Day           uint32
@@ -487,11 +509,17 @@ type DateTime struct {
 // TimeDelta is a normalized duration (KindTimeDelta):
 // 0 <= Seconds < 86400 and 0 <= Microseconds < 1_000_000; Days carries the
 // sign.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type TimeDelta struct {
 	Days, Seconds, Microseconds int32
 }
 
 // TimeZone is a fixed-offset timezone (KindTimeZone).
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type TimeZone struct {
 	Offset int32
 	Name   *string
@@ -499,12 +527,17 @@ type TimeZone struct {
 
 // Exception is an exception value (KindException): a type name and an
 // optional single string argument.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Exception struct {
 	Type string
 	Arg  *string
 }
 
 // TypeOrigin says where a class type was defined.
+//
+// It is a plain value, safe for concurrent use.
 type TypeOrigin uint8
 
 // The type origins.
@@ -533,6 +566,9 @@ func (o TypeOrigin) String() string {
 // Type is a type object (KindType). A builtin type has only a Name. A class
 // type (sandbox or host) has an ID and may carry class attributes sent
 // eagerly.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Type struct {
 	Name        string
 	ID          UUID
@@ -544,6 +580,9 @@ type Type struct {
 
 // ClassInstance is an instance of a sandbox or host class
 // (KindClassInstance).
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type ClassInstance struct {
 	// Class indexes the KindType node of the instance's class (origin
 	// sandbox or host).
@@ -555,6 +594,9 @@ type ClassInstance struct {
 
 // Function is a host function value (KindFunction), usually supplied in
 // answer to a name lookup.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type Function struct {
 	Name      string
 	Docstring *string
@@ -562,6 +604,9 @@ type Function struct {
 
 // FileHandle is an open file object (KindFileHandle). Mode is one of r, rb,
 // w, wb, a, ab.
+//
+// It is plain data: safe to read from several goroutines, not to modify
+// concurrently.
 type FileHandle struct {
 	Path     string
 	Mode     string
@@ -569,6 +614,10 @@ type FileHandle struct {
 }
 
 // Graph is a flat list of nodes in post-order.
+//
+// A Graph is not safe for concurrent mutation; any number of goroutines
+// may read one that nobody is changing (the read methods, Repr and the
+// conversions out of it included, modify nothing).
 type Graph struct {
 	Nodes []Node
 	// packed is set when a packed node (Node.Packed) was added to the

@@ -214,6 +214,10 @@ func (c Config) withDefaults() Config {
 // goroutine may read while another writes, but reads must not overlap
 // reads, nor writes writes. Kill, Close, Pid, Exited, Exit and Stderr are
 // safe for concurrent use with everything, including a blocked ReadFrame.
+//
+// Get a Process from [Start]; the zero Process is not usable. Pid, Exit
+// and Stderr keep answering after the process has exited and Close has
+// returned (the pid may then belong to another process).
 type Process struct {
 	cfg    Config
 	bin    string

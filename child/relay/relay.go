@@ -64,6 +64,10 @@ type Config struct {
 
 // Inner is what the relay needs of the inner session: *session.Session
 // and *pool.Session both provide it.
+//
+// The relay calls it from one goroutine at a time, except Close, which a
+// protocol-5 feed clock may call from a timer's goroutine while a turn is
+// in flight (as *session.Session and *pool.Session allow).
 type Inner interface {
 	Do(ctx context.Context, req message.Request) (*message.ChildEvent, error)
 	Stamps() session.Stamps

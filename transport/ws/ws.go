@@ -65,6 +65,8 @@ var Version = "dev"
 
 // DialOptions configures [Dial]. The zero value dials with the protocol's
 // frame cap, a 250 ms close wait and Go's default HTTP transport.
+//
+// DialOptions is plain data, safe to share.
 type DialOptions struct {
 	// Header holds extra upgrade headers. They replace defaults of the same
 	// name (User-Agent, traceparent, tracestate).
@@ -102,6 +104,8 @@ type DialOptions struct {
 // AcceptOptions configures [Accept]. The zero value accepts with the
 // protocol's frame cap and a 250 ms close wait, and refuses cross-origin
 // browser requests.
+//
+// AcceptOptions is plain data, safe to share.
 type AcceptOptions struct {
 	// MaxFrameLen caps frame bodies in both directions; <= 0 means the
 	// protocol maximum.
@@ -116,6 +120,8 @@ type AcceptOptions struct {
 
 // HeaderError reports an upgrade header that is not a valid HTTP header
 // name or value. It is returned before any network I/O.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
 type HeaderError struct {
 	Name  string
 	Value string
@@ -135,6 +141,8 @@ func (e *HeaderError) Error() string {
 // first line of the refusal's body (a montygo server's refusal reason, such
 // as "draining" or "auth_throttled"), cut to 64 bytes of printable text, ""
 // when there was none.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
 type DialError struct {
 	URL        string
 	StatusCode int
@@ -190,6 +198,8 @@ var ErrDisconnected = errors.New("ws: connection closed")
 // and control characters in it are replaced with U+FFFD.
 // A normal closure (code 1000) also matches io.EOF, the clean end of a
 // transport.Conn.
+//
+// It is not modified after it is returned; it is safe to read concurrently.
 type CloseError struct {
 	Code   int
 	Reason string
