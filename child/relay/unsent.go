@@ -58,6 +58,11 @@ func (e *Engine) asking(ev message.Event, err error) (message.Event, error) {
 		e.asked = asked{kind: message.KindOsCall, id: b.CallID, op: b.Op}
 	case *message.NameLookup:
 		e.asked = asked{kind: message.KindNameLookup, name: b.Name}
+	case *message.Complete, *message.Error:
+		// The run is over, and with it its futures: the worker forgets
+		// them (a later feed cannot await them), so a sandbox making
+		// futures it never awaits does not grow the map feed by feed.
+		e.forgetAsked()
 	default:
 		e.asked = asked{}
 	}
@@ -65,7 +70,7 @@ func (e *Engine) asking(ev message.Event, err error) (message.Event, error) {
 }
 
 // forgetAsked drops what the relay knows of the session's suspensions
-// and futures (Configure, Reset, Load).
+// and futures (Configure, Reset, Load, the end of a run).
 func (e *Engine) forgetAsked() {
 	e.asked = asked{}
 	clear(e.futures)
