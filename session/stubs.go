@@ -24,7 +24,8 @@ import (
 // that implements encoding.TextMarshaler (netip.Addr): str, one that
 // implements json.Marshaler instead: Any (the value of its JSON),
 // a named struct: a TypedDict of its fields, a registered class's Go type:
-// that class, a pointer: T | None, json.Number: int | float, value's own
+// that class (a pointer to it: that class | None, but a value given to
+// SetValue that is not nil: the class), a pointer: T | None, json.Number: int | float, value's own
 // types: the values they convert to (value.Exception: BaseException,
 // value.ClassValue: type), anything else: Any). Parameters named with
 // [Params] may be passed by keyword; the others are positional-only.
@@ -316,6 +317,11 @@ func (st *stubWriter) valueType(v any) string {
 			return x.c.name
 		}
 	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		if c := st.r.types[rv.Type().Elem()]; c != nil {
+			return c.name // an instance: the pointer is not nil
+		}
+	}
 	return st.pyType(reflect.TypeOf(v))
 }
 
@@ -357,7 +363,7 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 	}
 	if t.Kind() == reflect.Pointer {
 		if c := st.r.types[t.Elem()]; c != nil {
-			return c.name
+			return c.name + " | None" // a nil pointer is None both ways
 		}
 	}
 	switch t {
