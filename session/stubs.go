@@ -24,11 +24,11 @@ import (
 // that implements encoding.TextMarshaler (netip.Addr): str, one that
 // implements json.Marshaler instead: Any (the value of its JSON),
 // a named struct: a TypedDict of its fields (of a generic type's
-// instance, named after the type and its arguments: Pair_int_string),
-// a registered class's Go type:
-// that class (a pointer to it: that class | None, but a value given to
-// SetValue that is not nil: the class), a pointer: T | None, json.Number: int | float, value's own
-// types: the values they convert to (value.Exception: BaseException,
+// instance, named after the type and its arguments: Pair_int_string), a
+// registered class's Go type: that class (a pointer to it: that class |
+// None, but a value given to SetValue that is not nil: the class), a
+// pointer: T | None, json.Number: int | float, value's own types: the
+// values they convert to (value.Exception: BaseException,
 // value.ClassValue: type), anything else: Any). Parameters named with
 // [Params] may be passed by keyword; the others are positional-only.
 //
