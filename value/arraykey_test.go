@@ -68,3 +68,35 @@ func TestArrayMapKeysWithNaN(t *testing.T) {
 		}
 	}
 }
+
+// NaN keys reach the worker with Python's NaN bits (float('nan')'s), all
+// of them. The worker takes NaN keys with one bit pattern as one key and
+// NaNs with different bits as different keys, so the sandbox saw one nan
+// key or several depending on how Go made each NaN (math.NaN(), a float32
+// NaN, a payload). Now it sees one, whatever the Go NaNs.
+func TestFromGoNaNKeysHavePythonsBits(t *testing.T) {
+	nan := math.NaN()
+	for _, in := range []any{
+		map[float64]int{math.Float64frombits(0x7ff8000000000002): 1, nan: 2, math.Float64frombits(0xfff8000000000000): 3},
+		map[float32]int{float32(nan): 1, math.Float32frombits(0x7fc00005): 2},
+		map[any]int{float32(nan): 1, nan: 2, "k": 3},
+		map[[2]float64]int{{nan, 1}: 1, {math.Float64frombits(0x7ff0000000000009), 1}: 2},
+	} {
+		g := &Graph{}
+		if _, err := FromGo(g, in); err != nil {
+			t.Fatal(err)
+		}
+		nans := 0
+		for i := range g.Nodes {
+			if n := &g.Nodes[i]; n.Kind == KindFloat && math.IsNaN(n.Float()) {
+				nans++
+				if n.Num != pythonNaN {
+					t.Errorf("%v: a NaN key has bits %#x, want %#x", in, n.Num, uint64(pythonNaN))
+				}
+			}
+		}
+		if nans < 2 {
+			t.Fatalf("%v: %d NaN keys written", in, nans)
+		}
+	}
+}

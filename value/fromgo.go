@@ -83,7 +83,13 @@ import (
 // iteration. Keys that are distinct in Go but one key to the worker (1,
 // 1.0 and true in a map[any]; two keys with one text; NaNs) are all
 // written, and the worker keeps one entry of each such group, with the
-// value of the last.
+// value of the last. Every NaN key (and NaN item of a tuple key) is
+// written with the bits of Python's float('nan'), whatever the Go NaN's
+// (a float32 NaN, a payload): the worker takes NaN keys with one bit
+// pattern as one key, so the sandbox sees one nan key, which
+// float('nan') finds, holding the value of the last NaN entry (of one Go
+// type, the value whose repr sorts last; of several, the last type's by
+// name).
 //
 // Every string FromGo writes must be valid UTF-8, as the protocol
 // requires: a str, and also the text of a path, a time zone's name, an
@@ -934,16 +940,30 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
 }
 
+// pythonNaN is the bits of Python's float('nan'), which every NaN map key
+// is written with (see key).
+const pythonNaN = 0x7ff8000000000000
+
 // key encodes a map key: an array (other than of bytes, which is bytes)
 // as a tuple, the hashable sequence that ToGo reads back into the array,
-// its items as keys too; anything else as encode does.
+// its items as keys too; a NaN with Python's NaN bits (pythonNaN), as
+// the worker takes NaN keys with one bit pattern as one key and with
+// different bits as different keys; anything else as encode does.
 func (e *encoder) key(k reflect.Value, depth int) (NodeID, error) {
 	v := k
 	if v.Kind() == reflect.Interface && !v.IsNil() {
 		v = v.Elem()
 	}
 	if !v.IsValid() || !tupleKey(v.Type()) {
-		return e.encode(k, depth)
+		start := len(e.g.Nodes)
+		id, err := e.encode(k, depth)
+		if err == nil && int(id) >= start {
+			// A node of this key's own (not one a hook handed back).
+			if n := &e.g.Nodes[id]; n.Kind == KindFloat && math.IsNaN(n.Float()) {
+				n.Num = pythonNaN
+			}
+		}
+		return id, err
 	}
 	if depth > MaxConvertDepth {
 		return 0, fromGoErr(v.Type(), KindTuple, fmt.Sprintf("nesting exceeds %d levels", MaxConvertDepth))
