@@ -40,3 +40,39 @@ func TestRealEqualMapKeysKeepTheLastValue(t *testing.T) {
 		}
 	}
 }
+
+// NaN keys of a Go map are one key in the sandbox, holding the value of
+// the last NaN entry in FromGo's order (NaNs of one Go type by their
+// values' repr, of different types by type name), and float('nan') finds
+// it. Before, the worker kept one key per NaN bit pattern, so a float32
+// NaN beside a float64 one, or a NaN with a payload, made a second nan
+// key, and whether float('nan') found one depended on its bits.
+func TestRealNaNKeysAreOneKey(t *testing.T) {
+	s := realSession(t, Config{})
+	nan := math.NaN()
+	payload := math.Float64frombits(0x7ff8000000000002)
+	for _, tc := range []struct {
+		in   any
+		want string
+	}{
+		{map[any]int{float32(nan): 1, nan: 2, "a": 3}, "({nan: 2, 'a': 3}, 2)"},
+		{map[float64]int{payload: 5, nan: 4, 1: 0}, "({nan: 5, 1.0: 0}, 5)"},
+		{map[float64]string{nan: "b", payload: "a", math.Inf(1): "c"}, "({nan: 'b', inf: 'c'}, 'b')"},
+	} {
+		r, err := s.Run(context.Background(), "(x, x[float('nan')])", WithInputs(Input{Name: "x", Value: tc.in}))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.in, err)
+		}
+		if got := r.Repr(); got != tc.want {
+			t.Errorf("%v: the sandbox has %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	// NaN items of tuple keys too.
+	r, err := s.Run(context.Background(), "x", WithInputs(Input{Name: "x", Value: map[[2]float64]int{{nan, 1}: 1, {payload, 1}: 2}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Repr(); got != "{(nan, 1.0): 2}" {
+		t.Errorf("tuple keys: the sandbox has %s, want {(nan, 1.0): 2}", got)
+	}
+}

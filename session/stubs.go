@@ -23,9 +23,12 @@ import (
 // time.Time: datetime.datetime, a type with no conversion of its own
 // that implements encoding.TextMarshaler (netip.Addr): str, one that
 // implements json.Marshaler instead: Any (the value of its JSON),
-// a named struct: a TypedDict of its fields, a registered class's Go type:
-// that class, a pointer: T | None, json.Number: int | float, value's own
-// types: the values they convert to (value.Exception: BaseException,
+// a named struct: a TypedDict of its fields (of a generic type's
+// instance, named after the type and its arguments: Pair_int_string), a
+// registered class's Go type: that class (a pointer to it: that class |
+// None, but a value given to SetValue that is not nil: the class), a
+// pointer: T | None, json.Number: int | float, value's own types: the
+// values they convert to (value.Exception: BaseException,
 // value.ClassValue: type), anything else: Any). Parameters named with
 // [Params] may be passed by keyword; the others are positional-only.
 //
@@ -97,7 +100,8 @@ func (st *stubWriter) dictName(t reflect.Type) (string, bool) {
 		st.dicts, st.dictTypes = map[reflect.Type]string{}, map[string]reflect.Type{}
 	}
 	fields := value.StructFields(t)
-	ok := t.Name() != "" && len(fields) > 0 && isIdentifier(t.Name())
+	base := stubName(t.Name())
+	ok := base != "" && len(fields) > 0 && isIdentifier(base)
 	for _, f := range fields {
 		ok = ok && isIdentifier(f.Name)
 	}
@@ -105,13 +109,36 @@ func (st *stubWriter) dictName(t reflect.Type) (string, bool) {
 		st.dicts[t] = ""
 		return "", false
 	}
-	name := t.Name()
+	name := base
 	for i := 2; st.taken(name); i++ {
-		name = t.Name() + "_" + strconv.Itoa(i)
+		name = base + "_" + strconv.Itoa(i)
 	}
 	st.dicts[t], st.dictTypes[name] = name, t
 	st.pending = append(st.pending, t)
 	return name, true
+}
+
+// stubName returns the TypedDict name of a struct type named name: the
+// name itself, or for an instance of a generic type (Pair[int,string],
+// Pair[example.com/m.Job]) the type's name and its arguments' names
+// joined by underscores, package paths dropped (Pair_int_string,
+// Pair_Job).
+func stubName(name string) string {
+	if !strings.Contains(name, "[") {
+		return name
+	}
+	var parts []string
+	for _, tok := range strings.FieldsFunc(name, func(r rune) bool {
+		return !(r == '_' || r == '.' || r == '/' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= 0x80)
+	}) {
+		if i := strings.LastIndexAny(tok, "./"); i >= 0 {
+			tok = tok[i+1:]
+		}
+		if tok != "" {
+			parts = append(parts, tok)
+		}
+	}
+	return strings.Join(parts, "_")
 }
 
 // taken reports whether a TypedDict may not take name.
@@ -319,6 +346,11 @@ func (st *stubWriter) valueType(v any) string {
 			return x.c.name
 		}
 	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		if c := st.r.types[rv.Type().Elem()]; c != nil {
+			return c.name // an instance: the pointer is not nil
+		}
+	}
 	return st.pyType(reflect.TypeOf(v))
 }
 
@@ -360,7 +392,7 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 	}
 	if t.Kind() == reflect.Pointer {
 		if c := st.r.types[t.Elem()]; c != nil {
-			return c.name
+			return c.name + " | None" // a nil pointer is None both ways
 		}
 	}
 	switch t {

@@ -35,3 +35,21 @@ func TestStubsNestedArrayKey(t *testing.T) {
 		t.Fatalf("stubs:\n%s", st)
 	}
 }
+
+// A result with array keys converts as the stubs say (dict[tuple[int,
+// ...], bool]): before, the stubs promised it but the conversion refused
+// the map ("unsupported map key type [2]int"), so the call raised.
+func TestStubsArrayMapKeyResult(t *testing.T) {
+	reg := NewRegistry().MustRegister("pairs", func() map[[2]int]bool { return map[[2]int]bool{{1, 2}: true, {3, 4}: false} })
+	if st := reg.Stubs(); !strings.Contains(st, "def pairs() -> dict[tuple[int, ...], bool]: ...") {
+		t.Fatalf("stubs:\n%s", st)
+	}
+	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: reg.Stubs()})
+	r, err := s.Run(context.Background(), "p = pairs()\n[p[(1, 2)], p[(3, 4)], sorted(p)]", WithFunctions(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Repr() != "[True, False, [(1, 2), (3, 4)]]" {
+		t.Fatalf("got %s", r.Repr())
+	}
+}

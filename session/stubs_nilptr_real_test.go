@@ -49,3 +49,50 @@ func TestStubsNilBigIntAndLocationAreNone(t *testing.T) {
 		t.Errorf("big_or_none(1) + 1 type-checked: %v", err)
 	}
 }
+
+// A pointer to a host class's Go type takes None (a nil pointer) and
+// gives None for nil, but the stubs declared it the class alone, so the
+// type checker refused take(None), which runs, and let code use a result
+// that may be None as an instance. It is now declared Widget | None; a
+// value of the class (not a pointer) stays Widget, and refuses None.
+func TestStubsNilHostClassPointerIsNone(t *testing.T) {
+	cls := MustClassOf[stubWidget]("Widget", Policy{Eager: []string{"size", "label"}, Construct: true})
+	reg := NewRegistry().MustRegisterClass("Widget", cls).
+		MustRegister("none_widget", func() *stubWidget { return nil }).
+		MustRegister("take", func(w *stubWidget) bool { return w == nil }).
+		MustRegister("size_of", func(w stubWidget) int { return w.Size })
+	reg.SetValue("w", &stubWidget{Size: 2})
+	stubs := reg.Stubs()
+	for _, want := range []string{
+		"def none_widget() -> Widget | None: ...",
+		"def take(arg0: Widget | None, /) -> bool: ...",
+		"def size_of(arg0: Widget, /) -> int: ...",
+		"\nw: Widget\n", // a value that is not nil
+	} {
+		if !strings.Contains(stubs, want) {
+			t.Errorf("stubs lack %q:\n%s", want, stubs)
+		}
+	}
+	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: stubs})
+	for code, want := range map[string]string{
+		"none_widget()":           "None",
+		"take(None)":              "True",
+		"take(Widget())":          "False",
+		"take(none_widget())":     "True",
+		"size_of(Widget(size=4))": "4",
+		"w.size":                  "2",
+	} {
+		r, err := s.Run(context.Background(), code, WithFunctions(reg))
+		if err != nil {
+			t.Errorf("%q: %v", code, err)
+			continue
+		}
+		if r.Repr() != want {
+			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
+		}
+	}
+	// A result that may be None is no longer taken for an instance.
+	if _, err := s.Run(context.Background(), "none_widget().size", WithFunctions(reg)); err == nil {
+		t.Error("none_widget().size type-checked")
+	}
+}

@@ -35,7 +35,7 @@ func TestStubsTypeCheck(t *testing.T) {
 		"w.grow(by=2) + limit":                          "13",
 		"Widget(3, 'x').label.upper()":                  "'X'",
 		"Widget(Notes='n').Notes":                       "'n'",
-		"make_widget().label":                           "'made'",
+		"m = make_widget()\nm.label if m else ''":       "'made'",
 		"names[0].upper()":                              "'A'",
 		"log('x')":                                      "None",
 		"nothing is None":                               "True",

@@ -33,8 +33,9 @@ import (
 //	other slices and arrays              list (nil slice: empty list)
 //	TupleValue, SetValue, FrozenSetValue tuple, set, frozenset
 //	map with string, int, uint, bool,    dict, entries sorted by key (Go maps
-//	  float or TextMarshaler keys (or      have no order; nil map: empty dict)
-//	  any holding them)
+//	  float or TextMarshaler keys, or      have no order; nil map: empty dict);
+//	  arrays of them (or any holding       an array key is a tuple of its
+//	  them)                                items as keys ([N]byte: bytes)
 //	DictValue                            dict, in the given order
 //	struct                               dict of its exported fields, see below
 //	NamedTupleValue                      named tuple
@@ -77,11 +78,18 @@ import (
 // different Go types by type name; NaN keys, equal to one another, by the
 // repr of their values), then strings (a TextMarshaler key by its text;
 // equal texts of different Go types by type name, of one type by the repr
-// of their values), so the dict's order does not depend on Go's map
+// of their values), then bytes, then tuples (both item by item, then by
+// length), so the dict's order does not depend on Go's map
 // iteration. Keys that are distinct in Go but one key to the worker (1,
 // 1.0 and true in a map[any]; two keys with one text; NaNs) are all
 // written, and the worker keeps one entry of each such group, with the
-// value of the last.
+// value of the last. Every NaN key (and NaN item of a tuple key) is
+// written with the bits of Python's float('nan'), whatever the Go NaN's
+// (a float32 NaN, a payload): the worker takes NaN keys with one bit
+// pattern as one key, so the sandbox sees one nan key, which
+// float('nan') finds, holding the value of the last NaN entry (of one Go
+// type, the value whose repr sorts last; of several, the last type's by
+// name).
 //
 // Every string FromGo writes must be valid UTF-8, as the protocol
 // requires: a str, and also the text of a path, a time zone's name, an
@@ -926,7 +934,7 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 				nans = nans[1:]
 			}
 		}
-		kid, err := e.encode(k, depth+1)
+		kid, err := e.key(k, depth+1)
 		if err != nil {
 			return 0, atPath(err, keyPath(k)+".key")
 		}
@@ -938,6 +946,69 @@ func (e *encoder) mapDict(v reflect.Value, depth int) (NodeID, error) {
 	}
 	e.orderTies(refs, tieOf)
 	return e.add(Node{Kind: KindDict}.WithRefs(refs)), nil
+}
+
+// pythonNaN is the bits of Python's float('nan'), which every NaN map key
+// is written with (see key).
+const pythonNaN = 0x7ff8000000000000
+
+// key encodes a map key: an array (other than of bytes, which is bytes)
+// as a tuple, the hashable sequence that ToGo reads back into the array,
+// its items as keys too; a NaN with Python's NaN bits (pythonNaN), as
+// the worker takes NaN keys with one bit pattern as one key and with
+// different bits as different keys; anything else as encode does.
+func (e *encoder) key(k reflect.Value, depth int) (NodeID, error) {
+	v := k
+	if v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	if !v.IsValid() || !tupleKey(v.Type()) {
+		start := len(e.g.Nodes)
+		id, err := e.encode(k, depth)
+		if err == nil && int(id) >= start {
+			// A node of this key's own (not one a hook handed back).
+			if n := &e.g.Nodes[id]; n.Kind == KindFloat && math.IsNaN(n.Float()) {
+				n.Num = pythonNaN
+			}
+		}
+		return id, err
+	}
+	if depth > MaxConvertDepth {
+		return 0, fromGoErr(v.Type(), KindTuple, fmt.Sprintf("nesting exceeds %d levels", MaxConvertDepth))
+	}
+	if err := e.room(v.Len()+1, v.Type(), KindTuple); err != nil {
+		return 0, err
+	}
+	refs := make([]NodeID, v.Len())
+	for i := range refs {
+		id, err := e.key(v.Index(i), depth+1)
+		if err != nil {
+			return 0, atPath(err, "["+strconv.Itoa(i)+"]")
+		}
+		refs[i] = id
+	}
+	return e.add(Tuple(refs...)), nil
+}
+
+// plainArray reports whether t is an array with no conversion of its own.
+func plainArray(t reflect.Type) bool {
+	if t.Kind() != reflect.Array || t == uuidType {
+		return false
+	}
+	ti := infoOf(t)
+	return !ti.appender && !ti.ptrAppender && ti.special == notSpecial && !ti.text && !ti.ptrText && !ti.json && !ti.ptrJSON
+}
+
+// tupleKey reports whether a map key of type t is a tuple: a plain array
+// of anything but bytes.
+func tupleKey(t reflect.Type) bool {
+	return plainArray(t) && (t.Elem().Kind() != reflect.Uint8 || elemEncodesItself(t.Elem()))
+}
+
+// bytesKey reports whether a map key of type t is bytes: a plain array of
+// bytes.
+func bytesKey(t reflect.Type) bool {
+	return plainArray(t) && t.Elem().Kind() == reflect.Uint8 && !elemEncodesItself(t.Elem())
 }
 
 // tieRuns numbers the runs of n sorted items that sort as equals: item i
@@ -975,6 +1046,9 @@ func keysCanTie(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Interface, reflect.Float32, reflect.Float64:
 		return true
+	}
+	if tupleKey(t) {
+		return keysCanTie(t.Elem())
 	}
 	return textKey(t)
 }
@@ -1015,15 +1089,30 @@ func (e *encoder) orderTies(refs []NodeID, tieOf []int) {
 	}
 }
 
-// nanEntries returns the entries of map v whose keys are NaN.
+// keyHasNaN reports whether map key k is or holds a NaN (in an array), which
+// makes it a key no lookup finds.
+func keyHasNaN(k reflect.Value) bool {
+	if k.Kind() == reflect.Interface && !k.IsNil() {
+		k = k.Elem()
+	}
+	switch {
+	case k.CanFloat():
+		return math.IsNaN(k.Float())
+	case k.Kind() == reflect.Array && tupleKey(k.Type()):
+		for i := range k.Len() {
+			if keyHasNaN(k.Index(i)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nanEntries returns the entries of map v whose keys are or hold NaN.
 func nanEntries(v reflect.Value) []mapEntry {
 	var out []mapEntry
 	for it := v.MapRange(); it.Next(); {
-		k := it.Key()
-		if k.Kind() == reflect.Interface && !k.IsNil() {
-			k = k.Elem()
-		}
-		if k.CanFloat() && math.IsNaN(k.Float()) {
+		if keyHasNaN(it.Key()) {
 			out = append(out, mapEntry{it.Key(), it.Value()})
 		}
 	}
@@ -1042,6 +1131,17 @@ func keyKindOK(k reflect.Value) bool {
 	}
 	if k.Type() == uuidType || textKey(k.Type()) {
 		return true // becomes a str key
+	}
+	if bytesKey(k.Type()) {
+		return true // a bytes key
+	}
+	if tupleKey(k.Type()) {
+		for i := range k.Len() {
+			if !keyKindOK(k.Index(i)) {
+				return false
+			}
+		}
+		return true // a tuple key
 	}
 	switch k.Kind() {
 	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
@@ -1107,6 +1207,17 @@ func compareKeysText(a, b reflect.Value, ta, tb *string) int {
 		// Distinct Go keys with one text ("a" and a TextMarshaler
 		// writing "a"): ordered by type name, as equal numbers are.
 		return strings.Compare(a.Type().String(), b.Type().String())
+	case 3, 4:
+		// bytes, then tuples: item by item (as keys), then by length.
+		for i := range min(a.Len(), b.Len()) {
+			if c := compareKeys(a.Index(i), b.Index(i)); c != 0 {
+				return c
+			}
+		}
+		if c := cmp.Compare(a.Len(), b.Len()); c != 0 || a.Type() == b.Type() {
+			return c
+		}
+		return strings.Compare(a.Type().String(), b.Type().String())
 	}
 	if c := compareNumbers(a, b); c != 0 || a.Type() == b.Type() {
 		return c
@@ -1169,6 +1280,10 @@ func keyRank(v reflect.Value) int {
 		return 0
 	case v.Kind() == reflect.String, v.Type() == uuidType, textKey(v.Type()):
 		return 2
+	case bytesKey(v.Type()):
+		return 3
+	case tupleKey(v.Type()):
+		return 4
 	}
 	return 1
 }

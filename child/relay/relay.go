@@ -39,6 +39,7 @@ import (
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -93,6 +94,9 @@ type Engine struct {
 	// functions of the calls answered with a future, by call id.
 	asked   asked
 	futures map[uint32]string
+	// The classes of the host objects the parent sent, by object id, to
+	// name a method or an attribute as session does (unsent.go).
+	hosts map[value.UUID]hostObject
 }
 
 // New returns an engine; the inner worker starts on the first Configure
@@ -118,7 +122,7 @@ func (e *Engine) Pid() int {
 // version) and configures its session with the outer Configure's fields.
 func (e *Engine) Configure(ctx context.Context, c *message.Configure) error {
 	e.eagerConfigure(c)
-	e.forgetAsked()
+	e.forgetSession()
 	if e.s != nil && e.fresh {
 		// Started early by InitialVersion with a default session: drop it.
 		if _, err := e.do(ctx, &message.Reset{}); err != nil {
@@ -302,6 +306,7 @@ func (e *Engine) Feed(ctx context.Context, f *message.Feed, out child.Output) (m
 		return nil, &child.ExitError{Code: protocol.ExitFatal, Message: "relay: Feed without an inner session"}
 	}
 	e.eagerScan(f.Code)
+	e.learn(f)
 	ev, err := e.turn(ctx, f, out, "invalid inputs: ")
 	return e.asking(e.eagerAfter(ctx, ev, err))
 }
@@ -315,6 +320,7 @@ func (e *Engine) Resume(ctx context.Context, req message.Request, out child.Outp
 	case *message.AbortFeed:
 		prefix = "invalid exception: "
 	}
+	e.learn(req)
 	e.answering(req)
 	ev, handled, err := e.eagerResume(ctx, req, out, prefix)
 	if !handled {
@@ -388,7 +394,7 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 	if _, ok := body.(*message.Error); !ok {
 		e.reset, e.fresh = false, false
 		e.eagerLoaded()
-		e.forgetAsked()
+		e.forgetSession()
 	}
 	return e.asking(e.eagerAfter(ctx, body, nil))
 }
@@ -398,7 +404,7 @@ func (e *Engine) Load(ctx context.Context, state []byte, out child.Output) (mess
 func (e *Engine) Reset(ctx context.Context) error {
 	e.name = ""
 	e.eagerReset()
-	e.forgetAsked()
+	e.forgetSession()
 	if e.v5.tripped {
 		// The inner worker was killed by a time limit: the next
 		// Configure starts a fresh one.

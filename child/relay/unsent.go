@@ -3,10 +3,12 @@ package relay
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/gomonty/monty/internal/unsent"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/value"
 )
 
 // Answers the inner worker cannot take.
@@ -53,22 +55,141 @@ func (e *Engine) asking(ev message.Event, err error) (message.Event, error) {
 	}
 	switch b := ev.(type) {
 	case *message.FunctionCall:
-		e.asked = asked{kind: message.KindFunctionCall, id: b.CallID, name: b.FunctionName}
+		e.asked = asked{kind: message.KindFunctionCall, id: b.CallID, name: e.functionName(b)}
 	case *message.OsCall:
 		e.asked = asked{kind: message.KindOsCall, id: b.CallID, op: b.Op}
 	case *message.NameLookup:
-		e.asked = asked{kind: message.KindNameLookup, name: b.Name}
+		name := b.Name
+		if h, ok := e.hostObject(b.ObjectID); ok {
+			name = h.class + "." + name
+		}
+		e.asked = asked{kind: message.KindNameLookup, name: name}
+	case *message.Complete, *message.Error:
+		// The run is over, and with it its futures: the worker forgets
+		// them (a later feed cannot await them), so a sandbox making
+		// futures it never awaits does not grow the map feed by feed.
+		e.forgetAsked()
 	default:
 		e.asked = asked{}
 	}
 	return ev, nil
 }
 
-// forgetAsked drops what the relay knows of the session's suspensions
-// and futures (Configure, Reset, Load).
+// Host objects' names.
+//
+// The worker names a method call on a host object by the method alone,
+// with the receiver's object id, and a lookup of an object's attribute
+// by the attribute; package session names both by the object's class as
+// well (host function Cart.total, host value Cart.items). The relay
+// learns the class of each host object from the values its parent sends
+// (a host class's type, an instance of one), so that its ValueError names
+// what the session's would; an object it never saw (one restored by Load,
+// or past maxHostObjects) keeps the worker's name.
+
+// maxHostObjects bounds the host objects whose class the relay keeps; a
+// session that sends more keeps the worker's names for the rest.
+const maxHostObjects = 4096
+
+// hostObject is what the relay knows of a host object: its class's name,
+// and whether it is the class itself.
+type hostObject struct {
+	class   string
+	isClass bool
+}
+
+// learn notes the host classes and instances that req's values carry.
+func (e *Engine) learn(req message.Request) {
+	var g *value.Graph
+	switch q := req.(type) {
+	case *message.Feed:
+		g = &q.Values
+	case *message.ResumeCall:
+		g = &q.Values
+	case *message.ResumeNameLookup:
+		g = &q.Values
+	case *message.ResumeFutures:
+		g = &q.Values
+	default:
+		return
+	}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.Kind != value.KindType && n.Kind != value.KindClassInstance {
+			continue
+		}
+		if len(e.hosts) >= maxHostObjects {
+			return
+		}
+		if e.hosts == nil {
+			e.hosts = make(map[value.UUID]hostObject)
+		}
+		switch x := n.Ext().(type) {
+		case *value.Type:
+			if x.Origin == value.OriginHost {
+				e.hosts[x.ID] = hostObject{class: x.Name, isClass: true}
+			}
+		case *value.ClassInstance:
+			if int(x.Class) < g.Len() {
+				if t, _ := g.Node(x.Class).Ext().(*value.Type); t != nil && t.Origin == value.OriginHost {
+					e.hosts[x.InstanceID] = hostObject{class: t.Name}
+				}
+			}
+		}
+	}
+}
+
+// hostObject returns what the relay knows of the object with id.
+func (e *Engine) hostObject(id *value.UUID) (hostObject, bool) {
+	if id == nil {
+		return hostObject{}, false
+	}
+	h, ok := e.hosts[*id]
+	return h, ok
+}
+
+// functionName names the function fc calls as package session does: a
+// method of a known host object by its class (a known class called is
+// its construction, named by the class), and the bound method value
+// session hands out ("Cart.total@" and 12 hex digits) by its method.
+func (e *Engine) functionName(fc *message.FunctionCall) string {
+	name := fc.FunctionName
+	if h, ok := e.hostObject(fc.ObjectID); ok {
+		if h.isClass && name == "__call__" {
+			return h.class
+		}
+		return h.class + "." + name
+	}
+	if head, token, ok := strings.Cut(name, "@"); ok && fc.ObjectID == nil && strings.Contains(head, ".") && isHex(token, 12) {
+		return head
+	}
+	return name
+}
+
+// isHex reports whether s is n lowercase hex digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// forgetAsked drops what the relay knows of the run's suspensions and
+// futures (at the end of a run).
 func (e *Engine) forgetAsked() {
 	e.asked = asked{}
 	clear(e.futures)
+}
+
+// forgetSession drops all the relay knows of the session, its host
+// objects included (Configure, Reset, Load).
+func (e *Engine) forgetSession() {
+	e.forgetAsked()
+	clear(e.hosts)
 }
 
 // answering notes, before req is relayed, the function whose call the

@@ -4,6 +4,7 @@ package relay
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -239,4 +240,81 @@ func TestUnsendableInputStaysViolation(t *testing.T) {
 		t.Fatalf("deep input: %s", describe(ev.Body))
 	}
 	completes(t, first(s.do(t, &message.Feed{Code: "2 + 2"})), "after", "4")
+}
+
+// Host objects' methods and attributes: the worker names a method call by
+// the method alone ("m", with the receiver's object id) and an attribute
+// lookup by the attribute ("attr"), so the relay's ValueError said "host
+// function m" and "host value attr" where package session, for the same
+// failure, says "host function C.m" and "host value C.attr". The relay
+// learns the classes of the host objects its parent sends and names them
+// as the session does: a method (called on the object or through the
+// bound method value the session hands out), a lazy attribute, a class
+// attribute, a construction (the class called).
+func TestUnsendableAnswersNameHostClasses(t *testing.T) {
+	for v, start := range senders(t) {
+		send := start()
+		send(&message.Configure{ProtocolVersion: v})
+		const try = "try:\n    r = %s\nexcept ValueError as e:\n    r = str(e)\nr"
+		feed := func(expr string) *message.ChildEvent {
+			f := &message.Feed{Code: strings.ReplaceAll(try, "%s", expr)}
+			cls := f.Values.Add(value.TypeNode(value.Type{Name: "Cart", ID: value.NewUUID(), Origin: value.OriginHost}))
+			inst := f.Values.Add(value.ClassInstanceNode(value.ClassInstance{Class: cls, InstanceID: value.NewUUID()}))
+			f.Inputs = []message.NamedRef{{Name: "cart", Value: inst}, {Name: "Cart", Value: cls}}
+			return send(f)
+		}
+
+		fc := call(t, feed("cart.total(1)"), "method")
+		wantCaught(t, caught(t, send(returning(fc.CallID, deep300)), "method"), "method",
+			"host function Cart.total returned a value that cannot be sent to the sandbox: ", tooDeep)
+
+		fc = call(t, feed("Cart()"), "construction")
+		wantCaught(t, caught(t, send(returning(fc.CallID, deep300)), "construction"), "construction",
+			"host function Cart returned a value that cannot be sent to the sandbox: ", tooDeep)
+
+		for _, expr := range []string{"cart.items", "Cart.tax"} {
+			nl, ok := feed(expr).Body.(*message.NameLookup)
+			if !ok || nl.ObjectID == nil {
+				t.Fatalf("v%d: %s: no lookup on the object", v, expr)
+			}
+			lv := &message.ResumeNameLookup{Kind: message.LookupValue}
+			lv.Value = deep300(&lv.Values)
+			wantCaught(t, caught(t, send(lv), expr), expr,
+				"host value Cart."+nl.Name+" cannot be sent to the sandbox: ", tooDeep)
+		}
+
+		// The bound method value session hands out for cart.total.
+		nl, ok := feed("[cart.total][0](2)").Body.(*message.NameLookup)
+		if !ok || nl.Name != "total" {
+			t.Fatalf("v%d: bound method: no lookup", v)
+		}
+		lv := &message.ResumeNameLookup{Kind: message.LookupValue}
+		lv.Value = lv.Values.Add(value.FunctionNode(value.Function{Name: "Cart.total@1f2e3d4c5b6a"}))
+		fc = call(t, send(lv), "bound method")
+		wantCaught(t, caught(t, send(returning(fc.CallID, deep300)), "bound method"), "bound method",
+			"host function Cart.total returned a value that cannot be sent to the sandbox: ", tooDeep)
+	}
+}
+
+// The classes the relay learns are bounded (a sandbox handed a great
+// many host objects keeps the worker's names for those past the bound)
+// and go with the session.
+func TestHostObjectNamesBounded(t *testing.T) {
+	s := serve(t)
+	s.do(t, &message.Configure{ProtocolVersion: protocol.Version})
+	f := &message.Feed{Code: "len(xs)"}
+	cls := f.Values.Add(value.TypeNode(value.Type{Name: "Cart", ID: value.NewUUID(), Origin: value.OriginHost}))
+	items := make([]value.NodeID, maxHostObjects+10)
+	for i := range items {
+		items[i] = f.Values.Add(value.ClassInstanceNode(value.ClassInstance{Class: cls, InstanceID: value.NewUUID()}))
+	}
+	f.Inputs = []message.NamedRef{{Name: "xs", Value: f.Values.Add(value.List(items...))}}
+	completes(t, first(s.do(t, f)), "Feed", strconv.Itoa(len(items)))
+	if n := len(s.eng.hosts); n != maxHostObjects {
+		t.Fatalf("%d host objects named, want the bound %d", n, maxHostObjects)
+	}
+	s.do(t, &message.Reset{})
+	if n := len(s.eng.hosts); n != 0 {
+		t.Fatalf("%d host objects named after Reset", n)
+	}
 }
