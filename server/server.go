@@ -77,11 +77,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := checkTLS(cfg.TLS); err != nil {
 		return nil, err
 	}
+	if cfg.RestartWindow < 0 {
+		return nil, &ConfigError{Field: "RestartWindow", Reason: fmt.Sprintf("negative (%v)", cfg.RestartWindow)}
+	}
 	pc := pool.Config{
-		MinWorkers: cfg.Prewarm,
-		MaxWorkers: poolMax(cfg),
-		Worker:     cfg.Worker,
-		Logger:     cfg.Logger,
+		MinWorkers:    cfg.Prewarm,
+		MaxWorkers:    poolMax(cfg),
+		Worker:        cfg.Worker,
+		Logger:        cfg.Logger,
+		MaxRestarts:   cfg.MaxRestarts,
+		RestartWindow: cfg.RestartWindow,
 	}
 	if cfg.pool != nil {
 		cfg.pool(&pc)
