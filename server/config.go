@@ -100,7 +100,9 @@ type Config struct {
 	TLS *tls.Config
 
 	// DrainGrace is how long Shutdown keeps silent sessions after the
-	// drain begins.
+	// drain begins; then each session waiting for its next request is
+	// sent its signed dump in a ShutdownDump (as that request would have
+	// been answered) and closed.
 	DrainGrace time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers (an upgrade's
 	// too); reading the rest of a plain HTTP request and writing its
