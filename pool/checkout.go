@@ -340,6 +340,10 @@ func (p *Pool) attach(ctx context.Context, m *member, cfg session.Config) (*sess
 // reset and goes back to the pool when the Configure succeeded, and is
 // stopped otherwise, as after any failed Configure.
 func (p *Pool) abandoned(m *member, s *session.Session, err error) {
+	if deadBeforeConfigure(err) {
+		p.lostBeforeConfigure(m, err)
+		return
+	}
 	if err == nil {
 		ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
 		_, err = s.Detach(ctx)

@@ -4,6 +4,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,5 +43,32 @@ func TestCheckoutOutlivesWorkersKilledWhileIdle(t *testing.T) {
 	}
 	if st := p.Stat(); st.Crashes[ReasonVanished] != dead || !st.Healthy || st.Checkouts != 1 {
 		t.Errorf("%+v", st)
+	}
+}
+
+// A worker found dead at the Configure of a checkout that had already
+// given up (its context ended while the Configure was on its way) is a
+// worker lost while idle too: it counts toward the restart cap. Before,
+// that path counted the crash only.
+func TestDeadWorkerOfAnAbandonedCheckoutCountsTowardTheCap(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var p *Pool
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, attaching: func(done bool) {
+		if !done {
+			killCheckedOut(p)
+			cancel() // the checkout gives up before the Configure is answered
+		}
+	}})
+	if _, err := p.Checkout(ctx, session.Config{}); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("Checkout: %v, want ErrExhausted", err)
+	}
+	if n := rec.reach(EventCrash, ReasonVanished, 1); n != 1 {
+		t.Fatalf("%d vanished crashes, want 1", n)
+	}
+	p.mu.Lock()
+	n := len(p.gate.failures)
+	p.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d failures toward the restart cap, want 1 (the worker dead before its Configure)", n)
 	}
 }
