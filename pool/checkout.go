@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
 )
 
 // checkoutAttempts bounds how many workers one Checkout tries when the
@@ -54,11 +56,16 @@ type waiter struct{ ch chan handoff }
 // tripped restart cap an *UnhealthyError at once (or a remote endpoint,
 // when there is one). A Config whose Configure cannot be sent (see
 // session.Config.Validate) is refused before a worker is taken. A worker
-// that refuses the Configure is destroyed and the refusal returned; one
-// found dead, or that does not answer the Configure within
-// cfg.StartTimeout (a *session.StartTimeoutError: a hung or stopped
-// process), is replaced and the next worker tried, up to three workers:
-// then the last one's error is returned.
+// that refuses the Configure is destroyed and the refusal returned. A
+// worker that died while idle (killed from outside) before the pool
+// noticed, so that the Configure could not be sent to it, is a worker
+// lost while idle: it is replaced, counts toward the restart cap, and the
+// checkout goes on as if it had never taken it (until the cap trips:
+// then the *UnhealthyError). One that dies reading or answering the
+// Configure, or that does not answer it within cfg.StartTimeout (a
+// *session.StartTimeoutError: a hung or stopped process), is replaced and
+// the next worker tried, up to three workers: then the last one's error
+// is returned.
 //
 // The Session must be closed (Close or Destroy) to give the worker back
 // or, for a remote session, to close its connection.
@@ -180,7 +187,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		return nil, err
 	}
 	var cw checkoutWait
-	for range checkoutAttempts {
+	for tries := 0; tries < checkoutAttempts; {
 		var (
 			m       *member
 			waited  time.Duration
@@ -226,6 +233,19 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 			p.emit(Event{Kind: EventCheckout, WorkerID: m.id, Pid: m.pid, Waited: waited, Spawned: spawned, Endpoint: LocalEndpoint})
 			return &Session{s: s, pool: p, m: m, start: time.Now()}, nil
 		}
+		if deadBeforeConfigure(err) {
+			// The worker died while idle (killed from outside) and the
+			// pool had not noticed yet: not the checkout's attempt, as
+			// it is not when acquire finds the death first.
+			if p.lostBeforeConfigure(m, err) {
+				return nil, ErrClosed
+			}
+			if ctx.Err() != nil {
+				return nil, p.exhausted(LocalEndpoint, cw.total, context.Cause(ctx), ctx.Err())
+			}
+			continue
+		}
+		tries++
 		retry, gone := p.attachFailed(m, err)
 		if gone {
 			// Close's deadline killed the worker, failing the Configure.
@@ -236,6 +256,43 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		}
 	}
 	return nil, err
+}
+
+// deadBeforeConfigure reports whether a checkout's Configure failed
+// because its worker was dead before it was sent: the request could not
+// be written (a broken pipe), so the worker never read it. A worker that
+// dies reading or answering the Configure fails its read instead, which
+// may be the Configure's doing and is one of the checkout's attempts.
+func deadBeforeConfigure(err error) bool {
+	var ce *worker.CrashError
+	return errors.As(err, &ce) && ce.Reason == worker.Vanished && errors.Is(ce.Err, syscall.EPIPE)
+}
+
+// lostBeforeConfigure handles m, a checked-out worker found dead before
+// its Configure (Attach has stopped it), as a worker found dead while
+// idle: a crash, a failure toward the restart cap (which may trip it, and
+// the checkout's next acquire then fails), and a replacement. It reports
+// true when Close's deadline had dropped the worker.
+func (p *Pool) lostBeforeConfigure(m *member, err error) (gone bool) {
+	var a after
+	defer p.finish(&a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	dead := m.dead
+	if !p.dropLocked(m) {
+		return true
+	}
+	reason, _ := crashReason(err)
+	p.crashLocked(m, reason, err, &a)
+	if p.closing.Load() {
+		return false
+	}
+	if !dead {
+		p.owed++
+	}
+	p.failLocked(time.Now(), err, &a)
+	a.kick = true
+	return false
 }
 
 // attach configures m, a worker acquire handed to a checkout, with cfg.
@@ -283,6 +340,10 @@ func (p *Pool) attach(ctx context.Context, m *member, cfg session.Config) (*sess
 // reset and goes back to the pool when the Configure succeeded, and is
 // stopped otherwise, as after any failed Configure.
 func (p *Pool) abandoned(m *member, s *session.Session, err error) {
+	if deadBeforeConfigure(err) {
+		p.lostBeforeConfigure(m, err)
+		return
+	}
 	if err == nil {
 		ctx, cancel := context.WithTimeout(p.life, p.cfg.StartTimeout)
 		_, err = s.Detach(ctx)

@@ -52,20 +52,26 @@ func killCheckedOut(p *Pool) {
 
 // A checkout whose every worker dies before its Configure (SIGKILLed
 // between the checkout and the Configure, as an OOM killer or an
-// operator's pkill does to all of them at once) fails after
-// checkoutAttempts workers with the last worker's typed crash. Before, the
-// error of the last Configure was lost to a shadowed variable and Checkout
+// operator's pkill does to all of them at once) fails with a typed error
+// and no session: each death counts toward the restart cap, as an idle
+// death does, and the one that trips it ends the checkout with the
+// *UnhealthyError, whose last failure is the crash. Before, the error of
+// the last Configure was lost to a shadowed variable and Checkout
 // returned a nil *Session with a nil error, so the caller's first call on
-// it panicked.
+// it panicked. (Later, such deaths were three failed attempts of the
+// checkout, not failures toward the cap: see
+// TestCheckoutOutlivesWorkersKilledWhileIdle.)
 func TestCheckoutWhoseWorkersAllDieFails(t *testing.T) {
+	const maxRestarts = 2
 	var tries atomic.Int32
 	var p *Pool
-	p, _ = newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, attaching: func(done bool) {
-		if !done {
-			tries.Add(1)
-			killCheckedOut(p)
-		}
-	}})
+	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1, MaxRestarts: maxRestarts, RestartWindow: 5 * time.Second,
+		attaching: func(done bool) {
+			if !done {
+				tries.Add(1)
+				killCheckedOut(p)
+			}
+		}})
 	s, err := p.Checkout(context.Background(), session.Config{})
 	if s != nil {
 		s.Close()
@@ -76,15 +82,20 @@ func TestCheckoutWhoseWorkersAllDieFails(t *testing.T) {
 	if s != nil {
 		t.Fatalf("Checkout returned both a session and %v", err)
 	}
-	if !errors.Is(err, worker.ErrCrashed) {
-		t.Errorf("Checkout: %v (%T), want an error matching worker.ErrCrashed", err, err)
+	var ue *UnhealthyError
+	if !errors.As(err, &ue) || ue.Failures != maxRestarts+1 || !errors.Is(err, worker.ErrCrashed) {
+		t.Errorf("Checkout: %v (%T), want an *UnhealthyError of %d failures matching worker.ErrCrashed", err, err, maxRestarts+1)
 	}
-	if n := tries.Load(); n != checkoutAttempts {
-		t.Errorf("%d workers tried, want %d", n, checkoutAttempts)
+	if n := tries.Load(); n != maxRestarts+1 {
+		t.Errorf("%d workers tried, want %d", n, maxRestarts+1)
 	}
-	// The pool is not worse for it: the next checkout gets a live worker.
+	if n := rec.reach(EventCrash, ReasonVanished, maxRestarts+1); n != maxRestarts+1 {
+		t.Errorf("%d vanished crashes, want %d", n, maxRestarts+1)
+	}
+	// The pool is not worse for it: once the restart window has passed,
+	// the next checkout gets a live worker.
 	p.cfg.attaching = nil
-	eventually(t, p, 10*time.Second, "a worker idle", func(st Stats) bool { return st.Idle == 1 })
+	eventually(t, p, 30*time.Second, "healthy with a worker idle", func(st Stats) bool { return st.Healthy && st.Idle == 1 })
 	s = checkout(t, p)
 	runRepr(t, s, "1 + 1")
 	s.Close()

@@ -234,7 +234,8 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 		return session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
 	})
 	if err != nil {
-		if closing := p.closing.Load(); closing || errors.Is(ctx.Err(), context.Canceled) || callersFault(err) || headerFault(err) {
+		canceled := errors.Is(ctx.Err(), context.Canceled) && !refused(err)
+		if closing := p.closing.Load(); closing || canceled || callersFault(err) || headerFault(err) {
 			p.startFailed(e, err, time.Since(start), true)
 			if closing {
 				return nil, ErrClosed
@@ -266,6 +267,16 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 	p.checkouts.Add(1)
 	p.emit(Event{Kind: EventCheckout, Endpoint: e.Name, Duration: time.Since(start)})
 	return ps, nil
+}
+
+// refused reports whether a failed remote start was refused by the
+// server: its upgrade was answered with an HTTP status other than 101.
+// That is the endpoint's answer, whatever ended the dial afterwards (the
+// caller's cancel while the refusal's body was read is wrapped in the
+// same error).
+func refused(err error) bool {
+	var de *ws.DialError
+	return errors.As(err, &de) && de.StatusCode != 0
 }
 
 // retryElsewhere reports whether a failed remote start should be tried
@@ -341,9 +352,11 @@ func (p *Pool) dialed(ref *remoteRef, err error) {
 		return
 	}
 	var de *ws.DialError
-	if !errors.As(err, &de) || errors.Is(err, context.Canceled) || p.closing.Load() {
+	if !errors.As(err, &de) || (de.StatusCode == 0 && errors.Is(err, context.Canceled)) || p.closing.Load() {
 		// A header refusal (no I/O), or a dial its caller or Close gave
-		// up on: neither says anything of the endpoint.
+		// up on before the server answered: neither says anything of
+		// the endpoint. A refusal the server sent is its answer even
+		// when the caller gave up while its body was read.
 		return
 	}
 	p.mu.Lock()

@@ -109,8 +109,8 @@ type Stats struct {
 	Destroyed int64
 	// SpawnFailures counts worker starts that failed.
 	SpawnFailures int64
-	// Healthy is false while the restart cap is tripped (as of the
-	// supervisor's last pass; Pool.Health also ends a trip that is due).
+	// Healthy is false while the restart cap is tripped: what Pool.Health
+	// says at the same moment (both end a trip whose window has passed).
 	Healthy bool
 	// Endpoints reports each remote endpoint, in configuration order (nil
 	// without Config.Endpoints). Checkouts counts remote checkouts too;
@@ -245,10 +245,18 @@ func (p *Pool) Health() error {
 	return nil
 }
 
-// Stat returns a snapshot of the pool's gauges and counters.
+// Stat returns a snapshot of the pool's gauges and counters. Like Health,
+// it ends a tripped restart cap whose window has passed, so Stats.Healthy
+// and Health agree whenever they are asked (the supervisor would end the
+// trip on its next pass anyway).
 func (p *Pool) Stat() Stats {
+	var a after
+	defer p.finish(&a)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.closing.Load() && !p.cfg.NoLocal {
+		p.recoverLocked(time.Now(), &a)
+	}
 	return Stats{
 		Live:            p.liveLocked(),
 		Idle:            len(p.idle),

@@ -1229,7 +1229,7 @@ func TestHealthReportsTripAndEndsItWhenDue(t *testing.T) {
 		t.Fatalf("checkout while tripped: %v", cerr)
 	}
 	time.Sleep(time.Until(ue.Until) + 10*time.Millisecond)
-	if p.Stat().Healthy {
+	if rec.countNow(EventHealthy, "") != 0 {
 		t.Fatal("healthy again with the supervisor held: the test proves nothing")
 	}
 	if err := p.Health(); err != nil {
@@ -1246,5 +1246,59 @@ func TestHealthReportsTripAndEndsItWhenDue(t *testing.T) {
 	p.Close(context.Background())
 	if err := p.Health(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Health of a closed pool: %v, want ErrClosed", err)
+	}
+}
+
+// Stats.Healthy says what Health says at the same moment: once the
+// restart window has passed, Stat reports the pool healthy (and the trip
+// ended, EventHealthy) while the supervisor, held here, has not run.
+// Before, Stat read the flag the supervisor's last pass left, and said
+// unhealthy while Health, asked at the same moment, said healthy.
+func TestStatsHealthyAgreesWithHealth(t *testing.T) {
+	var block atomic.Bool
+	blocked, release := make(chan struct{}, 1), make(chan struct{})
+	p, rec := newPool(t, Config{
+		MinWorkers: 1, MaxWorkers: 1, MaxRestarts: -1, RestartWindow: 2 * time.Second,
+		reconciled: func() {
+			if block.Load() {
+				select {
+				case blocked <- struct{}{}:
+				default:
+				}
+				<-release
+			}
+		},
+	})
+	t.Cleanup(func() {
+		if block.Swap(false) {
+			close(release)
+		}
+	})
+	// Trip the cap by hand: one failure with MaxRestarts 0.
+	p.mu.Lock()
+	p.gate.maxRestarts = 0
+	var a after
+	p.failLocked(time.Now(), errors.New("test failure"), &a)
+	until := p.gate.tripped.Until
+	p.mu.Unlock()
+	p.finish(&a)
+	if st := p.Stat(); st.Healthy {
+		t.Fatalf("Stat while tripped: %+v", st)
+	}
+	block.Store(true)
+	p.kick()
+	<-blocked // the supervisor is held at the end of a pass
+	time.Sleep(time.Until(until) + 10*time.Millisecond)
+	if rec.countNow(EventHealthy, "") != 0 {
+		t.Fatal("healthy again with the supervisor held: the test proves nothing")
+	}
+	if st := p.Stat(); !st.Healthy {
+		t.Fatalf("Stat after the window: Healthy false, while Health says %v", p.Health())
+	}
+	if err := p.Health(); err != nil {
+		t.Fatalf("Health after the window: %v", err)
+	}
+	if n := rec.countNow(EventHealthy, ""); n != 1 {
+		t.Fatalf("%d healthy events, want 1", n)
 	}
 }

@@ -100,7 +100,9 @@ type Config struct {
 	TLS *tls.Config
 
 	// DrainGrace is how long Shutdown keeps silent sessions after the
-	// drain begins.
+	// drain begins; then each session waiting for its next request is
+	// sent its signed dump in a ShutdownDump (as that request would have
+	// been answered) and closed.
 	DrainGrace time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers (an upgrade's
 	// too); reading the rest of a plain HTTP request and writing its
@@ -116,6 +118,17 @@ type Config struct {
 	// Prewarm is how many idle workers the internal pool keeps ready
 	// (0: 2, never more than MaxSessions).
 	Prewarm int
+	// MaxRestarts is how many worker failures (a start that fails, a
+	// worker that dies while idle, also by a signal from outside) the
+	// internal pool tolerates within RestartWindow; one more trips its
+	// restart cap: it starts no worker, and /readyz and upgrades answer
+	// 503 (reason unhealthy) until RestartWindow has passed (0:
+	// pool.DefaultMaxRestarts; < 0: no cap).
+	MaxRestarts int
+	// RestartWindow is the window of MaxRestarts and how long a tripped
+	// cap lasts (0: pool.DefaultRestartWindow; a negative one is refused
+	// by New).
+	RestartWindow time.Duration
 
 	// Version is reported by /info; empty means "dev".
 	Version string

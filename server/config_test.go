@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConfigErrorsAreTyped: New and NewSigner refuse a bad Config with a
@@ -30,6 +31,10 @@ func TestConfigErrorsAreTyped(t *testing.T) {
 				Certificates: []tls.Certificate{{}}, ClientAuth: tls.RequireAndVerifyClientCert}})
 			return err
 		}, "TLS"},
+		{"negative restart window", func() error {
+			_, err := New(context.Background(), Config{DumpKey: key, RestartWindow: -time.Second})
+			return err
+		}, "RestartWindow"},
 	} {
 		err := c.err()
 		var ce *ConfigError

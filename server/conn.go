@@ -24,9 +24,18 @@ import (
 	"github.com/gomonty/monty/worker"
 )
 
-// errKilled is the cause of a session context the server cancels at the
-// end of a drain or at shutdown.
+// errKilled is the cause of a session context the server cancels at
+// shutdown (Close, or a drain cut short).
 var errKilled = errors.New("server shutting down")
+
+// errDrainOver is the cause of a session context the server cancels when
+// a drain's grace has passed.
+var errDrainOver = errors.New("drain grace over")
+
+// drainDumpBound bounds the dump of an idle session at the end of a
+// drain's grace (at most TurnTimeout): an idle worker dumps at once, and
+// the server's exit waits for it.
+const drainDumpBound = 10 * time.Second
 
 // errSessionTimeout is the cause of a session context past SessionTimeout.
 var errSessionTimeout = errors.New("session timeout")
@@ -57,6 +66,12 @@ type conn struct {
 	susp       uint64
 	refused    int // requests the gate refused, for the log's sake
 	wbuf       []byte
+
+	// idleMu hands the engine between the serving goroutine, while it
+	// waits for the client's next request (waiting), and drainIdle at the
+	// end of a drain's grace: whoever holds it may use the engine.
+	idleMu  sync.Mutex
+	waiting bool
 
 	endOnce sync.Once
 	mu      sync.Mutex
@@ -99,7 +114,13 @@ func (g gate) ReadFrame() ([]byte, error) {
 		} else {
 			g.idleT.Reset(g.srv.cfg.IdleTimeout)
 		}
+		g.idleMu.Lock()
+		g.waiting = true
+		g.idleMu.Unlock()
 		b, err := g.ws.ReadFrame()
+		g.idleMu.Lock() // waits for a drainIdle under way
+		g.waiting = false
+		g.idleMu.Unlock()
 		g.idleT.Stop()
 		if err != nil {
 			return nil, g.readFailed(err)
@@ -181,11 +202,40 @@ func (g gate) send(ev message.Event) error {
 // is dumped, signed and handed back in a ShutdownDump (the request did not
 // run), and the connection closes with CloseDrain.
 func (g gate) shutdownDump() {
+	ctx, cancel := context.WithTimeout(g.ctx, g.srv.cfg.TurnTimeout)
+	defer cancel()
+	g.handOver(ctx)
+}
+
+// drainIdle ends, at the end of a drain's grace, a session that is
+// waiting for its next request: it is handed its signed dump in a
+// ShutdownDump before the connection closes with CloseDrain, as its next
+// request would have been, so that a client can restore it elsewhere
+// instead of losing it. The ShutdownDump comes before that request; a
+// client reads it as its answer (the request did not run). It reports
+// false, doing nothing, for a session with a request in hand (or not yet
+// configured, or already ended).
+func (g gate) drainIdle() bool {
+	g.idleMu.Lock()
+	defer g.idleMu.Unlock()
+	if !g.waiting || !g.configured || g.ended() != "" {
+		return false
+	}
+	// The session's context has ended; the dump is bounded on its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(g.ctx), min(g.srv.cfg.TurnTimeout, drainDumpBound))
+	defer cancel()
+	g.log.Info("drain grace over: handing an idle session its dump")
+	g.handOver(ctx)
+	return true
+}
+
+// handOver sends the session's signed dump (none when the session is not
+// configured or the dump fails) in a ShutdownDump within ctx, and closes
+// the connection with CloseDrain.
+func (g gate) handOver(ctx context.Context) {
 	sd := &message.ShutdownDump{}
 	if g.configured {
-		ctx, cancel := context.WithTimeout(g.ctx, g.srv.cfg.TurnTimeout)
 		ev, err := g.eng.Dump(ctx)
-		cancel()
 		if dr, ok := ev.(*message.DumpResult); ok && err == nil {
 			signed := g.srv.signer.Sign(dr.State, g.limits)
 			sd.Dump = &signed
@@ -241,6 +291,10 @@ func (g gate) Close() error {
 	switch context.Cause(g.ctx) {
 	case errSessionTimeout:
 		g.end(CloseSessionTimeout, "session timeout", OutcomeSessionTimeout)
+	case errDrainOver:
+		if !g.drainIdle() {
+			g.end(CloseDrain, "server shutting down", OutcomeShutdown)
+		}
 	case errKilled:
 		g.end(CloseDrain, "server shutting down", OutcomeShutdown)
 	default:

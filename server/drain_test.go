@@ -38,6 +38,7 @@ func TestDrainHandsOutSignedDumpsThatResumeElsewhere(t *testing.T) {
 		t.Fatalf("want an OsCall, got %s", describe(ev))
 	}
 	silent := dialConfigured(t, a.URL, 4)
+	repr(t, silent, "z = 'kept'")
 
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- a.Shutdown(context.Background()) }()
@@ -68,10 +69,29 @@ func TestDrainHandsOutSignedDumpsThatResumeElsewhere(t *testing.T) {
 		t.Fatalf("resumed on b: %s", got)
 	}
 
-	// The silent session is closed at the drain grace; then Shutdown returns.
+	// The silent session is handed its dump at the drain grace, before
+	// the close (as its next request would have been: a client reads it
+	// as that request's answer), and resumes on b. Before, it was closed
+	// with 1001 alone and its state was lost.
+	b4, err := silent.Conn.ReadFrame()
+	if err != nil {
+		t.Fatalf("silent session at the drain grace: %v, want a ShutdownDump", err)
+	}
+	sd, ok := decodeEvent(t, 4, b4).Body.(*message.ShutdownDump)
+	if !ok || sd.Dump == nil {
+		t.Fatalf("silent session at the drain grace got %s, want a ShutdownDump with a dump", describe(decodeEvent(t, 4, b4)))
+	}
 	if code := closeCode(t, silent); code != CloseDrain {
 		t.Fatalf("silent session closed with %d", code)
 	}
+	moved = dialConfigured(t, b.URL, 4)
+	if got := describe(do(t, moved, &message.Load{State: *sd.Dump}).Event); got != "Ok" {
+		t.Fatalf("Load of the silent session's dump on b: %s", got)
+	}
+	if got := repr(t, moved, "z"); got != "'kept'" {
+		t.Fatalf("the silent session on b: z is %s", got)
+	}
+	// Then Shutdown returns.
 	select {
 	case err := <-shutdown:
 		if err != nil {

@@ -77,11 +77,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := checkTLS(cfg.TLS); err != nil {
 		return nil, err
 	}
+	if cfg.RestartWindow < 0 {
+		return nil, &ConfigError{Field: "RestartWindow", Reason: fmt.Sprintf("negative (%v)", cfg.RestartWindow)}
+	}
 	pc := pool.Config{
-		MinWorkers: cfg.Prewarm,
-		MaxWorkers: poolMax(cfg),
-		Worker:     cfg.Worker,
-		Logger:     cfg.Logger,
+		MinWorkers:    cfg.Prewarm,
+		MaxWorkers:    poolMax(cfg),
+		Worker:        cfg.Worker,
+		Logger:        cfg.Logger,
+		MaxRestarts:   cfg.MaxRestarts,
+		RestartWindow: cfg.RestartWindow,
 	}
 	if cfg.pool != nil {
 		cfg.pool(&pc)
@@ -246,7 +251,9 @@ func (s *Server) Drain() {
 }
 
 // Shutdown drains (see Drain), waits until the last session has ended or
-// the drain grace has passed (then ends the remaining sessions), and
+// the drain grace has passed (then ends the remaining sessions: one
+// waiting for its next request is first sent its signed dump in a
+// ShutdownDump, as that request would have been answered), and
 // stops the HTTP server and the pool. A done ctx ends everything at once
 // (a second SIGTERM); as with http.Server.Shutdown, the error then
 // matches ctx's, joined with any of Close's.
@@ -258,6 +265,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-s.adm.drain():
 	case <-grace.C:
 		s.log.Info("drain grace over; closing remaining sessions")
+		// A session still waiting for its next request is handed its
+		// signed dump before it is closed (see gate.drainIdle).
+		return s.close(errDrainOver)
 	case <-ctx.Done():
 		return errors.Join(ctx.Err(), s.Close())
 	}
@@ -266,10 +276,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // Close ends every session at once (close code 1001), then stops the HTTP
 // server and the pool.
-func (s *Server) Close() error {
+func (s *Server) Close() error { return s.close(errKilled) }
+
+// close is Close, ending the sessions' contexts with cause (errKilled, or
+// errDrainOver at the end of a drain's grace).
+func (s *Server) close(cause error) error {
 	done := s.adm.drain()
 	s.mu.Lock()
-	s.kill(errKilled)
+	s.kill(cause)
 	hs := s.http
 	s.mu.Unlock()
 	var err error

@@ -547,3 +547,29 @@ func TestRemoteUpgradeHeaders(t *testing.T) {
 		t.Fatalf("headers %v", h)
 	}
 }
+
+// A session idle when its server's drain grace runs out is handed its
+// state: the server sends its signed dump in a ShutdownDump before it
+// closes the connection, and the session's next request takes it as its
+// answer (the request did not run) and resumes elsewhere. Before, the
+// server closed such a session with 1001 alone and its state was lost:
+// the next request failed as disconnected.
+func TestRemoteIdleSessionResumesAfterTheDrainGrace(t *testing.T) {
+	a, urlA := remoteServer(t, func(c *server.Config) { c.DrainGrace = 100 * time.Millisecond })
+	_, urlB := remoteServer(t, nil)
+	s := startRemote(t, session.RemoteLauncher{URL: urlA, Pick: func() string { return urlB }}, session.Config{})
+	ctx := context.Background()
+	if _, err := s.Run(ctx, "x = 41"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Shutdown(ctx); err != nil { // waits out the grace, then closes
+		t.Fatal(err)
+	}
+	r, err := s.Run(ctx, "x + 1")
+	if err != nil {
+		t.Fatalf("the first request after the drain: %v", err)
+	}
+	if r.Repr() != "42" || s.Resumed() != 1 {
+		t.Fatalf("got %s after %d resumes, want 42 after 1", r.Repr(), s.Resumed())
+	}
+}

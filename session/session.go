@@ -395,6 +395,15 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 	// nothing to say. Bytes already waiting are an unsolicited event,
 	// which would otherwise be taken for the answer to this request.
 	if s.conn.Pending() {
+		if ev, ok := s.handedOver(); ok {
+			// A draining server handed the idle session its state: the
+			// ShutdownDump answers this request, which was not sent.
+			s.keep(buf)
+			if !s.interrupt.CompareAndSwap(irNone, irIdle) {
+				return nil, s.interrupted(ctx, s.interrupt.Load())
+			}
+			return s.settle(ctx, req, ev)
+		}
 		s.interrupt.CompareAndSwap(irNone, irIdle)
 		return nil, s.fail(&ProtocolError{Msg: "worker spoke before the request was sent", Err: ErrStrayEvent})
 	}
@@ -416,9 +425,16 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		decErr error
 	)
 	if err := s.conn.WriteFrame(buf); err != nil {
-		ioErr = err
-		if op != transport.OpAborting {
-			op = transport.OpSending
+		if hv, ok := s.handedOver(); ok {
+			// The connection had ended with the ShutdownDump of a drain
+			// that handed the idle session its state (the frame arrived
+			// as the request was being sent): it answers the request.
+			ev = hv
+		} else {
+			ioErr = err
+			if op != transport.OpAborting {
+				op = transport.OpSending
+			}
 		}
 	} else {
 		s.sent(len(buf), kind)
@@ -467,6 +483,33 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		return nil, s.fail(&ProtocolError{Msg: "worker sent another event after its " + what, Err: ErrStrayEvent})
 	}
 	return s.settle(ctx, req, ev)
+}
+
+// handedOver returns the ShutdownDump waiting on a remote session's
+// connection before a request was sent: a draining server whose grace
+// ran out while the session was idle sends it (the session's signed
+// dump) and closes, where it would otherwise have answered the next
+// request with it. It is that request's answer: the request did not run,
+// and settle resumes the session elsewhere as for any ShutdownDump. It
+// reports false when nothing is waiting, or what is waiting (then read)
+// is something else.
+func (s *Session) handedOver() (*message.ChildEvent, bool) {
+	if _, ok := s.peer.(*remotePeer); !ok || !s.conn.Pending() {
+		return nil, false
+	}
+	body, err := s.conn.ReadFrame()
+	if err != nil {
+		return nil, false
+	}
+	s.frameBytes(len(body), false)
+	ev, err := s.codec.DecodeEvent(body, s.lim)
+	if err != nil {
+		return nil, false
+	}
+	if _, ok := ev.Body.(*message.ShutdownDump); !ok {
+		return nil, false
+	}
+	return ev, true
 }
 
 // keep retains buf for the next request unless it grew too large.

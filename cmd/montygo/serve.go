@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/server"
 	"github.com/gomonty/monty/worker"
 )
@@ -92,6 +93,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		TurnTimeout: server.DefaultTurnTimeout, IdleTimeout: server.DefaultIdleTimeout,
 		SessionTimeout: server.DefaultSessionTimeout, MaxDuration: server.DefaultMaxDuration,
 		DrainGrace: server.DefaultDrainGrace, ReadHeaderTimeout: server.DefaultReadHeaderTimeout,
+		RestartWindow: pool.DefaultRestartWindow,
 	}
 	listen := fs.String("listen", "127.0.0.1:8000", "listen `ADDR` (host:port; port 0 picks one); the bound URL is the only stdout line")
 	host := fs.String("host", "", "listen host (a name or an IP address, an IPv6 one with or without brackets), replacing --listen's (upstream's flag)")
@@ -118,6 +120,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
 	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
+	fs.IntVar(&cfg.MaxRestarts, "max-restarts", pool.DefaultMaxRestarts, "worker failures (failed starts, workers dead while idle, killed from outside too) tolerated within --restart-window; one more makes the server unhealthy (/readyz and upgrades 503) for --restart-window (0 disables the cap)")
+	fs.Var(secondsFlag{&cfg.RestartWindow}, "restart-window", "window of --max-restarts, and how long the server stays unhealthy once it trips"+durationUsage)
 	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on reading an upgrade request's headers"+durationUsage)
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
@@ -163,7 +167,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	for _, c := range []struct {
 		name string
 		v    *int
-	}{{"max-sessions", &cfg.MaxSessions}, {"max-sessions-per-client", &cfg.MaxSessionsPerClient}, {"max-auth-failures", &cfg.MaxAuthFailures}} {
+	}{{"max-sessions", &cfg.MaxSessions}, {"max-sessions-per-client", &cfg.MaxSessionsPerClient}, {"max-auth-failures", &cfg.MaxAuthFailures},
+		{"max-restarts", &cfg.MaxRestarts}} {
 		if *c.v < 0 {
 			return fail(fmt.Errorf("--%s must be 0 (no cap) or more, not %d", c.name, *c.v))
 		}

@@ -83,6 +83,9 @@ func TestServeRefusesCountsThatMeanSomethingElse(t *testing.T) {
 		{nil, []string{"--max-sessions-per-client", "-3"}, "--max-sessions-per-client"},
 		{nil, []string{"--max-auth-failures", "-1"}, "--max-auth-failures"},
 		{[]string{"MONTY_SERVER_MAX_SESSIONS=-1"}, nil, "--max-sessions"},
+		{nil, []string{"--max-restarts", "-1"}, "--max-restarts"},
+		{nil, []string{"--restart-window", "0"}, "restart-window"},
+		{[]string{"MONTY_SERVER_RESTART_WINDOW=-1m"}, nil, "RESTART_WINDOW"},
 	} {
 		stderr, code := runServeBounded(t, c.env, append([]string{"--listen", "127.0.0.1:0", "--dump-key", key}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
@@ -98,13 +101,13 @@ func TestServeRefusesCountsThatMeanSomethingElse(t *testing.T) {
 func TestServeDurationFlagsSayWhatTheyTake(t *testing.T) {
 	var out, errb strings.Builder
 	mainArgs([]string{"serve", "-h"}, strings.NewReader(""), &out, &errb)
-	for _, name := range []string{"turn-timeout", "idle-timeout", "session-timeout", "max-duration", "drain-grace", "read-header-timeout"} {
+	for _, name := range []string{"turn-timeout", "idle-timeout", "session-timeout", "max-duration", "drain-grace", "read-header-timeout", "restart-window"} {
 		if !strings.Contains(out.String(), "  -"+name+" DURATION\n") {
 			t.Errorf("serve -h: -%s does not name its DURATION:\n%s", name, out.String())
 		}
 	}
-	if n := strings.Count(out.String(), "seconds, as 90, or a Go duration, as 1m30s"); n != 6 {
-		t.Errorf("serve -h: %d duration flags say what they take, want 6", n)
+	if n := strings.Count(out.String(), "seconds, as 90, or a Go duration, as 1m30s"); n != 7 {
+		t.Errorf("serve -h: %d duration flags say what they take, want 7", n)
 	}
 	errb.Reset()
 	if code := mainArgs([]string{"serve", "--turn-timeout", "-5s"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), `"-5s" is negative`) {
