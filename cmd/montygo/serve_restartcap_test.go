@@ -25,8 +25,8 @@ func TestServeRestartCapFlags(t *testing.T) {
 	var out, errb strings.Builder
 	mainArgs([]string{"serve", "-h"}, strings.NewReader(""), &out, &errb)
 	for _, f := range []string{"  -max-restarts int\n", "  -restart-window DURATION\n"} {
-		if !strings.Contains(errb.String(), f) {
-			t.Errorf("serve -h lacks %q:\n%s", f, errb.String())
+		if !strings.Contains(out.String(), f) {
+			t.Errorf("serve -h lacks %q:\n%s", f, out.String())
 		}
 	}
 	p := startServe(t, []string{"MONTY_SERVER_RESTART_WINDOW=5m"}, "--max-restarts", "1")
