@@ -1,0 +1,400 @@
+//go:build unix
+
+package main
+
+import (
+	"math"
+	"math/big"
+	"strings"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
+)
+
+// build makes a value in a fresh graph.
+type build func(g *value.Graph) value.NodeID
+
+func req(b message.Request) *message.ParentRequest { return &message.ParentRequest{Body: b} }
+
+func feed(code string) step {
+	return func(*message.ChildEvent) *message.ParentRequest { return req(&message.Feed{Code: code}) }
+}
+
+// feedWith feeds code with inputs named as given.
+func feedWith(code string, names []string, vals ...build) step {
+	return func(*message.ChildEvent) *message.ParentRequest {
+		f := &message.Feed{Code: code}
+		for i, b := range vals {
+			f.Inputs = append(f.Inputs, message.NamedRef{Name: names[i], Value: b(&f.Values)})
+		}
+		return req(f)
+	}
+}
+
+// callID is the id of the call the last event suspended on.
+func callID(last *message.ChildEvent) uint32 {
+	switch x := last.Body.(type) {
+	case *message.FunctionCall:
+		return x.CallID
+	case *message.OsCall:
+		return x.CallID
+	}
+	return 0
+}
+
+func ret(b build) step {
+	return func(last *message.ChildEvent) *message.ParentRequest {
+		r := &message.ResumeCall{CallID: callID(last)}
+		r.Result = &message.ExtResult{Kind: message.ResultReturn, Value: b(&r.Values)}
+		return req(r)
+	}
+}
+
+func raise(e *message.RaisedException) step {
+	return func(last *message.ChildEvent) *message.ParentRequest {
+		return req(&message.ResumeCall{CallID: callID(last), Result: &message.ExtResult{Kind: message.ResultError, Error: e}})
+	}
+}
+
+func exc(typ string, msg *string, frames ...message.StackFrame) *message.RaisedException {
+	return &message.RaisedException{Type: typ, Message: msg, Traceback: frames}
+}
+
+func lookup(b build) step {
+	return func(last *message.ChildEvent) *message.ParentRequest {
+		r := &message.ResumeNameLookup{Kind: message.LookupValue}
+		r.Value = b(&r.Values)
+		return req(r)
+	}
+}
+
+func fixed(b message.Request) step {
+	return func(*message.ChildEvent) *message.ParentRequest { return req(b) }
+}
+
+// load sends back the state of the session's last DumpResult (the
+// recorder fills in a Load whose State is nil).
+func load(*message.ChildEvent) *message.ParentRequest { return req(&message.Load{}) }
+
+func resumeFuturesAll(results func(ids []uint32) []message.FutureResult) step {
+	return func(last *message.ChildEvent) *message.ParentRequest {
+		rf, _ := last.Body.(*message.ResolveFutures)
+		var ids []uint32
+		if rf != nil {
+			ids = rf.PendingCallIDs
+		}
+		return req(&message.ResumeFutures{Results: results(ids)})
+	}
+}
+
+// future answers a call with an external future under the call's id.
+func future() step {
+	return func(last *message.ChildEvent) *message.ParentRequest {
+		r := &message.ResumeCall{CallID: callID(last)}
+		r.Result = &message.ExtResult{Kind: message.ResultFuture, Future: callID(last)}
+		return req(r)
+	}
+}
+
+// Value builders.
+func vStr(s string) build { return func(g *value.Graph) value.NodeID { return g.Add(value.Str(s)) } }
+func vInt(i int64) build  { return func(g *value.Graph) value.NodeID { return g.Add(value.Int(i)) } }
+func vFloat(f float64) build {
+	return func(g *value.Graph) value.NodeID { return g.Add(value.Float(f)) }
+}
+func vBytes(b []byte) build {
+	return func(g *value.Graph) value.NodeID { return g.Add(value.Bytes(b)) }
+}
+func vNone() build { return func(g *value.Graph) value.NodeID { return g.Add(value.None()) } }
+func vBig(s string) build {
+	return func(g *value.Graph) value.NodeID {
+		n, _ := new(big.Int).SetString(s, 0)
+		return g.Add(value.BigIntNode(n))
+	}
+}
+func vList(items ...build) build {
+	return func(g *value.Graph) value.NodeID {
+		ids := make([]value.NodeID, len(items))
+		for i, b := range items {
+			ids[i] = b(g)
+		}
+		return g.Add(value.List(ids...))
+	}
+}
+func vTuple(items ...build) build {
+	return func(g *value.Graph) value.NodeID {
+		ids := make([]value.NodeID, len(items))
+		for i, b := range items {
+			ids[i] = b(g)
+		}
+		return g.Add(value.Tuple(ids...))
+	}
+}
+func vSet(frozen bool, items ...build) build {
+	return func(g *value.Graph) value.NodeID {
+		ids := make([]value.NodeID, len(items))
+		for i, b := range items {
+			ids[i] = b(g)
+		}
+		if frozen {
+			return g.Add(value.FrozenSet(ids...))
+		}
+		return g.Add(value.Set(ids...))
+	}
+}
+func vDict(kv ...build) build {
+	return func(g *value.Graph) value.NodeID {
+		var ps []value.Pair
+		for i := 0; i+1 < len(kv); i += 2 {
+			k := kv[i](g)
+			ps = append(ps, value.Pair{Key: k, Value: kv[i+1](g)})
+		}
+		return g.Add(value.Dict(ps...))
+	}
+}
+func vNode(n value.Node) build { return func(g *value.Graph) value.NodeID { return g.Add(n) } }
+
+func allBytes() []byte {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
+
+// scripted are the multi-turn cases.
+func scripted() []kase {
+	s := value.Ptr[string]
+	i32 := value.Ptr[int32]
+	var out []kase
+	add := func(name, desc, code string, steps ...step) {
+		out = append(out, kase{name: name, desc: desc, code: code, steps: steps})
+	}
+	addCfg := func(name, desc, code string, cf *message.Configure, steps ...step) {
+		out = append(out, kase{name: name, desc: desc, code: code, configure: cf, steps: steps})
+	}
+	lim := func(l message.ResourceLimits) *message.Configure {
+		return &message.Configure{ScriptName: "main.py", ProtocolVersion: 2, Limits: &l}
+	}
+
+	// Host function results of every shape, echoed back with repr.
+	results := []struct {
+		name string
+		b    build
+	}{
+		{"bigint_pos", vBig("0x1" + strings.Repeat("0", 60))},
+		{"bigint_neg", vBig("-" + strings.Repeat("9", 80))},
+		{"float_nan", vFloat(nan())},
+		{"float_neg_zero", vFloat(negZero())},
+		{"float_subnormal", vFloat(5e-324)},
+		{"str_astral", vStr("𝔘 🎉 e\u0301 \u2028 \x00")},
+		{"bytes_all", vBytes(allBytes())},
+		{"nested", vDict(vStr("a"), vList(vInt(1), vTuple(vNone(), vSet(false, vInt(2))), vSet(true)), vTuple(), vDict())},
+		{"tuple_keys", vDict(vTuple(vInt(1), vStr("x")), vStr("v"), vFloat(1.5), vNone())},
+		{"date", vNode(value.DateNode(value.Date{Year: 1, Month: 1, Day: 1}))},
+		{"datetime_aware", vNode(value.DateTimeNode(value.DateTime{Year: 9999, Month: 12, Day: 31, Hour: 23, Minute: 59, Second: 59, Microsecond: 999999, Offset: i32(-86399)}))},
+		{"datetime_named_tz", vNode(value.DateTimeNode(value.DateTime{Year: 2024, Month: 2, Day: 29, Hour: 1, Offset: i32(3600), TZName: s("CET")}))},
+		{"time_fold", vNode(value.TimeNode(value.Time{Hour: 23, Minute: 59, Second: 59, Microsecond: 1, Fold: 1}))},
+		{"timedelta_neg", vNode(value.TimeDeltaNode(value.TimeDelta{Days: -999999999, Seconds: 0, Microseconds: 0}))},
+		{"timedelta_max", vNode(value.TimeDeltaNode(value.TimeDelta{Days: 999999999, Seconds: 86399, Microseconds: 999999}))},
+		{"timezone_min", vNode(value.TimeZoneNode(value.TimeZone{Offset: -86340}))},
+		{"timezone_named_unicode", vNode(value.TimeZoneNode(value.TimeZone{Offset: 19800, Name: s("इंडिया")}))},
+		{"exception_value", vNode(value.ExceptionNode(value.Exception{Type: "KeyError", Arg: s("it's")}))},
+		{"exception_noarg", vNode(value.ExceptionNode(value.Exception{Type: "StopIteration"}))},
+		{"path", vNode(value.Path("/tmp/é 日/x.txt"))},
+		{"namedtuple", vNode(value.NamedTupleNode("os.stat_result", []string{"st_mode", "st_size"}))},
+		{"ellipsis_notimpl", vList(vNode(value.Ellipsis()), vNode(value.NotImplemented()))},
+		{"builtin_type", vNode(value.BuiltinType("frozenset"))},
+	}
+	for _, r := range results {
+		code := "x = ext()\n(x, repr(x))"
+		if r.name == "namedtuple" {
+			code = "x = ext()\nrepr(x)"
+		}
+		add("hostret_"+r.name, "A host function returns "+r.name+"; the sandbox returns it with its repr", code, feed(code), ret(r.b))
+	}
+
+	// Host function arguments of many kinds, as the worker sends them.
+	add("hostarg_many_kinds", "Arguments and keyword arguments of many kinds in one call",
+		"ext(...)", feed("from datetime import date, timedelta\next(2 ** 100, -0.0, float('inf'), 'é🎉', b'\\x00\\xff', (1,), {1: [2]}, {3}, frozenset(), None, ..., date(2020, 2, 29), timedelta(days=-1), k1=[], k2={'a': (None,)}, é=1)"), ret(vNone()))
+	add("hostarg_cycle", "A cyclic list passed to a host function", "l = [1]; l.append(l); ext(l)",
+		feed("l = [1]\nl.append(l)\next(l)"), ret(vNone()))
+	add("hostarg_sandbox_instance", "A sandbox dataclass passed to a host function",
+		"ext(P(...))", feed("from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\n    y: list\next(P(1, [2]))"), ret(vInt(0)))
+
+	// Host errors of many shapes, uncaught: the traceback the worker
+	// builds.
+	hostErrs := []struct {
+		name string
+		e    *message.RaisedException
+	}{
+		{"unknown_type", exc("WeirdHostError", s("weird"))},
+		{"dotted_type", exc("requests.exceptions.HTTPError", s("404"))},
+		{"no_message", exc("ValueError", nil)},
+		{"empty_message", exc("KeyError", s(""))},
+		{"multiline_message", exc("RuntimeError", s("line 1\nline 2\n"))},
+		{"unicode_message", exc("ValueError", s("héllo 🎉 \u0301"))},
+		{"oserror_subclass", exc("FileNotFoundError", s("[Errno 2] No such file or directory: '/x'"))},
+		{"timeout", exc("TimeoutError", s("slow host"))},
+		{"host_frames", exc("ValueError", s("from host"),
+			message.StackFrame{Filename: "host.py", Start: message.CodeLoc{Line: 10, Column: 5}, End: message.CodeLoc{Line: 10, Column: 20}, FrameName: s("handler"), PreviewLine: s("    raise ValueError('from host')")},
+			message.StackFrame{Filename: "lib/é.py", Start: message.CodeLoc{Line: 1, Column: 1}, End: message.CodeLoc{Line: 1, Column: 1}, FrameName: s("<module>")})},
+	}
+	for _, h := range hostErrs {
+		add("hosterr_"+h.name, "A host function raises "+h.name+", uncaught", "def f():\n    return ext(1)\nf()",
+			feed("def f():\n    return ext(1)\nf()"), raise(h.e))
+	}
+	add("hosterr_caught_reraised_chain", "A host error caught and re-raised as another type",
+		"try: ext() except ValueError as e: raise KeyError(...) from e",
+		feed("try:\n    ext()\nexcept ValueError as e:\n    raise KeyError(str(e)) from e"), raise(exc("ValueError", s("host"))))
+	add("hosterr_caught_repr", "A host error caught: its repr and args", "try: ext() except Exception as e: (repr(e), str(e))",
+		feed("try:\n    ext()\nexcept Exception as e:\n    r = (repr(e), str(e), type(e).__name__)\nr"), raise(exc("PermissionError", s("it's denied"))))
+
+	// Name lookups.
+	add("lookupx_bigint_value", "A name resolved to a big int", "undefined_name * 2",
+		feed("undefined_name * 2"), lookup(vBig("-"+strings.Repeat("7", 40))))
+	add("lookupx_nested_value", "A name resolved to a nested container, then repr'd", "repr(thing)",
+		feed("repr(thing)"), lookup(vDict(vStr("k"), vList(vSet(true, vInt(1)), vBytes([]byte("'\""))))))
+	add("lookupx_error_value", "A name lookup answered with an exception", "missing_thing",
+		feed("def f():\n    return missing_thing\nf()"), fixed(&message.ResumeNameLookup{Kind: message.LookupError, Error: exc("LookupError", s("no such thing: é"))}))
+
+	// OS calls answered with errors of many types.
+	for _, e := range []*message.RaisedException{
+		exc("PermissionError", s("[Errno 13] Permission denied: '/data/x'")),
+		exc("IsADirectoryError", s("dir")),
+		exc("OSError", nil),
+		exc("UnicodeDecodeError", s("'utf-8' codec can't decode byte 0xff in position 0: invalid start byte")),
+	} {
+		add("oserr_read_text_"+strings.ToLower(e.Type), "Path.read_text answered with "+e.Type,
+			"from pathlib import Path\nPath('/data/x').read_text()",
+			feed("from pathlib import Path\ndef read():\n    return Path('/data/x').read_text()\nread()"), raise(e))
+	}
+	add("oscallx_read_text_unicode", "Path.read_text answered with unicode text", "Path(...).read_text()",
+		feed("from pathlib import Path\nt = Path('/data/é.txt').read_text()\n(t, len(t))"), ret(vStr("héllo\n🎉\r\n\x00")))
+	add("oscallx_read_bytes_all", "Path.read_bytes answered with every byte", "Path(...).read_bytes()",
+		feed("from pathlib import Path\nPath('/b').read_bytes()"), ret(vBytes(allBytes())))
+
+	// Futures.
+	add("futuresx_gather_errors", "asyncio.gather of two host coroutines, both answered with errors",
+		"await asyncio.gather(ext(1), ext(2))",
+		feed("import asyncio\nasync def main():\n    return await asyncio.gather(ext(1), ext(2))\nawait main()"),
+		future(), future(),
+		resumeFuturesAll(func(ids []uint32) []message.FutureResult {
+			var rs []message.FutureResult
+			for _, id := range ids {
+				rs = append(rs, message.FutureResult{CallID: id, Result: &message.ExtResult{Kind: message.ResultError, Error: exc("ConnectionRefusedError", s("refused"))}})
+			}
+			return rs
+		}))
+
+	// Dump and load round trips.
+	add("dumpx_load_functions_and_values", "Define a function and values, dump, reset, load, use them",
+		"def f(x): ...; big = 2**100; s = 'é'",
+		feed("def f(x):\n    return x * 2\nbig = 2 ** 100\ns = 'é🎉'\nst = {frozenset({1})}"),
+		fixed(&message.Dump{}), fixed(&message.Reset{}),
+		fixed(&message.Configure{ScriptName: "main.py", ProtocolVersion: 2}), load,
+		feed("(f(big), s, st)"))
+	add("dumpx_load_then_error_traceback", "A loaded session raises: the traceback still shows the first feed's frames",
+		"def g(): raise ValueError(...)",
+		feed("def g():\n    raise ValueError('after load')"),
+		fixed(&message.Dump{}), fixed(&message.Reset{}),
+		fixed(&message.Configure{ScriptName: "main.py", ProtocolVersion: 2}), load,
+		feed("g()"))
+
+	// Abort with exceptions of several kinds.
+	for _, e := range []*message.RaisedException{
+		exc("KeyboardInterrupt", nil),
+		exc("SystemExit", s("3")),
+		exc("CancelledHostError", s("cancelled")),
+		exc("ValueError", s("multi\nline é")),
+	} {
+		add("abortx_"+strings.ToLower(e.Type), "AbortFeed with "+e.Type+" while suspended in a host call",
+			"def f():\n    return ext()\nf()", feed("def f():\n    return ext()\nf()"),
+			fixed(&message.AbortFeed{Exception: e}))
+	}
+
+	// Limits hit at several points.
+	addCfg("limitx_memory_dict_build", "Memory limit while building a dict", "{i: str(i) for i in range(10**6)}",
+		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](2000000)}),
+		feed("def build():\n    return {i: str(i) for i in range(10 ** 6)}\nbuild()"))
+	addCfg("limitx_memory_str_join", "Memory limit in str.join", "'-'.join(...)",
+		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](1000000)}),
+		feed("parts = ['abc'] * 1000\ns = ''\nfor _ in range(1000):\n    s = s + '-'.join(parts)"))
+	addCfg("limitx_memory_bytes_mult", "Memory limit in bytes multiplication", "b'x' * 10**7",
+		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](1000000)}),
+		feed("b'x' * 10 ** 7"))
+	addCfg("limitx_memory_then_recover", "Memory limit, then a small feed succeeds", "x = [0] * 10**7; then 1 + 1",
+		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](1000000)}),
+		feed("x = [0] * 10 ** 7"), feed("1 + 1"))
+	addCfg("limitx_recursion_3_nested_calls", "Recursion limit 3 reached through nested calls", "def a(): b() ...",
+		lim(message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](3)}),
+		feed("def a():\n    return b()\ndef b():\n    return c()\ndef c():\n    return d()\ndef d():\n    return 1\na()"))
+	addCfg("limitx_recursion_in_comprehension", "Recursion limit reached inside a comprehension", "[f(x) for x in ...]",
+		lim(message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](10)}),
+		feed("def f(n):\n    return [f(n + 1) for _ in range(1)]\nf(0)"))
+	addCfg("limitx_recursion_in_repr", "Recursion limit reached inside __repr__", "repr(A())",
+		lim(message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](20)}),
+		feed("class A:\n    def __repr__(self):\n        return repr(self)\nrepr(A())"))
+	addCfg("limitx_recursion_caught", "RecursionError caught in the sandbox", "try: f() except RecursionError",
+		lim(message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](30)}),
+		feed("def f():\n    return f()\ntry:\n    f()\nexcept RecursionError as e:\n    r = repr(e)\nr"))
+	addCfg("limitx_suspensions_2", "max_suspensions 2 with three host calls", "ext(); ext(); ext()",
+		lim(message.ResourceLimits{MaxSuspensions: value.Ptr[uint64](2)}),
+		feed("ext(1)\next(2)\next(3)"), ret(vNone()), ret(vNone()), ret(vNone()))
+	addCfg("limitx_memory_output_value", "Memory limit big enough to build, result sent", "list(range(1000))",
+		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](10000000)}),
+		feed("list(range(1000))"))
+
+	// Feed inputs of many kinds, read back with repr in the sandbox.
+	inputs := []struct {
+		name string
+		b    build
+	}{
+		{"bigint_neg", vBig("-" + strings.Repeat("1234567890", 10))},
+		{"float_nan", vFloat(nan())},
+		{"str_controls", vStr("\x00\x1b\x7f\u0085\u2028\ufeff")},
+		{"bytes_all", vBytes(allBytes())},
+		{"frozenset_nested", vSet(true, vSet(true), vTuple(vInt(1)))},
+		{"dict_mixed_keys", vDict(vNone(), vInt(1), vFloat(-0.0), vInt(2), vTuple(), vInt(3), vBytes([]byte("b")), vInt(4))},
+		{"timezone_max", vNode(value.TimeZoneNode(value.TimeZone{Offset: 86340, Name: s("Z+")}))},
+		{"time_aware_fold", vNode(value.TimeNode(value.Time{Hour: 1, Offset: i32(-3600), Fold: 1}))},
+		{"exception_oserror", vNode(value.ExceptionNode(value.Exception{Type: "OSError", Arg: s("disk é")}))},
+	}
+	for _, in := range inputs {
+		add("inputx_"+in.name, "A Feed input of kind "+in.name+", echoed with its repr", "(v, repr(v))",
+			feedWith("(v, repr(v))", []string{"v"}, in.b))
+	}
+
+	// Sources with odd bytes.
+	add("sourcex_crlf_error", "CRLF line endings and an error on line 3", "x = 1\\r\\ny = 2\\r\\nx / 0",
+		feed("x = 1\r\ny = 2\r\nz = x / 0\r\n"))
+	add("sourcex_cr_only", "Old Mac line endings", "x = 1\\ry = x / 0", feed("x = 1\ry = x / 0"))
+	add("sourcex_nul_byte", "A NUL byte in the source", "x = 1\\x00", feed("x = 1\x00\n"))
+	add("sourcex_bom", "A byte-order mark at the start", "\\ufeffx = 1", feed("\ufeffx = 1\nx / 0"))
+	add("sourcex_form_feed_indent", "A form feed before a statement", "\\fx = 1", feed("\fx = 1\nx.y"))
+	add("sourcex_tab_caret", "Tabs before the failing expression", "\\tif ...", feed("if True:\n\t\tx = None + 1"))
+	add("sourcex_wide_then_error_col", "Wide characters before the error column", "'日本語🎉' + ...",
+		feed("y = ('日本語🎉', 'e\u0301')[0] + None"))
+	add("sourcex_second_feed_line_numbers", "An error in the third feed shows <python-input-2>", "three feeds",
+		feed("a = 1"), feed("b = 2"), feed("def f():\n    return a / (b - 2)\nf()"))
+
+	// Configure variants.
+	addCfg("configx_script_name_unicode", "A unicode script name in tracebacks", "1 / 0",
+		&message.Configure{ScriptName: "скрипт é.py", ProtocolVersion: 2}, feed("def f():\n    return 1 / 0\nf()"))
+	addCfg("configx_assert_annotations_long", "Assert annotations with long operands", "assert a == b",
+		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, AssertMessageAnnotations: value.Ptr[uint32](20)},
+		feed("a = 'x' * 100\nb = list(range(50))\nassert a == b"))
+	addCfg("configx_typecheck_many_errors", "Type checking with several errors", "x: int = 'a' ...",
+		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true},
+		feed("x: int = 'a'\ndef f(a: str) -> int:\n    return a\nf(1)\ny: list[int] = [None]"))
+	addCfg("configx_typecheck_unicode", "Type checking errors on lines with unicode", "名前: int = '日本'",
+		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true},
+		feed("名前: int = '日本🎉'"))
+	addCfg("configx_typecheck_concise_multi", "Concise type check output, two errors", "...",
+		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true, TypeCheckFormat: message.FormatConcise},
+		feed("a: int = 'x'\nb: str = 1"))
+	return out
+}
+
+func nan() float64     { return math.NaN() }
+func negZero() float64 { return math.Copysign(0, -1) }
