@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -250,6 +252,32 @@ func scripted() []kase {
 	add("hosterr_caught_repr", "A host error caught: its repr and args", "try: ext() except Exception as e: (repr(e), str(e))",
 		feed("try:\n    ext()\nexcept Exception as e:\n    r = (repr(e), str(e), type(e).__name__)\nr"), raise(exc("PermissionError", s("it's denied"))))
 
+	// Names the worker refuses, quoted in its diagnostics with Rust's
+	// Debug for str: which characters it escapes.
+	quoted := []struct{ name, text string }{
+		{"combining", "Bad\u0301Type"},
+		{"leading_combining", "\u0301Lead"},
+		{"soft_hyphen", "Soft\u00adHyphen"},
+		{"unicode16", "New\U0001FA89Char"},
+		{"zwnj_zwj", "Zw\u200cnj\u200dj"},
+		{"controls", "Tab\tNl\nCr\rQ\"B\\Nul\x00Esc\x1bDel\x7f"},
+		{"private_use", "Priv\ue000\U000f0000"},
+		{"emoji_vs", "Emoji\U0001F389\ufe0f"},
+		{"spacing_marks", "Mc\u0903\u09be\u0bd7"},
+		{"separators", "Sp\u00a0\u2028\u3000x"},
+		{"unassigned", "Un\u0378\U000e0080"},
+		{"halfwidth_hangul", "H\uffa0\u1160\u3164"},
+		{"tag_chars", "Flag\U000e0067\U000e007f"},
+	}
+	for _, q := range quoted {
+		add("quotex_exc_type_"+q.name, "A host error of an unknown type whose name needs quoting ("+q.name+")",
+			"ext()", feed("ext()"), raise(exc(q.text, s("m"))))
+		add("quotex_builtin_"+q.name, "A Feed input naming an unknown builtin function that needs quoting ("+q.name+")",
+			"v", rawFeedBuiltin("v", "v", q.text))
+		add("quotex_input_name_"+q.name, "A Feed input whose name needs quoting ("+q.name+"), with a value the worker refuses",
+			"1", rawFeedBuiltin("1", q.text, "nope"))
+	}
+
 	// Name lookups.
 	add("lookupx_bigint_value", "A name resolved to a big int", "undefined_name * 2",
 		feed("undefined_name * 2"), lookup(vBig("-"+strings.Repeat("7", 40))))
@@ -355,7 +383,7 @@ func scripted() []kase {
 		{"str_controls", vStr("\x00\x1b\x7f\u0085\u2028\ufeff")},
 		{"bytes_all", vBytes(allBytes())},
 		{"frozenset_nested", vSet(true, vSet(true), vTuple(vInt(1)))},
-		{"dict_mixed_keys", vDict(vNone(), vInt(1), vFloat(-0.0), vInt(2), vTuple(), vInt(3), vBytes([]byte("b")), vInt(4))},
+		{"dict_mixed_keys", vDict(vNone(), vInt(1), vFloat(negZero()), vInt(2), vTuple(), vInt(3), vBytes([]byte("b")), vInt(4))},
 		{"timezone_max", vNode(value.TimeZoneNode(value.TimeZone{Offset: 86340, Name: s("Z+")}))},
 		{"time_aware_fold", vNode(value.TimeNode(value.Time{Hour: 1, Offset: i32(-3600), Fold: 1}))},
 		{"exception_oserror", vNode(value.ExceptionNode(value.Exception{Type: "OSError", Arg: s("disk é")}))},
@@ -398,3 +426,32 @@ func scripted() []kase {
 
 func nan() float64     { return math.NaN() }
 func negZero() float64 { return math.Copysign(0, -1) }
+
+// rawRequest is a request frame written by hand: one our encoder would
+// refuse to write, sent to see what the worker answers.
+type rawRequest struct {
+	kind message.RequestKind
+	b    []byte
+}
+
+func (r *rawRequest) RequestKind() message.RequestKind { return r.kind }
+
+// rawFeedBuiltin feeds code with one input, name, holding the builtin
+// function fn (MontyObject.builtin_function, field 26), known or not.
+func rawFeedBuiltin(code, name, fn string) step {
+	return func(*message.ChildEvent) *message.ParentRequest {
+		obj := protowire.AppendTag(nil, 26, protowire.BytesType)
+		obj = protowire.AppendString(obj, fn)
+		in := protowire.AppendTag(nil, 1, protowire.BytesType)
+		in = protowire.AppendString(in, name)
+		in = protowire.AppendTag(in, 2, protowire.BytesType)
+		in = protowire.AppendBytes(in, obj)
+		feed := protowire.AppendTag(nil, 1, protowire.BytesType)
+		feed = protowire.AppendString(feed, code)
+		feed = protowire.AppendTag(feed, 2, protowire.BytesType)
+		feed = protowire.AppendBytes(feed, in)
+		b := protowire.AppendTag(nil, 3, protowire.BytesType)
+		b = protowire.AppendBytes(b, feed)
+		return req(&rawRequest{kind: message.KindFeed, b: b})
+	}
+}

@@ -8,6 +8,9 @@
 //
 //	go run ./internal/vecrec -worker .monty/bin/monty -out testdata/v2-more [-run REGEXP]
 //
+// With -unicode-tables FILE it writes value's Unicode tables instead (see
+// tables.go).
+//
 // The cases are the snippets of internal/vecrec/snippets/*.py (one feed
 // each, "#### name" lines between them) and the multi-turn scripts of
 // cases.go.
@@ -89,7 +92,14 @@ func main() {
 	run := flag.String("run", "", "record only the cases whose name matches")
 	snippets := flag.String("snippets", "internal/vecrec/snippets", "directory of snippet files")
 	jobs := flag.Int("j", 2, "cases recorded at once")
+	tables := flag.String("unicode-tables", "", "write value's Unicode tables, read from the worker, to this file, and record nothing")
 	flag.Parse()
+	if *tables != "" {
+		if err := writeTables(*bin, *tables); err != nil {
+			fail(err)
+		}
+		return
+	}
 	cases, err := loadSnippets(*snippets)
 	if err != nil {
 		fail(err)
@@ -273,6 +283,9 @@ func record(bin string, c kase) (*sessionJSON, error) {
 			s.Notes = strings.TrimSpace(s.Notes + fmt.Sprintf(" request %d carries the DumpResult.state bytes of this session's earlier dump.", len(s.Requests)))
 		}
 		b, err := codecv2.AppendRequest(nil, req)
+		if raw, ok := req.Body.(*rawRequest); ok {
+			b, err = raw.b, nil
+		}
 		if err != nil {
 			cmd.Process.Kill()
 			cmd.Wait()
