@@ -61,6 +61,11 @@ var reprDiffers = map[string]string{
 	// The sandbox prints "<K object at 0x50>", the address being a heap
 	// index of that run; the wire carries none (value prints "<K object>").
 	"repr_plain_instance": "the sandbox adds a heap address the wire does not carry",
+	// The sandbox prints a Path's NUL as it is; CPython escapes it.
+	"presencex_path_with_nul": "the sandbox does not escape a path's control characters",
+	// value prints a text file handle with encoding='utf-8' (value/repr.go);
+	// the sandbox prints none.
+	"widthx_filehandle_position_huge": "value adds the sandbox's one text encoding",
 	// type is a builtin function in the sandbox; CPython's type is a class.
 	"repr_types_various": "the sandbox prints type as a builtin function",
 }

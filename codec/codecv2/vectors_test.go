@@ -36,6 +36,7 @@ type vector struct {
 	Exchanges []exchange `json:"exchanges"`
 	Nondet    []string   `json:"nondeterministic"`
 	file      string
+	more      bool // from moreVectorDir
 }
 
 var (
@@ -65,7 +66,7 @@ func loadVectors(t testing.TB) []*vector {
 				vectorsErr = err
 				return
 			}
-			v := &vector{file: filepath.Base(f)}
+			v := &vector{file: filepath.Base(f), more: filepath.Dir(f) == filepath.Clean(moreVectorDir)}
 			if err := json.Unmarshal(b, v); err != nil {
 				vectorsErr = err
 				return

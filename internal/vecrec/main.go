@@ -105,6 +105,7 @@ func main() {
 		fail(err)
 	}
 	cases = append(cases, scripted()...)
+	cases = append(cases, rawCases()...)
 	seen := map[string]bool{}
 	for _, c := range cases {
 		if seen[c.name] {
