@@ -455,3 +455,62 @@ func rawFeedBuiltin(code, name, fn string) step {
 		return req(&rawRequest{kind: message.KindFeed, b: b})
 	}
 }
+
+// vHost is a host instance of class name (a dataclass when dc), with the
+// given attributes (name, value, ...); ids are fixed so that the sessions
+// replay alike.
+func vHost(name string, dc bool, inst byte, attrs ...any) build {
+	return func(g *value.Graph) value.NodeID {
+		var tid, iid value.UUID
+		for i := range tid {
+			tid[i] = name[i%len(name)] + byte(i)
+			iid[i] = inst + byte(i)*3
+		}
+		cls := g.Add(value.TypeNode(value.Type{Name: name, ID: tid, Origin: value.OriginHost, IsDataclass: dc}))
+		var ps []value.Pair
+		for i := 0; i+1 < len(attrs); i += 2 {
+			k := g.Add(value.Str(attrs[i].(string)))
+			ps = append(ps, value.Pair{Key: k, Value: attrs[i+1].(build)(g)})
+		}
+		return g.Add(value.ClassInstanceNode(value.ClassInstance{Class: cls, InstanceID: iid, Attrs: ps}))
+	}
+}
+
+// hostCases are the sessions with host instances.
+func hostCases() []kase {
+	var out []kase
+	add := func(name, desc, code string, steps ...step) {
+		out = append(out, kase{name: name, desc: desc, code: code, steps: append([]step{}, steps...)})
+	}
+	w := vHost("Widget", false, 1, "size", vInt(3), "tags", vList(vStr("a"), vStr("é")))
+	d := vHost("Point", true, 2, "x", vInt(1), "y", vFloat(2.5))
+	nested := vHost("Outer", true, 3, "inner", vHost("Inner", true, 4, "v", vBig("-"+strings.Repeat("3", 30))), "m", vDict(vStr("k"), vSet(true, vInt(1))))
+	emptyDC := vHost("Empty", true, 5)
+	echo := "(v, repr(v))"
+	add("hostinst_repr_plain", "A host instance (not a dataclass) and its repr", echo, feedWith(echo, []string{"v"}, w))
+	add("hostinst_repr_dataclass", "A host dataclass instance and its repr", echo, feedWith(echo, []string{"v"}, d))
+	add("hostinst_repr_nested", "Host dataclasses nested, and their repr", echo, feedWith(echo, []string{"v"}, nested))
+	add("hostinst_repr_empty_dataclass", "A host dataclass with no attributes", echo, feedWith(echo, []string{"v"}, emptyDC))
+	add("hostinst_in_list_twice", "One host instance twice in a list", "[v, v]", feedWith("[v, v]", []string{"v"}, d))
+	add("hostinst_str_fstring", "str() and an f-string of a host dataclass", "(str(v), f'{v}')",
+		feedWith("(str(v), f'{v!r}', f'{v}')", []string{"v"}, d))
+	add("hostinst_eq_and_hash", "Host instances compared and hashed", "...",
+		feedWith("(v == v, v == w, len({v, w}))", []string{"v", "w"}, d, w))
+	add("hostinst_attr_read", "Attributes of a host instance read in the sandbox", "(v.x, v.y)",
+		feedWith("(v.x, v.y, v.x + v.y)", []string{"v"}, d))
+	add("hostinst_attr_missing_error", "A missing attribute, answered with an AttributeError", "v.nope",
+		feedWith("def f():\n    return v.nope\nf()", []string{"v"}, w),
+		fixed(&message.ResumeNameLookup{Kind: message.LookupError, Error: exc("AttributeError", value.Ptr("'Widget' object has no attribute 'nope'"))}))
+	add("hostinst_attr_missing_undefined", "A missing attribute, answered as undefined", "v.nope",
+		feedWith("v.nope", []string{"v"}, w), fixed(&message.ResumeNameLookup{Kind: message.LookupUndefined}))
+	add("hostinst_method_raises", "A host method raises; the traceback shows the call", "v.grow(1)",
+		feedWith("def go():\n    return v.grow(1, by=2)\ngo()", []string{"v"}, w),
+		raise(exc("OverflowError", value.Ptr("too big"))))
+	add("hostinst_method_returns_dataclass", "A host method returns a host dataclass", "v.move()",
+		feedWith("r = v.move()\n(r, repr(r), r.x)", []string{"v"}, w), ret(d))
+	add("hostinst_setattr", "Setting an attribute on a host instance", "v.size = 5",
+		feedWith("v.size = 5\nv.size", []string{"v"}, w))
+	add("hostinst_passed_back", "A host instance passed to a host function", "ext(v)",
+		feedWith("ext(v, k=[v])", []string{"v"}, w), ret(vNone()))
+	return out
+}
