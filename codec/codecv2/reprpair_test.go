@@ -8,14 +8,22 @@ import (
 	"github.com/gomonty/monty/value"
 )
 
-// TestVectorReprPairs checks value.AppendRepr against the worker's own
-// repr: the sessions of testdata/v2-more whose snippet ends with
-// (x, repr(x)) complete with a 2-tuple of the value as the worker sent
-// it and the text its repr gave in the sandbox.
+// TestVectorReprPairs checks value.AppendRepr and value.AppendStr against
+// the worker's own repr and str: the sessions of testdata/v2-more whose
+// snippet ends with (x, repr(x)) or (x, str(x)) complete with a 2-tuple
+// of the value as the worker sent it and the text the sandbox made of it.
 func TestVectorReprPairs(t *testing.T) {
 	n := 0
 	for _, v := range loadVectors(t) {
-		if v.Code == nil || !strings.HasSuffix(*v.Code, "(x, repr(x))") && !strings.HasSuffix(*v.Code, "(v, repr(v))") {
+		if v.Code == nil {
+			continue
+		}
+		render := value.AppendRepr
+		switch {
+		case strings.HasSuffix(*v.Code, "(x, repr(x))"), strings.HasSuffix(*v.Code, "(v, repr(v))"):
+		case strings.HasSuffix(*v.Code, "(x, str(x))"):
+			render = value.AppendStr
+		default:
 			continue
 		}
 		var c *message.Complete
@@ -38,7 +46,7 @@ func TestVectorReprPairs(t *testing.T) {
 			continue
 		}
 		n++
-		got := string(value.AppendRepr(nil, &c.Values, tup.Refs()[0]))
+		got := string(render(nil, &c.Values, tup.Refs()[0]))
 		if got != want.Text() {
 			if why := reprDiffers[v.Name]; why != "" {
 				continue
@@ -46,7 +54,7 @@ func TestVectorReprPairs(t *testing.T) {
 			t.Errorf("%s:\n ours   %.600s\n worker %.600s", v.Name, got, want.Text())
 		}
 	}
-	if n < 80 {
+	if n < 100 {
 		t.Errorf("only %d sessions checked", n)
 	}
 }
