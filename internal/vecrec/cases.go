@@ -78,14 +78,18 @@ func fixed(b message.Request) step {
 // recorder fills in a Load whose State is nil).
 func load(*message.ChildEvent) *message.ParentRequest { return req(&message.Load{}) }
 
-func resumeFuturesAll(results func(ids []uint32) []message.FutureResult) step {
+// resumeFuturesAll answers the pending futures of the last
+// ResolveFutures with what results makes, building values in g.
+func resumeFuturesAll(results func(ids []uint32, g *value.Graph) []message.FutureResult) step {
 	return func(last *message.ChildEvent) *message.ParentRequest {
 		rf, _ := last.Body.(*message.ResolveFutures)
 		var ids []uint32
 		if rf != nil {
 			ids = rf.PendingCallIDs
 		}
-		return req(&message.ResumeFutures{Results: results(ids)})
+		r := &message.ResumeFutures{}
+		r.Results = results(ids, &r.Values)
+		return req(r)
 	}
 }
 
@@ -307,7 +311,7 @@ func scripted() []kase {
 		"await asyncio.gather(ext(1), ext(2))",
 		feed("import asyncio\nasync def main():\n    return await asyncio.gather(ext(1), ext(2))\nawait main()"),
 		future(), future(),
-		resumeFuturesAll(func(ids []uint32) []message.FutureResult {
+		resumeFuturesAll(func(ids []uint32, g *value.Graph) []message.FutureResult {
 			var rs []message.FutureResult
 			for _, id := range ids {
 				rs = append(rs, message.FutureResult{CallID: id, Result: &message.ExtResult{Kind: message.ResultError, Error: exc("ConnectionRefusedError", s("refused"))}})
@@ -512,5 +516,77 @@ func hostCases() []kase {
 		feedWith("v.size = 5\nv.size", []string{"v"}, w))
 	add("hostinst_passed_back", "A host instance passed to a host function", "ext(v)",
 		feedWith("ext(v, k=[v])", []string{"v"}, w), ret(vNone()))
+	return out
+}
+
+// stateCases walk the worker's state machine through less common paths.
+func stateCases() []kase {
+	var out []kase
+	add := func(name, desc, code string, steps ...step) {
+		out = append(out, kase{name: name, desc: desc, code: code, steps: steps})
+	}
+	cfg := fixed(&message.Configure{ScriptName: "main.py", ProtocolVersion: 2})
+	abort := fixed(&message.AbortFeed{Exception: exc("KeyboardInterrupt", nil)})
+	add("statex_dump_suspended_call_load_resume", "Dump while suspended in a host call, reset, load, answer the call",
+		"r = ext(1) + 1", feed("r = ext(1) + 1\nr * 2"), fixed(&message.Dump{}), fixed(&message.Reset{}), cfg, load, ret(vInt(20)))
+	add("statex_load_suspended_then_abort", "Load a suspended dump, then abort it",
+		"ext()", feed("try:\n    ext()\nfinally:\n    print('cleanup')"), fixed(&message.Dump{}), fixed(&message.Reset{}), cfg, load, abort, feed("1"))
+	add("statex_load_while_suspended", "Load while suspended in a host call", "ext()",
+		feed("ext()"), fixed(&message.Dump{}), load, ret(vInt(1)))
+	add("statex_dump_twice_same_state", "Two dumps in a row while idle", "x = 1",
+		feed("x = 1"), fixed(&message.Dump{}), fixed(&message.Dump{}), feed("x"))
+	add("statex_reset_during_lookup", "Reset while suspended on a name lookup, then feed", "missing",
+		feed("missing"), fixed(&message.Reset{}), cfg, feed("1 + 1"))
+	add("statex_feed_while_suspended", "A Feed while suspended in a host call", "ext()",
+		feed("ext()"), feed("2"), ret(vInt(3)))
+	add("statex_dump_while_suspended_feed_after", "A Dump while suspended, then the answer", "ext()",
+		feed("a = ext()\na"), fixed(&message.Dump{}), ret(vStr("x")))
+	add("statex_abort_while_idle_after_error", "AbortFeed after a feed ended with an error", "1/0",
+		feed("1/0"), abort, feed("2"))
+	add("statex_abort_during_lookup_caught", "AbortFeed during a name lookup, caught by except BaseException", "try: missing",
+		feed("try:\n    missing\nexcept BaseException as e:\n    r = type(e).__name__\nr"), abort)
+	add("statex_abort_twice", "AbortFeed twice while suspended: the second finds the session idle", "ext()",
+		feed("ext()"), abort, abort)
+	add("statex_resume_futures_partial", "Resolve one of two pending futures, then the other",
+		"await gather(ext(1), ext(2))",
+		feed("import asyncio\nawait asyncio.gather(ext(1), ext(2))"), future(), future(),
+		resumeFuturesAll(func(ids []uint32, g *value.Graph) []message.FutureResult {
+			if len(ids) == 0 {
+				return nil
+			}
+			return []message.FutureResult{{CallID: ids[len(ids)-1], Result: &message.ExtResult{Kind: message.ResultReturn, Value: g.Add(value.Str("first"))}}}
+		}),
+		resumeFuturesAll(func(ids []uint32, g *value.Graph) []message.FutureResult {
+			var rs []message.FutureResult
+			for _, id := range ids {
+				rs = append(rs, message.FutureResult{CallID: id, Result: &message.ExtResult{Kind: message.ResultError, Error: exc("ValueError", value.Ptr("second"))}})
+			}
+			return rs
+		}))
+	add("statex_future_awaited_after_other_work", "A future created, other host calls, then awaited",
+		"t = ext(1); ext2(); await t",
+		feed("async def main():\n    t = ext(1)\n    other(2)\n    return await t\nawait main()"), future(), ret(vInt(5)),
+		resumeFuturesAll(func(ids []uint32, g *value.Graph) []message.FutureResult {
+			var rs []message.FutureResult
+			for _, id := range ids {
+				r := message.FutureResult{CallID: id, Result: &message.ExtResult{Kind: message.ResultReturn, Value: g.Add(value.Int(int64(id) * 7))}}
+				rs = append(rs, r)
+			}
+			return rs
+		}))
+	add("statex_typecheck_then_feed_skip", "Type checking on, a feed that fails it, then one that passes", "x: int = 'a'",
+		feed("x: int = 'a'"), feed("y: int = 1\ny"))
+	out[len(out)-1].configure = &message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true}
+	add("statex_install_deps_after_feed", "InstallDependencies after a feed", "1",
+		feed("1"), fixed(&message.InstallDependencies{Requirements: []string{"numpy>=1", "é"}}), feed("2"))
+	add("statex_shutdown_during_os_call", "Shutdown while suspended in an OS call", "Path.read_text",
+		feed("from pathlib import Path\nPath('/a').read_text()"))
+	add("statex_many_feeds_counter", "Ten feeds, the tenth raising: <python-input-9>", "...",
+		feed("a = 0"), feed("a += 1"), feed("a += 1"), feed("a += 1"), feed("a += 1"), feed("a += 1"), feed("a += 1"), feed("a += 1"), feed("a += 1"),
+		feed("def f():\n    return a / 0\nf()"))
+	add("statex_error_in_function_from_earlier_feed", "A function defined in feed 0 raises when called from feed 2", "f()",
+		feed("def f(x):\n    return 10 // x"), feed("y = 0"), feed("f(y)"))
+	add("statex_lambda_from_earlier_feed", "A lambda from feed 0 raises when called in feed 1", "g(0)",
+		feed("g = lambda v: [1][v + 5]"), feed("g(0)"))
 	return out
 }

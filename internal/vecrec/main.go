@@ -107,6 +107,7 @@ func main() {
 	cases = append(cases, scripted()...)
 	cases = append(cases, rawCases()...)
 	cases = append(cases, hostCases()...)
+	cases = append(cases, stateCases()...)
 	seen := map[string]bool{}
 	for _, c := range cases {
 		if seen[c.name] {
