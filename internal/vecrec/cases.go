@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strings"
@@ -588,5 +589,44 @@ func stateCases() []kase {
 		feed("def f(x):\n    return 10 // x"), feed("y = 0"), feed("f(y)"))
 	add("statex_lambda_from_earlier_feed", "A lambda from feed 0 raises when called in feed 1", "g(0)",
 		feed("g = lambda v: [1][v + 5]"), feed("g(0)"))
+	return out
+}
+
+// deepCases feed sources nested near and past the parser's limit, then a
+// plain feed.
+func deepCases() []kase {
+	var out []kase
+	add := func(name, code string) {
+		summary := code
+		if len(summary) > 80 {
+			summary = summary[:80] + "..."
+		}
+		out = append(out, kase{name: name, desc: "Deeply nested source: " + name, code: summary,
+			steps: []step{feed(code), feed("1")}})
+	}
+	rep := strings.Repeat
+	for _, n := range []int{200, 205, 206, 210} {
+		add(fmt.Sprintf("deepx_parens_%d", n), rep("(", n)+"1"+rep(")", n))
+	}
+	add("deepx_dict_literal_250", rep("{1: ", 250)+"1"+rep("}", 250))
+	add("deepx_tuple_literal_250", rep("(1, ", 250)+"1"+rep(")", 250))
+	add("deepx_not_chain_400", rep("not ", 400)+"1")
+	add("deepx_minus_chain_300", rep("-", 300)+"1")
+	add("deepx_call_chain_400", "f = lambda: f\nf"+rep("()", 400))
+	add("deepx_subscript_chain_400", "l = []\nl.append(l)\nl"+rep("[0]", 400))
+	add("deepx_attribute_chain_400", "x"+rep(".a", 400))
+	add("deepx_lambda_nesting_250", rep("lambda: ", 250)+"1")
+	add("deepx_binop_chain_3000", rep("1 + ", 3000)+"1")
+	add("deepx_power_chain_300", rep("2 ** ", 300)+"1")
+	add("deepx_ternary_nesting_250", rep("1 if True else (", 250)+"1"+rep(")", 250))
+	add("deepx_fstring_nesting", "f'{"+rep("f'{", 3)+"1"+rep("}'", 3)+"}'")
+	var ifs []string
+	for i := range 200 {
+		ifs = append(ifs, rep(" ", i)+"if True:")
+	}
+	add("deepx_if_nesting_200", strings.Join(ifs, "\n")+"\n"+rep(" ", 200)+"x = 1")
+	add("deepx_if_nesting_150_error", strings.Join(ifs[:150], "\n")+"\n"+rep(" ", 150)+"x = 1 / 0")
+	add("deepx_parens_then_error", rep("(", 100)+"1 / 0"+rep(")", 100))
+	add("deepx_list_comprehension_nesting_120", rep("[", 120)+"x for x in [1]"+rep("]", 120))
 	return out
 }

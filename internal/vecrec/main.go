@@ -108,6 +108,7 @@ func main() {
 	cases = append(cases, rawCases()...)
 	cases = append(cases, hostCases()...)
 	cases = append(cases, stateCases()...)
+	cases = append(cases, deepCases()...)
 	seen := map[string]bool{}
 	for _, c := range cases {
 		if seen[c.name] {
