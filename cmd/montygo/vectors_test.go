@@ -320,6 +320,7 @@ var v5Deviations = map[string]string{
 	"oscall_datetime_now_tz_not_handled":  childClock,
 	"oscall_datetime_now_utc_answered":    childClock,
 	"oscall_datetime_now_utc_not_handled": childClock,
+	"oscallx_datetime_now_aware_odd":      childClock,
 }
 
 const (

@@ -630,3 +630,44 @@ func deepCases() []kase {
 	add("deepx_list_comprehension_nesting_120", rep("[", 120)+"x for x in [1]"+rep("]", 120))
 	return out
 }
+
+// osCases answer OS calls with values of many shapes.
+func osCases() []kase {
+	var out []kase
+	add := func(name, desc, code string, steps ...step) {
+		out = append(out, kase{name: name, desc: desc, code: code, steps: steps})
+	}
+	statFields := []string{"st_mode", "st_ino", "st_dev", "st_nlink", "st_uid", "st_gid", "st_size", "st_atime", "st_mtime", "st_ctime"}
+	stat := func(g *value.Graph) value.NodeID {
+		vals := []value.NodeID{g.Add(value.Int(0o100644)), g.Add(value.Int(1 << 40)), g.Add(value.Int(2)), g.Add(value.Int(1)),
+			g.Add(value.Int(1000)), g.Add(value.Int(1000)), g.Add(value.Int(12345)), g.Add(value.Float(1.7e9 + 0.25)),
+			g.Add(value.Float(1.7e9)), g.Add(value.Float(-1.5))}
+		return g.Add(value.NamedTupleNode("os.stat_result", statFields, vals...))
+	}
+	add("oscallx_stat_full", "Path.stat answered with a full os.stat_result", "p.stat()",
+		feed("from pathlib import Path\ns = Path('/data/f').stat()\n(s.st_size, s.st_mtime, s[0], repr(s))"), ret(stat))
+	add("oscallx_iterdir_unicode", "Path.iterdir answered with unicode names", "list(p.iterdir())",
+		feed("from pathlib import Path\n[(p.name, str(p)) for p in Path('/d').iterdir()]"),
+		ret(vList(vNode(value.Path("/d/é 1.txt")), vNode(value.Path("/d/日本")), vNode(value.Path("/d/🎉")))))
+	add("oscallx_exists_non_bool", "Path.exists answered with an int", "p.exists()",
+		feed("from pathlib import Path\nPath('/x').exists()"), ret(vInt(2)))
+	add("oscallx_read_text_answered_none", "Path.read_text answered with None", "p.read_text()",
+		feed("from pathlib import Path\nPath('/x').read_text()"), ret(vNone()))
+	add("oscallx_datetime_now_aware_odd", "datetime.now(timezone) answered with an aware datetime at an odd offset", "now(tz)",
+		feed("from datetime import datetime, timezone, timedelta\nd = datetime.now(timezone(timedelta(hours=5, minutes=45)))\n(d, repr(d), d.isoformat())"),
+		ret(vNode(value.DateTimeNode(value.DateTime{Year: 2024, Month: 12, Day: 31, Hour: 23, Minute: 59, Second: 59, Microsecond: 999999, Offset: value.Ptr[int32](20700)}))))
+	add("oscallx_getenv_bigint", "os.getenv answered with a big int", "os.getenv('N')",
+		feed("import os\nos.getenv('N')"), ret(vBig("1"+strings.Repeat("0", 30))))
+	add("oscallx_environ_unicode", "os.environ answered with unicode keys and values", "dict(os.environ)",
+		feed("import os\nsorted(os.environ.items())"), ret(vDict(vStr("É"), vStr("日本"), vStr("A B"), vStr(""), vStr("Z"), vStr("\x00"))))
+	add("oscallx_write_text_unicode_path", "Path.write_text to a unicode path, answered with the count", "p.write_text(...)",
+		feed("from pathlib import Path\nPath('/d/é 日.txt').write_text('héllo 🎉\\n')"), ret(vInt(10)))
+	add("oscallx_mkdir_error_exists", "Path.mkdir answered with FileExistsError", "p.mkdir()",
+		feed("from pathlib import Path\ndef mk():\n    Path('/d/x').mkdir()\nmk()"), raise(exc("FileExistsError", value.Ptr("[Errno 17] File exists: '/d/x'"))))
+	add("oscallx_open_read_lines_unicode", "open().readlines answered with unicode lines", "open(...).readlines()",
+		feed("with open('/d/f.txt') as f:\n    lines = f.readlines()\nlines"), ret(vStr("é\r\n日本\n\n🎉")))
+	add("oscallx_two_calls_second_error", "Two OS calls in a feed; the second fails", "exists(); read_text()",
+		feed("from pathlib import Path\np = Path('/a')\nif p.exists():\n    t = p.read_text()"), ret(vNode(value.Bool(true))),
+		raise(exc("PermissionError", value.Ptr("denied"))))
+	return out
+}

@@ -109,6 +109,7 @@ func main() {
 	cases = append(cases, hostCases()...)
 	cases = append(cases, stateCases()...)
 	cases = append(cases, deepCases()...)
+	cases = append(cases, osCases()...)
 	seen := map[string]bool{}
 	for _, c := range cases {
 		if seen[c.name] {
