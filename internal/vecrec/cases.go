@@ -405,6 +405,9 @@ func scripted() []kase {
 	add("sourcex_nul_byte", "A NUL byte in the source", "x = 1\\x00", feed("x = 1\x00\n"))
 	add("sourcex_bom", "A byte-order mark at the start", "\\ufeffx = 1", feed("\ufeffx = 1\nx / 0"))
 	add("sourcex_form_feed_indent", "A form feed before a statement", "\\fx = 1", feed("\fx = 1\nx.y"))
+	add("sourcex_vertical_tab", "A vertical tab at the start of a line", "x = 1\\n\\vy = x.z", feed("x = 1\n\vy = x.z"))
+	add("sourcex_form_feed_token", "A form feed inside an expression", "x = 1 +\\f 2", feed("x = (1 +\f\x0b 2)\nx.y"))
+	add("sourcex_control_token", "A control character as a token", "x = \\x01", feed("x = 1\ny = \x01"))
 	add("sourcex_tab_caret", "Tabs before the failing expression", "\\tif ...", feed("if True:\n\t\tx = None + 1"))
 	add("sourcex_wide_then_error_col", "Wide characters before the error column", "'日本語🎉' + ...",
 		feed("y = ('日本語🎉', 'e\u0301')[0] + None"))
