@@ -73,10 +73,27 @@ func (e *RaisedException) AppendTraceback(dst []byte) []byte {
 // worker's CLI prints it, applying o. The text ends with a newline. Its
 // size is linear in the size of e: carets are clamped to the preview line
 // and repeated frames are folded.
+//
+// Like the CLI's output, the text leaves out control characters other
+// than tab, newline, form feed and carriage return, and terminal escape
+// sequences (see strip.go), wherever they occur: in the message, the
+// preview lines, the file names. (Unlike the CLI, it keeps its final
+// newline when an escape sequence is left open before it.)
 func (e *RaisedException) AppendTracebackWith(dst []byte, o TracebackOptions) []byte {
 	if e == nil {
 		return append(dst, "<nil exception>\n"...)
 	}
+	start := len(dst)
+	dst = e.appendTraceback(dst, o)
+	// The final newline stays even where the CLI's stream would swallow
+	// it (an escape sequence left open at the end of the message).
+	body := stripTerminal(dst[start : len(dst)-1])
+	return append(dst[:start+len(body)], '\n')
+}
+
+// appendTraceback renders e as AppendTracebackWith does, before the
+// stripping.
+func (e *RaisedException) appendTraceback(dst []byte, o TracebackOptions) []byte {
 	tb := e.Traceback
 	r := renderer{opts: o}
 	if len(tb) > 0 {

@@ -205,6 +205,9 @@ func TestPyRepr(t *testing.T) {
 		"\u00a0":    `'\xa0'`,
 		"\u200b":    `'\u200b'`,
 		"\xff":      `'\udcff'`,
+		// Assigned in Unicode 16 (the worker's edition, newer than Go's
+		// tables): printable, as the worker's repr shows it.
+		"harp\U0001FA89": "'harp\U0001FA89'",
 	} {
 		if got := pyRepr(in); got != want {
 			t.Errorf("pyRepr(%q) = %s, want %s", in, got, want)

@@ -1,13 +1,12 @@
 package mount
 
 import (
-	"fmt"
 	"path"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/value"
 )
 
 // Path limits, as on Linux.
@@ -106,48 +105,10 @@ func childPath(dir, name string) string {
 	return d + "/" + name
 }
 
-// pyRepr renders s as CPython's repr() of a str.
-func pyRepr(s string) string {
-	quote := byte('\'')
-	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
-		quote = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(quote)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			// Not valid UTF-8: CPython would hold a surrogate escape here.
-			fmt.Fprintf(&b, `\udc%02x`, s[i])
-			i++
-			continue
-		}
-		i += size
-		switch {
-		case r == rune(quote) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r < 0x7f || unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteByte(quote)
-	return b.String()
-}
+// pyRepr renders s as CPython's repr() of a str (value.StrRepr: printable
+// characters by the worker's Unicode edition, invalid UTF-8 as surrogate
+// escapes).
+func pyRepr(s string) string { return value.StrRepr(s) }
 
 // shown is the repr of a path as error messages show it, clipped to
 // maxShownPath bytes (on a rune boundary) so that a hostile path is never

@@ -32,9 +32,6 @@ import (
 //   - A host function renders as "<function name>" (no address).
 //   - A text file handle always shows encoding='utf-8', the sandbox's only
 //     text encoding.
-//   - Characters assigned after Unicode 15.0 (the edition of Go's unicode
-//     tables) are escaped as non-printable; CPython 3.14 uses Unicode 16.0
-//     and prints them as they are.
 //   - Text that is not valid UTF-8 (which a Python str cannot hold) renders
 //     each invalid byte as a lone surrogate escape \udcXX, the way Python
 //     shows bytes decoded with errors="surrogateescape".
@@ -790,8 +787,9 @@ func appendStrRepr(dst []byte, s string) []byte {
 			continue
 		}
 		// str.isprintable: everything but categories C* and Z* (except the
-		// ASCII space) is printable, which is exactly unicode.IsPrint.
-		if unicode.IsPrint(r) {
+		// ASCII space) is printable, at the worker's Unicode edition, which
+		// is newer than Go's (pyPrintable, read from the worker).
+		if unicode.Is(pyPrintable, r) {
 			dst = append(dst, s[i:i+size]...)
 		} else {
 			dst = appendUnicodeEscape(dst, r)

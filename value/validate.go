@@ -47,7 +47,10 @@ func invalid(format string, args ...any) *InvalidError {
 
 // Quote renders s the way the Rust worker's diagnostics quote a name
 // (Rust's Debug for str): double quotes, with \\, \", \n, \r, \t, \0
-// escaped and every other non-printable character as \u{hex}.
+// escaped and every other character that is not printable, or that extends
+// a grapheme (a combining mark, a variation selector), as \u{hex}, by the
+// Unicode edition of the worker's Rust library (rustPlain, read from the
+// worker).
 func Quote(s string) string {
 	return quote(s)
 }
@@ -79,7 +82,7 @@ func quote(s string) string {
 		case 0:
 			b = append(b, '\\', '0')
 		default:
-			if unicode.IsPrint(r) && r != utf8.RuneError {
+			if unicode.Is(rustPlain, r) && r != utf8.RuneError {
 				b = utf8.AppendRune(b, r)
 			} else {
 				b = append(b, '\\', 'u', '{')

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -187,5 +188,46 @@ func TestDecodeInvalidFrames(t *testing.T) {
 	_, _, rc = decodeCLI(t, nil, "--protocol", "3")
 	if rc != 2 { // a usage mistake
 		t.Errorf("unknown protocol: rc %d", rc)
+	}
+}
+
+// TestDecodeEveryRecordedSession runs the events of every recorded session
+// (testdata/v2 and testdata/v2-more) through `montygo decode --protocol 2`,
+// one stream per directory: every frame must come out as one line, each
+// Complete with a repr and each Error with its exception text.
+func TestDecodeEveryRecordedSession(t *testing.T) {
+	for _, dir := range []string{"../../testdata/v2", "../../testdata/v2-more"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil || len(files) < 300 {
+			t.Fatalf("%s: %d sessions (%v)", dir, len(files), err)
+		}
+		var frames []string
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v vector
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			frames = append(frames, v.Responses...)
+		}
+		docs, errs, rc := decodeCLI(t, framed(t, frames), "--protocol", "2")
+		if rc != 0 || len(docs) != len(frames) {
+			t.Fatalf("%s: rc %d, %d lines for %d frames (stderr %q)", dir, rc, len(docs), len(frames), errs)
+		}
+		for i, d := range docs {
+			switch d["kind"] {
+			case "Complete":
+				if _, ok := d["repr"].(string); !ok {
+					t.Errorf("%s: frame %d: Complete without a repr: %v", dir, i, d)
+				}
+			case "Error":
+				if s, _ := d["exception"].(string); s == "" {
+					t.Errorf("%s: frame %d: Error without its text: %v", dir, i, d)
+				}
+			}
+		}
 	}
 }

@@ -186,7 +186,10 @@ func TestOracleRecorded(t *testing.T) {
 				t.Errorf("%s: request %d: generated types refuse it: %v", v.Name, i, err)
 				continue
 			}
-			if want := pbRequest(r); !proto.Equal(rec, want) && valueNormalised[v.Name] == "" {
+			// A value arm repeated decodes afresh in the worker and in
+			// ours, where protobuf-go merges it (armRepeats).
+			if want := pbRequest(r); !proto.Equal(rec, want) && valueNormalised[v.Name] == "" &&
+				!armRepeats(rec.ProtoReflect().Descriptor(), sf.frame) {
 				t.Errorf("%s: request %d: decoders disagree\n generated %v\n ours      %v", v.Name, i, rec, want)
 			}
 			checkRequestOracle(t, fmt.Sprintf("%s: request %d", v.Name, i), r)

@@ -15,6 +15,10 @@ import (
 // vectorDir holds the recorded protocol-2 sessions (see its README.md).
 const vectorDir = "../../testdata/v2"
 
+// moreVectorDir holds more sessions of the same kind, recorded by
+// internal/vecrec (see its README.md).
+const moreVectorDir = "../../testdata/v2-more"
+
 type exchange struct {
 	RequestHex *string  `json:"request_hex"`
 	RawHex     *string  `json:"raw_bytes_written_hex"`
@@ -32,6 +36,7 @@ type vector struct {
 	Exchanges []exchange `json:"exchanges"`
 	Nondet    []string   `json:"nondeterministic"`
 	file      string
+	more      bool // from moreVectorDir
 }
 
 var (
@@ -48,6 +53,12 @@ func loadVectors(t testing.TB) []*vector {
 			vectorsErr = err
 			return
 		}
+		more, err := filepath.Glob(filepath.Join(moreVectorDir, "*.json"))
+		if err != nil {
+			vectorsErr = err
+			return
+		}
+		files = append(files, more...)
 		sort.Strings(files)
 		for _, f := range files {
 			b, err := os.ReadFile(f)
@@ -55,7 +66,7 @@ func loadVectors(t testing.TB) []*vector {
 				vectorsErr = err
 				return
 			}
-			v := &vector{file: filepath.Base(f)}
+			v := &vector{file: filepath.Base(f), more: filepath.Dir(f) == filepath.Clean(moreVectorDir)}
 			if err := json.Unmarshal(b, v); err != nil {
 				vectorsErr = err
 				return
