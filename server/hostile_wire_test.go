@@ -1,0 +1,363 @@
+//go:build unix
+
+package server
+
+import (
+	"bufio"
+	"crypto/tls"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/transport/ws"
+)
+
+// wsFrame is one client WebSocket frame (masked, with a zero key, which
+// leaves the payload as it is).
+func wsFrame(fin bool, op byte, payload []byte) []byte {
+	b0 := op
+	if fin {
+		b0 |= 0x80
+	}
+	out := []byte{b0}
+	switch n := len(payload); {
+	case n < 126:
+		out = append(out, 0x80|byte(n))
+	case n <= 0xffff:
+		out = append(out, 0x80|126, byte(n>>8), byte(n))
+	default:
+		out = append(out, 0x80|127)
+		out = binary.BigEndian.AppendUint64(out, uint64(n))
+	}
+	out = append(out, 0, 0, 0, 0)
+	return append(out, payload...)
+}
+
+// rawUpgrade opens a TCP connection to ts and upgrades it by hand; the
+// test then writes frames of its own making.
+func rawUpgrade(t *testing.T, ts *testServer) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(ts.HTTP, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade answered %d", resp.StatusCode)
+	}
+	return nc, br
+}
+
+// readServerFrame reads one unmasked server frame: its opcode and payload.
+func readServerFrame(br *bufio.Reader) (byte, []byte, error) {
+	var h [2]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var b [2]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = uint64(binary.BigEndian.Uint16(b[:]))
+	case 127:
+		var b [8]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = binary.BigEndian.Uint64(b[:])
+	}
+	p := make([]byte, n)
+	_, err := io.ReadFull(br, p)
+	return h[0] & 0x0f, p, err
+}
+
+// untilClosed reads server frames until the connection ends and returns
+// the close code of the server's Close frame (0 when none came).
+func untilClosed(t *testing.T, nc net.Conn, br *bufio.Reader) int {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	code := 0
+	for {
+		op, p, err := readServerFrame(br)
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("the server did not end the connection")
+			}
+			return code
+		}
+		if op == 8 && len(p) >= 2 && code == 0 {
+			code = int(binary.BigEndian.Uint16(p))
+		}
+	}
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	// Idle keep-alive connections of the test's own HTTP client (and their
+	// server ends) are not what is counted.
+	http.DefaultClient.CloseIdleConnections()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(es)
+}
+
+// settles waits until f reports at most want (goroutines, descriptors),
+// which ended connections release asynchronously.
+func settles(t *testing.T, what string, want int, f func() int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	got := f()
+	for got > want && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		got = f()
+	}
+	if got > want {
+		t.Fatalf("%s: %d, baseline %d", what, got, want)
+	}
+}
+
+// A message sent as thousands of one-byte fragments is one frame to the
+// server; fragments around a ping, and a ping flood the client never
+// reads the pongs of, leave the session and its neighbours working.
+func TestHostileFragmentsAndPings(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	nc, br := rawUpgrade(t, ts)
+	cfg := encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4})
+	var msg []byte
+	for i, b := range cfg {
+		op := byte(0) // continuation
+		if i == 0 {
+			op = 2
+		}
+		msg = append(msg, wsFrame(i == len(cfg)-1, op, []byte{b})...)
+		if i == 1 {
+			msg = append(msg, wsFrame(true, 9, []byte("mid"))...)
+		}
+	}
+	if _, err := nc.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for {
+		op, p, err := readServerFrame(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op == 10 {
+			continue // the pong
+		}
+		if ev := decodeEvent(t, 4, p); ev.Body.EventKind() != message.KindOk {
+			t.Fatalf("fragmented Configure answered %s", describe(ev))
+		}
+		break
+	}
+	// A ping flood nobody reads the answers of: the server's pongs fill
+	// the socket, and it must drop the connection rather than block.
+	g0 := runtime.NumGoroutine()
+	ping := wsFrame(true, 9, make([]byte, 125))
+	flood := make(chan error, 1)
+	go func() {
+		buf := bytesRepeat(ping, 512)
+		for {
+			if _, err := nc.Write(buf); err != nil {
+				flood <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-flood:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the server still reads a ping flood whose pongs nobody reads")
+	}
+	check()
+	waitMetric(t, ts, "monty_server_sessions_active 1")
+	settles(t, "goroutines", g0, runtime.NumGoroutine)
+}
+
+func bytesRepeat(b []byte, n int) []byte {
+	out := make([]byte, 0, len(b)*n)
+	for range n {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// A client that announces a frame and goes away halfway through it, or
+// sends a reserved opcode or a control frame over 125 bytes, ends only
+// its own session.
+func TestHostileBrokenFrames(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	fd0 := openFDs(t)
+	for name, send := range map[string][]byte{
+		"half a frame":    wsFrame(true, 2, make([]byte, 1000))[:500],
+		"reserved opcode": wsFrame(true, 3, []byte("x")),
+		"long ping":       wsFrame(true, 9, make([]byte, 200)),
+		"unmasked":        {0x82, 0x01, 0x00},
+		"rsv bits":        {0xf2, 0x81, 0, 0, 0, 0, 0},
+		"fragmented ping": wsFrame(false, 9, []byte("x")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			nc, br := rawUpgrade(t, ts)
+			if _, err := nc.Write(send); err != nil {
+				t.Fatal(err)
+			}
+			if name == "half a frame" {
+				nc.(*net.TCPConn).CloseWrite()
+			}
+			untilClosed(t, nc, br)
+			nc.Close()
+		})
+	}
+	check()
+	waitMetric(t, ts, "monty_server_sessions_active 1")
+	settles(t, "open descriptors", fd0, func() int { return openFDs(t) })
+}
+
+// Upgrades the WebSocket library refuses (a wrong version, no key, a
+// subprotocol nobody offered to speak) take no place under the caps: with
+// a cap of one session, a proper upgrade still gets in after many of them.
+func TestHostileBadUpgradesTakeNoPlace(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxSessions = 1; c.MaxSessionsPerClient = 1 })
+	addr := strings.TrimPrefix(ts.HTTP, "http://")
+	for _, h := range []string{
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 12\r\n",
+		"Sec-WebSocket-Version: 13\r\n",
+		"Sec-WebSocket-Key: x\r\nSec-WebSocket-Version: 13\r\n",
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: http://evil.example\r\n",
+	} {
+		for range 3 {
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+h+"\r\n")
+			resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+			nc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode == http.StatusSwitchingProtocols || resp.StatusCode < 400 {
+				t.Fatalf("%q: %d", h, resp.StatusCode)
+			}
+		}
+	}
+	// A subprotocol is not negotiated: the upgrade succeeds without one.
+	c := dial(t, ts.URL, 4, ws.DialOptions{Header: http.Header{"Sec-WebSocket-Protocol": {"evil"}}})
+	configure(t, c, 4, nil)
+	if got := repr(t, c, "1 + 1"); got != "2" {
+		t.Fatal(got)
+	}
+}
+
+// A TLS client that connects and never finishes its handshake is dropped
+// within the header timeout; the server keeps serving others meanwhile.
+func TestHostileTLSHandshakeNeverFinishes(t *testing.T) {
+	pki := newPKI(t)
+	ts := startServer(t, func(c *Config) {
+		c.TLS = &tls.Config{Certificates: []tls.Certificate{pki.server}, MinVersion: tls.VersionTLS12}
+		c.ReadHeaderTimeout = 300 * time.Millisecond
+	})
+	addr := strings.TrimPrefix(ts.HTTP, "https://")
+	var stalled []net.Conn
+	for i := range 20 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		if i%2 == 1 {
+			// Half a ClientHello record.
+			nc.Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01})
+		}
+		stalled = append(stalled, nc)
+	}
+	c := dial(t, ts.URL, 4, ws.DialOptions{TLSConfig: &tls.Config{RootCAs: pki.pool}})
+	configure(t, c, 4, nil)
+	if got := repr(t, c, "'served'"); got != "'served'" {
+		t.Fatal(got)
+	}
+	for _, nc := range stalled {
+		nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		start := time.Now()
+		_, err := io.Copy(io.Discard, nc)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("a stalled TLS handshake was kept open %v", time.Since(start))
+		}
+	}
+}
+
+// Headers over the server's limit are refused with 431 before any
+// upgrade.
+func TestHostileHugeHeaders(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	nc, err := net.Dial("tcp", strings.TrimPrefix(ts.HTTP, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go func() {
+		io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n")
+		for range 4096 {
+			if _, err := io.WriteString(nc, "X-Pad: "+strings.Repeat("a", 1000)+"\r\n"); err != nil {
+				return
+			}
+		}
+	}()
+	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("4 MB of headers: %d", resp.StatusCode)
+	}
+	check()
+}
+
+// The limits a client asks for are clamped to the ceilings however it
+// asks (huge values, at either protocol the server speaks).
+func TestHostileConfigureHugeLimits(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxDuration = 500 * time.Millisecond
+		c.MaxMemory = 16 << 20
+		c.MaxRecursionDepth = 50
+		c.TurnTimeout = time.Hour
+	})
+	huge := uint64(1) << 62
+	for _, v := range []uint32{2, 4} {
+		c := dial(t, ts.URL, v, ws.DialOptions{})
+		l := &message.ResourceLimits{MaxDurationMicros: &huge, MaxMemoryBytes: &huge, MaxRecursionDepth: &huge, GCInterval: &huge}
+		configure(t, c, v, l)
+		wantPrefix(t, repr(t, c, "def f(n):\n    return f(n + 1)\nf(0)"), "Error RecursionError")
+		wantPrefix(t, repr(t, c, "x = 'a' * (64 * 1024 * 1024)"), "Error MemoryError")
+		start := time.Now()
+		wantPrefix(t, repr(t, c, "while True:\n    pass"), "Error TimeoutError")
+		if d := time.Since(start); d > 30*time.Second {
+			t.Fatalf("protocol %d: the loop ran %v under a 500 ms ceiling", v, d)
+		}
+	}
+}
