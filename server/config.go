@@ -21,7 +21,9 @@ const (
 	DefaultMaxRecursionDepth    = 1000
 	DefaultDrainGrace           = 30 * time.Second
 	DefaultReadHeaderTimeout    = 10 * time.Second
-	DefaultPrewarm              = 2
+	// DefaultMaxHeaderBytes caps a request's header lines.
+	DefaultMaxHeaderBytes = 64 << 10
+	DefaultPrewarm        = 2
 	// DefaultMaxFrameLen caps every frame in both directions (the
 	// protocol's cap).
 	DefaultMaxFrameLen = 256 << 20
@@ -103,9 +105,15 @@ type Config struct {
 	// drain begins.
 	DrainGrace time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers (an upgrade's
-	// too); reading the rest of a plain HTTP request and writing its
-	// response are each bounded by ReadHeaderTimeout + 10 s.
+	// too) and, with TLS, the handshake before them; reading the rest of
+	// a plain HTTP request and writing its response are each bounded by
+	// ReadHeaderTimeout + 10 s.
 	ReadHeaderTimeout time.Duration
+	// MaxHeaderBytes caps the size of a request's request line and header
+	// lines (an upgrade's too), counted as net/http counts them (it reads
+	// up to 4 KiB past the cap before refusing); a request over it is
+	// answered 431 and its connection closed (0: 64 KiB).
+	MaxHeaderBytes int
 	// MaxFrameLen caps frames in both directions (0: 256 MiB).
 	MaxFrameLen int
 
@@ -164,6 +172,9 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxDuration, DefaultMaxDuration)
 	def(&c.DrainGrace, DefaultDrainGrace)
 	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	if c.MaxMemory == 0 {
 		c.MaxMemory = DefaultMaxMemory
 	}

@@ -361,3 +361,43 @@ func TestHostileConfigureHugeLimits(t *testing.T) {
 		}
 	}
 }
+
+// headerStatus sends a GET of path with pad bytes of one extra header and
+// returns the status.
+func headerStatus(t *testing.T, base, path string, pad int) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Pad", strings.Repeat("a", pad))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Config.MaxHeaderBytes is the header cap: lowered, it refuses what the
+// default takes (net/http reads 4 KiB past the cap before refusing, so
+// the sizes keep clear of that slack).
+func TestHostileHeaderCap(t *testing.T) {
+	small := startServer(t, func(c *Config) { c.MaxHeaderBytes = 4 << 10 })
+	if code := headerStatus(t, small.HTTP, "/healthz", 2<<10); code != http.StatusOK {
+		t.Fatalf("2 KiB of headers under a 4 KiB cap: %d", code)
+	}
+	if code := headerStatus(t, small.HTTP, "/healthz", 16<<10); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("16 KiB of headers under a 4 KiB cap: %d, want 431", code)
+	}
+	// An upgrade within the cap still works.
+	c := dial(t, small.URL, 4, ws.DialOptions{Header: http.Header{"X-Pad": {strings.Repeat("b", 2<<10)}}})
+	configure(t, c, 4, nil)
+	def := startServer(t, nil)
+	if code := headerStatus(t, def.HTTP, "/healthz", 16<<10); code != http.StatusOK {
+		t.Fatalf("16 KiB of headers under the default cap: %d", code)
+	}
+	if code := headerStatus(t, def.HTTP, "/healthz", 80<<10); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("80 KiB of headers under the default cap: %d, want 431", code)
+	}
+}

@@ -214,7 +214,7 @@ func (s *Server) Serve(l net.Listener) error {
 		ReadTimeout:       s.cfg.ReadHeaderTimeout + 10*time.Second,
 		WriteTimeout:      s.cfg.ReadHeaderTimeout + 10*time.Second,
 		IdleTimeout:       s.cfg.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	if s.cfg.TLS != nil {

@@ -118,7 +118,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
 	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
-	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on reading an upgrade request's headers"+durationUsage)
+	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on a TLS handshake and on reading a request's headers (an upgrade's too)"+durationUsage)
+	headerKiB := fs.Int("max-header-kib", server.DefaultMaxHeaderBytes>>10, "cap of a request's header lines (KiB, 1 to 1024); a request over it is answered 431")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo serve --dump-key FILE [flags]")
@@ -187,6 +188,10 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(fmt.Errorf("--max-frame-mib must be between 1 and %d", server.DefaultMaxFrameLen>>20))
 	}
 	cfg.MaxFrameLen = *frameMiB << 20
+	if *headerKiB < 1 || *headerKiB > 1024 {
+		return fail(errors.New("--max-header-kib must be between 1 and 1024"))
+	}
+	cfg.MaxHeaderBytes = *headerKiB << 10
 	if *dumpKey == "" {
 		return fail(errors.New("--dump-key FILE is required"))
 	}

@@ -429,3 +429,32 @@ func TestServeMaxFrameFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestServeMaxHeaderFlag: --max-header-kib (here its environment twin)
+// caps a request's headers: past it the server answers 431; a value
+// outside 1 to 1024 is a usage error.
+func TestServeMaxHeaderFlag(t *testing.T) {
+	p := startServe(t, []string{"MONTY_SERVER_MAX_HEADER_KIB=4"})
+	for _, c := range []struct{ pad, want int }{{2 << 10, http.StatusOK}, {16 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, err := http.NewRequest("GET", p.http+"/healthz", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Pad", strings.Repeat("a", c.pad))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%d bytes of header under --max-header-kib 4: %d, want %d", c.pad, resp.StatusCode, c.want)
+		}
+	}
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, v := range []string{"0", "1025", "-1"} {
+		_, stderr, code := runCLI(t, "", "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--max-header-kib", v)
+		if code != 2 || !strings.Contains(stderr, "max-header-kib") {
+			t.Errorf("--max-header-kib %s: exit %d, %s", v, code, stderr)
+		}
+	}
+}
