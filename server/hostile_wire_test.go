@@ -4,6 +4,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"io"
@@ -11,9 +12,12 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
@@ -400,4 +404,111 @@ func TestHostileHeaderCap(t *testing.T) {
 	if code := headerStatus(t, def.HTTP, "/healthz", 80<<10); code != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("80 KiB of headers under the default cap: %d, want 431", code)
 	}
+}
+
+// children returns the processes whose parent is this one, and how many
+// of them are zombies (exited, not reaped).
+func children(t *testing.T) (live, zombies int) {
+	t.Helper()
+	es, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	me := strconv.Itoa(os.Getpid())
+	for _, e := range es {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after
+		// its closing parenthesis.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[1] != me {
+			continue
+		}
+		live++
+		if f[0] == "Z" {
+			zombies++
+		}
+	}
+	return live, zombies
+}
+
+// Clients that leave mid-turn (a Close frame, a dropped socket), stop
+// reading a print flood, or outlast the turn timeout cost nothing that
+// outlives them: after each round the worker processes are what the pool
+// counts (none left unreaped), and goroutines and descriptors come back
+// to what the first round left, however many rounds run.
+func TestHostileAttacksLeaveNothingBehind(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxSessions = 2
+		c.MaxDuration = time.Hour
+		c.TurnTimeout = 2 * time.Second
+		c.IdleTimeout = time.Second
+	})
+	round := func() {
+		// Gone mid-turn, by Close frame and by a dropped socket.
+		for _, drop := range []bool{false, true} {
+			c := dialTCP(t, ts)
+			c.send(t, &message.Configure{ProtocolVersion: 4})
+			if _, _, err := c.c.Read(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c.send(t, &message.Feed{Code: "while True:\n    pass"})
+			if drop {
+				c.nc.Close()
+			} else {
+				c.c.Close(websocket.StatusNormalClosure, "")
+			}
+		}
+		waitMetric(t, ts, "monty_server_sessions_active 0")
+		// A print flood nobody reads, and a turn past the timeout.
+		for _, code := range []string{"for i in range(100000):\n    print('x' * 10000)", "while True:\n    pass"} {
+			c := dialTCP(t, ts)
+			c.send(t, &message.Configure{ProtocolVersion: 4})
+			if _, _, err := c.c.Read(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c.send(t, &message.Feed{Code: code})
+			waitMetric(t, ts, "monty_server_sessions_active 0")
+			c.c.CloseNow()
+		}
+		waitMetric(t, ts, "monty_server_workers_busy 0")
+		if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
+			t.Fatal(got)
+		}
+		waitMetric(t, ts, "monty_server_sessions_active 0")
+		waitMetric(t, ts, "monty_server_workers_busy 0")
+	}
+	workersMatch := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			live, zombies := children(t)
+			want := ts.pool.Stat().Live
+			if zombies == 0 && live == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d child processes (%d unreaped), the pool counts %d workers", live, zombies, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	round()
+	workersMatch()
+	g0, fd0 := runtime.NumGoroutine(), openFDs(t)
+	t.Logf("baseline: %d goroutines, %d descriptors, %+v", g0, fd0, ts.pool.Stat())
+	for range 3 {
+		round()
+		workersMatch()
+	}
+	t.Logf("end: %d goroutines, %d descriptors, %+v", runtime.NumGoroutine(), openFDs(t), ts.pool.Stat())
+	settles(t, "goroutines", g0, runtime.NumGoroutine)
+	settles(t, "open descriptors", fd0, func() int { return openFDs(t) })
 }
