@@ -140,6 +140,26 @@ func settles(t *testing.T, what string, want int, f func() int) {
 	}
 }
 
+// noLingering waits until no goroutine of net/http is lingering on a
+// connection it refused (it waits half a second for the client to read
+// the refusal before dropping it), so the package's leak check does not
+// find one.
+func noLingering(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n := runtime.Stack(buf, true)
+		if !strings.Contains(string(buf[:n]), "net/http.(*conn).closeWriteAndWait") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a refused connection's goroutine never ended")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // A message sent as thousands of one-byte fragments is one frame to the
 // server; fragments around a ping, and a ping flood the client never
 // reads the pongs of, leave the session and its neighbours working.
@@ -340,6 +360,8 @@ func TestHostileHugeHeaders(t *testing.T) {
 		t.Fatalf("4 MB of headers: %d", resp.StatusCode)
 	}
 	check()
+	nc.Close()
+	noLingering(t)
 }
 
 // The limits a client asks for are clamped to the ceilings however it
@@ -388,22 +410,24 @@ func headerStatus(t *testing.T, base, path string, pad int) int {
 // the sizes keep clear of that slack).
 func TestHostileHeaderCap(t *testing.T) {
 	small := startServer(t, func(c *Config) { c.MaxHeaderBytes = 4 << 10 })
+	def := startServer(t, nil)
+	// An upgrade within the cap works.
+	c := dial(t, small.URL, 4, ws.DialOptions{Header: http.Header{"X-Pad": {strings.Repeat("b", 2<<10)}}})
+	configure(t, c, 4, nil)
+	c.Close()
 	if code := headerStatus(t, small.HTTP, "/healthz", 2<<10); code != http.StatusOK {
 		t.Fatalf("2 KiB of headers under a 4 KiB cap: %d", code)
 	}
 	if code := headerStatus(t, small.HTTP, "/healthz", 16<<10); code != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("16 KiB of headers under a 4 KiB cap: %d, want 431", code)
 	}
-	// An upgrade within the cap still works.
-	c := dial(t, small.URL, 4, ws.DialOptions{Header: http.Header{"X-Pad": {strings.Repeat("b", 2<<10)}}})
-	configure(t, c, 4, nil)
-	def := startServer(t, nil)
 	if code := headerStatus(t, def.HTTP, "/healthz", 16<<10); code != http.StatusOK {
 		t.Fatalf("16 KiB of headers under the default cap: %d", code)
 	}
 	if code := headerStatus(t, def.HTTP, "/healthz", 80<<10); code != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("80 KiB of headers under the default cap: %d, want 431", code)
 	}
+	noLingering(t)
 }
 
 // children returns the processes whose parent is this one, and how many
