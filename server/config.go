@@ -13,14 +13,20 @@ import (
 const (
 	DefaultMaxSessions          = 64
 	DefaultMaxSessionsPerClient = 10
-	DefaultTurnTimeout          = 300 * time.Second
-	DefaultIdleTimeout          = 60 * time.Second
-	DefaultSessionTimeout       = 3600 * time.Second
-	DefaultMaxDuration          = 60 * time.Second
-	DefaultMaxMemory            = 64 << 20
-	DefaultMaxRecursionDepth    = 1000
-	DefaultDrainGrace           = 30 * time.Second
-	DefaultReadHeaderTimeout    = 10 * time.Second
+	// DefaultMaxConnections caps open TCP connections (raised to
+	// MaxSessions + 256 when that is more).
+	DefaultMaxConnections = 1024
+	// DefaultMaxConnectionsPerClient caps one peer address's open TCP
+	// connections (raised to MaxSessionsPerClient + 32 when that is more).
+	DefaultMaxConnectionsPerClient = 64
+	DefaultTurnTimeout             = 300 * time.Second
+	DefaultIdleTimeout             = 60 * time.Second
+	DefaultSessionTimeout          = 3600 * time.Second
+	DefaultMaxDuration             = 60 * time.Second
+	DefaultMaxMemory               = 64 << 20
+	DefaultMaxRecursionDepth       = 1000
+	DefaultDrainGrace              = 30 * time.Second
+	DefaultReadHeaderTimeout       = 10 * time.Second
 	// DefaultMaxHeaderBytes caps a request's header lines.
 	DefaultMaxHeaderBytes = 64 << 10
 	DefaultPrewarm        = 2
@@ -42,6 +48,19 @@ type Config struct {
 	// (0: 10; < 0: no cap): a token's name, a client certificate's name,
 	// or else the address, an IPv6 address by its /64.
 	MaxSessionsPerClient int
+
+	// MaxConnections caps the open TCP connections, upgraded or not,
+	// server-wide; MaxConnectionsPerClient those of one peer address (an
+	// IPv6 address by its /64; the TCP peer, never X-Forwarded-For). A
+	// connection over either is answered 503 with
+	// ReasonTooManyConnections (dropped, under TLS) and closed before it
+	// is read. 0 takes the default (MaxConnections: 1024, or MaxSessions
+	// + 256 when that is more; MaxConnectionsPerClient: 64, or
+	// MaxSessionsPerClient + 32 when that is more, and no cap with
+	// TrustForwardedFor, where every connection comes from the proxy); a
+	// negative count removes the cap.
+	MaxConnections          int
+	MaxConnectionsPerClient int
 
 	// TurnTimeout bounds one turn (a request reaching the worker until its
 	// turn-ending event); the worker is killed past it.
@@ -162,6 +181,21 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSessionsPerClient == 0 {
 		c.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+		if c.MaxSessions > 0 {
+			c.MaxConnections = max(c.MaxConnections, c.MaxSessions+256)
+		}
+	}
+	if c.MaxConnectionsPerClient == 0 {
+		c.MaxConnectionsPerClient = DefaultMaxConnectionsPerClient
+		if c.MaxSessionsPerClient > 0 {
+			c.MaxConnectionsPerClient = max(c.MaxConnectionsPerClient, c.MaxSessionsPerClient+32)
+		}
+		if c.TrustForwardedFor {
+			c.MaxConnectionsPerClient = -1
+		}
 	}
 	if c.MaxAuthFailures == 0 {
 		c.MaxAuthFailures = DefaultMaxAuthFailures

@@ -217,6 +217,8 @@ func (s *Server) Serve(l net.Listener) error {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	l = newConnLimiter(l, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerClient, s.cfg.TLS == nil,
+		func() { s.m.refusals.WithLabelValues(ReasonTooManyConnections).Inc() })
 	if s.cfg.TLS != nil {
 		l = tls.NewListener(l, s.cfg.TLS)
 	}

@@ -98,6 +98,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections (0 disables the cap)")
+	fs.IntVar(&cfg.MaxConnectionsPerClient, "max-connections-per-client", server.DefaultMaxConnectionsPerClient, "open TCP connections per peer address, IPv6 by its /64 (at least --max-sessions-per-client + 32 unless given; none with --trust-forwarded-for unless given) (0 disables the cap)")
 	fs.Var(secondsFlag{&cfg.TurnTimeout}, "turn-timeout", "bound on one turn"+durationUsage)
 	fs.Var(secondsFlag{&cfg.IdleTimeout}, "idle-timeout", "bound on the wait for a client's next request"+durationUsage)
 	fs.Var(secondsFlag{&cfg.SessionTimeout}, "session-timeout", "bound on a session's life"+durationUsage)
@@ -161,6 +163,20 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// server.Config reads 0 as its default and a negative as "no cap";
 	// here 0 is "no cap" (as the help says) and a negative is refused,
 	// so that no value means something other than it says.
+	// The connection caps, when not given, are server.Config's defaults,
+	// which make room for the session caps (and leave a proxy's
+	// connections alone).
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, v := range map[string]*int{"max-connections": &cfg.MaxConnections, "max-connections-per-client": &cfg.MaxConnectionsPerClient} {
+		if !given[name] {
+			*v = 0
+		} else if *v == 0 {
+			*v = -1
+		} else if *v < 0 {
+			return fail(fmt.Errorf("--%s must be 0 (no cap) or more, not %d", name, *v))
+		}
+	}
 	for _, c := range []struct {
 		name string
 		v    *int

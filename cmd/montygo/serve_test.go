@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -455,6 +456,45 @@ func TestServeMaxHeaderFlag(t *testing.T) {
 		_, stderr, code := runCLI(t, "", "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--max-header-kib", v)
 		if code != 2 || !strings.Contains(stderr, "max-header-kib") {
 			t.Errorf("--max-header-kib %s: exit %d, %s", v, code, stderr)
+		}
+	}
+}
+
+// TestServeConnectionCapFlags: --max-connections-per-client (here its
+// environment twin) caps one address's open connections (idle ones
+// included): the next is answered 503 too_many_connections at once; a
+// negative count is a usage error.
+func TestServeConnectionCapFlags(t *testing.T) {
+	p := startServe(t, []string{"MONTY_SERVER_MAX_CONNECTIONS_PER_CLIENT=2"})
+	addr := strings.TrimPrefix(p.http, "http://")
+	for range 2 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+	}
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "too_many_connections") {
+		t.Fatalf("a third connection: %d %q, want 503 too_many_connections", resp.StatusCode, body)
+	}
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, f := range []string{"--max-connections", "--max-connections-per-client"} {
+		_, stderr, code := runCLI(t, "", "serve", "--listen", "127.0.0.1:0", "--dump-key", key, f, "-1")
+		if code != 2 || !strings.Contains(stderr, f) {
+			t.Errorf("%s -1: exit %d, %s", f, code, stderr)
 		}
 	}
 }
