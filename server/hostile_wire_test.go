@@ -536,3 +536,57 @@ func TestHostileAttacksLeaveNothingBehind(t *testing.T) {
 	settles(t, "goroutines", g0, runtime.NumGoroutine)
 	settles(t, "open descriptors", fd0, func() int { return openFDs(t) })
 }
+
+// Requests out of the state table's order, before and after Configure,
+// are answered (or end only their own session) and leave the session
+// usable when the table says so.
+func TestHostileRequestsOutOfOrder(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	c := dial(t, ts.URL, 4, ws.DialOptions{})
+	// Before Configure: a resume with nothing suspended and a Dump.
+	for _, req := range []message.Request{resumeBool(7, true), &message.Dump{}} {
+		ev := do(t, c, req).Event
+		if k := ev.Body.EventKind(); k != message.KindError && k != message.KindFatalError {
+			t.Fatalf("%s before Configure answered %s", req.RequestKind(), describe(ev))
+		}
+		if ev.Body.EventKind() == message.KindFatalError {
+			c = dial(t, ts.URL, 4, ws.DialOptions{})
+		}
+	}
+	configure(t, c, 4, nil)
+	// Configured, idle: resumes of every kind with nothing suspended.
+	for _, req := range []message.Request{resumeBool(7, true), &message.AbortFeed{Exception: message.NewException("RuntimeError", "x")}} {
+		ev := do(t, c, req).Event
+		if ev.Body.EventKind() != message.KindError {
+			t.Fatalf("%s while idle answered %s", req.RequestKind(), describe(ev))
+		}
+	}
+	if got := repr(t, c, "'in order again'"); got != "'in order again'" {
+		t.Fatal(got)
+	}
+	check()
+}
+
+// A client that sends thousands of requests without waiting for the
+// answers, and never reads them, ends only its own session: the answers
+// fill its socket, the server's write stalls past the idle timeout, and
+// the worker goes back to the pool.
+func TestHostilePipelinedRequestsNeverRead(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = 500 * time.Millisecond })
+	nc, _ := rawUpgrade(t, ts)
+	nc.(*net.TCPConn).SetReadBuffer(4096)
+	var burst []byte
+	burst = append(burst, wsFrame(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))...)
+	feed := wsFrame(true, 2, encodeRequest(t, 4, &message.Feed{Code: "print('y' * 1000)"}))
+	for range 2000 {
+		burst = append(burst, feed...)
+	}
+	go nc.Write(burst)
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="idle_timeout"} 1`)
+	waitMetric(t, ts, "monty_server_sessions_active 0")
+	waitMetric(t, ts, "monty_server_workers_busy 0")
+	if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
+		t.Fatal(got)
+	}
+}
