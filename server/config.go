@@ -13,15 +13,23 @@ import (
 const (
 	DefaultMaxSessions          = 64
 	DefaultMaxSessionsPerClient = 10
-	DefaultTurnTimeout          = 300 * time.Second
-	DefaultIdleTimeout          = 60 * time.Second
-	DefaultSessionTimeout       = 3600 * time.Second
-	DefaultMaxDuration          = 60 * time.Second
-	DefaultMaxMemory            = 64 << 20
-	DefaultMaxRecursionDepth    = 1000
-	DefaultDrainGrace           = 30 * time.Second
-	DefaultReadHeaderTimeout    = 10 * time.Second
-	DefaultPrewarm              = 2
+	// DefaultMaxConnections caps open TCP connections (raised to
+	// MaxSessions + 256 when that is more).
+	DefaultMaxConnections = 1024
+	// DefaultMaxConnectionsPerClient caps one peer address's open TCP
+	// connections (raised to MaxSessionsPerClient + 32 when that is more).
+	DefaultMaxConnectionsPerClient = 64
+	DefaultTurnTimeout             = 300 * time.Second
+	DefaultIdleTimeout             = 60 * time.Second
+	DefaultSessionTimeout          = 3600 * time.Second
+	DefaultMaxDuration             = 60 * time.Second
+	DefaultMaxMemory               = 64 << 20
+	DefaultMaxRecursionDepth       = 1000
+	DefaultDrainGrace              = 30 * time.Second
+	DefaultReadHeaderTimeout       = 10 * time.Second
+	// DefaultMaxHeaderBytes caps a request's header lines.
+	DefaultMaxHeaderBytes = 64 << 10
+	DefaultPrewarm        = 2
 	// DefaultMaxFrameLen caps every frame in both directions (the
 	// protocol's cap).
 	DefaultMaxFrameLen = 256 << 20
@@ -40,6 +48,19 @@ type Config struct {
 	// (0: 10; < 0: no cap): a token's name, a client certificate's name,
 	// or else the address, an IPv6 address by its /64.
 	MaxSessionsPerClient int
+
+	// MaxConnections caps the open TCP connections, upgraded or not,
+	// server-wide; MaxConnectionsPerClient those of one peer address (an
+	// IPv6 address by its /64; the TCP peer, never X-Forwarded-For). A
+	// connection over either is answered 503 with
+	// ReasonTooManyConnections (dropped, under TLS) and closed before it
+	// is read. 0 takes the default (MaxConnections: 1024, or MaxSessions
+	// + 256 when that is more; MaxConnectionsPerClient: 64, or
+	// MaxSessionsPerClient + 32 when that is more, and no cap with
+	// TrustForwardedFor, where every connection comes from the proxy); a
+	// negative count removes the cap.
+	MaxConnections          int
+	MaxConnectionsPerClient int
 
 	// TurnTimeout bounds one turn (a request reaching the worker until its
 	// turn-ending event); the worker is killed past it.
@@ -105,9 +126,15 @@ type Config struct {
 	// been answered) and closed.
 	DrainGrace time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers (an upgrade's
-	// too); reading the rest of a plain HTTP request and writing its
-	// response are each bounded by ReadHeaderTimeout + 10 s.
+	// too) and, with TLS, the handshake before them; reading the rest of
+	// a plain HTTP request and writing its response are each bounded by
+	// ReadHeaderTimeout + 10 s.
 	ReadHeaderTimeout time.Duration
+	// MaxHeaderBytes caps the size of a request's request line and header
+	// lines (an upgrade's too), counted as net/http counts them (it reads
+	// up to 4 KiB past the cap before refusing); a request over it is
+	// answered 431 and its connection closed (0: 64 KiB).
+	MaxHeaderBytes int
 	// MaxFrameLen caps frames in both directions (0: 256 MiB).
 	MaxFrameLen int
 
@@ -168,6 +195,21 @@ func (c Config) withDefaults() Config {
 	if c.MaxSessionsPerClient == 0 {
 		c.MaxSessionsPerClient = DefaultMaxSessionsPerClient
 	}
+	if c.MaxConnections == 0 {
+		c.MaxConnections = DefaultMaxConnections
+		if c.MaxSessions > 0 {
+			c.MaxConnections = max(c.MaxConnections, c.MaxSessions+256)
+		}
+	}
+	if c.MaxConnectionsPerClient == 0 {
+		c.MaxConnectionsPerClient = DefaultMaxConnectionsPerClient
+		if c.MaxSessionsPerClient > 0 {
+			c.MaxConnectionsPerClient = max(c.MaxConnectionsPerClient, c.MaxSessionsPerClient+32)
+		}
+		if c.TrustForwardedFor {
+			c.MaxConnectionsPerClient = -1
+		}
+	}
 	if c.MaxAuthFailures == 0 {
 		c.MaxAuthFailures = DefaultMaxAuthFailures
 	}
@@ -177,6 +219,9 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxDuration, DefaultMaxDuration)
 	def(&c.DrainGrace, DefaultDrainGrace)
 	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	if c.MaxHeaderBytes <= 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	if c.MaxMemory == 0 {
 		c.MaxMemory = DefaultMaxMemory
 	}

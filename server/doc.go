@@ -2,6 +2,12 @@
 // sessions over WebSockets, one session per connection at "/", each on a
 // worker of an internal prewarmed pool, behind the server's policy.
 //
+// Open TCP connections, upgraded or not, are capped server-wide and per
+// peer address (Config.MaxConnections, MaxConnectionsPerClient): one over
+// a cap is answered 503 and closed before it is read. A request's headers
+// are bounded in time (Config.ReadHeaderTimeout, which also bounds a TLS
+// handshake) and size (Config.MaxHeaderBytes, 431 past it).
+//
 // Before the upgrade a request is authenticated (bearer [Tokens], verified
 // client certificates, or neither: then the client is its address, an
 // IPv6 address by its /64), and admitted under the server-wide and

@@ -171,6 +171,10 @@ func TestHostileThousandsOfConnections(t *testing.T) {
 		c.MaxSessions = maxSessions
 		c.MaxSessionsPerClient = -1
 		c.ReadHeaderTimeout = 2 * time.Second
+		// The subject is the session cap: the connection caps, which
+		// would refuse most of these from one address first, are
+		// TestHostileConnectionsPerPeer's and ServerWide's.
+		c.MaxConnections, c.MaxConnectionsPerClient = -1, -1
 	})
 	check := victim(t, ts)
 	addr := strings.TrimPrefix(ts.HTTP, "http://")

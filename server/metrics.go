@@ -76,7 +76,7 @@ func newMetrics(p *pool.Pool) *metrics {
 		m.ended.WithLabelValues(o)
 	}
 	for _, r := range []string{ReasonUnauthorized, ReasonCapacity, ReasonDraining, ReasonClientQuota,
-		ReasonRequestRefused, ReasonLoadUnsigned, ReasonLoadAboveCeilings, ReasonUpgradeRejected, ReasonHostRejected, ReasonAuthThrottled, ReasonUnhealthy} {
+		ReasonRequestRefused, ReasonLoadUnsigned, ReasonLoadAboveCeilings, ReasonUpgradeRejected, ReasonHostRejected, ReasonAuthThrottled, ReasonUnhealthy, ReasonTooManyConnections} {
 		m.refusals.WithLabelValues(r)
 	}
 	return m

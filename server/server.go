@@ -219,9 +219,11 @@ func (s *Server) Serve(l net.Listener) error {
 		ReadTimeout:       s.cfg.ReadHeaderTimeout + 10*time.Second,
 		WriteTimeout:      s.cfg.ReadHeaderTimeout + 10*time.Second,
 		IdleTimeout:       s.cfg.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	l = newConnLimiter(l, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerClient, s.cfg.TLS == nil,
+		func() { s.m.refusals.WithLabelValues(ReasonTooManyConnections).Inc() })
 	if s.cfg.TLS != nil {
 		l = tls.NewListener(l, s.cfg.TLS)
 	}

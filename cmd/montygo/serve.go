@@ -100,6 +100,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections (0 disables the cap)")
+	fs.IntVar(&cfg.MaxConnectionsPerClient, "max-connections-per-client", server.DefaultMaxConnectionsPerClient, "open TCP connections per peer address, IPv6 by its /64 (at least --max-sessions-per-client + 32 unless given; none with --trust-forwarded-for unless given) (0 disables the cap)")
 	fs.Var(secondsFlag{&cfg.TurnTimeout}, "turn-timeout", "bound on one turn"+durationUsage)
 	fs.Var(secondsFlag{&cfg.IdleTimeout}, "idle-timeout", "bound on the wait for a client's next request"+durationUsage)
 	fs.Var(secondsFlag{&cfg.SessionTimeout}, "session-timeout", "bound on a session's life"+durationUsage)
@@ -122,7 +124,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
 	fs.IntVar(&cfg.MaxRestarts, "max-restarts", pool.DefaultMaxRestarts, "worker failures (failed starts, workers dead while idle, killed from outside too) tolerated within --restart-window; one more makes the server unhealthy (/readyz and upgrades 503) for --restart-window (0 disables the cap)")
 	fs.Var(secondsFlag{&cfg.RestartWindow}, "restart-window", "window of --max-restarts, and how long the server stays unhealthy once it trips"+durationUsage)
-	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on reading an upgrade request's headers"+durationUsage)
+	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on a TLS handshake and on reading a request's headers (an upgrade's too)"+durationUsage)
+	headerKiB := fs.Int("max-header-kib", server.DefaultMaxHeaderBytes>>10, "cap of a request's header lines (KiB, 1 to 1024); a request over it is answered 431")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo serve --dump-key FILE [flags]")
@@ -164,6 +167,20 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// server.Config reads 0 as its default and a negative as "no cap";
 	// here 0 is "no cap" (as the help says) and a negative is refused,
 	// so that no value means something other than it says.
+	// The connection caps, when not given, are server.Config's defaults,
+	// which make room for the session caps (and leave a proxy's
+	// connections alone).
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, v := range map[string]*int{"max-connections": &cfg.MaxConnections, "max-connections-per-client": &cfg.MaxConnectionsPerClient} {
+		if !given[name] {
+			*v = 0
+		} else if *v == 0 {
+			*v = -1
+		} else if *v < 0 {
+			return fail(fmt.Errorf("--%s must be 0 (no cap) or more, not %d", name, *v))
+		}
+	}
 	for _, c := range []struct {
 		name string
 		v    *int
@@ -192,6 +209,10 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		return fail(fmt.Errorf("--max-frame-mib must be between 1 and %d", server.DefaultMaxFrameLen>>20))
 	}
 	cfg.MaxFrameLen = *frameMiB << 20
+	if *headerKiB < 1 || *headerKiB > 1024 {
+		return fail(errors.New("--max-header-kib must be between 1 and 1024"))
+	}
+	cfg.MaxHeaderBytes = *headerKiB << 10
 	if *dumpKey == "" {
 		return fail(errors.New("--dump-key FILE is required"))
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -426,6 +427,74 @@ func TestServeMaxFrameFlag(t *testing.T) {
 		_, stderr, code := runCLI(t, "", "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--max-frame-mib", v)
 		if code != 2 || !strings.Contains(stderr, "max-frame-mib") {
 			t.Errorf("--max-frame-mib %s: exit %d, %s", v, code, stderr)
+		}
+	}
+}
+
+// TestServeMaxHeaderFlag: --max-header-kib (here its environment twin)
+// caps a request's headers: past it the server answers 431; a value
+// outside 1 to 1024 is a usage error.
+func TestServeMaxHeaderFlag(t *testing.T) {
+	p := startServe(t, []string{"MONTY_SERVER_MAX_HEADER_KIB=4"})
+	for _, c := range []struct{ pad, want int }{{2 << 10, http.StatusOK}, {16 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		req, err := http.NewRequest("GET", p.http+"/healthz", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Pad", strings.Repeat("a", c.pad))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%d bytes of header under --max-header-kib 4: %d, want %d", c.pad, resp.StatusCode, c.want)
+		}
+	}
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, v := range []string{"0", "1025", "-1"} {
+		_, stderr, code := runCLI(t, "", "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--max-header-kib", v)
+		if code != 2 || !strings.Contains(stderr, "max-header-kib") {
+			t.Errorf("--max-header-kib %s: exit %d, %s", v, code, stderr)
+		}
+	}
+}
+
+// TestServeConnectionCapFlags: --max-connections-per-client (here its
+// environment twin) caps one address's open connections (idle ones
+// included): the next is answered 503 too_many_connections at once; a
+// negative count is a usage error.
+func TestServeConnectionCapFlags(t *testing.T) {
+	p := startServe(t, []string{"MONTY_SERVER_MAX_CONNECTIONS_PER_CLIENT=2"})
+	addr := strings.TrimPrefix(p.http, "http://")
+	for range 2 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+	}
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "too_many_connections") {
+		t.Fatalf("a third connection: %d %q, want 503 too_many_connections", resp.StatusCode, body)
+	}
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, f := range []string{"--max-connections", "--max-connections-per-client"} {
+		_, stderr, code := runCLI(t, "", "serve", "--listen", "127.0.0.1:0", "--dump-key", key, f, "-1")
+		if code != 2 || !strings.Contains(stderr, f) {
+			t.Errorf("%s -1: exit %d, %s", f, code, stderr)
 		}
 	}
 }

@@ -1,0 +1,592 @@
+//go:build unix
+
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/transport/ws"
+)
+
+// wsFrame is one client WebSocket frame (masked, with a zero key, which
+// leaves the payload as it is).
+func wsFrame(fin bool, op byte, payload []byte) []byte {
+	b0 := op
+	if fin {
+		b0 |= 0x80
+	}
+	out := []byte{b0}
+	switch n := len(payload); {
+	case n < 126:
+		out = append(out, 0x80|byte(n))
+	case n <= 0xffff:
+		out = append(out, 0x80|126, byte(n>>8), byte(n))
+	default:
+		out = append(out, 0x80|127)
+		out = binary.BigEndian.AppendUint64(out, uint64(n))
+	}
+	out = append(out, 0, 0, 0, 0)
+	return append(out, payload...)
+}
+
+// rawUpgrade opens a TCP connection to ts and upgrades it by hand; the
+// test then writes frames of its own making.
+func rawUpgrade(t *testing.T, ts *testServer) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	nc, err := net.Dial("tcp", strings.TrimPrefix(ts.HTTP, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade answered %d", resp.StatusCode)
+	}
+	return nc, br
+}
+
+// readServerFrame reads one unmasked server frame: its opcode and payload.
+func readServerFrame(br *bufio.Reader) (byte, []byte, error) {
+	var h [2]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var b [2]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = uint64(binary.BigEndian.Uint16(b[:]))
+	case 127:
+		var b [8]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return 0, nil, err
+		}
+		n = binary.BigEndian.Uint64(b[:])
+	}
+	p := make([]byte, n)
+	_, err := io.ReadFull(br, p)
+	return h[0] & 0x0f, p, err
+}
+
+// untilClosed reads server frames until the connection ends and returns
+// the close code of the server's Close frame (0 when none came).
+func untilClosed(t *testing.T, nc net.Conn, br *bufio.Reader) int {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	code := 0
+	for {
+		op, p, err := readServerFrame(br)
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("the server did not end the connection")
+			}
+			return code
+		}
+		if op == 8 && len(p) >= 2 && code == 0 {
+			code = int(binary.BigEndian.Uint16(p))
+		}
+	}
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	// Idle keep-alive connections of the test's own HTTP client (and their
+	// server ends) are not what is counted.
+	http.DefaultClient.CloseIdleConnections()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(es)
+}
+
+// settles waits until f reports at most want (goroutines, descriptors),
+// which ended connections release asynchronously.
+func settles(t *testing.T, what string, want int, f func() int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	got := f()
+	for got > want && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		got = f()
+	}
+	if got > want {
+		t.Fatalf("%s: %d, baseline %d", what, got, want)
+	}
+}
+
+// noLingering waits until no goroutine of net/http is lingering on a
+// connection it refused (it waits half a second for the client to read
+// the refusal before dropping it), so the package's leak check does not
+// find one.
+func noLingering(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n := runtime.Stack(buf, true)
+		if !strings.Contains(string(buf[:n]), "net/http.(*conn).closeWriteAndWait") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a refused connection's goroutine never ended")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A message sent as thousands of one-byte fragments is one frame to the
+// server; fragments around a ping, and a ping flood the client never
+// reads the pongs of, leave the session and its neighbours working.
+func TestHostileFragmentsAndPings(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	nc, br := rawUpgrade(t, ts)
+	cfg := encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4})
+	var msg []byte
+	for i, b := range cfg {
+		op := byte(0) // continuation
+		if i == 0 {
+			op = 2
+		}
+		msg = append(msg, wsFrame(i == len(cfg)-1, op, []byte{b})...)
+		if i == 1 {
+			msg = append(msg, wsFrame(true, 9, []byte("mid"))...)
+		}
+	}
+	if _, err := nc.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for {
+		op, p, err := readServerFrame(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op == 10 {
+			continue // the pong
+		}
+		if ev := decodeEvent(t, 4, p); ev.Body.EventKind() != message.KindOk {
+			t.Fatalf("fragmented Configure answered %s", describe(ev))
+		}
+		break
+	}
+	// A ping flood nobody reads the answers of: the server's pongs fill
+	// the socket, and it must drop the connection rather than block.
+	g0 := runtime.NumGoroutine()
+	ping := wsFrame(true, 9, make([]byte, 125))
+	flood := make(chan error, 1)
+	go func() {
+		buf := bytesRepeat(ping, 512)
+		for {
+			if _, err := nc.Write(buf); err != nil {
+				flood <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-flood:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the server still reads a ping flood whose pongs nobody reads")
+	}
+	check()
+	waitMetric(t, ts, "monty_server_sessions_active 1")
+	settles(t, "goroutines", g0, runtime.NumGoroutine)
+}
+
+func bytesRepeat(b []byte, n int) []byte {
+	out := make([]byte, 0, len(b)*n)
+	for range n {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// A client that announces a frame and goes away halfway through it, or
+// sends a reserved opcode or a control frame over 125 bytes, ends only
+// its own session.
+func TestHostileBrokenFrames(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	fd0 := openFDs(t)
+	for name, send := range map[string][]byte{
+		"half a frame":    wsFrame(true, 2, make([]byte, 1000))[:500],
+		"reserved opcode": wsFrame(true, 3, []byte("x")),
+		"long ping":       wsFrame(true, 9, make([]byte, 200)),
+		"unmasked":        {0x82, 0x01, 0x00},
+		"rsv bits":        {0xf2, 0x81, 0, 0, 0, 0, 0},
+		"fragmented ping": wsFrame(false, 9, []byte("x")),
+	} {
+		t.Run(name, func(t *testing.T) {
+			nc, br := rawUpgrade(t, ts)
+			if _, err := nc.Write(send); err != nil {
+				t.Fatal(err)
+			}
+			if name == "half a frame" {
+				nc.(*net.TCPConn).CloseWrite()
+			}
+			untilClosed(t, nc, br)
+			nc.Close()
+		})
+	}
+	check()
+	waitMetric(t, ts, "monty_server_sessions_active 1")
+	settles(t, "open descriptors", fd0, func() int { return openFDs(t) })
+}
+
+// Upgrades the WebSocket library refuses (a wrong version, no key, a
+// subprotocol nobody offered to speak) take no place under the caps: with
+// a cap of one session, a proper upgrade still gets in after many of them.
+func TestHostileBadUpgradesTakeNoPlace(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxSessions = 1; c.MaxSessionsPerClient = 1 })
+	addr := strings.TrimPrefix(ts.HTTP, "http://")
+	for _, h := range []string{
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 12\r\n",
+		"Sec-WebSocket-Version: 13\r\n",
+		"Sec-WebSocket-Key: x\r\nSec-WebSocket-Version: 13\r\n",
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: http://evil.example\r\n",
+	} {
+		for range 3 {
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+h+"\r\n")
+			resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+			nc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode == http.StatusSwitchingProtocols || resp.StatusCode < 400 {
+				t.Fatalf("%q: %d", h, resp.StatusCode)
+			}
+		}
+	}
+	// A subprotocol is not negotiated: the upgrade succeeds without one.
+	c := dial(t, ts.URL, 4, ws.DialOptions{Header: http.Header{"Sec-WebSocket-Protocol": {"evil"}}})
+	configure(t, c, 4, nil)
+	if got := repr(t, c, "1 + 1"); got != "2" {
+		t.Fatal(got)
+	}
+}
+
+// A TLS client that connects and never finishes its handshake is dropped
+// within the header timeout; the server keeps serving others meanwhile.
+func TestHostileTLSHandshakeNeverFinishes(t *testing.T) {
+	pki := newPKI(t)
+	ts := startServer(t, func(c *Config) {
+		c.TLS = &tls.Config{Certificates: []tls.Certificate{pki.server}, MinVersion: tls.VersionTLS12}
+		c.ReadHeaderTimeout = 300 * time.Millisecond
+	})
+	addr := strings.TrimPrefix(ts.HTTP, "https://")
+	var stalled []net.Conn
+	for i := range 20 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		if i%2 == 1 {
+			// Half a ClientHello record.
+			nc.Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01})
+		}
+		stalled = append(stalled, nc)
+	}
+	c := dial(t, ts.URL, 4, ws.DialOptions{TLSConfig: &tls.Config{RootCAs: pki.pool}})
+	configure(t, c, 4, nil)
+	if got := repr(t, c, "'served'"); got != "'served'" {
+		t.Fatal(got)
+	}
+	for _, nc := range stalled {
+		nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		start := time.Now()
+		_, err := io.Copy(io.Discard, nc)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("a stalled TLS handshake was kept open %v", time.Since(start))
+		}
+	}
+}
+
+// Headers over the server's limit are refused with 431 before any
+// upgrade.
+func TestHostileHugeHeaders(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	nc, err := net.Dial("tcp", strings.TrimPrefix(ts.HTTP, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	go func() {
+		io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n")
+		for range 4096 {
+			if _, err := io.WriteString(nc, "X-Pad: "+strings.Repeat("a", 1000)+"\r\n"); err != nil {
+				return
+			}
+		}
+	}()
+	nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("4 MB of headers: %d", resp.StatusCode)
+	}
+	check()
+	nc.Close()
+	noLingering(t)
+}
+
+// The limits a client asks for are clamped to the ceilings however it
+// asks (huge values, at either protocol the server speaks).
+func TestHostileConfigureHugeLimits(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxDuration = 500 * time.Millisecond
+		c.MaxMemory = 16 << 20
+		c.MaxRecursionDepth = 50
+		c.TurnTimeout = time.Hour
+	})
+	huge := uint64(1) << 62
+	for _, v := range []uint32{2, 4} {
+		c := dial(t, ts.URL, v, ws.DialOptions{})
+		l := &message.ResourceLimits{MaxDurationMicros: &huge, MaxMemoryBytes: &huge, MaxRecursionDepth: &huge, GCInterval: &huge}
+		configure(t, c, v, l)
+		wantPrefix(t, repr(t, c, "def f(n):\n    return f(n + 1)\nf(0)"), "Error RecursionError")
+		wantPrefix(t, repr(t, c, "x = 'a' * (64 * 1024 * 1024)"), "Error MemoryError")
+		start := time.Now()
+		wantPrefix(t, repr(t, c, "while True:\n    pass"), "Error TimeoutError")
+		if d := time.Since(start); d > 30*time.Second {
+			t.Fatalf("protocol %d: the loop ran %v under a 500 ms ceiling", v, d)
+		}
+	}
+}
+
+// headerStatus sends a GET of path with pad bytes of one extra header and
+// returns the status.
+func headerStatus(t *testing.T, base, path string, pad int) int {
+	t.Helper()
+	req, err := http.NewRequest("GET", base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Pad", strings.Repeat("a", pad))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Config.MaxHeaderBytes is the header cap: lowered, it refuses what the
+// default takes (net/http reads 4 KiB past the cap before refusing, so
+// the sizes keep clear of that slack).
+func TestHostileHeaderCap(t *testing.T) {
+	small := startServer(t, func(c *Config) { c.MaxHeaderBytes = 4 << 10 })
+	def := startServer(t, nil)
+	// An upgrade within the cap works.
+	c := dial(t, small.URL, 4, ws.DialOptions{Header: http.Header{"X-Pad": {strings.Repeat("b", 2<<10)}}})
+	configure(t, c, 4, nil)
+	c.Close()
+	if code := headerStatus(t, small.HTTP, "/healthz", 2<<10); code != http.StatusOK {
+		t.Fatalf("2 KiB of headers under a 4 KiB cap: %d", code)
+	}
+	if code := headerStatus(t, small.HTTP, "/healthz", 16<<10); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("16 KiB of headers under a 4 KiB cap: %d, want 431", code)
+	}
+	if code := headerStatus(t, def.HTTP, "/healthz", 16<<10); code != http.StatusOK {
+		t.Fatalf("16 KiB of headers under the default cap: %d", code)
+	}
+	if code := headerStatus(t, def.HTTP, "/healthz", 80<<10); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("80 KiB of headers under the default cap: %d, want 431", code)
+	}
+	noLingering(t)
+}
+
+// children returns the processes whose parent is this one, and how many
+// of them are zombies (exited, not reaped).
+func children(t *testing.T) (live, zombies int) {
+	t.Helper()
+	es, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	me := strconv.Itoa(os.Getpid())
+	for _, e := range es {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so split after
+		// its closing parenthesis.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[1] != me {
+			continue
+		}
+		live++
+		if f[0] == "Z" {
+			zombies++
+		}
+	}
+	return live, zombies
+}
+
+// Clients that leave mid-turn (a Close frame, a dropped socket), stop
+// reading a print flood, or outlast the turn timeout cost nothing that
+// outlives them: after each round the worker processes are what the pool
+// counts (none left unreaped), and goroutines and descriptors come back
+// to what the first round left, however many rounds run.
+func TestHostileAttacksLeaveNothingBehind(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxSessions = 2
+		c.MaxDuration = time.Hour
+		c.TurnTimeout = 2 * time.Second
+		c.IdleTimeout = time.Second
+	})
+	round := func() {
+		// Gone mid-turn, by Close frame and by a dropped socket.
+		for _, drop := range []bool{false, true} {
+			c := dialTCP(t, ts)
+			c.send(t, &message.Configure{ProtocolVersion: 4})
+			if _, _, err := c.c.Read(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c.send(t, &message.Feed{Code: "while True:\n    pass"})
+			if drop {
+				c.nc.Close()
+			} else {
+				c.c.Close(websocket.StatusNormalClosure, "")
+			}
+		}
+		waitMetric(t, ts, "monty_server_sessions_active 0")
+		// A print flood nobody reads, and a turn past the timeout.
+		for _, code := range []string{"for i in range(100000):\n    print('x' * 10000)", "while True:\n    pass"} {
+			c := dialTCP(t, ts)
+			c.send(t, &message.Configure{ProtocolVersion: 4})
+			if _, _, err := c.c.Read(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			c.send(t, &message.Feed{Code: code})
+			waitMetric(t, ts, "monty_server_sessions_active 0")
+			c.c.CloseNow()
+		}
+		waitMetric(t, ts, "monty_server_workers_busy 0")
+		if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
+			t.Fatal(got)
+		}
+		waitMetric(t, ts, "monty_server_sessions_active 0")
+		waitMetric(t, ts, "monty_server_workers_busy 0")
+	}
+	workersMatch := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			live, zombies := children(t)
+			want := ts.pool.Stat().Live
+			if zombies == 0 && live == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d child processes (%d unreaped), the pool counts %d workers", live, zombies, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	round()
+	workersMatch()
+	g0, fd0 := runtime.NumGoroutine(), openFDs(t)
+	t.Logf("baseline: %d goroutines, %d descriptors, %+v", g0, fd0, ts.pool.Stat())
+	for range 3 {
+		round()
+		workersMatch()
+	}
+	t.Logf("end: %d goroutines, %d descriptors, %+v", runtime.NumGoroutine(), openFDs(t), ts.pool.Stat())
+	settles(t, "goroutines", g0, runtime.NumGoroutine)
+	settles(t, "open descriptors", fd0, func() int { return openFDs(t) })
+}
+
+// Requests out of the state table's order, before and after Configure,
+// are answered (or end only their own session) and leave the session
+// usable when the table says so.
+func TestHostileRequestsOutOfOrder(t *testing.T) {
+	ts := startServer(t, nil)
+	check := victim(t, ts)
+	c := dial(t, ts.URL, 4, ws.DialOptions{})
+	// Before Configure: a resume with nothing suspended and a Dump.
+	for _, req := range []message.Request{resumeBool(7, true), &message.Dump{}} {
+		ev := do(t, c, req).Event
+		if k := ev.Body.EventKind(); k != message.KindError && k != message.KindFatalError {
+			t.Fatalf("%s before Configure answered %s", req.RequestKind(), describe(ev))
+		}
+		if ev.Body.EventKind() == message.KindFatalError {
+			c = dial(t, ts.URL, 4, ws.DialOptions{})
+		}
+	}
+	configure(t, c, 4, nil)
+	// Configured, idle: resumes of every kind with nothing suspended.
+	for _, req := range []message.Request{resumeBool(7, true), &message.AbortFeed{Exception: message.NewException("RuntimeError", "x")}} {
+		ev := do(t, c, req).Event
+		if ev.Body.EventKind() != message.KindError {
+			t.Fatalf("%s while idle answered %s", req.RequestKind(), describe(ev))
+		}
+	}
+	if got := repr(t, c, "'in order again'"); got != "'in order again'" {
+		t.Fatal(got)
+	}
+	check()
+}
+
+// A client that sends thousands of requests without waiting for the
+// answers, and never reads them, ends only its own session: the answers
+// fill its socket, the server's write stalls past the idle timeout, and
+// the worker goes back to the pool.
+func TestHostilePipelinedRequestsNeverRead(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = 500 * time.Millisecond })
+	nc, _ := rawUpgrade(t, ts)
+	nc.(*net.TCPConn).SetReadBuffer(4096)
+	var burst []byte
+	burst = append(burst, wsFrame(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))...)
+	feed := wsFrame(true, 2, encodeRequest(t, 4, &message.Feed{Code: "print('y' * 1000)"}))
+	for range 2000 {
+		burst = append(burst, feed...)
+	}
+	go nc.Write(burst)
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="idle_timeout"} 1`)
+	waitMetric(t, ts, "monty_server_sessions_active 0")
+	waitMetric(t, ts, "monty_server_workers_busy 0")
+	if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
+		t.Fatal(got)
+	}
+}
