@@ -68,3 +68,41 @@ func TestRepeatedCorpusFramesStayWithinTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeVectorAttacksAreBounded is TestWrapperAttacksAreBounded for the
+// repeated fields inside arena nodes that it leaves out: a named tuple's
+// field names and values (unpacked entries and a packed run), a tuple's,
+// set's and frozenset's items, and the attribute pairs of a type and of a
+// class instance. Each is 100,000 empty entries (2 bytes each on the
+// wire) and must fail for the budget under 4 KiB, allocating no more than
+// that budget and the slack.
+func TestNodeVectorAttacksAreBounded(t *testing.T) {
+	const n = 100_000
+	for name, frame := range map[string][]byte{
+		"named_tuple_field_names":   completeFrame(0, node(pb(nil).msg(13, repeatBytes(n, 0x12, 0x00)))),
+		"named_tuple_values":        completeFrame(0, node(pb(nil).msg(13, repeatBytes(n, 0x18, 0x00)))),
+		"named_tuple_values_packed": completeFrame(0, node(pb(nil).msg(13, pb(nil).bytes(3, make([]byte, n))))),
+		"tuple_items":               completeFrame(0, node(pb(nil).msg(12, repeatBytes(n, 0x08, 0x00)))),
+		"set_items":                 completeFrame(0, node(pb(nil).msg(15, repeatBytes(n, 0x08, 0x00)))),
+		"frozen_set_items":          completeFrame(0, node(pb(nil).msg(16, repeatBytes(n, 0x08, 0x00)))),
+		"type_attrs":                completeFrame(0, node(pb(nil).msg(23, pb(nil).msg(5, repeatBytes(n, 0x0a, 0x00))))),
+		"class_instance_attrs":      completeFrame(0, node(pb(nil).msg(24, pb(nil).msg(3, repeatBytes(n, 0x0a, 0x00))))),
+	} {
+		for _, v := range []*dialect{dialect4, dialect5} {
+			_, b, err := decodeEventIn(frame, lim(4096), v)
+			if !errors.Is(err, codec.ErrBudget) {
+				t.Errorf("%s at %s: %v", name, v.Name, err)
+				continue
+			}
+			if b.Charged() > 4096 {
+				t.Errorf("%s at %s: charged %d", name, v.Name, b.Charged())
+			}
+			if raceEnabled {
+				continue
+			}
+			if got := codectest.Measure(func() { decodeEventIn(frame, lim(4096), v) }); got > 4096+heapSlack {
+				t.Errorf("%s at %s: allocated %d bytes under a 4096-byte budget", name, v.Name, got)
+			}
+		}
+	}
+}
