@@ -63,12 +63,17 @@ func FuzzDialAgainstAPeer(f *testing.F) {
 	f.Add(uint8(1), []byte("HTTP/1.1 429 Too Many Requests\r\nRetry-After: Wed, 21 Oct 2099 07:28:00 GMT\r\n"), []byte("slow \x01down\xff\r\nmore"))
 	f.Add(uint8(1), []byte("HTTP/1.1 302 Found\r\nLocation: http://evil/\r\n"), []byte{})
 	const maxFrame = 1024
+	// One listener for every input: a listener per input leaves its port
+	// in TIME_WAIT with the connection it accepted, and a few tens of
+	// thousands of inputs used up the ephemeral ports. Every input's dial
+	// connects (the URL and options are valid), so each input's server
+	// accepts exactly its own connection.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { ln.Close() })
 	f.Fuzz(func(t *testing.T, mode uint8, head, stream []byte) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
@@ -110,7 +115,6 @@ func FuzzDialAgainstAPeer(f *testing.F) {
 			if de.RetryAfter < 0 {
 				t.Fatalf("Retry-After %v", de.RetryAfter)
 			}
-			ln.Close()
 			<-served
 			return
 		}
