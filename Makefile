@@ -8,7 +8,7 @@ GO ?= go
 BUF := $(GO) tool -modfile=tools/go.mod buf
 STATICCHECK := $(GO) tool -modfile=tools/go.mod staticcheck
 MONTY_BIN ?= $(CURDIR)/.monty/bin/monty
-FUZZTIME ?= 5s
+FUZZTIME ?= 4s
 export MONTY_BIN
 
 .PHONY: all worker build run test vet cross lint unit unit-norace relay-suites conform soak-server remote fuzz-smoke bench generate-proto check-proto tidy-check api-check api-update replay

@@ -201,11 +201,21 @@ func TestParseSpec(t *testing.T) {
 		{"/odd::name::/data::overlay", Mount{HostDir: "/odd::name", VirtualPath: "/data", Mode: Overlay}},
 		{"/odd::name::/data", Mount{HostDir: "/odd::name", VirtualPath: "/data", Mode: ReadOnly}},
 		{"C:x::/", Mount{HostDir: "C:x", VirtualPath: "/", Mode: ReadOnly}},
+		// Cut from the right: a virtual path or a host ending in ':'
+		// (String writes such a mount so; FuzzParseSpec found "0::/:").
+		{"0::/:", Mount{HostDir: "0", VirtualPath: "/:", Mode: ReadOnly}},
+		{"0::/:::ro", Mount{HostDir: "0", VirtualPath: "/:", Mode: ReadOnly}},
+		{"h::/v:::rw", Mount{HostDir: "h", VirtualPath: "/v:", Mode: ReadWrite}},
+		{"h:::/v", Mount{HostDir: "h:", VirtualPath: "/v", Mode: ReadOnly}},
+		{"h:::/v:::overlay", Mount{HostDir: "h:", VirtualPath: "/v:", Mode: Overlay}},
 	}
 	for _, c := range good {
 		got, err := ParseSpec(c.in)
 		if err != nil || got != c.want {
 			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", c.in, got, err, c.want)
+		}
+		if again, err := ParseSpec(c.want.String()); err != nil || again != c.want {
+			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", c.want.String(), again, err, c.want)
 		}
 	}
 	bad := []string{

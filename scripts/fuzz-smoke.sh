@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Runs every fuzz target in the module for a short time (default 5s each).
+# Runs every fuzz target in the module for a short time (default 4s each).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-T="${1:-5s}"
+T="${1:-4s}"
 status=0
+start=$SECONDS
+targets=0
 while IFS= read -r pkg; do
   dir="$(go list -f '{{.Dir}}' "$pkg")"
   for f in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
     echo "fuzz: $pkg $f ($T)"
+    targets=$((targets + 1))
     if ! go test -run='^$' -fuzz="^${f}\$" -fuzztime="$T" "$pkg" >/tmp/fuzz-$$.log 2>&1; then
       # Go's fuzzer can end a run with "context deadline exceeded" and no
       # input when the time runs out mid-input on a loaded machine. That is
@@ -24,4 +27,5 @@ while IFS= read -r pkg; do
   done
 done < <(go list ./... )
 rm -f /tmp/fuzz-$$.log
+echo "fuzz: $targets targets in $((SECONDS - start))s"
 exit $status

@@ -42,6 +42,37 @@ type Tokens struct {
 	hashes [][sha256.Size]byte
 }
 
+// TokensError reports a tokens file that ParseTokens refuses. It never
+// holds a token.
+type TokensError struct {
+	// Line is the 1-based line at fault, or 0 for the file as a whole.
+	Line int
+	// Reason says what is wrong; empty when Err says it.
+	Reason string
+	// Err is ErrShortToken or ErrWeakToken for a token refused as such,
+	// or the read error behind a file that could not be read; else nil.
+	Err error
+}
+
+// Error renders "server: tokens line N: reason" for a line, "server:
+// tokens file reason" for the file.
+func (e *TokensError) Error() string {
+	msg := e.Reason
+	if e.Err != nil {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += e.Err.Error()
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("server: tokens line %d: %s", e.Line, msg)
+	}
+	return "server: tokens file " + msg
+}
+
+// Unwrap returns Err.
+func (e *TokensError) Unwrap() error { return e.Err }
+
 // ParseTokens reads lines "NAME:TOKEN" (blank lines and lines starting
 // with '#' are skipped). NAME is the client identity used for per-client
 // caps, logs and metrics. Names and tokens are UTF-8 and hold only
@@ -61,14 +92,15 @@ type Tokens struct {
 // probability); it does not make a guessable token safe. A UTF-8 byte
 // order mark that starts the file (as some editors write one) is skipped;
 // one anywhere else is refused, as an invisible part of a name or a
-// token.
+// token. A file it refuses is reported by a *TokensError; an error
+// reading r is returned as it is.
 func ParseTokens(r io.Reader) (*Tokens, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxTokensFile+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > maxTokensFile {
-		return nil, fmt.Errorf("server: tokens file is larger than %d bytes", maxTokensFile)
+		return nil, &TokensError{Reason: fmt.Sprintf("is larger than %d bytes", maxTokensFile)}
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	t := &Tokens{}
@@ -82,27 +114,27 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 		}
 		name, tok, ok := strings.Cut(line, ":")
 		if !ok || name == "" || tok == "" || !presentable(name) || !presentable(tok) {
-			return nil, fmt.Errorf("server: tokens line %d: want NAME:TOKEN", n)
+			return nil, &TokensError{Line: n, Reason: "want NAME:TOKEN"}
 		}
 		if len(tok) < MinTokenLen {
-			return nil, fmt.Errorf("server: tokens line %d: %w", n, ErrShortToken)
+			return nil, &TokensError{Line: n, Err: ErrShortToken}
 		}
 		if weakToken(tok) {
-			return nil, fmt.Errorf("server: tokens line %d: %w", n, ErrWeakToken)
+			return nil, &TokensError{Line: n, Err: ErrWeakToken}
 		}
 		h := sha256.Sum256([]byte(tok))
 		if seen[h] {
-			return nil, fmt.Errorf("server: tokens line %d: token already given to another name", n)
+			return nil, &TokensError{Line: n, Reason: "token already given to another name"}
 		}
 		seen[h] = true
 		t.names = append(t.names, name)
 		t.hashes = append(t.hashes, h)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, &TokensError{Reason: "cannot be read", Err: err}
 	}
 	if len(t.names) == 0 {
-		return nil, fmt.Errorf("server: tokens file has no NAME:TOKEN line")
+		return nil, &TokensError{Reason: "has no NAME:TOKEN line"}
 	}
 	return t, nil
 }

@@ -106,10 +106,10 @@ func answered(t *testing.T, c *rawClient) bool {
 }
 
 // FuzzGateSeesTheDecodedKind: whatever request a frame decodes to, at
-// protocol 4 or 2, the gate classifies the frame as that kind, so a
+// protocol 5, 4 or 2, the gate classifies the frame as that kind, so a
 // refused request cannot pass it in disguise.
 func FuzzGateSeesTheDecodedKind(f *testing.F) {
-	for _, v := range []uint32{4, 2} {
+	for _, v := range []uint32{5, 4, 2} {
 		for _, req := range []message.Request{&message.Reset{}, &message.Shutdown{}, &message.Configure{ProtocolVersion: v}, &message.Feed{Code: "1"}} {
 			b := encodeRequest(f, v, req)
 			f.Add(b)
@@ -119,7 +119,7 @@ func FuzzGateSeesTheDecodedKind(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, known := requestKind(b)
-		for _, v := range []uint32{4, 2} {
+		for _, v := range []uint32{5, 4, 2} {
 			cd, _ := codec.ForVersion(v)
 			req, err := cd.DecodeRequest(b, codec.Limits{})
 			if err != nil || req.Body == nil {

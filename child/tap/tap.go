@@ -122,6 +122,27 @@ func (c *Conn) Err() error {
 // ErrNotRecord is returned by NewReader for a stream without the header.
 var ErrNotRecord = errors.New("not a monty-tap record stream")
 
+// FormatError reports a record stream that breaks the format after its
+// header: a record cut short, an unknown direction byte, or a body over the
+// reader's cap.
+type FormatError struct {
+	// Reason says what is wrong, e.g. "truncated record body".
+	Reason string
+	// Err is the read error behind a truncated record, else nil.
+	Err error
+}
+
+// Error renders the reason, followed by the read error when there is one.
+func (e *FormatError) Error() string {
+	if e.Err != nil {
+		return e.Reason + ": " + e.Err.Error()
+	}
+	return e.Reason
+}
+
+// Unwrap returns the read error behind a truncated record.
+func (e *FormatError) Unwrap() error { return e.Err }
+
 // Reader reads a record stream. It is not safe for concurrent use.
 type Reader struct {
 	r   *bufio.Reader
@@ -142,7 +163,8 @@ func NewReader(r io.Reader, maxLen int) (*Reader, error) {
 	return &Reader{r: br, max: maxLen}, nil
 }
 
-// Next returns the next record, or io.EOF at the end of the stream.
+// Next returns the next record, or io.EOF at the end of the stream. A
+// stream that breaks the format fails with a *FormatError.
 func (r *Reader) Next() (Record, error) {
 	var hdr [13]byte
 	n, err := io.ReadFull(r.r, hdr[:])
@@ -150,20 +172,25 @@ func (r *Reader) Next() (Record, error) {
 		return Record{}, io.EOF
 	}
 	if err != nil {
-		return Record{}, fmt.Errorf("truncated record header: %w", err)
+		return Record{}, &FormatError{Reason: "truncated record header", Err: err}
 	}
 	d := Direction(hdr[0])
 	if d != In && d != Out {
-		return Record{}, fmt.Errorf("invalid record direction %q", hdr[0])
+		return Record{}, &FormatError{Reason: fmt.Sprintf("invalid record direction %q", hdr[0])}
 	}
 	size := binary.LittleEndian.Uint32(hdr[9:])
 	if uint64(size) > uint64(r.max) {
-		return Record{}, fmt.Errorf("record of %d bytes exceeds maximum of %d bytes", size, r.max)
+		return Record{}, &FormatError{Reason: fmt.Sprintf("record of %d bytes exceeds maximum of %d bytes", size, r.max)}
 	}
 	// Grow as bytes arrive rather than trusting the length.
 	var body []byte
 	if _, err := io.CopyN(&sliceWriter{&body}, r.r, int64(size)); err != nil {
-		return Record{}, fmt.Errorf("truncated record body: %w", err)
+		if err == io.EOF {
+			// CopyN's io.EOF means the body was cut short: to a caller it
+			// must not read as the clean end of the stream.
+			err = io.ErrUnexpectedEOF
+		}
+		return Record{}, &FormatError{Reason: "truncated record body", Err: err}
 	}
 	ns := int64(binary.LittleEndian.Uint64(hdr[1:]))
 	return Record{Dir: d, Time: time.Unix(0, ns), Body: body}, nil

@@ -24,7 +24,7 @@ type vector struct {
 	Responses []string `json:"response_frames_hex"`
 }
 
-func loadVector(t *testing.T, name string) vector {
+func loadVector(t testing.TB, name string) vector {
 	t.Helper()
 	b, err := os.ReadFile("../../testdata/v2/" + name + ".json")
 	if err != nil {
@@ -37,7 +37,7 @@ func loadVector(t *testing.T, name string) vector {
 	return v
 }
 
-func framed(t *testing.T, hexes []string) []byte {
+func framed(t testing.TB, hexes []string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := frame.NewWriter(&buf, 0)

@@ -11,6 +11,7 @@ import (
 )
 
 // The protocol-5 fuzz targets: the shared message layer with dialect5.
+// Seeds: the corpora and the recorded protocol-2 sessions re-encoded.
 // Every input either fails with a *codec.DecodeError or decodes to a
 // message that encodes, decodes back to the same message, and re-encodes
 // to the same bytes.
@@ -19,6 +20,7 @@ func FuzzDecodeRequest5(f *testing.F) {
 	for _, r := range request5Corpus() {
 		f.Add(mustEncode5Request(f, r))
 	}
+	addVectorSeeds(f, V5(), true)
 	requests, _ := coderOf(V5())
 	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, requests, b) })
 }
@@ -27,6 +29,7 @@ func FuzzDecodeEvent5(f *testing.F) {
 	for _, e := range event5Corpus() {
 		f.Add(mustEncode5Event(f, e))
 	}
+	addVectorSeeds(f, V5(), false)
 	_, events := coderOf(V5())
 	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, events, b) })
 }

@@ -25,6 +25,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	for _, r := range requestCorpus() {
 		f.Add(mustEncodeRequest(f, r))
 	}
+	addVectorSeeds(f, V4{}, true)
 	requests, _ := coderOf(V4{})
 	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, requests, b) })
 }
@@ -33,6 +34,7 @@ func FuzzDecodeEvent(f *testing.F) {
 	for _, e := range eventCorpus() {
 		f.Add(mustEncodeEvent(f, e))
 	}
+	addVectorSeeds(f, V4{}, false)
 	_, events := coderOf(V4{})
 	f.Fuzz(func(t *testing.T, b []byte) { codectest.RoundTrip(t, events, b) })
 }
