@@ -1,6 +1,8 @@
 package session
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -36,17 +38,34 @@ const (
 	// NoMemoryLimit, as Limits.MaxMemory, sends the worker no memory
 	// limit: its own default, which is unlimited.
 	NoMemoryLimit = math.MaxUint64
+	// DefaultMaxDuration is the execution-time budget a zero
+	// Limits.MaxDuration applies: 60 s, the same as the server's default
+	// ceiling (server.DefaultMaxDuration). Untrusted code must not be able
+	// to compute forever by default; a session that needs longer says so.
+	DefaultMaxDuration = 60 * time.Second
+	// NoDurationLimit, as Limits.MaxDuration, lifts the execution-time
+	// budget: nothing is sent and the parent keeps no budget of its own,
+	// so only the context of each call (and any per-feed or per-turn
+	// limit) bounds the time.
+	NoDurationLimit = time.Duration(math.MaxInt64)
 )
 
+// defaultMaxDuration is DefaultMaxDuration; tests lower it to watch the
+// default stop a loop without waiting a minute.
+var defaultMaxDuration = DefaultMaxDuration
+
+// ErrInvalidLimits is matched (through an *InvalidRequestError) by the
+// error for a Limits that means nothing, such as a negative MaxDuration.
+var ErrInvalidLimits = errors.New("monty session: invalid limits")
+
 // Limits are the sandbox's resource limits. The zero value is finite:
-// memory is capped at DefaultMaxMemory, and a zero field otherwise means
-// the worker's default (recursion depth 1000, 1000 suspensions per feed).
-// Time has no default cap here: the context of each call bounds it (a
-// done context kills a worker that is running), and MaxDuration adds the
-// worker's own budget; a zero duration field means no budget of its own,
-// so a caller that passes context.Background() and sets none lets the
-// sandbox compute for as long as it likes (its sleeps are bounded, see
-// MaxTotalSleep).
+// memory is capped at DefaultMaxMemory, execution time at
+// DefaultMaxDuration, and a zero field otherwise means the worker's
+// default (recursion depth 1000, 1000 suspensions per feed). NoMemoryLimit
+// and NoDurationLimit lift the two caps. The context of each call bounds
+// the time as well (a done context kills a worker that is running), and
+// sleeps are bounded on their own (see MaxTotalSleep). A negative duration
+// is refused (an *InvalidRequestError matching ErrInvalidLimits).
 //
 // Limits is plain data, safe to share.
 type Limits struct {
@@ -56,8 +75,9 @@ type Limits struct {
 	// by more than Config.WatchdogGrace. Protocol 5 has no cumulative
 	// limit: there the worker is given MaxDuration as its per-feed limit
 	// (so a single feed over the budget still gets the TimeoutError) and
-	// the rest is the parent's watchdog. 0 means no budget: only the
-	// context of each call bounds the time.
+	// the rest is the parent's watchdog. 0 means DefaultMaxDuration;
+	// NoDurationLimit lifts the budget, leaving only the context of each
+	// call to bound the time.
 	MaxDuration time.Duration
 	// MaxMemory caps the sandbox heap in bytes. The worker raises
 	// MemoryError at its checkpoints; an allocation past the allocator
@@ -118,6 +138,7 @@ type Limits struct {
 // stopped by the worker with a TimeoutError), and the cumulative rest is
 // left to the parent's watchdog, which reads total_execution_micros.
 func (l Limits) wire(v uint32) *message.ResourceLimits {
+	l.MaxDuration = l.maxDuration()
 	var r message.ResourceLimits
 	set := false
 	opt := func(v uint64) *uint64 {
@@ -152,6 +173,38 @@ func (l Limits) wire(v uint32) *message.ResourceLimits {
 		return nil
 	}
 	return &r
+}
+
+// maxDuration returns the cumulative budget MaxDuration means: the
+// default for zero, 0 (none) for NoDurationLimit and for a negative value,
+// which check refuses before anything is sent.
+func (l Limits) maxDuration() time.Duration {
+	switch {
+	case l.MaxDuration == 0:
+		return defaultMaxDuration
+	case l.MaxDuration == NoDurationLimit, l.MaxDuration < 0:
+		return 0
+	}
+	return l.MaxDuration
+}
+
+// check refuses limits that mean nothing: a negative duration, which
+// would otherwise pass for no limit at all.
+func (l Limits) check() error {
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"MaxDuration", l.MaxDuration},
+		{"MaxFeedDuration", l.MaxFeedDuration},
+		{"MaxTurnDuration", l.MaxTurnDuration},
+		{"MaxTotalSleep", l.MaxTotalSleep},
+	} {
+		if f.d < 0 {
+			return &InvalidRequestError{Err: fmt.Errorf("%w: %s is negative (%v)", ErrInvalidLimits, f.name, f.d)}
+		}
+	}
+	return nil
 }
 
 // PrintFunc receives sandbox output, one segment at a time, in order.
@@ -311,15 +364,20 @@ func (c *Config) codecLimits(maxFrameLen int) codec.Limits {
 // (a string that is not UTF-8, a value the version cannot express), a
 // *RequestTooLargeError when it is over the protocol's frame cap, an
 // *InvalidRequestError matching message.ErrInvalidPolicy at protocol 5 when
-// OsPolicy is one a child refuses, an *UnknownVersionError for a version
-// with no codec.
+// OsPolicy is one a child refuses, one matching ErrInvalidLimits for a
+// negative duration limit, an *UnknownVersionError for a version with no
+// codec.
 // Start and Attach find the same errors when they configure a worker
-// (the policy before the Configure is sent), and then have stopped it; a
+// (the limits and the policy before the Configure is sent), and then have
+// stopped it; a
 // pool validates before it takes a worker, so that a bad Config costs none.
 //
 // Validate does not start anything and is safe for concurrent use.
 func (c Config) Validate(v uint32) error {
 	c = c.withDefaults()
+	if err := c.Limits.check(); err != nil {
+		return err
+	}
 	if err := CheckRequest(v, c.configure(v)); err != nil {
 		return err
 	}

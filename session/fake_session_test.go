@@ -723,8 +723,8 @@ func TestFakeStaleWatchdogFireSparesNextTurn(t *testing.T) {
 	}
 }
 
-// A duration limit near the largest Duration (math.MaxInt64 as "no real
-// limit") arms a watchdog that never fires, at every protocol. Before,
+// A duration limit near the largest Duration (just under math.MaxInt64,
+// which is NoDurationLimit and sends none) arms a watchdog that never fires, at every protocol. Before,
 // the budget plus the grace overflowed to a negative delay, so the
 // watchdog fired at once and killed every turn.
 func TestFakeHugeDurationLimitDoesNotKill(t *testing.T) {
@@ -733,7 +733,7 @@ func TestFakeHugeDurationLimitDoesNotKill(t *testing.T) {
 		version uint32
 		lim     Limits
 	}{
-		{"max_duration", 2, Limits{MaxDuration: math.MaxInt64}},
+		{"max_duration", 2, Limits{MaxDuration: math.MaxInt64 - 1}},
 		{"v5 feed", 5, Limits{MaxFeedDuration: math.MaxInt64}},
 		{"v5 turn", 5, Limits{MaxTurnDuration: math.MaxInt64}},
 	}

@@ -753,8 +753,8 @@ func microsOpt(us *uint64) time.Duration {
 // applyOwnLimits adopts the limits of our Configure.
 func (s *Session) applyOwnLimits() {
 	s.ownMaxSusp = s.cfg.Limits.MaxSuspensions
-	s.ownMaxDur = s.cfg.Limits.MaxDuration
-	s.hasOwnDur = s.cfg.Limits.MaxDuration > 0
+	s.ownMaxDur = s.cfg.Limits.maxDuration()
+	s.hasOwnDur = s.ownMaxDur > 0
 	s.dumpLimits = false
 }
 

@@ -423,6 +423,10 @@ func (s *Session) Reset(ctx context.Context) error {
 // configure sends our Configure and checks the reply, within
 // Config.StartTimeout.
 func (s *Session) configure(ctx context.Context) error {
+	// Refused unsent: a negative duration would go as no limit at all.
+	if err := s.cfg.Limits.check(); err != nil {
+		return err
+	}
 	if s.codec.Version() >= protocol.Version5 {
 		// Refused unsent, with Config.Validate's error: a child refuses
 		// such a policy in its own words, which match nothing.

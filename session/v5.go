@@ -308,7 +308,7 @@ func (s *Session) backstop5() (d, budget time.Duration, limit DurationLimit, ok 
 	}
 	feed := s.cfg.Limits.MaxFeedDuration
 	if feed <= 0 {
-		feed = s.cfg.Limits.MaxDuration
+		feed = s.cfg.Limits.maxDuration()
 	}
 	feed = limit5(s.own5(feed), s.stamps.MaxFeedDuration)
 	turn := limit5(s.own5(s.cfg.Limits.MaxTurnDuration), s.stamps.MaxTurnDuration)

@@ -228,9 +228,10 @@ func (e *Engine) print(stream message.PrintStream, text string) {
 
 // workerDefaults is the inner session's configuration before a Configure
 // says otherwise: the relay stands in for a worker, whose defaults (no
-// memory limit) are the ones its parent expects, not a session's.
+// memory limit, no duration limit) are the ones its parent expects, not a
+// session's.
 func workerDefaults() session.Config {
-	return session.Config{Limits: session.Limits{MaxMemory: session.NoMemoryLimit}}
+	return session.Config{Limits: session.Limits{MaxMemory: session.NoMemoryLimit, MaxDuration: session.NoDurationLimit}}
 }
 
 // sessionConfig maps a Configure onto a session.Config, reporting whether
@@ -271,8 +272,12 @@ func sessionConfig(c *message.Configure) (session.Config, bool) {
 		set(l.MaxRecursionDepth, &cfg.Limits.MaxRecursionDepth)
 		set(l.MaxSuspensions, &cfg.Limits.MaxSuspensions)
 		set(l.GCInterval, &cfg.Limits.GCInterval)
-		if d, ok := l.MaxDuration(); ok {
+		if d, ok := l.MaxDuration(); ok && d > 0 {
+			// 0 is not a session's to send (it would mean the session's
+			// default); the exact Configure carries it. Inexact.
 			cfg.Limits.MaxDuration = d
+		}
+		if l.MaxDurationMicros != nil {
 			exact = exact && *l.MaxDurationMicros != 0 && *l.MaxDurationMicros < 1<<53
 		}
 	}

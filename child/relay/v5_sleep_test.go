@@ -210,7 +210,9 @@ func TestV5TurnPastBudgetFailsOnReturn(t *testing.T) {
 		want   string
 	}{
 		{session.Limits{MaxFeedDuration: time.Hour}, "1", "feed time limit exceeded: 7200s"},
-		{session.Limits{MaxTurnDuration: time.Hour}, "call", "turn time limit exceeded: 7200s"},
+		// No duration limit besides the turn's: the zero Limits would
+		// also send the 60 s default as the feed limit, which trips first.
+		{session.Limits{MaxTurnDuration: time.Hour, MaxDuration: session.NoDurationLimit}, "call", "turn time limit exceeded: 7200s"},
 	} {
 		inner := &scripted2{step: 2 * time.Hour}
 		s := session5(t, inner, session.Config{Limits: c.limits})

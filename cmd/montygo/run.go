@@ -55,7 +55,7 @@ func (m *multiFlag) repeatable()        {}
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.worker, "worker", "", "path of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
-	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on the session's total execution time in seconds (fractional, e.g. 0.5); in the REPL it spans every input")
+	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on the session's total execution time in seconds (fractional, e.g. 0.5); in the REPL it spans every input; default 60, none for no limit")
 	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB); default 256MiB, none for no limit")
 	fs.StringVar(&f.startTime, "start-timeout", "", "bound on the worker's start (Configure handshake) in seconds (default 10)")
 	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
@@ -152,15 +152,20 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		TypeCheck:  f.typeCheck,
 		Logger:     logger,
 	}
-	if f.maxDuration != "" {
+	switch f.maxDuration {
+	case "":
+		// session.DefaultMaxDuration.
+	case "none":
+		cfg.Limits.MaxDuration = session.NoDurationLimit
+	default:
 		secs, err := strconv.ParseFloat(f.maxDuration, 64)
 		switch {
 		case err == nil && secs == 0:
-			// A zero limit is not "no limit" (the flag left out is): it
-			// would stop every program at its first instruction.
-			return cfg, nil, errors.New("--max-duration 0 would stop every program at once (leave the flag out for no limit)")
+			// A zero limit is not "no limit" (none is): it would stop
+			// every program at its first instruction.
+			return cfg, nil, errors.New("--max-duration 0 would stop every program at once (none lifts the limit)")
 		case err != nil || !inSecondsRange(secs):
-			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds from 0 to 1e9 (fractional, e.g. 0.5)", f.maxDuration)
+			return cfg, nil, fmt.Errorf("--max-duration: %q is not a number of seconds from 0 to 1e9 (fractional, e.g. 0.5), or none", f.maxDuration)
 		}
 		cfg.Limits.MaxDuration = time.Duration(secs * float64(time.Second))
 		if cfg.Limits.MaxDuration == 0 {

@@ -68,7 +68,7 @@ func TestBadFlagValuesAreUsageErrors(t *testing.T) {
 		// 0 ran every program with a 1 µs limit (a TimeoutError, exit 1)
 		// where serve refuses a zero --max-duration and run a zero
 		// --max-memory.
-		{[]string{"--max-duration", "0"}, "leave the flag out for no limit"},
+		{[]string{"--max-duration", "0"}, "none lifts the limit"},
 		{[]string{"--start-timeout", "0"}, "--start-timeout"},
 		{[]string{"--max-memory", "12 parsecs"}, "unknown unit"},
 		{[]string{"--max-memory", "0"}, "none lifts the limit"},
