@@ -124,7 +124,8 @@ var ErrNotRecord = errors.New("not a monty-tap record stream")
 
 // FormatError reports a record stream that breaks the format after its
 // header: a record cut short, an unknown direction byte, or a body over the
-// reader's cap.
+// reader's cap. It is not modified after it is returned; it is safe to read
+// concurrently.
 type FormatError struct {
 	// Reason says what is wrong, e.g. "truncated record body".
 	Reason string
