@@ -77,6 +77,15 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Error() string {
+	if e.Err == nil {
+		// Not one a codec returns (every one has its cause); a caller's
+		// zero DecodeError still describes itself.
+		s := "failed to decode Protobuf message"
+		for _, p := range e.Path {
+			s += ": " + p
+		}
+		return s
+	}
 	if e.Structural {
 		return e.Err.Error()
 	}
@@ -125,10 +134,14 @@ type EncodeError struct {
 }
 
 func (e *EncodeError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("%s: %v", e.Msg, e.Err)
+	msg := e.Msg
+	if msg == "" {
+		msg = "codec: the message cannot be encoded" // a caller's zero EncodeError
 	}
-	return e.Msg
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %v", msg, e.Err)
+	}
+	return msg
 }
 
 // Unwrap returns the cause.
