@@ -21,8 +21,9 @@ func clampLimits(l *message.ResourceLimits, cfg *Config) *message.ResourceLimits
 		}
 		*p = &v
 	}
-	// Rounded up: a ceiling under a microsecond must not become 0, which
-	// the worker reads as "no limit".
+	// Rounded up: a ceiling under a microsecond must not become 0, a
+	// budget the released worker counts as spent before the first
+	// instruction (it raises TimeoutError at once).
 	us := cfg.MaxDuration / time.Microsecond
 	if cfg.MaxDuration%time.Microsecond != 0 {
 		us++
