@@ -28,7 +28,10 @@ import (
 // the same traceback (the fed code's file name normalised).
 //
 // A corpus file holds snippets separated by lines "#### name". Text before
-// the first separator is a comment about the file.
+// the first separator is a comment about the file. A file NAME.names lists
+// snippets of internal/vecrec/snippets (recorded in testdata/v2-more) by
+// name, one a line ("#" starts a comment), which join the corpus as
+// NAME:name, so that the recorder's snippets are written once.
 
 // corpusSnippet is one program of the corpus.
 type corpusSnippet struct {
@@ -40,51 +43,104 @@ type corpusSnippet struct {
 // loader cannot pass by running nothing.
 const minCorpus = 400
 
-func loadCorpus(t *testing.T) []corpusSnippet {
+// vecrecSnippets is where the .names files take their snippets from.
+const vecrecSnippets = "../../internal/vecrec/snippets"
+
+// parseSnippets splits a corpus file's text into its snippets, named
+// base:name.
+func parseSnippets(t *testing.T, file, base string, data []byte) []corpusSnippet {
 	t.Helper()
-	files, err := filepath.Glob("testdata/tracebacks/*.py")
+	var out []corpusSnippet
+	var cur *corpusSnippet
+	var body []string
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		cur.code = strings.TrimRight(strings.Join(body, "\n"), "\n")
+		if strings.TrimSpace(cur.code) == "" {
+			t.Fatalf("%s: snippet %s is empty", file, cur.name)
+		}
+		out = append(out, *cur)
+	}
+	// Lines split at "\n" only: a "\r" stays in the snippet, so CRLF
+	// sources are part of the corpus.
+	for _, line := range strings.Split(string(data), "\n") {
+		if name, ok := strings.CutPrefix(line, "#### "); ok {
+			flush()
+			cur, body = &corpusSnippet{name: base + ":" + strings.TrimSpace(name)}, nil
+			continue
+		}
+		if cur != nil {
+			body = append(body, line)
+		}
+	}
+	flush()
+	return out
+}
+
+// readSnippets reads every snippet of the corpus files matching pattern,
+// each named by its file's base name without ext.
+func readSnippets(t *testing.T, pattern, ext string) []corpusSnippet {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sort.Strings(files)
 	var out []corpusSnippet
-	seen := map[string]bool{}
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := strings.TrimSuffix(filepath.Base(file), ".py")
-		var cur *corpusSnippet
-		var body []string
-		flush := func() {
-			if cur == nil {
-				return
+		out = append(out, parseSnippets(t, file, strings.TrimSuffix(filepath.Base(file), ext), data)...)
+	}
+	return out
+}
+
+func loadCorpus(t *testing.T) []corpusSnippet {
+	t.Helper()
+	out := readSnippets(t, "testdata/tracebacks/*.py", ".py")
+	lists, err := filepath.Glob("testdata/tracebacks/*.names")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lists) > 0 {
+		byName := map[string]string{}
+		for _, sn := range readSnippets(t, filepath.Join(vecrecSnippets, "*.py"), ".py") {
+			_, name, _ := strings.Cut(sn.name, ":")
+			if _, dup := byName[name]; dup {
+				t.Fatalf("%s: two snippets named %s", vecrecSnippets, name)
 			}
-			cur.code = strings.TrimRight(strings.Join(body, "\n"), "\n")
-			if strings.TrimSpace(cur.code) == "" {
-				t.Fatalf("%s: snippet %s is empty", file, cur.name)
-			}
-			out = append(out, *cur)
+			byName[name] = sn.code
 		}
-		// Lines split at "\n" only: a "\r" stays in the snippet, so CRLF
-		// sources are part of the corpus.
-		for _, line := range strings.Split(string(data), "\n") {
-			if name, ok := strings.CutPrefix(line, "#### "); ok {
-				flush()
-				full := base + ":" + strings.TrimSpace(name)
-				if seen[full] {
-					t.Fatalf("duplicate snippet name %s", full)
+		sort.Strings(lists)
+		for _, list := range lists {
+			data, err := os.ReadFile(list)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := strings.TrimSuffix(filepath.Base(list), ".names")
+			for _, line := range strings.Split(string(data), "\n") {
+				name := strings.TrimSpace(line)
+				if name == "" || strings.HasPrefix(name, "#") {
+					continue
 				}
-				seen[full] = true
-				cur, body = &corpusSnippet{name: full}, nil
-				continue
-			}
-			if cur != nil {
-				body = append(body, line)
+				code, ok := byName[name]
+				if !ok {
+					t.Fatalf("%s: no snippet %s in %s", list, name, vecrecSnippets)
+				}
+				out = append(out, corpusSnippet{name: base + ":" + name, code: code})
 			}
 		}
-		flush()
+	}
+	seen := map[string]bool{}
+	for _, sn := range out {
+		if seen[sn.name] {
+			t.Fatalf("duplicate snippet name %s", sn.name)
+		}
+		seen[sn.name] = true
 	}
 	return out
 }
