@@ -29,21 +29,12 @@ func TestStubsNilBigIntAndLocationAreNone(t *testing.T) {
 		}
 	}
 	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: stubs})
-	for code, want := range map[string]string{
+	wantReprs(t, s, reg, map[string]string{
 		"big_or_none(None)":                "None",
 		"big_or_none(10**30)":              "1000000000000000000000000000000",
 		"zone_or_none(None)":               "None",
 		"x = big_or_none(None)\nx is None": "True",
-	} {
-		r, err := s.Run(context.Background(), code, WithFunctions(reg))
-		if err != nil {
-			t.Errorf("%q: %v", code, err)
-			continue
-		}
-		if r.Repr() != want {
-			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
-		}
-	}
+	})
 	// A result that may be None is no longer taken for an int.
 	if _, err := s.Run(context.Background(), "big_or_none(1) + 1", WithFunctions(reg)); err == nil || !strings.Contains(err.Error(), "unsupported-operator") {
 		t.Errorf("big_or_none(1) + 1 type-checked: %v", err)
@@ -74,23 +65,14 @@ func TestStubsNilHostClassPointerIsNone(t *testing.T) {
 		}
 	}
 	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: stubs})
-	for code, want := range map[string]string{
+	wantReprs(t, s, reg, map[string]string{
 		"none_widget()":           "None",
 		"take(None)":              "True",
 		"take(Widget())":          "False",
 		"take(none_widget())":     "True",
 		"size_of(Widget(size=4))": "4",
 		"w.size":                  "2",
-	} {
-		r, err := s.Run(context.Background(), code, WithFunctions(reg))
-		if err != nil {
-			t.Errorf("%q: %v", code, err)
-			continue
-		}
-		if r.Repr() != want {
-			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
-		}
-	}
+	})
 	// A result that may be None is no longer taken for an instance.
 	if _, err := s.Run(context.Background(), "none_widget().size", WithFunctions(reg)); err == nil {
 		t.Error("none_widget().size type-checked")

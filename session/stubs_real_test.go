@@ -20,7 +20,7 @@ import (
 func TestStubsTypeCheck(t *testing.T) {
 	reg := stubRegistry()
 	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: reg.Stubs()})
-	for code, want := range map[string]string{
+	wantReprs(t, s, reg, map[string]string{
 		"fetch_price('a', 2) + 1":      "4.0",
 		"fetch_price(item='a', qty=3)": "4.5",
 		"fetch_price('a', qty=1)":      "1.5",
@@ -39,16 +39,7 @@ func TestStubsTypeCheck(t *testing.T) {
 		"names[0].upper()":                              "'A'",
 		"log('x')":                                      "None",
 		"nothing is None":                               "True",
-	} {
-		r, err := s.Run(context.Background(), code, WithFunctions(reg))
-		if err != nil {
-			t.Errorf("%q: %v", code, err)
-			continue
-		}
-		if r.Repr() != want {
-			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
-		}
-	}
+	})
 	for code, want := range map[string]string{
 		"fetch_price(3, 'a')":         "invalid-argument-type",
 		"positional(a='a', b=[1])":    "missing-argument",
@@ -87,7 +78,7 @@ func TestStubsValueTypes(t *testing.T) {
 		MustRegister("builtin", func() value.BuiltinFunctionValue { return "len" }).
 		MustRegister("ellipsis", func() value.SpecialValue { return value.EllipsisValue })
 	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: reg.Stubs()})
-	for code, want := range map[string]string{
+	wantReprs(t, s, reg, map[string]string{
 		"num(2) + 1":                 "3",
 		"num(2.5) * 2.0":             "5.0",
 		"x: int | float = num(7)\nx": "7",
@@ -95,16 +86,7 @@ func TestStubsValueTypes(t *testing.T) {
 		"try:\n    raise exc()\nexcept ValueError as e:\n    r = str(e)\nr": "'boom'",
 		"builtin()([1, 2])": "2",
 		"ellipsis() is ...": "True",
-	} {
-		r, err := s.Run(context.Background(), code, WithFunctions(reg))
-		if err != nil {
-			t.Errorf("%q: %v", code, err)
-			continue
-		}
-		if r.Repr() != want {
-			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
-		}
-	}
+	})
 	// Still checked: a json.Number is no str.
 	_, err := s.Run(context.Background(), "num(1).upper()", WithFunctions(reg))
 	var tc *TypeCheckError
@@ -156,5 +138,21 @@ func TestDocNotUTF8(t *testing.T) {
 	s := realSession(t, Config{TypeCheck: true, TypeCheckStubs: reg.Stubs()})
 	if got := run(t, s, "p = price\np()", WithFunctions(reg)).Repr(); got != "7" {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// wantReprs runs each program with reg's functions and checks the repr of
+// its result.
+func wantReprs(t *testing.T, s *Session, reg *Registry, cases map[string]string) {
+	t.Helper()
+	for code, want := range cases {
+		r, err := s.Run(context.Background(), code, WithFunctions(reg))
+		if err != nil {
+			t.Errorf("%q: %v", code, err)
+			continue
+		}
+		if r.Repr() != want {
+			t.Errorf("%q: got %s, want %s", code, r.Repr(), want)
+		}
 	}
 }
