@@ -60,8 +60,9 @@ type Policy struct {
 	// ClassAttrs are class attributes sent with the class (constants).
 	ClassAttrs []value.Attr
 	// Dataclass marks the class as a dataclass: the sandbox sees
-	// dataclass instances, and Value.Repr renders Widget(size=3) instead
-	// of <Widget object>.
+	// dataclass instances (fields(), asdict() and the like work on them).
+	// Either way an instance's repr, in the sandbox and from Value.Repr, is
+	// Widget(size=3) with the attributes sent with it.
 	Dataclass bool
 	// Construct lets the sandbox call the class to make an instance. With
 	// no Constructor, the Go value starts as the zero T, positional

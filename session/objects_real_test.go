@@ -448,7 +448,7 @@ func ExampleClassOf() {
 		return
 	}
 	fmt.Println(res.Repr())
-	// Output: ('a', 0, <Counter object>)
+	// Output: ('a', 0, Counter(name='b'))
 }
 
 // TestRealHostObjectNestedKeepsIdentity is the regression test of a host

@@ -402,7 +402,7 @@ func TestHostObjectEncoding(t *testing.T) {
 			types++
 		}
 	}
-	if types != 1 || g.Repr(root) != "<Node object>" {
+	if types != 1 || g.Repr(root) != "Node(name='a', next=Node(name='b', next=None))" {
 		t.Fatalf("%d type nodes, repr %s", types, g.Repr(root))
 	}
 	// The same pointer twice is one node and one uuid; a T value is copied.

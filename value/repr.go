@@ -24,9 +24,12 @@ import (
 //
 // Choices where the graph carries less than CPython would print:
 //
-//   - An instance of a class that is not a dataclass renders as
+//   - An instance of a sandbox class that is not a dataclass renders as
 //     "<Name object>" (CPython adds the module and an address:
-//     "<__main__.Name object at 0x7f...>"; neither exists here).
+//     "<__main__.Name object at 0x7f...>"; neither exists here). An
+//     instance of a host class renders as Name(attr=value, ...) whether or
+//     not the class is a dataclass, which is what the sandbox's own repr()
+//     prints for it.
 //   - A sandbox or host class type renders as "<class 'Name'>", the text the
 //     worker itself uses (CPython would add the defining module).
 //   - A host function renders as "<function name>" (no address).
@@ -332,12 +335,13 @@ func (r *reprState) visit(id NodeID) {
 	r.stack = append(r.stack, reprFrame{id: id})
 }
 
-// className returns the name of an instance's class and whether it is a
-// dataclass.
+// className returns the name of an instance's class and whether the
+// instance renders with its attributes: a dataclass does, and so does any
+// instance of a host class (the sandbox prints those as Name(a=1, ...)).
 func (r *reprState) className(id NodeID, ci *ClassInstance) (string, bool) {
 	if ci.Class < id {
 		if t, ok := r.g.Nodes[ci.Class].Ext().(*Type); ok {
-			return t.Name, t.IsDataclass
+			return t.Name, t.IsDataclass || t.Origin == OriginHost
 		}
 	}
 	return "?", false

@@ -239,6 +239,9 @@ func TestReprDesignChoices(t *testing.T) {
 	plain := b.add(TypeNode(Type{Name: "Widget", ID: id, Origin: OriginHost}))
 	inst := b.add(ClassInstanceNode(ClassInstance{Class: plain, InstanceID: NewUUID(),
 		Attrs: []Pair{{b.str("size"), b.int(3)}}}))
+	sandboxCls := b.add(TypeNode(Type{Name: "K", ID: NewUUID(), Origin: OriginSandbox}))
+	sandboxInst := b.add(ClassInstanceNode(ClassInstance{Class: sandboxCls, InstanceID: NewUUID(),
+		Attrs: []Pair{{b.str("size"), b.int(3)}}}))
 	dc := b.add(TypeNode(Type{Name: "Point", ID: NewUUID(), Origin: OriginSandbox, IsDataclass: true}))
 	k := b.int(7) // a non-str attribute key renders as its repr
 	odd := b.add(ClassInstanceNode(ClassInstance{Class: dc, Attrs: []Pair{{k, b.int(1)}}}))
@@ -253,7 +256,8 @@ func TestReprDesignChoices(t *testing.T) {
 		want string
 	}{
 		{plain, "<class 'Widget'>"},
-		{inst, "<Widget object>"},
+		{inst, "Widget(size=3)"}, // as the sandbox prints a host instance
+		{sandboxInst, "<K object>"},
 		{odd, "Point(7=1)"},
 		{fn, "<function fetch>"},
 		{tzName, "datetime.datetime(2024, 3, 31, 2, 0, tzinfo=datetime.timezone(datetime.timedelta(0), 'UTC'))"},
@@ -266,7 +270,7 @@ func TestReprDesignChoices(t *testing.T) {
 			t.Errorf("Repr(%d) = %s, want %s", tc.id, got, tc.want)
 		}
 	}
-	if got := g.Str(inst); got != "<Widget object>" {
+	if got := g.Str(sandboxInst); got != "<K object>" {
 		t.Errorf("Str(instance) = %s", got)
 	}
 	if got := g.Str(NodeID(9999)); got != "<invalid node>" {
