@@ -856,29 +856,10 @@ func TestRefusedDialBacksOff(t *testing.T) {
 // nor backed off (a web service whose clients hang up would otherwise
 // back a healthy endpoint off, doubling up to EndpointBackoff.Max).
 func TestCanceledCheckoutDoesNotBackOff(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c // the upgrade is answered only after the caller gave up
-		}
-	}()
-	defer func() {
-		l.Close()
-		for len(conns) > 0 {
-			(<-conns).Close()
-		}
-	}()
+	u, conns := rawEndpoint(t, nil) // the upgrade is never answered: the caller gives up first
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
-		Endpoints:       []pool.Endpoint{{Name: "slow", URL: "ws://" + l.Addr().String() + "/"}},
+		Endpoints:       []pool.Endpoint{{Name: "slow", URL: u}},
 		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
 	})
 	if err != nil {
@@ -1033,25 +1014,11 @@ func TestRemoteDropIsACrashReason(t *testing.T) {
 // fails with ErrClosed rather than when its dial times out, after Close
 // (reporting to Metrics then), and the endpoint is not charged for it.
 func TestCloseEndsARemoteDial(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	accepted := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
+	u, accepted := rawEndpoint(t, nil)
 	var ev events
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:      true,
-		Endpoints:    []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		Endpoints:    []pool.Endpoint{{Name: "mute", URL: u}},
 		StartTimeout: time.Hour,
 		Metrics:      ev.record,
 	})
@@ -1215,7 +1182,7 @@ func TestCheckEndpointURL(t *testing.T) {
 // workers (Live and Max 0), not "0/N live" with N the MaxWorkers that
 // NoLocal ignores.
 func TestRemoteOnlyExhaustedCountsNoLocalWorkers(t *testing.T) {
-	mute := muteEndpoint(t)
+	mute, _ := rawEndpoint(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
 		MaxWorkers:      3,
@@ -1376,7 +1343,7 @@ func TestBusyRemoteSessionIsReportedBusy(t *testing.T) {
 // EventExhausted and in monty.pool.checkout.wait, not on the local
 // workers, which a remote-only pool does not have.
 func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
-	mute := muteEndpoint(t)
+	mute, _ := rawEndpoint(t, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -1506,31 +1473,40 @@ func remoteOnlyPool(t *testing.T, ev *events) *pool.Pool {
 	return p
 }
 
-// muteEndpoint is the URL of a listener that accepts connections and never
-// answers an upgrade (a start that hangs), closed when the test ends.
-func muteEndpoint(t *testing.T) string {
+// rawEndpoint listens on a local port where no WebSocket server answers.
+// Each connection it accepts is handed to answer, when not nil, to write
+// what it will (false: the connection is closed and dropped), then sent on
+// the returned channel, which holds 4. With answer nil the endpoint never
+// answers an upgrade (a dial that hangs). It returns the endpoint's URL;
+// the listener and the connections left in the channel are closed when
+// the test ends.
+func rawEndpoint(t *testing.T, answer func(net.Conn) bool) (string, chan net.Conn) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	accepted := make(chan net.Conn, 4)
+	conns := make(chan net.Conn, 4)
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			accepted <- c // never upgraded
+			if answer != nil && !answer(c) {
+				c.Close()
+				continue
+			}
+			conns <- c
 		}
 	}()
 	t.Cleanup(func() {
 		l.Close()
-		for len(accepted) > 0 {
-			(<-accepted).Close()
+		for len(conns) > 0 {
+			(<-conns).Close()
 		}
 	})
-	return "ws://" + l.Addr().String() + "/"
+	return "ws://" + l.Addr().String() + "/", conns
 }
 
 // A resume that got through ends its endpoint's backoff, as a start that
