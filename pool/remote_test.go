@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/internal/servertest"
 	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/pool"
@@ -26,41 +27,6 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
-
-// remoteServer runs the real Monty server (package server, what
-// `montygo serve` runs) on a loopback port with the real worker behind it.
-func remoteServer(t *testing.T, mutate func(*server.Config)) (*server.Server, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cfg := server.Config{
-		DumpKey: []byte("0123456789abcdef-pool-remote-test"),
-		Worker:  worker.Config{Binary: testenv.Worker(t)},
-		Prewarm: 1,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return srv, "ws://" + l.Addr().String() + "/"
-}
 
 // events collects a pool's events.
 type events struct {
@@ -116,8 +82,8 @@ func checkout(t *testing.T, p *pool.Pool) *pool.Session {
 // local worker is reset and reused, and Stat and the events say which
 // endpoint served what.
 func TestMixedPoolSpreadsAcrossLocalAndRemote(t *testing.T) {
-	_, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	_, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	var evs events
 	p, err := pool.New(context.Background(), pool.Config{
 		MinWorkers: 1, MaxWorkers: 1,
@@ -204,8 +170,8 @@ func TestMixedPoolSpreadsAcrossLocalAndRemote(t *testing.T) {
 // (the per-client cap), are backed off and the checkout goes elsewhere:
 // to the local workers, waiting for one when they are busy.
 func TestMixedPoolBacksOffEndpoints(t *testing.T) {
-	draining, urlD := remoteServer(t, nil)
-	_, urlC := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = 1 })
+	draining, urlD := servertest.Start(t, nil)
+	_, urlC := servertest.Start(t, func(c *server.Config) { c.MaxSessionsPerClient = 1 })
 	p, err := pool.New(context.Background(), pool.Config{
 		MinWorkers: 1, MaxWorkers: 1,
 		Worker: worker.Config{Binary: testenv.Worker(t)},
@@ -280,8 +246,8 @@ func TestMixedPoolBacksOffEndpoints(t *testing.T) {
 // resumes on the other with nothing lost (its slot moves with it), and
 // when nothing is left the checkout fails with ErrNoEndpoint.
 func TestRemoteOnlyPool(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
 		Endpoints:       []pool.Endpoint{{Name: "dead", URL: "ws://127.0.0.1:1/"}, {Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
@@ -401,7 +367,7 @@ func TestEndpointConfigRefused(t *testing.T) {
 // session durations per endpoint, local ones included, and failed remote
 // starts per endpoint.
 func TestMixedPoolMetricsPerEndpoint(t *testing.T) {
-	_, url := remoteServer(t, nil)
+	_, url := servertest.Start(t, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -476,8 +442,8 @@ func TestMixedPoolMetricsPerEndpoint(t *testing.T) {
 // computes its own answer wherever it lands, both kinds of endpoint serve,
 // and every slot is given back.
 func TestMixedPoolConcurrentCheckouts(t *testing.T) {
-	_, urlA := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
-	_, urlB := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
+	_, urlA := servertest.Start(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
+	_, urlB := servertest.Start(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
 	p, err := pool.New(context.Background(), pool.Config{
 		MinWorkers: 1, MaxWorkers: 2,
 		Worker:    worker.Config{Binary: testenv.Worker(t)},
@@ -543,8 +509,8 @@ func TestMixedPoolConcurrentCheckouts(t *testing.T) {
 // picks again: the session lands on the live server, nothing lost, and
 // its slot is counted there only.
 func TestRemoteResumeSkipsAnEndpointThatFailsToDial(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
 		Endpoints:       []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}, {Name: "dead", URL: "ws://127.0.0.1:1/"}},
@@ -634,8 +600,8 @@ func TestRemoteCheckoutBoundedByCheckoutTimeout(t *testing.T) {
 // it resumed on (monty.pool.session.resumed, outcome ok), and the dump it
 // carried there is a loaded snapshot (monty.snapshot.bytes, load).
 func TestRemoteResumeMetrics(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -735,7 +701,7 @@ func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
 // A resume with nowhere to go (the only server draining) is recorded with
 // outcome error, and the run fails with the shutdown error.
 func TestRemoteResumeFailureMetric(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -934,8 +900,8 @@ func TestCanceledStartIsNoEndpointFailure(t *testing.T) {
 // at once, as a local one does, and no endpoint is charged a start
 // failure, reported failed or tried in turn.
 func TestInvalidConfigIsNoEndpointFailure(t *testing.T) {
-	_, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	_, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	var ev events
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:   true,
@@ -979,7 +945,7 @@ func TestRemoteDropIsACrashReason(t *testing.T) {
 		{"turn-timeout", "while True:\n    pass\n", pool.ReasonTimeout},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, u := remoteServer(t, func(cfg *server.Config) { cfg.TurnTimeout = 200 * time.Millisecond })
+			srv, u := servertest.Start(t, func(cfg *server.Config) { cfg.TurnTimeout = 200 * time.Millisecond })
 			var ev events
 			p, err := pool.New(context.Background(), pool.Config{
 				NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
@@ -1056,8 +1022,8 @@ func TestCloseEndsARemoteDial(t *testing.T) {
 // racing with a ShutdownDump) moves nothing: the session's endpoint slot
 // was released already, and the outstanding counts stay exact.
 func TestPickAfterReleaseMovesNoSlot(t *testing.T) {
-	_, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	_, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:   true,
 		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
@@ -1082,7 +1048,7 @@ func TestPickAfterReleaseMovesNoSlot(t *testing.T) {
 // again and again; the run's *session.ShutdownError says why, matching
 // session.ErrNoReplica, with the refused dial.
 func TestLoneDrainingEndpointIsRedialledOnce(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:   true,
 		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}},
@@ -1223,7 +1189,7 @@ func TestDrainedRemoteSessionIsReportedDrained(t *testing.T) {
 		{"drop-destroy", false, true, true, pool.ReasonVanished},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, u := remoteServer(t, nil)
+			srv, u := servertest.Start(t, nil)
 			var ev events
 			p, err := pool.New(context.Background(), pool.Config{
 				NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, NoResume: c.noResume, Metrics: ev.record,
@@ -1388,7 +1354,7 @@ func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
 // request it could not parse) backs nothing off: one caller's oversized
 // Config must not take the endpoint from every other.
 func TestDroppingEndpointBacksOff(t *testing.T) {
-	_, good := remoteServer(t, nil)
+	_, good := servertest.Start(t, nil)
 	for _, c := range []struct {
 		code     int
 		backsOff bool
@@ -1463,7 +1429,7 @@ func TestInterruptedRemoteSessionIsReportedInterrupted(t *testing.T) {
 // closes it.
 func remoteOnlyPool(t *testing.T, ev *events) *pool.Pool {
 	t.Helper()
-	_, u := remoteServer(t, nil)
+	_, u := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
 	})
@@ -1513,8 +1479,8 @@ func rawEndpoint(t *testing.T, answer func(net.Conn) bool) (string, chan net.Con
 // got through does: before, the backoff step stayed, so the endpoint's
 // next refusal backed it off twice as long although it had served since.
 func TestResumeEndsTheEndpointsBackoff(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	b, _ := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	b, _ := servertest.Start(t, nil)
 	var upgrades atomic.Int32
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if upgrades.Add(1) == 1 {
@@ -1574,7 +1540,7 @@ func TestAuthThrottledIsADialFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, url := remoteServer(t, func(c *server.Config) {
+	_, url := servertest.Start(t, func(c *server.Config) {
 		c.Tokens = tokens
 		c.MaxAuthFailures = 1
 		c.Prewarm = 0
