@@ -30,12 +30,20 @@ type streamChild struct {
 	result chan error
 }
 
+// startStream runs Serve with a scripted engine over a pair of pipes.
 func startStream(t *testing.T) *streamChild {
+	t.Helper()
+	return startStreamCapped(t, 0)
+}
+
+// startStreamCapped is startStream over a connection whose own frame cap
+// is maxFrameLen (0: the protocol's).
+func startStreamCapped(t *testing.T, maxFrameLen int) *streamChild {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &streamChild{in: inW, out: outR, fr: frame.NewReader(outR, 0), eng: &scripted{gate: make(chan struct{})}, result: make(chan error, 1)}
-	conn := transport.NewStream(inR, outW, 0)
+	conn := transport.NewStream(inR, outW, maxFrameLen)
 	go func() {
 		err := Serve(context.Background(), conn, c.eng, Options{})
 		conn.Close()
@@ -374,19 +382,7 @@ func TestEngineErrorTextIsMadeUTF8(t *testing.T) {
 // contract handles any event over the cap (a result becomes the "result
 // frame" Error, the session is kept), not as a broken output stream.
 func TestConnFrameCapBoundsEvents(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	fr := frame.NewReader(outR, 0)
-	conn := transport.NewStream(inR, outW, 512)
-	eng := &scripted{gate: make(chan struct{})}
-	result := make(chan error, 1)
-	go func() {
-		err := Serve(context.Background(), conn, eng, Options{})
-		conn.Close()
-		result <- err
-	}()
-	t.Cleanup(func() { inW.Close(); outR.Close(); <-result })
-	c := &streamChild{in: inW, out: outR, fr: fr, eng: eng, result: result}
+	c := startStreamCapped(t, 512)
 	c.write(t, request(&message.Configure{ProtocolVersion: 4}))
 	mustKind(t, c.event(t), message.KindOk)
 	c.write(t, request(&message.Feed{Code: "bigresult:2000"}))
@@ -416,18 +412,7 @@ func TestConnFrameCapBoundsEvents(t *testing.T) {
 func TestPrintFitsASmallFrameCap(t *testing.T) {
 	for _, version := range []uint32{protocol.Version2, protocol.Version} {
 		t.Run("v"+strconv.Itoa(int(version)), func(t *testing.T) {
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			fr := frame.NewReader(outR, 0)
-			conn := transport.NewStream(inR, outW, 512)
-			eng := &scripted{gate: make(chan struct{})}
-			result := make(chan error, 1)
-			go func() {
-				err := Serve(context.Background(), conn, eng, Options{})
-				conn.Close()
-				result <- err
-			}()
-			t.Cleanup(func() { inW.Close(); outR.Close(); <-result })
+			c := startStreamCapped(t, 512)
 			cd := mustCodec(t, version)
 			send := func(r message.Request) {
 				t.Helper()
@@ -435,13 +420,13 @@ func TestPrintFitsASmallFrameCap(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := inW.Write(append(prefix(uint32(len(b))), b...)); err != nil {
+				if _, err := c.in.Write(append(prefix(uint32(len(b))), b...)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			next := func() *message.ChildEvent {
 				t.Helper()
-				b, err := fr.ReadFrame()
+				b, err := c.fr.ReadFrame()
 				if err != nil {
 					t.Fatalf("read: %v", err)
 				}

@@ -26,38 +26,20 @@ import (
 // the DialError made it read as the caller's alone: no failure counted,
 // no backoff, so every checkout went on dialling the refusing endpoint.
 func TestRefusalCutShortByCancelBacksOff(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	answered := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			req, err := http.ReadRequest(bufio.NewReader(c))
-			if err != nil {
-				c.Close()
-				continue
-			}
-			req.Body.Close()
-			// The status and the first bytes of a body that never ends.
-			c.Write([]byte("HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nhost_re"))
-			answered <- c
+	u, answered := rawEndpoint(t, func(c net.Conn) bool {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return false
 		}
-	}()
-	defer func() {
-		for len(answered) > 0 {
-			(<-answered).Close()
-		}
-	}()
+		req.Body.Close()
+		// The status and the first bytes of a body that never ends.
+		c.Write([]byte("HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nhost_re"))
+		return true
+	})
 	var ev events
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
-		Endpoints:       []pool.Endpoint{{Name: "forbidding", URL: "ws://" + l.Addr().String() + "/"}},
+		Endpoints:       []pool.Endpoint{{Name: "forbidding", URL: u}},
 		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
 		Metrics:         ev.record,
 	})

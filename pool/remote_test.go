@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/internal/servertest"
 	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/pool"
@@ -26,41 +27,6 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
-
-// remoteServer runs the real Monty server (package server, what
-// `montygo serve` runs) on a loopback port with the real worker behind it.
-func remoteServer(t *testing.T, mutate func(*server.Config)) (*server.Server, string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cfg := server.Config{
-		DumpKey: []byte("0123456789abcdef-pool-remote-test"),
-		Worker:  worker.Config{Binary: testenv.Worker(t)},
-		Prewarm: 1,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return srv, "ws://" + l.Addr().String() + "/"
-}
 
 // events collects a pool's events.
 type events struct {
@@ -116,8 +82,8 @@ func checkout(t *testing.T, p *pool.Pool) *pool.Session {
 // local worker is reset and reused, and Stat and the events say which
 // endpoint served what.
 func TestMixedPoolSpreadsAcrossLocalAndRemote(t *testing.T) {
-	_, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	_, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	var evs events
 	p, err := pool.New(context.Background(), pool.Config{
 		MinWorkers: 1, MaxWorkers: 1,
@@ -204,8 +170,8 @@ func TestMixedPoolSpreadsAcrossLocalAndRemote(t *testing.T) {
 // (the per-client cap), are backed off and the checkout goes elsewhere:
 // to the local workers, waiting for one when they are busy.
 func TestMixedPoolBacksOffEndpoints(t *testing.T) {
-	draining, urlD := remoteServer(t, nil)
-	_, urlC := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = 1 })
+	draining, urlD := servertest.Start(t, nil)
+	_, urlC := servertest.Start(t, func(c *server.Config) { c.MaxSessionsPerClient = 1 })
 	p, err := pool.New(context.Background(), pool.Config{
 		MinWorkers: 1, MaxWorkers: 1,
 		Worker: worker.Config{Binary: testenv.Worker(t)},
@@ -280,8 +246,8 @@ func TestMixedPoolBacksOffEndpoints(t *testing.T) {
 // resumes on the other with nothing lost (its slot moves with it), and
 // when nothing is left the checkout fails with ErrNoEndpoint.
 func TestRemoteOnlyPool(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
 		Endpoints:       []pool.Endpoint{{Name: "dead", URL: "ws://127.0.0.1:1/"}, {Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
@@ -401,7 +367,7 @@ func TestEndpointConfigRefused(t *testing.T) {
 // session durations per endpoint, local ones included, and failed remote
 // starts per endpoint.
 func TestMixedPoolMetricsPerEndpoint(t *testing.T) {
-	_, url := remoteServer(t, nil)
+	_, url := servertest.Start(t, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -476,8 +442,8 @@ func TestMixedPoolMetricsPerEndpoint(t *testing.T) {
 // computes its own answer wherever it lands, both kinds of endpoint serve,
 // and every slot is given back.
 func TestMixedPoolConcurrentCheckouts(t *testing.T) {
-	_, urlA := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
-	_, urlB := remoteServer(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
+	_, urlA := servertest.Start(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
+	_, urlB := servertest.Start(t, func(c *server.Config) { c.MaxSessionsPerClient = -1 })
 	p, err := pool.New(context.Background(), pool.Config{
 		MinWorkers: 1, MaxWorkers: 2,
 		Worker:    worker.Config{Binary: testenv.Worker(t)},
@@ -543,8 +509,8 @@ func TestMixedPoolConcurrentCheckouts(t *testing.T) {
 // picks again: the session lands on the live server, nothing lost, and
 // its slot is counted there only.
 func TestRemoteResumeSkipsAnEndpointThatFailsToDial(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
 		Endpoints:       []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}, {Name: "dead", URL: "ws://127.0.0.1:1/"}},
@@ -634,8 +600,8 @@ func TestRemoteCheckoutBoundedByCheckoutTimeout(t *testing.T) {
 // it resumed on (monty.pool.session.resumed, outcome ok), and the dump it
 // carried there is a loaded snapshot (monty.snapshot.bytes, load).
 func TestRemoteResumeMetrics(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -735,7 +701,7 @@ func TestCheckoutErrorOutcomePerEndpoint(t *testing.T) {
 // A resume with nowhere to go (the only server draining) is recorded with
 // outcome error, and the run fails with the shutdown error.
 func TestRemoteResumeFailureMetric(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -856,29 +822,10 @@ func TestRefusedDialBacksOff(t *testing.T) {
 // nor backed off (a web service whose clients hang up would otherwise
 // back a healthy endpoint off, doubling up to EndpointBackoff.Max).
 func TestCanceledCheckoutDoesNotBackOff(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conns := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c // the upgrade is answered only after the caller gave up
-		}
-	}()
-	defer func() {
-		l.Close()
-		for len(conns) > 0 {
-			(<-conns).Close()
-		}
-	}()
+	u, conns := rawEndpoint(t, nil) // the upgrade is never answered: the caller gives up first
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
-		Endpoints:       []pool.Endpoint{{Name: "slow", URL: "ws://" + l.Addr().String() + "/"}},
+		Endpoints:       []pool.Endpoint{{Name: "slow", URL: u}},
 		EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
 	})
 	if err != nil {
@@ -953,8 +900,8 @@ func TestCanceledStartIsNoEndpointFailure(t *testing.T) {
 // at once, as a local one does, and no endpoint is charged a start
 // failure, reported failed or tried in turn.
 func TestInvalidConfigIsNoEndpointFailure(t *testing.T) {
-	_, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	_, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	var ev events
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:   true,
@@ -998,7 +945,7 @@ func TestRemoteDropIsACrashReason(t *testing.T) {
 		{"turn-timeout", "while True:\n    pass\n", pool.ReasonTimeout},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, u := remoteServer(t, func(cfg *server.Config) { cfg.TurnTimeout = 200 * time.Millisecond })
+			srv, u := servertest.Start(t, func(cfg *server.Config) { cfg.TurnTimeout = 200 * time.Millisecond })
 			var ev events
 			p, err := pool.New(context.Background(), pool.Config{
 				NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
@@ -1033,25 +980,11 @@ func TestRemoteDropIsACrashReason(t *testing.T) {
 // fails with ErrClosed rather than when its dial times out, after Close
 // (reporting to Metrics then), and the endpoint is not charged for it.
 func TestCloseEndsARemoteDial(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	accepted := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
+	u, accepted := rawEndpoint(t, nil)
 	var ev events
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:      true,
-		Endpoints:    []pool.Endpoint{{Name: "mute", URL: "ws://" + l.Addr().String() + "/"}},
+		Endpoints:    []pool.Endpoint{{Name: "mute", URL: u}},
 		StartTimeout: time.Hour,
 		Metrics:      ev.record,
 	})
@@ -1089,8 +1022,8 @@ func TestCloseEndsARemoteDial(t *testing.T) {
 // racing with a ShutdownDump) moves nothing: the session's endpoint slot
 // was released already, and the outstanding counts stay exact.
 func TestPickAfterReleaseMovesNoSlot(t *testing.T) {
-	_, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	_, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:   true,
 		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}, {Name: "b", URL: urlB}},
@@ -1115,7 +1048,7 @@ func TestPickAfterReleaseMovesNoSlot(t *testing.T) {
 // again and again; the run's *session.ShutdownError says why, matching
 // session.ErrNoReplica, with the refused dial.
 func TestLoneDrainingEndpointIsRedialledOnce(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:   true,
 		Endpoints: []pool.Endpoint{{Name: "a", URL: urlA}},
@@ -1215,7 +1148,7 @@ func TestCheckEndpointURL(t *testing.T) {
 // workers (Live and Max 0), not "0/N live" with N the MaxWorkers that
 // NoLocal ignores.
 func TestRemoteOnlyExhaustedCountsNoLocalWorkers(t *testing.T) {
-	mute := muteEndpoint(t)
+	mute, _ := rawEndpoint(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
 		MaxWorkers:      3,
@@ -1256,7 +1189,7 @@ func TestDrainedRemoteSessionIsReportedDrained(t *testing.T) {
 		{"drop-destroy", false, true, true, pool.ReasonVanished},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv, u := remoteServer(t, nil)
+			srv, u := servertest.Start(t, nil)
 			var ev events
 			p, err := pool.New(context.Background(), pool.Config{
 				NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, NoResume: c.noResume, Metrics: ev.record,
@@ -1376,7 +1309,7 @@ func TestBusyRemoteSessionIsReportedBusy(t *testing.T) {
 // EventExhausted and in monty.pool.checkout.wait, not on the local
 // workers, which a remote-only pool does not have.
 func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
-	mute := muteEndpoint(t)
+	mute, _ := rawEndpoint(t, nil)
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	defer mp.Shutdown(context.Background())
@@ -1421,7 +1354,7 @@ func TestRemoteExhaustedIsRecordedOnItsEndpoint(t *testing.T) {
 // request it could not parse) backs nothing off: one caller's oversized
 // Config must not take the endpoint from every other.
 func TestDroppingEndpointBacksOff(t *testing.T) {
-	_, good := remoteServer(t, nil)
+	_, good := servertest.Start(t, nil)
 	for _, c := range []struct {
 		code     int
 		backsOff bool
@@ -1496,7 +1429,7 @@ func TestInterruptedRemoteSessionIsReportedInterrupted(t *testing.T) {
 // closes it.
 func remoteOnlyPool(t *testing.T, ev *events) *pool.Pool {
 	t.Helper()
-	_, u := remoteServer(t, nil)
+	_, u := servertest.Start(t, nil)
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal: true, Endpoints: []pool.Endpoint{{Name: "a", URL: u}}, Metrics: ev.record,
 	})
@@ -1506,39 +1439,48 @@ func remoteOnlyPool(t *testing.T, ev *events) *pool.Pool {
 	return p
 }
 
-// muteEndpoint is the URL of a listener that accepts connections and never
-// answers an upgrade (a start that hangs), closed when the test ends.
-func muteEndpoint(t *testing.T) string {
+// rawEndpoint listens on a local port where no WebSocket server answers.
+// Each connection it accepts is handed to answer, when not nil, to write
+// what it will (false: the connection is closed and dropped), then sent on
+// the returned channel, which holds 4. With answer nil the endpoint never
+// answers an upgrade (a dial that hangs). It returns the endpoint's URL;
+// the listener and the connections left in the channel are closed when
+// the test ends.
+func rawEndpoint(t *testing.T, answer func(net.Conn) bool) (string, chan net.Conn) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	accepted := make(chan net.Conn, 4)
+	conns := make(chan net.Conn, 4)
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			accepted <- c // never upgraded
+			if answer != nil && !answer(c) {
+				c.Close()
+				continue
+			}
+			conns <- c
 		}
 	}()
 	t.Cleanup(func() {
 		l.Close()
-		for len(accepted) > 0 {
-			(<-accepted).Close()
+		for len(conns) > 0 {
+			(<-conns).Close()
 		}
 	})
-	return "ws://" + l.Addr().String() + "/"
+	return "ws://" + l.Addr().String() + "/", conns
 }
 
 // A resume that got through ends its endpoint's backoff, as a start that
 // got through does: before, the backoff step stayed, so the endpoint's
 // next refusal backed it off twice as long although it had served since.
 func TestResumeEndsTheEndpointsBackoff(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	b, _ := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	b, _ := servertest.Start(t, nil)
 	var upgrades atomic.Int32
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if upgrades.Add(1) == 1 {
@@ -1598,7 +1540,7 @@ func TestAuthThrottledIsADialFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, url := remoteServer(t, func(c *server.Config) {
+	_, url := servertest.Start(t, func(c *server.Config) {
 		c.Tokens = tokens
 		c.MaxAuthFailures = 1
 		c.Prewarm = 0

@@ -19,30 +19,10 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gomonty/monty/internal/wsframe"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
 )
-
-// wsFrame is one client WebSocket frame (masked, with a zero key, which
-// leaves the payload as it is).
-func wsFrame(fin bool, op byte, payload []byte) []byte {
-	b0 := op
-	if fin {
-		b0 |= 0x80
-	}
-	out := []byte{b0}
-	switch n := len(payload); {
-	case n < 126:
-		out = append(out, 0x80|byte(n))
-	case n <= 0xffff:
-		out = append(out, 0x80|126, byte(n>>8), byte(n))
-	default:
-		out = append(out, 0x80|127)
-		out = binary.BigEndian.AppendUint64(out, uint64(n))
-	}
-	out = append(out, 0, 0, 0, 0)
-	return append(out, payload...)
-}
 
 // rawUpgrade opens a TCP connection to ts and upgrades it by hand; the
 // test then writes frames of its own making.
@@ -174,9 +154,9 @@ func TestHostileFragmentsAndPings(t *testing.T) {
 		if i == 0 {
 			op = 2
 		}
-		msg = append(msg, wsFrame(i == len(cfg)-1, op, []byte{b})...)
+		msg = append(msg, wsframe.Client(i == len(cfg)-1, op, []byte{b})...)
 		if i == 1 {
-			msg = append(msg, wsFrame(true, 9, []byte("mid"))...)
+			msg = append(msg, wsframe.Client(true, 9, []byte("mid"))...)
 		}
 	}
 	if _, err := nc.Write(msg); err != nil {
@@ -199,7 +179,7 @@ func TestHostileFragmentsAndPings(t *testing.T) {
 	// A ping flood nobody reads the answers of: the server's pongs fill
 	// the socket, and it must drop the connection rather than block.
 	g0 := runtime.NumGoroutine()
-	ping := wsFrame(true, 9, make([]byte, 125))
+	ping := wsframe.Client(true, 9, make([]byte, 125))
 	flood := make(chan error, 1)
 	go func() {
 		buf := bytesRepeat(ping, 512)
@@ -236,12 +216,12 @@ func TestHostileBrokenFrames(t *testing.T) {
 	check := victim(t, ts)
 	fd0 := openFDs(t)
 	for name, send := range map[string][]byte{
-		"half a frame":    wsFrame(true, 2, make([]byte, 1000))[:500],
-		"reserved opcode": wsFrame(true, 3, []byte("x")),
-		"long ping":       wsFrame(true, 9, make([]byte, 200)),
+		"half a frame":    wsframe.Client(true, 2, make([]byte, 1000))[:500],
+		"reserved opcode": wsframe.Client(true, 3, []byte("x")),
+		"long ping":       wsframe.Client(true, 9, make([]byte, 200)),
 		"unmasked":        {0x82, 0x01, 0x00},
 		"rsv bits":        {0xf2, 0x81, 0, 0, 0, 0, 0},
-		"fragmented ping": wsFrame(false, 9, []byte("x")),
+		"fragmented ping": wsframe.Client(false, 9, []byte("x")),
 	} {
 		t.Run(name, func(t *testing.T) {
 			nc, br := rawUpgrade(t, ts)
@@ -577,8 +557,8 @@ func TestHostilePipelinedRequestsNeverRead(t *testing.T) {
 	nc, _ := rawUpgrade(t, ts)
 	nc.(*net.TCPConn).SetReadBuffer(4096)
 	var burst []byte
-	burst = append(burst, wsFrame(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))...)
-	feed := wsFrame(true, 2, encodeRequest(t, 4, &message.Feed{Code: "print('y' * 1000)"}))
+	burst = append(burst, wsframe.Client(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))...)
+	feed := wsframe.Client(true, 2, encodeRequest(t, 4, &message.Feed{Code: "print('y' * 1000)"}))
 	for range 2000 {
 		burst = append(burst, feed...)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/servertest"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
@@ -262,8 +263,8 @@ func TestRemoteResumeIsBounded(t *testing.T) {
 // a second dial, the next starts at once with the cached version, and a
 // different URL negotiates afresh.
 func TestRemoteNegotiationCachedPerURL(t *testing.T) {
-	_, url := remoteServer(t, nil)
-	_, other := remoteServer(t, nil)
+	_, url := servertest.Start(t, nil)
+	_, other := servertest.Start(t, nil)
 	var dials []string
 	var mu sync.Mutex
 	l := session.RemoteLauncher{URL: url, OnDial: func(u string, err error) {

@@ -16,49 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomonty/monty/internal/testenv"
+	"github.com/gomonty/monty/internal/servertest"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/server"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
-	"github.com/gomonty/monty/worker"
 	"go.opentelemetry.io/otel/trace"
 )
-
-// remoteServer runs the real server on a loopback port with the real
-// worker behind it and returns its ws:// URL.
-func remoteServer(t testing.TB, mutate func(*server.Config)) (*server.Server, string) {
-	t.Helper()
-	cfg := server.Config{
-		DumpKey: []byte("0123456789abcdef-session-remote-test"),
-		Worker:  worker.Config{Binary: testenv.Worker(t)},
-		Prewarm: 1,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	srv, err := server.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		srv.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(l) }()
-	t.Cleanup(func() {
-		srv.Close()
-		if err := <-done; !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return srv, "ws://" + l.Addr().String() + "/"
-}
 
 func startRemote(t testing.TB, l session.RemoteLauncher, cfg session.Config) *session.Session {
 	t.Helper()
@@ -73,7 +37,7 @@ func startRemote(t testing.TB, l session.RemoteLauncher, cfg session.Config) *se
 }
 
 func TestRemoteRunAndSingleUse(t *testing.T) {
-	_, url := remoteServer(t, nil)
+	_, url := servertest.Start(t, nil)
 	var out strings.Builder
 	s := startRemote(t, session.RemoteLauncher{URL: url}, session.Config{Print: session.Writers(&out, io.Discard)})
 	ctx := context.Background()
@@ -125,7 +89,7 @@ func TestRemoteDialFailureIsDialError(t *testing.T) {
 }
 
 func TestRemoteDropMidTurnIsDisconnected(t *testing.T) {
-	srv, url := remoteServer(t, nil)
+	srv, url := servertest.Start(t, nil)
 	printed := make(chan struct{})
 	var once sync.Once
 	s := startRemote(t, session.RemoteLauncher{URL: url}, session.Config{
@@ -151,7 +115,7 @@ func TestRemoteDropMidTurnIsDisconnected(t *testing.T) {
 }
 
 func TestRemoteShutdownWithoutResume(t *testing.T) {
-	srv, url := remoteServer(t, nil)
+	srv, url := servertest.Start(t, nil)
 	s := startRemote(t, session.RemoteLauncher{URL: url, NoResume: true}, session.Config{})
 	ctx := context.Background()
 	if _, err := s.Run(ctx, "x = 41"); err != nil {
@@ -169,8 +133,8 @@ func TestRemoteShutdownWithoutResume(t *testing.T) {
 }
 
 func TestRemoteShutdownResumesElsewhere(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	s := startRemote(t, session.RemoteLauncher{URL: urlA, Pick: func() string { return urlB }}, session.Config{})
 	ctx := context.Background()
 	if _, err := s.Run(ctx, "x = 41"); err != nil {
@@ -190,8 +154,8 @@ func TestRemoteShutdownResumesElsewhere(t *testing.T) {
 }
 
 func TestRemoteSuspendedSessionResumesAtTheSameCall(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	s := startRemote(t, session.RemoteLauncher{URL: urlA, Pick: func() string { return urlB }}, session.Config{})
 	ctx := context.Background()
 	ev, err := s.Feed(ctx, "y = 1\nask(20) + ask(1) + y")
@@ -269,7 +233,7 @@ func TestRemoteCloseFrameOnEveryTeardown(t *testing.T) {
 	// The server notices a Close frame even while a turn runs (it ends the
 	// session and stops the worker at once); the duration ceiling is a
 	// backstop for the busy loops below.
-	_, url := remoteServer(t, func(c *server.Config) {
+	_, url := servertest.Start(t, func(c *server.Config) {
 		c.Logger = slog.New(o)
 		c.MaxDuration = time.Second
 	})
@@ -331,7 +295,7 @@ func TestRemoteCloseFrameOnEveryTeardown(t *testing.T) {
 // refused before sending and the session lives on.
 func TestRemoteFrameCapEdges(t *testing.T) {
 	const limit = 64 << 10
-	_, url := remoteServer(t, nil)
+	_, url := servertest.Start(t, nil)
 	s := startRemote(t, session.RemoteLauncher{URL: url, Dial: ws.DialOptions{MaxFrameLen: limit}}, session.Config{})
 	ctx := context.Background()
 	// Find the code length whose Feed frame is exactly the cap.
@@ -490,8 +454,8 @@ func ExampleRemoteLauncher() {
 // offers anything else ends the session with the ShutdownError, dump and
 // the resume failure inside.
 func TestRemoteResumeRetriesAndGivesUp(t *testing.T) {
-	a, urlA := remoteServer(t, nil)
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, nil)
+	_, urlB := servertest.Start(t, nil)
 	picks := 0
 	s := startRemote(t, session.RemoteLauncher{URL: urlA, Pick: func() string {
 		picks++
@@ -555,8 +519,8 @@ func TestRemoteUpgradeHeaders(t *testing.T) {
 // server closed such a session with 1001 alone and its state was lost:
 // the next request failed as disconnected.
 func TestRemoteIdleSessionResumesAfterTheDrainGrace(t *testing.T) {
-	a, urlA := remoteServer(t, func(c *server.Config) { c.DrainGrace = 100 * time.Millisecond })
-	_, urlB := remoteServer(t, nil)
+	a, urlA := servertest.Start(t, func(c *server.Config) { c.DrainGrace = 100 * time.Millisecond })
+	_, urlB := servertest.Start(t, nil)
 	s := startRemote(t, session.RemoteLauncher{URL: urlA, Pick: func() string { return urlB }}, session.Config{})
 	ctx := context.Background()
 	if _, err := s.Run(ctx, "x = 41"); err != nil {

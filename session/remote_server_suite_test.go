@@ -7,6 +7,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/gomonty/monty/internal/servertest"
 	"github.com/gomonty/monty/session"
 )
 
@@ -16,7 +17,7 @@ import (
 // every session is a RemoteLauncher session, its version negotiated once
 // for the URL.
 func TestRealSuiteOverWebSocket(t *testing.T) {
-	_, url := remoteServer(t, nil)
+	_, url := servertest.Start(t, nil)
 	defer session.SetRealLaunch(session.Launch{Launcher: session.RemoteLauncher{URL: url}})()
 	for _, c := range session.RealSuiteCases {
 		t.Run(c.Name, c.F)
@@ -30,7 +31,7 @@ func TestRealSuiteOverWebSocket(t *testing.T) {
 // Run's documented error), and the session lives on. The low-level API
 // gets it from the Resume that the server answered with the abort.
 func TestRemoteSuspensionLimitEnforcedByServer(t *testing.T) {
-	_, url := remoteServer(t, nil)
+	_, url := servertest.Start(t, nil)
 	s := startRemote(t, session.RemoteLauncher{URL: url}, session.Config{Limits: session.Limits{MaxSuspensions: 3}})
 	calls := 0
 	reg := session.NewRegistry().MustRegister("f", func(i int) int { calls++; return i })

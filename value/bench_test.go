@@ -126,59 +126,12 @@ func BenchmarkToGoInts1M(b *testing.B) {
 		}
 	})
 	text, _ := json.Marshal(xs)
-	b.Run("value", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var out []int64
-			if err := ToGo(&g, root, &out); err != nil || len(out) != len(xs) {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var out []int64
-			if err := json.Unmarshal(text, &out); err != nil || len(out) != len(xs) {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("pair", func(b *testing.B) {
-		pair(b, func() {
-			var out []int64
-			if err := ToGo(&g, root, &out); err != nil || len(out) != len(xs) {
-				b.Fatal(err)
-			}
-		}, func() {
-			var out []int64
-			if err := json.Unmarshal(text, &out); err != nil || len(out) != len(xs) {
-				b.Fatal(err)
-			}
-		})
-	})
+	versus(b, toGoOp[int64](&g, root, len(xs)), unmarshalOp[int64](text, len(xs)))
 }
 
 func BenchmarkFromGoInts1M(b *testing.B) {
 	xs := ints1M()
-	b.Run("value", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var g Graph
-			if _, err := FromGo(&g, xs); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := json.Marshal(xs); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("pair", func(b *testing.B) { pairFromGo(b, xs) })
+	versus(b, fromGoOp(xs), marshalOp(xs))
 }
 
 // BenchmarkFromGoFloats1M is BenchmarkFromGoInts1M for a []float64, held
@@ -188,21 +141,56 @@ func BenchmarkFromGoFloats1M(b *testing.B) {
 	for i := range xs {
 		xs[i] = float64(i) * 1.25
 	}
-	b.Run("pair", func(b *testing.B) { pairFromGo(b, xs) })
+	b.Run("pair", func(b *testing.B) { pairOps(b, fromGoOp(xs), marshalOp(xs)) })
 }
 
-// pairFromGo pairs FromGo of xs with json.Marshal of it, op by op.
-func pairFromGo(b *testing.B, xs any) {
-	pair(b, func() {
+// benchOp is one operation of a benchmark, failing b if it goes wrong.
+type benchOp func(b *testing.B)
+
+// toGoOp is ToGo of root into a fresh []T, which must come out with n
+// items.
+func toGoOp[T any](g *Graph, root NodeID, n int) benchOp {
+	return func(b *testing.B) {
+		var out []T
+		if err := ToGo(g, root, &out); err != nil || len(out) != n {
+			b.Fatal(err)
+		}
+	}
+}
+
+// unmarshalOp is toGoOp's reference: json.Unmarshal of text into a fresh
+// []T, which must come out with n items.
+func unmarshalOp[T any](text []byte, n int) benchOp {
+	return func(b *testing.B) {
+		var out []T
+		if err := json.Unmarshal(text, &out); err != nil || len(out) != n {
+			b.Fatal(err)
+		}
+	}
+}
+
+// fromGoOp is FromGo of xs into a fresh graph.
+func fromGoOp(xs any) benchOp {
+	return func(b *testing.B) {
 		var g Graph
 		if _, err := FromGo(&g, xs); err != nil {
 			b.Fatal(err)
 		}
-	}, func() {
+	}
+}
+
+// marshalOp is fromGoOp's reference: json.Marshal of xs.
+func marshalOp(xs any) benchOp {
+	return func(b *testing.B) {
 		if _, err := json.Marshal(xs); err != nil {
 			b.Fatal(err)
 		}
-	})
+	}
+}
+
+// pairOps runs value and ref as a pair (pair), in b.
+func pairOps(b *testing.B, value, ref benchOp) {
+	pair(b, func() { value(b) }, func() { ref(b) })
 }
 
 var floorNodes []Node
@@ -233,59 +221,12 @@ func BenchmarkToGoStructs100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	text, _ := json.Marshal(xs)
-	b.Run("value", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var out []benchStruct
-			if err := ToGo(&g, root, &out); err != nil || len(out) != len(xs) {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var out []benchStruct
-			if err := json.Unmarshal(text, &out); err != nil || len(out) != len(xs) {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("pair", func(b *testing.B) {
-		pair(b, func() {
-			var out []benchStruct
-			if err := ToGo(&g, root, &out); err != nil || len(out) != len(xs) {
-				b.Fatal(err)
-			}
-		}, func() {
-			var out []benchStruct
-			if err := json.Unmarshal(text, &out); err != nil || len(out) != len(xs) {
-				b.Fatal(err)
-			}
-		})
-	})
+	versus(b, toGoOp[benchStruct](&g, root, len(xs)), unmarshalOp[benchStruct](text, len(xs)))
 }
 
 func BenchmarkFromGoStructs100k(b *testing.B) {
 	xs := structs100k()
-	b.Run("value", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			var g Graph
-			if _, err := FromGo(&g, xs); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := json.Marshal(xs); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("pair", func(b *testing.B) { pairFromGo(b, xs) })
+	versus(b, fromGoOp(xs), marshalOp(xs))
 }
 
 func BenchmarkReprInts1M(b *testing.B) {
@@ -322,22 +263,25 @@ func BenchmarkStrInts1M(b *testing.B) {
 	}
 }
 
-// trio runs value, ref (encoding/json on the same data) and other (the
-// route a caller had without value's own function) each alone, then value
-// and ref as a pair.
-func trio(b *testing.B, value, ref func(), otherName string, other func()) {
-	for _, sub := range []struct {
-		name string
-		f    func()
-	}{{"value", value}, {"json", ref}, {otherName, other}} {
+// namedOp is a benchmark operation and the name of its sub-benchmark.
+type namedOp struct {
+	name string
+	op   benchOp
+}
+
+// versus runs value and ref (encoding/json on the same data) each alone,
+// as "value" and "json", then each of others (the routes a caller had
+// without value's own function), then value and ref as a pair ("pair").
+func versus(b *testing.B, value, ref benchOp, others ...namedOp) {
+	for _, sub := range append([]namedOp{{"value", value}, {"json", ref}}, others...) {
 		b.Run(sub.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				sub.f()
+				sub.op(b)
 			}
 		})
 	}
-	b.Run("pair", func(b *testing.B) { pair(b, value, ref) })
+	b.Run("pair", func(b *testing.B) { pairOps(b, value, ref) })
 }
 
 // BenchmarkJSONStructs100k writes a decoded result (100,000 dicts, as a
@@ -348,15 +292,15 @@ func trio(b *testing.B, value, ref func(), otherName string, other func()) {
 func BenchmarkJSONStructs100k(b *testing.B) {
 	xs := structs100k()
 	g, root := resultGraph(b, xs)
-	trio(b, func() {
+	versus(b, func(b *testing.B) {
 		if out, err := AppendJSON(nil, g, root); err != nil || len(out) < 100_000 {
 			b.Fatal(err)
 		}
-	}, func() {
+	}, func(b *testing.B) {
 		if out, err := json.Marshal(xs); err != nil || len(out) < 100_000 {
 			b.Fatal(err)
 		}
-	}, "toany+json", func() {
+	}, namedOp{"toany+json", func(b *testing.B) {
 		a, err := ToAny(g, root)
 		if err != nil {
 			b.Fatal(err)
@@ -364,7 +308,7 @@ func BenchmarkJSONStructs100k(b *testing.B) {
 		if _, err := json.Marshal(a); err != nil {
 			b.Fatal(err)
 		}
-	})
+	}})
 }
 
 // BenchmarkFromJSONStructs100k reads JSON text of 100,000 records into a
@@ -374,17 +318,17 @@ func BenchmarkJSONStructs100k(b *testing.B) {
 // (encoding/json into any, then FromGo).
 func BenchmarkFromJSONStructs100k(b *testing.B) {
 	text, _ := json.Marshal(structs100k())
-	trio(b, func() {
+	versus(b, func(b *testing.B) {
 		var g Graph
 		if _, err := FromJSON(&g, text); err != nil {
 			b.Fatal(err)
 		}
-	}, func() {
+	}, func(b *testing.B) {
 		var out []benchStruct
 		if err := json.Unmarshal(text, &out); err != nil {
 			b.Fatal(err)
 		}
-	}, "json-any+fromgo", func() {
+	}, namedOp{"json-any+fromgo", func(b *testing.B) {
 		var a any
 		if err := json.Unmarshal(text, &a); err != nil {
 			b.Fatal(err)
@@ -393,5 +337,5 @@ func BenchmarkFromJSONStructs100k(b *testing.B) {
 		if _, err := FromGo(&g, a); err != nil {
 			b.Fatal(err)
 		}
-	})
+	}})
 }

@@ -485,13 +485,7 @@ func TestV5HugeDumpedFeedClockSaturates(t *testing.T) {
 	if err != nil || saved == nil {
 		t.Fatalf("split5: %v %v", saved, err)
 	}
-	b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: saved.Configure})
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := append(append([]byte{}, dumpMagic5...), binary.AppendUvarint(nil, uint64(len(b)))...)
-	state = binary.AppendUvarint(append(state, b...), 1<<64-1)
-	state = append(state, inner...)
+	state := envelope5(t, saved.Configure, 1<<64-1, inner)
 	const most = uint64(1<<63-1) / 1000 // the largest duration, in µs
 	do := serve5With(t, []uint32{protocol.Version5})
 	ev := do(&message.Load{State: state})

@@ -18,11 +18,7 @@ import (
 // worker's TimeoutError and the watchdog that backs --max-duration up
 // still exit 1.
 func TestRunExitStatusTellsSandboxFailureFromException(t *testing.T) {
-	notWorker := filepath.Join(t.TempDir(), "not-a-worker")
-	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	missing := filepath.Join(t.TempDir(), "missing")
+	notWorker, _, missing := badWorkers(t)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -91,16 +87,7 @@ func TestRunWorkerErrorsSpeakTheCLIsWords(t *testing.T) {
 // binary that is not a worker as a crash with exit status 0.
 func TestWorkerErrorsSpeakTheCLIsWordsInSubprocessAndServe(t *testing.T) {
 	montygo(t)
-	dir := t.TempDir()
-	notWorker := filepath.Join(dir, "not-a-worker")
-	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	key := filepath.Join(dir, "key")
-	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	missing := filepath.Join(dir, "missing")
+	notWorker, key, missing := badWorkers(t)
 	for _, c := range []struct {
 		env  string
 		args []string
@@ -112,16 +99,10 @@ func TestWorkerErrorsSpeakTheCLIsWordsInSubprocessAndServe(t *testing.T) {
 		{"MONTY_BIN=" + missing, []string{"serve", "--dump-key", key, "--listen", "127.0.0.1:0"}, "$MONTY_BIN " + missing + ": "},
 		{"", []string{"serve", "--dump-key", key, "--listen", "127.0.0.1:0", "--worker", notWorker}, "is " + notWorker + " a monty worker?"},
 	} {
-		cmd := exec.Command(montygo(t), c.args...)
-		if c.env != "" {
-			cmd.Env = append(os.Environ(), c.env)
-		}
-		var errb strings.Builder
-		cmd.Stderr = &errb
-		if err := cmd.Run(); err == nil {
+		errs, code := montygoWithEnv(t, c.env, c.args...)
+		if code == 0 {
 			t.Errorf("%s %v: exit 0", c.env, c.args)
 		}
-		errs := errb.String()
 		if !strings.Contains(errs, c.want) || strings.Contains(errs, "Config.") || strings.Contains(errs, "scripts/") {
 			t.Errorf("%s %v: stderr %q, want %q and no library configuration or source path", c.env, c.args, errs, c.want)
 		}
@@ -150,16 +131,7 @@ func TestRunPinnedProtocolTheWorkerRefusesIsAUsageError(t *testing.T) {
 // taken) and 2 for a usage mistake (an address without a port). montygo
 // help and serve -h show the statuses.
 func TestServeExitStatusesMatchRuns(t *testing.T) {
-	dir := t.TempDir()
-	notWorker := filepath.Join(dir, "not-a-worker")
-	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	key := filepath.Join(dir, "key")
-	if err := os.WriteFile(key, []byte("0123456789abcdef0123456789abcdef"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	missing := filepath.Join(dir, "missing")
+	notWorker, key, missing := badWorkers(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -180,15 +152,8 @@ func TestServeExitStatusesMatchRuns(t *testing.T) {
 		{"no port", "", []string{"--listen", "127.0.0.1", "--worker", notWorker}, 2, "montygo serve: --listen: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cmd := exec.Command(montygo(t), append(serve, c.args...)...)
-			if c.env != "" {
-				cmd.Env = append(os.Environ(), c.env)
-			}
-			var errb strings.Builder
-			cmd.Stderr = &errb
-			cmd.Run()
-			errs := errb.String()
-			if code := cmd.ProcessState.ExitCode(); code != c.code || !strings.HasPrefix(errs, c.want) || strings.Count(errs, "\n") != 1 {
+			errs, code := montygoWithEnv(t, c.env, append(serve, c.args...)...)
+			if code != c.code || !strings.HasPrefix(errs, c.want) || strings.Count(errs, "\n") != 1 {
 				t.Fatalf("exit %d, stderr %q; want %d and one line starting %q", code, errs, c.code, c.want)
 			}
 			for _, tag := range []string{"server: ", "monty pool: ", "worker pool: first worker"} {
@@ -225,6 +190,34 @@ func TestCLIErrorsAreOneLineWithoutLibraryTags(t *testing.T) {
 	if code != exitSandboxFailed || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "montygo run: remote worker at "+p.url+" disconnected") {
 		t.Errorf("a turn the server ended: exit %d, stderr %q; want 3 and one line without the session's tag", code, errs)
 	}
+}
+
+// badWorkers makes a script that exits 0 without speaking the protocol
+// (notWorker) and a 32-byte dump key (key), and names a worker binary that
+// does not exist (missing).
+func badWorkers(t *testing.T) (notWorker, key, missing string) {
+	t.Helper()
+	dir := t.TempDir()
+	notWorker = filepath.Join(dir, "not-a-worker")
+	if err := os.WriteFile(notWorker, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return notWorker, writeFile(t, "key", "0123456789abcdef0123456789abcdef"), filepath.Join(dir, "missing")
+}
+
+// montygoWithEnv runs montygo with args, env (NAME=value, or "" for none)
+// added to the environment, and returns its stderr and exit status (-1
+// when it did not start, or a signal ended it).
+func montygoWithEnv(t *testing.T, env string, args ...string) (stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(montygo(t), args...)
+	if env != "" {
+		cmd.Env = append(os.Environ(), env)
+	}
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	cmd.Run()
+	return errb.String(), cmd.ProcessState.ExitCode()
 }
 
 // deadURL is a ws:// URL at a local port nothing listens on (it was bound

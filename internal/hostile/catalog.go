@@ -153,16 +153,51 @@ func completeV4(root uint32, nodes func() [][]byte) map[protowire.Number]hook {
 	return sendThen(func(c *child) []byte { return c.turn(armComplete, completeArena(root, nodes()...)) })
 }
 
-// refuse answers every Configure with a FatalError carrying text(v), then
-// exits 4.
-func refuse(text func(c *child, v uint32) string) map[protowire.Number]hook {
+// refuse answers every Configure of version v with a FatalError in the
+// released worker's words for an unsupported version, claim(v) being what
+// its parentheses say the worker supports, then exits 4.
+func refuse(claim func(v uint32) string) map[protowire.Number]hook {
 	return map[protowire.Number]hook{reqConfigure: func(c *child, req *request) error {
 		v, _, _ := configureArgs(req)
-		if err := c.fatal(text(c, v)); err != nil {
+		if err := c.fatal("unsupported protocol version " + u32(v) + " (" + claim(v) + ")"); err != nil {
 			return err
 		}
 		return &ExitError{Code: int(protocol.ExitFatal)}
 	}}
+}
+
+// rawThen answers the first Feed by writing b as it is (no frame of its
+// own), then ends as then does.
+func rawThen(b []byte, then func(c *child) error) map[protowire.Number]hook {
+	return atFirstFeed(func(c *child) error {
+		if err := c.sendRaw(b); err != nil {
+			return err
+		}
+		return then(c)
+	})
+}
+
+// stop ends the child with status 0.
+func stop(*child) error { return errStop }
+
+// amplify is an AtFeed scenario that answers the first Feed with the
+// ~64 MiB frame body builds, streamed.
+func amplify(s Scenario, body func(c *child) bigFrame) *entry {
+	s.Trigger, s.MaxFrame, s.Scales = AtFeed, ampFrame, true
+	return &entry{Scenario: s, on: atFirstFeed(func(c *child) error { return c.sendBig(body(c), -1) })}
+}
+
+// feedCallsF1 answers the first Feed (`f()`) with FunctionCall f under
+// call id 1, leaving the child suspended on it.
+func feedCallsF1(c *child, req *request) error {
+	if !c.first(req) {
+		return c.handle(req)
+	}
+	if okay, err := c.startFeed(); !okay {
+		return err
+	}
+	c.st, c.pending = suspended, 1
+	return c.send(c.functionCall("f", 1))
 }
 
 func exitAtFeed(code int) map[protowire.Number]hook {
@@ -232,8 +267,8 @@ func init() {
 		Description: "Refuses every Configure with `unsupported protocol version V (server supports protocol versions 9 to 3, make sure you are using the correct client version)` and exits 4.",
 		Trigger:     AtConfigure,
 		Expect:      fails(VersionMismatch, "The advertised range is empty: no retry can succeed, so the parent must not respawn for it, and reports a version mismatch that says the range is unusable."),
-	}, on: refuse(func(c *child, v uint32) string {
-		return "unsupported protocol version " + u32(v) + " (server supports protocol versions 9 to 3, make sure you are using the correct client version)"
+	}, on: refuse(func(uint32) string {
+		return "server supports protocol versions 9 to 3, make sure you are using the correct client version"
 	})})
 
 	add(&entry{Scenario: Scenario{
@@ -241,8 +276,8 @@ func init() {
 		Description: "Refuses every Configure with `... (server supports protocol versions 0 to 0, make sure you are using the correct client version)` and exits 4.",
 		Trigger:     AtConfigure,
 		Expect:      fails(VersionMismatch, "Version 0 means \"undeclared\" and is never valid: the range is unusable, reported as a version mismatch without a respawn."),
-	}, on: refuse(func(c *child, v uint32) string {
-		return "unsupported protocol version " + u32(v) + " (server supports protocol versions 0 to 0, make sure you are using the correct client version)"
+	}, on: refuse(func(uint32) string {
+		return "server supports protocol versions 0 to 0, make sure you are using the correct client version"
 	})})
 
 	add(&entry{Scenario: Scenario{
@@ -250,8 +285,8 @@ func init() {
 		Description: "Refuses every Configure claiming `server supports protocol version 7` and exits 4.",
 		Trigger:     AtConfigure,
 		Expect:      fails(VersionMismatch, "The parent speaks no version 7; it must report the mismatch (naming both ranges) without respawning."),
-	}, on: refuse(func(c *child, v uint32) string {
-		return "unsupported protocol version " + u32(v) + " (server supports protocol version 7, try updating to a newer client version)"
+	}, on: refuse(func(uint32) string {
+		return "server supports protocol version 7, try updating to a newer client version"
 	})})
 
 	add(&entry{Scenario: Scenario{
@@ -259,7 +294,7 @@ func init() {
 		Description: "Refuses Configure(4) claiming only 2, and Configure(2) claiming only 4, exiting 4 each time.",
 		Trigger:     AtConfigure,
 		Expect:      fails(VersionMismatch, "A parent that trusts each refusal respawns forever; it must give up once the downgrade it was offered was refused too."),
-	}, on: refuse(func(c *child, v uint32) string {
+	}, on: refuse(func(v uint32) string {
 		other := uint32(2)
 		if v == 2 {
 			other = 4
@@ -268,7 +303,7 @@ func init() {
 		if v < other {
 			tip = "try updating to a newer client version"
 		}
-		return "unsupported protocol version " + u32(v) + " (server supports protocol version " + u32(other) + ", " + tip + ")"
+		return "server supports protocol version " + u32(other) + ", " + tip
 	})})
 
 	add(&entry{Scenario: Scenario{
@@ -334,60 +369,35 @@ func init() {
 		Description: "Answers the first Feed with a length prefix of 256 MiB + 1 (and 16 bytes), then hangs without exiting.",
 		Trigger:     AtFeed,
 		Expect:      fails(FrameTooLarge, "Refused on the prefix alone, before any body buffer is allocated; the live worker must be killed."),
-	}, on: atFirstFeed(func(c *child) error {
-		if err := c.sendRaw(append(le32(maxFrameLen+1), make([]byte, 16)...)); err != nil {
-			return err
-		}
-		return c.hang()
-	})})
+	}, on: rawThen(append(le32(maxFrameLen+1), make([]byte, 16)...), (*child).hang)})
 
 	add(&entry{Scenario: Scenario{
 		Name:        "prefix_then_silence",
 		Description: "Answers the first Feed with a length prefix of 64 and nothing else, then hangs.",
 		Trigger:     AtFeed,
 		Expect:      hangs("Mid-frame silence: only the deadline ends it."),
-	}, on: atFirstFeed(func(c *child) error {
-		if err := c.sendRaw(le32(64)); err != nil {
-			return err
-		}
-		return c.hang()
-	})})
+	}, on: rawThen(le32(64), (*child).hang)})
 
 	add(&entry{Scenario: Scenario{
 		Name:        "cap_prefix_partial_body",
 		Description: "Answers the first Feed with a prefix of exactly 256 MiB, then 10 body bytes, then hangs.",
 		Trigger:     AtFeed,
 		Expect:      hangs("Only the deadline ends it. The parent's memory must track the bytes received (10), not the 256 MiB announced."),
-	}, on: atFirstFeed(func(c *child) error {
-		if err := c.sendRaw(append(le32(maxFrameLen), make([]byte, 10)...)); err != nil {
-			return err
-		}
-		return c.hang()
-	})})
+	}, on: rawThen(append(le32(maxFrameLen), make([]byte, 10)...), (*child).hang)})
 
 	add(&entry{Scenario: Scenario{
 		Name:        "truncated_body_exit",
 		Description: "Answers the first Feed with a prefix of 100 and 10 body bytes, then exits 0.",
 		Trigger:     AtFeed,
 		Expect:      fails(CrashVanished, "Stream ended mid-frame with no FatalError.", ProtocolError),
-	}, on: atFirstFeed(func(c *child) error {
-		if err := c.sendRaw(append(le32(100), make([]byte, 10)...)); err != nil {
-			return err
-		}
-		return errStop
-	})})
+	}, on: rawThen(append(le32(100), make([]byte, 10)...), stop)})
 
 	add(&entry{Scenario: Scenario{
 		Name:        "truncated_prefix_exit",
 		Description: "Answers the first Feed with 2 of the 4 prefix bytes, then exits 0.",
 		Trigger:     AtFeed,
 		Expect:      fails(CrashVanished, "EOF inside the prefix.", ProtocolError),
-	}, on: atFirstFeed(func(c *child) error {
-		if err := c.sendRaw([]byte{0x05, 0x00}); err != nil {
-			return err
-		}
-		return errStop
-	})})
+	}, on: rawThen([]byte{0x05, 0x00}, stop)})
 
 	add(&entry{Scenario: Scenario{
 		Name:        "slow_drip",
@@ -454,55 +464,43 @@ func init() {
 	}, on: sendThen(func(c *child) []byte { return append(varintField(nil, armComplete, 3), c.stamps()...) })})
 
 	// --- amplification and depth ------------------------------------------------
-	add(&entry{Scenario: Scenario{
+	add(amplify(Scenario{
 		Name:        "amplify_empty_items",
 		Description: "Answers the first Feed with a ~64 MiB Complete of 33.6M kind-less 2-byte elements (protocol 2: a list of empty MontyObjects; protocol 4: empty arena nodes with an honest node_count).",
-		Trigger:     AtFeed,
 		Expect:      fails(DecodeBudget, "Decoded naively each 2-byte element is a whole message (~30x); a decoder that validates each element as it goes may fail on the first with a protocol error instead.", ProtocolError),
-		MaxFrame:    ampFrame, Scales: true,
-	}, on: atFirstFeed(func(c *child) error { return c.sendBig(c.ampEmptyItems(), -1) })})
+	}, (*child).ampEmptyItems))
 
-	add(&entry{Scenario: Scenario{
+	add(amplify(Scenario{
 		Name:        "amplify_none_items",
 		Description: "Answers the first Feed with a ~64 MiB Complete whose value is a list of millions of Nones (protocol 2: 16.8M None objects; protocol 4: a list node of 67M packed one-byte references to one None node).",
-		Trigger:     AtFeed,
 		Expect:      fails(DecodeBudget, "Every element is valid, so only the decode budget stops it. Protocol 4 charges 16 bytes per reference (1 GiB+ here); a protocol 2 decoder whose element is small may fit 1 GiB and succeed.", OK),
-		MaxFrame:    ampFrame, Scales: true,
-	}, on: atFirstFeed(func(c *child) error { return c.sendBig(c.ampNoneItems(), -1) })})
+	}, (*child).ampNoneItems))
 
-	add(&entry{Scenario: Scenario{
+	add(amplify(Scenario{
 		Name:        "amplify_dict_pairs",
 		Description: "Answers the first Feed with a ~64 MiB Complete whose value is a dict of 33.6M 2-byte pairs (protocol 2: empty Pairs; protocol 4: (0, 0) pairs over a None node, valid).",
-		Trigger:     AtFeed,
 		Expect:      fails(DecodeBudget, "Each pair costs 32+ bytes decoded. Protocol 2's empty pairs may instead fail validation (`missing required field Pair.key`).", ProtocolError),
-		MaxFrame:    ampFrame, Scales: true,
-	}, on: atFirstFeed(func(c *child) error { return c.sendBig(c.ampDictPairs(), -1) })})
+	}, (*child).ampDictPairs))
 
-	add(&entry{Scenario: Scenario{
+	add(amplify(Scenario{
 		Name:        "amplify_traceback",
 		Description: "Answers the first Feed with a ~64 MiB Error whose exception holds 33.6M empty stack frames.",
-		Trigger:     AtFeed,
 		Expect:      fails(DecodeBudget, "A StackFrame is large once decoded; empty frames may also fail conversion (`missing required field StackFrame.start`).", ProtocolError),
-		MaxFrame:    ampFrame, Scales: true,
-	}, on: atFirstFeed(func(c *child) error { return c.sendBig(c.ampTraceback(), -1) })})
+	}, (*child).ampTraceback))
 
-	add(&entry{Scenario: Scenario{
+	add(amplify(Scenario{
 		Name:        "amplify_print_segments",
 		Description: "Protocol 4: answers the first Feed with a ~64 MiB Print of 33.6M empty segments.",
-		Trigger:     AtFeed,
 		Protocols:   only4,
 		Expect:      fails(DecodeBudget, "`Print.segments: frame exceeds decode memory budget`; segments of stream 0 may instead be rejected as invalid.", ProtocolError),
-		MaxFrame:    ampFrame, Scales: true,
-	}, on: atFirstFeed(func(c *child) error { return c.sendBig(c.ampPrintSegments(), -1) })})
+	}, (*child).ampPrintSegments))
 
-	add(&entry{Scenario: Scenario{
+	add(amplify(Scenario{
 		Name:        "amplify_none_nodes",
 		Description: "Protocol 4: answers the first Feed with a ~64 MiB Complete whose arena holds 16.8M None nodes (honest node_count), root 0.",
-		Trigger:     AtFeed,
 		Protocols:   only4,
 		Expect:      fails(DecodeBudget, "Valid; it fits a 1 GiB budget when the decoded node is small, and must fail a small configured budget before the nodes are built.", OK),
-		MaxFrame:    ampFrame, Scales: true,
-	}, on: atFirstFeed(func(c *child) error { return c.sendBig(c.ampNoneNodes(), -1) })})
+	}, (*child).ampNoneNodes))
 
 	add(&entry{Scenario: Scenario{
 		Name:        "huge_int",
@@ -724,16 +722,7 @@ func init() {
 		Expect: Expectation{Outcome: ProtocolError, Accept: []Outcome{SandboxError},
 			Note: "A finished call id came back. A parent that does not track ids loops until max_suspensions, aborts, and gets an Error (session intact); it must not loop forever."},
 	}, on: map[protowire.Number]hook{
-		reqFeed: func(c *child, req *request) error {
-			if !c.first(req) {
-				return c.handle(req)
-			}
-			if okay, err := c.startFeed(); !okay {
-				return err
-			}
-			c.st, c.pending = suspended, 1
-			return c.send(c.functionCall("f", 1))
-		},
+		reqFeed: feedCallsF1,
 		reqResumeCall: func(c *child, req *request) error {
 			if c.st != suspended || resumeID(req) != 1 {
 				return c.handle(req)
@@ -750,16 +739,7 @@ func init() {
 			Note: "Call ids only grow within a feed. A parent that does not check ids treats g as a new call and completes with g's result."},
 		Result: "2",
 	}, on: map[protowire.Number]hook{
-		reqFeed: func(c *child, req *request) error {
-			if !c.first(req) {
-				return c.handle(req)
-			}
-			if okay, err := c.startFeed(); !okay {
-				return err
-			}
-			c.st, c.pending = suspended, 1
-			return c.send(c.functionCall("f", 1))
-		},
+		reqFeed: feedCallsF1,
 		reqResumeCall: func(c *child, req *request) error {
 			if !c.first(req) || c.st != suspended || resumeID(req) != 1 {
 				return c.handle(req)

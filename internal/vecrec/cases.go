@@ -14,6 +14,23 @@ import (
 	"github.com/gomonty/monty/value"
 )
 
+// kases collects cases.
+type kases []kase
+
+func (out *kases) add(name, desc, code string, steps ...step) {
+	*out = append(*out, kase{name: name, desc: desc, code: code, steps: steps})
+}
+
+// addCfg adds a case whose session is configured with cf.
+func (out *kases) addCfg(name, desc, code string, cf *message.Configure, steps ...step) {
+	*out = append(*out, kase{name: name, desc: desc, code: code, configure: cf, steps: steps})
+}
+
+// mainPy is the Configure a case has unless it says otherwise.
+func mainPy() *message.Configure {
+	return &message.Configure{ScriptName: "main.py", ProtocolVersion: 2}
+}
+
 // build makes a value in a fresh graph.
 type build func(g *value.Graph) value.NodeID
 
@@ -119,34 +136,27 @@ func vBig(s string) build {
 		return g.Add(value.BigIntNode(n))
 	}
 }
-func vList(items ...build) build {
-	return func(g *value.Graph) value.NodeID {
-		ids := make([]value.NodeID, len(items))
-		for i, b := range items {
-			ids[i] = b(g)
-		}
-		return g.Add(value.List(ids...))
+
+// buildAll builds items in g, in order.
+func buildAll(g *value.Graph, items []build) []value.NodeID {
+	ids := make([]value.NodeID, len(items))
+	for i, b := range items {
+		ids[i] = b(g)
 	}
+	return ids
+}
+func vList(items ...build) build {
+	return func(g *value.Graph) value.NodeID { return g.Add(value.List(buildAll(g, items)...)) }
 }
 func vTuple(items ...build) build {
-	return func(g *value.Graph) value.NodeID {
-		ids := make([]value.NodeID, len(items))
-		for i, b := range items {
-			ids[i] = b(g)
-		}
-		return g.Add(value.Tuple(ids...))
-	}
+	return func(g *value.Graph) value.NodeID { return g.Add(value.Tuple(buildAll(g, items)...)) }
 }
 func vSet(frozen bool, items ...build) build {
 	return func(g *value.Graph) value.NodeID {
-		ids := make([]value.NodeID, len(items))
-		for i, b := range items {
-			ids[i] = b(g)
-		}
 		if frozen {
-			return g.Add(value.FrozenSet(ids...))
+			return g.Add(value.FrozenSet(buildAll(g, items)...))
 		}
-		return g.Add(value.Set(ids...))
+		return g.Add(value.Set(buildAll(g, items)...))
 	}
 }
 func vDict(kv ...build) build {
@@ -173,16 +183,15 @@ func allBytes() []byte {
 func scripted() []kase {
 	s := value.Ptr[string]
 	i32 := value.Ptr[int32]
-	var out []kase
-	add := func(name, desc, code string, steps ...step) {
-		out = append(out, kase{name: name, desc: desc, code: code, steps: steps})
-	}
-	addCfg := func(name, desc, code string, cf *message.Configure, steps ...step) {
-		out = append(out, kase{name: name, desc: desc, code: code, configure: cf, steps: steps})
-	}
+	var out kases
+	add, addCfg := out.add, out.addCfg
 	lim := func(l message.ResourceLimits) *message.Configure {
-		return &message.Configure{ScriptName: "main.py", ProtocolVersion: 2, Limits: &l}
+		cf := mainPy()
+		cf.Limits = &l
+		return cf
 	}
+	memLimit := func(n uint64) *message.Configure { return lim(message.ResourceLimits{MaxMemoryBytes: &n}) }
+	depthLimit := func(n uint64) *message.Configure { return lim(message.ResourceLimits{MaxRecursionDepth: &n}) }
 
 	// Host function results of every shape, echoed back with repr.
 	results := []struct {
@@ -325,13 +334,13 @@ func scripted() []kase {
 		"def f(x): ...; big = 2**100; s = 'é'",
 		feed("def f(x):\n    return x * 2\nbig = 2 ** 100\ns = 'é🎉'\nst = {frozenset({1})}"),
 		fixed(&message.Dump{}), fixed(&message.Reset{}),
-		fixed(&message.Configure{ScriptName: "main.py", ProtocolVersion: 2}), load,
+		fixed(mainPy()), load,
 		feed("(f(big), s, st)"))
 	add("dumpx_load_then_error_traceback", "A loaded session raises: the traceback still shows the first feed's frames",
 		"def g(): raise ValueError(...)",
 		feed("def g():\n    raise ValueError('after load')"),
 		fixed(&message.Dump{}), fixed(&message.Reset{}),
-		fixed(&message.Configure{ScriptName: "main.py", ProtocolVersion: 2}), load,
+		fixed(mainPy()), load,
 		feed("g()"))
 
 	// Abort with exceptions of several kinds.
@@ -348,35 +357,25 @@ func scripted() []kase {
 
 	// Limits hit at several points.
 	addCfg("limitx_memory_dict_build", "Memory limit while building a dict", "{i: str(i) for i in range(10**6)}",
-		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](2000000)}),
-		feed("def build():\n    return {i: str(i) for i in range(10 ** 6)}\nbuild()"))
+		memLimit(2000000), feed("def build():\n    return {i: str(i) for i in range(10 ** 6)}\nbuild()"))
 	addCfg("limitx_memory_str_join", "Memory limit in str.join", "'-'.join(...)",
-		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](1000000)}),
-		feed("parts = ['abc'] * 1000\ns = ''\nfor _ in range(1000):\n    s = s + '-'.join(parts)"))
+		memLimit(1000000), feed("parts = ['abc'] * 1000\ns = ''\nfor _ in range(1000):\n    s = s + '-'.join(parts)"))
 	addCfg("limitx_memory_bytes_mult", "Memory limit in bytes multiplication", "b'x' * 10**7",
-		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](1000000)}),
-		feed("b'x' * 10 ** 7"))
+		memLimit(1000000), feed("b'x' * 10 ** 7"))
 	addCfg("limitx_memory_then_recover", "Memory limit, then a small feed succeeds", "x = [0] * 10**7; then 1 + 1",
-		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](1000000)}),
-		feed("x = [0] * 10 ** 7"), feed("1 + 1"))
+		memLimit(1000000), feed("x = [0] * 10 ** 7"), feed("1 + 1"))
 	addCfg("limitx_recursion_3_nested_calls", "Recursion limit 3 reached through nested calls", "def a(): b() ...",
-		lim(message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](3)}),
-		feed("def a():\n    return b()\ndef b():\n    return c()\ndef c():\n    return d()\ndef d():\n    return 1\na()"))
+		depthLimit(3), feed("def a():\n    return b()\ndef b():\n    return c()\ndef c():\n    return d()\ndef d():\n    return 1\na()"))
 	addCfg("limitx_recursion_in_comprehension", "Recursion limit reached inside a comprehension", "[f(x) for x in ...]",
-		lim(message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](10)}),
-		feed("def f(n):\n    return [f(n + 1) for _ in range(1)]\nf(0)"))
+		depthLimit(10), feed("def f(n):\n    return [f(n + 1) for _ in range(1)]\nf(0)"))
 	addCfg("limitx_recursion_in_repr", "Recursion limit reached inside __repr__", "repr(A())",
-		lim(message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](20)}),
-		feed("class A:\n    def __repr__(self):\n        return repr(self)\nrepr(A())"))
+		depthLimit(20), feed("class A:\n    def __repr__(self):\n        return repr(self)\nrepr(A())"))
 	addCfg("limitx_recursion_caught", "RecursionError caught in the sandbox", "try: f() except RecursionError",
-		lim(message.ResourceLimits{MaxRecursionDepth: value.Ptr[uint64](30)}),
-		feed("def f():\n    return f()\ntry:\n    f()\nexcept RecursionError as e:\n    r = repr(e)\nr"))
+		depthLimit(30), feed("def f():\n    return f()\ntry:\n    f()\nexcept RecursionError as e:\n    r = repr(e)\nr"))
 	addCfg("limitx_suspensions_2", "max_suspensions 2 with three host calls", "ext(); ext(); ext()",
-		lim(message.ResourceLimits{MaxSuspensions: value.Ptr[uint64](2)}),
-		feed("ext(1)\next(2)\next(3)"), ret(vNone()), ret(vNone()), ret(vNone()))
+		lim(message.ResourceLimits{MaxSuspensions: value.Ptr[uint64](2)}), feed("ext(1)\next(2)\next(3)"), ret(vNone()), ret(vNone()), ret(vNone()))
 	addCfg("limitx_memory_output_value", "Memory limit big enough to build, result sent", "list(range(1000))",
-		lim(message.ResourceLimits{MaxMemoryBytes: value.Ptr[uint64](10000000)}),
-		feed("list(range(1000))"))
+		memLimit(10000000), feed("list(range(1000))"))
 
 	// Feed inputs of many kinds, read back with repr in the sandbox.
 	inputs := []struct {
@@ -486,10 +485,8 @@ func vHost(name string, dc bool, inst byte, attrs ...any) build {
 
 // hostCases are the sessions with host instances.
 func hostCases() []kase {
-	var out []kase
-	add := func(name, desc, code string, steps ...step) {
-		out = append(out, kase{name: name, desc: desc, code: code, steps: append([]step{}, steps...)})
-	}
+	var out kases
+	add := out.add
 	w := vHost("Widget", false, 1, "size", vInt(3), "tags", vList(vStr("a"), vStr("é")))
 	d := vHost("Point", true, 2, "x", vInt(1), "y", vFloat(2.5))
 	nested := vHost("Outer", true, 3, "inner", vHost("Inner", true, 4, "v", vBig("-"+strings.Repeat("3", 30))), "m", vDict(vStr("k"), vSet(true, vInt(1))))
@@ -525,11 +522,9 @@ func hostCases() []kase {
 
 // stateCases walk the worker's state machine through less common paths.
 func stateCases() []kase {
-	var out []kase
-	add := func(name, desc, code string, steps ...step) {
-		out = append(out, kase{name: name, desc: desc, code: code, steps: steps})
-	}
-	cfg := fixed(&message.Configure{ScriptName: "main.py", ProtocolVersion: 2})
+	var out kases
+	add := out.add
+	cfg := fixed(mainPy())
 	abort := fixed(&message.AbortFeed{Exception: exc("KeyboardInterrupt", nil)})
 	add("statex_dump_suspended_call_load_resume", "Dump while suspended in a host call, reset, load, answer the call",
 		"r = ext(1) + 1", feed("r = ext(1) + 1\nr * 2"), fixed(&message.Dump{}), fixed(&message.Reset{}), cfg, load, ret(vInt(20)))
@@ -578,9 +573,8 @@ func stateCases() []kase {
 			}
 			return rs
 		}))
-	add("statex_typecheck_then_feed_skip", "Type checking on, a feed that fails it, then one that passes", "x: int = 'a'",
-		feed("x: int = 'a'"), feed("y: int = 1\ny"))
-	out[len(out)-1].configure = &message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true}
+	out.addCfg("statex_typecheck_then_feed_skip", "Type checking on, a feed that fails it, then one that passes", "x: int = 'a'",
+		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true}, feed("x: int = 'a'"), feed("y: int = 1\ny"))
 	add("statex_install_deps_after_feed", "InstallDependencies after a feed", "1",
 		feed("1"), fixed(&message.InstallDependencies{Requirements: []string{"numpy>=1", "é"}}), feed("2"))
 	add("statex_shutdown_during_os_call", "Shutdown while suspended in an OS call", "Path.read_text",
@@ -636,10 +630,8 @@ func deepCases() []kase {
 
 // osCases answer OS calls with values of many shapes.
 func osCases() []kase {
-	var out []kase
-	add := func(name, desc, code string, steps ...step) {
-		out = append(out, kase{name: name, desc: desc, code: code, steps: steps})
-	}
+	var out kases
+	add := out.add
 	statFields := []string{"st_mode", "st_ino", "st_dev", "st_nlink", "st_uid", "st_gid", "st_size", "st_atime", "st_mtime", "st_ctime"}
 	stat := func(g *value.Graph) value.NodeID {
 		vals := []value.NodeID{g.Add(value.Int(0o100644)), g.Add(value.Int(1 << 40)), g.Add(value.Int(2)), g.Add(value.Int(1)),

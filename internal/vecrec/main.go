@@ -267,7 +267,7 @@ func record(bin string, c kase) (*sessionJSON, error) {
 	}
 	cf := c.configure
 	if cf == nil {
-		cf = &message.Configure{ScriptName: "main.py", ProtocolVersion: 2}
+		cf = mainPy()
 	}
 	steps := append([]step{func(*message.ChildEvent) *message.ParentRequest {
 		return &message.ParentRequest{Body: cf}

@@ -63,10 +63,8 @@ func rawFrame(kind message.RequestKind, b []byte) step {
 }
 
 func rawCases() []kase {
-	var out []kase
-	add := func(name, desc, code string, st ...step) {
-		out = append(out, kase{name: name, desc: desc, code: code, steps: st})
-	}
+	var out kases
+	add := out.add
 	const echo = "(v, repr(v))"
 	date := func(parts ...[]byte) []byte { return fLen(17, cat(parts...)) }
 	ymd := cat(fVar(1, 2024), fVar(2, 2), fVar(3, 29))

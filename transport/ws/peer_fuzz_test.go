@@ -19,25 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/wsframe"
 )
-
-// wsFrame is one unmasked server-to-client WebSocket frame.
-func wsFrame(fin bool, op byte, payload []byte) []byte {
-	b0 := op
-	if fin {
-		b0 |= 0x80
-	}
-	out := []byte{b0}
-	switch n := len(payload); {
-	case n < 126:
-		out = append(out, byte(n))
-	case n < 1<<16:
-		out = append(out, 126, byte(n>>8), byte(n))
-	default:
-		out = append(out, 127, 0, 0, 0, 0, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	}
-	return append(out, payload...)
-}
 
 // FuzzDialAgainstAPeer dials a hostile server: it answers the upgrade
 // with a 101 carrying the right accept key and fuzzed extra header lines,
@@ -49,16 +32,16 @@ func wsFrame(fin bool, op byte, payload []byte) []byte {
 // or a *frame.TooLargeError.
 func FuzzDialAgainstAPeer(f *testing.F) {
 	var stream []byte
-	stream = append(stream, wsFrame(true, 2, []byte{1, 2, 3})...)
-	stream = append(stream, wsFrame(false, 2, []byte("ab"))...)
-	stream = append(stream, wsFrame(true, 0, []byte("cd"))...)
-	stream = append(stream, wsFrame(true, 9, []byte("ping"))...)
+	stream = append(stream, wsframe.Server(true, 2, []byte{1, 2, 3})...)
+	stream = append(stream, wsframe.Server(false, 2, []byte("ab"))...)
+	stream = append(stream, wsframe.Server(true, 0, []byte("cd"))...)
+	stream = append(stream, wsframe.Server(true, 9, []byte("ping"))...)
 	f.Add(uint8(0), []byte(""), stream)
-	f.Add(uint8(0), []byte("X-A: b\r\n"), append(wsFrame(true, 2, bytes.Repeat([]byte{7}, 300)), wsFrame(true, 8, []byte("\x03\xe8bye\x00\xff"))...))
+	f.Add(uint8(0), []byte("X-A: b\r\n"), append(wsframe.Server(true, 2, bytes.Repeat([]byte{7}, 300)), wsframe.Server(true, 8, []byte("\x03\xe8bye\x00\xff"))...))
 	f.Add(uint8(0), []byte("Sec-WebSocket-Extensions: permessage-deflate\r\n"), []byte{})
-	f.Add(uint8(0), []byte(""), wsFrame(true, 1, []byte("text")))
-	f.Add(uint8(0), []byte(""), wsFrame(true, 2, bytes.Repeat([]byte{1}, 2000)))
-	f.Add(uint8(0), []byte(""), wsFrame(true, 8, []byte{0x0f, 0xa0}))
+	f.Add(uint8(0), []byte(""), wsframe.Server(true, 1, []byte("text")))
+	f.Add(uint8(0), []byte(""), wsframe.Server(true, 2, bytes.Repeat([]byte{1}, 2000)))
+	f.Add(uint8(0), []byte(""), wsframe.Server(true, 8, []byte{0x0f, 0xa0}))
 	f.Add(uint8(1), []byte("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 7\r\nContent-Length: 9\r\n"), []byte("draining\n"))
 	f.Add(uint8(1), []byte("HTTP/1.1 429 Too Many Requests\r\nRetry-After: Wed, 21 Oct 2099 07:28:00 GMT\r\n"), []byte("slow \x01down\xff\r\nmore"))
 	f.Add(uint8(1), []byte("HTTP/1.1 302 Found\r\nLocation: http://evil/\r\n"), []byte{})
