@@ -394,7 +394,9 @@ func (p policy) Load(ctx context.Context, state []byte, out child.Output) (messa
 		p.limits = limits
 	}
 	if st := p.eng.Stamps(); st.MaxSuspensions != nil {
-		p.maxSusp = *st.MaxSuspensions
+		// The dump's limit, within this server's ceiling (the replica
+		// that signed it may have had a higher one).
+		p.maxSusp = min(*st.MaxSuspensions, p.srv.cfg.MaxSuspensions)
 	}
 	p.susp = 0
 	if ev != nil && ev.EventKind().IsSuspension() {
