@@ -57,9 +57,16 @@ type Config struct {
 	// MaxConnections caps the open TCP connections, upgraded or not,
 	// server-wide; MaxConnectionsPerClient those of one peer address (an
 	// IPv6 address by its /64; the TCP peer, never X-Forwarded-For). A
-	// connection over either is answered 503 with
-	// ReasonTooManyConnections (dropped, under TLS) and closed before it
-	// is read. 0 takes the default (MaxConnections: 1024, or MaxSessions
+	// connection over either is still read while a small overflow has
+	// room (8 connections server-wide, 4 per address, each closed after
+	// one answer and at most 5 s after it came, TLS handshake included):
+	// a health probe on it (GET /healthz, /readyz or /health) is
+	// answered, so that a kubelet probing from an address that carries a
+	// flood still gets its answer, and any other request is answered 503
+	// with ReasonTooManyConnections. Past the overflow too, a connection
+	// is answered that 503 at once (dropped, under TLS, where an answer
+	// would cost a handshake) and closed before it is read. 0 takes the
+	// default (MaxConnections: 1024, or MaxSessions
 	// + 256 when that is more; MaxConnectionsPerClient: 64, or
 	// MaxSessionsPerClient + 32 when that is more, and no cap with
 	// TrustForwardedFor, where every connection comes from the proxy); a

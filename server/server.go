@@ -59,6 +59,9 @@ type Server struct {
 	// authenticated and before it asks for a place under the caps.
 	authenticated func()
 
+	// conns is the listener's connection limiter, once Serve has one.
+	conns atomic.Pointer[connLimiter]
+
 	mu   sync.Mutex
 	http *http.Server
 }
@@ -162,6 +165,14 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, http.StatusForbidden, ReasonHostRejected, 0)
 		return
 	}
+	if inOverflow(r) {
+		// A connection over the caps: one answer, a probe's or a refusal.
+		w.Header().Set("Connection", "close")
+		if !isProbe(r) {
+			s.refuse(w, http.StatusServiceUnavailable, ReasonTooManyConnections, time.Second)
+			return
+		}
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -222,8 +233,12 @@ func (s *Server) Serve(l net.Listener) error {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	l = newConnLimiter(l, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerClient, s.cfg.TLS == nil,
-		func() { s.m.refusals.WithLabelValues(ReasonTooManyConnections).Inc() })
+	if cl := newConnLimiter(l, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerClient, s.cfg.TLS == nil,
+		func() { s.m.refusals.WithLabelValues(ReasonTooManyConnections).Inc() }); cl != nil {
+		l = cl
+		hs.ConnContext = connContext
+		s.conns.Store(cl)
+	}
 	if s.cfg.TLS != nil {
 		l = tls.NewListener(l, s.cfg.TLS)
 	}

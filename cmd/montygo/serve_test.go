@@ -465,8 +465,8 @@ func TestServeMaxHeaderFlag(t *testing.T) {
 
 // TestServeConnectionCapFlags: --max-connections-per-client (here its
 // environment twin) caps one address's open connections (idle ones
-// included): the next is answered 503 too_many_connections at once; a
-// negative count is a usage error.
+// included): the next is answered 503 too_many_connections (a health
+// probe aside); a negative count is a usage error.
 func TestServeConnectionCapFlags(t *testing.T) {
 	p := startServe(t, []string{"MONTY_SERVER_MAX_CONNECTIONS_PER_CLIENT=2"})
 	addr := strings.TrimPrefix(p.http, "http://")
@@ -483,7 +483,7 @@ func TestServeConnectionCapFlags(t *testing.T) {
 	}
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(30 * time.Second))
-	io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	io.WriteString(nc, "GET /info HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
 	if err != nil {
 		t.Fatal(err)
