@@ -323,6 +323,10 @@ func (p policy) Configure(ctx context.Context, cfg *message.Configure) error {
 	if err != nil {
 		return err
 	}
+	// The limits held to replace the ones asked for in the Configure
+	// child.Serve keeps, so that its events stamp the max_suspensions the
+	// server enforces (see child.Engine's Configure).
+	cfg.Limits = c.Limits
 	if cd, ok := codec.ForVersion(cfg.ProtocolVersion); ok {
 		p.codec = cd
 	}

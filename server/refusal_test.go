@@ -175,8 +175,9 @@ func suspendThrice(t *testing.T, c *rawClient) (int, *message.ChildEvent) {
 }
 
 // max_suspensions has a ceiling like the other limits: a client asking
-// for more than Config.MaxSuspensions, or for nothing, is held to it,
-// and one asking for less, 0 included,
+// for more than Config.MaxSuspensions, or for nothing, is held to it (and
+// the events stamp the limit held to, as a parent reads it), and one
+// asking for less, 0 included,
 // keeps its own. It was passed through, so a client could lift the
 // server's enforcement by asking for 2^64-1.
 func TestMaxSuspensionsCeiling(t *testing.T) {
@@ -204,6 +205,11 @@ func TestMaxSuspensionsCeiling(t *testing.T) {
 		want := "Error RuntimeError: suspension limit " + strconv.FormatUint(c.want, 10) + " exceeded"
 		if got := describe(ev); got != want {
 			t.Errorf("asking %s: %s, want %s", asked, got, want)
+		}
+		if ev.MaxSuspensions == nil {
+			t.Errorf("asking %s: no max_suspensions stamped", asked)
+		} else if *ev.MaxSuspensions != c.want {
+			t.Errorf("asking %s: max_suspensions stamped %d, want %d", asked, *ev.MaxSuspensions, c.want)
 		}
 	}
 }
