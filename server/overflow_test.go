@@ -75,6 +75,30 @@ func waitOverflow(t *testing.T, ts *testServer, n int) {
 	}
 }
 
+// A connection over the caps gets one answer, whatever it is: a request
+// refused for its Host (the DNS-rebinding check) closes it too, so that
+// a second request pipelined behind it is not answered.
+func TestOverflowConnectionGetsOneAnswer(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxConnectionsPerClient = 1 })
+	holdFrom(t, ts, "127.0.0.1", 1)
+	nc := dialFrom(t, ts, "127.0.0.1")
+	nc.SetDeadline(time.Now().Add(30 * time.Second))
+	io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: rebound.example\r\n\r\nGET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	br := bufio.NewReader(nc)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a rebound Host over the cap: %d, want 403", resp.StatusCode)
+	}
+	if resp, err := http.ReadResponse(br, nil); err == nil {
+		t.Fatalf("a second answer on a connection over the cap: %d", resp.StatusCode)
+	}
+}
+
 // The connections read over the caps are bounded: overflowPerPeer per
 // address, overflowConns server-wide, each for at most overflowLife. Past
 // them a connection is refused at once, a probe too, so a client cannot

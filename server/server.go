@@ -161,17 +161,18 @@ func (s *Server) SetTokens(t *Tokens) { s.tokens.Store(t) }
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	over := inOverflow(r)
+	if over {
+		// A connection over the caps gets one answer, whichever it is.
+		w.Header().Set("Connection", "close")
+	}
 	if s.open() && arrivedOnLoopback(r) && !LoopbackHost(r.Host) {
 		s.refuse(w, http.StatusForbidden, ReasonHostRejected, 0)
 		return
 	}
-	if inOverflow(r) {
-		// A connection over the caps: one answer, a probe's or a refusal.
-		w.Header().Set("Connection", "close")
-		if !isProbe(r) {
-			s.refuse(w, http.StatusServiceUnavailable, ReasonTooManyConnections, time.Second)
-			return
-		}
+	if over && !isProbe(r) {
+		s.refuse(w, http.StatusServiceUnavailable, ReasonTooManyConnections, time.Second)
+		return
 	}
 	s.mux.ServeHTTP(w, r)
 }
