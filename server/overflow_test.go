@@ -175,4 +175,24 @@ func TestTLSConnectionOverCapAnswered(t *testing.T) {
 			t.Errorf("%s over the cap: %d %q, want %d %q", path, resp.StatusCode, b, want.code, want.body)
 		}
 	}
+	// Past the overflow a TLS connection is dropped before its handshake
+	// (an answer would cost one handshake per connection, without bound).
+	waitOverflow(t, ts, 0)
+	for range overflowPerPeer {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+	}
+	waitOverflow(t, ts, overflowPerPeer)
+	nc, err := tls.DialWithDialer(&net.Dialer{Timeout: 30 * time.Second}, "tcp", addr, &tls.Config{RootCAs: pki.pool})
+	if err == nil {
+		nc.Close()
+		t.Fatal("a handshake past the overflow succeeded")
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("a connection past the overflow was kept: %v", err)
+	}
 }
