@@ -100,7 +100,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
-	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections (0 disables the cap)")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections, a health probe aside (0 disables the cap)")
 	fs.IntVar(&cfg.MaxConnectionsPerClient, "max-connections-per-client", server.DefaultMaxConnectionsPerClient, "open TCP connections per peer address, IPv6 by its /64 (at least --max-sessions-per-client + 32 unless given; none with --trust-forwarded-for unless given) (0 disables the cap)")
 	fs.Var(secondsFlag{&cfg.TurnTimeout}, "turn-timeout", "bound on one turn"+durationUsage)
 	fs.Var(secondsFlag{&cfg.IdleTimeout}, "idle-timeout", "bound on the wait for a client's next request"+durationUsage)
