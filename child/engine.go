@@ -66,7 +66,11 @@ import (
 // need not be safe for concurrent use.
 type Engine interface {
 	// Configure stores the session configuration. Its protocol version
-	// has been checked; the engine may speak any version internally.
+	// has been checked; the engine may speak any version internally. An
+	// engine that applies other limits than cfg asks for (a server
+	// holding a client to its ceilings) may replace cfg.Limits with them
+	// before it returns nil: Serve echoes the max_suspensions of
+	// cfg.Limits as it finds it then.
 	Configure(ctx context.Context, cfg *message.Configure) error
 	// Feed runs a snippet with its inputs bound.
 	Feed(ctx context.Context, feed *message.Feed, out Output) (message.Event, error)

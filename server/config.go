@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/pool"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -25,8 +26,12 @@ const (
 	DefaultMaxDuration             = 60 * time.Second
 	DefaultMaxMemory               = 64 << 20
 	DefaultMaxRecursionDepth       = 1000
-	DefaultDrainGrace              = 30 * time.Second
-	DefaultReadHeaderTimeout       = 10 * time.Second
+	// DefaultMaxSuspensions is the ceiling of max_suspensions: the
+	// protocol's default, what a client that asks for nothing would get
+	// from any parent.
+	DefaultMaxSuspensions    = protocol.DefaultMaxSuspensions
+	DefaultDrainGrace        = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
 	// DefaultMaxHeaderBytes caps a request's header lines.
 	DefaultMaxHeaderBytes = 64 << 10
 	DefaultPrewarm        = 2
@@ -52,9 +57,16 @@ type Config struct {
 	// MaxConnections caps the open TCP connections, upgraded or not,
 	// server-wide; MaxConnectionsPerClient those of one peer address (an
 	// IPv6 address by its /64; the TCP peer, never X-Forwarded-For). A
-	// connection over either is answered 503 with
-	// ReasonTooManyConnections (dropped, under TLS) and closed before it
-	// is read. 0 takes the default (MaxConnections: 1024, or MaxSessions
+	// connection over either is still read while a small overflow has
+	// room (8 connections server-wide, 4 per address, each closed after
+	// one answer and at most 5 s after it came, TLS handshake included):
+	// a health probe on it (GET /healthz, /readyz or /health) is
+	// answered, so that a kubelet probing from an address that carries a
+	// flood still gets its answer, and any other request is answered 503
+	// with ReasonTooManyConnections. Past the overflow too, a connection
+	// is answered that 503 at once (dropped, under TLS, where an answer
+	// would cost a handshake) and closed before it is read. 0 takes the
+	// default (MaxConnections: 1024, or MaxSessions
 	// + 256 when that is more; MaxConnectionsPerClient: 64, or
 	// MaxSessionsPerClient + 32 when that is more, and no cap with
 	// TrustForwardedFor, where every connection comes from the proxy); a
@@ -76,6 +88,15 @@ type Config struct {
 	MaxDuration       time.Duration
 	MaxMemory         uint64
 	MaxRecursionDepth uint64
+	// MaxSuspensions is the ceiling of max_suspensions, how often one
+	// feed may suspend (host calls, name lookups, OS calls, future
+	// waits) before the server aborts it: a client that asks for more,
+	// or for nothing, gets the ceiling (0: DefaultMaxSuspensions). A
+	// client asking for 0 keeps it (its feeds are aborted at their first
+	// suspension): unlike the other limits, the worker does not read it,
+	// the server enforces it, and 0 is stricter, not "no limit". It
+	// also caps the limit a Load restores from a dump.
+	MaxSuspensions uint64
 
 	// DumpKey signs the dumps the server hands out (at least MinKeyLen
 	// bytes; required). DumpKeyPrevious, when set, is also accepted on
@@ -227,6 +248,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRecursionDepth == 0 {
 		c.MaxRecursionDepth = DefaultMaxRecursionDepth
+	}
+	if c.MaxSuspensions == 0 {
+		c.MaxSuspensions = DefaultMaxSuspensions
 	}
 	if c.MaxFrameLen <= 0 || c.MaxFrameLen > DefaultMaxFrameLen {
 		c.MaxFrameLen = DefaultMaxFrameLen

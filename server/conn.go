@@ -323,6 +323,10 @@ func (p policy) Configure(ctx context.Context, cfg *message.Configure) error {
 	if err != nil {
 		return err
 	}
+	// The limits held to replace the ones asked for in the Configure
+	// child.Serve keeps, so that its events stamp the max_suspensions the
+	// server enforces (see child.Engine's Configure).
+	cfg.Limits = c.Limits
 	if cd, ok := codec.ForVersion(cfg.ProtocolVersion); ok {
 		p.codec = cd
 	}
@@ -394,7 +398,9 @@ func (p policy) Load(ctx context.Context, state []byte, out child.Output) (messa
 		p.limits = limits
 	}
 	if st := p.eng.Stamps(); st.MaxSuspensions != nil {
-		p.maxSusp = *st.MaxSuspensions
+		// The dump's limit, within this server's ceiling (the replica
+		// that signed it may have had a higher one).
+		p.maxSusp = min(*st.MaxSuspensions, p.srv.cfg.MaxSuspensions)
 	}
 	p.susp = 0
 	if ev != nil && ev.EventKind().IsSuspension() {

@@ -25,6 +25,46 @@ import (
 	"github.com/gomonty/monty/worker"
 )
 
+// /info tells a client the limits it meets before it connects: the
+// connection caps, the header cap and its timeout, the drain grace and the
+// max_suspensions ceiling (they were missing), under fixed names, with a
+// cap that is off reported as -1 (as max_sessions is).
+func TestInfoReportsConnectionLimits(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxConnections = 300
+		c.MaxConnectionsPerClient = -1
+		c.MaxHeaderBytes = 8 << 10
+		c.ReadHeaderTimeout = 3 * time.Second
+		c.DrainGrace = 45 * time.Second
+		c.MaxSuspensions = 12
+		c.MaxAuthFailures = 4
+	})
+	code, body := get(t, ts.HTTP+"/info")
+	var in Info
+	if err := json.Unmarshal([]byte(body), &in); err != nil || code != 200 {
+		t.Fatalf("/info: %d %v %s", code, err, body)
+	}
+	if in.MaxConnections != 300 || in.MaxConnectionsPerClient != -1 || in.MaxHeaderBytes != 8<<10 ||
+		in.ReadHeaderTimeoutSeconds != 3 || in.DrainGraceSeconds != 45 || in.Ceilings.MaxSuspensions != 12 ||
+		in.MaxAuthFailures != 4 {
+		t.Fatalf("/info: %+v", in)
+	}
+	// The names are the documented ones.
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(body), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"max_connections", "max_connections_per_client", "max_header_bytes",
+		"read_header_timeout_seconds", "drain_grace_seconds", "max_auth_failures"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("/info has no %q: %s", k, body)
+		}
+	}
+	if c, _ := raw["ceilings"].(map[string]any); c == nil || c["max_suspensions"] != float64(12) {
+		t.Errorf("/info ceilings without max_suspensions 12: %s", body)
+	}
+}
+
 func TestHTTPEndpoints(t *testing.T) {
 	ts := startServer(t, func(c *Config) {
 		c.Version = "v9.9.9-test"

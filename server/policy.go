@@ -8,7 +8,13 @@ import (
 
 // clampLimits returns the limits a session runs with: each ceiling applies
 // when the client asks for more, for nothing, or for zero (which the worker
-// would read as "no limit"). Other fields pass through. l is not modified.
+// would read as "no limit"). max_suspensions is held to its ceiling too,
+// but a 0 stays 0: the server enforces that limit itself, and 0 is the
+// strictest (no suspension at all), not "no limit". gc_interval passes
+// through: it bounds nothing the duration and memory ceilings do not
+// (a tiny interval spends the session's own duration budget, a huge one
+// or 0 leaves cycles to the memory ceiling; TestGCIntervalIsBounded).
+// l is not modified.
 func clampLimits(l *message.ResourceLimits, cfg *Config) *message.ResourceLimits {
 	out := &message.ResourceLimits{}
 	if l != nil {
@@ -31,6 +37,11 @@ func clampLimits(l *message.ResourceLimits, cfg *Config) *message.ResourceLimits
 	clamp(&out.MaxDurationMicros, uint64(us))
 	clamp(&out.MaxMemoryBytes, cfg.MaxMemory)
 	clamp(&out.MaxRecursionDepth, cfg.MaxRecursionDepth)
+	susp := cfg.MaxSuspensions
+	if out.MaxSuspensions != nil {
+		susp = min(*out.MaxSuspensions, susp)
+	}
+	out.MaxSuspensions = &susp
 	return out
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,6 +154,82 @@ func TestMaxSuspensionsEnforced(t *testing.T) {
 	}
 	if got := describe(ev); got != "[True, False]" {
 		t.Fatal(got)
+	}
+}
+
+// suspendThrice feeds a snippet that suspends three times (answering each
+// OsCall) and returns how many suspensions reached the client and the
+// feed's last event.
+func suspendThrice(t *testing.T, c *rawClient) (int, *message.ChildEvent) {
+	t.Helper()
+	ev := do(t, c, &message.Feed{Code: "from pathlib import Path\n[Path('/a').exists(), Path('/b').exists(), Path('/c').exists()]"}).Event
+	n := 0
+	for {
+		oc, ok := ev.Body.(*message.OsCall)
+		if !ok {
+			return n, ev
+		}
+		n++
+		ev = do(t, c, resumeBool(oc.CallID, true)).Event
+	}
+}
+
+// max_suspensions has a ceiling like the other limits: a client asking
+// for more than Config.MaxSuspensions, or for nothing, is held to it (and
+// the events stamp the limit held to, as a parent reads it), and one
+// asking for less, 0 included,
+// keeps its own. It was passed through, so a client could lift the
+// server's enforcement by asking for 2^64-1.
+func TestMaxSuspensionsCeiling(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxSuspensions = 2 })
+	for _, c := range []struct {
+		ask  *uint64
+		want uint64
+	}{
+		{nil, 2},
+		{value.Ptr[uint64](5), 2},
+		{value.Ptr[uint64](^uint64(0)), 2},
+		{value.Ptr[uint64](1), 1},
+		{value.Ptr[uint64](0), 0},
+	} {
+		asked := "nothing"
+		if c.ask != nil {
+			asked = strconv.FormatUint(*c.ask, 10)
+		}
+		cl := dial(t, ts.URL, 4, ws.DialOptions{})
+		configure(t, cl, 4, &message.ResourceLimits{MaxSuspensions: c.ask})
+		n, ev := suspendThrice(t, cl)
+		if n != int(c.want) {
+			t.Errorf("asking %s: %d suspensions reached the client, want %d", asked, n, c.want)
+		}
+		want := "Error RuntimeError: suspension limit " + strconv.FormatUint(c.want, 10) + " exceeded"
+		if got := describe(ev); got != want {
+			t.Errorf("asking %s: %s, want %s", asked, got, want)
+		}
+		if ev.MaxSuspensions == nil {
+			t.Errorf("asking %s: no max_suspensions stamped", asked)
+		} else if *ev.MaxSuspensions != c.want {
+			t.Errorf("asking %s: max_suspensions stamped %d, want %d", asked, *ev.MaxSuspensions, c.want)
+		}
+	}
+}
+
+// A Load restores the max_suspensions its dump was made with only up to
+// this server's ceiling: a dump signed by a replica with a higher ceiling
+// (or before a lower one) was restored with its own limit.
+func TestLoadHeldToMaxSuspensionsCeiling(t *testing.T) {
+	src := startServer(t, func(c *Config) { c.MaxSuspensions = 10 })
+	dst := startServer(t, func(c *Config) { c.MaxSuspensions = 2 })
+	c := dial(t, src.URL, 4, ws.DialOptions{})
+	configure(t, c, 4, &message.ResourceLimits{MaxSuspensions: value.Ptr[uint64](10)})
+	repr(t, c, "x = 1")
+	state := do(t, c, &message.Dump{}).Event.Body.(*message.DumpResult).State
+	moved := dialConfigured(t, dst.URL, 4)
+	if got := describe(do(t, moved, &message.Load{State: state}).Event); got != "Ok" {
+		t.Fatalf("Load: %s", got)
+	}
+	if n, ev := suspendThrice(t, moved); n != 2 || describe(ev) != "Error RuntimeError: suspension limit 2 exceeded" {
+		t.Fatalf("after the Load: %d suspensions, then %s; want 2 and the abort", n, describe(ev))
 	}
 }
 

@@ -59,6 +59,9 @@ type Server struct {
 	// authenticated and before it asks for a place under the caps.
 	authenticated func()
 
+	// conns is the listener's connection limiter, once Serve has one.
+	conns atomic.Pointer[connLimiter]
+
 	mu   sync.Mutex
 	http *http.Server
 }
@@ -158,8 +161,17 @@ func (s *Server) SetTokens(t *Tokens) { s.tokens.Store(t) }
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	over := inOverflow(r)
+	if over {
+		// A connection over the caps gets one answer, whichever it is.
+		w.Header().Set("Connection", "close")
+	}
 	if s.open() && arrivedOnLoopback(r) && !LoopbackHost(r.Host) {
 		s.refuse(w, http.StatusForbidden, ReasonHostRejected, 0)
+		return
+	}
+	if over && !isProbe(r) {
+		s.refuse(w, http.StatusServiceUnavailable, ReasonTooManyConnections, time.Second)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -222,8 +234,12 @@ func (s *Server) Serve(l net.Listener) error {
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	l = newConnLimiter(l, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerClient, s.cfg.TLS == nil,
-		func() { s.m.refusals.WithLabelValues(ReasonTooManyConnections).Inc() })
+	if cl := newConnLimiter(l, s.cfg.MaxConnections, s.cfg.MaxConnectionsPerClient, s.cfg.TLS == nil,
+		func() { s.m.refusals.WithLabelValues(ReasonTooManyConnections).Inc() }); cl != nil {
+		l = cl
+		hs.ConnContext = connContext
+		s.conns.Store(cl)
+	}
 	if s.cfg.TLS != nil {
 		l = tls.NewListener(l, s.cfg.TLS)
 	}
@@ -359,25 +375,60 @@ func retryAfter(d time.Duration) string {
 	return strconv.Itoa(int((d + time.Second - 1) / time.Second))
 }
 
-// Info is the JSON document served at /info. It is plain data.
+// Info is the JSON document served at /info: what a client may want to
+// know before it connects. It is plain data. The JSON names are fixed (a
+// field may be added, never renamed); a count that is not capped is
+// reported as -1, and durations are in seconds.
 type Info struct {
-	Version          string   `json:"version"`
+	// Version is the server's version (Config.Version).
+	Version string `json:"version"`
+	// ProtocolVersions are the protocol versions a client may configure.
 	ProtocolVersions []uint32 `json:"protocol_versions"`
-	WorkerProtocol   uint32   `json:"worker_protocol"`
-	Ceilings         struct {
+	// WorkerProtocol is the version the server's workers speak.
+	WorkerProtocol uint32 `json:"worker_protocol"`
+	// Ceilings are the most a session's limits may be (Config.MaxDuration,
+	// MaxMemory, MaxRecursionDepth, MaxSuspensions); a client asking for
+	// more, or for nothing, gets them.
+	Ceilings struct {
 		MaxDurationSeconds float64 `json:"max_duration_seconds"`
 		MaxMemoryBytes     uint64  `json:"max_memory_bytes"`
 		MaxRecursionDepth  uint64  `json:"max_recursion_depth"`
+		MaxSuspensions     uint64  `json:"max_suspensions"`
 	} `json:"ceilings"`
-	MaxSessions           int     `json:"max_sessions"`
-	MaxSessionsPerClient  int     `json:"max_sessions_per_client"`
+	// MaxSessions and MaxSessionsPerClient cap open sessions, server-wide
+	// and per client identity (an upgrade past them gets 503 capacity or
+	// 429 client_quota).
+	MaxSessions          int `json:"max_sessions"`
+	MaxSessionsPerClient int `json:"max_sessions_per_client"`
+	// MaxConnections and MaxConnectionsPerClient cap open TCP connections,
+	// upgraded or not, server-wide and per peer address (503
+	// too_many_connections past them).
+	MaxConnections          int `json:"max_connections"`
+	MaxConnectionsPerClient int `json:"max_connections_per_client"`
+	// MaxHeaderBytes caps a request's request line and headers (431 past
+	// it); ReadHeaderTimeoutSeconds bounds reading them (and the TLS
+	// handshake).
+	MaxHeaderBytes           int     `json:"max_header_bytes"`
+	ReadHeaderTimeoutSeconds float64 `json:"read_header_timeout_seconds"`
+	// MaxAuthFailures is how many failed authentications one address may
+	// make in a burst before it is answered 429 auth_throttled.
+	MaxAuthFailures int `json:"max_auth_failures"`
+	// TurnTimeoutSeconds, IdleTimeoutSeconds and SessionTimeoutSeconds
+	// bound a turn, the wait for the next request and a session's life.
 	TurnTimeoutSeconds    float64 `json:"turn_timeout_seconds"`
 	IdleTimeoutSeconds    float64 `json:"idle_timeout_seconds"`
 	SessionTimeoutSeconds float64 `json:"session_timeout_seconds"`
-	MaxFrameBytes         int     `json:"max_frame_bytes"`
-	Auth                  string  `json:"auth"`
-	Draining              bool    `json:"draining"`
-	ActiveSessions        int     `json:"active_sessions"`
+	// DrainGraceSeconds is how long a drain keeps silent sessions before
+	// handing them their dumps.
+	DrainGraceSeconds float64 `json:"drain_grace_seconds"`
+	// MaxFrameBytes caps a frame in either direction.
+	MaxFrameBytes int `json:"max_frame_bytes"`
+	// Auth is how clients authenticate: "none", "bearer" or "mtls".
+	Auth string `json:"auth"`
+	// Draining reports a drain under way (upgrades are refused).
+	Draining bool `json:"draining"`
+	// ActiveSessions is the number of open sessions.
+	ActiveSessions int `json:"active_sessions"`
 }
 
 // Info returns what /info serves.
@@ -389,8 +440,16 @@ func (s *Server) Info() Info {
 	in.Ceilings.MaxDurationSeconds = s.cfg.MaxDuration.Seconds()
 	in.Ceilings.MaxMemoryBytes = s.cfg.MaxMemory
 	in.Ceilings.MaxRecursionDepth = s.cfg.MaxRecursionDepth
-	in.MaxSessions = s.cfg.MaxSessions
-	in.MaxSessionsPerClient = s.cfg.MaxSessionsPerClient
+	in.Ceilings.MaxSuspensions = s.cfg.MaxSuspensions
+	uncapped := func(n int) int { return max(n, -1) }
+	in.MaxSessions = uncapped(s.cfg.MaxSessions)
+	in.MaxSessionsPerClient = uncapped(s.cfg.MaxSessionsPerClient)
+	in.MaxConnections = uncapped(s.cfg.MaxConnections)
+	in.MaxConnectionsPerClient = uncapped(s.cfg.MaxConnectionsPerClient)
+	in.MaxHeaderBytes = s.cfg.MaxHeaderBytes
+	in.ReadHeaderTimeoutSeconds = s.cfg.ReadHeaderTimeout.Seconds()
+	in.MaxAuthFailures = uncapped(s.cfg.MaxAuthFailures)
+	in.DrainGraceSeconds = s.cfg.DrainGrace.Seconds()
 	in.TurnTimeoutSeconds = s.cfg.TurnTimeout.Seconds()
 	in.IdleTimeoutSeconds = s.cfg.IdleTimeout.Seconds()
 	in.SessionTimeoutSeconds = s.cfg.SessionTimeout.Seconds()

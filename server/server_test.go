@@ -55,28 +55,51 @@ func TestCeilingsClampClientLimits(t *testing.T) {
 }
 
 func TestClampLimits(t *testing.T) {
-	cfg := Config{MaxDuration: 2 * time.Second, MaxMemory: 1000, MaxRecursionDepth: 50}
+	cfg := Config{MaxDuration: 2 * time.Second, MaxMemory: 1000, MaxRecursionDepth: 50, MaxSuspensions: 20}
 	p := value.Ptr[uint64]
 	for _, c := range []struct {
 		in         *message.ResourceLimits
-		d, m, r    uint64
-		susp, gcIv *uint64
+		d, m, r, s uint64
+		gcIv       *uint64
 	}{
-		{nil, 2e6, 1000, 50, nil, nil},
-		{&message.ResourceLimits{}, 2e6, 1000, 50, nil, nil},
-		{&message.ResourceLimits{MaxDurationMicros: p(0), MaxMemoryBytes: p(0), MaxRecursionDepth: p(0)}, 2e6, 1000, 50, nil, nil},
-		{&message.ResourceLimits{MaxDurationMicros: p(5e6), MaxMemoryBytes: p(5000), MaxRecursionDepth: p(500)}, 2e6, 1000, 50, nil, nil},
-		{&message.ResourceLimits{MaxDurationMicros: p(1), MaxMemoryBytes: p(10), MaxRecursionDepth: p(3), MaxSuspensions: p(7), GCInterval: p(9)}, 1, 10, 3, p(7), p(9)},
+		{nil, 2e6, 1000, 50, 20, nil},
+		{&message.ResourceLimits{}, 2e6, 1000, 50, 20, nil},
+		{&message.ResourceLimits{MaxDurationMicros: p(0), MaxMemoryBytes: p(0), MaxRecursionDepth: p(0), MaxSuspensions: p(0)}, 2e6, 1000, 50, 0, nil},
+		{&message.ResourceLimits{MaxDurationMicros: p(5e6), MaxMemoryBytes: p(5000), MaxRecursionDepth: p(500), MaxSuspensions: p(21)}, 2e6, 1000, 50, 20, nil},
+		{&message.ResourceLimits{MaxDurationMicros: p(1), MaxMemoryBytes: p(10), MaxRecursionDepth: p(3), MaxSuspensions: p(7), GCInterval: p(9)}, 1, 10, 3, 7, p(9)},
 	} {
 		out := clampLimits(c.in, &cfg)
-		if *out.MaxDurationMicros != c.d || *out.MaxMemoryBytes != c.m || *out.MaxRecursionDepth != c.r {
-			t.Errorf("%+v: got %d %d %d", c.in, *out.MaxDurationMicros, *out.MaxMemoryBytes, *out.MaxRecursionDepth)
+		if *out.MaxDurationMicros != c.d || *out.MaxMemoryBytes != c.m || *out.MaxRecursionDepth != c.r || *out.MaxSuspensions != c.s {
+			t.Errorf("%+v: got %d %d %d %d", c.in, *out.MaxDurationMicros, *out.MaxMemoryBytes, *out.MaxRecursionDepth, *out.MaxSuspensions)
 		}
-		if (out.MaxSuspensions == nil) != (c.susp == nil) || (out.GCInterval == nil) != (c.gcIv == nil) {
-			t.Errorf("%+v: pass-through fields changed", c.in)
+		if (out.GCInterval == nil) != (c.gcIv == nil) || c.gcIv != nil && *out.GCInterval != *c.gcIv {
+			t.Errorf("%+v: gc_interval changed", c.in)
 		}
 		if c.in != nil && c.in.MaxDurationMicros != nil && out.MaxDurationMicros == c.in.MaxDurationMicros {
 			t.Errorf("the client's limits were modified in place")
+		}
+	}
+}
+
+// gc_interval is passed through rather than clamped because the other
+// ceilings already bound what a client can do with it: collecting at every
+// allocation spends the session's own duration budget (the worker still
+// stops it at the ceiling), and never collecting leaves its cycles to the
+// memory ceiling.
+func TestGCIntervalIsBounded(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxDuration = time.Second; c.MaxMemory = 32 << 20 })
+	loop := "big = [[i] for i in range(50000)]\nwhile True:\n    a = []\n    a.append(a)\n"
+	for _, c := range []struct {
+		gc   uint64
+		want string
+	}{
+		{1, "Error TimeoutError"},
+		{1 << 62, "Error MemoryError"},
+	} {
+		cl := dial(t, ts.URL, 4, ws.DialOptions{})
+		configure(t, cl, 4, &message.ResourceLimits{GCInterval: value.Ptr(c.gc)})
+		if got := repr(t, cl, loop); !strings.HasPrefix(got, c.want) {
+			t.Errorf("gc_interval %d: %s, want %s", c.gc, got, c.want)
 		}
 	}
 }

@@ -100,7 +100,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
-	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections (0 disables the cap)")
+	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections, a health probe aside (0 disables the cap)")
 	fs.IntVar(&cfg.MaxConnectionsPerClient, "max-connections-per-client", server.DefaultMaxConnectionsPerClient, "open TCP connections per peer address, IPv6 by its /64 (at least --max-sessions-per-client + 32 unless given; none with --trust-forwarded-for unless given) (0 disables the cap)")
 	fs.Var(secondsFlag{&cfg.TurnTimeout}, "turn-timeout", "bound on one turn"+durationUsage)
 	fs.Var(secondsFlag{&cfg.IdleTimeout}, "idle-timeout", "bound on the wait for a client's next request"+durationUsage)
@@ -109,6 +109,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	memMiB := fs.Uint64("max-memory-mib", server.DefaultMaxMemory>>20, "ceiling of a session's memory limit (MiB)")
 	frameMiB := fs.Int("max-frame-mib", server.DefaultMaxFrameLen>>20, "cap of a frame in either direction (MiB, 1 to 256); the server may hold three frames of a session at once")
 	fs.Uint64Var(&cfg.MaxRecursionDepth, "max-recursion-depth", server.DefaultMaxRecursionDepth, "ceiling of a session's recursion depth (at least 1)")
+	fs.Uint64Var(&cfg.MaxSuspensions, "max-suspensions", server.DefaultMaxSuspensions, "ceiling of a session's max_suspensions, the host round trips one feed may make before the server aborts it (at least 1)")
 	fs.Var(secondsFlag{&cfg.DrainGrace}, "drain-grace", "after SIGTERM, how long silent sessions are kept"+durationUsage)
 	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
 	dumpPrev := fs.String("dump-key-previous", "", "`FILE` holding the previous dump key, still accepted on Load (rotation)")
@@ -196,6 +197,10 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if cfg.MaxRecursionDepth == 0 {
 		// server.Config reads 0 as its default of 1000.
 		return fail(errors.New("--max-recursion-depth must be at least 1"))
+	}
+	if cfg.MaxSuspensions == 0 {
+		// server.Config reads 0 as its default of 1000.
+		return fail(errors.New("--max-suspensions must be at least 1"))
 	}
 	if cfg.Prewarm < 1 {
 		// server.Config reads 0 (and less) as its default of 2.

@@ -79,6 +79,7 @@ func TestServeRefusesCountsThatMeanSomethingElse(t *testing.T) {
 		want string
 	}{
 		{nil, []string{"--max-recursion-depth", "0"}, "--max-recursion-depth"},
+		{nil, []string{"--max-suspensions", "0"}, "--max-suspensions"},
 		{nil, []string{"--max-sessions", "-1"}, "--max-sessions"},
 		{nil, []string{"--max-sessions-per-client", "-3"}, "--max-sessions-per-client"},
 		{nil, []string{"--max-auth-failures", "-1"}, "--max-auth-failures"},

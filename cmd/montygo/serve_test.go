@@ -180,14 +180,17 @@ func TestServeFlagsEnvTwinsAndSIGTERM(t *testing.T) {
 		"MONTY_SERVER_TURN_TIMEOUT=7",
 		"MONTY_SERVER_IDLE_TIMEOUT=8s",
 		"MONTY_SERVER_SESSION_TIMEOUT=9m",
-	}, "--max-sessions", "5", "--drain-grace", "1h")
+		"MONTY_SERVER_MAX_SUSPENSIONS=33",
+		"MONTY_SERVER_MAX_CONNECTIONS_PER_CLIENT=0",
+	}, "--max-sessions", "5", "--drain-grace", "1h", "--max-connections", "400", "--max-header-kib", "16")
 	if !strings.HasPrefix(p.url, "ws://127.0.0.1:") {
 		t.Fatalf("URL line %q", p.url)
 	}
 	in := serveInfo(t, p)
 	if in.MaxSessions != 5 || in.MaxSessionsPerClient != 3 || in.Ceilings.MaxDurationSeconds != 2.5 ||
 		in.Ceilings.MaxMemoryBytes != 32<<20 || in.Ceilings.MaxRecursionDepth != 77 || in.TurnTimeoutSeconds != 7 ||
-		in.IdleTimeoutSeconds != 8 || in.SessionTimeoutSeconds != 540 {
+		in.IdleTimeoutSeconds != 8 || in.SessionTimeoutSeconds != 540 || in.Ceilings.MaxSuspensions != 33 ||
+		in.MaxConnections != 400 || in.MaxConnectionsPerClient != -1 || in.MaxHeaderBytes != 16<<10 || in.DrainGraceSeconds != 3600 {
 		t.Fatalf("/info: %+v", in)
 	}
 	c := serveSession(t, p.url, nil)
@@ -462,8 +465,8 @@ func TestServeMaxHeaderFlag(t *testing.T) {
 
 // TestServeConnectionCapFlags: --max-connections-per-client (here its
 // environment twin) caps one address's open connections (idle ones
-// included): the next is answered 503 too_many_connections at once; a
-// negative count is a usage error.
+// included): the next is answered 503 too_many_connections (a health
+// probe aside); a negative count is a usage error.
 func TestServeConnectionCapFlags(t *testing.T) {
 	p := startServe(t, []string{"MONTY_SERVER_MAX_CONNECTIONS_PER_CLIENT=2"})
 	addr := strings.TrimPrefix(p.http, "http://")
@@ -480,7 +483,7 @@ func TestServeConnectionCapFlags(t *testing.T) {
 	}
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(30 * time.Second))
-	io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	io.WriteString(nc, "GET /info HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
 	if err != nil {
 		t.Fatal(err)
