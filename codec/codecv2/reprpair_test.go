@@ -74,10 +74,15 @@ var reprDiffers = map[string]string{
 	// value prints a text file handle with encoding='utf-8' (value/repr.go);
 	// the sandbox prints none.
 	"widthx_filehandle_position_huge": "value adds the sandbox's one text encoding",
+	// The sandbox prints a binary handle with its mode, <_io.BufferedReader
+	// name='/f' mode='rb'>; CPython, and so value, print no mode there.
+	"xhostret_filehandle_binary": "the sandbox adds the mode of a binary handle",
+	"xinput_filehandle_binary":   "the sandbox adds the mode of a binary handle",
 	// The sandbox prints a host instance that is not a dataclass with its
 	// attributes, Widget(size=3, ...); value prints "<Widget object>" for
 	// every such instance (a design choice, TestReprDesignChoices).
 	"hostinst_repr_plain": "value prints a non-dataclass instance without its attributes",
 	// type is a builtin function in the sandbox; CPython's type is a class.
-	"repr_types_various": "the sandbox prints type as a builtin function",
+	"repr_types_various":        "the sandbox prints type as a builtin function",
+	"xrepr_types_and_functions": "the sandbox prints type as a builtin function",
 }

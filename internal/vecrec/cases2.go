@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/gomonty/monty/message"
@@ -444,6 +445,81 @@ func moreCases() []kase {
 		feed("from pathlib import Path\nPath('/x').exists()"), future(), feed("1"))
 	add("refuse_future_answer_sync_context", "A host call in sync code answered with a future, then used", "...",
 		feed("x = ext()\nx + 1"), future(), feed("1"))
+
+	// Values at their extremes, returned by a host function and given as
+	// a Feed input, with the sandbox's repr of them.
+	i32 := value.Ptr[int32]
+	ctrl := make([]rune, 0, 0xa1)
+	for r := rune(0); r < 0xa1; r++ {
+		if r < 0x20 || r >= 0x7f {
+			ctrl = append(ctrl, r)
+		}
+	}
+	extremes := []struct {
+		name string
+		b    build
+	}{
+		{"int_i64_max", vInt(math.MaxInt64)},
+		{"int_i64_min", vInt(math.MinInt64)},
+		{"bigint_2_63", vBig("0x8000000000000000")},
+		{"bigint_neg_2_63_minus_1", vBig("-0x8000000000000001")},
+		{"bigint_4300_digits", vBig("1" + strings.Repeat("0", 4299))},
+		{"float_max", vFloat(math.MaxFloat64)},
+		{"float_min_normal", vFloat(2.2250738585072014e-308)},
+		{"float_neg_inf", vFloat(math.Inf(-1))},
+		{"float_1e16", vFloat(1e16)},
+		{"float_1e_minus_5", vFloat(1e-5)},
+		{"str_controls", vStr(string(ctrl))},
+		{"str_max_rune", vStr("􏿿󠀀￾")},
+		{"str_empty", vStr("")},
+		{"bytes_empty", vBytes(nil)},
+		{"date_max", vNode(value.DateNode(value.Date{Year: 9999, Month: 12, Day: 31}))},
+		{"datetime_min_naive", vNode(value.DateTimeNode(value.DateTime{Year: 1, Month: 1, Day: 1}))},
+		{"datetime_max", vNode(value.DateTimeNode(value.DateTime{Year: 9999, Month: 12, Day: 31, Hour: 23, Minute: 59, Second: 59, Microsecond: 999999}))},
+		{"datetime_offset_max", vNode(value.DateTimeNode(value.DateTime{Year: 2000, Month: 1, Day: 1, Offset: i32(86399)}))},
+		{"datetime_offset_seconds", vNode(value.DateTimeNode(value.DateTime{Year: 2000, Month: 1, Day: 1, Offset: i32(-1)}))},
+		{"time_max_aware", vNode(value.TimeNode(value.Time{Hour: 23, Minute: 59, Second: 59, Microsecond: 999999, Offset: i32(-86399), TZName: s("é\"'")}))},
+		{"time_min", vNode(value.TimeNode(value.Time{}))},
+		{"timedelta_min", vNode(value.TimeDeltaNode(value.TimeDelta{Days: -999999999}))},
+		{"timedelta_neg_micro", vNode(value.TimeDeltaNode(value.TimeDelta{Days: -1, Seconds: 86399, Microseconds: 999999}))},
+		{"timezone_max_seconds", vNode(value.TimeZoneNode(value.TimeZone{Offset: 86399}))},
+		{"timezone_neg_seconds", vNode(value.TimeZoneNode(value.TimeZone{Offset: -1}))},
+		{"timezone_utc_named", vNode(value.TimeZoneNode(value.TimeZone{Offset: 0, Name: s("UTC")}))},
+		{"exception_empty_arg", vNode(value.ExceptionNode(value.Exception{Type: "ValueError", Arg: s("")}))},
+		{"exception_multiline_arg", vNode(value.ExceptionNode(value.Exception{Type: "KeyError", Arg: s("a\nb'\"")}))},
+		{"path_root", vNode(value.Path("/"))},
+		{"path_relative_dots", vNode(value.Path("../a/./b"))},
+		{"filehandle_binary", vNode(value.FileHandleNode(value.FileHandle{Path: "/d/é.bin", Mode: "rb", Position: 3}))},
+		{"list_deep_40", func(g *value.Graph) value.NodeID {
+			id := g.Add(value.List())
+			for range 40 {
+				id = g.Add(value.List(id))
+			}
+			return id
+		}},
+		{"dict_500_keys", func(g *value.Graph) value.NodeID {
+			var ps []value.Pair
+			for i := range 500 {
+				k := g.Add(value.Int(int64(i*7919) % 1000))
+				ps = append(ps, value.Pair{Key: k, Value: g.Add(value.Str(fmt.Sprint(i)))})
+			}
+			return g.Add(value.Dict(ps...))
+		}},
+		{"shared_string_many", func(g *value.Graph) value.NodeID {
+			s := g.Add(value.Str("shared é"))
+			ids := make([]value.NodeID, 20)
+			for i := range ids {
+				ids[i] = s
+			}
+			return g.Add(value.Tuple(ids...))
+		}},
+	}
+	for _, x := range extremes {
+		code := "x = ext()\n(x, repr(x))"
+		add("xhostret_"+x.name, "A host function returns "+x.name+"; the sandbox returns it with its repr", code, feed(code), ret(x.b))
+		add("xinput_"+x.name, "A Feed input of "+x.name+", echoed with its repr", "(v, repr(v))",
+			feedWith("(v, repr(v))", []string{"v"}, x.b))
+	}
 
 	// Requests that fail their conversion, sent in a state that refuses
 	// them: which check the worker makes first.
