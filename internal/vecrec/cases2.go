@@ -87,10 +87,10 @@ func moreCases() []kase {
 		addCfg("limitcfg_memory_"+m.name, "Memory limit 1 MB: "+m.name, m.code,
 			lim(message.ResourceLimits{MaxMemoryBytes: u64(1000000)}), feed(m.code), feed("1 + 1"))
 	}
-	addCfg("limitcfg_memory_host_result_too_big", "Memory limit 30 kB: a host function returns a 40 kB str", "x = ext()",
-		lim(message.ResourceLimits{MaxMemoryBytes: u64(30000)}), feed("x = ext()\nlen(x)"), ret(vStr(strings.Repeat("x", 40000))))
-	addCfg("limitcfg_memory_input_too_big", "Memory limit 30 kB: a Feed input of 40 kB", "len(v)",
-		lim(message.ResourceLimits{MaxMemoryBytes: u64(30000)}), feedWith("len(v)", []string{"v"}, vStr(strings.Repeat("x", 40000))))
+	addCfg("limitcfg_memory_host_result_too_big", "Memory limit 50 kB (the session starts near 31 kB): a host function returns a 30 kB str", "x = ext()",
+		lim(message.ResourceLimits{MaxMemoryBytes: u64(50000)}), feed("x = ext()\nlen(x)"), ret(vStr(strings.Repeat("x", 30000))), feed("1"))
+	addCfg("limitcfg_memory_input_too_big", "Memory limit 50 kB (the session starts near 31 kB): a Feed input of 30 kB", "len(v)",
+		lim(message.ResourceLimits{MaxMemoryBytes: u64(50000)}), feedWith("len(v)", []string{"v"}, vStr(strings.Repeat("x", 30000))), feed("1"))
 
 	// Duration limits.
 	dur := []struct{ name, code string }{
@@ -269,6 +269,31 @@ func moreCases() []kase {
 		add("osans_"+o.name+"_wrong_type", "OS call "+o.name+" answered with a value of the wrong type", code, feed(code),
 			ret(vList(vTuple(vInt(1)))))
 	}
+	for _, o := range osOps {
+		code := "def op():\n    " + strings.ReplaceAll(o.code, "\n", "\n    ") + "\nop()"
+		add("osans_"+o.name+"_not_handled", "OS call "+o.name+" answered not handled, from a function", code, feed(code), answer(message.ResultNotHandled))
+	}
+	add("osans_read_text_unicode_error_data", "Path.read_text answered with a UnicodeDecodeError carrying its data", "...",
+		feed("from pathlib import Path\ntry:\n    Path('/x').read_text()\nexcept UnicodeDecodeError as e:\n    r = (e.encoding, e.object, e.start, e.end, e.reason, str(e))\nr"),
+		raise(&message.RaisedException{Type: "UnicodeDecodeError", Message: s("'utf-8' codec can't decode byte 0xff in position 2: invalid start byte"),
+			Data: &message.UnicodeErrorData{Encoding: "utf-8", ObjectBytes: []byte("ab\xffcd"), Start: 2, End: 3, Reason: "invalid start byte"}}))
+	add("osans_read_text_error_with_frames", "Path.read_text answered with an error carrying host frames, uncaught", "...",
+		feed("from pathlib import Path\ndef load():\n    return Path('/x').read_text()\nload()"),
+		raise(exc("PermissionError", s("[Errno 13] Permission denied: '/x'"),
+			message.StackFrame{Filename: "/host/mount.go", Start: message.CodeLoc{Line: 88, Column: 3}, End: message.CodeLoc{Line: 88, Column: 40}, FrameName: s("open"), PreviewLine: s("\tf, err := root.Open(name)")})))
+	add("osans_open_then_read_error", "open() answered, then its read answered with an error", "...",
+		feed("f = open('/x')\nf.read()"), ret(vNode(value.FileHandleNode(value.FileHandle{Path: "/x", Mode: "r"}))), raise(exc("IsADirectoryError", s("[Errno 21] Is a directory: '/x'"))))
+
+	// Unicode names crossing to the host.
+	add("uhost_function_name", "A host function with a unicode name, keyword arguments with unicode names", "函数(ключ=1)",
+		feed("函数(1, ключ='é', ñ=None)"), ret(vStr("ok")))
+	add("uhost_function_name_nfkc", "A host function whose name NFKC folds", "ﬁnd()",
+		feed("ﬁnd()"), ret(vInt(1)))
+	add("uhost_function_error_traceback", "A host function with a unicode name raises, uncaught, from a unicode function", "...",
+		feed("def 外側():\n    return 内側(1)\n外側()"), raise(exc("ValueError", s("ñ"))))
+	add("uhost_lookup_then_call", "A unicode name looked up, answered with a value", "ñame",
+		feed("ñame * 2"), lookup(vStr("é")))
+
 	for _, e := range []string{"FileNotFoundError", "FileExistsError", "NotADirectoryError", "InterruptedError", "BlockingIOError",
 		"ChildProcessError", "BrokenPipeError", "ConnectionAbortedError", "ProcessLookupError", "ValueError", "TypeError",
 		"KeyboardInterrupt", "SystemExit", "MemoryError", "RecursionError", "NotImplementedError", "StopIteration", "GeneratorExit", "BaseException", "Exception", "UnknownHostError"} {
