@@ -546,6 +546,46 @@ func moreCases() []kase {
 			feedWith("(v, repr(v))", []string{"v"}, x.b))
 	}
 
+	// Configure variants seen in tracebacks and assertion messages.
+	raiser := "def f():\n    return 1 / 0\nf()"
+	for _, sn := range []struct{ name, script string }{
+		{"newline", "a\nb.py"},
+		{"quotes", "it's \"x\".py"},
+		{"relative_dir", "pkg/sub/mod.py"},
+		{"long", strings.Repeat("d/", 100) + "m.py"},
+		{"angle", "<stdin>"},
+		{"spaces_only", "   "},
+		{"tab_cr", "a\tb\rc.py"},
+	} {
+		addCfg("configy_script_"+sn.name, "Script name "+sn.name+" in a traceback", raiser,
+			&message.Configure{ScriptName: sn.script, ProtocolVersion: 2}, feed(raiser))
+	}
+	assertCode := "a = {'k': [1, 2, 3], 'é': 'x' * 30}\nb = {'k': [1, 2]}\nassert a == b"
+	for _, n := range []uint32{0, 1, 3, 1000, math.MaxUint32} {
+		addCfg(fmt.Sprintf("configy_assert_annotations_%d", n), fmt.Sprintf("Assert annotations at %d", n), assertCode,
+			&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, AssertMessageAnnotations: value.Ptr(n)}, feed(assertCode))
+	}
+	addCfg("configy_flush_interval_max", "The largest print flush interval, prints then a host call", "...",
+		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, PrintFlushIntervalMs: value.Ptr[uint32](math.MaxUint32)},
+		feed("print('a')\nprint('b', end='')\next()\nprint('c')"), ret(vNone()))
+	addCfg("configy_monty_version_odd", "A Configure naming an odd monty_version", "1",
+		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, MontyVersion: "99.0.0-é"}, feed("1"))
+
+	// Feed input names of many kinds.
+	for _, in := range []struct{ name, ident, code string }{
+		{"unicode", "ñame_日本", "ñame_日本 * 2"},
+		{"nfkc", "ﬁle", "file * 2"},
+		{"shadows_builtin", "len", "len"},
+		{"underscore", "_", "_ * 2"},
+		{"dunder", "__name__", "__name__"},
+		{"soft_keyword", "match", "match * 2"},
+		{"builtin_type_name", "int", "int * 2"},
+	} {
+		add("inputname_"+in.name, "A Feed input named "+in.ident, in.code, feedWith(in.code, []string{in.ident}, vInt(21)))
+	}
+	add("inputname_two_inputs_same_nfkc", "Two Feed inputs whose names fold to one under NFKC", "file",
+		feedWith("file", []string{"ﬁle", "file"}, vInt(1), vInt(2)))
+
 	// Requests that fail their conversion, sent in a state that refuses
 	// them: which check the worker makes first.
 	badExc := exc("NoSuchHostError", s("x"))
