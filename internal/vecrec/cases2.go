@@ -119,7 +119,7 @@ func moreCases() []kase {
 	// Tracebacks through host calls from nested scopes.
 	hostErr := raise(exc("ValueError", s("from host é")))
 	hostFramed := raise(exc("KeyError", s("'k'"),
-		message.StackFrame{Filename: "/srv/app/handlers.py", Start: message.CodeLoc{Line: 120, Column: 9}, End: message.CodeLoc{Line: 120, Column: 30}, FrameName: s("lookup"), PreviewLine: s("        return table[key]")},
+		message.StackFrame{Filename: "/srv/app/handlers.py", Start: message.CodeLoc{Line: 120, Column: 9}, End: message.CodeLoc{Line: 120, Column: 25}, FrameName: s("lookup"), PreviewLine: s("        return table[key]")},
 		message.StackFrame{Filename: "<host>", Start: message.CodeLoc{Line: 1, Column: 1}, End: message.CodeLoc{Line: 1, Column: 1}, HideCaret: true},
 		message.StackFrame{Filename: "x.py", Start: message.CodeLoc{Line: 3, Column: 2}, End: message.CodeLoc{Line: 4, Column: 7}, FrameName: s("multi"), PreviewLine: s("a(\n  b)"), HideFrameName: true}))
 	nested := []struct{ name, code string }{
@@ -635,5 +635,69 @@ func moreCases() []kase {
 		feed("ext()"), fixed(&message.ResumeCall{CallID: 77, Result: &message.ExtResult{Kind: message.ResultError, Error: badExc}}), ret(vInt(1)))
 	add("order_resume_call_not_handled_bad_type", "ResumeCall not handled for a host call, then an unknown type", "ext()",
 		feed("ext()"), answer(message.ResultNotHandled), raise(badExc), ret(vInt(1)))
+	emptyInput := rawFeedObj("v", nil)
+	add("order_feed_empty_input_suspended", "A Feed whose input has no kind, while suspended", "ext()",
+		feed("ext()"), emptyInput, ret(vInt(1)))
+	add("order_feed_empty_input_before_configure", "A Feed whose input has no kind, before Configure", "-",
+		emptyInput, cfg, emptyInput, feed("1"))
+	out[len(out)-1].noConfigure = true
+	add("order_feed_empty_input_in_lookup", "A Feed whose input has no kind, during a name lookup", "missing",
+		feed("missing"), emptyInput, lookup(vInt(1)))
+	add("order_feed_empty_input_after_dump_load", "A Feed whose input has no kind, right after a Load", "x = 1",
+		feed("x = 1"), fixed(&message.Dump{}), fixed(&message.Reset{}), cfg, load, emptyInput, feed("x"))
+	badFrames := exc("ValueError", s("v"), message.StackFrame{Filename: "h.py", Start: message.CodeLoc{Line: 1, Column: 1},
+		End: message.CodeLoc{Line: 1, Column: 50}, FrameName: s("h"), PreviewLine: s("short")})
+	add("order_abort_bad_frames_idle", "AbortFeed whose exception has a frame past its preview line, while idle", "1",
+		feed("1"), fixed(&message.AbortFeed{Exception: badFrames}), feed("2"))
+	add("order_abort_bad_frames_suspended", "AbortFeed whose exception has a frame past its preview line, while suspended", "ext()",
+		feed("ext()"), fixed(&message.AbortFeed{Exception: badFrames}), ret(vInt(1)))
+	add("order_resume_call_bad_frames_wrong_id", "ResumeCall with a bad frame and a wrong call id", "ext()",
+		feed("ext()"), fixed(&message.ResumeCall{CallID: 5, Result: &message.ExtResult{Kind: message.ResultError, Error: badFrames}}), ret(vInt(1)))
+	add("order_resume_call_bad_frames_os_call", "ResumeCall with a bad frame during an OS call", "exists()",
+		feed("from pathlib import Path\nPath('/x').exists()"), raise(badFrames), ret(vNode(value.Bool(true))))
+	add("order_lookup_bad_frames_in_lookup", "ResumeNameLookup with a bad frame during a lookup", "missing",
+		feed("missing"), fixed(&message.ResumeNameLookup{Kind: message.LookupError, Error: badFrames}), lookup(vInt(1)))
+	add("order_futures_not_handled_idle", "ResumeFutures answering not handled while idle", "1",
+		feed("1"), resumeFuturesAll(func(_ []uint32, g *value.Graph) []message.FutureResult {
+			return []message.FutureResult{{CallID: 0, Result: &message.ExtResult{Kind: message.ResultNotHandled}}}
+		}), feed("2"))
+	add("order_futures_not_handled_resolving", "ResumeFutures answering not handled while resolving", "...",
+		feed("import asyncio\nawait asyncio.gather(ext(1), ext(2))"), future(), future(),
+		resumeFuturesAll(func(ids []uint32, g *value.Graph) []message.FutureResult {
+			var rs []message.FutureResult
+			for _, id := range ids {
+				rs = append(rs, message.FutureResult{CallID: id, Result: &message.ExtResult{Kind: message.ResultNotHandled}})
+			}
+			return rs
+		}), futRet)
+
+	// What a refused or failed first request does to a configured session
+	// that has not started: a Load after it is accepted only while the
+	// session has not started.
+	prep := []step{feed("x = 'dumped'"), fixed(&message.Dump{}), fixed(&message.Reset{}), cfg}
+	for _, f := range []struct {
+		name string
+		st   []step
+	}{
+		{"empty_input", []step{emptyInput}},
+		{"bad_builtin_input", []step{badInput}},
+		{"syntax_error", []step{feed("def (")}},
+		{"runtime_error", []step{feed("1 / 0")}},
+		{"dump", []step{fixed(&message.Dump{})}},
+		{"abort", []step{fixed(&message.AbortFeed{Exception: exc("KeyboardInterrupt", nil)})}},
+		{"resume_call", []step{ret(vInt(1))}},
+		{"install_deps", []step{fixed(&message.InstallDependencies{Requirements: []string{"x"}})}},
+		{"configure_again", []step{cfg}},
+		{"load_garbage", []step{fixed(&message.Load{State: []byte("garbage")})}},
+		{"empty_code", []step{feed("")}},
+		{"duplicate_inputs", []step{feedWith("a", []string{"a", "a"}, vInt(1), vInt(2))}},
+	} {
+		steps := append(append(append([]step{}, prep...), f.st...), load, feed("x"))
+		add("s1_"+f.name+"_then_load", "In a configured, unstarted session: "+f.name+", then Load", "...", steps...)
+	}
+	addCfg("s1_typing_error_then_load", "In a configured, unstarted session with type checking: a typing error, then Load", "...",
+		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true},
+		feed("x = 'dumped'"), fixed(&message.Dump{}), fixed(&message.Reset{}),
+		fixed(&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true}), feed("y: int = 'a'"), load, feed("x"))
 	return out
 }
