@@ -83,6 +83,16 @@ var reprDiffers = map[string]string{
 	// every such instance (a design choice, TestReprDesignChoices).
 	"hostinst_repr_plain": "value prints a non-dataclass instance without its attributes",
 	// type is a builtin function in the sandbox; CPython's type is a class.
-	"repr_types_various":        "the sandbox prints type as a builtin function",
-	"xrepr_types_and_functions": "the sandbox prints type as a builtin function",
+	"repr_types_various":         "the sandbox prints type as a builtin function",
+	"xrepr_types_and_functions":  "the sandbox prints type as a builtin function",
+	"xhostret_builtin_functions": "the sandbox prints zip and type as builtin functions",
+	"xinput_builtin_functions":   "the sandbox prints zip and type as builtin functions",
+	// CPython's repr of an exception uses the bare class name
+	// (JSONDecodeError('m')), its type repr the qualified one
+	// (<class 'pathlib.PosixPath'>); the sandbox prints the worker's names,
+	// binascii.Error('m') and <class 'PosixPath'>.
+	"xhostret_every_exception_type": "the sandbox prints an exception's module-qualified name",
+	"xinput_every_exception_type":   "the sandbox prints an exception's module-qualified name",
+	"xhostret_builtin_types":        "the sandbox prints PosixPath without its module",
+	"xinput_builtin_types":          "the sandbox prints PosixPath without its module",
 }

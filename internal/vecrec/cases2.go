@@ -539,6 +539,49 @@ func moreCases() []kase {
 			return g.Add(value.Tuple(ids...))
 		}},
 	}
+	excNames := []string{"ArithmeticError", "AssertionError", "AttributeError", "BaseException", "Exception", "FileExistsError",
+		"FileNotFoundError", "FrozenInstanceError", "ImportError", "IndexError", "IsADirectoryError", "KeyError", "KeyboardInterrupt",
+		"LookupError", "MemoryError", "ModuleNotFoundError", "NameError", "NotADirectoryError", "NotImplementedError", "OSError",
+		"OverflowError", "PermissionError", "RecursionError", "RuntimeError", "StopIteration", "SyntaxError", "SystemExit",
+		"TimeoutError", "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError", "ValueError",
+		"ZeroDivisionError", "binascii.Error", "io.UnsupportedOperation", "json.JSONDecodeError", "re.PatternError"}
+	extremes = append(extremes, []struct {
+		name string
+		b    build
+	}{
+		{"every_exception_type", func(g *value.Graph) value.NodeID {
+			var ids []value.NodeID
+			for i, n := range excNames {
+				e := value.Exception{Type: n}
+				if i%2 == 0 {
+					e.Arg = s("m " + n)
+				}
+				ids = append(ids, g.Add(value.ExceptionNode(e)))
+			}
+			return g.Add(value.List(ids...))
+		}},
+		{"builtin_types", vList(vNode(value.BuiltinType("int")), vNode(value.BuiltinType("datetime.date")), vNode(value.BuiltinType("NoneType")),
+			vNode(value.BuiltinType("ellipsis")), vNode(value.BuiltinType("PosixPath")), vNode(value.BuiltinType("KeyError")))},
+		{"builtin_functions", vList(vNode(value.BuiltinFunction("len")), vNode(value.BuiltinFunction("sorted")), vNode(value.BuiltinFunction("zip")),
+			vNode(value.BuiltinFunction("type")), vNode(value.BuiltinFunction("print")))},
+		{"namedtuple_many_fields", func(g *value.Graph) value.NodeID {
+			var names []string
+			var ids []value.NodeID
+			for i := range 12 {
+				names = append(names, fmt.Sprintf("f%d", i))
+				ids = append(ids, g.Add(value.Int(int64(i))))
+			}
+			return g.Add(value.NamedTupleNode("mod.Rec", names, ids...))
+		}},
+		{"host_dataclass_many_attrs", func(g *value.Graph) value.NodeID {
+			var attrs []any
+			for i := range 30 {
+				attrs = append(attrs, fmt.Sprintf("a%02d", i), vInt(int64(i)))
+			}
+			return vHost("Wide", true, 9, attrs...)(g)
+		}},
+		{"host_dataclass_unicode", vHost("Ñandú", true, 10, "名前", vStr("é"), "ß", vNone())},
+	}...)
 	for _, x := range extremes {
 		code := "x = ext()\n(x, repr(x))"
 		add("xhostret_"+x.name, "A host function returns "+x.name+"; the sandbox returns it with its repr", code, feed(code), ret(x.b))
