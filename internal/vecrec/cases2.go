@@ -742,5 +742,27 @@ func moreCases() []kase {
 		&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true},
 		feed("x = 'dumped'"), fixed(&message.Dump{}), fixed(&message.Reset{}),
 		fixed(&message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true}), feed("y: int = 'a'"), load, feed("x"))
+
+	// Type checking around host calls, inputs, lookups and loads.
+	tc := func(stubs *string, f message.TypeCheckFormat) *message.Configure {
+		return &message.Configure{ScriptName: "main.py", ProtocolVersion: 2, TypeCheck: true, TypeCheckStubs: stubs, TypeCheckFormat: f}
+	}
+	addCfg("tcx_host_call_unknown", "Type checking on: a call of an undefined host function", "ext(1)",
+		tc(nil, 0), feed("ext(1)"), ret(vInt(1)))
+	addCfg("tcx_host_call_stubbed", "Type checking with a stub for the host function, then a wrong argument", "ext('a')",
+		tc(s("def ext(x: int) -> int: ..."), 0), feed("ext(1) + 1"), ret(vInt(1)), feed("ext('a')"))
+	addCfg("tcx_stub_unicode_error", "Type checking with a unicode stub that has an error", "名前(1)",
+		tc(s("def 名前(x: str) -> str: ...\nbad: int = 'é'"), 0), feed("名前(1)"))
+	addCfg("tcx_input_typed", "Type checking on: a Feed input used with the wrong type", "v + 'a'",
+		tc(nil, 0), feedWith("v + 'a'", []string{"v"}, vInt(1)))
+	addCfg("tcx_after_load", "Type checking on: a dump loaded, then a feed using its names wrongly", "f('x')",
+		tc(nil, 0), feed("def f(n: int) -> int:\n    return n"), fixed(&message.Dump{}), fixed(&message.Reset{}),
+		fixed(tc(nil, 0)), load, feed("f('x')"), feed("f(2)"))
+	addCfg("tcx_lookup_name", "Type checking on: an undefined name answered by a lookup", "missing + 1",
+		tc(nil, 0), feed("missing + 1"), lookup(vInt(1)))
+	addCfg("tcx_concise_multiline_error", "Concise type check output for an error spanning lines", "...",
+		tc(nil, message.FormatConcise), feed("x: int = (\n    'a'\n    'b'\n)"))
+	addCfg("tcx_long_line_error", "Type check error on a very long line", "...",
+		tc(nil, 0), feed("x: int = '"+strings.Repeat("é", 300)+"'"))
 	return out
 }
