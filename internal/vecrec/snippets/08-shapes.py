@@ -340,3 +340,20 @@ d = {}
 for _ in range(300):
     d = {'k': d}
 d
+#### printmix_two_byte_char_across_8192
+print('x' * 8191 + 'é')
+#### printmix_four_byte_char_across_8192_no_newline
+print('x' * 8190 + '🎉', end='')
+#### printmix_stderr_char_across_8192
+import sys
+print('x' * 8191 + 'é', file=sys.stderr)
+#### printmix_all_two_byte_8193
+print('é' * 4096 + 'x')
+#### printmix_stdout_then_stderr_across_8192
+import sys
+print('a' * 8000, end='')
+print('b' * 400, file=sys.stderr, end='')
+print('c' * 400)
+#### printmix_print_then_error_across_8192
+print('ü' * 5000)
+raise ValueError('after a long print')
