@@ -357,3 +357,17 @@ print('c' * 400)
 #### printmix_print_then_error_across_8192
 print('ü' * 5000)
 raise ValueError('after a long print')
+#### surrogate_exception_message
+raise ValueError('a\udcffb')
+#### surrogate_print
+print('x\ud800y')
+#### surrogate_result_str
+'p\udfffq'
+#### surrogate_dict_key_result
+{'\ud83d': 1, 'k': '\ude00'}
+#### surrogate_pair_halves_joined
+'\ud83d' + '\ude00'
+#### surrogate_in_traceback_line
+x = '\ud800' + 1
+#### surrogate_key_error
+{}['\udc80']
