@@ -104,16 +104,19 @@ func moreCases() []kase {
 		addCfg("limitcfg_duration_"+d.name, "Duration limit 20 ms: "+d.name, d.code,
 			lim(message.ResourceLimits{MaxDurationMicros: u64(20000)}), feed(d.code), feed("1 + 1"))
 	}
-	addCfg("limitcfg_duration_over_host_call", "Duration limit 20 ms spent before and after a host call", "ext(); spin",
-		lim(message.ResourceLimits{MaxDurationMicros: u64(20000)}),
+	// 200 ms, so that a loaded machine still reaches the host call in time.
+	addCfg("limitcfg_duration_over_host_call", "Duration limit 200 ms spent before and after a host call", "ext(); spin",
+		lim(message.ResourceLimits{MaxDurationMicros: u64(200000)}),
 		feed("ext()\nwhile True:\n    pass"), ret(vNone()), feed("2"))
 	addCfg("limitcfg_suspensions_os_and_lookup", "max_suspensions 2 with an OS call, a name lookup and a host call", "exists(); missing; ext()",
 		lim(message.ResourceLimits{MaxSuspensions: u64(2)}),
 		feed("from pathlib import Path\nPath('/a').exists()\nmissing_name\next()"), ret(vNode(value.Bool(false))), lookup(vInt(1)), ret(vNone()))
 	addCfg("limitcfg_suspensions_0", "max_suspensions 0: the first host call", "ext()",
 		lim(message.ResourceLimits{MaxSuspensions: u64(0)}), feed("ext()"), feed("1"))
-	addCfg("limitcfg_all_limits_tiny", "Every limit at 1", "1 + 1",
-		lim(message.ResourceLimits{MaxRecursionDepth: u64(1), MaxMemoryBytes: u64(1), MaxDurationMicros: u64(1), MaxSuspensions: u64(1), GCInterval: u64(1)}),
+	// The duration stays long: at 1 µs which limit trips first would
+	// depend on the machine's speed.
+	addCfg("limitcfg_all_limits_tiny", "Every limit at 1 but the duration (10 s)", "1 + 1",
+		lim(message.ResourceLimits{MaxRecursionDepth: u64(1), MaxMemoryBytes: u64(1), MaxDurationMicros: u64(10000000), MaxSuspensions: u64(1), GCInterval: u64(1)}),
 		feed("1 + 1"), feed("x = [1, 2, 3]"))
 
 	// Tracebacks through host calls from nested scopes.

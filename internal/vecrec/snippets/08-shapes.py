@@ -285,7 +285,7 @@ print('err partial', end='', file=sys.stderr)
 #### printmix_huge_print
 print('x' * 20000)
 #### printmix_many_small_prints
-for i in range(3000):
+for i in range(500):
     print(i, end=' ')
 #### printmix_huge_stderr
 import sys
