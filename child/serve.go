@@ -313,6 +313,10 @@ func (s *server) replyDecodeError(body []byte, derr error) error {
 	case message.KindResumeCall:
 		if s.st != sSuspended || (s.susp != message.KindFunctionCall && s.susp != message.KindOsCall) {
 			ev = violation("ResumeCall without a suspended function/OS call")
+		} else if id := resumeCallID(body); id != s.callID {
+			// The id is checked before the result is converted.
+			ev = violation("ResumeCall call_id " + strconv.FormatUint(uint64(id), 10) +
+				" does not match " + strconv.FormatUint(uint64(s.callID), 10))
 		} else {
 			ev = violation("invalid result: " + derr.Error())
 		}

@@ -121,6 +121,15 @@ func testStateTable(t *testing.T, version uint32) {
 				errR(pv + "ResumeCall without a suspended function/OS call"), errR(pv + `invalid result: unknown exception type "MyHostError"`),
 				errR(pv + `invalid result: unknown exception type "MyHostError"`),
 				errR(pv + "ResumeCall without a suspended function/OS call"), errR(pv + "ResumeCall without a suspended function/OS call")}},
+		// The call id is checked before the result is converted (contract
+		// §8; the released worker's session order_resume_call_wrong_id_and_bad_type).
+		{"ResumeCall wrong id and unknown exception type", func(p *parent) message.Request {
+			return &message.ResumeCall{CallID: 7, Result: &message.ExtResult{Kind: message.ResultError, Error: exc("MyHostError", "x")}}
+		},
+			[]reply{errR(pv + "ResumeCall without a suspended function/OS call"), errR(pv + "ResumeCall without a suspended function/OS call"),
+				errR(pv + "ResumeCall without a suspended function/OS call"), errR(pv + "ResumeCall call_id 7 does not match 0"),
+				errR(pv + "ResumeCall call_id 7 does not match 2"),
+				errR(pv + "ResumeCall without a suspended function/OS call"), errR(pv + "ResumeCall without a suspended function/OS call")}},
 		{"ResumeNameLookup", func(p *parent) message.Request { return &message.ResumeNameLookup{Kind: message.LookupUndefined} },
 			[]reply{errR(pv + "ResumeNameLookup without a suspended name lookup"), errR(pv + "ResumeNameLookup without a suspended name lookup"),
 				errR(pv + "ResumeNameLookup without a suspended name lookup"), errR(pv + "ResumeNameLookup without a suspended name lookup"),

@@ -321,6 +321,14 @@ var v5Deviations = map[string]string{
 	"oscall_datetime_now_utc_answered":    childClock,
 	"oscall_datetime_now_utc_not_handled": childClock,
 	"oscallx_datetime_now_aware_odd":      childClock,
+	"osans_date_today_error":              childClock,
+	"osans_date_today_not_found":          childClock,
+	"osans_date_today_wrong_type":         childClock,
+	"osans_date_today_not_handled":        childClock,
+	"osans_datetime_now_error":            childClock,
+	"osans_datetime_now_not_found":        childClock,
+	"osans_datetime_now_wrong_type":       childClock,
+	"osans_datetime_now_not_handled":      childClock,
 }
 
 const (

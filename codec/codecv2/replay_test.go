@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/codec/peek"
 	"github.com/gomonty/monty/internal/pb/montyp2v1"
 	"github.com/gomonty/monty/message"
 )
@@ -77,6 +78,46 @@ func workerRejection(t *testing.T, resp []byte) string {
 	return ""
 }
 
+// stateRefusals are the worker's state-machine refusals, by the request
+// arm each answers: a request that fails its conversion but arrives in a
+// state that refuses it gets one of these, since the worker checks the
+// state (and a ResumeCall's call id) before it converts. The codec, which
+// knows no state, refuses such a frame with a structural error, and the
+// child answers it by its state first (child.replyDecodeError).
+var stateRefusals = map[message.RequestKind][]string{
+	message.KindAbortFeed:        {"AbortFeed without a suspended feed"},
+	message.KindResumeCall:       {"ResumeCall without a suspended function/OS call", "ResumeCall call_id "},
+	message.KindResumeNameLookup: {"ResumeNameLookup without a suspended name lookup"},
+	message.KindResumeFutures:    {"ResumeFutures without suspended futures"},
+	message.KindFeed:             {"session has not been configured", "Feed without a session ready for input"},
+}
+
+// workerStateRefusal reports whether the worker's reply to a request of
+// the given arm is one of that arm's state refusals.
+func workerStateRefusal(t *testing.T, kind message.RequestKind, resp []byte) bool {
+	if resp == nil {
+		return false
+	}
+	ev, err := DecodeEvent(resp, codec.Limits{})
+	if err != nil {
+		t.Fatalf("response does not decode: %v", err)
+	}
+	e, ok := ev.Body.(*message.Error)
+	if !ok || e.Exception.Type != "RuntimeError" {
+		return false
+	}
+	m, ok := strings.CutPrefix(e.Exception.Msg(), "protocol violation: ")
+	if !ok {
+		return false
+	}
+	for _, p := range stateRefusals[kind] {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // stripUnknown clears the unknown fields of m and every message in it.
 func stripUnknown(m protoreflect.Message) {
 	m.SetUnknown(nil)
@@ -128,7 +169,7 @@ var unknownFields = map[string]string{
 //     bytes that the generated protobuf types read as the same message. The
 //     remaining exceptions are listed in valueNormalised and unknownFields.
 func TestReplayRequests(t *testing.T) {
-	var frames, rejected, rejectedMore, identical, layout, dropped, normalised int
+	var frames, rejected, rejectedMore, stateFirst, identical, layout, dropped, normalised int
 	for _, v := range loadVectors(t) {
 		for i, sf := range v.sentFrames(t) {
 			frames++
@@ -161,6 +202,10 @@ func TestReplayRequests(t *testing.T) {
 					if err.Error() != rest || !de.Structural {
 						t.Errorf("%s: got %q (structural %v), worker %q", where, err, de.Structural, want)
 					}
+				case de.Structural && workerStateRefusal(t, message.RequestKind(peek.DecodedRequest(sf.frame)), sf.response):
+					// Refused by the worker's state machine before it
+					// converted what the codec refuses.
+					stateFirst++
 				default:
 					t.Errorf("%s: refused a frame the worker accepted: %v", where, err)
 				}
@@ -213,9 +258,9 @@ func TestReplayRequests(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("request frames: %d; refused like the worker: %d; decoded: %d, of which %d byte-identical, "+
-		"%d non-canonical layout, %d with unknown fields, %d with normalised values",
-		frames, rejected, frames-rejected, identical, layout, dropped, normalised)
+	t.Logf("request frames: %d; refused like the worker: %d (%d of them refused by the worker's state first); "+
+		"decoded: %d, of which %d byte-identical, %d non-canonical layout, %d with unknown fields, %d with normalised values",
+		frames, rejected, stateFirst, frames-rejected, identical, layout, dropped, normalised)
 	// The refusals of testdata/v2 are pinned (26) so that a broken
 	// classification of the worker's replies cannot pass unseen; those of
 	// testdata/v2-more are checked frame by frame above.

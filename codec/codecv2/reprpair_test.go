@@ -74,6 +74,21 @@ var reprDiffers = map[string]string{
 	// value prints a text file handle with encoding='utf-8' (value/repr.go);
 	// the sandbox prints none.
 	"widthx_filehandle_position_huge": "value adds the sandbox's one text encoding",
+	// The sandbox prints a binary handle with its mode, <_io.BufferedReader
+	// name='/f' mode='rb'>; CPython, and so value, print no mode there.
+	"xhostret_filehandle_binary": "the sandbox adds the mode of a binary handle",
+	"xinput_filehandle_binary":   "the sandbox adds the mode of a binary handle",
 	// type is a builtin function in the sandbox; CPython's type is a class.
-	"repr_types_various": "the sandbox prints type as a builtin function",
+	"repr_types_various":         "the sandbox prints type as a builtin function",
+	"xrepr_types_and_functions":  "the sandbox prints type as a builtin function",
+	"xhostret_builtin_functions": "the sandbox prints zip and type as builtin functions",
+	"xinput_builtin_functions":   "the sandbox prints zip and type as builtin functions",
+	// CPython's repr of an exception uses the bare class name
+	// (JSONDecodeError('m')), its type repr the qualified one
+	// (<class 'pathlib.PosixPath'>); the sandbox prints the worker's names,
+	// binascii.Error('m') and <class 'PosixPath'>.
+	"xhostret_every_exception_type": "the sandbox prints an exception's module-qualified name",
+	"xinput_every_exception_type":   "the sandbox prints an exception's module-qualified name",
+	"xhostret_builtin_types":        "the sandbox prints PosixPath without its module",
+	"xinput_builtin_types":          "the sandbox prints PosixPath without its module",
 }

@@ -52,6 +52,7 @@ type kase struct {
 	steps            []step             // after Configure; Shutdown is appended
 	noShutdown       bool               // the session ends otherwise (fatal error, exit)
 	rlimitAS         bool               // run under prlimit --as=1 GiB
+	noConfigure      bool               // the steps start before any Configure
 }
 
 type exchangeJSON struct {
@@ -110,6 +111,7 @@ func main() {
 	cases = append(cases, stateCases()...)
 	cases = append(cases, deepCases()...)
 	cases = append(cases, osCases()...)
+	cases = append(cases, moreCases()...)
 	seen := map[string]bool{}
 	for _, c := range cases {
 		if seen[c.name] {
@@ -272,6 +274,9 @@ func record(bin string, c kase) (*sessionJSON, error) {
 	steps := append([]step{func(*message.ChildEvent) *message.ParentRequest {
 		return &message.ParentRequest{Body: cf}
 	}}, c.steps...)
+	if c.noConfigure {
+		steps = append([]step{}, c.steps...)
+	}
 	if !c.noShutdown {
 		steps = append(steps, func(*message.ChildEvent) *message.ParentRequest {
 			return &message.ParentRequest{Body: &message.Shutdown{}}
