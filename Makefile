@@ -85,7 +85,7 @@ remote: build
 CONFORM_V2_DEVIATIONS := load.old-dump-version-rejected,state.resume-futures-results-checked-first
 CONFORM_MONTYGO_V2_DEVIATIONS := state.resume-futures-results-checked-first
 CONFORM_MONTYGO_V4_DEVIATIONS := print.stderr-segments,values.deep-input-accepted
-CONFORM_MONTYGO_V5_DEVIATIONS := futures.eager-await-flag,futures.eager-malformed-rejected,futures.eager-one-reply,print.stderr-segments,values.deep-input-accepted
+CONFORM_MONTYGO_V5_DEVIATIONS := print.stderr-segments,values.deep-input-accepted
 conform: worker build
 	./bin/montygo conform worker --worker $(MONTY_BIN) --protocol 2 --expect-fail $(CONFORM_V2_DEVIATIONS)
 	./bin/montygo conform worker --worker $(CURDIR)/bin/montygo --worker-args "subprocess --protocol 2 --worker $(MONTY_BIN)" --protocol 2 $(if $(CONFORM_MONTYGO_V2_DEVIATIONS),--expect-fail $(CONFORM_MONTYGO_V2_DEVIATIONS))

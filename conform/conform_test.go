@@ -435,10 +435,8 @@ var (
 	// released worker fails of that: the contract's order is protocol 4's.
 	subprocessV2Failures = []string{"state.resume-futures-results-checked-first"}
 	subprocessV4Failures = []string{"print.stderr-segments", "values.deep-input-accepted"}
-	// At 5 the child fails what it fails at 4, and the eager-await rules:
-	// the relay emulates eager await for a protocol-4 parent only.
-	subprocessV5Failures = []string{"futures.eager-await-flag", "futures.eager-malformed-rejected", "futures.eager-one-reply",
-		"print.stderr-segments", "values.deep-input-accepted"}
+	// At 5 the child fails what it fails at 4, for the same reasons.
+	subprocessV5Failures = []string{"print.stderr-segments", "values.deep-input-accepted"}
 	// Unpinned, the child answers a Load that comes before any Configure
 	// in the version of the worker it stands in for (here 2): a protocol-2
 	// parent reads it, as it reads the released worker's; a protocol-4
