@@ -77,18 +77,20 @@ soak-server: worker
 remote: build
 	$(GO) run ./examples/remote -servers 3 -sessions 200 -drain-every 25
 ## conform: the conformance kit's worker rules against the released worker
-## (protocol 2) and against the Go child, `montygo subprocess --protocol 2`
-## and `--protocol 4` relaying to it; fails when any rule other than the
+## (protocol 2) and against the Go child, `montygo subprocess --protocol 2`,
+## `--protocol 4` and `--protocol 5` relaying to it; fails when any rule other than the
 ## documented deviations of each fails, or when one of those passes
 ## (docs/CONFORMANCE.md); an empty set runs without --expect-fail, so every
 ## rule must pass
 CONFORM_V2_DEVIATIONS := load.old-dump-version-rejected,state.resume-futures-results-checked-first
 CONFORM_MONTYGO_V2_DEVIATIONS := state.resume-futures-results-checked-first
 CONFORM_MONTYGO_V4_DEVIATIONS := print.stderr-segments,values.deep-input-accepted
+CONFORM_MONTYGO_V5_DEVIATIONS := print.stderr-segments,values.deep-input-accepted
 conform: worker build
 	./bin/montygo conform worker --worker $(MONTY_BIN) --protocol 2 --expect-fail $(CONFORM_V2_DEVIATIONS)
 	./bin/montygo conform worker --worker $(CURDIR)/bin/montygo --worker-args "subprocess --protocol 2 --worker $(MONTY_BIN)" --protocol 2 $(if $(CONFORM_MONTYGO_V2_DEVIATIONS),--expect-fail $(CONFORM_MONTYGO_V2_DEVIATIONS))
 	./bin/montygo conform worker --worker $(CURDIR)/bin/montygo --worker-args "subprocess --protocol 4 --worker $(MONTY_BIN)" --protocol 4 $(if $(CONFORM_MONTYGO_V4_DEVIATIONS),--expect-fail $(CONFORM_MONTYGO_V4_DEVIATIONS))
+	./bin/montygo conform worker --worker $(CURDIR)/bin/montygo --worker-args "subprocess --protocol 5 --worker $(MONTY_BIN)" --protocol 5 $(if $(CONFORM_MONTYGO_V5_DEVIATIONS),--expect-fail $(CONFORM_MONTYGO_V5_DEVIATIONS))
 
 ## fuzz-smoke: run every fuzz target briefly
 fuzz-smoke:

@@ -66,8 +66,8 @@ type reply struct {
 }
 
 func TestStateTable(t *testing.T) {
-	for _, v := range []uint32{protocol.Version, protocol.Version2} {
-		t.Run(map[uint32]string{4: "v4", 2: "v2"}[v], func(t *testing.T) { testStateTable(t, v) })
+	for _, v := range []uint32{protocol.Version, protocol.Version2, protocol.Version5} {
+		t.Run(map[uint32]string{4: "v4", 2: "v2", 5: "v5"}[v], func(t *testing.T) { testStateTable(t, v) })
 	}
 }
 
@@ -168,7 +168,8 @@ func testStateTable(t *testing.T, version uint32) {
 				errR(pv + `invalid exception: unknown exception type "HostTimeout"`), errR(pv + `invalid exception: unknown exception type "HostTimeout"`)}},
 		// Feed{code: "x", inputs: [{name: "x", value: 5}]} with an empty
 		// arena: the input names a node that does not exist (hand-encoded,
-		// since our encoder refuses it; protocol 4 only).
+		// since our encoder refuses it; protocols 4 and 5, whose Feed is
+		// the same).
 		{"Feed invalid inputs", func(p *parent) message.Request {
 			return rawRequest{0x1a, 0x0a, 0x0a, 0x01, 'x', 0x12, 0x05, 0x0a, 0x01, 'x', 0x10, 0x05}
 		},
@@ -200,8 +201,11 @@ func testStateTable(t *testing.T, version uint32) {
 				// version it accepts; a protocol-2 parent that sends Load
 				// first must have a child restricted to protocol 2.
 				opts := Options{}
-				if version == protocol.Version2 {
+				switch version {
+				case protocol.Version2:
 					opts.Versions = []uint32{protocol.Version2}
+				case protocol.Version5:
+					opts.Versions = SupportedVersions
 				}
 				p := startChild(t, version, opts)
 				st.setup(p)
@@ -209,8 +213,8 @@ func testStateTable(t *testing.T, version uint32) {
 				var ev *message.ChildEvent
 				switch r := c.req(p).(type) {
 				case rawRequest:
-					if version != protocol.Version {
-						t.Skip("hand-encoded for protocol 4")
+					if version == protocol.Version2 {
+						t.Skip("hand-encoded for protocols 4 and 5")
 					}
 					ev = p.raw(r)
 				default:

@@ -286,10 +286,17 @@ func Lookup(id string) (Rule, bool) {
 
 var catalog []Rule
 
+// The versions a rule is defined at. Most rules hold at every version the
+// kit speaks (protocol 5 changed the limits, the OS calls and the stamps,
+// not the state machine or the framing); upTo4 marks a rule on what
+// protocol 5 changed (the per-session max_duration it removed, the dump
+// bytes it leaves to the remote), from4 one on what protocol 2 lacks (the
+// value arena, print segments, eager await).
 var (
-	both  = []uint32{2, 4}
+	every = []uint32{2, 4, 5}
+	upTo4 = []uint32{2, 4}
+	from4 = []uint32{4, 5}
 	only2 = []uint32{2}
-	only4 = []uint32{4}
 	only5 = []uint32{5}
 )
 

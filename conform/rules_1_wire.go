@@ -50,7 +50,7 @@ func arm(n protowire.Number, body []byte) []byte {
 }
 
 func init() {
-	rule("framing.oversize-prefix-fatal-76", "contract §1, §9, §14; behaviour §1", both, NeedStream|NeedProcess,
+	rule("framing.oversize-prefix-fatal-76", "contract §1, §9, §14; behaviour §1", every, NeedStream|NeedProcess,
 		"A length prefix above 256 MiB gets FatalError \"malformed request frame: frame of N bytes exceeds maximum of 268435456 bytes\" and exit 76, before any body arrives",
 		func(t *rt) {
 			s := t.Fresh()
@@ -59,7 +59,7 @@ func init() {
 			s.ExpectExit(76, exitWithin)
 		})
 
-	rule("framing.eof-in-prefix-fatal-76", "contract §1, §9; behaviour §1", both, NeedStream|NeedProcess,
+	rule("framing.eof-in-prefix-fatal-76", "contract §1, §9; behaviour §1", every, NeedStream|NeedProcess,
 		"EOF inside a length prefix gets FatalError \"malformed request frame: stream ended mid-frame\" and exit 76",
 		func(t *rt) {
 			s := t.Fresh()
@@ -69,7 +69,7 @@ func init() {
 			s.ExpectExit(76, exitWithin)
 		})
 
-	rule("framing.eof-in-body-fatal-76", "contract §1, §9; behaviour §1", both, NeedStream|NeedProcess,
+	rule("framing.eof-in-body-fatal-76", "contract §1, §9; behaviour §1", every, NeedStream|NeedProcess,
 		"EOF inside a frame body gets FatalError \"malformed request frame: stream ended mid-frame\" and exit 76",
 		func(t *rt) {
 			s := t.Fresh()
@@ -79,7 +79,7 @@ func init() {
 			s.ExpectExit(76, exitWithin)
 		})
 
-	rule("framing.eof-at-boundary-exit-0", "contract §14; behaviour §1", both, NeedStream|NeedProcess,
+	rule("framing.eof-at-boundary-exit-0", "contract §14; behaviour §1", every, NeedStream|NeedProcess,
 		"EOF on a frame boundary ends the worker cleanly: no event, exit 0",
 		func(t *rt) {
 			s := t.Fresh()
@@ -88,7 +88,7 @@ func init() {
 			s.ExpectExit(0, exitWithin)
 		})
 
-	rule("framing.eof-while-suspended-exit-0", "behaviour §1", both, NeedStream|NeedProcess,
+	rule("framing.eof-while-suspended-exit-0", "behaviour §1", every, NeedStream|NeedProcess,
 		"EOF on a frame boundary while suspended is still a clean exit 0",
 		func(t *rt) {
 			s := t.Fresh()
@@ -98,7 +98,7 @@ func init() {
 			s.ExpectExit(0, exitWithin)
 		})
 
-	rule("framing.stdout-broken-exit-3", "contract §14", both, NeedStream|NeedProcess,
+	rule("framing.stdout-broken-exit-3", "contract §14", every, NeedStream|NeedProcess,
 		"When its stdout is gone (the parent closed the read end), the worker exits with status 3",
 		func(t *rt) {
 			s := t.Fresh()
@@ -115,7 +115,7 @@ func init() {
 			s.ExpectExit(3, exitWithin)
 		})
 
-	rule("framing.pipelined-requests", "behaviour §1", both, 0,
+	rule("framing.pipelined-requests", "behaviour §1", every, 0,
 		"Two requests written back to back are answered in order, one turn each",
 		func(t *rt) {
 			s := t.Fresh()
@@ -125,7 +125,7 @@ func init() {
 			s.Expect(s.Read(), "second pipelined Feed", completes("4"))
 		})
 
-	rule("framing.empty-frame-no-kind", "contract §8; behaviour §5 (E11)", both, 0,
+	rule("framing.empty-frame-no-kind", "contract §8; behaviour §5 (E11)", every, 0,
 		"A zero-length frame is a request with no kind: \"protocol violation: request has no kind\", unstamped",
 		func(t *rt) {
 			s := t.Fresh()
@@ -133,7 +133,7 @@ func init() {
 			s.Expect(s.Read(), "empty frame", violation("protocol violation: request has no kind"), unstamped)
 		})
 
-	rule("framing.unknown-arm-no-kind", "contract §1; behaviour §5 (E11)", both, 0,
+	rule("framing.unknown-arm-no-kind", "contract §1; behaviour §5 (E11)", every, 0,
 		"A frame holding only an unknown field decodes with no kind and gets \"request has no kind\"; the session is unchanged",
 		func(t *rt) {
 			s := t.Fresh()
@@ -143,7 +143,7 @@ func init() {
 			s.Expect(s.Feed("x"), "Feed x afterwards", completes("5"))
 		})
 
-	rule("framing.unknown-fields-skipped", "contract §1; behaviour §4", both, 0,
+	rule("framing.unknown-fields-skipped", "contract §1; behaviour §4", every, 0,
 		"Unknown fields inside a request are skipped",
 		func(t *rt) {
 			s := t.Open()
@@ -159,7 +159,7 @@ func init() {
 			s.Expect(s.Feed("1"), "Feed 1", completes("1"))
 		})
 
-	rule("framing.last-arm-wins", "contract §13; behaviour §4", both, 0,
+	rule("framing.last-arm-wins", "contract §13; behaviour §4", every, 0,
 		"When a frame carries two request arms the last one wins (Feed then Reset acts as Reset)",
 		func(t *rt) {
 			s := t.Fresh()
@@ -170,7 +170,7 @@ func init() {
 			s.Expect(s.Feed("1"), "Feed after the Reset", violation("protocol violation: session has not been configured"))
 		})
 
-	rule("framing.trace-parent-accepted", "contract §1; behaviour §5", both, 0,
+	rule("framing.trace-parent-accepted", "contract §1; behaviour §5", every, 0,
 		"ParentRequest.trace_parent (field 20), even before the arm, is accepted without effect",
 		func(t *rt) {
 			s := t.Fresh()
@@ -181,7 +181,7 @@ func init() {
 		})
 
 	// --- Configure and the version handshake ---------------------------------
-	rule("configure.ok-unstamped", "contract §8; behaviour §6", both, 0,
+	rule("configure.ok-unstamped", "contract §8; behaviour §6", every, 0,
 		"Configure at the worker's version is answered with exactly one Ok, which carries no stamps",
 		func(t *rt) {
 			s := t.Open()
@@ -191,7 +191,7 @@ func init() {
 		})
 
 	versionRule := func(id, title string, v uint32) {
-		rule(id, "contract §7; behaviour §5", both, 0, title, func(t *rt) {
+		rule(id, "contract §7; behaviour §5", every, 0, title, func(t *rt) {
 			s := t.Open()
 			cfg := t.Config()
 			cfg.ProtocolVersion = v
@@ -206,7 +206,7 @@ func init() {
 	versionRule("configure.version-above-rejected",
 		"Configure with version 99 (above every version) gets the refusal with \"make sure you are using the correct client version\" and exit 4", 99)
 
-	rule("configure.version-checked-before-state", "contract §7, §8", both, 0,
+	rule("configure.version-checked-before-state", "contract §7, §8", every, 0,
 		"The version check runs on every Configure before the state check: a bad version after a good Configure is still fatal (exit 4)",
 		func(t *rt) {
 			s := t.Fresh()
@@ -232,7 +232,7 @@ func init() {
 			s.ExpectExit(4, exitWithin)
 		})
 
-	rule("configure.second-rejected", "contract §8; behaviour §5 (E1)", both, 0,
+	rule("configure.second-rejected", "contract §8; behaviour §5 (E1)", every, 0,
 		"A second Configure, even before any Feed, gets \"Configure while a session already exists\" and the first session stays",
 		func(t *rt) {
 			s := t.Fresh()
@@ -240,7 +240,7 @@ func init() {
 			s.Expect(s.Feed("7"), "Feed after the refused Configure", completes("7"))
 		})
 
-	rule("configure.monty-version-unchecked", "contract §7; behaviour §5", both, 0,
+	rule("configure.monty-version-unchecked", "contract §7; behaviour §5", every, 0,
 		"Configure.monty_version is informational: any value is accepted",
 		func(t *rt) {
 			cfg := t.Config()
@@ -250,7 +250,7 @@ func init() {
 		})
 
 	// --- malformed requests ---------------------------------------------------
-	rule("malformed.request-keeps-session", "contract §9; behaviour §15", both, 0,
+	rule("malformed.request-keeps-session", "contract §9; behaviour §15", every, 0,
 		"An undecodable request body gets \"protocol violation: malformed request: failed to decode Protobuf message: …\" and the session keeps its globals",
 		func(t *rt) {
 			s := t.Fresh()
@@ -260,7 +260,7 @@ func init() {
 			s.Expect(s.Feed("x + 1"), "Feed x + 1 afterwards", completes("42"))
 		})
 
-	rule("malformed.invalid-utf8-code", "contract §2; behaviour §15", both, 0,
+	rule("malformed.invalid-utf8-code", "contract §2; behaviour §15", every, 0,
 		"A Feed whose code is not UTF-8 is refused as a malformed request naming \"invalid string value: data is not UTF-8 encoded\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -270,7 +270,7 @@ func init() {
 			s.Expect(s.Feed("2"), "Feed afterwards", completes("2"))
 		})
 
-	rule("malformed.wrong-wire-type", "behaviour §15", both, 0,
+	rule("malformed.wrong-wire-type", "behaviour §15", every, 0,
 		"A Feed.code sent as a varint is refused as a malformed request naming \"invalid wire type\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -280,7 +280,7 @@ func init() {
 			s.Expect(s.Feed("3"), "Feed afterwards", completes("3"))
 		})
 
-	rule("malformed.truncated-submessage", "behaviour §15", both, 0,
+	rule("malformed.truncated-submessage", "behaviour §15", every, 0,
 		"A request whose arm claims more bytes than the frame holds is refused as a malformed request (\"buffer underflow\")",
 		func(t *rt) {
 			s := t.Fresh()
@@ -289,7 +289,7 @@ func init() {
 			s.Expect(s.Feed("4"), "Feed afterwards", completes("4"))
 		})
 
-	rule("malformed.overshooting-field", "behaviour §15; contract §2", both, 0,
+	rule("malformed.overshooting-field", "behaviour §15; contract §2", every, 0,
 		"A request whose arm's last field runs past the arm's end but not the frame's is read from the rest of the frame, as prost reads it, and refused as a malformed request (\"ParentRequest.kind: delimited length exceeded\")",
 		func(t *rt) {
 			s := t.Fresh()
@@ -298,7 +298,7 @@ func init() {
 			s.Expect(s.Feed("5"), "Feed afterwards", completes("5"))
 		})
 
-	rule("malformed.unknown-groups-recursion-limit", "behaviour §15", both, 0,
+	rule("malformed.unknown-groups-recursion-limit", "behaviour §15", every, 0,
 		"Unknown groups count against prost's recursion limit of 100 message levels: in a Feed (level 1) groups nested 99 deep are skipped, 100 deep are refused as a malformed request (\"recursion limit reached\")",
 		func(t *rt) {
 			s := t.Fresh()
@@ -318,7 +318,7 @@ func init() {
 			s.Expect(s.Read(), "groups 99 deep", completes("9"))
 		})
 
-	rule("malformed.invalid-date-input", "contract §4, §9; behaviour §7", both, 0,
+	rule("malformed.invalid-date-input", "contract §4, §9; behaviour §7", every, 0,
 		"A Date input with month 13 fails the decode-time leaf check: \"invalid value for Date.month: 13 is outside the range 1..=12\" as a malformed request",
 		func(t *rt) {
 			s := t.Fresh()
@@ -339,7 +339,7 @@ func init() {
 			s.Expect(s.Feed("6"), "Feed afterwards", completes("6"))
 		})
 
-	rule("malformed.arena-forward-ref-rejected", "contract §3, §9", only4, 0,
+	rule("malformed.arena-forward-ref-rejected", "contract §3, §9", from4, 0,
 		"An input arena whose node references itself is refused after decode: \"invalid inputs: invalid value for Arena: value node 0 references node 0, which is not below it\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -350,7 +350,7 @@ func init() {
 			s.Expect(s.Feed("7"), "Feed afterwards", completes("7"))
 		})
 
-	rule("malformed.arena-root-out-of-range", "contract §3, §9", only4, 0,
+	rule("malformed.arena-root-out-of-range", "contract §3, §9", from4, 0,
 		"An input root outside its arena is refused: \"value root 5 is out of range for an arena of 1 nodes\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -360,7 +360,7 @@ func init() {
 			s.Expect(s.Read(), "root out of range", raisesLike("RuntimeError", "value root 5 is out of range for an arena of 1 nodes"))
 		})
 
-	rule("malformed.decode-budget", "contract §2; behaviour §1", both, 0,
+	rule("malformed.decode-budget", "contract §2; behaviour §1", every, 0,
 		"A frame within the cap that would decode into more than the 1 GiB budget is refused (\"frame exceeds decode memory budget\") and the worker survives",
 		func(t *rt) {
 			s := t.Fresh()

@@ -11,7 +11,7 @@ import (
 // out of state are refused with exact texts and change nothing.
 
 func init() {
-	rule("state.feed-before-configure", "contract §8; behaviour §5 (E2)", both, 0,
+	rule("state.feed-before-configure", "contract §8; behaviour §5 (E2)", every, 0,
 		"Feed before Configure gets \"session has not been configured\", unstamped",
 		func(t *rt) {
 			s := t.Open()
@@ -19,14 +19,14 @@ func init() {
 			s.Expect(s.Turn(t.Config()), "Configure afterwards", isOk)
 		})
 
-	rule("state.dump-before-configure", "contract §8; behaviour §5 (E2)", both, 0,
+	rule("state.dump-before-configure", "contract §8; behaviour §5 (E2)", every, 0,
 		"Dump before Configure gets \"session has not been configured\"",
 		func(t *rt) {
 			s := t.Open()
 			s.Expect(s.Turn(&message.Dump{}), "Dump in NoSession", violation("protocol violation: session has not been configured"))
 		})
 
-	rule("state.resume-call-without-suspension", "contract §8; behaviour §5 (E4)", both, 0,
+	rule("state.resume-call-without-suspension", "contract §8; behaviour §5 (E4)", every, 0,
 		"ResumeCall with nothing suspended gets \"ResumeCall without a suspended function/OS call\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -35,7 +35,7 @@ func init() {
 			s.Expect(s.Feed("2"), "Feed afterwards", completes("2"))
 		})
 
-	rule("state.resume-name-lookup-without-suspension", "contract §8; behaviour §5 (E6)", both, 0,
+	rule("state.resume-name-lookup-without-suspension", "contract §8; behaviour §5 (E6)", every, 0,
 		"ResumeNameLookup with nothing suspended gets \"ResumeNameLookup without a suspended name lookup\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -43,7 +43,7 @@ func init() {
 				violation("protocol violation: ResumeNameLookup without a suspended name lookup"))
 		})
 
-	rule("state.resume-futures-without-suspension", "contract §8; behaviour §5 (E7)", both, 0,
+	rule("state.resume-futures-without-suspension", "contract §8; behaviour §5 (E7)", every, 0,
 		"ResumeFutures with nothing suspended gets \"ResumeFutures without suspended futures\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -51,7 +51,7 @@ func init() {
 				"ResumeFutures in Configured", violation("protocol violation: ResumeFutures without suspended futures"))
 		})
 
-	rule("state.resume-futures-results-checked-first", "contract §8", both, 0,
+	rule("state.resume-futures-results-checked-first", "contract §8", every, 0,
 		"ResumeFutures converts its results before the state check: a result-less FutureResult in Ready gets \"invalid results: missing required field FutureResult.result\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -60,7 +60,7 @@ func init() {
 				violation("protocol violation: invalid results: missing required field FutureResult.result"))
 		})
 
-	rule("state.reserved-field-keeps-kind", "contract §2, §8; behaviour §15", both, 0,
+	rule("state.reserved-field-keeps-kind", "contract §2, §8; behaviour §15", every, 0,
 		"An unknown field at a number reserved for arms (here 12, a varint) is skipped: an AbortFeed whose exception has no type, carrying one, is still an AbortFeed (\"invalid exception: unknown exception type \\\"\\\"\")",
 		func(t *rt) {
 			s := t.Fresh()
@@ -70,7 +70,7 @@ func init() {
 			s.Expect(s.Read(), "untyped exception", violation(`protocol violation: invalid exception: unknown exception type ""`))
 		})
 
-	rule("state.abort-without-suspension", "contract §8; behaviour §5 (E8)", both, 0,
+	rule("state.abort-without-suspension", "contract §8; behaviour §5 (E8)", every, 0,
 		"AbortFeed with nothing suspended gets \"AbortFeed without a suspended feed\" and the session is unaffected",
 		func(t *rt) {
 			s := t.Fresh()
@@ -80,7 +80,7 @@ func init() {
 			s.Expect(s.Feed("y + 1"), "Feed afterwards", completes("2"))
 		})
 
-	rule("state.feed-while-suspended", "contract §8; behaviour §5 (E3)", both, 0,
+	rule("state.feed-while-suspended", "contract §8; behaviour §5 (E3)", every, 0,
 		"Feed while suspended gets \"Feed without a session ready for input\" and the suspension stays answerable",
 		func(t *rt) {
 			s := t.Fresh()
@@ -89,7 +89,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 9)), "ResumeCall afterwards", completes("10"))
 		})
 
-	rule("state.load-after-feed", "contract §8; behaviour §5 (E9)", both, 0,
+	rule("state.load-after-feed", "contract §8; behaviour §5 (E9)", every, 0,
 		"Load once a feed has run gets \"Load requires a session that has not started (a feed has already run)\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -99,7 +99,7 @@ func init() {
 			s.Expect(s.Feed("z"), "Feed afterwards", completes("3"))
 		})
 
-	rule("state.install-dependencies-refused", "contract §8, §12; behaviour §5 (E10)", both, 0,
+	rule("state.install-dependencies-refused", "contract §8, §12; behaviour §5 (E10)", every, 0,
 		"InstallDependencies (even empty) gets RuntimeError \"dependency installation is only supported by the CPython worker\", without the protocol-violation prefix",
 		func(t *rt) {
 			s := t.Open()
@@ -110,7 +110,7 @@ func init() {
 				raises("RuntimeError", "dependency installation is only supported by the CPython worker", true))
 		})
 
-	rule("state.resume-call-during-name-lookup", "contract §8; behaviour §5", both, 0,
+	rule("state.resume-call-during-name-lookup", "contract §8; behaviour §5", every, 0,
 		"ResumeCall while a name lookup is suspended is refused and the lookup stays answerable",
 		func(t *rt) {
 			s := t.Fresh()
@@ -119,7 +119,7 @@ func init() {
 			s.Expect(s.Turn(lookupValue(5)), "ResumeNameLookup afterwards", completes("5"))
 		})
 
-	rule("state.resume-name-lookup-during-call", "contract §8; behaviour §5", both, 0,
+	rule("state.resume-name-lookup-during-call", "contract §8; behaviour §5", every, 0,
 		"ResumeNameLookup while a function call is suspended is refused and the call stays answerable",
 		func(t *rt) {
 			s := t.Fresh()
@@ -128,7 +128,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, "ok")), "ResumeCall afterwards", completes("'ok'"))
 		})
 
-	rule("state.resume-futures-during-plain-call", "contract §8, §10; behaviour §5", both, 0,
+	rule("state.resume-futures-during-plain-call", "contract §8, §10; behaviour §5", every, 0,
 		"ResumeFutures answering a plain (not awaited) call is refused with \"ResumeFutures without suspended futures\" and a ResumeCall then still succeeds",
 		func(t *rt) {
 			s := t.Fresh()
@@ -140,7 +140,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 42)), "ResumeCall afterwards", completes("42"))
 		})
 
-	rule("state.reset-from-suspended", "contract §8, §12; behaviour §14", both, 0,
+	rule("state.reset-from-suspended", "contract §8, §12; behaviour §14", every, 0,
 		"Reset while suspended answers Ok, discards the suspension and returns to NoSession, ready for a new Configure",
 		func(t *rt) {
 			s := t.Fresh()
@@ -154,7 +154,7 @@ func init() {
 			}
 		})
 
-	rule("shutdown.ok-exit-0", "contract §8, §12; behaviour §14", both, 0,
+	rule("shutdown.ok-exit-0", "contract §8, §12; behaviour §14", every, 0,
 		"Shutdown answers an unstamped Ok and the worker exits 0",
 		func(t *rt) {
 			s := t.Fresh()
@@ -163,7 +163,7 @@ func init() {
 			s.ExpectExit(0, exitWithin)
 		})
 
-	rule("shutdown.while-suspended", "behaviour §14", both, 0,
+	rule("shutdown.while-suspended", "behaviour §14", every, 0,
 		"Shutdown while suspended still answers Ok and exits 0",
 		func(t *rt) {
 			s := t.Fresh()
@@ -172,7 +172,7 @@ func init() {
 			s.ExpectExit(0, exitWithin)
 		})
 
-	rule("shutdown.in-no-session", "contract §8; behaviour §5", both, 0,
+	rule("shutdown.in-no-session", "contract §8; behaviour §5", every, 0,
 		"Shutdown before any Configure answers Ok and exits 0",
 		func(t *rt) {
 			s := t.Open()

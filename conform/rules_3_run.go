@@ -32,14 +32,14 @@ func u32p(v uint32) *uint32 { return &v }
 
 func init() {
 	// --- feeds ------------------------------------------------------------
-	rule("feed.complete-value", "contract §8; tests dispatch.rs feed_round_trips_a_value", both, 0,
+	rule("feed.complete-value", "contract §8; tests dispatch.rs feed_round_trips_a_value", every, 0,
 		"Feed `1 + 2` completes with the value 3",
 		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("1 + 2"), "Feed 1 + 2", completes("3"), noPrints)
 		})
 
-	rule("feed.globals-persist", "contract §8; tests dispatch.rs session_state_persists_across_feeds", both, 0,
+	rule("feed.globals-persist", "contract §8; tests dispatch.rs session_state_persists_across_feeds", every, 0,
 		"Globals persist across feeds",
 		func(t *rt) {
 			s := t.Fresh()
@@ -47,7 +47,7 @@ func init() {
 			s.Expect(s.Feed("x * 2"), "Feed x * 2", completes("42"))
 		})
 
-	rule("feed.inputs-injected", "contract §3; tests dispatch.rs inputs_are_injected", both, 0,
+	rule("feed.inputs-injected", "contract §3; tests dispatch.rs inputs_are_injected", every, 0,
 		"Feed inputs are bound as globals before the code runs",
 		func(t *rt) {
 			s := t.Fresh()
@@ -55,7 +55,7 @@ func init() {
 			s.Expect(s.Feed("n"), "the input stays bound", completes("41"))
 		})
 
-	rule("feed.error-keeps-session", "contract §8; behaviour §5", both, 0,
+	rule("feed.error-keeps-session", "contract §8; behaviour §5", every, 0,
 		"A Python exception ends the feed with Error (with a traceback) and the session keeps its globals",
 		func(t *rt) {
 			s := t.Fresh()
@@ -67,7 +67,7 @@ func init() {
 			s.Expect(s.Feed("k"), "Feed k afterwards", completes("7"))
 		})
 
-	rule("feed.syntax-error-keeps-session", "behaviour §11", both, 0,
+	rule("feed.syntax-error-keeps-session", "behaviour §11", every, 0,
 		"A syntax error ends the feed with Error SyntaxError and the session survives",
 		func(t *rt) {
 			s := t.Fresh()
@@ -75,7 +75,7 @@ func init() {
 			s.Expect(s.Feed("3"), "Feed afterwards", completes("3"))
 		})
 
-	rule("feed.repr-input-rejected", "contract §5; behaviour §7", both, 0,
+	rule("feed.repr-input-rejected", "contract §5; behaviour §7", every, 0,
 		"A repr value is output-only: as a Feed input it is refused (\"… is not a valid input value\")",
 		func(t *rt) {
 			s := t.Fresh()
@@ -85,7 +85,7 @@ func init() {
 			s.Expect(s.Feed("1"), "Feed afterwards", completes("1"))
 		})
 
-	rule("feed.cycle-input-rejected", "contract §5; behaviour §7", both, 0,
+	rule("feed.cycle-input-rejected", "contract §5; behaviour §7", every, 0,
 		"A cycle value is output-only: as a Feed input it is refused (\"… is not a valid input value\")",
 		func(t *rt) {
 			s := t.Fresh()
@@ -104,7 +104,7 @@ func init() {
 		})
 
 	// --- values -----------------------------------------------------------
-	rule("values.round-trip", "contract §3; behaviour §7", both, 0,
+	rule("values.round-trip", "contract §3; behaviour §7", every, 0,
 		"Input values come back unchanged: a dict of a bigint, a float, bytes, a tuple, a set and None",
 		func(t *rt) {
 			s := t.Fresh()
@@ -120,21 +120,21 @@ func init() {
 			s.Expect(s.Turn(feedWith("v", "v", in)), "Feed v", completes(want))
 		})
 
-	rule("values.bigint-output", "contract §3; behaviour §7", both, 0,
+	rule("values.bigint-output", "contract §3; behaviour §7", every, 0,
 		"An int outside i64 comes out exact (2**100)",
 		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("2**100"), "Feed 2**100", completes("1267650600228229401496703205376"))
 		})
 
-	rule("values.cycle-output", "contract §3; behaviour §7", both, 0,
+	rule("values.cycle-output", "contract §3; behaviour §7", every, 0,
 		"A self-containing list comes out with a cycle leaf showing \"[...]\"",
 		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("a = []\na.append(a)\na"), "Feed a cyclic list", completes("[[...]]"))
 		})
 
-	rule("values.deep-input-accepted", "contract §3 (no depth limit in v4)", only4, 0,
+	rule("values.deep-input-accepted", "contract §3 (no depth limit in v4)", from4, 0,
 		"A 1,000-deep nested list crosses as a Feed input (the arena has no depth limit)",
 		func(t *rt) {
 			s := t.Fresh()
@@ -182,7 +182,7 @@ func init() {
 		})
 
 	// --- external calls ---------------------------------------------------
-	rule("call.function-call-shape", "contract §3, §8; behaviour §8", both, 0,
+	rule("call.function-call-shape", "contract §3, §8; behaviour §8", every, 0,
 		"Calling an undefined name suspends with FunctionCall{name, args, kwargs} directly, no NameLookup",
 		func(t *rt) {
 			s := t.Fresh()
@@ -192,7 +192,7 @@ func init() {
 			}
 		})
 
-	rule("call.resume-return", "contract §8", both, 0,
+	rule("call.resume-return", "contract §8", every, 0,
 		"ResumeCall with a return value resumes the feed with that value",
 		func(t *rt) {
 			s := t.Fresh()
@@ -200,7 +200,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 21)), "ResumeCall 21", completes("42"))
 		})
 
-	rule("call.ids-distinct", "contract §8 (call-id bookkeeping)", both, 0,
+	rule("call.ids-distinct", "contract §8 (call-id bookkeeping)", every, 0,
 		"The child assigns each FunctionCall of a feed its own call_id",
 		func(t *rt) {
 			s := t.Fresh()
@@ -225,7 +225,7 @@ func init() {
 			}
 		})
 
-	rule("resume.call-id-mismatch", "contract §8; behaviour §5 (E5)", both, 0,
+	rule("resume.call-id-mismatch", "contract §8; behaviour §5 (E5)", every, 0,
 		"ResumeCall with the wrong call_id gets \"ResumeCall call_id {got} does not match {expected}\" and the call stays suspended",
 		func(t *rt) {
 			s := t.Fresh()
@@ -236,7 +236,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 1)), "ResumeCall with the right id", completes("1"))
 		})
 
-	rule("resume.no-result", "contract §8; behaviour §5", both, 0,
+	rule("resume.no-result", "contract §8; behaviour §5", every, 0,
 		"ResumeCall with no result gets \"ResumeCall has no result\" and the call stays suspended",
 		func(t *rt) {
 			s := t.Fresh()
@@ -245,7 +245,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 2)), "ResumeCall afterwards", completes("2"))
 		})
 
-	rule("resume.empty-result", "contract §4; behaviour §5", both, 0,
+	rule("resume.empty-result", "contract §4; behaviour §5", every, 0,
 		"An ExtFunctionResult with no kind gets \"invalid result: missing required field ExtFunctionResult.kind\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -255,7 +255,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 3)), "ResumeCall afterwards", completes("3"))
 		})
 
-	rule("resume.not-handled-for-function", "contract §4, §8; behaviour §5", both, 0,
+	rule("resume.not-handled-for-function", "contract §4, §8; behaviour §5", every, 0,
 		"not_handled answering a FunctionCall gets \"NotHandled is only valid answering a suspended OS call\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -265,7 +265,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 4)), "ResumeCall afterwards", completes("4"))
 		})
 
-	rule("resume.unknown-exception-type", "contract §4; behaviour §5", both, 0,
+	rule("resume.unknown-exception-type", "contract §4; behaviour §5", every, 0,
 		"An error result with an exception type that is not a builtin gets \"invalid result: unknown exception type …\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -275,7 +275,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 5)), "ResumeCall afterwards", completes("5"))
 		})
 
-	rule("resume.error-is-catchable", "behaviour §8", both, 0,
+	rule("resume.error-is-catchable", "behaviour §8", every, 0,
 		"An error result is raised at the call site and sandbox code can catch it",
 		func(t *rt) {
 			s := t.Fresh()
@@ -283,7 +283,7 @@ func init() {
 			s.Expect(s.Turn(raiseResult(c.CallID, "ValueError", "bad")), "ResumeCall raising ValueError", completes("'caught bad'"))
 		})
 
-	rule("resume.not-found-name-error", "behaviour §8", both, 0,
+	rule("resume.not-found-name-error", "behaviour §8", every, 0,
 		"A not_found result raises NameError naming the given string",
 		func(t *rt) {
 			s := t.Fresh()
@@ -293,7 +293,7 @@ func init() {
 		})
 
 	// --- name lookups -----------------------------------------------------
-	rule("lookup.suspends-on-undefined-read", "contract §6; behaviour §8", both, 0,
+	rule("lookup.suspends-on-undefined-read", "contract §6; behaviour §8", every, 0,
 		"Reading an undefined name without calling it suspends with NameLookup{name}",
 		func(t *rt) {
 			s := t.Fresh()
@@ -303,7 +303,7 @@ func init() {
 			}
 		})
 
-	rule("lookup.value-binds", "contract §6; behaviour §8", both, 0,
+	rule("lookup.value-binds", "contract §6; behaviour §8", every, 0,
 		"A value answer binds the global; later feeds see it without another lookup",
 		func(t *rt) {
 			s := t.Fresh()
@@ -312,7 +312,7 @@ func init() {
 			s.Expect(s.Feed("bar + 1"), "Feed bar + 1", completes("12"))
 		})
 
-	rule("lookup.undefined-name-error", "contract §6; behaviour §8", both, 0,
+	rule("lookup.undefined-name-error", "contract §6; behaviour §8", every, 0,
 		"An undefined answer raises NameError \"name 'x' is not defined\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -321,7 +321,7 @@ func init() {
 				raisesLike("NameError", "name 'x' is not defined"))
 		})
 
-	rule("lookup.error-raised", "contract §6; behaviour §8", both, 0,
+	rule("lookup.error-raised", "contract §6; behaviour §8", every, 0,
 		"An error answer raises that exception at the read",
 		func(t *rt) {
 			s := t.Fresh()
@@ -330,7 +330,7 @@ func init() {
 				"ResumeNameLookup error", raises("LookupError", "host says no", false))
 		})
 
-	rule("lookup.empty-answer-rejected", "contract §4; behaviour §5", both, 0,
+	rule("lookup.empty-answer-rejected", "contract §4; behaviour §5", every, 0,
 		"A ResumeNameLookup with no answer gets \"invalid result: missing required field ResumeNameLookup.kind\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -362,11 +362,11 @@ func init() {
 		return s, ids
 	}
 
-	rule("futures.resolve-lists-pending", "contract §8; behaviour §9", both, 0,
+	rule("futures.resolve-lists-pending", "contract §8; behaviour §9", every, 0,
 		"When every task waits on external futures the child sends ResolveFutures listing every pending call id",
 		func(t *rt) { startGather(t) })
 
-	rule("futures.batch-resume", "contract §8; behaviour §9", both, 0,
+	rule("futures.batch-resume", "contract §8; behaviour §9", every, 0,
 		"ResumeFutures may answer a subset; the next ResolveFutures lists only the rest, and answering all completes",
 		func(t *rt) {
 			s, ids := startGather(t)
@@ -377,7 +377,7 @@ func init() {
 			s.Expect(s.Turn(futureReturn(ids[1], 20)), "ResumeFutures for the second id", completes("[10, 20]"))
 		})
 
-	rule("futures.missing-result-rejected", "contract §4, §8; behaviour §5", both, 0,
+	rule("futures.missing-result-rejected", "contract §4, §8; behaviour §5", every, 0,
 		"A FutureResult with no result gets \"invalid results: missing required field FutureResult.result\"",
 		func(t *rt) {
 			s, ids := startGather(t)
@@ -385,7 +385,7 @@ func init() {
 				violation("protocol violation: invalid results: missing required field FutureResult.result"))
 		})
 
-	rule("futures.not-handled-rejected", "contract §4; behaviour §5", both, 0,
+	rule("futures.not-handled-rejected", "contract §4; behaviour §5", every, 0,
 		"A FutureResult of not_handled gets \"invalid results: invalid value for ExtFunctionResult.kind: NotHandled is only valid answering a suspended OS call\"",
 		func(t *rt) {
 			s, ids := startGather(t)
@@ -402,7 +402,7 @@ func init() {
 			s.Expect(s.Feed("1"), "Feed afterwards", completes("1"))
 		})
 
-	rule("futures.eager-await-flag", "contract §10; tests dispatch.rs allow_eager_await_*", only4, 0,
+	rule("futures.eager-await-flag", "contract §10; tests dispatch.rs allow_eager_await_*", from4, 0,
 		"`await f()` sets FunctionCall.allow_eager_await; a plain `f()` does not",
 		func(t *rt) {
 			s := t.Fresh()
@@ -412,7 +412,7 @@ func init() {
 			}
 		})
 
-	rule("futures.eager-one-reply", "contract §10; tests dispatch.rs allow_eager_await_uses_one_reply_per_call", only4, 0,
+	rule("futures.eager-one-reply", "contract §10; tests dispatch.rs allow_eager_await_uses_one_reply_per_call", from4, 0,
 		"An eager call answered with a one-entry ResumeFutures continues straight to the next call, then Complete",
 		func(t *rt) {
 			s := t.Fresh()
@@ -421,7 +421,7 @@ func init() {
 			s.Expect(s.Turn(futureReturn(c2.CallID, 20)), "eager answer 20", completes("30"))
 		})
 
-	rule("futures.eager-malformed-rejected", "contract §10; tests dispatch.rs allow_eager_await_rejects_malformed_replies", only4, 0,
+	rule("futures.eager-malformed-rejected", "contract §10; tests dispatch.rs allow_eager_await_rejects_malformed_replies", from4, 0,
 		"Malformed eager replies (empty, wrong id, two entries, a future result) each get Error and a valid retry still completes",
 		func(t *rt) {
 			s := t.Fresh()
@@ -444,7 +444,7 @@ func init() {
 		})
 
 	// --- abort ------------------------------------------------------------
-	rule("abort.uncatchable", "contract §8, §12; behaviour §5; tests dispatch.rs abort_feed_ends_a_suspended_feed_uncatchably", both, 0,
+	rule("abort.uncatchable", "contract §8, §12; behaviour §5; tests dispatch.rs abort_feed_ends_a_suspended_feed_uncatchably", every, 0,
 		"AbortFeed raises its exception at the suspension point, uncatchably (no except or finally runs); the session keeps earlier globals",
 		func(t *rt) {
 			s := t.Fresh()
@@ -457,7 +457,7 @@ func init() {
 			s.Expect(s.Feed("x"), "Feed x afterwards", completes("41"))
 		})
 
-	rule("abort.no-exception", "contract §8; behaviour §5", both, 0,
+	rule("abort.no-exception", "contract §8; behaviour §5", every, 0,
 		"AbortFeed with no exception gets \"AbortFeed has no exception\" and the feed stays suspended",
 		func(t *rt) {
 			s := t.Fresh()
@@ -466,7 +466,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 6)), "ResumeCall afterwards", completes("6"))
 		})
 
-	rule("abort.unknown-exception-type", "contract §8; behaviour §5", both, 0,
+	rule("abort.unknown-exception-type", "contract §8; behaviour §5", every, 0,
 		"AbortFeed with an exception type that is not a builtin gets \"invalid exception: unknown exception type …\"",
 		func(t *rt) {
 			s := t.Fresh()
@@ -476,14 +476,14 @@ func init() {
 		})
 
 	// --- prints -----------------------------------------------------------
-	rule("print.before-complete", "contract §11; tests dispatch.rs print_output_is_streamed_before_the_terminator", both, 0,
+	rule("print.before-complete", "contract §11; tests dispatch.rs print_output_is_streamed_before_the_terminator", every, 0,
 		"Output is streamed as Print events before the turn-ending event, text exact",
 		func(t *rt) {
 			s := t.Fresh()
 			s.Expect(s.Feed("print('hello')\nprint('world', end='!')"), "Feed two prints", isComplete, printed("hello\nworld!"))
 		})
 
-	rule("print.flushed-before-suspension", "contract §11; behaviour §3", both, 0,
+	rule("print.flushed-before-suspension", "contract §11; behaviour §3", every, 0,
 		"Buffered output is flushed before a suspension: Print(\"before\\n\") then FunctionCall",
 		func(t *rt) {
 			// A long interval: only the drain before the suspension can
@@ -494,7 +494,7 @@ func init() {
 			s.Expect(s.Feed("print('before')\nfoo()"), "Feed print; foo()", isCall, printed("before\n"))
 		})
 
-	rule("print.merged-with-long-interval", "contract §11; behaviour §3", both, 0,
+	rule("print.merged-with-long-interval", "contract §11; behaviour §3", every, 0,
 		"With a long flush interval, back-to-back prints arrive as one Print event",
 		func(t *rt) {
 			cfg := t.Config()
@@ -506,7 +506,7 @@ func init() {
 			}
 		})
 
-	rule("print.line-buffered", "contract §11; behaviour §3", both, 0,
+	rule("print.line-buffered", "contract §11; behaviour §3", every, 0,
 		"print_flush_interval_ms = 0 is line buffering: one Print per completed line, the partial tail at the end of the turn",
 		func(t *rt) {
 			cfg := t.Config()
@@ -522,7 +522,7 @@ func init() {
 			}
 		})
 
-	rule("print.chunked-at-8192", "contract §11; behaviour §3", both, 0,
+	rule("print.chunked-at-8192", "contract §11; behaviour §3", every, 0,
 		"No Print event holds more than 8192 bytes of text; a long output is cut at UTF-8 boundaries and arrives whole",
 		func(t *rt) {
 			s := t.Fresh()
@@ -534,7 +534,7 @@ func init() {
 			}
 		})
 
-	rule("print.timer-releases-silent-output", "contract §11; behaviour §3", both, 0,
+	rule("print.timer-releases-silent-output", "contract §11; behaviour §3", every, 0,
 		"With the default 5 ms interval, output is released while the code keeps running, not held until the turn ends",
 		func(t *rt) {
 			// A timing rule: on a loaded machine the worker's timer can
@@ -568,7 +568,7 @@ func init() {
 				held.Round(time.Millisecond), total.Round(time.Millisecond), tries)
 		})
 
-	rule("print.unstamped", "contract §8; behaviour §6", both, 0,
+	rule("print.unstamped", "contract §8; behaviour §6", every, 0,
 		"Print events carry none of the stamps (fields 20–23)",
 		func(t *rt) {
 			s := t.Fresh()
@@ -581,7 +581,7 @@ func init() {
 			}
 		})
 
-	rule("print.stderr-segments", "contract §11; tests dispatch.rs alternating_streams_batch_into_one_event", only4, 0,
+	rule("print.stderr-segments", "contract §11; tests dispatch.rs alternating_streams_batch_into_one_event", from4, 0,
 		"With a long interval, stdout/stderr/stdout output arrives as one Print with three segments, in order",
 		func(t *rt) {
 			cfg := t.Config()
@@ -606,7 +606,7 @@ func init() {
 		})
 
 	// --- stamps -----------------------------------------------------------
-	rule("stamps.turn-events-stamped", "contract §8; behaviour §6", both, 0,
+	rule("stamps.turn-events-stamped", "contract §8; behaviour §6", every, 0,
 		"Turn-ending events of a session with an interpreter carry max_suspensions (default 1000)",
 		func(t *rt) {
 			s := t.Fresh()
@@ -614,7 +614,7 @@ func init() {
 			s.Expect(s.Feed("foo()"), "Feed foo()", isCall, stampedSusp(1000))
 		})
 
-	rule("stamps.limits-echoed", "contract §8, §12; tests dispatch.rs turn_events_carry_the_suspension_budget", both, 0,
+	rule("stamps.limits-echoed", "contract §8, §12; tests dispatch.rs turn_events_carry_the_suspension_budget", upTo4, 0,
 		"Configured max_suspensions and max_duration_micros are echoed on turn-ending events",
 		func(t *rt) {
 			cfg := t.Config()
@@ -626,7 +626,7 @@ func init() {
 			}
 		})
 
-	rule("stamps.suspensions-not-enforced", "contract §12; behaviour §6", both, 0,
+	rule("stamps.suspensions-not-enforced", "contract §12; behaviour §6", every, 0,
 		"The child only echoes max_suspensions: with a limit of 2, five suspensions all run",
 		func(t *rt) {
 			cfg := t.Config()
@@ -639,7 +639,7 @@ func init() {
 			s.Expect(r, "five calls with max_suspensions 2", completes("5"))
 		})
 
-	rule("stamps.restored-script-name-only-on-load", "contract §8; behaviour §6", both, 0,
+	rule("stamps.restored-script-name-only-on-load", "contract §8; behaviour §6", every, 0,
 		"restored_script_name is set on the reply to a successful Load and on no later event",
 		func(t *rt) {
 			a := t.Fresh()
@@ -664,7 +664,7 @@ func init() {
 			s.Expect(s.Read(), "garbage in Ready", raisesLike("RuntimeError", "malformed request"), unstamped)
 		})
 
-	rule("stamps.configured-errors-unstamped", "contract §8; behaviour §6", both, 0,
+	rule("stamps.configured-errors-unstamped", "contract §8; behaviour §6", every, 0,
 		"Replies in the Configured state (before an interpreter exists) carry no stamps",
 		func(t *rt) {
 			s := t.Fresh()

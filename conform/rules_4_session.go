@@ -26,14 +26,14 @@ func dumpOf(t *rt, s *sess, what string) []byte {
 
 func init() {
 	// --- dump and load ----------------------------------------------------
-	rule("dump.configured-builds-session", "contract §8; behaviour §5", both, 0,
+	rule("dump.configured-builds-session", "contract §8; behaviour §5", every, 0,
 		"Dump in the Configured state answers DumpResult (building an empty interpreter)",
 		func(t *rt) {
 			s := t.Fresh()
 			dumpOf(t, s, "Dump in Configured")
 		})
 
-	rule("dump.configured-starts-session", "contract §8", both, 0,
+	rule("dump.configured-starts-session", "contract §8", every, 0,
 		"Dump in the Configured state builds the interpreter (state Ready), so a Load afterwards is refused (E9)",
 		func(t *rt) {
 			s := t.Fresh()
@@ -42,7 +42,7 @@ func init() {
 				violation("protocol violation: Load requires a session that has not started (a feed has already run)"))
 		})
 
-	rule("dump.keeps-session", "contract §12; behaviour §14", both, 0,
+	rule("dump.keeps-session", "contract §12; behaviour §14", every, 0,
 		"Dump of an idle session leaves it usable with its globals",
 		func(t *rt) {
 			s := t.Fresh()
@@ -51,7 +51,7 @@ func init() {
 			s.Expect(s.Feed("q"), "Feed q afterwards", completes("8"))
 		})
 
-	rule("dump.while-suspended", "contract §8; behaviour §14", both, 0,
+	rule("dump.while-suspended", "contract §8; behaviour §14", every, 0,
 		"Dump while suspended answers DumpResult and the suspension stays answerable",
 		func(t *rt) {
 			s := t.Fresh()
@@ -60,7 +60,7 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 1)), "ResumeCall afterwards", completes("2"))
 		})
 
-	rule("load.idle-restores-globals", "contract §12; behaviour §14", both, 0,
+	rule("load.idle-restores-globals", "contract §12; behaviour §14", every, 0,
 		"Load of an idle dump in a fresh worker answers Ok with restored_script_name, and the globals are back",
 		func(t *rt) {
 			cfg := t.Config()
@@ -76,7 +76,7 @@ func init() {
 			b.Expect(b.Feed("g1"), "Feed g1 after Load", completes("'kept'"))
 		})
 
-	rule("load.reannounces-suspension", "contract §12; behaviour §14", both, 0,
+	rule("load.reannounces-suspension", "contract §12; behaviour §14", every, 0,
 		"Load of a dump taken while suspended re-announces the same FunctionCall (name, args, call_id), which can then be resumed",
 		func(t *rt) {
 			a := t.Fresh()
@@ -91,7 +91,7 @@ func init() {
 			b.Expect(b.Turn(ret(c2.CallID, 10)), "ResumeCall after Load", completes("11"))
 		})
 
-	rule("load.keeps-flush-interval", "contract §11", both, 0,
+	rule("load.keeps-flush-interval", "contract §11", every, 0,
 		"The print flush interval is applied when Configure arrives, so a Load afterwards keeps it (line buffering stays on)",
 		func(t *rt) {
 			a := t.Fresh()
@@ -106,7 +106,7 @@ func init() {
 			}
 		})
 
-	rule("load.execution-time-restored", "contract §8, §12; behaviour §6", both, 0,
+	rule("load.execution-time-restored", "contract §8, §12; behaviour §6", every, 0,
 		"total_execution_micros survives Dump/Load: the Load's reply carries at least the time spent before the Dump",
 		func(t *rt) {
 			a := t.Fresh()
@@ -123,7 +123,7 @@ func init() {
 			}
 		})
 
-	rule("load.garbage-rejected", "contract §12; behaviour §14", both, 0,
+	rule("load.garbage-rejected", "contract §12; behaviour §14", every, 0,
 		"Load of bytes that are not a dump gets \"protocol violation: failed to load session: …\" and a valid Load still works",
 		func(t *rt) {
 			a := t.Fresh()
@@ -134,7 +134,7 @@ func init() {
 			b.Expect(b.Turn(&message.Load{State: st}), "Load of a real dump afterwards", isOk)
 		})
 
-	rule("load.old-dump-version-rejected", "contract §12; tests dispatch.rs load_rejects_old_dump_version", both, 0,
+	rule("load.old-dump-version-rejected", "contract §12; tests dispatch.rs load_rejects_old_dump_version", upTo4, 0,
 		"Load of a dump whose format version (u16 LE at bytes 6..8) is older than the build reads gets \"failed to load session: dump format version {v} is older than {min}, the oldest this build reads\"",
 		func(t *rt) {
 			a := t.Fresh()
@@ -154,7 +154,7 @@ func init() {
 			b.Expect(b.Turn(&message.Load{State: st}), "Load of the real dump afterwards", isOk)
 		})
 
-	rule("load.truncated-rejected", "behaviour §14", both, 0,
+	rule("load.truncated-rejected", "behaviour §14", every, 0,
 		"Load of a truncated dump is refused with \"failed to load session: …\"",
 		func(t *rt) {
 			a := t.Fresh()
@@ -165,7 +165,7 @@ func init() {
 				raisesLike("RuntimeError", "protocol violation: failed to load session: "))
 		})
 
-	rule("load.after-load-rejected", "contract §12; behaviour §5 (E9)", both, 0,
+	rule("load.after-load-rejected", "contract §12; behaviour §5 (E9)", every, 0,
 		"A second Load right after a successful Load of an idle dump is refused (E9)",
 		func(t *rt) {
 			a := t.Fresh()
@@ -177,7 +177,7 @@ func init() {
 				violation("protocol violation: Load requires a session that has not started (a feed has already run)"))
 		})
 
-	rule("load.in-configured-replaces", "contract §8; behaviour §5", both, 0,
+	rule("load.in-configured-replaces", "contract §8; behaviour §5", every, 0,
 		"Load in the Configured state replaces the configured session",
 		func(t *rt) {
 			a := t.Fresh()
@@ -189,7 +189,7 @@ func init() {
 		})
 
 	// --- limits -----------------------------------------------------------
-	rule("limits.duration-timeout-error", "contract §12; behaviour §13", both, 0,
+	rule("limits.duration-timeout-error", "contract §12; behaviour §13", upTo4, 0,
 		"Running past max_duration_micros ends the feed with Error TimeoutError and the worker keeps serving",
 		func(t *rt) {
 			cfg := t.Config()
@@ -199,7 +199,7 @@ func init() {
 			s.Expect(s.Turn(&message.Dump{}), "Dump afterwards", isDumpResult)
 		})
 
-	rule("limits.timeout-uncatchable", "contract §12", both, 0,
+	rule("limits.timeout-uncatchable", "contract §12", upTo4, 0,
 		"The TimeoutError of max_duration_micros cannot be caught by sandbox code",
 		func(t *rt) {
 			cfg := t.Config()
@@ -209,7 +209,7 @@ func init() {
 				raisesLike("TimeoutError", "time limit exceeded"))
 		})
 
-	rule("limits.recursion-error-catchable", "contract §12", both, 0,
+	rule("limits.recursion-error-catchable", "contract §12", every, 0,
 		"RecursionError, unlike the other resource errors, can be caught by sandbox code",
 		func(t *rt) {
 			cfg := t.Config()
@@ -219,7 +219,7 @@ func init() {
 				completes("'caught'"))
 		})
 
-	rule("limits.memory-error", "contract §12; behaviour §13", both, 0,
+	rule("limits.memory-error", "contract §12; behaviour §13", every, 0,
 		"Allocating past max_memory_bytes raises MemoryError (uncatchable) ending the feed; the session survives",
 		func(t *rt) {
 			cfg := t.Config()
@@ -230,7 +230,7 @@ func init() {
 			s.Expect(s.Feed("1 + 1"), "Feed afterwards", completes("2"))
 		})
 
-	rule("limits.memory-exit-65", "contract §12, §14; behaviour §13, §15", both, NeedProcess,
+	rule("limits.memory-exit-65", "contract §12, §14; behaviour §13, §15", every, NeedProcess,
 		"An allocation the process allocator refuses ends the worker with exit 65 (OOM_EXIT_CODE), without a frame",
 		func(t *rt) {
 			s := t.Fresh()
@@ -239,7 +239,7 @@ func init() {
 			s.ExpectExit(65, 15*time.Second)
 		})
 
-	rule("limits.recursion-error", "contract §12; behaviour §13", both, 0,
+	rule("limits.recursion-error", "contract §12; behaviour §13", every, 0,
 		"Exceeding max_recursion_depth raises RecursionError \"maximum recursion depth exceeded\"",
 		func(t *rt) {
 			cfg := t.Config()
@@ -251,7 +251,7 @@ func init() {
 		})
 
 	// --- OS calls ---------------------------------------------------------
-	rule("os.exists-call", "contract §4; behaviour §10", both, 0,
+	rule("os.exists-call", "contract §4; behaviour §10", every, 0,
 		"Path(p).exists() suspends with OsCall exists(p) and the answer is the result",
 		func(t *rt) {
 			s := t.Fresh()
@@ -263,7 +263,7 @@ func init() {
 			s.Expect(s.Turn(ret(o.CallID, true)), "ResumeCall True", completes("True"))
 		})
 
-	rule("os.not-handled-permission-error", "contract §8; behaviour §10", both, 0,
+	rule("os.not-handled-permission-error", "contract §8; behaviour §10", every, 0,
 		"not_handled answering a filesystem OsCall raises PermissionError naming the path",
 		func(t *rt) {
 			s := t.Fresh()
@@ -273,7 +273,7 @@ func init() {
 				raisesLike("PermissionError", "/secret"))
 		})
 
-	rule("os.getenv-call", "contract §3, §4; behaviour §10", both, 0,
+	rule("os.getenv-call", "contract §3, §4; behaviour §10", every, 0,
 		"os.getenv(k, d) suspends with OsCall getenv{key, default} (default a root of the call's values)",
 		func(t *rt) {
 			s := t.Fresh()
@@ -286,7 +286,7 @@ func init() {
 		})
 
 	// --- host objects -----------------------------------------------------
-	rule("objects.method-call-object-id", "contract §6; behaviour §8", both, 0,
+	rule("objects.method-call-object-id", "contract §6; behaviour §8", every, 0,
 		"A method call on a host instance suspends with FunctionCall{method, object_id = the instance's uuid}, the receiver not in args",
 		func(t *rt) {
 			s := t.Fresh()
@@ -302,7 +302,7 @@ func init() {
 			}
 		})
 
-	rule("objects.lazy-attribute-lookup", "contract §6; behaviour §8", both, 0,
+	rule("objects.lazy-attribute-lookup", "contract §6; behaviour §8", every, 0,
 		"A missing attribute of a host instance suspends with NameLookup{name, object_id}; undefined raises AttributeError",
 		func(t *rt) {
 			s := t.Fresh()
@@ -317,7 +317,7 @@ func init() {
 			s.Expect(s.Turn(&message.ResumeNameLookup{Kind: message.LookupUndefined}), "ResumeNameLookup undefined", raisesLike("AttributeError", "color"))
 		})
 
-	rule("objects.host-class-call", "contract §6; behaviour §8", both, 0,
+	rule("objects.host-class-call", "contract §6; behaviour §8", every, 0,
 		"Calling a host class suspends with FunctionCall{\"__call__\", object_id = the class uuid}",
 		func(t *rt) {
 			s := t.Fresh()

@@ -20,7 +20,7 @@ import (
 // one-entry ResumeFutures as the call's answer. The protocol-2 worker has
 // neither, so the relay finds out by asking the worker itself:
 //
-//   - Probe. At a FunctionCall, when the outer parent speaks 4, the inner
+//   - Probe. At a FunctionCall, when the outer parent speaks 4 or 5, the inner
 //     worker does not, and some source fed in this session could contain
 //     an await (a lexical check for the word, sticky per session; after a
 //     Load the source is unknown, so yes), the relay dumps the inner
@@ -91,6 +91,16 @@ func (e *Engine) eagerConfigure(c *message.Configure) {
 	e.eg = eager{outer: c.ProtocolVersion, cfg: &cp}
 }
 
+// eagerInner notes the Configure sent to the inner worker when it is not
+// the parent's own (protocol 5's, translated by configure5): a restore
+// replays it.
+func (e *Engine) eagerInner(c *message.Configure) {
+	if e.eg.cfg != nil {
+		cp := *c
+		e.eg.cfg = &cp
+	}
+}
+
 // eagerReset drops the emulation state with the inner session.
 func (e *Engine) eagerReset() { e.eg = eager{outer: e.eg.outer} }
 
@@ -105,7 +115,7 @@ func (e *Engine) eagerScan(code string) {
 func (e *Engine) eagerLoaded() { e.eg.mayAwait = true }
 
 func (e *Engine) emulatesEager() bool {
-	return e.eg.mayAwait && e.eg.outer == protocol.Version && !e.v5.on &&
+	return e.eg.mayAwait && e.eg.outer >= protocol.Version &&
 		e.s != nil && e.s.Version() < protocol.Version
 }
 

@@ -340,7 +340,7 @@ func (e *Engine) Resume(ctx context.Context, req message.Request, out child.Outp
 // settings; see dump5).
 func (e *Engine) Dump(ctx context.Context) (message.Event, error) {
 	if ev, ok := e.eagerDump(); ok {
-		return ev, nil
+		return e.dump5(ev, nil)
 	}
 	return e.dump5(e.turn(ctx, &message.Dump{}, nil, "dump failed: "))
 }

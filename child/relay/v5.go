@@ -100,6 +100,7 @@ func (e *Engine) configure5(c *message.Configure) (*message.Configure, error) {
 	}
 	x.clock, x.policy = clock, c.OsPolicy
 	e.v5 = x
+	e.eagerInner(&inner)
 	return &inner, nil
 }
 

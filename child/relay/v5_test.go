@@ -3,6 +3,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"io"
@@ -626,4 +627,54 @@ func TestV5LoadFirstOfRelayDumpSpeaks5(t *testing.T) {
 		t.Fatalf("echoed after Load: feed %v", ev.MaxFeedDurationMicros)
 	}
 	wantRepr(t, do(&message.Feed{Code: "x + 1"}), "42")
+}
+
+// At protocol 5 the relay emulates eager await as at 4 (contract §10,
+// which protocol 5 leaves as it is): a call awaited straight away goes out
+// flagged and takes the one-entry answer; a Dump while the inner worker is
+// held past the call is a relay protocol-5 dump, loading elsewhere with
+// its limits and re-announcing the call flagged; an ordinary answer restores
+// the call on an inner worker configured as the session was (protocol 5's
+// Configure translated, not sent as it is, which the inner worker's
+// version cannot express). Before, the relay emulated it for a protocol-4
+// parent only: the call went out unflagged and the eager answer was
+// refused.
+func TestV5EagerAwaitEmulated(t *testing.T) {
+	do := serve5(t)
+	lim := &message.ResourceLimits{MaxFeedDurationMicros: u64(30_000_000), MaxTurnDurationMicros: u64(20_000_000)}
+	if _, ok := do(configure5(lim, &message.OsPolicy{Clock: message.ClockFixed})).Body.(*message.Ok); !ok {
+		t.Fatal("Configure refused")
+	}
+	fc := call(t, do(&message.Feed{Code: "a = await f()\nb = await f()\na + b"}), "Feed two awaits")
+	if !fc.AllowEagerAwait {
+		t.Fatal("`a = await f()` not flagged at protocol 5")
+	}
+	fc2 := call(t, do(eagerReturn(fc.CallID, 10)), "eager answer 10")
+	if !fc2.AllowEagerAwait || fc2.CallID <= fc.CallID {
+		t.Fatalf("second await: %s", describe(fc2))
+	}
+	violates(t, do(&message.ResumeFutures{}), "empty eager reply", "eager ResumeFutures must contain exactly the suspended call id")
+	ev := do(&message.Dump{})
+	dr, ok := ev.Body.(*message.DumpResult)
+	if !ok || !bytes.HasPrefix(dr.State, dumpMagic5) {
+		t.Fatalf("Dump while held: %s, want a relay protocol-5 dump", describe(ev.Body))
+	}
+	o := serve5With(t, []uint32{protocol.Version5})
+	lev := o(&message.Load{State: dr.State})
+	if lc := call(t, lev, "Load of the held dump"); lc.CallID != fc2.CallID || !lc.AllowEagerAwait {
+		t.Fatalf("Load re-announced %s, want call %d flagged", describe(lc), fc2.CallID)
+	}
+	if lev.MaxFeedDurationMicros == nil || *lev.MaxFeedDurationMicros != 30_000_000 {
+		t.Fatalf("Load reply echoes max_feed_duration %v, want the dump's 30000000", lev.MaxFeedDurationMicros)
+	}
+	wantRepr(t, o(eagerReturn(fc2.CallID, 5)), "15")
+	// The held child: an ordinary ResumeCall restores the call first; its
+	// error is raised at the call.
+	raise := &message.ResumeCall{CallID: fc2.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: message.NewException("ValueError", "no")}}
+	wantError(t, do(raise), "ValueError", "no")
+	end := do(&message.Feed{Code: "a"})
+	wantRepr(t, end, "10")
+	if end.MaxTurnDurationMicros == nil || *end.MaxTurnDurationMicros != 20_000_000 {
+		t.Fatalf("after the restore the turn limit echoed is %v, want 20000000", end.MaxTurnDurationMicros)
+	}
 }
