@@ -83,7 +83,7 @@ var breakers = map[string][]string{
 		"abort.uncatchable", "abort.no-exception", "abort.unknown-exception-type", "feed.bad-input-name",
 		"limits.recursion-error", "load.after-load-rejected", "dump.configured-starts-session",
 		"state.resume-futures-results-checked-first", "state.reserved-field-keeps-kind",
-		"framing.no-kind-while-suspended", "state.load-while-suspended"},
+		"framing.no-kind-while-suspended", "state.load-while-suspended", "resume.call-id-checked-before-result"},
 	"error-type": {"feed.error-keeps-session", "feed.syntax-error-keeps-session", "feed.repr-input-rejected",
 		"feed.cycle-input-rejected", "values.deep-input-recursion-limit", "values.arm-occurrences-replace", "resume.unknown-exception-type",
 		"resume.not-found-name-error", "lookup.undefined-name-error", "futures.unknown-id-ends-feed",

@@ -236,6 +236,18 @@ func init() {
 			s.Expect(s.Turn(ret(c.CallID, 1)), "ResumeCall with the right id", completes("1"))
 		})
 
+	rule("resume.call-id-checked-before-result", "contract §8; behaviour §5 (E5)", every, 0,
+		"A ResumeCall whose call_id is wrong and whose result would not convert (an unknown exception type) gets the call_id refusal, not the conversion's error: the id is checked first, and the call stays suspended",
+		func(t *rt) {
+			s := t.Fresh()
+			c := callOf(s.Expect(s.Feed("foo()"), "Feed foo()", isCall))
+			wrong := c.CallID + 77
+			s.SendBody(unknownExcResume(t, wrong), "ResumeCall with a wrong id, raising MyHostError")
+			s.Expect(s.Read(), "wrong id and an unknown exception type",
+				violation(fmt.Sprintf("protocol violation: ResumeCall call_id %d does not match %d", wrong, c.CallID)))
+			s.Expect(s.Turn(ret(c.CallID, 1)), "ResumeCall with the right id", completes("1"))
+		})
+
 	rule("resume.no-result", "contract §8; behaviour §5", every, 0,
 		"ResumeCall with no result gets \"ResumeCall has no result\" and the call stays suspended",
 		func(t *rt) {
