@@ -22,8 +22,9 @@ const exitSandboxFailed = 3
 // `montygo help`; each number means one kind of end whichever command
 // ends with it.
 const exitStatusTable = `Exit status (every command): 0 success, or help asked for; 1 the work failed: run's
-program raised, decode met a frame it could not decode, conform found a check that
-failed, serve could not listen or stopped serving on an error; 2 a usage mistake
+program raised or ran past a time limit (a remote server's too), decode met a frame
+it could not decode, conform found a check that failed, serve could not listen or
+stopped serving on an error; 2 a usage mistake
 (on stderr, with a pointer to -h); 3 the sandbox failed: no worker was found, it did
 not start, died or broke the protocol, or the remote server was lost (run, repl,
 serve); 130 Ctrl-C, 143 SIGTERM. subprocess, being a worker, exits as a worker does
@@ -32,9 +33,10 @@ serve); 130 Ctrl-C, 143 SIGTERM. subprocess, being a worker, exits as a worker d
 
 // exitStatusHelp ends the usage of run.
 const exitStatusHelp = `Exit status: 0 success; 1 the program raised (a Python traceback on stderr,
-TimeoutError and MemoryError for the limits); 2 a usage mistake; 3 the sandbox
-failed (no worker found, it did not start, died or broke the protocol, or the
-remote server was lost); 130 Ctrl-C, 143 SIGTERM.
+TimeoutError and MemoryError for the limits) or a remote server ended it at a
+time limit (close code 4002 or 4004); 2 a usage mistake; 3 the sandbox failed (no
+worker found, it did not start, died or broke the protocol, or the remote server
+was lost); 130 Ctrl-C, 143 SIGTERM.
 `
 
 // replExitStatusHelp ends the usage of repl, whose inputs' exceptions do
@@ -47,12 +49,17 @@ server was lost); 143 SIGTERM.
 // sandboxFailed marks err, a failure of the worker or of the connection
 // to it, for exitSandboxFailed. The watchdog's timeout enforces
 // --max-duration as the worker's own TimeoutError does, so it exits 1 as
-// that exception does.
+// that exception does; so does a remote server's end of a turn for
+// running too long (close code 4002, its --turn-timeout, or 4004, its
+// own watchdog past max_duration), a time limit the server enforced on
+// the program, as a local one is, and no sign of a failed sandbox.
 func sandboxFailed(err error) error {
 	var te *session.TimeoutError
+	var dc *session.DisconnectedError
 	var big *session.RequestTooLargeError
 	var bad *session.InvalidRequestError
-	if errors.As(err, &te) && te.Watchdog || errors.As(err, &big) || errors.As(err, &bad) {
+	if errors.As(err, &te) && te.Watchdog || errors.As(err, &dc) && errors.Is(dc, session.ErrTimeout) ||
+		errors.As(err, &big) || errors.As(err, &bad) {
 		// The program's own limit, or a program (with its inputs) that
 		// could not be sent: not the sandbox's failure.
 		return err
