@@ -138,10 +138,11 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if *remote == "" {
 		// A worker that cannot be found is one error, not a failure of
-		// every rule under an empty target name.
+		// every rule under an empty target name; it exits 3, as run's
+		// and serve's missing worker does (no worker was found).
 		if _, err := worker.ResolveBinary(*bin); err != nil {
 			fmt.Fprintln(stderr, "montygo conform worker:", workerNotFound(err, "--worker"))
-			return exitError{code: 2}
+			return exitError{code: exitSandboxFailed}
 		}
 	}
 	if *workerArgs != "" {

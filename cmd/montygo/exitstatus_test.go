@@ -263,3 +263,43 @@ func TestRunArgumentsAfterTheProgramSayThereIsNoArgv(t *testing.T) {
 		}
 	}
 }
+
+// conform worker exited 2, a usage mistake, when the worker binary could
+// not be found, where run, repl and serve exit 3 (the sandbox failed: no
+// worker was found), the meaning the exit status table gives that number
+// for every command. It now exits as run does, on one line in the CLI's
+// words, whether --worker or $MONTY_BIN named the missing binary.
+func TestConformMissingWorkerExitsAsRunDoes(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, c := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"--worker", missing}, "(tried: --worker " + missing + ": "},
+		{"MONTY_BIN=" + missing, nil, "(tried: $MONTY_BIN " + missing + ": "},
+	} {
+		var codes [2]int
+		for i, cmdArgs := range [][]string{append([]string{"run", "-c", "1"}, c.args...), append([]string{"conform", "worker"}, c.args...)} {
+			cmd := exec.Command(montygo(t), cmdArgs...)
+			if c.env != "" {
+				cmd.Env = append(os.Environ(), c.env)
+			}
+			var out, errb strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			cmd.Run()
+			codes[i] = cmd.ProcessState.ExitCode()
+			errs := errb.String()
+			want := "montygo " + cmdArgs[0] + ": monty worker binary not found "
+			if cmdArgs[0] == "conform" {
+				want = "montygo conform worker: monty worker binary not found "
+			}
+			if !strings.HasPrefix(errs, want) || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 || out.Len() != 0 {
+				t.Errorf("%s montygo %s: stdout %q, stderr %q; want no report and one line starting %q naming %q", c.env, strings.Join(cmdArgs, " "), out.String(), errs, want, c.want)
+			}
+		}
+		if codes[0] != exitSandboxFailed || codes[1] != codes[0] {
+			t.Errorf("%s %v: run exits %d, conform worker %d; want both %d", c.env, c.args, codes[0], codes[1], exitSandboxFailed)
+		}
+	}
+}
