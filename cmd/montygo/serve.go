@@ -96,8 +96,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		RestartWindow: pool.DefaultRestartWindow,
 	}
 	listen := fs.String("listen", "127.0.0.1:8000", "listen `ADDR` (host:port; port 0 picks one); the bound URL is the only stdout line")
-	host := fs.String("host", "", "listen host (a name or an IP address, an IPv6 one with or without brackets), replacing --listen's (upstream's flag)")
-	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
+	host := fs.String("host", "", "listen host (a name or an IP address, an IPv6 one with or without brackets), instead of --listen (upstream's flag; the port is then --port's, or 8000)")
+	port := fs.String("port", "", "listen port, instead of --listen; 0 picks one (upstream's flag; the host is then --host's, or 127.0.0.1)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections (0 disables the cap)")
@@ -142,12 +142,14 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fromEnv := map[string]bool{}
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && !set[f.Name] && envErr == nil {
 			if err := fs.Set(f.Name, v); err != nil {
 				envErr = fmt.Errorf("%s: %w", envName(f.Name), err)
 			}
+			fromEnv[f.Name] = true
 		}
 	})
 	fail := func(err error) error {
@@ -156,6 +158,27 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	if envErr != nil {
 		return fail(envErr)
+	}
+	// given names a flag as the user gave it (the flag, or its variable),
+	// "" when it keeps its default.
+	given := func(name string) string {
+		switch {
+		case set[name]:
+			return "--" + name
+		case fromEnv[name]:
+			return envName(name)
+		}
+		return ""
+	}
+	if l := given("listen"); l != "" {
+		// Two ways of giving one address: --host and --port used to
+		// replace --listen's parts without a word, so the server listened
+		// on an address neither named.
+		for _, other := range []string{"host", "port"} {
+			if o := given(other); o != "" {
+				return fail(fmt.Errorf("%s and %s both set the listen address; give --listen HOST:PORT, or --host and --port without it", l, o))
+			}
+		}
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -170,10 +193,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// The connection caps, when not given, are server.Config's defaults,
 	// which make room for the session caps (and leave a proxy's
 	// connections alone).
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for name, v := range map[string]*int{"max-connections": &cfg.MaxConnections, "max-connections-per-client": &cfg.MaxConnectionsPerClient} {
-		if !given[name] {
+		if given(name) == "" {
 			*v = 0
 		} else if *v == 0 {
 			*v = -1

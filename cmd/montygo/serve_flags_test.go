@@ -114,3 +114,30 @@ func TestServeDurationFlagsSayWhatTheyTake(t *testing.T) {
 		t.Errorf("serve --turn-timeout -5s: exit %d, stderr %q; want 2 and that it is negative", code, errb.String())
 	}
 }
+
+// --listen with --host or --port (or their MONTY_SERVER_ twins) was
+// combined without a word: --host and --port replaced --listen's parts,
+// so `--listen 0.0.0.0:9000 --port 8080` served on 0.0.0.0:8080, an
+// address neither flag named. Two ways of giving one address are now a
+// usage mistake (exit 2) naming both, as each was given; --host and
+// --port without --listen still work (TestServeBracketedIPv6Host).
+func TestServeListenWithHostOrPortIsAUsageError(t *testing.T) {
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, c := range []struct {
+		env          []string
+		args         []string
+		want1, want2 string
+	}{
+		{nil, []string{"--listen", "127.0.0.1:0", "--port", "0"}, "--listen", "--port"},
+		{nil, []string{"--listen", "127.0.0.1:0", "--host", "127.0.0.1"}, "--listen", "--host"},
+		{nil, []string{"--port", "0", "--listen=127.0.0.1:0"}, "--listen", "--port"},
+		{[]string{"MONTY_SERVER_LISTEN=127.0.0.1:0"}, []string{"--port", "0"}, "MONTY_SERVER_LISTEN", "--port"},
+		{[]string{"MONTY_SERVER_HOST=127.0.0.1"}, []string{"--listen", "127.0.0.1:0"}, "--listen", "MONTY_SERVER_HOST"},
+	} {
+		stderr, code := runServeBounded(t, c.env, append([]string{"--dump-key", key}, c.args...)...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "montygo serve: ") ||
+			!strings.Contains(stderr, c.want1+" and "+c.want2) {
+			t.Errorf("%v %v: exit %d, stderr %q; want 2 and one line naming %s and %s", c.env, c.args, code, stderr, c.want1, c.want2)
+		}
+	}
+}
