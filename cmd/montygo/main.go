@@ -343,7 +343,10 @@ func runExitHooks() {
 
 // versionFlag is a protocol-version flag (--protocol, --inner-protocol).
 // A value that does not fit the wire's uint32 is a parse error, so a usage
-// mistake: a uint flag converted to uint32 wrapped 4294967300 to 4.
+// mistake: a uint flag converted to uint32 wrapped 4294967300 to 4. So is
+// 0, which no protocol is: the commands read a zero value as the flag left
+// out (negotiate, the default versions), so an explicit 0 ran something
+// other than a version the user could have meant.
 type versionFlag uint32
 
 func (v *versionFlag) String() string { return strconv.FormatUint(uint64(*v), 10) }
@@ -352,6 +355,9 @@ func (v *versionFlag) Set(s string) error {
 	n, err := strconv.ParseUint(s, 0, 32)
 	if err != nil {
 		return fmt.Errorf("%q is not a protocol version", s)
+	}
+	if n == 0 {
+		return fmt.Errorf("%q is not a protocol version (leave the flag out for its default)", s)
 	}
 	*v = versionFlag(n)
 	return nil

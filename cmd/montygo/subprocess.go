@@ -20,6 +20,7 @@ import (
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/child/relay"
 	"github.com/gomonty/monty/child/tap"
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/worker"
@@ -54,6 +55,11 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "montygo subprocess: unexpected argument %q\n", fs.Arg(0))
+		return exitError{code: 2}
+	}
+	if _, ok := codec.ForVersion(*inner); *inner != 0 && !ok {
+		// Found when a parent's Configure came, as a fatal start failure.
+		fmt.Fprintf(stderr, "montygo subprocess: --inner-protocol %d: gomonty speaks protocols %v\n", *inner, codec.Versions())
 		return exitError{code: 2}
 	}
 	if *spin < 0 {
