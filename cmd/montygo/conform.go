@@ -114,6 +114,12 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := negativeFlags(stderr, "conform worker", fs); err != nil {
 		return err
 	}
+	if *timeout == 0 {
+		// The kit reads 0 as its default (30s), which the help shows as
+		// the flag's own default, not as a way to ask for it.
+		fmt.Fprintln(stderr, "montygo conform worker: --rule-timeout 0s: a rule needs some time (leave the flag out for 30s)")
+		return exitError{code: 2}
+	}
 	opts := conform.Options{Protocol: *proto, Parallel: *parallel, RuleTimeout: *timeout}
 	if *run != "" {
 		re, err := regexp.Compile(*run)

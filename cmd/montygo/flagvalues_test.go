@@ -49,3 +49,26 @@ func TestProtocolFlagsRefuseVersionsNoCodecSpeaks(t *testing.T) {
 		usageError(t, c.cmd, c.args, c.want)
 	}
 }
+
+// Duration flags whose value the command would read as something other
+// than it says: run's and repl's --start-timeout below a nanosecond
+// became a zero Duration, which the session reads as its 10 s default;
+// conform worker's --rule-timeout 0 was the kit's 30 s default though the
+// help shows 30s as the flag's default, not 0 as a way to ask for it; and
+// subprocess took any --spin, an hour included, busy-polling a CPU for up
+// to that long at every wait for the parent (an idle REPL's parent, for
+// one). Each is now a usage error naming the flag.
+func TestDurationFlagsRefuseValuesThatMeanSomethingElse(t *testing.T) {
+	t.Setenv("MONTYGO_LOG", "")
+	usageError(t, "run", []string{"run", "--start-timeout", "1e-12", "-c", "1"}, "--start-timeout")
+	usageError(t, "repl", []string{"repl", "--start-timeout", "1e-10"}, "--start-timeout")
+	usageError(t, "conform worker", []string{"conform", "worker", "--rule-timeout", "0", "--protocol", "2", "--run", `^feed\.complete-value$`}, "--rule-timeout")
+	usageError(t, "subprocess", []string{"subprocess", "--spin", "1h"}, "--spin 1h0m0s")
+	// The smallest values that mean what they say still run.
+	if out, errs, code := runCLI(t, "", "run", "--start-timeout", "10", "-c", "1"); code != 0 || out != "1\n" {
+		t.Errorf("run --start-timeout 10: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, errs, code := runCLI(t, "", "subprocess", "--spin", "1s"); code != 0 {
+		t.Errorf("subprocess --spin 1s with no parent: exit %d, stderr %q; want 0 (the parent closed at once)", code, errs)
+	}
+}

@@ -174,10 +174,12 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 	}
 	if f.startTime != "" {
 		secs, err := strconv.ParseFloat(f.startTime, 64)
-		if err != nil || secs == 0 || !inSecondsRange(secs) {
+		cfg.StartTimeout = time.Duration(secs * float64(time.Second))
+		// Under a nanosecond the Duration is 0, which the session reads
+		// as its default of 10 s.
+		if err != nil || !inSecondsRange(secs) || cfg.StartTimeout <= 0 {
 			return cfg, nil, fmt.Errorf("--start-timeout: %q is not a positive number of seconds", f.startTime)
 		}
-		cfg.StartTimeout = time.Duration(secs * float64(time.Second))
 	}
 	switch f.maxMemory {
 	case "":

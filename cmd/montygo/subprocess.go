@@ -34,6 +34,10 @@ import (
 // between attempts, so a process queued behind it runs at once.
 const defaultSpin = 50 * time.Microsecond
 
+// maxSpin bounds --spin: each wait for the parent's next frame (an idle
+// REPL's, for one) would busy-poll a CPU for up to that long.
+const maxSpin = time.Second
+
 // subprocessCmd is `montygo subprocess`: a Monty worker over stdin and
 // stdout that any Monty parent can drive, relaying each session to a real
 // `monty subprocess` worker.
@@ -44,7 +48,7 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	record := fs.String("record", "", "write every frame both ways to `FILE` (render with montygo decode --record FILE)")
 	proto := versionVar(fs, "protocol", 0, "accept only this outer protocol `version` (5, 4 or 2; default 4 and 2)")
 	inner := versionVar(fs, "inner-protocol", 0, "pin the inner worker's protocol `version` (default: negotiate)")
-	spin := fs.Duration("spin", defaultSpin, "busy-poll for up to this long for the next frame from the parent and from the inner worker before sleeping (0: never)")
+	spin := fs.Duration("spin", defaultSpin, "busy-poll for up to this long for the next frame from the parent and from the inner worker before sleeping (0: never; at most 1s)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
 		fs.PrintDefaults()
@@ -62,8 +66,8 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintf(stderr, "montygo subprocess: --inner-protocol %d: gomonty speaks protocols %v\n", *inner, codec.Versions())
 		return exitError{code: 2}
 	}
-	if *spin < 0 {
-		fmt.Fprintf(stderr, "montygo subprocess: --spin %v: want 0 (never spin) or more\n", *spin)
+	if *spin < 0 || *spin > maxSpin {
+		fmt.Fprintf(stderr, "montygo subprocess: --spin %v: want 0 (never spin) to %v (a spin saves a wake-up of microseconds; a longer one keeps a CPU busy at every wait for the parent)\n", *spin, maxSpin)
 		return exitError{code: 2}
 	}
 	bin, err := innerWorker(*workerPath)
