@@ -72,3 +72,18 @@ func TestDurationFlagsRefuseValuesThatMeanSomethingElse(t *testing.T) {
 		t.Errorf("subprocess --spin 1s with no parent: exit %d, stderr %q; want 0 (the parent closed at once)", code, errs)
 	}
 }
+
+// A --record file that cannot be opened (decode) or created (subprocess)
+// ended decode with 1, the status of a frame that did not decode, and
+// subprocess with 4, a fatal worker error, each in os.Open's words ("open
+// /x: ..."), where run exits 2 for a program file it cannot open and serve
+// for a file its flags name. Both are usage errors now, naming the flag
+// and the file; a directory is no recording either.
+func TestRecordFileThatCannotBeOpenedIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	missing := dir + "/missing/rec"
+	usageError(t, "decode", []string{"decode", "--record", missing}, "--record "+missing+": ", "no such file or directory")
+	usageError(t, "decode", []string{"decode", "--record", dir}, "--record "+dir+": ", "is a directory")
+	usageError(t, "subprocess", []string{"subprocess", "--record", missing}, "--record "+missing+": ", "no such file or directory")
+	usageError(t, "subprocess", []string{"subprocess", "--record", dir}, "--record "+dir+": ", "is a directory")
+}

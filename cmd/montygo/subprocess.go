@@ -91,8 +91,10 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if *record != "" {
 		f, err := os.OpenFile(*record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
-			fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)
-			return exitError{code: int(protocol.ExitFatal)}
+			// A file the flag names that cannot be written is a usage
+			// mistake (exit 2, as the help says), not a fatal worker.
+			fmt.Fprintf(stderr, "montygo subprocess: --record %s: %v\n", *record, pathErrorCause(err))
+			return exitError{code: 2}
 		}
 		defer f.Close()
 		tapped = tap.New(conn, f)
