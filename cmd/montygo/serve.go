@@ -182,7 +182,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fail(fmt.Errorf("--log-level: %w", err))
+		return fail(fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel))
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Logger = log
@@ -239,21 +239,30 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	var err error
 	if cfg.DumpKey, err = readKey(*dumpKey); err != nil {
-		return fail(err)
+		return fail(&flagFileError{"--dump-key", *dumpKey, err})
 	}
 	if *dumpPrev != "" {
 		if cfg.DumpKeyPrevious, err = readKey(*dumpPrev); err != nil {
-			return fail(err)
+			return fail(&flagFileError{"--dump-key-previous", *dumpPrev, err})
 		}
 	}
 	if *tokens != "" {
 		if cfg.Tokens, err = tokensAtStart(*tokens); err != nil {
-			return fail(err)
+			return fail(&flagFileError{"--tokens", *tokens, err})
 		}
 	}
 	lhost, lport, err := net.SplitHostPort(*listen)
 	if err != nil {
-		return fail(fmt.Errorf("--listen: %w", err))
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err) // without net's "address ADDR: "
+		}
+		return fail(fmt.Errorf("--listen %q: %w", *listen, err))
+	}
+	if *port == "" && !portNumber(lport) {
+		// Checked as --port is: net.Listen's own words name no flag
+		// ("listen tcp: address 99999: invalid port").
+		return fail(fmt.Errorf("--listen %q: port %q is not a port number", *listen, lport))
 	}
 	if *host != "" {
 		if lhost, err = listenHost(*host); err != nil {
@@ -261,7 +270,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 	}
 	if *port != "" {
-		if n, err := strconv.ParseUint(*port, 10, 16); err != nil || n > 65535 {
+		if !portNumber(*port) {
 			return fail(fmt.Errorf("--port %q is not a port number", *port))
 		}
 		lport = *port
@@ -597,6 +606,36 @@ func readKey(path string) ([]byte, error) {
 	return b, nil
 }
 
+// portNumber reports whether p is a TCP port number, 0 to 65535, in
+// decimal.
+func portNumber(p string) bool {
+	_, err := strconv.ParseUint(p, 10, 16)
+	return err == nil
+}
+
+// flagFileError is a failure to use the file a flag names, said after
+// the flag and the file ("--dump-key /etc/key: no such file or
+// directory"), without what that says already: os's "open FILE: ", a
+// leading "FILE: ", a library's package tag (server's, crypto/tls's).
+type flagFileError struct {
+	flag, path string
+	err        error
+}
+
+func (e *flagFileError) Error() string {
+	s := e.err.Error()
+	var pe *os.PathError
+	if errors.As(e.err, &pe) && pe.Path == e.path && s == pe.Error() {
+		s = pe.Err.Error()
+	}
+	for _, tag := range []string{"server: ", "tls: ", e.path + ": "} {
+		s = strings.TrimPrefix(s, tag)
+	}
+	return e.flag + " " + e.path + ": " + s
+}
+
+func (e *flagFileError) Unwrap() error { return e.err }
+
 // listenHost checks a --host value: a host name or an IP address, an IPv6
 // address with or without the brackets of a URL ("[::1]" is "::1"), and
 // no port (that is --port's).
@@ -629,26 +668,27 @@ func boundLoopback(a net.Addr) bool {
 // tlsConfig reads the TLS files (only regular files with regular).
 func tlsConfig(certFile, keyFile, caFile string, regular bool) (*tls.Config, error) {
 	var pems [2][]byte
-	for i, path := range []string{certFile, keyFile} {
+	for i, flag := range []string{"--tls-cert", "--tls-key"} {
+		path := []string{certFile, keyFile}[i]
 		b, err := readPEM(path, regular)
 		if err != nil {
-			return nil, fmt.Errorf("TLS key pair: %w", err)
+			return nil, &flagFileError{flag, path, err}
 		}
 		pems[i] = b
 	}
 	cert, err := tls.X509KeyPair(pems[0], pems[1])
 	if err != nil {
-		return nil, fmt.Errorf("TLS key pair: %w", err)
+		return nil, &flagFileError{"--tls-cert " + certFile + " and --tls-key", keyFile, err}
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if caFile != "" {
 		pem, err := readPEM(caFile, regular)
 		if err != nil {
-			return nil, err
+			return nil, &flagFileError{"--client-ca", caFile, err}
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s: no PEM certificate", caFile)
+			return nil, fmt.Errorf("--client-ca %s: no PEM certificate", caFile)
 		}
 		cfg.ClientCAs = pool
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert

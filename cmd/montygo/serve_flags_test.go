@@ -141,3 +141,43 @@ func TestServeListenWithHostOrPortIsAUsageError(t *testing.T) {
 		}
 	}
 }
+
+// serve's errors about the files its flags name did not say which flag:
+// "open /x: no such file or directory" for --dump-key, --dump-key-previous
+// and --tokens alike, "TLS key pair: open /x: ..." for either TLS file;
+// --log-level's carried slog's package tag ("slog: level string ...");
+// and a --listen port past 65535 came back from net.Listen as "listen
+// tcp: address 99999: invalid port", naming no flag. Each names its flag
+// (and file) now, on one line, exit 2 as before.
+func TestServeFlagErrorsNameTheFlag(t *testing.T) {
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	missing := t.TempDir() + "/missing"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dump-key", missing}, "--dump-key " + missing + ": no such file or directory"},
+		{[]string{"--dump-key", key, "--dump-key-previous", missing}, "--dump-key-previous " + missing + ": no such file or directory"},
+		{[]string{"--dump-key", key, "--tokens", missing}, "--tokens " + missing + ": no such file or directory"},
+		{[]string{"--dump-key", key, "--tls-cert", missing, "--tls-key", key}, "--tls-cert " + missing + ": no such file or directory"},
+		{[]string{"--dump-key", key, "--tls-cert", key, "--tls-key", missing}, "--tls-key " + missing + ": no such file or directory"},
+		{[]string{"--dump-key", key, "--tls-cert", key, "--tls-key", key}, "--tls-cert " + key + " and --tls-key " + key + ": "},
+		{[]string{"--dump-key", key, "--log-level", "loud"}, `--log-level "loud": want debug, info, warn or error`},
+		{[]string{"--dump-key", key, "--listen", "127.0.0.1:99999"}, `--listen "127.0.0.1:99999": port "99999" is not a port number`},
+	} {
+		stderr, code := runServeBounded(t, nil, append([]string{"--listen", "127.0.0.1:0"}[:serveListenDefault(c.args)], c.args...)...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "montygo serve: "+c.want) ||
+			strings.Contains(stderr, "slog: ") || strings.Contains(stderr, "tls: ") || strings.Contains(stderr, "open ") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line starting %q", c.args, code, stderr, "montygo serve: "+c.want)
+		}
+	}
+}
+
+// serveListenDefault is how many of "--listen 127.0.0.1:0" to put before
+// args: none when args give --listen.
+func serveListenDefault(args []string) int {
+	if len(serveDefaults(args, "--listen", "")) == 0 {
+		return 0
+	}
+	return 2
+}
