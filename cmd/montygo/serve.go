@@ -121,7 +121,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss:// (the TLS files are reloaded on SIGHUP)")
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
-	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
+	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1, at most --max-sessions)")
 	fs.IntVar(&cfg.MaxRestarts, "max-restarts", pool.DefaultMaxRestarts, "worker failures (failed starts, workers dead while idle, killed from outside too) tolerated within --restart-window; one more makes the server unhealthy (/readyz and upgrades 503) for --restart-window (0 disables the cap)")
 	fs.Var(secondsFlag{&cfg.RestartWindow}, "restart-window", "window of --max-restarts, and how long the server stays unhealthy once it trips"+durationUsage)
 	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on a TLS handshake and on reading a request's headers (an upgrade's too)"+durationUsage)
@@ -221,6 +221,15 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if cfg.Prewarm < 1 {
 		// server.Config reads 0 (and less) as its default of 2.
 		return fail(fmt.Errorf("--prewarm must be at least 1, not %d", cfg.Prewarm))
+	}
+	if pw := given("prewarm"); pw != "" && cfg.MaxSessions > 0 && cfg.Prewarm > cfg.MaxSessions {
+		// server.Config cuts it down to the cap without a word; the
+		// default --prewarm may follow a low --max-sessions down.
+		ms, def := given("max-sessions"), ""
+		if ms == "" {
+			ms, def = "--max-sessions", " (its default)"
+		}
+		return fail(fmt.Errorf("%s %d is more than %s %d%s: idle workers past the cap on open sessions would never be used", pw, cfg.Prewarm, ms, cfg.MaxSessions, def))
 	}
 	if *memMiB == 0 || *memMiB > 1<<40 {
 		return fail(errors.New("--max-memory-mib must be between 1 and 2^40"))

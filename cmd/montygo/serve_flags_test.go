@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -180,4 +181,43 @@ func serveListenDefault(args []string) int {
 		return 0
 	}
 	return 2
+}
+
+// A --prewarm above --max-sessions was cut down to it without a word
+// (server.Config clamps it: idle workers past the cap on open sessions
+// would never be used), so the server kept fewer workers ready than
+// asked for. Asking for both is now a usage error naming both; a
+// --max-sessions under the default --prewarm still just lowers it.
+func TestServePrewarmAboveMaxSessionsIsAUsageError(t *testing.T) {
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{nil, []string{"--prewarm", "3", "--max-sessions", "2"}, "--prewarm 3 is more than --max-sessions 2"},
+		{[]string{"MONTY_SERVER_MAX_SESSIONS=2"}, []string{"--prewarm", "3"}, "--prewarm 3 is more than MONTY_SERVER_MAX_SESSIONS 2"},
+		{nil, []string{"--prewarm", "65"}, "--prewarm 65 is more than --max-sessions 64 (its default)"},
+	} {
+		stderr, code := runServeBounded(t, c.env, append([]string{"--listen", "127.0.0.1:0", "--dump-key", key}, c.args...)...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "montygo serve: "+c.want) {
+			t.Errorf("%v %v: exit %d, stderr %q; want 2 and one line starting %q", c.env, c.args, code, stderr, c.want)
+		}
+	}
+	// No --prewarm: the default (2) follows --max-sessions 1 down.
+	cmd := exec.Command(montygo(t), "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--worker", testenv.Worker(t), "--max-sessions", "1")
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "ws://127.0.0.1:") {
+		t.Errorf("--max-sessions 1 without --prewarm: URL line %q (%v); stderr %q", line, err, errb.String())
+	}
 }
