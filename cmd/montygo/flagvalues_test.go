@@ -87,3 +87,19 @@ func TestRecordFileThatCannotBeOpenedIsAUsageError(t *testing.T) {
 	usageError(t, "subprocess", []string{"subprocess", "--record", missing}, "--record "+missing+": ", "no such file or directory")
 	usageError(t, "subprocess", []string{"subprocess", "--record", dir}, "--record "+dir+": ", "is a directory")
 }
+
+// decode --hex told a line that is not hex in encoding/hex's words, its
+// package tag included ("invalid hex: encoding/hex: odd length hex
+// string"); it is said without the tag now, still exit 1 naming the
+// message.
+func TestDecodeHexErrorsCarryNoPackageTag(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"zz\n", "montygo decode: message 0: invalid hex: invalid byte: U+007A 'z'\n"},
+		{"0a0\n", "montygo decode: message 0: invalid hex: odd length hex string\n"},
+	} {
+		out, errs, code := runCLI(t, c.in, "decode", "--hex")
+		if code != 1 || out != "" || errs != c.want {
+			t.Errorf("decode --hex %q: exit %d, stdout %q, stderr %q; want 1 and %q", c.in, code, out, errs, c.want)
+		}
+	}
+}
