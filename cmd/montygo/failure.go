@@ -5,9 +5,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
+	"syscall"
 
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -174,7 +179,11 @@ var libraryTags = []string{"monty session: ", "monty pool: ", "server: "}
 // begins with one. The error itself is unchanged; errors.Is and As on it
 // still work.
 func cliText(err error) string {
-	s := strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", "; ")
+	s := err.Error()
+	for _, de := range dialErrors(err, nil) {
+		s = strings.ReplaceAll(s, de.Error(), dialText(de))
+	}
+	s = strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "; ")
 	var b strings.Builder
 	for {
 		// s starts a part: drop the tags it begins with.
@@ -228,4 +237,64 @@ func workerStartCause(err error) error {
 		return pe
 	}
 	return nil
+}
+
+// dialErrors appends to des the WebSocket dial failures in err's tree
+// (several --remote endpoints' failures are joined).
+func dialErrors(err error, des []*ws.DialError) []*ws.DialError {
+	switch e := err.(type) {
+	case nil:
+		return des
+	case *ws.DialError:
+		return append(des, e)
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			des = dialErrors(inner, des)
+		}
+		return des
+	}
+	return dialErrors(errors.Unwrap(err), des)
+}
+
+// dialText is a WebSocket dial's failure as the CLI says it: the endpoint
+// (secrets masked) and the cause, without the layers of the libraries
+// under the dial, which repeat the URL and the failure ("failed to
+// WebSocket dial: failed to send handshake request: Get \"http://...\":
+// dial tcp 127.0.0.1:1: connect: connection refused", or "expected
+// handshake response status code 101 but got 401" after a status the text
+// has named already).
+func dialText(de *ws.DialError) string {
+	endpoint := redact.URL(de.URL)
+	if de.StatusCode != 0 {
+		s := fmt.Sprintf("%s: upgrade refused with HTTP %d", endpoint, de.StatusCode)
+		if de.Reason != "" {
+			s += " (" + de.Reason + ")"
+		}
+		return s
+	}
+	var (
+		errno syscall.Errno
+		dns   *net.DNSError
+		op    *net.OpError
+		ue    *url.Error
+		cause string
+	)
+	switch {
+	case errors.As(de.Err, &dns):
+		cause = "lookup " + dns.Name + ": " + dns.Err
+	case errors.As(de.Err, &errno):
+		cause = errno.Error()
+	case errors.As(de.Err, &op) && op.Err != nil:
+		cause = op.Err.Error() // an i/o timeout, say
+	case errors.As(de.Err, &ue):
+		// net/http's words (a TLS handshake, a plain HTTP answer to
+		// wss://), without its "Get URL: " and package tags.
+		cause = ue.Err.Error()
+		for _, tag := range []string{"http: ", "tls: "} {
+			cause = strings.TrimPrefix(cause, tag)
+		}
+	case de.Err != nil:
+		return de.Error()
+	}
+	return endpoint + ": cannot connect: " + redact.Text(cause, de.URL)
 }
