@@ -72,7 +72,7 @@ func (f *headerFlag) String() string { return "" }
 func (f *headerFlag) Set(s string) error {
 	name, val, err := ws.ParseHeader(s)
 	if err != nil {
-		return err
+		return untagged{err, "ws: "}
 	}
 	if f.h == nil {
 		f.h = http.Header{}

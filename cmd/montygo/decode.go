@@ -138,7 +138,7 @@ func frameSource(r io.Reader, hexLines bool, limit int) func() ([]byte, error) {
 			}
 			b, err := hex.DecodeString(line)
 			if err != nil {
-				return nil, hexError{err}
+				return nil, fmt.Errorf("invalid hex: %w", untagged{err, "encoding/hex: "})
 			}
 			if err := frame.CheckMessage(b, limit); err != nil {
 				return nil, err
@@ -151,16 +151,6 @@ func frameSource(r io.Reader, hexLines bool, limit int) func() ([]byte, error) {
 		return nil, io.EOF
 	}
 }
-
-// hexError is a line of decode --hex that is not hex, said in
-// encoding/hex's words without its package tag.
-type hexError struct{ err error }
-
-func (e hexError) Error() string {
-	return "invalid hex: " + strings.TrimPrefix(e.err.Error(), "encoding/hex: ")
-}
-
-func (e hexError) Unwrap() error { return e.err }
 
 func requestJSON(r *message.ParentRequest) map[string]any {
 	m := map[string]any{}

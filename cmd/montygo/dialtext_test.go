@@ -43,3 +43,23 @@ func TestRemoteDialFailuresAreToldShort(t *testing.T) {
 		t.Errorf("two endpoints: stderr %q; want %q", errs, want)
 	}
 }
+
+// A malformed --header was told with the transport package's tag: "--header
+// \"Bad Name: x\": ws: invalid header name \"Bad Name\"" (run, repl,
+// conform worker). The tag is gone; still a usage error.
+func TestHeaderErrorsCarryNoPackageTag(t *testing.T) {
+	dead := deadURL(t)
+	for _, c := range []struct {
+		cmd  string
+		args []string
+	}{
+		{"run", []string{"run", "--remote", dead, "--header", "Bad Name: x", "-c", "1"}},
+		{"repl", []string{"repl", "--remote", dead, "--header", "Bad Name: x"}},
+		{"conform worker", []string{"conform", "worker", "--remote", dead, "--header", "Bad Name: x"}},
+	} {
+		usageError(t, c.cmd, c.args, `invalid header name "Bad Name"`)
+		if _, errs, _ := runCLI(t, "", c.args...); strings.Contains(errs, "ws: ") {
+			t.Errorf("montygo %s: stderr %q carries the ws package's tag", strings.Join(c.args, " "), errs)
+		}
+	}
+}

@@ -167,6 +167,17 @@ file it reads); 3 the worker pool did not start (no worker found, the first work
 did not start, died or broke the protocol).
 `
 
+// untagged is err told without the package tag its text begins with
+// (tag, such as "ws: "), for a line that names the flag already.
+type untagged struct {
+	err error
+	tag string
+}
+
+func (u untagged) Error() string { return strings.TrimPrefix(u.err.Error(), u.tag) }
+
+func (u untagged) Unwrap() error { return u.err }
+
 // libraryTags are the package names the library's error texts begin
 // with, and begin again with at each layer that adds its context
 // ("server: worker pool: monty pool: first worker: ..."). A line that

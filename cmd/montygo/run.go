@@ -97,7 +97,7 @@ func (f *sessionFlags) launch() ([]session.Launch, error) {
 	for _, line := range f.headers {
 		name, value, err := ws.ParseHeader(line)
 		if err != nil {
-			return nil, fmt.Errorf("--header %q: %w", line, err)
+			return nil, fmt.Errorf("--header %q: %w", line, untagged{err, "ws: "})
 		}
 		h.Set(name, value)
 	}
