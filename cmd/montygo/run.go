@@ -201,7 +201,9 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		for _, spec := range f.mounts {
 			m, err := mount.ParseSpec(spec)
 			if err != nil {
-				return cfg, nil, fmt.Errorf("--mount: %w", err)
+				// Named by the flag's value, as mountError names it,
+				// without the library's "mount spec SPEC: " before it.
+				return cfg, nil, fmt.Errorf("--mount %s: %w", mountName(spec), untagged{err, fmt.Sprintf("mount spec %q: ", spec)})
 			}
 			ms = append(ms, m)
 		}
@@ -229,7 +231,16 @@ func mountError(err error, specs []string) error {
 	if convErr != nil || i >= len(specs) {
 		return fmt.Errorf("--mount: %w", err)
 	}
-	return fmt.Errorf("--mount %s: %s", specs[i], err.Error()[m[1]:])
+	return fmt.Errorf("--mount %s: %s", mountName(specs[i]), err.Error()[m[1]:])
+}
+
+// mountName is a --mount value as an error names it: as given, or "" when
+// empty.
+func mountName(spec string) string {
+	if spec == "" {
+		return `""`
+	}
+	return spec
 }
 
 // newLogger returns the CLI's logger. A CLI speaks through one channel:
