@@ -158,6 +158,14 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		target.Args = strings.Fields(*workerArgs)
 	}
+	if *remote != "" {
+		// An endpoint that cannot be reached is one error, as run says
+		// it (exit 3), not a failure of every rule with the dial's text.
+		if err := reachable(ctx, *remote, hdr.h); err != nil {
+			fmt.Fprintln(stderr, "montygo conform worker:", cliText(err))
+			return exitError{code: exitSandboxFailed}
+		}
+	}
 	rep, err := conform.Run(ctx, target, opts)
 	if err != nil {
 		return err
@@ -358,4 +366,15 @@ func negativeFlags(stderr io.Writer, cmd string, fs *flag.FlagSet) error {
 		}
 	})
 	return bad
+}
+
+// reachable dials the WebSocket endpoint at url once, before any rule,
+// and closes the connection at once; the error is the dial's.
+func reachable(ctx context.Context, url string, h http.Header) error {
+	c, err := ws.Dial(ctx, url, ws.DialOptions{Header: h})
+	if err != nil {
+		return err
+	}
+	c.CloseWith(1000, "conformance kit: endpoint reachable")
+	return nil
 }

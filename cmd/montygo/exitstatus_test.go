@@ -303,3 +303,19 @@ func TestConformMissingWorkerExitsAsRunDoes(t *testing.T) {
 		}
 	}
 }
+
+// conform worker --remote at an endpoint that could not be reached ran
+// every rule against it, each failing with the dial's error, and exited
+// 1, a worker that failed its checks; run exits 3 for the same endpoint
+// (the remote server could not be reached), as conform worker exits for a
+// local worker it cannot find. It now says so once, as run does, with no
+// report.
+func TestConformUnreachableRemoteExitsAsRunDoes(t *testing.T) {
+	dead := deadURL(t)
+	_, runErrs, runCode := runCLI(t, "", "run", "--remote", dead, "-c", "1")
+	out, errs, code := runCLI(t, "", "conform", "worker", "--remote", dead, "--protocol", "2", "--run", `^feed\.`)
+	want := "montygo conform worker: " + strings.TrimPrefix(runErrs, "montygo run: ")
+	if runCode != exitSandboxFailed || code != runCode || out != "" || errs != want {
+		t.Errorf("conform worker --remote %s: exit %d, stdout %.200q, stderr %q; want %d as run (%q), no report, and %q", dead, code, out, errs, runCode, runErrs, want)
+	}
+}

@@ -30,10 +30,11 @@ const exitStatusTable = `Exit status (every command): 0 success, or help asked f
 program raised or ran past a time limit (a remote server's too), decode met a frame
 it could not decode, conform found a check that failed, serve could not listen or
 stopped serving on an error; 2 a usage mistake (on stderr, with a pointer to -h);
-3 the sandbox failed: no worker was found (run, repl, serve, conform worker), it
-did not start, died or broke the protocol, or the remote server was lost (run,
-repl, serve); 130 Ctrl-C, 143 SIGTERM. subprocess, being a worker, exits as a
-worker does (montygo help subprocess).
+3 the sandbox failed: no worker was found, it did not start, died or broke the
+protocol, or the remote server could not be reached or was lost (run, repl, serve;
+conform worker, for a worker or --remote endpoint it cannot find or reach); 130
+Ctrl-C, 143 SIGTERM. subprocess, being a worker, exits as a worker does (montygo
+help subprocess).
 `
 
 // exitStatusHelp ends the usage of run.
@@ -157,7 +158,8 @@ off); 2 a usage mistake.
 // conformExitStatusHelp ends the usage of conform worker and parent.
 const conformExitStatusHelp = `Exit status: 0 every selected check passed (for conform worker, also: exactly
 the --expect-fail rules failed); 1 a check failed; 2 a usage mistake (a parent
-command that cannot be run included); 3 no worker was found (conform worker).
+command that cannot be run included); 3 (conform worker) no worker was found, or
+the --remote endpoint could not be reached.
 `
 
 // serveExitStatusHelp ends the usage of serve.
