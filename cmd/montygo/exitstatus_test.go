@@ -176,7 +176,9 @@ func TestServeExitStatusesMatchRuns(t *testing.T) {
 		{"missing --worker", "", []string{"--listen", "127.0.0.1:0", "--worker", missing}, exitSandboxFailed, "montygo serve: monty worker binary not found (tried: --worker " + missing + ": "},
 		{"missing $MONTY_BIN", "MONTY_BIN=" + missing, []string{"--listen", "127.0.0.1:0"}, exitSandboxFailed, "montygo serve: the worker pool did not start: monty worker binary not found (tried: $MONTY_BIN " + missing + ": "},
 		{"not a worker", "", []string{"--listen", "127.0.0.1:0", "--worker", notWorker}, exitSandboxFailed, "montygo serve: the worker pool did not start: monty worker crashed "},
-		{"address taken", "", []string{"--listen", taken.Addr().String(), "--worker", notWorker}, 1, "montygo serve: listen tcp " + taken.Addr().String() + ": "},
+		// Told in net's words before ("listen tcp ADDR: bind: address
+		// already in use").
+		{"address taken", "", []string{"--listen", taken.Addr().String(), "--worker", notWorker}, 1, "montygo serve: cannot listen on " + taken.Addr().String() + ": address already in use\n"},
 		{"no port", "", []string{"--listen", "127.0.0.1", "--worker", notWorker}, 2, `montygo serve: --listen "127.0.0.1": missing port in address`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -330,10 +330,20 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		if errors.As(err, &sys) {
 			// The address is well formed but the system refused it (in
 			// use, not ours to bind): serving failed, not the usage.
-			fmt.Fprintf(stderr, "montygo serve: %v\n", err)
+			fmt.Fprintf(stderr, "montygo serve: cannot listen on %s: %v\n", *listen, sys.Err)
 			return exitError{code: 1}
 		}
-		return fail(err)
+		// A host name that does not resolve, in net's words without its
+		// "listen tcp: " and the resolver's address.
+		var dns *net.DNSError
+		var op *net.OpError
+		switch {
+		case errors.As(err, &dns):
+			err = fmt.Errorf("lookup %s: %s", dns.Name, dns.Err)
+		case errors.As(err, &op) && op.Err != nil:
+			err = op.Err
+		}
+		return fail(fmt.Errorf("cannot listen on %s: %w", *listen, err))
 	}
 	if openLoopback && !boundLoopback(l.Addr()) {
 		// A name under localhost passes LoopbackHost but is looked up
