@@ -159,6 +159,14 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if envErr != nil {
 		return fail(envErr)
 	}
+	// A file, host or port flag given empty (`--tls-cert "$CERT"` with
+	// the variable unset) is a mistake, not the flag left out: an empty
+	// --tls-cert and --tls-key served plain ws://.
+	for _, name := range []string{"dump-key", "dump-key-previous", "worker", "tokens", "tls-cert", "tls-key", "client-ca", "host", "port"} {
+		if set[name] && fs.Lookup(name).Value.String() == "" {
+			return fail(fmt.Errorf("--%s \"\": an empty value (leave the flag out for its default)", name))
+		}
+	}
 	// given names a flag as the user gave it (the flag, or its variable),
 	// "" when it keeps its default.
 	given := func(name string) string {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,58 @@ func TestServePrewarmAboveMaxSessionsIsAUsageError(t *testing.T) {
 	defer cmd.Process.Kill()
 	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || !strings.HasPrefix(line, "ws://127.0.0.1:") {
 		t.Errorf("--max-sessions 1 without --prewarm: URL line %q (%v); stderr %q", line, err, errb.String())
+	}
+}
+
+// serveOutcome runs montygo serve with args until it exits or prints its
+// URL (it then serves, and is killed): the exit status (-1 when it
+// served), what it wrote to stderr, and the URL line.
+func serveOutcome(t *testing.T, args ...string) (code int, stderr, url string) {
+	t.Helper()
+	cmd := exec.Command(montygo(t), append(append([]string{"serve"}, serveDefaults(args, "--worker", testenv.Worker(t), "--prewarm", "1", "--log-level", "error")...), args...)...)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return -1, errb.String(), strings.TrimSpace(line)
+	}
+	cmd.Wait()
+	return cmd.ProcessState.ExitCode(), errb.String(), ""
+}
+
+// A flag given with an empty value was taken as left out: `--tls-cert
+// "$CERT" --tls-key "$KEY"` with the variables unset served plain ws://
+// (bearer tokens in the clear) where TLS was asked for, and an empty
+// --tokens, --host or --port took the defaults the same way. Every serve
+// flag that names a file, an address or a level now refuses "".
+func TestServeEmptyFlagValuesAreUsageErrors(t *testing.T) {
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	tokens := writeFile(t, "tokens", "alice:tok-alice-0123456789\n")
+	for _, args := range [][]string{
+		{"--tls-cert", "", "--tls-key", "", "--tokens", tokens},
+		{"--tokens", ""},
+		{"--client-ca", ""},
+		{"--dump-key-previous", ""},
+		{"--worker", ""},
+		{"--host", ""},
+		{"--port", ""},
+	} {
+		all := append([]string{"--dump-key", key}, args...)
+		if !slices.Contains(args, "--host") && !slices.Contains(args, "--port") {
+			all = append(all, "--listen", "127.0.0.1:0")
+		}
+		code, stderr, url := serveOutcome(t, all...)
+		if want := `montygo serve: ` + args[0] + ` "": `; code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) {
+			t.Errorf("serve %q: exit %d (URL %q), stderr %q; want 2 and one line starting %q", args, code, url, stderr, want)
+		}
 	}
 }
