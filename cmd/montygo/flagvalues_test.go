@@ -103,3 +103,14 @@ func TestDecodeHexErrorsCarryNoPackageTag(t *testing.T) {
 		}
 	}
 }
+
+// A --max-memory under one byte (0.5, 0.9KB/1000) was refused as "0
+// bytes would fail every allocation", a value the user never wrote; the
+// refusal names the value given.
+func TestMaxMemoryUnderOneByteNamesTheValue(t *testing.T) {
+	t.Setenv("MONTYGO_LOG", "")
+	for _, v := range []string{"0.5", "0.0001KB"} {
+		usageError(t, "run", []string{"run", "--max-memory", v, "-c", "1"}, `--max-memory: "`+v+`" is under one byte`)
+	}
+	usageError(t, "run", []string{"run", "--max-memory", "0", "-c", "1"}, "--max-memory: 0 bytes would fail every allocation")
+}

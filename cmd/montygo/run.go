@@ -189,6 +189,10 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		n, err := parseBytes(f.maxMemory)
 		if err == nil && n == 0 {
 			err = errors.New("0 bytes would fail every allocation (none lifts the limit)")
+			if m := bytesRE.FindStringSubmatch(f.maxMemory); m != nil && strings.Trim(m[1], "0.") != "" {
+				// Not 0 as written: a fraction of a byte, rounded down.
+				err = fmt.Errorf("%q is under one byte (none lifts the limit)", f.maxMemory)
+			}
 		}
 		if err != nil {
 			return cfg, nil, fmt.Errorf("--max-memory: %w", err)
