@@ -321,3 +321,45 @@ func TestConformUnreachableRemoteExitsAsRunDoes(t *testing.T) {
 		t.Errorf("conform worker --remote %s: exit %d, stdout %.200q, stderr %q; want %d as run (%q), no report, and %q", dead, code, out, errs, runCode, runErrs, want)
 	}
 }
+
+// A montygo that lives in the working directory, finding no worker, named
+// the one place it had looked twice: "tried: DIR/.monty/bin/monty and its
+// parents; DIR/.monty/bin/monty and its parents; monty in $PATH" (the
+// working directory and the executable's are both searched, and were the
+// same). Each place is named once.
+func TestWorkerNotFoundNamesEachPlaceOnce(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "montygo")
+	b, err := os.ReadFile(montygo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "-c", "1")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + dir} // no monty there, nor a MONTY_BIN
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	cmd.Run()
+	errs := errb.String()
+	_, tried, ok := strings.Cut(errs, "(tried: ")
+	tried, _, _ = strings.Cut(tried, ")")
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Skipf("a worker is installed above %s", dir)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitSandboxFailed || !ok {
+		t.Fatalf("exit %d, stderr %q; want %d and the places tried", code, errs, exitSandboxFailed)
+	}
+	seen := map[string]bool{}
+	for _, place := range strings.Split(tried, "; ") {
+		if seen[place] {
+			t.Errorf("stderr %q names %q twice", errs, place)
+		}
+		seen[place] = true
+	}
+	if !seen[filepath.Join(dir, ".monty/bin/monty")+" and its parents"] {
+		t.Errorf("stderr %q does not name the working directory's install", errs)
+	}
+}
