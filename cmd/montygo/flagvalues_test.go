@@ -114,3 +114,33 @@ func TestMaxMemoryUnderOneByteNamesTheValue(t *testing.T) {
 	}
 	usageError(t, "run", []string{"run", "--max-memory", "0", "-c", "1"}, "--max-memory: 0 bytes would fail every allocation")
 }
+
+// Help named the argument of most flags by its Go type ("-c string",
+// "-input value", "-remote value", "-header value", "-mount value",
+// "-max-memory string"), which tells a user nothing of what to write:
+// each flag now names what it takes.
+func TestHelpNamesWhatEachFlagTakes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"run", "-h"}, []string{"-c CODE", "-input NAME=JSON", "-mount HOST::VIRTUAL[::MODE]", "-remote URL", "-header HEADER",
+			"-worker PATH", "-max-duration SECONDS", "-max-memory BYTES", "-start-timeout SECONDS"}},
+		{[]string{"repl", "-h"}, []string{"-mount HOST::VIRTUAL[::MODE]", "-remote URL", "-header HEADER", "-worker PATH", "-max-duration SECONDS"}},
+		{[]string{"subprocess", "-h"}, []string{"-worker PATH"}},
+		{[]string{"serve", "-h"}, []string{"-worker PATH", "-host HOST", "-port PORT", "-log-level LEVEL"}},
+		{[]string{"conform", "worker", "-h"}, []string{"-remote URL", "-header HEADER", "-run REGEXP", "-expect-fail IDS"}},
+		{[]string{"conform", "parent", "-h"}, []string{"-run REGEXP"}},
+	} {
+		out, _, code := runCLI(t, "", c.args...)
+		lines := map[string]bool{}
+		for l := range strings.Lines(out) {
+			lines[strings.TrimSpace(l)] = true
+		}
+		for _, w := range c.want {
+			if code != 0 || !lines[w] {
+				t.Errorf("montygo %s: exit %d, no flag line %q in\n%s", strings.Join(c.args, " "), code, w, out)
+			}
+		}
+	}
+}

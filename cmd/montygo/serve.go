@@ -96,8 +96,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		RestartWindow: pool.DefaultRestartWindow,
 	}
 	listen := fs.String("listen", "127.0.0.1:8000", "listen `ADDR` (host:port; port 0 picks one); the bound URL is the only stdout line")
-	host := fs.String("host", "", "listen host (a name or an IP address, an IPv6 one with or without brackets), instead of --listen (upstream's flag; the port is then --port's, or 8000)")
-	port := fs.String("port", "", "listen port, instead of --listen; 0 picks one (upstream's flag; the host is then --host's, or 127.0.0.1)")
+	host := fs.String("host", "", "listen `HOST` (a name or an IP address, an IPv6 one with or without brackets), instead of --listen (upstream's flag; the port is then --port's, or 8000)")
+	port := fs.String("port", "", "listen `PORT`, instead of --listen; 0 picks one (upstream's flag; the host is then --host's, or 127.0.0.1)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections (0 disables the cap)")
@@ -113,7 +113,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
 	dumpPrev := fs.String("dump-key-previous", "", "`FILE` holding the previous dump key, still accepted on Load (rotation)")
 	fs.BoolVar(&cfg.TrustForwardedFor, "trust-forwarded-for", false, "take an unauthenticated client's identity from the last X-Forwarded-For address (the one the proxy in front appended)")
-	workerPath := fs.String("worker", "", "the monty worker binary (default: $MONTY_BIN, .monty/bin/monty, PATH)")
+	workerPath := fs.String("worker", "", "`PATH` of the monty worker binary (default: $MONTY_BIN, .monty/bin/monty, PATH)")
 	tokens := fs.String("tokens", "", "`FILE` of NAME:TOKEN lines; clients send Authorization: Bearer TOKEN (reloaded on SIGHUP)")
 	fs.IntVar(&cfg.MaxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "failed token logins one client address may make in a burst, one more every 6 s; past it 429 (0 disables the limit)")
 	fs.BoolVar(&cfg.OpenMetrics, "metrics-no-auth", false, "serve /metrics without a token even with --tokens (for a scraper on a trusted network)")
@@ -126,7 +126,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	fs.Var(secondsFlag{&cfg.RestartWindow}, "restart-window", "window of --max-restarts, and how long the server stays unhealthy once it trips"+durationUsage)
 	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on a TLS handshake and on reading a request's headers (an upgrade's too)"+durationUsage)
 	headerKiB := fs.Int("max-header-kib", server.DefaultMaxHeaderBytes>>10, "cap of a request's header lines (KiB, 1 to 1024); a request over it is answered 431")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn, error")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo serve --dump-key FILE [flags]")
 		fmt.Fprintln(fs.Output(), "Every flag has an environment twin MONTY_SERVER_<NAME> (for example MONTY_SERVER_MAX_SESSIONS); a flag beats its variable.")

@@ -44,7 +44,7 @@ const maxSpin = time.Second
 func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("subprocess", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	workerPath := fs.String("worker", "", "the inner monty worker (default: $MONTY_BIN, a monty file beside montygo, then the usual search)")
+	workerPath := fs.String("worker", "", "`PATH` of the inner monty worker (default: $MONTY_BIN, a monty file beside montygo, then the usual search)")
 	record := fs.String("record", "", "write every frame both ways to `FILE` (render with montygo decode --record FILE)")
 	proto := versionVar(fs, "protocol", 0, "accept only this outer protocol `version` (5, 4 or 2; default 4 and 2)")
 	inner := versionVar(fs, "inner-protocol", 0, "pin the inner worker's protocol `version` (default: negotiate)")
