@@ -133,6 +133,16 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "montygo conform worker: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
 		return exitError{code: 2}
 	}
+	for _, id := range strings.Split(*expect, ",") {
+		// A typo is refused before anything runs; a rule outside the
+		// selection is told after the report (expectedFailures).
+		if id = strings.TrimSpace(id); id != "" {
+			if _, ok := conform.Lookup(id); !ok {
+				fmt.Fprintf(stderr, "montygo conform worker: --expect-fail: %q is not a rule of the kit\n", id)
+				return exitError{code: 2}
+			}
+		}
+	}
 	target := conform.Target{Binary: *bin, URL: *remote, Header: hdr.h}
 	if *remote != "" {
 		// The pool's check, as run's --remote: a URL no dial can use is one

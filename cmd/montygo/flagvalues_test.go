@@ -144,3 +144,17 @@ func TestHelpNamesWhatEachFlagTakes(t *testing.T) {
 		}
 	}
 }
+
+// An --expect-fail id that is no rule of the kit (a typo) ran the whole
+// selection, printed its report and exited 1, the status of a worker
+// that failed a check, for a mistake in the command line. It is refused
+// before anything runs, as a --run that selects no rule is; an id that is
+// a rule but did not run still exits 1 after the report.
+func TestExpectFailUnknownRuleIsAUsageError(t *testing.T) {
+	usageError(t, "conform worker", []string{"conform", "worker", "--protocol", "2", "--run", `^feed\.complete-value$`,
+		"--expect-fail", "feed.complete-value,feed.no-such-rule"}, `--expect-fail: "feed.no-such-rule" is not a rule`)
+	out, errs, code := runCLI(t, "", "conform", "worker", "--protocol", "2", "--run", `^feed\.complete-value$`, "--expect-fail", "feed.globals-persist")
+	if code != 1 || !strings.Contains(out, "pass  feed.complete-value") || !strings.Contains(errs, "expected failure feed.globals-persist is not a rule that ran") {
+		t.Errorf("a rule outside the selection: exit %d, stdout %q, stderr %q; want 1 after the report", code, out, errs)
+	}
+}
