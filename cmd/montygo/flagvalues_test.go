@@ -158,3 +158,14 @@ func TestExpectFailUnknownRuleIsAUsageError(t *testing.T) {
 		t.Errorf("a rule outside the selection: exit %d, stdout %q, stderr %q; want 1 after the report", code, out, errs)
 	}
 }
+
+// A flag before the command (`montygo --verbose run`, as `git -C` takes
+// them) was told as an unknown command "--verbose"; it is told as a flag,
+// with where flags go.
+func TestFlagBeforeTheCommandIsToldAsAFlag(t *testing.T) {
+	out, errs, code := runCLI(t, "", "--verbose", "run", "-c", "1")
+	want := "montygo: unknown flag \"--verbose\" (flags go after the command: montygo run --verbose)\nRun 'montygo help' for the commands.\n"
+	if code != 2 || out != "" || errs != want {
+		t.Errorf("montygo --verbose run: exit %d, stdout %q, stderr %q; want 2 and %q", code, out, errs, want)
+	}
+}

@@ -25,7 +25,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -185,6 +187,18 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	// One line and a pointer, as a subcommand's mistakes are said.
+	if strings.HasPrefix(args[0], "-") {
+		// A flag before the command: say where it goes.
+		where := "montygo COMMAND " + args[0]
+		for _, a := range args[1:] {
+			if slices.ContainsFunc(cmds, func(c command) bool { return c.name == a }) {
+				where = "montygo " + a + " " + args[0]
+				break
+			}
+		}
+		fmt.Fprintf(stderr, "montygo: unknown flag %q (flags go after the command: %s)\nRun 'montygo help' for the commands.\n", args[0], where)
+		return 2
+	}
 	fmt.Fprintf(stderr, "montygo: unknown command %q\nRun 'montygo help' for the commands.\n", args[0])
 	return 2
 }
