@@ -230,6 +230,15 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		// server.Config reads 0 (and less) as its default of 2.
 		return fail(fmt.Errorf("--prewarm must be at least 1, not %d", cfg.Prewarm))
 	}
+	if mc := given("max-connections"); mc != "" && cfg.MaxConnections > 0 && cfg.MaxSessions > 0 && cfg.MaxConnections < cfg.MaxSessions {
+		// Each session holds a connection: the session cap could never
+		// be reached.
+		ms, def := given("max-sessions"), ""
+		if ms == "" {
+			ms, def = "--max-sessions", " (its default)"
+		}
+		return fail(fmt.Errorf("%s %d is less than %s %d%s: each session holds a connection", mc, cfg.MaxConnections, ms, cfg.MaxSessions, def))
+	}
 	if pw := given("prewarm"); pw != "" && cfg.MaxSessions > 0 && cfg.Prewarm > cfg.MaxSessions {
 		// server.Config cuts it down to the cap without a word; the
 		// default --prewarm may follow a low --max-sessions down.

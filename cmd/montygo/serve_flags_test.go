@@ -275,3 +275,29 @@ func TestServeEmptyFlagValuesAreUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// A --max-connections below --max-sessions capped the sessions at the
+// connections without a word (each session holds a connection), so the
+// session cap the server reported (/info) was one it could never reach.
+// The pair is a usage error naming both.
+func TestServeMaxConnectionsBelowMaxSessionsIsAUsageError(t *testing.T) {
+	key := writeFile(t, "key", "0123456789abcdef0123")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-connections", "3", "--max-sessions", "4", "--prewarm", "1"}, "--max-connections 3 is less than --max-sessions 4"},
+		{[]string{"--max-connections", "10"}, "--max-connections 10 is less than --max-sessions 64 (its default)"},
+	} {
+		code, stderr, url := serveOutcome(t, append([]string{"--listen", "127.0.0.1:0", "--dump-key", key}, c.args...)...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "montygo serve: "+c.want) {
+			t.Errorf("serve %q: exit %d (URL %q), stderr %q; want 2 and one line starting %q", c.args, code, url, stderr, c.want)
+		}
+	}
+	// Equal, or no cap on sessions, is no conflict.
+	for _, args := range [][]string{{"--max-connections", "4", "--max-sessions", "4"}, {"--max-connections", "4", "--max-sessions", "0"}} {
+		if code, stderr, _ := serveOutcome(t, append([]string{"--listen", "127.0.0.1:0", "--dump-key", key}, args...)...); code != -1 {
+			t.Errorf("serve %q: exit %d, stderr %q; want it to serve", args, code, stderr)
+		}
+	}
+}
