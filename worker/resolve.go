@@ -98,11 +98,14 @@ func ResolveBinary(explicit string) (string, error) {
 	// The executable's directory is only worked out if the working
 	// directory has no install: resolving it costs a readlink and an lstat
 	// per path element, on every start.
+	searched := ""
 	for _, dir := range [...]func() (string, bool){workDir, exeDir} {
 		start, ok := dir()
-		if !ok {
+		if !ok || start == searched {
+			// The executable in the working directory: searched already.
 			continue
 		}
+		searched = start
 		if p, ok := walkUp(start); ok {
 			return p, nil
 		}

@@ -72,7 +72,7 @@ func (f *headerFlag) String() string { return "" }
 func (f *headerFlag) Set(s string) error {
 	name, val, err := ws.ParseHeader(s)
 	if err != nil {
-		return err
+		return untagged{err, "ws: "}
 	}
 	if f.h == nil {
 		f.h = http.Header{}
@@ -86,15 +86,15 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	bin := fs.String("worker", "", "worker executable `BIN`, run as 'BIN subprocess' (default: $MONTY_BIN, .monty/bin/monty, PATH)")
 	workerArgs := fs.String("worker-args", "", "space-separated `ARGS` the worker is run with instead of 'subprocess' (e.g. 'subprocess --protocol 2' for montygo)")
-	remote := fs.String("remote", "", "test a WebSocket worker endpoint (ws:// or wss://) instead of a local binary")
+	remote := fs.String("remote", "", "test the WebSocket worker endpoint at `URL` (ws:// or wss://) instead of a local binary")
 	var hdr headerFlag
-	fs.Var(&hdr, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")
+	fs.Var(&hdr, "header", "extra upgrade `HEADER` for --remote, 'Name: value' (repeatable)")
 	proto := versionVar(fs, "protocol", 4, "protocol `version` to test (2, 4 or 5)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	run := fs.String("run", "", "only rules whose id matches this regular expression")
+	run := fs.String("run", "", "only rules whose id matches this `REGEXP`")
 	parallel := fs.Int("parallel", 0, "rules run at once (default: max(4, 2×CPUs))")
 	timeout := fs.Duration("rule-timeout", 30*time.Second, "time limit of one rule")
-	expect := fs.String("expect-fail", "", "comma-separated rule ids known to fail: exit 0 when exactly these fail (for CI against a worker with documented deviations)")
+	expect := fs.String("expect-fail", "", "comma-separated rule `IDS` known to fail: exit 0 when exactly these fail (for CI against a worker with documented deviations)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo conform worker [--worker BIN | --remote URL [--header 'Name: value']...] [flags]")
 		fs.PrintDefaults()
@@ -114,6 +114,12 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := negativeFlags(stderr, "conform worker", fs); err != nil {
 		return err
 	}
+	if *timeout == 0 {
+		// The kit reads 0 as its default (30s), which the help shows as
+		// the flag's own default, not as a way to ask for it.
+		fmt.Fprintln(stderr, "montygo conform worker: --rule-timeout 0s: a rule needs some time (leave the flag out for 30s)")
+		return exitError{code: 2}
+	}
 	opts := conform.Options{Protocol: *proto, Parallel: *parallel, RuleTimeout: *timeout}
 	if *run != "" {
 		re, err := regexp.Compile(*run)
@@ -127,6 +133,16 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "montygo conform worker: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
 		return exitError{code: 2}
 	}
+	for _, id := range strings.Split(*expect, ",") {
+		// A typo is refused before anything runs; a rule outside the
+		// selection is told after the report (expectedFailures).
+		if id = strings.TrimSpace(id); id != "" {
+			if _, ok := conform.Lookup(id); !ok {
+				fmt.Fprintf(stderr, "montygo conform worker: --expect-fail: %q is not a rule of the kit\n", id)
+				return exitError{code: 2}
+			}
+		}
+	}
 	target := conform.Target{Binary: *bin, URL: *remote, Header: hdr.h}
 	if *remote != "" {
 		// The pool's check, as run's --remote: a URL no dial can use is one
@@ -138,10 +154,11 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if *remote == "" {
 		// A worker that cannot be found is one error, not a failure of
-		// every rule under an empty target name.
+		// every rule under an empty target name; it exits 3, as run's
+		// and serve's missing worker does (no worker was found).
 		if _, err := worker.ResolveBinary(*bin); err != nil {
 			fmt.Fprintln(stderr, "montygo conform worker:", workerNotFound(err, "--worker"))
-			return exitError{code: 2}
+			return exitError{code: exitSandboxFailed}
 		}
 	}
 	if *workerArgs != "" {
@@ -150,6 +167,14 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return exitError{code: 2}
 		}
 		target.Args = strings.Fields(*workerArgs)
+	}
+	if *remote != "" {
+		// An endpoint that cannot be reached is one error, as run says
+		// it (exit 3), not a failure of every rule with the dial's text.
+		if err := reachable(ctx, *remote, hdr.h); err != nil {
+			fmt.Fprintln(stderr, "montygo conform worker:", cliText(err))
+			return exitError{code: exitSandboxFailed}
+		}
 	}
 	rep, err := conform.Run(ctx, target, opts)
 	if err != nil {
@@ -214,7 +239,7 @@ func conformParent(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("conform parent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	run := fs.String("run", "", "only scenarios whose name matches this regular expression")
+	run := fs.String("run", "", "only scenarios whose name matches this `REGEXP`")
 	parallel := fs.Int("parallel", 0, "scenarios run at once (default: max(2, CPUs))")
 	limit := fs.Duration("scenario-timeout", 0, "time a parent gets per scenario (default 30s)")
 	proto := versionVar(fs, "protocol", 0, "protocol `version` the scripted child claims (default: the scenario's, 2 where defined)")
@@ -351,4 +376,15 @@ func negativeFlags(stderr io.Writer, cmd string, fs *flag.FlagSet) error {
 		}
 	})
 	return bad
+}
+
+// reachable dials the WebSocket endpoint at url once, before any rule,
+// and closes the connection at once; the error is the dial's.
+func reachable(ctx context.Context, url string, h http.Header) error {
+	c, err := ws.Dial(ctx, url, ws.DialOptions{Header: h})
+	if err != nil {
+		return err
+	}
+	c.CloseWith(1000, "conformance kit: endpoint reachable")
+	return nil
 }

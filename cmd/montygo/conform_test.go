@@ -77,9 +77,9 @@ func TestConformUsage(t *testing.T) {
 // Usage mistakes an implementer makes are usage errors (exit 2, said
 // once): a --run that selects nothing exited 0 with "0 pass, 0 fail", so a
 // typo in CI's --run passed with nothing checked; a bad regular expression
-// or protocol exited 1, the status of a failing rule; a worker that cannot
-// be found failed every rule under an empty target name; a selection
-// whose every rule is skipped exited 0.
+// or protocol exited 1, the status of a failing rule; a selection whose
+// every rule is skipped exited 0. (A worker that cannot be found is no
+// usage mistake: TestConformMissingWorkerExitsAsRunDoes.)
 func TestConformUsageMistakes(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
@@ -103,9 +103,6 @@ func TestConformUsageMistakes(t *testing.T) {
 		{[]string{"parent", "--protocol", "5", "--", "true"}, "nothing was checked: every selected scenario was skipped (scenario not defined at protocol 5"},
 		// (the per-session max_duration rules: protocol 5 removed that limit)
 		{[]string{"worker", "--worker", self, "--protocol", "5", "--run", `^limits\.(duration-timeout-error|timeout-uncatchable)$`}, "nothing was checked: every selected rule was skipped (not defined at protocol 5"},
-		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "no-such-worker"},
-		// ... in the CLI's words, not the library's (Config.Binary).
-		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker")}, "(tried: --worker "},
 		// A parent command that cannot be run failed all 78 scenarios,
 		// each with "the parent never started the scripted child", exit 1.
 		{[]string{"parent", "--", noParent}, "cannot run " + noParent + ": no such file or directory"},

@@ -138,7 +138,7 @@ func frameSource(r io.Reader, hexLines bool, limit int) func() ([]byte, error) {
 			}
 			b, err := hex.DecodeString(line)
 			if err != nil {
-				return nil, fmt.Errorf("invalid hex: %w", err)
+				return nil, fmt.Errorf("invalid hex: %w", untagged{err, "encoding/hex: "})
 			}
 			if err := frame.CheckMessage(b, limit); err != nil {
 				return nil, err

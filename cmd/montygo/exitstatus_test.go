@@ -148,8 +148,10 @@ func TestServeExitStatusesMatchRuns(t *testing.T) {
 		{"missing --worker", "", []string{"--listen", "127.0.0.1:0", "--worker", missing}, exitSandboxFailed, "montygo serve: monty worker binary not found (tried: --worker " + missing + ": "},
 		{"missing $MONTY_BIN", "MONTY_BIN=" + missing, []string{"--listen", "127.0.0.1:0"}, exitSandboxFailed, "montygo serve: the worker pool did not start: monty worker binary not found (tried: $MONTY_BIN " + missing + ": "},
 		{"not a worker", "", []string{"--listen", "127.0.0.1:0", "--worker", notWorker}, exitSandboxFailed, "montygo serve: the worker pool did not start: monty worker crashed "},
-		{"address taken", "", []string{"--listen", taken.Addr().String(), "--worker", notWorker}, 1, "montygo serve: listen tcp " + taken.Addr().String() + ": "},
-		{"no port", "", []string{"--listen", "127.0.0.1", "--worker", notWorker}, 2, "montygo serve: --listen: "},
+		// Told in net's words before ("listen tcp ADDR: bind: address
+		// already in use").
+		{"address taken", "", []string{"--listen", taken.Addr().String(), "--worker", notWorker}, 1, "montygo serve: cannot listen on " + taken.Addr().String() + ": address already in use\n"},
+		{"no port", "", []string{"--listen", "127.0.0.1", "--worker", notWorker}, 2, `montygo serve: --listen "127.0.0.1": missing port in address`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			errs, code := montygoWithEnv(t, c.env, append(serve, c.args...)...)
@@ -185,10 +187,12 @@ func TestCLIErrorsAreOneLineWithoutLibraryTags(t *testing.T) {
 		t.Errorf("two dead endpoints: exit %d, stderr %q; want 3 and one line naming both", code, errs)
 	}
 
+	// A turn the server ended at its --turn-timeout is a time limit, and
+	// exits 1 as a local one does (TestRunRemoteTimeLimitExitsAsALocalOne).
 	p := startServe(t, nil, "--turn-timeout", "1")
 	_, errs, code = runCLI(t, "", "run", "--remote", p.url, "-c", "while True: pass")
-	if code != exitSandboxFailed || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "montygo run: remote worker at "+p.url+" disconnected") {
-		t.Errorf("a turn the server ended: exit %d, stderr %q; want 3 and one line without the session's tag", code, errs)
+	if code != 1 || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "montygo run: remote worker at "+p.url+" disconnected") {
+		t.Errorf("a turn the server ended: exit %d, stderr %q; want 1 and one line without the session's tag", code, errs)
 	}
 }
 
@@ -252,5 +256,103 @@ func TestRunArgumentsAfterTheProgramSayThereIsNoArgv(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errs, "the sandbox has no sys.argv") || !strings.Contains(errs, "--input NAME=JSON") {
 			t.Errorf("montygo %s: exit %d, stdout %q, stderr %q; want 2 saying there is no sys.argv", strings.Join(args, " "), code, out, errs)
 		}
+	}
+}
+
+// conform worker exited 2, a usage mistake, when the worker binary could
+// not be found, where run, repl and serve exit 3 (the sandbox failed: no
+// worker was found), the meaning the exit status table gives that number
+// for every command. It now exits as run does, on one line in the CLI's
+// words, whether --worker or $MONTY_BIN named the missing binary.
+func TestConformMissingWorkerExitsAsRunDoes(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, c := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"", []string{"--worker", missing}, "(tried: --worker " + missing + ": "},
+		{"MONTY_BIN=" + missing, nil, "(tried: $MONTY_BIN " + missing + ": "},
+	} {
+		var codes [2]int
+		for i, cmdArgs := range [][]string{append([]string{"run", "-c", "1"}, c.args...), append([]string{"conform", "worker"}, c.args...)} {
+			cmd := exec.Command(montygo(t), cmdArgs...)
+			if c.env != "" {
+				cmd.Env = append(os.Environ(), c.env)
+			}
+			var out, errb strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			cmd.Run()
+			codes[i] = cmd.ProcessState.ExitCode()
+			errs := errb.String()
+			want := "montygo " + cmdArgs[0] + ": monty worker binary not found "
+			if cmdArgs[0] == "conform" {
+				want = "montygo conform worker: monty worker binary not found "
+			}
+			if !strings.HasPrefix(errs, want) || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") != 1 || out.Len() != 0 {
+				t.Errorf("%s montygo %s: stdout %q, stderr %q; want no report and one line starting %q naming %q", c.env, strings.Join(cmdArgs, " "), out.String(), errs, want, c.want)
+			}
+		}
+		if codes[0] != exitSandboxFailed || codes[1] != codes[0] {
+			t.Errorf("%s %v: run exits %d, conform worker %d; want both %d", c.env, c.args, codes[0], codes[1], exitSandboxFailed)
+		}
+	}
+}
+
+// conform worker --remote at an endpoint that could not be reached ran
+// every rule against it, each failing with the dial's error, and exited
+// 1, a worker that failed its checks; run exits 3 for the same endpoint
+// (the remote server could not be reached), as conform worker exits for a
+// local worker it cannot find. It now says so once, as run does, with no
+// report.
+func TestConformUnreachableRemoteExitsAsRunDoes(t *testing.T) {
+	dead := deadURL(t)
+	_, runErrs, runCode := runCLI(t, "", "run", "--remote", dead, "-c", "1")
+	out, errs, code := runCLI(t, "", "conform", "worker", "--remote", dead, "--protocol", "2", "--run", `^feed\.`)
+	want := "montygo conform worker: " + strings.TrimPrefix(runErrs, "montygo run: ")
+	if runCode != exitSandboxFailed || code != runCode || out != "" || errs != want {
+		t.Errorf("conform worker --remote %s: exit %d, stdout %.200q, stderr %q; want %d as run (%q), no report, and %q", dead, code, out, errs, runCode, runErrs, want)
+	}
+}
+
+// A montygo that lives in the working directory, finding no worker, named
+// the one place it had looked twice: "tried: DIR/.monty/bin/monty and its
+// parents; DIR/.monty/bin/monty and its parents; monty in $PATH" (the
+// working directory and the executable's are both searched, and were the
+// same). Each place is named once.
+func TestWorkerNotFoundNamesEachPlaceOnce(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "montygo")
+	b, err := os.ReadFile(montygo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run", "-c", "1")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + dir} // no monty there, nor a MONTY_BIN
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	cmd.Run()
+	errs := errb.String()
+	_, tried, ok := strings.Cut(errs, "(tried: ")
+	tried, _, _ = strings.Cut(tried, ")")
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Skipf("a worker is installed above %s", dir)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitSandboxFailed || !ok {
+		t.Fatalf("exit %d, stderr %q; want %d and the places tried", code, errs, exitSandboxFailed)
+	}
+	seen := map[string]bool{}
+	for _, place := range strings.Split(tried, "; ") {
+		if seen[place] {
+			t.Errorf("stderr %q names %q twice", errs, place)
+		}
+		seen[place] = true
+	}
+	if !seen[filepath.Join(dir, ".monty/bin/monty")+" and its parents"] {
+		t.Errorf("stderr %q does not name the working directory's install", errs)
 	}
 }

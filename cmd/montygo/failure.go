@@ -5,9 +5,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
+	"syscall"
 
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -22,19 +27,22 @@ const exitSandboxFailed = 3
 // `montygo help`; each number means one kind of end whichever command
 // ends with it.
 const exitStatusTable = `Exit status (every command): 0 success, or help asked for; 1 the work failed: run's
-program raised, decode met a frame it could not decode, conform found a check that
-failed, serve could not listen or stopped serving on an error; 2 a usage mistake
-(on stderr, with a pointer to -h); 3 the sandbox failed: no worker was found, it did
-not start, died or broke the protocol, or the remote server was lost (run, repl,
-serve); 130 Ctrl-C, 143 SIGTERM. subprocess, being a worker, exits as a worker does
-(montygo help subprocess).
+program raised or ran past a time limit (a remote server's too), decode met a frame
+it could not decode, conform found a check that failed, serve could not listen or
+stopped serving on an error; 2 a usage mistake (on stderr, with a pointer to -h);
+3 the sandbox failed: no worker was found, it did not start, died or broke the
+protocol, or the remote server could not be reached or was lost (run, repl, serve;
+conform worker, for a worker or --remote endpoint it cannot find or reach); 130
+Ctrl-C, 143 SIGTERM. subprocess, being a worker, exits as a worker does (montygo
+help subprocess).
 `
 
 // exitStatusHelp ends the usage of run.
 const exitStatusHelp = `Exit status: 0 success; 1 the program raised (a Python traceback on stderr,
-TimeoutError and MemoryError for the limits); 2 a usage mistake; 3 the sandbox
-failed (no worker found, it did not start, died or broke the protocol, or the
-remote server was lost); 130 Ctrl-C, 143 SIGTERM.
+TimeoutError and MemoryError for the limits) or a remote server ended it at a
+time limit (close code 4002 or 4004); 2 a usage mistake; 3 the sandbox failed (no
+worker found, it did not start, died or broke the protocol, or the remote server
+was lost); 130 Ctrl-C, 143 SIGTERM.
 `
 
 // replExitStatusHelp ends the usage of repl, whose inputs' exceptions do
@@ -47,12 +55,17 @@ server was lost); 143 SIGTERM.
 // sandboxFailed marks err, a failure of the worker or of the connection
 // to it, for exitSandboxFailed. The watchdog's timeout enforces
 // --max-duration as the worker's own TimeoutError does, so it exits 1 as
-// that exception does.
+// that exception does; so does a remote server's end of a turn for
+// running too long (close code 4002, its --turn-timeout, or 4004, its
+// own watchdog past max_duration), a time limit the server enforced on
+// the program, as a local one is, and no sign of a failed sandbox.
 func sandboxFailed(err error) error {
 	var te *session.TimeoutError
+	var dc *session.DisconnectedError
 	var big *session.RequestTooLargeError
 	var bad *session.InvalidRequestError
-	if errors.As(err, &te) && te.Watchdog || errors.As(err, &big) || errors.As(err, &bad) {
+	if errors.As(err, &te) && te.Watchdog || errors.As(err, &dc) && errors.Is(dc, session.ErrTimeout) ||
+		errors.As(err, &big) || errors.As(err, &bad) {
 		// The program's own limit, or a program (with its inputs) that
 		// could not be sent: not the sandbox's failure.
 		return err
@@ -144,8 +157,9 @@ off); 2 a usage mistake.
 
 // conformExitStatusHelp ends the usage of conform worker and parent.
 const conformExitStatusHelp = `Exit status: 0 every selected check passed (for conform worker, also: exactly
-the --expect-fail rules failed); 1 a check failed; 2 a usage mistake (a worker or
-parent that cannot be found or run included).
+the --expect-fail rules failed); 1 a check failed; 2 a usage mistake (a parent
+command that cannot be run included); 3 (conform worker) no worker was found, or
+the --remote endpoint could not be reached.
 `
 
 // serveExitStatusHelp ends the usage of serve.
@@ -154,6 +168,17 @@ listen or stopped serving on an error; 2 a usage mistake (a flag, a variable or 
 file it reads); 3 the worker pool did not start (no worker found, the first worker
 did not start, died or broke the protocol).
 `
+
+// untagged is err told without the package tag its text begins with
+// (tag, such as "ws: "), for a line that names the flag already.
+type untagged struct {
+	err error
+	tag string
+}
+
+func (u untagged) Error() string { return strings.TrimPrefix(u.err.Error(), u.tag) }
+
+func (u untagged) Unwrap() error { return u.err }
 
 // libraryTags are the package names the library's error texts begin
 // with, and begin again with at each layer that adds its context
@@ -167,7 +192,11 @@ var libraryTags = []string{"monty session: ", "monty pool: ", "server: "}
 // begins with one. The error itself is unchanged; errors.Is and As on it
 // still work.
 func cliText(err error) string {
-	s := strings.ReplaceAll(strings.TrimRight(err.Error(), "\n"), "\n", "; ")
+	s := err.Error()
+	for _, de := range dialErrors(err, nil) {
+		s = strings.ReplaceAll(s, de.Error(), dialText(de))
+	}
+	s = strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "; ")
 	var b strings.Builder
 	for {
 		// s starts a part: drop the tags it begins with.
@@ -221,4 +250,64 @@ func workerStartCause(err error) error {
 		return pe
 	}
 	return nil
+}
+
+// dialErrors appends to des the WebSocket dial failures in err's tree
+// (several --remote endpoints' failures are joined).
+func dialErrors(err error, des []*ws.DialError) []*ws.DialError {
+	switch e := err.(type) {
+	case nil:
+		return des
+	case *ws.DialError:
+		return append(des, e)
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			des = dialErrors(inner, des)
+		}
+		return des
+	}
+	return dialErrors(errors.Unwrap(err), des)
+}
+
+// dialText is a WebSocket dial's failure as the CLI says it: the endpoint
+// (secrets masked) and the cause, without the layers of the libraries
+// under the dial, which repeat the URL and the failure ("failed to
+// WebSocket dial: failed to send handshake request: Get \"http://...\":
+// dial tcp 127.0.0.1:1: connect: connection refused", or "expected
+// handshake response status code 101 but got 401" after a status the text
+// has named already).
+func dialText(de *ws.DialError) string {
+	endpoint := redact.URL(de.URL)
+	if de.StatusCode != 0 {
+		s := fmt.Sprintf("%s: upgrade refused with HTTP %d", endpoint, de.StatusCode)
+		if de.Reason != "" {
+			s += " (" + de.Reason + ")"
+		}
+		return s
+	}
+	var (
+		errno syscall.Errno
+		dns   *net.DNSError
+		op    *net.OpError
+		ue    *url.Error
+		cause string
+	)
+	switch {
+	case errors.As(de.Err, &dns):
+		cause = "lookup " + dns.Name + ": " + dns.Err
+	case errors.As(de.Err, &errno):
+		cause = errno.Error()
+	case errors.As(de.Err, &op) && op.Err != nil:
+		cause = op.Err.Error() // an i/o timeout, say
+	case errors.As(de.Err, &ue):
+		// net/http's words (a TLS handshake, a plain HTTP answer to
+		// wss://), without its "Get URL: " and package tags.
+		cause = ue.Err.Error()
+		for _, tag := range []string{"http: ", "tls: "} {
+			cause = strings.TrimPrefix(cause, tag)
+		}
+	case de.Err != nil:
+		return de.Error()
+	}
+	return endpoint + ": cannot connect: " + redact.Text(cause, de.URL)
 }

@@ -25,7 +25,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -185,6 +187,18 @@ func mainWith(cmds []command, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	// One line and a pointer, as a subcommand's mistakes are said.
+	if strings.HasPrefix(args[0], "-") {
+		// A flag before the command: say where it goes.
+		where := "montygo COMMAND " + args[0]
+		for _, a := range args[1:] {
+			if slices.ContainsFunc(cmds, func(c command) bool { return c.name == a }) {
+				where = "montygo " + a + " " + args[0]
+				break
+			}
+		}
+		fmt.Fprintf(stderr, "montygo: unknown flag %q (flags go after the command: %s)\nRun 'montygo help' for the commands.\n", args[0], where)
+		return 2
+	}
 	fmt.Fprintf(stderr, "montygo: unknown command %q\nRun 'montygo help' for the commands.\n", args[0])
 	return 2
 }
@@ -343,7 +357,10 @@ func runExitHooks() {
 
 // versionFlag is a protocol-version flag (--protocol, --inner-protocol).
 // A value that does not fit the wire's uint32 is a parse error, so a usage
-// mistake: a uint flag converted to uint32 wrapped 4294967300 to 4.
+// mistake: a uint flag converted to uint32 wrapped 4294967300 to 4. So is
+// 0, which no protocol is: the commands read a zero value as the flag left
+// out (negotiate, the default versions), so an explicit 0 ran something
+// other than a version the user could have meant.
 type versionFlag uint32
 
 func (v *versionFlag) String() string { return strconv.FormatUint(uint64(*v), 10) }
@@ -352,6 +369,9 @@ func (v *versionFlag) Set(s string) error {
 	n, err := strconv.ParseUint(s, 0, 32)
 	if err != nil {
 		return fmt.Errorf("%q is not a protocol version", s)
+	}
+	if n == 0 {
+		return fmt.Errorf("%q is not a protocol version (leave the flag out for its default)", s)
 	}
 	*v = versionFlag(n)
 	return nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/gomonty/monty/child/tap"
@@ -22,8 +23,17 @@ import (
 // each accepted Configure's protocol_version.
 func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io.Writer) error {
 	f, err := os.Open(path)
+	if err == nil {
+		if fi, serr := f.Stat(); serr == nil && fi.IsDir() {
+			f.Close()
+			err = syscall.EISDIR
+		}
+	}
 	if err != nil {
-		return err
+		// A file the flag names that cannot be read is a usage mistake,
+		// as run's program file is.
+		fmt.Fprintf(stderr, "montygo decode: --record %s: %v\n", path, pathErrorCause(err))
+		return exitError{code: 2}
 	}
 	defer f.Close()
 	r, err := tap.NewReader(f, lim.FrameLen())
@@ -83,4 +93,15 @@ func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io
 			return fmt.Errorf("writing standard output: %w", err)
 		}
 	}
+}
+
+// pathErrorCause is err without an *os.PathError's operation and path
+// ("open /x: no such file or directory" is "no such file or directory"),
+// for a message that names the file already.
+func pathErrorCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

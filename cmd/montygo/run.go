@@ -54,15 +54,15 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 func (m *multiFlag) repeatable()        {}
 
 func (f *sessionFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.worker, "worker", "", "path of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
-	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on the session's total execution time in seconds (fractional, e.g. 0.5); in the REPL it spans every input; default 60, none for no limit")
-	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in bytes (suffixes: KB, MB, GB, KiB, MiB, GiB); default 256MiB, none for no limit")
-	fs.StringVar(&f.startTime, "start-timeout", "", "bound on the worker's start (Configure handshake) in seconds (default 10)")
-	fs.Var(&f.mounts, "mount", "expose a host directory: HOST::VIRTUAL[::ro|rw|overlay] (repeatable; default ro)")
+	fs.StringVar(&f.worker, "worker", "", "`PATH` of the monty worker binary (default: $MONTY_BIN, the project's .monty/bin/monty, then PATH)")
+	fs.StringVar(&f.maxDuration, "max-duration", "", "limit on the session's total execution time in `SECONDS` (fractional, e.g. 0.5); in the REPL it spans every input; default 60, none for no limit")
+	fs.StringVar(&f.maxMemory, "max-memory", "", "limit on sandbox memory in `BYTES` (suffixes: KB, MB, GB, KiB, MiB, GiB); default 256MiB, none for no limit")
+	fs.StringVar(&f.startTime, "start-timeout", "", "bound on the worker's start (Configure handshake) in `SECONDS` (default 10)")
+	fs.Var(&f.mounts, "mount", "expose a host directory, `HOST::VIRTUAL[::MODE]`, MODE being ro (the default), rw or overlay (repeatable)")
 	fs.Var(&f.protocol, "protocol", "pin the protocol `version` (default: negotiate)")
 	fs.BoolVar(&f.typeCheck, "type-check", false, "type-check each snippet before running it")
-	fs.Var(&f.remotes, "remote", "run on a remote Monty server at this ws:// or wss:// URL instead of a local worker (repeatable: tried in order at the start, the others used to resume after a drain)")
-	fs.Var(&f.headers, "header", "extra upgrade header for --remote, 'Name: value' (repeatable)")
+	fs.Var(&f.remotes, "remote", "run on a remote Monty server at this ws:// or wss:// `URL` instead of a local worker (repeatable: tried in order at the start, the others used to resume after a drain)")
+	fs.Var(&f.headers, "header", "extra upgrade `HEADER` for --remote, 'Name: value' (repeatable)")
 	fs.BoolVar(&f.verbose, "verbose", false, "log diagnostics (worker lifecycle, stderr, protocol errors) to stderr; see also $MONTYGO_LOG")
 }
 
@@ -97,7 +97,7 @@ func (f *sessionFlags) launch() ([]session.Launch, error) {
 	for _, line := range f.headers {
 		name, value, err := ws.ParseHeader(line)
 		if err != nil {
-			return nil, fmt.Errorf("--header %q: %w", line, err)
+			return nil, fmt.Errorf("--header %q: %w", line, untagged{err, "ws: "})
 		}
 		h.Set(name, value)
 	}
@@ -174,10 +174,12 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 	}
 	if f.startTime != "" {
 		secs, err := strconv.ParseFloat(f.startTime, 64)
-		if err != nil || secs == 0 || !inSecondsRange(secs) {
+		cfg.StartTimeout = time.Duration(secs * float64(time.Second))
+		// Under a nanosecond the Duration is 0, which the session reads
+		// as its default of 10 s.
+		if err != nil || !inSecondsRange(secs) || cfg.StartTimeout <= 0 {
 			return cfg, nil, fmt.Errorf("--start-timeout: %q is not a positive number of seconds", f.startTime)
 		}
-		cfg.StartTimeout = time.Duration(secs * float64(time.Second))
 	}
 	switch f.maxMemory {
 	case "":
@@ -187,6 +189,10 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		n, err := parseBytes(f.maxMemory)
 		if err == nil && n == 0 {
 			err = errors.New("0 bytes would fail every allocation (none lifts the limit)")
+			if m := bytesRE.FindStringSubmatch(f.maxMemory); m != nil && strings.Trim(m[1], "0.") != "" {
+				// Not 0 as written: a fraction of a byte, rounded down.
+				err = fmt.Errorf("%q is under one byte (none lifts the limit)", f.maxMemory)
+			}
 		}
 		if err != nil {
 			return cfg, nil, fmt.Errorf("--max-memory: %w", err)
@@ -199,7 +205,9 @@ func (f *sessionFlags) config(scriptName string, stderr io.Writer) (session.Conf
 		for _, spec := range f.mounts {
 			m, err := mount.ParseSpec(spec)
 			if err != nil {
-				return cfg, nil, fmt.Errorf("--mount: %w", err)
+				// Named by the flag's value, as mountError names it,
+				// without the library's "mount spec SPEC: " before it.
+				return cfg, nil, fmt.Errorf("--mount %s: %w", mountName(spec), untagged{err, fmt.Sprintf("mount spec %q: ", spec)})
 			}
 			ms = append(ms, m)
 		}
@@ -227,7 +235,16 @@ func mountError(err error, specs []string) error {
 	if convErr != nil || i >= len(specs) {
 		return fmt.Errorf("--mount: %w", err)
 	}
-	return fmt.Errorf("--mount %s: %s", specs[i], err.Error()[m[1]:])
+	return fmt.Errorf("--mount %s: %s", mountName(specs[i]), err.Error()[m[1]:])
+}
+
+// mountName is a --mount value as an error names it: as given, or "" when
+// empty.
+func mountName(spec string) string {
+	if spec == "" {
+		return `""`
+	}
+	return spec
 }
 
 // newLogger returns the CLI's logger. A CLI speaks through one channel:
@@ -317,10 +334,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.SetOutput(stderr)
 	var sf sessionFlags
 	sf.register(fs)
-	code := fs.String("c", "", "program passed in as a string")
+	code := fs.String("c", "", "the program, as a string of `CODE`")
 	jsonOut := fs.Bool("json", false, "print the result as JSON, as json.dumps(x, ensure_ascii=False) writes it (null for None), instead of its repr; NaN and infinities (not JSON) fail, exit 1")
 	var inputs multiFlag
-	fs.Var(&inputs, "input", "bind a global to the value of JSON text, as json.loads reads it: NAME=JSON (repeatable)")
+	fs.Var(&inputs, "input", "bind a global to the value of JSON text, as json.loads reads it, `NAME=JSON` (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo run FILE | - | -c CODE [flags]   (- reads the program from standard input)")
 		fs.PrintDefaults()

@@ -96,8 +96,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		RestartWindow: pool.DefaultRestartWindow,
 	}
 	listen := fs.String("listen", "127.0.0.1:8000", "listen `ADDR` (host:port; port 0 picks one); the bound URL is the only stdout line")
-	host := fs.String("host", "", "listen host (a name or an IP address, an IPv6 one with or without brackets), replacing --listen's (upstream's flag)")
-	port := fs.String("port", "", "listen port, replacing --listen's; 0 picks one (upstream's flag)")
+	host := fs.String("host", "", "listen `HOST` (a name or an IP address, an IPv6 one with or without brackets), instead of --listen (upstream's flag; the port is then --port's, or 8000)")
+	port := fs.String("port", "", "listen `PORT`, instead of --listen; 0 picks one (upstream's flag; the host is then --host's, or 127.0.0.1)")
 	fs.IntVar(&cfg.MaxSessions, "max-sessions", cfg.MaxSessions, "open sessions server-wide (0 disables the cap)")
 	fs.IntVar(&cfg.MaxSessionsPerClient, "max-sessions-per-client", cfg.MaxSessionsPerClient, "open sessions per client identity (0 disables the cap)")
 	fs.IntVar(&cfg.MaxConnections, "max-connections", server.DefaultMaxConnections, "open TCP connections, upgraded or not, server-wide (at least --max-sessions + 256 unless given); one more is answered 503 too_many_connections, a health probe aside (0 disables the cap)")
@@ -114,7 +114,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	dumpKey := fs.String("dump-key", "", "`FILE` holding the key that signs dumps (required, at least 16 bytes; the same on every replica)")
 	dumpPrev := fs.String("dump-key-previous", "", "`FILE` holding the previous dump key, still accepted on Load (rotation)")
 	fs.BoolVar(&cfg.TrustForwardedFor, "trust-forwarded-for", false, "take an unauthenticated client's identity from the last X-Forwarded-For address (the one the proxy in front appended)")
-	workerPath := fs.String("worker", "", "the monty worker binary (default: $MONTY_BIN, .monty/bin/monty, PATH)")
+	workerPath := fs.String("worker", "", "`PATH` of the monty worker binary (default: $MONTY_BIN, .monty/bin/monty, PATH)")
 	tokens := fs.String("tokens", "", "`FILE` of NAME:TOKEN lines; clients send Authorization: Bearer TOKEN (reloaded on SIGHUP)")
 	fs.IntVar(&cfg.MaxAuthFailures, "max-auth-failures", server.DefaultMaxAuthFailures, "failed token logins one client address may make in a burst, one more every 6 s; past it 429 (0 disables the limit)")
 	fs.BoolVar(&cfg.OpenMetrics, "metrics-no-auth", false, "serve /metrics without a token even with --tokens (for a scraper on a trusted network)")
@@ -122,12 +122,12 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	tlsCert := fs.String("tls-cert", "", "TLS certificate `FILE` (PEM); with --tls-key the server speaks wss:// (the TLS files are reloaded on SIGHUP)")
 	tlsKey := fs.String("tls-key", "", "TLS private key `FILE` (PEM)")
 	clientCA := fs.String("client-ca", "", "CA bundle `FILE`: require client certificates signed by it (mutual TLS)")
-	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1)")
+	fs.IntVar(&cfg.Prewarm, "prewarm", server.DefaultPrewarm, "idle workers kept ready (at least 1, at most --max-sessions)")
 	fs.IntVar(&cfg.MaxRestarts, "max-restarts", pool.DefaultMaxRestarts, "worker failures (failed starts, workers dead while idle, killed from outside too) tolerated within --restart-window; one more makes the server unhealthy (/readyz and upgrades 503) for --restart-window (0 disables the cap)")
 	fs.Var(secondsFlag{&cfg.RestartWindow}, "restart-window", "window of --max-restarts, and how long the server stays unhealthy once it trips"+durationUsage)
 	fs.Var(secondsFlag{&cfg.ReadHeaderTimeout}, "read-header-timeout", "bound on a TLS handshake and on reading a request's headers (an upgrade's too)"+durationUsage)
 	headerKiB := fs.Int("max-header-kib", server.DefaultMaxHeaderBytes>>10, "cap of a request's header lines (KiB, 1 to 1024); a request over it is answered 431")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "log `LEVEL`: debug, info, warn, error")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo serve --dump-key FILE [flags]")
 		fmt.Fprintln(fs.Output(), "Every flag has an environment twin MONTY_SERVER_<NAME> (for example MONTY_SERVER_MAX_SESSIONS); a flag beats its variable.")
@@ -143,12 +143,14 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fromEnv := map[string]bool{}
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		if v, ok := os.LookupEnv(envName(f.Name)); ok && !set[f.Name] && envErr == nil {
 			if err := fs.Set(f.Name, v); err != nil {
 				envErr = fmt.Errorf("%s: %w", envName(f.Name), err)
 			}
+			fromEnv[f.Name] = true
 		}
 	})
 	fail := func(err error) error {
@@ -158,9 +160,38 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	if envErr != nil {
 		return fail(envErr)
 	}
+	// A file, host or port flag given empty (`--tls-cert "$CERT"` with
+	// the variable unset) is a mistake, not the flag left out: an empty
+	// --tls-cert and --tls-key served plain ws://.
+	for _, name := range []string{"dump-key", "dump-key-previous", "worker", "tokens", "tls-cert", "tls-key", "client-ca", "host", "port"} {
+		if set[name] && fs.Lookup(name).Value.String() == "" {
+			return fail(fmt.Errorf("--%s \"\": an empty value (leave the flag out for its default)", name))
+		}
+	}
+	// given names a flag as the user gave it (the flag, or its variable),
+	// "" when it keeps its default.
+	given := func(name string) string {
+		switch {
+		case set[name]:
+			return "--" + name
+		case fromEnv[name]:
+			return envName(name)
+		}
+		return ""
+	}
+	if l := given("listen"); l != "" {
+		// Two ways of giving one address: --host and --port used to
+		// replace --listen's parts without a word, so the server listened
+		// on an address neither named.
+		for _, other := range []string{"host", "port"} {
+			if o := given(other); o != "" {
+				return fail(fmt.Errorf("%s and %s both set the listen address; give --listen HOST:PORT, or --host and --port without it", l, o))
+			}
+		}
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fail(fmt.Errorf("--log-level: %w", err))
+		return fail(fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel))
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
 	cfg.Logger = log
@@ -171,10 +202,8 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	// The connection caps, when not given, are server.Config's defaults,
 	// which make room for the session caps (and leave a proxy's
 	// connections alone).
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for name, v := range map[string]*int{"max-connections": &cfg.MaxConnections, "max-connections-per-client": &cfg.MaxConnectionsPerClient} {
-		if !given[name] {
+		if given(name) == "" {
 			*v = 0
 		} else if *v == 0 {
 			*v = -1
@@ -206,6 +235,24 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		// server.Config reads 0 (and less) as its default of 2.
 		return fail(fmt.Errorf("--prewarm must be at least 1, not %d", cfg.Prewarm))
 	}
+	if mc := given("max-connections"); mc != "" && cfg.MaxConnections > 0 && cfg.MaxSessions > 0 && cfg.MaxConnections < cfg.MaxSessions {
+		// Each session holds a connection: the session cap could never
+		// be reached.
+		ms, def := given("max-sessions"), ""
+		if ms == "" {
+			ms, def = "--max-sessions", " (its default)"
+		}
+		return fail(fmt.Errorf("%s %d is less than %s %d%s: each session holds a connection", mc, cfg.MaxConnections, ms, cfg.MaxSessions, def))
+	}
+	if pw := given("prewarm"); pw != "" && cfg.MaxSessions > 0 && cfg.Prewarm > cfg.MaxSessions {
+		// server.Config cuts it down to the cap without a word; the
+		// default --prewarm may follow a low --max-sessions down.
+		ms, def := given("max-sessions"), ""
+		if ms == "" {
+			ms, def = "--max-sessions", " (its default)"
+		}
+		return fail(fmt.Errorf("%s %d is more than %s %d%s: idle workers past the cap on open sessions would never be used", pw, cfg.Prewarm, ms, cfg.MaxSessions, def))
+	}
 	if *memMiB == 0 || *memMiB > 1<<40 {
 		return fail(errors.New("--max-memory-mib must be between 1 and 2^40"))
 	}
@@ -223,21 +270,30 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	var err error
 	if cfg.DumpKey, err = readKey(*dumpKey); err != nil {
-		return fail(err)
+		return fail(&flagFileError{"--dump-key", *dumpKey, err})
 	}
 	if *dumpPrev != "" {
 		if cfg.DumpKeyPrevious, err = readKey(*dumpPrev); err != nil {
-			return fail(err)
+			return fail(&flagFileError{"--dump-key-previous", *dumpPrev, err})
 		}
 	}
 	if *tokens != "" {
 		if cfg.Tokens, err = tokensAtStart(*tokens); err != nil {
-			return fail(err)
+			return fail(&flagFileError{"--tokens", *tokens, err})
 		}
 	}
 	lhost, lport, err := net.SplitHostPort(*listen)
 	if err != nil {
-		return fail(fmt.Errorf("--listen: %w", err))
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err) // without net's "address ADDR: "
+		}
+		return fail(fmt.Errorf("--listen %q: %w", *listen, err))
+	}
+	if *port == "" && !portNumber(lport) {
+		// Checked as --port is: net.Listen's own words name no flag
+		// ("listen tcp: address 99999: invalid port").
+		return fail(fmt.Errorf("--listen %q: port %q is not a port number", *listen, lport))
 	}
 	if *host != "" {
 		if lhost, err = listenHost(*host); err != nil {
@@ -245,7 +301,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		}
 	}
 	if *port != "" {
-		if n, err := strconv.ParseUint(*port, 10, 16); err != nil || n > 65535 {
+		if !portNumber(*port) {
 			return fail(fmt.Errorf("--port %q is not a port number", *port))
 		}
 		lport = *port
@@ -296,10 +352,20 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 		if errors.As(err, &sys) {
 			// The address is well formed but the system refused it (in
 			// use, not ours to bind): serving failed, not the usage.
-			fmt.Fprintf(stderr, "montygo serve: %v\n", err)
+			fmt.Fprintf(stderr, "montygo serve: cannot listen on %s: %v\n", *listen, sys.Err)
 			return exitError{code: 1}
 		}
-		return fail(err)
+		// A host name that does not resolve, in net's words without its
+		// "listen tcp: " and the resolver's address.
+		var dns *net.DNSError
+		var op *net.OpError
+		switch {
+		case errors.As(err, &dns):
+			err = fmt.Errorf("lookup %s: %s", dns.Name, dns.Err)
+		case errors.As(err, &op) && op.Err != nil:
+			err = op.Err
+		}
+		return fail(fmt.Errorf("cannot listen on %s: %w", *listen, err))
 	}
 	if openLoopback && !boundLoopback(l.Addr()) {
 		// A name under localhost passes LoopbackHost but is looked up
@@ -581,6 +647,36 @@ func readKey(path string) ([]byte, error) {
 	return b, nil
 }
 
+// portNumber reports whether p is a TCP port number, 0 to 65535, in
+// decimal.
+func portNumber(p string) bool {
+	_, err := strconv.ParseUint(p, 10, 16)
+	return err == nil
+}
+
+// flagFileError is a failure to use the file a flag names, said after
+// the flag and the file ("--dump-key /etc/key: no such file or
+// directory"), without what that says already: os's "open FILE: ", a
+// leading "FILE: ", a library's package tag (server's, crypto/tls's).
+type flagFileError struct {
+	flag, path string
+	err        error
+}
+
+func (e *flagFileError) Error() string {
+	s := e.err.Error()
+	var pe *os.PathError
+	if errors.As(e.err, &pe) && pe.Path == e.path && s == pe.Error() {
+		s = pe.Err.Error()
+	}
+	for _, tag := range []string{"server: ", "tls: ", e.path + ": "} {
+		s = strings.TrimPrefix(s, tag)
+	}
+	return e.flag + " " + e.path + ": " + s
+}
+
+func (e *flagFileError) Unwrap() error { return e.err }
+
 // listenHost checks a --host value: a host name or an IP address, an IPv6
 // address with or without the brackets of a URL ("[::1]" is "::1"), and
 // no port (that is --port's).
@@ -613,26 +709,27 @@ func boundLoopback(a net.Addr) bool {
 // tlsConfig reads the TLS files (only regular files with regular).
 func tlsConfig(certFile, keyFile, caFile string, regular bool) (*tls.Config, error) {
 	var pems [2][]byte
-	for i, path := range []string{certFile, keyFile} {
+	for i, flag := range []string{"--tls-cert", "--tls-key"} {
+		path := []string{certFile, keyFile}[i]
 		b, err := readPEM(path, regular)
 		if err != nil {
-			return nil, fmt.Errorf("TLS key pair: %w", err)
+			return nil, &flagFileError{flag, path, err}
 		}
 		pems[i] = b
 	}
 	cert, err := tls.X509KeyPair(pems[0], pems[1])
 	if err != nil {
-		return nil, fmt.Errorf("TLS key pair: %w", err)
+		return nil, &flagFileError{"--tls-cert " + certFile + " and --tls-key", keyFile, err}
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if caFile != "" {
 		pem, err := readPEM(caFile, regular)
 		if err != nil {
-			return nil, err
+			return nil, &flagFileError{"--client-ca", caFile, err}
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%s: no PEM certificate", caFile)
+			return nil, fmt.Errorf("--client-ca %s: no PEM certificate", caFile)
 		}
 		cfg.ClientCAs = pool
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert

@@ -86,7 +86,12 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
 	bin := testenv.Worker(t)
 	key := writeFile(t, "key", "0123456789abcdef0123")
-	all := append(append([]string{"serve"}, serveDefaults(args, "--listen", "127.0.0.1:0", "--dump-key", key, "--worker", bin, "--prewarm", "1")...), args...)
+	defs := []string{"--dump-key", key, "--worker", bin, "--prewarm", "1"}
+	if len(serveDefaults(args, "--host", "", "--port", "")) == 4 {
+		// --listen goes with neither --host nor --port.
+		defs = append(defs, "--listen", "127.0.0.1:0")
+	}
+	all := append(append([]string{"serve"}, serveDefaults(args, defs...)...), args...)
 	cmd := exec.Command(montygo(t), all...)
 	cmd.Env = append(os.Environ(), env...)
 	errb := &syncBuffer{}

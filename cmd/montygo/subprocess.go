@@ -20,6 +20,7 @@ import (
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/child/relay"
 	"github.com/gomonty/monty/child/tap"
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/worker"
@@ -33,17 +34,21 @@ import (
 // between attempts, so a process queued behind it runs at once.
 const defaultSpin = 50 * time.Microsecond
 
+// maxSpin bounds --spin: each wait for the parent's next frame (an idle
+// REPL's, for one) would busy-poll a CPU for up to that long.
+const maxSpin = time.Second
+
 // subprocessCmd is `montygo subprocess`: a Monty worker over stdin and
 // stdout that any Monty parent can drive, relaying each session to a real
 // `monty subprocess` worker.
 func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("subprocess", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	workerPath := fs.String("worker", "", "the inner monty worker (default: $MONTY_BIN, a monty file beside montygo, then the usual search)")
+	workerPath := fs.String("worker", "", "`PATH` of the inner monty worker (default: $MONTY_BIN, a monty file beside montygo, then the usual search)")
 	record := fs.String("record", "", "write every frame both ways to `FILE` (render with montygo decode --record FILE)")
 	proto := versionVar(fs, "protocol", 0, "accept only this outer protocol `version` (5, 4 or 2; default 4 and 2)")
 	inner := versionVar(fs, "inner-protocol", 0, "pin the inner worker's protocol `version` (default: negotiate)")
-	spin := fs.Duration("spin", defaultSpin, "busy-poll for up to this long for the next frame from the parent and from the inner worker before sleeping (0: never)")
+	spin := fs.Duration("spin", defaultSpin, "busy-poll for up to this long for the next frame from the parent and from the inner worker before sleeping (0: never; at most 1s)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo subprocess [--worker PATH] [--record FILE] [--protocol 5|4|2] [--inner-protocol N] [--spin DURATION]")
 		fs.PrintDefaults()
@@ -56,8 +61,13 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintf(stderr, "montygo subprocess: unexpected argument %q\n", fs.Arg(0))
 		return exitError{code: 2}
 	}
-	if *spin < 0 {
-		fmt.Fprintf(stderr, "montygo subprocess: --spin %v: want 0 (never spin) or more\n", *spin)
+	if _, ok := codec.ForVersion(*inner); *inner != 0 && !ok {
+		// Found when a parent's Configure came, as a fatal start failure.
+		fmt.Fprintf(stderr, "montygo subprocess: --inner-protocol %d: gomonty speaks protocols %v\n", *inner, codec.Versions())
+		return exitError{code: 2}
+	}
+	if *spin < 0 || *spin > maxSpin {
+		fmt.Fprintf(stderr, "montygo subprocess: --spin %v: want 0 (never spin) to %v (a spin saves a wake-up of microseconds; a longer one keeps a CPU busy at every wait for the parent)\n", *spin, maxSpin)
 		return exitError{code: 2}
 	}
 	bin, err := innerWorker(*workerPath)
@@ -81,8 +91,10 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if *record != "" {
 		f, err := os.OpenFile(*record, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
-			fmt.Fprintf(stderr, "montygo subprocess: %v\n", err)
-			return exitError{code: int(protocol.ExitFatal)}
+			// A file the flag names that cannot be written is a usage
+			// mistake (exit 2, as the help says), not a fatal worker.
+			fmt.Fprintf(stderr, "montygo subprocess: --record %s: %v\n", *record, pathErrorCause(err))
+			return exitError{code: 2}
 		}
 		defer f.Close()
 		tapped = tap.New(conn, f)

@@ -319,6 +319,12 @@ func TestMountErrorsNameTheFlagValue(t *testing.T) {
 	}{
 		{[]string{"--mount", missing + "::/data"}, "--mount " + missing + "::/data: host directory: "},
 		{[]string{"--mount", dir + "::/data", "--mount", dir + "::/data"}, "--mount " + dir + "::/data: virtual path /data overlaps"},
+		// A spec that does not parse was told as "--mount: mount spec
+		// \"SPEC\": ...", the spec twice over the library's words, where
+		// every other --mount error names it as the flag's value.
+		{[]string{"--mount", dir + "::data"}, "montygo run: --mount " + dir + `::data: virtual path "data" is not absolute` + "\n"},
+		{[]string{"--mount", dir + "::/data::bogus"}, "montygo run: --mount " + dir + `::/data::bogus: unknown mount mode "bogus" (want ro, rw or overlay)` + "\n"},
+		{[]string{"--mount", ""}, `montygo run: --mount "": want HOST::VIRTUAL[::ro|rw|overlay]` + "\n"},
 	} {
 		args := append(append([]string{"run"}, c.args...), "-c", "1")
 		var out, errb strings.Builder
