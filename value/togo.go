@@ -52,7 +52,8 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // list, tuple, set and frozenset decode into slices or (of exactly the right
 // length) arrays; dict, named tuple and class instance decode into maps and
 // structs (fields matched by tag or name, exactly, then case-insensitively;
-// unknown keys are ignored); datetime and date decode into time.Time (a
+// unknown keys are ignored; a map whose key type [KeyConverts] refuses
+// takes only an empty dict, as FromGo converts only an empty one); datetime and date decode into time.Time (a
 // naive datetime and a date are taken as UTC), timedelta into time.Duration
 // (overflow checked); a str or a pathlib.Path decodes into a string, a str
 // into a UUID (parsed), a timezone into a *time.Location; None decodes into
@@ -950,6 +951,10 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 	}
 	if !isDict && t.Key().Kind() != reflect.String {
 		return toGoErr(n.Kind, t, "names need a string-keyed map")
+	}
+	if len(es) > 0 && !KeyConverts(t.Key()) {
+		// As FromGo refuses such a map: see KeyConverts.
+		return toGoErr(n.Kind, t, "unsupported map key type "+t.Key().String())
 	}
 	m := reflect.MakeMapWithSize(t, len(es))
 	k := reflect.New(t.Key()).Elem()
