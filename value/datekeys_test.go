@@ -146,6 +146,20 @@ func TestRefusedMapKeyTypes(t *testing.T) {
 			t.Errorf("%T: empty came back as %v", in, out)
 		}
 	}
+	// A Decoder whose hook is consulted for the key type decodes the keys
+	// itself (a session's host objects): not refused.
+	var g value.Graph
+	d := g.Add(value.Dict(value.Pair{Key: g.Add(value.Int(1)), Value: g.Add(value.Int(2))}))
+	dec := value.Decoder{
+		Hook: func(s *value.DecodeState, id value.NodeID, t reflect.Type) (reflect.Value, bool, error) {
+			return reflect.ValueOf(&n), t == reflect.TypeFor[*int](), nil
+		},
+		HookTypes: func(t reflect.Type) bool { return t == reflect.TypeFor[*int]() },
+	}
+	var hooked map[*int]int
+	if err := dec.Decode(&g, d, &hooked); err != nil || hooked[&n] != 2 {
+		t.Errorf("with a hook for *int: %v, %v", hooked, err)
+	}
 	for _, k := range []reflect.Type{
 		reflect.TypeFor[time.Time](), reflect.TypeFor[value.Date](), reflect.TypeFor[value.Time](),
 		reflect.TypeFor[value.DateTime](), reflect.TypeFor[value.TimeDelta](), reflect.TypeFor[value.TimeZone](),

@@ -53,7 +53,8 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // length) arrays; dict, named tuple and class instance decode into maps and
 // structs (fields matched by tag or name, exactly, then case-insensitively;
 // unknown keys are ignored; a map whose key type [KeyConverts] refuses
-// takes only an empty dict, as FromGo converts only an empty one); datetime and date decode into time.Time (a
+// takes only an empty dict, as FromGo converts only an empty one, unless
+// a [Decoder]'s hook is consulted for that key type); datetime and date decode into time.Time (a
 // naive datetime and a date are taken as UTC), timedelta into time.Duration
 // (overflow checked); a str or a pathlib.Path decodes into a string, a str
 // into a UUID (parsed), a timezone into a *time.Location; None decodes into
@@ -952,8 +953,9 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 	if !isDict && t.Key().Kind() != reflect.String {
 		return toGoErr(n.Kind, t, "names need a string-keyed map")
 	}
-	if len(es) > 0 && !KeyConverts(t.Key()) {
-		// As FromGo refuses such a map: see KeyConverts.
+	if len(es) > 0 && !KeyConverts(t.Key()) && (d.hook == nil || !d.hooked(t.Key())) {
+		// As FromGo refuses such a map (see KeyConverts), unless a
+		// Decoder's hook decodes the keys (a session's host objects).
 		return toGoErr(n.Kind, t, "unsupported map key type "+t.Key().String())
 	}
 	m := reflect.MakeMapWithSize(t, len(es))
