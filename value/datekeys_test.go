@@ -227,3 +227,53 @@ func TestLocationRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A map[any] whose keys are arrays (a tuple or bytes key in Python) comes
+// back from ToGo: a tuple key as an [N]any of its items (decoded as keys
+// too), a bytes key as an [N]byte, which FromGo writes as the same tuple
+// and bytes. Before, ToGo refused the dict FromGo had made of the map
+// ("it decodes to a value no Go map can use as a key").
+func TestAnyKeysComeBack(t *testing.T) {
+	in := map[any]int{[2]int{1, 2}: 1, [2]byte{1, 2}: 2, [0]int{}: 3, [2]any{"a", [1]int{1}}: 4, "s": 5}
+	var g value.Graph
+	id, err := value.FromGo(&g, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[any]int
+	if err := value.ToGo(&g, id, &out); err != nil {
+		t.Fatalf("ToGo(%s): %v", g.Repr(id), err)
+	}
+	want := map[any]int{[2]any{int64(1), int64(2)}: 1, [2]byte{1, 2}: 2, [0]any{}: 3, [2]any{"a", [1]any{int64(1)}}: 4, "s": 5}
+	if !reflect.DeepEqual(out, want) {
+		t.Fatalf("got %#v, want %#v", out, want)
+	}
+	var g2 value.Graph
+	id2, err := value.FromGo(&g2, out)
+	if err != nil || g2.Repr(id2) != g.Repr(id) {
+		t.Fatalf("FromGo of what came back: %s %v, want %s", g2.Repr(id2), err, g.Repr(id))
+	}
+	// A tuple key that holds itself all the way down (x = (x, x), forty
+	// times), which a Go map would hash in 2**40 steps, is past the bound
+	// of 32 items in all: a TupleValue, which no map holds.
+	var h value.Graph
+	x := h.Add(value.Tuple())
+	for range 40 {
+		x = h.Add(value.Tuple(x, x))
+	}
+	d := h.Add(value.Dict(value.Pair{Key: x, Value: h.Add(value.Int(1))}))
+	var m map[any]int
+	var ce *value.ConversionError
+	if err := value.ToGo(&h, d, &m); !errors.As(err, &ce) || ce.Path != "[key]" {
+		t.Fatalf("shared tuple key: %v, want a *ConversionError at [key]", err)
+	}
+	// Past 32 items, a tuple key is a TupleValue, which no map holds.
+	items := make([]value.NodeID, 33)
+	for i := range items {
+		items[i] = h.Add(value.Int(int64(i)))
+	}
+	d = h.Add(value.Dict(value.Pair{Key: h.Add(value.Tuple(items...)), Value: h.Add(value.Int(1))}))
+	if err := value.ToGo(&h, d, &m); !errors.As(err, &ce) || ce.Path != "[key]" {
+		t.Fatalf("33 items: %v, want a *ConversionError at [key]", err)
+	}
+}
