@@ -431,7 +431,7 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 		return "datetime.timezone"
 	case reflect.TypeFor[*time.Location]():
 		st.datetime = true
-		return "datetime.timezone | None" // a nil *time.Location is None both ways
+		return "datetime.timezone | None" // a fixed zone is a timezone, a nil one None, both ways
 	case reflect.TypeFor[value.PathValue]():
 		st.pathlib = true
 		return "pathlib.Path"
