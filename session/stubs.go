@@ -385,7 +385,9 @@ func (st *stubWriter) pyType(t reflect.Type) string { return st.pyTypeAt(t, 0) }
 // it (a list, unhashable, can be no dict's key); a key type the
 // conversions refuse (value.KeyConverts: a pointer, a struct) is Never,
 // but a registered class's Go type (T or *T), whose instances the
-// session's hook decodes; other types as pyTypeAt.
+// session's hook decodes; other types as pyTypeAt. (ToGo also takes a
+// named tuple key into a struct key type, which FromGo never gives: the
+// stub declares only what converts both ways.)
 func (st *stubWriter) keyTypeAt(t reflect.Type, depth int) string {
 	if !value.KeyConverts(t) && st.r.types[t] == nil && (t.Kind() != reflect.Pointer || st.r.types[t.Elem()] == nil) {
 		return st.neverType()

@@ -253,3 +253,19 @@ func nilPtr(p reflect.Value) bool {
 	}
 	return false
 }
+
+// A dict keyed by named tuples decodes into a Go map keyed by a struct
+// of their fields, though FromGo refuses struct keys (a struct becomes a
+// dict, which Python cannot hash) and the stubs declare them Never. The
+// first cut of the key-type refusal in ToGo refused it too.
+func TestRealNamedTupleKeysDecodeIntoStructs(t *testing.T) {
+	s := realSession(t, Config{})
+	r, err := s.Run(context.Background(), "import collections\nP = collections.namedtuple('P', 'a b')\n{P(1, 2): 'x', P(3, 4): 'y'}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[struct{ A, B int }]string
+	if err := r.Decode(&m); err != nil || len(m) != 2 || m[struct{ A, B int }{1, 2}] != "x" || m[struct{ A, B int }{3, 4}] != "y" {
+		t.Fatalf("%s decoded to %v, %v", r.Repr(), m, err)
+	}
+}

@@ -15,9 +15,12 @@ import (
 // date, time), TimeDelta (timedelta; time.Duration is an integer kind)
 // and TimeZone (timezone). Any other key type (a pointer, a struct, a
 // channel, a *time.Location) is refused with a *ConversionError by
-// [FromGo] and [ToGo] unless the map is empty: Python has no hashable
-// value for a struct (a dict), and a pointer's identity, which is what
-// makes a Go key, would not survive the trip.
+// [FromGo] unless the map is empty: Python cannot hash the dict a struct
+// becomes, and a pointer's identity, which is what makes a Go key, would
+// not survive the trip. [ToGo] refuses those that are or hold a pointer
+// or a channel alike, for the same reason, but decodes a named tuple or
+// an instance key (both hashable in Python) into a struct key type, as
+// into any struct.
 func KeyConverts(t reflect.Type) bool {
 	switch {
 	case t == nil:

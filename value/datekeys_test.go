@@ -112,8 +112,10 @@ func TestDateMapKeysOrderIsStable(t *testing.T) {
 
 // A map whose key type Python cannot hash or whose Go identity would not
 // survive (a pointer, a struct, a *time.Location, a channel) is refused
-// both ways with a *ConversionError, unless it is empty; KeyConverts
-// says which.
+// by FromGo with a *ConversionError, unless it is empty; KeyConverts
+// says which. ToGo refuses those holding a pointer or a channel for the
+// key type, before any key is read (it made new pointers before); a
+// struct key type takes a named tuple key by its fields.
 func TestRefusedMapKeyTypes(t *testing.T) {
 	n := 1
 	type pt struct{ X, Y int }
@@ -137,13 +139,24 @@ func TestRefusedMapKeyTypes(t *testing.T) {
 		// Back: a dict with a key of the kind the Go key would need.
 		d := g.Add(value.Dict(value.Pair{Key: g.Add(value.Int(1)), Value: g.Add(value.Int(2))}))
 		err = value.ToGo(&g, d, reflect.New(typ).Interface())
-		if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "unsupported map key type") {
-			t.Errorf("ToGo into %v: %v, want a *ConversionError for the key type", typ, err)
+		identity := typ.Key().Kind() == reflect.Pointer || typ.Key().Kind() == reflect.Chan
+		if !errors.As(err, &ce) || identity != strings.Contains(ce.Reason, "unsupported map key type") {
+			t.Errorf("ToGo into %v: %v, want a *ConversionError (for the key type if a pointer or channel)", typ, err)
 		}
 		// Empty, both ways.
 		empty := reflect.MakeMap(typ).Interface()
 		if out := roundTrip(t, empty); reflect.ValueOf(out).Len() != 0 {
 			t.Errorf("%T: empty came back as %v", in, out)
+		}
+	}
+	// A named tuple key decodes into a struct key type by its fields.
+	{
+		var g value.Graph
+		nt := g.Add(value.NamedTupleNode("P", []string{"X", "Y"}, g.Add(value.Int(1)), g.Add(value.Int(2))))
+		d := g.Add(value.Dict(value.Pair{Key: nt, Value: g.Add(value.Int(3))}))
+		var m map[pt]int
+		if err := value.ToGo(&g, d, &m); err != nil || m[pt{1, 2}] != 3 || len(m) != 1 {
+			t.Errorf("a named tuple key into map[pt]int: %v, %v", m, err)
 		}
 	}
 	// A Decoder whose hook is consulted for the key type decodes the keys

@@ -53,8 +53,10 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // length) arrays; dict, named tuple and class instance decode into maps and
 // structs (fields matched by tag or name, exactly, then case-insensitively;
 // unknown keys are ignored; a map whose key type [KeyConverts] refuses
-// takes only an empty dict, as FromGo converts only an empty one, unless
-// a [Decoder]'s hook is consulted for that key type; into a map[any] a
+// and that holds a pointer or a channel takes only an empty dict, as
+// FromGo converts only an empty one, unless a [Decoder]'s hook is
+// consulted for that key type (a struct key type takes a named tuple or
+// an instance key, which FromGo does not give back); into a map[any] a
 // tuple key of up to 32 items becomes an [N]any of its items, so decoded
 // too, and a bytes key of up to 32 bytes an [N]byte, the Go keys FromGo
 // writes as that tuple and those bytes); datetime and date decode into time.Time (a
@@ -1000,7 +1002,7 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 	if !isDict && t.Key().Kind() != reflect.String {
 		return toGoErr(n.Kind, t, "names need a string-keyed map")
 	}
-	if len(es) > 0 && !KeyConverts(t.Key()) && (d.hook == nil || !d.hooked(t.Key())) {
+	if len(es) > 0 && identityKey(t.Key()) && !KeyConverts(t.Key()) && (d.hook == nil || !d.hooked(t.Key())) {
 		// As FromGo refuses such a map (see KeyConverts), unless a
 		// Decoder's hook decodes the keys (a session's host objects).
 		return toGoErr(n.Kind, t, "unsupported map key type "+t.Key().String())
@@ -1042,6 +1044,27 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 	}
 	v.Set(m)
 	return nil
+}
+
+// identityKey reports whether Go compares keys of type t, in part, by
+// identity: it is or holds a pointer, a channel or an unsafe.Pointer.
+// ToGo would make new ones, so no key it made could equal a key the
+// caller has. (A struct key type without them takes a named tuple or an
+// instance, which Python hashes, by its fields.)
+func identityKey(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Chan, reflect.UnsafePointer:
+		return true
+	case reflect.Array:
+		return identityKey(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if identityKey(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // holdsInterface reports whether a value of t can hold an interface value,
