@@ -29,7 +29,10 @@ import (
 // None, but a value given to SetValue that is not nil: the class), a
 // pointer: T | None, json.Number: int | float, value's own types: the
 // values they convert to (value.Exception: BaseException,
-// value.ClassValue: type), anything else: Any). Parameters named with
+// value.ClassValue: type), a type no conversion takes (a channel, a
+// complex number, big.Float, a map key type that value.KeyConverts
+// refuses): typing.Never, so that dict[Never, V] takes only an empty dict
+// as the conversion does, anything else: Any). Parameters named with
 // [Params] may be passed by keyword; the others are positional-only.
 //
 // Give them to a type-checked session as Config.TypeCheckStubs: without
@@ -73,7 +76,7 @@ func (r *Registry) Stubs() string {
 	for _, name := range []struct {
 		used bool
 		name string
-	}{{st.any, "Any"}, {st.notRequired, "NotRequired"}, {len(dicts) > 0, "TypedDict"}} {
+	}{{st.any, "Any"}, {st.never, "Never"}, {st.notRequired, "NotRequired"}, {len(dicts) > 0, "TypedDict"}} {
 		if name.used {
 			typing = append(typing, name.name)
 		}
@@ -151,7 +154,7 @@ func (st *stubWriter) taken(name string) bool {
 }
 
 // stubImports are the names the stubs import.
-var stubImports = map[string]bool{"Any": true, "NotRequired": true, "TypedDict": true, "datetime": true, "pathlib": true}
+var stubImports = map[string]bool{"Any": true, "Never": true, "NotRequired": true, "TypedDict": true, "datetime": true, "pathlib": true}
 
 // typedDict writes the TypedDict of struct type t: a field FromGo may
 // leave out (omitempty, omitzero) is NotRequired. (ToGo also accepts a
@@ -183,7 +186,7 @@ func sortedKeys[V any](m map[string]V) []string {
 type stubWriter struct {
 	r                      *Registry
 	datetime, pathlib, any bool
-	notRequired            bool
+	never, notRequired     bool
 	dicts                  map[reflect.Type]string // TypedDict name of a struct type
 	dictTypes              map[string]reflect.Type // and back
 	pending                []reflect.Type          // named, not yet written
@@ -192,6 +195,15 @@ type stubWriter struct {
 func (st *stubWriter) anyType() string {
 	st.any = true
 	return "Any"
+}
+
+// neverType annotates a Go type that no conversion takes or gives (a
+// channel, a map key type that value.KeyConverts refuses): typing.Never,
+// which no value is, so that a container of it is declared as what
+// converts, an empty one (dict[Never, int] takes only {}).
+func (st *stubWriter) neverType() string {
+	st.never = true
+	return "Never"
 }
 
 func (st *stubWriter) function(b *strings.Builder, name string, h *hostFunc) {
@@ -370,8 +382,16 @@ func (st *stubWriter) pyType(t reflect.Type) string { return st.pyTypeAt(t, 0) }
 
 // keyTypeAt annotates a map key type: a Go array (other than of bytes)
 // is a tuple there, the one hashable sequence, which is what converts to
-// it (a list, unhashable, can be no dict's key); other types as pyTypeAt.
+// it (a list, unhashable, can be no dict's key); a key type the
+// conversions refuse (value.KeyConverts: a pointer, a struct) is Never,
+// but a registered class's Go type (T or *T), whose instances the
+// session's hook decodes; other types as pyTypeAt. (ToGo also takes a
+// named tuple key into a struct key type, which FromGo never gives: the
+// stub declares only what converts both ways.)
 func (st *stubWriter) keyTypeAt(t reflect.Type, depth int) string {
+	if !value.KeyConverts(t) && st.r.types[t] == nil && (t.Kind() != reflect.Pointer || st.r.types[t.Elem()] == nil) {
+		return st.neverType()
+	}
 	typ := st.pyTypeAt(t, depth)
 	if t.Kind() == reflect.Array && strings.HasPrefix(typ, "list[") && depth <= 8 {
 		return "tuple[" + st.keyTypeAt(t.Elem(), depth+1) + ", ...]"
@@ -413,7 +433,7 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 		return "datetime.timezone"
 	case reflect.TypeFor[*time.Location]():
 		st.datetime = true
-		return "datetime.timezone | None" // a nil *time.Location is None both ways
+		return "datetime.timezone | None" // a fixed zone is a timezone, a nil one None, both ways
 	case reflect.TypeFor[value.PathValue]():
 		st.pathlib = true
 		return "pathlib.Path"
@@ -445,11 +465,13 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 		reflect.TypeFor[value.ObjectValue](), reflect.TypeFor[value.Function](),
 		reflect.TypeFor[value.BuiltinFunctionValue](), reflect.TypeFor[value.FileHandle](),
 		reflect.TypeFor[value.SpecialValue](), reflect.TypeFor[value.ReprValue](),
-		reflect.TypeFor[value.CycleValue](),
-		// No Python counterpart: the conversions refuse them, as they
-		// refuse a channel (a *time.Location, above, takes a timezone).
-		reflect.TypeFor[big.Float](), reflect.TypeFor[big.Rat](), reflect.TypeFor[time.Location]():
+		reflect.TypeFor[value.CycleValue]():
 		return st.anyType()
+	case reflect.TypeFor[big.Float](), reflect.TypeFor[big.Rat](), reflect.TypeFor[time.Location]():
+		// No Python counterpart: the conversions refuse them both ways,
+		// as they refuse a channel (a *time.Location, above, is a
+		// timezone).
+		return st.neverType()
 	}
 	if t.Implements(appenderStub) || t.Implements(decoderStub) || reflect.PointerTo(t).Implements(decoderStub) {
 		return st.anyType() // converts itself
@@ -485,7 +507,12 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 		}
 		return "dict[str, " + st.anyType() + "]"
 	case reflect.Pointer:
-		return pyType(t.Elem()) + " | None"
+		if elem := pyType(t.Elem()); elem != "Never" {
+			return elem + " | None"
+		}
+		return "None" // only a nil one converts
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return st.neverType() // refused both ways
 	}
 	return st.anyType()
 }

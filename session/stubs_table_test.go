@@ -32,12 +32,8 @@ type stubEmbeds struct {
 // that the Python value FromGo makes is of the type the stubs declare for
 // that Go type, and that ToGo reads it back into the Go type (which shows
 // that a value of the declared type is taken as an argument).
-//
-// Known to be one way, and so left out: a *time.Location that is not nil
-// (ToGo takes a timezone into it, FromGo refuses it, as it refuses a
-// time.Location), and map keys that FromGo refuses though the stubs name
-// their Python type (time.Time and value's date and time types, pointers,
-// structs).
+// (Types the stubs declare as Never, which FromGo refuses, are in
+// TestStubsAgreeWithRoundTrips.)
 func TestStubsMatchConversions(t *testing.T) {
 	one := 1
 	nan := math.NaN()
@@ -56,6 +52,8 @@ func TestStubsMatchConversions(t *testing.T) {
 		time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), time.Duration(90 * time.Second), (*time.Duration)(nil),
 		value.Date{Year: 2024, Month: 2, Day: 3}, value.Time{Hour: 1}, value.DateTime{Year: 2024, Month: 1, Day: 1},
 		value.TimeDelta{Days: 1}, value.TimeZone{Offset: 3600}, (*time.Location)(nil),
+		time.UTC, time.FixedZone("CET", 3600), map[time.Time]int{time.Unix(0, 0).UTC(): 1},
+		map[value.Date]int{{Year: 2024, Month: 1, Day: 1}: 1}, map[[2]value.TimeDelta]int{{{Days: 1}, {}}: 2},
 		value.PathValue("/tmp"), value.UUID{1, 2}, *big.NewInt(5), big.NewInt(-5), (*big.Int)(nil),
 		value.TupleValue{1, "a"}, value.SetValue{1}, value.FrozenSetValue{"f"}, value.DictValue{{Key: 1, Value: "v"}},
 		json.Number("12"), json.Number("1.5"), value.Exception{Type: "ValueError"},

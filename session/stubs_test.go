@@ -214,12 +214,14 @@ func TestRegisterCallParameterNeedsFunc(t *testing.T) {
 // TestStubsNoPythonCounterpart: a big.Float, a big.Rat or a time.Location
 // (not a pointer to one, which takes a timezone) converts to nothing in
 // Python, the conversions refusing it as they refuse a channel; the stubs
-// annotated it as a dict, which the conversions never accept or give.
+// annotated it as a dict, which the conversions never accept or give,
+// then as Any, which told the type checker any value would do. It is
+// Never, and a pointer to it None, the one value that converts.
 func TestStubsNoPythonCounterpart(t *testing.T) {
 	reg := NewRegistry().MustRegister("f", func(x *big.Float, r big.Rat, l time.Location) *big.Rat { return nil })
-	want := `from typing import Any
+	want := `from typing import Never
 
-def f(arg0: Any | None, arg1: Any, arg2: Any, /) -> Any | None: ...
+def f(arg0: None, arg1: Never, arg2: Never, /) -> None: ...
 `
 	if got := reg.Stubs(); got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)

@@ -127,14 +127,16 @@ func Return(v any) Answer { return Answer{kind: answerReturn, value: v} }
 // read the name. As for a host function's error, an exception type the
 // worker does not know is raised as RuntimeError naming it, a message
 // that is not UTF-8 is repaired, and the exception's traceback is not
-// sent.
+// sent. A nil exc raises RuntimeError("raised by the host"), as a nil
+// exception given to [Session.AbortFeed] raises a RuntimeError of its
+// own: the protocol has no error answer without an exception.
 func Raise(exc *message.RaisedException) Answer { return Answer{kind: answerRaise, exc: exc} }
 
-// raised is the exception a Raise answer sends (nil stays nil: the codec
-// refuses it and nothing is sent).
+// raised is the exception a Raise answer sends (for nil, the RuntimeError
+// Raise documents).
 func (a Answer) raised() *message.RaisedException {
 	if a.exc == nil {
-		return nil
+		return message.NewException("RuntimeError", "raised by the host")
 	}
 	return exceptionFor(a.exc, "RuntimeError")
 }
@@ -278,7 +280,8 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 // AbortFeed ends the suspended feed by raising exc, uncatchably, where it
 // is suspended, and returns the worker's Error event. The session survives
 // with the globals assigned before the suspension. A nil exc raises
-// RuntimeError("feed aborted by the host"). exc is sent as [Raise] sends
+// RuntimeError("feed aborted by the host"), as a nil exception given to
+// [Raise] raises a RuntimeError. exc is sent as [Raise] sends
 // its exception: a type the worker does not know is raised as a
 // RuntimeError naming it, a message that is not UTF-8 is repaired, and the
 // traceback is left out (the caller's exc is not modified). A worker that

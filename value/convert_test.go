@@ -253,7 +253,8 @@ func TestFromGoErrors(t *testing.T) {
 		{ObjectValue{Class: ClassValue{Name: "int"}}, "value: cannot convert Go value.ObjectValue to class_instance: the class of an instance must be a sandbox or host class"},
 		{struct{ Items []any }{[]any{1, make(chan int)}}, "value: cannot convert Go chan int at .Items[1]: unsupported type"},
 		{failing{}, "value: cannot convert Go value.failing: nope"},
-		{time.UTC, "value: cannot convert Go time.Location: a time.Location has no Python counterpart; use TimeZone"},
+		{*time.FixedZone("X", 3600), "value: cannot convert Go time.Location: a time.Location value has no Python counterpart; use a *time.Location or TimeZone"},
+		{[]any{time.UTC, *time.UTC}, "value: cannot convert Go time.Location at [1]: a time.Location value has no Python counterpart; use a *time.Location or TimeZone"},
 		{deep, "nesting exceeds 10000 levels"},
 	} {
 		g := &Graph{}

@@ -33,9 +33,9 @@ import (
 //	other slices and arrays              list (nil slice: empty list)
 //	TupleValue, SetValue, FrozenSetValue tuple, set, frozenset
 //	map with string, int, uint, bool,    dict, entries sorted by key (Go maps
-//	  float or TextMarshaler keys, or      have no order; nil map: empty dict);
-//	  arrays of them (or any holding       an array key is a tuple of its
-//	  them)                                items as keys ([N]byte: bytes)
+//	  float, TextMarshaler, date or        have no order; nil map: empty dict);
+//	  time keys, or arrays of them (or     an array key is a tuple of its
+//	  any holding them): [KeyConverts]     items as keys ([N]byte: bytes)
 //	DictValue                            dict, in the given order
 //	struct                               dict of its exported fields, see below
 //	NamedTupleValue                      named tuple
@@ -79,9 +79,12 @@ import (
 // repr of their values), then strings (a TextMarshaler key by its text;
 // equal texts of different Go types by type name, of one type by the repr
 // of their values), then bytes, then tuples (both item by item, then by
-// length), so the dict's order does not depend on Go's map
-// iteration. Keys that are distinct in Go but one key to the worker (1,
-// 1.0 and true in a map[any]; two keys with one text; NaNs) are all
+// length), then dates and times (datetimes, dates, times, timedeltas,
+// timezones; naive before aware, in time, aware ones by instant), so the
+// dict's order does not depend on Go's map iteration. Map key types other
+// than those [KeyConverts] accepts are refused. Keys that are distinct in
+// Go but one key to the worker (1, 1.0 and true in a map[any]; two keys
+// with one text; NaNs; one instant in two zones) are all
 // written, and the worker keeps one entry of each such group, with the
 // value of the last. Every NaN key (and NaN item of a tuple key) is
 // written with the bits of Python's float('nan'), whatever the Go NaN's
@@ -113,7 +116,17 @@ import (
 //
 // A big.Float or a big.Rat, for which Python has no type, is refused with
 // an error (convert it with its Float64 method first), as is a
-// time.Location (use TimeZone): neither converts as a struct.
+// time.Location value (use a *time.Location or TimeZone): none converts
+// as a struct.
+//
+// A *time.Location that is not nil becomes a datetime.timezone when its
+// zone is fixed (time.FixedZone, an IANA zone such as Etc/GMT+5 whose
+// offset never changed): its offset, and its zone's abbreviation as the
+// name, except for UTC (as for a time.Time below), which becomes
+// datetime.timezone.utc, and for a zone without a name. A location whose
+// offset changes (America/New_York) has no Python timezone and is
+// refused with an error; ToGo reads a timezone back as a fixed zone of
+// that name and offset (time.UTC for timezone.utc).
 //
 // A time.Time is an instant, so it always becomes an aware datetime: its
 // offset is the one of its location at that instant, and the zone
@@ -452,6 +465,9 @@ func (e *encoder) pointer(v reflect.Value, t reflect.Type, depth int) (NodeID, e
 	if v.IsNil() {
 		return e.add(None()), nil
 	}
+	if t == locationPtrType {
+		return e.location(v.Interface().(*time.Location), t)
+	}
 	if t.Elem().Size() == 0 {
 		// Go may put distinct zero-size values at one address: no
 		// identity to share, and nothing in them to lead back.
@@ -766,7 +782,7 @@ func (e *encoder) specialLeaf(sp specialType, v reflect.Value, t reflect.Type) (
 		return 0, fromGoErr(t, KindInvalid, noPython(t)+"; convert it with its Float64 method")
 	}
 	// spLocation
-	return 0, fromGoErr(t, KindInvalid, "a time.Location has no Python counterpart; use TimeZone")
+	return 0, fromGoErr(t, KindInvalid, "a time.Location value has no Python counterpart; use a *time.Location or TimeZone")
 }
 
 // checked adds a payload node after validating it.
@@ -778,7 +794,7 @@ func (e *encoder) checked(n Node, t reflect.Type) (NodeID, error) {
 }
 
 func (e *encoder) timeValue(tm time.Time, t reflect.Type) (NodeID, error) {
-	name, off := tm.Zone()
+	_, off := tm.Zone()
 	if off < -86399 || off > 86399 {
 		return 0, fromGoErr(t, KindDateTime, fmt.Sprintf("UTC offset %ds is outside -86399..86399", off))
 	}
@@ -786,16 +802,55 @@ func (e *encoder) timeValue(tm time.Time, t reflect.Type) (NodeID, error) {
 	if y < 1 || y > 9999 {
 		return 0, fromGoErr(t, KindDateTime, fmt.Sprintf("year %d is outside 1..9999", y))
 	}
+	return e.add(DateTimeNode(timeDateTime(tm))), nil
+}
+
+// timeDateTime returns the aware datetime of tm, unchecked (timeValue
+// checks the year and offset first).
+func timeDateTime(tm time.Time) DateTime {
+	name, off := tm.Zone()
 	d := DateTime{
-		Year: int32(y), Month: uint32(tm.Month()), Day: uint32(tm.Day()),
+		Year: int32(tm.Year()), Month: uint32(tm.Month()), Day: uint32(tm.Day()),
 		Hour: uint32(tm.Hour()), Minute: uint32(tm.Minute()), Second: uint32(tm.Second()),
 		Microsecond: uint32(tm.Nanosecond() / 1000),
 		Offset:      Ptr(int32(off)),
 	}
-	if tm.Location() != time.UTC && name != "" && (off != 0 || name != "UTC") {
+	if zoneName(tm.Location(), name, off) {
 		d.TZName = Ptr(name)
 	}
-	return e.add(DateTimeNode(d)), nil
+	return d
+}
+
+// zoneName reports whether a zone of loc called name, off seconds east
+// of UTC, keeps its name in Python: every zone but UTC (time.UTC, or a
+// zero offset named "UTC"), which is datetime.timezone.utc, and a zone
+// without a name.
+func zoneName(loc *time.Location, name string, off int) bool {
+	return loc != time.UTC && name != "" && (off != 0 || name != "UTC")
+}
+
+// location encodes a non-nil *time.Location as a timezone: a fixed zone
+// (time.FixedZone, time.UTC, an IANA zone whose offset never changed) as
+// the timezone of its offset and name (timezone.utc for UTC, as for a
+// time.Time); a location whose offset changes (daylight saving time, a
+// change of rules) has no Python timezone and is refused. The fixed zone
+// is the one whose offset holds from the beginning of time to its end,
+// which time.Time.ZoneBounds reports as zero bounds.
+func (e *encoder) location(loc *time.Location, t reflect.Type) (NodeID, error) {
+	tm := time.Unix(0, 0).In(loc)
+	if start, end := tm.ZoneBounds(); !start.IsZero() || !end.IsZero() {
+		return 0, fromGoErr(t, KindTimeZone, "location "+strconv.Quote(loc.String())+
+			" changes its UTC offset; only a fixed zone converts to a timezone")
+	}
+	name, off := tm.Zone()
+	if off < -86399 || off > 86399 {
+		return 0, fromGoErr(t, KindTimeZone, fmt.Sprintf("UTC offset %ds is outside -86399..86399", off))
+	}
+	tz := TimeZone{Offset: int32(off)}
+	if zoneName(loc, name, off) {
+		tz.Name = Ptr(name)
+	}
+	return e.checked(TimeZoneNode(tz), t)
 }
 
 func (e *encoder) dictValue(d DictValue, depth int) (NodeID, error) {
@@ -1040,8 +1095,9 @@ func keysHaveText(t reflect.Type, keys []reflect.Value) bool {
 }
 
 // keysCanTie reports whether two distinct Go map keys of type t can sort
-// as equals: NaNs (of a float type, or in an interface), and keys of a
-// TextMarshaler type whose texts are equal.
+// as equals: NaNs (of a float type, or in an interface), keys of a
+// TextMarshaler type whose texts are equal, and date and time keys that
+// convert to the same node.
 func keysCanTie(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Interface, reflect.Float32, reflect.Float64:
@@ -1050,7 +1106,10 @@ func keysCanTie(t reflect.Type) bool {
 	if tupleKey(t) {
 		return keysCanTie(t.Elem())
 	}
-	return textKey(t)
+	// Date and time keys that differ in Go only where Python does not
+	// look: a time.Time's *Location and monotonic reading, a DateTime's
+	// pointers.
+	return textKey(t) || dateKey(t)
 }
 
 // orderTies orders each run of entries whose keys sort as equals (NaN
@@ -1129,12 +1188,6 @@ func keyKindOK(k reflect.Value) bool {
 		}
 		k = k.Elem()
 	}
-	if k.Type() == uuidType || textKey(k.Type()) {
-		return true // becomes a str key
-	}
-	if bytesKey(k.Type()) {
-		return true // a bytes key
-	}
 	if tupleKey(k.Type()) {
 		for i := range k.Len() {
 			if !keyKindOK(k.Index(i)) {
@@ -1143,13 +1196,7 @@ func keyKindOK(k reflect.Value) bool {
 		}
 		return true // a tuple key
 	}
-	switch k.Kind() {
-	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
-		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return true
-	}
-	return false
+	return KeyConverts(k.Type())
 }
 
 // compareKeys orders map keys: None (a nil interface), bools, then numbers
@@ -1215,6 +1262,11 @@ func compareKeysText(a, b reflect.Value, ta, tb *string) int {
 			}
 		}
 		if c := cmp.Compare(a.Len(), b.Len()); c != 0 || a.Type() == b.Type() {
+			return c
+		}
+		return strings.Compare(a.Type().String(), b.Type().String())
+	case 5:
+		if c := compareDateKeys(a, b); c != 0 || a.Type() == b.Type() {
 			return c
 		}
 		return strings.Compare(a.Type().String(), b.Type().String())
@@ -1297,6 +1349,8 @@ func keyRank(v reflect.Value) int {
 		return 3
 	case tupleKey(t):
 		return 4
+	case dateKey(t):
+		return 5
 	}
 	return 1
 }

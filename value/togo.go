@@ -52,7 +52,14 @@ func ToAny(g *Graph, id NodeID) (any, error) {
 // list, tuple, set and frozenset decode into slices or (of exactly the right
 // length) arrays; dict, named tuple and class instance decode into maps and
 // structs (fields matched by tag or name, exactly, then case-insensitively;
-// unknown keys are ignored); datetime and date decode into time.Time (a
+// unknown keys are ignored; a map whose key type [KeyConverts] refuses
+// and that holds a pointer or a channel takes only an empty dict, as
+// FromGo converts only an empty one, unless a [Decoder]'s hook is
+// consulted for that key type (a struct key type takes a named tuple or
+// an instance key, which FromGo does not give back); into a map[any] a
+// tuple key of up to 32 items becomes an [N]any of its items, so decoded
+// too, and a bytes key of up to 32 bytes an [N]byte, the Go keys FromGo
+// writes as that tuple and those bytes); datetime and date decode into time.Time (a
 // naive datetime and a date are taken as UTC), timedelta into time.Duration
 // (overflow checked); a str or a pathlib.Path decodes into a string, a str
 // into a UUID (parsed), a timezone into a *time.Location; None decodes into
@@ -236,6 +243,50 @@ func (d *decoder) node(id, parent NodeID, t reflect.Type, depth int) (*Node, err
 		return nil, toGoErr(n.Kind, t, fmt.Sprintf("nesting exceeds %d levels", MaxConvertDepth))
 	}
 	return n, nil
+}
+
+// maxKeyItems bounds the items of the Go arrays keyAny makes of one key,
+// nested ones included: each length is an array type of its own, which
+// Go keeps for good, and a Go map hashes a key item by item, so a tuple
+// that holds itself many times over (x = (x, x), forty times) would take
+// exponential time to hash.
+const maxKeyItems = 32
+
+// keyAny decodes dict key id for a map whose key type is the empty
+// interface: as any does, but a tuple becomes an [N]any of its items
+// (each decoded so too) and bytes an [N]byte, Go values a map can hold
+// (a TupleValue or []byte cannot be a key), which FromGo writes back as
+// the same tuple and bytes. budget is what is left of maxKeyItems; past
+// it, the tuple is a TupleValue, which the caller refuses as before.
+func (d *decoder) keyAny(id, parent NodeID, depth int, budget *int) (any, error) {
+	n, err := d.node(id, parent, anyType, depth)
+	if err != nil {
+		return nil, err
+	}
+	if d.hook != nil && d.hooked(anyType) {
+		return d.any(id, parent, depth)
+	}
+	switch {
+	case n.Kind == KindTuple && len(n.Refs()) <= *budget:
+		*budget -= len(n.Refs())
+		arr := reflect.New(reflect.ArrayOf(len(n.Refs()), anyType)).Elem()
+		for i, r := range n.Refs() {
+			x, err := d.keyAny(r, id, depth+1, budget)
+			if err != nil {
+				return nil, atPath(err, "["+strconv.Itoa(i)+"]")
+			}
+			if x != nil {
+				arr.Index(i).Set(reflect.ValueOf(x))
+			}
+		}
+		return arr.Interface(), nil
+	case n.Kind == KindBytes && len(n.Bytes()) <= *budget:
+		*budget -= len(n.Bytes())
+		arr := reflect.New(reflect.ArrayOf(len(n.Bytes()), reflect.TypeFor[byte]())).Elem()
+		reflect.Copy(arr, reflect.ValueOf(n.Bytes()))
+		return arr.Interface(), nil
+	}
+	return d.any(id, parent, depth)
 }
 
 func (d *decoder) any(id, parent NodeID, depth int) (any, error) {
@@ -951,14 +1002,32 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 	if !isDict && t.Key().Kind() != reflect.String {
 		return toGoErr(n.Kind, t, "names need a string-keyed map")
 	}
+	if len(es) > 0 && identityKey(t.Key()) && !KeyConverts(t.Key()) && (d.hook == nil || !d.hooked(t.Key())) {
+		// As FromGo refuses such a map (see KeyConverts), unless a
+		// Decoder's hook decodes the keys (a session's host objects).
+		return toGoErr(n.Kind, t, "unsupported map key type "+t.Key().String())
+	}
 	m := reflect.MakeMapWithSize(t, len(es))
 	k := reflect.New(t.Key()).Elem()
 	val := reflect.New(t.Elem()).Elem()
 	dynKey := holdsInterface(t.Key())
+	anyKey := t.Key() == anyType // tuple and bytes keys: keyAny
 	for _, e := range es {
 		k.SetZero()
 		val.SetZero()
-		if isDict {
+		if isDict && anyKey {
+			budget := maxKeyItems
+			x, err := d.keyAny(e.key, id, depth+1, &budget)
+			if err != nil {
+				return atPath(err, "[key]")
+			}
+			if x != nil {
+				k.Set(reflect.ValueOf(x))
+			}
+			if !k.Comparable() {
+				return atPath(unhashableKey(d.g.Nodes[e.key].Kind, k), "[key]")
+			}
+		} else if isDict {
 			if err := d.decode(e.key, id, k, depth+1); err != nil {
 				return atPath(err, "[key]")
 			}
@@ -975,6 +1044,27 @@ func (d *decoder) decodeMap(n *Node, id NodeID, v reflect.Value, depth int) erro
 	}
 	v.Set(m)
 	return nil
+}
+
+// identityKey reports whether Go compares keys of type t, in part, by
+// identity: it is or holds a pointer, a channel or an unsafe.Pointer.
+// ToGo would make new ones, so no key it made could equal a key the
+// caller has. (A struct key type without them takes a named tuple or an
+// instance, which Python hashes, by its fields.)
+func identityKey(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Chan, reflect.UnsafePointer:
+		return true
+	case reflect.Array:
+		return identityKey(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if identityKey(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // holdsInterface reports whether a value of t can hold an interface value,
