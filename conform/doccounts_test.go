@@ -1,3 +1,5 @@
+//go:build unix
+
 package conform_test
 
 import (
@@ -47,6 +49,47 @@ func TestDocumentedCounts(t *testing.T) {
 	expectCount(t, file, doc, `defined only at 2 and (\d+)\s+only at 5`, bySet["[5]"])
 	expectCount(t, file, doc, "`internal/hostile`, (\\d+) scenarios", scenarios)
 	expectCount(t, file, doc, `all (\d+) scenarios pass`, scenarios)
+}
+
+// TestDocumentedSummaries checks the pass, fail and skip figures
+// docs/CONFORMANCE.md shows for the full runs whose failing sets the
+// tests assert (the released worker at 2, the example JSON report of that
+// run, montygo subprocess pinned at 2, 4 and 5): a run's passes are the
+// rules defined at its version less the failures, its skips the rest.
+func TestDocumentedSummaries(t *testing.T) {
+	rules := conform.Rules()
+	doc := readDoc(t, "../docs/CONFORMANCE.md")
+	const file = "docs/CONFORMANCE.md"
+	summary := func(v uint32, failing []string) (pass, fail, skip int) {
+		defined := 0
+		for _, r := range rules {
+			if r.AppliesTo(v) {
+				defined++
+			}
+		}
+		return defined - len(failing), len(failing), len(rules) - defined
+	}
+	expect3 := func(pattern string, v uint32, failing []string) {
+		t.Helper()
+		pass, fail, skip := summary(v, failing)
+		m := regexp.MustCompile(pattern).FindStringSubmatch(doc)
+		if m == nil {
+			t.Errorf("%s: nothing matches %q (it should say %d pass, %d fail, %d skip)", file, pattern, pass, fail, skip)
+			return
+		}
+		got := [3]int{}
+		for i := range got {
+			got[i], _ = strconv.Atoi(m[i+1])
+		}
+		if got != [3]int{pass, fail, skip} {
+			t.Errorf("%s says %q; the run gives %d pass, %d fail, %d skip", file, m[0], pass, fail, skip)
+		}
+	}
+	expect3(`protocol 2: (\d+) pass, (\d+) fail, (\d+) skip`, 2, releasedV2Failures)
+	expect3(`"summary": \{"pass": (\d+), "fail": (\d+), "skip": (\d+)\}`, 2, releasedV2Failures)
+	expect3("`montygo subprocess --protocol 2 [^|]*`, kit at 2 \\| (\\d+) pass, (\\d+) fail, (\\d+) skip", 2, subprocessV2Failures)
+	expect3("`montygo subprocess --protocol 4 [^|]*`, kit at 4 \\| (\\d+) pass, (\\d+) fail, (\\d+) skip", 4, subprocessV4Failures)
+	expect3("`montygo subprocess --protocol 5 [^|]*`, kit at 5 \\| (\\d+) pass, (\\d+) fail, (\\d+) skip", 5, subprocessV5Failures)
 }
 
 func readDoc(t *testing.T, path string) string {
