@@ -30,9 +30,11 @@ import (
 // pointer: T | None, json.Number: int | float, value's own types: the
 // values they convert to (value.Exception: BaseException,
 // value.ClassValue: type), a type no conversion takes (a channel, a
-// complex number, big.Float, a map key type that value.KeyConverts
-// refuses): typing.Never, so that dict[Never, V] takes only an empty dict
-// as the conversion does, anything else: Any). Parameters named with
+// complex number, big.Float) or a map key type that value.KeyConverts
+// refuses: typing.Never, so that dict[Never, V] takes only an empty dict,
+// the one such map FromGo converts (ToGo also decodes named tuple keys
+// into a struct key type, but the stubs declare only what converts both
+// ways), anything else: Any). Parameters named with
 // [Params] may be passed by keyword; the others are positional-only.
 //
 // Give them to a type-checked session as Config.TypeCheckStubs: without
