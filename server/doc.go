@@ -3,8 +3,11 @@
 // worker of an internal prewarmed pool, behind the server's policy.
 //
 // Open TCP connections, upgraded or not, are capped server-wide and per
-// peer address (Config.MaxConnections, MaxConnectionsPerClient): one over
-// a cap is answered 503 and closed before it is read. A request's headers
+// peer address (Config.MaxConnections, MaxConnectionsPerClient). One over
+// a cap is closed after one answer: while a small overflow has room its
+// request is read, a health probe answered as usual and anything else
+// answered 503; past the overflow it is answered 503 before it is read
+// (dropped, under TLS). A request's headers
 // are bounded in time (Config.ReadHeaderTimeout, which also bounds a TLS
 // handshake) and size (Config.MaxHeaderBytes, 431 past it).
 //
@@ -18,8 +21,8 @@
 // ([LoopbackHost]), against DNS rebinding.
 //
 // After the upgrade the server keeps the session within its ceilings
-// (max_duration, memory and recursion depth clamped; max_suspensions, the
-// turn, idle and session timeouts enforced), refuses the requests a client
+// (max_duration, memory, recursion depth and max_suspensions clamped;
+// max_suspensions, the turn, idle and session timeouts enforced), refuses the requests a client
 // could use to escape them (a second Configure, Reset, Shutdown, the Load
 // of a dump it did not sign with a [Signer]) and, during a drain, answers
 // each session's next request with a signed dump another replica can
