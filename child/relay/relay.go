@@ -12,9 +12,12 @@
 // announced, so the serving child can end the same way and any parent
 // classifies the death as it would for the real worker.
 //
-// At an outer protocol 4 over an older inner worker the relay emulates
-// the eager-await handshake (eager.go) and words an older dump's Load
-// refusal as the contract does (dumpcheck.go). What the relay cannot
+// At an outer protocol 4 or 5 over an older inner worker the relay
+// emulates the eager-await handshake (eager.go); at an outer 5 it also
+// enforces the feed and turn budgets, answers the date calls from the OS
+// policy and wraps dumps with the protocol-5 limits (v5.go); and at any
+// version it words an older dump's Load refusal as
+// the contract does (dumpcheck.go). What the relay cannot
 // carry: stderr output and inputs deeper than protocol 2 nests (see
 // docs/CONFORMANCE.md); a request the inner version cannot express (Feed.cwd for a
 // protocol-2 worker, an input with no protocol-2 form) is refused as a
