@@ -48,3 +48,72 @@ func TestDocumentedReplayCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentedFlagsExist checks that every flag the docs name for a
+// command is one of that command's flags (as its -h lists them): the
+// README's synopsis of each command, the flag table of docs/DEPLOY.md
+// (montygo serve) and the worker-mode flags of docs/CONFORMANCE.md.
+func TestDocumentedFlagsExist(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagRE := regexp.MustCompile("--([a-z][a-z0-9-]*)")
+	named := map[string][]string{} // command -> flags the docs name
+	for _, line := range strings.Split(string(readme), "\n") {
+		rest, ok := strings.CutPrefix(line, "bin/montygo ")
+		if !ok {
+			continue
+		}
+		rest, _, _ = strings.Cut(rest, "#") // a comment is prose
+		words := strings.Fields(rest)
+		cmd := words[0]
+		if cmd == "conform" {
+			cmd += " " + words[1]
+		}
+		for _, m := range flagRE.FindAllStringSubmatch(rest, -1) {
+			named[cmd] = append(named[cmd], m[1])
+		}
+	}
+	deploy, err := os.ReadFile("../../docs/DEPLOY.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(deploy), "\n") {
+		if first, ok := strings.CutPrefix(line, "| `--"); ok {
+			cell, _, _ := strings.Cut("--"+first, " |")
+			for _, m := range flagRE.FindAllStringSubmatch(cell, -1) {
+				named["serve"] = append(named["serve"], m[1])
+			}
+		}
+	}
+	conf, err := os.ReadFile("../../docs/CONFORMANCE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, after, ok := strings.Cut(string(conf), "Worker mode flags:"); ok {
+		para, _, _ := strings.Cut(after, "\n\n")
+		for _, m := range flagRE.FindAllStringSubmatch(para, -1) {
+			named["conform worker"] = append(named["conform worker"], m[1])
+		}
+	}
+	for _, cmd := range []string{"run", "repl", "decode", "subprocess", "serve", "conform worker", "conform parent"} {
+		if len(named[cmd]) == 0 && cmd != "repl" {
+			t.Errorf("the docs name no flag of %s: is the synopsis or the table gone?", cmd)
+		}
+	}
+	for cmd, flags := range named {
+		out, errs, code := runCLI(t, "", append(strings.Fields(cmd), "-h")...)
+		if code != 0 {
+			t.Fatalf("montygo %s -h: exit %d, %s", cmd, code, errs)
+		}
+		for _, f := range flags {
+			if cmd == "version" && f == "version" {
+				continue // montygo --version, not a flag of version
+			}
+			if !regexp.MustCompile(`(?m)^  -` + regexp.QuoteMeta(f) + `( |$)`).MatchString(out) {
+				t.Errorf("the docs name --%s for montygo %s, which has no such flag", f, cmd)
+			}
+		}
+	}
+}
