@@ -28,9 +28,10 @@ const exitSandboxFailed = 3
 // ends with it.
 const exitStatusTable = `Exit status (every command): 0 success, or help asked for; 1 the work failed: run's
 program raised or ran past a time limit (a remote server's too), decode met a frame
-it could not decode, conform found a check that failed, serve could not listen or
-stopped serving on an error; 2 a usage mistake (on stderr, with a pointer to -h);
-3 the sandbox failed: no worker was found, it did not start, died or broke the
+it could not decode, conform found a check that failed, serve could not listen
+(the address is taken) or stopped serving on an error; 2 a usage mistake, one line
+on stderr (a flag the parser refuses adds a pointer to -h), a --listen host that
+does not resolve included; 3 the sandbox failed: no worker was found, it did not start, died or broke the
 protocol, or the remote server could not be reached or was lost (run, repl, serve;
 conform worker, for a worker or --remote endpoint it cannot find or reach); 130
 Ctrl-C, 143 SIGTERM. subprocess, being a worker, exits as a worker does (montygo
