@@ -128,9 +128,19 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return exitError{code: 2}
 		}
 		opts.Match = re
+		// A --run that selects nothing checks nothing: a usage mistake,
+		// told before the worker is looked for or started.
+		if !slices.ContainsFunc(conform.Rules(), func(r conform.Rule) bool { return re.MatchString(r.ID) }) {
+			fmt.Fprintf(stderr, "montygo conform worker: --run %q matches no rule\n", *run)
+			return exitError{code: 2}
+		}
 	}
 	if opts.Protocol != 0 && !slices.Contains(codec.Versions(), opts.Protocol) {
 		fmt.Fprintf(stderr, "montygo conform worker: --protocol %d: the kit knows protocols %v\n", opts.Protocol, codec.Versions())
+		return exitError{code: 2}
+	}
+	if *workerArgs != "" && *remote != "" {
+		fmt.Fprintln(stderr, "montygo conform worker: --worker-args needs a local worker, not --remote")
 		return exitError{code: 2}
 	}
 	for _, id := range strings.Split(*expect, ",") {
@@ -162,10 +172,6 @@ func conformWorker(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	if *workerArgs != "" {
-		if *remote != "" {
-			fmt.Fprintln(stderr, "montygo conform worker: --worker-args needs a local worker, not --remote")
-			return exitError{code: 2}
-		}
 		target.Args = strings.Fields(*workerArgs)
 	}
 	if *remote != "" {

@@ -92,6 +92,9 @@ func TestConformUsageMistakes(t *testing.T) {
 	}{
 		{[]string{"worker", "--worker", self, "--run", "^no-such-rule$"}, `--run "^no-such-rule$" matches no rule`},
 		{[]string{"worker", "--worker", self, "--run", "^no-such-rule$", "--expect-fail", ""}, "matches no rule"},
+		// ... told before the worker is looked for (it exited 3 for the
+		// missing worker, hiding the mistake in the selection).
+		{[]string{"worker", "--worker", filepath.Join(t.TempDir(), "no-such-worker"), "--run", "^no-such-rule$"}, `--run "^no-such-rule$" matches no rule`},
 		{[]string{"parent", "--run", "^no-such-scenario$", "--", "true"}, `--run "^no-such-scenario$" matches no scenario`},
 		{[]string{"worker", "--worker", self, "--run", "("}, "--run: error parsing regexp"},
 		{[]string{"parent", "--run", "(", "--", "true"}, "--run: error parsing regexp"},
