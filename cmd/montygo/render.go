@@ -59,6 +59,12 @@ const (
 	renderLimitPerByte = 64
 )
 
+// maxTreeDepth is how many containers deep a value tree is written; a
+// container below that many is written as {"kind":"repr","repr":…}. A
+// level of a value tree is up to four levels of JSON nesting, so a line
+// stays within the 256 levels some JSON readers allow (jq 1.6).
+const maxTreeDepth = 48
+
 // begin starts a message decoded from a frame of frameLen bytes.
 func (r *renderer) begin(frameLen int) {
 	r.start = len(r.buf)
@@ -285,7 +291,9 @@ func (r *renderer) event(m *message.ChildEvent) {
 		r.uint(uint64(m.Body.EventKind()))
 	}
 	r.keyUint("total_execution_micros", m.TotalExecutionMicros)
-	r.keyOptUint("max_duration_micros", m.MaxDurationMicros)
+	if r.proto < 5 { // reserved at 5
+		r.keyOptUint("max_duration_micros", m.MaxDurationMicros)
+	}
 	if r.proto == 2 { // 22 and 23 swapped relative to 4 and 5
 		r.keyOptStr("restored_script_name", m.RestoredScriptName)
 		r.keyOptUint("max_suspensions", m.MaxSuspensions)
@@ -409,7 +417,9 @@ func (r *renderer) requestBody(b message.Request) {
 
 func (r *renderer) limits(l *message.ResourceLimits) {
 	r.open('{')
-	r.keyOptUint("max_duration_micros", l.MaxDurationMicros)
+	if r.proto < 5 { // reserved at 5
+		r.keyOptUint("max_duration_micros", l.MaxDurationMicros)
+	}
 	r.keyOptUint("max_memory_bytes", l.MaxMemoryBytes)
 	r.keyOptUint("gc_interval", l.GCInterval)
 	r.keyOptUint("max_recursion_depth", l.MaxRecursionDepth)
@@ -850,6 +860,15 @@ func (r *renderer) node(g *value.Graph, id value.NodeID) {
 	}
 	n := &g.Nodes[id]
 	r.open('{')
+	if len(r.stack) >= maxTreeDepth && n.Kind.IsContainer() {
+		// Deeper than tools reading the line may nest: the rest of the
+		// branch as its repr.
+		r.keyStr("kind", "repr")
+		r.key("repr")
+		r.reprText(g, id)
+		r.close('}')
+		return
+	}
 	name := ""
 	if int(n.Kind) < len(nodeArms) {
 		name = nodeArms[n.Kind]
