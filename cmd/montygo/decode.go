@@ -30,6 +30,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo decode [--protocol 5|4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream | --record FILE")
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), decodeShapeHelp)
 		fmt.Fprint(fs.Output(), decodeExitStatusHelp)
 	}
 	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
@@ -110,6 +111,24 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 	}
 }
+
+// decodeShapeHelp tells the JSON shape of decode's lines (docs/PROTOCOL.md,
+// "Reading a capture", says it in full; render.go writes it).
+const decodeShapeHelp = `Output: one JSON line per message, in the names of the schema of the version
+decoded (proto/*/v1/*.proto): every key is a field or oneof name, in field
+order. A oneof is its name with the arm's name as value, then the arm under
+its own name: {"kind":"complete","complete":{...},"total_execution_micros":9};
+{"call_id":1,"call":"read_text","read_text":"/x"}. Optional and message
+fields are left out when absent, other fields always written. Enums are value
+names (PRINT_STREAM_STDOUT); bytes are lowercase hex; uuids canonical text.
+Values are trees whatever the wire form (arenas are not shown): a node is
+{"kind":K,K:payload}, e.g. {"kind":"int","int":3}, lists of nodes, dicts of
+{"key":node,"value":node}; each root also has "repr", its Python repr. NaN and
+infinities are "nan", "inf", "-inf"; bigints are decimal strings. A root too
+large to show (sharing) or a branch more than 48 containers deep is
+{"kind":"repr","repr":...}. With --record, each line is {"n","time","bytes",
+"protocol","dir","request"|"event"|"error"}.
+`
 
 // flushOutput flushes the decoded lines, failing the command when they
 // could not be written (a full disk) instead of exiting 0 without them.

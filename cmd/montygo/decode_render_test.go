@@ -20,6 +20,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/gomonty/monty/child/tap"
 	"github.com/gomonty/monty/codec"
 	codecv2 "github.com/gomonty/monty/codec/codecv2"
 	codecv4 "github.com/gomonty/monty/codec/codecv4"
@@ -621,7 +622,7 @@ func TestDecodeBigIntAndFloats(t *testing.T) {
 	huge := new(big.Int).Lsh(big.NewInt(-1), 20000)
 	var g value.Graph
 	root := g.Add(value.Tuple(g.Add(value.BigIntNode(small)), g.Add(value.BigIntNode(huge)),
-		g.Add(value.Float(math.NaN())), g.Add(value.Float(math.Inf(-1))), g.Add(value.Float(1e16)), g.Add(value.Float(-0.0))))
+		g.Add(value.Float(math.NaN())), g.Add(value.Float(math.Inf(-1))), g.Add(value.Float(1e16)), g.Add(value.Float(math.Copysign(0, -1)))))
 	r := renderer{proto: 4}
 	r.begin(0)
 	r.event(&message.ChildEvent{Body: &message.Complete{Value: root, Values: g}})
@@ -636,5 +637,69 @@ func TestDecodeBigIntAndFloats(t *testing.T) {
 		if got := field(items[i], k); got != w {
 			t.Errorf("item %d (%s): %.60v, want %.60v", i, k, got, w)
 		}
+	}
+}
+
+// TestDecodeRecordMatchesTheStream: decode --record writes each frame's
+// message as the stream form writes it, read at the session's version:
+// a protocol-4 Configure asking for 2, the child's Ok, then a protocol-2
+// Complete, which the record renders at 2 ("protocol":2) exactly as
+// `decode --protocol 2` renders the frame.
+func TestDecodeRecordMatchesTheStream(t *testing.T) {
+	cf, err := codecv4.AppendRequest(nil, &message.ParentRequest{Body: &message.Configure{ProtocolVersion: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, err := codecv4.AppendEvent(nil, &message.ChildEvent{Body: &message.Ok{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := loadVector(t, "value_dataclass_instance")
+	done, err := hex.DecodeString(v.Responses[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec bytes.Buffer
+	rec.WriteString(tap.Header)
+	for _, r := range []struct {
+		dir  tap.Direction
+		body []byte
+	}{{tap.In, cf}, {tap.Out, ok}, {tap.Out, done}} {
+		rec.WriteByte(byte(r.dir))
+		rec.Write(make([]byte, 8))
+		rec.Write([]byte{byte(len(r.body)), byte(len(r.body) >> 8), byte(len(r.body) >> 16), byte(len(r.body) >> 24)})
+		rec.Write(r.body)
+	}
+	path := filepath.Join(t.TempDir(), "rec")
+	if err := os.WriteFile(path, rec.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := decodeRecord(path, 4, codec.Limits{}, &out, &errb); err != nil {
+		t.Fatalf("%v (%s)", err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines: %s", len(lines), out.String())
+	}
+	want := runDecode(t, [][]byte{done}, "--protocol", "2")[0]
+	wantLine := `{"n":2,"time":"1970-01-01T00:00:00Z","bytes":` + fmt.Sprint(len(done)) + `,"protocol":2,"dir":"child->parent","event":` + want + `}`
+	if lines[2] != wantLine {
+		t.Fatalf("record line\n%s\nwant\n%s", lines[2], wantLine)
+	}
+	if !strings.Contains(lines[0], `"protocol":4,"dir":"parent->child","request":{"kind":"configure"`) {
+		t.Fatalf("first record: %s", lines[0])
+	}
+}
+
+// TestDecodeHelpTellsTheShape: decode's usage says how its lines are
+// shaped (bytes as hex, the oneof form), before the exit statuses.
+func TestDecodeHelpTellsTheShape(t *testing.T) {
+	var out, errb bytes.Buffer
+	_ = decodeCmd(context.Background(), []string{"-h"}, strings.NewReader(""), &out, &errb)
+	help := out.String() + errb.String()
+	if i := strings.Index(help, decodeShapeHelp); i < 0 || i > strings.Index(help, "Exit status:") ||
+		!strings.Contains(decodeShapeHelp, "bytes are lowercase hex") {
+		t.Fatalf("usage: %s", help)
 	}
 }
