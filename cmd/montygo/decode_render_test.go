@@ -703,3 +703,48 @@ func TestDecodeHelpTellsTheShape(t *testing.T) {
 		t.Fatalf("usage: %s", help)
 	}
 }
+
+// TestDecodeGivesUpOnRootsPastTheBound: a FunctionCall whose 2000 args all
+// name one value that is too large as a tree (nodes shared twice, 2^30
+// leaves) builds that tree and that repr once, not once per arg: every arg
+// after the first is {"kind":"repr","repr":"..."} at once. The renderer
+// used to build each arg's tree and repr up to the bound and throw it
+// away, thousands of times over for one frame.
+func TestDecodeGivesUpOnRootsPastTheBound(t *testing.T) {
+	var g value.Graph
+	id := g.Add(value.Str(strings.Repeat("s", 100)))
+	for range 30 {
+		id = g.Add(value.List(id, id))
+	}
+	args := make([]value.NodeID, 2000)
+	for i := range args {
+		args[i] = id
+	}
+	b, err := codecv4.AppendEvent(nil, &message.ChildEvent{Body: &message.FunctionCall{FunctionName: "f", Args: args, Values: g}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := codecv4.DecodeEvent(b, codec.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := renderer{proto: 4}
+	r.begin(len(b))
+	r.event(ev)
+	if r.tries > 3 {
+		t.Errorf("%d trees and reprs computed for 2000 args of one value", r.tries)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(r.buf, &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := field(doc, "function_call", "args").([]any)
+	if len(got) != len(args) || field(got[0], "kind") != "repr" {
+		t.Fatalf("%d args, the first %.200v", len(got), got[0])
+	}
+	for i, a := range got[1:] {
+		if field(a, "kind") != "repr" || field(a, "repr") != "..." {
+			t.Fatalf("arg %d: %.200v", i+1, a)
+		}
+	}
+}

@@ -47,13 +47,21 @@ type renderer struct {
 	start int   // len(buf) when the message began
 	limit int64 // bound on the message's rendering: set by begin
 	stack []vframe
+
+	// treeFull and reprFull say that a value tree, a repr, did not fit
+	// within the bound: the room left only shrinks, so later ones are not
+	// even computed (a frame with thousands of roots sharing one large
+	// value would otherwise build each up to the bound, to throw it away).
+	treeFull, reprFull bool
+	tries              int // trees and reprs computed, for the tests
 }
 
 // renderLimitFloor and renderLimitPerByte make the bound on a message's
 // value trees: the floor plus a multiple of the frame's length. A value
 // tree is its graph with shared nodes written out at every occurrence (as
 // repr writes them), so only a graph whose nodes are shared many times can
-// reach it; every root past it is written as {"kind":"repr","repr":"..."}.
+// reach it; the root that does not fit, and every root after it, is
+// written as {"kind":"repr","repr":…}.
 const (
 	renderLimitFloor   = 1 << 20
 	renderLimitPerByte = 64
@@ -70,6 +78,7 @@ func (r *renderer) begin(frameLen int) {
 	r.start = len(r.buf)
 	r.limit = renderLimitFloor + renderLimitPerByte*int64(frameLen)
 	r.first = true
+	r.treeFull, r.reprFull = false, false
 }
 
 func (r *renderer) over() bool { return int64(len(r.buf)-r.start) > r.limit }
@@ -790,7 +799,7 @@ func (r *renderer) root(g *value.Graph, id value.NodeID) {
 		return
 	}
 	mark := len(r.buf)
-	if r.tree(g, id) {
+	if !r.treeFull && r.tree(g, id) {
 		if g.Nodes[id].Kind == value.KindRepr {
 			return // its repr is its text, there already
 		}
@@ -800,6 +809,7 @@ func (r *renderer) root(g *value.Graph, id value.NodeID) {
 		r.close('}')
 		return
 	}
+	r.treeFull = true
 	r.buf = r.buf[:mark]
 	r.open('{')
 	r.keyStr("kind", "repr")
@@ -811,9 +821,15 @@ func (r *renderer) root(g *value.Graph, id value.NodeID) {
 // reprText writes the repr of id, or "..." when it would take the message
 // past its bound.
 func (r *renderer) reprText(g *value.Graph, id value.NodeID) {
+	if r.reprFull {
+		r.buf = append(r.buf, `"..."`...)
+		return
+	}
+	r.tries++
 	mark := len(r.buf)
 	r.buf = appendJSONString(r.buf, g.Repr(id))
 	if r.over() {
+		r.reprFull = true
 		r.buf = append(r.buf[:mark], `"..."`...)
 	}
 }
@@ -830,6 +846,7 @@ type vframe struct {
 // It reports false, having written part of the tree, when the message
 // outgrew its bound.
 func (r *renderer) tree(g *value.Graph, id value.NodeID) bool {
+	r.tries++
 	r.stack = r.stack[:0]
 	r.node(g, id)
 	for len(r.stack) > 0 {
