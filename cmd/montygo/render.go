@@ -798,7 +798,7 @@ func (r *renderer) root(g *value.Graph, id value.NodeID) {
 		r.buf = append(r.buf, "null"...)
 		return
 	}
-	mark := len(r.buf)
+	mark, reprFull := len(r.buf), r.reprFull
 	if !r.treeFull && r.tree(g, id) {
 		if g.Nodes[id].Kind == value.KindRepr {
 			return // its repr is its text, there already
@@ -809,7 +809,9 @@ func (r *renderer) root(g *value.Graph, id value.NodeID) {
 		r.close('}')
 		return
 	}
-	r.treeFull = true
+	// What the tree wrote is undone, and with it the room a repr inside
+	// it (a branch cut for depth) may have failed to find.
+	r.treeFull, r.reprFull = true, reprFull
 	r.buf = r.buf[:mark]
 	r.open('{')
 	r.keyStr("kind", "repr")
