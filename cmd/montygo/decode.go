@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	_ "github.com/gomonty/monty/codec/codecv4"
 	_ "github.com/gomonty/monty/codec/codecv5"
 	"github.com/gomonty/monty/frame"
-	"github.com/gomonty/monty/message"
 )
 
 func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -32,6 +30,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: montygo decode [--protocol 5|4|2] [--from child|parent] [--hex] [--max-decode-bytes N] < stream | --record FILE")
 		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), decodeShapeHelp)
 		fmt.Fprint(fs.Output(), decodeExitStatusHelp)
 	}
 	if err := parseArgs(fs, stdout, stderr, func() error { return fs.Parse(args) }); err != nil {
@@ -74,8 +73,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
+	r := renderer{proto: *proto}
 
 	next := frameSource(stdin, *hexIn, lim.FrameLen())
 	for n := 0; ; n++ {
@@ -88,7 +86,8 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
 			return exitError{code: 1}
 		}
-		var doc any
+		r.buf = r.buf[:0]
+		r.begin(len(body))
 		if *from == "child" {
 			ev, err := c.DecodeEvent(body, lim)
 			if err != nil {
@@ -96,7 +95,7 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 				fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
 				return exitError{code: 1}
 			}
-			doc = eventJSON(ev)
+			r.event(ev)
 		} else {
 			req, err := c.DecodeRequest(body, lim)
 			if err != nil {
@@ -104,13 +103,32 @@ func decodeCmd(_ context.Context, args []string, stdin io.Reader, stdout, stderr
 				fmt.Fprintf(stderr, "montygo decode: message %d: %v\n", n, err)
 				return exitError{code: 1}
 			}
-			doc = requestJSON(req)
+			r.request(req)
 		}
-		if err := enc.Encode(doc); err != nil {
+		r.buf = append(r.buf, '\n')
+		if _, err := out.Write(r.buf); err != nil {
 			return fmt.Errorf("writing standard output: %w", err)
 		}
 	}
 }
+
+// decodeShapeHelp tells the JSON shape of decode's lines (docs/PROTOCOL.md,
+// "Reading a capture", says it in full; render.go writes it).
+const decodeShapeHelp = `Output: one JSON line per message, in the names of the schema of the version
+decoded (proto/*/v1/*.proto): every key is a field or oneof name, in field
+order. A oneof is its name with the arm's name as value, then the arm under
+its own name: {"kind":"complete","complete":{...},"total_execution_micros":9};
+{"call_id":1,"call":"read_text","read_text":"/x"}. Optional and message
+fields are left out when absent, other fields always written. Enums are value
+names (PRINT_STREAM_STDOUT); bytes are lowercase hex; uuids canonical text.
+Values are trees whatever the wire form (arenas are not shown): a node is
+{"kind":K,K:payload}, e.g. {"kind":"int","int":3}, lists of nodes, dicts of
+{"key":node,"value":node}; each root also has "repr", its Python repr. NaN and
+infinities are "nan", "inf", "-inf"; bigints are decimal strings. A root too
+large to show (sharing) or a branch more than 48 containers deep is
+{"kind":"repr","repr":...}. With --record, each line is {"n","time","bytes",
+"protocol","dir","request"|"event"|"error"}.
+`
 
 // flushOutput flushes the decoded lines, failing the command when they
 // could not be written (a full disk) instead of exiting 0 without them.
@@ -150,67 +168,4 @@ func frameSource(r io.Reader, hexLines bool, limit int) func() ([]byte, error) {
 		}
 		return nil, io.EOF
 	}
-}
-
-func requestJSON(r *message.ParentRequest) map[string]any {
-	m := map[string]any{}
-	if r.Body == nil {
-		m["kind"] = nil
-	} else {
-		m["kind"] = r.Body.RequestKind().String()
-		m["body"] = r.Body
-	}
-	if r.TraceParent != nil {
-		m["trace_parent"] = *r.TraceParent
-	}
-	return m
-}
-
-func eventJSON(e *message.ChildEvent) map[string]any {
-	m := map[string]any{}
-	if e.Body == nil {
-		m["kind"] = nil
-	} else {
-		m["kind"] = e.Body.EventKind().String()
-		m["body"] = e.Body
-		switch b := e.Body.(type) {
-		case *message.Complete:
-			m["repr"] = b.Values.Repr(b.Value)
-		case *message.FunctionCall:
-			args := make([]string, len(b.Args))
-			for i, a := range b.Args {
-				args[i] = b.Values.Repr(a)
-			}
-			m["args_repr"] = args
-		case *message.Error:
-			if b.Exception != nil {
-				m["exception"] = b.Exception.Error()
-			}
-		}
-	}
-	if e.TotalExecutionMicros != 0 {
-		m["total_execution_micros"] = e.TotalExecutionMicros
-	}
-	if e.MaxDurationMicros != nil {
-		m["max_duration_micros"] = *e.MaxDurationMicros
-	}
-	if e.MaxSuspensions != nil {
-		m["max_suspensions"] = *e.MaxSuspensions
-	}
-	if e.RestoredScriptName != nil {
-		m["restored_script_name"] = *e.RestoredScriptName
-	}
-	if e.FeedExecutionMicros != 0 {
-		m["feed_execution_micros"] = e.FeedExecutionMicros
-	}
-	for name, p := range map[string]*uint64{"max_feed_duration_micros": e.MaxFeedDurationMicros,
-		"max_turn_duration_micros": e.MaxTurnDurationMicros, "max_total_sleep_micros": e.MaxTotalSleepMicros} {
-		if p != nil {
-			m[name] = *p
-		}
-	}
-	if e.SessionID != nil {
-		m["session_id_hex"] = hex.EncodeToString(e.SessionID)
-	}
-	return m
 }

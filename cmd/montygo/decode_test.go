@@ -80,17 +80,29 @@ func decodeCLI(t *testing.T, stdin []byte, args ...string) ([]map[string]any, st
 	return docs, errb.String(), rc
 }
 
+// field follows keys down nested JSON objects; nil when one is missing.
+func field(doc any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return nil
+		}
+		doc = m[k]
+	}
+	return doc
+}
+
 func TestDecodeProtocol2Recording(t *testing.T) {
 	v := loadVector(t, "value_nested")
 	docs, errs, rc := decodeCLI(t, framed(t, v.Responses), "--protocol", "2")
 	if rc != 0 || len(docs) != len(v.Responses) {
 		t.Fatalf("rc %d, %d docs (stderr %q)", rc, len(docs), errs)
 	}
-	if docs[1]["kind"] != "Complete" || docs[1]["repr"] != "[{'k': (1, [2, {3}])}]" {
+	if docs[1]["kind"] != "complete" || field(docs[1], "complete", "value", "repr") != "[{'k': (1, [2, {3}])}]" {
 		t.Fatalf("complete: %v", docs[1])
 	}
 	docs, _, rc = decodeCLI(t, framed(t, v.Requests), "--protocol", "2", "--from", "parent")
-	if rc != 0 || docs[0]["kind"] != "Configure" || docs[1]["kind"] != "Feed" || docs[2]["kind"] != "Shutdown" {
+	if rc != 0 || docs[0]["kind"] != "configure" || docs[1]["kind"] != "feed" || docs[2]["kind"] != "shutdown" {
 		t.Fatalf("requests: rc %d %v", rc, docs)
 	}
 }
@@ -109,7 +121,7 @@ func TestDecodeProtocol4HexAndBudget(t *testing.T) {
 	}
 	in := []byte("# one event\n" + hex.EncodeToString(b) + "\n")
 	docs, errs, rc := decodeCLI(t, in, "--hex")
-	if rc != 0 || len(docs) != 1 || !strings.HasPrefix(docs[0]["repr"].(string), "[0, 1, 2, ") {
+	if repr, _ := field(docs[0], "complete", "value", "repr").(string); rc != 0 || len(docs) != 1 || !strings.HasPrefix(repr, "[0, 1, 2, ") {
 		t.Fatalf("rc %d docs %v stderr %q", rc, docs, errs)
 	}
 	// The same frame under a budget too small for a thousand nodes.
@@ -149,22 +161,22 @@ func TestDecodeProtocol5(t *testing.T) {
 	if rc != 0 || len(docs) != 2 {
 		t.Fatalf("rc %d docs %v stderr %q", rc, docs, errs)
 	}
-	body := docs[0]["body"].(map[string]any)
-	if docs[0]["kind"] != "OsCall" || body["Op"] != float64(message.OpSystemSleep) || body["Seconds"] != 0.5 ||
-		body["Position"].(map[string]any)["End"] != float64(14) || docs[0]["feed_execution_micros"] != float64(42) ||
-		docs[0]["max_total_sleep_micros"] != float64(150000) || docs[1]["session_id_hex"] != "abcd" {
+	if docs[0]["kind"] != "os_call" || field(docs[0], "os_call", "call") != "system_sleep" ||
+		field(docs[0], "os_call", "system_sleep", "seconds") != 0.5 ||
+		field(docs[0], "os_call", "position", "end") != float64(14) || docs[0]["feed_execution_micros"] != float64(42) ||
+		docs[0]["max_total_sleep_micros"] != float64(150000) || docs[1]["session_id"] != "abcd" {
 		t.Fatalf("docs %v", docs)
 	}
 	// The same bytes read as protocol 4 are a different (or no) message.
-	if docs4, _, _ := decodeCLI(t, framed(t, stream[:1])); len(docs4) == 1 && docs4[0]["body"].(map[string]any)["Op"] == float64(message.OpSystemSleep) {
+	if docs4, _, _ := decodeCLI(t, framed(t, stream[:1])); len(docs4) == 1 && field(docs4[0], "os_call", "call") == "system_sleep" {
 		t.Fatal("protocol 4 read a protocol-5 sleep")
 	}
 	docs, errs, rc = decodeCLI(t, framed(t, []string{hex.EncodeToString(reqs[0])}), "--protocol", "5", "--from", "parent")
 	if rc != 0 || len(docs) != 1 {
 		t.Fatalf("rc %d docs %v stderr %q", rc, docs, errs)
 	}
-	pol := docs[0]["body"].(map[string]any)["OsPolicy"].(map[string]any)
-	if pol["Clock"] != float64(message.ClockFixed) || pol["Fixed"].(map[string]any)["UnixSeconds"] != float64(1700000000) {
+	pol, _ := field(docs[0], "configure", "os_policy").(map[string]any)
+	if pol["datetime"] != "fixed" || field(pol, "fixed", "unix_seconds") != float64(1700000000) {
 		t.Fatalf("policy %v", pol)
 	}
 }
@@ -194,7 +206,7 @@ func TestDecodeInvalidFrames(t *testing.T) {
 // TestDecodeEveryRecordedSession runs the events of every recorded session
 // (testdata/v2 and testdata/v2-more) through `montygo decode --protocol 2`,
 // one stream per directory: every frame must come out as one line, each
-// Complete with a repr and each Error with its exception text.
+// complete with a repr and each error with its exception type.
 func TestDecodeEveryRecordedSession(t *testing.T) {
 	for _, dir := range []string{"../../testdata/v2", "../../testdata/v2-more"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -219,13 +231,13 @@ func TestDecodeEveryRecordedSession(t *testing.T) {
 		}
 		for i, d := range docs {
 			switch d["kind"] {
-			case "Complete":
-				if _, ok := d["repr"].(string); !ok {
-					t.Errorf("%s: frame %d: Complete without a repr: %v", dir, i, d)
+			case "complete":
+				if _, ok := field(d, "complete", "value", "repr").(string); !ok {
+					t.Errorf("%s: frame %d: complete without a repr: %v", dir, i, d)
 				}
-			case "Error":
-				if s, _ := d["exception"].(string); s == "" {
-					t.Errorf("%s: frame %d: Error without its text: %v", dir, i, d)
+			case "error":
+				if s, _ := field(d, "error", "exception", "exc_type").(string); s == "" {
+					t.Errorf("%s: frame %d: error without its exception type: %v", dir, i, d)
 				}
 			}
 		}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,9 +45,8 @@ func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
 	var pending uint32
+	rd := renderer{proto: proto}
 	for n := 0; ; n++ {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -59,29 +57,38 @@ func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io
 			fmt.Fprintf(stderr, "montygo decode: record %d: %v\n", n, err)
 			return exitError{code: 1}
 		}
-		doc := map[string]any{"n": n, "time": rec.Time.UTC().Format(time.RFC3339Nano), "bytes": len(rec.Body)}
+		rd.buf = rd.buf[:0]
+		rd.begin(len(rec.Body))
+		rd.open('{')
+		rd.keyUint("n", uint64(n))
+		rd.keyStr("time", rec.Time.UTC().Format(time.RFC3339Nano))
+		rd.keyUint("bytes", uint64(len(rec.Body)))
+		// The version whose schema names the fields of this record.
+		rd.keyUint("protocol", uint64(rd.proto))
 		if rec.Dir == tap.In {
-			doc["dir"] = "parent->child"
+			rd.keyStr("dir", "parent->child")
 			req, err := c.DecodeRequest(rec.Body, lim)
 			if err != nil {
-				doc["error"] = err.Error()
+				rd.keyStr("error", err.Error())
 			} else {
-				doc["request"] = requestJSON(req)
+				rd.key("request")
+				rd.request(req)
 				if cf, ok := req.Body.(*message.Configure); ok {
 					pending = cf.ProtocolVersion
 				}
 			}
 		} else {
-			doc["dir"] = "child->parent"
+			rd.keyStr("dir", "child->parent")
 			ev, err := c.DecodeEvent(rec.Body, lim)
 			if err != nil {
-				doc["error"] = err.Error()
+				rd.keyStr("error", err.Error())
 			} else {
-				doc["event"] = eventJSON(ev)
+				rd.key("event")
+				rd.event(ev)
 				// The Configure took effect when the child accepted it.
 				if _, ok := ev.Body.(*message.Ok); ok && pending != 0 {
 					if nc, ok := codec.ForVersion(pending); ok {
-						c = nc
+						c, rd.proto = nc, pending
 					}
 				}
 				if ev.Body != nil && ev.Body.EventKind().EndsTurn() {
@@ -89,7 +96,9 @@ func decodeRecord(path string, proto uint32, lim codec.Limits, stdout, stderr io
 				}
 			}
 		}
-		if err := enc.Encode(doc); err != nil {
+		rd.close('}')
+		rd.buf = append(rd.buf, '\n')
+		if _, err := out.Write(rd.buf); err != nil {
 			return fmt.Errorf("writing standard output: %w", err)
 		}
 	}

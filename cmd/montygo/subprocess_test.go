@@ -81,8 +81,8 @@ func TestSubprocessRecordAndDecode(t *testing.T) {
 		}
 		kinds = append(kinds, doc["dir"].(string)[:6]+" "+k.(string))
 	}
-	want := []string{"parent Configure", "child- Ok", "parent Feed", "child- Print", "child- FunctionCall",
-		"parent ResumeCall", "child- Complete", "parent Shutdown", "child- Ok"}
+	want := []string{"parent configure", "child- ok", "parent feed", "child- print", "child- function_call",
+		"parent resume_call", "child- complete", "parent shutdown", "child- ok"}
 	if strings.Join(kinds, ",") != strings.Join(want, ",") {
 		t.Fatalf("recorded %q", kinds)
 	}

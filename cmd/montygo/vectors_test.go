@@ -427,7 +427,7 @@ func (m *masker) event(t *testing.T, b []byte, proto uint32) string {
 	case *message.ResolveFutures:
 		slices.Sort(x.PendingCallIDs)
 	}
-	j, err := json.Marshal(eventJSON(ev))
+	j, err := json.Marshal(domainEventJSON(ev))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,4 +444,56 @@ func (m *masker) event(t *testing.T, b []byte, proto uint32) string {
 		}
 		return fmt.Sprintf(`"uuid#%d"`, n)
 	})
+}
+
+// domainEventJSON renders a decoded event's domain struct for comparison
+// across protocol versions (montygo decode renders each version's own
+// schema names, which differ between versions).
+func domainEventJSON(e *message.ChildEvent) map[string]any {
+	m := map[string]any{}
+	if e.Body == nil {
+		m["kind"] = nil
+	} else {
+		m["kind"] = e.Body.EventKind().String()
+		m["body"] = e.Body
+		switch b := e.Body.(type) {
+		case *message.Complete:
+			m["repr"] = b.Values.Repr(b.Value)
+		case *message.FunctionCall:
+			args := make([]string, len(b.Args))
+			for i, a := range b.Args {
+				args[i] = b.Values.Repr(a)
+			}
+			m["args_repr"] = args
+		case *message.Error:
+			if b.Exception != nil {
+				m["exception"] = b.Exception.Error()
+			}
+		}
+	}
+	if e.TotalExecutionMicros != 0 {
+		m["total_execution_micros"] = e.TotalExecutionMicros
+	}
+	if e.MaxDurationMicros != nil {
+		m["max_duration_micros"] = *e.MaxDurationMicros
+	}
+	if e.MaxSuspensions != nil {
+		m["max_suspensions"] = *e.MaxSuspensions
+	}
+	if e.RestoredScriptName != nil {
+		m["restored_script_name"] = *e.RestoredScriptName
+	}
+	if e.FeedExecutionMicros != 0 {
+		m["feed_execution_micros"] = e.FeedExecutionMicros
+	}
+	for name, p := range map[string]*uint64{"max_feed_duration_micros": e.MaxFeedDurationMicros,
+		"max_turn_duration_micros": e.MaxTurnDurationMicros, "max_total_sleep_micros": e.MaxTotalSleepMicros} {
+		if p != nil {
+			m[name] = *p
+		}
+	}
+	if e.SessionID != nil {
+		m["session_id_hex"] = hex.EncodeToString(e.SessionID)
+	}
+	return m
 }
