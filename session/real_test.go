@@ -385,7 +385,7 @@ func TestRealContextEndsWhileComputing(t *testing.T) {
 	if !errors.As(err, &te) || !te.Killed || !errors.Is(err, context.DeadlineExceeded) || Survives(err) {
 		t.Fatalf("got %v", err)
 	}
-	if d := time.Since(t0); d > time.Second {
+	if d := time.Since(t0); d > hangBound {
 		t.Fatalf("took %v", d)
 	}
 	if s.State() != StateClosed {
@@ -418,7 +418,7 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Killed || !errors.Is(err, context.Canceled) || !Survives(err) {
 		t.Fatalf("got %v", err)
 	}
-	if d := time.Since(t0); d > time.Second {
+	if d := time.Since(t0); d > hangBound {
 		t.Fatalf("took %v", d)
 	}
 	if s.State() != StateIdle {
@@ -528,7 +528,7 @@ func TestRealMaxDuration(t *testing.T) {
 	if pe := pyErr(t, err, "TimeoutError"); !strings.Contains(pe.Exception.Msg(), "time limit exceeded") {
 		t.Fatalf("got %v", err)
 	}
-	if d := time.Since(t0); d > 3*time.Second {
+	if d := time.Since(t0); d > hangBound {
 		t.Fatalf("took %v", d)
 	}
 	if s.State() != StateIdle || s.Stamps().TotalExecution < 200*time.Millisecond {
@@ -631,7 +631,7 @@ func TestRealCloseNeverHangs(t *testing.T) {
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	if d := time.Since(t0); d > time.Second {
+	if d := time.Since(t0); d > hangBound {
 		t.Fatalf("Close took %v", d)
 	}
 }
