@@ -431,12 +431,13 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	_, err = s.Run(context.Background(), "after")
 	pyErr(t, err, "NameError")
 
-	// A deadline while a synchronous host call runs.
+	// A deadline while a synchronous host call runs. It passes once the
+	// call is entered: a fixed 300 ms could pass before a loaded machine
+	// had the worker's call back, and the computing worker would be killed.
 	s2 := realSession(t, Config{})
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel2()
+	ctx2 := newReachedDeadline()
 	_, err = s2.Run(ctx2, "wait2()", WithFunctions(NewRegistry().MustRegister("wait2",
-		func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })))
+		func(ctx context.Context) error { ctx2.reached(); <-ctx.Done(); return ctx.Err() })))
 	var te *TimeoutError
 	if !errors.As(err, &te) || te.Killed || !errors.Is(err, context.DeadlineExceeded) || !Survives(err) {
 		t.Fatalf("got %v", err)
