@@ -100,6 +100,37 @@ func (r *tmuxREPL) prompt() {
 // enter types s at the next empty prompt.
 func (r *tmuxREPL) enter(s string) { r.prompt(); r.line(s) }
 
+// pid is the process id of the montygo in the pane.
+func (r *tmuxREPL) pid(t *testing.T) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(r.tmux("display-message", "-p", "-t", r.name, "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// waitComputing waits until a worker of the REPL runs (state R), which
+// an input that loops forever shows once it has reached the worker; a
+// worker waiting for its next request sleeps. It replaces a fixed pause
+// that a loaded machine could outlast.
+func (r *tmuxREPL) waitComputing(t *testing.T) {
+	t.Helper()
+	pid := r.pid(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, k := range childrenOf(pid) {
+			if _, st, ok := procStat(k); ok && st == "R" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no worker of the REPL started computing; screen:\n%s", r.screen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // waitFor waits until the screen contains want n times in total.
 func (r *tmuxREPL) waitForN(want string, n int, d time.Duration) string {
 	r.t.Helper()
@@ -144,7 +175,7 @@ func TestREPLInTerminal(t *testing.T) {
 	r.enter("while True:")
 	r.enter("    x = x + 1")
 	r.enter("")
-	time.Sleep(500 * time.Millisecond)
+	r.waitComputing(t)
 	r.send("C-c")
 	r.waitFor("KeyboardInterrupt", 10*time.Second)
 	r.enter("x + 100")
@@ -282,15 +313,12 @@ func TestREPLLineEditingAndHistory(t *testing.T) {
 func TestREPLSIGTERM(t *testing.T) {
 	for _, busy := range []bool{false, true} {
 		r := startTmuxREPL(t)
-		pid, err := strconv.Atoi(strings.TrimSpace(r.tmux("display-message", "-p", "-t", r.name, "#{pane_pid}")))
-		if err != nil {
-			t.Fatal(err)
-		}
+		pid := r.pid(t)
 		if busy {
 			r.line("while True:")
 			r.line("    pass")
 			r.line("")
-			time.Sleep(300 * time.Millisecond)
+			r.waitComputing(t)
 		}
 		kids := childrenOf(pid)
 		if len(kids) == 0 {
