@@ -742,7 +742,14 @@ func TestOverlayRemovalIsLinear(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if d := rounds(); d > 10*empty+time.Second {
+	// The fastest of three tries: one burst of other work on a loaded
+	// machine can slow a try by seconds, but not every one of them, while
+	// a removal that scans the overlay is slow in each.
+	d := rounds()
+	for i := 0; i < 2 && d > 10*empty+time.Second; i++ {
+		d = min(d, rounds())
+	}
+	if d > 10*empty+time.Second {
 		t.Fatalf("2000 mkdir/rmdir rounds took %v beside 150000 entries, %v on the empty overlay", d, empty)
 	}
 	wantPaths(t, f.do(opCall(message.OpIterdir, "/data/sub")), "/data/sub/a.txt")

@@ -681,18 +681,19 @@ func TestRestartCapFailsWaiters(t *testing.T) {
 
 func TestInterruptedRunDestroysWorker(t *testing.T) {
 	p, rec := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	// The deadline is to end the turn in the host call, so it passes once
+	// the call is entered: at a fixed time (50 ms, then 2 s) a loaded
+	// machine had not always reached it, and the computing worker was
+	// killed instead.
+	ctx := newReachedDeadline()
 	reg := session.NewRegistry()
-	reg.MustRegister("block", func(ctx context.Context) error {
-		<-ctx.Done()
-		return ctx.Err()
+	reg.MustRegister("block", func(hctx context.Context) error {
+		ctx.reached()
+		<-hctx.Done()
+		return hctx.Err()
 	})
 	s := checkout(t, p)
 	id := s.WorkerID()
-	// The deadline is to end the turn in the host call: at 50ms a loaded
-	// machine had not always reached it, and the computing worker was
-	// killed instead.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
 	_, err := s.Run(ctx, "block()", session.WithFunctions(reg))
 	var te *session.TimeoutError
 	if !errors.As(err, &te) || te.Killed || !session.Survives(err) {
@@ -1322,3 +1323,31 @@ func TestStatsHealthyAgreesWithHealth(t *testing.T) {
 		t.Fatalf("%d healthy events, want 1", n)
 	}
 }
+
+// reachedDeadline is a context whose deadline passes when reached is
+// called: it ends a turn with a deadline at a chosen point (inside a host
+// call) instead of at a time that a loaded machine may not have got there
+// by.
+type reachedDeadline struct {
+	context.Context // the background's values; Done and Err are ours
+	done            chan struct{}
+	once            sync.Once
+}
+
+func newReachedDeadline() *reachedDeadline {
+	return &reachedDeadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *reachedDeadline) Done() <-chan struct{} { return c.done }
+
+func (c *reachedDeadline) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// reached lets the deadline pass.
+func (c *reachedDeadline) reached() { c.once.Do(func() { close(c.done) }) }

@@ -758,15 +758,32 @@ func TestRetryAfterIsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		// The checkout waits out the backoff after the refusal, so it is
+		// ended once the refusal is counted (a fixed 200 ms context could
+		// end before a loaded machine had dialled at all).
+		ctx, cancel := context.WithCancel(context.Background())
 		before := time.Now()
-		if _, err := p.Checkout(ctx, session.Config{}); err == nil {
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.Checkout(ctx, session.Config{})
+			done <- err
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for p.Stat().Endpoints[0].Refusals == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		after := time.Now()
+		cancel()
+		if err := <-done; err == nil {
 			t.Fatal("a checkout from a refusing endpoint succeeded")
 		}
-		cancel()
+		// The backoff runs from the refusal, which came between before and
+		// after: bounding each end from its own side keeps the dial's
+		// latency, however long on a loaded machine, out of the window.
 		st := p.Stat().Endpoints[0]
-		if wait := st.BackedOffUntil.Sub(before); st.Refusals != 1 || wait < c.min || wait > c.max {
-			t.Errorf("Retry-After %s: %d refusals, backed off for %v, want %v to %v", c.header, st.Refusals, wait, c.min, c.max)
+		if from, to := st.BackedOffUntil.Sub(before), st.BackedOffUntil.Sub(after); st.Refusals != 1 || from < c.min || to > c.max {
+			t.Errorf("Retry-After %s: %d refusals, backed off for %v (from before the checkout) and %v (from the refusal seen), want %v to %v",
+				c.header, st.Refusals, from, to, c.min, c.max)
 		}
 		closeWithin(t, p)
 		refusing.Close()
@@ -807,10 +824,14 @@ func TestRefusedDialBacksOff(t *testing.T) {
 		if _, err := p.Checkout(context.Background(), session.Config{}); !errors.As(err, &de) || de.StatusCode != c.status || !errors.Is(err, pool.ErrNoEndpoint) {
 			t.Errorf("HTTP %d: checkout = %v, want ErrNoEndpoint with the DialError", c.status, err)
 		}
+		after := time.Now()
+		// The backoff runs from the failure, between before and after;
+		// each end of the window is measured from its own side, so a slow
+		// dial on a loaded machine does not push the backoff past max.
 		st := p.Stat().Endpoints[0]
-		if wait := st.BackedOffUntil.Sub(before); st.DialFailures != 1 || wait < c.min || wait > c.max {
-			t.Errorf("HTTP %d (Retry-After %q): %d dial failures, backed off for %v, want %v to %v",
-				c.status, c.header, st.DialFailures, wait, c.min, c.max)
+		if from, to := st.BackedOffUntil.Sub(before), st.BackedOffUntil.Sub(after); st.DialFailures != 1 || from < c.min || to > c.max {
+			t.Errorf("HTTP %d (Retry-After %q): %d dial failures, backed off for %v (from before) and %v (from after), want %v to %v",
+				c.status, c.header, st.DialFailures, from, to, c.min, c.max)
 		}
 		closeWithin(t, p)
 		refusing.Close()
@@ -1617,8 +1638,9 @@ func TestFailingHeaderFuncBacksOff(t *testing.T) {
 	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, down) || !errors.Is(err, pool.ErrNoEndpoint) {
 		t.Fatalf("checkout = %v, want ErrNoEndpoint with the header function's error", err)
 	}
+	after := time.Now() // the backoff runs from the failure, between the two
 	st := p.Stat().Endpoints[0]
-	if wait := st.BackedOffUntil.Sub(before); st.DialFailures != 1 || st.StartFailures != 0 || wait < 9*time.Second || wait > 11*time.Second {
+	if st.DialFailures != 1 || st.StartFailures != 0 || st.BackedOffUntil.Sub(before) < 9*time.Second || st.BackedOffUntil.Sub(after) > 11*time.Second {
 		t.Fatalf("after a failing HeaderFunc: %+v; want 1 dial failure, backed off for 10 s", st)
 	}
 	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrNoEndpoint) {

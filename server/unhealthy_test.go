@@ -155,8 +155,24 @@ func TestUnhealthyPoolRecoversAndAdmits(t *testing.T) {
 	tripped := ss.trip(t)
 	if time.Since(tripped) < window/2 {
 		// Checked only while the trip is surely on (a loaded machine may
-		// take longer than the window to get here).
-		if de := dialErr(t, ss.URL, nil); de.StatusCode != http.StatusServiceUnavailable || de.Reason != ReasonUnhealthy {
+		// take longer than the window to get here), and judged only if the
+		// dial also ended inside the window: the server decided before it
+		// ended, so a refusal was due; a dial that a loaded machine kept
+		// past the window may rightly have been admitted.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		c, err := dialRaw(ctx, ss.URL, 4, ws.DialOptions{})
+		cancel()
+		inside := time.Since(tripped) < window
+		var de *ws.DialError
+		switch {
+		case err == nil:
+			c.Close()
+			if inside {
+				t.Fatal("upgrade admitted while unhealthy")
+			}
+		case !errors.As(err, &de):
+			t.Fatalf("upgrade while unhealthy: %v, want a *ws.DialError", err)
+		case inside && (de.StatusCode != http.StatusServiceUnavailable || de.Reason != ReasonUnhealthy):
 			t.Fatalf("upgrade while unhealthy: %d %q", de.StatusCode, de.Reason)
 		}
 	}

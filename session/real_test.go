@@ -385,7 +385,7 @@ func TestRealContextEndsWhileComputing(t *testing.T) {
 	if !errors.As(err, &te) || !te.Killed || !errors.Is(err, context.DeadlineExceeded) || Survives(err) {
 		t.Fatalf("got %v", err)
 	}
-	if d := time.Since(t0); d > time.Second {
+	if d := time.Since(t0); d > hangBound {
 		t.Fatalf("took %v", d)
 	}
 	if s.State() != StateClosed {
@@ -418,7 +418,7 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Killed || !errors.Is(err, context.Canceled) || !Survives(err) {
 		t.Fatalf("got %v", err)
 	}
-	if d := time.Since(t0); d > time.Second {
+	if d := time.Since(t0); d > hangBound {
 		t.Fatalf("took %v", d)
 	}
 	if s.State() != StateIdle {
@@ -431,12 +431,13 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	_, err = s.Run(context.Background(), "after")
 	pyErr(t, err, "NameError")
 
-	// A deadline while a synchronous host call runs.
+	// A deadline while a synchronous host call runs. It passes once the
+	// call is entered: a fixed 300 ms could pass before a loaded machine
+	// had the worker's call back, and the computing worker would be killed.
 	s2 := realSession(t, Config{})
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel2()
+	ctx2 := newReachedDeadline()
 	_, err = s2.Run(ctx2, "wait2()", WithFunctions(NewRegistry().MustRegister("wait2",
-		func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })))
+		func(ctx context.Context) error { ctx2.reached(); <-ctx.Done(); return ctx.Err() })))
 	var te *TimeoutError
 	if !errors.As(err, &te) || te.Killed || !errors.Is(err, context.DeadlineExceeded) || !Survives(err) {
 		t.Fatalf("got %v", err)
@@ -528,7 +529,7 @@ func TestRealMaxDuration(t *testing.T) {
 	if pe := pyErr(t, err, "TimeoutError"); !strings.Contains(pe.Exception.Msg(), "time limit exceeded") {
 		t.Fatalf("got %v", err)
 	}
-	if d := time.Since(t0); d > 3*time.Second {
+	if d := time.Since(t0); d > hangBound {
 		t.Fatalf("took %v", d)
 	}
 	if s.State() != StateIdle || s.Stamps().TotalExecution < 200*time.Millisecond {
@@ -631,7 +632,7 @@ func TestRealCloseNeverHangs(t *testing.T) {
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Fatalf("interrupted run: %v", err)
 	}
-	if d := time.Since(t0); d > time.Second {
+	if d := time.Since(t0); d > hangBound {
 		t.Fatalf("Close took %v", d)
 	}
 }

@@ -45,16 +45,16 @@ func TestReusable(t *testing.T) {
 	}
 
 	// A Run whose context ends while it waits on the host is aborted: the
-	// session survives but its worker is not handed on.
-	reg := NewRegistry().MustRegister("block", func(ctx context.Context) error {
-		<-ctx.Done()
-		return ctx.Err()
+	// session survives but its worker is not handed on. The deadline
+	// passes once the host call is entered: at a fixed time (20 ms, then
+	// 2 s) a loaded machine had not always had the fake worker's call back,
+	// and the computing worker was killed instead.
+	ctx := newReachedDeadline()
+	reg := NewRegistry().MustRegister("block", func(hctx context.Context) error {
+		ctx.reached()
+		<-hctx.Done()
+		return hctx.Err()
 	})
-	// The deadline is to end the turn in the host call: at 20ms a loaded
-	// machine had not always had the fake worker's call back, and the
-	// computing worker was killed instead.
-	ctx, cancel := context.WithTimeout(bg, 2*time.Second)
-	defer cancel()
 	_, err := s.Run(ctx, "block()", WithFunctions(reg))
 	var te *TimeoutError
 	if !errors.As(err, &te) || te.Killed || !Survives(err) {
@@ -120,3 +120,31 @@ func TestCauseWithoutTurnLock(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// reachedDeadline is a context whose deadline passes when reached is
+// called: it ends a turn with a deadline at a chosen point (inside a host
+// call) instead of at a time that a loaded machine may not have got there
+// by, or got past already.
+type reachedDeadline struct {
+	context.Context // the background's values; Done and Err are ours
+	done            chan struct{}
+	once            sync.Once
+}
+
+func newReachedDeadline() *reachedDeadline {
+	return &reachedDeadline{Context: context.Background(), done: make(chan struct{})}
+}
+
+func (c *reachedDeadline) Done() <-chan struct{} { return c.done }
+
+func (c *reachedDeadline) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// reached lets the deadline pass.
+func (c *reachedDeadline) reached() { c.once.Do(func() { close(c.done) }) }

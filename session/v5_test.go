@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,44 +243,56 @@ func TestFakeTurnBackstopNamesTurn(t *testing.T) {
 
 // An asyncio.sleep under the system policy is charged its full delay when
 // created and answered with a future the parent resolves once the delay has
-// passed: two sleeps gathered together overlap (one suspension each, plus
-// the ResolveFutures), and the OS handler is never called.
+// passed: sleeps gathered together overlap (one suspension each, plus the
+// ResolveFutures), and the OS handler is never called.
+//
+// Overlapping sleeps of delay end about delay after the start; waited one
+// after another they could not end before sleeps×delay. With six sleeps the
+// bound between the two leaves five delays for a loaded machine to be late
+// (867 ms was once seen for two overlapping 400 ms sleeps, and with two
+// 1 s sleeps a second of lateness was all it took to fail).
 func TestFakeAsyncSystemSleepFutures(t *testing.T) {
-	const delay = time.Second // long enough that a loaded machine cannot make two overlapping sleeps look serial (867 ms for 2×400 ms was seen)
+	const delay = time.Second
+	const sleeps = 6
 	var answers []message.ResultKind
 	var resolved []message.FutureResult
-	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: 2 * delay}},
+	s, _ := startFakeOpts(t, fakeOpts{version: 5}, Config{Limits: Limits{MaxTotalSleep: sleeps * delay}},
 		func(req *message.ParentRequest) fakeReply {
 			asleep := func(id uint32) *message.ChildEvent {
 				return stamp(ev(&message.OsCall{CallID: id, Op: message.OpAsyncSystemSleep, Seconds: delay.Seconds()}), protocol.DefaultMaxSuspensions)
+			}
+			// pending lists the sleeps not yet resolved.
+			pending := func() []uint32 {
+				var ids []uint32
+				for id := uint32(1); id <= sleeps; id++ {
+					if !slices.ContainsFunc(resolved, func(r message.FutureResult) bool { return r.CallID == id }) {
+						ids = append(ids, id)
+					}
+				}
+				return ids
 			}
 			switch b := req.Body.(type) {
 			case *message.Feed:
 				return reply(asleep(1))
 			case *message.ResumeCall:
 				answers = append(answers, b.Result.Kind)
-				if b.CallID == 1 {
-					return reply(asleep(2))
+				if b.CallID < sleeps {
+					return reply(asleep(b.CallID + 1))
 				}
-				return reply(stamp(ev(&message.ResolveFutures{PendingCallIDs: []uint32{1, 2}}), protocol.DefaultMaxSuspensions))
+				return reply(stamp(ev(&message.ResolveFutures{PendingCallIDs: pending()}), protocol.DefaultMaxSuspensions))
 			case *message.ResumeFutures:
 				resolved = append(resolved, b.Results...)
-				if len(resolved) < 2 {
-					var pending []uint32
-					for _, id := range []uint32{1, 2} {
-						if id != b.Results[0].CallID {
-							pending = append(pending, id)
-						}
-					}
-					return reply(stamp(ev(&message.ResolveFutures{PendingCallIDs: pending}), protocol.DefaultMaxSuspensions))
+				if ids := pending(); len(ids) > 0 {
+					return reply(stamp(ev(&message.ResolveFutures{PendingCallIDs: ids}), protocol.DefaultMaxSuspensions))
 				}
 				return reply(completeInt(2))
 			}
 			return reply(violation("unexpected request"))
 		})
 	handled := 0
+	code := "await asyncio.gather(" + strings.TrimSuffix(strings.Repeat("asyncio.sleep(1), ", sleeps), ", ") + ")"
 	start := time.Now()
-	_, err := s.Run(bg, "await asyncio.gather(asyncio.sleep(1), asyncio.sleep(1))",
+	_, err := s.Run(bg, code,
 		WithOS(OSFunc(func(ctx context.Context, c *message.OsCall) (*message.ResumeCall, error) {
 			handled++
 			return nil, ErrNotHandled
@@ -288,10 +301,10 @@ func TestFakeAsyncSystemSleepFutures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(answers) != 2 || answers[0] != message.ResultFuture || answers[1] != message.ResultFuture || handled != 0 {
+	if len(answers) != sleeps || slices.ContainsFunc(answers, func(k message.ResultKind) bool { return k != message.ResultFuture }) || handled != 0 {
 		t.Fatalf("answers %v, OS handler calls %d", answers, handled)
 	}
-	if len(resolved) != 2 {
+	if len(resolved) != sleeps {
 		t.Fatalf("resolved %+v", resolved)
 	}
 	for _, r := range resolved {
@@ -299,11 +312,11 @@ func TestFakeAsyncSystemSleepFutures(t *testing.T) {
 			t.Fatalf("future %d answered %v", r.CallID, r.Result.Kind)
 		}
 	}
-	if took < delay || took >= 2*delay {
-		t.Fatalf("two gathered %v sleeps took %v: they must overlap", delay, took)
+	if took < delay || took >= sleeps*delay {
+		t.Fatalf("%d gathered %v sleeps took %v: they must overlap", sleeps, delay, took)
 	}
-	if got := s.Stamps().TotalSleep; got != 2*delay {
-		t.Fatalf("TotalSleep %v, want %v (both charged when created)", got, 2*delay)
+	if got := s.Stamps().TotalSleep; got != sleeps*delay {
+		t.Fatalf("TotalSleep %v, want %v (all charged when created)", got, sleeps*delay)
 	}
 }
 

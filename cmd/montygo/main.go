@@ -98,8 +98,10 @@ func mainArgs(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // exitGrace is how long montygo waits, after a first SIGTERM or Ctrl-C has
 // cancelled the command, for the command to wind down on its own; then (or
-// at a second signal) it kills its workers and exits.
-const exitGrace = 500 * time.Millisecond
+// at a second signal) it kills its workers and exits. It is a variable only
+// so that a test can lengthen it (TestSignalsEndAStuckCommand); nothing
+// else changes it.
+var exitGrace = 500 * time.Millisecond
 
 // mainWith runs the command of cmds that args name; exit ends the process
 // when a signal's grace runs out (os.Exit outside tests).

@@ -100,6 +100,37 @@ func (r *tmuxREPL) prompt() {
 // enter types s at the next empty prompt.
 func (r *tmuxREPL) enter(s string) { r.prompt(); r.line(s) }
 
+// pid is the process id of the montygo in the pane.
+func (r *tmuxREPL) pid(t *testing.T) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(r.tmux("display-message", "-p", "-t", r.name, "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// waitComputing waits until a worker of the REPL runs (state R), which
+// an input that loops forever shows once it has reached the worker; a
+// worker waiting for its next request sleeps. It replaces a fixed pause
+// that a loaded machine could outlast.
+func (r *tmuxREPL) waitComputing(t *testing.T) {
+	t.Helper()
+	pid := r.pid(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, k := range childrenOf(pid) {
+			if _, st, ok := procStat(k); ok && st == "R" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no worker of the REPL started computing; screen:\n%s", r.screen())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // waitFor waits until the screen contains want n times in total.
 func (r *tmuxREPL) waitForN(want string, n int, d time.Duration) string {
 	r.t.Helper()
@@ -144,7 +175,7 @@ func TestREPLInTerminal(t *testing.T) {
 	r.enter("while True:")
 	r.enter("    x = x + 1")
 	r.enter("")
-	time.Sleep(500 * time.Millisecond)
+	r.waitComputing(t)
 	r.send("C-c")
 	r.waitFor("KeyboardInterrupt", 10*time.Second)
 	r.enter("x + 100")
@@ -277,20 +308,17 @@ func TestREPLLineEditingAndHistory(t *testing.T) {
 	r2.waitExit()
 }
 
-// SIGTERM ends the REPL within a second, at the prompt or while an input
+// SIGTERM ends the REPL at once, at the prompt or while an input
 // runs, and its worker with it.
 func TestREPLSIGTERM(t *testing.T) {
 	for _, busy := range []bool{false, true} {
 		r := startTmuxREPL(t)
-		pid, err := strconv.Atoi(strings.TrimSpace(r.tmux("display-message", "-p", "-t", r.name, "#{pane_pid}")))
-		if err != nil {
-			t.Fatal(err)
-		}
+		pid := r.pid(t)
 		if busy {
 			r.line("while True:")
 			r.line("    pass")
 			r.line("")
-			time.Sleep(300 * time.Millisecond)
+			r.waitComputing(t)
 		}
 		kids := childrenOf(pid)
 		if len(kids) == 0 {
@@ -300,13 +328,15 @@ func TestREPLSIGTERM(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
+		// A REPL that ignored SIGTERM would live on until the 30 s give-up;
+		// signalExitBound leaves room for a loaded machine below that.
 		for alive(pid) {
-			if time.Since(start) > 5*time.Second {
+			if time.Since(start) > 30*time.Second {
 				t.Fatalf("busy=%v: the REPL outlived SIGTERM; screen:\n%s", busy, r.screen())
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		if took := time.Since(start); took >= time.Second {
+		if took := time.Since(start); took >= signalExitBound {
 			t.Fatalf("busy=%v: exit took %v", busy, took)
 		}
 		noOrphans(t, kids)

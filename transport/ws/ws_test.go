@@ -246,7 +246,9 @@ func TestCloseWaitIsBounded(t *testing.T) {
 	// library's own handshake wait is 5 s.
 	start := time.Now()
 	c.Close()
-	if d := time.Since(start); d > 3*time.Second {
+	// The wrong behaviour, the library's wait, cannot end before 5 s; the
+	// bound sits just below that to leave a loaded machine the most room.
+	if d := time.Since(start); d > 4500*time.Millisecond {
 		t.Fatalf("Close against a silent peer took %v; the wait must be bounded by CloseWait", d)
 	}
 }
@@ -570,7 +572,9 @@ func TestDialContextBoundsABadHandshake(t *testing.T) {
 	if !errors.As(err, &de) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Dial = %v, want a DialError matching context.Canceled", err)
 	}
-	if took := time.Since(start); took > 2*time.Second {
+	// A Dial that missed the cancellation would wait on the library's 3 s
+	// read, which cannot end sooner: the bound sits just below it.
+	if took := time.Since(start); took > 2900*time.Millisecond {
 		t.Fatalf("Dial returned %v after its context ended", took)
 	}
 }
@@ -944,7 +948,9 @@ func TestBadHandshakeFailsFast(t *testing.T) {
 			if !errors.As(err, &de) || de.StatusCode != http.StatusSwitchingProtocols {
 				t.Fatalf("Dial = %v, want a DialError with status 101", err)
 			}
-			if took := time.Since(start); took > 2*time.Second {
+			// The library's 3 s read cannot end sooner; the bound sits
+			// just below it, as far as it can from the refusal's time.
+			if took := time.Since(start); took > 2900*time.Millisecond {
 				t.Fatalf("Dial refused the handshake after %v (the library's 3 s read)", took)
 			}
 		})
