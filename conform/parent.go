@@ -292,6 +292,11 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	// The reaping check looks before the parent's group is killed: a child
 	// left in it is still the parent's failure to reap.
 	orphans := orphanPids(r.log, control)
+	// Every child the log names has now ended (orphanPids waits for each,
+	// and kills one still running at its deadline), so its records are
+	// complete: read them again, or a request a busy machine let a child
+	// record only after the first read would escape the silence check.
+	r.log = readLines(control)
 	// Whatever the parent left in its process group goes with the
 	// scenario; then the parent is reaped, its status and usage read.
 	r.finish()
