@@ -685,10 +685,10 @@ func TestInterruptedRunDestroysWorker(t *testing.T) {
 	// the call is entered: at a fixed time (50 ms, then 2 s) a loaded
 	// machine had not always reached it, and the computing worker was
 	// killed instead.
-	ctx := newReachedDeadline()
+	ctx := testenv.NewReachedDeadline()
 	reg := session.NewRegistry()
 	reg.MustRegister("block", func(hctx context.Context) error {
-		ctx.reached()
+		ctx.Reached()
 		<-hctx.Done()
 		return hctx.Err()
 	})
@@ -1323,31 +1323,3 @@ func TestStatsHealthyAgreesWithHealth(t *testing.T) {
 		t.Fatalf("%d healthy events, want 1", n)
 	}
 }
-
-// reachedDeadline is a context whose deadline passes when reached is
-// called: it ends a turn with a deadline at a chosen point (inside a host
-// call) instead of at a time that a loaded machine may not have got there
-// by.
-type reachedDeadline struct {
-	context.Context // the background's values; Done and Err are ours
-	done            chan struct{}
-	once            sync.Once
-}
-
-func newReachedDeadline() *reachedDeadline {
-	return &reachedDeadline{Context: context.Background(), done: make(chan struct{})}
-}
-
-func (c *reachedDeadline) Done() <-chan struct{} { return c.done }
-
-func (c *reachedDeadline) Err() error {
-	select {
-	case <-c.done:
-		return context.DeadlineExceeded
-	default:
-		return nil
-	}
-}
-
-// reached lets the deadline pass.
-func (c *reachedDeadline) reached() { c.once.Do(func() { close(c.done) }) }

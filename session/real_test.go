@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
@@ -435,9 +436,9 @@ func TestRealContextEndsWhileSuspendedAbortsFeed(t *testing.T) {
 	// call is entered: a fixed 300 ms could pass before a loaded machine
 	// had the worker's call back, and the computing worker would be killed.
 	s2 := realSession(t, Config{})
-	ctx2 := newReachedDeadline()
+	ctx2 := testenv.NewReachedDeadline()
 	_, err = s2.Run(ctx2, "wait2()", WithFunctions(NewRegistry().MustRegister("wait2",
-		func(ctx context.Context) error { ctx2.reached(); <-ctx.Done(); return ctx.Err() })))
+		func(ctx context.Context) error { ctx2.Reached(); <-ctx.Done(); return ctx.Err() })))
 	var te *TimeoutError
 	if !errors.As(err, &te) || te.Killed || !errors.Is(err, context.DeadlineExceeded) || !Survives(err) {
 		t.Fatalf("got %v", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/worker"
 )
@@ -49,9 +50,9 @@ func TestReusable(t *testing.T) {
 	// passes once the host call is entered: at a fixed time (20 ms, then
 	// 2 s) a loaded machine had not always had the fake worker's call back,
 	// and the computing worker was killed instead.
-	ctx := newReachedDeadline()
+	ctx := testenv.NewReachedDeadline()
 	reg := NewRegistry().MustRegister("block", func(hctx context.Context) error {
-		ctx.reached()
+		ctx.Reached()
 		<-hctx.Done()
 		return hctx.Err()
 	})
@@ -120,31 +121,3 @@ func TestCauseWithoutTurnLock(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
-
-// reachedDeadline is a context whose deadline passes when reached is
-// called: it ends a turn with a deadline at a chosen point (inside a host
-// call) instead of at a time that a loaded machine may not have got there
-// by, or got past already.
-type reachedDeadline struct {
-	context.Context // the background's values; Done and Err are ours
-	done            chan struct{}
-	once            sync.Once
-}
-
-func newReachedDeadline() *reachedDeadline {
-	return &reachedDeadline{Context: context.Background(), done: make(chan struct{})}
-}
-
-func (c *reachedDeadline) Done() <-chan struct{} { return c.done }
-
-func (c *reachedDeadline) Err() error {
-	select {
-	case <-c.done:
-		return context.DeadlineExceeded
-	default:
-		return nil
-	}
-}
-
-// reached lets the deadline pass.
-func (c *reachedDeadline) reached() { c.once.Do(func() { close(c.done) }) }
