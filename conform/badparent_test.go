@@ -27,6 +27,10 @@ import (
 	"github.com/gomonty/monty/message"
 )
 
+// heldUntilExit keeps the late-MODE parent's end of its helper's stdin
+// reachable (a collected File is closed) until the process exits.
+var heldUntilExit *os.File
+
 // badParentMain runs when the test binary is started as a deliberately
 // broken parent (`TESTBINARY badparent MODE CODE`): it spawns $MONTY_BIN
 // like a parent, then misbehaves according to mode. It returns the exit
@@ -47,8 +51,34 @@ import (
 //   - v2: an honest parent that speaks protocol 2 only (as upstream's
 //     Rust parent does): exits 1 on any error, sending nothing more;
 //   - v4: the same at protocol 4 only;
-//   - v0: the same with no version in its Configure (a broken parent).
+//   - v0: the same with no version in its Configure (a broken parent);
+//   - late-MODE: v2, and before exiting it starts a helper (this binary
+//     in after-exit-MODE) that outlives it;
+//   - after-exit-MODE: waits for EOF on its stdin (the late-MODE parent
+//     that holds the other end has exited), then 300 ms more, past the
+//     200 ms the judge once waited for spawn records, then behaves as MODE
+//     (orphan: a child left running; chatty: a request after a violation).
 func badParentMain(mode, code string) int {
+	if inner, ok := strings.CutPrefix(mode, "late-"); ok {
+		status := badParentMain("v2", code)
+		helper := exec.Command(os.Args[0], "badparent", "after-exit-"+inner, code)
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 2
+		}
+		helper.Stdin = r
+		if helper.Start() != nil {
+			return 2
+		}
+		r.Close()
+		heldUntilExit = w // close-on-exec: only this process holds it
+		return status
+	}
+	if inner, ok := strings.CutPrefix(mode, "after-exit-"); ok {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		time.Sleep(300 * time.Millisecond)
+		return badParentMain(inner, code)
+	}
 	mode, pidFile, _ := strings.Cut(mode, "=")
 	switch mode {
 	case "sleepy":
@@ -179,6 +209,13 @@ func TestParentJudgeCatchesBadParents(t *testing.T) {
 		{"sleepy", "^normal$", "time:", conform.ParentOptions{Timeout: time.Second}},
 		{"hog", "^normal$", "memory:", conform.ParentOptions{DecodeBudget: 1 << 20, MemorySlack: 16 << 20}},
 		{"absent", "^normal$", "spawn:", conform.ParentOptions{}},
+		// The parent itself is honest, but a helper it leaves behind
+		// starts a child after the parent has exited and leaves it
+		// running, or sends it a request after it broke the protocol. The
+		// judge read the children's records 200 ms after the parent's
+		// exit and never saw that child: both passed.
+		{"late-orphan", "^normal$", "reaping:", conform.ParentOptions{}},
+		{"late-chatty", "^garbage_body$", "silence:", conform.ParentOptions{}},
 	}
 	for _, c := range cases {
 		name, _, _ := strings.Cut(c.mode, "=")

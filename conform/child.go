@@ -33,7 +33,9 @@ const ChildCommand = "__child"
 // a signal does not return.
 //
 // Flags: --scenario NAME, --control FILE, --protocol 2|4|2,4,
-// --lifetime D (exit 124 after D whatever happens); a "subprocess"
+// --lifetime D (exit 124 after D whatever happens), --token DEV:INO (the
+// pipe [RunParent] passed the parent under test: a copy this process
+// inherited is closed once its spawn is recorded); a "subprocess"
 // argument, as a parent passes it to a worker, is accepted and ignored.
 func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(ChildCommand, flag.ContinueOnError)
@@ -42,6 +44,7 @@ func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	control := fs.String("control", "", "file recording what the child saw")
 	protos := fs.String("protocol", "", "protocol versions to claim (default: the scenario's)")
 	lifetime := fs.Duration("lifetime", 60*time.Second, "exit after this long whatever happens")
+	token := fs.String("token", "", "DEV:INO of the judge's pipe, to close once the spawn is recorded")
 	var rest []string
 	for _, a := range args {
 		if a != "subprocess" {
@@ -68,6 +71,11 @@ func ServeChild(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	pid := os.Getpid()
 	rec.line(fmt.Sprintf("spawn %d %s", pid, strings.Join(args, " ")))
+	if *token != "" {
+		// The judge reads its pipe until every copy is closed: this
+		// child is recorded now, so it no longer needs to be waited for.
+		releaseToken(*token)
+	}
 	if *lifetime > 0 {
 		time.AfterFunc(*lifetime, func() {
 			fmt.Fprintf(stderr, "conform child: lifetime of %v reached, exiting\n", *lifetime)

@@ -72,7 +72,10 @@ const (
 //     where it must report an error;
 //   - silence: after a child broke the protocol (and the parent reported
 //     it), no further request reached that child;
-//   - reaping: no child process outlived the parent;
+//   - reaping: no child process outlived the parent (the parent gets a
+//     pipe as file descriptor 3, which every scripted child it starts
+//     closes once recorded: the judge waits for every copy to close, so a
+//     child started after the parent's exit is judged too);
 //   - memory: the parent's peak RSS stayed within the decode budget, twice
 //     the largest frame it must read, and a slack.
 //
@@ -256,8 +259,20 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	defer os.RemoveAll(dir)
 	control := filepath.Join(dir, "control")
 	launcher := filepath.Join(dir, "monty")
+	// The token (token.go): held by the parent and what it starts, let go
+	// by each scripted child once its spawn is recorded.
+	tokR, tokW, err := os.Pipe()
+	if err != nil {
+		return Fail, "setting up: " + err.Error(), 0
+	}
+	id, err := tokenID(tokW)
+	if err != nil {
+		tokR.Close()
+		tokW.Close()
+		return Fail, "setting up: " + err.Error(), 0
+	}
 	argv := append(slices.Clone(child), "--scenario", sc.Name, "--control", control,
-		"--lifetime", (2*limit + 10*time.Second).String())
+		"--lifetime", (2*limit + 10*time.Second).String(), "--token", id)
 	if proto != 0 {
 		argv = append(argv, "--protocol", strconv.Itoa(int(proto)))
 	}
@@ -266,11 +281,14 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 		script += " " + shellQuote(a)
 	}
 	script += " \"$@\"\n"
-	if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
-		return Fail, "setting up: " + err.Error(), 0
-	}
 	codeFile := filepath.Join(dir, "snippet.py")
-	if err := os.WriteFile(codeFile, []byte(sc.Code+"\n"), 0o644); err != nil {
+	err = os.WriteFile(launcher, []byte(script), 0o755)
+	if err == nil {
+		err = os.WriteFile(codeFile, []byte(sc.Code+"\n"), 0o644)
+	}
+	if err != nil {
+		tokR.Close()
+		tokW.Close()
 		return Fail, "setting up: " + err.Error(), 0
 	}
 	args := make([]string, len(command))
@@ -284,14 +302,20 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 		args[i] = a
 	}
 	bound := 2*sc.MaxFrame + mem
-	r := runParent(ctx, args, launcher, limit, bound)
-	// A launcher started just before the parent exited may still be on
-	// its way to recording its spawn.
-	time.Sleep(200 * time.Millisecond)
+	r := runParent(ctx, args, launcher, limit, bound, tokW)
+	// A child the parent (or something it left behind) started may still
+	// be on its way to recording its spawn, or may not be started yet:
+	// wait until everything that holds the token has let it go. Only a
+	// process the parent left running holds it for long (its children
+	// let it go as soon as they are recorded); the scenario's limit
+	// bounds that wait.
+	released := awaitRelease(ctx, tokR, limit)
 	r.log = readLines(control)
 	// The reaping check looks before the parent's group is killed: a child
-	// left in it is still the parent's failure to reap.
-	orphans := orphanPids(r.log, control)
+	// left in it is still the parent's failure to reap. A child whose
+	// parent closed inherited descriptors never had the token: one whose
+	// launcher already runs is found by its arguments.
+	orphans := orphanPids(r.log, inFlight(launcher, control), launcher, control)
 	// Every child the log names has now ended (orphanPids waits for each,
 	// and kills one still running at its deadline), so its records are
 	// complete: read them again, or a request a busy machine let a child
@@ -340,6 +364,9 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 	}
 	if len(orphans) > 0 {
 		problems = append(problems, fmt.Sprintf("reaping: child process(es) %v still running after the parent exited", orphans))
+	}
+	if !released && r.canceled == nil {
+		problems = append(problems, fmt.Sprintf("reaping: a process the parent started still held the descriptor the kit passed it (fd 3) %v after the parent exited", limit))
 	}
 	if r.maxRSS > bound {
 		problems = append(problems, fmt.Sprintf("memory: peak RSS %d MiB exceeds %d MiB", r.maxRSS>>20, bound>>20))
@@ -392,13 +419,22 @@ func refusedOnly(log []string) []uint32 {
 // (Linux): its process group's id stays reserved until finish kills the
 // group and reaps it. Where the kit's own peak resident set exceeds
 // bound, the parent's is sampled while it runs (see peakRSS).
-func runParent(runCtx context.Context, args []string, launcher string, limit time.Duration, bound int64) *run {
+//
+// token, when not nil, is passed to the parent as file descriptor 3 and
+// closed here once the parent has started (or failed to).
+func runParent(runCtx context.Context, args []string, launcher string, limit time.Duration, bound int64, token *os.File) *run {
 	ctx, cancel := context.WithTimeout(runCtx, limit)
 	defer cancel()
+	if token != nil {
+		defer token.Close()
+	}
 	// The parent runs in the kit's working directory, so that relative
 	// paths in the command (bin/montygo, my_parent.py) mean what they say.
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "MONTY_BIN="+launcher)
+	if token != nil {
+		cmd.ExtraFiles = []*os.File{token}
+	}
 	r := &run{exit: -1}
 	r.errBuf.n, r.outBuf.n = 16<<10, 16<<10
 	cmd.Stderr, cmd.Stdout = &r.errBuf, &r.outBuf
@@ -413,7 +449,12 @@ func runParent(runCtx context.Context, args []string, launcher string, limit tim
 	cmd.WaitDelay = time.Second
 	// Forked on the spawner's thread: the parent-death signal follows the
 	// forking thread, which the runtime may end (see internal/spawn).
-	if err := spawn.Start(cmd.Start); err != nil {
+	err := spawn.Start(cmd.Start)
+	if token != nil {
+		// The parent has its copy: the kit's would hold the pipe open.
+		token.Close()
+	}
+	if err != nil {
 		r.stderr = err.Error()
 		return r
 	}
@@ -515,25 +556,30 @@ func silenceProblem(sc hostile.Scenario, log []string) string {
 	return ""
 }
 
-// orphanPids returns the recorded children still running, after a short
-// grace, and kills them. A recorded pid counts only while it names a
-// scripted child of this scenario (one whose arguments name its control
-// file): the child that recorded it may have exited and its pid been
-// reused since.
-func orphanPids(log []string, control string) []int {
+// orphanPids returns the children still running, after a short grace,
+// and kills them: those the log records and the extra pids. A pid counts
+// only while it names a scripted child of this scenario (one whose
+// arguments name one of marks, the launcher or the control file): the
+// child that recorded it may have exited and its pid been reused since.
+func orphanPids(log []string, extra []int, marks ...string) []int {
 	var pids []int
 	for _, l := range log {
 		f := strings.Fields(l)
 		if len(f) >= 2 && f[0] == "spawn" {
-			if pid, err := strconv.Atoi(f[1]); err == nil {
+			if pid, err := strconv.Atoi(f[1]); err == nil && !slices.Contains(pids, pid) {
 				pids = append(pids, pid)
 			}
+		}
+	}
+	for _, pid := range extra {
+		if !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
 		}
 	}
 	var alive []int
 	deadline := time.Now().Add(2 * time.Second)
 	for _, pid := range pids {
-		c, ok := pinChild(pid, control)
+		c, ok := pinChild(pid, marks...)
 		if !ok {
 			continue
 		}

@@ -57,7 +57,7 @@ func TestReapingCheckLeavesARecycledPidAlone(t *testing.T) {
 	// The pid recorded by a scripted child of another control file (the
 	// child exited, its pid reused by other).
 	log := []string{"spawn " + strconv.Itoa(other.Process.Pid) + " subprocess"}
-	if orphans := orphanPids(log, "/tmp/no-such-dir/control"); len(orphans) != 0 {
+	if orphans := orphanPids(log, nil, "/tmp/no-such-dir/control"); len(orphans) != 0 {
 		t.Errorf("orphans %v, want none: the pid is not a scripted child of this scenario", orphans)
 	}
 	if err := other.Process.Signal(syscall.Signal(0)); err != nil || !running(other.Process.Pid) {
@@ -153,7 +153,7 @@ func growKit(t *testing.T, n int) {
 // RunParent) failed "memory: peak RSS" whatever it used itself.
 func TestMemoryCheckMeasuresTheParentNotTheKit(t *testing.T) {
 	growKit(t, 256<<20)
-	r := runParent(context.Background(), []string{"/bin/sh", "-c", "exit 0"}, "/nonexistent", 30*time.Second, 64<<20)
+	r := runParent(context.Background(), []string{"/bin/sh", "-c", "exit 0"}, "/nonexistent", 30*time.Second, 64<<20, nil)
 	r.finish()
 	if r.exit != 0 {
 		t.Fatalf("exit %d: %s", r.exit, r.stderr)
@@ -164,7 +164,7 @@ func TestMemoryCheckMeasuresTheParentNotTheKit(t *testing.T) {
 	// A parent's own growth still counts when the kit is larger than it
 	// (it is sampled while the parent runs; this one holds its 128 MB
 	// for a moment before it exits).
-	r = runParent(context.Background(), []string{"/bin/sh", "-c", `x=$(head -c 128000000 /dev/zero | tr '\0' a); sleep 0.5; echo ${#x}`}, "/nonexistent", 30*time.Second, 64<<20)
+	r = runParent(context.Background(), []string{"/bin/sh", "-c", `x=$(head -c 128000000 /dev/zero | tr '\0' a); sleep 0.5; echo ${#x}`}, "/nonexistent", 30*time.Second, 64<<20, nil)
 	r.finish()
 	if r.exit != 0 || strings.TrimSpace(r.stdout) != "128000000" {
 		t.Fatalf("exit %d, stdout %q: %s", r.exit, r.stdout, r.stderr)

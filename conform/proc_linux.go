@@ -27,20 +27,47 @@ func childProcAttr() *syscall.SysProcAttr {
 type pinnedChild = spawn.Pinned
 
 // pinChild returns a handle on process pid when it is a scripted child
-// whose arguments name the control file.
-func pinChild(pid int, control string) (pinnedChild, bool) {
+// whose arguments name one of marks (the control file; the launcher,
+// which a shell running it names).
+func pinChild(pid int, marks ...string) (pinnedChild, bool) {
 	c, ok := spawn.Pin(pid)
 	if !ok {
 		return c, false
 	}
 	// Pinned: if pid is still this process, it stays so.
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil || !slices.Contains(strings.Split(string(b), "\x00"), control) || !c.Running() {
+	if !namesOneOf(pid, marks) || !c.Running() {
 		// (Not running: the cmdline read may have been of a successor.)
 		c.Release()
 		return c, false
 	}
 	return c, true
+}
+
+// namesOneOf reports whether one of process pid's arguments is one of
+// marks.
+func namesOneOf(pid int, marks []string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(strings.Split(string(b), "\x00"), func(a string) bool { return slices.Contains(marks, a) })
+}
+
+// inFlight returns the processes whose arguments name one of marks: the
+// scripted children of a scenario, from the moment the launcher runs,
+// whether or not they have recorded their spawn yet.
+func inFlight(marks ...string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && namesOneOf(pid, marks) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // kitPeakRSS returns this process's peak resident set in bytes: at least
