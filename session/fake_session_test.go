@@ -384,12 +384,20 @@ func TestFakeOversizeRequestKeepsSession(t *testing.T) {
 	}
 }
 
+// An input that does not convert is refused before anything is sent, and
+// the error names the input: it said only "cannot convert Go chan int",
+// leaving a caller with several inputs to guess which one.
 func TestFakeInvalidInputKeepsSession(t *testing.T) {
 	s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(1)) })
-	_, err := s.Feed(bg, "x", Input{Name: "x", Value: make(chan int)})
+	inputs := []Input{{Name: "ok", Value: 1}, {Name: "events", Value: make(chan int)}}
+	_, err := s.Feed(bg, "x", inputs...)
 	var ir *InvalidRequestError
-	if !errors.As(err, &ir) || !Survives(err) {
-		t.Fatalf("got %v", err)
+	if !errors.As(err, &ir) || !Survives(err) || !strings.Contains(err.Error(), `input "events"`) {
+		t.Fatalf("Feed: got %v, want an *InvalidRequestError naming input \"events\"", err)
+	}
+	_, err = s.Run(bg, "x", WithInputs(inputs...))
+	if !errors.As(err, &ir) || !Survives(err) || !strings.Contains(err.Error(), `input "events"`) {
+		t.Fatalf("Run: got %v, want an *InvalidRequestError naming input \"events\"", err)
 	}
 	if _, err := s.Feed(bg, "1"); err != nil {
 		t.Fatal(err)

@@ -444,7 +444,7 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 	for _, in := range r.o.inputs {
 		root, err := r.encode(&feed.Values, in.Value)
 		if err != nil {
-			return nil, &InvalidRequestError{Err: err}
+			return nil, &InvalidRequestError{Err: fmt.Errorf("input %q: %w", in.Name, err)}
 		}
 		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: nfkc(in.Name), Value: root})
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/gomonty/monty/message"
@@ -87,7 +88,7 @@ func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 	for _, in := range inputs {
 		root, err := toGraph(&feed.Values, in.Value)
 		if err != nil {
-			return nil, &InvalidRequestError{Err: err}
+			return nil, &InvalidRequestError{Err: fmt.Errorf("input %q: %w", in.Name, err)}
 		}
 		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: nfkc(in.Name), Value: root})
 	}
