@@ -45,10 +45,13 @@ type BinaryNotFoundError struct {
 	Err error
 }
 
-// Error lists the candidates that were tried.
+// Error lists the candidates that were tried and says how to name a
+// worker, or install one where the search looks.
 func (e *BinaryNotFoundError) Error() string {
 	return ErrBinaryNotFound.Error() + " (tried: " + strings.Join(e.Tried, "; ") +
-		"); set Config.Binary or $" + EnvBinary + ", or run scripts/install-worker.sh"
+		"); name a monty worker with worker.Config.Binary (the Worker field of pool.Config, server.Config and " +
+		"session.ProcessLauncher) or $" + EnvBinary + ", or install the released one with gomonty's " +
+		"scripts/install-worker.sh (into .monty/bin/monty, or $" + EnvInstallDir + "/bin/monty)"
 }
 
 // Is reports whether target is ErrBinaryNotFound.

@@ -379,6 +379,15 @@ func TestResolveBinary(t *testing.T) {
 	if nf.Named != noexec || nf.FromEnv || !errors.Is(err, fs.ErrPermission) || nf.Tried[0] != noexec+": "+nf.Err.Error() {
 		t.Fatalf("non-executable explicit: %+v", nf)
 	}
+	// The advice names the setting a library user has (there is no
+	// Config of package pool or server with a Binary field: it is
+	// worker.Config's, their Worker field) and where the install script
+	// puts the worker, since it is not in the user's own repository.
+	for _, w := range []string{"worker.Config.Binary", "pool.Config", "$" + EnvBinary, "scripts/install-worker.sh", "$" + EnvInstallDir + "/bin/monty"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %s", err, w)
+		}
+	}
 
 	t.Setenv(EnvBinary, exe)
 	if got, err := ResolveBinary(""); err != nil || got != exe {
