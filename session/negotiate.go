@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/worker"
 )
@@ -86,6 +87,12 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 	if b, ok := launcher.(interface{ Binary() string }); ok {
 		bin = b.Binary()
 	}
+	// The logs name the worker by its binary, a remote one by its
+	// endpoint (masked): a remote launcher has no binary.
+	who := slog.String("worker", bin)
+	if rl, ok := launcher.(RemoteLauncher); ok {
+		who = slog.String("endpoint", redact.URL(rl.URL))
+	}
 	ours, ok := ourRange()
 	if !ok {
 		return nil, errors.New("monty session: no protocol codec is linked in")
@@ -131,7 +138,7 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 			if neg.FromCache || neg.Pinned {
 				lvl = slog.LevelDebug
 			}
-			cfg.Logger.Log(ctx, lvl, "monty protocol negotiated", slog.String("worker", bin),
+			cfg.Logger.Log(ctx, lvl, "monty protocol negotiated", who,
 				slog.Uint64("version", uint64(v)), slog.Int("attempts", neg.Attempts),
 				slog.Bool("pinned", neg.Pinned), slog.Bool("cached", neg.FromCache))
 			return s, nil
@@ -166,7 +173,7 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 			return nil, mismatch
 		}
 		cfg.Logger.Info("monty worker refused protocol version; downgrading",
-			slog.String("worker", bin), slog.Uint64("refused", uint64(v)),
+			who, slog.Uint64("refused", uint64(v)),
 			slog.Uint64("version", uint64(c.Version())), slog.String("worker_range", refusal.Supported.String()))
 		v = c.Version()
 	}
