@@ -49,7 +49,7 @@ type BinaryNotFoundError struct {
 // worker, or install one where the search looks.
 func (e *BinaryNotFoundError) Error() string {
 	return ErrBinaryNotFound.Error() + " (tried: " + strings.Join(e.Tried, "; ") +
-		"); name a monty worker with worker.Config.Binary (the Worker field of pool.Config, server.Config and " +
+		"); name a monty worker with worker.Config.Binary (the Worker field of pool.Config, server.Config, relay.Config and " +
 		"session.ProcessLauncher) or $" + EnvBinary + ", or install the released one with gomonty's " +
 		"scripts/install-worker.sh (into .monty/bin/monty, or $" + EnvInstallDir + "/bin/monty)"
 }
