@@ -50,8 +50,9 @@
 // exceeded") and reported as a [*SuspensionLimitError]. When a duration
 // limit is known, a watchdog kills a worker that overruns it by more than
 // Config.WatchdogGrace ([*TimeoutError]). The zero Limits cap memory at
-// [DefaultMaxMemory] ([NoMemoryLimit] lifts it); time is the context's to
-// bound.
+// [DefaultMaxMemory] ([NoMemoryLimit] lifts it) and the session's
+// cumulative execution time at [DefaultMaxDuration] ([NoDurationLimit]
+// lifts it); the context of each call bounds time as well.
 //
 // # JSON
 //
