@@ -52,6 +52,9 @@ var heldUntilExit *os.File
 //     Rust parent does): exits 1 on any error, sending nothing more;
 //   - v4: the same at protocol 4 only;
 //   - v0: the same with no version in its Configure (a broken parent);
+//   - closefds-orphan: starts the child without the descriptors it
+//     inherited (as Python's close_fds does) and exits at once, leaving it
+//     running;
 //   - late-MODE: v2, and before exiting it starts a helper (this binary
 //     in after-exit-MODE) that outlives it;
 //   - after-exit-MODE: waits for EOF on its stdin (the late-MODE parent
@@ -89,7 +92,12 @@ func badParentMain(mode, code string) int {
 	cmd := exec.Command(os.Getenv("MONTY_BIN"), "subprocess")
 	cmd.Env = []string{}
 	var win io.WriteCloser
-	orphan := mode == "orphan" || mode == "orphan-stderr"
+	orphan := mode == "orphan" || mode == "orphan-stderr" || mode == "closefds-orphan"
+	if mode == "closefds-orphan" {
+		for fd := 3; fd < 64; fd++ {
+			syscall.CloseOnExec(fd)
+		}
+	}
 	if mode == "orphan-stderr" {
 		cmd.Stderr = os.Stderr
 		helper := exec.Command("/bin/sleep", "1000")
@@ -124,6 +132,9 @@ func badParentMain(mode, code string) int {
 	}
 	if !orphan {
 		defer func() { win.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	}
+	if mode == "closefds-orphan" {
+		return 0 // gone before the child has recorded its spawn
 	}
 	w, r := frame.NewWriter(win, 0), frame.NewReader(wout, 0)
 	cd, version := codec.Codec(codecv2.Codec), uint32(2)
@@ -216,13 +227,21 @@ func TestParentJudgeCatchesBadParents(t *testing.T) {
 		// exit and never saw that child: both passed.
 		{"late-orphan", "^normal$", "reaping:", conform.ParentOptions{}},
 		{"late-chatty", "^garbage_body$", "silence:", conform.ParentOptions{}},
+		// The parent's child never had the judge's pipe, and the parent
+		// exits before the child (slowed by a wrapper) records its spawn:
+		// only its arguments, naming the scenario's control file, tell the
+		// judge it is there.
+		{"closefds-orphan", "^normal$", "reaping:", conform.ParentOptions{
+			Child: append([]string{"/bin/sh", "-c", `sleep 0.5; exec "$0" "$@"`}, child...)}},
 	}
 	for _, c := range cases {
 		name, _, _ := strings.Cut(c.mode, "=")
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			opts := c.opts
-			opts.Child = child
+			if opts.Child == nil {
+				opts.Child = child
+			}
 			opts.Match = regexp.MustCompile(c.scenarios)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
