@@ -425,9 +425,6 @@ func refusedOnly(log []string) []uint32 {
 func runParent(runCtx context.Context, args []string, launcher string, limit time.Duration, bound int64, token *os.File) *run {
 	ctx, cancel := context.WithTimeout(runCtx, limit)
 	defer cancel()
-	if token != nil {
-		defer token.Close()
-	}
 	// The parent runs in the kit's working directory, so that relative
 	// paths in the command (bin/montygo, my_parent.py) mean what they say.
 	cmd := exec.Command(args[0], args[1:]...)
