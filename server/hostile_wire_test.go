@@ -4,6 +4,8 @@ package server
 
 import (
 	"bufio"
+	"bytes"
+	"compress/flate"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -569,4 +571,65 @@ func TestHostilePipelinedRequestsNeverRead(t *testing.T) {
 	if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
 		t.Fatal(got)
 	}
+}
+
+// deflated is n zero bytes compressed as a permessage-deflate message
+// body (RFC 7692: raw DEFLATE, the final empty block's 00 00 ff ff left
+// off): a few KiB that inflate to n.
+func deflated(t *testing.T, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := flate.NewWriter(&buf, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, 1<<20)
+	for ; n > 0; n -= len(zeros) {
+		w.Write(zeros[:min(n, len(zeros))])
+	}
+	w.Flush()
+	return bytes.TrimSuffix(buf.Bytes(), []byte{0, 0, 0xff, 0xff})
+}
+
+// Compression is never negotiated, however a client offers it, so a
+// compressed message (RSV1 set) is a protocol error the server refuses
+// from its header: a decompression bomb, a few KiB inflating to 16 MiB,
+// is never inflated. (Were compression on, the read limit would count the
+// inflated bytes: such a message would end with 1009 once past the cap.)
+func TestHostileDeflateNotNegotiated(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxFrameLen = 1 << 20 })
+	check := victim(t, ts)
+	bomb := deflated(t, 16<<20)
+	for _, offer := range []string{
+		"permessage-deflate",
+		"permessage-deflate; client_no_context_takeover; server_no_context_takeover",
+		"permessage-deflate; client_max_window_bits, x-webkit-deflate-frame",
+	} {
+		nc, err := net.Dial("tcp", strings.TrimPrefix(ts.HTTP, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"+
+			"Sec-WebSocket-Extensions: "+offer+"\r\n\r\n")
+		br := bufio.NewReader(nc)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("%q: upgrade answered %d", offer, resp.StatusCode)
+		}
+		if ext := resp.Header.Values("Sec-WebSocket-Extensions"); len(ext) != 0 {
+			t.Fatalf("%q: the server accepted extensions %q", offer, ext)
+		}
+		f := wsframe.Client(true, 2, bomb)
+		f[0] |= 0x40 // RSV1: compressed
+		go nc.Write(f)
+		if code := untilClosed(t, nc, br); code != int(websocket.StatusProtocolError) {
+			t.Fatalf("%q: a compressed message closed with %d, want %d", offer, code, websocket.StatusProtocolError)
+		}
+	}
+	check()
 }
