@@ -633,3 +633,67 @@ func TestHostileDeflateNotNegotiated(t *testing.T) {
 	}
 	check()
 }
+
+// A client that keeps bytes coming without ever finishing a request (half
+// a frame and silence, or a message that never ends: empty continuation
+// fragments and pings trickling in) is still waiting for its next request
+// as far as the idle timeout goes: it is closed with 4000, before and
+// after Configure, however busy its socket.
+func TestHostileTrickleNeverFinishes(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = time.Second })
+	configured := func(t *testing.T, nc net.Conn, br *bufio.Reader) {
+		if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))); err != nil {
+			t.Fatal(err)
+		}
+		nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+		if _, p, err := readServerFrame(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
+			t.Fatalf("Configure: %v", err)
+		}
+	}
+	ended := 0
+	for _, c := range []struct {
+		name    string
+		first   []byte
+		trickle []byte // sent every 20 ms until the server closes
+	}{
+		{"half a frame", wsframe.Client(true, 2, make([]byte, 1000))[:500], nil},
+		{"endless message", wsframe.Client(false, 2, []byte{0x1a}), wsframe.Client(false, 0, nil)},
+		{"pings in an endless message", wsframe.Client(false, 2, []byte{0x1a}),
+			append(wsframe.Client(true, 9, []byte("keepalive")), wsframe.Client(false, 0, nil)...)},
+	} {
+		for _, configure := range []bool{false, true} {
+			t.Run(c.name+"/configured="+strconv.FormatBool(configure), func(t *testing.T) {
+				nc, br := rawUpgrade(t, ts)
+				if configure {
+					configured(t, nc, br)
+				}
+				if _, err := nc.Write(c.first); err != nil {
+					t.Fatal(err)
+				}
+				stop := make(chan struct{})
+				defer close(stop)
+				if c.trickle != nil {
+					go func() {
+						tick := time.NewTicker(20 * time.Millisecond)
+						defer tick.Stop()
+						for {
+							select {
+							case <-stop:
+								return
+							case <-tick.C:
+								if _, err := nc.Write(c.trickle); err != nil {
+									return
+								}
+							}
+						}
+					}()
+				}
+				if code := untilClosed(t, nc, br); code != CloseIdleTimeout {
+					t.Fatalf("closed with %d, want %d", code, CloseIdleTimeout)
+				}
+				ended++
+			})
+		}
+	}
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="idle_timeout"} `+strconv.Itoa(ended))
+}
