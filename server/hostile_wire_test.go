@@ -697,3 +697,71 @@ func TestHostileTrickleNeverFinishes(t *testing.T) {
 	}
 	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="idle_timeout"} `+strconv.Itoa(ended))
 }
+
+// A client that never reads while its worker prints without end costs the
+// server nothing that grows: once the socket is full the server's write
+// blocks, the printer with it, the relay stops reading the worker's pipe
+// and the worker blocks on its stdout, so the server allocates nothing
+// more and starts no goroutine (the idle and turn timeouts, which would
+// end the stall, are an hour here). When the client goes, the worker is
+// freed.
+func TestHostileNeverReadsHoldsNothing(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.IdleTimeout = time.Hour
+		c.TurnTimeout = time.Hour
+		c.MaxDuration = time.Hour
+	})
+	nc, br := rawUpgrade(t, ts)
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err := readServerFrame(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %v", err)
+	}
+	nc.(*net.TCPConn).SetReadBuffer(4096)
+	var ms runtime.MemStats
+	allocated := func() uint64 {
+		runtime.ReadMemStats(&ms)
+		return ms.TotalAlloc
+	}
+	live := func() uint64 {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	heap0, goroutines0 := live(), runtime.NumGoroutine()
+	if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Feed{Code: "while True:\n    print('x' * 100000)"}))); err != nil {
+		t.Fatal(err)
+	}
+	// The stall: five periods in a row in which the server allocates
+	// under 1 MiB (an unread print stream at the worker's pace is
+	// hundreds of MiB a second).
+	prev, flat, g0 := allocated(), 0, 0
+	for deadline := time.Now().Add(30 * time.Second); flat < 5; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never stops working for a client that does not read: %d MiB in the last 100 ms, %d goroutines",
+				(allocated()-prev)>>20, runtime.NumGoroutine())
+		}
+		time.Sleep(100 * time.Millisecond)
+		cur := allocated()
+		if cur-prev >= 1<<20 {
+			flat = 0
+		} else if flat++; flat == 1 {
+			g0 = runtime.NumGoroutine()
+		}
+		prev = cur
+	}
+	// A few may come and go (a print flush timer waiting for the blocked
+	// printer); one per unsent frame would be hundreds.
+	if g := runtime.NumGoroutine(); g > g0+8 || g > goroutines0+16 {
+		t.Errorf("goroutines grew: %d before the feed, %d as the stall began, %d now", goroutines0, g0, g)
+	}
+	// What the stalled session holds: a few frames, not the stream.
+	if h := live(); h > heap0+32<<20 {
+		t.Errorf("live heap %d MiB during the stall, %d MiB before the feed", h>>20, heap0>>20)
+	}
+	nc.Close()
+	waitMetric(t, ts, "monty_server_sessions_active 0")
+	waitMetric(t, ts, "monty_server_workers_busy 0")
+}
