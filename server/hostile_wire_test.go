@@ -765,3 +765,54 @@ func TestHostileNeverReadsHoldsNothing(t *testing.T) {
 	waitMetric(t, ts, "monty_server_sessions_active 0")
 	waitMetric(t, ts, "monty_server_workers_busy 0")
 }
+
+// fragmented is one binary message of body, sent as continuation
+// fragments of n bytes each.
+func fragmented(body []byte, n int) []byte {
+	var out []byte
+	for i := 0; i < len(body); i += n {
+		op := byte(0)
+		if i == 0 {
+			op = 2
+		}
+		end := min(i+n, len(body))
+		out = append(out, wsframe.Client(end == len(body), op, body[i:end])...)
+	}
+	return out
+}
+
+// The frame cap counts a whole message, however it is fragmented: a
+// request under the cap in 1 KiB fragments (beyond the WebSocket
+// library's own default limit of 32 KiB) is served, and one over it in
+// fragments each far under it ends the session with 1009.
+func TestHostileFragmentedOversize(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxFrameLen = 64 << 10 })
+	check := victim(t, ts)
+	nc, br := rawUpgrade(t, ts)
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for _, req := range []message.Request{
+		&message.Configure{ProtocolVersion: 4},
+		&message.Feed{Code: "len('" + strings.Repeat("a", 60<<10) + "')"},
+	} {
+		if _, err := nc.Write(fragmented(encodeRequest(t, 4, req), 1<<10)); err != nil {
+			t.Fatal(err)
+		}
+		op, p, err := readServerFrame(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op != 2 {
+			t.Fatalf("%s in fragments: the server sent opcode %d (% x)", req.RequestKind(), op, p)
+		}
+		if got := describe(decodeEvent(t, 4, p)); got != "Ok" && got != strconv.Itoa(60<<10) {
+			t.Fatalf("%s in fragments answered %s", req.RequestKind(), got)
+		}
+	}
+	over := fragmented(encodeRequest(t, 4, &message.Feed{Code: strings.Repeat("#", 1<<20)}), 1<<10)
+	go nc.Write(over)
+	if code := untilClosed(t, nc, br); code != CloseTooLarge {
+		t.Fatalf("1 MiB in 1 KiB fragments under a 64 KiB cap: close %d, want %d", code, CloseTooLarge)
+	}
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="oversize"} 1`)
+	check()
+}
