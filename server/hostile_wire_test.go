@@ -816,3 +816,51 @@ func TestHostileFragmentedOversize(t *testing.T) {
 	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="oversize"} 1`)
 	check()
 }
+
+// A browser's Origin must name the host it asked for (a cross-site page
+// is refused with 403, before the WebSocket exists: with client
+// certificates, a browser would otherwise lend a page its user's
+// identity), and no subprotocol is ever agreed, whatever a client offers:
+// the 101 names none.
+func TestHostileOriginsAndSubprotocols(t *testing.T) {
+	ts := startServer(t, nil)
+	addr := strings.TrimPrefix(ts.HTTP, "http://")
+	for _, c := range []struct {
+		header string
+		want   int
+	}{
+		{"Origin: http://localhost\r\n", http.StatusSwitchingProtocols},
+		{"Origin: https://LOCALHOST\r\n", http.StatusSwitchingProtocols},
+		{"Origin: null\r\n", http.StatusForbidden},
+		{"Origin: file://\r\n", http.StatusForbidden},
+		{"Origin: http://localhost:1\r\n", http.StatusForbidden},
+		{"Origin: http://localhost.evil.example\r\n", http.StatusForbidden},
+		{"Origin: http://evil.example\r\nOrigin: http://localhost\r\n", http.StatusForbidden},
+		{"Origin: ://\r\n", http.StatusForbidden},
+		{"Sec-WebSocket-Protocol: monty, chat\r\n", http.StatusSwitchingProtocols},
+		{"Sec-WebSocket-Protocol: monty\r\nSec-WebSocket-Protocol: " + strings.Repeat("p,", 4000) + "p\r\n", http.StatusSwitchingProtocols},
+		{"Sec-WebSocket-Protocol: \r\n", http.StatusSwitchingProtocols},
+		{"Sec-WebSocket-Protocol: a\x01b\r\n", http.StatusBadRequest},
+	} {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"+c.header+"\r\n")
+		nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		nc.Close()
+		if err != nil {
+			t.Fatalf("%q: %v", c.header, err)
+		}
+		if resp.StatusCode != c.want {
+			t.Errorf("%.80q: %d, want %d", c.header, resp.StatusCode, c.want)
+		}
+		if p := resp.Header.Values("Sec-WebSocket-Protocol"); len(p) != 0 {
+			t.Errorf("%.80q: the server agreed to subprotocol %q", c.header, p)
+		}
+	}
+	waitMetric(t, ts, "monty_server_sessions_active 0")
+	waitMetric(t, ts, `monty_server_refusals_total{reason="upgrade_rejected"} 6`)
+}
