@@ -205,9 +205,10 @@ func (g gate) send(ev message.Event) error {
 func (g gate) shutdownDump() {
 	ctx, cancel := context.WithTimeout(g.ctx, g.srv.cfg.TurnTimeout)
 	defer cancel()
-	// The delivery ends with the session: at the end of the grace at the
-	// latest (see Close).
-	g.handOver(ctx, g.ctx)
+	// The delivery needs no bound of its own: the session's end (at the
+	// end of the grace at the latest) closes the connection through Close,
+	// with the code its cause calls for.
+	g.handOver(ctx, context.Background())
 }
 
 // drainIdle ends, at the end of a drain's grace, a session that is
