@@ -363,3 +363,38 @@ func TestFailedLoginsThrottledUnderConcurrency(t *testing.T) {
 		l.refund(taken)
 	}
 }
+
+// Many connections from one address after it authenticated: a client over
+// its session quota is answered 429 client_quota every time, and those
+// answers, like its successful logins, spend nothing of its address's
+// failed-login allowance (which a wrong token then finds whole). Were
+// they counted, a client retrying within its quota would lock itself out.
+func TestQuotaRefusalsAreNotFailedLogins(t *testing.T) {
+	tokens, err := ParseTokens(strings.NewReader("alice:tok-alice-0123456789\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *Config) {
+		c.Tokens = tokens
+		c.MaxSessionsPerClient = 1
+		c.MaxAuthFailures = 2
+		c.now = newFakeClock().now // no refill during the test
+	})
+	ts.Bearer = "tok-alice-0123456789"
+	a := dial(t, ts.URL, 4, ws.DialOptions{Header: bearerHeader("tok-alice-0123456789")})
+	configure(t, a, 4, nil)
+	for i := range 20 {
+		if de := dialErr(t, ts.URL, bearerHeader("tok-alice-0123456789")); de.StatusCode != http.StatusTooManyRequests || de.Reason != ReasonClientQuota {
+			t.Fatalf("upgrade %d over the quota: %d %q, want 429 %s", i+2, de.StatusCode, de.Reason, ReasonClientQuota)
+		}
+	}
+	waitMetric(t, ts, `monty_server_refusals_total{reason="client_quota"} 20`)
+	for i, want := range []int{http.StatusUnauthorized, http.StatusUnauthorized, http.StatusTooManyRequests} {
+		if de := dialErr(t, ts.URL, bearerHeader(fmt.Sprintf("guess-%016d", i))); de.StatusCode != want {
+			t.Fatalf("wrong token %d: %d, want %d", i+1, de.StatusCode, want)
+		}
+	}
+	if got := repr(t, a, "'still here'"); got != "'still here'" {
+		t.Fatal(got)
+	}
+}

@@ -190,6 +190,8 @@ type Config struct {
 	// pool, when set, adjusts the internal pool's Config before New
 	// starts it (tests: a small restart cap, an event hook).
 	pool func(*pool.Config)
+	// handOverBound, when set, replaces drainDumpBound (tests).
+	handOverBound time.Duration
 }
 
 // ConfigError reports a Config that New (or NewSigner) refuses; Field

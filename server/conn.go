@@ -32,9 +32,10 @@ var errKilled = errors.New("server shutting down")
 // a drain's grace has passed.
 var errDrainOver = errors.New("drain grace over")
 
-// drainDumpBound bounds the dump of an idle session at the end of a
-// drain's grace (at most TurnTimeout): an idle worker dumps at once, and
-// the server's exit waits for it.
+// drainDumpBound bounds the handover of an idle session at the end of a
+// drain's grace, its dump and the ShutdownDump's delivery together (at
+// most TurnTimeout): an idle worker dumps at once, a client that reads
+// takes the frame at once, and the server's exit waits for both.
 const drainDumpBound = 10 * time.Second
 
 // errSessionTimeout is the cause of a session context past SessionTimeout.
@@ -204,7 +205,10 @@ func (g gate) send(ev message.Event) error {
 func (g gate) shutdownDump() {
 	ctx, cancel := context.WithTimeout(g.ctx, g.srv.cfg.TurnTimeout)
 	defer cancel()
-	g.handOver(ctx)
+	// The delivery needs no bound of its own: the session's end (at the
+	// end of the grace at the latest) closes the connection through Close,
+	// with the code its cause calls for.
+	g.handOver(ctx, context.Background())
 }
 
 // drainIdle ends, at the end of a drain's grace, a session that is
@@ -221,18 +225,28 @@ func (g gate) drainIdle() bool {
 	if !g.waiting || !g.configured || g.ended() != "" {
 		return false
 	}
-	// The session's context has ended; the dump is bounded on its own.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(g.ctx), min(g.srv.cfg.TurnTimeout, drainDumpBound))
+	// The session's context has ended; the handover is bounded on its own,
+	// and ends at once when the server must (Close, or a second signal).
+	bound := drainDumpBound
+	if g.srv.cfg.handOverBound > 0 {
+		bound = g.srv.cfg.handOverBound
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(g.ctx), min(g.srv.cfg.TurnTimeout, bound))
 	defer cancel()
+	stop := context.AfterFunc(g.srv.abortCtx, cancel)
+	defer stop()
 	g.log.Info("drain grace over: handing an idle session its dump")
-	g.handOver(ctx)
+	g.handOver(ctx, ctx)
 	return true
 }
 
 // handOver sends the session's signed dump (none when the session is not
-// configured or the dump fails) in a ShutdownDump within ctx, and closes
-// the connection with CloseDrain.
-func (g gate) handOver(ctx context.Context) {
+// configured or the dump fails within ctx) in a ShutdownDump, and closes
+// the connection with CloseDrain. The connection is closed when deliver
+// ends first: a client that does not read its ShutdownDump would
+// otherwise hold the write, and the server's exit after a drain, until
+// its idle timeout.
+func (g gate) handOver(ctx, deliver context.Context) {
 	sd := &message.ShutdownDump{}
 	if g.configured {
 		ev, err := g.eng.Dump(ctx)
@@ -243,6 +257,10 @@ func (g gate) handOver(ctx context.Context) {
 			g.log.Warn("drain: dump failed", slog.Any("error", err))
 		}
 	}
+	stop := context.AfterFunc(deliver, func() {
+		g.end(CloseDrain, "server shutting down", OutcomeShutdown)
+	})
+	defer stop()
 	err := g.send(sd)
 	var tl *frame.TooLargeError
 	if errors.As(err, &tl) {

@@ -4,6 +4,8 @@ package server
 
 import (
 	"bufio"
+	"bytes"
+	"compress/flate"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -569,4 +571,296 @@ func TestHostilePipelinedRequestsNeverRead(t *testing.T) {
 	if got := repr(t, dialConfigured(t, ts.URL, 4), "'next'"); got != "'next'" {
 		t.Fatal(got)
 	}
+}
+
+// deflated is n zero bytes compressed as a permessage-deflate message
+// body (RFC 7692: raw DEFLATE, the final empty block's 00 00 ff ff left
+// off): a few KiB that inflate to n.
+func deflated(t *testing.T, n int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := flate.NewWriter(&buf, flate.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, 1<<20)
+	for ; n > 0; n -= len(zeros) {
+		w.Write(zeros[:min(n, len(zeros))])
+	}
+	w.Flush()
+	return bytes.TrimSuffix(buf.Bytes(), []byte{0, 0, 0xff, 0xff})
+}
+
+// Compression is never negotiated, however a client offers it, so a
+// compressed message (RSV1 set) is a protocol error the server refuses
+// from its header: a decompression bomb, a few KiB inflating to 16 MiB,
+// is never inflated. (Were compression on, the read limit would count the
+// inflated bytes: such a message would end with 1009 once past the cap.)
+func TestHostileDeflateNotNegotiated(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxFrameLen = 1 << 20 })
+	check := victim(t, ts)
+	bomb := deflated(t, 16<<20)
+	for _, offer := range []string{
+		"permessage-deflate",
+		"permessage-deflate; client_no_context_takeover; server_no_context_takeover",
+		"permessage-deflate; client_max_window_bits, x-webkit-deflate-frame",
+	} {
+		nc, err := net.Dial("tcp", strings.TrimPrefix(ts.HTTP, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"+
+			"Sec-WebSocket-Extensions: "+offer+"\r\n\r\n")
+		br := bufio.NewReader(nc)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusSwitchingProtocols {
+			t.Fatalf("%q: upgrade answered %d", offer, resp.StatusCode)
+		}
+		if ext := resp.Header.Values("Sec-WebSocket-Extensions"); len(ext) != 0 {
+			t.Fatalf("%q: the server accepted extensions %q", offer, ext)
+		}
+		f := wsframe.Client(true, 2, bomb)
+		f[0] |= 0x40 // RSV1: compressed
+		go nc.Write(f)
+		if code := untilClosed(t, nc, br); code != int(websocket.StatusProtocolError) {
+			t.Fatalf("%q: a compressed message closed with %d, want %d", offer, code, websocket.StatusProtocolError)
+		}
+	}
+	check()
+}
+
+// A client that keeps bytes coming without ever finishing a request (half
+// a frame and silence, or a message that never ends: empty continuation
+// fragments and pings trickling in) is still waiting for its next request
+// as far as the idle timeout goes: it is closed with 4000, before and
+// after Configure, however busy its socket.
+func TestHostileTrickleNeverFinishes(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = time.Second })
+	configured := func(t *testing.T, nc net.Conn, br *bufio.Reader) {
+		if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))); err != nil {
+			t.Fatal(err)
+		}
+		nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+		if _, p, err := readServerFrame(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
+			t.Fatalf("Configure: %v", err)
+		}
+	}
+	ended := 0
+	for _, c := range []struct {
+		name    string
+		first   []byte
+		trickle []byte // sent every 20 ms until the server closes
+	}{
+		{"half a frame", wsframe.Client(true, 2, make([]byte, 1000))[:500], nil},
+		{"endless message", wsframe.Client(false, 2, []byte{0x1a}), wsframe.Client(false, 0, nil)},
+		{"pings in an endless message", wsframe.Client(false, 2, []byte{0x1a}),
+			append(wsframe.Client(true, 9, []byte("keepalive")), wsframe.Client(false, 0, nil)...)},
+	} {
+		for _, configure := range []bool{false, true} {
+			t.Run(c.name+"/configured="+strconv.FormatBool(configure), func(t *testing.T) {
+				nc, br := rawUpgrade(t, ts)
+				if configure {
+					configured(t, nc, br)
+				}
+				if _, err := nc.Write(c.first); err != nil {
+					t.Fatal(err)
+				}
+				stop := make(chan struct{})
+				defer close(stop)
+				if c.trickle != nil {
+					go func() {
+						tick := time.NewTicker(20 * time.Millisecond)
+						defer tick.Stop()
+						for {
+							select {
+							case <-stop:
+								return
+							case <-tick.C:
+								if _, err := nc.Write(c.trickle); err != nil {
+									return
+								}
+							}
+						}
+					}()
+				}
+				if code := untilClosed(t, nc, br); code != CloseIdleTimeout {
+					t.Fatalf("closed with %d, want %d", code, CloseIdleTimeout)
+				}
+				ended++
+			})
+		}
+	}
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="idle_timeout"} `+strconv.Itoa(ended))
+}
+
+// A client that never reads while its worker prints without end costs the
+// server nothing that grows: once the socket is full the server's write
+// blocks, the printer with it, the relay stops reading the worker's pipe
+// and the worker blocks on its stdout, so the server allocates nothing
+// more and starts no goroutine (the idle and turn timeouts, which would
+// end the stall, are an hour here). When the client goes, the worker is
+// freed.
+func TestHostileNeverReadsHoldsNothing(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.IdleTimeout = time.Hour
+		c.TurnTimeout = time.Hour
+		c.MaxDuration = time.Hour
+	})
+	nc, br := rawUpgrade(t, ts)
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err := readServerFrame(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %v", err)
+	}
+	nc.(*net.TCPConn).SetReadBuffer(4096)
+	var ms runtime.MemStats
+	allocated := func() uint64 {
+		runtime.ReadMemStats(&ms)
+		return ms.TotalAlloc
+	}
+	live := func() uint64 {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	heap0, goroutines0 := live(), runtime.NumGoroutine()
+	if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Feed{Code: "while True:\n    print('x' * 100000)"}))); err != nil {
+		t.Fatal(err)
+	}
+	// The stall: five periods in a row in which the server allocates
+	// under 1 MiB (an unread print stream at the worker's pace is
+	// hundreds of MiB a second).
+	prev, flat, g0 := allocated(), 0, 0
+	for deadline := time.Now().Add(30 * time.Second); flat < 5; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never stops working for a client that does not read: %d MiB in the last 100 ms, %d goroutines",
+				(allocated()-prev)>>20, runtime.NumGoroutine())
+		}
+		time.Sleep(100 * time.Millisecond)
+		cur := allocated()
+		if cur-prev >= 1<<20 {
+			flat = 0
+		} else if flat++; flat == 1 {
+			g0 = runtime.NumGoroutine()
+		}
+		prev = cur
+	}
+	// A few may come and go (a print flush timer waiting for the blocked
+	// printer); one per unsent frame would be hundreds.
+	if g := runtime.NumGoroutine(); g > g0+8 || g > goroutines0+16 {
+		t.Errorf("goroutines grew: %d before the feed, %d as the stall began, %d now", goroutines0, g0, g)
+	}
+	// What the stalled session holds: a few frames, not the stream.
+	if h := live(); h > heap0+32<<20 {
+		t.Errorf("live heap %d MiB during the stall, %d MiB before the feed", h>>20, heap0>>20)
+	}
+	nc.Close()
+	waitMetric(t, ts, "monty_server_sessions_active 0")
+	waitMetric(t, ts, "monty_server_workers_busy 0")
+}
+
+// fragmented is one binary message of body, sent as continuation
+// fragments of n bytes each.
+func fragmented(body []byte, n int) []byte {
+	var out []byte
+	for i := 0; i < len(body); i += n {
+		op := byte(0)
+		if i == 0 {
+			op = 2
+		}
+		end := min(i+n, len(body))
+		out = append(out, wsframe.Client(end == len(body), op, body[i:end])...)
+	}
+	return out
+}
+
+// The frame cap counts a whole message, however it is fragmented: a
+// request under the cap in 1 KiB fragments (beyond the WebSocket
+// library's own default limit of 32 KiB) is served, and one over it in
+// fragments each far under it ends the session with 1009.
+func TestHostileFragmentedOversize(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.MaxFrameLen = 64 << 10 })
+	check := victim(t, ts)
+	nc, br := rawUpgrade(t, ts)
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for _, req := range []message.Request{
+		&message.Configure{ProtocolVersion: 4},
+		&message.Feed{Code: "len('" + strings.Repeat("a", 60<<10) + "')"},
+	} {
+		if _, err := nc.Write(fragmented(encodeRequest(t, 4, req), 1<<10)); err != nil {
+			t.Fatal(err)
+		}
+		op, p, err := readServerFrame(br)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op != 2 {
+			t.Fatalf("%s in fragments: the server sent opcode %d (% x)", req.RequestKind(), op, p)
+		}
+		if got := describe(decodeEvent(t, 4, p)); got != "Ok" && got != strconv.Itoa(60<<10) {
+			t.Fatalf("%s in fragments answered %s", req.RequestKind(), got)
+		}
+	}
+	over := fragmented(encodeRequest(t, 4, &message.Feed{Code: strings.Repeat("#", 1<<20)}), 1<<10)
+	go nc.Write(over)
+	if code := untilClosed(t, nc, br); code != CloseTooLarge {
+		t.Fatalf("1 MiB in 1 KiB fragments under a 64 KiB cap: close %d, want %d", code, CloseTooLarge)
+	}
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="oversize"} 1`)
+	check()
+}
+
+// A browser's Origin must name the host it asked for (a cross-site page
+// is refused with 403, before the WebSocket exists: with client
+// certificates, a browser would otherwise lend a page its user's
+// identity), and no subprotocol is ever agreed, whatever a client offers:
+// the 101 names none.
+func TestHostileOriginsAndSubprotocols(t *testing.T) {
+	ts := startServer(t, nil)
+	addr := strings.TrimPrefix(ts.HTTP, "http://")
+	for _, c := range []struct {
+		header string
+		want   int
+	}{
+		{"Origin: http://localhost\r\n", http.StatusSwitchingProtocols},
+		{"Origin: https://LOCALHOST\r\n", http.StatusSwitchingProtocols},
+		{"Origin: null\r\n", http.StatusForbidden},
+		{"Origin: file://\r\n", http.StatusForbidden},
+		{"Origin: http://localhost:1\r\n", http.StatusForbidden},
+		{"Origin: http://localhost.evil.example\r\n", http.StatusForbidden},
+		{"Origin: http://evil.example\r\nOrigin: http://localhost\r\n", http.StatusForbidden},
+		{"Origin: ://\r\n", http.StatusForbidden},
+		{"Sec-WebSocket-Protocol: monty, chat\r\n", http.StatusSwitchingProtocols},
+		{"Sec-WebSocket-Protocol: monty\r\nSec-WebSocket-Protocol: " + strings.Repeat("p,", 4000) + "p\r\n", http.StatusSwitchingProtocols},
+		{"Sec-WebSocket-Protocol: \r\n", http.StatusSwitchingProtocols},
+		{"Sec-WebSocket-Protocol: a\x01b\r\n", http.StatusBadRequest},
+	} {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(nc, "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"+c.header+"\r\n")
+		nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		nc.Close()
+		if err != nil {
+			t.Fatalf("%q: %v", c.header, err)
+		}
+		if resp.StatusCode != c.want {
+			t.Errorf("%.80q: %d, want %d", c.header, resp.StatusCode, c.want)
+		}
+		if p := resp.Header.Values("Sec-WebSocket-Protocol"); len(p) != 0 {
+			t.Errorf("%.80q: the server agreed to subprotocol %q", c.header, p)
+		}
+	}
+	waitMetric(t, ts, "monty_server_sessions_active 0")
+	waitMetric(t, ts, `monty_server_refusals_total{reason="upgrade_rejected"} 6`)
 }

@@ -54,6 +54,11 @@ type Server struct {
 
 	killCtx context.Context
 	kill    context.CancelCauseFunc
+	// abortCtx ends when everything must end at once (Close, or
+	// Shutdown's ctx once the drain's grace is over): it cuts short the
+	// handovers of the idle sessions' dumps at the end of the grace.
+	abortCtx context.Context
+	abort    context.CancelFunc
 
 	// authenticated, when set (by tests), runs after a request has
 	// authenticated and before it asks for a place under the caps.
@@ -111,6 +116,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.tokens.Store(cfg.Tokens)
 	s.m = newMetrics(p)
 	s.killCtx, s.kill = context.WithCancelCause(context.Background())
+	s.abortCtx, s.abort = context.WithCancel(context.Background())
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
@@ -284,8 +290,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-grace.C:
 		s.log.Info("drain grace over; closing remaining sessions")
 		// A session still waiting for its next request is handed its
-		// signed dump before it is closed (see gate.drainIdle).
-		return s.close(errDrainOver)
+		// signed dump before it is closed (see gate.drainIdle); a done
+		// ctx cuts those handovers short.
+		stop := context.AfterFunc(ctx, s.abort)
+		defer stop()
+		err := s.close(errDrainOver)
+		if ctx.Err() != nil {
+			return errors.Join(ctx.Err(), err)
+		}
+		return err
 	case <-ctx.Done():
 		return errors.Join(ctx.Err(), s.Close())
 	}
@@ -294,7 +307,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // Close ends every session at once (close code 1001), then stops the HTTP
 // server and the pool.
-func (s *Server) Close() error { return s.close(errKilled) }
+func (s *Server) Close() error {
+	s.abort()
+	return s.close(errKilled)
+}
 
 // close is Close, ending the sessions' contexts with cause (errKilled, or
 // errDrainOver at the end of a drain's grace).
