@@ -1,8 +1,11 @@
 package ws
 
 import (
+	"bufio"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +13,89 @@ import (
 
 	"github.com/coder/websocket"
 )
+
+// handServer answers every upgrade request by hand: answer gets the
+// connection and the request's Sec-WebSocket-Key, writes what it will
+// and returns; the connection is then closed. It returns the ws:// URL.
+func handServer(t *testing.T, answer func(rw *bufio.ReadWriter, key string)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(c)
+			if req, err := http.ReadRequest(br); err == nil {
+				rw := bufio.NewReadWriter(br, bufio.NewWriter(c))
+				answer(rw, req.Header.Get("Sec-WebSocket-Key"))
+				rw.Flush()
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-served
+	})
+	return "ws://" + ln.Addr().String() + "/"
+}
+
+// switching writes the head of a 101 that accepts key, without the blank
+// line that ends it.
+func switching(rw *bufio.ReadWriter, key string) {
+	fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n", wsAccept(key))
+}
+
+// A server's answer to the upgrade is read whole before anything else
+// happens, and Go's HTTP transport allows 10 MB of response headers: a
+// hostile server could make every dial (a pool redials an endpoint again
+// and again) hold megabytes of junk header lines as strings. The
+// header block is capped at maxResponseHeader; a 101 past it fails the
+// dial with a *DialError, one well within it still connects.
+func TestHugeResponseHeadersFailTheDial(t *testing.T) {
+	junk := "X-Junk: " + strings.Repeat("j", 1000) + "\r\n"
+	for _, tc := range []struct {
+		name  string
+		bytes int
+		ok    bool
+	}{
+		{"within", maxResponseHeader / 2, true},
+		{"2 MiB", 2 << 20, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := handServer(t, func(rw *bufio.ReadWriter, key string) {
+				switching(rw, key)
+				for n := 0; n < tc.bytes; n += len(junk) {
+					if _, err := rw.WriteString(junk); err != nil {
+						return
+					}
+				}
+				rw.WriteString("\r\n")
+			})
+			c, err := Dial(ctx10(t), u, DialOptions{})
+			if c != nil {
+				c.Close()
+			}
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("Dial with %d bytes of headers: %v", tc.bytes, err)
+				}
+				return
+			}
+			var de *DialError
+			if !errors.As(err, &de) || de.StatusCode != 0 || !strings.Contains(err.Error(), "exceeded") {
+				t.Fatalf("Dial with %d bytes of headers = %v, want a *DialError for headers over the cap", tc.bytes, err)
+			}
+		})
+	}
+}
 
 // A wss:// server whose certificate does not verify (self-signed, or for
 // another name) fails the dial with a *DialError wrapping the

@@ -87,7 +87,9 @@ type DialOptions struct {
 	// NetDialer, when set, opens the TCP connection when HTTPClient is nil.
 	NetDialer *net.Dialer
 	// HTTPClient, when set, performs the upgrade request; TLSConfig and
-	// NetDialer are then ignored, redirects are the client's to follow
+	// NetDialer are then ignored, so is the 64 KiB cap on the header
+	// block of the server's answer (its transport's own applies, 10 MB by
+	// default), redirects are the client's to follow
 	// or not (its CheckRedirect; nil follows them, as for any
 	// http.Client), and the close wait is the library's own (up to 5 s) since the socket is
 	// not in this package's hands; so is its read after a 101 it refuses
@@ -311,7 +313,8 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Dial opens a WebSocket to rawURL (ws:// or wss://, used exactly as
 // given: unless DialOptions.HTTPClient says otherwise, a redirect is not
 // followed but refused with a *DialError carrying its 3xx status). Headers are validated before any network
-// I/O.
+// I/O. The server's answer to the upgrade may carry at most 64 KiB of
+// headers; more fails the dial with a *DialError.
 func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -370,9 +373,10 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 				raw.set(tc)
 				return tc, nil
 			},
-			TLSClientConfig:   opts.TLSConfig,
-			ForceAttemptHTTP2: false,
-			Proxy:             http.ProxyFromEnvironment,
+			TLSClientConfig:        opts.TLSConfig,
+			ForceAttemptHTTP2:      false,
+			Proxy:                  http.ProxyFromEnvironment,
+			MaxResponseHeaderBytes: maxResponseHeader,
 		}
 		// A redirect is never followed: the URL is dialled exactly as
 		// given, and following one could carry the upgrade headers (a
@@ -428,6 +432,13 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	cn.raw = raw
 	return cn, nil
 }
+
+// maxResponseHeader caps the header block of the server's answer to the
+// upgrade (net/http's MaxResponseHeaderBytes, whose default is 10 MB): a
+// 101 or a refusal carries a few hundred bytes of headers, a balancer's
+// cookies a few kilobytes, and a hostile server must not make each dial
+// hold megabytes of header lines.
+const maxResponseHeader = 64 << 10
 
 // refuseBadUpgrade is the RoundTripper of the dials this package makes
 // itself: a 101 whose handshake the WebSocket library will refuse (see
