@@ -1,0 +1,229 @@
+//go:build unix
+
+package session_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/value"
+)
+
+// hostileEndpoint is a protocol-4 WebSocket endpoint that answers the
+// Configure with Ok and then hands the connection to play, with a
+// context that ends when the test does and enc, which encodes an event.
+// The connection is dropped when play returns.
+func hostileEndpoint(t *testing.T, play func(ctx context.Context, c *websocket.Conn, enc func(message.Event) []byte)) string {
+	t.Helper()
+	cd, _ := codec.ForVersion(4)
+	enc := func(e message.Event) []byte {
+		b, err := cd.AppendEvent(nil, &message.ChildEvent{Body: e})
+		if err != nil {
+			t.Errorf("hostile endpoint: %v", err)
+		}
+		return b
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wg.Add(1)
+		defer wg.Done()
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		c.SetReadLimit(-1)
+		if _, _, err := c.Read(ctx); err != nil { // the Configure
+			return
+		}
+		if c.Write(ctx, websocket.MessageBinary, enc(&message.Ok{})) != nil {
+			return
+		}
+		play(ctx, c, enc)
+	}))
+	t.Cleanup(func() {
+		cancel()
+		srv.Close()
+		wg.Wait()
+	})
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
+}
+
+func completeOne() *message.Complete {
+	c := &message.Complete{}
+	c.Value = c.Values.Add(value.Int(1))
+	return c
+}
+
+func startHostile(t *testing.T, url string, cfg session.Config) *session.Session {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := session.Start(ctx, session.Launch{Launcher: session.RemoteLauncher{URL: url}, ProtocolVersion: 4}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// feedWithin runs s.Feed(ctx, code) and returns its error, failing the
+// test if the feed is still going after a minute: the behaviours these
+// tests guard against wait for ever.
+func feedWithin(t *testing.T, s *session.Session, ctx context.Context, code string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Feed(ctx, code)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		s.Close()
+		<-done
+		t.Fatal("the feed outlived its deadline by a minute")
+		return nil
+	}
+}
+
+// A server that holds a turn open without ending it (silent, answering
+// one byte a second, pinging without end, or no longer reading what the
+// client sends) cannot hold the caller past its context: the turn ends
+// with the context's deadline (a *session.TimeoutError matching
+// context.DeadlineExceeded) and the session is closed.
+func TestRemoteHostileTurnEndsWithTheContext(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		code string
+		play func(ctx context.Context, c *websocket.Conn, enc func(message.Event) []byte)
+	}{
+		{"silent", "1", func(ctx context.Context, c *websocket.Conn, _ func(message.Event) []byte) {
+			c.Read(ctx)
+			<-ctx.Done()
+		}},
+		{"one byte a second", "1", func(ctx context.Context, c *websocket.Conn, enc func(message.Event) []byte) {
+			if _, _, err := c.Read(ctx); err != nil {
+				return
+			}
+			w, err := c.Writer(ctx, websocket.MessageBinary)
+			if err != nil {
+				return
+			}
+			for _, b := range enc(completeOne()) {
+				if _, err := w.Write([]byte{b}); err != nil {
+					return
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(time.Second):
+				}
+			}
+		}},
+		{"endless pings", "1", func(ctx context.Context, c *websocket.Conn, _ func(message.Event) []byte) {
+			if _, _, err := c.Read(ctx); err != nil { // the Feed
+				return
+			}
+			c.CloseRead(ctx) // reads the pongs
+			for ctx.Err() == nil {
+				pctx, cancel := context.WithTimeout(ctx, time.Second)
+				err := c.Ping(pctx)
+				cancel()
+				if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+					return
+				}
+			}
+		}},
+		// The Feed is larger than the socket buffers hold, so the
+		// client's write blocks on a server that reads nothing.
+		{"not reading", "x = '" + strings.Repeat("a", 32<<20) + "'", func(ctx context.Context, c *websocket.Conn, _ func(message.Event) []byte) {
+			<-ctx.Done()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startHostile(t, hostileEndpoint(t, tc.play), session.Config{})
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			err := feedWithin(t, s, ctx, tc.code)
+			var te *session.TimeoutError
+			if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("feed = %v, want a *session.TimeoutError matching context.DeadlineExceeded", err)
+			}
+			if st := s.State(); st != session.StateClosed {
+				t.Fatalf("session state %v after the turn was cut, want closed", st)
+			}
+		})
+	}
+}
+
+// A server that never ends a turn, under a context that never ends,
+// holds it no longer than the parent's own watchdog allows: the session's
+// duration limit plus the grace, as for a local worker that does not stop
+// itself. The feed ends with the watchdog's *session.TimeoutError.
+func TestRemoteSilentTurnEndsAtTheWatchdog(t *testing.T) {
+	url := hostileEndpoint(t, func(ctx context.Context, c *websocket.Conn, _ func(message.Event) []byte) {
+		c.Read(ctx)
+		<-ctx.Done()
+	})
+	s := startHostile(t, url, session.Config{
+		Limits:        session.Limits{MaxDuration: 100 * time.Millisecond},
+		WatchdogGrace: 100 * time.Millisecond,
+	})
+	err := feedWithin(t, s, context.Background(), "1")
+	var te *session.TimeoutError
+	if !errors.As(err, &te) || !te.Watchdog || !errors.Is(err, session.ErrTimeout) {
+		t.Fatalf("feed = %v, want the watchdog's *session.TimeoutError", err)
+	}
+}
+
+// A server that answers one Feed twice breaks strict alternation: the
+// second answer is never taken for the answer to the next request. The
+// session ends with a *session.ProtocolError matching ErrStrayEvent, on
+// this feed (when the second answer is already there as the first is
+// read) or on the next one, which is not sent.
+func TestRemoteFeedAnsweredTwice(t *testing.T) {
+	feeds := make(chan int, 4)
+	url := hostileEndpoint(t, func(ctx context.Context, c *websocket.Conn, enc func(message.Event) []byte) {
+		for n := 1; ; n++ {
+			if _, _, err := c.Read(ctx); err != nil {
+				return
+			}
+			feeds <- n
+			two := enc(completeOne())
+			if c.Write(ctx, websocket.MessageBinary, two) != nil || c.Write(ctx, websocket.MessageBinary, two) != nil {
+				return
+			}
+		}
+	})
+	s := startHostile(t, url, session.Config{})
+	var err error
+	for i := 0; i < 2 && err == nil; i++ {
+		err = feedWithin(t, s, context.Background(), "1")
+		if err == nil {
+			// Wait for the second answer to arrive, so that the next
+			// feed finds it.
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	var pe *session.ProtocolError
+	if !errors.As(err, &pe) || !errors.Is(err, session.ErrStrayEvent) {
+		t.Fatalf("feeds = %v, want a *session.ProtocolError matching ErrStrayEvent", err)
+	}
+	if n := len(feeds); n != 1 {
+		t.Fatalf("%d feeds reached the server, want 1: the feed after a stray answer must not be sent", n)
+	}
+}
