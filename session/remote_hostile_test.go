@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/value"
+	"github.com/gomonty/monty/worker"
 )
 
 // hostileEndpoint is a protocol-4 WebSocket endpoint that answers the
@@ -203,9 +206,11 @@ func TestRemoteFeedAnsweredTwice(t *testing.T) {
 				return
 			}
 			feeds <- n
-			two := enc(completeOne())
-			if c.Write(ctx, websocket.MessageBinary, two) != nil || c.Write(ctx, websocket.MessageBinary, two) != nil {
-				return
+			answer := enc(completeOne())
+			for range 2 {
+				if c.Write(ctx, websocket.MessageBinary, answer) != nil {
+					return
+				}
 			}
 		}
 	})
@@ -225,5 +230,39 @@ func TestRemoteFeedAnsweredTwice(t *testing.T) {
 	}
 	if n := len(feeds); n != 1 {
 		t.Fatalf("%d feeds reached the server, want 1: the feed after a stray answer must not be sent", n)
+	}
+}
+
+// A server's FatalError text reaches error messages, logs and terminals
+// (montygo run prints it), as a close reason does: a hostile server could
+// put a megabyte, forged log lines or terminal escapes there. The
+// *session.RemoteCrashError (and the *worker.CrashError it unwraps to)
+// keeps at most the first 1 KiB of it, cut at a character boundary, with
+// control characters replaced by U+FFFD, as ws.CloseError does for a
+// close reason.
+func TestRemoteFatalErrorTextIsBounded(t *testing.T) {
+	const head = "boom\nlevel=ERROR msg=forged \x1b[31mred é"
+	sc := newScripted(t, func(req message.Request) []message.Event {
+		return []message.Event{&message.FatalError{Message: head + strings.Repeat("é", 1<<20)}}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := session.Start(ctx, session.Launch{Launcher: session.RemoteLauncher{URL: sc.url}, ProtocolVersion: 4}, session.Config{})
+	if err == nil {
+		s.Close()
+		t.Fatal("Start succeeded against a server that answered with a FatalError")
+	}
+	var rc *session.RemoteCrashError
+	var ce *worker.CrashError
+	if !errors.As(err, &rc) || !errors.As(err, &ce) {
+		t.Fatalf("Start = %v, want a *session.RemoteCrashError", err)
+	}
+	for _, text := range []string{rc.Message, ce.Message, err.Error()} {
+		if len(text) > 2048 || !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl) {
+			t.Fatalf("error text of %d bytes, %.80q…: want at most 2 KiB of valid UTF-8 without control characters", len(text), text)
+		}
+	}
+	if want := "boom\uFFFDlevel=ERROR msg=forged \uFFFD[31mred é"; !strings.HasPrefix(rc.Message, want) || !strings.HasSuffix(rc.Message, "é…") {
+		t.Fatalf("Message %.60q…%q, want it to start %q and end with a cut", rc.Message, rc.Message[len(rc.Message)-8:], want)
 	}
 }
