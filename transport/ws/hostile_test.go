@@ -2,6 +2,8 @@ package ws
 
 import (
 	"bufio"
+	"bytes"
+	"compress/flate"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -12,12 +14,20 @@ import (
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/gomonty/monty/internal/wsframe"
 )
 
 // handServer answers every upgrade request by hand: answer gets the
 // connection and the request's Sec-WebSocket-Key, writes what it will
 // and returns; the connection is then closed. It returns the ws:// URL.
 func handServer(t *testing.T, answer func(rw *bufio.ReadWriter, key string)) string {
+	t.Helper()
+	return handServerReq(t, func(rw *bufio.ReadWriter, r *http.Request) { answer(rw, r.Header.Get("Sec-WebSocket-Key")) })
+}
+
+// handServerReq is handServer with the whole upgrade request.
+func handServerReq(t *testing.T, answer func(rw *bufio.ReadWriter, r *http.Request)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -34,7 +44,7 @@ func handServer(t *testing.T, answer func(rw *bufio.ReadWriter, key string)) str
 			br := bufio.NewReader(c)
 			if req, err := http.ReadRequest(br); err == nil {
 				rw := bufio.NewReadWriter(br, bufio.NewWriter(c))
-				answer(rw, req.Header.Get("Sec-WebSocket-Key"))
+				answer(rw, req)
 				rw.Flush()
 			}
 			c.Close()
@@ -138,4 +148,79 @@ func TestUntrustedCertificateFailsTheDial(t *testing.T) {
 		t.Fatalf("Dial trusting the server's certificate: %v", err)
 	}
 	c.Close()
+}
+
+// Compression is never negotiated: the upgrade offers no
+// permessage-deflate, a 101 that turns it on anyway is refused, and a
+// message marked compressed (RSV1) ends the connection unread, so a
+// server cannot send a small message that inflates past the frame cap
+// (a deflate bomb) for the client to inflate.
+func TestCompressionIsNeverNegotiated(t *testing.T) {
+	// 8 MiB of zeros deflate to a few kilobytes.
+	var bomb bytes.Buffer
+	fw, _ := flate.NewWriter(&bomb, flate.BestCompression)
+	fw.Write(make([]byte, 8<<20))
+	fw.Flush()
+	compressed := wsframe.Server(true, 2, bomb.Bytes()[:bomb.Len()-4]) // without the 00 00 ff ff tail, as RFC 7692 sends it
+	compressed[0] |= 0x40                                              // RSV1: "this message is compressed"
+	offers := make(chan string, 2)
+	u := handServerReq(t, func(rw *bufio.ReadWriter, r *http.Request) {
+		offers <- r.Header.Get("Sec-WebSocket-Extensions")
+		switching(rw, r.Header.Get("Sec-WebSocket-Key"))
+		if r.URL.Path == "/agree" {
+			rw.WriteString("Sec-WebSocket-Extensions: permessage-deflate\r\n")
+		}
+		rw.WriteString("\r\n")
+		rw.Write(compressed)
+		rw.Flush()
+		rw.ReadByte() // until the client leaves
+	})
+	c, err := Dial(ctx10(t), u+"agree", DialOptions{MaxFrameLen: 1 << 20})
+	if c != nil {
+		c.Close()
+	}
+	var de *DialError
+	if !errors.As(err, &de) || de.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("Dial to a server that turns compression on = %v, want a *DialError with its 101", err)
+	}
+	c, err = Dial(ctx10(t), u, DialOptions{MaxFrameLen: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b, err := c.ReadFrame()
+	var ce *CloseError
+	if err == nil || !errors.As(err, &ce) || b != nil {
+		t.Fatalf("ReadFrame of a compressed message = %d bytes, %v; want no frame and a *CloseError", len(b), err)
+	}
+	for range 2 {
+		if offer := <-offers; offer != "" {
+			t.Fatalf("the upgrade offered extensions %q, want none", offer)
+		}
+	}
+}
+
+// A Close frame's payload is at most 125 bytes (RFC 6455 §5.5): one that
+// claims a megabyte of close reason ends the connection with a
+// *CloseError carrying no reason, without the client reading the
+// megabyte into its error. (The WebSocket library refuses it; this test
+// pins that down.)
+func TestOversizedCloseFrameEndsTheConnection(t *testing.T) {
+	u := handServer(t, func(rw *bufio.ReadWriter, key string) {
+		switching(rw, key)
+		rw.WriteString("\r\n")
+		rw.Write(wsframe.Server(true, 8, append([]byte{0x0f, 0xa0}, bytes.Repeat([]byte("r"), 1<<20)...)))
+		rw.Flush()
+		rw.ReadByte() // until the client leaves
+	})
+	c, err := Dial(ctx10(t), u, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.ReadFrame()
+	var ce *CloseError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrDisconnected) || ce.Reason != "" || len(err.Error()) > 1024 {
+		t.Fatalf("ReadFrame after a 1 MiB close reason = %.200v, want a *CloseError without the reason", err)
+	}
 }
