@@ -3,8 +3,15 @@
 package session_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,8 +24,10 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/wsframe"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
 	"github.com/gomonty/monty/worker"
 )
@@ -265,4 +274,84 @@ func TestRemoteFatalErrorTextIsBounded(t *testing.T) {
 	if want := "boom\uFFFDlevel=ERROR msg=forged \uFFFD[31mred é"; !strings.HasPrefix(rc.Message, want) || !strings.HasSuffix(rc.Message, "é…") {
 		t.Fatalf("Message %.60q…%q, want it to start %q and end with a cut", rc.Message, rc.Message[len(rc.Message)-8:], want)
 	}
+}
+
+// A server that answers a Feed with a frame that breaks the WebSocket
+// protocol (here one with a reserved bit set) broke the protocol: the
+// session ends with a *session.ProtocolError wrapping ws.ErrProtocol, as
+// for a text message, not with a *session.DisconnectedError claiming
+// the server dropped the connection without a Close frame.
+func TestRemoteWebSocketViolationIsProtocolError(t *testing.T) {
+	cd, _ := codec.ForVersion(4)
+	ok, err := cd.AppendEvent(nil, &message.ChildEvent{Body: &message.Ok{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := wsframe.Server(true, 2, []byte{1})
+	bad[0] |= 0x20 // RSV2, which no extension gives a meaning
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		sum := sha1.Sum([]byte(req.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+		fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+			base64.StdEncoding.EncodeToString(sum[:]))
+		if skipClientFrame(br) != nil { // the Configure
+			return
+		}
+		c.Write(wsframe.Server(true, 2, ok))
+		if skipClientFrame(br) != nil { // the Feed
+			return
+		}
+		c.Write(bad)
+		io.Copy(io.Discard, br) // until the client leaves
+	}()
+	defer func() {
+		ln.Close()
+		<-served
+	}()
+	s := startHostile(t, "ws://"+ln.Addr().String()+"/", session.Config{})
+	err = feedWithin(t, s, context.Background(), "1")
+	var pe *session.ProtocolError
+	if !errors.As(err, &pe) || !errors.Is(err, ws.ErrProtocol) || errors.Is(err, session.ErrDisconnected) {
+		t.Fatalf("feed answered with a broken frame = %v, want a *session.ProtocolError wrapping ws.ErrProtocol", err)
+	}
+}
+
+// skipClientFrame reads one whole masked client frame from br.
+func skipClientFrame(br *bufio.Reader) error {
+	var h [2]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		return err
+	}
+	n := uint64(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var b [2]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return err
+		}
+		n = uint64(binary.BigEndian.Uint16(b[:]))
+	case 127:
+		var b [8]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return err
+		}
+		n = binary.BigEndian.Uint64(b[:])
+	}
+	_, err := io.CopyN(io.Discard, br, int64(n)+4) // the mask key, then the payload
+	return err
 }

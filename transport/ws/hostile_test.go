@@ -152,7 +152,8 @@ func TestUntrustedCertificateFailsTheDial(t *testing.T) {
 
 // Compression is never negotiated: the upgrade offers no
 // permessage-deflate, a 101 that turns it on anyway is refused, and a
-// message marked compressed (RSV1) ends the connection unread, so a
+// message marked compressed (RSV1) breaks the protocol and ends the
+// connection unread, so a
 // server cannot send a small message that inflates past the frame cap
 // (a deflate bomb) for the client to inflate.
 func TestCompressionIsNeverNegotiated(t *testing.T) {
@@ -189,9 +190,8 @@ func TestCompressionIsNeverNegotiated(t *testing.T) {
 	}
 	defer c.Close()
 	b, err := c.ReadFrame()
-	var ce *CloseError
-	if err == nil || !errors.As(err, &ce) || b != nil {
-		t.Fatalf("ReadFrame of a compressed message = %d bytes, %v; want no frame and a *CloseError", len(b), err)
+	if !errors.Is(err, ErrProtocol) || b != nil {
+		t.Fatalf("ReadFrame of a compressed message = %d bytes, %v; want no frame and an error matching ErrProtocol", len(b), err)
 	}
 	for range 2 {
 		if offer := <-offers; offer != "" {
@@ -201,10 +201,10 @@ func TestCompressionIsNeverNegotiated(t *testing.T) {
 }
 
 // A Close frame's payload is at most 125 bytes (RFC 6455 §5.5): one that
-// claims a megabyte of close reason ends the connection with a
-// *CloseError carrying no reason, without the client reading the
-// megabyte into its error. (The WebSocket library refuses it; this test
-// pins that down.)
+// claims a megabyte of close reason breaks the protocol, and ends the
+// connection with an error matching ErrProtocol, without the client
+// reading the megabyte into its error. (The WebSocket library refuses
+// it; this test pins that down.)
 func TestOversizedCloseFrameEndsTheConnection(t *testing.T) {
 	u := handServer(t, func(rw *bufio.ReadWriter, key string) {
 		switching(rw, key)
@@ -219,8 +219,66 @@ func TestOversizedCloseFrameEndsTheConnection(t *testing.T) {
 	}
 	defer c.Close()
 	_, err = c.ReadFrame()
-	var ce *CloseError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrDisconnected) || ce.Reason != "" || len(err.Error()) > 1024 {
-		t.Fatalf("ReadFrame after a 1 MiB close reason = %.200v, want a *CloseError without the reason", err)
+	if !errors.Is(err, ErrProtocol) || len(err.Error()) > 1024 {
+		t.Fatalf("ReadFrame after a 1 MiB close reason = %.200v, want an error matching ErrProtocol without the reason", err)
+	}
+}
+
+// A server that breaks the WebSocket protocol itself (a frame no
+// conforming peer sends) ends the connection with an error matching
+// ErrProtocol, as a text message ends it with ErrNotBinary: not a
+// *CloseError saying the connection dropped without a Close frame, which
+// is what it was reported as (the client answers such a frame with a
+// protocol-error Close of its own). A server that drops the connection,
+// cleanly or in the middle of a frame, still gives that *CloseError.
+func TestPeerProtocolViolationIsErrProtocol(t *testing.T) {
+	frame := func(b0 byte, payload []byte) []byte {
+		f := wsframe.Server(true, 2, payload)
+		f[0] = b0
+		return f
+	}
+	for _, tc := range []struct {
+		name   string
+		stream []byte
+		broken bool // a protocol violation, else a drop
+	}{
+		{"reserved bit", frame(0x80|0x20|2, []byte{1}), true},
+		{"unknown opcode", frame(0x80|3, []byte{1}), true},
+		{"continuation first", frame(0x80, []byte{1}), true}, // FIN, opcode 0
+		{"fragmented ping", frame(9, []byte("p")), true},
+		{"long ping", wsframe.Server(true, 9, bytes.Repeat([]byte("p"), 126)), true},
+		{"close payload of one byte", wsframe.Server(true, 8, []byte{3}), true},
+		{"close code 999", wsframe.Server(true, 8, []byte{0x03, 0xe7}), true},
+		{"new message inside another", append(wsframe.Server(false, 2, []byte{1}), wsframe.Server(true, 2, []byte{2})...), true},
+		{"drop", nil, false},
+		{"drop mid-frame", wsframe.Server(true, 2, bytes.Repeat([]byte{1}, 100))[:50], false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := handServer(t, func(rw *bufio.ReadWriter, key string) {
+				switching(rw, key)
+				rw.WriteString("\r\n")
+				rw.Write(tc.stream)
+				rw.Flush()
+				if tc.broken {
+					rw.ReadByte() // until the client leaves
+				}
+			})
+			c, err := Dial(ctx10(t), u, DialOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, err = c.ReadFrame()
+			var ce *CloseError
+			if tc.broken {
+				if !errors.Is(err, ErrProtocol) || errors.As(err, &ce) || errors.Is(err, ErrDisconnected) {
+					t.Fatalf("ReadFrame = %v, want an error matching ErrProtocol and not a *CloseError", err)
+				}
+				return
+			}
+			if !errors.As(err, &ce) || ce.Code != -1 || errors.Is(err, ErrProtocol) {
+				t.Fatalf("ReadFrame = %v, want a *CloseError with code -1", err)
+			}
+		})
 	}
 }

@@ -41,6 +41,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -231,6 +232,13 @@ func (e *CloseError) Unwrap() error { return e.Err }
 // ErrNotBinary reports a text message from the peer; the connection is
 // closed with the policy-violation code.
 var ErrNotBinary = errors.New("ws: peer sent a text message; frames travel as binary messages")
+
+// ErrProtocol is matched by the error that ends a connection whose peer
+// broke the WebSocket protocol (RFC 6455): reserved bits set, an unknown
+// opcode, a malformed control frame or Close payload, a continuation out
+// of place. This side answers with a protocol-error Close (1002) and the
+// connection ends; the error wraps the WebSocket library's.
+var ErrProtocol = errors.New("ws: peer broke the WebSocket protocol")
 
 // Conn is one WebSocket connection carrying protocol frames. It satisfies
 // transport.Conn: one goroutine may read while another writes, reads must
@@ -578,12 +586,41 @@ func (cn *Conn) classifyReadError(err error) error {
 	if errors.As(err, &ce) {
 		return &CloseError{Code: int(ce.Code), Reason: peerReason(ce.Reason), Err: err}
 	}
+	if brokeProtocol(err) {
+		return fmt.Errorf("%w: %w", ErrProtocol, err)
+	}
 	return &CloseError{Code: -1, Err: err}
 }
 
+// brokeProtocol reports whether err, a read error of the WebSocket
+// library that is not the peer's Close, is the peer's protocol violation
+// rather than a failure of the connection. The library reports a
+// violation with an error of its own that wraps no cause, and a failed
+// connection by wrapping what failed: end of stream, a closed or reset
+// socket, a timed-out write of a pong, a broken TLS record. Finding any
+// such cause in err's chain means the connection failed.
+func brokeProtocol(err error) bool {
+	var (
+		ne    net.Error
+		errno syscall.Errno
+		rh    tls.RecordHeaderError
+		alert tls.AlertError
+	)
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.As(err, &ne), errors.As(err, &errno), errors.As(err, &rh), errors.As(err, &alert):
+		return false
+	}
+	return true
+}
+
 // ReadFrame returns the next frame body. After the peer's Close frame it
-// returns a *CloseError (which matches io.EOF for a normal closure); after
-// Close, net.ErrClosed.
+// returns a *CloseError (which matches io.EOF for a normal closure), and
+// after a drop one with code -1; after a text message ErrNotBinary, after
+// a message over the cap a *frame.TooLargeError, after a frame that breaks
+// the WebSocket protocol an error matching ErrProtocol; after Close,
+// net.ErrClosed.
 func (cn *Conn) ReadFrame() ([]byte, error) {
 	select {
 	case b := <-cn.frames:
@@ -605,7 +642,8 @@ func (cn *Conn) ReadFrame() ([]byte, error) {
 
 // Done returns a channel that is closed once the connection's reader has
 // stopped: the peer closed or dropped the connection, or sent what ends it
-// (a text message, a message over the cap), or this side closed it. A
+// (a text message, a message over the cap, a frame that breaks the
+// WebSocket protocol), or this side closed it. A
 // server uses it to notice a client that went away while a request is
 // being served. Frames received before then are still returned by
 // ReadFrame, and then [Conn.Err].
