@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -280,5 +283,69 @@ func TestPeerProtocolViolationIsErrProtocol(t *testing.T) {
 				t.Fatalf("ReadFrame = %v, want a *CloseError with code -1", err)
 			}
 		})
+	}
+}
+
+// A wss:// server that accepts the TCP connection and never answers the
+// TLS handshake holds Dial only until its context ends, and the server
+// then sees the connection closed: the handshake runs under the dial's
+// context. (The HTTP transport returns when the context ends whatever
+// the dial does, but a handshake not bound to it would go on in the
+// background, a socket and a goroutine for as long as the server likes:
+// the socket is not recorded for closing until the handshake is done.)
+// The Dial fails with a *DialError matching context.Canceled.
+func TestDialContextEndsASilentTLSHandshake(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	hello := make(chan struct{})
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var b [1]byte
+		if _, err := c.Read(b[:]); err != nil { // the ClientHello is on its way
+			return
+		}
+		close(hello)
+		io.Copy(io.Discard, c) // never answers; until the client closes
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-hello:
+			cancel()
+		case <-closed:
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		c, err := Dial(ctx, "wss://"+ln.Addr().String()+"/", DialOptions{})
+		if c != nil {
+			c.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		ln.Close()
+		t.Fatal("Dial still waits on a TLS handshake a minute after its context ended")
+	}
+	var de *DialError
+	if !errors.As(err, &de) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Dial = %v, want a *DialError matching context.Canceled", err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(time.Minute):
+		t.Fatal("the server never saw the connection closed")
 	}
 }
