@@ -355,3 +355,37 @@ func skipClientFrame(br *bufio.Reader) error {
 	_, err := io.CopyN(io.Discard, br, int64(n)+4) // the mask key, then the payload
 	return err
 }
+
+// A server that closes the connection in the middle of a turn ends it
+// with a *session.DisconnectedError carrying the close code and reason
+// (the reason's control characters replaced), matching ErrDisconnected
+// always, worker.ErrMemoryLimit for 4003 and ErrTimeout for 4002 and
+// 4004 (the codes of a worker killed for its memory or its time), and
+// neither for any other code.
+func TestRemoteCloseCodesMidTurn(t *testing.T) {
+	for _, code := range []websocket.StatusCode{4000, 4001, 4002, 4003, 4004, 4999, 3000, 1001, 1011} {
+		t.Run(fmt.Sprint(int(code)), func(t *testing.T) {
+			url := hostileEndpoint(t, func(ctx context.Context, c *websocket.Conn, _ func(message.Event) []byte) {
+				if _, _, err := c.Read(ctx); err != nil {
+					return
+				}
+				c.Close(code, "bye\n\x1b[2J")
+			})
+			s := startHostile(t, url, session.Config{})
+			err := feedWithin(t, s, context.Background(), "1")
+			var de *session.DisconnectedError
+			if !errors.As(err, &de) || !errors.Is(err, session.ErrDisconnected) {
+				t.Fatalf("feed = %v, want a *session.DisconnectedError", err)
+			}
+			if de.Code != int(code) || de.Reason != "bye\uFFFD\uFFFD[2J" {
+				t.Fatalf("close code %d, reason %q; want %d and the reason with its control characters replaced", de.Code, de.Reason, code)
+			}
+			if got, want := errors.Is(err, worker.ErrMemoryLimit), code == 4003; got != want {
+				t.Errorf("errors.Is(ErrMemoryLimit) = %v", got)
+			}
+			if got, want := errors.Is(err, session.ErrTimeout), code == 4002 || code == 4004; got != want {
+				t.Errorf("errors.Is(ErrTimeout) = %v", got)
+			}
+		})
+	}
+}
