@@ -322,7 +322,10 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // given: unless DialOptions.HTTPClient says otherwise, a redirect is not
 // followed but refused with a *DialError carrying its 3xx status). Headers are validated before any network
 // I/O. The server's answer to the upgrade may carry at most 64 KiB of
-// headers; more fails the dial with a *DialError.
+// headers; more fails the dial with a *DialError. Dial waits for the
+// server for as long as ctx allows (only the TCP connect has a timeout of
+// its own, 30 s): a server that accepts the connection and never answers
+// holds a Dial under a context that never ends.
 func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
