@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -347,5 +348,36 @@ func TestDialContextEndsASilentTLSHandshake(t *testing.T) {
 	case <-closed:
 	case <-time.After(time.Minute):
 		t.Fatal("the server never saw the connection closed")
+	}
+}
+
+// An endpoint that redirects to itself for ever costs a Dial one request:
+// Dial never follows a redirect, and reports the 3xx. A caller's own
+// HTTPClient without a CheckRedirect follows up to 10, net/http's
+// default. It followed them until the context ended (147035 requests in
+// the 10 s of this test's context): the WebSocket library wraps a nil
+// CheckRedirect into one that allows every redirect.
+func TestRedirectLoopIsBounded(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, "/again", http.StatusFound)
+	}))
+	defer srv.Close()
+	u := "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
+	_, err := Dial(ctx10(t), u, DialOptions{})
+	var de *DialError
+	if !errors.As(err, &de) || de.StatusCode != http.StatusFound {
+		t.Fatalf("Dial = %v, want a *DialError with status 302", err)
+	}
+	if n := hits.Swap(0); n != 1 {
+		t.Fatalf("Dial made %d requests, want 1", n)
+	}
+	_, err = Dial(ctx10(t), u, DialOptions{HTTPClient: &http.Client{}})
+	if !errors.As(err, &de) {
+		t.Fatalf("Dial with a client following redirects = %v, want a *DialError", err)
+	}
+	if n := hits.Load(); n > 11 {
+		t.Fatalf("Dial with a client following redirects made %d requests", n)
 	}
 }

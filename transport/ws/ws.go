@@ -91,7 +91,7 @@ type DialOptions struct {
 	// NetDialer are then ignored, so is the 64 KiB cap on the header
 	// block of the server's answer (its transport's own applies, 10 MB by
 	// default), redirects are the client's to follow
-	// or not (its CheckRedirect; nil follows them, as for any
+	// or not (its CheckRedirect; nil follows up to 10, as for any
 	// http.Client), and the close wait is the library's own (up to 5 s) since the socket is
 	// not in this package's hands; so is its read after a 101 it refuses
 	// (up to 3 s, or until ctx ends), which Dial's own transport skips.
@@ -347,6 +347,16 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		return nil, err
 	}
 	client := opts.HTTPClient
+	if client != nil && client.CheckRedirect == nil {
+		// The WebSocket library wraps the client's CheckRedirect, and
+		// wraps a nil one into "follow every redirect": net/http's
+		// default of 10 would be lost, and a server redirecting to
+		// itself would be asked again and again, as fast as it answers,
+		// until ctx ends. Keep the default.
+		c := *client
+		c.CheckRedirect = tenRedirects
+		client = &c
+	}
 	var raw *rawConn
 	var tr *http.Transport
 	if client == nil {
@@ -450,6 +460,14 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 // cookies a few kilobytes, and a hostile server must not make each dial
 // hold megabytes of header lines.
 const maxResponseHeader = 64 << 10
+
+// tenRedirects is net/http's default redirect policy: follow at most 10.
+func tenRedirects(_ *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
+}
 
 // refuseBadUpgrade is the RoundTripper of the dials this package makes
 // itself: a 101 whose handshake the WebSocket library will refuse (see
