@@ -236,8 +236,9 @@ var ErrNotBinary = errors.New("ws: peer sent a text message; frames travel as bi
 // ErrProtocol is matched by the error that ends a connection whose peer
 // broke the WebSocket protocol (RFC 6455): reserved bits set, an unknown
 // opcode, a malformed control frame or Close payload, a continuation out
-// of place. This side answers with a protocol-error Close (1002) and the
-// connection ends; the error wraps the WebSocket library's.
+// of place, an unmasked frame from a client. The connection ends (the
+// WebSocket library answers most such frames with a protocol-error Close,
+// 1002); the error wraps the library's.
 var ErrProtocol = errors.New("ws: peer broke the WebSocket protocol")
 
 // Conn is one WebSocket connection carrying protocol frames. It satisfies
