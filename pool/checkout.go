@@ -39,12 +39,19 @@ type waiter struct{ ch chan handoff }
 // and only while a worker is idle or may be started (not while a failed
 // start's RestartBackoff runs). Endpoints backed off
 // are skipped. A remote start that fails (a failed dial, a 503 or 429, no
-// Configure answer within StartTimeout, a drop) is tried on the next
-// endpoint, the local workers included; a refused Configure, a Config
-// that cannot be encoded (a *session.InvalidRequestError, charged to no
-// endpoint) or a header error is returned at once. When every endpoint is backed off or has
+// Configure answer within StartTimeout, a drop, a Configure refused with
+// an Error) is tried on the next endpoint, the local workers included; a
+// Config that cannot be encoded (a *session.InvalidRequestError, charged
+// to no endpoint) or a header error is returned at once. When every endpoint is backed off or has
 // failed, the checkout waits for a local worker, or, without local
-// workers, fails with an error matching ErrNoEndpoint.
+// workers, fails with the first endpoint's refusal of the Configure (a
+// *session.PythonError: the Config is at fault) if there was one, else
+// with an error matching ErrNoEndpoint. An endpoint that refused the
+// Configure, or closed with 1008 or 1009 on it, is backed off only when
+// the checkout then got its session elsewhere: that Config was not at
+// fault, and an endpoint that turns every Configure away (a broken or
+// hostile server, which always has the fewest sessions) would otherwise
+// be every checkout's first choice.
 //
 // On the local workers: it takes an idle worker if there is one, else
 // waits until one is returned or started, for as long as ctx and
@@ -110,6 +117,12 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 		last    error
 		ep      string
 		tripped bool // the local wait ended with the restart cap tripping
+		// turnedAway are the endpoints that turned this Config away in a
+		// way its own fault may explain (configFault); refusal is the
+		// first such refusal with an Error, returned when nothing else
+		// serves the Config.
+		turnedAway []*endpoint
+		refusal    error
 	)
 	for {
 		e, local, err := p.choose(tried)
@@ -127,8 +140,16 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 				tripped = true
 				continue
 			}
+			if err == nil {
+				p.servedElsewhere(turnedAway)
+			}
 			return s, LocalEndpoint, err
 		case e == nil:
+			if refusal != nil {
+				// Refused by an endpoint and served by none: the
+				// Config is at fault, as far as anyone can tell.
+				return nil, ep, refusal
+			}
 			if last != nil {
 				return nil, ep, errors.Join(ErrNoEndpoint, last)
 			}
@@ -138,7 +159,15 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 		ep = e.Name
 		s, err := p.checkoutRemote(ctx, e, cfg)
 		if err == nil {
+			p.servedElsewhere(turnedAway)
 			return s, ep, nil
+		}
+		if configFault(err) {
+			turnedAway = append(turnedAway, e)
+			var pe *session.PythonError
+			if refusal == nil && errors.As(err, &pe) {
+				refusal = err
+			}
 		}
 		if !retryElsewhere(ctx, err) {
 			if ctx.Err() != nil && parent.Err() == nil {

@@ -134,8 +134,10 @@ type Config struct {
 	// refused with 503 or 429, that did not answer within StartTimeout,
 	// or that dropped the connection, announced a fatal error or broke
 	// the protocol before answering the Configure is skipped (not one
-	// that refused the Configure with an Error: that is the
-	// session.Config's fault): Initial after the first failure, doubling
+	// that refused the Configure with an Error or closed on it with 1008
+	// or 1009, which may be the session.Config's fault, unless the same
+	// checkout then got its session elsewhere: see Checkout): Initial
+	// after the first failure, doubling
 	// up to Max, back to Initial after a successful start; a Retry-After
 	// from the server is honoured when longer, up to 5 minutes or Max,
 	// whichever is longer.

@@ -280,11 +280,41 @@ func refused(err error) bool {
 }
 
 // retryElsewhere reports whether a failed remote start should be tried
-// on another endpoint: not when the caller is at fault (its headers, its
-// Configure refused or unencodable) or its context ended.
+// on another endpoint: not when the caller is surely at fault (its
+// headers, its Configure unencodable) or its context ended. A Configure
+// refused with an Error is tried elsewhere: the Config may be at fault,
+// or the endpoint (see configFault).
 func retryElsewhere(ctx context.Context, err error) bool {
-	var pe *session.PythonError
-	return ctx.Err() == nil && !headerFault(err) && !errors.As(err, &pe) && !callersFault(err)
+	return ctx.Err() == nil && !headerFault(err) && !callersFault(err)
+}
+
+// configFault reports whether a failed remote start may have failed on
+// the checkout's Config rather than the endpoint: the server refused the
+// Configure with an Error, or closed on it with 1008 or 1009. Neither
+// backs the endpoint off (backsOff) unless another endpoint, or a local
+// worker, then serves the same Config (servedElsewhere).
+func configFault(err error) bool {
+	var (
+		py *session.PythonError
+		de *session.DisconnectedError
+	)
+	if errors.As(err, &py) {
+		return true
+	}
+	return errors.As(err, &de) && (de.Code == closeProtocol || de.Code == closeTooLarge)
+}
+
+// servedElsewhere backs off the endpoints that turned away a Config
+// that was then served elsewhere: it was not the Config's fault.
+func (p *Pool) servedElsewhere(turnedAway []*endpoint) {
+	if len(turnedAway) == 0 {
+		return
+	}
+	p.mu.Lock()
+	for _, e := range turnedAway {
+		p.backOffLocked(e, 0)
+	}
+	p.mu.Unlock()
 }
 
 // callersFault reports whether a failed remote start failed on the
@@ -313,8 +343,9 @@ func headerFault(err error) bool {
 // A failure that may be the Configure's own fault does not: a close with
 // 1009 (over the server's frame cap) or 1008 (a request it could not
 // parse), or a Configure the server refused with an Error (a
-// *session.PythonError, which Checkout returns at once: the session.Config
-// is at fault, and another caller's may be fine).
+// *session.PythonError: the session.Config may be at fault, and another
+// caller's may be fine); servedElsewhere backs such an endpoint off once
+// another has served the same Config.
 func backsOff(err error) bool {
 	var (
 		st *session.StartTimeoutError

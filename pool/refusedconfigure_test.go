@@ -22,9 +22,10 @@ import (
 )
 
 // An endpoint that refuses a checkout's Configure with an Error (the
-// session.Config is at fault: Checkout returns the refusal at once) is
-// not backed off: one caller's Config must not take the endpoint from the
-// others, as a Configure the server closes on with 1008 or 1009 does not.
+// session.Config is at fault, since no other endpoint serves it: Checkout
+// returns the refusal) is not backed off: one caller's Config must not
+// take the endpoint from the others, as a Configure the server closes on
+// with 1008 or 1009 does not (TestLoneConfigureCloseBacksNothingOff).
 // The refusal still counts as a start failure. Before, the refusal (a
 // *session.ProtocolError wrapping the *session.PythonError) backed the
 // endpoint off like a broken one, so in a remote-only pool the next

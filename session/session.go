@@ -645,10 +645,10 @@ func (s *Session) interrupted(ctx context.Context, reason int32) error {
 }
 
 // lost classifies an I/O failure on the worker's connection (a frame over
-// the cap or a WebSocket text message is the worker's protocol violation)
-// and discards the worker.
+// the cap, a WebSocket text message or a frame that breaks the WebSocket
+// protocol is the worker's protocol violation) and discards the worker.
 func (s *Session) lost(op transport.Op, ioErr error) error {
-	if errors.Is(ioErr, frame.ErrTooLarge) || errors.Is(ioErr, ws.ErrNotBinary) {
+	if errors.Is(ioErr, frame.ErrTooLarge) || errors.Is(ioErr, ws.ErrNotBinary) || errors.Is(ioErr, ws.ErrProtocol) {
 		return s.fail(&ProtocolError{Msg: "invalid frame from worker", Err: ioErr})
 	}
 	err := s.peer.Lost(transport.Loss{Op: op, Err: ioErr})

@@ -29,7 +29,7 @@ import (
 // *DialError whose refusal reason is short printable ASCII, or the
 // connection reads frames within the cap and ends with a *CloseError
 // whose reason is valid UTF-8 without control characters, ErrNotBinary,
-// or a *frame.TooLargeError.
+// an error matching ErrProtocol, or a *frame.TooLargeError.
 func FuzzDialAgainstAPeer(f *testing.F) {
 	var stream []byte
 	stream = append(stream, wsframe.Server(true, 2, []byte{1, 2, 3})...)
@@ -119,7 +119,7 @@ func FuzzDialAgainstAPeer(f *testing.F) {
 				if !errors.Is(err, ErrDisconnected) {
 					t.Fatalf("%v does not match ErrDisconnected", err)
 				}
-			case errors.Is(err, ErrNotBinary), errors.As(err, &tl):
+			case errors.Is(err, ErrNotBinary), errors.Is(err, ErrProtocol), errors.As(err, &tl):
 			default:
 				t.Fatalf("read: %T %v", err, err)
 			}

@@ -41,6 +41,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -87,8 +88,10 @@ type DialOptions struct {
 	// NetDialer, when set, opens the TCP connection when HTTPClient is nil.
 	NetDialer *net.Dialer
 	// HTTPClient, when set, performs the upgrade request; TLSConfig and
-	// NetDialer are then ignored, redirects are the client's to follow
-	// or not (its CheckRedirect; nil follows them, as for any
+	// NetDialer are then ignored, so is the 64 KiB cap on the header
+	// block of the server's answer (its transport's own applies, 10 MB by
+	// default), redirects are the client's to follow
+	// or not (its CheckRedirect; nil follows up to 10, as for any
 	// http.Client), and the close wait is the library's own (up to 5 s) since the socket is
 	// not in this package's hands; so is its read after a 101 it refuses
 	// (up to 3 s, or until ctx ends), which Dial's own transport skips.
@@ -230,6 +233,14 @@ func (e *CloseError) Unwrap() error { return e.Err }
 // closed with the policy-violation code.
 var ErrNotBinary = errors.New("ws: peer sent a text message; frames travel as binary messages")
 
+// ErrProtocol is matched by the error that ends a connection whose peer
+// broke the WebSocket protocol (RFC 6455): reserved bits set, an unknown
+// opcode, a malformed control frame or Close payload, a continuation out
+// of place, an unmasked frame from a client. The connection ends (the
+// WebSocket library answers most such frames with a protocol-error Close,
+// 1002); the error wraps the library's.
+var ErrProtocol = errors.New("ws: peer broke the WebSocket protocol")
+
 // Conn is one WebSocket connection carrying protocol frames. It satisfies
 // transport.Conn: one goroutine may read while another writes, reads must
 // not overlap each other nor writes each other, and Close, CloseWith and
@@ -311,7 +322,11 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // Dial opens a WebSocket to rawURL (ws:// or wss://, used exactly as
 // given: unless DialOptions.HTTPClient says otherwise, a redirect is not
 // followed but refused with a *DialError carrying its 3xx status). Headers are validated before any network
-// I/O.
+// I/O. The server's answer to the upgrade may carry at most 64 KiB of
+// headers; more fails the dial with a *DialError. Dial waits for the
+// server for as long as ctx allows (only the TCP connect has a timeout of
+// its own, 30 s): a server that accepts the connection and never answers
+// holds a Dial under a context that never ends.
 func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -333,6 +348,16 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		return nil, err
 	}
 	client := opts.HTTPClient
+	if client != nil && client.CheckRedirect == nil {
+		// The WebSocket library wraps the client's CheckRedirect, and
+		// wraps a nil one into "follow every redirect": net/http's
+		// default of 10 would be lost, and a server redirecting to
+		// itself would be asked again and again, as fast as it answers,
+		// until ctx ends. Keep the default.
+		c := *client
+		c.CheckRedirect = tenRedirects
+		client = &c
+	}
 	var raw *rawConn
 	var tr *http.Transport
 	if client == nil {
@@ -370,9 +395,10 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 				raw.set(tc)
 				return tc, nil
 			},
-			TLSClientConfig:   opts.TLSConfig,
-			ForceAttemptHTTP2: false,
-			Proxy:             http.ProxyFromEnvironment,
+			TLSClientConfig:        opts.TLSConfig,
+			ForceAttemptHTTP2:      false,
+			Proxy:                  http.ProxyFromEnvironment,
+			MaxResponseHeaderBytes: maxResponseHeader,
 		}
 		// A redirect is never followed: the URL is dialled exactly as
 		// given, and following one could carry the upgrade headers (a
@@ -427,6 +453,21 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
 	cn.raw = raw
 	return cn, nil
+}
+
+// maxResponseHeader caps the header block of the server's answer to the
+// upgrade (net/http's MaxResponseHeaderBytes, whose default is 10 MB): a
+// 101 or a refusal carries a few hundred bytes of headers, a balancer's
+// cookies a few kilobytes, and a hostile server must not make each dial
+// hold megabytes of header lines.
+const maxResponseHeader = 64 << 10
+
+// tenRedirects is net/http's default redirect policy: follow at most 10.
+func tenRedirects(_ *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	return nil
 }
 
 // refuseBadUpgrade is the RoundTripper of the dials this package makes
@@ -567,12 +608,41 @@ func (cn *Conn) classifyReadError(err error) error {
 	if errors.As(err, &ce) {
 		return &CloseError{Code: int(ce.Code), Reason: peerReason(ce.Reason), Err: err}
 	}
+	if brokeProtocol(err) {
+		return fmt.Errorf("%w: %w", ErrProtocol, err)
+	}
 	return &CloseError{Code: -1, Err: err}
 }
 
+// brokeProtocol reports whether err, a read error of the WebSocket
+// library that is not the peer's Close, is the peer's protocol violation
+// rather than a failure of the connection. The library reports a
+// violation with an error of its own that wraps no cause, and a failed
+// connection by wrapping what failed: end of stream, a closed or reset
+// socket, a timed-out write of a pong, a broken TLS record. Finding any
+// such cause in err's chain means the connection failed.
+func brokeProtocol(err error) bool {
+	var (
+		ne    net.Error
+		errno syscall.Errno
+		rh    tls.RecordHeaderError
+		alert tls.AlertError
+	)
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.As(err, &ne), errors.As(err, &errno), errors.As(err, &rh), errors.As(err, &alert):
+		return false
+	}
+	return true
+}
+
 // ReadFrame returns the next frame body. After the peer's Close frame it
-// returns a *CloseError (which matches io.EOF for a normal closure); after
-// Close, net.ErrClosed.
+// returns a *CloseError (which matches io.EOF for a normal closure), and
+// after a drop one with code -1; after a text message ErrNotBinary, after
+// a message over the cap a *frame.TooLargeError, after a frame that breaks
+// the WebSocket protocol an error matching ErrProtocol; after Close,
+// net.ErrClosed.
 func (cn *Conn) ReadFrame() ([]byte, error) {
 	select {
 	case b := <-cn.frames:
@@ -594,7 +664,8 @@ func (cn *Conn) ReadFrame() ([]byte, error) {
 
 // Done returns a channel that is closed once the connection's reader has
 // stopped: the peer closed or dropped the connection, or sent what ends it
-// (a text message, a message over the cap), or this side closed it. A
+// (a text message, a message over the cap, a frame that breaks the
+// WebSocket protocol), or this side closed it. A
 // server uses it to notice a client that went away while a request is
 // being served. Frames received before then are still returned by
 // ReadFrame, and then [Conn.Err].
