@@ -22,6 +22,15 @@ func (v versionOnly) Version() uint32        { return uint32(v) }
 func (v versionOnly) Pid() int               { return 0 }
 func (v versionOnly) Close() error           { return nil }
 
+// nested adds to g a list nested n deep around None.
+func nested(g *value.Graph, n int) value.NodeID {
+	id := g.Add(value.None())
+	for range n {
+		id = g.Add(value.List(id))
+	}
+	return id
+}
+
 // allocated returns the bytes f allocates.
 func allocated(f func()) uint64 {
 	var before, after runtime.MemStats
@@ -72,7 +81,7 @@ func TestStandInWorkBounded(t *testing.T) {
 			ints[i] = r.Values.Add(value.Int(int64(i)))
 		}
 		big := r.Values.Add(value.List(ints...))
-		deep := deepValue(&r.Values, 300)
+		deep := nested(&r.Values, 300)
 		none := r.Values.Add(value.None())
 		r.Results = append(r.Results,
 			message.FutureResult{CallID: 0, Result: &message.ExtResult{Kind: message.ResultReturn, Value: big}},
@@ -88,7 +97,7 @@ func TestStandInWorkBounded(t *testing.T) {
 	t.Run("few", func(t *testing.T) {
 		// Within the bounds, only the result that cannot go is replaced.
 		r := &message.ResumeFutures{}
-		deep := deepValue(&r.Values, 300)
+		deep := nested(&r.Values, 300)
 		one := r.Values.Add(value.Int(1))
 		r.Results = []message.FutureResult{
 			{CallID: 0, Result: &message.ExtResult{Kind: message.ResultReturn, Value: one}},
