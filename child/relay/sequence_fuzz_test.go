@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/codecv5"
+	"github.com/gomonty/monty/codec/peek"
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/codectest"
 	"github.com/gomonty/monty/internal/testenv"
@@ -412,7 +414,61 @@ func fuzzRelaySequence(t *testing.T, data []byte) {
 		case 9:
 			req = &message.InstallDependencies{Requirements: []string{"numpy"}}
 		case 10:
-			body = []byte{arg, arg ^ 0x5a, 0x01, next()}
+			// A request with a value, encoded, then mutated (a byte, or
+			// one to three fields): what the encoders never write, such
+			// as a reference past the graph's end or an out-of-range
+			// root, reaches the child this way.
+			var base message.Request
+			switch arg % 5 {
+			case 0:
+				f := &message.Feed{Code: seqSnippets[int(arg>>3)%len(seqSnippets)]}
+				f.Inputs = []message.NamedRef{{Name: "v", Value: seqValue(&f.Values, arg>>2)}}
+				base = f
+			case 1:
+				r := &message.ResumeCall{CallID: m.callID, Result: &message.ExtResult{Kind: message.ResultReturn}}
+				r.Result.Value = seqValue(&r.Values, arg>>3)
+				base = r
+			case 2:
+				r := &message.ResumeNameLookup{Kind: message.LookupValue}
+				r.Value = seqValue(&r.Values, arg>>3)
+				base = r
+			case 3:
+				r := &message.ResumeFutures{}
+				for _, id := range append([]uint32{m.callID}, m.pending...) {
+					r.Results = append(r.Results, message.FutureResult{CallID: id, Result: &message.ExtResult{Kind: message.ResultReturn, Value: seqValue(&r.Values, arg>>3)}})
+				}
+				base = r
+			default:
+				base = &message.Load{State: seqDump(m.dumps, arg, 0)}
+			}
+			b := encode(base)
+			if b == nil {
+				continue
+			}
+			rng := rand.New(rand.NewPCG(uint64(arg), uint64(next())))
+			body = codectest.Mutate(rng, b)
+			if len(body) == 0 {
+				continue
+			}
+			// What the child reads: the body at the version it speaks (a
+			// Configure at the version it declares, when served).
+			dec, derr := p.cd.DecodeRequest(body, codec.Limits{})
+			if derr == nil && dec.Body != nil {
+				if c, ok := dec.Body.(*message.Configure); ok && c.ProtocolVersion != p.cd.Version() && served(c.ProtocolVersion) {
+					cd, _ := codec.ForVersion(c.ProtocolVersion)
+					dec, derr = cd.DecodeRequest(body, codec.Limits{})
+				}
+			}
+			if derr == nil && dec.Body != nil {
+				if _, ok := dec.Body.(*message.Load); ok && !p.picked {
+					continue // the version it picks is the first Load's business (case 7)
+				}
+				req = dec.Body
+				break
+			}
+			ev, _ := p.send(body)
+			checkUndecodable(t, p, m, body, derr, ev)
+			continue
 		case 11:
 			body = []byte{}
 		case 12:
@@ -774,4 +830,24 @@ func describeEv(ev *message.ChildEvent) string {
 		return "nothing"
 	}
 	return describe(ev.Body)
+}
+
+// checkUndecodable checks the answer to a body that did not decode (err,
+// or a request with no kind): a refusal, which leaves the state as it was,
+// except that a Feed whose inputs fail their conversion (a structural
+// error of a Feed) counts as run, as any refused Feed in the configured
+// state.
+func checkUndecodable(t *testing.T, p *seqParent, m *seqModel, body []byte, err error, ev *message.ChildEvent) {
+	t.Helper()
+	if ev == nil {
+		t.Fatalf("state %d: the child ended on an undecodable body (%v): %v", m.st, err, p.exit())
+	}
+	_, msg, isErr := errText(ev)
+	if !isErr || !strings.HasPrefix(msg, "protocol violation: ") {
+		t.Fatalf("state %d: an undecodable body (%v) answered %s", m.st, err, describe(ev.Body))
+	}
+	var de *codec.DecodeError
+	if errors.As(err, &de) && de.Structural && message.RequestKind(peek.DecodedRequest(body)) == message.KindFeed && m.st == 1 {
+		m.st = 2
+	}
 }
