@@ -338,7 +338,7 @@ func (e *Engine) standIn(req message.Request, why string, all bool) message.Requ
 // checkWork bounds the nodes that the checks of a ResumeFutures' results,
 // each alone, walk in all: each check walks the request's whole graph,
 // which a hostile parent shares between thousands of results.
-const checkWork = 1 << 24
+const checkWork = 1 << 22
 
 // aloneCheck checks the results of one ResumeFutures one at a time (see
 // standIn), within bounds: a parent's frame of a few kilobytes can hold
