@@ -50,9 +50,10 @@ import (
 // of time, and, when the call turns out not to be awaited straight away,
 // runs it again after the parent's answer. It is bounded by probeBudget of
 // wall time (at protocol 5 over an older worker, also by what is left of
-// the feed budget and by the turn budget, see probeLimit); past it the inner worker is killed, a fresh one started and
-// the dump loaded there (the call goes out unflagged). Code with no
-// `await` in its source pays nothing: one substring search per Feed.
+// the feed budget and by the turn budget, see probeLimit); past it the
+// inner worker is killed, a fresh one started and the dump loaded there
+// (the call goes out unflagged). Code with no `await` in its source pays
+// nothing: one substring search per Feed.
 type eager struct {
 	// outer is the protocol version the parent speaks (0 before Configure
 	// or ParentVersion).

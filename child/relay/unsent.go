@@ -374,7 +374,9 @@ func (c *aloneCheck) check(v uint32, one *message.ResumeFutures) (why string, ba
 		}
 		return "", false, false
 	}
-	// The words session uses, from a check that fails before it encodes.
+	// The words session uses, from a check that walks the graph again
+	// but fails before it encodes.
+	c.work += one.Values.Len()
 	why, bad = notSent(session.CheckRequest(v, one))
 	return why, bad, false
 }
