@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gomonty/monty/child"
@@ -20,8 +21,9 @@ import (
 )
 
 // serve5Worker is serve5 over an inner worker configured with wc, whose
-// turns report a child that ended instead of failing the test.
-func serve5Worker(t *testing.T, wc worker.Config) func(message.Request) (*message.ChildEvent, bool) {
+// turns report a child that ended instead of failing the test; stop ends
+// the child (the test's cleanup does too).
+func serve5Worker(t *testing.T, wc worker.Config) (do func(message.Request) (*message.ChildEvent, bool), stop func()) {
 	t.Helper()
 	wc.Binary, wc.Logger = testenv.Worker(t), quiet
 	inR, inW := io.Pipe()
@@ -35,7 +37,9 @@ func serve5Worker(t *testing.T, wc worker.Config) func(message.Request) (*messag
 		conn.Close()
 		result <- err
 	}()
-	t.Cleanup(func() { inW.Close(); outR.Close(); <-result })
+	var once sync.Once
+	stop = func() { once.Do(func() { inW.Close(); outR.Close(); <-result }) }
+	t.Cleanup(stop)
 	return func(req message.Request) (*message.ChildEvent, bool) {
 		t.Helper()
 		b, err := codecv5.AppendRequest(nil, &message.ParentRequest{Body: req})
@@ -58,7 +62,7 @@ func serve5Worker(t *testing.T, wc worker.Config) func(message.Request) (*messag
 				return ev, true
 			}
 		}
-	}
+	}, stop
 }
 
 // At protocol 5 over the protocol-2 worker the relay answers the
@@ -78,7 +82,7 @@ func TestV5ClockAnswerTooLargeRaises(t *testing.T) {
 	const frameCap = 4096
 	raised := 0
 	for n := frameCap - 64; n < frameCap; n++ {
-		do := serve5Worker(t, worker.Config{MaxFrameLen: frameCap})
+		do, stop := serve5Worker(t, worker.Config{MaxFrameLen: frameCap})
 		if ev, ok := do(configure5(nil, nil)); !ok || ev.Body.EventKind() != message.KindOk {
 			t.Fatal("Configure refused")
 		}
@@ -87,6 +91,7 @@ func TestV5ClockAnswerTooLargeRaises(t *testing.T) {
 		if !ok || ev.Body.EventKind() == message.KindFatalError {
 			// The call itself is over this cap (the worker's own is the
 			// protocol's): the inner worker is lost.
+			stop()
 			break
 		}
 		switch b := ev.Body.(type) {
@@ -107,6 +112,7 @@ func TestV5ClockAnswerTooLargeRaises(t *testing.T) {
 		} else {
 			wantRepr(t, ev, "2")
 		}
+		stop() // one worker at a time
 	}
 	if raised == 0 {
 		t.Fatal("no name length made the answer alone too large")
