@@ -55,6 +55,7 @@ var seqSnippets = []string{
 	"a = f()\nb = g()\n1",
 	"print('x', end='')\nundefined_name\nf()",
 	"[1] * 100000",
+	"import datetime\nd = datetime.datetime.now(datetime.timezone(datetime.timedelta(hours=5), 'z' * 5000))\nprint(d)\nd",
 }
 
 // seqValue builds one of the answers the fuzzer sends, by kind: leaves,
@@ -258,6 +259,10 @@ func FuzzRelaySequence(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 1, 10, 2, 0x21, 2, 0x29, 2, 0x61, 1, 12, 6, 0})
 	f.Add([]byte{2, 0, 8, 1, 11, 1, 6, 4, 0x11, 4, 0x92, 13, 0, 14, 3})
 	f.Add([]byte{0, 0, 0, 1, 13, 4, 7, 9, 0, 15, 0})
+	// Protocol 5: a feed limit so tight the feed trips, then Reset; the
+	// date calls handed to the parent, answered with a string.
+	f.Add([]byte{2, 0, 0x53, 1, 0, 1, 0, 6, 0, 8, 0, 0, 0, 1, 0})
+	f.Add([]byte{2, 0, 0x24, 1, 11, 2, 0x01, 3, 1, 16, 6, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Registered first, so run last: after the connection's own
 		// cleanup has ended the child.
@@ -312,7 +317,12 @@ func fuzzRelaySequence(t *testing.T, data []byte) {
 				ms, mem, rec := uint64(arg>>3%4), uint64(1<<20), uint64(50)
 				c.Limits = &message.ResourceLimits{MaxSuspensions: &ms, MaxMemoryBytes: &mem, MaxRecursionDepth: &rec}
 				if v >= protocol.Version5 {
+					// Generous, or so tight that a feed trips (the
+					// session is then discarded until Reset).
 					us := uint64(2_000_000)
+					if arg&0x10 != 0 {
+						us = uint64(arg & 7)
+					}
 					c.Limits.MaxFeedDurationMicros, c.Limits.MaxTurnDurationMicros = &us, &us
 				} else {
 					us := uint64(5_000_000)
@@ -324,6 +334,10 @@ func fuzzRelaySequence(t *testing.T, data []byte) {
 			}
 			if v >= protocol.Version5 && arg&0x20 != 0 {
 				c.OsPolicy = &message.OsPolicy{Clock: message.ClockFixed, Fixed: message.FixedDateTime{UnixSeconds: int64(arg) << 30}}
+				if arg&0x04 != 0 {
+					// The date calls go to the parent.
+					c.OsPolicy = &message.OsPolicy{Clock: message.ClockCallHost}
+				}
 			}
 			req = c
 			// A Configure is encoded at the version it declares, as a
