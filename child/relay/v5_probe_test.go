@@ -23,13 +23,14 @@ func TestV5ProbeWithinFeedBudget(t *testing.T) {
 	old := probeBudget
 	probeBudget = time.Hour
 	t.Cleanup(func() { probeBudget = old })
-	// Generous against the 300 ms budget; before, the probe ran for the
-	// hour (a panic rather than a hang: the stuck turn would also hold
-	// the test's cleanup).
+	// Generous against the 1 s budget (itself generous against the first
+	// turn's few milliseconds, on a loaded machine); before, the probe
+	// ran for the hour (a panic rather than a hang: the stuck turn would
+	// also hold the test's cleanup).
 	watchdog := time.AfterFunc(2*time.Minute, func() { panic("the eager-await probe ran past max_feed_duration") })
 	defer watchdog.Stop()
 	do := serve5(t)
-	lim := &message.ResourceLimits{MaxFeedDurationMicros: u64(300_000), MaxTurnDurationMicros: u64(30_000_000)}
+	lim := &message.ResourceLimits{MaxFeedDurationMicros: u64(1_000_000), MaxTurnDurationMicros: u64(30_000_000)}
 	if _, ok := do(configure5(lim, nil)).Body.(*message.Ok); !ok {
 		t.Fatal("Configure refused")
 	}
