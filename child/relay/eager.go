@@ -49,9 +49,11 @@ import (
 // The probe runs the code between the call and its next suspension ahead
 // of time, and, when the call turns out not to be awaited straight away,
 // runs it again after the parent's answer. It is bounded by probeBudget of
-// wall time; past it the inner worker is killed, a fresh one started and
-// the dump loaded there (the call goes out unflagged). Code with no
-// `await` in its source pays nothing: one substring search per Feed.
+// wall time (at protocol 5 over an older worker, also by what is left of
+// the feed budget and by the turn budget, see probeLimit); past it the
+// inner worker is killed, a fresh one started and the dump loaded there
+// (the call goes out unflagged). Code with no `await` in its source pays
+// nothing: one substring search per Feed.
 type eager struct {
 	// outer is the protocol version the parent speaks (0 before Configure
 	// or ParentVersion).
@@ -149,6 +151,10 @@ func (e *Engine) eagerAfter(ctx context.Context, ev message.Event, err error) (m
 // leaving the inner worker held at its ResolveFutures when it is and at
 // the FunctionCall otherwise.
 func (e *Engine) probe(ctx context.Context, callID uint32) (bool, error) {
+	budget := e.probeLimit()
+	if budget <= 0 {
+		return false, nil // no time left to look ahead: the call goes out unflagged
+	}
 	e.eg.probes++
 	pre := e.s.Stamps()
 	dev, err := e.do(ctx, &message.Dump{})
@@ -159,7 +165,7 @@ func (e *Engine) probe(ctx context.Context, callID uint32) (bool, error) {
 	if !ok {
 		return false, nil // no dump, no probe: the call goes out unflagged
 	}
-	pctx, cancel := context.WithTimeout(ctx, probeBudget)
+	pctx, cancel := context.WithTimeout(ctx, budget)
 	var sink probeSink
 	e.out = &sink
 	ev, perr := e.s.Do(pctx, &message.ResumeCall{CallID: callID,
@@ -184,6 +190,27 @@ func (e *Engine) probe(ctx context.Context, callID uint32) (bool, error) {
 		}
 	}
 	return false, e.restore(ctx, dr.State, callID)
+}
+
+// probeLimit is the wall time a probe may run: probeBudget, and at
+// protocol 5 over an older worker no more than what is left of the feed
+// budget, nor than the turn budget. The relay times those budgets itself
+// around the turns it relays, and the probe runs sandbox code outside
+// them (its time is rolled back with the dump), so without this a loop
+// after a call ran for probeBudget at every suspension whatever the
+// limits said. The code the probe runs ahead runs again, timed, after
+// the parent's answer, so a probe stopped here loses nothing.
+func (e *Engine) probeLimit() time.Duration {
+	limit := probeBudget
+	if x := &e.v5; x.on {
+		if x.hasFeed {
+			limit = min(limit, x.feedLim-x.feedExec)
+		}
+		if x.hasTurn {
+			limit = min(limit, x.turnLim)
+		}
+	}
+	return limit
 }
 
 // respawn replaces a lost inner worker with a fresh one.

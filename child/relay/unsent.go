@@ -5,8 +5,10 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/unsent"
 	"github.com/gomonty/monty/message"
+	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/value"
 )
@@ -282,7 +284,9 @@ func notSent(err error) (string, bool) {
 // ValueError naming what could not be sent (why), or nil when req is no
 // answer that may be an exception. Of a ResumeFutures holding several
 // results it replaces those the inner worker cannot take, each checked
-// alone (nil when each fits), or with all every value and exception (all
+// alone (nil when each fits, or when the checks stop: those that fit are
+// over the frame cap together, or checking them would cost more than
+// checkWork; see aloneCheck), or with all every value and exception (all
 // is nil for any other request: it has one stand-in, without all).
 func (e *Engine) standIn(req message.Request, why string, all bool) message.Request {
 	switch q := req.(type) {
@@ -295,6 +299,7 @@ func (e *Engine) standIn(req message.Request, why string, all bool) message.Requ
 		out := &message.ResumeFutures{Results: make([]message.FutureResult, len(q.Results))}
 		copy(out.Results, q.Results)
 		replaced, kept := 0, false
+		var alone aloneCheck
 		for i, fr := range q.Results {
 			if fr.Result == nil || !unsent.Replaceable(fr.Result.Kind) {
 				continue
@@ -302,8 +307,14 @@ func (e *Engine) standIn(req message.Request, why string, all bool) message.Requ
 			w := why
 			if len(q.Results) > 1 && !all {
 				one := &message.ResumeFutures{Results: q.Results[i : i+1], Values: q.Values}
-				var bad bool
-				if w, bad = notSent(session.CheckRequest(e.s.Version(), one)); !bad {
+				var bad, over bool
+				if w, bad, over = alone.check(e.s.Version(), one); over {
+					// The results kept cannot go together, or checking
+					// them would cost more than the bound: the second
+					// pass replaces them all.
+					return nil
+				}
+				if !bad {
 					kept = kept || fr.Result.Kind == message.ResultReturn
 					continue
 				}
@@ -322,4 +333,50 @@ func (e *Engine) standIn(req message.Request, why string, all bool) message.Requ
 		return out
 	}
 	return nil
+}
+
+// checkWork bounds the nodes that the checks of a ResumeFutures' results,
+// each alone, walk in all: each check walks the request's whole graph,
+// which a hostile parent shares between thousands of results.
+const checkWork = 1 << 22
+
+// aloneCheck checks the results of one ResumeFutures one at a time (see
+// standIn), within bounds: a parent's frame of a few kilobytes can hold
+// thousands of results over one large graph, or sharing one value whose
+// protocol-2 tree (which repeats every shared node) is near the frame cap,
+// and checking each alone repeated that work for every result.
+type aloneCheck struct {
+	work int    // graph nodes walked so far
+	kept int    // bytes of the results that fit alone
+	buf  []byte // the encoding of the last one, reused
+}
+
+// check reports why one (a ResumeFutures holding one result) cannot be
+// sent at version v, if it cannot; over reports that the checks are to
+// stop: the results that fit alone are over the frame cap together (each
+// is a tree of its own at protocol 2, so their sizes add up and the first
+// pass cannot fit), or the work bound is spent.
+func (c *aloneCheck) check(v uint32, one *message.ResumeFutures) (why string, bad, over bool) {
+	c.work += one.Values.Len() + 1
+	if c.work > checkWork {
+		return "", false, true
+	}
+	cd, ok := codec.ForVersion(v)
+	if !ok {
+		why, bad = notSent(session.CheckRequest(v, one))
+		return why, bad, false
+	}
+	buf, err := cd.AppendRequest(c.buf[:0], &message.ParentRequest{Body: one})
+	if err == nil && len(buf) <= protocol.MaxFrameLen {
+		c.buf = buf
+		if c.kept += len(buf); c.kept > protocol.MaxFrameLen {
+			return "", false, true
+		}
+		return "", false, false
+	}
+	// The words session uses, from a check that walks the graph again
+	// but fails before it encodes.
+	c.work += one.Values.Len()
+	why, bad = notSent(session.CheckRequest(v, one))
+	return why, bad, false
 }

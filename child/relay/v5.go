@@ -15,6 +15,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/codecv5"
 	"github.com/gomonty/monty/internal/satdur"
+	"github.com/gomonty/monty/internal/unsent"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/protocol"
@@ -51,6 +52,9 @@ import (
 //   - the clock: the inner worker's date_today and date_time_now OS calls
 //     are answered by the relay from the policy's clock (system or fixed)
 //     and timezone; under datetime=call_host they go to the outer parent.
+//     An answer that cannot be sent (it echoes the call's timezone name,
+//     so it can be over the frame cap when the call was not) raises, at
+//     the call, the ValueError of a host answer that cannot be sent.
 //   - sleeps, time-module clocks and random: the 0.0.23 worker has no time
 //     or random module and no asyncio.sleep, so nothing sleeps, reads a
 //     time-module clock or draws; every sleep mode, random source and
@@ -173,8 +177,18 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 		return e.s.Do(ctx, req)
 	}
 	var turn turnClock
+	var own *message.OsCall // the date call req answers, when req is the relay's
 	for {
 		ev, err := e.timed(ctx, req, &turn)
+		if why, refused := notSent(err); refused && own != nil {
+			// The relay's own answer could not be sent (the date
+			// echoes a timezone name, so it can be a little larger
+			// than the call): the call is still waiting, and a refusal
+			// would be taken for the parent's request's. Raise there
+			// the ValueError of a host answer that cannot be sent.
+			req, own = unsent.OS(own.Op).StandIn(req, why), nil
+			continue
+		}
 		if err != nil || ev == nil {
 			return ev, err
 		}
@@ -186,7 +200,7 @@ func (e *Engine) do5(ctx context.Context, req message.Request) (*message.ChildEv
 		if herr != nil {
 			return nil, died(herr)
 		}
-		req = rc
+		req, own = rc, call
 	}
 }
 
