@@ -395,20 +395,35 @@ func judge(ctx context.Context, command, child []string, sc hostile.Scenario, pr
 // refused every one of them (none was accepted); nil otherwise, or when no
 // Configure was answered by version at all. A Configure without a version
 // (0), which every worker refuses, is a broken parent's, not a version it
-// speaks: nil then too.
+// speaks: nil then too. So is a log where the parent, after a refusal,
+// started another child that never read a Configure: the parent went past
+// the refusal (it downgraded) and the scenario played out on that child
+// (slow_start's second child, still asleep when the parent's start
+// timeout fires), so the run is judged, not skipped.
 func refusedOnly(log []string) []uint32 {
 	var offered []uint32
+	var late []string // children started after a refusal
+	configured := map[string]bool{}
 	for _, l := range log {
 		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "spawn" && len(offered) > 0 {
+			late = append(late, f[1])
+		}
 		if len(f) != 4 || f[0] != "configure" {
 			continue
 		}
+		configured[f[1]] = true
 		v, err := strconv.ParseUint(f[2], 10, 32)
 		if f[3] != "refused" || err != nil || v == 0 {
 			return nil
 		}
 		if !slices.Contains(offered, uint32(v)) {
 			offered = append(offered, uint32(v))
+		}
+	}
+	for _, pid := range late {
+		if !configured[pid] {
+			return nil
 		}
 	}
 	return offered
