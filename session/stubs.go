@@ -3,6 +3,7 @@ package session
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/big"
 	"reflect"
@@ -280,6 +281,32 @@ func (st *stubWriter) params(b *strings.Builder, sig *signature, first string) {
 		ps = append(ps, "*"+freeName("args", sig.names)+": "+st.pyType(sig.params[sig.fixed].Elem()))
 	}
 	b.WriteString(strings.Join(ps, ", "))
+}
+
+// unconvertible returns an error naming the first parameter of sig that
+// no sandbox value converts into, or else its result when no Go value of
+// that type converts out: those whose stub type is typing.Never (a
+// channel, a function, a complex number, unsafe.Pointer, big.Float, ...;
+// not a pointer to one, which takes None, nor a container of one, which
+// takes an empty one), judged by pyType itself against the registry's
+// classes as they are now, so that Register (and RegisterClass)
+// and the stubs cannot disagree. A variadic parameter is not checked: it may take no
+// arguments. r.mu must be held (for reading at least).
+func (r *Registry) unconvertible(sig *signature) error {
+	st := stubWriter{r: r}
+	for i := range sig.fixed {
+		if t := sig.params[i]; st.pyType(t) == "Never" {
+			which := fmt.Sprintf("argument %d", i+1)
+			if sig.names != nil {
+				which = fmt.Sprintf("parameter %q", sig.names[i])
+			}
+			return fmt.Errorf("monty session: %q: %s is a %v, which no sandbox value converts into, so every call would fail (its stub type is typing.Never); take a type the conversions accept, or register a host class for %v first", sig.name, which, t, t)
+		}
+	}
+	if sig.hasVal && st.pyType(sig.out) == "Never" {
+		return fmt.Errorf("monty session: %q: the result is a %v, which converts to no sandbox value, so every call would fail (its stub type is typing.Never); return a type the conversions accept, or register a host class for %v first", sig.name, sig.out, sig.out)
+	}
+	return nil
 }
 
 func (st *stubWriter) result(sig *signature) string {
