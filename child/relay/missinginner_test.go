@@ -71,6 +71,9 @@ func TestMissingInnerWorkerSaysItOnce(t *testing.T) {
 	if n := strings.Count(text, worker.ErrBinaryNotFound.Error()); n != 1 {
 		t.Errorf("the error says %q %d times, want once", worker.ErrBinaryNotFound, n)
 	}
+	if n := strings.Count(text, missing); n != 1 {
+		t.Errorf("the error names the missing binary %d times, want once", n)
+	}
 	if !strings.Contains(ce.Stderr, ce.Message) {
 		t.Errorf("the child's stderr %q does not repeat its FatalError %q: the test shows nothing", ce.Stderr, ce.Message)
 	}
