@@ -20,6 +20,16 @@ type (
 	neverClassChan chan int
 )
 
+// neverTextFunc and neverJSONChan convert in through their pointers'
+// UnmarshalText and UnmarshalJSON, and out not at all.
+type (
+	neverTextFunc func()
+	neverJSONChan chan int
+)
+
+func (f *neverTextFunc) UnmarshalText([]byte) error { *f = func() {}; return nil }
+func (c *neverJSONChan) UnmarshalJSON([]byte) error { *c = make(neverJSONChan); return nil }
+
 // TestRegisterRefusesUnconvertibleTypes: a function whose parameter no
 // sandbox value converts into (a channel, a func, unsafe.Pointer, ...)
 // was accepted by Register and failed only when the sandbox called it,
@@ -30,38 +40,45 @@ type (
 // it may take no arguments) and into which ToGo takes none of the
 // sandbox's plain values, and an accepted one is never Never in the
 // stubs. Results are checked by the same rule: a refused result type is
-// one FromGo refuses even as its zero value.
+// one FromGo refuses even as its zero value. One case goes one way only:
+// a parameter of a type that decodes through its UnmarshalText or
+// UnmarshalJSON takes a str, so Register accepts it, though the stubs,
+// which declare what converts both ways, write Never (it still does
+// not convert out: as a result it is refused).
 func TestRegisterRefusesUnconvertibleTypes(t *testing.T) {
 	for _, tc := range []struct {
-		typ    reflect.Type
-		refuse bool
+		typ        reflect.Type
+		refuse     bool
+		unmarshals bool // accepted as a parameter, Never in the stubs, refused as a result
 	}{
-		{reflect.TypeFor[chan int](), true},
-		{reflect.TypeFor[<-chan string](), true},
-		{reflect.TypeFor[neverChan](), true},
-		{reflect.TypeFor[func()](), true},
-		{reflect.TypeFor[func(int) error](), true},
-		{reflect.TypeFor[complex64](), true},
-		{reflect.TypeFor[complex128](), true},
-		{reflect.TypeFor[unsafe.Pointer](), true},
-		{reflect.TypeFor[big.Float](), true},
-		{reflect.TypeFor[big.Rat](), true},
-		{reflect.TypeFor[time.Location](), true},
+		{reflect.TypeFor[chan int](), true, false},
+		{reflect.TypeFor[<-chan string](), true, false},
+		{reflect.TypeFor[neverChan](), true, false},
+		{reflect.TypeFor[func()](), true, false},
+		{reflect.TypeFor[func(int) error](), true, false},
+		{reflect.TypeFor[complex64](), true, false},
+		{reflect.TypeFor[complex128](), true, false},
+		{reflect.TypeFor[unsafe.Pointer](), true, false},
+		{reflect.TypeFor[big.Float](), true, false},
+		{reflect.TypeFor[big.Rat](), true, false},
+		{reflect.TypeFor[time.Location](), true, false},
 		// These take something: None, an empty container, a dict
 		// without the field, a registered class's instances.
-		{reflect.TypeFor[*chan int](), false},
-		{reflect.TypeFor[*big.Float](), false},
-		{reflect.TypeFor[[]chan int](), false},
-		{reflect.TypeFor[[2]func()](), false},
-		{reflect.TypeFor[map[string]complex128](), false},
-		{reflect.TypeFor[map[*int]int](), false},
-		{reflect.TypeFor[struct{ C chan int }](), false},
-		{reflect.TypeFor[*time.Location](), false},
-		{reflect.TypeFor[any](), false},
-		{reflect.TypeFor[error](), false},
-		{reflect.TypeFor[int](), false},
-		{reflect.TypeFor[neverClassChan](), false},
-		{reflect.TypeFor[*neverClassChan](), false},
+		{reflect.TypeFor[*chan int](), false, false},
+		{reflect.TypeFor[*big.Float](), false, false},
+		{reflect.TypeFor[[]chan int](), false, false},
+		{reflect.TypeFor[[2]func()](), false, false},
+		{reflect.TypeFor[map[string]complex128](), false, false},
+		{reflect.TypeFor[map[*int]int](), false, false},
+		{reflect.TypeFor[struct{ C chan int }](), false, false},
+		{reflect.TypeFor[*time.Location](), false, false},
+		{reflect.TypeFor[any](), false, false},
+		{reflect.TypeFor[error](), false, false},
+		{reflect.TypeFor[int](), false, false},
+		{reflect.TypeFor[neverClassChan](), false, false},
+		{reflect.TypeFor[*neverClassChan](), false, false},
+		{reflect.TypeFor[neverTextFunc](), false, true},
+		{reflect.TypeFor[neverJSONChan](), false, true},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			reg := NewRegistry().MustRegisterClass("Chan", MustClassOf[neverClassChan]("Chan", Policy{}))
@@ -91,8 +108,15 @@ func TestRegisterRefusesUnconvertibleTypes(t *testing.T) {
 			if !ok {
 				t.Fatalf("no stub for v in:\n%s", stubs)
 			}
-			if never := strings.HasPrefix(after, "Never)"); never != tc.refuse {
+			if never := strings.HasPrefix(after, "Never)"); never != (tc.refuse || tc.unmarshals) {
 				t.Errorf("Register refused %v: %v, but the stubs annotate it as %s", tc.typ, tc.refuse, after[:strings.Index(after, ")")])
+			}
+			if tc.unmarshals {
+				var g value.Graph
+				root, _ := value.FromGo(&g, "text")
+				if err := value.ToGo(&g, root, reflect.New(tc.typ).Interface()); err != nil {
+					t.Errorf("a str does not convert into %v: %v", tc.typ, err)
+				}
 			}
 			if tc.refuse {
 				// None of the sandbox's plain values converts into it.
@@ -112,10 +136,11 @@ func TestRegisterRefusesUnconvertibleTypes(t *testing.T) {
 			err = reg.Register("r", reflect.MakeFunc(result, func([]reflect.Value) []reflect.Value {
 				return []reflect.Value{reflect.Zero(tc.typ), reflect.Zero(reflect.TypeFor[error]())}
 			}).Interface())
-			if (err != nil) != tc.refuse || err != nil && !strings.Contains(err.Error(), "result") {
-				t.Errorf("Register(func() (%v, error)): %v, want refused %v naming the result", tc.typ, err, tc.refuse)
+			refuse := tc.refuse || tc.unmarshals
+			if (err != nil) != refuse || err != nil && !strings.Contains(err.Error(), "result") {
+				t.Errorf("Register(func() (%v, error)): %v, want refused %v naming the result", tc.typ, err, refuse)
 			}
-			if tc.refuse {
+			if refuse {
 				var ce *value.ConversionError
 				if _, err := value.FromGo(&value.Graph{}, reflect.Zero(tc.typ).Interface()); !errors.As(err, &ce) {
 					t.Errorf("FromGo(zero %v): %v, but Register refused it as a result", tc.typ, err)

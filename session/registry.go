@@ -252,11 +252,12 @@ var (
 //
 // A function that no call could ever succeed with is refused: one with a
 // parameter no sandbox value converts into (a channel, a func, a complex
-// number, unsafe.Pointer, big.Float, big.Rat or time.Location; a pointer
-// to one takes None and a slice or map of them an empty one, so those
-// are accepted, as is a final variadic parameter, which may take no
+// number, unsafe.Pointer, big.Float, big.Rat or time.Location, unless
+// its pointer has an UnmarshalText or UnmarshalJSON to decode through; a
+// pointer to one takes None and a slice or map of them an empty one, so
+// those are accepted, as is a final variadic parameter, which may take no
 // arguments), or a result no Go value of its type converts out of. These
-// are the types [Registry.Stubs] annotates as typing.Never; a class
+// are types [Registry.Stubs] annotates as typing.Never; a class
 // registered for such a type (RegisterClass, before Register) makes it
 // one that converts.
 //
