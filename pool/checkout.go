@@ -151,7 +151,8 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 				return nil, ep, refusal
 			}
 			if last != nil {
-				return nil, ep, errors.Join(ErrNoEndpoint, last)
+				// One line (errors.Join's would be two), matching both.
+				return nil, ep, fmt.Errorf("%w; the last failure: %w", ErrNoEndpoint, last)
 			}
 			return nil, ep, ErrNoEndpoint
 		}

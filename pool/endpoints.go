@@ -90,7 +90,8 @@ type EndpointStat struct {
 
 // ErrNoEndpoint is returned by Checkout on a pool without local workers
 // (Config.NoLocal) when every endpoint failed or is backed off; the
-// error returned joins it with the last failure.
+// error returned wraps it and the last failure, if there was one, in one
+// line ("...; the last failure: ..."), and matches both.
 var ErrNoEndpoint = errors.New("monty pool: no remote endpoint available")
 
 // endpoint is one configured endpoint. Every field but the configuration

@@ -99,8 +99,9 @@ type Config struct {
 	MaxSuspensions uint64
 
 	// DumpKey signs the dumps the server hands out (at least MinKeyLen
-	// bytes; required). DumpKeyPrevious, when set, is also accepted on
-	// Load (key rotation).
+	// bytes; required): a secret, the same on every replica that shares
+	// dumps, such as 32 bytes from crypto/rand. DumpKeyPrevious, when
+	// set, is also accepted on Load (key rotation).
 	DumpKey         []byte
 	DumpKeyPrevious []byte
 

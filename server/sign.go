@@ -91,12 +91,20 @@ type Signer struct {
 // "DumpKeyPrevious" (the Config fields New passes here).
 func NewSigner(key, previous []byte) (*Signer, error) {
 	if len(key) < MinKeyLen {
-		return nil, &ConfigError{Field: "DumpKey", Reason: fmt.Sprintf("%d bytes, want at least %d", len(key), MinKeyLen)}
+		return nil, &ConfigError{Field: "DumpKey", Reason: fmt.Sprintf("%d bytes, want at least %d: "+
+			"the secret key that signs the dumps the server hands out and checks the ones it loads (HMAC-SHA256), "+
+			"the same on every replica that shares dumps; make one of 32 random bytes with crypto/rand "+
+			"(montygo serve reads it from the file that --dump-key or $MONTY_SERVER_DUMP_KEY names: head -c 32 /dev/urandom > key)",
+			len(key), MinKeyLen)}
 	}
 	s := &Signer{keys: [][]byte{bytes.Clone(key)}}
 	if previous != nil {
 		if len(previous) < MinKeyLen {
-			return nil, &ConfigError{Field: "DumpKeyPrevious", Reason: fmt.Sprintf("%d bytes, want at least %d", len(previous), MinKeyLen)}
+			return nil, &ConfigError{Field: "DumpKeyPrevious", Reason: fmt.Sprintf("%d bytes, want at least %d: "+
+				"the key that signed the dumps before a key rotation, still accepted on Load: the old DumpKey "+
+				"(random bytes from crypto/rand, as that was; montygo serve reads it from the file that "+
+				"--dump-key-previous or $MONTY_SERVER_DUMP_KEY_PREVIOUS names), or nil for none",
+				len(previous), MinKeyLen)}
 		}
 		s.keys = append(s.keys, bytes.Clone(previous))
 	}

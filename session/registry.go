@@ -250,6 +250,17 @@ var (
 // interface) and as a copy in a T parameter; a class instance the session
 // did not send is refused for a parameter of a host class's type.
 //
+// A function that no call could ever succeed with is refused: one with a
+// parameter no sandbox value converts into (a channel, a func, a complex
+// number, unsafe.Pointer, big.Float, big.Rat or time.Location, unless
+// its pointer has an UnmarshalText or UnmarshalJSON to decode through; a
+// pointer to one takes None and a slice or map of them an empty one, so
+// those are accepted, as is a final variadic parameter, which may take no
+// arguments), or a result no Go value of its type converts out of. These
+// are types [Registry.Stubs] annotates as typing.Never; a class
+// registered for such a type (RegisterClass, before Register) makes it
+// one that converts.
+//
 // A name the sandbox resolves itself (a builtin such as len, print or
 // ValueError) is refused: the worker asks the host only for names it
 // cannot resolve, so a host function by that name would never be called.
@@ -279,6 +290,12 @@ func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 		return err
 	}
 	r.mu.Lock()
+	if h.sig != nil {
+		if err := r.unconvertible(h.sig); err != nil {
+			r.mu.Unlock()
+			return err
+		}
+	}
 	r.init()
 	r.funcs[name] = h
 	delete(r.values, name)
@@ -323,7 +340,9 @@ func (r *Registry) SetValue(name string, v any) {
 // and values return them (at the top level or in eager attributes;
 // elsewhere wrap them with [Object]). A later registration for the same
 // Go type takes over that conversion. It replaces any function or value
-// registered as name.
+// registered as name. Like Register, it refuses a class with a method or
+// constructor that no call could succeed with (a parameter or result of
+// a type that never converts), counting c itself as registered.
 func (r *Registry) RegisterClass(name string, c *Class) error {
 	name, err := globalName(name)
 	if err != nil {
@@ -334,11 +353,39 @@ func (r *Registry) RegisterClass(name string, c *Class) error {
 	}
 	r.mu.Lock()
 	r.init()
-	r.classes[name] = c
+	// Its methods and constructor are judged with c registered, so that
+	// they may take and return c's own type.
+	prev, had := r.types[c.typ]
 	r.types[c.typ] = c
+	if err := r.classUnconvertible(c); err != nil {
+		if had {
+			r.types[c.typ] = prev
+		} else {
+			delete(r.types, c.typ)
+		}
+		r.mu.Unlock()
+		return err
+	}
+	r.classes[name] = c
 	delete(r.funcs, name)
 	delete(r.values, name)
 	r.mu.Unlock()
+	return nil
+}
+
+// classUnconvertible is unconvertible for each of c's methods (by name)
+// and its constructor.
+func (r *Registry) classUnconvertible(c *Class) error {
+	if c.ctor != nil {
+		if err := r.unconvertible(c.ctor); err != nil {
+			return err
+		}
+	}
+	for _, name := range sortedKeys(c.methods) {
+		if err := r.unconvertible(c.methods[name].sig); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

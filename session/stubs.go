@@ -3,6 +3,7 @@ package session
 import (
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/big"
 	"reflect"
@@ -282,6 +283,48 @@ func (st *stubWriter) params(b *strings.Builder, sig *signature, first string) {
 	b.WriteString(strings.Join(ps, ", "))
 }
 
+// unconvertible returns an error naming the first parameter of sig that
+// no sandbox value converts into, or else its result when no Go value of
+// that type converts out: those whose stub type is typing.Never (a
+// channel, a function, a complex number, unsafe.Pointer, big.Float, ...;
+// not a pointer to one, which takes None, nor a container of one, which
+// takes an empty one), judged by pyType itself against the registry's
+// classes as they are now, so that Register (and RegisterClass) never
+// refuses what the stubs declare. A variadic parameter is not checked: it
+// may take no arguments. Nor is a parameter of a type that ToGo decodes
+// through its UnmarshalText or UnmarshalJSON (a named func or chan type
+// with one): the stubs, which declare only what converts both ways,
+// write Never for it, but a call can succeed. r.mu must be held (for
+// reading at least).
+func (r *Registry) unconvertible(sig *signature) error {
+	st := stubWriter{r: r}
+	for i := range sig.fixed {
+		if t := sig.params[i]; st.pyType(t) == "Never" && !unmarshals(t) {
+			which := fmt.Sprintf("argument %d", i+1)
+			if sig.names != nil {
+				which = fmt.Sprintf("parameter %q", sig.names[i])
+			}
+			return fmt.Errorf("monty session: %q: %s is a %v, which no sandbox value converts into, so every call would fail (its stub type is typing.Never); take a type the conversions accept, or register a host class for %v first", sig.name, which, t, t)
+		}
+	}
+	if sig.hasVal && st.pyType(sig.out) == "Never" {
+		return fmt.Errorf("monty session: %q: the result is a %v, which converts to no sandbox value, so every call would fail (its stub type is typing.Never); return a type the conversions accept, or register a host class for %v first", sig.name, sig.out, sig.out)
+	}
+	return nil
+}
+
+// unmarshals reports whether ToGo decodes into t through its pointer's
+// UnmarshalText or UnmarshalJSON: t is not one of the types ToGo
+// refuses by name (big.Float and big.Rat have an UnmarshalText).
+func unmarshals(t reflect.Type) bool {
+	switch t {
+	case reflect.TypeFor[big.Float](), reflect.TypeFor[big.Rat](), reflect.TypeFor[time.Location]():
+		return false
+	}
+	pt := reflect.PointerTo(t)
+	return pt.Implements(textUnmarshalerStub) || pt.Implements(jsonUnmarshalerStub)
+}
+
 func (st *stubWriter) result(sig *signature) string {
 	if !sig.hasVal {
 		return "None"
@@ -377,6 +420,9 @@ var (
 	decoderStub  = reflect.TypeFor[value.GraphDecoder]()
 	textStub     = reflect.TypeFor[encoding.TextMarshaler]()
 	jsonStub     = reflect.TypeFor[json.Marshaler]()
+
+	textUnmarshalerStub = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonUnmarshalerStub = reflect.TypeFor[json.Unmarshaler]()
 )
 
 // pyType annotates a Go type as the conversions treat it.

@@ -103,7 +103,8 @@ type CrashError struct {
 	Err error
 }
 
-// Error describes the crash, with the last stderr line when there is one.
+// Error describes the crash, with the last stderr line when there is one
+// and it does not merely repeat the announced message.
 func (e *CrashError) Error() string {
 	var b strings.Builder
 	b.WriteString("monty worker crashed")
@@ -117,11 +118,28 @@ func (e *CrashError) Error() string {
 	b.WriteString(" (")
 	b.WriteString(e.Exit.String())
 	b.WriteString(")")
-	if line := lastline.Of(e.Stderr); line != "" {
+	if line := lastline.Of(e.Stderr); line != "" && !e.echoed() {
 		b.WriteString(": stderr: ")
 		b.WriteString(line)
 	}
 	return b.String()
+}
+
+// echoed reports whether the last stderr line repeats the announced
+// FatalError text, as a worker writes its fatal error to stderr too (the
+// native worker's "monty subprocess fatal error: ..."; a program serving
+// child.Serve that prints the error it ends with): quoting it would say
+// the whole message twice. The line is compared whole, not as Error
+// would cut it.
+func (e *CrashError) echoed() bool {
+	if e.Reason != Announced || strings.TrimSpace(e.Message) == "" {
+		return false
+	}
+	s := strings.TrimRight(e.Stderr, "\r\n\t ")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.Contains(s, strings.TrimSpace(e.Message))
 }
 
 // Unwrap returns the I/O error, if any.

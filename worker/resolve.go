@@ -157,6 +157,7 @@ func walkUp(dir string) (string, bool) {
 // usable returns the absolute path of an executable regular file. A name
 // without a separator is looked up in PATH.
 func usable(p string) (string, error) {
+	named := p
 	if !strings.ContainsRune(p, filepath.Separator) {
 		lp, err := exec.LookPath(p)
 		if err != nil {
@@ -170,6 +171,10 @@ func usable(p string) (string, error) {
 	}
 	fi, err := os.Stat(abs)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == named {
+			return "", pathCause{pe}
+		}
 		return "", err
 	}
 	if !fi.Mode().IsRegular() {
@@ -180,3 +185,11 @@ func usable(p string) (string, error) {
 	}
 	return abs, nil
 }
+
+// pathCause is an *fs.PathError about the path the error message names
+// already ("tried: PATH: ..."): its text is only the cause, so that the
+// path is not said twice; it unwraps to the *fs.PathError.
+type pathCause struct{ pe *fs.PathError }
+
+func (c pathCause) Error() string { return c.pe.Err.Error() }
+func (c pathCause) Unwrap() error { return c.pe }

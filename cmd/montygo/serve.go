@@ -266,7 +266,7 @@ func serveCmd(ctx context.Context, args []string, _ io.Reader, stdout, stderr io
 	}
 	cfg.MaxHeaderBytes = *headerKiB << 10
 	if *dumpKey == "" {
-		return fail(errors.New("--dump-key FILE is required"))
+		return fail(fmt.Errorf("--dump-key FILE is required (or $%s=FILE): a file of at least %d random bytes; %s", envName("dump-key"), server.MinKeyLen, dumpKeyAdvice))
 	}
 	var err error
 	if cfg.DumpKey, err = readKey(*dumpKey); err != nil {
@@ -633,6 +633,11 @@ func readBounded(path string, limit int64, regular bool) ([]byte, error) {
 // errFileTooLarge is readBounded's error for a file over its bound.
 var errFileTooLarge = errors.New("file over its size bound")
 
+// dumpKeyAdvice says what a dump key is and how to make one, after an
+// error about a missing or short one.
+const dumpKeyAdvice = "it signs the dumps the server hands out and checks them on Load, the same on every replica; " +
+	"make one with: head -c 32 /dev/urandom > FILE"
+
 func readKey(path string) ([]byte, error) {
 	b, err := readBounded(path, 1<<16, false)
 	if errors.Is(err, errFileTooLarge) {
@@ -642,7 +647,7 @@ func readKey(path string) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) < server.MinKeyLen {
-		return nil, fmt.Errorf("%s: a dump key needs at least %d bytes, the file has %d", path, server.MinKeyLen, len(b))
+		return nil, fmt.Errorf("%s: a dump key needs at least %d bytes, the file has %d; %s", path, server.MinKeyLen, len(b), dumpKeyAdvice)
 	}
 	return b, nil
 }
