@@ -414,7 +414,12 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		// nothing: the suspended feed's clock stays.
 		s.stamps.FeedExecution = 0
 	}
-	watched := isDrive(kind) && s.armWatchdog()
+	watched := true
+	if isDrive(kind) {
+		watched = s.armWatchdog()
+	} else {
+		s.armReplyBound()
+	}
 
 	op := transport.OpWaiting
 	if kind == message.KindAbortFeed {
@@ -582,6 +587,31 @@ func (s *Session) armWatchdog() bool {
 	if !ok {
 		return false
 	}
+	s.startWatchdog(d, budget, limit)
+	return true
+}
+
+// armReplyBound starts the backstop of a turn that runs no code (a Dump,
+// a Load, a Reset, any request Do sends that is not a feed or a resume),
+// which the max_duration watchdog does not cover: without it a worker
+// that never answers would hold the turn for as long as its context
+// allows, for ever under context.Background. A healthy worker answers
+// such a request in far less than a feed may run: the bound is the
+// max_duration budget in force (DefaultMaxDuration when there is none)
+// or Config.StartTimeout, whichever is longer, plus the grace. Its
+// *TimeoutError reports the whole bound as its Budget, Limit LimitReply.
+func (s *Session) armReplyBound() {
+	budget, ok := s.durationBudget()
+	if !ok {
+		budget = DefaultMaxDuration
+	}
+	d := satdur.Add(max(budget, s.cfg.StartTimeout), s.cfg.WatchdogGrace)
+	s.startWatchdog(d, d, LimitReply)
+}
+
+// startWatchdog starts (or restarts) the watchdog timer: d from now, it
+// kills the turn, whose error then names limit and budget.
+func (s *Session) startWatchdog(d, budget time.Duration, limit DurationLimit) {
 	s.wdBudget, s.wdLimit = budget, limit
 	// Taken before the timer starts, so the deadline is never later than
 	// the timer's own expiry.
@@ -591,7 +621,6 @@ func (s *Session) armWatchdog() bool {
 	} else {
 		s.wd.Reset(d)
 	}
-	return true
 }
 
 // durationBudget returns the max_duration limit in force: ours from
