@@ -285,9 +285,10 @@ type Config struct {
 	// left out without letting a worker that floods a slow sink run
 	// unbounded. A slow Print sink should buffer, or the grace cover it.
 	//
-	// A turn that runs no code (Dump, Load, Reset, or a request Do sends
-	// that is neither a feed nor a resume) has a backstop too, which a
-	// healthy worker never reaches: the max_duration budget in force
+	// A turn that runs no code (Dump, Load, Reset, Shutdown, or a
+	// request Do sends that is neither a feed nor a resume) has a
+	// backstop too, which a healthy worker never reaches: the
+	// max_duration budget in force
 	// (DefaultMaxDuration when there is none, as under NoDurationLimit or
 	// at protocol 5 without Limits.MaxDuration) or StartTimeout, whichever
 	// is longer, plus WatchdogGrace. A worker that has not answered by

@@ -592,7 +592,8 @@ func (s *Session) armWatchdog() bool {
 }
 
 // armReplyBound starts the backstop of a turn that runs no code (a Dump,
-// a Load, a Reset, any request Do sends that is not a feed or a resume),
+// a Load, a Reset, a Shutdown, the Configure exchanges, any request Do
+// sends that is not a feed or a resume),
 // which the max_duration watchdog does not cover: without it a worker
 // that never answers would hold the turn for as long as its context
 // allows, for ever under context.Background. A healthy worker answers
