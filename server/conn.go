@@ -181,6 +181,11 @@ func (g gate) readFailed(err error) error {
 		g.end(CloseTooLarge, "frame over the cap", OutcomeOversize)
 	case errors.Is(err, ws.ErrNotBinary):
 		g.end(CloseProtocol, "frames must be binary messages", OutcomeProtocol)
+	case errors.Is(err, ws.ErrProtocol):
+		// A frame that breaks the WebSocket framing (a reserved opcode,
+		// an unmasked frame): the library may have sent its own Close
+		// (1002) already.
+		g.end(CloseProtocol, "broken WebSocket frame", OutcomeProtocol)
 	case errors.As(err, &ce) && (ce.Code == CloseNormal || ce.Code == CloseDrain):
 		g.end(CloseNormal, "", OutcomeOK)
 	default:

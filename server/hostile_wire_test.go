@@ -864,3 +864,24 @@ func TestHostileOriginsAndSubprotocols(t *testing.T) {
 	waitMetric(t, ts, "monty_server_sessions_active 0")
 	waitMetric(t, ts, `monty_server_refusals_total{reason="upgrade_rejected"} 6`)
 }
+
+// A client whose frames break the WebSocket protocol (a reserved opcode,
+// an unmasked frame) is a protocol violation, not a client that went
+// away: the session's outcome says so, as it does for a text message.
+func TestHostileBrokenFramesAreProtocolViolations(t *testing.T) {
+	ts := startServer(t, nil)
+	frames := [][]byte{
+		wsframe.Client(true, 3, []byte("x")), // reserved opcode
+		{0x82, 0x01, 0x00},                   // unmasked
+	}
+	for _, send := range frames {
+		nc, br := rawUpgrade(t, ts)
+		if _, err := nc.Write(send); err != nil {
+			t.Fatal(err)
+		}
+		untilClosed(t, nc, br)
+		nc.Close()
+	}
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="protocol_violation"} `+strconv.Itoa(len(frames)))
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="client_dropped"} 0`)
+}

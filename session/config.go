@@ -284,6 +284,16 @@ type Config struct {
 	// on running while its prints are delivered, so that time cannot be
 	// left out without letting a worker that floods a slow sink run
 	// unbounded. A slow Print sink should buffer, or the grace cover it.
+	//
+	// A turn that runs no code (Dump, Load, Reset, Shutdown, or a
+	// request Do sends that is neither a feed nor a resume) has a
+	// backstop too, which a healthy worker never reaches: the
+	// max_duration budget in force
+	// (DefaultMaxDuration when there is none, as under NoDurationLimit or
+	// at protocol 5 without Limits.MaxDuration) or StartTimeout, whichever
+	// is longer, plus WatchdogGrace. A worker that has not answered by
+	// then is killed and the call fails with a *TimeoutError (Watchdog,
+	// Limit LimitReply, Budget that whole bound), whatever its context.
 	WatchdogGrace time.Duration
 	// AbortTimeout bounds the AbortFeed sent when a context ends while a
 	// feed waits on the host; 0 means DefaultAbortTimeout.

@@ -342,7 +342,9 @@ func Survives(err error) bool {
 // TimeoutError reports a turn stopped by a deadline: the caller's context
 // deadline, or the parent's watchdog backstop for a duration limit
 // (max_duration at protocols 4 and 2; max_feed_duration or
-// max_turn_duration at 5, named by Limit), or Config.AbortTimeout, when
+// max_turn_duration at 5, named by Limit) or for a turn that runs no code
+// (LimitReply: a Dump, Load or Reset the worker never answered; see
+// Config.WatchdogGrace), or Config.AbortTimeout, when
 // the worker did not answer the AbortFeed Run sent after a reply that
 // could not be sent or that the worker refused (Killed; Err says so).
 //

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/message"
@@ -118,29 +115,9 @@ type RemoteCrashError struct {
 	// Message is the announced reason. The server may be hostile and the
 	// text ends up in logs and on terminals, so a session keeps at most
 	// its first 1 KiB (cut at a character boundary, "…" after a cut),
-	// with invalid UTF-8 and control characters replaced by U+FFFD.
+	// with invalid UTF-8 and control characters replaced by U+FFFD, as it
+	// does for a local worker's (worker.CrashError.Message).
 	Message string
-}
-
-// maxRemoteMessage bounds RemoteCrashError.Message.
-const maxRemoteMessage = 1024
-
-// remoteMessage makes a remote FatalError's text fit a RemoteCrashError
-// (see Message there).
-func remoteMessage(s string) string {
-	if len(s) > maxRemoteMessage {
-		n := maxRemoteMessage
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s = s[:n] + "…"
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return utf8.RuneError
-		}
-		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // Error renders the announced reason.
@@ -323,7 +300,7 @@ func (p *remotePeer) Lost(l transport.Loss) error {
 	url := p.url
 	p.mu.Unlock()
 	if l.Announced {
-		return &RemoteCrashError{URL: url, Message: remoteMessage(l.Message)}
+		return &RemoteCrashError{URL: url, Message: l.Message}
 	}
 	d := &DisconnectedError{URL: url, Code: -1, Op: l.Op, Err: l.Err}
 	var ce *ws.CloseError
@@ -675,7 +652,7 @@ func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.Ch
 		case nil:
 			return nil, errors.New("event with no kind")
 		case *message.FatalError:
-			return nil, &RemoteCrashError{URL: s.peer.(*remotePeer).url, Message: remoteMessage(b.Message)}
+			return nil, &RemoteCrashError{URL: s.peer.(*remotePeer).url, Message: fatalText(b.Message)}
 		}
 		s.noteSessionID(ev)
 		return ev, nil

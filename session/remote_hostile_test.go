@@ -92,24 +92,14 @@ func startHostile(t *testing.T, url string, cfg session.Config) *session.Session
 }
 
 // feedWithin runs s.Feed(ctx, code) and returns its error, failing the
-// test if the feed is still going after a minute: the behaviours these
-// tests guard against wait for ever.
+// test if the feed is still going after a long while (session.Within):
+// the behaviours these tests guard against wait for ever.
 func feedWithin(t *testing.T, s *session.Session, ctx context.Context, code string) error {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() {
+	return session.Within(t, s, "feed", func() error {
 		_, err := s.Feed(ctx, code)
-		done <- err
-	}()
-	select {
-	case err := <-done:
 		return err
-	case <-time.After(time.Minute):
-		s.Close()
-		<-done
-		t.Fatal("the feed outlived its deadline by a minute")
-		return nil
-	}
+	})
 }
 
 // A server that holds a turn open without ending it (silent, answering
@@ -183,22 +173,36 @@ func TestRemoteHostileTurnEndsWithTheContext(t *testing.T) {
 }
 
 // A server that never ends a turn, under a context that never ends,
-// holds it no longer than the parent's own watchdog allows: the session's
-// duration limit plus the grace, as for a local worker that does not stop
-// itself. The feed ends with the watchdog's *session.TimeoutError.
+// holds it no longer than the parent's own watchdog allows: a feed, the
+// session's duration limit plus the grace, as for a local worker that does
+// not stop itself; a Dump, which runs no code, the reply bound (the
+// longer of that limit and the StartTimeout, plus the grace; see
+// Config.WatchdogGrace). Either ends with the watchdog's
+// *session.TimeoutError, naming the limit.
 func TestRemoteSilentTurnEndsAtTheWatchdog(t *testing.T) {
-	url := hostileEndpoint(t, func(ctx context.Context, c *websocket.Conn, _ func(message.Event) []byte) {
-		c.Read(ctx)
-		<-ctx.Done()
-	})
-	s := startHostile(t, url, session.Config{
-		Limits:        session.Limits{MaxDuration: 100 * time.Millisecond},
-		WatchdogGrace: 100 * time.Millisecond,
-	})
-	err := feedWithin(t, s, context.Background(), "1")
-	var te *session.TimeoutError
-	if !errors.As(err, &te) || !te.Watchdog || !errors.Is(err, session.ErrTimeout) {
-		t.Fatalf("feed = %v, want the watchdog's *session.TimeoutError", err)
+	for name, c := range map[string]struct {
+		call  func(*session.Session) error
+		limit session.DurationLimit
+	}{
+		"feed": {func(s *session.Session) error { _, err := s.Feed(context.Background(), "1"); return err }, session.LimitDuration},
+		"dump": {func(s *session.Session) error { _, err := s.Dump(context.Background()); return err }, session.LimitReply},
+	} {
+		t.Run(name, func(t *testing.T) {
+			url := hostileEndpoint(t, func(ctx context.Context, c *websocket.Conn, _ func(message.Event) []byte) {
+				c.Read(ctx)
+				<-ctx.Done()
+			})
+			s := startHostile(t, url, session.Config{
+				Limits:        session.Limits{MaxDuration: 100 * time.Millisecond},
+				StartTimeout:  2 * time.Second,
+				WatchdogGrace: 100 * time.Millisecond,
+			})
+			err := session.Within(t, s, name, func() error { return c.call(s) })
+			var te *session.TimeoutError
+			if !errors.As(err, &te) || !te.Watchdog || te.Limit != c.limit || !errors.Is(err, session.ErrTimeout) {
+				t.Fatalf("%s = %v, want the watchdog's *session.TimeoutError for %v", name, err, c.limit)
+			}
+		})
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/safetext"
 	"github.com/gomonty/monty/internal/satdur"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
@@ -413,7 +414,12 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		// nothing: the suspended feed's clock stays.
 		s.stamps.FeedExecution = 0
 	}
-	watched := isDrive(kind) && s.armWatchdog()
+	watched := true
+	if isDrive(kind) {
+		watched = s.armWatchdog()
+	} else {
+		s.armReplyBound()
+	}
 
 	op := transport.OpWaiting
 	if kind == message.KindAbortFeed {
@@ -581,6 +587,32 @@ func (s *Session) armWatchdog() bool {
 	if !ok {
 		return false
 	}
+	s.startWatchdog(d, budget, limit)
+	return true
+}
+
+// armReplyBound starts the backstop of a turn that runs no code (a Dump,
+// a Load, a Reset, a Shutdown, the Configure exchanges, any request Do
+// sends that is not a feed or a resume),
+// which the max_duration watchdog does not cover: without it a worker
+// that never answers would hold the turn for as long as its context
+// allows, for ever under context.Background. A healthy worker answers
+// such a request in far less than a feed may run: the bound is the
+// max_duration budget in force (DefaultMaxDuration when there is none)
+// or Config.StartTimeout, whichever is longer, plus the grace. Its
+// *TimeoutError reports the whole bound as its Budget, Limit LimitReply.
+func (s *Session) armReplyBound() {
+	budget, ok := s.durationBudget()
+	if !ok {
+		budget = DefaultMaxDuration
+	}
+	d := satdur.Add(max(budget, s.cfg.StartTimeout), s.cfg.WatchdogGrace)
+	s.startWatchdog(d, d, LimitReply)
+}
+
+// startWatchdog starts (or restarts) the watchdog timer: d from now, it
+// kills the turn, whose error then names limit and budget.
+func (s *Session) startWatchdog(d, budget time.Duration, limit DurationLimit) {
 	s.wdBudget, s.wdLimit = budget, limit
 	// Taken before the timer starts, so the deadline is never later than
 	// the timer's own expiry.
@@ -590,7 +622,6 @@ func (s *Session) armWatchdog() bool {
 	} else {
 		s.wd.Reset(d)
 	}
-	return true
 }
 
 // durationBudget returns the max_duration limit in force: ours from
@@ -658,13 +689,21 @@ func (s *Session) lost(op transport.Op, ioErr error) error {
 		if body, rerr := s.conn.ReadFrame(); rerr == nil {
 			if ev, derr := s.codec.DecodeEvent(body, s.lim); derr == nil {
 				if fe, ok := ev.Body.(*message.FatalError); ok {
-					err = s.peer.Lost(transport.Loss{Announced: true, Message: fe.Message})
+					err = s.peer.Lost(transport.Loss{Announced: true, Message: fatalText(fe.Message)})
 				}
 			}
 		}
 	}
 	return s.die(err, false)
 }
+
+// fatalText is what a session keeps of a worker's FatalError text, the
+// one place it is read off the wire: the worker may be hostile, and the
+// text reaches error messages, logs and terminals (montygo prints it), so
+// at most its first safetext.MaxFatal bytes, cut at a character boundary,
+// with invalid UTF-8 and control characters replaced by U+FFFD. A version
+// refusal, a short line, is kept as it was and parses as before.
+func fatalText(s string) string { return safetext.Bound(s, safetext.MaxFatal) }
 
 // fail discards a worker that broke the protocol.
 func (s *Session) fail(err error) error {
@@ -840,7 +879,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 	case nil:
 		return nil, s.fail(&ProtocolError{Msg: "unexpected event"})
 	case *message.FatalError:
-		return nil, s.die(s.peer.Lost(transport.Loss{Announced: true, Message: b.Message}), false)
+		return nil, s.die(s.peer.Lost(transport.Loss{Announced: true, Message: fatalText(b.Message)}), false)
 	case *message.ShutdownDump:
 		return s.shutdownDump(ctx, req, b)
 	case *message.Error:

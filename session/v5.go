@@ -227,9 +227,14 @@ const (
 	// LimitTurn: max_turn_duration, the execution time between two host
 	// round trips (protocol 5).
 	LimitTurn
+	// LimitReply: the parent's own bound on a turn that runs no code (a
+	// Dump, a Load, a Reset; see Config.WatchdogGrace). It has no wire
+	// name: no worker enforces it.
+	LimitReply
 )
 
-// String returns the limit's wire name ("max_feed_duration", ...).
+// String returns the limit's wire name ("max_feed_duration", ...), or
+// "reply bound" for LimitReply.
 func (l DurationLimit) String() string {
 	switch l {
 	case LimitDuration:
@@ -238,6 +243,8 @@ func (l DurationLimit) String() string {
 		return "max_feed_duration"
 	case LimitTurn:
 		return "max_turn_duration"
+	case LimitReply:
+		return "reply bound"
 	}
 	return "no limit"
 }

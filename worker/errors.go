@@ -90,14 +90,19 @@ func (r CrashReason) String() string {
 type CrashError struct {
 	// Reason says whether the worker announced its death.
 	Reason CrashReason
-	// Message is the FatalError text (Announced only).
+	// Message is the FatalError text (Announced only). A session (package
+	// session), which reads it off the wire, keeps at most its first KiB,
+	// with invalid UTF-8 and control characters replaced by U+FFFD: the
+	// worker may be hostile and the text reaches logs and terminals.
 	Message string
 	// Context is what the parent was doing (Vanished only): ContextSending,
 	// ContextWaiting or ContextAborting.
 	Context transport.Op
 	// Exit is the reaped exit status.
 	Exit Exit
-	// Stderr is the tail of the worker's stderr.
+	// Stderr is the tail of the worker's stderr, as the worker wrote it
+	// (bounded by Config.StderrLimit, not cleaned: quote it with care).
+	// Error quotes its last line, bounded and cleaned.
 	Stderr string
 	// Err is the I/O error that revealed the death (Vanished only), or nil.
 	Err error

@@ -59,13 +59,16 @@ server was lost); 143 SIGTERM.
 // that exception does; so does a remote server's end of a turn for
 // running too long (close code 4002, its --turn-timeout, or 4004, its
 // own watchdog past max_duration), a time limit the server enforced on
-// the program, as a local one is, and no sign of a failed sandbox.
+// the program, as a local one is, and no sign of a failed sandbox. The
+// reply bound (session.LimitReply: a worker that never answered a turn
+// running no code) is the worker's failure.
 func sandboxFailed(err error) error {
 	var te *session.TimeoutError
 	var dc *session.DisconnectedError
 	var big *session.RequestTooLargeError
 	var bad *session.InvalidRequestError
-	if errors.As(err, &te) && te.Watchdog || errors.As(err, &dc) && errors.Is(dc, session.ErrTimeout) ||
+	if errors.As(err, &te) && te.Watchdog && te.Limit != session.LimitReply ||
+		errors.As(err, &dc) && errors.Is(dc, session.ErrTimeout) ||
 		errors.As(err, &big) || errors.As(err, &bad) {
 		// The program's own limit, or a program (with its inputs) that
 		// could not be sent: not the sandbox's failure.

@@ -2,20 +2,24 @@
 // message quotes.
 package lastline
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gomonty/monty/internal/safetext"
+)
 
 // Max is the most bytes of a line quoted.
 const Max = 512
 
 // Of returns the last non-empty line of s, cut to Max bytes at a
-// character boundary (with "…" after a cut).
+// character boundary (with "…" after a cut), with invalid UTF-8 and
+// control characters (a carriage return, a terminal escape) replaced by
+// U+FFFD: the worker writes what it likes to its stderr, and the line
+// reaches terminals and logs through the error that quotes it.
 func Of(s string) string {
 	s = strings.TrimRight(s, "\r\n\t ")
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
-	if len(s) > Max {
-		s = strings.ToValidUTF8(s[:Max], "") + "…"
-	}
-	return s
+	return safetext.Bound(s, Max)
 }

@@ -25,3 +25,14 @@ func TestOf(t *testing.T) {
 		t.Errorf("cut line %q", got[len(got)-8:])
 	}
 }
+
+// A worker's stderr may hold anything: the quoted line keeps no control
+// character (a carriage return that redraws the line, a terminal escape)
+// nor invalid UTF-8, which would reach terminals and logs through the
+// error's text.
+func TestOfIsClean(t *testing.T) {
+	tail := "ok\nfake\rreal \x1b[2Jcleared \xff byte\tend\n"
+	if got, want := Of(tail), "fake\uFFFDreal \uFFFD[2Jcleared \uFFFD byte\uFFFDend"; got != want {
+		t.Errorf("Of(%q) = %q, want %q", tail, got, want)
+	}
+}

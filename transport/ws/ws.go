@@ -43,13 +43,12 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
 	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/redact"
+	"github.com/gomonty/monty/internal/safetext"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
 )
@@ -792,39 +791,14 @@ const maxCloseReason = 123
 // closeReason makes reason fit a Close frame: valid UTF-8 (RFC 6455
 // §5.5.1), cut on a character boundary to at most maxCloseReason bytes.
 func closeReason(reason string) string {
-	reason = strings.ToValidUTF8(reason, "\uFFFD")
-	if len(reason) <= maxCloseReason {
-		return reason
-	}
-	n := maxCloseReason
-	for n > 0 && !utf8.RuneStart(reason[n]) {
-		n--
-	}
-	return reason[:n]
+	return safetext.Prefix(strings.ToValidUTF8(reason, "\uFFFD"), maxCloseReason)
 }
 
 // peerReason makes a peer's close reason safe to print: invalid UTF-8
 // (which RFC 6455 forbids there, but the library does not check) and
 // control characters (line breaks that would forge log lines, terminal
-// escapes) are replaced with U+FFFD.
-func peerReason(reason string) string {
-	clean := true
-	for _, r := range reason {
-		if r == utf8.RuneError || unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return reason
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return utf8.RuneError
-		}
-		return r
-	}, strings.ToValidUTF8(reason, "\uFFFD"))
-}
+// escapes) are replaced with U+FFFD. The protocol bounds its length.
+func peerReason(reason string) string { return safetext.Clean(reason) }
 
 func ignoreClosed(err error) error {
 	if err == nil || errors.Is(err, net.ErrClosed) {

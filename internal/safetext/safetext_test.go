@@ -1,0 +1,67 @@
+package safetext
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Every control character, C0 and C1, tab and line breaks included, and
+// every invalid byte sequence becomes U+FFFD; clean text is returned as is.
+func TestClean(t *testing.T) {
+	cases := [][2]string{
+		{"", ""},
+		{"plain é text", "plain é text"},
+		{"a\nb\r\nc", "a\uFFFDb\uFFFD\uFFFDc"},
+		{"\x1b[31mred\x1b[0m", "\uFFFD[31mred\uFFFD[0m"},
+		{"tab\there", "tab\uFFFDhere"},
+		{"bad \xff\xfe utf8", "bad \uFFFD utf8"},
+		{"c1 \u0085 next line", "c1 \uFFFD next line"},
+	}
+	for _, c := range cases {
+		if got := Clean(c[0]); got != c[1] {
+			t.Errorf("Clean(%q) = %q, want %q", c[0], got, c[1])
+		}
+	}
+}
+
+func TestBound(t *testing.T) {
+	if got := Bound("short\n", 10); got != "short\uFFFD" {
+		t.Errorf("Bound of a short text = %q", got)
+	}
+	exact := strings.Repeat("x", 10)
+	if got := Bound(exact, 10); got != exact {
+		t.Errorf("Bound of a text of max bytes = %q, want it whole", got)
+	}
+	// A cut inside a character drops the whole character.
+	if got := Bound(strings.Repeat("x", 9)+"é tail", 10); got != strings.Repeat("x", 9)+"…" {
+		t.Errorf("cut inside a character: %q", got)
+	}
+	long := "boom\n\x1b]0;title\x07" + strings.Repeat("é", 1<<20)
+	got := Bound(long, MaxFatal)
+	if len(got) > MaxFatal+len("…") || !utf8.ValidString(got) || strings.ContainsFunc(got, unicode.IsControl) {
+		t.Fatalf("Bound of %d bytes gave %d bytes: %.40q", len(long), len(got), got)
+	}
+	if !strings.HasPrefix(got, "boom\uFFFD\uFFFD]0;title\uFFFDéé") || !strings.HasSuffix(got, "é…") {
+		t.Fatalf("Bound = %.40q…%q", got, got[len(got)-8:])
+	}
+}
+
+// Replacement characters are longer than the control bytes they replace:
+// the cleaned text is cut again to stay within the bound.
+func TestBoundAfterGrowth(t *testing.T) {
+	if got, want := Bound(strings.Repeat("\n", 100), 10), "\uFFFD\uFFFD\uFFFD…"; got != want {
+		t.Fatalf("Bound of 100 line breaks = %q, want %q", got, want)
+	}
+}
+
+// Prefix never splits a character.
+func TestPrefix(t *testing.T) {
+	s := "ab" + "é" + "cd"
+	for max, want := range []string{"", "a", "ab", "ab", "abé", "abéc", "abécd", "abécd"} {
+		if got := Prefix(s, max); got != want {
+			t.Errorf("Prefix(%q, %d) = %q, want %q", s, max, got, want)
+		}
+	}
+}
