@@ -15,8 +15,9 @@ const (
 	CloseProtocol = 1008
 	// CloseTooLarge: a message over the frame cap.
 	CloseTooLarge = 1009
-	// CloseWorkerFailed: the worker behind the session crashed or failed
-	// to start.
+	// CloseWorkerFailed: the worker behind the session crashed, failed
+	// to start, or stopped answering a turn that runs no code (a Dump or
+	// a Load its session's reply bound, session.LimitReply, ended).
 	CloseWorkerFailed = 1011
 	// CloseTryAgainLater: the session was admitted, but by its Configure
 	// the worker pool had become unhealthy (its restart cap tripped) and
@@ -34,7 +35,9 @@ const (
 	// (upstream's code).
 	CloseMemoryLimit = 4003
 	// CloseDurationBackstop: the worker overran its max_duration by more
-	// than the watchdog grace and was killed.
+	// than the watchdog grace and was killed. A worker killed at the
+	// reply bound of a turn that runs no code overran no limit of the
+	// client's: that is CloseWorkerFailed.
 	CloseDurationBackstop = 4004
 )
 

@@ -506,7 +506,11 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 		p.end(CloseTurnTimeout, "turn timeout", OutcomeTurnTimeout)
 	case errors.As(err, &me), errors.As(err, &ee) && ee.Code == protocol.ExitOOM:
 		p.end(CloseMemoryLimit, "worker memory limit", OutcomeMemory)
-	case errors.As(err, &te):
+	case errors.As(err, &te) && te.Limit != session.LimitReply:
+		// The watchdog past max_duration. Its reply bound (LimitReply)
+		// kills a worker that never answered a turn running no code (a
+		// Dump, a Load): no limit of the client's was overrun, so that
+		// is the worker's failure (the default case).
 		p.end(CloseDurationBackstop, "max_duration overrun", OutcomeDuration)
 	default:
 		p.log.Warn("worker lost", slog.Any("error", err))
