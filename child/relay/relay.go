@@ -20,8 +20,12 @@
 // the contract does (dumpcheck.go). What the relay cannot
 // carry: stderr output and inputs deeper than protocol 2 nests (see
 // docs/CONFORMANCE.md); a request the inner version cannot express (Feed.cwd for a
-// protocol-2 worker, an input with no protocol-2 form) is refused as a
-// protocol violation ("invalid inputs: …") and the session lives on. An
+// protocol-2 worker, an input with no protocol-2 form or whose protocol-2
+// form is over the inner frame cap) is refused as a protocol violation in
+// the contract's words for what it carries ("invalid inputs: …"; an
+// answer with no stand-in "invalid result(s): …", an abort's exception
+// "invalid exception: …", a dump "failed to load session: …") and the
+// session lives on. An
 // answer to a suspension that the inner worker cannot take (a result
 // nested too deep for protocol 2, or whose tree is over the frame cap) is
 // replaced by the catchable ValueError package session raises for its
@@ -481,13 +485,18 @@ func (e *Engine) turnEvent(ctx context.Context, req message.Request, out child.O
 	defer func() { e.out = nil }()
 	ev, err := e.sendOrStandIn(ctx, req)
 	if err != nil {
+		// A request the inner worker cannot take, nested too deep or
+		// over its frame cap once in its version's form, is refused in
+		// the contract's words for a conversion failure of what it
+		// carries (prefix: "invalid inputs: ", "invalid result: ", ...);
+		// nothing was sent, so the session is as it was.
 		var ie *session.InvalidRequestError
 		var tl *session.RequestTooLargeError
 		switch {
 		case errors.As(err, &ie):
 			return nil, &child.Violation{Text: prefix + ie.Err.Error()}
 		case errors.As(err, &tl):
-			return nil, &child.Violation{Text: tl.Error()}
+			return nil, &child.Violation{Text: prefix + tl.Error()}
 		}
 		return nil, died(err)
 	}

@@ -705,8 +705,7 @@ func checkSeqReply(t *testing.T, p *seqParent, m *seqModel, req message.Request,
 		default:
 			m.st = 2
 			if violation && !strings.HasPrefix(msg, "protocol violation: invalid inputs: ") &&
-				!strings.HasPrefix(msg, "protocol violation: type checker failed: ") &&
-				!strings.HasPrefix(msg, "protocol violation: request frame ") {
+				!strings.HasPrefix(msg, "protocol violation: type checker failed: ") {
 				fail("a Feed refused with %q", msg)
 			}
 			outcome(false)
