@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gomonty/monty/internal/redact"
+	"github.com/gomonty/monty/internal/safetext"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport"
 	"github.com/gomonty/monty/transport/ws"
@@ -112,17 +113,17 @@ func (e *DisconnectedError) SessionSurvives() bool { return false }
 // A RemoteCrashError is plain data, safe to share.
 type RemoteCrashError struct {
 	URL string
-	// Message is the announced reason. The server may be hostile and the
-	// text ends up in logs and on terminals, so a session keeps at most
-	// its first 1 KiB (cut at a character boundary, "…" after a cut),
-	// with invalid UTF-8 and control characters replaced by U+FFFD, as it
-	// does for a local worker's (worker.CrashError.Message).
+	// Message is the announced reason, as the server sent it. The server
+	// may be hostile, so quote it with care; Error quotes at most its
+	// first KiB (cut at a character boundary, "…" after a cut), with
+	// invalid UTF-8 and control characters replaced by U+FFFD, as
+	// worker.CrashError does for a local worker's.
 	Message string
 }
 
 // Error renders the announced reason.
 func (e *RemoteCrashError) Error() string {
-	return "monty session: remote worker at " + redact.URL(e.URL) + " failed: " + e.Message
+	return "monty session: remote worker at " + redact.URL(e.URL) + " failed: " + safetext.Bound(e.Message, safetext.MaxFatal)
 }
 
 // SessionSurvives reports false.
@@ -652,7 +653,7 @@ func (s *Session) rawTurn(ctx context.Context, req message.Request) (*message.Ch
 		case nil:
 			return nil, errors.New("event with no kind")
 		case *message.FatalError:
-			return nil, &RemoteCrashError{URL: s.peer.(*remotePeer).url, Message: fatalText(b.Message)}
+			return nil, &RemoteCrashError{URL: s.peer.(*remotePeer).url, Message: b.Message}
 		}
 		s.noteSessionID(ev)
 		return ev, nil

@@ -16,7 +16,6 @@ import (
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/frame"
-	"github.com/gomonty/monty/internal/safetext"
 	"github.com/gomonty/monty/internal/satdur"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
@@ -689,7 +688,7 @@ func (s *Session) lost(op transport.Op, ioErr error) error {
 		if body, rerr := s.conn.ReadFrame(); rerr == nil {
 			if ev, derr := s.codec.DecodeEvent(body, s.lim); derr == nil {
 				if fe, ok := ev.Body.(*message.FatalError); ok {
-					err = s.peer.Lost(transport.Loss{Announced: true, Message: fatalText(fe.Message)})
+					err = s.peer.Lost(transport.Loss{Announced: true, Message: fe.Message})
 				}
 			}
 		}
@@ -697,13 +696,6 @@ func (s *Session) lost(op transport.Op, ioErr error) error {
 	return s.die(err, false)
 }
 
-// fatalText is what a session keeps of a worker's FatalError text, the
-// one place it is read off the wire: the worker may be hostile, and the
-// text reaches error messages, logs and terminals (montygo prints it), so
-// at most its first safetext.MaxFatal bytes, cut at a character boundary,
-// with invalid UTF-8 and control characters replaced by U+FFFD. A version
-// refusal, a short line, is kept as it was and parses as before.
-func fatalText(s string) string { return safetext.Bound(s, safetext.MaxFatal) }
 
 // fail discards a worker that broke the protocol.
 func (s *Session) fail(err error) error {
@@ -879,7 +871,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 	case nil:
 		return nil, s.fail(&ProtocolError{Msg: "unexpected event"})
 	case *message.FatalError:
-		return nil, s.die(s.peer.Lost(transport.Loss{Announced: true, Message: fatalText(b.Message)}), false)
+		return nil, s.die(s.peer.Lost(transport.Loss{Announced: true, Message: b.Message}), false)
 	case *message.ShutdownDump:
 		return s.shutdownDump(ctx, req, b)
 	case *message.Error:

@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/gomonty/monty/internal/lastline"
+	"github.com/gomonty/monty/internal/safetext"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/transport"
 )
@@ -90,10 +91,14 @@ func (r CrashReason) String() string {
 type CrashError struct {
 	// Reason says whether the worker announced its death.
 	Reason CrashReason
-	// Message is the FatalError text (Announced only). A session (package
-	// session), which reads it off the wire, keeps at most its first KiB,
-	// with invalid UTF-8 and control characters replaced by U+FFFD: the
-	// worker may be hostile and the text reaches logs and terminals.
+	// Message is the FatalError text (Announced only), as the worker sent
+	// it: bounded by the frame cap, but otherwise anything a hostile
+	// worker chose (line breaks, terminal escapes, invalid UTF-8), so quote
+	// it with care. It is kept whole because it is data: a version
+	// refusal is parsed from it, and a relay child (package child/relay)
+	// passes it on to its own parent byte for byte, as the worker it
+	// stands in for would. Error quotes at most its first KiB, with
+	// invalid UTF-8 and control characters replaced by U+FFFD.
 	Message string
 	// Context is what the parent was doing (Vanished only): ContextSending,
 	// ContextWaiting or ContextAborting.
@@ -115,7 +120,7 @@ func (e *CrashError) Error() string {
 	b.WriteString("monty worker crashed")
 	if e.Reason == Announced {
 		b.WriteString(": ")
-		b.WriteString(e.Message)
+		b.WriteString(safetext.Bound(e.Message, safetext.MaxFatal))
 	} else {
 		b.WriteString(" while ")
 		b.WriteString(string(e.Context))
