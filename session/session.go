@@ -696,7 +696,6 @@ func (s *Session) lost(op transport.Op, ioErr error) error {
 	return s.die(err, false)
 }
 
-
 // fail discards a worker that broke the protocol.
 func (s *Session) fail(err error) error {
 	s.log.Warn("monty worker discarded", slog.Int("pid", s.Pid()), slog.Any("error", err))
