@@ -172,7 +172,7 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 		if !ok || c.Version() == v || neg.Attempts >= 3 {
 			return nil, mismatch
 		}
-		cfg.Logger.Info("monty worker does not speak this protocol version; using the highest one both sides speak",
+		cfg.Logger.Debug("monty worker does not speak this protocol version; using the highest one both sides speak",
 			who, slog.Uint64("refused", uint64(v)),
 			slog.Uint64("version", uint64(c.Version())), slog.String("worker_range", refusal.Supported.String()))
 		v = c.Version()
