@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/value"
@@ -271,7 +271,7 @@ func TestRefusalsCannotBeSmuggled(t *testing.T) {
 // TestRefusalsDoNotFloodTheLog: a client repeating a refused request is
 // answered every time and counted every time, but logged at Info once.
 func TestRefusalsDoNotFloodTheLog(t *testing.T) {
-	var logged syncBuffer
+	var logged testenv.Buffer
 	ts := startServer(t, func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	})
@@ -285,24 +285,6 @@ func TestRefusalsDoNotFloodTheLog(t *testing.T) {
 	if n := strings.Count(logged.String(), "request refused"); n != 1 {
 		t.Fatalf("%d Info lines for 50 refusals:\n%s", n, logged.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A dump restores the limits its session ran with (the contract: "the

@@ -3,35 +3,16 @@
 package session_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/gomonty/monty/internal/servertest"
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/session"
 )
-
-// syncBuffer is a bytes.Buffer a logger may write from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // The negotiation's log lines named a remote session's worker by its
 // binary, which a remote launcher does not have: worker="". They name the
@@ -39,7 +20,7 @@ func (s *syncBuffer) String() string {
 func TestRemoteNegotiationLogNamesTheEndpoint(t *testing.T) {
 	_, url := servertest.Start(t, nil)
 	url += "?token=hunter2" // a fresh URL: not negotiated before, so logged at Info
-	var buf syncBuffer
+	var buf testenv.Buffer
 	cfg := session.Config{Logger: slog.New(slog.NewTextHandler(&buf, nil))}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

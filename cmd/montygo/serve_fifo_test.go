@@ -86,7 +86,7 @@ func TestServeSIGTERMWhileStarting(t *testing.T) {
 	}
 	key := writeFile(t, "key", "0123456789abcdef0123")
 	cmd := exec.Command(montygo(t), "serve", "--listen", "127.0.0.1:0", "--dump-key", key, "--worker", worker, "--prewarm", "1")
-	errb := &syncBuffer{}
+	errb := &testenv.Buffer{}
 	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestServeSIGHUPWhileReadingFlags(t *testing.T) {
 		t.Skip(err)
 	}
 	cmd := exec.Command(montygo(t), "serve", "--listen", "127.0.0.1:0", "--dump-key", fifo, "--worker", bin, "--prewarm", "1")
-	errb := &syncBuffer{}
+	errb := &testenv.Buffer{}
 	cmd.Stderr = errb
 	out, err := cmd.StdoutPipe()
 	if err != nil {

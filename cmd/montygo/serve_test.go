@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,27 +29,8 @@ type serveProc struct {
 	cmd    *exec.Cmd
 	url    string
 	http   string
-	stderr *syncBuffer
+	stderr *testenv.Buffer
 	exited chan error
-}
-
-// syncBuffer is a strings.Builder a test may read while the process it
-// collects still writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func writeFile(t *testing.T, name, body string) string {
@@ -94,7 +74,7 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	all := append(append([]string{"serve"}, serveDefaults(args, defs...)...), args...)
 	cmd := exec.Command(montygo(t), all...)
 	cmd.Env = append(os.Environ(), env...)
-	errb := &syncBuffer{}
+	errb := &testenv.Buffer{}
 	cmd.Stderr = errb
 	out, err := cmd.StdoutPipe()
 	if err != nil {
