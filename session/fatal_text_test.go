@@ -39,7 +39,7 @@ func checkFatalText(t *testing.T, err error) {
 	if len(text) > 2048 || !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl) {
 		t.Fatalf("error text of %d bytes, %.80q…: want at most 2 KiB of valid UTF-8 without control characters", len(text), text)
 	}
-	if want := "boom\uFFFDlevel=ERROR msg=forged \uFFFD[31mred é"; !strings.Contains(text, want) || !strings.Contains(text, "é…") {
+	if want := "boom level=ERROR msg=forged \uFFFD[31mred é"; !strings.Contains(text, want) || !strings.Contains(text, "é…") {
 		t.Fatalf("error text %.100q…: want it to quote %q and end the quote with a cut", text, want)
 	}
 }

@@ -115,9 +115,10 @@ type RemoteCrashError struct {
 	URL string
 	// Message is the announced reason, as the server sent it. The server
 	// may be hostile, so quote it with care; Error quotes at most its
-	// first KiB (cut at a character boundary, "…" after a cut), with
-	// invalid UTF-8 and control characters replaced by U+FFFD, as
-	// worker.CrashError does for a local worker's.
+	// first KiB (cut at a character boundary, "…" after a cut) on one
+	// line, line breaks and tabs as spaces, invalid UTF-8 and other
+	// control characters as U+FFFD, as worker.CrashError does for a local
+	// worker's.
 	Message string
 }
 

@@ -97,8 +97,9 @@ type CrashError struct {
 	// it with care. It is kept whole because it is data: a version
 	// refusal is parsed from it, and a relay child (package child/relay)
 	// passes it on to its own parent byte for byte, as the worker it
-	// stands in for would. Error quotes at most its first KiB, with
-	// invalid UTF-8 and control characters replaced by U+FFFD.
+	// stands in for would. Error quotes at most its first KiB on one line:
+	// line breaks and tabs become spaces, invalid UTF-8 and other control
+	// characters U+FFFD.
 	Message string
 	// Context is what the parent was doing (Vanished only): ContextSending,
 	// ContextWaiting or ContextAborting.

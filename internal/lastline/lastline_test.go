@@ -32,7 +32,7 @@ func TestOf(t *testing.T) {
 // error's text.
 func TestOfIsClean(t *testing.T) {
 	tail := "ok\nfake\rreal \x1b[2Jcleared \xff byte\tend\n"
-	if got, want := Of(tail), "fake\uFFFDreal \uFFFD[2Jcleared \uFFFD byte\uFFFDend"; got != want {
+	if got, want := Of(tail), "fake real \uFFFD[2Jcleared \uFFFD byte end"; got != want {
 		t.Errorf("Of(%q) = %q, want %q", tail, got, want)
 	}
 }

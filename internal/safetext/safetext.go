@@ -17,8 +17,10 @@ import (
 // a parent reads back, is a short line.
 const MaxFatal = 1 << 10
 
-// Clean returns s with invalid UTF-8 and every control character (line
-// breaks and tabs included) replaced by U+FFFD; s itself when it has none.
+// Clean returns s with every line break (LF, CR, NEL) and tab replaced by
+// a space, so that a worker's two-line panic text still reads as one line,
+// and invalid UTF-8 and every other control character replaced by U+FFFD;
+// s itself when it has none.
 func Clean(s string) string {
 	clean := true
 	for _, r := range s {
@@ -31,7 +33,10 @@ func Clean(s string) string {
 		return s
 	}
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t' || r == '\u0085':
+			return ' '
+		case unicode.IsControl(r):
 			return utf8.RuneError
 		}
 		return r

@@ -7,17 +7,20 @@ import (
 	"unicode/utf8"
 )
 
-// Every control character, C0 and C1, tab and line breaks included, and
-// every invalid byte sequence becomes U+FFFD; clean text is returned as is.
+// Line breaks and tabs become spaces; every other control character, C0
+// and C1, and every invalid byte sequence becomes U+FFFD; clean text is
+// returned as is.
 func TestClean(t *testing.T) {
 	cases := [][2]string{
 		{"", ""},
 		{"plain é text", "plain é text"},
-		{"a\nb\r\nc", "a\uFFFDb\uFFFD\uFFFDc"},
+		{"a\nb\r\nc", "a b  c"},
 		{"\x1b[31mred\x1b[0m", "\uFFFD[31mred\uFFFD[0m"},
-		{"tab\there", "tab\uFFFDhere"},
+		{"tab\there", "tab here"},
 		{"bad \xff\xfe utf8", "bad \uFFFD utf8"},
-		{"c1 \u0085 next line", "c1 \uFFFD next line"},
+		{"c1 \u0085 next line", "c1   next line"},
+		{"c1 \u0090 dcs", "c1 \uFFFD dcs"},
+		{"del \x7f", "del \uFFFD"},
 	}
 	for _, c := range cases {
 		if got := Clean(c[0]); got != c[1] {
@@ -27,7 +30,7 @@ func TestClean(t *testing.T) {
 }
 
 func TestBound(t *testing.T) {
-	if got := Bound("short\n", 10); got != "short\uFFFD" {
+	if got := Bound("short\n", 10); got != "short " {
 		t.Errorf("Bound of a short text = %q", got)
 	}
 	exact := strings.Repeat("x", 10)
@@ -43,7 +46,7 @@ func TestBound(t *testing.T) {
 	if len(got) > MaxFatal+len("…") || !utf8.ValidString(got) || strings.ContainsFunc(got, unicode.IsControl) {
 		t.Fatalf("Bound of %d bytes gave %d bytes: %.40q", len(long), len(got), got)
 	}
-	if !strings.HasPrefix(got, "boom\uFFFD\uFFFD]0;title\uFFFDéé") || !strings.HasSuffix(got, "é…") {
+	if !strings.HasPrefix(got, "boom \uFFFD]0;title\uFFFDéé") || !strings.HasSuffix(got, "é…") {
 		t.Fatalf("Bound = %.40q…%q", got, got[len(got)-8:])
 	}
 }
@@ -51,8 +54,8 @@ func TestBound(t *testing.T) {
 // Replacement characters are longer than the control bytes they replace:
 // the cleaned text is cut again to stay within the bound.
 func TestBoundAfterGrowth(t *testing.T) {
-	if got, want := Bound(strings.Repeat("\n", 100), 10), "\uFFFD\uFFFD\uFFFD…"; got != want {
-		t.Fatalf("Bound of 100 line breaks = %q, want %q", got, want)
+	if got, want := Bound(strings.Repeat("\x1b", 100), 10), "\uFFFD\uFFFD\uFFFD…"; got != want {
+		t.Fatalf("Bound of 100 escapes = %q, want %q", got, want)
 	}
 }
 

@@ -196,8 +196,9 @@ var ErrDisconnected = errors.New("ws: connection closed")
 
 // CloseError reports the end of a connection. Code and Reason come from the
 // peer's Close frame; Code is -1 when the connection dropped without one.
-// The peer may be hostile and the reason ends up in logs, so invalid UTF-8
-// and control characters in it are replaced with U+FFFD.
+// The peer may be hostile and the reason ends up in logs, so line breaks
+// and tabs in it become spaces, and invalid UTF-8 and other control
+// characters U+FFFD.
 // A normal closure (code 1000) also matches io.EOF, the clean end of a
 // transport.Conn.
 //

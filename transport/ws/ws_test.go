@@ -831,7 +831,7 @@ func TestPeerCloseReasonIsSanitized(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Code != 4000 {
 		t.Fatalf("ReadFrame = %v, want CloseError 4000", err)
 	}
-	if want := "bad\uFFFD\uFFFDlevel=error msg=forged \uFFFD[31mred\uFFFD"; ce.Reason != want {
+	if want := "bad\uFFFD level=error msg=forged \uFFFD[31mred "; ce.Reason != want {
 		t.Fatalf("Reason = %q, want %q", ce.Reason, want)
 	}
 	if !utf8.ValidString(err.Error()) || strings.ContainsAny(err.Error(), "\n\x1b") {
