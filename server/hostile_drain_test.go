@@ -31,7 +31,7 @@ func bigIdleSession(t *testing.T, ts *testServer) (net.Conn, *bufio.Reader) {
 		if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, req))); err != nil {
 			t.Fatal(err)
 		}
-		_, p, err := readServerFrame(br)
+		_, p, err := wsframe.Read(br)
 		if err != nil {
 			t.Fatal(err)
 		}

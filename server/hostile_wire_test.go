@@ -48,32 +48,6 @@ func rawUpgrade(t *testing.T, ts *testServer) (net.Conn, *bufio.Reader) {
 	return nc, br
 }
 
-// readServerFrame reads one unmasked server frame: its opcode and payload.
-func readServerFrame(br *bufio.Reader) (byte, []byte, error) {
-	var h [2]byte
-	if _, err := io.ReadFull(br, h[:]); err != nil {
-		return 0, nil, err
-	}
-	n := uint64(h[1] & 0x7f)
-	switch n {
-	case 126:
-		var b [2]byte
-		if _, err := io.ReadFull(br, b[:]); err != nil {
-			return 0, nil, err
-		}
-		n = uint64(binary.BigEndian.Uint16(b[:]))
-	case 127:
-		var b [8]byte
-		if _, err := io.ReadFull(br, b[:]); err != nil {
-			return 0, nil, err
-		}
-		n = binary.BigEndian.Uint64(b[:])
-	}
-	p := make([]byte, n)
-	_, err := io.ReadFull(br, p)
-	return h[0] & 0x0f, p, err
-}
-
 // untilClosed reads server frames until the connection ends and returns
 // the close code of the server's Close frame (0 when none came).
 func untilClosed(t *testing.T, nc net.Conn, br *bufio.Reader) int {
@@ -81,7 +55,7 @@ func untilClosed(t *testing.T, nc net.Conn, br *bufio.Reader) int {
 	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
 	code := 0
 	for {
-		op, p, err := readServerFrame(br)
+		op, p, err := wsframe.Read(br)
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
 				t.Fatal("the server did not end the connection")
@@ -166,7 +140,7 @@ func TestHostileFragmentsAndPings(t *testing.T) {
 	}
 	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
 	for {
-		op, p, err := readServerFrame(br)
+		op, p, err := wsframe.Read(br)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -646,7 +620,7 @@ func TestHostileTrickleNeverFinishes(t *testing.T) {
 			t.Fatal(err)
 		}
 		nc.SetReadDeadline(time.Now().Add(60 * time.Second))
-		if _, p, err := readServerFrame(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
+		if _, p, err := wsframe.Read(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
 			t.Fatalf("Configure: %v", err)
 		}
 	}
@@ -716,7 +690,7 @@ func TestHostileNeverReadsHoldsNothing(t *testing.T) {
 	if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))); err != nil {
 		t.Fatal(err)
 	}
-	if _, p, err := readServerFrame(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
+	if _, p, err := wsframe.Read(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
 		t.Fatalf("Configure: %v", err)
 	}
 	nc.(*net.TCPConn).SetReadBuffer(4096)
@@ -797,7 +771,7 @@ func TestHostileFragmentedOversize(t *testing.T) {
 		if _, err := nc.Write(fragmented(encodeRequest(t, 4, req), 1<<10)); err != nil {
 			t.Fatal(err)
 		}
-		op, p, err := readServerFrame(br)
+		op, p, err := wsframe.Read(br)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,3 +30,31 @@ func TestHeaders(t *testing.T) {
 		}
 	}
 }
+
+// Read gives back the opcode and payload of every length form, masked or
+// not, and unmasks a payload written under a nonzero key.
+func TestRead(t *testing.T) {
+	for _, n := range []int{0, 125, 126, 0xffff, 0x10000} {
+		payload := bytes.Repeat([]byte{7}, n)
+		for _, f := range [][]byte{Client(true, 2, payload), Server(false, 9, payload)} {
+			op, p, err := Read(bytes.NewReader(f))
+			if err != nil || op != f[0]&0x0f || !bytes.Equal(p, payload) {
+				t.Errorf("Read of a %d-byte frame = %d, %d bytes, %v", n, op, len(p), err)
+			}
+		}
+	}
+	masked := []byte{0x81, 0x80 | 2, 1, 2, 3, 4, 'h' ^ 1, 'i' ^ 2}
+	if op, p, err := Read(bytes.NewReader(masked)); err != nil || op != 1 || string(p) != "hi" {
+		t.Errorf("Read of a masked frame = %d, %q, %v", op, p, err)
+	}
+	if _, _, err := Read(bytes.NewReader(Server(true, 2, []byte("abc"))[:3])); err == nil {
+		t.Error("Read of a torn frame succeeded")
+	}
+}
+
+// The worked example of RFC 6455, section 1.3.
+func TestAccept(t *testing.T) {
+	if got, want := Accept("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="; got != want {
+		t.Errorf("Accept = %q, want %q", got, want)
+	}
+}

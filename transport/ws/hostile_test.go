@@ -64,7 +64,7 @@ func handServerReq(t *testing.T, answer func(rw *bufio.ReadWriter, r *http.Reque
 // switching writes the head of a 101 that accepts key, without the blank
 // line that ends it.
 func switching(rw *bufio.ReadWriter, key string) {
-	fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n", wsAccept(key))
+	fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n", wsframe.Accept(key))
 }
 
 // A server's answer to the upgrade is read whole before anything else

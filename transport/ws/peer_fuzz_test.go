@@ -6,8 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/base64"
 	"errors"
 	"io"
 	"net"
@@ -71,9 +69,8 @@ func FuzzDialAgainstAPeer(f *testing.F) {
 			}
 			var resp []byte
 			if mode&1 == 0 {
-				sum := sha1.Sum([]byte(req.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
 				resp = []byte("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: " +
-					base64.StdEncoding.EncodeToString(sum[:]) + "\r\n")
+					wsframe.Accept(req.Header.Get("Sec-WebSocket-Key")) + "\r\n")
 			}
 			resp = append(resp, head...)
 			resp = append(resp, "\r\n"...)

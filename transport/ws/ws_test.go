@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/wsframe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -928,7 +927,7 @@ func TestBadHandshakeFailsFast(t *testing.T) {
 					return
 				}
 				defer c.Close()
-				accept := wsAccept(r.Header.Get("Sec-WebSocket-Key"))
+				accept := wsframe.Accept(r.Header.Get("Sec-WebSocket-Key"))
 				if tc.header == "Sec-WebSocket-Accept" {
 					accept = tc.value
 				}
@@ -955,12 +954,6 @@ func TestBadHandshakeFailsFast(t *testing.T) {
 			}
 		})
 	}
-}
-
-// wsAccept is the Sec-WebSocket-Accept answering key (RFC 6455 §4.2.2).
-func wsAccept(key string) string {
-	h := sha1.Sum([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
-	return base64.StdEncoding.EncodeToString(h[:])
 }
 
 // A message over the cap is reported as a *frame.TooLargeError, as the
