@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/child/relay"
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/peek"
 	"github.com/gomonty/monty/frame"
+	"github.com/gomonty/monty/internal/safetext"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/protocol"
@@ -514,19 +514,7 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 		p.end(CloseDurationBackstop, "max_duration overrun", OutcomeDuration)
 	default:
 		p.log.Warn("worker lost", slog.Any("error", err))
-		p.end(CloseWorkerFailed, truncate(fmt.Sprint("worker failed: ", err), 120), OutcomeWorkerFailed)
+		p.end(CloseWorkerFailed, safetext.Prefix(fmt.Sprint("worker failed: ", err), 120), OutcomeWorkerFailed)
 	}
 	return err
-}
-
-// truncate cuts s to at most n bytes, on a character boundary (a close
-// reason must be UTF-8).
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

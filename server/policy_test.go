@@ -3,9 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
-	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/gomonty/monty/message"
 )
@@ -143,15 +141,6 @@ func TestRefusalTable(t *testing.T) {
 	} {
 		if got := refusal(c.k, c.known, c.configured) != ""; got != c.refused {
 			t.Errorf("%v known=%v configured=%v: refused %v", c.k, c.known, c.configured, got)
-		}
-	}
-}
-
-func TestTruncateKeepsUTF8(t *testing.T) {
-	for _, s := range []string{"worker failed: " + strings.Repeat("é", 80), strings.Repeat("€", 50), "short"} {
-		got := truncate(s, 120)
-		if len(got) > 120 || !utf8.ValidString(got) || !strings.HasPrefix(s, got) || len(got) < min(len(s), 117) {
-			t.Fatalf("truncate(%q) = %q", s, got)
 		}
 	}
 }

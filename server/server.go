@@ -27,6 +27,7 @@ import (
 	"github.com/gomonty/monty/child"
 	"github.com/gomonty/monty/child/relay"
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/safetext"
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/protocol"
 	"github.com/gomonty/monty/session"
@@ -752,7 +753,7 @@ func (s *Server) run(wc *ws.Conn, client, remote string, sl *slot) {
 			c.end(CloseProtocol, "unsupported protocol version", outcome)
 		case errors.As(err, &ee) && ee.Code == protocol.ExitProtocol:
 			outcome = OutcomeProtocol
-			c.end(CloseProtocol, truncate(ee.Message, 120), outcome)
+			c.end(CloseProtocol, safetext.Prefix(ee.Message, 120), outcome)
 		default:
 			outcome = OutcomeWorkerFailed
 			c.end(CloseWorkerFailed, "session failed", outcome)

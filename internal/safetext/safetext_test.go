@@ -67,4 +67,12 @@ func TestPrefix(t *testing.T) {
 			t.Errorf("Prefix(%q, %d) = %q, want %q", s, max, got, want)
 		}
 	}
+	// The server's close reasons (120 bytes): two- and three-byte
+	// characters across the cut, and a short text kept whole.
+	for _, s := range []string{"worker failed: " + strings.Repeat("é", 80), strings.Repeat("€", 50), "short"} {
+		got := Prefix(s, 120)
+		if len(got) > 120 || !utf8.ValidString(got) || !strings.HasPrefix(s, got) || len(got) < min(len(s), 117) {
+			t.Fatalf("Prefix(%q, 120) = %q", s, got)
+		}
+	}
 }

@@ -795,10 +795,11 @@ func closeReason(reason string) string {
 	return safetext.Prefix(strings.ToValidUTF8(reason, "\uFFFD"), maxCloseReason)
 }
 
-// peerReason makes a peer's close reason safe to print: invalid UTF-8
+// peerReason makes a peer's close reason safe to print (safetext.Clean):
+// line breaks, which would forge log lines, become spaces; invalid UTF-8
 // (which RFC 6455 forbids there, but the library does not check) and
-// control characters (line breaks that would forge log lines, terminal
-// escapes) are replaced with U+FFFD. The protocol bounds its length.
+// other control characters (terminal escapes) become U+FFFD. The protocol
+// bounds its length.
 func peerReason(reason string) string { return safetext.Clean(reason) }
 
 func ignoreClosed(err error) error {
