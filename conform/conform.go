@@ -193,17 +193,11 @@ func Run(ctx context.Context, target Target, opts Options) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+ctx.Err().Error()
-				return
-			}
-			defer func() { <-sem }()
-			if err := ctx.Err(); err != nil { // canceled while it waited
+			if err := acquire(ctx, sem); err != nil {
 				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+err.Error()
 				return
 			}
+			defer func() { <-sem }()
 			st, detail := runOne(ctx, r, target, v, cd, opts.Limits, timeout)
 			rep.Rules[i].Status, rep.Rules[i].Detail = st, detail
 		}()
@@ -308,4 +302,20 @@ func rule(id, spec string, versions []uint32, needs Needs, title string, check f
 		}
 	}
 	catalog = append(catalog, Rule{ID: id, Title: title, Versions: versions, Needs: needs, Spec: spec, check: check})
+}
+
+// acquire takes a slot of sem for one rule, or returns the context's error
+// when it ended first (while waiting, or as the slot came free): the rule
+// is then reported as not run.
+func acquire(ctx context.Context, sem chan struct{}) error {
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		<-sem
+		return err
+	}
+	return nil
 }

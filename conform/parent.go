@@ -138,17 +138,11 @@ func RunParent(ctx context.Context, command []string, opts ParentOptions) (*Repo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+ctx.Err().Error()
-				return
-			}
-			defer func() { <-sem }()
-			if err := ctx.Err(); err != nil { // canceled while it waited
+			if err := acquire(ctx, sem); err != nil {
 				rep.Rules[i].Status, rep.Rules[i].Detail = Fail, "not run: "+err.Error()
 				return
 			}
+			defer func() { <-sem }()
 			st, detail, retry := judge(ctx, command, child, sc, opts.Protocol, limit, slack)
 			if retry != 0 && ctx.Err() == nil {
 				// The parent offered only a version the scenario is
