@@ -15,11 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomonty/monty/internal/hostile/hostilebuild"
 	"github.com/gomonty/monty/internal/servertest"
 	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/internal/wsframe"
 	"github.com/gomonty/monty/pool"
+	"github.com/gomonty/monty/server"
 	"github.com/gomonty/monty/session"
+	"github.com/gomonty/monty/worker"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
@@ -314,3 +317,88 @@ func TestFlappingEndpointIsRetriedAfterItsBackoff(t *testing.T) {
 	}
 }
 
+// Sessions that end by their own code or their caller never back their
+// endpoint off, however many in a row: a worker killed at its memory
+// limit (4003), one that crashed, by a signal or after announcing a fatal
+// error, while it ran the session's code (1011, "worker failed: ..."), a
+// turn past the server's turn timeout (4002), the caller's deadline. Each
+// server here is the real one, over the hostile worker playing the
+// failure or over the real worker; after more failures than it takes
+// drops to back an endpoint off, the next checkout still goes there.
+func TestUserFailuresDoNotBackOffTheEndpoint(t *testing.T) {
+	_, good := servertest.Start(t, nil)
+	hostile := func(scenario string) func(*server.Config) {
+		bin := hostilebuild.Build(t)
+		return func(c *server.Config) {
+			c.Worker = worker.Config{Binary: bin, Env: []string{"HOSTILE_SCENARIO=" + scenario, "HOSTILE_LIFETIME=60s"}}
+		}
+	}
+	closedWith := func(code int, reason string) func(error) bool {
+		return func(err error) bool {
+			var de *session.DisconnectedError
+			return errors.As(err, &de) && de.Code == code && strings.HasPrefix(de.Reason, reason)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		server func(*server.Config)
+		code   string
+		ctx    time.Duration // the turn's deadline; 0: 30 s
+		want   func(error) bool
+	}{
+		{"memory-limit", hostile("oom_exit"), "1", 0, func(err error) bool {
+			return errors.Is(err, worker.ErrMemoryLimit) && closedWith(4003, "")(err)
+		}},
+		{"worker-exit", hostile("exit_4"), "1", 0, closedWith(1011, "worker failed")},
+		{"worker-signal", hostile("sigsegv"), "1", 0, closedWith(1011, "worker failed")},
+		{"worker-fatal", hostile("fatal_then_exit"), "1", 0, func(err error) bool {
+			var rc *session.RemoteCrashError
+			return errors.As(err, &rc) || closedWith(1011, "worker failed")(err)
+		}},
+		{"turn-timeout", func(c *server.Config) { c.TurnTimeout = 200 * time.Millisecond }, "while True:\n    pass\n", 0, func(err error) bool {
+			return errors.Is(err, session.ErrTimeout) && closedWith(4002, "")(err)
+		}},
+		{"caller-deadline", nil, "while True:\n    pass\n", 200 * time.Millisecond, func(err error) bool {
+			return errors.Is(err, context.DeadlineExceeded)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, u := servertest.Start(t, c.server)
+			var ev events
+			p, err := pool.New(context.Background(), pool.Config{
+				NoLocal:         true,
+				Endpoints:       []pool.Endpoint{{Name: "user", URL: u}, {Name: "good", URL: good}},
+				EndpointBackoff: pool.Backoff{Initial: time.Hour, Max: time.Hour},
+				Metrics:         ev.record,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeWithin(t, p)
+			for i := range 5 {
+				s := checkout(t, p)
+				if s.Endpoint() != "user" {
+					s.Close()
+					t.Fatalf("checkout %d went to %s after %d failures of the sessions' own", i, s.Endpoint(), i)
+				}
+				d := c.ctx
+				if d == 0 {
+					d = 30 * time.Second
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), d)
+				_, err := s.Run(ctx, c.code)
+				cancel()
+				s.Close()
+				if !c.want(err) {
+					t.Fatalf("run %d: %v (%#v), not the failure wanted", i, err, err)
+				}
+			}
+			if st := p.Stat().Endpoints[0]; st.Drops != 0 || !st.BackedOffUntil.IsZero() {
+				t.Errorf("endpoint after its sessions' own failures: %+v, want no drop and no backoff", st)
+			}
+			if d := ev.of(pool.EventEndpointDropped); len(d) != 0 {
+				t.Errorf("EventEndpointDropped %+v, want none", d)
+			}
+		})
+	}
+}
