@@ -102,7 +102,9 @@
 //     `montygo serve` gives when the worker behind the session fails),
 //     1012 (restarting), 1013 (try again later: its worker pool is
 //     unhealthy) or 1014 (a bad gateway);
-//   - the server broke the protocol (a *session.ProtocolError).
+//   - the server broke the protocol (a *session.ProtocolError), except by
+//     a frame over this side's frame cap or decode budget, which may be
+//     the size of a value the session's code made.
 //
 // These are the session's or its caller's, and charge nothing: the
 // server's worker exceeded its memory limit (4003, matching

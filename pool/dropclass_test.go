@@ -7,6 +7,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
 )
@@ -38,7 +40,9 @@ func TestDroppedByEndpoint(t *testing.T) {
 		{"try again later", closed(1013, "worker pool unhealthy"), true},
 		{"bad gateway", closed(1014, ""), true},
 		{"wrapped", fmt.Errorf("turn: %w", closed(-1, "")), true},
-		{"protocol violation", &session.ProtocolError{Msg: "invalid frame from worker"}, true},
+		{"protocol violation", &session.ProtocolError{Msg: "worker sent another event after its answer", Err: session.ErrStrayEvent}, true},
+		{"websocket violation", &session.ProtocolError{Msg: "invalid frame from worker", Err: ws.ErrProtocol}, true},
+		{"malformed frame", &session.ProtocolError{Msg: "invalid payload from worker", Err: fmt.Errorf("arena: %w", codec.ErrMalformed)}, true},
 
 		{"worker crashed", closed(1011, "worker failed: monty worker crashed (exit status 4)"), false},
 		{"unsupported data", closed(1003, ""), false},
@@ -53,6 +57,8 @@ func TestDroppedByEndpoint(t *testing.T) {
 		{"duration backstop", closed(4004, "max_duration overrun"), false},
 		{"unknown private code", closed(4099, ""), false},
 		{"registered code", closed(3000, ""), false},
+		{"frame over the cap", &session.ProtocolError{Msg: "invalid frame from worker", Err: fmt.Errorf("read: %w", frame.ErrTooLarge)}, false},
+		{"over the decode budget", &session.ProtocolError{Msg: "invalid payload from worker", Err: fmt.Errorf("list: %w", codec.ErrBudget)}, false},
 		{"announced fatal error", &session.RemoteCrashError{URL: "ws://x/", Message: "panicked"}, false},
 		{"drained, resume lost", &session.ShutdownError{URL: "ws://x/", Resume: closed(-1, "")}, false},
 		{"caller's deadline", &session.TimeoutError{Killed: true}, false},

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
@@ -486,7 +488,9 @@ const dropsToBackOff = 3
 //     later: the server's worker pool is unhealthy) or 1014 (a bad
 //     gateway in front of it);
 //   - the server broke the protocol (a *session.ProtocolError: a frame
-//     that cannot be decoded, a second answer to one request).
+//     that cannot be decoded, a second answer to one request), unless
+//     the frame was only too big (over this side's frame cap or decode
+//     budget, which the session's code may have caused).
 //
 // Not the endpoint's: the worker's own end (4003, its memory limit; 1011
 // with a "worker failed" reason, a crash while it ran the session's code;
@@ -515,7 +519,10 @@ func droppedByEndpoint(cause error) bool {
 		}
 		return false
 	case errors.As(cause, &pe):
-		return true
+		// Not a frame over this side's cap or decode budget: the session's
+		// code may have made a value that big, and this side's limits may
+		// be tighter than the server's.
+		return !errors.Is(pe, frame.ErrTooLarge) && !errors.Is(pe, codec.ErrBudget)
 	}
 	return false
 }
