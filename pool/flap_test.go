@@ -260,16 +260,19 @@ func TestFlappingEndpointIsBackedOff(t *testing.T) {
 // A flapper's backoff runs its course and the endpoint is tried again,
 // as after a refusal; its start succeeding does not clear the drops (the
 // flapper starts every session fine), so the next drop backs it off at
-// once, twice as long. A session that ends clean there resets the streak.
+// once, twice as long. A session that ends clean there resets the streak:
+// one drop after it backs nothing off.
 func TestFlappingEndpointIsRetriedAfterItsBackoff(t *testing.T) {
 	_, good := servertest.Start(t, nil)
 	_, behind := servertest.Start(t, nil)
 	flap, pass := startFlapper(t, behind, dropReset)
 	const initial = 100 * time.Millisecond
+	var ev events
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal:         true,
 		Endpoints:       []pool.Endpoint{{Name: "flap", URL: flap}, {Name: "good", URL: good}},
 		EndpointBackoff: pool.Backoff{Initial: initial, Max: time.Hour},
+		Metrics:         ev.record,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -290,12 +293,14 @@ func TestFlappingEndpointIsRetriedAfterItsBackoff(t *testing.T) {
 	if ep, err := runOn(t, p); ep != "flap" || !errors.Is(err, session.ErrDisconnected) {
 		t.Fatalf("after the backoff: on %s, %v; want the flapper tried again, and a drop", ep, err)
 	}
+	// The backoff's length, not whether it still runs: a busy machine may
+	// take longer than it to get here.
 	st = p.Stat().Endpoints[0]
-	if st.Backoff != 2*initial || !st.BackedOffUntil.After(time.Now()) || st.Drops != 4 {
+	if st.Backoff != 2*initial || st.Drops != 4 {
 		t.Fatalf("after the 4th drop: %+v, want a backoff of %v", st, 2*initial)
 	}
-	if ep, err := runOn(t, p); ep != "good" || err != nil {
-		t.Fatalf("while backed off again: on %s, %v; want the healthy endpoint", ep, err)
+	if d := ev.of(pool.EventEndpointDropped); len(d) != 4 || d[3].Duration != 2*initial {
+		t.Fatalf("EventEndpointDropped %+v, want the 4th to back the flapper off for %v", d, 2*initial)
 	}
 	// The endpoint recovers: its next session, past the backoff, ends
 	// clean, and that resets the streak: one drop after it backs nothing
