@@ -136,11 +136,14 @@ type Config struct {
 	// the protocol before answering the Configure is skipped (not one
 	// that refused the Configure with an Error or closed on it with 1008
 	// or 1009, which may be the session.Config's fault, unless the same
-	// checkout then got its session elsewhere: see Checkout): Initial
+	// checkout then got its session elsewhere: see Checkout), and one
+	// that dropped three sessions in a row after starting them (see the
+	// package documentation, "Sessions an endpoint drops"): Initial
 	// after the first failure, doubling
-	// up to Max, back to Initial after a successful start; a Retry-After
-	// from the server is honoured when longer, up to 5 minutes or Max,
-	// whichever is longer.
+	// up to Max, back to Initial after a successful start (for an
+	// endpoint that drops sessions, after one ends clean there); a
+	// Retry-After from the server is honoured when longer, up to 5
+	// minutes or Max, whichever is longer.
 	// Zero fields take the RestartBackoff defaults.
 	EndpointBackoff Backoff
 	// NoResume turns off the automatic resumption of remote sessions after

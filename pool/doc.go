@@ -79,8 +79,57 @@
 // refused the resume fails at once with an error matching
 // session.ErrNoReplica. Stats.Endpoints reports each endpoint
 // (outstanding sessions, checkouts, dial failures, refusals, start
-// failures, resumes, backoff), Session.Endpoint and Event.Endpoint name
-// it, and the metrics carry it as [AttrEndpoint].
+// failures, resumes, drops, backoff), Session.Endpoint and Event.Endpoint
+// name it, and the metrics carry it as [AttrEndpoint].
+//
+// # Sessions an endpoint drops
+//
+// An endpoint may accept sessions and then lose them: a server that
+// crashes or restarts under its sessions, a balancer or proxy that resets
+// connections. Such an endpoint starts every session fine, so no start
+// failure backs it off, and having the fewest sessions it would take
+// every checkout. So the pool looks at what ended each remote session
+// after its start (its Cause, as soon as the turn that met it returns,
+// else at Close) and charges the endpoint with the ends that are its own:
+//
+//   - the connection ended without a Close frame (a TCP reset or EOF, a
+//     TLS or network error: RFC 6455's abnormal closure, 1006; the
+//     *session.DisconnectedError's Code is -1);
+//   - the server closed it with 1000 or 1005 (a session its client had not
+//     ended), 1001 (going away: shut down or past its drain grace under a
+//     turn), 1002 (a WebSocket protocol error), 1011 for anything but its
+//     worker (its reason does not begin "worker failed", the reason
+//     `montygo serve` gives when the worker behind the session fails),
+//     1012 (restarting), 1013 (try again later: its worker pool is
+//     unhealthy) or 1014 (a bad gateway);
+//   - the server broke the protocol (a *session.ProtocolError), except by
+//     a frame over this side's frame cap or decode budget, which may be
+//     the size of a value the session's code made.
+//
+// These are the session's or its caller's, and charge nothing: the
+// server's worker exceeded its memory limit (4003, matching
+// worker.ErrMemoryLimit) or crashed while it ran the session's code
+// (1011 "worker failed: ...", or a FatalError it announced: a
+// *session.RemoteCrashError), as the code may make a local worker do; a
+// session limit or timeout (4000 idle, 4001 session, 4002 turn, 4004
+// max_duration backstop); a request the server could not take (1003,
+// 1007, 1008, 1009, 1010); a drain that handed the session its dump (a
+// *session.ShutdownError, resumed elsewhere); the caller's cancel,
+// deadline, Kill, Close or Destroy; and close codes the pool does not know
+// (other codes in 3000–4999).
+//
+// After three such drops in a row the endpoint is backed off as a failed
+// start is (EndpointBackoff), and the checkouts go to the other endpoints
+// or the local workers. Past its backoff it is tried again; while no
+// session has ended clean there since (closed idle and unbroken), a start
+// that succeeds does not end its backoff step, and each further drop
+// backs it off again at once, for twice as long. A session that ends clean
+// resets the count. A drop is still the error of the turn that met it,
+// returned to the caller as before; [EventEndpointDropped] reports it
+// (with the backoff it started, if any), Stats.Endpoints counts it
+// (EndpointStat.Drops) and [MetricEndpointDrops] records it. Drops
+// charge the endpoint the session runs on when it is lost (after a resume,
+// the one it moved to).
 //
 // # Observing it
 //
@@ -94,8 +143,8 @@
 // [AttrCheckoutOutcome]: idle, waited, spawned, exhausted, error),
 // [MetricWorkerTerminated] (by [AttrReason]), [MetricSessionDuration] (by
 // outcome: ok, error, abandoned), [MetricSessionResumed] (remote sessions
-// resumed after a drain, by endpoint and outcome) and
-// [MetricEndpointFailures]; checked-out sessions add package session's
+// resumed after a drain, by endpoint and outcome),
+// [MetricEndpointFailures] and [MetricEndpointDrops]; checked-out sessions add package session's
 // spans and metrics through the same providers. Crash
 // reasons are the Reason constants: announced, vanished, memory, timeout,
 // protocol, canceled, and for remote sessions drained.

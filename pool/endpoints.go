@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
@@ -81,9 +84,15 @@ type EndpointStat struct {
 	// Resumes counts sessions that moved here (their dial succeeded)
 	// after another endpoint drained.
 	Resumes int64
-	// Backoff is the current backoff step (0 after a successful start)
-	// and BackedOffUntil when the endpoint is tried again (zero, or in the
-	// past: now).
+	// Drops counts sessions that started here and were then lost by the
+	// endpoint's fault (a connection reset or closed without a Close
+	// frame, a server failing or going away under them; not their code's
+	// crash or limits: see the package documentation, "Sessions an
+	// endpoint drops"). Three in a row back the endpoint off.
+	Drops int64
+	// Backoff is the current backoff step (0 after a successful start,
+	// unless the endpoint's last sessions were dropped) and BackedOffUntil
+	// when the endpoint is tried again (zero, or in the past: now).
 	Backoff        time.Duration
 	BackedOffUntil time.Time
 }
@@ -105,6 +114,10 @@ type endpoint struct {
 	startFails, resumes            int64
 	wait                           time.Duration
 	until                          time.Time
+	// drops counts the sessions the endpoint dropped (droppedByEndpoint)
+	// and streak those since a session last ended clean there.
+	drops  int64
+	streak int
 }
 
 // remoteRef is where a remote Session currently runs; guarded by Pool.mu.
@@ -250,8 +263,9 @@ func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Conf
 	p.mu.Lock()
 	e.checkouts++
 	// A start that got through (after a refusal its negotiation redial
-	// waited out, say) ends any backoff.
-	e.wait, e.until = 0, time.Time{}
+	// waited out, say) ends any backoff, unless the endpoint's sessions
+	// drop: it starts them fine and then loses them.
+	e.clearBackoffLocked()
 	closing := p.closing.Load()
 	if !closing {
 		p.remote[ps] = struct{}{}
@@ -413,7 +427,7 @@ func (p *Pool) resumed(ref *remoteRef, err error) {
 	p.mu.Lock()
 	ep := ref.ep.Name
 	if err == nil {
-		ref.ep.wait, ref.ep.until = 0, time.Time{}
+		ref.ep.clearBackoffLocked()
 	}
 	p.mu.Unlock()
 	p.tel.resumeDone(ep, err)
@@ -436,6 +450,130 @@ func (p *Pool) backOffLocked(e *endpoint, retryAfter time.Duration) {
 // maxRetryAfter bounds the Retry-After a pool honours, unless
 // EndpointBackoff.Max is longer.
 const maxRetryAfter = 5 * time.Minute
+
+// clearBackoffLocked ends e's backoff after a start or a resume that got
+// through, unless e's last dropsToBackOff sessions or more were dropped:
+// an endpoint that flaps starts sessions fine and then loses them, so a
+// start says nothing of it. Its backoff then runs its course (a start
+// there was chosen before it began), and its step stays, so that the next
+// drop backs it off twice as long; a session that ends clean resets the
+// streak, and the next start the step.
+func (e *endpoint) clearBackoffLocked() {
+	if e.streak < dropsToBackOff {
+		e.wait, e.until = 0, time.Time{}
+	}
+}
+
+// dropsToBackOff is how many sessions in a row an endpoint may drop
+// (droppedByEndpoint) before it is backed off; every further drop before
+// a session ends clean there backs it off again. One drop may be chance
+// (a restart of the server, a blip of the network); three in a row, with
+// no session ending clean between them, is an endpoint that fails the
+// sessions placed on it.
+const dropsToBackOff = 3
+
+// droppedByEndpoint reports whether cause, the error that ended a remote
+// session after its start, is the endpoint's fault rather than that of
+// the code the session ran or of its caller (the package documentation,
+// "Sessions an endpoint drops", has the full list):
+//
+//   - the connection ended without a Close frame (code -1: a reset, an
+//     EOF, a TLS or network failure; what RFC 6455 calls 1006), or with
+//     a Close frame that names no failure of the session's (1000 or 1005:
+//     the server ended a session its client had not ended), 1001 (going
+//     away: a server shutting down under a turn; a drain that hands the
+//     session its dump is a *session.ShutdownError instead, which
+//     resumes), 1002 (a WebSocket protocol error), 1011 for anything but
+//     its worker (see workerFailed), 1012 (restarting), 1013 (try again
+//     later: the server's worker pool is unhealthy) or 1014 (a bad
+//     gateway in front of it);
+//   - the server broke the protocol (a *session.ProtocolError: a frame
+//     that cannot be decoded, a second answer to one request), unless
+//     the frame was only too big (over this side's frame cap or decode
+//     budget, which the session's code may have caused).
+//
+// Not the endpoint's: the worker's own end (4003, its memory limit; 1011
+// with a "worker failed" reason, a crash while it ran the session's code;
+// a FatalError it announced, *session.RemoteCrashError), the session's
+// limits and timeouts (4000 to 4004), a request the server could not take
+// (1003, 1007, 1008, 1009, 1010), codes this package does not know (the
+// 3000 and other 4000 ranges) and everything the caller did (a cancel, a
+// deadline, Kill, Close).
+func droppedByEndpoint(cause error) bool {
+	var (
+		sd *session.ShutdownError
+		de *session.DisconnectedError
+		pe *session.ProtocolError
+	)
+	switch {
+	case errors.As(cause, &sd):
+		// A drain; a resume that failed is wrapped in it and accounted
+		// for by OnDial and OnResume.
+		return false
+	case errors.As(cause, &de):
+		switch de.Code {
+		case -1, 1000, 1001, 1002, 1005, 1012, 1013, 1014:
+			return true
+		case 1011:
+			return !workerFailed(de.Reason)
+		}
+		return false
+	case errors.As(cause, &pe):
+		// Not a frame over this side's cap or decode budget: the session's
+		// code may have made a value that big, and this side's limits may
+		// be tighter than the server's.
+		return !errors.Is(pe, frame.ErrTooLarge) && !errors.Is(pe, codec.ErrBudget)
+	}
+	return false
+}
+
+// workerFailed reports whether the reason of a 1011 Close names the
+// server's worker as what failed: `montygo serve` closes with "worker
+// failed: ..." when the worker behind a session crashed, was killed at its
+// reply bound or could not be started, and with other reasons for its own
+// failures. A worker that crashes while it runs the session's code is no
+// sign of a failing endpoint: the code may have crashed it, as it would a
+// local worker (whose crashes while running code the pool does not count
+// against its restart cap either).
+func workerFailed(reason string) bool {
+	return strings.HasPrefix(reason, "worker failed")
+}
+
+// chargeDrop accounts for the loss of the remote session s, whose cause
+// is cause, once: when it is the endpoint's fault (droppedByEndpoint) the
+// endpoint's drop count and streak go up, and the streak's
+// dropsToBackOff-th drop, and every one after it, backs the endpoint off.
+// The caller sees the drop as before (it is the error of its turn). A
+// session the pool is closing is not charged: Close ends it.
+func (p *Pool) chargeDrop(s *Session, cause error) {
+	if cause == nil || p.closing.Load() || !droppedByEndpoint(cause) || !s.dropped.CompareAndSwap(false, true) {
+		return
+	}
+	var backoff time.Duration
+	p.mu.Lock()
+	e := s.ref.ep
+	e.drops++
+	e.streak++
+	if e.streak >= dropsToBackOff {
+		p.backOffLocked(e, 0)
+		backoff = e.wait
+	}
+	p.mu.Unlock()
+	p.emit(Event{Kind: EventEndpointDropped, Endpoint: e.Name, Duration: backoff, Err: cause})
+}
+
+// turnEnded charges the endpoint of a remote session whose turn failed
+// with the drop, if the connection was lost (chargeDrop), as soon as the
+// turn returns rather than at Close: the checkouts meanwhile already
+// avoid the endpoint. A session released meanwhile is left to
+// releaseRemote, which looked at its cause before closing it (the close
+// itself fails the turn).
+func (s *Session) turnEnded(err error) {
+	if err == nil || s.ref == nil || s.released.Load() {
+		return
+	}
+	s.pool.chargeDrop(s, s.s.Cause())
+}
 
 // startFailed releases e's slot after a failed start and accounts for it,
 // unless blameless: the caller cancelled it (as for a dial, a caller's
@@ -510,14 +648,18 @@ func (p *Pool) releaseRemote(s *Session, destroyed Reason) {
 	}
 	destroy := destroyed != ""
 	var reason Reason
+	cause := s.s.Cause()
 	switch {
-	case s.s.Cause() != nil:
+	case cause != nil:
 		// What ended the session (a drop, a drain), even when the caller
 		// destroys it afterwards, as for a local worker.
 		reason = DestroyRequested
-		if r, ok := crashReason(s.s.Cause()); ok {
+		if r, ok := crashReason(cause); ok {
 			reason = r
 		}
+		// A drop no turn reported (the caller did not look, or the turn
+		// that saw it raced with this release).
+		p.chargeDrop(s, cause)
 	case destroy:
 		reason = destroyed
 	case s.s.State() == session.StateClosed:
@@ -537,6 +679,10 @@ func (p *Pool) releaseRemote(s *Session, destroyed Reason) {
 	p.mu.Lock()
 	e := s.ref.ep
 	e.outstanding--
+	if reason == "" {
+		// A session that ended clean: the endpoint serves.
+		e.streak = 0
+	}
 	s.ref.released = true
 	delete(p.remote, s)
 	p.drainedLocked()
@@ -555,7 +701,7 @@ func (p *Pool) endpointStatsLocked() []EndpointStat {
 		out[i] = EndpointStat{
 			Name: e.Name, URL: redact.URL(e.URL), Outstanding: e.outstanding, Checkouts: e.checkouts,
 			DialFailures: e.dialFails, Refusals: e.refusals, StartFailures: e.startFails,
-			Resumes: e.resumes, Backoff: e.wait, BackedOffUntil: e.until,
+			Resumes: e.resumes, Drops: e.drops, Backoff: e.wait, BackedOffUntil: e.until,
 		}
 	}
 	return out

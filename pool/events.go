@@ -84,6 +84,10 @@ const (
 //	EventHealthy      the restart window passed; the pool starts workers again
 //	EventEndpointFailed  a remote session could not be started: Endpoint, Duration, Err
 //	EventEndpointClosed  a remote session ended (its connection closed): Endpoint, Reason ("" when it ended idle and unbroken), Err (its Cause)
+//	EventEndpointDropped a remote session was lost by its endpoint's fault (see "Sessions an endpoint drops"
+//	                     in the package documentation), noticed by the turn that failed or at Close: Endpoint,
+//	                     Err (the session's Cause), Duration (how long the endpoint is now skipped when this
+//	                     drop backed it off, else 0); its EventEndpointClosed follows at Close
 //
 // EventCheckout sets Endpoint too: LocalEndpoint for a local worker, else
 // the endpoint's name (WorkerID and Pid are then zero, and Duration is how
@@ -108,23 +112,25 @@ const (
 	EventHealthy
 	EventEndpointFailed
 	EventEndpointClosed
+	EventEndpointDropped
 )
 
 var eventNames = [...]string{
-	EventSpawn:          "spawn",
-	EventSpawnFailed:    "spawn_failed",
-	EventReplace:        "replace",
-	EventCheckout:       "checkout",
-	EventExhausted:      "exhausted",
-	EventRelease:        "release",
-	EventRecycle:        "recycle",
-	EventScaleDown:      "scale_down",
-	EventDestroy:        "destroy",
-	EventCrash:          "crash",
-	EventUnhealthy:      "unhealthy",
-	EventHealthy:        "healthy",
-	EventEndpointFailed: "endpoint_failed",
-	EventEndpointClosed: "endpoint_closed",
+	EventSpawn:           "spawn",
+	EventSpawnFailed:     "spawn_failed",
+	EventReplace:         "replace",
+	EventCheckout:        "checkout",
+	EventExhausted:       "exhausted",
+	EventRelease:         "release",
+	EventRecycle:         "recycle",
+	EventScaleDown:       "scale_down",
+	EventDestroy:         "destroy",
+	EventCrash:           "crash",
+	EventUnhealthy:       "unhealthy",
+	EventHealthy:         "healthy",
+	EventEndpointFailed:  "endpoint_failed",
+	EventEndpointClosed:  "endpoint_closed",
+	EventEndpointDropped: "endpoint_dropped",
 }
 
 // String returns the kind's stable name, for example "spawn" or
@@ -155,7 +161,8 @@ type Event struct {
 	// Spawned reports, for a checkout that waited, that the worker it got
 	// had just been started (rather than given back by another session).
 	Spawned bool
-	// Duration is how long a start took.
+	// Duration is how long a start took; for EventEndpointDropped, how
+	// long the endpoint is backed off.
 	Duration time.Duration
 	// Err is the error behind the event.
 	Err error

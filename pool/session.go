@@ -36,6 +36,7 @@ type Session struct {
 	ref      *remoteRef // where a remote session runs; nil for a local one
 	released atomic.Bool
 	returned atomic.Bool // Close gave the worker back to the pool
+	dropped  atomic.Bool // the loss of a remote session was charged to its endpoint
 	start    time.Time   // when the checkout handed it out
 }
 
@@ -88,45 +89,65 @@ func (s *Session) RemoteSessionID() []byte { return s.s.RemoteSessionID() }
 // leaves the session usable but not reusable (session.Session.Reusable):
 // its worker is destroyed on Close rather than handed to another checkout.
 func (s *Session) Run(ctx context.Context, code string, opts ...session.RunOption) (*session.Result, error) {
-	return s.s.Run(ctx, code, opts...)
+	r, err := s.s.Run(ctx, code, opts...)
+	s.turnEnded(err)
+	return r, err
 }
 
 // Continue is session.Session.Continue.
 func (s *Session) Continue(ctx context.Context, opts ...session.RunOption) (*session.Result, error) {
-	return s.s.Continue(ctx, opts...)
+	r, err := s.s.Continue(ctx, opts...)
+	s.turnEnded(err)
+	return r, err
 }
 
 // Feed is session.Session.Feed.
 func (s *Session) Feed(ctx context.Context, code string, inputs ...session.Input) (*message.ChildEvent, error) {
-	return s.s.Feed(ctx, code, inputs...)
+	ev, err := s.s.Feed(ctx, code, inputs...)
+	s.turnEnded(err)
+	return ev, err
 }
 
 // Do is session.Session.Do.
 func (s *Session) Do(ctx context.Context, req message.Request) (*message.ChildEvent, error) {
-	return s.s.Do(ctx, req)
+	ev, err := s.s.Do(ctx, req)
+	s.turnEnded(err)
+	return ev, err
 }
 
 // Resume is session.Session.Resume.
 func (s *Session) Resume(ctx context.Context, a session.Answer) (*message.ChildEvent, error) {
-	return s.s.Resume(ctx, a)
+	ev, err := s.s.Resume(ctx, a)
+	s.turnEnded(err)
+	return ev, err
 }
 
 // AbortFeed is session.Session.AbortFeed.
 func (s *Session) AbortFeed(ctx context.Context, exc *message.RaisedException) (*message.ChildEvent, error) {
-	return s.s.AbortFeed(ctx, exc)
+	ev, err := s.s.AbortFeed(ctx, exc)
+	s.turnEnded(err)
+	return ev, err
 }
 
 // Dump is session.Session.Dump.
-func (s *Session) Dump(ctx context.Context) ([]byte, error) { return s.s.Dump(ctx) }
+func (s *Session) Dump(ctx context.Context) ([]byte, error) {
+	b, err := s.s.Dump(ctx)
+	s.turnEnded(err)
+	return b, err
+}
 
 // Load is session.Session.Load.
 func (s *Session) Load(ctx context.Context, state []byte) (*message.ChildEvent, error) {
-	return s.s.Load(ctx, state)
+	ev, err := s.s.Load(ctx, state)
+	s.turnEnded(err)
+	return ev, err
 }
 
 // LoadWith is session.Session.LoadWith.
 func (s *Session) LoadWith(ctx context.Context, state []byte, opts session.LoadOptions) (*message.ChildEvent, error) {
-	return s.s.LoadWith(ctx, state, opts)
+	ev, err := s.s.LoadWith(ctx, state, opts)
+	s.turnEnded(err)
+	return ev, err
 }
 
 // Reset is session.Session.Reset.

@@ -42,6 +42,9 @@ const (
 	// MetricEndpointFailures counts remote session starts that failed, by
 	// endpoint.
 	MetricEndpointFailures = "monty.pool.endpoint.failures"
+	// MetricEndpointDrops counts remote sessions lost by their endpoint's
+	// fault after they started (EventEndpointDropped), by endpoint.
+	MetricEndpointDrops = "monty.pool.endpoint.drops"
 	// AttrEndpoint is the endpoint of a checkout, a session duration or an
 	// endpoint failure: LocalEndpoint or an Endpoint's Name (a closed set
 	// fixed by the Config; never a URL or a token).
@@ -71,6 +74,7 @@ type telemetry struct {
 	// epFailures.
 	byEndpoint map[string]*epOpts
 	epFailures metric.Int64Counter
+	epDrops    metric.Int64Counter
 	terminate  map[Reason][]metric.AddOption
 }
 
@@ -130,6 +134,8 @@ func newTelemetry(p *Pool) *telemetry {
 	if len(p.eps) > 0 {
 		t.epFailures, _ = m.Int64Counter(MetricEndpointFailures, metric.WithUnit("{start}"),
 			metric.WithDescription("Remote session starts that failed, by endpoint."))
+		t.epDrops, _ = m.Int64Counter(MetricEndpointDrops, metric.WithUnit("{session}"),
+			metric.WithDescription("Remote sessions lost by their endpoint's fault after they started, by endpoint."))
 		t.resumed, _ = m.Int64Counter(MetricSessionResumed, metric.WithUnit("{session}"),
 			metric.WithDescription("Remote sessions resumed after a drain, by the endpoint they resumed on and outcome (ok, error)."))
 		t.byEndpoint = make(map[string]*epOpts, len(p.eps))
@@ -345,6 +351,14 @@ func (t *telemetry) observe(e Event) {
 	case EventEndpointFailed:
 		t.epFailures.Add(bg, 1, t.at(e.Endpoint).epFail...)
 		t.log.Warn("monty pool: remote session start failed", slog.String("endpoint", e.Endpoint), slog.Any("error", e.Err))
+	case EventEndpointDropped:
+		t.epDrops.Add(bg, 1, t.at(e.Endpoint).epFail...)
+		if e.Duration > 0 {
+			t.log.Warn("monty pool: endpoint backed off after dropping sessions", slog.String("endpoint", e.Endpoint),
+				slog.Duration("backoff", e.Duration), slog.Any("error", e.Err))
+		} else {
+			t.log.Warn("monty pool: remote session dropped by its endpoint", slog.String("endpoint", e.Endpoint), slog.Any("error", e.Err))
+		}
 	case EventCrash, EventDestroy:
 		t.terminated.Add(bg, 1, t.terminatedOpts(e.Reason)...)
 		if e.Kind == EventDestroy {

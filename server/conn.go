@@ -514,6 +514,11 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 		p.end(CloseDurationBackstop, "max_duration overrun", OutcomeDuration)
 	default:
 		p.log.Warn("worker lost", slog.Any("error", err))
+		// The reason begins "worker failed" for every failure of the
+		// worker, and no other 1011 of this server's does: gomonty's pool
+		// tells by it a worker the session's code may have crashed from a
+		// failing server, which it backs off (docs/PROTOCOL.md, "Close
+		// codes"; pool's TestUserFailuresDoNotBackOffTheEndpoint).
 		p.end(CloseWorkerFailed, safetext.Prefix(fmt.Sprint("worker failed: ", err), 120), OutcomeWorkerFailed)
 	}
 	return err
