@@ -16,8 +16,9 @@ const (
 	// CloseTooLarge: a message over the frame cap.
 	CloseTooLarge = 1009
 	// CloseWorkerFailed: the worker behind the session crashed, failed
-	// to start, or stopped answering a turn that runs no code (a Dump or
-	// a Load its session's reply bound, session.LimitReply, ended).
+	// to start, stopped answering a turn that runs no code (a Dump or a
+	// Load its session's reply bound, session.LimitReply, ended), or was
+	// killed on a timeout that is no duration limit of the client's.
 	CloseWorkerFailed = 1011
 	// CloseTryAgainLater: the session was admitted, but by its Configure
 	// the worker pool had become unhealthy (its restart cap tripped) and
@@ -34,10 +35,12 @@ const (
 	// CloseMemoryLimit: the worker exceeded its memory limit and exited
 	// (upstream's code).
 	CloseMemoryLimit = 4003
-	// CloseDurationBackstop: the worker overran its max_duration by more
-	// than the watchdog grace and was killed. A worker killed at the
-	// reply bound of a turn that runs no code overran no limit of the
-	// client's: that is CloseWorkerFailed.
+	// CloseDurationBackstop: the worker overran its max_duration (at
+	// protocol 5, or its max_feed_duration or max_turn_duration; the
+	// close reason names the limit) by more than the watchdog grace and
+	// was killed. A worker killed at the reply bound of a turn that runs
+	// no code overran no limit of the client's: that is
+	// CloseWorkerFailed.
 	CloseDurationBackstop = 4004
 )
 

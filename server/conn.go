@@ -485,9 +485,6 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 	if errors.As(err, &v) {
 		return err
 	}
-	var me *worker.MemoryLimitError
-	var te *session.TimeoutError
-	var ee *child.ExitError
 	switch {
 	case p.ctx.Err() != nil:
 		// The session's own context ended it (shutdown, session timeout,
@@ -504,22 +501,44 @@ func (p policy) turn(ctx context.Context, f func(context.Context) (message.Event
 		p.end(CloseTryAgainLater, "worker pool unhealthy", OutcomePoolUnhealthy)
 	case tctx.Err() != nil:
 		p.end(CloseTurnTimeout, "turn timeout", OutcomeTurnTimeout)
-	case errors.As(err, &me), errors.As(err, &ee) && ee.Code == protocol.ExitOOM:
-		p.end(CloseMemoryLimit, "worker memory limit", OutcomeMemory)
-	case errors.As(err, &te) && te.Limit != session.LimitReply:
-		// The watchdog past max_duration. Its reply bound (LimitReply)
-		// kills a worker that never answered a turn running no code (a
-		// Dump, a Load): no limit of the client's was overrun, so that
-		// is the worker's failure (the default case).
-		p.end(CloseDurationBackstop, "max_duration overrun", OutcomeDuration)
 	default:
-		p.log.Warn("worker lost", slog.Any("error", err))
-		// The reason begins "worker failed" for every failure of the
-		// worker, and no other 1011 of this server's does: gomonty's pool
-		// tells by it a worker the session's code may have crashed from a
-		// failing server, which it backs off (docs/PROTOCOL.md, "Close
-		// codes"; pool's TestUserFailuresDoNotBackOffTheEndpoint).
-		p.end(CloseWorkerFailed, safetext.Prefix(fmt.Sprint("worker failed: ", err), 120), OutcomeWorkerFailed)
+		code, reason, outcome := lostClose(err)
+		if code == CloseWorkerFailed {
+			p.log.Warn("worker lost", slog.Any("error", err))
+		}
+		p.end(code, reason, outcome)
 	}
 	return err
+}
+
+// lostClose returns the close code, reason and outcome of a session whose
+// worker was lost with err, no context of the server's having ended it: a
+// memory-limit exit is 4003; the watchdog's kill past a duration limit
+// of the client's is 4004, the reason naming the limit (max_duration, or
+// at protocol 5 max_feed_duration or max_turn_duration); anything else is
+// the worker's failure (1011), among them the watchdog's reply bound
+// (session.LimitReply: a worker that never answered a turn running no
+// code, a Dump or a Load, overran no limit of the client's), a
+// *session.TimeoutError of no limit (a context's, or an AbortFeed left
+// unanswered within session.Config.AbortTimeout) and one of a limit this
+// server does not know.
+func lostClose(err error) (code int, reason, outcome string) {
+	var me *worker.MemoryLimitError
+	var te *session.TimeoutError
+	var ee *child.ExitError
+	switch {
+	case errors.As(err, &me), errors.As(err, &ee) && ee.Code == protocol.ExitOOM:
+		return CloseMemoryLimit, "worker memory limit", OutcomeMemory
+	case errors.As(err, &te):
+		switch te.Limit {
+		case session.LimitDuration, session.LimitFeed, session.LimitTurn:
+			return CloseDurationBackstop, te.Limit.String() + " overrun", OutcomeDuration
+		}
+	}
+	// The reason begins "worker failed" for every failure of the worker,
+	// and no other 1011 of this server's does: gomonty's pool tells by it
+	// a worker the session's code may have crashed from a failing server,
+	// which it backs off (docs/PROTOCOL.md, "Close codes"; pool's
+	// TestUserFailuresDoNotBackOffTheEndpoint).
+	return CloseWorkerFailed, safetext.Prefix(fmt.Sprint("worker failed: ", err), 120), OutcomeWorkerFailed
 }

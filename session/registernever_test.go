@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
 
@@ -42,14 +43,14 @@ func (c *neverJSONChan) UnmarshalJSON([]byte) error { *c = make(neverJSONChan); 
 // stubs. Results are checked by the same rule: a refused result type is
 // one FromGo refuses even as its zero value. One case goes one way only:
 // a parameter of a type that decodes through its UnmarshalText or
-// UnmarshalJSON takes a str, so Register accepts it, though the stubs,
-// which declare what converts both ways, write Never (it still does
-// not convert out: as a result it is refused).
+// UnmarshalJSON takes a str, so Register accepts it, and the stubs
+// annotate it as what decodes into it (TestStubsUnmarshalOnlyParams);
+// it still does not convert out: as a result it is refused.
 func TestRegisterRefusesUnconvertibleTypes(t *testing.T) {
 	for _, tc := range []struct {
 		typ        reflect.Type
 		refuse     bool
-		unmarshals bool // accepted as a parameter, Never in the stubs, refused as a result
+		unmarshals bool // accepted as a parameter, not Never there in the stubs, refused as a result
 	}{
 		{reflect.TypeFor[chan int](), true, false},
 		{reflect.TypeFor[<-chan string](), true, false},
@@ -108,7 +109,7 @@ func TestRegisterRefusesUnconvertibleTypes(t *testing.T) {
 			if !ok {
 				t.Fatalf("no stub for v in:\n%s", stubs)
 			}
-			if never := strings.HasPrefix(after, "Never)"); never != (tc.refuse || tc.unmarshals) {
+			if never := strings.HasPrefix(after, "Never)"); never != tc.refuse {
 				t.Errorf("Register refused %v: %v, but the stubs annotate it as %s", tc.typ, tc.refuse, after[:strings.Index(after, ")")])
 			}
 			if tc.unmarshals {
@@ -188,5 +189,88 @@ func TestRegisterClassRefusesUnconvertibleMethods(t *testing.T) {
 		case tc.want != "" && (reg.class("W") != nil || reg.classOf(reflect.TypeFor[neverWidget]()) != nil):
 			t.Errorf("%v %T: refused, but registered", tc.methods, tc.ctor)
 		}
+	}
+}
+
+// neverFields has fields of every sort the field check tells apart.
+type neverFields struct {
+	N       int
+	Ch      chan int
+	Fn      func()
+	Cx      complex128
+	PtrCh   *chan int
+	ChList  []chan int
+	Text    neverTextFunc
+	Skipped chan int `monty:"-"`
+	Next    *neverFields
+	Same    neverClassChan
+	_       chan int
+}
+
+// TestRegisterClassRefusesUnconvertibleFields: a host class whose field
+// converts out to no sandbox value (a channel, a func, a complex number,
+// a type that only decodes through UnmarshalText) was registered, and
+// then every instance sent with that field eager failed, as did every
+// read of it lazy. RegisterClass now refuses the class, naming the
+// field, by the rule of results (the stubs' typing.Never); a field that
+// converts (a pointer to one: None; a slice of them: an empty one; the
+// class's own type; a registered class) is accepted, and so is LazyAll
+// over a struct whose unconvertible fields are unexported (or blank) or
+// tagged `monty:"-"`.
+func TestRegisterClassRefusesUnconvertibleFields(t *testing.T) {
+	for _, tc := range []struct {
+		p    Policy
+		want string // in the error; "" for none
+	}{
+		{p: Policy{Eager: []string{"N", "PtrCh", "ChList", "Next"}, Lazy: []string{"Same"}}},
+		{p: Policy{Eager: []string{"N", "Ch"}}, want: `field "Ch" is a chan int`},
+		{p: Policy{Lazy: []string{"Fn"}}, want: `field "Fn" is a func()`},
+		{p: Policy{Lazy: []string{"Cx"}}, want: `field "Cx" is a complex128`},
+		{p: Policy{Eager: []string{"Text"}}, want: `field "Text" is a session.neverTextFunc`},
+		{p: Policy{LazyAll: true}, want: `field "Ch" is a chan int`},
+	} {
+		reg := NewRegistry().MustRegisterClass("Chan", MustClassOf[neverClassChan]("Chan", Policy{}))
+		c, err := ClassOf[neverFields]("F", tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = reg.RegisterClass("F", c)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc.p, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), "class F: "+tc.want)):
+			t.Errorf("%+v: %v, want an error with %s", tc.p, err, tc.want)
+		case tc.want != "" && (reg.class("F") != nil || reg.classOf(reflect.TypeFor[neverFields]()) != nil):
+			t.Errorf("%+v: refused, but registered", tc.p)
+		}
+		// An accepted class's instances convert; a refused one's, with
+		// the field eager, do not.
+		s, _ := startFake(t, Config{}, func(*message.ParentRequest) fakeReply { return reply(completeInt(0)) })
+		r := s.newRunner(bg, []RunOption{WithFunctions(reg)})
+		eager := append(append([]string(nil), tc.p.Eager...), tc.p.Lazy...)
+		if tc.p.LazyAll {
+			eager = []string{"N", "Ch"}
+		}
+		var g value.Graph
+		_, err = r.encode(&g, Object(MustClassOf[neverFields]("F", Policy{Eager: eager}), &neverFields{}))
+		if (err != nil) != (tc.want != "") {
+			t.Errorf("%+v: sending an instance with %v eager: %v", tc.p, eager, err)
+		}
+		r.finish()
+	}
+	// A refused field's zero value converts to nothing.
+	for _, v := range []any{chan int(nil), func() {}, complex128(0), neverTextFunc(nil)} {
+		if _, err := value.FromGo(&value.Graph{}, v); err == nil {
+			t.Errorf("FromGo(%T) converts, but its field was refused", v)
+		}
+	}
+	// Without the unconvertible exported fields, LazyAll is accepted.
+	type clean struct {
+		N  int
+		Ch chan int `monty:"-"`
+		_  func()
+	}
+	if err := NewRegistry().RegisterClass("C", MustClassOf[clean]("C", Policy{LazyAll: true})); err != nil {
+		t.Errorf("LazyAll without unconvertible fields: %v", err)
 	}
 }

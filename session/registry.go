@@ -342,7 +342,10 @@ func (r *Registry) SetValue(name string, v any) {
 // Go type takes over that conversion. It replaces any function or value
 // registered as name. Like Register, it refuses a class with a method or
 // constructor that no call could succeed with (a parameter or result of
-// a type that never converts), counting c itself as registered.
+// a type that never converts), or with a field (Eager, Lazy, or exposed
+// by LazyAll) of a type that converts out to no sandbox value (a
+// channel, a func, a complex number, ...; the type [Registry.Stubs]
+// annotates as typing.Never), counting c itself as registered.
 func (r *Registry) RegisterClass(name string, c *Class) error {
 	name, err := globalName(name)
 	if err != nil {
@@ -373,9 +376,23 @@ func (r *Registry) RegisterClass(name string, c *Class) error {
 	return nil
 }
 
-// classUnconvertible is unconvertible for each of c's methods (by name)
-// and its constructor.
+// classUnconvertible refuses a class with a field (eager, lazy, or one
+// LazyAll exposes) of a type that converts out to no sandbox value (its
+// stub type is typing.Never, see unconvertible): every instance sent
+// with it eager, and every read of it lazy, would fail. Then it is
+// unconvertible for the constructor and each method (by name).
 func (r *Registry) classUnconvertible(c *Class) error {
+	st := stubWriter{r: r}
+	for _, f := range c.eager {
+		if st.pyType(f.typ) == "Never" {
+			return fieldUnconvertible(c, f, "every instance sent would fail")
+		}
+	}
+	for _, name := range sortedKeys(c.fields) {
+		if f := c.fields[name]; st.pyType(f.typ) == "Never" {
+			return fieldUnconvertible(c, f, "every read of it would fail")
+		}
+	}
 	if c.ctor != nil {
 		if err := r.unconvertible(c.ctor); err != nil {
 			return err
@@ -387,6 +404,10 @@ func (r *Registry) classUnconvertible(c *Class) error {
 		}
 	}
 	return nil
+}
+
+func fieldUnconvertible(c *Class, f field, why string) error {
+	return fmt.Errorf("monty session: class %s: field %q is a %v, which converts to no sandbox value, so %s (its stub type is typing.Never); expose a type the conversions accept, leave the field out (a `monty:\"-\"` tag keeps LazyAll off it), or register a host class for %v first", c.name, f.name, f.typ, why, f.typ)
 }
 
 // MustRegisterClass is RegisterClass that panics on error; it returns r

@@ -442,6 +442,9 @@ func (r *runner) invoke(h *hostFunc, c *Call) (v any, err error) {
 func (r *runner) buildFeed(code string) (*message.Feed, error) {
 	feed := &message.Feed{Code: code}
 	for _, in := range r.o.inputs {
+		if err := checkInputName(in.Name); err != nil {
+			return nil, err
+		}
 		root, err := r.encode(&feed.Values, in.Value)
 		if err != nil {
 			return nil, &InvalidRequestError{Err: fmt.Errorf("input %q: %w", in.Name, err)}

@@ -32,7 +32,9 @@ import (
 // values they convert to (value.Exception: BaseException,
 // value.ClassValue: type), a type no conversion takes (a channel, a
 // complex number, big.Float) or a map key type that value.KeyConverts
-// refuses: typing.Never, so that dict[Never, V] takes only an empty dict,
+// refuses: typing.Never (but as a parameter, a func or chan type whose
+// pointer has an UnmarshalText: str, an UnmarshalJSON: Any, what decodes
+// into it), so that dict[Never, V] takes only an empty dict,
 // the one such map FromGo converts (ToGo also decodes named tuple keys
 // into a struct key type, but the stubs declare only what converts both
 // ways), anything else: Any). Parameters named with
@@ -190,9 +192,12 @@ type stubWriter struct {
 	r                      *Registry
 	datetime, pathlib, any bool
 	never, notRequired     bool
-	dicts                  map[reflect.Type]string // TypedDict name of a struct type
-	dictTypes              map[string]reflect.Type // and back
-	pending                []reflect.Type          // named, not yet written
+	// in is set while a parameter is annotated (what the sandbox passes
+	// in, see pyTypeIn).
+	in        bool
+	dicts     map[reflect.Type]string // TypedDict name of a struct type
+	dictTypes map[string]reflect.Type // and back
+	pending   []reflect.Type          // named, not yet written
 }
 
 func (st *stubWriter) anyType() string {
@@ -272,13 +277,13 @@ func (st *stubWriter) params(b *strings.Builder, sig *signature, first string) {
 		if sig.names != nil {
 			n = sig.names[i]
 		}
-		ps = append(ps, n+": "+st.pyType(sig.params[i]))
+		ps = append(ps, n+": "+st.pyTypeIn(sig.params[i]))
 	}
 	if sig.names == nil && sig.fixed > 0 {
 		ps = append(ps, "/")
 	}
 	if sig.variadic {
-		ps = append(ps, "*"+freeName("args", sig.names)+": "+st.pyType(sig.params[sig.fixed].Elem()))
+		ps = append(ps, "*"+freeName("args", sig.names)+": "+st.pyTypeIn(sig.params[sig.fixed].Elem()))
 	}
 	b.WriteString(strings.Join(ps, ", "))
 }
@@ -293,13 +298,12 @@ func (st *stubWriter) params(b *strings.Builder, sig *signature, first string) {
 // refuses what the stubs declare. A variadic parameter is not checked: it
 // may take no arguments. Nor is a parameter of a type that ToGo decodes
 // through its UnmarshalText or UnmarshalJSON (a named func or chan type
-// with one): the stubs, which declare only what converts both ways,
-// write Never for it, but a call can succeed. r.mu must be held (for
-// reading at least).
+// with one), which pyTypeIn annotates as what decodes into it (str, or
+// Any). r.mu must be held (for reading at least).
 func (r *Registry) unconvertible(sig *signature) error {
 	st := stubWriter{r: r}
 	for i := range sig.fixed {
-		if t := sig.params[i]; st.pyType(t) == "Never" && !unmarshals(t) {
+		if t := sig.params[i]; st.pyTypeIn(t) == "Never" {
 			which := fmt.Sprintf("argument %d", i+1)
 			if sig.names != nil {
 				which = fmt.Sprintf("parameter %q", sig.names[i])
@@ -311,18 +315,6 @@ func (r *Registry) unconvertible(sig *signature) error {
 		return fmt.Errorf("monty session: %q: the result is a %v, which converts to no sandbox value, so every call would fail (its stub type is typing.Never); return a type the conversions accept, or register a host class for %v first", sig.name, sig.out, sig.out)
 	}
 	return nil
-}
-
-// unmarshals reports whether ToGo decodes into t through its pointer's
-// UnmarshalText or UnmarshalJSON: t is not one of the types ToGo
-// refuses by name (big.Float and big.Rat have an UnmarshalText).
-func unmarshals(t reflect.Type) bool {
-	switch t {
-	case reflect.TypeFor[big.Float](), reflect.TypeFor[big.Rat](), reflect.TypeFor[time.Location]():
-		return false
-	}
-	pt := reflect.PointerTo(t)
-	return pt.Implements(textUnmarshalerStub) || pt.Implements(jsonUnmarshalerStub)
 }
 
 func (st *stubWriter) result(sig *signature) string {
@@ -362,13 +354,13 @@ func (st *stubWriter) class(b *strings.Builder, name string, c *Class) {
 		// set any field; all may be left out.
 		ps := []string{freeName("self", slices.Collect(maps.Keys(c.fields)))}
 		for _, f := range c.eager {
-			ps = append(ps, f.name+": "+st.pyType(f.typ)+" = ...")
+			ps = append(ps, f.name+": "+st.pyTypeIn(f.typ)+" = ...")
 		}
 		if lazy := len(c.fields) > len(c.eager); lazy {
 			ps = append(ps, "*")
 			for _, fname := range sortedKeys(c.fields) {
 				if !seen[fname] {
-					ps = append(ps, fname+": "+st.pyType(c.fields[fname].typ)+" = ...")
+					ps = append(ps, fname+": "+st.pyTypeIn(c.fields[fname].typ)+" = ...")
 				}
 			}
 		}
@@ -427,6 +419,22 @@ var (
 
 // pyType annotates a Go type as the conversions treat it.
 func (st *stubWriter) pyType(t reflect.Type) string { return st.pyTypeAt(t, 0) }
+
+// pyTypeIn annotates the type of a parameter: as pyType, except that a
+// type with no conversion either way but its pointer's UnmarshalText
+// (a named func or chan type with one) is a str, which ToGo decodes into
+// it through that method, and one with UnmarshalJSON instead is Any: ToGo
+// hands that method the JSON text of whatever value the sandbox passes,
+// and which JSON it takes is the method's business (the stubs write Any
+// for the way out through MarshalJSON too). Such a type converts out to
+// nothing, so as a result, a value or a field it stays typing.Never.
+// The TypedDicts of struct types are written for both ways (a struct type
+// has one), so such a field of a struct parameter is Never there.
+func (st *stubWriter) pyTypeIn(t reflect.Type) string {
+	st.in = true
+	defer func() { st.in = false }()
+	return st.pyTypeAt(t, 0)
+}
 
 // keyTypeAt annotates a map key type: a Go array (other than of bytes)
 // is a tuple there, the one hashable sequence, which is what converts to
@@ -560,6 +568,14 @@ func (st *stubWriter) pyTypeAt(t reflect.Type, depth int) string {
 		}
 		return "None" // only a nil one converts
 	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		if st.in {
+			switch pt := reflect.PointerTo(t); {
+			case pt.Implements(textUnmarshalerStub):
+				return "str" // decoded through UnmarshalText
+			case pt.Implements(jsonUnmarshalerStub):
+				return st.anyType() // decoded through UnmarshalJSON
+			}
+		}
 		return st.neverType() // refused both ways
 	}
 	return st.anyType()

@@ -152,9 +152,11 @@ func TestRegisterRefusesNilFunctions(t *testing.T) {
 func TestIdentifiersFollowPython(t *testing.T) {
 	for name, want := range map[string]bool{
 		"π": true, "ñame": true, "x·y": true, "変数": true, "x１": true, "_": true, "a\u0301": true,
-		"ⅷ": true, "℘x": true, "fetch_2": true,
+		// Unicode 15.1 made the zero width joiner continue a name; the
+		// worker's parser and its type checker read a\u200db as one.
+		"ⅷ": true, "℘x": true, "fetch_2": true, "a\u200db": true,
 		"bad\xff": false, "\xff": false, "price€": false, "a\u00a0b": false, "a\u3000b": false,
-		"１x": false, "2x": false, "a-b": false, "a\u200db": false, "a😀": false, "class": false, "": false,
+		"１x": false, "2x": false, "a-b": false, "a😀": false, "class": false, "": false,
 	} {
 		if got := isIdentifier(name); got != want {
 			t.Errorf("isIdentifier(%q) = %v, want %v", name, got, want)

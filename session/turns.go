@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/protocol"
 )
@@ -14,8 +15,11 @@ import (
 //
 // An Input is plain data; the session only reads its Value.
 type Input struct {
-	// Name is the global's name; it must be a valid identifier. It is
-	// bound as the sandbox's code reads it, NFKC-normalized (ｘ is x).
+	// Name is the global's name. It is bound as the sandbox's code reads
+	// it, NFKC-normalized (ｘ is x, x² is x2), and in that form it must be
+	// an identifier that is not a hard keyword (match, type and _ are
+	// names); Feed and Run refuse any other name with an
+	// *InvalidRequestError before sending anything.
 	Name string
 	// Value is its value.
 	Value any
@@ -86,6 +90,9 @@ func (s *Session) feed(ctx context.Context, feed *message.Feed) (*message.ChildE
 func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 	feed := &message.Feed{Code: code}
 	for _, in := range inputs {
+		if err := checkInputName(in.Name); err != nil {
+			return nil, err
+		}
 		root, err := toGraph(&feed.Values, in.Value)
 		if err != nil {
 			return nil, &InvalidRequestError{Err: fmt.Errorf("input %q: %w", in.Name, err)}
@@ -93,6 +100,20 @@ func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: nfkc(in.Name), Value: root})
 	}
 	return feed, nil
+}
+
+// checkInputName refuses an input name the worker would refuse with a
+// SyntaxError ("Input name ... not a valid identifier") once the session
+// had sent it: the name as it is sent (NFKC-normalized) must be an
+// identifier that is not a hard keyword. A character that Go's Unicode
+// tables do not have yet is left to the worker, whose tables are newer
+// (pyident.NameOrLater); TestRealInputNamesAgreeWithWorker holds the rule
+// to the worker's.
+func checkInputName(name string) error {
+	if pyident.NameOrLater(nfkc(name)) {
+		return nil
+	}
+	return &InvalidRequestError{Err: fmt.Errorf("input %q: not a Python identifier (or a keyword) as the sandbox reads it", name)}
 }
 
 // Answer is how the host answers a suspension in [Session.Resume]. Build

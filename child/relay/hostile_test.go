@@ -48,7 +48,7 @@ func TestLoadCannotSmuggleAFrame(t *testing.T) {
 
 // A name lookup answered with a value of every kind, well-formed or not:
 // the value is taken (Complete), refused as the contract says with the
-// lookup still suspended (a refusal, then AbortFeed ends it), rejected
+// lookup still suspended (a refusal, then AbortFeed ends it), raised
 // at the lookup as an output-only kind, or replaced by the ValueError a
 // value the worker cannot take raises (which the code catches); the
 // session goes on every time.
@@ -86,7 +86,9 @@ func TestNameLookupAnsweredWithEveryKind(t *testing.T) {
 			case r.Kind == message.LookupUndefined && b.Exception.Type == "NameError":
 			case b.Exception.Type == "RuntimeError" && strings.HasSuffix(msg, "is not a valid input value"):
 				// An output-only kind, raised at the lookup (contract §5)
-				// in the released worker's words; the feed is over.
+				// in the released worker's words, as a RuntimeError the
+				// code here does not catch, so the feed ends
+				// (TestOutputOnlyLookupAnswerRaisesAtTheLookup).
 			default:
 				t.Fatalf("kind %d: %s", k, describe(b))
 			}

@@ -20,6 +20,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/internal/redact"
@@ -571,14 +573,18 @@ func jsonInputs(flags []string) ([]session.Input, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--input %q: want NAME=JSON", f)
 		}
-		if !pyident.Name(name) {
-			// The worker refuses it (a SyntaxError, after a start).
+		// The session's rule (session.Input): the name as the sandbox
+		// reads it, NFKC-normalized (ｘ is x, x² is x2), must be an
+		// identifier; it refuses any other, but only once a worker has
+		// started.
+		bound := norm.NFKC.String(name)
+		if !pyident.NameOrLater(bound) {
 			return nil, fmt.Errorf("--input %s: the name is not a Python identifier", name)
 		}
-		if seen[name] {
+		if seen[bound] {
 			return nil, fmt.Errorf("--input %s given twice", name)
 		}
-		seen[name] = true
+		seen[bound] = true
 		var g value.Graph
 		if _, err := value.FromJSON(&g, []byte(text)); err != nil {
 			var ce *value.ConversionError

@@ -158,10 +158,12 @@ func TestDecodeNegativeBudgetIsAUsageError(t *testing.T) {
 // An --input NAME that is not a Python identifier (or is a keyword) is a
 // usage mistake like its bad JSON (exit 2, naming the flag), found before
 // a worker starts: the worker's SyntaxError came back as a Python
-// exception, exit 1.
+// exception, exit 1. The rule is the session's (session.Input): the name
+// as the sandbox reads it, NFKC-normalized, so ｉｆ (full-width) is the
+// keyword if, and x² is the name x2; so is a name given twice.
 func TestInputNameNotIdentifierIsAUsageError(t *testing.T) {
 	t.Setenv("MONTYGO_LOG", "")
-	for _, name := range []string{"1x", "not valid", "if", "None", "a-b"} {
+	for _, name := range []string{"1x", "not valid", "if", "None", "a-b", "ｉｆ"} {
 		var out, errb strings.Builder
 		code := mainArgs([]string{"run", "--input", name + "=1", "-c", "1"}, strings.NewReader(""), &out, &errb)
 		if code != 2 || !strings.Contains(errb.String(), "--input "+name) {
@@ -169,8 +171,15 @@ func TestInputNameNotIdentifierIsAUsageError(t *testing.T) {
 		}
 	}
 	var out, errb strings.Builder
-	if code := mainArgs([]string{"run", "--input", "é_1=1", "-c", "é_1 + 1"}, strings.NewReader(""), &out, &errb); code != 0 || out.String() != "2\n" {
-		t.Errorf("--input é_1=1: exit %d, stdout %q, stderr %q; want 2", code, out.String(), errb.String())
+	if code := mainArgs([]string{"run", "--input", "x=1", "--input", "ｘ=2", "-c", "x"}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), "given twice") {
+		t.Errorf("--input x=1 --input ｘ=2: exit %d, stderr %q; want 2, given twice", code, errb.String())
+	}
+	for _, c := range [][2]string{{"é_1", "é_1"}, {"x²", "x2"}, {"x\u200c", "x\u200c"}} {
+		out.Reset()
+		errb.Reset()
+		if code := mainArgs([]string{"run", "--input", c[0] + "=1", "-c", c[1] + " + 1"}, strings.NewReader(""), &out, &errb); code != 0 || out.String() != "2\n" {
+			t.Errorf("--input %s=1, reading %s: exit %d, stdout %q, stderr %q; want 2", c[0], c[1], code, out.String(), errb.String())
+		}
 	}
 }
 

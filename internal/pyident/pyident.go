@@ -15,9 +15,13 @@ func Start(c rune) bool {
 // Continue reports whether c may continue an identifier (ID_Continue):
 // besides what may start one, the combining marks of scripts such as
 // Devanagari, digits, connector punctuation like "‿" and the few
-// Other_ID_Continue characters like "·".
+// Other_ID_Continue characters like "·". Go's tables may predate Unicode
+// 15.1 (they are 15.0's in Go 1.26); the four characters 15.1 added to Other_ID_Continue (the zero
+// width joiner and non-joiner, the katakana middle dots) are added here,
+// as the worker's newer tables have them.
 func Continue(c rune) bool {
-	return Start(c) || unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue)
+	return Start(c) || unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue) ||
+		c == 0x200C || c == 0x200D || c == 0x30FB || c == 0xFF65
 }
 
 // Prefix returns the identifier at the start of s, or "". A byte that is
@@ -39,6 +43,36 @@ func Valid(s string) bool { return s != "" && Prefix(s) == s }
 // function, a parameter, an attribute). Soft keywords (match, case, type,
 // _) are names.
 func Name(s string) bool { return !keywords[s] && Valid(s) }
+
+// NameOrLater reports whether s is a [Name], or could be one in a later
+// Unicode version than Go's tables (unicode.Version): s is not a hard
+// keyword, and each character that keeps it from being a Name is one
+// those tables do not assign (see [Later]). The worker's tables are newer
+// (it reads letters of scripts Unicode 16 added, such as Todhri, as
+// identifier characters); a check by Go's tables alone would refuse names
+// it accepts. Such a name may still be refused by the worker (an
+// unassigned character that became a combining mark, placed first).
+func NameOrLater(s string) bool {
+	if s == "" || keywords[s] {
+		return false
+	}
+	for i, c := range s {
+		if Later(c) {
+			continue
+		}
+		if i == 0 && !Start(c) || !Continue(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// Later reports whether Go's Unicode tables do not assign c: a character
+// a later Unicode version may have added. Noncharacters, which no version
+// assigns, are not Later.
+func Later(c rune) bool {
+	return unicode.Is(unicode.Cn, c) && !unicode.Is(unicode.Noncharacter_Code_Point, c)
+}
 
 // keywords are Python's hard keywords.
 var keywords = map[string]bool{

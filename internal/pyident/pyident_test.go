@@ -12,3 +12,29 @@ func TestName(t *testing.T) {
 		}
 	}
 }
+
+// The characters Unicode 15.1 added to Other_ID_Continue continue a name,
+// as they do for the worker (TestRealInputNamesAgreeWithWorker), though
+// Go 1.26's tables are 15.0's.
+func TestContinueUnicode151(t *testing.T) {
+	for _, c := range []rune{0x200C, 0x200D, 0x30FB, 0xFF65} {
+		if !Continue(c) || Start(c) {
+			t.Errorf("%U: Continue %v, Start %v; want true, false", c, Continue(c), Start(c))
+		}
+	}
+}
+
+func TestNameOrLater(t *testing.T) {
+	for s, want := range map[string]bool{
+		"x": true, "match": true, "x\u200c": true,
+		// Unassigned in Unicode 15.0 (a Todhri letter, 16.0): left to the worker.
+		"\U000105c0": true, "x\U000105c0": true,
+		"": false, "if": false, "1x": false, "x y": false, "price€": false, "x\xff": false,
+		// A noncharacter is never assigned.
+		"x\ufffe": false, "x\U0010ffff": false,
+	} {
+		if got := NameOrLater(s); got != want {
+			t.Errorf("NameOrLater(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

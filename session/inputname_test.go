@@ -1,0 +1,43 @@
+package session
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gomonty/monty/message"
+)
+
+// An input name the worker would refuse (TestRealInputNamesAgreeWithWorker)
+// is refused by Feed and Run before anything is sent, with an
+// *InvalidRequestError naming the input; the session stays idle and
+// usable. Before, the Feed went out and the worker's SyntaxError came back.
+func TestBadInputNameRefusedBeforeSending(t *testing.T) {
+	s, f := startFake(t, Config{}, func(req *message.ParentRequest) fakeReply {
+		return reply(completeInt(7))
+	})
+	for _, name := range []string{"class", "ｉｆ", "1x", "", "x y", "price€", "x\xff"} {
+		_, err := s.Feed(bg, "1", Input{Name: "ok", Value: 1}, Input{Name: name, Value: 2})
+		var ire *InvalidRequestError
+		if !errors.As(err, &ire) || !strings.Contains(err.Error(), "input "+strconv.Quote(name)) || !Survives(err) {
+			t.Errorf("Feed with input %q: %v, want an *InvalidRequestError naming it", name, err)
+		}
+		_, err = s.Run(bg, "1", WithInputs(Input{Name: name, Value: 2}))
+		if !errors.As(err, &ire) || !strings.Contains(err.Error(), "input "+strconv.Quote(name)) {
+			t.Errorf("Run with input %q: %v, want an *InvalidRequestError naming it", name, err)
+		}
+		if st := s.State(); st != StateIdle {
+			t.Fatalf("input %q: state %v after the refusal", name, st)
+		}
+	}
+	if n := f.count(message.KindFeed); n != 0 {
+		t.Errorf("%d feeds were sent", n)
+	}
+	if _, err := s.Feed(bg, "1", Input{Name: "match", Value: 1}, Input{Name: "ｘ", Value: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count(message.KindFeed); n != 1 {
+		t.Errorf("%d feeds sent, want 1", n)
+	}
+}
