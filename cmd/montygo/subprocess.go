@@ -151,10 +151,10 @@ func subprocessCmd(ctx context.Context, args []string, stdin io.Reader, stdout, 
 func dieBySignal(sig syscall.Signal) {
 	signal.Reset(sig)
 	defaultAction(sig)
-	syscall.Kill(os.Getpid(), sig)
+	killSelf(sig)
 	// A signal that does not kill (or is blocked) falls through to the
 	// 128+N exit the caller returns.
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(time.Second)
 }
 
 // innerWorker finds the inner worker: --worker, then $MONTY_BIN unless it
