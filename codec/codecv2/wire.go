@@ -3,7 +3,6 @@ package codecv2
 import (
 	"errors"
 	"fmt"
-	"unicode/utf8"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -35,11 +34,19 @@ func deferred(err error) *codec.DecodeError { return &codec.DecodeError{Err: err
 // decode error, innermost first, like prost's DecodeError::push.
 func push(err error, seg string) error { return wire.At(err, seg) }
 
-// dec is the state of one frame decode: the shared frame cursor (with the
-// frame's budget) and what the protocol-2 tree decode adds to it.
+// dec is the state of one frame decode. It reads the frame as slices, the
+// way protocol 4's decoder does: every message is a payload whose capacity
+// runs to the frame's end (wire.Walk), and level is the depth of the next
+// message read (the frame's top message is at 0), checked against prost's
+// recursion limit as a nested message is entered (msg) and as unknown
+// fields are skipped (wire.SkipField).
 type dec struct {
-	wire.Cursor
-	g *value.Graph // graph of the message currently being decoded
+	bud   budget.Budget // held by value: one allocation fewer per frame
+	level int
+	// rest is the number of frame bytes after the value whose node is being
+	// added; the first node allocation of a graph is sized by it (growNodes).
+	rest int
+	g    *value.Graph // graph of the message currently being decoded
 
 	chunk   []byte                      // string arena (see intern)
 	classes map[value.UUID]value.NodeID // class types of instances, for deduplication
@@ -54,10 +61,57 @@ type dec struct {
 	missing leaf.Missing
 }
 
-func newDec(frame []byte, lim codec.Limits) *dec {
+// newDec returns the decoder of frame, and frame clamped to its length:
+// payload capacities measure what is left of the frame.
+func newDec(frame []byte, lim codec.Limits) (*dec, []byte) {
 	d := &dec{}
-	d.Buf, d.Bud = frame, *budget.New(lim.DecodeBudget())
-	return d
+	d.bud = *budget.New(lim.DecodeBudget())
+	return d, frame[:len(frame):len(frame)]
+}
+
+// walk reads message b with wire.Walk at the current level.
+func (d *dec) walk(b []byte, f wire.FieldFunc) error {
+	d.level++
+	err := wire.Walk(b, d.level-1, f)
+	d.level--
+	return err
+}
+
+// msg reads the payload of a nested message field. Like prost it checks
+// the wire type, then the recursion limit (the enclosing message's depth,
+// level-1, must be under MaxDepth), then the length.
+func (d *dec) msg(wt protowire.Type, b []byte) ([]byte, int, error) {
+	if wt != protowire.BytesType {
+		return nil, 0, &wire.TypeError{Got: wt, Want: protowire.BytesType}
+	}
+	if d.level > MaxDepth {
+		return nil, 0, leaf.ErrRecursion
+	}
+	return wire.BytesField(wt, b)
+}
+
+// message reads one occurrence of a nested message field with f.
+func (d *dec) message(wt protowire.Type, b []byte, f wire.FieldFunc) (int, error) {
+	v, n, err := d.msg(wt, b)
+	if err == nil {
+		err = d.walk(v, f)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// sub reads a nested message field with f, naming the field seg in an
+// error.
+func (d *dec) sub(wt protowire.Type, b []byte, seg string, f wire.FieldFunc) (int, error) {
+	n, err := d.message(wt, b, f)
+	return wire.Wrap(n, err, seg)
+}
+
+// skipMessage reads a message field with no known fields (Unit, Dump, Ok, …).
+func (d *dec) skipMessage(wt protowire.Type, b []byte) (int, error) {
+	return d.message(wt, b, wire.SkipAll)
 }
 
 // convErr records a conversion error. Conversion happens after decoding in
@@ -69,32 +123,31 @@ func (d *dec) convErr(err error) {
 }
 
 func (d *dec) charge(n int64) error {
-	if err := d.Bud.Charge(n); err != nil {
+	if err := d.bud.Charge(n); err != nil {
 		return fail(codec.ErrBudget)
 	}
 	return nil
 }
 
-// str decodes a string field: charged, checked as UTF-8, then copied.
-func (d *dec) str(wt protowire.Type) (string, error) {
-	b, err := d.Raw(wt)
+// str decodes a string field: checked as UTF-8, then charged and copied.
+func (d *dec) str(wt protowire.Type, b []byte) (string, int, error) {
+	v, n, err := wire.TextField(wt, b)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	if !utf8.Valid(b) {
-		return "", fail(leaf.ErrUTF8)
-	}
-	return d.intern(b)
+	s, err := d.intern(v)
+	return s, n, err
 }
 
 // bytes decodes a bytes field into a fresh, charged copy. An empty payload
 // gives nil unless keepEmpty is set.
-func (d *dec) bytes(wt protowire.Type, keepEmpty bool) ([]byte, error) {
-	b, err := d.Raw(wt)
+func (d *dec) bytes(wt protowire.Type, b []byte, keepEmpty bool) ([]byte, int, error) {
+	v, n, err := wire.BytesField(wt, b)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return d.copyBytes(b, keepEmpty)
+	v, err = d.copyBytes(v, keepEmpty)
+	return v, n, err
 }
 
 func (d *dec) copyBytes(b []byte, keepEmpty bool) ([]byte, error) {
@@ -126,13 +179,9 @@ const (
 	maxInterned = 256
 )
 
-func (d *dec) intern(b []byte) (string, error) { return d.internAt(b, d.Pos) }
-
-// internAt is intern for a string b that ends at frame offset end. The
-// fast paths read ahead of the cursor and pass the string's own end, so
-// that a new chunk is sized (and charged) exactly as the general path,
-// whose cursor has just passed the string, sizes it.
-func (d *dec) internAt(b []byte, end int) (string, error) {
+// intern stores string b, a view of the frame whose capacity runs to the
+// frame's end.
+func (d *dec) intern(b []byte) (string, error) {
 	n := len(b)
 	switch {
 	case n == 0:
@@ -144,9 +193,8 @@ func (d *dec) internAt(b []byte, end int) (string, error) {
 		return string(b), nil
 	}
 	if cap(d.chunk)-len(d.chunk) < n {
-		// b ends at end, so the frame's remaining strings lie within
-		// d.Buf[end-n:].
-		size := min(chunkSize, max(n, len(d.Buf)-end+n))
+		// The frame's remaining strings lie within b[:cap(b)].
+		size := min(chunkSize, max(n, cap(b)))
 		if err := d.charge(int64(size)); err != nil {
 			return "", err
 		}
@@ -159,94 +207,83 @@ func (d *dec) internAt(b []byte, end int) (string, error) {
 
 // Typed field helpers: each decodes one occurrence of a scalar field and
 // names the field in the error path, as a prost-generated message does.
+// They return the bytes the field's value took (see wire.FieldFunc).
 
 // fNum decodes one occurrence of a varint field of an integer type (an
 // int32 is truncated from its sign-extended 64 bits, as prost does).
-func fNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, dst *T, path string) error {
-	v, err := d.Uvarint(wt)
-	if err != nil {
-		return push(err, path)
-	}
-	*dst = T(v)
-	return nil
+func fNum[T uint64 | uint32 | int32](wt protowire.Type, b []byte, dst *T, path string) (int, error) {
+	n, err := wire.Int(wt, b, dst)
+	return wire.Wrap(n, err, path)
 }
 
 // fOptNum is fNum for an optional field, charging its box the first time.
-func fOptNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, dst **T, path string) error {
-	v, err := d.Uvarint(wt)
-	if err != nil {
-		return push(err, path)
-	}
-	if *dst == nil {
-		if err := d.charge(int64(unsafe.Sizeof(T(0)))); err != nil {
-			return push(err, path)
+func fOptNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, b []byte, dst **T, path string) (int, error) {
+	v, n, err := wire.VarintField(wt, b)
+	if err == nil && *dst == nil {
+		if err = d.charge(int64(unsafe.Sizeof(T(0)))); err == nil {
+			*dst = new(T)
 		}
-		*dst = new(T)
+	}
+	if err != nil {
+		return 0, push(err, path)
 	}
 	**dst = T(v)
-	return nil
+	return n, nil
 }
 
-func (d *dec) fBool(wt protowire.Type, dst *bool, path string) error {
-	v, err := d.Uvarint(wt)
-	if err != nil {
-		return push(err, path)
-	}
-	*dst = v != 0
-	return nil
+func fBool(wt protowire.Type, b []byte, dst *bool, path string) (int, error) {
+	n, err := wire.Bool(wt, b, dst)
+	return wire.Wrap(n, err, path)
 }
 
-func (d *dec) fStr(wt protowire.Type, dst *string, path string) error {
-	s, err := d.str(wt)
+func (d *dec) fStr(wt protowire.Type, b []byte, dst *string, path string) (int, error) {
+	s, n, err := d.str(wt, b)
 	if err != nil {
-		return push(err, path)
+		return 0, push(err, path)
 	}
 	*dst = s
-	return nil
+	return n, nil
 }
 
-func (d *dec) fOptStr(wt protowire.Type, dst **string, path string) error {
-	s, err := d.str(wt)
-	if err != nil {
-		return push(err, path)
-	}
-	if *dst == nil {
-		if err := d.charge(16); err != nil {
-			return push(err, path)
+func (d *dec) fOptStr(wt protowire.Type, b []byte, dst **string, path string) (int, error) {
+	s, n, err := d.str(wt, b)
+	if err == nil && *dst == nil {
+		if err = d.charge(16); err == nil {
+			*dst = new(string)
 		}
-		*dst = new(string)
+	}
+	if err != nil {
+		return 0, push(err, path)
 	}
 	**dst = s
-	return nil
+	return n, nil
 }
 
-func (d *dec) fBytes(wt protowire.Type, dst *[]byte, path string) error {
-	b, err := d.bytes(wt, false)
+func (d *dec) fBytes(wt protowire.Type, b []byte, dst *[]byte, path string) (int, error) {
+	v, n, err := d.bytes(wt, b, false)
 	if err != nil {
-		return push(err, path)
+		return 0, push(err, path)
 	}
-	*dst = b
-	return nil
+	*dst = v
+	return n, nil
 }
 
 // fStrs appends one element to a repeated string field.
-func (d *dec) fStrs(wt protowire.Type, dst *[]string, path string) error {
-	s, err := d.str(wt)
-	if err != nil {
-		return push(err, path)
+func (d *dec) fStrs(wt protowire.Type, b []byte, dst *[]string, path string) (int, error) {
+	s, n, err := d.str(wt, b)
+	if err == nil {
+		var l []string
+		if l, err = grow(d, *dst, 16); err == nil {
+			*dst = append(l, s)
+		}
 	}
-	l, err := grow(d, *dst, 16)
-	if err != nil {
-		return push(err, path)
-	}
-	*dst = append(l, s)
-	return nil
+	return wire.Wrap(n, err, path)
 }
 
 // grow makes room for one more element of a decoded slice, charging the
 // full replacement allocation when it has to grow.
 func grow[T any](d *dec, s []T, elem int64) ([]T, error) {
-	s, err := budget.Grow(&d.Bud, s, elem)
+	s, err := budget.Grow(&d.bud, s, elem)
 	if err != nil {
 		return s, fail(codec.ErrBudget)
 	}
@@ -255,21 +292,21 @@ func grow[T any](d *dec, s []T, elem int64) ([]T, error) {
 
 // uuidMsg decodes one occurrence of a Uuid message. Its data is kept when
 // it is exactly 16 bytes; n records the length for the later check.
-func (d *dec) uuidMsg(wt protowire.Type, id *value.UUID, n *int) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+func (d *dec) uuidMsg(wt protowire.Type, b []byte, id *value.UUID, n *int) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num != 1 {
-			return d.Skip(num, wt)
+			return -1, nil
 		}
-		b, err := d.Raw(wt)
+		v, m, err := wire.BytesField(wt, b)
 		if err != nil {
-			return push(err, "Uuid.data")
+			return 0, push(err, "Uuid.data")
 		}
-		*n = len(b)
+		*n = len(v)
 		*id = value.UUID{}
-		if len(b) == 16 {
-			*id = value.UUID(b)
+		if len(v) == 16 {
+			*id = value.UUID(v)
 		}
-		return nil
+		return m, nil
 	})
 }
 
@@ -277,43 +314,43 @@ func uuidLenErr(field string, n int) error {
 	return valuecheck.InvalidValue(field, fmt.Sprintf("uuid must be 16 bytes, got %d", n))
 }
 
-// fields decodes one occurrence of a message from its leaf table; other
-// (nil: skip) takes the fields the table does not hold.
-func (d *dec) fields(wt protowire.Type, f leaf.Fields, other func(num protowire.Number, wt protowire.Type) error) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+// fields decodes one occurrence of a message field from its leaf table;
+// other (nil: skip) takes the fields the table does not hold.
+func (d *dec) fields(wt protowire.Type, b []byte, f leaf.Fields, other wire.FieldFunc) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if s := f.Find(num); s != nil {
-			return d.slot(wt, s)
+			return d.slot(wt, b, s)
 		}
 		if other != nil {
-			return other(num, wt)
+			return other(num, wt, b)
 		}
-		return d.Skip(num, wt)
+		return -1, nil
 	})
 }
 
 // slot decodes one occurrence of a table field, named in the error path.
-func (d *dec) slot(wt protowire.Type, s *leaf.Slot) error {
+func (d *dec) slot(wt protowire.Type, b []byte, s *leaf.Slot) (int, error) {
 	switch p := s.Dst.(type) {
 	case *int32:
-		return fNum(d, wt, p, s.Name)
+		return fNum(wt, b, p, s.Name)
 	case *uint32:
-		return fNum(d, wt, p, s.Name)
+		return fNum(wt, b, p, s.Name)
 	case *uint64:
-		return fNum(d, wt, p, s.Name)
+		return fNum(wt, b, p, s.Name)
 	case **int32:
-		return fOptNum(d, wt, p, s.Name)
+		return fOptNum(d, wt, b, p, s.Name)
 	case **uint32:
-		return fOptNum(d, wt, p, s.Name)
+		return fOptNum(d, wt, b, p, s.Name)
 	case **uint64:
-		return fOptNum(d, wt, p, s.Name)
+		return fOptNum(d, wt, b, p, s.Name)
 	case *bool:
-		return d.fBool(wt, p, s.Name)
+		return fBool(wt, b, p, s.Name)
 	case *string:
-		return d.fStr(wt, p, s.Name)
+		return d.fStr(wt, b, p, s.Name)
 	case **string:
-		return d.fOptStr(wt, p, s.Name)
+		return d.fOptStr(wt, b, p, s.Name)
 	case *[]byte:
-		return d.fBytes(wt, p, s.Name)
+		return d.fBytes(wt, b, p, s.Name)
 	}
-	return fail(fmt.Errorf("codecv2: field %s has no decoder for %T", s.Name, s.Dst))
+	return 0, fail(fmt.Errorf("codecv2: field %s has no decoder for %T", s.Name, s.Dst))
 }

@@ -1,8 +1,8 @@
 // Package wire is the decode core the protocol-2 and protocol-4 codecs
 // share: the field primitives over a payload slice (keys, varints,
 // length-delimited payloads, unknown-field skipping), the field walk that
-// every message decoder runs, the frame cursor with its decode budget
-// (Cursor), and the error helpers that give a failure its field path.
+// every message decoder runs, and the error helpers that give a failure
+// its field path.
 //
 // The texts of the wire-level failures are prost's (the worker's protobuf
 // library), so that an error either side reports for a frame reads the
@@ -24,6 +24,14 @@ import (
 
 // ErrTagZero is prost's text for a zero field number.
 var ErrTagZero = errors.New("invalid tag value: 0")
+
+// ErrDelimited is prost's text for a nested message whose last field runs
+// past the message's length.
+var ErrDelimited = errors.New("delimited length exceeded")
+
+// MaxDepth is prost's recursion limit: the deepest message nesting a frame
+// may have, counting the frame's top message as level 0.
+const MaxDepth = 100
 
 // TypeError reports a known field that arrived with the wrong wire type.
 type TypeError struct {
