@@ -32,7 +32,7 @@ type reqState struct {
 }
 
 func (d *dec) newRequest(num protowire.Number) (message.Request, error) {
-	if err := d.charge(256); err != nil { // the message struct
+	if err := d.Charge(256); err != nil { // the message struct
 		return nil, err
 	}
 	var body message.Request
@@ -81,7 +81,7 @@ func decodeRequestBody(frame []byte, lim codec.Limits) (*message.ParentRequest, 
 	d, frame := newDec(frame, lim)
 	r := &message.ParentRequest{}
 	var rs reqState
-	err := d.walk(frame, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := d.Walk(frame, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num >= 1 && num <= 11:
 			if rs.arm != num {
@@ -112,7 +112,11 @@ func decodeRequestBody(frame []byte, lim codec.Limits) (*message.ParentRequest, 
 func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error) {
 	switch x := rs.body.(type) {
 	case *message.Configure:
-		return d.configure(wt, b, x)
+		v, n, err := d.Msg(wt, b)
+		if err == nil {
+			err = d.Configure(v, x, leaf.LimitNums{Duration: 1}, nil)
+		}
+		return n, err
 	case *message.InstallDependencies:
 		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
@@ -129,7 +133,7 @@ func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error)
 				return fNum(wt, b, &x.CallID, "ResumeCall.call_id")
 			case 2:
 				if x.Result == nil {
-					r, err := chargeNew[message.ExtResult](d)
+					r, err := wire.New[message.ExtResult](&d.Dec)
 					if err != nil {
 						return 0, push(err, "ResumeCall.result")
 					}
@@ -151,34 +155,17 @@ func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error)
 			return -1, nil
 		})
 	case *message.Load:
-		return d.fields(wt, b, leaf.LoadFields(x), nil)
+		return d.FieldsMsg(wt, b, leaf.LoadFields(x), nil)
 	case *message.AbortFeed:
 		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				return d.exception(wt, b, &x.Exception, "AbortFeed.exception")
+				return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
 			}
 			return -1, nil
 		})
 	}
 	// Dump, Reset, Shutdown.
 	return d.skipMessage(wt, b)
-}
-
-func (d *dec) configure(wt protowire.Type, b []byte, x *message.Configure) (int, error) {
-	return d.fields(wt, b, leaf.ConfigureFields(x), func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num != 2 {
-			return -1, nil
-		}
-		if x.Limits == nil {
-			l, err := chargeNew[message.ResourceLimits](d)
-			if err != nil {
-				return 0, push(err, "Configure.limits")
-			}
-			x.Limits = l
-		}
-		n, err := d.fields(wt, b, leaf.LimitFields(x.Limits, leaf.LimitNums{Duration: 1}), nil)
-		return wire.Wrap(n, err, "Configure.limits")
-	})
 }
 
 var namedRefCost = budget.SizeOf[message.NamedRef]()
@@ -255,7 +242,7 @@ func (d *dec) extResult(wt protowire.Type, b []byte, r *message.ExtResult, val *
 				err = d.noteKindless(r, val.arm == 0)
 			}
 		case 2:
-			return d.exception(wt, b, &r.Error, "ExtFunctionResult.kind")
+			return d.Exception(wt, b, &r.Error, "ExtFunctionResult.kind")
 		case 3:
 			n, err = wire.Int(wt, b, &r.Future)
 		case 4:
@@ -284,7 +271,7 @@ func (d *dec) resumeNameLookup(wt protowire.Type, b []byte, x *message.ResumeNam
 		case 2:
 			n, err = d.skipMessage(wt, b)
 		case 3:
-			return d.exception(wt, b, &x.Error, "ResumeNameLookup.kind")
+			return d.Exception(wt, b, &x.Error, "ResumeNameLookup.kind")
 		}
 		return wire.Wrap(n, err, "ResumeNameLookup.kind")
 	})
@@ -301,7 +288,7 @@ func (d *dec) futureResult(wt protowire.Type, b []byte, x *message.ResumeFutures
 			return fNum(wt, b, &fr.CallID, "FutureResult.call_id")
 		case 2:
 			if fr.Result == nil {
-				r, err := chargeNew[message.ExtResult](d)
+				r, err := wire.New[message.ExtResult](&d.Dec)
 				if err != nil {
 					return 0, push(err, "FutureResult.result")
 				}
@@ -320,123 +307,6 @@ func (d *dec) futureResult(wt protowire.Type, b []byte, x *message.ResumeFutures
 	}
 	x.Results = append(x.Results, fr)
 	return n, nil
-}
-
-// exception merges one occurrence of a RaisedException field into *p,
-// allocating it (charged) first when absent; seg names the field.
-func (d *dec) exception(wt protowire.Type, b []byte, p **message.RaisedException, seg string) (int, error) {
-	if *p == nil {
-		e, err := chargeNew[message.RaisedException](d)
-		if err != nil {
-			return 0, push(err, seg)
-		}
-		*p = e
-	}
-	n, err := d.raised(wt, b, *p)
-	return wire.Wrap(n, err, seg)
-}
-
-var stackFrameCost = budget.SizeOf[message.StackFrame]()
-
-func (d *dec) raised(wt protowire.Type, b []byte, e *message.RaisedException) (int, error) {
-	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			return d.fStr(wt, b, &e.Type, "RaisedException.exc_type")
-		case 2:
-			return d.fOptStr(wt, b, &e.Message, "RaisedException.message")
-		case 3:
-			n, err := d.stackFrame(wt, b, e)
-			return wire.Wrap(n, err, "RaisedException.traceback")
-		case 4:
-			n, err := d.excData(wt, b, &e.Data)
-			return wire.Wrap(n, err, "RaisedException.data")
-		}
-		return -1, nil
-	})
-}
-
-func (d *dec) stackFrame(wt protowire.Type, b []byte, e *message.RaisedException) (int, error) {
-	// The frame is decoded in place: its field table holds pointers into
-	// it, so a local would move to the heap, one allocation per frame.
-	var err error
-	if e.Traceback, err = grow(d, e.Traceback, stackFrameCost); err != nil {
-		return 0, err
-	}
-	e.Traceback = append(e.Traceback, message.StackFrame{})
-	f := &e.Traceback[len(e.Traceback)-1]
-	var start, end bool
-	n, err := d.fields(wt, b, leaf.StackFrameFields(f), func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 2:
-			start = true
-			n, err := d.fields(wt, b, leaf.CodeLocFields(&f.Start), nil)
-			return wire.Wrap(n, err, "StackFrame.start")
-		case 3:
-			end = true
-			n, err := d.fields(wt, b, leaf.CodeLocFields(&f.End), nil)
-			return wire.Wrap(n, err, "StackFrame.end")
-		}
-		return -1, nil
-	})
-	if err != nil || (start && end) {
-		return n, err
-	}
-	// Checked when the exception converts (sanitize), after its type.
-	return n, d.missing.Note(e, start, d.charge)
-}
-
-func (d *dec) excData(wt protowire.Type, b []byte, dst *message.ExcData) (int, error) {
-	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			u, ok := (*dst).(*message.UnicodeErrorData)
-			if !ok {
-				var err error
-				if u, err = chargeNew[message.UnicodeErrorData](d); err != nil {
-					return 0, push(err, "ExcData.kind")
-				}
-				*dst = u
-			}
-			n, err := d.unicodeData(wt, b, u)
-			return wire.Wrap(n, err, "ExcData.kind")
-		case 2:
-			j, ok := (*dst).(*message.JSONErrorData)
-			if !ok {
-				var err error
-				if j, err = chargeNew[message.JSONErrorData](d); err != nil {
-					return 0, push(err, "ExcData.kind")
-				}
-				*dst = j
-			}
-			n, err := d.fields(wt, b, leaf.JSONErrorFields(j), nil)
-			return wire.Wrap(n, err, "ExcData.kind")
-		}
-		return -1, nil
-	})
-}
-
-func (d *dec) unicodeData(wt protowire.Type, b []byte, u *message.UnicodeErrorData) (int, error) {
-	return d.fields(wt, b, leaf.UnicodeErrorFields(u), func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 2:
-			v, n, err := d.bytes(wt, b, true)
-			if err != nil {
-				return 0, push(err, "UnicodeErrorData.object")
-			}
-			u.ObjectBytes, u.ObjectStr = v, nil
-			return n, nil
-		case 3:
-			var s *string
-			n, err := d.fOptStr(wt, b, &s, "UnicodeErrorData.object")
-			if err != nil {
-				return 0, err
-			}
-			u.ObjectBytes, u.ObjectStr = nil, s
-			return n, nil
-		}
-		return -1, nil
-	})
 }
 
 const notHandledReason = "NotHandled is only valid answering a suspended OS call"
@@ -500,7 +370,7 @@ func (d *dec) noteKindless(r *message.ExtResult, kindless bool) error {
 	if d.kindless[r] {
 		return nil
 	}
-	if err := d.charge(kindlessCost); err != nil {
+	if err := d.Charge(kindlessCost); err != nil {
 		return err
 	}
 	if d.kindless == nil {
@@ -511,7 +381,7 @@ func (d *dec) noteKindless(r *message.ExtResult, kindless bool) error {
 }
 
 func (d *dec) sanitize(e *message.RaisedException) {
-	if err := d.missing.Sanitize(e); err != nil {
+	if err := d.Missing.Sanitize(e); err != nil {
 		d.convErr(err)
 	}
 }
@@ -524,14 +394,13 @@ type evState struct {
 	body   message.Event
 	val    pobj // Complete.value or Getenv.default
 	valSet bool
-	stream int32
 	oid    value.UUID
 	oidSet bool
 	oidLen int
 }
 
 func (d *dec) newEvent(num protowire.Number) (message.Event, error) {
-	if err := d.charge(256); err != nil { // the message struct
+	if err := d.Charge(256); err != nil { // the message struct
 		return nil, err
 	}
 	var body message.Event
@@ -581,7 +450,7 @@ func decodeEventBody(frame []byte, lim codec.Limits) (*message.ChildEvent, error
 	d, frame := newDec(frame, lim)
 	ev := &message.ChildEvent{}
 	var es evState
-	err := d.walk(frame, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := d.Walk(frame, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num >= 1 && num <= 12:
 			if es.arm != num {
@@ -618,16 +487,11 @@ func decodeEventBody(frame []byte, lim codec.Limits) (*message.ChildEvent, error
 func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 	switch x := es.body.(type) {
 	case *message.Print:
-		seg := &x.Segments[0]
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			switch num {
-			case 1:
-				return fNum(wt, b, &es.stream, "Print.stream")
-			case 2:
-				return d.fStr(wt, b, &seg.Text, "Print.text")
-			}
-			return -1, nil
-		})
+		v, n, err := d.Msg(wt, b)
+		if err == nil {
+			err = d.PrintSegment(v, &x.Segments[0], "Print")
+		}
+		return n, err
 	case *message.FunctionCall:
 		return d.functionCall(wt, b, x, es)
 	case *message.OsCall:
@@ -636,7 +500,10 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 			case num == 1:
 				return fNum(wt, b, &x.CallID, "OsCall.call_id")
 			case num >= 2 && num <= 24:
-				n, err := d.osCall(num, wt, b, x, es)
+				if op := message.OsOp(num); x.Op != op {
+					es.val, es.valSet = pobj{}, false
+				}
+				n, err := d.OsArgs(message.OsOp(num), wt, b, x, func(v []byte) error { return d.getenv(v, x, es) })
 				return wire.Wrap(n, err, "OsCall.call")
 			}
 			return -1, nil
@@ -676,20 +543,23 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 	case *message.Error:
 		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				return d.exception(wt, b, &x.Exception, "Error.exception")
+				return d.Exception(wt, b, &x.Exception, "Error.exception")
 			}
 			return -1, nil
 		})
 	case *message.TypingError:
-		return d.fields(wt, b, leaf.TypingErrorFields(x), nil)
+		return d.FieldsMsg(wt, b, leaf.TypingErrorFields(x), nil)
 	case *message.DumpResult:
-		return d.fields(wt, b, leaf.DumpResultFields(x), nil)
+		return d.FieldsMsg(wt, b, leaf.DumpResultFields(x), nil)
 	case *message.FatalError:
-		return d.fields(wt, b, leaf.FatalErrorFields(x), nil)
+		return d.FieldsMsg(wt, b, leaf.FatalErrorFields(x), nil)
 	case *message.ShutdownDump:
 		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				v, n, err := d.bytes(wt, b, true)
+				v, n, err := wire.BytesField(wt, b)
+				if err == nil {
+					v, err = d.Bytes(v)
+				}
 				if err != nil {
 					return 0, push(err, "ShutdownDump.dump")
 				}
@@ -743,53 +613,23 @@ func (d *dec) functionCall(wt protowire.Type, b []byte, x *message.FunctionCall,
 	})
 }
 
-// osCall merges one occurrence of an OsCall.call arm.
-func (d *dec) osCall(num protowire.Number, wt protowire.Type, b []byte, x *message.OsCall, es *evState) (int, error) {
-	if op := message.OsOp(num); x.Op != op {
-		*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values}
-		es.val, es.valSet = pobj{}, false
-	}
-	if f, ok := leaf.OsArgFields(num, x); ok {
-		return d.fields(wt, b, f, nil)
-	}
-	switch {
-	case num <= 13:
-		s, n, err := d.str(wt, b)
-		x.Path = s
-		return n, err
-	case num == 21:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			switch num {
-			case 1:
-				return d.fStr(wt, b, &x.Key, "Getenv.key")
-			case 2:
-				id, n, err := d.root(wt, b, &es.val)
-				if err != nil {
-					return 0, push(err, "Getenv.default")
-				}
-				x.Default, es.valSet = id, true
-				return n, nil
+// getenv merges a Getenv message (OsCall.call's getenv arm), whose
+// default is a MontyObject at protocol 2.
+func (d *dec) getenv(b []byte, x *message.OsCall, es *evState) error {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return d.fStr(wt, b, &x.Key, "Getenv.key")
+		case 2:
+			id, n, err := d.root(wt, b, &es.val)
+			if err != nil {
+				return 0, push(err, "Getenv.default")
 			}
-			return -1, nil
-		})
-	case num == 24:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				if x.TZ == nil {
-					tz, err := chargeNew[value.TimeZone](d)
-					if err != nil {
-						return 0, push(err, "DateTimeNow.tz")
-					}
-					x.TZ = tz
-				}
-				n, err := d.fields(wt, b, leaf.TimeZoneFields(x.TZ), nil)
-				return wire.Wrap(n, err, "DateTimeNow.tz")
-			}
-			return -1, nil
-		})
-	}
-	// get_environ, date_today.
-	return d.skipMessage(wt, b)
+			x.Default, es.valSet = id, true
+			return n, nil
+		}
+		return -1, nil
+	})
 }
 
 // packedU32 decodes one occurrence of a repeated uint32 field, packed or
@@ -812,9 +652,9 @@ func (d *dec) packedU32(wt protowire.Type, b []byte, dst *[]uint32) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	s, err := budget.Reserve(&d.bud, *dst, len(run), 4)
+	s, err := budget.Reserve(&d.Bud, *dst, len(run), 4)
 	if err != nil {
-		return 0, fail(codec.ErrBudget)
+		return 0, err
 	}
 	err = wire.Packed(run, func(v uint64) error {
 		s = append(s, uint32(v))
@@ -826,12 +666,6 @@ func (d *dec) packedU32(wt protowire.Type, b []byte, dst *[]uint32) (int, error)
 
 func (d *dec) convertEvent(es *evState) {
 	switch x := es.body.(type) {
-	case *message.Print:
-		// Upstream's parent takes any stream that is not stderr for stdout.
-		x.Segments[0].Stream = message.StreamUnspecified
-		if es.stream > 0 && es.stream <= 255 {
-			x.Segments[0].Stream = message.PrintStream(es.stream)
-		}
 	case *message.FunctionCall:
 		x.ObjectID = d.objectID(es, "FunctionCall.object_id")
 	case *message.NameLookup:

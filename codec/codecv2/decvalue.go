@@ -53,8 +53,6 @@ const (
 // Charged sizes of decoded payloads.
 var (
 	nodeCost = budget.SizeOf[value.Node]()
-	typeCost = budget.SizeOf[typeState]()
-	ciCost   = budget.SizeOf[ciState]()
 )
 
 // pobj is a MontyObject being decoded. The worker's MontyObject is
@@ -100,7 +98,7 @@ type ciState struct {
 
 // object merges one occurrence of a MontyObject field into p.
 func (d *dec) object(wt protowire.Type, b []byte, p *pobj) (int, error) {
-	v, n, err := d.msg(wt, b)
+	v, n, err := d.Msg(wt, b)
 	if err == nil {
 		err = d.objectBody(v, p)
 	}
@@ -116,8 +114,8 @@ func (d *dec) object(wt protowire.Type, b []byte, p *pobj) (int, error) {
 //
 // The level goes back down only on success: an error ends the decode.
 func (d *dec) objectBody(b []byte, p *pobj) error {
-	lvl := d.level
-	d.level++
+	lvl := d.Level
+	d.Level++
 	left := len(b)
 	b = b[:cap(b)]
 	for left > 0 {
@@ -144,7 +142,7 @@ func (d *dec) objectBody(b []byte, p *pobj) error {
 	if left != 0 {
 		return wire.ErrDelimited
 	}
-	d.level = lvl
+	d.Level = lvl
 	return nil
 }
 
@@ -181,12 +179,11 @@ func extOf[T any](d *dec, p *pobj) (*T, error) {
 	if x, ok := p.ext.(*T); ok {
 		return x, nil
 	}
-	if err := d.charge(budget.SizeOf[T]()); err != nil {
-		return nil, err
+	x, err := wire.New[T](&d.Dec)
+	if err == nil {
+		p.ext = x
 	}
-	x := new(T)
-	p.ext = x
-	return x, nil
+	return x, err
 }
 
 // leafArm merges one occurrence of a leaf value arm through its table.
@@ -195,7 +192,7 @@ func leafArm[T any](d *dec, wt protowire.Type, b []byte, p *pobj, fields func(*T
 	if err != nil {
 		return 0, err
 	}
-	return d.fields(wt, b, fields(x), nil)
+	return d.FieldsMsg(wt, b, fields(x), nil)
 }
 
 func (d *dec) arm(num protowire.Number, wt protowire.Type, b []byte, p *pobj) (n int, err error) {
@@ -224,7 +221,10 @@ func (d *dec) arm(num protowire.Number, wt protowire.Type, b []byte, p *pobj) (n
 		p.text, n, err = d.str(wt, b)
 		return n, err
 	case armBytes:
-		p.raw, n, err = d.bytes(wt, b, true)
+		var v []byte
+		if v, n, err = wire.BytesField(wt, b); err == nil {
+			p.raw, err = d.Bytes(v)
+		}
 		return n, err
 	case armList, armTuple, armSet, armFrozenSet:
 		return d.objectList(wt, b, p)
@@ -245,19 +245,13 @@ func (d *dec) arm(num protowire.Number, wt protowire.Type, b []byte, p *pobj) (n
 	case armException:
 		return leafArm(d, wt, b, p, leaf.ExceptionFields)
 	case armType:
-		if p.ts == nil {
-			if err := d.charge(typeCost); err != nil {
-				return 0, err
-			}
-			p.ts = new(typeState)
+		if err := wire.NewAt(&d.Dec, &p.ts); err != nil {
+			return 0, err
 		}
 		return d.typeMsg(wt, b, p.ts)
 	case armClassInstance:
-		if p.ci == nil {
-			if err := d.charge(ciCost); err != nil {
-				return 0, err
-			}
-			p.ci = new(ciState)
+		if err := wire.NewAt(&d.Dec, &p.ci); err != nil {
+			return 0, err
 		}
 		return d.classInstance(wt, b, p.ci)
 	case armFunction:
@@ -314,7 +308,7 @@ const (
 // checks and charges in the same order, so both give the same result.
 func (d *dec) scalarItem(buf []byte) (value.NodeID, int, bool, error) {
 	// The enclosing message is at level-1.
-	if d.level > MaxDepth || noFastPaths {
+	if d.Level > MaxDepth || noFastPaths {
 		return 0, 0, false, nil // the general path reports the recursion
 	}
 	if 2 >= len(buf) {
@@ -348,7 +342,7 @@ func (d *dec) scalarItem(buf []byte) (value.NodeID, int, bool, error) {
 		n = value.Node{Kind: value.KindFloat, Num: binary.LittleEndian.Uint64(buf[body+1:])}
 	case keyNone, keyEllipsis, keyNotImplemented:
 		// An empty Unit message, one level further down.
-		if l != 2 || buf[body+1] != 0 || d.level >= MaxDepth {
+		if l != 2 || buf[body+1] != 0 || d.Level >= MaxDepth {
 			return 0, 0, false, nil
 		}
 		n.Kind = value.Kind(buf[body] >> 3)
@@ -357,7 +351,7 @@ func (d *dec) scalarItem(buf []byte) (value.NodeID, int, bool, error) {
 		if int(buf[body+1]) != len(sb) || !utf8.Valid(sb) {
 			return 0, 0, false, nil
 		}
-		s, err := d.intern(sb)
+		s, err := d.Str(sb)
 		if err != nil {
 			return 0, 0, true, err
 		}
@@ -384,15 +378,15 @@ func (d *dec) appendRef(refs []value.NodeID, id value.NodeID) ([]value.NodeID, e
 // ObjectList is hand-written in the worker (no path segment). Its loop is
 // wire.Walk's, inlined on this hot path (see objectBody).
 func (d *dec) objectList(wt protowire.Type, b []byte, p *pobj) (int, error) {
-	v, n, err := d.msg(wt, b)
+	v, n, err := d.Msg(wt, b)
 	if err != nil {
 		return 0, err
 	}
 	if err := d.presize(p, countFields(v, 1, 2), 1); err != nil {
 		return 0, err
 	}
-	lvl := d.level
-	d.level++
+	lvl := d.Level
+	d.Level++
 	left := len(v)
 	v = v[:cap(v)]
 	for left > 0 {
@@ -422,7 +416,7 @@ func (d *dec) objectList(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	if left != 0 {
 		return 0, wire.ErrDelimited
 	}
-	d.level = lvl
+	d.Level = lvl
 	return n, nil
 }
 
@@ -434,10 +428,10 @@ func (d *dec) objectList(wt protowire.Type, b []byte, p *pobj) (int, error) {
 // the bytes it decoded. Whatever it stops at, the general loop decodes.
 func (d *dec) scalarRun(buf []byte, p *pobj) int {
 	// The list is at level-1.
-	if d.level > MaxDepth || noFastPaths {
+	if d.Level > MaxDepth || noFastPaths {
 		return 0
 	}
-	unitOK := d.level < MaxDepth
+	unitOK := d.Level < MaxDepth
 	pos := 0
 	nodes, refs := d.g.Nodes, p.refs
 	for pos+4 <= len(buf) && len(nodes) < cap(nodes) && len(refs) < cap(refs) {
@@ -488,7 +482,7 @@ func (d *dec) scalarRun(buf []byte, p *pobj) int {
 				break
 			}
 			var err error
-			if text, err = d.intern(sb); err != nil {
+			if text, err = d.Str(sb); err != nil {
 				// Let the general path charge and report it.
 				break
 			}
@@ -550,15 +544,15 @@ func (d *dec) namedTuple(wt protowire.Type, b []byte, p *pobj) (int, error) {
 // generated messages. Its loop is wire.Walk's, inlined on this hot path
 // (see objectBody).
 func (d *dec) dictRefs(wt protowire.Type, b []byte, p *pobj) (int, error) {
-	v, n, err := d.msg(wt, b)
+	v, n, err := d.Msg(wt, b)
 	if err != nil {
 		return 0, err
 	}
 	if err := d.presize(p, countFields(v, 1, 8), 2); err != nil {
 		return 0, err
 	}
-	lvl := d.level
-	d.level++
+	lvl := d.Level
+	d.Level++
 	left := len(v)
 	v = v[:cap(v)]
 	for left > 0 {
@@ -586,7 +580,7 @@ func (d *dec) dictRefs(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	if left != 0 {
 		return 0, wire.ErrDelimited
 	}
-	d.level = lvl
+	d.Level = lvl
 	return n, nil
 }
 
@@ -614,14 +608,14 @@ func (d *dec) dictPairs(wt protowire.Type, b []byte, dst *[]value.Pair) (int, er
 // Both fields are required. Its loop is wire.Walk's, inlined on this hot
 // path (see objectBody).
 func (d *dec) pair(wt protowire.Type, b []byte) (k, v value.NodeID, n int, err error) {
-	pv, n, err := d.msg(wt, b)
+	pv, n, err := d.Msg(wt, b)
 	if err != nil {
 		return 0, 0, 0, err
 	}
 	var kp, vp pobj
 	var kSet, vSet bool
-	lvl := d.level
-	d.level++
+	lvl := d.Level
+	d.Level++
 	left := len(pv)
 	b = pv[:cap(pv)]
 	for left > 0 {
@@ -652,7 +646,7 @@ func (d *dec) pair(wt protowire.Type, b []byte) (k, v value.NodeID, n int, err e
 	if left != 0 {
 		return 0, 0, 0, wire.ErrDelimited
 	}
-	d.level = lvl
+	d.Level = lvl
 	if !kSet {
 		return 0, 0, 0, fail(valuecheck.MissingField("Pair.key"))
 	}
@@ -704,7 +698,7 @@ func (d *dec) bigInt(wt protowire.Type, b []byte, p *pobj) (int, error) {
 		case 2:
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
-				err = d.charge(int64(len(v)))
+				err = d.Charge(int64(len(v)))
 				p.raw = v
 			}
 			return wire.Wrap(n, err, "BigInt.magnitude")
@@ -754,11 +748,8 @@ func (d *dec) classInstance(wt protowire.Type, b []byte, ci *ciState) (int, erro
 	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (n int, err error) {
 		switch num {
 		case 1:
-			if ci.typ == nil {
-				if err := d.charge(typeCost); err != nil {
-					return 0, err
-				}
-				ci.typ = new(typeState)
+			if err := wire.NewAt(&d.Dec, &ci.typ); err != nil {
+				return 0, err
 			}
 			n, err = d.typeMsg(wt, b, ci.typ)
 		case 2:
@@ -855,7 +846,7 @@ func (d *dec) presize(p *pobj, n, per int) error {
 	}
 	if need := len(p.refs) + n*per; need > cap(p.refs) {
 		nc := max(need, 2*cap(p.refs))
-		if err := d.bud.ChargeMul(int64(nc), budget.RefCost); err != nil {
+		if err := d.Bud.ChargeMul(int64(nc), budget.RefCost); err != nil {
 			return fail(codec.ErrBudget)
 		}
 		refs := make([]value.NodeID, len(p.refs), nc)
@@ -865,7 +856,7 @@ func (d *dec) presize(p *pobj, n, per int) error {
 	nodes := d.g.Nodes
 	if need := len(nodes) + n*per + 1; need > cap(nodes) { // the elements and the container
 		nc := max(need, 2*cap(nodes), budget.MinCap)
-		if err := d.bud.ChargeMul(int64(nc), nodeCost); err != nil {
+		if err := d.Bud.ChargeMul(int64(nc), nodeCost); err != nil {
 			return fail(codec.ErrBudget)
 		}
 		ns := make([]value.Node, len(nodes), nc)
@@ -958,7 +949,7 @@ func (d *dec) growNodes() error {
 	nodes := d.g.Nodes
 	if cap(nodes) == 0 {
 		nc := min(budget.MinCap, 1+d.rest/minNodeWire)
-		if err := d.bud.ChargeMul(int64(nc), nodeCost); err != nil {
+		if err := d.Bud.ChargeMul(int64(nc), nodeCost); err != nil {
 			return fail(codec.ErrBudget)
 		}
 		d.g.Nodes = make([]value.Node, 0, nc)
@@ -997,7 +988,7 @@ func (d *dec) finishBigInt(p *pobj) (value.NodeID, error) {
 	if limbs < 32 {
 		limbs = 32
 	}
-	if err := d.charge(limbs); err != nil {
+	if err := d.Charge(limbs); err != nil {
 		return 0, err
 	}
 	b := new(big.Int).SetBytes(mag)
@@ -1035,19 +1026,12 @@ func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
 	if err != nil {
 		return 0, err
 	}
-	x, err := chargeNew[value.ClassInstance](d)
+	x, err := wire.New[value.ClassInstance](&d.Dec)
 	if err != nil {
 		return 0, err
 	}
 	*x = value.ClassInstance{Class: class, InstanceID: ci.iid, Attrs: ci.attrs}
 	return d.add(value.Node{Kind: value.KindClassInstance}.WithExt(x))
-}
-
-func chargeNew[T any](d *dec) (*T, error) {
-	if err := d.charge(budget.SizeOf[T]()); err != nil {
-		return nil, err
-	}
-	return new(T), nil
 }
 
 // classNode returns the KindType node for an instance's class. Instances
@@ -1062,7 +1046,7 @@ func (d *dec) classNode(t *value.Type) (value.NodeID, error) {
 			}
 		}
 	}
-	c, err := chargeNew[value.Type](d)
+	c, err := wire.New[value.Type](&d.Dec)
 	if err != nil {
 		return 0, err
 	}
@@ -1071,7 +1055,7 @@ func (d *dec) classNode(t *value.Type) (value.NodeID, error) {
 	if err != nil || t.Attrs != nil {
 		return id, err
 	}
-	if err := d.charge(64); err != nil { // the map entry
+	if err := d.Charge(64); err != nil { // the map entry
 		return 0, err
 	}
 	if d.classes == nil {

@@ -46,7 +46,7 @@ func (d *decoder) checkException(e *message.RaisedException) error {
 	if e == nil {
 		return nil
 	}
-	return d.missing.Sanitize(e)
+	return d.Missing.Sanitize(e)
 }
 
 func (d *decoder) checkExtResult(r *message.ExtResult, osCallAnswer bool) error {

@@ -28,15 +28,15 @@ func f64(wt protowire.Type, b []byte, dst *float64) (int, error) {
 func (d *decoder) position(b []byte, p **message.SourceRange) error {
 	if *p == nil {
 		var err error
-		if *p, err = newObj[message.SourceRange](d); err != nil {
+		if *p, err = wire.New[message.SourceRange](&d.Dec); err != nil {
 			return err
 		}
 	}
 	x := *p
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.text(wt, b, &x.Filename)
+			n, err := d.Text(wt, b, &x.Filename)
 			return wire.Wrap(n, err, "SourceRange.filename")
 		case 2:
 			n, err := wire.Int(wt, b, &x.Start)
@@ -53,21 +53,21 @@ func (d *decoder) position(b []byte, p **message.SourceRange) error {
 func (d *decoder) osCall5(b []byte, x *message.OsCall) error {
 	switch x.Op {
 	case message.OpTime:
-		return d.osFields(b, "TimeCall", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.OsFields(b, "TimeCall", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if f != 1 {
 				return -1, nil
 			}
-			return d.text(wt, b, &x.Caller)
+			return d.Text(wt, b, &x.Caller)
 		}, "caller")
 	case message.OpSleep, message.OpSystemSleep:
-		return d.osFields(b, "Sleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.OsFields(b, "Sleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if f != 1 {
 				return -1, nil
 			}
 			return f64(wt, b, &x.Seconds)
 		}, "seconds")
 	}
-	return d.osFields(b, "AsyncSleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.OsFields(b, "AsyncSleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if f != 1 {
 			return -1, nil
 		}
@@ -78,12 +78,12 @@ func (d *decoder) osCall5(b []byte, x *message.OsCall) error {
 // unitArm checks that a oneof arm holding Unit is a message, skipping its
 // (unknown) content.
 func (d *decoder) unitArm(wt protowire.Type, b []byte, seg string) (int, error) {
-	return msgField(wt, b, seg, d.skipMessage)
+	return msgField(wt, b, seg, d.SkipMessage)
 }
 
 // osPolicy merges an OsPolicy message into x.
 func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num >= 1 && num <= 3:
 			const seg = "OsPolicy.datetime"
@@ -94,7 +94,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 				return d.unitArm(wt, b, seg)
 			}
 			return msgField(wt, b, seg, func(v []byte) error {
-				return d.walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+				return d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 					switch num {
 					case 1:
 						var u uint64
@@ -112,7 +112,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 			return msgField(wt, b, "OsPolicy.timezone", func(v []byte) error {
 				if x.TimeZone == nil {
 					var err error
-					if x.TimeZone, err = newObj[message.SandboxTimeZone](d); err != nil {
+					if x.TimeZone, err = wire.New[message.SandboxTimeZone](&d.Dec); err != nil {
 						return err
 					}
 				}
@@ -122,7 +122,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 			return msgField(wt, b, "OsPolicy.sleep", func(v []byte) error {
 				if x.Sleep == nil {
 					var err error
-					if x.Sleep, err = newObj[message.SleepMode](d); err != nil {
+					if x.Sleep, err = wire.New[message.SleepMode](&d.Dec); err != nil {
 						return err
 					}
 				}
@@ -146,7 +146,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 }
 
 func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
@@ -158,15 +158,15 @@ func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
 		case 1:
 			return d.unitArm(wt, b, seg)
 		case 2:
-			n, err := d.text(wt, b, &x.Name)
+			n, err := d.Text(wt, b, &x.Name)
 			return wire.Wrap(n, err, seg)
 		}
-		return msgField(wt, b, seg, func(v []byte) error { return d.fields(v, leaf.TimeZoneFields(&x.Fixed), true, nil) })
+		return msgField(wt, b, seg, func(v []byte) error { return d.Fields(v, leaf.TimeZoneFields(&x.Fixed), true, nil) })
 	})
 }
 
 func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
@@ -178,11 +178,11 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 			return d.unitArm(wt, b, seg)
 		}
 		return msgField(wt, b, seg, func(v []byte) error {
-			return d.walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			return d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				if num != 1 {
 					return -1, nil
 				}
-				n, err := optIntField(d, wt, b, &x.MaxMicros)
+				n, err := wire.OptInt(&d.Dec, wt, b, &x.MaxMicros)
 				return wire.Wrap(n, err, "SystemSleep.max_micros")
 			})
 		})
@@ -190,7 +190,7 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 }
 
 func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 4 {
 			return -1, nil
 		}
@@ -206,14 +206,14 @@ func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
 				if num == 4 {
 					dst = &x.Bytes
 				}
-				*dst, err = d.bytes(v)
+				*dst, err = d.Bytes(v)
 			}
 			return wire.Wrap(n, err, seg)
 		case 2:
 			n, err := f64(wt, b, &x.Float)
 			return wire.Wrap(n, err, seg)
 		}
-		n, err := d.text(wt, b, &x.Str)
+		n, err := d.Text(wt, b, &x.Str)
 		return wire.Wrap(n, err, seg)
 	})
 }
