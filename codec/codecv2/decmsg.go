@@ -194,12 +194,7 @@ func (d *dec) namedValue(wt protowire.Type, b []byte, x *message.Feed) (int, err
 		case 1:
 			return d.fStr(wt, b, &ref.Name, "NamedValue.name")
 		case 2:
-			id, n, err := d.root(wt, b, &p)
-			if err != nil {
-				return 0, push(err, "NamedValue.value")
-			}
-			ref.Value, set = id, true
-			return n, nil
+			return d.rootField(wt, b, &p, &ref.Value, &set, "NamedValue.value")
 		}
 		return -1, nil
 	})
@@ -531,12 +526,7 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 	case *message.Complete:
 		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				id, n, err := d.root(wt, b, &es.val)
-				if err != nil {
-					return 0, push(err, "Complete.value")
-				}
-				x.Value, es.valSet = id, true
-				return n, nil
+				return d.rootField(wt, b, &es.val, &x.Value, &es.valSet, "Complete.value")
 			}
 			return -1, nil
 		})
@@ -621,12 +611,7 @@ func (d *dec) getenv(b []byte, x *message.OsCall, es *evState) error {
 		case 1:
 			return d.fStr(wt, b, &x.Key, "Getenv.key")
 		case 2:
-			id, n, err := d.root(wt, b, &es.val)
-			if err != nil {
-				return 0, push(err, "Getenv.default")
-			}
-			x.Default, es.valSet = id, true
-			return n, nil
+			return d.rootField(wt, b, &es.val, &x.Default, &es.valSet, "Getenv.default")
 		}
 		return -1, nil
 	})

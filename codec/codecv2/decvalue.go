@@ -99,51 +99,38 @@ type ciState struct {
 // object merges one occurrence of a MontyObject field into p.
 func (d *dec) object(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	v, n, err := d.Msg(wt, b)
-	if err == nil {
-		err = d.objectBody(v, p)
-	}
 	if err != nil {
 		return 0, err
 	}
-	return n, nil
+	return n, d.objectBody(v, p)
 }
 
 // objectBody decodes MontyObject message b at the current level.
 // MontyObject is hand-written in the worker: it adds no path segment of its
-// own. The loop is wire.Walk's, inlined on this hot path.
-//
-// The level goes back down only on success: an error ends the decode.
+// own. Like the other loops of this hot path it reads with a wire.Iter.
 func (d *dec) objectBody(b []byte, p *pobj) error {
-	lvl := d.Level
-	d.Level++
-	left := len(b)
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
+	it := d.Iter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return err
 		}
-		b, left = b[k:], left-k
-		var m int
 		if num < armEllipsis || num > armCycle || num == 10 {
-			m, err = wire.SkipField(num, wt, b, lvl)
+			err = it.Skip(num, wt, d.Level-1)
 		} else {
 			*p = pobj{arm: num}
-			if m, err = d.arm(num, wt, b, p); err == nil && num >= armDate {
+			var m int
+			if m, err = d.arm(num, wt, it.B, p); err == nil && num >= armDate {
 				// The arms with checks; the rest skip the call.
 				err = checkArm(p)
 			}
+			it.Take(m)
 		}
 		if err != nil {
 			return err
 		}
-		b, left = b[m:], left-m
 	}
-	if left != 0 {
-		return wire.ErrDelimited
-	}
-	d.Level = lvl
-	return nil
+	return d.End(&it)
 }
 
 // checkArm runs the decode-time checks of the arm just decoded into p,
@@ -375,8 +362,7 @@ func (d *dec) appendRef(refs []value.NodeID, id value.NodeID) ([]value.NodeID, e
 	return append(refs, id), nil
 }
 
-// ObjectList is hand-written in the worker (no path segment). Its loop is
-// wire.Walk's, inlined on this hot path (see objectBody).
+// ObjectList is hand-written in the worker (no path segment).
 func (d *dec) objectList(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	v, n, err := d.Msg(wt, b)
 	if err != nil {
@@ -385,39 +371,28 @@ func (d *dec) objectList(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	if err := d.presize(p, countFields(v, 1, 2), 1); err != nil {
 		return 0, err
 	}
-	lvl := d.Level
-	d.Level++
-	left := len(v)
-	v = v[:cap(v)]
-	for left > 0 {
-		if m := d.scalarRun(v[:left], p); m > 0 {
-			v, left = v[m:], left-m
+	it := d.Iter(v)
+	for it.More() {
+		if m := d.scalarRun(it.Rest(), p); m > 0 {
+			it.Take(m)
 			continue
 		}
-		num, wt, k, err := wire.Key(v)
-		if err != nil {
-			return 0, err
-		}
-		v, left = v[k:], left-k
-		var m int
-		if num != 1 {
-			m, err = wire.SkipField(num, wt, v, lvl)
-		} else {
+		num, wt, err := it.Next()
+		if err == nil && num != 1 {
+			err = it.Skip(num, wt, d.Level-1)
+		} else if err == nil {
 			var id value.NodeID
-			if id, m, err = d.item(wt, v); err == nil {
+			var m int
+			if id, m, err = d.item(wt, it.B); err == nil {
 				p.refs, err = d.appendRef(p.refs, id)
 			}
+			it.Take(m)
 		}
 		if err != nil {
 			return 0, err
 		}
-		v, left = v[m:], left-m
 	}
-	if left != 0 {
-		return 0, wire.ErrDelimited
-	}
-	d.Level = lvl
-	return n, nil
+	return n, d.End(&it)
 }
 
 // scalarRun decodes the run of ObjectList.items elements at the start of
@@ -541,8 +516,7 @@ func (d *dec) namedTuple(wt protowire.Type, b []byte, p *pobj) (int, error) {
 }
 
 // Dict is hand-written in the worker (no path segment); its Pairs are
-// generated messages. Its loop is wire.Walk's, inlined on this hot path
-// (see objectBody).
+// generated messages.
 func (d *dec) dictRefs(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	v, n, err := d.Msg(wt, b)
 	if err != nil {
@@ -551,37 +525,30 @@ func (d *dec) dictRefs(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	if err := d.presize(p, countFields(v, 1, 8), 2); err != nil {
 		return 0, err
 	}
-	lvl := d.Level
-	d.Level++
-	left := len(v)
-	v = v[:cap(v)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(v)
+	it := d.Iter(v)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return 0, err
 		}
-		v, left = v[k:], left-k
-		var m int
 		if num != 1 {
-			m, err = wire.SkipField(num, wt, v, lvl)
-		} else {
-			var kid, val value.NodeID
-			if kid, val, m, err = d.pair(wt, v); err == nil {
-				if p.refs, err = d.appendRef(p.refs, kid); err == nil {
-					p.refs, err = d.appendRef(p.refs, val)
-				}
+			if err := it.Skip(num, wt, d.Level-1); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		k, val, m, err := d.pair(wt, it.B)
+		if err == nil {
+			if p.refs, err = d.appendRef(p.refs, k); err == nil {
+				p.refs, err = d.appendRef(p.refs, val)
 			}
 		}
 		if err != nil {
 			return 0, err
 		}
-		v, left = v[m:], left-m
+		it.Take(m)
 	}
-	if left != 0 {
-		return 0, wire.ErrDelimited
-	}
-	d.Level = lvl
-	return n, nil
+	return n, d.End(&it)
 }
 
 // dictPairs decodes a Dict into attribute pairs (Type.attrs,
@@ -614,39 +581,31 @@ func (d *dec) pair(wt protowire.Type, b []byte) (k, v value.NodeID, n int, err e
 	}
 	var kp, vp pobj
 	var kSet, vSet bool
-	lvl := d.Level
-	d.Level++
-	left := len(pv)
-	b = pv[:cap(pv)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
+	it := d.Iter(pv)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		b, left = b[k:], left-k
 		var m int
 		switch num {
 		case 1:
-			if m, err = d.object(wt, b, &kp); err != nil {
-				return 0, 0, 0, push(err, "Pair.key")
-			}
-			kSet = true
+			m, err = d.object(wt, it.B, &kp)
+			err, kSet = push(err, "Pair.key"), true
 		case 2:
-			if m, err = d.object(wt, b, &vp); err != nil {
-				return 0, 0, 0, push(err, "Pair.value")
-			}
-			vSet = true
+			m, err = d.object(wt, it.B, &vp)
+			err, vSet = push(err, "Pair.value"), true
 		default:
-			if m, err = wire.SkipField(num, wt, b, lvl); err != nil {
-				return 0, 0, 0, err
-			}
+			err = it.Skip(num, wt, d.Level-1)
 		}
-		b, left = b[m:], left-m
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		it.Take(m)
 	}
-	if left != 0 {
-		return 0, 0, 0, wire.ErrDelimited
+	if err := d.End(&it); err != nil {
+		return 0, 0, 0, err
 	}
-	d.Level = lvl
 	if !kSet {
 		return 0, 0, 0, fail(valuecheck.MissingField("Pair.key"))
 	}
@@ -688,6 +647,17 @@ func (d *dec) root(wt protowire.Type, b []byte, p *pobj) (value.NodeID, int, err
 	}
 	id, err := d.finish(p, cap(b)-n)
 	return id, n, err
+}
+
+// rootField merges one occurrence of a singular value field (seg) into p
+// with root, setting *dst to its node and *set.
+func (d *dec) rootField(wt protowire.Type, b []byte, p *pobj, dst *value.NodeID, set *bool, seg string) (int, error) {
+	id, n, err := d.root(wt, b, p)
+	if err != nil {
+		return 0, push(err, seg)
+	}
+	*dst, *set = id, true
+	return n, nil
 }
 
 func (d *dec) bigInt(wt protowire.Type, b []byte, p *pobj) (int, error) {

@@ -64,13 +64,10 @@ func newDec(frame []byte, lim codec.Limits) (*dec, []byte) {
 // message reads one occurrence of a nested message field with f.
 func (d *dec) message(wt protowire.Type, b []byte, f wire.FieldFunc) (int, error) {
 	v, n, err := d.Msg(wt, b)
-	if err == nil {
-		err = d.Walk(v, f)
-	}
 	if err != nil {
 		return 0, err
 	}
-	return n, nil
+	return n, d.Walk(v, f)
 }
 
 // skipMessage reads a message field with no known fields (Unit, Dump, Ok, …).

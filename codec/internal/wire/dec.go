@@ -60,6 +60,23 @@ func (d *Dec) Walk(b []byte, f FieldFunc) error {
 	return err
 }
 
+// Iter starts reading message b, whose capacity runs to the frame's end,
+// at the current level (see Iter).
+func (d *Dec) Iter(b []byte) Iter {
+	d.Level++
+	return NewIter(b)
+}
+
+// End checks that the message it read ended at its length and goes back to
+// its level. (After an error, which ends the decode, the level stays.)
+func (d *Dec) End(it *Iter) error {
+	if err := it.Ended(); err != nil {
+		return err
+	}
+	d.Level--
+	return nil
+}
+
 // SkipMessage reads a message with no known fields at the current level.
 func (d *Dec) SkipMessage(b []byte) error { return d.Walk(b, SkipAll) }
 

@@ -92,48 +92,43 @@ func grow[T any](d *Dec, s []T) ([]T, error) {
 // other than the one held replaces it.
 func (d *Dec) excData(wt protowire.Type, b []byte, e *message.RaisedException) (int, error) {
 	v, n, err := d.Msg(wt, b)
-	if err == nil {
-		err = d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			const seg = "ExcData.kind"
-			switch num {
-			case 1:
-				u, _ := e.Data.(*message.UnicodeErrorData)
-				v, n, err := d.open(wt, b, func() (err error) {
-					if u == nil {
-						u, err = New[message.UnicodeErrorData](d)
-						if err == nil {
-							e.Data = u
-						}
-					}
-					return err
-				})
-				if err == nil {
-					err = d.unicodeData(v, u)
-				}
-				return Wrap(n, err, seg)
-			case 2:
-				j, _ := e.Data.(*message.JSONErrorData)
-				v, n, err := d.open(wt, b, func() (err error) {
-					if j == nil {
-						j, err = New[message.JSONErrorData](d)
-						if err == nil {
-							e.Data = j
-						}
-					}
-					return err
-				})
-				if err == nil {
-					err = d.Fields(v, leaf.JSONErrorFields(j), true, nil)
-				}
-				return Wrap(n, err, seg)
-			}
-			return -1, nil
-		})
-	}
 	if err != nil {
 		return 0, err
 	}
-	return n, nil
+	return n, d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return excArm(d, wt, b, e, d.unicodeData)
+		case 2:
+			return excArm(d, wt, b, e, func(v []byte, j *message.JSONErrorData) error {
+				return d.Fields(v, leaf.JSONErrorFields(j), true, nil)
+			})
+		}
+		return -1, nil
+	})
+}
+
+// excArm merges one occurrence of an ExcData arm whose payload is a T,
+// made (when e.Data holds another) in the version's order; read decodes it.
+func excArm[T any, PT interface {
+	*T
+	message.ExcData
+}](d *Dec, wt protowire.Type, b []byte, e *message.RaisedException, read func([]byte, PT) error) (int, error) {
+	x, _ := e.Data.(PT)
+	v, n, err := d.open(wt, b, func() error {
+		if x != nil {
+			return nil
+		}
+		y, err := New[T](d)
+		if err == nil {
+			x, e.Data = y, PT(y)
+		}
+		return err
+	})
+	if err == nil {
+		err = read(v, x)
+	}
+	return Wrap(n, err, "ExcData.kind")
 }
 
 // unicodeData merges a UnicodeErrorData message into x. Its object is
