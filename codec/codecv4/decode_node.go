@@ -44,33 +44,26 @@ type nodeState struct {
 	origin    int32
 }
 
-// arena merges an Arena message into g.
-//
-// The level goes back down only on success: an error ends the decode.
+// arena merges an Arena message into g. Like the other loops of this hot
+// path it reads with a wire.Iter, not wire.Walk's call per field.
 func (d *decoder) arena(b []byte, g *value.Graph) error {
-	lvl := d.Level
-	d.Level++
-	// Read as wire.Walk reads (its loop, inlined on this hot path): b runs
-	// to the frame's end, left counts down the arena's own bytes.
-	left := len(b)
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
+	it := d.Iter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return err
 		}
-		b, left = b[k:], left-k
 		switch num {
 		case 1:
-			v, m, err := wire.VarintField(wt, b)
+			v, m, err := wire.VarintField(wt, it.B)
 			if err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
+			it.Take(m)
 			if cap(g.Nodes) == 0 {
 				// A hint is trusted only as far as the rest of the frame can
 				// hold nodes: each takes at least 4 bytes.
-				res := min(uint64(uint32(v)), uint64(len(b))/4)
+				res := min(uint64(uint32(v)), uint64(len(it.B))/4)
 				if res > 0 {
 					if g.Nodes, err = budget.Reserve(&d.Bud, g.Nodes, int(res), nodeBytes); err != nil {
 						return err
@@ -78,11 +71,11 @@ func (d *decoder) arena(b []byte, g *value.Graph) error {
 				}
 			}
 		case 2:
-			v, m, err := wire.BytesField(wt, b)
+			v, m, err := wire.BytesField(wt, it.B)
 			if err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
+			it.Take(m)
 			if len(g.Nodes) == cap(g.Nodes) {
 				if g.Nodes, err = budget.Grow(&d.Bud, g.Nodes, nodeBytes); err != nil {
 					return err
@@ -96,18 +89,12 @@ func (d *decoder) arena(b []byte, g *value.Graph) error {
 				}
 			}
 		default:
-			m, err := wire.SkipField(num, wt, b, lvl)
-			if err != nil {
+			if err := it.Skip(num, wt, d.Level-1); err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
 		}
 	}
-	if left != 0 {
-		return wire.ErrDelimited
-	}
-	d.Level = lvl
-	return nil
+	return d.End(&it)
 }
 
 // fastNode decodes the commonest nodes, a lone int, float, bool, str or
@@ -173,39 +160,30 @@ func (d *decoder) fastNode(b []byte, n *value.Node) bool {
 }
 
 // node decodes one MontyNode message into n, which must be zero.
-//
-// The level goes back down only on success: an error ends the decode.
 func (d *decoder) node(b []byte, n *value.Node) error {
-	lvl := d.Level
-	d.Level++
 	var st nodeState
 	st.reg.start = len(d.refs)
-	left := len(b) // read as arena reads
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
+	it := d.Iter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return err
 		}
-		b, left = b[k:], left-k
 		if num > maxArm {
-			m, err := wire.SkipField(num, wt, b, lvl)
-			if err != nil {
+			if err := it.Skip(num, wt, d.Level-1); err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
 			continue
 		}
-		m, err := d.nodeField(&st, n, num, wt, b)
+		m, err := d.nodeField(&st, n, num, wt, it.B)
 		if err != nil {
 			return wire.At(err, segKind)
 		}
-		b, left = b[m:], left-m
+		it.Take(m)
 	}
-	if left != 0 {
-		return wire.ErrDelimited
+	if err := d.End(&it); err != nil {
+		return err
 	}
-	d.Level = lvl
 	return d.finishNode(&st, n)
 }
 
@@ -428,30 +406,21 @@ func (d *decoder) idField(st *nodeState, b []byte, field protowire.Number) error
 		_, err := d.ids(st, protowire.BytesType, b[1:])
 		return err
 	}
-	lvl := d.Level // the message's depth
-	left := len(b) // read as arena reads
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
-		if err != nil {
-			return err
-		}
-		b, left = b[k:], left-k
-		var m int
-		if num != field {
-			m, err = wire.SkipField(num, wt, b, lvl)
-		} else {
-			m, err = d.ids(st, wt, b)
+	it := wire.NewIter(b) // at the message's depth, d.Level
+	for it.More() {
+		num, wt, err := it.Next()
+		if err == nil && num != field {
+			err = it.Skip(num, wt, d.Level)
+		} else if err == nil {
+			var m int
+			m, err = d.ids(st, wt, it.B)
+			it.Take(m)
 		}
 		if err != nil {
 			return err
 		}
-		b, left = b[m:], left-m
 	}
-	if left != 0 {
-		return wire.ErrDelimited
-	}
-	return nil
+	return it.Ended()
 }
 
 // ids reads the value of a node-id field, packed or unpacked.
@@ -523,20 +492,16 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 // nodePairs merges a NodePairs message into the node's pair vector.
 func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 	lvl := d.Level // the NodePairs message's depth
-	left := len(b) // read as arena reads
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
+	it := wire.NewIter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return err
 		}
-		b, left = b[k:], left-k
 		if num != 1 {
-			m, err := wire.SkipField(num, wt, b, lvl)
-			if err != nil {
+			if err := it.Skip(num, wt, lvl); err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
 			continue
 		}
 		if wt != protowire.BytesType {
@@ -548,11 +513,11 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 				return err
 			}
 		}
-		v, m, err := wire.BytesField(wt, b)
+		v, m, err := wire.BytesField(wt, it.B)
 		if err != nil {
 			return err
 		}
-		b, left = b[m:], left-m
+		it.Take(m)
 		kv, vv, err := nodePair(v, lvl+1)
 		if err != nil {
 			return err
@@ -563,46 +528,34 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 		d.refPush(&st.reg, kv)
 		d.refPush(&st.reg, vv)
 	}
-	if left != 0 {
-		return wire.ErrDelimited
-	}
-	return nil
+	return it.Ended()
 }
 
 // nodePair decodes a NodePair message at depth lvl.
 func nodePair(b []byte, lvl int) (k, v uint32, err error) {
-	left := len(b) // read as arena reads
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, n, err := wire.Key(b)
+	it := wire.NewIter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return 0, 0, err
 		}
-		b, left = b[n:], left-n
-		switch num {
-		case 1, 2:
-			x, m, err := wire.VarintField(wt, b)
-			if err != nil {
-				return 0, 0, err
-			}
-			b, left = b[m:], left-m
+		if num != 1 && num != 2 {
+			err = it.Skip(num, wt, lvl)
+		} else {
+			x, m, e := wire.VarintField(wt, it.B)
+			it.Take(m)
+			err = e
 			if num == 1 {
 				k = uint32(x)
 			} else {
 				v = uint32(x)
 			}
-		default:
-			m, err := wire.SkipField(num, wt, b, lvl)
-			if err != nil {
-				return 0, 0, err
-			}
-			b, left = b[m:], left-m
+		}
+		if err != nil {
+			return 0, 0, err
 		}
 	}
-	if left != 0 {
-		return 0, 0, wire.ErrDelimited
-	}
-	return k, v, nil
+	return k, v, it.Ended()
 }
 
 // bigInt merges a BigInt message; the magnitude stays in the frame until
