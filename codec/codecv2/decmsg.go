@@ -132,15 +132,7 @@ func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error)
 			case 1:
 				return fNum(wt, b, &x.CallID, "ResumeCall.call_id")
 			case 2:
-				if x.Result == nil {
-					r, err := wire.New[message.ExtResult](&d.Dec)
-					if err != nil {
-						return 0, push(err, "ResumeCall.result")
-					}
-					x.Result = r
-				}
-				n, err := d.extResult(wt, b, x.Result, &rs.val)
-				return wire.Wrap(n, err, "ResumeCall.result")
+				return d.extResult(wt, b, &x.Result, &rs.val, "ResumeCall.result")
 			}
 			return -1, nil
 		})
@@ -218,35 +210,15 @@ func (d *dec) namedValue(wt protowire.Type, b []byte, x *message.Feed) (int, err
 	return n, nil
 }
 
-// extResult merges one ExtFunctionResult occurrence into r. val holds the
-// return_value state across occurrences.
-func (d *dec) extResult(wt protowire.Type, b []byte, r *message.ExtResult, val *pobj) (int, error) {
-	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num < 1 || num > 5 {
-			return -1, nil
+// extResult merges one occurrence of an ExtFunctionResult field (seg) into
+// *p. val holds the return_value state across occurrences.
+func (d *dec) extResult(wt protowire.Type, b []byte, p **message.ExtResult, val *pobj, seg string) (int, error) {
+	return d.ExtResult(wt, b, p, seg, func(wt protowire.Type, b []byte, r *message.ExtResult) (n int, err error) {
+		if r.Value, n, err = d.root(wt, b, val); err == nil {
+			err = d.noteKindless(r, val.arm == 0)
 		}
-		if k := message.ResultKind(num); r.Kind != k {
-			*r = message.ExtResult{Kind: k}
-			*val = pobj{}
-		}
-		var n int
-		var err error
-		switch num {
-		case 1:
-			if r.Value, n, err = d.root(wt, b, val); err == nil {
-				err = d.noteKindless(r, val.arm == 0)
-			}
-		case 2:
-			return d.Exception(wt, b, &r.Error, "ExtFunctionResult.kind")
-		case 3:
-			n, err = wire.Int(wt, b, &r.Future)
-		case 4:
-			r.Name, n, err = d.str(wt, b)
-		case 5:
-			n, err = d.skipMessage(wt, b)
-		}
-		return wire.Wrap(n, err, "ExtFunctionResult.kind")
-	})
+		return n, err
+	}, func() { *val = pobj{} })
 }
 
 func (d *dec) resumeNameLookup(wt protowire.Type, b []byte, x *message.ResumeNameLookup, val *pobj) (int, error) {
@@ -282,15 +254,7 @@ func (d *dec) futureResult(wt protowire.Type, b []byte, x *message.ResumeFutures
 		case 1:
 			return fNum(wt, b, &fr.CallID, "FutureResult.call_id")
 		case 2:
-			if fr.Result == nil {
-				r, err := wire.New[message.ExtResult](&d.Dec)
-				if err != nil {
-					return 0, push(err, "FutureResult.result")
-				}
-				fr.Result = r
-			}
-			n, err := d.extResult(wt, b, fr.Result, &val)
-			return wire.Wrap(n, err, "FutureResult.result")
+			return d.extResult(wt, b, &fr.Result, &val, "FutureResult.result")
 		}
 		return -1, nil
 	})
@@ -593,7 +557,7 @@ func (d *dec) functionCall(wt protowire.Type, b []byte, x *message.FunctionCall,
 			var id value.UUID
 			l := 0
 			if n, err = d.uuidMsg(wt, b, &id, &l); err == nil && l != 16 {
-				err = uuidLenErr("FunctionCall.object_id", l)
+				err = wire.UUIDLenErr("FunctionCall.object_id", l)
 			}
 			es.oid, es.oidLen, es.oidSet = id, l, true
 		default:
@@ -692,7 +656,7 @@ func (d *dec) objectID(es *evState, field string) *value.UUID {
 		return nil
 	}
 	if es.oidLen != 16 {
-		d.convErr(uuidLenErr(field, es.oidLen))
+		d.convErr(wire.UUIDLenErr(field, es.oidLen))
 		return nil
 	}
 	id := es.oid

@@ -747,7 +747,7 @@ func checkType(ts *typeState) error {
 		return err
 	}
 	if ts.idSeen && ts.idLen != 16 {
-		return uuidLenErr("Type.id", ts.idLen)
+		return wire.UUIDLenErr("Type.id", ts.idLen)
 	}
 	if ts.attrsSeen && ts.t.Attrs == nil {
 		// Present but empty: keep the presence so that it re-encodes.
@@ -983,7 +983,7 @@ func checkInstance(ci *ciState) error {
 		return valuecheck.MissingField("ClassInstance.instance_id")
 	}
 	if ci.iidLen != 16 {
-		return uuidLenErr("ClassInstance.instance_id", ci.iidLen)
+		return wire.UUIDLenErr("ClassInstance.instance_id", ci.iidLen)
 	}
 	if !ci.attrsSeen {
 		return valuecheck.MissingField("ClassInstance.attrs")

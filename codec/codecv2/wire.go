@@ -2,14 +2,12 @@ package codecv2
 
 import (
 	"errors"
-	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
-	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -151,8 +149,4 @@ func (d *dec) uuidMsg(wt protowire.Type, b []byte, id *value.UUID, n *int) (int,
 		return 0, err
 	}
 	return m, nil
-}
-
-func uuidLenErr(field string, n int) error {
-	return valuecheck.InvalidValue(field, fmt.Sprintf("uuid must be 16 bytes, got %d", n))
 }

@@ -244,9 +244,7 @@ func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
 			n, err := wire.Int(wt, b, &x.CallID)
 			return wire.Wrap(n, err, "ResumeCall.call_id")
 		case 2:
-			return msgField(wt, b, "ResumeCall.result", func(v []byte) error {
-				return d.mergeExtResult(&x.Result, v)
-			})
+			return d.extResult(wt, b, &x.Result, "ResumeCall.result")
 		case 3:
 			return d.arenaField(wt, b, &x.Values, "ResumeCall.values")
 		}
@@ -254,40 +252,12 @@ func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
 	})
 }
 
-// mergeExtResult merges an ExtFunctionResult message into *p, allocating it
-// when absent.
-func (d *decoder) mergeExtResult(p **message.ExtResult, b []byte) error {
-	if *p == nil {
-		var err error
-		if *p, err = wire.New[message.ExtResult](&d.Dec); err != nil {
-			return err
-		}
-	}
-	x := *p
-	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num < 1 || num > 5 {
-			return -1, nil
-		}
-		k := message.ResultKind(num)
-		if x.Kind != k {
-			*x = message.ExtResult{Kind: k}
-		}
-		const seg = "ExtFunctionResult.kind"
-		switch num {
-		case 1:
-			n, err := wire.Int(wt, b, &x.Value)
-			return wire.Wrap(n, err, seg)
-		case 2:
-			return d.Exception(wt, b, &x.Error, seg)
-		case 3:
-			n, err := wire.Int(wt, b, &x.Future)
-			return wire.Wrap(n, err, seg)
-		case 4:
-			n, err := d.Text(wt, b, &x.Name)
-			return wire.Wrap(n, err, seg)
-		}
-		return msgField(wt, b, seg, d.SkipMessage)
-	})
+// extResult merges one occurrence of an ExtFunctionResult field (seg) into
+// *p; its return value is a node id.
+func (d *decoder) extResult(wt protowire.Type, b []byte, p **message.ExtResult, seg string) (int, error) {
+	return d.ExtResult(wt, b, p, seg, func(wt protowire.Type, b []byte, r *message.ExtResult) (int, error) {
+		return wire.Int(wt, b, &r.Value)
+	}, nil)
 }
 
 func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error {
@@ -333,9 +303,7 @@ func (d *decoder) futureResult(b []byte, x *message.FutureResult) error {
 			n, err := wire.Int(wt, b, &x.CallID)
 			return wire.Wrap(n, err, "FutureResult.call_id")
 		case 2:
-			return msgField(wt, b, "FutureResult.result", func(v []byte) error {
-				return d.mergeExtResult(&x.Result, v)
-			})
+			return d.extResult(wt, b, &x.Result, "FutureResult.result")
 		}
 		return -1, nil
 	})

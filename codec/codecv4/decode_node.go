@@ -353,7 +353,7 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 			return err
 		}
 		if st.uuidSeen && st.uuidLen != 16 {
-			return uuidLenErr("Type.id", st.uuidLen)
+			return wire.UUIDLenErr("Type.id", st.uuidLen)
 		}
 		t.Attrs = pairView(d.refSlice(&st.reg))
 		return nil
@@ -363,7 +363,7 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 			return valuecheck.MissingField("ClassInstanceNode.instance_id")
 		}
 		if st.uuidLen != 16 {
-			return uuidLenErr("ClassInstanceNode.instance_id", st.uuidLen)
+			return wire.UUIDLenErr("ClassInstanceNode.instance_id", st.uuidLen)
 		}
 		if !st.attrsSeen {
 			return valuecheck.MissingField("ClassInstanceNode.attrs")
@@ -380,10 +380,6 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		return nil
 	}
 	return valuecheck.CheckLeaf(*n)
-}
-
-func uuidLenErr(field string, n int) error {
-	return valuecheck.InvalidValue(field, "uuid must be 16 bytes, got "+strconv.Itoa(n))
 }
 
 // pairView reinterprets interleaved ids as pairs, without copying.

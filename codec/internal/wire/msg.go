@@ -1,12 +1,14 @@
 package wire
 
 import (
+	"strconv"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/internal/budget"
+	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
 )
@@ -41,6 +43,46 @@ func (d *Dec) Exception(wt protowire.Type, b []byte, p **message.RaisedException
 				return Wrap(n, err, "RaisedException.data")
 			}
 			return -1, nil
+		})
+	}
+	return Wrap(n, err, seg)
+}
+
+// ExtResult merges one occurrence of an ExtFunctionResult field (seg) into
+// *p, making it when absent. value reads the return value, which the
+// versions shape apart; switched (nil: none) learns that another arm
+// replaced the one held.
+func (d *Dec) ExtResult(wt protowire.Type, b []byte, p **message.ExtResult, seg string,
+	value func(protowire.Type, []byte, *message.ExtResult) (int, error), switched func()) (int, error) {
+	v, n, err := d.open(wt, b, func() error { return NewAt(d, p) })
+	if err == nil {
+		r := *p
+		err = d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			if num < 1 || num > 5 {
+				return -1, nil
+			}
+			if k := message.ResultKind(num); r.Kind != k {
+				*r = message.ExtResult{Kind: k}
+				if switched != nil {
+					switched()
+				}
+			}
+			const seg = "ExtFunctionResult.kind"
+			var n int
+			var err error
+			switch num {
+			case 1:
+				n, err = value(wt, b, r)
+			case 2:
+				return d.Exception(wt, b, &r.Error, seg)
+			case 3:
+				n, err = Int(wt, b, &r.Future)
+			case 4:
+				n, err = d.Text(wt, b, &r.Name)
+			case 5:
+				return d.Sub(wt, b, seg, d.SkipMessage)
+			}
+			return Wrap(n, err, seg)
 		})
 	}
 	return Wrap(n, err, seg)
@@ -270,6 +312,12 @@ func (d *Dec) OsFields(b []byte, msg string, f FieldFunc, names ...string) error
 		}
 		return n, err
 	})
+}
+
+// UUIDLenErr is the conversion error of a Uuid field whose data is n
+// bytes, not 16.
+func UUIDLenErr(field string, n int) error {
+	return valuecheck.InvalidValue(field, "uuid must be 16 bytes, got "+strconv.Itoa(n))
 }
 
 // UUID merges a Uuid message: it returns the length of the last data
