@@ -226,21 +226,10 @@ func (d *dec) resumeNameLookup(wt protowire.Type, b []byte, x *message.ResumeNam
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
-		if k := message.LookupKind(num); x.Kind != k {
-			x.Kind, x.Value, x.Error = k, 0, nil
-			*val = pobj{}
-		}
-		var n int
-		var err error
-		switch num {
-		case 1:
+		return d.LookupArm(message.LookupKind(num), wt, b, x, func(wt protowire.Type, b []byte) (n int, err error) {
 			x.Value, n, err = d.root(wt, b, val)
-		case 2:
-			n, err = d.skipMessage(wt, b)
-		case 3:
-			return d.Exception(wt, b, &x.Error, "ResumeNameLookup.kind")
-		}
-		return wire.Wrap(n, err, "ResumeNameLookup.kind")
+			return n, err
+		}, func() { *val = pobj{} })
 	})
 }
 

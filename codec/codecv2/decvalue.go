@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
-	"strconv"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -739,15 +738,8 @@ func (d *dec) classInstance(wt protowire.Type, b []byte, ci *ciState) (int, erro
 // attrs presence and the builtin name (value.CheckType), then the uuid
 // length.
 func checkType(ts *typeState) error {
-	if ts.origin < 0 || ts.origin > int32(value.OriginHost) {
-		return valuecheck.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(ts.origin)))
-	}
-	ts.t.Origin = value.TypeOrigin(ts.origin)
-	if err := valuecheck.CheckType(&ts.t, ts.idSeen, ts.attrsSeen); err != nil {
+	if err := wire.CheckType(&ts.t, ts.origin, ts.idSeen, ts.idLen, ts.attrsSeen); err != nil {
 		return err
-	}
-	if ts.idSeen && ts.idLen != 16 {
-		return wire.UUIDLenErr("Type.id", ts.idLen)
 	}
 	if ts.attrsSeen && ts.t.Attrs == nil {
 		// Present but empty: keep the presence so that it re-encodes.
@@ -979,16 +971,7 @@ func checkInstance(ci *ciState) error {
 	if ci.typ.t.Origin == value.OriginBuiltin {
 		return valuecheck.InvalidValue("ClassInstance.type", "must be a class type, not a builtin")
 	}
-	if !ci.iidSeen {
-		return valuecheck.MissingField("ClassInstance.instance_id")
-	}
-	if ci.iidLen != 16 {
-		return wire.UUIDLenErr("ClassInstance.instance_id", ci.iidLen)
-	}
-	if !ci.attrsSeen {
-		return valuecheck.MissingField("ClassInstance.attrs")
-	}
-	return nil
+	return wire.CheckInstance("ClassInstance", ci.iidSeen, ci.iidLen, ci.attrsSeen)
 }
 
 func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {

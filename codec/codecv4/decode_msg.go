@@ -268,19 +268,9 @@ func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error 
 		if num < 2 || num > 4 {
 			return -1, nil
 		}
-		k := message.LookupKind(num - 1)
-		if x.Kind != k {
-			x.Kind, x.Value, x.Error = k, 0, nil
-		}
-		const seg = "ResumeNameLookup.kind"
-		switch num {
-		case 2:
-			n, err := wire.Int(wt, b, &x.Value)
-			return wire.Wrap(n, err, seg)
-		case 3:
-			return msgField(wt, b, seg, d.SkipMessage)
-		}
-		return d.Exception(wt, b, &x.Error, seg)
+		return d.LookupArm(message.LookupKind(num-1), wt, b, x, func(wt protowire.Type, b []byte) (int, error) {
+			return wire.Int(wt, b, &x.Value)
+		}, nil)
 	})
 }
 

@@ -2,7 +2,6 @@ package codecv4
 
 import (
 	"math/big"
-	"strconv"
 	"unicode/utf8"
 	"unsafe"
 
@@ -345,28 +344,15 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		return nil
 	case 23:
 		t := n.Ext().(*value.Type)
-		if st.origin < 0 || st.origin > 3 {
-			return valuecheck.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(st.origin)))
-		}
-		t.Origin = value.TypeOrigin(st.origin)
-		if err := valuecheck.CheckType(t, st.uuidSeen, st.attrsSeen); err != nil {
+		if err := wire.CheckType(t, st.origin, st.uuidSeen, st.uuidLen, st.attrsSeen); err != nil {
 			return err
-		}
-		if st.uuidSeen && st.uuidLen != 16 {
-			return wire.UUIDLenErr("Type.id", st.uuidLen)
 		}
 		t.Attrs = pairView(d.refSlice(&st.reg))
 		return nil
 	case 24:
 		c := n.Ext().(*value.ClassInstance)
-		if !st.uuidSeen {
-			return valuecheck.MissingField("ClassInstanceNode.instance_id")
-		}
-		if st.uuidLen != 16 {
-			return wire.UUIDLenErr("ClassInstanceNode.instance_id", st.uuidLen)
-		}
-		if !st.attrsSeen {
-			return valuecheck.MissingField("ClassInstanceNode.attrs")
+		if err := wire.CheckInstance("ClassInstanceNode", st.uuidSeen, st.uuidLen, st.attrsSeen); err != nil {
+			return err
 		}
 		c.Attrs = pairView(d.refSlice(&st.reg))
 		return nil

@@ -88,6 +88,59 @@ func (d *Dec) ExtResult(wt protowire.Type, b []byte, p **message.ExtResult, seg 
 	return Wrap(n, err, seg)
 }
 
+// LookupArm merges one occurrence of ResumeNameLookup's kind arm k into x,
+// which another arm resets (switched, nil for none, learns of it). value
+// reads the value arm, which the versions shape apart.
+func (d *Dec) LookupArm(k message.LookupKind, wt protowire.Type, b []byte, x *message.ResumeNameLookup,
+	value func(protowire.Type, []byte) (int, error), switched func()) (int, error) {
+	if x.Kind != k {
+		x.Kind, x.Value, x.Error = k, 0, nil
+		if switched != nil {
+			switched()
+		}
+	}
+	const seg = "ResumeNameLookup.kind"
+	switch k {
+	case message.LookupValue:
+		n, err := value(wt, b)
+		return Wrap(n, err, seg)
+	case message.LookupUndefined:
+		return d.Sub(wt, b, seg, d.SkipMessage)
+	}
+	return d.Exception(wt, b, &x.Error, seg)
+}
+
+// CheckType applies the rules of a decoded Type in the worker's order: the
+// origin's range, then value's rules on the id and attrs presence and the
+// builtin name, then the id's length.
+func CheckType(t *value.Type, origin int32, idSeen bool, idLen int, attrsSeen bool) error {
+	if origin < 0 || origin > int32(value.OriginHost) {
+		return valuecheck.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(origin)))
+	}
+	t.Origin = value.TypeOrigin(origin)
+	if err := valuecheck.CheckType(t, idSeen, attrsSeen); err != nil {
+		return err
+	}
+	if idSeen && idLen != 16 {
+		return UUIDLenErr("Type.id", idLen)
+	}
+	return nil
+}
+
+// CheckInstance checks the fields a class instance message (msg) requires:
+// its instance_id, 16 bytes long, and its attrs.
+func CheckInstance(msg string, idSeen bool, idLen int, attrsSeen bool) error {
+	switch {
+	case !idSeen:
+		return valuecheck.MissingField(msg + ".instance_id")
+	case idLen != 16:
+		return UUIDLenErr(msg+".instance_id", idLen)
+	case !attrsSeen:
+		return valuecheck.MissingField(msg + ".attrs")
+	}
+	return nil
+}
+
 // stackFrame appends one traceback frame to e. The frame is decoded in
 // place: its field table holds pointers into it, so a local would move to
 // the heap, one allocation per frame. Protocol 4 checks the wire type
