@@ -94,7 +94,7 @@ func decodeRequestBody(frame []byte, lim codec.Limits) (*message.ParentRequest, 
 			n, err := d.requestArm(wt, b, &rs)
 			return wire.Wrap(n, err, "ParentRequest.kind")
 		case num == 20:
-			return d.fOptStr(wt, b, &r.TraceParent, "ParentRequest.trace_parent")
+			return d.OptTextAt(wt, b, &r.TraceParent, "ParentRequest.trace_parent")
 		}
 		return -1, nil
 	})
@@ -130,7 +130,7 @@ func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error)
 		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				return fNum(wt, b, &x.CallID, "ResumeCall.call_id")
+				return wire.IntAt(wt, b, &x.CallID, "ResumeCall.call_id")
 			case 2:
 				return d.extResult(wt, b, &x.Result, &rs.val, "ResumeCall.result")
 			}
@@ -166,12 +166,12 @@ func (d *dec) feed(wt protowire.Type, b []byte, x *message.Feed) (int, error) {
 	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return d.fStr(wt, b, &x.Code, "Feed.code")
+			return d.TextAt(wt, b, &x.Code, "Feed.code")
 		case 2:
 			n, err := d.namedValue(wt, b, x)
 			return wire.Wrap(n, err, "Feed.inputs")
 		case 3:
-			return fBool(wt, b, &x.SkipTypeCheck, "Feed.skip_type_check")
+			return wire.BoolAt(wt, b, &x.SkipTypeCheck, "Feed.skip_type_check")
 		}
 		return -1, nil
 	})
@@ -184,7 +184,7 @@ func (d *dec) namedValue(wt protowire.Type, b []byte, x *message.Feed) (int, err
 	n, err := d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return d.fStr(wt, b, &ref.Name, "NamedValue.name")
+			return d.TextAt(wt, b, &ref.Name, "NamedValue.name")
 		case 2:
 			return d.rootField(wt, b, &p, &ref.Value, &set, "NamedValue.value")
 		}
@@ -241,7 +241,7 @@ func (d *dec) futureResult(wt protowire.Type, b []byte, x *message.ResumeFutures
 	n, err := d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return fNum(wt, b, &fr.CallID, "FutureResult.call_id")
+			return wire.IntAt(wt, b, &fr.CallID, "FutureResult.call_id")
 		case 2:
 			return d.extResult(wt, b, &fr.Result, &val, "FutureResult.result")
 		}
@@ -411,13 +411,13 @@ func decodeEventBody(frame []byte, lim codec.Limits) (*message.ChildEvent, error
 			n, err := d.eventArm(wt, b, &es)
 			return wire.Wrap(n, err, "ChildEvent.kind")
 		case num == 20:
-			return fNum(wt, b, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
+			return wire.IntAt(wt, b, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
 		case num == 21:
-			return fOptNum(d, wt, b, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
 		case num == 22:
-			return d.fOptStr(wt, b, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
+			return d.OptTextAt(wt, b, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
 		case num == 23:
-			return fOptNum(d, wt, b, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
+			return wire.OptIntAt(&d.Dec, wt, b, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
 		}
 		return -1, nil
 	})
@@ -446,7 +446,7 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch {
 			case num == 1:
-				return fNum(wt, b, &x.CallID, "OsCall.call_id")
+				return wire.IntAt(wt, b, &x.CallID, "OsCall.call_id")
 			case num >= 2 && num <= 24:
 				if op := message.OsOp(num); x.Op != op {
 					es.val, es.valSet = pobj{}, false
@@ -460,7 +460,7 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				return d.fStr(wt, b, &x.Name, "NameLookup.name")
+				return d.TextAt(wt, b, &x.Name, "NameLookup.name")
 			case 2:
 				es.oidSet = true
 				n, err := d.uuidMsg(wt, b, &es.oid, &es.oidLen)
@@ -562,7 +562,7 @@ func (d *dec) getenv(b []byte, x *message.OsCall, es *evState) error {
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return d.fStr(wt, b, &x.Key, "Getenv.key")
+			return d.TextAt(wt, b, &x.Key, "Getenv.key")
 		case 2:
 			return d.rootField(wt, b, &es.val, &x.Default, &es.valSet, "Getenv.default")
 		}

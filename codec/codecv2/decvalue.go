@@ -663,7 +663,7 @@ func (d *dec) bigInt(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return fBool(wt, b, &p.neg, "BigInt.negative")
+			return wire.BoolAt(wt, b, &p.neg, "BigInt.negative")
 		case 2:
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
@@ -680,9 +680,9 @@ func (d *dec) cycle(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return fNum(wt, b, &p.num, "Cycle.identity")
+			return wire.IntAt(wt, b, &p.num, "Cycle.identity")
 		case 2:
-			return d.fStr(wt, b, &p.text, "Cycle.placeholder")
+			return d.TextAt(wt, b, &p.text, "Cycle.placeholder")
 		}
 		return -1, nil
 	})

@@ -88,38 +88,6 @@ func (d *dec) str(wt protowire.Type, b []byte) (string, int, error) {
 	return s, n, err
 }
 
-// Typed field helpers: each decodes one occurrence of a scalar field and
-// names the field in the error path, as a prost-generated message does.
-// They return the bytes the field's value took (see wire.FieldFunc).
-
-// fNum decodes one occurrence of a varint field of an integer type (an
-// int32 is truncated from its sign-extended 64 bits, as prost does).
-func fNum[T uint64 | uint32 | int32](wt protowire.Type, b []byte, dst *T, path string) (int, error) {
-	n, err := wire.Int(wt, b, dst)
-	return wire.Wrap(n, err, path)
-}
-
-// fOptNum is fNum for an optional field, charging its box the first time.
-func fOptNum[T uint64 | uint32 | int32](d *dec, wt protowire.Type, b []byte, dst **T, path string) (int, error) {
-	n, err := wire.OptInt(&d.Dec, wt, b, dst)
-	return wire.Wrap(n, err, path)
-}
-
-func fBool(wt protowire.Type, b []byte, dst *bool, path string) (int, error) {
-	n, err := wire.Bool(wt, b, dst)
-	return wire.Wrap(n, err, path)
-}
-
-func (d *dec) fStr(wt protowire.Type, b []byte, dst *string, path string) (int, error) {
-	n, err := d.Text(wt, b, dst)
-	return wire.Wrap(n, err, path)
-}
-
-func (d *dec) fOptStr(wt protowire.Type, b []byte, dst **string, path string) (int, error) {
-	n, err := d.OptText(wt, b, dst)
-	return wire.Wrap(n, err, path)
-}
-
 // fStrs appends one element to a repeated string field.
 func (d *dec) fStrs(wt protowire.Type, b []byte, dst *[]string, path string) (int, error) {
 	s, n, err := d.str(wt, b)

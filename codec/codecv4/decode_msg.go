@@ -187,8 +187,7 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 			x.Persistence = message.Persistence(uint32(v))
 			return wire.Wrap(n, err, "Configure.persistence")
 		case d.v.CfgProfile:
-			n, err := d.OptText(wt, b, &x.Profile)
-			return wire.Wrap(n, err, "Configure.profile")
+			return d.OptTextAt(wt, b, &x.Profile, "Configure.profile")
 		}
 		return -1, nil
 	})
@@ -206,18 +205,15 @@ func (d *decoder) feed(b []byte, x *message.Feed) error {
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.Text(wt, b, &x.Code)
-			return wire.Wrap(n, err, "Feed.code")
+			return d.TextAt(wt, b, &x.Code, "Feed.code")
 		case 2:
 			return elemField(d, wt, b, &x.Inputs, "Feed.inputs", d.namedRef)
 		case 3:
 			return d.arenaField(wt, b, &x.Values, "Feed.values")
 		case 4:
-			n, err := wire.Bool(wt, b, &x.SkipTypeCheck)
-			return wire.Wrap(n, err, "Feed.skip_type_check")
+			return wire.BoolAt(wt, b, &x.SkipTypeCheck, "Feed.skip_type_check")
 		case 5:
-			n, err := d.Text(wt, b, &x.Cwd)
-			return wire.Wrap(n, err, "Feed.cwd")
+			return d.TextAt(wt, b, &x.Cwd, "Feed.cwd")
 		}
 		return -1, nil
 	})
@@ -227,11 +223,9 @@ func (d *decoder) namedRef(b []byte, x *message.NamedRef) error {
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.Text(wt, b, &x.Name)
-			return wire.Wrap(n, err, "NamedRef.name")
+			return d.TextAt(wt, b, &x.Name, "NamedRef.name")
 		case 2:
-			n, err := wire.Int(wt, b, &x.Value)
-			return wire.Wrap(n, err, "NamedRef.value")
+			return wire.IntAt(wt, b, &x.Value, "NamedRef.value")
 		}
 		return -1, nil
 	})
@@ -241,8 +235,7 @@ func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := wire.Int(wt, b, &x.CallID)
-			return wire.Wrap(n, err, "ResumeCall.call_id")
+			return wire.IntAt(wt, b, &x.CallID, "ResumeCall.call_id")
 		case 2:
 			return d.extResult(wt, b, &x.Result, "ResumeCall.result")
 		case 3:
@@ -290,8 +283,7 @@ func (d *decoder) futureResult(b []byte, x *message.FutureResult) error {
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := wire.Int(wt, b, &x.CallID)
-			return wire.Wrap(n, err, "FutureResult.call_id")
+			return wire.IntAt(wt, b, &x.CallID, "FutureResult.call_id")
 		case 2:
 			return d.extResult(wt, b, &x.Result, "FutureResult.result")
 		}
@@ -348,29 +340,21 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 				return d.eventBody(box.Body, v)
 			})
 		case num == 20:
-			n, err := wire.Int(wt, b, &e.TotalExecutionMicros)
-			return wire.Wrap(n, err, "ChildEvent.total_execution_micros")
+			return wire.IntAt(wt, b, &e.TotalExecutionMicros, "ChildEvent.total_execution_micros")
 		case num == d.v.EvDuration:
-			n, err := wire.OptInt(&d.Dec, wt, b, &e.MaxDurationMicros)
-			return wire.Wrap(n, err, "ChildEvent.max_duration_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxDurationMicros, "ChildEvent.max_duration_micros")
 		case num == 22:
-			n, err := wire.OptInt(&d.Dec, wt, b, &e.MaxSuspensions)
-			return wire.Wrap(n, err, "ChildEvent.max_suspensions")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxSuspensions, "ChildEvent.max_suspensions")
 		case num == 23:
-			n, err := d.OptText(wt, b, &e.RestoredScriptName)
-			return wire.Wrap(n, err, "ChildEvent.restored_script_name")
+			return d.OptTextAt(wt, b, &e.RestoredScriptName, "ChildEvent.restored_script_name")
 		case num == d.v.EvFeedExec:
-			n, err := wire.Int(wt, b, &e.FeedExecutionMicros)
-			return wire.Wrap(n, err, "ChildEvent.feed_execution_micros")
+			return wire.IntAt(wt, b, &e.FeedExecutionMicros, "ChildEvent.feed_execution_micros")
 		case num == d.v.EvFeedLimit:
-			n, err := wire.OptInt(&d.Dec, wt, b, &e.MaxFeedDurationMicros)
-			return wire.Wrap(n, err, "ChildEvent.max_feed_duration_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxFeedDurationMicros, "ChildEvent.max_feed_duration_micros")
 		case num == d.v.EvTurnLimit:
-			n, err := wire.OptInt(&d.Dec, wt, b, &e.MaxTurnDurationMicros)
-			return wire.Wrap(n, err, "ChildEvent.max_turn_duration_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxTurnDurationMicros, "ChildEvent.max_turn_duration_micros")
 		case num == d.v.EvSleep:
-			n, err := wire.OptInt(&d.Dec, wt, b, &e.MaxTotalSleepMicros)
-			return wire.Wrap(n, err, "ChildEvent.max_total_sleep_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxTotalSleepMicros, "ChildEvent.max_total_sleep_micros")
 		case num == d.v.EvSessionID:
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
@@ -434,8 +418,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				n, err := d.Text(wt, b, &x.Name)
-				return wire.Wrap(n, err, "NameLookup.name")
+				return d.TextAt(wt, b, &x.Name, "NameLookup.name")
 			case 2:
 				return msgField(wt, b, "NameLookup.object_id", func(v []byte) error {
 					return d.objectID(v, &x.ObjectID)
@@ -464,8 +447,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				n, err := wire.Int(wt, b, &x.Value)
-				return wire.Wrap(n, err, "Complete.value")
+				return wire.IntAt(wt, b, &x.Value, "Complete.value")
 			case 2:
 				return d.arenaField(wt, b, &x.Values, "Complete.values")
 			}
@@ -568,8 +550,7 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.Text(wt, b, &x.FunctionName)
-			return wire.Wrap(n, err, "FunctionCall.function_name")
+			return d.TextAt(wt, b, &x.FunctionName, "FunctionCall.function_name")
 		case 2:
 			n, err := d.argIDs(wt, b, &x.Args)
 			return wire.Wrap(n, err, "FunctionCall.args")
@@ -593,15 +574,13 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 			x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: val})
 			return n, nil
 		case 4:
-			n, err := wire.Int(wt, b, &x.CallID)
-			return wire.Wrap(n, err, "FunctionCall.call_id")
+			return wire.IntAt(wt, b, &x.CallID, "FunctionCall.call_id")
 		case 5:
 			return msgField(wt, b, "FunctionCall.object_id", func(v []byte) error {
 				return d.objectID(v, &x.ObjectID)
 			})
 		case 6:
-			n, err := wire.Bool(wt, b, &x.AllowEagerAwait)
-			return wire.Wrap(n, err, "FunctionCall.allow_eager_await")
+			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "FunctionCall.allow_eager_await")
 		case 7:
 			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
 		case d.v.FcPosition:
@@ -650,13 +629,11 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num == 1:
-			n, err := wire.Int(wt, b, &x.CallID)
-			return wire.Wrap(n, err, "OsCall.call_id")
+			return wire.IntAt(wt, b, &x.CallID, "OsCall.call_id")
 		case num == d.v.OsValues:
 			return d.arenaField(wt, b, &x.Values, "OsCall.values")
 		case num == d.v.OsEager:
-			n, err := wire.Bool(wt, b, &x.AllowEagerAwait)
-			return wire.Wrap(n, err, "OsCall.allow_eager_await")
+			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "OsCall.allow_eager_await")
 		case num == d.v.OsPosition:
 			return msgField(wt, b, "OsCall.position", func(v []byte) error {
 				return d.position(v, &x.Position)

@@ -36,14 +36,11 @@ func (d *decoder) position(b []byte, p **message.SourceRange) error {
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.Text(wt, b, &x.Filename)
-			return wire.Wrap(n, err, "SourceRange.filename")
+			return d.TextAt(wt, b, &x.Filename, "SourceRange.filename")
 		case 2:
-			n, err := wire.Int(wt, b, &x.Start)
-			return wire.Wrap(n, err, "SourceRange.start")
+			return wire.IntAt(wt, b, &x.Start, "SourceRange.start")
 		case 3:
-			n, err := wire.Int(wt, b, &x.End)
-			return wire.Wrap(n, err, "SourceRange.end")
+			return wire.IntAt(wt, b, &x.End, "SourceRange.end")
 		}
 		return -1, nil
 	})
@@ -102,8 +99,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 						x.Fixed.UnixSeconds = int64(u)
 						return wire.Wrap(n, err, "FixedDateTime.unix_seconds")
 					case 2:
-						n, err := wire.Int(wt, b, &x.Fixed.Microsecond)
-						return wire.Wrap(n, err, "FixedDateTime.microsecond")
+						return wire.IntAt(wt, b, &x.Fixed.Microsecond, "FixedDateTime.microsecond")
 					}
 					return -1, nil
 				})
@@ -158,8 +154,7 @@ func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
 		case 1:
 			return d.unitArm(wt, b, seg)
 		case 2:
-			n, err := d.Text(wt, b, &x.Name)
-			return wire.Wrap(n, err, seg)
+			return d.TextAt(wt, b, &x.Name, seg)
 		}
 		return msgField(wt, b, seg, func(v []byte) error { return d.Fields(v, leaf.TimeZoneFields(&x.Fixed), true, nil) })
 	})
@@ -182,8 +177,7 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 				if num != 1 {
 					return -1, nil
 				}
-				n, err := wire.OptInt(&d.Dec, wt, b, &x.MaxMicros)
-				return wire.Wrap(n, err, "SystemSleep.max_micros")
+				return wire.OptIntAt(&d.Dec, wt, b, &x.MaxMicros, "SystemSleep.max_micros")
 			})
 		})
 	})
@@ -213,8 +207,7 @@ func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
 			n, err := f64(wt, b, &x.Float)
 			return wire.Wrap(n, err, seg)
 		}
-		n, err := d.Text(wt, b, &x.Str)
-		return wire.Wrap(n, err, seg)
+		return d.TextAt(wt, b, &x.Str, seg)
 	})
 }
 

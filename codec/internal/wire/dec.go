@@ -272,6 +272,24 @@ func OptInt[T uint64 | uint32 | int32](d *Dec, wt protowire.Type, b []byte, dst 
 	return n, nil
 }
 
+// OptIntAt is OptInt naming the field seg in an error.
+func OptIntAt[T uint64 | uint32 | int32](d *Dec, wt protowire.Type, b []byte, dst **T, seg string) (int, error) {
+	n, err := OptInt(d, wt, b, dst)
+	return Wrap(n, err, seg)
+}
+
+// TextAt is Text naming the field seg in an error.
+func (d *Dec) TextAt(wt protowire.Type, b []byte, dst *string, seg string) (int, error) {
+	n, err := d.Text(wt, b, dst)
+	return Wrap(n, err, seg)
+}
+
+// OptTextAt is OptText naming the field seg in an error.
+func (d *Dec) OptTextAt(wt protowire.Type, b []byte, dst **string, seg string) (int, error) {
+	n, err := d.OptText(wt, b, dst)
+	return Wrap(n, err, seg)
+}
+
 // BytesImplicit reads an implicit-presence bytes field (empty means nil).
 func (d *Dec) BytesImplicit(wt protowire.Type, b []byte, dst *[]byte) (int, error) {
 	v, n, err := BytesField(wt, b)

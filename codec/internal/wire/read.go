@@ -391,6 +391,18 @@ func Bool(wt protowire.Type, b []byte, dst *bool) (int, error) {
 	return n, err
 }
 
+// IntAt is Int naming the field seg in an error.
+func IntAt[T uint64 | uint32 | int32](wt protowire.Type, b []byte, dst *T, seg string) (int, error) {
+	n, err := Int(wt, b, dst)
+	return Wrap(n, err, seg)
+}
+
+// BoolAt is Bool naming the field seg in an error.
+func BoolAt(wt protowire.Type, b []byte, dst *bool, seg string) (int, error) {
+	n, err := Bool(wt, b, dst)
+	return Wrap(n, err, seg)
+}
+
 // Wrap annotates a field's error with its path segment: it is the return
 // of a FieldFunc that consumed n bytes.
 func Wrap(n int, err error, seg string) (int, error) {
