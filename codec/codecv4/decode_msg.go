@@ -16,15 +16,6 @@ import (
 // codec does not know (it cannot happen for the numbers dispatched).
 var errUnknownArm = errors.New("unknown arm")
 
-// msgField reads a length-delimited field and hands its payload to f.
-func msgField(wt protowire.Type, b []byte, seg string, f func([]byte) error) (int, error) {
-	v, n, err := wire.BytesField(wt, b)
-	if err == nil {
-		err = f(v)
-	}
-	return wire.Wrap(n, err, seg)
-}
-
 // elemField decodes one element of a repeated message field into a new
 // last element of *s, grown (and charged) before the payload is read.
 func elemField[T any](d *decoder, wt protowire.Type, b []byte, s *[]T, seg string, f func([]byte, *T) error) (int, error) {
@@ -37,7 +28,7 @@ func elemField[T any](d *decoder, wt protowire.Type, b []byte, s *[]T, seg strin
 	}
 	*s = (*s)[:len(*s)+1]
 	e := &(*s)[len(*s)-1]
-	return msgField(wt, b, seg, func(v []byte) error { return f(v, e) })
+	return d.Sub(wt, b, seg, func(v []byte) error { return f(v, e) })
 }
 
 // ---- ParentRequest ----
@@ -67,7 +58,7 @@ func (d *decoder) parentRequest(b []byte) (*message.ParentRequest, error) {
 		}
 		switch {
 		case num >= 1 && num <= 11:
-			return msgField(wt, b, "ParentRequest.kind", func(v []byte) error {
+			return d.Sub(wt, b, "ParentRequest.kind", func(v []byte) error {
 				if num != arm {
 					r.Body = nil
 					nb, err := d.newRequest(num, r)
@@ -175,7 +166,7 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 	return d.Configure(b, x, d.v.Limits(), func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case d.v.CfgPolicy:
-			return msgField(wt, b, "Configure.os_policy", func(v []byte) error {
+			return d.Sub(wt, b, "Configure.os_policy", func(v []byte) error {
 				if err := wire.NewAt(&d.Dec, &x.OsPolicy); err != nil {
 					return err
 				}
@@ -195,7 +186,7 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 
 // arenaField decodes an Arena field of the envelope's arm payload.
 func (d *decoder) arenaField(wt protowire.Type, b []byte, g *value.Graph, seg string) (int, error) {
-	return msgField(wt, b, seg, func(v []byte) error {
+	return d.Sub(wt, b, seg, func(v []byte) error {
 		d.arm.arena = true
 		return d.arena(v, g)
 	})
@@ -327,7 +318,7 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 		}
 		switch {
 		case num >= 1 && num <= 12:
-			return msgField(wt, b, "ChildEvent.kind", func(v []byte) error {
+			return d.Sub(wt, b, "ChildEvent.kind", func(v []byte) error {
 				if num != arm {
 					e.Body = nil
 					nb, err := d.newEvent(num, e)
@@ -420,11 +411,11 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			case 1:
 				return d.TextAt(wt, b, &x.Name, "NameLookup.name")
 			case 2:
-				return msgField(wt, b, "NameLookup.object_id", func(v []byte) error {
+				return d.Sub(wt, b, "NameLookup.object_id", func(v []byte) error {
 					return d.objectID(v, &x.ObjectID)
 				})
 			case d.v.NlPosition:
-				return msgField(wt, b, "NameLookup.position", func(v []byte) error {
+				return d.Sub(wt, b, "NameLookup.position", func(v []byte) error {
 					return d.position(v, &x.Position)
 				})
 			}
@@ -437,7 +428,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 				n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
 				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
 			case d.v.RfPosition:
-				return msgField(wt, b, "ResolveFutures.position", func(v []byte) error {
+				return d.Sub(wt, b, "ResolveFutures.position", func(v []byte) error {
 					return d.position(v, &x.Position)
 				})
 			}
@@ -576,7 +567,7 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 		case 4:
 			return wire.IntAt(wt, b, &x.CallID, "FunctionCall.call_id")
 		case 5:
-			return msgField(wt, b, "FunctionCall.object_id", func(v []byte) error {
+			return d.Sub(wt, b, "FunctionCall.object_id", func(v []byte) error {
 				return d.objectID(v, &x.ObjectID)
 			})
 		case 6:
@@ -584,7 +575,7 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 		case 7:
 			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
 		case d.v.FcPosition:
-			return msgField(wt, b, "FunctionCall.position", func(v []byte) error {
+			return d.Sub(wt, b, "FunctionCall.position", func(v []byte) error {
 				return d.position(v, &x.Position)
 			})
 		}
@@ -635,7 +626,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 		case num == d.v.OsEager:
 			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "OsCall.allow_eager_await")
 		case num == d.v.OsPosition:
-			return msgField(wt, b, "OsCall.position", func(v []byte) error {
+			return d.Sub(wt, b, "OsCall.position", func(v []byte) error {
 				return d.position(v, &x.Position)
 			})
 		}

@@ -75,7 +75,7 @@ func (d *decoder) osCall5(b []byte, x *message.OsCall) error {
 // unitArm checks that a oneof arm holding Unit is a message, skipping its
 // (unknown) content.
 func (d *decoder) unitArm(wt protowire.Type, b []byte, seg string) (int, error) {
-	return msgField(wt, b, seg, d.SkipMessage)
+	return d.Sub(wt, b, seg, d.SkipMessage)
 }
 
 // osPolicy merges an OsPolicy message into x.
@@ -90,7 +90,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 			if num != 3 {
 				return d.unitArm(wt, b, seg)
 			}
-			return msgField(wt, b, seg, func(v []byte) error {
+			return d.Sub(wt, b, seg, func(v []byte) error {
 				return d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 					switch num {
 					case 1:
@@ -105,7 +105,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 				})
 			})
 		case num == 4:
-			return msgField(wt, b, "OsPolicy.timezone", func(v []byte) error {
+			return d.Sub(wt, b, "OsPolicy.timezone", func(v []byte) error {
 				if x.TimeZone == nil {
 					var err error
 					if x.TimeZone, err = wire.New[message.SandboxTimeZone](&d.Dec); err != nil {
@@ -115,7 +115,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 				return d.sandboxTZ(v, x.TimeZone)
 			})
 		case num == 5:
-			return msgField(wt, b, "OsPolicy.sleep", func(v []byte) error {
+			return d.Sub(wt, b, "OsPolicy.sleep", func(v []byte) error {
 				if x.Sleep == nil {
 					var err error
 					if x.Sleep, err = wire.New[message.SleepMode](&d.Dec); err != nil {
@@ -132,7 +132,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 			if num != 8 {
 				return d.unitArm(wt, b, seg)
 			}
-			return msgField(wt, b, seg, func(v []byte) error { return d.randomSeed(v, &x.Seed) })
+			return d.Sub(wt, b, seg, func(v []byte) error { return d.randomSeed(v, &x.Seed) })
 		case num == 9 || num == 10:
 			x.ProcessTime = message.ProcessTime(num - 8)
 			return d.unitArm(wt, b, "OsPolicy.process_time")
@@ -156,7 +156,7 @@ func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
 		case 2:
 			return d.TextAt(wt, b, &x.Name, seg)
 		}
-		return msgField(wt, b, seg, func(v []byte) error { return d.Fields(v, leaf.TimeZoneFields(&x.Fixed), true, nil) })
+		return d.Sub(wt, b, seg, func(v []byte) error { return d.Fields(v, leaf.TimeZoneFields(&x.Fixed), true, nil) })
 	})
 }
 
@@ -172,7 +172,7 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 		if num != 1 {
 			return d.unitArm(wt, b, seg)
 		}
-		return msgField(wt, b, seg, func(v []byte) error {
+		return d.Sub(wt, b, seg, func(v []byte) error {
 			return d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				if num != 1 {
 					return -1, nil
