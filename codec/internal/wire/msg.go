@@ -15,11 +15,13 @@ import (
 
 // The messages both protocol versions shape alike, decoded once: the
 // exception family (RaisedException, StackFrame, ExcData,
-// UnicodeErrorData), Configure with its ResourceLimits, a print segment,
-// the OsCall argument messages and Uuid. Each takes a payload (or a field,
-// when the version decides where its target is made: see Dec) and names
-// its fields in an error path as prost does; the fields the versions shape
-// apart are handed to a function of the caller.
+// UnicodeErrorData), ExtFunctionResult, ResumeNameLookup's kind arm,
+// Configure with its ResourceLimits, a print segment, the OsCall argument
+// messages, Uuid, and the checks of a decoded Type and class instance.
+// Each takes a payload (or a field, when the version decides where its
+// target is made: see Dec) and names its fields in an error path as prost
+// does; the fields the versions shape apart are handed to a function of
+// the caller.
 
 // Exception merges one occurrence of a RaisedException field into *p,
 // making it when absent; seg names the field.
@@ -30,11 +32,9 @@ func (d *Dec) Exception(wt protowire.Type, b []byte, p **message.RaisedException
 		err = d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				n, err := d.Text(wt, b, &x.Type)
-				return Wrap(n, err, "RaisedException.exc_type")
+				return d.TextAt(wt, b, &x.Type, "RaisedException.exc_type")
 			case 2:
-				n, err := d.OptText(wt, b, &x.Message)
-				return Wrap(n, err, "RaisedException.message")
+				return d.OptTextAt(wt, b, &x.Message, "RaisedException.message")
 			case 3:
 				n, err := d.stackFrame(wt, b, x)
 				return Wrap(n, err, "RaisedException.traceback")
