@@ -407,7 +407,7 @@ func BoolAt(wt protowire.Type, b []byte, dst *bool, seg string) (int, error) {
 // of a FieldFunc that consumed n bytes.
 func Wrap(n int, err error, seg string) (int, error) {
 	if err != nil {
-		return 0, At(err, seg)
+		return 0, at(err, seg) // not At, so that Wrap inlines
 	}
 	return n, nil
 }
