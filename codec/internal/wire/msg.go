@@ -32,9 +32,11 @@ func (d *Dec) Exception(wt protowire.Type, b []byte, p **message.RaisedException
 		err = d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				return d.TextAt(wt, b, &x.Type, "RaisedException.exc_type")
+				n, err := d.Text(wt, b, &x.Type)
+				return Wrap(n, err, "RaisedException.exc_type")
 			case 2:
-				return d.OptTextAt(wt, b, &x.Message, "RaisedException.message")
+				n, err := d.OptText(wt, b, &x.Message)
+				return Wrap(n, err, "RaisedException.message")
 			case 3:
 				n, err := d.stackFrame(wt, b, x)
 				return Wrap(n, err, "RaisedException.traceback")
