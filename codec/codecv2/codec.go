@@ -112,14 +112,14 @@ func decodeValue(b []byte, lim codec.Limits) (*value.Graph, value.NodeID, error)
 	if len(b) > lim.FrameLen() {
 		return nil, 0, frameTooLong(len(b), lim.FrameLen())
 	}
-	d := newDec(b, lim)
+	d, b := newDec(b, lim)
 	g := &value.Graph{}
 	d.g = g
 	var p pobj
-	if err := d.objectBody(len(b), &p); err != nil {
+	if err := d.objectBody(b, &p); err != nil {
 		return nil, 0, err
 	}
-	root, err := d.finish(&p)
+	root, err := d.finish(&p, 0)
 	if err != nil {
 		return nil, 0, err
 	}

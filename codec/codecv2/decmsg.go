@@ -32,7 +32,7 @@ type reqState struct {
 }
 
 func (d *dec) newRequest(num protowire.Number) (message.Request, error) {
-	if err := d.charge(256); err != nil { // the message struct
+	if err := d.Charge(256); err != nil { // the message struct
 		return nil, err
 	}
 	var body message.Request
@@ -78,32 +78,28 @@ func decodeRequestBody(frame []byte, lim codec.Limits) (*message.ParentRequest, 
 	if len(frame) > lim.FrameLen() {
 		return nil, frameTooLong(len(frame), lim.FrameLen())
 	}
-	d := newDec(frame, lim)
+	d, frame := newDec(frame, lim)
 	r := &message.ParentRequest{}
 	var rs reqState
-	for d.Pos < len(d.Buf) {
-		num, wt, err := d.Key()
-		if err != nil {
-			return nil, err
-		}
+	err := d.Walk(frame, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num >= 1 && num <= 11:
 			if rs.arm != num {
 				body, err := d.newRequest(num)
 				if err != nil {
-					return nil, push(err, "ParentRequest.kind")
+					return 0, push(err, "ParentRequest.kind")
 				}
 				rs = reqState{arm: num, body: body}
 			}
-			err = push(d.requestArm(wt, &rs), "ParentRequest.kind")
+			n, err := d.requestArm(wt, b, &rs)
+			return wire.Wrap(n, err, "ParentRequest.kind")
 		case num == 20:
-			err = d.fOptStr(wt, &r.TraceParent, "ParentRequest.trace_parent")
-		default:
-			err = d.Skip(num, wt)
+			return d.OptTextAt(wt, b, &r.TraceParent, "ParentRequest.trace_parent")
 		}
-		if err != nil {
-			return nil, err
-		}
+		return -1, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	d.convertRequest(&rs)
 	if d.conv != nil {
@@ -113,325 +109,152 @@ func decodeRequestBody(frame []byte, lim codec.Limits) (*message.ParentRequest, 
 	return r, nil
 }
 
-func (d *dec) requestArm(wt protowire.Type, rs *reqState) error {
+func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error) {
 	switch x := rs.body.(type) {
 	case *message.Configure:
-		return d.configure(wt, x)
+		v, n, err := d.Msg(wt, b)
+		if err == nil {
+			err = d.Configure(v, x, leaf.LimitNums{Duration: 1}, nil)
+		}
+		return n, err
 	case *message.InstallDependencies:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				return d.fStrs(wt, &x.Requirements, "InstallDependencies.requirements")
+				return d.fStrs(wt, b, &x.Requirements, "InstallDependencies.requirements")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	case *message.Feed:
-		return d.feed(wt, x)
+		return d.feed(wt, b, x)
 	case *message.ResumeCall:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				return fNum(d, wt, &x.CallID, "ResumeCall.call_id")
+				return wire.IntAt(wt, b, &x.CallID, "ResumeCall.call_id")
 			case 2:
-				if x.Result == nil {
-					r, err := chargeNew[message.ExtResult](d)
-					if err != nil {
-						return push(err, "ResumeCall.result")
-					}
-					x.Result = r
-				}
-				return push(d.extResult(wt, x.Result, &rs.val), "ResumeCall.result")
+				return d.extResult(wt, b, &x.Result, &rs.val, "ResumeCall.result")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	case *message.ResumeNameLookup:
-		return d.resumeNameLookup(wt, x, &rs.val)
+		return d.resumeNameLookup(wt, b, x, &rs.val)
 	case *message.ResumeFutures:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				return push(d.futureResult(wt, x), "ResumeFutures.results")
+				n, err := d.futureResult(wt, b, x)
+				return wire.Wrap(n, err, "ResumeFutures.results")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	case *message.Load:
-		return d.fields(wt, leaf.LoadFields(x), nil)
+		return d.FieldsMsg(wt, b, leaf.LoadFields(x), nil)
 	case *message.AbortFeed:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				if x.Exception == nil {
-					e, err := chargeNew[message.RaisedException](d)
-					if err != nil {
-						return push(err, "AbortFeed.exception")
-					}
-					x.Exception = e
-				}
-				return push(d.raised(wt, x.Exception), "AbortFeed.exception")
+				return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	}
 	// Dump, Reset, Shutdown.
-	return d.SkipMessage(wt)
-}
-
-func (d *dec) configure(wt protowire.Type, x *message.Configure) error {
-	return d.fields(wt, leaf.ConfigureFields(x), func(num protowire.Number, wt protowire.Type) error {
-		if num != 2 {
-			return d.Skip(num, wt)
-		}
-		if x.Limits == nil {
-			l, err := chargeNew[message.ResourceLimits](d)
-			if err != nil {
-				return push(err, "Configure.limits")
-			}
-			x.Limits = l
-		}
-		return push(d.fields(wt, leaf.LimitFields(x.Limits, leaf.LimitNums{Duration: 1}), nil), "Configure.limits")
-	})
+	return d.skipMessage(wt, b)
 }
 
 var namedRefCost = budget.SizeOf[message.NamedRef]()
 
-func (d *dec) feed(wt protowire.Type, x *message.Feed) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+func (d *dec) feed(wt protowire.Type, b []byte, x *message.Feed) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return d.fStr(wt, &x.Code, "Feed.code")
+			return d.TextAt(wt, b, &x.Code, "Feed.code")
 		case 2:
-			return push(d.namedValue(wt, x), "Feed.inputs")
+			n, err := d.namedValue(wt, b, x)
+			return wire.Wrap(n, err, "Feed.inputs")
 		case 3:
-			return d.fBool(wt, &x.SkipTypeCheck, "Feed.skip_type_check")
+			return wire.BoolAt(wt, b, &x.SkipTypeCheck, "Feed.skip_type_check")
 		}
-		return d.Skip(num, wt)
+		return -1, nil
 	})
 }
 
-func (d *dec) namedValue(wt protowire.Type, x *message.Feed) error {
+func (d *dec) namedValue(wt protowire.Type, b []byte, x *message.Feed) (int, error) {
 	var ref message.NamedRef
 	var p pobj
 	set := false
-	err := d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+	n, err := d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return d.fStr(wt, &ref.Name, "NamedValue.name")
+			return d.TextAt(wt, b, &ref.Name, "NamedValue.name")
 		case 2:
-			id, err := d.root(wt, &p)
-			if err != nil {
-				return push(err, "NamedValue.value")
-			}
-			ref.Value, set = id, true
-			return nil
+			return d.rootField(wt, b, &p, &ref.Value, &set, "NamedValue.value")
 		}
-		return d.Skip(num, wt)
+		return -1, nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	switch {
 	case (!set || p.arm == 0) && d.conv != nil:
-		return nil // only the first failure is reported: allocate no other
+		return n, nil // only the first failure is reported: allocate no other
 	case !set:
 		d.convErr(&codec.InputError{Name: ref.Name})
-		return nil
+		return n, nil
 	case p.arm == 0:
 		d.convErr(&codec.InputError{Name: ref.Name, Err: valuecheck.MissingField("MontyObject.kind")})
-		return nil
+		return n, nil
 	}
 	if x.Inputs, err = grow(d, x.Inputs, namedRefCost); err != nil {
-		return err
+		return 0, err
 	}
 	x.Inputs = append(x.Inputs, ref)
-	return nil
+	return n, nil
 }
 
-// extResult merges one ExtFunctionResult occurrence into r. val holds the
-// return_value state across occurrences.
-func (d *dec) extResult(wt protowire.Type, r *message.ExtResult, val *pobj) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-		if num < 1 || num > 5 {
-			return d.Skip(num, wt)
+// extResult merges one occurrence of an ExtFunctionResult field (seg) into
+// *p. val holds the return_value state across occurrences.
+func (d *dec) extResult(wt protowire.Type, b []byte, p **message.ExtResult, val *pobj, seg string) (int, error) {
+	return d.ExtResult(wt, b, p, seg, func(wt protowire.Type, b []byte, r *message.ExtResult) (n int, err error) {
+		if r.Value, n, err = d.root(wt, b, val); err == nil {
+			err = d.noteKindless(r, val.arm == 0)
 		}
-		if k := message.ResultKind(num); r.Kind != k {
-			*r = message.ExtResult{Kind: k}
-			*val = pobj{}
-		}
-		var err error
-		switch num {
-		case 1:
-			if r.Value, err = d.root(wt, val); err == nil {
-				err = d.noteKindless(r, val.arm == 0)
-			}
-		case 2:
-			if r.Error == nil {
-				if r.Error, err = chargeNew[message.RaisedException](d); err != nil {
-					break
-				}
-			}
-			err = d.raised(wt, r.Error)
-		case 3:
-			var v uint64
-			v, err = d.Uvarint(wt)
-			r.Future = uint32(v)
-		case 4:
-			r.Name, err = d.str(wt)
-		case 5:
-			err = d.SkipMessage(wt)
-		}
-		return push(err, "ExtFunctionResult.kind")
-	})
+		return n, err
+	}, func() { *val = pobj{} })
 }
 
-func (d *dec) resumeNameLookup(wt protowire.Type, x *message.ResumeNameLookup, val *pobj) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+func (d *dec) resumeNameLookup(wt protowire.Type, b []byte, x *message.ResumeNameLookup, val *pobj) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
-			return d.Skip(num, wt)
+			return -1, nil
 		}
-		if k := message.LookupKind(num); x.Kind != k {
-			x.Kind, x.Value, x.Error = k, 0, nil
-			*val = pobj{}
-		}
-		var err error
-		switch num {
-		case 1:
-			x.Value, err = d.root(wt, val)
-		case 2:
-			err = d.SkipMessage(wt)
-		case 3:
-			if x.Error == nil {
-				if x.Error, err = chargeNew[message.RaisedException](d); err != nil {
-					break
-				}
-			}
-			err = d.raised(wt, x.Error)
-		}
-		return push(err, "ResumeNameLookup.kind")
+		return d.LookupArm(message.LookupKind(num), wt, b, x, func(wt protowire.Type, b []byte) (n int, err error) {
+			x.Value, n, err = d.root(wt, b, val)
+			return n, err
+		}, func() { *val = pobj{} })
 	})
 }
 
 var futureResultCost = budget.SizeOf[message.FutureResult]()
 
-func (d *dec) futureResult(wt protowire.Type, x *message.ResumeFutures) error {
+func (d *dec) futureResult(wt protowire.Type, b []byte, x *message.ResumeFutures) (int, error) {
 	var fr message.FutureResult
 	var val pobj
-	err := d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+	n, err := d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return fNum(d, wt, &fr.CallID, "FutureResult.call_id")
+			return wire.IntAt(wt, b, &fr.CallID, "FutureResult.call_id")
 		case 2:
-			if fr.Result == nil {
-				r, err := chargeNew[message.ExtResult](d)
-				if err != nil {
-					return push(err, "FutureResult.result")
-				}
-				fr.Result = r
-			}
-			return push(d.extResult(wt, fr.Result, &val), "FutureResult.result")
+			return d.extResult(wt, b, &fr.Result, &val, "FutureResult.result")
 		}
-		return d.Skip(num, wt)
+		return -1, nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if x.Results, err = grow(d, x.Results, futureResultCost); err != nil {
-		return err
+		return 0, err
 	}
 	x.Results = append(x.Results, fr)
-	return nil
-}
-
-var stackFrameCost = budget.SizeOf[message.StackFrame]()
-
-func (d *dec) raised(wt protowire.Type, e *message.RaisedException) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-		switch num {
-		case 1:
-			return d.fStr(wt, &e.Type, "RaisedException.exc_type")
-		case 2:
-			return d.fOptStr(wt, &e.Message, "RaisedException.message")
-		case 3:
-			return push(d.stackFrame(wt, e), "RaisedException.traceback")
-		case 4:
-			return push(d.excData(wt, &e.Data), "RaisedException.data")
-		}
-		return d.Skip(num, wt)
-	})
-}
-
-func (d *dec) stackFrame(wt protowire.Type, e *message.RaisedException) error {
-	// The frame is decoded in place: its field table holds pointers into
-	// it, so a local would move to the heap, one allocation per frame.
-	var err error
-	if e.Traceback, err = grow(d, e.Traceback, stackFrameCost); err != nil {
-		return err
-	}
-	e.Traceback = append(e.Traceback, message.StackFrame{})
-	f := &e.Traceback[len(e.Traceback)-1]
-	var start, end bool
-	err = d.fields(wt, leaf.StackFrameFields(f), func(num protowire.Number, wt protowire.Type) error {
-		switch num {
-		case 2:
-			start = true
-			return push(d.fields(wt, leaf.CodeLocFields(&f.Start), nil), "StackFrame.start")
-		case 3:
-			end = true
-			return push(d.fields(wt, leaf.CodeLocFields(&f.End), nil), "StackFrame.end")
-		}
-		return d.Skip(num, wt)
-	})
-	if err != nil || (start && end) {
-		return err
-	}
-	// Checked when the exception converts (sanitize), after its type.
-	return d.missing.Note(e, start, d.charge)
-}
-
-func (d *dec) excData(wt protowire.Type, dst *message.ExcData) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-		switch num {
-		case 1:
-			u, ok := (*dst).(*message.UnicodeErrorData)
-			if !ok {
-				var err error
-				if u, err = chargeNew[message.UnicodeErrorData](d); err != nil {
-					return push(err, "ExcData.kind")
-				}
-				*dst = u
-			}
-			return push(d.unicodeData(wt, u), "ExcData.kind")
-		case 2:
-			j, ok := (*dst).(*message.JSONErrorData)
-			if !ok {
-				var err error
-				if j, err = chargeNew[message.JSONErrorData](d); err != nil {
-					return push(err, "ExcData.kind")
-				}
-				*dst = j
-			}
-			return push(d.fields(wt, leaf.JSONErrorFields(j), nil), "ExcData.kind")
-		}
-		return d.Skip(num, wt)
-	})
-}
-
-func (d *dec) unicodeData(wt protowire.Type, u *message.UnicodeErrorData) error {
-	return d.fields(wt, leaf.UnicodeErrorFields(u), func(num protowire.Number, wt protowire.Type) error {
-		switch num {
-		case 2:
-			b, err := d.bytes(wt, true)
-			if err != nil {
-				return push(err, "UnicodeErrorData.object")
-			}
-			u.ObjectBytes, u.ObjectStr = b, nil
-			return nil
-		case 3:
-			var s *string
-			if err := d.fOptStr(wt, &s, "UnicodeErrorData.object"); err != nil {
-				return err
-			}
-			u.ObjectBytes, u.ObjectStr = nil, s
-			return nil
-		}
-		return d.Skip(num, wt)
-	})
+	return n, nil
 }
 
 const notHandledReason = "NotHandled is only valid answering a suspended OS call"
@@ -495,7 +318,7 @@ func (d *dec) noteKindless(r *message.ExtResult, kindless bool) error {
 	if d.kindless[r] {
 		return nil
 	}
-	if err := d.charge(kindlessCost); err != nil {
+	if err := d.Charge(kindlessCost); err != nil {
 		return err
 	}
 	if d.kindless == nil {
@@ -506,7 +329,7 @@ func (d *dec) noteKindless(r *message.ExtResult, kindless bool) error {
 }
 
 func (d *dec) sanitize(e *message.RaisedException) {
-	if err := d.missing.Sanitize(e); err != nil {
+	if err := d.Missing.Sanitize(e); err != nil {
 		d.convErr(err)
 	}
 }
@@ -519,14 +342,13 @@ type evState struct {
 	body   message.Event
 	val    pobj // Complete.value or Getenv.default
 	valSet bool
-	stream int32
 	oid    value.UUID
 	oidSet bool
 	oidLen int
 }
 
 func (d *dec) newEvent(num protowire.Number) (message.Event, error) {
-	if err := d.charge(256); err != nil { // the message struct
+	if err := d.Charge(256); err != nil { // the message struct
 		return nil, err
 	}
 	var body message.Event
@@ -573,38 +395,34 @@ func decodeEventBody(frame []byte, lim codec.Limits) (*message.ChildEvent, error
 	if len(frame) > lim.FrameLen() {
 		return nil, frameTooLong(len(frame), lim.FrameLen())
 	}
-	d := newDec(frame, lim)
+	d, frame := newDec(frame, lim)
 	ev := &message.ChildEvent{}
 	var es evState
-	for d.Pos < len(d.Buf) {
-		num, wt, err := d.Key()
-		if err != nil {
-			return nil, err
-		}
+	err := d.Walk(frame, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num >= 1 && num <= 12:
 			if es.arm != num {
 				body, err := d.newEvent(num)
 				if err != nil {
-					return nil, push(err, "ChildEvent.kind")
+					return 0, push(err, "ChildEvent.kind")
 				}
 				es = evState{arm: num, body: body}
 			}
-			err = push(d.eventArm(wt, &es), "ChildEvent.kind")
+			n, err := d.eventArm(wt, b, &es)
+			return wire.Wrap(n, err, "ChildEvent.kind")
 		case num == 20:
-			err = fNum(d, wt, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
+			return wire.IntAt(wt, b, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
 		case num == 21:
-			err = fOptNum(d, wt, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
 		case num == 22:
-			err = d.fOptStr(wt, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
+			return d.OptTextAt(wt, b, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
 		case num == 23:
-			err = fOptNum(d, wt, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
-		default:
-			err = d.Skip(num, wt)
+			return wire.OptIntAt(&d.Dec, wt, b, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
 		}
-		if err != nil {
-			return nil, err
-		}
+		return -1, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	d.convertEvent(&es)
 	if d.conv != nil {
@@ -614,96 +432,88 @@ func decodeEventBody(frame []byte, lim codec.Limits) (*message.ChildEvent, error
 	return ev, nil
 }
 
-func (d *dec) eventArm(wt protowire.Type, es *evState) error {
+func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 	switch x := es.body.(type) {
 	case *message.Print:
-		seg := &x.Segments[0]
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			switch num {
-			case 1:
-				return fNum(d, wt, &es.stream, "Print.stream")
-			case 2:
-				return d.fStr(wt, &seg.Text, "Print.text")
-			}
-			return d.Skip(num, wt)
-		})
+		v, n, err := d.Msg(wt, b)
+		if err == nil {
+			err = d.PrintSegment(v, &x.Segments[0], "Print")
+		}
+		return n, err
 	case *message.FunctionCall:
-		return d.functionCall(wt, x, es)
+		return d.functionCall(wt, b, x, es)
 	case *message.OsCall:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch {
 			case num == 1:
-				return fNum(d, wt, &x.CallID, "OsCall.call_id")
+				return wire.IntAt(wt, b, &x.CallID, "OsCall.call_id")
 			case num >= 2 && num <= 24:
-				return push(d.osCall(num, wt, x, es), "OsCall.call")
+				if op := message.OsOp(num); x.Op != op {
+					es.val, es.valSet = pobj{}, false
+				}
+				n, err := d.OsArgs(message.OsOp(num), wt, b, x, func(v []byte) error { return d.getenv(v, x, es) })
+				return wire.Wrap(n, err, "OsCall.call")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	case *message.NameLookup:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				return d.fStr(wt, &x.Name, "NameLookup.name")
+				return d.TextAt(wt, b, &x.Name, "NameLookup.name")
 			case 2:
 				es.oidSet = true
-				return push(d.uuidMsg(wt, &es.oid, &es.oidLen), "NameLookup.object_id")
+				n, err := d.uuidMsg(wt, b, &es.oid, &es.oidLen)
+				return wire.Wrap(n, err, "NameLookup.object_id")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	case *message.ResolveFutures:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				return push(d.packedU32(wt, &x.PendingCallIDs), "ResolveFutures.pending_call_ids")
+				n, err := d.packedU32(wt, b, &x.PendingCallIDs)
+				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	case *message.Complete:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				id, err := d.root(wt, &es.val)
-				if err != nil {
-					return push(err, "Complete.value")
-				}
-				x.Value, es.valSet = id, true
-				return nil
+				return d.rootField(wt, b, &es.val, &x.Value, &es.valSet, "Complete.value")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	case *message.Error:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				if x.Exception == nil {
-					e, err := chargeNew[message.RaisedException](d)
-					if err != nil {
-						return push(err, "Error.exception")
-					}
-					x.Exception = e
-				}
-				return push(d.raised(wt, x.Exception), "Error.exception")
+				return d.Exception(wt, b, &x.Exception, "Error.exception")
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	case *message.TypingError:
-		return d.fields(wt, leaf.TypingErrorFields(x), nil)
+		return d.FieldsMsg(wt, b, leaf.TypingErrorFields(x), nil)
 	case *message.DumpResult:
-		return d.fields(wt, leaf.DumpResultFields(x), nil)
+		return d.FieldsMsg(wt, b, leaf.DumpResultFields(x), nil)
 	case *message.FatalError:
-		return d.fields(wt, leaf.FatalErrorFields(x), nil)
+		return d.FieldsMsg(wt, b, leaf.FatalErrorFields(x), nil)
 	case *message.ShutdownDump:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num == 1 {
-				b, err := d.bytes(wt, true)
-				if err != nil {
-					return push(err, "ShutdownDump.dump")
+				v, n, err := wire.BytesField(wt, b)
+				if err == nil {
+					v, err = d.Bytes(v)
 				}
-				x.Dump = &b
-				return nil
+				if err != nil {
+					return 0, push(err, "ShutdownDump.dump")
+				}
+				x.Dump = &v
+				return n, nil
 			}
-			return d.Skip(num, wt)
+			return -1, nil
 		})
 	}
 	// Ok.
-	return d.SkipMessage(wt)
+	return d.skipMessage(wt, b)
 }
 
 // functionCall merges one FunctionCall occurrence. Upstream's parent
@@ -711,139 +521,89 @@ func (d *dec) eventArm(wt protowire.Type, es *evState) error {
 // testdata/rustparent): it names none of the message's fields in an error
 // path, so an error here reads "ChildEvent.kind: …" or starts at a nested
 // value's own segments, and it checks each object_id as it ends.
-func (d *dec) functionCall(wt protowire.Type, x *message.FunctionCall, es *evState) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-		var err error
+func (d *dec) functionCall(wt protowire.Type, b []byte, x *message.FunctionCall, es *evState) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (n int, err error) {
 		switch num {
 		case 1:
-			x.FunctionName, err = d.str(wt)
+			x.FunctionName, n, err = d.str(wt, b)
 		case 2:
 			var id value.NodeID
-			if id, err = d.item(wt); err == nil {
+			if id, n, err = d.item(wt, b); err == nil {
 				x.Args, err = d.appendRef(x.Args, id)
 			}
 		case 3:
 			var k, v value.NodeID
-			if k, v, err = d.pair(wt); err == nil {
+			if k, v, n, err = d.pair(wt, b); err == nil {
 				if x.Kwargs, err = grow(d, x.Kwargs, budget.PairCost); err == nil {
 					x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: v})
 				}
 			}
 		case 4:
-			var v uint64
-			v, err = d.Uvarint(wt)
-			x.CallID = uint32(v)
+			n, err = wire.Int(wt, b, &x.CallID)
 		case 5:
 			// Each occurrence is a fresh Uuid, checked as it ends: a
 			// wrong length fails the decode there.
 			var id value.UUID
-			n := 0
-			if err = d.uuidMsg(wt, &id, &n); err == nil && n != 16 {
-				err = uuidLenErr("FunctionCall.object_id", n)
+			l := 0
+			if n, err = d.uuidMsg(wt, b, &id, &l); err == nil && l != 16 {
+				err = wire.UUIDLenErr("FunctionCall.object_id", l)
 			}
-			es.oid, es.oidLen, es.oidSet = id, n, true
+			es.oid, es.oidLen, es.oidSet = id, l, true
 		default:
-			err = d.Skip(num, wt)
+			return -1, nil
 		}
-		return err
+		return n, err
 	})
 }
 
-// osCall merges one occurrence of an OsCall.call arm.
-func (d *dec) osCall(num protowire.Number, wt protowire.Type, x *message.OsCall, es *evState) error {
-	if op := message.OsOp(num); x.Op != op {
-		*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values}
-		es.val, es.valSet = pobj{}, false
-	}
-	if f, ok := leaf.OsArgFields(num, x); ok {
-		return d.fields(wt, f, nil)
-	}
-	switch {
-	case num <= 13:
-		s, err := d.str(wt)
-		x.Path = s
-		return err
-	case num == 21:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			switch num {
-			case 1:
-				return d.fStr(wt, &x.Key, "Getenv.key")
-			case 2:
-				id, err := d.root(wt, &es.val)
-				if err != nil {
-					return push(err, "Getenv.default")
-				}
-				x.Default, es.valSet = id, true
-				return nil
-			}
-			return d.Skip(num, wt)
-		})
-	case num == 24:
-		return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
-			if num == 1 {
-				if x.TZ == nil {
-					tz, err := chargeNew[value.TimeZone](d)
-					if err != nil {
-						return push(err, "DateTimeNow.tz")
-					}
-					x.TZ = tz
-				}
-				return push(d.fields(wt, leaf.TimeZoneFields(x.TZ), nil), "DateTimeNow.tz")
-			}
-			return d.Skip(num, wt)
-		})
-	}
-	// get_environ, date_today.
-	return d.SkipMessage(wt)
+// getenv merges a Getenv message (OsCall.call's getenv arm), whose
+// default is a MontyObject at protocol 2.
+func (d *dec) getenv(b []byte, x *message.OsCall, es *evState) error {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return d.TextAt(wt, b, &x.Key, "Getenv.key")
+		case 2:
+			return d.rootField(wt, b, &es.val, &x.Default, &es.valSet, "Getenv.default")
+		}
+		return -1, nil
+	})
 }
 
 // packedU32 decodes one occurrence of a repeated uint32 field, packed or
 // not. A packed run of L bytes holds at most L ids, so room for them is
 // charged and reserved before any is read.
-func (d *dec) packedU32(wt protowire.Type, dst *[]uint32) error {
+func (d *dec) packedU32(wt protowire.Type, b []byte, dst *[]uint32) (int, error) {
 	if wt != protowire.BytesType {
-		v, err := d.Uvarint(wt)
+		v, n, err := wire.VarintField(wt, b)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		s, err := grow(d, *dst, 4)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		*dst = append(s, uint32(v))
-		return nil
+		return n, nil
 	}
-	n, err := d.Length()
+	run, n, err := wire.BytesField(wt, b)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	s, err := budget.Reserve(&d.Bud, *dst, n, 4)
+	s, err := budget.Reserve(&d.Bud, *dst, len(run), 4)
 	if err != nil {
-		return fail(codec.ErrBudget)
+		return 0, err
 	}
-	end := d.Pos + n
-	for d.Pos < end {
-		v, err := d.Varint()
-		if err != nil {
-			return err
-		}
+	err = wire.Packed(run, func(v uint64) error {
 		s = append(s, uint32(v))
-	}
+		return nil
+	})
 	*dst = s
-	if d.Pos != end {
-		return fail(wire.ErrDelimited)
-	}
-	return nil
+	return n, err
 }
 
 func (d *dec) convertEvent(es *evState) {
 	switch x := es.body.(type) {
-	case *message.Print:
-		// Upstream's parent takes any stream that is not stderr for stdout.
-		x.Segments[0].Stream = message.StreamUnspecified
-		if es.stream > 0 && es.stream <= 255 {
-			x.Segments[0].Stream = message.PrintStream(es.stream)
-		}
 	case *message.FunctionCall:
 		x.ObjectID = d.objectID(es, "FunctionCall.object_id")
 	case *message.NameLookup:
@@ -885,7 +645,7 @@ func (d *dec) objectID(es *evState, field string) *value.UUID {
 		return nil
 	}
 	if es.oidLen != 16 {
-		d.convErr(uuidLenErr(field, es.oidLen))
+		d.convErr(wire.UUIDLenErr(field, es.oidLen))
 		return nil
 	}
 	id := es.oid

@@ -4,13 +4,13 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
-	"strconv"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/codec/internal/leaf"
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/value"
@@ -52,8 +52,6 @@ const (
 // Charged sizes of decoded payloads.
 var (
 	nodeCost = budget.SizeOf[value.Node]()
-	typeCost = budget.SizeOf[typeState]()
-	ciCost   = budget.SizeOf[ciState]()
 )
 
 // pobj is a MontyObject being decoded. The worker's MontyObject is
@@ -98,42 +96,40 @@ type ciState struct {
 }
 
 // object merges one occurrence of a MontyObject field into p.
-func (d *dec) object(wt protowire.Type, p *pobj) error {
-	end, err := d.Enter(wt)
+func (d *dec) object(wt protowire.Type, b []byte, p *pobj) (int, error) {
+	v, n, err := d.Msg(wt, b)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := d.objectBody(end, p); err != nil {
-		return err
-	}
-	return d.Leave(end)
+	return n, d.objectBody(v, p)
 }
 
-// objectBody decodes MontyObject fields up to end. MontyObject is
-// hand-written in the worker: it adds no path segment of its own.
-func (d *dec) objectBody(end int, p *pobj) error {
-	for d.Pos < end {
-		num, wt, err := d.Key()
+// objectBody decodes MontyObject message b at the current level.
+// MontyObject is hand-written in the worker: it adds no path segment of its
+// own. Like the other loops of this hot path it reads with a wire.Iter.
+func (d *dec) objectBody(b []byte, p *pobj) error {
+	it := d.Iter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return err
 		}
 		if num < armEllipsis || num > armCycle || num == 10 {
-			if err := d.Skip(num, wt); err != nil {
-				return err
+			err = it.Skip(num, wt, d.Level-1)
+		} else {
+			*p = pobj{arm: num}
+			var m int
+			if m, err = d.arm(num, wt, it.B, p); err == nil && num >= armDate {
+				// The arms with checks; the rest skip the call.
+				err = checkArm(p)
 			}
-			continue
+			it.Take(m)
 		}
-		*p = pobj{arm: num}
-		if err := d.arm(num, wt, p); err != nil {
+		if err != nil {
 			return err
 		}
-		if num >= armDate { // the arms with checks; the rest skip the call
-			if err := checkArm(p); err != nil {
-				return err
-			}
-		}
 	}
-	return nil
+	return d.End(&it)
 }
 
 // checkArm runs the decode-time checks of the arm just decoded into p,
@@ -169,109 +165,106 @@ func extOf[T any](d *dec, p *pobj) (*T, error) {
 	if x, ok := p.ext.(*T); ok {
 		return x, nil
 	}
-	if err := d.charge(budget.SizeOf[T]()); err != nil {
-		return nil, err
+	x, err := wire.New[T](&d.Dec)
+	if err == nil {
+		p.ext = x
 	}
-	x := new(T)
-	p.ext = x
-	return x, nil
+	return x, err
 }
 
 // leafArm merges one occurrence of a leaf value arm through its table.
-func leafArm[T any](d *dec, wt protowire.Type, p *pobj, fields func(*T) leaf.Fields) error {
+func leafArm[T any](d *dec, wt protowire.Type, b []byte, p *pobj, fields func(*T) leaf.Fields) (int, error) {
 	x, err := extOf[T](d, p)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return d.fields(wt, fields(x), nil)
+	return d.FieldsMsg(wt, b, fields(x), nil)
 }
 
-func (d *dec) arm(num protowire.Number, wt protowire.Type, p *pobj) error {
+func (d *dec) arm(num protowire.Number, wt protowire.Type, b []byte, p *pobj) (n int, err error) {
 	switch num {
 	case armEllipsis, armNone, armNotImplemented:
-		return d.SkipMessage(wt)
+		return d.skipMessage(wt, b)
 	case armBool:
-		v, err := d.Uvarint(wt)
+		var v uint64
+		v, n, err = wire.VarintField(wt, b)
 		p.num = 0
 		if v != 0 {
 			p.num = 1
 		}
-		return err
+		return n, err
 	case armInt:
-		v, err := d.Uvarint(wt)
+		var v uint64
+		v, n, err = wire.VarintField(wt, b)
 		p.num = uint64(protowire.DecodeZigZag(v))
-		return err
+		return n, err
 	case armBigInt:
-		return d.bigInt(wt, p)
+		return d.bigInt(wt, b, p)
 	case armFloat:
-		v, err := d.Fixed64(wt)
-		p.num = v
-		return err
+		p.num, n, err = wire.Fixed64Field(wt, b)
+		return n, err
 	case armStr, armBuiltinFunction, armPath, armRepr:
-		s, err := d.str(wt)
-		p.text = s
-		return err
+		p.text, n, err = d.str(wt, b)
+		return n, err
 	case armBytes:
-		b, err := d.bytes(wt, true)
-		p.raw = b
-		return err
+		var v []byte
+		if v, n, err = wire.BytesField(wt, b); err == nil {
+			p.raw, err = d.Bytes(v)
+		}
+		return n, err
 	case armList, armTuple, armSet, armFrozenSet:
-		return d.objectList(wt, p)
+		return d.objectList(wt, b, p)
 	case armNamedTuple:
-		return d.namedTuple(wt, p)
+		return d.namedTuple(wt, b, p)
 	case armDict:
-		return d.dictRefs(wt, p)
+		return d.dictRefs(wt, b, p)
 	case armDate:
-		return leafArm(d, wt, p, leaf.DateFields)
+		return leafArm(d, wt, b, p, leaf.DateFields)
 	case armTime:
-		return leafArm(d, wt, p, leaf.TimeFields)
+		return leafArm(d, wt, b, p, leaf.TimeFields)
 	case armDateTime:
-		return leafArm(d, wt, p, leaf.DateTimeFields)
+		return leafArm(d, wt, b, p, leaf.DateTimeFields)
 	case armTimeDelta:
-		return leafArm(d, wt, p, leaf.TimeDeltaFields)
+		return leafArm(d, wt, b, p, leaf.TimeDeltaFields)
 	case armTimeZone:
-		return leafArm(d, wt, p, leaf.TimeZoneFields)
+		return leafArm(d, wt, b, p, leaf.TimeZoneFields)
 	case armException:
-		return leafArm(d, wt, p, leaf.ExceptionFields)
+		return leafArm(d, wt, b, p, leaf.ExceptionFields)
 	case armType:
-		if p.ts == nil {
-			if err := d.charge(typeCost); err != nil {
-				return err
-			}
-			p.ts = new(typeState)
+		if err := wire.NewAt(&d.Dec, &p.ts); err != nil {
+			return 0, err
 		}
-		return d.typeMsg(wt, p.ts)
+		return d.typeMsg(wt, b, p.ts)
 	case armClassInstance:
-		if p.ci == nil {
-			if err := d.charge(ciCost); err != nil {
-				return err
-			}
-			p.ci = new(ciState)
+		if err := wire.NewAt(&d.Dec, &p.ci); err != nil {
+			return 0, err
 		}
-		return d.classInstance(wt, p.ci)
+		return d.classInstance(wt, b, p.ci)
 	case armFunction:
-		return leafArm(d, wt, p, leaf.FunctionFields)
+		return leafArm(d, wt, b, p, leaf.FunctionFields)
 	case armFileHandle:
-		return leafArm(d, wt, p, leaf.FileHandleFields)
+		return leafArm(d, wt, b, p, leaf.FileHandleFields)
 	case armCycle:
-		return d.cycle(wt, p)
+		return d.cycle(wt, b, p)
 	}
-	return nil
+	return 0, nil
 }
 
 // item decodes one element of a repeated MontyObject field and appends its
 // node to the graph.
-func (d *dec) item(wt protowire.Type) (value.NodeID, error) {
+func (d *dec) item(wt protowire.Type, b []byte) (value.NodeID, int, error) {
 	if wt == protowire.BytesType {
-		if id, ok, err := d.scalarItem(); ok {
-			return id, err
+		if id, n, ok, err := d.scalarItem(b); ok {
+			return id, n, err
 		}
 	}
 	var p pobj
-	if err := d.object(wt, &p); err != nil {
-		return 0, err
+	n, err := d.object(wt, b, &p)
+	if err != nil {
+		return 0, 0, err
 	}
-	return d.finish(&p)
+	id, err := d.finish(&p, cap(b)-n)
+	return id, n, err
 }
 
 // noFastPaths turns scalarItem and scalarRun off, so that tests can check
@@ -290,34 +283,35 @@ const (
 )
 
 // scalarItem decodes in one step, when it can, the element of a repeated
-// MontyObject field whose length prefix is at the cursor. The elements of
+// MontyObject field whose length prefix starts b (which runs to the
+// frame's end), returning the bytes it took. The elements of
 // large containers are mostly MontyObjects made of a single canonical
 // scalar field (an int, bool, float, short str or an empty None, Ellipsis
 // or NotImplemented), which need none of the general path's merging state.
-// For anything else, including anything malformed, it reports false with
-// the cursor unchanged, and the general path decodes the element and
+// For anything else, including anything malformed, it reports false, and
+// the general path decodes the element and
 // reports its errors. Where it applies, it performs the general path's
 // checks and charges in the same order, so both give the same result.
-func (d *dec) scalarItem() (value.NodeID, bool, error) {
-	if d.Depth >= MaxDepth || noFastPaths {
-		return 0, false, nil // the general path reports the recursion
+func (d *dec) scalarItem(buf []byte) (value.NodeID, int, bool, error) {
+	// The enclosing message is at level-1.
+	if d.Level > MaxDepth || noFastPaths {
+		return 0, 0, false, nil // the general path reports the recursion
 	}
-	buf, p := d.Buf, d.Pos
-	if p+2 >= len(buf) {
-		return 0, false, nil
+	if 2 >= len(buf) {
+		return 0, 0, false, nil
 	}
-	l := int(buf[p])
-	body := p + 1
+	l := int(buf[0])
+	body := 1
 	end := body + l
 	if l < 2 || l >= 0x80 || end > len(buf) {
-		return 0, false, nil
+		return 0, 0, false, nil
 	}
 	var n value.Node
 	switch buf[body] {
 	case keyInt, keyBool:
 		v, m := protowire.ConsumeVarint(buf[body+1 : end])
 		if m != l-1 {
-			return 0, false, nil
+			return 0, 0, false, nil
 		}
 		if buf[body] == keyInt {
 			n = value.Node{Kind: value.KindInt, Num: uint64(protowire.DecodeZigZag(v))}
@@ -329,31 +323,31 @@ func (d *dec) scalarItem() (value.NodeID, bool, error) {
 		}
 	case keyFloat:
 		if l != 9 {
-			return 0, false, nil
+			return 0, 0, false, nil
 		}
 		n = value.Node{Kind: value.KindFloat, Num: binary.LittleEndian.Uint64(buf[body+1:])}
 	case keyNone, keyEllipsis, keyNotImplemented:
 		// An empty Unit message, one level further down.
-		if l != 2 || buf[body+1] != 0 || d.Depth+1 >= MaxDepth {
-			return 0, false, nil
+		if l != 2 || buf[body+1] != 0 || d.Level >= MaxDepth {
+			return 0, 0, false, nil
 		}
 		n.Kind = value.Kind(buf[body] >> 3)
 	case keyStr:
 		sb := buf[body+2 : end]
 		if int(buf[body+1]) != len(sb) || !utf8.Valid(sb) {
-			return 0, false, nil
+			return 0, 0, false, nil
 		}
-		s, err := d.internAt(sb, end)
+		s, err := d.Str(sb)
 		if err != nil {
-			return 0, true, err
+			return 0, 0, true, err
 		}
 		n = value.Node{Kind: value.KindStr}.WithText(s)
 	default:
-		return 0, false, nil
+		return 0, 0, false, nil
 	}
-	d.Pos = end
+	d.rest = len(buf) - end
 	id, err := d.add(n)
-	return id, true, err
+	return id, end, true, err
 }
 
 func (d *dec) appendRef(refs []value.NodeID, id value.NodeID) ([]value.NodeID, error) {
@@ -368,51 +362,51 @@ func (d *dec) appendRef(refs []value.NodeID, id value.NodeID) ([]value.NodeID, e
 }
 
 // ObjectList is hand-written in the worker (no path segment).
-func (d *dec) objectList(wt protowire.Type, p *pobj) error {
-	end, err := d.Enter(wt)
+func (d *dec) objectList(wt protowire.Type, b []byte, p *pobj) (int, error) {
+	v, n, err := d.Msg(wt, b)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := d.presize(p, d.countFields(end, 1, 2), 1); err != nil {
-		return err
+	if err := d.presize(p, countFields(v, 1, 2), 1); err != nil {
+		return 0, err
 	}
-	for d.Pos < end {
-		if d.scalarRun(end, p) {
+	it := d.Iter(v)
+	for it.More() {
+		if m := d.scalarRun(it.Rest(), p); m > 0 {
+			it.Take(m)
 			continue
 		}
-		num, wt, err := d.Key()
-		if err != nil {
-			return err
-		}
-		if num != 1 {
-			if err := d.Skip(num, wt); err != nil {
-				return err
+		num, wt, err := it.Next()
+		if err == nil && num != 1 {
+			err = it.Skip(num, wt, d.Level-1)
+		} else if err == nil {
+			var id value.NodeID
+			var m int
+			if id, m, err = d.item(wt, it.B); err == nil {
+				p.refs, err = d.appendRef(p.refs, id)
 			}
-			continue
+			it.Take(m)
 		}
-		id, err := d.item(wt)
 		if err != nil {
-			return err
-		}
-		if p.refs, err = d.appendRef(p.refs, id); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return d.Leave(end)
+	return n, d.End(&it)
 }
 
-// scalarRun decodes the run of ObjectList.items elements at the cursor
-// that scalarItem would decode, up to end or to the first other field,
-// while the node and reference slices have room (presize makes it). It is
-// scalarItem's loop with the slices held in locals, and it reports whether
-// it decoded anything. Whatever it stops at, the general loop decodes.
-func (d *dec) scalarRun(end int, p *pobj) bool {
-	if d.Depth >= MaxDepth || noFastPaths {
-		return false
+// scalarRun decodes the run of ObjectList.items elements at the start of
+// buf (the rest of the list's body, whose capacity runs to the frame's
+// end) that scalarItem would decode, up to buf's end or to the first other
+// field, while the node and reference slices have room (presize makes it).
+// It is scalarItem's loop with the slices held in locals, and it returns
+// the bytes it decoded. Whatever it stops at, the general loop decodes.
+func (d *dec) scalarRun(buf []byte, p *pobj) int {
+	// The list is at level-1.
+	if d.Level > MaxDepth || noFastPaths {
+		return 0
 	}
-	unitOK := d.Depth+1 < MaxDepth
-	buf := d.Buf[:end]
-	pos := d.Pos
+	unitOK := d.Level < MaxDepth
+	pos := 0
 	nodes, refs := d.g.Nodes, p.refs
 	for pos+4 <= len(buf) && len(nodes) < cap(nodes) && len(refs) < cap(refs) {
 		if buf[pos] != 1<<3|byte(protowire.BytesType) {
@@ -462,7 +456,7 @@ func (d *dec) scalarRun(end int, p *pobj) bool {
 				break
 			}
 			var err error
-			if text, err = d.internAt(sb, next); err != nil {
+			if text, err = d.Str(sb); err != nil {
 				// Let the general path charge and report it.
 				break
 			}
@@ -484,154 +478,156 @@ func (d *dec) scalarRun(end int, p *pobj) bool {
 		refs = append(refs, value.NodeID(i))
 		pos = next
 	}
-	if pos == d.Pos {
-		return false
+	if pos == 0 {
+		return 0
 	}
-	d.Pos = pos
 	d.g.Nodes, p.refs = nodes, refs
-	return true
+	return pos
 }
 
 // NamedTuple is hand-written in the worker (no path segment).
-func (d *dec) namedTuple(wt protowire.Type, p *pobj) error {
+func (d *dec) namedTuple(wt protowire.Type, b []byte, p *pobj) (int, error) {
 	x, err := extOf[value.NamedTuple](d, p)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (n int, err error) {
 		switch num {
 		case 1:
-			x.TypeName, err = d.str(wt)
+			x.TypeName, n, err = d.str(wt, b)
 		case 2:
 			var name string
-			if name, err = d.str(wt); err == nil {
+			if name, n, err = d.str(wt, b); err == nil {
 				if p.names, err = grow(d, p.names, 16); err == nil {
 					p.names = append(p.names, name)
 				}
 			}
 		case 3:
 			var id value.NodeID
-			if id, err = d.item(wt); err == nil {
+			if id, n, err = d.item(wt, b); err == nil {
 				p.refs, err = d.appendRef(p.refs, id)
 			}
 		default:
-			err = d.Skip(num, wt)
+			return -1, nil
 		}
-		return err
+		return n, err
 	})
 }
 
 // Dict is hand-written in the worker (no path segment); its Pairs are
 // generated messages.
-func (d *dec) dictRefs(wt protowire.Type, p *pobj) error {
-	end, err := d.Enter(wt)
+func (d *dec) dictRefs(wt protowire.Type, b []byte, p *pobj) (int, error) {
+	v, n, err := d.Msg(wt, b)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := d.presize(p, d.countFields(end, 1, 8), 2); err != nil {
-		return err
+	if err := d.presize(p, countFields(v, 1, 8), 2); err != nil {
+		return 0, err
 	}
-	for d.Pos < end {
-		num, wt, err := d.Key()
+	it := d.Iter(v)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if num != 1 {
-			if err := d.Skip(num, wt); err != nil {
-				return err
+			if err := it.Skip(num, wt, d.Level-1); err != nil {
+				return 0, err
 			}
 			continue
 		}
-		k, v, err := d.pair(wt)
+		k, val, m, err := d.pair(wt, it.B)
+		if err == nil {
+			if p.refs, err = d.appendRef(p.refs, k); err == nil {
+				p.refs, err = d.appendRef(p.refs, val)
+			}
+		}
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if p.refs, err = d.appendRef(p.refs, k); err != nil {
-			return err
-		}
-		if p.refs, err = d.appendRef(p.refs, v); err != nil {
-			return err
-		}
+		it.Take(m)
 	}
-	return d.Leave(end)
+	return n, d.End(&it)
 }
 
 // dictPairs decodes a Dict into attribute pairs (Type.attrs,
 // ClassInstance.attrs).
-func (d *dec) dictPairs(wt protowire.Type, dst *[]value.Pair) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) error {
+func (d *dec) dictPairs(wt protowire.Type, b []byte, dst *[]value.Pair) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num != 1 {
-			return d.Skip(num, wt)
+			return -1, nil
 		}
-		k, v, err := d.pair(wt)
+		k, v, n, err := d.pair(wt, b)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		s, err := grow(d, *dst, budget.PairCost)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		*dst = append(s, value.Pair{Key: k, Value: v})
-		return nil
+		return n, nil
 	})
 }
 
 // pair decodes a Pair (a generated message: "Pair.key", "Pair.value").
-// Both fields are required.
-func (d *dec) pair(wt protowire.Type) (k, v value.NodeID, err error) {
-	end, err := d.Enter(wt)
+// Both fields are required. Its loop is wire.Walk's, inlined on this hot
+// path (see objectBody).
+func (d *dec) pair(wt protowire.Type, b []byte) (k, v value.NodeID, n int, err error) {
+	pv, n, err := d.Msg(wt, b)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	var kp, vp pobj
 	var kSet, vSet bool
-	for d.Pos < end {
-		num, wt, err := d.Key()
+	it := d.Iter(pv)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
+		var m int
 		switch num {
 		case 1:
-			if err := d.object(wt, &kp); err != nil {
-				return 0, 0, push(err, "Pair.key")
-			}
-			kSet = true
+			m, err = d.object(wt, it.B, &kp)
+			err, kSet = push(err, "Pair.key"), true
 		case 2:
-			if err := d.object(wt, &vp); err != nil {
-				return 0, 0, push(err, "Pair.value")
-			}
-			vSet = true
+			m, err = d.object(wt, it.B, &vp)
+			err, vSet = push(err, "Pair.value"), true
 		default:
-			if err := d.Skip(num, wt); err != nil {
-				return 0, 0, err
-			}
+			err = it.Skip(num, wt, d.Level-1)
 		}
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		it.Take(m)
 	}
-	if err := d.Leave(end); err != nil {
-		return 0, 0, err
+	if err := d.End(&it); err != nil {
+		return 0, 0, 0, err
 	}
 	if !kSet {
-		return 0, 0, fail(valuecheck.MissingField("Pair.key"))
+		return 0, 0, 0, fail(valuecheck.MissingField("Pair.key"))
 	}
 	if !vSet {
-		return 0, 0, fail(valuecheck.MissingField("Pair.value"))
+		return 0, 0, 0, fail(valuecheck.MissingField("Pair.value"))
 	}
-	if k, err = d.pairSide(&kp, "Pair.key"); err != nil {
-		return 0, 0, err
+	rest := cap(pv) - len(pv)
+	if k, err = d.pairSide(&kp, rest, "Pair.key"); err != nil {
+		return 0, 0, 0, err
 	}
-	v, err = d.pairSide(&vp, "Pair.value")
-	return k, v, err
+	v, err = d.pairSide(&vp, rest, "Pair.value")
+	return k, v, n, err
 }
 
 // pairSide finishes Pair.key or Pair.value, whose occurrences merged, once
-// the Pair has ended. The worker checks a value's kind when its parent
-// container converts it, outside the Pair, so that one error carries no
-// Pair segment.
-func (d *dec) pairSide(p *pobj, path string) (value.NodeID, error) {
+// the Pair has ended (rest frame bytes after it). The worker checks a
+// value's kind when its parent container converts it, outside the Pair,
+// so that one error carries no Pair segment.
+func (d *dec) pairSide(p *pobj, rest int, path string) (value.NodeID, error) {
 	if p.arm == 0 {
 		return 0, fail(valuecheck.MissingField("MontyObject.kind"))
 	}
-	id, err := d.finish(p)
+	id, err := d.finish(p, rest)
 	return id, push(err, path)
 }
 
@@ -640,101 +636,101 @@ func (d *dec) pairSide(p *pobj, path string) (value.NodeID, error) {
 // checks a root value's kind only when it uses the value, after the frame
 // decoded, so a value still without a kind (p.arm 0; a later occurrence
 // may give it one) is left for the conversion checks.
-func (d *dec) root(wt protowire.Type, p *pobj) (value.NodeID, error) {
-	if err := d.object(wt, p); err != nil {
-		return 0, err
+func (d *dec) root(wt protowire.Type, b []byte, p *pobj) (value.NodeID, int, error) {
+	n, err := d.object(wt, b, p)
+	if err != nil {
+		return 0, 0, err
 	}
 	if p.arm == 0 {
-		return 0, nil
+		return 0, n, nil
 	}
-	return d.finish(p)
+	id, err := d.finish(p, cap(b)-n)
+	return id, n, err
 }
 
-func (d *dec) bigInt(wt protowire.Type, p *pobj) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+// rootField merges one occurrence of a singular value field (seg) into p
+// with root, setting *dst to its node and *set.
+func (d *dec) rootField(wt protowire.Type, b []byte, p *pobj, dst *value.NodeID, set *bool, seg string) (int, error) {
+	id, n, err := d.root(wt, b, p)
+	if err != nil {
+		return 0, push(err, seg)
+	}
+	*dst, *set = id, true
+	return n, nil
+}
+
+func (d *dec) bigInt(wt protowire.Type, b []byte, p *pobj) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			err = d.fBool(wt, &p.neg, "BigInt.negative")
+			return wire.BoolAt(wt, b, &p.neg, "BigInt.negative")
 		case 2:
-			var b []byte
-			if b, err = d.Raw(wt); err == nil {
-				err = d.charge(int64(len(b)))
-				p.raw = b
+			v, n, err := wire.BytesField(wt, b)
+			if err == nil {
+				err = d.Charge(int64(len(v)))
+				p.raw = v
 			}
-			if err != nil {
-				err = push(err, "BigInt.magnitude")
-			}
-		default:
-			err = d.Skip(num, wt)
+			return wire.Wrap(n, err, "BigInt.magnitude")
 		}
-		return err
+		return -1, nil
 	})
 }
 
-func (d *dec) cycle(wt protowire.Type, p *pobj) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+func (d *dec) cycle(wt protowire.Type, b []byte, p *pobj) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			err = fNum(d, wt, &p.num, "Cycle.identity")
+			return wire.IntAt(wt, b, &p.num, "Cycle.identity")
 		case 2:
-			err = d.fStr(wt, &p.text, "Cycle.placeholder")
-		default:
-			err = d.Skip(num, wt)
+			return d.TextAt(wt, b, &p.text, "Cycle.placeholder")
 		}
-		return err
+		return -1, nil
 	})
 }
 
 // typeMsg decodes a Type (hand-written in the worker: no path segments,
 // but its Uuid is generated).
-func (d *dec) typeMsg(wt protowire.Type, ts *typeState) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+func (d *dec) typeMsg(wt protowire.Type, b []byte, ts *typeState) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (n int, err error) {
 		switch num {
 		case 1:
-			ts.t.Name, err = d.str(wt)
+			ts.t.Name, n, err = d.str(wt, b)
 		case 2:
 			ts.idSeen = true
-			err = d.uuidMsg(wt, &ts.t.ID, &ts.idLen)
+			n, err = d.uuidMsg(wt, b, &ts.t.ID, &ts.idLen)
 		case 3:
-			var v uint64
-			v, err = d.Uvarint(wt)
-			ts.origin = int32(v)
+			n, err = wire.Int(wt, b, &ts.origin)
 		case 4:
-			var v uint64
-			v, err = d.Uvarint(wt)
-			ts.t.IsDataclass = v != 0
+			n, err = wire.Bool(wt, b, &ts.t.IsDataclass)
 		case 5:
 			ts.attrsSeen = true
-			err = d.dictPairs(wt, &ts.t.Attrs)
+			n, err = d.dictPairs(wt, b, &ts.t.Attrs)
 		default:
-			err = d.Skip(num, wt)
+			return -1, nil
 		}
-		return err
+		return n, err
 	})
 }
 
 // classInstance decodes a ClassInstance (hand-written in the worker).
-func (d *dec) classInstance(wt protowire.Type, ci *ciState) error {
-	return d.Message(wt, func(num protowire.Number, wt protowire.Type) (err error) {
+func (d *dec) classInstance(wt protowire.Type, b []byte, ci *ciState) (int, error) {
+	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (n int, err error) {
 		switch num {
 		case 1:
-			if ci.typ == nil {
-				if err := d.charge(typeCost); err != nil {
-					return err
-				}
-				ci.typ = new(typeState)
+			if err := wire.NewAt(&d.Dec, &ci.typ); err != nil {
+				return 0, err
 			}
-			err = d.typeMsg(wt, ci.typ)
+			n, err = d.typeMsg(wt, b, ci.typ)
 		case 2:
 			ci.iidSeen = true
-			err = d.uuidMsg(wt, &ci.iid, &ci.iidLen)
+			n, err = d.uuidMsg(wt, b, &ci.iid, &ci.iidLen)
 		case 3:
 			ci.attrsSeen = true
-			err = d.dictPairs(wt, &ci.attrs)
+			n, err = d.dictPairs(wt, b, &ci.attrs)
 		default:
-			err = d.Skip(num, wt)
+			return -1, nil
 		}
-		return err
+		return n, err
 	})
 }
 
@@ -742,15 +738,8 @@ func (d *dec) classInstance(wt protowire.Type, ci *ciState) error {
 // attrs presence and the builtin name (value.CheckType), then the uuid
 // length.
 func checkType(ts *typeState) error {
-	if ts.origin < 0 || ts.origin > int32(value.OriginHost) {
-		return valuecheck.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(ts.origin)))
-	}
-	ts.t.Origin = value.TypeOrigin(ts.origin)
-	if err := valuecheck.CheckType(&ts.t, ts.idSeen, ts.attrsSeen); err != nil {
+	if err := wire.CheckType(&ts.t, ts.origin, ts.idSeen, ts.idLen, ts.attrsSeen); err != nil {
 		return err
-	}
-	if ts.idSeen && ts.idLen != 16 {
-		return uuidLenErr("Type.id", ts.idLen)
 	}
 	if ts.attrsSeen && ts.t.Attrs == nil {
 		// Present but empty: keep the presence so that it re-encodes.
@@ -760,17 +749,17 @@ func checkType(ts *typeState) error {
 }
 
 // countFields counts the occurrences of field num with a payload of at
-// least minLen bytes (the smallest valid element) in the message body
-// between the cursor and end, without decoding them. It stops at anything
-// malformed, which the decoder proper then reports.
-func (d *dec) countFields(end int, num protowire.Number, minLen uint64) int {
+// least minLen bytes (the smallest valid element) in message body b,
+// without decoding them. It stops at anything malformed, which the
+// decoder proper then reports.
+func countFields(b []byte, num protowire.Number, minLen uint64) int {
 	n := 0
-	buf := d.Buf[:end]
+	end := len(b)
 	key := byte(num)<<3 | byte(protowire.BytesType)
-	for p := d.Pos; p < end; {
-		if num < 16 && p+1 < end && buf[p] == key && buf[p+1] < 0x80 {
+	for p := 0; p < end; {
+		if num < 16 && p+1 < end && b[p] == key && b[p+1] < 0x80 {
 			// The common element: a one-byte key and length.
-			v := int(buf[p+1])
+			v := int(b[p+1])
 			if v > end-p-2 {
 				break
 			}
@@ -780,14 +769,14 @@ func (d *dec) countFields(end int, num protowire.Number, minLen uint64) int {
 			}
 			continue
 		}
-		k, l := protowire.ConsumeVarint(d.Buf[p:end])
+		k, l := protowire.ConsumeVarint(b[p:end])
 		if l < 0 {
 			break
 		}
 		p += l
 		f, wt := protowire.Number(k>>3), protowire.Type(k&7)
 		if wt == protowire.BytesType {
-			v, l := protowire.ConsumeVarint(d.Buf[p:end])
+			v, l := protowire.ConsumeVarint(b[p:end])
 			if l < 0 || v > uint64(end-p-l) {
 				break
 			}
@@ -797,7 +786,7 @@ func (d *dec) countFields(end int, num protowire.Number, minLen uint64) int {
 			}
 			continue
 		}
-		m := protowire.ConsumeFieldValue(f, wt, d.Buf[p:end])
+		m := protowire.ConsumeFieldValue(f, wt, b[p:end])
 		if m < 0 {
 			break
 		}
@@ -871,8 +860,9 @@ func (d *dec) add(n value.Node) (value.NodeID, error) {
 
 // finish appends the node of a decoded MontyObject, whose arm checkArm has
 // checked (children are already in the graph, so the graph stays in
-// post-order).
-func (d *dec) finish(p *pobj) (value.NodeID, error) {
+// post-order); rest is the number of frame bytes after the object.
+func (d *dec) finish(p *pobj, rest int) (value.NodeID, error) {
+	d.rest = rest
 	n := value.Node{Kind: value.Kind(p.arm)}
 	switch p.arm {
 	case 0:
@@ -912,15 +902,15 @@ func (d *dec) finish(p *pobj) (value.NodeID, error) {
 }
 
 // growNodes makes room for at least one more node. The first allocation
-// of a message's graph is sized to what the rest of the frame can still
-// hold (every further node takes at least minNodeWire bytes of it), so
+// of a message's graph is sized to what the rest of the frame (d.rest) can
+// still hold (every further node takes at least minNodeWire bytes of it), so
 // that a small message with one or two values, such as a host call,
 // allocates no more nodes than it needs; later growth doubles as usual.
 // The replacement allocation is charged in full before it is made.
 func (d *dec) growNodes() error {
 	nodes := d.g.Nodes
 	if cap(nodes) == 0 {
-		nc := min(budget.MinCap, 1+(len(d.Buf)-d.Pos)/minNodeWire)
+		nc := min(budget.MinCap, 1+d.rest/minNodeWire)
 		if err := d.Bud.ChargeMul(int64(nc), nodeCost); err != nil {
 			return fail(codec.ErrBudget)
 		}
@@ -960,7 +950,7 @@ func (d *dec) finishBigInt(p *pobj) (value.NodeID, error) {
 	if limbs < 32 {
 		limbs = 32
 	}
-	if err := d.charge(limbs); err != nil {
+	if err := d.Charge(limbs); err != nil {
 		return 0, err
 	}
 	b := new(big.Int).SetBytes(mag)
@@ -981,16 +971,7 @@ func checkInstance(ci *ciState) error {
 	if ci.typ.t.Origin == value.OriginBuiltin {
 		return valuecheck.InvalidValue("ClassInstance.type", "must be a class type, not a builtin")
 	}
-	if !ci.iidSeen {
-		return valuecheck.MissingField("ClassInstance.instance_id")
-	}
-	if ci.iidLen != 16 {
-		return uuidLenErr("ClassInstance.instance_id", ci.iidLen)
-	}
-	if !ci.attrsSeen {
-		return valuecheck.MissingField("ClassInstance.attrs")
-	}
-	return nil
+	return wire.CheckInstance("ClassInstance", ci.iidSeen, ci.iidLen, ci.attrsSeen)
 }
 
 func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
@@ -998,19 +979,12 @@ func (d *dec) finishInstance(ci *ciState) (value.NodeID, error) {
 	if err != nil {
 		return 0, err
 	}
-	x, err := chargeNew[value.ClassInstance](d)
+	x, err := wire.New[value.ClassInstance](&d.Dec)
 	if err != nil {
 		return 0, err
 	}
 	*x = value.ClassInstance{Class: class, InstanceID: ci.iid, Attrs: ci.attrs}
 	return d.add(value.Node{Kind: value.KindClassInstance}.WithExt(x))
-}
-
-func chargeNew[T any](d *dec) (*T, error) {
-	if err := d.charge(budget.SizeOf[T]()); err != nil {
-		return nil, err
-	}
-	return new(T), nil
 }
 
 // classNode returns the KindType node for an instance's class. Instances
@@ -1025,7 +999,7 @@ func (d *dec) classNode(t *value.Type) (value.NodeID, error) {
 			}
 		}
 	}
-	c, err := chargeNew[value.Type](d)
+	c, err := wire.New[value.Type](&d.Dec)
 	if err != nil {
 		return 0, err
 	}
@@ -1034,7 +1008,7 @@ func (d *dec) classNode(t *value.Type) (value.NodeID, error) {
 	if err != nil || t.Attrs != nil {
 		return id, err
 	}
-	if err := d.charge(64); err != nil { // the map entry
+	if err := d.Charge(64); err != nil { // the map entry
 		return 0, err
 	}
 	if d.classes == nil {

@@ -3,7 +3,6 @@ package codecv4
 import (
 	"unsafe"
 
-	"github.com/gomonty/monty/codec/internal/leaf"
 	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/budget"
 	"github.com/gomonty/monty/value"
@@ -21,9 +20,9 @@ import (
 //     budget.RefCost per slot and (key, value) pairs budget.PairCost.
 //   - Single objects (payload structs of nodes, boxed optional fields,
 //     *big.Int, …) are charged at their heap size class.
-//   - String and bytes payloads are copied out of the frame. Payloads of up
-//     to slabMax bytes are packed into shared "slab" chunks, each charged in
-//     full when it is allocated; a chunk is at most slabChunkMax bytes and
+//   - String and bytes payloads are copied out of the frame (wire.Dec's
+//     storage). Payloads of up to 1 KiB are packed into shared chunks, each
+//     charged in full when it is allocated; a chunk is at most 32 KiB and
 //     never larger than what is left of the frame, so the charge exceeds
 //     the payload lengths only by chunk tails. Larger payloads get their own
 //     allocation, charged at its heap size. Every copy is charged: a
@@ -37,23 +36,18 @@ import (
 //     on the chunks (4 bytes per slot); if the credit ever falls short, the
 //     difference is charged too.
 const (
-	slabMax      = 1024
-	slabChunkMin = 1024
-	slabChunkMax = 32 << 10
-	refChunkMax  = 1 << 15
-	nodeBytes    = int64(unsafe.Sizeof(value.Node{}))
+	refChunkMax = 1 << 15
+	nodeBytes   = int64(unsafe.Sizeof(value.Node{}))
 )
 
-// decoder holds the state of one frame decode.
+// decoder holds the state of one frame decode: the state both codecs'
+// decoders share (wire.Dec: budget, depth, string storage, the exceptions'
+// missing locations) and what the arena decode adds to it.
 type decoder struct {
-	bud budget.Budget
+	wire.Dec
 
 	// v is the protocol version's tag table (dialect4 or dialect5).
 	v *dialect
-
-	// slab is the current chunk for small payloads; len is the used part.
-	slab     []byte
-	slabNext int
 
 	// refs is the current chunk for node ids; len is the used part. credit
 	// is what has been charged for ids but not yet spent on chunks.
@@ -64,28 +58,7 @@ type decoder struct {
 	// domain types cannot hold; it is reset when a different arm replaces
 	// the payload.
 	arm armState
-
-	// missing records, per exception, the first traceback frame that
-	// lacked a location.
-	missing leaf.Missing
-
-	// level is the depth of the next message read (the frame's top message
-	// is at 0): each message read takes it and counts it up while its
-	// fields are read, so unknown fields are skipped against prost's
-	// recursion limit (wire.SkipField).
-	level int
 }
-
-// walk reads one message with wire.Walk at the current level.
-func (d *decoder) walk(b []byte, f wire.FieldFunc) error {
-	d.level++
-	err := wire.Walk(b, d.level-1, f)
-	d.level--
-	return err
-}
-
-// skipMessage reads a message with no known fields at the current level.
-func (d *decoder) skipMessage(b []byte) error { return d.walk(b, wire.SkipAll) }
 
 type armState struct {
 	arena    bool // the payload's Arena field was present
@@ -94,24 +67,9 @@ type armState struct {
 
 func (d *decoder) resetArm() { d.arm = armState{objIDLen: -1} }
 
-// charge takes n bytes from the budget.
-func (d *decoder) charge(n int64) error { return d.bud.Charge(n) }
-
-// obj charges the heap footprint of one object of size bytes.
-func (d *decoder) obj(size uintptr) error { return d.bud.Charge(allocSize(int(size))) }
-
-// newObj charges and allocates one T.
-func newObj[T any](d *decoder) (*T, error) {
-	var z T
-	if err := d.obj(unsafe.Sizeof(z)); err != nil {
-		return nil, err
-	}
-	return new(T), nil
-}
-
 // newExt charges and allocates one T as the payload of n.
 func newExt[T any](d *decoder, n *value.Node) error {
-	x, err := newObj[T](d)
+	x, err := wire.New[T](&d.Dec)
 	if err != nil {
 		return err
 	}
@@ -123,94 +81,13 @@ func newExt[T any](d *decoder, n *value.Node) error {
 // charging the replacement allocation at the Go size of T.
 func grow[T any](d *decoder, s []T) ([]T, error) {
 	var z T
-	return budget.Grow(&d.bud, s, int64(unsafe.Sizeof(z)))
-}
-
-// slabAlloc returns n bytes of fresh, charged storage for a payload. rest
-// is the number of frame bytes from the start of the payload to the end of
-// the frame; it bounds what later payloads can need, so small frames get
-// small chunks.
-func (d *decoder) slabAlloc(n, rest int) ([]byte, error) {
-	if n > slabMax {
-		if err := d.charge(allocSize(n)); err != nil {
-			return nil, err
-		}
-		return nil, nil // caller allocates exactly
-	}
-	if cap(d.slab)-len(d.slab) < n {
-		size := d.slabNext
-		if size < slabChunkMin {
-			size = slabChunkMin
-		}
-		size = min(size, rest)
-		size = max(size, n)
-		size = int(allocSize(size))
-		if err := d.charge(int64(size)); err != nil {
-			return nil, err
-		}
-		d.slab = make([]byte, 0, size)
-		d.slabNext = min(2*max(d.slabNext, slabChunkMin), slabChunkMax)
-	}
-	off := len(d.slab)
-	d.slab = d.slab[:off+n]
-	return d.slab[off : off+n : off+n], nil
-}
-
-// str copies a (UTF-8 checked) payload into an owned string.
-func (d *decoder) str(raw []byte) (string, error) {
-	n := len(raw)
-	if n == 0 {
-		return "", nil
-	}
-	buf, err := d.slabAlloc(n, cap(raw))
-	if err != nil {
-		return "", err
-	}
-	if buf == nil {
-		return string(raw), nil
-	}
-	copy(buf, raw)
-	return unsafe.String(&buf[0], n), nil
-}
-
-// bytes copies a payload into an owned, never nil, byte slice.
-func (d *decoder) bytes(raw []byte) ([]byte, error) {
-	n := len(raw)
-	if n == 0 {
-		return []byte{}, nil
-	}
-	buf, err := d.slabAlloc(n, cap(raw))
-	if err != nil {
-		return nil, err
-	}
-	if buf == nil {
-		return append([]byte(nil), raw...), nil
-	}
-	copy(buf, raw)
-	return buf, nil
-}
-
-// strPtr copies a payload into a newly allocated optional string, or into
-// *p when it is already allocated (a repeated optional field).
-func (d *decoder) strPtr(p **string, raw []byte) error {
-	s, err := d.str(raw)
-	if err != nil {
-		return err
-	}
-	if *p == nil {
-		if err := d.obj(unsafe.Sizeof("")); err != nil {
-			return err
-		}
-		*p = new(string)
-	}
-	**p = s
-	return nil
+	return budget.Grow(&d.Bud, s, int64(unsafe.Sizeof(z)))
 }
 
 // refCharge charges n bytes for id or pair slots and credits them to the id
 // chunk allocator.
 func (d *decoder) refCharge(n int64) error {
-	if err := d.charge(n); err != nil {
+	if err := d.Charge(n); err != nil {
 		return err
 	}
 	d.credit += n
@@ -235,10 +112,10 @@ func (d *decoder) refRoom(r *refRegion, extra, vcap int) error {
 	need := r.n + extra
 	size := max(need, min(2*r.n, vcap), min(int(d.credit/4), refChunkMax))
 	// Use (and pay for) the whole size class the allocator will hand out.
-	cost := allocSize(4 * size)
+	cost := wire.AllocSize(4 * size)
 	size = int(cost / 4)
 	if cost > d.credit {
-		if err := d.charge(cost - d.credit); err != nil {
+		if err := d.Charge(cost - d.credit); err != nil {
 			return err
 		}
 		d.credit = cost

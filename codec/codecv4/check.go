@@ -3,6 +3,7 @@ package codecv4
 import (
 	"strconv"
 
+	"github.com/gomonty/monty/codec/internal/wire"
 	"github.com/gomonty/monty/internal/valuecheck"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -46,7 +47,7 @@ func (d *decoder) checkException(e *message.RaisedException) error {
 	if e == nil {
 		return nil
 	}
-	return d.missing.Sanitize(e)
+	return d.Missing.Sanitize(e)
 }
 
 func (d *decoder) checkExtResult(r *message.ExtResult, osCallAnswer bool) error {
@@ -65,7 +66,7 @@ func (d *decoder) checkExtResult(r *message.ExtResult, osCallAnswer bool) error 
 
 func (d *decoder) checkObjectID(field string) error {
 	if n := d.arm.objIDLen; n >= 0 && n != 16 {
-		return uuidLenErr(field, n)
+		return wire.UUIDLenErr(field, n)
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func (d *decoder) init(buf []byte, lim codec.Limits) ([]byte, error) {
 		return nil, &codec.DecodeError{Structural: true,
 			Err: &frame.TooLargeError{Len: uint64(len(buf)), Max: uint64(max)}}
 	}
-	d.bud = *budget.New(lim.DecodeBudget())
+	d.Bud = *budget.New(lim.DecodeBudget())
 	d.resetArm()
 	// Capacity is used to measure what is left of the frame, so it must not
 	// reach past the frame's end.
@@ -74,9 +74,9 @@ func decodeRequestIn(buf []byte, lim codec.Limits, v *dialect) (*message.ParentR
 		}
 	}
 	if err != nil {
-		return nil, spent(d.bud.Charged()), wire.AsDecodeError(err)
+		return nil, spent(d.Bud.Charged()), wire.AsDecodeError(err)
 	}
-	return r, spent(d.bud.Charged()), nil
+	return r, spent(d.Bud.Charged()), nil
 }
 
 func decodeEvent(buf []byte, lim codec.Limits) (*message.ChildEvent, spent, error) {
@@ -96,9 +96,9 @@ func decodeEventIn(buf []byte, lim codec.Limits, v *dialect) (*message.ChildEven
 		}
 	}
 	if err != nil {
-		return nil, spent(d.bud.Charged()), wire.AsDecodeError(err)
+		return nil, spent(d.Bud.Charged()), wire.AsDecodeError(err)
 	}
-	return e, spent(d.bud.Charged()), nil
+	return e, spent(d.Bud.Charged()), nil
 }
 
 func decodeArena(buf []byte, lim codec.Limits, roots []value.NodeID) (*value.Graph, spent, error) {
@@ -107,7 +107,7 @@ func decodeArena(buf []byte, lim codec.Limits, roots []value.NodeID) (*value.Gra
 	if err != nil {
 		return nil, 0, err
 	}
-	g, err := newObj[value.Graph](&d)
+	g, err := wire.New[value.Graph](&d.Dec)
 	if err == nil {
 		err = d.arena(buf, g)
 	}
@@ -117,7 +117,7 @@ func decodeArena(buf []byte, lim codec.Limits, roots []value.NodeID) (*value.Gra
 		}
 	}
 	if err != nil {
-		return nil, spent(d.bud.Charged()), wire.AsDecodeError(err)
+		return nil, spent(d.Bud.Charged()), wire.AsDecodeError(err)
 	}
-	return g, spent(d.bud.Charged()), nil
+	return g, spent(d.Bud.Charged()), nil
 }

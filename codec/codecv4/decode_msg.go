@@ -16,15 +16,6 @@ import (
 // codec does not know (it cannot happen for the numbers dispatched).
 var errUnknownArm = errors.New("unknown arm")
 
-// msgField reads a length-delimited field and hands its payload to f.
-func msgField(wt protowire.Type, b []byte, seg string, f func([]byte) error) (int, error) {
-	v, n, err := wire.BytesField(wt, b)
-	if err == nil {
-		err = f(v)
-	}
-	return wire.Wrap(n, err, seg)
-}
-
 // elemField decodes one element of a repeated message field into a new
 // last element of *s, grown (and charged) before the payload is read.
 func elemField[T any](d *decoder, wt protowire.Type, b []byte, s *[]T, seg string, f func([]byte, *T) error) (int, error) {
@@ -37,7 +28,7 @@ func elemField[T any](d *decoder, wt protowire.Type, b []byte, s *[]T, seg strin
 	}
 	*s = (*s)[:len(*s)+1]
 	e := &(*s)[len(*s)-1]
-	return msgField(wt, b, seg, func(v []byte) error { return f(v, e) })
+	return d.Sub(wt, b, seg, func(v []byte) error { return f(v, e) })
 }
 
 // ---- ParentRequest ----
@@ -47,7 +38,7 @@ func boxRequest[B any, PB interface {
 	*B
 	message.Request
 }](d *decoder, cur *message.ParentRequest) (*message.ParentRequest, error) {
-	x, err := newObj[envBox[message.ParentRequest, B]](d)
+	x, err := wire.New[envBox[message.ParentRequest, B]](&d.Dec)
 	if err != nil {
 		return nil, err
 	}
@@ -60,14 +51,14 @@ func (d *decoder) parentRequest(b []byte) (*message.ParentRequest, error) {
 	var local message.ParentRequest
 	var box *message.ParentRequest
 	var arm protowire.Number
-	err := d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		r := &local
 		if box != nil {
 			r = box
 		}
 		switch {
 		case num >= 1 && num <= 11:
-			return msgField(wt, b, "ParentRequest.kind", func(v []byte) error {
+			return d.Sub(wt, b, "ParentRequest.kind", func(v []byte) error {
 				if num != arm {
 					r.Body = nil
 					nb, err := d.newRequest(num, r)
@@ -82,7 +73,7 @@ func (d *decoder) parentRequest(b []byte) (*message.ParentRequest, error) {
 		case num == 20:
 			v, n, err := wire.TextField(wt, b)
 			if err == nil {
-				err = d.strPtr(&r.TraceParent, v)
+				err = d.StrPtr(&r.TraceParent, v)
 			}
 			return wire.Wrap(n, err, "ParentRequest.trace_parent")
 		}
@@ -92,7 +83,7 @@ func (d *decoder) parentRequest(b []byte) (*message.ParentRequest, error) {
 		return nil, err
 	}
 	if box == nil {
-		if box, err = newObj[message.ParentRequest](d); err != nil {
+		if box, err = wire.New[message.ParentRequest](&d.Dec); err != nil {
 			return nil, err
 		}
 		*box = local
@@ -133,7 +124,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.Configure:
 		return d.configure(b, x)
 	case *message.InstallDependencies:
-		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
@@ -145,7 +136,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 				return wire.Wrap(0, err, "InstallDependencies.requirements")
 			}
 			var s string
-			n, err := d.text(wt, b, &s)
+			n, err := d.Text(wt, b, &s)
 			x.Requirements = append(x.Requirements, s)
 			return wire.Wrap(n, err, "InstallDependencies.requirements")
 		})
@@ -158,55 +149,26 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.ResumeFutures:
 		return d.resumeFutures(b, x)
 	case *message.Load:
-		return d.fields(b, leaf.LoadFields(x), true, nil)
+		return d.Fields(b, leaf.LoadFields(x), true, nil)
 	case *message.AbortFeed:
-		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
-			return msgField(wt, b, "AbortFeed.exception", func(v []byte) error {
-				return d.mergeException(&x.Exception, v)
-			})
+			return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
 		})
 	}
 	// Dump, Reset, Shutdown: no fields.
-	return d.skipMessage(b)
-}
-
-// bytesImplicit reads an implicit-presence bytes field (empty means nil).
-func (d *decoder) bytesImplicit(wt protowire.Type, b []byte, dst *[]byte) (int, error) {
-	v, n, err := wire.BytesField(wt, b)
-	if err != nil {
-		return 0, err
-	}
-	if len(v) == 0 {
-		*dst = nil
-		return n, nil
-	}
-	*dst, err = d.bytes(v)
-	return n, err
+	return d.SkipMessage(b)
 }
 
 func (d *decoder) configure(b []byte, x *message.Configure) error {
-	return d.fields(b, leaf.ConfigureFields(x), true, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Configure(b, x, d.v.Limits(), func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
-		case 2:
-			return msgField(wt, b, "Configure.limits", func(v []byte) error {
-				if x.Limits == nil {
-					var err error
-					if x.Limits, err = newObj[message.ResourceLimits](d); err != nil {
-						return err
-					}
-				}
-				return d.fields(v, leaf.LimitFields(x.Limits, d.v.Limits()), true, nil)
-			})
 		case d.v.CfgPolicy:
-			return msgField(wt, b, "Configure.os_policy", func(v []byte) error {
-				if x.OsPolicy == nil {
-					var err error
-					if x.OsPolicy, err = newObj[message.OsPolicy](d); err != nil {
-						return err
-					}
+			return d.Sub(wt, b, "Configure.os_policy", func(v []byte) error {
+				if err := wire.NewAt(&d.Dec, &x.OsPolicy); err != nil {
+					return err
 				}
 				return d.osPolicy(v, x.OsPolicy)
 			})
@@ -216,8 +178,7 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 			x.Persistence = message.Persistence(uint32(v))
 			return wire.Wrap(n, err, "Configure.persistence")
 		case d.v.CfgProfile:
-			n, err := d.optText(wt, b, &x.Profile)
-			return wire.Wrap(n, err, "Configure.profile")
+			return d.OptTextAt(wt, b, &x.Profile, "Configure.profile")
 		}
 		return -1, nil
 	})
@@ -225,57 +186,49 @@ func (d *decoder) configure(b []byte, x *message.Configure) error {
 
 // arenaField decodes an Arena field of the envelope's arm payload.
 func (d *decoder) arenaField(wt protowire.Type, b []byte, g *value.Graph, seg string) (int, error) {
-	return msgField(wt, b, seg, func(v []byte) error {
+	return d.Sub(wt, b, seg, func(v []byte) error {
 		d.arm.arena = true
 		return d.arena(v, g)
 	})
 }
 
 func (d *decoder) feed(b []byte, x *message.Feed) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.text(wt, b, &x.Code)
-			return wire.Wrap(n, err, "Feed.code")
+			return d.TextAt(wt, b, &x.Code, "Feed.code")
 		case 2:
 			return elemField(d, wt, b, &x.Inputs, "Feed.inputs", d.namedRef)
 		case 3:
 			return d.arenaField(wt, b, &x.Values, "Feed.values")
 		case 4:
-			n, err := wire.Bool(wt, b, &x.SkipTypeCheck)
-			return wire.Wrap(n, err, "Feed.skip_type_check")
+			return wire.BoolAt(wt, b, &x.SkipTypeCheck, "Feed.skip_type_check")
 		case 5:
-			n, err := d.text(wt, b, &x.Cwd)
-			return wire.Wrap(n, err, "Feed.cwd")
+			return d.TextAt(wt, b, &x.Cwd, "Feed.cwd")
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) namedRef(b []byte, x *message.NamedRef) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.text(wt, b, &x.Name)
-			return wire.Wrap(n, err, "NamedRef.name")
+			return d.TextAt(wt, b, &x.Name, "NamedRef.name")
 		case 2:
-			n, err := wire.Int(wt, b, &x.Value)
-			return wire.Wrap(n, err, "NamedRef.value")
+			return wire.IntAt(wt, b, &x.Value, "NamedRef.value")
 		}
 		return -1, nil
 	})
 }
 
 func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := wire.Int(wt, b, &x.CallID)
-			return wire.Wrap(n, err, "ResumeCall.call_id")
+			return wire.IntAt(wt, b, &x.CallID, "ResumeCall.call_id")
 		case 2:
-			return msgField(wt, b, "ResumeCall.result", func(v []byte) error {
-				return d.mergeExtResult(&x.Result, v)
-			})
+			return d.extResult(wt, b, &x.Result, "ResumeCall.result")
 		case 3:
 			return d.arenaField(wt, b, &x.Values, "ResumeCall.values")
 		}
@@ -283,68 +236,30 @@ func (d *decoder) resumeCall(b []byte, x *message.ResumeCall) error {
 	})
 }
 
-// mergeExtResult merges an ExtFunctionResult message into *p, allocating it
-// when absent.
-func (d *decoder) mergeExtResult(p **message.ExtResult, b []byte) error {
-	if *p == nil {
-		var err error
-		if *p, err = newObj[message.ExtResult](d); err != nil {
-			return err
-		}
-	}
-	x := *p
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num < 1 || num > 5 {
-			return -1, nil
-		}
-		k := message.ResultKind(num)
-		if x.Kind != k {
-			*x = message.ExtResult{Kind: k}
-		}
-		const seg = "ExtFunctionResult.kind"
-		switch num {
-		case 1:
-			n, err := wire.Int(wt, b, &x.Value)
-			return wire.Wrap(n, err, seg)
-		case 2:
-			return msgField(wt, b, seg, func(v []byte) error { return d.mergeException(&x.Error, v) })
-		case 3:
-			n, err := wire.Int(wt, b, &x.Future)
-			return wire.Wrap(n, err, seg)
-		case 4:
-			n, err := d.text(wt, b, &x.Name)
-			return wire.Wrap(n, err, seg)
-		}
-		return msgField(wt, b, seg, d.skipMessage)
-	})
+// extResult merges one occurrence of an ExtFunctionResult field (seg) into
+// *p; its return value is a node id.
+func (d *decoder) extResult(wt protowire.Type, b []byte, p **message.ExtResult, seg string) (int, error) {
+	return d.ExtResult(wt, b, p, seg, func(wt protowire.Type, b []byte, r *message.ExtResult) (int, error) {
+		return wire.Int(wt, b, &r.Value)
+	}, nil)
 }
 
 func (d *decoder) resumeNameLookup(b []byte, x *message.ResumeNameLookup) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num == 1 {
 			return d.arenaField(wt, b, &x.Values, "ResumeNameLookup.values")
 		}
 		if num < 2 || num > 4 {
 			return -1, nil
 		}
-		k := message.LookupKind(num - 1)
-		if x.Kind != k {
-			x.Kind, x.Value, x.Error = k, 0, nil
-		}
-		const seg = "ResumeNameLookup.kind"
-		switch num {
-		case 2:
-			n, err := wire.Int(wt, b, &x.Value)
-			return wire.Wrap(n, err, seg)
-		case 3:
-			return msgField(wt, b, seg, d.skipMessage)
-		}
-		return msgField(wt, b, seg, func(v []byte) error { return d.mergeException(&x.Error, v) })
+		return d.LookupArm(message.LookupKind(num-1), wt, b, x, func(wt protowire.Type, b []byte) (int, error) {
+			return wire.Int(wt, b, &x.Value)
+		}, nil)
 	})
 }
 
 func (d *decoder) resumeFutures(b []byte, x *message.ResumeFutures) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return elemField(d, wt, b, &x.Results, "ResumeFutures.results", d.futureResult)
@@ -356,123 +271,12 @@ func (d *decoder) resumeFutures(b []byte, x *message.ResumeFutures) error {
 }
 
 func (d *decoder) futureResult(b []byte, x *message.FutureResult) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := wire.Int(wt, b, &x.CallID)
-			return wire.Wrap(n, err, "FutureResult.call_id")
+			return wire.IntAt(wt, b, &x.CallID, "FutureResult.call_id")
 		case 2:
-			return msgField(wt, b, "FutureResult.result", func(v []byte) error {
-				return d.mergeExtResult(&x.Result, v)
-			})
-		}
-		return -1, nil
-	})
-}
-
-// ---- exceptions ----
-
-// mergeException merges a RaisedException message into *p, allocating it
-// when absent.
-func (d *decoder) mergeException(p **message.RaisedException, b []byte) error {
-	if *p == nil {
-		var err error
-		if *p, err = newObj[message.RaisedException](d); err != nil {
-			return err
-		}
-	}
-	x := *p
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 1:
-			n, err := d.text(wt, b, &x.Type)
-			return wire.Wrap(n, err, "RaisedException.exc_type")
-		case 2:
-			n, err := d.optText(wt, b, &x.Message)
-			return wire.Wrap(n, err, "RaisedException.message")
-		case 3:
-			return elemField(d, wt, b, &x.Traceback, "RaisedException.traceback", func(v []byte, f *message.StackFrame) error { return d.stackFrame(v, f, x) })
-		case 4:
-			return msgField(wt, b, "RaisedException.data", func(v []byte) error { return d.excData(v, x) })
-		}
-		return -1, nil
-	})
-}
-
-func (d *decoder) stackFrame(b []byte, x *message.StackFrame, exc *message.RaisedException) error {
-	var start, end bool
-	err := d.fields(b, leaf.StackFrameFields(x), true, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 2:
-			start = true
-			return msgField(wt, b, "StackFrame.start", func(v []byte) error {
-				return d.fields(v, leaf.CodeLocFields(&x.Start), true, nil)
-			})
-		case 3:
-			end = true
-			return msgField(wt, b, "StackFrame.end", func(v []byte) error {
-				return d.fields(v, leaf.CodeLocFields(&x.End), true, nil)
-			})
-		}
-		return -1, nil
-	})
-	if err != nil || (start && end) {
-		return err
-	}
-	// Checked when the exception converts (checkException), after its type.
-	return d.missing.Note(exc, start, d.charge)
-}
-
-func (d *decoder) excData(b []byte, exc *message.RaisedException) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		const seg = "ExcData.kind"
-		switch num {
-		case 1:
-			return msgField(wt, b, seg, func(v []byte) error {
-				u, ok := exc.Data.(*message.UnicodeErrorData)
-				if !ok {
-					var err error
-					if u, err = newObj[message.UnicodeErrorData](d); err != nil {
-						return err
-					}
-					exc.Data = u
-				}
-				return d.unicodeData(v, u)
-			})
-		case 2:
-			return msgField(wt, b, seg, func(v []byte) error {
-				j, ok := exc.Data.(*message.JSONErrorData)
-				if !ok {
-					var err error
-					if j, err = newObj[message.JSONErrorData](d); err != nil {
-						return err
-					}
-					exc.Data = j
-				}
-				return d.fields(v, leaf.JSONErrorFields(j), true, nil)
-			})
-		}
-		return -1, nil
-	})
-}
-
-func (d *decoder) unicodeData(b []byte, x *message.UnicodeErrorData) error {
-	return d.fields(b, leaf.UnicodeErrorFields(x), true, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		switch num {
-		case 2:
-			v, n, err := wire.BytesField(wt, b)
-			if err == nil {
-				x.ObjectStr = nil
-				x.ObjectBytes, err = d.bytes(v)
-			}
-			return wire.Wrap(n, err, "UnicodeErrorData.object")
-		case 3:
-			v, n, err := wire.TextField(wt, b)
-			if err == nil {
-				x.ObjectBytes = nil
-				err = d.strPtr(&x.ObjectStr, v)
-			}
-			return wire.Wrap(n, err, "UnicodeErrorData.object")
+			return d.extResult(wt, b, &x.Result, "FutureResult.result")
 		}
 		return -1, nil
 	})
@@ -492,7 +296,7 @@ func boxEvent[B any, PB interface {
 	*B
 	message.Event
 }](d *decoder, cur *message.ChildEvent) (*message.ChildEvent, error) {
-	x, err := newObj[envBox[message.ChildEvent, B]](d)
+	x, err := wire.New[envBox[message.ChildEvent, B]](&d.Dec)
 	if err != nil {
 		return nil, err
 	}
@@ -507,14 +311,14 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 	var local message.ChildEvent
 	var box *message.ChildEvent
 	var arm protowire.Number
-	err := d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	err := d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		e := &local
 		if box != nil {
 			e = box
 		}
 		switch {
 		case num >= 1 && num <= 12:
-			return msgField(wt, b, "ChildEvent.kind", func(v []byte) error {
+			return d.Sub(wt, b, "ChildEvent.kind", func(v []byte) error {
 				if num != arm {
 					e.Body = nil
 					nb, err := d.newEvent(num, e)
@@ -527,33 +331,25 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 				return d.eventBody(box.Body, v)
 			})
 		case num == 20:
-			n, err := wire.Int(wt, b, &e.TotalExecutionMicros)
-			return wire.Wrap(n, err, "ChildEvent.total_execution_micros")
+			return wire.IntAt(wt, b, &e.TotalExecutionMicros, "ChildEvent.total_execution_micros")
 		case num == d.v.EvDuration:
-			n, err := optIntField(d, wt, b, &e.MaxDurationMicros)
-			return wire.Wrap(n, err, "ChildEvent.max_duration_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxDurationMicros, "ChildEvent.max_duration_micros")
 		case num == 22:
-			n, err := optIntField(d, wt, b, &e.MaxSuspensions)
-			return wire.Wrap(n, err, "ChildEvent.max_suspensions")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxSuspensions, "ChildEvent.max_suspensions")
 		case num == 23:
-			n, err := d.optText(wt, b, &e.RestoredScriptName)
-			return wire.Wrap(n, err, "ChildEvent.restored_script_name")
+			return d.OptTextAt(wt, b, &e.RestoredScriptName, "ChildEvent.restored_script_name")
 		case num == d.v.EvFeedExec:
-			n, err := wire.Int(wt, b, &e.FeedExecutionMicros)
-			return wire.Wrap(n, err, "ChildEvent.feed_execution_micros")
+			return wire.IntAt(wt, b, &e.FeedExecutionMicros, "ChildEvent.feed_execution_micros")
 		case num == d.v.EvFeedLimit:
-			n, err := optIntField(d, wt, b, &e.MaxFeedDurationMicros)
-			return wire.Wrap(n, err, "ChildEvent.max_feed_duration_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxFeedDurationMicros, "ChildEvent.max_feed_duration_micros")
 		case num == d.v.EvTurnLimit:
-			n, err := optIntField(d, wt, b, &e.MaxTurnDurationMicros)
-			return wire.Wrap(n, err, "ChildEvent.max_turn_duration_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxTurnDurationMicros, "ChildEvent.max_turn_duration_micros")
 		case num == d.v.EvSleep:
-			n, err := optIntField(d, wt, b, &e.MaxTotalSleepMicros)
-			return wire.Wrap(n, err, "ChildEvent.max_total_sleep_micros")
+			return wire.OptIntAt(&d.Dec, wt, b, &e.MaxTotalSleepMicros, "ChildEvent.max_total_sleep_micros")
 		case num == d.v.EvSessionID:
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
-				e.SessionID, err = d.bytes(v)
+				e.SessionID, err = d.Bytes(v)
 			}
 			return wire.Wrap(n, err, "ChildEvent.session_id")
 		}
@@ -563,7 +359,7 @@ func (d *decoder) childEvent(b []byte) (*message.ChildEvent, error) {
 		return nil, err
 	}
 	if box == nil {
-		if box, err = newObj[message.ChildEvent](d); err != nil {
+		if box, err = wire.New[message.ChildEvent](&d.Dec); err != nil {
 			return nil, err
 		}
 		*box = local
@@ -610,80 +406,76 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 	case *message.OsCall:
 		return d.osCall(b, x)
 	case *message.NameLookup:
-		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				n, err := d.text(wt, b, &x.Name)
-				return wire.Wrap(n, err, "NameLookup.name")
+				return d.TextAt(wt, b, &x.Name, "NameLookup.name")
 			case 2:
-				return msgField(wt, b, "NameLookup.object_id", func(v []byte) error {
+				return d.Sub(wt, b, "NameLookup.object_id", func(v []byte) error {
 					return d.objectID(v, &x.ObjectID)
 				})
 			case d.v.NlPosition:
-				return msgField(wt, b, "NameLookup.position", func(v []byte) error {
+				return d.Sub(wt, b, "NameLookup.position", func(v []byte) error {
 					return d.position(v, &x.Position)
 				})
 			}
 			return -1, nil
 		})
 	case *message.ResolveFutures:
-		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
 				n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
 				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
 			case d.v.RfPosition:
-				return msgField(wt, b, "ResolveFutures.position", func(v []byte) error {
+				return d.Sub(wt, b, "ResolveFutures.position", func(v []byte) error {
 					return d.position(v, &x.Position)
 				})
 			}
 			return -1, nil
 		})
 	case *message.Complete:
-		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			switch num {
 			case 1:
-				n, err := wire.Int(wt, b, &x.Value)
-				return wire.Wrap(n, err, "Complete.value")
+				return wire.IntAt(wt, b, &x.Value, "Complete.value")
 			case 2:
 				return d.arenaField(wt, b, &x.Values, "Complete.values")
 			}
 			return -1, nil
 		})
 	case *message.Error:
-		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
-			return msgField(wt, b, "Error.exception", func(v []byte) error {
-				return d.mergeException(&x.Exception, v)
-			})
+			return d.Exception(wt, b, &x.Exception, "Error.exception")
 		})
 	case *message.TypingError:
-		return d.fields(b, leaf.TypingErrorFields(x), true, nil)
+		return d.Fields(b, leaf.TypingErrorFields(x), true, nil)
 	case *message.DumpResult:
-		return d.fields(b, leaf.DumpResultFields(x), true, nil)
+		return d.Fields(b, leaf.DumpResultFields(x), true, nil)
 	case *message.FatalError:
-		return d.fields(b, leaf.FatalErrorFields(x), true, nil)
+		return d.Fields(b, leaf.FatalErrorFields(x), true, nil)
 	case *message.ShutdownDump:
-		return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if num != 1 {
 				return -1, nil
 			}
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
 				if x.Dump == nil {
-					x.Dump, err = newObj[[]byte](d)
+					x.Dump, err = wire.New[[]byte](&d.Dec)
 				}
 				if err == nil {
-					*x.Dump, err = d.bytes(v)
+					*x.Dump, err = d.Bytes(v)
 				}
 			}
 			return wire.Wrap(n, err, "ShutdownDump.dump")
 		})
 	}
 	// Ok: no fields.
-	return d.skipMessage(b)
+	return d.SkipMessage(b)
 }
 
 // scalarIDs merges a repeated uint32 field that does not hold node ids
@@ -721,12 +513,12 @@ func (d *decoder) scalarIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, er
 func (d *decoder) objectID(b []byte, dst **value.UUID) error {
 	if *dst == nil {
 		var err error
-		if *dst, err = newObj[value.UUID](d); err != nil {
+		if *dst, err = wire.New[value.UUID](&d.Dec); err != nil {
 			return err
 		}
 		d.arm.objIDLen = 0
 	}
-	n, err := uuidMsg(b, d.arm.objIDLen, *dst, d.level)
+	n, err := d.UUID(b, d.arm.objIDLen, *dst)
 	if err != nil {
 		return err
 	}
@@ -735,43 +527,21 @@ func (d *decoder) objectID(b []byte, dst **value.UUID) error {
 }
 
 func (d *decoder) print(b []byte, x *message.Print) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num != 1 {
 			return -1, nil
 		}
 		return elemField(d, wt, b, &x.Segments, "Print.segments", func(v []byte, s *message.PrintSegment) error {
-			return d.walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				switch num {
-				case 1:
-					var v int32
-					n, err := wire.Int(wt, b, &v)
-					s.Stream = printStream(v)
-					return wire.Wrap(n, err, "PrintSegment.stream")
-				case 2:
-					n, err := d.text(wt, b, &s.Text)
-					return wire.Wrap(n, err, "PrintSegment.text")
-				}
-				return -1, nil
-			})
+			return d.PrintSegment(v, s, "PrintSegment")
 		})
 	})
 }
 
-// printStream keeps an unknown stream number as it is when the domain type
-// can hold it; others become StreamUnspecified.
-func printStream(v int32) message.PrintStream {
-	if v < 0 || v > 255 {
-		return message.StreamUnspecified
-	}
-	return message.PrintStream(v)
-}
-
 func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.text(wt, b, &x.FunctionName)
-			return wire.Wrap(n, err, "FunctionCall.function_name")
+			return d.TextAt(wt, b, &x.FunctionName, "FunctionCall.function_name")
 		case 2:
 			n, err := d.argIDs(wt, b, &x.Args)
 			return wire.Wrap(n, err, "FunctionCall.args")
@@ -781,33 +551,31 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, seg)
 			}
 			var err error
-			if x.Kwargs, err = budget.Grow(&d.bud, x.Kwargs, budget.PairCost); err != nil {
+			if x.Kwargs, err = budget.Grow(&d.Bud, x.Kwargs, budget.PairCost); err != nil {
 				return wire.Wrap(0, err, seg)
 			}
 			v, n, err := wire.BytesField(wt, b)
 			if err != nil {
 				return wire.Wrap(0, err, seg)
 			}
-			k, val, err := nodePair(v, d.level)
+			k, val, err := nodePair(v, d.Level)
 			if err != nil {
 				return wire.Wrap(0, err, seg)
 			}
 			x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: val})
 			return n, nil
 		case 4:
-			n, err := wire.Int(wt, b, &x.CallID)
-			return wire.Wrap(n, err, "FunctionCall.call_id")
+			return wire.IntAt(wt, b, &x.CallID, "FunctionCall.call_id")
 		case 5:
-			return msgField(wt, b, "FunctionCall.object_id", func(v []byte) error {
+			return d.Sub(wt, b, "FunctionCall.object_id", func(v []byte) error {
 				return d.objectID(v, &x.ObjectID)
 			})
 		case 6:
-			n, err := wire.Bool(wt, b, &x.AllowEagerAwait)
-			return wire.Wrap(n, err, "FunctionCall.allow_eager_await")
+			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "FunctionCall.allow_eager_await")
 		case 7:
 			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
 		case d.v.FcPosition:
-			return msgField(wt, b, "FunctionCall.position", func(v []byte) error {
+			return d.Sub(wt, b, "FunctionCall.position", func(v []byte) error {
 				return d.position(v, &x.Position)
 			})
 		}
@@ -824,7 +592,7 @@ func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error
 		if err != nil {
 			return 0, err
 		}
-		if *dst, err = budget.Grow(&d.bud, *dst, budget.RefCost); err != nil {
+		if *dst, err = budget.Grow(&d.Bud, *dst, budget.RefCost); err != nil {
 			return 0, err
 		}
 		*dst = append(*dst, uint32(v))
@@ -837,7 +605,7 @@ func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error
 		if len(run) == 0 {
 			return n, nil
 		}
-		if *dst, err = budget.Reserve(&d.bud, *dst, len(run), budget.RefCost); err != nil {
+		if *dst, err = budget.Reserve(&d.Bud, *dst, len(run), budget.RefCost); err != nil {
 			return 0, err
 		}
 		return n, wire.Packed(run, func(v uint64) error {
@@ -849,18 +617,16 @@ func (d *decoder) argIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, error
 }
 
 func (d *decoder) osCall(b []byte, x *message.OsCall) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num == 1:
-			n, err := wire.Int(wt, b, &x.CallID)
-			return wire.Wrap(n, err, "OsCall.call_id")
+			return wire.IntAt(wt, b, &x.CallID, "OsCall.call_id")
 		case num == d.v.OsValues:
 			return d.arenaField(wt, b, &x.Values, "OsCall.values")
 		case num == d.v.OsEager:
-			n, err := wire.Bool(wt, b, &x.AllowEagerAwait)
-			return wire.Wrap(n, err, "OsCall.allow_eager_await")
+			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "OsCall.allow_eager_await")
 		case num == d.v.OsPosition:
-			return msgField(wt, b, "OsCall.position", func(v []byte) error {
+			return d.Sub(wt, b, "OsCall.position", func(v []byte) error {
 				return d.position(v, &x.Position)
 			})
 		}
@@ -868,78 +634,21 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 		if op == 0 {
 			return -1, nil
 		}
-		const seg = "OsCall.call"
-		if x.Op != op {
-			*x = message.OsCall{CallID: x.CallID, Op: op, Values: x.Values,
-				AllowEagerAwait: x.AllowEagerAwait, Position: x.Position}
-		}
-		v, n, err := wire.BytesField(wt, b)
-		if err != nil {
-			return wire.Wrap(0, err, seg)
-		}
-		// The arms are dispatched by op, which is the arm number up to
-		// urandom (25); the protocol-5 arms are mapped by the dialect.
-		num = protowire.Number(op)
-		f, args := leaf.OsArgFields(num, x)
-		switch {
-		case op >= message.OpTime:
-			err = d.osCall5(v, x)
-		case args:
-			err = d.fields(v, f, true, nil)
-		case num <= 13:
-			if err = wire.CheckUTF8(v); err == nil {
-				x.Path, err = d.str(v)
+		n, err := d.OsArgs(op, wt, b, x, func(v []byte) error {
+			if op >= message.OpTime {
+				return d.osCall5(v, x)
 			}
-		case num == 21:
-			err = d.osFields(v, "Getenv", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			// Getenv, whose default is a node id at protocol 4.
+			return d.OsFields(v, "Getenv", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				switch f {
 				case 1:
-					return d.text(wt, b, &x.Key)
+					return d.Text(wt, b, &x.Key)
 				case 2:
 					return wire.Int(wt, b, &x.Default)
 				}
 				return -1, nil
 			}, "key", "default")
-		case num == 22 || num == 23:
-			err = d.skipMessage(v)
-		case num == 24:
-			err = d.osFields(v, "DateTimeNow", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				if f != 1 {
-					return -1, nil
-				}
-				v, n, err := wire.BytesField(wt, b)
-				if err != nil {
-					return 0, err
-				}
-				if x.TZ == nil {
-					if x.TZ, err = newObj[value.TimeZone](d); err != nil {
-						return 0, err
-					}
-				}
-				// The generated TimeZone names its fields, unlike a
-				// node's leaf value.
-				return n, d.fields(v, leaf.TimeZoneFields(x.TZ), true, nil)
-			}, "tz")
-		case num == 25:
-			err = d.osFields(v, "Urandom", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				if f != 1 {
-					return -1, nil
-				}
-				return wire.Int(wt, b, &x.Size)
-			}, "size")
-		}
-		return wire.Wrap(n, err, seg)
-	})
-}
-
-// osFields walks one of OsCall's nested payload messages, naming the field
-// of an error by the nested message (e.g. "TextWrite.path").
-func (d *decoder) osFields(b []byte, msg string, f wire.FieldFunc, names ...string) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		n, err := f(num, wt, b)
-		if err != nil && int(num) <= len(names) {
-			return 0, wire.At(err, msg+"."+names[num-1])
-		}
-		return n, err
+		})
+		return wire.Wrap(n, err, "OsCall.call")
 	})
 }

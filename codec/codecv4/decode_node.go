@@ -1,9 +1,7 @@
 package codecv4
 
 import (
-	"fmt"
 	"math/big"
-	"strconv"
 	"unicode/utf8"
 	"unsafe"
 
@@ -45,47 +43,40 @@ type nodeState struct {
 	origin    int32
 }
 
-// arena merges an Arena message into g.
-//
-// The level goes back down only on success: an error ends the decode.
+// arena merges an Arena message into g. Like the other loops of this hot
+// path it reads with a wire.Iter, not wire.Walk's call per field.
 func (d *decoder) arena(b []byte, g *value.Graph) error {
-	lvl := d.level
-	d.level++
-	// Read as wire.Walk reads (its loop, inlined on this hot path): b runs
-	// to the frame's end, left counts down the arena's own bytes.
-	left := len(b)
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
+	it := d.Iter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return err
 		}
-		b, left = b[k:], left-k
 		switch num {
 		case 1:
-			v, m, err := wire.VarintField(wt, b)
+			v, m, err := wire.VarintField(wt, it.B)
 			if err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
+			it.Take(m)
 			if cap(g.Nodes) == 0 {
 				// A hint is trusted only as far as the rest of the frame can
 				// hold nodes: each takes at least 4 bytes.
-				res := min(uint64(uint32(v)), uint64(len(b))/4)
+				res := min(uint64(uint32(v)), uint64(len(it.B))/4)
 				if res > 0 {
-					if g.Nodes, err = budget.Reserve(&d.bud, g.Nodes, int(res), nodeBytes); err != nil {
+					if g.Nodes, err = budget.Reserve(&d.Bud, g.Nodes, int(res), nodeBytes); err != nil {
 						return err
 					}
 				}
 			}
 		case 2:
-			v, m, err := wire.BytesField(wt, b)
+			v, m, err := wire.BytesField(wt, it.B)
 			if err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
+			it.Take(m)
 			if len(g.Nodes) == cap(g.Nodes) {
-				if g.Nodes, err = budget.Grow(&d.bud, g.Nodes, nodeBytes); err != nil {
+				if g.Nodes, err = budget.Grow(&d.Bud, g.Nodes, nodeBytes); err != nil {
 					return err
 				}
 			}
@@ -97,18 +88,12 @@ func (d *decoder) arena(b []byte, g *value.Graph) error {
 				}
 			}
 		default:
-			m, err := wire.SkipField(num, wt, b, lvl)
-			if err != nil {
+			if err := it.Skip(num, wt, d.Level-1); err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
 		}
 	}
-	if left != 0 {
-		return wire.ErrDelimited
-	}
-	d.level = lvl
-	return nil
+	return d.End(&it)
 }
 
 // fastNode decodes the commonest nodes, a lone int, float, bool, str or
@@ -129,7 +114,7 @@ func (d *decoder) fastNode(b []byte, n *value.Node) bool {
 		if !utf8.Valid(raw) {
 			return false
 		}
-		s, err := d.str(raw)
+		s, err := d.Str(raw)
 		if err != nil {
 			return false
 		}
@@ -174,39 +159,30 @@ func (d *decoder) fastNode(b []byte, n *value.Node) bool {
 }
 
 // node decodes one MontyNode message into n, which must be zero.
-//
-// The level goes back down only on success: an error ends the decode.
 func (d *decoder) node(b []byte, n *value.Node) error {
-	lvl := d.level
-	d.level++
 	var st nodeState
 	st.reg.start = len(d.refs)
-	left := len(b) // read as arena reads
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
+	it := d.Iter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return err
 		}
-		b, left = b[k:], left-k
 		if num > maxArm {
-			m, err := wire.SkipField(num, wt, b, lvl)
-			if err != nil {
+			if err := it.Skip(num, wt, d.Level-1); err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
 			continue
 		}
-		m, err := d.nodeField(&st, n, num, wt, b)
+		m, err := d.nodeField(&st, n, num, wt, it.B)
 		if err != nil {
 			return wire.At(err, segKind)
 		}
-		b, left = b[m:], left-m
+		it.Take(m)
 	}
-	if left != 0 {
-		return wire.ErrDelimited
+	if err := d.End(&it); err != nil {
+		return err
 	}
-	d.level = lvl
 	return d.finishNode(&st, n)
 }
 
@@ -296,20 +272,20 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 	}
 	switch num {
 	case 1, 2, 3:
-		err = d.skipMessage(v)
+		err = d.SkipMessage(v)
 	case 6:
 		err = d.bigInt(st, v)
 	case 8, 26, 27, 29, 30:
 		if err = wire.CheckUTF8(v); err == nil {
 			var s string
-			s, err = d.str(v)
+			s, err = d.Str(v)
 			n.SetText(s)
 		}
 	case 9:
-		st.data, err = d.bytes(v)
+		st.data, err = d.Bytes(v)
 	case armUUID:
 		var u value.UUID
-		_, err = uuidMsg(v, 0, &u, d.level)
+		_, err = d.UUID(v, 0, &u)
 	case 11, 12, 15, 16:
 		err = d.idField(st, v, 1)
 	case 13:
@@ -317,25 +293,25 @@ func (d *decoder) nodeField(st *nodeState, n *value.Node, num protowire.Number, 
 	case 14:
 		err = d.nodePairs(st, v)
 	case 17:
-		err = d.fields(v, leaf.DateFields(n.Ext().(*value.Date)), false, nil)
+		err = d.Fields(v, leaf.DateFields(n.Ext().(*value.Date)), false, nil)
 	case 18:
-		err = d.fields(v, leaf.TimeFields(n.Ext().(*value.Time)), false, nil)
+		err = d.Fields(v, leaf.TimeFields(n.Ext().(*value.Time)), false, nil)
 	case 19:
-		err = d.fields(v, leaf.DateTimeFields(n.Ext().(*value.DateTime)), false, nil)
+		err = d.Fields(v, leaf.DateTimeFields(n.Ext().(*value.DateTime)), false, nil)
 	case 20:
-		err = d.fields(v, leaf.TimeDeltaFields(n.Ext().(*value.TimeDelta)), false, nil)
+		err = d.Fields(v, leaf.TimeDeltaFields(n.Ext().(*value.TimeDelta)), false, nil)
 	case 21:
-		err = d.fields(v, leaf.TimeZoneFields(n.Ext().(*value.TimeZone)), false, nil)
+		err = d.Fields(v, leaf.TimeZoneFields(n.Ext().(*value.TimeZone)), false, nil)
 	case 22:
-		err = d.fields(v, leaf.ExceptionFields(n.Ext().(*value.Exception)), false, nil)
+		err = d.Fields(v, leaf.ExceptionFields(n.Ext().(*value.Exception)), false, nil)
 	case 23:
 		err = d.decodeType(st, v, n.Ext().(*value.Type))
 	case 24:
 		err = d.decodeInstance(st, v, n.Ext().(*value.ClassInstance))
 	case 25:
-		err = d.fields(v, leaf.FunctionFields(n.Ext().(*value.Function)), false, nil)
+		err = d.Fields(v, leaf.FunctionFields(n.Ext().(*value.Function)), false, nil)
 	case 28:
-		err = d.fields(v, leaf.FileHandleFields(n.Ext().(*value.FileHandle)), false, nil)
+		err = d.Fields(v, leaf.FileHandleFields(n.Ext().(*value.FileHandle)), false, nil)
 	}
 	return m, err
 }
@@ -354,7 +330,7 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		n.SetExt(z)
 		return nil
 	case 9:
-		if err := d.obj(unsafe.Sizeof([]byte(nil))); err != nil { // the interface box
+		if err := d.Obj(unsafe.Sizeof([]byte(nil))); err != nil { // the interface box
 			return err
 		}
 		n.SetExt(st.data)
@@ -368,28 +344,15 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		return nil
 	case 23:
 		t := n.Ext().(*value.Type)
-		if st.origin < 0 || st.origin > 3 {
-			return valuecheck.InvalidValue("Type.origin", "unknown origin "+strconv.Itoa(int(st.origin)))
-		}
-		t.Origin = value.TypeOrigin(st.origin)
-		if err := valuecheck.CheckType(t, st.uuidSeen, st.attrsSeen); err != nil {
+		if err := wire.CheckType(t, st.origin, st.uuidSeen, st.uuidLen, st.attrsSeen); err != nil {
 			return err
-		}
-		if st.uuidSeen && st.uuidLen != 16 {
-			return uuidLenErr("Type.id", st.uuidLen)
 		}
 		t.Attrs = pairView(d.refSlice(&st.reg))
 		return nil
 	case 24:
 		c := n.Ext().(*value.ClassInstance)
-		if !st.uuidSeen {
-			return valuecheck.MissingField("ClassInstanceNode.instance_id")
-		}
-		if st.uuidLen != 16 {
-			return uuidLenErr("ClassInstanceNode.instance_id", st.uuidLen)
-		}
-		if !st.attrsSeen {
-			return valuecheck.MissingField("ClassInstanceNode.attrs")
+		if err := wire.CheckInstance("ClassInstanceNode", st.uuidSeen, st.uuidLen, st.attrsSeen); err != nil {
+			return err
 		}
 		c.Attrs = pairView(d.refSlice(&st.reg))
 		return nil
@@ -403,10 +366,6 @@ func (d *decoder) finishNode(st *nodeState, n *value.Node) error {
 		return nil
 	}
 	return valuecheck.CheckLeaf(*n)
-}
-
-func uuidLenErr(field string, n int) error {
-	return valuecheck.InvalidValue(field, "uuid must be 16 bytes, got "+strconv.Itoa(n))
 }
 
 // pairView reinterprets interleaved ids as pairs, without copying.
@@ -429,30 +388,21 @@ func (d *decoder) idField(st *nodeState, b []byte, field protowire.Number) error
 		_, err := d.ids(st, protowire.BytesType, b[1:])
 		return err
 	}
-	lvl := d.level // the message's depth
-	left := len(b) // read as arena reads
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
-		if err != nil {
-			return err
-		}
-		b, left = b[k:], left-k
-		var m int
-		if num != field {
-			m, err = wire.SkipField(num, wt, b, lvl)
-		} else {
-			m, err = d.ids(st, wt, b)
+	it := wire.NewIter(b) // at the message's depth, d.Level
+	for it.More() {
+		num, wt, err := it.Next()
+		if err == nil && num != field {
+			err = it.Skip(num, wt, d.Level)
+		} else if err == nil {
+			var m int
+			m, err = d.ids(st, wt, it.B)
+			it.Take(m)
 		}
 		if err != nil {
 			return err
 		}
-		b, left = b[m:], left-m
 	}
-	if left != 0 {
-		return wire.ErrDelimited
-	}
-	return nil
+	return it.Ended()
 }
 
 // ids reads the value of a node-id field, packed or unpacked.
@@ -523,21 +473,17 @@ func (d *decoder) ids(st *nodeState, wt protowire.Type, b []byte) (int, error) {
 
 // nodePairs merges a NodePairs message into the node's pair vector.
 func (d *decoder) nodePairs(st *nodeState, b []byte) error {
-	lvl := d.level // the NodePairs message's depth
-	left := len(b) // read as arena reads
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, k, err := wire.Key(b)
+	lvl := d.Level // the NodePairs message's depth
+	it := wire.NewIter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return err
 		}
-		b, left = b[k:], left-k
 		if num != 1 {
-			m, err := wire.SkipField(num, wt, b, lvl)
-			if err != nil {
+			if err := it.Skip(num, wt, lvl); err != nil {
 				return err
 			}
-			b, left = b[m:], left-m
 			continue
 		}
 		if wt != protowire.BytesType {
@@ -549,11 +495,11 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 				return err
 			}
 		}
-		v, m, err := wire.BytesField(wt, b)
+		v, m, err := wire.BytesField(wt, it.B)
 		if err != nil {
 			return err
 		}
-		b, left = b[m:], left-m
+		it.Take(m)
 		kv, vv, err := nodePair(v, lvl+1)
 		if err != nil {
 			return err
@@ -564,79 +510,40 @@ func (d *decoder) nodePairs(st *nodeState, b []byte) error {
 		d.refPush(&st.reg, kv)
 		d.refPush(&st.reg, vv)
 	}
-	if left != 0 {
-		return wire.ErrDelimited
-	}
-	return nil
+	return it.Ended()
 }
 
 // nodePair decodes a NodePair message at depth lvl.
 func nodePair(b []byte, lvl int) (k, v uint32, err error) {
-	left := len(b) // read as arena reads
-	b = b[:cap(b)]
-	for left > 0 {
-		num, wt, n, err := wire.Key(b)
+	it := wire.NewIter(b)
+	for it.More() {
+		num, wt, err := it.Next()
 		if err != nil {
 			return 0, 0, err
 		}
-		b, left = b[n:], left-n
-		switch num {
-		case 1, 2:
-			x, m, err := wire.VarintField(wt, b)
-			if err != nil {
-				return 0, 0, err
-			}
-			b, left = b[m:], left-m
+		if num != 1 && num != 2 {
+			err = it.Skip(num, wt, lvl)
+		} else {
+			x, m, e := wire.VarintField(wt, it.B)
+			it.Take(m)
+			err = e
 			if num == 1 {
 				k = uint32(x)
 			} else {
 				v = uint32(x)
 			}
-		default:
-			m, err := wire.SkipField(num, wt, b, lvl)
-			if err != nil {
-				return 0, 0, err
-			}
-			b, left = b[m:], left-m
 		}
-	}
-	if left != 0 {
-		return 0, 0, wire.ErrDelimited
-	}
-	return k, v, nil
-}
-
-// uuidMsg merges a Uuid message at depth lvl. It returns the length of the
-// last data field read (prev when there is none) and copies 16-byte data
-// into u.
-func uuidMsg(b []byte, prev int, u *value.UUID, lvl int) (int, error) {
-	l := prev
-	err := wire.Walk(b, lvl, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num != 1 {
-			return -1, nil
-		}
-		v, m, err := wire.BytesField(wt, b)
 		if err != nil {
-			// Uuid is a generated message: its field's errors carry its
-			// path segment, a skipped unknown field's do not.
-			return wire.Wrap(0, err, "Uuid.data")
+			return 0, 0, err
 		}
-		l = len(v)
-		if l == 16 {
-			copy(u[:], v)
-		}
-		return m, nil
-	})
-	if err != nil {
-		return 0, err
 	}
-	return l, nil
+	return k, v, it.Ended()
 }
 
 // bigInt merges a BigInt message; the magnitude stays in the frame until
 // the node is finished.
 func (d *decoder) bigInt(st *nodeState, b []byte) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return wire.Bool(wt, b, &st.neg)
@@ -645,7 +552,7 @@ func (d *decoder) bigInt(st *nodeState, b []byte) error {
 			if err != nil {
 				return 0, err
 			}
-			if err := d.charge(int64(len(v))); err != nil {
+			if err := d.Charge(int64(len(v))); err != nil {
 				return 0, err
 			}
 			st.mag = v
@@ -660,7 +567,7 @@ func (d *decoder) finishBigInt(st *nodeState) (*big.Int, error) {
 	for len(mag) > 0 && mag[0] == 0 {
 		mag = mag[1:]
 	}
-	if err := d.obj(unsafe.Sizeof(big.Int{})); err != nil {
+	if err := d.Obj(unsafe.Sizeof(big.Int{})); err != nil {
 		return nil, err
 	}
 	z := new(big.Int)
@@ -672,9 +579,9 @@ func (d *decoder) finishBigInt(st *nodeState) (*big.Int, error) {
 	words := (len(mag) + 7) / 8
 	limbs := max(int64(words)*8, 32)
 	if words > 1 {
-		limbs = max(limbs, allocSize((words+4)*8))
+		limbs = max(limbs, wire.AllocSize((words+4)*8))
 	}
-	if err := d.charge(limbs); err != nil {
+	if err := d.Charge(limbs); err != nil {
 		return nil, err
 	}
 	z.SetBytes(mag)
@@ -686,10 +593,10 @@ func (d *decoder) finishBigInt(st *nodeState) (*big.Int, error) {
 
 // namedTuple merges a NamedTupleNode message.
 func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return d.text(wt, b, &t.TypeName)
+			return d.Text(wt, b, &t.TypeName)
 		case 2:
 			if wt != protowire.BytesType {
 				return 0, &wire.TypeError{Got: wt, Want: protowire.BytesType}
@@ -699,7 +606,7 @@ func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error
 				return 0, err
 			}
 			var s string
-			n, err := d.text(wt, b, &s)
+			n, err := d.Text(wt, b, &s)
 			if err != nil {
 				return 0, err
 			}
@@ -712,96 +619,13 @@ func (d *decoder) namedTuple(st *nodeState, t *value.NamedTuple, b []byte) error
 	})
 }
 
-// text reads a string field into *dst.
-func (d *decoder) text(wt protowire.Type, b []byte, dst *string) (int, error) {
-	v, n, err := wire.TextField(wt, b)
-	if err != nil {
-		return 0, err
-	}
-	s, err := d.str(v)
-	*dst = s
-	return n, err
-}
-
-// optText reads an optional string field into *dst.
-func (d *decoder) optText(wt protowire.Type, b []byte, dst **string) (int, error) {
-	v, n, err := wire.TextField(wt, b)
-	if err != nil {
-		return 0, err
-	}
-	return n, d.strPtr(dst, v)
-}
-
-// optIntField reads an optional integer field into *dst, allocating its box
-// from the budget the first time.
-func optIntField[T uint64 | uint32 | int32](d *decoder, wt protowire.Type, b []byte, dst **T) (int, error) {
-	v, n, err := wire.VarintField(wt, b)
-	if err != nil {
-		return 0, err
-	}
-	if *dst == nil {
-		if *dst, err = newObj[T](d); err != nil {
-			return 0, err
-		}
-	}
-	**dst = T(v)
-	return n, nil
-}
-
-// fields decodes message b from its leaf table. paths names the field of
-// an error (a node's leaf values add no segment of their own); other
-// (nil: skip) takes the fields the table does not hold.
-func (d *decoder) fields(b []byte, f leaf.Fields, paths bool, other wire.FieldFunc) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		s := f.Find(num)
-		if s == nil {
-			if other == nil {
-				return -1, nil
-			}
-			return other(num, wt, b)
-		}
-		n, err := d.slot(wt, b, s)
-		if paths {
-			return wire.Wrap(n, err, s.Name)
-		}
-		return n, err
-	})
-}
-
-// slot reads the value of one table field.
-func (d *decoder) slot(wt protowire.Type, b []byte, s *leaf.Slot) (int, error) {
-	switch p := s.Dst.(type) {
-	case *int32:
-		return wire.Int(wt, b, p)
-	case *uint32:
-		return wire.Int(wt, b, p)
-	case *uint64:
-		return wire.Int(wt, b, p)
-	case **int32:
-		return optIntField(d, wt, b, p)
-	case **uint32:
-		return optIntField(d, wt, b, p)
-	case **uint64:
-		return optIntField(d, wt, b, p)
-	case *bool:
-		return wire.Bool(wt, b, p)
-	case *string:
-		return d.text(wt, b, p)
-	case **string:
-		return d.optText(wt, b, p)
-	case *[]byte:
-		return d.bytesImplicit(wt, b, p)
-	}
-	return 0, fmt.Errorf("codecv4: field %s has no decoder for %T", s.Name, s.Dst)
-}
-
 func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			return d.text(wt, b, &x.Name)
+			return d.Text(wt, b, &x.Name)
 		case 2:
-			return st.uuid(wt, b, &x.ID, d.level)
+			return d.uuid(st, wt, b, &x.ID)
 		case 3:
 			return wire.Int(wt, b, &st.origin)
 		case 4:
@@ -814,12 +638,12 @@ func (d *decoder) decodeType(st *nodeState, b []byte, x *value.Type) error {
 }
 
 func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
 			return wire.Int(wt, b, &x.Class)
 		case 2:
-			return st.uuid(wt, b, &x.InstanceID, d.level)
+			return d.uuid(st, wt, b, &x.InstanceID)
 		case 3:
 			return d.attrs(st, wt, b)
 		}
@@ -828,9 +652,8 @@ func (d *decoder) decodeInstance(st *nodeState, b []byte, x *value.ClassInstance
 }
 
 // uuid merges the Uuid field of a Type or ClassInstanceNode (Type.id,
-// ClassInstanceNode.instance_id) at depth lvl, recording its presence and
-// length.
-func (st *nodeState) uuid(wt protowire.Type, b []byte, id *value.UUID, lvl int) (int, error) {
+// ClassInstanceNode.instance_id), recording its presence and length.
+func (d *decoder) uuid(st *nodeState, wt protowire.Type, b []byte, id *value.UUID) (int, error) {
 	v, m, err := wire.BytesField(wt, b)
 	if err != nil {
 		return 0, err
@@ -838,7 +661,7 @@ func (st *nodeState) uuid(wt protowire.Type, b []byte, id *value.UUID, lvl int) 
 	if !st.uuidSeen {
 		st.uuidSeen, st.uuidLen = true, 0
 	}
-	st.uuidLen, err = uuidMsg(v, st.uuidLen, id, lvl)
+	st.uuidLen, err = d.UUID(v, st.uuidLen, id)
 	return m, err
 }
 

@@ -28,22 +28,19 @@ func f64(wt protowire.Type, b []byte, dst *float64) (int, error) {
 func (d *decoder) position(b []byte, p **message.SourceRange) error {
 	if *p == nil {
 		var err error
-		if *p, err = newObj[message.SourceRange](d); err != nil {
+		if *p, err = wire.New[message.SourceRange](&d.Dec); err != nil {
 			return err
 		}
 	}
 	x := *p
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch num {
 		case 1:
-			n, err := d.text(wt, b, &x.Filename)
-			return wire.Wrap(n, err, "SourceRange.filename")
+			return d.TextAt(wt, b, &x.Filename, "SourceRange.filename")
 		case 2:
-			n, err := wire.Int(wt, b, &x.Start)
-			return wire.Wrap(n, err, "SourceRange.start")
+			return wire.IntAt(wt, b, &x.Start, "SourceRange.start")
 		case 3:
-			n, err := wire.Int(wt, b, &x.End)
-			return wire.Wrap(n, err, "SourceRange.end")
+			return wire.IntAt(wt, b, &x.End, "SourceRange.end")
 		}
 		return -1, nil
 	})
@@ -53,21 +50,21 @@ func (d *decoder) position(b []byte, p **message.SourceRange) error {
 func (d *decoder) osCall5(b []byte, x *message.OsCall) error {
 	switch x.Op {
 	case message.OpTime:
-		return d.osFields(b, "TimeCall", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.OsFields(b, "TimeCall", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if f != 1 {
 				return -1, nil
 			}
-			return d.text(wt, b, &x.Caller)
+			return d.Text(wt, b, &x.Caller)
 		}, "caller")
 	case message.OpSleep, message.OpSystemSleep:
-		return d.osFields(b, "Sleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.OsFields(b, "Sleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 			if f != 1 {
 				return -1, nil
 			}
 			return f64(wt, b, &x.Seconds)
 		}, "seconds")
 	}
-	return d.osFields(b, "AsyncSleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.OsFields(b, "AsyncSleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if f != 1 {
 			return -1, nil
 		}
@@ -78,12 +75,12 @@ func (d *decoder) osCall5(b []byte, x *message.OsCall) error {
 // unitArm checks that a oneof arm holding Unit is a message, skipping its
 // (unknown) content.
 func (d *decoder) unitArm(wt protowire.Type, b []byte, seg string) (int, error) {
-	return msgField(wt, b, seg, d.skipMessage)
+	return d.Sub(wt, b, seg, d.SkipMessage)
 }
 
 // osPolicy merges an OsPolicy message into x.
 func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		switch {
 		case num >= 1 && num <= 3:
 			const seg = "OsPolicy.datetime"
@@ -93,8 +90,8 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 			if num != 3 {
 				return d.unitArm(wt, b, seg)
 			}
-			return msgField(wt, b, seg, func(v []byte) error {
-				return d.walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+			return d.Sub(wt, b, seg, func(v []byte) error {
+				return d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 					switch num {
 					case 1:
 						var u uint64
@@ -102,27 +99,26 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 						x.Fixed.UnixSeconds = int64(u)
 						return wire.Wrap(n, err, "FixedDateTime.unix_seconds")
 					case 2:
-						n, err := wire.Int(wt, b, &x.Fixed.Microsecond)
-						return wire.Wrap(n, err, "FixedDateTime.microsecond")
+						return wire.IntAt(wt, b, &x.Fixed.Microsecond, "FixedDateTime.microsecond")
 					}
 					return -1, nil
 				})
 			})
 		case num == 4:
-			return msgField(wt, b, "OsPolicy.timezone", func(v []byte) error {
+			return d.Sub(wt, b, "OsPolicy.timezone", func(v []byte) error {
 				if x.TimeZone == nil {
 					var err error
-					if x.TimeZone, err = newObj[message.SandboxTimeZone](d); err != nil {
+					if x.TimeZone, err = wire.New[message.SandboxTimeZone](&d.Dec); err != nil {
 						return err
 					}
 				}
 				return d.sandboxTZ(v, x.TimeZone)
 			})
 		case num == 5:
-			return msgField(wt, b, "OsPolicy.sleep", func(v []byte) error {
+			return d.Sub(wt, b, "OsPolicy.sleep", func(v []byte) error {
 				if x.Sleep == nil {
 					var err error
-					if x.Sleep, err = newObj[message.SleepMode](d); err != nil {
+					if x.Sleep, err = wire.New[message.SleepMode](&d.Dec); err != nil {
 						return err
 					}
 				}
@@ -136,7 +132,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 			if num != 8 {
 				return d.unitArm(wt, b, seg)
 			}
-			return msgField(wt, b, seg, func(v []byte) error { return d.randomSeed(v, &x.Seed) })
+			return d.Sub(wt, b, seg, func(v []byte) error { return d.randomSeed(v, &x.Seed) })
 		case num == 9 || num == 10:
 			x.ProcessTime = message.ProcessTime(num - 8)
 			return d.unitArm(wt, b, "OsPolicy.process_time")
@@ -146,7 +142,7 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 }
 
 func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
@@ -158,15 +154,14 @@ func (d *decoder) sandboxTZ(b []byte, x *message.SandboxTimeZone) error {
 		case 1:
 			return d.unitArm(wt, b, seg)
 		case 2:
-			n, err := d.text(wt, b, &x.Name)
-			return wire.Wrap(n, err, seg)
+			return d.TextAt(wt, b, &x.Name, seg)
 		}
-		return msgField(wt, b, seg, func(v []byte) error { return d.fields(v, leaf.TimeZoneFields(&x.Fixed), true, nil) })
+		return d.Sub(wt, b, seg, func(v []byte) error { return d.Fields(v, leaf.TimeZoneFields(&x.Fixed), true, nil) })
 	})
 }
 
 func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 3 {
 			return -1, nil
 		}
@@ -177,20 +172,19 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 		if num != 1 {
 			return d.unitArm(wt, b, seg)
 		}
-		return msgField(wt, b, seg, func(v []byte) error {
-			return d.walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		return d.Sub(wt, b, seg, func(v []byte) error {
+			return d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 				if num != 1 {
 					return -1, nil
 				}
-				n, err := optIntField(d, wt, b, &x.MaxMicros)
-				return wire.Wrap(n, err, "SystemSleep.max_micros")
+				return wire.OptIntAt(&d.Dec, wt, b, &x.MaxMicros, "SystemSleep.max_micros")
 			})
 		})
 	})
 }
 
 func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
-	return d.walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if num < 1 || num > 4 {
 			return -1, nil
 		}
@@ -206,15 +200,14 @@ func (d *decoder) randomSeed(b []byte, x *message.RandomSeed) error {
 				if num == 4 {
 					dst = &x.Bytes
 				}
-				*dst, err = d.bytes(v)
+				*dst, err = d.Bytes(v)
 			}
 			return wire.Wrap(n, err, seg)
 		case 2:
 			n, err := f64(wt, b, &x.Float)
 			return wire.Wrap(n, err, seg)
 		}
-		n, err := d.text(wt, b, &x.Str)
-		return wire.Wrap(n, err, seg)
+		return d.TextAt(wt, b, &x.Str, seg)
 	})
 }
 

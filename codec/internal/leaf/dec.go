@@ -9,10 +9,11 @@ import (
 
 // The decode side of the shared leaf messages: each message whose scalar
 // fields both schemas number alike is described once, as a table of its
-// fields (number, path segment, destination), and each codec's decoder
-// walks a table with its own cursor, budget and string storage. What a
-// table does not hold (nested messages, oneofs, fields the versions
-// number apart) the decoder handles beside it.
+// fields (number, path segment, destination), and codec/internal/wire's
+// Dec.Fields walks a table for both codecs, with the version's budget
+// charges and string storage. What a table does not hold (nested
+// messages, oneofs, fields the versions number apart) the decoder handles
+// beside it.
 
 // maxFields is the most fields a table holds.
 const maxFields = 10

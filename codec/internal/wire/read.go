@@ -1,8 +1,8 @@
 // Package wire is the decode core the protocol-2 and protocol-4 codecs
 // share: the field primitives over a payload slice (keys, varints,
 // length-delimited payloads, unknown-field skipping), the field walk that
-// every message decoder runs, the frame cursor with its decode budget
-// (Cursor), and the error helpers that give a failure its field path.
+// every message decoder runs, and the error helpers that give a failure
+// its field path.
 //
 // The texts of the wire-level failures are prost's (the worker's protobuf
 // library), so that an error either side reports for a frame reads the
@@ -24,6 +24,14 @@ import (
 
 // ErrTagZero is prost's text for a zero field number.
 var ErrTagZero = errors.New("invalid tag value: 0")
+
+// ErrDelimited is prost's text for a nested message whose last field runs
+// past the message's length.
+var ErrDelimited = errors.New("delimited length exceeded")
+
+// MaxDepth is prost's recursion limit: the deepest message nesting a frame
+// may have, counting the frame's top message as level 0.
+const MaxDepth = 100
 
 // TypeError reports a known field that arrived with the wrong wire type.
 type TypeError struct {
@@ -285,6 +293,59 @@ func Walk(b []byte, depth int, f FieldFunc) error {
 	return Left(p, end)
 }
 
+// Iter reads the fields of one message the way Walk does, for the hot
+// loops that cannot afford Walk's call of a function per field:
+// Dec.Iter starts it, Next reads each key, Take or Dec.Skip moves past the
+// value, and Dec.End checks the message's end. Its methods inline, so a
+// loop keeps it in registers.
+type Iter struct {
+	// B runs from the field's value (after Next) to the end of the frame.
+	B []byte
+	// tail is the number of frame bytes after the message: it has been
+	// read when len(B) is down to tail, and overshot when below.
+	tail int
+}
+
+// NewIter starts reading message b, whose capacity runs to the frame's
+// end.
+func NewIter(b []byte) Iter { return Iter{B: b[:cap(b)], tail: cap(b) - len(b)} }
+
+// More reports whether the message has bytes left to read.
+func (it *Iter) More() bool { return len(it.B) > it.tail }
+
+// Next reads the next field's key.
+func (it *Iter) Next() (num protowire.Number, wt protowire.Type, err error) {
+	var k int
+	num, wt, k, err = Key(it.B)
+	it.B = it.B[k:]
+	return
+}
+
+// Rest returns the rest of the message, its capacity running to the
+// frame's end.
+func (it *Iter) Rest() []byte { return it.B[:len(it.B)-it.tail] }
+
+// Skip skips the value of an unknown field whose key Next read, the
+// message being at depth (see SkipField).
+func (it *Iter) Skip(num protowire.Number, wt protowire.Type, depth int) (err error) {
+	var n int
+	n, err = SkipField(num, wt, it.B, depth)
+	it.B = it.B[n:]
+	return
+}
+
+// Take moves past n bytes of the message.
+func (it *Iter) Take(n int) { it.B = it.B[n:] }
+
+// Ended checks that the message ended at its length (ErrDelimited when its
+// last field ran past it).
+func (it *Iter) Ended() error {
+	if len(it.B) != it.tail {
+		return ErrDelimited
+	}
+	return nil
+}
+
 // Left is the check at the end of a message read the way Walk reads one: p,
 // where the reads stopped, must be end, the message's length.
 func Left(p, end int) error {
@@ -330,11 +391,23 @@ func Bool(wt protowire.Type, b []byte, dst *bool) (int, error) {
 	return n, err
 }
 
+// IntAt is Int naming the field seg in an error.
+func IntAt[T uint64 | uint32 | int32](wt protowire.Type, b []byte, dst *T, seg string) (int, error) {
+	n, err := Int(wt, b, dst)
+	return Wrap(n, err, seg)
+}
+
+// BoolAt is Bool naming the field seg in an error.
+func BoolAt(wt protowire.Type, b []byte, dst *bool, seg string) (int, error) {
+	n, err := Bool(wt, b, dst)
+	return Wrap(n, err, seg)
+}
+
 // Wrap annotates a field's error with its path segment: it is the return
 // of a FieldFunc that consumed n bytes.
 func Wrap(n int, err error, seg string) (int, error) {
 	if err != nil {
-		return 0, At(err, seg)
+		return 0, at(err, seg) // not At, so that Wrap inlines
 	}
 	return n, nil
 }
