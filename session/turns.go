@@ -21,7 +21,10 @@ type Input struct {
 	// names); Feed and Run refuse any other name with an
 	// *InvalidRequestError before sending anything.
 	Name string
-	// Value is its value.
+	// Value is its value. One that holds a repr or a cycle placeholder
+	// (value.ReprValue, value.CycleValue, or a Value the sandbox sent that
+	// holds one) is refused with an *InvalidRequestError before anything
+	// is sent: the sandbox sends those but does not take them back.
 	Value any
 }
 
@@ -93,7 +96,11 @@ func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 		if err := checkInputName(in.Name); err != nil {
 			return nil, err
 		}
+		n := feed.Values.Len()
 		root, err := toGraph(&feed.Values, in.Value)
+		if err == nil {
+			err = outputOnlyInput(&feed.Values, n, root)
+		}
 		if err != nil {
 			return nil, &InvalidRequestError{Err: fmt.Errorf("input %q: %w", in.Name, err)}
 		}
@@ -141,7 +148,9 @@ const (
 
 // Return answers a FunctionCall or OsCall with the value v, or binds a
 // NameLookup's name to v. v is any Go value [value.FromGo] accepts, or a
-// [Value].
+// [Value]. A v that holds a repr or a cycle placeholder, which the sandbox
+// sends but does not take back, is refused by Resume with an
+// *InvalidRequestError; the feed stays suspended.
 func Return(v any) Answer { return Answer{kind: answerReturn, value: v} }
 
 // Raise raises exc where the feed is suspended: at the call site of a
@@ -226,6 +235,9 @@ func (s *Session) answerRequest(a Answer) (message.Request, error) {
 		case a.kind == answerReturn:
 			s.scratch.Reset()
 			root, err := toGraph(&s.scratch, a.value)
+			if err == nil {
+				err = outputOnlyInput(&s.scratch, 0, root)
+			}
 			if err != nil {
 				return nil, &InvalidRequestError{Err: err}
 			}
@@ -250,6 +262,9 @@ func (s *Session) answerRequest(a Answer) (message.Request, error) {
 		case answerReturn:
 			req := &message.ResumeNameLookup{Kind: message.LookupValue}
 			root, err := toGraph(&req.Values, a.value)
+			if err == nil {
+				err = outputOnlyInput(&req.Values, 0, root)
+			}
 			if err != nil {
 				return nil, &InvalidRequestError{Err: err}
 			}
@@ -288,7 +303,11 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 		if o.Err != nil {
 			r.Kind, r.Error = message.ResultError, exceptionFor(o.Err, "RuntimeError")
 		} else {
+			n := req.Values.Len()
 			root, err := toGraph(&req.Values, o.Value)
+			if err == nil {
+				err = outputOnlyInput(&req.Values, n, root)
+			}
 			if err != nil {
 				return nil, &InvalidRequestError{Err: err}
 			}
