@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -471,14 +469,9 @@ func globalName(name string) (string, error) {
 
 // nfkc returns an identifier as the sandbox reads it: NFKC-normalized, as
 // CPython's parser normalizes every identifier (PEP 3131), so that ｆ and
-// f are one name. The worker asks the host for names, keywords and
-// attributes in that form only.
-func nfkc(name string) string {
-	if norm.NFKC.IsNormalString(name) {
-		return name
-	}
-	return norm.NFKC.String(name)
-}
+// f are one name (pyident.Bound). The worker asks the host for names,
+// keywords and attributes in that form only.
+func nfkc(name string) string { return pyident.Bound(name) }
 
 // pyName returns name as the sandbox reads it (see nfkc), and whether it
 // is a valid identifier both as written and in that form.

@@ -441,10 +441,10 @@ func (r *runner) invoke(h *hostFunc, c *Call) (v any, err error) {
 // host objects.
 func (r *runner) buildFeed(code string) (*message.Feed, error) {
 	feed := &message.Feed{Code: code}
+	if err := checkInputNames(r.o.inputs); err != nil {
+		return nil, err
+	}
 	for _, in := range r.o.inputs {
-		if err := checkInputName(in.Name); err != nil {
-			return nil, err
-		}
 		n := feed.Values.Len()
 		root, err := r.encode(&feed.Values, in.Value)
 		if err == nil {

@@ -18,8 +18,9 @@ type Input struct {
 	// Name is the global's name. It is bound as the sandbox's code reads
 	// it, NFKC-normalized (ｘ is x, x² is x2), and in that form it must be
 	// an identifier that is not a hard keyword (match, type and _ are
-	// names); Feed and Run refuse any other name with an
-	// *InvalidRequestError before sending anything.
+	// names); Feed and Run refuse any other name, and two inputs that are
+	// one name in that form (x and ｘ), with an *InvalidRequestError
+	// before sending anything.
 	Name string
 	// Value is its value. One that holds a repr or a cycle placeholder
 	// (value.ReprValue, value.CycleValue, or a Value the sandbox sent that
@@ -92,10 +93,10 @@ func (s *Session) feed(ctx context.Context, feed *message.Feed) (*message.ChildE
 
 func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 	feed := &message.Feed{Code: code}
+	if err := checkInputNames(inputs); err != nil {
+		return nil, err
+	}
 	for _, in := range inputs {
-		if err := checkInputName(in.Name); err != nil {
-			return nil, err
-		}
 		n := feed.Values.Len()
 		root, err := toGraph(&feed.Values, in.Value)
 		if err == nil {
@@ -114,13 +115,41 @@ func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 // had sent it: the name as it is sent (NFKC-normalized) must be an
 // identifier that is not a hard keyword. A character that Go's Unicode
 // tables do not have yet is left to the worker, whose tables are newer
-// (pyident.NameOrLater); TestRealInputNamesAgreeWithWorker holds the rule
-// to the worker's.
+// (pyident.Global, the rule montygo run's --input shares);
+// TestRealInputNamesAgreeWithWorker holds the rule to the worker's.
 func checkInputName(name string) error {
-	if pyident.NameOrLater(nfkc(name)) {
+	if _, ok := pyident.Global(name); ok {
 		return nil
 	}
 	return &InvalidRequestError{Err: fmt.Errorf("input %q: not a Python identifier (or a keyword) as the sandbox reads it", name)}
+}
+
+// checkInputNames checks each input's name (checkInputName) and refuses
+// two inputs that are one global once normalized (x and ｘ, or x twice):
+// the worker binds both, the last silently winning.
+func checkInputNames(inputs []Input) error {
+	var seen map[string]string // bound name -> the input's name; made for a second input
+	for i, in := range inputs {
+		if err := checkInputName(in.Name); err != nil {
+			return err
+		}
+		if i == 0 {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]string, len(inputs))
+			seen[pyident.Bound(inputs[0].Name)] = inputs[0].Name
+		}
+		bound := pyident.Bound(in.Name)
+		if first, dup := seen[bound]; dup {
+			if first == in.Name {
+				return &InvalidRequestError{Err: fmt.Errorf("input %q given twice", in.Name)}
+			}
+			return &InvalidRequestError{Err: fmt.Errorf("inputs %q and %q given: both are the global %s as the sandbox reads it", first, in.Name, bound)}
+		}
+		seen[bound] = in.Name
+	}
+	return nil
 }
 
 // Answer is how the host answers a suspension in [Session.Resume]. Build
