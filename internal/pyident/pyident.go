@@ -26,7 +26,8 @@ func Bound(name string) string {
 // whether that form may be bound from the host: it is a [NameOrLater].
 // The written form need not be an identifier (x² binds x2). Two names
 // with the same bound form are one global. This is the rule for a Feed's
-// input names (package session, montygo run's --input).
+// input names (package session, montygo run's --input) and for the names
+// of session's Register and RegisterClass.
 func Global(name string) (bound string, ok bool) {
 	bound = Bound(name)
 	return bound, NameOrLater(bound)
