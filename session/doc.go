@@ -47,7 +47,8 @@
 // TypeError where the code called or read the name, which it may catch:
 // "echo() returned a value that cannot be sent back into the sandbox
 // (repr of <module 'sys'>)", "host value v cannot be sent back …" for a
-// value or attribute. The same goes for Async functions' results. A Feed
+// value or attribute. The same goes for Async functions' results and an
+// [OSHandler]'s ("the OS handler for read_text returned …"). A Feed
 // or Run input, or a Resume answer, that holds one is refused before
 // anything is sent with an *InvalidRequestError (it matches
 // *value.InputError); a refused answer leaves the feed suspended.

@@ -58,16 +58,22 @@ func outputOnlyText(g *value.Graph, root, id value.NodeID) string {
 	return what
 }
 
-// outputOnlyCall returns the TypeError that a host call named name raises
-// in place of returning the value at root of g, whose nodes from from on
-// it added, when one of those the sandbox does not take back; nil when
-// there is none.
+// outputOnlyCall returns the TypeError that a call of the host function
+// name raises in place of returning the value at root of g, whose nodes
+// from from on it added, when one of those is one the sandbox does not
+// take back; nil when there is none.
 func outputOnlyCall(g *value.Graph, from int, root value.NodeID, name string) *message.RaisedException {
+	return outputOnlyResult(g, from, root, name+"()")
+}
+
+// outputOnlyResult is outputOnlyCall for a call's result that who
+// returned ("f()", "the OS handler for read_text").
+func outputOnlyResult(g *value.Graph, from int, root value.NodeID, who string) *message.RaisedException {
 	id, ok := outputOnlyNode(g, from)
 	if !ok {
 		return nil
 	}
-	return typeError("%s() returned a value that cannot be sent back into the sandbox (%s)", name, outputOnlyText(g, root, id))
+	return typeError("%s returned a value that cannot be sent back into the sandbox (%s)", who, outputOnlyText(g, root, id))
 }
 
 // outputOnlyLookup is outputOnlyCall for the value of the host value (or

@@ -160,3 +160,39 @@ func TestRealOutputOnlyInputRefused(t *testing.T) {
 		t.Fatalf("the answer after the refused ones: %v %v", ev, err)
 	}
 }
+
+// An OS handler's result holding a repr or a cycle placeholder raises a
+// TypeError naming the op where the code made the call, which it may
+// catch; the session goes on. Before, the worker ended the feed with its
+// uncatchable RuntimeError.
+func TestRealOutputOnlyOSResultRaisesTypeError(t *testing.T) {
+	s := realSession(t, Config{})
+	h := OSFunc(func(ctx context.Context, c *message.OsCall) (*message.ResumeCall, error) {
+		rc := &message.ResumeCall{Result: &message.ExtResult{Kind: message.ResultReturn}}
+		switch c.Op {
+		case message.OpReadText:
+			rc.Result.Value = rc.Values.Add(value.Repr("<text>"))
+		case message.OpExists:
+			rc.Result.Value = rc.Values.Add(value.List(rc.Values.Add(value.Cycle("[...]"))))
+		default:
+			return nil, ErrNotHandled
+		}
+		return rc, nil
+	})
+	for _, c := range []struct{ expr, want string }{
+		{"Path('/data').read_text()", "the OS handler for read_text returned a value that cannot be sent back into the sandbox (repr of <text>)"},
+		{"Path('/data').exists()", "the OS handler for exists returned a value that cannot be sent back into the sandbox (it holds a cycle placeholder [...], a value that contains itself)"},
+	} {
+		code := "from pathlib import Path\ntry:\n    r = " + c.expr + "\n    out = 'no error: ' + repr(r)\nexcept TypeError as e:\n    out = str(e)\nout"
+		var got string
+		if err := run(t, s, code, WithOS(h)).Decode(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s: caught %q\nwant %q", c.expr, got, c.want)
+		}
+	}
+	if got := run(t, s, "1 + 1").Repr(); got != "2" {
+		t.Fatal(got)
+	}
+}

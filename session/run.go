@@ -674,6 +674,12 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 		return notHandled
 	}
 	rc.CallID = oc.CallID
+	if res := rc.Result; res.Kind == message.ResultReturn {
+		// The whole graph: the handler built it.
+		if exc := outputOnlyResult(&rc.Values, 0, res.Value, r.what.String()); exc != nil {
+			return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
+		}
+	}
 	if res := rc.Result; res.Kind == message.ResultError && res.Error != nil {
 		// The handler's own exception, made what the worker takes as a
 		// host function's error is.
