@@ -63,17 +63,18 @@ func outputOnlyText(g *value.Graph, root, id value.NodeID) string {
 // from from on it added, when one of those is one the sandbox does not
 // take back; nil when there is none.
 func outputOnlyCall(g *value.Graph, from int, root value.NodeID, name string) *message.RaisedException {
-	return outputOnlyResult(g, from, root, name+"()")
+	return outputOnlyResult(g, from, root, name, "()")
 }
 
-// outputOnlyResult is outputOnlyCall for a call's result that who
-// returned ("f()", "the OS handler for read_text").
-func outputOnlyResult(g *value.Graph, from int, root value.NodeID, who string) *message.RaisedException {
+// outputOnlyResult is outputOnlyCall for a call's result that who+suffix
+// returned ("f" "()", "the OS handler for read_text" ""); the two are
+// joined only for the error, so that a call costs no allocation.
+func outputOnlyResult(g *value.Graph, from int, root value.NodeID, who, suffix string) *message.RaisedException {
 	id, ok := outputOnlyNode(g, from)
 	if !ok {
 		return nil
 	}
-	return typeError("%s returned a value that cannot be sent back into the sandbox (%s)", who, outputOnlyText(g, root, id))
+	return typeError("%s%s returned a value that cannot be sent back into the sandbox (%s)", who, suffix, outputOnlyText(g, root, id))
 }
 
 // outputOnlyLookup is outputOnlyCall for the value of the host value (or

@@ -676,7 +676,7 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 	rc.CallID = oc.CallID
 	if res := rc.Result; res.Kind == message.ResultReturn {
 		// The whole graph: the handler built it.
-		if exc := outputOnlyResult(&rc.Values, 0, res.Value, r.what.String()); exc != nil {
+		if exc := outputOnlyResult(&rc.Values, 0, res.Value, r.what.String(), ""); exc != nil {
 			return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
 		}
 	}
