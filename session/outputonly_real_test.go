@@ -159,6 +159,32 @@ func TestRealOutputOnlyInputRefused(t *testing.T) {
 	if c, ok := ev.Body.(*message.Complete); err != nil || !ok || c.Values.Repr(c.Value) != "2" {
 		t.Fatalf("the answer after the refused ones: %v %v", ev, err)
 	}
+	// A future resolved with it.
+	ev, err = s.Feed(context.Background(), "import asyncio\n"+outputOnlyPrelude+"async def main():\n    return await g(sys)\nasyncio.run(main())")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc, ok = ev.Body.(*message.FunctionCall); !ok || len(fc.Args) != 1 {
+		t.Fatalf("got %s, want the call of g", ev.Body.EventKind())
+	}
+	arg = Value{Graph: &fc.Values, Root: fc.Args[0]}
+	id := fc.CallID
+	if fc.AllowEagerAwait {
+		_, err = s.Resume(context.Background(), Resolve(FutureOutcome{CallID: id, Value: arg}))
+	} else {
+		if ev, err = s.Resume(context.Background(), AsFuture()); err != nil || ev.Body.EventKind() != message.KindResolveFutures {
+			t.Fatalf("after AsFuture: %v %v, want ResolveFutures", ev, err)
+		}
+		_, err = s.Resume(context.Background(), Resolve(FutureOutcome{CallID: id, Value: []any{arg}}))
+	}
+	var ir *InvalidRequestError
+	if !errors.As(err, &ir) || !strings.Contains(err.Error(), "repr of <module 'sys'>") || s.State() != StateSuspended {
+		t.Fatalf("Resolve with the argument: %v (state %s), want an *InvalidRequestError, still suspended", err, s.State())
+	}
+	ev, err = s.Resume(context.Background(), Resolve(FutureOutcome{CallID: id, Value: 3}))
+	if c, ok := ev.Body.(*message.Complete); err != nil || !ok || c.Values.Repr(c.Value) != "3" {
+		t.Fatalf("the outcome after the refused one: %v %v", ev, err)
+	}
 }
 
 // An OS handler's result holding a repr or a cycle placeholder raises a
