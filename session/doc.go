@@ -37,6 +37,22 @@
 // turn is streamed, in order, to Config.Print ([Writers] adapts a pair of
 // io.Writers).
 //
+// Some values the sandbox sends cannot be sent back: one with no form of
+// its own on the wire arrives as the text of its repr (a module, say,
+// value.ReprValue as an `any`), and a container that holds itself arrives
+// with a cycle placeholder where it recurs (value.CycleValue), so that a
+// host function's argument is not always a value it can return. The
+// worker would end the feed with a RuntimeError the code cannot catch;
+// instead, a host answer that holds one, at the top or nested, raises a
+// TypeError where the code called or read the name, which it may catch:
+// "echo() returned a value that cannot be sent back into the sandbox
+// (repr of <module 'sys'>)", "host value v cannot be sent back …" for a
+// value or attribute. The same goes for Async functions' results and an
+// [OSHandler]'s ("the OS handler for read_text returned …"). A Feed
+// or Run input, or a Resume answer, that holds one is refused before
+// anything is sent with an *InvalidRequestError (it matches
+// *value.InputError); a refused answer leaves the feed suspended.
+//
 // The low-level turn API ([Session.Feed], the Resume methods,
 // [Session.AbortFeed], [Session.Dump], [Session.Load], [Session.Reset],
 // [Session.Do]) exposes the protocol's strict alternation directly: each

@@ -72,3 +72,32 @@ func TestRealInputNamesBind(t *testing.T) {
 		}
 	}
 }
+
+// What the worker does with two inputs that are one global as the sandbox
+// reads them (x and ｘ, both sent as x): it binds both, the last silently
+// winning. That is why Feed and Run refuse the pair before sending
+// (TestInputsOneGlobalRefusedBeforeSending), which this checks too against
+// the real worker.
+func TestRealInputsOneGlobalLastWins(t *testing.T) {
+	s := realSession(t, Config{})
+	ctx := context.Background()
+	feed := &message.Feed{Code: "x"}
+	one := feed.Values.Add(value.Node{Kind: value.KindInt, Num: 1})
+	two := feed.Values.Add(value.Node{Kind: value.KindInt, Num: 2})
+	feed.Inputs = []message.NamedRef{{Name: nfkc("x"), Value: one}, {Name: nfkc("ｘ"), Value: two}}
+	ev, err := s.Do(ctx, feed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := ev.Body.(*message.Complete); !ok || c.Values.Repr(c.Value) != "2" {
+		t.Fatalf("the worker answered %s %v, want 2 (the last input)", ev.Body.EventKind(), EventError(ev))
+	}
+	_, err = s.Run(ctx, "x", WithInputs(Input{Name: "x", Value: 1}, Input{Name: "ｘ", Value: 2}))
+	var ire *InvalidRequestError
+	if !errors.As(err, &ire) {
+		t.Fatalf("Run with x and ｘ: %v, want an *InvalidRequestError", err)
+	}
+	if got := run(t, s, "1 + 1").Repr(); got != "2" {
+		t.Fatal(got)
+	}
+}

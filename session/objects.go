@@ -1005,7 +1005,7 @@ func (r *runner) answer(fc *message.FunctionCall, h *hostFunc) message.Request {
 		Values: &fc.Values, ObjectID: fc.ObjectID, Eager: fc.AllowEagerAwait, r: r}
 	r.what = unsent.Function(h.name)
 	v, err := r.invoke(h, c)
-	r.res = r.ext(&r.g, v, err)
+	r.res = r.ext(&r.g, h.name, v, err)
 	if fc.AllowEagerAwait && h.async {
 		// Only an Async function's result is awaitable: a synchronous
 		// one's is the plain value, which the sandbox cannot await
@@ -1108,6 +1108,9 @@ func (r *runner) lookupValue(name string, v any) (out message.Request) {
 	if err != nil {
 		return &message.ResumeNameLookup{Kind: message.LookupError,
 			Error: typeError("host value %s has no Python equivalent: %s", name, conversionText(err))}
+	}
+	if exc := outputOnlyLookup(&req.Values, 0, root, name); exc != nil {
+		return &message.ResumeNameLookup{Kind: message.LookupError, Error: exc}
 	}
 	req.Value = root
 	return req

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/value"
@@ -269,7 +267,13 @@ var (
 // Names are taken as the sandbox reads them: NFKC-normalized, as CPython
 // normalizes every identifier (PEP 3131), so a function registered as ｆ
 // (full-width) is the sandbox's f, and so are the names of [Params], of
-// SetValue, RegisterClass and a Policy's Methods.
+// SetValue, RegisterClass and a Policy's Methods. Register and
+// RegisterClass check that form by the rule of an [Input]'s name: it must
+// be an identifier that is not a hard keyword (x² is accepted as x2, ｉｆ
+// refused as the keyword if), where a character Go's Unicode tables do not
+// have yet is left to the worker; [Registry.Stubs] leaves such a name out.
+// The names of Params, Methods and class attributes must be identifiers
+// by Go's tables both as written and once normalized.
 func (r *Registry) Register(name string, fn any, opts ...FuncOption) error {
 	name, err := globalName(name)
 	if err != nil {
@@ -457,9 +461,14 @@ func (r *Registry) value(name string) (any, bool) {
 }
 
 // globalName checks a name the sandbox is to look up from the host and
-// returns it as the sandbox reads it (see nfkc).
+// returns it as the sandbox reads it (see nfkc). The rule is the inputs'
+// (pyident.Global): the NFKC form must be an identifier, or one but for
+// characters newer than Go's Unicode tables; the written form need not be
+// (x² is the sandbox's x2), since the worker asks for the name in NFKC
+// form only. TestRealRegisteredNamesAsTheWorkerReadsThem holds it to the
+// worker.
 func globalName(name string) (string, error) {
-	n, ok := pyName(name)
+	n, ok := pyident.Global(name)
 	switch {
 	case !ok:
 		return "", fmt.Errorf("monty session: %q is not a valid Python identifier", name)
@@ -471,14 +480,9 @@ func globalName(name string) (string, error) {
 
 // nfkc returns an identifier as the sandbox reads it: NFKC-normalized, as
 // CPython's parser normalizes every identifier (PEP 3131), so that ｆ and
-// f are one name. The worker asks the host for names, keywords and
-// attributes in that form only.
-func nfkc(name string) string {
-	if norm.NFKC.IsNormalString(name) {
-		return name
-	}
-	return norm.NFKC.String(name)
-}
+// f are one name (pyident.Bound). The worker asks the host for names,
+// keywords and attributes in that form only.
+func nfkc(name string) string { return pyident.Bound(name) }
 
 // pyName returns name as the sandbox reads it (see nfkc), and whether it
 // is a valid identifier both as written and in that form.

@@ -441,11 +441,15 @@ func (r *runner) invoke(h *hostFunc, c *Call) (v any, err error) {
 // host objects.
 func (r *runner) buildFeed(code string) (*message.Feed, error) {
 	feed := &message.Feed{Code: code}
+	if err := checkInputNames(r.o.inputs); err != nil {
+		return nil, err
+	}
 	for _, in := range r.o.inputs {
-		if err := checkInputName(in.Name); err != nil {
-			return nil, err
-		}
+		n := feed.Values.Len()
 		root, err := r.encode(&feed.Values, in.Value)
+		if err == nil {
+			err = outputOnlyInput(&feed.Values, n, root)
+		}
 		if err != nil {
 			return nil, &InvalidRequestError{Err: fmt.Errorf("input %q: %w", in.Name, err)}
 		}
@@ -454,11 +458,13 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 	return feed, nil
 }
 
-// ext converts a host function's outcome into an ExtFunctionResult whose
-// value (if any) is added to g. The conversion runs the caller's code too
+// ext converts the outcome of the host function name into an
+// ExtFunctionResult whose value (if any) is added to g. A value that holds
+// one the sandbox does not take back (a repr, a cycle placeholder) is
+// answered with a TypeError instead (see outputOnlyCall). The conversion runs the caller's code too
 // (an error's Error method, a value.GraphAppender): a panic there is a
 // RuntimeError, as in the function itself, and g is left as it was.
-func (r *runner) ext(g *value.Graph, v any, err error) (res message.ExtResult) {
+func (r *runner) ext(g *value.Graph, name string, v any, err error) (res message.ExtResult) {
 	n := g.Len()
 	defer func() {
 		if p := recover(); p != nil {
@@ -478,6 +484,10 @@ func (r *runner) ext(g *value.Graph, v any, err error) (res message.ExtResult) {
 		}
 		return message.ExtResult{Kind: message.ResultError,
 			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}
+	}
+	if exc := outputOnlyCall(g, n, root, name); exc != nil {
+		g.Truncate(n)
+		return message.ExtResult{Kind: message.ResultError, Error: exc}
 	}
 	return message.ExtResult{Kind: message.ResultReturn, Value: root}
 }
@@ -567,7 +577,7 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 			}
 		}()
 		v, err := r.invoke(h, c)
-		res = r.ext(&g, v, err)
+		res = r.ext(&g, h.name, v, err)
 	}()
 }
 
@@ -664,6 +674,12 @@ func (r *runner) osCall(oc *message.OsCall) message.Request {
 		return notHandled
 	}
 	rc.CallID = oc.CallID
+	if res := rc.Result; res.Kind == message.ResultReturn {
+		// The whole graph: the handler built it.
+		if exc := outputOnlyResult(&rc.Values, 0, res.Value, r.what.String(), ""); exc != nil {
+			return &message.ResumeCall{CallID: oc.CallID, Result: &message.ExtResult{Kind: message.ResultError, Error: exc}}
+		}
+	}
 	if res := rc.Result; res.Kind == message.ResultError && res.Error != nil {
 		// The handler's own exception, made what the worker takes as a
 		// host function's error is.

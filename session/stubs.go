@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/value"
 )
 
@@ -44,6 +45,15 @@ import (
 // them the type checker reports every call of a host function as an
 // unresolved name. They also tell a model writing code what it may call.
 // The text is the same for the same registry, declarations sorted by name.
+//
+// A name Go's Unicode tables cannot vouch for is left out: one with a
+// character they do not assign yet (a letter of a script newer than
+// unicode.Version, which Register accepts and the worker may read as a
+// letter), or a value's name that is no identifier. The worker's type
+// checker reads the stubs as one file, and a declaration its parser
+// refuses makes it ignore them all, silently; checked code that calls a
+// function left out is reported as an unresolved name, so declare it in
+// stubs of your own if the worker takes the name.
 func (r *Registry) Stubs() string {
 	if r == nil {
 		r = &Registry{}
@@ -53,13 +63,19 @@ func (r *Registry) Stubs() string {
 	st := stubWriter{r: r}
 	var body strings.Builder
 	for _, name := range sortedKeys(r.classes) {
-		st.class(&body, name, r.classes[name])
+		if stubbable(name) {
+			st.class(&body, name, r.classes[name])
+		}
 	}
 	for _, name := range sortedKeys(r.funcs) {
-		st.function(&body, name, r.funcs[name])
+		if stubbable(name) {
+			st.function(&body, name, r.funcs[name])
+		}
 	}
 	for _, name := range sortedKeys(r.values) {
-		body.WriteString(name + ": " + st.valueType(r.values[name]) + "\n")
+		if stubbable(name) {
+			body.WriteString(name + ": " + st.valueType(r.values[name]) + "\n")
+		}
 	}
 	// The TypedDicts of the struct types met above (and of those their
 	// fields hold), sorted by name, before everything that names them.
@@ -94,6 +110,11 @@ func (r *Registry) Stubs() string {
 	}
 	return head.String() + strings.Join(dicts, "") + body.String()
 }
+
+// stubbable reports whether Stubs declares the global name (as the sandbox
+// reads it): Go's Unicode tables must know it for an identifier that is
+// not a keyword.
+func stubbable(name string) bool { return pyident.Name(name) }
 
 // dictName returns the TypedDict name of struct type t, naming it (and
 // queueing it to be written) the first time: its Go name, made unique

@@ -279,3 +279,21 @@ def f(arg0: Any, arg1: Any | None, arg2: Any, arg3: list[Any], arg4: str, /) -> 
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// A value set under a name the worker's parser might refuse (not an
+// identifier by Go's tables: 1x, or a character they do not have yet) is
+// left out of the stubs, as such a function is: the worker's type checker
+// ignores every declaration of stubs it cannot parse
+// (TestRealStubsOfNFKCNames). Before, SetValue's name was written as given.
+func TestStubsLeaveOutValuesThatAreNoName(t *testing.T) {
+	reg := NewRegistry()
+	reg.SetValue("1x", 1)
+	reg.SetValue("a b", 1)
+	reg.SetValue("\U000105c0", 1)
+	reg.SetValue("ok", 1)
+	reg.SetValue("x²", 1)
+	got := reg.Stubs()
+	if want := "ok: int\nx2: int\n"; got != want {
+		t.Errorf("stubs %q, want %q", got, want)
+	}
+}

@@ -18,10 +18,14 @@ type Input struct {
 	// Name is the global's name. It is bound as the sandbox's code reads
 	// it, NFKC-normalized (ｘ is x, x² is x2), and in that form it must be
 	// an identifier that is not a hard keyword (match, type and _ are
-	// names); Feed and Run refuse any other name with an
-	// *InvalidRequestError before sending anything.
+	// names); Feed and Run refuse any other name, and two inputs that are
+	// one name in that form (x and ｘ), with an *InvalidRequestError
+	// before sending anything.
 	Name string
-	// Value is its value.
+	// Value is its value. One that holds a repr or a cycle placeholder
+	// (value.ReprValue, value.CycleValue, or a Value the sandbox sent that
+	// holds one) is refused with an *InvalidRequestError before anything
+	// is sent: the sandbox sends those but does not take them back.
 	Value any
 }
 
@@ -89,11 +93,15 @@ func (s *Session) feed(ctx context.Context, feed *message.Feed) (*message.ChildE
 
 func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 	feed := &message.Feed{Code: code}
+	if err := checkInputNames(inputs); err != nil {
+		return nil, err
+	}
 	for _, in := range inputs {
-		if err := checkInputName(in.Name); err != nil {
-			return nil, err
-		}
+		n := feed.Values.Len()
 		root, err := toGraph(&feed.Values, in.Value)
+		if err == nil {
+			err = outputOnlyInput(&feed.Values, n, root)
+		}
 		if err != nil {
 			return nil, &InvalidRequestError{Err: fmt.Errorf("input %q: %w", in.Name, err)}
 		}
@@ -107,13 +115,41 @@ func buildFeed(code string, inputs []Input) (*message.Feed, error) {
 // had sent it: the name as it is sent (NFKC-normalized) must be an
 // identifier that is not a hard keyword. A character that Go's Unicode
 // tables do not have yet is left to the worker, whose tables are newer
-// (pyident.NameOrLater); TestRealInputNamesAgreeWithWorker holds the rule
-// to the worker's.
+// (pyident.Global, the rule montygo run's --input shares);
+// TestRealInputNamesAgreeWithWorker holds the rule to the worker's.
 func checkInputName(name string) error {
-	if pyident.NameOrLater(nfkc(name)) {
+	if _, ok := pyident.Global(name); ok {
 		return nil
 	}
 	return &InvalidRequestError{Err: fmt.Errorf("input %q: not a Python identifier (or a keyword) as the sandbox reads it", name)}
+}
+
+// checkInputNames checks each input's name (checkInputName) and refuses
+// two inputs that are one global once normalized (x and ｘ, or x twice):
+// the worker binds both, the last silently winning.
+func checkInputNames(inputs []Input) error {
+	var seen map[string]string // bound name -> the input's name; made for a second input
+	for i, in := range inputs {
+		if err := checkInputName(in.Name); err != nil {
+			return err
+		}
+		if i == 0 {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]string, len(inputs))
+			seen[pyident.Bound(inputs[0].Name)] = inputs[0].Name
+		}
+		bound := pyident.Bound(in.Name)
+		if first, dup := seen[bound]; dup {
+			if first == in.Name {
+				return &InvalidRequestError{Err: fmt.Errorf("input %q given twice", in.Name)}
+			}
+			return &InvalidRequestError{Err: fmt.Errorf("inputs %q and %q given: both are the global %s as the sandbox reads it", first, in.Name, bound)}
+		}
+		seen[bound] = in.Name
+	}
+	return nil
 }
 
 // Answer is how the host answers a suspension in [Session.Resume]. Build
@@ -141,7 +177,9 @@ const (
 
 // Return answers a FunctionCall or OsCall with the value v, or binds a
 // NameLookup's name to v. v is any Go value [value.FromGo] accepts, or a
-// [Value].
+// [Value]. A v that holds a repr or a cycle placeholder, which the sandbox
+// sends but does not take back, is refused by Resume with an
+// *InvalidRequestError; the feed stays suspended.
 func Return(v any) Answer { return Answer{kind: answerReturn, value: v} }
 
 // Raise raises exc where the feed is suspended: at the call site of a
@@ -226,6 +264,9 @@ func (s *Session) answerRequest(a Answer) (message.Request, error) {
 		case a.kind == answerReturn:
 			s.scratch.Reset()
 			root, err := toGraph(&s.scratch, a.value)
+			if err == nil {
+				err = outputOnlyInput(&s.scratch, 0, root)
+			}
 			if err != nil {
 				return nil, &InvalidRequestError{Err: err}
 			}
@@ -250,6 +291,9 @@ func (s *Session) answerRequest(a Answer) (message.Request, error) {
 		case answerReturn:
 			req := &message.ResumeNameLookup{Kind: message.LookupValue}
 			root, err := toGraph(&req.Values, a.value)
+			if err == nil {
+				err = outputOnlyInput(&req.Values, 0, root)
+			}
 			if err != nil {
 				return nil, &InvalidRequestError{Err: err}
 			}
@@ -288,7 +332,11 @@ func buildFutures(outcomes []FutureOutcome) (*message.ResumeFutures, error) {
 		if o.Err != nil {
 			r.Kind, r.Error = message.ResultError, exceptionFor(o.Err, "RuntimeError")
 		} else {
+			n := req.Values.Len()
 			root, err := toGraph(&req.Values, o.Value)
+			if err == nil {
+				err = outputOnlyInput(&req.Values, n, root)
+			}
 			if err != nil {
 				return nil, &InvalidRequestError{Err: err}
 			}

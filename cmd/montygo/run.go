@@ -20,8 +20,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/text/unicode/norm"
-
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/pyident"
 	"github.com/gomonty/monty/internal/redact"
@@ -573,12 +571,13 @@ func jsonInputs(flags []string) ([]session.Input, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--input %q: want NAME=JSON", f)
 		}
-		// The session's rule (session.Input): the name as the sandbox
-		// reads it, NFKC-normalized (ｘ is x, x² is x2), must be an
-		// identifier; it refuses any other, but only once a worker has
+		// The session's rule (session.Input, pyident.Global): the name
+		// as the sandbox reads it, NFKC-normalized (ｘ is x, x² is x2),
+		// must be an identifier, and two names that read the same are one
+		// global; the session refuses either, but only once a worker has
 		// started.
-		bound := norm.NFKC.String(name)
-		if !pyident.NameOrLater(bound) {
+		bound, ok := pyident.Global(name)
+		if !ok {
 			return nil, fmt.Errorf("--input %s: the name is not a Python identifier", name)
 		}
 		if seen[bound] {

@@ -1,10 +1,37 @@
 // Package pyident classifies the characters of Python identifiers (PEP
 // 3131) as Go's Unicode tables have them, for the session's registry
 // (names a host gives the sandbox) and the traceback renderer (names it
-// finds in source lines).
+// finds in source lines), and holds the one rule for the names a host
+// binds as the sandbox's globals ([Global]).
 package pyident
 
-import "unicode"
+import (
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Bound returns name as the sandbox reads and binds it: NFKC-normalized,
+// as CPython's parser normalizes every identifier (PEP 3131), so that ｘ
+// and x are one name and x² is x2. The worker asks the host for names in
+// that form only, and binds a Feed's inputs under the names as sent.
+func Bound(name string) string {
+	if norm.NFKC.IsNormalString(name) {
+		return name
+	}
+	return norm.NFKC.String(name)
+}
+
+// Global returns name as the sandbox binds it ([Bound]) and reports
+// whether that form may be bound from the host: it is a [NameOrLater].
+// The written form need not be an identifier (x² binds x2). Two names
+// with the same bound form are one global. This is the rule for a Feed's
+// input names (package session, montygo run's --input) and for the names
+// of session's Register and RegisterClass.
+func Global(name string) (bound string, ok bool) {
+	bound = Bound(name)
+	return bound, NameOrLater(bound)
+}
 
 // Start reports whether c may begin an identifier: ID_Start (letters,
 // letter numbers, Other_ID_Start) and "_".

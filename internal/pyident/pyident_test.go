@@ -38,3 +38,20 @@ func TestNameOrLater(t *testing.T) {
 		}
 	}
 }
+
+// Global reads a name as the sandbox binds it: NFKC first, then the
+// identifier rule of NameOrLater, so a written form that is no identifier
+// may bind (x² is x2) and one that is may not (ｉｆ is the keyword if).
+func TestGlobal(t *testing.T) {
+	for _, c := range []struct {
+		name, bound string
+		ok          bool
+	}{
+		{"x", "x", true}, {"ｘ", "x", true}, {"x²", "x2", true}, {"㍿", "株式会社", true}, {"ﬁ", "fi", true},
+		{"\U000105c0", "\U000105c0", true}, {"ｉｆ", "if", false}, {"1x", "1x", false}, {"½", "1⁄2", false}, {"", "", false},
+	} {
+		if bound, ok := Global(c.name); bound != c.bound || ok != c.ok {
+			t.Errorf("Global(%q) = %q, %v; want %q, %v", c.name, bound, ok, c.bound, c.ok)
+		}
+	}
+}
