@@ -175,9 +175,13 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 // Dial.TraceHeaders is set. Remote sessions are single-use: never Reset,
 // never handed back. Unless NoResume is set, a session whose request is
 // answered with a ShutdownDump carrying a dump redials (Pick, else URL),
-// configures the same way, loads the dump and re-sends the request; the
-// redials, the Configure and the Load together are bounded by
-// Config.StartTimeout and by the context of the interrupted request. A
+// configures the same way, loads the dump and re-sends the request. A
+// Load interrupted before the session started is the exception: the new
+// connection is configured and the Load re-sent, the dump left unloaded,
+// since restoring it would start the session and the worker takes a Load
+// only into one that has not started. The redials, the Configure and the
+// Load together are bounded by Config.StartTimeout and by the context of
+// the interrupted request. A
 // request answered with a ShutdownDump again on every replica it resumes
 // on is resumed at most 8 times; the next ShutdownDump ends the session
 // with its *ShutdownError (Resume says why).
@@ -510,7 +514,15 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 		shut.Resume = fmt.Errorf("monty session: the request was interrupted by %d ShutdownDumps in a row; not resuming again", s.turnResumes+1)
 		return nil, s.die(shut, true)
 	}
-	err := s.resumeBounded(ctx, rp, shut.Dump)
+	// A Load needs a session that has not started (the worker refuses it
+	// once a feed, a Dump or a Load has built the interpreter). The
+	// server dumped this unstarted session's interpreter, building it, so
+	// restoring that dump would start the new one and get the re-sent
+	// Load refused: configured anew, the new replica is where the old one
+	// was. A Load on a started session is refused wherever it goes; the
+	// usual resume keeps that refusal (and the session's state).
+	fresh := req.RequestKind() == message.KindLoad && !s.started
+	err := s.resumeBounded(ctx, rp, shut.Dump, fresh)
 	if rp.l.OnResume != nil {
 		rp.mu.Lock()
 		url := rp.url
@@ -539,10 +551,10 @@ const maxResumesPerTurn = 8
 // replica that accepts the upgrade and never answers, or a dial that
 // hangs, ends the resume with a *StartTimeoutError instead of holding the
 // request forever.
-func (s *Session) resumeBounded(ctx context.Context, rp *remotePeer, dump []byte) error {
+func (s *Session) resumeBounded(ctx context.Context, rp *remotePeer, dump []byte, fresh bool) error {
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
-	err := s.resumeRemote(tctx, rp, dump)
+	err := s.resumeRemote(tctx, rp, dump, fresh)
 	if err != nil && tctx.Err() != nil && ctx.Err() == nil {
 		return &StartTimeoutError{Timeout: s.cfg.StartTimeout, Err: err}
 	}
@@ -551,8 +563,10 @@ func (s *Session) resumeBounded(ctx context.Context, rp *remotePeer, dump []byte
 
 // resumeRemote redials, configures, loads dump and checks that a
 // suspended session comes back at the same call. Prints during the Load
-// are delivered.
-func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte) error {
+// are delivered. When fresh is set it stops after the Configure: the new
+// replica holds a configured session that has not started, and dump is
+// not loaded.
+func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte, fresh bool) error {
 	if err := rp.redial(ctx); err != nil {
 		return err
 	}
@@ -562,6 +576,9 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte)
 	}
 	if k := ev.Body.EventKind(); k != message.KindOk {
 		return fmt.Errorf("the new connection answered Configure with %s", k)
+	}
+	if fresh {
+		return nil
 	}
 	ev, err = s.rawTurn(ctx, &message.Load{State: dump})
 	if err != nil {

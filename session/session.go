@@ -937,6 +937,11 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		if ek != message.KindDumpResult && ek != message.KindError {
 			return nil, s.unexpected(ev, req)
 		}
+		if ek == message.KindDumpResult {
+			// A Dump of a configured session builds its interpreter, as
+			// a feed does: the worker refuses a Load from now on.
+			s.started = true
+		}
 		return ev, nil
 
 	case message.KindLoad:
