@@ -181,10 +181,10 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 // since restoring it would start the session and the worker takes a Load
 // only into one that has not started. The redials, the Configure and the
 // Load together are bounded by Config.StartTimeout and by the context of
-// the interrupted request. A
-// request answered with a ShutdownDump again on every replica it resumes
-// on is resumed at most 8 times; the next ShutdownDump ends the session
-// with its *ShutdownError (Resume says why).
+// the interrupted request. A request answered with a ShutdownDump again
+// on every replica it resumes on is resumed at most 8 times; the next
+// ShutdownDump ends the session with its *ShutdownError (Resume says
+// why).
 //
 // The protocol version negotiated with an endpoint is cached per URL (as
 // it is per binary for processes), so only the first session of an

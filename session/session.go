@@ -168,7 +168,7 @@ type Session struct {
 	// state is the State, written on the turn goroutine (setState) and
 	// read anywhere (cur, State).
 	state   atomic.Uint32
-	started bool                // an interpreter exists (a feed ran or a dump was loaded)
+	started bool                // an interpreter exists (a feed ran, or a Dump or a Load built it)
 	susp    *message.ChildEvent // the pending suspension
 	resumed int                 // remote resumes after a ShutdownDump
 	// turnResumes counts the resumes of the request in flight (remote.go).
