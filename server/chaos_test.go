@@ -26,10 +26,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/internal/wsframe"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/worker"
 )
 
 // The chaos soak: many clients, well-behaved and not, against the real
@@ -82,6 +84,7 @@ func token(name string) string { return "tok-" + name + "-0123456789abc" }
 // chaos is one soak run.
 type chaos struct {
 	t    *testing.T
+	bin  string
 	seed uint64
 	ctx  context.Context
 
@@ -121,7 +124,7 @@ func (c *chaos) failf(format string, args ...any) {
 func chaosConfig(cfg *Config) {
 	tokens, err := ParseTokens(strings.NewReader(chaosTokens))
 	if err != nil {
-		panic(err)
+		panic(err) // the constant above
 	}
 	cfg.Tokens = tokens
 	cfg.TrustForwardedFor = true
@@ -129,7 +132,13 @@ func chaosConfig(cfg *Config) {
 	cfg.MaxSessions = 14
 	cfg.MaxSessionsPerClient = 2
 	cfg.Prewarm = 2
-	cfg.IdleTimeout = 3 * time.Second
+	// Long enough for a client answering host calls on a loaded machine
+	// (all on one CPU in long mode), short enough for the client that
+	// never reads to be ended within the short run.
+	cfg.IdleTimeout = 4 * time.Second
+	if os.Getenv("MONTY_CHAOS") != "" {
+		cfg.IdleTimeout = 10 * time.Second
+	}
 	cfg.TurnTimeout = 20 * time.Second
 	cfg.DrainGrace = time.Second
 	cfg.ReadHeaderTimeout = time.Second
@@ -150,8 +159,12 @@ func TestChaosSoak(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &chaos{t: t, seed: seed, ctx: ctx}
-	c.cur = startServer(t, chaosConfig)
+	c := &chaos{t: t, seed: seed, ctx: ctx, bin: testenv.Worker(t)}
+	first, err := c.startServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cur = first
 
 	var wg sync.WaitGroup
 	stream := uint64(100)
@@ -325,6 +338,46 @@ func workerPIDs() []int {
 	return pids
 }
 
+// startServer starts a server as the package's startServer does, from
+// any goroutine: the killer may kill the worker a new pool negotiates
+// with, which fails New; it is tried again then.
+func (c *chaos) startServer() (*testServer, error) {
+	cfg := Config{
+		DumpKey: testKey,
+		Worker:  worker.Config{Binary: c.bin},
+		Logger:  quiet,
+	}
+	chaosConfig(&cfg)
+	var srv *Server
+	for attempt := 0; ; attempt++ {
+		kills := c.kills.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		s, err := New(ctx, cfg)
+		cancel()
+		if err == nil {
+			srv = s
+			break
+		}
+		if c.kills.Load() == kills || attempt == 5 {
+			return nil, err
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	ts := &testServer{Server: srv, URL: "ws://" + l.Addr().String() + "/", HTTP: "http://" + l.Addr().String(), done: make(chan error, 1)}
+	go func() { ts.done <- srv.Serve(l) }()
+	c.t.Cleanup(func() {
+		srv.Close()
+		if err := <-ts.done; !errors.Is(err, http.ErrServerClosed) {
+			c.t.Errorf("Serve: %v", err)
+		}
+	})
+	return ts, nil
+}
+
 // drainer now and then shuts the current server down with a grace and
 // puts a fresh one in its place.
 func (c *chaos) drainer(r *rand.Rand, total time.Duration) {
@@ -338,7 +391,11 @@ func (c *chaos) drainer(r *rand.Rand, total time.Duration) {
 			return
 		case <-time.After(every/2 + time.Duration(r.Int64N(int64(every)))):
 		}
-		fresh := startServer(c.t, chaosConfig)
+		fresh, err := c.startServer()
+		if err != nil {
+			c.failf("a fresh server: %v", err)
+			return
+		}
 		c.mu.Lock()
 		old := c.cur
 		c.cur = fresh
@@ -346,7 +403,7 @@ func (c *chaos) drainer(r *rand.Rand, total time.Duration) {
 		c.mu.Unlock()
 		c.drains.Add(1)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := old.Shutdown(ctx)
+		err = old.Shutdown(ctx)
 		cancel()
 		if err != nil {
 			c.failf("Shutdown of a drained server: %v", err)
@@ -571,7 +628,18 @@ func (c *chaos) dumpRound(ctx context.Context, r *rand.Rand) error {
 // rawUp opens a TCP connection to the current server and upgrades it by
 // hand as client name; status is the upgrade's answer.
 func (c *chaos) rawUp(name string) (net.Conn, *bufio.Reader, int, error) {
-	nc, err := net.DialTimeout("tcp", c.addr(), 10*time.Second)
+	return c.rawUpTo(c.server(), name)
+}
+
+// clientSessions is how many sessions ts counts for client.
+func clientSessions(ts *testServer, client string) int {
+	ts.adm.mu.Lock()
+	defer ts.adm.mu.Unlock()
+	return ts.adm.byClient[client]
+}
+
+func (c *chaos) rawUpTo(ts *testServer, name string) (net.Conn, *bufio.Reader, int, error) {
+	nc, err := net.DialTimeout("tcp", strings.TrimPrefix(ts.HTTP, "http://"), 10*time.Second)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -690,7 +758,8 @@ func (c *chaos) dropper(r *rand.Rand, name string) {
 // session (the client is not reading) within its idle timeout.
 func (c *chaos) mute(r *rand.Rand) {
 	kills, drains := c.kills.Load(), c.drains.Load()
-	nc, br, status, err := c.rawUp("mute")
+	ts := c.server()
+	nc, br, status, err := c.rawUpTo(ts, "mute")
 	if nc == nil {
 		c.upOrRefused("mute", status, err)
 		time.Sleep(50 * time.Millisecond)
@@ -698,25 +767,27 @@ func (c *chaos) mute(r *rand.Rand) {
 	}
 	defer nc.Close()
 	c.mutes.Add(1)
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetReadBuffer(4096)
-	}
 	nc.Write(binFrame(c.t, &message.Configure{ProtocolVersion: 4, ScriptName: "mute.py"}))
 	nc.Write(binFrame(c.t, &message.Feed{Code: "for i in range(10**6):\n    print('never read', i, '.' * 200)"}))
-	// Wait (not reading) past the idle timeout, then read what is left:
-	// the connection must end.
-	select {
-	case <-c.ctx.Done():
-		return
-	case <-time.After(4 * time.Second):
+	// Never read: the server must end the session (its writes stuck for
+	// longer than the idle timeout) on its own.
+	deadline := time.Now().Add(ts.cfg.IdleTimeout + time.Minute)
+	for clientSessions(ts, "mute") > 0 {
+		if time.Now().After(deadline) {
+			c.failf("mute: the server did not end a session whose client does not read")
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
+	// What the socket still holds ends with the close code, if the server
+	// could send it.
 	nc.SetReadDeadline(time.Now().Add(time.Minute))
 	code := 0
 	for {
 		op, p, err := wsframe.Read(br)
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				c.failf("mute: the server did not end a session whose client does not read")
+				c.failf("mute: the connection of an ended session stayed open")
 			}
 			break
 		}
