@@ -77,6 +77,7 @@ dropper1:tok-dropper1-0123456789abc
 mute:tok-mute-0123456789abc
 garbage:tok-garbage-0123456789abc
 greedy:tok-greedy-0123456789abc
+fleeting:tok-fleeting-0123456789abc
 `
 
 func token(name string) string { return "tok-" + name + "-0123456789abc" }
@@ -97,7 +98,7 @@ type chaos struct {
 
 	good, goodFailed, dumps, tampered     atomic.Int64
 	drops, mutes, garbage, greedy, badTok atomic.Int64
-	loris                                 atomic.Int64
+	loris, revokes                        atomic.Int64
 	loadAfterResume                       atomic.Int64
 }
 
@@ -194,6 +195,7 @@ func TestChaosSoak(t *testing.T) {
 	spawn(1, func(r *rand.Rand, _ int) { c.greedyClient(r) })
 	spawn(1, func(r *rand.Rand, _ int) { c.badToken(r) })
 	spawn(1, func(r *rand.Rand, _ int) { c.slowLoris(r) })
+	spawn(1, func(r *rand.Rand, _ int) { c.revoked(r) })
 	var bg sync.WaitGroup
 	bg.Add(2)
 	go func() { defer bg.Done(); c.killer(c.rng(1)) }()
@@ -218,9 +220,9 @@ func TestChaosSoak(t *testing.T) {
 	wg.Wait()
 	bg.Wait()
 
-	t.Logf("good %d (failed %d), dumps %d, tampered %d, drops %d, mutes %d, garbage %d, greedy %d, bad tokens %d, slow loris %d, Loads refused after a resume %d; kills %d, drains %d",
+	t.Logf("good %d (failed %d), dumps %d, tampered %d, drops %d, mutes %d, garbage %d, greedy %d, bad tokens %d, slow loris %d, revocations %d, Loads refused after a resume %d; kills %d, drains %d",
 		c.good.Load(), c.goodFailed.Load(), c.dumps.Load(), c.tampered.Load(), c.drops.Load(), c.mutes.Load(),
-		c.garbage.Load(), c.greedy.Load(), c.badTok.Load(), c.loris.Load(), c.loadAfterResume.Load(), c.kills.Load(), c.drains.Load())
+		c.garbage.Load(), c.greedy.Load(), c.badTok.Load(), c.loris.Load(), c.revokes.Load(), c.loadAfterResume.Load(), c.kills.Load(), c.drains.Load())
 	t.Logf("heap in use after GC by window (MiB): %v", mib(heaps))
 	if len(heaps) >= 4 {
 		// The first window warms up; later ones must not keep growing.
@@ -728,6 +730,7 @@ func (c *chaos) dropper(r *rand.Rand, name string) {
 	cfg := binFrame(c.t, &message.Configure{ProtocolVersion: 4, ScriptName: "drop.py"})
 	moment := r.IntN(4)
 	if moment == 0 {
+		// Part of the Configure, or all of it and gone before its answer.
 		nc.Write(cfg[:r.IntN(len(cfg)+1)])
 		return
 	}
@@ -919,6 +922,66 @@ func (c *chaos) greedyClient(r *rand.Rand) {
 		c.failf("greedy: third dial: %v", err)
 	}
 	time.Sleep(time.Duration(r.IntN(300)) * time.Millisecond)
+}
+
+// revoked opens a session, has its token revoked (SetTokens without it)
+// and goes on: an open session keeps running, a new upgrade with the
+// token is refused with 401; the token is then restored.
+func (c *chaos) revoked(r *rand.Rand) {
+	kills, drains := c.kills.Load(), c.drains.Load()
+	ts := c.server()
+	ctx, cancel := context.WithTimeout(c.ctx, time.Minute)
+	defer cancel()
+	// Its own forwarded address: the failed logins it makes on purpose
+	// throttle that address, not the other clients'.
+	h := bearerHeader(token("fleeting"))
+	h.Set("X-Forwarded-For", "10.8.0.1")
+	l := session.RemoteLauncher{URL: ts.URL, NoResume: true, Dial: ws.DialOptions{Header: h}}
+	s, err := session.Start(ctx, session.Launch{ProtocolVersion: 4, Launcher: l}, session.Config{Logger: quiet})
+	if err != nil {
+		var de *ws.DialError
+		if errors.As(err, &de) && de.Reason == ReasonAuthThrottled {
+			err = nil // its own doing
+		}
+		if err := c.explained(err, kills, drains); err != nil {
+			c.failf("revoked: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		return
+	}
+	defer s.Close()
+	without, err := ParseTokens(strings.NewReader(strings.ReplaceAll(chaosTokens, "fleeting:", "#fleeting:")))
+	if err != nil {
+		c.failf("revoked: %v", err)
+		return
+	}
+	full := ts.tokens.Load()
+	ts.SetTokens(without)
+	defer ts.SetTokens(full)
+	c.revokes.Add(1)
+	n := r.IntN(1000)
+	code, want, _ := chaosProgram(n)
+	res, err := s.Run(ctx, code, session.WithFunctions(bumpRegistry()))
+	switch {
+	case err != nil:
+		if err := c.explained(err, kills, drains); err != nil {
+			c.failf("revoked: the open session: %v", err)
+		}
+	case res.Repr() != strconv.Itoa(want):
+		c.failf("revoked: got %s, want %d", res.Repr(), want)
+	}
+	_, err = ws.Dial(ctx, ts.URL, l.Dial)
+	var de *ws.DialError
+	switch {
+	case err == nil:
+		c.failf("revoked: a revoked token was admitted")
+	case errors.As(err, &de) && (de.StatusCode == http.StatusUnauthorized || de.Reason == ReasonAuthThrottled ||
+		(de.StatusCode == http.StatusServiceUnavailable || de.StatusCode == 0) && c.drains.Load() > drains):
+	case ctx.Err() != nil:
+	default:
+		c.failf("revoked: dial with a revoked token: %v", err)
+	}
+	time.Sleep(time.Duration(r.IntN(200)) * time.Millisecond)
 }
 
 // badToken dials with a wrong, missing or revoked token from one of a few
