@@ -32,7 +32,7 @@ func (e *announcedTooLarge) Unwrap() error { return errAnnouncedTooLarge }
 // for the library to refuse.
 type capConn struct {
 	net.Conn
-	src io.Reader // the hijacked connection's reader (what it buffered, then the socket)
+	src io.Reader // what the HTTP server had buffered, then the socket
 	max uint64
 
 	hdr     [14]byte

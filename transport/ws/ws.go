@@ -323,9 +323,14 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if h.max <= 0 {
 		return c, rw, nil
 	}
-	// The library reads through the cap check, which reads the hijacked
-	// reader (what the HTTP server buffered, then the socket).
-	cc := &capConn{Conn: c, src: rw.Reader, max: uint64(h.max)}
+	// The library reads through the cap check, which reads what the HTTP
+	// server had buffered, then the socket itself (as the library does:
+	// not through the hijacked reader, which still reads through the HTTP
+	// server's connection state), buffered so that headers cost no reads
+	// of their own.
+	buffered, _ := rw.Reader.Peek(rw.Reader.Buffered())
+	src := io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), c)
+	cc := &capConn{Conn: c, src: bufio.NewReader(src), max: uint64(h.max)}
 	return cc, bufio.NewReadWriter(bufio.NewReader(cc), rw.Writer), nil
 }
 
