@@ -292,6 +292,9 @@ type hijackRecorder struct {
 	http.ResponseWriter
 	hj  http.Hijacker
 	raw *rawConn
+	// max, when positive, is the frame cap the connection's reads check
+	// each frame header against (see capConn).
+	max int
 }
 
 // findHijacker returns the hijacker of w: w itself, or the first writer
@@ -313,10 +316,22 @@ func findHijacker(w http.ResponseWriter) (http.Hijacker, bool) {
 
 func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, rw, err := h.hj.Hijack()
-	if err == nil {
-		h.raw.set(c)
+	if err != nil {
+		return c, rw, err
 	}
-	return c, rw, err
+	h.raw.set(c)
+	if h.max <= 0 {
+		return c, rw, nil
+	}
+	// The library reads through the cap check, which reads what the HTTP
+	// server had buffered, then the socket itself (as the library does:
+	// not through the hijacked reader, which still reads through the HTTP
+	// server's connection state), buffered so that headers cost no reads
+	// of their own.
+	buffered, _ := rw.Reader.Peek(rw.Reader.Buffered())
+	src := io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), c)
+	cc := &capConn{Conn: c, src: bufio.NewReader(src), max: uint64(h.max)}
+	return cc, bufio.NewReadWriter(bufio.NewReader(cc), rw.Writer), nil
 }
 
 // Dial opens a WebSocket to rawURL (ws:// or wss://, used exactly as
@@ -542,7 +557,7 @@ func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (*Conn, 
 	raw := &rawConn{}
 	aw := w
 	if hj, ok := findHijacker(w); ok {
-		aw = &hijackRecorder{ResponseWriter: w, hj: hj, raw: raw}
+		aw = &hijackRecorder{ResponseWriter: w, hj: hj, raw: raw, max: frameCap(opts.MaxFrameLen)}
 	} // else the library refuses w with 501 before writing anything else
 	c, err := websocket.Accept(aw, r, &websocket.AcceptOptions{OriginPatterns: opts.OriginPatterns})
 	if err != nil {
@@ -553,10 +568,16 @@ func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (*Conn, 
 	return cn, nil
 }
 
-func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration) *Conn {
+// frameCap is the frame cap in force for a MaxFrameLen option.
+func frameCap(maxFrame int) int {
 	if maxFrame <= 0 || maxFrame > protocol.MaxFrameLen {
-		maxFrame = protocol.MaxFrameLen
+		return protocol.MaxFrameLen
 	}
+	return maxFrame
+}
+
+func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration) *Conn {
+	maxFrame = frameCap(maxFrame)
 	if closeWait <= 0 {
 		closeWait = DefaultCloseWait
 	}
@@ -599,6 +620,16 @@ func (cn *Conn) readLoop() {
 }
 
 func (cn *Conn) classifyReadError(err error) error {
+	var at *announcedTooLarge
+	if errors.As(err, &at) {
+		// Refused from its header: the library has sent nothing, so the
+		// Close goes out from here, before the reader reports the end, as
+		// the library's own would have (a Close of this side's that
+		// follows must not go first). It does not wait for the peer's
+		// Close: the socket is no longer read.
+		cn.closeWire(int(websocket.StatusMessageTooBig), "message over the frame cap")
+		return fmt.Errorf("ws: peer announced a message over the frame cap: %w", &frame.TooLargeError{Len: at.n, Max: uint64(cn.maxFrame)})
+	}
 	if errors.Is(err, websocket.ErrMessageTooBig) {
 		// A *frame.TooLargeError, as the stream transport reports it; the
 		// library stops reading at the cap, so the length is not known.
