@@ -424,7 +424,9 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 				// Python exception; anything else raising is wrong.
 				// The duration budget is the session's: once spent, later
 				// turns time out too.
-				if sc.name != "slowhost" && !(abandon && turn == turns-1) && !(sc.name == "duration" && k == "python:TimeoutError") {
+				// A worker the killer stopped mid-turn sees the time
+				// pass too.
+				if sc.name != "slowhost" && !(abandon && turn == turns-1) && k != "python:TimeoutError" {
 					c.fail(&c.broken, "%s: turn %d raised %s: %v", sc.name, turn, k, err)
 				}
 			}
@@ -522,6 +524,16 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 				}
 			}
 			sort.Ints(cands)
+			if rng.IntN(2) == 0 {
+				// Any worker: an idle one of the pool (a checkout's
+				// Configure then meets it), or a server's.
+				cands = cands[:0]
+				for _, pid := range childPids() {
+					if !c.stopped[pid] {
+						cands = append(cands, pid)
+					}
+				}
+			}
 			var pid int
 			if len(cands) > 0 {
 				pid = cands[rng.IntN(len(cands))]
@@ -534,9 +546,12 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 			}
 			c.stoppedMu.Unlock()
 			if pid != 0 {
+				// Past the turn's limit (MaxDuration 2 s at most, grace
+				// 0.5 s), and now and then past StartTimeout (5 s).
+				d := time.Second + time.Duration(rng.Int64N(int64(5*time.Second)))
 				conts.Go(func() {
 					select {
-					case <-time.After(3 * time.Second):
+					case <-time.After(d):
 					case <-stop:
 					}
 					c.stoppedMu.Lock()
@@ -712,7 +727,24 @@ type chaosServer struct {
 	done chan error
 }
 
+// startChaosServer starts a server, retrying while its first worker is
+// killed (by the killer) before it is up: server.New fails then, as
+// documented. It may be called from any goroutine; a failure is reported
+// with t.Error and nil.
 func startChaosServer(t *testing.T) *chaosServer {
+	var last error
+	for range 20 {
+		s, err := tryChaosServer(t)
+		if err == nil {
+			return s
+		}
+		last = err
+	}
+	t.Errorf("no server started: %v", last)
+	return nil
+}
+
+func tryChaosServer(t *testing.T) (*chaosServer, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv, err := server.New(ctx, server.Config{
@@ -724,16 +756,16 @@ func startChaosServer(t *testing.T) *chaosServer {
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		srv.Close()
-		t.Fatal(err)
+		return nil, err
 	}
 	s := &chaosServer{srv: srv, addr: l.Addr().String(), done: make(chan error, 1)}
 	go func() { s.done <- srv.Serve(l) }()
-	return s
+	return s, nil
 }
 
 func (s *chaosServer) stop(t *testing.T, drain bool) {
@@ -792,6 +824,9 @@ func runChaos(t *testing.T, remote bool) {
 	if remote {
 		a := startChaosServer(t)
 		srvB = startChaosServer(t)
+		if a == nil || srvB == nil {
+			t.FailNow()
+		}
 		servers = append(servers, a)
 		cutA = newCutter(t, a.addr)
 		frontB = newCutter(t, srvB.addr)
@@ -853,12 +888,19 @@ func runChaos(t *testing.T, remote bool) {
 				bMu.Unlock()
 				var nw *chaosServer
 				if first {
-					nw = startChaosServer(t)
+					if nw = startChaosServer(t); nw == nil {
+						return
+					}
 					frontB.up.Store(&nw.addr)
 				}
 				old.stop(t, drain)
 				if !first {
-					nw = startChaosServer(t)
+					if nw = startChaosServer(t); nw == nil {
+						bMu.Lock()
+						srvB = nil
+						bMu.Unlock()
+						return
+					}
 					frontB.up.Store(&nw.addr)
 				}
 				bMu.Lock()
@@ -875,8 +917,6 @@ func runChaos(t *testing.T, remote bool) {
 	}
 	users.Wait()
 	elapsed := time.Since(start)
-	close(stop)
-	bg.Wait()
 
 	// Settled: nothing held, nothing outstanding.
 	var st pool.Stats
@@ -895,13 +935,16 @@ func runChaos(t *testing.T, remote bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	t.Logf("settled in %v", time.Since(start.Add(elapsed)).Round(time.Millisecond))
 	// Close under load: late sessions are mid-turn (a long computation)
 	// when Close begins, and its deadline passes before they end; each
 	// turn must fail promptly with a documented error, and Close must
 	// still stop and join everything.
 	late := c.lateSessions(sub())
 	closeCtx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	closeBegan := time.Now()
 	c.timed("Pool.Close", closeCtx, 0, func() { err = p.Close(closeCtx) })
+	t.Logf("Pool.Close returned after %v: %v", time.Since(closeBegan).Round(time.Millisecond), err)
 	cancel()
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Pool.Close: %v", err)
@@ -910,12 +953,18 @@ func runChaos(t *testing.T, remote bool) {
 	if _, err := p.Checkout(context.Background(), session.Config{}); !errors.Is(err, pool.ErrClosed) {
 		t.Errorf("Checkout after Close: %v, want pool.ErrClosed", err)
 	}
+	// The killer, the proxy's cuts and the server restarts went on
+	// through the Close.
+	close(stop)
+	bg.Wait()
 	t.Logf("settled and closed in %v", time.Since(start.Add(elapsed)).Round(time.Millisecond))
 	if remote {
 		cutA.close()
 		frontB.close()
 		for _, s := range append(servers, srvB) {
-			s.stop(t, false)
+			if s != nil {
+				s.stop(t, false)
+			}
 		}
 	}
 
@@ -1004,6 +1053,8 @@ func (c *chaos) lateSessions(rng *rand.Rand) func() {
 	running := make(chan struct{}, n)
 	for i := range n {
 		wg.Go(func() {
+			c.inflight.Add(1)
+			defer c.inflight.Add(-1)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			var (
@@ -1019,7 +1070,9 @@ func (c *chaos) lateSessions(rng *rand.Rand) func() {
 				return
 			}
 			var r *session.Result
+			began := time.Now()
 			c.timed("late Run", ctx, 0, func() { r, err = s.Run(ctx, "x = 0\nwhile True:\n    x = x + 1") })
+			c.t.Logf("late session %d on %s: Run returned after %v: %v", i, s.Endpoint(), time.Since(began).Round(time.Millisecond), err)
 			if err == nil {
 				c.fail(&c.broken, "late session %d on %s: an endless loop returned %s", i, s.Endpoint(), r.Repr())
 			} else {
