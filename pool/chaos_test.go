@@ -103,7 +103,8 @@ type chaos struct {
 	errKinds  sync.Map // label -> *atomic.Int64
 	samples   sync.Map // label -> the first error's text
 	okTimes   []time.Time
-	events    sync.Map // pool.EventKind -> *atomic.Int64
+	giveUps   []time.Time // impatient checkouts that gave up, in order
+	events    sync.Map    // pool.EventKind -> *atomic.Int64
 	stopped   map[int]bool
 	stoppedMu sync.Mutex
 	stopSpans [][2]time.Time // when a worker was stopped, under stoppedMu
@@ -413,7 +414,9 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 			// the start's error (the dial's, or the Configure's), which
 			// matches the context's; or with the drop of a connection the
 			// proxy cut as the deadline passed. Typed, either way.
-			c.check("Checkout(short)", err)
+			if c.check("Checkout(short)", err) == "pool.ExhaustedError" {
+				c.gaveUp()
+			}
 			return
 		}
 	} else {
@@ -638,8 +641,12 @@ func (c *chaos) watcher(stop <-chan struct{}) {
 		if st.Live+st.Spawning > c.max {
 			c.fail(&c.broken, "Live %d + Spawning %d over MaxWorkers %d", st.Live, st.Spawning, c.max)
 		}
-		if hold := max(before, after); int64(st.Busy+st.Waiting) > hold {
-			c.fail(&c.broken, "Busy %d + Waiting %d but the test holds or waits for at most %d", st.Busy, st.Waiting, hold)
+		// A checkout that gave up while its worker was configured leaves
+		// the worker busy until the Configure is answered (StartTimeout,
+		// 5 s, bounds it), as documented: such a worker is held by no
+		// one.
+		if hold := max(before, after) + int64(c.gaveUpSince(time.Now().Add(-6*time.Second))); int64(st.Busy+st.Waiting) > hold {
+			c.fail(&c.broken, "Busy %d + Waiting %d but the test holds, waits for or recently gave up at most %d", st.Busy, st.Waiting, hold)
 		}
 		var out int
 		for _, e := range st.Endpoints {
@@ -652,6 +659,22 @@ func (c *chaos) watcher(stop <-chan struct{}) {
 			c.fail(&c.broken, "%d outstanding on endpoints but the test holds or waits for at most %d", out, hold)
 		}
 	}
+}
+
+// gaveUp records a checkout that gave up (an *ExhaustedError) now.
+func (c *chaos) gaveUp() {
+	c.mu.Lock()
+	c.giveUps = append(c.giveUps, time.Now()) // under mu: in order
+	c.mu.Unlock()
+}
+
+// gaveUpSince counts the checkouts that gave up since t.
+func (c *chaos) gaveUpSince(t time.Time) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := sort.Search(len(c.giveUps), func(i int) bool { return !c.giveUps[i].Before(t) })
+	c.giveUps = c.giveUps[i:] // older ones never count again
+	return len(c.giveUps)
 }
 
 // fdCount counts this process's open file descriptors.
