@@ -158,7 +158,7 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 		}
 		tried[e.idx] = true
 		ep = e.Name
-		s, err := p.checkoutRemote(ctx, e, cfg)
+		s, err := p.checkoutRemote(ctx, parent, e, cfg)
 		if err == nil {
 			p.servedElsewhere(turnedAway)
 			return s, ep, nil

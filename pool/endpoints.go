@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomonty/monty/codec"
@@ -73,13 +74,16 @@ type EndpointStat struct {
 	// authentication failure, like a 401); Refusals counts the other 503
 	// and 429 answers (a draining, full or unhealthy server,
 	// ws.DialError.Overloaded).
-	// A dial its caller cancelled (or Close cut short) counts as neither.
+	// A dial its caller gave up on (a cancel or a deadline of the
+	// Checkout's context, not StartTimeout or CheckoutTimeout) or Close
+	// cut short counts as neither.
 	DialFailures, Refusals int64
 	// StartFailures counts starts that dialled but failed afterwards (no
 	// Configure answer within StartTimeout, a drop, a version mismatch, a
-	// refused Configure); a start its caller cancelled, whose
-	// session.Config could not be encoded, or whose HeaderFunc returned a
-	// header that cannot be sent (a *ws.HeaderError), counts as none.
+	// refused Configure); a start its caller gave up on (as for a dial),
+	// whose session.Config could not be encoded, or whose HeaderFunc
+	// returned a header that cannot be sent (a *ws.HeaderError), counts as
+	// none.
 	StartFailures int64
 	// Resumes counts sessions that moved here (their dial succeeded)
 	// after another endpoint drained.
@@ -228,27 +232,38 @@ func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 // checkoutRemote starts a session on e (its slot already taken by
 // choose, and counted in starts), within StartTimeout. The slot is
 // released on failure. Close cuts the start short: the checkout then
-// fails with ErrClosed, charged to no endpoint.
-func (p *Pool) checkoutRemote(ctx context.Context, e *endpoint, cfg session.Config) (*Session, error) {
+// fails with ErrClosed, charged to no endpoint. caller is the Checkout's
+// own context (ctx adds CheckoutTimeout to it): a start it ends, by a
+// cancel or a deadline, is charged to no endpoint either, unless the
+// server had refused the upgrade.
+func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg session.Config) (*Session, error) {
 	defer p.starts.Done()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	defer context.AfterFunc(p.closed, func() { cancel(ErrClosed) })()
 	ref := &remoteRef{ep: e}
+	var starting atomic.Bool // the dials are the start's, not a resume's
+	starting.Store(true)
 	l := session.RemoteLauncher{
 		URL:      e.URL,
 		Dial:     e.Dial,
 		NoResume: p.cfg.NoResume,
 		Pick:     func() string { return p.resumeTo(ref) },
-		OnDial:   func(_ string, err error) { p.dialed(ref, err) },
+		OnDial: func(_ string, err error) {
+			if err != nil && starting.Load() && caller.Err() != nil && !refused(err) {
+				return // the caller gave up; the endpoint may be fine
+			}
+			p.dialed(ref, err)
+		},
 		OnResume: func(_ string, err error) { p.resumed(ref, err) },
 	}
 	start := time.Now()
 	s, err := withinStartTimeout(p, ctx, func(ctx context.Context) (*session.Session, error) {
 		return session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, cfg)
 	})
+	starting.Store(false)
 	if err != nil {
-		canceled := errors.Is(ctx.Err(), context.Canceled) && !refused(err)
+		canceled := (errors.Is(ctx.Err(), context.Canceled) || caller.Err() != nil) && !refused(err)
 		if closing := p.closing.Load(); closing || canceled || callersFault(err) || headerFault(err) {
 			p.startFailed(e, err, time.Since(start), true)
 			if closing {
