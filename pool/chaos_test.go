@@ -860,7 +860,14 @@ func TestChaosLocal(t *testing.T)  { runChaos(t, false) }
 func TestChaosRemote(t *testing.T) { runChaos(t, true) }
 
 func runChaos(t *testing.T, remote bool) {
-	testenv.Worker(t)
+	if bin := testenv.Worker(t); strings.HasPrefix(filepath.Base(bin), "montygo") {
+		// scripts/relay-suites.sh runs this package over `montygo
+		// subprocess`: the killer finds its targets by the native worker's
+		// process name, and at protocol 5 a max_duration overrun discards
+		// the session (the relay's documented deviation), which the
+		// soak's error classes do not expect.
+		t.Skipf("the chaos soak runs against the native worker, not %s", bin)
+	}
 	prm := chaosSetup(t)
 	leaks := goleak.IgnoreCurrent()
 	startFDs, startNames := fdCount()
