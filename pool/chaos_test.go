@@ -529,22 +529,6 @@ func (c *chaos) holdPid(pid int, on bool) {
 	delete(c.stopped, pid)
 }
 
-// childPids lists this process's child processes called monty (the
-// pool's workers and the test servers'), each checked to be our child.
-func childPids() []int {
-	var pids []int
-	for _, line := range testenv.Children() {
-		f := strings.Fields(line)
-		if len(f) == 0 || !strings.Contains(line, "(monty)") {
-			continue
-		}
-		if pid, err := strconv.Atoi(f[0]); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
 // killer SIGKILLs a random child worker every killGap or so, and now and
 // then SIGSTOPs a checked-out one for longer than its turn's limit
 // (MaxDuration 2 s at most, watchdog grace 0.5 s), then continues it.
@@ -570,7 +554,7 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 				// Any worker: an idle one of the pool (a checkout's
 				// Configure then meets it), or a server's.
 				cands = cands[:0]
-				for _, pid := range childPids() {
+				for _, pid := range testenv.ChildPids("monty") {
 					if !c.stopped[pid] {
 						cands = append(cands, pid)
 					}
@@ -608,7 +592,7 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 			}
 			continue
 		}
-		pids := childPids()
+		pids := testenv.ChildPids("monty")
 		if len(pids) == 0 {
 			continue
 		}

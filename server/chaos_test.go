@@ -293,7 +293,7 @@ func (c *chaos) killer(r *rand.Rand) {
 			return
 		case <-time.After(time.Duration(300+r.IntN(1500)) * time.Millisecond):
 		}
-		pids := workerPIDs()
+		pids := testenv.ChildPids("monty")
 		if len(pids) == 0 {
 			continue
 		}
@@ -301,38 +301,6 @@ func (c *chaos) killer(r *rand.Rand) {
 			c.kills.Add(1)
 		}
 	}
-}
-
-// workerPIDs lists this process's children that run the worker binary
-// and have not exited.
-func workerPIDs() []int {
-	es, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	me := strconv.Itoa(os.Getpid())
-	var pids []int
-	for _, e := range es {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if i < 0 || j < i {
-			continue
-		}
-		f := strings.Fields(s[j+1:])
-		if len(f) < 2 || f[1] != me || f[0] == "Z" || s[i+1:j] != "monty" {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids
 }
 
 // startServer starts a server as the package's startServer does, from

@@ -101,3 +101,29 @@ func WaitReaped(t testing.TB, pid int, d time.Duration) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// ChildPids returns the pids of this test binary's children whose command
+// name is comm and that have not exited (zombies are left out): the
+// workers a chaos test may signal. Guard each signal with ChildState, as
+// a pid may be reaped and reused meanwhile.
+func ChildPids(comm string) []int {
+	me := strconv.Itoa(os.Getpid())
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		state, ppid, ok := statFields(s)
+		open := strings.IndexByte(s, '(')
+		if !ok || ppid != me || state == "Z" || open < 0 || s[open+1:strings.LastIndexByte(s, ')')] != comm {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(s[:open])); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
