@@ -74,6 +74,19 @@ type waiter struct{ ch chan handoff }
 // the next worker tried, up to three workers: then the last one's error
 // is returned.
 //
+// Running out of time fails alike on every path: when ctx ends (a
+// cancel or its deadline) or CheckoutTimeout passes before the checkout
+// has a session, whether it was waiting for a local worker, configuring
+// one, dialling an endpoint or waiting for a remote Configure's answer, the
+// error is an *ExhaustedError, matching ErrExhausted, the context's error
+// and its cause; so one errors.Is(err, ErrExhausted) covers them all. A
+// remote start it cut short is kept as ExhaustedError.Start (a
+// *ws.DialError, a *session.TimeoutError or *session.CanceledError), which
+// errors.Is and errors.As also see. Errors that do not depend on the time
+// are returned as they are even then: ErrClosed, a Config that cannot be
+// encoded, a header that cannot be sent, a Configure refused with an
+// Error.
+//
 // The Session must be closed (Close or Destroy) to give the worker back
 // or, for a remote session, to close its connection.
 func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, error) {
@@ -171,9 +184,11 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 			}
 		}
 		if !retryElsewhere(ctx, err) {
-			if ctx.Err() != nil && parent.Err() == nil {
-				// CheckoutTimeout ran out during a remote start.
-				return nil, ep, p.exhausted(ep, time.Since(begin), context.Cause(ctx), ctx.Err())
+			if ctx.Err() != nil && cutShort(err) {
+				// The caller's context or CheckoutTimeout ended during a
+				// remote start: exhausted, as a local checkout is whose
+				// time runs out, with the start's error kept.
+				return nil, ep, p.exhausted(ep, time.Since(begin), context.Cause(ctx), ctx.Err(), err)
 			}
 			return nil, ep, err
 		}
@@ -187,13 +202,24 @@ func checkoutTimeoutError(d time.Duration) error {
 	return fmt.Errorf("CheckoutTimeout %v: %w", d, context.DeadlineExceeded)
 }
 
+// cutShort reports whether a remote start that failed once the checkout's
+// time had run out failed for the lack of time, as far as the checkout
+// can tell: not when the pool is closing, nor with an answer that holds
+// whatever the time (a Config that cannot be encoded, a header that cannot
+// be sent, a Configure the server refused with an Error: a local checkout
+// returns those too).
+func cutShort(err error) bool {
+	var py *session.PythonError
+	return !errors.Is(err, ErrClosed) && !callersFault(err) && !headerFault(err) && !errors.As(err, &py)
+}
+
 // exhausted accounts for a checkout that gave up after waited, waiting
 // for endpoint ep (LocalEndpoint for a local worker), and returns its
-// error.
-func (p *Pool) exhausted(ep string, waited time.Duration, why, ctxErr error) error {
+// error; start is the error of the remote start it cut short, if any.
+func (p *Pool) exhausted(ep string, waited time.Duration, why, ctxErr, start error) error {
 	p.mu.Lock()
 	p.st.exhausted++
-	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, ctxErr: ctxErr}
+	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, Start: start, ctxErr: ctxErr}
 	if p.cfg.NoLocal {
 		err.Max = 0 // MaxWorkers has no effect: no local worker can start
 	}
@@ -231,7 +257,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		if ctx.Err() != nil {
 			// Configuring now would kill a good worker; give it back.
 			p.checkin(m, false)
-			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
+			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err(), nil)
 		}
 		if f := p.cfg.attaching; f != nil {
 			f(false)
@@ -245,7 +271,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		s, gaveUp, err = p.attach(ctx, m, cfg)
 		switch {
 		case gaveUp:
-			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err())
+			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err(), nil)
 		case errors.Is(err, ErrClosed):
 			return nil, err // attach stopped the worker
 		}
@@ -271,7 +297,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 				return nil, ErrClosed
 			}
 			if ctx.Err() != nil {
-				return nil, p.exhausted(LocalEndpoint, cw.total, context.Cause(ctx), ctx.Err())
+				return nil, p.exhausted(LocalEndpoint, cw.total, context.Cause(ctx), ctx.Err(), nil)
 			}
 			continue
 		}
@@ -474,7 +500,7 @@ func (p *Pool) acquire(ctx context.Context, chosen bool, cw *checkoutWait) (*mem
 		return nil, waited, false, h.err
 	}
 	p.checkin(h.m, false)
-	return nil, waited, false, p.exhausted(LocalEndpoint, waited, why, ctxErr)
+	return nil, waited, false, p.exhausted(LocalEndpoint, waited, why, ctxErr, nil)
 }
 
 func indexOf(ws []*waiter, w *waiter) int {

@@ -21,13 +21,16 @@ var (
 	ErrUnhealthy = errors.New("monty pool: unhealthy")
 )
 
-// ExhaustedError reports a Checkout that gave up waiting for a worker: its
-// context ended or CheckoutTimeout passed while every worker was busy,
-// its context ended while its worker was being configured (the worker
-// goes back to the pool), or (with Config.Endpoints) CheckoutTimeout
-// passed during a remote start.
-// errors.Is also matches the context's error (context.DeadlineExceeded or
-// context.Canceled), and its cause when it has one.
+// ExhaustedError reports a Checkout that gave up because time ran out
+// before it had a session: its context ended or CheckoutTimeout passed
+// while every worker was busy, while its worker was being configured (the
+// worker goes back to the pool), or (with Config.Endpoints) during a
+// remote start, whether the start was dialling or waiting for its
+// Configure's answer. The error is the same wherever the checkout went.
+// errors.Is matches ErrExhausted, the context's error
+// (context.DeadlineExceeded or context.Canceled) and its cause when it has
+// one; for a remote start it cut short, errors.Is and errors.As also see
+// that start's error (Start).
 //
 // It is not modified after it is returned; it is safe to read concurrently.
 type ExhaustedError struct {
@@ -40,6 +43,11 @@ type ExhaustedError struct {
 	// Err is why it stopped waiting: the context's error or cause, or
 	// context.DeadlineExceeded for CheckoutTimeout.
 	Err error
+	// Start is the error of the remote start the checkout was in when it
+	// gave up (a *ws.DialError while it dialled, a *session.TimeoutError
+	// or *session.CanceledError while its Configure was unanswered), nil
+	// when it gave up waiting for or configuring a local worker.
+	Start error
 
 	ctxErr error // the context's error when Err is its cause
 }
@@ -50,14 +58,25 @@ func (e *ExhaustedError) Error() string {
 	if e.Max == 0 {
 		counts = "no local workers"
 	}
-	return fmt.Sprintf("monty pool: no worker available after %v (%s): %v",
+	s := fmt.Sprintf("monty pool: no worker available after %v (%s): %v",
 		e.Waited.Round(time.Microsecond), counts, e.Err)
+	if e.Start != nil {
+		s += " (during a remote start: " + e.Start.Error() + ")"
+	}
+	return s
 }
 
-// Is reports whether target is ErrExhausted, or the context's error when
-// the context carried a cause (Err is then the cause).
+// Is reports whether target is ErrExhausted, the context's error when
+// the context carried a cause (Err is then the cause), or matched by
+// Start.
 func (e *ExhaustedError) Is(target error) bool {
-	return target == ErrExhausted || (e.ctxErr != nil && target == e.ctxErr)
+	return target == ErrExhausted || (e.ctxErr != nil && target == e.ctxErr) ||
+		(e.Start != nil && errors.Is(e.Start, target))
+}
+
+// As finds target in Start's chain (Err's is Unwrap's).
+func (e *ExhaustedError) As(target any) bool {
+	return e.Start != nil && errors.As(e.Start, target)
 }
 
 // Unwrap returns the reason the wait stopped.
