@@ -143,7 +143,12 @@ type Config struct {
 	// up to Max, back to Initial after a successful start (for an
 	// endpoint that drops sessions, after one ends clean there); a
 	// Retry-After from the server is honoured when longer, up to 5
-	// minutes or Max, whichever is longer.
+	// minutes or Max, whichever is longer. A start its checkout gave up
+	// on (a cancel or the caller's deadline) backs nothing off by itself;
+	// the pool then checks the endpoint with a start of its own, bounded
+	// by StartTimeout alone, which is charged and backed off as any start
+	// (see EndpointStat.StartFailures), so that an endpoint that never
+	// answers is backed off whatever its callers' deadlines.
 	// Zero fields take the RestartBackoff defaults.
 	EndpointBackoff Backoff
 	// NoResume turns off the automatic resumption of remote sessions after

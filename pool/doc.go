@@ -68,7 +68,13 @@
 // not answer Configure within StartTimeout, or that drops or breaks the
 // connection before answering it is backed off
 // (EndpointBackoff, doubling, at least the server's Retry-After up to a
-// bound) and the checkout tries the next one, the local workers last; with every
+// bound) and the checkout tries the next one, the local workers last. A
+// start whose checkout gives up first (a cancel, the caller's deadline)
+// is not held against the endpoint; instead, unless a start there got
+// through within the last StartTimeout, the pool checks the endpoint with
+// a start of its own bounded by StartTimeout alone, charged as any start:
+// an endpoint that accepts connections and never answers is backed off
+// even when every caller's deadline is shorter than StartTimeout. With every
 // endpoint backed off it waits for a local worker, or fails with
 // [ErrNoEndpoint] without any. Remote sessions are single-use connections
 // (session.RemoteLauncher): never prewarmed, never Reset or handed to

@@ -84,6 +84,20 @@ type EndpointStat struct {
 	// whose session.Config could not be encoded, or whose HeaderFunc
 	// returned a header that cannot be sent (a *ws.HeaderError), counts as
 	// none.
+	//
+	// A start its caller gave up on before the endpoint answered is
+	// blameless, but it is not the end of it: unless a start there got
+	// through within the last StartTimeout, the pool then checks the
+	// endpoint with a start of its own (one at a time per endpoint, with
+	// the pool's handshake Config, bounded by StartTimeout alone and cut
+	// short only by Close; a session it gets is closed at once). That
+	// check is charged as any start: a dial or upgrade not answered within
+	// StartTimeout counts in DialFailures, a Configure not answered in
+	// StartFailures, each with its EventEndpointFailed and a backoff
+	// (EndpointBackoff), so an endpoint that never answers is backed off
+	// however short its callers' deadlines, while one that is only slower
+	// than a caller's deadline is not charged. A check is no checkout: it
+	// is not counted in Checkouts or Outstanding.
 	StartFailures int64
 	// Resumes counts sessions that moved here (their dial succeeded)
 	// after another endpoint drained.
@@ -122,6 +136,10 @@ type endpoint struct {
 	// and streak those since a session last ended clean there.
 	drops  int64
 	streak int
+	// answered is when a start there last got through (a checkout's, a
+	// resume's or a check's); checking says a check runs (see check).
+	answered time.Time
+	checking bool
 }
 
 // remoteRef is where a remote Session currently runs; guarded by Pool.mu.
@@ -235,7 +253,8 @@ func (p *Pool) choose(tried []bool) (*endpoint, bool, error) {
 // fails with ErrClosed, charged to no endpoint. caller is the Checkout's
 // own context (ctx adds CheckoutTimeout to it): a start it ends, by a
 // cancel or a deadline, is charged to no endpoint either, unless the
-// server had refused the upgrade.
+// server had refused the upgrade; the endpoint may then be checked
+// (checkSilent).
 func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg session.Config) (*Session, error) {
 	defer p.starts.Done()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -269,6 +288,12 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 			if closing {
 				return nil, ErrClosed
 			}
+			if canceled && !callersFault(err) && !headerFault(err) {
+				// The caller gave up before the endpoint answered: not
+				// the endpoint's fault as far as that says, but an
+				// endpoint that never answers would go unnoticed so.
+				p.checkSilent(e)
+			}
 			return nil, err
 		}
 		p.startFailed(e, err, time.Since(start), false)
@@ -281,6 +306,7 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 	// waited out, say) ends any backoff, unless the endpoint's sessions
 	// drop: it starts them fine and then loses them.
 	e.clearBackoffLocked()
+	e.answered = time.Now()
 	closing := p.closing.Load()
 	if !closing {
 		p.remote[ps] = struct{}{}
@@ -443,6 +469,7 @@ func (p *Pool) resumed(ref *remoteRef, err error) {
 	ep := ref.ep.Name
 	if err == nil {
 		ref.ep.clearBackoffLocked()
+		ref.ep.answered = time.Now()
 	}
 	p.mu.Unlock()
 	p.tel.resumeDone(ep, err)
@@ -591,26 +618,96 @@ func (s *Session) turnEnded(err error) {
 }
 
 // startFailed releases e's slot after a failed start and accounts for it,
-// unless blameless: the caller cancelled it (as for a dial, a caller's
-// deadline still counts: the endpoint was too slow for it), its Config
-// could not be encoded or an upgrade header could not be sent. That says nothing of the endpoint, which is
-// neither charged a start failure nor reported failed.
+// unless blameless: the caller gave up on it (a cancel or its deadline,
+// not StartTimeout or CheckoutTimeout), its Config could not be encoded,
+// an upgrade header could not be sent, or Close cut it short. That says
+// nothing of the endpoint, which is neither charged a start failure nor
+// reported failed.
 func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, blameless bool) {
-	var de *ws.DialError
 	p.mu.Lock()
 	e.outstanding--
-	if blameless {
-		p.mu.Unlock()
-		return
+	if !blameless {
+		p.chargeStartLocked(e, err)
 	}
+	p.mu.Unlock()
+	if !blameless {
+		p.emit(Event{Kind: EventEndpointFailed, Endpoint: e.Name, Duration: took, Err: err})
+	}
+}
+
+// chargeStartLocked charges e with a failed start: a start failure (a
+// failed dial is OnDial's to count) and a backoff when backsOff says so.
+// The caller emits its EventEndpointFailed once the lock is released.
+func (p *Pool) chargeStartLocked(e *endpoint, err error) {
+	var de *ws.DialError
 	if !errors.As(err, &de) {
 		e.startFails++
 		if backsOff(err) {
 			p.backOffLocked(e, 0)
 		}
 	}
+}
+
+// checkSilent looks into e after a checkout gave up on a start there
+// before the endpoint answered (the caller's cancel or deadline, which
+// charges the endpoint nothing): unless a start there got through within
+// the last StartTimeout, or a check runs already, it starts a check (see
+// check), so that an endpoint that never answers the upgrade or the
+// Configure is charged and backed off however short its callers'
+// deadlines. Close waits for the check (counted in starts).
+func (p *Pool) checkSilent(e *endpoint) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing.Load() || e.checking || time.Since(e.answered) < p.cfg.StartTimeout {
+		return
+	}
+	e.checking = true
+	p.starts.Add(1)
+	go p.check(e)
+}
+
+// check starts a session on e as a checkout would, with the pool's
+// handshake Config, bounded by StartTimeout alone (no caller's context:
+// only Close cuts it short), and closes it at once if it gets through.
+// It stands for the start the caller gave up on, judged as if the caller
+// had waited: a dial or a Configure that StartTimeout cuts short, a
+// refused upgrade or a drop is charged as any start's (OnDial,
+// chargeStartLocked) and backs the endpoint off; a start that gets
+// through ends its backoff, as any start does. It is no checkout: not in
+// Checkouts, Outstanding or the checkout metrics.
+func (p *Pool) check(e *endpoint) {
+	defer p.starts.Done()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	defer context.AfterFunc(p.closed, func() { cancel(ErrClosed) })()
+	ref := &remoteRef{ep: e}
+	l := session.RemoteLauncher{
+		URL:      e.URL,
+		Dial:     e.Dial,
+		NoResume: true,
+		OnDial:   func(_ string, err error) { p.dialed(ref, err) },
+	}
+	start := time.Now()
+	s, err := withinStartTimeout(p, ctx, func(ctx context.Context) (*session.Session, error) {
+		return session.Start(ctx, session.Launch{Launcher: l, ProtocolVersion: p.cfg.ProtocolVersion}, p.handshakeConfig())
+	})
+	if err == nil {
+		s.Close()
+	}
+	charge := err != nil && !p.closing.Load() && !headerFault(err) && !callersFault(err)
+	p.mu.Lock()
+	e.checking = false
+	switch {
+	case err == nil:
+		e.clearBackoffLocked()
+		e.answered = time.Now()
+	case charge:
+		p.chargeStartLocked(e, err)
+	}
 	p.mu.Unlock()
-	p.emit(Event{Kind: EventEndpointFailed, Endpoint: e.Name, Duration: took, Err: err})
+	if charge {
+		p.emit(Event{Kind: EventEndpointFailed, Endpoint: e.Name, Duration: time.Since(start), Err: err})
+	}
 }
 
 // resumeTo is where the session at ref goes after a ShutdownDump: the
