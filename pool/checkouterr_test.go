@@ -149,7 +149,7 @@ func TestCheckoutDeadlineErrorsAlikeLocalAndRemote(t *testing.T) {
 		waiting := make(chan struct{})
 		go func() {
 			defer close(waiting)
-			for p.Stat().CheckoutsWaited == 0 {
+			for deadline := time.Now().Add(30 * time.Second); p.Stat().CheckoutsWaited == 0 && time.Now().Before(deadline); {
 				time.Sleep(time.Millisecond)
 			}
 		}()
