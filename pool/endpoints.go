@@ -265,13 +265,13 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 	if err != nil {
 		canceled := (errors.Is(ctx.Err(), context.Canceled) || caller.Err() != nil) && !refused(err)
 		if closing := p.closing.Load(); closing || canceled || callersFault(err) || headerFault(err) {
-			p.startFailed(e, err, time.Since(start), true)
+			p.startFailed(e, ref, err, time.Since(start), true)
 			if closing {
 				return nil, ErrClosed
 			}
 			return nil, err
 		}
-		p.startFailed(e, err, time.Since(start), false)
+		p.startFailed(e, ref, err, time.Since(start), false)
 		return nil, err
 	}
 	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
@@ -279,8 +279,12 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 	e.checkouts++
 	// A start that got through (after a refusal its negotiation redial
 	// waited out, say) ends any backoff, unless the endpoint's sessions
-	// drop: it starts them fine and then loses them.
-	e.clearBackoffLocked()
+	// drop: it starts them fine and then loses them. One that e drained
+	// and that resumed elsewhere did not get through on e (its resume
+	// ended the backoff of the endpoint it moved to: resumed).
+	if ref.ep == e {
+		e.clearBackoffLocked()
+	}
 	closing := p.closing.Load()
 	if !closing {
 		p.remote[ps] = struct{}{}
@@ -290,7 +294,7 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 		ps.released.Store(true)
 		s.Close()
 		p.mu.Lock()
-		e.outstanding--
+		ref.ep.outstanding-- // where the start left it (it may have resumed)
 		p.mu.Unlock()
 		return nil, ErrClosed
 	}
@@ -590,15 +594,18 @@ func (s *Session) turnEnded(err error) {
 	s.pool.chargeDrop(s, s.s.Cause())
 }
 
-// startFailed releases e's slot after a failed start and accounts for it,
-// unless blameless: the caller cancelled it (as for a dial, a caller's
+// startFailed releases the slot of a failed start on e and accounts for
+// it, unless blameless: the caller cancelled it (as for a dial, a caller's
 // deadline still counts: the endpoint was too slow for it), its Config
-// could not be encoded or an upgrade header could not be sent. That says nothing of the endpoint, which is
-// neither charged a start failure nor reported failed.
-func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, blameless bool) {
+// could not be encoded or an upgrade header could not be sent. That says
+// nothing of the endpoint, which is neither charged a start failure nor
+// reported failed. The slot is released where ref holds it now: a start
+// whose Configure e drained has resumed (resumeTo moved the slot) before
+// it failed. The failure is charged to e, where the start was sent.
+func (p *Pool) startFailed(e *endpoint, ref *remoteRef, err error, took time.Duration, blameless bool) {
 	var de *ws.DialError
 	p.mu.Lock()
-	e.outstanding--
+	ref.ep.outstanding--
 	if blameless {
 		p.mu.Unlock()
 		return
