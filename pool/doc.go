@@ -83,7 +83,11 @@
 // endpoint, unless NoResume; with none up, its own endpoint is redialled
 // once (a balancer's URL may reach another replica), and when that is
 // refused the resume fails at once with an error matching
-// session.ErrNoReplica. Stats.Endpoints reports each endpoint
+// session.ErrNoReplica. A start whose Configure a draining server answers
+// resumes the same way, inside the start: the checkout gets that one
+// session, on the endpoint it moved to (Session.Endpoint), and the
+// draining endpoint is not counted as having served it. Stats.Endpoints
+// reports each endpoint
 // (outstanding sessions, checkouts, dial failures, refusals, start
 // failures, resumes, drops, backoff), Session.Endpoint and Event.Endpoint
 // name it, and the metrics carry it as [AttrEndpoint].

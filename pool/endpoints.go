@@ -284,7 +284,7 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 	if err != nil {
 		canceled := (errors.Is(ctx.Err(), context.Canceled) || caller.Err() != nil) && !refused(err)
 		if closing := p.closing.Load(); closing || canceled || callersFault(err) || headerFault(err) {
-			p.startFailed(e, err, time.Since(start), true)
+			p.startFailed(e, ref, err, time.Since(start), true)
 			if closing {
 				return nil, ErrClosed
 			}
@@ -296,7 +296,7 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 			}
 			return nil, err
 		}
-		p.startFailed(e, err, time.Since(start), false)
+		p.startFailed(e, ref, err, time.Since(start), false)
 		return nil, err
 	}
 	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
@@ -304,9 +304,13 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 	e.checkouts++
 	// A start that got through (after a refusal its negotiation redial
 	// waited out, say) ends any backoff, unless the endpoint's sessions
-	// drop: it starts them fine and then loses them.
-	e.clearBackoffLocked()
-	e.answered = time.Now()
+	// drop: it starts them fine and then loses them. One that e drained
+	// and that resumed elsewhere did not get through on e (its resume
+	// ended the backoff of the endpoint it moved to: resumed).
+	if ref.ep == e {
+		e.clearBackoffLocked()
+		e.answered = time.Now()
+	}
 	closing := p.closing.Load()
 	if !closing {
 		p.remote[ps] = struct{}{}
@@ -316,7 +320,7 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 		ps.released.Store(true)
 		s.Close()
 		p.mu.Lock()
-		e.outstanding--
+		ref.ep.outstanding-- // where the start left it (it may have resumed)
 		p.mu.Unlock()
 		return nil, ErrClosed
 	}
@@ -617,15 +621,18 @@ func (s *Session) turnEnded(err error) {
 	s.pool.chargeDrop(s, s.s.Cause())
 }
 
-// startFailed releases e's slot after a failed start and accounts for it,
-// unless blameless: the caller gave up on it (a cancel or its deadline,
-// not StartTimeout or CheckoutTimeout), its Config could not be encoded,
-// an upgrade header could not be sent, or Close cut it short. That says
-// nothing of the endpoint, which is neither charged a start failure nor
-// reported failed.
-func (p *Pool) startFailed(e *endpoint, err error, took time.Duration, blameless bool) {
+// startFailed releases the slot of a failed start on e and accounts for
+// it, unless blameless: the caller gave up on it (a cancel or its
+// deadline, not StartTimeout or CheckoutTimeout), its Config could not be
+// encoded, an upgrade header could not be sent, or Close cut it short.
+// That says nothing of the endpoint, which is neither charged a start
+// failure nor reported failed. The slot is released where ref holds it
+// now: a start whose Configure e drained has resumed (resumeTo moved the
+// slot) before it failed. The failure is charged to e, where the start
+// was sent.
+func (p *Pool) startFailed(e *endpoint, ref *remoteRef, err error, took time.Duration, blameless bool) {
 	p.mu.Lock()
-	e.outstanding--
+	ref.ep.outstanding--
 	if !blameless {
 		p.chargeStartLocked(e, err)
 	}

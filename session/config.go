@@ -329,6 +329,9 @@ type Config struct {
 	// session keeps alive for the worker at once; 0 means
 	// DefaultMaxHostObjects. Sending one more is a *HostObjectLimitError
 	// (in the sandbox, a RuntimeError). Reset and Detach release them all.
+	// An answer that is not sent (refused for a value the sandbox does
+	// not take back, or a conversion error) keeps none of its new ones;
+	// while an answer is built, its new ones count too.
 	MaxHostObjects int
 	// TracerProvider records the session's spans (see SpanSession);
 	// nil means otel.GetTracerProvider().

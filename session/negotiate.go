@@ -65,7 +65,10 @@ func ourRange() (protocol.VersionRange, bool) {
 // that fails; a *ProtocolError for a worker that refuses the Configure or
 // answers it wrongly; and the worker's loss (*worker.CrashError,
 // *worker.MemoryLimitError, a remote *DisconnectedError or
-// *RemoteCrashError).
+// *RemoteCrashError). A remote start whose Configure a draining server
+// answers with a ShutdownDump resumes on the replica RemoteLauncher.Pick
+// names, as a later request does (see RemoteLauncher); with NoResume, or
+// when that resume fails, Start fails with the *ShutdownError.
 func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 	cfg = cfg.withDefaults()
 	launcher := l.Launcher

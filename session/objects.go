@@ -400,6 +400,62 @@ type objectStore struct {
 	types   map[reflect.Type]*Class
 	bound   map[string]boundMethod // function name of a bound method → target
 	tokens  map[boundMethod]string
+	// held counts the ids given to objects of answers not yet sent or
+	// refused (heldObjects): they count against the cap. epoch is
+	// bumped by release, so that a held set from before it is dropped.
+	held  int
+	epoch uint64
+}
+
+// heldObjects are the host objects one answer (a call's result, a looked-up
+// value, a Feed's inputs) gave new ids to while it was converted. They
+// enter the store only when the answer is known to go to the worker
+// (commit): an answer refused instead (a value the sandbox does not take
+// back, a conversion error) registers nothing, and its objects' ids are
+// forgotten (drop). Until then the ids count against the session's cap.
+type heldObjects struct {
+	st    *objectStore
+	epoch uint64
+	ids   map[identity]value.UUID
+	insts map[value.UUID]*hostInstance
+}
+
+// commit registers the held objects; the set is empty afterwards.
+func (h *heldObjects) commit() {
+	if h == nil || len(h.ids) == 0 {
+		return
+	}
+	st := h.st
+	st.mu.Lock()
+	if h.epoch == st.epoch {
+		st.held -= len(h.ids)
+		st.initLocked()
+		for k, id := range h.ids {
+			st.objs[id] = h.insts[id]
+			if _, ok := st.ids[k]; !ok {
+				// A concurrent answer may have given the same object
+				// another id, committed first: the object keeps that
+				// one for later answers, and both ids stand for it.
+				st.ids[k] = id
+			}
+		}
+	}
+	st.mu.Unlock()
+	h.ids, h.insts = nil, nil
+}
+
+// drop forgets the held objects; the set is empty afterwards.
+func (h *heldObjects) drop() {
+	if h == nil || len(h.ids) == 0 {
+		return
+	}
+	st := h.st
+	st.mu.Lock()
+	if h.epoch == st.epoch {
+		st.held -= len(h.ids)
+	}
+	st.mu.Unlock()
+	h.ids, h.insts = nil, nil
 }
 
 type hostInstance struct {
@@ -448,13 +504,17 @@ func (st *objectStore) initLocked() {
 func (st *objectStore) release() {
 	st.mu.Lock()
 	st.objs, st.ids, st.classes, st.types, st.bound, st.tokens = nil, nil, nil, nil, nil, nil
+	st.held = 0
+	st.epoch++
 	st.mu.Unlock()
 }
 
 // register returns the uuid of the instance p of c, giving it one the first
-// time; a new instance past max live ones (0: DefaultMaxHostObjects) is a
-// *HostObjectLimitError.
-func (st *objectStore) register(c *Class, p reflect.Value, max int) (value.UUID, error) {
+// time; a new instance past max live ones (0: DefaultMaxHostObjects),
+// those held by answers not yet sent included, is a *HostObjectLimitError.
+// With held not nil a new instance is held there (see heldObjects) rather
+// than registered.
+func (st *objectStore) register(c *Class, p reflect.Value, max int, held *heldObjects) (value.UUID, error) {
 	if max <= 0 {
 		max = DefaultMaxHostObjects
 	}
@@ -465,12 +525,27 @@ func (st *objectStore) register(c *Class, p reflect.Value, max int) (value.UUID,
 	if id, ok := st.ids[k]; ok {
 		return id, nil
 	}
-	if len(st.objs) >= max {
+	if held != nil && held.epoch == st.epoch {
+		if id, ok := held.ids[k]; ok {
+			return id, nil
+		}
+	}
+	if len(st.objs)+st.held >= max {
 		return value.UUID{}, &HostObjectLimitError{Limit: max}
 	}
 	id := value.NewUUID()
-	st.ids[k] = id
-	st.objs[id] = &hostInstance{c: c, v: p}
+	inst := &hostInstance{c: c, v: p}
+	if held == nil {
+		st.ids[k] = id
+		st.objs[id] = inst
+		return id, nil
+	}
+	if held.ids == nil || held.epoch != st.epoch {
+		held.st, held.epoch = st, st.epoch
+		held.ids, held.insts = map[identity]value.UUID{}, map[value.UUID]*hostInstance{}
+	}
+	held.ids[k], held.insts[id] = id, inst
+	st.held++
 	return id, nil
 }
 func (st *objectStore) addClass(c *Class) {
@@ -678,6 +753,8 @@ func (r *runner) hostArg(s *value.DecodeState, id value.NodeID, t reflect.Type) 
 // it is.
 type binding struct {
 	r     *runner
+	hold  bool         // new instances wait for their answer in held (see encode)
+	held  *heldObjects // made by the first one
 	cls   map[*Class]value.NodeID
 	inst  map[value.UUID]value.NodeID
 	busy  map[value.UUID]bool
@@ -693,16 +770,36 @@ var (
 // encode appends v to g like value.FromGo, with host objects: a Go value
 // of a class known to the session or its registry becomes an instance, at
 // any depth, as do *Class and Object values. On error g is left as it was.
-func (r *runner) encode(g *value.Graph, v any) (value.NodeID, error) {
+// With hold set, the instances it gives new ids to are returned held,
+// added to held when it is not nil (an earlier value of the same answer:
+// an object in both is one instance), else in a new set (nil when there
+// are none), for the caller to commit once its answer is sure to be sent,
+// or to drop (see heldObjects); on error, or a panic in the caller's code
+// the conversion runs, the whole set is dropped here. Without hold they
+// are registered at once.
+func (r *runner) encode(g *value.Graph, v any, hold bool, held *heldObjects) (value.NodeID, *heldObjects, error) {
 	if v == nil {
-		return value.FromGo(g, nil)
+		root, err := value.FromGo(g, nil)
+		return root, held, err
 	}
 	if t := reflect.TypeOf(v); scalarKind(t.Kind()) && !r.hostSource(t) {
-		return value.FromGo(g, v) // the common result: nothing to hook
+		root, err := value.FromGo(g, v) // the common result: nothing to hook
+		return root, held, err
 	}
-	b := &binding{r: r}
+	b := &binding{r: r, hold: hold, held: held}
+	done := false
+	defer func() {
+		if !done {
+			b.held.drop()
+		}
+	}()
 	enc := value.Encoder{Hook: b.hook, HookTypes: r.hostSource}
-	return enc.Encode(g, v)
+	root, err := enc.Encode(g, v)
+	if err != nil {
+		return root, nil, err
+	}
+	done = true
+	return root, b.held, nil
 }
 
 func scalarKind(k reflect.Kind) bool {
@@ -807,7 +904,10 @@ func (b *binding) appendClass(s *value.EncodeState, c *Class) (value.NodeID, err
 }
 
 func (b *binding) appendInstance(s *value.EncodeState, c *Class, p reflect.Value) (value.NodeID, error) {
-	uuid, err := b.r.store().register(c, p, b.r.s.cfg.MaxHostObjects)
+	if b.hold && b.held == nil {
+		b.held = &heldObjects{}
+	}
+	uuid, err := b.r.store().register(c, p, b.r.s.cfg.MaxHostObjects, b.held)
 	if err != nil {
 		return 0, err
 	}
@@ -1104,14 +1204,18 @@ func (r *runner) lookupValue(name string, v any) (out message.Request) {
 	}()
 	r.what = unsent.Value(name)
 	req := &message.ResumeNameLookup{Kind: message.LookupValue}
-	root, err := r.encode(&req.Values, v)
+	// A value the sandbox is not sent registers none of its host
+	// objects (see heldObjects).
+	root, held, err := r.encode(&req.Values, v, true, nil)
 	if err != nil {
 		return &message.ResumeNameLookup{Kind: message.LookupError,
 			Error: typeError("host value %s has no Python equivalent: %s", name, conversionText(err))}
 	}
 	if exc := outputOnlyLookup(&req.Values, 0, root, name); exc != nil {
+		held.drop()
 		return &message.ResumeNameLookup{Kind: message.LookupError, Error: exc}
 	}
+	held.commit()
 	req.Value = root
 	return req
 }

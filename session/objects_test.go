@@ -389,7 +389,7 @@ func TestHostObjectEncoding(t *testing.T) {
 	// Host objects nest through eager attributes, sharing the class node.
 	a := &node{Name: "a", Next: &node{Name: "b"}}
 	var g value.Graph
-	root, err := r.encode(&g, a)
+	root, _, err := r.encode(&g, a, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +407,7 @@ func TestHostObjectEncoding(t *testing.T) {
 	}
 	// The same pointer twice is one node and one uuid; a T value is copied.
 	g = value.Graph{}
-	root, err = r.encode(&g, []any{Object(cls, a), Object(cls, a), Object(cls, *a), a})
+	root, _, err = r.encode(&g, []any{Object(cls, a), Object(cls, a), Object(cls, *a), a}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,15 +426,15 @@ func TestHostObjectEncoding(t *testing.T) {
 	loop.Next = loop
 	g = value.Graph{}
 	g.Add(value.Int(1))
-	if _, err := r.encode(&g, loop); err == nil || !strings.Contains(err.Error(), "reaches itself") || g.Len() != 1 {
+	if _, _, err := r.encode(&g, loop, false, nil); err == nil || !strings.Contains(err.Error(), "reaches itself") || g.Len() != 1 {
 		t.Fatalf("cycle: %v, %d nodes", err, g.Len())
 	}
 	// Object of the wrong type.
 	g = value.Graph{}
-	if _, err := r.encode(&g, Object(cls, 5)); err == nil || !strings.Contains(err.Error(), "holds *session.node values") {
+	if _, _, err := r.encode(&g, Object(cls, 5), false, nil); err == nil || !strings.Contains(err.Error(), "holds *session.node values") {
 		t.Fatalf("wrong type: %v", err)
 	}
-	if _, err := r.encode(&g, Object(cls, (*node)(nil))); err == nil {
+	if _, _, err := r.encode(&g, Object(cls, (*node)(nil)), false, nil); err == nil {
 		t.Fatal("nil pointer accepted")
 	}
 }

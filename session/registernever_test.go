@@ -252,7 +252,7 @@ func TestRegisterClassRefusesUnconvertibleFields(t *testing.T) {
 			eager = []string{"N", "Ch"}
 		}
 		var g value.Graph
-		_, err = r.encode(&g, Object(MustClassOf[neverFields]("F", Policy{Eager: eager}), &neverFields{}))
+		_, _, err = r.encode(&g, Object(MustClassOf[neverFields]("F", Policy{Eager: eager}), &neverFields{}), false, nil)
 		if (err != nil) != (tc.want != "") {
 			t.Errorf("%+v: sending an instance with %v eager: %v", tc.p, eager, err)
 		}

@@ -179,12 +179,15 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 // Load interrupted before the session started is the exception: the new
 // connection is configured and the Load re-sent, the dump left unloaded,
 // since restoring it would start the session and the worker takes a Load
-// only into one that has not started. The redials, the Configure and the
-// Load together are bounded by Config.StartTimeout and by the context of
-// the interrupted request. A request answered with a ShutdownDump again
-// on every replica it resumes on is resumed at most 8 times; the next
-// ShutdownDump ends the session with its *ShutdownError (Resume says
-// why).
+// only into one that has not started. Start's own Configure is resumed
+// too, by the redial alone: the session has nothing to restore yet (the
+// server sends no dump), and the Configure sent again configures the new
+// connection. A later Configure (through Do) is resumed like any request.
+// The redials, the Configure and the Load together are bounded by
+// Config.StartTimeout and by the context of the interrupted request. A
+// request answered with a ShutdownDump again on every replica it resumes
+// on is resumed at most 8 times; the next ShutdownDump ends the session
+// (or fails Start) with its *ShutdownError (Resume says why).
 //
 // The protocol version negotiated with an endpoint is cached per URL (as
 // it is per binary for processes), so only the first session of an
@@ -504,8 +507,32 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 	if b.Dump != nil {
 		shut.Dump = *b.Dump
 	}
-	if rp.l.NoResume || b.Dump == nil || req.RequestKind() == message.KindConfigure {
+	// What the new connection needs before req is sent again: the
+	// session's Configure and its dump, as a rule. A session that has
+	// not been configured yet (Start's own Configure was drained) has no
+	// state to lose, and the server sends it no dump: the redial is all,
+	// and the re-sent Configure configures the new replica. A Configure
+	// on a configured session (one sent through Do) is resumed like any
+	// request, so that the new replica answers it as the old one would
+	// have (the montygo server refuses it, and the session lives on).
+	kind := resumeAll
+	switch {
+	case rp.l.NoResume:
 		return nil, s.die(shut, true)
+	case req.RequestKind() == message.KindConfigure && !s.configured:
+		kind = resumeDial
+	case b.Dump == nil:
+		return nil, s.die(shut, true)
+	case req.RequestKind() == message.KindLoad && !s.started:
+		// A Load needs a session that has not started (the worker
+		// refuses it once a feed, a Dump or a Load has built the
+		// interpreter). The server dumped this unstarted session's
+		// interpreter, building it, so restoring that dump would start
+		// the new one and get the re-sent Load refused: configured
+		// anew, the new replica is where the old one was. A Load on a
+		// started session is refused wherever it goes; the usual resume
+		// keeps that refusal (and the session's state).
+		kind = resumeConfigure
 	}
 	if s.turnResumes >= maxResumesPerTurn {
 		// Every replica drains the request again (or a hostile endpoint
@@ -514,15 +541,7 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 		shut.Resume = fmt.Errorf("monty session: the request was interrupted by %d ShutdownDumps in a row; not resuming again", s.turnResumes+1)
 		return nil, s.die(shut, true)
 	}
-	// A Load needs a session that has not started (the worker refuses it
-	// once a feed, a Dump or a Load has built the interpreter). The
-	// server dumped this unstarted session's interpreter, building it, so
-	// restoring that dump would start the new one and get the re-sent
-	// Load refused: configured anew, the new replica is where the old one
-	// was. A Load on a started session is refused wherever it goes; the
-	// usual resume keeps that refusal (and the session's state).
-	fresh := req.RequestKind() == message.KindLoad && !s.started
-	err := s.resumeBounded(ctx, rp, shut.Dump, fresh)
+	err := s.resumeBounded(ctx, rp, shut.Dump, kind)
 	if rp.l.OnResume != nil {
 		rp.mu.Lock()
 		url := rp.url
@@ -547,14 +566,29 @@ func (s *Session) shutdownDump(ctx context.Context, req message.Request, b *mess
 // RemoteLauncher).
 const maxResumesPerTurn = 8
 
+// resumeKind is what a resume rebuilds on the new connection before the
+// interrupted request is sent again.
+type resumeKind int
+
+const (
+	// resumeAll configures the new connection and loads the dump.
+	resumeAll resumeKind = iota
+	// resumeConfigure only configures it (a Load before the session
+	// started: the dump is not loaded).
+	resumeConfigure
+	// resumeDial only redials (Start's own Configure: the re-sent
+	// request is the Configure).
+	resumeDial
+)
+
 // resumeBounded is resumeRemote within Config.StartTimeout (and ctx): a
 // replica that accepts the upgrade and never answers, or a dial that
 // hangs, ends the resume with a *StartTimeoutError instead of holding the
 // request forever.
-func (s *Session) resumeBounded(ctx context.Context, rp *remotePeer, dump []byte, fresh bool) error {
+func (s *Session) resumeBounded(ctx context.Context, rp *remotePeer, dump []byte, kind resumeKind) error {
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
-	err := s.resumeRemote(tctx, rp, dump, fresh)
+	err := s.resumeRemote(tctx, rp, dump, kind)
 	if err != nil && tctx.Err() != nil && ctx.Err() == nil {
 		return &StartTimeoutError{Timeout: s.cfg.StartTimeout, Err: err}
 	}
@@ -563,12 +597,15 @@ func (s *Session) resumeBounded(ctx context.Context, rp *remotePeer, dump []byte
 
 // resumeRemote redials, configures, loads dump and checks that a
 // suspended session comes back at the same call. Prints during the Load
-// are delivered. When fresh is set it stops after the Configure: the new
-// replica holds a configured session that has not started, and dump is
-// not loaded.
-func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte, fresh bool) error {
+// are delivered. For resumeConfigure it stops after the Configure: the
+// new replica holds a configured session that has not started, and dump
+// is not loaded; for resumeDial, after the redial.
+func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte, kind resumeKind) error {
 	if err := rp.redial(ctx); err != nil {
 		return err
+	}
+	if kind == resumeDial {
+		return nil
 	}
 	ev, err := s.rawTurn(ctx, s.cfg.configure(s.codec.Version()))
 	if err != nil {
@@ -577,7 +614,7 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte,
 	if k := ev.Body.EventKind(); k != message.KindOk {
 		return fmt.Errorf("the new connection answered Configure with %s", k)
 	}
-	if fresh {
+	if kind == resumeConfigure {
 		return nil
 	}
 	ev, err = s.rawTurn(ctx, &message.Load{State: dump})

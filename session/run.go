@@ -444,17 +444,23 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 	if err := checkInputNames(r.o.inputs); err != nil {
 		return nil, err
 	}
+	// A Feed refused for one of its inputs registers none of the host
+	// objects of any (see heldObjects).
+	var held *heldObjects
 	for _, in := range r.o.inputs {
 		n := feed.Values.Len()
-		root, err := r.encode(&feed.Values, in.Value)
+		root, h, err := r.encode(&feed.Values, in.Value, true, held)
+		held = h
 		if err == nil {
 			err = outputOnlyInput(&feed.Values, n, root)
 		}
 		if err != nil {
+			held.drop()
 			return nil, &InvalidRequestError{Err: fmt.Errorf("input %q: %w", in.Name, err)}
 		}
 		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: nfkc(in.Name), Value: root})
 	}
+	held.commit()
 	return feed, nil
 }
 
@@ -477,7 +483,9 @@ func (r *runner) ext(g *value.Graph, name string, v any, err error) (res message
 	if err != nil {
 		return message.ExtResult{Kind: message.ResultError, Error: r.raise(err, "RuntimeError")}
 	}
-	root, cerr := r.encode(g, v)
+	// A result answered with an error instead registers none of its
+	// host objects (see heldObjects).
+	root, held, cerr := r.encode(g, v, true, nil)
 	if cerr != nil {
 		if limit := (*HostObjectLimitError)(nil); errors.As(cerr, &limit) {
 			return message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError", limit.Error())}
@@ -486,9 +494,11 @@ func (r *runner) ext(g *value.Graph, name string, v any, err error) (res message
 			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}
 	}
 	if exc := outputOnlyCall(g, n, root, name); exc != nil {
+		held.drop()
 		g.Truncate(n)
 		return message.ExtResult{Kind: message.ResultError, Error: exc}
 	}
+	held.commit()
 	return message.ExtResult{Kind: message.ResultReturn, Value: root}
 }
 

@@ -165,6 +165,10 @@ type Session struct {
 	// Close and Kill also release a Run blocked in one.
 	hostCancel atomic.Pointer[context.CancelFunc]
 
+	// configured is set once the worker has taken a Configure (Start's,
+	// or the one after a Reset); a Reset clears it. A remote session drained before
+	// then has no state to lose (remote.go, shutdownDump).
+	configured bool
 	// state is the State, written on the turn goroutine (setState) and
 	// read anywhere (cur, State).
 	state   atomic.Uint32
@@ -925,6 +929,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		case message.KindOk:
 			s.toIdle()
 			s.started = false
+			s.configured = true
 			s.stamps = Stamps{}
 			s.applyOwnLimits()
 		case message.KindError:
@@ -978,6 +983,7 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		case message.KindOk:
 			s.toIdle()
 			s.started = false
+			s.configured = false
 			s.stamps = Stamps{}
 			s.suspCount = 0
 		case message.KindError:

@@ -477,8 +477,14 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("node %d: %s is not a valid input value", e.Node, e.Kind)
 }
 
-// CheckInput reports whether every node reachable from roots may be sent to
-// the worker as an input.
+// CheckInput reports whether every node of g may be sent to the worker as
+// an input: it returns an *InputError for the first node, in index order,
+// whose kind the worker does not take back (Kind.OutputOnly). It looks at
+// all of g's nodes, not only those reachable from roots: at protocols 4
+// and 5 the whole graph is the message's arena, so a node no root reaches
+// is on the wire too. roots is not read; it is there so that a call reads
+// as one of Check does. Within this module only tests call it; package
+// session makes the same check over the nodes one host answer added.
 func (g *Graph) CheckInput(roots ...NodeID) error {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
