@@ -5,7 +5,10 @@
 // length prefix: requests from the parent, events from the child. Both
 // directions are capped at the frame cap (256 MiB by default), checked before
 // a frame is sent and enforced as the read limit on receipt, so no message
-// a peer sends takes more than the cap to hold. The reader reads one
+// a peer sends takes more than the cap to hold; a message whose header
+// announces more than the cap is refused (Close 1009, a
+// *frame.TooLargeError) from that header, without waiting for its body.
+// The reader reads one
 // message ahead: a peer that sends without waiting for answers can make
 // this side hold two capped messages not yet returned by ReadFrame (the
 // next one, and the one after it, read but not handed over), besides the
@@ -259,6 +262,10 @@ type Conn struct {
 	closing   chan struct{}
 	local     atomic.Bool // closed by this side
 	raw       *rawConn    // the socket, when this package opened it
+	// cr is the header check the library reads the peer's frames
+	// through (nil when it does not), which knows each message's
+	// announced length before its body arrives.
+	cr *capReader
 }
 
 // rawConn records the network connection under a WebSocket so a close
@@ -293,8 +300,10 @@ type hijackRecorder struct {
 	hj  http.Hijacker
 	raw *rawConn
 	// max, when positive, is the frame cap the connection's reads check
-	// each frame header against (see capConn).
+	// each frame header against (see capReader).
 	max int
+	// cr is the header check of the hijacked connection, once hijacked.
+	cr *capReader
 }
 
 // findHijacker returns the hijacker of w: w itself, or the first writer
@@ -330,7 +339,8 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// of their own.
 	buffered, _ := rw.Reader.Peek(rw.Reader.Buffered())
 	src := io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), c)
-	cc := &capConn{Conn: c, src: bufio.NewReader(src), max: uint64(h.max)}
+	h.cr = &capReader{src: bufio.NewReader(src), max: uint64(h.max)}
+	cc := &capConn{Conn: c, r: h.cr}
 	return cc, bufio.NewReadWriter(bufio.NewReader(cc), rw.Writer), nil
 }
 
@@ -362,15 +372,27 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		}
 		return nil, err
 	}
+	// The connection reads the server's frames through a check of the
+	// length each header announces, as an accepted one reads the
+	// client's (see capReader): the 101's body, which is the socket, is
+	// wrapped on its way to the library.
+	checked := &checkUpgrade{max: uint64(frameCap(opts.MaxFrameLen))}
 	client := opts.HTTPClient
-	if client != nil && client.CheckRedirect == nil {
-		// The WebSocket library wraps the client's CheckRedirect, and
-		// wraps a nil one into "follow every redirect": net/http's
-		// default of 10 would be lost, and a server redirecting to
-		// itself would be asked again and again, as fast as it answers,
-		// until ctx ends. Keep the default.
+	if client != nil {
 		c := *client
-		c.CheckRedirect = tenRedirects
+		if c.CheckRedirect == nil {
+			// The WebSocket library wraps the client's CheckRedirect, and
+			// wraps a nil one into "follow every redirect": net/http's
+			// default of 10 would be lost, and a server redirecting to
+			// itself would be asked again and again, as fast as it
+			// answers, until ctx ends. Keep the default.
+			c.CheckRedirect = tenRedirects
+		}
+		checked.rt = c.Transport
+		if checked.rt == nil {
+			checked.rt = http.DefaultTransport
+		}
+		c.Transport = checked
 		client = &c
 	}
 	var raw *rawConn
@@ -419,7 +441,8 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		// given, and following one could carry the upgrade headers (a
 		// bearer token) from wss:// to a plain http:// address. The 3xx
 		// comes back as a DialError.
-		client = &http.Client{Transport: refuseBadUpgrade{tr}, CheckRedirect: func(*http.Request, []*http.Request) error {
+		checked.rt = refuseBadUpgrade{tr}
+		client = &http.Client{Transport: checked, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}}
 	}
@@ -465,9 +488,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		}
 		return nil, de
 	}
-	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
-	cn.raw = raw
-	return cn, nil
+	return newConn(c, opts.MaxFrameLen, opts.CloseWait, raw, checked.cr), nil
 }
 
 // maxResponseHeader caps the header block of the server's answer to the
@@ -483,6 +504,33 @@ func tenRedirects(_ *http.Request, via []*http.Request) error {
 		return errors.New("stopped after 10 redirects")
 	}
 	return nil
+}
+
+// checkUpgrade is the RoundTripper of every dial: it hands the WebSocket
+// library the body of a 101 answer (the socket) read through a capReader,
+// and records that reader for the connection. A dial's round trips run
+// on the dialing goroutine, one after another; the last 101 is the one
+// the library upgrades.
+type checkUpgrade struct {
+	rt  http.RoundTripper
+	max uint64
+	cr  *capReader
+}
+
+func (u *checkUpgrade) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := u.rt.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		return resp, err
+	}
+	body, ok := resp.Body.(io.ReadWriteCloser)
+	if !ok {
+		return resp, nil // the library refuses a body it cannot write to
+	}
+	// Buffered so that headers cost no reads of their own; a payload
+	// read of the buffer's size or more goes straight to the socket.
+	u.cr = &capReader{src: bufio.NewReader(body), max: u.max}
+	resp.Body = &capBody{ReadWriteCloser: body, r: u.cr}
+	return resp, nil
 }
 
 // refuseBadUpgrade is the RoundTripper of the dials this package makes
@@ -556,16 +604,20 @@ func headerTokens(h http.Header, key string) []string {
 func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (*Conn, error) {
 	raw := &rawConn{}
 	aw := w
+	var hr *hijackRecorder
 	if hj, ok := findHijacker(w); ok {
-		aw = &hijackRecorder{ResponseWriter: w, hj: hj, raw: raw, max: frameCap(opts.MaxFrameLen)}
+		hr = &hijackRecorder{ResponseWriter: w, hj: hj, raw: raw, max: frameCap(opts.MaxFrameLen)}
+		aw = hr
 	} // else the library refuses w with 501 before writing anything else
 	c, err := websocket.Accept(aw, r, &websocket.AcceptOptions{OriginPatterns: opts.OriginPatterns})
 	if err != nil {
 		return nil, err
 	}
-	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
-	cn.raw = raw
-	return cn, nil
+	var cr *capReader
+	if hr != nil {
+		cr = hr.cr
+	}
+	return newConn(c, opts.MaxFrameLen, opts.CloseWait, raw, cr), nil
 }
 
 // frameCap is the frame cap in force for a MaxFrameLen option.
@@ -576,7 +628,7 @@ func frameCap(maxFrame int) int {
 	return maxFrame
 }
 
-func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration) *Conn {
+func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration, raw *rawConn, cr *capReader) *Conn {
 	maxFrame = frameCap(maxFrame)
 	if closeWait <= 0 {
 		closeWait = DefaultCloseWait
@@ -589,6 +641,8 @@ func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration) *Conn {
 		frames:    make(chan []byte, 1),
 		done:      make(chan struct{}),
 		closing:   make(chan struct{}),
+		raw:       raw,
+		cr:        cr,
 	}
 	go cn.readLoop()
 	return cn
