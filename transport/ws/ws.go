@@ -265,7 +265,8 @@ type Conn struct {
 	// cr is the header check the library reads the peer's frames
 	// through (nil when it does not), which knows each message's
 	// announced length before its body arrives.
-	cr *capReader
+	cr    *capReader
+	probe [1]byte // readMessage's look past a full buffer
 }
 
 // rawConn records the network connection under a WebSocket so a close
@@ -654,7 +655,7 @@ func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration, raw *rawC
 func (cn *Conn) readLoop() {
 	defer close(cn.done)
 	for {
-		typ, data, err := cn.c.Read(context.Background())
+		typ, r, err := cn.c.Reader(context.Background())
 		if err != nil {
 			cn.err = cn.classifyReadError(err)
 			return
@@ -664,6 +665,11 @@ func (cn *Conn) readLoop() {
 			go cn.closeWire(int(websocket.StatusPolicyViolation), "frames must be binary messages")
 			return
 		}
+		data, err := cn.readMessage(r)
+		if err != nil {
+			cn.err = cn.classifyReadError(err)
+			return
+		}
 		select {
 		case cn.frames <- data:
 		case <-cn.closing:
@@ -671,6 +677,94 @@ func (cn *Conn) readLoop() {
 			return
 		}
 	}
+}
+
+// The buffer a message is read into (see readMessage): it starts at
+// firstRead bytes, or the message's announced length when that is less,
+// and doubles as the message arrives until a 1/jumpShare share of its
+// announced length has; it is then grown once to the whole length.
+const (
+	firstRead = 64 << 10
+	jumpShare = 16
+)
+
+// readMessage reads the rest of the message r delivers. The library's
+// own Read does it with io.ReadAll, which gathers the message in pieces
+// and then copies them into one buffer of its length: about twice the
+// message is held at the peak, more than 500 MiB for one at the 256 MiB
+// cap. The header check knows the length the message announced, so the buffer
+// could be made that size at once; but a peer would then make this side
+// allocate the whole cap for a header of 14 bytes, on as many
+// connections as it likes. So the buffer is made to grow as bytes arrive,
+// doubling until 1/jumpShare of the announced length has come, and is
+// then made the whole length in one step: a message of N bytes costs
+// about N(1 + 1/jumpShare) at the peak, and a peer can make this side
+// allocate at most jumpShare times what it has sent (firstRead at least,
+// never more than the cap). A message whose length is not known in
+// advance (one sent in fragments) grows by doubling to the cap.
+func (cn *Conn) readMessage(r io.Reader) ([]byte, error) {
+	var whole uint64 // the announced length of the whole message, 0 if not known
+	hint := uint64(firstRead)
+	if cn.cr != nil {
+		n, w := cn.cr.announced()
+		if w {
+			whole = n
+		}
+		if n < hint {
+			hint = n
+		}
+	}
+	buf := make([]byte, 0, hint)
+	for {
+		if len(buf) == cap(buf) {
+			// Full: find out whether the message goes on before growing
+			// the buffer for it.
+			n, err := r.Read(cn.probe[:])
+			if n == 0 {
+				if err == io.EOF {
+					return buf, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			buf = append(grow(buf, whole, cn.maxFrame), cn.probe[0])
+			if err == io.EOF {
+				return buf, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// grow returns buf, full, in a buffer with room for more of a message
+// whose announced length is whole (0 when not known), by readMessage's
+// rule, never past one byte over the cap (where the library refuses the
+// message).
+func grow(buf []byte, whole uint64, maxFrame int) []byte {
+	size := max(2*cap(buf), 512)
+	if whole > uint64(cap(buf)) && uint64(cap(buf)) >= whole/jumpShare {
+		size = int(whole)
+	}
+	size = min(size, maxFrame+1)
+	if size <= cap(buf) {
+		size = cap(buf) + 1
+	}
+	b := make([]byte, len(buf), size)
+	copy(b, buf)
+	return b
 }
 
 func (cn *Conn) classifyReadError(err error) error {

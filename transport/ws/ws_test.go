@@ -36,7 +36,7 @@ type peer struct {
 	upgrades atomic.Int32
 }
 
-func newPeer(t *testing.T) *peer {
+func newPeer(t testing.TB) *peer {
 	t.Helper()
 	p := &peer{conns: make(chan *websocket.Conn, 4), header: make(chan http.Header, 4)}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
