@@ -294,6 +294,30 @@ func (r *rawConn) close() {
 	}
 }
 
+// resetOnClose makes the socket's close discard what is still unsent
+// and reset the peer's connection (SO_LINGER 0), where the socket is TCP
+// (under TLS, and under wrappers that expose what they wrap through
+// NetConn, too).
+func (r *rawConn) resetOnClose() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	c := r.c
+	r.mu.Unlock()
+	for range 100 {
+		switch t := c.(type) {
+		case interface{ SetLinger(sec int) error }:
+			t.SetLinger(0)
+			return
+		case interface{ NetConn() net.Conn }:
+			c = t.NetConn()
+		default:
+			return
+		}
+	}
+}
+
 // hijackRecorder passes an http.ResponseWriter through and records the
 // connection taken by the upgrade through hj, the writer's hijacker.
 type hijackRecorder struct {
@@ -924,6 +948,21 @@ func (cn *Conn) CloseWith(code int, reason string) error {
 	cn.closeWire(code, reason)
 	<-cn.done
 	return cn.closeErr
+}
+
+// Abort is CloseWith for a peer that has stopped reading, a write to it
+// stuck on its full TCP window: the Close frame is tried as CloseWith
+// tries it, but the socket is then dropped with SO_LINGER 0, so the
+// kernel discards what this side wrote and the peer never took, and
+// resets the peer's connection. A graceful close would leave that data
+// (up to a few MiB a connection) in a socket the kernel keeps trying to
+// deliver from, in FIN-WAIT-1, for as long as the peer keeps its window
+// shut. After Close or CloseWith it waits for the close as they do, and
+// a socket not yet dropped is reset. Where this package did not open the
+// socket (DialOptions.HTTPClient) or it is not TCP, Abort is CloseWith.
+func (cn *Conn) Abort(code int, reason string) error {
+	cn.raw.resetOnClose()
+	return cn.CloseWith(code, reason)
 }
 
 // closeWire sends the Close frame once, waits at most the close wait for
