@@ -79,7 +79,7 @@ func TestLargeMessageCostsItsLength(t *testing.T) {
 				if err != nil || !bytes.Equal(got, msg) {
 					t.Fatalf("ReadFrame: %d bytes, %v", len(got), err)
 				}
-				if i == 1 && cost > n+n/4 {
+				if i == 1 && cost > n+n/2 { // 1.12 n by the growth rule; the rest is room for noise
 					t.Fatalf("reading a message of %d MiB allocated %.1f MiB (%.2f times its length)", n>>20, float64(cost)/(1<<20), float64(cost)/n)
 				}
 				t.Logf("read %d MiB, allocated %.1f MiB", n>>20, float64(cost)/(1<<20))
