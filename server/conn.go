@@ -85,11 +85,24 @@ var errEnded = errors.New("session ended")
 // end closes the WebSocket with code, records the outcome and ends the
 // session's context; only the first call counts.
 func (c *conn) end(code int, reason, outcome string) {
+	c.finish(code, reason, outcome, c.ws.CloseWith)
+}
+
+// endUnread is end for a client that stopped reading (a write to it stuck
+// past the idle timeout): the connection is reset rather than closed
+// gracefully (ws.Conn.Abort), so that what the server wrote and the
+// client never took does not stay in the kernel, in a socket closing for
+// as long as the client keeps its window shut.
+func (c *conn) endUnread(code int, reason, outcome string) {
+	c.finish(code, reason, outcome, c.ws.Abort)
+}
+
+func (c *conn) finish(code int, reason, outcome string, closeWS func(code int, reason string) error) {
 	c.endOnce.Do(func() {
 		c.mu.Lock()
 		c.outcome = outcome
 		c.mu.Unlock()
-		c.ws.CloseWith(code, reason)
+		closeWS(code, reason)
 		c.cancel(errEnded)
 	})
 }
@@ -282,11 +295,12 @@ func (g gate) handOver(ctx, deliver context.Context) {
 
 // WriteFrame sends one event frame to the client. A client that stops
 // reading (its TCP window full) for longer than the idle timeout ends the
-// session, so it cannot hold a worker until the session timeout.
+// session, so it cannot hold a worker until the session timeout, and its
+// connection is reset, so that what it left unread is freed at once.
 func (g gate) WriteFrame(b []byte) error {
 	if g.stuckT == nil {
 		g.stuckT = time.AfterFunc(g.srv.cfg.IdleTimeout, func() {
-			g.end(CloseIdleTimeout, "client not reading", OutcomeIdleTimeout)
+			g.endUnread(CloseIdleTimeout, "client not reading", OutcomeIdleTimeout)
 		})
 	} else {
 		g.stuckT.Reset(g.srv.cfg.IdleTimeout)

@@ -180,6 +180,10 @@ func (c *limitedConn) CloseWrite() error {
 	return nil
 }
 
+// NetConn returns the connection it wraps (so that the WebSocket
+// transport can reset a connection whose client stopped reading).
+func (c *limitedConn) NetConn() net.Conn { return c.Conn }
+
 // Close closes the connection and frees its place.
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()

@@ -5,6 +5,7 @@ package session_test
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gomonty/monty/codec"
+	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/wsframe"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/session"
@@ -365,5 +367,72 @@ func TestRemoteCloseCodesMidTurn(t *testing.T) {
 				t.Errorf("errors.Is(ErrTimeout) = %v", got)
 			}
 		})
+	}
+}
+
+// A server that answers a Feed with the header of a message over the
+// client's frame cap and then stalls (the body never comes) ends the turn
+// at once, with an error matching frame.ErrTooLarge that carries the
+// announced length (*frame.TooLargeError), and the server gets a Close
+// with 1009: the client refuses the message from its header. It used to
+// count the cap against the body as it arrived, so the turn waited on
+// the server until the session's own timeouts.
+func TestRemoteOversizeAnnouncedEndsTheTurnAtOnce(t *testing.T) {
+	cd, _ := codec.ForVersion(4)
+	ok, err := cd.AppendEvent(nil, &message.ChildEvent{Body: &message.Ok{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const announced = 1 << 40
+	header := []byte{0x82, 127, 0, 0, 0, 0, 0, 0, 0, 0} // FIN, binary, 64-bit length
+	binary.BigEndian.PutUint64(header[2:], announced)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan int, 1)
+	go func() {
+		code := -1
+		defer func() { closed <- code }()
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+			wsframe.Accept(req.Header.Get("Sec-WebSocket-Key")))
+		if _, _, err := wsframe.Read(br); err != nil { // the Configure
+			return
+		}
+		c.Write(wsframe.Server(true, 2, ok))
+		if _, _, err := wsframe.Read(br); err != nil { // the Feed
+			return
+		}
+		c.Write(append(header, "the rest never comes"...))
+		for { // until the client leaves
+			op, p, err := wsframe.Read(br)
+			if err != nil {
+				return
+			}
+			if op == 8 && len(p) >= 2 {
+				code = int(binary.BigEndian.Uint16(p))
+			}
+		}
+	}()
+	defer ln.Close()
+	s := startHostile(t, "ws://"+ln.Addr().String()+"/", session.Config{})
+	err = feedWithin(t, s, context.Background(), "1")
+	var tl *frame.TooLargeError
+	if !errors.As(err, &tl) || tl.Len != announced {
+		t.Fatalf("feed answered with a message announced over the cap = %v, want an error carrying a *frame.TooLargeError{Len: %d}", err, uint64(announced))
+	}
+	s.Close()
+	if code := <-closed; code != int(websocket.StatusMessageTooBig) {
+		t.Fatalf("the client closed with %d, want %d", code, websocket.StatusMessageTooBig)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 )
 
 // errAnnouncedTooLarge is what an accepted connection's reader returns,
@@ -19,20 +20,22 @@ type announcedTooLarge struct{ n uint64 }
 func (e *announcedTooLarge) Error() string { return errAnnouncedTooLarge.Error() }
 func (e *announcedTooLarge) Unwrap() error { return errAnnouncedTooLarge }
 
-// capConn is the socket of an accepted connection as the WebSocket
-// library reads it: every frame header passes through a check of the
-// message length it announces (the sum of a fragmented message's frames),
-// so that a message over the cap is refused from its header. The library
-// itself counts the cap against the body as it arrives, which lets a peer
-// that announces a huge message and then stalls hold the connection, its
-// refusal waiting on bytes that never come.
+// capReader reads a WebSocket byte stream (what the peer sends) the way
+// the WebSocket library reads it, with every frame header passing through
+// a check of the message length it announces (the sum of a fragmented
+// message's frames), so that a message over the cap is refused from its
+// header. The library itself counts the cap against the body as it
+// arrives, which lets a peer that announces a huge message and then
+// stalls hold the connection, its refusal waiting on bytes that never
+// come.
 //
 // It reads the header of each frame whole before handing any of it on,
 // and the payload through untouched; what it cannot parse it hands on
-// for the library to refuse.
-type capConn struct {
-	net.Conn
-	src io.Reader // what the HTTP server had buffered, then the socket
+// for the library to refuse. It also records the length the first frame
+// of the latest data message announced (see announced), which the read
+// loop sizes its buffer from.
+type capReader struct {
+	src io.Reader
 	max uint64
 
 	hdr     [14]byte
@@ -40,9 +43,43 @@ type capConn struct {
 	payload uint64 // bytes of the current frame's payload still to come
 	message uint64 // data bytes of the current message so far
 	err     error  // a read error held until pending is handed on
+
+	// first is the length the first frame of the latest data message
+	// announced, shifted left by one, with the low bit set when that
+	// frame was the whole message (FIN). It is atomic because the
+	// library may read frames from another goroutine while closing (it
+	// reads the peer's Close frame) as the read loop looks at it.
+	first atomic.Uint64
 }
 
-func (c *capConn) Read(p []byte) (int, error) {
+// announced returns what the first frame of the latest data message
+// announced: its payload length (at most the cap), and whether it is the
+// whole message.
+func (c *capReader) announced() (n uint64, whole bool) {
+	v := c.first.Load()
+	return v >> 1, v&1 != 0
+}
+
+// capConn is the socket of an accepted connection as the WebSocket
+// library reads it: through a capReader.
+type capConn struct {
+	net.Conn
+	r *capReader
+}
+
+func (c *capConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// capBody is the body of a dialed connection's 101 answer (the socket,
+// as net/http hands it to the WebSocket library) read through a
+// capReader.
+type capBody struct {
+	io.ReadWriteCloser
+	r *capReader
+}
+
+func (b *capBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+func (c *capReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -66,7 +103,7 @@ func (c *capConn) Read(p []byte) (int, error) {
 }
 
 // readHeader reads the next frame header and checks it.
-func (c *capConn) readHeader(p []byte) (int, error) {
+func (c *capReader) readHeader(p []byte) (int, error) {
 	h := c.hdr[:2]
 	if n, err := io.ReadFull(c.src, h); err != nil {
 		return c.handOn(h[:n], err, p)
@@ -110,13 +147,20 @@ func (c *capConn) readHeader(p []byte) (int, error) {
 			return 0, c.err
 		}
 		c.message += length
+		if op != 0x0 {
+			v := length << 1
+			if h[0]&0x80 != 0 {
+				v |= 1
+			}
+			c.first.Store(v)
+		}
 	}
 	c.payload = length
 	return c.handOn(h, nil, p)
 }
 
 // handOn hands header bytes on to the library, and err after them.
-func (c *capConn) handOn(h []byte, err error, p []byte) (int, error) {
+func (c *capReader) handOn(h []byte, err error, p []byte) (int, error) {
 	c.err = err
 	n := copy(p, h)
 	c.pending = h[n:]

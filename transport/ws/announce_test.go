@@ -10,11 +10,11 @@ import (
 	"github.com/gomonty/monty/internal/wsframe"
 )
 
-// capConn hands every byte of a stream within the cap on unchanged,
+// capReader hands every byte of a stream within the cap on unchanged,
 // however small the reads (a header split over several of them), and
 // stops at the header of a message announced over the cap, counting a
 // fragmented message's frames together and control frames not at all.
-func TestCapConnChecksAnnouncedLengths(t *testing.T) {
+func TestCapReaderChecksAnnouncedLengths(t *testing.T) {
 	const limit = 300
 	var ok []byte
 	ok = append(ok, wsframe.Client(true, 2, bytes.Repeat([]byte{1}, limit))...) // at the cap
@@ -28,7 +28,7 @@ func TestCapConnChecksAnnouncedLengths(t *testing.T) {
 		iotest.OneByteReader,
 		iotest.HalfReader,
 	} {
-		cc := &capConn{src: bytes.NewReader(ok), max: limit}
+		cc := &capReader{src: bytes.NewReader(ok), max: limit}
 		got, err := io.ReadAll(read(cc))
 		if err != nil || !bytes.Equal(got, ok) {
 			t.Fatalf("within the cap: %d of %d bytes, %v", len(got), len(ok), err)
@@ -46,7 +46,7 @@ func TestCapConnChecksAnnouncedLengths(t *testing.T) {
 		{"a huge 64-bit length", []byte{0x82, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0, 0xff << 56},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cc := &capConn{src: bytes.NewReader(tc.stream), max: limit}
+			cc := &capReader{src: bytes.NewReader(tc.stream), max: limit}
 			got, err := io.ReadAll(iotest.OneByteReader(cc))
 			var at *announcedTooLarge
 			if !errors.As(err, &at) || at.n != tc.n {

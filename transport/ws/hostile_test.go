@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gomonty/monty/frame"
 	"github.com/gomonty/monty/internal/wsframe"
 )
 
@@ -379,5 +381,84 @@ func TestRedirectLoopIsBounded(t *testing.T) {
 	}
 	if n := hits.Load(); n > 11 {
 		t.Fatalf("Dial with a client following redirects made %d requests", n)
+	}
+}
+
+// A server that announces a message over the frame cap and then stalls
+// (the body trickles, or never comes) has the client's read fail at once
+// with a *frame.TooLargeError carrying the announced length, and gets a
+// Close with 1009: the dialed connection checks each frame header as an
+// accepted one does. Before, the client counted the cap against the body
+// as it arrived, so its read waited on the server for as long as the
+// server liked (a turn held until the caller's own timeouts). With
+// Dial's own transport and with a caller's HTTPClient alike; a message
+// split into fragments counts whole.
+func TestDialRefusesOversizeFromTheHeader(t *testing.T) {
+	const limit = 64 << 10
+	header := func(fin bool, op byte, n uint64) []byte {
+		b := []byte{op, 127, 0, 0, 0, 0, 0, 0, 0, 0} // 64-bit length, unmasked
+		if fin {
+			b[0] |= 0x80
+		}
+		binary.BigEndian.PutUint64(b[2:], n)
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		stream []byte
+		n      uint64
+	}{
+		{"one frame", append(header(true, 2, limit+1), make([]byte, 100)...), limit + 1},
+		{"a huge length", header(true, 2, 1<<40), 1 << 40},
+		{"fragments", append(append(header(false, 2, limit/2), make([]byte, limit/2)...), header(true, 0, limit/2+1)...), limit + 1},
+	} {
+		for _, client := range []*http.Client{nil, {}} {
+			t.Run(fmt.Sprintf("%s/HTTPClient=%t", tc.name, client != nil), func(t *testing.T) {
+				closed := make(chan int, 1)
+				u := handServer(t, func(rw *bufio.ReadWriter, key string) {
+					switching(rw, key)
+					rw.WriteString("\r\n")
+					rw.Write(tc.stream)
+					rw.Flush()
+					// Stall: the rest of the message never comes. Read
+					// what the client sends until it leaves.
+					code := -1
+					for {
+						op, p, err := wsframe.Read(rw)
+						if err != nil {
+							break
+						}
+						if op == 8 && len(p) >= 2 {
+							code = int(binary.BigEndian.Uint16(p))
+						}
+					}
+					closed <- code
+				})
+				c, err := Dial(ctx10(t), u, DialOptions{MaxFrameLen: limit, HTTPClient: client})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				read := make(chan error, 1)
+				go func() {
+					_, err := c.ReadFrame()
+					read <- err
+				}()
+				select {
+				case err = <-read:
+				case <-time.After(30 * time.Second):
+					c.Close()
+					<-read
+					t.Fatal("the client waited for the body of a message announced over its cap")
+				}
+				var tl *frame.TooLargeError
+				if !errors.As(err, &tl) || tl.Len != tc.n || tl.Max != limit {
+					t.Fatalf("ReadFrame = %v, want a *frame.TooLargeError{Len: %d, Max: %d}", err, tc.n, limit)
+				}
+				if code := <-closed; code != int(websocket.StatusMessageTooBig) {
+					t.Fatalf("the client closed with %d, want %d", code, websocket.StatusMessageTooBig)
+				}
+			})
+		}
 	}
 }

@@ -5,7 +5,10 @@
 // length prefix: requests from the parent, events from the child. Both
 // directions are capped at the frame cap (256 MiB by default), checked before
 // a frame is sent and enforced as the read limit on receipt, so no message
-// a peer sends takes more than the cap to hold. The reader reads one
+// a peer sends takes more than the cap to hold; a message whose header
+// announces more than the cap is refused (Close 1009, a
+// *frame.TooLargeError) from that header, without waiting for its body.
+// The reader reads one
 // message ahead: a peer that sends without waiting for answers can make
 // this side hold two capped messages not yet returned by ReadFrame (the
 // next one, and the one after it, read but not handed over), besides the
@@ -259,6 +262,11 @@ type Conn struct {
 	closing   chan struct{}
 	local     atomic.Bool // closed by this side
 	raw       *rawConn    // the socket, when this package opened it
+	// cr is the header check the library reads the peer's frames
+	// through (nil when it does not), which knows each message's
+	// announced length before its body arrives.
+	cr    *capReader
+	probe [1]byte // readMessage's look past a full buffer
 }
 
 // rawConn records the network connection under a WebSocket so a close
@@ -286,6 +294,30 @@ func (r *rawConn) close() {
 	}
 }
 
+// resetOnClose makes the socket's close discard what is still unsent
+// and reset the peer's connection (SO_LINGER 0), where the socket is TCP
+// (under TLS, and under wrappers that expose what they wrap through
+// NetConn, too).
+func (r *rawConn) resetOnClose() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	c := r.c
+	r.mu.Unlock()
+	for range 100 {
+		switch t := c.(type) {
+		case interface{ SetLinger(sec int) error }:
+			t.SetLinger(0)
+			return
+		case interface{ NetConn() net.Conn }:
+			c = t.NetConn()
+		default:
+			return
+		}
+	}
+}
+
 // hijackRecorder passes an http.ResponseWriter through and records the
 // connection taken by the upgrade through hj, the writer's hijacker.
 type hijackRecorder struct {
@@ -293,8 +325,10 @@ type hijackRecorder struct {
 	hj  http.Hijacker
 	raw *rawConn
 	// max, when positive, is the frame cap the connection's reads check
-	// each frame header against (see capConn).
+	// each frame header against (see capReader).
 	max int
+	// cr is the header check of the hijacked connection, once hijacked.
+	cr *capReader
 }
 
 // findHijacker returns the hijacker of w: w itself, or the first writer
@@ -330,7 +364,8 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// of their own.
 	buffered, _ := rw.Reader.Peek(rw.Reader.Buffered())
 	src := io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), c)
-	cc := &capConn{Conn: c, src: bufio.NewReader(src), max: uint64(h.max)}
+	h.cr = &capReader{src: bufio.NewReader(src), max: uint64(h.max)}
+	cc := &capConn{Conn: c, r: h.cr}
 	return cc, bufio.NewReadWriter(bufio.NewReader(cc), rw.Writer), nil
 }
 
@@ -362,15 +397,27 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		}
 		return nil, err
 	}
+	// The connection reads the server's frames through a check of the
+	// length each header announces, as an accepted one reads the
+	// client's (see capReader): the 101's body, which is the socket, is
+	// wrapped on its way to the library.
+	checked := &checkUpgrade{max: uint64(frameCap(opts.MaxFrameLen))}
 	client := opts.HTTPClient
-	if client != nil && client.CheckRedirect == nil {
-		// The WebSocket library wraps the client's CheckRedirect, and
-		// wraps a nil one into "follow every redirect": net/http's
-		// default of 10 would be lost, and a server redirecting to
-		// itself would be asked again and again, as fast as it answers,
-		// until ctx ends. Keep the default.
+	if client != nil {
 		c := *client
-		c.CheckRedirect = tenRedirects
+		if c.CheckRedirect == nil {
+			// The WebSocket library wraps the client's CheckRedirect, and
+			// wraps a nil one into "follow every redirect": net/http's
+			// default of 10 would be lost, and a server redirecting to
+			// itself would be asked again and again, as fast as it
+			// answers, until ctx ends. Keep the default.
+			c.CheckRedirect = tenRedirects
+		}
+		checked.rt = c.Transport
+		if checked.rt == nil {
+			checked.rt = http.DefaultTransport
+		}
+		c.Transport = checked
 		client = &c
 	}
 	var raw *rawConn
@@ -419,7 +466,8 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		// given, and following one could carry the upgrade headers (a
 		// bearer token) from wss:// to a plain http:// address. The 3xx
 		// comes back as a DialError.
-		client = &http.Client{Transport: refuseBadUpgrade{tr}, CheckRedirect: func(*http.Request, []*http.Request) error {
+		checked.rt = refuseBadUpgrade{tr}
+		client = &http.Client{Transport: checked, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}}
 	}
@@ -465,9 +513,7 @@ func Dial(ctx context.Context, rawURL string, opts DialOptions) (*Conn, error) {
 		}
 		return nil, de
 	}
-	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
-	cn.raw = raw
-	return cn, nil
+	return newConn(c, opts.MaxFrameLen, opts.CloseWait, raw, checked.cr), nil
 }
 
 // maxResponseHeader caps the header block of the server's answer to the
@@ -483,6 +529,33 @@ func tenRedirects(_ *http.Request, via []*http.Request) error {
 		return errors.New("stopped after 10 redirects")
 	}
 	return nil
+}
+
+// checkUpgrade is the RoundTripper of every dial: it hands the WebSocket
+// library the body of a 101 answer (the socket) read through a capReader,
+// and records that reader for the connection. A dial's round trips run
+// on the dialing goroutine, one after another; the last 101 is the one
+// the library upgrades.
+type checkUpgrade struct {
+	rt  http.RoundTripper
+	max uint64
+	cr  *capReader
+}
+
+func (u *checkUpgrade) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := u.rt.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		return resp, err
+	}
+	body, ok := resp.Body.(io.ReadWriteCloser)
+	if !ok {
+		return resp, nil // the library refuses a body it cannot write to
+	}
+	// Buffered so that headers cost no reads of their own; a payload
+	// read of the buffer's size or more goes straight to the socket.
+	u.cr = &capReader{src: bufio.NewReader(body), max: u.max}
+	resp.Body = &capBody{ReadWriteCloser: body, r: u.cr}
+	return resp, nil
 }
 
 // refuseBadUpgrade is the RoundTripper of the dials this package makes
@@ -556,16 +629,20 @@ func headerTokens(h http.Header, key string) []string {
 func Accept(w http.ResponseWriter, r *http.Request, opts AcceptOptions) (*Conn, error) {
 	raw := &rawConn{}
 	aw := w
+	var hr *hijackRecorder
 	if hj, ok := findHijacker(w); ok {
-		aw = &hijackRecorder{ResponseWriter: w, hj: hj, raw: raw, max: frameCap(opts.MaxFrameLen)}
+		hr = &hijackRecorder{ResponseWriter: w, hj: hj, raw: raw, max: frameCap(opts.MaxFrameLen)}
+		aw = hr
 	} // else the library refuses w with 501 before writing anything else
 	c, err := websocket.Accept(aw, r, &websocket.AcceptOptions{OriginPatterns: opts.OriginPatterns})
 	if err != nil {
 		return nil, err
 	}
-	cn := newConn(c, opts.MaxFrameLen, opts.CloseWait)
-	cn.raw = raw
-	return cn, nil
+	var cr *capReader
+	if hr != nil {
+		cr = hr.cr
+	}
+	return newConn(c, opts.MaxFrameLen, opts.CloseWait, raw, cr), nil
 }
 
 // frameCap is the frame cap in force for a MaxFrameLen option.
@@ -576,7 +653,7 @@ func frameCap(maxFrame int) int {
 	return maxFrame
 }
 
-func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration) *Conn {
+func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration, raw *rawConn, cr *capReader) *Conn {
 	maxFrame = frameCap(maxFrame)
 	if closeWait <= 0 {
 		closeWait = DefaultCloseWait
@@ -589,6 +666,8 @@ func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration) *Conn {
 		frames:    make(chan []byte, 1),
 		done:      make(chan struct{}),
 		closing:   make(chan struct{}),
+		raw:       raw,
+		cr:        cr,
 	}
 	go cn.readLoop()
 	return cn
@@ -600,7 +679,7 @@ func newConn(c *websocket.Conn, maxFrame int, closeWait time.Duration) *Conn {
 func (cn *Conn) readLoop() {
 	defer close(cn.done)
 	for {
-		typ, data, err := cn.c.Read(context.Background())
+		typ, r, err := cn.c.Reader(context.Background())
 		if err != nil {
 			cn.err = cn.classifyReadError(err)
 			return
@@ -610,6 +689,11 @@ func (cn *Conn) readLoop() {
 			go cn.closeWire(int(websocket.StatusPolicyViolation), "frames must be binary messages")
 			return
 		}
+		data, err := cn.readMessage(r)
+		if err != nil {
+			cn.err = cn.classifyReadError(err)
+			return
+		}
 		select {
 		case cn.frames <- data:
 		case <-cn.closing:
@@ -617,6 +701,94 @@ func (cn *Conn) readLoop() {
 			return
 		}
 	}
+}
+
+// The buffer a message is read into (see readMessage): it starts at
+// firstRead bytes, or the message's announced length when that is less,
+// and doubles as the message arrives until a 1/jumpShare share of its
+// announced length has; it is then grown once to the whole length.
+const (
+	firstRead = 64 << 10
+	jumpShare = 16
+)
+
+// readMessage reads the rest of the message r delivers. The library's
+// own Read does it with io.ReadAll, which gathers the message in pieces
+// and then copies them into one buffer of its length: about twice the
+// message is held at the peak, more than 500 MiB for one at the 256 MiB
+// cap. The header check knows the length the message announced, so the buffer
+// could be made that size at once; but a peer would then make this side
+// allocate the whole cap for a header of 14 bytes, on as many
+// connections as it likes. So the buffer is made to grow as bytes arrive,
+// doubling until 1/jumpShare of the announced length has come, and is
+// then made the whole length in one step: a message of N bytes costs
+// about N(1 + 1/jumpShare) at the peak, and a peer can make this side
+// allocate at most jumpShare times what it has sent (firstRead at least,
+// never more than the cap). A message whose length is not known in
+// advance (one sent in fragments) grows by doubling to the cap.
+func (cn *Conn) readMessage(r io.Reader) ([]byte, error) {
+	var whole uint64 // the announced length of the whole message, 0 if not known
+	hint := uint64(firstRead)
+	if cn.cr != nil {
+		n, w := cn.cr.announced()
+		if w {
+			whole = n
+		}
+		if n < hint {
+			hint = n
+		}
+	}
+	buf := make([]byte, 0, hint)
+	for {
+		if len(buf) == cap(buf) {
+			// Full: find out whether the message goes on before growing
+			// the buffer for it.
+			n, err := r.Read(cn.probe[:])
+			if n == 0 {
+				if err == io.EOF {
+					return buf, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+			buf = append(grow(buf, whole, cn.maxFrame), cn.probe[0])
+			if err == io.EOF {
+				return buf, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// grow returns buf, full, in a buffer with room for more of a message
+// whose announced length is whole (0 when not known), by readMessage's
+// rule, never past one byte over the cap (where the library refuses the
+// message).
+func grow(buf []byte, whole uint64, maxFrame int) []byte {
+	size := max(2*cap(buf), 512)
+	if whole > uint64(cap(buf)) && uint64(cap(buf)) >= whole/jumpShare {
+		size = int(whole)
+	}
+	size = min(size, maxFrame+1)
+	if size <= cap(buf) {
+		size = cap(buf) + 1
+	}
+	b := make([]byte, len(buf), size)
+	copy(b, buf)
+	return b
 }
 
 func (cn *Conn) classifyReadError(err error) error {
@@ -776,6 +948,21 @@ func (cn *Conn) CloseWith(code int, reason string) error {
 	cn.closeWire(code, reason)
 	<-cn.done
 	return cn.closeErr
+}
+
+// Abort is CloseWith for a peer that has stopped reading, a write to it
+// stuck on its full TCP window: the Close frame is tried as CloseWith
+// tries it, but the socket is then dropped with SO_LINGER 0, so the
+// kernel discards what this side wrote and the peer never took, and
+// resets the peer's connection. A graceful close would leave that data
+// (up to a few MiB a connection) in a socket the kernel keeps trying to
+// deliver from, in FIN-WAIT-1, for as long as the peer keeps its window
+// shut. After Close or CloseWith it waits for the close as they do, and
+// a socket not yet dropped is reset. Where this package did not open the
+// socket (DialOptions.HTTPClient) or it is not TCP, Abort is CloseWith.
+func (cn *Conn) Abort(code int, reason string) error {
+	cn.raw.resetOnClose()
+	return cn.CloseWith(code, reason)
 }
 
 // closeWire sends the Close frame once, waits at most the close wait for

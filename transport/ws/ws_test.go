@@ -36,7 +36,7 @@ type peer struct {
 	upgrades atomic.Int32
 }
 
-func newPeer(t *testing.T) *peer {
+func newPeer(t testing.TB) *peer {
 	t.Helper()
 	p := &peer{conns: make(chan *websocket.Conn, 4), header: make(chan http.Header, 4)}
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -958,9 +958,11 @@ func TestBadHandshakeFailsFast(t *testing.T) {
 
 // A message over the cap is reported as a *frame.TooLargeError, as the
 // stream transport reports a frame over it, so errors.As works the same on
-// both transports: Max is the cap, Len 0 (the library stops reading at the
-// cap, so the message's length is not known). It was a plain error
-// wrapping frame.ErrTooLarge, which only errors.Is matched.
+// both transports: Max is the cap, Len the length the message's header
+// announced (the dialed connection refuses it from the header, before
+// its body). It was a plain error wrapping frame.ErrTooLarge, which only
+// errors.Is matched, and then one with Len 0, while the client counted
+// the cap against the body.
 func TestPeerOverTheCapIsATooLargeError(t *testing.T) {
 	const limit = 1024
 	p := newPeer(t)
@@ -968,10 +970,10 @@ func TestPeerOverTheCapIsATooLargeError(t *testing.T) {
 	go s.Write(context.Background(), websocket.MessageBinary, make([]byte, 3*limit))
 	_, err := c.ReadFrame()
 	var tl *frame.TooLargeError
-	if !errors.As(err, &tl) || tl.Max != limit || tl.Len != 0 {
-		t.Fatalf("ReadFrame of an oversized message = %v (%#v), want a *frame.TooLargeError{Len: 0, Max: %d}", err, tl, limit)
+	if !errors.As(err, &tl) || tl.Max != limit || tl.Len != 3*limit {
+		t.Fatalf("ReadFrame of an oversized message = %v (%#v), want a *frame.TooLargeError{Len: %d, Max: %d}", err, tl, 3*limit, limit)
 	}
-	if strings.Contains(err.Error(), "frame of 0 bytes") {
-		t.Fatalf("error text %q claims a length", err)
+	if !strings.Contains(err.Error(), "frame of 3072 bytes") {
+		t.Fatalf("error text %q does not give the announced length", err)
 	}
 }

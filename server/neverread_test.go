@@ -1,0 +1,91 @@
+//go:build unix
+
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomonty/monty/internal/wsframe"
+	"github.com/gomonty/monty/message"
+)
+
+// A client that stops reading while its session prints is ended once the
+// server's write has been stuck past the idle timeout, and its connection
+// is reset: the server's socket is gone at once, with what the client
+// left unread, and the client's next read past the data it already holds
+// fails with ECONNRESET. Before, the server closed the connection
+// gracefully: its socket stayed in FIN-WAIT-1 holding the unsent prints
+// (up to a few MiB, for as long as the client kept its window shut), and
+// a client that read again got about 2 MiB of them and then waited,
+// neither the rest nor an end of stream coming (here until its 60 s
+// deadline).
+func TestNeverReadingClientIsReset(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.IdleTimeout = 500 * time.Millisecond })
+	nc, br := rawUpgrade(t, ts)
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Configure{ProtocolVersion: 4}))); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err := wsframe.Read(br); err != nil || decodeEvent(t, 4, p).Body.EventKind() != message.KindOk {
+		t.Fatalf("Configure: %v", err)
+	}
+	nc.(*net.TCPConn).SetReadBuffer(4096)
+	if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, &message.Feed{Code: "while True:\n    print('x' * 10000)"}))); err != nil {
+		t.Fatal(err)
+	}
+	// Never read until the server has given up on the client (its
+	// stuck write fails once the socket is closed, before the session
+	// counts as ended).
+	waitMetric(t, ts, `monty_server_sessions_ended_total{outcome="idle_timeout"} 1`)
+	waitMetric(t, ts, "monty_server_sessions_active 0")
+
+	// Linux lists the server's socket while it lives: a reset one is
+	// gone, a gracefully closed one with data the client never took
+	// waits in FIN-WAIT-1.
+	if state, ok := tcpState(t, ts.HTTP, nc.LocalAddr()); ok {
+		t.Fatalf("the server's socket of the connection is still there, in state %s", state)
+	}
+	// What the client's socket holds comes first, then the reset.
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	n, err := io.Copy(io.Discard, br)
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the client read %d bytes more, then %v; want ECONNRESET", n, err)
+	}
+}
+
+// tcpState returns the state of the server's side of a loopback TCP
+// connection to client, as /proc/net/tcp lists it, and whether it is
+// listed at all (never where there is no /proc).
+func tcpState(t *testing.T, server string, client net.Addr) (string, bool) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return "", false
+	}
+	_, sport, _ := net.SplitHostPort(strings.TrimPrefix(server, "http://"))
+	_, cport, _ := net.SplitHostPort(client.String())
+	var sp, cp int
+	fmt.Sscan(sport, &sp)
+	fmt.Sscan(cport, &cp)
+	local, remote := fmt.Sprintf(":%04X", sp), fmt.Sprintf(":%04X", cp)
+	states := map[string]string{"01": "ESTABLISHED", "04": "FIN-WAIT-1", "05": "FIN-WAIT-2", "06": "TIME-WAIT", "07": "CLOSE", "08": "CLOSE-WAIT", "0B": "CLOSING"}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasSuffix(f[1], local) || !strings.HasSuffix(f[2], remote) {
+			continue
+		}
+		if s, ok := states[f[3]]; ok {
+			return s, true
+		}
+		return f[3], true
+	}
+	return "", false
+}
