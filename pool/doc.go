@@ -83,7 +83,11 @@
 // endpoint, unless NoResume; with none up, its own endpoint is redialled
 // once (a balancer's URL may reach another replica), and when that is
 // refused the resume fails at once with an error matching
-// session.ErrNoReplica. A start whose Configure a draining server answers
+// session.ErrNoReplica. Every dial, a resume's included, carries the
+// options (Endpoint.Dial) of the endpoint it goes to: a session that
+// moves from one endpoint to another is dialled there with the other's
+// token and TLS configuration, and no endpoint is ever sent another's
+// credentials. A start whose Configure a draining server answers
 // resumes the same way, inside the start: the checkout gets that one
 // session, on the endpoint it moved to (Session.Endpoint), and the
 // draining endpoint is not counted as having served it. Stats.Endpoints

@@ -51,6 +51,11 @@ type Endpoint struct {
 	// sent fails the checkout with its *ws.HeaderError, charged to no
 	// endpoint. A header function that fails (its token service is down)
 	// fails the dial: a dial failure, backed off (EndpointBackoff).
+	// These options, and the credentials they carry (headers, a TLS
+	// client certificate, the roots the server is checked against), are
+	// used for this endpoint's URL only: a session that resumes here
+	// after another endpoint drained is dialled with this Dial, and one
+	// that leaves for another endpoint with that one's.
 	Dial ws.DialOptions
 }
 
@@ -267,7 +272,9 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 		URL:      e.URL,
 		Dial:     e.Dial,
 		NoResume: p.cfg.NoResume,
-		Pick:     func() string { return p.resumeTo(ref) },
+		// Each redial carries the options of the endpoint it goes to:
+		// an endpoint's credentials are never sent to another.
+		Redial: func() (string, ws.DialOptions) { return p.resumeTo(ref) },
 		OnDial: func(_ string, err error) {
 			if err != nil && starting.Load() && caller.Err() != nil && !refused(err) {
 				return // the caller gave up; the endpoint may be fine
@@ -721,16 +728,17 @@ func (p *Pool) check(e *endpoint) {
 // least-loaded other endpoint that is not backed off (ref's own is
 // draining), else its own unless it is backed off too (its redial was
 // refused): then "", which ends the resume with session.ErrNoReplica.
-// The session's slot moves with it, unless the
-// session was released meanwhile (a Destroy racing with the resume,
-// whose dial Kill cuts short): its slot is gone already.
-func (p *Pool) resumeTo(ref *remoteRef) string {
+// It returns the endpoint's URL with that endpoint's own dial options
+// (its credentials go to it alone). The session's slot moves with it,
+// unless the session was released meanwhile (a Destroy racing with the
+// resume, whose dial Kill cuts short): its slot is gone already.
+func (p *Pool) resumeTo(ref *remoteRef) (string, ws.DialOptions) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
 	cur := ref.ep
 	if ref.released {
-		return cur.URL
+		return cur.URL, cur.Dial
 	}
 	var best *endpoint
 	for _, e := range p.eps {
@@ -746,14 +754,14 @@ func (p *Pool) resumeTo(ref *remoteRef) string {
 			// Its own endpoint refused the redial (or failed otherwise)
 			// and nothing else is up: give the resume up rather than
 			// redial a draining server until the attempts run out.
-			return ""
+			return "", ws.DialOptions{}
 		}
-		return cur.URL
+		return cur.URL, cur.Dial
 	}
 	cur.outstanding--
 	best.outstanding++
 	ref.ep, ref.moving = best, true
-	return best.URL
+	return best.URL, best.Dial
 }
 
 // releaseRemote ends a remote checkout: the connection is closed (a

@@ -1,5 +1,9 @@
 package pool
 
-// PickAfterRelease is the redial Pick of s (its resumeTo), as a resume
-// racing with s's Close or Destroy may call it once s is released.
-func PickAfterRelease(s *Session) string { return s.pool.resumeTo(s.ref) }
+// PickAfterRelease is the redial choice of s (its resumeTo: the URL, its
+// dial options left out), as a resume racing with s's Close or Destroy
+// may make it once s is released.
+func PickAfterRelease(s *Session) string {
+	url, _ := s.pool.resumeTo(s.ref)
+	return url
+}

@@ -25,9 +25,9 @@ import (
 // upgrades is an http.RoundTripper for the endpoints' dials that counts
 // the upgrades each server (by host) accepted and drains the server of
 // drainHost as soon as its first one is accepted: the start's Configure,
-// sent next, is then answered with a ShutdownDump. (A resume redials with
-// the launcher's dial options, those of the endpoint the session started
-// on, so one transport serves both endpoints.)
+// sent next, is then answered with a ShutdownDump. (A resume dials the
+// endpoint it goes to with that endpoint's own options: the tests give
+// each endpoint whose upgrades they count these, in Dial.HTTPClient.)
 type upgrades struct {
 	t         http.Transport
 	drain     *server.Server

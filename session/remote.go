@@ -174,20 +174,32 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 // W3C traceparent of the span in the launch context is sent unless
 // Dial.TraceHeaders is set. Remote sessions are single-use: never Reset,
 // never handed back. Unless NoResume is set, a session whose request is
-// answered with a ShutdownDump carrying a dump redials (Pick, else URL),
-// configures the same way, loads the dump and re-sends the request. A
-// Load interrupted before the session started is the exception: the new
-// connection is configured and the Load re-sent, the dump left unloaded,
-// since restoring it would start the session and the worker takes a Load
-// only into one that has not started. Start's own Configure is resumed
-// too, by the redial alone: the session has nothing to restore yet (the
-// server sends no dump), and the Configure sent again configures the new
-// connection. A later Configure (through Do) is resumed like any request.
-// The redials, the Configure and the Load together are bounded by
-// Config.StartTimeout and by the context of the interrupted request. A
-// request answered with a ShutdownDump again on every replica it resumes
-// on is resumed at most 8 times; the next ShutdownDump ends the session
-// (or fails Start) with its *ShutdownError (Resume says why).
+// answered with a ShutdownDump carrying a dump redials (Redial, else
+// Pick, else URL), configures the same way, loads the dump and re-sends
+// the request. A Load interrupted before the session started is the
+// exception: the new connection is configured and the Load re-sent, the
+// dump left unloaded, since restoring it would start the session and the
+// worker takes a Load only into one that has not started. Start's own
+// Configure is resumed too, by the redial alone: the session has nothing
+// to restore yet (the server sends no dump), and the Configure sent again
+// configures the new connection. A later Configure (through Do) is
+// resumed like any request. The redials, the Configure and the Load
+// together are bounded by Config.StartTimeout and by the context of the
+// interrupted request. A request answered with a ShutdownDump again on
+// every replica it resumes on is resumed at most 8 times; the next
+// ShutdownDump ends the session (or fails Start) with its *ShutdownError
+// (Resume says why).
+//
+// Dial options belong to the URL they are used for: they may carry that
+// endpoint's credentials (an Authorization header, a TLS client
+// certificate, the RootCAs and ServerName its certificate is checked
+// against). Dial is used for URL, and for every URL Pick names, so give
+// Pick only replicas that may all see Dial's credentials. Replicas with
+// credentials of their own (run by other parties, or given tokens of
+// their own) need Redial, which names each URL together with the options
+// to dial it with; Dial is then never sent to the URLs Redial names.
+// After a resume the session's frame cap is the new connection's (the
+// MaxFrameLen of the options it was dialled with).
 //
 // The protocol version negotiated with an endpoint is cached per URL (as
 // it is per binary for processes), so only the first session of an
@@ -206,7 +218,18 @@ type RemoteLauncher struct {
 	// replica); nil redials URL. It is called once per redial attempt;
 	// returning "" gives the resume up at once (no replica left), with an
 	// error matching ErrNoReplica that wraps the last dial's error, if any.
+	// Every URL it returns is dialled with Dial, credentials included:
+	// for replicas with options of their own, use Redial.
 	Pick func() string
+	// Redial, when set, takes Pick's place: it returns the URL to redial
+	// when resuming and the options to dial that URL with, which are its
+	// own (its token, TLS configuration, frame cap), not Dial. As for
+	// Dial, the W3C traceparent of the span is sent unless the returned
+	// options set TraceHeaders. It is called once per redial attempt,
+	// like Pick; returning "" gives the resume up the same way. A pool of
+	// endpoints returns the chosen endpoint's URL with that endpoint's
+	// options, so that no endpoint is sent another's credentials.
+	Redial func() (url string, dial ws.DialOptions)
 	// OnDial, when set, is called after every dial the launcher makes
 	// (the launch itself and each redial of a resume) with the URL and
 	// the dial's error (nil on success), from the goroutine dialling;
@@ -233,22 +256,34 @@ func (l RemoteLauncher) versionKey() (cacheKey, bool) {
 // Launch dials one connection.
 func (l RemoteLauncher) Launch(ctx context.Context) (Peer, error) {
 	p := &remotePeer{l: l}
-	if p.l.Dial.TraceHeaders == nil {
-		p.l.Dial.TraceHeaders = func(ctx context.Context) (string, string) {
-			sc := trace.SpanContextFromContext(ctx)
-			tp, _ := traceParent(sc)
-			if tp == "" {
-				return "", ""
-			}
-			return tp, sc.TraceState().String()
-		}
-	}
-	c, err := p.dial(ctx, l.URL)
+	p.l.Dial = withTraceHeaders(p.l.Dial)
+	c, err := p.dial(ctx, l.URL, p.l.Dial)
 	if err != nil {
 		return nil, err
 	}
 	p.c, p.url = c, l.URL
 	return p, nil
+}
+
+// withTraceHeaders returns o sending the W3C traceparent and tracestate
+// of the span in the dial's context, unless o says otherwise
+// (TraceHeaders set).
+func withTraceHeaders(o ws.DialOptions) ws.DialOptions {
+	if o.TraceHeaders == nil {
+		o.TraceHeaders = spanTraceHeaders
+	}
+	return o
+}
+
+// spanTraceHeaders is the default ws.DialOptions.TraceHeaders: the
+// traceparent and tracestate of the span in ctx, "" for none.
+func spanTraceHeaders(ctx context.Context) (string, string) {
+	sc := trace.SpanContextFromContext(ctx)
+	tp, _ := traceParent(sc)
+	if tp == "" {
+		return "", ""
+	}
+	return tp, sc.TraceState().String()
 }
 
 // remotePeer is a Peer over a WebSocket. Its connection can be replaced by
@@ -388,9 +423,11 @@ func redialDowngrade(ctx context.Context, l Launcher, open func(Launcher) (*Sess
 // that is itself draining (503) or restarting.
 const redialAttempts = 5
 
-// redial replaces the connection with a new one to Pick's URL (else the
-// launcher's), asking Pick again after a failed dial, with a short
-// doubling pause. The old connection is closed with a Close frame.
+// redial replaces the connection with a new one to the URL Redial or
+// Pick names (else the launcher's), asking again after a failed dial,
+// with a short doubling pause. Each URL is dialled with its own options:
+// those Redial returned with it, else the launcher's Dial. The old
+// connection is closed with a Close frame.
 func (p *remotePeer) redial(ctx context.Context) error {
 	var (
 		c   *ws.Conn
@@ -413,18 +450,24 @@ func (p *remotePeer) redial(ctx context.Context) error {
 	}()
 	wait := 20 * time.Millisecond
 	for i := range redialAttempts {
-		url = p.l.URL
-		if p.l.Pick != nil {
-			if url = p.l.Pick(); url == "" {
-				// No replica left: redialling one that has just refused
-				// (or that Pick's owner backed off) is no use.
-				if err != nil {
-					return fmt.Errorf("%w: %w", ErrNoReplica, err)
-				}
-				return ErrNoReplica
-			}
+		var opts ws.DialOptions
+		url, opts = p.l.URL, p.l.Dial
+		switch {
+		case p.l.Redial != nil:
+			url, opts = p.l.Redial()
+			opts = withTraceHeaders(opts)
+		case p.l.Pick != nil:
+			url = p.l.Pick()
 		}
-		if c, err = p.dial(ctx, url); err == nil {
+		if url == "" {
+			// No replica left: redialling one that has just refused
+			// (or that Pick's owner backed off) is no use.
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrNoReplica, err)
+			}
+			return ErrNoReplica
+		}
+		if c, err = p.dial(ctx, url, opts); err == nil {
 			break
 		}
 		var he *ws.HeaderError
@@ -460,11 +503,12 @@ func (p *remotePeer) redial(ctx context.Context) error {
 	return nil
 }
 
-// dial dials url with the launcher's options and reports the outcome to
-// OnDial. A header refusal (no I/O happened) is reported too; a dial cut
-// short by Kill or Close is not (it says nothing of the endpoint).
-func (p *remotePeer) dial(ctx context.Context, url string) (*ws.Conn, error) {
-	c, err := ws.Dial(ctx, url, p.l.Dial)
+// dial dials url with opts, the options that belong to url, and reports
+// the outcome to OnDial. A header refusal (no I/O happened) is reported
+// too; a dial cut short by Kill or Close is not (it says nothing of the
+// endpoint).
+func (p *remotePeer) dial(ctx context.Context, url string, opts ws.DialOptions) (*ws.Conn, error) {
+	c, err := ws.Dial(ctx, url, opts)
 	if p.l.OnDial != nil && (err == nil || !p.ended()) {
 		p.l.OnDial(url, err)
 	}
@@ -604,6 +648,10 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte,
 	if err := rp.redial(ctx); err != nil {
 		return err
 	}
+	// The new connection's frame cap is that of its own options, which
+	// may differ from the old one's: requests are sized, and events
+	// decoded, against it from now on.
+	s.lim = s.cfg.codecLimits(s.conn.MaxFrameLen())
 	if kind == resumeDial {
 		return nil
 	}
