@@ -15,7 +15,7 @@ import (
 )
 
 // A pool of warm workers: check a session out, run code, give it back.
-// (Not run by go test: it needs the worker binary.)
+// (Not checked by go test: the worker id it prints varies.)
 func ExampleNew() {
 	ctx := context.Background()
 	p, err := pool.New(ctx, pool.Config{MinWorkers: 2, MaxWorkers: 4, CheckoutTimeout: 5 * time.Second})
@@ -44,17 +44,17 @@ func ExampleNew() {
 }
 
 // The README's quickstart: a pool, a Go function the sandbox may call, and
-// a run whose result comes back as Python's repr.
+// a run whose result comes back as Python's repr. The README's copy is a
+// main package that panics where this prints.
 func Example_quickstart() {
-	ctx := context.Background()
-
-	// A pool of crash-isolated workers, two kept warm.
-	p, err := pool.New(ctx, pool.Config{MinWorkers: 2, MaxWorkers: 4})
+	// A pool of crash-isolated workers, two kept warm; one pool serves the
+	// whole program.
+	p, err := pool.New(context.Background(), pool.Config{MinWorkers: 2, MaxWorkers: 4})
 	if err != nil {
-		fmt.Println(err)
+		fmt.Println(err) // no worker binary, or it would not start
 		return
 	}
-	defer p.Close(ctx)
+	defer p.Close(context.Background())
 
 	// Go functions the sandbox may call; arguments and results convert by
 	// reflection.
@@ -63,18 +63,28 @@ func Example_quickstart() {
 			return map[string]float64{"apple": 0.5, "pear": 0.75}[item], nil
 		})
 
+	// Each piece of work gets a deadline: it bounds the wait for a worker
+	// and the run (a worker still computing at the deadline is killed).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
 	// One session holds one worker; Close hands the worker back to the pool.
 	s, err := p.Checkout(ctx, session.Config{Limits: session.Limits{MaxDuration: time.Second}})
 	if err != nil {
-		fmt.Println(err)
+		fmt.Println(err) // matches pool.ErrExhausted when no worker came in time
 		return
 	}
 	defer s.Close()
 
 	res, err := s.Run(ctx, `sum(fetch_price(x) for x in ["apple", "pear", "pear"])`,
 		session.WithFunctions(funcs))
-	if err != nil {
-		fmt.Println(err) // a *session.PythonError carries the Python traceback
+	var pe *session.PythonError
+	switch {
+	case errors.As(err, &pe):
+		fmt.Println(pe.Traceback()) // the code raised; the session is still usable
+		return
+	case err != nil:
+		fmt.Println(err) // the deadline, or the worker was lost (session.Survives says)
 		return
 	}
 	fmt.Println(res.Repr())
