@@ -217,6 +217,7 @@ func ExampleWithOS() {
 		fmt.Println(err)
 		return
 	}
+	defer table.Close()
 
 	s, err := session.Start(ctx, session.Launch{}, session.Config{})
 	if err != nil {
