@@ -12,6 +12,7 @@ import (
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/worker"
 )
 
 // A pool of warm workers: check a session out, run code, give it back.
@@ -157,4 +158,38 @@ func ExamplePool_Run() {
 	out, err := json.Marshal(res)
 	fmt.Println(string(out), err)
 	// Output: {"total":7.0,"n":2} <nil>
+}
+
+// A worker the code kills is a typed error, not a Python one: the session
+// is gone, the pool replaces the worker, and the next run gets a fresh
+// one. session.Survives tells the two kinds apart without naming every
+// error type. Here the code returns a value over about half its memory
+// limit: the worker holds it twice while it writes the answer, which
+// crosses its allocator's ceiling and ends the process (exit 65), where
+// an allocation inside the code would have raised MemoryError.
+func ExamplePool_Run_workerLost() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := pool.New(ctx, pool.Config{MinWorkers: 1, MaxWorkers: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Close(context.Background())
+
+	cfg := session.Config{Limits: session.Limits{MaxMemory: 64 << 20}}
+	_, err = p.Run(ctx, cfg, "b'x' * (40 << 20)")
+	var pe *session.PythonError
+	fmt.Println("python error:", errors.As(err, &pe), "memory limit:", errors.Is(err, worker.ErrMemoryLimit),
+		"survives:", session.Survives(err))
+
+	res, err := p.Run(ctx, cfg, "'fresh worker'")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Repr())
+	// Output:
+	// python error: false memory limit: true survives: false
+	// 'fresh worker'
 }
