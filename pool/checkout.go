@@ -188,7 +188,7 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 				// The caller's context or CheckoutTimeout ended during a
 				// remote start: exhausted, as a local checkout is whose
 				// time runs out, with the start's error kept.
-				return nil, ep, p.exhausted(ep, time.Since(begin), context.Cause(ctx), ctx.Err(), err)
+				return nil, ep, p.exhausted(ep, time.Since(begin), context.Cause(ctx), ctx.Err(), err, false)
 			}
 			return nil, ep, err
 		}
@@ -215,11 +215,12 @@ func cutShort(err error) bool {
 
 // exhausted accounts for a checkout that gave up after waited, waiting
 // for endpoint ep (LocalEndpoint for a local worker), and returns its
-// error; start is the error of the remote start it cut short, if any.
-func (p *Pool) exhausted(ep string, waited time.Duration, why, ctxErr, start error) error {
+// error; start is the error of the remote start it cut short, if any;
+// inHand says it had taken a local worker, which it gave back.
+func (p *Pool) exhausted(ep string, waited time.Duration, why, ctxErr, start error, inHand bool) error {
 	p.mu.Lock()
 	p.st.exhausted++
-	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, Start: start, ctxErr: ctxErr}
+	err := &ExhaustedError{Waited: waited, Live: p.liveLocked(), Max: p.cfg.MaxWorkers, Err: why, Start: start, ctxErr: ctxErr, inHand: inHand}
 	if p.cfg.NoLocal {
 		err.Max = 0 // MaxWorkers has no effect: no local worker can start
 	}
@@ -257,7 +258,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		if ctx.Err() != nil {
 			// Configuring now would kill a good worker; give it back.
 			p.checkin(m, false)
-			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err(), nil)
+			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err(), nil, true)
 		}
 		if f := p.cfg.attaching; f != nil {
 			f(false)
@@ -271,7 +272,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 		s, gaveUp, err = p.attach(ctx, m, cfg)
 		switch {
 		case gaveUp:
-			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err(), nil)
+			return nil, p.exhausted(LocalEndpoint, waited, context.Cause(ctx), ctx.Err(), nil, true)
 		case errors.Is(err, ErrClosed):
 			return nil, err // attach stopped the worker
 		}
@@ -297,7 +298,7 @@ func (p *Pool) checkoutLocal(ctx context.Context, cfg session.Config, chosen boo
 				return nil, ErrClosed
 			}
 			if ctx.Err() != nil {
-				return nil, p.exhausted(LocalEndpoint, cw.total, context.Cause(ctx), ctx.Err(), nil)
+				return nil, p.exhausted(LocalEndpoint, cw.total, context.Cause(ctx), ctx.Err(), nil, false)
 			}
 			continue
 		}
@@ -500,7 +501,7 @@ func (p *Pool) acquire(ctx context.Context, chosen bool, cw *checkoutWait) (*mem
 		return nil, waited, false, h.err
 	}
 	p.checkin(h.m, false)
-	return nil, waited, false, p.exhausted(LocalEndpoint, waited, why, ctxErr, nil)
+	return nil, waited, false, p.exhausted(LocalEndpoint, waited, why, ctxErr, nil, true)
 }
 
 func indexOf(ws []*waiter, w *waiter) int {

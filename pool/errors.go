@@ -50,6 +50,7 @@ type ExhaustedError struct {
 	Start error
 
 	ctxErr error // the context's error when Err is its cause
+	inHand bool  // it had taken a local worker (given back) when it gave up
 }
 
 // Error describes the wait.
@@ -60,6 +61,11 @@ func (e *ExhaustedError) Error() string {
 	}
 	s := fmt.Sprintf("monty pool: no worker available after %v (%s): %v",
 		e.Waited.Round(time.Microsecond), counts, e.Err)
+	if e.inHand {
+		// Time ran out after a worker was found: not a pool too small.
+		s = fmt.Sprintf("monty pool: checkout gave up after %v with a worker in hand, given back (%s): %v",
+			e.Waited.Round(time.Microsecond), counts, e.Err)
+	}
 	if e.Start != nil {
 		s += " (during a remote start: " + e.Start.Error() + ")"
 	}

@@ -12,10 +12,11 @@ import (
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/session"
 	"github.com/gomonty/monty/transport/ws"
+	"github.com/gomonty/monty/worker"
 )
 
 // A pool of warm workers: check a session out, run code, give it back.
-// (Not run by go test: it needs the worker binary.)
+// (Not checked by go test: the worker id it prints varies.)
 func ExampleNew() {
 	ctx := context.Background()
 	p, err := pool.New(ctx, pool.Config{MinWorkers: 2, MaxWorkers: 4, CheckoutTimeout: 5 * time.Second})
@@ -44,17 +45,17 @@ func ExampleNew() {
 }
 
 // The README's quickstart: a pool, a Go function the sandbox may call, and
-// a run whose result comes back as Python's repr.
+// a run whose result comes back as Python's repr. The README's copy is a
+// main package that panics where this prints.
 func Example_quickstart() {
-	ctx := context.Background()
-
-	// A pool of crash-isolated workers, two kept warm.
-	p, err := pool.New(ctx, pool.Config{MinWorkers: 2, MaxWorkers: 4})
+	// A pool of crash-isolated workers, two kept warm; one pool serves the
+	// whole program.
+	p, err := pool.New(context.Background(), pool.Config{MinWorkers: 2, MaxWorkers: 4})
 	if err != nil {
-		fmt.Println(err)
+		fmt.Println(err) // no worker binary, or it would not start
 		return
 	}
-	defer p.Close(ctx)
+	defer p.Close(context.Background())
 
 	// Go functions the sandbox may call; arguments and results convert by
 	// reflection.
@@ -63,18 +64,28 @@ func Example_quickstart() {
 			return map[string]float64{"apple": 0.5, "pear": 0.75}[item], nil
 		})
 
+	// Each piece of work gets a deadline: it bounds the wait for a worker
+	// and the run (a worker still computing at the deadline is killed).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
 	// One session holds one worker; Close hands the worker back to the pool.
 	s, err := p.Checkout(ctx, session.Config{Limits: session.Limits{MaxDuration: time.Second}})
 	if err != nil {
-		fmt.Println(err)
+		fmt.Println(err) // matches pool.ErrExhausted when no worker came in time
 		return
 	}
 	defer s.Close()
 
 	res, err := s.Run(ctx, `sum(fetch_price(x) for x in ["apple", "pear", "pear"])`,
 		session.WithFunctions(funcs))
-	if err != nil {
-		fmt.Println(err) // a *session.PythonError carries the Python traceback
+	var pe *session.PythonError
+	switch {
+	case errors.As(err, &pe):
+		fmt.Println(pe.Traceback()) // the code raised; the session is still usable
+		return
+	case err != nil:
+		fmt.Println(err) // the deadline, or the worker was lost (session.Survives says)
 		return
 	}
 	fmt.Println(res.Repr())
@@ -147,4 +158,38 @@ func ExamplePool_Run() {
 	out, err := json.Marshal(res)
 	fmt.Println(string(out), err)
 	// Output: {"total":7.0,"n":2} <nil>
+}
+
+// A worker the code kills is a typed error, not a Python one: the session
+// is gone, the pool replaces the worker, and the next run gets a fresh
+// one. session.Survives tells the two kinds apart without naming every
+// error type. Here the code returns a value over about half its memory
+// limit: the worker holds it twice while it writes the answer, which
+// crosses its allocator's ceiling and ends the process (exit 65), where
+// an allocation inside the code would have raised MemoryError.
+func ExamplePool_Run_workerLost() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := pool.New(ctx, pool.Config{MinWorkers: 1, MaxWorkers: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Close(context.Background())
+
+	cfg := session.Config{Limits: session.Limits{MaxMemory: 64 << 20}}
+	_, err = p.Run(ctx, cfg, "b'x' * (40 << 20)")
+	var pe *session.PythonError
+	fmt.Println("python error:", errors.As(err, &pe), "memory limit:", errors.Is(err, worker.ErrMemoryLimit),
+		"survives:", session.Survives(err))
+
+	res, err := p.Run(ctx, cfg, "'fresh worker'")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Repr())
+	// Output:
+	// python error: false memory limit: true survives: false
+	// 'fresh worker'
 }

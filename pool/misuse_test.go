@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -322,4 +323,29 @@ func TestCheckoutCanceledDuringConfigureKeepsTheWorker(t *testing.T) {
 	if n := rec.countNow(EventDestroy, "") + rec.countNow(EventCrash, ""); n != 0 {
 		t.Errorf("%d workers destroyed or crashed", n)
 	}
+}
+
+// A checkout whose context is already done when it takes an idle worker
+// gives the worker back and fails with an *ExhaustedError, as the doc
+// says; its text says that a worker was there. It said "no worker
+// available", which reads as a pool too small to an operator whose
+// clients merely went away.
+func TestExhaustedWithAWorkerInHandSaysSo(t *testing.T) {
+	p, _ := newPool(t, Config{MinWorkers: 1, MaxWorkers: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := p.Checkout(ctx, session.Config{})
+	var ee *ExhaustedError
+	if !errors.As(err, &ee) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Checkout with a done context: %v (%T), want an *ExhaustedError matching context.Canceled", err, err)
+	}
+	if text := err.Error(); strings.Contains(text, "no worker available") || !strings.Contains(text, "worker in hand") {
+		t.Errorf("text %q: want it to say a worker was in hand, not that none was available", text)
+	}
+	// The worker went back: the next checkout gets it.
+	s, err := p.Checkout(context.Background(), session.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 }

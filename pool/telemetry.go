@@ -18,21 +18,37 @@ import (
 // monty.turn.duration, ...) are package session's, recorded by every
 // checked-out session through the same MeterProvider.
 const (
+	// MetricWorkersLive is an observable gauge of the running workers,
+	// idle or checked out.
 	MetricWorkersLive = "monty.pool.workers.live"
+	// MetricWorkersIdle is an observable gauge of the workers waiting for
+	// a checkout.
 	MetricWorkersIdle = "monty.pool.workers.idle"
+	// MetricWorkersBusy is an observable gauge of the checked-out workers
+	// still running.
 	MetricWorkersBusy = "monty.pool.workers.busy"
 	// MetricWorkersSuspended counts checked-out workers whose feed waits
 	// on the host (session.StateSuspended).
 	MetricWorkersSuspended = "monty.pool.workers.suspended"
-	MetricCheckoutWait     = "monty.pool.checkout.wait"
+	// MetricCheckoutWait is a histogram of the time a checkout waited
+	// for its session (seconds), by AttrCheckoutOutcome and AttrEndpoint.
+	MetricCheckoutWait = "monty.pool.checkout.wait"
+	// MetricWorkerTerminated counts the workers that left the pool, by
+	// AttrReason.
 	MetricWorkerTerminated = "monty.pool.worker.terminated"
-	MetricSessionDuration  = "monty.pool.session.duration"
+	// MetricSessionDuration is a histogram of a pool session's life,
+	// checkout to close (seconds), by AttrCheckoutOutcome (ok, error,
+	// abandoned) and AttrEndpoint.
+	MetricSessionDuration = "monty.pool.session.duration"
 	// MetricSessionResumed counts remote sessions resumed on a new
 	// connection after a ShutdownDump (a drain), by the endpoint they
 	// resumed on and outcome (ok, or error when the resume failed and the
 	// session was lost).
 	MetricSessionResumed = "monty.pool.session.resumed"
-	AttrReason           = attribute.Key("monty.reason")
+	// AttrReason is why a worker left the pool: a crash Reason
+	// (announced, vanished, memory, timeout, protocol, canceled, drained),
+	// a destroy Reason, recycled or scale_down.
+	AttrReason = attribute.Key("monty.reason")
 	// AttrCheckoutOutcome is the outcome of a checkout (idle: an idle
 	// worker or a remote start; waited: a worker given back by another
 	// session; spawned: a worker started while it waited; exhausted: it

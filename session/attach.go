@@ -14,8 +14,9 @@ import (
 // without stopping it.
 
 // errDetached is the cause recorded in a session whose worker was handed
-// back by Detach.
-var errDetached = errors.New("monty session: worker detached from the session")
+// back by Detach, which a pool's Session.Close calls: the text names both,
+// since a pool's caller never calls Detach itself.
+var errDetached = errors.New("monty session: worker detached from the session (handed back by Detach, as a pool session's Close does)")
 
 // Negotiate starts a worker with l, settles the protocol version exactly
 // like Start (pinned, cached or negotiated, with a downgrade when the

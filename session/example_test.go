@@ -217,6 +217,7 @@ func ExampleWithOS() {
 		fmt.Println(err)
 		return
 	}
+	defer table.Close()
 
 	s, err := session.Start(ctx, session.Launch{}, session.Config{})
 	if err != nil {
@@ -276,4 +277,52 @@ func ExampleLimits() {
 	// Output:
 	// python raised: TimeoutError survives: true
 	// timeout: true survives: false
+}
+
+// Cart is a Go type the sandbox sees as a host class: its fields and the
+// methods a Policy lists, nothing else.
+type Cart struct {
+	Owner string   `json:"owner"`
+	Items []string `json:"items"`
+}
+
+// Add puts an item in the cart and returns how many it holds.
+func (c *Cart) Add(item string) int {
+	c.Items = append(c.Items, item)
+	return len(c.Items)
+}
+
+// A Go value as a host object: the sandbox reads its fields and calls its
+// methods, and what the methods change is the Go value itself.
+func ExampleClassOf() {
+	cls, err := session.ClassOf[Cart]("Cart", session.Policy{
+		Eager:   []string{"owner"},     // sent with the instance: read locally, shown by repr
+		Lazy:    []string{"items"},     // read from the Go value at every access
+		Methods: []string{"add(item)"}, // (*Cart).Add, item also by keyword
+	})
+	if err != nil {
+		fmt.Println(err) // the policy names a field or method Cart lacks
+		return
+	}
+	cart := &Cart{Owner: "ada"}
+	reg := session.NewRegistry().MustRegisterClass("Cart", cls)
+	reg.SetValue("cart", cart) // the sandbox sees a Cart instance, not a dict
+
+	ctx := context.Background()
+	s, err := session.Start(ctx, session.Launch{}, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+	r, err := s.Run(ctx, "cart.add('apple')\ncart.add(item='pear')\n(cart, cart.items)", session.WithFunctions(reg))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Repr())
+	fmt.Println(cart.Items)
+	// Output:
+	// (Cart(owner='ada'), ['apple', 'pear'])
+	// [apple pear]
 }

@@ -421,36 +421,6 @@ func TestRealHostObjectErrorsKeepSession(t *testing.T) {
 	}
 }
 
-func ExampleClassOf() {
-	type Counter struct {
-		Name string `monty:"name"`
-		N    int    `monty:"n"`
-	}
-	// Counter gets a method in real code: func (c *Counter) Add(k int) int.
-	cls := MustClassOf[Counter]("Counter", Policy{
-		Eager:     []string{"name"}, // sent with the instance, read locally
-		Lazy:      []string{"n"},    // read from Go on every access
-		Construct: true,             // Counter('b') in the sandbox
-	})
-	reg := NewRegistry().MustRegisterClass("Counter", cls)
-	c := &Counter{Name: "a"}
-	reg.SetValue("c", c) // the sandbox sees c as a Counter instance
-
-	s, err := Start(context.Background(), Launch{}, Config{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	res, err := s.Run(context.Background(), "(c.name, c.n, Counter('b'))", WithFunctions(reg))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(res.Repr())
-	// Output: ('a', 0, Counter(name='b'))
-}
-
 // TestRealHostObjectNestedKeepsIdentity is the regression test of a host
 // object nested in a container: a Go function taking []*widget (or a map
 // of them, or []any) called with [w] receives the session's own *widget,

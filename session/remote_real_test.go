@@ -426,8 +426,12 @@ func (p *closeSnoop) next(t *testing.T) int {
 	}
 }
 
-// Run code on a remote Monty server (`montygo serve`); the session resumes
-// on Pick's replica if the server drains.
+// Run code on a remote Monty server (`montygo serve`). If the server
+// drains, the session redials URL (behind a load balancer, another
+// replica) and resumes there from the dump it was handed; set Pick to
+// choose the replica yourself. ProtocolVersion 4 spares the first session
+// the dial that offers 5, which `montygo serve` refuses (it serves 4 and
+// 2). (Not run by go test: it needs a server.)
 func ExampleRemoteLauncher() {
 	ctx := context.Background()
 	l := session.RemoteLauncher{

@@ -69,16 +69,33 @@ const (
 	AttrPrint = attribute.Key("monty.print")
 )
 
-// Metric names, upstream's.
+// Metric names, upstream's. All are histograms (DurationBuckets,
+// CountBuckets or ByteBuckets) but MetricPrintBytes, a counter.
 const (
-	MetricRunDuration      = "monty.run.duration"
+	// MetricRunDuration is the wall time of a run, from its feed to its
+	// completion, suspensions included (seconds).
+	MetricRunDuration = "monty.run.duration"
+	// MetricRunExecutionTime is a run's sandbox execution time as the
+	// worker measured it (seconds).
 	MetricRunExecutionTime = "monty.run.execution_time"
-	MetricRunSuspensions   = "monty.run.suspensions"
-	MetricTurnDuration     = "monty.turn.duration"
-	MetricExtCallDuration  = "monty.ext.call.duration"
-	MetricPrintBytes       = "monty.print.bytes"
-	MetricWireFrameBytes   = "monty.wire.frame.bytes"
-	MetricSnapshotBytes    = "monty.snapshot.bytes"
+	// MetricRunSuspensions is the number of suspensions (host round
+	// trips) of a run.
+	MetricRunSuspensions = "monty.run.suspensions"
+	// MetricTurnDuration is the wall time of one turn, from the request
+	// written to the turn-ending event read (seconds).
+	MetricTurnDuration = "monty.turn.duration"
+	// MetricExtCallDuration is the host's time in one round trip, from
+	// the suspension read to the answer written (seconds), by
+	// AttrHostKind.
+	MetricExtCallDuration = "monty.ext.call.duration"
+	// MetricPrintBytes counts the bytes of the sandbox's print output.
+	MetricPrintBytes = "monty.print.bytes"
+	// MetricWireFrameBytes is the body size of each frame on the wire
+	// (bytes), by AttrDirection.
+	MetricWireFrameBytes = "monty.wire.frame.bytes"
+	// MetricSnapshotBytes is the size of each dump made or loaded
+	// (bytes), by AttrSnapshotOp.
+	MetricSnapshotBytes = "monty.snapshot.bytes"
 )
 
 // Histogram buckets shared with package pool.

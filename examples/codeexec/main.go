@@ -180,14 +180,16 @@ func describe(err error) *runError {
 	var tc *session.TypeCheckError
 	var te *session.TimeoutError
 	switch {
+	case errors.Is(err, pool.ErrExhausted), errors.Is(err, pool.ErrClosed):
+		// Before the timeout case: a checkout that ran out of time
+		// matches context.DeadlineExceeded too, but no code ran.
+		return nil
 	case errors.As(err, &pe):
 		return &runError{Type: pe.Type(), Message: pe.Exception.Msg(), Traceback: pe.Traceback()}
 	case errors.As(err, &tc):
 		return &runError{Type: "TypeCheckError", Message: tc.Diagnostics}
 	case errors.As(err, &te), errors.Is(err, context.DeadlineExceeded):
 		return &runError{Type: "TimeoutError", Message: "the code ran past its time limit and its worker was stopped"}
-	case errors.Is(err, pool.ErrExhausted), errors.Is(err, pool.ErrClosed):
-		return nil
 	case !session.Survives(err):
 		// The worker died of the code (an allocation past its heap, a
 		// crash): the pool has replaced it.

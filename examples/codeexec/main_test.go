@@ -14,6 +14,7 @@ import (
 
 	"github.com/gomonty/monty/internal/testenv"
 	"github.com/gomonty/monty/pool"
+	"github.com/gomonty/monty/session"
 	"go.uber.org/goleak"
 )
 
@@ -173,5 +174,60 @@ func TestHugeTimeoutIsCapped(t *testing.T) {
 		if code != 200 || r.Error != nil || string(r.Result) != "42" {
 			t.Errorf("timeout_ms %s: %d %+v %+v", ms, code, r, r.Error)
 		}
+	}
+}
+
+// A run that cannot get a worker before its timeout is the service's
+// failure (503), not the code's: the checkout's *pool.ExhaustedError
+// matches context.DeadlineExceeded too, and was answered 200 with a
+// TimeoutError saying the code ran past its limit, code that never ran.
+func TestNoWorkerInTimeIsUnavailable(t *testing.T) {
+	testenv.Worker(t)
+	log := slog.New(slog.DiscardHandler)
+	p, err := pool.New(context.Background(), pool.Config{MinWorkers: 1, MaxWorkers: 1, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := newServer(p, log)
+	srv.funcs = session.NewRegistry().MustRegister("hold", func(ctx context.Context) (int, error) {
+		close(entered)
+		select {
+		case <-release:
+			return 1, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	})
+	ts := httptest.NewServer(srv.handler())
+	t.Cleanup(func() {
+		ts.Close()
+		p.Close(context.Background())
+	})
+
+	// The only worker is held by a run until the second request is answered.
+	held := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(ts.URL+"/run", "application/json", strings.NewReader(`{"code": "hold()", "timeout_ms": 30000}`))
+		if err != nil {
+			held <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		held <- resp.Status + " " + string(b)
+	}()
+	select {
+	case <-entered:
+	case r := <-held:
+		t.Fatalf("the holding run ended before it held the worker: %s", r)
+	}
+	code, r := post(t, ts, `{"code": "6 * 7", "timeout_ms": 200}`)
+	close(release)
+	if code != http.StatusServiceUnavailable {
+		t.Errorf("no worker in time: %d %+v %+v, want 503", code, r, r.Error)
+	}
+	if r := <-held; !strings.HasPrefix(r, "200 OK {\"result\":1,") {
+		t.Errorf("holding run: %s", r)
 	}
 }
