@@ -357,7 +357,11 @@ func TestUserFailuresDoNotBackOffTheEndpoint(t *testing.T) {
 		{"worker-exit", hostile("exit_4"), "1", 0, closedWith(1011, "worker failed")},
 		{"worker-signal", hostile("sigsegv"), "1", 0, closedWith(1011, "worker failed")},
 		{"worker-fatal", hostile("fatal_then_exit"), "1", 0, closedWith(1011, "worker failed")},
-		{"turn-timeout", func(c *server.Config) { c.TurnTimeout = 200 * time.Millisecond }, "while True:\n    pass\n", 0, func(err error) bool {
+		// The server's turn timeout also bounds each session's Configure
+		// (its start): 200 ms was too short for a loaded machine starting
+		// a relayed worker, whose start then failed (and rightly backed
+		// the endpoint off) before any user code ran.
+		{"turn-timeout", func(c *server.Config) { c.TurnTimeout = time.Second }, "while True:\n    pass\n", 0, func(err error) bool {
 			return errors.Is(err, session.ErrTimeout) && closedWith(4002, "")(err)
 		}},
 		{"caller-deadline", nil, "while True:\n    pass\n", 200 * time.Millisecond, func(err error) bool {
