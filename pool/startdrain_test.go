@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/servertest"
+	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/server"
@@ -199,5 +202,68 @@ func TestStartResumedElsewhereKeepsTheDrainedEndpointBacked(t *testing.T) {
 	}
 	if got := outstanding(p); got["a"] != 0 || got["b"] != 0 || got["c"] != 1 {
 		t.Fatalf("outstanding %v, want the one session on c", got)
+	}
+}
+
+// A start drained at a that resumes on b is reported on b everywhere: its
+// EventCheckout names b, b's Stats count the checkout (a's none), and the
+// checkout's wait is recorded with b as its AttrEndpoint, as
+// Session.Endpoint and the session's duration already said. Before, the
+// event, the Checkouts count and the wait metric named a, the endpoint
+// that drained the start and serves nothing.
+func TestStartResumedElsewhereIsReportedWhereItRuns(t *testing.T) {
+	a, _ := drainingEndpoint(t)
+	_, urlB := servertest.Start(t, nil)
+	b := pool.Endpoint{Name: "b", URL: urlB, Dial: a.Dial}
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	var (
+		mu        sync.Mutex
+		checkouts []string
+	)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{a, b}, ProtocolVersion: 4,
+		Logger: slog.New(slog.DiscardHandler), MeterProvider: mp,
+		Metrics: func(e pool.Event) {
+			if e.Kind == pool.EventCheckout {
+				mu.Lock()
+				checkouts = append(checkouts, e.Endpoint)
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := p.Checkout(ctx, session.Config{})
+	if err != nil {
+		t.Fatalf("Checkout: %v", err)
+	}
+	defer s.Close()
+	if s.Endpoint() != "b" || s.Resumed() != 1 {
+		t.Fatalf("session on %q after %d resumes, want b after 1", s.Endpoint(), s.Resumed())
+	}
+	mu.Lock()
+	got := append([]string(nil), checkouts...)
+	mu.Unlock()
+	if len(got) != 1 || got[0] != "b" {
+		t.Errorf("EventCheckout endpoints %q, want one, on b", got)
+	}
+	for _, e := range p.Stat().Endpoints {
+		want := int64(0)
+		if e.Name == "b" {
+			want = 1
+		}
+		if e.Checkouts != want {
+			t.Errorf("endpoint %s: Checkouts %d, want %d (the session runs on b)", e.Name, e.Checkouts, want)
+		}
+	}
+	m := telemetrytest.Collect(t, reader)[pool.MetricCheckoutWait]
+	if na, nb := telemetrytest.HistCount(m, pool.AttrEndpoint.String("a")), telemetrytest.HistCount(m, pool.AttrEndpoint.String("b")); na != 0 || nb != 1 {
+		t.Errorf("checkout waits recorded: %d on a, %d on b; want the one on b", na, nb)
 	}
 }
