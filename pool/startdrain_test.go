@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -59,8 +60,12 @@ func (u *upgrades) count(url string) int {
 	return u.n[hostOf(url)]
 }
 
-func hostOf(url string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/")
+func hostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	return u.Host
 }
 
 // drainingEndpoint is endpoint "a", a real server (long drain grace) that
@@ -266,4 +271,51 @@ func TestStartResumedElsewhereIsReportedWhereItRuns(t *testing.T) {
 	if na, nb := telemetrytest.HistCount(m, pool.AttrEndpoint.String("a")), telemetrytest.HistCount(m, pool.AttrEndpoint.String("b")); na != 0 || nb != 1 {
 		t.Errorf("checkout waits recorded: %d on a, %d on b; want the one on b", na, nb)
 	}
+}
+
+// A start drained at a, resumed on b, whose Configure b then refuses for
+// its protocol version (the real server speaks 4, an unpinned start asks
+// 5 first) negotiates the lower version with b, on a second connection to
+// b: the connection that refused, with b's options. That dial is b's
+// (b's upgrades count it, and neither a nor b is charged a refusal), and
+// the session runs on b at version 4. Before, the downgrade redialled a,
+// the launcher's URL, still draining: its 503 was counted as b's refusal,
+// b was backed off and the checkout failed with ErrNoEndpoint.
+func TestStartResumedElsewhereNegotiatesWithTheNewEndpoint(t *testing.T) {
+	a, ua := drainingEndpoint(t)
+	_, urlB := servertest.Start(t, nil)
+	// Unique URLs: the negotiation cache (per URL) holds nothing for
+	// them, so the start asks version 5 first, whatever ran before.
+	a.URL += "?case=" + url.QueryEscape(t.Name())
+	b := pool.Endpoint{Name: "b", URL: urlB + "?case=" + url.QueryEscape(t.Name()), Dial: a.Dial}
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{a, b},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := p.Checkout(ctx, session.Config{})
+	if err != nil {
+		t.Fatalf("Checkout: %v (stats %+v)", err, p.Stat().Endpoints)
+	}
+	defer s.Close()
+	if s.Endpoint() != "b" || s.Version() != 4 {
+		t.Fatalf("session on %q at version %d, want b at 4", s.Endpoint(), s.Version())
+	}
+	if na, nb := ua.count(a.URL), ua.count(b.URL); na != 1 || nb != 2 {
+		t.Errorf("%d upgrades on a, %d on b; want 1 on a (the drained start), 2 on b (the resume, the downgrade)", na, nb)
+	}
+	for _, e := range p.Stat().Endpoints {
+		if e.Refusals != 0 || e.DialFailures != 0 || e.StartFailures != 0 {
+			t.Errorf("endpoint %s charged: %+v", e.Name, e)
+		}
+		if e.Name == "b" && e.BackedOffUntil.After(time.Now()) {
+			t.Errorf("b, which serves the session, is backed off: %+v", e)
+		}
+	}
+	run(t, s, "6 * 7", "42")
 }
