@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -284,10 +285,12 @@ func TestStartResumedElsewhereIsReportedWhereItRuns(t *testing.T) {
 func TestStartResumedElsewhereNegotiatesWithTheNewEndpoint(t *testing.T) {
 	a, ua := drainingEndpoint(t)
 	_, urlB := servertest.Start(t, nil)
-	// Unique URLs: the negotiation cache (per URL) holds nothing for
+	// URLs no other start of the process used (whatever ports the
+	// servers got): the negotiation cache, per URL, holds nothing for
 	// them, so the start asks version 5 first, whatever ran before.
-	a.URL += "?case=" + url.QueryEscape(t.Name())
-	b := pool.Endpoint{Name: "b", URL: urlB + "?case=" + url.QueryEscape(t.Name()), Dial: a.Dial}
+	nonce := "?case=" + url.QueryEscape(t.Name()) + "&n=" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	a.URL += nonce
+	b := pool.Endpoint{Name: "b", URL: urlB + nonce, Dial: a.Dial}
 	p, err := pool.New(context.Background(), pool.Config{
 		NoLocal: true, Endpoints: []pool.Endpoint{a, b},
 		Logger: slog.New(slog.DiscardHandler),

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,8 +160,12 @@ func TestRemoteConfigureThroughDoUnderDrain(t *testing.T) {
 	}
 }
 
-// front serves h's requests on a URL of its own (with query, unknown to
-// the negotiation cache), recording the X-Replica header of each.
+// fronts numbers the URLs front makes.
+var fronts atomic.Int64
+
+// front serves h's requests on a URL of its own (with a query no other
+// URL of the process has, so the negotiation cache knows nothing of it,
+// whatever port the server got), recording the X-Replica header of each.
 func front(t *testing.T, h func() http.Handler, query string) (string, func() []string) {
 	t.Helper()
 	var (
@@ -174,7 +179,8 @@ func front(t *testing.T, h func() http.Handler, query string) (string, func() []
 		h().ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/?case=" + url.QueryEscape(query), func() []string {
+	q := url.Values{"case": {query}, "n": {strconv.FormatInt(fronts.Add(1), 10)}}
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/?" + q.Encode(), func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), seen...)
@@ -234,8 +240,10 @@ func TestRemoteStartDrainedThenRefusedNegotiatesWithTheNewReplica(t *testing.T) 
 	if want := []string{urlA, urlB, urlB}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("dials %q, want %q: the start on a, the resume on b, the downgrade on b", got, want)
 	}
-	if got := seenB(); strings.Join(got, " ") != "b b" {
-		t.Errorf("b received X-Replica %q, want b's own options on both of its dials", got)
+	// (A downgrade refused for capacity, the refused connection still
+	// holding its slot, is dialled again: two requests or more.)
+	if got := seenB(); len(got) < 2 || strings.Trim(strings.Join(got, ""), "b") != "" {
+		t.Errorf("b received X-Replica %q, want b's own options on each of its dials (at least two)", got)
 	}
 	if got := seenA(); strings.Join(got, " ") != "a" {
 		t.Errorf("a received X-Replica %q, want only the start's dial", got)
