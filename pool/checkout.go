@@ -101,8 +101,8 @@ func (p *Pool) Checkout(ctx context.Context, cfg session.Config) (*Session, erro
 	return s, err
 }
 
-// checkout is Checkout; ep is the endpoint of the last start it tried
-// ("" when it tried none).
+// checkout is Checkout; ep is the endpoint the session runs on, or on
+// failure that of the last start it tried ("" when it tried none).
 func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, string, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = p.cfg.Logger
@@ -174,7 +174,8 @@ func (p *Pool) checkout(ctx context.Context, cfg session.Config) (*Session, stri
 		s, err := p.checkoutRemote(ctx, parent, e, cfg)
 		if err == nil {
 			p.servedElsewhere(turnedAway)
-			return s, ep, nil
+			// Where the session runs: a start e drained resumed elsewhere.
+			return s, s.Endpoint(), nil
 		}
 		if configFault(err) {
 			turnedAway = append(turnedAway, e)

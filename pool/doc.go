@@ -90,10 +90,12 @@
 // credentials. A start whose Configure a draining server answers
 // resumes the same way, inside the start: the checkout gets that one
 // session, on the endpoint it moved to (Session.Endpoint), and the
-// draining endpoint is not counted as having served it. Stats.Endpoints
-// reports each endpoint
-// (outstanding sessions, checkouts, dial failures, refusals, start
-// failures, resumes, drops, backoff), Session.Endpoint and Event.Endpoint
+// draining endpoint is not counted as having served it: the checkout's
+// EventCheckout, its EndpointStat.Checkouts count and its
+// AttrEndpoint metric attribute all name the endpoint it moved to.
+// Stats.Endpoints reports each endpoint (outstanding sessions, checkouts,
+// dial failures, refusals, start failures, resumes, drops, backoff),
+// Session.Endpoint and Event.Endpoint
 // name it, and the metrics carry it as [AttrEndpoint].
 //
 // # Sessions an endpoint drops

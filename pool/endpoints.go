@@ -71,7 +71,9 @@ type EndpointStat struct {
 	// closed (a session resumed elsewhere after a drain counts where it
 	// runs now), plus starts in progress.
 	Outstanding int
-	// Checkouts counts sessions started there.
+	// Checkouts counts sessions checked out there: a start that another
+	// endpoint drained during its Configure and that resumed here counts
+	// here (where the session runs), not on the endpoint that drained it.
 	Checkouts int64
 	// DialFailures counts dials that failed without an HTTP answer
 	// (refused connection, TLS, timeout, a failing ws.DialOptions.HeaderFunc) or with a status other than 503
@@ -308,7 +310,13 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 	}
 	ps := &Session{s: s, pool: p, ref: ref, start: time.Now()}
 	p.mu.Lock()
-	e.checkouts++
+	// The checkout is reported where the session runs: on the endpoint a
+	// start drained by e resumed on (ref.ep), not on e, which serves
+	// nothing. Its Checkouts count, its EventCheckout and the wait metric
+	// recorded from that event all name that endpoint, as Session.Endpoint
+	// does.
+	at := ref.ep
+	at.checkouts++
 	// A start that got through (after a refusal its negotiation redial
 	// waited out, say) ends any backoff, unless the endpoint's sessions
 	// drop: it starts them fine and then loses them. One that e drained
@@ -332,7 +340,7 @@ func (p *Pool) checkoutRemote(ctx, caller context.Context, e *endpoint, cfg sess
 		return nil, ErrClosed
 	}
 	p.checkouts.Add(1)
-	p.emit(Event{Kind: EventCheckout, Endpoint: e.Name, Duration: time.Since(start)})
+	p.emit(Event{Kind: EventCheckout, Endpoint: at.Name, Duration: time.Since(start)})
 	return ps, nil
 }
 

@@ -90,8 +90,10 @@ const (
 //	                     drop backed it off, else 0); its EventEndpointClosed follows at Close
 //
 // EventCheckout sets Endpoint too: LocalEndpoint for a local worker, else
-// the endpoint's name (WorkerID and Pid are then zero, and Duration is how
-// long the remote start took).
+// the name of the endpoint the session runs on (WorkerID and Pid are then
+// zero, and Duration is how long the remote start took). A start that one
+// endpoint drained during its Configure and that resumed on another is
+// reported on the other, as Session.Endpoint reports it.
 //
 // An EventKind is a plain value, safe for concurrent use.
 type EventKind uint8

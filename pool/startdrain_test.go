@@ -8,13 +8,18 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/servertest"
+	"github.com/gomonty/monty/internal/telemetrytest"
 	"github.com/gomonty/monty/message"
 	"github.com/gomonty/monty/pool"
 	"github.com/gomonty/monty/server"
@@ -56,8 +61,12 @@ func (u *upgrades) count(url string) int {
 	return u.n[hostOf(url)]
 }
 
-func hostOf(url string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/")
+func hostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return rawURL
+	}
+	return u.Host
 }
 
 // drainingEndpoint is endpoint "a", a real server (long drain grace) that
@@ -200,4 +209,116 @@ func TestStartResumedElsewhereKeepsTheDrainedEndpointBacked(t *testing.T) {
 	if got := outstanding(p); got["a"] != 0 || got["b"] != 0 || got["c"] != 1 {
 		t.Fatalf("outstanding %v, want the one session on c", got)
 	}
+}
+
+// A start drained at a that resumes on b is reported on b everywhere: its
+// EventCheckout names b, b's Stats count the checkout (a's none), and the
+// checkout's wait is recorded with b as its AttrEndpoint, as
+// Session.Endpoint and the session's duration already said. Before, the
+// event, the Checkouts count and the wait metric named a, the endpoint
+// that drained the start and serves nothing.
+func TestStartResumedElsewhereIsReportedWhereItRuns(t *testing.T) {
+	a, _ := drainingEndpoint(t)
+	_, urlB := servertest.Start(t, nil)
+	b := pool.Endpoint{Name: "b", URL: urlB, Dial: a.Dial}
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	var (
+		mu        sync.Mutex
+		checkouts []string
+	)
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{a, b}, ProtocolVersion: 4,
+		Logger: slog.New(slog.DiscardHandler), MeterProvider: mp,
+		Metrics: func(e pool.Event) {
+			if e.Kind == pool.EventCheckout {
+				mu.Lock()
+				checkouts = append(checkouts, e.Endpoint)
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := p.Checkout(ctx, session.Config{})
+	if err != nil {
+		t.Fatalf("Checkout: %v", err)
+	}
+	defer s.Close()
+	if s.Endpoint() != "b" || s.Resumed() != 1 {
+		t.Fatalf("session on %q after %d resumes, want b after 1", s.Endpoint(), s.Resumed())
+	}
+	mu.Lock()
+	got := append([]string(nil), checkouts...)
+	mu.Unlock()
+	if len(got) != 1 || got[0] != "b" {
+		t.Errorf("EventCheckout endpoints %q, want one, on b", got)
+	}
+	for _, e := range p.Stat().Endpoints {
+		want := int64(0)
+		if e.Name == "b" {
+			want = 1
+		}
+		if e.Checkouts != want {
+			t.Errorf("endpoint %s: Checkouts %d, want %d (the session runs on b)", e.Name, e.Checkouts, want)
+		}
+	}
+	m := telemetrytest.Collect(t, reader)[pool.MetricCheckoutWait]
+	if na, nb := telemetrytest.HistCount(m, pool.AttrEndpoint.String("a")), telemetrytest.HistCount(m, pool.AttrEndpoint.String("b")); na != 0 || nb != 1 {
+		t.Errorf("checkout waits recorded: %d on a, %d on b; want the one on b", na, nb)
+	}
+}
+
+// A start drained at a, resumed on b, whose Configure b then refuses for
+// its protocol version (the real server speaks 4, an unpinned start asks
+// 5 first) negotiates the lower version with b, on a second connection to
+// b: the connection that refused, with b's options. That dial is b's
+// (b's upgrades count it, and neither a nor b is charged a refusal), and
+// the session runs on b at version 4. Before, the downgrade redialled a,
+// the launcher's URL, still draining: its 503 was counted as b's refusal,
+// b was backed off and the checkout failed with ErrNoEndpoint.
+func TestStartResumedElsewhereNegotiatesWithTheNewEndpoint(t *testing.T) {
+	a, ua := drainingEndpoint(t)
+	_, urlB := servertest.Start(t, nil)
+	// URLs no other start of the process used (whatever ports the
+	// servers got): the negotiation cache, per URL, holds nothing for
+	// them, so the start asks version 5 first, whatever ran before.
+	nonce := "?case=" + url.QueryEscape(t.Name()) + "&n=" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	a.URL += nonce
+	b := pool.Endpoint{Name: "b", URL: urlB + nonce, Dial: a.Dial}
+	p, err := pool.New(context.Background(), pool.Config{
+		NoLocal: true, Endpoints: []pool.Endpoint{a, b},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeWithin(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := p.Checkout(ctx, session.Config{})
+	if err != nil {
+		t.Fatalf("Checkout: %v (stats %+v)", err, p.Stat().Endpoints)
+	}
+	defer s.Close()
+	if s.Endpoint() != "b" || s.Version() != 4 {
+		t.Fatalf("session on %q at version %d, want b at 4", s.Endpoint(), s.Version())
+	}
+	if na, nb := ua.count(a.URL), ua.count(b.URL); na != 1 || nb != 2 {
+		t.Errorf("%d upgrades on a, %d on b; want 1 on a (the drained start), 2 on b (the resume, the downgrade)", na, nb)
+	}
+	for _, e := range p.Stat().Endpoints {
+		if e.Refusals != 0 || e.DialFailures != 0 || e.StartFailures != 0 {
+			t.Errorf("endpoint %s charged: %+v", e.Name, e)
+		}
+		if e.Name == "b" && e.BackedOffUntil.After(time.Now()) {
+			t.Errorf("b, which serves the session, is backed off: %+v", e)
+		}
+	}
+	run(t, s, "6 * 7", "42")
 }

@@ -272,7 +272,19 @@ func TestTelemetryWorkersSuspended(t *testing.T) {
 // A pool given its own providers records nothing through the global ones:
 // the handshake that starts each worker (Configure, Reset) records its
 // metrics through the pool's MeterProvider, and no span.
+//
+// The global providers are first set to no-ops: OpenTelemetry hands the
+// provider set first in the process to every instrument made through the
+// default global before it (otel's delegation, once per process). An
+// earlier test's pool without a MeterProvider of its own registered the
+// worker gauges on that default (they live on, reading 0, after it
+// closes); had gmp been the first set, those gauges would show up here,
+// though this test's pool never touched the global. Run after such a test
+// (go test -run 'Remote|Resume|Drain|Endpoint|Start'), this test failed
+// on four zero gauges, and passed alone.
 func TestTelemetryWorkerStartUsesThePoolsProviders(t *testing.T) {
+	otel.SetTracerProvider(tracenoop.NewTracerProvider())
+	otel.SetMeterProvider(metricnoop.NewMeterProvider())
 	global := tracetest.NewSpanRecorder()
 	gtp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(global))
 	greader := sdkmetric.NewManualReader()

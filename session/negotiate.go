@@ -10,6 +10,7 @@ import (
 	"github.com/gomonty/monty/codec"
 	"github.com/gomonty/monty/internal/redact"
 	"github.com/gomonty/monty/protocol"
+	"github.com/gomonty/monty/transport/ws"
 	"github.com/gomonty/monty/worker"
 )
 
@@ -53,7 +54,10 @@ func ourRange() (protocol.VersionRange, bool) {
 // codec for. A worker that refuses it with a FatalError naming its own
 // range (and exits, status 4) is replaced by a second one configured with
 // the highest common version, which is then cached. No common version
-// gives a *VersionMismatchError.
+// gives a *VersionMismatchError. A remote start that resumed on another
+// replica during its Configure (see below) negotiates with that replica:
+// its refusal is followed by a dial to its URL, with its options, and the
+// version is cached under its URL.
 //
 // ctx bounds the start; cancelling it later has no effect on the session.
 // A start ctx ends fails with an error matching ctx's error. Other
@@ -100,10 +104,7 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 	if !ok {
 		return nil, errors.New("monty session: no protocol codec is linked in")
 	}
-	key, keyed := keyFor(bin)
-	if vk, ok := launcher.(interface{ versionKey() (cacheKey, bool) }); ok {
-		key, keyed = vk.versionKey()
-	}
+	key, keyed := versionKeyOf(launcher, bin)
 	var neg Negotiation
 	var v uint32
 	switch cached, hit := versionCache.Load(key); {
@@ -118,18 +119,33 @@ func Start(ctx context.Context, l Launch, cfg Config) (*Session, error) {
 		c, _ := codec.Highest(ours)
 		v = c.Version()
 	}
+	// next is whom the next attempt asks: the launcher, or after a remote
+	// start that resumed on another replica during its Configure, that
+	// replica (the worker that answered last), with its own options.
+	next := launcher
 	for {
 		neg.Attempts++
 		var (
-			s   *Session
-			err error
+			s     *Session
+			err   error
+			where remoteAt
 		)
 		if neg.Attempts == 1 {
-			s, err = open(ctx, cfg, bin, v, launcher)
+			s, where, err = open(ctx, cfg, bin, v, next)
 		} else {
-			s, err = redialDowngrade(ctx, launcher, func(l Launcher) (*Session, error) {
-				return open(ctx, cfg, bin, v, l)
+			s, err = redialDowngrade(ctx, next, func(l Launcher) (s *Session, err error) {
+				s, where, err = open(ctx, cfg, bin, v, l)
+				return s, err
 			})
+		}
+		if rl, ok := launcher.(RemoteLauncher); ok && where.url != "" {
+			// The version learned is that replica's: cache it under
+			// its URL, and negotiate again with it (never with the
+			// launcher's URL, which may be the server that drained).
+			rl.URL, rl.Dial = where.url, where.dial
+			next = rl
+			key, keyed = rl.versionKey()
+			who = slog.String("endpoint", redact.URL(rl.URL))
 		}
 		if err == nil {
 			neg.Version = v
@@ -202,17 +218,44 @@ func unusableRefusal(err error) (*protocol.UnusableRangeError, bool) {
 	return protocol.ParseUnusableRange(ce.Message)
 }
 
-// open launches one worker and configures it with version v.
-func open(ctx context.Context, cfg Config, bin string, v uint32, l Launcher) (*Session, error) {
+// versionKeyOf is the negotiation cache's key for l's workers: its
+// binary's (path, size and modification time), a RemoteLauncher's URL.
+func versionKeyOf(l Launcher, bin string) (cacheKey, bool) {
+	if vk, ok := l.(interface{ versionKey() (cacheKey, bool) }); ok {
+		return vk.versionKey()
+	}
+	return keyFor(bin)
+}
+
+// remoteAt is where a remote start's Configure was last answered (or
+// failed): the URL of the connection and the options it was dialled
+// with. A start that a draining server answered with a ShutdownDump
+// resumes on another replica, which is then the one that accepts or
+// refuses the version. url is "" when nothing was dialled (or the
+// launcher is not remote).
+type remoteAt struct {
+	url  string
+	dial ws.DialOptions
+}
+
+// open launches one worker and configures it with version v. For a
+// remote launcher it also returns where the Configure ended up: the
+// connection the session runs on, or whose refusal (or loss) failed it.
+func open(ctx context.Context, cfg Config, bin string, v uint32, l Launcher) (*Session, remoteAt, error) {
 	c, ok := codec.ForVersion(v)
 	if !ok {
-		return nil, unknownVersion(v)
+		return nil, remoteAt{}, unknownVersion(v)
 	}
 	p, err := launch(ctx, cfg, l)
 	if err != nil {
-		return nil, err
+		return nil, remoteAt{}, err
 	}
-	return configureOn(ctx, cfg, bin, p, c)
+	s, err := configureOn(ctx, cfg, bin, p, c)
+	var where remoteAt
+	if rp, ok := p.(*remotePeer); ok {
+		where.url, where.dial = rp.at()
+	}
+	return s, where, err
 }
 
 // launch starts one worker with l. A remote launcher's dial (TCP, TLS,

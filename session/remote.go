@@ -203,7 +203,12 @@ func (e *ShutdownError) SessionSurvives() bool { return false }
 //
 // The protocol version negotiated with an endpoint is cached per URL (as
 // it is per binary for processes), so only the first session of an
-// unpinned launcher pays for a refused version with a second dial.
+// unpinned launcher pays for a refused version with a second dial. The
+// version is the one of the replica that answered: a start that resumed
+// on another replica during its Configure, and that the other replica
+// refuses for its protocol version, is dialled again at that replica's
+// URL with its options (those Redial named with it), never at URL, and
+// what it settles on is cached under that replica's URL.
 //
 // A RemoteLauncher is plain data, safe for concurrent use.
 type RemoteLauncher struct {
@@ -261,7 +266,7 @@ func (l RemoteLauncher) Launch(ctx context.Context) (Peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.c, p.url = c, l.URL
+	p.c, p.url, p.opts = c, l.URL, p.l.Dial
 	return p, nil
 }
 
@@ -292,9 +297,12 @@ func spanTraceHeaders(ctx context.Context) (string, string) {
 type remotePeer struct {
 	l RemoteLauncher
 
-	mu     sync.Mutex
-	c      *ws.Conn
-	url    string
+	mu  sync.Mutex
+	c   *ws.Conn
+	url string
+	// opts are the options c was dialled with: those that belong to url
+	// (a Redial's own, else the launcher's Dial).
+	opts   ws.DialOptions
 	killed bool
 	// stopDial cancels the redial in progress, if any: Kill and Close
 	// must not leave a resume dialling (or pausing between dials) until
@@ -430,9 +438,10 @@ const redialAttempts = 5
 // connection is closed with a Close frame.
 func (p *remotePeer) redial(ctx context.Context) error {
 	var (
-		c   *ws.Conn
-		url string
-		err error
+		c    *ws.Conn
+		url  string
+		opts ws.DialOptions
+		err  error
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -450,7 +459,6 @@ func (p *remotePeer) redial(ctx context.Context) error {
 	}()
 	wait := 20 * time.Millisecond
 	for i := range redialAttempts {
-		var opts ws.DialOptions
 		url, opts = p.l.URL, p.l.Dial
 		switch {
 		case p.l.Redial != nil:
@@ -492,7 +500,7 @@ func (p *remotePeer) redial(ctx context.Context) error {
 	p.mu.Lock()
 	old, killed := p.c, p.killed
 	if !killed {
-		p.c, p.url = c, url
+		p.c, p.url, p.opts = c, url, opts
 	}
 	p.mu.Unlock()
 	old.Close()
@@ -513,6 +521,14 @@ func (p *remotePeer) dial(ctx context.Context, url string, opts ws.DialOptions) 
 		p.l.OnDial(url, err)
 	}
 	return c, err
+}
+
+// at returns the URL of the current connection and the options it was
+// dialled with (after a resume, those of the replica it moved to).
+func (p *remotePeer) at() (string, ws.DialOptions) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.url, p.opts
 }
 
 // ended reports whether Kill or Close was called.
