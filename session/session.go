@@ -164,6 +164,13 @@ type Session struct {
 	// hostCancel cancels the host functions of the Run in progress, so
 	// Close and Kill also release a Run blocked in one.
 	hostCancel atomic.Pointer[context.CancelFunc]
+	// written, set by the Run in progress (nil otherwise), is called on
+	// the turn's goroutine when a request has been encoded and is about
+	// to be written to the worker (nothing can stop it now but the loss
+	// of the connection): the new host objects the request carries are
+	// registered then, before the worker can name them (see
+	// runner.commitHeld).
+	written func()
 
 	// configured is set once the worker has taken a Configure (Start's,
 	// or the one after a Reset); a Reset clears it. A remote session drained before
@@ -412,6 +419,11 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		return nil, s.fail(&ProtocolError{Msg: "worker spoke before the request was sent", Err: ErrStrayEvent})
 	}
 
+	if s.written != nil {
+		// The request goes out now (a peer may read it before
+		// WriteFrame returns).
+		s.written()
+	}
 	if kind == message.KindFeed && s.cur() != StateSuspended {
 		// A Feed sent while a feed is suspended is refused and changes
 		// nothing: the suspended feed's clock stays.
