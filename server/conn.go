@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomonty/monty/child"
@@ -263,7 +264,7 @@ func (g gate) drainIdle() bool {
 // the connection with CloseDrain. The connection is closed when deliver
 // ends first: a client that does not read its ShutdownDump would
 // otherwise hold the write, and the server's exit after a drain, until
-// its idle timeout.
+// its idle timeout. Closed with the write stuck, it is reset.
 func (g gate) handOver(ctx, deliver context.Context) {
 	sd := &message.ShutdownDump{}
 	if g.configured {
@@ -275,10 +276,22 @@ func (g gate) handOver(ctx, deliver context.Context) {
 			g.log.Warn("drain: dump failed", slog.Any("error", err))
 		}
 	}
+	// When deliver ends with the write under way, the client is not
+	// taking its ShutdownDump (its window is shut): the connection is
+	// reset rather than closed gracefully (endUnread), or the unsent rest
+	// of the dump (megabytes) would wait in the kernel, in a socket
+	// closing for as long as the client keeps its window shut. Before the
+	// write, or after it, nothing is stuck, and the close stays graceful.
+	var writing atomic.Bool
 	stop := context.AfterFunc(deliver, func() {
+		if writing.Load() {
+			g.endUnread(CloseDrain, "server shutting down", OutcomeShutdown)
+			return
+		}
 		g.end(CloseDrain, "server shutting down", OutcomeShutdown)
 	})
 	defer stop()
+	writing.Store(true)
 	err := g.send(sd)
 	var tl *frame.TooLargeError
 	if errors.As(err, &tl) {
@@ -287,6 +300,7 @@ func (g gate) handOver(ctx, deliver context.Context) {
 		g.log.Warn("drain: signed dump over the frame cap; ShutdownDump sent without it", slog.Uint64("bytes", tl.Len))
 		err = g.send(&message.ShutdownDump{})
 	}
+	writing.Store(false)
 	if err != nil {
 		g.log.Info("drain: ShutdownDump not delivered", slog.Any("error", err))
 	}

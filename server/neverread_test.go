@@ -3,6 +3,8 @@
 package server
 
 import (
+	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -88,4 +90,94 @@ func tcpState(t *testing.T, server string, client net.Addr) (string, bool) {
 		return f[3], true
 	}
 	return "", false
+}
+
+// At the end of a drain's grace an idle session is handed its signed dump.
+// A client that has stopped reading cannot take it: once the handover's
+// bound is over, with the write stuck, the connection is reset, as for a
+// client that stops reading its prints (above), so that the server's
+// socket is gone at once with the unsent rest of the dump, and the client
+// reads what its socket already holds and then ECONNRESET. Before, the
+// handover closed the connection gracefully: the server's socket stayed in
+// FIN-WAIT-1 holding megabytes of dump for as long as the client kept its
+// window shut.
+func TestDrainHandOverNeverReadIsReset(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.MaxMemory = 128 << 20
+		c.DrainGrace = 100 * time.Millisecond
+		c.IdleTimeout = time.Hour // only the handover's bound can end the write
+		c.TurnTimeout = time.Hour
+		c.handOverBound = 5 * time.Second
+	})
+	nc, br := bigIdleSession(t, ts)
+	shut := make(chan error, 1)
+	go func() { shut <- ts.Shutdown(context.Background()) }()
+	// The ShutdownDump's header only: the dump is made and its write
+	// under way. Past it the client never reads, so the write sticks
+	// once the socket buffers are full, and Shutdown returns when the
+	// handover's bound has ended the session.
+	var h [10]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		t.Fatal(err)
+	}
+	if h[0] != 0x82 || h[1] != 127 || binary.BigEndian.Uint64(h[2:]) < 32<<20 {
+		// A machine too busy to dump 32 MiB within the bound: the
+		// handover ended before any write could be stuck.
+		t.Skipf("no ShutdownDump with the dump within the handover's bound (% x)", h)
+	}
+	select {
+	case err := <-shut:
+		if err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		nc.Close()
+		t.Fatal("Shutdown still waits for a client that does not read its ShutdownDump")
+	}
+	if state, ok := tcpState(t, ts.HTTP, nc.LocalAddr()); ok {
+		t.Fatalf("the server's socket of the connection is still there, in state %s", state)
+	}
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	n, err := io.Copy(io.Discard, br)
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("the client read %d bytes, then %v; want ECONNRESET", n, err)
+	}
+}
+
+// A client that reads its ShutdownDump at the end of a drain's grace gets
+// all of it and a graceful close (CloseDrain), not a reset: the handover
+// resets only a write that is stuck.
+func TestDrainHandOverReadIsClosedGracefully(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.DrainGrace = 100 * time.Millisecond
+		c.IdleTimeout = time.Hour
+		c.TurnTimeout = time.Hour
+	})
+	nc, br := rawUpgrade(t, ts)
+	nc.SetReadDeadline(time.Now().Add(60 * time.Second))
+	for _, req := range []message.Request{&message.Configure{ProtocolVersion: 4}, &message.Feed{Code: "x = 'a' * (4 << 20)\n0"}} {
+		if _, err := nc.Write(wsframe.Client(true, 2, encodeRequest(t, 4, req))); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := wsframe.Read(br); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shut := make(chan error, 1)
+	go func() { shut <- ts.Shutdown(context.Background()) }()
+	op, p, err := wsframe.Read(br)
+	if err != nil || op != 2 {
+		t.Fatalf("read the handover: opcode %d, %v", op, err)
+	}
+	sd, ok := decodeEvent(t, 4, p).Body.(*message.ShutdownDump)
+	if !ok || sd.Dump == nil {
+		t.Fatalf("handed %T, want a ShutdownDump with the dump", decodeEvent(t, 4, p).Body)
+	}
+	op, p, err = wsframe.Read(br)
+	if err != nil || op != 8 || len(p) < 2 || int(p[0])<<8|int(p[1]) != CloseDrain {
+		t.Fatalf("after the ShutdownDump: opcode %d % x, %v; want a Close frame with code %d", op, p, err, CloseDrain)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
 }

@@ -1105,7 +1105,9 @@ func (r *runner) answer(fc *message.FunctionCall, h *hostFunc) message.Request {
 		Values: &fc.Values, ObjectID: fc.ObjectID, Eager: fc.AllowEagerAwait, r: r}
 	r.what = unsent.Function(h.name)
 	v, err := r.invoke(h, c)
-	r.res = r.ext(&r.g, h.name, v, err)
+	res, held := r.ext(&r.g, h.name, v, err)
+	r.res = res
+	r.hold(held)
 	if fc.AllowEagerAwait && h.async {
 		// Only an Async function's result is awaitable: a synchronous
 		// one's is the plain value, which the sandbox cannot await
@@ -1204,8 +1206,8 @@ func (r *runner) lookupValue(name string, v any) (out message.Request) {
 	}()
 	r.what = unsent.Value(name)
 	req := &message.ResumeNameLookup{Kind: message.LookupValue}
-	// A value the sandbox is not sent registers none of its host
-	// objects (see heldObjects).
+	// A value the sandbox is not sent (refused here, or by the encoder
+	// later) registers none of its host objects (see heldObjects).
 	root, held, err := r.encode(&req.Values, v, true, nil)
 	if err != nil {
 		return &message.ResumeNameLookup{Kind: message.LookupError,
@@ -1215,7 +1217,7 @@ func (r *runner) lookupValue(name string, v any) (out message.Request) {
 		held.drop()
 		return &message.ResumeNameLookup{Kind: message.LookupError, Error: exc}
 	}
-	held.commit()
+	r.hold(held) // registered once the answer is sent (see settleHeld)
 	req.Value = root
 	return req
 }

@@ -671,7 +671,13 @@ func (s *Session) resumeRemote(ctx context.Context, rp *remotePeer, dump []byte,
 	if kind == resumeDial {
 		return nil
 	}
-	ev, err := s.rawTurn(ctx, s.cfg.configure(s.codec.Version()))
+	// Configured as the old replica was: with the session's Config, or
+	// the Configure sent through Do that the old worker accepted after it.
+	cfg := s.doConfigure
+	if cfg == nil {
+		cfg = s.cfg.configure(s.codec.Version())
+	}
+	ev, err := s.rawTurn(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -91,6 +91,7 @@ func (s *Session) Run(ctx context.Context, code string, opts ...RunOption) (*Res
 	feed.SkipTypeCheck = r.o.skipTypeCheck
 	feed.Cwd = r.o.cwd
 	ev, err := s.feed(ctx, feed)
+	r.settleHeld() // the inputs' objects not sent (they were registered if they were)
 	res, err := r.drive(ev, err)
 	if pe, ok := err.(*PythonError); ok {
 		pe.source = code // for Traceback
@@ -145,6 +146,11 @@ type runner struct {
 	what  unsent.Subject
 	taken []takenFuture
 
+	// held are the new host objects of the answer (or Feed) being sent,
+	// apart from the futures' own (future.held): registered once it has
+	// gone out, forgotten if it did not (see settleHeld).
+	held []*heldObjects
+
 	// The last exceptions host calls raised, with the Go errors behind
 	// them (a ring, under mu: futures raise from their goroutines), for
 	// PythonError.HostErr.
@@ -190,6 +196,11 @@ type future struct {
 	name string // the host function's
 	g    value.Graph
 	res  message.ExtResult
+	// held are the new host objects of the result: they enter the
+	// session's store when a ResumeFutures carrying the result goes out,
+	// and are forgotten if the worker never takes it (see settleHeld and
+	// finish).
+	held *heldObjects
 }
 
 // takenFuture is a finished future answered by the current ResumeFutures.
@@ -210,15 +221,75 @@ func (s *Session) newRunner(ctx context.Context, opts []RunOption) *runner {
 	}
 	r.fctx, r.cancel = context.WithCancel(ctx)
 	s.hostCancel.Store(&r.cancel)
+	s.written = r.commitHeld
 	return r
 }
 
-// finish cancels and joins the feed's host goroutines.
+// finish cancels and joins the feed's host goroutines. The host objects
+// of results the worker never received (futures it did not collect, an
+// answer never sent) are forgotten.
 func (r *runner) finish() {
 	r.s.hostCancel.Store(nil)
+	r.s.written = nil
 	r.cancel()
 	r.wg.Wait()
 	r.s.print = r.print
+	r.dropHeld()
+	r.mu.Lock()
+	for _, f := range r.futures {
+		f.held.drop()
+		f.held = nil
+	}
+	r.mu.Unlock()
+}
+
+// hold adds h, the new host objects of the answer being built, to the
+// objects that wait for it to go out.
+func (r *runner) hold(h *heldObjects) {
+	if h != nil {
+		r.held = append(r.held, h)
+	}
+}
+
+// commitHeld registers the host objects of the request being written to
+// the worker (the current answer's, or the Feed's inputs', and those of
+// the futures it carries): the worker may name them from now on. It runs
+// as the session's written hook, once the request is encoded and before
+// its frame is written, so that the worker finds every object it is
+// sent in the store. What a request refused by
+// the encoder (too large, not expressible) or never written held is
+// forgotten instead, by settleHeld after the exchange.
+func (r *runner) commitHeld() {
+	for _, h := range r.held {
+		h.commit()
+	}
+	clear(r.held)
+	r.held = r.held[:0]
+	for i := range r.taken {
+		f := r.taken[i].f
+		f.held.commit()
+		f.held = nil
+	}
+}
+
+// settleHeld ends the exchange of a request: the host objects it held
+// that were not registered as it was written (commitHeld) were never
+// sent, and are forgotten.
+func (r *runner) settleHeld() { r.dropHeld() }
+
+// dropHeld forgets the host objects of an answer that will not be sent:
+// the current one's and those of the futures it took.
+func (r *runner) dropHeld() {
+	for _, h := range r.held {
+		h.drop()
+	}
+	clear(r.held)
+	r.held = r.held[:0]
+	for i := range r.taken {
+		f := r.taken[i].f
+		f.held.drop()
+		f.held = nil
+	}
 }
 
 func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
@@ -253,6 +324,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			return nil, fmt.Errorf("monty session: unexpected %s event", ev.Body.EventKind())
 		}
 		if r.ctx.Err() != nil || req == nil {
+			r.dropHeld()
 			return nil, r.abort()
 		}
 		if _, ok := req.(*message.AbortFeed); ok {
@@ -269,6 +341,7 @@ func (r *runner) drive(ev *message.ChildEvent, err error) (*Result, error) {
 			}
 			ev, err = s.exchange(r.ctx, req)
 		}
+		r.settleHeld()
 		r.g.Reset()
 		if err != nil && s.cur() == StateSuspended && !s.closed.Load() {
 			// The answer could not be sent (too large for a frame, or not
@@ -302,6 +375,9 @@ func (r *runner) resend(req message.Request, cause error) message.Request {
 	}
 	switch q := req.(type) {
 	case *message.ResumeCall, *message.ResumeNameLookup:
+		// The stand-in carries none of the answer's values: its host
+		// objects are never sent.
+		r.dropHeld()
 		return r.what.StandIn(req, why)
 	case *message.ResumeFutures:
 		if len(q.Results) > 1 && len(r.taken) == len(q.Results) {
@@ -327,6 +403,7 @@ func (r *runner) resend(req message.Request, cause error) message.Request {
 		if len(r.taken) == 1 {
 			what = unsent.Function(r.taken[0].f.name)
 		}
+		r.dropHeld()
 		return &message.ResumeFutures{Results: []message.FutureResult{{CallID: fr.CallID, Result: what.Result(fr.Result.Kind, why)}}}
 	}
 	return nil
@@ -460,7 +537,8 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 		}
 		feed.Inputs = append(feed.Inputs, message.NamedRef{Name: nfkc(in.Name), Value: root})
 	}
-	held.commit()
+	// Registered once the Feed is sent (see settleHeld).
+	r.hold(held)
 	return feed, nil
 }
 
@@ -470,36 +548,40 @@ func (r *runner) buildFeed(code string) (*message.Feed, error) {
 // answered with a TypeError instead (see outputOnlyCall). The conversion runs the caller's code too
 // (an error's Error method, a value.GraphAppender): a panic there is a
 // RuntimeError, as in the function itself, and g is left as it was.
-func (r *runner) ext(g *value.Graph, name string, v any, err error) (res message.ExtResult) {
+//
+// The new host objects of the value are returned held: the caller
+// registers them once the answer has gone out, or forgets them (see
+// settleHeld).
+func (r *runner) ext(g *value.Graph, name string, v any, err error) (res message.ExtResult, held *heldObjects) {
 	n := g.Len()
 	defer func() {
 		if p := recover(); p != nil {
 			r.s.log.Error("monty host function result panicked", slog.Any("panic", p))
 			g.Truncate(n)
-			res = message.ExtResult{Kind: message.ResultError,
-				Error: message.NewException("RuntimeError", fmt.Sprintf("converting a host function's result panicked: %v", p))}
+			held.drop()
+			res, held = message.ExtResult{Kind: message.ResultError,
+				Error: message.NewException("RuntimeError", fmt.Sprintf("converting a host function's result panicked: %v", p))}, nil
 		}
 	}()
 	if err != nil {
-		return message.ExtResult{Kind: message.ResultError, Error: r.raise(err, "RuntimeError")}
+		return message.ExtResult{Kind: message.ResultError, Error: r.raise(err, "RuntimeError")}, nil
 	}
 	// A result answered with an error instead registers none of its
 	// host objects (see heldObjects).
 	root, held, cerr := r.encode(g, v, true, nil)
 	if cerr != nil {
 		if limit := (*HostObjectLimitError)(nil); errors.As(cerr, &limit) {
-			return message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError", limit.Error())}
+			return message.ExtResult{Kind: message.ResultError, Error: message.NewException("RuntimeError", limit.Error())}, nil
 		}
 		return message.ExtResult{Kind: message.ResultError,
-			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}
+			Error: typeError("host function returned a value with no Python equivalent: %s", conversionText(cerr))}, nil
 	}
 	if exc := outputOnlyCall(g, n, root, name); exc != nil {
 		held.drop()
 		g.Truncate(n)
-		return message.ExtResult{Kind: message.ResultError, Error: exc}
+		return message.ExtResult{Kind: message.ResultError, Error: exc}, nil
 	}
-	held.commit()
-	return message.ExtResult{Kind: message.ResultReturn, Value: root}
+	return message.ExtResult{Kind: message.ResultReturn, Value: root}, held
 }
 
 func (r *runner) call(fc *message.FunctionCall) message.Request {
@@ -577,9 +659,10 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 		// future finishes either way, or the feed would wait for it
 		// until its context ended.
 		res := goexitResult(h.name)
+		var held *heldObjects
 		defer func() {
 			r.mu.Lock()
-			f.g, f.res, f.done = g, res, true
+			f.g, f.res, f.held, f.done = g, res, held, true
 			r.mu.Unlock()
 			select {
 			case notify <- struct{}{}:
@@ -587,7 +670,7 @@ func (r *runner) startFuture(h *hostFunc, c *Call) {
 			}
 		}()
 		v, err := r.invoke(h, c)
-		res = r.ext(&g, h.name, v, err)
+		res, held = r.ext(&g, h.name, v, err)
 	}()
 }
 

@@ -164,11 +164,25 @@ type Session struct {
 	// hostCancel cancels the host functions of the Run in progress, so
 	// Close and Kill also release a Run blocked in one.
 	hostCancel atomic.Pointer[context.CancelFunc]
+	// written, set by the Run in progress (nil otherwise), is called on
+	// the turn's goroutine when a request has been encoded and is about
+	// to be written to the worker (nothing can stop it now but the loss
+	// of the connection): the new host objects the request carries are
+	// registered then, before the worker can name them (see
+	// runner.commitHeld).
+	written func()
 
 	// configured is set once the worker has taken a Configure (Start's,
 	// or the one after a Reset); a Reset clears it. A remote session drained before
 	// then has no state to lose (remote.go, shutdownDump).
 	configured bool
+	// ownConfigure is set while the session sends its own Configure
+	// (configure); doConfigure is a copy of the last Configure the worker
+	// accepted that was not the session's own (one sent through Do), nil
+	// when the session's own is in force: a remote session's resume
+	// configures the new replica with it, as the old one was.
+	ownConfigure bool
+	doConfigure  *message.Configure
 	// state is the State, written on the turn goroutine (setState) and
 	// read anywhere (cur, State).
 	state   atomic.Uint32
@@ -284,6 +298,16 @@ func (s *Session) SuspensionCount() uint64 { return s.suspCount }
 // *ProtocolError. Do leaves the protocol-5 sleep budget to its caller: a
 // system sleep is returned uncharged (Feed and Resume charge it), so that
 // a relay forwarding turns with Do does not count its parent's sleeps.
+//
+// A Configure sent with Do that the worker accepts (after a Reset, say)
+// is the session's configuration from then on, in place of Config's: a
+// remote session that resumes on a new replica after a ShutdownDump
+// configures it with that Configure, as sent, before loading its dump. A
+// Configure the worker refuses changes nothing (the montygo server
+// refuses every Configure after the first). The session's own checks
+// keep Config's limits either way: the suspension limit and the duration
+// watchdog follow Config.Limits, not the Configure's, and Reset and a
+// pool's checkout configure with Config again.
 //
 // Error and TypingError events are returned as events, not errors. A nil
 // req, or a nil pointer of a request type, is an *InvalidRequestError and
@@ -412,6 +436,11 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 		return nil, s.fail(&ProtocolError{Msg: "worker spoke before the request was sent", Err: ErrStrayEvent})
 	}
 
+	if s.written != nil {
+		// The request goes out now (a peer may read it before
+		// WriteFrame returns).
+		s.written()
+	}
 	if kind == message.KindFeed && s.cur() != StateSuspended {
 		// A Feed sent while a feed is suspended is refused and changes
 		// nothing: the suspended feed's clock stays.
@@ -932,6 +961,10 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 			s.configured = true
 			s.stamps = Stamps{}
 			s.applyOwnLimits()
+			s.doConfigure = nil
+			if c, ok := req.(*message.Configure); ok && !s.ownConfigure {
+				s.doConfigure = s.copyConfigure(c)
+			}
 		case message.KindError:
 		default:
 			return nil, s.fail(&ProtocolError{Msg: "unexpected reply to Configure: " + ek.String()})
@@ -1008,6 +1041,23 @@ func (s *Session) settle(ctx context.Context, req message.Request, ev *message.C
 		return ev, nil
 	}
 	return nil, s.unexpected(ev, req)
+}
+
+// copyConfigure returns a copy of c, a Configure the worker accepted, that
+// shares nothing with it (the caller of Do may reuse its message): c as
+// the worker read it, encoded and decoded again.
+func (s *Session) copyConfigure(c *message.Configure) *message.Configure {
+	if buf, err := s.codec.AppendRequest(nil, &message.ParentRequest{Body: c}); err == nil {
+		if pr, err := s.codec.DecodeRequest(buf, s.lim); err == nil {
+			if cp, ok := pr.Body.(*message.Configure); ok {
+				return cp
+			}
+		}
+	}
+	// Not reached for a Configure the codec has just sent; a shallow copy
+	// at worst.
+	cp := *c
+	return &cp
 }
 
 func (s *Session) toIdle() {

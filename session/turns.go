@@ -509,7 +509,9 @@ func (s *Session) configure(ctx context.Context) error {
 	}
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
 	defer cancel()
+	s.ownConfigure = true
 	ev, err := s.exchange(tctx, s.cfg.configure(s.codec.Version()))
+	s.ownConfigure = false
 	if err != nil {
 		if tctx.Err() != nil && ctx.Err() == nil {
 			// exchange killed the worker when tctx ended.
