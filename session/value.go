@@ -41,6 +41,12 @@ func (v Value) Repr() string {
 	return v.Graph.Repr(v.Root)
 }
 
+// String returns Repr, so that fmt's verbs (%v, %s, Println) show a
+// Value, and a Result, which embeds one, as Python's repr() would
+// ("[1, 'a']", "'text'"), not as the graph they are made of. A Result's
+// TotalExecution is not shown.
+func (v Value) String() string { return v.Repr() }
+
 // Str renders the value the way Python's str() does.
 func (v Value) Str() string {
 	if !v.valid() {
