@@ -398,30 +398,43 @@ func decodeEventBody(frame []byte, lim codec.Limits) (*message.ChildEvent, error
 	d, frame := newDec(frame, lim)
 	ev := &message.ChildEvent{}
 	var es evState
-	err := d.Walk(frame, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	// The envelope of every event, host calls included: read with a
+	// wire.Iter, as the hot loops are (see objectBody).
+	it := d.Iter(frame)
+	for it.More() {
+		num, wt, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		var m int
 		switch {
 		case num >= 1 && num <= 12:
 			if es.arm != num {
 				body, err := d.newEvent(num)
 				if err != nil {
-					return 0, push(err, "ChildEvent.kind")
+					return nil, push(err, "ChildEvent.kind")
 				}
 				es = evState{arm: num, body: body}
 			}
-			n, err := d.eventArm(wt, b, &es)
-			return wire.Wrap(n, err, "ChildEvent.kind")
+			m, err = d.eventArm(wt, it.B, &es)
+			m, err = wire.Wrap(m, err, "ChildEvent.kind")
 		case num == 20:
-			return wire.IntAt(wt, b, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
+			m, err = wire.IntAt(wt, it.B, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
 		case num == 21:
-			return wire.OptIntAt(&d.Dec, wt, b, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
+			m, err = wire.OptIntAt(&d.Dec, wt, it.B, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
 		case num == 22:
-			return d.OptTextAt(wt, b, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
+			m, err = d.OptTextAt(wt, it.B, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
 		case num == 23:
-			return wire.OptIntAt(&d.Dec, wt, b, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
+			m, err = wire.OptIntAt(&d.Dec, wt, it.B, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
+		default:
+			err = it.Skip(num, wt, d.Level-1)
 		}
-		return -1, nil
-	})
-	if err != nil {
+		if err != nil {
+			return nil, err
+		}
+		it.Take(m)
+	}
+	if err := d.End(&it); err != nil {
 		return nil, err
 	}
 	d.convertEvent(&es)
@@ -522,38 +535,54 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 // path, so an error here reads "ChildEvent.kind: …" or starts at a nested
 // value's own segments, and it checks each object_id as it ends.
 func (d *dec) functionCall(wt protowire.Type, b []byte, x *message.FunctionCall, es *evState) (int, error) {
-	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (n int, err error) {
+	v, n, err := d.Msg(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	// The host-call hot path: read with a wire.Iter, as the value loops
+	// are (see objectBody).
+	it := d.Iter(v)
+	for it.More() {
+		num, wt, err := it.Next()
+		if err != nil {
+			return 0, err
+		}
+		var m int
 		switch num {
 		case 1:
-			x.FunctionName, n, err = d.str(wt, b)
+			x.FunctionName, m, err = d.str(wt, it.B)
 		case 2:
 			var id value.NodeID
-			if id, n, err = d.item(wt, b); err == nil {
+			if id, m, err = d.item(wt, it.B); err == nil {
 				x.Args, err = d.appendRef(x.Args, id)
 			}
 		case 3:
 			var k, v value.NodeID
-			if k, v, n, err = d.pair(wt, b); err == nil {
+			if k, v, m, err = d.pair(wt, it.B); err == nil {
 				if x.Kwargs, err = grow(d, x.Kwargs, budget.PairCost); err == nil {
 					x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: v})
 				}
 			}
 		case 4:
-			n, err = wire.Int(wt, b, &x.CallID)
+			m, err = wire.Int(wt, it.B, &x.CallID)
 		case 5:
 			// Each occurrence is a fresh Uuid, checked as it ends: a
 			// wrong length fails the decode there.
 			var id value.UUID
 			l := 0
-			if n, err = d.uuidMsg(wt, b, &id, &l); err == nil && l != 16 {
+			if m, err = d.uuidMsg(wt, it.B, &id, &l); err == nil && l != 16 {
 				err = wire.UUIDLenErr("FunctionCall.object_id", l)
 			}
 			es.oid, es.oidLen, es.oidSet = id, l, true
 		default:
-			return -1, nil
+			err = it.Skip(num, wt, d.Level-1)
 		}
-		return n, err
-	})
+		if err != nil {
+			return 0, err
+		}
+		it.Take(m)
+	}
+	return n, d.End(&it)
 }
 
 // getenv merges a Getenv message (OsCall.call's getenv arm), whose
