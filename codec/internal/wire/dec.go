@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"unicode/utf8"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -190,6 +191,14 @@ func (d *Dec) Str(raw []byte) (string, error) {
 	if n == 0 {
 		return "", nil
 	}
+	// A payload small enough for either version's chunks that fits in
+	// the current one is copied there at once (room's last step, which
+	// charges nothing).
+	if off := len(d.chunk); n <= smallMax2 && cap(d.chunk)-off >= n {
+		d.chunk = d.chunk[:off+n]
+		copy(d.chunk[off:], raw)
+		return unsafe.String(&d.chunk[off], n), nil
+	}
 	buf, err := d.room(n, cap(raw))
 	if err != nil {
 		return "", err
@@ -240,9 +249,12 @@ func (d *Dec) StrPtr(p **string, raw []byte) error {
 
 // Text reads a string field into *dst.
 func (d *Dec) Text(wt protowire.Type, b []byte, dst *string) (int, error) {
-	v, n, err := TextField(wt, b)
+	v, n, err := BytesField(wt, b)
 	if err != nil {
 		return 0, err
+	}
+	if !utf8.Valid(v) {
+		return 0, leaf.ErrUTF8
 	}
 	s, err := d.Str(v)
 	*dst = s
