@@ -544,28 +544,26 @@ func (d *dec) functionCall(wt protowire.Type, b []byte, x *message.FunctionCall,
 	it := d.Iter(v)
 	for it.More() {
 		num, wt, err := it.Next()
-		if err != nil {
-			return 0, err
-		}
 		var m int
-		switch num {
-		case 1:
+		switch {
+		case err != nil:
+		case num == 1:
 			x.FunctionName, m, err = d.str(wt, it.B)
-		case 2:
+		case num == 2:
 			var id value.NodeID
 			if id, m, err = d.item(wt, it.B); err == nil {
 				x.Args, err = d.appendRef(x.Args, id)
 			}
-		case 3:
+		case num == 3:
 			var k, v value.NodeID
 			if k, v, m, err = d.pair(wt, it.B); err == nil {
 				if x.Kwargs, err = grow(d, x.Kwargs, budget.PairCost); err == nil {
 					x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: v})
 				}
 			}
-		case 4:
+		case num == 4:
 			m, err = wire.Int(wt, it.B, &x.CallID)
-		case 5:
+		case num == 5:
 			// Each occurrence is a fresh Uuid, checked as it ends: a
 			// wrong length fails the decode there.
 			var id value.UUID
