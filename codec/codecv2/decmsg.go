@@ -118,11 +118,8 @@ func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error)
 		}
 		return n, err
 	case *message.InstallDependencies:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				return d.fStrs(wt, b, &x.Requirements, "InstallDependencies.requirements")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			return d.fStrs(wt, b, &x.Requirements, "InstallDependencies.requirements")
 		})
 	case *message.Feed:
 		return d.feed(wt, b, x)
@@ -139,21 +136,15 @@ func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error)
 	case *message.ResumeNameLookup:
 		return d.resumeNameLookup(wt, b, x, &rs.val)
 	case *message.ResumeFutures:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				n, err := d.futureResult(wt, b, x)
-				return wire.Wrap(n, err, "ResumeFutures.results")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			n, err := d.futureResult(wt, b, x)
+			return wire.Wrap(n, err, "ResumeFutures.results")
 		})
 	case *message.Load:
 		return d.FieldsMsg(wt, b, leaf.LoadFields(x), nil)
 	case *message.AbortFeed:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
 		})
 	}
 	// Dump, Reset, Shutdown.
@@ -482,26 +473,17 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 			return -1, nil
 		})
 	case *message.ResolveFutures:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				n, err := d.packedU32(wt, b, &x.PendingCallIDs)
-				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			n, err := d.packedU32(wt, b, &x.PendingCallIDs)
+			return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
 		})
 	case *message.Complete:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				return d.rootField(wt, b, &es.val, &x.Value, &es.valSet, "Complete.value")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			return d.rootField(wt, b, &es.val, &x.Value, &es.valSet, "Complete.value")
 		})
 	case *message.Error:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				return d.Exception(wt, b, &x.Exception, "Error.exception")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			return d.Exception(wt, b, &x.Exception, "Error.exception")
 		})
 	case *message.TypingError:
 		return d.FieldsMsg(wt, b, leaf.TypingErrorFields(x), nil)
@@ -510,19 +492,16 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 	case *message.FatalError:
 		return d.FieldsMsg(wt, b, leaf.FatalErrorFields(x), nil)
 	case *message.ShutdownDump:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				v, n, err := wire.BytesField(wt, b)
-				if err == nil {
-					v, err = d.Bytes(v)
-				}
-				if err != nil {
-					return 0, push(err, "ShutdownDump.dump")
-				}
-				x.Dump = &v
-				return n, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			v, n, err := wire.BytesField(wt, b)
+			if err == nil {
+				v, err = d.Bytes(v)
 			}
-			return -1, nil
+			if err != nil {
+				return 0, push(err, "ShutdownDump.dump")
+			}
+			x.Dump = &v
+			return n, nil
 		})
 	}
 	// Ok.

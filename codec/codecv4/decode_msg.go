@@ -124,10 +124,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.Configure:
 		return d.configure(b, x)
 	case *message.InstallDependencies:
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
+		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			if wt != protowire.BytesType {
 				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, "InstallDependencies.requirements")
 			}
@@ -151,10 +148,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.Load:
 		return d.Fields(b, leaf.LoadFields(x), true, nil)
 	case *message.AbortFeed:
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
+		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
 		})
 	}
@@ -445,10 +439,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			return -1, nil
 		})
 	case *message.Error:
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
+		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			return d.Exception(wt, b, &x.Exception, "Error.exception")
 		})
 	case *message.TypingError:
@@ -458,10 +449,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 	case *message.FatalError:
 		return d.Fields(b, leaf.FatalErrorFields(x), true, nil)
 	case *message.ShutdownDump:
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
+		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
 				if x.Dump == nil {
@@ -527,10 +515,7 @@ func (d *decoder) objectID(b []byte, dst **value.UUID) error {
 }
 
 func (d *decoder) print(b []byte, x *message.Print) error {
-	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num != 1 {
-			return -1, nil
-		}
+	return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 		return elemField(d, wt, b, &x.Segments, "Print.segments", func(v []byte, s *message.PrintSegment) error {
 			return d.PrintSegment(v, s, "PrintSegment")
 		})

@@ -81,6 +81,17 @@ func (d *Dec) End(it *Iter) error {
 // SkipMessage reads a message with no known fields at the current level.
 func (d *Dec) SkipMessage(b []byte) error { return d.Walk(b, SkipAll) }
 
+// Field1 reads a message whose one known field is field 1 at the current
+// level, handing each occurrence of it to f.
+func (d *Dec) Field1(b []byte, f func(wt protowire.Type, b []byte) (int, error)) error {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		if num != 1 {
+			return -1, nil
+		}
+		return f(wt, b)
+	})
+}
+
 // Msg reads the payload of a nested message field. Like prost it checks
 // the wire type, then the recursion limit (the enclosing message, at
 // Level-1, must be under MaxDepth), then the length.
