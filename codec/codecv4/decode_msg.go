@@ -405,13 +405,9 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			case 1:
 				return d.TextAt(wt, b, &x.Name, "NameLookup.name")
 			case 2:
-				return d.Sub(wt, b, "NameLookup.object_id", func(v []byte) error {
-					return d.objectID(v, &x.ObjectID)
-				})
+				return d.objectID(wt, b, &x.ObjectID, "NameLookup.object_id")
 			case d.v.NlPosition:
-				return d.Sub(wt, b, "NameLookup.position", func(v []byte) error {
-					return d.position(v, &x.Position)
-				})
+				return d.position(wt, b, &x.Position, "NameLookup.position")
 			}
 			return -1, nil
 		})
@@ -422,9 +418,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 				n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
 				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
 			case d.v.RfPosition:
-				return d.Sub(wt, b, "ResolveFutures.position", func(v []byte) error {
-					return d.position(v, &x.Position)
-				})
+				return d.position(wt, b, &x.Position, "ResolveFutures.position")
 			}
 			return -1, nil
 		})
@@ -452,10 +446,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
-				if x.Dump == nil {
-					x.Dump, err = wire.New[[]byte](&d.Dec)
-				}
-				if err == nil {
+				if err = wire.NewAt(&d.Dec, &x.Dump); err == nil {
 					*x.Dump, err = d.Bytes(v)
 				}
 			}
@@ -496,22 +487,25 @@ func (d *decoder) scalarIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, er
 	return 0, &wire.TypeError{Got: wt, Want: protowire.VarintType}
 }
 
-// objectID merges a Uuid message into an optional identity. A data length
-// other than 16 is remembered for the conversion checks.
-func (d *decoder) objectID(b []byte, dst **value.UUID) error {
-	if *dst == nil {
-		var err error
-		if *dst, err = wire.New[value.UUID](&d.Dec); err != nil {
+// objectID merges one occurrence of a Uuid field (seg) into an optional
+// identity. A data length other than 16 is remembered for the conversion
+// checks.
+func (d *decoder) objectID(wt protowire.Type, b []byte, dst **value.UUID, seg string) (int, error) {
+	return d.Sub(wt, b, seg, func(b []byte) error {
+		if *dst == nil {
+			var err error
+			if *dst, err = wire.New[value.UUID](&d.Dec); err != nil {
+				return err
+			}
+			d.arm.objIDLen = 0
+		}
+		n, err := d.UUID(b, d.arm.objIDLen, *dst)
+		if err != nil {
 			return err
 		}
-		d.arm.objIDLen = 0
-	}
-	n, err := d.UUID(b, d.arm.objIDLen, *dst)
-	if err != nil {
-		return err
-	}
-	d.arm.objIDLen = n
-	return nil
+		d.arm.objIDLen = n
+		return nil
+	})
 }
 
 func (d *decoder) print(b []byte, x *message.Print) error {
@@ -552,17 +546,13 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 		case 4:
 			return wire.IntAt(wt, b, &x.CallID, "FunctionCall.call_id")
 		case 5:
-			return d.Sub(wt, b, "FunctionCall.object_id", func(v []byte) error {
-				return d.objectID(v, &x.ObjectID)
-			})
+			return d.objectID(wt, b, &x.ObjectID, "FunctionCall.object_id")
 		case 6:
 			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "FunctionCall.allow_eager_await")
 		case 7:
 			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
 		case d.v.FcPosition:
-			return d.Sub(wt, b, "FunctionCall.position", func(v []byte) error {
-				return d.position(v, &x.Position)
-			})
+			return d.position(wt, b, &x.Position, "FunctionCall.position")
 		}
 		return -1, nil
 	})
@@ -611,9 +601,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 		case num == d.v.OsEager:
 			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "OsCall.allow_eager_await")
 		case num == d.v.OsPosition:
-			return d.Sub(wt, b, "OsCall.position", func(v []byte) error {
-				return d.position(v, &x.Position)
-			})
+			return d.position(wt, b, &x.Position, "OsCall.position")
 		}
 		op := d.v.OsOp(num)
 		if op == 0 {
