@@ -24,25 +24,28 @@ func f64(wt protowire.Type, b []byte, dst *float64) (int, error) {
 	return n, err
 }
 
-// position merges one occurrence of a SourceRange field (seg) into *p,
-// allocating it when absent.
+// position merges one occurrence of a SourceRange field (seg) into *p.
 func (d *decoder) position(wt protowire.Type, b []byte, p **message.SourceRange, seg string) (int, error) {
-	return d.Sub(wt, b, seg, func(b []byte) error {
-		if err := wire.NewAt(&d.Dec, p); err != nil {
-			return err
+	return d.Sub(wt, b, seg, func(v []byte) error { return d.sourceRange(v, p) })
+}
+
+// sourceRange merges a SourceRange message into *p, allocating it when
+// absent.
+func (d *decoder) sourceRange(b []byte, p **message.SourceRange) error {
+	if err := wire.NewAt(&d.Dec, p); err != nil {
+		return err
+	}
+	x := *p
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		switch num {
+		case 1:
+			return d.TextAt(wt, b, &x.Filename, "SourceRange.filename")
+		case 2:
+			return wire.IntAt(wt, b, &x.Start, "SourceRange.start")
+		case 3:
+			return wire.IntAt(wt, b, &x.End, "SourceRange.end")
 		}
-		x := *p
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			switch num {
-			case 1:
-				return d.TextAt(wt, b, &x.Filename, "SourceRange.filename")
-			case 2:
-				return wire.IntAt(wt, b, &x.Start, "SourceRange.start")
-			case 3:
-				return wire.IntAt(wt, b, &x.End, "SourceRange.end")
-			}
-			return -1, nil
-		})
+		return -1, nil
 	})
 }
 
