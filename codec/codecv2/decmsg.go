@@ -118,11 +118,8 @@ func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error)
 		}
 		return n, err
 	case *message.InstallDependencies:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				return d.fStrs(wt, b, &x.Requirements, "InstallDependencies.requirements")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			return d.fStrs(wt, b, &x.Requirements, "InstallDependencies.requirements")
 		})
 	case *message.Feed:
 		return d.feed(wt, b, x)
@@ -139,21 +136,15 @@ func (d *dec) requestArm(wt protowire.Type, b []byte, rs *reqState) (int, error)
 	case *message.ResumeNameLookup:
 		return d.resumeNameLookup(wt, b, x, &rs.val)
 	case *message.ResumeFutures:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				n, err := d.futureResult(wt, b, x)
-				return wire.Wrap(n, err, "ResumeFutures.results")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			n, err := d.futureResult(wt, b, x)
+			return wire.Wrap(n, err, "ResumeFutures.results")
 		})
 	case *message.Load:
 		return d.FieldsMsg(wt, b, leaf.LoadFields(x), nil)
 	case *message.AbortFeed:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
 		})
 	}
 	// Dump, Reset, Shutdown.
@@ -398,30 +389,43 @@ func decodeEventBody(frame []byte, lim codec.Limits) (*message.ChildEvent, error
 	d, frame := newDec(frame, lim)
 	ev := &message.ChildEvent{}
 	var es evState
-	err := d.Walk(frame, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	// The envelope of every event, host calls included: read with a
+	// wire.Iter, as the hot loops are (see objectBody).
+	it := d.Iter(frame)
+	for it.More() {
+		num, wt, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		var m int
 		switch {
 		case num >= 1 && num <= 12:
 			if es.arm != num {
 				body, err := d.newEvent(num)
 				if err != nil {
-					return 0, push(err, "ChildEvent.kind")
+					return nil, push(err, "ChildEvent.kind")
 				}
 				es = evState{arm: num, body: body}
 			}
-			n, err := d.eventArm(wt, b, &es)
-			return wire.Wrap(n, err, "ChildEvent.kind")
+			m, err = d.eventArm(wt, it.B, &es)
+			m, err = wire.Wrap(m, err, "ChildEvent.kind")
 		case num == 20:
-			return wire.IntAt(wt, b, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
+			m, err = wire.IntAt(wt, it.B, &ev.TotalExecutionMicros, "ChildEvent.total_execution_micros")
 		case num == 21:
-			return wire.OptIntAt(&d.Dec, wt, b, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
+			m, err = wire.OptIntAt(&d.Dec, wt, it.B, &ev.MaxDurationMicros, "ChildEvent.max_duration_micros")
 		case num == 22:
-			return d.OptTextAt(wt, b, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
+			m, err = d.OptTextAt(wt, it.B, &ev.RestoredScriptName, "ChildEvent.restored_script_name")
 		case num == 23:
-			return wire.OptIntAt(&d.Dec, wt, b, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
+			m, err = wire.OptIntAt(&d.Dec, wt, it.B, &ev.MaxSuspensions, "ChildEvent.max_suspensions")
+		default:
+			err = it.Skip(num, wt, d.Level-1)
 		}
-		return -1, nil
-	})
-	if err != nil {
+		if err != nil {
+			return nil, err
+		}
+		it.Take(m)
+	}
+	if err := d.End(&it); err != nil {
 		return nil, err
 	}
 	d.convertEvent(&es)
@@ -469,26 +473,17 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 			return -1, nil
 		})
 	case *message.ResolveFutures:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				n, err := d.packedU32(wt, b, &x.PendingCallIDs)
-				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			n, err := d.packedU32(wt, b, &x.PendingCallIDs)
+			return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
 		})
 	case *message.Complete:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				return d.rootField(wt, b, &es.val, &x.Value, &es.valSet, "Complete.value")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			return d.rootField(wt, b, &es.val, &x.Value, &es.valSet, "Complete.value")
 		})
 	case *message.Error:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				return d.Exception(wt, b, &x.Exception, "Error.exception")
-			}
-			return -1, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			return d.Exception(wt, b, &x.Exception, "Error.exception")
 		})
 	case *message.TypingError:
 		return d.FieldsMsg(wt, b, leaf.TypingErrorFields(x), nil)
@@ -497,19 +492,16 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 	case *message.FatalError:
 		return d.FieldsMsg(wt, b, leaf.FatalErrorFields(x), nil)
 	case *message.ShutdownDump:
-		return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num == 1 {
-				v, n, err := wire.BytesField(wt, b)
-				if err == nil {
-					v, err = d.Bytes(v)
-				}
-				if err != nil {
-					return 0, push(err, "ShutdownDump.dump")
-				}
-				x.Dump = &v
-				return n, nil
+		return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
+			v, n, err := wire.BytesField(wt, b)
+			if err == nil {
+				v, err = d.Bytes(v)
 			}
-			return -1, nil
+			if err != nil {
+				return 0, push(err, "ShutdownDump.dump")
+			}
+			x.Dump = &v
+			return n, nil
 		})
 	}
 	// Ok.
@@ -522,38 +514,52 @@ func (d *dec) eventArm(wt protowire.Type, b []byte, es *evState) (int, error) {
 // path, so an error here reads "ChildEvent.kind: …" or starts at a nested
 // value's own segments, and it checks each object_id as it ends.
 func (d *dec) functionCall(wt protowire.Type, b []byte, x *message.FunctionCall, es *evState) (int, error) {
-	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (n int, err error) {
-		switch num {
-		case 1:
-			x.FunctionName, n, err = d.str(wt, b)
-		case 2:
+	v, n, err := d.Msg(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	// The host-call hot path: read with a wire.Iter, as the value loops
+	// are (see objectBody).
+	it := d.Iter(v)
+	for it.More() {
+		num, wt, err := it.Next()
+		var m int
+		switch {
+		case err != nil:
+		case num == 1:
+			x.FunctionName, m, err = d.str(wt, it.B)
+		case num == 2:
 			var id value.NodeID
-			if id, n, err = d.item(wt, b); err == nil {
+			if id, m, err = d.item(wt, it.B); err == nil {
 				x.Args, err = d.appendRef(x.Args, id)
 			}
-		case 3:
+		case num == 3:
 			var k, v value.NodeID
-			if k, v, n, err = d.pair(wt, b); err == nil {
+			if k, v, m, err = d.pair(wt, it.B); err == nil {
 				if x.Kwargs, err = grow(d, x.Kwargs, budget.PairCost); err == nil {
 					x.Kwargs = append(x.Kwargs, value.Pair{Key: k, Value: v})
 				}
 			}
-		case 4:
-			n, err = wire.Int(wt, b, &x.CallID)
-		case 5:
+		case num == 4:
+			m, err = wire.Int(wt, it.B, &x.CallID)
+		case num == 5:
 			// Each occurrence is a fresh Uuid, checked as it ends: a
 			// wrong length fails the decode there.
 			var id value.UUID
 			l := 0
-			if n, err = d.uuidMsg(wt, b, &id, &l); err == nil && l != 16 {
+			if m, err = d.uuidMsg(wt, it.B, &id, &l); err == nil && l != 16 {
 				err = wire.UUIDLenErr("FunctionCall.object_id", l)
 			}
 			es.oid, es.oidLen, es.oidSet = id, l, true
 		default:
-			return -1, nil
+			err = it.Skip(num, wt, d.Level-1)
 		}
-		return n, err
-	})
+		if err != nil {
+			return 0, err
+		}
+		it.Take(m)
+	}
+	return n, d.End(&it)
 }
 
 // getenv merges a Getenv message (OsCall.call's getenv arm), whose

@@ -553,10 +553,7 @@ func (d *dec) dictRefs(wt protowire.Type, b []byte, p *pobj) (int, error) {
 // dictPairs decodes a Dict into attribute pairs (Type.attrs,
 // ClassInstance.attrs).
 func (d *dec) dictPairs(wt protowire.Type, b []byte, dst *[]value.Pair) (int, error) {
-	return d.message(wt, b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num != 1 {
-			return -1, nil
-		}
+	return d.field1(wt, b, func(wt protowire.Type, b []byte) (int, error) {
 		k, v, n, err := d.pair(wt, b)
 		if err != nil {
 			return 0, err

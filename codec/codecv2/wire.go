@@ -68,6 +68,16 @@ func (d *dec) message(wt protowire.Type, b []byte, f wire.FieldFunc) (int, error
 	return n, d.Walk(v, f)
 }
 
+// field1 reads one occurrence of a nested message field whose message has
+// one known field, field 1, with f (Dec.Field1).
+func (d *dec) field1(wt protowire.Type, b []byte, f func(protowire.Type, []byte) (int, error)) (int, error) {
+	v, n, err := d.Msg(wt, b)
+	if err != nil {
+		return 0, err
+	}
+	return n, d.Field1(v, f)
+}
+
 // skipMessage reads a message field with no known fields (Unit, Dump, Ok, …).
 func (d *dec) skipMessage(wt protowire.Type, b []byte) (int, error) {
 	return d.message(wt, b, wire.SkipAll)

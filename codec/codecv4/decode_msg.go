@@ -124,10 +124,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.Configure:
 		return d.configure(b, x)
 	case *message.InstallDependencies:
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
+		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			if wt != protowire.BytesType {
 				return wire.Wrap(0, &wire.TypeError{Got: wt, Want: protowire.BytesType}, "InstallDependencies.requirements")
 			}
@@ -151,10 +148,7 @@ func (d *decoder) requestBody(body message.Request, b []byte) error {
 	case *message.Load:
 		return d.Fields(b, leaf.LoadFields(x), true, nil)
 	case *message.AbortFeed:
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
+		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			return d.Exception(wt, b, &x.Exception, "AbortFeed.exception")
 		})
 	}
@@ -411,13 +405,9 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			case 1:
 				return d.TextAt(wt, b, &x.Name, "NameLookup.name")
 			case 2:
-				return d.Sub(wt, b, "NameLookup.object_id", func(v []byte) error {
-					return d.objectID(v, &x.ObjectID)
-				})
+				return d.objectID(wt, b, &x.ObjectID, "NameLookup.object_id")
 			case d.v.NlPosition:
-				return d.Sub(wt, b, "NameLookup.position", func(v []byte) error {
-					return d.position(v, &x.Position)
-				})
+				return d.position(wt, b, &x.Position, "NameLookup.position")
 			}
 			return -1, nil
 		})
@@ -428,9 +418,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 				n, err := d.scalarIDs(wt, b, &x.PendingCallIDs)
 				return wire.Wrap(n, err, "ResolveFutures.pending_call_ids")
 			case d.v.RfPosition:
-				return d.Sub(wt, b, "ResolveFutures.position", func(v []byte) error {
-					return d.position(v, &x.Position)
-				})
+				return d.position(wt, b, &x.Position, "ResolveFutures.position")
 			}
 			return -1, nil
 		})
@@ -445,10 +433,7 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 			return -1, nil
 		})
 	case *message.Error:
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
+		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			return d.Exception(wt, b, &x.Exception, "Error.exception")
 		})
 	case *message.TypingError:
@@ -458,16 +443,10 @@ func (d *decoder) eventBody(body message.Event, b []byte) error {
 	case *message.FatalError:
 		return d.Fields(b, leaf.FatalErrorFields(x), true, nil)
 	case *message.ShutdownDump:
-		return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if num != 1 {
-				return -1, nil
-			}
+		return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 			v, n, err := wire.BytesField(wt, b)
 			if err == nil {
-				if x.Dump == nil {
-					x.Dump, err = wire.New[[]byte](&d.Dec)
-				}
-				if err == nil {
+				if err = wire.NewAt(&d.Dec, &x.Dump); err == nil {
 					*x.Dump, err = d.Bytes(v)
 				}
 			}
@@ -508,29 +487,29 @@ func (d *decoder) scalarIDs(wt protowire.Type, b []byte, dst *[]uint32) (int, er
 	return 0, &wire.TypeError{Got: wt, Want: protowire.VarintType}
 }
 
-// objectID merges a Uuid message into an optional identity. A data length
-// other than 16 is remembered for the conversion checks.
-func (d *decoder) objectID(b []byte, dst **value.UUID) error {
-	if *dst == nil {
-		var err error
-		if *dst, err = wire.New[value.UUID](&d.Dec); err != nil {
+// objectID merges one occurrence of a Uuid field (seg) into an optional
+// identity. A data length other than 16 is remembered for the conversion
+// checks.
+func (d *decoder) objectID(wt protowire.Type, b []byte, dst **value.UUID, seg string) (int, error) {
+	return d.Sub(wt, b, seg, func(b []byte) error {
+		if *dst == nil {
+			var err error
+			if *dst, err = wire.New[value.UUID](&d.Dec); err != nil {
+				return err
+			}
+			d.arm.objIDLen = 0
+		}
+		n, err := d.UUID(b, d.arm.objIDLen, *dst)
+		if err != nil {
 			return err
 		}
-		d.arm.objIDLen = 0
-	}
-	n, err := d.UUID(b, d.arm.objIDLen, *dst)
-	if err != nil {
-		return err
-	}
-	d.arm.objIDLen = n
-	return nil
+		d.arm.objIDLen = n
+		return nil
+	})
 }
 
 func (d *decoder) print(b []byte, x *message.Print) error {
-	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-		if num != 1 {
-			return -1, nil
-		}
+	return d.Field1(b, func(wt protowire.Type, b []byte) (int, error) {
 		return elemField(d, wt, b, &x.Segments, "Print.segments", func(v []byte, s *message.PrintSegment) error {
 			return d.PrintSegment(v, s, "PrintSegment")
 		})
@@ -567,17 +546,13 @@ func (d *decoder) functionCall(b []byte, x *message.FunctionCall) error {
 		case 4:
 			return wire.IntAt(wt, b, &x.CallID, "FunctionCall.call_id")
 		case 5:
-			return d.Sub(wt, b, "FunctionCall.object_id", func(v []byte) error {
-				return d.objectID(v, &x.ObjectID)
-			})
+			return d.objectID(wt, b, &x.ObjectID, "FunctionCall.object_id")
 		case 6:
 			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "FunctionCall.allow_eager_await")
 		case 7:
 			return d.arenaField(wt, b, &x.Values, "FunctionCall.values")
 		case d.v.FcPosition:
-			return d.Sub(wt, b, "FunctionCall.position", func(v []byte) error {
-				return d.position(v, &x.Position)
-			})
+			return d.position(wt, b, &x.Position, "FunctionCall.position")
 		}
 		return -1, nil
 	})
@@ -626,9 +601,7 @@ func (d *decoder) osCall(b []byte, x *message.OsCall) error {
 		case num == d.v.OsEager:
 			return wire.BoolAt(wt, b, &x.AllowEagerAwait, "OsCall.allow_eager_await")
 		case num == d.v.OsPosition:
-			return d.Sub(wt, b, "OsCall.position", func(v []byte) error {
-				return d.position(v, &x.Position)
-			})
+			return d.position(wt, b, &x.Position, "OsCall.position")
 		}
 		op := d.v.OsOp(num)
 		if op == 0 {

@@ -24,13 +24,16 @@ func f64(wt protowire.Type, b []byte, dst *float64) (int, error) {
 	return n, err
 }
 
-// position merges a SourceRange message into *p, allocating it when absent.
-func (d *decoder) position(b []byte, p **message.SourceRange) error {
-	if *p == nil {
-		var err error
-		if *p, err = wire.New[message.SourceRange](&d.Dec); err != nil {
-			return err
-		}
+// position merges one occurrence of a SourceRange field (seg) into *p.
+func (d *decoder) position(wt protowire.Type, b []byte, p **message.SourceRange, seg string) (int, error) {
+	return d.Sub(wt, b, seg, func(v []byte) error { return d.sourceRange(v, p) })
+}
+
+// sourceRange merges a SourceRange message into *p, allocating it when
+// absent.
+func (d *decoder) sourceRange(b []byte, p **message.SourceRange) error {
+	if err := wire.NewAt(&d.Dec, p); err != nil {
+		return err
 	}
 	x := *p
 	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
@@ -56,20 +59,18 @@ func (d *decoder) osCall5(b []byte, x *message.OsCall) error {
 			}
 			return d.Text(wt, b, &x.Caller)
 		}, "caller")
-	case message.OpSleep, message.OpSystemSleep:
-		return d.OsFields(b, "Sleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
-			if f != 1 {
-				return -1, nil
-			}
-			return f64(wt, b, &x.Seconds)
-		}, "seconds")
 	}
-	return d.OsFields(b, "AsyncSleep", func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
+	// Sleep (the time.sleep calls) or AsyncSleep: one float.
+	msg, field := "AsyncSleep", "delay"
+	if x.Op == message.OpSleep || x.Op == message.OpSystemSleep {
+		msg, field = "Sleep", "seconds"
+	}
+	return d.OsFields(b, msg, func(f protowire.Number, wt protowire.Type, b []byte) (int, error) {
 		if f != 1 {
 			return -1, nil
 		}
 		return f64(wt, b, &x.Seconds)
-	}, "delay")
+	}, field)
 }
 
 // unitArm checks that a oneof arm holding Unit is a message, skipping its
@@ -106,21 +107,15 @@ func (d *decoder) osPolicy(b []byte, x *message.OsPolicy) error {
 			})
 		case num == 4:
 			return d.Sub(wt, b, "OsPolicy.timezone", func(v []byte) error {
-				if x.TimeZone == nil {
-					var err error
-					if x.TimeZone, err = wire.New[message.SandboxTimeZone](&d.Dec); err != nil {
-						return err
-					}
+				if err := wire.NewAt(&d.Dec, &x.TimeZone); err != nil {
+					return err
 				}
 				return d.sandboxTZ(v, x.TimeZone)
 			})
 		case num == 5:
 			return d.Sub(wt, b, "OsPolicy.sleep", func(v []byte) error {
-				if x.Sleep == nil {
-					var err error
-					if x.Sleep, err = wire.New[message.SleepMode](&d.Dec); err != nil {
-						return err
-					}
+				if err := wire.NewAt(&d.Dec, &x.Sleep); err != nil {
+					return err
 				}
 				return d.sleepMode(v, x.Sleep)
 			})
@@ -173,10 +168,7 @@ func (d *decoder) sleepMode(b []byte, x *message.SleepMode) error {
 			return d.unitArm(wt, b, seg)
 		}
 		return d.Sub(wt, b, seg, func(v []byte) error {
-			return d.Walk(v, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
-				if num != 1 {
-					return -1, nil
-				}
+			return d.Field1(v, func(wt protowire.Type, b []byte) (int, error) {
 				return wire.OptIntAt(&d.Dec, wt, b, &x.MaxMicros, "SystemSleep.max_micros")
 			})
 		})

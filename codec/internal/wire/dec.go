@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"unicode/utf8"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -79,6 +80,17 @@ func (d *Dec) End(it *Iter) error {
 
 // SkipMessage reads a message with no known fields at the current level.
 func (d *Dec) SkipMessage(b []byte) error { return d.Walk(b, SkipAll) }
+
+// Field1 reads a message whose one known field is field 1 at the current
+// level, handing each occurrence of it to f.
+func (d *Dec) Field1(b []byte, f func(wt protowire.Type, b []byte) (int, error)) error {
+	return d.Walk(b, func(num protowire.Number, wt protowire.Type, b []byte) (int, error) {
+		if num != 1 {
+			return -1, nil
+		}
+		return f(wt, b)
+	})
+}
 
 // Msg reads the payload of a nested message field. Like prost it checks
 // the wire type, then the recursion limit (the enclosing message, at
@@ -190,6 +202,14 @@ func (d *Dec) Str(raw []byte) (string, error) {
 	if n == 0 {
 		return "", nil
 	}
+	// A payload small enough for either version's chunks that fits in
+	// the current one is copied there at once (room's last step, which
+	// charges nothing).
+	if off := len(d.chunk); n <= smallMax2 && cap(d.chunk)-off >= n {
+		d.chunk = d.chunk[:off+n]
+		copy(d.chunk[off:], raw)
+		return unsafe.String(&d.chunk[off], n), nil
+	}
 	buf, err := d.room(n, cap(raw))
 	if err != nil {
 		return "", err
@@ -240,9 +260,12 @@ func (d *Dec) StrPtr(p **string, raw []byte) error {
 
 // Text reads a string field into *dst.
 func (d *Dec) Text(wt protowire.Type, b []byte, dst *string) (int, error) {
-	v, n, err := TextField(wt, b)
+	v, n, err := BytesField(wt, b)
 	if err != nil {
 		return 0, err
+	}
+	if !utf8.Valid(v) {
+		return 0, leaf.ErrUTF8
 	}
 	s, err := d.Str(v)
 	*dst = s

@@ -157,9 +157,16 @@ func BytesField(wt protowire.Type, b []byte) ([]byte, int, error) {
 	if wt != protowire.BytesType {
 		return nil, 0, &TypeError{wt, protowire.BytesType}
 	}
-	l, n, err := Varint(b)
-	if err != nil {
-		return nil, 0, err
+	// A length under 128, Varint's first case, read here without the call.
+	var l uint64
+	var n int
+	if len(b) > 0 && b[0] < 0x80 {
+		l, n = uint64(b[0]), 1
+	} else {
+		var err error
+		if l, n, err = Varint(b); err != nil {
+			return nil, 0, err
+		}
 	}
 	if l > uint64(len(b)-n) {
 		return nil, 0, leaf.ErrUnderflow
