@@ -357,14 +357,25 @@ func listDir(low lower, rel string, limit int64, noLinks bool) ([]string, error)
 	})
 }
 
+// maxScanned is how many directory entries one listing under the memory
+// bound limit reads at most, those it leaves out included: twice what
+// limit can hold, so that no listing a host directory passes is refused,
+// while a directory whose listing never ends (an fs.FS may hold one) is
+// refused once it is read that far.
+func maxScanned(limit int64) int64 { return 2*(limit/listEntryCost) + 256 }
+
 // readNames reads the entries of d in batches, keeping those keep accepts.
 // Names that are not valid UTF-8 are left out: the wire carries str and
 // Path values as UTF-8 only, and such a name could not be used again.
+// At most maxScanned(limit) entries are read.
 func readNames(d lowerFile, limit int64, keep func(fs.DirEntry) bool) ([]string, error) {
 	var names []string
-	var used int64
+	var used, scanned int64
 	for {
 		ents, err := d.ReadDir(256)
+		if scanned += int64(len(ents)); scanned > maxScanned(limit) {
+			return nil, &tooLargeError{limit}
+		}
 		for _, e := range ents {
 			if !utf8.ValidString(e.Name()) || !keep(e) {
 				continue

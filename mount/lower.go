@@ -214,10 +214,19 @@ func (l *fsLower) open(name string, dir bool) (lowerFile, fs.FileInfo, error) {
 // sameFile compares the kinds only: an fs.FS has no inode numbers.
 func (*fsLower) sameFile(a, b fs.FileInfo) bool { return a.Mode().Type() == b.Mode().Type() }
 
-// statOf reports what an fs.FileInfo has (see genericStat), never the
-// value of its Sys method: an fs.FS over the host (os.DirFS) would give
-// the host's inode and owner away.
-func (*fsLower) statOf(fi fs.FileInfo) statInfo { return genericStat(fi) }
+// statOf reports what an fs.FileInfo has: the type and permission bits,
+// the size, and the modification time as all three times (0, the Unix
+// epoch, when it is the zero time, as embed.FS reports); st_ino, st_dev,
+// st_uid and st_gid are 0 and st_nlink is 1 (see genericStat). The value
+// of the FileInfo's Sys method is never used: an fs.FS over the host
+// (os.DirFS) would give the host's inode and owner away.
+func (*fsLower) statOf(fi fs.FileInfo) statInfo {
+	st := genericStat(fi)
+	if fi.ModTime().IsZero() {
+		st.atime, st.mtime, st.ctime = 0, 0, 0
+	}
+	return st
+}
 
 // fsFile is an opened fs.File; a directory that is not an fs.ReadDirFile
 // cannot be listed.

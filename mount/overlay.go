@@ -433,7 +433,8 @@ func (t *Table) ovHostList(ctx context.Context, m *mnt, rel string) ([]string, e
 // ovHostHidden lists what a host directory in an overlay mount holds that
 // its listing leaves out: the symlinks, which it returns, and names that
 // are not valid UTF-8, which it reports as odd (the sandbox can neither
-// see nor remove them).
+// see nor remove them). It reads at most maxScanned entries, as a listing
+// does.
 func (t *Table) ovHostHidden(ctx context.Context, m *mnt, rel string) (links []string, odd bool, err error) {
 	type hidden struct {
 		links []string
@@ -446,9 +447,12 @@ func (t *Table) ovHostHidden(ctx context.Context, m *mnt, rel string) (links []s
 		}
 		defer d.Close()
 		var h hidden
-		var used int64
+		var used, scanned int64
 		for {
 			ents, err := d.ReadDir(256)
+			if scanned += int64(len(ents)); scanned > maxScanned(m.memLimit) {
+				return hidden{}, &tooLargeError{m.memLimit}
+			}
 			for _, e := range ents {
 				switch {
 				case !utf8.ValidString(e.Name()):
