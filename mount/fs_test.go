@@ -99,6 +99,39 @@ func sameMapFS(t *testing.T, a, b fstest.MapFS) {
 	}
 }
 
+// runFSDiff runs up to maxSteps calls drawn from ch on a host mount and
+// on an FS mount of the same tree in mode, fails (logging the steps) at
+// the first answer that differs, then checks that the FS was never handed
+// an invalid name, is unchanged, and (Overlay) that the index is linked.
+// label names the sequence in the failure.
+func runFSDiff(t *testing.T, ch chooser, mode Mode, names []string, maxSteps int, label string) {
+	t.Helper()
+	host := newFixture(t, mode)
+	mfs := fixtureFS()
+	cfs := &checkedFS{fsys: mfs}
+	tbl := newFSTable(t, cfs, mode)
+	var steps []string
+	for step := 0; ch.more() && step < maxSteps; step++ {
+		c := randDiffCall(ch, names)
+		want, got := answerSummary(t, host.do(c)), answerSummary(t, doCall(t, tbl, c))
+		steps = append(steps, fmt.Sprintf("%s %q %q -> %s", c.Op, c.Path, c.Dst, want))
+		if want != got {
+			for _, s := range steps {
+				t.Log(s)
+			}
+			t.Fatalf("%sstep %d: %s %q %q: host %s, fs %s", label, step, c.Op, c.Path, c.Dst, want, got)
+		}
+	}
+	cfs.assertValid(t)
+	sameMapFS(t, mfs, fixtureFS())
+	if mode == Overlay {
+		checkIndex(t, tbl.mounts[0].ov)
+	}
+}
+
+// fsDiffNames are the path components the FS and host sequences draw.
+var fsDiffNames = []string{"a", "b", "sub", "x.txt", "bin.dat", "c", "..", "."}
+
 // TestFSMatchesHostMount runs seeded random sequences of OS calls (reads,
 // changes, odd paths with "." and ".." and trailing slashes) on a host
 // mount and on an FS mount of the same tree, in ReadOnly and in Overlay
@@ -106,35 +139,30 @@ func sameMapFS(t *testing.T, a, b fstest.MapFS) {
 // by the same code as a host directory. The FS must never be handed an
 // invalid name, and must be unchanged at the end.
 func TestFSMatchesHostMount(t *testing.T) {
-	names := []string{"a", "b", "sub", "x.txt", "bin.dat", "c", "..", "."}
 	for _, mode := range []Mode{ReadOnly, Overlay} {
 		t.Run(mode.String(), func(t *testing.T) {
 			for seed := range int64(60) {
-				host := newFixture(t, mode)
-				mfs := fixtureFS()
-				cfs := &checkedFS{fsys: mfs}
-				tbl := newFSTable(t, cfs, mode)
-				ch := randChooser{rand.New(rand.NewSource(seed))}
-				var steps []string
-				for step := range 60 {
-					c := randDiffCall(ch, names)
-					want, got := answerSummary(t, host.do(c)), answerSummary(t, doCall(t, tbl, c))
-					steps = append(steps, fmt.Sprintf("%s %q %q -> %s", c.Op, c.Path, c.Dst, want))
-					if want != got {
-						for _, s := range steps {
-							t.Log(s)
-						}
-						t.Fatalf("seed %d step %d: %s %q %q: host %s, fs %s", seed, step, c.Op, c.Path, c.Dst, want, got)
-					}
-				}
-				cfs.assertValid(t)
-				sameMapFS(t, mfs, fixtureFS())
-				if mode == Overlay {
-					checkIndex(t, tbl.mounts[0].ov)
-				}
+				runFSDiff(t, randChooser{rand.New(rand.NewSource(seed))}, mode, fsDiffNames, 60, fmt.Sprintf("seed %d ", seed))
 			}
 		})
 	}
+}
+
+// FuzzFSMatchesHostMount is TestFSMatchesHostMount driven by the fuzzer:
+// the first byte picks the mode, the rest the calls (see
+// FuzzOverlayMatchesReadWrite for their encoding).
+func FuzzFSMatchesHostMount(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 3})
+	f.Add([]byte{1, 1, 1, 2, 2, 6, 1, 0, 0, 2, 8, 0, 2, 9})
+	f.Add([]byte{1, 6, 1, 2, 9, 0, 1, 5, 9, 8, 0, 5, 9, 11, 1, 5, 9})
+	f.Add([]byte{0, 9, 2, 3, 0, 1, 8, 2, 2, 7, 9, 11, 1, 6, 9})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		mode := []Mode{ReadOnly, Overlay}[data[0]%2]
+		runFSDiff(t, &byteChooser{data[1:]}, mode, fsDiffNames, 64, "")
+	})
 }
 
 // linkFS is a tree with symlinks inside it, a FIFO, and a file whose
