@@ -479,3 +479,31 @@ func TestFSMountEndlessIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// flatFS is a directory whose opened file is not an fs.ReadDirFile.
+type flatFS struct{}
+
+func (flatFS) Open(name string) (fs.File, error) {
+	if name != "." {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return flatDir{}, nil
+}
+
+type flatDir struct{}
+
+func (flatDir) Stat() (fs.FileInfo, error) { return endlessInfo{name: ".", dir: true}, nil }
+func (flatDir) Read([]byte) (int, error)   { return 0, io.EOF }
+func (flatDir) Close() error               { return nil }
+
+func TestFSMountOddCorners(t *testing.T) {
+	// A directory the FS cannot list.
+	tbl := newFSTable(t, flatFS{}, ReadOnly)
+	wantBool(t, doCall(t, tbl, opCall(message.OpIsDir, "/data")), true)
+	wantExc(t, doCall(t, tbl, opCall(message.OpIterdir, "/data")), "OSError", "[Errno 95] Operation not supported: '/data'")
+
+	// A symlink the FS cannot follow is missing.
+	tbl = newFSTable(t, linkFS(), ReadOnly)
+	wantExc(t, doCall(t, tbl, opCall(message.OpReadText, "/data/abslink")), "FileNotFoundError", "[Errno 2] No such file or directory: '/data/abslink'")
+	wantBool(t, doCall(t, tbl, opCall(message.OpIsSymlink, "/data/abslink")), true)
+}
