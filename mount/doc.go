@@ -204,8 +204,9 @@
 //
 // # Overlay mounts
 //
-// An Overlay mount shows the session its host directory with the session's
-// own changes laid over it. The changes live in memory for the life of the
+// An Overlay mount shows the session its host directory (or its FS: read
+// "host" as "FS" in this section) with the session's own changes laid
+// over it. The changes live in memory for the life of the
 // Table and never reach the host: written files (their whole content),
 // directories the session made (which hide whatever the host has at and
 // below that path), and whiteouts for host entries the session removed or

@@ -24,13 +24,15 @@ type Mode int
 
 // The access modes.
 const (
-	// ReadOnly mounts answer reads from the host directory and refuse every
-	// change with PermissionError.
+	// ReadOnly mounts answer reads from the host directory (or the FS)
+	// and refuse every change with PermissionError.
 	ReadOnly Mode = iota
-	// ReadWrite mounts read and change the host directory.
+	// ReadWrite mounts read and change the host directory. An FS cannot
+	// be mounted ReadWrite.
 	ReadWrite
-	// Overlay mounts read the host directory and keep every change in
-	// memory, never touching the host. Host symlinks are not followed.
+	// Overlay mounts read the host directory (or the FS) and keep every
+	// change in memory, never touching the host (or the FS). Symlinks
+	// there are not followed.
 	Overlay
 )
 
