@@ -256,8 +256,10 @@
 // same MemoryLimit on each read and listing, the same OpTimeout on each
 // FS call. An FS file is read through an io.LimitReader at MemoryLimit+1
 // bytes whatever its stat claims, so an endless file raises MemoryError,
-// and a listing reads at most twice the entries MemoryLimit can hold,
-// those it leaves out included. What differs:
+// and a listing (on any mount) reads at most MemoryLimit/32 + 256
+// entries, those it leaves out included: twice what MemoryLimit can hold
+// at 64 bytes an entry, so an endless listing raises MemoryError too.
+// What differs:
 //
 //   - Names handed to the FS are slash-separated, relative to its root and
 //     valid by fs.ValidPath: the virtual path is cleaned first, so ".."
@@ -279,6 +281,8 @@
 //     st_ctime (0, the Unix epoch, when it is the zero time, as embed.FS
 //     gives). st_ino, st_dev, st_uid and st_gid are 0 and st_nlink is 1;
 //     the FileInfo's Sys value is never read.
+//   - The file opened is compared with the file an overlay checked by its
+//     type alone (an fs.FS has no inode numbers).
 //   - FIFOs, sockets and devices (by the FileInfo's mode) are refused for
 //     reads as on a host; a directory is listed only if its opened file
 //     is an fs.ReadDirFile (OSError "[Errno 95] Operation not supported"

@@ -24,8 +24,10 @@ const maxSymlinkHops = 40
 // memory bound on top of its name.
 const listEntryCost = 64
 
-// hostOp answers a filesystem call on a ReadOnly or ReadWrite mount. Writes
-// on ReadOnly mounts were refused by the caller.
+// hostOp answers a filesystem call on a ReadOnly or ReadWrite mount, a
+// host directory or (ReadOnly) an FS: reads go through m.low, changes
+// (ReadWrite, a host directory) through m.root. Writes on ReadOnly mounts
+// were refused by the caller.
 func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
 	low := m.low
 	switch call.Op {
