@@ -27,8 +27,9 @@
 //   - [github.com/gomonty/monty/session] and [github.com/gomonty/monty/pool]:
 //     the parent side — one worker per session, and an elastic pool of
 //     local workers and remote servers.
-//   - [github.com/gomonty/monty/mount]: a hardened Go filesystem,
-//     environment and clock answering the sandbox's OS calls.
+//   - [github.com/gomonty/monty/mount]: a hardened Go filesystem (host
+//     directories, or any io/fs.FS), environment and clock answering the
+//     sandbox's OS calls.
 //   - [github.com/gomonty/monty/child]: the child side, gomonty as a
 //     worker that any Monty parent drives; child/relay runs each of its
 //     sessions on a real worker, child/tap records the frames.

@@ -1,6 +1,7 @@
 // Package mount answers the sandbox's OS calls (message.OsCall) for one
-// session, from an explicit table of host directories mounted at virtual
-// paths, an explicit environment map, a clock and a random source. The
+// session, from an explicit table of host directories or Go file systems
+// (io/fs.FS, see "Go file systems") mounted at virtual paths, an explicit
+// environment map, a clock and a random source. The
 // worker never touches the host: every Path/open/os.getenv/clock call in the
 // sandbox reaches the parent as an OsCall, and [Table.HandleOS] builds the
 // complete ResumeCall that answers it.
@@ -203,8 +204,9 @@
 //
 // # Overlay mounts
 //
-// An Overlay mount shows the session its host directory with the session's
-// own changes laid over it. The changes live in memory for the life of the
+// An Overlay mount shows the session its host directory (or its FS: read
+// "host" as "FS" in this section) with the session's own changes laid
+// over it. The changes live in memory for the life of the
 // Table and never reach the host: written files (their whole content),
 // directories the session made (which hide whatever the host has at and
 // below that path), and whiteouts for host entries the session removed or
@@ -241,6 +243,54 @@
 // open handle is one) keeps up to a quarter of its size in spare capacity,
 // not charged, so that writing it piece by piece costs time linear in its
 // size; the memory held is thus at most 1.25 times the limit.
+//
+// # Go file systems
+//
+// A Mount with FS set shows an io/fs.FS (an embed.FS, a testing/fstest.MapFS,
+// a *zip.Reader, an fs.FS over object storage) in place of a host
+// directory, ReadOnly or Overlay (ReadWrite is refused by New with
+// ErrReadWriteFS). Every arm is answered by the code that answers a host
+// directory in that mode, reading the FS where it would read the host:
+// the same answers, the same exceptions (a change on a ReadOnly FS mount
+// is refused with the ReadOnly text above, after the same lookups), the
+// same MemoryLimit on each read and listing, the same OpTimeout on each
+// FS call. An FS file is read through an io.LimitReader at MemoryLimit+1
+// bytes whatever its stat claims, so an endless file raises MemoryError,
+// and a listing (on any mount) reads at most MemoryLimit/32 + 256
+// entries, those it leaves out included: twice what MemoryLimit can hold
+// at 64 bytes an entry, so an endless listing raises MemoryError too.
+// What differs:
+//
+//   - Names handed to the FS are slash-separated, relative to its root and
+//     valid by fs.ValidPath: the virtual path is cleaned first, so ".."
+//     never reaches it, nor a leading "/" or an empty element. A lookup
+//     through a file, which an fs.FS reports as missing, is
+//     NotADirectoryError as on a host.
+//   - Symlinks exist only in an FS that implements fs.ReadLinkFS
+//     (fstest.MapFS does, embed.FS and zip do not: they have none).
+//     Following them is the FS's own business (Open, Stat): the table
+//     does not confine them as it confines a host directory's, so
+//     mount only an FS that keeps to itself (os.DirFS follows symlinks
+//     out of its directory; mount a host directory with HostDir instead).
+//     A symlink the FS cannot follow (fstest.MapFS: an absolute target,
+//     or one leaving the FS) is missing: FileNotFoundError, and False
+//     from the predicates. resolve() follows relative symlinks as it
+//     does on a host, through fs.ReadLink. An Overlay never follows them.
+//   - stat() reports what the fs.FileInfo has: the type and permission
+//     bits, the size, and the modification time as st_atime, st_mtime and
+//     st_ctime (0, the Unix epoch, when it is the zero time, as embed.FS
+//     gives). st_ino, st_dev, st_uid and st_gid are 0 and st_nlink is 1;
+//     the FileInfo's Sys value is never read.
+//   - The file opened is compared with the file an overlay checked by its
+//     type alone (an fs.FS has no inode numbers).
+//   - FIFOs, sockets and devices (by the FileInfo's mode) are refused for
+//     reads as on a host; a directory is listed only if its opened file
+//     is an fs.ReadDirFile (OSError "[Errno 95] Operation not supported"
+//     otherwise).
+//   - The FS is only read, never changed, and not closed by Close. It is
+//     called from the goroutines of concurrent OS calls, so it must be
+//     safe for concurrent reads; a call it does not answer within
+//     OpTimeout is left running, as a host call is.
 //
 // # Concurrency
 //

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing/fstest"
 
 	"github.com/gomonty/monty/mount"
 	"github.com/gomonty/monty/session"
@@ -74,5 +75,55 @@ Path("/scratch/out.txt").read_text()`, session.WithOS(table))
 	// Output:
 	// '42 test'
 	// on the host: false
+	// python raised: PermissionError
+}
+
+// A Go file system mounted in the sandbox: here an fstest.MapFS, but an
+// embed.FS, a *zip.Reader or any fs.FS mounts the same way. Read-only at
+// /config, and as an overlay at /work, where the sandbox's changes stay in
+// the session's memory and the fs.FS is never changed.
+func ExampleNew_fs() {
+	config := fstest.MapFS{
+		"settings.json": {Data: []byte(`{"rate": 3}`)},
+		"tmpl/hi.txt":   {Data: []byte("hello, ")},
+	}
+	table, err := mount.New([]mount.Mount{
+		{FS: config, VirtualPath: "/config", Mode: mount.ReadOnly},
+		{FS: config, VirtualPath: "/work", Mode: mount.Overlay},
+	}, mount.Options{})
+	if err != nil {
+		fmt.Println(err) // ReadWrite with an FS: mount.ErrReadWriteFS
+		return
+	}
+	defer table.Close()
+
+	ctx := context.Background()
+	s, err := session.Start(ctx, session.Launch{}, session.Config{})
+	if err != nil {
+		fmt.Println("no worker:", err)
+		return
+	}
+	defer s.Close()
+	r, err := s.Run(ctx, `
+from pathlib import Path
+import json
+rate = json.loads(Path("/config/settings.json").read_text())["rate"]
+Path("/work/tmpl/hi.txt").write_text(Path("/config/tmpl/hi.txt").read_text() + "world")
+(rate, sorted(p.name for p in Path("/config").iterdir()), Path("/work/tmpl/hi.txt").read_text())`, session.WithOS(table))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Repr())
+	fmt.Printf("in the fs.FS: %q\n", config["tmpl/hi.txt"].Data)
+
+	_, err = s.Run(ctx, `Path("/config/settings.json").write_text("{}")`, session.WithOS(table))
+	var pe *session.PythonError
+	if errors.As(err, &pe) {
+		fmt.Println("python raised:", pe.Type())
+	}
+	// Output:
+	// (3, ['settings.json', 'tmpl'], 'hello, world')
+	// in the fs.FS: "hello, "
 	// python raised: PermissionError
 }

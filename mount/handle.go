@@ -299,16 +299,16 @@ func (t *Table) readOnlyMkdir(ctx context.Context, call *message.OsCall, m *mnt,
 	comps := splitRel(rel)
 	pr, err := run(ctx, t, "stat", func() (probe, error) {
 		var pr probe
-		if pr.fi, pr.err = m.root.Stat(rel); pr.err == nil || len(comps) == 0 {
+		if pr.fi, pr.err = m.low.Stat(rel); pr.err == nil || len(comps) == 0 {
 			return pr, nil
 		}
-		if _, err := m.root.Lstat(rel); err == nil {
+		if _, err := m.low.Lstat(rel); err == nil {
 			// A symlink mkdir would not follow (its target missing, or
 			// out of the root): the name exists.
 			pr.fi, pr.err = nil, nil
 			return pr, nil
 		}
-		pr.dirs, pr.nextS, pr.nextL = dirPrefix(m.root, comps)
+		pr.dirs, pr.nextS, pr.nextL = dirPrefix(m.low, comps)
 		return pr, nil
 	})
 	var ce *canceledError
@@ -475,9 +475,9 @@ func (t *Table) kindOf(ctx context.Context, m *mnt, rel string, follow bool) (in
 		}
 		return kindUnknown, nil
 	}
-	stat := m.root.Stat
+	stat := m.low.Stat
 	if !follow {
-		stat = m.root.Lstat
+		stat = m.low.Lstat
 	}
 	fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return stat(rel) })
 	var ce *canceledError

@@ -24,13 +24,15 @@ const maxSymlinkHops = 40
 // memory bound on top of its name.
 const listEntryCost = 64
 
-// hostOp answers a filesystem call on a ReadOnly or ReadWrite mount. Writes
-// on ReadOnly mounts were refused by the caller.
+// hostOp answers a filesystem call on a ReadOnly or ReadWrite mount, a
+// host directory or (ReadOnly) an FS: reads go through m.low, changes
+// (ReadWrite, a host directory) through m.root. Writes on ReadOnly mounts
+// were refused by the caller.
 func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel string) (reply, error) {
-	root := m.root
+	low := m.low
 	switch call.Op {
 	case message.OpExists, message.OpIsFile, message.OpIsDir:
-		fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return root.Stat(rel) })
+		fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return low.Stat(rel) })
 		if err != nil {
 			return reply{}, err
 		}
@@ -43,14 +45,14 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 		return ret(value.Bool(true)), nil
 
 	case message.OpIsSymlink:
-		fi, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return root.Lstat(rel) })
+		fi, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return low.Lstat(rel) })
 		if err != nil {
 			return reply{}, err
 		}
 		return ret(value.Bool(fi.Mode()&fs.ModeSymlink != 0)), nil
 
 	case message.OpReadText, message.OpReadBytes:
-		data, err := run(ctx, t, "read", func() ([]byte, error) { return readRegular(root, rel, m.memLimit) })
+		data, err := run(ctx, t, "read", func() ([]byte, error) { return readRegular(low, rel, m.memLimit) })
 		if err != nil {
 			return reply{}, err
 		}
@@ -60,14 +62,14 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 		return ret(value.Bytes(data)), nil
 
 	case message.OpStat:
-		fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return root.Stat(rel) })
+		fi, err := run(ctx, t, "stat", func() (fs.FileInfo, error) { return low.Stat(rel) })
 		if err != nil {
 			return reply{}, err
 		}
-		return statReply(statOf(fi)), nil
+		return statReply(low.statOf(fi)), nil
 
 	case message.OpIterdir:
-		names, err := run(ctx, t, "readdir", func() ([]string, error) { return listDir(root, rel, m.memLimit, false) })
+		names, err := run(ctx, t, "readdir", func() ([]string, error) { return listDir(low, rel, m.memLimit, false) })
 		if err != nil {
 			return reply{}, err
 		}
@@ -76,7 +78,7 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 	case message.OpResolve:
 		// A path as long as PATH_MAX fails realpath's lstat: the rest is kept.
 		maxRel := maxPathLen - 1 - len(m.vpath)
-		res, err := run(ctx, t, "resolve", func() (string, error) { return resolveIn(root, rel, maxRel), nil })
+		res, err := run(ctx, t, "resolve", func() (string, error) { return resolveIn(low, rel, maxRel), nil })
 		if err != nil {
 			return reply{}, err
 		}
@@ -88,7 +90,7 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 		}
 		dir := call.Op == message.OpRmdir
 		err := run0(ctx, t, "remove", func() error {
-			err := removeEntry(root, rel, dir)
+			err := removeEntry(m.root, rel, dir)
 			if err == nil {
 				m.uncreate() // one entry fewer on the host
 			}
@@ -111,7 +113,7 @@ func (t *Table) hostOp(ctx context.Context, call *message.OsCall, m *mnt, rel st
 		switch call.Mode {
 		case "r", "rb":
 			err := run0(ctx, t, "open", func() error {
-				f, _, err := openRegular(root, rel, os.O_RDONLY, nil)
+				f, _, err := openRead(low, rel)
 				if err == nil {
 					f.Close()
 				}
@@ -262,10 +264,33 @@ func regularOrErr(fi fs.FileInfo) error {
 	return nil
 }
 
+// openRead opens the regular file rel of low for reading, as openRegular
+// does with O_RDONLY: the type is checked with stat before opening (a
+// special file is normally not even opened) and again on the handle,
+// which is what the caller then reads.
+func openRead(low lower, rel string) (lowerFile, fs.FileInfo, error) {
+	fi, err := low.Stat(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := regularOrErr(fi); err != nil {
+		return nil, nil, err
+	}
+	f, fi, err := low.open(rel, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := regularOrErr(fi); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
 // readRegular reads the whole regular file rel, refusing more than limit
 // bytes (whatever the metadata claims, at most limit+1 bytes are read).
-func readRegular(root *os.Root, rel string, limit int64) ([]byte, error) {
-	f, fi, err := openRegular(root, rel, os.O_RDONLY, nil)
+func readRegular(low lower, rel string, limit int64) ([]byte, error) {
+	f, fi, err := openRead(low, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -274,8 +299,9 @@ func readRegular(root *os.Root, rel string, limit int64) ([]byte, error) {
 }
 
 // readLimited reads f to the end, refusing more than limit bytes; size is
-// the fstat size, used to refuse early and to size the buffer.
-func readLimited(f *os.File, size, limit int64) ([]byte, error) {
+// the size the handle's stat claims, used to refuse early and to size the
+// buffer, never trusted as a bound: an fs.FS file may be endless.
+func readLimited(f io.Reader, size, limit int64) ([]byte, error) {
 	if size > limit {
 		return nil, &tooLargeError{limit}
 	}
@@ -312,15 +338,13 @@ func readAllInto(r io.Reader, buf []byte) ([]byte, error) {
 // never advertise a way out; in overlay mode (noLinks) every symlink is
 // left out. The directory is opened with O_DIRECTORY|O_NONBLOCK, so a FIFO
 // in its place fails at once with ENOTDIR.
-func listDir(root *os.Root, rel string, limit int64, noLinks bool) ([]string, error) {
-	d, err := root.OpenFile(rel, os.O_RDONLY|oDirectory|oNonblock, 0)
+func listDir(low lower, rel string, limit int64, noLinks bool) ([]string, error) {
+	d, fi, err := low.open(rel, true)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	if fi, err := d.Stat(); err != nil {
-		return nil, err
-	} else if !fi.IsDir() {
+	if !fi.IsDir() {
 		return nil, syscall.ENOTDIR
 	}
 	return readNames(d, limit, func(e fs.DirEntry) bool {
@@ -330,19 +354,30 @@ func listDir(root *os.Root, rel string, limit int64, noLinks bool) ([]string, er
 		if noLinks {
 			return false
 		}
-		_, err := root.Stat(path.Join(rel, e.Name()))
+		_, err := low.Stat(path.Join(rel, e.Name()))
 		return !isEscape(err)
 	})
 }
 
+// maxScanned is how many directory entries one listing under the memory
+// bound limit reads at most, those it leaves out included: twice what
+// limit can hold, so that no listing a host directory passes is refused,
+// while a directory whose listing never ends (an fs.FS may hold one) is
+// refused once it is read that far.
+func maxScanned(limit int64) int64 { return 2*(limit/listEntryCost) + 256 }
+
 // readNames reads the entries of d in batches, keeping those keep accepts.
 // Names that are not valid UTF-8 are left out: the wire carries str and
 // Path values as UTF-8 only, and such a name could not be used again.
-func readNames(d *os.File, limit int64, keep func(fs.DirEntry) bool) ([]string, error) {
+// At most maxScanned(limit) entries are read.
+func readNames(d lowerFile, limit int64, keep func(fs.DirEntry) bool) ([]string, error) {
 	var names []string
-	var used int64
+	var used, scanned int64
 	for {
 		ents, err := d.ReadDir(256)
+		if scanned += int64(len(ents)); scanned > maxScanned(limit) {
+			return nil, &tooLargeError{limit}
+		}
 		for _, e := range ents {
 			if !utf8.ValidString(e.Name()) || !keep(e) {
 				continue
@@ -385,7 +420,7 @@ func (e *ancestorError) Unwrap() error { return e.err }
 // ENOENT, then nil). Resolving a prefix as a directory resolves every
 // shorter one as a directory, so a binary search finds it in O(log n)
 // lookups.
-func dirPrefix(root *os.Root, comps []string) (dirs int, statErr, lstatErr error) {
+func dirPrefix(root statter, comps []string) (dirs int, statErr, lstatErr error) {
 	lo, hi := 0, len(comps)-1
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
@@ -401,6 +436,12 @@ func dirPrefix(root *os.Root, comps []string) (dirs int, statErr, lstatErr error
 		_, lstatErr = root.Lstat(next)
 	}
 	return lo, statErr, lstatErr
+}
+
+// statter is what dirPrefix looks up with: an *os.Root or a lower.
+type statter interface {
+	Stat(name string) (fs.FileInfo, error)
+	Lstat(name string) (fs.FileInfo, error)
 }
 
 // mkdirIn follows Path.mkdir: try mkdir; when the parent is missing and
@@ -455,7 +496,7 @@ func (m *mnt) mkdirParents(comps []string) error {
 	case dirs < last && !errors.Is(nextErr, fs.ErrNotExist):
 		return &ancestorError{nextErr, last - dirs}
 	}
-	w := rootWalk{root: root, cur: root}
+	w := hostWalk(root)
 	defer w.reset()
 	if dirs > 0 {
 		sub, err := root.OpenRoot(strings.Join(comps[:dirs], "/"))
@@ -488,8 +529,8 @@ func (m *mnt) mkdirParents(comps []string) error {
 // the resolution, and the rest of the path is kept as written. Host paths
 // are never revealed. A candidate of maxLen bytes or more is not looked
 // up, as lstat would refuse it with ENAMETOOLONG.
-func resolveIn(root *os.Root, rel string, maxLen int) string {
-	w := rootWalk{root: root, cur: root}
+func resolveIn(low lower, rel string, maxLen int) string {
+	w := lowerWalk(low)
 	defer w.reset()
 	var done []string
 	doneLen := -1 // len(strings.Join(done, "/"))
@@ -539,35 +580,6 @@ func resolveIn(root *os.Root, rel string, maxLen int) string {
 		return "."
 	}
 	return strings.Join(done, "/")
-}
-
-// rootWalk descends a root one directory at a time through sub-roots, so
-// that each step and each lookup in the current directory is one system
-// call whatever the depth (looking up each prefix from the root instead
-// costs work quadratic in the depth). Every sub-root stays confined to its
-// directory, itself inside the root.
-type rootWalk struct {
-	root *os.Root
-	cur  *os.Root // root, or a sub-root the walk owns
-}
-
-// enter makes the directory name, in the current directory, current.
-func (w *rootWalk) enter(name string) error {
-	sub, err := w.cur.OpenRoot(name)
-	if err != nil {
-		return err
-	}
-	w.reset()
-	w.cur = sub
-	return nil
-}
-
-// reset closes the current sub-root and makes the root current again.
-func (w *rootWalk) reset() {
-	if w.cur != w.root {
-		w.cur.Close()
-	}
-	w.cur = w.root
 }
 
 // splitRel splits a cleaned relative path into components; "." has none.

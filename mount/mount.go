@@ -24,13 +24,15 @@ type Mode int
 
 // The access modes.
 const (
-	// ReadOnly mounts answer reads from the host directory and refuse every
-	// change with PermissionError.
+	// ReadOnly mounts answer reads from the host directory (or the FS)
+	// and refuse every change with PermissionError.
 	ReadOnly Mode = iota
-	// ReadWrite mounts read and change the host directory.
+	// ReadWrite mounts read and change the host directory. An FS cannot
+	// be mounted ReadWrite.
 	ReadWrite
-	// Overlay mounts read the host directory and keep every change in
-	// memory, never touching the host. Host symlinks are not followed.
+	// Overlay mounts read the host directory (or the FS) and keep every
+	// change in memory, never touching the host (or the FS). Symlinks
+	// there are not followed.
 	Overlay
 )
 
@@ -66,15 +68,28 @@ const (
 	MaxUrandom = 1 << 20
 )
 
-// Mount maps a host directory to a virtual path in the sandbox.
+// Mount maps a host directory, or a Go file system, to a virtual path in
+// the sandbox.
 //
 // It is plain data: safe to read from several goroutines, not to modify
 // concurrently.
 type Mount struct {
 	// HostDir is the host directory. It must exist and be a directory when
 	// the table is built; it is opened once, then used through its handle.
+	// Exactly one of HostDir and FS is set.
 	HostDir string
-	// VirtualPath is the absolute path at which the sandbox sees HostDir.
+	// FS is a Go file system (an embed.FS, a testing/fstest.MapFS, a
+	// *zip.Reader, or any fs.FS) shown at VirtualPath in place of a host
+	// directory; its root "." is the mount's root. Exactly one of HostDir
+	// and FS is set. Its Mode is ReadOnly or Overlay (the session's
+	// changes in memory over it); ReadWrite is refused with
+	// ErrReadWriteFS, as an fs.FS cannot be written. The FS is only read,
+	// from the goroutines of concurrent OS calls, so it must be safe for
+	// concurrent reads (the standard library's are). See "Go file
+	// systems" in the package documentation for what it answers.
+	FS fs.FS
+	// VirtualPath is the absolute path at which the sandbox sees HostDir
+	// or FS.
 	VirtualPath string
 	// Mode is the access mode.
 	Mode Mode
@@ -156,6 +171,17 @@ type Options struct {
 	Cwd string
 }
 
+// Errors of New for a mount's source. New wraps them with the mount's
+// index and virtual path; test with errors.Is.
+var (
+	// ErrReadWriteFS refuses a Mount with FS set and Mode ReadWrite: an
+	// fs.FS has no way to be written. Use Overlay to let the session
+	// change what it sees, in memory.
+	ErrReadWriteFS = errors.New("mount: a Go file system (Mount.FS) cannot be mounted ReadWrite; use ReadOnly or Overlay")
+	// ErrSource refuses a Mount with both HostDir and FS set, or neither.
+	ErrSource = errors.New("mount: exactly one of HostDir and FS must be set")
+)
+
 // Table answers the OS calls of one session. Build it with [New]; release
 // its directory handles with [Table.Close]. A Table is safe for concurrent
 // use by multiple goroutines.
@@ -192,9 +218,11 @@ func (t *Table) setHook(f func(op string)) {
 // mnt is one mount's runtime state.
 type mnt struct {
 	vpath   string // cleaned absolute virtual path
-	hostDir string // absolute host directory, for diagnostics only
+	hostDir string // absolute host directory, for diagnostics only ("" for an FS)
+	fsys    fs.FS  // the mounted Go file system, or nil
 	mode    Mode
-	root    *os.Root
+	root    *os.Root // the host directory's root, nil for an FS; changed only in ReadWrite mode
+	low     lower    // what every read goes through: root's hostLower, or the FS's
 
 	writeLimit int64
 	entryLimit int64
@@ -209,7 +237,9 @@ type mnt struct {
 
 // New builds a table from mounts. It fails when a virtual path is not
 // absolute, when two virtual paths overlap (one equals or contains the
-// other on a path-component boundary), when a host directory is missing or
+// other on a path-component boundary), when a mount sets both HostDir and
+// FS or neither ([ErrSource]), when an FS mount is ReadWrite
+// ([ErrReadWriteFS]), when a host directory is missing or
 // not a directory, when a writable (ReadWrite) mount's host directory
 // overlaps another mount's host directory (the weaker mode would then
 // apply to the other's files), or when a limit is negative.
@@ -283,8 +313,18 @@ func New(mounts []Mount, opts Options) (_ *Table, err error) {
 				return nil, fmt.Errorf("mount %d: virtual path %s overlaps mount at %s", i, vp, o.vpath)
 			}
 		}
-		if m.HostDir == "" {
-			return nil, fmt.Errorf("mount %d (%s): empty host directory", i, vp)
+		switch {
+		case m.HostDir == "" && m.FS == nil:
+			return nil, fmt.Errorf("mount %d (%s): empty host directory and no FS: %w", i, vp, ErrSource)
+		case m.HostDir != "" && m.FS != nil:
+			return nil, fmt.Errorf("mount %d (%s): both a host directory and an FS: %w", i, vp, ErrSource)
+		}
+		if m.FS != nil {
+			if m.Mode == ReadWrite {
+				return nil, fmt.Errorf("mount %d (%s): %w", i, vp, ErrReadWriteFS)
+			}
+			t.mounts = append(t.mounts, newMnt(m, vp, "", nil, &fsLower{fsys: m.FS, prefix: "."}))
+			continue
 		}
 		abs, err := filepath.Abs(m.HostDir)
 		if err != nil {
@@ -301,27 +341,7 @@ func New(mounts []Mount, opts Options) (_ *Table, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("mount %d (%s): %w", i, vp, err)
 		}
-		mm := &mnt{
-			vpath:      vp,
-			hostDir:    abs,
-			mode:       m.Mode,
-			root:       root,
-			writeLimit: m.WriteLimit,
-			entryLimit: m.EntryLimit,
-			memLimit:   m.MemoryLimit,
-		}
-		if mm.writeLimit == 0 {
-			mm.writeLimit = DefaultWriteLimit
-		}
-		if mm.entryLimit == 0 {
-			mm.entryLimit = DefaultEntryLimit
-		}
-		if mm.memLimit == 0 {
-			mm.memLimit = DefaultMemoryLimit
-		}
-		if m.Mode == Overlay {
-			mm.ov = newOverlay()
-		}
+		mm := newMnt(m, vp, abs, root, hostLower{root})
 		t.mounts = append(t.mounts, mm)
 
 		real, err := filepath.EvalSymlinks(abs)
@@ -339,6 +359,35 @@ func New(mounts []Mount, opts Options) (_ *Table, err error) {
 	}
 	sort.SliceStable(t.mounts, func(i, j int) bool { return len(t.mounts[i].vpath) > len(t.mounts[j].vpath) })
 	return t, nil
+}
+
+// newMnt builds the runtime state of the checked mount m at the cleaned
+// virtual path vp, reading through low.
+func newMnt(m Mount, vp, hostDir string, root *os.Root, low lower) *mnt {
+	mm := &mnt{
+		vpath:      vp,
+		hostDir:    hostDir,
+		fsys:       m.FS,
+		mode:       m.Mode,
+		root:       root,
+		low:        low,
+		writeLimit: m.WriteLimit,
+		entryLimit: m.EntryLimit,
+		memLimit:   m.MemoryLimit,
+	}
+	if mm.writeLimit == 0 {
+		mm.writeLimit = DefaultWriteLimit
+	}
+	if mm.entryLimit == 0 {
+		mm.entryLimit = DefaultEntryLimit
+	}
+	if mm.memLimit == 0 {
+		mm.memLimit = DefaultMemoryLimit
+	}
+	if m.Mode == Overlay {
+		mm.ov = newOverlay()
+	}
+	return mm
 }
 
 // checkVirtualMountPath validates and cleans a mount's virtual path.
@@ -396,23 +445,25 @@ func (t *Table) Cwd() string {
 }
 
 // Mounts returns the table's mounts, with cleaned virtual paths, absolute
-// host directories and the effective limits, longest virtual path first.
+// host directories (or the FS as given) and the effective limits, longest
+// virtual path first.
 func (t *Table) Mounts() []Mount {
 	out := make([]Mount, len(t.mounts))
 	for i, m := range t.mounts {
-		out[i] = Mount{HostDir: m.hostDir, VirtualPath: m.vpath, Mode: m.mode,
+		out[i] = Mount{HostDir: m.hostDir, FS: m.fsys, VirtualPath: m.vpath, Mode: m.mode,
 			WriteLimit: m.writeLimit, EntryLimit: m.entryLimit, MemoryLimit: m.memLimit}
 	}
 	return out
 }
 
-// Close releases the host directory handles. Calls still running may fail
-// afterwards; the table must not be used after Close.
+// Close releases the host directory handles (an FS mount holds none: its
+// fs.FS is the caller's). Calls still running may fail afterwards; the
+// table must not be used after Close.
 func (t *Table) Close() error {
 	var first error
 	for _, m := range t.mounts {
-		if m.root != nil {
-			if err := m.root.Close(); err != nil && first == nil {
+		if m.low != nil {
+			if err := m.low.Close(); err != nil && first == nil {
 				first = err
 			}
 		}

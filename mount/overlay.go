@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -214,7 +213,7 @@ func (t *Table) ovForget(ctx context.Context, m *mnt, b *batch, rel string, n ov
 		b.del(rel)
 		return nil
 	}
-	_, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return lstatNoLinks(m.root, rel) })
+	_, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return lstatNoLinks(m.low, rel) })
 	var ce *canceledError
 	switch {
 	case errors.As(err, &ce):
@@ -329,7 +328,7 @@ func (t *Table) ovStat(ctx context.Context, m *mnt, rel string) (ovNode, error) 
 	case stNotDir:
 		return ovNode{}, syscall.ENOTDIR
 	}
-	fi, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return lstatNoLinks(m.root, rel) })
+	fi, err := run(ctx, t, "lstat", func() (fs.FileInfo, error) { return lstatNoLinks(m.low, rel) })
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return ovNode{kind: nkMissing}, nil
@@ -353,12 +352,12 @@ func (t *Table) ovStat(ctx context.Context, m *mnt, rel string) (ovNode, error) 
 // lstatNoLinks lstats rel after checking, component by component, that
 // none of its ancestors is a symlink (errSymlink) or a non-directory
 // (ENOTDIR). The last component is not followed.
-func lstatNoLinks(root *os.Root, rel string) (fs.FileInfo, error) {
+func lstatNoLinks(low lower, rel string) (fs.FileInfo, error) {
 	comps := splitRel(rel)
 	if len(comps) < 2 {
-		return root.Lstat(rel)
+		return low.Lstat(rel)
 	}
-	w := rootWalk{root: root, cur: root}
+	w := lowerWalk(low)
 	defer w.reset()
 	for _, c := range comps[:len(comps)-1] {
 		fi, err := w.cur.Lstat(c)
@@ -379,34 +378,30 @@ func lstatNoLinks(root *os.Root, rel string) (fs.FileInfo, error) {
 }
 
 // openNoLinks opens rel (which must not be, or pass through, a symlink)
-// with flags|O_NONBLOCK and verifies that the handle is the very file that
-// was checked.
-func openNoLinks(root *os.Root, rel string, flags int) (*os.File, fs.FileInfo, error) {
-	fi, err := lstatNoLinks(root, rel)
+// for reading, as a directory when dir is set, and verifies that the
+// handle is the very file that was checked.
+func openNoLinks(low lower, rel string, dir bool) (lowerFile, fs.FileInfo, error) {
+	fi, err := lstatNoLinks(low, rel)
 	if err != nil {
 		return nil, nil, err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, nil, errSymlink
 	}
-	if flags&oDirectory == 0 {
+	if !dir {
 		if err := regularOrErr(fi); err != nil {
 			return nil, nil, err
 		}
 	} else if !fi.IsDir() {
 		return nil, nil, syscall.ENOTDIR
 	}
-	f, err := root.OpenFile(rel, flags|oNonblock, 0)
+	f, ffi, err := low.open(rel, dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	ffi, err := f.Stat()
-	if err == nil && !os.SameFile(fi, ffi) {
-		err = errSymlink // swapped since the check
-	}
-	if err != nil {
+	if !low.sameFile(fi, ffi) {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, errSymlink // swapped since the check
 	}
 	return f, ffi, nil
 }
@@ -414,7 +409,7 @@ func openNoLinks(root *os.Root, rel string, flags int) (*os.File, fs.FileInfo, e
 // ovHostRead reads a host file in an overlay mount.
 func (t *Table) ovHostRead(ctx context.Context, m *mnt, rel string) ([]byte, error) {
 	return run(ctx, t, "read", func() ([]byte, error) {
-		f, fi, err := openNoLinks(m.root, rel, os.O_RDONLY)
+		f, fi, err := openNoLinks(m.low, rel, false)
 		if err != nil {
 			return nil, err
 		}
@@ -426,7 +421,7 @@ func (t *Table) ovHostRead(ctx context.Context, m *mnt, rel string) ([]byte, err
 // ovHostList lists a host directory in an overlay mount, without symlinks.
 func (t *Table) ovHostList(ctx context.Context, m *mnt, rel string) ([]string, error) {
 	return run(ctx, t, "readdir", func() ([]string, error) {
-		d, _, err := openNoLinks(m.root, rel, os.O_RDONLY|oDirectory)
+		d, _, err := openNoLinks(m.low, rel, true)
 		if err != nil {
 			return nil, err
 		}
@@ -438,22 +433,26 @@ func (t *Table) ovHostList(ctx context.Context, m *mnt, rel string) ([]string, e
 // ovHostHidden lists what a host directory in an overlay mount holds that
 // its listing leaves out: the symlinks, which it returns, and names that
 // are not valid UTF-8, which it reports as odd (the sandbox can neither
-// see nor remove them).
+// see nor remove them). It reads at most maxScanned entries, as a listing
+// does.
 func (t *Table) ovHostHidden(ctx context.Context, m *mnt, rel string) (links []string, odd bool, err error) {
 	type hidden struct {
 		links []string
 		odd   bool
 	}
 	h, err := run(ctx, t, "readdir", func() (hidden, error) {
-		d, _, err := openNoLinks(m.root, rel, os.O_RDONLY|oDirectory)
+		d, _, err := openNoLinks(m.low, rel, true)
 		if err != nil {
 			return hidden{}, err
 		}
 		defer d.Close()
 		var h hidden
-		var used int64
+		var used, scanned int64
 		for {
 			ents, err := d.ReadDir(256)
+			if scanned += int64(len(ents)); scanned > maxScanned(m.memLimit) {
+				return hidden{}, &tooLargeError{m.memLimit}
+			}
 			for _, e := range ents {
 				switch {
 				case !utf8.ValidString(e.Name()):
@@ -683,7 +682,7 @@ func (t *Table) overlayOp(ctx context.Context, call *message.OsCall, m *mnt, rel
 		case n.entry != nil:
 			return statReply(syntheticStat(n.kind == nkDir, int64(len(n.entry.data)), n.entry.mtime)), nil
 		}
-		return statReply(statOf(n.fi)), nil
+		return statReply(m.low.statOf(n.fi)), nil
 
 	case message.OpIterdir:
 		names, err := t.ovList(ctx, m, rel)
@@ -870,7 +869,7 @@ func (t *Table) ovMkdirParents(ctx context.Context, m *mnt, rel string) error {
 	}
 	hostComps := comps[:s]
 	missing, err := run(ctx, t, "lstat", func() (int, error) {
-		w := rootWalk{root: m.root, cur: m.root}
+		w := lowerWalk(m.low)
 		defer w.reset()
 		for i, c := range hostComps {
 			fi, err := w.cur.Lstat(c)
