@@ -291,6 +291,12 @@
 //     called from the goroutines of concurrent OS calls, so it must be
 //     safe for concurrent reads; a call it does not answer within
 //     OpTimeout is left running, as a host call is.
+//   - A panic of the FS does not end the process from the goroutine the
+//     call runs on: HandleOS panics again on its caller's goroutine (if
+//     it still waits) with an error naming the operation ("mount: the
+//     file system panicked during read") and a slog.LogValuer holding the
+//     value and stack. A session recovers it as any OS handler's panic: a
+//     RuntimeError in the sandbox, and an Error log.
 //
 // # Concurrency
 //
