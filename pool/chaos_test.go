@@ -110,6 +110,41 @@ type chaos struct {
 	stopSpans [][2]time.Time // when a worker was stopped, under stoppedMu
 	evMu      sync.Mutex
 	evLog     []pool.Event
+	actMu     sync.Mutex
+	acts      []act // what the chaos actors did lately, oldest first
+	reported  atomic.Int64
+}
+
+// act is one thing a chaos actor did (a signal, a cut, a restart).
+type act struct {
+	at   time.Time
+	what string
+}
+
+// acted records what an actor did, for the report of an unexpected
+// error; only the last few hundred are kept.
+func (c *chaos) acted(format string, args ...any) {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	if len(c.acts) >= 512 {
+		c.acts = append(c.acts[:0], c.acts[256:]...)
+	}
+	c.acts = append(c.acts, act{time.Now(), fmt.Sprintf(format, args...)})
+}
+
+// actsSince lists what the actors did since from, each with its time
+// relative to now.
+func (c *chaos) actsSince(from time.Time) []string {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	now := time.Now()
+	var out []string
+	for _, a := range c.acts {
+		if !a.at.Before(from) {
+			out = append(out, fmt.Sprintf("%8v ago: %s", now.Sub(a.at).Round(100*time.Microsecond), a.what))
+		}
+	}
+	return out
 }
 
 // accounts checks the event stream of a closed pool: every local worker
@@ -279,7 +314,12 @@ func classify(err error) string {
 }
 
 // check records err's class (or an untyped error), and reports the class.
-func (c *chaos) check(what string, err error) string {
+// An error no chaos explains (untyped, or a protocol error: the servers
+// and workers here never break the protocol, so one is a bug or a
+// misclassification) is reported in full: its chain, what the caller was
+// doing and the session's state (detail, which may be nil), and what the
+// chaos actors did in the last seconds.
+func (c *chaos) check(what string, err error, detail func() string) string {
 	k := classify(err)
 	if k == "" {
 		c.fail(&c.untyped, "%s: %T: %v", what, err, err)
@@ -289,7 +329,60 @@ func (c *chaos) check(what string, err error) string {
 	if _, seen := c.samples.LoadOrStore(what+" "+k, err.Error()); !seen && c.cfg.long {
 		c.t.Logf("first %s %s: %v", what, k, err)
 	}
+	if unexplained(k) {
+		c.report(what, err, detail)
+	}
 	return k
+}
+
+// unexplained reports whether an error class is one the chaos does not
+// explain.
+func unexplained(k string) bool {
+	return strings.HasPrefix(k, "untyped") || k == "session.ProtocolError" || k == "session.ErrProtocol"
+}
+
+// report logs an unexpected error in full (the first 20 of a run).
+func (c *chaos) report(what string, err error, detail func() string) {
+	if c.reported.Add(1) > 20 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "UNEXPECTED %s error at %s: %v\nchain:\n", what, time.Now().Format("15:04:05.000000"), err)
+	errChain(&b, err, "  ")
+	if detail != nil {
+		b.WriteString(detail())
+	}
+	b.WriteString("chaos in the last 2s:\n")
+	for _, a := range c.actsSince(time.Now().Add(-2 * time.Second)) {
+		b.WriteString("  " + a + "\n")
+	}
+	c.t.Log(b.String())
+}
+
+// errChain writes err's chain, one error a line with its type, joined
+// errors indented under the one that joins them.
+func errChain(b *strings.Builder, err error, indent string) {
+	for err != nil {
+		fmt.Fprintf(b, "%s%T: %v\n", indent, err, err)
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				errChain(b, e, indent+"  ")
+			}
+			return
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return
+		}
+	}
+}
+
+// sessionState describes a checked-out session for a report.
+func sessionState(s *pool.Session) string {
+	return fmt.Sprintf("session: endpoint %s worker %d pid %d state %v version %d resumed %d remote id %x suspensions %d reusable %v cause %v\n",
+		s.Endpoint(), s.WorkerID(), s.Pid(), s.State(), s.Version(), s.Resumed(), s.RemoteSessionID(),
+		s.SuspensionCount(), s.Reusable(), s.Cause())
 }
 
 // timed runs f, which is bounded by ctx (nil: by bound alone), and
@@ -400,9 +493,25 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var (
-		s   *pool.Session
-		err error
+		s     *pool.Session
+		err   error
+		trail []string // what this checkout did, for a report
 	)
+	began := time.Now()
+	note := func(format string, args ...any) {
+		trail = append(trail, fmt.Sprintf("%8v: ", time.Since(began).Round(100*time.Microsecond))+fmt.Sprintf(format, args...))
+	}
+	detail := func() string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "user %d op %d scenario %s limits %+v\n", id, op, sc.name, limits)
+		for _, l := range trail {
+			b.WriteString("  " + l + "\n")
+		}
+		if s != nil {
+			b.WriteString(sessionState(s))
+		}
+		return b.String()
+	}
 	if rng.IntN(8) == 0 {
 		// An impatient checkout: it gives up after a few milliseconds,
 		// possibly while waiting or while its worker is configured.
@@ -414,7 +523,8 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 			// the start's error (the dial's, or the Configure's), which
 			// matches the context's; or with the drop of a connection the
 			// proxy cut as the deadline passed. Typed, either way.
-			if c.check("Checkout(short)", err) == "pool.ExhaustedError" {
+			note("short checkout failed")
+			if c.check("Checkout(short)", err, detail) == "pool.ExhaustedError" {
 				c.gaveUp()
 			}
 			return
@@ -423,9 +533,11 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 		c.timed("Checkout", ctx, 0, func() { s, err = c.p.Checkout(ctx, cfg) })
 	}
 	if err != nil {
-		c.check("Checkout", err)
+		note("checkout failed")
+		c.check("Checkout", err, detail)
 		return
 	}
+	note("checked out on %s (pid %d, remote id %x)", s.Endpoint(), s.Pid(), s.RemoteSessionID())
 	remote := s.Endpoint() != pool.LocalEndpoint
 	if remote {
 		c.remoteIn.Add(1)
@@ -452,15 +564,18 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 				code, want, wantPrint, wantExc = chaosScenarios[2].code(n)
 			}
 			d := time.Duration(rng.IntN(30)) * time.Millisecond
+			note("turn %d will be canceled after %v", turn, d)
 			t := time.AfterFunc(d, tcancel)
 			defer t.Stop()
 		}
 		var r *session.Result
 		c.turns.Add(1)
+		note("turn %d runs %q (resumed %d so far)", turn, code, s.Resumed())
 		c.timed("Run/"+sc.name, tctx, 0, func() { r, err = s.Run(tctx, code, session.WithFunctions(funcs)) })
 		tcancel()
 		if err != nil {
-			k := c.check("Run", err)
+			note("turn %d failed: %v", turn, err)
+			k := c.check("Run", err, detail)
 			if wantExc == "" && strings.HasPrefix(k, "python:") && !strings.Contains(k, "Cancel") {
 				// Host function nap sees ctx end: its error becomes a
 				// Python exception; anything else raising is wrong.
@@ -492,6 +607,7 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 			c.fail(&c.broken, "%s on %s: printed %q, want %q", sc.name, s.Endpoint(), gotPrint, wantPrint)
 			continue
 		}
+		note("turn %d ok", turn)
 		c.ok()
 	}
 	c.holdPid(s.Pid(), false)
@@ -563,9 +679,11 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 			var pid int
 			if len(cands) > 0 {
 				pid = cands[rng.IntN(len(cands))]
+				_, held := c.stopped[pid]
 				if testenv.ChildState(pid) != "" && syscall.Kill(pid, syscall.SIGSTOP) == nil {
 					c.stopped[pid] = true
 					c.stops.Add(1)
+					c.acted("SIGSTOP %d (a checked-out local worker: %v)", pid, held)
 				} else {
 					pid = 0
 				}
@@ -584,6 +702,7 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 					c.stoppedMu.Lock()
 					if testenv.ChildState(pid) != "" {
 						syscall.Kill(pid, syscall.SIGCONT)
+						c.acted("SIGCONT %d", pid)
 					}
 					delete(c.stopped, pid)
 					c.stopSpans = append(c.stopSpans, [2]time.Time{from, time.Now()})
@@ -597,8 +716,12 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 			continue
 		}
 		pid := pids[rng.IntN(len(pids))]
+		c.stoppedMu.Lock()
+		_, held := c.stopped[pid]
+		c.stoppedMu.Unlock()
 		if st := testenv.ChildState(pid); st != "" && st != "Z" && syscall.Kill(pid, syscall.SIGKILL) == nil {
 			c.kills.Add(1)
+			c.acted("SIGKILL %d (state %s, a checked-out local worker: %v)", pid, st, held)
 		}
 	}
 }
@@ -747,12 +870,13 @@ type (
 	onlyWriter struct{ io.Writer }
 )
 
-// cut resets a random open connection (both sides).
-func (c *cutter) cut(rng *rand.Rand) bool {
+// cut resets a random open connection (both sides) and names it, or
+// returns "" when none is open.
+func (c *cutter) cut(rng *rand.Rand) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.open) == 0 {
-		return false
+		return ""
 	}
 	var cls []net.Conn
 	for cl := range c.open {
@@ -765,7 +889,7 @@ func (c *cutter) cut(rng *rand.Rand) bool {
 	}
 	cl.Close()
 	c.open[cl].Close()
-	return true
+	return fmt.Sprintf("client %v <-> server %v", cl.RemoteAddr(), c.open[cl].LocalAddr())
 }
 
 func (c *cutter) close() {
@@ -932,7 +1056,8 @@ func runChaos(t *testing.T, remote bool) {
 					return
 				case <-time.After(time.Duration(crng.IntN(150)) * time.Millisecond):
 				}
-				if cutA.cut(crng) {
+				if what := cutA.cut(crng); what != "" {
+					c.acted("proxy reset %s", what)
 					c.cuts.Add(1)
 				}
 			}
@@ -958,8 +1083,11 @@ func runChaos(t *testing.T, remote bool) {
 						return
 					}
 					frontB.up.Store(&nw.addr)
+					c.acted("server B: new server %s up, the proxy now dials it", nw.addr)
 				}
+				c.acted("server B: %s begins to stop (drain %v)", old.addr, drain)
 				old.stop(t, drain)
+				c.acted("server B: %s stopped", old.addr)
 				if !first {
 					if nw = startChaosServer(t); nw == nil {
 						bMu.Lock()
@@ -968,6 +1096,7 @@ func runChaos(t *testing.T, remote bool) {
 						return
 					}
 					frontB.up.Store(&nw.addr)
+					c.acted("server B: new server %s up, the proxy now dials it", nw.addr)
 				}
 				bMu.Lock()
 				srvB = nw
@@ -1132,7 +1261,7 @@ func (c *chaos) lateSessions(rng *rand.Rand) func() {
 			})
 			if err != nil {
 				running <- struct{}{}
-				c.check("late Checkout", err)
+				c.check("late Checkout", err, nil)
 				return
 			}
 			var r *session.Result
@@ -1142,7 +1271,7 @@ func (c *chaos) lateSessions(rng *rand.Rand) func() {
 			if err == nil {
 				c.fail(&c.broken, "late session %d on %s: an endless loop returned %s", i, s.Endpoint(), r.Repr())
 			} else {
-				c.check("late Run", err)
+				c.check("late Run", err, func() string { return sessionState(s) })
 			}
 			c.timed("late Close", nil, 10*time.Second, func() { s.Close() })
 		})
