@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -331,6 +332,11 @@ func (c *chaos) check(what string, err error, detail func() string) string {
 	}
 	if unexplained(k) {
 		c.report(what, err, detail)
+	} else if innerProtocolError.MatchString(err.Error()) {
+		// A server's own session to its worker broke the protocol: the
+		// client sees the server's close or crash, whose text quotes it.
+		c.count(&c.errKinds, what+" "+k+" (a protocol error inside the server)")
+		c.report(what+" (a protocol error inside the server)", err, detail)
 	}
 	return k
 }
@@ -341,13 +347,18 @@ func unexplained(k string) bool {
 	return strings.HasPrefix(k, "untyped") || k == "session.ProtocolError" || k == "session.ErrProtocol"
 }
 
+// innerProtocolError matches the texts of package session's
+// *ProtocolError, which a server quotes in its close reason or FatalError
+// when its own session to a worker fails with one.
+var innerProtocolError = regexp.MustCompile(`refused Configure|answered Reset with|Dump after Reset|spoke before the request|invalid payload from worker|sent another event after|invalid frame from worker|unexpected \S+ event in reply|unexpected event|reported call id|announced call id|error event with no exception|answered AbortFeed|unexpected reply to Configure|sent a ShutdownDump`)
+
 // report logs an unexpected error in full (the first 20 of a run).
 func (c *chaos) report(what string, err error, detail func() string) {
 	if c.reported.Add(1) > 20 {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "UNEXPECTED %s error at %s: %v\nchain:\n", what, time.Now().Format("15:04:05.000000"), err)
+	fmt.Fprintf(&b, "UNEXPECTED %s error at %s: %s\nchain:\n", what, time.Now().Format("15:04:05.000000"), strings.ReplaceAll(err.Error(), "\n", " | "))
 	errChain(&b, err, "  ")
 	if detail != nil {
 		b.WriteString(detail())
@@ -363,7 +374,7 @@ func (c *chaos) report(what string, err error, detail func() string) {
 // errors indented under the one that joins them.
 func errChain(b *strings.Builder, err error, indent string) {
 	for err != nil {
-		fmt.Fprintf(b, "%s%T: %v\n", indent, err, err)
+		fmt.Fprintf(b, "%s%T: %s\n", indent, err, strings.ReplaceAll(err.Error(), "\n", " | "))
 		switch u := err.(type) {
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
