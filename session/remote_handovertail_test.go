@@ -119,6 +119,77 @@ func TestRemoteHandoverRightBehindTheAnswer(t *testing.T) {
 	}
 }
 
+// The same behind a suspension: a drain's grace that runs out while the
+// session is suspended at a host call hands it its dump, which may come
+// right behind the call. The call is the feed's answer; the host's
+// answer, not sent to the drained server, resumes the session elsewhere,
+// where the restored worker announces the same call and takes the answer.
+func TestRemoteHandoverRightBehindASuspension(t *testing.T) {
+	dump := []byte("opaque signed dump")
+	a := newScripted(t, func(req message.Request) []message.Event {
+		switch req.(type) {
+		case *message.Configure:
+			return []message.Event{&message.Ok{}}
+		case *message.Feed:
+			return []message.Event{&message.FunctionCall{FunctionName: "ask", CallID: 1}, &message.ShutdownDump{Dump: &dump}}
+		}
+		t.Errorf("drained endpoint got a %v", req.RequestKind())
+		return nil
+	})
+	b := newScripted(t, func(req message.Request) []message.Event {
+		switch req.(type) {
+		case *message.Configure:
+			return []message.Event{&message.Ok{}}
+		case *message.Load:
+			return []message.Event{&message.FunctionCall{FunctionName: "ask", CallID: 1}}
+		case *message.ResumeCall:
+			return []message.Event{completeInt(42)}
+		}
+		t.Errorf("replica got a %v", req.RequestKind())
+		return nil
+	})
+	s := startRemote(t, session.RemoteLauncher{URL: a.url, Pick: func() string { return b.url }}, session.Config{})
+	ctx := context.Background()
+	watch := true
+	session.WatchReads(s, func(_ []byte, pending func() bool) {
+		if !watch {
+			return
+		}
+		watch = false
+		for deadline := time.Now().Add(20 * time.Second); !pending(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Error("the ShutdownDump behind the call never arrived")
+				return
+			}
+		}
+	})
+	var ev *message.ChildEvent
+	err := session.Within(t, s, "the feed", func() error {
+		var err error
+		ev, err = s.Feed(ctx, "ask()")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a feed answered with a call before the drain's handover failed: %v", err)
+	}
+	if fc, ok := ev.Body.(*message.FunctionCall); !ok || fc.CallID != 1 || s.State() != session.StateSuspended {
+		t.Fatalf("the feed = %v (state %v), want the call ask() and a suspended session", ev.Body, s.State())
+	}
+	ev, err = s.Resume(ctx, session.Return(7))
+	if err != nil {
+		t.Fatalf("the answer after the handover: %v", err)
+	}
+	if ev.Body.EventKind() != message.KindComplete || s.Resumed() != 1 {
+		t.Fatalf("the answer = %v after %d resumes, want Complete after 1", ev.Body, s.Resumed())
+	}
+	if got := a.requests(); !slices.Equal(got, []message.RequestKind{message.KindConfigure, message.KindFeed}) {
+		t.Fatalf("the drained endpoint got %v: the answer after the handover was sent to it", got)
+	}
+	if got := b.requests(); !slices.Equal(got, []message.RequestKind{message.KindConfigure, message.KindLoad, message.KindResumeCall}) {
+		t.Fatalf("the replica got %v", got)
+	}
+}
+
 // The same against the real server: a drain begun just after the
 // session read an answer ends its grace while the session is idle, and
 // the server hands it its dump behind that answer. The turn succeeds;
