@@ -126,12 +126,12 @@ type act struct {
 }
 
 // acted records what an actor did, for the report of an unexpected
-// error; only the last few hundred are kept.
+// error or a late call; only the last few thousand are kept.
 func (c *chaos) acted(format string, args ...any) {
 	c.actMu.Lock()
 	defer c.actMu.Unlock()
-	if len(c.acts) >= 512 {
-		c.acts = append(c.acts[:0], c.acts[256:]...)
+	if len(c.acts) >= 4096 {
+		c.acts = append(c.acts[:0], c.acts[2048:]...)
 	}
 	c.acts = append(c.acts, act{time.Now(), fmt.Sprintf(format, args...)})
 }
@@ -428,7 +428,15 @@ func (c *chaos) timed(what string, ctx context.Context, bound time.Duration, f f
 	f()
 	close(done)
 	if el := time.Since(start); el > bound+grace {
-		c.fail(&c.late, "%s took %v, bound %v", what, el.Round(time.Millisecond), bound)
+		c.fail(&c.late, "%s took %v, bound %v (from %s)", what, el.Round(time.Millisecond), bound, start.Format("15:04:05.000000"))
+		if c.reported.Add(1) <= 20 {
+			// What the chaos did while the call overran, for the log.
+			acts := c.actsSince(start)
+			if len(acts) > 100 {
+				acts = append(append(acts[:50:50], "..."), acts[len(acts)-50:]...)
+			}
+			c.t.Logf("LATE %s from %s took %v; chaos meanwhile:\n  %s", what, start.Format("15:04:05.000000"), el.Round(time.Millisecond), strings.Join(acts, "\n  "))
+		}
 	}
 }
 
