@@ -23,7 +23,9 @@ import (
 // is idle: the turn succeeds, and the next request, not sent to the
 // drained server, resumes the session on another replica. Before, the
 // session took it for a stray event and failed the turn that had
-// succeeded with a *ProtocolError (the chaos soak's unexplained one).
+// succeeded with a *ProtocolError (the likely cause of the one the pool's
+// chaos soak could not explain; the soak meets this path after a
+// Configure's Ok too, where Start failed the same way).
 func TestRemoteHandoverRightBehindTheAnswer(t *testing.T) {
 	dump := []byte("opaque signed dump")
 	feeds := 0
