@@ -7,9 +7,12 @@ package pool_test
 // cancelled mid-turn, Close, Destroy, Kill) while a killer SIGKILLs and
 // SIGSTOPs the workers under them and, in the remote variant, a proxy cuts
 // connections and a server drains and restarts. It checks that every call
-// comes back in time with a documented error, that Stats agree with what
-// the test holds, that the pool keeps serving, and that Close leaves no
-// goroutine, process, zombie or file descriptor behind.
+// comes back in time with a documented error (never a protocol error:
+// the servers and workers here keep the protocol, so one is a bug, and
+// it is reported in full with what the chaos did just before), that
+// Stats agree with what the test holds, that the pool keeps serving, and
+// that Close leaves no goroutine, process, zombie or file descriptor
+// behind.
 //
 // Short by default (a few seconds, bounded work). MONTY_CHAOS=5m runs
 // each variant that long; MONTY_CHAOS_SEED=N replays one seed (the seed is
@@ -26,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -110,6 +114,41 @@ type chaos struct {
 	stopSpans [][2]time.Time // when a worker was stopped, under stoppedMu
 	evMu      sync.Mutex
 	evLog     []pool.Event
+	actMu     sync.Mutex
+	acts      []act // what the chaos actors did lately, oldest first
+	reported  atomic.Int64
+}
+
+// act is one thing a chaos actor did (a signal, a cut, a restart).
+type act struct {
+	at   time.Time
+	what string
+}
+
+// acted records what an actor did, for the report of an unexpected
+// error or a late call; only the last few thousand are kept.
+func (c *chaos) acted(format string, args ...any) {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	if len(c.acts) >= 4096 {
+		c.acts = append(c.acts[:0], c.acts[2048:]...)
+	}
+	c.acts = append(c.acts, act{time.Now(), fmt.Sprintf(format, args...)})
+}
+
+// actsSince lists what the actors did since from, each with its time
+// relative to now.
+func (c *chaos) actsSince(from time.Time) []string {
+	c.actMu.Lock()
+	defer c.actMu.Unlock()
+	now := time.Now()
+	var out []string
+	for _, a := range c.acts {
+		if !a.at.Before(from) {
+			out = append(out, fmt.Sprintf("%8v ago: %s", now.Sub(a.at).Round(100*time.Microsecond), a.what))
+		}
+	}
+	return out
 }
 
 // accounts checks the event stream of a closed pool: every local worker
@@ -279,7 +318,12 @@ func classify(err error) string {
 }
 
 // check records err's class (or an untyped error), and reports the class.
-func (c *chaos) check(what string, err error) string {
+// An error no chaos explains (untyped, or a protocol error: the servers
+// and workers here never break the protocol, so one is a bug or a
+// misclassification) is reported in full: its chain, what the caller was
+// doing and the session's state (detail, which may be nil), and what the
+// chaos actors did in the last seconds.
+func (c *chaos) check(what string, err error, detail func() string) string {
 	k := classify(err)
 	if k == "" {
 		c.fail(&c.untyped, "%s: %T: %v", what, err, err)
@@ -289,7 +333,73 @@ func (c *chaos) check(what string, err error) string {
 	if _, seen := c.samples.LoadOrStore(what+" "+k, err.Error()); !seen && c.cfg.long {
 		c.t.Logf("first %s %s: %v", what, k, err)
 	}
+	if unexplained(k) {
+		if !strings.HasPrefix(k, "untyped") { // an untyped error fails the soak already
+			c.fail(&c.broken, "%s: %s: %v (the servers and workers here never break the protocol)", what, k, err)
+		}
+		c.report(what, err, detail)
+	} else if innerProtocolError.MatchString(err.Error()) {
+		// A server's own session to its worker broke the protocol: the
+		// client sees the server's close or crash, whose text quotes it.
+		c.count(&c.errKinds, what+" "+k+" (a protocol error inside the server)")
+		c.report(what+" (a protocol error inside the server)", err, detail)
+	}
 	return k
+}
+
+// unexplained reports whether an error class is one the chaos does not
+// explain.
+func unexplained(k string) bool {
+	return strings.HasPrefix(k, "untyped") || k == "session.ProtocolError" || k == "session.ErrProtocol"
+}
+
+// innerProtocolError matches the texts of package session's
+// *ProtocolError, which a server quotes in its close reason or FatalError
+// when its own session to a worker fails with one.
+var innerProtocolError = regexp.MustCompile(`refused Configure|answered Reset with|Dump after Reset|spoke before the request|invalid payload from worker|sent another event after|invalid frame from worker|unexpected \S+ event in reply|unexpected event|reported call id|announced call id|error event with no exception|answered AbortFeed|unexpected reply to Configure|sent a ShutdownDump`)
+
+// report logs an unexpected error in full (the first 20 of a run).
+func (c *chaos) report(what string, err error, detail func() string) {
+	if c.reported.Add(1) > 20 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "UNEXPECTED %s error at %s: %s\nchain:\n", what, time.Now().Format("15:04:05.000000"), strings.ReplaceAll(err.Error(), "\n", " | "))
+	errChain(&b, err, "  ")
+	if detail != nil {
+		b.WriteString(detail())
+	}
+	b.WriteString("chaos in the last 2s:\n")
+	for _, a := range c.actsSince(time.Now().Add(-2 * time.Second)) {
+		b.WriteString("  " + a + "\n")
+	}
+	c.t.Log(b.String())
+}
+
+// errChain writes err's chain, one error a line with its type, joined
+// errors indented under the one that joins them.
+func errChain(b *strings.Builder, err error, indent string) {
+	for err != nil {
+		fmt.Fprintf(b, "%s%T: %s\n", indent, err, strings.ReplaceAll(err.Error(), "\n", " | "))
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				errChain(b, e, indent+"  ")
+			}
+			return
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return
+		}
+	}
+}
+
+// sessionState describes a checked-out session for a report.
+func sessionState(s *pool.Session) string {
+	return fmt.Sprintf("session: endpoint %s worker %d pid %d state %v version %d resumed %d remote id %x suspensions %d reusable %v cause %v\n",
+		s.Endpoint(), s.WorkerID(), s.Pid(), s.State(), s.Version(), s.Resumed(), s.RemoteSessionID(),
+		s.SuspensionCount(), s.Reusable(), s.Cause())
 }
 
 // timed runs f, which is bounded by ctx (nil: by bound alone), and
@@ -318,7 +428,15 @@ func (c *chaos) timed(what string, ctx context.Context, bound time.Duration, f f
 	f()
 	close(done)
 	if el := time.Since(start); el > bound+grace {
-		c.fail(&c.late, "%s took %v, bound %v", what, el.Round(time.Millisecond), bound)
+		c.fail(&c.late, "%s took %v, bound %v (from %s)", what, el.Round(time.Millisecond), bound, start.Format("15:04:05.000000"))
+		if c.reported.Add(1) <= 20 {
+			// What the chaos did while the call overran, for the log.
+			acts := c.actsSince(start)
+			if len(acts) > 100 {
+				acts = append(append(acts[:50:50], "..."), acts[len(acts)-50:]...)
+			}
+			c.t.Logf("LATE %s from %s took %v; chaos meanwhile:\n  %s", what, start.Format("15:04:05.000000"), el.Round(time.Millisecond), strings.Join(acts, "\n  "))
+		}
 	}
 }
 
@@ -400,9 +518,25 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var (
-		s   *pool.Session
-		err error
+		s     *pool.Session
+		err   error
+		trail []string // what this checkout did, for a report
 	)
+	began := time.Now()
+	note := func(format string, args ...any) {
+		trail = append(trail, fmt.Sprintf("%8v: ", time.Since(began).Round(100*time.Microsecond))+fmt.Sprintf(format, args...))
+	}
+	detail := func() string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "user %d op %d scenario %s limits %+v\n", id, op, sc.name, limits)
+		for _, l := range trail {
+			b.WriteString("  " + l + "\n")
+		}
+		if s != nil {
+			b.WriteString(sessionState(s))
+		}
+		return b.String()
+	}
 	if rng.IntN(8) == 0 {
 		// An impatient checkout: it gives up after a few milliseconds,
 		// possibly while waiting or while its worker is configured.
@@ -414,7 +548,8 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 			// the start's error (the dial's, or the Configure's), which
 			// matches the context's; or with the drop of a connection the
 			// proxy cut as the deadline passed. Typed, either way.
-			if c.check("Checkout(short)", err) == "pool.ExhaustedError" {
+			note("short checkout failed")
+			if c.check("Checkout(short)", err, detail) == "pool.ExhaustedError" {
 				c.gaveUp()
 			}
 			return
@@ -423,9 +558,11 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 		c.timed("Checkout", ctx, 0, func() { s, err = c.p.Checkout(ctx, cfg) })
 	}
 	if err != nil {
-		c.check("Checkout", err)
+		note("checkout failed")
+		c.check("Checkout", err, detail)
 		return
 	}
+	note("checked out on %s (pid %d, remote id %x)", s.Endpoint(), s.Pid(), s.RemoteSessionID())
 	remote := s.Endpoint() != pool.LocalEndpoint
 	if remote {
 		c.remoteIn.Add(1)
@@ -452,15 +589,18 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 				code, want, wantPrint, wantExc = chaosScenarios[2].code(n)
 			}
 			d := time.Duration(rng.IntN(30)) * time.Millisecond
+			note("turn %d will be canceled after %v", turn, d)
 			t := time.AfterFunc(d, tcancel)
 			defer t.Stop()
 		}
 		var r *session.Result
 		c.turns.Add(1)
+		note("turn %d runs %q (resumed %d so far)", turn, code, s.Resumed())
 		c.timed("Run/"+sc.name, tctx, 0, func() { r, err = s.Run(tctx, code, session.WithFunctions(funcs)) })
 		tcancel()
 		if err != nil {
-			k := c.check("Run", err)
+			note("turn %d failed: %v", turn, err)
+			k := c.check("Run", err, detail)
 			if wantExc == "" && strings.HasPrefix(k, "python:") && !strings.Contains(k, "Cancel") {
 				// Host function nap sees ctx end: its error becomes a
 				// Python exception; anything else raising is wrong.
@@ -492,6 +632,7 @@ func (c *chaos) oneCheckout(id, op int, rng *rand.Rand, funcs *session.Registry)
 			c.fail(&c.broken, "%s on %s: printed %q, want %q", sc.name, s.Endpoint(), gotPrint, wantPrint)
 			continue
 		}
+		note("turn %d ok", turn)
 		c.ok()
 	}
 	c.holdPid(s.Pid(), false)
@@ -563,9 +704,11 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 			var pid int
 			if len(cands) > 0 {
 				pid = cands[rng.IntN(len(cands))]
+				_, held := c.stopped[pid]
 				if testenv.ChildState(pid) != "" && syscall.Kill(pid, syscall.SIGSTOP) == nil {
 					c.stopped[pid] = true
 					c.stops.Add(1)
+					c.acted("SIGSTOP %d (a checked-out local worker: %v)", pid, held)
 				} else {
 					pid = 0
 				}
@@ -584,6 +727,7 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 					c.stoppedMu.Lock()
 					if testenv.ChildState(pid) != "" {
 						syscall.Kill(pid, syscall.SIGCONT)
+						c.acted("SIGCONT %d", pid)
 					}
 					delete(c.stopped, pid)
 					c.stopSpans = append(c.stopSpans, [2]time.Time{from, time.Now()})
@@ -597,8 +741,12 @@ func (c *chaos) killer(rng *rand.Rand, stop <-chan struct{}) {
 			continue
 		}
 		pid := pids[rng.IntN(len(pids))]
+		c.stoppedMu.Lock()
+		_, held := c.stopped[pid]
+		c.stoppedMu.Unlock()
 		if st := testenv.ChildState(pid); st != "" && st != "Z" && syscall.Kill(pid, syscall.SIGKILL) == nil {
 			c.kills.Add(1)
+			c.acted("SIGKILL %d (state %s, a checked-out local worker: %v)", pid, st, held)
 		}
 	}
 }
@@ -747,12 +895,13 @@ type (
 	onlyWriter struct{ io.Writer }
 )
 
-// cut resets a random open connection (both sides).
-func (c *cutter) cut(rng *rand.Rand) bool {
+// cut resets a random open connection (both sides) and names it, or
+// returns "" when none is open.
+func (c *cutter) cut(rng *rand.Rand) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.open) == 0 {
-		return false
+		return ""
 	}
 	var cls []net.Conn
 	for cl := range c.open {
@@ -765,7 +914,7 @@ func (c *cutter) cut(rng *rand.Rand) bool {
 	}
 	cl.Close()
 	c.open[cl].Close()
-	return true
+	return fmt.Sprintf("client %v <-> server %v", cl.RemoteAddr(), c.open[cl].LocalAddr())
 }
 
 func (c *cutter) close() {
@@ -932,7 +1081,8 @@ func runChaos(t *testing.T, remote bool) {
 					return
 				case <-time.After(time.Duration(crng.IntN(150)) * time.Millisecond):
 				}
-				if cutA.cut(crng) {
+				if what := cutA.cut(crng); what != "" {
+					c.acted("proxy reset %s", what)
 					c.cuts.Add(1)
 				}
 			}
@@ -958,8 +1108,11 @@ func runChaos(t *testing.T, remote bool) {
 						return
 					}
 					frontB.up.Store(&nw.addr)
+					c.acted("server B: new server %s up, the proxy now dials it", nw.addr)
 				}
+				c.acted("server B: %s begins to stop (drain %v)", old.addr, drain)
 				old.stop(t, drain)
+				c.acted("server B: %s stopped", old.addr)
 				if !first {
 					if nw = startChaosServer(t); nw == nil {
 						bMu.Lock()
@@ -968,6 +1121,7 @@ func runChaos(t *testing.T, remote bool) {
 						return
 					}
 					frontB.up.Store(&nw.addr)
+					c.acted("server B: new server %s up, the proxy now dials it", nw.addr)
 				}
 				bMu.Lock()
 				srvB = nw
@@ -1132,7 +1286,7 @@ func (c *chaos) lateSessions(rng *rand.Rand) func() {
 			})
 			if err != nil {
 				running <- struct{}{}
-				c.check("late Checkout", err)
+				c.check("late Checkout", err, nil)
 				return
 			}
 			var r *session.Result
@@ -1142,7 +1296,7 @@ func (c *chaos) lateSessions(rng *rand.Rand) func() {
 			if err == nil {
 				c.fail(&c.broken, "late session %d on %s: an endless loop returned %s", i, s.Endpoint(), r.Repr())
 			} else {
-				c.check("late Run", err)
+				c.check("late Run", err, func() string { return sessionState(s) })
 			}
 			c.timed("late Close", nil, 10*time.Second, func() { s.Close() })
 		})

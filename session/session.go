@@ -192,6 +192,11 @@ type Session struct {
 	// turnResumes counts the resumes of the request in flight (remote.go).
 	turnResumes int
 	remoteID    []byte // a storing relay's session id (protocol 5)
+	// handover is a draining server's ShutdownDump that came right behind
+	// the answer to the last request (remote sessions only): the server
+	// handed the then idle session its state, and it answers the next
+	// request, which is not sent (see handedOver).
+	handover *message.ChildEvent
 	// deadErr is the cause of the loss, set once; guarded by deadMu so
 	// that Cause may read it from any goroutine.
 	deadMu  sync.Mutex
@@ -422,7 +427,7 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 	// Strict alternation: with no request outstanding the child has
 	// nothing to say. Bytes already waiting are an unsolicited event,
 	// which would otherwise be taken for the answer to this request.
-	if s.conn.Pending() {
+	if s.handover != nil || s.conn.Pending() {
 		if ev, ok := s.handedOver(); ok {
 			// A draining server handed the idle session its state: the
 			// ShutdownDump answers this request, which was not sent.
@@ -500,6 +505,15 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 	// nothing more to say until the next request. Bytes already behind
 	// the answer are a second event for one request (see stray below).
 	stray := ev != nil && s.conn.Pending()
+	if stray && !isShutdownDump(ev) {
+		// A server whose drain grace ran out just after it answered
+		// found the session idle and handed it its state at once: that
+		// ShutdownDump is no second answer to this request but the
+		// answer to the next.
+		if hv, ok := s.handedOver(); ok {
+			s.handover, stray = hv, false
+		}
+	}
 	s.keep(buf)
 
 	if watched {
@@ -524,14 +538,20 @@ func (s *Session) roundTrip(ctx context.Context, req message.Request, sc trace.S
 }
 
 // handedOver returns the ShutdownDump waiting on a remote session's
-// connection before a request was sent: a draining server whose grace
-// ran out while the session was idle sends it (the session's signed
-// dump) and closes, where it would otherwise have answered the next
-// request with it. It is that request's answer: the request did not run,
-// and settle resumes the session elsewhere as for any ShutdownDump. It
-// reports false when nothing is waiting, or what is waiting (then read)
-// is something else.
+// connection before a request was sent (or kept from behind the last
+// answer, s.handover): a draining server whose grace ran out while the
+// session was idle sends it (the session's signed dump) and closes, where
+// it would otherwise have answered the next request with it. It is that
+// request's answer: the request did not run, and settle resumes the
+// session elsewhere as for any ShutdownDump. The server may send it as
+// soon as it has written an answer, so it may already be waiting when
+// that answer is read. It reports false when nothing is waiting, or what
+// is waiting (then read) is something else.
 func (s *Session) handedOver() (*message.ChildEvent, bool) {
+	if ev := s.handover; ev != nil {
+		s.handover = nil
+		return ev, true
+	}
 	if _, ok := s.peer.(*remotePeer); !ok || !s.conn.Pending() {
 		return nil, false
 	}
@@ -548,6 +568,11 @@ func (s *Session) handedOver() (*message.ChildEvent, bool) {
 		return nil, false
 	}
 	return ev, true
+}
+
+func isShutdownDump(ev *message.ChildEvent) bool {
+	_, ok := ev.Body.(*message.ShutdownDump)
+	return ok
 }
 
 // keep retains buf for the next request unless it grew too large.
