@@ -259,18 +259,7 @@ func (r *runner) hold(h *heldObjects) {
 // sent in the store. What a request refused by
 // the encoder (too large, not expressible) or never written held is
 // forgotten instead, by settleHeld after the exchange.
-func (r *runner) commitHeld() {
-	for _, h := range r.held {
-		h.commit()
-	}
-	clear(r.held)
-	r.held = r.held[:0]
-	for i := range r.taken {
-		f := r.taken[i].f
-		f.held.commit()
-		f.held = nil
-	}
-}
+func (r *runner) commitHeld() { r.endHeld((*heldObjects).commit) }
 
 // settleHeld ends the exchange of a request: the host objects it held
 // that were not registered as it was written (commitHeld) were never
@@ -279,15 +268,19 @@ func (r *runner) settleHeld() { r.dropHeld() }
 
 // dropHeld forgets the host objects of an answer that will not be sent:
 // the current one's and those of the futures it took.
-func (r *runner) dropHeld() {
+func (r *runner) dropHeld() { r.endHeld((*heldObjects).drop) }
+
+// endHeld ends, by commit or drop, the hold of the current answer's host
+// objects and of those of the futures it took.
+func (r *runner) endHeld(end func(*heldObjects)) {
 	for _, h := range r.held {
-		h.drop()
+		end(h)
 	}
 	clear(r.held)
 	r.held = r.held[:0]
 	for i := range r.taken {
 		f := r.taken[i].f
-		f.held.drop()
+		end(f.held)
 		f.held = nil
 	}
 }
