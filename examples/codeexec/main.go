@@ -230,6 +230,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	code := run(ctx, os.Args[1:], os.Stderr)
+	stop() // before os.Exit, which runs no deferred calls
+	os.Exit(code)
 }

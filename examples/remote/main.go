@@ -40,8 +40,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop() // before os.Exit, which runs no deferred calls
+	os.Exit(code)
 }
 
 // replica is one `montygo serve` process.
