@@ -47,21 +47,28 @@ func statFields(s string) (state, ppid string, ok bool) {
 // Children lists the live (or unreaped) child processes of this test
 // binary as "pid (comm) state".
 func Children() []string {
+	var out []string
+	eachChild(func(stat, state string) {
+		out = append(out, stat[:strings.LastIndexByte(stat, ')')+1]+" "+state)
+	})
+	return out
+}
+
+// eachChild calls f with the /proc stat line and the state of each child
+// process of this test binary (live or unreaped).
+func eachChild(f func(stat, state string)) {
 	me := strconv.Itoa(os.Getpid())
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []string
 	for _, p := range stats {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
 		s := string(b)
-		state, ppid, ok := statFields(s)
-		if ok && ppid == me {
-			out = append(out, s[:strings.LastIndexByte(s, ')')+1]+" "+state)
+		if state, ppid, ok := statFields(s); ok && ppid == me {
+			f(s, state)
 		}
 	}
-	return out
 }
 
 // WaitChildState polls until pid is our child in one of the given states,
@@ -107,23 +114,15 @@ func WaitReaped(t testing.TB, pid int, d time.Duration) {
 // workers a chaos test may signal. Guard each signal with ChildState, as
 // a pid may be reaped and reused meanwhile.
 func ChildPids(comm string) []int {
-	me := strconv.Itoa(os.Getpid())
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []int
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		state, ppid, ok := statFields(s)
+	eachChild(func(s, state string) {
 		open := strings.IndexByte(s, '(')
-		if !ok || ppid != me || state == "Z" || open < 0 || s[open+1:strings.LastIndexByte(s, ')')] != comm {
-			continue
+		if state == "Z" || open < 0 || s[open+1:strings.LastIndexByte(s, ')')] != comm {
+			return
 		}
 		if pid, err := strconv.Atoi(strings.TrimSpace(s[:open])); err == nil {
 			out = append(out, pid)
 		}
-	}
+	})
 	return out
 }
